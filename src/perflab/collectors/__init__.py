@@ -1,0 +1,2 @@
+"""Lenses: each collector checks availability up front, wraps only the measured region and
+returns typed results."""

@@ -1,0 +1,128 @@
+"""What every lens implements, and what it is given.
+
+A lens measures one benchmark for all variants (`measure`), writing raw samples and artifacts to a
+sink as soon as they exist, and later turns what was stored into comparisons (`analyse`). Because
+`analyse` only reads stored data, `perflab show` re-derives every comparison from the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Sample
+from perflab.proc import ProcessRunner
+
+
+class MeasurementSink(Protocol):
+    """Where measurements go the moment they exist (the store, or memory in tests)."""
+
+    def add_sample(self, sample: Sample) -> None: ...
+
+    def add_artifact(self, artifact: Artifact) -> None: ...
+
+    def add_note(self, note: Note) -> None: ...
+
+    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+        """Facts about a variant as measured (interpreter version, executable ...)."""
+        ...
+
+
+class ProgressReporter(Protocol):
+    def update(
+        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
+    ) -> None: ...
+
+
+class NullProgress:
+    def update(
+        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
+    ) -> None:
+        pass
+
+
+@dataclass
+class MemorySink:
+    """A sink that keeps everything in lists: for tests and for the Python API without a store."""
+
+    samples: list[Sample] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    variant_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_sample(self, sample: Sample) -> None:
+        self.samples.append(sample)
+
+    def add_artifact(self, artifact: Artifact) -> None:
+        self.artifacts.append(artifact)
+
+    def add_note(self, note: Note) -> None:
+        self.notes.append(note)
+
+    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+        self.variant_info.setdefault(variant, {}).update(info)
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        return BenchmarkData(
+            samples=tuple(s for s in self.samples if s.benchmark == benchmark and s.metric == metric),
+            artifacts=tuple(
+                a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class BenchmarkData:
+    """Everything one lens stored for one benchmark, all variants."""
+
+    samples: tuple[Sample, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+
+    def samples_of(self, variant: str, name: str | None = None) -> list[Sample]:
+        return [
+            s for s in self.samples if s.variant == variant and (name is None or s.name == name)
+        ]
+
+    def artifacts_of(self, variant: str, kind: str | None = None) -> list[Artifact]:
+        return [
+            a for a in self.artifacts if a.variant == variant and (kind is None or a.kind == kind)
+        ]
+
+
+@dataclass(frozen=True)
+class LensContext:
+    experiment: Experiment
+    runner: ProcessRunner
+    sink: MeasurementSink
+    progress: ProgressReporter
+    cpu: int | None  # the CPU measuring processes are pinned to; None: not pinned
+    default_python: str  # interpreter for variants without python=
+
+
+@dataclass(frozen=True)
+class LensAnalysis:
+    comparisons: tuple[Comparison, ...] = ()
+    notes: tuple[Note, ...] = ()
+    # Lens-specific top-level JSON fields (e.g. "unavailable_events"); lists from several
+    # benchmarks are concatenated.
+    top_level: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Lens(Protocol):
+    metric: Metric
+
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        """Check the tools this lens needs before anything is measured.
+
+        Raise ToolUnavailableError (with a hint naming the fix) when the lens cannot run at all;
+        return notes for partial availability."""
+        ...
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None: ...
+
+    def analyse(
+        self, benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
+    ) -> LensAnalysis:
+        """Compare each non-baseline variant (variants[1:]) with the baseline (variants[0])."""
+        ...

@@ -1,0 +1,242 @@
+"""The parent's side of the statement worker protocol (see perflab/worker/statement_worker.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.model import Benchmark, Variant
+from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.worker import STATEMENT_WORKER_PATH
+
+_STDERR_TAIL_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    pid: int
+    python_version: str
+    implementation: str
+    executable: str
+
+
+@dataclass(frozen=True)
+class WorkerSample:
+    wall_ns: int
+    cpu: int | None
+    involuntary_switches: int | None
+
+
+def variant_environment(variant: Variant, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The complete environment a variant's processes run in: perflab's, plus the variant's."""
+    env = dict(os.environ if base is None else base)
+    env.update(variant.env)
+    return env
+
+
+def interpreter_for(variant: Variant, default: str) -> str:
+    return variant.python or default
+
+
+class StatementWorker:
+    """One live worker process for one (benchmark, variant, generation).
+
+    `launch_prefix` wraps the interpreter (e.g. `valgrind --tool=callgrind ...` or
+    `perf stat ... --`): the worker runs under the tool, and the parent switches the tool on
+    around the measured loop through `sample(..., on_region_start=..., on_region_end=...)`.
+    """
+
+    def __init__(
+        self,
+        runner: ProcessRunner,
+        benchmark: Benchmark,
+        variant: Variant,
+        *,
+        interpreter: str,
+        cpu: int | None,
+        timeout_s: float,
+        launch_prefix: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
+        pass_fds: Sequence[int] = (),
+    ) -> None:
+        self.benchmark = benchmark
+        self.variant = variant
+        self.timeout_s = timeout_s
+        env = variant_environment(variant)
+        env.update(extra_env or {})
+        argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
+        self._check_interpreter(interpreter)
+        try:
+            self.process: subprocess.Popen[str] = runner.spawn(
+                LaunchSpec(argv=argv, env=env, cwd=variant.cwd, cpu=cpu), pass_fds=pass_fds
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
+            raise self._error(
+                f"cannot start the worker: {error}",
+                hint="check the variant's python= and cwd= paths",
+            ) from error
+        self.info = self._setup()
+
+    def _check_interpreter(self, interpreter: str) -> None:
+        if os.sep in interpreter and not os.access(interpreter, os.X_OK):
+            raise ConfigError(
+                f"interpreter {interpreter!r} does not exist or is not executable",
+                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
+                variant=self.variant.name,
+                benchmark=self.benchmark.name,
+            )
+        if self.variant.cwd is not None and not os.path.isdir(self.variant.cwd):
+            raise ConfigError(
+                f"working directory {self.variant.cwd!r} does not exist",
+                hint="cwd= takes an existing directory",
+                variant=self.variant.name,
+                benchmark=self.benchmark.name,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.info.pid
+
+    def _error(self, message: str, *, hint: str | None = None, detail: str | None = None) -> BenchmarkFailedError:
+        return BenchmarkFailedError(
+            message, hint=hint, variant=self.variant.name, benchmark=self.benchmark.name, detail=detail
+        )
+
+    def _send(self, message: Mapping[str, Any]) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise self._died() from None
+
+    def _receive(self, timeout_s: float | None = None) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise self._error(
+                    f"the worker did not answer within {self.timeout_s:g} s and was killed",
+                    hint="the statement hangs or one sample is far longer than expected; "
+                    "raise --sample-timeout if it is legitimately slow",
+                    detail=self._stderr_tail(),
+                )
+            ready, _, _ = select.select([self.process.stdout], [], [], min(remaining, 1.0))
+            if ready:
+                line = self.process.stdout.readline()
+                if not line:
+                    raise self._died()
+                reply: dict[str, Any] = json.loads(line)
+                return reply
+
+    def _died(self) -> BenchmarkFailedError:
+        self.process.wait(timeout=10)
+        status = self.process.returncode
+        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        return self._error(f"the worker process {how}", detail=self._stderr_tail())
+
+    def _stderr_tail(self) -> str:
+        if self.process.poll() is None:
+            return ""
+        assert self.process.stderr is not None
+        return self.process.stderr.read()[-_STDERR_TAIL_CHARS:]
+
+    def _request(self, message: Mapping[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        self._send(message)
+        reply = self._receive(timeout_s)
+        if not reply.get("ok", False) and not reply.get("ready", False):
+            raise self._failure(reply)
+        return reply
+
+    def _failure(self, reply: Mapping[str, Any]) -> BenchmarkFailedError:
+        phase = reply.get("phase", "?")
+        what = {"setup": "the setup raised", "stmt": "the statement raised"}.get(
+            phase, "the worker reported a protocol error"
+        )
+        return self._error(what, detail=str(reply.get("error", "")).rstrip())
+
+    def _setup(self) -> WorkerInfo:
+        reply = self._request(
+            {"op": "setup", "stmt": self.benchmark.stmt, "setup": self.benchmark.setup},
+            # imports (torch ...) and tool start-up (valgrind) can take long
+            timeout_s=max(self.timeout_s, 120.0),
+        )
+        return WorkerInfo(
+            pid=int(reply["pid"]),
+            python_version=str(reply["python"]),
+            implementation=str(reply["implementation"]),
+            executable=str(reply["executable"]),
+        )
+
+    def calibrate(self, target_ns: int) -> int:
+        """The loop count whose sample lasts at least `target_ns`."""
+        return int(self._request({"op": "calibrate", "target_ns": target_ns})["loops"])
+
+    def sample(
+        self,
+        loops: int,
+        *,
+        empty: bool = False,
+        on_region_start: Callable[[], None] | None = None,
+        on_region_end: Callable[[], None] | None = None,
+    ) -> WorkerSample:
+        """Time `loops` iterations (of `pass` when `empty`). The callbacks run just before and
+        just after the timed loop, while the worker waits; use them to switch a tool on and off."""
+        handshake = on_region_start is not None or on_region_end is not None
+        self._send({"op": "sample", "loops": loops, "empty": empty, "handshake": handshake})
+        if handshake:
+            ready = self._receive()
+            if not ready.get("ready"):
+                raise self._failure(ready)
+            if on_region_start is not None:
+                on_region_start()
+            self._send({"op": "go"})
+        reply = self._receive()
+        if handshake and on_region_end is not None:
+            on_region_end()
+        if not reply.get("ok"):
+            raise self._failure(reply)
+        return WorkerSample(
+            wall_ns=int(reply["wall_ns"]),
+            cpu=reply.get("cpu"),
+            involuntary_switches=reply.get("nivcsw"),
+        )
+
+    def close(self, timeout_s: float = 30.0) -> int | None:
+        """Ask the worker to exit and wait for it (a wrapping tool may write its output then)."""
+        if self.process.poll() is None:
+            try:
+                self._send({"op": "quit"})
+            except BenchmarkFailedError:
+                pass
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        return self.process.returncode
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+            self.process.wait()
+
+    def __enter__(self) -> StatementWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,65 @@
+"""Errors as data: what went wrong, where, and how to fix it.
+
+Every error perflab raises on purpose is a :class:`PerflabError`. The CLI renders it once, at the
+edge, and exits non-zero; library users can read its fields.
+"""
+
+from __future__ import annotations
+
+
+class PerflabError(Exception):
+    """A failure with context (which variant, which benchmark) and a hint on how to fix it."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        variant: str | None = None,
+        benchmark: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.variant = variant
+        self.benchmark = benchmark
+        self.detail = detail
+
+    def where(self) -> str:
+        parts = []
+        if self.benchmark is not None:
+            parts.append(f"benchmark {self.benchmark!r}")
+        if self.variant is not None:
+            parts.append(f"variant {self.variant!r}")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        where = self.where()
+        text = f"{where}: {self.message}" if where else self.message
+        if self.detail:
+            text += "\n" + self.detail.rstrip()
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+
+class ConfigError(PerflabError):
+    """The experiment as written cannot be run: a bad variant spec, option or experiment file."""
+
+
+class ToolUnavailableError(PerflabError):
+    """A lens needs a tool (perf, valgrind, objdump ...) that is missing or not permitted."""
+
+
+class BenchmarkFailedError(PerflabError):
+    """The code being measured failed: setup or statement raised, a command exited non-zero,
+    crashed or timed out, or a build step failed."""
+
+    exit_code = 3
+
+
+class StoreError(PerflabError):
+    """The SQLite store cannot be read or written, or a run id does not exist."""

@@ -1,0 +1,5 @@
+"""The script that runs inside a variant's interpreter. It must use only the standard library."""
+
+from pathlib import Path
+
+STATEMENT_WORKER_PATH = Path(__file__).with_name("statement_worker.py")

@@ -1,0 +1,174 @@
+"""perflab statement worker: runs inside the variant's own interpreter (Python 3.7+, stdlib only).
+
+It speaks JSON lines with the parent over its original stdout/stdin. The benchmark's own output on
+stdout is redirected to stderr so it cannot corrupt the protocol.
+
+Requests (one JSON object per line) and replies:
+  {"op": "setup", "stmt": S, "setup": S}          -> {"ok": true, "pid", "python", "executable"}
+  {"op": "calibrate", "target_ns": N}              -> {"ok": true, "loops": N, "wall_ns": N}
+  {"op": "sample", "loops": N, "empty": false,
+   "handshake": false}                             -> {"ok": true, "wall_ns", "cpu", "nivcsw"}
+     with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
+     before the timed loop, so the parent can switch a tool on around the measured region only.
+  {"op": "quit"}                                   -> exits
+Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol", "error": traceback text}.
+"""
+
+import gc
+import itertools
+import json
+import os
+import sys
+import traceback
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - non-POSIX
+    resource = None
+
+from time import perf_counter_ns
+
+_TEMPLATE = """
+def _perflab_inner(_perflab_it, _perflab_timer):
+    _perflab_t0 = _perflab_timer()
+    for _perflab_i in _perflab_it:
+{body}
+    return _perflab_timer() - _perflab_t0
+"""
+
+
+def _indent(code, spaces):
+    pad = " " * spaces
+    return "\n".join(pad + line for line in code.splitlines()) or pad + "pass"
+
+
+def _compile_loop(stmt, namespace):
+    # Compile the statement alone first so a syntax error points at the user's code.
+    compile(stmt, "<stmt>", "exec")
+    source = _TEMPLATE.format(body=_indent(stmt, 8))
+    exec(compile(source, "<perflab-loop>", "exec"), namespace)
+    return namespace.pop("_perflab_inner")
+
+
+def _current_cpu():
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return int(fields[36])  # field 39 "processor"; fields start after "pid (comm)"
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _involuntary_switches():
+    if resource is None:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
+class Worker:
+    def __init__(self, reply_stream, request_stream):
+        self.reply_stream = reply_stream
+        self.request_stream = request_stream
+        self.loop = None
+        self.empty_loop = None
+
+    def reply(self, message):
+        self.reply_stream.write(json.dumps(message) + "\n")
+        self.reply_stream.flush()
+
+    def read_request(self):
+        line = self.request_stream.readline()
+        if not line:
+            return None
+        return json.loads(line)
+
+    def setup(self, request):
+        namespace = {"__name__": "__perflab__"}
+        try:
+            exec(compile(request.get("setup") or "pass", "<setup>", "exec"), namespace)
+        except BaseException:
+            return {"ok": False, "phase": "setup", "error": traceback.format_exc()}
+        try:
+            self.loop = _compile_loop(request["stmt"], namespace)
+            self.empty_loop = _compile_loop("pass", dict(namespace))
+            self.loop(itertools.repeat(None, 1), perf_counter_ns)  # fail early, warm caches
+        except BaseException:
+            return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
+        return {
+            "ok": True,
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "implementation": sys.implementation.name,
+            "executable": sys.executable,
+        }
+
+    def timed(self, loops, empty=False):
+        loop = self.empty_loop if empty else self.loop
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # as timeit does: a collection inside one sample is noise, not signal
+        try:
+            return loop(itertools.repeat(None, loops), perf_counter_ns)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def calibrate(self, request):
+        target_ns = int(request["target_ns"])
+        loops = 1
+        while True:
+            wall_ns = self.timed(loops)
+            if wall_ns >= target_ns or loops >= 1 << 40:
+                break
+            # grow towards the target, at most 10x per step so one slow outlier cannot overshoot
+            factor = min(10.0, max(2.0, 1.2 * target_ns / max(wall_ns, 1)))
+            loops = int(loops * factor) + 1
+        return {"ok": True, "loops": loops, "wall_ns": wall_ns}
+
+    def sample(self, request):
+        loops = int(request["loops"])
+        empty = bool(request.get("empty", False))
+        if request.get("handshake"):
+            self.reply({"ready": True})
+            go = self.read_request()
+            if go is None or go.get("op") != "go":
+                return {"ok": False, "phase": "protocol", "error": "expected go, got %r" % (go,)}
+        before = _involuntary_switches()
+        try:
+            wall_ns = self.timed(loops, empty)
+        except BaseException:
+            return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
+        after = _involuntary_switches()
+        return {
+            "ok": True,
+            "wall_ns": wall_ns,
+            "cpu": _current_cpu(),
+            "nivcsw": None if before is None else after - before,
+        }
+
+    def serve(self):
+        while True:
+            request = self.read_request()
+            if request is None or request.get("op") == "quit":
+                return
+            op = request.get("op")
+            if op == "setup":
+                self.reply(self.setup(request))
+            elif op == "calibrate":
+                self.reply(self.calibrate(request))
+            elif op == "sample":
+                self.reply(self.sample(request))
+            else:
+                self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
+
+
+def main():
+    # Keep the protocol on a private copy of stdout; send the benchmark's prints to stderr.
+    reply_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    reply_stream = os.fdopen(reply_fd, "w")
+    Worker(reply_stream, sys.stdin).serve()
+
+
+if __name__ == "__main__":
+    main()
