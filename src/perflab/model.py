@@ -90,7 +90,9 @@ class Settings:
 
     metrics: tuple[Metric, ...] = (Metric.TIME,)
     budget_s: float = 20.0  # wall-clock budget for the time lens, per benchmark
-    target_precision: float = 0.005  # stop early once the 95% CI half-width is below this (relative)
+    target_precision: float = (
+        0.005  # stop early once the 95% CI half-width is below this (relative)
+    )
     equivalence_band: float = 0.01  # |ratio - 1| inside this band counts as equivalent
     confidence: float = 0.95
     pin: bool = True
@@ -206,7 +208,7 @@ class Severity(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Note:
-    """Something the reader must know to trust the numbers: noise, a missing event, an ISA caveat."""
+    """What the reader must know to trust the numbers: noise, a missing event, an ISA caveat."""
 
     severity: Severity
     message: str

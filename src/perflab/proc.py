@@ -106,7 +106,9 @@ class SubprocessRunner:
             _kill_group(proc)
             proc.wait()
             raise
-        return Completed(spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns)
+        return Completed(
+            spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns
+        )
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
         return subprocess.Popen(

@@ -65,7 +65,9 @@ class MemorySink:
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return BenchmarkData(
-            samples=tuple(s for s in self.samples if s.benchmark == benchmark and s.metric == metric),
+            samples=tuple(
+                s for s in self.samples if s.benchmark == benchmark and s.metric == metric
+            ),
             artifacts=tuple(
                 a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
             ),
@@ -122,7 +124,11 @@ class Lens(Protocol):
     def measure(self, benchmark: Benchmark, context: LensContext) -> None: ...
 
     def analyse(
-        self, benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
     ) -> LensAnalysis:
         """Compare each non-baseline variant (variants[1:]) with the baseline (variants[0])."""
         ...

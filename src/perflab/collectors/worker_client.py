@@ -104,9 +104,15 @@ class StatementWorker:
     def pid(self) -> int:
         return self.info.pid
 
-    def _error(self, message: str, *, hint: str | None = None, detail: str | None = None) -> BenchmarkFailedError:
+    def _error(
+        self, message: str, *, hint: str | None = None, detail: str | None = None
+    ) -> BenchmarkFailedError:
         return BenchmarkFailedError(
-            message, hint=hint, variant=self.variant.name, benchmark=self.benchmark.name, detail=detail
+            message,
+            hint=hint,
+            variant=self.variant.name,
+            benchmark=self.benchmark.name,
+            detail=detail,
         )
 
     def _send(self, message: Mapping[str, Any]) -> None:
@@ -150,7 +156,9 @@ class StatementWorker:
         assert self.process.stderr is not None
         return self.process.stderr.read()[-_STDERR_TAIL_CHARS:]
 
-    def _request(self, message: Mapping[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+    def _request(
+        self, message: Mapping[str, Any], timeout_s: float | None = None
+    ) -> dict[str, Any]:
         self._send(message)
         reply = self._receive(timeout_s)
         if not reply.get("ok", False) and not reply.get("ready", False):

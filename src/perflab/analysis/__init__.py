@@ -1,0 +1,1 @@
+"""Pure analysis of stored measurements: deltas, inlining changes, profile and asm diffs."""

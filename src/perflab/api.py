@@ -1,0 +1,133 @@
+"""The Python API: everything the command line does, with keyword arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from perflab.collectors.base import ProgressReporter
+from perflab.config import (
+    check_variants,
+    expand_grid,
+    load_experiment,
+    parse_metrics,
+    parse_variant,
+    settings_with,
+)
+from perflab.engine import RunResult, analyse_run, compare_runs, run_experiment
+from perflab.errors import ConfigError
+from perflab.model import Experiment, Metric, Settings, Variant
+from perflab.store import RunSummary, Store
+from perflab.store.sqlite import DEFAULT_STORE_PATH
+
+SETTINGS_FIELDS = {
+    "metrics", "budget_s", "target_precision", "equivalence_band", "confidence", "pin", "cpu",
+    "min_generations", "sample_target_ms", "warmup_blocks", "sample_timeout_s", "seed", "events",
+    "region", "cache_sim", "symbols", "layers",
+}  # fmt: skip
+
+
+def make_experiment(
+    experiment_file: str | Path | None = None,
+    *,
+    stmt: str | None = None,
+    setup: str | None = None,
+    cmd: str | None = None,
+    name: str | None = None,
+    variants: Sequence[str | Variant] = (),
+    params: Mapping[str, Sequence[Any]] | None = None,
+    **settings: Any,
+) -> Experiment:
+    """An experiment from a file, from arguments, or a file with arguments overriding it.
+
+    `variants` are specs ("after python=/envs/after/bin/python") or Variant records; `settings`
+    are Settings fields (budget_s=10, metrics="time,instructions", ...)."""
+    unknown = set(settings) - SETTINGS_FIELDS
+    if unknown:
+        raise ConfigError(
+            f"unknown setting(s) {', '.join(sorted(unknown))}",
+            hint="settings are: " + ", ".join(sorted(SETTINGS_FIELDS)),
+        )
+    changes = {k: v for k, v in settings.items() if v is not None}
+    if isinstance(changes.get("metrics"), str | list | tuple):
+        changes["metrics"] = parse_metrics(changes["metrics"])
+    for key in ("events", "symbols"):
+        if isinstance(changes.get(key), str):
+            changes[key] = tuple(e.strip() for e in changes[key].split(",") if e.strip())
+        elif key in changes:
+            changes[key] = tuple(changes[key])
+    if experiment_file is not None:
+        base = load_experiment(experiment_file)
+        if stmt or cmd or setup:
+            raise ConfigError(
+                "give the benchmark either in the experiment file or with --stmt/--cmd, not both"
+            )
+        parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
+        return Experiment(
+            benchmarks=base.benchmarks,
+            variants=check_variants(parsed) if parsed else base.variants,
+            settings=settings_with(base.settings, **changes),
+        )
+    if stmt is None and cmd is None:
+        raise ConfigError(
+            "nothing to measure",
+            hint="give --stmt (a Python statement), --cmd (a command) or an experiment file",
+        )
+    grid = {k: [str(v) for v in values] for k, values in (params or {}).items()}
+    benchmarks = expand_grid(
+        name or (stmt if stmt is not None else cmd) or "benchmark",
+        stmt=stmt,
+        setup=setup or "pass",
+        cmd=cmd,
+        params=grid,
+    )
+    parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
+    return Experiment(
+        benchmarks=tuple(benchmarks),
+        variants=check_variants(parsed),
+        settings=settings_with(Settings(), **changes),
+    )
+
+
+def run(
+    experiment: Experiment,
+    *,
+    store_path: str | Path | None = DEFAULT_STORE_PATH,
+    progress: ProgressReporter | None = None,
+) -> RunResult:
+    """Measure the experiment; store everything (in memory when store_path is None)."""
+    store = Store.open(store_path) if store_path is not None else Store.in_memory()
+    try:
+        return run_experiment(experiment, store=store, progress=progress)
+    finally:
+        store.close()
+
+
+def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
+    store = Store.open(store_path)
+    try:
+        return store.list_runs(limit)
+    finally:
+        store.close()
+
+
+def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
+    store = Store.open(store_path)
+    try:
+        return analyse_run(store.load_run(run_id))
+    finally:
+        store.close()
+
+
+def compare(
+    baseline_run: str | int, candidate_run: str | int, store_path: str | Path = DEFAULT_STORE_PATH
+) -> RunResult:
+    store = Store.open(store_path)
+    try:
+        return compare_runs(store.load_run(baseline_run), store.load_run(candidate_run))
+    finally:
+        store.close()
+
+
+__all__ = ["Metric", "compare", "list_runs", "make_experiment", "run", "show"]

@@ -1,0 +1,1 @@
+"""The command line: parse into typed options, call the library, print, exit."""

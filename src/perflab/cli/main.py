@@ -1,0 +1,114 @@
+"""`perflab` entry point: parse, call the library, render, exit."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from perflab import api
+from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
+from perflab.cli.progress import RichProgress
+from perflab.config import parse_param
+from perflab.engine import RunResult
+from perflab.errors import PerflabError
+from perflab.report.json_report import render_json
+from perflab.report.markdown import render_markdown
+from perflab.report.terminal import render_run_list, render_terminal
+
+EXIT_OK = 0
+EXIT_VERDICT = 1  # --fail-on matched
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console()
+    err = Console(stderr=True)
+    try:
+        if args.command == "run":
+            return _run(run_options(args), out, err)
+        if args.command == "list":
+            if not args.quiet:
+                render_run_list(api.list_runs(args.store, args.limit), out)
+            return EXIT_OK
+        if args.command == "show":
+            result = api.show(args.run, args.store)
+            return _emit(result, output_options(args), out)
+        if args.command == "compare":
+            result = api.compare(args.run_a, args.run_b, args.store)
+            return _emit(result, output_options(args), out)
+    except PerflabError as error:
+        err.print(f"[bold red]perflab:[/bold red] {error}", highlight=False, markup=False)
+        return error.exit_code
+    except KeyboardInterrupt:
+        err.print("perflab: interrupted; what was measured is kept in the store")
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _run(options: RunOptions, out: Console, err: Console) -> int:
+    experiment = api.make_experiment(
+        options.experiment_file,
+        stmt=options.stmt,
+        setup=options.setup,
+        cmd=options.cmd,
+        name=options.name,
+        variants=options.variants,
+        params=dict(parse_param(p) for p in options.params),
+        metrics=options.metrics,
+        budget_s=options.budget_s,
+        target_precision=options.precision,
+        equivalence_band=options.equivalence_band,
+        confidence=options.confidence,
+        cpu=options.cpu,
+        pin=False if options.no_pin else None,
+        min_generations=options.min_generations,
+        sample_target_ms=options.sample_ms,
+        sample_timeout_s=options.sample_timeout_s,
+        seed=options.seed,
+        events=options.events,
+        region=options.region,
+        cache_sim=options.cache_sim or None,
+        symbols=options.symbols or None,
+    )
+    if options.output.quiet or not err.is_terminal:
+        result = api.run(experiment, store_path=options.output.store)
+    else:
+        with RichProgress(err) as progress:
+            result = api.run(experiment, store_path=options.output.store, progress=progress)
+    code = _emit(result, options.output, out)
+    if code != EXIT_OK:
+        return code
+    if result.error:
+        err.print(f"perflab: the run is incomplete: {result.error}", markup=False)
+        return 3
+    if any(c.verdict in options.fail_on for c in result.comparisons):
+        return EXIT_VERDICT
+    return EXIT_OK
+
+
+def _emit(result: RunResult, output: OutputOptions, out: Console) -> int:
+    if output.json_path is not None:
+        _write(output.json_path, render_json(result))
+    if output.markdown_path is not None:
+        _write(output.markdown_path, render_markdown(result))
+    if not output.quiet:
+        render_terminal(result, out)
+    return EXIT_OK
+
+
+def _write(path: Path, text: str) -> None:
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        path.write_text(text)
+    except OSError as error:
+        raise PerflabError(f"cannot write {path}: {error}", hint="check the path") from error
+
+
+if __name__ == "__main__":
+    sys.exit(main())

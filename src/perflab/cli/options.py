@@ -1,0 +1,239 @@
+"""argparse -> one typed options object per command."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab import __version__
+from perflab.model import Verdict
+from perflab.store.sqlite import DEFAULT_STORE_PATH
+
+EPILOG = """\
+variants: NAME followed by KEY=VALUE words, split like a shell splits them:
+  python=PATH   interpreter for statement benchmarks (default: the one running perflab)
+  env.VAR=VALUE set an environment variable      cwd=DIR   working directory
+  cmd=COMMAND   this variant's command           build=SH  run once in cwd before measuring
+  The first variant is the baseline. Two variants with no keys make an A/A test.
+
+examples:
+  perflab run --stmt "sum(range(1000))" --variant A --variant B
+  perflab run --stmt "torch.add(x, y)" --setup "import torch; x = torch.ones(1); y = x" \\
+      --variant "before python=/envs/before/bin/python" \\
+      --variant "after python=/envs/after/bin/python"
+  perflab run --cmd "./bench --n 1000" --variant "O2 cwd=build-O2" --variant "O3 cwd=build-O3"
+  perflab run experiment.toml --json result.json
+"""
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    store: Path
+    json_path: Path | None
+    markdown_path: Path | None
+    quiet: bool
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    experiment_file: Path | None
+    stmt: str | None
+    setup: str | None
+    cmd: str | None
+    name: str | None
+    variants: tuple[str, ...]
+    params: tuple[str, ...]
+    metrics: str | None
+    budget_s: float | None
+    precision: float | None
+    equivalence_band: float | None
+    confidence: float | None
+    cpu: int | None
+    no_pin: bool
+    min_generations: int | None
+    sample_ms: float | None
+    sample_timeout_s: float | None
+    seed: int | None
+    events: str | None
+    region: str | None
+    cache_sim: bool
+    symbols: tuple[str, ...]
+    fail_on: tuple[Verdict, ...]
+    output: OutputOptions
+
+
+def _fail_on(text: str) -> tuple[Verdict, ...]:
+    try:
+        return tuple(Verdict(word.strip()) for word in text.split(",") if word.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: choose from {', '.join(v.value for v in Verdict)}"
+        ) from None
+
+
+def _add_output(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, with_exports: bool = True
+) -> None:
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE_PATH,
+        help=f"the SQLite store (default: {DEFAULT_STORE_PATH})",
+    )
+    if with_exports:
+        parser.add_argument("--json", dest="json_path", type=Path, help="write the result as JSON")
+        parser.add_argument(
+            "--markdown", dest="markdown_path", type=Path, help="write a Markdown summary"
+        )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no tables")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perflab",
+        description="Did my change make this faster, by how much, is that real or noise, and why?",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"perflab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="measure a benchmark under several variants and compare them",
+        description="Measure a benchmark under several variants and compare them.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("experiment_file", nargs="?", type=Path, help="an experiment file (TOML)")
+    what = run.add_argument_group("what to measure")
+    what.add_argument("--stmt", help="a Python statement, timed in a loop inside each variant")
+    what.add_argument("--setup", help="Python code run once before the statement (default: pass)")
+    what.add_argument("--cmd", help="a whole command, run once per sample (hyperfine style)")
+    what.add_argument("--name", help="the benchmark's name (default: the statement or command)")
+    what.add_argument(
+        "-v",
+        "--variant",
+        dest="variants",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help='a variant: "NAME KEY=VALUE ..." (give at least two; the first is the baseline)',
+    )
+    what.add_argument(
+        "--param",
+        dest="params",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="a parameter grid: every value is a benchmark; use $NAME in stmt/setup/cmd",
+    )
+    how = run.add_argument_group("how to measure")
+    how.add_argument(
+        "-m",
+        "--metric",
+        dest="metrics",
+        help="lenses, comma-separated: time, instructions, counters, profile, asm (default: time)",
+    )
+    how.add_argument("--budget", dest="budget_s", type=float, help="seconds per benchmark (20)")
+    how.add_argument(
+        "--precision", type=float, help="stop once the CI half-width is below this (0.005 = ±0.5%%)"
+    )
+    how.add_argument(
+        "--band",
+        dest="equivalence_band",
+        type=float,
+        help="equivalence band: a CI inside 1±band is 'equivalent' (0.01)",
+    )
+    how.add_argument("--confidence", type=float, help="confidence level (0.95)")
+    how.add_argument("--cpu", type=int, help="the CPU to pin measurements to (default: the last)")
+    how.add_argument("--no-pin", action="store_true", help="do not pin measuring processes")
+    how.add_argument(
+        "--min-generations", type=int, help="fresh worker processes per variant, at least (6)"
+    )
+    how.add_argument("--sample-ms", type=float, help="target length of one sample (10 ms)")
+    how.add_argument(
+        "--sample-timeout",
+        dest="sample_timeout_s",
+        type=float,
+        help="kill a sample that takes longer than this many seconds (60)",
+    )
+    how.add_argument("--seed", type=int, help="seed of the interleaving schedule")
+    lens = run.add_argument_group("lens options")
+    lens.add_argument("--events", help="counters: perf event names, comma-separated")
+    lens.add_argument("--region", help="instructions (commands): count only inside this function")
+    lens.add_argument(
+        "--cache-sim", action="store_true", help="instructions: simulate caches and branches"
+    )
+    lens.add_argument(
+        "--symbol",
+        dest="symbols",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="asm: functions to disassemble (default: the hottest)",
+    )
+    out = run.add_argument_group("output")
+    _add_output(out)
+    out.add_argument(
+        "--fail-on",
+        type=_fail_on,
+        default=(),
+        metavar="VERDICTS",
+        help="exit 1 when a comparison has one of these verdicts, e.g. slower,inconclusive",
+    )
+
+    listing = commands.add_parser("list", help="list stored runs")
+    _add_output(listing, with_exports=False)
+    listing.add_argument("--limit", type=int, default=50, help="at most this many runs (50)")
+
+    show = commands.add_parser("show", help="show a stored run again")
+    show.add_argument("run", nargs="?", default="latest", help="run id, or latest (default)")
+    _add_output(show)
+    show.add_argument("--asm", metavar="FUNCTION", help="side-by-side assembly of a function")
+
+    compare = commands.add_parser(
+        "compare", help="compare two stored runs (RUN_B against RUN_A), variant by variant"
+    )
+    compare.add_argument("run_a", help="the baseline run")
+    compare.add_argument("run_b", help="the candidate run")
+    _add_output(compare)
+    return parser
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(
+        experiment_file=args.experiment_file,
+        stmt=args.stmt,
+        setup=args.setup,
+        cmd=args.cmd,
+        name=args.name,
+        variants=tuple(args.variants),
+        params=tuple(args.params),
+        metrics=args.metrics,
+        budget_s=args.budget_s,
+        precision=args.precision,
+        equivalence_band=args.equivalence_band,
+        confidence=args.confidence,
+        cpu=args.cpu,
+        no_pin=args.no_pin,
+        min_generations=args.min_generations,
+        sample_ms=args.sample_ms,
+        sample_timeout_s=args.sample_timeout_s,
+        seed=args.seed,
+        events=args.events,
+        region=args.region,
+        cache_sim=args.cache_sim,
+        symbols=tuple(args.symbols),
+        fail_on=tuple(args.fail_on),
+        output=output_options(args),
+    )
+
+
+def output_options(args: argparse.Namespace) -> OutputOptions:
+    return OutputOptions(
+        store=args.store,
+        json_path=getattr(args, "json_path", None),
+        markdown_path=getattr(args, "markdown_path", None),
+        quiet=args.quiet,
+    )

@@ -1,0 +1,117 @@
+"""Running whole commands: argv construction and the pinned launcher process."""
+
+from __future__ import annotations
+
+import json
+import select
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.worker import COMMAND_LAUNCHER_PATH
+
+_SHELL_SYNTAX = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
+
+
+def command_argv(command: str) -> tuple[str, ...]:
+    """Run simple commands directly (no shell start-up inside the measurement); anything using
+    shell syntax goes through `sh -c`."""
+    if any(char in _SHELL_SYNTAX for char in command):
+        return ("/bin/sh", "-c", command)
+    try:
+        words = tuple(shlex.split(command))
+    except ValueError as error:
+        raise ConfigError(f"cannot split command {command!r}: {error}") from error
+    if not words:
+        raise ConfigError("the command is empty", hint="--cmd takes a command line")
+    return words
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    wall_ns: int
+    returncode: int | None
+    timed_out: bool
+    user_ns: int
+    sys_ns: int
+    maxrss_kb: int
+    cpu: int | None
+    stderr_tail: str
+
+
+class CommandLauncher:
+    """A small pinned process that starts commands and times them next to them."""
+
+    def __init__(self, runner: ProcessRunner, *, cpu: int | None) -> None:
+        self.process: subprocess.Popen[str] = runner.spawn(
+            LaunchSpec(argv=(sys.executable, "-u", str(COMMAND_LAUNCHER_PATH)), cpu=cpu)
+        )
+
+    def run(
+        self,
+        argv: tuple[str, ...],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None,
+        timeout_s: float,
+    ) -> CommandRun:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {
+            "op": "run",
+            "argv": list(argv),
+            "env": dict(env),
+            "cwd": cwd,
+            "timeout_s": timeout_s,
+        }
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        reply = self._receive(timeout_s + 30.0)
+        if not reply.get("ok"):
+            raise BenchmarkFailedError(
+                f"cannot start command {shlex.join(argv)!r}: {reply.get('error')}",
+                hint="check the command and the variant's cwd=",
+            )
+        return CommandRun(
+            wall_ns=int(reply["wall_ns"]),
+            returncode=reply["returncode"],
+            timed_out=bool(reply["timed_out"]),
+            user_ns=int(reply["user_ns"]),
+            sys_ns=int(reply["sys_ns"]),
+            maxrss_kb=int(reply["maxrss_kb"]),
+            cpu=reply.get("cpu"),
+            stderr_tail=str(reply.get("stderr_tail", "")),
+        )
+
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.close()
+            raise BenchmarkFailedError("the command launcher stopped answering")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def close(self) -> None:
+        if self.process.poll() is None and self.process.stdin is not None:
+            try:
+                self.process.stdin.write('{"op": "quit"}\n')
+                self.process.stdin.flush()
+                self.process.wait(timeout=5)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+    def __enter__(self) -> CommandLauncher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

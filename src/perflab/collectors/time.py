@@ -1,0 +1,443 @@
+"""The time lens: wall time in a paired, interleaved design across worker generations.
+
+Statements: per generation, one fresh worker per variant, all pinned to the same CPU; short
+calibrated samples alternate between the variants (ABBA for two). Commands: every sample is one
+run of the command, alternated the same way. See docs/statistics.md for why.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
+from perflab.collectors.commands import CommandLauncher, command_argv
+from perflab.collectors.worker_client import StatementWorker, variant_environment
+from perflab.errors import BenchmarkFailedError
+from perflab.model import (
+    Benchmark,
+    BenchmarkKind,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Settings,
+    Severity,
+    Variant,
+)
+from perflab.plan import block_orders, launch_order
+from perflab.proc import ProcessRunner
+from perflab.stats import noise
+from perflab.stats.paired import (
+    RatioEstimate,
+    estimate_ratio,
+    extra_seconds_to_decide,
+    pair_samples,
+    verdict_for,
+)
+
+WALL_NS = "wall_ns"
+MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
+TARGET_GENERATIONS = 12  # how many generations the budget is split into, when start-up allows
+COMMAND_BATCHES = 10  # commands: blocks are grouped into about this many batches for the CI
+
+
+@dataclass(frozen=True)
+class TimeDetails:
+    n_groups: int
+    n_pairs: int
+    between_group_sd: float
+    baseline_spread: float  # relative MAD of the baseline's per-iteration times
+    variant_spread: float
+    extra_seconds_to_decide: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_groups": self.n_groups,
+            "n_pairs": self.n_pairs,
+            "between_group_sd": _finite_or_none(self.between_group_sd),
+            "baseline_spread": self.baseline_spread,
+            "variant_spread": self.variant_spread,
+            "extra_seconds_to_decide": self.extra_seconds_to_decide,
+        }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def benchmark_rng(settings: Settings, benchmark: Benchmark) -> random.Random:
+    seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**32)
+    return random.Random(f"{seed}:{benchmark.name}")
+
+
+class TimeLens:
+    metric = Metric.TIME
+
+    def __init__(self, clock_ns: Any = time.monotonic_ns) -> None:
+        self._clock_ns = clock_ns
+
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        return []
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        if benchmark.kind is BenchmarkKind.STATEMENT:
+            _StatementSession(benchmark, context, self._clock_ns).run()
+        else:
+            _CommandSession(benchmark, context, self._clock_ns).run()
+
+    def analyse(
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
+    ) -> LensAnalysis:
+        return analyse_time(benchmark, variants, data, experiment.settings)
+
+
+# --------------------------------------------------------------------------------------------
+# measuring
+
+
+class _Session:
+    """Shared bookkeeping: the budget, the samples so far, progress, when to stop."""
+
+    def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
+        self.benchmark = benchmark
+        self.context = context
+        self.settings = context.experiment.settings
+        self.variants = context.experiment.variants
+        self.clock_ns = clock_ns
+        self.start_ns = clock_ns()
+        self.rng = benchmark_rng(self.settings, benchmark)
+        self.samples: list[Sample] = []
+
+    def elapsed_s(self) -> float:
+        return float(self.clock_ns() - self.start_ns) / 1e9
+
+    def record(self, sample: Sample) -> None:
+        self.samples.append(sample)
+        self.context.sink.add_sample(sample)
+
+    def estimates(self, batch_blocks: int | None = None) -> list[RatioEstimate]:
+        baseline = [s for s in self.samples if s.variant == self.variants[0].name]
+        return [
+            estimate_ratio(
+                pair_samples(
+                    baseline,
+                    [s for s in self.samples if s.variant == variant.name],
+                    batch_blocks=batch_blocks,
+                ),
+                self.settings.confidence,
+            )
+            for variant in self.variants[1:]
+        ]
+
+    def precise_enough(self, estimates: list[RatioEstimate]) -> bool:
+        return all(e.log_half_width <= self.settings.target_precision for e in estimates)
+
+    def report(self, what: str, estimates: list[RatioEstimate]) -> None:
+        widths = [e.log_half_width for e in estimates if math.isfinite(e.log_half_width)]
+        ci = f", CI ±{max(widths):.1%}" if widths else ""
+        self.context.progress.update(
+            benchmark=self.benchmark.name,
+            metric=Metric.TIME,
+            detail=f"{what}, {len(self.samples)} samples{ci}",
+            fraction=min(1.0, self.elapsed_s() / self.settings.budget_s),
+        )
+
+
+class _StatementSession(_Session):
+    def run(self) -> None:
+        settings = self.settings
+        loops: int | None = None
+        generation_s = settings.budget_s / TARGET_GENERATIONS
+        generation = 0
+        while True:
+            started_ns = self.clock_ns()
+            workers = self._launch_generation()
+            try:
+                startup_s = (self.clock_ns() - started_ns) / 1e9
+                if loops is None:
+                    loops = workers[0].calibrate(int(settings.sample_target_ms * 1e6))
+                    # keep start-up below half of each generation's time
+                    generation_s = max(generation_s, startup_s)
+                self._sample_generation(workers, generation, loops, generation_s)
+            finally:
+                for worker in workers:
+                    worker.close()
+            generation += 1
+            estimates = self.estimates()
+            self.report(f"generation {generation}", estimates)
+            if generation >= settings.min_generations and (
+                self.precise_enough(estimates) or self.elapsed_s() >= settings.budget_s
+            ):
+                return
+
+    def _launch_generation(self) -> list[StatementWorker]:
+        started: dict[int, StatementWorker] = {}
+        try:
+            for index in launch_order(len(self.variants), self.rng):
+                variant = self.variants[index]
+                started[index] = StatementWorker(
+                    self.context.runner,
+                    self.benchmark,
+                    variant,
+                    interpreter=variant.python or self.context.default_python,
+                    cpu=self.context.cpu,
+                    timeout_s=self.settings.sample_timeout_s,
+                )
+                info = started[index].info
+                self.context.sink.add_variant_info(
+                    variant.name,
+                    {
+                        "python_version": info.python_version,
+                        "implementation": info.implementation,
+                        "executable": info.executable,
+                    },
+                )
+        except BaseException:
+            for worker in started.values():
+                worker.kill()
+            raise
+        return [started[i] for i in range(len(self.variants))]
+
+    def _sample_generation(
+        self, workers: list[StatementWorker], generation: int, loops: int, generation_s: float
+    ) -> None:
+        generation_start_ns = self.clock_ns()
+        warmup = self.settings.warmup_blocks
+        for block, order in enumerate(block_orders(len(workers), self.rng)):
+            for position, index in enumerate(order):
+                measured = workers[index].sample(loops)
+                self.record(
+                    Sample(
+                        benchmark=self.benchmark.name,
+                        variant=self.variants[index].name,
+                        metric=Metric.TIME,
+                        name=WALL_NS,
+                        value=measured.wall_ns,
+                        loops=loops,
+                        generation=generation,
+                        block=block,
+                        position=position,
+                        cpu=measured.cpu,
+                        at_ns=self.clock_ns() - self.start_ns,
+                        warmup=block < warmup,
+                    )
+                )
+            spent_s = (self.clock_ns() - generation_start_ns) / 1e9
+            if block + 1 >= warmup + MIN_BLOCKS_PER_GENERATION and spent_s >= generation_s:
+                return
+
+
+class _CommandSession(_Session):
+    def run(self) -> None:
+        settings = self.settings
+        envs = [variant_environment(v) for v in self.variants]
+        argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
+        min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
+            for block, order in enumerate(block_orders(len(self.variants), self.rng)):
+                for position, index in enumerate(order):
+                    self._run_one(launcher, index, argvs[index], envs[index], block, position)
+                if block + 1 >= min_blocks:
+                    measured_blocks = block + 1 - settings.warmup_blocks
+                    estimates = self.estimates(command_batch_blocks(measured_blocks))
+                    self.report(f"block {block + 1}", estimates)
+                    if self.precise_enough(estimates) or self.elapsed_s() >= settings.budget_s:
+                        return
+
+    def _run_one(
+        self,
+        launcher: CommandLauncher,
+        index: int,
+        argv: tuple[str, ...],
+        env: dict[str, str],
+        block: int,
+        position: int,
+    ) -> None:
+        variant = self.variants[index]
+        run = launcher.run(argv, env=env, cwd=variant.cwd, timeout_s=self.settings.sample_timeout_s)
+        if run.timed_out or run.returncode != 0:
+            how = (
+                f"timed out after {self.settings.sample_timeout_s:g} s and was killed"
+                if run.timed_out
+                else _describe_status(run.returncode)
+            )
+            raise BenchmarkFailedError(
+                f"the command {how}",
+                hint="run it by hand in the variant's directory to see why"
+                if not run.timed_out
+                else "raise --sample-timeout if one run legitimately takes longer",
+                variant=variant.name,
+                benchmark=self.benchmark.name,
+                detail=run.stderr_tail.rstrip() or None,
+            )
+        self.record(
+            Sample(
+                benchmark=self.benchmark.name,
+                variant=variant.name,
+                metric=Metric.TIME,
+                name=WALL_NS,
+                value=run.wall_ns,
+                loops=1,
+                generation=0,
+                block=block,
+                position=position,
+                cpu=run.cpu,
+                at_ns=self.clock_ns() - self.start_ns,
+                warmup=block < self.settings.warmup_blocks,
+            )
+        )
+
+
+def _describe_status(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+def command_batch_blocks(measured_blocks: int) -> int:
+    """Commands: consecutive blocks are grouped into batches, the units of the CI, so slow
+    machine-state changes (seconds long here) are not counted as independent evidence."""
+    return max(1, measured_blocks // COMMAND_BATCHES)
+
+
+# --------------------------------------------------------------------------------------------
+# analysing
+
+
+def relative_spread(values: Sequence[float]) -> float:
+    """Median absolute deviation relative to the median (robust 'spread')."""
+    if not values:
+        return math.nan
+    array = np.asarray(values, dtype=float)
+    median = float(np.median(array))
+    return float(np.median(np.abs(array - median))) / median if median else math.nan
+
+
+def analyse_time(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+) -> LensAnalysis:
+    baseline_name = variants[0]
+    baseline = [s for s in data.samples_of(baseline_name, WALL_NS)]
+    measured_baseline = [s for s in baseline if not s.warmup]
+    batch_blocks = None
+    if benchmark.kind is BenchmarkKind.COMMAND:
+        blocks = {s.block for s in measured_baseline}
+        batch_blocks = command_batch_blocks(len(blocks))
+    elapsed_s = max((s.at_ns for s in data.samples), default=0) / 1e9
+    comparisons = []
+    notes: list[Note] = []
+    for name in variants:
+        notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
+    for name in variants[1:]:
+        samples = data.samples_of(name, WALL_NS)
+        pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks)
+        if not pairs:
+            continue
+        estimate = estimate_ratio(pairs, settings.confidence)
+        finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
+        if finding is not None and benchmark.kind is BenchmarkKind.STATEMENT:
+            notes.append(_note(benchmark, name, finding))
+        comparisons.append(
+            _time_comparison(
+                benchmark,
+                baseline_name,
+                name,
+                measured_baseline,
+                samples,
+                estimate,
+                settings,
+                elapsed_s,
+            )
+        )
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def _time_comparison(
+    benchmark: Benchmark,
+    baseline_name: str,
+    name: str,
+    baseline: list[Sample],
+    samples: list[Sample],
+    estimate: RatioEstimate,
+    settings: Settings,
+    elapsed_s: float,
+) -> Comparison:
+    base_values = [s.per_iteration for s in baseline]
+    variant_values = [s.per_iteration for s in samples if not s.warmup]
+    verdict = verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band)
+    return Comparison(
+        benchmark=benchmark.name,
+        metric=Metric.TIME,
+        baseline=baseline_name,
+        variant=name,
+        ratio=estimate.ratio,
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        verdict=verdict,
+        baseline_value=float(np.median(base_values)),
+        variant_value=float(np.median(variant_values)),
+        unit="ns",
+        details=TimeDetails(
+            n_groups=estimate.n_groups,
+            n_pairs=estimate.n_pairs,
+            between_group_sd=estimate.between_group_sd,
+            baseline_spread=relative_spread(base_values),
+            variant_spread=relative_spread(variant_values),
+            extra_seconds_to_decide=extra_seconds_to_decide(
+                estimate, settings.equivalence_band, elapsed_s
+            ),
+        ),
+    )
+
+
+def _noise_notes(
+    benchmark: Benchmark, variant: str, samples: list[Sample], settings: Settings
+) -> list[Note]:
+    measured = [s for s in samples if not s.warmup]
+    if not measured:
+        return []
+    per_iteration = [s.per_iteration for s in measured]
+    findings = [
+        noise.drift_finding([s.at_ns for s in measured], per_iteration),
+        noise.outlier_finding(per_iteration),
+        noise.bimodality_finding(per_iteration),
+        noise.migration_finding([s.cpu for s in measured], _pinned_cpu(settings, measured)),
+    ]
+    return [_note(benchmark, variant, f) for f in findings if f is not None]
+
+
+def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
+    """The CPU the run was pinned to: the setting, or (auto) the one most samples ran on."""
+    if not settings.pin:
+        return None
+    if settings.cpu is not None:
+        return settings.cpu
+    cpus = [s.cpu for s in samples if s.cpu is not None]
+    return max(set(cpus), key=cpus.count) if cpus else None
+
+
+def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=finding.message,
+        hint=finding.hint,
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.TIME,
+    )
+
+
+def variant_names(variants: Sequence[Variant]) -> list[str]:
+    return [v.name for v in variants]

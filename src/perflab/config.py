@@ -1,0 +1,317 @@
+"""Experiment files (TOML) and command-line specs -> the model, with precise errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+import shlex
+import string
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import ConfigError
+from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
+
+VARIANT_KEYS = ("python", "cwd", "cmd", "build")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-][A-Za-z0-9_.+@:-]*$")
+_VARIANT_HINT = (
+    'a variant is NAME followed by KEY=VALUE words, e.g. "after python=/envs/after/bin/python '
+    'env.OMP_NUM_THREADS=1"; keys: python, env.VAR, cwd, cmd, build'
+)
+
+
+def parse_variant(spec: str) -> Variant:
+    """`NAME key=value ...`, split the way a shell splits words."""
+    try:
+        words = shlex.split(spec)
+    except ValueError as error:
+        raise ConfigError(f"cannot split variant {spec!r}: {error}", hint=_VARIANT_HINT) from None
+    if not words:
+        raise ConfigError("a variant spec is empty", hint=_VARIANT_HINT)
+    name, *assignments = words
+    if "=" in name or not _NAME.match(name):
+        raise ConfigError(
+            f"variant {spec!r} must start with a name (letters, digits, _ . + -)",
+            hint=_VARIANT_HINT,
+        )
+    fields: dict[str, Any] = {"name": name, "env": {}}
+    for word in assignments:
+        key, equals, value = word.partition("=")
+        if not equals:
+            raise ConfigError(
+                f"variant {name!r}: {word!r} is not KEY=VALUE", hint=_VARIANT_HINT, variant=name
+            )
+        if key.startswith("env.") and len(key) > 4:
+            fields["env"][key[4:]] = value
+        elif key in VARIANT_KEYS:
+            fields[key] = value
+        else:
+            raise ConfigError(
+                f"variant {name!r}: unknown key {key!r}", hint=_VARIANT_HINT, variant=name
+            )
+    return Variant(**fields)
+
+
+def check_variants(variants: Sequence[Variant]) -> tuple[Variant, ...]:
+    if len(variants) < 2:
+        raise ConfigError(
+            f"an experiment needs at least two variants, got {len(variants)}",
+            hint='give --variant twice; "--variant A --variant B" with no keys is an A/A test',
+        )
+    names = [v.name for v in variants]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(
+            f"variant names must be unique; repeated: {', '.join(duplicates)}",
+            hint="name each variant differently, e.g. A and B",
+        )
+    return tuple(variants)
+
+
+def parse_metrics(text: str | Sequence[str]) -> tuple[Metric, ...]:
+    words = text.split(",") if isinstance(text, str) else list(text)
+    metrics = []
+    for word in (w.strip() for w in words):
+        if not word:
+            continue
+        try:
+            metrics.append(Metric(word))
+        except ValueError:
+            raise ConfigError(
+                f"unknown metric {word!r}",
+                hint="metrics are: " + ", ".join(m.value for m in Metric),
+            ) from None
+    if not metrics:
+        raise ConfigError("no metric given", hint="e.g. --metric time,instructions")
+    return tuple(dict.fromkeys(metrics))
+
+
+def parse_param(text: str) -> tuple[str, list[str]]:
+    """`NAME=V1,V2,...` (command line parameter grid)."""
+    name, equals, values = text.partition("=")
+    if not equals or not name.isidentifier() or not values:
+        raise ConfigError(
+            f"parameter {text!r} is not NAME=V1,V2,...",
+            hint="e.g. --param n=1,100,10000, used as $n or ${n} in --stmt/--setup/--cmd",
+        )
+    return name, [v.strip() for v in values.split(",")]
+
+
+def expand_grid(
+    name: str,
+    *,
+    stmt: str | None,
+    setup: str,
+    cmd: str | None,
+    params: Mapping[str, Sequence[str]],
+) -> list[Benchmark]:
+    """One benchmark per parameter point; `$name`/`${name}` are substituted (others are left
+    alone, so `$HOME` in a command or `$` in Python code survives)."""
+    if stmt is None and cmd is None:
+        raise ConfigError(
+            f"benchmark {name!r} has neither stmt nor cmd",
+            hint="give a Python statement (--stmt) or a command (--cmd)",
+            benchmark=name,
+        )
+    if stmt is not None and cmd is not None:
+        raise ConfigError(
+            f"benchmark {name!r} has both stmt and cmd",
+            hint="a benchmark is a Python statement or a command, not both",
+            benchmark=name,
+        )
+    keys = list(params)
+    points = [
+        dict(zip(keys, values, strict=True)) for values in itertools.product(*params.values())
+    ]
+    benchmarks = []
+    for point in points:
+
+        def fill(text: str | None, point: Mapping[str, str] = point) -> str | None:
+            return None if text is None else string.Template(text).safe_substitute(point)
+
+        label = name + ("[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]" if point else "")
+        benchmarks.append(
+            Benchmark(
+                name=label,
+                stmt=fill(stmt),
+                setup=fill(setup) or "pass",
+                cmd=fill(cmd),
+                params=point,
+            )
+        )
+    return benchmarks
+
+
+# ---- experiment files
+
+_SETTINGS_KEYS = {
+    "metrics": "metrics",
+    "budget": "budget_s",
+    "precision": "target_precision",
+    "equivalence_band": "equivalence_band",
+    "confidence": "confidence",
+    "pin": "pin",
+    "cpu": "cpu",
+    "min_generations": "min_generations",
+    "sample_ms": "sample_target_ms",
+    "warmup_blocks": "warmup_blocks",
+    "sample_timeout": "sample_timeout_s",
+    "seed": "seed",
+    "events": "events",
+    "region": "region",
+    "cache_sim": "cache_sim",
+    "symbols": "symbols",
+    "layers": "layers",
+}
+
+
+def settings_with(settings: Settings, **changes: Any) -> Settings:
+    """Validated replacement of settings fields (shared by the CLI and experiment files)."""
+    merged = dataclasses.replace(settings, **changes)
+    problems = []
+    if merged.budget_s <= 0:
+        problems.append("budget must be positive (seconds)")
+    if not 0 < merged.confidence < 1:
+        problems.append("confidence must be between 0 and 1, e.g. 0.95")
+    if not 0 <= merged.equivalence_band < 1:
+        problems.append("equivalence band must be a fraction, e.g. 0.01 for ±1%")
+    if merged.target_precision <= 0:
+        problems.append("precision must be a positive fraction, e.g. 0.005")
+    if merged.min_generations < 2:
+        problems.append("min_generations must be at least 2 (a CI needs two)")
+    if merged.sample_target_ms <= 0 or merged.sample_timeout_s <= 0:
+        problems.append("sample_ms and sample_timeout must be positive")
+    if merged.warmup_blocks < 0:
+        problems.append("warmup_blocks cannot be negative")
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return merged
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"experiment file {str(path)!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {str(path)!r}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(
+            f"{path}: not valid TOML: {error}", hint="see docs/experiment-files.md"
+        ) from None
+    return experiment_from_mapping(data, source=str(path), base_dir=path.parent)
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
+    if not isinstance(value, kind):
+        raise ConfigError(f"{where}: {what}", hint="see docs/experiment-files.md")
+    return value
+
+
+def experiment_from_mapping(
+    data: Mapping[str, Any], *, source: str = "<experiment>", base_dir: Path | None = None
+) -> Experiment:
+    unknown = set(data) - {"settings", "variant", "benchmark", "params"}
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown top-level key(s) {', '.join(sorted(unknown))}",
+            hint="an experiment has [settings], [params], [[variant]] and [[benchmark]] tables",
+        )
+    settings = _settings_from(data.get("settings", {}), source)
+    variants = check_variants(
+        [
+            _variant_from(v, f"{source}: variant #{i + 1}", base_dir)
+            for i, v in enumerate(
+                _expect(data.get("variant", []), list, source, "[[variant]] must be tables")
+            )
+        ]
+    )
+    common = _params_from(data.get("params", {}), f"{source}: [params]")
+    raw_benchmarks = _expect(
+        data.get("benchmark", []), list, source, "[[benchmark]] must be tables"
+    )
+    if not raw_benchmarks:
+        raise ConfigError(f"{source}: no [[benchmark]] table", hint="see docs/experiment-files.md")
+    benchmarks: list[Benchmark] = []
+    for i, raw in enumerate(raw_benchmarks):
+        benchmarks += _benchmarks_from(raw, f"{source}: benchmark #{i + 1}", common)
+    names = [b.name for b in benchmarks]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"{source}: benchmark names repeat: {', '.join(repeated)}")
+    return Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
+
+
+def _settings_from(raw: Any, source: str) -> Settings:
+    _expect(raw, dict, source, "[settings] must be a table")
+    changes: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in _SETTINGS_KEYS:
+            raise ConfigError(
+                f"{source}: unknown setting {key!r}",
+                hint="settings are: " + ", ".join(sorted(_SETTINGS_KEYS)),
+            )
+        field = _SETTINGS_KEYS[key]
+        if field == "metrics":
+            value = parse_metrics(value)
+        elif field in ("events", "symbols"):
+            value = tuple(_expect(value, list, source, f"{key} must be a list of strings"))
+        elif field == "layers":
+            table = _expect(value, dict, source, "layers must be a table of NAME = REGEX")
+            value = tuple((str(k), str(v)) for k, v in table.items())
+        changes[field] = value
+    try:
+        return settings_with(Settings(), **changes)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error.message}", hint=error.hint) from None
+    except TypeError as error:
+        raise ConfigError(f"{source}: bad setting: {error}") from None
+
+
+def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
+    _expect(raw, dict, where, "must be a table")
+    allowed = {"name", "env", *VARIANT_KEYS}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}", hint=_VARIANT_HINT
+        )
+    name = _expect(raw.get("name"), str, where, "needs a name")
+    env = _expect(raw.get("env", {}), dict, where, "env must be a table of strings")
+    fields = {k: str(raw[k]) for k in VARIANT_KEYS if k in raw}
+    if base_dir is not None and "cwd" in fields and not Path(fields["cwd"]).is_absolute():
+        fields["cwd"] = str(base_dir / fields["cwd"])
+    return Variant(name=name, env={str(k): str(v) for k, v in env.items()}, **fields)
+
+
+def _params_from(raw: Any, where: str) -> dict[str, list[str]]:
+    _expect(raw, dict, where, "params must be a table of NAME = [values]")
+    params = {}
+    for key, values in raw.items():
+        if not isinstance(values, list):
+            values = [values]
+        params[str(key)] = [str(v) for v in values]
+    return params
+
+
+def _benchmarks_from(raw: Any, where: str, common: Mapping[str, list[str]]) -> list[Benchmark]:
+    _expect(raw, dict, where, "must be a table")
+    unknown = set(raw) - {"name", "stmt", "setup", "cmd", "params"}
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
+            hint="a benchmark has name, stmt and setup, or cmd, and optional params",
+        )
+    name = _expect(raw.get("name"), str, where, "needs a name")
+    params = {**common, **_params_from(raw.get("params", {}), where)}
+    return expand_grid(
+        name,
+        stmt=raw.get("stmt"),
+        setup=raw.get("setup", "pass"),
+        cmd=raw.get("cmd"),
+        params=params,
+    )

@@ -1,0 +1,321 @@
+"""plan -> run -> store: runs an experiment, writing every measurement as it arrives; and
+store -> analyse: turns a stored run into comparisons."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from perflab import __version__
+from perflab.collectors.base import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
+from perflab.collectors.registry import lens_for
+from perflab.collectors.worker_client import variant_environment
+from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.host import (
+    default_measurement_cpu,
+    interpreter_differences,
+    machine_facts,
+    online_cpus,
+    variant_differences,
+)
+from perflab.model import (
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    RunStatus,
+    Severity,
+    Variant,
+)
+from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.store import Store, StoredRun
+
+BUILD_TIMEOUT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A run as analysed: what the renderers format."""
+
+    run_id: int
+    status: RunStatus
+    created_at: str
+    experiment: Experiment
+    machine: dict[str, Any]
+    comparisons: tuple[Comparison, ...]
+    notes: tuple[Note, ...]
+    variant_info: dict[str, dict[str, Any]]
+    differences: tuple[str, ...]
+    error: str | None = None
+    top_level: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    benchmark: str
+    error: BenchmarkFailedError
+
+
+def measurement_cpu(experiment: Experiment) -> int | None:
+    settings = experiment.settings
+    if not settings.pin:
+        return None
+    cpu = default_measurement_cpu() if settings.cpu is None else settings.cpu
+    if cpu not in online_cpus():
+        raise ConfigError(
+            f"CPU {cpu} is not available to perflab (available: {online_cpus()})",
+            hint="choose --cpu from the available ones, or --no-pin",
+        )
+    return cpu
+
+
+class _OrchestratorOffCpu:
+    """Keep perflab itself off the measuring CPU, where there is another one."""
+
+    def __init__(self, cpu: int | None) -> None:
+        self.cpu = cpu
+        self.saved = os.sched_getaffinity(0)
+
+    def __enter__(self) -> None:
+        others = self.saved - {self.cpu}
+        if self.cpu is not None and others:
+            os.sched_setaffinity(0, others)
+
+    def __exit__(self, *exc: object) -> None:
+        os.sched_setaffinity(0, self.saved)
+
+
+def run_experiment(
+    experiment: Experiment,
+    *,
+    store: Store | None = None,
+    runner: ProcessRunner | None = None,
+    progress: ProgressReporter | None = None,
+    default_python: str | None = None,
+) -> RunResult:
+    """Measure every benchmark with every lens and variant; return the analysed run.
+
+    A failing benchmark does not stop the others: it is recorded, the run is marked incomplete,
+    and BenchmarkFailedError is raised at the end (after everything else was measured and stored)
+    unless some benchmark succeeded, in which case the errors are notes of the result.
+    Ctrl-C marks the run incomplete and propagates; what was measured stays in the store."""
+    runner = runner or SubprocessRunner()
+    progress = progress or NullProgress()
+    store = store or Store.in_memory()
+    cpu = measurement_cpu(experiment)
+    lenses = [lens_for(metric) for metric in experiment.settings.metrics]
+    preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
+    writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
+    for note in preflight_notes:
+        writer.add_note(note)
+    context = LensContext(
+        experiment=experiment,
+        runner=runner,
+        sink=writer,
+        progress=progress,
+        cpu=cpu,
+        default_python=default_python or sys.executable,
+    )
+    failures: list[_Failure] = []
+    try:
+        with _OrchestratorOffCpu(cpu):
+            _build_variants(experiment, runner)
+            for benchmark in experiment.benchmarks:
+                for lens in lenses:
+                    try:
+                        lens.measure(benchmark, context)
+                    except BenchmarkFailedError as error:
+                        failures.append(_Failure(benchmark.name, error))
+                        writer.add_note(_failure_note(error, benchmark.name, lens))
+                        break  # the other lenses would fail the same way
+    except BaseException as error:
+        writer.finish(RunStatus.INCOMPLETE, error=_describe(error))
+        raise
+    status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
+    writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
+    result = analyse_run(store.load_run(writer.run_id))
+    if failures and len(failures) == len(experiment.benchmarks):
+        raise failures[0].error
+    return result
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    return str(error) or type(error).__name__
+
+
+def _failure_note(error: BenchmarkFailedError, benchmark: str, lens: Lens) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=f"failed: {error.message}" + (f"\n{error.detail}" if error.detail else ""),
+        hint=error.hint,
+        benchmark=benchmark,
+        variant=error.variant,
+        metric=lens.metric,
+    )
+
+
+def _build_variants(experiment: Experiment, runner: ProcessRunner) -> None:
+    for variant in experiment.variants:
+        if not variant.build:
+            continue
+        completed = runner.run(
+            LaunchSpec(
+                argv=("/bin/sh", "-c", variant.build),
+                env=variant_environment(variant),
+                cwd=variant.cwd,
+            ),
+            timeout_s=BUILD_TIMEOUT_S,
+        )
+        if not completed.ok:
+            output = (completed.stdout + completed.stderr).strip()
+            raise BenchmarkFailedError(
+                f"the build step {variant.build!r} {completed.describe_failure()}",
+                hint="fix the build (its output is above) or the variant's cwd=",
+                variant=variant.name,
+                detail=output[-4000:] or None,
+            )
+
+
+def analyse_run(run: StoredRun) -> RunResult:
+    """Derive every comparison of a stored run from its raw samples and artifacts."""
+    experiment = run.experiment
+    names = [v.name for v in experiment.variants]
+    comparisons: list[Comparison] = []
+    notes: list[Note] = list(run.notes)
+    top_level: dict[str, Any] = {}
+    for metric in experiment.settings.metrics:
+        lens = lens_for(metric)
+        for benchmark in experiment.benchmarks:
+            data = run.data_for(benchmark.name, metric)
+            if not data.samples and not data.artifacts:
+                continue
+            analysis = lens.analyse(benchmark, names, data, experiment)
+            comparisons += analysis.comparisons
+            notes += analysis.notes
+            _merge_top_level(top_level, analysis.top_level)
+    variant_info = {k: dict(v) for k, v in run.variant_info.items()}
+    differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
+    return RunResult(
+        run_id=run.run_id,
+        status=run.status,
+        created_at=run.created_at,
+        experiment=experiment,
+        machine=dict(run.machine),
+        comparisons=tuple(comparisons),
+        notes=tuple(notes),
+        variant_info=variant_info,
+        differences=tuple(differences),
+        error=run.error,
+        top_level=top_level,
+    )
+
+
+def _merge_top_level(into: dict[str, Any], extra: Any) -> None:
+    for key, value in dict(extra).items():
+        if isinstance(value, list) and isinstance(into.get(key), list):
+            into[key] = into[key] + [v for v in value if v not in into[key]]
+        else:
+            into.setdefault(key, value)
+
+
+def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
+    """Compare two stored runs variant by variant: for every variant name and benchmark present in
+    both, the candidate run's measurements against the baseline run's.
+
+    Samples of two runs were not interleaved, so machine drift between the runs is not cancelled;
+    the result says so. Time samples are matched by generation, and the CI is still computed over
+    generations."""
+    shared_variants = [
+        v.name
+        for v in baseline.experiment.variants
+        if v.name in {c.name for c in candidate.experiment.variants}
+    ]
+    shared_benchmarks = [
+        b
+        for b in baseline.experiment.benchmarks
+        if b.name in {c.name for c in candidate.experiment.benchmarks}
+    ]
+    shared_metrics = [
+        m
+        for m in baseline.experiment.settings.metrics
+        if m in candidate.experiment.settings.metrics
+    ]
+    if not shared_variants or not shared_benchmarks or not shared_metrics:
+        raise ConfigError(
+            f"runs {baseline.run_id} and {candidate.run_id} share no variant, benchmark and metric",
+            hint="compare runs of the same experiment (same variant and benchmark names)",
+        )
+    comparisons: list[Comparison] = []
+    notes: list[Note] = [
+        Note(
+            severity=Severity.WARNING,
+            message=f"run {candidate.run_id} is compared with run {baseline.run_id}: their samples "
+            "were not interleaved, so a change of the machine's speed between the runs shows "
+            "up as a difference",
+            hint="for a fair A/B, measure both variants in one run",
+        )
+    ]
+    top_level: dict[str, Any] = {}
+    for variant_name in shared_variants:
+        names = [f"run{baseline.run_id}:{variant_name}", f"run{candidate.run_id}:{variant_name}"]
+        variants = tuple(
+            replace(v, name=name)
+            for v, name in zip(
+                (
+                    _variant_of(baseline.experiment, variant_name),
+                    _variant_of(candidate.experiment, variant_name),
+                ),
+                names,
+                strict=True,
+            )
+        )
+        experiment = replace(
+            baseline.experiment,
+            variants=variants,
+            benchmarks=tuple(shared_benchmarks),
+            settings=replace(baseline.experiment.settings, metrics=tuple(shared_metrics)),
+        )
+        for metric in shared_metrics:
+            lens = lens_for(metric)
+            for benchmark in shared_benchmarks:
+                data = _relabelled(baseline, names[0], variant_name, benchmark.name, metric)
+                data2 = _relabelled(candidate, names[1], variant_name, benchmark.name, metric)
+                merged = BenchmarkData(
+                    samples=data.samples + data2.samples, artifacts=data.artifacts + data2.artifacts
+                )
+                if not data.samples and not data.artifacts:
+                    continue
+                analysis = lens.analyse(benchmark, names, merged, experiment)
+                comparisons += analysis.comparisons
+                notes += analysis.notes
+                _merge_top_level(top_level, analysis.top_level)
+    return RunResult(
+        run_id=candidate.run_id,
+        status=candidate.status,
+        created_at=candidate.created_at,
+        experiment=candidate.experiment,
+        machine=dict(candidate.machine),
+        comparisons=tuple(comparisons),
+        notes=tuple(notes),
+        variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
+        differences=(),
+        top_level=top_level,
+    )
+
+
+def _variant_of(experiment: Experiment, name: str) -> Variant:
+    return next(v for v in experiment.variants if v.name == name)
+
+
+def _relabelled(
+    run: StoredRun, label: str, variant: str, benchmark: str, metric: Metric
+) -> BenchmarkData:
+    data = run.data_for(benchmark, metric)
+    return BenchmarkData(
+        samples=tuple(replace(s, variant=label) for s in data.samples if s.variant == variant),
+        artifacts=tuple(replace(a, variant=label) for a in data.artifacts if a.variant == variant),
+    )

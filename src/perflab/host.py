@@ -1,0 +1,114 @@
+"""Machine facts recorded with every run, so an unfair or noisy setup is visible later."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from perflab.model import Variant
+from perflab.proc import LaunchSpec, ProcessRunner
+
+_TOOLS_VERSION_ARGS: dict[str, tuple[str, ...]] = {
+    "perf": ("perf", "--version"),
+    "valgrind": ("valgrind", "--version"),
+    "gcc": ("gcc", "--version"),
+    "objdump": ("objdump", "--version"),
+    "llvm-mca": ("llvm-mca", "--version"),
+}
+
+
+def read_text(path: str | Path) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def cpuinfo_fields(text: str) -> dict[str, str]:
+    """The first processor's `key : value` lines of /proc/cpuinfo."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
+def online_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def default_measurement_cpu() -> int:
+    """The last CPU we may run on: CPU 0 takes most interrupts and housekeeping."""
+    return online_cpus()[-1]
+
+
+def boost_state() -> str:
+    no_turbo = read_text("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    if no_turbo is not None:
+        return "off" if no_turbo == "1" else "on"
+    boost = read_text("/sys/devices/system/cpu/cpufreq/boost")
+    if boost is not None:
+        return "on" if boost == "1" else "off"
+    return "unknown (no cpufreq control: a VM, or the driver hides it)"
+
+
+def tool_version(runner: ProcessRunner, argv: Sequence[str]) -> str | None:
+    completed = runner.run(LaunchSpec(argv=tuple(argv)), timeout_s=10)
+    if not completed.ok:
+        return None
+    first = (completed.stdout or completed.stderr).strip().splitlines()
+    return first[0] if first else None
+
+
+def machine_facts(runner: ProcessRunner, *, cpu: int | None) -> dict[str, Any]:
+    info = cpuinfo_fields(read_text("/proc/cpuinfo") or "")
+    flags = info.get("flags", "").split()
+    load1, load5, load15 = os.getloadavg()
+    return {
+        "hostname": platform.node(),
+        "cpu_model": info.get("model name", platform.processor()),
+        "cpu_flags": flags,
+        "avx512": any(f.startswith("avx512") for f in flags),
+        "cores": os.cpu_count(),
+        "hypervisor": "hypervisor" in flags,
+        "hypervisor_vendor": read_text("/sys/class/dmi/id/sys_vendor"),
+        "governor": read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "boost": boost_state(),
+        "smt": read_text("/sys/devices/system/cpu/smt/active"),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "perf_event_paranoid": read_text("/proc/sys/kernel/perf_event_paranoid"),
+        "aslr": read_text("/proc/sys/kernel/randomize_va_space"),
+        "load_average": [load1, load5, load15],
+        "pinned_cpu": cpu,
+        "perflab_python": sys.version.split()[0],
+        "tools": {name: tool_version(runner, argv) for name, argv in _TOOLS_VERSION_ARGS.items()},
+    }
+
+
+def variant_differences(variants: Sequence[Variant]) -> list[str]:
+    """What differs between the variants' set-ups, in words; empty for an A/A test."""
+    differences = []
+    keys = sorted({k for v in variants for k in v.env})
+    for key in keys:
+        values = {v.name: v.env.get(key) for v in variants}
+        if len(set(values.values())) > 1:
+            differences.append(f"env {key}: " + ", ".join(f"{n}={x}" for n, x in values.items()))
+    for field_name in ("python", "cwd", "cmd", "build"):
+        values = {v.name: getattr(v, field_name) for v in variants}
+        if len(set(values.values())) > 1:
+            differences.append(f"{field_name}: " + ", ".join(f"{n}={x}" for n, x in values.items()))
+    return differences
+
+
+def interpreter_differences(variant_info: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    versions = {name: info.get("python_version") for name, info in variant_info.items()}
+    if len({v for v in versions.values() if v}) > 1:
+        return ["python version: " + ", ".join(f"{n}={v}" for n, v in versions.items())]
+    return []

@@ -1,0 +1,1 @@
+"""Renderers: they only format an analysed run (engine.RunResult); they never measure or decide."""

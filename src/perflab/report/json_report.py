@@ -1,0 +1,80 @@
+"""The JSON export. Its format is documented in docs/json-format.md; bump FORMAT_VERSION and
+write the change there when a field changes meaning or disappears.
+
+History:
+  1  first version: run_id, status, machine, variants, benchmarks, settings, differences,
+     comparisons, notes, unavailable_events
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from typing import Any
+
+from perflab.engine import RunResult
+
+FORMAT_VERSION = 1
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no inf/nan: unbounded CI ends and undefined values become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def run_to_json(result: RunResult) -> dict[str, Any]:
+    experiment = result.experiment
+    settings = asdict(experiment.settings)
+    settings["metrics"] = [str(m) for m in experiment.settings.metrics]
+    document: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "run_id": result.run_id,
+        "status": str(result.status),
+        "created_at": result.created_at,
+        "error": result.error,
+        "machine": result.machine,
+        "variants": [
+            {
+                "name": v.name,
+                "baseline": i == 0,
+                "spec": v.describe(),
+                "python": v.python,
+                "env": dict(v.env),
+                "cwd": v.cwd,
+                "cmd": v.cmd,
+                "build": v.build,
+                "info": result.variant_info.get(v.name, {}),
+            }
+            for i, v in enumerate(experiment.variants)
+        ],
+        "benchmarks": [
+            {
+                "name": b.name,
+                "kind": str(b.kind),
+                "stmt": b.stmt,
+                "setup": b.setup if b.stmt is not None else None,
+                "cmd": b.cmd,
+                "params": dict(b.params),
+            }
+            for b in experiment.benchmarks
+        ],
+        "settings": settings,
+        "differences": list(result.differences),
+        "comparisons": [c.to_json() for c in result.comparisons],
+        "notes": [n.to_json() for n in result.notes],
+        "unavailable_events": [],
+    }
+    document.update(result.top_level)
+    cleaned: dict[str, Any] = _clean(document)
+    return cleaned
+
+
+def render_json(result: RunResult) -> str:
+    return json.dumps(run_to_json(result), indent=2, sort_keys=False) + "\n"

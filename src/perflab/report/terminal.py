@@ -1,0 +1,120 @@
+"""The terminal report (rich): one table per metric, then what differs and what to distrust."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from perflab.engine import RunResult
+from perflab.model import Comparison, Metric, Severity, Verdict
+from perflab.report.units import format_ratio, format_seconds, format_value
+from perflab.store import RunSummary
+
+VERDICT_STYLES = {
+    Verdict.FASTER: "bold green",
+    Verdict.SLOWER: "bold red",
+    Verdict.EQUIVALENT: "cyan",
+    Verdict.INCONCLUSIVE: "yellow",
+}
+
+
+def verdict_text(comparison: Comparison) -> Text:
+    text = Text(comparison.verdict.value, style=VERDICT_STYLES[comparison.verdict])
+    extra = (
+        comparison.details.to_json().get("extra_seconds_to_decide") if comparison.details else None
+    )
+    if comparison.verdict is Verdict.INCONCLUSIVE and isinstance(extra, int | float):
+        text.append(f" (~{format_seconds(extra)} more)", style="dim")
+    return text
+
+
+def comparison_table(metric: Metric, comparisons: Sequence[Comparison]) -> Table:
+    title = f"{metric.value}"
+    table = Table(title=title, title_justify="left", title_style="bold")
+    table.add_column("benchmark")
+    table.add_column("variant")
+    if metric is Metric.COUNTERS:
+        table.add_column("event")
+    table.add_column("baseline", justify="right")
+    table.add_column("variant", justify="right")
+    table.add_column("ratio [95% CI]", justify="right")
+    table.add_column("verdict")
+    for c in comparisons:
+        spread = _spreads(c)
+        row = [c.benchmark, f"{c.variant} vs {c.baseline}"]
+        if metric is Metric.COUNTERS:
+            row.append(c.event or "")
+        row += [
+            format_value(c.baseline_value, c.unit) + spread[0],
+            format_value(c.variant_value, c.unit) + spread[1],
+            format_ratio(c.ratio, c.ci_low, c.ci_high),
+        ]
+        table.add_row(*row, verdict_text(c))
+    return table
+
+
+def _spreads(comparison: Comparison) -> tuple[str, str]:
+    if comparison.details is None:
+        return "", ""
+    details = comparison.details.to_json()
+    base, var = details.get("baseline_spread"), details.get("variant_spread")
+    if isinstance(base, float) and isinstance(var, float):
+        return f" ±{base:.1%}", f" ±{var:.1%}"
+    return "", ""
+
+
+def render_terminal(result: RunResult, console: Console) -> None:
+    machine = result.machine
+    header = Text()
+    header.append(f"run {result.run_id}", style="bold")
+    header.append(f"  {result.status.value}  {result.created_at}  ")
+    header.append(f"{machine.get('cpu_model', '?')}, pinned to CPU {machine.get('pinned_cpu')}")
+    console.print(header)
+    if result.error:
+        console.print(Text(f"error: {result.error}", style="red"))
+    by_metric: dict[Metric, list[Comparison]] = {}
+    for comparison in result.comparisons:
+        by_metric.setdefault(comparison.metric, []).append(comparison)
+    for metric, comparisons in by_metric.items():
+        console.print(comparison_table(metric, comparisons))
+    if not result.comparisons:
+        console.print(Text("no comparisons (nothing was measured)", style="yellow"))
+    if result.differences:
+        console.print(
+            Text("variants differ in: ", style="bold") + Text("; ".join(result.differences))
+        )
+    elif len(result.experiment.variants) > 1:
+        console.print(Text("variants are identical (an A/A test)", style="bold"))
+    for note in result.notes:
+        style = "yellow" if note.severity is Severity.WARNING else "dim"
+        where = ", ".join(x for x in (note.benchmark, note.variant) if x)
+        line = Text(f"{note.severity.value}: ", style=style)
+        line.append(f"[{where}] " if where else "")
+        line.append(note.message)
+        if note.hint:
+            line.append(f"\n  hint: {note.hint}", style="dim")
+        console.print(line)
+
+
+def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
+    table = Table(title="stored runs", title_justify="left")
+    for column in ("run", "created", "status", "benchmarks", "variants", "metrics", "samples"):
+        table.add_column(column)
+    for run in runs:
+        table.add_row(
+            str(run.run_id),
+            run.created_at,
+            run.status.value,
+            _shorten(", ".join(run.benchmarks)),
+            ", ".join(run.variants),
+            ", ".join(run.metrics),
+            str(run.n_samples),
+        )
+    console.print(table if runs else Group(Text("the store holds no runs yet")))
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

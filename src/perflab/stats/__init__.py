@@ -1,0 +1,1 @@
+"""Pure statistics: samples in, numbers out. No I/O, no formatting."""

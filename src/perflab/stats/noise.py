@@ -1,0 +1,136 @@
+"""Noise diagnostics: drift, outliers, bimodality, CPU migration, per-process effects.
+
+Each check is a pure function of one variant's samples (per-iteration values in time order) and
+returns a finding or None. They report; they never change the estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DRIFT_THRESHOLD = 0.05  # relative change of the typical sample over the run
+OUTLIER_MADS = 5.0
+OUTLIER_FRACTION_THRESHOLD = 0.02
+BIMODALITY_COEFFICIENT_THRESHOLD = 0.555  # the value for a uniform distribution
+MIN_SAMPLES_FOR_SHAPE = 20
+PER_PROCESS_EFFECT_THRESHOLD = 0.02
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # "drift" | "outliers" | "bimodal" | "migration" | "per-process"
+    message: str
+    hint: str | None = None
+
+
+def relative_drift(times_ns: Sequence[float], per_iteration: Sequence[float]) -> float:
+    """Fitted relative change of per-iteration time from the first to the last sample
+    (log-linear least squares, so one spike does not dominate)."""
+    if len(per_iteration) < 3 or max(times_ns) == min(times_ns):
+        return 0.0
+    x = np.asarray(times_ns, dtype=float)
+    y = np.log(np.asarray(per_iteration, dtype=float))
+    slope = float(np.polyfit(x, y, 1)[0])
+    return math.expm1(slope * (x.max() - x.min()))
+
+
+def drift_finding(times_ns: Sequence[float], per_iteration: Sequence[float]) -> Finding | None:
+    drift = relative_drift(times_ns, per_iteration)
+    if abs(drift) < DRIFT_THRESHOLD:
+        return None
+    direction = "slower" if drift > 0 else "faster"
+    return Finding(
+        "drift",
+        f"samples became {abs(drift):.0%} {direction} over the run",
+        hint="the machine's speed changed while measuring (thermal, frequency, other load); "
+        "interleaving cancels drift in the ratio, but check for background jobs",
+    )
+
+
+def outlier_fraction(per_iteration: Sequence[float]) -> float:
+    logs = np.log(np.asarray(per_iteration, dtype=float))
+    median = float(np.median(logs))
+    mad = float(np.median(np.abs(logs - median))) * 1.4826
+    if mad == 0:
+        return 0.0
+    return float(np.mean(np.abs(logs - median) > OUTLIER_MADS * mad))
+
+
+def outlier_finding(per_iteration: Sequence[float]) -> Finding | None:
+    if len(per_iteration) < MIN_SAMPLES_FOR_SHAPE:
+        return None
+    fraction = outlier_fraction(per_iteration)
+    if fraction < OUTLIER_FRACTION_THRESHOLD:
+        return None
+    return Finding(
+        "outliers",
+        f"{fraction:.1%} of samples are outliers (more than {OUTLIER_MADS:g} MADs from the median)",
+        hint="interrupts or other processes on the measuring CPU; the estimate trims them",
+    )
+
+
+def bimodality_coefficient(values: Sequence[float]) -> float:
+    """Sarle's bimodality coefficient: above ~0.555 suggests two modes."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n < 4 or float(np.std(x)) == 0:
+        return 0.0
+    centred = x - x.mean()
+    m2 = float(np.mean(centred**2))
+    skew = float(np.mean(centred**3)) / m2**1.5
+    excess_kurtosis = float(np.mean(centred**4)) / m2**2 - 3
+    return float((skew**2 + 1) / (excess_kurtosis + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
+
+
+def bimodality_finding(per_iteration: Sequence[float]) -> Finding | None:
+    if len(per_iteration) < MIN_SAMPLES_FOR_SHAPE:
+        return None
+    logs = np.log(np.asarray(per_iteration, dtype=float))
+    spread = float(np.percentile(logs, 90) - np.percentile(logs, 10))
+    coefficient = bimodality_coefficient(logs)
+    # two modes only matter when they are far apart; a tight distribution can look "bimodal"
+    if coefficient <= BIMODALITY_COEFFICIENT_THRESHOLD or spread < 0.05:
+        return None
+    return Finding(
+        "bimodal",
+        f"sample times look bimodal (coefficient {coefficient:.2f}, 10-90% spread {spread:.0%})",
+        hint="the machine switches between speeds (frequency, co-tenants) or the code has two "
+        "paths; paired samples keep the ratio fair, but the per-variant times are a mix",
+    )
+
+
+def migration_finding(cpus: Sequence[int | None], pinned_cpu: int | None) -> Finding | None:
+    seen = {cpu for cpu in cpus if cpu is not None}
+    if not seen:
+        return None
+    if pinned_cpu is not None and seen != {pinned_cpu}:
+        return Finding(
+            "migration",
+            f"samples ran on CPUs {sorted(seen)} although pinned to CPU {pinned_cpu}",
+            hint="something overrides the affinity (cgroup cpuset?); check `taskset -p` of the "
+            "workers",
+        )
+    if pinned_cpu is None and len(seen) > 1:
+        return Finding(
+            "migration",
+            f"samples ran on {len(seen)} different CPUs {sorted(seen)}",
+            hint="pin the measurement (the default) so all variants share one core",
+        )
+    return None
+
+
+def per_process_finding(between_group_sd: float, n_groups: int) -> Finding | None:
+    if n_groups < 3 or math.isnan(between_group_sd):
+        return None
+    if between_group_sd < PER_PROCESS_EFFECT_THRESHOLD:
+        return None
+    return Finding(
+        "per-process",
+        f"the ratio varies by {between_group_sd:.1%} (SD) between worker generations",
+        hint="per-process effects (memory layout, hash seeds) dominate; the CI accounts for "
+        "them, more generations (a larger --budget) narrow it",
+    )

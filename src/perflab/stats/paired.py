@@ -1,0 +1,148 @@
+"""Paired ratios with confidence intervals computed where the randomness lives.
+
+The design (docs/statistics.md): every variant has its own worker process; samples of all variants
+alternate in blocks, so adjacent samples see the same machine state, and the log of
+variant/baseline inside a block cancels slow drift. Per-process effects (memory layout, hash seeds,
+placement) do *not* cancel inside a generation of workers: they are constant for its lifetime. So
+samples are not independent. The unit of replication is the generation (or, for commands, a batch
+of consecutive blocks): each contributes one robust mean log ratio, and the confidence interval is
+a Student t interval over those generation means.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from perflab.model import Sample, Verdict
+
+TRIM_FRACTION = 0.1  # per side, inside a generation: one interrupted sample must not move the mean
+
+
+@dataclass(frozen=True)
+class PairedLogRatio:
+    group: int  # generation (statements) or batch (commands)
+    block: int
+    log_ratio: float  # log(variant per-iteration / baseline per-iteration)
+
+
+@dataclass(frozen=True)
+class RatioEstimate:
+    """variant/baseline with a confidence interval. CI bounds are inf/0 when not estimable."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    n_groups: int
+    n_pairs: int
+    between_group_sd: float  # SD of the group mean log ratios: the per-process effect plus noise
+    confidence: float
+
+    @property
+    def log_half_width(self) -> float:
+        """Half the CI width in log space (about the relative precision, 0.01 = ±1%)."""
+        if self.ci_low <= 0 or math.isinf(self.ci_high):
+            return math.inf
+        return (math.log(self.ci_high) - math.log(self.ci_low)) / 2
+
+
+def pair_samples(
+    baseline: Iterable[Sample], variant: Iterable[Sample], *, batch_blocks: int | None = None
+) -> list[PairedLogRatio]:
+    """Pair samples measured in the same (generation, block), skipping warm-up samples.
+
+    With `batch_blocks`, groups are consecutive batches of that many blocks instead of
+    generations (for commands, where every sample is its own process)."""
+    by_key = {(s.generation, s.block): s for s in baseline if not s.warmup}
+    pairs = []
+    for sample in variant:
+        if sample.warmup:
+            continue
+        partner = by_key.get((sample.generation, sample.block))
+        if partner is None or partner.per_iteration <= 0 or sample.per_iteration <= 0:
+            continue
+        group = sample.generation if batch_blocks is None else sample.block // batch_blocks
+        pairs.append(
+            PairedLogRatio(
+                group=group,
+                block=sample.block,
+                log_ratio=math.log(sample.per_iteration / partner.per_iteration),
+            )
+        )
+    return pairs
+
+
+def trimmed_mean(values: Sequence[float], trim_fraction: float = TRIM_FRACTION) -> float:
+    return float(scipy_stats.trim_mean(np.asarray(values, dtype=float), trim_fraction))
+
+
+def group_means(pairs: Sequence[PairedLogRatio]) -> list[float]:
+    grouped: dict[int, list[float]] = defaultdict(list)
+    for pair in pairs:
+        grouped[pair.group].append(pair.log_ratio)
+    return [trimmed_mean(values) for _, values in sorted(grouped.items())]
+
+
+def estimate_ratio(pairs: Sequence[PairedLogRatio], confidence: float = 0.95) -> RatioEstimate:
+    """Ratio = exp(mean of group means); t interval over groups (each group weighs the same)."""
+    means = group_means(pairs)
+    if not means:
+        return RatioEstimate(math.nan, 0.0, math.inf, 0, 0, math.nan, confidence)
+    centre = float(np.mean(means))
+    if len(means) < 2:
+        return RatioEstimate(math.exp(centre), 0.0, math.inf, 1, len(pairs), math.nan, confidence)
+    sd = float(np.std(means, ddof=1))
+    t_quantile = float(scipy_stats.t.ppf(0.5 + confidence / 2, df=len(means) - 1))
+    half = t_quantile * sd / math.sqrt(len(means))
+    return RatioEstimate(
+        ratio=math.exp(centre),
+        ci_low=math.exp(centre - half),
+        ci_high=math.exp(centre + half),
+        n_groups=len(means),
+        n_pairs=len(pairs),
+        between_group_sd=sd,
+        confidence=confidence,
+    )
+
+
+def verdict_for(ci_low: float, ci_high: float, equivalence_band: float) -> Verdict:
+    """`equivalent` when the whole CI lies inside 1 ± band; otherwise `faster`/`slower` when it
+    excludes 1; otherwise `inconclusive`."""
+    if math.isnan(ci_low) or math.isnan(ci_high):
+        return Verdict.INCONCLUSIVE
+    if 1 - equivalence_band <= ci_low and ci_high <= 1 + equivalence_band:
+        return Verdict.EQUIVALENT
+    if ci_low > 1:
+        return Verdict.SLOWER
+    if ci_high < 1:
+        return Verdict.FASTER
+    return Verdict.INCONCLUSIVE
+
+
+def needed_log_half_width(ratio: float, equivalence_band: float) -> float:
+    """The CI half-width (log space) at which the current estimate would be decided: either the
+    CI excludes 1, or it fits inside the band; whichever is reached first."""
+    distance_from_one = abs(math.log(ratio))
+    room_inside_band = math.log(1 + equivalence_band) - distance_from_one
+    return max(distance_from_one, room_inside_band)
+
+
+def extra_seconds_to_decide(
+    estimate: RatioEstimate, equivalence_band: float, elapsed_s: float
+) -> float | None:
+    """How much longer to measure, at the same rate, for the CI to settle the question, assuming
+    the point estimate holds and the width shrinks as 1/sqrt(n). None when it cannot be said."""
+    if estimate.n_groups < 2 or math.isnan(estimate.ratio) or elapsed_s <= 0:
+        return None
+    needed = needed_log_half_width(estimate.ratio, equivalence_band)
+    current = estimate.log_half_width
+    if needed <= 1e-9 or math.isinf(current):
+        return None
+    if current <= needed:
+        return 0.0
+    return elapsed_s * ((current / needed) ** 2 - 1)

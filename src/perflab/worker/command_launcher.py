@@ -1,0 +1,90 @@
+"""perflab command launcher: runs whole commands and times them (stdlib only).
+
+The parent starts it pinned to the measuring CPU, so the commands it starts inherit the pinning
+without a fork-time hook, and their wall time is taken next to the process, not across a pipe.
+
+Request:  {"op": "run", "argv": [...], "env": {...}, "cwd": str|null, "timeout_s": float}
+Reply:    {"ok": true, "wall_ns", "returncode", "timed_out", "user_ns", "sys_ns", "maxrss_kb",
+           "cpu", "stderr_tail"}   (failures to start: {"ok": false, "error": text})
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from time import perf_counter_ns
+
+_STDERR_TAIL_BYTES = 4000
+
+
+def _kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _current_cpu():
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def run(request):
+    timed_out = []
+    with tempfile.TemporaryFile() as stderr_file:
+        start_ns = perf_counter_ns()
+        try:
+            proc = subprocess.Popen(
+                request["argv"],
+                env=request.get("env"),
+                cwd=request.get("cwd"),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr_file,
+                start_new_session=True,
+            )
+        except OSError as error:
+            return {"ok": False, "error": "%s: %s" % (type(error).__name__, error)}
+        timer = threading.Timer(
+            float(request.get("timeout_s", 60.0)),
+            lambda: (timed_out.append(True), _kill_group(proc.pid)),
+        )
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall_ns = perf_counter_ns() - start_ns
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        stderr_file.seek(0, os.SEEK_END)
+        size = stderr_file.tell()
+        stderr_file.seek(max(0, size - _STDERR_TAIL_BYTES))
+        tail = stderr_file.read().decode("utf-8", "replace")
+    return {
+        "ok": True,
+        "wall_ns": wall_ns,
+        "returncode": proc.returncode,
+        "timed_out": bool(timed_out),
+        "user_ns": int(usage.ru_utime * 1e9),
+        "sys_ns": int(usage.ru_stime * 1e9),
+        "maxrss_kb": usage.ru_maxrss,
+        "cpu": _current_cpu(),
+        "stderr_tail": tail,
+    }
+
+
+def main():
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("op") == "quit":
+            return
+        sys.stdout.write(json.dumps(run(request)) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
