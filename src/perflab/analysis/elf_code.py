@@ -1,0 +1,393 @@
+"""Where a function's machine code really lives for one variant, and how to read it.
+
+A variant's process decides which file holds a function: its executable, or a shared library found
+through *its* environment (another venv's ``libtorch_cpu.so``). So the object paths come from the
+live process's mappings (``/proc/PID/maps``) or from the dso paths a profiler saw, never from a
+guess at install locations. Symbols are read from ``.symtab`` and ``.dynsym`` with pyelftools, and
+addresses are kept as link-time virtual addresses (``st_value``), which are the same in every run
+of a PIE or shared object; :func:`runtime_to_link_address` removes the load bias.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import capstone
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationSection
+from elftools.elf.sections import SymbolTableSection
+
+from perflab.errors import PerflabError
+from perflab.proc import LaunchSpec, ProcessRunner, which
+
+
+class CodeLookupError(PerflabError):
+    """A function's code cannot be found or read from the object that should hold it."""
+
+
+# ---------------------------------------------------------------------------------------------
+# process mappings
+
+
+@dataclass(frozen=True)
+class MappedRegion:
+    """One line of /proc/PID/maps."""
+
+    start: int
+    end: int
+    perms: str
+    offset: int
+    path: str
+
+    @property
+    def executable(self) -> bool:
+        return "x" in self.perms
+
+    @property
+    def file_backed(self) -> bool:
+        # "[vdso]", "[heap]", anonymous and "(deleted)" regions have no readable file behind them
+        return self.path.startswith("/") and not self.path.endswith(" (deleted)")
+
+
+def parse_proc_maps(text: str) -> tuple[MappedRegion, ...]:
+    regions = []
+    for line in text.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 5:
+            continue
+        start, end = (int(part, 16) for part in fields[0].split("-"))
+        path = fields[5].strip() if len(fields) == 6 else ""
+        regions.append(MappedRegion(start, end, fields[1], int(fields[2], 16), path))
+    return tuple(regions)
+
+
+def read_process_maps(pid: int) -> tuple[MappedRegion, ...]:
+    """The mappings of a live process (a file read, not a subprocess)."""
+    try:
+        with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as maps:
+            return parse_proc_maps(maps.read())
+    except OSError as error:
+        raise CodeLookupError(
+            f"cannot read the mappings of process {pid}: {error}",
+            hint="the worker must still be alive and owned by the same user",
+        ) from error
+
+
+def mapped_objects(regions: Iterable[MappedRegion]) -> tuple[str, ...]:
+    """Files with executable mappings, in load order: the executable first, then libraries."""
+    seen: dict[str, None] = {}
+    for region in regions:
+        if region.executable and region.file_backed:
+            seen.setdefault(region.path, None)
+    return tuple(seen)
+
+
+# ---------------------------------------------------------------------------------------------
+# demangling
+
+
+class Demangler(Protocol):
+    def demangle(self, names: Sequence[str]) -> dict[str, str]:
+        """Demangled form of each name (names that are not mangled map to themselves)."""
+        ...
+
+
+class IdentityDemangler:
+    def demangle(self, names: Sequence[str]) -> dict[str, str]:
+        return {name: name for name in names}
+
+
+class CxxFiltDemangler:
+    """c++filt through the process seam, all names in one batch (one process per object file)."""
+
+    def __init__(self, runner: ProcessRunner, tool: str = "c++filt") -> None:
+        self.runner = runner
+        self.tool = tool
+
+    def demangle(self, names: Sequence[str]) -> dict[str, str]:
+        out = {name: name for name in names}
+        mangled = [name for name in names if name.startswith("_Z")]
+        if not mangled:
+            return out
+        done = self.runner.run(LaunchSpec(argv=(self.tool,)), stdin_text="\n".join(mangled) + "\n")
+        lines = done.stdout.splitlines()
+        # c++filt answers line for line; anything else means it failed and names stay mangled
+        if done.ok and len(lines) == len(mangled):
+            out.update(zip(mangled, lines, strict=True))
+        return out
+
+
+def default_demangler(runner: ProcessRunner) -> Demangler:
+    return CxxFiltDemangler(runner) if which("c++filt") else IdentityDemangler()
+
+
+# ---------------------------------------------------------------------------------------------
+# ELF objects
+
+
+@dataclass(frozen=True)
+class ElfSymbol:
+    name: str  # as in the symbol table (mangled)
+    demangled: str
+    address: int  # link-time virtual address
+    size: int
+    is_function: bool
+    is_global: bool
+
+    def contains(self, address: int) -> bool:
+        return self.address <= address < self.address + max(self.size, 1)
+
+
+@dataclass(frozen=True)
+class LoadSegment:
+    vaddr: int
+    offset: int
+    filesz: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class SectionSpan:
+    name: str
+    address: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ElfObject:
+    """The symbols and layout of one ELF file; code bytes are read on demand."""
+
+    path: str
+    position_independent: bool  # ET_DYN: PIE executable or shared object, loaded with a bias
+    segments: tuple[LoadSegment, ...]
+    sections: tuple[SectionSpan, ...]
+    symbols: tuple[ElfSymbol, ...]  # sorted by address, functions and data
+    plt: Mapping[int, str]  # PLT stub address -> imported symbol name
+    got: Mapping[int, str]  # GOT slot address -> symbol name (for call [rip + slot])
+
+    @functools.cached_property
+    def _starts(self) -> list[int]:
+        return [symbol.address for symbol in self.symbols]
+
+    def functions(self) -> list[ElfSymbol]:
+        return [symbol for symbol in self.symbols if symbol.is_function and symbol.size > 0]
+
+    def symbol_at(self, address: int) -> ElfSymbol | None:
+        """The symbol covering `address`; among aliases, the global one with the shortest name."""
+        index = bisect.bisect_right(self._starts, address)
+        best: ElfSymbol | None = None
+        for symbol in reversed(self.symbols[max(0, index - 8) : index]):
+            if symbol.contains(address) and (
+                best is None
+                or (not best.is_global, len(best.name)) > (not symbol.is_global, len(symbol.name))
+            ):
+                best = symbol
+        return best
+
+    def section_at(self, address: int) -> SectionSpan | None:
+        for section in self.sections:
+            if section.address <= address < section.address + section.size:
+                return section
+        return None
+
+    def name_for(self, address: int) -> str | None:
+        """A stable name for an address: PLT import, symbol(+offset), or the section."""
+        if address in self.plt:
+            return f"{self.plt[address]}@plt"
+        symbol = self.symbol_at(address)
+        if symbol is not None:
+            delta = address - symbol.address
+            return symbol.demangled if delta == 0 else f"{symbol.demangled}+{delta:#x}"
+        section = self.section_at(address)
+        # no offset: constant-pool offsets shift with every unrelated change and would pollute diffs
+        return section.name if section is not None else None
+
+    def find(self, name: str) -> list[ElfSymbol]:
+        """Functions whose mangled or demangled name is exactly `name`."""
+        return [s for s in self.functions() if name in (s.name, s.demangled)]
+
+    def search(self, pattern: re.Pattern[str]) -> list[ElfSymbol]:
+        return [
+            s for s in self.functions() if pattern.search(s.demangled) or pattern.search(s.name)
+        ]
+
+    def file_offset(self, address: int) -> int:
+        for segment in self.segments:
+            if segment.vaddr <= address < segment.vaddr + segment.filesz:
+                return address - segment.vaddr + segment.offset
+        raise CodeLookupError(
+            f"address {address:#x} is not inside a loaded segment of {self.path}",
+            hint="the symbol table and the file disagree; is the file stripped or being rebuilt?",
+        )
+
+    def read_code(self, symbol: ElfSymbol) -> bytes:
+        offset = self.file_offset(symbol.address)
+        try:
+            with open(self.path, "rb") as elf:
+                elf.seek(offset)
+                code = elf.read(symbol.size)
+        except OSError as error:
+            raise CodeLookupError(f"cannot read {self.path}: {error}") from error
+        if len(code) != symbol.size:
+            raise CodeLookupError(f"{self.path} ends inside {symbol.demangled}")
+        return code
+
+
+def runtime_to_link_address(
+    regions: Iterable[MappedRegion], obj: ElfObject, runtime_address: int
+) -> int | None:
+    """Undo the load bias: a runtime address in `obj`'s mapping -> its link-time address.
+
+    Works through the file offset, so it is right for PIE executables, shared objects and
+    non-PIE executables (bias 0) alike."""
+    real = os.path.realpath(obj.path)
+    for region in regions:
+        if region.start <= runtime_address < region.end and os.path.realpath(region.path) == real:
+            file_offset = runtime_address - region.start + region.offset
+            for segment in obj.segments:
+                if segment.offset <= file_offset < segment.offset + segment.filesz:
+                    return file_offset - segment.offset + segment.vaddr
+    return None
+
+
+def _file_key(path: str) -> tuple[str, int, int]:
+    try:
+        stat = os.stat(path)
+    except OSError as error:
+        raise CodeLookupError(
+            f"cannot open {path}: {error}",
+            hint="the object was mapped by the variant's process; was it deleted or rebuilt since?",
+        ) from error
+    return (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
+
+
+def load_elf_object(path: str, demangler: Demangler) -> ElfObject:
+    """Read an object's symbols (cached per file version: libtorch_cpu.so has ~10^5 of them)."""
+    key = _file_key(path)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _CACHE[key] = _read_elf_file(path, demangler)
+        while len(_CACHE) > _CACHE_SIZE:
+            del _CACHE[next(iter(_CACHE))]
+    return cached
+
+
+_CACHE: dict[tuple[str, int, int], ElfObject] = {}
+_CACHE_SIZE = 16
+
+
+def _read_elf_file(path: str, demangler: Demangler) -> ElfObject:
+    try:
+        with open(path, "rb") as stream:
+            return _read_elf(ELFFile(stream), path, demangler)
+    except (OSError, ELFError) as error:
+        raise CodeLookupError(
+            f"cannot read {path} as an ELF file: {error}",
+            hint="the asm lens reads native x86-64 ELF executables and shared libraries",
+        ) from error
+
+
+def _read_elf(elf: ELFFile, path: str, demangler: Demangler) -> ElfObject:
+    if elf["e_machine"] != "EM_X86_64":
+        raise CodeLookupError(f"{path} is {elf['e_machine']}, not x86-64")
+    segments = tuple(
+        LoadSegment(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"], bool(seg["p_flags"] & 1))
+        for seg in elf.iter_segments()
+        if seg["p_type"] == "PT_LOAD"
+    )
+    sections = tuple(
+        SectionSpan(section.name, section["sh_addr"], section["sh_size"])
+        for section in elf.iter_sections()
+        if section["sh_addr"] and section["sh_flags"] & 2  # SHF_ALLOC
+    )
+    raw: dict[tuple[str, int], tuple[int, bool, bool]] = {}
+    for table_name in (".symtab", ".dynsym"):
+        table = elf.get_section_by_name(table_name)
+        if not isinstance(table, SymbolTableSection):
+            continue
+        for symbol in table.iter_symbols():
+            kind = symbol["st_info"]["type"]
+            if not symbol.name or symbol["st_shndx"] == "SHN_UNDEF":
+                continue
+            if kind not in ("STT_FUNC", "STT_OBJECT", "STT_GNU_IFUNC"):
+                continue
+            raw.setdefault(
+                (symbol.name, symbol["st_value"]),
+                (symbol["st_size"], kind != "STT_OBJECT", symbol["st_info"]["bind"] != "STB_LOCAL"),
+            )
+    demangled = demangler.demangle(sorted({name for name, _ in raw}))
+    symbols = sorted(
+        (
+            ElfSymbol(name, demangled.get(name, name), address, size, is_function, is_global)
+            for (name, address), (size, is_function, is_global) in raw.items()
+        ),
+        key=lambda s: (s.address, s.name),
+    )
+    got = _got_names(elf)
+    plt = _plt_stubs(elf, got)
+    return ElfObject(
+        path=path,
+        position_independent=elf["e_type"] == "ET_DYN",
+        segments=segments,
+        sections=sections,
+        symbols=tuple(symbols),
+        plt=plt,
+        got={address: name for address, name in got.items()},
+    )
+
+
+def _got_names(elf: ELFFile) -> dict[int, str]:
+    """GOT slot -> symbol, from the dynamic relocations (JUMP_SLOT and GLOB_DAT)."""
+    names: dict[int, str] = {}
+    for section in elf.iter_sections():
+        if not isinstance(section, RelocationSection) or section["sh_link"] == 0:
+            continue
+        symtab = elf.get_section(section["sh_link"])
+        if not isinstance(symtab, SymbolTableSection):
+            continue
+        for relocation in section.iter_relocations():
+            index = relocation["r_info_sym"]
+            if index:
+                name = symtab.get_symbol(index).name
+                if name:
+                    names[relocation["r_offset"]] = name
+    return names
+
+
+_PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
+_PLT_STUB_BYTES = 16
+
+
+def _plt_stubs(elf: ELFFile, got: Mapping[int, str]) -> dict[int, str]:
+    """PLT stub address -> name: each stub jumps through a GOT slot whose relocation names it.
+
+    Reading the jumps instead of assuming the stub layout handles .plt, .plt.sec (IBT) and
+    .plt.got alike."""
+    disassembler = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    disassembler.detail = True
+    stubs: dict[int, str] = {}
+    for section_name in _PLT_SECTIONS:
+        section = elf.get_section_by_name(section_name)
+        if section is None or section["sh_type"] == "SHT_NOBITS":
+            continue
+        base = section["sh_addr"]
+        for insn in disassembler.disasm(section.data(), base):
+            if insn.mnemonic != "jmp":
+                continue
+            for operand in insn.operands:
+                if (
+                    operand.type == capstone.x86.X86_OP_MEM
+                    and operand.mem.base == capstone.x86.X86_REG_RIP
+                ):
+                    slot = insn.address + insn.size + operand.mem.disp
+                    if slot in got:
+                        stub = base + (insn.address - base) // _PLT_STUB_BYTES * _PLT_STUB_BYTES
+                        stubs.setdefault(stub, got[slot])
+    return stubs
