@@ -1,0 +1,622 @@
+"""Callgrind's output files, parsed into values that subtract, filter, scale and normalise.
+
+The format is valgrind's "Callgrind Format Specification" (version 1). We read the files
+directly because callgrind_annotate's text output changed between releases. What the parser
+handles, and why it matters:
+
+- name compression: ``fn=(12) name`` defines id 12, later ``fn=(12)`` refers to it. Callgrind
+  shares one id space per *kind* of name: files (fl, fi, fe, cfi, cfl, jfi), functions (fn, cfn,
+  jfn) and objects (ob, cob); ``cfi=(2)`` may refer to an id defined by ``fl=(2) ...``.
+- ``positions:`` with ``instr`` and/or ``line``; subposition compression ``+N``, ``-N``, ``*``
+  relative to the last *regular* cost line. Callgrind writes the positions of ``calls=`` and
+  ``jump=``/``jcnd=`` lines and of the line after them relative to that same last cost line and
+  does not move it (valgrind's callgrind/dump.c), so neither do we.
+- ``calls=COUNT TARGET`` is followed by one line: the call site and the *inclusive* cost of the
+  calls; that cost is not self cost of the caller.
+- ``cob=``/``cfi=``/``cfn=`` describe only the next call; without ``cob=`` the callee lives in
+  the caller's object.
+- several parts (``part:``) per file, each with its own header; ``totals:`` closes a part.
+- any number of ``events:``; missing trailing costs are zero.
+
+Pure: text in, values out; no I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+INSTRUCTIONS_EVENT = "Ir"
+
+# Which id space each position specification uses (see module docstring).
+_FILE_SPECS = frozenset({"fl", "fi", "fe", "cfi", "cfl", "jfi"})
+_FUNCTION_SPECS = frozenset({"fn", "cfn", "jfn"})
+_OBJECT_SPECS = frozenset({"ob", "cob"})
+_HEADER_KEYS = frozenset(
+    {"version", "creator", "pid", "cmd", "part", "thread", "desc", "positions", "events",
+     "event", "summary", "totals"}
+)
+_ALL_SPECS = _FILE_SPECS | _FUNCTION_SPECS | _OBJECT_SPECS
+_SPEC_KIND = {
+    **{spec: "file" for spec in _FILE_SPECS},
+    **{spec: "function" for spec in _FUNCTION_SPECS},
+    **{spec: "object" for spec in _OBJECT_SPECS},
+}
+_COMPRESSED = re.compile(r"^\((\d+)\)\s?(.*)$")
+
+
+class CallgrindFormatError(ValueError):
+    """The text is not a callgrind profile we can read; carries the line number."""
+
+    def __init__(self, message: str, line_number: int) -> None:
+        super().__init__(f"line {line_number}: {message}")
+        self.line_number = line_number
+
+
+@dataclass(frozen=True, order=True)
+class FunctionId:
+    """A function as callgrind names it: symbol and the ELF object it lives in."""
+
+    name: str
+    object: str
+
+
+@dataclass(frozen=True)
+class FunctionCost:
+    """Self cost of one function, one number per event (in `FunctionCosts.events` order)."""
+
+    function: FunctionId
+    file: str
+    self_cost: tuple[float, ...]
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def object(self) -> str:
+        return self.function.object
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """All calls from `caller` to `callee`: how many, and their inclusive cost per event."""
+
+    caller: FunctionId
+    callee: FunctionId
+    count: float
+    inclusive: tuple[float, ...]
+
+
+def _add(a: tuple[float, ...], b: tuple[float, ...], sign: float = 1.0) -> tuple[float, ...]:
+    return tuple(x + sign * y for x, y in zip(a, b, strict=True))
+
+
+@dataclass(frozen=True)
+class FunctionCosts:
+    """Per-function costs of one measurement: self costs plus the call graph.
+
+    A value: ``variant - baseline`` subtracts (functions missing on one side count as zero),
+    ``scaled(1 / loops)`` gives per-iteration costs, ``normalised()`` merges names that differ
+    only by build artefacts. Inclusive costs are derived from self costs and the call edges,
+    so they stay right after any of those operations.
+    """
+
+    events: tuple[str, ...]
+    functions: Mapping[FunctionId, FunctionCost] = field(default_factory=dict)
+    calls: Mapping[tuple[FunctionId, FunctionId], CallCost] = field(default_factory=dict)
+
+    # -- queries -------------------------------------------------------------------------
+    def event_index(self, event: str) -> int:
+        try:
+            return self.events.index(event)
+        except ValueError:
+            have = ", ".join(self.events)
+            raise KeyError(f"event {event!r} not measured (have {have})") from None
+
+    def total(self, event: str = INSTRUCTIONS_EVENT) -> float:
+        index = self.event_index(event)
+        return sum(cost.self_cost[index] for cost in self.functions.values())
+
+    def self_of(self, function: FunctionId, event: str = INSTRUCTIONS_EVENT) -> float:
+        cost = self.functions.get(function)
+        return 0.0 if cost is None else cost.self_cost[self.event_index(event)]
+
+    def inclusive_of(self, function: FunctionId, event: str = INSTRUCTIONS_EVENT) -> float:
+        """Self cost plus the inclusive cost of calls to *other* functions (direct recursion
+        is skipped: callgrind's recursive call edges already nest inside the outer call)."""
+        index = self.event_index(event)
+        total = self.self_of(function, event)
+        for call in self._calls_from().get(function, ()):
+            if call.callee != function:
+                total += call.inclusive[index]
+        return total
+
+    def callers_of(self, function: FunctionId) -> tuple[CallCost, ...]:
+        return self._calls_to().get(function, ())
+
+    def callees_of(self, function: FunctionId) -> tuple[CallCost, ...]:
+        return self._calls_from().get(function, ())
+
+    def find(self, name: str, object: str | None = None) -> tuple[FunctionCost, ...]:
+        return tuple(
+            cost
+            for cost in self.functions.values()
+            if cost.name == name and (object is None or cost.object == object)
+        )
+
+    def _calls_from(self) -> dict[FunctionId, tuple[CallCost, ...]]:
+        return _index_calls(self.calls.values(), lambda call: call.caller)
+
+    def _calls_to(self) -> dict[FunctionId, tuple[CallCost, ...]]:
+        return _index_calls(self.calls.values(), lambda call: call.callee)
+
+    # -- value operations ----------------------------------------------------------------
+    def __sub__(self, other: FunctionCosts) -> FunctionCosts:
+        return self._combine(other, -1.0)
+
+    def __add__(self, other: FunctionCosts) -> FunctionCosts:
+        return self._combine(other, 1.0)
+
+    def _combine(self, other: FunctionCosts, sign: float) -> FunctionCosts:
+        if other.events != self.events:
+            raise ValueError(f"cannot combine costs of events {self.events} and {other.events}")
+        zero = tuple(0.0 for _ in self.events)
+        functions = dict(self.functions)
+        for key, cost in other.functions.items():
+            mine = functions.get(key)
+            base = mine.self_cost if mine is not None else zero
+            functions[key] = FunctionCost(
+                key, mine.file if mine is not None else cost.file, _add(base, cost.self_cost, sign)
+            )
+        calls = dict(self.calls)
+        for edge, call in other.calls.items():
+            have = calls.get(edge)
+            count = (have.count if have else 0.0) + sign * call.count
+            inclusive = _add(have.inclusive if have else zero, call.inclusive, sign)
+            calls[edge] = CallCost(call.caller, call.callee, count, inclusive)
+        return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))
+
+    def scaled(self, factor: float) -> FunctionCosts:
+        functions = {
+            key: FunctionCost(key, cost.file, tuple(x * factor for x in cost.self_cost))
+            for key, cost in self.functions.items()
+        }
+        calls = {
+            edge: CallCost(
+                call.caller,
+                call.callee,
+                call.count * factor,
+                tuple(x * factor for x in call.inclusive),
+            )
+            for edge, call in self.calls.items()
+        }
+        return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))
+
+    def filtered(self, keep: Callable[[FunctionCost], bool]) -> FunctionCosts:
+        """Only the functions `keep` accepts, and the calls they make."""
+        functions = {key: cost for key, cost in self.functions.items() if keep(cost)}
+        calls = {key: call for key, call in self.calls.items() if call.caller in functions}
+        return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))
+
+    def renamed(self, rename: Callable[[FunctionId], FunctionId]) -> FunctionCosts:
+        """Rename every function; functions that end up with the same id are merged."""
+        functions: dict[FunctionId, FunctionCost] = {}
+        for cost in self.functions.values():
+            key = rename(cost.function)
+            have = functions.get(key)
+            if have is None:
+                functions[key] = FunctionCost(key, os.path.basename(cost.file), cost.self_cost)
+            else:
+                functions[key] = FunctionCost(key, have.file, _add(have.self_cost, cost.self_cost))
+        calls: dict[tuple[FunctionId, FunctionId], CallCost] = {}
+        for call in self.calls.values():
+            caller, callee = rename(call.caller), rename(call.callee)
+            have_call = calls.get((caller, callee))
+            if have_call is None:
+                calls[(caller, callee)] = CallCost(caller, callee, call.count, call.inclusive)
+            else:
+                calls[(caller, callee)] = CallCost(
+                    caller, callee, have_call.count + call.count,
+                    _add(have_call.inclusive, call.inclusive),
+                )
+        return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))
+
+    def normalised(self, demangled: Mapping[str, str] | None = None) -> FunctionCosts:
+        """Names made comparable across builds (see `normalise_function_name`)."""
+        return self.renamed(lambda fid: normalise_function_id(fid, demangled))
+
+    def without_zero(self) -> FunctionCosts:
+        """Drop functions and calls whose costs are all zero (e.g. after a subtraction)."""
+        return FunctionCosts(
+            self.events,
+            MappingProxyType({k: c for k, c in self.functions.items() if any(c.self_cost)}),
+            MappingProxyType({k: c for k, c in self.calls.items() if any(c.inclusive) or c.count}),
+        )
+
+
+def _index_calls(
+    calls: Iterable[CallCost], key: Callable[[CallCost], FunctionId]
+) -> dict[FunctionId, tuple[CallCost, ...]]:
+    grouped: dict[FunctionId, list[CallCost]] = {}
+    for call in calls:
+        grouped.setdefault(key(call), []).append(call)
+    return {k: tuple(v) for k, v in grouped.items()}
+
+
+@dataclass(frozen=True)
+class InstructionCost:
+    """Cost of one machine instruction (``--dump-instr=yes``). `address` is relative to the
+    object's load offset, i.e. an address in the ELF file, ready for a symboliser."""
+
+    function: FunctionId
+    address: int
+    file: str
+    line: int
+    cost: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class InstructionCosts:
+    events: tuple[str, ...]
+    rows: tuple[InstructionCost, ...] = ()
+
+    def addresses_by_object(self) -> dict[str, tuple[int, ...]]:
+        grouped: dict[str, set[int]] = {}
+        for row in self.rows:
+            grouped.setdefault(row.function.object, set()).add(row.address)
+        return {obj: tuple(sorted(addresses)) for obj, addresses in grouped.items()}
+
+
+@dataclass(frozen=True)
+class CallgrindPart:
+    """One dump: its header facts and its costs."""
+
+    number: int | None
+    trigger: str | None  # "desc: Trigger:" e.g. "Program termination" or a dump's hint
+    positions: tuple[str, ...]
+    events: tuple[str, ...]
+    descriptions: Mapping[str, str]
+    totals: tuple[int, ...] | None
+    summary: tuple[int, ...] | None
+    costs: FunctionCosts
+    instructions: InstructionCosts | None  # when positions include "instr"
+
+    def total(self, event: str = INSTRUCTIONS_EVENT) -> float:
+        return self.costs.total(event)
+
+
+@dataclass(frozen=True)
+class CallgrindProfile:
+    command: str | None
+    pid: int | None
+    creator: str | None
+    parts: tuple[CallgrindPart, ...]
+
+    def combined(self) -> FunctionCosts:
+        """All parts summed (they cover disjoint time ranges of one process)."""
+        return combine_parts(self.parts)
+
+
+def combine_parts(parts: Iterable[CallgrindPart]) -> FunctionCosts:
+    result: FunctionCosts | None = None
+    for part in parts:
+        result = part.costs if result is None else result + part.costs
+    if result is None:
+        return FunctionCosts((INSTRUCTIONS_EVENT,))
+    return result
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+
+class _PartBuilder:
+    """Accumulates one part while lines are read; mutable, private to the parser."""
+
+    def __init__(self, number: int | None) -> None:
+        self.number = number
+        self.positions: tuple[str, ...] = ("line",)
+        self.events: tuple[str, ...] = ()
+        self.descriptions: dict[str, str] = {}
+        self.totals: tuple[int, ...] | None = None
+        self.summary: tuple[int, ...] | None = None
+        self.self_costs: dict[FunctionId, list[int]] = {}
+        self.files: dict[FunctionId, str] = {}
+        self.calls: dict[tuple[FunctionId, FunctionId], list[int]] = {}  # [count, *inclusive]
+        self.instructions: dict[tuple[FunctionId, int], tuple[str, int, list[int]]] = {}
+        self.has_body = False
+
+    def build(self) -> CallgrindPart:
+        events = self.events or (INSTRUCTIONS_EVENT,)
+        n = len(events)
+        functions = {
+            fid: FunctionCost(fid, self.files.get(fid, "???"), tuple(float(x) for x in cost[:n]))
+            for fid, cost in self.self_costs.items()
+        }
+        calls = {
+            edge: CallCost(edge[0], edge[1], float(v[0]), tuple(float(x) for x in v[1 : n + 1]))
+            for edge, v in self.calls.items()
+        }
+        instructions = None
+        if "instr" in self.positions:
+            instructions = InstructionCosts(
+                events,
+                tuple(
+                    InstructionCost(fid, address, file, line, tuple(float(x) for x in cost[:n]))
+                    for (fid, address), (file, line, cost) in self.instructions.items()
+                ),
+            )
+        trigger = self.descriptions.get("Trigger")
+        return CallgrindPart(
+            number=self.number,
+            trigger=trigger,
+            positions=self.positions,
+            events=events,
+            descriptions=MappingProxyType(dict(self.descriptions)),
+            totals=self.totals,
+            summary=self.summary,
+            costs=FunctionCosts(events, MappingProxyType(functions), MappingProxyType(calls)),
+            instructions=instructions,
+        )
+
+
+def _numbers(text: str, line_number: int) -> tuple[int, ...]:
+    try:
+        return tuple(_absolute(token) for token in text.split())
+    except ValueError:
+        raise CallgrindFormatError(f"expected numbers, got {text!r}", line_number) from None
+
+
+def _absolute(token: str) -> int:
+    return int(token, 16) if token.startswith(("0x", "0X")) else int(token)
+
+
+def parse_callgrind(text: str) -> CallgrindProfile:
+    """Parse one callgrind output file (any number of parts)."""
+    names: dict[str, dict[int, str]] = {"file": {}, "function": {}, "object": {}}
+    command: str | None = None
+    pid: int | None = None
+    creator: str | None = None
+    parts: list[CallgrindPart] = []
+    part = _PartBuilder(None)
+
+    # position state: what the next cost lines belong to
+    obj = fn_file = cost_file = "???"
+    fn: FunctionId | None = None
+    call_object: str | None = None
+    callee_name: str | None = None
+    last: list[int] = [0]
+    npos = 1
+    instr_index: int | None = None
+    line_index: int | None = 0
+    pending_call: tuple[FunctionId, int] | None = None  # callee, count: next line is its cost
+    skip_next = False  # the position line after jump=/jcnd=
+
+    def resolve(kind: str, value: str, line_number: int) -> str:
+        match = _COMPRESSED.match(value)
+        if match is None:
+            return value
+        ident, name = int(match.group(1)), match.group(2)
+        table = names[kind]
+        if name:
+            table[ident] = name
+            return name
+        if ident not in table:
+            raise CallgrindFormatError(f"{kind} id ({ident}) used before defined", line_number)
+        return table[ident]
+
+    def positions_of(tokens: list[str], line_number: int) -> list[int]:
+        if len(tokens) < npos:
+            raise CallgrindFormatError("cost line with too few positions", line_number)
+        out = []
+        for i in range(npos):
+            token = tokens[i]
+            first = token[0]
+            try:
+                if first == "+":
+                    out.append(last[i] + int(token[1:]))
+                elif first == "-":
+                    out.append(last[i] - int(token[1:]))
+                elif first == "*":
+                    out.append(last[i])
+                else:
+                    out.append(_absolute(token))
+            except ValueError:
+                raise CallgrindFormatError(f"bad position {token!r}", line_number) from None
+        return out
+
+    def start_part() -> None:
+        nonlocal part, last
+        if part.has_body or part.events:
+            parts.append(part.build())
+        part = _PartBuilder(None)
+        last = [0] * npos
+
+    for line_number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] == "#":
+            continue
+        first = line[0]
+        if first.isdigit() or first in "+-*":
+            tokens = line.split()
+            if skip_next:
+                skip_next = False
+                continue
+            if fn is None:
+                raise CallgrindFormatError("cost line before any fn=", line_number)
+            part.has_body = True
+            if pending_call is not None:
+                # the call site and the inclusive cost of the calls; `last` does not move
+                callee, count = pending_call
+                pending_call = None
+                try:
+                    costs = [int(t) for t in tokens[npos:]]
+                except ValueError:
+                    raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
+                entry = part.calls.setdefault((fn, callee), [0] * (len(part.events) + 1))
+                entry[0] += count
+                for i, value in enumerate(costs):
+                    entry[i + 1] += value
+                call_object = callee_name = None
+                continue
+            position = positions_of(tokens, line_number)
+            last = position
+            try:
+                costs = [int(t) for t in tokens[npos:]]
+            except ValueError:
+                raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
+            self_cost = part.self_costs.get(fn)
+            if self_cost is None:
+                self_cost = part.self_costs[fn] = [0] * len(part.events)
+                part.files[fn] = fn_file
+            for i, value in enumerate(costs):
+                self_cost[i] += value
+            if instr_index is not None:
+                address = position[instr_index]
+                line_no = position[line_index] if line_index is not None else 0
+                at = (fn, address)
+                have = part.instructions.get(at)
+                if have is None:
+                    padding = [0] * (len(part.events) - len(costs))
+                    part.instructions[at] = (cost_file, line_no, costs + padding)
+                else:
+                    for i, value in enumerate(costs):
+                        have[2][i] += value
+            continue
+
+        spec, eq, spec_value = line.partition("=")
+        if eq and spec in _ALL_SPECS:
+            name = resolve(_SPEC_KIND[spec], spec_value.strip(), line_number)
+            if spec == "ob":
+                obj = name
+            elif spec == "fl":
+                fn_file = cost_file = name
+            elif spec in ("fi", "fe"):
+                cost_file = name
+            elif spec == "fn":
+                fn = FunctionId(name, obj)
+                cost_file = fn_file
+            elif spec == "cob":
+                call_object = name
+            elif spec == "cfn":
+                callee_name = name
+            continue  # cfi/jfi/jfn: names registered; the callee's file is not needed
+        if eq and spec == "calls":
+            tokens = spec_value.split()
+            if not tokens or callee_name is None:
+                raise CallgrindFormatError("calls= without a count or before cfn=", line_number)
+            caller_object = fn.object if fn is not None else obj
+            callee = FunctionId(callee_name, call_object or caller_object)
+            try:
+                count = _absolute(tokens[0])
+            except ValueError:
+                raise CallgrindFormatError(f"bad call count {tokens[0]!r}", line_number) from None
+            pending_call = (callee, count)
+            continue
+        if eq and spec in ("jump", "jcnd"):
+            skip_next = True
+            continue
+        key, colon, rest = line.partition(":")
+        key = key.strip()
+        if not colon or key not in _HEADER_KEYS:
+            raise CallgrindFormatError(f"unrecognised line {line!r}", line_number)
+        rest = rest.strip()
+        if part.has_body and key not in ("totals", "summary"):
+            start_part()
+        if key == "version":
+            if rest.split(".")[0] not in ("0", "1"):
+                raise CallgrindFormatError(f"unsupported format version {rest}", line_number)
+        elif key == "creator":
+            creator = rest
+        elif key == "cmd":
+            command = rest
+        elif key == "pid":
+            pid = int(rest)
+        elif key == "part":
+            if part.has_body or part.number is not None:
+                start_part()
+            part.number = int(rest)
+        elif key == "desc":
+            desc_key, _, desc_value = rest.partition(":")
+            part.descriptions[desc_key.strip()] = desc_value.strip()
+        elif key == "positions":
+            part.positions = tuple(rest.split()) or ("line",)
+            npos = len(part.positions)
+            instr_index = part.positions.index("instr") if "instr" in part.positions else None
+            line_index = part.positions.index("line") if "line" in part.positions else None
+            last = [0] * npos
+        elif key == "events":
+            part.events = tuple(rest.split())
+        elif key == "summary":
+            part.summary = _numbers(rest, line_number)
+        elif key == "totals":
+            part.totals = _numbers(rest, line_number)
+    if part.has_body or part.events or part.totals is not None:
+        parts.append(part.build())
+    return CallgrindProfile(command=command, pid=pid, creator=creator, parts=tuple(parts))
+
+
+# -- name normalisation ----------------------------------------------------------------------
+
+# Suffixes compilers add to clones of one source function; repeated ones stack
+# (foo.isra.0.constprop.1). ".cold" holds the unlikely blocks gcc split out of foo.
+_CLONE_SUFFIX = re.compile(
+    r"(\.(?:constprop|isra|part|lto_priv|llvm|specialized|clone)\.\d+|\.cold(?:\.\d+)?|\.localalias)+$"
+)
+_RECURSION_MARKER = re.compile(r"'\d+$")  # callgrind --separate-recs: foo'2
+_ADDRESS_ONLY = re.compile(r"^0x[0-9a-fA-F]+$")
+UNKNOWN_FUNCTION = "[unknown]"
+
+
+def normalise_function_name(name: str, demangled: Mapping[str, str] | None = None) -> str:
+    """The name under which one source function is compared across builds: demangled, without
+    clone suffixes or recursion markers. Address-only names (no symbol) become
+    ``[unknown]``: their addresses differ between builds and would never match."""
+    name = _RECURSION_MARKER.sub("", name)
+    if _ADDRESS_ONLY.match(name):
+        return UNKNOWN_FUNCTION
+    if demangled is not None:
+        name = demangled.get(name, name)
+    base = _CLONE_SUFFIX.sub("", name)
+    return base or name
+
+
+def normalise_object(path: str) -> str:
+    """Objects are compared by file name: two builds live in different directories."""
+    return os.path.basename(path.rstrip("/")) or path
+
+
+def normalise_function_id(
+    fid: FunctionId, demangled: Mapping[str, str] | None = None
+) -> FunctionId:
+    return FunctionId(normalise_function_name(fid.name, demangled), normalise_object(fid.object))
+
+
+def mangled_names(costs: FunctionCosts) -> tuple[str, ...]:
+    """Names that look mangled (Itanium C++ `_Z`, Rust v0 `_R`), for a demangler to resolve.
+    Callgrind demangles by default; these remain when it could not or was told not to."""
+    found = {
+        _RECURSION_MARKER.sub("", fid.name)
+        for fid in costs.functions
+        if fid.name.startswith(("_Z", "_R"))
+    }
+    return tuple(sorted(found))
+
+
+def derived_event(costs: FunctionCosts, name: str, components: Iterable[str]) -> FunctionCosts:
+    """A one-event view summing some events, e.g. D1 misses = D1mr + D1mw."""
+    indices = [costs.event_index(event) for event in components]
+    functions = {
+        key: FunctionCost(key, cost.file, (sum(cost.self_cost[i] for i in indices),))
+        for key, cost in costs.functions.items()
+    }
+    calls = {
+        edge: CallCost(
+            call.caller, call.callee, call.count, (sum(call.inclusive[i] for i in indices),)
+        )
+        for edge, call in costs.calls.items()
+    }
+    return FunctionCosts((name,), MappingProxyType(functions), MappingProxyType(calls))
