@@ -1,0 +1,416 @@
+"""Parse `perf script` output into samples, and turn samples into hot symbols, folded stacks and
+per-symbol deltas between two profiles. Pure.
+
+The `perf script` format perflab asks for (`-F comm,pid,tid,time,event,period,ip,sym,symoff,dso`):
+
+    python  5645/5645    550.900275:    1001001 cpu-clock:
+    \t          16e040 __memset_avx512_unaligned_erms+0x0 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+    \t          19513d new_keys_object+0xdd (/usr/lib/libpython3.11.so.1.0)
+    <blank line>
+
+The first frame is the sampled instruction; callers follow. Without call graphs the one frame is on
+the header line. Addresses in call chains are object-relative; a lone sampled ip is absolute. Use
+`symbol` + `offset` (the place inside the function) to find an instruction in a disassembly: it
+does not depend on where the object was loaded.
+
+Folded stacks (the flame graph format: `root;caller;leaf COUNT`) name each frame `object`symbol`
+(DTrace style), root first, so a renderer can colour by library and strip the object for
+differential views. Symbols pair between variants by name only: library paths differ between
+builds of the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+UNKNOWN = "[unknown]"
+
+
+@dataclass(frozen=True)
+class Frame:
+    ip: int
+    symbol: str  # `[unknown] <object>` when perf could not resolve it
+    offset: int | None  # bytes from the start of the symbol (perf's symoff)
+    dso: str  # path of the object (`[kernel.kallsyms]`, `[unknown]` ...)
+
+    @property
+    def object(self) -> str:
+        """The object's file name without its directory: stable across build trees."""
+        if self.dso.startswith("["):
+            return self.dso
+        return os.path.basename(self.dso)
+
+
+@dataclass(frozen=True)
+class ProfileSample:
+    comm: str
+    pid: int
+    tid: int
+    time_s: float
+    period: int  # event count this sample stands for (ns for cpu-clock)
+    event: str
+    frames: tuple[Frame, ...]  # leaf first
+
+    @property
+    def leaf(self) -> Frame | None:
+        return self.frames[0] if self.frames else None
+
+    @property
+    def ip(self) -> int | None:
+        return self.frames[0].ip if self.frames else None
+
+    @property
+    def symbol(self) -> str:
+        return self.frames[0].symbol if self.frames else UNKNOWN
+
+    @property
+    def dso(self) -> str:
+        return self.frames[0].dso if self.frames else UNKNOWN
+
+
+_HEADER = re.compile(
+    r"^\s*(?P<comm>.*?)\s+(?P<pid>\d+)/(?P<tid>\d+)\s+(?P<time>\d+\.\d+):\s+"
+    r"(?:(?P<period>\d+)\s+)?(?P<event>\S+):(?:\s+(?P<rest>.*))?$"
+)
+_FRAME = re.compile(r"^\s*(?P<ip>[0-9a-fA-F]+)\s+(?P<body>.*)$")
+
+
+def _parse_frame(text: str) -> Frame | None:
+    match = _FRAME.match(text)
+    if match is None:
+        return None
+    body = match.group("body").rstrip()
+    dso = UNKNOWN
+    if body.endswith(")"):
+        # the object is the last parenthesised group; C++ symbols contain parentheses too
+        open_at = body.rfind(" (")
+        if open_at >= 0:
+            dso = body[open_at + 2 : -1]
+            body = body[:open_at]
+    symbol, offset = body, None
+    plus = body.rfind("+0x")
+    if plus > 0:
+        try:
+            offset = int(body[plus + 3 :], 16)
+            symbol = body[:plus]
+        except ValueError:
+            pass
+    if not symbol or symbol == UNKNOWN:
+        symbol = f"{UNKNOWN} {os.path.basename(dso) if not dso.startswith('[') else dso}"
+    return Frame(ip=int(match.group("ip"), 16), symbol=symbol, offset=offset, dso=dso)
+
+
+def parse_perf_script(text: str, *, keep_inlined: bool = False) -> list[ProfileSample]:
+    """Samples from `perf script` text. `(inlined)` pseudo-frames (perf adds them when it can
+    read inline debug info) are dropped unless `keep_inlined`: they have no address of their
+    own and would count one instruction twice."""
+    samples: list[ProfileSample] = []
+    header: re.Match[str] | None = None
+    frames: list[Frame] = []
+
+    def flush() -> None:
+        if header is not None:
+            samples.append(
+                ProfileSample(
+                    comm=header.group("comm").strip(),
+                    pid=int(header.group("pid")),
+                    tid=int(header.group("tid")),
+                    time_s=float(header.group("time")),
+                    period=int(header.group("period") or 1),
+                    event=header.group("event"),
+                    frames=tuple(frames),
+                )
+            )
+
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = _HEADER.match(line)
+        if match is None:
+            # a call-chain line (indented), or noise such as perf's own warnings
+            if header is None or not line[:1].isspace():
+                continue
+            if not keep_inlined and line.rstrip().endswith("(inlined)"):
+                continue
+            frame = _parse_frame(line)
+            if frame is not None:
+                frames.append(frame)
+            continue
+        flush()
+        header, frames = match, []
+        rest = (match.group("rest") or "").strip()
+        if rest:
+            frame = _parse_frame(rest)
+            if frame is not None:
+                frames.append(frame)
+    flush()
+    return samples
+
+
+def parse_evlist(text: str) -> list[str]:
+    """Event names from `perf evlist -i FILE` (optionally `-F`: `name: attr=...`)."""
+    names = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        names.append(line.split(":", 1)[0].strip() if ": " in line else line)
+    return names
+
+
+# --- hot symbols ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SymbolShare:
+    name: str
+    object: str  # where most of its samples were
+    self_samples: int
+    children_samples: int  # samples with the symbol anywhere on the stack (itself included)
+    self_share: float
+    children_share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "object": self.object,
+            "self_samples": self.self_samples,
+            "children_samples": self.children_samples,
+            "self_share": self.self_share,
+            "children_share": self.children_share,
+        }
+
+
+@dataclass(frozen=True)
+class ObjectShare:
+    object: str
+    self_samples: int
+    self_share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "object": self.object,
+            "self_samples": self.self_samples,
+            "self_share": self.self_share,
+        }
+
+
+@dataclass(frozen=True)
+class HotSymbols:
+    total_samples: int
+    symbols: tuple[SymbolShare, ...]  # by self samples, hottest first
+    objects: tuple[ObjectShare, ...]
+
+    def share_of(self, name: str) -> SymbolShare | None:
+        for symbol in self.symbols:
+            if symbol.name == name:
+                return symbol
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total_samples": self.total_samples,
+            "symbols": [s.to_json() for s in self.symbols],
+            "objects": [o.to_json() for o in self.objects],
+        }
+
+
+Stack = tuple[tuple[str, str], ...]  # ((object, symbol), ...) leaf first
+
+
+def stacks_of(samples: Iterable[ProfileSample]) -> Counter[Stack]:
+    counts: Counter[Stack] = Counter()
+    for sample in samples:
+        counts[tuple((frame.object, frame.symbol) for frame in sample.frames)] += 1
+    return counts
+
+
+def hot_symbols(samples: Iterable[ProfileSample] | Mapping[Stack, int]) -> HotSymbols:
+    """Self and children shares per symbol name, and self shares per object.
+
+    Accepts samples or already-counted stacks (from :func:`parse_folded`)."""
+    stacks = samples if isinstance(samples, Mapping) else stacks_of(samples)
+    self_counts: Counter[str] = Counter()
+    children_counts: Counter[str] = Counter()
+    object_votes: dict[str, Counter[str]] = defaultdict(Counter)
+    object_counts: Counter[str] = Counter()
+    total = 0
+    for stack, count in stacks.items():
+        total += count
+        if not stack:
+            continue
+        leaf_object, leaf_symbol = stack[0]
+        self_counts[leaf_symbol] += count
+        object_counts[leaf_object] += count
+        seen = set()
+        for obj, symbol in stack:
+            object_votes[symbol][obj] += count
+            if symbol not in seen:  # recursion counts once per sample
+                seen.add(symbol)
+                children_counts[symbol] += count
+    if total == 0:
+        return HotSymbols(0, (), ())
+    symbols = [
+        SymbolShare(
+            name=name,
+            object=object_votes[name].most_common(1)[0][0],
+            self_samples=self_counts[name],
+            children_samples=children,
+            self_share=self_counts[name] / total,
+            children_share=children / total,
+        )
+        for name, children in children_counts.items()
+    ]
+    symbols.sort(key=lambda s: (-s.self_samples, -s.children_samples, s.name))
+    objects = sorted(
+        (ObjectShare(obj, n, n / total) for obj, n in object_counts.items()),
+        key=lambda o: (-o.self_samples, o.object),
+    )
+    return HotSymbols(total, tuple(symbols), tuple(objects))
+
+
+def address_histogram(
+    samples: Iterable[ProfileSample], symbol: str, *, object_name: str | None = None
+) -> dict[int, int]:
+    """Sample counts per offset inside `symbol` (leaf frames only): the per-instruction cost to
+    annotate a disassembly with. `object_name` restricts it to one object (file name)."""
+    counts: Counter[int] = Counter()
+    for sample in samples:
+        leaf = sample.leaf
+        if leaf is None or leaf.symbol != symbol or leaf.offset is None:
+            continue
+        if object_name is not None and leaf.object != object_name:
+            continue
+        counts[leaf.offset] += 1
+    return dict(sorted(counts.items()))
+
+
+# --- folded stacks --------------------------------------------------------------------------
+
+
+def _frame_text(obj: str, symbol: str) -> str:
+    # `;` separates frames and the last space separates the count: keep both out of names
+    return f"{obj}`{symbol}".replace(";", ",")
+
+
+def folded_stacks(samples: Iterable[ProfileSample]) -> str:
+    """`root;...;leaf COUNT` lines, frames as `object`symbol`, sorted for stable output."""
+    lines = []
+    for stack, count in stacks_of(samples).items():
+        if not stack:
+            continue
+        frames = ";".join(_frame_text(obj, sym) for obj, sym in reversed(stack))
+        lines.append(f"{frames} {count}")
+    return "\n".join(sorted(lines)) + ("\n" if lines else "")
+
+
+def parse_folded(text: str) -> Counter[Stack]:
+    """The inverse of :func:`folded_stacks` (leaf first again). Frames without an object get ''."""
+    stacks: Counter[Stack] = Counter()
+    for line in text.splitlines():
+        line = line.rstrip()
+        if not line:
+            continue
+        frames_text, _, count_text = line.rpartition(" ")
+        if not frames_text or not count_text.isdigit():
+            continue
+        frames = []
+        for frame in frames_text.split(";"):
+            obj, tick, symbol = frame.partition("`")
+            frames.append((obj, symbol) if tick else ("", obj))
+        stacks[tuple(reversed(frames))] += int(count_text)
+    return stacks
+
+
+# --- differences between two profiles -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SymbolDelta:
+    name: str
+    object: str
+    baseline_share: float  # self share
+    variant_share: float
+    baseline_children_share: float
+    variant_children_share: float
+
+    @property
+    def delta(self) -> float:
+        return self.variant_share - self.baseline_share
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "object": self.object,
+            "baseline_share": self.baseline_share,
+            "variant_share": self.variant_share,
+            "delta": self.delta,
+            "baseline_children_share": self.baseline_children_share,
+            "variant_children_share": self.variant_children_share,
+        }
+
+
+@dataclass(frozen=True)
+class ProfileDiff:
+    symbols: tuple[SymbolDelta, ...]  # hottest (in either profile) first
+    appeared: tuple[str, ...] = field(default=())
+    disappeared: tuple[str, ...] = field(default=())
+
+
+def diff_profiles(
+    baseline: HotSymbols, variant: HotSymbols, *, min_share: float = 0.005, top: int = 50
+) -> ProfileDiff:
+    """Per-symbol self shares side by side, paired by name.
+
+    `appeared`: never on any baseline stack, on at least `min_share` of variant stacks (and the
+    other way round for `disappeared`) -- the signature of a function that got (un)inlined."""
+    before_by_name = {s.name: s for s in baseline.symbols}
+    after_by_name = {s.name: s for s in variant.symbols}
+    deltas = []
+    for name in before_by_name.keys() | after_by_name.keys():
+        before, after = before_by_name.get(name), after_by_name.get(name)
+        either = after or before
+        deltas.append(
+            SymbolDelta(
+                name=name,
+                object=either.object if either is not None else "",
+                baseline_share=before.self_share if before else 0.0,
+                variant_share=after.self_share if after else 0.0,
+                baseline_children_share=before.children_share if before else 0.0,
+                variant_children_share=after.children_share if after else 0.0,
+            )
+        )
+    deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
+    appeared = sorted(
+        d.name
+        for d in deltas
+        if d.baseline_children_share == 0 and d.variant_children_share >= min_share
+    )
+    disappeared = sorted(
+        d.name
+        for d in deltas
+        if d.variant_children_share == 0 and d.baseline_children_share >= min_share
+    )
+    shown = [d for d in deltas if max(d.baseline_share, d.variant_share) > 0][:top]
+    shown_names = {d.name for d in shown}
+    shown += [
+        d
+        for d in deltas
+        if d.name in set(appeared) | set(disappeared) and d.name not in shown_names
+    ]
+    return ProfileDiff(tuple(shown), tuple(appeared), tuple(disappeared))
+
+
+def top_symbols(summary: HotSymbols, sequence: Sequence[str] = (), *, limit: int = 10) -> list[str]:
+    """Names of the hottest symbols by self share (for the asm lens), skipping unresolved ones
+    and anything in `sequence` (symbols to exclude, e.g. the interpreter's eval loop)."""
+    excluded = set(sequence)
+    names = [
+        s.name for s in summary.symbols if not s.name.startswith(UNKNOWN) and s.name not in excluded
+    ]
+    return names[:limit]
