@@ -97,7 +97,7 @@ def test_diff_pairs_symbols_by_name_across_library_paths() -> None:
         .replace("at::native::add_stub", "at::native::add_stub_outlined_helper")
     )
     after = parse_perf_script(after_text)
-    diff = diff_profiles(hot_symbols(before), hot_symbols(after))
+    diff = diff_profiles(hot_symbols(before), hot_symbols(after), min_samples=2)
     assert diff.appeared == (
         "at::native::add_stub_outlined_helper(at::TensorIteratorBase&, c10::Scalar const&)",
     )
@@ -112,3 +112,10 @@ def test_diff_pairs_symbols_by_name_across_library_paths() -> None:
 def test_evlist_shows_the_fallback_event() -> None:
     assert parse_evlist(read("evlist_fallback.txt")) == ["cpu-clock"]
     assert parse_evlist(read("evlist_fallback_F.txt")) == ["cpu-clock"]
+
+
+def test_symbols_seen_in_too_few_samples_do_not_appear() -> None:
+    before = parse_perf_script(read("script_baremetal_cycles_cpp.txt"))
+    after = parse_perf_script(read("script_baremetal_cycles_cpp.txt").replace("add_stub", "other"))
+    diff = diff_profiles(hot_symbols(before), hot_symbols(after))  # 2 samples < min_samples=5
+    assert diff.appeared == () and diff.disappeared == ()

@@ -159,7 +159,10 @@ def parse_evlist(text: str) -> list[str]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        names.append(line.split(":", 1)[0].strip() if ": " in line else line)
+        name = line.split(":", 1)[0].strip() if ": " in line else line
+        # perf adds a `dummy` event of its own (side-band records with --control / -D)
+        if name.split(":")[0] != "dummy":
+            names.append(name)
     return names
 
 
@@ -363,12 +366,19 @@ class ProfileDiff:
 
 
 def diff_profiles(
-    baseline: HotSymbols, variant: HotSymbols, *, min_share: float = 0.005, top: int = 50
+    baseline: HotSymbols,
+    variant: HotSymbols,
+    *,
+    min_share: float = 0.01,
+    min_samples: int = 5,
+    top: int = 50,
 ) -> ProfileDiff:
     """Per-symbol self shares side by side, paired by name.
 
-    `appeared`: never on any baseline stack, on at least `min_share` of variant stacks (and the
-    other way round for `disappeared`) -- the signature of a function that got (un)inlined."""
+    `appeared`: never on any baseline stack, on at least `min_share` of variant stacks and in at
+    least `min_samples` samples (and the other way round for `disappeared`) -- the signature of a
+    function that got (un)inlined. The thresholds keep one-sample symbols, which come and go by
+    chance, out of the lists."""
     before_by_name = {s.name: s for s in baseline.symbols}
     after_by_name = {s.name: s for s in variant.symbols}
     deltas = []
@@ -386,15 +396,21 @@ def diff_profiles(
             )
         )
     deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
+
+    def notable(share: float, total: int) -> bool:
+        return share >= min_share and share * total >= min_samples - 1e-9
+
     appeared = sorted(
         d.name
         for d in deltas
-        if d.baseline_children_share == 0 and d.variant_children_share >= min_share
+        if d.baseline_children_share == 0
+        and notable(d.variant_children_share, variant.total_samples)
     )
     disappeared = sorted(
         d.name
         for d in deltas
-        if d.variant_children_share == 0 and d.baseline_children_share >= min_share
+        if d.variant_children_share == 0
+        and notable(d.baseline_children_share, baseline.total_samples)
     )
     shown = [d for d in deltas if max(d.baseline_share, d.variant_share) > 0][:top]
     shown_names = {d.name for d in shown}

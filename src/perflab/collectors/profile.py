@@ -1,0 +1,681 @@
+"""The profile lens: `perf record` sampled only inside the measured region, hot symbols per variant,
+per-symbol deltas between variants and folded stacks for a differential flame graph.
+
+Statements: each variant's worker runs under `perf record --control ... --delay -1` (events start
+disabled); the parent enables sampling just before each timed loop and disables it right after,
+through the worker's handshake. Variants alternate block by block as in the time lens, so both
+profiles see the same machine state. Commands: `perf record` around the whole process.
+
+Call graphs: DWARF unwinding by default. Frame pointers are cheaper but most distribution builds
+of Python and its extensions omit them, which cuts stacks off at the first such frame; LBR gives
+short (32-entry) user-space stacks and needs a real PMU. DWARF costs ~16 KB per sample, which at
+~1,000 samples per variant is fine. If perf cannot record DWARF call graphs, frame pointers are
+used instead; the choice made is recorded with the profile.
+
+perf falls back from `cycles` to `cpu-clock` without a PMU (VMs) and says nothing; the event that
+was really sampled is read back with `perf evlist` and reported.
+
+The recording functions (`record_statement_profile`, `record_command_profile`, `ProfiledWorker`)
+are public: the asm lens uses them to find hot functions and per-instruction sample counts.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import random
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perflab.analysis.perf_profile import (
+    HotSymbols,
+    ProfileDiff,
+    ProfileSample,
+    diff_profiles,
+    folded_stacks,
+    hot_symbols,
+    parse_evlist,
+    parse_folded,
+    parse_perf_script,
+)
+from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
+from perflab.collectors.commands import command_argv
+from perflab.collectors.perf_control import PerfControl, find_perf
+from perflab.collectors.worker_client import StatementWorker, WorkerSample, variant_environment
+from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkKind,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Severity,
+    Variant,
+)
+from perflab.plan import block_orders, launch_order
+from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+
+FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
+PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
+WALL_NS = "wall_ns"
+_SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
+_TOP_SYMBOLS_IN_SUMMARY = 20
+
+
+class CallGraph(enum.StrEnum):
+    NONE = "none"
+    FP = "fp"
+    DWARF = "dwarf"
+    LBR = "lbr"
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    event: str = "cycles"
+    frequency_hz: int = 999  # odd, so sampling does not beat in step with a 1 kHz timer tick
+    call_graph: CallGraph = CallGraph.DWARF
+    dwarf_stack_bytes: int = 16384
+    # A fixed period (-c) instead of a frequency: in frequency mode the kernel re-learns the
+    # period after every enable, and short regions then get far fewer samples than asked for.
+    period: int | None = None
+
+    def perf_options(self) -> tuple[str, ...]:
+        rate = ("-c", str(self.period)) if self.period else ("-F", str(self.frequency_hz))
+        options: tuple[str, ...] = ("-e", self.event, *rate)
+        if self.call_graph is CallGraph.DWARF:
+            options += ("--call-graph", f"dwarf,{self.dwarf_stack_bytes}")
+        elif self.call_graph is not CallGraph.NONE:
+            options += ("--call-graph", str(self.call_graph))
+        return options
+
+
+@dataclass(frozen=True)
+class RecordedProfile:
+    """One variant's samples, with how they were taken."""
+
+    requested_event: str
+    sampled_events: tuple[str, ...]  # read back from the data file: the truth
+    call_graph: CallGraph
+    samples: tuple[ProfileSample, ...]
+    loops: int = 0  # statement iterations inside the recorded regions (commands: runs)
+    region_ns: int = 0  # wall time inside the recorded regions
+
+    @property
+    def fell_back(self) -> bool:
+        requested = self.requested_event.split(":")[0]
+        return bool(self.sampled_events) and all(
+            e.split(":")[0] != requested for e in self.sampled_events
+        )
+
+    def hot_symbols(self) -> HotSymbols:
+        return hot_symbols(self.samples)
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "requested_event": self.requested_event,
+            "sampled_events": list(self.sampled_events),
+            "fell_back": self.fell_back,
+            "call_graph": str(self.call_graph),
+            "samples": len(self.samples),
+            "loops": self.loops,
+            "region_ns": self.region_ns,
+        }
+
+
+def read_profile(
+    runner: ProcessRunner, data_path: Path, *, perf: str, timeout_s: float = 300.0
+) -> tuple[list[ProfileSample], list[str]]:
+    """Samples (via `perf script`) and the events really sampled (via `perf evlist`)."""
+    evlist = runner.run(LaunchSpec(argv=(perf, "evlist", "-i", str(data_path))), timeout_s=60)
+    script = runner.run(
+        LaunchSpec(
+            argv=(perf, "script", "-i", str(data_path), "--no-inline", "-F", _SCRIPT_FIELDS)
+        ),
+        timeout_s=timeout_s,
+    )
+    if not script.ok:
+        raise ToolUnavailableError(
+            f"perf script could not read the profile ({script.describe_failure()})",
+            detail=script.stderr[-2000:],
+            hint="check that the perf.data was written completely (disk space) and perf works",
+        )
+    return parse_perf_script(script.stdout), parse_evlist(evlist.stdout) if evlist.ok else []
+
+
+def probe_recording(
+    runner: ProcessRunner, options: RecordOptions, *, perf: str | None = None
+) -> tuple[RecordOptions, list[str]]:
+    """Record `true` with these options; fall back DWARF -> frame pointers -> none if perf
+    refuses. Returns the options that work and the event perf really sampled."""
+    perf = perf or find_perf()
+    candidates = [options]
+    if options.call_graph in (CallGraph.DWARF, CallGraph.LBR):
+        candidates.append(RecordOptions(options.event, options.frequency_hz, CallGraph.FP))
+    candidates.append(RecordOptions(options.event, options.frequency_hz, CallGraph.NONE))
+    last_error = ""
+    with tempfile.TemporaryDirectory(prefix="perflab-probe-") as tmp:
+        data = Path(tmp) / "probe.data"
+        for candidate in candidates:
+            argv = (perf, "record", "-q", "-o", str(data), *candidate.perf_options(), "--", "true")
+            result = runner.run(LaunchSpec(argv=argv), timeout_s=60)
+            if result.ok:
+                evlist = runner.run(
+                    LaunchSpec(argv=(perf, "evlist", "-i", str(data))), timeout_s=60
+                )
+                return candidate, parse_evlist(evlist.stdout) if evlist.ok else []
+            last_error = result.stderr
+    raise ToolUnavailableError(
+        f"perf record cannot sample {options.event!r} here",
+        detail=last_error[-2000:],
+        hint="check `perf record -e cpu-clock -- true`; as non-root, lower "
+        "kernel.perf_event_paranoid (sudo sysctl kernel.perf_event_paranoid=1) or grant "
+        "CAP_PERFMON",
+    )
+
+
+class ProfiledWorker:
+    """A statement worker under `perf record`, sampling only while `sample()` runs the loop."""
+
+    def __init__(
+        self,
+        runner: ProcessRunner,
+        benchmark: Benchmark,
+        variant: Variant,
+        *,
+        interpreter: str,
+        cpu: int | None,
+        timeout_s: float,
+        options: RecordOptions,
+        workdir: Path,
+        perf: str | None = None,
+    ) -> None:
+        self.runner = runner
+        self.options = options
+        self.perf = perf or find_perf()
+        self.data_path = workdir / f"{variant.name}.perf.data"
+        self.loops = 0
+        self.region_ns = 0
+        self.control = PerfControl()
+        prefix = (
+            self.perf,
+            "record",
+            "-q",
+            "-o",
+            str(self.data_path),
+            *options.perf_options(),
+            *self.control.perf_options,
+            "--",
+        )
+        try:
+            self.worker = StatementWorker(
+                runner,
+                benchmark,
+                variant,
+                interpreter=interpreter,
+                cpu=cpu,
+                timeout_s=timeout_s,
+                launch_prefix=prefix,
+                pass_fds=self.control.pass_fds,
+            )
+        finally:
+            self.control.after_spawn()
+
+    def calibrate(self, target_ns: int) -> int:
+        return self.worker.calibrate(target_ns)
+
+    def sample(self, loops: int, *, record: bool = True) -> WorkerSample:
+        if not record:
+            return self.worker.sample(loops)
+        measured = self.worker.sample(
+            loops, on_region_start=self.control.enable, on_region_end=self.control.disable
+        )
+        self.loops += loops
+        self.region_ns += measured.wall_ns
+        return measured
+
+    def finish(self, *, timeout_s: float = 300.0) -> RecordedProfile:
+        """Stop the worker (perf then writes its data) and read the samples back."""
+        self.worker.close()
+        self.control.close()
+        samples, events = read_profile(
+            self.runner, self.data_path, perf=self.perf, timeout_s=timeout_s
+        )
+        return RecordedProfile(
+            requested_event=self.options.event,
+            sampled_events=tuple(events),
+            call_graph=self.options.call_graph,
+            samples=tuple(samples),
+            loops=self.loops,
+            region_ns=self.region_ns,
+        )
+
+    def kill(self) -> None:
+        self.worker.kill()
+        self.control.close()
+
+
+def record_statement_profile(
+    runner: ProcessRunner,
+    benchmark: Benchmark,
+    variant: Variant,
+    *,
+    interpreter: str,
+    cpu: int | None = None,
+    region_s: float = 1.0,
+    options: RecordOptions | None = None,
+    sample_target_ms: float = 10.0,
+    timeout_s: float = 60.0,
+) -> RecordedProfile:
+    """Profile one variant's statement for about `region_s` seconds of its timed loop."""
+    perf = find_perf()
+    chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
+    with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
+        worker = ProfiledWorker(
+            runner,
+            benchmark,
+            variant,
+            interpreter=interpreter,
+            cpu=cpu,
+            timeout_s=timeout_s,
+            options=chosen,
+            workdir=Path(tmp),
+            perf=perf,
+        )
+        try:
+            loops = worker.calibrate(int(sample_target_ms * 1e6))
+            while worker.region_ns < region_s * 1e9:
+                worker.sample(loops)
+        except BaseException:
+            worker.kill()
+            raise
+        return worker.finish()
+
+
+def record_command_profile(
+    runner: ProcessRunner,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    cpu: int | None = None,
+    runs: int = 1,
+    options: RecordOptions | None = None,
+    timeout_s: float = 600.0,
+) -> RecordedProfile:
+    """Profile a whole command `runs` times under `perf record` (all samples pooled)."""
+    perf = find_perf()
+    chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
+    samples: list[ProfileSample] = []
+    events: list[str] = []
+    region_ns = 0
+    with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
+        for run in range(runs):
+            result, run_samples, run_events = _record_command_once(
+                runner, perf, chosen, argv, env, cwd, cpu, Path(tmp) / f"{run}.data", timeout_s
+            )
+            samples += run_samples
+            events = events or run_events
+            region_ns += result
+    return RecordedProfile(
+        chosen.event, tuple(events), chosen.call_graph, tuple(samples), runs, region_ns
+    )
+
+
+def _record_command_once(
+    runner: ProcessRunner,
+    perf: str,
+    options: RecordOptions,
+    argv: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    cpu: int | None,
+    data_path: Path,
+    timeout_s: float,
+) -> tuple[int, list[ProfileSample], list[str]]:
+    spec = LaunchSpec(
+        argv=(perf, "record", "-q", "-o", str(data_path), *options.perf_options(), "--", *argv),
+        env=env,
+        cwd=cwd,
+        cpu=cpu,
+    )
+    result = runner.run(spec, timeout_s=timeout_s)
+    if not result.ok:
+        raise BenchmarkFailedError(
+            f"the command under perf record {result.describe_failure()}",
+            detail=result.stderr[-2000:],
+            hint="run the command alone first; perf itself fails with status 129 on a bad option",
+        )
+    samples, events = read_profile(runner, data_path, perf=perf)
+    return result.wall_ns, samples, events
+
+
+# --- the lens -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileDetails:
+    diff: ProfileDiff
+    sampled_event: str
+    call_graph: str
+    baseline_samples: int
+    variant_samples: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "symbols": [d.to_json() for d in self.diff.symbols],
+            "appeared": list(self.diff.appeared),
+            "disappeared": list(self.diff.disappeared),
+            "sampled_event": self.sampled_event,
+            "call_graph": self.call_graph,
+            "baseline_samples": self.baseline_samples,
+            "variant_samples": self.variant_samples,
+            **self.extra,
+        }
+
+
+class ProfileLens:
+    metric = Metric.PROFILE
+
+    def __init__(
+        self,
+        *,
+        region_s: float = 1.0,
+        options: RecordOptions | None = None,
+        max_command_runs: int = 10,
+    ) -> None:
+        self.region_s = region_s
+        self.options = options or RecordOptions()
+        self.max_command_runs = max_command_runs
+        self._chosen: RecordOptions | None = None
+        self._probe_events: list[str] = []
+
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        find_perf()
+        self._chosen, self._probe_events = probe_recording(runner, self.options)
+        notes = []
+        if self._chosen.call_graph is not self.options.call_graph:
+            notes.append(
+                Note(
+                    Severity.WARNING,
+                    f"perf cannot record {self.options.call_graph} call graphs here; "
+                    f"using {self._chosen.call_graph}",
+                    metric=Metric.PROFILE,
+                )
+            )
+        probe = RecordedProfile(self._chosen.event, tuple(self._probe_events), CallGraph.NONE, ())
+        if probe.fell_back:
+            notes.append(_fallback_note(self._chosen.event, self._probe_events))
+        return notes
+
+    def _options(self, runner: ProcessRunner) -> RecordOptions:
+        if self._chosen is None:
+            self._chosen, self._probe_events = probe_recording(runner, self.options)
+        return self._chosen
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        options = self._options(context.runner)
+        with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
+            if benchmark.kind is BenchmarkKind.STATEMENT:
+                profiles = self._measure_statement(benchmark, context, options, Path(tmp))
+            else:
+                profiles = self._measure_command(benchmark, context, options, Path(tmp))
+        for variant, profile in zip(context.experiment.variants, profiles, strict=True):
+            self._store(benchmark, variant, profile, context)
+
+    def _measure_statement(
+        self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
+    ) -> list[RecordedProfile]:
+        experiment = context.experiment
+        settings = experiment.settings
+        rng = _rng(settings.seed, benchmark.name)
+        variants = experiment.variants
+        workers: dict[int, ProfiledWorker] = {}
+        try:
+            for index in launch_order(len(variants), rng):
+                variant = variants[index]
+                workers[index] = ProfiledWorker(
+                    context.runner,
+                    benchmark,
+                    variant,
+                    interpreter=variant.python or context.default_python,
+                    cpu=context.cpu,
+                    timeout_s=settings.sample_timeout_s,
+                    options=options,
+                    workdir=tmp,
+                )
+            loops = workers[0].calibrate(int(settings.sample_target_ms * 1e6))
+            start = _now_ns()
+            for block, order in enumerate(block_orders(len(variants), rng)):
+                warmup = block < settings.warmup_blocks
+                for position, index in enumerate(order):
+                    measured = workers[index].sample(loops, record=not warmup)
+                    context.sink.add_sample(
+                        Sample(
+                            benchmark=benchmark.name,
+                            variant=variants[index].name,
+                            metric=Metric.PROFILE,
+                            name=WALL_NS,
+                            value=measured.wall_ns,
+                            loops=loops,
+                            block=block,
+                            position=position,
+                            cpu=measured.cpu,
+                            at_ns=_now_ns() - start,
+                            warmup=warmup,
+                        )
+                    )
+                recorded_s = min(w.region_ns for w in workers.values()) / 1e9
+                context.progress.update(
+                    benchmark=benchmark.name,
+                    metric=Metric.PROFILE,
+                    detail=f"block {block + 1}, {recorded_s:.1f} s recorded per variant",
+                    fraction=min(1.0, recorded_s / self.region_s),
+                )
+                if recorded_s >= self.region_s:
+                    break
+            return [workers[i].finish() for i in range(len(variants))]
+        except BaseException:
+            for worker in workers.values():
+                worker.kill()
+            raise
+
+    def _measure_command(
+        self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
+    ) -> list[RecordedProfile]:
+        experiment = context.experiment
+        perf = find_perf()
+        rng = _rng(experiment.settings.seed, benchmark.name)
+        variants = experiment.variants
+        collected: list[list[ProfileSample]] = [[] for _ in variants]
+        events: list[list[str]] = [[] for _ in variants]
+        region_ns = [0 for _ in variants]
+        runs = 0
+        for block, order in enumerate(block_orders(len(variants), rng)):
+            for position, index in enumerate(order):
+                variant = variants[index]
+                wall_ns, samples, sampled = _record_command_once(
+                    context.runner,
+                    perf,
+                    options,
+                    command_argv(benchmark.command_for(variant)),
+                    variant_environment(variant),
+                    variant.cwd,
+                    context.cpu,
+                    tmp / f"{index}-{block}.data",
+                    experiment.settings.sample_timeout_s,
+                )
+                collected[index] += samples
+                events[index] = events[index] or sampled
+                region_ns[index] += wall_ns
+                context.sink.add_sample(
+                    Sample(
+                        benchmark=benchmark.name,
+                        variant=variant.name,
+                        metric=Metric.PROFILE,
+                        name=WALL_NS,
+                        value=wall_ns,
+                        block=block,
+                        position=position,
+                    )
+                )
+            runs += 1
+            if min(region_ns) >= self.region_s * 1e9 or runs >= self.max_command_runs:
+                break
+        return [
+            RecordedProfile(
+                options.event,
+                tuple(events[i]),
+                options.call_graph,
+                tuple(collected[i]),
+                runs,
+                region_ns[i],
+            )
+            for i in range(len(variants))
+        ]
+
+    def _store(
+        self, benchmark: Benchmark, variant: Variant, profile: RecordedProfile, context: LensContext
+    ) -> None:
+        sink = context.sink
+        sink.add_artifact(
+            Artifact(
+                benchmark.name, variant.name, Metric.PROFILE, FOLDED, folded_stacks(profile.samples)
+            )
+        )
+        sink.add_artifact(
+            Artifact(
+                benchmark.name,
+                variant.name,
+                Metric.PROFILE,
+                PROFILE_META,
+                json.dumps(profile.meta()),
+            )
+        )
+        if not profile.samples:
+            sink.add_note(
+                Note(
+                    Severity.WARNING,
+                    "perf recorded no samples inside the measured region",
+                    hint="the region is too short: raise the profile duration",
+                    benchmark=benchmark.name,
+                    variant=variant.name,
+                    metric=Metric.PROFILE,
+                )
+            )
+
+    def analyse(
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
+    ) -> LensAnalysis:
+        return analyse_profiles(benchmark, variants, data, experiment)
+
+
+def _fallback_note(requested: str, sampled: Sequence[str], benchmark: str | None = None) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"perf sampled {', '.join(sampled)} instead of {requested}: no hardware PMU is available "
+        "(a VM without a virtual PMU, or a CPU perf does not support); shares are of CPU time",
+        hint="on bare metal, or a VM with PMU passthrough, cycles are sampled",
+        benchmark=benchmark,
+        metric=Metric.PROFILE,
+    )
+
+
+def _rng(seed: int | None, benchmark: str) -> random.Random:
+    return random.Random(f"{seed}:{benchmark}:profile") if seed is not None else random.Random()
+
+
+def _now_ns() -> int:
+    return time.monotonic_ns()
+
+
+def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[str, Any]]:
+    """One variant's hot symbols and recording facts, from what the lens stored."""
+    folded = data.artifacts_of(variant, FOLDED)
+    meta = data.artifacts_of(variant, PROFILE_META)
+    summary = hot_symbols(parse_folded(folded[-1].content)) if folded else HotSymbols(0, (), ())
+    facts: dict[str, Any] = json.loads(meta[-1].content) if meta else {}
+    return summary, facts
+
+
+def analyse_profiles(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
+) -> LensAnalysis:
+    settings = experiment.settings
+    baseline_name = variants[0]
+    baseline, baseline_meta = stored_profile(data, baseline_name)
+    comparisons = []
+    notes: list[Note] = []
+    summaries = []
+    for name in variants:
+        summary, meta = stored_profile(data, name)
+        summaries.append(
+            {
+                "benchmark": benchmark.name,
+                "variant": name,
+                **meta,
+                "hot_symbols": [s.to_json() for s in summary.symbols[:_TOP_SYMBOLS_IN_SUMMARY]],
+                "objects": [o.to_json() for o in summary.objects],
+            }
+        )
+        if meta.get("fell_back") and name == baseline_name:
+            notes.append(
+                _fallback_note(meta["requested_event"], meta["sampled_events"], benchmark.name)
+            )
+    for name in variants[1:]:
+        summary, meta = stored_profile(data, name)
+        base_wall = data.samples_of(baseline_name, WALL_NS)
+        var_wall = data.samples_of(name, WALL_NS)
+        measured_blocks = len({s.block for s in base_wall if not s.warmup})
+        # One worker per variant: group blocks into batches so the interval at least reflects
+        # slow drift; per-process effects are not sampled (the time lens does that).
+        pairs = pair_samples(base_wall, var_wall, batch_blocks=max(1, measured_blocks // 6))
+        estimate = estimate_ratio(pairs, settings.confidence)
+        base_value = _mean_per_iteration(base_wall)
+        var_value = _mean_per_iteration(var_wall)
+        comparisons.append(
+            Comparison(
+                benchmark=benchmark.name,
+                metric=Metric.PROFILE,
+                baseline=baseline_name,
+                variant=name,
+                ratio=estimate.ratio,
+                ci_low=estimate.ci_low,
+                ci_high=estimate.ci_high,
+                verdict=verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band),
+                baseline_value=base_value,
+                variant_value=var_value,
+                unit="wall_ns under perf record",
+                details=ProfileDetails(
+                    diff=diff_profiles(baseline, summary),
+                    sampled_event=", ".join(meta.get("sampled_events", [])),
+                    call_graph=str(meta.get("call_graph", "")),
+                    baseline_samples=baseline.total_samples,
+                    variant_samples=summary.total_samples,
+                    extra={
+                        "ratio_basis": "wall time of the profiled samples, one worker per "
+                        "variant; use the time lens for a verdict",
+                        "baseline_call_graph": baseline_meta.get("call_graph"),
+                    },
+                ),
+            )
+        )
+    return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
+
+
+def _mean_per_iteration(samples: Sequence[Sample]) -> float:
+    measured = [s.per_iteration for s in samples if not s.warmup]
+    return sum(measured) / len(measured) if measured else math.nan
