@@ -168,11 +168,13 @@ def inlining_changes(
     variant: FunctionCosts,
     event: str = INSTRUCTIONS_EVENT,
     tolerance: float = INLINING_TOLERANCE,
+    min_cost: float = 0.0,
 ) -> tuple[InliningChange, ...]:
     """Functions present on one side only whose callers moved by about the opposite amount.
 
     Callers are taken from the side where the function exists (the other side has no call
-    edge to it: that is the point)."""
+    edge to it: that is the point). Functions cheaper than `min_cost` are ignored: a
+    statement's counts carry a residue of a few instructions from the worker's handshake."""
     deltas = function_deltas(baseline, variant, event)
     by_id = {d.function: d.delta_self for d in deltas if d.presence is Presence.BOTH}
     changes = []
@@ -183,7 +185,7 @@ def inlining_changes(
             kind, cost, side = InliningKind.INLINED, delta.baseline_self, baseline
         else:
             continue
-        if cost <= 0:
+        if cost <= 0 or cost < min_cost:
             continue
         callers = _caller_moves(side.callers_of(delta.function), by_id, delta.function)
         moved = sum(c.delta_self for c in callers)

@@ -1,0 +1,917 @@
+"""The instructions lens: deterministic instruction counts under valgrind's callgrind.
+
+Statements run in the statement worker inside the variant's own interpreter, started under
+``valgrind --tool=callgrind --instr-atstart=no``: interpreter start-up, imports and setup run
+uninstrumented (callgrind is ~50x slower when instrumenting). Around each measured loop the parent
+switches instrumentation on and, afterwards, off and dumps the costs, through valgrind's own
+``vgdb`` (``vgdb --pid=PID instrumentation on``; callgrind_control is a Perl wrapper around the
+same). Nothing is compiled on the user's machine. Every measured loop is paired with an
+empty-statement loop of the same length, whose costs (the loop itself and the worker's
+handshake) are subtracted, as torch.utils.benchmark does.
+
+Commands run whole under callgrind, or with ``--toggle-collect=FUNCTION`` only inside
+`Settings.region`.
+
+What is fixed for determinism (and recorded as variant info): PYTHONHASHSEED=0, address-space
+randomisation off (``setarch -R``), the environment padded to the same size for every variant,
+the cache geometry of the simulator. The worker's protocol code is warmed up (CPython
+specialises code after a few runs) before anything is counted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import statistics
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perflab.analysis.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindFormatError,
+    CallgrindPart,
+    FunctionCosts,
+    InstructionCost,
+    InstructionCosts,
+    combine_parts,
+    derived_event,
+    parse_callgrind,
+)
+from perflab.analysis.instruction_delta import (
+    FunctionDelta,
+    InlineFrames,
+    InliningChange,
+    LayerDelta,
+    compile_layers,
+    function_deltas,
+    inlining_changes,
+    layer_deltas,
+    parse_addr2line,
+    parse_symbolizer_json,
+    reattribute_inlined,
+)
+from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
+from perflab.collectors.commands import command_argv
+from perflab.collectors.worker_client import (
+    StatementWorker,
+    interpreter_for,
+    variant_environment,
+)
+from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkKind,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Severity,
+    Variant,
+)
+from perflab.proc import LaunchSpec, ProcessRunner, which
+from perflab.stats.paired import verdict_for
+
+# Instruction counts are deterministic, so any difference is real; a band this narrow only
+# keeps a 0.05% wobble (alignment, a different path through malloc) from being called a change.
+INSTRUCTIONS_EQUIVALENCE_BAND = 0.001
+
+# Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
+# A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
+CACHE_GEOMETRY: Mapping[str, str] = {
+    "I1": "32768,8,64",
+    "D1": "49152,12,64",
+    "LL": "2097152,16,64",
+}
+
+
+@dataclass(frozen=True)
+class DerivedEvent:
+    name: str  # sample name and Comparison.event
+    components: tuple[str, ...]  # callgrind events summed
+    unit: str
+
+
+CACHE_EVENTS: tuple[DerivedEvent, ...] = (
+    DerivedEvent("D1_misses", ("D1mr", "D1mw"), "misses"),
+    DerivedEvent("LL_misses", ("ILmr", "DLmr", "DLmw"), "misses"),
+    DerivedEvent("branch_mispredicts", ("Bcm", "Bim"), "mispredicts"),
+)
+
+SAMPLE_NAME = "instructions"
+KIND_STATEMENT = "callgrind.stmt"
+KIND_EMPTY = "callgrind.empty"
+KIND_COMMAND = "callgrind"
+KIND_INLINE_FRAMES = "callgrind.inline-frames"
+
+_WARMUP_SAMPLES = 10  # CPython specialises the worker's protocol code after ~8 runs
+_CALIBRATION_LOOPS = 10
+_TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
+_MAX_LOOPS = 10_000
+_ENV_PAD_NAME = "PERFLAB_ENV_PAD"
+# inlining changes smaller than this (per iteration) are not reported: below the residue of
+# the worker's handshake that remains in statement counts
+_MIN_INLINING_COST = 2.0
+_MIN_INLINING_FRACTION = 1e-4
+_VGDB_TIMEOUT_S = 60.0
+_COMMAND_TIMEOUT_S = 3600.0
+
+
+# -- pure helpers ----------------------------------------------------------------------------
+
+
+def choose_loops(instructions_per_iteration: float) -> int:
+    """Loops for about `_TARGET_INSTRUCTIONS` per measured loop, rounded down to 1-2-5 steps so
+    that small differences between runs give the same loop count (and the same residue)."""
+    if instructions_per_iteration <= 0:
+        return _MAX_LOOPS
+    wanted = max(1.0, min(_MAX_LOOPS, _TARGET_INSTRUCTIONS / instructions_per_iteration))
+    decade = 10 ** math.floor(math.log10(wanted))
+    step = max(s for s in (1, 2, 5) if s * decade <= wanted)
+    return int(step * decade)
+
+
+def environment_bytes(env: Mapping[str, str]) -> int:
+    """Bytes the environment takes on the initial stack ("KEY=VALUE\\0" per variable)."""
+    return sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items())
+
+
+def padded_environment(env: Mapping[str, str], target_bytes: int) -> dict[str, str]:
+    """`env` plus a padding variable so that it takes exactly `target_bytes` (when it fits):
+    the environment's size shifts the stack, and with it the addresses the code sees."""
+    out = {k: v for k, v in env.items() if k != _ENV_PAD_NAME}
+    room = target_bytes - environment_bytes(out) - len(_ENV_PAD_NAME) - 2
+    if room >= 0:
+        out[_ENV_PAD_NAME] = "x" * room
+    return out
+
+
+def padding_target(envs: Sequence[Mapping[str, str]]) -> int:
+    largest = max((environment_bytes(e) for e in envs), default=0)
+    return (largest + len(_ENV_PAD_NAME) + 2 + 255) // 256 * 256
+
+
+def callgrind_options(
+    *,
+    out_file: str,
+    instr_at_start: bool,
+    vgdb_prefix: str | None,
+    cache_sim: bool,
+    dump_instr: bool,
+    region: str | None,
+    trace_children: bool,
+) -> tuple[str, ...]:
+    options = [
+        "--tool=callgrind",
+        f"--callgrind-out-file={out_file}",
+        f"--instr-atstart={'yes' if instr_at_start else 'no'}",
+        f"--dump-instr={'yes' if dump_instr else 'no'}",
+        "--quiet",
+    ]
+    if vgdb_prefix is not None:
+        options += ["--vgdb=yes", f"--vgdb-prefix={vgdb_prefix}"]
+    else:
+        options.append("--vgdb=no")
+    if cache_sim:
+        options += ["--cache-sim=yes", "--branch-sim=yes"]
+        options += [f"--{level}={geometry}" for level, geometry in CACHE_GEOMETRY.items()]
+    if region is not None:
+        options += [f"--toggle-collect={region}", "--collect-atstart=no"]
+    if trace_children:
+        options.append("--trace-children=yes")
+    return tuple(options)
+
+
+def cpu_has_avx512(cpuinfo: str) -> bool:
+    return re.search(r"^flags\s*:.*\bavx512", cpuinfo, flags=re.MULTILINE) is not None
+
+
+def _read_cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
+def _parts_of(artifacts: Sequence[Artifact]) -> list[CallgrindPart]:
+    parts: list[CallgrindPart] = []
+    for artifact in artifacts:
+        parts.extend(parse_callgrind(artifact.content).parts)
+    return parts
+
+
+def _instructions_of(parts: Sequence[CallgrindPart]) -> InstructionCosts | None:
+    rows: list[InstructionCost] = []
+    events: tuple[str, ...] | None = None
+    for part in parts:
+        if part.instructions is None:
+            return None
+        events = part.instructions.events
+        rows.extend(part.instructions.rows)
+    return None if events is None else InstructionCosts(events, tuple(rows))
+
+
+# -- analysis results ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstructionsDetails:
+    """The instructions part of a comparison's JSON (the contract names are kept)."""
+
+    baseline_per_iteration: float
+    variant_per_iteration: float
+    functions: tuple[FunctionDelta, ...]
+    inlining: tuple[InliningChange, ...]
+    layers: tuple[LayerDelta, ...] = ()
+    attribution: str = "callgrind"  # or "inline-aware": costs re-attributed via debug info
+    baseline_repeats: tuple[float, ...] = ()
+    variant_repeats: tuple[float, ...] = ()
+    event: str = INSTRUCTIONS_EVENT
+    max_functions: int = 50
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "baseline_per_iteration": self.baseline_per_iteration,
+            "variant_per_iteration": self.variant_per_iteration,
+            "callgrind_event": self.event,
+            "attribution": self.attribution,
+            "baseline_repeats": list(self.baseline_repeats),
+            "variant_repeats": list(self.variant_repeats),
+            "functions": [
+                {
+                    "name": d.name,
+                    "object": d.object,
+                    "file": d.file,
+                    "baseline": d.baseline_self,
+                    "variant": d.variant_self,
+                    "delta": d.delta_self,
+                    "baseline_inclusive": d.baseline_inclusive,
+                    "variant_inclusive": d.variant_inclusive,
+                    "delta_inclusive": d.delta_inclusive,
+                    "presence": str(d.presence),
+                }
+                for d in self.functions[: self.max_functions]
+            ],
+            "inlining_changes": [change.to_json() for change in self.inlining],
+        }
+        if self.layers:
+            out["layers"] = [layer.to_json() for layer in self.layers]
+        return out
+
+
+@dataclass(frozen=True)
+class _VariantCounts:
+    """What analyse derives for one variant from the store."""
+
+    per_iteration: tuple[float, ...]  # one value per repeat, in repeat order
+    samples: Mapping[str, tuple[float, ...]]  # derived events per repeat
+    costs: FunctionCosts | None  # per iteration, normalised, repeat 0
+    attributed: FunctionCosts | None  # inline-aware view, when frames were stored
+
+
+def _per_iteration_by_name(data: BenchmarkData, variant: str) -> dict[str, tuple[float, ...]]:
+    grouped: dict[str, list[tuple[int, float]]] = {}
+    for sample in data.samples_of(variant):
+        grouped.setdefault(sample.name, []).append((sample.generation, sample.per_iteration))
+    return {name: tuple(v for _, v in sorted(values)) for name, values in grouped.items()}
+
+
+def _loops_of(data: BenchmarkData, variant: str, generation: int) -> int:
+    for sample in data.samples_of(variant, SAMPLE_NAME):
+        if sample.generation == generation:
+            return sample.loops
+    return 1
+
+
+def _costs_of_repeat(
+    data: BenchmarkData, variant: str, generation: int
+) -> tuple[FunctionCosts, InstructionCosts | None, float] | None:
+    """Costs of one repeat (statement minus empty loop, or the whole command), the raw
+    per-instruction costs, and the scale to per-iteration."""
+    scale = 1.0 / _loops_of(data, variant, generation)
+    stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
+    if stmt:
+        empty = [a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation]
+        stmt_parts, empty_parts = _parts_of(stmt), _parts_of(empty)
+        costs = combine_parts(stmt_parts) - combine_parts(empty_parts)
+        return costs, None, scale
+    whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
+    if not whole:
+        return None
+    parts = _parts_of(whole)
+    return combine_parts(parts), _instructions_of(parts), scale
+
+
+def _frames_of(data: BenchmarkData, variant: str) -> InlineFrames | None:
+    stored = data.artifacts_of(variant, KIND_INLINE_FRAMES)
+    if not stored:
+        return None
+    raw: dict[str, dict[str, list[str]]] = json.loads(stored[0].content)
+    return {
+        obj: {int(address, 16): tuple(names) for address, names in by_address.items()}
+        for obj, by_address in raw.items()
+    }
+
+
+def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
+    by_name = _per_iteration_by_name(data, variant)
+    repeat = _costs_of_repeat(data, variant, 0)
+    costs = attributed = None
+    if repeat is not None:
+        raw, instructions, scale = repeat
+        costs = raw.scaled(scale).normalised().without_zero()
+        frames = _frames_of(data, variant)
+        if frames is not None and instructions is not None:
+            attributed = reattribute_inlined(instructions, frames).scaled(scale).normalised()
+    return _VariantCounts(
+        per_iteration=by_name.get(SAMPLE_NAME, ()),
+        samples=by_name,
+        costs=costs,
+        attributed=attributed,
+    )
+
+
+def ratio_interval(
+    baseline: Sequence[float], variant: Sequence[float]
+) -> tuple[float, float, float]:
+    """(ratio, low, high). Deterministic counts give low == ratio == high; when repeats differ
+    the interval spans every baseline/variant combination, hiding nothing."""
+    if not baseline or not variant or min(baseline) <= 0:
+        return math.nan, math.nan, math.nan
+    ratio = statistics.median(variant) / statistics.median(baseline)
+    return ratio, min(variant) / max(baseline), max(variant) / min(baseline)
+
+
+def analyse_instructions(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    experiment: Experiment,
+    *,
+    equivalence_band: float = INSTRUCTIONS_EQUIVALENCE_BAND,
+) -> LensAnalysis:
+    if not variants:
+        return LensAnalysis()
+    rules = compile_layers(experiment.settings.layers)
+    counts = {name: _variant_counts(data, name) for name in variants}
+    base_name = variants[0]
+    base = counts[base_name]
+    comparisons: list[Comparison] = []
+    notes: list[Note] = []
+    for name in variants[1:]:
+        other = counts[name]
+        if not base.per_iteration or not other.per_iteration:
+            notes.append(
+                Note(
+                    Severity.WARNING,
+                    "no instruction counts were stored for this variant",
+                    benchmark=benchmark.name,
+                    variant=name if other.per_iteration == () else base_name,
+                    metric=Metric.INSTRUCTIONS,
+                )
+            )
+            continue
+        comparisons.append(
+            _comparison(benchmark, base_name, name, base, other, rules, equivalence_band)
+        )
+        for event in CACHE_EVENTS:
+            if event.name in base.samples and event.name in other.samples:
+                comparisons.append(
+                    _event_comparison(benchmark, base_name, name, base, other, event,
+                                      equivalence_band)
+                )
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def _comparison(
+    benchmark: Benchmark,
+    base_name: str,
+    name: str,
+    base: _VariantCounts,
+    other: _VariantCounts,
+    rules: Sequence[Any],
+    band: float,
+) -> Comparison:
+    ratio, low, high = ratio_interval(base.per_iteration, other.per_iteration)
+    functions: tuple[FunctionDelta, ...] = ()
+    inlining: tuple[InliningChange, ...] = ()
+    layers: tuple[LayerDelta, ...] = ()
+    attribution = "callgrind"
+    if base.costs is not None and other.costs is not None:
+        # inlining changes are visible in callgrind's own attribution; the table shows the
+        # inline-aware view when both sides have one, so it shows the real change
+        floor = max(_MIN_INLINING_COST, _MIN_INLINING_FRACTION * base.costs.total())
+        inlining = inlining_changes(base.costs, other.costs, min_cost=floor)
+        table_base, table_other = base.costs, other.costs
+        if base.attributed is not None and other.attributed is not None:
+            table_base, table_other = base.attributed, other.attributed
+            attribution = "inline-aware"
+        functions = function_deltas(table_base, table_other)
+        if rules:
+            layers = layer_deltas(base.costs, other.costs, rules)
+    details = InstructionsDetails(
+        baseline_per_iteration=statistics.median(base.per_iteration),
+        variant_per_iteration=statistics.median(other.per_iteration),
+        functions=functions,
+        inlining=inlining,
+        layers=layers,
+        attribution=attribution,
+        baseline_repeats=base.per_iteration,
+        variant_repeats=other.per_iteration,
+    )
+    return Comparison(
+        benchmark=benchmark.name,
+        metric=Metric.INSTRUCTIONS,
+        baseline=base_name,
+        variant=name,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict_for(low, high, band),
+        baseline_value=details.baseline_per_iteration,
+        variant_value=details.variant_per_iteration,
+        unit="instructions",
+        details=details,
+    )
+
+
+def _event_comparison(
+    benchmark: Benchmark,
+    base_name: str,
+    name: str,
+    base: _VariantCounts,
+    other: _VariantCounts,
+    event: DerivedEvent,
+    band: float,
+) -> Comparison:
+    before, after = base.samples[event.name], other.samples[event.name]
+    ratio, low, high = ratio_interval(before, after)
+    functions: tuple[FunctionDelta, ...] = ()
+    if base.costs is not None and other.costs is not None:
+        functions = function_deltas(
+            derived_event(base.costs, event.name, event.components),
+            derived_event(other.costs, event.name, event.components),
+            event.name,
+        )
+    details = InstructionsDetails(
+        baseline_per_iteration=statistics.median(before),
+        variant_per_iteration=statistics.median(after),
+        functions=functions,
+        inlining=(),
+        baseline_repeats=before,
+        variant_repeats=after,
+        event=event.name,
+    )
+    return Comparison(
+        benchmark=benchmark.name,
+        metric=Metric.INSTRUCTIONS,
+        baseline=base_name,
+        variant=name,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict_for(low, high, band),
+        baseline_value=details.baseline_per_iteration,
+        variant_value=details.variant_per_iteration,
+        unit=event.unit,
+        event=event.name,
+        details=details,
+    )
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+
+def _derived_totals(costs: FunctionCosts) -> dict[str, float]:
+    totals = {SAMPLE_NAME: costs.total(INSTRUCTIONS_EVENT)}
+    for event in CACHE_EVENTS:
+        if all(component in costs.events for component in event.components):
+            totals[event.name] = sum(costs.total(component) for component in event.components)
+    return totals
+
+
+def _read_dumps(directory: str) -> list[tuple[str, str]]:
+    """(file name, text) of every callgrind output file, in the order they were written
+    (callgrind.out.PID.N for dumps, callgrind.out.PID at exit)."""
+
+    def order(name: str) -> tuple[int, int]:
+        pieces = name.split(".")
+        dump = int(pieces[3]) if len(pieces) > 3 and pieces[3].isdigit() else 1 << 30
+        return (int(pieces[2]) if pieces[2].isdigit() else 0, dump)
+
+    names = sorted((n for n in os.listdir(directory) if n.startswith("callgrind.out.")), key=order)
+    return [(n, Path(directory, n).read_text(errors="replace")) for n in names]
+
+
+def _has_debug_info(path: str) -> bool:
+    # pyelftools is a dependency already (asm lens); the import stays local so the lens loads
+    # fast when debug info is never looked at
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with open(path, "rb") as stream:
+            elf = ELFFile(stream)
+            return elf.get_section_by_name(".debug_info") is not None
+    except (OSError, ELFError):
+        return False
+
+
+@dataclass
+class _Run:
+    """One variant's measurement in progress (mutable, private)."""
+
+    benchmark: Benchmark
+    variant: Variant
+    context: LensContext
+    env: dict[str, str]
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+    def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
+        return BenchmarkFailedError(
+            message, variant=self.variant.name, benchmark=self.benchmark.name, **kwargs
+        )
+
+
+class InstructionsLens:
+    """Instruction counts (callgrind), per function, with inlining changes called out.
+
+    Uses `Settings.region` (commands: count only inside that function), `Settings.cache_sim`
+    (simulated D1/LL misses and branch mispredictions, fixed geometry) and `Settings.layers`
+    (regex rules grouping functions into layers)."""
+
+    metric = Metric.INSTRUCTIONS
+
+    def __init__(
+        self,
+        *,
+        repeats: int = 2,
+        loops: int | None = None,
+        inline_frames: bool | None = None,
+        equivalence_band: float = INSTRUCTIONS_EQUIVALENCE_BAND,
+        read_cpuinfo: Callable[[], str] = _read_cpuinfo,
+    ) -> None:
+        self.repeats = repeats
+        self.loops = loops
+        self.inline_frames = inline_frames  # None: when the command's executable has debug info
+        self.equivalence_band = equivalence_band
+        self.read_cpuinfo = read_cpuinfo
+
+    # -- Lens protocol ---------------------------------------------------------------------
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        hint = "install valgrind (Debian/Ubuntu: apt-get install valgrind)"
+        if which("valgrind") is None:
+            raise ToolUnavailableError("the instructions lens needs valgrind", hint=hint)
+        version = runner.run(LaunchSpec(("valgrind", "--version")), timeout_s=30)
+        if not version.ok:
+            raise ToolUnavailableError(
+                f"valgrind --version {version.describe_failure()}", hint=hint,
+                detail=version.stderr,
+            )
+        statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
+        if statements and which("vgdb") is None:
+            raise ToolUnavailableError(
+                "vgdb (part of valgrind) is missing: it switches callgrind on around the loop",
+                hint=hint,
+            )
+        notes = []
+        if which("setarch") is None:
+            notes.append(Note(
+                Severity.INFO,
+                "setarch not found: address-space randomisation stays on under valgrind",
+                hint="install util-linux", metric=self.metric,
+            ))
+        if cpu_has_avx512(self.read_cpuinfo()):
+            notes.append(Note(
+                Severity.WARNING,
+                "this CPU has AVX-512, which valgrind hides from CPUID and cannot execute: "
+                "libraries that dispatch on the CPU take their AVX2 (or older) path under "
+                "callgrind, so instruction counts describe the non-AVX-512 code path",
+                hint="compare AVX-512 effects with the time and counters lenses",
+                metric=self.metric,
+            ))
+        return notes
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        variants = context.experiment.variants
+        envs = [variant_environment(v) for v in variants]
+        target = padding_target(envs)
+        for variant, env in zip(variants, envs, strict=True):
+            fixed_env = padded_environment(env, target)
+            fixed_env["PYTHONHASHSEED"] = "0"
+            run = _Run(benchmark, variant, context, fixed_env)
+            run.fixed.update(
+                PYTHONHASHSEED="0",
+                aslr="off (setarch -R)" if which("setarch") else "on (setarch missing)",
+                environment_bytes=environment_bytes(fixed_env),
+            )
+            if context.experiment.settings.cache_sim:
+                run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
+            context.progress.update(
+                benchmark=benchmark.name, metric=self.metric,
+                detail=f"callgrind: {variant.name}",
+            )
+            if benchmark.kind is BenchmarkKind.STATEMENT:
+                self._measure_statement(run)
+            else:
+                self._measure_command(run)
+            context.sink.add_variant_info(variant.name, {"instructions": run.fixed})
+
+    def analyse(
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
+    ) -> LensAnalysis:
+        return analyse_instructions(
+            benchmark, variants, data, experiment, equivalence_band=self.equivalence_band
+        )
+
+    # -- statements ------------------------------------------------------------------------
+    def _prefix(self) -> tuple[str, ...]:
+        return ("setarch", "-R") if which("setarch") else ()
+
+    def _measure_statement(self, run: _Run) -> None:
+        settings = run.context.experiment.settings
+        with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
+            vgdb_prefix = os.path.join(directory, "vgdb")
+            options = callgrind_options(
+                out_file=os.path.join(directory, "callgrind.out.%p"),
+                instr_at_start=False,
+                vgdb_prefix=vgdb_prefix,
+                cache_sim=settings.cache_sim,
+                dump_instr=bool(self.inline_frames),
+                region=None,
+                trace_children=False,
+            )
+            interpreter = interpreter_for(run.variant, run.context.default_python)
+            worker = StatementWorker(
+                run.context.runner,
+                run.benchmark,
+                run.variant,
+                interpreter=interpreter,
+                cpu=run.context.cpu,
+                timeout_s=max(settings.sample_timeout_s * 10, 600.0),
+                launch_prefix=(*self._prefix(), "valgrind", *options),
+                extra_env=run.env,
+            )
+            with worker:
+                info = worker.info
+                run.context.sink.add_variant_info(
+                    run.variant.name,
+                    {"python_version": info.python_version, "executable": info.executable},
+                )
+                session = _StatementSession(run, worker, vgdb_prefix)
+                plan = session.measure(self.loops, self.repeats)
+            dumps = dict(_read_dumps(directory))
+            self._store_statement_dumps(run, plan, dumps)
+
+    def _store_statement_dumps(
+        self, run: _Run, plan: _StatementPlan, dumps: Mapping[str, str]
+    ) -> None:
+        by_hint: dict[str, str] = {}
+        for text in dumps.values():
+            trigger = _trigger_of(text)
+            if trigger is not None:
+                by_hint[trigger] = text
+        for repeat in range(plan.repeats):
+            texts = {}
+            for kind in (KIND_EMPTY, KIND_STATEMENT):
+                hint = _hint(kind, repeat)
+                found = next((t for trig, t in by_hint.items() if trig.endswith(hint)), None)
+                if found is None:
+                    raise run.error(
+                        f"callgrind wrote no dump for {hint}",
+                        hint="valgrind may have been killed; run with the worker's stderr",
+                    )
+                texts[kind] = found
+                run.context.sink.add_artifact(Artifact(
+                    run.benchmark.name, run.variant.name, Metric.INSTRUCTIONS, kind, found,
+                    generation=repeat,
+                ))
+            try:
+                stmt = combine_parts(parse_callgrind(texts[KIND_STATEMENT]).parts)
+                empty = combine_parts(parse_callgrind(texts[KIND_EMPTY]).parts)
+            except CallgrindFormatError as error:
+                raise run.error(f"cannot read callgrind's output: {error}") from error
+            stmt_totals, empty_totals = _derived_totals(stmt), _derived_totals(empty)
+            for name, value in stmt_totals.items():
+                run.context.sink.add_sample(Sample(
+                    benchmark=run.benchmark.name, variant=run.variant.name,
+                    metric=Metric.INSTRUCTIONS, name=name,
+                    value=value - empty_totals.get(name, 0.0), loops=plan.loops,
+                    generation=repeat, cpu=run.context.cpu,
+                ))
+        run.fixed["loops"] = plan.loops
+        run.fixed["repeats"] = plan.repeats
+
+    # -- commands --------------------------------------------------------------------------
+    def _measure_command(self, run: _Run) -> None:
+        settings = run.context.experiment.settings
+        argv = command_argv(run.benchmark.command_for(run.variant))
+        through_shell = argv[0] == "/bin/sh"
+        executable = _resolve(argv[0], run.variant.cwd, run.env)
+        inline = self.inline_frames
+        if inline is None:
+            inline = executable is not None and not through_shell and _has_debug_info(executable)
+        for repeat in range(max(1, self.repeats if self.repeats > 0 else 1)):
+            with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
+                options = callgrind_options(
+                    out_file=os.path.join(directory, "callgrind.out.%p"),
+                    instr_at_start=True,
+                    vgdb_prefix=None,
+                    cache_sim=settings.cache_sim,
+                    dump_instr=inline,
+                    region=settings.region,
+                    trace_children=through_shell,
+                )
+                completed = run.context.runner.run(
+                    LaunchSpec(
+                        argv=(*self._prefix(), "valgrind", *options, *argv),
+                        env=run.env, cwd=run.variant.cwd, cpu=run.context.cpu,
+                    ),
+                    timeout_s=_COMMAND_TIMEOUT_S,
+                )
+                if not completed.ok:
+                    raise run.error(
+                        f"the command {completed.describe_failure()} under callgrind",
+                        hint="run it without --metric instructions to see whether it fails "
+                        "on its own",
+                        detail=completed.stderr[-4000:],
+                    )
+                dumps = _read_dumps(directory)
+            self._store_command_dumps(run, dumps, repeat, inline)
+        run.fixed["repeats"] = max(1, self.repeats)
+        if settings.region is not None:
+            run.fixed["region"] = settings.region
+
+    def _store_command_dumps(
+        self, run: _Run, dumps: Sequence[tuple[str, str]], repeat: int, inline: bool
+    ) -> None:
+        parts: list[CallgrindPart] = []
+        for _, text in dumps:
+            try:
+                parts.extend(parse_callgrind(text).parts)
+            except CallgrindFormatError as error:
+                raise run.error(f"cannot read callgrind's output: {error}") from error
+            run.context.sink.add_artifact(Artifact(
+                run.benchmark.name, run.variant.name, Metric.INSTRUCTIONS, KIND_COMMAND, text,
+                generation=repeat,
+            ))
+        costs = combine_parts(parts)
+        totals = _derived_totals(costs)
+        region = run.context.experiment.settings.region
+        if region is not None and totals[SAMPLE_NAME] == 0:
+            raise ConfigError(
+                f"the region function {region!r} never ran: callgrind counted nothing inside it",
+                hint="check the name (callgrind matches the demangled name; * is a wildcard, "
+                "e.g. 'ns::kernel*'); an inlined function never runs as a function of its own "
+                "and yields zero: mark it __attribute__((noinline)) or name its caller",
+                variant=run.variant.name, benchmark=run.benchmark.name,
+            )
+        for name, value in totals.items():
+            run.context.sink.add_sample(Sample(
+                benchmark=run.benchmark.name, variant=run.variant.name,
+                metric=Metric.INSTRUCTIONS, name=name, value=value, loops=1,
+                generation=repeat, cpu=run.context.cpu,
+            ))
+        if inline and repeat == 0:
+            instructions = _instructions_of(parts)
+            if instructions is not None:
+                frames = symbolise_inline_frames(run.context.runner, instructions)
+                run.context.sink.add_artifact(Artifact(
+                    run.benchmark.name, run.variant.name, Metric.INSTRUCTIONS,
+                    KIND_INLINE_FRAMES, json.dumps(frames, sort_keys=True),
+                ))
+                run.fixed["inline_frames"] = sorted(frames)
+
+
+def _resolve(program: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
+    if os.sep in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd or os.getcwd(), program)
+        return path if os.path.isfile(path) else None
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory, program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _hint(kind: str, repeat: int) -> str:
+    return f"perflab-{kind.rsplit('.', 1)[1]}-{repeat}"
+
+
+_TRIGGER = re.compile(r"^desc:\s*Trigger:\s*(.*?)\s*$", re.MULTILINE)
+
+
+def _trigger_of(text: str) -> str | None:
+    match = _TRIGGER.search(text)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class _StatementPlan:
+    loops: int
+    repeats: int
+
+
+class _StatementSession:
+    """Warm-up, calibration and the measured loops of one worker under callgrind."""
+
+    def __init__(self, run: _Run, worker: StatementWorker, vgdb_prefix: str) -> None:
+        self.run = run
+        self.worker = worker
+        self.vgdb_prefix = vgdb_prefix
+
+    def vgdb(self, *commands: Sequence[str]) -> None:
+        argv: list[str] = [
+            "vgdb", f"--vgdb-prefix={self.vgdb_prefix}", f"--pid={self.worker.pid}",
+            # the worker waits in read(): force vgdb's ptrace invocation after 5 ms, not 100
+            "--max-invoke-ms=5",
+        ]
+        for i, command in enumerate(commands):
+            argv += (["-c"] if i else []) + list(command)
+        completed = self.run.context.runner.run(LaunchSpec(tuple(argv)), timeout_s=_VGDB_TIMEOUT_S)
+        if not completed.ok:
+            raise self.run.error(
+                f"vgdb {' '.join(shlex.quote(a) for a in argv[3:])} {completed.describe_failure()}",
+                hint="vgdb needs ptrace on the worker (a container may forbid it: allow "
+                "SYS_PTRACE or set kernel.yama.ptrace_scope=0)",
+                detail=completed.stderr[-2000:],
+            )
+
+    def counted(self, loops: int, *, empty: bool, hint: str) -> None:
+        self.worker.sample(
+            loops,
+            empty=empty,
+            on_region_start=lambda: self.vgdb(("instrumentation", "on")),
+            on_region_end=lambda: self.vgdb(("instrumentation", "off"), ("dump", hint)),
+        )
+
+    def warm_up(self) -> None:
+        # the same handshake as counted samples, with nothing switched: the worker's own
+        # code is specialised by CPython before anything is counted
+        for i in range(_WARMUP_SAMPLES):
+            self.worker.sample(
+                1, empty=i % 2 == 0, on_region_start=lambda: None, on_region_end=lambda: None
+            )
+
+    def measure(self, loops: int | None, repeats: int) -> _StatementPlan:
+        self.warm_up()
+        if loops is None:
+            self.counted(_CALIBRATION_LOOPS, empty=True, hint="perflab-calibrate-empty")
+            self.counted(_CALIBRATION_LOOPS, empty=False, hint="perflab-calibrate-stmt")
+            loops = choose_loops(self._calibration_per_iteration())
+        repeats = max(1, repeats)
+        for repeat in range(repeats):
+            self.counted(loops, empty=True, hint=_hint(KIND_EMPTY, repeat))
+            self.counted(loops, empty=False, hint=_hint(KIND_STATEMENT, repeat))
+        return _StatementPlan(loops, repeats)
+
+    def _calibration_per_iteration(self) -> float:
+        # the dumps are already on disk: callgrind writes them before vgdb returns
+        directory = os.path.dirname(self.vgdb_prefix)
+        totals: dict[str, float] = {}
+        for _, text in _read_dumps(directory):
+            trigger = _trigger_of(text) or ""
+            for kind in ("empty", "stmt"):
+                if trigger.endswith(f"perflab-calibrate-{kind}"):
+                    totals[kind] = parse_callgrind(text).combined().total()
+        return (totals.get("stmt", 0.0) - totals.get("empty", 0.0)) / _CALIBRATION_LOOPS
+
+
+def symbolise_inline_frames(
+    runner: ProcessRunner, instructions: InstructionCosts
+) -> dict[str, dict[str, list[str]]]:
+    """Inline frames (innermost first) of every executed address of every object with debug
+    info, one symboliser process per object. JSON-ready: object -> hex address -> names."""
+    symbolizer = which("llvm-symbolizer")
+    addr2line = which("addr2line")
+    out: dict[str, dict[str, list[str]]] = {}
+    for obj, addresses in instructions.addresses_by_object().items():
+        if not os.path.isfile(obj) or not _has_debug_info(obj):
+            continue
+        stdin = "\n".join(f"{address:#x}" for address in addresses) + "\n"
+        if symbolizer is not None:
+            argv: tuple[str, ...] = (
+                symbolizer, "--inlining", "--functions=linkage", "--demangle",
+                "--output-style=JSON", f"--obj={obj}",
+            )
+            completed = runner.run(LaunchSpec(argv), timeout_s=300, stdin_text=stdin)
+            frames = parse_symbolizer_json(completed.stdout) if completed.ok else {}
+        elif addr2line is not None:
+            argv = ("addr2line", "-i", "-f", "-C", "-a", "-e", obj)
+            completed = runner.run(LaunchSpec(argv), timeout_s=300, stdin_text=stdin)
+            frames = parse_addr2line(completed.stdout, addresses) if completed.ok else {}
+        else:
+            return out
+        out[obj] = {f"{address:#x}": list(names) for address, names in frames.items()}
+    return out
