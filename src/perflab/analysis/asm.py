@@ -15,8 +15,10 @@ label numbers masked, so one inserted block does not renumber every later jump i
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import enum
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,6 +30,9 @@ from capstone import x86 as cs_x86
 
 L1I_CACHE_BYTES = 32 * 1024  # L1 instruction cache of current Intel and AMD cores
 UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Zen 3/4); the low end
+# A "loop" larger than this is an interpreter's dispatch or a whole algorithm: a static
+# per-iteration prediction means little there and llvm-mca takes seconds on it.
+MCA_MAX_INSTRUCTIONS = 400
 MIN_MOVED_LINES = 3  # a shorter "moved block" is more likely coincidence than code motion
 
 Resolver = Callable[[int], str | None]
@@ -229,20 +234,26 @@ class Loop:
 
 def find_loops(lines: Sequence[AsmLine]) -> tuple[Loop, ...]:
     """Loops from back-edges: a jump or branch to an address at or before itself."""
+    addresses = [line.instruction.address for line in lines]
+    # prefix sums: a big function (an interpreter loop) has thousands of back-edges
+    cost_sum = list(itertools.accumulate((line.cost for line in lines), initial=0.0))
+    vector_sum = list(
+        itertools.accumulate((vector_bits(line.instruction) > 0 for line in lines), initial=0)
+    )
     loops = {}
-    for line in lines:
+    for index, line in enumerate(lines):
         insn = line.instruction
-        if insn.flow in (Flow.JUMP, Flow.BRANCH) and insn.target is not None:
-            if lines[0].instruction.address <= insn.target <= insn.address:
-                end = insn.address + insn.size
-                body = [other for other in lines if insn.target <= other.instruction.address < end]
-                loops[(insn.target, end)] = Loop(
-                    start=insn.target,
-                    end=end,
-                    instructions=len(body),
-                    cost=sum(other.cost for other in body),
-                    vector_instructions=sum(1 for other in body if vector_bits(other.instruction)),
-                )
+        if insn.flow not in (Flow.JUMP, Flow.BRANCH) or insn.target is None:
+            continue
+        if addresses[0] <= insn.target <= insn.address:
+            first = bisect.bisect_left(addresses, insn.target)
+            loops[(insn.target, insn.address + insn.size)] = Loop(
+                start=insn.target,
+                end=insn.address + insn.size,
+                instructions=index + 1 - first,
+                cost=cost_sum[index + 1] - cost_sum[first],
+                vector_instructions=vector_sum[index + 1] - vector_sum[first],
+            )
     return tuple(sorted(loops.values(), key=lambda loop: (loop.start, loop.end)))
 
 
@@ -583,7 +594,9 @@ def build_listing(
     summary = None
     if loop is not None:
         lines = mark_loop(lines, loop)
-        throughput = throughput_of(loop_body_assembly(lines, loop)) if throughput_of else None
+        throughput = None
+        if throughput_of is not None and loop.instructions <= MCA_MAX_INSTRUCTIONS:
+            throughput = throughput_of(loop_body_assembly(lines, loop))
         summary = summarise_loop(lines, loop, throughput)
     return FunctionListing(
         name=name,
@@ -829,6 +842,8 @@ def change_sentence(baseline: FunctionListing | None, variant: FunctionListing |
         return "only in the variant (new, renamed beyond pairing, or no longer inlined)"
     if variant is None:
         return "only in the baseline (removed, renamed beyond pairing, or now inlined)"
+    if [line.key for line in baseline.lines] == [line.key for line in variant.lines]:
+        return "identical after normalisation"
     parts: list[str] = []
     old_width, new_width = baseline.vector_width_bits, variant.vector_width_bits
     if old_width != new_width:
@@ -849,12 +864,7 @@ def change_sentence(baseline: FunctionListing | None, variant: FunctionListing |
         parts.append(f"code size {old} -> {new} bytes ({new / old:.2f}x)")
     parts += _loop_change(baseline.hot_loop, variant.hot_loop)
     if not parts:
-        same = all(a.key == b.key for a, b in zip(baseline.lines, variant.lines, strict=False))
-        return (
-            "identical after normalisation"
-            if same and len(baseline.lines) == len(variant.lines)
-            else "same size and instruction mix; instructions reordered"
-        )
+        return "same size, instructions and mix; code reordered or registers renamed"
     return "; ".join(parts)
 
 
