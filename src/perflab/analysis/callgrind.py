@@ -578,10 +578,11 @@ def normalise_function_name(name: str, demangled: Mapping[str, str] | None = Non
     name = _RECURSION_MARKER.sub("", name)
     if _ADDRESS_ONLY.match(name):
         return UNKNOWN_FUNCTION
+    base = _CLONE_SUFFIX.sub("", name) or name
     if demangled is not None:
-        name = demangled.get(name, name)
-    base = _CLONE_SUFFIX.sub("", name)
-    return base or name
+        base = demangled.get(base, demangled.get(name, base))
+        base = _CLONE_SUFFIX.sub("", base) or base
+    return base
 
 
 def normalise_object(path: str) -> str:

@@ -37,6 +37,7 @@ from perflab.analysis.callgrind import (
     CallgrindFormatError,
     CallgrindPart,
     FunctionCosts,
+    FunctionId,
     InstructionCost,
     InstructionCosts,
     combine_parts,
@@ -320,16 +321,43 @@ def _frames_of(data: BenchmarkData, variant: str) -> InlineFrames | None:
     }
 
 
+_COMMAND_LINE = re.compile(r"^cmd:\s*(\S+)", re.MULTILINE)
+MAIN_OBJECT = "[main]"
+
+
+def _main_object(data: BenchmarkData, variant: str) -> str | None:
+    """Basename of the program callgrind ran (its "cmd:" line): variants often run differently
+    named programs (build-a/bench vs bench-noinline, python3.11 vs python3.12), whose own
+    functions must still be compared with each other."""
+    for artifact in data.artifacts_of(variant):
+        match = _COMMAND_LINE.search(artifact.content)
+        if match:
+            return os.path.basename(match.group(1))
+    return None
+
+
+def _comparable(costs: FunctionCosts, main: str | None) -> FunctionCosts:
+    normalised = costs.normalised()
+    if main is None:
+        return normalised
+    return normalised.renamed(
+        lambda fid: FunctionId(fid.name, MAIN_OBJECT) if fid.object == main else fid
+    )
+
+
 def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
     by_name = _per_iteration_by_name(data, variant)
     repeat = _costs_of_repeat(data, variant, 0)
+    main = _main_object(data, variant)
     costs = attributed = None
     if repeat is not None:
         raw, instructions, scale = repeat
-        costs = raw.scaled(scale).normalised().without_zero()
+        costs = _comparable(raw.scaled(scale), main).without_zero()
         frames = _frames_of(data, variant)
         if frames is not None and instructions is not None:
-            attributed = reattribute_inlined(instructions, frames).scaled(scale).normalised()
+            attributed = _comparable(
+                reattribute_inlined(instructions, frames).scaled(scale), main
+            )
     return _VariantCounts(
         per_iteration=by_name.get(SAMPLE_NAME, ()),
         samples=by_name,
