@@ -1,0 +1,950 @@
+"""The counters lens: `perf stat` events of the measured region only, compared between variants
+with the same paired, generation-level statistics as the time lens.
+
+Statements. Every variant's worker runs under
+`perf stat -x, -o FILE --control fd:CTL,ACK --delay -1 -e EVENTS --`: the events start disabled,
+and the parent enables them just before each timed loop and disables them right after (through
+the worker's handshake). Variants alternate block by block inside a generation of workers, as in
+the time lens. perf stat only prints totals when it exits, so each (variant, generation) yields
+one total per event over all of its measured samples, stored as one Sample with `loops` = all
+iterations counted. That is the right granularity, not a compromise: the paired statistics put
+the confidence interval over generations anyway (per-process effects are the dominant noise), and
+the workers of one generation run interleaved over the same stretch of time, so drift hits both.
+Interval mode (`-I`) cannot be lined up with samples (perf 6.1 does not print on enable/disable),
+and a perf process per sample would cost more than the sample. So: several short generations.
+
+Commands. `perf stat` around each whole run; every run is its own sample, paired by block.
+
+Availability. Before measuring, the events are tried on `true`: an unknown name (perf exits 129)
+is identified and dropped, `<not supported>` events (a VM without a PMU) are dropped, and the
+run goes on with the rest. Each missing event is reported with a reason and a fix. Events that
+are never counted (`<not counted>`) in any generation are reported too; multiplexed events are
+kept, with the smallest running fraction seen.
+
+AVX-512. Without counters, `/proc/PID/arch_status` (AVX512_elapsed_ms) says when the kernel last
+saw live AVX-512 register state at a context switch. It is read after each measured region and
+after one empty-loop control sample per worker: if the control shows AVX-512 too, something
+besides the statement (glibc's EVEX string functions use zmm16-31) sets it, and the check
+cannot attribute it to the statement.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perflab.analysis.perf_stat import (
+    Availability,
+    EventCount,
+    counts_for_requested,
+    derived_metrics,
+    find_unknown_event,
+    is_permission_failure,
+    parse_stat_csv,
+    permission_denied_event,
+)
+from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
+from perflab.collectors.commands import command_argv
+from perflab.collectors.perf_control import PerfControl, find_perf
+from perflab.collectors.worker_client import StatementWorker, variant_environment
+from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkKind,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Settings,
+    Severity,
+    Verdict,
+)
+from perflab.plan import block_orders, launch_order
+from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+
+DEFAULT_EVENTS: tuple[str, ...] = (
+    "cycles",
+    "instructions",
+    "branches",
+    "branch-misses",
+    "cache-references",
+    "cache-misses",
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+)
+PROBE = "counter-probe"  # artifact (baseline variant): events found unavailable before measuring
+AVAILABILITY = "counter-availability"  # artifact per variant and generation
+AVX512 = "avx512"  # artifact per variant and generation
+_AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
+_MAX_PROBE_ROUNDS = 64
+_PRECISION_MIN_COUNT = 10_000  # per sample; below this an event does not steer the stopping rule
+
+
+def requested_events(settings: Settings) -> tuple[str, ...]:
+    return settings.events or DEFAULT_EVENTS
+
+
+@dataclass(frozen=True)
+class UnavailableEvent:
+    event: str
+    reason: Availability
+    message: str = ""
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": self.event, "reason": str(self.reason)}
+        if self.message:
+            out["message"] = self.message
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UnavailableEvent:
+        return cls(
+            str(data["event"]),
+            Availability(data["reason"]),
+            data.get("message", ""),
+            data.get("hint"),
+        )
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What the hints depend on; injectable for tests."""
+
+    hypervisor: bool
+    paranoid: int | None
+    root: bool
+
+
+def host_facts() -> HostFacts:
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    paranoid_text = _read("/proc/sys/kernel/perf_event_paranoid")
+    return HostFacts(
+        hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
+        paranoid=int(paranoid_text)
+        if paranoid_text and paranoid_text.lstrip("-").isdigit()
+        else None,
+        root=_is_root(),
+    )
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def hint_for(reason: Availability, facts: HostFacts) -> str:
+    if reason is Availability.NOT_SUPPORTED:
+        if facts.hypervisor:
+            return (
+                "this is a VM without a virtual PMU, so hardware events cannot be counted; run on "
+                "bare metal or enable PMU passthrough (KVM: <cpu mode='host-passthrough'> with "
+                "<pmu state='on'/>; cloud: a bare-metal or PMU-enabled instance type)"
+            )
+        return "this CPU's PMU driver does not provide the event; `perflab events` lists what does"
+    if reason is Availability.UNKNOWN_EVENT:
+        return (
+            "perf does not know this name: search with `perflab events WORD`; vendor events "
+            "need a perf built with this CPU's event tables"
+        )
+    if reason is Availability.PERMISSION:
+        level = "" if facts.paranoid is None else f" (kernel.perf_event_paranoid={facts.paranoid})"
+        return (
+            f"not permitted{level}: `sudo sysctl kernel.perf_event_paranoid=1`, or give perf "
+            "CAP_PERFMON: `sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v perf)`"
+        )
+    return (
+        "the counter was never scheduled: too many events for the PMU at once, or the NMI "
+        "watchdog holds one (`sudo sysctl kernel.nmi_watchdog=0`); request fewer events"
+    )
+
+
+def probe_events(
+    runner: ProcessRunner,
+    events: Sequence[str],
+    *,
+    perf: str | None = None,
+    facts: HostFacts | None = None,
+) -> tuple[list[str], list[UnavailableEvent], bool]:
+    """Try the events on `true`: (countable events, unavailable events, user_only).
+
+    One bad name never hides the others: perf stops at the first unknown name, so that name is
+    identified, dropped and the rest tried again."""
+    perf = perf or find_perf()
+    facts = facts or host_facts()
+    remaining = list(dict.fromkeys(events))
+    unavailable: list[UnavailableEvent] = []
+    for _ in range(_MAX_PROBE_ROUNDS):
+        if not remaining:
+            return [], unavailable, False
+        argv = (perf, "stat", "-x,", "-e", ",".join(remaining), "--", "true")
+        result = runner.run(LaunchSpec(argv=argv), timeout_s=60)
+        if result.ok:
+            counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)
+            usable = []
+            for name in remaining:
+                count = counts.get(name)
+                if count is not None and count.availability is Availability.NOT_SUPPORTED:
+                    unavailable.append(_unavailable(name, count.availability, facts))
+                else:
+                    usable.append(name)
+            user_only = any(c.user_only for c in counts.values())
+            return usable, unavailable, user_only
+        culprit = _failing_event(result.stderr, remaining, facts)
+        if culprit is None:
+            raise ToolUnavailableError(
+                f"perf stat failed ({result.describe_failure()})",
+                detail=result.stderr[-2000:],
+                hint="try `perf stat -e task-clock -- true` by hand",
+            )
+        unavailable.append(culprit)
+        remaining = [e for e in remaining if e != culprit.event]
+    raise ToolUnavailableError("perf stat rejected too many events", hint="request fewer events")
+
+
+def _failing_event(stderr: str, events: Sequence[str], facts: HostFacts) -> UnavailableEvent | None:
+    if is_permission_failure(stderr):
+        named = permission_denied_event(stderr)
+        # without a name, perf refuses everything: each round then drops one event
+        name = named if named is not None and named in events else events[0]
+        return _unavailable(name, Availability.PERMISSION, facts, "perf: no permission")
+    unknown = find_unknown_event(stderr, events)
+    if unknown is not None and unknown.event in events:
+        return _unavailable(unknown.event, Availability.UNKNOWN_EVENT, facts, unknown.message)
+    return None
+
+
+def _unavailable(
+    event: str, reason: Availability, facts: HostFacts, message: str = ""
+) -> UnavailableEvent:
+    return UnavailableEvent(event, reason, message, hint_for(reason, facts))
+
+
+def parse_arch_status(text: str | None) -> int | None:
+    """AVX512_elapsed_ms from /proc/PID/arch_status: ms since AVX-512 state was last seen live,
+    -1 when never; None when the kernel or CPU does not report it."""
+    if not text:
+        return None
+    match = re.search(r"AVX512_elapsed_ms:\s*(-?\d+)", text)
+    return int(match.group(1)) if match else None
+
+
+def read_arch_status(pid: int) -> str | None:
+    return _read(f"/proc/{pid}/arch_status")
+
+
+@dataclass
+class _AvxTally:
+    samples: int = 0
+    with_avx512: int = 0
+    control_samples: int = 0
+    control_with_avx512: int = 0
+    supported: bool = True
+
+    def add(self, elapsed_ms: int | None, region_ms: float, *, control: bool = False) -> None:
+        if elapsed_ms is None:
+            self.supported = False
+            return
+        seen = 0 <= elapsed_ms <= region_ms + _AVX512_SLACK_MS
+        if control:
+            self.control_samples += 1
+            self.control_with_avx512 += seen
+        else:
+            self.samples += 1
+            self.with_avx512 += seen
+
+
+class _CountedWorker:
+    """A statement worker under `perf stat`, counting only inside the timed loop."""
+
+    def __init__(
+        self,
+        context: LensContext,
+        benchmark: Benchmark,
+        index: int,
+        events: Sequence[str],
+        output: Path,
+        perf: str,
+    ) -> None:
+        variant = context.experiment.variants[index]
+        self.output = output
+        self.control = PerfControl()
+        prefix = (
+            perf,
+            "stat",
+            "-x,",
+            "-o",
+            str(output),
+            *self.control.perf_options,
+            "-e",
+            ",".join(events),
+            "--",
+        )
+        try:
+            self.worker = StatementWorker(
+                context.runner,
+                benchmark,
+                variant,
+                interpreter=variant.python or context.default_python,
+                cpu=context.cpu,
+                timeout_s=context.experiment.settings.sample_timeout_s,
+                launch_prefix=prefix,
+                pass_fds=self.control.pass_fds,
+            )
+        finally:
+            self.control.after_spawn()
+        self.loops = 0
+        self.avx = _AvxTally()
+
+    def finish(self) -> str:
+        self.worker.close()
+        self.control.close()
+        try:
+            return self.output.read_text()
+        except OSError as error:
+            raise BenchmarkFailedError(
+                f"perf stat wrote no output ({error})",
+                hint="perf stat exits early when the worker cannot start; run the statement alone",
+            ) from error
+
+    def kill(self) -> None:
+        self.worker.kill()
+        self.control.close()
+
+
+class CountersLens:
+    metric = Metric.COUNTERS
+
+    def __init__(
+        self,
+        *,
+        blocks_per_generation: int = 10,
+        max_generations: int = 30,
+        arch_status: Callable[[int], str | None] = read_arch_status,
+        facts: HostFacts | None = None,
+    ) -> None:
+        self.blocks_per_generation = blocks_per_generation
+        self.max_generations = max_generations
+        self.arch_status = arch_status
+        self.facts = facts
+        self._probed: dict[tuple[str, ...], tuple[list[str], list[UnavailableEvent], bool]] = {}
+
+    def _probe(
+        self, runner: ProcessRunner, events: Sequence[str]
+    ) -> tuple[list[str], list[UnavailableEvent], bool]:
+        key = tuple(events)
+        if key not in self._probed:
+            self._probed[key] = probe_events(runner, events, facts=self.facts or host_facts())
+        return self._probed[key]
+
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        find_perf()
+        events = requested_events(experiment.settings)
+        usable, unavailable, user_only = self._probe(runner, events)
+        if not usable:
+            raise ToolUnavailableError(
+                "none of the requested events can be counted here: "
+                + ", ".join(f"{u.event} ({u.reason})" for u in unavailable),
+                hint=unavailable[0].hint if unavailable else None,
+            )
+        notes = [
+            Note(
+                Severity.WARNING,
+                f"event {u.event!r} is unavailable: {u.reason}",
+                hint=u.hint,
+                metric=Metric.COUNTERS,
+            )
+            for u in unavailable
+        ]
+        if user_only:
+            notes.append(_user_only_note(None))
+        return notes
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        events = requested_events(context.experiment.settings)
+        usable, unavailable, _ = self._probe(context.runner, events)
+        baseline = context.experiment.baseline.name
+        facts = self.facts or host_facts()
+        probe = {"unavailable": [u.to_json() for u in unavailable], "facts": asdict(facts)}
+        context.sink.add_artifact(
+            Artifact(benchmark.name, baseline, Metric.COUNTERS, PROBE, json.dumps(probe))
+        )
+        if not usable:
+            return
+        perf = find_perf()
+        if benchmark.kind is BenchmarkKind.STATEMENT:
+            self._measure_statement(benchmark, context, usable, perf)
+        else:
+            self._measure_command(benchmark, context, usable, perf)
+
+    # statements ------------------------------------------------------------------------------
+
+    def _measure_statement(
+        self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
+    ) -> None:
+        settings = context.experiment.settings
+        rng = _rng(settings.seed, benchmark.name)
+        started = time.monotonic()
+        loops: int | None = None
+        generations = max(settings.min_generations, 2)
+        with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
+            generation = 0
+            while True:
+                loops = self._generation(
+                    benchmark, context, events, perf, Path(tmp), generation, loops, rng
+                )
+                generation += 1
+                elapsed = time.monotonic() - started
+                context.progress.update(
+                    benchmark=benchmark.name,
+                    metric=Metric.COUNTERS,
+                    detail=f"generation {generation}",
+                    fraction=min(1.0, generation / generations),
+                )
+                if generation >= generations and (
+                    elapsed >= settings.budget_s
+                    or generation >= self.max_generations
+                    or self._precise_enough(benchmark, context)
+                ):
+                    return
+
+    def _precise_enough(self, benchmark: Benchmark, context: LensContext) -> bool:
+        # Only the sink knows the samples; the MemorySink and the store both implement data_for,
+        # but the protocol does not promise it, so without it the minimum is enough.
+        data_for = getattr(context.sink, "data_for", None)
+        if data_for is None:
+            return True
+        data: BenchmarkData = data_for(benchmark.name, Metric.COUNTERS)
+        target = context.experiment.settings.target_precision
+        variants = [v.name for v in context.experiment.variants]
+        for name in {s.name for s in data.samples}:
+            base = data.samples_of(variants[0], name)
+            if sum(s.value for s in base) < _PRECISION_MIN_COUNT * max(len(base), 1):
+                # rare events (a few context switches) are Poisson noise: they never settle
+                continue
+            for other in variants[1:]:
+                estimate = estimate_ratio(pair_samples(base, data.samples_of(other, name)))
+                if estimate.n_groups >= 2 and estimate.log_half_width > target:
+                    return False
+        return True
+
+    def _generation(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        events: Sequence[str],
+        perf: str,
+        tmp: Path,
+        generation: int,
+        loops: int | None,
+        rng: random.Random,
+    ) -> int:
+        variants = context.experiment.variants
+        settings = context.experiment.settings
+        workers: dict[int, _CountedWorker] = {}
+        try:
+            for index in launch_order(len(variants), rng):
+                workers[index] = _CountedWorker(
+                    context, benchmark, index, events, tmp / f"{generation}-{index}.csv", perf
+                )
+            if loops is None:
+                loops = workers[0].worker.calibrate(int(settings.sample_target_ms * 1e6))
+            orders = block_orders(len(variants), rng)
+            for block in range(settings.warmup_blocks + self.blocks_per_generation):
+                order = next(orders)
+                for index in order:
+                    self._sample(workers[index], loops, measured=block >= settings.warmup_blocks)
+            for worker in workers.values():
+                self._control_sample(worker, loops)
+            outputs = {index: workers[index].finish() for index in workers}
+        except BaseException:
+            for worker in workers.values():
+                worker.kill()
+            raise
+        for position, index in enumerate(sorted(outputs)):
+            self._store_generation(
+                benchmark,
+                context,
+                index,
+                events,
+                outputs[index],
+                workers[index],
+                generation,
+                position,
+            )
+        return loops
+
+    def _sample(self, counted: _CountedWorker, loops: int, *, measured: bool) -> None:
+        if not measured:
+            counted.worker.sample(loops)
+            return
+        control = counted.control
+        result = counted.worker.sample(
+            loops, on_region_start=control.enable, on_region_end=control.disable
+        )
+        counted.loops += loops
+        counted.avx.add(
+            parse_arch_status(self.arch_status(counted.worker.pid)), result.wall_ns / 1e6
+        )
+
+    def _control_sample(self, counted: _CountedWorker, loops: int) -> None:
+        result = counted.worker.sample(loops, empty=True)
+        counted.avx.add(
+            parse_arch_status(self.arch_status(counted.worker.pid)),
+            result.wall_ns / 1e6,
+            control=True,
+        )
+
+    def _store_generation(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        index: int,
+        events: Sequence[str],
+        output: str,
+        counted: _CountedWorker,
+        generation: int,
+        position: int,
+    ) -> None:
+        variant = context.experiment.variants[index].name
+        counts = counts_for_requested(parse_stat_csv(output), events)
+        self._store_counts(
+            benchmark, context, variant, events, counts, counted.loops, generation, 0, position
+        )
+        avx = counted.avx
+        context.sink.add_artifact(
+            Artifact(
+                benchmark.name,
+                variant,
+                Metric.COUNTERS,
+                AVX512,
+                json.dumps(
+                    {
+                        "supported": avx.supported,
+                        "samples": avx.samples,
+                        "with_avx512": avx.with_avx512,
+                        "control_samples": avx.control_samples,
+                        "control_with_avx512": avx.control_with_avx512,
+                    }
+                ),
+                generation=generation,
+            )
+        )
+
+    def _store_counts(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        variant: str,
+        events: Sequence[str],
+        counts: Mapping[str, EventCount],
+        loops: int,
+        generation: int,
+        block: int,
+        position: int,
+        warmup: bool = False,
+    ) -> None:
+        availability: dict[str, Any] = {}
+        for event in events:
+            count = counts.get(event)
+            if count is None:
+                availability[event] = {"availability": str(Availability.NOT_COUNTED)}
+                continue
+            availability[event] = {
+                "availability": str(count.availability),
+                "running_fraction": count.running_fraction,
+                "user_only": count.user_only,
+                "unit": count.unit,
+            }
+            if count.availability.usable and count.value is not None:
+                context.sink.add_sample(
+                    Sample(
+                        benchmark=benchmark.name,
+                        variant=variant,
+                        metric=Metric.COUNTERS,
+                        name=event,
+                        value=count.value,
+                        loops=max(loops, 1),
+                        generation=generation,
+                        block=block,
+                        position=position,
+                        warmup=warmup,
+                    )
+                )
+        context.sink.add_artifact(
+            Artifact(
+                benchmark.name,
+                variant,
+                Metric.COUNTERS,
+                AVAILABILITY,
+                json.dumps(availability),
+                generation=generation or block,  # one of the two is always 0
+            )
+        )
+
+    # commands --------------------------------------------------------------------------------
+
+    def _measure_command(
+        self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
+    ) -> None:
+        settings = context.experiment.settings
+        variants = context.experiment.variants
+        rng = _rng(settings.seed, benchmark.name)
+        started = time.monotonic()
+        min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
+            for block, order in enumerate(block_orders(len(variants), rng)):
+                for position, index in enumerate(order):
+                    variant = variants[index]
+                    output = Path(tmp) / f"{block}-{index}.csv"
+                    argv = command_argv(benchmark.command_for(variant))
+                    spec = LaunchSpec(
+                        argv=(
+                            perf,
+                            "stat",
+                            "-x,",
+                            "-o",
+                            str(output),
+                            "-e",
+                            ",".join(events),
+                            "--",
+                            *argv,
+                        ),
+                        env=variant_environment(variant),
+                        cwd=variant.cwd,
+                        cpu=context.cpu,
+                    )
+                    result = context.runner.run(spec, timeout_s=settings.sample_timeout_s)
+                    if not result.ok:
+                        raise BenchmarkFailedError(
+                            f"the command under perf stat {result.describe_failure()}",
+                            detail=result.stderr[-2000:],
+                            variant=variant.name,
+                            benchmark=benchmark.name,
+                        )
+                    counts = counts_for_requested(parse_stat_csv(output.read_text()), events)
+                    self._store_counts(
+                        benchmark,
+                        context,
+                        variant.name,
+                        events,
+                        counts,
+                        1,
+                        0,
+                        block,
+                        position,
+                        warmup=block < settings.warmup_blocks,
+                    )
+                done = block + 1 >= min_blocks
+                if done and (
+                    time.monotonic() - started >= settings.budget_s
+                    or block + 1 >= settings.warmup_blocks + self.max_generations
+                    or self._precise_enough(benchmark, context)
+                ):
+                    return
+
+    # analysis --------------------------------------------------------------------------------
+
+    def analyse(
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
+    ) -> LensAnalysis:
+        return analyse_counters(benchmark, variants, data, experiment)
+
+
+@dataclass(frozen=True)
+class CounterDetails:
+    availability: str
+    min_running_fraction: float | None
+    user_only: bool
+    n_groups: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "availability": self.availability,
+            "min_running_fraction": self.min_running_fraction,
+            "user_only": self.user_only,
+            "n_groups": self.n_groups,
+            **self.extra,
+        }
+
+
+def analyse_counters(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
+) -> LensAnalysis:
+    settings = experiment.settings
+    events = requested_events(settings)
+    baseline = variants[0]
+    unavailable, facts = _stored_probe(data, baseline)
+    availability = _stored_availability(data, variants)
+    batch = None if benchmark.kind is BenchmarkKind.STATEMENT else 1
+    comparisons: list[Comparison] = []
+    notes: list[Note] = []
+    missing = {u.event for u in unavailable}
+    for event in events:
+        if event in missing:
+            continue
+        base = data.samples_of(baseline, event)
+        if not base:
+            unavailable.append(_never_counted(event, availability.get(event, {}), facts))
+            continue
+        states = availability.get(event, {})
+        for other in variants[1:]:
+            comparisons.append(
+                _event_comparison(
+                    benchmark, event, baseline, other, base, data, settings, batch, states
+                )
+            )
+        if states.get("user_only"):
+            notes.append(_user_only_note(benchmark.name, event))
+    top_level: dict[str, Any] = {
+        "unavailable_events": [{**u.to_json(), "benchmark": benchmark.name} for u in unavailable],
+        "derived_metrics": _derived(benchmark, variants, data),
+    }
+    avx = _avx_summary(benchmark, variants, data)
+    if avx:
+        top_level["avx512"] = avx
+        notes += _avx_notes(benchmark, avx)
+    for item in unavailable:
+        notes.append(
+            Note(
+                Severity.WARNING,
+                f"event {item.event!r} was not measured: {item.reason}",
+                hint=item.hint,
+                benchmark=benchmark.name,
+                metric=Metric.COUNTERS,
+            )
+        )
+    return LensAnalysis(tuple(comparisons), tuple(notes), top_level)
+
+
+def _event_comparison(
+    benchmark: Benchmark,
+    event: str,
+    baseline: str,
+    other: str,
+    base: Sequence[Sample],
+    data: BenchmarkData,
+    settings: Settings,
+    batch: int | None,
+    states: Mapping[str, Any],
+) -> Comparison:
+    variant_samples = data.samples_of(other, event)
+    base_value = _per_iteration(base)
+    variant_value = _per_iteration(variant_samples)
+    both_zero = all(s.value == 0 for s in [*base, *variant_samples] if not s.warmup)
+    if both_zero:
+        # no pair has a log ratio, but "zero in both" is as equivalent as it gets
+        ratio, low, high, groups = 1.0, 1.0, 1.0, len({s.generation for s in base})
+        verdict = Verdict.EQUIVALENT
+    else:
+        estimate = estimate_ratio(
+            pair_samples(base, variant_samples, batch_blocks=batch), settings.confidence
+        )
+        ratio, low, high, groups = (
+            estimate.ratio,
+            estimate.ci_low,
+            estimate.ci_high,
+            estimate.n_groups,
+        )
+        verdict = verdict_for(low, high, settings.equivalence_band)
+    unit = "ns" if event in ("task-clock", "cpu-clock") else "count"
+    return Comparison(
+        benchmark=benchmark.name,
+        metric=Metric.COUNTERS,
+        baseline=baseline,
+        variant=other,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict,
+        baseline_value=base_value,
+        variant_value=variant_value,
+        unit=unit,
+        event=event,
+        details=CounterDetails(
+            availability=str(states.get("availability", Availability.COUNTED)),
+            min_running_fraction=states.get("min_running_fraction"),
+            user_only=bool(states.get("user_only", False)),
+            n_groups=groups,
+        ),
+    )
+
+
+def _per_iteration(samples: Sequence[Sample]) -> float:
+    measured = [s for s in samples if not s.warmup]
+    loops = sum(s.loops for s in measured)
+    return sum(s.value for s in measured) / loops if loops else math.nan
+
+
+def _stored_probe(data: BenchmarkData, baseline: str) -> tuple[list[UnavailableEvent], HostFacts]:
+    probes = data.artifacts_of(baseline, PROBE)
+    if not probes:
+        return [], HostFacts(hypervisor=False, paranoid=None, root=False)
+    stored = json.loads(probes[-1].content)
+    facts = HostFacts(**stored["facts"])
+    return [UnavailableEvent.from_json(item) for item in stored["unavailable"]], facts
+
+
+def _stored_availability(data: BenchmarkData, variants: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per event, over all variants and generations: the worst state, the smallest running
+    fraction, and whether perf fell back to user-only counting."""
+    merged: dict[str, dict[str, Any]] = {}
+    rank = {Availability.COUNTED: 0, Availability.MULTIPLEXED: 1}
+    for variant in variants:
+        for artifact in data.artifacts_of(variant, AVAILABILITY):
+            for event, state in json.loads(artifact.content).items():
+                entry = merged.setdefault(
+                    event, {"availability": str(Availability.COUNTED), "seen": []}
+                )
+                entry["seen"].append(state["availability"])
+                current = Availability(state["availability"])
+                if rank.get(current, 2) > rank.get(Availability(entry["availability"]), 2):
+                    entry["availability"] = str(current)
+                fraction = state.get("running_fraction")
+                if fraction is not None and current.usable:
+                    previous = entry.get("min_running_fraction")
+                    entry["min_running_fraction"] = (
+                        fraction if previous is None else min(previous, fraction)
+                    )
+                entry["user_only"] = entry.get("user_only", False) or bool(state.get("user_only"))
+    return merged
+
+
+def _never_counted(event: str, state: Mapping[str, Any], facts: HostFacts) -> UnavailableEvent:
+    seen = [Availability(s) for s in state.get("seen", [])]
+    reason = (
+        Availability.NOT_SUPPORTED
+        if Availability.NOT_SUPPORTED in seen
+        else Availability.NOT_COUNTED
+    )
+    return UnavailableEvent(event, reason, "no count in any measurement", hint_for(reason, facts))
+
+
+def _derived(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData
+) -> list[dict[str, Any]]:
+    out = []
+    for variant in variants:
+        totals: dict[str, float] = {}
+        for sample in data.samples_of(variant):
+            if not sample.warmup:
+                totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+        for metric in derived_metrics(totals):
+            out.append(
+                {
+                    "benchmark": benchmark.name,
+                    "variant": variant,
+                    "name": metric.name,
+                    "value": metric.value,
+                    "formula": metric.formula,
+                    "unit": metric.unit,
+                }
+            )
+    return out
+
+
+def _avx_summary(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData
+) -> list[dict[str, Any]]:
+    out = []
+    for variant in variants:
+        tallies = [json.loads(a.content) for a in data.artifacts_of(variant, AVX512)]
+        if not tallies:
+            continue
+        supported = all(t["supported"] for t in tallies)
+        samples = sum(t["samples"] for t in tallies)
+        used = sum(t["with_avx512"] for t in tallies)
+        control = sum(t["control_samples"] for t in tallies)
+        control_used = sum(t["control_with_avx512"] for t in tallies)
+        out.append(
+            {
+                "benchmark": benchmark.name,
+                "variant": variant,
+                "supported": supported,
+                "samples": samples,
+                "samples_with_avx512": used,
+                "control_samples": control,
+                "control_with_avx512": control_used,
+                "executed_avx512": supported and used > 0,
+                "attributable": supported and control_used == 0,
+            }
+        )
+    return out
+
+
+def _avx_notes(benchmark: Benchmark, summary: Sequence[Mapping[str, Any]]) -> list[Note]:
+    if not all(s["supported"] for s in summary):
+        return []
+    users = [s["variant"] for s in summary if s["executed_avx512"]]
+    if not users:
+        return [
+            Note(
+                Severity.INFO,
+                "no variant executed AVX-512 code in the measured region (/proc/PID/arch_status)",
+                benchmark=benchmark.name,
+                metric=Metric.COUNTERS,
+            )
+        ]
+    if all(s["attributable"] for s in summary):
+        return [
+            Note(
+                Severity.INFO,
+                "executed AVX-512 code in the measured region: " + ", ".join(users),
+                hint="AVX-512 can lower the core clock (licence levels); compare with "
+                "core_power.lvl2_turbo_license where the CPU has it",
+                benchmark=benchmark.name,
+                metric=Metric.COUNTERS,
+            )
+        ]
+    return [
+        Note(
+            Severity.INFO,
+            "AVX-512 register state was live in " + ", ".join(users) + ", but also around the "
+            "empty-loop control, so it cannot be attributed to the statement (glibc's EVEX string "
+            "functions and the worker's own I/O use zmm16-31 on this CPU)",
+            benchmark=benchmark.name,
+            metric=Metric.COUNTERS,
+        )
+    ]
+
+
+def _user_only_note(benchmark: str | None, event: str | None = None) -> Note:
+    what = f"event {event!r}" if event else "events"
+    return Note(
+        Severity.WARNING,
+        f"perf counted {what} in user space only (kernel excluded) for lack of permission",
+        hint="`sudo sysctl kernel.perf_event_paranoid=1` or run perf with CAP_PERFMON",
+        benchmark=benchmark,
+        metric=Metric.COUNTERS,
+    )
+
+
+def _rng(seed: int | None, benchmark: str) -> random.Random:
+    return random.Random(f"{seed}:{benchmark}:counters") if seed is not None else random.Random()
