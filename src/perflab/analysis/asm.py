@@ -301,6 +301,16 @@ def vector_bits(insn: Instruction) -> int:
     return max(widths, default=0)
 
 
+_XOR_ZEROING = re.compile(r"^v?(?:p?xor|xorp[sd]|pxor[dq]?)$")
+
+
+def is_zeroing_idiom(insn: Instruction) -> bool:
+    """`pxor xmm1, xmm1` and friends: a dependency-breaking zero, not vector work (scalar code
+    uses it to make 0.0f)."""
+    operands = [part.strip() for part in insn.operands.split(",")]
+    return bool(_XOR_ZEROING.match(insn.mnemonic)) and len(set(operands)) == 1 and len(operands) > 1
+
+
 def is_scalar_fp(insn: Instruction) -> bool:
     return bool(_SCALAR_FP.match(insn.mnemonic)) and vector_bits(insn) <= 128
 
@@ -308,7 +318,7 @@ def is_scalar_fp(insn: Instruction) -> bool:
 @dataclass(frozen=True)
 class InstructionMix:
     total: int
-    vector: int  # SIMD instructions on xmm/ymm/zmm/k registers, scalar FP excluded
+    vector: int  # SIMD instructions on xmm/ymm/zmm/k registers; scalar FP and zeroing excluded
     scalar_fp: int
     integer: int  # everything else: integer, address arithmetic, control flow
     loads: int
@@ -326,7 +336,7 @@ def instruction_mix(instructions: Iterable[Instruction]) -> InstructionMix:
         counts["total"] += 1
         if is_scalar_fp(insn):
             counts["scalar_fp"] += 1
-        elif vector_bits(insn):
+        elif vector_bits(insn) and not is_zeroing_idiom(insn):
             counts["vector"] += 1
         else:
             counts["integer"] += 1
