@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,7 +141,7 @@ def test_cxx_names_are_demangled_and_paired(tmp_path: Path) -> None:
     assert canonical_name(names[0]) == canonical_name(names[1]) == "at::CPU_CAPABILITY::k(int)"
 
 
-def run_lens(experiment: Experiment) -> dict[str, object]:
+def run_lens(experiment: Experiment) -> dict[str, Any]:
     sink = MemorySink()
     lens = AsmLens(PerfRecordSource(target_ms=150))
     runner = SubprocessRunner()
@@ -151,7 +152,7 @@ def run_lens(experiment: Experiment) -> dict[str, object]:
     names = [v.name for v in experiment.variants]
     analysis = lens.analyse(benchmark, names, sink.data_for(benchmark.name, Metric.ASM), experiment)
     [comparison] = analysis.comparisons
-    out: dict[str, object] = json.loads(json.dumps(comparison.to_json()))
+    out: dict[str, Any] = json.loads(json.dumps(comparison.to_json()))
     return out
 
 
