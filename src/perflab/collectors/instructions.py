@@ -112,7 +112,7 @@ KIND_EMPTY = "callgrind.empty"
 KIND_COMMAND = "callgrind"
 KIND_INLINE_FRAMES = "callgrind.inline-frames"
 
-_WARMUP_SAMPLES = 10  # CPython specialises the worker's protocol code after ~8 runs
+_WARMUP_SAMPLES = 20  # CPython specialises the worker's own code after a few runs
 _CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 _MAX_LOOPS = 10_000
@@ -355,9 +355,7 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         costs = _comparable(raw.scaled(scale), main).without_zero()
         frames = _frames_of(data, variant)
         if frames is not None and instructions is not None:
-            attributed = _comparable(
-                reattribute_inlined(instructions, frames).scaled(scale), main
-            )
+            attributed = _comparable(reattribute_inlined(instructions, frames).scaled(scale), main)
     return _VariantCounts(
         per_iteration=by_name.get(SAMPLE_NAME, ()),
         samples=by_name,
@@ -412,8 +410,9 @@ def analyse_instructions(
         for event in CACHE_EVENTS:
             if event.name in base.samples and event.name in other.samples:
                 comparisons.append(
-                    _event_comparison(benchmark, base_name, name, base, other, event,
-                                      equivalence_band)
+                    _event_comparison(
+                        benchmark, base_name, name, base, other, event, equivalence_band
+                    )
                 )
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
 
@@ -600,7 +599,8 @@ class InstructionsLens:
         version = runner.run(LaunchSpec(("valgrind", "--version")), timeout_s=30)
         if not version.ok:
             raise ToolUnavailableError(
-                f"valgrind --version {version.describe_failure()}", hint=hint,
+                f"valgrind --version {version.describe_failure()}",
+                hint=hint,
                 detail=version.stderr,
             )
         statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
@@ -611,20 +611,25 @@ class InstructionsLens:
             )
         notes = []
         if which("setarch") is None:
-            notes.append(Note(
-                Severity.INFO,
-                "setarch not found: address-space randomisation stays on under valgrind",
-                hint="install util-linux", metric=self.metric,
-            ))
+            notes.append(
+                Note(
+                    Severity.INFO,
+                    "setarch not found: address-space randomisation stays on under valgrind",
+                    hint="install util-linux",
+                    metric=self.metric,
+                )
+            )
         if cpu_has_avx512(self.read_cpuinfo()):
-            notes.append(Note(
-                Severity.WARNING,
-                "this CPU has AVX-512, which valgrind hides from CPUID and cannot execute: "
-                "libraries that dispatch on the CPU take their AVX2 (or older) path under "
-                "callgrind, so instruction counts describe the non-AVX-512 code path",
-                hint="compare AVX-512 effects with the time and counters lenses",
-                metric=self.metric,
-            ))
+            notes.append(
+                Note(
+                    Severity.WARNING,
+                    "this CPU has AVX-512, which valgrind hides from CPUID and cannot execute: "
+                    "libraries that dispatch on the CPU take their AVX2 (or older) path under "
+                    "callgrind, so instruction counts describe the non-AVX-512 code path",
+                    hint="compare AVX-512 effects with the time and counters lenses",
+                    metric=self.metric,
+                )
+            )
         return notes
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
@@ -643,7 +648,8 @@ class InstructionsLens:
             if context.experiment.settings.cache_sim:
                 run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
             context.progress.update(
-                benchmark=benchmark.name, metric=self.metric,
+                benchmark=benchmark.name,
+                metric=self.metric,
                 detail=f"callgrind: {variant.name}",
             )
             if benchmark.kind is BenchmarkKind.STATEMENT:
@@ -721,10 +727,16 @@ class InstructionsLens:
                         hint="valgrind may have been killed; run with the worker's stderr",
                     )
                 texts[kind] = found
-                run.context.sink.add_artifact(Artifact(
-                    run.benchmark.name, run.variant.name, Metric.INSTRUCTIONS, kind, found,
-                    generation=repeat,
-                ))
+                run.context.sink.add_artifact(
+                    Artifact(
+                        run.benchmark.name,
+                        run.variant.name,
+                        Metric.INSTRUCTIONS,
+                        kind,
+                        found,
+                        generation=repeat,
+                    )
+                )
             try:
                 stmt = combine_parts(parse_callgrind(texts[KIND_STATEMENT]).parts)
                 empty = combine_parts(parse_callgrind(texts[KIND_EMPTY]).parts)
@@ -732,12 +744,18 @@ class InstructionsLens:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
             stmt_totals, empty_totals = _derived_totals(stmt), _derived_totals(empty)
             for name, value in stmt_totals.items():
-                run.context.sink.add_sample(Sample(
-                    benchmark=run.benchmark.name, variant=run.variant.name,
-                    metric=Metric.INSTRUCTIONS, name=name,
-                    value=value - empty_totals.get(name, 0.0), loops=plan.loops,
-                    generation=repeat, cpu=run.context.cpu,
-                ))
+                run.context.sink.add_sample(
+                    Sample(
+                        benchmark=run.benchmark.name,
+                        variant=run.variant.name,
+                        metric=Metric.INSTRUCTIONS,
+                        name=name,
+                        value=value - empty_totals.get(name, 0.0),
+                        loops=plan.loops,
+                        generation=repeat,
+                        cpu=run.context.cpu,
+                    )
+                )
         run.fixed["loops"] = plan.loops
         run.fixed["repeats"] = plan.repeats
 
@@ -764,7 +782,9 @@ class InstructionsLens:
                 completed = run.context.runner.run(
                     LaunchSpec(
                         argv=(*self._prefix(), "valgrind", *options, *argv),
-                        env=run.env, cwd=run.variant.cwd, cpu=run.context.cpu,
+                        env=run.env,
+                        cwd=run.variant.cwd,
+                        cpu=run.context.cpu,
                     ),
                     timeout_s=_COMMAND_TIMEOUT_S,
                 )
@@ -790,10 +810,16 @@ class InstructionsLens:
                 parts.extend(parse_callgrind(text).parts)
             except CallgrindFormatError as error:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
-            run.context.sink.add_artifact(Artifact(
-                run.benchmark.name, run.variant.name, Metric.INSTRUCTIONS, KIND_COMMAND, text,
-                generation=repeat,
-            ))
+            run.context.sink.add_artifact(
+                Artifact(
+                    run.benchmark.name,
+                    run.variant.name,
+                    Metric.INSTRUCTIONS,
+                    KIND_COMMAND,
+                    text,
+                    generation=repeat,
+                )
+            )
         costs = combine_parts(parts)
         totals = _derived_totals(costs)
         region = run.context.experiment.settings.region
@@ -803,22 +829,35 @@ class InstructionsLens:
                 hint="check the name (callgrind matches the demangled name; * is a wildcard, "
                 "e.g. 'ns::kernel*'); an inlined function never runs as a function of its own "
                 "and yields zero: mark it __attribute__((noinline)) or name its caller",
-                variant=run.variant.name, benchmark=run.benchmark.name,
+                variant=run.variant.name,
+                benchmark=run.benchmark.name,
             )
         for name, value in totals.items():
-            run.context.sink.add_sample(Sample(
-                benchmark=run.benchmark.name, variant=run.variant.name,
-                metric=Metric.INSTRUCTIONS, name=name, value=value, loops=1,
-                generation=repeat, cpu=run.context.cpu,
-            ))
+            run.context.sink.add_sample(
+                Sample(
+                    benchmark=run.benchmark.name,
+                    variant=run.variant.name,
+                    metric=Metric.INSTRUCTIONS,
+                    name=name,
+                    value=value,
+                    loops=1,
+                    generation=repeat,
+                    cpu=run.context.cpu,
+                )
+            )
         if inline and repeat == 0:
             instructions = _instructions_of(parts)
             if instructions is not None:
                 frames = symbolise_inline_frames(run.context.runner, instructions)
-                run.context.sink.add_artifact(Artifact(
-                    run.benchmark.name, run.variant.name, Metric.INSTRUCTIONS,
-                    KIND_INLINE_FRAMES, json.dumps(frames, sort_keys=True),
-                ))
+                run.context.sink.add_artifact(
+                    Artifact(
+                        run.benchmark.name,
+                        run.variant.name,
+                        Metric.INSTRUCTIONS,
+                        KIND_INLINE_FRAMES,
+                        json.dumps(frames, sort_keys=True),
+                    )
+                )
                 run.fixed["inline_frames"] = sorted(frames)
 
 
@@ -861,7 +900,9 @@ class _StatementSession:
 
     def vgdb(self, *commands: Sequence[str]) -> None:
         argv: list[str] = [
-            "vgdb", f"--vgdb-prefix={self.vgdb_prefix}", f"--pid={self.worker.pid}",
+            "vgdb",
+            f"--vgdb-prefix={self.vgdb_prefix}",
+            f"--pid={self.worker.pid}",
             # the worker waits in read(): force vgdb's ptrace invocation after 5 ms, not 100
             "--max-invoke-ms=5",
         ]
@@ -930,8 +971,12 @@ def symbolise_inline_frames(
         stdin = "\n".join(f"{address:#x}" for address in addresses) + "\n"
         if symbolizer is not None:
             argv: tuple[str, ...] = (
-                symbolizer, "--inlining", "--functions=linkage", "--demangle",
-                "--output-style=JSON", f"--obj={obj}",
+                symbolizer,
+                "--inlining",
+                "--functions=linkage",
+                "--demangle",
+                "--output-style=JSON",
+                f"--obj={obj}",
             )
             completed = runner.run(LaunchSpec(argv), timeout_s=300, stdin_text=stdin)
             frames = parse_symbolizer_json(completed.stdout) if completed.ok else {}
