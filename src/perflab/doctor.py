@@ -1,0 +1,449 @@
+"""`perflab doctor`: what this machine can measure, what makes its numbers noisy, and the command
+that fixes each problem.
+
+Every probe of a tool goes through the ProcessRunner seam, and every file read through a
+:class:`HostFiles` reader, so tests can describe any machine.
+"""
+
+from __future__ import annotations
+
+import enum
+import glob
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from perflab.analysis.perf_profile import parse_evlist
+from perflab.analysis.perf_stat import Availability, counts_for_requested, parse_stat_csv
+from perflab.model import Metric
+from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    WARNING = "warning"  # works, or is present, but hurts the numbers
+    MISSING = "missing"  # a tool or feature is absent: something cannot be measured
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "status": str(self.status), "detail": self.detail}
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+@dataclass(frozen=True)
+class LensStatus:
+    lens: Metric
+    available: bool
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "lens": str(self.lens),
+            "available": self.available,
+            "detail": self.detail,
+        }
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    lenses: tuple[LensStatus, ...]
+    tools: tuple[Check, ...]
+    noise: tuple[Check, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lenses": [lens.to_json() for lens in self.lenses],
+            "tools": [check.to_json() for check in self.tools],
+            "noise": [check.to_json() for check in self.noise],
+        }
+
+
+class HostFiles(Protocol):
+    def read(self, path: str) -> str | None: ...
+
+    def glob(self, pattern: str) -> list[str]: ...
+
+    def which(self, tool: str) -> str | None: ...
+
+    def cpu_count(self) -> int: ...
+
+    def is_root(self) -> bool: ...
+
+
+class RealHost:
+    def read(self, path: str) -> str | None:
+        try:
+            return Path(path).read_text().strip()
+        except OSError:
+            return None
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(glob.glob(pattern))
+
+    def which(self, tool: str) -> str | None:
+        return shutil.which(tool)
+
+    def cpu_count(self) -> int:
+        return os.cpu_count() or 1
+
+    def is_root(self) -> bool:
+        return os.geteuid() == 0
+
+
+_LLVM_VERSIONS = ("", "-19", "-18", "-17", "-16", "-15", "-14")
+_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "firefox")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _version(runner: ProcessRunner, argv: Sequence[str]) -> str | None:
+    result = runner.run(LaunchSpec(argv=tuple(argv)), timeout_s=30)
+    if not result.ok:
+        return None
+    return _first_line(result.stdout or result.stderr)
+
+
+def _find_llvm(host: HostFiles, tool: str) -> str | None:
+    for suffix in _LLVM_VERSIONS:
+        path = host.which(tool + suffix)
+        if path:
+            return path
+    return None
+
+
+@dataclass(frozen=True)
+class _PerfFacts:
+    present: bool
+    version: str | None
+    software: bool
+    hardware: bool
+    sampled_event: str | None
+
+
+def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
+    perf = host.which("perf")
+    if perf is None:
+        return _PerfFacts(False, None, False, False, None)
+    version = _version(runner, (perf, "--version"))
+    stat = runner.run(
+        LaunchSpec(
+            argv=(perf, "stat", "-x,", "-e", "task-clock,cycles,instructions", "--", "true")
+        ),
+        timeout_s=30,
+    )
+    counts = counts_for_requested(
+        parse_stat_csv(stat.stderr), ["task-clock", "cycles", "instructions"]
+    )
+
+    def usable(name: str) -> bool:
+        count = counts.get(name)
+        return count is not None and count.availability.usable
+
+    sampled = None
+    with tempfile.TemporaryDirectory(prefix="perflab-doctor-") as tmp:
+        data = str(Path(tmp) / "probe.data")
+        record = runner.run(
+            LaunchSpec(argv=(perf, "record", "-q", "-e", "cycles", "-o", data, "--", "true")),
+            timeout_s=30,
+        )
+        if record.ok:
+            evlist = runner.run(LaunchSpec(argv=(perf, "evlist", "-i", data)), timeout_s=30)
+            events = parse_evlist(evlist.stdout) if evlist.ok else []
+            sampled = events[0] if events else None
+    return _PerfFacts(
+        True, version, usable("task-clock"), usable("cycles") and usable("instructions"), sampled
+    )
+
+
+def _hypervisor(host: HostFiles) -> bool:
+    cpuinfo = host.read("/proc/cpuinfo") or ""
+    return bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE))
+
+
+def _tool_checks(runner: ProcessRunner, host: HostFiles, perf: _PerfFacts) -> list[Check]:
+    checks = []
+    paranoid = host.read("/proc/sys/kernel/perf_event_paranoid")
+    if perf.present:
+        checks.append(Check("perf", Status.OK, perf.version or "present"))
+    else:
+        checks.append(
+            Check(
+                "perf",
+                Status.MISSING,
+                "not installed: no counters or profile lens",
+                "sudo apt-get install linux-perf  (Ubuntu: linux-tools-$(uname -r))",
+            )
+        )
+    if perf.present:
+        if perf.hardware:
+            checks.append(Check("hardware counters", Status.OK, "cycles and instructions count"))
+        else:
+            vm = _hypervisor(host)
+            checks.append(
+                Check(
+                    "hardware counters",
+                    Status.MISSING,
+                    "cycles/instructions are <not supported>"
+                    + (": this VM exposes no PMU" if vm else ""),
+                    "run on bare metal, or enable a virtual PMU (KVM/libvirt: "
+                    "<cpu mode='host-passthrough'/> with <pmu state='on'/>)"
+                    if vm
+                    else "check the kernel's PMU driver for this CPU: dmesg | grep -i pmu",
+                )
+            )
+        if perf.sampled_event and perf.sampled_event.split(":")[0] != "cycles":
+            checks.append(
+                Check(
+                    "perf record",
+                    Status.WARNING,
+                    f"`perf record -e cycles` silently samples {perf.sampled_event} instead",
+                    "profiles are then of CPU time; cycles need a hardware PMU",
+                )
+            )
+    level = int(paranoid) if paranoid and paranoid.lstrip("-").isdigit() else None
+    if level is not None:
+        restricted = level >= 2 and not host.is_root()
+        checks.append(
+            Check(
+                "perf_event_paranoid",
+                Status.WARNING if restricted else Status.OK,
+                f"kernel.perf_event_paranoid={level}"
+                + (", running as root" if host.is_root() else "")
+                + ("; kernel events are excluded for this user" if restricted else ""),
+                "sudo sysctl kernel.perf_event_paranoid=1  (or: sudo setcap "
+                "cap_perfmon,cap_sys_ptrace+ep $(command -v perf))"
+                if restricted
+                else None,
+            )
+        )
+    valgrind = host.which("valgrind")
+    version = _version(runner, (valgrind, "--version")) if valgrind else None
+    checks.append(
+        Check("valgrind", Status.OK, version or "present")
+        if valgrind
+        else Check(
+            "valgrind",
+            Status.MISSING,
+            "not installed: no instructions lens",
+            "sudo apt-get install valgrind",
+        )
+    )
+    objdump = host.which("objdump")
+    checks.append(
+        Check("objdump", Status.OK, _version(runner, (objdump, "--version")) or "present")
+        if objdump
+        else Check("objdump", Status.MISSING, "not installed", "sudo apt-get install binutils")
+    )
+    for tool in ("llvm-objdump", "llvm-mca", "llvm-symbolizer"):
+        path = _find_llvm(host, tool)
+        checks.append(
+            Check(tool, Status.OK, path)
+            if path
+            else Check(tool, Status.MISSING, "not installed", "sudo apt-get install llvm")
+        )
+    addr2line = host.which("addr2line")
+    checks.append(
+        Check("addr2line", Status.OK if addr2line else Status.MISSING, addr2line or "not installed")
+    )
+    browser = next((path for name in _BROWSERS if (path := host.which(name))), None)
+    checks.append(
+        Check("headless browser", Status.OK, browser)
+        if browser
+        else Check(
+            "headless browser",
+            Status.MISSING,
+            "none found: HTML report tests that render in a browser are skipped",
+            "sudo apt-get install chromium",
+        )
+    )
+    return checks
+
+
+def _noise_checks(host: HostFiles, cpu: int | None) -> list[Check]:
+    checks = []
+    no_turbo = host.read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    boost = host.read("/sys/devices/system/cpu/cpufreq/boost")
+    if no_turbo is not None:
+        on = no_turbo == "0"
+        checks.append(
+            Check(
+                "turbo boost",
+                Status.WARNING if on else Status.OK,
+                "on: the clock follows temperature and load" if on else "off",
+                "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo" if on else None,
+            )
+        )
+    elif boost is not None:
+        on = boost == "1"
+        checks.append(
+            Check(
+                "boost",
+                Status.WARNING if on else Status.OK,
+                "on: the clock follows temperature and load" if on else "off",
+                "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost" if on else None,
+            )
+        )
+    else:
+        checks.append(
+            Check("boost", Status.INFO, "not controllable here (no cpufreq: a VM, or hidden)")
+        )
+    governors = {
+        path.split("/")[5]: value
+        for path in host.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor")
+        if (value := host.read(path)) is not None
+    }
+    slow = sorted(cpu_name for cpu_name, value in governors.items() if value != "performance")
+    if governors:
+        checks.append(
+            Check(
+                "cpufreq governor",
+                Status.WARNING if slow else Status.OK,
+                f"not 'performance' on {', '.join(slow)}" if slow else "performance everywhere",
+                "sudo cpupower frequency-set -g performance" if slow else None,
+            )
+        )
+    smt = host.read("/sys/devices/system/cpu/smt/active")
+    if smt == "1":
+        target = cpu if cpu is not None else host.cpu_count() - 1
+        siblings = host.read(f"/sys/devices/system/cpu/cpu{target}/topology/thread_siblings_list")
+        checks.append(
+            Check(
+                "SMT",
+                Status.WARNING,
+                f"on: CPU {target} shares its core with {siblings or 'a sibling'}; anything "
+                "running there slows the measurement",
+                "echo off | sudo tee /sys/devices/system/cpu/smt/control  (or keep it idle)",
+            )
+        )
+    elif smt == "0":
+        checks.append(Check("SMT", Status.OK, "off"))
+    loadavg = host.read("/proc/loadavg")
+    if loadavg:
+        load = float(loadavg.split()[0])
+        busy = load > 0.5 * host.cpu_count()
+        checks.append(
+            Check(
+                "load",
+                Status.WARNING if busy else Status.OK,
+                f"1-minute load {load:.2f} on {host.cpu_count()} CPUs",
+                "stop other work (see `top -o %CPU`) before measuring" if busy else None,
+            )
+        )
+    if _hypervisor(host):
+        checks.append(
+            Check(
+                "hypervisor",
+                Status.WARNING,
+                "running in a VM: steal time and neighbours add noise; expect a few % spread",
+                "use bare metal or a dedicated-host instance for small effects",
+            )
+        )
+    watchdog = host.read("/proc/sys/kernel/nmi_watchdog")
+    if watchdog == "1":
+        checks.append(
+            Check(
+                "NMI watchdog",
+                Status.WARNING,
+                "on: it holds one hardware counter, so more events multiplex",
+                "sudo sysctl kernel.nmi_watchdog=0",
+            )
+        )
+    isolated = host.read("/sys/devices/system/cpu/isolated")
+    checks.append(
+        Check("isolated CPUs", Status.OK, isolated)
+        if isolated
+        else Check(
+            "isolated CPUs",
+            Status.INFO,
+            "none: the scheduler may run other tasks on the measurement CPU",
+            "boot with isolcpus=N nohz_full=N rcu_nocbs=N for the CPU perflab pins to",
+        )
+    )
+    return checks
+
+
+def _lenses(host: HostFiles, perf: _PerfFacts) -> list[LensStatus]:
+    lenses = [LensStatus(Metric.TIME, True, "always available")]
+    valgrind = host.which("valgrind")
+    lenses.append(
+        LensStatus(Metric.INSTRUCTIONS, True, "valgrind callgrind")
+        if valgrind
+        else LensStatus(
+            Metric.INSTRUCTIONS, False, "valgrind is missing", "sudo apt-get install valgrind"
+        )
+    )
+    if not perf.present:
+        fix = "sudo apt-get install linux-perf"
+        lenses.append(LensStatus(Metric.COUNTERS, False, "perf is missing", fix))
+        lenses.append(LensStatus(Metric.PROFILE, False, "perf is missing", fix))
+    else:
+        if perf.hardware:
+            counters = LensStatus(Metric.COUNTERS, True, "hardware and software events")
+        elif perf.software:
+            counters = LensStatus(
+                Metric.COUNTERS,
+                True,
+                f"software events only; hardware events are {Availability.NOT_SUPPORTED}",
+                "run on bare metal or a VM with a virtual PMU for cycles, instructions ...",
+            )
+        else:
+            counters = LensStatus(
+                Metric.COUNTERS,
+                False,
+                "perf stat counts nothing",
+                "sudo sysctl kernel.perf_event_paranoid=1",
+            )
+        lenses.append(counters)
+        if perf.sampled_event is None:
+            lenses.append(
+                LensStatus(
+                    Metric.PROFILE,
+                    False,
+                    "perf record fails",
+                    "sudo sysctl kernel.perf_event_paranoid=1",
+                )
+            )
+        else:
+            lenses.append(LensStatus(Metric.PROFILE, True, f"samples {perf.sampled_event}"))
+    objdump = host.which("objdump") or _find_llvm(host, "llvm-objdump")
+    lenses.append(
+        LensStatus(Metric.ASM, True, f"disassembles with {objdump}")
+        if objdump
+        else LensStatus(Metric.ASM, False, "no objdump", "sudo apt-get install binutils")
+    )
+    return lenses
+
+
+def diagnose(
+    runner: ProcessRunner | None = None, *, host: HostFiles | None = None, cpu: int | None = None
+) -> DoctorReport:
+    """Probe this machine: which lenses work, which tools are present, and what adds noise."""
+    runner = runner or SubprocessRunner()
+    host = host or RealHost()
+    perf = _perf_facts(runner, host)
+    return DoctorReport(
+        lenses=tuple(_lenses(host, perf)),
+        tools=tuple(_tool_checks(runner, host, perf)),
+        noise=tuple(_noise_checks(host, cpu)),
+    )

@@ -1,0 +1,122 @@
+"""doctor on described machines: a fake host and a fake runner, no real tools."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from perflab.doctor import Status, diagnose
+from perflab.model import Metric
+from perflab.proc import Completed, LaunchSpec
+
+DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
+
+
+class FakeHost:
+    def __init__(self, files: Mapping[str, str], tools: Sequence[str], root: bool = False) -> None:
+        self.files = dict(files)
+        self.tools = set(tools)
+        self.root = root
+
+    def read(self, path: str) -> str | None:
+        return self.files.get(path)
+
+    def glob(self, pattern: str) -> list[str]:
+        prefix = pattern.split("[")[0]
+        return sorted(p for p in self.files if p.startswith(prefix) and p.endswith("governor"))
+
+    def which(self, tool: str) -> str | None:
+        return f"/usr/bin/{tool}" if tool in self.tools else None
+
+    def cpu_count(self) -> int:
+        return 8
+
+    def is_root(self) -> bool:
+        return self.root
+
+
+class FakeRunner:
+    def __init__(self, stat_stderr: str, sampled: str) -> None:
+        self.stat_stderr = stat_stderr
+        self.sampled = sampled
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        argv = spec.argv
+        if argv[1:2] == ("stat",):
+            return Completed(argv, 0, "", self.stat_stderr, 1)
+        if argv[1:2] == ("evlist",):
+            return Completed(argv, 0, self.sampled + "\n", "", 1)
+        return Completed(argv, 0, f"{Path(argv[0]).name} 1.0\n", "", 1)
+
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
+        raise AssertionError("doctor never spawns")
+
+
+BARE_METAL = {
+    "/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu avx512f\n",
+    "/proc/sys/kernel/perf_event_paranoid": "2",
+    "/sys/devices/system/cpu/intel_pstate/no_turbo": "0",
+    "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave",
+    "/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor": "performance",
+    "/sys/devices/system/cpu/smt/active": "1",
+    "/sys/devices/system/cpu/cpu7/topology/thread_siblings_list": "3,7",
+    "/proc/loadavg": "0.10 0.20 0.30 1/200 1234",
+    "/proc/sys/kernel/nmi_watchdog": "1",
+}
+
+
+def test_bare_metal_non_root_with_noise_sources() -> None:
+    counted = (
+        "1.0,msec,task-clock,1,100.00,,\n100,,cycles,1,100.00,,\n90,,instructions,1,100.00,,\n"
+    )
+    report = diagnose(
+        FakeRunner(counted, "cycles"),
+        host=FakeHost(BARE_METAL, ["perf", "valgrind", "objdump", "llvm-mca-14"]),
+    )
+    lenses = {lens.lens: lens for lens in report.lenses}
+    assert lenses[Metric.COUNTERS].available and "hardware" in lenses[Metric.COUNTERS].detail
+    assert lenses[Metric.PROFILE].detail == "samples cycles"
+    tools = {check.name: check for check in report.tools}
+    assert tools["perf_event_paranoid"].status is Status.WARNING
+    assert "perf_event_paranoid=1" in (tools["perf_event_paranoid"].fix or "")
+    assert tools["llvm-mca"].detail == "/usr/bin/llvm-mca-14"
+    assert tools["headless browser"].status is Status.MISSING
+    noise = {check.name: check for check in report.noise}
+    assert (
+        noise["turbo boost"].fix
+        == "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo"
+    )
+    assert (
+        "cpu0" in noise["cpufreq governor"].detail
+        and "cpu1" not in noise["cpufreq governor"].detail
+    )
+    assert "3,7" in noise["SMT"].detail
+    assert noise["load"].status is Status.OK
+    assert noise["NMI watchdog"].fix == "sudo sysctl kernel.nmi_watchdog=0"
+    assert "hypervisor" not in noise
+    assert report.to_json()["noise"][0]["name"] == "turbo boost"
+
+
+def test_vm_without_pmu_and_without_perf_record_cycles() -> None:
+    files = {
+        "/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor avx512f\n",
+        "/proc/loadavg": "9.0 1 1 1/1 1",
+    }
+    report = diagnose(
+        FakeRunner((DATA / "stat_vm_no_pmu.csv").read_text(), "cpu-clock"),
+        host=FakeHost(files, ["perf"], root=True),
+    )
+    lenses = {lens.lens: lens for lens in report.lenses}
+    assert lenses[Metric.COUNTERS].available
+    assert "software events only" in lenses[Metric.COUNTERS].detail
+    assert not lenses[Metric.INSTRUCTIONS].available
+    tools = {check.name: check for check in report.tools}
+    assert tools["hardware counters"].status is Status.MISSING
+    assert "VM" in tools["hardware counters"].detail
+    assert "cpu-clock" in tools["perf record"].detail
+    noise = {check.name: check for check in report.noise}
+    assert noise["hypervisor"].status is Status.WARNING
+    assert noise["load"].status is Status.WARNING
