@@ -1,0 +1,126 @@
+"""Counters lens without perf: event probing through a fake runner, and analysis of stored data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from perflab.analysis.perf_stat import Availability
+from perflab.collectors.base import BenchmarkData
+from perflab.collectors.counters import (
+    AVAILABILITY,
+    PROBE,
+    HostFacts,
+    analyse_counters,
+    parse_arch_status,
+    probe_events,
+)
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    Experiment,
+    Metric,
+    Sample,
+    Settings,
+    Variant,
+    Verdict,
+)
+from perflab.proc import Completed, LaunchSpec
+
+DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
+VM = HostFacts(hypervisor=True, paranoid=2, root=True)
+
+
+class ScriptedRunner:
+    """Answers `perf stat -e LIST -- true` like perf: 129 for an unknown name, else CSV."""
+
+    def __init__(self, unknown: set[str]) -> None:
+        self.unknown = unknown
+        self.calls: list[str] = []
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        events = spec.argv[spec.argv.index("-e") + 1]
+        self.calls.append(events)
+        for name in events.split(","):
+            if name in self.unknown:
+                offset = events.index(name)
+                stderr = (
+                    f"event syntax error: '{events}'\n{' ' * (21 + offset)}\\___ parser error\n"
+                )
+                return Completed(spec.argv, 129, "", stderr, 1)
+        lines = [
+            f"<not supported>,,{n},0,100.00,," if n == "cycles" else f"5,,{n},1000,100.00,,"
+            for n in events.split(",")
+        ]
+        return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
+
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
+        raise AssertionError("not used")
+
+
+def test_one_bad_event_never_hides_the_others() -> None:
+    runner = ScriptedRunner(unknown={"bogus.a", "bogus.b"})
+    usable, unavailable, user_only = probe_events(
+        runner, ["task-clock", "bogus.a", "cycles", "bogus.b", "page-faults"], perf="perf", facts=VM
+    )
+    assert usable == ["task-clock", "page-faults"]
+    reasons = {u.event: u.reason for u in unavailable}
+    assert reasons == {
+        "bogus.a": Availability.UNKNOWN_EVENT,
+        "bogus.b": Availability.UNKNOWN_EVENT,
+        "cycles": Availability.NOT_SUPPORTED,
+    }
+    assert "VM" in (unavailable[-1].hint or "")
+    assert not user_only and len(runner.calls) == 3
+
+
+def _sample(variant: str, event: str, value: float, generation: int) -> Sample:
+    return Sample("b", variant, Metric.COUNTERS, event, value, loops=1000, generation=generation)
+
+
+def test_analysis_gives_each_event_a_ratio_and_reports_the_missing() -> None:
+    samples = []
+    for generation in range(6):
+        jitter = 1 + 0.001 * (generation % 3)
+        samples += [
+            _sample("a", "instructions", 1e9 * jitter, generation),
+            _sample("b", "instructions", 1.1e9 * jitter, generation),
+            _sample("a", "context-switches", 0, generation),
+            _sample("b", "context-switches", 0, generation),
+        ]
+    probe = {
+        "unavailable": [{"event": "cycles", "reason": "not supported", "hint": "bare metal"}],
+        "facts": {"hypervisor": True, "paranoid": 2, "root": True},
+    }
+    state = {"instructions": {"availability": "multiplexed", "running_fraction": 0.5}}
+    artifacts = (
+        Artifact("b", "a", Metric.COUNTERS, PROBE, json.dumps(probe)),
+        Artifact("b", "a", Metric.COUNTERS, AVAILABILITY, json.dumps(state)),
+    )
+    settings = Settings(events=("cycles", "instructions", "context-switches", "cache-misses"))
+    benchmark = Benchmark("b", stmt="pass")
+    experiment = Experiment((benchmark,), (Variant("a"), Variant("b")), settings)
+    analysis = analyse_counters(
+        benchmark, ["a", "b"], BenchmarkData(tuple(samples), artifacts), experiment
+    )
+    by_event = {c.event: c.to_json() for c in analysis.comparisons}
+    assert (
+        by_event["instructions"]["ratio"] == 1.1
+        or abs(by_event["instructions"]["ratio"] - 1.1) < 1e-9
+    )
+    assert by_event["instructions"]["verdict"] == str(Verdict.SLOWER)
+    assert by_event["instructions"]["availability"] == "multiplexed"
+    assert by_event["instructions"]["min_running_fraction"] == 0.5
+    assert by_event["context-switches"]["verdict"] == str(Verdict.EQUIVALENT)
+    missing = {u["event"]: u["reason"] for u in analysis.top_level["unavailable_events"]}
+    assert missing == {"cycles": "not supported", "cache-misses": "not counted"}
+
+
+def test_arch_status() -> None:
+    assert parse_arch_status("AVX512_elapsed_ms:\t-1") == -1
+    assert parse_arch_status("AVX512_elapsed_ms:\t12\n") == 12
+    assert parse_arch_status(None) is None
