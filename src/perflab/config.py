@@ -109,7 +109,7 @@ def expand_grid(
     params: Mapping[str, Sequence[str]],
 ) -> list[Benchmark]:
     """One benchmark per parameter point; `$name`/`${name}` are substituted (others are left
-    alone, so `$HOME` in a command or `$` in Python code survives)."""
+    alone, so `$HOME` in a command survives; with a grid, `$$` stands for a literal `$`)."""
     if stmt is None and cmd is None:
         raise ConfigError(
             f"benchmark {name!r} has neither stmt nor cmd",
@@ -130,7 +130,9 @@ def expand_grid(
     for point in points:
 
         def fill(text: str | None, point: Mapping[str, str] = point) -> str | None:
-            return None if text is None else string.Template(text).safe_substitute(point)
+            if text is None or not point:
+                return text
+            return string.Template(text).safe_substitute(point)
 
         label = name + ("[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]" if point else "")
         benchmarks.append(

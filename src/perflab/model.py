@@ -101,6 +101,10 @@ class Settings:
     sample_target_ms: float = 10.0  # one statement sample: long for the clock, short to interleave
     warmup_blocks: int = 2  # blocks discarded at the start of every generation
     sample_timeout_s: float = 60.0
+    # Within a generation all variants' workers share one random layout (ASLR off, one random
+    # environment padding and hash seed); across generations it changes. Per-process effects are
+    # thus sampled, but no longer differ between the variants being compared.
+    paired_layout: bool = True
     seed: int | None = None
     # lens options
     events: tuple[str, ...] = ()

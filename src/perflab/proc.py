@@ -6,6 +6,7 @@ swap in a fake and integration tests use the real tools.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import subprocess
@@ -48,6 +49,7 @@ class LaunchSpec:
     env: Mapping[str, str] | None = None  # the complete environment; None inherits perflab's
     cwd: str | None = None
     cpu: int | None = None  # pin the process (and its children) to this CPU
+    disable_aslr: bool = False  # fixed address-space layout (as `setarch -R`), inherited
 
 
 class ProcessRunner(Protocol):
@@ -60,14 +62,23 @@ class ProcessRunner(Protocol):
         ...
 
 
-def _pin_to(cpu: int | None):  # type: ignore[no-untyped-def]
-    if cpu is None:
+_ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag, as used by `setarch -R`
+
+
+def _child_setup(spec: LaunchSpec):  # type: ignore[no-untyped-def]
+    """What runs in the child between fork and exec: pinning and layout, inherited by the
+    program and everything it starts."""
+    if spec.cpu is None and not spec.disable_aslr:
         return None
+    personality = ctypes.CDLL(None, use_errno=True).personality if spec.disable_aslr else None
 
-    def pin() -> None:
-        os.sched_setaffinity(0, {cpu})
+    def setup() -> None:
+        if spec.cpu is not None:
+            os.sched_setaffinity(0, {spec.cpu})
+        if personality is not None:
+            personality(_ADDR_NO_RANDOMIZE)
 
-    return pin
+    return setup
 
 
 class SubprocessRunner:
@@ -87,7 +98,7 @@ class SubprocessRunner:
                 stderr=subprocess.PIPE,
                 text=True,
                 errors="replace",
-                preexec_fn=_pin_to(spec.cpu),
+                preexec_fn=_child_setup(spec),
                 start_new_session=True,
             )
         except FileNotFoundError as error:
@@ -121,7 +132,7 @@ class SubprocessRunner:
             text=True,
             errors="replace",
             bufsize=1,
-            preexec_fn=_pin_to(spec.cpu),
+            preexec_fn=_child_setup(spec),
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )

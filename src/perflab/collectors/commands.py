@@ -59,6 +59,8 @@ class CommandLauncher:
         env: Mapping[str, str],
         cwd: str | None,
         timeout_s: float,
+        variant: str | None = None,
+        benchmark: str | None = None,
     ) -> CommandRun:
         assert self.process.stdin is not None and self.process.stdout is not None
         request = {
@@ -75,6 +77,8 @@ class CommandLauncher:
             raise BenchmarkFailedError(
                 f"cannot start command {shlex.join(argv)!r}: {reply.get('error')}",
                 hint="check the command and the variant's cwd=",
+                variant=variant,
+                benchmark=benchmark,
             )
         return CommandRun(
             wall_ns=int(reply["wall_ns"]),

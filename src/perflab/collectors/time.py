@@ -45,7 +45,11 @@ from perflab.stats.paired import (
 
 WALL_NS = "wall_ns"
 MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
-TARGET_GENERATIONS = 12  # how many generations the budget is split into, when start-up allows
+# Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
+# generations rather than long ones: about this many, each between these lengths ...
+TARGET_GENERATIONS = 24
+GENERATION_S_RANGE = (0.25, 1.0)
+# ... but worker start-up (imports) may take at most half of a generation.
 COMMAND_BATCHES = 10  # commands: blocks are grouped into about this many batches for the CI
 
 
@@ -159,7 +163,8 @@ class _StatementSession(_Session):
     def run(self) -> None:
         settings = self.settings
         loops: int | None = None
-        generation_s = settings.budget_s / TARGET_GENERATIONS
+        low_s, high_s = GENERATION_S_RANGE
+        generation_s = min(high_s, max(low_s, settings.budget_s / TARGET_GENERATIONS))
         generation = 0
         while True:
             started_ns = self.clock_ns()
@@ -183,6 +188,7 @@ class _StatementSession(_Session):
                 return
 
     def _launch_generation(self) -> list[StatementWorker]:
+        shared_layout = generation_layout(self.rng) if self.settings.paired_layout else {}
         started: dict[int, StatementWorker] = {}
         try:
             for index in launch_order(len(self.variants), self.rng):
@@ -194,6 +200,8 @@ class _StatementSession(_Session):
                     interpreter=variant.python or self.context.default_python,
                     cpu=self.context.cpu,
                     timeout_s=self.settings.sample_timeout_s,
+                    extra_env={k: v for k, v in shared_layout.items() if k not in variant.env},
+                    disable_aslr=self.settings.paired_layout,
                 )
                 info = started[index].info
                 self.context.sink.add_variant_info(
@@ -239,6 +247,20 @@ class _StatementSession(_Session):
                 return
 
 
+LAYOUT_PADDING_VARIABLE = "PERFLAB_LAYOUT_PADDING"
+MAX_LAYOUT_PADDING = 4096  # bytes of environment: moves the stack by up to a page
+
+
+def generation_layout(rng: random.Random) -> dict[str, str]:
+    """Environment shared by all workers of one generation: a random hash seed and a random
+    amount of environment padding, which (with ASLR off) fixes one random stack and hash layout
+    for every variant alike."""
+    return {
+        "PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1)),
+        LAYOUT_PADDING_VARIABLE: "x" * rng.randrange(MAX_LAYOUT_PADDING),
+    }
+
+
 class _CommandSession(_Session):
     def run(self) -> None:
         settings = self.settings
@@ -266,7 +288,14 @@ class _CommandSession(_Session):
         position: int,
     ) -> None:
         variant = self.variants[index]
-        run = launcher.run(argv, env=env, cwd=variant.cwd, timeout_s=self.settings.sample_timeout_s)
+        run = launcher.run(
+            argv,
+            env=env,
+            cwd=variant.cwd,
+            timeout_s=self.settings.sample_timeout_s,
+            variant=variant.name,
+            benchmark=self.benchmark.name,
+        )
         if run.timed_out or run.returncode != 0:
             how = (
                 f"timed out after {self.settings.sample_timeout_s:g} s and was killed"
@@ -303,6 +332,9 @@ class _CommandSession(_Session):
 def _describe_status(returncode: int | None) -> str:
     if returncode is not None and returncode < 0:
         return f"was killed by signal {-returncode}"
+    if returncode is not None and 128 < returncode < 160:
+        # a shell reports a child killed by signal N as status 128 + N
+        return f"exited with status {returncode} (a child killed by signal {returncode - 128}?)"
     return f"exited with status {returncode}"
 
 

@@ -65,6 +65,7 @@ class StatementWorker:
         launch_prefix: Sequence[str] = (),
         extra_env: Mapping[str, str] | None = None,
         pass_fds: Sequence[int] = (),
+        disable_aslr: bool = False,
     ) -> None:
         self.benchmark = benchmark
         self.variant = variant
@@ -75,7 +76,9 @@ class StatementWorker:
         self._check_interpreter(interpreter)
         try:
             self.process: subprocess.Popen[str] = runner.spawn(
-                LaunchSpec(argv=argv, env=env, cwd=variant.cwd, cpu=cpu), pass_fds=pass_fds
+                LaunchSpec(
+                    argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr
+                ), pass_fds=pass_fds
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
             raise self._error(
@@ -178,6 +181,7 @@ class StatementWorker:
             # imports (torch ...) and tool start-up (valgrind) can take long
             timeout_s=max(self.timeout_s, 120.0),
         )
+        self._request({"op": "check"})
         return WorkerInfo(
             pid=int(reply["pid"]),
             python_version=str(reply["python"]),
@@ -208,9 +212,14 @@ class StatementWorker:
             if on_region_start is not None:
                 on_region_start()
             self._send({"op": "go"})
+        if handshake:
+            done = self._receive()
+            if not done.get("done"):
+                raise self._failure(done)
+            if on_region_end is not None:
+                on_region_end()
+            self._send({"op": "end"})
         reply = self._receive()
-        if handshake and on_region_end is not None:
-            on_region_end()
         if not reply.get("ok"):
             raise self._failure(reply)
         return WorkerSample(

@@ -21,7 +21,7 @@ from scipy import stats as scipy_stats
 
 from perflab.model import Sample, Verdict
 
-TRIM_FRACTION = 0.1  # per side, inside a generation: one interrupted sample must not move the mean
+TRIM_FRACTION = 0.2  # per side, inside a generation: preempted samples must not move the mean
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,10 @@ def pair_samples(
 
 
 def trimmed_mean(values: Sequence[float], trim_fraction: float = TRIM_FRACTION) -> float:
-    return float(scipy_stats.trim_mean(np.asarray(values, dtype=float), trim_fraction))
+    """Mean after cutting `trim_fraction` of the values from each end (as scipy's trim_mean)."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    cut = int(trim_fraction * len(ordered))
+    return float(np.mean(ordered[cut : len(ordered) - cut]))
 
 
 def group_means(pairs: Sequence[PairedLogRatio]) -> list[float]:

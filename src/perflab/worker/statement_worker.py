@@ -5,11 +5,13 @@ stdout is redirected to stderr so it cannot corrupt the protocol.
 
 Requests (one JSON object per line) and replies:
   {"op": "setup", "stmt": S, "setup": S}          -> {"ok": true, "pid", "python", "executable"}
+  {"op": "check"}                                  -> {"ok": true, "wall_ns": N} (one iteration)
   {"op": "calibrate", "target_ns": N}              -> {"ok": true, "loops": N, "wall_ns": N}
   {"op": "sample", "loops": N, "empty": false,
    "handshake": false}                             -> {"ok": true, "wall_ns", "cpu", "nivcsw"}
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
-     before the timed loop, so the parent can switch a tool on around the measured region only.
+     before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
+     before replying, so the parent can switch a tool on around the measured region only.
   {"op": "quit"}                                   -> exits
 Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol", "error": traceback text}.
 """
@@ -91,7 +93,6 @@ class Worker:
         try:
             self.loop = _compile_loop(request["stmt"], namespace)
             self.empty_loop = _compile_loop("pass", dict(namespace))
-            self.loop(itertools.repeat(None, 1), perf_counter_ns)  # fail early, warm caches
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
         return {
@@ -101,6 +102,13 @@ class Worker:
             "implementation": sys.implementation.name,
             "executable": sys.executable,
         }
+
+    def check(self):
+        """Run the statement once: fail early (before calibrating), warm caches."""
+        try:
+            return {"ok": True, "wall_ns": self.timed(1)}
+        except BaseException:
+            return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
 
     def timed(self, loops, empty=False):
         loop = self.empty_loop if empty else self.loop
@@ -137,6 +145,14 @@ class Worker:
             wall_ns = self.timed(loops, empty)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
+        if request.get("handshake"):
+            # say "done" at once and wait, so the parent switches its tool off before this
+            # process does anything else (reading /proc, encoding the reply ...)
+            self.reply_stream.write('{"done": true}\n')
+            self.reply_stream.flush()
+            end = self.read_request()
+            if end is None or end.get("op") != "end":
+                return {"ok": False, "phase": "protocol", "error": "expected end, got %r" % (end,)}
         after = _involuntary_switches()
         return {
             "ok": True,
@@ -153,6 +169,8 @@ class Worker:
             op = request.get("op")
             if op == "setup":
                 self.reply(self.setup(request))
+            elif op == "check":
+                self.reply(self.check())
             elif op == "calibrate":
                 self.reply(self.calibrate(request))
             elif op == "sample":

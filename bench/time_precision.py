@@ -1,0 +1,209 @@
+"""How honest and how precise is the time lens, next to pyperf and hyperfine, on this machine?
+
+Measures, in one run:
+  * A/A: the same statement as both variants, N times per tool. A tool that calls a difference
+    "significant" here is wrong; an honest 95% method does so in about 5% of tries.
+  * A/B: `sum(range(1000))` against `sum(range(1100))` (about 10% more work), M times per tool,
+    against a long interleaved reference measurement (perflab with a large budget).
+Each tool gets about the same wall-clock budget per comparison.
+
+What counts as a "difference" claim per tool:
+  perflab   verdict slower or faster (CI excludes 1 and is not inside the ±1% band)
+  pyperf    `compare_to` says "Nx slower/faster" rather than "Not significant"
+  hyperfine it reports ratio ± σ with no test; we count a claim when |ratio - 1| > 2σ
+
+Usage: .venv/bin/python bench/time_precision.py [--aa 20] [--ab 5] [--budget 20] [--out FILE]
+Writes a JSON file with every result and prints a Markdown summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+BASE_STMT = "sum(range(1000))"
+SLOWER_STMT = "sum(range(1100))"
+HYPERFINE_LOOPS = 2000  # iterations per process: ~20 ms of work, to keep start-up a minor part
+
+
+def perflab(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
+    """A/B of two statements through one variant key: the statement comes from the env."""
+    setup = "import os; n = int(os.environ['N'])"
+    n_a = re.search(r"\d+", stmt_a).group()  # type: ignore[union-attr]
+    n_b = re.search(r"\d+", stmt_b).group()  # type: ignore[union-attr]
+    out = store.with_suffix(".json")
+    started = time.monotonic()
+    subprocess.run(
+        [str(Path(PYTHON).with_name("perflab")), "run", "--stmt", "sum(range(n))",
+         "--setup", setup, "--variant", f"A env.N={n_a}", "--variant", f"B env.N={n_b}",
+         "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out)],
+        check=True,
+    )
+    elapsed = time.monotonic() - started
+    comparison = json.loads(out.read_text())["comparisons"][0]
+    return {
+        "tool": "perflab",
+        "ratio": comparison["ratio"],
+        "ci_low": comparison["ci_low"],
+        "ci_high": comparison["ci_high"],
+        "verdict": comparison["verdict"],
+        "claims_difference": comparison["verdict"] in ("slower", "faster"),
+        "elapsed_s": elapsed,
+    }
+
+
+def pyperf(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
+    # pyperf's default is 20 processes x 3 values; scale processes to the budget (half each)
+    processes = max(4, int(budget_s / 2 / 0.75))
+    started = time.monotonic()
+    files = []
+    for label, stmt in (("a", stmt_a), ("b", stmt_b)):
+        path = workdir / f"pyperf-{label}.json"
+        path.unlink(missing_ok=True)
+        subprocess.run(
+            [PYTHON, "-m", "pyperf", "timeit", "--quiet", "-p", str(processes), "-o", str(path),
+             stmt],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+        files.append(path)
+    elapsed = time.monotonic() - started
+    compared = subprocess.run(
+        [PYTHON, "-m", "pyperf", "compare_to", str(files[0]), str(files[1])],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    means = [json_mean(p) for p in files]
+    match = re.search(r"([\d.]+)x (slower|faster)", compared)
+    return {
+        "tool": "pyperf",
+        "ratio": means[1] / means[0],
+        "claims_difference": bool(match) and "Not significant" not in compared,
+        "said": compared.strip().splitlines()[-1],
+        "elapsed_s": elapsed,
+    }
+
+
+def json_mean(path: Path) -> float:
+    data = json.loads(path.read_text())
+    values = [v for run in data["benchmarks"][0]["runs"] for v in run.get("values", [])]
+    return sum(values) / len(values)
+
+
+def hyperfine(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
+    commands = [
+        f"{PYTHON} -c 'for _ in range({HYPERFINE_LOOPS}): {stmt}'" for stmt in (stmt_a, stmt_b)
+    ]
+    # calibrate runs to the budget from one run of each
+    probe = subprocess.run(
+        ["hyperfine", "-N", "--runs", "3", "--export-json", str(workdir / "probe.json"),
+         *commands],
+        check=True, capture_output=True,
+    )
+    del probe
+    probe_means = [r["mean"] for r in json.loads((workdir / "probe.json").read_text())["results"]]
+    runs = max(10, int(budget_s / sum(probe_means)))
+    started = time.monotonic()
+    subprocess.run(
+        ["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--export-json",
+         str(workdir / "hf.json"), *commands],
+        check=True, capture_output=True,
+    )
+    elapsed = time.monotonic() - started
+    results = json.loads((workdir / "hf.json").read_text())["results"]
+    a, b = results
+    ratio = b["mean"] / a["mean"]
+    # hyperfine's own uncertainty of the ratio: relative errors added in quadrature
+    sigma = ratio * math.sqrt((a["stddev"] / a["mean"]) ** 2 + (b["stddev"] / b["mean"]) ** 2)
+    return {
+        "tool": "hyperfine",
+        "ratio": ratio,
+        "sigma": sigma,
+        "claims_difference": abs(ratio - 1) > 2 * sigma,
+        "runs": runs,
+        "elapsed_s": elapsed,
+    }
+
+
+def summarise(results: list[dict], reference: float | None) -> str:
+    lines = [
+        "| tool | kind | tries | claimed a difference | ratios (min–max) | CI contains reference | mean time (s) |",
+        "|---|---|---:|---:|---|---:|---:|",
+    ]
+    for kind in ("A/A", "A/B"):
+        for tool in ("perflab", "pyperf", "hyperfine"):
+            rows = [r for r in results if r["tool"] == tool and r["kind"] == kind]
+            if not rows:
+                continue
+            claims = sum(r["claims_difference"] for r in rows)
+            ratios = [r["ratio"] for r in rows]
+            contains = "–"
+            if kind == "A/B" and reference is not None and tool == "perflab":
+                hits = sum(r["ci_low"] <= reference <= r["ci_high"] for r in rows)
+                contains = f"{hits}/{len(rows)}"
+            lines.append(
+                f"| {tool} | {kind} | {len(rows)} | {claims}/{len(rows)} ({claims / len(rows):.0%}) "
+                f"| {min(ratios):.3f}–{max(ratios):.3f} | {contains} "
+                f"| {sum(r['elapsed_s'] for r in rows) / len(rows):.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--aa", type=int, default=20, help="A/A tries per tool (20)")
+    parser.add_argument("--ab", type=int, default=5, help="A/B tries per tool (5)")
+    parser.add_argument("--budget", type=float, default=20.0, help="seconds per comparison (20)")
+    parser.add_argument("--reference-budget", type=float, default=240.0)
+    parser.add_argument("--tools", default="perflab,pyperf,hyperfine")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
+    args = parser.parse_args()
+    tools = args.tools.split(",")
+    if "hyperfine" in tools and shutil.which("hyperfine") is None:
+        sys.exit("hyperfine is missing: bash scripts/setup.sh --bench installs it")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        reference = perflab(BASE_STMT, SLOWER_STMT, args.reference_budget, workdir / "ref.db")
+        reference_ratio = reference["ratio"]
+        print(f"reference A/B ratio: {reference_ratio:.4f} [{reference['ci_low']:.4f}, "
+              f"{reference['ci_high']:.4f}] in {reference['elapsed_s']:.0f} s", flush=True)
+        plan = [("A/A", BASE_STMT, BASE_STMT)] * args.aa + [("A/B", BASE_STMT, SLOWER_STMT)] * args.ab
+        for i, (kind, stmt_a, stmt_b) in enumerate(plan):
+            for tool in tools:
+                if tool == "perflab":
+                    result = perflab(stmt_a, stmt_b, args.budget, workdir / f"p{i}.db")
+                elif tool == "pyperf":
+                    result = pyperf(stmt_a, stmt_b, args.budget, workdir)
+                else:
+                    result = hyperfine(stmt_a, stmt_b, args.budget, workdir)
+                result["kind"] = kind
+                results.append(result)
+                print(json.dumps(result), flush=True)
+    machine = {
+        "cpu": next(
+            (l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
+            "?",
+        ),
+        "cores": os.cpu_count(),
+        "load_average_at_end": os.getloadavg(),
+    }
+    args.out.write_text(json.dumps(
+        {"machine": machine, "budget_s": args.budget, "reference": reference, "results": results},
+        indent=1,
+    ))
+    print()
+    print(summarise(results, reference_ratio))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The time lens and the engine with real workers, real commands and a real store."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from perflab.api import make_experiment
+from perflab.engine import run_experiment
+from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.model import Experiment, Metric, RunStatus, Verdict
+from perflab.store import Store
+from tests.conftest import FAST
+
+pytestmark = pytest.mark.integration
+
+
+def experiment(**kwargs: object) -> Experiment:
+    made = make_experiment(**kwargs)  # type: ignore[arg-type]
+    return dataclasses.replace(made, settings=dataclasses.replace(FAST, metrics=(Metric.TIME,)))
+
+
+def test_a_a_statement_is_interleaved_pinned_and_stored(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db")
+    result = run_experiment(experiment(stmt="sum(range(100))", variants=["A", "B"]), store=store)
+    assert result.status is RunStatus.COMPLETE
+    (comparison,) = result.comparisons
+    assert comparison.metric is Metric.TIME and comparison.variant == "B"
+    assert comparison.ci_low <= comparison.ratio <= comparison.ci_high
+    assert 0.5 < comparison.ratio < 2
+    run = store.load_run(result.run_id)
+    samples = [s for s in run.samples if s.metric is Metric.TIME]
+    # every block holds one sample of each variant; the order alternates (ABBA)
+    by_block: dict[tuple[int, int], list[str]] = {}
+    for sample in samples:
+        by_block.setdefault((sample.generation, sample.block), []).append(sample.variant)
+    assert all(sorted(v) == ["A", "B"] for v in by_block.values())
+    firsts = [v[0] for k, v in sorted(by_block.items()) if k[0] == 0]
+    assert firsts[0] != firsts[1]
+    assert {s.generation for s in samples} == {0, 1}
+    pinned = result.machine["pinned_cpu"]
+    assert pinned == max(os.sched_getaffinity(0))
+    assert {s.cpu for s in samples} == {pinned}
+    assert result.differences == ()
+
+
+def test_variant_interpreter_without_perflab_and_a_real_difference(bare_python: Path) -> None:
+    exp = experiment(
+        stmt="sum(range(n))",
+        setup="import os; n = int(os.environ['N'])",
+        variants=[
+            f"small python={bare_python} env.N=100",
+            f"large python={bare_python} env.N=3000",
+        ],
+    )
+    result = run_experiment(exp)
+    (comparison,) = result.comparisons
+    assert comparison.verdict is Verdict.SLOWER
+    assert 10 < comparison.ratio < 200  # sum(range(3000)) leaves the small-int fast path
+    assert result.variant_info["small"]["executable"] == str(bare_python)
+    assert any("env N" in d for d in result.differences)
+
+
+def test_commands_alternate_and_compare() -> None:
+    exp = experiment(cmd="true", variants=["A", "B cmd='sh -c true'"])
+    result = run_experiment(exp)
+    (comparison,) = result.comparisons
+    assert comparison.unit == "ns"
+    assert comparison.baseline_value > 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"stmt": "1/0"}, BenchmarkFailedError, "statement raised"),
+        ({"stmt": "pass", "setup": "import no_such_module"}, BenchmarkFailedError, "setup raised"),
+        ({"stmt": "import os; os._exit(7)"}, BenchmarkFailedError, "exited with status 7"),
+        ({"cmd": "false"}, BenchmarkFailedError, "exited with status 1"),
+        ({"cmd": "sh -c 'kill -SEGV $$'"}, BenchmarkFailedError, "signal 11"),
+        ({"cmd": "/no/such/program"}, BenchmarkFailedError, "cannot start command"),
+    ],
+)
+def test_failures_name_the_variant_and_the_cause(
+    kwargs: dict[str, str], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message) as caught:
+        run_experiment(experiment(variants=["A", "B"], **kwargs))
+    assert caught.value.variant in ("A", "B")  # type: ignore[attr-defined]
+    assert caught.value.benchmark  # type: ignore[attr-defined]
+
+
+def test_statement_traceback_is_shown() -> None:
+    with pytest.raises(BenchmarkFailedError) as caught:
+        run_experiment(experiment(stmt="{}['missing']", variants=["A", "B"]))
+    assert "KeyError: 'missing'" in (caught.value.detail or "")
+
+
+def test_hanging_samples_time_out() -> None:
+    exp = experiment(cmd="sleep 5", variants=["A", "B"])
+    exp = dataclasses.replace(exp, settings=dataclasses.replace(exp.settings, sample_timeout_s=0.5))
+    with pytest.raises(BenchmarkFailedError, match="timed out"):
+        run_experiment(exp)
+    exp = experiment(stmt="import time; time.sleep(5)", variants=["A", "B"])
+    exp = dataclasses.replace(exp, settings=dataclasses.replace(exp.settings, sample_timeout_s=1))
+    with pytest.raises(BenchmarkFailedError, match="did not answer"):
+        run_experiment(exp)
+
+
+def test_missing_interpreter_and_directory() -> None:
+    with pytest.raises(ConfigError, match="does not exist or is not executable"):
+        run_experiment(experiment(stmt="pass", variants=["A", "B python=/no/such/python"]))
+    with pytest.raises(ConfigError, match="working directory"):
+        run_experiment(experiment(stmt="pass", variants=["A", "B cwd=/no/such/dir"]))
+
+
+def test_build_step_runs_once_and_its_failure_stops_the_run(tmp_path: Path) -> None:
+    marker = tmp_path / "built"
+    exp = experiment(cmd="true", variants=["A", f"B build='touch {marker}'"])
+    run_experiment(exp)
+    assert marker.exists()
+    with pytest.raises(BenchmarkFailedError, match="build step") as caught:
+        run_experiment(experiment(cmd="true", variants=["A", "B build='echo oops; exit 2'"]))
+    assert "oops" in (caught.value.detail or "")
+
+
+def test_a_failing_benchmark_keeps_what_the_others_measured(tmp_path: Path) -> None:
+    exp = make_experiment(
+        stmt="1 if n < 2 else 1/0", setup="n = $n", params={"n": [1, 2]}, variants=["A", "B"]
+    )
+    exp = dataclasses.replace(exp, settings=FAST)
+    store = Store.open(tmp_path / "s.db")
+    result = run_experiment(exp, store=store)
+    assert result.status is RunStatus.INCOMPLETE
+    assert result.error and "statement raised" in result.error
+    assert [c.benchmark for c in result.comparisons] == [exp.benchmarks[0].name]
+    assert any("failed" in n.message for n in result.notes)
+
+
+def test_interruption_marks_the_run_incomplete_and_keeps_samples(tmp_path: Path) -> None:
+    class InterruptAfterFirstGeneration:
+        def update(self, **_: object) -> None:
+            raise KeyboardInterrupt
+
+    store = Store.open(tmp_path / "s.db")
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(
+            experiment(stmt="pass", variants=["A", "B"]),
+            store=store,
+            progress=InterruptAfterFirstGeneration(),
+        )
+    run = store.load_run("latest")
+    assert run.status is RunStatus.INCOMPLETE and run.error == "interrupted"
+    assert len(run.samples) > 0
+
+
+def test_default_python_is_perflabs_own() -> None:
+    result = run_experiment(experiment(stmt="pass", variants=["A", "B"]))
+    assert result.variant_info["A"]["python_version"] == sys.version.split()[0]
