@@ -17,7 +17,7 @@ import re
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import capstone
 from elftools.common.exceptions import ELFError
@@ -383,14 +383,14 @@ def _got_names(elf: ELFFile) -> dict[int, str]:
 
 
 _PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
-_PLT_STUB_BYTES = 16
 
 
 def _plt_stubs(elf: ELFFile, got: Mapping[int, str]) -> dict[int, str]:
     """PLT stub address -> name: each stub jumps through a GOT slot whose relocation names it.
 
-    Reading the jumps instead of assuming the stub layout handles .plt, .plt.sec (IBT) and
-    .plt.got alike."""
+    Reading the jumps instead of assuming a stub size handles .plt (16-byte stubs), .plt.sec
+    (endbr64 + bnd jmp) and .plt.got (8 bytes without IBT, 16 with) alike: a stub starts at its
+    jump, or at the endbr64 just before it."""
     disassembler = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     disassembler.detail = True
     stubs: dict[int, str] = {}
@@ -398,17 +398,25 @@ def _plt_stubs(elf: ELFFile, got: Mapping[int, str]) -> dict[int, str]:
         section = elf.get_section_by_name(section_name)
         if section is None or section["sh_type"] == "SHT_NOBITS":
             continue
-        base = section["sh_addr"]
-        for insn in disassembler.disasm(section.data(), base):
-            if insn.mnemonic != "jmp":
-                continue
-            for operand in insn.operands:
-                if (
-                    operand.type == capstone.x86.X86_OP_MEM
-                    and operand.mem.base == capstone.x86.X86_REG_RIP
-                ):
-                    slot = insn.address + insn.size + operand.mem.disp
-                    if slot in got:
-                        stub = base + (insn.address - base) // _PLT_STUB_BYTES * _PLT_STUB_BYTES
-                        stubs.setdefault(stub, got[slot])
+        previous = None
+        for insn in disassembler.disasm(section.data(), section["sh_addr"]):
+            slot = _rip_jump_slot(insn)
+            if slot is not None and slot in got:
+                start = (
+                    previous.address
+                    if previous is not None and previous.mnemonic == "endbr64"
+                    else insn.address
+                )
+                stubs.setdefault(start, got[slot])
+            previous = insn
     return stubs
+
+
+def _rip_jump_slot(insn: Any) -> int | None:
+    """The memory slot of `jmp qword ptr [rip + X]` (also `bnd jmp`, `notrack jmp`)."""
+    if not insn.mnemonic.endswith("jmp"):
+        return None
+    for operand in insn.operands:
+        if operand.type == capstone.x86.X86_OP_MEM and operand.mem.base == capstone.x86.X86_REG_RIP:
+            return int(insn.address + insn.size + operand.mem.disp)
+    return None
