@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,9 +13,12 @@ from perflab import api
 from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
 from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
+from perflab.doctor import diagnose
 from perflab.engine import RunResult
 from perflab.errors import PerflabError
+from perflab.events import search_events
 from perflab.report.json_report import render_json
+from perflab.report.machine_views import render_doctor, render_events
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_terminal
 
@@ -25,7 +29,8 @@ EXIT_INTERRUPTED = 130
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    out = Console()
+    # a pipe or a file gets wide tables rather than rich's 80-column default
+    out = Console(width=None if sys.stdout.isatty() else 140)
     err = Console(stderr=True)
     try:
         if args.command == "run":
@@ -40,6 +45,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compare":
             result = api.compare(args.run_a, args.run_b, args.store)
             return _emit(result, output_options(args), out)
+        if args.command == "events":
+            found = search_events(args.query, try_counting=not args.no_try)
+            if args.json_path is not None:
+                _write(args.json_path, json.dumps([e.to_json() for e in found], indent=2) + "\n")
+            if str(args.json_path) != "-":
+                render_events(found, args.query, out)
+            return EXIT_OK
+        if args.command == "doctor":
+            report = diagnose()
+            if args.json_path is not None:
+                _write(args.json_path, json.dumps(report.to_json(), indent=2) + "\n")
+            if str(args.json_path) != "-":
+                render_doctor(report, out)
+            return EXIT_OK
     except PerflabError as error:
         err.print(f"[bold red]perflab:[/bold red] {error}", highlight=False, markup=False)
         return error.exit_code

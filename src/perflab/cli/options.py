@@ -198,6 +198,20 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("run_a", help="the baseline run")
     compare.add_argument("run_b", help="the candidate run")
     _add_output(compare)
+    events = commands.add_parser(
+        "events",
+        help="search perf's event list (names and descriptions) and say what this machine counts",
+    )
+    events.add_argument("query", help="words that must all appear, e.g. 512 or 'turbo license'")
+    events.add_argument(
+        "--no-try", action="store_true", help="do not try counting the events found"
+    )
+    events.add_argument("--json", dest="json_path", type=Path, help="write the events as JSON")
+
+    doctor = commands.add_parser(
+        "doctor", help="what this machine can measure, its noise sources, and how to fix them"
+    )
+    doctor.add_argument("--json", dest="json_path", type=Path, help="write the report as JSON")
     return parser
 
 

@@ -460,9 +460,13 @@ def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
     return max(set(cpus), key=cpus.count) if cpus else None
 
 
+# Findings that say the ratio itself may be off; the others describe the per-variant times.
+_WARNING_KINDS = frozenset({"drift", "migration", "per-process"})
+
+
 def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
     return Note(
-        severity=Severity.WARNING,
+        severity=Severity.WARNING if finding.kind in _WARNING_KINDS else Severity.INFO,
         message=finding.message,
         hint=finding.hint,
         benchmark=benchmark.name,

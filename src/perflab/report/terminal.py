@@ -89,12 +89,12 @@ def render_terminal(result: RunResult, console: Console) -> None:
     elif len(result.experiment.variants) > 1:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
     for note in result.notes:
-        style = "yellow" if note.severity is Severity.WARNING else "dim"
+        warning = note.severity is Severity.WARNING
         where = ", ".join(x for x in (note.benchmark, note.variant) if x)
-        line = Text(f"{note.severity.value}: ", style=style)
-        line.append(f"[{where}] " if where else "")
-        line.append(note.message)
-        if note.hint:
+        line = Text(f"{note.severity.value}: ", style="yellow" if warning else "dim")
+        line.append(f"[{where}] " if where else "", style="" if warning else "dim")
+        line.append(note.message, style="" if warning else "dim")
+        if note.hint and warning:
             line.append(f"\n  hint: {note.hint}", style="dim")
         console.print(line)
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs perflab and what its lenses need, only where something is missing:
+#   Debian packages: valgrind, linux-perf, binutils, llvm, gcc (and hyperfine with --bench)
+#   a virtual environment in .venv with perflab (editable) and its Python dependencies
+# Options: --test  also the test dependencies      --bench  also pyperf and hyperfine (bench/)
+#          --torch also PyTorch 2.13.0 (CPU build)  --browser also chromium (HTML report check)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0; want_bench=0; want_torch=0; want_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) want_test=1 ;;
+    --bench) want_bench=1 ;;
+    --torch) want_torch=1 ;;
+    --browser) want_browser=1 ;;
+    *) echo "setup.sh: unknown option $arg (use --test, --bench, --torch, --browser)" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# --- Debian packages, installed only when their command is missing
+declare -A package_for=(
+  [valgrind]=valgrind [perf]=linux-perf [objdump]=binutils [gcc]=gcc
+  [llvm-mca]=llvm [llvm-symbolizer]=llvm [setarch]=util-linux
+)
+[[ $want_bench == 1 ]] && package_for[hyperfine]=hyperfine
+[[ $want_browser == 1 ]] && package_for[chromium]=chromium
+missing=()
+for command in "${!package_for[@]}"; do
+  command -v "$command" >/dev/null 2>&1 || missing+=("${package_for[$command]}")
+done
+if ((${#missing[@]})); then
+  packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+  say "installing Debian packages: $packages"
+  if [[ $(id -u) == 0 ]]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "setup.sh: need root (or sudo) to install: $packages" >&2; exit 1
+  fi
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $packages >/dev/null
+else
+  say "Debian packages: all present"
+fi
+
+# --- Python >= 3.11 for perflab itself (variants may use any Python 3.7+)
+python=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+  if command -v "$candidate" >/dev/null &&
+     "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    python=$(command -v "$candidate"); break
+  fi
+done
+[[ -n $python ]] || { echo "setup.sh: perflab needs Python 3.11 or newer" >&2; exit 1; }
+
+if [[ ! -x .venv/bin/python ]]; then
+  say "creating .venv with $python"
+  "$python" -m venv .venv
+fi
+extras="peers"
+[[ $want_test == 1 ]] && extras="test,peers"
+say "installing perflab[$extras] into .venv"
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
+if [[ $want_torch == 1 ]]; then
+  say "installing torch 2.13.0 (CPU build)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0
+fi
+say "ready: .venv/bin/perflab --help"

@@ -1,0 +1,67 @@
+"""Terminal views of what the machine offers: `perflab events` and `perflab doctor`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from perflab.doctor import Check, DoctorReport, Status
+from perflab.events import Countable, EventInfo
+
+_STATUS_STYLES = {
+    Status.OK: "green",
+    Status.WARNING: "yellow",
+    Status.MISSING: "red",
+    Status.INFO: "dim",
+}
+_COUNTABLE_STYLES = {Countable.YES: "green", Countable.NO: "red", Countable.UNTRIED: "dim"}
+
+
+def render_events(events: Sequence[EventInfo], query: str, console: Console) -> None:
+    if not events:
+        console.print(f"no perf event matches {query!r}")
+        return
+    table = Table(title=f"perf events matching {query!r}", title_justify="left")
+    table.add_column("event")
+    table.add_column("kind")
+    table.add_column("countable here")
+    table.add_column("description", overflow="fold")
+    for event in events:
+        countable = Text(event.countable.value, style=_COUNTABLE_STYLES[event.countable])
+        if event.reason:
+            countable.append(f" ({event.reason})", style="dim")
+        table.add_row(event.name, event.kind, countable, event.description)
+    console.print(table)
+
+
+def _check_rows(table: Table, checks: Sequence[Check]) -> None:
+    for check in checks:
+        table.add_row(
+            check.name,
+            Text(check.status.value, style=_STATUS_STYLES[check.status]),
+            check.detail,
+            check.fix or "",
+        )
+
+
+def render_doctor(report: DoctorReport, console: Console) -> None:
+    lenses = Table(title="lenses", title_justify="left")
+    for column in ("lens", "works here", "detail", "to get more"):
+        lenses.add_column(column, overflow="fold")
+    for lens in report.lenses:
+        lenses.add_row(
+            lens.lens.value,
+            Text("yes" if lens.available else "no", style="green" if lens.available else "red"),
+            lens.detail,
+            lens.fix or "",
+        )
+    console.print(lenses)
+    for title, checks in (("tools", report.tools), ("noise sources", report.noise)):
+        table = Table(title=title, title_justify="left")
+        for column in ("check", "status", "detail", "fix"):
+            table.add_column(column, overflow="fold")
+        _check_rows(table, checks)
+        console.print(table)

@@ -1,0 +1,148 @@
+"""The command line end to end: exit codes, messages, the JSON contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perflab.cli.main import main
+
+FAST = ["--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3"]
+
+
+def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.integration
+def test_run_writes_the_json_contract_and_the_store(tmp_path: Path) -> None:
+    done = perflab(
+        "run",
+        "--stmt",
+        "sum(range(100))",
+        "--variant",
+        "A",
+        "--variant",
+        "B env.X=1",
+        "--json",
+        "out.json",
+        "--markdown",
+        "out.md",
+        *FAST,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "out.json").read_text())
+    assert document["format_version"] == 1
+    assert isinstance(document["run_id"], int)
+    assert document["machine"]["cores"] >= 1
+    assert document["unavailable_events"] == []
+    (comparison,) = document["comparisons"]
+    assert comparison["benchmark"] == "sum(range(100))"
+    assert comparison["metric"] == "time"
+    assert (comparison["baseline"], comparison["variant"]) == ("A", "B")
+    for key in ("ratio", "ci_low", "ci_high"):
+        assert isinstance(comparison[key], float)
+    assert comparison["verdict"] in ("faster", "slower", "equivalent", "inconclusive")
+    assert document["differences"] == ["env X: A=None, B=1"]
+    assert "| sum(range(100)) | time | B vs A |" in (tmp_path / "out.md").read_text()
+    assert (tmp_path / ".perflab" / "perflab.db").exists()
+    assert "ratio [95% CI]" in done.stdout
+
+    listed = perflab("list", cwd=tmp_path)
+    assert listed.returncode == 0 and "sum(range(100))" in listed.stdout
+    shown = perflab("show", "latest", "--json", "-", "--quiet", cwd=tmp_path)
+    assert json.loads(shown.stdout)["comparisons"][0]["ratio"] == comparison["ratio"]
+
+    perflab(
+        "run",
+        "--stmt",
+        "sum(range(100))",
+        "--variant",
+        "A",
+        "--variant",
+        "B env.X=1",
+        "--quiet",
+        *FAST,
+        cwd=tmp_path,
+    )
+    compared = perflab("compare", "1", "2", "--json", "-", "--quiet", cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    names = {(c["baseline"], c["variant"]) for c in json.loads(compared.stdout)["comparisons"]}
+    assert names == {("run1:A", "run2:A"), ("run1:B", "run2:B")}
+
+
+@pytest.mark.integration
+def test_fail_on_makes_a_regression_fail_the_job(tmp_path: Path) -> None:
+    args = [
+        "run",
+        "--stmt",
+        "sum(range(n))",
+        "--setup",
+        "import os; n = int(os.environ['N'])",
+        "--variant",
+        "A env.N=100",
+        "--variant",
+        "B env.N=3000",
+        "--quiet",
+        *FAST,
+    ]
+    assert perflab(*args, cwd=tmp_path).returncode == 0
+    assert perflab(*args, "--fail-on", "slower", cwd=tmp_path).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--stmt", "pass", "--variant", "A"], "at least two variants"),
+        (["run", "--stmt", "pass", "-v", "A", "-v", "B colour=red"], "unknown key 'colour'"),
+        (["run", "-v", "A", "-v", "B"], "nothing to measure"),
+        (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--metric", "speed"], "unknown metric"),
+        (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--budget", "-1"], "budget must be"),
+        (["run", "no-such-file.toml"], "does not exist"),
+        (["show", "42"], "no run 42"),
+        (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--cpu", "99"], "CPU 99 is not available"),
+    ],
+)
+def test_bad_input_is_named_with_a_non_zero_exit(
+    args: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_a_failing_statement_exits_3_with_the_traceback(tmp_path: Path) -> None:
+    done = perflab("run", "--stmt", "1/0", "-v", "A", "-v", "B", *FAST, cwd=tmp_path)
+    assert done.returncode == 3
+    assert "variant" in done.stderr and "ZeroDivisionError" in done.stderr
+
+
+def test_help_explains_variants() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "run", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert "env.VAR=VALUE" in done.stdout and "A/A" in done.stdout
+
+
+def test_experiment_file_from_the_docs_parses(tmp_path: Path) -> None:
+    from perflab.config import load_experiment
+
+    experiment = load_experiment(Path(__file__).parents[2] / "examples" / "experiment.toml")
+    assert len(experiment.variants) >= 2 and experiment.benchmarks
