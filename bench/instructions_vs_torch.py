@@ -30,7 +30,8 @@ STMT = "torch.add(x, y)"
 def perflab_per_call() -> tuple[float, float, dict[str, object]]:
     benchmark = Benchmark("torch.add", stmt=STMT, setup=SETUP)
     experiment = Experiment(
-        (benchmark,), (Variant("venv", python=sys.executable),),
+        (benchmark,),
+        (Variant("venv", python=sys.executable),),
         Settings(metrics=(Metric.INSTRUCTIONS,)),
     )
     lens = InstructionsLens()
@@ -38,7 +39,9 @@ def perflab_per_call() -> tuple[float, float, dict[str, object]]:
     runner = SubprocessRunner()
     start = time.perf_counter()
     lens.preflight(experiment, runner)
-    lens.measure(benchmark, LensContext(experiment, runner, sink, NullProgress(), None, sys.executable))
+    lens.measure(
+        benchmark, LensContext(experiment, runner, sink, NullProgress(), None, sys.executable)
+    )
     wall_s = time.perf_counter() - start
     per_call = [s.per_iteration for s in sink.samples if s.name == SAMPLE_NAME]
     return sorted(per_call)[len(per_call) // 2], wall_s, sink.variant_info["venv"]["instructions"]
@@ -57,8 +60,11 @@ def torch_per_call(number: int) -> tuple[float, float]:
 
 def machine() -> str:
     model = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")),
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
         platform.processor(),
     )
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout

@@ -140,7 +140,7 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
     assert error.value.hint is not None and "inlined" in error.value.hint
 
 
-def test_python_statements_count_only_the_statement_and_repeat_exactly_enough() -> None:
+def test_python_statements_count_only_the_statement_and_repeat_within_1e4() -> None:
     benchmark = Benchmark("sum", stmt="sum(range(n))", setup="import os; n = int(os.environ['N'])")
     variants = (
         Variant("n100", env={"N": "100"}),
@@ -153,14 +153,12 @@ def test_python_statements_count_only_the_statement_and_repeat_exactly_enough() 
     # (sum(range(n)) costs a constant plus about n times the per-item work)
     assert 1.6 < double.ratio < 2.1
     assert double.verdict is Verdict.SLOWER
-    # A/A: CPython's specialiser, retrying in the worker's own handshake code, leaves a residue
-    # of a few hundred to a few thousand instructions per sample; over the calibrated loop
-    # count that is an interval of about 1e-4 around 1
+    # A/A, in two worker processes, two repeats each: counts agree to a few instructions per
+    # sample (often exactly); what remains is reported as the interval, never hidden
     assert same.verdict is Verdict.EQUIVALENT
-    assert abs(same.ci_low - 1) < 1e-3 and abs(same.ci_high - 1) < 1e-3
+    assert abs(same.ci_low - 1) < 2e-4 and abs(same.ci_high - 1) < 2e-4
     info = sink.variant_info["n100"]["instructions"]
     assert info["PYTHONHASHSEED"] == "0" and info["loops"] >= 1000
     sizes = {sink.variant_info[v.name]["instructions"]["environment_bytes"] for v in variants}
     assert len(sizes) == 1
-    top = same.to_json()["functions"]
-    assert all(abs(f["delta"]) < 5 for f in top)
+    assert all(abs(f["delta"]) < 1 for f in same.to_json()["functions"])

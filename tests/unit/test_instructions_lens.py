@@ -72,15 +72,25 @@ def test_environments_are_padded_to_the_same_size() -> None:
 
 def test_callgrind_options_switch_on_only_what_is_asked() -> None:
     statement = callgrind_options(
-        out_file="/t/out.%p", instr_at_start=False, vgdb_prefix="/t/vgdb", cache_sim=False,
-        dump_instr=False, region=None, trace_children=False,
+        out_file="/t/out.%p",
+        instr_at_start=False,
+        vgdb_prefix="/t/vgdb",
+        cache_sim=False,
+        dump_instr=False,
+        region=None,
+        trace_children=False,
     )
     assert "--instr-atstart=no" in statement
     assert "--vgdb-prefix=/t/vgdb" in statement
     assert not any(o.startswith("--cache-sim") for o in statement)
     command = callgrind_options(
-        out_file="/t/out.%p", instr_at_start=True, vgdb_prefix=None, cache_sim=True,
-        dump_instr=True, region="kernel", trace_children=True,
+        out_file="/t/out.%p",
+        instr_at_start=True,
+        vgdb_prefix=None,
+        cache_sim=True,
+        dump_instr=True,
+        region="kernel",
+        trace_children=True,
     )
     assert {"--cache-sim=yes", "--branch-sim=yes", "--dump-instr=yes", "--vgdb=no"} <= set(command)
     assert f"--D1={CACHE_GEOMETRY['D1']}" in command
@@ -135,8 +145,17 @@ def _statement_data(sink: MemorySink, variant: str, stmt_scale: int) -> None:
         ):
             sink.add_artifact(Artifact("b", variant, Metric.INSTRUCTIONS, kind, text, generation))
         net = 85 + 40 * stmt_scale - 25
-        sink.add_sample(Sample("b", variant, Metric.INSTRUCTIONS, "instructions", net, loops=10,
-                               generation=generation))
+        sink.add_sample(
+            Sample(
+                "b",
+                variant,
+                Metric.INSTRUCTIONS,
+                "instructions",
+                net,
+                loops=10,
+                generation=generation,
+            )
+        )
 
 
 def test_analyse_compares_per_iteration_counts_from_stored_data_only() -> None:
@@ -144,11 +163,14 @@ def test_analyse_compares_per_iteration_counts_from_stored_data_only() -> None:
     _statement_data(sink, "before", 1)
     _statement_data(sink, "after", 2)
     experiment = Experiment(
-        (Benchmark("b", stmt="x"),), (Variant("before"), Variant("after")),
+        (Benchmark("b", stmt="x"),),
+        (Variant("before"), Variant("after")),
         Settings(layers=(("lists", "^list_"),)),
     )
     analysis = InstructionsLens().analyse(
-        Benchmark("b", stmt="x"), ["before", "after"], sink.data_for("b", Metric.INSTRUCTIONS),
+        Benchmark("b", stmt="x"),
+        ["before", "after"],
+        sink.data_for("b", Metric.INSTRUCTIONS),
         experiment,
     )
     (comparison,) = analysis.comparisons
@@ -159,7 +181,11 @@ def test_analyse_compares_per_iteration_counts_from_stored_data_only() -> None:
     assert comparison.verdict is Verdict.SLOWER
     top = out["functions"][0]
     assert (top["name"], top["object"], top["baseline"], top["variant"], top["delta"]) == (
-        "list_append", "libpython3.11.so.1.0", 4.0, 8.0, 4.0
+        "list_append",
+        "libpython3.11.so.1.0",
+        4.0,
+        8.0,
+        4.0,
     )
     assert out["inlining_changes"] == []
     assert out["layers"][0] == {"layer": "lists", "baseline": 4.0, "variant": 8.0, "delta": 4.0}

@@ -36,8 +36,20 @@ _FILE_SPECS = frozenset({"fl", "fi", "fe", "cfi", "cfl", "jfi"})
 _FUNCTION_SPECS = frozenset({"fn", "cfn", "jfn"})
 _OBJECT_SPECS = frozenset({"ob", "cob"})
 _HEADER_KEYS = frozenset(
-    {"version", "creator", "pid", "cmd", "part", "thread", "desc", "positions", "events",
-     "event", "summary", "totals"}
+    {
+        "version",
+        "creator",
+        "pid",
+        "cmd",
+        "part",
+        "thread",
+        "desc",
+        "positions",
+        "events",
+        "event",
+        "summary",
+        "totals",
+    }
 )
 _ALL_SPECS = _FILE_SPECS | _FUNCTION_SPECS | _OBJECT_SPECS
 _SPEC_KIND = {
@@ -220,7 +232,9 @@ class FunctionCosts:
                 calls[(caller, callee)] = CallCost(caller, callee, call.count, call.inclusive)
             else:
                 calls[(caller, callee)] = CallCost(
-                    caller, callee, have_call.count + call.count,
+                    caller,
+                    callee,
+                    have_call.count + call.count,
                     _add(have_call.inclusive, call.inclusive),
                 )
         return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))

@@ -13,9 +13,9 @@ Commands run whole under callgrind, or with ``--toggle-collect=FUNCTION`` only i
 `Settings.region`.
 
 What is fixed for determinism (and recorded as variant info): PYTHONHASHSEED=0, address-space
-randomisation off (``setarch -R``), the environment padded to the same size for every variant,
-the cache geometry of the simulator. The worker's protocol code is warmed up (CPython
-specialises code after a few runs) before anything is counted.
+randomisation off (personality ADDR_NO_RANDOMIZE, as ``setarch -R``), the environment padded to
+the same size for every variant, the cache geometry of the simulator. The worker's protocol code
+is warmed up (CPython specialises code after a few runs) before anything is counted.
 """
 
 from __future__ import annotations
@@ -610,15 +610,6 @@ class InstructionsLens:
                 hint=hint,
             )
         notes = []
-        if which("setarch") is None:
-            notes.append(
-                Note(
-                    Severity.INFO,
-                    "setarch not found: address-space randomisation stays on under valgrind",
-                    hint="install util-linux",
-                    metric=self.metric,
-                )
-            )
         if cpu_has_avx512(self.read_cpuinfo()):
             notes.append(
                 Note(
@@ -642,7 +633,7 @@ class InstructionsLens:
             run = _Run(benchmark, variant, context, fixed_env)
             run.fixed.update(
                 PYTHONHASHSEED="0",
-                aslr="off (setarch -R)" if which("setarch") else "on (setarch missing)",
+                aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
                 environment_bytes=environment_bytes(fixed_env),
             )
             if context.experiment.settings.cache_sim:
@@ -670,9 +661,6 @@ class InstructionsLens:
         )
 
     # -- statements ------------------------------------------------------------------------
-    def _prefix(self) -> tuple[str, ...]:
-        return ("setarch", "-R") if which("setarch") else ()
-
     def _measure_statement(self, run: _Run) -> None:
         settings = run.context.experiment.settings
         with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
@@ -694,7 +682,8 @@ class InstructionsLens:
                 interpreter=interpreter,
                 cpu=run.context.cpu,
                 timeout_s=max(settings.sample_timeout_s * 10, 600.0),
-                launch_prefix=(*self._prefix(), "valgrind", *options),
+                launch_prefix=("valgrind", *options),
+                disable_aslr=True,
                 extra_env=run.env,
             )
             with worker:
@@ -781,10 +770,11 @@ class InstructionsLens:
                 )
                 completed = run.context.runner.run(
                     LaunchSpec(
-                        argv=(*self._prefix(), "valgrind", *options, *argv),
+                        argv=("valgrind", *options, *argv),
                         env=run.env,
                         cwd=run.variant.cwd,
                         cpu=run.context.cpu,
+                        disable_aslr=True,
                     ),
                     timeout_s=_COMMAND_TIMEOUT_S,
                 )
