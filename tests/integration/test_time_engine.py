@@ -70,6 +70,9 @@ def test_commands_alternate_and_compare() -> None:
     result = run_experiment(exp)
     (comparison,) = result.comparisons
     assert comparison.unit == "ns"
+    assert result.variant_info["A"]["executable"].endswith("/true")
+    assert result.variant_info["B"]["command"] == "sh -c true"
+    assert len(result.variant_info["A"]["executable_sha256"]) == 64
     assert comparison.baseline_value > 0
 
 

@@ -114,7 +114,8 @@ def _emit(result: RunResult, output: OutputOptions, out: Console) -> int:
         _write(output.json_path, render_json(result))
     if output.markdown_path is not None:
         _write(output.markdown_path, render_markdown(result))
-    if not output.quiet:
+    writes_to_stdout = "-" in (str(output.json_path), str(output.markdown_path))
+    if not output.quiet and not writes_to_stdout:
         render_terminal(result, out)
     return EXIT_OK
 

@@ -7,8 +7,12 @@ run of the command, alternated the same way. See docs/statistics.md for why.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import random
+import shlex
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -267,6 +271,10 @@ class _CommandSession(_Session):
         envs = [variant_environment(v) for v in self.variants]
         argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
         min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
+            self.context.sink.add_variant_info(
+                variant.name, describe_executable(argv, env, variant.cwd)
+            )
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
             for block, order in enumerate(block_orders(len(self.variants), self.rng)):
                 for position, index in enumerate(order):
@@ -327,6 +335,25 @@ class _CommandSession(_Session):
                 warmup=block < self.settings.warmup_blocks,
             )
         )
+
+
+def describe_executable(
+    argv: tuple[str, ...], env: dict[str, str], cwd: str | None
+) -> dict[str, Any]:
+    """Which program a command really runs, and a digest of it: two variants that run the same
+    binary by accident become visible."""
+    program = argv[0]
+    if os.sep not in program:
+        program = shutil.which(program, path=env.get("PATH")) or program
+    elif cwd is not None:
+        program = os.path.join(cwd, program)
+    info: dict[str, Any] = {"command": shlex.join(argv), "executable": program}
+    try:
+        with open(program, "rb") as binary:
+            info["executable_sha256"] = hashlib.file_digest(binary, "sha256").hexdigest()
+    except OSError:
+        pass
+    return info
 
 
 def _describe_status(returncode: int | None) -> str:
