@@ -57,6 +57,10 @@ def make_experiment(
             changes[key] = tuple(e.strip() for e in changes[key].split(",") if e.strip())
         elif key in changes:
             changes[key] = tuple(changes[key])
+    if "layers" in changes:
+        layers = changes["layers"]
+        pairs = layers.items() if isinstance(layers, Mapping) else layers
+        changes["layers"] = tuple((str(name), str(pattern)) for name, pattern in pairs)
     if experiment_file is not None:
         base = load_experiment(experiment_file)
         if stmt or cmd or setup:

@@ -100,6 +100,17 @@ def parse_param(text: str) -> tuple[str, list[str]]:
     return name, [v.strip() for v in values.split(",")]
 
 
+def parse_layer(text: str) -> tuple[str, str]:
+    """`NAME=REGEX` (a layer of the instructions lens)."""
+    name, equals, pattern = text.partition("=")
+    if not equals or not name or not pattern:
+        raise ConfigError(
+            f"layer {text!r} is not NAME=REGEX",
+            hint="e.g. --layer 'dispatcher=c10::Dispatcher|c10::impl' --layer 'kernel=at::native'",
+        )
+    return name, pattern
+
+
 def expand_grid(
     name: str,
     *,
@@ -188,6 +199,11 @@ def settings_with(settings: Settings, **changes: Any) -> Settings:
         problems.append("sample_ms and sample_timeout must be positive")
     if merged.warmup_blocks < 0:
         problems.append("warmup_blocks cannot be negative")
+    for name, pattern in merged.layers:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            problems.append(f"layer {name!r}: {pattern!r} is not a regular expression ({error})")
     if problems:
         raise ConfigError("; ".join(problems))
     return merged

@@ -134,3 +134,13 @@ def test_malformed_experiment_files(tmp_path: Path, text: str, message: str) -> 
 def test_missing_experiment_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_experiment(tmp_path / "nope.toml")
+
+
+def test_layers_are_validated() -> None:
+    from perflab.config import parse_layer
+
+    assert parse_layer("kernel=at::native") == ("kernel", "at::native")
+    with pytest.raises(ConfigError, match="NAME=REGEX"):
+        parse_layer("kernel")
+    with pytest.raises(ConfigError, match="not a regular expression"):
+        make_experiment(stmt="pass", variants=["A", "B"], layers=[("bad", "(unclosed")])

@@ -12,7 +12,7 @@ from rich.console import Console
 from perflab import api
 from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
 from perflab.cli.progress import RichProgress
-from perflab.config import parse_param
+from perflab.config import parse_layer, parse_param
 from perflab.doctor import diagnose
 from perflab.engine import RunResult
 from perflab.errors import PerflabError
@@ -92,6 +92,7 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
         region=options.region,
         cache_sim=options.cache_sim or None,
         symbols=options.symbols or None,
+        layers=tuple(parse_layer(text) for text in options.layers) or None,
     )
     if options.output.quiet or not err.is_terminal:
         result = api.run(experiment, store_path=options.output.store)

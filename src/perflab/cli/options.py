@@ -59,6 +59,7 @@ class RunOptions:
     region: str | None
     cache_sim: bool
     symbols: tuple[str, ...]
+    layers: tuple[str, ...]
     fail_on: tuple[Verdict, ...]
     output: OutputOptions
 
@@ -166,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-sim", action="store_true", help="instructions: simulate caches and branches"
     )
     lens.add_argument(
+        "--layer",
+        dest="layers",
+        action="append",
+        default=[],
+        metavar="NAME=REGEX",
+        help="instructions: group costs into layers by function or library name (repeatable)",
+    )
+    lens.add_argument(
         "--symbol",
         dest="symbols",
         action="append",
@@ -239,6 +248,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         region=args.region,
         cache_sim=args.cache_sim,
         symbols=tuple(args.symbols),
+        layers=tuple(args.layers),
         fail_on=tuple(args.fail_on),
         output=output_options(args),
     )
