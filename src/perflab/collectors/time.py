@@ -155,10 +155,11 @@ class _Session:
     def report(self, what: str, estimates: list[RatioEstimate]) -> None:
         widths = [e.log_half_width for e in estimates if math.isfinite(e.log_half_width)]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
+        left_s = max(0.0, self.settings.budget_s - self.elapsed_s())
         self.context.progress.update(
             benchmark=self.benchmark.name,
             metric=Metric.TIME,
-            detail=f"{what}, {len(self.samples)} samples{ci}",
+            detail=f"{what}, {len(self.samples)} samples{ci}, ≤{left_s:.0f} s left",
             fraction=min(1.0, self.elapsed_s() / self.settings.budget_s),
         )
 
