@@ -61,6 +61,8 @@ def test_run_writes_the_json_contract_and_the_store(tmp_path: Path) -> None:
 
     listed = perflab("list", cwd=tmp_path)
     assert listed.returncode == 0 and "sum(range(100))" in listed.stdout
+    listed_json = json.loads(perflab("list", "--json", "-", cwd=tmp_path).stdout)
+    assert listed_json[0]["run_id"] == document["run_id"]
     shown = perflab("show", "latest", "--json", "-", "--quiet", cwd=tmp_path)
     assert json.loads(shown.stdout)["comparisons"][0]["ratio"] == comparison["ratio"]
 

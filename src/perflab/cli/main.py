@@ -36,8 +36,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(run_options(args), out, err)
         if args.command == "list":
-            if not args.quiet:
-                render_run_list(api.list_runs(args.store, args.limit), out)
+            runs = api.list_runs(args.store, args.limit)
+            if args.json_path is not None:
+                _write(args.json_path, json.dumps([run.to_json() for run in runs], indent=2) + "\n")
+            if not args.quiet and str(args.json_path) != "-":
+                render_run_list(runs, out)
             return EXIT_OK
         if args.command == "show":
             result = api.show(args.run, args.store)

@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list stored runs")
     _add_output(listing, with_exports=False)
     listing.add_argument("--limit", type=int, default=50, help="at most this many runs (50)")
+    listing.add_argument("--json", dest="json_path", type=Path, help="write the list as JSON")
 
     show = commands.add_parser("show", help="show a stored run again")
     show.add_argument("run", nargs="?", default="latest", help="run id, or latest (default)")

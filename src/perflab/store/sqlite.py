@@ -37,6 +37,17 @@ class RunSummary:
     metrics: tuple[str, ...]
     n_samples: int
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "created_at": self.created_at,
+            "status": str(self.status),
+            "benchmarks": list(self.benchmarks),
+            "variants": list(self.variants),
+            "metrics": list(self.metrics),
+            "n_samples": self.n_samples,
+        }
+
 
 @dataclass(frozen=True)
 class StoredRun:
