@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.collectors.base import ProgressReporter
 from perflab.config import (
@@ -20,6 +20,9 @@ from perflab.errors import ConfigError
 from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.store import RunSummary, Store
 from perflab.store.sqlite import DEFAULT_STORE_PATH
+
+if TYPE_CHECKING:
+    from perflab.collectors.asm import AsmView
 
 SETTINGS_FIELDS = {
     "metrics", "budget_s", "target_precision", "equivalence_band", "confidence", "pin", "cpu",
@@ -124,6 +127,32 @@ def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PA
         store.close()
 
 
+def asm_views(
+    function: str, run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH
+) -> list[AsmView]:
+    """Side-by-side assembly of the functions matching the regex `function`, for every
+    benchmark of a stored run that has the asm lens's data."""
+    from perflab.collectors.asm import asm_views as views_of  # the asm lens loads capstone
+
+    store = Store.open(store_path)
+    try:
+        run = store.load_run(run_id)
+    finally:
+        store.close()
+    names = [v.name for v in run.experiment.variants]
+    views: list[AsmView] = []
+    for benchmark in run.experiment.benchmarks:
+        data = run.data_for(benchmark.name, Metric.ASM)
+        if data.artifacts:
+            views += views_of(benchmark.name, names, data, function)
+    if not any(run.data_for(b.name, Metric.ASM).artifacts for b in run.experiment.benchmarks):
+        raise ConfigError(
+            f"run {run.run_id} has no assembly",
+            hint="measure with --metric asm (add --symbol REGEX to choose functions)",
+        )
+    return views
+
+
 def compare(
     baseline_run: str | int, candidate_run: str | int, store_path: str | Path = DEFAULT_STORE_PATH
 ) -> RunResult:
@@ -134,4 +163,4 @@ def compare(
         store.close()
 
 
-__all__ = ["Metric", "compare", "list_runs", "make_experiment", "run", "show"]
+__all__ = ["Metric", "asm_views", "compare", "list_runs", "make_experiment", "run", "show"]

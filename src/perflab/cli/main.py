@@ -42,6 +42,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.quiet and str(args.json_path) != "-":
                 render_run_list(runs, out)
             return EXIT_OK
+        if args.command == "show" and args.asm is not None:
+            from perflab.report.asm_view import render_asm_views  # loads capstone: only here
+
+            views = api.asm_views(args.asm, args.run, args.store)
+            if not views:
+                err.print(f"perflab: no function matching {args.asm!r} in run {args.run}")
+                return 2
+            render_asm_views(views, out, context=None)
+            return EXIT_OK
         if args.command == "show":
             result = api.show(args.run, args.store)
             return _emit(result, output_options(args), out)

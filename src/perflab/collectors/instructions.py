@@ -685,6 +685,9 @@ class InstructionsLens:
                 launch_prefix=("valgrind", *options),
                 disable_aslr=True,
                 extra_env=run.env,
+                # top-level code, as torch's collect_callgrind runs a statement: global names
+                # are looked up as a module's are, so counts compare with torch's
+                scope="module",
             )
             with worker:
                 info = worker.info

@@ -66,10 +66,12 @@ class StatementWorker:
         extra_env: Mapping[str, str] | None = None,
         pass_fds: Sequence[int] = (),
         disable_aslr: bool = False,
+        scope: str = "function",
     ) -> None:
         self.benchmark = benchmark
         self.variant = variant
         self.timeout_s = timeout_s
+        self.scope = scope
         env = variant_environment(variant)
         env.update(extra_env or {})
         argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
@@ -177,7 +179,12 @@ class StatementWorker:
 
     def _setup(self) -> WorkerInfo:
         reply = self._request(
-            {"op": "setup", "stmt": self.benchmark.stmt, "setup": self.benchmark.setup},
+            {
+                "op": "setup",
+                "stmt": self.benchmark.stmt,
+                "setup": self.benchmark.setup,
+                "scope": self.scope,
+            },
             # imports (torch ...) and tool start-up (valgrind) can take long
             timeout_s=max(self.timeout_s, 120.0),
         )

@@ -4,7 +4,10 @@ It speaks JSON lines with the parent over its original stdout/stdin. The benchma
 stdout is redirected to stderr so it cannot corrupt the protocol.
 
 Requests (one JSON object per line) and replies:
-  {"op": "setup", "stmt": S, "setup": S}          -> {"ok": true, "pid", "python", "executable"}
+  {"op": "setup", "stmt": S, "setup": S,
+   "scope": "function"|"module"}                   -> {"ok": true, "pid", "python", "executable"}
+     function scope (default): the loop is a function whose globals are the setup's names, as
+     timeit's; module scope: the loop is top-level code, as torch's collect_callgrind runs it.
   {"op": "check"}                                  -> {"ok": true, "wall_ns": N} (one iteration)
   {"op": "calibrate", "target_ns": N}              -> {"ok": true, "loops": N, "wall_ns": N}
   {"op": "sample", "loops": N, "empty": false,
@@ -44,9 +47,30 @@ def _indent(code, spaces):
     return "\n".join(pad + line for line in code.splitlines()) or pad + "pass"
 
 
-def _compile_loop(stmt, namespace):
+# Module scope: the statement runs as top-level code (names resolve through the namespace dict,
+# LOAD_NAME), as torch.utils.benchmark's collect_callgrind runs it.
+_MODULE_TEMPLATE = """
+_perflab_t0 = _perflab_timer()
+for _perflab_i in _perflab_it:
+{body}
+_perflab_elapsed = _perflab_timer() - _perflab_t0
+"""
+
+
+def _compile_loop(stmt, namespace, scope="function"):
+    """A callable loop(iterator, timer) -> elapsed ns running `stmt` once per item."""
     # Compile the statement alone first so a syntax error points at the user's code.
     compile(stmt, "<stmt>", "exec")
+    if scope == "module":
+        code = compile(_MODULE_TEMPLATE.format(body=_indent(stmt, 4)), "<perflab-loop>", "exec")
+
+        def module_loop(iterator, timer):
+            namespace["_perflab_it"] = iterator
+            namespace["_perflab_timer"] = timer
+            exec(code, namespace)
+            return namespace["_perflab_elapsed"]
+
+        return module_loop
     source = _TEMPLATE.format(body=_indent(stmt, 8))
     exec(compile(source, "<perflab-loop>", "exec"), namespace)
     return namespace.pop("_perflab_inner")
@@ -91,8 +115,9 @@ class Worker:
         except BaseException:
             return {"ok": False, "phase": "setup", "error": traceback.format_exc()}
         try:
-            self.loop = _compile_loop(request["stmt"], namespace)
-            self.empty_loop = _compile_loop("pass", dict(namespace))
+            scope = request.get("scope", "function")
+            self.loop = _compile_loop(request["stmt"], namespace, scope)
+            self.empty_loop = _compile_loop("pass", dict(namespace), scope)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
         return {
