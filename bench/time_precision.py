@@ -44,9 +44,25 @@ def perflab(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
     out = store.with_suffix(".json")
     started = time.monotonic()
     subprocess.run(
-        [str(Path(PYTHON).with_name("perflab")), "run", "--stmt", "sum(range(n))",
-         "--setup", setup, "--variant", f"A env.N={n_a}", "--variant", f"B env.N={n_b}",
-         "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out)],
+        [
+            str(Path(PYTHON).with_name("perflab")),
+            "run",
+            "--stmt",
+            "sum(range(n))",
+            "--setup",
+            setup,
+            "--variant",
+            f"A env.N={n_a}",
+            "--variant",
+            f"B env.N={n_b}",
+            "--budget",
+            str(budget_s),
+            "--quiet",
+            "--store",
+            str(store),
+            "--json",
+            str(out),
+        ],
         check=True,
     )
     elapsed = time.monotonic() - started
@@ -71,15 +87,28 @@ def pyperf(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
         path = workdir / f"pyperf-{label}.json"
         path.unlink(missing_ok=True)
         subprocess.run(
-            [PYTHON, "-m", "pyperf", "timeit", "--quiet", "-p", str(processes), "-o", str(path),
-             stmt],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                PYTHON,
+                "-m",
+                "pyperf",
+                "timeit",
+                "--quiet",
+                "-p",
+                str(processes),
+                "-o",
+                str(path),
+                stmt,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
         files.append(path)
     elapsed = time.monotonic() - started
     compared = subprocess.run(
         [PYTHON, "-m", "pyperf", "compare_to", str(files[0]), str(files[1])],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     means = [json_mean(p) for p in files]
     match = re.search(r"([\d.]+)x (slower|faster)", compared)
@@ -104,18 +133,28 @@ def hyperfine(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
     ]
     # calibrate runs to the budget from one run of each
     probe = subprocess.run(
-        ["hyperfine", "-N", "--runs", "3", "--export-json", str(workdir / "probe.json"),
-         *commands],
-        check=True, capture_output=True,
+        ["hyperfine", "-N", "--runs", "3", "--export-json", str(workdir / "probe.json"), *commands],
+        check=True,
+        capture_output=True,
     )
     del probe
     probe_means = [r["mean"] for r in json.loads((workdir / "probe.json").read_text())["results"]]
     runs = max(10, int(budget_s / sum(probe_means)))
     started = time.monotonic()
     subprocess.run(
-        ["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--export-json",
-         str(workdir / "hf.json"), *commands],
-        check=True, capture_output=True,
+        [
+            "hyperfine",
+            "-N",
+            "--warmup",
+            "3",
+            "--runs",
+            str(runs),
+            "--export-json",
+            str(workdir / "hf.json"),
+            *commands,
+        ],
+        check=True,
+        capture_output=True,
     )
     elapsed = time.monotonic() - started
     results = json.loads((workdir / "hf.json").read_text())["results"]
@@ -133,28 +172,44 @@ def hyperfine(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
     }
 
 
+SUMMARY_HEADER = (
+    "| tool | kind | tries | claimed a difference | median error of the ratio "
+    "| ratios (min–max) | CI contains the reference | mean time (s) |\n"
+    "|---|---|---:|---:|---:|---|---:|---:|"
+)
+
+
 def summarise(results: list[dict], reference: float | None) -> str:
-    lines = [
-        "| tool | kind | tries | claimed a difference | ratios (min–max) | CI contains reference | mean time (s) |",
-        "|---|---|---:|---:|---|---:|---:|",
-    ]
+    """Error of the ratio: against 1 for A/A, against the long reference for A/B."""
+    lines = [SUMMARY_HEADER]
     for kind in ("A/A", "A/B"):
+        truth = 1.0 if kind == "A/A" else reference
         for tool in ("perflab", "pyperf", "hyperfine"):
             rows = [r for r in results if r["tool"] == tool and r["kind"] == kind]
-            if not rows:
+            if not rows or truth is None:
                 continue
             claims = sum(r["claims_difference"] for r in rows)
             ratios = [r["ratio"] for r in rows]
+            errors = sorted(abs(ratio / truth - 1) for ratio in ratios)
             contains = "–"
-            if kind == "A/B" and reference is not None and tool == "perflab":
-                hits = sum(r["ci_low"] <= reference <= r["ci_high"] for r in rows)
+            if "ci_low" in rows[0]:
+                hits = sum(r["ci_low"] <= truth <= r["ci_high"] for r in rows)
                 contains = f"{hits}/{len(rows)}"
+            mean_s = sum(r["elapsed_s"] for r in rows) / len(rows)
             lines.append(
-                f"| {tool} | {kind} | {len(rows)} | {claims}/{len(rows)} ({claims / len(rows):.0%}) "
-                f"| {min(ratios):.3f}–{max(ratios):.3f} | {contains} "
-                f"| {sum(r['elapsed_s'] for r in rows) / len(rows):.1f} |"
+                f"| {tool} | {kind} | {len(rows)} | {claims}/{len(rows)} "
+                f"({claims / len(rows):.0%}) | {errors[len(errors) // 2]:.1%} "
+                f"| {min(ratios):.3f}–{max(ratios):.3f} | {contains} | {mean_s:.1f} |"
             )
     return "\n".join(lines)
+
+
+def cpu_model() -> str:
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "?"
 
 
 def main() -> None:
@@ -165,7 +220,14 @@ def main() -> None:
     parser.add_argument("--reference-budget", type=float, default=240.0)
     parser.add_argument("--tools", default="perflab,pyperf,hyperfine")
     parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
+    parser.add_argument(
+        "--summarise", type=Path, metavar="FILE", help="only print the table of a saved run"
+    )
     args = parser.parse_args()
+    if args.summarise is not None:
+        saved = json.loads(args.summarise.read_text())
+        print(summarise(saved["results"], saved["reference"]["ratio"]))
+        return
     tools = args.tools.split(",")
     if "hyperfine" in tools and shutil.which("hyperfine") is None:
         sys.exit("hyperfine is missing: bash scripts/setup.sh --bench installs it")
@@ -175,9 +237,14 @@ def main() -> None:
         workdir = Path(tmp)
         reference = perflab(BASE_STMT, SLOWER_STMT, args.reference_budget, workdir / "ref.db")
         reference_ratio = reference["ratio"]
-        print(f"reference A/B ratio: {reference_ratio:.4f} [{reference['ci_low']:.4f}, "
-              f"{reference['ci_high']:.4f}] in {reference['elapsed_s']:.0f} s", flush=True)
-        plan = [("A/A", BASE_STMT, BASE_STMT)] * args.aa + [("A/B", BASE_STMT, SLOWER_STMT)] * args.ab
+        print(
+            f"reference A/B ratio: {reference_ratio:.4f} [{reference['ci_low']:.4f}, "
+            f"{reference['ci_high']:.4f}] in {reference['elapsed_s']:.0f} s",
+            flush=True,
+        )
+        plan = [("A/A", BASE_STMT, BASE_STMT)] * args.aa + [
+            ("A/B", BASE_STMT, SLOWER_STMT)
+        ] * args.ab
         for i, (kind, stmt_a, stmt_b) in enumerate(plan):
             for tool in tools:
                 if tool == "perflab":
@@ -190,17 +257,21 @@ def main() -> None:
                 results.append(result)
                 print(json.dumps(result), flush=True)
     machine = {
-        "cpu": next(
-            (l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
-            "?",
-        ),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average_at_end": os.getloadavg(),
     }
-    args.out.write_text(json.dumps(
-        {"machine": machine, "budget_s": args.budget, "reference": reference, "results": results},
-        indent=1,
-    ))
+    args.out.write_text(
+        json.dumps(
+            {
+                "machine": machine,
+                "budget_s": args.budget,
+                "reference": reference,
+                "results": results,
+            },
+            indent=1,
+        )
+    )
     print()
     print(summarise(results, reference_ratio))
 
