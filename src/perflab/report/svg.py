@@ -1,0 +1,564 @@
+"""Inline SVG plots for the HTML report. Pure: plot data in, an <svg> string out.
+
+No JavaScript and no external resources: a report must open from a file on a machine without
+network. Hover text is SVG <title>, which every browser shows as a tooltip.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from perflab.analysis.flame import FlameNode
+from perflab.model import Verdict
+from perflab.report.units import format_ns
+
+# Colour-blind-friendlier categorical palette (Tableau 10); the baseline takes the first colour.
+PALETTE = (
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1",
+    "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac",
+)  # fmt: skip
+VERDICT_COLOURS = {
+    Verdict.FASTER: "#1a7f37",
+    Verdict.SLOWER: "#cf222e",
+    Verdict.EQUIVALENT: "#0a7ea4",
+    Verdict.INCONCLUSIVE: "#b7791f",
+}
+_FONT = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif"
+_CHAR_PX = 6.6  # width of one character at 11px: to decide how much of a label fits
+
+
+def variant_colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def _f(value: float) -> str:
+    """Coordinates with one decimal: enough for the screen, small files."""
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _svg(width: float, height: float, body: Sequence[str], label: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" '
+        f'aria-label="{escape(label)}" viewBox="0 0 {_f(width)} {_f(height)}" '
+        f'width="{_f(width)}" height="{_f(height)}" style="{_FONT};font-size:11px">'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
+def _text(x: float, y: float, text: str, *, anchor: str = "start", extra: str = "") -> str:
+    return f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
+
+
+def fit_label(text: str, width_px: float) -> str:
+    """As much of `text` as fits in `width_px` at 11px, with an ellipsis when cut."""
+    fits = int(width_px / _CHAR_PX)
+    if fits >= len(text):
+        return text
+    return text[: fits - 1] + "…" if fits >= 3 else ""
+
+
+# --- axes -----------------------------------------------------------------------------------
+
+
+def linear_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2, 5 x 10^k steps) covering [low, high]."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return [low] if math.isfinite(low) else []
+    raw = (high - low) / max(count, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(low / step) * step
+    ticks = []
+    value = first
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 12))
+        value += step
+    return ticks
+
+
+_LOG_CANDIDATES = sorted(
+    {m * 10.0**k for k in range(-4, 5) for m in (1, 2, 5)}
+    | {0.8, 0.9, 0.95, 0.98, 0.99, 1.01, 1.02, 1.05, 1.1, 1.25, 1.5}
+)
+
+
+def log_ticks(low: float, high: float, count: int = 7) -> list[float]:
+    """Tick values for a ratio axis on a log scale: 1 always (when in range), then round values
+    near 1 for narrow ranges or 1-2-5 decades for wide ones, at most about `count`."""
+    inside = [t for t in _LOG_CANDIDATES if low <= t <= high]
+    if len(inside) <= count:
+        return inside
+    # thin out evenly in log space, keeping 1
+    span = math.log(high) - math.log(low)
+    chosen: list[float] = [1.0] if low <= 1.0 <= high else []
+    min_gap = span / count
+    for tick in sorted(inside, key=lambda t: abs(math.log(t))):
+        if all(abs(math.log(tick) - math.log(c)) >= min_gap * 0.9 for c in chosen):
+            chosen.append(tick)
+    return sorted(chosen)
+
+
+def format_ratio_tick(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
+@dataclass(frozen=True)
+class _LogScale:
+    low: float
+    high: float
+    start_px: float
+    end_px: float
+
+    def __call__(self, value: float) -> float:
+        value = min(max(value, self.low), self.high)
+        span = math.log(self.high) - math.log(self.low)
+        return self.start_px + (math.log(value) - math.log(self.low)) / span * (
+            self.end_px - self.start_px
+        )
+
+
+def ratio_domain(values: Sequence[float], band: float) -> tuple[float, float]:
+    """A log-scale range holding 1, the equivalence band and every finite positive value."""
+    finite = [v for v in values if math.isfinite(v) and v > 0]
+    low = min([1 - band, *finite])
+    high = max([1 + band, *finite])
+    pad = (math.log(high) - math.log(low)) * 0.08 or 0.01
+    return math.exp(math.log(low) - pad), math.exp(math.log(high) + pad)
+
+
+# --- forest plot ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    label: str
+    ratio: float
+    ci_low: float  # 0 when unbounded below
+    ci_high: float  # inf when unbounded above
+    verdict: Verdict
+
+
+def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -> str:
+    """Ratios with their CIs on a log axis, against 1 and the equivalence band 1 ± band."""
+    label_px, value_px, row_px, top, bottom = 300.0, 170.0, 24.0, 8.0, 34.0
+    height = top + row_px * max(len(rows), 1) + bottom
+    low, high = ratio_domain([v for r in rows for v in (r.ratio, r.ci_low, r.ci_high)], band)
+    x = _LogScale(low, high, label_px + 10, width - value_px)
+    plot_bottom = top + row_px * len(rows)
+    body = [
+        f'<rect x="{_f(x(1 - band))}" y="{_f(top)}" width="{_f(x(1 + band) - x(1 - band))}" '
+        f'height="{_f(plot_bottom - top)}" fill="#0a7ea4" fill-opacity="0.12">'
+        f"<title>equivalence band {1 - band:.3g} – {1 + band:.3g}</title></rect>",
+        f'<line x1="{_f(x(1))}" x2="{_f(x(1))}" y1="{_f(top)}" y2="{_f(plot_bottom)}" '
+        'stroke="#444" stroke-dasharray="3,3"/>',
+    ]
+    for tick in log_ticks(low, high):
+        body.append(
+            f'<line x1="{_f(x(tick))}" x2="{_f(x(tick))}" y1="{_f(plot_bottom)}" '
+            f'y2="{_f(plot_bottom + 4)}" stroke="#666"/>'
+        )
+        body.append(_text(x(tick), plot_bottom + 16, format_ratio_tick(tick), anchor="middle"))
+    body.append(
+        _text(
+            (x.start_px + x.end_px) / 2,
+            plot_bottom + 30,
+            "variant / baseline (log scale); shaded: equivalence band",
+            anchor="middle",
+            extra=' fill="#555"',
+        )
+    )
+    for i, row in enumerate(rows):
+        y = top + row_px * (i + 0.5)
+        if i % 2:
+            body.append(
+                f'<rect x="0" y="{_f(y - row_px / 2)}" width="{_f(width)}" height="{_f(row_px)}" '
+                'fill="#000" fill-opacity="0.03"/>'
+            )
+        body.append(
+            f"<g><title>{escape(row.label)}</title>"
+            + _text(label_px, y + 4, fit_label(row.label, label_px - 8), anchor="end")
+            + "</g>"
+        )
+        body += _forest_marks(row, x, y)
+    return _svg(width, height, body, "forest plot of the ratios with their confidence intervals")
+
+
+def _forest_marks(row: ForestRow, x: _LogScale, y: float) -> list[str]:
+    colour = VERDICT_COLOURS[row.verdict]
+    if not math.isfinite(row.ratio) or row.ratio <= 0:
+        return [_text(x.start_px + 4, y + 4, "not estimable", extra=' fill="#888"')]
+    marks = []
+    left = x(row.ci_low) if row.ci_low > 0 else x.start_px
+    right = x(row.ci_high) if math.isfinite(row.ci_high) else x.end_px
+    marks.append(
+        f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y)}" y2="{_f(y)}" '
+        f'stroke="{colour}" stroke-width="2.5"/>'
+    )
+    # an unbounded side ends in an arrowhead at the plot's edge
+    if row.ci_low <= 0:
+        marks.append(_arrow(left, y, -1, colour))
+    if not math.isfinite(row.ci_high):
+        marks.append(_arrow(right, y, 1, colour))
+    high = "∞" if not math.isfinite(row.ci_high) else f"{row.ci_high:.3f}"
+    marks.append(
+        f'<circle cx="{_f(x(row.ratio))}" cy="{_f(y)}" r="5" fill="{colour}">'
+        f"<title>{escape(row.label)}: {row.ratio:.4f} [{row.ci_low:.4f}, {high}] "
+        f"{row.verdict.value}</title></circle>"
+    )
+    marks.append(
+        _text(
+            x.end_px + 12,
+            y + 4,
+            f"{row.ratio:.3f} [{row.ci_low:.3f}, {high}]",
+            extra=f' fill="{colour}" font-variant-numeric="tabular-nums"',
+        )
+    )
+    return marks
+
+
+def _arrow(tip_x: float, y: float, direction: int, colour: str) -> str:
+    back = tip_x - 7 * direction
+    return (
+        f'<path d="M{_f(tip_x)},{_f(y)} L{_f(back)},{_f(y - 4)} L{_f(back)},{_f(y + 4)} Z" '
+        f'fill="{colour}"/>'
+    )
+
+
+# --- raw samples over time ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimePoint:
+    at_s: float  # since the run started
+    value: float  # per iteration
+    generation: int
+    warmup: bool = False
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    label: str
+    colour: str
+    points: tuple[TimePoint, ...]
+
+
+def value_range(values: Sequence[float]) -> tuple[float, float]:
+    """The y range of a panel: all values, except that far outliers (a preempted sample 10x the
+    rest) are cut so the bulk of the samples keeps its resolution; cut points sit on the edge.
+    Far means beyond the median + 12 MADs: two modes of a bimodal benchmark both stay in."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0, 1.0
+    low, high = ordered[0], ordered[-1]
+    median = ordered[len(ordered) // 2]
+    mad = sorted(abs(v - median) for v in ordered)[len(ordered) // 2]
+    limit = median + 12 * 1.4826 * mad
+    if mad > 0 and high > limit:
+        high = max(v for v in ordered if v <= limit)
+    if high - low <= 0:
+        pad = abs(low) * 0.01 or 1.0
+        return low - pad, high + pad
+    pad = (high - low) * 0.06
+    return low - pad, high + pad
+
+
+def generation_spans(series: Sequence[TimeSeries]) -> list[tuple[int, float, float]]:
+    """(generation, first, last sample time) over all series, in time order."""
+    spans: dict[int, tuple[float, float]] = {}
+    for one in series:
+        for p in one.points:
+            first, last = spans.get(p.generation, (p.at_s, p.at_s))
+            spans[p.generation] = (min(first, p.at_s), max(last, p.at_s))
+    return sorted(((g, a, b) for g, (a, b) in spans.items()), key=lambda s: s[1])
+
+
+def time_scatter(
+    series: Sequence[TimeSeries],
+    *,
+    format_value: Callable[[float], str] = format_ns,
+    width: float = 960,
+    panel_px: float = 130,
+) -> str:
+    """One panel per variant (its own y range: variants may differ 10x) on a shared time axis;
+    alternate generations are shaded so per-process shifts line up with worker restarts."""
+    left, right, top, gap, bottom = 78.0, 16.0, 8.0, 22.0, 34.0
+    height = top + len(series) * (panel_px + gap) + bottom - gap
+    end_s = max((p.at_s for s in series for p in s.points), default=1.0) or 1.0
+    plot_w = width - left - right
+
+    def x(at_s: float) -> float:
+        return left + at_s / end_s * plot_w
+
+    body: list[str] = []
+    spans = generation_spans(series)
+    for k, (generation, first, last) in enumerate(spans):
+        if k % 2:
+            body.append(
+                f'<rect x="{_f(x(first) - 1.5)}" y="{_f(top)}" '
+                f'width="{_f(x(last) - x(first) + 3)}" height="{_f(height - top - bottom)}" '
+                f'fill="#000" fill-opacity="0.045"><title>generation {generation}</title></rect>'
+            )
+    for index, one in enumerate(series):
+        panel_top = top + index * (panel_px + gap)
+        body += _scatter_panel(one, panel_top, panel_px, left, width - right, x, format_value)
+    axis_y = height - bottom
+    for tick in linear_ticks(0, end_s, 8):
+        body.append(
+            f'<line x1="{_f(x(tick))}" x2="{_f(x(tick))}" y1="{_f(axis_y)}" '
+            f'y2="{_f(axis_y + 4)}" stroke="#666"/>'
+        )
+        body.append(_text(x(tick), axis_y + 15, f"{tick:g} s", anchor="middle"))
+    body.append(
+        _text(
+            left + plot_w / 2,
+            axis_y + 30,
+            "time since the run started; shaded: alternate worker generations; "
+            "hollow: warm-up (not analysed)",
+            anchor="middle",
+            extra=' fill="#555"',
+        )
+    )
+    return _svg(width, height, body, "per-iteration time of every sample over the run")
+
+
+def _scatter_panel(
+    one: TimeSeries,
+    panel_top: float,
+    panel_px: float,
+    left: float,
+    right: float,
+    x: Callable[[float], float],
+    format_value: Callable[[float], str],
+) -> list[str]:
+    low, high = value_range(
+        [p.value for p in one.points if not p.warmup] or [p.value for p in one.points]
+    )
+
+    def y(value: float) -> float:
+        return panel_top + panel_px - (value - low) / (high - low) * panel_px
+
+    body = [
+        f'<rect x="{_f(left)}" y="{_f(panel_top)}" width="{_f(right - left)}" '
+        f'height="{_f(panel_px)}" fill="none" stroke="#ccc"/>',
+        _text(left + 6, panel_top + 13, one.label, extra=f' fill="{one.colour}" font-weight="600"'),
+    ]
+    for tick in linear_ticks(low, high, 4):
+        body.append(
+            f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" '
+            'stroke="#000" stroke-opacity="0.07"/>'
+        )
+        body.append(_text(left - 5, y(tick) + 4, format_value(tick), anchor="end"))
+    dots = []
+    for p in one.points:
+        cut = p.value > high
+        cy = y(min(p.value, high))
+        if cut:  # a far outlier: a triangle on the panel's top edge
+            dots.append(
+                f'<path d="M{_f(x(p.at_s))},{_f(cy - 1)} l-3.5,6 h7 Z" fill="{one.colour}">'
+                f"<title>{escape(format_value(p.value))} (off scale)</title></path>"
+            )
+        elif p.warmup:
+            dots.append(
+                f'<circle cx="{_f(x(p.at_s))}" cy="{_f(cy)}" r="2.2" fill="none" '
+                f'stroke="{one.colour}" stroke-opacity="0.6"/>'
+            )
+        else:
+            dots.append(f'<circle cx="{_f(x(p.at_s))}" cy="{_f(cy)}" r="2.2"/>')
+    body.append(f'<g fill="{one.colour}" fill-opacity="0.6">{"".join(dots)}</g>')
+    return body
+
+
+# --- per-generation ratios ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationRatios:
+    label: str
+    colour: str
+    ratios: tuple[tuple[int, float], ...]  # (generation or batch, ratio)
+    ratio: float  # the overall estimate and its CI
+    ci_low: float
+    ci_high: float
+
+
+def generation_plot(
+    series: Sequence[GenerationRatios],
+    *,
+    band: float,
+    group_name: str = "generation",
+    width: float = 960,
+    height: float = 220,
+) -> str:
+    """Each generation's ratio (the unit the CI is computed over), with the overall ratio dashed
+    and its CI shaded: a generation far from the others is a per-process effect."""
+    left, right, top, bottom = 78.0, 16.0, 10.0, 36.0
+    groups = sorted({g for s in series for g, _ in s.ratios})
+    values = [r for s in series for _, r in s.ratios] + [s.ratio for s in series]
+    values += [v for s in series for v in (s.ci_low, s.ci_high) if 0 < v < math.inf]
+    low, high = ratio_domain(values, band)
+    y_scale = _LogScale(low, high, height - bottom, top)
+    n = max(len(groups), 1)
+    step = (width - left - right) / n
+    position = {g: left + step * (k + 0.5) for k, g in enumerate(groups)}
+    body = [
+        f'<rect x="{_f(left)}" y="{_f(y_scale(1 + band))}" width="{_f(width - left - right)}" '
+        f'height="{_f(y_scale(1 - band) - y_scale(1 + band))}" fill="#0a7ea4" '
+        'fill-opacity="0.10"/>',
+        f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(y_scale(1))}" '
+        f'y2="{_f(y_scale(1))}" stroke="#444" stroke-dasharray="3,3"/>',
+        f'<rect x="{_f(left)}" y="{_f(top)}" width="{_f(width - left - right)}" '
+        f'height="{_f(height - top - bottom)}" fill="none" stroke="#ccc"/>',
+    ]
+    for tick in log_ticks(low, high, 6):
+        body.append(_text(left - 5, y_scale(tick) + 4, format_ratio_tick(tick), anchor="end"))
+    label_every = max(1, math.ceil(len(groups) / 24))
+    for k, g in enumerate(groups):
+        if k % label_every == 0:
+            body.append(_text(position[g], height - bottom + 14, str(g), anchor="middle"))
+    body.append(
+        _text(
+            left + (width - left - right) / 2,
+            height - 6,
+            f"{group_name} (the unit the confidence interval is computed over); "
+            "ratio on a log scale",
+            anchor="middle",
+            extra=' fill="#555"',
+        )
+    )
+    for one in series:
+        body += _generation_marks(one, position, y_scale, left, width - right)
+    return _svg(width, height, body, "per-generation ratios")
+
+
+def _generation_marks(
+    one: GenerationRatios,
+    position: dict[int, float],
+    y: _LogScale,
+    left: float,
+    right: float,
+) -> list[str]:
+    marks = []
+    if math.isfinite(one.ratio) and one.ratio > 0:
+        if one.ci_low > 0 and math.isfinite(one.ci_high):
+            marks.append(
+                f'<rect x="{_f(left)}" y="{_f(y(one.ci_high))}" width="{_f(right - left)}" '
+                f'height="{_f(max(y(one.ci_low) - y(one.ci_high), 1))}" fill="{one.colour}" '
+                'fill-opacity="0.14"/>'
+            )
+        marks.append(
+            f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y(one.ratio))}" '
+            f'y2="{_f(y(one.ratio))}" stroke="{one.colour}" stroke-dasharray="6,3"/>'
+        )
+    points = [(position[g], y(r)) for g, r in one.ratios if r > 0 and math.isfinite(r)]
+    if len(points) > 1:
+        path = " ".join(f"{_f(px)},{_f(py)}" for px, py in points)
+        marks.append(
+            f'<polyline points="{path}" fill="none" stroke="{one.colour}" stroke-opacity="0.35"/>'
+        )
+    for (g, r), (px, py) in zip(
+        [(g, r) for g, r in one.ratios if r > 0 and math.isfinite(r)], points, strict=True
+    ):
+        marks.append(
+            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="{one.colour}">'
+            f"<title>{escape(one.label)}, generation {g}: {r:.4f}</title></circle>"
+        )
+    return marks
+
+
+# --- differential flame graph ---------------------------------------------------------------
+
+NEUTRAL = (226, 220, 210)
+GROWTH = (214, 64, 50)
+SHRINK = (52, 110, 196)
+
+
+def delta_colour(delta: float, scale: float) -> str:
+    """Neutral for no change; redder as a frame's share grows, bluer as it shrinks, saturating
+    at `scale` (a change in fractions, 0.05 = 5 percentage points)."""
+    strength = min(abs(delta) / scale, 1.0) if scale > 0 else 0.0
+    target = GROWTH if delta > 0 else SHRINK
+    r, g, b = (round(n + (t - n) * strength) for n, t in zip(NEUTRAL, target, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _max_abs_delta(node: FlameNode) -> float:
+    return max([abs(node.delta), *(_max_abs_delta(c) for c in node.children)])
+
+
+def flame_colour_scale(root: FlameNode, floor: float = 0.02) -> float:
+    """Full colour at the largest change, but never for less than `floor` (2 points): an A/A
+    profile must not look dramatic because of sampling noise."""
+    return max(_max_abs_delta(root), floor)
+
+
+def visible_depth(node: FlameNode, width: float, min_frame_px: float) -> int:
+    """Levels with at least one frame wide enough to draw: narrow deep stacks add no height."""
+    if node.variant_share * width < min_frame_px:
+        return 0
+    return 1 + max((visible_depth(c, width, min_frame_px) for c in node.children), default=0)
+
+
+def flame_graph(
+    root: FlameNode,
+    *,
+    width: float = 1200,
+    frame_px: float = 17,
+    min_frame_px: float = 1.0,
+    max_depth: int = 80,
+) -> str:
+    """A differential flame graph: width is the frame's share of the variant's samples, colour
+    the change against the baseline. Root at the bottom; hover a frame for its numbers."""
+    depth = min(visible_depth(root, width, min_frame_px), max_depth)
+    height = depth * frame_px + 4
+    scale = flame_colour_scale(root)
+    body: list[str] = []
+
+    def draw(node: FlameNode, x0: float, level: int) -> None:
+        w = node.variant_share * width
+        if w < min_frame_px or level >= depth:
+            return
+        y = height - (level + 1) * frame_px - 2
+        label = node.symbol if not node.object else f"{node.symbol}  ({node.object})"
+        tip = (
+            f"{label}\nbaseline {node.baseline_share:.2%} → variant {node.variant_share:.2%} "
+            f"({node.delta * 100:+.2f} points)"
+        )
+        body.append(
+            f"<g><title>{escape(tip)}</title>"
+            f'<rect x="{_f(x0)}" y="{_f(y)}" width="{_f(max(w - 0.5, 0.3))}" '
+            f'height="{_f(frame_px - 1)}" rx="1.5" fill="{delta_colour(node.delta, scale)}"/>'
+        )
+        shown = fit_label(node.symbol, w - 6)
+        if shown:
+            body.append(_text(x0 + 3, y + frame_px - 5, shown))
+        body.append("</g>")
+        child_x = x0
+        for child in node.children:
+            draw(child, child_x, level + 1)
+            child_x += child.variant_share * width
+
+    draw(root, 0.0, 0)
+    return _svg(width, height, body, "differential flame graph")
+
+
+def flame_legend(scale: float, width: float = 420) -> str:
+    """The colour key of :func:`flame_graph` for a given saturation `scale`."""
+    steps = 9
+    cell = (width - 120) / steps
+    body = []
+    for k in range(steps):
+        delta = scale * (k - steps // 2) / (steps // 2)
+        body.append(
+            f'<rect x="{_f(60 + k * cell)}" y="2" width="{_f(cell)}" height="14" '
+            f'fill="{delta_colour(delta, scale)}"/>'
+        )
+    body.append(_text(56, 13, f"−{scale * 100:.1f} pt", anchor="end"))
+    body.append(_text(64 + steps * cell, 13, f"+{scale * 100:.1f} pt"))
+    return _svg(width, 18, body, "colour key: change of a frame's share")
