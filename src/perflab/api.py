@@ -18,7 +18,7 @@ from perflab.config import (
 from perflab.engine import RunResult, analyse_run, compare_runs, run_experiment
 from perflab.errors import ConfigError
 from perflab.model import Experiment, Metric, Settings, Variant
-from perflab.store import RunSummary, Store
+from perflab.store import RunSummary, Store, StoredRun
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
@@ -127,6 +127,17 @@ def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PA
         store.close()
 
 
+def load_run(
+    run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH
+) -> StoredRun:
+    """A stored run as measured: raw samples, artifacts, notes (for plots of the raw data)."""
+    store = Store.open(store_path)
+    try:
+        return store.load_run(run_id)
+    finally:
+        store.close()
+
+
 def asm_views(
     function: str, run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH
 ) -> list[AsmView]:
@@ -163,4 +174,13 @@ def compare(
         store.close()
 
 
-__all__ = ["Metric", "asm_views", "compare", "list_runs", "make_experiment", "run", "show"]
+__all__ = [
+    "Metric",
+    "asm_views",
+    "compare",
+    "list_runs",
+    "load_run",
+    "make_experiment",
+    "run",
+    "show",
+]

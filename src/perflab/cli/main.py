@@ -17,6 +17,7 @@ from perflab.doctor import diagnose
 from perflab.engine import RunResult
 from perflab.errors import PerflabError
 from perflab.events import search_events
+from perflab.report.html import render_html
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_events
 from perflab.report.markdown import render_markdown
@@ -56,7 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _emit(result, output_options(args), out)
         if args.command == "compare":
             result = api.compare(args.run_a, args.run_b, args.store)
-            return _emit(result, output_options(args), out)
+            # the two runs' samples were relabelled for the comparison: no raw-sample plots
+            return _emit(result, output_options(args), out, with_samples=False)
         if args.command == "events":
             found = search_events(args.query, try_counting=not args.no_try)
             if args.json_path is not None:
@@ -122,12 +124,21 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def _emit(result: RunResult, output: OutputOptions, out: Console) -> int:
+def _emit(
+    result: RunResult, output: OutputOptions, out: Console, *, with_samples: bool = True
+) -> int:
     if output.json_path is not None:
         _write(output.json_path, render_json(result))
     if output.markdown_path is not None:
         _write(output.markdown_path, render_markdown(result))
-    writes_to_stdout = "-" in (str(output.json_path), str(output.markdown_path))
+    if output.html_path is not None:
+        run = api.load_run(result.run_id, output.store) if with_samples else None
+        _write(output.html_path, render_html(result, run))
+    writes_to_stdout = "-" in (
+        str(output.json_path),
+        str(output.markdown_path),
+        str(output.html_path),
+    )
     if not output.quiet and not writes_to_stdout:
         render_terminal(result, out)
     return EXIT_OK

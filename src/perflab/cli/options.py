@@ -33,6 +33,7 @@ class OutputOptions:
     json_path: Path | None
     markdown_path: Path | None
     quiet: bool
+    html_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,13 @@ def _add_output(
         parser.add_argument("--json", dest="json_path", type=Path, help="write the result as JSON")
         parser.add_argument(
             "--markdown", dest="markdown_path", type=Path, help="write a Markdown summary"
+        )
+        parser.add_argument(
+            "--html",
+            dest="html_path",
+            type=Path,
+            metavar="FILE",
+            help="write a self-contained HTML report with plots",
         )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no tables")
 
@@ -261,4 +269,5 @@ def output_options(args: argparse.Namespace) -> OutputOptions:
         json_path=getattr(args, "json_path", None),
         markdown_path=getattr(args, "markdown_path", None),
         quiet=args.quiet,
+        html_path=getattr(args, "html_path", None),
     )
