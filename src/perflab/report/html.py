@@ -224,11 +224,14 @@ def profile_detail(comparison: Comparison, details: dict[str, Any]) -> Detail:
         rows,
         caption=f"hot symbols ({len(rows)} of {len(symbols)} shown; shares of samples)",
     )
-    summary = [
-        f"sampled {details.get('sampled_event', '?')}, call graph {details.get('call_graph', '?')}"
-        f", {details.get('baseline_samples', '?')} vs {details.get('variant_samples', '?')} "
-        "samples"
-    ]
+    facts = []
+    if details.get("sampled_event"):
+        facts.append(f"sampled {details['sampled_event']}")
+    if details.get("call_graph"):
+        facts.append(f"call graph {details['call_graph']}")
+    if details.get("baseline_samples") is not None and details.get("variant_samples") is not None:
+        facts.append(f"{details['baseline_samples']} vs {details['variant_samples']} samples")
+    summary = [", ".join(facts)] if facts else []
     for key in ("appeared", "disappeared"):
         if details.get(key):
             summary.append(f"{key}: " + ", ".join(str(n) for n in details[key]))

@@ -147,7 +147,10 @@ class ForestRow:
 
 def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -> str:
     """Ratios with their CIs on a log axis, against 1 and the equivalence band 1 ± band."""
-    label_px, value_px, row_px, top, bottom = 300.0, 170.0, 24.0, 8.0, 34.0
+    value_px, row_px, top, bottom = 170.0, 24.0, 8.0, 34.0
+    # room for the longest label, within reason: the plot keeps at least half the width
+    longest = max((len(r.label) for r in rows), default=0)
+    label_px = min(max(longest * _CHAR_PX + 16, 120.0), width / 2 - value_px / 2)
     height = top + row_px * max(len(rows), 1) + bottom
     low, high = ratio_domain([v for r in rows for v in (r.ratio, r.ci_low, r.ci_high)], band)
     x = _LogScale(low, high, label_px + 10, width - value_px)

@@ -1,0 +1,507 @@
+"""The HTML report: its SVG plot functions (pure) and the page, from records built here."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from perflab.analysis.flame import differential_tree
+from perflab.analysis.perf_profile import Stack, parse_folded
+from perflab.engine import RunResult
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    RunStatus,
+    Sample,
+    Settings,
+    Severity,
+    Variant,
+    Verdict,
+)
+from perflab.report import svg
+from perflab.report.html import diff_lines, group_ratios, render_html
+from perflab.store import StoredRun
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def parse_svg(text: str) -> ET.Element:
+    """Well-formed XML is what a browser's SVG parser needs; ElementTree checks that."""
+    root = ET.fromstring(text)
+    assert root.tag == f"{SVG_NS}svg"
+    return root
+
+
+def elements(root: ET.Element, tag: str) -> list[ET.Element]:
+    return list(root.iter(f"{SVG_NS}{tag}"))
+
+
+# --- axes -----------------------------------------------------------------------------------
+
+
+def test_linear_ticks_are_round_and_cover_the_range() -> None:
+    assert svg.linear_ticks(0, 10, 5) == [0, 2, 4, 6, 8, 10]
+    ticks = svg.linear_ticks(9.3e3, 1.12e4, 4)
+    assert all(9.3e3 <= t <= 1.12e4 for t in ticks) and len(ticks) >= 3
+    assert svg.linear_ticks(5, 5) == [5]
+
+
+def test_log_ticks_keep_one_and_stay_few() -> None:
+    near = svg.log_ticks(0.97, 1.04)
+    assert 1.0 in near and all(0.97 <= t <= 1.04 for t in near)
+    wide = svg.log_ticks(0.9, 40)
+    assert 1.0 in wide and len(wide) <= 8 and 10 in wide
+
+
+def test_ratio_domain_holds_one_the_band_and_finite_values() -> None:
+    low, high = svg.ratio_domain([1.5, 0.0, math.inf, math.nan], 0.01)
+    assert low < 0.99 and high > 1.5
+
+
+def test_fit_label_cuts_with_an_ellipsis() -> None:
+    assert svg.fit_label("short", 200) == "short"
+    cut = svg.fit_label("a_rather_long_function_name", 60)
+    assert cut.endswith("…") and len(cut) < 12
+    assert svg.fit_label("name", 10) == ""
+
+
+# --- forest plot ----------------------------------------------------------------------------
+
+
+def test_forest_plot_marks_every_estimable_row_against_one_and_the_band() -> None:
+    rows = [
+        svg.ForestRow("time · <b>&</b> · B vs A", 1.05, 1.02, 1.08, Verdict.SLOWER),
+        svg.ForestRow("time · x · C vs A", 0.999, 0.995, 1.004, Verdict.EQUIVALENT),
+        svg.ForestRow("unbounded", 1.2, 0.0, math.inf, Verdict.INCONCLUSIVE),
+        svg.ForestRow("nothing", math.nan, 0.0, math.inf, Verdict.INCONCLUSIVE),
+    ]
+    root = parse_svg(svg.forest_plot(rows, band=0.01))
+    circles = elements(root, "circle")
+    assert len(circles) == 3  # the NaN row has none
+    assert circles[0].get("fill") == svg.VERDICT_COLOURS[Verdict.SLOWER]
+    texts = [t.text or "" for t in elements(root, "text")]
+    assert "not estimable" in texts
+    assert any("<b>&</b>" in t for t in texts)  # escaped in the source, intact when parsed
+    assert "1" in texts  # the axis is labelled at 1
+    # the two unbounded ends of row 3 are arrowheads
+    assert len(elements(root, "path")) == 2
+    band = elements(root, "rect")[0]
+    assert "equivalence band" in (band.findtext(f"{SVG_NS}title") or "")
+
+
+def test_forest_plot_places_ratios_in_order_on_a_log_axis() -> None:
+    rows = [
+        svg.ForestRow("a", 0.5, 0.45, 0.55, Verdict.FASTER),
+        svg.ForestRow("b", 2.0, 1.8, 2.2, Verdict.SLOWER),
+    ]
+    root = parse_svg(svg.forest_plot(rows, band=0.01))
+    x_half, x_double = (float(c.get("cx", "0")) for c in elements(root, "circle"))
+    one_line = next(ln for ln in elements(root, "line") if ln.get("stroke-dasharray"))
+    x_one = float(one_line.get("x1", "0"))
+    assert x_half < x_one < x_double
+    # log scale: 1/2 and 2 are equally far from 1
+    assert abs((x_one - x_half) - (x_double - x_one)) < 1.0
+
+
+# --- samples over time ----------------------------------------------------------------------
+
+
+def test_value_range_cuts_a_far_outlier_but_keeps_both_modes() -> None:
+    bimodal = [12.0] * 20 + [19.0] * 20
+    low, high = svg.value_range(bimodal)
+    assert low < 12 and high > 19
+    low, high = svg.value_range([10.0, 10.2, 9.9, 10.1, 10.05, 100.0])
+    assert high < 11
+    low, high = svg.value_range([5.0, 5.0])
+    assert low < 5 < high
+
+
+def _series(label: str, values: list[float], *, warmup: int = 0) -> svg.TimeSeries:
+    return svg.TimeSeries(
+        label,
+        svg.variant_colour(0),
+        tuple(
+            svg.TimePoint(at_s=k * 0.1, value=v, generation=k // 4, warmup=k < warmup)
+            for k, v in enumerate(values)
+        ),
+    )
+
+
+def test_time_scatter_draws_a_panel_per_variant_with_warmups_hollow_and_outliers_on_the_edge() -> (
+    None
+):
+    series = [
+        _series("A (baseline)", [10.0, 10.1, 9.9, 10.0, 10.2, 10.1, 9.8, 1000.0], warmup=2),
+        _series("B", [20.0, 21.0, 19.5, 20.5, 20.0, 20.2, 19.9, 20.1]),
+    ]
+    root = parse_svg(svg.time_scatter(series))
+    circles = elements(root, "circle")
+    assert len(circles) == 15  # 16 samples, one of them off scale
+    assert sum(c.get("fill") == "none" for c in circles) == 2  # warm-up: hollow
+    off_scale = [p for p in elements(root, "path") if "off scale" in "".join(p.itertext())]
+    assert len(off_scale) == 1
+    labels = [t.text or "" for t in elements(root, "text")]
+    assert "A (baseline)" in labels and "B" in labels
+    # alternate generations are shaded (generation 1 of 0, 1)
+    assert any("generation 1" in "".join(r.itertext()) for r in elements(root, "rect"))
+
+
+def test_generation_spans_follow_time_order() -> None:
+    series = [_series("A", [1.0] * 8), _series("B", [1.0] * 8)]
+    spans = svg.generation_spans(series)
+    assert [g for g, _, _ in spans] == [0, 1]
+    assert [(a, b) for _, a, b in spans] == [pytest.approx((0.0, 0.3)), pytest.approx((0.4, 0.7))]
+
+
+def test_generation_plot_has_a_dot_per_generation_and_the_overall_ratio() -> None:
+    series = [
+        svg.GenerationRatios(
+            "B vs A", svg.variant_colour(1), ((0, 1.02), (1, 1.04), (2, 1.03)), 1.03, 1.01, 1.05
+        )
+    ]
+    root = parse_svg(svg.generation_plot(series, band=0.01, group_name="batch"))
+    assert len(elements(root, "circle")) == 3
+    assert len(elements(root, "polyline")) == 1
+    assert any("batch" in (t.text or "") for t in elements(root, "text"))
+
+
+def test_group_ratios_pair_samples_by_generation_and_block() -> None:
+    def sample(variant: str, generation: int, block: int, value: float) -> Sample:
+        return Sample("b", variant, Metric.TIME, "wall_ns", value, 1, generation, block)
+
+    baseline = [sample("A", g, b, 100.0) for g in range(2) for b in range(3)]
+    variant = [sample("B", g, b, 110.0 if g == 0 else 120.0) for g in range(2) for b in range(3)]
+    ratios = group_ratios(baseline, variant, batch_blocks=None)
+    assert [g for g, _ in ratios] == [0, 1]
+    assert ratios[0][1] == pytest.approx(1.1) and ratios[1][1] == pytest.approx(1.2)
+
+
+# --- differential flame graph ---------------------------------------------------------------
+
+BASELINE_FOLDED = """\
+python`main;libpy.so`eval;libpy.so`sort;libpy.so`compare 60
+python`main;libpy.so`eval;libpy.so`helper 40
+"""
+VARIANT_FOLDED = """\
+python`main;libpy2.so`eval;libpy2.so`sort;libpy2.so`compare 30
+python`main;libpy2.so`eval;libpy2.so`sort 20
+python`main;libpy2.so`eval;libpy2.so`helper 40
+python`main;libpy2.so`eval;libpy2.so`new_thing 10
+"""
+
+
+def test_differential_tree_pairs_frames_by_symbol_with_inclusive_shares() -> None:
+    tree = differential_tree(parse_folded(BASELINE_FOLDED), parse_folded(VARIANT_FOLDED))
+    assert tree.symbol == "all" and tree.baseline_share == 1 and tree.variant_share == 1
+    (main,) = tree.children
+    (evaluate,) = main.children
+    assert evaluate.object == "libpy2.so"  # the variant names the frame: its width is drawn
+    by_name = {c.symbol: c for c in evaluate.children}
+    assert list(by_name) == ["helper", "new_thing", "sort"]  # alphabetical
+    assert by_name["sort"].baseline_share == pytest.approx(0.6)
+    assert by_name["sort"].variant_share == pytest.approx(0.5)
+    assert by_name["new_thing"].baseline_share == 0
+    assert by_name["new_thing"].delta == pytest.approx(0.1)
+    assert tree.depth == 5
+
+
+def test_differential_tree_of_empty_profiles() -> None:
+    empty: Counter[Stack] = Counter()
+    tree = differential_tree(empty, empty)
+    assert tree.variant_share == 0 and tree.children == ()
+
+
+def test_delta_colour_is_neutral_red_or_blue() -> None:
+    assert svg.delta_colour(0.0, 0.05) == "#e2dcd2"
+    assert svg.delta_colour(0.05, 0.05) == "#d64032"
+    assert svg.delta_colour(-1.0, 0.05) == "#346ec4"
+    half = svg.delta_colour(0.025, 0.05)
+    assert half not in ("#e2dcd2", "#d64032")
+
+
+def test_flame_graph_widths_are_variant_shares_and_colours_the_change() -> None:
+    tree = differential_tree(parse_folded(BASELINE_FOLDED), parse_folded(VARIANT_FOLDED))
+    root = parse_svg(svg.flame_graph(tree, width=1000))
+    frames = {
+        (g.findtext(f"{SVG_NS}title") or "").split("  (")[0].split("\n")[0]: g.find(f"{SVG_NS}rect")
+        for g in elements(root, "g")
+    }
+    assert set(frames) == {"all", "main", "eval", "sort", "compare", "helper", "new_thing"}
+    width = {
+        name: float(rect.get("width", "0")) for name, rect in frames.items() if rect is not None
+    }
+    assert width["sort"] == pytest.approx(500, abs=1)
+    assert width["new_thing"] == pytest.approx(100, abs=1)
+    new_thing = frames["new_thing"]
+    assert new_thing is not None and new_thing.get("fill") == svg.delta_colour(0.1, 0.3)
+    # the root sits at the bottom, callees above
+    y = {name: float(rect.get("y", "0")) for name, rect in frames.items() if rect is not None}
+    assert y["all"] > y["main"] > y["eval"] > y["sort"] > y["compare"]
+
+
+def test_flame_graph_skips_frames_too_narrow_to_see() -> None:
+    folded = "a`root;a`wide 999\na`root;a`narrow;a`deep;a`deeper 1\n"
+    tree = differential_tree(parse_folded(folded), parse_folded(folded))
+    root = parse_svg(svg.flame_graph(tree, width=500, min_frame_px=1.0))
+    names = {(t.text or "") for t in elements(root, "title")}
+    assert not any(n.startswith("narrow") for n in names)
+    assert root.get("height") == str(3 * 17 + 4)  # all, root, wide: no room for the narrow tower
+    parse_svg(svg.flame_legend(0.05))
+
+
+# --- the page -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JsonDetails:
+    fields: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.fields
+
+
+def _comparison(metric: Metric, ratio: float, verdict: Verdict, **details: Any) -> Comparison:
+    return Comparison(
+        benchmark="sorted(data)",
+        metric=metric,
+        baseline="presorted",
+        variant="shuffled",
+        ratio=ratio,
+        ci_low=ratio * 0.98,
+        ci_high=ratio * 1.02,
+        verdict=verdict,
+        baseline_value=100.0,
+        variant_value=100.0 * ratio,
+        unit="ns" if metric is Metric.TIME else "",
+        event="task-clock" if metric is Metric.COUNTERS else None,
+        details=JsonDetails(details) if details else None,
+    )
+
+
+ASM_DIFF = "    push rbp\n-   vmaxps ymm0, ymm1, ymm2\n+   vmaxps zmm0, zmm1, zmm2\n@@\n>   ret\n"
+
+
+def synthetic_run() -> tuple[RunResult, StoredRun]:
+    """A run with every lens's details, raw time samples over 3 generations and folded stacks."""
+    experiment = Experiment(
+        benchmarks=(Benchmark("sorted(data)", stmt="sorted(data)"),),
+        variants=(Variant("presorted"), Variant("shuffled", env={"SHUFFLE": "1"})),
+        settings=Settings(
+            metrics=(Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.PROFILE, Metric.ASM)
+        ),
+    )
+    samples = []
+    for generation in range(3):
+        for block in range(8):
+            for position, (variant, base) in enumerate((("presorted", 20e3), ("shuffled", 3e5))):
+                value = base * (1.1 if block % 3 == 0 else 1.0) * 100
+                samples.append(
+                    Sample(
+                        "sorted(data)", variant, Metric.TIME, "wall_ns", value, 100,
+                        generation, block, position, 1,
+                        at_ns=(generation * 16 + block * 2 + position) * 10_000_000,
+                        warmup=block == 0,
+                    )
+                )  # fmt: skip
+    artifacts = (
+        Artifact("sorted(data)", "presorted", Metric.PROFILE, "folded", BASELINE_FOLDED),
+        Artifact("sorted(data)", "shuffled", Metric.PROFILE, "folded", VARIANT_FOLDED),
+    )
+    comparisons = (
+        _comparison(Metric.TIME, 15.0, Verdict.SLOWER, baseline_spread=0.02, variant_spread=0.03),
+        _comparison(
+            Metric.INSTRUCTIONS,
+            1.5,
+            Verdict.SLOWER,
+            attribution="inline-aware",
+            functions=[
+                {
+                    "name": "merge_at",
+                    "object": "libpy.so",
+                    "baseline": 10.0,
+                    "variant": 900.0,
+                    "delta": 890.0,
+                    "variant_inclusive": 1200.0,
+                    "presence": "both",
+                },
+                {
+                    "name": "gone",
+                    "object": "libpy.so",
+                    "baseline": 50.0,
+                    "variant": 0.0,
+                    "delta": -50.0,
+                    "variant_inclusive": 0.0,
+                    "presence": "baseline_only",
+                },
+            ],
+            inlining_changes=[{"sentence": "`helper` is outlined now: +12 self"}],
+        ),  # fmt: skip
+        _comparison(Metric.COUNTERS, 1.0, Verdict.EQUIVALENT),
+        _comparison(
+            Metric.PROFILE,
+            2.0,
+            Verdict.INCONCLUSIVE,
+            symbols=[
+                {
+                    "name": "merge_at",
+                    "object": "libpy.so",
+                    "baseline_share": 0.0,
+                    "variant_share": 0.3,
+                    "delta": 0.3,
+                    "variant_children_share": 0.4,
+                }
+            ],
+            appeared=["merge_at"],
+            sampled_event="cpu-clock",
+            extra_seconds_to_decide=120.0,
+        ),  # fmt: skip
+        _comparison(
+            Metric.ASM,
+            1.1,
+            Verdict.SLOWER,
+            functions=[
+                {
+                    "name": "relu_kernel",
+                    "baseline": {
+                        "size_bytes": 64,
+                        "instructions": 12,
+                        "vector_width_bits": 256,
+                        "cost_share": 0.4,
+                    },
+                    "variant": {"size_bytes": 70, "instructions": 12, "vector_width_bits": 512},
+                    "calls_added": ["memcpy"],
+                    "calls_removed": [],
+                    "change": "now 512-bit",
+                    "diff": ASM_DIFF,
+                },
+            ],
+            ratio_kind="code size",
+        ),  # fmt: skip
+    )
+    machine = {
+        "cpu_model": "AMD EPYC 9R14",
+        "cores": 2,
+        "pinned_cpu": 1,
+        "kernel": "6.1.0",
+        "hypervisor": True,
+        "hypervisor_vendor": "Amazon EC2",
+        "boost": "unknown",
+        "load_average": [0.5, 0.4, 0.3],
+    }
+    notes = (
+        Note(Severity.INFO, "sample times look bimodal", benchmark="sorted(data)"),
+        Note(
+            Severity.WARNING,
+            "samples became 26% slower over the run",
+            hint="check for background jobs",
+            benchmark="sorted(data)",
+            variant="shuffled",
+            metric=Metric.TIME,
+        ),
+    )
+    result = RunResult(
+        run_id=7,
+        status=RunStatus.COMPLETE,
+        created_at="2026-01-01T00:00:00+00:00",
+        experiment=experiment,
+        machine=machine,
+        comparisons=comparisons,
+        notes=notes,
+        variant_info={"presorted": {"python_version": "3.11.7"}},
+        differences=("env SHUFFLE: presorted=None, shuffled=1",),
+    )
+    run = StoredRun(
+        run_id=7,
+        created_at=result.created_at,
+        finished_at=None,
+        status=RunStatus.COMPLETE,
+        perflab_version="0",
+        experiment=experiment,
+        machine=machine,
+        error=None,
+        samples=tuple(samples),
+        artifacts=artifacts,
+        notes=notes,
+        variant_info=result.variant_info,
+    )
+    return result, run
+
+
+def test_render_html_shows_every_part_of_a_run() -> None:
+    result, run = synthetic_run()
+    page = render_html(result, run)
+    assert page.startswith("<!DOCTYPE html>")
+    for expected in (
+        "perflab run 7",
+        "AMD EPYC 9R14",
+        "yes (Amazon EC2)",
+        "Variants differ in:",
+        "env SHUFFLE: presorted=None, shuffled=1",
+        'class="verdict slower"',
+        "15.000 [14.700, 15.300]",
+        "±2.0%",
+        "task-clock",  # the counters table has an event column
+        "Time: raw samples",
+        "Per-generation ratios",
+        "differential flame graph",
+        "`helper` is outlined now: +12 self",
+        "merge_at",
+        "appeared: merge_at",
+        "(~2 min more)",
+        "now 512-bit",
+        '<span class="add">+   vmaxps zmm0, zmm1, zmm2</span>',
+        "hint: check for background jobs",
+    ):
+        assert expected in page, expected
+    # warnings come before infos
+    assert page.index("26% slower") < page.index("sample times look bimodal")
+    # 1 forest + 1 scatter + 1 generation plot + flame legend + flame graph
+    assert page.count("<svg ") == 5
+    for svg_text in re.findall(r"<svg .*?</svg>", page, flags=re.S):
+        parse_svg(svg_text)
+
+
+def test_render_html_is_self_contained() -> None:
+    result, run = synthetic_run()
+    page = render_html(result, run)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<script" not in page and "<link" not in page and "@import" not in page
+
+
+def test_render_html_without_the_stored_run_leaves_out_the_raw_plots() -> None:
+    result, _ = synthetic_run()
+    page = render_html(result)
+    assert "Time: raw samples" not in page and "differential flame graph" not in page
+    assert page.count("<svg ") == 1  # the forest plot
+
+
+def test_render_html_escapes_names() -> None:
+    result, run = synthetic_run()
+    evil = Note(Severity.WARNING, "<script>alert(1)</script>", benchmark="<b>")
+    page = render_html(dataclasses.replace(result, notes=(evil,)), run)
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_diff_lines_classify_markers_and_cap_length() -> None:
+    kinds = [line.css for line in diff_lines(ASM_DIFF)]
+    assert kinds == ["", "del", "add", "gap", "moved"]
+    long = diff_lines("+ x\n" * 1000)
+    assert len(long) == 401 and long[-1].css == "gap"
+
+
+def test_render_html_of_an_empty_run() -> None:
+    result, _ = synthetic_run()
+    empty = dataclasses.replace(result, comparisons=(), notes=())
+    page = render_html(empty)
+    assert "No comparisons" in page
