@@ -10,6 +10,7 @@ from rich.text import Text
 
 from perflab.engine import RunResult
 from perflab.model import Comparison, Metric, Severity, Verdict
+from perflab.report.lens_details import lens_details
 from perflab.report.units import format_ratio, format_seconds, format_value
 from perflab.store import RunSummary
 
@@ -80,6 +81,8 @@ def render_terminal(result: RunResult, console: Console) -> None:
         by_metric.setdefault(comparison.metric, []).append(comparison)
     for metric, comparisons in by_metric.items():
         console.print(comparison_table(metric, comparisons))
+    for renderable in lens_details(result.comparisons):
+        console.print(renderable)
     if not result.comparisons:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
