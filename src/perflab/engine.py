@@ -199,6 +199,7 @@ def analyse_run(run: StoredRun) -> RunResult:
             _merge_top_level(top_level, analysis.top_level)
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
+    notes = dedupe_notes(notes)
     return RunResult(
         run_id=run.run_id,
         status=run.status,
@@ -212,6 +213,22 @@ def analyse_run(run: StoredRun) -> RunResult:
         error=run.error,
         top_level=top_level,
     )
+
+
+def dedupe_notes(notes: list[Note]) -> list[Note]:
+    """Drop repeats, and run-level notes (from preflight, before anything was measured) that a
+    benchmark's analysis says again, more precisely, with the same hint."""
+    said_per_benchmark = {
+        (n.metric, n.hint) for n in notes if n.benchmark is not None and n.hint is not None
+    }
+    kept: list[Note] = []
+    for note in notes:
+        if note in kept:
+            continue
+        if note.benchmark is None and (note.metric, note.hint) in said_per_benchmark:
+            continue
+        kept.append(note)
+    return kept
 
 
 def _merge_top_level(into: dict[str, Any], extra: Any) -> None:

@@ -77,3 +77,19 @@ def test_not_a_database(tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a perflab store"):
         Store.open(path)
+
+
+def test_notes_said_again_per_benchmark_are_shown_once() -> None:
+    from perflab.engine import dedupe_notes
+
+    run_level = Note(Severity.WARNING, "event x is unavailable", hint="h", metric=Metric.COUNTERS)
+    per_benchmark = Note(
+        Severity.WARNING,
+        "event x was not measured",
+        hint="h",
+        benchmark="b",
+        metric=Metric.COUNTERS,
+    )
+    other = Note(Severity.INFO, "something else", metric=Metric.TIME)
+    notes = [run_level, per_benchmark, per_benchmark, other]
+    assert dedupe_notes(notes) == [per_benchmark, other]
