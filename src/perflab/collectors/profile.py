@@ -16,7 +16,10 @@ perf falls back from `cycles` to `cpu-clock` without a PMU (VMs) and says nothin
 was really sampled is read back with `perf evlist` and reported.
 
 The recording functions (`record_statement_profile`, `record_command_profile`, `ProfiledWorker`)
-are public: the asm lens uses them to find hot functions and per-instruction sample counts.
+are public: the asm lens uses them to find hot functions and per-instruction sample counts, with
+symbol-table (mangled) names (`RecordOptions(demangle=False)`) and the files the process mapped
+(`RecordedProfile.objects`, from perf's mmap events and, for statements, the worker's
+/proc/PID/maps).
 """
 
 from __future__ import annotations
@@ -28,15 +31,17 @@ import random
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.analysis.elf_code import mapped_objects, read_process_maps
 from perflab.analysis.perf_profile import (
     HotSymbols,
     ProfileDiff,
     ProfileSample,
     diff_profiles,
+    executable_mappings,
     folded_stacks,
     hot_symbols,
     parse_evlist,
@@ -87,6 +92,9 @@ class RecordOptions:
     # A fixed period (-c) instead of a frequency: in frequency mode the kernel re-learns the
     # period after every enable, and short regions then get far fewer samples than asked for.
     period: int | None = None
+    # How `perf script` names symbols: demangled for people, as in the symbol table (mangled)
+    # for looking them up in ELF files.
+    demangle: bool = True
 
     def perf_options(self) -> tuple[str, ...]:
         rate = ("-c", str(self.period)) if self.period else ("-F", str(self.frequency_hz))
@@ -108,6 +116,7 @@ class RecordedProfile:
     samples: tuple[ProfileSample, ...]
     loops: int = 0  # statement iterations inside the recorded regions (commands: runs)
     region_ns: int = 0  # wall time inside the recorded regions
+    objects: tuple[str, ...] = ()  # files the process mapped executable, in load order
 
     @property
     def fell_back(self) -> bool:
@@ -131,24 +140,40 @@ class RecordedProfile:
         }
 
 
+@dataclass(frozen=True)
+class PerfData:
+    """What one perf.data file says: its samples, the events really sampled and the files mapped
+    executable while perf recorded (its mmap events)."""
+
+    samples: tuple[ProfileSample, ...]
+    sampled_events: tuple[str, ...]
+    objects: tuple[str, ...]
+
+
 def read_profile(
-    runner: ProcessRunner, data_path: Path, *, perf: str, timeout_s: float = 300.0
-) -> tuple[list[ProfileSample], list[str]]:
-    """Samples (via `perf script`) and the events really sampled (via `perf evlist`)."""
+    runner: ProcessRunner,
+    data_path: Path,
+    *,
+    perf: str,
+    demangle: bool = True,
+    timeout_s: float = 300.0,
+) -> PerfData:
+    """Samples and mappings (via `perf script`) and the events really sampled (`perf evlist`)."""
     evlist = runner.run(LaunchSpec(argv=(perf, "evlist", "-i", str(data_path))), timeout_s=60)
-    script = runner.run(
-        LaunchSpec(
-            argv=(perf, "script", "-i", str(data_path), "--no-inline", "-F", _SCRIPT_FIELDS)
-        ),
-        timeout_s=timeout_s,
-    )
+    naming = () if demangle else ("--no-demangle",)
+    argv = (perf, "script", "-i", str(data_path), "--no-inline", *naming, "--show-mmap-events")
+    script = runner.run(LaunchSpec(argv=(*argv, "-F", _SCRIPT_FIELDS)), timeout_s=timeout_s)
     if not script.ok:
         raise ToolUnavailableError(
             f"perf script could not read the profile ({script.describe_failure()})",
             detail=script.stderr[-2000:],
             hint="check that the perf.data was written completely (disk space) and perf works",
         )
-    return parse_perf_script(script.stdout), parse_evlist(evlist.stdout) if evlist.ok else []
+    return PerfData(
+        samples=tuple(parse_perf_script(script.stdout)),
+        sampled_events=tuple(parse_evlist(evlist.stdout) if evlist.ok else ()),
+        objects=executable_mappings(script.stdout),
+    )
 
 
 def probe_recording(
@@ -159,8 +184,9 @@ def probe_recording(
     perf = perf or find_perf()
     candidates = [options]
     if options.call_graph in (CallGraph.DWARF, CallGraph.LBR):
-        candidates.append(RecordOptions(options.event, options.frequency_hz, CallGraph.FP))
-    candidates.append(RecordOptions(options.event, options.frequency_hz, CallGraph.NONE))
+        candidates.append(replace(options, call_graph=CallGraph.FP))
+    if options.call_graph is not CallGraph.NONE:
+        candidates.append(replace(options, call_graph=CallGraph.NONE))
     last_error = ""
     with tempfile.TemporaryDirectory(prefix="perflab-probe-") as tmp:
         data = Path(tmp) / "probe.data"
@@ -244,18 +270,25 @@ class ProfiledWorker:
 
     def finish(self, *, timeout_s: float = 300.0) -> RecordedProfile:
         """Stop the worker (perf then writes its data) and read the samples back."""
+        # read while the worker lives: it includes libraries the statement loaded (dlopen)
+        mapped = mapped_objects(read_process_maps(self.worker.pid))
         self.worker.close()
         self.control.close()
-        samples, events = read_profile(
-            self.runner, self.data_path, perf=self.perf, timeout_s=timeout_s
+        data = read_profile(
+            self.runner,
+            self.data_path,
+            perf=self.perf,
+            demangle=self.options.demangle,
+            timeout_s=timeout_s,
         )
         return RecordedProfile(
             requested_event=self.options.event,
-            sampled_events=tuple(events),
+            sampled_events=data.sampled_events,
             call_graph=self.options.call_graph,
-            samples=tuple(samples),
+            samples=data.samples,
             loops=self.loops,
             region_ns=self.region_ns,
+            objects=tuple(dict.fromkeys((*mapped, *data.objects))),
         )
 
     def kill(self) -> None:
@@ -315,18 +348,26 @@ def record_command_profile(
     perf = find_perf()
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
     samples: list[ProfileSample] = []
-    events: list[str] = []
+    events: tuple[str, ...] = ()
+    objects: dict[str, None] = {}
     region_ns = 0
     with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
         for run in range(runs):
-            result, run_samples, run_events = _record_command_once(
+            wall_ns, data = _record_command_once(
                 runner, perf, chosen, argv, env, cwd, cpu, Path(tmp) / f"{run}.data", timeout_s
             )
-            samples += run_samples
-            events = events or run_events
-            region_ns += result
+            samples += data.samples
+            events = events or data.sampled_events
+            objects.update(dict.fromkeys(data.objects))
+            region_ns += wall_ns
     return RecordedProfile(
-        chosen.event, tuple(events), chosen.call_graph, tuple(samples), runs, region_ns
+        chosen.event,
+        events,
+        chosen.call_graph,
+        tuple(samples),
+        runs,
+        region_ns,
+        objects=tuple(objects),
     )
 
 
@@ -340,7 +381,7 @@ def _record_command_once(
     cpu: int | None,
     data_path: Path,
     timeout_s: float,
-) -> tuple[int, list[ProfileSample], list[str]]:
+) -> tuple[int, PerfData]:
     spec = LaunchSpec(
         argv=(perf, "record", "-q", "-o", str(data_path), *options.perf_options(), "--", *argv),
         env=env,
@@ -354,8 +395,7 @@ def _record_command_once(
             detail=result.stderr[-2000:],
             hint="run the command alone first; perf itself fails with status 129 on a bad option",
         )
-    samples, events = read_profile(runner, data_path, perf=perf)
-    return result.wall_ns, samples, events
+    return result.wall_ns, read_profile(runner, data_path, perf=perf, demangle=options.demangle)
 
 
 # --- the lens -------------------------------------------------------------------------------
@@ -503,7 +543,7 @@ class ProfileLens:
         for block, order in enumerate(block_orders(len(variants), rng)):
             for position, index in enumerate(order):
                 variant = variants[index]
-                wall_ns, samples, sampled = _record_command_once(
+                wall_ns, data = _record_command_once(
                     context.runner,
                     perf,
                     options,
@@ -514,8 +554,8 @@ class ProfileLens:
                     tmp / f"{index}-{block}.data",
                     experiment.settings.sample_timeout_s,
                 )
-                collected[index] += samples
-                events[index] = events[index] or sampled
+                collected[index] += data.samples
+                events[index] = events[index] or list(data.sampled_events)
                 region_ns[index] += wall_ns
                 context.sink.add_sample(
                     Sample(
@@ -658,7 +698,7 @@ def analyse_profiles(
                 verdict=verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band),
                 baseline_value=base_value,
                 variant_value=var_value,
-                unit="wall_ns under perf record",
+                unit="ns",  # wall time under perf record: see ratio_basis
                 details=ProfileDetails(
                     diff=diff_profiles(baseline, summary),
                     sampled_event=", ".join(meta.get("sampled_events", [])),
