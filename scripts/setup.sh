@@ -2,7 +2,8 @@
 # Installs perflab and what its lenses need, only where something is missing:
 #   Debian packages: valgrind, linux-perf, binutils, llvm, gcc (and hyperfine with --bench)
 #   a virtual environment in .venv with perflab (editable) and its Python dependencies
-# Options: --test  also the test dependencies      --bench  also pyperf and hyperfine (bench/)
+# Options: --test  also the test dependencies, chromium included (the HTML report is tested in it)
+#          --bench  also pyperf and hyperfine (bench/)
 #          --torch also PyTorch 2.13.0 (CPU build)  --browser also chromium (HTML report check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 want_test=0; want_bench=0; want_torch=0; want_browser=0
 for arg in "$@"; do
   case "$arg" in
-    --test) want_test=1 ;;
+    --test) want_test=1; want_browser=1 ;;
     --bench) want_bench=1 ;;
     --torch) want_torch=1 ;;
     --browser) want_browser=1 ;;
