@@ -13,6 +13,12 @@ the header line. Addresses in call chains are object-relative; a lone sampled ip
 `symbol` + `offset` (the place inside the function) to find an instruction in a disassembly: it
 does not depend on where the object was loaded.
 
+With `--show-mmap-events` perf also prints the mappings it saw, one line each:
+
+    python 5645/5645 550.900100: PERF_RECORD_MMAP2 5645/5645: [0x7f..(0x1000) @ ..]: r-xp /lib/x.so
+
+:func:`executable_mappings` reads the executable files from them; the sample parser skips them.
+
 Folded stacks (the flame graph format: `root;caller;leaf COUNT`) name each frame `object`symbol`
 (DTrace style), root first, so a renderer can colour by library and strip the object for
 differential views. Symbols pair between variants by name only: library paths differ between
@@ -41,9 +47,12 @@ class Frame:
     @property
     def object(self) -> str:
         """The object's file name without its directory: stable across build trees."""
-        if self.dso.startswith("["):
-            return self.dso
-        return os.path.basename(self.dso)
+        return _object_name(self.dso)
+
+
+def _object_name(dso: str) -> str:
+    """`/usr/lib/libc.so.6` -> `libc.so.6`; pseudo objects (`[kernel.kallsyms]`) unchanged."""
+    return dso if dso.startswith("[") else os.path.basename(dso)
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,8 @@ _HEADER = re.compile(
     r"(?:(?P<period>\d+)\s+)?(?P<event>\S+):(?:\s+(?P<rest>.*))?$"
 )
 _FRAME = re.compile(r"^\s*(?P<ip>[0-9a-fA-F]+)\s+(?P<body>.*)$")
+_SIDE_BAND = "PERF_RECORD_"  # mmap, comm, fork ... records (--show-mmap-events): not samples
+_MMAP = re.compile(r"PERF_RECORD_MMAP2?\s.*\]:\s+(?P<perms>\S+)\s+(?P<path>.+?)\s*$")
 
 
 def _parse_frame(text: str) -> Frame | None:
@@ -101,7 +112,7 @@ def _parse_frame(text: str) -> Frame | None:
         except ValueError:
             pass
     if not symbol or symbol == UNKNOWN:
-        symbol = f"{UNKNOWN} {os.path.basename(dso) if not dso.startswith('[') else dso}"
+        symbol = f"{UNKNOWN} {_object_name(dso)}"
     return Frame(ip=int(match.group("ip"), 16), symbol=symbol, offset=offset, dso=dso)
 
 
@@ -128,7 +139,7 @@ def parse_perf_script(text: str, *, keep_inlined: bool = False) -> list[ProfileS
             )
 
     for line in text.splitlines():
-        if not line.strip():
+        if not line.strip() or _SIDE_BAND in line:
             continue
         match = _HEADER.match(line)
         if match is None:
@@ -150,6 +161,19 @@ def parse_perf_script(text: str, *, keep_inlined: bool = False) -> list[ProfileS
                 frames.append(frame)
     flush()
     return samples
+
+
+def executable_mappings(text: str) -> tuple[str, ...]:
+    """Files mapped executable, in the order perf saw them mapped (`--show-mmap-events` lines);
+    the kernel, `[vdso]` and anonymous code are left out."""
+    seen: dict[str, None] = {}
+    for line in text.splitlines():
+        if "PERF_RECORD_MMAP" not in line:
+            continue
+        match = _MMAP.search(line)
+        if match and "x" in match.group("perms") and match.group("path").startswith("/"):
+            seen.setdefault(match.group("path"), None)
+    return tuple(seen)
 
 
 def parse_evlist(text: str) -> list[str]:
@@ -277,19 +301,32 @@ def hot_symbols(samples: Iterable[ProfileSample] | Mapping[Stack, int]) -> HotSy
     return HotSymbols(total, tuple(symbols), tuple(objects))
 
 
+Place = tuple[str, str, int | None]  # (dso path, symbol, offset from the symbol's start)
+
+
+def leaf_places(samples: Iterable[ProfileSample]) -> Counter[Place]:
+    """Samples per sampled instruction, named by object path, symbol and offset: where in a
+    disassembly the time went. Samples without a frame are left out."""
+    counts: Counter[Place] = Counter()
+    for sample in samples:
+        leaf = sample.leaf
+        if leaf is not None:
+            counts[(leaf.dso, leaf.symbol, leaf.offset)] += 1
+    return counts
+
+
 def address_histogram(
     samples: Iterable[ProfileSample], symbol: str, *, object_name: str | None = None
 ) -> dict[int, int]:
     """Sample counts per offset inside `symbol` (leaf frames only): the per-instruction cost to
     annotate a disassembly with. `object_name` restricts it to one object (file name)."""
     counts: Counter[int] = Counter()
-    for sample in samples:
-        leaf = sample.leaf
-        if leaf is None or leaf.symbol != symbol or leaf.offset is None:
+    for (dso, name, offset), count in leaf_places(samples).items():
+        if name != symbol or offset is None:
             continue
-        if object_name is not None and leaf.object != object_name:
+        if object_name is not None and _object_name(dso) != object_name:
             continue
-        counts[leaf.offset] += 1
+        counts[offset] += count
     return dict(sorted(counts.items()))
 
 
