@@ -35,9 +35,11 @@ from perflab.analysis.elf_code import (
     runtime_to_link_address,
 )
 from perflab.analysis.mca import parse_mca_summary
+from perflab.analysis.perf_profile import executable_mappings, parse_perf_script
 from perflab.collectors.asm import ARTIFACT_FUNCTIONS, analyse_asm, asm_views
-from perflab.collectors.asm_sources import parse_perf_script
+from perflab.collectors.asm_sources import region_from_json, region_of, region_to_json
 from perflab.collectors.base import BenchmarkData
+from perflab.collectors.profile import CallGraph, RecordedProfile
 from perflab.model import Artifact, Benchmark, Metric, Settings, Verdict
 from perflab.proc import Completed, LaunchSpec
 
@@ -260,21 +262,30 @@ def test_proc_maps_and_load_bias() -> None:
 
 
 PERF_SCRIPT = """\
-PERF_RECORD_MMAP2 3833/3833: [0x55f7feaa8000(0x1000) @ 0x1000 fe:00 2146953 3721227764]: r-xp /tmp/k
-PERF_RECORD_MMAP2 3833/3833: [0x7f7918a3f000(0x156000) @ 0x26000 fe:00 3 0]: r-xp /usr/lib/libc.so.6
-     55f7feaa818e relu.constprop.0+0x2e (/tmp/k)
-     55f7feaa818e relu.constprop.0+0x2e (/tmp/k)
-     55f7feaa8190 relu.constprop.0+0x30 (/tmp/k)
-     ffffffff8100 [unknown] ([kernel.kallsyms])
+k 38/38 1.0000: PERF_RECORD_MMAP2 38/38: [0x55f7(0x1000) @ 0x1000 fe:00 2]: r-xp /tmp/k
+k 38/38 1.0001: PERF_RECORD_MMAP2 38/38: [0x7f79(0x156) @ 0x26000 fe:00 3]: r-xp /lib/c.so
+k 38/38 1.0001: PERF_RECORD_MMAP2 38/38: [0x7f79(0x156) @ 0x26000 fe:00 3]: r--p /lib/d
+k 38/38 1.0002: PERF_RECORD_MMAP2 38/38: [0x7f79(0x2000) @ 0 00:00 0 0]: r-xp [vdso]
+k 38/38 1.0100:     250000 cpu-clock:      55f7feaa818e relu.constprop.0+0x2e (/tmp/k)
+k 38/38 1.0350:     250000 cpu-clock:      55f7feaa818e relu.constprop.0+0x2e (/tmp/k)
+k 38/38 1.0600:     250000 cpu-clock:      55f7feaa8190 relu.constprop.0+0x30 (/tmp/k)
+k 38/38 1.0850:     250000 cpu-clock:      55f7feaa8300 [unknown] (/tmp/k)
+k 38/38 1.1100:     250000 cpu-clock:  ffffffff8100 [unknown] ([kernel.kallsyms])
 """
 
 
-def test_parse_perf_script() -> None:
-    region = parse_perf_script(PERF_SCRIPT)
-    assert region.objects == ("/tmp/k", "/usr/lib/libc.so.6")
-    assert region.total == 4
+def test_profile_lens_samples_as_the_asm_lens_keeps_them() -> None:
+    samples = parse_perf_script(PERF_SCRIPT)
+    assert len(samples) == 5  # the mmap records are not samples
+    objects = executable_mappings(PERF_SCRIPT)
+    assert objects == ("/tmp/k", "/lib/c.so")
+    profile = RecordedProfile("cpu-clock", (), CallGraph.NONE, tuple(samples), objects=objects)
+    region = region_of(profile)
+    assert region.objects == objects
+    assert region.total == 5
     assert region.by_function() == {("/tmp/k", "relu.constprop.0"): 3.0}
     assert region.offsets("/tmp/k", "relu.constprop.0") == {0x2E: 2.0, 0x30: 1.0}
+    assert region_from_json(json.loads(json.dumps(region_to_json(region)))) == region
 
 
 MCA = """\

@@ -2,35 +2,35 @@
 
 `HotCodeSource` is the small seam to the profile lens: anything that can profile the measured
 region of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
-`PerfRecordSource` is the built-in one: ``perf record -e cpu-clock`` attached to the variant's
-live statement worker around the timed loop only (or wrapping a command), with the worker's
-``/proc/PID/maps`` read while it is alive.
+`PerfRecordSource` is the built-in one: the profile lens's recording
+(`record_statement_profile` / `record_command_profile`) with ``cpu-clock``, no call graphs and
+symbol-table names, its samples counted per sampled instruction.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
-import tempfile
-import time
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from perflab.analysis.elf_code import mapped_objects, read_process_maps
+from perflab.analysis.perf_profile import UNKNOWN, leaf_places
 from perflab.collectors.base import LensContext
-from perflab.collectors.worker_client import StatementWorker, interpreter_for, variant_environment
-from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.collectors.commands import command_argv
+from perflab.collectors.profile import (
+    CallGraph,
+    RecordedProfile,
+    RecordOptions,
+    probe_recording,
+    record_command_profile,
+    record_statement_profile,
+)
+from perflab.collectors.worker_client import interpreter_for, variant_environment
+from perflab.errors import PerflabError, ToolUnavailableError
 from perflab.model import Benchmark, BenchmarkKind, Variant
-from perflab.proc import LaunchSpec, ProcessRunner, which
+from perflab.proc import ProcessRunner, which
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 SAMPLE_HZ = 4000
-PERF_ATTACH_S = 0.15  # perf record -p needs a moment before its first sample
-PERF_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -82,58 +82,14 @@ class HotCodeSource(Protocol):
         ...
 
 
-# ---------------------------------------------------------------------------------------------
-# perf script output (pure)
-
-_SAMPLE_LINE = re.compile(r"^\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
-_MMAP_LINE = re.compile(
-    r"^\S+\s+\S+\s+\S+\s+PERF_RECORD_MMAP2?\s.*\]:\s+(\S+)\s+(.+)$|^PERF_RECORD_MMAP2?\s.*\]:\s+(\S+)\s+(.+)$"
-)
-
-
-def parse_perf_script(text: str) -> ProfiledRegion:
-    """`perf script --no-demangle -F ip,sym,symoff,dso --show-mmap-events` -> aggregated samples
-    and the executable objects from the mmap events."""
-    counts: Counter[tuple[str, str, int | None]] = Counter()
-    objects: dict[str, None] = {}
-    for line in text.splitlines():
-        if "PERF_RECORD_MMAP" in line:
-            match = _MMAP_LINE.match(line.strip())
-            if match:
-                perms, path = (
-                    (match.group(1), match.group(2))
-                    if match.group(1)
-                    else (match.group(3), match.group(4))
-                )
-                if "x" in perms and path.startswith("/"):
-                    objects.setdefault(path.strip(), None)
-            continue
-        match = _SAMPLE_LINE.match(line)
-        if not match:
-            continue
-        _, where, dso = match.groups()
-        symbol, offset = _split_symoff(where)
-        counts[(dso, symbol, offset)] += 1
+def region_of(profile: RecordedProfile) -> ProfiledRegion:
+    """The profile lens's samples as the asm lens keeps them: counted per sampled instruction,
+    with "" for code perf could not name."""
     samples = tuple(
-        CodeSample(dso, symbol, offset, float(n)) for (dso, symbol, offset), n in counts.items()
+        CodeSample(dso, "" if symbol.startswith(UNKNOWN) else symbol, offset, float(count))
+        for (dso, symbol, offset), count in leaf_places(profile.samples).items()
     )
-    return ProfiledRegion(samples=samples, objects=tuple(objects))
-
-
-def _split_symoff(where: str) -> tuple[str, int | None]:
-    if where in ("[unknown]", ""):
-        return "", None
-    symbol, plus, offset = where.rpartition("+0x")
-    if not plus:
-        return where, None
-    try:
-        return symbol, int(offset, 16)
-    except ValueError:
-        return where, None
-
-
-# ---------------------------------------------------------------------------------------------
-# perf record, through the process seam
+    return ProfiledRegion(samples=samples, objects=profile.objects)
 
 
 class PerfRecordSource:
@@ -142,7 +98,9 @@ class PerfRecordSource:
 
     def __init__(self, target_ms: float = PROFILE_TARGET_MS, frequency_hz: int = SAMPLE_HZ) -> None:
         self.target_ms = target_ms
-        self.frequency_hz = frequency_hz
+        self.options = RecordOptions(
+            event="cpu-clock", frequency_hz=frequency_hz, call_graph=CallGraph.NONE, demangle=False
+        )
 
     @staticmethod
     def check(runner: ProcessRunner) -> None:
@@ -151,124 +109,50 @@ class PerfRecordSource:
                 "perf is not installed, so the asm lens cannot find hot functions",
                 hint="install perf (linux-perf), or name the functions with --symbol REGEX",
             )
-        done = runner.run(
-            LaunchSpec(
-                argv=("perf", "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "--", "true")
-            ),
-            timeout_s=30,
-        )
-        if not done.ok:
+        try:
+            probe_recording(runner, PerfRecordSource().options)
+        except ToolUnavailableError as error:
             raise ToolUnavailableError(
-                "perf record does not work here: " + done.stderr.strip()[-300:],
+                "perf record does not work here: " + (error.detail or "").strip()[-300:],
                 hint="lower /proc/sys/kernel/perf_event_paranoid to 2 or less, "
                 "or name the functions with --symbol REGEX",
-            )
+            ) from error
 
     def profile(
         self, benchmark: Benchmark, variant: Variant, context: LensContext
     ) -> ProfiledRegion:
-        with tempfile.TemporaryDirectory(prefix="perflab-asm-") as scratch:
-            data_path = os.path.join(scratch, "perf.data")
-            if benchmark.kind is BenchmarkKind.STATEMENT:
-                maps = self._record_statement(benchmark, variant, context, data_path)
-            else:
-                maps = self._record_command(benchmark, variant, context, data_path)
-            script = context.runner.run(
-                LaunchSpec(
-                    argv=(
-                        "perf",
-                        "script",
-                        "-i",
-                        data_path,
-                        "--no-demangle",
-                        "--show-mmap-events",
-                        "-F",
-                        "ip,sym,symoff,dso",
-                    )
-                ),
-                timeout_s=PERF_TIMEOUT_S,
-            )
-        if not script.ok:
-            raise BenchmarkFailedError(
-                "perf script failed: " + script.stderr.strip()[-300:],
-                variant=variant.name,
-                benchmark=benchmark.name,
-            )
-        region = parse_perf_script(script.stdout)
-        objects = tuple(dict.fromkeys((*maps, *region.objects)))
-        return ProfiledRegion(samples=region.samples, objects=objects)
+        try:
+            return region_of(self._record(benchmark, variant, context))
+        except PerflabError as error:
+            error.variant = error.variant or variant.name
+            error.benchmark = error.benchmark or benchmark.name
+            raise
 
-    def _record_argv(self, data_path: str, *tail: str) -> tuple[str, ...]:
-        rate = ("-F", str(self.frequency_hz))
-        return ("perf", "record", "-q", "-e", "cpu-clock", *rate, "-o", data_path, *tail)
-
-    def _record_statement(
-        self, benchmark: Benchmark, variant: Variant, context: LensContext, data_path: str
-    ) -> tuple[str, ...]:
-        settings = context.experiment.settings
-        with StatementWorker(
+    def _record(
+        self, benchmark: Benchmark, variant: Variant, context: LensContext
+    ) -> RecordedProfile:
+        timeout_s = context.experiment.settings.sample_timeout_s
+        if benchmark.kind is BenchmarkKind.STATEMENT:
+            return record_statement_profile(
+                context.runner,
+                benchmark,
+                variant,
+                interpreter=interpreter_for(variant, context.default_python),
+                cpu=context.cpu,
+                region_s=self.target_ms / 1e3,
+                options=self.options,
+                sample_target_ms=self.target_ms / 4,
+                timeout_s=timeout_s,
+            )
+        return record_command_profile(
             context.runner,
-            benchmark,
-            variant,
-            interpreter=interpreter_for(variant, context.default_python),
+            command_argv(benchmark.command_for(variant)),
+            env=variant_environment(variant),
+            cwd=variant.cwd,
             cpu=context.cpu,
-            timeout_s=settings.sample_timeout_s,
-        ) as worker:
-            loops = worker.calibrate(int(self.target_ms * 1e6))
-            objects = mapped_objects(read_process_maps(worker.pid))
-            argv = self._record_argv(data_path, "-p", str(worker.pid))
-            recorder: list[subprocess.Popen[str]] = []
-
-            def start() -> None:
-                recorder.append(context.runner.spawn(LaunchSpec(argv=argv)))
-                time.sleep(PERF_ATTACH_S)
-
-            def stop() -> None:
-                _stop_recorder(recorder[0])
-
-            try:
-                worker.sample(loops, on_region_start=start, on_region_end=stop)
-            finally:
-                for process in recorder:
-                    if process.poll() is None:
-                        _stop_recorder(process)
-            # libraries loaded lazily during the statement (dlopen) appear only now
-            objects = tuple(
-                dict.fromkeys((*objects, *mapped_objects(read_process_maps(worker.pid))))
-            )
-        return objects
-
-    def _record_command(
-        self, benchmark: Benchmark, variant: Variant, context: LensContext, data_path: str
-    ) -> tuple[str, ...]:
-        from perflab.collectors.commands import command_argv
-
-        argv = self._record_argv(data_path, "--", *command_argv(benchmark.command_for(variant)))
-        done = context.runner.run(
-            LaunchSpec(
-                argv=argv, env=variant_environment(variant), cwd=variant.cwd, cpu=context.cpu
-            ),
-            timeout_s=context.experiment.settings.sample_timeout_s,
+            options=self.options,
+            timeout_s=timeout_s,
         )
-        if not done.ok:
-            raise BenchmarkFailedError(
-                f"the command under perf record {done.describe_failure()}",
-                detail=done.stderr[-2000:],
-                variant=variant.name,
-                benchmark=benchmark.name,
-            )
-        return ()
-
-
-def _stop_recorder(process: subprocess.Popen[str]) -> None:
-    """perf record writes its data file on SIGINT; a kill would lose it."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    try:
-        process.communicate(timeout=PERF_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
 
 
 def region_to_json(region: ProfiledRegion) -> dict[str, object]:
