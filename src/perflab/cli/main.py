@@ -17,7 +17,6 @@ from perflab.doctor import diagnose
 from perflab.engine import RunResult
 from perflab.errors import PerflabError
 from perflab.events import search_events
-from perflab.report.html import render_html
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_events
 from perflab.report.markdown import render_markdown
@@ -132,6 +131,8 @@ def _emit(
     if output.markdown_path is not None:
         _write(output.markdown_path, render_markdown(result))
     if output.html_path is not None:
+        from perflab.report.html import render_html  # loads jinja2: only here
+
         run = api.load_run(result.run_id, output.store) if with_samples else None
         _write(output.html_path, render_html(result, run))
     writes_to_stdout = "-" in (
