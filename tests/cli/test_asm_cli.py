@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.test_cli import perflab  # sys.executable -m perflab.cli.main, in cwd
 
 pytestmark = [
     pytest.mark.integration,
@@ -37,16 +38,6 @@ int main(int argc, char **argv) {
   return (int)out_buf[1];
 }
 """
-
-
-def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_asm_run_then_show_the_side_by_side_listing(tmp_path: Path) -> None:
