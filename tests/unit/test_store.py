@@ -93,3 +93,14 @@ def test_notes_said_again_per_benchmark_are_shown_once() -> None:
     other = Note(Severity.INFO, "something else", metric=Metric.TIME)
     notes = [run_level, per_benchmark, per_benchmark, other]
     assert dedupe_notes(notes) == [per_benchmark, other]
+
+
+def test_a_run_reads_back_what_it_stored_so_far(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db")
+    writer = store.begin_run(EXPERIMENT, {}, "0.1")
+    writer.add_sample(Sample("b", "A", Metric.COUNTERS, "task-clock", 5.0))
+    writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 5.0))
+    other = store.begin_run(EXPERIMENT, {}, "0.1")
+    other.add_sample(Sample("b", "A", Metric.COUNTERS, "task-clock", 7.0))
+    (sample,) = writer.data_for("b", Metric.COUNTERS).samples
+    assert sample.value == 5.0

@@ -28,6 +28,10 @@ class MeasurementSink(Protocol):
         """Facts about a variant as measured (interpreter version, executable ...)."""
         ...
 
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        """The samples measured so far (for lenses that stop once precise enough)."""
+        ...
+
 
 class ProgressReporter(Protocol):
     def update(

@@ -431,12 +431,7 @@ class CountersLens:
                     return
 
     def _precise_enough(self, benchmark: Benchmark, context: LensContext) -> bool:
-        # Only the sink knows the samples; the MemorySink and the store both implement data_for,
-        # but the protocol does not promise it, so without it the minimum is enough.
-        data_for = getattr(context.sink, "data_for", None)
-        if data_for is None:
-            return True
-        data: BenchmarkData = data_for(benchmark.name, Metric.COUNTERS)
+        data = context.sink.data_for(benchmark.name, Metric.COUNTERS)
         target = context.experiment.settings.target_precision
         variants = [v.name for v in context.experiment.variants]
         for name in {s.name for s in data.samples}:

@@ -75,6 +75,29 @@ class StoredRun:
         )
 
 
+_SAMPLE_COLUMNS = (
+    "benchmark, variant, metric, name, value, loops, generation, block, position, cpu, at_ns,"
+    " warmup"
+)
+
+
+def _sample(row: tuple[Any, ...]) -> Sample:
+    return Sample(
+        benchmark=row[0],
+        variant=row[1],
+        metric=Metric(row[2]),
+        name=row[3],
+        value=row[4],
+        loops=row[5],
+        generation=row[6],
+        block=row[7],
+        position=row[8],
+        cpu=row[9],
+        at_ns=row[10],
+        warmup=bool(row[11]),
+    )
+
+
 class Store:
     def __init__(self, connection: sqlite3.Connection, path: Path | None) -> None:
         self.connection = connection
@@ -207,24 +230,9 @@ class Store:
         ).fetchone()
         created_at, finished_at, status, version, experiment_json, machine_json, error = row
         samples = tuple(
-            Sample(
-                benchmark=r[0],
-                variant=r[1],
-                metric=Metric(r[2]),
-                name=r[3],
-                value=r[4],
-                loops=r[5],
-                generation=r[6],
-                block=r[7],
-                position=r[8],
-                cpu=r[9],
-                at_ns=r[10],
-                warmup=bool(r[11]),
-            )
-            for r in self.connection.execute(
-                "SELECT benchmark, variant, metric, name, value, loops, generation, block,"
-                " position, cpu, at_ns, warmup FROM samples WHERE run_id = ? ORDER BY rowid",
-                (run_id,),
+            _sample(row)
+            for row in self.connection.execute(
+                f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid", (run_id,)
             )
         )
         artifacts = tuple(
@@ -344,6 +352,20 @@ class RunWriter:
         self.connection.execute(
             "INSERT OR REPLACE INTO variant_info VALUES (?, ?, ?)",
             (self.run_id, variant, json.dumps(merged)),
+        )
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        """What this run has stored so far for one benchmark and lens (samples only: lenses
+        that stop adaptively need them; artifacts are read back at analysis)."""
+        return BenchmarkData(
+            samples=tuple(
+                _sample(row)
+                for row in self.connection.execute(
+                    f"SELECT {_SAMPLE_COLUMNS} FROM samples"
+                    " WHERE run_id = ? AND benchmark = ? AND metric = ? ORDER BY rowid",
+                    (self.run_id, benchmark, str(metric)),
+                )
+            )
         )
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
