@@ -66,9 +66,11 @@ def make_experiment(
         changes["layers"] = tuple((str(name), str(pattern)) for name, pattern in pairs)
     if experiment_file is not None:
         base = load_experiment(experiment_file)
-        if stmt or cmd or setup:
+        if stmt or cmd or setup or name or params:
             raise ConfigError(
-                "give the benchmark either in the experiment file or with --stmt/--cmd, not both"
+                "the experiment file defines the benchmarks: --stmt, --setup, --cmd, --name and "
+                "--param cannot be combined with it",
+                hint="put them in the file's [[benchmark]] tables and [params]",
             )
         parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
         return Experiment(

@@ -16,6 +16,10 @@ from perflab.errors import ConfigError
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 
 VARIANT_KEYS = ("python", "cwd", "cmd", "build")
+# the lenses this version has (the registry's); Metric.TORCH is reserved for a later lens
+AVAILABLE_METRICS = (
+    Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.PROFILE, Metric.ASM
+)  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z0-9_.+-][A-Za-z0-9_.+@:-]*$")
 _VARIANT_HINT = (
     'a variant is NAME followed by KEY=VALUE words, e.g. "after python=/envs/after/bin/python '
@@ -41,17 +45,13 @@ def parse_variant(spec: str) -> Variant:
     for word in assignments:
         key, equals, value = word.partition("=")
         if not equals:
-            raise ConfigError(
-                f"variant {name!r}: {word!r} is not KEY=VALUE", hint=_VARIANT_HINT, variant=name
-            )
+            raise ConfigError(f"{word!r} is not KEY=VALUE", hint=_VARIANT_HINT, variant=name)
         if key.startswith("env.") and len(key) > 4:
             fields["env"][key[4:]] = value
         elif key in VARIANT_KEYS:
             fields[key] = value
         else:
-            raise ConfigError(
-                f"variant {name!r}: unknown key {key!r}", hint=_VARIANT_HINT, variant=name
-            )
+            raise ConfigError(f"unknown key {key!r}", hint=_VARIANT_HINT, variant=name)
     return Variant(**fields)
 
 
@@ -78,12 +78,15 @@ def parse_metrics(text: str | Sequence[str]) -> tuple[Metric, ...]:
         if not word:
             continue
         try:
-            metrics.append(Metric(word))
+            metric = Metric(word)
         except ValueError:
+            metric = None
+        if metric not in AVAILABLE_METRICS:
             raise ConfigError(
                 f"unknown metric {word!r}",
-                hint="metrics are: " + ", ".join(m.value for m in Metric),
-            ) from None
+                hint="metrics are: " + ", ".join(m.value for m in AVAILABLE_METRICS),
+            )
+        metrics.append(metric)
     if not metrics:
         raise ConfigError("no metric given", hint="e.g. --metric time,instructions")
     return tuple(dict.fromkeys(metrics))
@@ -123,13 +126,13 @@ def expand_grid(
     alone, so `$HOME` in a command survives; with a grid, `$$` stands for a literal `$`)."""
     if stmt is None and cmd is None:
         raise ConfigError(
-            f"benchmark {name!r} has neither stmt nor cmd",
+            "the benchmark has neither stmt nor cmd",
             hint="give a Python statement (--stmt) or a command (--cmd)",
             benchmark=name,
         )
     if stmt is not None and cmd is not None:
         raise ConfigError(
-            f"benchmark {name!r} has both stmt and cmd",
+            "the benchmark has both stmt and cmd",
             hint="a benchmark is a Python statement or a command, not both",
             benchmark=name,
         )
@@ -178,6 +181,24 @@ _SETTINGS_KEYS = {
     "cache_sim": "cache_sim",
     "symbols": "symbols",
     "layers": "layers",
+}
+
+
+_SETTING_TYPES: dict[str, tuple[type, ...]] = {
+    "budget_s": (int, float),
+    "target_precision": (int, float),
+    "equivalence_band": (int, float),
+    "confidence": (int, float),
+    "pin": (bool,),
+    "cpu": (int,),
+    "min_generations": (int,),
+    "sample_target_ms": (int, float),
+    "warmup_blocks": (int,),
+    "sample_timeout_s": (int, float),
+    "seed": (int,),
+    "region": (str,),
+    "cache_sim": (bool,),
+    "metrics": (list, str),
 }
 
 
@@ -274,6 +295,19 @@ def _settings_from(raw: Any, source: str) -> Settings:
                 hint="settings are: " + ", ".join(sorted(_SETTINGS_KEYS)),
             )
         field = _SETTINGS_KEYS[key]
+        expected = _SETTING_TYPES.get(field)
+        if expected is not None and (
+            not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected)
+        ):
+            words = {int: "number", float: "number", bool: "true or false", str: "string",
+                     list: "list"}  # fmt: skip
+            names = " or ".join(dict.fromkeys(words[t] for t in expected))
+            if expected == (int,):
+                names = "whole number"
+            raise ConfigError(
+                f"{source}: setting {key!r} must be a {names}, not {value!r}",
+                hint="see docs/experiment-files.md",
+            )
         if field == "metrics":
             value = parse_metrics(value)
         elif field in ("events", "symbols"):
@@ -301,8 +335,13 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
     name = _expect(raw.get("name"), str, where, "needs a name")
     env = _expect(raw.get("env", {}), dict, where, "env must be a table of strings")
     fields = {k: str(raw[k]) for k in VARIANT_KEYS if k in raw}
-    if base_dir is not None and "cwd" in fields and not Path(fields["cwd"]).is_absolute():
-        fields["cwd"] = str(base_dir / fields["cwd"])
+    if base_dir is not None:
+        # paths in a file are relative to the file, wherever perflab is started from
+        if "cwd" in fields and not Path(fields["cwd"]).is_absolute():
+            fields["cwd"] = str(base_dir / fields["cwd"])
+        python = fields.get("python")
+        if python and "/" in python and not Path(python).is_absolute() and "cwd" not in fields:
+            fields["python"] = str(base_dir / python)
     return Variant(name=name, env={str(k): str(v) for k, v in env.items()}, **fields)
 
 

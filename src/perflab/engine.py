@@ -12,7 +12,7 @@ from perflab import __version__
 from perflab.collectors.base import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.collectors.registry import lens_for
 from perflab.collectors.worker_client import variant_environment
-from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError
 from perflab.host import (
     default_measurement_cpu,
     interpreter_differences,
@@ -50,6 +50,14 @@ class RunResult:
     differences: tuple[str, ...]
     error: str | None = None
     top_level: dict[str, Any] = field(default_factory=dict)
+    failures: tuple[PerflabError, ...] = ()  # benchmarks that failed while measuring this run
+    cross_run: bool = False  # a comparison of two stored runs (perflab compare)
+
+    def raise_on_failure(self) -> RunResult:
+        """Raise the first benchmark failure, if any (for callers that want exceptions)."""
+        if self.failures:
+            raise self.failures[0]
+        return self
 
 
 @dataclass(frozen=True)
@@ -97,10 +105,10 @@ def run_experiment(
 ) -> RunResult:
     """Measure every benchmark with every lens and variant; return the analysed run.
 
-    A failing benchmark does not stop the others: it is recorded, the run is marked incomplete,
-    and BenchmarkFailedError is raised at the end (after everything else was measured and stored)
-    unless some benchmark succeeded, in which case the errors are notes of the result.
-    Ctrl-C marks the run incomplete and propagates; what was measured stays in the store."""
+    A failing benchmark does not stop the others: its error is recorded (a note, and
+    `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
+    that into an exception. A failing build step or bad configuration raises at once. Ctrl-C
+    marks the run incomplete and propagates. Either way what was measured stays in the store."""
     runner = runner or SubprocessRunner()
     progress = progress or NullProgress()
     store = store or Store.in_memory()
@@ -136,9 +144,7 @@ def run_experiment(
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
-    if failures and len(failures) == len(experiment.benchmarks):
-        raise failures[0].error
-    return result
+    return replace(result, failures=tuple(f.error for f in failures))
 
 
 def _describe(error: BaseException) -> str:
@@ -319,8 +325,9 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
         comparisons=tuple(comparisons),
         notes=tuple(notes),
         variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
-        differences=(),
+        differences=(f"runs {baseline.run_id} and {candidate.run_id}, measured apart",),
         top_level=top_level,
+        cross_run=True,
     )
 
 

@@ -99,12 +99,20 @@ def variant_differences(variants: Sequence[Variant]) -> list[str]:
     for key in keys:
         values = {v.name: v.env.get(key) for v in variants}
         if len(set(values.values())) > 1:
-            differences.append(f"env {key}: " + ", ".join(f"{n}={x}" for n, x in values.items()))
+            differences.append(
+                f"env {key}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
+            )
     for field_name in ("python", "cwd", "cmd", "build"):
         values = {v.name: getattr(v, field_name) for v in variants}
         if len(set(values.values())) > 1:
-            differences.append(f"{field_name}: " + ", ".join(f"{n}={x}" for n, x in values.items()))
+            differences.append(
+                f"{field_name}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
+            )
     return differences
+
+
+def _shown(value: str | None) -> str:
+    return "(unset)" if value is None else value
 
 
 def interpreter_differences(variant_info: Mapping[str, Mapping[str, Any]]) -> list[str]:

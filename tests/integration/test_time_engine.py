@@ -70,9 +70,10 @@ def test_commands_alternate_and_compare() -> None:
     result = run_experiment(exp)
     (comparison,) = result.comparisons
     assert comparison.unit == "ns"
-    assert result.variant_info["A"]["executable"].endswith("/true")
-    assert result.variant_info["B"]["command"] == "sh -c true"
-    assert len(result.variant_info["A"]["executable_sha256"]) == 64
+    command_a = result.variant_info["A"]["commands"]["true"]
+    assert command_a["executable"].endswith("/true")
+    assert len(command_a["executable_sha256"]) == 64
+    assert result.variant_info["B"]["commands"]["true"]["command"] == "sh -c true"
     assert comparison.baseline_value > 0
 
 
@@ -91,14 +92,14 @@ def test_failures_name_the_variant_and_the_cause(
     kwargs: dict[str, str], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message) as caught:
-        run_experiment(experiment(variants=["A", "B"], **kwargs))
+        run_experiment(experiment(variants=["A", "B"], **kwargs)).raise_on_failure()
     assert caught.value.variant in ("A", "B")  # type: ignore[attr-defined]
     assert caught.value.benchmark  # type: ignore[attr-defined]
 
 
 def test_statement_traceback_is_shown() -> None:
     with pytest.raises(BenchmarkFailedError) as caught:
-        run_experiment(experiment(stmt="{}['missing']", variants=["A", "B"]))
+        run_experiment(experiment(stmt="{}['missing']", variants=["A", "B"])).raise_on_failure()
     assert "KeyError: 'missing'" in (caught.value.detail or "")
 
 
@@ -106,11 +107,11 @@ def test_hanging_samples_time_out() -> None:
     exp = experiment(cmd="sleep 5", variants=["A", "B"])
     exp = dataclasses.replace(exp, settings=dataclasses.replace(exp.settings, sample_timeout_s=0.5))
     with pytest.raises(BenchmarkFailedError, match="timed out"):
-        run_experiment(exp)
+        run_experiment(exp).raise_on_failure()
     exp = experiment(stmt="import time; time.sleep(5)", variants=["A", "B"])
     exp = dataclasses.replace(exp, settings=dataclasses.replace(exp.settings, sample_timeout_s=1))
     with pytest.raises(BenchmarkFailedError, match="did not answer"):
-        run_experiment(exp)
+        run_experiment(exp).raise_on_failure()
 
 
 def test_missing_interpreter_and_directory() -> None:

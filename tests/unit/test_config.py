@@ -144,3 +144,30 @@ def test_layers_are_validated() -> None:
         parse_layer("kernel")
     with pytest.raises(ConfigError, match="not a regular expression"):
         make_experiment(stmt="pass", variants=["A", "B"], layers=[("bad", "(unclosed")])
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ('pin = "no"', "'pin' must be a true or false"),
+        ('cpu = "1"', "'cpu' must be a whole number"),
+        ('budget = "3"', "'budget' must be a number"),
+        ("budget = true", "'budget' must be a number"),
+    ],
+)
+def test_setting_types_are_checked(tmp_path: Path, setting: str, message: str) -> None:
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        f"[settings]\n{setting}\n[[variant]]\nname='A'\n[[variant]]\nname='B'\n"
+        "[[benchmark]]\nname='x'\nstmt='pass'\n"
+    )
+    with pytest.raises(ConfigError, match=message):
+        load_experiment(path)
+
+
+def test_errors_name_the_variant_once() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_variant("B foo=1")
+    assert str(caught.value).count("'B'") == 1
+    with pytest.raises(ConfigError, match="unknown metric 'torch'"):
+        parse_metrics("torch")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from perflab import api
 from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
@@ -15,7 +17,7 @@ from perflab.cli.progress import RichProgress
 from perflab.config import parse_layer, parse_param
 from perflab.doctor import diagnose
 from perflab.engine import RunResult
-from perflab.errors import PerflabError
+from perflab.errors import ConfigError, PerflabError
 from perflab.events import search_events
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_events
@@ -73,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 render_doctor(report, out)
             return EXIT_OK
     except PerflabError as error:
-        err.print(f"[bold red]perflab:[/bold red] {error}", highlight=False, markup=False)
+        err.print(Text("perflab: ", style="bold red") + Text(str(error)), highlight=False)
         return error.exit_code
     except KeyboardInterrupt:
         err.print("perflab: interrupted; what was measured is kept in the store")
@@ -81,7 +83,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
+def _check_writable(output: OutputOptions) -> None:
+    """Fail before measuring, not after, when a report cannot be written."""
+    for path in (output.json_path, output.markdown_path, output.html_path):
+        if path is None or str(path) == "-":
+            continue
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir() or not os.access(folder, os.W_OK) or path.is_dir():
+            raise ConfigError(
+                f"cannot write {str(path)!r}: {folder} is not a writable directory"
+                if not path.is_dir()
+                else f"cannot write {str(path)!r}: it is a directory",
+                hint="choose an output path in an existing, writable directory",
+            )
+
+
 def _run(options: RunOptions, out: Console, err: Console) -> int:
+    _check_writable(options.output)
     experiment = api.make_experiment(
         options.experiment_file,
         stmt=options.stmt,
@@ -115,9 +133,14 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
     code = _emit(result, options.output, out)
     if code != EXIT_OK:
         return code
-    if result.error:
-        err.print(f"perflab: the run is incomplete: {result.error}", markup=False)
-        return 3
+    if result.failures:
+        for failure in result.failures:
+            err.print(Text("perflab: ", style="bold red") + Text(str(failure)), highlight=False)
+        err.print(
+            f"perflab: run {result.run_id} is incomplete; what was measured is stored "
+            f"(perflab show {result.run_id})"
+        )
+        return max(failure.exit_code for failure in result.failures)
     if any(c.verdict in options.fail_on for c in result.comparisons):
         return EXIT_VERDICT
     return EXIT_OK

@@ -46,6 +46,17 @@ class NullProgress:
         pass
 
 
+def merge_info(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """Variant facts accumulate: nested tables (e.g. per benchmark) merge, values replace."""
+    merged = dict(old)
+    for key, value in new.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_info(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 @dataclass
 class MemorySink:
     """A sink that keeps everything in lists: for tests and for the Python API without a store."""
@@ -65,7 +76,7 @@ class MemorySink:
         self.notes.append(note)
 
     def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
-        self.variant_info.setdefault(variant, {}).update(info)
+        self.variant_info[variant] = merge_info(self.variant_info.get(variant, {}), info)
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return BenchmarkData(

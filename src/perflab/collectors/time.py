@@ -274,7 +274,8 @@ class _CommandSession(_Session):
         min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
         for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
             self.context.sink.add_variant_info(
-                variant.name, describe_executable(argv, env, variant.cwd)
+                variant.name,
+                {"commands": {self.benchmark.name: describe_executable(argv, env, variant.cwd)}},
             )
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
             for block, order in enumerate(block_orders(len(self.variants), self.rng)):

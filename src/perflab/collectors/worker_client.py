@@ -78,9 +78,8 @@ class StatementWorker:
         self._check_interpreter(interpreter)
         try:
             self.process: subprocess.Popen[str] = runner.spawn(
-                LaunchSpec(
-                    argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr
-                ), pass_fds=pass_fds
+                LaunchSpec(argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr),
+                pass_fds=pass_fds,
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
             raise self._error(
@@ -90,7 +89,9 @@ class StatementWorker:
         self.info = self._setup()
 
     def _check_interpreter(self, interpreter: str) -> None:
-        if os.sep in interpreter and not os.access(interpreter, os.X_OK):
+        # a relative path runs relative to the variant's cwd (as Popen resolves it)
+        located = os.path.join(self.variant.cwd or ".", interpreter)
+        if os.sep in interpreter and not os.access(located, os.X_OK):
             raise ConfigError(
                 f"interpreter {interpreter!r} does not exist or is not executable",
                 hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",

@@ -40,8 +40,8 @@ def instructions_details(comparison: Comparison, data: Mapping[str, Any]) -> lis
         for function in changed[:MAX_ROWS]:
             style = "red" if function["delta"] > 0 else "green"
             table.add_row(
-                function["name"],
-                function.get("object", ""),
+                Text(function["name"]),
+                Text(function.get("object", "")),
                 f"{function.get('baseline', 0):,.1f}",
                 f"{function.get('variant', 0):,.1f}",
                 Text(_signed(function["delta"], 1), style=style),
@@ -70,8 +70,8 @@ def profile_details(comparison: Comparison, data: Mapping[str, Any]) -> list[Ren
         for symbol in symbols[:MAX_ROWS]:
             delta = (symbol.get("variant_share") or 0.0) - (symbol.get("baseline_share") or 0.0)
             table.add_row(
-                symbol["name"],
-                symbol.get("object", ""),
+                Text(symbol["name"]),
+                Text(symbol.get("object", "")),
                 _share(symbol.get("baseline_share")),
                 _share(symbol.get("variant_share")),
                 Text(f"{delta:+.1%}", style="red" if delta > 0 else "green" if delta < 0 else ""),
@@ -95,11 +95,11 @@ def asm_details(comparison: Comparison, data: Mapping[str, Any]) -> list[Rendera
     for function in functions[:MAX_ROWS]:
         base, var = function.get("baseline") or {}, function.get("variant") or {}
         table.add_row(
-            function["name"],
+            Text(function["name"]),
             f"{base.get('size_bytes', '-')} → {var.get('size_bytes', '-')}",
             f"{base.get('vector_width_bits', '-')} → {var.get('vector_width_bits', '-')}",
             f"{_loop_size(base)} → {_loop_size(var)}",
-            function.get("change", ""),
+            Text(function.get("change", "")),
         )
     return [table, Text("side by side: perflab show RUN --asm FUNCTION", style="dim")]
 

@@ -46,7 +46,12 @@ def render_markdown(result: RunResult) -> str:
     machine = result.machine
     lines.append(
         f"Machine: {machine.get('cpu_model', '?')}, {machine.get('cores')} cores, "
-        f"kernel {machine.get('kernel')}, pinned to CPU {machine.get('pinned_cpu')}."
+        f"kernel {machine.get('kernel')}, "
+        + (
+            f"pinned to CPU {machine['pinned_cpu']}."
+            if machine.get("pinned_cpu") is not None
+            else "not pinned."
+        )
     )
     if result.differences:
         lines.append("Variants differ in: " + "; ".join(result.differences) + ".")

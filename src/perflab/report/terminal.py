@@ -22,8 +22,10 @@ VERDICT_STYLES = {
 }
 
 
-def verdict_text(comparison: Comparison) -> Text:
+def verdict_text(comparison: Comparison, *, with_time_to_decide: bool = True) -> Text:
     text = Text(comparison.verdict.value, style=VERDICT_STYLES[comparison.verdict])
+    if not with_time_to_decide:  # stored runs cannot be measured longer
+        return text
     extra = (
         comparison.details.to_json().get("extra_seconds_to_decide") if comparison.details else None
     )
@@ -32,7 +34,9 @@ def verdict_text(comparison: Comparison) -> Text:
     return text
 
 
-def comparison_table(metric: Metric, comparisons: Sequence[Comparison]) -> Table:
+def comparison_table(
+    metric: Metric, comparisons: Sequence[Comparison], *, cross_run: bool = False
+) -> Table:
     title = f"{metric.value}"
     table = Table(title=title, title_justify="left", title_style="bold")
     table.add_column("benchmark")
@@ -53,7 +57,9 @@ def comparison_table(metric: Metric, comparisons: Sequence[Comparison]) -> Table
             format_value(c.variant_value, c.unit) + spread[1],
             format_ratio(c.ratio, c.ci_low, c.ci_high),
         ]
-        table.add_row(*row, verdict_text(c))
+        table.add_row(
+            *(Text(cell) for cell in row), verdict_text(c, with_time_to_decide=not cross_run)
+        )
     return table
 
 
@@ -72,7 +78,9 @@ def render_terminal(result: RunResult, console: Console) -> None:
     header = Text()
     header.append(f"run {result.run_id}", style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
-    header.append(f"{machine.get('cpu_model', '?')}, pinned to CPU {machine.get('pinned_cpu')}")
+    pinned = machine.get("pinned_cpu")
+    header.append(f"{machine.get('cpu_model', '?')}, ")
+    header.append(f"pinned to CPU {pinned}" if pinned is not None else "not pinned (--no-pin)")
     console.print(header)
     if result.error:
         console.print(Text(f"error: {result.error}", style="red"))
@@ -80,7 +88,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
     for comparison in result.comparisons:
         by_metric.setdefault(comparison.metric, []).append(comparison)
     for metric, comparisons in by_metric.items():
-        console.print(comparison_table(metric, comparisons))
+        console.print(comparison_table(metric, comparisons, cross_run=result.cross_run))
     for renderable in lens_details(result.comparisons):
         console.print(renderable)
     if not result.comparisons:
@@ -89,7 +97,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
         console.print(
             Text("variants differ in: ", style="bold") + Text("; ".join(result.differences))
         )
-    elif len(result.experiment.variants) > 1:
+    elif len(result.experiment.variants) > 1 and not result.cross_run:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
     for note in result.notes:
         warning = note.severity is Severity.WARNING
@@ -107,7 +115,7 @@ def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
     for column in ("run", "created", "status", "benchmarks", "variants", "metrics", "samples"):
         table.add_column(column)
     for run in runs:
-        table.add_row(
+        cells = (
             str(run.run_id),
             run.created_at,
             run.status.value,
@@ -116,6 +124,7 @@ def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
             ", ".join(run.metrics),
             str(run.n_samples),
         )
+        table.add_row(*(Text(cell) for cell in cells))
     console.print(table if runs else Group(Text("the store holds no runs yet")))
 
 

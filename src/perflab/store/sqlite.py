@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab.collectors.base import BenchmarkData
+from perflab.collectors.base import BenchmarkData, merge_info
 from perflab.errors import StoreError
 from perflab.model import Artifact, Experiment, Metric, Note, RunStatus, Sample, Severity
 from perflab.store.codec import experiment_from_json, experiment_to_json
@@ -348,7 +348,7 @@ class RunWriter:
             "SELECT info_json FROM variant_info WHERE run_id = ? AND variant = ?",
             (self.run_id, variant),
         ).fetchone()
-        merged = {**(json.loads(row[0]) if row else {}), **info}
+        merged = merge_info(json.loads(row[0]) if row else {}, info)
         self.connection.execute(
             "INSERT OR REPLACE INTO variant_info VALUES (?, ?, ?)",
             (self.run_id, variant, json.dumps(merged)),

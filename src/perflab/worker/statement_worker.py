@@ -76,6 +76,20 @@ def _compile_loop(stmt, namespace, scope="function"):
     return namespace.pop("_perflab_inner")
 
 
+_THIS_FILE = os.path.abspath(__file__)
+
+
+def _user_traceback():
+    """The current exception's traceback without this worker's own frames: the user's code
+    (<setup>, <stmt>, <perflab-loop>) and the libraries it called."""
+    error_type, error, trace = sys.exc_info()
+    frames = [f for f in traceback.extract_tb(trace) if os.path.abspath(f.filename) != _THIS_FILE]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(error_type, error)
+    return "".join(lines)
+
+
 def _current_cpu():
     try:
         with open("/proc/self/stat", "rb") as stat:
@@ -113,13 +127,13 @@ class Worker:
         try:
             exec(compile(request.get("setup") or "pass", "<setup>", "exec"), namespace)
         except BaseException:
-            return {"ok": False, "phase": "setup", "error": traceback.format_exc()}
+            return {"ok": False, "phase": "setup", "error": _user_traceback()}
         try:
             scope = request.get("scope", "function")
             self.loop = _compile_loop(request["stmt"], namespace, scope)
             self.empty_loop = _compile_loop("pass", dict(namespace), scope)
         except BaseException:
-            return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
+            return {"ok": False, "phase": "stmt", "error": _user_traceback()}
         return {
             "ok": True,
             "pid": os.getpid(),
@@ -133,7 +147,7 @@ class Worker:
         try:
             return {"ok": True, "wall_ns": self.timed(1)}
         except BaseException:
-            return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
+            return {"ok": False, "phase": "stmt", "error": _user_traceback()}
 
     def timed(self, loops, empty=False):
         loop = self.empty_loop if empty else self.loop
@@ -169,7 +183,7 @@ class Worker:
         try:
             wall_ns = self.timed(loops, empty)
         except BaseException:
-            return {"ok": False, "phase": "stmt", "error": traceback.format_exc()}
+            return {"ok": False, "phase": "stmt", "error": _user_traceback()}
         if request.get("handshake"):
             # say "done" at once and wait, so the parent switches its tool off before this
             # process does anything else (reading /proc, encoding the reply ...)
