@@ -8,9 +8,10 @@ Measures, in one run:
 Each tool gets about the same wall-clock budget per comparison.
 
 What counts as a "difference" claim per tool:
-  perflab   verdict slower or faster (CI excludes 1 and is not inside the ±1% band)
-  pyperf    `compare_to` says "Nx slower/faster" rather than "Not significant"
-  hyperfine it reports ratio ± σ with no test; we count a claim when |ratio - 1| > 2σ
+  perflab       verdict slower or faster (CI excludes 1 and is not inside the ±1% band)
+  perflab-cmd   the same, measuring whole `python -c` processes (--cmd), as hyperfine does
+  pyperf        `compare_to` says "Nx slower/faster" rather than "Not significant"
+  hyperfine     it reports ratio ± σ with no test; we count a claim when |ratio - 1| > 2σ
 
 Usage: .venv/bin/python bench/time_precision.py [--aa 20] [--ab 5] [--budget 20] [--out FILE]
 Writes a JSON file with every result and prints a Markdown summary.
@@ -23,6 +24,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -69,6 +71,30 @@ def perflab(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
     comparison = json.loads(out.read_text())["comparisons"][0]
     return {
         "tool": "perflab",
+        "ratio": comparison["ratio"],
+        "ci_low": comparison["ci_low"],
+        "ci_high": comparison["ci_high"],
+        "verdict": comparison["verdict"],
+        "claims_difference": comparison["verdict"] in ("slower", "faster"),
+        "elapsed_s": elapsed,
+    }
+
+
+def perflab_commands(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
+    """The same comparison as whole processes (hyperfine's setting), through --cmd."""
+    out = store.with_suffix(".json")
+    commands = [f"{PYTHON} -c 'for _ in range({HYPERFINE_LOOPS}): {s}'" for s in (stmt_a, stmt_b)]
+    started = time.monotonic()
+    subprocess.run(
+        [str(Path(PYTHON).with_name("perflab")), "run", "--cmd", commands[0],
+         "--variant", "A", "--variant", f"B cmd={shlex.quote(commands[1])}",
+         "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out)],
+        check=True,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    comparison = json.loads(out.read_text())["comparisons"][0]
+    return {
+        "tool": "perflab-cmd",
         "ratio": comparison["ratio"],
         "ci_low": comparison["ci_low"],
         "ci_high": comparison["ci_high"],
@@ -184,7 +210,7 @@ def summarise(results: list[dict], reference: float | None) -> str:
     lines = [SUMMARY_HEADER]
     for kind in ("A/A", "A/B"):
         truth = 1.0 if kind == "A/A" else reference
-        for tool in ("perflab", "pyperf", "hyperfine"):
+        for tool in ("perflab", "pyperf", "perflab-cmd", "hyperfine"):
             rows = [r for r in results if r["tool"] == tool and r["kind"] == kind]
             if not rows or truth is None:
                 continue
@@ -218,7 +244,7 @@ def main() -> None:
     parser.add_argument("--ab", type=int, default=5, help="A/B tries per tool (5)")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per comparison (20)")
     parser.add_argument("--reference-budget", type=float, default=240.0)
-    parser.add_argument("--tools", default="perflab,pyperf,hyperfine")
+    parser.add_argument("--tools", default="perflab,pyperf,perflab-cmd,hyperfine")
     parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
     parser.add_argument(
         "--summarise", type=Path, metavar="FILE", help="only print the table of a saved run"
@@ -249,6 +275,8 @@ def main() -> None:
             for tool in tools:
                 if tool == "perflab":
                     result = perflab(stmt_a, stmt_b, args.budget, workdir / f"p{i}.db")
+                elif tool == "perflab-cmd":
+                    result = perflab_commands(stmt_a, stmt_b, args.budget, workdir / f"c{i}.db")
                 elif tool == "pyperf":
                     result = pyperf(stmt_a, stmt_b, args.budget, workdir)
                 else:
