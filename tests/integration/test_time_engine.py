@@ -164,3 +164,10 @@ def test_interruption_marks_the_run_incomplete_and_keeps_samples(tmp_path: Path)
 def test_default_python_is_perflabs_own() -> None:
     result = run_experiment(experiment(stmt="pass", variants=["A", "B"]))
     assert result.variant_info["A"]["python_version"] == sys.version.split()[0]
+
+
+def test_minimums_beyond_the_budget_are_noted() -> None:
+    exp = experiment(stmt="import time; time.sleep(0.02)", variants=["A", "B"])
+    exp = dataclasses.replace(exp, settings=dataclasses.replace(exp.settings, budget_s=0.05))
+    result = run_experiment(exp)
+    assert any("more than the budget" in note.message for note in result.notes)

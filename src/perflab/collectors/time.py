@@ -54,6 +54,7 @@ MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
 TARGET_GENERATIONS = 24
 GENERATION_S_RANGE = (0.25, 1.0)
 # ... but worker start-up (imports) may take at most half of a generation.
+OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a note
 COMMAND_BATCHES = 10  # commands: blocks are grouped into about this many batches for the CI
 
 
@@ -96,10 +97,13 @@ class TimeLens:
         return []
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        session: _StatementSession | _CommandSession
         if benchmark.kind is BenchmarkKind.STATEMENT:
-            _StatementSession(benchmark, context, self._clock_ns).run()
+            session = _StatementSession(benchmark, context, self._clock_ns)
         else:
-            _CommandSession(benchmark, context, self._clock_ns).run()
+            session = _CommandSession(benchmark, context, self._clock_ns)
+        session.run()
+        session.note_overrun()
 
     def analyse(
         self,
@@ -151,6 +155,24 @@ class _Session:
 
     def precise_enough(self, estimates: list[RatioEstimate]) -> bool:
         return all(e.log_half_width <= self.settings.target_precision for e in estimates)
+
+    def note_overrun(self) -> None:
+        """Minimums (generations, blocks, warm-up) win over the budget: say so when they did."""
+        elapsed_s = self.elapsed_s()
+        if elapsed_s <= OVERRUN_FACTOR * self.settings.budget_s:
+            return
+        self.context.sink.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"measuring took {elapsed_s:.0f} s, more than the budget of "
+                f"{self.settings.budget_s:g} s, to reach the minimum of "
+                f"{self.settings.min_generations} generations (each with warm-up)",
+                hint="samples are long here: lower --min-generations or --sample-ms, or "
+                "raise --budget to make the budget the limit",
+                benchmark=self.benchmark.name,
+                metric=Metric.TIME,
+            )
+        )
 
     def report(self, what: str, estimates: list[RatioEstimate]) -> None:
         widths = [e.log_half_width for e in estimates if math.isfinite(e.log_half_width)]
