@@ -15,8 +15,14 @@ Requests (one JSON object per line) and replies:
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
      before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
      before replying, so the parent can switch a tool on around the measured region only.
+  {"op": "torch_profile", "loops": N}             -> {"ok": true, "loops", "wall_ns", "ops",
+                                                       "torch_version", "cpu_capability"}
+     runs the loop under torch.profiler (CPU activity, no shapes, no stacks); "ops" is
+     key_averages(): [{"name", "count", "self_cpu_time_total_us", "cpu_time_total_us"}];
+     "cpu_capability" is torch.backends.cpu.get_cpu_capability() or null. torch is imported
+     only here; when it cannot be, the reply is a failure with "phase": "torch".
   {"op": "quit"}                                   -> exits
-Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol", "error": traceback text}.
+Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol"|"torch", "error": traceback text}.
 """
 
 import gc
@@ -103,6 +109,17 @@ def _involuntary_switches():
     if resource is None:
         return None
     return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
+def _torch_cpu_capability(torch):
+    """The kernel ISA torch dispatches to ("AVX512", "AVX2" ...); None where torch is too old
+    to say (before 2.0)."""
+    try:
+        import torch.backends.cpu
+
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (ImportError, AttributeError):
+        return None
 
 
 class Worker:
@@ -200,6 +217,39 @@ class Worker:
             "nivcsw": None if before is None else after - before,
         }
 
+    def torch_profile(self, request):
+        loops = int(request["loops"])
+        try:
+            # imported here, never at start-up: most benchmarks and variants have no torch
+            import torch
+            from torch.profiler import ProfilerActivity, profile
+        except BaseException:  # a broken install fails in many ways; all mean "no torch here"
+            return {"ok": False, "phase": "torch", "error": _user_traceback()}
+        try:
+            with profile(
+                activities=[ProfilerActivity.CPU], record_shapes=False, with_stack=False
+            ) as profiler:
+                wall_ns = self.timed(loops)
+            ops = [
+                {
+                    "name": event.key,
+                    "count": int(event.count),
+                    "self_cpu_time_total_us": float(event.self_cpu_time_total),
+                    "cpu_time_total_us": float(event.cpu_time_total),
+                }
+                for event in profiler.key_averages()
+            ]
+        except BaseException:
+            return {"ok": False, "phase": "stmt", "error": _user_traceback()}
+        return {
+            "ok": True,
+            "loops": loops,
+            "wall_ns": wall_ns,
+            "ops": ops,
+            "torch_version": str(torch.__version__),
+            "cpu_capability": _torch_cpu_capability(torch),
+        }
+
     def serve(self):
         while True:
             request = self.read_request()
@@ -214,6 +264,8 @@ class Worker:
                 self.reply(self.calibrate(request))
             elif op == "sample":
                 self.reply(self.sample(request))
+            elif op == "torch_profile":
+                self.reply(self.torch_profile(request))
             else:
                 self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
 
