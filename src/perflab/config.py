@@ -16,9 +16,9 @@ from perflab.errors import ConfigError
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 
 VARIANT_KEYS = ("python", "cwd", "cmd", "build")
-# the lenses this version has (the registry's); Metric.TORCH is reserved for a later lens
+# the lenses this version has (the registry's)
 AVAILABLE_METRICS = (
-    Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.PROFILE, Metric.ASM
+    Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.PROFILE, Metric.ASM, Metric.TORCH
 )  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z0-9_.+-][A-Za-z0-9_.+@:-]*$")
 _VARIANT_HINT = (

@@ -142,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-m",
         "--metric",
         dest="metrics",
-        help="lenses, comma-separated: time, instructions, counters, profile, asm (default: time)",
+        help="lenses, comma-separated: time, instructions, counters, profile, asm, torch "
+        "(default: time)",
     )
     how.add_argument("--budget", dest="budget_s", type=float, help="seconds per benchmark (20)")
     how.add_argument(

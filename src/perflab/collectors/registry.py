@@ -14,6 +14,7 @@ _LENSES: dict[Metric, str] = {
     Metric.COUNTERS: "perflab.collectors.counters:CountersLens",
     Metric.PROFILE: "perflab.collectors.profile:ProfileLens",
     Metric.ASM: "perflab.collectors.asm:AsmLens",
+    Metric.TORCH: "perflab.collectors.torch_ops:TorchLens",
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.analysis.torch_ops import OpTable, OpTableFormatError, parse_op_table
 from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.model import Benchmark, Variant
 from perflab.proc import LaunchSpec, ProcessRunner
@@ -235,6 +236,27 @@ class StatementWorker:
             cpu=reply.get("cpu"),
             involuntary_switches=reply.get("nivcsw"),
         )
+
+    def torch_profile(self, loops: int) -> OpTable:
+        """Run `loops` iterations under torch.profiler; torch's op table for them."""
+        # the first profile of a process initialises the profiler, which can take seconds
+        self._send({"op": "torch_profile", "loops": loops})
+        reply = self._receive(timeout_s=max(self.timeout_s, 120.0))
+        if reply.get("phase") == "torch":
+            raise self._error(
+                "torch cannot be imported in this variant's interpreter",
+                hint="the torch lens runs torch.profiler inside each variant: install torch "
+                "there (python=), or leave out --metric torch",
+                detail=str(reply.get("error", "")).rstrip(),
+            )
+        if not reply.get("ok"):
+            raise self._failure(reply)
+        try:
+            return parse_op_table(reply)
+        except OpTableFormatError as error:
+            raise self._error(
+                "the worker's torch profile could not be read", detail=str(error)
+            ) from error
 
     def close(self, timeout_s: float = 30.0) -> int | None:
         """Ask the worker to exit and wait for it (a wrapping tool may write its output then)."""

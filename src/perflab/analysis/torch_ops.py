@@ -1,0 +1,199 @@
+"""torch.profiler op tables: parsed into values, combined per iteration, and diffed (pure).
+
+An `OpTable` is what `key_averages()` said about one profiled loop of `loops` iterations: per op
+name, how often it ran and its self and total CPU time (µs, as torch reports them). Tables of one
+variant are combined into per-iteration rates, and two variants' rates are diffed: the ops whose
+calls or times changed, and the ops present in only one variant (an op that disappeared is what
+bypassing the dispatcher looks like).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class OpTableFormatError(ValueError):
+    """An op table (a worker reply or a stored artifact) does not have the expected shape."""
+
+
+@dataclass(frozen=True)
+class OpStats:
+    name: str
+    count: int
+    self_cpu_us: float  # key_averages' self_cpu_time_total: time in the op minus its child ops
+    cpu_us: float  # cpu_time_total: including child ops
+
+
+@dataclass(frozen=True)
+class OpTable:
+    """key_averages() of one profiled loop of `loops` iterations."""
+
+    loops: int
+    wall_ns: int  # the loop's wall time under the profiler
+    ops: tuple[OpStats, ...]
+    torch_version: str | None = None
+    cpu_capability: str | None = None  # torch.backends.cpu.get_cpu_capability()
+
+    @property
+    def self_cpu_us(self) -> float:
+        """All ops' self time: each microsecond inside an op is counted once."""
+        return sum(op.self_cpu_us for op in self.ops)
+
+    def to_json(self) -> dict[str, Any]:
+        """The worker's reply shape (minus "ok"), so stored artifacts read like the protocol."""
+        return {
+            "loops": self.loops,
+            "wall_ns": self.wall_ns,
+            "ops": [
+                {
+                    "name": op.name,
+                    "count": op.count,
+                    "self_cpu_time_total_us": op.self_cpu_us,
+                    "cpu_time_total_us": op.cpu_us,
+                }
+                for op in self.ops
+            ],
+            "torch_version": self.torch_version,
+            "cpu_capability": self.cpu_capability,
+        }
+
+
+def parse_op_table(data: Mapping[str, Any]) -> OpTable:
+    """An `OpTable` from the worker's `torch_profile` reply or `OpTable.to_json()`."""
+    try:
+        ops = tuple(
+            OpStats(
+                name=str(op["name"]),
+                count=int(op["count"]),
+                self_cpu_us=float(op["self_cpu_time_total_us"]),
+                cpu_us=float(op["cpu_time_total_us"]),
+            )
+            for op in data["ops"]
+        )
+        loops = int(data["loops"])
+        wall_ns = int(data.get("wall_ns") or 0)
+    except (KeyError, TypeError, ValueError) as error:
+        raise OpTableFormatError(f"not a torch op table: {error!r}") from error
+    if loops <= 0:
+        raise OpTableFormatError(f"an op table needs loops > 0, not {loops}")
+    version, capability = data.get("torch_version"), data.get("cpu_capability")
+    return OpTable(
+        loops=loops,
+        wall_ns=wall_ns,
+        ops=ops,
+        torch_version=None if version is None else str(version),
+        cpu_capability=None if capability is None else str(capability),
+    )
+
+
+@dataclass(frozen=True)
+class OpRate:
+    """One op of one variant, per iteration of the statement."""
+
+    name: str
+    calls_per_iteration: float
+    self_us_per_iteration: float
+    cpu_us_per_iteration: float
+
+
+def op_rates(tables: Iterable[OpTable]) -> dict[str, OpRate]:
+    """Per op, calls and times per iteration over several profiles: sums over the tables divided
+    by all their loops, so a longer profile weighs more (it measured more iterations). Ops that
+    never ran (count 0) are absent."""
+    tables = list(tables)
+    loops = sum(t.loops for t in tables)
+    counts: dict[str, list[float]] = {}
+    for table in tables:
+        for op in table.ops:
+            if op.count <= 0:
+                continue
+            total = counts.setdefault(op.name, [0.0, 0.0, 0.0])
+            total[0] += op.count
+            total[1] += op.self_cpu_us
+            total[2] += op.cpu_us
+    return {
+        name: OpRate(name, calls / loops, self_us / loops, cpu_us / loops)
+        for name, (calls, self_us, cpu_us) in sorted(counts.items())
+    }
+
+
+def self_us_per_iteration(rates: Mapping[str, OpRate]) -> float:
+    return sum(rate.self_us_per_iteration for rate in rates.values())
+
+
+@dataclass(frozen=True)
+class OpChange:
+    name: str
+    baseline_calls_per_iteration: float  # 0 when the op does not run in the baseline
+    variant_calls_per_iteration: float
+    baseline_self_us_per_iteration: float
+    variant_self_us_per_iteration: float
+
+    @property
+    def calls_delta(self) -> float:
+        return self.variant_calls_per_iteration - self.baseline_calls_per_iteration
+
+    @property
+    def self_us_delta(self) -> float:
+        return self.variant_self_us_per_iteration - self.baseline_self_us_per_iteration
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "baseline_calls_per_iteration": self.baseline_calls_per_iteration,
+            "variant_calls_per_iteration": self.variant_calls_per_iteration,
+            "baseline_self_us_per_iteration": self.baseline_self_us_per_iteration,
+            "variant_self_us_per_iteration": self.variant_self_us_per_iteration,
+        }
+
+
+# Call counts per iteration closer than this are the same: a count is exact, but divided by
+# different loop counts it may differ in the last bits.
+_CALLS_TOLERANCE = 1e-9
+
+
+def _size_of_change(change: OpChange) -> tuple[float, float, str]:
+    calls = abs(change.calls_delta)
+    return (-(calls if calls > _CALLS_TOLERANCE else 0.0), -abs(change.self_us_delta), change.name)
+
+
+@dataclass(frozen=True)
+class OpsDiff:
+    changes: tuple[OpChange, ...]  # every op of either variant, largest change first
+    appeared: tuple[str, ...]  # runs in the variant only
+    disappeared: tuple[str, ...]  # runs in the baseline only
+    baseline_self_us_per_iteration: float
+    variant_self_us_per_iteration: float
+
+
+def diff_ops(baseline: Mapping[str, OpRate], variant: Mapping[str, OpRate]) -> OpsDiff:
+    """Every op of either side, paired by name. Ordered by the size of the change: ops whose calls
+    per iteration changed come first (counts are exact, times are noisy and inflated by the
+    profiler), largest change first, then by the change of self time per iteration."""
+    absent = OpRate("", 0.0, 0.0, 0.0)
+    changes = [
+        OpChange(
+            name=name,
+            baseline_calls_per_iteration=baseline.get(name, absent).calls_per_iteration,
+            variant_calls_per_iteration=variant.get(name, absent).calls_per_iteration,
+            baseline_self_us_per_iteration=baseline.get(name, absent).self_us_per_iteration,
+            variant_self_us_per_iteration=variant.get(name, absent).self_us_per_iteration,
+        )
+        for name in set(baseline) | set(variant)
+    ]
+    return OpsDiff(
+        changes=tuple(sorted(changes, key=_size_of_change)),
+        appeared=tuple(sorted(set(variant) - set(baseline))),
+        disappeared=tuple(sorted(set(baseline) - set(variant))),
+        baseline_self_us_per_iteration=self_us_per_iteration(baseline),
+        variant_self_us_per_iteration=self_us_per_iteration(variant),
+    )
+
+
+def versions_of(tables: Sequence[OpTable]) -> tuple[list[str], list[str]]:
+    """The torch versions and CPU capabilities seen in a variant's tables (normally one each)."""
+    versions = sorted({t.torch_version for t in tables if t.torch_version is not None})
+    capabilities = sorted({t.cpu_capability for t in tables if t.cpu_capability is not None})
+    return versions, capabilities

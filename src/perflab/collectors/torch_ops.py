@@ -1,0 +1,312 @@
+"""The torch lens: the ops torch.profiler sees in each variant, and how they changed.
+
+Statements only. Per generation, one fresh worker per variant (random launch order), pinned to the
+measuring CPU like the time lens's; torch is imported inside the variant's own interpreter. The
+loop count is calibrated once, without the profiler. In each generation the variants alternate
+profiles of that many loops (block 0 a short warm-up profile: the first profile of a process pays
+for the profiler's start-up and cold caches). Every profile's op table is stored as an artifact,
+its per-op counts and times and its total self CPU time as samples.
+
+Analysis: the ratio is the total self CPU time of all ops per iteration, variant/baseline, paired
+by generation and block with a CI over generations (`stats.paired`). The profiler inflates times,
+so that ratio is indicative; the ops that appeared or disappeared, and call counts, are the robust
+part (docs/lenses/torch.md).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.analysis.torch_ops import (
+    OpsDiff,
+    OpTable,
+    diff_ops,
+    op_rates,
+    parse_op_table,
+    versions_of,
+)
+from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
+from perflab.collectors.time import benchmark_rng
+from perflab.collectors.worker_client import StatementWorker, interpreter_for
+from perflab.errors import ConfigError
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkKind,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Settings,
+    Severity,
+)
+from perflab.plan import block_orders, launch_order
+from perflab.proc import ProcessRunner
+from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+
+SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
+OP_CALLS = "op_calls:"  # + op name: that op's count
+OP_SELF_CPU_US = "op_self_cpu_us:"
+OP_CPU_US = "op_cpu_us:"
+KIND_OPS = "torch-ops"  # artifact: OpTable JSON of a measured profile
+KIND_WARMUP_OPS = "torch-ops-warmup"
+
+MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one
+WARMUP_LOOPS = 50
+# Every op call becomes a profiler event held in memory until key_averages(), and costs a few µs
+# of profiler overhead: more loops than this add little but time and memory.
+MAX_LOOPS = 2000
+RATIO_BASIS = (
+    "total self CPU time of all ops per iteration under torch.profiler: inflated by the "
+    "profiler's overhead, indicative only; use the time lens for a verdict"
+)
+
+
+@dataclass(frozen=True)
+class TorchDetails:
+    diff: OpsDiff
+    baseline_torch_versions: list[str]
+    variant_torch_versions: list[str]
+    baseline_cpu_capabilities: list[str]
+    variant_cpu_capabilities: list[str]
+    baseline_profiles: int
+    variant_profiles: int
+    n_groups: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ratio_basis": RATIO_BASIS,
+            "ops": [change.to_json() for change in self.diff.changes],
+            "appeared": list(self.diff.appeared),
+            "disappeared": list(self.diff.disappeared),
+            "baseline_self_us_per_iteration": self.diff.baseline_self_us_per_iteration,
+            "variant_self_us_per_iteration": self.diff.variant_self_us_per_iteration,
+            "baseline_torch_version": _one_or_joined(self.baseline_torch_versions),
+            "variant_torch_version": _one_or_joined(self.variant_torch_versions),
+            "baseline_cpu_capability": _one_or_joined(self.baseline_cpu_capabilities),
+            "variant_cpu_capability": _one_or_joined(self.variant_cpu_capabilities),
+            "baseline_profiles": self.baseline_profiles,
+            "variant_profiles": self.variant_profiles,
+            "n_groups": self.n_groups,
+        }
+
+
+def _one_or_joined(values: list[str]) -> str | None:
+    # one per variant normally; several would mean the environment changed during the run
+    return ", ".join(values) if values else None
+
+
+class TorchLens:
+    metric = Metric.TORCH
+
+    def __init__(self, clock_ns: Any = time.monotonic_ns) -> None:
+        self._clock_ns = clock_ns
+
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        for benchmark in experiment.benchmarks:
+            _require_statement(benchmark)
+        return []
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        _require_statement(benchmark)
+        _Session(benchmark, context, self._clock_ns).run()
+
+    def analyse(
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
+    ) -> LensAnalysis:
+        return analyse_torch(benchmark, variants, data, experiment.settings)
+
+
+def _require_statement(benchmark: Benchmark) -> None:
+    if benchmark.kind is not BenchmarkKind.STATEMENT:
+        raise ConfigError(
+            "the torch lens profiles Python statements, not commands",
+            hint="use --stmt/--setup for this benchmark, or leave out --metric torch",
+            benchmark=benchmark.name,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# measuring
+
+
+class _Session:
+    def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
+        self.benchmark = benchmark
+        self.context = context
+        self.settings = context.experiment.settings
+        self.variants = context.experiment.variants
+        self.clock_ns = clock_ns
+        self.start_ns = clock_ns()
+        self.rng = benchmark_rng(self.settings, benchmark)
+
+    def run(self) -> None:
+        loops: int | None = None
+        generations = max(2, self.settings.min_generations)  # a CI needs two
+        for generation in range(generations):
+            self.context.progress.update(
+                benchmark=self.benchmark.name,
+                metric=Metric.TORCH,
+                detail=f"torch.profiler, generation {generation + 1}/{generations}",
+                fraction=generation / generations,
+            )
+            workers = self._launch()
+            try:
+                if loops is None:
+                    target_ns = int(self.settings.sample_target_ms * 1e6)
+                    loops = min(MAX_LOOPS, workers[0].calibrate(target_ns))
+                self._profile_generation(workers, generation, loops)
+            finally:
+                for worker in workers:
+                    worker.close()
+
+    def _launch(self) -> list[StatementWorker]:
+        started: dict[int, StatementWorker] = {}
+        try:
+            for index in launch_order(len(self.variants), self.rng):
+                variant = self.variants[index]
+                started[index] = StatementWorker(
+                    self.context.runner,
+                    self.benchmark,
+                    variant,
+                    interpreter=interpreter_for(variant, self.context.default_python),
+                    cpu=self.context.cpu,
+                    timeout_s=self.settings.sample_timeout_s,
+                )
+        except BaseException:
+            for worker in started.values():
+                worker.kill()
+            raise
+        return [started[i] for i in range(len(self.variants))]
+
+    def _profile_generation(
+        self, workers: list[StatementWorker], generation: int, loops: int
+    ) -> None:
+        orders = block_orders(len(workers), self.rng)
+        for block in range(1 + MEASURED_BLOCKS):
+            warmup = block == 0
+            for position, index in enumerate(next(orders)):
+                table = workers[index].torch_profile(min(loops, WARMUP_LOOPS) if warmup else loops)
+                self._store(table, self.variants[index].name, generation, block, position, warmup)
+
+    def _store(
+        self, table: OpTable, variant: str, generation: int, block: int, position: int, warmup: bool
+    ) -> None:
+        sink = self.context.sink
+        sink.add_artifact(
+            Artifact(
+                benchmark=self.benchmark.name,
+                variant=variant,
+                metric=Metric.TORCH,
+                kind=KIND_WARMUP_OPS if warmup else KIND_OPS,
+                content=json.dumps(table.to_json()),
+                generation=generation,
+            )
+        )
+        at_ns = self.clock_ns() - self.start_ns
+        values = [(SELF_CPU_US, table.self_cpu_us)]
+        for op in table.ops:
+            values += [
+                (OP_CALLS + op.name, float(op.count)),
+                (OP_SELF_CPU_US + op.name, op.self_cpu_us),
+                (OP_CPU_US + op.name, op.cpu_us),
+            ]
+        for name, value in values:
+            sink.add_sample(
+                Sample(
+                    benchmark=self.benchmark.name,
+                    variant=variant,
+                    metric=Metric.TORCH,
+                    name=name,
+                    value=value,
+                    loops=table.loops,
+                    generation=generation,
+                    block=block,
+                    position=position,
+                    cpu=self.context.cpu,
+                    at_ns=at_ns,
+                    warmup=warmup,
+                )
+            )
+        sink.add_variant_info(
+            variant,
+            {"torch": {"version": table.torch_version, "cpu_capability": table.cpu_capability}},
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# analysing
+
+
+def analyse_torch(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+) -> LensAnalysis:
+    """From stored data only: one comparison per non-baseline variant."""
+    tables = {
+        name: [parse_op_table(json.loads(a.content)) for a in data.artifacts_of(name, KIND_OPS)]
+        for name in variants
+    }
+    baseline_name = variants[0]
+    if not tables[baseline_name]:
+        return LensAnalysis()
+    notes = [
+        Note(
+            Severity.WARNING,
+            f"torch.profiler saw no op in variant {name!r}: the statement runs no torch operator",
+            hint="profile a statement that calls torch (e.g. torch.add(x, y))",
+            benchmark=benchmark.name,
+            variant=name,
+            metric=Metric.TORCH,
+        )
+        for name in variants
+        if tables[name] and not op_rates(tables[name])
+    ]
+    baseline_rates = op_rates(tables[baseline_name])
+    baseline_versions, baseline_capabilities = versions_of(tables[baseline_name])
+    comparisons = []
+    for name in variants[1:]:
+        if not tables[name]:
+            continue
+        diff = diff_ops(baseline_rates, op_rates(tables[name]))
+        estimate = estimate_ratio(
+            pair_samples(
+                data.samples_of(baseline_name, SELF_CPU_US), data.samples_of(name, SELF_CPU_US)
+            ),
+            settings.confidence,
+        )
+        versions, capabilities = versions_of(tables[name])
+        comparisons.append(
+            Comparison(
+                benchmark=benchmark.name,
+                metric=Metric.TORCH,
+                baseline=baseline_name,
+                variant=name,
+                ratio=estimate.ratio,
+                ci_low=estimate.ci_low,
+                ci_high=estimate.ci_high,
+                verdict=verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band),
+                baseline_value=diff.baseline_self_us_per_iteration * 1e3,
+                variant_value=diff.variant_self_us_per_iteration * 1e3,
+                unit="ns",
+                details=TorchDetails(
+                    diff=diff,
+                    baseline_torch_versions=baseline_versions,
+                    variant_torch_versions=versions,
+                    baseline_cpu_capabilities=baseline_capabilities,
+                    variant_cpu_capabilities=capabilities,
+                    baseline_profiles=len(tables[baseline_name]),
+                    variant_profiles=len(tables[name]),
+                    n_groups=estimate.n_groups,
+                ),
+            )
+        )
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
