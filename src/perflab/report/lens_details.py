@@ -1,6 +1,6 @@
 """Terminal tables for what a lens found beyond the ratio: the functions whose instruction counts
-changed, the hot symbols of a profile, the assembly summaries. They read the comparison's JSON
-fields (the documented contract), not the lenses' internals."""
+changed, the hot symbols of a profile, the assembly summaries, the torch ops that changed. They
+read the comparison's JSON fields (the documented contract), not the lenses' internals."""
 
 from __future__ import annotations
 
@@ -109,10 +109,52 @@ def _loop_size(side: Mapping[str, Any]) -> str:
     return str(loop.get("size_bytes", "-"))
 
 
+def torch_details(comparison: Comparison, data: Mapping[str, Any]) -> list[RenderableType]:
+    ops = data.get("ops", [])
+    out: list[RenderableType] = []
+    if ops:
+        table = Table(
+            title=_title(comparison, "torch.profiler ops per iteration"), title_justify="left"
+        )
+        for column in ("op", "calls", "self µs (baseline)", "self µs (variant)", "self µs change"):
+            table.add_column(column, justify="left" if column == "op" else "right")
+        for op in ops[:MAX_ROWS]:
+            base_calls = op.get("baseline_calls_per_iteration", 0.0)
+            var_calls = op.get("variant_calls_per_iteration", 0.0)
+            base_us = op.get("baseline_self_us_per_iteration", 0.0)
+            var_us = op.get("variant_self_us_per_iteration", 0.0)
+            delta = var_us - base_us
+            table.add_row(
+                Text(op["name"]),
+                Text(
+                    f"{base_calls:.3g} → {var_calls:.3g}",
+                    style="bold" if base_calls != var_calls else "",
+                ),
+                f"{base_us:.3g}",
+                f"{var_us:.3g}",
+                Text(_signed(delta, 3), style="red" if delta > 0 else "green" if delta < 0 else ""),
+            )
+        if len(ops) > MAX_ROWS:
+            table.caption = f"{len(ops) - MAX_ROWS} more in the JSON output"
+        out.append(table)
+    for key in ("appeared", "disappeared"):
+        names = data.get(key, [])
+        if names:
+            shown = ", ".join(names[:8]) + (f" (+{len(names) - 8} more)" if len(names) > 8 else "")
+            out.append(Text(f"ops {key} in {comparison.variant}: {shown}", style="magenta"))
+    base_isa = data.get("baseline_cpu_capability")
+    var_isa = data.get("variant_cpu_capability")
+    if base_isa != var_isa:
+        # a different kernel ISA explains time differences that no op-level change shows
+        out.append(Text(f"torch CPU capability: {base_isa} → {var_isa}", style="magenta"))
+    return out
+
+
 _RENDERERS: dict[Metric, Callable[[Comparison, Mapping[str, Any]], list[RenderableType]]] = {
     Metric.INSTRUCTIONS: instructions_details,
     Metric.PROFILE: profile_details,
     Metric.ASM: asm_details,
+    Metric.TORCH: torch_details,
 }
 
 
