@@ -1,0 +1,237 @@
+"""The torch lens's analysis on hand-written op tables: no torch, no processes."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from perflab.analysis.torch_ops import (
+    OpStats,
+    OpTable,
+    OpTableFormatError,
+    diff_ops,
+    op_rates,
+    parse_op_table,
+    versions_of,
+)
+from perflab.collectors.base import BenchmarkData
+from perflab.collectors.registry import lens_for
+from perflab.collectors.torch_ops import (
+    KIND_OPS,
+    KIND_WARMUP_OPS,
+    SELF_CPU_US,
+    TorchLens,
+    analyse_torch,
+)
+from perflab.errors import ConfigError
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    Experiment,
+    Metric,
+    Sample,
+    Settings,
+    Variant,
+    Verdict,
+)
+from perflab.proc import SubprocessRunner
+from perflab.report.lens_details import lens_details
+
+
+def table(loops: int, *ops: tuple[str, int, float], capability: str = "AVX512") -> OpTable:
+    """ops: (name, count, self µs); total time = self time (no child ops)."""
+    return OpTable(
+        loops=loops,
+        wall_ns=loops * 1000,
+        ops=tuple(OpStats(name, count, self_us, self_us) for name, count, self_us in ops),
+        torch_version="2.13.0+cpu",
+        cpu_capability=capability,
+    )
+
+
+def test_an_op_table_round_trips_through_the_worker_reply_shape() -> None:
+    original = OpTable(
+        loops=10,
+        wall_ns=12345,
+        ops=(OpStats("aten::relu", 10, 3.5, 7.0), OpStats("aten::clamp_min", 10, 3.5, 3.5)),
+        torch_version="2.13.0+cpu",
+        cpu_capability=None,
+    )
+    reply = {"ok": True, **original.to_json()}
+    assert parse_op_table(json.loads(json.dumps(reply))) == original
+    assert original.self_cpu_us == 7.0
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"loops": 10},
+        {"loops": 10, "ops": [{"name": "aten::add", "count": "many"}]},
+        {"loops": 0, "ops": []},
+        {"ops": []},
+    ],
+)
+def test_a_malformed_op_table_is_a_format_error(data: dict[str, Any]) -> None:
+    with pytest.raises(OpTableFormatError):
+        parse_op_table(data)
+
+
+def test_rates_are_per_iteration_over_all_tables_and_skip_ops_that_never_ran() -> None:
+    rates = op_rates(
+        [
+            table(100, ("aten::add", 100, 200.0), ("aten::empty", 0, 0.0)),
+            table(300, ("aten::add", 300, 300.0), ("aten::fill_", 3, 6.0)),
+        ]
+    )
+    assert set(rates) == {"aten::add", "aten::fill_"}
+    assert rates["aten::add"].calls_per_iteration == 1.0
+    assert rates["aten::add"].self_us_per_iteration == pytest.approx(500.0 / 400)
+    assert rates["aten::fill_"].calls_per_iteration == pytest.approx(3 / 400)
+
+
+def test_the_diff_names_ops_that_appeared_and_disappeared_and_puts_call_changes_first() -> None:
+    baseline = op_rates([table(10, ("aten::add", 10, 20.0), ("aten::empty", 10, 5.0))])
+    variant = op_rates(
+        [
+            table(
+                10,
+                ("aten::add", 10, 40.0),  # slower, same calls: after the call changes
+                ("aten::relu", 10, 3.0),
+                ("aten::clamp_min", 20, 2.0),
+            )
+        ]
+    )
+    diff = diff_ops(baseline, variant)
+    assert diff.appeared == ("aten::clamp_min", "aten::relu")
+    assert diff.disappeared == ("aten::empty",)
+    assert [c.name for c in diff.changes] == [
+        "aten::clamp_min",  # +2 calls per iteration
+        "aten::empty",  # -1 call, -0.5 µs
+        "aten::relu",  # +1 call, +0.3 µs
+        "aten::add",  # same calls, +2 µs
+    ]
+    assert diff.baseline_self_us_per_iteration == pytest.approx(2.5)
+    assert diff.variant_self_us_per_iteration == pytest.approx(4.5)
+    empty = next(c for c in diff.changes if c.name == "aten::empty")
+    assert empty.to_json() == {
+        "name": "aten::empty",
+        "baseline_calls_per_iteration": 1.0,
+        "variant_calls_per_iteration": 0.0,
+        "baseline_self_us_per_iteration": 0.5,
+        "variant_self_us_per_iteration": 0.0,
+    }
+
+
+def test_versions_of_a_variant_are_collected_once() -> None:
+    tables = [table(1, capability="AVX2"), table(1, capability="AVX2")]
+    assert versions_of(tables) == (["2.13.0+cpu"], ["AVX2"])
+
+
+# -- the lens's analysis, from stored samples and artifacts ---------------------------------
+
+
+def stored(
+    variant: str, tables: list[OpTable], *, generations: int, warmup_table: OpTable | None = None
+) -> tuple[list[Sample], list[Artifact]]:
+    """What the lens stores: per generation a warm-up profile (block 0), then measured ones."""
+    samples, artifacts = [], []
+    for generation in range(generations):
+        profiles = [(warmup_table or tables[0], True)] + [(t, False) for t in tables]
+        for block, (profile, warmup) in enumerate(profiles):
+            kind = KIND_WARMUP_OPS if warmup else KIND_OPS
+            content = json.dumps(profile.to_json())
+            artifacts.append(Artifact("b", variant, Metric.TORCH, kind, content, generation))
+            value = profile.self_cpu_us * (1 + 0.01 * generation)
+            samples.append(
+                Sample(
+                    benchmark="b",
+                    variant=variant,
+                    metric=Metric.TORCH,
+                    name=SELF_CPU_US,
+                    value=value,
+                    loops=profile.loops,
+                    generation=generation,
+                    block=block,
+                    warmup=warmup,
+                )
+            )
+    return samples, artifacts
+
+
+def test_analysis_compares_total_self_time_and_lists_the_op_changes() -> None:
+    base_samples, base_artifacts = stored(
+        "A",
+        [table(100, ("aten::add", 100, 100.0))],
+        generations=3,
+        # the warm-up profile's inflated times and odd ops must not count
+        warmup_table=table(5, ("aten::add", 5, 5000.0), ("aten::warmup_only", 1, 1.0)),
+    )
+    var_samples, var_artifacts = stored(
+        "B",
+        [table(100, ("aten::add", 100, 100.0), ("aten::relu", 100, 100.0))],
+        generations=3,
+    )
+    data = BenchmarkData(
+        samples=tuple(base_samples + var_samples), artifacts=tuple(base_artifacts + var_artifacts)
+    )
+    analysis = analyse_torch(Benchmark("b", stmt="x"), ["A", "B"], data, Settings())
+    (comparison,) = analysis.comparisons
+    assert comparison.metric is Metric.TORCH
+    assert comparison.ratio == pytest.approx(2.0)
+    assert comparison.ci_low <= comparison.ratio <= comparison.ci_high
+    assert comparison.verdict is Verdict.SLOWER
+    assert (comparison.baseline_value, comparison.variant_value) == (1000.0, 2000.0)  # ns
+    document = comparison.to_json()
+    assert document["appeared"] == ["aten::relu"] and document["disappeared"] == []
+    assert [op["name"] for op in document["ops"]] == ["aten::relu", "aten::add"]
+    assert document["baseline_torch_version"] == "2.13.0+cpu"
+    assert document["variant_cpu_capability"] == "AVX512"
+    assert document["baseline_profiles"] == 3 and document["n_groups"] == 3
+    assert analysis.notes == ()
+
+
+def test_a_statement_without_torch_ops_gets_a_note_and_no_ratio() -> None:
+    samples, artifacts = [], []
+    for variant in ("A", "B"):
+        s, a = stored(variant, [table(10)], generations=2)
+        samples += s
+        artifacts += a
+    data = BenchmarkData(samples=tuple(samples), artifacts=tuple(artifacts))
+    analysis = analyse_torch(Benchmark("b", stmt="x"), ["A", "B"], data, Settings())
+    (comparison,) = analysis.comparisons
+    assert math.isnan(comparison.ratio) and comparison.verdict is Verdict.INCONCLUSIVE
+    assert len(analysis.notes) == 2
+    assert "no op" in analysis.notes[0].message
+
+
+def test_the_lens_is_registered_and_refuses_commands_up_front() -> None:
+    lens = lens_for(Metric.TORCH)
+    assert isinstance(lens, TorchLens)
+    experiment = Experiment(
+        benchmarks=(Benchmark("ls", cmd="ls"),), variants=(Variant("A"), Variant("B"))
+    )
+    with pytest.raises(ConfigError, match="statements, not commands") as caught:
+        lens.preflight(experiment, SubprocessRunner())
+    assert caught.value.benchmark == "ls" and caught.value.hint
+
+
+def test_the_terminal_shows_changed_ops_and_what_appeared() -> None:
+    samples, artifacts = [], []
+    for variant, ops in (("A", [("aten::add", 10, 10.0)]), ("B", [("aten::relu", 10, 5.0)])):
+        s, a = stored(variant, [table(10, *ops, capability=f"CAP{variant}")], generations=2)
+        samples += s
+        artifacts += a
+    data = BenchmarkData(samples=tuple(samples), artifacts=tuple(artifacts))
+    comparisons = analyse_torch(Benchmark("b", stmt="x"), ["A", "B"], data, Settings()).comparisons
+    console = Console(width=120, record=True)
+    for renderable in lens_details(comparisons):
+        console.print(renderable)
+    text = console.export_text()
+    assert "torch.profiler ops per iteration" in text
+    assert "ops appeared in B: aten::relu" in text
+    assert "ops disappeared in B: aten::add" in text
+    assert "torch CPU capability: CAPA → CAPB" in text
