@@ -1,0 +1,52 @@
+"""The statement worker's torch_profile op with the real torch, inside a real worker process."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from perflab.collectors.worker_client import StatementWorker
+from perflab.errors import BenchmarkFailedError
+from perflab.model import Benchmark, Variant
+from perflab.proc import SubprocessRunner
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_worker_profiles_the_loop_with_torch_profiler() -> None:
+    benchmark = Benchmark("relu", stmt="torch.relu(x)", setup="import torch; x = torch.randn(16)")
+    with StatementWorker(
+        SubprocessRunner(), benchmark, Variant("A"), interpreter=sys.executable, cpu=None,
+        timeout_s=60,
+    ) as worker:  # fmt: skip
+        table = worker.torch_profile(20)
+    ops = {op.name: op for op in table.ops}
+    # relu is implemented by clamp_min: the op table shows the call path below the Python call
+    assert {"aten::relu", "aten::clamp_min"} <= set(ops)
+    assert ops["aten::relu"].count == 20
+    assert ops["aten::relu"].cpu_us >= ops["aten::relu"].self_cpu_us > 0
+    assert table.loops == 20 and table.wall_ns > 0
+    assert table.torch_version == str(torch.__version__)
+    assert table.cpu_capability  # e.g. "AVX512" here
+
+
+def test_a_variant_without_torch_fails_with_a_clear_error(tmp_path: Path) -> None:
+    # a torch that cannot be imported, shadowing the real one for this variant only
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
+    variant = Variant("no-torch", env={"PYTHONPATH": str(tmp_path)})
+    with StatementWorker(
+        SubprocessRunner(), Benchmark("pass", stmt="pass"), variant,
+        interpreter=sys.executable, cpu=None, timeout_s=60,
+    ) as worker:  # fmt: skip
+        with pytest.raises(BenchmarkFailedError, match="torch cannot be imported") as caught:
+            worker.torch_profile(10)
+        assert worker.process.poll() is None  # the worker survives and can still be used
+    error = caught.value
+    assert error.variant == "no-torch" and error.benchmark == "pass"
+    assert error.detail is not None and "no torch here" in error.detail
+    assert error.hint is not None and "--metric torch" in error.hint
