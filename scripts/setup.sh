@@ -2,7 +2,8 @@
 # Installs perflab and what its lenses need, only where something is missing:
 #   Debian packages: valgrind, linux-perf, binutils, llvm, gcc (and hyperfine with --bench)
 #   a virtual environment in .venv with perflab (editable) and its Python dependencies
-# Options: --test  also the test dependencies, chromium included (the HTML report is tested in it)
+# Options: --test  also the test dependencies, chromium and torch included (the HTML report is
+#                  tested in chromium, the torch lens with real torch)
 #          --bench  also pyperf and hyperfine (bench/)
 #          --torch also PyTorch 2.13.0 (CPU build)  --browser also chromium (HTML report check)
 set -euo pipefail
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 want_test=0; want_bench=0; want_torch=0; want_browser=0
 for arg in "$@"; do
   case "$arg" in
-    --test) want_test=1; want_browser=1 ;;
+    --test) want_test=1; want_browser=1; want_torch=1 ;;
     --bench) want_bench=1 ;;
     --torch) want_torch=1 ;;
     --browser) want_browser=1 ;;
@@ -63,8 +64,11 @@ extras="peers"
 [[ $want_test == 1 ]] && extras="test,peers"
 say "installing perflab[$extras] into .venv"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
-if [[ $want_torch == 1 ]]; then
+# only when missing: the CPU wheel is large, and a torch already there may be the one under test
+if [[ $want_torch == 1 ]] && ! .venv/bin/python -c 'import torch' 2>/dev/null; then
   say "installing torch 2.13.0 (CPU build)"
   .venv/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0
+elif [[ $want_torch == 1 ]]; then
+  say "torch: present ($(.venv/bin/python -c 'import torch; print(torch.__version__)'))"
 fi
 say "ready: .venv/bin/perflab --help"
