@@ -122,7 +122,7 @@ def test_a_real_run_renders_with_its_samples_in_chromium(
     dom = check_page(chromium, measured / "run.html", tmp_path, plots=3)
     assert "large vs small" in dom
     assert "Time: raw samples" in dom and "Per-generation ratios" in dom
-    assert "env N: small=None, large=1500" in dom
+    assert "env N: small=(unset), large=1500" in dom
     assert dom.count("<circle") > 10  # the samples
 
 
