@@ -185,6 +185,19 @@ def test_lens_on_a_statement_finds_the_library_each_variant_loaded(
     assert first["variant"]["cost_share"] > 0.3  # perf samples were attributed to it
     assert "zmm" in first["diff"]
     assert out["ratio"] > 1.0 and out["unit"] == "bytes"
+    assert out["verdict"] == "inconclusive"  # larger code, but code size is not speed
+
+
+@needs_perf
+def test_lens_calls_the_same_code_equivalent(relu_builds: dict[str, Path]) -> None:
+    benchmark = Benchmark(
+        "relu", stmt="lib.run(20)", setup="import ctypes, os; lib = ctypes.CDLL(os.environ['KLIB'])"
+    )
+    variants = tuple(Variant(name, env={"KLIB": str(relu_builds["avx2"])}) for name in "ab")
+    settings = Settings(metrics=(Metric.ASM,), symbols=("^relu",))
+    out = run_lens(Experiment((benchmark,), variants, settings))
+    assert out["ratio"] == 1.0
+    assert out["verdict"] == "equivalent"
 
 
 @needs_perf

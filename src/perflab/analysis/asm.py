@@ -831,6 +831,13 @@ class FunctionChange:
         return listing.calls if listing is not None else Counter()
 
     @property
+    def identical(self) -> bool:
+        """Both sides present and their normalised code the same, line for line."""
+        if self.baseline is None or self.variant is None:
+            return False
+        return _same_code(self.baseline, self.variant)
+
+    @property
     def sentence(self) -> str:
         return change_sentence(self.baseline, self.variant)
 
@@ -847,12 +854,16 @@ def _hot_mnemonics(listing: FunctionListing) -> Counter[str]:
     return Counter(line.instruction.mnemonic for line in lines if not line.text.startswith("nop"))
 
 
+def _same_code(baseline: FunctionListing, variant: FunctionListing) -> bool:
+    return [line.key for line in baseline.lines] == [line.key for line in variant.lines]
+
+
 def change_sentence(baseline: FunctionListing | None, variant: FunctionListing | None) -> str:
     if baseline is None:
         return "only in the variant (new, renamed beyond pairing, or no longer inlined)"
     if variant is None:
         return "only in the baseline (removed, renamed beyond pairing, or now inlined)"
-    if [line.key for line in baseline.lines] == [line.key for line in variant.lines]:
+    if _same_code(baseline, variant):
         return "identical after normalisation"
     parts: list[str] = []
     old_width, new_width = baseline.vector_width_bits, variant.vector_width_bits

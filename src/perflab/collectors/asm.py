@@ -5,7 +5,8 @@ measure: profile the measured region of every variant (or take the functions nam
 disassemble and summarise it, and store the listings as JSON artifacts.
 analyse: pair functions across variants (ISA namespaces and clone suffixes ignored), diff them and
 summarise what changed. The comparison's ratio is the **code size** of the paired functions,
-variant/baseline: a size ratio, not a speed ratio.
+variant/baseline: a size ratio, not a speed ratio. So the verdict never claims speed: it is
+`equivalent` when every function's normalised code is identical, `inconclusive` otherwise.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ from perflab.model import (
     Settings,
     Severity,
     Variant,
+    Verdict,
 )
 from perflab.proc import ProcessRunner, which
-from perflab.stats.paired import verdict_for
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
 ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from
@@ -413,6 +414,15 @@ def _side_json(listing: FunctionListing | None, share: float) -> dict[str, Any] 
     return out
 
 
+def asm_verdict(changes: Sequence[FunctionChange]) -> Verdict:
+    """`equivalent` when every function is paired and its normalised code is identical;
+    otherwise `inconclusive`. Code size says nothing about speed (smaller code can run slower):
+    the time and counters lenses decide faster or slower, never this one."""
+    if changes and all(change.identical for change in changes):
+        return Verdict.EQUIVALENT
+    return Verdict.INCONCLUSIVE
+
+
 def analyse_asm(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
 ) -> LensAnalysis:
@@ -439,8 +449,7 @@ def analyse_asm(
                 ratio=ratio,
                 ci_low=ratio,
                 ci_high=ratio,
-                # a deterministic size: no interval; "slower" here means "larger code"
-                verdict=verdict_for(ratio, ratio, settings.equivalence_band),
+                verdict=asm_verdict(changes),
                 baseline_value=float(base_bytes),
                 variant_value=float(var_bytes),
                 unit="bytes",
