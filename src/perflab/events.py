@@ -32,6 +32,21 @@ from perflab.errors import ToolUnavailableError
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
+HARDWARE_KIND = "Hardware event"
+NO_PMU = "no hardware PMU here (perf list shows no hardware events)"
+# perf's generic hardware events (name, aliases), as `perf list` spells them where a PMU exists
+GENERIC_HARDWARE_EVENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cpu-cycles", ("cycles",)),
+    ("instructions", ()),
+    ("branch-instructions", ("branches",)),
+    ("branch-misses", ()),
+    ("cache-references", ()),
+    ("cache-misses", ()),
+    ("ref-cycles", ()),
+    ("bus-cycles", ()),
+    ("stalled-cycles-frontend", ("idle-cycles-frontend",)),
+    ("stalled-cycles-backend", ("idle-cycles-backend",)),
+)
 
 
 class Countable(enum.StrEnum):
@@ -124,6 +139,31 @@ def matches(event: EventInfo, query: str) -> bool:
     return all(word in haystack for word in needle.split())
 
 
+def unlisted_generic_events(listed: Sequence[EventInfo], query: str) -> list[EventInfo]:
+    """The generic hardware events matching `query`, marked not countable, when `perf list`
+    shows no hardware event at all (no PMU, as in most VMs): a search for `cycles` then says why
+    it cannot be counted rather than finding nothing. Where the list shows hardware events, perf
+    has already left out the ones this PMU cannot count, and nothing is added."""
+    if any(event.kind == HARDWARE_KIND for event in listed):
+        return []
+    shown = {name for event in listed for name in (event.name, *event.aliases)}
+    unlisted = []
+    for name, aliases in GENERIC_HARDWARE_EVENTS:
+        event = EventInfo(name, aliases, HARDWARE_KIND, "", Countable.NO, NO_PMU)
+        if shown.isdisjoint((name, *aliases)) and matches(event, query):
+            unlisted.append(event)
+    return unlisted
+
+
+def with_trial(event: EventInfo, tried: tuple[Countable, str | None]) -> EventInfo:
+    """`event` marked with what counting it once said; a missing PMU stays the reason it cannot
+    be counted (perf itself only says `not supported`)."""
+    countable, reason = tried
+    if countable is Countable.NO and event.reason == NO_PMU:
+        return replace(event, countable=countable)
+    return replace(event, countable=countable, reason=reason)
+
+
 def list_events(runner: ProcessRunner, *, perf: str | None = None) -> list[EventInfo]:
     perf = perf or find_perf()
     result = runner.run(LaunchSpec(argv=(perf, "list", "--long-desc")), timeout_s=120)
@@ -171,19 +211,19 @@ def search_events(
     runner: ProcessRunner | None = None,
     try_counting: bool = True,
     batch: int = 25,
+    perf: str | None = None,
 ) -> list[EventInfo]:
     """Events whose name, kind or description contains every word of `query`, each marked with
-    whether this machine can count it (tried with `perf stat` on `true`)."""
+    whether this machine can count it (tried with `perf stat` on `true`). Generic hardware
+    events perf list leaves out (no PMU) are included, marked not countable."""
     runner = runner or SubprocessRunner()
-    perf = find_perf()
-    found = [e for e in list_events(runner, perf=perf) if matches(e, query)]
+    perf = perf or find_perf()
+    listed = list_events(runner, perf=perf)
+    found = unlisted_generic_events(listed, query) + [e for e in listed if matches(e, query)]
     if not try_counting:
         return found
     tried: dict[str, tuple[Countable, str | None]] = {}
     candidates = [e.name for e in found if "<" not in e.name][:_MAX_TRIED]
     for start in range(0, len(candidates), batch):
         tried.update(try_events(runner, candidates[start : start + batch], perf=perf))
-    return [
-        replace(e, countable=tried[e.name][0], reason=tried[e.name][1]) if e.name in tried else e
-        for e in found
-    ]
+    return [with_trial(e, tried[e.name]) if e.name in tried else e for e in found]

@@ -3,9 +3,21 @@ server with vendor events) parsed into searchable events."""
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from perflab.events import matches, parse_perf_list
+from perflab.events import (
+    NO_PMU,
+    Countable,
+    matches,
+    parse_perf_list,
+    search_events,
+    unlisted_generic_events,
+    with_trial,
+)
+from perflab.proc import Completed, LaunchSpec
 
 DATA = Path(__file__).parent / "data" / "perf"
 
@@ -31,3 +43,58 @@ def test_vendor_events_with_wrapped_descriptions() -> None:
     assert [e.name for e in events.values() if matches(e, "turbo avx2")] == [
         "core_power.lvl1_turbo_license"
     ]
+
+
+class PerfOnAVm:
+    """`perf list` and `perf stat` as they answer on this VM: no hardware events listed, and
+    counting one prints `<not supported>`."""
+
+    def __init__(self) -> None:
+        self.stat_calls: list[tuple[str, ...]] = []
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        if spec.argv[1] == "list":
+            return Completed(spec.argv, 0, (DATA / "list_vm.txt").read_text(), "", 1)
+        self.stat_calls.append(spec.argv)
+        events = spec.argv[spec.argv.index("-e") + 1].split(",")
+        lines = [f"<not supported>,,{name},0,100.00,," for name in events]
+        return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
+
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
+        raise AssertionError("not used")
+
+
+def test_generic_hardware_events_missing_from_the_list_are_shown_not_countable() -> None:
+    runner = PerfOnAVm()
+    found = search_events("cycles", runner=runner, perf="perf")
+    assert [e.name for e in found] == [
+        "cpu-cycles",
+        "ref-cycles",
+        "bus-cycles",
+        "stalled-cycles-frontend",
+        "stalled-cycles-backend",
+    ]
+    assert found[0].aliases == ("cycles",) and found[0].kind == "Hardware event"
+    assert {(e.countable, e.reason) for e in found} == {(Countable.NO, NO_PMU)}
+    assert runner.stat_calls  # tried, to be sure
+
+    untried = search_events("branches", runner=PerfOnAVm(), perf="perf", try_counting=False)
+    assert [(e.name, e.countable, e.reason) for e in untried] == [
+        ("branch-instructions", Countable.NO, NO_PMU)
+    ]
+
+
+def test_generic_events_are_not_added_where_perf_lists_them() -> None:
+    listed = parse_perf_list((DATA / "list_intel_vendor.txt").read_text())
+    assert unlisted_generic_events(listed, "cycles") == []
+    vm = parse_perf_list((DATA / "list_vm.txt").read_text())
+    assert unlisted_generic_events(vm, "task-clock") == []  # software events are listed
+
+
+def test_a_counted_generic_event_is_countable_whatever_the_list_said() -> None:
+    [cycles] = unlisted_generic_events([], "cpu-cycles")
+    assert with_trial(cycles, (Countable.YES, None)) == replace(
+        cycles, countable=Countable.YES, reason=None
+    )
