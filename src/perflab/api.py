@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.collectors.base import ProgressReporter
 from perflab.config import (
+    check_keys_apply,
     check_variants,
     expand_grid,
     load_experiment,
@@ -73,10 +74,15 @@ def make_experiment(
                 hint="put them in the file's [[benchmark]] tables and [params]",
             )
         parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
-        return Experiment(
-            benchmarks=base.benchmarks,
-            variants=check_variants(parsed) if parsed else base.variants,
-            settings=settings_with(base.settings, **changes),
+        chosen = check_variants(parsed) if parsed else base.variants
+        check_keys_apply(chosen, base.benchmarks)
+        return _checked(
+            Experiment(
+                benchmarks=base.benchmarks,
+                variants=chosen,
+                settings=settings_with(base.settings, **changes),
+            ),
+            explicit=changes,
         )
     if stmt is None and cmd is None:
         raise ConfigError(
@@ -91,12 +97,37 @@ def make_experiment(
         cmd=cmd,
         params=grid,
     )
-    parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
-    return Experiment(
-        benchmarks=tuple(benchmarks),
-        variants=check_variants(parsed),
-        settings=settings_with(Settings(), **changes),
+    checked = check_variants([v if isinstance(v, Variant) else parse_variant(v) for v in variants])
+    check_keys_apply(checked, benchmarks)
+    return _checked(
+        Experiment(
+            benchmarks=tuple(benchmarks),
+            variants=checked,
+            settings=settings_with(Settings(), **changes),
+        ),
+        explicit=changes,
     )
+
+
+# options that only one lens reads: given without that lens, they would silently do nothing
+_LENS_OPTIONS = {
+    "events": (Metric.COUNTERS, "--events"),
+    "region": (Metric.INSTRUCTIONS, "--region"),
+    "cache_sim": (Metric.INSTRUCTIONS, "--cache-sim"),
+    "layers": (Metric.INSTRUCTIONS, "--layer"),
+    "symbols": (Metric.ASM, "--symbol"),
+}
+
+
+def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
+    for key, (metric, option) in _LENS_OPTIONS.items():
+        if explicit.get(key) and metric not in experiment.settings.metrics:
+            raise ConfigError(
+                f"{option} is an option of the {metric.value} lens, which is not selected",
+                hint=f"add --metric {','.join(m.value for m in experiment.settings.metrics)},"
+                f"{metric.value}",
+            )
+    return experiment
 
 
 def run(
@@ -114,7 +145,7 @@ def run(
 
 
 def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
-    store = Store.open(store_path)
+    store = Store.open(store_path, create=False)
     try:
         return store.list_runs(limit)
     finally:
@@ -122,7 +153,7 @@ def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> l
 
 
 def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
-    store = Store.open(store_path)
+    store = Store.open(store_path, create=False)
     try:
         return analyse_run(store.load_run(run_id))
     finally:
@@ -133,7 +164,7 @@ def load_run(
     run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH
 ) -> StoredRun:
     """A stored run as measured: raw samples, artifacts, notes (for plots of the raw data)."""
-    store = Store.open(store_path)
+    store = Store.open(store_path, create=False)
     try:
         return store.load_run(run_id)
     finally:
@@ -147,7 +178,7 @@ def asm_views(
     benchmark of a stored run that has the asm lens's data."""
     from perflab.collectors.asm import asm_views as views_of  # the asm lens loads capstone
 
-    store = Store.open(store_path)
+    store = Store.open(store_path, create=False)
     try:
         run = store.load_run(run_id)
     finally:
@@ -169,7 +200,7 @@ def asm_views(
 def compare(
     baseline_run: str | int, candidate_run: str | int, store_path: str | Path = DEFAULT_STORE_PATH
 ) -> RunResult:
-    store = Store.open(store_path)
+    store = Store.open(store_path, create=False)
     try:
         return compare_runs(store.load_run(baseline_run), store.load_run(candidate_run))
     finally:

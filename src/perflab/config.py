@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import ConfigError
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.model import Benchmark, BenchmarkKind, Experiment, Metric, Settings, Variant
 
 VARIANT_KEYS = ("python", "cwd", "cmd", "build")
 # the lenses this version has (the registry's)
@@ -49,10 +49,31 @@ def parse_variant(spec: str) -> Variant:
         if key.startswith("env.") and len(key) > 4:
             fields["env"][key[4:]] = value
         elif key in VARIANT_KEYS:
+            if not value:
+                raise ConfigError(f"{key}= has no value", hint=_VARIANT_HINT, variant=name)
             fields[key] = value
         else:
             raise ConfigError(f"unknown key {key!r}", hint=_VARIANT_HINT, variant=name)
     return Variant(**fields)
+
+
+def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark]) -> None:
+    """python= only matters to statements and cmd= only to commands: a key that changes nothing
+    would still show as a difference between the variants, so refuse it."""
+    kinds = {b.kind for b in benchmarks}
+    for variant in variants:
+        if variant.cmd and BenchmarkKind.COMMAND not in kinds:
+            raise ConfigError(
+                "cmd= applies to command benchmarks (--cmd), and this experiment has none",
+                hint="use python= or env.VAR= to vary a statement benchmark",
+                variant=variant.name,
+            )
+        if variant.python and BenchmarkKind.STATEMENT not in kinds:
+            raise ConfigError(
+                "python= applies to statement benchmarks (--stmt), and this experiment has none",
+                hint="vary a command with cmd=, cwd= or env.VAR=",
+                variant=variant.name,
+            )
 
 
 def check_variants(variants: Sequence[Variant]) -> tuple[Variant, ...]:
@@ -136,6 +157,13 @@ def expand_grid(
             hint="a benchmark is a Python statement or a command, not both",
             benchmark=name,
         )
+    for key, values in params.items():
+        if not values or any(value == "" for value in values):
+            raise ConfigError(
+                f"parameter {key!r} has an empty value list or an empty value",
+                hint="give at least one value, e.g. --param n=1,100 or n = [1, 100]",
+                benchmark=name,
+            )
     keys = list(params)
     points = [
         dict(zip(keys, values, strict=True)) for values in itertools.product(*params.values())
@@ -282,6 +310,7 @@ def experiment_from_mapping(
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError(f"{source}: benchmark names repeat: {', '.join(repeated)}")
+    check_keys_apply(variants, benchmarks)
     return Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
 
 

@@ -3,6 +3,7 @@ store -> analyse: turns a stored run into comparisons."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -12,7 +13,7 @@ from perflab import __version__
 from perflab.collectors.base import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.collectors.registry import lens_for
 from perflab.collectors.worker_client import variant_environment
-from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError
+from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError, StoreError
 from perflab.host import (
     default_measurement_cpu,
     interpreter_differences,
@@ -21,6 +22,7 @@ from perflab.host import (
     variant_differences,
 )
 from perflab.model import (
+    BenchmarkKind,
     Comparison,
     Experiment,
     Metric,
@@ -113,6 +115,7 @@ def run_experiment(
     progress = progress or NullProgress()
     store = store or Store.in_memory()
     cpu = measurement_cpu(experiment)
+    check_paths(experiment)
     lenses = [lens_for(metric) for metric in experiment.settings.metrics]
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
     writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
@@ -139,12 +142,34 @@ def run_experiment(
                         writer.add_note(_failure_note(error, benchmark.name, lens))
                         break  # the other lenses would fail the same way
     except BaseException as error:
-        writer.finish(RunStatus.INCOMPLETE, error=_describe(error))
+        with contextlib.suppress(StoreError):  # the store may be what failed
+            writer.finish(RunStatus.INCOMPLETE, error=_describe(error))
         raise
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
     return replace(result, failures=tuple(f.error for f in failures))
+
+
+def check_paths(experiment: Experiment) -> None:
+    """Variants' directories and interpreters exist, before a run is created for them."""
+    has_statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
+    for variant in experiment.variants:
+        if variant.cwd is not None and not os.path.isdir(variant.cwd):
+            raise ConfigError(
+                f"working directory {variant.cwd!r} does not exist",
+                hint="cwd= takes an existing directory (in an experiment file, relative to it)",
+                variant=variant.name,
+            )
+        if variant.python and has_statements and os.sep in variant.python:
+            located = os.path.join(variant.cwd or ".", variant.python)
+            if os.path.isdir(located) or not os.access(located, os.X_OK):
+                raise ConfigError(
+                    f"interpreter {variant.python!r} does not exist or is not executable",
+                    hint="python= takes the path of a Python executable, e.g. "
+                    "/envs/after/bin/python",
+                    variant=variant.name,
+                )
 
 
 def _describe(error: BaseException) -> str:
@@ -282,6 +307,15 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             hint="for a fair A/B, measure both variants in one run",
         )
     ]
+    if baseline.run_id == candidate.run_id:
+        notes.append(
+            Note(
+                severity=Severity.WARNING,
+                message=f"run {baseline.run_id} is compared with itself: the ratios are 1 by "
+                "construction",
+                hint="give two different run ids (perflab list shows them)",
+            )
+        )
     top_level: dict[str, Any] = {}
     for variant_name in shared_variants:
         names = [f"run{baseline.run_id}:{variant_name}", f"run{candidate.run_id}:{variant_name}"]

@@ -112,7 +112,17 @@ def test_fail_on_makes_a_regression_fail_the_job(tmp_path: Path) -> None:
         (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--metric", "speed"], "unknown metric"),
         (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--budget", "-1"], "budget must be"),
         (["run", "no-such-file.toml"], "does not exist"),
-        (["show", "42"], "no run 42"),
+        (["show", "42"], "no perflab store at"),
+        (["list", "--store", "no/such/dir/x.db"], "no perflab store at"),
+        (["run", "--stmt", "pass", "-v", "A cmd=./x", "-v", "B"], "cmd= applies to command"),
+        (["run", "--cmd", "true", "-v", "A python=/x", "-v", "B"], "python= applies to statement"),
+        (["run", "--stmt", "pass", "-v", "A", "-v", "B python="], "python= has no value"),
+        (["run", "--stmt", "$n", "--param", "n=,", "-v", "A", "-v", "B"], "empty value"),
+        (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--events", "x"], "--events is an option"),
+        (
+            ["show", "1", "--json", "-", "--markdown", "-"],
+            "only one of --json, --markdown and --html",
+        ),
         (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--cpu", "99"], "CPU 99 is not available"),
     ],
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,10 +28,18 @@ from perflab.report.terminal import render_run_list, render_terminal
 EXIT_OK = 0
 EXIT_VERDICT = 1  # --fail-on matched
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer killed by the pipe
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
+    # run is marked incomplete and no worker is left behind
+    signal.signal(signal.SIGTERM, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
     out = Console(width=None if sys.stdout.isatty() else 140)
     err = Console(stderr=True)
@@ -53,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             render_asm_views(views, out, context=None)
             return EXIT_OK
+        if args.command in ("show", "compare"):
+            _check_outputs(output_options(args))
         if args.command == "show":
             result = api.show(args.run, args.store)
             return _emit(result, output_options(args), out)
@@ -80,12 +91,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("perflab: interrupted; what was measured is kept in the store")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`perflab show --json - | head`): stop quietly, as a pipe does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     return EXIT_OK
 
 
-def _check_writable(output: OutputOptions) -> None:
+def _check_outputs(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
-    for path in (output.json_path, output.markdown_path, output.html_path):
+    paths = (output.json_path, output.markdown_path, output.html_path)
+    if sum(str(path) == "-" for path in paths if path is not None) > 1:
+        raise ConfigError(
+            "only one of --json, --markdown and --html can write to standard output (-)",
+            hint="write the others to files",
+        )
+    for path in paths:
         if path is None or str(path) == "-":
             continue
         folder = path.parent if str(path.parent) else Path(".")
@@ -99,7 +120,7 @@ def _check_writable(output: OutputOptions) -> None:
 
 
 def _run(options: RunOptions, out: Console, err: Console) -> int:
-    _check_writable(options.output)
+    _check_outputs(options.output)
     experiment = api.make_experiment(
         options.experiment_file,
         stmt=options.stmt,
@@ -141,7 +162,17 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
             f"(perflab show {result.run_id})"
         )
         return max(failure.exit_code for failure in result.failures)
-    if any(c.verdict in options.fail_on for c in result.comparisons):
+    matched = [c for c in result.comparisons if c.verdict in options.fail_on]
+    for comparison in matched:
+        event = f" {comparison.event}" if comparison.event else ""
+        err.print(
+            f"perflab: --fail-on {comparison.verdict.value}: {comparison.benchmark}, "
+            f"{comparison.metric.value}{event}, {comparison.variant} vs {comparison.baseline}: "
+            f"ratio {comparison.ratio:.3f} [{comparison.ci_low:.3f}, {comparison.ci_high:.3f}]",
+            markup=False,
+            highlight=False,
+        )
+    if matched:
         return EXIT_VERDICT
     return EXIT_OK
 

@@ -203,6 +203,10 @@ class _StatementSession(_Session):
                     # keep start-up below half of each generation's time
                     generation_s = max(generation_s, startup_s)
                 self._sample_generation(workers, generation, loops, generation_s)
+            except BaseException:
+                for worker in workers:
+                    worker.kill()  # interrupted or failed: stop at once, mid-sample or not
+                raise
             finally:
                 for worker in workers:
                     worker.close()

@@ -6,7 +6,9 @@ import json
 import os
 import select
 import subprocess
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +20,7 @@ from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000
+_STDERR_TAIL_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,23 @@ class StatementWorker:
                 pass_fds=pass_fds,
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            raise self._error(
-                f"cannot start the worker: {error}",
-                hint="check the variant's python= and cwd= paths",
+            raise ConfigError(
+                f"cannot start {interpreter!r}: {error.strerror or error}",
+                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
+                variant=variant.name,
+                benchmark=benchmark.name,
             ) from error
-        self.info = self._setup()
+        # Drain stderr all the time: a statement that prints would otherwise fill the pipe and
+        # block; keep the tail for error messages.
+        self._stderr_tail_lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+        try:
+            self._expect_hello(interpreter)
+            self.info = self._setup()
+        except BaseException:
+            self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
+            raise
 
     def _check_interpreter(self, interpreter: str) -> None:
         # a relative path runs relative to the variant's cwd (as Popen resolves it)
@@ -148,7 +163,17 @@ class StatementWorker:
                 line = self.process.stdout.readline()
                 if not line:
                     raise self._died()
-                reply: dict[str, Any] = json.loads(line)
+                try:
+                    reply: dict[str, Any] = json.loads(line)
+                except json.JSONDecodeError:
+                    self.kill()
+                    raise self._error(
+                        f"the worker sent something other than perflab's protocol: {line[:200]!r}",
+                        hint="is python= a Python interpreter? Does the code write to file "
+                        "descriptor 1 behind Python's back?",
+                    ) from None
+                if not isinstance(reply, dict):
+                    reply = {"hello": reply}
                 return reply
 
     def _died(self) -> BenchmarkFailedError:
@@ -157,11 +182,37 @@ class StatementWorker:
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
         return self._error(f"the worker process {how}", detail=self._stderr_tail())
 
-    def _stderr_tail(self) -> str:
-        if self.process.poll() is None:
-            return ""
+    def _drain_stderr(self) -> None:
         assert self.process.stderr is not None
-        return self.process.stderr.read()[-_STDERR_TAIL_CHARS:]
+        try:
+            for line in self.process.stderr:
+                self._stderr_tail_lines.append(line)
+        except (ValueError, OSError):
+            pass  # closed under us: the worker is being closed
+
+    def _stderr_tail(self) -> str:
+        if self.process.poll() is not None:
+            self._stderr_reader.join(timeout=2)
+        return "".join(self._stderr_tail_lines)[-_STDERR_TAIL_CHARS:]
+
+    def _expect_hello(self, interpreter: str) -> None:
+        try:
+            hello = self._receive(timeout_s=max(self.timeout_s, 120.0))
+        except BenchmarkFailedError as error:
+            raise ConfigError(
+                f"{interpreter!r} did not start perflab's worker ({error.message})",
+                hint="python= must be a Python 3.7+ interpreter",
+                variant=self.variant.name,
+                benchmark=self.benchmark.name,
+                detail=error.detail,
+            ) from None
+        if hello.get("hello") != "perflab-worker":
+            raise ConfigError(
+                f"{interpreter!r} did not start perflab's worker (it said {hello!r})",
+                hint="python= must be a Python 3.7+ interpreter",
+                variant=self.variant.name,
+                benchmark=self.benchmark.name,
+            )
 
     def _request(
         self, message: Mapping[str, Any], timeout_s: float | None = None
@@ -269,6 +320,7 @@ class StatementWorker:
                 self.process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._stderr_reader.join(timeout=2)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
@@ -285,5 +337,7 @@ class StatementWorker:
     def __enter__(self) -> StatementWorker:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None:
+            self.kill()  # interrupted or failed: do not wait for a sample to finish
         self.close()

@@ -45,8 +45,8 @@ def comparison_table(
         table.add_column("event")
     table.add_column("baseline", justify="right")
     table.add_column("variant", justify="right")
-    table.add_column("ratio [95% CI]", justify="right")
-    table.add_column("verdict")
+    table.add_column("ratio [95% CI]", justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
     for c in comparisons:
         spread = _spreads(c)
         row = [c.benchmark, f"{c.variant} vs {c.baseline}"]
@@ -82,7 +82,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
     header.append(f"{machine.get('cpu_model', '?')}, ")
     header.append(f"pinned to CPU {pinned}" if pinned is not None else "not pinned (--no-pin)")
     console.print(header)
-    if result.error:
+    if result.error and not any(n.message.startswith("failed:") for n in result.notes):
         console.print(Text(f"error: {result.error}", style="red"))
     by_metric: dict[Metric, list[Comparison]] = {}
     for comparison in result.comparisons:
@@ -99,13 +99,16 @@ def render_terminal(result: RunResult, console: Console) -> None:
         )
     elif len(result.experiment.variants) > 1 and not result.cross_run:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
-    for note in result.notes:
+    notes = list(result.notes)
+    for index, note in enumerate(notes):
         warning = note.severity is Severity.WARNING
         where = ", ".join(x for x in (note.benchmark, note.variant) if x)
         line = Text(f"{note.severity.value}: ", style="yellow" if warning else "dim")
         line.append(f"[{where}] " if where else "", style="" if warning else "dim")
         line.append(note.message, style="" if warning else "dim")
-        if note.hint and warning:
+        following = notes[index + 1] if index + 1 < len(notes) else None
+        # a hint shared by several notes in a row (six unsupported events ...) is said once
+        if note.hint and warning and (following is None or following.hint != note.hint):
             line.append(f"\n  hint: {note.hint}", style="dim")
         console.print(line)
 

@@ -81,6 +81,8 @@ def trimmed_mean(values: Sequence[float], trim_fraction: float = TRIM_FRACTION) 
     """Mean after cutting `trim_fraction` of the values from each end (as scipy's trim_mean)."""
     ordered = np.sort(np.asarray(values, dtype=float))
     cut = int(trim_fraction * len(ordered))
+    if trim_fraction > 0 and len(ordered) >= 3:
+        cut = max(cut, 1)  # few long samples: still drop the extremes (3 -> the median)
     return float(np.mean(ordered[cut : len(ordered) - cut]))
 
 

@@ -6,10 +6,11 @@ Ctrl-C loses nothing already measured.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,15 @@ class Store:
         self.path = path
 
     @classmethod
-    def open(cls, path: Path | str = DEFAULT_STORE_PATH) -> Store:
+    def open(cls, path: Path | str = DEFAULT_STORE_PATH, *, create: bool = True) -> Store:
+        """Open (and with `create`, make) the store. Reading commands pass create=False, so a
+        mistyped path is an error rather than a new, empty store."""
         path = Path(path)
+        if not create and not path.is_file():
+            raise StoreError(
+                f"there is no perflab store at {str(path)!r}",
+                hint="`perflab run` creates one; pass --store PATH to read another",
+            )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(path, timeout=30, isolation_level=None)
@@ -155,6 +163,12 @@ class Store:
     def begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
     ) -> RunWriter:
+        with _store_errors(self.path):
+            return self._begin_run(experiment, machine, perflab_version)
+
+    def _begin_run(
+        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+    ) -> RunWriter:
         cursor = self.connection.execute(
             "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json)"
             " VALUES (?, ?, ?, ?, ?)",
@@ -167,7 +181,7 @@ class Store:
             ),
         )
         assert cursor.lastrowid is not None
-        return RunWriter(self.connection, cursor.lastrowid)
+        return RunWriter(self.connection, cursor.lastrowid, self.path)
 
     # ---- reading
 
@@ -287,15 +301,34 @@ class Store:
         )
 
 
+@contextlib.contextmanager
+def _store_errors(path: Path | None) -> Iterator[None]:
+    """SQLite failures (read-only file, full disk, locked database) as a StoreError."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise StoreError(
+            f"cannot write to the store {str(path)!r}: {error}",
+            hint="pass --store PATH with a writable location (and free disk space)",
+        ) from error
+
+
 class RunWriter:
     """The sink of one run: each call is its own committed transaction."""
 
-    def __init__(self, connection: sqlite3.Connection, run_id: int) -> None:
+    def __init__(
+        self, connection: sqlite3.Connection, run_id: int, path: Path | None = None
+    ) -> None:
         self.connection = connection
         self.run_id = run_id
+        self.path = path
+
+    def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
+        with _store_errors(self.path):
+            return self.connection.execute(sql, parameters)
 
     def add_sample(self, sample: Sample) -> None:
-        self.connection.execute(
+        self._execute(
             "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.run_id,
@@ -315,7 +348,7 @@ class RunWriter:
         )
 
     def add_artifact(self, artifact: Artifact) -> None:
-        self.connection.execute(
+        self._execute(
             "INSERT INTO artifacts (run_id, benchmark, variant, metric, kind, generation, content)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -330,7 +363,7 @@ class RunWriter:
         )
 
     def add_note(self, note: Note) -> None:
-        self.connection.execute(
+        self._execute(
             "INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 self.run_id,
@@ -344,12 +377,12 @@ class RunWriter:
         )
 
     def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
-        row = self.connection.execute(
+        row = self._execute(
             "SELECT info_json FROM variant_info WHERE run_id = ? AND variant = ?",
             (self.run_id, variant),
         ).fetchone()
         merged = merge_info(json.loads(row[0]) if row else {}, info)
-        self.connection.execute(
+        self._execute(
             "INSERT OR REPLACE INTO variant_info VALUES (?, ?, ?)",
             (self.run_id, variant, json.dumps(merged)),
         )
@@ -369,7 +402,7 @@ class RunWriter:
         )
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
-        self.connection.execute(
+        self._execute(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
             (str(status), _now(), error, self.run_id),
         )

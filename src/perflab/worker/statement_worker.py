@@ -3,7 +3,8 @@
 It speaks JSON lines with the parent over its original stdout/stdin. The benchmark's own output on
 stdout is redirected to stderr so it cannot corrupt the protocol.
 
-Requests (one JSON object per line) and replies:
+The worker's first line is {"hello": "perflab-worker", "protocol": 1}. Then, requests (one JSON
+object per line) and replies:
   {"op": "setup", "stmt": S, "setup": S,
    "scope": "function"|"module"}                   -> {"ok": true, "pid", "python", "executable"}
      function scope (default): the loop is a function whose globals are the setup's names, as
@@ -177,7 +178,12 @@ class Worker:
                 gc.enable()
 
     def calibrate(self, request):
-        target_ns = int(request["target_ns"])
+        try:
+            return self._calibrate(int(request["target_ns"]))
+        except BaseException:
+            return {"ok": False, "phase": "stmt", "error": _user_traceback()}
+
+    def _calibrate(self, target_ns):
         loops = 1
         while True:
             wall_ns = self.timed(loops)
@@ -276,7 +282,10 @@ def main():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     reply_stream = os.fdopen(reply_fd, "w")
-    Worker(reply_stream, sys.stdin).serve()
+    worker = Worker(reply_stream, sys.stdin)
+    # the first line tells the parent this really is a perflab worker in a Python interpreter
+    worker.reply({"hello": "perflab-worker", "protocol": 1})
+    worker.serve()
 
 
 if __name__ == "__main__":
