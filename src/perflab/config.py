@@ -328,7 +328,7 @@ def _settings_from(raw: Any, source: str) -> Settings:
         if expected is not None and (
             not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected)
         ):
-            words = {int: "number", float: "number", bool: "true or false", str: "string",
+            words = {int: "number", float: "number", bool: "boolean", str: "string",
                      list: "list"}  # fmt: skip
             names = " or ".join(dict.fromkeys(words[t] for t in expected))
             if expected == (int,):

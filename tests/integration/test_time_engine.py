@@ -171,3 +171,35 @@ def test_minimums_beyond_the_budget_are_noted() -> None:
     exp = dataclasses.replace(exp, settings=dataclasses.replace(exp.settings, budget_s=0.05))
     result = run_experiment(exp)
     assert any("more than the budget" in note.message for note in result.notes)
+
+
+def test_a_statement_that_prints_does_not_block_the_worker() -> None:
+    # 100 kB per sample overflows a pipe nobody reads within the first sample
+    result = run_experiment(experiment(stmt="print('x' * 100_000)", variants=["A", "B"]))
+    assert result.failures == () and result.comparisons
+
+
+def test_an_interpreter_that_is_not_python_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="did not start perflab's worker"):
+        run_experiment(experiment(stmt="pass", variants=["A", "B python=/bin/true"]))
+    with pytest.raises(ConfigError, match="does not exist or is not executable"):
+        run_experiment(experiment(stmt="pass", variants=["A", f"B python={tmp_path}"]))
+
+
+def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "perflab.cli.main", "run", "--stmt", "pass", "--setup",
+         "import time; time.sleep(30)", "-v", "A", "-v", "B", "--quiet"],
+        cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(3)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 130
+    run = Store.open(tmp_path / ".perflab" / "perflab.db").load_run("latest")
+    assert run.status is RunStatus.INCOMPLETE
+    leftovers = subprocess.run(["pgrep", "-f", f"cwd={tmp_path}"], capture_output=True)
+    assert leftovers.stdout == b""

@@ -149,7 +149,7 @@ def test_layers_are_validated() -> None:
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
-        ('pin = "no"', "'pin' must be a true or false"),
+        ('pin = "no"', "'pin' must be a boolean"),
         ('cpu = "1"', "'cpu' must be a whole number"),
         ('budget = "3"', "'budget' must be a number"),
         ("budget = true", "'budget' must be a number"),

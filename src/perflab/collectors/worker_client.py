@@ -147,13 +147,14 @@ class StatementWorker:
 
     def _receive(self, timeout_s: float | None = None) -> dict[str, Any]:
         assert self.process.stdout is not None
-        deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
+        limit_s = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + limit_s
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
                 raise self._error(
-                    f"the worker did not answer within {self.timeout_s:g} s and was killed",
+                    f"the worker did not answer within {limit_s:g} s and was killed",
                     hint="the statement hangs or one sample is far longer than expected; "
                     "raise --sample-timeout if it is legitimately slow",
                     detail=self._stderr_tail(),
