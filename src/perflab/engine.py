@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,7 +33,7 @@ from perflab.model import (
     Variant,
 )
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
-from perflab.store import Store, StoredRun
+from perflab.store import RunWriter, Store, StoredRun
 
 BUILD_TIMEOUT_S = 3600.0
 
@@ -135,8 +136,10 @@ def run_experiment(
             _build_variants(experiment, runner)
             for benchmark in experiment.benchmarks:
                 for lens in lenses:
+                    started_s = time.monotonic()
                     try:
                         lens.measure(benchmark, context)
+                        _note_slow_lens(writer, lens, benchmark.name, started_s, experiment)
                     except BenchmarkFailedError as error:
                         failures.append(_Failure(benchmark.name, error))
                         writer.add_note(_failure_note(error, benchmark.name, lens))
@@ -149,6 +152,31 @@ def run_experiment(
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
     return replace(result, failures=tuple(f.error for f in failures))
+
+
+SLOW_LENS_FACTOR = 1.5
+
+
+def _note_slow_lens(
+    writer: RunWriter, lens: Lens, benchmark: str, started_s: float, experiment: Experiment
+) -> None:
+    """The budget bounds repeated sampling beyond each lens's minimum; when a lens's minimum
+    (generations, tool start-up, callgrind) took much longer, say so rather than surprise."""
+    elapsed_s = time.monotonic() - started_s
+    budget_s = experiment.settings.budget_s
+    if lens.metric is Metric.TIME or elapsed_s <= SLOW_LENS_FACTOR * budget_s:
+        return  # the time lens explains its own overruns
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message=f"the {lens.metric.value} lens took {elapsed_s:.0f} s, more than the budget "
+            f"of {budget_s:g} s: its minimum measurement (fresh workers, tool start-up) is longer",
+            hint="the budget bounds repeated sampling beyond each lens's minimum; see the lens's "
+            "page in docs/lenses/",
+            benchmark=benchmark,
+            metric=lens.metric,
+        )
+    )
 
 
 def check_paths(experiment: Experiment) -> None:
