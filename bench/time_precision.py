@@ -4,7 +4,8 @@ Measures, in one run:
   * A/A: the same statement as both variants, N times per tool. A tool that calls a difference
     "significant" here is wrong; an honest 95% method does so in about 5% of tries.
   * A/B: `sum(range(1000))` against `sum(range(1100))` (about 10% more work), M times per tool,
-    against a long interleaved reference measurement (perflab with a large budget).
+    against long interleaved reference measurements (perflab with a large budget, at the start
+    and at the end of the run; in-process and whole-process ratios differ, so both are measured).
 Each tool gets about the same wall-clock budget per comparison.
 
 What counts as a "difference" claim per tool:
@@ -205,12 +206,40 @@ SUMMARY_HEADER = (
 )
 
 
-def summarise(results: list[dict], reference: float | None) -> str:
+# Whole processes (perflab-cmd, hyperfine) include interpreter start-up, so their true ratio is
+# not the in-process one: each kind has its own long reference.
+REFERENCE_KIND = {"perflab": "statement", "pyperf": "statement", "perflab-cmd": "command",
+                  "hyperfine": "command"}  # fmt: skip
+
+
+def measure_references(budget_s: float, workdir: Path) -> dict[str, list[dict]]:
+    """Long interleaved A/B measurements (perflab, a large budget), statement and command."""
+    statement = perflab(BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-stmt.db")
+    command = perflab_commands(BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-cmd.db")
+    for kind, reference in (("statement", statement), ("command", command)):
+        print(
+            f"reference ({kind}) A/B ratio: {reference['ratio']:.4f} "
+            f"[{reference['ci_low']:.4f}, {reference['ci_high']:.4f}] "
+            f"in {reference['elapsed_s']:.0f} s",
+            flush=True,
+        )
+    return {"statement": [statement], "command": [command]}
+
+
+def truths(references: dict[str, list[dict]]) -> dict[str, float]:
+    """The reference ratio per kind: the geometric mean of the start and end measurements."""
+    return {
+        kind: math.exp(sum(math.log(r["ratio"]) for r in runs) / len(runs))
+        for kind, runs in references.items()
+    }
+
+
+def summarise(results: list[dict], reference: dict[str, float]) -> str:
     """Error of the ratio: against 1 for A/A, against the long reference for A/B."""
     lines = [SUMMARY_HEADER]
     for kind in ("A/A", "A/B"):
-        truth = 1.0 if kind == "A/A" else reference
         for tool in ("perflab", "pyperf", "perflab-cmd", "hyperfine"):
+            truth = 1.0 if kind == "A/A" else reference.get(REFERENCE_KIND[tool])
             rows = [r for r in results if r["tool"] == tool and r["kind"] == kind]
             if not rows or truth is None:
                 continue
@@ -243,7 +272,9 @@ def main() -> None:
     parser.add_argument("--aa", type=int, default=20, help="A/A tries per tool (20)")
     parser.add_argument("--ab", type=int, default=5, help="A/B tries per tool (5)")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per comparison (20)")
-    parser.add_argument("--reference-budget", type=float, default=240.0)
+    parser.add_argument(
+        "--reference-budget", type=float, default=180.0, help="seconds per reference (180)"
+    )
     parser.add_argument("--tools", default="perflab,pyperf,perflab-cmd,hyperfine")
     parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
     parser.add_argument(
@@ -252,7 +283,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.summarise is not None:
         saved = json.loads(args.summarise.read_text())
-        print(summarise(saved["results"], saved["reference"]["ratio"]))
+        if "references" in saved:
+            reference = truths(saved["references"])
+        else:  # the first version measured one statement reference only
+            reference = {"statement": saved["reference"]["ratio"]}
+        print(summarise(saved["results"], reference))
         return
     tools = args.tools.split(",")
     if "hyperfine" in tools and shutil.which("hyperfine") is None:
@@ -261,13 +296,7 @@ def main() -> None:
     results: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        reference = perflab(BASE_STMT, SLOWER_STMT, args.reference_budget, workdir / "ref.db")
-        reference_ratio = reference["ratio"]
-        print(
-            f"reference A/B ratio: {reference_ratio:.4f} [{reference['ci_low']:.4f}, "
-            f"{reference['ci_high']:.4f}] in {reference['elapsed_s']:.0f} s",
-            flush=True,
-        )
+        references = measure_references(args.reference_budget, workdir)
         plan = [("A/A", BASE_STMT, BASE_STMT)] * args.aa + [
             ("A/B", BASE_STMT, SLOWER_STMT)
         ] * args.ab
@@ -284,6 +313,9 @@ def main() -> None:
                 result["kind"] = kind
                 results.append(result)
                 print(json.dumps(result), flush=True)
+        # the ratio itself can move with the machine's state: measure it again at the end
+        for kind, again in measure_references(args.reference_budget, workdir).items():
+            references[kind] += again
     machine = {
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
@@ -294,14 +326,14 @@ def main() -> None:
             {
                 "machine": machine,
                 "budget_s": args.budget,
-                "reference": reference,
+                "references": references,
                 "results": results,
             },
             indent=1,
         )
     )
     print()
-    print(summarise(results, reference_ratio))
+    print(summarise(results, truths(references)))
 
 
 if __name__ == "__main__":
