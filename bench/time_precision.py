@@ -68,16 +68,19 @@ def perflab(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
         ],
         check=True,
     )
-    elapsed = time.monotonic() - started
-    comparison = json.loads(out.read_text())["comparisons"][0]
+    return perflab_result("perflab", out, time.monotonic() - started)
+
+
+def perflab_result(tool: str, json_path: Path, elapsed_s: float) -> dict:
+    comparison = json.loads(json_path.read_text())["comparisons"][0]
     return {
-        "tool": "perflab",
+        "tool": tool,
         "ratio": comparison["ratio"],
         "ci_low": comparison["ci_low"],
         "ci_high": comparison["ci_high"],
         "verdict": comparison["verdict"],
         "claims_difference": comparison["verdict"] in ("slower", "faster"),
-        "elapsed_s": elapsed,
+        "elapsed_s": elapsed_s,
     }
 
 
@@ -92,17 +95,7 @@ def perflab_commands(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> 
          "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out)],
         check=True,
     )  # fmt: skip
-    elapsed = time.monotonic() - started
-    comparison = json.loads(out.read_text())["comparisons"][0]
-    return {
-        "tool": "perflab-cmd",
-        "ratio": comparison["ratio"],
-        "ci_low": comparison["ci_low"],
-        "ci_high": comparison["ci_high"],
-        "verdict": comparison["verdict"],
-        "claims_difference": comparison["verdict"] in ("slower", "faster"),
-        "elapsed_s": elapsed,
-    }
+    return perflab_result("perflab-cmd", out, time.monotonic() - started)
 
 
 def pyperf(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
