@@ -36,10 +36,13 @@ from pathlib import Path
 PYTHON = sys.executable
 BASE_STMT = "sum(range(1000))"
 SLOWER_STMT = "sum(range(1100))"
-HYPERFINE_LOOPS = 2000  # iterations per process: ~20 ms of work, to keep start-up a minor part
+HYPERFINE_LOOPS = 2000
+REFERENCE_PRECISION = 1e-4  # references use their whole budget instead of stopping at ±0.5%  # iterations per process: ~20 ms of work, to keep start-up a minor part
 
 
-def perflab(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
+def perflab(
+    stmt_a: str, stmt_b: str, budget_s: float, store: Path, *, until_budget: bool = False
+) -> dict:
     """A/B of two statements through one variant key: the statement comes from the env."""
     setup = "import os; n = int(os.environ['N'])"
     n_a = re.search(r"\d+", stmt_a).group()  # type: ignore[union-attr]
@@ -65,6 +68,7 @@ def perflab(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
             str(store),
             "--json",
             str(out),
+            *(["--precision", str(REFERENCE_PRECISION)] if until_budget else []),
         ],
         check=True,
     )
@@ -84,7 +88,9 @@ def perflab_result(tool: str, json_path: Path, elapsed_s: float) -> dict:
     }
 
 
-def perflab_commands(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> dict:
+def perflab_commands(
+    stmt_a: str, stmt_b: str, budget_s: float, store: Path, *, until_budget: bool = False
+) -> dict:
     """The same comparison as whole processes (hyperfine's setting), through --cmd."""
     out = store.with_suffix(".json")
     commands = [f"{PYTHON} -c 'for _ in range({HYPERFINE_LOOPS}): {s}'" for s in (stmt_a, stmt_b)]
@@ -92,7 +98,8 @@ def perflab_commands(stmt_a: str, stmt_b: str, budget_s: float, store: Path) -> 
     subprocess.run(
         [str(Path(PYTHON).with_name("perflab")), "run", "--cmd", commands[0],
          "--variant", "A", "--variant", f"B cmd={shlex.quote(commands[1])}",
-         "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out)],
+         "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out),
+         *(["--precision", str(REFERENCE_PRECISION)] if until_budget else [])],
         check=True,
     )  # fmt: skip
     return perflab_result("perflab-cmd", out, time.monotonic() - started)
@@ -207,8 +214,12 @@ REFERENCE_KIND = {"perflab": "statement", "pyperf": "statement", "perflab-cmd": 
 
 def measure_references(budget_s: float, workdir: Path) -> dict[str, list[dict]]:
     """Long interleaved A/B measurements (perflab, a large budget), statement and command."""
-    statement = perflab(BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-stmt.db")
-    command = perflab_commands(BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-cmd.db")
+    statement = perflab(
+        BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-stmt.db", until_budget=True
+    )
+    command = perflab_commands(
+        BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-cmd.db", until_budget=True
+    )
     for kind, reference in (("statement", statement), ("command", command)):
         print(
             f"reference ({kind}) A/B ratio: {reference['ratio']:.4f} "
