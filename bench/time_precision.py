@@ -36,8 +36,8 @@ from pathlib import Path
 PYTHON = sys.executable
 BASE_STMT = "sum(range(1000))"
 SLOWER_STMT = "sum(range(1100))"
-HYPERFINE_LOOPS = 2000
-REFERENCE_PRECISION = 1e-4  # references use their whole budget instead of stopping at ±0.5%  # iterations per process: ~20 ms of work, to keep start-up a minor part
+HYPERFINE_LOOPS = 2000  # iterations per process: ~20 ms of work, to keep start-up a minor part
+REFERENCE_PRECISION = 1e-4  # references use their whole budget instead of stopping at ±0.5%
 
 
 def perflab(
