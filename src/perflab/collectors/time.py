@@ -54,6 +54,7 @@ MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
 TARGET_GENERATIONS = 24
 GENERATION_S_RANGE = (0.25, 1.0)
 # ... but worker start-up (imports) may take at most half of a generation.
+MIN_GROUPS_TO_STOP_EARLY = 10  # generations (or command batches) before precision may stop a run
 OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a note
 COMMAND_BATCHES = 10  # commands: blocks are grouped into about this many batches for the CI
 
@@ -154,7 +155,14 @@ class _Session:
         ]
 
     def precise_enough(self, estimates: list[RatioEstimate]) -> bool:
-        return all(e.log_half_width <= self.settings.target_precision for e in estimates)
+        """Stop early only on an interval from enough groups: checked after every generation,
+        a narrow interval from few groups is often a variance that happens to be
+        underestimated, and stopping on it would make the interval too narrow."""
+        return all(
+            e.n_groups >= MIN_GROUPS_TO_STOP_EARLY
+            and e.log_half_width <= self.settings.target_precision
+            for e in estimates
+        )
 
     def note_overrun(self) -> None:
         """Minimums (generations, blocks, warm-up) win over the budget: say so when they did."""
@@ -395,8 +403,11 @@ def _describe_status(returncode: int | None) -> str:
 
 def command_batch_blocks(measured_blocks: int) -> int:
     """Commands: consecutive blocks are grouped into batches, the units of the CI, so slow
-    machine-state changes (seconds long here) are not counted as independent evidence."""
-    return max(1, measured_blocks // COMMAND_BATCHES)
+    machine-state changes (seconds long here) are not counted as independent evidence. Once
+    there are enough blocks, a batch holds at least two."""
+    if measured_blocks < 2 * COMMAND_BATCHES:
+        return max(1, measured_blocks // COMMAND_BATCHES)
+    return max(2, measured_blocks // COMMAND_BATCHES)
 
 
 # --------------------------------------------------------------------------------------------
