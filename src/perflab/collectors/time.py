@@ -22,6 +22,7 @@ import numpy as np
 
 from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
 from perflab.collectors.commands import CommandLauncher, command_argv
+from perflab.collectors.session import LensSession
 from perflab.collectors.worker_client import StatementWorker, variant_environment
 from perflab.errors import BenchmarkFailedError
 from perflab.model import (
@@ -83,11 +84,6 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def benchmark_rng(settings: Settings, benchmark: Benchmark) -> random.Random:
-    seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**32)
-    return random.Random(f"{seed}:{benchmark.name}")
-
-
 class TimeLens:
     metric = Metric.TIME
 
@@ -120,21 +116,12 @@ class TimeLens:
 # measuring
 
 
-class _Session:
+class _Session(LensSession):
     """Shared bookkeeping: the budget, the samples so far, progress, when to stop."""
 
     def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
-        self.benchmark = benchmark
-        self.context = context
-        self.settings = context.experiment.settings
-        self.variants = context.experiment.variants
-        self.clock_ns = clock_ns
-        self.start_ns = clock_ns()
-        self.rng = benchmark_rng(self.settings, benchmark)
+        super().__init__(benchmark, context, clock_ns)
         self.samples: list[Sample] = []
-
-    def elapsed_s(self) -> float:
-        return float(self.clock_ns() - self.start_ns) / 1e9
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)

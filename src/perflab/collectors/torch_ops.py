@@ -30,7 +30,7 @@ from perflab.analysis.torch_ops import (
     versions_of,
 )
 from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.collectors.time import benchmark_rng
+from perflab.collectors.session import LensSession
 from perflab.collectors.worker_client import StatementWorker, interpreter_for
 from perflab.errors import ConfigError
 from perflab.model import (
@@ -139,16 +139,7 @@ def _require_statement(benchmark: Benchmark) -> None:
 # measuring
 
 
-class _Session:
-    def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
-        self.benchmark = benchmark
-        self.context = context
-        self.settings = context.experiment.settings
-        self.variants = context.experiment.variants
-        self.clock_ns = clock_ns
-        self.start_ns = clock_ns()
-        self.rng = benchmark_rng(self.settings, benchmark)
-
+class _Session(LensSession):
     def run(self) -> None:
         loops: int | None = None
         generations = max(2, self.settings.min_generations)  # a CI needs two
