@@ -196,10 +196,29 @@ def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -
          "import time; time.sleep(30)", "-v", "A", "-v", "B", "--quiet"],
         cwd=tmp_path, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(3)
+    deadline = time.monotonic() + 20
+    while not workers_in(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)  # wait until the workers sit in their 30 s setup
+    assert workers_in(tmp_path), "the workers never started"
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 130
     run = Store.open(tmp_path / ".perflab" / "perflab.db").load_run("latest")
     assert run.status is RunStatus.INCOMPLETE
-    leftovers = subprocess.run(["pgrep", "-f", f"cwd={tmp_path}"], capture_output=True)
-    assert leftovers.stdout == b""
+    time.sleep(0.5)
+    assert workers_in(tmp_path) == []
+
+
+def workers_in(directory: Path) -> list[int]:
+    """Statement workers still running whose working directory is `directory`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) != directory:
+                continue
+            if b"statement_worker" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found
