@@ -10,16 +10,15 @@ from __future__ import annotations
 import enum
 import glob
 import os
-import re
 import shutil
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from perflab.analysis.perf_profile import parse_evlist
 from perflab.analysis.perf_stat import Availability, counts_for_requested, parse_stat_csv
+from perflab.host import cpu_flags, read_text, tool_version
 from perflab.model import Metric
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
@@ -91,10 +90,7 @@ class HostFiles(Protocol):
 
 class RealHost:
     def read(self, path: str) -> str | None:
-        try:
-            return Path(path).read_text().strip()
-        except OSError:
-            return None
+        return read_text(path)
 
     def glob(self, pattern: str) -> list[str]:
         return sorted(glob.glob(pattern))
@@ -111,17 +107,6 @@ class RealHost:
 
 _LLVM_VERSIONS = ("", "-19", "-18", "-17", "-16", "-15", "-14")
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "firefox")
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
-
-
-def _version(runner: ProcessRunner, argv: Sequence[str]) -> str | None:
-    result = runner.run(LaunchSpec(argv=tuple(argv)), timeout_s=30)
-    if not result.ok:
-        return None
-    return _first_line(result.stdout or result.stderr)
 
 
 def _find_llvm(host: HostFiles, tool: str) -> str | None:
@@ -145,7 +130,7 @@ def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
     perf = host.which("perf")
     if perf is None:
         return _PerfFacts(False, None, False, False, None)
-    version = _version(runner, (perf, "--version"))
+    version = tool_version(runner, (perf, "--version"), timeout_s=30)
     stat = runner.run(
         LaunchSpec(
             argv=(perf, "stat", "-x,", "-e", "task-clock,cycles,instructions", "--", "true")
@@ -177,8 +162,7 @@ def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
 
 
 def _hypervisor(host: HostFiles) -> bool:
-    cpuinfo = host.read("/proc/cpuinfo") or ""
-    return bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE))
+    return "hypervisor" in cpu_flags(host.read("/proc/cpuinfo") or "")
 
 
 def _tool_checks(runner: ProcessRunner, host: HostFiles, perf: _PerfFacts) -> list[Check]:
@@ -238,7 +222,7 @@ def _tool_checks(runner: ProcessRunner, host: HostFiles, perf: _PerfFacts) -> li
             )
         )
     valgrind = host.which("valgrind")
-    version = _version(runner, (valgrind, "--version")) if valgrind else None
+    version = tool_version(runner, (valgrind, "--version"), timeout_s=30) if valgrind else None
     checks.append(
         Check("valgrind", Status.OK, version or "present")
         if valgrind
@@ -251,7 +235,11 @@ def _tool_checks(runner: ProcessRunner, host: HostFiles, perf: _PerfFacts) -> li
     )
     objdump = host.which("objdump")
     checks.append(
-        Check("objdump", Status.OK, _version(runner, (objdump, "--version")) or "present")
+        Check(
+            "objdump",
+            Status.OK,
+            tool_version(runner, (objdump, "--version"), timeout_s=30) or "present",
+        )
         if objdump
         else Check("objdump", Status.MISSING, "not installed", "sudo apt-get install binutils")
     )

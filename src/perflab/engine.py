@@ -13,7 +13,7 @@ from typing import Any
 from perflab import __version__
 from perflab.collectors.base import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.collectors.registry import lens_for
-from perflab.collectors.worker_client import variant_environment
+from perflab.collectors.worker_client import check_variant_paths, variant_environment
 from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError, StoreError
 from perflab.host import (
     default_measurement_cpu,
@@ -183,21 +183,7 @@ def check_paths(experiment: Experiment) -> None:
     """Variants' directories and interpreters exist, before a run is created for them."""
     has_statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
     for variant in experiment.variants:
-        if variant.cwd is not None and not os.path.isdir(variant.cwd):
-            raise ConfigError(
-                f"working directory {variant.cwd!r} does not exist",
-                hint="cwd= takes an existing directory (in an experiment file, relative to it)",
-                variant=variant.name,
-            )
-        if variant.python and has_statements and os.sep in variant.python:
-            located = os.path.join(variant.cwd or ".", variant.python)
-            if os.path.isdir(located) or not os.access(located, os.X_OK):
-                raise ConfigError(
-                    f"interpreter {variant.python!r} does not exist or is not executable",
-                    hint="python= takes the path of a Python executable, e.g. "
-                    "/envs/after/bin/python",
-                    variant=variant.name,
-                )
+        check_variant_paths(variant, variant.python if has_statements else None)
 
 
 def _describe(error: BaseException) -> str:

@@ -39,6 +39,11 @@ def cpuinfo_fields(text: str) -> dict[str, str]:
     return fields
 
 
+def cpu_flags(cpuinfo: str) -> frozenset[str]:
+    """The first processor's flags from /proc/cpuinfo text (avx512f, hypervisor ...)."""
+    return frozenset(cpuinfo_fields(cpuinfo).get("flags", "").split())
+
+
 def online_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
@@ -58,8 +63,11 @@ def boost_state() -> str:
     return "unknown (no cpufreq control: a VM, or the driver hides it)"
 
 
-def tool_version(runner: ProcessRunner, argv: Sequence[str]) -> str | None:
-    completed = runner.run(LaunchSpec(argv=tuple(argv)), timeout_s=10)
+def tool_version(
+    runner: ProcessRunner, argv: Sequence[str], *, timeout_s: float = 10
+) -> str | None:
+    """The first line a tool prints for `--version` (stdout, else stderr); None if it fails."""
+    completed = runner.run(LaunchSpec(argv=tuple(argv)), timeout_s=timeout_s)
     if not completed.ok:
         return None
     first = (completed.stdout or completed.stderr).strip().splitlines()

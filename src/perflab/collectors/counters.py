@@ -55,8 +55,10 @@ from perflab.analysis.perf_stat import (
 from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
 from perflab.collectors.commands import command_argv
 from perflab.collectors.perf_control import PerfControl, find_perf
+from perflab.collectors.session import benchmark_rng
 from perflab.collectors.worker_client import StatementWorker, variant_environment
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.host import cpu_flags, read_text
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -133,10 +135,9 @@ class HostFacts:
 
 
 def host_facts() -> HostFacts:
-    cpuinfo = _read("/proc/cpuinfo") or ""
-    paranoid_text = _read("/proc/sys/kernel/perf_event_paranoid")
+    paranoid_text = read_text("/proc/sys/kernel/perf_event_paranoid")
     return HostFacts(
-        hypervisor=bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
+        hypervisor="hypervisor" in cpu_flags(read_text("/proc/cpuinfo") or ""),
         paranoid=int(paranoid_text)
         if paranoid_text and paranoid_text.lstrip("-").isdigit()
         else None,
@@ -146,13 +147,6 @@ def host_facts() -> HostFacts:
 
 def _is_root() -> bool:
     return os.geteuid() == 0
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
 
 
 def hint_for(reason: Availability, facts: HostFacts) -> str:
@@ -252,7 +246,7 @@ def parse_arch_status(text: str | None) -> int | None:
 
 
 def read_arch_status(pid: int) -> str | None:
-    return _read(f"/proc/{pid}/arch_status")
+    return read_text(f"/proc/{pid}/arch_status")
 
 
 @dataclass
@@ -405,7 +399,7 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         settings = context.experiment.settings
-        rng = _rng(settings.seed, benchmark.name)
+        rng = benchmark_rng(settings, benchmark, "counters")
         started = time.monotonic()
         loops: int | None = None
         generations = max(settings.min_generations, 2)
@@ -606,7 +600,7 @@ class CountersLens:
     ) -> None:
         settings = context.experiment.settings
         variants = context.experiment.variants
-        rng = _rng(settings.seed, benchmark.name)
+        rng = benchmark_rng(settings, benchmark, "counters")
         started = time.monotonic()
         min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
         with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
@@ -939,7 +933,3 @@ def _user_only_note(benchmark: str | None, event: str | None = None) -> Note:
         benchmark=benchmark,
         metric=Metric.COUNTERS,
     )
-
-
-def _rng(seed: int | None, benchmark: str) -> random.Random:
-    return random.Random(f"{seed}:{benchmark}:counters") if seed is not None else random.Random()

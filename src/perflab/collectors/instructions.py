@@ -65,6 +65,7 @@ from perflab.collectors.worker_client import (
     variant_environment,
 )
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
+from perflab.host import cpu_flags, read_text
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -191,14 +192,11 @@ def callgrind_options(
 
 
 def cpu_has_avx512(cpuinfo: str) -> bool:
-    return re.search(r"^flags\s*:.*\bavx512", cpuinfo, flags=re.MULTILINE) is not None
+    return any(flag.startswith("avx512") for flag in cpu_flags(cpuinfo))
 
 
 def _read_cpuinfo() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
+    return read_text("/proc/cpuinfo") or ""
 
 
 def _parts_of(artifacts: Sequence[Artifact]) -> list[CallgrindPart]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import enum
 import json
 import math
-import random
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -51,6 +50,7 @@ from perflab.analysis.perf_profile import (
 from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
 from perflab.collectors.commands import command_argv
 from perflab.collectors.perf_control import PerfControl, find_perf
+from perflab.collectors.session import benchmark_rng
 from perflab.collectors.worker_client import StatementWorker, WorkerSample, variant_environment
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.model import (
@@ -477,7 +477,7 @@ class ProfileLens:
     ) -> list[RecordedProfile]:
         experiment = context.experiment
         settings = experiment.settings
-        rng = _rng(settings.seed, benchmark.name)
+        rng = benchmark_rng(settings, benchmark, "profile")
         variants = experiment.variants
         workers: dict[int, ProfiledWorker] = {}
         try:
@@ -534,7 +534,7 @@ class ProfileLens:
     ) -> list[RecordedProfile]:
         experiment = context.experiment
         perf = find_perf()
-        rng = _rng(experiment.settings.seed, benchmark.name)
+        rng = benchmark_rng(experiment.settings, benchmark, "profile")
         variants = experiment.variants
         collected: list[list[ProfileSample]] = [[] for _ in variants]
         events: list[list[str]] = [[] for _ in variants]
@@ -632,10 +632,6 @@ def _fallback_note(requested: str, sampled: Sequence[str], benchmark: str | None
         benchmark=benchmark,
         metric=Metric.PROFILE,
     )
-
-
-def _rng(seed: int | None, benchmark: str) -> random.Random:
-    return random.Random(f"{seed}:{benchmark}:profile") if seed is not None else random.Random()
 
 
 def _now_ns() -> int:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from perflab.collectors.base import LensContext
+from perflab.collectors.worker_client import StatementWorker, interpreter_for
 from perflab.model import Benchmark, Settings
+from perflab.plan import launch_order
 
 
-def benchmark_rng(settings: Settings, benchmark: Benchmark) -> random.Random:
-    """The seeded randomness of one benchmark's schedule (launch orders, ABBA starts, layouts)."""
-    seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**32)
-    return random.Random(f"{seed}:{benchmark.name}")
+def benchmark_rng(settings: Settings, benchmark: Benchmark, lens: str = "") -> random.Random:
+    """The seeded randomness of one benchmark's schedule (launch orders, ABBA starts, layouts);
+    `lens` gives lenses other than the time lens schedules of their own."""
+    if settings.seed is None:
+        return random.Random()
+    return random.Random(f"{settings.seed}:{benchmark.name}" + (f":{lens}" if lens else ""))
 
 
 class LensSession:
@@ -31,3 +36,46 @@ class LensSession:
 
     def elapsed_s(self) -> float:
         return float(self.clock_ns() - self.start_ns) / 1e9
+
+    def launch_workers(
+        self, *, layout: Mapping[str, str] | None = None, disable_aslr: bool = False
+    ) -> list[StatementWorker]:
+        """One fresh worker per variant (in the variants' order), started in random order so
+        start-up order cannot favour a variant; if one fails to start, all are killed.
+        `layout` is environment every worker shares, unless its variant sets the variable."""
+        started: dict[int, StatementWorker] = {}
+        try:
+            for index in launch_order(len(self.variants), self.rng):
+                variant = self.variants[index]
+                started[index] = StatementWorker(
+                    self.context.runner,
+                    self.benchmark,
+                    variant,
+                    interpreter=interpreter_for(variant, self.context.default_python),
+                    cpu=self.context.cpu,
+                    timeout_s=self.settings.sample_timeout_s,
+                    extra_env={k: v for k, v in (layout or {}).items() if k not in variant.env},
+                    disable_aslr=disable_aslr,
+                )
+        except BaseException:
+            for worker in started.values():
+                worker.kill()
+            raise
+        return [started[i] for i in range(len(self.variants))]
+
+    @contextlib.contextmanager
+    def generation(
+        self, *, layout: Mapping[str, str] | None = None, disable_aslr: bool = False
+    ) -> Iterator[list[StatementWorker]]:
+        """A generation of workers: closed at the end, killed at once (mid-sample or not) when
+        the block fails or is interrupted."""
+        workers = self.launch_workers(layout=layout, disable_aslr=disable_aslr)
+        try:
+            yield workers
+        except BaseException:
+            for worker in workers:
+                worker.kill()
+            raise
+        finally:
+            for worker in workers:
+                worker.close()

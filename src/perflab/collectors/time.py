@@ -37,7 +37,7 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.plan import block_orders, launch_order
+from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats import noise
 from perflab.stats.paired import (
@@ -56,6 +56,7 @@ TARGET_GENERATIONS = 24
 GENERATION_S_RANGE = (0.25, 1.0)
 # ... but worker start-up (imports) may take at most half of a generation.
 MIN_GROUPS_TO_STOP_EARLY = 10  # generations (or command batches) before precision may stop a run
+STOP_CHECK_INTERVAL_S = 0.25  # commands: how often the stopping rule is evaluated
 OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a note
 COMMAND_BATCHES = 10  # commands: blocks are grouped into about this many batches for the CI
 
@@ -190,21 +191,15 @@ class _StatementSession(_Session):
         generation = 0
         while True:
             started_ns = self.clock_ns()
-            workers = self._launch_generation()
-            try:
+            layout = generation_layout(self.rng) if settings.paired_layout else {}
+            with self.generation(layout=layout, disable_aslr=settings.paired_layout) as workers:
+                self._record_interpreters(workers)
                 startup_s = (self.clock_ns() - started_ns) / 1e9
                 if loops is None:
                     loops = workers[0].calibrate(int(settings.sample_target_ms * 1e6))
                     # keep start-up below half of each generation's time
                     generation_s = max(generation_s, startup_s)
                 self._sample_generation(workers, generation, loops, generation_s)
-            except BaseException:
-                for worker in workers:
-                    worker.kill()  # interrupted or failed: stop at once, mid-sample or not
-                raise
-            finally:
-                for worker in workers:
-                    worker.close()
             generation += 1
             estimates = self.estimates()
             self.report(f"generation {generation}", estimates)
@@ -213,36 +208,16 @@ class _StatementSession(_Session):
             ):
                 return
 
-    def _launch_generation(self) -> list[StatementWorker]:
-        shared_layout = generation_layout(self.rng) if self.settings.paired_layout else {}
-        started: dict[int, StatementWorker] = {}
-        try:
-            for index in launch_order(len(self.variants), self.rng):
-                variant = self.variants[index]
-                started[index] = StatementWorker(
-                    self.context.runner,
-                    self.benchmark,
-                    variant,
-                    interpreter=variant.python or self.context.default_python,
-                    cpu=self.context.cpu,
-                    timeout_s=self.settings.sample_timeout_s,
-                    extra_env={k: v for k, v in shared_layout.items() if k not in variant.env},
-                    disable_aslr=self.settings.paired_layout,
-                )
-                info = started[index].info
-                self.context.sink.add_variant_info(
-                    variant.name,
-                    {
-                        "python_version": info.python_version,
-                        "implementation": info.implementation,
-                        "executable": info.executable,
-                    },
-                )
-        except BaseException:
-            for worker in started.values():
-                worker.kill()
-            raise
-        return [started[i] for i in range(len(self.variants))]
+    def _record_interpreters(self, workers: list[StatementWorker]) -> None:
+        for variant, worker in zip(self.variants, workers, strict=True):
+            self.context.sink.add_variant_info(
+                variant.name,
+                {
+                    "python_version": worker.info.python_version,
+                    "implementation": worker.info.implementation,
+                    "executable": worker.info.executable,
+                },
+            )
 
     def _sample_generation(
         self, workers: list[StatementWorker], generation: int, loops: int, generation_s: float
@@ -298,16 +273,24 @@ class _CommandSession(_Session):
                 variant.name,
                 {"commands": {self.benchmark.name: describe_executable(argv, env, variant.cwd)}},
             )
+        checked_s = -math.inf
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
             for block, order in enumerate(block_orders(len(self.variants), self.rng)):
                 for position, index in enumerate(order):
                     self._run_one(launcher, index, argvs[index], envs[index], block, position)
-                if block + 1 >= min_blocks:
-                    measured_blocks = block + 1 - settings.warmup_blocks
-                    estimates = self.estimates(command_batch_blocks(measured_blocks))
-                    self.report(f"block {block + 1}", estimates)
-                    if self.precise_enough(estimates) or self.elapsed_s() >= settings.budget_s:
-                        return
+                if block + 1 < min_blocks:
+                    continue
+                out_of_budget = self.elapsed_s() >= settings.budget_s
+                # Estimating reads every sample so far: after every block, short commands
+                # would spend more time here than running (quadratic), so at most this often.
+                if not out_of_budget and self.elapsed_s() - checked_s < STOP_CHECK_INTERVAL_S:
+                    continue
+                checked_s = self.elapsed_s()
+                measured_blocks = block + 1 - settings.warmup_blocks
+                estimates = self.estimates(command_batch_blocks(measured_blocks))
+                self.report(f"block {block + 1}", estimates)
+                if out_of_budget or self.precise_enough(estimates):
+                    return
 
     def _run_one(
         self,

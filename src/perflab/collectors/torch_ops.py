@@ -31,7 +31,7 @@ from perflab.analysis.torch_ops import (
 )
 from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
 from perflab.collectors.session import LensSession
-from perflab.collectors.worker_client import StatementWorker, interpreter_for
+from perflab.collectors.worker_client import StatementWorker
 from perflab.errors import ConfigError
 from perflab.model import (
     Artifact,
@@ -45,7 +45,7 @@ from perflab.model import (
     Settings,
     Severity,
 )
-from perflab.plan import block_orders, launch_order
+from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
 
@@ -150,34 +150,11 @@ class _Session(LensSession):
                 detail=f"torch.profiler, generation {generation + 1}/{generations}",
                 fraction=generation / generations,
             )
-            workers = self._launch()
-            try:
+            with self.generation() as workers:
                 if loops is None:
                     target_ns = int(self.settings.sample_target_ms * 1e6)
                     loops = min(MAX_LOOPS, workers[0].calibrate(target_ns))
                 self._profile_generation(workers, generation, loops)
-            finally:
-                for worker in workers:
-                    worker.close()
-
-    def _launch(self) -> list[StatementWorker]:
-        started: dict[int, StatementWorker] = {}
-        try:
-            for index in launch_order(len(self.variants), self.rng):
-                variant = self.variants[index]
-                started[index] = StatementWorker(
-                    self.context.runner,
-                    self.benchmark,
-                    variant,
-                    interpreter=interpreter_for(variant, self.context.default_python),
-                    cpu=self.context.cpu,
-                    timeout_s=self.settings.sample_timeout_s,
-                )
-        except BaseException:
-            for worker in started.values():
-                worker.kill()
-            raise
-        return [started[i] for i in range(len(self.variants))]
 
     def _profile_generation(
         self, workers: list[StatementWorker], generation: int, loops: int

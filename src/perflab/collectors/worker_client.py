@@ -49,6 +49,29 @@ def interpreter_for(variant: Variant, default: str) -> str:
     return variant.python or default
 
 
+def check_variant_paths(
+    variant: Variant, interpreter: str | None, *, benchmark: str | None = None
+) -> None:
+    """The variant's directory exists and its interpreter (when it is a path) is an executable
+    file; a relative path runs relative to the variant's cwd, as Popen resolves it."""
+    if variant.cwd is not None and not os.path.isdir(variant.cwd):
+        raise ConfigError(
+            f"working directory {variant.cwd!r} does not exist",
+            hint="cwd= takes an existing directory (in an experiment file, relative to it)",
+            variant=variant.name,
+            benchmark=benchmark,
+        )
+    if interpreter is not None and os.sep in interpreter:
+        located = os.path.join(variant.cwd or ".", interpreter)
+        if os.path.isdir(located) or not os.access(located, os.X_OK):
+            raise ConfigError(
+                f"interpreter {interpreter!r} does not exist or is not executable",
+                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
+                variant=variant.name,
+                benchmark=benchmark,
+            )
+
+
 class StatementWorker:
     """One live worker process for one (benchmark, variant, generation).
 
@@ -79,7 +102,7 @@ class StatementWorker:
         env = variant_environment(variant)
         env.update(extra_env or {})
         argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
-        self._check_interpreter(interpreter)
+        check_variant_paths(variant, interpreter, benchmark=benchmark.name)
         try:
             self.process: subprocess.Popen[str] = runner.spawn(
                 LaunchSpec(argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr),
@@ -103,24 +126,6 @@ class StatementWorker:
         except BaseException:
             self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
             raise
-
-    def _check_interpreter(self, interpreter: str) -> None:
-        # a relative path runs relative to the variant's cwd (as Popen resolves it)
-        located = os.path.join(self.variant.cwd or ".", interpreter)
-        if os.sep in interpreter and not os.access(located, os.X_OK):
-            raise ConfigError(
-                f"interpreter {interpreter!r} does not exist or is not executable",
-                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
-                variant=self.variant.name,
-                benchmark=self.benchmark.name,
-            )
-        if self.variant.cwd is not None and not os.path.isdir(self.variant.cwd):
-            raise ConfigError(
-                f"working directory {self.variant.cwd!r} does not exist",
-                hint="cwd= takes an existing directory",
-                variant=self.variant.name,
-                benchmark=self.benchmark.name,
-            )
 
     @property
     def pid(self) -> int:

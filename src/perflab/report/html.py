@@ -9,7 +9,6 @@ not from the lenses' classes. Raw samples and folded stacks come from the Stored
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +25,7 @@ from perflab.engine import RunResult
 from perflab.model import BenchmarkKind, Comparison, Metric, Note, Sample, Severity, Verdict
 from perflab.report import svg
 from perflab.report.units import format_ratio, format_seconds, format_value
-from perflab.stats.paired import pair_samples, trimmed_mean
+from perflab.stats.paired import group_means, pair_samples
 from perflab.store import StoredRun
 
 MAX_FUNCTION_ROWS = 25  # instructions/profile tables: the rest is in the JSON export
@@ -346,10 +345,8 @@ def group_ratios(
 ) -> tuple[tuple[int, float], ...]:
     """The ratio of every generation (or batch), paired and trimmed as the time lens does: the
     values its confidence interval is computed over."""
-    grouped: dict[int, list[float]] = defaultdict(list)
-    for pair in pair_samples(baseline, variant, batch_blocks=batch_blocks):
-        grouped[pair.group].append(pair.log_ratio)
-    return tuple((g, math.exp(trimmed_mean(v))) for g, v in sorted(grouped.items()))
+    means = group_means(pair_samples(baseline, variant, batch_blocks=batch_blocks))
+    return tuple((group, math.exp(mean)) for group, mean in means.items())
 
 
 def time_plots(result: RunResult, run: StoredRun) -> list[TimePlots]:

@@ -86,16 +86,18 @@ def trimmed_mean(values: Sequence[float], trim_fraction: float = TRIM_FRACTION) 
     return float(np.mean(ordered[cut : len(ordered) - cut]))
 
 
-def group_means(pairs: Sequence[PairedLogRatio]) -> list[float]:
+def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
+    """Group (generation or batch) -> trimmed mean log ratio, in group order: the values the
+    confidence interval is computed over."""
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
-    return [trimmed_mean(values) for _, values in sorted(grouped.items())]
+    return {group: trimmed_mean(values) for group, values in sorted(grouped.items())}
 
 
 def estimate_ratio(pairs: Sequence[PairedLogRatio], confidence: float = 0.95) -> RatioEstimate:
     """Ratio = exp(mean of group means); t interval over groups (each group weighs the same)."""
-    means = group_means(pairs)
+    means = list(group_means(pairs).values())
     if not means:
         return RatioEstimate(math.nan, 0.0, math.inf, 0, 0, math.nan, confidence)
     centre = float(np.mean(means))
