@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.collectors.base import ProgressReporter
 from perflab.config import (
     check_keys_apply,
     check_variants,
@@ -18,12 +17,13 @@ from perflab.config import (
 )
 from perflab.engine import RunResult, analyse_run, compare_runs, run_experiment
 from perflab.errors import ConfigError
+from perflab.measure.lens import ProgressReporter
 from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.store import RunSummary, Store, StoredRun
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
-    from perflab.collectors.asm import AsmView
+    from perflab.lenses.asm.measure import AsmView
 
 SETTINGS_FIELDS = {
     "metrics", "budget_s", "target_precision", "equivalence_band", "confidence", "pin", "cpu",
@@ -176,7 +176,7 @@ def asm_views(
 ) -> list[AsmView]:
     """Side-by-side assembly of the functions matching the regex `function`, for every
     benchmark of a stored run that has the asm lens's data."""
-    from perflab.collectors.asm import asm_views as views_of  # the asm lens loads capstone
+    from perflab.lenses.asm.measure import asm_views as views_of  # the asm lens loads capstone
 
     store = Store.open(store_path, create=False)
     try:

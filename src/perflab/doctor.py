@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from perflab.analysis.perf_profile import parse_evlist
-from perflab.analysis.perf_stat import Availability, counts_for_requested, parse_stat_csv
 from perflab.host import cpu_flags, read_text, tool_version
+from perflab.lenses.counters.perf_stat import Availability, counts_for_requested, parse_stat_csv
+from perflab.lenses.profile.perf_script import parse_evlist
 from perflab.model import Metric
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 

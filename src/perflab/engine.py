@@ -11,9 +11,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab import __version__
-from perflab.collectors.base import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
-from perflab.collectors.registry import lens_for
-from perflab.collectors.worker_client import check_variant_paths, variant_environment
 from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError, StoreError
 from perflab.host import (
     default_measurement_cpu,
@@ -22,6 +19,9 @@ from perflab.host import (
     online_cpus,
     variant_differences,
 )
+from perflab.lenses.registry import lens_for
+from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
+from perflab.measure.worker_client import check_variant_paths, variant_environment
 from perflab.model import (
     BenchmarkKind,
     Comparison,

@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.analysis.perf_stat import (
+from perflab.errors import ToolUnavailableError
+from perflab.lenses.counters.perf_stat import (
     Availability,
     counts_for_requested,
     find_unknown_event,
     is_permission_failure,
     parse_stat_csv,
 )
-from perflab.collectors.perf_control import find_perf
-from perflab.errors import ToolUnavailableError
+from perflab.measure.perf_control import find_perf
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried

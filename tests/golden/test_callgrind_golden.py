@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.analysis.callgrind import (
+from perflab.lenses.instructions.callgrind import (
     CallgrindFormatError,
     FunctionId,
     parse_callgrind,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.analysis.perf_profile import (
+from perflab.lenses.profile.perf_script import (
     address_histogram,
     diff_profiles,
     folded_stacks,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.analysis.perf_stat import (
+from perflab.lenses.counters.perf_stat import (
     Availability,
     counts_for_requested,
     derived_metrics,

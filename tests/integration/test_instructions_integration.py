@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from perflab.collectors.base import LensAnalysis, LensContext, MemorySink, NullProgress
-from perflab.collectors.instructions import InstructionsLens
 from perflab.errors import ConfigError
+from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 from perflab.proc import SubprocessRunner
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.collectors.worker_client import StatementWorker
 from perflab.errors import BenchmarkFailedError
+from perflab.measure.worker_client import StatementWorker
 from perflab.model import Benchmark, Variant
 from perflab.proc import SubprocessRunner
 

@@ -8,7 +8,7 @@ from subprocess import Popen
 
 import pytest
 
-from perflab.analysis.asm import (
+from perflab.lenses.asm.analyse import (
     AsmLine,
     Flow,
     FunctionListing,
@@ -26,7 +26,7 @@ from perflab.analysis.asm import (
     pair_names,
     vector_bits,
 )
-from perflab.analysis.elf_code import (
+from perflab.lenses.asm.elf_code import (
     CxxFiltDemangler,
     ElfObject,
     LoadSegment,
@@ -34,12 +34,12 @@ from perflab.analysis.elf_code import (
     parse_proc_maps,
     runtime_to_link_address,
 )
-from perflab.analysis.mca import parse_mca_summary
-from perflab.analysis.perf_profile import executable_mappings, parse_perf_script
-from perflab.collectors.asm import ARTIFACT_FUNCTIONS, analyse_asm, asm_views
-from perflab.collectors.asm_sources import region_from_json, region_of, region_to_json
-from perflab.collectors.base import BenchmarkData
-from perflab.collectors.profile import CallGraph, RecordedProfile
+from perflab.lenses.asm.mca import parse_mca_summary
+from perflab.lenses.asm.measure import ARTIFACT_FUNCTIONS, analyse_asm, asm_views
+from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
+from perflab.lenses.profile.measure import CallGraph, RecordedProfile
+from perflab.lenses.profile.perf_script import executable_mappings, parse_perf_script
+from perflab.measure.lens import BenchmarkData
 from perflab.model import Artifact, Benchmark, Comparison, Metric, Settings, Verdict
 from perflab.proc import Completed, LaunchSpec
 

@@ -7,9 +7,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from perflab.analysis.perf_stat import Availability
-from perflab.collectors.base import BenchmarkData
-from perflab.collectors.counters import (
+from perflab.lenses.counters.measure import (
     AVAILABILITY,
     PROBE,
     HostFacts,
@@ -17,6 +15,8 @@ from perflab.collectors.counters import (
     parse_arch_status,
     probe_events,
 )
+from perflab.lenses.counters.perf_stat import Availability
+from perflab.measure.lens import BenchmarkData
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from perflab.analysis.flame import differential_tree
-from perflab.analysis.perf_profile import Stack, parse_folded
 from perflab.engine import RunResult
+from perflab.lenses.profile.flame import differential_tree
+from perflab.lenses.profile.perf_script import Stack, parse_folded
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -7,19 +7,7 @@ from types import MappingProxyType
 
 import pytest
 
-from perflab.analysis.callgrind import (
-    CallCost,
-    FunctionCost,
-    FunctionCosts,
-    FunctionId,
-    InstructionCost,
-    InstructionCosts,
-    derived_event,
-    mangled_names,
-    normalise_function_name,
-    normalise_object,
-)
-from perflab.analysis.instruction_delta import (
+from perflab.lenses.instructions.analyse import (
     InliningKind,
     LayerRule,
     Presence,
@@ -30,6 +18,18 @@ from perflab.analysis.instruction_delta import (
     parse_addr2line,
     parse_symbolizer_json,
     reattribute_inlined,
+)
+from perflab.lenses.instructions.callgrind import (
+    CallCost,
+    FunctionCost,
+    FunctionCosts,
+    FunctionId,
+    InstructionCost,
+    InstructionCosts,
+    derived_event,
+    mangled_names,
+    normalise_function_name,
+    normalise_object,
 )
 
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from perflab.collectors.base import MemorySink
-from perflab.collectors.instructions import (
+from perflab.errors import ToolUnavailableError
+from perflab.lenses.instructions.measure import (
     CACHE_GEOMETRY,
     KIND_COMMAND,
     KIND_EMPTY,
@@ -22,7 +22,7 @@ from perflab.collectors.instructions import (
     padding_target,
     ratio_interval,
 )
-from perflab.errors import ToolUnavailableError
+from perflab.measure.lens import MemorySink
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -106,11 +106,13 @@ def test_avx512_is_recognised_in_cpuinfo() -> None:
 def test_preflight_warns_about_avx512_and_needs_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
     experiment = Experiment((Benchmark("b", stmt="pass"),), (Variant("a"),))
     lens = InstructionsLens(read_cpuinfo=lambda: "flags : avx512f\n")
-    monkeypatch.setattr("perflab.collectors.instructions.which", lambda tool: f"/usr/bin/{tool}")
+    monkeypatch.setattr(
+        "perflab.lenses.instructions.measure.which", lambda tool: f"/usr/bin/{tool}"
+    )
     notes = lens.preflight(experiment, FakeRunner())
     assert [n.severity for n in notes] == [Severity.WARNING]
     assert "AVX-512" in notes[0].message
-    monkeypatch.setattr("perflab.collectors.instructions.which", lambda tool: None)
+    monkeypatch.setattr("perflab.lenses.instructions.measure.which", lambda tool: None)
     with pytest.raises(ToolUnavailableError) as error:
         lens.preflight(experiment, FakeRunner())
     assert error.value.hint is not None and "apt-get install valgrind" in error.value.hint

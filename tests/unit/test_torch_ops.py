@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from perflab.analysis.torch_ops import (
+from perflab.errors import ConfigError
+from perflab.lenses.registry import lens_for
+from perflab.lenses.torch.measure import (
+    KIND_OPS,
+    KIND_WARMUP_OPS,
+    SELF_CPU_US,
+    TorchLens,
+    analyse_torch,
+)
+from perflab.lenses.torch.ops import (
     OpStats,
     OpTable,
     OpTableFormatError,
@@ -18,16 +27,7 @@ from perflab.analysis.torch_ops import (
     parse_op_table,
     versions_of,
 )
-from perflab.collectors.base import BenchmarkData
-from perflab.collectors.registry import lens_for
-from perflab.collectors.torch_ops import (
-    KIND_OPS,
-    KIND_WARMUP_OPS,
-    SELF_CPU_US,
-    TorchLens,
-    analyse_torch,
-)
-from perflab.errors import ConfigError
+from perflab.measure.lens import BenchmarkData
 from perflab.model import (
     Artifact,
     Benchmark,

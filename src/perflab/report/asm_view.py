@@ -1,6 +1,6 @@
 """Terminal rendering of `perflab show RUN --asm FUNCTION`: a side-by-side annotated diff.
 
-Input is :class:`perflab.collectors.asm.AsmView` (built from the store by `asm_views`); this
+Input is :class:`perflab.lenses.asm.measure.AsmView` (built from the store by `asm_views`); this
 module only formats.
 """
 
@@ -12,8 +12,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from perflab.analysis.asm import AsmLine, DiffRow, FunctionListing, RowTag
-from perflab.collectors.asm import AsmView
+from perflab.lenses.asm.analyse import AsmLine, DiffRow, FunctionListing, RowTag
+from perflab.lenses.asm.measure import AsmView
 
 _STYLE = {
     RowTag.SAME: "",

@@ -17,11 +17,11 @@ import jinja2
 from markupsafe import Markup
 
 from perflab import __version__
-from perflab.analysis.flame import differential_tree
-from perflab.analysis.perf_profile import parse_folded
-from perflab.collectors.profile import FOLDED
-from perflab.collectors.time import WALL_NS, command_batch_blocks
 from perflab.engine import RunResult
+from perflab.lenses.profile.flame import differential_tree
+from perflab.lenses.profile.measure import FOLDED
+from perflab.lenses.profile.perf_script import parse_folded
+from perflab.lenses.time.measure import WALL_NS, command_batch_blocks
 from perflab.model import BenchmarkKind, Comparison, Metric, Note, Sample, Severity, Verdict
 from perflab.report import svg
 from perflab.report.units import format_ratio, format_seconds, format_value

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from perflab.analysis.flame import FlameNode
+from perflab.lenses.profile.flame import FlameNode
 from perflab.model import Verdict
 from perflab.report.units import format_ns
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.collectors.commands import CommandLauncher, command_argv
-from perflab.collectors.session import LensSession
-from perflab.collectors.worker_client import StatementWorker, variant_environment
 from perflab.errors import BenchmarkFailedError
+from perflab.measure.commands import CommandLauncher, command_argv
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.session import LensSession
+from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Benchmark,
     BenchmarkKind,

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.analysis.torch_ops import (
+from perflab.errors import ConfigError
+from perflab.lenses.torch.ops import (
     OpsDiff,
     OpTable,
     diff_ops,
@@ -29,10 +30,9 @@ from perflab.analysis.torch_ops import (
     parse_op_table,
     versions_of,
 )
-from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.collectors.session import LensSession
-from perflab.collectors.worker_client import StatementWorker
-from perflab.errors import ConfigError
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.session import LensSession
+from perflab.measure.worker_client import StatementWorker
 from perflab.model import (
     Artifact,
     Benchmark,

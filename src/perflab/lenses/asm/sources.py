@@ -13,10 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from perflab.analysis.perf_profile import UNKNOWN, leaf_places
-from perflab.collectors.base import LensContext
-from perflab.collectors.commands import command_argv
-from perflab.collectors.profile import (
+from perflab.errors import PerflabError, ToolUnavailableError
+from perflab.lenses.profile.measure import (
     CallGraph,
     RecordedProfile,
     RecordOptions,
@@ -24,8 +22,10 @@ from perflab.collectors.profile import (
     record_command_profile,
     record_statement_profile,
 )
-from perflab.collectors.worker_client import interpreter_for, variant_environment
-from perflab.errors import PerflabError, ToolUnavailableError
+from perflab.lenses.profile.perf_script import UNKNOWN, leaf_places
+from perflab.measure.commands import command_argv
+from perflab.measure.lens import LensContext
+from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.model import Benchmark, BenchmarkKind, Variant
 from perflab.proc import ProcessRunner, which
 

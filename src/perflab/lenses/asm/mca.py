@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from perflab.analysis.asm import LoopThroughput
+from perflab.lenses.asm.analyse import LoopThroughput
 from perflab.proc import LaunchSpec, ProcessRunner, which
 
 DEFAULT_MCPU = "sapphirerapids"

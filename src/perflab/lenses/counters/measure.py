@@ -42,7 +42,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.analysis.perf_stat import (
+from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.host import cpu_flags, read_text
+from perflab.lenses.counters.perf_stat import (
     Availability,
     EventCount,
     counts_for_requested,
@@ -52,13 +54,11 @@ from perflab.analysis.perf_stat import (
     parse_stat_csv,
     permission_denied_event,
 )
-from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.collectors.commands import command_argv
-from perflab.collectors.perf_control import PerfControl, find_perf
-from perflab.collectors.session import benchmark_rng
-from perflab.collectors.worker_client import StatementWorker, variant_environment
-from perflab.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.host import cpu_flags, read_text
+from perflab.measure.commands import command_argv
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.perf_control import PerfControl, find_perf
+from perflab.measure.session import benchmark_rng
+from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -1,6 +1,6 @@
 """Why two instruction counts differ: per-function deltas, inlining changes, layers.
 
-Pure functions over `FunctionCosts` (perflab.analysis.callgrind): costs in, values out.
+Pure functions over `FunctionCosts` (perflab.lenses.instructions.callgrind): costs in, values out.
 
 Inlining breaks naive per-function deltas: when the compiler stops inlining `helper` into
 `kernel`, the table shows `helper +N` and `kernel -M` with M close to N, although the real change
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from perflab.analysis.callgrind import (
+from perflab.lenses.instructions.callgrind import (
     INSTRUCTIONS_EVENT,
     CallCost,
     FunctionCost,

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.analysis.elf_code import mapped_objects, read_process_maps
-from perflab.analysis.perf_profile import (
+from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.lenses.asm.elf_code import mapped_objects, read_process_maps
+from perflab.lenses.profile.perf_script import (
     HotSymbols,
     ProfileDiff,
     ProfileSample,
@@ -47,12 +48,11 @@ from perflab.analysis.perf_profile import (
     parse_folded,
     parse_perf_script,
 )
-from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.collectors.commands import command_argv
-from perflab.collectors.perf_control import PerfControl, find_perf
-from perflab.collectors.session import benchmark_rng
-from perflab.collectors.worker_client import StatementWorker, WorkerSample, variant_environment
-from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.measure.commands import command_argv
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.perf_control import PerfControl, find_perf
+from perflab.measure.session import benchmark_rng
+from perflab.measure.worker_client import StatementWorker, WorkerSample, variant_environment
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import importlib
 
-from perflab.collectors.base import Lens
 from perflab.errors import ConfigError
+from perflab.measure.lens import Lens
 from perflab.model import Metric
 
 _LENSES: dict[Metric, str] = {
-    Metric.TIME: "perflab.collectors.time:TimeLens",
-    Metric.INSTRUCTIONS: "perflab.collectors.instructions:InstructionsLens",
-    Metric.COUNTERS: "perflab.collectors.counters:CountersLens",
-    Metric.PROFILE: "perflab.collectors.profile:ProfileLens",
-    Metric.ASM: "perflab.collectors.asm:AsmLens",
-    Metric.TORCH: "perflab.collectors.torch_ops:TorchLens",
+    Metric.TIME: "perflab.lenses.time.measure:TimeLens",
+    Metric.INSTRUCTIONS: "perflab.lenses.instructions.measure:InstructionsLens",
+    Metric.COUNTERS: "perflab.lenses.counters.measure:CountersLens",
+    Metric.PROFILE: "perflab.lenses.profile.measure:ProfileLens",
+    Metric.ASM: "perflab.lenses.asm.measure:AsmLens",
+    Metric.TORCH: "perflab.lenses.torch.measure:TorchLens",
 }
 
 

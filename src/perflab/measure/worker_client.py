@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.analysis.torch_ops import OpTable, OpTableFormatError, parse_op_table
 from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.lenses.torch.ops import OpTable, OpTableFormatError, parse_op_table
 from perflab.model import Benchmark, Variant
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.worker import STATEMENT_WORKER_PATH

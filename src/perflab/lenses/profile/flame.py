@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from perflab.analysis.perf_profile import Stack
+from perflab.lenses.profile.perf_script import Stack
 
 ROOT = "all"
 

@@ -32,19 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.analysis.callgrind import (
-    INSTRUCTIONS_EVENT,
-    CallgrindFormatError,
-    CallgrindPart,
-    FunctionCosts,
-    FunctionId,
-    InstructionCost,
-    InstructionCosts,
-    combine_parts,
-    derived_event,
-    parse_callgrind,
-)
-from perflab.analysis.instruction_delta import (
+from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
+from perflab.host import cpu_flags, read_text
+from perflab.lenses.instructions.analyse import (
     FunctionDelta,
     InlineFrames,
     InliningChange,
@@ -57,15 +47,25 @@ from perflab.analysis.instruction_delta import (
     parse_symbolizer_json,
     reattribute_inlined,
 )
-from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.collectors.commands import command_argv
-from perflab.collectors.worker_client import (
+from perflab.lenses.instructions.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindFormatError,
+    CallgrindPart,
+    FunctionCosts,
+    FunctionId,
+    InstructionCost,
+    InstructionCosts,
+    combine_parts,
+    derived_event,
+    parse_callgrind,
+)
+from perflab.measure.commands import command_argv
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.worker_client import (
     StatementWorker,
     interpreter_for,
     variant_environment,
 )
-from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
-from perflab.host import cpu_flags, read_text
 from perflab.model import (
     Artifact,
     Benchmark,

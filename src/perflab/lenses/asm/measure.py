@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.analysis.asm import (
+from perflab.errors import ConfigError
+from perflab.lenses.asm.analyse import (
     FunctionChange,
     FunctionListing,
     build_listing,
@@ -27,7 +28,7 @@ from perflab.analysis.asm import (
     diff_text,
     pair_names,
 )
-from perflab.analysis.elf_code import (
+from perflab.lenses.asm.elf_code import (
     CodeLookupError,
     Demangler,
     ElfObject,
@@ -35,16 +36,15 @@ from perflab.analysis.elf_code import (
     default_demangler,
     load_elf_object,
 )
-from perflab.analysis.mca import McaPredictor
-from perflab.collectors.asm_sources import (
+from perflab.lenses.asm.mca import McaPredictor
+from perflab.lenses.asm.sources import (
     HotCodeSource,
     PerfRecordSource,
     ProfiledRegion,
     region_from_json,
     region_to_json,
 )
-from perflab.collectors.base import BenchmarkData, LensAnalysis, LensContext
-from perflab.errors import ConfigError
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -6,8 +6,8 @@ import contextlib
 import random
 from collections.abc import Callable, Iterator, Mapping
 
-from perflab.collectors.base import LensContext
-from perflab.collectors.worker_client import StatementWorker, interpreter_for
+from perflab.measure.lens import LensContext
+from perflab.measure.worker_client import StatementWorker, interpreter_for
 from perflab.model import Benchmark, Settings
 from perflab.plan import launch_order
 

@@ -1,1 +1,0 @@
-"""Pure analysis of stored measurements: deltas, inlining changes, profile and asm diffs."""

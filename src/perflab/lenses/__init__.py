@@ -1,0 +1,1 @@
+"""The lenses: one package per lens (measure, analyse, render), registered in `registry`."""
