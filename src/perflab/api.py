@@ -11,25 +11,22 @@ from perflab.config import (
     check_variants,
     expand_grid,
     load_experiment,
-    parse_metrics,
+    normalised_settings,
     parse_variant,
+    setting_fields,
     settings_with,
 )
 from perflab.engine import RunResult, analyse_run, compare_runs, run_experiment
 from perflab.errors import ConfigError
 from perflab.measure.lens import ProgressReporter
-from perflab.model import Experiment, Metric, Settings, Variant
+from perflab.model import Experiment, Metric, Settings, Variant, setting_specs
 from perflab.store import RunSummary, Store, StoredRun
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
     from perflab.lenses.asm.measure import AsmView
 
-SETTINGS_FIELDS = {
-    "metrics", "budget_s", "target_precision", "equivalence_band", "confidence", "pin", "cpu",
-    "min_generations", "sample_target_ms", "warmup_blocks", "sample_timeout_s", "seed", "events",
-    "region", "cache_sim", "symbols", "layers",
-}  # fmt: skip
+SETTINGS_FIELDS = setting_fields()  # the Settings fields make_experiment accepts
 
 
 def make_experiment(
@@ -53,18 +50,7 @@ def make_experiment(
             f"unknown setting(s) {', '.join(sorted(unknown))}",
             hint="settings are: " + ", ".join(sorted(SETTINGS_FIELDS)),
         )
-    changes = {k: v for k, v in settings.items() if v is not None}
-    if isinstance(changes.get("metrics"), str | list | tuple):
-        changes["metrics"] = parse_metrics(changes["metrics"])
-    for key in ("events", "symbols"):
-        if isinstance(changes.get(key), str):
-            changes[key] = tuple(e.strip() for e in changes[key].split(",") if e.strip())
-        elif key in changes:
-            changes[key] = tuple(changes[key])
-    if "layers" in changes:
-        layers = changes["layers"]
-        pairs = layers.items() if isinstance(layers, Mapping) else layers
-        changes["layers"] = tuple((str(name), str(pattern)) for name, pattern in pairs)
+    changes = normalised_settings(settings)
     if experiment_file is not None:
         base = load_experiment(experiment_file)
         if stmt or cmd or setup or name or params:
@@ -109,19 +95,11 @@ def make_experiment(
     )
 
 
-# options that only one lens reads: given without that lens, they would silently do nothing
-_LENS_OPTIONS = {
-    "events": (Metric.COUNTERS, "--events"),
-    "region": (Metric.INSTRUCTIONS, "--region"),
-    "cache_sim": (Metric.INSTRUCTIONS, "--cache-sim"),
-    "layers": (Metric.INSTRUCTIONS, "--layer"),
-    "symbols": (Metric.ASM, "--symbol"),
-}
-
-
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
-    for key, (metric, option) in _LENS_OPTIONS.items():
-        if explicit.get(key) and metric not in experiment.settings.metrics:
+    # options that only one lens reads: given without that lens, they would silently do nothing
+    for key, spec in setting_specs().items():
+        metric, option = spec.lens, spec.flag or key
+        if metric is not None and explicit.get(key) and metric not in experiment.settings.metrics:
             raise ConfigError(
                 f"{option} is an option of the {metric.value} lens, which is not selected",
                 hint=f"add --metric {','.join(m.value for m in experiment.settings.metrics)},"

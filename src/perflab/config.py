@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import ConfigError
-from perflab.model import Benchmark, BenchmarkKind, Experiment, Metric, Settings, Variant
+from perflab.model import (
+    Benchmark,
+    BenchmarkKind,
+    Experiment,
+    Metric,
+    SettingKind,
+    Settings,
+    Variant,
+    normalise_setting,
+    setting_specs,
+)
 
 VARIANT_KEYS = ("python", "cwd", "cmd", "build")
 # the lenses this version has (the registry's)
@@ -191,68 +201,40 @@ def expand_grid(
 
 # ---- experiment files
 
-_SETTINGS_KEYS = {
-    "metrics": "metrics",
-    "budget": "budget_s",
-    "precision": "target_precision",
-    "equivalence_band": "equivalence_band",
-    "confidence": "confidence",
-    "pin": "pin",
-    "cpu": "cpu",
-    "min_generations": "min_generations",
-    "sample_ms": "sample_target_ms",
-    "warmup_blocks": "warmup_blocks",
-    "sample_timeout": "sample_timeout_s",
-    "seed": "seed",
-    "events": "events",
-    "region": "region",
-    "cache_sim": "cache_sim",
-    "symbols": "symbols",
-    "layers": "layers",
-}
+
+def setting_keys() -> dict[str, str]:
+    """Experiment-file key -> `Settings` field name, for every setting users may set."""
+    return {spec.key: name for name, spec in setting_specs().items() if spec.key is not None}
 
 
-_SETTING_TYPES: dict[str, tuple[type, ...]] = {
-    "budget_s": (int, float),
-    "target_precision": (int, float),
-    "equivalence_band": (int, float),
-    "confidence": (int, float),
-    "pin": (bool,),
-    "cpu": (int,),
-    "min_generations": (int,),
-    "sample_target_ms": (int, float),
-    "warmup_blocks": (int,),
-    "sample_timeout_s": (int, float),
-    "seed": (int,),
-    "region": (str,),
-    "cache_sim": (bool,),
-    "metrics": (list, str),
-}
+def setting_fields() -> frozenset[str]:
+    """The `Settings` fields users may set (the API's keyword arguments)."""
+    return frozenset(setting_keys().values())
+
+
+def normalised_settings(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings given by field name (API keyword arguments, CLI options; None: not given) as the
+    types `Settings` holds: metrics parsed and checked, lists and tables as tuples."""
+    specs = setting_specs()
+    out: dict[str, Any] = {}
+    for name, value in changes.items():
+        if value is None:
+            continue
+        kind = specs[name].kind
+        if kind is SettingKind.METRICS:
+            out[name] = parse_metrics(value)
+            continue
+        if kind is SettingKind.LAYERS and not isinstance(value, Mapping):
+            # the CLI's NAME=REGEX words, or (name, regex) pairs
+            value = [parse_layer(v) if isinstance(v, str) else v for v in value]
+        out[name] = normalise_setting(kind, value)
+    return out
 
 
 def settings_with(settings: Settings, **changes: Any) -> Settings:
     """Validated replacement of settings fields (shared by the CLI and experiment files)."""
     merged = dataclasses.replace(settings, **changes)
-    problems = []
-    if merged.budget_s <= 0:
-        problems.append("budget must be positive (seconds)")
-    if not 0 < merged.confidence < 1:
-        problems.append("confidence must be between 0 and 1, e.g. 0.95")
-    if not 0 <= merged.equivalence_band < 1:
-        problems.append("equivalence band must be a fraction, e.g. 0.01 for ±1%")
-    if merged.target_precision <= 0:
-        problems.append("precision must be a positive fraction, e.g. 0.005")
-    if merged.min_generations < 2:
-        problems.append("min_generations must be at least 2 (a CI needs two)")
-    if merged.sample_target_ms <= 0 or merged.sample_timeout_s <= 0:
-        problems.append("sample_ms and sample_timeout must be positive")
-    if merged.warmup_blocks < 0:
-        problems.append("warmup_blocks cannot be negative")
-    for name, pattern in merged.layers:
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            problems.append(f"layer {name!r}: {pattern!r} is not a regular expression ({error})")
+    problems = merged.problems()
     if problems:
         raise ConfigError("; ".join(problems))
     return merged
@@ -314,39 +296,55 @@ def experiment_from_mapping(
     return Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
 
 
+# what an experiment file may give for each kind of setting (TOML types)
+_FILE_TYPES: dict[SettingKind, tuple[type, ...]] = {
+    SettingKind.NUMBER: (int, float),
+    SettingKind.WHOLE: (int,),
+    SettingKind.OPTIONAL_WHOLE: (int,),
+    SettingKind.BOOLEAN: (bool,),
+    SettingKind.TEXT: (str,),
+    SettingKind.TEXTS: (list,),
+    SettingKind.METRICS: (list, str),
+    SettingKind.LAYERS: (dict,),
+}
+_TYPE_WORDS = {int: "number", float: "number", bool: "boolean", str: "string", list: "list"}
+
+
 def _settings_from(raw: Any, source: str) -> Settings:
     _expect(raw, dict, source, "[settings] must be a table")
+    keys = setting_keys()
+    specs = setting_specs()
     changes: dict[str, Any] = {}
     for key, value in raw.items():
-        if key not in _SETTINGS_KEYS:
+        if key not in keys:
             raise ConfigError(
                 f"{source}: unknown setting {key!r}",
-                hint="settings are: " + ", ".join(sorted(_SETTINGS_KEYS)),
+                hint="settings are: " + ", ".join(sorted(keys)),
             )
-        field = _SETTINGS_KEYS[key]
-        expected = _SETTING_TYPES.get(field)
-        if expected is not None and (
-            not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected)
-        ):
-            words = {int: "number", float: "number", bool: "boolean", str: "string",
-                     list: "list"}  # fmt: skip
-            names = " or ".join(dict.fromkeys(words[t] for t in expected))
+        field = keys[key]
+        kind = specs[field].kind
+        expected = _FILE_TYPES[kind]
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            if kind is SettingKind.TEXTS:
+                raise ConfigError(
+                    f"{source}: {key} must be a list of strings",
+                    hint="see docs/experiment-files.md",
+                )
+            if kind is SettingKind.LAYERS:
+                raise ConfigError(
+                    f"{source}: {key} must be a table of NAME = REGEX",
+                    hint="see docs/experiment-files.md",
+                )
+            names = " or ".join(dict.fromkeys(_TYPE_WORDS[t] for t in expected))
             if expected == (int,):
                 names = "whole number"
             raise ConfigError(
                 f"{source}: setting {key!r} must be a {names}, not {value!r}",
                 hint="see docs/experiment-files.md",
             )
-        if field == "metrics":
-            value = parse_metrics(value)
-        elif field in ("events", "symbols"):
-            value = tuple(_expect(value, list, source, f"{key} must be a list of strings"))
-        elif field == "layers":
-            table = _expect(value, dict, source, "layers must be a table of NAME = REGEX")
-            value = tuple((str(k), str(v)) for k, v in table.items())
         changes[field] = value
     try:
-        return settings_with(Settings(), **changes)
+        return settings_with(Settings(), **normalised_settings(changes))
     except ConfigError as error:
         raise ConfigError(f"{source}: {error.message}", hint=error.hint) from None
     except TypeError as error:

@@ -6,8 +6,9 @@ All records are frozen. Raw samples are the truth; statistics are derived from t
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 
@@ -84,34 +85,312 @@ class Benchmark:
         return command
 
 
+class SettingKind(enum.StrEnum):
+    """What a setting's value is: decides its TOML type check, CLI parsing and normalisation."""
+
+    NUMBER = "number"
+    WHOLE = "whole number"
+    OPTIONAL_WHOLE = "whole number or nothing"
+    BOOLEAN = "boolean"
+    TEXT = "string"
+    TEXTS = "list of strings"
+    METRICS = "list of metrics"
+    LAYERS = "table of NAME = REGEX"
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """Everything perflab knows about one `Settings` field. The CLI options, the experiment-file
+    keys and their type checks, the API's keyword arguments and the JSON encoding are derived
+    from these, so a setting is added in one place."""
+
+    kind: SettingKind
+    help: str  # the CLI's help text
+    key: str | None  # experiment-file key (None: internal, not settable by users)
+    flags: tuple[str, ...] = ()  # CLI options; () when the CLI has none
+    unit: str | None = None
+    lens: Metric | None = None  # the lens that reads it (None: every lens / the time lens)
+    repeat: bool = False  # TEXTS/LAYERS on the CLI: one value per option, repeatable
+    metavar: str | None = None
+    check: Callable[[Any], str | None] | None = None  # a problem with a value, in words
+
+    @property
+    def flag(self) -> str | None:
+        """The long CLI option, as error messages name it."""
+        return self.flags[-1] if self.flags else None
+
+
+_SPEC = "perflab"
+
+
+def _setting(default: Any, spec: SettingSpec) -> Any:
+    return field(default=default, metadata={_SPEC: spec})
+
+
+def _positive(what: str) -> Callable[[Any], str | None]:
+    return lambda value: None if value > 0 else what
+
+
+def _regexes(layers: Any) -> str | None:
+    for name, pattern in layers:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            return f"layer {name!r}: {pattern!r} is not a regular expression ({error})"
+    return None
+
+
 @dataclass(frozen=True)
 class Settings:
-    """How to measure. Defaults are chosen for a noisy 2-core VM (see docs/statistics.md)."""
+    """How to measure. Defaults are chosen for a noisy 2-core VM (see docs/statistics.md).
 
-    metrics: tuple[Metric, ...] = (Metric.TIME,)
-    budget_s: float = 20.0  # wall-clock budget for the time lens, per benchmark
-    target_precision: float = (
-        0.005  # stop early once the 95% CI half-width is below this (relative)
+    Each field's metadata is its `SettingSpec` (see `setting_specs`)."""
+
+    metrics: tuple[Metric, ...] = _setting(
+        (Metric.TIME,),
+        SettingSpec(
+            SettingKind.METRICS,
+            "lenses, comma-separated (default: time)",
+            key="metrics",
+            flags=("-m", "--metric"),
+        ),
     )
-    equivalence_band: float = 0.01  # |ratio - 1| inside this band counts as equivalent
-    confidence: float = 0.95
-    pin: bool = True
-    cpu: int | None = None  # None: the last online CPU
-    min_generations: int = 6  # fresh worker processes per variant: per-process effects are sampled
-    sample_target_ms: float = 10.0  # one statement sample: long for the clock, short to interleave
-    warmup_blocks: int = 2  # blocks discarded at the start of every generation
-    sample_timeout_s: float = 60.0
+    budget_s: float = _setting(  # wall-clock budget for the time lens, per benchmark
+        20.0,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "seconds per benchmark (20)",
+            key="budget",
+            flags=("--budget",),
+            unit="s",
+            check=_positive("budget must be positive (seconds)"),
+        ),
+    )
+    target_precision: float = _setting(  # stop early once the 95% CI half-width is below this
+        0.005,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "stop once the CI half-width is below this (0.005 = ±0.5%%)",
+            key="precision",
+            flags=("--precision",),
+            unit="fraction",
+            check=_positive("precision must be a positive fraction, e.g. 0.005"),
+        ),
+    )
+    equivalence_band: float = _setting(  # |ratio - 1| inside this band counts as equivalent
+        0.01,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "equivalence band: a CI inside 1±band is 'equivalent' (0.01)",
+            key="equivalence_band",
+            flags=("--band",),
+            unit="fraction",
+            check=lambda v: (
+                None if 0 <= v < 1 else "equivalence band must be a fraction, e.g. 0.01 for ±1%"
+            ),
+        ),
+    )
+    confidence: float = _setting(
+        0.95,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "confidence level (0.95)",
+            key="confidence",
+            flags=("--confidence",),
+            unit="fraction",
+            check=lambda v: None if 0 < v < 1 else "confidence must be between 0 and 1, e.g. 0.95",
+        ),
+    )
+    pin: bool = _setting(
+        True,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "do not pin measuring processes",
+            key="pin",
+            flags=("--no-pin",),
+        ),
+    )
+    cpu: int | None = _setting(  # None: the last online CPU
+        None,
+        SettingSpec(
+            SettingKind.OPTIONAL_WHOLE,
+            "the CPU to pin measurements to (default: the last)",
+            key="cpu",
+            flags=("--cpu",),
+        ),
+    )
+    # fresh worker processes per variant: per-process effects are sampled
+    min_generations: int = _setting(
+        6,
+        SettingSpec(
+            SettingKind.WHOLE,
+            "fresh worker processes per variant, at least (6)",
+            key="min_generations",
+            flags=("--min-generations",),
+            check=lambda v: (
+                None if v >= 2 else "min_generations must be at least 2 (a CI needs two)"
+            ),
+        ),
+    )
+    # one statement sample: long for the clock, short to interleave
+    sample_target_ms: float = _setting(
+        10.0,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "target length of one sample (10 ms)",
+            key="sample_ms",
+            flags=("--sample-ms",),
+            unit="ms",
+            check=_positive("sample_ms must be positive"),
+        ),
+    )
+    warmup_blocks: int = _setting(  # blocks discarded at the start of every generation
+        2,
+        SettingSpec(
+            SettingKind.WHOLE,
+            "blocks discarded at the start of every generation (2)",
+            key="warmup_blocks",
+            check=lambda v: None if v >= 0 else "warmup_blocks cannot be negative",
+        ),
+    )
+    sample_timeout_s: float = _setting(
+        60.0,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "kill a sample that takes longer than this many seconds (60)",
+            key="sample_timeout",
+            flags=("--sample-timeout",),
+            unit="s",
+            check=_positive("sample_timeout must be positive"),
+        ),
+    )
     # Within a generation all variants' workers share one random layout (ASLR off, one random
     # environment padding and hash seed); across generations it changes. Per-process effects are
     # thus sampled, but no longer differ between the variants being compared.
-    paired_layout: bool = True
-    seed: int | None = None
+    paired_layout: bool = _setting(
+        True, SettingSpec(SettingKind.BOOLEAN, "one shared layout per generation", key=None)
+    )
+    seed: int | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.OPTIONAL_WHOLE,
+            "seed of the interleaving schedule",
+            key="seed",
+            flags=("--seed",),
+        ),
+    )
     # lens options
-    events: tuple[str, ...] = ()
-    region: str | None = None
-    cache_sim: bool = False
-    symbols: tuple[str, ...] = ()
-    layers: tuple[tuple[str, str], ...] = ()  # (layer name, regex on function or object name)
+    events: tuple[str, ...] = _setting(
+        (),
+        SettingSpec(
+            SettingKind.TEXTS,
+            "counters: perf event names, comma-separated",
+            key="events",
+            flags=("--events",),
+            lens=Metric.COUNTERS,
+        ),
+    )
+    region: str | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.TEXT,
+            "instructions (commands): count only inside this function",
+            key="region",
+            flags=("--region",),
+            lens=Metric.INSTRUCTIONS,
+        ),
+    )
+    cache_sim: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "instructions: simulate caches and branches",
+            key="cache_sim",
+            flags=("--cache-sim",),
+            lens=Metric.INSTRUCTIONS,
+        ),
+    )
+    symbols: tuple[str, ...] = _setting(
+        (),
+        SettingSpec(
+            SettingKind.TEXTS,
+            "asm: functions to disassemble (default: the hottest)",
+            key="symbols",
+            flags=("--symbol",),
+            lens=Metric.ASM,
+            repeat=True,
+            metavar="REGEX",
+        ),
+    )
+    # (layer name, regex on function or object name)
+    layers: tuple[tuple[str, str], ...] = _setting(
+        (),
+        SettingSpec(
+            SettingKind.LAYERS,
+            "instructions: group costs into layers by function or library name (repeatable)",
+            key="layers",
+            flags=("--layer",),
+            lens=Metric.INSTRUCTIONS,
+            repeat=True,
+            metavar="NAME=REGEX",
+            check=_regexes,
+        ),
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as JSON values, by field name (the store and the JSON export)."""
+        out: dict[str, Any] = {}
+        for name, spec in setting_specs().items():
+            value = getattr(self, name)
+            if spec.kind is SettingKind.METRICS:
+                value = [str(m) for m in value]
+            elif spec.kind is SettingKind.LAYERS:
+                value = [list(pair) for pair in value]
+            elif spec.kind is SettingKind.TEXTS:
+                value = list(value)
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Settings:
+        """The inverse of `to_json`; unknown fields (from a newer perflab) are ignored."""
+        specs = setting_specs()
+        return cls(
+            **{
+                name: normalise_setting(specs[name].kind, value)
+                for name, value in data.items()
+                if name in specs
+            }
+        )
+
+    def problems(self) -> list[str]:
+        """What is wrong with these settings, in words (empty when they are valid)."""
+        found = []
+        for name, spec in setting_specs().items():
+            if spec.check is not None:
+                problem = spec.check(getattr(self, name))
+                if problem is not None:
+                    found.append(problem)
+        return found
+
+
+def setting_specs() -> dict[str, SettingSpec]:
+    """Every `Settings` field's spec, by field name, in declaration order."""
+    return {f.name: f.metadata[_SPEC] for f in fields(Settings)}
+
+
+def normalise_setting(kind: SettingKind, value: Any) -> Any:
+    """The one place a setting's value becomes the type `Settings` holds: comma-separated text
+    and lists become tuples, a layers table becomes (name, regex) pairs."""
+    if kind is SettingKind.TEXTS or kind is SettingKind.METRICS:
+        words = value.split(",") if isinstance(value, str) else value
+        stripped = (str(w).strip() for w in words)
+        texts = tuple(w for w in stripped if w)
+        return tuple(Metric(w) for w in texts) if kind is SettingKind.METRICS else texts
+    if kind is SettingKind.LAYERS:
+        pairs = value.items() if isinstance(value, Mapping) else value
+        return tuple((str(name), str(pattern)) for name, pattern in pairs)
+    return value
 
 
 @dataclass(frozen=True)

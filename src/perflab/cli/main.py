@@ -15,7 +15,7 @@ from rich.text import Text
 from perflab import api
 from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
 from perflab.cli.progress import RichProgress
-from perflab.config import parse_layer, parse_param
+from perflab.config import parse_param
 from perflab.doctor import diagnose
 from perflab.engine import RunResult
 from perflab.errors import ConfigError, PerflabError
@@ -129,22 +129,7 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
         name=options.name,
         variants=options.variants,
         params=dict(parse_param(p) for p in options.params),
-        metrics=options.metrics,
-        budget_s=options.budget_s,
-        target_precision=options.precision,
-        equivalence_band=options.equivalence_band,
-        confidence=options.confidence,
-        cpu=options.cpu,
-        pin=False if options.no_pin else None,
-        min_generations=options.min_generations,
-        sample_target_ms=options.sample_ms,
-        sample_timeout_s=options.sample_timeout_s,
-        seed=options.seed,
-        events=options.events,
-        region=options.region,
-        cache_sim=options.cache_sim or None,
-        symbols=options.symbols or None,
-        layers=tuple(parse_layer(text) for text in options.layers) or None,
+        **options.settings,
     )
     if options.output.quiet or not err.is_terminal:
         result = api.run(experiment, store_path=options.output.store)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perflab import __version__
-from perflab.model import Verdict
+from perflab.config import AVAILABLE_METRICS
+from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 EPILOG = """\
@@ -45,22 +48,8 @@ class RunOptions:
     name: str | None
     variants: tuple[str, ...]
     params: tuple[str, ...]
-    metrics: str | None
-    budget_s: float | None
-    precision: float | None
-    equivalence_band: float | None
-    confidence: float | None
-    cpu: int | None
-    no_pin: bool
-    min_generations: int | None
-    sample_ms: float | None
-    sample_timeout_s: float | None
-    seed: int | None
-    events: str | None
-    region: str | None
-    cache_sim: bool
-    symbols: tuple[str, ...]
-    layers: tuple[str, ...]
+    # Settings fields given on the command line (field name -> value as parsed)
+    settings: Mapping[str, Any]
     fail_on: tuple[Verdict, ...]
     output: OutputOptions
 
@@ -98,7 +87,45 @@ def _add_output(
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no tables")
 
 
+_CLI_TYPES: dict[SettingKind, Callable[[str], Any]] = {
+    SettingKind.NUMBER: float,
+    SettingKind.WHOLE: int,
+    SettingKind.OPTIONAL_WHOLE: int,
+    SettingKind.TEXT: str,
+    SettingKind.TEXTS: str,
+    SettingKind.METRICS: str,
+    SettingKind.LAYERS: str,  # NAME=REGEX, parsed with the other settings
+}
+
+
+def _add_setting(
+    group: argparse._ArgumentGroup, name: str, spec: SettingSpec, metrics_help: str
+) -> None:
+    """One command-line option derived from a setting's spec; given or not, its value lands in
+    `args.<field name>` (None: not given)."""
+    help_text = spec.help
+    if spec.kind is SettingKind.METRICS:
+        help_text = f"lenses, comma-separated: {metrics_help} (default: time)"
+    if spec.kind is SettingKind.BOOLEAN:
+        # a switch sets the opposite of the default: --no-pin, --cache-sim
+        default = getattr(Settings(), name)
+        group.add_argument(
+            *spec.flags, dest=name, action="store_const", const=not default, default=None,
+            help=help_text,
+        )  # fmt: skip
+        return
+    kind_type = _CLI_TYPES[spec.kind]
+    if spec.repeat:
+        group.add_argument(
+            *spec.flags, dest=name, action="append", type=kind_type, default=None,
+            metavar=spec.metavar, help=help_text,
+        )  # fmt: skip
+        return
+    group.add_argument(*spec.flags, dest=name, type=kind_type, metavar=spec.metavar, help=help_text)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    metrics_help = ", ".join(m.value for m in AVAILABLE_METRICS)
     parser = argparse.ArgumentParser(
         prog="perflab",
         description="Did my change make this faster, by how much, is that real or noise, and why?",
@@ -138,59 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a parameter grid: every value is a benchmark; use $NAME in stmt/setup/cmd",
     )
     how = run.add_argument_group("how to measure")
-    how.add_argument(
-        "-m",
-        "--metric",
-        dest="metrics",
-        help="lenses, comma-separated: time, instructions, counters, profile, asm, torch "
-        "(default: time)",
-    )
-    how.add_argument("--budget", dest="budget_s", type=float, help="seconds per benchmark (20)")
-    how.add_argument(
-        "--precision", type=float, help="stop once the CI half-width is below this (0.005 = ±0.5%%)"
-    )
-    how.add_argument(
-        "--band",
-        dest="equivalence_band",
-        type=float,
-        help="equivalence band: a CI inside 1±band is 'equivalent' (0.01)",
-    )
-    how.add_argument("--confidence", type=float, help="confidence level (0.95)")
-    how.add_argument("--cpu", type=int, help="the CPU to pin measurements to (default: the last)")
-    how.add_argument("--no-pin", action="store_true", help="do not pin measuring processes")
-    how.add_argument(
-        "--min-generations", type=int, help="fresh worker processes per variant, at least (6)"
-    )
-    how.add_argument("--sample-ms", type=float, help="target length of one sample (10 ms)")
-    how.add_argument(
-        "--sample-timeout",
-        dest="sample_timeout_s",
-        type=float,
-        help="kill a sample that takes longer than this many seconds (60)",
-    )
-    how.add_argument("--seed", type=int, help="seed of the interleaving schedule")
     lens = run.add_argument_group("lens options")
-    lens.add_argument("--events", help="counters: perf event names, comma-separated")
-    lens.add_argument("--region", help="instructions (commands): count only inside this function")
-    lens.add_argument(
-        "--cache-sim", action="store_true", help="instructions: simulate caches and branches"
-    )
-    lens.add_argument(
-        "--layer",
-        dest="layers",
-        action="append",
-        default=[],
-        metavar="NAME=REGEX",
-        help="instructions: group costs into layers by function or library name (repeatable)",
-    )
-    lens.add_argument(
-        "--symbol",
-        dest="symbols",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="asm: functions to disassemble (default: the hottest)",
-    )
+    for name, spec in setting_specs().items():
+        if spec.flags:
+            _add_setting(lens if spec.lens is not None else how, name, spec, metrics_help)
     out = run.add_argument_group("output")
     _add_output(out)
     out.add_argument(
@@ -243,22 +221,11 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         name=args.name,
         variants=tuple(args.variants),
         params=tuple(args.params),
-        metrics=args.metrics,
-        budget_s=args.budget_s,
-        precision=args.precision,
-        equivalence_band=args.equivalence_band,
-        confidence=args.confidence,
-        cpu=args.cpu,
-        no_pin=args.no_pin,
-        min_generations=args.min_generations,
-        sample_ms=args.sample_ms,
-        sample_timeout_s=args.sample_timeout_s,
-        seed=args.seed,
-        events=args.events,
-        region=args.region,
-        cache_sim=args.cache_sim,
-        symbols=tuple(args.symbols),
-        layers=tuple(args.layers),
+        settings={
+            name: tuple(value) if isinstance(value, list) else value
+            for name, spec in setting_specs().items()
+            if spec.flags and (value := getattr(args, name)) is not None
+        },
         fail_on=tuple(args.fail_on),
         output=output_options(args),
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict
 from typing import Any
 
 from perflab.engine import RunResult
@@ -31,8 +30,6 @@ def _clean(value: Any) -> Any:
 
 def run_to_json(result: RunResult) -> dict[str, Any]:
     experiment = result.experiment
-    settings = asdict(experiment.settings)
-    settings["metrics"] = [str(m) for m in experiment.settings.metrics]
     document: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "run_id": result.run_id,
@@ -65,7 +62,7 @@ def run_to_json(result: RunResult) -> dict[str, Any]:
             }
             for b in experiment.benchmarks
         ],
-        "settings": settings,
+        "settings": experiment.settings.to_json(),
         "differences": list(result.differences),
         "comparisons": [c.to_json() for c in result.comparisons],
         "notes": [n.to_json() for n in result.notes],

@@ -1,0 +1,134 @@
+"""One settings schema: the CLI, experiment files, the API and the JSON all derive from it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from perflab import api
+from perflab.cli.options import build_parser, run_options
+from perflab.config import experiment_from_mapping, setting_keys
+from perflab.errors import ConfigError
+from perflab.model import Metric, Settings, setting_specs
+from perflab.store.codec import experiment_from_json, experiment_to_json
+
+CHANGED = Settings(
+    metrics=(Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.ASM),
+    budget_s=3.5,
+    target_precision=0.02,
+    equivalence_band=0.03,
+    confidence=0.9,
+    pin=False,
+    cpu=0,
+    min_generations=3,
+    sample_target_ms=2.0,
+    warmup_blocks=1,
+    sample_timeout_s=9.0,
+    seed=7,
+    events=("task-clock", "page-faults"),
+    region="main",
+    cache_sim=True,
+    symbols=("foo{1,2}", "bar"),
+    layers=(("python", "libpython"), ("torch", "libtorch")),
+)
+
+
+def test_every_user_setting_has_a_file_key_and_an_api_name() -> None:
+    specs = setting_specs()
+    assert set(specs) == {f.name for f in dataclasses.fields(Settings)}
+    keys = setting_keys()
+    assert set(keys.values()) == api.SETTINGS_FIELDS
+    assert "paired_layout" not in api.SETTINGS_FIELDS  # internal
+    # every value in CHANGED differs from the default, so the round trips below test each field
+    for name in api.SETTINGS_FIELDS:
+        assert getattr(CHANGED, name) != getattr(Settings(), name), name
+
+
+def test_json_round_trip() -> None:
+    assert Settings.from_json(CHANGED.to_json()) == CHANGED
+    assert CHANGED.to_json()["layers"] == [["python", "libpython"], ["torch", "libtorch"]]
+
+
+def test_experiment_file_keys() -> None:
+    raw = {
+        "metrics": "time,instructions,counters,asm",
+        "budget": 3.5,
+        "precision": 0.02,
+        "equivalence_band": 0.03,
+        "confidence": 0.9,
+        "pin": False,
+        "cpu": 0,
+        "min_generations": 3,
+        "sample_ms": 2,
+        "warmup_blocks": 1,
+        "sample_timeout": 9,
+        "seed": 7,
+        "events": ["task-clock", "page-faults"],
+        "region": "main",
+        "cache_sim": True,
+        "symbols": ["foo{1,2}", "bar"],
+        "layers": {"python": "libpython", "torch": "libtorch"},
+    }
+    assert set(raw) == set(setting_keys())
+    experiment = experiment_from_mapping(
+        {
+            "settings": raw,
+            "variant": [{"name": "A"}, {"name": "B"}],
+            "benchmark": [{"name": "b", "cmd": "true"}],
+        }
+    )
+    assert experiment.settings == CHANGED
+    assert experiment_from_json(experiment_to_json(experiment)) == experiment
+
+
+def test_command_line_options() -> None:
+    args = build_parser().parse_args(
+        [
+            "run", "--cmd", "true", "-v", "A", "-v", "B",
+            "-m", "time,instructions,counters,asm", "--budget", "3.5", "--precision", "0.02",
+            "--band", "0.03", "--confidence", "0.9", "--no-pin", "--cpu", "0",
+            "--min-generations", "3", "--sample-ms", "2", "--sample-timeout", "9", "--seed", "7",
+            "--events", "task-clock,page-faults", "--region", "main", "--cache-sim",
+            "--symbol", "foo{1,2}", "--symbol", "bar",
+            "--layer", "python=libpython", "--layer", "torch=libtorch",
+        ]
+    )  # fmt: skip
+    options = run_options(args)
+    experiment = api.make_experiment(cmd="true", variants=["A", "B"], **options.settings)
+    # warmup_blocks has no option
+    assert experiment.settings == dataclasses.replace(CHANGED, warmup_blocks=2)
+
+
+def test_options_not_given_are_not_settings() -> None:
+    args = build_parser().parse_args(["run", "--cmd", "true", "-v", "A", "-v", "B"])
+    assert run_options(args).settings == {}
+
+
+def test_api_accepts_text_lists_and_tables() -> None:
+    experiment = api.make_experiment(
+        cmd="true",
+        variants=["A", "B"],
+        metrics=["time", "instructions", "counters", "asm"],
+        events="task-clock, page-faults",
+        symbols=["foo{1,2}", "bar"],
+        layers={"python": "libpython", "torch": "libtorch"},
+    )
+    assert experiment.settings.events == CHANGED.events
+    assert experiment.settings.symbols == CHANGED.symbols
+    assert experiment.settings.layers == CHANGED.layers
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"budget_s": 0}, "budget must be positive"),
+        ({"layers": ["broken"]}, "is not NAME=REGEX"),
+        ({"layers": {"x": "("}}, "is not a regular expression"),
+        ({"metrics": "speed"}, "unknown metric"),
+        ({"events": "task-clock"}, "--events is an option of the counters lens"),
+    ],
+)
+def test_api_validates(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        api.make_experiment(cmd="true", variants=["A", "B"], **settings)  # type: ignore[arg-type]
