@@ -18,8 +18,9 @@ from perflab.config import (
 )
 from perflab.engine import RunResult, analyse_run, compare_runs, run_experiment
 from perflab.errors import ConfigError
+from perflab.lenses.registry import DESCRIPTORS
 from perflab.measure.lens import ProgressReporter
-from perflab.model import Experiment, Metric, Settings, Variant, setting_specs
+from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.store import RunSummary, Store, StoredRun
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
@@ -97,9 +98,12 @@ def make_experiment(
 
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
     # options that only one lens reads: given without that lens, they would silently do nothing
-    for key, spec in setting_specs().items():
-        metric, option = spec.lens, spec.flag or key
-        if metric is not None and explicit.get(key) and metric not in experiment.settings.metrics:
+    for descriptor in DESCRIPTORS:
+        metric = descriptor.metric
+        for key, spec in descriptor.options.items():
+            option = spec.flag or key
+            if not explicit.get(key) or metric in experiment.settings.metrics:
+                continue
             raise ConfigError(
                 f"{option} is an option of the {metric.value} lens, which is not selected",
                 hint=f"add --metric {','.join(m.value for m in experiment.settings.metrics)},"

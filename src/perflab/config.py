@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import ConfigError
+from perflab.lenses.registry import available_metrics
 from perflab.model import (
     Benchmark,
     BenchmarkKind,
@@ -26,10 +27,8 @@ from perflab.model import (
 )
 
 VARIANT_KEYS = ("python", "cwd", "cmd", "build")
-# the lenses this version has (the registry's)
-AVAILABLE_METRICS = (
-    Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.PROFILE, Metric.ASM, Metric.TORCH
-)  # fmt: skip
+# the lenses this version has (the registry's descriptors)
+AVAILABLE_METRICS = available_metrics()
 _NAME = re.compile(r"^[A-Za-z0-9_.+-][A-Za-z0-9_.+@:-]*$")
 _VARIANT_HINT = (
     'a variant is NAME followed by KEY=VALUE words, e.g. "after python=/envs/after/bin/python '

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import glob
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from perflab.host import cpu_flags, read_text, tool_version
-from perflab.lenses.counters.perf_stat import Availability, counts_for_requested, parse_stat_csv
+from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
+from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.profile.perf_script import parse_evlist
+from perflab.lenses.registry import DESCRIPTORS
 from perflab.model import Metric
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
@@ -87,6 +90,8 @@ class HostFiles(Protocol):
 
     def is_root(self) -> bool: ...
 
+    def has_module(self, name: str) -> bool: ...
+
 
 class RealHost:
     def read(self, path: str) -> str | None:
@@ -103,6 +108,9 @@ class RealHost:
 
     def is_root(self) -> bool:
         return os.geteuid() == 0
+
+    def has_module(self, name: str) -> bool:
+        return importlib.util.find_spec(name) is not None
 
 
 _LLVM_VERSIONS = ("", "-19", "-18", "-17", "-16", "-15", "-14")
@@ -372,55 +380,21 @@ def _noise_checks(host: HostFiles, cpu: int | None) -> list[Check]:
 
 
 def _lenses(host: HostFiles, perf: _PerfFacts) -> list[LensStatus]:
-    lenses = [LensStatus(Metric.TIME, True, "always available")]
-    valgrind = host.which("valgrind")
-    lenses.append(
-        LensStatus(Metric.INSTRUCTIONS, True, "valgrind callgrind")
-        if valgrind
-        else LensStatus(
-            Metric.INSTRUCTIONS, False, "valgrind is missing", "sudo apt-get install valgrind"
-        )
+    """Every registered lens's own probe, on what doctor found."""
+    facts = ProbeFacts(
+        which=host.which,
+        find_llvm=lambda tool: _find_llvm(host, tool),
+        has_module=host.has_module,
+        perf_present=perf.present,
+        perf_software=perf.software,
+        perf_hardware=perf.hardware,
+        perf_sampled_event=perf.sampled_event,
     )
-    if not perf.present:
-        fix = "sudo apt-get install linux-perf"
-        lenses.append(LensStatus(Metric.COUNTERS, False, "perf is missing", fix))
-        lenses.append(LensStatus(Metric.PROFILE, False, "perf is missing", fix))
-    else:
-        if perf.hardware:
-            counters = LensStatus(Metric.COUNTERS, True, "hardware and software events")
-        elif perf.software:
-            counters = LensStatus(
-                Metric.COUNTERS,
-                True,
-                f"software events only; hardware events are {Availability.NOT_SUPPORTED}",
-                "run on bare metal or a VM with a virtual PMU for cycles, instructions ...",
-            )
-        else:
-            counters = LensStatus(
-                Metric.COUNTERS,
-                False,
-                "perf stat counts nothing",
-                "sudo sysctl kernel.perf_event_paranoid=1",
-            )
-        lenses.append(counters)
-        if perf.sampled_event is None:
-            lenses.append(
-                LensStatus(
-                    Metric.PROFILE,
-                    False,
-                    "perf record fails",
-                    "sudo sysctl kernel.perf_event_paranoid=1",
-                )
-            )
-        else:
-            lenses.append(LensStatus(Metric.PROFILE, True, f"samples {perf.sampled_event}"))
-    objdump = host.which("objdump") or _find_llvm(host, "llvm-objdump")
-    lenses.append(
-        LensStatus(Metric.ASM, True, f"disassembles with {objdump}")
-        if objdump
-        else LensStatus(Metric.ASM, False, "no objdump", "sudo apt-get install binutils")
-    )
-    return lenses
+    statuses = []
+    for descriptor in DESCRIPTORS:
+        probe = descriptor.probe(facts)
+        statuses.append(LensStatus(descriptor.metric, probe.available, probe.detail, probe.fix))
+    return statuses
 
 
 def diagnose(

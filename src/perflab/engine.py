@@ -19,7 +19,7 @@ from perflab.host import (
     online_cpus,
     variant_differences,
 )
-from perflab.lenses.registry import lens_for
+from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.worker_client import check_variant_paths, variant_environment
 from perflab.model import (
@@ -164,8 +164,8 @@ def _note_slow_lens(
     (generations, tool start-up, callgrind) took much longer, say so rather than surprise."""
     elapsed_s = time.monotonic() - started_s
     budget_s = experiment.settings.budget_s
-    if lens.metric is Metric.TIME or elapsed_s <= SLOW_LENS_FACTOR * budget_s:
-        return  # the time lens explains its own overruns
+    if descriptor_for(lens.metric).reports_overruns or elapsed_s <= SLOW_LENS_FACTOR * budget_s:
+        return
     writer.add_note(
         Note(
             severity=Severity.INFO,

@@ -9,18 +9,52 @@ import enum
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 
-class Metric(enum.StrEnum):
-    """A lens: one way of measuring a benchmark."""
+class Metric(str):
+    """A lens's name: one way of measuring a benchmark.
 
-    TIME = "time"
-    INSTRUCTIONS = "instructions"
-    COUNTERS = "counters"
-    PROFILE = "profile"
-    ASM = "asm"
-    TORCH = "torch"
+    Not an enum: a lens is added by registering its descriptor (perflab/lenses/registry.py),
+    without touching this module. Which metrics exist is the registry's answer; the constants
+    below name the built-in ones for code that refers to them. Instances are interned, so
+    `metric is Metric.TIME` holds for a metric read back from the store."""
+
+    __slots__ = ()
+    _interned: ClassVar[dict[str, Metric]] = {}
+    TIME: ClassVar[Metric]
+    INSTRUCTIONS: ClassVar[Metric]
+    COUNTERS: ClassVar[Metric]
+    PROFILE: ClassVar[Metric]
+    ASM: ClassVar[Metric]
+    TORCH: ClassVar[Metric]
+
+    def __new__(cls, name: str) -> Metric:
+        known = cls._interned.get(name)
+        if known is None:
+            if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise ValueError(f"{name!r} is not a metric name")
+            known = super().__new__(cls, name)
+            cls._interned[str(name)] = known
+        return known
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"Metric({str.__str__(self)!r})"
+
+
+Metric.TIME = Metric("time")
+Metric.INSTRUCTIONS = Metric("instructions")
+Metric.COUNTERS = Metric("counters")
+Metric.PROFILE = Metric("profile")
+Metric.ASM = Metric("asm")
+Metric.TORCH = Metric("torch")
 
 
 class Verdict(enum.StrEnum):

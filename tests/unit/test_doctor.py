@@ -35,6 +35,9 @@ class FakeHost:
     def is_root(self) -> bool:
         return self.root
 
+    def has_module(self, name: str) -> bool:
+        return name in self.tools
+
 
 class FakeRunner:
     def __init__(self, stat_stderr: str, sampled: str) -> None:
@@ -120,3 +123,15 @@ def test_vm_without_pmu_and_without_perf_record_cycles() -> None:
     noise = {check.name: check for check in report.noise}
     assert noise["hypervisor"].status is Status.WARNING
     assert noise["load"].status is Status.WARNING
+
+
+def test_every_registered_lens_is_listed() -> None:
+    from perflab.lenses.registry import available_metrics
+
+    report = diagnose(
+        FakeRunner((DATA / "stat_vm_no_pmu.csv").read_text(), "cpu-clock"),
+        host=FakeHost(BARE_METAL, ["perf", "torch"]),
+    )
+    assert [lens.lens for lens in report.lenses] == list(available_metrics())
+    torch = next(lens for lens in report.lenses if lens.lens == Metric.TORCH)
+    assert torch.available and "torch.profiler" in torch.detail

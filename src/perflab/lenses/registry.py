@@ -1,30 +1,40 @@
-"""Which lens measures which metric. Imported lazily: a lens's dependencies load only when used."""
+"""The lenses this version of perflab has: one descriptor each, in the order they are listed
+to users. Adding a lens is adding its package and one line here."""
 
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
 
 from perflab.errors import ConfigError
-from perflab.measure.lens import Lens
+from perflab.lenses.asm import DESCRIPTOR as ASM
+from perflab.lenses.counters import DESCRIPTOR as COUNTERS
+from perflab.lenses.descriptor import LensDescriptor
+from perflab.lenses.instructions import DESCRIPTOR as INSTRUCTIONS
+from perflab.lenses.profile import DESCRIPTOR as PROFILE
+from perflab.lenses.time import DESCRIPTOR as TIME
+from perflab.lenses.torch import DESCRIPTOR as TORCH
 from perflab.model import Metric
 
-_LENSES: dict[Metric, str] = {
-    Metric.TIME: "perflab.lenses.time.measure:TimeLens",
-    Metric.INSTRUCTIONS: "perflab.lenses.instructions.measure:InstructionsLens",
-    Metric.COUNTERS: "perflab.lenses.counters.measure:CountersLens",
-    Metric.PROFILE: "perflab.lenses.profile.measure:ProfileLens",
-    Metric.ASM: "perflab.lenses.asm.measure:AsmLens",
-    Metric.TORCH: "perflab.lenses.torch.measure:TorchLens",
-}
+if TYPE_CHECKING:
+    from perflab.measure.lens import Lens
+
+DESCRIPTORS: tuple[LensDescriptor, ...] = (TIME, INSTRUCTIONS, COUNTERS, PROFILE, ASM, TORCH)
+
+
+def available_metrics() -> tuple[Metric, ...]:
+    return tuple(d.metric for d in DESCRIPTORS)
+
+
+def descriptor_for(metric: Metric) -> LensDescriptor:
+    for descriptor in DESCRIPTORS:
+        if descriptor.metric == metric:
+            return descriptor
+    raise ConfigError(
+        f"the {metric} lens is not available in this version of perflab",
+        hint="available: " + ", ".join(m.value for m in available_metrics()),
+    )
 
 
 def lens_for(metric: Metric) -> Lens:
-    target = _LENSES.get(metric)
-    if target is None:
-        raise ConfigError(
-            f"the {metric.value} lens is not available in this version of perflab",
-            hint="available: " + ", ".join(m.value for m in _LENSES),
-        )
-    module_name, _, class_name = target.partition(":")
-    lens: Lens = getattr(importlib.import_module(module_name), class_name)()
-    return lens
+    """The lens measuring `metric`; its module (and dependencies) load only now."""
+    return descriptor_for(metric).create()

@@ -1,1 +1,19 @@
-"""The asm lens."""
+"""The asm lens: disassembly of the hot functions, normalised and diffed."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    objdump = facts.which("objdump") or facts.find_llvm("llvm-objdump")
+    if objdump:
+        return Probe(True, f"disassembles with {objdump}")
+    return Probe(False, "no objdump", "sudo apt-get install binutils")
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=Metric.ASM,
+    summary="disassembly of the hot functions, diffed",
+    lens="perflab.lenses.asm.measure:AsmLens",
+    probe=_probe,
+)

@@ -1,1 +1,26 @@
-"""The counters lens."""
+"""The counters lens: perf stat events of the measured region."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    if not facts.perf_present:
+        return Probe(False, "perf is missing", "sudo apt-get install linux-perf")
+    if facts.perf_hardware:
+        return Probe(True, "hardware and software events")
+    if facts.perf_software:
+        return Probe(
+            True,
+            "software events only; hardware events are not supported",
+            "run on bare metal or a VM with a virtual PMU for cycles, instructions ...",
+        )
+    return Probe(False, "perf stat counts nothing", "sudo sysctl kernel.perf_event_paranoid=1")
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=Metric.COUNTERS,
+    summary="perf stat events of the measured region",
+    lens="perflab.lenses.counters.measure:CountersLens",
+    probe=_probe,
+)

@@ -1,1 +1,19 @@
-"""The instructions lens."""
+"""The instructions lens: callgrind instruction counts of the measured region."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    if facts.which("valgrind"):
+        return Probe(True, "valgrind callgrind")
+    return Probe(False, "valgrind is missing", "sudo apt-get install valgrind")
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=Metric.INSTRUCTIONS,
+    summary="instruction counts (valgrind callgrind), per function and library",
+    lens="perflab.lenses.instructions.measure:InstructionsLens",
+    probe=_probe,
+    worker_ops=("setup", "check", "sample"),
+)

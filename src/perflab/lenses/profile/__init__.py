@@ -1,1 +1,20 @@
-"""The profile lens."""
+"""The profile lens: perf record samples, hot symbols and a differential flame graph."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    if not facts.perf_present:
+        return Probe(False, "perf is missing", "sudo apt-get install linux-perf")
+    if facts.perf_sampled_event is None:
+        return Probe(False, "perf record fails", "sudo sysctl kernel.perf_event_paranoid=1")
+    return Probe(True, f"samples {facts.perf_sampled_event}")
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=Metric.PROFILE,
+    summary="perf record hot symbols, per-symbol deltas, flame graph",
+    lens="perflab.lenses.profile.measure:ProfileLens",
+    probe=_probe,
+)

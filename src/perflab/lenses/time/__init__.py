@@ -1,1 +1,17 @@
-"""The time lens."""
+"""The time lens: wall time, paired and interleaved across worker generations."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    return Probe(True, "always available")
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=Metric.TIME,
+    summary="wall time, paired and interleaved",
+    lens="perflab.lenses.time.measure:TimeLens",
+    probe=_probe,
+    reports_overruns=True,  # it explains its own overruns
+)

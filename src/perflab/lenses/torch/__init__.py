@@ -1,1 +1,23 @@
-"""The torch lens."""
+"""The torch lens: the ops torch.profiler sees per variant."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    if facts.has_module("torch"):
+        return Probe(True, "torch.profiler inside each variant (torch found for perflab's python)")
+    return Probe(
+        True,
+        "torch.profiler inside each variant; perflab's own python has no torch",
+        "variants need torch in their interpreter (python=)",
+    )
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=Metric.TORCH,
+    summary="the ops torch.profiler sees, per variant",
+    lens="perflab.lenses.torch.measure:TorchLens",
+    probe=_probe,
+    worker_ops=("setup", "check", "calibrate", "torch_profile"),
+)

@@ -1,0 +1,82 @@
+"""What perflab knows about a lens without importing it.
+
+Each lens package's `__init__.py` holds one `LensDescriptor`; `registry.py` lists them. The
+command line's metric choices, the experiment files' and the API's lens options, `perflab
+doctor`, and the engine's lens loop are all derived from the descriptors, so adding a lens is
+adding its package and one line in the registry. Descriptors import nothing heavy: the lens
+itself (and its dependencies) is imported only when a run uses it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from perflab.model import Metric, SettingSpec, setting_specs
+
+if TYPE_CHECKING:
+    from perflab.measure.lens import Lens
+
+
+@dataclass(frozen=True)
+class ProbeFacts:
+    """What `perflab doctor` found out about the machine, for the lenses' probes."""
+
+    which: Callable[[str], str | None]  # a tool's path on PATH, or None
+    find_llvm: Callable[[str], str | None]  # an LLVM tool, unversioned or versioned
+    has_module: Callable[[str], bool]  # a Python module importable by perflab's interpreter
+    perf_present: bool
+    perf_software: bool  # software events count
+    perf_hardware: bool  # cycles and instructions count
+    perf_sampled_event: str | None  # what `perf record -e cycles` really sampled
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether a lens can run on this machine, why, and how to make it run."""
+
+    available: bool
+    detail: str
+    fix: str | None = None
+
+
+def _import(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+@dataclass(frozen=True)
+class LensDescriptor:
+    """One lens: its metric, its options, its doctor probe, what it needs from the statement
+    worker, how to build it, and how its details render."""
+
+    metric: Metric
+    summary: str  # what the lens measures, in a few words
+    lens: str  # "module:Class" of the Lens, imported lazily
+    probe: Callable[[ProbeFacts], Probe]
+    # statement-worker ops the lens sends; ops beyond the core ones (setup, check, calibrate,
+    # sample, quit) are the lens's own, handled by `worker_handlers`
+    worker_ops: tuple[str, ...] = ("setup", "check", "calibrate", "sample")
+    # "module:function" returning the Python source of the lens's worker op handlers (stdlib
+    # only, Python 3.7+), sent to each worker that the lens starts; None: core ops only
+    worker_handlers: str | None = None
+    # "module:function" rendering the lens's comparison details; None: the generic renderer
+    render: str | None = None
+    # the lens reports its own overruns of the budget (the engine need not add a note)
+    reports_overruns: bool = False
+
+    @property
+    def options(self) -> dict[str, SettingSpec]:
+        """The settings only this lens reads, by `Settings` field name."""
+        return {name: spec for name, spec in setting_specs().items() if spec.lens == self.metric}
+
+    def create(self) -> Lens:
+        """The lens itself (importing its package's measuring code and dependencies)."""
+        lens: Lens = _import(self.lens)()
+        return lens
+
+    def renderer(self) -> Callable[..., Any] | None:
+        renderer: Callable[..., Any] | None = _import(self.render) if self.render else None
+        return renderer
