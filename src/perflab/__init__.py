@@ -5,29 +5,76 @@
     result = perflab.run(experiment)
 
 See docs/python-api.md.
+
+The names below load on first use, so importing one of perflab's own modules (a renderer, the
+store) does not import the whole library through this package face.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from perflab.api import asm_views, compare, list_runs, load_run, make_experiment, run, show
-from perflab.engine import RunResult
-from perflab.errors import (
-    BenchmarkFailedError,
-    ConfigError,
-    PerflabError,
-    StoreError,
-    ToolUnavailableError,
-)
-from perflab.model import (
-    Benchmark,
-    Comparison,
-    Experiment,
-    Metric,
-    RunStatus,
-    Settings,
-    Variant,
-    Verdict,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from perflab.version import __version__
+
+if TYPE_CHECKING:
+    from perflab.api import asm_views, compare, list_runs, load_run, make_experiment, run, show
+    from perflab.errors import (
+        BenchmarkFailedError,
+        ConfigError,
+        PerflabError,
+        StoreError,
+        ToolUnavailableError,
+    )
+    from perflab.model import (
+        Benchmark,
+        Comparison,
+        Experiment,
+        Metric,
+        RunStatus,
+        Settings,
+        Variant,
+        Verdict,
+    )
+    from perflab.results import RunResult
+
+_HOMES = {
+    "asm_views": "perflab.api",
+    "compare": "perflab.api",
+    "list_runs": "perflab.api",
+    "load_run": "perflab.api",
+    "make_experiment": "perflab.api",
+    "run": "perflab.api",
+    "show": "perflab.api",
+    "RunResult": "perflab.results",
+    "BenchmarkFailedError": "perflab.errors",
+    "ConfigError": "perflab.errors",
+    "PerflabError": "perflab.errors",
+    "StoreError": "perflab.errors",
+    "ToolUnavailableError": "perflab.errors",
+    "Benchmark": "perflab.model",
+    "Comparison": "perflab.model",
+    "Experiment": "perflab.model",
+    "Metric": "perflab.model",
+    "RunStatus": "perflab.model",
+    "Settings": "perflab.model",
+    "Variant": "perflab.model",
+    "Verdict": "perflab.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'perflab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Benchmark",

@@ -16,11 +16,12 @@ from perflab.config import (
     setting_fields,
     settings_with,
 )
-from perflab.engine import RunResult, analyse_run, compare_runs, run_experiment
+from perflab.engine import analyse_run, compare_runs, run_experiment
 from perflab.errors import ConfigError
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.measure.lens import ProgressReporter
 from perflab.model import Experiment, Metric, Settings, Variant
+from perflab.results import RunResult
 from perflab.store import RunSummary, Store, StoredRun
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 

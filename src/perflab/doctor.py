@@ -7,7 +7,6 @@ Every probe of a tool goes through the ProcessRunner seam, and every file read t
 
 from __future__ import annotations
 
-import enum
 import glob
 import importlib.util
 import os
@@ -15,68 +14,18 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from perflab.checks import Check as Check
+from perflab.checks import DoctorReport as DoctorReport
+from perflab.checks import LensStatus as LensStatus
+from perflab.checks import Status as Status
 from perflab.host import cpu_flags, read_text, tool_version
 from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.profile.perf_script import parse_evlist
 from perflab.lenses.registry import DESCRIPTORS
-from perflab.model import Metric
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
-
-
-class Status(enum.StrEnum):
-    OK = "ok"
-    WARNING = "warning"  # works, or is present, but hurts the numbers
-    MISSING = "missing"  # a tool or feature is absent: something cannot be measured
-    INFO = "info"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "status": str(self.status), "detail": self.detail}
-        if self.fix:
-            out["fix"] = self.fix
-        return out
-
-
-@dataclass(frozen=True)
-class LensStatus:
-    lens: Metric
-    available: bool
-    detail: str
-    fix: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "lens": str(self.lens),
-            "available": self.available,
-            "detail": self.detail,
-        }
-        if self.fix:
-            out["fix"] = self.fix
-        return out
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    lenses: tuple[LensStatus, ...]
-    tools: tuple[Check, ...]
-    noise: tuple[Check, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "lenses": [lens.to_json() for lens in self.lenses],
-            "tools": [check.to_json() for check in self.tools],
-            "noise": [check.to_json() for check in self.noise],
-        }
 
 
 class HostFiles(Protocol):

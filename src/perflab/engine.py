@@ -7,11 +7,10 @@ import contextlib
 import os
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab import __version__
-from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError, StoreError
+from perflab.errors import BenchmarkFailedError, ConfigError, StoreError
 from perflab.host import (
     default_measurement_cpu,
     interpreter_differences,
@@ -33,34 +32,11 @@ from perflab.model import (
     Variant,
 )
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.results import RunResult as RunResult  # re-exported: it was defined here
 from perflab.store import RunWriter, Store, StoredRun
+from perflab.version import __version__
 
 BUILD_TIMEOUT_S = 3600.0
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """A run as analysed: what the renderers format."""
-
-    run_id: int
-    status: RunStatus
-    created_at: str
-    experiment: Experiment
-    machine: dict[str, Any]
-    comparisons: tuple[Comparison, ...]
-    notes: tuple[Note, ...]
-    variant_info: dict[str, dict[str, Any]]
-    differences: tuple[str, ...]
-    error: str | None = None
-    top_level: dict[str, Any] = field(default_factory=dict)
-    failures: tuple[PerflabError, ...] = ()  # benchmarks that failed while measuring this run
-    cross_run: bool = False  # a comparison of two stored runs (perflab compare)
-
-    def raise_on_failure(self) -> RunResult:
-        """Raise the first benchmark failure, if any (for callers that want exceptions)."""
-        if self.failures:
-            raise self.failures[0]
-        return self
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ The first is one line with the kind in brackets; the second (vendor events, grou
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
+from perflab.checks import Countable as Countable
+from perflab.checks import EventInfo as EventInfo
 from perflab.errors import ToolUnavailableError
 from perflab.lenses.counters.perf_stat import (
     Availability,
@@ -47,34 +47,6 @@ GENERIC_HARDWARE_EVENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("stalled-cycles-frontend", ("idle-cycles-frontend",)),
     ("stalled-cycles-backend", ("idle-cycles-backend",)),
 )
-
-
-class Countable(enum.StrEnum):
-    YES = "yes"
-    NO = "no"
-    UNTRIED = "untried"  # descriptors (rNNN, mem:<addr>) and results beyond the try limit
-
-
-@dataclass(frozen=True)
-class EventInfo:
-    name: str
-    aliases: tuple[str, ...] = ()
-    kind: str = ""  # `Hardware event`, `Tracepoint event`, or the vendor topic (`cache`, ...)
-    description: str = ""
-    countable: Countable = Countable.UNTRIED
-    reason: str | None = None  # why not countable (`not supported`, `unknown event` ...)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "aliases": list(self.aliases),
-            "kind": self.kind,
-            "description": self.description,
-            "countable": str(self.countable),
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        return out
 
 
 _ONE_LINE = re.compile(r"^\s{2}(?P<names>\S.*?)\s+\[(?P<kind>[^\]]+)\]\s*$")

@@ -473,6 +473,35 @@ class Artifact:
     generation: int = 0
 
 
+@dataclass(frozen=True)
+class BenchmarkData:
+    """Everything one lens stored for one benchmark, all variants."""
+
+    samples: tuple[Sample, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+
+    def samples_of(self, variant: str, name: str | None = None) -> list[Sample]:
+        return [
+            s for s in self.samples if s.variant == variant and (name is None or s.name == name)
+        ]
+
+    def artifacts_of(self, variant: str, kind: str | None = None) -> list[Artifact]:
+        return [
+            a for a in self.artifacts if a.variant == variant and (kind is None or a.kind == kind)
+        ]
+
+
+def merge_info(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """Variant facts accumulate: nested tables (e.g. per benchmark) merge, values replace."""
+    merged = dict(old)
+    for key, value in new.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_info(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 class Details(Protocol):
     """Lens-specific part of a comparison; its JSON fields are merged into the comparison's."""
 

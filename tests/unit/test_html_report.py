@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from perflab.engine import RunResult
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.profile.perf_script import Stack, parse_folded
 from perflab.model import (
@@ -31,6 +30,7 @@ from perflab.model import (
 )
 from perflab.report import svg
 from perflab.report.html import diff_lines, group_ratios, render_html
+from perflab.results import RunResult
 from perflab.store import StoredRun
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -17,13 +17,13 @@ from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_
 from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
 from perflab.doctor import diagnose
-from perflab.engine import RunResult
 from perflab.errors import ConfigError, PerflabError
 from perflab.events import search_events
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_events
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_terminal
+from perflab.results import RunResult
 
 EXIT_OK = 0
 EXIT_VERDICT = 1  # --fail-on matched

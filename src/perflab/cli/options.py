@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab import __version__
 from perflab.config import AVAILABLE_METRICS
 from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
 from perflab.store.sqlite import DEFAULT_STORE_PATH
+from perflab.version import __version__
 
 EPILOG = """\
 variants: NAME followed by KEY=VALUE words, split like a shell splits them:

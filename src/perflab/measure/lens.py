@@ -11,8 +11,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Sample
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkData,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    merge_info,
+)
 from perflab.proc import ProcessRunner
+
+# BenchmarkData and merge_info live in perflab.model (the store needs them); re-exported here
+__all__ = [
+    "BenchmarkData",
+    "Lens",
+    "LensAnalysis",
+    "LensContext",
+    "MeasurementSink",
+    "MemorySink",
+    "NullProgress",
+    "ProgressReporter",
+    "merge_info",
+]
 
 
 class MeasurementSink(Protocol):
@@ -46,17 +69,6 @@ class NullProgress:
         pass
 
 
-def merge_info(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    """Variant facts accumulate: nested tables (e.g. per benchmark) merge, values replace."""
-    merged = dict(old)
-    for key, value in new.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = merge_info(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 @dataclass
 class MemorySink:
     """A sink that keeps everything in lists: for tests and for the Python API without a store."""
@@ -87,24 +99,6 @@ class MemorySink:
                 a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
             ),
         )
-
-
-@dataclass(frozen=True)
-class BenchmarkData:
-    """Everything one lens stored for one benchmark, all variants."""
-
-    samples: tuple[Sample, ...] = ()
-    artifacts: tuple[Artifact, ...] = ()
-
-    def samples_of(self, variant: str, name: str | None = None) -> list[Sample]:
-        return [
-            s for s in self.samples if s.variant == variant and (name is None or s.name == name)
-        ]
-
-    def artifacts_of(self, variant: str, kind: str | None = None) -> list[Artifact]:
-        return [
-            a for a in self.artifacts if a.variant == variant and (kind is None or a.kind == kind)
-        ]
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,6 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from perflab import __version__
-from perflab.engine import RunResult
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.profile.measure import FOLDED
 from perflab.lenses.profile.perf_script import parse_folded
@@ -25,8 +23,10 @@ from perflab.lenses.time.measure import WALL_NS, command_batch_blocks
 from perflab.model import BenchmarkKind, Comparison, Metric, Note, Sample, Severity, Verdict
 from perflab.report import svg
 from perflab.report.units import format_ratio, format_seconds, format_value
+from perflab.results import RunResult
 from perflab.stats.paired import group_means, pair_samples
 from perflab.store import StoredRun
+from perflab.version import __version__
 
 MAX_FUNCTION_ROWS = 25  # instructions/profile tables: the rest is in the JSON export
 MAX_DIFF_LINES = 400  # one asm diff; the full one is in `perflab show --asm`

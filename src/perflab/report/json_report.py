@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from perflab.engine import RunResult
+from perflab.results import RunResult
 
 FORMAT_VERSION = 1
 

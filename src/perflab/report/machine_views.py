@@ -8,8 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from perflab.doctor import Check, DoctorReport, Status
-from perflab.events import Countable, EventInfo
+from perflab.checks import Check, Countable, DoctorReport, EventInfo, Status
 
 _STATUS_STYLES = {
     Status.OK: "green",

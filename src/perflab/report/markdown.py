@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from perflab.engine import RunResult
 from perflab.model import Verdict
 from perflab.report.units import format_ratio, format_value
+from perflab.results import RunResult
 
 _ICONS = {
     Verdict.FASTER: "🟢 faster",

@@ -8,10 +8,10 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from perflab.engine import RunResult
 from perflab.model import Comparison, Metric, Severity, Verdict
 from perflab.report.lens_details import lens_details
 from perflab.report.units import format_ratio, format_seconds, format_value
+from perflab.results import RunResult
 from perflab.store import RunSummary
 
 VERDICT_STYLES = {

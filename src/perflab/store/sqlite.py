@@ -16,8 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import StoreError
-from perflab.measure.lens import BenchmarkData, merge_info
-from perflab.model import Artifact, Experiment, Metric, Note, RunStatus, Sample, Severity
+from perflab.model import (
+    Artifact,
+    BenchmarkData,
+    Experiment,
+    Metric,
+    Note,
+    RunStatus,
+    Sample,
+    Severity,
+    merge_info,
+)
 from perflab.store.codec import experiment_from_json, experiment_to_json
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
 

@@ -1,0 +1,91 @@
+"""Records of what this machine can measure: `perflab doctor`'s checks and `perflab events`'
+findings. Records only, so the renderers format them without importing the probing code."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.model import Metric
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    WARNING = "warning"  # works, or is present, but hurts the numbers
+    MISSING = "missing"  # a tool or feature is absent: something cannot be measured
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "status": str(self.status), "detail": self.detail}
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+@dataclass(frozen=True)
+class LensStatus:
+    lens: Metric
+    available: bool
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "lens": str(self.lens),
+            "available": self.available,
+            "detail": self.detail,
+        }
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    lenses: tuple[LensStatus, ...]
+    tools: tuple[Check, ...]
+    noise: tuple[Check, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lenses": [lens.to_json() for lens in self.lenses],
+            "tools": [check.to_json() for check in self.tools],
+            "noise": [check.to_json() for check in self.noise],
+        }
+
+
+class Countable(enum.StrEnum):
+    YES = "yes"
+    NO = "no"
+    UNTRIED = "untried"  # descriptors (rNNN, mem:<addr>) and results beyond the try limit
+
+
+@dataclass(frozen=True)
+class EventInfo:
+    name: str
+    aliases: tuple[str, ...] = ()
+    kind: str = ""  # `Hardware event`, `Tracepoint event`, or the vendor topic (`cache`, ...)
+    description: str = ""
+    countable: Countable = Countable.UNTRIED
+    reason: str | None = None  # why not countable (`not supported`, `unknown event` ...)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "kind": self.kind,
+            "description": self.description,
+            "countable": str(self.countable),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
