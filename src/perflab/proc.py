@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
+import select
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Protocol
 
 
@@ -52,13 +55,55 @@ class LaunchSpec:
     disable_aslr: bool = False  # fixed address-space layout (as `setarch -R`), inherited
 
 
+class LiveProcess(Protocol):
+    """A long-lived process perflab talks to in lines of text: a worker, the command launcher,
+    a tool wrapping a worker. Its stdin takes requests, its stdout gives replies; stderr is kept
+    apart (for error messages)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None:
+        """None while it runs; negative: killed by that signal."""
+        ...
+
+    def write_line(self, line: str) -> None:
+        """Send one line (a newline is added). Raises BrokenPipeError once it has exited."""
+        ...
+
+    def read_line(self, timeout_s: float) -> str | None:
+        """The next line of its stdout (with its newline); "" at the end of its output (it
+        exited or closed stdout); None when nothing came within `timeout_s`."""
+        ...
+
+    def stderr_lines(self) -> Iterator[str]:
+        """Its stderr, line by line, until it closes (blocks: read it from a thread)."""
+        ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        """Wait for it to exit; its returncode, or None when it still runs after `timeout_s`."""
+        ...
+
+    def kill(self) -> None:
+        """Kill it and everything it started (its process group), and reap it."""
+        ...
+
+    def close(self) -> None:
+        """Close the pipes (after it exited or was killed)."""
+        ...
+
+
 class ProcessRunner(Protocol):
     def run(
         self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
     ) -> Completed: ...
 
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
-        """Start a long-lived process with text pipes on stdin/stdout/stderr."""
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
+        """Start a long-lived process with text pipes on stdin/stdout/stderr. Raises OSError
+        (FileNotFoundError, PermissionError ...) when it cannot be started."""
         ...
 
 
@@ -121,8 +166,8 @@ class SubprocessRunner:
             spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns
         )
 
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
-        return subprocess.Popen(
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
+        popen = subprocess.Popen(
             spec.argv,
             env=dict(spec.env) if spec.env is not None else None,
             cwd=spec.cwd,
@@ -136,6 +181,63 @@ class SubprocessRunner:
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )
+        return PopenProcess(popen)
+
+
+class PopenProcess:
+    """The real `LiveProcess`: a child in its own session, with text pipes."""
+
+    def __init__(self, popen: subprocess.Popen[str]) -> None:
+        self.popen = popen
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    def write_line(self, line: str) -> None:
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(line + "\n")
+        self.popen.stdin.flush()
+
+    def read_line(self, timeout_s: float) -> str | None:
+        stdout = self.popen.stdout
+        assert stdout is not None
+        ready, _, _ = select.select([stdout], [], [], max(timeout_s, 0.0))
+        return stdout.readline() if ready else None
+
+    def stderr_lines(self) -> Iterator[str]:
+        if self.popen.stderr is None:
+            return
+        try:
+            yield from self.popen.stderr
+        except (ValueError, OSError):
+            return  # closed under us: the process is being closed
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        try:
+            return self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            _kill_group(self.popen)
+            self.popen.wait()
+
+    def close(self) -> None:
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass  # a broken pipe on flush: it is gone anyway
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
@@ -152,3 +254,122 @@ def which(tool: str) -> str | None:
 
 def read_all(stream: IO[str] | None) -> str:
     return stream.read() if stream is not None else ""
+
+
+# ---- an in-memory fake, for unit tests of lenses' measuring loops
+
+Replies = Callable[[str], Iterable[str]]  # a request line -> the lines the process answers
+
+
+@dataclass
+class FakeProcess:
+    """A `LiveProcess` whose replies are scripted: `replies(line)` answers each line written."""
+
+    spec: LaunchSpec
+    replies: Replies
+    pid: int = 4242
+    greeting: Sequence[str] = ()  # lines it writes as it starts
+    stderr: str = ""
+    returncode: int | None = None
+    exit_on: Callable[[str], int | None] = lambda line: None  # a request it exits on, and how
+    written: list[str] = field(default_factory=list)
+    _outbox: deque[str] = field(default_factory=deque)
+
+    def __post_init__(self) -> None:
+        self._outbox.extend(_lines(self.greeting))
+
+    def write_line(self, line: str) -> None:
+        if self.returncode is not None:
+            raise BrokenPipeError(f"{self.spec.argv[0]} has exited")
+        self.written.append(line)
+        self._outbox.extend(_lines(self.replies(line)))
+        status = self.exit_on(line)
+        if status is not None:
+            self.returncode = status
+
+    def read_line(self, timeout_s: float) -> str | None:
+        if self._outbox:
+            return self._outbox.popleft()
+        return "" if self.returncode is not None else None
+
+    def stderr_lines(self) -> Iterator[str]:
+        yield from self.stderr.splitlines(keepends=True)
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            self.returncode = -9
+
+    def close(self) -> None:
+        pass
+
+
+def _lines(lines: Iterable[str]) -> list[str]:
+    return [line if line.endswith("\n") else line + "\n" for line in lines]
+
+
+RunReply = Completed | Callable[[LaunchSpec, str | None], Completed]
+SpawnScript = Callable[[LaunchSpec], FakeProcess]
+
+
+class FakeRunner:
+    """A `ProcessRunner` answering from a script, per argv pattern (a regex searched in the
+    argv joined by spaces; the first matching rule wins). Unscripted processes fail the test.
+
+        runner = FakeRunner()
+        runner.on_run(r"^valgrind --version", stdout="valgrind-3.19.0\n")
+        runner.on_spawn(r"statement_worker", lambda spec: FakeProcess(spec, answer))
+    """
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[re.Pattern[str], RunReply]] = []
+        self._spawns: list[tuple[re.Pattern[str], SpawnScript]] = []
+        self.calls: list[tuple[LaunchSpec, str | None]] = []  # run(): spec, stdin
+        self.spawned: list[FakeProcess] = []
+
+    def on_run(
+        self,
+        pattern: str,
+        reply: RunReply | None = None,
+        *,
+        returncode: int = 0,
+        stdout: str = "",
+        stderr: str = "",
+    ) -> FakeRunner:
+        if reply is None:
+            reply = Completed((), returncode, stdout, stderr, 1)
+        self._runs.append((re.compile(pattern), reply))
+        return self
+
+    def on_spawn(self, pattern: str, script: SpawnScript) -> FakeRunner:
+        self._spawns.append((re.compile(pattern), script))
+        return self
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        self.calls.append((spec, stdin_text))
+        command = " ".join(spec.argv)
+        for pattern, reply in self._runs:
+            if pattern.search(command):
+                if isinstance(reply, Completed):
+                    return Completed(
+                        spec.argv, reply.returncode, reply.stdout, reply.stderr, reply.wall_ns,
+                        reply.timed_out,
+                    )  # fmt: skip
+                return reply(spec, stdin_text)
+        raise AssertionError(f"FakeRunner: no script runs {command!r}")
+
+    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> FakeProcess:
+        command = " ".join(spec.argv)
+        for pattern, script in self._spawns:
+            if pattern.search(command):
+                process = script(spec)
+                self.spawned.append(process)
+                return process
+        raise AssertionError(f"FakeRunner: no script spawns {command!r}")

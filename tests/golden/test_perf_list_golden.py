@@ -3,8 +3,6 @@ server with vendor events) parsed into searchable events."""
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from perflab.events import (
     unlisted_generic_events,
     with_trial,
 )
-from perflab.proc import Completed, LaunchSpec
+from perflab.proc import Completed, FakeRunner, LaunchSpec
 
 DATA = Path(__file__).parent / "data" / "perf"
 
@@ -45,25 +43,19 @@ def test_vendor_events_with_wrapped_descriptions() -> None:
     ]
 
 
-class PerfOnAVm:
-    """`perf list` and `perf stat` as they answer on this VM: no hardware events listed, and
-    counting one prints `<not supported>`."""
+def _not_supported(spec: LaunchSpec, stdin: str | None) -> Completed:
+    events = spec.argv[spec.argv.index("-e") + 1].split(",")
+    lines = [f"<not supported>,,{name},0,100.00,," for name in events]
+    return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
 
-    def __init__(self) -> None:
-        self.stat_calls: list[tuple[str, ...]] = []
 
-    def run(
-        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
-    ) -> Completed:
-        if spec.argv[1] == "list":
-            return Completed(spec.argv, 0, (DATA / "list_vm.txt").read_text(), "", 1)
-        self.stat_calls.append(spec.argv)
-        events = spec.argv[spec.argv.index("-e") + 1].split(",")
-        lines = [f"<not supported>,,{name},0,100.00,," for name in events]
-        return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
-
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
-        raise AssertionError("not used")
+def PerfOnAVm() -> FakeRunner:  # noqa: N802
+    """`perf list` as on a VM without a PMU; counting any event prints `<not supported>`."""
+    return (
+        FakeRunner()
+        .on_run(r"^\S+ list", stdout=(DATA / "list_vm.txt").read_text())
+        .on_run(r"^\S+ stat ", _not_supported)
+    )
 
 
 def test_generic_hardware_events_missing_from_the_list_are_shown_not_countable() -> None:
@@ -78,7 +70,7 @@ def test_generic_hardware_events_missing_from_the_list_are_shown_not_countable()
     ]
     assert found[0].aliases == ("cycles",) and found[0].kind == "Hardware event"
     assert {(e.countable, e.reason) for e in found} == {(Countable.NO, NO_PMU)}
-    assert runner.stat_calls  # tried, to be sure
+    assert [c for c, _ in runner.calls if c.argv[1] == "stat"]  # tried, to be sure
 
     untried = search_events("branches", runner=PerfOnAVm(), perf="perf", try_counting=False)
     assert [(e.name, e.countable, e.reason) for e in untried] == [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from subprocess import Popen
 
 import pytest
 
@@ -41,7 +40,7 @@ from perflab.lenses.profile.measure import CallGraph, RecordedProfile
 from perflab.lenses.profile.perf_script import executable_mappings, parse_perf_script
 from perflab.measure.lens import BenchmarkData
 from perflab.model import Artifact, Benchmark, Comparison, Metric, Settings, Verdict
-from perflab.proc import Completed, LaunchSpec
+from perflab.proc import FakeRunner as ScriptedRunner
 
 # A counted loop calling a helper and reading a global:
 #   0x1000 xor eax, eax
@@ -354,19 +353,8 @@ def test_parse_mca_summary() -> None:
     assert parse_mca_summary("error: invalid instruction", "x") is None
 
 
-class FakeRunner:
-    def __init__(self, stdout: str) -> None:
-        self.stdout = stdout
-        self.calls: list[tuple[LaunchSpec, str | None]] = []
-
-    def run(
-        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
-    ) -> Completed:
-        self.calls.append((spec, stdin_text))
-        return Completed(spec.argv, 0, self.stdout, "", 1)
-
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> Popen[str]:
-        raise AssertionError("not used")
+def FakeRunner(stdout: str) -> ScriptedRunner:  # noqa: N802
+    return ScriptedRunner().on_run(r".", stdout=stdout)
 
 
 def test_cxxfilt_is_batched_and_skips_plain_names() -> None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from perflab.lenses.counters.measure import (
@@ -27,26 +26,19 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import Completed, LaunchSpec
+from perflab.proc import Completed, FakeRunner, LaunchSpec
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)
 
 
-class ScriptedRunner:
+def _perf_stat(unknown: set[str]) -> Callable[[LaunchSpec, str | None], Completed]:
     """Answers `perf stat -e LIST -- true` like perf: 129 for an unknown name, else CSV."""
 
-    def __init__(self, unknown: set[str]) -> None:
-        self.unknown = unknown
-        self.calls: list[str] = []
-
-    def run(
-        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
-    ) -> Completed:
+    def reply(spec: LaunchSpec, stdin: str | None) -> Completed:
         events = spec.argv[spec.argv.index("-e") + 1]
-        self.calls.append(events)
         for name in events.split(","):
-            if name in self.unknown:
+            if name in unknown:
                 offset = events.index(name)
                 stderr = (
                     f"event syntax error: '{events}'\n{' ' * (21 + offset)}\\___ parser error\n"
@@ -58,8 +50,11 @@ class ScriptedRunner:
         ]
         return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
 
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
-        raise AssertionError("not used")
+    return reply
+
+
+def ScriptedRunner(unknown: set[str]) -> FakeRunner:  # noqa: N802
+    return FakeRunner().on_run(r" stat ", _perf_stat(unknown))
 
 
 def test_one_bad_event_never_hides_the_others() -> None:

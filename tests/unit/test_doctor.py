@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perflab.doctor import Status, diagnose
 from perflab.model import Metric
-from perflab.proc import Completed, LaunchSpec
+from perflab.proc import Completed
+from perflab.proc import FakeRunner as ScriptedRunner
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
 
@@ -39,23 +39,17 @@ class FakeHost:
         return name in self.tools
 
 
-class FakeRunner:
-    def __init__(self, stat_stderr: str, sampled: str) -> None:
-        self.stat_stderr = stat_stderr
-        self.sampled = sampled
-
-    def run(
-        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
-    ) -> Completed:
-        argv = spec.argv
-        if argv[1:2] == ("stat",):
-            return Completed(argv, 0, "", self.stat_stderr, 1)
-        if argv[1:2] == ("evlist",):
-            return Completed(argv, 0, self.sampled + "\n", "", 1)
-        return Completed(argv, 0, f"{Path(argv[0]).name} 1.0\n", "", 1)
-
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
-        raise AssertionError("doctor never spawns")
+def FakeRunner(stat_stderr: str, sampled: str) -> ScriptedRunner:  # noqa: N802
+    """perf stat prints `stat_stderr`, perf evlist names `sampled`, tools say version 1.0."""
+    return (
+        ScriptedRunner()
+        .on_run(r"^\S+ stat ", stderr=stat_stderr)
+        .on_run(r"^\S+ evlist ", stdout=sampled + "\n")
+        .on_run(
+            r".",
+            lambda spec, stdin: Completed(spec.argv, 0, f"{Path(spec.argv[0]).name} 1.0\n", "", 1),
+        )
+    )
 
 
 BARE_METAL = {

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Sequence
-
 import pytest
 
 from perflab.errors import ToolUnavailableError
@@ -34,22 +31,11 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import Completed, LaunchSpec
+from perflab.proc import FakeRunner as ScriptedRunner
 
 
-class FakeRunner:
-    def __init__(self, returncode: int = 0) -> None:
-        self.returncode = returncode
-        self.calls: list[tuple[str, ...]] = []
-
-    def run(
-        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
-    ) -> Completed:
-        self.calls.append(spec.argv)
-        return Completed(spec.argv, self.returncode, "valgrind-3.19.0\n", "", 1)
-
-    def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
-        raise AssertionError("not used")
+def FakeRunner(returncode: int = 0) -> ScriptedRunner:  # noqa: N802
+    return ScriptedRunner().on_run(r".", returncode=returncode, stdout="valgrind-3.19.0\n")
 
 
 @pytest.mark.parametrize(

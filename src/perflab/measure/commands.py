@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import select
 import shlex
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
 from perflab.worker import COMMAND_LAUNCHER_PATH
 
 _SHELL_SYNTAX = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
@@ -48,7 +46,7 @@ class CommandLauncher:
     """A small pinned process that starts commands and times them next to them."""
 
     def __init__(self, runner: ProcessRunner, *, cpu: int | None) -> None:
-        self.process: subprocess.Popen[str] = runner.spawn(
+        self.process: LiveProcess = runner.spawn(
             LaunchSpec(argv=(sys.executable, "-u", str(COMMAND_LAUNCHER_PATH)), cpu=cpu)
         )
 
@@ -62,7 +60,6 @@ class CommandLauncher:
         variant: str | None = None,
         benchmark: str | None = None,
     ) -> CommandRun:
-        assert self.process.stdin is not None and self.process.stdout is not None
         request = {
             "op": "run",
             "argv": list(argv),
@@ -70,8 +67,11 @@ class CommandLauncher:
             "cwd": cwd,
             "timeout_s": timeout_s,
         }
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.write_line(json.dumps(request))
+        except BrokenPipeError:
+            self.close()
+            raise BenchmarkFailedError("the command launcher stopped answering") from None
         reply = self._receive(timeout_s + 30.0)
         if not reply.get("ok"):
             raise BenchmarkFailedError(
@@ -92,9 +92,7 @@ class CommandLauncher:
         )
 
     def _receive(self, timeout_s: float) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
-        line = self.process.stdout.readline() if ready else ""
+        line = self.process.read_line(timeout_s)
         if not line:
             self.close()
             raise BenchmarkFailedError("the command launcher stopped answering")
@@ -102,17 +100,14 @@ class CommandLauncher:
         return reply
 
     def close(self) -> None:
-        if self.process.poll() is None and self.process.stdin is not None:
+        if self.process.poll() is None:
             try:
-                self.process.stdin.write('{"op": "quit"}\n')
-                self.process.stdin.flush()
-                self.process.wait(timeout=5)
-            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.process.write_line('{"op": "quit"}')
+                if self.process.wait(timeout_s=5) is None:
+                    self.process.kill()
+            except BrokenPipeError:
                 self.process.kill()
-                self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+        self.process.close()
 
     def __enter__(self) -> CommandLauncher:
         return self

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
-import subprocess
 import threading
 import time
 from collections import deque
@@ -16,7 +14,7 @@ from typing import Any
 from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.lenses.torch.ops import OpTable, OpTableFormatError, parse_op_table
 from perflab.model import Benchmark, Variant
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
 from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000
@@ -104,7 +102,7 @@ class StatementWorker:
         argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
         check_variant_paths(variant, interpreter, benchmark=benchmark.name)
         try:
-            self.process: subprocess.Popen[str] = runner.spawn(
+            self.process: LiveProcess = runner.spawn(
                 LaunchSpec(argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr),
                 pass_fds=pass_fds,
             )
@@ -143,15 +141,12 @@ class StatementWorker:
         )
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(message) + "\n")
-            self.process.stdin.flush()
+            self.process.write_line(json.dumps(message))
         except BrokenPipeError:
             raise self._died() from None
 
     def _receive(self, timeout_s: float | None = None) -> dict[str, Any]:
-        assert self.process.stdout is not None
         limit_s = self.timeout_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + limit_s
         while True:
@@ -164,9 +159,8 @@ class StatementWorker:
                     "raise --sample-timeout if it is legitimately slow",
                     detail=self._stderr_tail(),
                 )
-            ready, _, _ = select.select([self.process.stdout], [], [], min(remaining, 1.0))
-            if ready:
-                line = self.process.stdout.readline()
+            line = self.process.read_line(min(remaining, 1.0))
+            if line is not None:
                 if not line:
                     raise self._died()
                 try:
@@ -183,18 +177,17 @@ class StatementWorker:
                 return reply
 
     def _died(self) -> BenchmarkFailedError:
-        self.process.wait(timeout=10)
-        status = self.process.returncode
+        status = self.process.wait(timeout_s=10)
+        if status is None:  # stdout closed, yet still running: do not leave it behind
+            self.kill()
+            status = self.process.returncode
+        assert status is not None
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
         return self._error(f"the worker process {how}", detail=self._stderr_tail())
 
     def _drain_stderr(self) -> None:
-        assert self.process.stderr is not None
-        try:
-            for line in self.process.stderr:
-                self._stderr_tail_lines.append(line)
-        except (ValueError, OSError):
-            pass  # closed under us: the worker is being closed
+        for line in self.process.stderr_lines():
+            self._stderr_tail_lines.append(line)
 
     def _stderr_tail(self) -> str:
         if self.process.poll() is not None:
@@ -322,23 +315,14 @@ class StatementWorker:
                 self._send({"op": "quit"})
             except BenchmarkFailedError:
                 pass
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
+            if self.process.wait(timeout_s=timeout_s) is None:
                 self.kill()
         self._stderr_reader.join(timeout=2)
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+        self.process.close()
         return self.process.returncode
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
-            self.process.wait()
+        self.process.kill()
 
     def __enter__(self) -> StatementWorker:
         return self

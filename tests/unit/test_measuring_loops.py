@@ -1,0 +1,157 @@
+"""The lenses' measuring loops against scripted workers: no processes, no tools."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.lenses.time.measure import WALL_NS, TimeLens
+from perflab.lenses.torch.measure import KIND_OPS, TorchLens
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.scripted_worker import ScriptedWorker
+from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
+from perflab.proc import FakeProcess, FakeRunner, LaunchSpec
+from tests.conftest import FAST
+
+BENCH = Benchmark(name="b", stmt="f()", setup="pass")
+VARIANTS = (Variant("A"), Variant("B", env={"FAST": "1"}))
+
+
+class FakeClock:
+    """Each reading advances 10 ms: budgets run out after a known number of steps."""
+
+    def __init__(self) -> None:
+        self.now_ns = 0
+
+    def __call__(self) -> int:
+        self.now_ns += 10_000_000
+        return self.now_ns
+
+
+def _context(runner: FakeRunner, settings: Settings) -> tuple[LensContext, MemorySink]:
+    sink = MemorySink()
+    experiment = Experiment(benchmarks=(BENCH,), variants=VARIANTS, settings=settings)
+    context = LensContext(
+        experiment=experiment,
+        runner=runner,
+        sink=sink,
+        progress=NullProgress(),
+        cpu=1,
+        default_python="/usr/bin/python3",
+    )
+    return context, sink
+
+
+def _ns_per_loop(spec: LaunchSpec) -> float:
+    return 800.0 if (spec.env or {}).get("FAST") == "1" else 1000.0
+
+
+def test_time_lens_interleaves_fresh_workers_and_finds_the_ratio() -> None:
+    worker = ScriptedWorker(_ns_per_loop)
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    settings = dataclasses.replace(FAST, budget_s=0.3)
+    context, sink = _context(runner, settings)
+    lens = TimeLens(clock_ns=FakeClock())
+    lens.measure(BENCH, context)
+
+    # fresh workers per generation, one per variant, pinned, all closed
+    assert worker.started >= 2 * settings.min_generations and worker.started % 2 == 0
+    assert all(p.spec.cpu == 1 and p.returncode == 0 for p in runner.spawned)
+    assert all(p.spec.argv[0] == "/usr/bin/python3" for p in runner.spawned)
+    ops = [r["op"] for _, r in worker.requests]
+    assert ops.count("calibrate") == 1  # the first generation calibrates for all
+    measured = [s for s in sink.samples if not s.warmup and s.name == WALL_NS]
+    assert {s.variant for s in measured} == {"A", "B"}
+    assert {s.generation for s in measured} == set(range(worker.started // 2))
+
+    analysis = lens.analyse(BENCH, ["A", "B"], sink.data_for("b", Metric.TIME), context.experiment)
+    (comparison,) = analysis.comparisons
+    assert comparison.ratio == pytest.approx(0.8)
+    assert comparison.verdict is Verdict.FASTER
+
+
+def test_time_lens_reports_a_failing_setup_and_leaves_no_worker() -> None:
+    worker = ScriptedWorker(_ns_per_loop, fail_setup="Traceback ...\nNameError: f")
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    context, _ = _context(runner, FAST)
+    with pytest.raises(BenchmarkFailedError, match="the setup raised") as error:
+        TimeLens(clock_ns=FakeClock()).measure(BENCH, context)
+    assert "NameError" in (error.value.detail or "")
+    assert runner.spawned and all(p.returncode is not None for p in runner.spawned)
+
+
+def test_a_worker_that_dies_is_a_benchmark_failure() -> None:
+    def spawn(spec: LaunchSpec) -> FakeProcess:
+        process = ScriptedWorker(_ns_per_loop)(spec)
+        process.exit_on = lambda line: 1 if json.loads(line)["op"] == "calibrate" else None
+        process.stderr = "Segmentation fault\n"
+        return process
+
+    runner = FakeRunner().on_spawn("statement_worker", spawn)
+    context, _ = _context(runner, FAST)
+    with pytest.raises(BenchmarkFailedError, match="exited with status 1"):
+        TimeLens(clock_ns=FakeClock()).measure(BENCH, context)
+
+
+def _torch_profile(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
+    loops = int(request["loops"])
+    self_us = loops * _ns_per_loop(spec) / 1000
+    return {
+        "ok": True,
+        "loops": loops,
+        "wall_ns": loops * 2000,
+        "ops": [
+            {
+                "name": "aten::add",
+                "count": loops,
+                "self_cpu_time_total_us": self_us,
+                "cpu_time_total_us": self_us,
+            }
+        ],
+        "torch_version": "2.13.0+cpu",
+        "cpu_capability": "AVX2",
+    }
+
+
+def test_torch_lens_profiles_every_variant_in_every_generation() -> None:
+    worker = ScriptedWorker(_ns_per_loop, handlers={"torch_profile": _torch_profile})
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=3)
+    context, sink = _context(runner, settings)
+    lens = TorchLens(clock_ns=FakeClock())
+    lens.measure(BENCH, context)
+
+    assert worker.started == 2 * 3
+    tables = [a for a in sink.artifacts if a.kind == KIND_OPS]
+    assert {(a.variant, a.generation) for a in tables} == {
+        (v, g) for v in ("A", "B") for g in range(3)
+    }
+    analysis = lens.analyse(BENCH, ["A", "B"], sink.data_for("b", Metric.TORCH), context.experiment)
+    assert analysis.comparisons
+    assert analysis.comparisons[0].ratio == pytest.approx(0.8)
+
+
+def test_torch_lens_says_when_a_variant_has_no_torch() -> None:
+    def no_torch(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"ok": False, "phase": "torch", "error": "ModuleNotFoundError: torch"}
+
+    worker = ScriptedWorker(_ns_per_loop, handlers={"torch_profile": no_torch})
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    context, _ = _context(runner, dataclasses.replace(FAST, metrics=(Metric.TORCH,)))
+    with pytest.raises(BenchmarkFailedError, match="torch cannot be imported"):
+        TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
+
+
+def test_unscripted_processes_fail_the_test() -> None:
+    with pytest.raises(AssertionError, match="no script"):
+        FakeRunner().spawn(LaunchSpec(argv=("perf", "stat")))
+    with pytest.raises(ConfigError):
+        TorchLens().preflight(
+            Experiment(benchmarks=(Benchmark("c", cmd="true"),), variants=VARIANTS),
+            FakeRunner(),
+        )
