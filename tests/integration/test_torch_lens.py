@@ -1,4 +1,4 @@
-"""The statement worker's torch_profile op with the real torch, inside a real worker process."""
+"""The torch lens's own worker op (torch_profile) with the real torch, inside a real worker."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from perflab.errors import BenchmarkFailedError
-from perflab.measure.worker_client import StatementWorker
+from perflab.lenses.torch.measure import WORKER_OPS, torch_profile
+from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.model import Benchmark, Variant
 from perflab.proc import SubprocessRunner
 
@@ -21,9 +22,9 @@ def test_the_worker_profiles_the_loop_with_torch_profiler() -> None:
     benchmark = Benchmark("relu", stmt="torch.relu(x)", setup="import torch; x = torch.randn(16)")
     with StatementWorker(
         SubprocessRunner(), benchmark, Variant("A"), interpreter=sys.executable, cpu=None,
-        timeout_s=60,
+        timeout_s=60, ops=(WorkerOps.from_module(WORKER_OPS),),
     ) as worker:  # fmt: skip
-        table = worker.torch_profile(20)
+        table = torch_profile(worker, 20)
     ops = {op.name: op for op in table.ops}
     # relu is implemented by clamp_min: the op table shows the call path below the Python call
     assert {"aten::relu", "aten::clamp_min"} <= set(ops)
@@ -42,9 +43,10 @@ def test_a_variant_without_torch_fails_with_a_clear_error(tmp_path: Path) -> Non
     with StatementWorker(
         SubprocessRunner(), Benchmark("pass", stmt="pass"), variant,
         interpreter=sys.executable, cpu=None, timeout_s=60,
+        ops=(WorkerOps.from_module(WORKER_OPS),),
     ) as worker:  # fmt: skip
         with pytest.raises(BenchmarkFailedError, match="torch cannot be imported") as caught:
-            worker.torch_profile(10)
+            torch_profile(worker, 10)
         assert worker.process.poll() is None  # the worker survives and can still be used
     error = caught.value
     assert error.variant == "no-torch" and error.benchmark == "pass"

@@ -68,8 +68,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("perflab.report.asm_view", "perflab.lenses.asm.analyse"): "render-all",
     ("perflab.report.asm_view", "perflab.lenses.asm.measure"): "render-all",
     ("perflab.report.svg", "perflab.lenses.profile.flame"): "render-all",
-    # the torch op moves into the torch lens's own worker handlers
-    ("perflab.measure.worker_client", "perflab.lenses.torch.ops"): "generic worker protocol",
 }
 
 

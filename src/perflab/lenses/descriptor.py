@@ -59,8 +59,8 @@ class LensDescriptor:
     # statement-worker ops the lens sends; ops beyond the core ones (setup, check, calibrate,
     # sample, quit) are the lens's own, handled by `worker_handlers`
     worker_ops: tuple[str, ...] = ("setup", "check", "calibrate", "sample")
-    # "module:function" returning the Python source of the lens's worker op handlers (stdlib
-    # only, Python 3.7+), sent to each worker that the lens starts; None: core ops only
+    # the module (never imported by perflab) whose source defines the lens's own worker ops,
+    # OPS = {name: handler}; sent to each worker the lens starts (stdlib only, Python 3.7+)
     worker_handlers: str | None = None
     # "module:function" rendering the lens's comparison details; None: the generic renderer
     render: str | None = None

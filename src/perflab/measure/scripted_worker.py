@@ -75,6 +75,8 @@ class ScriptedWorker:
                 reply = {"done": True}
             elif op == "end":
                 reply = pending.pop("reply")
+            elif op == "register":
+                reply = {"ok": True, "ops": sorted(self.handlers)}
             elif op == "quit":
                 reply = None
             elif op in self.handlers:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from perflab.measure.lens import LensContext
-from perflab.measure.worker_client import StatementWorker, interpreter_for
+from perflab.measure.worker_client import StatementWorker, WorkerOps, interpreter_for
 from perflab.model import Benchmark, Settings
 from perflab.plan import launch_order
 
@@ -38,7 +38,11 @@ class LensSession:
         return float(self.clock_ns() - self.start_ns) / 1e9
 
     def launch_workers(
-        self, *, layout: Mapping[str, str] | None = None, disable_aslr: bool = False
+        self,
+        *,
+        layout: Mapping[str, str] | None = None,
+        disable_aslr: bool = False,
+        ops: Sequence[WorkerOps] = (),
     ) -> list[StatementWorker]:
         """One fresh worker per variant (in the variants' order), started in random order so
         start-up order cannot favour a variant; if one fails to start, all are killed.
@@ -56,6 +60,7 @@ class LensSession:
                     timeout_s=self.settings.sample_timeout_s,
                     extra_env={k: v for k, v in (layout or {}).items() if k not in variant.env},
                     disable_aslr=disable_aslr,
+                    ops=ops,
                 )
         except BaseException:
             for worker in started.values():
@@ -65,11 +70,15 @@ class LensSession:
 
     @contextlib.contextmanager
     def generation(
-        self, *, layout: Mapping[str, str] | None = None, disable_aslr: bool = False
+        self,
+        *,
+        layout: Mapping[str, str] | None = None,
+        disable_aslr: bool = False,
+        ops: Sequence[WorkerOps] = (),
     ) -> Iterator[list[StatementWorker]]:
         """A generation of workers: closed at the end, killed at once (mid-sample or not) when
         the block fails or is interrupted."""
-        workers = self.launch_workers(layout=layout, disable_aslr=disable_aslr)
+        workers = self.launch_workers(layout=layout, disable_aslr=disable_aslr, ops=ops)
         try:
             yield workers
         except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import threading
@@ -9,10 +10,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.lenses.torch.ops import OpTable, OpTableFormatError, parse_op_table
 from perflab.model import Benchmark, Variant
 from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
 from perflab.worker import STATEMENT_WORKER_PATH
@@ -34,6 +35,28 @@ class WorkerSample:
     wall_ns: int
     cpu: int | None
     involuntary_switches: int | None
+
+
+@dataclass(frozen=True)
+class WorkerOps:
+    """A lens's own statement-worker ops: Python source (standard library only, Python 3.7+)
+    defining `OPS = {op name: handler(worker, request) -> reply}`, registered in each worker the
+    lens starts. The lens sends those requests with `StatementWorker.call` and parses the
+    replies itself."""
+
+    name: str
+    source: str
+
+    @classmethod
+    def from_module(cls, module: str) -> WorkerOps:
+        """The source of `module` (found, never imported: it runs in the variant's Python)."""
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            raise ConfigError(f"perflab is incomplete: {module} is missing")
+        return cls(
+            name=module.rpartition(".")[0].rpartition(".")[2] or module,
+            source=Path(spec.origin).read_text(),
+        )
 
 
 def variant_environment(variant: Variant, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -92,6 +115,7 @@ class StatementWorker:
         pass_fds: Sequence[int] = (),
         disable_aslr: bool = False,
         scope: str = "function",
+        ops: Sequence[WorkerOps] = (),
     ) -> None:
         self.benchmark = benchmark
         self.variant = variant
@@ -120,6 +144,8 @@ class StatementWorker:
         self._stderr_reader.start()
         try:
             self._expect_hello(interpreter)
+            for lens_ops in ops:
+                self._register(lens_ops)
             self.info = self._setup()
         except BaseException:
             self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
@@ -129,9 +155,10 @@ class StatementWorker:
     def pid(self) -> int:
         return self.info.pid
 
-    def _error(
+    def error(
         self, message: str, *, hint: str | None = None, detail: str | None = None
     ) -> BenchmarkFailedError:
+        """A failure of this worker's benchmark and variant (for lenses parsing their replies)."""
         return BenchmarkFailedError(
             message,
             hint=hint,
@@ -153,7 +180,7 @@ class StatementWorker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                raise self._error(
+                raise self.error(
                     f"the worker did not answer within {limit_s:g} s and was killed",
                     hint="the statement hangs or one sample is far longer than expected; "
                     "raise --sample-timeout if it is legitimately slow",
@@ -167,7 +194,7 @@ class StatementWorker:
                     reply: dict[str, Any] = json.loads(line)
                 except json.JSONDecodeError:
                     self.kill()
-                    raise self._error(
+                    raise self.error(
                         f"the worker sent something other than perflab's protocol: {line[:200]!r}",
                         hint="is python= a Python interpreter? Does the code write to file "
                         "descriptor 1 behind Python's back?",
@@ -183,7 +210,7 @@ class StatementWorker:
             status = self.process.returncode
         assert status is not None
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
-        return self._error(f"the worker process {how}", detail=self._stderr_tail())
+        return self.error(f"the worker process {how}", detail=self._stderr_tail())
 
     def _drain_stderr(self) -> None:
         for line in self.process.stderr_lines():
@@ -222,12 +249,33 @@ class StatementWorker:
             raise self._failure(reply)
         return reply
 
+    def call(self, message: Mapping[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        """Send a request (a lens's own op included) and return the reply as it came: the lens
+        owns its request and its parsing (`failure` turns a failed reply into an error)."""
+        self._send(message)
+        return self._receive(timeout_s)
+
+    def _register(self, ops: WorkerOps) -> None:
+        reply = self.call(
+            {"op": "register", "name": ops.name, "source": ops.source},
+            timeout_s=max(self.timeout_s, 120.0),
+        )
+        if not reply.get("ok"):
+            raise self.error(
+                f"the {ops.name} lens's worker ops do not run in this interpreter",
+                hint="a lens's worker ops must run on Python 3.7+ with the standard library",
+                detail=str(reply.get("error", "")).rstrip(),
+            )
+
+    def failure(self, reply: Mapping[str, Any]) -> BenchmarkFailedError:
+        return self._failure(reply)
+
     def _failure(self, reply: Mapping[str, Any]) -> BenchmarkFailedError:
         phase = reply.get("phase", "?")
         what = {"setup": "the setup raised", "stmt": "the statement raised"}.get(
             phase, "the worker reported a protocol error"
         )
-        return self._error(what, detail=str(reply.get("error", "")).rstrip())
+        return self.error(what, detail=str(reply.get("error", "")).rstrip())
 
     def _setup(self) -> WorkerInfo:
         reply = self._request(
@@ -286,27 +334,6 @@ class StatementWorker:
             cpu=reply.get("cpu"),
             involuntary_switches=reply.get("nivcsw"),
         )
-
-    def torch_profile(self, loops: int) -> OpTable:
-        """Run `loops` iterations under torch.profiler; torch's op table for them."""
-        # the first profile of a process initialises the profiler, which can take seconds
-        self._send({"op": "torch_profile", "loops": loops})
-        reply = self._receive(timeout_s=max(self.timeout_s, 120.0))
-        if reply.get("phase") == "torch":
-            raise self._error(
-                "torch cannot be imported in this variant's interpreter",
-                hint="the torch lens runs torch.profiler inside each variant: install torch "
-                "there (python=), or leave out --metric torch",
-                detail=str(reply.get("error", "")).rstrip(),
-            )
-        if not reply.get("ok"):
-            raise self._failure(reply)
-        try:
-            return parse_op_table(reply)
-        except OpTableFormatError as error:
-            raise self._error(
-                "the worker's torch profile could not be read", detail=str(error)
-            ) from error
 
     def close(self, timeout_s: float = 30.0) -> int | None:
         """Ask the worker to exit and wait for it (a wrapping tool may write its output then)."""

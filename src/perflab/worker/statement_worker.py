@@ -16,14 +16,15 @@ object per line) and replies:
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
      before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
      before replying, so the parent can switch a tool on around the measured region only.
-  {"op": "torch_profile", "loops": N}             -> {"ok": true, "loops", "wall_ns", "ops",
-                                                       "torch_version", "cpu_capability"}
-     runs the loop under torch.profiler (CPU activity, no shapes, no stacks); "ops" is
-     key_averages(): [{"name", "count", "self_cpu_time_total_us", "cpu_time_total_us"}];
-     "cpu_capability" is torch.backends.cpu.get_cpu_capability() or null. torch is imported
-     only here; when it cannot be, the reply is a failure with "phase": "torch".
+  {"op": "register", "name": N, "source": S}     -> {"ok": true, "ops": [names]}
+     a lens's own ops: S is Python source (standard library only, Python 3.7+) defining
+     OPS = {op name: handler}; handler(worker, request) returns the reply. Handlers use
+     worker.timed(loops), worker.reply/read_request (for handshakes) and worker.traceback().
+     Later requests with those op names go to the handlers (e.g. the torch lens's
+     "torch_profile", in perflab/lenses/torch/worker_ops.py).
   {"op": "quit"}                                   -> exits
-Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol"|"torch", "error": traceback text}.
+Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol"|"register"|a lens's own phase,
+"error": traceback text}.
 """
 
 import gc
@@ -112,23 +113,27 @@ def _involuntary_switches():
     return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
 
 
-def _torch_cpu_capability(torch):
-    """The kernel ISA torch dispatches to ("AVX512", "AVX2" ...); None where torch is too old
-    to say (before 2.0)."""
-    try:
-        import torch.backends.cpu
-
-        return str(torch.backends.cpu.get_cpu_capability())
-    except (ImportError, AttributeError):
-        return None
-
-
 class Worker:
     def __init__(self, reply_stream, request_stream):
         self.reply_stream = reply_stream
         self.request_stream = request_stream
         self.loop = None
         self.empty_loop = None
+        self.ops = {}  # op name -> handler(worker, request), registered by lenses
+
+    def traceback(self):
+        """The current exception's traceback without the worker's own frames."""
+        return _user_traceback()
+
+    def register(self, request):
+        namespace = {"__name__": "perflab_ops_%s" % request.get("name", "lens")}
+        try:
+            exec(compile(request["source"], "<%s ops>" % request.get("name"), "exec"), namespace)
+            ops = dict(namespace["OPS"])
+        except BaseException:
+            return {"ok": False, "phase": "register", "error": traceback.format_exc()}
+        self.ops.update(ops)
+        return {"ok": True, "ops": sorted(ops)}
 
     def reply(self, message):
         self.reply_stream.write(json.dumps(message) + "\n")
@@ -223,39 +228,6 @@ class Worker:
             "nivcsw": None if before is None else after - before,
         }
 
-    def torch_profile(self, request):
-        loops = int(request["loops"])
-        try:
-            # imported here, never at start-up: most benchmarks and variants have no torch
-            import torch
-            from torch.profiler import ProfilerActivity, profile
-        except BaseException:  # a broken install fails in many ways; all mean "no torch here"
-            return {"ok": False, "phase": "torch", "error": _user_traceback()}
-        try:
-            with profile(
-                activities=[ProfilerActivity.CPU], record_shapes=False, with_stack=False
-            ) as profiler:
-                wall_ns = self.timed(loops)
-            ops = [
-                {
-                    "name": event.key,
-                    "count": int(event.count),
-                    "self_cpu_time_total_us": float(event.self_cpu_time_total),
-                    "cpu_time_total_us": float(event.cpu_time_total),
-                }
-                for event in profiler.key_averages()
-            ]
-        except BaseException:
-            return {"ok": False, "phase": "stmt", "error": _user_traceback()}
-        return {
-            "ok": True,
-            "loops": loops,
-            "wall_ns": wall_ns,
-            "ops": ops,
-            "torch_version": str(torch.__version__),
-            "cpu_capability": _torch_cpu_capability(torch),
-        }
-
     def serve(self):
         while True:
             request = self.read_request()
@@ -270,8 +242,14 @@ class Worker:
                 self.reply(self.calibrate(request))
             elif op == "sample":
                 self.reply(self.sample(request))
-            elif op == "torch_profile":
-                self.reply(self.torch_profile(request))
+            elif op == "register":
+                self.reply(self.register(request))
+            elif op in self.ops:
+                try:
+                    reply = self.ops[op](self, request)
+                except BaseException:
+                    reply = {"ok": False, "phase": "protocol", "error": traceback.format_exc()}
+                self.reply(reply)
             else:
                 self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
 

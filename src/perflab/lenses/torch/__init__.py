@@ -20,4 +20,5 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.torch.measure:TorchLens",
     probe=_probe,
     worker_ops=("setup", "check", "calibrate", "torch_profile"),
+    worker_handlers="perflab.lenses.torch.worker_ops",
 )

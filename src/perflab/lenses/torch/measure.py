@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.errors import ConfigError
+from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.ops import (
     OpsDiff,
     OpTable,
+    OpTableFormatError,
     diff_ops,
     op_rates,
     parse_op_table,
@@ -32,7 +34,7 @@ from perflab.lenses.torch.ops import (
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.session import LensSession
-from perflab.measure.worker_client import StatementWorker
+from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -126,6 +128,32 @@ class TorchLens:
         return analyse_torch(benchmark, variants, data, experiment.settings)
 
 
+WORKER_OPS = DESCRIPTOR.worker_handlers or ""  # the source sent to the workers, run there
+
+
+def torch_profile(worker: StatementWorker, loops: int) -> OpTable:
+    """Run `loops` iterations under torch.profiler in the worker; torch's op table for them."""
+    # the first profile of a process initialises the profiler, which can take seconds
+    reply = worker.call(
+        {"op": "torch_profile", "loops": loops}, timeout_s=max(worker.timeout_s, 120.0)
+    )
+    if reply.get("phase") == "torch":
+        raise worker.error(
+            "torch cannot be imported in this variant's interpreter",
+            hint="the torch lens runs torch.profiler inside each variant: install torch "
+            "there (python=), or leave out --metric torch",
+            detail=str(reply.get("error", "")).rstrip(),
+        )
+    if not reply.get("ok"):
+        raise worker.failure(reply)
+    try:
+        return parse_op_table(reply)
+    except OpTableFormatError as error:
+        raise worker.error(
+            "the worker's torch profile could not be read", detail=str(error)
+        ) from error
+
+
 def _require_statement(benchmark: Benchmark) -> None:
     if benchmark.kind is not BenchmarkKind.STATEMENT:
         raise ConfigError(
@@ -150,7 +178,7 @@ class _Session(LensSession):
                 detail=f"torch.profiler, generation {generation + 1}/{generations}",
                 fraction=generation / generations,
             )
-            with self.generation() as workers:
+            with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
                 if loops is None:
                     target_ns = int(self.settings.sample_target_ms * 1e6)
                     loops = min(MAX_LOOPS, workers[0].calibrate(target_ns))
@@ -163,7 +191,7 @@ class _Session(LensSession):
         for block in range(1 + MEASURED_BLOCKS):
             warmup = block == 0
             for position, index in enumerate(next(orders)):
-                table = workers[index].torch_profile(min(loops, WARMUP_LOOPS) if warmup else loops)
+                table = torch_profile(workers[index], min(loops, WARMUP_LOOPS) if warmup else loops)
                 self._store(table, self.variants[index].name, generation, block, position, warmup)
 
     def _store(
