@@ -41,7 +41,8 @@ def comparison_table(
     table = Table(title=title, title_justify="left", title_style="bold")
     table.add_column("benchmark")
     table.add_column("variant")
-    if metric is Metric.COUNTERS:
+    with_event = any(c.event for c in comparisons)  # counters, and any lens measuring several
+    if with_event:
         table.add_column("event")
     table.add_column("baseline", justify="right")
     table.add_column("variant", justify="right")
@@ -50,7 +51,7 @@ def comparison_table(
     for c in comparisons:
         spread = _spreads(c)
         row = [c.benchmark, f"{c.variant} vs {c.baseline}"]
-        if metric is Metric.COUNTERS:
+        if with_event:
             row.append(c.event or "")
         row += [
             format_value(c.baseline_value, c.unit) + spread[0],
