@@ -11,6 +11,7 @@ from perflab.lenses.counters import DESCRIPTOR as COUNTERS
 from perflab.lenses.descriptor import LensDescriptor
 from perflab.lenses.instructions import DESCRIPTOR as INSTRUCTIONS
 from perflab.lenses.profile import DESCRIPTOR as PROFILE
+from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
 from perflab.model import Metric
@@ -18,7 +19,7 @@ from perflab.model import Metric
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens
 
-DESCRIPTORS: tuple[LensDescriptor, ...] = (TIME, INSTRUCTIONS, COUNTERS, PROFILE, ASM, TORCH)
+DESCRIPTORS: tuple[LensDescriptor, ...] = (TIME, INSTRUCTIONS, COUNTERS, PROFILE, ASM, TORCH, RSS)
 
 
 def available_metrics() -> tuple[Metric, ...]:

@@ -1,0 +1,20 @@
+"""The rss lens: peak resident memory per variant, and what one iteration allocates."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+RSS = Metric("rss")
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    return Probe(True, "getrusage/wait4 peak RSS; tracemalloc and allocated blocks in the worker")
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=RSS,
+    summary="peak RSS per variant, memory allocated per iteration",
+    lens="perflab.lenses.rss.measure:RssLens",
+    probe=_probe,
+    worker_ops=("setup", "check", "calibrate", "rss_sample"),
+    worker_handlers="perflab.lenses.rss.worker_ops",
+)

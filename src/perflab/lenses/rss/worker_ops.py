@@ -1,0 +1,50 @@
+"""The rss lens's own statement-worker op, sent to each worker it starts ("register").
+
+Runs inside the variant's interpreter: Python 3.7+, standard library only.
+
+  {"op": "rss_sample", "loops": N}  -> {"ok": true, "loops", "maxrss_kb", "peak_alloc_bytes",
+                                        "net_blocks"}
+     runs the loop twice: once counting the memory blocks still allocated afterwards
+     (sys.getallocatedblocks, after a collection, so what the loop keeps: a leak grows it), once
+     under tracemalloc for the peak of memory allocated while it ran, above what was allocated
+     before. "maxrss_kb" is the process's peak resident set size so far (getrusage).
+"""
+
+import gc
+import sys
+import tracemalloc
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - non-POSIX
+    resource = None
+
+
+def rss_sample(worker, request):
+    loops = int(request["loops"])
+    try:
+        gc.collect()
+        blocks_before = sys.getallocatedblocks()
+        worker.timed(loops)
+        gc.collect()
+        net_blocks = sys.getallocatedblocks() - blocks_before
+        tracemalloc.start()
+        try:
+            start_bytes, _ = tracemalloc.get_traced_memory()
+            worker.timed(loops)
+            _, peak_bytes = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    except BaseException:
+        return {"ok": False, "phase": "stmt", "error": worker.traceback()}
+    maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss if resource else None
+    return {
+        "ok": True,
+        "loops": loops,
+        "maxrss_kb": maxrss_kb,
+        "peak_alloc_bytes": max(0, peak_bytes - start_bytes),
+        "net_blocks": net_blocks,
+    }
+
+
+OPS = {"rss_sample": rss_sample}

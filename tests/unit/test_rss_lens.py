@@ -1,0 +1,113 @@
+"""The rss lens's measuring loops against scripted processes, and its analysis."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from perflab.config import parse_metrics
+from perflab.lenses.registry import available_metrics, descriptor_for, lens_for
+from perflab.lenses.rss import RSS
+from perflab.lenses.rss.measure import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES, RssLens
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.scripted_worker import ScriptedWorker
+from perflab.model import Benchmark, Experiment, Metric, Variant, Verdict
+from perflab.proc import FakeProcess, FakeRunner, LaunchSpec
+from tests.conftest import FAST
+
+VARIANTS = (Variant("A"), Variant("B", env={"BIG": "1"}))
+
+
+def _big(spec: LaunchSpec) -> bool:
+    return (spec.env or {}).get("BIG") == "1"
+
+
+def _rss_sample(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
+    loops = int(request["loops"])
+    return {
+        "ok": True,
+        "loops": loops,
+        "maxrss_kb": 20_000 if _big(spec) else 10_000,
+        "peak_alloc_bytes": 8000 if _big(spec) else 4000,
+        "net_blocks": loops if _big(spec) else 0,  # B leaks one block per iteration
+    }
+
+
+def _run(benchmark: Benchmark, runner: FakeRunner) -> tuple[MemorySink, Experiment]:
+    sink = MemorySink()
+    experiment = Experiment(
+        benchmarks=(benchmark,),
+        variants=VARIANTS,
+        settings=dataclasses.replace(FAST, metrics=(RSS,), min_generations=3),
+    )
+    context = LensContext(
+        experiment=experiment,
+        runner=runner,
+        sink=sink,
+        progress=NullProgress(),
+        cpu=None,
+        default_python="/usr/bin/python3",
+    )
+    RssLens().measure(benchmark, context)
+    return sink, experiment
+
+
+def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
+    assert RSS in available_metrics() and parse_metrics("time,rss") == (Metric.TIME, RSS)
+    assert isinstance(lens_for(RSS), RssLens)
+    assert descriptor_for(RSS).worker_handlers == "perflab.lenses.rss.worker_ops"
+
+
+def test_statements_compare_peak_rss_and_allocation_and_count_leaked_blocks() -> None:
+    worker = ScriptedWorker(lambda spec: 1000.0, handlers={"rss_sample": _rss_sample})
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    benchmark = Benchmark("alloc", stmt="x = [0] * n")
+    sink, experiment = _run(benchmark, runner)
+
+    assert worker.started == 2 * 3  # fresh workers per generation
+    registered = [r for _, r in worker.requests if r["op"] == "register"]
+    assert len(registered) == 6 and "rss_sample" in registered[0]["source"]
+    assert {s.name for s in sink.samples} == {MAXRSS_KB, PEAK_ALLOC_BYTES, NET_BLOCKS}
+    assert {s.warmup for s in sink.samples} == {True, False}
+
+    analysis = RssLens().analyse(benchmark, ["A", "B"], sink.data_for("alloc", RSS), experiment)
+    by_event = {c.event: c for c in analysis.comparisons}
+    assert set(by_event) == {MAXRSS_KB, PEAK_ALLOC_BYTES}
+    assert by_event[MAXRSS_KB].ratio == pytest.approx(2.0)
+    assert by_event[MAXRSS_KB].verdict is Verdict.SLOWER  # more memory
+    assert by_event[MAXRSS_KB].unit == "kB"
+    assert by_event[PEAK_ALLOC_BYTES].baseline_value == 4000
+    leaked = by_event[MAXRSS_KB].to_json()["net_blocks_per_iteration"]
+    assert leaked == {"baseline": 0.0, "variant": 1.0}
+
+
+def _launcher(spec: LaunchSpec) -> FakeProcess:
+    def replies(line: str) -> Iterator[str]:
+        request = json.loads(line)
+        if request["op"] == "run":
+            big = request["env"].get("BIG") == "1"
+            yield json.dumps(
+                {
+                    "ok": True, "wall_ns": 1_000_000, "returncode": 0, "timed_out": False,
+                    "user_ns": 0, "sys_ns": 0, "maxrss_kb": 30_000 if big else 10_000,
+                    "cpu": None, "stderr_tail": "",
+                }
+            )  # fmt: skip
+
+    return FakeProcess(spec, replies, exit_on=lambda line: 0 if "quit" in line else None)
+
+
+def test_commands_compare_the_peak_rss_wait4_reports() -> None:
+    runner = FakeRunner().on_spawn("command_launcher", _launcher)
+    benchmark = Benchmark("cmd", cmd="./prog")
+    sink, experiment = _run(benchmark, runner)
+    runs = [json.loads(line) for line in runner.spawned[0].written if '"run"' in line]
+    assert len(runs) == 2 * (1 + 3)  # a warm-up block, then three
+    analysis = RssLens().analyse(benchmark, ["A", "B"], sink.data_for("cmd", RSS), experiment)
+    (comparison,) = analysis.comparisons
+    assert (comparison.event, comparison.ratio) == (MAXRSS_KB, pytest.approx(3.0))
+    assert comparison.ci_low == pytest.approx(3.0)  # every block the same: a deterministic CI
