@@ -1,0 +1,86 @@
+"""Every registered lens's descriptor is complete and true to its package."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.registry import DESCRIPTORS
+from perflab.worker import COMMAND_LAUNCHER_PATH, STATEMENT_WORKER_PATH
+
+CORE_OPS = {"setup", "check", "calibrate", "sample", "go", "end", "quit", "register"}
+NOTHING = ProbeFacts(
+    which=lambda tool: None,
+    find_llvm=lambda tool: None,
+    has_module=lambda name: False,
+    perf_present=False,
+    perf_software=False,
+    perf_hardware=False,
+    perf_sampled_event=None,
+)
+
+
+def test_metrics_are_unique() -> None:
+    metrics = [d.metric for d in DESCRIPTORS]
+    assert len(set(metrics)) == len(metrics)
+
+
+@pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))
+def test_the_descriptor_builds_its_lens_and_probes(descriptor: LensDescriptor) -> None:
+    assert descriptor.create().metric is descriptor.metric
+    assert isinstance(descriptor.probe(NOTHING), Probe)
+    package = descriptor.lens.partition(":")[0].rpartition(".")[0]
+    assert package == f"perflab.lenses.{descriptor.metric}"
+    for name, spec in descriptor.options.items():
+        assert spec.lens is descriptor.metric and spec.flags, name
+
+
+def _stdlib_only_py37(path: Path) -> ast.Module:
+    """Parses as Python 3.7 and imports only the standard library at module level (a lens's
+    heavy dependency, e.g. torch, is imported inside its op)."""
+    tree = ast.parse(path.read_text(), str(path), feature_version=(3, 7))
+    for node in tree.body:
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Try):
+            names = [
+                alias.name
+                for child in node.body
+                if isinstance(child, ast.Import)
+                for alias in child.names
+            ]
+        for name in names:
+            assert name.split(".")[0] in sys.stdlib_module_names, f"{path.name} imports {name}"
+    return tree
+
+
+@pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))
+def test_worker_ops_are_core_or_the_lens_s_own(descriptor: LensDescriptor) -> None:
+    own: set[str] = set()
+    if descriptor.worker_handlers is not None:
+        spec = importlib.util.find_spec(descriptor.worker_handlers)
+        assert spec is not None and spec.origin is not None
+        tree = _stdlib_only_py37(Path(spec.origin))
+        (ops,) = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "OPS" for t in node.targets)
+        ]
+        assert isinstance(ops, ast.Dict)
+        own = {key.value for key in ops.keys if isinstance(key, ast.Constant)}
+    assert set(descriptor.worker_ops) <= CORE_OPS | own
+    assert not own & CORE_OPS  # a lens cannot replace a core op
+
+
+@pytest.mark.parametrize("path", [STATEMENT_WORKER_PATH, COMMAND_LAUNCHER_PATH], ids=str)
+def test_the_worker_scripts_run_on_python_3_7_with_the_standard_library(path: Path) -> None:
+    _stdlib_only_py37(path)
