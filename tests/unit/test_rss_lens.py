@@ -90,10 +90,11 @@ def _launcher(spec: LaunchSpec) -> FakeProcess:
         request = json.loads(line)
         if request["op"] == "run":
             big = request["env"].get("BIG") == "1"
+            maxrss = 12_000 if request["argv"] == ["true"] else 30_000 if big else 10_000
             yield json.dumps(
                 {
                     "ok": True, "wall_ns": 1_000_000, "returncode": 0, "timed_out": False,
-                    "user_ns": 0, "sys_ns": 0, "maxrss_kb": 30_000 if big else 10_000,
+                    "user_ns": 0, "sys_ns": 0, "maxrss_kb": maxrss,
                     "cpu": None, "stderr_tail": "",
                 }
             )  # fmt: skip
@@ -106,8 +107,12 @@ def test_commands_compare_the_peak_rss_wait4_reports() -> None:
     benchmark = Benchmark("cmd", cmd="./prog")
     sink, experiment = _run(benchmark, runner)
     runs = [json.loads(line) for line in runner.spawned[0].written if '"run"' in line]
-    assert len(runs) == 2 * (1 + 3)  # a warm-up block, then three
+    assert [r["argv"] for r in runs[:2]] == [["true"], ["true"]]  # the floor, per variant
+    assert len(runs) == 2 + 2 * (1 + 3)  # a warm-up block, then three
     analysis = RssLens().analyse(benchmark, ["A", "B"], sink.data_for("cmd", RSS), experiment)
     (comparison,) = analysis.comparisons
     assert (comparison.event, comparison.ratio) == (MAXRSS_KB, pytest.approx(3.0))
     assert comparison.ci_low == pytest.approx(3.0)  # every block the same: a deterministic CI
+    # the baseline's 10 MB is below the 12 MB that `true` reads: it cannot be told apart
+    (note,) = analysis.notes
+    assert "not above what `true` reads" in note.message and "12,000 kB" in note.message

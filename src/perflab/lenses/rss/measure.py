@@ -40,9 +40,13 @@ from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
 MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
 PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
 NET_BLOCKS = "net_blocks"  # blocks left allocated after the loop (per iteration: value / loops)
+# commands: wait4's peak RSS of `true` run the same way. The kernel keeps a process's peak RSS
+# across exec, so a command's reads at least what the launcher had when it forked it.
+FLOOR_KB = "floor_kb"
+FLOOR_MARGIN = 1.05  # a peak within 5% of the floor may be the launcher's, not the command's
 UNITS = {MAXRSS_KB: "kB", PEAK_ALLOC_BYTES: "B"}
 COMPARED = (MAXRSS_KB, PEAK_ALLOC_BYTES)
-MAX_LOOPS = 10_000  # tracemalloc slows every allocation: keep one sample short
+MAX_LOOPS = 1000  # tracemalloc slows every allocation: keep one sample short
 WORKER_OPS = DESCRIPTOR.worker_handlers or ""
 
 
@@ -116,8 +120,11 @@ class _StatementSession(LensSession):
             )
             with self.generation(ops=ops) as workers:
                 if loops is None:
+                    # every variant calibrates (one may be far slower than another); all run
+                    # the slowest one's count, so peaks over the same number of iterations
+                    # compare, and no sample runs far beyond --sample-ms
                     target_ns = int(self.settings.sample_target_ms * 1e6)
-                    loops = min(MAX_LOOPS, workers[0].calibrate(target_ns))
+                    loops = min(MAX_LOOPS, *(worker.calibrate(target_ns) for worker in workers))
                 orders = block_orders(len(workers), self.rng)
                 for block in range(2):  # the first block warms up (first-use allocations)
                     for position, index in enumerate(next(orders)):
@@ -166,6 +173,25 @@ class _CommandSession(LensSession):
         blocks = 1 + max(2, self.settings.min_generations)  # one warm-up block (page cache)
         orders = block_orders(len(self.variants), self.rng)
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
+            for index, variant in enumerate(self.variants):
+                floor = launcher.run(
+                    ("true",),
+                    env=envs[index],
+                    cwd=variant.cwd,
+                    timeout_s=self.settings.sample_timeout_s,
+                    variant=variant.name,
+                    benchmark=self.benchmark.name,
+                )
+                self.context.sink.add_sample(
+                    Sample(
+                        benchmark=self.benchmark.name,
+                        variant=variant.name,
+                        metric=RSS,
+                        name=FLOOR_KB,
+                        value=float(floor.maxrss_kb),
+                        cpu=floor.cpu,
+                    )
+                )
             for block in range(blocks):
                 for position, index in enumerate(next(orders)):
                     variant = self.variants[index]
@@ -246,6 +272,7 @@ def analyse_rss(
     comparisons: list[Comparison] = []
     notes: list[Note] = []
     blocks = {name: _mean_per_iteration(data.samples_of(name, NET_BLOCKS)) for name in variants}
+    floor_kb = max((s.value for s in data.samples if s.name == FLOOR_KB), default=None)
     for measure in COMPARED:
         base_samples = data.samples_of(baseline, measure)
         base_value = _mean_per_iteration(base_samples)
@@ -270,6 +297,25 @@ def analyse_rss(
                     )
                 )
                 continue
+            if (
+                measure == MAXRSS_KB
+                and floor_kb is not None
+                and min(base_value, value) <= floor_kb * FLOOR_MARGIN
+            ):
+                notes.append(
+                    Note(
+                        Severity.WARNING,
+                        f"the peak RSS of {name!r} or the baseline ({min(base_value, value):,.0f}"
+                        f" kB) is not above what `true` reads started the same way "
+                        f"({floor_kb:,.0f} kB): the kernel keeps the launching process's peak "
+                        "across exec, so a smaller peak cannot be seen",
+                        hint="the ratio then understates the difference; below that floor, "
+                        "measure the program's memory as a statement (--stmt)",
+                        benchmark=benchmark.name,
+                        variant=name,
+                        metric=RSS,
+                    )
+                )
             comparisons.append(
                 Comparison(
                     benchmark=benchmark.name,

@@ -7,7 +7,9 @@ Runs inside the variant's interpreter: Python 3.7+, standard library only.
      runs the loop twice: once counting the memory blocks still allocated afterwards
      (sys.getallocatedblocks, after a collection, so what the loop keeps: a leak grows it), once
      under tracemalloc for the peak of memory allocated while it ran, above what was allocated
-     before. "maxrss_kb" is the process's peak resident set size so far (getrusage).
+     before. "maxrss_kb" is the process's peak resident set size so far: VmHWM of
+     /proc/self/status, which starts afresh at exec (getrusage's ru_maxrss does not: it keeps
+     the peak of the process perflab forked the worker from); ru_maxrss where there is no /proc.
 """
 
 import gc
@@ -18,6 +20,17 @@ try:
     import resource
 except ImportError:  # pragma: no cover - non-POSIX
     resource = None
+
+
+def _peak_rss_kb():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss if resource else None
 
 
 def rss_sample(worker, request):
@@ -37,7 +50,7 @@ def rss_sample(worker, request):
             tracemalloc.stop()
     except BaseException:
         return {"ok": False, "phase": "stmt", "error": worker.traceback()}
-    maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss if resource else None
+    maxrss_kb = _peak_rss_kb()
     return {
         "ok": True,
         "loops": loops,
