@@ -7,17 +7,19 @@ from types import MappingProxyType
 
 import pytest
 
+from perflab.diagnosis import Claim
 from perflab.lenses.instructions.analyse import (
     InliningKind,
     LayerRule,
     Presence,
+    cannot_tell,
     compile_layers,
     function_deltas,
+    inline_evidence,
     inlining_changes,
     layer_deltas,
-    parse_addr2line,
-    parse_symbolizer_json,
     reattribute_inlined,
+    unqualified_signature_base,
 )
 from perflab.lenses.instructions.callgrind import (
     CallCost,
@@ -27,10 +29,13 @@ from perflab.lenses.instructions.callgrind import (
     InstructionCost,
     InstructionCosts,
     derived_event,
+    function_parts,
     mangled_names,
+    normalise_function_id,
     normalise_function_name,
     normalise_object,
 )
+from perflab.measure.debuginfo import SourceFrame
 
 
 def costs(
@@ -58,6 +63,10 @@ def costs(
         ("kernel.lto_priv.0", "kernel"),
         ("kernel.isra.0.constprop.2", "kernel"),
         ("kernel.part.0.cold", "kernel"),
+        ("KernelFunction::isValid() const [clone .isra.0]", "KernelFunction::isValid() const"),
+        ("KernelFunction::isValid() const (.isra.0)", "KernelFunction::isValid() const"),
+        ("at_add(long, long) [clone .constprop.0] [clone .cold]", "at_add(long, long)"),
+        ("operator()(int) const", "operator()(int) const"),
         ("list_append'2", "list_append"),
         ("0x0000000000401234", "[unknown]"),
         ("at::add_kernel(at::TensorIterator&)", "at::add_kernel(at::TensorIterator&)"),
@@ -121,25 +130,124 @@ def test_deltas_are_sorted_by_absolute_self_delta_with_presence() -> None:
     ]
 
 
-def test_outlining_is_detected_when_the_caller_moves_by_about_the_opposite_amount() -> None:
-    inlined = costs({"main": 5, "kernel": 1000})
-    outlined = costs({"main": 5, "kernel": 250, "helper": 800}, {("kernel", "helper"): 100})
-    (change,) = inlining_changes(inlined, outlined)
-    assert change.function == FunctionId("helper", "prog")
-    assert change.change is InliningKind.OUTLINED
-    assert change.callers_delta == -750
-    assert change.sentence() == "`helper` is now outlined: +800 self; its caller `kernel` \u2212750"
-    (back,) = inlining_changes(outlined, inlined)
-    assert back.change is InliningKind.INLINED
-    assert back.sentence() == "`helper` is now inlined: -800 self; its caller `kernel` +750"
+def _rows(obj: str, costs_by_address: dict[int, tuple[str, float]]) -> InstructionCosts:
+    return InstructionCosts(
+        ("Ir",),
+        tuple(
+            InstructionCost(FunctionId(fn, obj), address, "k.c", 1, (cost,))
+            for address, (fn, cost) in costs_by_address.items()
+        ),
+    )
 
 
-def test_a_new_function_without_a_compensating_caller_is_not_an_inlining_change() -> None:
-    before = costs({"kernel": 1000})
-    after = costs({"kernel": 1000, "logging": 800}, {("kernel", "logging"): 1})
+KERNEL = SourceFrame("kernel", "/s/k.c", 4)
+KERNEL_CALLING = SourceFrame("kernel", "/s/k.c", 5)
+HELPER = SourceFrame("helper", "/s/h.h", 2)
+
+
+def _inlined_side(identity: str = "build-id:aa") -> tuple[FunctionCosts, InstructionCosts, dict]:
+    """kernel with helper's code inlined at k.c:5 (addresses 0x14, 0x18)."""
+    obj = "/b1/prog"
+    selfs = costs({"main": 5, "kernel": 1000}, {("main", "kernel"): 1}, obj=obj)
+    rows = _rows(obj, {0x10: ("kernel", 200), 0x14: ("kernel", 400), 0x18: ("kernel", 400)})
+    frames = {
+        obj: {0x10: (KERNEL,), 0x14: (HELPER, KERNEL_CALLING), 0x18: (HELPER, KERNEL_CALLING)}
+    }
+    return selfs, rows, {"frames": frames, "identities": {obj: identity}}
+
+
+def _called_side(identity: str = "build-id:bb") -> tuple[FunctionCosts, InstructionCosts, dict]:
+    """kernel calling an out-of-line clone `helper.isra.0` 100 times (the helper costs 8 per
+    call: a call as big as its body makes the caller shrink by much less than the helper)."""
+    obj = "/b2/prog"
+    selfs = costs(
+        {"main": 5, "kernel": 950, "helper.isra.0": 800},
+        {("main", "kernel"): 1, ("kernel", "helper.isra.0"): 100},
+        obj=obj,
+    )
+    rows = _rows(obj, {0x10: ("kernel", 950), 0x40: ("helper.isra.0", 800)})
+    frames = {obj: {0x10: (KERNEL,), 0x40: (SourceFrame("helper (.isra.0)", "/s/h.h", 2),)}}
+    return selfs, rows, {"frames": frames, "identities": {obj: identity}}
+
+
+def _evidence(side: tuple[FunctionCosts, InstructionCosts, dict], *, frames: bool = True):  # type: ignore[no-untyped-def]
+    selfs, rows, facts = side
+    return inline_evidence(
+        selfs,
+        rows,
+        facts["frames"] if frames else {},
+        normalise_function_id,
+        facts["identities"],
+    )
+
+
+def test_outlining_is_claimed_from_dwarf_whatever_the_caller_change() -> None:
+    inlined, called = _evidence(_inlined_side()), _evidence(_called_side())
+    (change,) = inlining_changes(inlined, called)
+    assert (change.function, change.change, change.caller) == (
+        "helper",
+        InliningKind.OUTLINED,
+        "kernel",
+    )
+    assert change.call_site == "k.c:5" and change.calls == 100 and change.inlined_cost == 800
+    assert change.evidence[0] == "DWARF: helper inlined into kernel at k.c:5 in prog (baseline)"
+    assert "calls helper out of line, 100 calls/iteration (variant)" in change.evidence[2]
+    diagnosis = change.diagnosis().to_json()
+    assert diagnosis["claim"] == "outlined" and diagnosis["function"] == "helper"
+    assert diagnosis["evidence"] == list(change.evidence)
+    (back,) = inlining_changes(called, inlined)
+    assert back.change is InliningKind.INLINED and back.diagnosis().claim is Claim.INLINED
+    assert back.sentence().startswith("`helper` is now inlined into `kernel` at k.c:5")
+
+
+def test_no_claim_between_byte_identical_objects_or_without_debug_info() -> None:
+    same_a = _evidence(_inlined_side("build-id:same"))
+    same_b = _evidence(_called_side("build-id:same"))
+    assert inlining_changes(same_a, same_b) == ()
+    blind = _evidence(_called_side(), frames=False)
+    assert inlining_changes(_evidence(_inlined_side()), blind) == ()
+    # ... and without debug info the lens says it cannot tell, naming the object
+    before, after = _inlined_side()[0], _called_side()[0]
+    deltas = function_deltas(before.normalised(), after.normalised())
+    (unknown,) = cannot_tell(deltas, _evidence(_inlined_side()), blind, ())
+    assert unknown.functions == ("helper",)
+    assert "no debug info for prog (build with -g)" in unknown.message()
+    # byte-identical objects get no note either: the path through the same code changed
+    assert (
+        cannot_tell(deltas, same_a, _evidence(_called_side("build-id:same"), frames=False), ())
+        == ()
+    )
+
+
+def test_a_function_that_merely_started_running_is_no_inlining_change() -> None:
+    obj = "/b/prog"
+    base = costs({"kernel": 1000}, obj=obj)
+    new = costs({"kernel": 200, "logging": 800}, {("kernel", "logging"): 1}, obj=obj)
+    frames = {obj: {0x10: (KERNEL,)}}
+    rows = _rows(obj, {0x10: ("kernel", 1000)})
+    before = inline_evidence(base, rows, frames, normalise_function_id, {obj: "sha256:1"})
+    after = inline_evidence(new, rows, frames, normalise_function_id, {obj: "sha256:2"})
     assert inlining_changes(before, after) == ()
-    tiny = costs({"k": 9, "h": 1}, {("k", "h"): 1})
-    assert inlining_changes(costs({"k": 10}), tiny, min_cost=2) == ()
+
+
+def test_clone_parts_are_listed_and_overloads_whose_signature_changed_pair_up() -> None:
+    after = costs({"kernel": 80, "kernel.cold": 5, "kernel'2": 1})
+    parts = function_parts(after, normalise_function_id)
+    assert parts == {FunctionId("kernel", "prog"): ("kernel", "kernel.cold")}
+    before = costs({"at_add(long, long, long)": 100, "main": 5})
+    changed = costs({"at_add(long, long)": 90, "main": 5})
+    (row, _) = function_deltas(before, changed)
+    assert (row.name, row.baseline_name, row.presence) == (
+        "at_add(long, long)",
+        "at_add(long, long, long)",
+        Presence.BOTH,
+    )
+    assert row.delta_self == -10
+    two = costs({"at_add(long, long)": 90, "at_add(int, int)": 1, "main": 5})
+    assert len(function_deltas(before, two)) == 4  # ambiguous: no pairing
+    assert unqualified_signature_base("ns::S::f(int) const &") == "ns::S::f"
+    assert unqualified_signature_base("operator()(int)") == "operator()"
+    assert unqualified_signature_base("main") is None
 
 
 def test_layers_group_self_costs_first_rule_wins_other_last() -> None:
@@ -164,23 +272,10 @@ def test_reattribution_charges_inlined_instructions_to_the_inlined_function() ->
         InstructionCost(kernel, 0x14, "h.h", 2, (6.0,)),
         InstructionCost(FunctionId("memcpy", "/lib/libc.so.6"), 0x99, "???", 0, (3.0,)),
     )
-    frames = {"/b/prog": {0x10: ("kernel",), 0x14: ("helper", "kernel")}}
+    frames = {"/b/prog": {0x10: (KERNEL,), 0x14: (HELPER, KERNEL_CALLING)}}
     view = reattribute_inlined(InstructionCosts(("Ir",), rows), frames)
     assert {f.name: c.self_cost[0] for f, c in view.functions.items()} == {
         "kernel": 4.0,
         "helper": 6.0,
         "memcpy": 3.0,
     }
-
-
-def test_symbolizer_outputs_are_parsed_innermost_first() -> None:
-    json_text = (
-        '{"Address":"0x1149","ModuleName":"p","Symbol":[{"FunctionName":"helper","Line":2},'
-        '{"FunctionName":"kernel","Line":5}]}\n'
-        '{"Address":"0x2000","ModuleName":"p","Symbol":[{"FunctionName":"??","Line":0}]}\n'
-    )
-    assert parse_symbolizer_json(json_text) == {0x1149: ("helper", "kernel")}
-    addr2line_text = (
-        "0x0000000000001149\nhelper\n/s/h.h:2\nkernel\n/s/k.c:5\n0x0000000000002000\n??\n??:0\n"
-    )
-    assert parse_addr2line(addr2line_text, [0x1149, 0x2000]) == {0x1149: ("helper", "kernel")}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from perflab.errors import ToolUnavailableError
@@ -9,17 +11,20 @@ from perflab.lenses.instructions.measure import (
     CACHE_GEOMETRY,
     KIND_COMMAND,
     KIND_EMPTY,
+    KIND_INLINE_FRAMES,
+    KIND_OBJECTS,
     KIND_STATEMENT,
     InstructionsLens,
     callgrind_options,
     choose_loops,
     cpu_has_avx512,
     environment_bytes,
+    main_program,
     padded_environment,
     padding_target,
     ratio_interval,
 )
-from perflab.measure.lens import MemorySink
+from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -179,42 +184,131 @@ def test_analyse_compares_per_iteration_counts_from_stored_data_only() -> None:
     assert out["layers"][0] == {"layer": "lists", "baseline": 4.0, "variant": 8.0, "delta": 4.0}
 
 
-def test_analyse_of_a_command_finds_the_outlined_helper() -> None:
-    inlined = """events: Ir
-cmd: /a/prog
-ob=/a/prog
+_INLINED = """events: Ir
+positions: instr line
+cmd: {cmd}
+ob={obj}
 fl=k.c
 fn=kernel
-1 1000
+0x10 4 200
+0x14 5 800
 fn=main
-1 5
+0x30 9 5
 """
-    outlined = """events: Ir
-cmd: /b/prog
-ob=/b/prog
+_OUTLINED = """events: Ir
+positions: instr line
+cmd: {cmd}
+ob={obj}
 fl=k.c
 fn=kernel
-1 250
-cfn=helper
-calls=100 1
-1 800
-fn=helper
-1 800
+0x10 4 250
+cfn=helper.isra.0
+calls=100 0x40 2
+0x14 5 800
+fn=helper.isra.0
+0x40 2 800
 fn=main
-1 5
+0x30 9 5
 """
+_FRAMES = {
+    "a": '{{"{obj}": {{"0x14": [["helper", "h.h", 2], ["kernel", "/s/k.c", 5]]}}}}',
+    "b": '{{"{obj}": {{"0x10": [["kernel", "/s/k.c", 4]]}}}}',
+}
+
+
+def _command_data(
+    *,
+    frames: bool,
+    identities: tuple[str, str] = ("build-id:aa", "build-id:bb"),
+    shell: bool = False,
+) -> tuple[MemorySink, Experiment]:
     sink = MemorySink()
-    for variant, text, value in (("a", inlined, 1005), ("b", outlined, 1055)):
-        sink.add_artifact(Artifact("c", variant, Metric.INSTRUCTIONS, KIND_COMMAND, text))
+    sides = (("a", _INLINED, 1005, "/a/base"), ("b", _OUTLINED, 1055, "/b/noinline"))
+    for (variant, text, value, obj), identity in zip(sides, identities, strict=True):
+        dump = text.format(cmd=obj, obj=obj)
+        if shell:  # through /bin/sh: the shell's own process is dumped too
+            shell_dump = f"events: Ir\ncmd: /bin/sh -c {obj}\nob=/bin/dash\nfn=main\n1 9000\n"
+            sink.add_artifact(Artifact("c", variant, Metric.INSTRUCTIONS, KIND_COMMAND, shell_dump))
+        sink.add_artifact(Artifact("c", variant, Metric.INSTRUCTIONS, KIND_COMMAND, dump))
+        sink.add_artifact(
+            Artifact("c", variant, Metric.INSTRUCTIONS, KIND_OBJECTS, json.dumps({obj: identity}))
+        )
+        if frames:
+            frame_json = _FRAMES[variant].format(obj=obj)
+            sink.add_artifact(
+                Artifact("c", variant, Metric.INSTRUCTIONS, KIND_INLINE_FRAMES, frame_json)
+            )
         sink.add_sample(Sample("c", variant, Metric.INSTRUCTIONS, "instructions", value))
     experiment = Experiment((Benchmark("c", cmd="prog"),), (Variant("a"), Variant("b")))
-    analysis = InstructionsLens().analyse(
+    return sink, experiment
+
+
+def _analyse(sink: MemorySink, experiment: Experiment) -> LensAnalysis:
+    return InstructionsLens().analyse(
         Benchmark("c", cmd="prog"), ["a", "b"], sink.data_for("c", Metric.INSTRUCTIONS), experiment
     )
+
+
+def test_analyse_of_a_command_claims_the_outlined_helper_from_debug_info() -> None:
+    analysis = _analyse(*_command_data(frames=True))
     out = analysis.comparisons[0].to_json()
-    assert out["inlining_changes"][0]["function"] == "helper"
-    assert out["inlining_changes"][0]["change"] == "outlined"
-    assert out["inlining_changes"][0]["sentence"] == (
-        "`helper` is now outlined: +800 self; its caller `kernel` \u2212750"
+    (change,) = out["inlining_changes"]
+    assert (change["function"], change["change"]) == ("helper", "outlined")
+    assert change["sentence"].startswith("`helper` is now outlined: `kernel` calls it (100 calls")
+    (diagnosis,) = out["diagnoses"]
+    assert (diagnosis["claim"], diagnosis["function"]) == ("outlined", "helper")
+    assert any(
+        e.startswith("DWARF: helper inlined into kernel at k.c:5") for e in diagnosis["evidence"]
     )
+    # the programs have different file names: their functions pair up under the program's role
     assert {f["object"] for f in out["functions"]} == {"[main]"}
+    assert out["programs"] == {"baseline": "base", "variant": "noinline"}
+    helper = next(f for f in out["functions"] if f["name"] == "helper")
+    assert helper["parts"] == ["helper", "helper.isra.0"] or helper["parts"] == ["helper.isra.0"]
+    assert not analysis.notes
+
+
+def test_without_debug_info_no_claim_is_made_and_a_note_says_why() -> None:
+    analysis = _analyse(*_command_data(frames=False))
+    out = analysis.comparisons[0].to_json()
+    assert out["inlining_changes"] == [] and out["diagnoses"] == []
+    (unknown,) = out["cannot_tell"]
+    assert unknown["functions"] == ["helper"]
+    (note,) = analysis.notes
+    assert (
+        "cannot tell" in note.message and "no debug info for [main] (build with -g)" in note.message
+    )
+
+
+def test_byte_identical_objects_carry_no_claim_and_no_note() -> None:
+    sink, experiment = _command_data(frames=True, identities=("build-id:same", "build-id:same"))
+    analysis = _analyse(sink, experiment)
+    out = analysis.comparisons[0].to_json()
+    assert out["diagnoses"] == [] and out["cannot_tell"] == [] and not analysis.notes
+    assert out["identical_objects"] == ["[main]"]
+
+
+def test_a_command_through_the_shell_names_the_program_by_role() -> None:
+    analysis = _analyse(*_command_data(frames=True, shell=True))
+    out = analysis.comparisons[0].to_json()
+    assert out["programs"] == {"baseline": "base", "variant": "noinline"}
+    names = [(f["name"], f["object"]) for f in out["functions"]]
+    assert ("kernel", "[main]") in names and ("main", "dash") in names
+    assert len(names) == len(set(names))
+    assert main_program([("/bin/sh", 9000.0), ("./prog", 10.0)]) == "prog"
+    assert main_program([("/bin/sh", 9000.0)]) == "sh"
+
+
+def test_instruction_verdicts_use_the_experiment_band_as_every_lens_does() -> None:
+    sink = MemorySink()
+    for variant, value in (("a", 100_000.0), ("b", 99_880.0)):
+        sink.add_sample(Sample("c", variant, Metric.INSTRUCTIONS, "instructions", value))
+    experiment = Experiment((Benchmark("c", cmd="prog"),), (Variant("a"), Variant("b")))
+    (comparison,) = _analyse(sink, experiment).comparisons
+    assert comparison.verdict is Verdict.EQUIVALENT
+    assert comparison.to_json()["equivalence_band"] == 0.01
+    narrow = Experiment(
+        experiment.benchmarks, experiment.variants, Settings(equivalence_band=0.001)
+    )
+    (comparison,) = _analyse(sink, narrow).comparisons
+    assert comparison.verdict is Verdict.FASTER

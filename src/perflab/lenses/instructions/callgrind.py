@@ -580,6 +580,9 @@ def parse_callgrind(text: str) -> CallgrindProfile:
 _CLONE_SUFFIX = re.compile(
     r"(\.(?:constprop|isra|part|lto_priv|llvm|specialized|clone)\.\d+|\.cold(?:\.\d+)?|\.localalias)+$"
 )
+# the same suffixes after demangling: " [clone .isra.0]" (GNU demangler, callgrind, nm -C) and
+# " (.isra.0)" (llvm-symbolizer), possibly several of them
+_DEMANGLED_CLONE_SUFFIX = re.compile(r"(\s*(?:\[clone\s+|\()(?:\.[A-Za-z_]+(?:\.\d+)?)+[\])])+$")
 _RECURSION_MARKER = re.compile(r"'\d+$")  # callgrind --separate-recs: foo'2
 _ADDRESS_ONLY = re.compile(r"^0x[0-9a-fA-F]+$")
 UNKNOWN_FUNCTION = "[unknown]"
@@ -592,11 +595,30 @@ def normalise_function_name(name: str, demangled: Mapping[str, str] | None = Non
     name = _RECURSION_MARKER.sub("", name)
     if _ADDRESS_ONLY.match(name):
         return UNKNOWN_FUNCTION
-    base = _CLONE_SUFFIX.sub("", name) or name
+    base = _fold_clones(name)
     if demangled is not None:
         base = demangled.get(base, demangled.get(name, base))
-        base = _CLONE_SUFFIX.sub("", base) or base
+        base = _fold_clones(base)
     return base
+
+
+def _fold_clones(name: str) -> str:
+    return _CLONE_SUFFIX.sub("", _DEMANGLED_CLONE_SUFFIX.sub("", name)) or name
+
+
+def function_parts(
+    costs: FunctionCosts, rename: Callable[[FunctionId], FunctionId]
+) -> dict[FunctionId, tuple[str, ...]]:
+    """The names (clones, `.cold` parts, recursion levels) merged into each renamed function,
+    for the functions that were merged from more than one name or renamed at all."""
+    parts: dict[FunctionId, set[str]] = {}
+    for fid in costs.functions:
+        parts.setdefault(rename(fid), set()).add(_RECURSION_MARKER.sub("", fid.name))
+    return {
+        fid: tuple(sorted(names))
+        for fid, names in parts.items()
+        if len(names) > 1 or names != {fid.name}
+    }
 
 
 def normalise_object(path: str) -> str:

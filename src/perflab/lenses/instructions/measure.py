@@ -27,24 +27,25 @@ import re
 import shlex
 import statistics
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
 from perflab.lenses.instructions.analyse import (
+    CannotTell,
     FunctionDelta,
-    InlineFrames,
+    InlineEvidence,
     InliningChange,
     LayerDelta,
+    cannot_tell,
     compile_layers,
     function_deltas,
+    inline_evidence,
     inlining_changes,
     layer_deltas,
-    parse_addr2line,
-    parse_symbolizer_json,
     reattribute_inlined,
 )
 from perflab.lenses.instructions.callgrind import (
@@ -57,9 +58,19 @@ from perflab.lenses.instructions.callgrind import (
     InstructionCosts,
     combine_parts,
     derived_event,
+    function_parts,
+    normalise_function_id,
     parse_callgrind,
 )
 from perflab.measure.commands import command_argv
+from perflab.measure.debuginfo import (
+    AddressFrames,
+    frames_from_json,
+    frames_to_json,
+    has_debug_info,
+    object_identity,
+    symbolise,
+)
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.worker_client import (
     StatementWorker,
@@ -80,10 +91,6 @@ from perflab.model import (
 )
 from perflab.proc import LaunchSpec, ProcessRunner, which
 from perflab.stats.paired import verdict_for
-
-# Instruction counts are deterministic, so any difference is real; a band this narrow only
-# keeps a 0.05% wobble (alignment, a different path through malloc) from being called a change.
-INSTRUCTIONS_EQUIVALENCE_BAND = 0.001
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
@@ -112,16 +119,19 @@ KIND_STATEMENT = "callgrind.stmt"
 KIND_EMPTY = "callgrind.empty"
 KIND_COMMAND = "callgrind"
 KIND_INLINE_FRAMES = "callgrind.inline-frames"
+KIND_OBJECTS = "callgrind.objects"  # JSON: object path -> identity (build-id or sha256)
 
 _WARMUP_SAMPLES = 20  # CPython specialises the worker's own code after a few runs
 _CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 _MAX_LOOPS = 10_000
 _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
-# inlining changes smaller than this (per iteration) are not reported: below the residue of
-# the worker's handshake that remains in statement counts
-_MIN_INLINING_COST = 2.0
-_MIN_INLINING_FRACTION = 1e-4
+# functions that ran on one side only and cost less than this (per iteration) get no "cannot
+# tell" note: below the residue of the worker's handshake that remains in statement counts
+_MIN_NOTED_COST = 2.0
+_MIN_NOTED_FRACTION = 1e-4
+# programs a command may run its benchmark's program through: never the program itself
+_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "taskset"})
 _VGDB_TIMEOUT_S = 60.0
 _COMMAND_TIMEOUT_S = 3600.0
 
@@ -234,6 +244,10 @@ class InstructionsDetails:
     variant_repeats: tuple[float, ...] = ()
     event: str = INSTRUCTIONS_EVENT
     max_functions: int = 50
+    equivalence_band: float | None = None
+    cannot_tell: tuple[CannotTell, ...] = ()
+    programs: Mapping[str, str] = field(default_factory=dict)  # side -> the program's file name
+    identical_objects: tuple[str, ...] = ()  # byte-identical in both variants
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -243,26 +257,40 @@ class InstructionsDetails:
             "attribution": self.attribution,
             "baseline_repeats": list(self.baseline_repeats),
             "variant_repeats": list(self.variant_repeats),
-            "functions": [
-                {
-                    "name": d.name,
-                    "object": d.object,
-                    "file": d.file,
-                    "baseline": d.baseline_self,
-                    "variant": d.variant_self,
-                    "delta": d.delta_self,
-                    "baseline_inclusive": d.baseline_inclusive,
-                    "variant_inclusive": d.variant_inclusive,
-                    "delta_inclusive": d.delta_inclusive,
-                    "presence": str(d.presence),
-                }
-                for d in self.functions[: self.max_functions]
-            ],
+            "functions": [_function_json(d) for d in self.functions[: self.max_functions]],
             "inlining_changes": [change.to_json() for change in self.inlining],
+            "diagnoses": [change.diagnosis().to_json() for change in self.inlining],
+            "cannot_tell": [entry.to_json() for entry in self.cannot_tell],
         }
+        if self.equivalence_band is not None:
+            out["equivalence_band"] = self.equivalence_band
+        if self.programs:
+            out["programs"] = dict(self.programs)
+        if self.identical_objects:
+            out["identical_objects"] = list(self.identical_objects)
         if self.layers:
             out["layers"] = [layer.to_json() for layer in self.layers]
         return out
+
+
+def _function_json(d: FunctionDelta) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": d.name,
+        "object": d.object,
+        "file": d.file,
+        "baseline": d.baseline_self,
+        "variant": d.variant_self,
+        "delta": d.delta_self,
+        "baseline_inclusive": d.baseline_inclusive,
+        "variant_inclusive": d.variant_inclusive,
+        "delta_inclusive": d.delta_inclusive,
+        "presence": str(d.presence),
+    }
+    if d.parts:
+        out["parts"] = list(d.parts)
+    if d.baseline_name is not None:
+        out["signature_changed"] = {"from": d.baseline_name, "to": d.name}
+    return out
 
 
 @dataclass(frozen=True)
@@ -273,6 +301,9 @@ class _VariantCounts:
     samples: Mapping[str, tuple[float, ...]]  # derived events per repeat
     costs: FunctionCosts | None  # per iteration, normalised, repeat 0
     attributed: FunctionCosts | None  # inline-aware view, when frames were stored
+    evidence: InlineEvidence = field(default_factory=InlineEvidence)
+    parts: Mapping[FunctionId, tuple[str, ...]] = field(default_factory=dict)
+    program: str | None = None
 
 
 def _per_iteration_by_name(data: BenchmarkData, variant: str) -> dict[str, tuple[float, ...]]:
@@ -308,57 +339,95 @@ def _costs_of_repeat(
     return combine_parts(parts), _instructions_of(parts), scale
 
 
-def _frames_of(data: BenchmarkData, variant: str) -> InlineFrames | None:
+def _frames_of(data: BenchmarkData, variant: str) -> dict[str, AddressFrames] | None:
     stored = data.artifacts_of(variant, KIND_INLINE_FRAMES)
     if not stored:
         return None
-    raw: dict[str, dict[str, list[str]]] = json.loads(stored[0].content)
-    return {
-        obj: {int(address, 16): tuple(names) for address, names in by_address.items()}
-        for obj, by_address in raw.items()
-    }
+    raw: dict[str, dict[str, list[object]]] = json.loads(stored[0].content)
+    return {obj: frames_from_json(by_address) for obj, by_address in raw.items()}
+
+
+def _identities_of(data: BenchmarkData, variant: str) -> dict[str, str]:
+    stored = data.artifacts_of(variant, KIND_OBJECTS)
+    if not stored:
+        return {}
+    raw: dict[str, str | None] = json.loads(stored[0].content)
+    return {path: identity for path, identity in raw.items() if identity}
 
 
 _COMMAND_LINE = re.compile(r"^cmd:\s*(\S+)", re.MULTILINE)
+_TOTAL_LINE = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 MAIN_OBJECT = "[main]"
 
 
+def main_program(commands: Sequence[tuple[str, float]]) -> str | None:
+    """The benchmark's program among the processes callgrind followed ((program, instructions)
+    each): not a shell or launcher it ran through, the busiest of the rest. Variants often run
+    differently named programs (build-a/bench vs bench-noinline, python3.11 vs python3.12),
+    whose own functions must still be compared with each other."""
+    named = [(os.path.basename(program), total) for program, total in commands]
+    candidates = [(name, total) for name, total in named if name not in _LAUNCHERS] or named
+    if not candidates:
+        return None
+    return max(candidates, key=lambda item: item[1])[0]
+
+
 def _main_object(data: BenchmarkData, variant: str) -> str | None:
-    """Basename of the program callgrind ran (its "cmd:" line): variants often run differently
-    named programs (build-a/bench vs bench-noinline, python3.11 vs python3.12), whose own
-    functions must still be compared with each other."""
+    commands = []
     for artifact in data.artifacts_of(variant):
         match = _COMMAND_LINE.search(artifact.content)
         if match:
-            return os.path.basename(match.group(1))
-    return None
+            totals = _TOTAL_LINE.findall(artifact.content)
+            commands.append((match.group(1), float(sum(int(t) for t in totals))))
+    return main_program(commands)
 
 
-def _comparable(costs: FunctionCosts, main: str | None) -> FunctionCosts:
-    normalised = costs.normalised()
-    if main is None:
-        return normalised
-    return normalised.renamed(
-        lambda fid: FunctionId(fid.name, MAIN_OBJECT) if fid.object == main else fid
-    )
+def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
+    def rename(fid: FunctionId) -> FunctionId:
+        out = normalise_function_id(fid)
+        return FunctionId(out.name, MAIN_OBJECT) if main and out.object == main else out
+
+    return rename
 
 
 def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
     by_name = _per_iteration_by_name(data, variant)
     repeat = _costs_of_repeat(data, variant, 0)
     main = _main_object(data, variant)
+    rename = _renamer(main)
     costs = attributed = None
+    parts: dict[FunctionId, tuple[str, ...]] = {}
+    evidence = InlineEvidence()
     if repeat is not None:
         raw, instructions, scale = repeat
-        costs = _comparable(raw.scaled(scale), main).without_zero()
+        raw = raw.scaled(scale).without_zero()
+        costs = raw.renamed(rename)
+        parts = function_parts(raw, rename)
         frames = _frames_of(data, variant)
-        if frames is not None and instructions is not None:
-            attributed = _comparable(reattribute_inlined(instructions, frames).scaled(scale), main)
+        per_iteration = None
+        if instructions is not None:
+            per_iteration = InstructionCosts(
+                instructions.events,
+                tuple(
+                    replace(row, cost=tuple(x * scale for x in row.cost))
+                    for row in instructions.rows
+                ),
+            )
+        if frames is not None and per_iteration is not None:
+            view = reattribute_inlined(per_iteration, frames)
+            attributed = view.renamed(rename)
+            parts = {**function_parts(view, rename), **parts}
+        evidence = inline_evidence(
+            raw, per_iteration, frames or {}, rename, _identities_of(data, variant)
+        )
     return _VariantCounts(
         per_iteration=by_name.get(SAMPLE_NAME, ()),
         samples=by_name,
         costs=costs,
         attributed=attributed,
+        evidence=evidence,
+        parts=parts,
+        program=main,
     )
 
 
@@ -379,10 +448,14 @@ def analyse_instructions(
     data: BenchmarkData,
     experiment: Experiment,
     *,
-    equivalence_band: float = INSTRUCTIONS_EQUIVALENCE_BAND,
+    equivalence_band: float | None = None,
 ) -> LensAnalysis:
+    """Compare variants[1:] with variants[0]. Verdicts use the experiment's equivalence band,
+    as every lens does (a 0.12% change is `equivalent` here as in the time lens), unless
+    `equivalence_band` overrides it."""
     if not variants:
         return LensAnalysis()
+    band = experiment.settings.equivalence_band if equivalence_band is None else equivalence_band
     rules = compile_layers(experiment.settings.layers)
     counts = {name: _variant_counts(data, name) for name in variants}
     base_name = variants[0]
@@ -402,15 +475,24 @@ def analyse_instructions(
                 )
             )
             continue
-        comparisons.append(
-            _comparison(benchmark, base_name, name, base, other, rules, equivalence_band)
-        )
+        comparison = _comparison(benchmark, base_name, name, base, other, rules, band)
+        comparisons.append(comparison)
+        if isinstance(comparison.details, InstructionsDetails):
+            notes += [
+                Note(
+                    Severity.INFO,
+                    entry.message(),
+                    hint="rebuild with -g (the inline frames of executed code are the evidence)",
+                    benchmark=benchmark.name,
+                    variant=name,
+                    metric=Metric.INSTRUCTIONS,
+                )
+                for entry in comparison.details.cannot_tell
+            ]
         for event in CACHE_EVENTS:
             if event.name in base.samples and event.name in other.samples:
                 comparisons.append(
-                    _event_comparison(
-                        benchmark, base_name, name, base, other, event, equivalence_band
-                    )
+                    _event_comparison(benchmark, base_name, name, base, other, event, band)
                 )
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
 
@@ -427,20 +509,33 @@ def _comparison(
     ratio, low, high = ratio_interval(base.per_iteration, other.per_iteration)
     functions: tuple[FunctionDelta, ...] = ()
     inlining: tuple[InliningChange, ...] = ()
+    unknown: tuple[CannotTell, ...] = ()
     layers: tuple[LayerDelta, ...] = ()
     attribution = "callgrind"
     if base.costs is not None and other.costs is not None:
-        # inlining changes are visible in callgrind's own attribution; the table shows the
-        # inline-aware view when both sides have one, so it shows the real change
-        floor = max(_MIN_INLINING_COST, _MIN_INLINING_FRACTION * base.costs.total())
-        inlining = inlining_changes(base.costs, other.costs, min_cost=floor)
+        inlining = inlining_changes(base.evidence, other.evidence)
+        # the table shows the inline-aware view when both sides have one: the real change
         table_base, table_other = base.costs, other.costs
         if base.attributed is not None and other.attributed is not None:
             table_base, table_other = base.attributed, other.attributed
             attribution = "inline-aware"
-        functions = function_deltas(table_base, table_other)
+        parts = {**other.parts, **base.parts}
+        functions = function_deltas(table_base, table_other, parts=parts)
+        floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
+        unknown = cannot_tell(
+            function_deltas(base.costs, other.costs),
+            base.evidence,
+            other.evidence,
+            inlining,
+            min_cost=floor,
+        )
         if rules:
             layers = layer_deltas(base.costs, other.costs, rules)
+    identical = sorted(
+        obj
+        for obj, identity in base.evidence.identities.items()
+        if other.evidence.identities.get(obj) == identity
+    )
     details = InstructionsDetails(
         baseline_per_iteration=statistics.median(base.per_iteration),
         variant_per_iteration=statistics.median(other.per_iteration),
@@ -450,6 +545,14 @@ def _comparison(
         attribution=attribution,
         baseline_repeats=base.per_iteration,
         variant_repeats=other.per_iteration,
+        equivalence_band=band,
+        cannot_tell=unknown,
+        programs={
+            side: program
+            for side, program in (("baseline", base.program), ("variant", other.program))
+            if program
+        },
+        identical_objects=tuple(identical),
     )
     return Comparison(
         benchmark=benchmark.name,
@@ -535,20 +638,6 @@ def _read_dumps(directory: str) -> list[tuple[str, str]]:
     return [(n, Path(directory, n).read_text(errors="replace")) for n in names]
 
 
-def _has_debug_info(path: str) -> bool:
-    # pyelftools is a dependency already (asm lens); the import stays local so the lens loads
-    # fast when debug info is never looked at
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        with open(path, "rb") as stream:
-            elf = ELFFile(stream)
-            return elf.get_section_by_name(".debug_info") is not None
-    except (OSError, ELFError):
-        return False
-
-
 @dataclass
 class _Run:
     """One variant's measurement in progress (mutable, private)."""
@@ -580,13 +669,13 @@ class InstructionsLens:
         repeats: int = 2,
         loops: int | None = None,
         inline_frames: bool | None = None,
-        equivalence_band: float = INSTRUCTIONS_EQUIVALENCE_BAND,
+        equivalence_band: float | None = None,
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
     ) -> None:
         self.repeats = repeats
         self.loops = loops
         self.inline_frames = inline_frames  # None: when the command's executable has debug info
-        self.equivalence_band = equivalence_band
+        self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
         self.read_cpuinfo = read_cpuinfo
 
     # -- Lens protocol ---------------------------------------------------------------------
@@ -732,6 +821,8 @@ class InstructionsLens:
                 empty = combine_parts(parse_callgrind(texts[KIND_EMPTY]).parts)
             except CallgrindFormatError as error:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
+            if repeat == 0:
+                self._store_identities(run, stmt)
             stmt_totals, empty_totals = _derived_totals(stmt), _derived_totals(empty)
             for name, value in stmt_totals.items():
                 run.context.sink.add_sample(
@@ -749,6 +840,18 @@ class InstructionsLens:
         run.fixed["loops"] = plan.loops
         run.fixed["repeats"] = plan.repeats
 
+    def _store_identities(self, run: _Run, costs: FunctionCosts) -> None:
+        identities = object_identities(fid.object for fid in costs.functions)
+        run.context.sink.add_artifact(
+            Artifact(
+                run.benchmark.name,
+                run.variant.name,
+                Metric.INSTRUCTIONS,
+                KIND_OBJECTS,
+                json.dumps(identities, sort_keys=True),
+            )
+        )
+
     # -- commands --------------------------------------------------------------------------
     def _measure_command(self, run: _Run) -> None:
         settings = run.context.experiment.settings
@@ -757,7 +860,9 @@ class InstructionsLens:
         executable = _resolve(argv[0], run.variant.cwd, run.env)
         inline = self.inline_frames
         if inline is None:
-            inline = executable is not None and not through_shell and _has_debug_info(executable)
+            # through a shell the program is not known before it runs: keep the per-instruction
+            # costs, and read debug info from whichever objects have it
+            inline = through_shell or (executable is not None and has_debug_info(executable))
         for repeat in range(max(1, self.repeats if self.repeats > 0 else 1)):
             with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
                 options = callgrind_options(
@@ -836,6 +941,8 @@ class InstructionsLens:
                     cpu=run.context.cpu,
                 )
             )
+        if repeat == 0:
+            self._store_identities(run, costs)
         if inline and repeat == 0:
             instructions = _instructions_of(parts)
             if instructions is not None:
@@ -950,32 +1057,18 @@ class _StatementSession:
 
 def symbolise_inline_frames(
     runner: ProcessRunner, instructions: InstructionCosts
-) -> dict[str, dict[str, list[str]]]:
+) -> dict[str, dict[str, list[list[object]]]]:
     """Inline frames (innermost first) of every executed address of every object with debug
-    info, one symboliser process per object. JSON-ready: object -> hex address -> names."""
-    symbolizer = which("llvm-symbolizer")
-    addr2line = which("addr2line")
-    out: dict[str, dict[str, list[str]]] = {}
+    info, one symboliser process per object. JSON-ready: object -> hex address -> frames."""
+    out: dict[str, dict[str, list[list[object]]]] = {}
     for obj, addresses in instructions.addresses_by_object().items():
-        if not os.path.isfile(obj) or not _has_debug_info(obj):
-            continue
-        stdin = "\n".join(f"{address:#x}" for address in addresses) + "\n"
-        if symbolizer is not None:
-            argv: tuple[str, ...] = (
-                symbolizer,
-                "--inlining",
-                "--functions=linkage",
-                "--demangle",
-                "--output-style=JSON",
-                f"--obj={obj}",
-            )
-            completed = runner.run(LaunchSpec(argv), timeout_s=300, stdin_text=stdin)
-            frames = parse_symbolizer_json(completed.stdout) if completed.ok else {}
-        elif addr2line is not None:
-            argv = ("addr2line", "-i", "-f", "-C", "-a", "-e", obj)
-            completed = runner.run(LaunchSpec(argv), timeout_s=300, stdin_text=stdin)
-            frames = parse_addr2line(completed.stdout, addresses) if completed.ok else {}
-        else:
-            return out
-        out[obj] = {f"{address:#x}": list(names) for address, names in frames.items()}
+        frames = symbolise(runner, obj, addresses)
+        if frames is not None:
+            out[obj] = frames_to_json(frames)
     return out
+
+
+def object_identities(paths: Iterable[str]) -> dict[str, str | None]:
+    """Build-id (or content hash) of every object that ran, taken when it ran: an object
+    rebuilt before the analysis must not pass for the one measured."""
+    return {path: object_identity(path) for path in sorted(set(paths)) if path.startswith("/")}
