@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,7 +88,8 @@ def test_outlined_helper_is_called_out_and_inline_aware_table_shows_the_real_cha
     assert [(c["function"], c["change"]) for c in out["inlining_changes"]] == [
         ("helper", "outlined")
     ]
-    assert "its caller `kernel`" in out["inlining_changes"][0]["sentence"]
+    assert [(d["claim"], d["function"]) for d in out["diagnoses"]] == [("outlined", "helper")]
+    assert "`kernel` calls it" in out["inlining_changes"][0]["sentence"]
     # with debug info, the inlined helper's instructions are charged to it in both builds, so
     # its own row changes by the prologue/return only, far less than its whole cost
     assert out["attribution"] == "inline-aware"
@@ -100,6 +102,137 @@ def test_outlined_helper_is_called_out_and_inline_aware_table_shows_the_real_cha
             by_variant.setdefault(sample.variant, set()).add(sample.value)
     assert all(len(values) == 1 for values in by_variant.values())
     assert out["ci_low"] == out["ratio"] == out["ci_high"]
+
+
+HELPERS = r"""
+#ifndef ATTR
+#define ATTR static inline
+#endif
+ATTR unsigned tiny(unsigned x) { return (x ^ 0x5au) + 3u; }
+ATTR unsigned big(unsigned x) {
+  x ^= x >> 7; x *= 0x9e3779b1u; x ^= x << 11; x += 0x632be5abu; x ^= x >> 13;
+  x *= 0x85ebca6bu; x ^= x >> 16; x += 0x165667b1u; x ^= x << 5; x *= 0xc2b2ae35u;
+  x ^= x >> 9; x += 0x27d4eb2fu; x ^= x << 3; x *= 0x27d4eb2du; x ^= x >> 15;
+  x += 0x7feb352du; x ^= x << 7; x *= 0x846ca68bu; x ^= x >> 11; x += 0x2c1b3c6du;
+  x ^= x >> 5; x *= 0x2545f491u; x ^= x << 9; x += 0x9e3779b9u; x ^= x >> 12;
+  return x;
+}
+__attribute__((noinline)) unsigned kernel(unsigned n) {
+  unsigned t = 1;
+  for (unsigned i = 0; i < n; i++) t = WHICH(t + i);  /* a chain: no vectorisation */
+  return t;
+}
+int main(void) { volatile unsigned r = kernel(20000); return r == 12345u; }
+"""
+
+DISPATCHER = r"""
+#include <cstdio>
+#ifndef SLOW
+#define SLOW inline
+#endif
+#ifndef VALID
+#define VALID inline
+#endif
+struct KernelFunction {
+  long (*fn)(long, long);
+  long calls = 0;
+  VALID bool isValid(long a) const { return fn != nullptr && (a & 15) != 0; }
+  SLOW long slowPath(long a, long b) {  // a member: forwards `this`
+    calls += 2;
+    if (calls < 0) std::puts("overflow");
+    return a * 3 - b;
+  }
+  long call(long a, long b) {
+    if (!isValid(a)) return slowPath(a, b);
+    calls++;
+    return fn(a, b);
+  }
+};
+static long add(long a, long b) { return a + b; }
+int main() {
+  KernelFunction k{add};
+  volatile long t = 0;
+  for (long i = 0; i < 50000; i++) t = t + k.call(i, 1);
+  return t == 42;
+}
+"""
+
+NOINLINE = "__attribute__((noinline))"
+
+
+@pytest.fixture(scope="module")
+def helper_programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        pytest.skip("gcc/g++ are not installed")
+    directory = tmp_path_factory.mktemp("helpers")
+    (directory / "h.c").write_text(HELPERS)
+    (directory / "d.cpp").write_text(DISPATCHER)
+    builds = {
+        "tiny_inline": ("gcc", ["-DWHICH=tiny"], "h.c"),
+        "tiny_noinline": ("gcc", ["-DWHICH=tiny", f"-DATTR={NOINLINE} static"], "h.c"),
+        "big_inline": ("gcc", ["-DWHICH=big"], "h.c"),
+        "big_noinline": ("gcc", ["-DWHICH=big", f"-DATTR={NOINLINE} static"], "h.c"),
+        "slow_inline": ("g++", [], "d.cpp"),
+        "slow_noinline": ("g++", [f"-DSLOW={NOINLINE}"], "d.cpp"),
+        "valid_noinline": ("g++", [f"-DVALID={NOINLINE}"], "d.cpp"),
+    }
+    for name, (compiler, flags, source) in builds.items():
+        subprocess.run(
+            [compiler, "-g", "-O2", *flags, "-o", str(directory / name), str(directory / source)],
+            check=True,
+        )
+    shutil.copy(directory / "tiny_inline", directory / "tiny_inline_copy")
+    return directory
+
+
+def _claims(
+    directory: Path, baseline: str, variant: str
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    variants = (
+        Variant("baseline", cmd=str(directory / baseline)),
+        Variant("variant", cmd=str(directory / variant)),
+    )
+    analysis, _ = measure(Benchmark("b", cmd="./b"), variants, lens=InstructionsLens(repeats=1))
+    out = analysis.comparisons[0].to_json()
+    claims = [(d["claim"], d["function"]) for d in out["diagnoses"]]
+    assert claims == [(c["change"], c["function"]) for c in out["inlining_changes"]]
+    return claims, out
+
+
+@pytest.mark.parametrize("helper", ["tiny", "big"])
+def test_a_3_and_a_50_instruction_helper_outlined_and_inlined_are_claimed(
+    helper_programs: Path, helper: str
+) -> None:
+    # ground truth: nm lists the helper in the noinline build only
+    symbols = subprocess.run(
+        ["nm", str(helper_programs / f"{helper}_noinline")], capture_output=True, text=True
+    ).stdout
+    assert f" {helper}\n" in symbols
+    claims, out = _claims(helper_programs, f"{helper}_inline", f"{helper}_noinline")
+    assert claims == [("outlined", helper)]
+    evidence = out["diagnoses"][0]["evidence"]
+    assert evidence[0].startswith(f"DWARF: {helper} inlined into kernel at h.c:")
+    assert any("calls/iteration (variant)" in line for line in evidence)
+    back, _ = _claims(helper_programs, f"{helper}_noinline", f"{helper}_inline")
+    assert back == [("inlined", helper)]
+
+
+def test_a_cpp_member_slow_path_forwarding_this_is_claimed_outlined(helper_programs: Path) -> None:
+    claims, out = _claims(helper_programs, "slow_inline", "slow_noinline")
+    assert claims == [("outlined", "KernelFunction::slowPath(long, long)")]
+    assert out["inlining_changes"][0]["callers"][0]["name"] == "KernelFunction::call(long, long)"
+    # the out-of-line clone (gcc: isValid [clone .isra.0]) is one row with its parts listed
+    claims, out = _claims(helper_programs, "slow_inline", "valid_noinline")
+    assert claims == [("outlined", "KernelFunction::isValid(long) const")]
+    names = [f["name"] for f in out["functions"]]
+    assert len([n for n in names if "isValid" in n]) == 1
+
+
+def test_a_over_a_of_byte_identical_binaries_makes_no_claim(helper_programs: Path) -> None:
+    claims, out = _claims(helper_programs, "tiny_inline", "tiny_inline_copy")
+    assert claims == [] and out["cannot_tell"] == []
+    assert "[main]" in out["identical_objects"]
+    assert out["verdict"] == "equivalent"
 
 
 def test_O0_against_O2_and_cache_simulation(programs: Path) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
 from perflab.diagnosis import Claim
 from perflab.lenses.instructions.analyse import (
+    InlineEvidence,
     InliningKind,
     LayerRule,
     Presence,
@@ -145,7 +147,10 @@ KERNEL_CALLING = SourceFrame("kernel", "/s/k.c", 5)
 HELPER = SourceFrame("helper", "/s/h.h", 2)
 
 
-def _inlined_side(identity: str = "build-id:aa") -> tuple[FunctionCosts, InstructionCosts, dict]:
+Side = tuple[FunctionCosts, InstructionCosts, dict[str, Any]]
+
+
+def _inlined_side(identity: str = "build-id:aa") -> Side:
     """kernel with helper's code inlined at k.c:5 (addresses 0x14, 0x18)."""
     obj = "/b1/prog"
     selfs = costs({"main": 5, "kernel": 1000}, {("main", "kernel"): 1}, obj=obj)
@@ -156,7 +161,7 @@ def _inlined_side(identity: str = "build-id:aa") -> tuple[FunctionCosts, Instruc
     return selfs, rows, {"frames": frames, "identities": {obj: identity}}
 
 
-def _called_side(identity: str = "build-id:bb") -> tuple[FunctionCosts, InstructionCosts, dict]:
+def _called_side(identity: str = "build-id:bb") -> Side:
     """kernel calling an out-of-line clone `helper.isra.0` 100 times (the helper costs 8 per
     call: a call as big as its body makes the caller shrink by much less than the helper)."""
     obj = "/b2/prog"
@@ -170,7 +175,7 @@ def _called_side(identity: str = "build-id:bb") -> tuple[FunctionCosts, Instruct
     return selfs, rows, {"frames": frames, "identities": {obj: identity}}
 
 
-def _evidence(side: tuple[FunctionCosts, InstructionCosts, dict], *, frames: bool = True):  # type: ignore[no-untyped-def]
+def _evidence(side: Side, *, frames: bool = True) -> InlineEvidence:
     selfs, rows, facts = side
     return inline_evidence(
         selfs,

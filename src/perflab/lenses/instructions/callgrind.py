@@ -613,7 +613,9 @@ def function_parts(
     for the functions that were merged from more than one name or renamed at all."""
     parts: dict[FunctionId, set[str]] = {}
     for fid in costs.functions:
-        parts.setdefault(rename(fid), set()).add(_RECURSION_MARKER.sub("", fid.name))
+        renamed = rename(fid)
+        if renamed.name != UNKNOWN_FUNCTION:  # addresses are no names worth listing
+            parts.setdefault(renamed, set()).add(_RECURSION_MARKER.sub("", fid.name))
     return {
         fid: tuple(sorted(names))
         for fid, names in parts.items()
