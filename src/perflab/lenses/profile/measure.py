@@ -34,8 +34,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.diagnosis import Claim, Diagnosis
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.lenses.asm.elf_code import mapped_objects, read_process_maps
+from perflab.lenses.instructions.callgrind import normalise_function_name
 from perflab.lenses.profile.perf_script import (
     HotSymbols,
     ProfileDiff,
@@ -410,11 +412,25 @@ class ProfileDetails:
     variant_samples: int
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def diagnoses(self) -> tuple[Diagnosis, ...]:
+        return tuple(
+            Diagnosis(
+                claim=Claim.APPEARED if entry.appeared else Claim.DISAPPEARED,
+                function=normalise_function_name(entry.name),
+                evidence=entry.evidence(),
+                samples=entry.samples,
+                detail={"object": entry.object, "symbol": entry.name},
+            )
+            for entry in self.diff.claims
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "symbols": [d.to_json() for d in self.diff.symbols],
             "appeared": list(self.diff.appeared),
             "disappeared": list(self.diff.disappeared),
+            "diagnoses": [d.to_json() for d in self.diagnoses()],
+            "unsettled": [entry.to_json() for entry in self.diff.unsettled],
             "sampled_event": self.sampled_event,
             "call_graph": self.call_graph,
             "baseline_samples": self.baseline_samples,
@@ -709,6 +725,19 @@ def analyse_profiles(
                 ),
             )
         )
+    for comparison in comparisons:
+        if isinstance(comparison.details, ProfileDetails):
+            notes += [
+                Note(
+                    Severity.INFO,
+                    entry.unsettled_message(),
+                    hint="profile longer (ProfileLens(region_s=...)) to settle it",
+                    benchmark=benchmark.name,
+                    variant=comparison.variant,
+                    metric=Metric.PROFILE,
+                )
+                for entry in comparison.details.diff.unsettled
+            ]
     return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
 
 

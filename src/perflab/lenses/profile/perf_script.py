@@ -27,12 +27,15 @@ builds of the same code.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from perflab.lenses.instructions.callgrind import normalise_function_name
 
 UNKNOWN = "[unknown]"
 
@@ -395,27 +398,121 @@ class SymbolDelta:
         }
 
 
+# A function may be said to have appeared (disappeared) only when
+# - it is on at least this many samples' stacks where it ran: with fewer, its share is too
+#   uncertain to say anything (5 of 7 samples is a share anywhere between 29% and 96%);
+APPEARANCE_MIN_SAMPLES = 20
+# - it is on at least this share of the stacks there: rare, bursty events (a GC run, a page
+#   fault storm) come and go between identical runs;
+APPEARANCE_MIN_SHARE = 0.02
+# - and the other side has enough samples that seeing it on none of them would be this
+#   improbable were its share unchanged: (1 - share) ** samples.
+APPEARANCE_MAX_CHANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class Appearance:
+    """A function on the stacks of one side's samples and on none of the other's."""
+
+    name: str
+    object: str
+    appeared: bool  # True: in the variant only; False: in the baseline only
+    samples: int  # samples with the function on the stack, on the side where it ran
+    total: int  # all samples of that side
+    other_total: int  # all samples of the other side
+    more_samples: int  # 0 when settled; else about how many more samples (both sides) settle it
+
+    @property
+    def settled(self) -> bool:
+        return self.more_samples == 0
+
+    @property
+    def side(self) -> str:
+        return "variant" if self.appeared else "baseline"
+
+    @property
+    def other_side(self) -> str:
+        return "baseline" if self.appeared else "variant"
+
+    def evidence(self) -> tuple[str, ...]:
+        return (
+            f"perf: {self.name} on {self.samples} of {self.total} sampled stacks ({self.side})",
+            f"perf: {self.name} on none of {self.other_total} sampled stacks ({self.other_side})",
+        )
+
+    def unsettled_message(self) -> str:
+        change = "appeared" if self.appeared else "disappeared"
+        return (
+            f"not claimed that `{self.name}` {change}: it is on {self.samples} of {self.total} "
+            f"{self.side} samples and none of {self.other_total} {self.other_side} samples, too "
+            f"few to tell (a claim needs {APPEARANCE_MIN_SAMPLES} samples of the function and a "
+            f"chance below {APPEARANCE_MAX_CHANCE:g} of missing it on the other side); about "
+            f"{self.more_samples} more samples would settle it"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "object": self.object,
+            "change": "appeared" if self.appeared else "disappeared",
+            "samples": self.samples,
+            "total_samples": self.total,
+            "other_total_samples": self.other_total,
+            "more_samples_needed": self.more_samples,
+        }
+
+
+def samples_to_settle(
+    samples: int,
+    total: int,
+    other_total: int,
+    *,
+    min_samples: int = APPEARANCE_MIN_SAMPLES,
+    min_share: float = APPEARANCE_MIN_SHARE,
+    max_chance: float = APPEARANCE_MAX_CHANCE,
+) -> int | None:
+    """How many more samples (both sides together) an appearance claim needs, assuming the
+    function's share stays what it is: 0 when it can be made now, None when it never can (its
+    share is below `min_share`)."""
+    if total <= 0 or samples <= 0:
+        return None
+    share = samples / total
+    if share < min_share:
+        return None
+    more_here = max(0, math.ceil(min_samples / share) - total)
+    if share >= 1:
+        needed_there = 1
+    else:
+        needed_there = math.ceil(math.log(max_chance) / math.log1p(-share))
+    more_there = max(0, needed_there - other_total)
+    return more_here + more_there
+
+
 @dataclass(frozen=True)
 class ProfileDiff:
     symbols: tuple[SymbolDelta, ...]  # hottest (in either profile) first
     appeared: tuple[str, ...] = field(default=())
     disappeared: tuple[str, ...] = field(default=())
+    unsettled: tuple[Appearance, ...] = field(default=())  # seen on one side, too few samples
+    claims: tuple[Appearance, ...] = field(default=())  # appeared + disappeared, with numbers
 
 
 def diff_profiles(
     baseline: HotSymbols,
     variant: HotSymbols,
     *,
-    min_share: float = 0.01,
-    min_samples: int = 5,
+    min_share: float = APPEARANCE_MIN_SHARE,
+    min_samples: int = APPEARANCE_MIN_SAMPLES,
+    max_chance: float = APPEARANCE_MAX_CHANCE,
     top: int = 50,
 ) -> ProfileDiff:
     """Per-symbol self shares side by side, paired by name.
 
-    `appeared`: never on any baseline stack, on at least `min_share` of variant stacks and in at
-    least `min_samples` samples (and the other way round for `disappeared`) -- the signature of a
-    function that got (un)inlined. The thresholds keep one-sample symbols, which come and go by
-    chance, out of the lists."""
+    `appeared`: never on any baseline stack, and on enough variant stacks to say so (see the
+    thresholds above; the other way round for `disappeared`). Functions are compared by their
+    identity with clone suffixes folded (`f.cold` on one side and `f` on the other did not
+    appear). Symbols seen on one side only, but on too few samples to tell, are `unsettled`,
+    with how many more samples would settle them."""
     before_by_name = {s.name: s for s in baseline.symbols}
     after_by_name = {s.name: s for s in variant.symbols}
     deltas = []
@@ -433,30 +530,68 @@ def diff_profiles(
             )
         )
     deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
-
-    def notable(share: float, total: int) -> bool:
-        return share >= min_share and share * total >= min_samples - 1e-9
-
-    appeared = sorted(
-        d.name
-        for d in deltas
-        if d.baseline_children_share == 0
-        and notable(d.variant_children_share, variant.total_samples)
+    claims, unsettled = _appearances(
+        baseline, variant, min_share=min_share, min_samples=min_samples, max_chance=max_chance
     )
-    disappeared = sorted(
-        d.name
-        for d in deltas
-        if d.variant_children_share == 0
-        and notable(d.baseline_children_share, baseline.total_samples)
-    )
+    appeared = sorted(a.name for a in claims if a.appeared)
+    disappeared = sorted(a.name for a in claims if not a.appeared)
+    named = {a.name for a in claims} | {a.name for a in unsettled}
     shown = [d for d in deltas if max(d.baseline_share, d.variant_share) > 0][:top]
     shown_names = {d.name for d in shown}
-    shown += [
-        d
-        for d in deltas
-        if d.name in set(appeared) | set(disappeared) and d.name not in shown_names
-    ]
-    return ProfileDiff(tuple(shown), tuple(appeared), tuple(disappeared))
+    shown += [d for d in deltas if d.name in named and d.name not in shown_names]
+    return ProfileDiff(
+        tuple(shown), tuple(appeared), tuple(disappeared), tuple(unsettled), tuple(claims)
+    )
+
+
+def _identity(name: str) -> str:
+    # the instructions lens's notion of one function: demangled, clone suffixes folded
+    return normalise_function_name(name)
+
+
+def _appearances(
+    baseline: HotSymbols,
+    variant: HotSymbols,
+    *,
+    min_share: float,
+    min_samples: int,
+    max_chance: float,
+) -> tuple[list[Appearance], list[Appearance]]:
+    def identities(summary: HotSymbols) -> set[str]:
+        return {_identity(s.name) for s in summary.symbols if s.children_samples > 0}
+
+    seen_before, seen_after = identities(baseline), identities(variant)
+    claims: list[Appearance] = []
+    unsettled: list[Appearance] = []
+    sides = ((variant, baseline, seen_before, True), (baseline, variant, seen_after, False))
+    for here, there, seen_there, appeared in sides:
+        for symbol in here.symbols:
+            if symbol.name.startswith(UNKNOWN) or _identity(symbol.name) in seen_there:
+                continue
+            if symbol.children_share < min_share / 4:
+                continue  # noise far below anything worth a note
+            more = samples_to_settle(
+                symbol.children_samples,
+                here.total_samples,
+                there.total_samples,
+                min_samples=min_samples,
+                min_share=min_share,
+                max_chance=max_chance,
+            )
+            entry = Appearance(
+                name=symbol.name,
+                object=symbol.object,
+                appeared=appeared,
+                samples=symbol.children_samples,
+                total=here.total_samples,
+                other_total=there.total_samples,
+                more_samples=more or 0,
+            )
+            if more == 0:
+                claims.append(entry)
+            elif more is not None:
+                unsettled.append(entry)
+    return claims, unsettled
 
 
 def top_symbols(summary: HotSymbols, sequence: Sequence[str] = (), *, limit: int = 10) -> list[str]:
