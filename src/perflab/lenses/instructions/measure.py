@@ -216,6 +216,27 @@ def _parts_of(artifacts: Sequence[Artifact]) -> list[CallgrindPart]:
     return parts
 
 
+def _instructions_difference(
+    minuend: Sequence[CallgrindPart], subtrahend: Sequence[CallgrindPart]
+) -> InstructionCosts | None:
+    """Per-instruction costs of the statement's loop minus the empty loop's (the statement
+    alone), instructions whose costs cancel out dropped."""
+    first, second = _instructions_of(minuend), _instructions_of(subtrahend)
+    if first is None or second is None or first.events != second.events:
+        return None
+    totals: dict[tuple[FunctionId, int], InstructionCost] = {}
+    for sign, rows in ((1.0, first.rows), (-1.0, second.rows)):
+        for row in rows:
+            key = (row.function, row.address)
+            have = totals.get(key)
+            cost = tuple(sign * x for x in row.cost)
+            if have is not None:
+                cost = tuple(a + b for a, b in zip(have.cost, cost, strict=True))
+            totals[key] = replace(row, cost=cost) if have is None else replace(have, cost=cost)
+    rows = tuple(row for row in totals.values() if any(row.cost))
+    return InstructionCosts(first.events, rows)
+
+
 def _instructions_of(parts: Sequence[CallgrindPart]) -> InstructionCosts | None:
     rows: list[InstructionCost] = []
     events: tuple[str, ...] | None = None
@@ -331,7 +352,7 @@ def _costs_of_repeat(
         empty = [a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation]
         stmt_parts, empty_parts = _parts_of(stmt), _parts_of(empty)
         costs = combine_parts(stmt_parts) - combine_parts(empty_parts)
-        return costs, None, scale
+        return costs, _instructions_difference(stmt_parts, empty_parts), scale
     whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
     if not whole:
         return None
@@ -757,7 +778,9 @@ class InstructionsLens:
                 instr_at_start=False,
                 vgdb_prefix=vgdb_prefix,
                 cache_sim=settings.cache_sim,
-                dump_instr=bool(self.inline_frames),
+                # per-instruction costs: the evidence for inlining claims (None: wherever
+                # an object has debug info)
+                dump_instr=self.inline_frames is not False,
                 region=None,
                 trace_children=False,
             )
@@ -817,12 +840,16 @@ class InstructionsLens:
                     )
                 )
             try:
-                stmt = combine_parts(parse_callgrind(texts[KIND_STATEMENT]).parts)
+                stmt_parts = parse_callgrind(texts[KIND_STATEMENT]).parts
+                stmt = combine_parts(stmt_parts)
                 empty = combine_parts(parse_callgrind(texts[KIND_EMPTY]).parts)
             except CallgrindFormatError as error:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
             if repeat == 0:
                 self._store_identities(run, stmt)
+                instructions = _instructions_of(stmt_parts)
+                if self.inline_frames is not False and instructions is not None:
+                    self._store_frames(run, instructions)
             stmt_totals, empty_totals = _derived_totals(stmt), _derived_totals(empty)
             for name, value in stmt_totals.items():
                 run.context.sink.add_sample(
@@ -839,6 +866,19 @@ class InstructionsLens:
                 )
         run.fixed["loops"] = plan.loops
         run.fixed["repeats"] = plan.repeats
+
+    def _store_frames(self, run: _Run, instructions: InstructionCosts) -> None:
+        frames = symbolise_inline_frames(run.context.runner, instructions)
+        run.context.sink.add_artifact(
+            Artifact(
+                run.benchmark.name,
+                run.variant.name,
+                Metric.INSTRUCTIONS,
+                KIND_INLINE_FRAMES,
+                json.dumps(frames, sort_keys=True),
+            )
+        )
+        run.fixed["inline_frames"] = sorted(frames)
 
     def _store_identities(self, run: _Run, costs: FunctionCosts) -> None:
         identities = object_identities(fid.object for fid in costs.functions)
@@ -946,17 +986,7 @@ class InstructionsLens:
         if inline and repeat == 0:
             instructions = _instructions_of(parts)
             if instructions is not None:
-                frames = symbolise_inline_frames(run.context.runner, instructions)
-                run.context.sink.add_artifact(
-                    Artifact(
-                        run.benchmark.name,
-                        run.variant.name,
-                        Metric.INSTRUCTIONS,
-                        KIND_INLINE_FRAMES,
-                        json.dumps(frames, sort_keys=True),
-                    )
-                )
-                run.fixed["inline_frames"] = sorted(frames)
+                self._store_frames(run, instructions)
 
 
 def _resolve(program: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
