@@ -52,7 +52,13 @@ def instructions_details(comparison: Comparison, data: Mapping[str, Any]) -> lis
     for change in data.get("inlining_changes", []):
         sentence = change.get("sentence") or f"{change['function']} is now {change['change']}"
         out.append(Text(f"inlining: {sentence}", style="bold magenta"))
+        out += _evidence(change.get("evidence", []))
     return out
+
+
+def _evidence(lines: Sequence[str]) -> list[RenderableType]:
+    """A claim's evidence in short form, under the claim: the checkable facts it rests on."""
+    return [Text(f"  evidence: {line}", style="dim") for line in lines]
 
 
 def _share(value: float | None) -> str:
@@ -82,6 +88,8 @@ def profile_details(comparison: Comparison, data: Mapping[str, Any]) -> list[Ren
         if names:
             shown = ", ".join(names[:8]) + (f" (+{len(names) - 8} more)" if len(names) > 8 else "")
             out.append(Text(f"{key} in {comparison.variant}: {shown}", style="magenta"))
+    for diagnosis in data.get("diagnoses", [])[:8]:
+        out += _evidence(diagnosis.get("evidence", []))
     return out
 
 
