@@ -224,6 +224,15 @@ def test_no_claim_between_byte_identical_objects_or_without_debug_info() -> None
     )
 
 
+def test_another_library_altogether_is_no_inlining_question() -> None:
+    old = costs({"PyList_Append": 50}, obj="/p/libpython3.11.so.1.0")
+    new = costs({"PyList_Append": 40, "_PyList_AppendTakeRef": 9}, obj="/p/libpython3.12.so.1.0")
+    before = inline_evidence(old, None, {}, normalise_function_id)
+    after = inline_evidence(new, None, {}, normalise_function_id)
+    deltas = function_deltas(old.normalised(), new.normalised())
+    assert cannot_tell(deltas, before, after, ()) == ()
+
+
 def test_a_function_that_merely_started_running_is_no_inlining_change() -> None:
     obj = "/b/prog"
     base = costs({"kernel": 1000}, obj=obj)

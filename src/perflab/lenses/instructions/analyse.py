@@ -218,6 +218,7 @@ class InlineEvidence:
     calls: tuple[OutOfLineCall, ...] = ()
     described: frozenset[str] = frozenset()
     identities: Mapping[str, str] = field(default_factory=dict)  # object -> build-id/hash
+    ran: frozenset[str] = frozenset()  # objects with executed code
 
     def copies_of(self, callee: str, obj: str) -> tuple[InlinedCopy, ...]:
         return tuple(c for c in self.copies if c.callee == callee and c.object == obj)
@@ -279,6 +280,7 @@ def inline_evidence(
             for (callee, caller, obj), (count, own) in sorted(calls.items())
         ),
         described=frozenset(described),
+        ran=frozenset(fid.object for fid in renamed.functions),
         identities={
             rename(FunctionId("", path)).object: identity
             for path, identity in (identities or {}).items()
@@ -451,6 +453,8 @@ def cannot_tell(
         obj = delta.object
         if (delta.name, obj) in explained:
             continue
+        if obj not in baseline.ran or obj not in variant.ran:
+            continue  # another library altogether (libpython3.11 vs 3.12): not inlining
         same = baseline.identities.get(obj)
         if same is not None and same == variant.identities.get(obj):
             continue
