@@ -60,7 +60,9 @@ def test_variant_interpreter_without_perflab_and_a_real_difference(bare_python: 
     result = run_experiment(exp)
     (comparison,) = result.comparisons
     assert comparison.verdict is Verdict.SLOWER
-    assert 10 < comparison.ratio < 200  # sum(range(3000)) leaves the small-int fast path
+    # sum(range(3000)) leaves the small-int fast path: ~30x the work, more per element; at load
+    # 8-9 on 2 vCPUs the ratio was measured at 207-279 (with this code and the code before it)
+    assert 10 < comparison.ratio < 1000
     assert result.variant_info["small"]["executable"] == str(bare_python)
     assert any("env N" in d for d in result.differences)
 
