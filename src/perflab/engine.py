@@ -19,6 +19,7 @@ from perflab.host import (
     variant_differences,
 )
 from perflab.lenses.registry import descriptor_for, lens_for
+from perflab.lenses.sections import lens_sections
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.worker_client import check_variant_paths, variant_environment
 from perflab.model import (
@@ -28,6 +29,7 @@ from perflab.model import (
     Metric,
     Note,
     RunStatus,
+    Sample,
     Severity,
     Variant,
 )
@@ -221,19 +223,35 @@ def analyse_run(run: StoredRun) -> RunResult:
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
     notes = dedupe_notes(notes)
-    return RunResult(
-        run_id=run.run_id,
-        status=run.status,
-        created_at=run.created_at,
-        experiment=experiment,
-        machine=dict(run.machine),
-        comparisons=tuple(comparisons),
-        notes=tuple(notes),
-        variant_info=variant_info,
-        differences=tuple(differences),
-        error=run.error,
-        top_level=top_level,
+    return with_sections(
+        RunResult(
+            run_id=run.run_id,
+            status=run.status,
+            created_at=run.created_at,
+            experiment=experiment,
+            machine=dict(run.machine),
+            comparisons=tuple(comparisons),
+            notes=tuple(notes),
+            variant_info=variant_info,
+            differences=tuple(differences),
+            error=run.error,
+            top_level=top_level,
+            samples=run.samples,
+        )
     )
+
+
+def with_sections(result: RunResult) -> RunResult:
+    """The result with every lens's report section built from its analysis."""
+    sections = lens_sections(
+        result.experiment,
+        result.comparisons,
+        top_level=result.top_level,
+        variant_info=result.variant_info,
+        notes=result.notes,
+        cross_run=result.cross_run,
+    )
+    return replace(result, sections=sections)
 
 
 def dedupe_notes(notes: list[Note]) -> list[Note]:
@@ -307,6 +325,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             )
         )
     top_level: dict[str, Any] = {}
+    compared_samples: list[Sample] = []
     for variant_name in shared_variants:
         names = [f"run{baseline.run_id}:{variant_name}", f"run{candidate.run_id}:{variant_name}"]
         variants = tuple(
@@ -334,24 +353,28 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
                 merged = BenchmarkData(
                     samples=data.samples + data2.samples, artifacts=data.artifacts + data2.artifacts
                 )
+                compared_samples += merged.samples
                 if not data.samples and not data.artifacts:
                     continue
                 analysis = lens.analyse(benchmark, names, merged, experiment)
                 comparisons += analysis.comparisons
                 notes += analysis.notes
                 _merge_top_level(top_level, analysis.top_level)
-    return RunResult(
-        run_id=candidate.run_id,
-        status=candidate.status,
-        created_at=candidate.created_at,
-        experiment=candidate.experiment,
-        machine=dict(candidate.machine),
-        comparisons=tuple(comparisons),
-        notes=tuple(notes),
-        variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
-        differences=(f"runs {baseline.run_id} and {candidate.run_id}, measured apart",),
-        top_level=top_level,
-        cross_run=True,
+    return with_sections(
+        RunResult(
+            run_id=candidate.run_id,
+            status=candidate.status,
+            created_at=candidate.created_at,
+            experiment=candidate.experiment,
+            machine=dict(candidate.machine),
+            comparisons=tuple(comparisons),
+            notes=tuple(notes),
+            variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
+            differences=(f"runs {baseline.run_id} and {candidate.run_id}, measured apart",),
+            top_level=top_level,
+            cross_run=True,
+            samples=tuple(compared_samples),
+        )
     )
 
 

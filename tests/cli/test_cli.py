@@ -55,7 +55,8 @@ def test_run_writes_the_json_contract_and_the_store(tmp_path: Path) -> None:
         assert isinstance(comparison[key], float)
     assert comparison["verdict"] in ("faster", "slower", "equivalent", "inconclusive")
     assert document["differences"] == ["env X: A=(unset), B=1"]
-    assert "| sum(range(100)) | time | B vs A |" in (tmp_path / "out.md").read_text()
+    markdown = (tmp_path / "out.md").read_text()
+    assert "#### time" in markdown and "| sum(range(100)) | B vs A |" in markdown
     assert (tmp_path / ".perflab" / "perflab.db").exists()
     assert "ratio [95% CI]" in done.stdout
 

@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 
+from perflab.document import FlameNode, GroupRatios, TimePoint, TimeSeries
+from perflab.engine import with_sections
+from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.profile.perf_script import Stack, parse_folded
+from perflab.lenses.time.measure import analyse_time, time_series
+from perflab.measure.lens import BenchmarkData
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -29,7 +34,7 @@ from perflab.model import (
     Verdict,
 )
 from perflab.report import svg
-from perflab.report.html import diff_lines, group_ratios, render_html
+from perflab.report.html import render_html
 from perflab.results import RunResult
 from perflab.store import StoredRun
 
@@ -127,12 +132,12 @@ def test_value_range_cuts_a_far_outlier_but_keeps_both_modes() -> None:
     assert low < 5 < high
 
 
-def _series(label: str, values: list[float], *, warmup: int = 0) -> svg.TimeSeries:
-    return svg.TimeSeries(
+def _series(label: str, values: list[float], *, warmup: int = 0) -> TimeSeries:
+    return TimeSeries(
         label,
-        svg.variant_colour(0),
+        0,
         tuple(
-            svg.TimePoint(at_s=k * 0.1, value=v, generation=k // 4, warmup=k < warmup)
+            TimePoint(at_s=k * 0.1, value=v, generation=k // 4, warmup=k < warmup)
             for k, v in enumerate(values)
         ),
     )
@@ -165,24 +170,23 @@ def test_generation_spans_follow_time_order() -> None:
 
 
 def test_generation_plot_has_a_dot_per_generation_and_the_overall_ratio() -> None:
-    series = [
-        svg.GenerationRatios(
-            "B vs A", svg.variant_colour(1), ((0, 1.02), (1, 1.04), (2, 1.03)), 1.03, 1.01, 1.05
-        )
-    ]
+    series = [GroupRatios("B vs A", 1, ((0, 1.02), (1, 1.04), (2, 1.03)), 1.03, 1.01, 1.05)]
     root = parse_svg(svg.generation_plot(series, band=0.01, group_name="batch"))
     assert len(elements(root, "circle")) == 3
     assert len(elements(root, "polyline")) == 1
     assert any("batch" in (t.text or "") for t in elements(root, "text"))
 
 
-def test_group_ratios_pair_samples_by_generation_and_block() -> None:
+def test_time_analysis_gives_the_ratio_of_every_generation() -> None:
     def sample(variant: str, generation: int, block: int, value: float) -> Sample:
         return Sample("b", variant, Metric.TIME, "wall_ns", value, 1, generation, block)
 
     baseline = [sample("A", g, b, 100.0) for g in range(2) for b in range(3)]
     variant = [sample("B", g, b, 110.0 if g == 0 else 120.0) for g in range(2) for b in range(3)]
-    ratios = group_ratios(baseline, variant, batch_blocks=None)
+    analysis = analyse_time(
+        Benchmark("b", stmt="x"), ["A", "B"], BenchmarkData(tuple(baseline + variant)), Settings()
+    )
+    ratios = getattr(analysis.comparisons[0].details, "group_ratios", ())
     assert [g for g, _ in ratios] == [0, 1]
     assert ratios[0][1] == pytest.approx(1.1) and ratios[1][1] == pytest.approx(1.2)
 
@@ -265,7 +269,12 @@ def test_flame_graph_skips_frames_too_narrow_to_see() -> None:
 
 @dataclass(frozen=True)
 class JsonDetails:
+    """Details as the JSON contract has them, plus the plot data lenses' details carry."""
+
     fields: dict[str, Any]
+    series: tuple[TimeSeries, ...] = ()
+    group_ratios: tuple[tuple[int, float], ...] = ()
+    flame: FlameNode | None = None
 
     def to_json(self) -> dict[str, Any]:
         return self.fields
@@ -298,7 +307,14 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
         benchmarks=(Benchmark("sorted(data)", stmt="sorted(data)"),),
         variants=(Variant("presorted"), Variant("shuffled", env={"SHUFFLE": "1"})),
         settings=Settings(
-            metrics=(Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.PROFILE, Metric.ASM)
+            metrics=(
+                Metric.TIME,
+                Metric.INSTRUCTIONS,
+                Metric.COUNTERS,
+                Metric.PROFILE,
+                Metric.ASM,
+                Metric.TORCH,
+            )
         ),
     )
     samples = []
@@ -388,6 +404,25 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
             ],
             ratio_kind="code size",
         ),  # fmt: skip
+        _comparison(
+            Metric.TORCH,
+            0.8,
+            Verdict.FASTER,
+            ops=[
+                {
+                    "name": "aten::add",
+                    "baseline_calls_per_iteration": 1.0,
+                    "variant_calls_per_iteration": 1.0,
+                    "baseline_self_us_per_iteration": 5.0,
+                    "variant_self_us_per_iteration": 4.0,
+                }
+            ],
+            disappeared=["aten::empty"],
+            baseline_torch_version="2.13.0",
+            variant_torch_version="2.13.0",
+            baseline_cpu_capability="AVX512",
+            variant_cpu_capability="AVX2",
+        ),
     )
     machine = {
         "cpu_model": "AMD EPYC 9R14",
@@ -410,6 +445,27 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
             metric=Metric.TIME,
         ),
     )
+    time_details = JsonDetails(
+        {"baseline_spread": 0.02, "variant_spread": 0.03},
+        series=time_series(samples, ["presorted", "shuffled"]),
+        group_ratios=((0, 14.8), (1, 15.0), (2, 15.2)),
+    )
+    profile = comparisons[3]
+    assert isinstance(profile.details, JsonDetails)
+    comparisons = (
+        dataclasses.replace(comparisons[0], details=time_details),
+        *comparisons[1:3],
+        dataclasses.replace(
+            profile,
+            details=dataclasses.replace(
+                profile.details,
+                flame=differential_tree(
+                    parse_folded(BASELINE_FOLDED), parse_folded(VARIANT_FOLDED)
+                ),
+            ),
+        ),
+        *comparisons[4:],
+    )
     result = RunResult(
         run_id=7,
         status=RunStatus.COMPLETE,
@@ -421,6 +477,7 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
         variant_info={"presorted": {"python_version": "3.11.7"}},
         differences=("env SHUFFLE: presorted=None, shuffled=1",),
     )
+    result = with_sections(result)
     run = StoredRun(
         run_id=7,
         created_at=result.created_at,
@@ -440,7 +497,7 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
 
 def test_render_html_shows_every_part_of_a_run() -> None:
     result, run = synthetic_run()
-    page = render_html(result, run)
+    page = render_html(result)
     assert page.startswith("<!DOCTYPE html>")
     for expected in (
         "perflab run 7",
@@ -452,12 +509,15 @@ def test_render_html_shows_every_part_of_a_run() -> None:
         "15.000 [14.700, 15.300]",
         "±2.0%",
         "task-clock",  # the counters table has an event column
-        "Time: raw samples",
+        "Time: details",
+        "raw samples",
         "Per-generation ratios",
+        "aten::add",
+        "torch 2.13.0",
         "differential flame graph",
         "`helper` is outlined now: +12 self",
         "merge_at",
-        "appeared: merge_at",
+        "appeared in shuffled: merge_at",
         "(~2 min more)",
         "now 512-bit",
         '<span class="add">+   vmaxps zmm0, zmm1, zmm2</span>',
@@ -474,34 +534,34 @@ def test_render_html_shows_every_part_of_a_run() -> None:
 
 def test_render_html_is_self_contained() -> None:
     result, run = synthetic_run()
-    page = render_html(result, run)
+    page = render_html(result)
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "<script" not in page and "<link" not in page and "@import" not in page
 
 
-def test_render_html_without_the_stored_run_leaves_out_the_raw_plots() -> None:
+def test_render_html_of_two_runs_compared_leaves_out_the_sample_times() -> None:
     result, _ = synthetic_run()
-    page = render_html(result)
-    assert "Time: raw samples" not in page and "differential flame graph" not in page
-    assert page.count("<svg ") == 1  # the forest plot
+    page = render_html(with_sections(dataclasses.replace(result, cross_run=True)))
+    assert "raw samples</h4>" not in page and "differential flame graph" in page
+    assert page.count("<svg ") == 4  # forest, generation ratios, flame legend and graph
 
 
 def test_render_html_escapes_names() -> None:
     result, run = synthetic_run()
     evil = Note(Severity.WARNING, "<script>alert(1)</script>", benchmark="<b>")
-    page = render_html(dataclasses.replace(result, notes=(evil,)), run)
+    page = render_html(dataclasses.replace(result, notes=(evil,)))
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
 
 
 def test_diff_lines_classify_markers_and_cap_length() -> None:
-    kinds = [line.css for line in diff_lines(ASM_DIFF)]
+    kinds = [line.style.value for line in diff_lines(ASM_DIFF)]
     assert kinds == ["", "del", "add", "gap", "moved"]
     long = diff_lines("+ x\n" * 1000)
-    assert len(long) == 401 and long[-1].css == "gap"
+    assert len(long) == 401 and long[-1].style.value == "gap"
 
 
 def test_render_html_of_an_empty_run() -> None:
     result, _ = synthetic_run()
-    empty = dataclasses.replace(result, comparisons=(), notes=())
+    empty = dataclasses.replace(result, comparisons=(), notes=(), sections=())
     page = render_html(empty)
     assert "No comparisons" in page

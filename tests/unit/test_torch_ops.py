@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from perflab.errors import ConfigError
+from perflab.lenses.fragments import SectionInput
 from perflab.lenses.registry import lens_for
 from perflab.lenses.torch.measure import (
     KIND_OPS,
@@ -27,6 +28,7 @@ from perflab.lenses.torch.ops import (
     parse_op_table,
     versions_of,
 )
+from perflab.lenses.torch.render import section
 from perflab.measure.lens import BenchmarkData
 from perflab.model import (
     Artifact,
@@ -39,7 +41,7 @@ from perflab.model import (
     Verdict,
 )
 from perflab.proc import SubprocessRunner
-from perflab.report.lens_details import lens_details
+from perflab.report.terminal import render_section
 
 
 def table(loops: int, *ops: tuple[str, int, float], capability: str = "AVX512") -> OpTable:
@@ -228,10 +230,12 @@ def test_the_terminal_shows_changed_ops_and_what_appeared() -> None:
     data = BenchmarkData(samples=tuple(samples), artifacts=tuple(artifacts))
     comparisons = analyse_torch(Benchmark("b", stmt="x"), ["A", "B"], data, Settings()).comparisons
     console = Console(width=120, record=True)
-    for renderable in lens_details(comparisons):
-        console.print(renderable)
+    experiment = Experiment(
+        benchmarks=(Benchmark("b", stmt="x"),), variants=(Variant("A"), Variant("B"))
+    )
+    render_section(section(SectionInput(Metric.TORCH, comparisons, experiment)), console)
     text = console.export_text()
     assert "torch.profiler ops per iteration" in text
     assert "ops appeared in B: aten::relu" in text
     assert "ops disappeared in B: aten::add" in text
-    assert "torch CPU capability: CAPA → CAPB" in text
+    assert "CPU capability CAPA → CAPB" in text

@@ -22,7 +22,7 @@ from perflab.events import search_events
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_events
 from perflab.report.markdown import render_markdown
-from perflab.report.terminal import render_run_list, render_terminal
+from perflab.report.terminal import render_run_list, render_section, render_terminal
 from perflab.results import RunResult
 
 EXIT_OK = 0
@@ -54,23 +54,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 render_run_list(runs, out)
             return EXIT_OK
         if args.command == "show" and args.asm is not None:
-            from perflab.report.asm_view import render_asm_views  # loads capstone: only here
+            from perflab.lenses.asm.render import asm_view_section  # loads capstone: only here
 
             views = api.asm_views(args.asm, args.run, args.store)
             if not views:
                 err.print(f"perflab: no function matching {args.asm!r} in run {args.run}")
                 return 2
-            render_asm_views(views, out, context=None)
+            for view in views:
+                render_section(asm_view_section(view), out)
             return EXIT_OK
         if args.command in ("show", "compare"):
             _check_outputs(output_options(args))
         if args.command == "show":
             result = api.show(args.run, args.store)
-            return _emit(result, output_options(args), out)
+            return _emit(result, output_options(args), out, err, command="show")
         if args.command == "compare":
             result = api.compare(args.run_a, args.run_b, args.store)
-            # the two runs' samples were relabelled for the comparison: no raw-sample plots
-            return _emit(result, output_options(args), out, with_samples=False)
+            return _emit(result, output_options(args), out, err, command="compare")
         if args.command == "events":
             found = search_events(args.query, try_counting=not args.no_try)
             if args.json_path is not None:
@@ -136,7 +136,7 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
     else:
         with RichProgress(err) as progress:
             result = api.run(experiment, store_path=options.output.store, progress=progress)
-    code = _emit(result, options.output, out)
+    code = _emit(result, options.output, out, err, command="run")
     if code != EXIT_OK:
         return code
     if result.failures:
@@ -156,6 +156,7 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
             f"ratio {comparison.ratio:.3f} [{comparison.ci_low:.3f}, {comparison.ci_high:.3f}]",
             markup=False,
             highlight=False,
+            soft_wrap=not err.is_terminal,  # a log file gets whole lines
         )
     if matched:
         return EXIT_VERDICT
@@ -163,23 +164,29 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
 
 
 def _emit(
-    result: RunResult, output: OutputOptions, out: Console, *, with_samples: bool = True
+    result: RunResult, output: OutputOptions, out: Console, err: Console, *, command: str
 ) -> int:
+    written = []
     if output.json_path is not None:
-        _write(output.json_path, render_json(result))
+        _write(output.json_path, render_json(result, samples=output.samples))
+        written.append(output.json_path)
     if output.markdown_path is not None:
         _write(output.markdown_path, render_markdown(result))
+        written.append(output.markdown_path)
     if output.html_path is not None:
         from perflab.report.html import render_html  # loads jinja2: only here
 
-        run = api.load_run(result.run_id, output.store) if with_samples else None
-        _write(output.html_path, render_html(result, run))
-    writes_to_stdout = "-" in (
-        str(output.json_path),
-        str(output.markdown_path),
-        str(output.html_path),
-    )
-    if not output.quiet and not writes_to_stdout:
+        with_samples = output.samples and output.json_path is not None
+        _write(output.html_path, render_html(result, with_samples=with_samples))
+        written.append(output.html_path)
+    files = [path for path in written if str(path) != "-"]
+    if not output.quiet:
+        for path in files:
+            err.print(f"perflab: wrote {path}", markup=False, highlight=False)
+    writes_to_stdout = len(files) < len(written)
+    # `run` shows what it just measured; `show`/`compare` writing a file were asked for the file
+    wants_table = command == "run" or output.table or not files
+    if not output.quiet and not writes_to_stdout and wants_table:
         render_terminal(result, out)
     return EXIT_OK
 

@@ -37,6 +37,8 @@ class OutputOptions:
     markdown_path: Path | None
     quiet: bool
     html_path: Path | None = None
+    samples: bool = False  # the JSON carries the raw samples
+    table: bool = False  # show/compare: the terminal table even when a report file is written
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,17 @@ def _add_output(
             type=Path,
             metavar="FILE",
             help="write a self-contained HTML report with plots",
+        )
+        parser.add_argument(
+            "--samples",
+            action="store_true",
+            help="add every raw sample to the JSON (a 'samples' list)",
+        )
+        parser.add_argument(
+            "--table",
+            action="store_true",
+            help="print the terminal tables even when a report is written to a file "
+            "(show and compare print them otherwise only when no file is written)",
         )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no tables")
 
@@ -238,4 +251,6 @@ def output_options(args: argparse.Namespace) -> OutputOptions:
         markdown_path=getattr(args, "markdown_path", None),
         quiet=args.quiet,
         html_path=getattr(args, "html_path", None),
+        samples=getattr(args, "samples", False),
+        table=getattr(args, "table", False),
     )

@@ -4,6 +4,7 @@ write the change there when a field changes meaning or disappears.
 History:
   1  first version: run_id, status, machine, variants, benchmarks, settings, differences,
      comparisons, notes, unavailable_events
+     (added without a bump: "samples", the raw samples, with --samples)
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from perflab.model import Sample
 from perflab.results import RunResult
 
 FORMAT_VERSION = 1
@@ -28,7 +30,25 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def run_to_json(result: RunResult) -> dict[str, Any]:
+def sample_to_json(sample: Sample) -> dict[str, Any]:
+    return {
+        "benchmark": sample.benchmark,
+        "variant": sample.variant,
+        "metric": str(sample.metric),
+        "name": sample.name,
+        "value": sample.value,
+        "loops": sample.loops,
+        "generation": sample.generation,
+        "block": sample.block,
+        "position": sample.position,
+        "cpu": sample.cpu,
+        "at_ns": sample.at_ns,
+        "warmup": sample.warmup,
+    }
+
+
+def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
+    """The documented JSON document; `samples` adds every raw sample (a list, can be large)."""
     experiment = result.experiment
     document: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
@@ -69,9 +89,11 @@ def run_to_json(result: RunResult) -> dict[str, Any]:
         "unavailable_events": [],
     }
     document.update(result.top_level)
+    if samples:
+        document["samples"] = [sample_to_json(s) for s in result.samples]
     cleaned: dict[str, Any] = _clean(document)
     return cleaned
 
 
-def render_json(result: RunResult) -> str:
-    return json.dumps(run_to_json(result), indent=2, sort_keys=False) + "\n"
+def render_json(result: RunResult, *, samples: bool = False) -> str:
+    return json.dumps(run_to_json(result, samples=samples), indent=2, sort_keys=False) + "\n"

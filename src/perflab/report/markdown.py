@@ -1,48 +1,91 @@
-"""Markdown for a pull request: the verdicts first, the details folded."""
+"""Markdown for a pull request: each lens's verdicts first, its details folded, then notes.
+Sections come from analysis; this module only lays them out."""
 
 from __future__ import annotations
 
-from perflab.model import Verdict
-from perflab.report.units import format_ratio, format_value
+from perflab.document import FIGURE_TYPES, Block, Paragraph, Preformatted, Section, Style, Table
+from perflab.report.notes import group_notes
 from perflab.results import RunResult
 
 _ICONS = {
-    Verdict.FASTER: "🟢 faster",
-    Verdict.SLOWER: "🔴 slower",
-    Verdict.EQUIVALENT: "⚪ equivalent",
-    Verdict.INCONCLUSIVE: "🟡 inconclusive",
+    Style.FASTER: "🟢 ",
+    Style.SLOWER: "🔴 ",
+    Style.EQUIVALENT: "⚪ ",
+    Style.INCONCLUSIVE: "🟡 ",
 }
+MAX_PREFORMATTED_LINES = 120
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def table_lines(table: Table) -> list[str]:
+    lines = []
+    if table.caption:
+        lines += [f"*{_cell(table.caption)}*", ""]
+    lines.append("| " + " | ".join(_cell(c) for c in table.columns) + " |")
+    lines.append(
+        "|"
+        + "|".join("---:" if table.is_numeric(i) else "---" for i in range(len(table.columns)))
+        + "|"
+    )
+    for row in table.rows:
+        lines.append(
+            "| " + " | ".join(_ICONS.get(cell.style, "") + _cell(cell.text) for cell in row) + " |"
+        )
+    if table.omitted_rows:
+        lines.append(f"\n{table.omitted_rows} more rows in the JSON output.")
+    return lines + [""]
+
+
+def _block_lines(block: Block) -> list[str]:
+    if isinstance(block, Table):
+        return table_lines(block)
+    if isinstance(block, Paragraph):
+        text = _cell(block.text)
+        return [f"**{text}**" if block.style is Style.EMPHASIS else text, ""]
+    if isinstance(block, Preformatted):
+        lines = [line.text for line in block.lines[:MAX_PREFORMATTED_LINES]]
+        if len(block.lines) > len(lines):
+            lines.append(f"… {len(block.lines) - len(lines)} more lines")
+        return [f"{block.title}:", "", "```diff", *lines, "```", ""]
+    if isinstance(block, FIGURE_TYPES):
+        return [f"*{block.title}: a plot in the HTML report (`--html FILE`)*", ""]
+    return []
+
+
+def section_lines(section: Section) -> list[str]:
+    lines = [f"#### {section.title}", ""]
+    blocks = list(section.blocks)
+    first = blocks[0] if blocks else None
+    if isinstance(first, Table):
+        lines += table_lines(first)
+        blocks = blocks[1:]
+    details: list[str] = []
+    for block in blocks:
+        details += _block_lines(block)
+    for sub in section.subsections:
+        details += [f"**{_cell(sub.title)}**", ""]
+        for block in sub.blocks:
+            details += _block_lines(block)
+    if details:
+        lines += [
+            f"<details><summary>{section.title}: details</summary>",
+            "",
+            *details,
+            "</details>",
+            "",
+        ]
+    return lines
+
+
 def render_markdown(result: RunResult) -> str:
     lines = [f"### perflab run {result.run_id} ({result.status.value})", ""]
-    lines += [
-        "| benchmark | metric | variant | baseline | variant | ratio [95% CI] | verdict |",
-        "|---|---|---|---:|---:|---:|---|",
-    ]
-    for c in result.comparisons:
-        metric = c.metric.value + (f" `{c.event}`" if c.event else "")
-        lines.append(
-            "| "
-            + " | ".join(
-                _cell(x)
-                for x in (
-                    c.benchmark,
-                    metric,
-                    f"{c.variant} vs {c.baseline}",
-                    format_value(c.baseline_value, c.unit),
-                    format_value(c.variant_value, c.unit),
-                    format_ratio(c.ratio, c.ci_low, c.ci_high),
-                    _ICONS[c.verdict],
-                )
-            )
-            + " |"
-        )
-    lines.append("")
+    for section in result.sections:
+        lines += section_lines(section)
+    if not result.comparisons:
+        lines += ["No comparisons: nothing was measured.", ""]
     machine = result.machine
     lines.append(
         f"Machine: {machine.get('cpu_model', '?')}, {machine.get('cores')} cores, "
@@ -55,10 +98,14 @@ def render_markdown(result: RunResult) -> str:
     )
     if result.differences:
         lines.append("Variants differ in: " + "; ".join(result.differences) + ".")
-    if result.notes:
+    groups = group_notes(result.notes)
+    if groups:
         lines += ["", "<details><summary>Notes</summary>", ""]
-        for note in result.notes:
-            where = ", ".join(x for x in (note.benchmark, note.variant) if x)
-            lines.append(f"- **{note.severity.value}** {where}: {_cell(note.message)}")
+        for group in groups:
+            where = f" [{_cell(group.where)}]" if group.where else ""
+            count = f" (×{group.count})" if group.count > 1 else ""
+            lines.append(f"- **{group.severity.value}**{where}: {_cell(group.message)}{count}")
+            if group.hint:
+                lines.append(f"  hint: {_cell(group.hint)}")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

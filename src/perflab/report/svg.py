@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from perflab.lenses.profile.flame import FlameNode
+from perflab.document import FlameNode, GroupRatios, TimeSeries
 from perflab.model import Verdict
 from perflab.report.units import format_ns
 
@@ -237,21 +237,6 @@ def _arrow(tip_x: float, y: float, direction: int, colour: str) -> str:
 # --- raw samples over time ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TimePoint:
-    at_s: float  # since the run started
-    value: float  # per iteration
-    generation: int
-    warmup: bool = False
-
-
-@dataclass(frozen=True)
-class TimeSeries:
-    label: str
-    colour: str
-    points: tuple[TimePoint, ...]
-
-
 def value_range(values: Sequence[float]) -> tuple[float, float]:
     """The y range of a panel: all values, except that far outliers (a preempted sample 10x the
     rest) are cut so the bulk of the samples keeps its resolution; cut points sit on the edge.
@@ -340,6 +325,7 @@ def _scatter_panel(
     x: Callable[[float], float],
     format_value: Callable[[float], str],
 ) -> list[str]:
+    one_colour = variant_colour(one.index)
     low, high = value_range(
         [p.value for p in one.points if not p.warmup] or [p.value for p in one.points]
     )
@@ -350,7 +336,12 @@ def _scatter_panel(
     body = [
         f'<rect x="{_f(left)}" y="{_f(panel_top)}" width="{_f(right - left)}" '
         f'height="{_f(panel_px)}" fill="none" stroke="#ccc"/>',
-        _text(left + 6, panel_top + 13, one.label, extra=f' fill="{one.colour}" font-weight="600"'),
+        _text(
+            left + 6,
+            panel_top + 13,
+            one.label,
+            extra=f' fill="{one_colour}" font-weight="600"',
+        ),
     ]
     for tick in linear_ticks(low, high, 4):
         body.append(
@@ -364,35 +355,25 @@ def _scatter_panel(
         cy = y(min(p.value, high))
         if cut:  # a far outlier: a triangle on the panel's top edge
             dots.append(
-                f'<path d="M{_f(x(p.at_s))},{_f(cy - 1)} l-3.5,6 h7 Z" fill="{one.colour}">'
+                f'<path d="M{_f(x(p.at_s))},{_f(cy - 1)} l-3.5,6 h7 Z" fill="{one_colour}">'
                 f"<title>{escape(format_value(p.value))} (off scale)</title></path>"
             )
         elif p.warmup:
             dots.append(
                 f'<circle cx="{_f(x(p.at_s))}" cy="{_f(cy)}" r="2.2" fill="none" '
-                f'stroke="{one.colour}" stroke-opacity="0.6"/>'
+                f'stroke="{one_colour}" stroke-opacity="0.6"/>'
             )
         else:
             dots.append(f'<circle cx="{_f(x(p.at_s))}" cy="{_f(cy)}" r="2.2"/>')
-    body.append(f'<g fill="{one.colour}" fill-opacity="0.6">{"".join(dots)}</g>')
+    body.append(f'<g fill="{one_colour}" fill-opacity="0.6">{"".join(dots)}</g>')
     return body
 
 
 # --- per-generation ratios ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GenerationRatios:
-    label: str
-    colour: str
-    ratios: tuple[tuple[int, float], ...]  # (generation or batch, ratio)
-    ratio: float  # the overall estimate and its CI
-    ci_low: float
-    ci_high: float
-
-
 def generation_plot(
-    series: Sequence[GenerationRatios],
+    series: Sequence[GroupRatios],
     *,
     band: float,
     group_name: str = "generation",
@@ -441,35 +422,36 @@ def generation_plot(
 
 
 def _generation_marks(
-    one: GenerationRatios,
+    one: GroupRatios,
     position: dict[int, float],
     y: _LogScale,
     left: float,
     right: float,
 ) -> list[str]:
+    one_colour = variant_colour(one.index)
     marks = []
     if math.isfinite(one.ratio) and one.ratio > 0:
         if one.ci_low > 0 and math.isfinite(one.ci_high):
             marks.append(
                 f'<rect x="{_f(left)}" y="{_f(y(one.ci_high))}" width="{_f(right - left)}" '
-                f'height="{_f(max(y(one.ci_low) - y(one.ci_high), 1))}" fill="{one.colour}" '
+                f'height="{_f(max(y(one.ci_low) - y(one.ci_high), 1))}" fill="{one_colour}" '
                 'fill-opacity="0.14"/>'
             )
         marks.append(
             f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y(one.ratio))}" '
-            f'y2="{_f(y(one.ratio))}" stroke="{one.colour}" stroke-dasharray="6,3"/>'
+            f'y2="{_f(y(one.ratio))}" stroke="{one_colour}" stroke-dasharray="6,3"/>'
         )
     points = [(position[g], y(r)) for g, r in one.ratios if r > 0 and math.isfinite(r)]
     if len(points) > 1:
         path = " ".join(f"{_f(px)},{_f(py)}" for px, py in points)
         marks.append(
-            f'<polyline points="{path}" fill="none" stroke="{one.colour}" stroke-opacity="0.35"/>'
+            f'<polyline points="{path}" fill="none" stroke="{one_colour}" stroke-opacity="0.35"/>'
         )
     for (g, r), (px, py) in zip(
         [(g, r) for g, r in one.ratios if r > 0 and math.isfinite(r)], points, strict=True
     ):
         marks.append(
-            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="{one.colour}">'
+            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="{one_colour}">'
             f"<title>{escape(one.label)}, generation {g}: {r:.4f}</title></circle>"
         )
     return marks

@@ -1,77 +1,121 @@
-"""The terminal report (rich): one table per metric, then what differs and what to distrust."""
+"""The terminal report (rich): each lens's section (its verdict table first, then what it found
+beyond the ratio), then what differs and what to distrust. Sections come from analysis; this
+module only lays them out."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from rich.console import Console, Group
-from rich.table import Table
+from rich.table import Table as RichTable
 from rich.text import Text
 
-from perflab.model import Comparison, Metric, Severity, Verdict
-from perflab.report.lens_details import lens_details
-from perflab.report.units import format_ratio, format_seconds, format_value
+from perflab.document import (
+    FIGURE_TYPES,
+    Block,
+    Cell,
+    Paragraph,
+    Preformatted,
+    Section,
+    Style,
+    Table,
+)
+from perflab.report.notes import group_notes
 from perflab.results import RunResult
 from perflab.store import RunSummary
 
-VERDICT_STYLES = {
-    Verdict.FASTER: "bold green",
-    Verdict.SLOWER: "bold red",
-    Verdict.EQUIVALENT: "cyan",
-    Verdict.INCONCLUSIVE: "yellow",
+MAX_ROWS = 12  # details tables; the HTML report and the JSON have the rest
+MAX_PREFORMATTED_LINES = 40
+
+STYLES = {
+    Style.PLAIN: "",
+    Style.UP: "red",
+    Style.DOWN: "green",
+    Style.ADD: "green",
+    Style.DEL: "red",
+    Style.MOVED: "cyan",
+    Style.CHANGED: "yellow",
+    Style.GAP: "dim",
+    Style.HOT: "bold",
+    Style.MUTED: "dim",
+    Style.EMPHASIS: "bold magenta",
+    Style.FASTER: "bold green",
+    Style.SLOWER: "bold red",
+    Style.EQUIVALENT: "cyan",
+    Style.INCONCLUSIVE: "yellow",
 }
 
 
-def verdict_text(comparison: Comparison, *, with_time_to_decide: bool = True) -> Text:
-    text = Text(comparison.verdict.value, style=VERDICT_STYLES[comparison.verdict])
-    if not with_time_to_decide:  # stored runs cannot be measured longer
-        return text
-    extra = (
-        comparison.details.to_json().get("extra_seconds_to_decide") if comparison.details else None
-    )
-    if comparison.verdict is Verdict.INCONCLUSIVE and isinstance(extra, int | float):
-        text.append(f" (~{format_seconds(extra)} more)", style="dim")
-    return text
+def text_of(cell: Cell | Paragraph) -> Text:
+    return Text(cell.text, style=STYLES[cell.style])
 
 
-def comparison_table(
-    metric: Metric, comparisons: Sequence[Comparison], *, cross_run: bool = False
-) -> Table:
-    title = f"{metric.value}"
-    table = Table(title=title, title_justify="left", title_style="bold")
-    table.add_column("benchmark")
-    table.add_column("variant")
-    with_event = any(c.event for c in comparisons)  # counters, and any lens measuring several
-    if with_event:
-        table.add_column("event")
-    table.add_column("baseline", justify="right")
-    table.add_column("variant", justify="right")
-    table.add_column("ratio [95% CI]", justify="right", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)
-    for c in comparisons:
-        spread = _spreads(c)
-        row = [c.benchmark, f"{c.variant} vs {c.baseline}"]
-        if with_event:
-            row.append(c.event or "")
-        row += [
-            format_value(c.baseline_value, c.unit) + spread[0],
-            format_value(c.variant_value, c.unit) + spread[1],
-            format_ratio(c.ratio, c.ci_low, c.ci_high),
-        ]
-        table.add_row(
-            *(Text(cell) for cell in row), verdict_text(c, with_time_to_decide=not cross_run)
+def table_renderable(
+    table: Table, title: str = "", *, max_rows: int | None = MAX_ROWS
+) -> RichTable:
+    out = RichTable(title=title or table.title or None, title_justify="left", title_style="bold")
+    last = len(table.columns) - 1
+    for index, column in enumerate(table.columns):
+        out.add_column(
+            column,
+            justify="right" if table.is_numeric(index) else "left",
+            # the ratio and the verdict must stay readable on one line
+            no_wrap=column in ("ratio [95% CI]", "verdict")
+            or index == last
+            and column == "verdict",
+            overflow="fold",
         )
-    return table
+    rows = table.rows if max_rows is None else table.rows[:max_rows]
+    for row in rows:
+        out.add_row(*(text_of(cell) for cell in row))
+    more = table.omitted_rows + len(table.rows) - len(rows)
+    captions = [table.caption] if table.caption else []
+    if more:
+        captions.append(f"{more} more in the HTML report and the JSON output")
+    if captions:
+        out.caption = "; ".join(captions)
+    return out
 
 
-def _spreads(comparison: Comparison) -> tuple[str, str]:
-    if comparison.details is None:
-        return "", ""
-    details = comparison.details.to_json()
-    base, var = details.get("baseline_spread"), details.get("variant_spread")
-    if isinstance(base, float) and isinstance(var, float):
-        return f" ±{base:.1%}", f" ±{var:.1%}"
-    return "", ""
+def _block(block: Block, console: Console, figures: list[str]) -> None:
+    if isinstance(block, Table):
+        console.print(table_renderable(block))
+    elif isinstance(block, Paragraph):
+        console.print(text_of(block))
+    elif isinstance(block, Preformatted):
+        console.print(Text(block.title, style="bold"))
+        lines = block.lines[:MAX_PREFORMATTED_LINES]
+        for line in lines:
+            console.print(text_of(line), soft_wrap=True)
+        if len(block.lines) > len(lines):
+            console.print(
+                Text(f"… {len(block.lines) - len(lines)} more lines (--html)", style="dim")
+            )
+    elif isinstance(block, FIGURE_TYPES):
+        figures.append(block.title)
+
+
+def render_section(section: Section, console: Console, *, top: bool = True) -> None:
+    figures: list[str] = []
+    for index, block in enumerate(section.blocks):
+        if top and index == 0 and isinstance(block, Table):
+            console.print(table_renderable(block, section.title, max_rows=None))
+            continue
+        _block(block, console, figures)
+    for sub in section.subsections:
+        if not [b for b in sub.blocks if not isinstance(b, FIGURE_TYPES)] and not sub.subsections:
+            figures += [b.title for b in sub.blocks if isinstance(b, FIGURE_TYPES)]
+            continue
+        console.print(Text(f"{section.title} · {sub.title}", style="bold"))
+        render_section(sub, console, top=False)
+    if figures and top:
+        kinds = ", ".join(dict.fromkeys(figures))
+        console.print(Text(f"plots ({kinds}): in the HTML report (--html FILE)", style="dim"))
+
+
+def render_sections(sections: Sequence[Section], console: Console) -> None:
+    for section in sections:
+        render_section(section, console)
 
 
 def render_terminal(result: RunResult, console: Console) -> None:
@@ -85,13 +129,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
     console.print(header)
     if result.error and not any(n.message.startswith("failed:") for n in result.notes):
         console.print(Text(f"error: {result.error}", style="red"))
-    by_metric: dict[Metric, list[Comparison]] = {}
-    for comparison in result.comparisons:
-        by_metric.setdefault(comparison.metric, []).append(comparison)
-    for metric, comparisons in by_metric.items():
-        console.print(comparison_table(metric, comparisons, cross_run=result.cross_run))
-    for renderable in lens_details(result.comparisons):
-        console.print(renderable)
+    render_sections(result.sections, console)
     if not result.comparisons:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
@@ -100,22 +138,23 @@ def render_terminal(result: RunResult, console: Console) -> None:
         )
     elif len(result.experiment.variants) > 1 and not result.cross_run:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
-    notes = list(result.notes)
-    for index, note in enumerate(notes):
-        warning = note.severity is Severity.WARNING
-        where = ", ".join(x for x in (note.benchmark, note.variant) if x)
-        line = Text(f"{note.severity.value}: ", style="yellow" if warning else "dim")
-        line.append(f"[{where}] " if where else "", style="" if warning else "dim")
-        line.append(note.message, style="" if warning else "dim")
-        following = notes[index + 1] if index + 1 < len(notes) else None
-        # a hint shared by several notes in a row (six unsupported events ...) is said once
-        if note.hint and warning and (following is None or following.hint != note.hint):
-            line.append(f"\n  hint: {note.hint}", style="dim")
-        console.print(line)
+    # prose wraps to the window on a terminal; a pipe or a file gets whole lines
+    soft_wrap = not console.is_terminal
+    for group in group_notes(result.notes):
+        warning = group.severity.value == "warning"
+        line = Text(f"{group.severity.value}: ", style="yellow" if warning else "dim")
+        if group.where:
+            line.append(f"[{group.where}] ", style="" if warning else "dim")
+        line.append(group.message, style="" if warning else "dim")
+        if group.count > 1:
+            line.append(f" (×{group.count})", style="dim")
+        if group.hint:
+            line.append(f"\n  hint: {group.hint}", style="dim")
+        console.print(line, soft_wrap=soft_wrap)
 
 
 def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
-    table = Table(title="stored runs", title_justify="left")
+    table = RichTable(title="stored runs", title_justify="left")
     for column in ("run", "created", "status", "benchmarks", "variants", "metrics", "samples"):
         table.add_column(column)
     for run in runs:

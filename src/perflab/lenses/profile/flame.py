@@ -10,28 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from perflab.document import FlameNode
 from perflab.lenses.profile.perf_script import Stack
 
+__all__ = ["ROOT", "FlameNode", "differential_tree"]
+
 ROOT = "all"
-
-
-@dataclass(frozen=True)
-class FlameNode:
-    symbol: str
-    object: str
-    baseline_share: float  # inclusive: samples on this path / all baseline samples
-    variant_share: float
-    children: tuple[FlameNode, ...] = ()
-
-    @property
-    def delta(self) -> float:
-        """Change of the inclusive share, in fractions (0.02 = 2 percentage points more)."""
-        return self.variant_share - self.baseline_share
-
-    @property
-    def depth(self) -> int:
-        """Frames on the deepest path below and including this one."""
-        return 1 + max((child.depth for child in self.children), default=0)
 
 
 @dataclass

@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from perflab.diagnosis import Claim, Diagnosis
+from perflab.document import FlameNode
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.lenses.asm.elf_code import mapped_objects, read_process_maps
 from perflab.lenses.instructions.callgrind import normalise_function_name
+from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.profile.perf_script import (
     HotSymbols,
     ProfileDiff,
@@ -411,6 +413,8 @@ class ProfileDetails:
     baseline_samples: int
     variant_samples: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # the merged call tree of both profiles, for the report's flame graph (not in the JSON)
+    flame: FlameNode | None = field(default=None, compare=False)
 
     def diagnoses(self) -> tuple[Diagnosis, ...]:
         return tuple(
@@ -722,6 +726,7 @@ def analyse_profiles(
                         "variant; use the time lens for a verdict",
                         "baseline_call_graph": baseline_meta.get("call_graph"),
                     },
+                    flame=flame_tree(data, baseline_name, name),
                 ),
             )
         )
@@ -739,6 +744,14 @@ def analyse_profiles(
                 for entry in comparison.details.diff.unsettled
             ]
     return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
+
+
+def flame_tree(data: BenchmarkData, baseline: str, variant: str) -> FlameNode | None:
+    """The differential call tree of the two variants' last recordings (the ones analysed)."""
+    base, other = data.artifacts_of(baseline, FOLDED), data.artifacts_of(variant, FOLDED)
+    if not base or not other:
+        return None
+    return differential_tree(parse_folded(base[-1].content), parse_folded(other[-1].content))
 
 
 def _mean_per_iteration(samples: Sequence[Sample]) -> float:

@@ -15,11 +15,12 @@ import shlex
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from perflab.document import TimePoint, TimeSeries
 from perflab.errors import BenchmarkFailedError
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
@@ -44,6 +45,7 @@ from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
     extra_seconds_to_decide,
+    group_means,
     pair_samples,
     verdict_for,
 )
@@ -69,6 +71,11 @@ class TimeDetails:
     baseline_spread: float  # relative MAD of the baseline's per-iteration times
     variant_spread: float
     extra_seconds_to_decide: float | None
+    # For the report's plots, not the JSON: the ratio of every generation (or batch) -- the
+    # values the CI is computed over -- and every variant's raw samples of this benchmark.
+    group_ratios: tuple[tuple[int, float], ...] = field(default=(), compare=False)
+    group_name: str = "generation"
+    series: tuple[TimeSeries, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -406,6 +413,7 @@ def analyse_time(
     elapsed_s = max((s.at_ns for s in data.samples), default=0) / 1e9
     comparisons = []
     notes: list[Note] = []
+    series = time_series(data.samples, variants)
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
     for name in variants[1:]:
@@ -417,19 +425,46 @@ def analyse_time(
         finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
         if finding is not None and benchmark.kind is BenchmarkKind.STATEMENT:
             notes.append(_note(benchmark, name, finding))
-        comparisons.append(
-            _time_comparison(
-                benchmark,
-                baseline_name,
-                name,
-                measured_baseline,
-                samples,
-                estimate,
-                settings,
-                elapsed_s,
-            )
+        comparison = _time_comparison(
+            benchmark,
+            baseline_name,
+            name,
+            measured_baseline,
+            samples,
+            estimate,
+            settings,
+            elapsed_s,
         )
+        if isinstance(comparison.details, TimeDetails):
+            ratios = tuple((group, math.exp(mean)) for group, mean in group_means(pairs).items())
+            details = replace(
+                comparison.details,
+                group_ratios=ratios,
+                group_name="batch" if batch_blocks is not None else "generation",
+                series=series,
+            )
+            comparison = replace(comparison, details=details)
+        comparisons.append(comparison)
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def time_series(samples: Sequence[Sample], variants: Sequence[str]) -> tuple[TimeSeries, ...]:
+    """Every variant's wall-time samples per iteration, at their time since the benchmark's
+    first sample: the raw data of the report's scatter plot."""
+    wall = [s for s in samples if s.name == WALL_NS]
+    start = min((s.at_ns for s in wall), default=0)
+    return tuple(
+        TimeSeries(
+            label=name + (" (baseline)" if k == 0 else ""),
+            index=k,
+            points=tuple(
+                TimePoint((s.at_ns - start) / 1e9, s.per_iteration, s.generation, s.warmup)
+                for s in wall
+                if s.variant == name
+            ),
+        )
+        for k, name in enumerate(variants)
+    )
 
 
 def _time_comparison(

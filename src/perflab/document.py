@@ -1,0 +1,166 @@
+"""Format-neutral report fragments: what a lens shows beyond its verdict table.
+
+Each lens's ``render.py`` turns its analysis (the comparisons' details) into one
+:class:`Section` of these records; the terminal, Markdown and HTML renderers in
+``perflab.report`` format any section the same way, so no lens can be missing from one format.
+The records hold text and numbers already computed by analysis: renderers only lay them out.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Style(enum.StrEnum):
+    """What a piece of text is, for renderers to colour (never what colour it is)."""
+
+    PLAIN = ""
+    UP = "up"  # more than the baseline (usually worse)
+    DOWN = "down"  # less than the baseline
+    ADD = "add"  # diff: only in the variant
+    DEL = "del"  # diff: only in the baseline
+    MOVED = "moved"  # diff: moved
+    CHANGED = "changed"  # diff: changed in place
+    GAP = "gap"  # elided lines
+    HOT = "hot"  # inside the hot loop
+    MUTED = "muted"  # secondary
+    EMPHASIS = "emphasis"  # a finding the reader should not miss
+    # a verdict cell: renderers colour it as the verdict
+    FASTER = "faster"
+    SLOWER = "slower"
+    EQUIVALENT = "equivalent"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    style: Style = Style.PLAIN
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    numeric: tuple[bool, ...] = ()  # right-aligned columns; empty: none
+    caption: str = ""
+    title: str = ""
+    # rows left out of a short (terminal) view still count: "N more" is said from this
+    omitted_rows: int = 0
+
+    def is_numeric(self, index: int) -> bool:
+        return index < len(self.numeric) and self.numeric[index]
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+    style: Style = Style.PLAIN
+
+
+@dataclass(frozen=True)
+class Preformatted:
+    """Monospaced lines (an assembly diff), each with its own style."""
+
+    title: str
+    lines: tuple[Cell, ...]
+
+
+# --- figures: data for plots; HTML draws them, text formats say where to find them ------------
+
+
+@dataclass(frozen=True)
+class TimePoint:
+    at_s: float  # since the benchmark's first sample
+    value: float  # per iteration
+    generation: int
+    warmup: bool = False
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    label: str
+    index: int  # the variant's position (0: baseline): its colour
+    points: tuple[TimePoint, ...]
+
+
+@dataclass(frozen=True)
+class GroupRatios:
+    """A comparison's ratio per generation (or batch): the values its CI is computed over."""
+
+    label: str
+    index: int  # the variant's position: its colour
+    ratios: tuple[tuple[int, float], ...]  # (generation or batch, ratio)
+    ratio: float  # the overall estimate and its CI
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class FlameNode:
+    """One call path (root first) of a differential flame tree, with its inclusive share of the
+    baseline's and of the variant's samples."""
+
+    symbol: str
+    object: str
+    baseline_share: float  # inclusive: samples on this path / all baseline samples
+    variant_share: float
+    children: tuple[FlameNode, ...] = ()
+
+    @property
+    def delta(self) -> float:
+        """Change of the inclusive share, in fractions (0.02 = 2 percentage points more)."""
+        return self.variant_share - self.baseline_share
+
+    @property
+    def depth(self) -> int:
+        """Frames on the deepest path below and including this one."""
+        return 1 + max((child.depth for child in self.children), default=0)
+
+
+@dataclass(frozen=True)
+class ScatterFigure:
+    """Raw samples over time, one panel per variant."""
+
+    title: str
+    series: tuple[TimeSeries, ...]
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
+class RatiosFigure:
+    """Per-generation (or per-batch) ratios with the overall ratio and its CI."""
+
+    title: str
+    ratios: tuple[GroupRatios, ...]
+    band: float
+    group_name: str = "generation"
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
+class FlameFigure:
+    title: str
+    tree: FlameNode
+    explanation: str = ""
+
+
+Figure = ScatterFigure | RatiosFigure | FlameFigure
+Block = Paragraph | Table | Preformatted | ScatterFigure | RatiosFigure | FlameFigure
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of a report: blocks in reading order, then subsections."""
+
+    title: str
+    blocks: tuple[Block, ...] = ()
+    subsections: tuple[Section, ...] = ()
+    key: str = ""  # a stable id (the metric name for a lens's section)
+
+    def is_empty(self) -> bool:
+        return not self.blocks and all(s.is_empty() for s in self.subsections)
+
+
+FIGURE_TYPES = (ScatterFigure, RatiosFigure, FlameFigure)

@@ -1,0 +1,89 @@
+"""The counters lens's section: events per iteration (with words that fit the event: more
+context switches are 'higher', not 'slower'), derived metrics and AVX-512 use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perflab.document import Block, Cell, Section, Table
+from perflab.lenses.fragments import SectionInput, per_iteration, verdict_table
+from perflab.model import Comparison
+from perflab.units import format_value
+
+# events whose count is time spent: more of them is slower
+TIME_EVENTS = frozenset(
+    {"task-clock", "cpu-clock", "cycles", "cpu-cycles", "ref-cycles", "duration_time"}
+)
+
+
+def is_time_event(event: str | None) -> bool:
+    if event is None:
+        return True
+    base = event.split(":")[0].split("/")[-1] if "/" in event else event.split(":")[0]
+    return base in TIME_EVENTS or base.endswith("cycles")
+
+
+def _value(comparison: Comparison, value: float) -> str:
+    if comparison.unit == "count":
+        return per_iteration(value, "")
+    return format_value(value, comparison.unit)
+
+
+def _mine(rows: Any, benchmarks: set[str]) -> list[Mapping[str, Any]]:
+    return [r for r in rows or [] if isinstance(r, Mapping) and r.get("benchmark") in benchmarks]
+
+
+def section(view: SectionInput) -> Section:
+    benchmarks = {b.name for b in view.experiment.benchmarks}
+    blocks: list[Block] = [
+        verdict_table(
+            view.comparisons,
+            cross_run=view.cross_run,
+            value_text=_value,
+            amount=lambda c: not is_time_event(c.event),
+        )
+    ]
+    derived = _mine(view.top_level.get("derived_metrics"), benchmarks)
+    if derived:
+        blocks.append(
+            Table(
+                ("benchmark", "variant", "metric", "value", "formula"),
+                tuple(
+                    (
+                        Cell(str(d["benchmark"])),
+                        Cell(str(d.get("variant", ""))),
+                        Cell(str(d.get("name", ""))),
+                        Cell(
+                            f"{d['value']:.4g} {d.get('unit') or ''}".strip()
+                            if isinstance(d.get("value"), int | float)
+                            else "-"
+                        ),
+                        Cell(str(d.get("formula", ""))),
+                    )
+                    for d in derived
+                ),
+                numeric=(False, False, False, True, False),
+                caption="derived metrics",
+            )
+        )
+    avx = [a for a in _mine(view.top_level.get("avx512"), benchmarks) if a.get("supported")]
+    if avx:
+        blocks.append(
+            Table(
+                ("benchmark", "variant", "samples with AVX-512", "control", "executed AVX-512"),
+                tuple(
+                    (
+                        Cell(str(a["benchmark"])),
+                        Cell(str(a.get("variant", ""))),
+                        Cell(f"{a.get('samples_with_avx512', 0)} of {a.get('samples', 0)}"),
+                        Cell(f"{a.get('control_with_avx512', 0)} of {a.get('control_samples', 0)}"),
+                        Cell("yes" if a.get("executed_avx512") else "no"),
+                    )
+                    for a in avx
+                ),
+                numeric=(False, False, True, True, False),
+                caption="AVX-512 use in the measured region (/proc/PID/arch_status)",
+            )
+        )
+    return Section("counters", tuple(blocks), key="counters")

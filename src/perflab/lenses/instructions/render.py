@@ -1,0 +1,134 @@
+"""The instructions lens's section: instruction counts (and cache-simulation misses) per
+iteration, the functions whose counts changed, inlining changes and --layer totals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perflab.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.lenses.fragments import (
+    SectionInput,
+    capped,
+    count,
+    details_json,
+    pair_title,
+    per_iteration,
+    signed,
+    verdict_table,
+)
+from perflab.model import Comparison
+
+# what a derived callgrind event counts, as a row label says it
+EVENT_LABELS = {
+    "D1_misses": "D1 misses",
+    "LL_misses": "LL misses",
+    "branch_mispredicts": "branch mispredicts",
+}
+NEGATIVE_FOOTNOTE = (
+    "Negative per-iteration counts: statement counts are the measured loop minus an empty loop "
+    "of the same length (which subtracts the loop and the worker's handshake). A function the "
+    "empty loop runs more often than the measured one (interpreter bookkeeping such as frame "
+    "pushes) comes out below zero; read it as 'less than in the empty loop', not as a real count."
+)
+
+
+def what(comparison: Comparison) -> str:
+    if comparison.event is None:
+        return "instructions"
+    return EVENT_LABELS.get(comparison.event, comparison.event.replace("_", " "))
+
+
+def _value(comparison: Comparison, value: float) -> str:
+    return per_iteration(value, what(comparison))
+
+
+def _functions_table(comparison: Comparison, data: Mapping[str, Any]) -> Table | None:
+    functions = sorted(
+        (f for f in data.get("functions") or [] if f.get("delta")),
+        key=lambda f: -abs(f.get("delta") or 0.0),
+    )
+    rows = [
+        (
+            Cell(str(f.get("name", ""))),
+            Cell(str(f.get("object") or "")),
+            Cell(count(f.get("baseline"))),
+            Cell(count(f.get("variant"))),
+            signed(f.get("delta")),
+            Cell(count(f.get("variant_inclusive"))),
+            Cell(str(f.get("presence", "")).replace("_", " ")),
+        )
+        for f in functions
+    ]
+    shown, omitted = capped(rows)
+    if not shown:
+        return None
+    label = what(comparison)
+    return Table(
+        ("function", "object", "baseline self", "variant self", "Δ self", "variant incl.", "in"),
+        shown,
+        numeric=(False, False, True, True, True, True, False),
+        caption=f"functions whose {label} per iteration changed most",
+        omitted_rows=omitted,
+    )
+
+
+def _has_negative(data: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(f.get(key), int | float) and f[key] < 0
+        for f in data.get("functions") or []
+        for key in ("baseline", "variant")
+    )
+
+
+def _layers_table(data: Mapping[str, Any]) -> Table | None:
+    layers = data.get("layers") or []
+    if not layers:
+        return None
+    rows = tuple(
+        (
+            Cell(str(layer.get("layer", ""))),
+            Cell(count(layer.get("baseline"))),
+            Cell(count(layer.get("variant"))),
+            signed(layer.get("delta")),
+        )
+        for layer in layers
+    )
+    return Table(
+        ("layer", "baseline", "variant", "Δ"),
+        rows,
+        numeric=(False, True, True, True),
+        caption="instructions per iteration by layer (--layer)",
+    )
+
+
+def section(view: SectionInput) -> Section:
+    subsections = []
+    for comparison in view.comparisons:
+        data = details_json(comparison)
+        blocks: list[Block] = []
+        if data.get("attribution") and comparison.event is None:
+            blocks.append(Paragraph(f"attribution: {data['attribution']}", Style.MUTED))
+        for change in data.get("inlining_changes") or []:
+            sentence = (
+                change.get("sentence") or f"{change.get('function')} is now {change.get('change')}"
+            )
+            blocks.append(Paragraph(f"inlining: {sentence}", Style.EMPHASIS))
+        layers = _layers_table(data)
+        if layers is not None:
+            blocks.append(layers)
+        functions = _functions_table(comparison, data)
+        if functions is not None:
+            blocks.append(functions)
+        if _has_negative(data):
+            blocks.append(Paragraph("* " + NEGATIVE_FOOTNOTE, Style.MUTED))
+        title = pair_title(comparison) + (f" ({what(comparison)})" if comparison.event else "")
+        if blocks:
+            subsections.append(Section(title, tuple(blocks)))
+    table = verdict_table(
+        view.comparisons,
+        cross_run=view.cross_run,
+        value_text=_value,
+        amount=lambda c: c.event is not None,
+    )
+    return Section("instructions", (table,), tuple(subsections), key="instructions")

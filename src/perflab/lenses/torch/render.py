@@ -1,0 +1,86 @@
+"""The torch lens's section: the ops torch.profiler saw per iteration and how they changed, and
+each variant's torch version and CPU capability."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perflab.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.lenses.fragments import (
+    SectionInput,
+    capped,
+    details_json,
+    listed,
+    pair_title,
+    signed,
+    verdict_table,
+)
+
+
+def _us(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, int | float) else "-"
+
+
+def section(view: SectionInput) -> Section:
+    subsections = []
+    for comparison in view.comparisons:
+        data = details_json(comparison)
+        blocks: list[Block] = []
+        base_v, var_v = data.get("baseline_torch_version"), data.get("variant_torch_version")
+        base_isa, var_isa = data.get("baseline_cpu_capability"), data.get("variant_cpu_capability")
+        blocks.append(
+            Paragraph(
+                f"torch {base_v or '?'} → {var_v or '?'}; CPU capability {base_isa or '?'} → "
+                f"{var_isa or '?'}",
+                # a different kernel ISA explains time differences that no op-level change shows
+                Style.EMPHASIS if base_isa != var_isa or base_v != var_v else Style.MUTED,
+            )
+        )
+        ops = data.get("ops") or []
+        rows = []
+        for op in ops:
+            base_calls = op.get("baseline_calls_per_iteration", 0.0)
+            var_calls = op.get("variant_calls_per_iteration", 0.0)
+            base_us = op.get("baseline_self_us_per_iteration", 0.0)
+            var_us = op.get("variant_self_us_per_iteration", 0.0)
+            rows.append(
+                (
+                    Cell(str(op.get("name", ""))),
+                    Cell(
+                        f"{base_calls:.3g} → {var_calls:.3g}",
+                        Style.EMPHASIS if base_calls != var_calls else Style.PLAIN,
+                    ),
+                    Cell(_us(base_us)),
+                    Cell(_us(var_us)),
+                    signed(var_us - base_us, lambda v: f"{v:.3f}"),
+                )
+            )
+        shown, omitted = capped(rows)
+        if shown:
+            blocks.append(
+                Table(
+                    (
+                        "op",
+                        "calls per iteration",
+                        "self µs (baseline)",
+                        "self µs (variant)",
+                        "Δ self µs",
+                    ),
+                    shown,
+                    numeric=(False, True, True, True, True),
+                    caption="torch.profiler ops per iteration",
+                    omitted_rows=omitted,
+                )
+            )
+        for key in ("appeared", "disappeared"):
+            if data.get(key):
+                blocks.append(
+                    Paragraph(
+                        f"ops {key} in {comparison.variant}: {listed(data[key])}", Style.EMPHASIS
+                    )
+                )
+        if data.get("ratio_basis"):
+            blocks.append(Paragraph(f"ratio: {data['ratio_basis']}", Style.MUTED))
+        subsections.append(Section(pair_title(comparison), tuple(blocks)))
+    table = verdict_table(view.comparisons, cross_run=view.cross_run)
+    return Section("torch", (table,), tuple(subsections), key="torch")
