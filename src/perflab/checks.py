@@ -89,3 +89,28 @@ class EventInfo:
         if self.reason:
             out["reason"] = self.reason
         return out
+
+
+NO_PMU_NO_MATCH = (
+    "this machine has no hardware PMU (a VM without a virtual one): perf lists only software, "
+    "kernel and tracepoint events, so CPU-specific events (cache, uop cache, licence or power "
+    "events ...) are neither listed nor countable here"
+)
+NO_PMU_FIX = (
+    "run on bare metal, or enable a virtual PMU (KVM/libvirt: <cpu mode='host-passthrough'/> "
+    "with <pmu state='on'/>); `perflab doctor` shows what counts here"
+)
+
+
+@dataclass(frozen=True)
+class EventSearch:
+    """What a search found, and whether perf listed any hardware event (a PMU exists)."""
+
+    query: str
+    events: tuple[EventInfo, ...]
+    pmu_listed: bool
+
+    @property
+    def nothing_found_because(self) -> str | None:
+        """Why nothing matched, when the machine is the reason."""
+        return NO_PMU_NO_MATCH if not self.events and not self.pmu_listed else None

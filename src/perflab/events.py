@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from perflab.checks import Countable as Countable
 from perflab.checks import EventInfo as EventInfo
+from perflab.checks import EventSearch as EventSearch
 from perflab.errors import ToolUnavailableError
 from perflab.lenses.counters.perf_stat import (
     Availability,
@@ -188,14 +189,29 @@ def search_events(
     """Events whose name, kind or description contains every word of `query`, each marked with
     whether this machine can count it (tried with `perf stat` on `true`). Generic hardware
     events perf list leaves out (no PMU) are included, marked not countable."""
+    found = find_events(query, runner=runner, try_counting=try_counting, batch=batch, perf=perf)
+    return list(found.events)
+
+
+def find_events(
+    query: str,
+    *,
+    runner: ProcessRunner | None = None,
+    try_counting: bool = True,
+    batch: int = 25,
+    perf: str | None = None,
+) -> EventSearch:
+    """:func:`search_events`, with whether this machine has a PMU (to say why nothing matched)."""
     runner = runner or SubprocessRunner()
     perf = perf or find_perf()
     listed = list_events(runner, perf=perf)
+    pmu = any(event.kind == HARDWARE_KIND for event in listed)
     found = unlisted_generic_events(listed, query) + [e for e in listed if matches(e, query)]
     if not try_counting:
-        return found
+        return EventSearch(query, tuple(found), pmu)
     tried: dict[str, tuple[Countable, str | None]] = {}
     candidates = [e.name for e in found if "<" not in e.name][:_MAX_TRIED]
     for start in range(0, len(candidates), batch):
         tried.update(try_events(runner, candidates[start : start + batch], perf=perf))
-    return [with_trial(e, tried[e.name]) if e.name in tried else e for e in found]
+    tried_found = [with_trial(e, tried[e.name]) if e.name in tried else e for e in found]
+    return EventSearch(query, tuple(tried_found), pmu)

@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from rich.console import Console
+
 from perflab.events import (
     NO_PMU,
     Countable,
+    find_events,
     matches,
     parse_perf_list,
     search_events,
@@ -16,6 +19,7 @@ from perflab.events import (
     with_trial,
 )
 from perflab.proc import Completed, FakeRunner, LaunchSpec
+from perflab.report.machine_views import render_event_search
 
 DATA = Path(__file__).parent / "data" / "perf"
 
@@ -90,3 +94,18 @@ def test_a_counted_generic_event_is_countable_whatever_the_list_said() -> None:
     assert with_trial(cycles, (Countable.YES, None)) == replace(
         cycles, countable=Countable.YES, reason=None
     )
+
+
+def test_a_search_finding_nothing_on_a_vm_says_it_is_the_missing_pmu() -> None:
+    search = find_events("512", runner=PerfOnAVm(), perf="perf", try_counting=False)
+    assert search.events == () and not search.pmu_listed
+    assert search.nothing_found_because is not None
+    assert "no hardware PMU" in search.nothing_found_because
+    console = Console(width=200, record=True)
+    render_event_search(search, console)
+    text = console.export_text()
+    assert "no perf event matches '512': this machine has no hardware PMU" in text
+    assert "perflab doctor" in text
+    # where events do match, the table is shown as before
+    found = find_events("context", runner=PerfOnAVm(), perf="perf", try_counting=False)
+    assert found.events and found.nothing_found_because is None

@@ -3,6 +3,7 @@ page renders (a screenshot that is not blank), nothing is fetched and no script 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import struct
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from perflab.engine import with_sections
+from perflab.model import Metric
 from perflab.report.html import render_html
 from tests.unit.test_html_report import synthetic_run
 
@@ -121,13 +124,14 @@ def test_a_real_run_renders_with_its_samples_in_chromium(
 ) -> None:
     dom = check_page(chromium, measured / "run.html", tmp_path, plots=3)
     assert "large vs small" in dom
-    assert "Time: raw samples" in dom and "Per-generation ratios" in dom
+    assert "Time: details" in dom and "Per-generation ratios" in dom
     assert "env N: small=(unset), large=1500" in dom
     assert dom.count("<circle") > 10  # the samples
 
 
 def test_show_and_compare_write_html(chromium: str, measured: Path, tmp_path: Path) -> None:
-    for args, plots in ((["show", "latest"], 3), (["compare", "1", "1"], 1)):
+    # compare: the forest plot and the per-generation ratios (two runs share no sample clock)
+    for args, plots in ((["show", "latest"], 3), (["compare", "1", "1"], 2)):
         page = tmp_path / f"{args[0]}.html"
         done = subprocess.run(
             [sys.executable, "-m", "perflab.cli.main", *args, "--html", str(page), "--quiet"],
@@ -141,11 +145,48 @@ def test_show_and_compare_write_html(chromium: str, measured: Path, tmp_path: Pa
 
 
 def test_every_lens_section_renders_in_chromium(chromium: str, tmp_path: Path) -> None:
-    result, run = synthetic_run()
+    result, _ = synthetic_run()
     page = tmp_path / "lenses.html"
-    page.write_text(render_html(result, run))
+    page.write_text(render_html(result))
     dom = check_page(chromium, page, tmp_path, plots=5)
-    for section in ("Instructions: details", "Profile: details", "Asm: details", "Notes"):
+    for section in (
+        "Time: details",
+        "Instructions: details",
+        "Profile: details",
+        "Asm: details",
+        "Torch: details",
+        "Notes",
+    ):
         assert section in dom
     assert '<pre class="diff">' in dom
     assert "new_thing" in dom  # a frame of the flame graph
+
+
+# one lens per page: each lens's section must be in the DOM and the page must paint
+LENS_PAGES = {
+    # metric: (svg plots: the forest plot + the lens's own, a string only its section shows)
+    Metric.TIME: (3, "raw samples"),
+    Metric.INSTRUCTIONS: (1, "`helper` is outlined now"),
+    Metric.COUNTERS: (1, "task-clock"),
+    Metric.PROFILE: (3, "new_thing"),
+    Metric.ASM: (1, "vmaxps zmm0, zmm1, zmm2"),
+    Metric.TORCH: (1, "aten::add"),
+}
+
+
+@pytest.mark.parametrize("metric", list(LENS_PAGES), ids=lambda m: m.value)
+def test_each_lens_section_renders_in_chromium(
+    chromium: str, tmp_path: Path, metric: Metric
+) -> None:
+    result, _ = synthetic_run()
+    only = [c for c in result.comparisons if c.metric is metric]
+    assert only, f"the synthetic run has no {metric.value} comparison"
+    one_lens = with_sections(dataclasses.replace(result, comparisons=tuple(only), notes=()))
+    page = tmp_path / f"{metric.value}.html"
+    page.write_text(render_html(one_lens))
+    plots, marker = LENS_PAGES[metric]
+    dom = check_page(chromium, page, tmp_path, plots=plots)
+    assert f'id="metric-{metric.value}"' in dom
+    assert marker in dom
+    has_details = any(s.subsections or len(s.blocks) > 1 for s in one_lens.sections)
+    assert (f'id="details-{metric.value}"' in dom) is has_details

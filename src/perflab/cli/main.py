@@ -18,9 +18,9 @@ from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
 from perflab.doctor import diagnose
 from perflab.errors import ConfigError, PerflabError
-from perflab.events import search_events
+from perflab.events import find_events
 from perflab.report.json_report import render_json
-from perflab.report.machine_views import render_doctor, render_events
+from perflab.report.machine_views import render_doctor, render_event_search
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_section, render_terminal
 from perflab.results import RunResult
@@ -72,11 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = api.compare(args.run_a, args.run_b, args.store)
             return _emit(result, output_options(args), out, err, command="compare")
         if args.command == "events":
-            found = search_events(args.query, try_counting=not args.no_try)
+            search = find_events(args.query, try_counting=not args.no_try)
             if args.json_path is not None:
-                _write(args.json_path, json.dumps([e.to_json() for e in found], indent=2) + "\n")
+                events_json = [e.to_json() for e in search.events]
+                _write(args.json_path, json.dumps(events_json, indent=2) + "\n")
             if str(args.json_path) != "-":
-                render_events(found, args.query, out)
+                render_event_search(search, out)
             return EXIT_OK
         if args.command == "doctor":
             report = diagnose()

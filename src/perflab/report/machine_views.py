@@ -8,7 +8,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from perflab.checks import Check, Countable, DoctorReport, EventInfo, Status
+from perflab.checks import (
+    NO_PMU_FIX,
+    Check,
+    Countable,
+    DoctorReport,
+    EventInfo,
+    EventSearch,
+    Status,
+)
 
 _STATUS_STYLES = {
     Status.OK: "green",
@@ -17,6 +25,15 @@ _STATUS_STYLES = {
     Status.INFO: "dim",
 }
 _COUNTABLE_STYLES = {Countable.YES: "green", Countable.NO: "red", Countable.UNTRIED: "dim"}
+
+
+def render_event_search(search: EventSearch, console: Console) -> None:
+    reason = search.nothing_found_because
+    if reason is not None:
+        console.print(f"no perf event matches {search.query!r}: {reason}", soft_wrap=True)
+        console.print(Text(f"hint: {NO_PMU_FIX}", style="dim"), soft_wrap=True)
+        return
+    render_events(search.events, search.query, console)
 
 
 def render_events(events: Sequence[EventInfo], query: str, console: Console) -> None:
