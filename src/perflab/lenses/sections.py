@@ -48,7 +48,9 @@ def lens_sections(
         )
         try:
             builder = section_builder(metric)
-        except ModuleNotFoundError:
+        except ModuleNotFoundError as error:
+            if error.name != f"perflab.lenses.{metric.value}.render":
+                raise  # a render module that fails to import is a bug, not a missing section
             # a lens without fragments still shows its verdicts everywhere
             sections.append(
                 Section(metric.value, (verdict_table(mine, cross_run=cross_run),), key=metric.value)

@@ -20,7 +20,9 @@ TIME_EVENTS = frozenset(
 def is_time_event(event: str | None) -> bool:
     if event is None:
         return True
-    base = event.split(":")[0].split("/")[-1] if "/" in event else event.split(":")[0]
+    name = event.split(":")[0]  # modifiers: cycles:u
+    parts = [part for part in name.split("/") if part]  # a PMU's event: cpu/cycles/
+    base = parts[1] if len(parts) > 1 else name
     return base in TIME_EVENTS or base.endswith("cycles")
 
 

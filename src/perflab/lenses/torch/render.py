@@ -28,13 +28,20 @@ def section(view: SectionInput) -> Section:
         blocks: list[Block] = []
         base_v, var_v = data.get("baseline_torch_version"), data.get("variant_torch_version")
         base_isa, var_isa = data.get("baseline_cpu_capability"), data.get("variant_cpu_capability")
+        versions = (
+            f"torch {base_v or '?'} in both"
+            if base_v == var_v
+            else f"torch {base_v or '?'} → {var_v or '?'}"
+        )
+        capabilities = (
+            f"CPU capability {base_isa or '?'} in both"
+            if base_isa == var_isa
+            else f"CPU capability {base_isa or '?'} → {var_isa or '?'}"
+        )
+        # a different kernel ISA explains time differences that no op-level change shows
+        differs = base_isa != var_isa or base_v != var_v
         blocks.append(
-            Paragraph(
-                f"torch {base_v or '?'} → {var_v or '?'}; CPU capability {base_isa or '?'} → "
-                f"{var_isa or '?'}",
-                # a different kernel ISA explains time differences that no op-level change shows
-                Style.EMPHASIS if base_isa != var_isa or base_v != var_v else Style.MUTED,
-            )
+            Paragraph(f"{versions}; {capabilities}", Style.EMPHASIS if differs else Style.MUTED)
         )
         ops = data.get("ops") or []
         rows = []
