@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 err.print(f"perflab: no function matching {args.asm!r} in run {args.run}")
                 return 2
             for view in views:
-                render_section(asm_view_section(view), out)
+                render_section(asm_view_section(view), out, max_rows=None)
             return EXIT_OK
         if args.command in ("show", "compare"):
             _check_outputs(output_options(args))

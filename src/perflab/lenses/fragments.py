@@ -89,10 +89,12 @@ def verdict_table(
     cross_run: bool,
     value_text: Callable[[Comparison, float], str] = default_value,
     amount: Callable[[Comparison], bool] = lambda _: False,
+    event_text: Callable[[Comparison], str] | None = None,
     title: str = "",
 ) -> Table:
-    """The verdict table of one lens: one row per comparison."""
-    with_event = any(c.event for c in comparisons)
+    """The verdict table of one lens: one row per comparison. `event_text` names what a row
+    measures (and adds the event column even where rows have no event)."""
+    with_event = event_text is not None or any(c.event for c in comparisons)
     columns = ["benchmark", "variant", *(["event"] if with_event else [])]
     columns += ["baseline", "variant", "ratio [95% CI]", "verdict"]
     rows = []
@@ -100,7 +102,7 @@ def verdict_table(
         base_spread, var_spread = spreads(details_json(c))
         row = [Cell(c.benchmark), Cell(f"{c.variant} vs {c.baseline}")]
         if with_event:
-            row.append(Cell(c.event or ""))
+            row.append(Cell(event_text(c) if event_text is not None else c.event or ""))
         row += [
             Cell(value_text(c, c.baseline_value) + base_spread),
             Cell(value_text(c, c.variant_value) + var_spread),

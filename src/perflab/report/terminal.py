@@ -77,9 +77,9 @@ def table_renderable(
     return out
 
 
-def _block(block: Block, console: Console, figures: list[str]) -> None:
+def _block(block: Block, console: Console, figures: list[str], max_rows: int | None) -> None:
     if isinstance(block, Table):
-        console.print(table_renderable(block))
+        console.print(table_renderable(block, max_rows=max_rows))
     elif isinstance(block, Paragraph):
         console.print(text_of(block))
     elif isinstance(block, Preformatted):
@@ -95,19 +95,25 @@ def _block(block: Block, console: Console, figures: list[str]) -> None:
         figures.append(block.title)
 
 
-def render_section(section: Section, console: Console, *, top: bool = True) -> None:
+def render_section(
+    section: Section, console: Console, *, top: bool = True, max_rows: int | None = MAX_ROWS
+) -> None:
+    """A section: its title (on its first table, when it starts with one), its blocks, then its
+    subsections. Details tables show `max_rows` rows (None: all)."""
     figures: list[str] = []
+    if top and not (section.blocks and isinstance(section.blocks[0], Table)):
+        console.print(Text(section.title, style="bold"))
     for index, block in enumerate(section.blocks):
         if top and index == 0 and isinstance(block, Table):
             console.print(table_renderable(block, section.title, max_rows=None))
             continue
-        _block(block, console, figures)
+        _block(block, console, figures, max_rows)
     for sub in section.subsections:
         if not [b for b in sub.blocks if not isinstance(b, FIGURE_TYPES)] and not sub.subsections:
             figures += [b.title for b in sub.blocks if isinstance(b, FIGURE_TYPES)]
             continue
         console.print(Text(f"{section.title} · {sub.title}", style="bold"))
-        render_section(sub, console, top=False)
+        render_section(sub, console, top=False, max_rows=max_rows)
     if figures and top:
         kinds = ", ".join(dict.fromkeys(figures))
         console.print(Text(f"plots ({kinds}): in the HTML report (--html FILE)", style="dim"))

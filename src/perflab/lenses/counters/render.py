@@ -28,7 +28,7 @@ def is_time_event(event: str | None) -> bool:
 
 def _value(comparison: Comparison, value: float) -> str:
     if comparison.unit == "count":
-        return per_iteration(value, "")
+        return per_iteration(value, "")  # "2.5 per iteration", "1 per 818 iterations"
     return format_value(value, comparison.unit)
 
 

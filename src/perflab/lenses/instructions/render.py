@@ -13,7 +13,6 @@ from perflab.lenses.fragments import (
     count,
     details_json,
     pair_title,
-    per_iteration,
     signed,
     verdict_table,
 )
@@ -40,7 +39,7 @@ def what(comparison: Comparison) -> str:
 
 
 def _value(comparison: Comparison, value: float) -> str:
-    return per_iteration(value, what(comparison))
+    return count(value)
 
 
 def _functions_table(comparison: Comparison, data: Mapping[str, Any]) -> Table | None:
@@ -129,6 +128,8 @@ def section(view: SectionInput) -> Section:
         view.comparisons,
         cross_run=view.cross_run,
         value_text=_value,
+        # the row says what it counts: "D1 misses per iteration", not "D1_misses" and "misses"
+        event_text=lambda c: f"{what(c)} per iteration",
         amount=lambda c: c.event is not None,
     )
     return Section("instructions", (table,), tuple(subsections), key="instructions")
