@@ -1,23 +1,29 @@
 """Every lens's report section, from its analysis: the renderers format these and nothing else,
-so a lens cannot be missing from a format. A lens's fragments live in `lenses/<metric>/render.py`
-(a `section(SectionInput) -> Section` function), found by the metric's name."""
+so a lens cannot be missing from a format. A lens's fragments live in `lenses/<lens>/render.py`
+(a `section(SectionInput) -> Section` function), named by its descriptor's `render`."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from perflab.document import Section
+from perflab.errors import ConfigError
 from perflab.lenses.fragments import SectionInput, verdict_table
+from perflab.lenses.registry import descriptor_for
 from perflab.model import Comparison, Experiment, Metric, Note
 
 SectionBuilder = Callable[[SectionInput], Section]
 
 
-def section_builder(metric: Metric) -> SectionBuilder:
-    module = importlib.import_module(f"perflab.lenses.{metric.value}.render")
-    builder: SectionBuilder = module.section
+def section_builder(metric: Metric) -> SectionBuilder | None:
+    """The lens's section builder (its render module loads now), or None: a lens without one,
+    or a metric no registered lens measures (a stored run of another perflab version)."""
+    try:
+        descriptor = descriptor_for(metric)
+    except ConfigError:
+        return None
+    builder: SectionBuilder | None = descriptor.renderer()
     return builder
 
 
@@ -46,11 +52,8 @@ def lens_sections(
             notes=tuple(n for n in notes if n.metric is metric),
             cross_run=cross_run,
         )
-        try:
-            builder = section_builder(metric)
-        except ModuleNotFoundError as error:
-            if error.name != f"perflab.lenses.{metric.value}.render":
-                raise  # a render module that fails to import is a bug, not a missing section
+        builder = section_builder(metric)
+        if builder is None:
             # a lens without fragments still shows its verdicts everywhere
             sections.append(
                 Section(metric.value, (verdict_table(mine, cross_run=cross_run),), key=metric.value)

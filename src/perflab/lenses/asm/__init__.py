@@ -14,6 +14,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.ASM,
     summary="disassembly of the hot functions, diffed",
+    render="perflab.lenses.asm.render:section",
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,
 )

@@ -21,6 +21,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.COUNTERS,
     summary="perf stat events of the measured region",
+    render="perflab.lenses.counters.render:section",
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
 )

@@ -13,6 +13,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.INSTRUCTIONS,
     summary="instruction counts (valgrind callgrind), per function and library",
+    render="perflab.lenses.instructions.render:section",
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,
     worker_ops=("setup", "check", "sample"),

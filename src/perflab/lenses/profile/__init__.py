@@ -15,6 +15,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.PROFILE,
     summary="perf record hot symbols, per-symbol deltas, flame graph",
+    render="perflab.lenses.profile.render:section",
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
 )

@@ -11,6 +11,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.TIME,
     summary="wall time, paired and interleaved",
+    render="perflab.lenses.time.render:section",
     lens="perflab.lenses.time.measure:TimeLens",
     probe=_probe,
     reports_overruns=True,  # it explains its own overruns

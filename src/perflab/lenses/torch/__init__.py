@@ -17,6 +17,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.TORCH,
     summary="the ops torch.profiler sees, per variant",
+    render="perflab.lenses.torch.render:section",
     lens="perflab.lenses.torch.measure:TorchLens",
     probe=_probe,
     worker_ops=("setup", "check", "calibrate", "torch_profile"),
