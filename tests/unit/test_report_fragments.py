@@ -170,3 +170,23 @@ def test_every_lens_has_a_section_and_every_format_shows_it() -> None:
         cross_run=False,
     )
     assert all(isinstance(s, Section) for s in rebuilt) and len(rebuilt) == len(keys)
+
+
+def test_the_rss_section_says_higher_and_names_the_measure() -> None:
+    from perflab.lenses.rss.render import section as rss_section
+
+    rss = Metric("rss")
+    net = {"net_blocks_per_iteration": {"baseline": 0.0, "variant": 2.0}}
+    view = SectionInput(
+        rss,
+        (
+            comparison(rss, "maxrss_kb", "kB", Verdict.SLOWER, **net),
+            comparison(rss, "peak_alloc_bytes", "B", Verdict.FASTER, **net),
+        ),
+        EXPERIMENT,
+    )
+    table, blocks = rss_section(view).blocks
+    assert isinstance(table, Table) and isinstance(blocks, Table)
+    assert cells(table, "verdict") == ["higher", "lower"]
+    assert cells(table, "event") == ["peak RSS of the process", "peak allocated while the loop ran"]
+    assert len(blocks.rows) == 1 and cells(blocks, "Δ") == ["+2"]

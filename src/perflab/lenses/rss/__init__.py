@@ -13,6 +13,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=RSS,
     summary="peak RSS per variant, memory allocated per iteration",
+    render="perflab.lenses.rss.render:section",
     lens="perflab.lenses.rss.measure:RssLens",
     probe=_probe,
     worker_ops=("setup", "check", "calibrate", "rss_sample"),
