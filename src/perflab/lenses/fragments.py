@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.document import Cell, Style, Table
+from perflab.document import Cell, Paragraph, Style, Table
 from perflab.model import Comparison, Experiment, Metric, Note, Verdict
 from perflab.units import format_ratio, format_seconds, format_value
 
@@ -142,3 +142,8 @@ def capped(
 def listed(names: Sequence[str], limit: int = 12) -> str:
     shown = ", ".join(str(n) for n in names[:limit])
     return shown + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+def evidence(lines: Sequence[Any]) -> list[Paragraph]:
+    """A claim's evidence in short form, under the claim: the checkable facts it rests on."""
+    return [Paragraph(f"  evidence: {line}", Style.MUTED) for line in lines]

@@ -12,6 +12,7 @@ from perflab.lenses.fragments import (
     capped,
     count,
     details_json,
+    evidence,
     pair_title,
     signed,
     verdict_table,
@@ -113,6 +114,7 @@ def section(view: SectionInput) -> Section:
                 change.get("sentence") or f"{change.get('function')} is now {change.get('change')}"
             )
             blocks.append(Paragraph(f"inlining: {sentence}", Style.EMPHASIS))
+            blocks += evidence(change.get("evidence") or [])
         layers = _layers_table(data)
         if layers is not None:
             blocks.append(layers)

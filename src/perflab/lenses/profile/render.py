@@ -10,6 +10,7 @@ from perflab.lenses.fragments import (
     SectionInput,
     capped,
     details_json,
+    evidence,
     listed,
     pair_title,
     share,
@@ -47,6 +48,8 @@ def section(view: SectionInput) -> Section:
                 blocks.append(
                     Paragraph(f"{key} in {comparison.variant}: {listed(data[key])}", Style.EMPHASIS)
                 )
+        for diagnosis in (data.get("diagnoses") or [])[:8]:
+            blocks += evidence(diagnosis.get("evidence") or [])
         rows = [
             (
                 Cell(str(s.get("name", ""))),
