@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs perflab and what its lenses need, only where something is missing:
-#   Debian packages: valgrind, linux-perf, binutils, llvm, gcc (and hyperfine with --bench)
+#   Debian packages: valgrind, linux-perf, binutils, llvm, gcc, g++, clang, libc6-dbg (and
+#   hyperfine with --bench); clang and libc6-dbg build and symbolise the known-answer corpus
+#   (tests/corpus): its clang cases and libc's separate debug files under /usr/lib/debug
 #   a virtual environment in .venv with perflab (editable) and its Python dependencies
 # Options: --test  also the test dependencies, chromium and torch included (the HTML report is
 #                  tested in chromium, the torch lens with real torch)
@@ -25,7 +27,7 @@ say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 # --- Debian packages, installed only when their command is missing
 declare -A package_for=(
   [valgrind]=valgrind [perf]=linux-perf [objdump]=binutils [gcc]=gcc
-  [llvm-mca]=llvm [llvm-symbolizer]=llvm [setarch]=util-linux
+  [llvm-mca]=llvm [llvm-symbolizer]=llvm [setarch]=util-linux [g++]=g++ [clang]=clang
 )
 [[ $want_bench == 1 ]] && package_for[hyperfine]=hyperfine
 [[ $want_browser == 1 ]] && package_for[chromium]=chromium
@@ -33,6 +35,8 @@ missing=()
 for command in "${!package_for[@]}"; do
   command -v "$command" >/dev/null 2>&1 || missing+=("${package_for[$command]}")
 done
+# libc's separate debug files (its symbols for perf and the asm lens): a package, not a command
+dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' || missing+=(libc6-dbg)
 if ((${#missing[@]})); then
   packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
   say "installing Debian packages: $packages"

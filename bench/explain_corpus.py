@@ -1,0 +1,169 @@
+"""The explanation lenses (instructions, asm, profile) on the known-answer corpus (tests/corpus).
+
+    .venv/bin/python bench/explain_corpus.py [--reduced] [--case NAME ...] [--budget 2]
+                                             [--out bench/results/explain_corpus.json]
+
+Builds every case on the spot (gcc, g++, clang, a ctypes library, glibc, ATen), checks its
+ground truth with nm/objdump/readelf/perf report, runs perflab through its Python API, and
+prints per lens the claims the corpus expects, those found and the false ones (claims the ground
+truth does not expect; every claim in an A/A is false), then one row per case. Raw perflab JSON
+and the scores go to --out. `--summarise FILE` prints the tables of a saved run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.corpus
+sys.path.insert(0, str(ROOT / "src"))
+
+from tests.corpus.cases import CASES, REDUCED, has_avx512  # noqa: E402
+from tests.corpus.harness import run_case  # noqa: E402
+from tests.corpus.scoring import LENSES  # noqa: E402
+from tests.corpus.truth import CaseInvalid  # noqa: E402
+
+
+def machine() -> dict[str, Any]:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    gcc = subprocess.run(["gcc", "-dumpfullversion"], capture_output=True, text=True).stdout
+    return {
+        "cpu": model,
+        "vcpus": os.cpu_count(),
+        "avx512": has_avx512(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "gcc": gcc.strip(),
+        "load_average": os.getloadavg()[0],
+    }
+
+
+def summarise(report: dict[str, Any]) -> str:
+    lines = []
+    m = report["machine"]
+    lines.append(
+        f"machine: {m['cpu']}, {m['vcpus']} vCPUs, AVX-512 {'yes' if m['avx512'] else 'no'}, "
+        f"Linux {m['kernel']}, Python {m['python']}, gcc {m['gcc']}"
+    )
+    totals = {lens: {"expected": 0, "found": 0, "false": 0, "comparisons": 0} for lens in LENSES}
+    hottest = {"ok": 0, "total": 0}
+    for case in report["cases"]:
+        for s in case.get("scores", []):
+            row = totals[s["lens"]]
+            row["expected"] += len(s["expected"])
+            row["found"] += len(s["found"])
+            row["false"] += len(s["false"])
+            row["comparisons"] += 1
+        for h in case.get("hottest", []):
+            hottest["total"] += 1
+            hottest["ok"] += bool(h["ok"])
+    lines.append("")
+    lines.append("| lens | comparisons | diagnoses expected | found | false |")
+    lines.append("|---|---:|---:|---:|---:|")
+    for lens, row in totals.items():
+        lines.append(
+            f"| {lens} | {row['comparisons']} | {row['expected']} | {row['found']} | "
+            f"{row['false']} |"
+        )
+    lines.append(
+        f"\nasm `functions[0]` is what each variant spent most time in (perf report): "
+        f"{hottest['ok']}/{hottest['total']} comparisons"
+    )
+    lines.append("")
+    lines.append(
+        "| case | kind | instructions found/expected, false | asm | profile | asm functions[0] "
+        "| false claims |"
+    )
+    lines.append("|---|---|---|---|---|---|---|")
+    for case in report["cases"]:
+        if case.get("skipped") or case.get("invalid") or case.get("error"):
+            why = case.get("skipped") or case.get("invalid") or case.get("error")
+            lines.append(f"| {case['case']} | – | {why} | | | | |")
+            continue
+        for kind in ("A/B", "A/A"):
+            cells = []
+            false_claims = []
+            for lens in LENSES:
+                s = next(
+                    (s for s in case["scores"] if s["lens"] == lens and s["kind"] == kind), None
+                )
+                if s is None:
+                    cells.append("–")
+                    continue
+                cells.append(f"{len(s['found'])}/{len(s['expected'])}, {len(s['false'])}")
+                false_claims += s["false"]
+            h = next((h for h in case["hottest"] if h["kind"] == kind), None)
+            hot = "–" if h is None else ("yes" if h["ok"] else f"no ({h['asm_functions0']})")
+            lines.append(
+                f"| {case['case']} | {kind} | {' | '.join(cells)} | {hot} | "
+                f"{'; '.join(false_claims) or ''} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reduced", action="store_true", help="only the test suite's cases")
+    parser.add_argument("--case", action="append", default=[], help="run only these cases")
+    parser.add_argument("--budget", type=float, default=2.0, help="perflab budget_s per case")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "explain_corpus.json"))
+    parser.add_argument("--summarise", metavar="FILE", help="print a saved run's tables")
+    args = parser.parse_args()
+    if args.summarise:
+        print(summarise(json.loads(Path(args.summarise).read_text())))
+        return
+    cases = REDUCED if args.reduced else CASES
+    if args.case:
+        cases = [c for c in CASES if c.name in args.case]
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "started": time.strftime("%Y-%m-%d %H:%M"),
+        "cases": [],
+    }
+    for case in cases:
+        skip = case.needs()
+        if skip:
+            report["cases"].append({"case": case.name, "covers": case.covers, "skipped": skip})
+            print(f"{case.name}: skipped ({skip})", file=sys.stderr)
+            continue
+        print(f"{case.name}: running", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory(prefix=f"corpus-{case.name}-") as tmp:
+            try:
+                result = run_case(case, Path(tmp), budget_s=args.budget)
+            except CaseInvalid as error:
+                report["cases"].append(
+                    {"case": case.name, "covers": case.covers, "invalid": str(error)}
+                )
+                print(f"{case.name}: ground truth does not hold: {error}", file=sys.stderr)
+                continue
+        report["cases"].append(result.to_json())
+        print(
+            f"{case.name}: {result.seconds:.0f} s; false: {result.false_claims() or 'none'}; "
+            f"missed: {result.missed_claims() or 'none'}",
+            file=sys.stderr,
+            flush=True,
+        )
+    report["load_average_end"] = os.getloadavg()[0]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1, default=str) + "\n")
+    print(summarise(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""Running one corpus case: build it, check its ground truth, run perflab (the public Python
+API, lenses instructions/asm/profile), and score every claim."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import perflab
+from perflab.report.json_report import run_to_json
+
+from .cases import ROLES, Case
+from .scoring import Score, fold, score
+from .truth import CaseInvalid, hottest_in_region, hottest_symbols
+
+
+@dataclass
+class HottestCheck:
+    """asm `functions[0]` against perf report's hottest symbols of each variant: any symbol
+    with at least 80% of the top symbol's share counts (two near-equal symbols are both "what
+    it spent most time in")."""
+
+    kind: str
+    expected: dict[str, list[str]]  # side -> perf report's hottest symbols
+    got: dict[str, str | None]  # side -> functions[0]'s symbol
+
+    @property
+    def ok(self) -> bool:
+        return all(
+            self.got.get(side) is not None
+            and fold(str(self.got[side])) in {fold(symbol) for symbol in symbols}
+            for side, symbols in self.expected.items()
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "perf_report": self.expected,
+            "asm_functions0": self.got,
+            "ok": self.ok,
+        }
+
+
+@dataclass
+class CaseResult:
+    case: str
+    covers: str
+    evidence: list[str]
+    perf_hottest: dict[str, list[tuple[str, float]]]
+    scores: list[Score] = field(default_factory=list)
+    hottest: list[HottestCheck] = field(default_factory=list)
+    seconds: float = 0.0
+    raw: dict[str, Any] = field(default_factory=dict)
+    contract: list[str] = field(default_factory=list)  # JSON contract violations
+
+    def to_json(self, raw: bool = True) -> dict[str, Any]:
+        out = {
+            "case": self.case,
+            "covers": self.covers,
+            "evidence": self.evidence,
+            "perf_hottest": self.perf_hottest,
+            "scores": [s.to_json() for s in self.scores],
+            "hottest": [h.to_json() for h in self.hottest],
+            "seconds": round(self.seconds, 1),
+            "contract": self.contract,
+        }
+        if raw:
+            out["perflab"] = self.raw
+        return out
+
+    def false_claims(self) -> list[str]:
+        return [f"{s.kind} {claim}" for s in self.scores for claim in s.false]
+
+    def missed_claims(self) -> list[str]:
+        return [f"{s.kind} {claim}" for s in self.scores for claim in s.missed]
+
+
+def run_case(
+    case: Case, workdir: Path, budget_s: float = 2.0, metrics: tuple[str, ...] | None = None
+) -> CaseResult:
+    """`metrics`: the lenses to run (default: the case's); the others are not scored."""
+    started = time.monotonic()
+    metrics = metrics or case.metrics
+    built = case.build(workdir)
+    evidence = case.check(built)
+    perf_hottest: dict[str, list[tuple[str, float]]] = {}
+    for role in ROLES:
+        measure = hottest_in_region if built.stmt is not None else hottest_symbols
+        top = measure(built.argv[role], built.env[role], str(workdir), workdir)
+        perf_hottest[role] = top
+        want = case.hottest.get(role)
+        if want and not (re.fullmatch(want, top[0][0]) or re.fullmatch(want, fold(top[0][0]))):
+            raise CaseInvalid(f"perf report: {role} spent most time in {top[0][0]}, not {want}")
+        evidence.append(f"perf report: {role} hottest {top[0][0]} ({top[0][1]:.1f}%)")
+    experiment = perflab.make_experiment(
+        stmt=built.stmt,
+        setup=built.setup if built.stmt is not None else None,
+        cmd=built.cmd,
+        name=case.name,
+        variants=list(built.variants),
+        metrics=",".join(metrics),
+        budget_s=budget_s,
+        seed=1,
+    )
+    result = run_to_json(perflab.run(experiment, store_path=None))
+    result = json.loads(json.dumps(result, default=str))
+    out = CaseResult(case.name, case.covers, evidence, perf_hottest, raw=result)
+    by_key = {
+        (c["metric"], c["variant"]): c for c in result["comparisons"] if c.get("event") is None
+    }
+    for lens in metrics:
+        for variant, kind in (("change", "A/B"), ("same", "A/A")):
+            comparison = by_key.get((lens, variant))
+            expected = case.expected if kind == "A/B" else ()
+            tolerated = case.tolerated if kind == "A/B" else ()
+            out.scores.append(score(case.name, kind, lens, comparison, expected, tolerated))
+    out.contract = contract_problems(result["comparisons"])
+    for variant, kind in (("change", "A/B"), ("same", "A/A")):
+        comparison = by_key.get(("asm", variant))
+        if comparison is None:
+            continue
+        rows = comparison.get("functions") or []
+        first = rows[0] if rows else {}
+        got = {side: (first.get(side) or {}).get("symbol") for side in ("baseline", "variant")}
+        expected = {
+            "baseline": _near_top(perf_hottest["base"]),
+            "variant": _near_top(perf_hottest[variant]),
+        }
+        out.hottest.append(HottestCheck(kind, expected, got))
+    out.seconds = time.monotonic() - started
+    return out
+
+
+def _near_top(rows: list[tuple[str, float]]) -> list[str]:
+    return [name for name, share in rows if share >= 0.8 * rows[0][1]]
+
+
+def contract_problems(comparisons: list[dict[str, Any]]) -> list[str]:
+    """The shared schema's promises: `inlining_changes` lists exactly the inlined/outlined facts
+    of `diagnoses`; asm rows keep their `baseline`/`variant` objects."""
+    problems = []
+    for c in comparisons:
+        where = f"{c['metric']} {c['variant']}"
+        if c["metric"] == "instructions" and "diagnoses" in c:
+            listed = {(x["function"], x["change"]) for x in c.get("inlining_changes") or []}
+            claimed = {
+                (d["function"], d["claim"])
+                for d in c["diagnoses"]
+                if d["claim"] in ("inlined", "outlined")
+            }
+            if listed != claimed:
+                problems.append(f"{where}: inlining_changes {listed} != diagnoses {claimed}")
+        if c["metric"] == "asm":
+            for row in c.get("functions") or []:
+                if "baseline" not in row or "variant" not in row:
+                    problems.append(f"{where}: row {row.get('name')} lacks baseline/variant")
+        for d in c.get("diagnoses") or []:
+            if not d.get("evidence"):
+                problems.append(f"{where}: {d.get('claim')} {d.get('function')} has no evidence")
+    return problems
