@@ -54,6 +54,8 @@ class Built:
     stmt: str | None = None
     setup: str = "pass"
     cmd: str | None = None
+    # true incidental facts the ground truth found while checking (e.g. a vector width change)
+    tolerated: list[Expect] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Case:
 
 def _compile(
     directory: Path, name: str, source: str, flags: list[str], *, cxx: bool = False,
-    compiler: str | None = None, shared: bool = False,
+    compiler: str | None = None, shared: bool = False, debug: bool = True,
 ) -> Path:  # fmt: skip
     suffix = ".cpp" if cxx else ".c"
     src = directory / f"{name}{suffix}"
@@ -81,7 +83,9 @@ def _compile(
     out = directory / (f"lib{name}.so" if shared else name)
     tool = compiler or ("g++" if cxx else "gcc")
     kind = ["-shared", "-fPIC"] if shared else []
-    subprocess.run([tool, "-g", *flags, *kind, "-o", str(out), str(src)], check=True)
+    subprocess.run(
+        [tool, *(["-g"] if debug else []), *flags, *kind, "-o", str(out), str(src)], check=True
+    )
     return out
 
 
@@ -94,16 +98,19 @@ def _copy(path: Path, directory: Path, new_name: str) -> Path:
 def command_case(
     name: str, source: str, base_flags: list[str], change_flags: list[str], *,
     cxx: bool = False, compiler: str | None = None, truth_args: tuple[str, ...] = ("20000",),
+    debug: bool = True,
 ) -> Callable[[Path], Built]:  # fmt: skip
     """Two builds of one program and a byte-identical copy of the first, under other names (so
     pairing cannot lean on the file name). perf's ground truth runs each longer (`truth_args`:
     the repetitions) so it has enough samples."""
 
     def build(directory: Path) -> Built:
-        base = _compile(directory, f"{name}_base", source, base_flags, cxx=cxx, compiler=compiler)
-        change = _compile(
-            directory, f"{name}_change", source, change_flags, cxx=cxx, compiler=compiler
-        )
+        def build_one(role: str, flags: list[str]) -> Path:
+            return _compile(
+                directory, f"{name}_{role}", source, flags, cxx=cxx, compiler=compiler, debug=debug
+            )
+
+        base, change = build_one("base", base_flags), build_one("change", change_flags)
         same = _copy(base, directory, f"{name}_same")
         paths = {"base": base, "change": change, "same": same}
         variants = tuple(Variant(role, cmd=str(paths[role])) for role in ROLES)
@@ -199,7 +206,33 @@ def outlining_truth(
             f"nm: {', '.join(defined)} defined in {change.name}; "
             f"objdump: {', '.join(callers)} call it"
         )
+        widths = [
+            max(vector_width(path, s) for s in text_symbols(path) if s.startswith(caller))
+            for path in (base, change)
+        ]
+        if widths[0] != widths[1]:  # e.g. clang vectorises the loop only with the helper inlined
+            built.tolerated.append(
+                Expect("asm", ("vector_width_changed",), f"(.*::)?{fold(caller)}.*")
+            )
+            evidence.append(f"objdump: {caller} vector width {widths[0]} -> {widths[1]} bits")
         return evidence
+
+    return check
+
+
+def no_debug_truth(helper: str, caller: str) -> Callable[[Built], list[str]]:
+    def check(built: Built) -> list[str]:
+        for role in ("base", "change"):
+            out = subprocess.run(
+                ["readelf", "-S", str(built.objects[role])], capture_output=True, text=True
+            ).stdout
+            _require(".debug_info" not in out, f"readelf: {role} has debug info")
+        _require(helper in text_symbols(built.objects["change"]), f"nm: no {helper} in change")
+        _require(helper not in text_symbols(built.objects["base"]), f"nm: {helper} in base")
+        return [
+            _identical_copy(built),
+            f"readelf -S: no .debug_info in either build; nm: {helper} defined in change only",
+        ]
 
     return check
 
@@ -377,6 +410,26 @@ def _case_list() -> list[Case]:
             expected,
             tolerated,
             hottest={"base": "hash_all", "change": "mix|hash_all"},
+        )
+    )
+    cases.append(
+        Case(
+            "inline_small_no_debug_info",
+            "the 3-instruction helper outlined, built without -g: no lens can show inlining, so "
+            "none may claim it (it says it cannot tell)",
+            command_case(
+                "nodebug",
+                sources.INLINE_SMALL,
+                ["-O2"],
+                ["-O2", HELPER_NOINLINE],
+                truth_args=("15000",),
+                debug=False,
+            ),  # fmt: skip
+            no_debug_truth("helper", "kernel"),
+            (),
+            tuple(Expect(lens, ("appeared",), "helper") for lens in EXPLAIN)
+            + (Expect("asm", ("code_changed", "callee_changed"), "kernel"),),
+            hottest={"base": "kernel", "change": "kernel|helper"},
         )
     )
     expected, tolerated = _outlined("slow_path", "process")

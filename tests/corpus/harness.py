@@ -116,7 +116,7 @@ def run_case(
         for variant, kind in (("change", "A/B"), ("same", "A/A")):
             comparison = by_key.get((lens, variant))
             expected = case.expected if kind == "A/B" else ()
-            tolerated = case.tolerated if kind == "A/B" else ()
+            tolerated = (*case.tolerated, *built.tolerated) if kind == "A/B" else ()
             out.scores.append(score(case.name, kind, lens, comparison, expected, tolerated))
     out.contract = contract_problems(result["comparisons"])
     for variant, kind in (("change", "A/B"), ("same", "A/A")):
