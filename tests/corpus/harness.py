@@ -15,7 +15,7 @@ from perflab.report.json_report import run_to_json
 
 from .cases import ROLES, Case
 from .scoring import Score, fold, score
-from .truth import CaseInvalid, hottest_in_region, hottest_symbols
+from .truth import CaseInvalid, demangle, hottest_in_region, hottest_symbols
 
 
 @dataclass
@@ -125,7 +125,10 @@ def run_case(
             continue
         rows = comparison.get("functions") or []
         first = rows[0] if rows else {}
-        got = {side: (first.get(side) or {}).get("symbol") for side in ("baseline", "variant")}
+        got = {
+            side: _readable((first.get(side) or {}).get("symbol"))
+            for side in ("baseline", "variant")
+        }
         expected = {
             "baseline": _near_top(perf_hottest["base"]),
             "variant": _near_top(perf_hottest[variant]),
@@ -133,6 +136,10 @@ def run_case(
         out.hottest.append(HottestCheck(kind, expected, got))
     out.seconds = time.monotonic() - started
     return out
+
+
+def _readable(symbol: str | None) -> str | None:
+    return None if symbol is None else demangle(symbol)  # perf report prints demangled names
 
 
 def _near_top(rows: list[tuple[str, float]]) -> list[str]:

@@ -40,7 +40,19 @@ def fold(name: str) -> str:
                     if i > 0 and not name[:i].endswith("operator"):
                         name = name[:i].strip()
                     break
-    return name
+    return _without_return_type(name)
+
+
+def _without_return_type(name: str) -> str:
+    """c++filt names template functions with their return type ("void at::f<int>"); perf
+    report does not: keep what follows the last space outside <> and ()."""
+    depth = 0
+    cut = -1
+    for i, char in enumerate(name):
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(char, 0)
+        if char == " " and depth == 0 and "operator" not in name[max(0, i - 9) : i]:
+            cut = i
+    return name[cut + 1 :] if cut >= 0 else name
 
 
 @dataclass(frozen=True)

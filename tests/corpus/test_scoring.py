@@ -16,6 +16,9 @@ def test_fold_gives_a_readable_identity() -> None:
         "at::native::AVX2::add_kernel"
     )
     assert fold("puts@plt") == "puts"
+    assert fold("void at::native::DEFAULT::loop<float (float, float)>(char**, long)") == (
+        "at::native::DEFAULT::loop<float (float, float)>"
+    )
     assert fold("__strlen_avx2") == "__strlen_avx2"
 
 

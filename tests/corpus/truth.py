@@ -193,6 +193,14 @@ def debug_file_for(path: Path) -> Path | None:
     return candidate if candidate.exists() else None
 
 
+def demangle(name: str) -> str:
+    """c++filt: the readable name of a mangled C++ symbol (others unchanged)."""
+    if not name.startswith("_Z"):
+        return name
+    done = subprocess.run(["c++filt", name], capture_output=True, text=True)
+    return done.stdout.strip() or name
+
+
 def has_symbols(path: Path) -> bool:
     done = subprocess.run(["nm", str(path)], capture_output=True, text=True)
     return done.returncode == 0 and "no symbols" not in done.stderr and bool(done.stdout.strip())
