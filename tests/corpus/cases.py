@@ -478,7 +478,7 @@ def _case_list() -> list[Case]:
                 ["-O2"],
                 ["-O2", "-DSLOW=__attribute__((noinline))"],
                 cxx=True,
-                truth_args=("30000000",),
+                truth_args=("10000000",),
             ),
             outlining_truth(
                 "slowPath", "_ZN14KernelFunction4call", symbol="_ZN14KernelFunction8slowPath"
@@ -499,7 +499,6 @@ def _case_list() -> list[Case]:
             vector_truth("saxpy", (0, 128)),
             vector,
             vector_tolerated,
-            reduced=True,
             hottest={"base": "saxpy", "change": "saxpy"},
         )
     )
