@@ -14,8 +14,8 @@ import perflab
 from perflab.report.json_report import run_to_json
 
 from .cases import ROLES, Case
-from .scoring import Score, fold, score
-from .truth import CaseInvalid, demangle, hottest_in_region, hottest_symbols
+from .scoring import Expect, Score, fold, score
+from .truth import CaseInvalid, code_differs, demangle, hottest_in_region, hottest_symbols
 
 
 @dataclass
@@ -96,6 +96,12 @@ def run_case(
         if want and not (re.fullmatch(want, top[0][0]) or re.fullmatch(want, fold(top[0][0]))):
             raise CaseInvalid(f"perf report: {role} spent most time in {top[0][0]}, not {want}")
         evidence.append(f"perf report: {role} hottest {top[0][0]} ({top[0][1]:.1f}%)")
+    if built.objects["base"] != built.objects["change"]:
+        changed = code_differs(built.objects["base"], built.objects["change"])
+        built.tolerated.extend(
+            Expect("asm", ("code_changed",), re.escape(fold(demangle(name)))) for name in changed
+        )
+        evidence.append(f"objdump: code differs in {', '.join(changed) or 'no common function'}")
     experiment = perflab.make_experiment(
         stmt=built.stmt,
         setup=built.setup if built.stmt is not None else None,

@@ -63,6 +63,32 @@ def calls_in(path: Path, symbol: str) -> set[str]:
     return out
 
 
+def normalised_functions(path: Path) -> dict[str, list[str]]:
+    """objdump -d of a whole object: each symbol's instructions with addresses, offsets and
+    comments removed (what stays differs only when the code does)."""
+    out = _out(["objdump", "-d", "--no-show-raw-insn", "-M", "intel", str(path)])
+    functions: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in out.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if header:
+            current = functions.setdefault(header.group(1), [])
+            continue
+        insn = re.match(r"^\s*[0-9a-f]+:\s+(.*)$", line)
+        if insn and current is not None:
+            text = insn.group(1).split("#")[0]
+            text = re.sub(r"<([^>+]+)(\+0x[0-9a-f]+)?>", r"<\1>", text)
+            current.append(re.sub(r"\b(0x)?[0-9a-f]{3,}\b", "N", text).strip())
+    return functions
+
+
+def code_differs(base: Path, change: Path) -> list[str]:
+    """Functions defined in both objects whose normalised code differs (register allocation
+    included: gcc's interprocedural register allocation changes callers of a changed callee)."""
+    a, b = normalised_functions(base), normalised_functions(change)
+    return sorted(name for name in set(a) & set(b) if a[name] != b[name] and "@plt" not in name)
+
+
 def vector_width(path: Path, symbol: str) -> int:
     """objdump: the widest register of a packed (vector) instruction, 0 when there is none."""
     widest = 0
