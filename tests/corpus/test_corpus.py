@@ -97,3 +97,17 @@ def test_asm_first_row_is_what_each_variant_ran_most(
 @pytest.mark.parametrize("case", _params({}))
 def test_json_contract_holds(case: Case, tmp_path_factory: pytest.TempPathFactory) -> None:
     assert result_of(case, tmp_path_factory).contract == []
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="the lenses of this commit find too few (see KNOWN_MISSED) and make false claims "
+    "(KNOWN_FALSE)",
+)
+def test_reduced_corpus_meets_the_targets(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Over the reduced corpus: no false diagnosis at all, at least 90% of the expected found."""
+    results = [result_of(case, tmp_path_factory) for case in REDUCED if not case.needs()]
+    expected = sum(len(s.expected) for r in results for s in r.scores)
+    found = sum(len(s.found) for r in results for s in r.scores)
+    assert [claim for r in results for claim in r.false_claims()] == []
+    assert found >= 0.9 * expected
