@@ -87,7 +87,8 @@ def summarise(report: dict[str, Any]) -> str:
     )
     lines.append("")
     lines.append(
-        "| case | kind | instructions found/expected, false | asm | profile | asm functions[0] "
+        "| case | kind | instructions: found/expected, false | asm: same | profile: same "
+        "| asm functions[0] "
         "| false claims |"
     )
     lines.append("|---|---|---|---|---|---|---|")
@@ -107,14 +108,25 @@ def summarise(report: dict[str, Any]) -> str:
                     cells.append("–")
                     continue
                 cells.append(f"{len(s['found'])}/{len(s['expected'])}, {len(s['false'])}")
-                false_claims += s["false"]
+                false_claims += [_short(claim, 72) for claim in s["false"]]
             h = next((h for h in case["hottest"] if h["kind"] == kind), None)
-            hot = "–" if h is None else ("yes" if h["ok"] else f"no ({h['asm_functions0']})")
+            hot = "–" if h is None else ("yes" if h["ok"] else "no: " + _sides(h))
             lines.append(
                 f"| {case['case']} | {kind} | {' | '.join(cells)} | {hot} | "
                 f"{'; '.join(false_claims) or ''} |"
             )
     return "\n".join(lines)
+
+
+def _short(name: str | None, width: int = 48) -> str:
+    if name is None:
+        return "none"
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def _sides(check: dict[str, Any]) -> str:
+    got = check["asm_functions0"]
+    return f"`{_short(got.get('baseline'))}` / `{_short(got.get('variant'))}`"
 
 
 def main() -> None:
