@@ -312,3 +312,46 @@ def test_instruction_verdicts_use_the_experiment_band_as_every_lens_does() -> No
     )
     (comparison,) = _analyse(sink, narrow).comparisons
     assert comparison.verdict is Verdict.FASTER
+
+
+def _instr_dump(hint: str, rows: str) -> str:
+    return f"""# callgrind format
+cmd: python -u worker.py
+desc: Trigger: dump {hint}
+positions: instr line
+events: Ir
+ob=(1) /lib/libpython3.11.so.1.0
+fl=(1) Python/ceval.c
+fn=(1) _PyEval_EvalFrameDefault
+{rows}
+"""
+
+
+def test_statements_subtract_the_empty_loop_per_instruction_for_the_inline_aware_view() -> None:
+    sink = MemorySink()
+    frames = json.dumps(
+        {"/lib/libpython3.11.so.1.0": {"0x20": [["list_append", "l.c", 3], ["eval", "c.c", 9]]}}
+    )
+    for variant in ("a", "b"):
+        empty = _instr_dump("perflab-empty-0", "0x10 1 30")
+        stmt = _instr_dump("perflab-stmt-0", "0x10 1 30\n0x20 2 50")
+        for kind, text in ((KIND_EMPTY, empty), (KIND_STATEMENT, stmt)):
+            sink.add_artifact(Artifact("s", variant, Metric.INSTRUCTIONS, kind, text, 0))
+        sink.add_artifact(Artifact("s", variant, Metric.INSTRUCTIONS, KIND_INLINE_FRAMES, frames))
+        sink.add_sample(Sample("s", variant, Metric.INSTRUCTIONS, "instructions", 50, loops=10))
+    experiment = Experiment((Benchmark("s", stmt="x"),), (Variant("a"), Variant("b")))
+    (comparison,) = (
+        InstructionsLens()
+        .analyse(
+            Benchmark("s", stmt="x"),
+            ["a", "b"],
+            sink.data_for("s", Metric.INSTRUCTIONS),
+            experiment,
+        )
+        .comparisons
+    )
+    out = comparison.to_json()
+    assert out["attribution"] == "inline-aware"
+    # the empty loop's instruction at 0x10 cancels out; 0x20 is list_append's, inlined
+    assert [(f["name"], f["baseline"]) for f in out["functions"]] == [("list_append", 5.0)]
+    assert out["diagnoses"] == [] and out["verdict"] == "equivalent"
