@@ -182,6 +182,11 @@ class InliningKind(enum.StrEnum):
     INLINED = "inlined"  # the body is now inlined where a call used to be
 
 
+# calls per iteration below which a call edge is a statement's residue (the worker's handshake
+# left after subtracting the empty loop), not a call the statement makes
+MIN_CALLS = 0.01
+
+
 @dataclass(frozen=True)
 class InlinedCopy:
     """Executed code of `callee` inlined into `caller` (at `location`, the call site), inside
@@ -264,7 +269,7 @@ def inline_evidence(
     calls: dict[tuple[str, str, str], tuple[float, float]] = {}
     renamed = costs.renamed(rename)
     for (caller, callee), call in renamed.calls.items():
-        if call.count <= 0 or caller == callee or caller.object != callee.object:
+        if call.count < MIN_CALLS or caller == callee or caller.object != callee.object:
             continue
         edge = (callee.name, caller.name, caller.object)
         have = calls.get(edge, (0.0, 0.0))
@@ -273,7 +278,9 @@ def inline_evidence(
         copies=tuple(
             InlinedCopy(callee, caller, obj, host, where, cost)
             for (callee, caller, obj, host, where), cost in sorted(copies.items())
-            if callee != caller
+            # a statement's costs are its loop's minus the empty loop's: code whose costs
+            # cancel out (the worker's own) did not run for the statement
+            if callee != caller and cost > 0
         ),
         calls=tuple(
             OutOfLineCall(callee, caller, obj, count, own)
