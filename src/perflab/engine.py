@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ConfigError, StoreError
+from perflab.errors import BenchmarkFailedError, ConfigError, RunInterrupted, StoreError
 from perflab.host import (
     default_measurement_cpu,
     interpreter_differences,
@@ -33,7 +33,13 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.proc import (
+    LaunchSpec,
+    ProcessRunner,
+    SubprocessRunner,
+    stop_all_contained,
+    stopped_processes,
+)
 from perflab.results import RunResult as RunResult  # re-exported: it was defined here
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.version import __version__
@@ -115,6 +121,7 @@ def run_experiment(
             for benchmark in experiment.benchmarks:
                 for lens in lenses:
                     started_s = time.monotonic()
+                    stopped_before = stopped_processes()
                     try:
                         lens.measure(benchmark, context)
                         _note_slow_lens(writer, lens, benchmark.name, started_s, experiment)
@@ -122,10 +129,16 @@ def run_experiment(
                         failures.append(_Failure(benchmark.name, error))
                         writer.add_note(_failure_note(error, benchmark.name, lens))
                         break  # the other lenses would fail the same way
+                    finally:
+                        _note_leftovers(writer, lens, benchmark.name, stopped_before)
     except BaseException as error:
+        stop_all_contained()
         with contextlib.suppress(StoreError):  # the store may be what failed
             writer.finish(RunStatus.INCOMPLETE, error=_describe(error))
+        if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
+            raise RunInterrupted(writer.run_id) from error
         raise
+    stop_all_contained()
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
@@ -133,6 +146,26 @@ def run_experiment(
 
 
 SLOW_LENS_FACTOR = 1.5
+
+
+def _note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_before: int) -> None:
+    """Processes a benchmark started and left running are stopped when its sample or worker
+    ends (LiveProcess.stop_leftovers); say how many, since the code measured did not do what the
+    user expects of it."""
+    stopped = stopped_processes() - stopped_before
+    if stopped <= 0:
+        return
+    writer.add_note(
+        Note(
+            severity=Severity.WARNING,
+            message=f"the benchmark left {stopped} process{'es' if stopped != 1 else ''} "
+            f"running; {'they were' if stopped != 1 else 'it was'} stopped",
+            hint="a statement or command should wait for the processes it starts; perflab "
+            "stops what is left when each sample (command) or worker (statement) ends",
+            benchmark=benchmark,
+            metric=lens.metric,
+        )
+    )
 
 
 def _note_slow_lens(

@@ -63,3 +63,12 @@ class BenchmarkFailedError(PerflabError):
 
 class StoreError(PerflabError):
     """The SQLite store cannot be read or written, or a run id does not exist."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM while a run was measuring: what was measured is kept as run `run_id`.
+    A KeyboardInterrupt still, so callers that catch interrupts keep working."""
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__(f"interrupted; what was measured is kept as run {run_id}")
+        self.run_id = run_id

@@ -7,6 +7,7 @@ swap in a fake and integration tests use the real tools.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import re
 import select
@@ -17,6 +18,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Protocol
+
+from perflab.worker import process_tree
+from perflab.worker.process_tree import CONTAINER_VARIABLE
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,13 @@ class LiveProcess(Protocol):
         ...
 
     def kill(self) -> None:
-        """Kill it and everything it started (its process group), and reap it."""
+        """Kill it and everything it started (its process group, and what `stop_leftovers`
+        finds), and reap it."""
+        ...
+
+    def stop_leftovers(self) -> int:
+        """Stop whatever it started that still runs (call it once it exited, or it is killed);
+        how many processes, also counted in `stopped_processes()`."""
         ...
 
     def close(self) -> None:
@@ -126,17 +136,81 @@ def _child_setup(spec: LaunchSpec):  # type: ignore[no-untyped-def]
     return setup
 
 
+# Containment. Every process the real runner starts leads its own session and carries a token
+# in its environment, CONTAINER_VARIABLE=<perflab pid>-<n> (fixed width, so every variant's
+# environment has the same size); what it starts inherits both. When the process is done,
+# `PopenProcess.stop_leftovers` stops whatever is left of it (perflab/worker/process_tree.py
+# finds it). The counter describes real OS processes of this perflab process: module-level.
+_counter = itertools.count(1)
+_stopped_total = 0
+
+
+def _perflab_token() -> str:
+    return f"{os.getpid():07d}"
+
+
+def _new_token() -> str:
+    return f"{_perflab_token()}-{next(_counter):06d}"
+
+
+def _contained_env(env: Mapping[str, str] | None, token: str) -> dict[str, str]:
+    contained = dict(os.environ if env is None else env)
+    contained[CONTAINER_VARIABLE] = token
+    return contained
+
+
+def count_stopped(n: int) -> None:
+    """Processes stopped elsewhere on perflab's behalf (the command launcher's reports)."""
+    global _stopped_total
+    _stopped_total += n
+
+
+def stopped_processes() -> int:
+    """How many leftover processes this perflab process has stopped so far."""
+    return _stopped_total
+
+
+def stop_all_contained() -> int:
+    """When perflab ends: stop every process any of its containers left, and the orphans
+    re-parented to it as a child subreaper (see `become_subreaper`)."""
+    global _stopped_total
+    stopped = process_tree.stop(
+        None,
+        _perflab_token(),
+        adopted_by=_adopted_by(),
+        since_ticks=process_tree.start_ticks(os.getpid()),
+    )
+    _stopped_total += stopped
+    return stopped
+
+
+_subreaper = False
+
+
+def become_subreaper() -> None:
+    """Make perflab the child subreaper of everything it starts, once: orphans then re-parent
+    to perflab rather than init, and `stop_all_contained` finds them."""
+    global _subreaper
+    if not _subreaper:
+        _subreaper = process_tree.become_subreaper()
+
+
+def _adopted_by() -> int | None:
+    return os.getpid() if _subreaper else None
+
+
 class SubprocessRunner:
-    """The real runner."""
+    """The real runner: every process it starts is contained (above)."""
 
     def run(
         self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
     ) -> Completed:
         start_ns = time.perf_counter_ns()
+        token = _new_token()
         try:
             proc = subprocess.Popen(
                 spec.argv,
-                env=dict(spec.env) if spec.env is not None else None,
+                env=_contained_env(spec.env, token),
                 cwd=spec.cwd,
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -150,26 +224,28 @@ class SubprocessRunner:
             return Completed(spec.argv, 127, "", str(error), time.perf_counter_ns() - start_ns)
         except PermissionError as error:
             return Completed(spec.argv, 126, "", str(error), time.perf_counter_ns() - start_ns)
+        process = PopenProcess(proc, token)
         try:
             stdout, stderr = proc.communicate(stdin_text, timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            process.kill()  # the pipes close only when everything holding them is gone
             stdout, stderr = proc.communicate()
             return Completed(
                 spec.argv, None, stdout, stderr, time.perf_counter_ns() - start_ns, timed_out=True
             )
         except BaseException:
-            _kill_group(proc)
-            proc.wait()
+            process.kill()
             raise
+        process.stop_leftovers()
         return Completed(
             spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns
         )
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
+        token = _new_token()
         popen = subprocess.Popen(
             spec.argv,
-            env=dict(spec.env) if spec.env is not None else None,
+            env=_contained_env(spec.env, token),
             cwd=spec.cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -181,14 +257,18 @@ class SubprocessRunner:
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )
-        return PopenProcess(popen)
+        return PopenProcess(popen, token)
 
 
 class PopenProcess:
-    """The real `LiveProcess`: a child in its own session, with text pipes."""
+    """The real `LiveProcess`: a child in its own session, with text pipes, contained: `token`
+    is the CONTAINER_VARIABLE its environment (and its descendants') carries."""
 
-    def __init__(self, popen: subprocess.Popen[str]) -> None:
+    def __init__(self, popen: subprocess.Popen[str], token: str) -> None:
         self.popen = popen
+        self.token = token
+        self.since_ticks = process_tree.start_ticks(popen.pid)
+        self._reading_stderr = False
 
     @property
     def pid(self) -> int:
@@ -212,10 +292,13 @@ class PopenProcess:
     def stderr_lines(self) -> Iterator[str]:
         if self.popen.stderr is None:
             return
+        self._reading_stderr = True
         try:
             yield from self.popen.stderr
         except (ValueError, OSError):
             return  # closed under us: the process is being closed
+        finally:
+            self._reading_stderr = False
 
     def poll(self) -> int | None:
         return self.popen.poll()
@@ -230,9 +313,20 @@ class PopenProcess:
         if self.popen.poll() is None:
             _kill_group(self.popen)
             self.popen.wait()
+        self.stop_leftovers()
+
+    def stop_leftovers(self) -> int:
+        global _stopped_total
+        stopped = process_tree.stop(self.popen.pid, self.token, since_ticks=self.since_ticks)
+        _stopped_total += stopped
+        return stopped
 
     def close(self) -> None:
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            # closing a stream another thread still reads waits for that read to end, which a
+            # process that escaped containment (holding the pipe) could delay for ever
+            if stream is self.popen.stderr and self._reading_stderr:
+                continue
             if stream is not None:
                 try:
                     stream.close()
@@ -304,6 +398,9 @@ class FakeProcess:
     def kill(self) -> None:
         if self.returncode is None:
             self.returncode = -9
+
+    def stop_leftovers(self) -> int:
+        return 0
 
     def close(self) -> None:
         pass

@@ -17,8 +17,9 @@ from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_
 from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
 from perflab.doctor import diagnose
-from perflab.errors import ConfigError, PerflabError
+from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
+from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search
 from perflab.report.markdown import render_markdown
@@ -32,6 +33,10 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer kille
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    # the first Ctrl-C or SIGTERM stops the run; more of them must not interrupt the clean-up
+    # (stopping workers and what they started, marking the run), which takes well under 1 s
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -40,12 +45,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
     out = Console(width=None if sys.stdout.isatty() else 140)
     err = Console(stderr=True)
     try:
         if args.command == "run":
-            return _run(run_options(args), out, err)
+            # orphans of what a benchmark starts re-parent to perflab, which stops them
+            become_subreaper()
+            try:
+                return _run(run_options(args), out, err)
+            finally:
+                stop_all_contained()
         if args.command == "list":
             runs = api.list_runs(args.store, args.limit)
             if args.json_path is not None:
@@ -89,6 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PerflabError as error:
         err.print(Text("perflab: ", style="bold red") + Text(str(error)), highlight=False)
         return error.exit_code
+    except RunInterrupted as interrupted:
+        err.print(
+            f"perflab: interrupted; what was measured is kept as run {interrupted.run_id}: "
+            f"perflab show {interrupted.run_id}",
+            highlight=False,
+        )
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         err.print("perflab: interrupted; what was measured is kept in the store")
         return EXIT_INTERRUPTED

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
+from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
 from perflab.worker import COMMAND_LAUNCHER_PATH
 
 _SHELL_SYNTAX = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
@@ -80,6 +80,7 @@ class CommandLauncher:
                 variant=variant,
                 benchmark=benchmark,
             )
+        count_stopped(int(reply.get("left", 0)))
         return CommandRun(
             wall_ns=int(reply["wall_ns"]),
             returncode=reply["returncode"],
@@ -107,10 +108,17 @@ class CommandLauncher:
                     self.process.kill()
             except BrokenPipeError:
                 self.process.kill()
+        self.process.stop_leftovers()
         self.process.close()
+
+    def kill(self) -> None:
+        """Stop the launcher and the command it runs, at once (interrupted, failed)."""
+        self.process.kill()
 
     def __enter__(self) -> CommandLauncher:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None:
+            self.kill()  # do not wait for the command to finish
         self.close()

@@ -121,6 +121,7 @@ class StatementWorker:
         self.variant = variant
         self.timeout_s = timeout_s
         self.scope = scope
+        self.leftover_processes = 0  # started by the benchmark, still running when it ended
         env = variant_environment(variant)
         env.update(extra_env or {})
         argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
@@ -336,7 +337,8 @@ class StatementWorker:
         )
 
     def close(self, timeout_s: float = 30.0) -> int | None:
-        """Ask the worker to exit and wait for it (a wrapping tool may write its output then)."""
+        """Ask the worker to exit and wait for it (a wrapping tool may write its output then);
+        then stop whatever the benchmark started and left running."""
         if self.process.poll() is None:
             try:
                 self._send({"op": "quit"})
@@ -344,11 +346,13 @@ class StatementWorker:
                 pass
             if self.process.wait(timeout_s=timeout_s) is None:
                 self.kill()
+        self.leftover_processes += self.process.stop_leftovers()
         self._stderr_reader.join(timeout=2)
         self.process.close()
         return self.process.returncode
 
     def kill(self) -> None:
+        """Kill the worker and everything it started, at once."""
         self.process.kill()
 
     def __enter__(self) -> StatementWorker:

@@ -5,7 +5,11 @@ without a fork-time hook, and their wall time is taken next to the process, not 
 
 Request:  {"op": "run", "argv": [...], "env": {...}, "cwd": str|null, "timeout_s": float}
 Reply:    {"ok": true, "wall_ns", "returncode", "timed_out", "user_ns", "sys_ns", "maxrss_kb",
-           "cpu", "stderr_tail"}   (failures to start: {"ok": false, "error": text})
+           "cpu", "stderr_tail", "left"}   (failures to start: {"ok": false, "error": text})
+
+Each command runs in its own session with the launcher's container token in its environment; the
+launcher is a child subreaper. When the command ends, whatever it left running is killed and
+counted ("left"), so no run of a command outlives its sample.
 """
 
 import json
@@ -16,6 +20,11 @@ import sys
 import tempfile
 import threading
 from time import perf_counter_ns
+
+import process_tree  # next to this script; perflab.worker.process_tree
+
+_TOKEN = os.environ.get(process_tree.CONTAINER_VARIABLE)
+_SINCE_TICKS = process_tree.start_ticks(os.getpid())  # what the commands start is younger
 
 _STDERR_TAIL_BYTES = 4000
 
@@ -37,12 +46,15 @@ def _current_cpu():
 
 def run(request):
     timed_out = []
+    env = request.get("env")
+    if env is not None and _TOKEN is not None:
+        env = dict(env, **{process_tree.CONTAINER_VARIABLE: _TOKEN})
     with tempfile.TemporaryFile() as stderr_file:
         start_ns = perf_counter_ns()
         try:
             proc = subprocess.Popen(
                 request["argv"],
-                env=request.get("env"),
+                env=env,
                 cwd=request.get("cwd"),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -60,6 +72,7 @@ def run(request):
         wall_ns = perf_counter_ns() - start_ns
         timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
+        left = process_tree.stop(proc.pid, _TOKEN, adopted_by=os.getpid(), since_ticks=_SINCE_TICKS)
         stderr_file.seek(0, os.SEEK_END)
         size = stderr_file.tell()
         stderr_file.seek(max(0, size - _STDERR_TAIL_BYTES))
@@ -74,10 +87,12 @@ def run(request):
         "maxrss_kb": usage.ru_maxrss,
         "cpu": _current_cpu(),
         "stderr_tail": tail,
+        "left": left,
     }
 
 
 def main():
+    process_tree.become_subreaper()
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("op") == "quit":

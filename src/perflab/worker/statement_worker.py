@@ -1,7 +1,8 @@
 """perflab statement worker: runs inside the variant's own interpreter (Python 3.7+, stdlib only).
 
-It speaks JSON lines with the parent over its original stdout/stdin. The benchmark's own output on
-stdout is redirected to stderr so it cannot corrupt the protocol.
+It speaks JSON lines with the parent over its original stdout/stdin, kept on private file
+descriptors that the processes a benchmark starts do not inherit. The benchmark's own output on
+stdout is redirected to stderr so it cannot corrupt the protocol; its stdin is /dev/null.
 
 The worker's first line is {"hello": "perflab-worker", "protocol": 1}. Then, requests (one JSON
 object per line) and replies:
@@ -255,12 +256,20 @@ class Worker:
 
 
 def main():
-    # Keep the protocol on a private copy of stdout; send the benchmark's prints to stderr.
+    # Keep the protocol on private copies of stdin and stdout (os.dup: not inherited by what
+    # the benchmark starts, which could otherwise hold the channel open or read requests); the
+    # benchmark's stdin is /dev/null and its prints go to stderr.
+    request_fd = os.dup(0)
     reply_fd = os.dup(1)
+    null_fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null_fd, 0)
+    os.close(null_fd)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    sys.stdin = open(os.devnull)
     reply_stream = os.fdopen(reply_fd, "w")
-    worker = Worker(reply_stream, sys.stdin)
+    request_stream = os.fdopen(request_fd, "r")
+    worker = Worker(reply_stream, request_stream)
     # the first line tells the parent this really is a perflab worker in a Python interpreter
     worker.reply({"hello": "perflab-worker", "protocol": 1})
     worker.serve()
