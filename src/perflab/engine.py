@@ -130,6 +130,7 @@ def run_experiment(
                         writer.add_note(_failure_note(error, benchmark.name, lens))
                         break  # the other lenses would fail the same way
                     finally:
+                        stop_all_contained()  # what escaped its worker's session, orphaned
                         _note_leftovers(writer, lens, benchmark.name, stopped_before)
     except BaseException as error:
         stop_all_contained()
@@ -138,7 +139,6 @@ def run_experiment(
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
             raise RunInterrupted(writer.run_id) from error
         raise
-    stop_all_contained()
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
