@@ -12,6 +12,26 @@ from perflab.model import Benchmark, Settings
 from perflab.plan import launch_order
 
 
+# A variant whose own calibrated loop count is more than this factor away from the baseline's
+# gets its own: with the baseline's, a variant 1000x slower made each sample 1000x longer (the
+# budget of 3 s became 821 s), and one 6000x slower exceeded the sample timeout. Within the
+# factor every variant keeps the baseline's count, so runs of same-speed variants are as before.
+OWN_LOOPS_FACTOR = 4.0
+
+
+def loops_per_variant(workers: Sequence[StatementWorker], target_ns: int) -> list[int]:
+    """The loop count of each variant's samples (the variants' order, baseline first): the
+    baseline's calibration, or the variant's own where it differs by more than
+    OWN_LOOPS_FACTOR. Samples keep their loop count; statistics use time per iteration."""
+    baseline = workers[0].calibrate(target_ns)
+    loops = [baseline]
+    for worker in workers[1:]:
+        own = worker.calibrate(target_ns)
+        differs = max(own, baseline) > OWN_LOOPS_FACTOR * min(own, baseline)
+        loops.append(own if differs else baseline)
+    return loops
+
+
 def benchmark_rng(settings: Settings, benchmark: Benchmark, lens: str = "") -> random.Random:
     """The seeded randomness of one benchmark's schedule (launch orders, ABBA starts, layouts);
     `lens` gives lenses other than the time lens schedules of their own."""

@@ -24,7 +24,7 @@ from perflab.document import TimePoint, TimeSeries
 from perflab.errors import BenchmarkFailedError
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.session import LensSession
+from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Benchmark,
@@ -192,7 +192,7 @@ class _Session(LensSession):
 class _StatementSession(_Session):
     def run(self) -> None:
         settings = self.settings
-        loops: int | None = None
+        loops: list[int] | None = None  # per variant
         low_s, high_s = GENERATION_S_RANGE
         generation_s = min(high_s, max(low_s, settings.budget_s / TARGET_GENERATIONS))
         generation = 0
@@ -203,7 +203,7 @@ class _StatementSession(_Session):
                 self._record_interpreters(workers)
                 startup_s = (self.clock_ns() - started_ns) / 1e9
                 if loops is None:
-                    loops = workers[0].calibrate(int(settings.sample_target_ms * 1e6))
+                    loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
                     # keep start-up below half of each generation's time
                     generation_s = max(generation_s, startup_s)
                 self._sample_generation(workers, generation, loops, generation_s)
@@ -227,13 +227,17 @@ class _StatementSession(_Session):
             )
 
     def _sample_generation(
-        self, workers: list[StatementWorker], generation: int, loops: int, generation_s: float
+        self,
+        workers: list[StatementWorker],
+        generation: int,
+        loops: list[int],
+        generation_s: float,
     ) -> None:
         generation_start_ns = self.clock_ns()
         warmup = self.settings.warmup_blocks
         for block, order in enumerate(block_orders(len(workers), self.rng)):
             for position, index in enumerate(order):
-                measured = workers[index].sample(loops)
+                measured = workers[index].sample(loops[index])
                 self.record(
                     Sample(
                         benchmark=self.benchmark.name,
@@ -241,7 +245,7 @@ class _StatementSession(_Session):
                         metric=Metric.TIME,
                         name=WALL_NS,
                         value=measured.wall_ns,
-                        loops=loops,
+                        loops=loops[index],
                         generation=generation,
                         block=block,
                         position=position,
