@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 import shlex
 import string
@@ -29,7 +30,9 @@ from perflab.model import (
 VARIANT_KEYS = ("python", "cwd", "cmd", "build")
 # the lenses this version has (the registry's descriptors)
 AVAILABLE_METRICS = available_metrics()
-_NAME = re.compile(r"^[A-Za-z0-9_.+-][A-Za-z0-9_.+@:-]*$")
+# letters and digits of any script, and a few punctuation marks safe in a shell, a file name,
+# a table and a URL; not: spaces, quotes, <>|&;$`\ or control characters
+_NAME = re.compile(r"^[\w.+-][\w.+@:-]*$")
 _VARIANT_HINT = (
     'a variant is NAME followed by KEY=VALUE words, e.g. "after python=/envs/after/bin/python '
     'env.OMP_NUM_THREADS=1"; keys: python, env.VAR, cwd, cmd, build'
@@ -45,11 +48,12 @@ def parse_variant(spec: str) -> Variant:
     if not words:
         raise ConfigError("a variant spec is empty", hint=_VARIANT_HINT)
     name, *assignments = words
-    if "=" in name or not _NAME.match(name):
+    if "=" in name:
         raise ConfigError(
             f"variant {spec!r} must start with a name (letters, digits, _ . + -)",
             hint=_VARIANT_HINT,
         )
+    check_variant_name(name, f"variant {spec!r}")
     fields: dict[str, Any] = {"name": name, "env": {}}
     for word in assignments:
         key, equals, value = word.partition("=")
@@ -64,6 +68,24 @@ def parse_variant(spec: str) -> Variant:
         else:
             raise ConfigError(f"unknown key {key!r}", hint=_VARIANT_HINT, variant=name)
     return Variant(**fields)
+
+
+def check_variant_name(name: object, where: str) -> str:
+    """One rule for variant names, on the command line and in experiment files."""
+    if not isinstance(name, str):
+        raise ConfigError(
+            f"{where}: the variant name must be a string, not {name!r}",
+            hint='e.g. name = "after"',
+        )
+    if not _NAME.match(name):
+        bad = sorted({c for c in name if not _NAME.match(c + "x") and c not in "@:"})
+        shown = " ".join(repr(c) for c in bad) or "its first character"
+        raise ConfigError(
+            f"{where}: variant name {name!r} cannot contain {shown}",
+            hint="a variant name is letters and digits (any script) and _ . + - @ :, starting "
+            "with a letter, digit, _ . + or -",
+        )
+    return name
 
 
 def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark]) -> None:
@@ -230,9 +252,23 @@ def normalised_settings(changes: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def finite_number_problems(settings: Settings) -> list[str]:
+    """Every number must be finite: NaN compares false with every bound (`--budget nan` ran
+    forever) and infinity is no budget or timeout either. TOML accepts nan and inf too."""
+    keys = {field: key for key, field in setting_keys().items()}
+    return [
+        f"{keys.get(field.name, field.name)} must be a finite number, not {value!r}"
+        for field in dataclasses.fields(settings)
+        if isinstance(value := getattr(settings, field.name), float) and not math.isfinite(value)
+    ]
+
+
 def settings_with(settings: Settings, **changes: Any) -> Settings:
     """Validated replacement of settings fields (shared by the CLI and experiment files)."""
     merged = dataclasses.replace(settings, **changes)
+    problems = finite_number_problems(merged)
+    if problems:
+        raise ConfigError("; ".join(problems), hint="give a number such as 3 or 0.5")
     problems = merged.problems()
     if problems:
         raise ConfigError("; ".join(problems))
@@ -358,9 +394,18 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
         raise ConfigError(
             f"{where}: unknown key(s) {', '.join(sorted(unknown))}", hint=_VARIANT_HINT
         )
-    name = _expect(raw.get("name"), str, where, "needs a name")
+    if "name" not in raw:
+        raise ConfigError(f"{where}: needs a name", hint='e.g. name = "after"')
+    name = check_variant_name(raw["name"], where)
     env = _expect(raw.get("env", {}), dict, where, "env must be a table of strings")
-    fields = {k: str(raw[k]) for k in VARIANT_KEYS if k in raw}
+    for key, value in env.items():
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"{where}: env.{key} must be a string, not {value!r}",
+                hint=f'environment values are text: write {key} = "{_toml_text(value)}"',
+                variant=name,
+            )
+    fields = {k: _string(raw, k, where) for k in VARIANT_KEYS if k in raw}
     if base_dir is not None:
         # paths in a file are relative to the file, wherever perflab is started from
         if "cwd" in fields and not Path(fields["cwd"]).is_absolute():
@@ -389,12 +434,32 @@ def _benchmarks_from(raw: Any, where: str, common: Mapping[str, list[str]]) -> l
             f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
             hint="a benchmark has name, stmt and setup, or cmd, and optional params",
         )
-    name = _expect(raw.get("name"), str, where, "needs a name")
+    if "name" not in raw:
+        raise ConfigError(f"{where}: needs a name", hint='e.g. name = "sort"')
+    name = _string(raw, "name", where)
     params = {**common, **_params_from(raw.get("params", {}), where)}
     return expand_grid(
         name,
-        stmt=raw.get("stmt"),
-        setup=raw.get("setup", "pass"),
-        cmd=raw.get("cmd"),
+        stmt=_string(raw, "stmt", where) if "stmt" in raw else None,
+        setup=_string(raw, "setup", where) if "setup" in raw else "pass",
+        cmd=_string(raw, "cmd", where) if "cmd" in raw else None,
         params=params,
     )
+
+
+def _string(raw: Mapping[str, Any], key: str, where: str) -> str:
+    value = raw[key]
+    if not isinstance(value, str):
+        raise ConfigError(
+            f"{where}: {key} must be a string, not {value!r}",
+            hint='a multi-line statement is one string: stmt = """..."""'
+            if key in ("stmt", "setup")
+            else "see docs/experiment-files.md",
+        )
+    return value
+
+
+def _toml_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)

@@ -19,7 +19,8 @@ def test_variant_thousands_of_times_slower(tmp_path: Path) -> None:
     """A variant thousands of times slower than the baseline, with a short sample timeout"""
     started = time.monotonic()
     code, _, err, perflab = run(
-        "run", "--stmt", "d and time.sleep(d)", "--setup", "import os, time; d = float(os.environ['D'])",
+        "run", "--stmt", "d and time.sleep(d)",
+        "--setup", "import os, time; d = float(os.environ['D'])",
         "-v", "fast env.D=0", "-v", "slow env.D=0.005", "--budget", "1", "--sample-timeout", "2",
         *QUICK, "--json", "out.json", "-q", cwd=tmp_path,
     )  # fmt: skip

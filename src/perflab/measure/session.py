@@ -11,7 +11,6 @@ from perflab.measure.worker_client import StatementWorker, WorkerOps, interprete
 from perflab.model import Benchmark, Settings
 from perflab.plan import launch_order
 
-
 # A variant whose own calibrated loop count is more than this factor away from the baseline's
 # gets its own: with the baseline's, a variant 1000x slower made each sample 1000x longer (the
 # budget of 3 s became 821 s), and one 6000x slower exceeded the sample timeout. Within the
