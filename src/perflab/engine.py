@@ -21,7 +21,11 @@ from perflab.host import (
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
-from perflab.measure.worker_client import check_variant_paths, variant_environment
+from perflab.measure.worker_client import (
+    check_interpreter,
+    check_variant_paths,
+    variant_environment,
+)
 from perflab.model import (
     BenchmarkKind,
     Comparison,
@@ -100,7 +104,7 @@ def run_experiment(
     progress = progress or NullProgress()
     store = store or Store.in_memory()
     cpu = measurement_cpu(experiment)
-    check_paths(experiment)
+    check_paths(experiment, runner)
     lenses = [lens_for(metric) for metric in experiment.settings.metrics]
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
     writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
@@ -190,11 +194,14 @@ def _note_slow_lens(
     )
 
 
-def check_paths(experiment: Experiment) -> None:
-    """Variants' directories and interpreters exist, before a run is created for them."""
+def check_paths(experiment: Experiment, runner: ProcessRunner | None = None) -> None:
+    """Variants' directories and interpreters exist, and the interpreters are Python, before a
+    run is created for them."""
     has_statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
     for variant in experiment.variants:
         check_variant_paths(variant, variant.python if has_statements else None)
+        if has_statements and variant.python and runner is not None:
+            check_interpreter(runner, variant, variant.python)
 
 
 def _describe(error: BaseException) -> str:

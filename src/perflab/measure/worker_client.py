@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import threading
 import time
 from collections import deque
@@ -19,6 +20,30 @@ from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
 from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000
+STARTUP_TIMEOUT_S = 120.0  # the least a worker's start-up and setup are given
+
+_NATIVE_CRASH = (
+    "the statement (or the native code it calls) crashed the interpreter; the Python stack "
+    "where it crashed is above (faulthandler); gdb shows the native one"
+)
+_CRASH_HINTS: dict[int, str] = {
+    signal.SIGSEGV.value: _NATIVE_CRASH,
+    signal.SIGBUS.value: _NATIVE_CRASH,
+    signal.SIGILL.value: _NATIVE_CRASH + " (SIGILL: an instruction this CPU lacks, e.g. AVX-512?)",
+    signal.SIGFPE.value: _NATIVE_CRASH,
+    signal.SIGABRT.value: "the process aborted (a failed C assertion or abort() in native code); "
+    "its last output is above",
+    signal.SIGKILL.value: "killed from outside: out of memory (see `dmesg`) or by another process",
+}
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
+
+
 _STDERR_TAIL_LINES = 200
 
 
@@ -91,6 +116,44 @@ def check_variant_paths(
                 variant=variant.name,
                 benchmark=benchmark,
             )
+
+
+_PYTHON_PROBE = "import sys; print('perflab-python', sys.version_info >= (3, 7))"
+_PROBE_TIMEOUT_S = 120.0  # a cold interpreter on a loaded machine; sitecustomize hooks
+_PROBE_OUTPUT_LINES = 5
+
+
+def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str) -> None:
+    """The variant's python= runs Python 3.7+, asked before a run is created for it: a shell
+    or another program given as python= would otherwise fail inside the first worker, with its
+    complaints about the worker script as the only explanation."""
+    completed = runner.run(
+        LaunchSpec(
+            argv=(interpreter, "-c", _PYTHON_PROBE),
+            env=variant_environment(variant),
+            cwd=variant.cwd,
+        ),
+        timeout_s=_PROBE_TIMEOUT_S,
+    )
+    if completed.ok and completed.stdout.strip() == "perflab-python True":
+        return
+    if completed.ok and completed.stdout.strip() == "perflab-python False":
+        how = "it is a Python older than 3.7"
+    else:
+        how = f"asked for its version, it {completed.describe_failure()}"
+        if completed.ok:
+            how = "asked for its version, it did not answer as Python does"
+    output = (completed.stderr or completed.stdout).strip().splitlines()
+    shown = output[:_PROBE_OUTPUT_LINES]
+    if len(output) > len(shown):
+        shown.append(f"... ({len(output) - len(shown)} more lines)")
+    raise ConfigError(
+        f"{interpreter!r} did not start perflab's worker: it is not a Python 3.7+ interpreter "
+        f"({how})",
+        hint="python= must be a Python 3.7+ interpreter, e.g. /envs/after/bin/python",
+        variant=variant.name,
+        detail="\n".join(shown) or None,
+    )
 
 
 class StatementWorker:
@@ -174,13 +237,21 @@ class StatementWorker:
         except BrokenPipeError:
             raise self._died() from None
 
-    def _receive(self, timeout_s: float | None = None) -> dict[str, Any]:
+    def _receive(self, timeout_s: float | None = None, *, waiting_for: str = "") -> dict[str, Any]:
+        """The worker's next reply; `waiting_for` ("setup") names what a timeout means."""
         limit_s = self.timeout_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + limit_s
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
+                if waiting_for == "setup":
+                    raise self.error(
+                        f"the setup did not finish within {limit_s:g} s and was killed",
+                        hint="the setup hangs (or loads something very slowly); it runs once "
+                        f"per worker and may take max(--sample-timeout, {STARTUP_TIMEOUT_S:g} s)",
+                        detail=self._stderr_tail(),
+                    )
                 raise self.error(
                     f"the worker did not answer within {limit_s:g} s and was killed",
                     hint="the statement hangs or one sample is far longer than expected; "
@@ -210,8 +281,15 @@ class StatementWorker:
             self.kill()
             status = self.process.returncode
         assert status is not None
-        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
-        return self.error(f"the worker process {how}", detail=self._stderr_tail())
+        if status >= 0:
+            return self.error(
+                f"the worker process exited with status {status}", detail=self._stderr_tail()
+            )
+        return self.error(
+            f"the worker process was killed by signal {-status} ({_signal_name(-status)})",
+            hint=_CRASH_HINTS.get(-status),
+            detail=self._stderr_tail(),
+        )
 
     def _drain_stderr(self) -> None:
         for line in self.process.stderr_lines():
@@ -224,7 +302,7 @@ class StatementWorker:
 
     def _expect_hello(self, interpreter: str) -> None:
         try:
-            hello = self._receive(timeout_s=max(self.timeout_s, 120.0))
+            hello = self._receive(timeout_s=max(self.timeout_s, STARTUP_TIMEOUT_S))
         except BenchmarkFailedError as error:
             raise ConfigError(
                 f"{interpreter!r} did not start perflab's worker ({error.message})",
@@ -245,7 +323,7 @@ class StatementWorker:
         self, message: Mapping[str, Any], timeout_s: float | None = None
     ) -> dict[str, Any]:
         self._send(message)
-        reply = self._receive(timeout_s)
+        reply = self._receive(timeout_s, waiting_for=str(message.get("op", "")))
         if not reply.get("ok", False) and not reply.get("ready", False):
             raise self._failure(reply)
         return reply
@@ -259,7 +337,7 @@ class StatementWorker:
     def _register(self, ops: WorkerOps) -> None:
         reply = self.call(
             {"op": "register", "name": ops.name, "source": ops.source},
-            timeout_s=max(self.timeout_s, 120.0),
+            timeout_s=max(self.timeout_s, STARTUP_TIMEOUT_S),
         )
         if not reply.get("ok"):
             raise self.error(
@@ -287,7 +365,7 @@ class StatementWorker:
                 "scope": self.scope,
             },
             # imports (torch ...) and tool start-up (valgrind) can take long
-            timeout_s=max(self.timeout_s, 120.0),
+            timeout_s=max(self.timeout_s, STARTUP_TIMEOUT_S),
         )
         self._request({"op": "check"})
         return WorkerInfo(

@@ -28,6 +28,7 @@ Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol"|"register"|a len
 "error": traceback text}.
 """
 
+import faulthandler
 import gc
 import itertools
 import json
@@ -267,6 +268,9 @@ def main():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     sys.stdin = open(os.devnull)
+    # a crash in native code prints the Python stack where it happened on stderr, which the
+    # parent shows with its error (signal handlers only: nothing runs while measuring)
+    faulthandler.enable(sys.stderr)
     reply_stream = os.fdopen(reply_fd, "w")
     request_stream = os.fdopen(request_fd, "r")
     worker = Worker(reply_stream, request_stream)
