@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Protocol
 
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, WorkerOps, interpreter_for
@@ -18,7 +19,11 @@ from perflab.plan import launch_order
 OWN_LOOPS_FACTOR = 4.0
 
 
-def loops_per_variant(workers: Sequence[StatementWorker], target_ns: int) -> list[int]:
+class Calibrates(Protocol):
+    def calibrate(self, target_ns: int) -> int: ...
+
+
+def loops_per_variant(workers: Sequence[Calibrates], target_ns: int) -> list[int]:
     """The loop count of each variant's samples (the variants' order, baseline first): the
     baseline's calibration, or the variant's own where it differs by more than
     OWN_LOOPS_FACTOR. Samples keep their loop count; statistics use time per iteration."""

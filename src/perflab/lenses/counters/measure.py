@@ -57,7 +57,7 @@ from perflab.lenses.counters.perf_stat import (
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.session import benchmark_rng
+from perflab.measure.session import benchmark_rng, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Artifact,
@@ -401,7 +401,7 @@ class CountersLens:
         settings = context.experiment.settings
         rng = benchmark_rng(settings, benchmark, "counters")
         started = time.monotonic()
-        loops: int | None = None
+        loops: list[int] | None = None  # per variant
         generations = max(settings.min_generations, 2)
         with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
             generation = 0
@@ -447,9 +447,9 @@ class CountersLens:
         perf: str,
         tmp: Path,
         generation: int,
-        loops: int | None,
+        loops: list[int] | None,
         rng: random.Random,
-    ) -> int:
+    ) -> list[int]:
         variants = context.experiment.variants
         settings = context.experiment.settings
         workers: dict[int, _CountedWorker] = {}
@@ -459,14 +459,19 @@ class CountersLens:
                     context, benchmark, index, events, tmp / f"{generation}-{index}.csv", perf
                 )
             if loops is None:
-                loops = workers[0].worker.calibrate(int(settings.sample_target_ms * 1e6))
+                loops = loops_per_variant(
+                    [workers[i].worker for i in range(len(variants))],
+                    int(settings.sample_target_ms * 1e6),
+                )
             orders = block_orders(len(variants), rng)
             for block in range(settings.warmup_blocks + self.blocks_per_generation):
                 order = next(orders)
                 for index in order:
-                    self._sample(workers[index], loops, measured=block >= settings.warmup_blocks)
-            for worker in workers.values():
-                self._control_sample(worker, loops)
+                    self._sample(
+                        workers[index], loops[index], measured=block >= settings.warmup_blocks
+                    )
+            for index, worker in workers.items():
+                self._control_sample(worker, loops[index])
             outputs = {index: workers[index].finish() for index in workers}
         except BaseException:
             for worker in workers.values():

@@ -55,7 +55,7 @@ from perflab.lenses.profile.perf_script import (
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.session import benchmark_rng
+from perflab.measure.session import benchmark_rng, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerSample, variant_environment
 from perflab.model import (
     Artifact,
@@ -513,12 +513,14 @@ class ProfileLens:
                     options=options,
                     workdir=tmp,
                 )
-            loops = workers[0].calibrate(int(settings.sample_target_ms * 1e6))
+            loops = loops_per_variant(
+                [workers[i] for i in range(len(variants))], int(settings.sample_target_ms * 1e6)
+            )
             start = _now_ns()
             for block, order in enumerate(block_orders(len(variants), rng)):
                 warmup = block < settings.warmup_blocks
                 for position, index in enumerate(order):
-                    measured = workers[index].sample(loops, record=not warmup)
+                    measured = workers[index].sample(loops[index], record=not warmup)
                     context.sink.add_sample(
                         Sample(
                             benchmark=benchmark.name,
@@ -526,7 +528,7 @@ class ProfileLens:
                             metric=Metric.PROFILE,
                             name=WALL_NS,
                             value=measured.wall_ns,
-                            loops=loops,
+                            loops=loops[index],
                             block=block,
                             position=position,
                             cpu=measured.cpu,

@@ -33,7 +33,7 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.session import LensSession
+from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.model import (
     Artifact,
@@ -169,7 +169,7 @@ def _require_statement(benchmark: Benchmark) -> None:
 
 class _Session(LensSession):
     def run(self) -> None:
-        loops: int | None = None
+        loops: list[int] | None = None  # per variant
         generations = max(2, self.settings.min_generations)  # a CI needs two
         for generation in range(generations):
             self.context.progress.update(
@@ -181,17 +181,18 @@ class _Session(LensSession):
             with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
                 if loops is None:
                     target_ns = int(self.settings.sample_target_ms * 1e6)
-                    loops = min(MAX_LOOPS, workers[0].calibrate(target_ns))
+                    loops = [min(MAX_LOOPS, n) for n in loops_per_variant(workers, target_ns)]
                 self._profile_generation(workers, generation, loops)
 
     def _profile_generation(
-        self, workers: list[StatementWorker], generation: int, loops: int
+        self, workers: list[StatementWorker], generation: int, loops: list[int]
     ) -> None:
         orders = block_orders(len(workers), self.rng)
         for block in range(1 + MEASURED_BLOCKS):
             warmup = block == 0
             for position, index in enumerate(next(orders)):
-                table = torch_profile(workers[index], min(loops, WARMUP_LOOPS) if warmup else loops)
+                own = loops[index]
+                table = torch_profile(workers[index], min(own, WARMUP_LOOPS) if warmup else own)
                 self._store(table, self.variants[index].name, generation, block, position, warmup)
 
     def _store(
