@@ -41,6 +41,17 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # the handlers below outlive an interrupt (ignored then): give the caller (a test calling
+    # main in-process) its own back
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _main(argv)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
