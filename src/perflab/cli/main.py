@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -117,9 +118,14 @@ def _main(argv: Sequence[str] | None) -> int:
             f"perflab show {interrupted.run_id}",
             highlight=False,
         )
+        # exit promptly: the interpreter's final garbage collection over scipy's and numpy's
+        # objects takes ~1 s on a loaded machine; nothing of perflab's needs it (the store is
+        # closed), so those objects are frozen out of it
+        gc.freeze()
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         err.print("perflab: interrupted; what was measured is kept in the store")
+        gc.freeze()  # as above
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`perflab show --json - | head`): stop quietly, as a pipe does
