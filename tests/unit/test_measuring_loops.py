@@ -64,7 +64,9 @@ def test_time_lens_interleaves_fresh_workers_and_finds_the_ratio() -> None:
     assert all(p.spec.cpu == 1 and p.returncode == 0 for p in runner.spawned)
     assert all(p.spec.argv[0] == "/usr/bin/python3" for p in runner.spawned)
     ops = [r["op"] for _, r in worker.requests]
-    assert ops.count("calibrate") == 1  # the first generation calibrates for all
+    # the first generation calibrates each variant; same-speed ones share the baseline's count
+    assert ops.count("calibrate") == len(VARIANTS)
+    assert len({s.loops for s in sink.samples}) == 1
     measured = [s for s in sink.samples if not s.warmup and s.name == WALL_NS]
     assert {s.variant for s in measured} == {"A", "B"}
     assert {s.generation for s in measured} == set(range(worker.started // 2))
@@ -73,6 +75,21 @@ def test_time_lens_interleaves_fresh_workers_and_finds_the_ratio() -> None:
     (comparison,) = analysis.comparisons
     assert comparison.ratio == pytest.approx(0.8)
     assert comparison.verdict is Verdict.FASTER
+
+
+def test_time_lens_gives_a_far_slower_variant_its_own_loop_count() -> None:
+    def ns_per_loop(spec: LaunchSpec) -> float:
+        return 1000.0 if (spec.env or {}).get("FAST") == "1" else 1000.0 * 1000
+
+    runner = FakeRunner().on_spawn("statement_worker", ScriptedWorker(ns_per_loop))
+    context, sink = _context(runner, dataclasses.replace(FAST, budget_s=0.3))
+    lens = TimeLens(clock_ns=FakeClock())
+    lens.measure(BENCH, context)
+    loops = {s.variant: s.loops for s in sink.samples}
+    # each sample lasts about --sample-ms in both: B runs 1000x the loops of A
+    assert loops["B"] == 1000 * loops["A"]
+    analysis = lens.analyse(BENCH, ["A", "B"], sink.data_for("b", Metric.TIME), context.experiment)
+    assert analysis.comparisons[0].ratio == pytest.approx(0.001)
 
 
 def test_time_lens_reports_a_failing_setup_and_leaves_no_worker() -> None:
