@@ -9,11 +9,23 @@ measured cost next to it says how far memory or front-end effects are from that 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
+from perflab.host import cpu_flags, cpuinfo_fields, read_text
 from perflab.lenses.asm.analyse import LoopThroughput
 from perflab.proc import LaunchSpec, ProcessRunner, which
 
-DEFAULT_MCPU = "sapphirerapids"
+DEFAULT_MCPU = "native"  # LLVM's own host detection, when the CPU is not one we can name
+# a newer model than this LLVM knows -> the closest older one it does know
+_OLDER_MODEL = {
+    "znver5": "znver4",
+    "znver4": "znver3",
+    "znver3": "znver2",
+    "graniterapids": "sapphirerapids",
+    "sapphirerapids": "icelake-server",
+    "icelake-server": "cascadelake",
+    "cascadelake": "skylake-avx512",
+}
 MCA_TIMEOUT_S = 30.0
 _FIELD = re.compile(r"^(Iterations|Total Cycles|Total uOps|Block RThroughput):\s+([0-9.]+)", re.M)
 
@@ -32,15 +44,84 @@ def parse_mca_summary(text: str, cpu: str) -> LoopThroughput | None:
     )
 
 
+def host_mcpu(cpuinfo: str) -> str:
+    """The llvm-mca CPU model of the machine described by /proc/cpuinfo text: the scheduling
+    model must be the host's, or predicted cycles describe another machine (an AMD EPYC guest
+    is not a Sapphire Rapids). `native` when the CPU is not recognised."""
+    fields = cpuinfo_fields(cpuinfo)
+    flags = cpu_flags(cpuinfo)
+    try:
+        family = int(fields.get("cpu family", "0"))
+        model = int(fields.get("model", "0"))
+    except ValueError:
+        return DEFAULT_MCPU
+    vendor = fields.get("vendor_id", "")
+    if vendor == "AuthenticAMD":
+        if family == 0x17:
+            return "znver2" if model >= 0x30 else "znver1"
+        if family == 0x19:
+            zen4 = 0x10 <= model <= 0x1F or 0x60 <= model <= 0x7F or 0xA0 <= model <= 0xAF
+            return "znver4" if zen4 else "znver3"
+        if family == 0x1A:
+            return "znver5"
+        return DEFAULT_MCPU
+    if vendor == "GenuineIntel":
+        if "amx_tile" in flags:
+            return "sapphirerapids"
+        if "avx512_vbmi2" in flags:
+            return "icelake-server"
+        if "avx512_vnni" in flags:
+            return "cascadelake"
+        if "avx512f" in flags:
+            return "skylake-avx512"
+        if "avx2" in flags:
+            return "skylake"
+    return DEFAULT_MCPU
+
+
+def parse_mcpu_help(text: str) -> frozenset[str]:
+    """CPU names from `llvm-mca -mcpu=help` (its "Available CPUs" block)."""
+    names = set()
+    in_cpus = False
+    for line in text.splitlines():
+        if line.startswith("Available CPUs"):
+            in_cpus = True
+            continue
+        if in_cpus and line.startswith("Available features"):
+            break
+        match = re.match(r"^\s+([\w.-]+)\s+- Select the", line)
+        if in_cpus and match:
+            names.add(match.group(1))
+    return frozenset(names)
+
+
+def supported_model(wanted: str, known: Collection[str]) -> str:
+    """`wanted`, or the closest older model this llvm-mca knows (`native` as the last resort);
+    an empty `known` means the list could not be read, and `wanted` is tried as is."""
+    model = wanted
+    while known and model not in known and model != DEFAULT_MCPU:
+        model = _OLDER_MODEL.get(model, DEFAULT_MCPU)
+    return model
+
+
 class McaPredictor:
     """Runs llvm-mca through the process seam; `available` is False when the tool is missing."""
 
     def __init__(
-        self, runner: ProcessRunner, cpu: str = DEFAULT_MCPU, tool: str | None = None
+        self, runner: ProcessRunner, cpu: str | None = None, tool: str | None = None
     ) -> None:
+        """`cpu`: the llvm-mca model; None picks the host's (from /proc/cpuinfo), falling back
+        to the closest older model this llvm-mca knows."""
         self.runner = runner
-        self.cpu = cpu
         self.tool = tool or which("llvm-mca") or which("llvm-mca-14")
+        self.cpu = cpu or self._host_model()
+
+    def _host_model(self) -> str:
+        wanted = host_mcpu(read_text("/proc/cpuinfo") or "")
+        if self.tool is None:
+            return wanted
+        done = self.runner.run(LaunchSpec(argv=(self.tool, "-mcpu=help")), stdin_text="")
+        return supported_model(wanted, parse_mcpu_help(done.stdout + done.stderr))
 
     @property
     def available(self) -> bool:

@@ -82,7 +82,7 @@ class AsmLens:
         source: HotCodeSource | None = None,
         *,
         hot_functions: int = HOT_FUNCTIONS,
-        mcpu: str = "sapphirerapids",
+        mcpu: str | None = None,  # llvm-mca's CPU model; None: the host's
         demangler: Demangler | None = None,
     ) -> None:
         self.source: HotCodeSource = source or PerfRecordSource()
