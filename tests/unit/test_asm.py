@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -194,7 +195,7 @@ def test_listing_json_round_trip() -> None:
 
 
 def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
-    small = loop_lines({0x1002: 1.0})
+    small = loop_lines({0x1002: 100.0})
     hot = build_listing(
         name="g",
         symbol="g",
@@ -202,7 +203,7 @@ def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
         address=0,
         code=bytes.fromhex("c3"),
         resolve=NAMES.get,
-        costs={0: 9.0},
+        costs={0: 900.0},
     )
     bigger = build_listing(
         name="f.constprop.0",
@@ -211,11 +212,11 @@ def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
         address=0x1000,
         code=LOOP_CODE[:-1] + bytes.fromhex("90c3"),
         resolve=NAMES.get,
-        costs={0x1002: 1.0},
+        costs={0x1002: 100.0},
     )
 
     def artifact(variant: str, listings: Sequence[FunctionListing]) -> Artifact:
-        payload = {"version": 1, "total_cost": 10.0, "functions": [f.to_json() for f in listings]}
+        payload = {"version": 1, "total_cost": 1e3, "functions": [f.to_json() for f in listings]}
         return Artifact("b", variant, Metric.ASM, ARTIFACT_FUNCTIONS, json.dumps(payload))
 
     data = BenchmarkData(artifacts=(artifact("base", [small, hot]), artifact("new", [bigger, hot])))
@@ -235,9 +236,19 @@ def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
     assert [view.change.name for view in views] == ["f"]
 
 
-def asm_data(base: Sequence[FunctionListing], new: Sequence[FunctionListing]) -> BenchmarkData:
+def asm_data(
+    base: Sequence[FunctionListing], new: Sequence[FunctionListing], **extra: Any
+) -> BenchmarkData:
+    """Stored listings; without samples they stand for functions named by --symbol."""
+
     def artifact(variant: str, listings: Sequence[FunctionListing]) -> Artifact:
-        payload = {"version": 1, "total_cost": 10.0, "functions": [f.to_json() for f in listings]}
+        payload = {
+            "version": 1,
+            "total_cost": 10.0,
+            "named": True,
+            "functions": [f.to_json() for f in listings],
+        }
+        payload.update(extra.get(variant, {}))
         return Artifact("b", variant, Metric.ASM, ARTIFACT_FUNCTIONS, json.dumps(payload))
 
     return BenchmarkData(artifacts=(artifact("base", base), artifact("new", new)))

@@ -26,6 +26,8 @@ from typing import Any
 import capstone
 from capstone import x86 as cs_x86
 
+from perflab.measure.debuginfo import SourceFrame, frames_from_json, frames_to_json
+
 L1I_CACHE_BYTES = 32 * 1024  # L1 instruction cache of current Intel and AMD cores
 UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Zen 3/4); the low end
 # A "loop" larger than this is an interpreter's dispatch or a whole algorithm: a static
@@ -268,7 +270,7 @@ def basic_blocks(lines: Sequence[AsmLine]) -> tuple[BasicBlock, ...]:
         insn = lines[last].instruction
         successors: list[int] = []
         if insn.flow in (Flow.JUMP, Flow.BRANCH) and insn.target in index_of:
-            successors.append(block_of[index_of[insn.target]])  # type: ignore[index]
+            successors.append(block_of[index_of[insn.target]])
         if insn.flow not in (Flow.JUMP, Flow.RET) and n + 1 < len(starts):
             successors.append(n + 1)
         blocks.append(BasicBlock(first, last, tuple(dict.fromkeys(successors))))
@@ -612,6 +614,9 @@ class FunctionListing:
     hot_loop: LoopSummary | None = None
     cost: float = 0.0  # samples (or Ir) attributed to the function as a whole
     cost_unit: str = "samples"
+    # DWARF inline chains (innermost first) of the addresses that execute inlined code; None:
+    # the object has no debug info (or it was not read), so inlining cannot be told
+    inline_frames: Mapping[int, tuple[SourceFrame, ...]] | None = None
 
     @property
     def size_bytes(self) -> int:
@@ -660,6 +665,9 @@ class FunctionListing:
             "cost_unit": self.cost_unit,
             "hot_loop": self.hot_loop.to_json() if self.hot_loop else None,
             "lines": [_line_to_json(line) for line in self.lines],
+            "inline_frames": (
+                None if self.inline_frames is None else frames_to_json(self.inline_frames)
+            ),
         }
 
     @classmethod
@@ -673,6 +681,11 @@ class FunctionListing:
             hot_loop=LoopSummary.from_json(data["hot_loop"]) if data.get("hot_loop") else None,
             cost=float(data.get("cost", 0.0)),
             cost_unit=str(data.get("cost_unit", "samples")),
+            inline_frames=(
+                None
+                if data.get("inline_frames") is None
+                else frames_from_json(data["inline_frames"])
+            ),
         )
 
 
@@ -997,9 +1010,9 @@ def _same_code(baseline: FunctionListing, variant: FunctionListing) -> bool:
 
 def change_sentence(baseline: FunctionListing | None, variant: FunctionListing | None) -> str:
     if baseline is None:
-        return "only in the variant (new, renamed beyond pairing, or no longer inlined)"
+        return "not run in the baseline"
     if variant is None:
-        return "only in the baseline (removed, renamed beyond pairing, or now inlined)"
+        return "not run in the variant"
     if _same_code(baseline, variant):
         return "identical after normalisation"
     parts: list[str] = []
@@ -1014,9 +1027,9 @@ def change_sentence(baseline: FunctionListing | None, variant: FunctionListing |
     added = sorted(set(variant.calls) - set(baseline.calls))
     removed = sorted(set(baseline.calls) - set(variant.calls))
     if removed:
-        parts.append(f"no longer calls {', '.join(_short(n) for n in removed[:3])} (inlined?)")
+        parts.append(f"no longer calls {', '.join(_short(n) for n in removed[:3])}")
     if added:
-        parts.append(f"now calls {', '.join(_short(n) for n in added[:3])} (outlined?)")
+        parts.append(f"now calls {', '.join(_short(n) for n in added[:3])}")
     if baseline.size_bytes != variant.size_bytes and baseline.size_bytes:
         old, new = baseline.size_bytes, variant.size_bytes
         parts.append(f"code size {old} -> {new} bytes ({new / old:.2f}x)")

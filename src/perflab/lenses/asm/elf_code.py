@@ -172,6 +172,9 @@ class ElfObject:
     symbols: tuple[ElfSymbol, ...]  # sorted by address, functions and data
     plt: Mapping[int, str]  # PLT stub address -> imported symbol name
     got: Mapping[int, str]  # GOT slot address -> symbol name (for call [rip + slot])
+    # where the full symbol table came from: the object itself, its separate debug file
+    # (build-id or .gnu_debuglink), or None when only exported (.dynsym) names are known
+    symbols_from: str | None = None
 
     @functools.cached_property
     def _starts(self) -> list[int]:
@@ -209,6 +212,23 @@ class ElfObject:
         section = self.section_at(address)
         # no offset: constant-pool offsets shift with every unrelated change and would pollute diffs
         return section.name if section is not None else None
+
+    @functools.cached_property
+    def _by_name(self) -> tuple[list[str], list[ElfSymbol]]:
+        ordered = sorted(self.functions(), key=lambda s: s.name)
+        return [s.name for s in ordered], ordered
+
+    def with_prefix(self, prefix: str) -> list[ElfSymbol]:
+        """Functions whose symbol-table name starts with `prefix` (``foo.`` finds ``foo.cold``,
+        ``foo.part.0``): a binary search, not a scan of 10^5 symbols."""
+        names, ordered = self._by_name
+        start = bisect.bisect_left(names, prefix)
+        found = []
+        for index in range(start, len(names)):
+            if not names[index].startswith(prefix):
+                break
+            found.append(ordered[index])
+        return found
 
     def find(self, name: str) -> list[ElfSymbol]:
         """Functions whose mangled or demangled name is exactly `name`."""
@@ -309,12 +329,20 @@ def _read_elf(elf: ELFFile, path: str, demangler: Demangler) -> ElfObject:
         if section["sh_addr"] and section["sh_flags"] & 2  # SHF_ALLOC
     )
     raw: dict[tuple[str, int], tuple[int, bool, bool]] = {}
-    for table_name in (".symtab", ".dynsym"):
-        table = elf.get_section_by_name(table_name)
-        if isinstance(table, SymbolTableSection):
-            strings = elf.get_section(table["sh_link"]).data()
-            for entry in _symbol_entries(table.data(), strings):
-                raw.setdefault(entry[0], entry[1])
+    symbols_from: str | None = None
+    if isinstance(elf.get_section_by_name(".symtab"), SymbolTableSection):
+        symbols_from = path
+        _add_symbols(elf, ".symtab", raw)
+    else:
+        debug_file = separate_debug_file(path, _build_id_of(elf), _debuglink_of(elf))
+        if debug_file is not None:
+            try:
+                with open(debug_file, "rb") as stream:
+                    _add_symbols(ELFFile(stream), ".symtab", raw)
+                symbols_from = debug_file
+            except (OSError, ELFError):
+                symbols_from = None  # an unreadable debug file: the exported names only
+    _add_symbols(elf, ".dynsym", raw)
     demangled = demangler.demangle(sorted({name for name, _ in raw}))
     symbols = sorted(
         (
@@ -333,7 +361,62 @@ def _read_elf(elf: ELFFile, path: str, demangler: Demangler) -> ElfObject:
         symbols=tuple(symbols),
         plt=plt,
         got={address: name for address, name in got.items()},
+        symbols_from=symbols_from,
     )
+
+
+def _add_symbols(elf: ELFFile, table_name: str, raw: dict[tuple[str, int], Any]) -> None:
+    table = elf.get_section_by_name(table_name)
+    if isinstance(table, SymbolTableSection):
+        strings = elf.get_section(table["sh_link"]).data()
+        for entry in _symbol_entries(table.data(), strings):
+            raw.setdefault(entry[0], entry[1])
+
+
+DEBUG_ROOT = "/usr/lib/debug"
+
+
+def separate_debug_file(
+    path: str, build_id: str | None, debuglink: str | None, root: str = DEBUG_ROOT
+) -> str | None:
+    """Where a stripped object's symbols live, searched as gdb and perf do: by build-id
+    (``ROOT/.build-id/xx/rest.debug``, what Debian's ``-dbg``/``-dbgsym`` packages install),
+    then by ``.gnu_debuglink`` name next to the object, in its ``.debug/`` directory and under
+    ROOT with the object's directory."""
+    candidates = []
+    if build_id and len(build_id) > 2:
+        candidates.append(os.path.join(root, ".build-id", build_id[:2], build_id[2:] + ".debug"))
+    if debuglink:
+        directory = os.path.dirname(os.path.realpath(path))
+        candidates += [
+            os.path.join(directory, debuglink),
+            os.path.join(directory, ".debug", debuglink),
+            os.path.join(root + directory, debuglink),
+        ]
+    real = os.path.realpath(path)
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.path.realpath(candidate) != real:
+            return candidate
+    return None
+
+
+def _build_id_of(elf: ELFFile) -> str | None:
+    for section in elf.iter_sections():
+        if section["sh_type"] != "SHT_NOTE":
+            continue
+        for note in section.iter_notes():  # type: ignore[attr-defined]
+            if note["n_type"] == "NT_GNU_BUILD_ID":
+                return str(note["n_desc"])
+    return None
+
+
+def _debuglink_of(elf: ELFFile) -> str | None:
+    section = elf.get_section_by_name(".gnu_debuglink")
+    if section is None:
+        return None
+    data = section.data()
+    name = data[: data.find(b"\0")].decode("utf-8", "replace")
+    return name or None
 
 
 _ELF64_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size

@@ -114,14 +114,27 @@ class McaPredictor:
         to the closest older model this llvm-mca knows."""
         self.runner = runner
         self.tool = tool or which("llvm-mca") or which("llvm-mca-14")
-        self.cpu = cpu or self._host_model()
+        self._known: frozenset[str] | None = None
+        self.cpu = cpu or supported_model(host_mcpu(read_text("/proc/cpuinfo") or ""), self.known)
 
-    def _host_model(self) -> str:
-        wanted = host_mcpu(read_text("/proc/cpuinfo") or "")
-        if self.tool is None:
-            return wanted
-        done = self.runner.run(LaunchSpec(argv=(self.tool, "-mcpu=help")), stdin_text="")
-        return supported_model(wanted, parse_mcpu_help(done.stdout + done.stderr))
+    @property
+    def known(self) -> frozenset[str]:
+        """The CPU models this llvm-mca has (empty when it cannot say)."""
+        if self._known is None:
+            self._known = frozenset()
+            if self.tool is not None:
+                done = self.runner.run(LaunchSpec(argv=(self.tool, "-mcpu=help")), stdin_text="")
+                self._known = parse_mcpu_help(done.stdout + done.stderr)
+        return self._known
+
+    @property
+    def avx512_cpu(self) -> str:
+        """The model for loops the host's model cannot execute (AVX-512 code on a CPU without
+        it): the nearest model with AVX-512 that this llvm-mca knows; named in the output."""
+        for model in ("znver4", "sapphirerapids", "icelake-server", "skylake-avx512"):
+            if not self.known or model in self.known:
+                return model
+        return DEFAULT_MCPU
 
     @property
     def available(self) -> bool:
@@ -130,10 +143,15 @@ class McaPredictor:
     def __call__(self, assembly: str) -> LoopThroughput | None:
         if self.tool is None:
             return None
-        done = self.runner.run(
-            LaunchSpec(argv=(self.tool, f"-mcpu={self.cpu}", "-iterations=100", "-")),
-            stdin_text=assembly,
-            timeout_s=MCA_TIMEOUT_S,
-        )
+        for cpu in dict.fromkeys((self.cpu, self.avx512_cpu)):
+            done = self.runner.run(
+                LaunchSpec(argv=(self.tool, f"-mcpu={cpu}", "-iterations=100", "-")),
+                stdin_text=assembly,
+                timeout_s=MCA_TIMEOUT_S,
+            )
+            if done.ok:
+                return parse_mca_summary(done.stdout, cpu)
+            if "unsupported instruction" not in done.stderr:
+                break
         # an instruction llvm-mc cannot assemble (rare capstone spellings) fails this one loop only
-        return parse_mca_summary(done.stdout, self.cpu) if done.ok else None
+        return None

@@ -15,18 +15,16 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from perflab.diagnosis import Diagnosis
 from perflab.errors import ConfigError
 from perflab.lenses.asm.analyse import (
     FunctionChange,
     FunctionListing,
     build_listing,
-    canonical_name,
-    compare_functions,
     diff_text,
-    pair_names,
 )
 from perflab.lenses.asm.elf_code import (
     CodeLookupError,
@@ -36,6 +34,14 @@ from perflab.lenses.asm.elf_code import (
     default_demangler,
     load_elf_object,
 )
+from perflab.lenses.asm.explain import (
+    MIN_RAN_SAMPLES,
+    MIN_RAN_SHARE,
+    Row,
+    VariantCode,
+    explain,
+)
+from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.sources import (
     HotCodeSource,
@@ -44,6 +50,7 @@ from perflab.lenses.asm.sources import (
     region_from_json,
     region_to_json,
 )
+from perflab.measure.debuginfo import object_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.model import (
     Artifact,
@@ -138,8 +145,10 @@ class AsmLens:
                 benchmark=benchmark.name, metric=self.metric, detail=f"disassembling {variant.name}"
             )
             region = regions[variant.name]
-            found = _complete(chosen[variant.name], wanted, region, demangler)
-            listings = [_listing(f, region, predictor) for f in found]
+            found = with_fragments(chosen[variant.name], region)
+            listings = [_listing(f, region, predictor, context.runner) for f in found]
+            for note in _symbol_notes(region):
+                context.sink.add_note(replace(note, benchmark=benchmark.name, variant=variant.name))
             if not listings:
                 context.sink.add_note(
                     Note(
@@ -151,11 +160,24 @@ class AsmLens:
                         metric=self.metric,
                     )
                 )
+            have = {family(f.symbol.demangled) for f in found}
+            defined, searched = _presence(
+                [w for w in wanted if w[0] not in have], region, demangler
+            )
+            objects = sorted({f.object.path for f in found})
             payload = {
                 "version": FORMAT_VERSION,
                 "total_cost": region.total,
                 "cost_unit": region.unit,
                 "mcpu": predictor.cpu if predictor.available else None,
+                "named": bool(patterns),
+                "min_ran_share": MIN_RAN_SHARE,
+                "min_ran_samples": MIN_RAN_SAMPLES,
+                "family_samples": family_samples(region, demangler),
+                "defined": defined,
+                "searched": searched,
+                "identities": {path: object_identity(path) for path in objects},
+                "symbols_from": {f.object.path: f.object.symbols_from for f in found},
                 "functions": [listing.to_json() for listing in listings],
             }
             _store(context, benchmark, variant, ARTIFACT_FUNCTIONS, payload)
@@ -207,17 +229,111 @@ def _objects(region: ProfiledRegion, demangler: Demangler, paths: Sequence[str])
 
 
 def find_hot(region: ProfiledRegion, demangler: Demangler, limit: int) -> list[FoundFunction]:
-    """The most sampled functions with at least MIN_HOT_SHARE of all samples, hottest first."""
+    """The most sampled functions with at least MIN_HOT_SHARE of all samples, hottest first.
+
+    Samples are summed per function family first (fragments, clones and dispatch members of
+    one function, see `identity`), so a kernel split into `.cold` and `.part` pieces, or run
+    as two ISA versions, is one function; every sampled member is returned."""
     total = region.total or 1.0
+    weights = region.by_function()
+    names = demangler.demangle(sorted({symbol for _, symbol in weights}))
+    by_family: dict[str, list[tuple[str, str, float]]] = {}
+    for (path, symbol), weight in weights.items():
+        name = names.get(symbol, symbol)
+        by_family.setdefault(family(name), []).append((path, symbol, weight))
+    ranked = sorted(by_family.items(), key=lambda item: -sum(w for _, _, w in item[1]))
     found: list[FoundFunction] = []
-    for (path, symbol_name), weight in region.by_function().items():
-        if len(found) >= limit or weight / total < MIN_HOT_SHARE:
+    for _, members in ranked[:limit]:
+        if sum(w for _, _, w in members) / total < MIN_HOT_SHARE:
             break
-        for obj in _objects(region, demangler, [path]):
-            matches = obj.find(symbol_name)
-            if matches:
-                found.append(FoundFunction(obj, matches[0], float(weight)))
+        for path, symbol_name, weight in members:
+            for obj in _objects(region, demangler, [path]):
+                matches = obj.find(symbol_name)
+                if matches:
+                    found.append(FoundFunction(obj, matches[0], float(weight)))
     return found
+
+
+def family_samples(region: ProfiledRegion, demangler: Demangler) -> dict[str, float]:
+    """Samples per function family, for every sampled function (also those not listed)."""
+    weights = region.by_function()
+    names = demangler.demangle(sorted({symbol for _, symbol in weights}))
+    out: dict[str, float] = {}
+    for (_, symbol), weight in weights.items():
+        key = family(names.get(symbol, symbol))
+        out[key] = out.get(key, 0.0) + weight
+    return out
+
+
+def with_fragments(found: Sequence[FoundFunction], region: ProfiledRegion) -> list[FoundFunction]:
+    """`found` plus the split-off fragments (`.cold`, `.part.N`) of each function in it, sampled
+    or not: a function's code size counts its parts."""
+    result = list(found)
+    have = {(f.object.path, f.symbol.name) for f in found}
+    weights = region.by_function()
+    for item in found:
+        base = identity(item.symbol.name)
+        for symbol in item.object.with_prefix(base + "."):
+            key = (item.object.path, symbol.name)
+            if key in have or fragment_role(symbol.name) is not Role.FRAGMENT:
+                continue
+            if identity(symbol.name) != base:
+                continue
+            have.add(key)
+            result.append(FoundFunction(item.object, symbol, float(weights.get(key, 0.0))))
+    return result
+
+
+def _presence(
+    wanted: Sequence[tuple[str, str]], region: ProfiledRegion, demangler: Demangler
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """For functions listed in another variant but not here: where this variant's objects
+    (those with the same file name) define them, per the symbol table, and what was searched."""
+    defined: dict[str, list[str]] = {}
+    searched: dict[str, list[str]] = {}
+    for name, basename in wanted:
+        paths = [p for p in region.objects if _basename(p) == basename]
+        for obj in _objects(region, demangler, paths):
+            searched.setdefault(name, []).append(obj.path)
+            for symbol in _family_index(obj).get(name, []):
+                defined.setdefault(name, []).append(f"{symbol.name} in {_basename(obj.path)}")
+    return defined, searched
+
+
+_FAMILY_INDEX: dict[str, tuple[ElfObject, dict[str, list[ElfSymbol]]]] = {}
+
+
+def _family_index(obj: ElfObject) -> dict[str, list[ElfSymbol]]:
+    cached = _FAMILY_INDEX.get(obj.path)
+    if cached is not None and cached[0] is obj:
+        return cached[1]
+    index: dict[str, list[ElfSymbol]] = {}
+    for symbol in obj.functions():
+        index.setdefault(family(symbol.demangled), []).append(symbol)
+    _FAMILY_INDEX[obj.path] = (obj, index)
+    while len(_FAMILY_INDEX) > 4:
+        del _FAMILY_INDEX[next(iter(_FAMILY_INDEX))]
+    return index
+
+
+def _symbol_notes(region: ProfiledRegion) -> list[Note]:
+    """Objects whose samples perf could not name: say so, with how to get the names."""
+    total = region.total or 1.0
+    unnamed: dict[str, float] = {}
+    for sample in region.samples:
+        if not sample.symbol and sample.object_path.startswith("/"):
+            unnamed[sample.object_path] = unnamed.get(sample.object_path, 0.0) + sample.weight
+    return [
+        Note(
+            Severity.WARNING,
+            f"no symbols for {_basename(path)} ({weight / total:.0%} of the samples): its hot "
+            "code cannot be named or shown",
+            hint="install its debug package (e.g. the -dbg or -dbgsym package) or build with -g",
+            metric=Metric.ASM,
+        )
+        for path, weight in unnamed.items()
+        if weight / total >= MIN_HOT_SHARE
+    ]
 
 
 def find_named(
@@ -246,58 +362,29 @@ def find_named(
 def _union_in_order(
     chosen: Mapping[str, list[FoundFunction]], order: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """(canonical name, object basename) of every function chosen in any variant, hottest first."""
+    """(family, object basename) of every function chosen in any variant, hottest first."""
     seen: dict[tuple[str, str], float] = {}
     for name in order:
         for found in chosen[name]:
-            key = (canonical_name(found.symbol.demangled), _basename(found.object.path))
+            key = (family(found.symbol.demangled), _basename(found.object.path))
             seen[key] = max(seen.get(key, 0.0), found.cost)
     return sorted(seen, key=lambda key: -seen[key])
-
-
-def _complete(
-    own: list[FoundFunction],
-    wanted: Sequence[tuple[str, str]],
-    region: ProfiledRegion,
-    demangler: Demangler,
-) -> list[FoundFunction]:
-    """This variant's functions plus its versions of functions chosen in other variants, so a
-    function hot in one variant is still shown (or shown missing) in the other."""
-    have = {(canonical_name(f.symbol.demangled), _basename(f.object.path)) for f in own}
-    result = list(own)
-    weights = region.by_function()
-    for canonical, basename in wanted:
-        if (canonical, basename) in have:
-            continue
-        paths = [p for p in region.objects if _basename(p) == basename]
-        for obj in _objects(region, demangler, paths):
-            symbol = _canonical_index(obj).get(canonical)
-            if symbol is not None:
-                result.append(
-                    FoundFunction(obj, symbol, float(weights.get((obj.path, symbol.name), 0.0)))
-                )
-                break
-    return result
-
-
-def _canonical_index(obj: ElfObject) -> dict[str, ElfSymbol]:
-    index: dict[str, ElfSymbol] = {}
-    for symbol in obj.functions():
-        index.setdefault(canonical_name(symbol.demangled), symbol)
-    return index
 
 
 def _basename(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+MAX_SYMBOLISED_ADDRESSES = 20000
+
+
 def _listing(
-    found: FoundFunction, region: ProfiledRegion, predictor: McaPredictor
+    found: FoundFunction, region: ProfiledRegion, predictor: McaPredictor, runner: ProcessRunner
 ) -> FunctionListing:
     obj, symbol = found.object, found.symbol
     offsets = region.offsets(obj.path, symbol.name)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}
-    return build_listing(
+    listing = build_listing(
         name=symbol.demangled,
         symbol=symbol.name,
         object_path=obj.path,
@@ -308,6 +395,12 @@ def _listing(
         cost_unit=region.unit,
         throughput_of=predictor if predictor.available else None,
     )
+    addresses = [line.instruction.address for line in listing.lines][:MAX_SYMBOLISED_ADDRESSES]
+    frames = symbolise(runner, obj.path, addresses)
+    if frames is None:
+        return listing
+    inlined = {address: chain for address, chain in frames.items() if len(chain) > 1}
+    return replace(listing, inline_frames=inlined)
 
 
 def _resolve(obj: ElfObject, address: int) -> str | None:
@@ -334,25 +427,20 @@ def _note(message: str, hint: str | None = None) -> Note:
 # analysis (from stored artifacts only)
 
 
-@dataclass(frozen=True)
-class StoredFunctions:
-    listings: tuple[FunctionListing, ...]
-    total_cost: float
-
-    def share(self, listing: FunctionListing | None) -> float:
-        if listing is None or self.total_cost <= 0:
-            return 0.0
-        return listing.cost / self.total_cost
-
-
-def load_functions(data: BenchmarkData, variant: str) -> StoredFunctions:
+def load_code(data: BenchmarkData, variant: str) -> VariantCode:
+    """One variant's stored listings and the facts the claims need (older runs lack some)."""
     artifacts = data.artifacts_of(variant, ARTIFACT_FUNCTIONS)
     if not artifacts:
-        return StoredFunctions((), 0.0)
+        return VariantCode((), 0.0)
     payload = json.loads(artifacts[-1].content)
-    return StoredFunctions(
-        tuple(FunctionListing.from_json(item) for item in payload.get("functions", [])),
-        float(payload.get("total_cost", 0.0)),
+    return VariantCode(
+        listings=tuple(FunctionListing.from_json(item) for item in payload.get("functions", [])),
+        total_cost=float(payload.get("total_cost", 0.0)),
+        family_samples={str(k): float(v) for k, v in payload.get("family_samples", {}).items()},
+        defined={str(k): tuple(v) for k, v in payload.get("defined", {}).items()},
+        searched={str(k): tuple(v) for k, v in payload.get("searched", {}).items()},
+        identities=dict(payload.get("identities", {})),
+        named=bool(payload.get("named", False)),
     )
 
 
@@ -361,64 +449,59 @@ def load_profile(data: BenchmarkData, variant: str) -> ProfiledRegion | None:
     return region_from_json(json.loads(artifacts[-1].content)) if artifacts else None
 
 
-def paired_changes(baseline: StoredFunctions, variant: StoredFunctions) -> list[FunctionChange]:
-    """Functions paired across the two variants, hottest first (by the larger sample share)."""
-    left = baseline.listings
-    right = variant.listings
-    pairs = pair_names([f.name for f in left], [f.name for f in right])
-    changes = []
-    for i, j in pairs:
-        base = left[i] if i is not None else None
-        var = right[j] if j is not None else None
-        name = canonical_name((base or var).name)  # type: ignore[union-attr]
-        changes.append(
-            (max(baseline.share(base), variant.share(var)), compare_functions(name, base, var))
-        )
-    changes.sort(key=lambda item: -item[0])  # stable: unsampled functions keep the user's order
-    return [change for _, change in changes]
-
-
 @dataclass(frozen=True)
 class AsmDetails:
-    functions: tuple[FunctionChange, ...]
-    baseline_share: tuple[float, ...]
-    variant_share: tuple[float, ...]
+    rows: tuple[Row, ...]
+
+    @property
+    def diagnoses(self) -> list[Diagnosis]:
+        return [d for row in self.rows for d in row.diagnoses]
 
     def to_json(self) -> dict[str, Any]:
         out = []
-        for change, base_share, var_share in zip(
-            self.functions, self.baseline_share, self.variant_share, strict=True
-        ):
+        for row in self.rows:
+            change = row.change
             out.append(
                 {
-                    "name": change.name,
-                    "baseline": _side_json(change.baseline, base_share),
-                    "variant": _side_json(change.variant, var_share),
+                    "name": row.name,
+                    "baseline": row.baseline.to_json(),
+                    "variant": row.variant.to_json(),
+                    "ran": {"baseline": row.baseline.ran, "variant": row.variant.ran},
+                    "sample_share": {
+                        "baseline": row.baseline.share,
+                        "variant": row.variant.share,
+                    },
+                    "not_run": {
+                        side: text
+                        for side, text in (
+                            ("baseline", row.baseline.why_not),
+                            ("variant", row.variant.why_not),
+                        )
+                        if text
+                    },
                     "calls_added": change.calls_added,
                     "calls_removed": change.calls_removed,
-                    "change": change.sentence,
+                    "change": row.sentence,
+                    "diagnoses": [d.to_json() for d in row.diagnoses],
+                    "notes": list(row.notes),
                     "diff": diff_text(change.rows),
                 }
             )
         return {
             "functions": out,
+            "diagnoses": [d.to_json() for d in self.diagnoses],
+            "explanation_notes": [note for row in self.rows for note in row.notes],
+            "min_ran_share": MIN_RAN_SHARE,
+            "min_ran_samples": MIN_RAN_SAMPLES,
             "ratio_kind": "code size of paired hot functions, variant/baseline",
         }
 
 
-def _side_json(listing: FunctionListing | None, share: float) -> dict[str, Any] | None:
-    if listing is None:
-        return None
-    out = listing.summary_json()
-    out["cost_share"] = share
-    return out
-
-
-def asm_verdict(changes: Sequence[FunctionChange]) -> Verdict:
-    """`equivalent` when every function is paired and its normalised code is identical;
-    otherwise `inconclusive`. Code size says nothing about speed (smaller code can run slower):
-    the time and counters lenses decide faster or slower, never this one."""
-    if changes and all(change.identical for change in changes):
+def asm_verdict(rows: Sequence[Row]) -> Verdict:
+    """`equivalent` when every row ran in both variants with identical normalised code and no
+    claim was made; otherwise `inconclusive`. Code size says nothing about speed (smaller code
+    can run slower): the time and counters lenses decide faster or slower, never this one."""
+    if rows and all(row.change.identical and not row.diagnoses for row in rows):
         return Verdict.EQUIVALENT
     return Verdict.INCONCLUSIVE
 
@@ -426,20 +509,14 @@ def asm_verdict(changes: Sequence[FunctionChange]) -> Verdict:
 def analyse_asm(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
 ) -> LensAnalysis:
-    baseline = load_functions(data, variants[0])
+    baseline = load_code(data, variants[0])
     comparisons = []
     for name in variants[1:]:
-        stored = load_functions(data, name)
-        changes = paired_changes(baseline, stored)
-        both = [c for c in changes if c.baseline is not None and c.variant is not None]
-        base_bytes = sum(c.baseline.size_bytes for c in both if c.baseline is not None)
-        var_bytes = sum(c.variant.size_bytes for c in both if c.variant is not None)
+        rows = explain(baseline, load_code(data, name))
+        both = [r for r in rows if r.change.baseline is not None and r.change.variant is not None]
+        base_bytes = sum(r.baseline.size_bytes for r in both)
+        var_bytes = sum(r.variant.size_bytes for r in both)
         ratio = var_bytes / base_bytes if base_bytes else math.nan
-        details = AsmDetails(
-            tuple(changes),
-            tuple(baseline.share(c.baseline) for c in changes),
-            tuple(stored.share(c.variant) for c in changes),
-        )
         comparisons.append(
             Comparison(
                 benchmark=benchmark.name,
@@ -449,11 +526,11 @@ def analyse_asm(
                 ratio=ratio,
                 ci_low=ratio,
                 ci_high=ratio,
-                verdict=asm_verdict(changes),
+                verdict=asm_verdict(rows),
                 baseline_value=float(base_bytes),
                 variant_value=float(var_bytes),
                 unit="bytes",
-                details=details,
+                details=AsmDetails(tuple(rows)),
             )
         )
     return LensAnalysis(comparisons=tuple(comparisons))
@@ -482,21 +559,23 @@ def asm_views(
     """Side-by-side data for the functions whose (demangled, mangled or canonical) name matches
     the regex `function`, for every non-baseline variant against the baseline."""
     pattern = compile_patterns([function])[0]
-    baseline = load_functions(data, variants[0])
+    baseline = load_code(data, variants[0])
     views = []
     for name in variants[1:]:
-        stored = load_functions(data, name)
-        for change in paired_changes(baseline, stored):
-            sides = [f for f in (change.baseline, change.variant) if f is not None]
-            if any(pattern.search(text) for f in sides for text in (f.name, f.symbol, change.name)):
+        for row in explain(baseline, load_code(data, name)):
+            change = row.change
+            sides = [f for f in (row.baseline.primary, row.variant.primary) if f is not None]
+            if sides and any(
+                pattern.search(text) for f in sides for text in (f.name, f.symbol, row.name)
+            ):
                 views.append(
                     AsmView(
                         benchmark=benchmark,
                         baseline_variant=variants[0],
                         variant=name,
                         change=change,
-                        baseline_share=baseline.share(change.baseline),
-                        variant_share=stored.share(change.variant),
+                        baseline_share=row.baseline.share,
+                        variant_share=row.variant.share,
                         cost_unit=sides[0].cost_unit,
                     )
                 )

@@ -1,0 +1,435 @@
+"""From two variants' stored listings to rows a user can trust and claims with their evidence.
+
+Pure: stored records in, rows and `Diagnosis` records out.
+
+A row is one function identity (fragments, clones and dispatch members folded, see
+`identity`). Each side of a row is the code that variant **executed**: the family member with
+the most samples, with its split-off parts, when the family has at least `MIN_RAN_SHARE` of the
+variant's samples and `MIN_RAN_SAMPLES` samples; otherwise the side says it did not run (and
+whether the symbol table defines it), and nothing is compared with an unexecuted copy.
+
+Claims, each only from the evidence named:
+- dispatch_changed: another member of the family ran (perf samples of both members);
+- code_changed / vector_width_changed: the executed code of one function differs (disassembly);
+  never between byte-identical objects (same build-id or content hash);
+- callee_changed: a call site calls another function (disassembly of both sides);
+- inlined / outlined: a callee's code is inlined into the caller in one variant (DWARF inlined
+  subroutine records) and called out of line by it in the other (disassembly);
+- appeared / disappeared: sampled in one variant only, with enough samples that zero on the
+  other side is not chance, and what the symbol table says about the other side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from perflab.diagnosis import Claim, Diagnosis
+from perflab.lenses.asm.analyse import (
+    INDIRECT_CALL,
+    FunctionChange,
+    FunctionListing,
+    RowTag,
+    compare_functions,
+)
+from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity
+
+MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
+MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side
+ABSENT_EXPECTED_SAMPLES = 5.0  # zero samples where >= 5 were expected: P(chance) < 1%
+
+
+@dataclass(frozen=True)
+class VariantCode:
+    """One variant's stored asm artifact."""
+
+    listings: tuple[FunctionListing, ...]
+    total_cost: float
+    family_samples: Mapping[str, float] = field(default_factory=dict)  # every sampled family
+    defined: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # family -> "sym in obj"
+    searched: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # family -> objects
+    identities: Mapping[str, str | None] = field(default_factory=dict)  # object -> build-id/hash
+    named: bool = False  # functions named by --symbol rather than found by samples
+
+    def share(self, samples: float) -> float:
+        return samples / self.total_cost if self.total_cost > 0 else 0.0
+
+    def samples_of(self, name: str, listings: Sequence[FunctionListing]) -> float:
+        from_listings = sum(listing.cost for listing in listings)
+        return max(from_listings, float(self.family_samples.get(name, 0.0)))
+
+
+@dataclass(frozen=True)
+class Side:
+    primary: FunctionListing | None  # the executed member (named mode: the named symbol)
+    parts: tuple[FunctionListing, ...]  # its fragments and clones, and other members that ran
+    samples: float
+    share: float
+    total: float
+    ran: bool
+    why_not: str = ""  # when it did not run: in words, with what the symbol table says
+
+    @property
+    def size_bytes(self) -> int:
+        if self.primary is None:
+            return 0
+        same = identity(self.primary.name)
+        return self.primary.size_bytes + sum(
+            p.size_bytes for p in self.parts if identity(p.name) == same
+        )
+
+    def parts_json(self) -> list[dict[str, Any]]:
+        primary = identity(self.primary.name) if self.primary else ""
+        return [
+            {
+                "symbol": p.symbol,
+                "name": p.name,
+                "role": str(fragment_role(p.name))
+                if identity(p.name) == primary
+                else "dispatch member",
+                "size_bytes": p.size_bytes,
+                "cost_share": p.cost / self.total if self.total > 0 else 0.0,
+            }
+            for p in self.parts
+        ]
+
+    def to_json(self) -> dict[str, Any] | None:
+        if self.primary is None:
+            return None
+        out = self.primary.summary_json()
+        out["size_bytes"] = self.size_bytes
+        out["own_size_bytes"] = self.primary.size_bytes
+        out["cost_share"] = self.share
+        out["samples"] = self.samples
+        out["ran"] = self.ran
+        out["parts"] = self.parts_json()
+        return out
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str  # the readable identity (the family)
+    baseline: Side
+    variant: Side
+    change: FunctionChange
+    diagnoses: tuple[Diagnosis, ...] = ()
+    notes: tuple[str, ...] = ()  # claims not made, and why
+
+    @property
+    def hotness(self) -> float:
+        return max(self.baseline.share, self.variant.share)
+
+    @property
+    def sentence(self) -> str:
+        words = []
+        for side, label in ((self.baseline, "baseline"), (self.variant, "variant")):
+            if side.primary is None or not side.ran:
+                words.append(f"{label}: {side.why_not}")
+        if self.baseline.primary is not None and self.variant.primary is not None:
+            if self.baseline.primary.symbol != self.variant.primary.symbol and any(
+                d.claim is Claim.DISPATCH_CHANGED for d in self.diagnoses
+            ):
+                words.append(f"ran {self.baseline.primary.name} -> {self.variant.primary.name}")
+            words.append(self.change.sentence)
+        return "; ".join(words)
+
+
+def _group(code: VariantCode) -> dict[str, list[FunctionListing]]:
+    groups: dict[str, list[FunctionListing]] = {}
+    for listing in code.listings:
+        groups.setdefault(family(listing.name), []).append(listing)
+    return groups
+
+
+def _side(code: VariantCode, name: str, listings: Sequence[FunctionListing], label: str) -> Side:
+    samples = code.samples_of(name, listings)
+    share = code.share(samples)
+    ran = share >= MIN_RAN_SHARE and samples >= MIN_RAN_SAMPLES
+    whole = [item for item in listings if fragment_role(item.name) is not Role.FRAGMENT]
+    primary = max(whole or list(listings), key=lambda item: item.cost, default=None)
+    if primary is None or (not ran and not code.named):
+        return Side(None, (), samples, share, code.total_cost, False, _why_not(code, name, samples))
+    parts = tuple(item for item in listings if item is not primary)
+    why = "" if ran else _why_not(code, name, samples)
+    return Side(primary, parts, samples, share, code.total_cost, ran, why)
+
+
+def _why_not(code: VariantCode, name: str, samples: float) -> str:
+    total = int(code.total_cost)
+    if samples > 0:
+        text = (
+            f"ran below the minimum ({int(samples)} of {total} samples; a side needs "
+            f"{MIN_RAN_SHARE:.0%} and {MIN_RAN_SAMPLES} samples)"
+        )
+    else:
+        text = f"not sampled (0 of {total} samples)"
+    defined = code.defined.get(name)
+    if defined:
+        text += f"; defined as {', '.join(defined[:3])} per the symbol table"
+    elif code.searched.get(name):
+        text += f"; not defined in {', '.join(_base(p) for p in code.searched[name])}"
+    return text
+
+
+def _base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _pct(samples: float, total: float) -> str:
+    return f"{int(samples)} of {int(total)} samples, {samples / total:.1%}" if total else "?"
+
+
+def explain(baseline: VariantCode, variant: VariantCode) -> list[Row]:
+    """Rows for every function either variant ran (or named), hottest first, with claims."""
+    left, right = _group(baseline), _group(variant)
+    names = list(dict.fromkeys([*left, *right]))
+    rows = []
+    for name in names:
+        b = _side(baseline, name, left.get(name, []), "baseline")
+        v = _side(variant, name, right.get(name, []), "variant")
+        change = compare_functions(
+            identity(name),
+            b.primary if b.ran or baseline.named else None,
+            v.primary if v.ran or variant.named else None,
+        )
+        rows.append(Row(name, b, v, change))
+    rows.sort(key=lambda row: -row.hotness)
+    return _claims(rows, baseline, variant)
+
+
+# ---------------------------------------------------------------------------------------------
+# claims
+
+
+def _same_object(baseline: VariantCode, variant: VariantCode, b: Side, v: Side) -> bool:
+    if b.primary is None or v.primary is None:
+        return False
+    left = baseline.identities.get(b.primary.object_path)
+    right = variant.identities.get(v.primary.object_path)
+    return left is not None and left == right
+
+
+def _inlined_into(listings: Sequence[FunctionListing], callee: str) -> list[str]:
+    """DWARF evidence that `callee`'s code is inlined into one of `listings`: 'X inlined into Y
+    at file:line' sentences (empty: no such record)."""
+    wanted = family(callee)
+    found: dict[str, None] = {}
+    for listing in listings:
+        for chain in (listing.inline_frames or {}).values():
+            for inner, outer in zip(chain, chain[1:], strict=False):
+                if family(_plain(inner.function)) == wanted:
+                    found.setdefault(
+                        f"DWARF: {_plain(inner.function)} inlined into {_plain(outer.function)}"
+                        f" at {outer.location()}",
+                        None,
+                    )
+    return list(found)[:2]
+
+
+def _plain(name: str) -> str:
+    """A symboliser's name without its argument list, for comparing with symbol names."""
+    name = name.split("@", 1)[0]
+    depth = 0
+    for i, char in enumerate(name):
+        if char == "(" and depth == 0 and not name[:i].endswith("operator"):
+            return name[:i]
+        depth += {"<": 1, ">": -1}.get(char, 0)
+    return name
+
+
+def _has_debug(listings: Sequence[FunctionListing]) -> bool:
+    return any(listing.inline_frames is not None for listing in listings)
+
+
+def _callee_pairs(
+    change: FunctionChange, removed: set[str], added: set[str]
+) -> list[tuple[str, str]]:
+    """Calls that changed target: a changed diff line `call X` -> `call Y`, then callees of one
+    stem (`Sleef_expf8_u10` -> `Sleef_expf16_u10`), then a single removed and added call."""
+    pairs: list[tuple[str, str]] = []
+    free_r, free_a = set(removed), set(added)
+
+    def take(x: str, y: str) -> None:
+        pairs.append((x, y))
+        free_r.discard(x)
+        free_a.discard(y)
+
+    for row in change.rows:
+        if row.tag is RowTag.CHANGED and row.left is not None and row.right is not None:
+            x, y = _call_target(row.left.text), _call_target(row.right.text)
+            if x in free_r and y in free_a:
+                take(x, y)
+    for x in sorted(free_r):
+        for y in sorted(free_a):
+            if x in free_r and y in free_a and callee_stem(x) == callee_stem(y):
+                take(x, y)
+    if len(free_r) == 1 and len(free_a) == 1:
+        take(next(iter(free_r)), next(iter(free_a)))
+    return pairs
+
+
+def _call_target(text: str) -> str:
+    if not text.startswith("call "):
+        return ""
+    operand = text[5:]
+    if operand.startswith("qword ptr [rip + ") and operand.endswith("]"):
+        return operand[len("qword ptr [rip + ") : -1]
+    return operand
+
+
+def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> list[Row]:
+    explained: set[str] = set()  # families a callee/inlining claim already accounts for
+    out: list[Row] = []
+    for row in rows:
+        b, v = row.baseline, row.variant
+        diagnoses: list[Diagnosis] = []
+        notes: list[str] = []
+        if b.ran and v.ran and b.primary is not None and v.primary is not None:
+            samples = int(min(b.samples, v.samples))
+            dispatched = b.primary.symbol != v.primary.symbol
+            if dispatched and family(b.primary.name) == family(v.primary.name):
+                diagnoses.append(
+                    Diagnosis(
+                        Claim.DISPATCH_CHANGED,
+                        row.name,
+                        (
+                            f"perf: ran {b.primary.name} in the baseline "
+                            f"({_pct(b.samples, b.total)})",
+                            f"perf: ran {v.primary.name} in the variant "
+                            f"({_pct(v.samples, v.total)})",
+                        ),
+                        samples,
+                        {"from": b.primary.name, "to": v.primary.name},
+                    )
+                )
+            if not dispatched and _same_object(baseline, variant, b, v):
+                out.append(row)  # byte-identical code: nothing can have changed in it
+                continue
+            removed = set(row.change.calls_removed) - {INDIRECT_CALL}
+            added = set(row.change.calls_added) - {INDIRECT_CALL}
+            for callee in sorted(removed):
+                evidence = _inlined_into([v.primary, *v.parts], callee)
+                if evidence:
+                    diagnoses.append(
+                        _inline_claim(Claim.INLINED, callee, row, evidence, "variant", samples)
+                    )
+                    removed.discard(callee)
+                    explained.add(family(callee))
+            for callee in sorted(added):
+                evidence = _inlined_into([b.primary, *b.parts], callee)
+                if evidence:
+                    diagnoses.append(
+                        _inline_claim(Claim.OUTLINED, callee, row, evidence, "baseline", samples)
+                    )
+                    added.discard(callee)
+                    explained.add(family(callee))
+            for x, y in _callee_pairs(row.change, removed, added):
+                diagnoses.append(
+                    Diagnosis(
+                        Claim.CALLEE_CHANGED,
+                        row.name,
+                        (
+                            f"objdump: {b.primary.name} calls {x} (baseline)",
+                            f"objdump: {v.primary.name} calls {y} instead (variant)",
+                        ),
+                        samples,
+                        {"from": x, "to": y},
+                    )
+                )
+                explained.update({family(x), family(y)})
+            if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
+                notes.append(
+                    f"calls changed in {row.name}; whether they were inlined or outlined cannot "
+                    f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
+                )
+            old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
+            if old_bits != new_bits:
+                diagnoses.append(
+                    Diagnosis(
+                        Claim.VECTOR_WIDTH_CHANGED,
+                        row.name,
+                        (
+                            f"disassembly: widest vector register {old_bits or 'none'} bits in "
+                            f"{b.primary.symbol} (baseline), {new_bits or 'none'} in "
+                            f"{v.primary.symbol} (variant)",
+                        ),
+                        samples,
+                        {"from": old_bits, "to": new_bits},
+                    )
+                )
+            if not dispatched and not row.change.identical:
+                differing = sum(r.tag is not RowTag.SAME for r in row.change.rows)
+                diagnoses.append(
+                    Diagnosis(
+                        Claim.CODE_CHANGED,
+                        row.name,
+                        (
+                            f"disassembly: {differing} of {len(row.change.rows)} normalised "
+                            f"instructions differ; {b.size_bytes} -> {v.size_bytes} bytes",
+                            f"objects differ: {_identity_text(baseline, b)} vs "
+                            f"{_identity_text(variant, v)}",
+                        ),
+                        samples,
+                    )
+                )
+        out.append(Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes)))
+    return [_one_sided(row, baseline, variant, explained) for row in out]
+
+
+def _identity_text(code: VariantCode, side: Side) -> str:
+    assert side.primary is not None
+    return str(code.identities.get(side.primary.object_path) or "identity unknown")
+
+
+def _inline_claim(
+    claim: Claim, callee: str, row: Row, evidence: list[str], where: str, samples: int
+) -> Diagnosis:
+    other = "baseline" if where == "variant" else "variant"
+    return Diagnosis(
+        claim,
+        family(callee),
+        (*[f"{e} ({where})" for e in evidence], f"objdump: {row.name} calls {callee} ({other})"),
+        samples,
+        {"caller": row.name},
+    )
+
+
+def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: set[str]) -> Row:
+    b, v = row.baseline, row.variant
+    if b.ran == v.ran or row.name in explained:
+        return row
+    present, absent = (b, v) if b.ran else (v, b)
+    absent_code = variant if b.ran else baseline
+    present_code = baseline if b.ran else variant
+    claim = Claim.DISAPPEARED if b.ran else Claim.APPEARED
+    expected = present.share * absent.total
+    notes = list(row.notes)
+    if absent.samples > 0 or expected < ABSENT_EXPECTED_SAMPLES:
+        if absent.samples == 0:
+            more = int((ABSENT_EXPECTED_SAMPLES - expected) / max(present.share, 1e-9)) + 1
+            notes.append(
+                f"no {claim} claim for {row.name}: {int(expected)} samples expected in the other "
+                f"variant; about {more} more samples there would settle it"
+            )
+        return Row(row.name, b, v, row.change, row.diagnoses, tuple(notes))
+    label_p = "baseline" if b.ran else "variant"
+    label_a = "variant" if b.ran else "baseline"
+    evidence = [
+        f"perf: {_pct(present.samples, present.total)} in the {label_p}; "
+        f"0 of {int(absent.total)} in the {label_a}",
+        f"{label_a}: {absent.why_not}",
+    ]
+    # the callee's code may now run inlined in a caller: DWARF says so, or nothing is claimed
+    inline = _inlined_into(absent_code.listings, row.name)
+    if inline:
+        claim = Claim.INLINED if b.ran else Claim.OUTLINED
+        evidence = [*[f"{e} ({label_a})" for e in inline], *evidence]
+    elif not _has_debug(absent_code.listings) and absent_code.listings:
+        notes.append(
+            f"whether {row.name} is now inlined cannot be told: no debug info in the "
+            f"{label_a}'s hot code: build with -g"
+        )
+    del present_code
+    diagnosis = Diagnosis(claim, row.name, tuple(evidence), int(present.samples))
+    return Row(row.name, b, v, row.change, (*row.diagnoses, diagnosis), tuple(notes))
