@@ -1008,7 +1008,13 @@ def _same_code(baseline: FunctionListing, variant: FunctionListing) -> bool:
     return [line.key for line in baseline.lines] == [line.key for line in variant.lines]
 
 
-def change_sentence(baseline: FunctionListing | None, variant: FunctionListing | None) -> str:
+def change_sentence(
+    baseline: FunctionListing | None,
+    variant: FunctionListing | None,
+    calls: tuple[Counter[str], Counter[str]] | None = None,
+) -> str:
+    """What changed, in words. `calls`: the callees of each side when they are more than the
+    listing's own (a function's split-off parts call too)."""
     if baseline is None:
         return "not run in the baseline"
     if variant is None:
@@ -1024,8 +1030,9 @@ def change_sentence(baseline: FunctionListing | None, variant: FunctionListing |
             else f"no vector registers (baseline {old_width}-bit)"
         )
     parts += _mnemonic_change(_hot_mnemonics(baseline), _hot_mnemonics(variant))
-    added = sorted(set(variant.calls) - set(baseline.calls))
-    removed = sorted(set(baseline.calls) - set(variant.calls))
+    old_calls, new_calls = calls or (baseline.calls, variant.calls)
+    added = sorted(set(new_calls) - set(old_calls))
+    removed = sorted(set(old_calls) - set(new_calls))
     if removed:
         parts.append(f"no longer calls {', '.join(_short(n) for n in removed[:3])}")
     if added:

@@ -21,6 +21,7 @@ Claims, each only from the evidence named:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +32,17 @@ from perflab.lenses.asm.analyse import (
     FunctionChange,
     FunctionListing,
     RowTag,
+    change_sentence,
     compare_functions,
 )
-from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity
+from perflab.lenses.asm.identity import (
+    Role,
+    callee_stem,
+    family,
+    fragment_role,
+    identity,
+    member,
+)
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
 MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side
@@ -78,6 +87,18 @@ class Side:
         return self.primary.size_bytes + sum(
             p.size_bytes for p in self.parts if identity(p.name) == same
         )
+
+    @property
+    def calls(self) -> Counter[str]:
+        """Callees of the function and its split-off parts (a `.cold` part's calls are its)."""
+        calls: Counter[str] = Counter()
+        if self.primary is None:
+            return calls
+        same = identity(self.primary.name)
+        for listing in (self.primary, *self.parts):
+            if identity(listing.name) == same:
+                calls.update(listing.calls)
+        return calls
 
     def parts_json(self) -> list[dict[str, Any]]:
         primary = identity(self.primary.name) if self.primary else ""
@@ -131,7 +152,13 @@ class Row:
                 d.claim is Claim.DISPATCH_CHANGED for d in self.diagnoses
             ):
                 words.append(f"ran {self.baseline.primary.name} -> {self.variant.primary.name}")
-            words.append(self.change.sentence)
+            words.append(
+                change_sentence(
+                    self.change.baseline,
+                    self.change.variant,
+                    (self.baseline.calls, self.variant.calls),
+                )
+            )
         return "; ".join(words)
 
 
@@ -287,8 +314,8 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
         notes: list[str] = []
         if b.ran and v.ran and b.primary is not None and v.primary is not None:
             samples = int(min(b.samples, v.samples))
-            dispatched = b.primary.symbol != v.primary.symbol
-            if dispatched and family(b.primary.name) == family(v.primary.name):
+            dispatched = member(b.primary.name) != member(v.primary.name)
+            if dispatched:
                 diagnoses.append(
                     Diagnosis(
                         Claim.DISPATCH_CHANGED,
@@ -303,11 +330,12 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                         {"from": b.primary.name, "to": v.primary.name},
                     )
                 )
-            if not dispatched and _same_object(baseline, variant, b, v):
+            same_symbol = b.primary.symbol == v.primary.symbol
+            if same_symbol and _same_object(baseline, variant, b, v):
                 out.append(row)  # byte-identical code: nothing can have changed in it
                 continue
-            removed = set(row.change.calls_removed) - {INDIRECT_CALL}
-            added = set(row.change.calls_added) - {INDIRECT_CALL}
+            removed = set(b.calls) - set(v.calls) - {INDIRECT_CALL}
+            added = set(v.calls) - set(b.calls) - {INDIRECT_CALL}
             for callee in sorted(removed):
                 evidence = _inlined_into([v.primary, *v.parts], callee)
                 if evidence:
@@ -343,8 +371,14 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                     f"calls changed in {row.name}; whether they were inlined or outlined cannot "
                     f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
                 )
+            explained_here = any(
+                d.claim in (Claim.INLINED, Claim.OUTLINED, Claim.CALLEE_CHANGED) for d in diagnoses
+            )
+            # one cause, one claim: code that changed only because a call was inlined, outlined
+            # or retargeted is said by that claim, not again as a code change
+            # (nor as the vector width the inlined code brought)
             old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
-            if old_bits != new_bits:
+            if old_bits != new_bits and (dispatched or not explained_here):
                 diagnoses.append(
                     Diagnosis(
                         Claim.VECTOR_WIDTH_CHANGED,
@@ -358,7 +392,7 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                         {"from": old_bits, "to": new_bits},
                     )
                 )
-            if not dispatched and not row.change.identical:
+            if not dispatched and not row.change.identical and not explained_here:
                 differing = sum(r.tag is not RowTag.SAME for r in row.change.rows)
                 diagnoses.append(
                     Diagnosis(

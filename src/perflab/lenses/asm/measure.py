@@ -288,11 +288,12 @@ def _presence(
     wanted: Sequence[tuple[str, str]], region: ProfiledRegion, demangler: Demangler
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """For functions listed in another variant but not here: where this variant's objects
-    (those with the same file name) define them, per the symbol table, and what was searched."""
+    define them, per the symbol table, and what was searched: the objects with the same file
+    name, and the executables (each variant's command may run its own, under another name)."""
     defined: dict[str, list[str]] = {}
     searched: dict[str, list[str]] = {}
     for name, basename in wanted:
-        paths = [p for p in region.objects if _basename(p) == basename]
+        paths = [p for p in region.objects if _basename(p) == basename or ".so" not in p]
         for obj in _objects(region, demangler, paths):
             searched.setdefault(name, []).append(obj.path)
             for symbol in _family_index(obj).get(name, []):
@@ -479,8 +480,8 @@ class AsmDetails:
                         )
                         if text
                     },
-                    "calls_added": change.calls_added,
-                    "calls_removed": change.calls_removed,
+                    "calls_added": sorted(set(row.variant.calls) - set(row.baseline.calls)),
+                    "calls_removed": sorted(set(row.baseline.calls) - set(row.variant.calls)),
                     "change": row.sentence,
                     "diagnoses": [d.to_json() for d in row.diagnoses],
                     "notes": list(row.notes),

@@ -1,0 +1,252 @@
+"""The asm lens's rows and claims (pure): pairing by what ran, fragments, dispatch families,
+claims only from evidence, host CPU models, separate debug files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from perflab.lenses.asm.analyse import FunctionListing, build_listing
+from perflab.lenses.asm.elf_code import separate_debug_file
+from perflab.lenses.asm.explain import Row, VariantCode, explain
+from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
+from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
+from perflab.measure.debuginfo import SourceFrame
+
+# vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
+YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")
+# movups xmm0, [rdi]; maxps xmm0, xmm1; movups [rsi], xmm0; ret
+XMM = bytes.fromhex("0f10070f5fc10f1106c3")
+CALL_A = bytes.fromhex("e8fb0f0000c3")  # call 0x2000 (from 0x1000); ret
+CALL_B = bytes.fromhex("e8fb1f0000c3")  # call 0x3000; ret
+NAMES = {0x2000: "Sleef_expf8_u10", 0x3000: "Sleef_expf16_u10"}
+
+
+def listing(
+    name: str,
+    code: bytes = YMM,
+    samples: float = 0.0,
+    obj: str = "/lib/libk.so",
+    frames: Mapping[int, tuple[SourceFrame, ...]] | None = None,
+    names: dict[int, str] = NAMES,
+) -> FunctionListing:
+    out = build_listing(
+        name=name,
+        symbol=name,
+        object_path=obj,
+        address=0x1000,
+        code=code,
+        resolve=names.get,
+        costs={0x1000: samples} if samples else None,
+    )
+    return replace(out, inline_frames=frames)
+
+
+def code(*listings: FunctionListing, total: float = 1000.0, **kw: object) -> VariantCode:
+    return VariantCode(tuple(listings), total, **kw)  # type: ignore[arg-type]
+
+
+def claims(rows: list[Row]) -> list[tuple[str, str]]:
+    return [(str(d.claim), d.function) for row in rows for d in row.diagnoses]
+
+
+# -- identities ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "ident", "fam", "mem", "role"),
+    [
+        ("work.cold", "work", "work", "", Role.FRAGMENT),
+        ("work.part.0", "work", "work", "", Role.FRAGMENT),
+        ("work.isra.0", "work", "work", "", Role.CLONE),
+        ("work.constprop.0.isra.0", "work", "work", "", Role.CLONE),
+        ("at_add(long, long, long) [clone .cold]", "at_add(long, long, long)", None, "", None),
+        ("scale.avx2", "scale.avx2", "scale", "avx2", Role.FUNCTION),
+        ("scale.default", "scale.default", "scale", "default", Role.FUNCTION),
+        ("scale.resolver", "scale.resolver", "scale", "resolver", Role.FUNCTION),
+        ("__memmove_avx_unaligned_erms", None, "memmove", "avx_unaligned_erms", None),
+        ("__memmove_evex_unaligned_erms", None, "memmove", "evex_unaligned_erms", None),
+        ("__strlen_sse2", None, "strlen", "sse2", None),
+        ("at::native::AVX2::k(float)", None, "at::native::CPU_CAPABILITY::k(float)", "AVX2", None),
+        (
+            "at::native::DEFAULT::k(float)",
+            None,
+            "at::native::CPU_CAPABILITY::k(float)",
+            "DEFAULT",
+            None,
+        ),
+        ("__libc_start_main", None, "__libc_start_main", "", None),
+    ],
+)
+def test_identity_family_and_member(
+    name: str, ident: str | None, fam: str | None, mem: str, role: Role | None
+) -> None:
+    if ident is not None:
+        assert identity(name) == ident
+    if fam is not None:
+        assert family(name) == fam
+    assert member(name) == mem
+    if role is not None:
+        assert fragment_role(name) is role
+
+
+def test_callee_stems_fold_widths() -> None:
+    assert callee_stem("Sleef_expf8_u10") == callee_stem("Sleef_expf16_u10@plt")
+    assert callee_stem("Sleef_expf8_u10") != callee_stem("Sleef_logf8_u10")
+
+
+# -- pairing by what ran ---------------------------------------------------------------------
+
+
+def test_an_executed_kernel_is_never_paired_with_its_unexecuted_copy() -> None:
+    # the bug: AVX2 ran (97.6%) in the baseline, the DEFAULT copy (0%) was shown as the variant
+    base = code(listing("at::native::AVX2::k(float)", YMM, 976.0))
+    new = code(
+        listing("at::native::DEFAULT::k(float)", XMM, 0.0),
+        listing("at::native::AVX512::k(float)", YMM, 950.0),
+    )
+    [row] = explain(base, new)
+    assert row.variant.primary is not None
+    assert row.variant.primary.name == "at::native::AVX512::k(float)"
+    assert ("dispatch_changed", row.name) in claims([row])
+    [d] = [d for d in row.diagnoses if str(d.claim) == "dispatch_changed"]
+    assert d.detail == {"from": "at::native::AVX2::k(float)", "to": "at::native::AVX512::k(float)"}
+    assert any("976 of 1000" in e for e in d.evidence)
+
+
+def test_a_side_that_did_not_run_says_so_and_is_not_compared() -> None:
+    base = code(listing("add_kernel", YMM, 500.0))
+    new = code(
+        listing("other", XMM, 900.0),
+        defined={"add_kernel": ("add_kernel in libk.so",)},
+        family_samples={"other": 900.0},
+    )
+    rows = {row.name: row for row in explain(base, new)}
+    row = rows["add_kernel"]
+    assert row.variant.primary is None and not row.variant.ran
+    assert "not sampled (0 of 1000 samples)" in row.variant.why_not
+    assert "defined as add_kernel in libk.so" in row.variant.why_not
+    [d] = row.diagnoses
+    assert str(d.claim) == "disappeared"
+    assert any("add_kernel in libk.so" in e for e in d.evidence)
+    assert "removed" not in row.sentence and "inlined" not in row.sentence
+
+
+def test_too_few_samples_make_no_claim_and_say_how_many_more() -> None:
+    base = code(listing("f", YMM, 3.0), total=10.0)
+    new = code(listing("f", XMM, 4.0), total=10.0)
+    [row] = explain(base, new)
+    assert not row.diagnoses and not row.baseline.ran
+    # one side ran, the other had a few samples too: no "disappeared"
+    base = code(listing("g", YMM, 30.0), total=100.0)
+    new = code(listing("h", YMM, 96.0), family_samples={"g": 2.0, "h": 96.0}, total=100.0)
+    assert "disappeared" not in [c for c, _ in claims(explain(base, new))]
+    # zero samples where about 2 were expected is chance, not a disappearance
+    base = code(listing("g", YMM, 20.0), total=1000.0)
+    new = code(listing("h", YMM, 96.0), total=100.0)
+    rows = explain(base, new)
+    assert "disappeared" not in [c for c, _ in claims(rows)]
+    assert any("more samples" in note for row in rows for note in row.notes)
+
+
+def test_a_and_a_makes_no_claims() -> None:
+    same = [
+        listing("at::native::AVX2::k(float)", YMM, 600.0),
+        listing("work.cold", XMM, 0.0),
+        listing("work", CALL_A, 300.0),
+    ]
+    rows = explain(code(*same), code(*same))
+    assert claims(rows) == []
+    assert all(row.change.identical for row in rows)
+
+
+def test_byte_identical_objects_carry_no_code_claims() -> None:
+    ids = {"/lib/libk.so": "build-id:ab12"}
+    base = code(listing("f", YMM, 500.0), identities=ids)
+    new = code(listing("f", XMM, 500.0), identities=ids)  # impossible, but must not be claimed
+    assert claims(explain(base, new)) == []
+    other = code(listing("f", XMM, 500.0), identities={"/lib/libk.so": "build-id:cd34"})
+    assert sorted(claims(explain(base, other))) == [
+        ("code_changed", "f"),
+        ("vector_width_changed", "f"),
+    ]
+
+
+def test_fragments_are_parts_of_their_function() -> None:
+    base = code(listing("work", YMM, 500.0), listing("work.cold", CALL_A, 0.0))
+    new = code(listing("work", YMM, 500.0))
+    [row] = explain(base, new)
+    assert row.name == "work"
+    assert row.baseline.size_bytes == len(YMM) + len(CALL_A)
+    assert [p["role"] for p in row.baseline.parts_json()] == ["fragment"]
+    assert "Sleef_expf8_u10" in row.baseline.calls
+
+
+def test_a_callee_that_changed_width_is_callee_changed_not_identical() -> None:
+    base = code(listing("kernel", CALL_A, 500.0), listing("Sleef_expf8_u10", YMM, 300.0))
+    new = code(listing("kernel", CALL_B, 500.0), listing("Sleef_expf16_u10", YMM, 300.0))
+    rows = explain(base, new)
+    assert claims(rows) == [("callee_changed", "kernel")]
+    [d] = [d for row in rows for d in row.diagnoses]
+    assert d.detail == {"from": "Sleef_expf8_u10", "to": "Sleef_expf16_u10"}
+
+
+def test_inlining_is_claimed_only_with_dwarf_evidence() -> None:
+    inlined = {0x1000: (SourceFrame("helper", "k.c", 3), SourceFrame("kernel", "k.c", 9))}
+    calls_helper = listing("kernel", CALL_A, 400.0, frames={}, names={0x2000: "helper"})
+    base = code(calls_helper, listing("helper", YMM, 500.0))
+    rows = explain(base, code(listing("kernel", YMM, 900.0, frames=inlined)))
+    assert claims(rows) == [("inlined", "helper")]  # said once: no code_changed, no disappeared
+    [d] = rows[0].diagnoses or rows[1].diagnoses
+    assert d.evidence[0] == "DWARF: helper inlined into kernel at k.c:9 (variant)"
+    # and the other way round
+    rows = explain(code(listing("kernel", YMM, 900.0, frames=inlined)), base)
+    assert claims(rows) == [("outlined", "helper")]
+    # without debug info: no inlining claim, and a note that says why
+    rows = explain(base, code(listing("kernel", YMM, 900.0)))
+    assert "inlined" not in [c for c, _ in claims(rows)]
+    assert any("no debug info" in note for row in rows for note in row.notes)
+
+
+# -- CPU models ------------------------------------------------------------------------------
+
+EPYC_MILAN = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: avx2\n"
+EPYC_GENOA = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: avx512f\n"
+SPR = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nflags\t\t: avx512f amx_tile\n"
+
+
+def test_llvm_mca_models_the_host_cpu() -> None:
+    assert host_mcpu(EPYC_MILAN) == "znver3"
+    assert host_mcpu(EPYC_GENOA) == "znver4"
+    assert host_mcpu(SPR) == "sapphirerapids"
+    assert host_mcpu("") == "native"
+    known = parse_mcpu_help(
+        "Available CPUs for this target:\n\n  znver2         - Select the znver2 processor.\n"
+        "  znver3         - Select the znver3 processor.\n\nAvailable features for this target:\n"
+        "  avx            - Enable AVX instructions.\n"
+    )
+    assert known == {"znver2", "znver3"}
+    assert supported_model("znver4", known) == "znver3"  # LLVM 14 has no Zen 4 model
+    assert supported_model("znver3", frozenset()) == "znver3"
+
+
+# -- separate debug files --------------------------------------------------------------------
+
+
+def test_separate_debug_file_by_build_id_then_debuglink(tmp_path: Path) -> None:
+    root = tmp_path / "debug"
+    lib = tmp_path / "lib" / "libfoo.so"
+    lib.parent.mkdir()
+    lib.write_bytes(b"")
+    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) is None
+    linked = lib.parent / ".debug" / "libfoo.so.debug"
+    linked.parent.mkdir()
+    linked.write_bytes(b"")
+    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(linked)
+    by_id = root / ".build-id" / "ab" / "cdef.debug"
+    by_id.parent.mkdir(parents=True)
+    by_id.write_bytes(b"")
+    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(by_id)
