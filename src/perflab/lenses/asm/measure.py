@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -324,7 +325,7 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
     for sample in region.samples:
         if not sample.symbol and sample.object_path.startswith("/"):
             unnamed[sample.object_path] = unnamed.get(sample.object_path, 0.0) + sample.weight
-    return [
+    notes = [
         Note(
             Severity.WARNING,
             f"no symbols for {_basename(path)} ({weight / total:.0%} of the samples): its hot "
@@ -335,6 +336,22 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
         for path, weight in unnamed.items()
         if weight / total >= MIN_HOT_SHARE
     ]
+    sampled: dict[str, float] = {}
+    for (path, _), weight in region.by_function().items():
+        sampled[path] = sampled.get(path, 0.0) + weight
+    for path, weight in sampled.items():
+        clean = path.removesuffix(" (deleted)")
+        if weight / total >= MIN_HOT_SHARE and (clean != path or not os.path.isfile(clean)):
+            notes.append(
+                Note(
+                    Severity.WARNING,
+                    f"{clean} was deleted or replaced after the variant ran "
+                    f"({weight / total:.0%} of the samples): its functions are not shown",
+                    hint="do not rebuild the code under test while perflab measures it",
+                    metric=Metric.ASM,
+                )
+            )
+    return notes
 
 
 def find_named(

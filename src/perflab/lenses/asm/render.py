@@ -9,7 +9,13 @@ from typing import Any
 from perflab.document import Block, Cell, Paragraph, Preformatted, Section, Style, Table
 from perflab.lenses.asm.analyse import AsmLine, DiffRow, FunctionListing, RowTag
 from perflab.lenses.asm.measure import AsmView
-from perflab.lenses.fragments import SectionInput, details_json, pair_title, verdict_table
+from perflab.lenses.fragments import (
+    SectionInput,
+    details_json,
+    evidence,
+    pair_title,
+    verdict_table,
+)
 
 MAX_DIFF_LINES = 400  # one asm diff; the full one is in `perflab show --asm`
 DIFF_STYLES = {"-": Style.DEL, "+": Style.ADD, ">": Style.MOVED, "@": Style.GAP}
@@ -47,6 +53,13 @@ def section(view: SectionInput) -> Section:
         blocks: list[Block] = []
         if data.get("ratio_kind"):
             blocks.append(Paragraph(f"ratio: {data['ratio_kind']}", Style.MUTED))
+        for diagnosis in data.get("diagnoses") or []:
+            blocks.append(
+                Paragraph(f"{diagnosis['claim']}: {diagnosis['function']}", Style.EMPHASIS)
+            )
+            blocks += evidence(diagnosis.get("evidence") or [])
+        for note in data.get("explanation_notes") or []:
+            blocks.append(Paragraph(note, Style.MUTED))
         rows = tuple(
             (
                 Cell(str(f.get("name", ""))),
