@@ -79,6 +79,10 @@ def claims(rows: list[Row]) -> list[tuple[str, str]]:
             None,
         ),
         ("__libc_start_main", None, "__libc_start_main", "", None),
+        ("foo() [clone .avx2]", "foo() [clone .avx2]", "foo()", "avx2", Role.FUNCTION),
+        ("foo() [clone .arch_x86_64_v3]", None, "foo()", "arch_x86_64_v3", Role.FUNCTION),
+        ("foo(int) [clone .part.0] [clone .cold]", "foo(int)", "foo(int)", "", Role.FRAGMENT),
+        ("foo(int) [clone .isra.0]", "foo(int)", "foo(int)", "", Role.CLONE),
     ],
 )
 def test_identity_family_and_member(

@@ -27,7 +27,12 @@ import re
 _FRAGMENT = re.compile(
     r"(?:\.(?:cold|part|isra|constprop|lto_priv|localalias|clone|llvm)(?:\.\d+)*)+$"
 )
-_CLONE_BRACKET = re.compile(r"\s*\[clone [^\]]*\]")
+# c++filt spells the suffixes of C++ symbols "[clone .cold]"; a multi-versioned clone's
+# "[clone .avx2]" is a dispatch member, not a fragment, and stays for `split_member`
+_CLONE_BRACKET = re.compile(
+    r"\s*\[clone \.(?:cold|part|isra|constprop|lto_priv|localalias|clone|llvm)[^\]]*\]"
+)
+_VERSION_BRACKET = re.compile(r"\s*\[clone \.(?P<member>[^\]]+?)(?:\.\d+)?\]$")
 # gcc target_clones / target("...") multi-versioning: foo.avx2, foo.default, foo.resolver,
 # foo.arch_x86_64_v3, foo.avx512f.0 (C++ adds the suffix after the mangled name)
 _GCC_VERSION = re.compile(
@@ -86,6 +91,9 @@ def split_member(name: str) -> tuple[str, str]:
         return match.group("base"), match.group("member")
     match = _GCC_VERSION.search(base)
     if match:
+        return base[: match.start()], match.group("member")
+    match = _VERSION_BRACKET.search(base)
+    if match and _GCC_VERSION.fullmatch("." + match.group("member")):
         return base[: match.start()], match.group("member")
     match = _ISA_NAMESPACE.search(base)
     if match:
