@@ -216,6 +216,8 @@ def test_a_renamed_callee_is_callee_changed(tmp_path: Path) -> None:
     assert claims(out) == {("callee_changed", "total")}
     [d] = out["diagnoses"]
     assert d["detail"] == {"from": "mix_old", "to": "mix_new"}
+    first = out["functions"][0]  # what each variant spent most time in, paired by call site
+    assert (first["baseline"]["symbol"], first["variant"]["symbol"]) == ("mix_old", "mix_new")
 
 
 @needs_perf

@@ -196,6 +196,12 @@ def test_a_callee_that_changed_width_is_callee_changed_not_identical() -> None:
     assert claims(rows) == [("callee_changed", "kernel")]
     [d] = [d for row in rows for d in row.diagnoses]
     assert d.detail == {"from": "Sleef_expf8_u10", "to": "Sleef_expf16_u10"}
+    # the two callees play one role (the same call site): one row, both sides ran
+    [callee] = [row for row in rows if row.name != "kernel"]
+    assert callee.baseline.primary is not None and callee.variant.primary is not None
+    assert callee.baseline.primary.name == "Sleef_expf8_u10"
+    assert callee.variant.primary.name == "Sleef_expf16_u10"
+    assert callee.paired_by.startswith("paired by call site: kernel calls")
 
 
 def test_inlining_is_claimed_only_with_dwarf_evidence() -> None:

@@ -136,6 +136,7 @@ class Row:
     change: FunctionChange
     diagnoses: tuple[Diagnosis, ...] = ()
     notes: tuple[str, ...] = ()  # claims not made, and why
+    paired_by: str = ""  # how two different functions were paired (their role), if they were
 
     @property
     def hotness(self) -> float:
@@ -143,7 +144,7 @@ class Row:
 
     @property
     def sentence(self) -> str:
-        words = []
+        words = [self.paired_by] if self.paired_by else []
         for side, label in ((self.baseline, "baseline"), (self.variant, "variant")):
             if side.primary is None or not side.ran:
                 words.append(f"{label}: {side.why_not}")
@@ -408,7 +409,46 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                     )
                 )
         out.append(Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes)))
-    return [_one_sided(row, baseline, variant, explained) for row in out]
+    rows = [_one_sided(row, baseline, variant, explained) for row in out]
+    return _pair_by_call_site(rows)
+
+
+def _pair_by_call_site(rows: list[Row]) -> list[Row]:
+    """A callee that ran in the baseline only and the one the same call site calls instead in
+    the variant play one role: one row, so the first row shows what each variant ran most."""
+    by_name = {row.name: row for row in rows}
+    merged: dict[str, Row] = {}
+    dropped: set[str] = set()
+    for row in rows:
+        for d in row.diagnoses:
+            if d.claim is not Claim.CALLEE_CHANGED:
+                continue
+            old, new = (
+                by_name.get(family(str(d.detail["from"]))),
+                by_name.get(family(str(d.detail["to"]))),
+            )
+            if old is None or new is None or old.name in merged or new.name in dropped:
+                continue
+            if not (old.baseline.ran and not old.variant.ran):
+                continue
+            if not (new.variant.ran and not new.baseline.ran):
+                continue
+            name = f"{old.name} -> {new.name}"
+            change = compare_functions(name, old.baseline.primary, new.variant.primary)
+            merged[old.name] = Row(
+                name,
+                old.baseline,
+                new.variant,
+                change,
+                (),
+                (),
+                f"paired by call site: {row.name} calls {d.detail['from']} in the baseline "
+                f"and {d.detail['to']} in the variant",
+            )
+            dropped.add(new.name)
+    out = [merged.get(row.name, row) for row in rows if row.name not in dropped]
+    out.sort(key=lambda row: -row.hotness)
+    return out
 
 
 def _identity_text(code: VariantCode, side: Side) -> str:

@@ -485,6 +485,7 @@ class AsmDetails:
                     "baseline": row.baseline.to_json(),
                     "variant": row.variant.to_json(),
                     "ran": {"baseline": row.baseline.ran, "variant": row.variant.ran},
+                    "paired_by": row.paired_by or "function identity",
                     "sample_share": {
                         "baseline": row.baseline.share,
                         "variant": row.variant.share,
