@@ -204,6 +204,20 @@ def test_a_callee_that_changed_width_is_callee_changed_not_identical() -> None:
     assert callee.paired_by.startswith("paired by call site: kernel calls")
 
 
+def test_a_callee_renamed_under_a_cold_caller_is_callee_changed() -> None:
+    # driver is too cold for a row; its disassembly still shows which callee it calls
+    base = code(listing("compute_v1", YMM, 900.0), call_sites={"driver": ("compute_v1",)})
+    new = code(listing("compute_v2", YMM, 900.0), call_sites={"driver": ("compute_v2",)})
+    rows = explain(base, new)
+    assert claims(rows) == [("callee_changed", "driver")]
+    [row] = rows
+    assert row.baseline.primary is not None and row.variant.primary is not None
+    assert (row.baseline.primary.name, row.variant.primary.name) == ("compute_v1", "compute_v2")
+    # without that evidence: what was sampled, and nothing about a rename
+    rows = explain(code(listing("compute_v1", YMM, 900.0)), code(listing("compute_v2", YMM, 900.0)))
+    assert sorted(claims(rows)) == [("appeared", "compute_v2"), ("disappeared", "compute_v1")]
+
+
 def test_inlining_is_claimed_only_with_dwarf_evidence() -> None:
     inlined = {0x1000: (SourceFrame("helper", "k.c", 3), SourceFrame("kernel", "k.c", 9))}
     calls_helper = listing("kernel", CALL_A, 400.0, frames={}, names={0x2000: "helper"})

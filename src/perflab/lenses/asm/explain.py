@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.diagnosis import Claim, Diagnosis
@@ -60,6 +60,9 @@ class VariantCode:
     searched: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # family -> objects
     identities: Mapping[str, str | None] = field(default_factory=dict)  # object -> build-id/hash
     named: bool = False  # functions named by --symbol rather than found by samples
+    # sampled functions (also those below the minimum) -> their callees, from the disassembly:
+    # the call sites of callees whose caller is too cold to be listed
+    call_sites: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def share(self, samples: float) -> float:
         return samples / self.total_cost if self.total_cost > 0 else 0.0
@@ -409,8 +412,66 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                     )
                 )
         out.append(Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes)))
+    out = _cold_callers(out, baseline, variant, explained)
     rows = [_one_sided(row, baseline, variant, explained) for row in out]
     return _pair_by_call_site(rows)
+
+
+def _callee_family(name: str) -> str:
+    return family(name.split("@", 1)[0])
+
+
+def _cold_callers(
+    rows: list[Row], baseline: VariantCode, variant: VariantCode, explained: set[str]
+) -> list[Row]:
+    """A callee that ran in the baseline only and another that ran in the variant only, called
+    from one caller that calls the first in the baseline and the second in the variant (its
+    disassembly, even when it is too cold for a row): callee_changed, said about the caller."""
+    gone = [r for r in rows if r.baseline.ran and not r.variant.ran and r.name not in explained]
+    new = [r for r in rows if r.variant.ran and not r.baseline.ran and r.name not in explained]
+    if not gone or not new:
+        return rows
+    extra: dict[str, list[Diagnosis]] = {}
+    for caller, old_calls in baseline.call_sites.items():
+        new_calls = variant.call_sites.get(caller)
+        if new_calls is None:
+            continue
+        before = {_callee_family(c): c for c in old_calls}
+        after = {_callee_family(c): c for c in new_calls}
+        for x in gone:
+            for y in new:
+                if x.name in before and x.name not in after and y.name in after:
+                    if y.name in before or x.name in explained or y.name in explained:
+                        continue
+                    samples = int(min(x.baseline.samples, y.variant.samples))
+                    extra.setdefault(caller, []).append(
+                        Diagnosis(
+                            Claim.CALLEE_CHANGED,
+                            caller,
+                            (
+                                f"objdump: {caller} calls {before[x.name]} (baseline)",
+                                f"objdump: {caller} calls {after[y.name]} instead (variant)",
+                                f"perf: {x.name} ran in the baseline only "
+                                f"({_pct(x.baseline.samples, x.baseline.total)}), {y.name} in "
+                                f"the variant only ({_pct(y.variant.samples, y.variant.total)})",
+                            ),
+                            samples,
+                            {"from": before[x.name], "to": after[y.name]},
+                        )
+                    )
+                    explained.update({x.name, y.name})
+    if not extra:
+        return rows
+    out = []
+    for row in rows:
+        found = extra.pop(row.name, [])
+        out.append(replace(row, diagnoses=(*row.diagnoses, *found)) if found else row)
+    # a caller without a row of its own carries the claim on the callee's row
+    for diagnoses in extra.values():
+        for d in diagnoses:
+            target = family(str(d.detail["from"]).split("@", 1)[0])
+            out = [replace(r, diagnoses=(*r.diagnoses, d)) if r.name == target else r for r in out]
+    return out
 
 
 def _pair_by_call_site(rows: list[Row]) -> list[Row]:
@@ -440,8 +501,8 @@ def _pair_by_call_site(rows: list[Row]) -> list[Row]:
                 old.baseline,
                 new.variant,
                 change,
-                (),
-                (),
+                (*old.diagnoses, *new.diagnoses),
+                (*old.notes, *new.notes),
                 f"paired by call site: {row.name} calls {d.detail['from']} in the baseline "
                 f"and {d.detail['to']} in the variant",
             )

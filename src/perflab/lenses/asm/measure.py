@@ -25,7 +25,10 @@ from perflab.lenses.asm.analyse import (
     FunctionChange,
     FunctionListing,
     build_listing,
+    call_targets,
     diff_text,
+    disassemble,
+    normalise,
 )
 from perflab.lenses.asm.elf_code import (
     CodeLookupError,
@@ -178,6 +181,7 @@ class AsmLens:
                 "defined": defined,
                 "searched": searched,
                 "identities": {path: object_identity(path) for path in objects},
+                "call_sites": call_sites(region, demangler, objects),
                 "symbols_from": {f.object.path: f.object.symbols_from for f in found},
                 "functions": [listing.to_json() for listing in listings],
             }
@@ -253,6 +257,37 @@ def find_hot(region: ProfiledRegion, demangler: Demangler, limit: int) -> list[F
                 if matches:
                     found.append(FoundFunction(obj, matches[0], float(weight)))
     return found
+
+
+MAX_CALLERS = 40
+
+
+def call_sites(
+    region: ProfiledRegion, demangler: Demangler, objects: Sequence[str]
+) -> dict[str, list[str]]:
+    """The callees of the most sampled functions in `objects` (those holding listed code),
+    including functions too cold to be listed: where a callee that changed was called from."""
+    out: dict[str, list[str]] = {}
+    wanted = set(objects)
+    for (path, symbol_name), _ in list(region.by_function().items()):
+        if len(out) >= MAX_CALLERS:
+            break
+        if path not in wanted:
+            continue
+        for obj in _objects(region, demangler, [path]):
+            matches = obj.find(symbol_name)
+            if not matches:
+                continue
+            symbol = matches[0]
+            lines = normalise(
+                disassemble(obj.read_code(symbol), symbol.address),
+                lambda address, obj=obj: _resolve(obj, address),  # type: ignore[misc]
+            )
+            callees = sorted(call_targets(lines))
+            if callees:
+                out.setdefault(family(symbol.demangled), [])
+                out[family(symbol.demangled)] = sorted({*out[family(symbol.demangled)], *callees})
+    return out
 
 
 def family_samples(region: ProfiledRegion, demangler: Demangler) -> dict[str, float]:
@@ -458,6 +493,7 @@ def load_code(data: BenchmarkData, variant: str) -> VariantCode:
         defined={str(k): tuple(v) for k, v in payload.get("defined", {}).items()},
         searched={str(k): tuple(v) for k, v in payload.get("searched", {}).items()},
         identities=dict(payload.get("identities", {})),
+        call_sites={str(k): tuple(v) for k, v in payload.get("call_sites", {}).items()},
         named=bool(payload.get("named", False)),
     )
 
