@@ -244,7 +244,7 @@ def _same_object(baseline: VariantCode, variant: VariantCode, b: Side, v: Side) 
 def _inlined_into(listings: Sequence[FunctionListing], callee: str) -> list[str]:
     """DWARF evidence that `callee`'s code is inlined into one of `listings`: 'X inlined into Y
     at file:line' sentences (empty: no such record)."""
-    wanted = family(callee)
+    wanted = family(_plain(callee))
     found: dict[str, None] = {}
     for listing in listings:
         for chain in (listing.inline_frames or {}).values():

@@ -181,7 +181,7 @@ class AsmLens:
                 "defined": defined,
                 "searched": searched,
                 "identities": {path: object_identity(path) for path in objects},
-                "call_sites": call_sites(region, demangler, objects),
+                "call_sites": call_sites(region, demangler, found),
                 "symbols_from": {f.object.path: f.object.symbols_from for f in found},
                 "functions": [listing.to_json() for listing in listings],
             }
@@ -262,32 +262,48 @@ def find_hot(region: ProfiledRegion, demangler: Demangler, limit: int) -> list[F
 MAX_CALLERS = 40
 
 
+SMALL_OBJECT_FUNCTIONS = 5000  # whose every function is disassembled to find static callers
+
+
 def call_sites(
-    region: ProfiledRegion, demangler: Demangler, objects: Sequence[str]
+    region: ProfiledRegion,
+    demangler: Demangler,
+    found: Sequence[FoundFunction],
 ) -> dict[str, list[str]]:
-    """The callees of the most sampled functions in `objects` (those holding listed code),
-    including functions too cold to be listed: where a callee that changed was called from."""
-    out: dict[str, list[str]] = {}
-    wanted = set(objects)
-    for (path, symbol_name), _ in list(region.by_function().items()):
-        if len(out) >= MAX_CALLERS:
-            break
-        if path not in wanted:
+    """Where listed functions are called from, without call graphs: the callees of the most
+    sampled functions of the objects holding listed code (also those too cold to be listed),
+    and in small objects (executables, small libraries) of every function that calls a listed
+    one, sampled or not. Caller family -> all its callees."""
+    out: dict[str, set[str]] = {}
+    listed = {f.symbol.demangled for f in found}
+    by_object: dict[str, ElfObject] = {f.object.path: f.object for f in found}
+    sampled = 0
+    for (path, symbol_name), _ in region.by_function().items():
+        if sampled >= MAX_CALLERS or path not in by_object:
             continue
-        for obj in _objects(region, demangler, [path]):
-            matches = obj.find(symbol_name)
-            if not matches:
-                continue
-            symbol = matches[0]
-            lines = normalise(
-                disassemble(obj.read_code(symbol), symbol.address),
-                lambda address, obj=obj: _resolve(obj, address),  # type: ignore[misc]
+        sampled += 1
+        for symbol in by_object[path].find(symbol_name)[:1]:
+            out.setdefault(family(symbol.demangled), set()).update(
+                _callees(by_object[path], symbol)
             )
-            callees = sorted(call_targets(lines))
-            if callees:
-                out.setdefault(family(symbol.demangled), [])
-                out[family(symbol.demangled)] = sorted({*out[family(symbol.demangled)], *callees})
-    return out
+    for obj in by_object.values():
+        functions = obj.functions()
+        if len(functions) > SMALL_OBJECT_FUNCTIONS:
+            continue
+        for symbol in functions:
+            callees = _callees(obj, symbol)
+            if any(callee.split("@", 1)[0] in listed for callee in callees):
+                out.setdefault(family(symbol.demangled), set()).update(callees)
+    return {caller: sorted(callees) for caller, callees in out.items()}
+
+
+def _callees(obj: ElfObject, symbol: ElfSymbol) -> list[str]:
+    try:
+        code = obj.read_code(symbol)
+    except CodeLookupError:
+        return []
+    lines = normalise(disassemble(code, symbol.address), lambda address: _resolve(obj, address))
+    return list(call_targets(lines))
 
 
 def family_samples(region: ProfiledRegion, demangler: Demangler) -> dict[str, float]:
@@ -506,6 +522,7 @@ def load_profile(data: BenchmarkData, variant: str) -> ProfiledRegion | None:
 @dataclass(frozen=True)
 class AsmDetails:
     rows: tuple[Row, ...]
+    notes: tuple[str, ...] = ()  # about the comparison as a whole
 
     @property
     def diagnoses(self) -> list[Diagnosis]:
@@ -545,7 +562,10 @@ class AsmDetails:
         return {
             "functions": out,
             "diagnoses": [d.to_json() for d in self.diagnoses],
-            "explanation_notes": [note for row in self.rows for note in row.notes],
+            "explanation_notes": [
+                *self.notes,
+                *(note for row in self.rows for note in row.notes),
+            ],
             "min_ran_share": MIN_RAN_SHARE,
             "min_ran_samples": MIN_RAN_SAMPLES,
             "ratio_kind": "code size of paired hot functions, variant/baseline",
@@ -567,7 +587,20 @@ def analyse_asm(
     baseline = load_code(data, variants[0])
     comparisons = []
     for name in variants[1:]:
-        rows = explain(baseline, load_code(data, name))
+        code = load_code(data, name)
+        every = explain(baseline, code)
+        rows = [r for r in every if r.baseline.ran or r.variant.ran or baseline.named or code.named]
+        unrun = [r.name for r in every if r not in rows]
+        notes = (
+            (
+                f"{len(unrun)} sampled functions ran below the minimum ({MIN_RAN_SHARE:.0%} and "
+                f"{MIN_RAN_SAMPLES} samples) in both variants and are not shown: "
+                + ", ".join(unrun[:5])
+                + ("" if len(unrun) <= 5 else ", ..."),
+            )
+            if unrun
+            else ()
+        )
         both = [r for r in rows if r.change.baseline is not None and r.change.variant is not None]
         base_bytes = sum(r.baseline.size_bytes for r in both)
         var_bytes = sum(r.variant.size_bytes for r in both)
@@ -585,7 +618,7 @@ def analyse_asm(
                 baseline_value=float(base_bytes),
                 variant_value=float(var_bytes),
                 unit="bytes",
-                details=AsmDetails(tuple(rows)),
+                details=AsmDetails(tuple(rows), notes),
             )
         )
     return LensAnalysis(comparisons=tuple(comparisons))
