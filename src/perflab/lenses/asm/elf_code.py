@@ -231,8 +231,10 @@ class ElfObject:
         return found
 
     def find(self, name: str) -> list[ElfSymbol]:
-        """Functions whose mangled or demangled name is exactly `name`."""
-        return [s for s in self.functions() if name in (s.name, s.demangled)]
+        """Functions whose mangled or demangled name is exactly `name` (the symbol-table name
+        by binary search; a demangled name by a scan)."""
+        exact = [s for s in self.with_prefix(name) if s.name == name]
+        return exact or [s for s in self.functions() if name == s.demangled]
 
     def search(self, pattern: re.Pattern[str]) -> list[ElfSymbol]:
         return [
