@@ -490,9 +490,16 @@ INDIRECT_CALL = "<indirect>"
 
 
 def call_targets(lines: Iterable[AsmLine]) -> Counter[str]:
-    """Callee name -> number of call sites; indirect calls through a named GOT slot keep it."""
+    """Callee name -> number of call sites; indirect calls through a named GOT slot keep it.
+    A direct jump out of the function (a tail call, `jmp slowPath`) is a call too."""
     calls: Counter[str] = Counter()
     for line in lines:
+        insn = line.instruction
+        if insn.flow is Flow.JUMP and insn.target is not None and " " in line.text:
+            operand = line.text.split(" ", 1)[1]
+            if not operand.startswith(".L") and operand != "<unknown>":
+                calls[operand] += 1
+            continue
         if line.instruction.flow is Flow.CALL:
             operand = line.text.split(" ", 1)[1] if " " in line.text else ""
             if line.instruction.target is None and "[rip + " not in operand:

@@ -301,9 +301,10 @@ def _callee_pairs(
 
 
 def _call_target(text: str) -> str:
-    if not text.startswith("call "):
+    """The callee of a `call X` line, or of a tail call `jmp X` out of the function."""
+    mnemonic, _, operand = text.partition(" ")
+    if mnemonic not in ("call", "jmp") or operand.startswith(".L"):
         return ""
-    operand = text[5:]
     if operand.startswith("qword ptr [rip + ") and operand.endswith("]"):
         return operand[len("qword ptr [rip + ") : -1]
     return operand
