@@ -274,3 +274,26 @@ def test_separate_debug_file_by_build_id_then_debuglink(tmp_path: Path) -> None:
     by_id.parent.mkdir(parents=True)
     by_id.write_bytes(b"")
     assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(by_id)
+
+
+# -- objects without symbols, and objects gone since they ran ---------------------------------
+
+
+def test_unnamed_samples_and_vanished_objects_are_said_per_object(tmp_path: Path) -> None:
+    from perflab.lenses.asm.measure import _symbol_notes
+    from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
+
+    present = tmp_path / "libfoo.so"
+    present.write_bytes(b"")
+    region = ProfiledRegion(
+        samples=(
+            CodeSample(str(present), "", None, 50.0),  # perf could not name it
+            CodeSample(str(tmp_path / "gone.so"), "kernel", 0, 40.0),  # deleted since
+            CodeSample(str(present), "f", 0, 10.0),
+        ),
+        objects=(str(present),),
+    )
+    messages = [note.message for note in _symbol_notes(region)]
+    assert any(m.startswith("no symbols for libfoo.so (50% of the samples)") for m in messages)
+    assert any("gone.so was deleted or replaced" in m for m in messages)
+    assert len(messages) == 2
