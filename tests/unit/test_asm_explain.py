@@ -121,6 +121,24 @@ def test_an_executed_kernel_is_never_paired_with_its_unexecuted_copy() -> None:
     assert any("976 of 1000" in e for e in d.evidence)
 
 
+def test_another_isa_kernel_shaped_differently_is_a_dispatch_change() -> None:
+    # ATen: DEFAULT runs vectorized_loop from a thin callback; AVX2 inlines it into the callback
+    ids = {"/lib/libtorch_cpu.so": "build-id:ab12"}
+    old = "at::native::DEFAULT::vectorized_loop<add>(char**)"
+    new = "callback_fn<at::native::AVX2::VectorizedLoop2d<add>>(char**)"
+    base = code(listing(old, XMM, 880.0, obj="/lib/libtorch_cpu.so"), identities=ids)
+    changed = code(listing(new, YMM, 740.0, obj="/lib/libtorch_cpu.so"), identities=ids)
+    [row] = explain(base, changed)
+    assert sorted(c for c, _ in claims([row])) == ["dispatch_changed", "vector_width_changed"]
+    assert row.paired_by == "paired by dispatch: DEFAULT -> AVX2 in libtorch_cpu.so"
+    # another object: not one dispatcher's choice, no such pairing
+    other = code(
+        listing(new, YMM, 740.0, obj="/lib/libtorch_cpu.so"),
+        identities={"/lib/libtorch_cpu.so": "build-id:cd34"},
+    )
+    assert "dispatch_changed" not in [c for c, _ in claims(explain(base, other))]
+
+
 def test_a_side_that_did_not_run_says_so_and_is_not_compared() -> None:
     base = code(listing("add_kernel", YMM, 500.0))
     new = code(

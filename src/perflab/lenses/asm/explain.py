@@ -414,8 +414,83 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                 )
         out.append(Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes)))
     out = _cold_callers(out, baseline, variant, explained)
+    out = _isa_changes(out, baseline, variant, explained)
     rows = [_one_sided(row, baseline, variant, explained) for row in out]
     return _pair_by_call_site(rows)
+
+
+def _isa_changes(
+    rows: list[Row], baseline: VariantCode, variant: VariantCode, explained: set[str]
+) -> list[Row]:
+    """The hottest code that ran in one variant only being one ISA's member of a dispatch
+    family (ATen's `DEFAULT::`), and the hottest that ran in the other only another ISA's
+    member, in the same object (same build-id): the dispatcher picked another ISA's kernel,
+    whose functions the compiler shaped differently (`DEFAULT::vectorized_loop` called from a
+    thin callback vs `AVX2::VectorizedLoop2d` with the loop inlined). One row, dispatch_changed."""
+
+    def candidates(gone: bool) -> list[Row]:
+        return [
+            r
+            for r in rows
+            if r.name not in explained
+            and (r.baseline if gone else r.variant).ran
+            and not (r.variant if gone else r.baseline).ran
+            and member((r.baseline if gone else r.variant).primary.name)  # type: ignore[union-attr]
+        ]
+
+    gone, new = candidates(True), candidates(False)
+    if not gone or not new:
+        return rows
+    old_row, new_row = gone[0], new[0]  # rows are hottest first
+    b, v = old_row.baseline, new_row.variant
+    assert b.primary is not None and v.primary is not None
+    left = baseline.identities.get(b.primary.object_path)
+    right = variant.identities.get(v.primary.object_path)
+    old_isa, new_isa = member(b.primary.name), member(v.primary.name)
+    if left is None or left != right or old_isa == new_isa:
+        return rows
+    samples = int(min(b.samples, v.samples))
+    evidence = (
+        f"perf: ran {b.primary.name} in the baseline ({_pct(b.samples, b.total)})",
+        f"perf: ran {v.primary.name} in the variant ({_pct(v.samples, v.total)})",
+        f"both in {_base(b.primary.object_path)} ({left}): its {old_isa} code ran, then its "
+        f"{new_isa} code",
+    )
+    diagnoses = [
+        Diagnosis(
+            Claim.DISPATCH_CHANGED,
+            old_row.name,
+            evidence,
+            samples,
+            {"from": b.primary.name, "to": v.primary.name},
+        )
+    ]
+    old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
+    if old_bits != new_bits:
+        diagnoses.append(
+            Diagnosis(
+                Claim.VECTOR_WIDTH_CHANGED,
+                old_row.name,
+                (
+                    f"disassembly: widest vector register {old_bits or 'none'} bits in "
+                    f"{b.primary.symbol} (baseline), {new_bits or 'none'} in {v.primary.symbol} "
+                    "(variant)",
+                ),
+                samples,
+                {"from": old_bits, "to": new_bits},
+            )
+        )
+    merged = Row(
+        old_row.name,
+        b,
+        v,
+        compare_functions(old_row.name, b.primary, v.primary),
+        tuple(diagnoses),
+        (),
+        f"paired by dispatch: {old_isa} -> {new_isa} in {_base(b.primary.object_path)}",
+    )
+    explained.update({old_row.name, new_row.name})
+    return [merged if r is old_row else r for r in rows if r is not new_row]
 
 
 def _callee_family(name: str) -> str:
