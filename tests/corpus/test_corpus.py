@@ -36,12 +36,8 @@ KNOWN_FALSE: dict[str, str] = {
 }
 KNOWN_MISSED: dict[str, str] = {
     "inline_small": "instructions: no 'outlined helper' (inlining_changes is empty)",
-    "ifunc_by_env": "asm: no 'dispatch_changed sum_ints' (two unrelated rows)",
-    "glibc_strlen_tunables": "asm: no 'dispatch_changed strlen' (no libc function found)",
 }
 KNOWN_HOTTEST: dict[str, str] = {
-    "glibc_strlen_tunables": "asm: functions[0] is _PyEval_EvalFrameDefault, not __strlen_avx2 "
-    "(libc's symbols are in its separate debug file)",
 }
 
 _results: dict[str, CaseResult] = {}
