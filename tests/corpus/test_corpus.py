@@ -37,8 +37,7 @@ KNOWN_FALSE: dict[str, str] = {
 KNOWN_MISSED: dict[str, str] = {
     "inline_small": "instructions: no 'outlined helper' (inlining_changes is empty)",
 }
-KNOWN_HOTTEST: dict[str, str] = {
-}
+KNOWN_HOTTEST: dict[str, str] = {}
 
 _results: dict[str, CaseResult] = {}
 
