@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +17,15 @@ from perflab.config import (
     setting_fields,
     settings_with,
 )
+from perflab.designs import Design, plan_matrix, plan_stack, with_design
 from perflab.engine import analyse_run, compare_runs, run_experiment
 from perflab.errors import ConfigError
+from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
+from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.measure.lens import ProgressReporter
 from perflab.model import Experiment, Metric, Settings, Variant
+from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
 from perflab.store import RunSummary, Store, StoredRun
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -40,12 +45,16 @@ def make_experiment(
     name: str | None = None,
     variants: Sequence[str | Variant] = (),
     params: Mapping[str, Sequence[Any]] | None = None,
+    build: str | None = None,
+    _design: Design | None = None,
     **settings: Any,
 ) -> Experiment:
     """An experiment from a file, from arguments, or a file with arguments overriding it.
 
-    `variants` are specs ("after python=/envs/after/bin/python") or Variant records; `settings`
-    are Settings fields (budget_s=10, metrics="time,instructions", ...)."""
+    `variants` are specs ("after python=/envs/after/bin/python", "mine git=HEAD") or Variant
+    records; `build` is the build command of every variant without its own build= (git=
+    variants are built in their checkouts); `settings` are Settings fields (budget_s=10,
+    metrics="time,instructions", build_timeout_s=600, ...)."""
     unknown = set(settings) - SETTINGS_FIELDS
     if unknown:
         raise ConfigError(
@@ -64,12 +73,11 @@ def make_experiment(
         parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
         chosen = check_variants(parsed) if parsed else base.variants
         check_keys_apply(chosen, base.benchmarks)
+        planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
+        if parsed or _design is not None:  # the file's own design no longer applies
+            planned = replace(planned, pairs=(), stack=(), interactions=())
         return _checked(
-            Experiment(
-                benchmarks=base.benchmarks,
-                variants=chosen,
-                settings=settings_with(base.settings, **changes),
-            ),
+            with_design(planned, _design, build=build, start=Path(experiment_file).parent),
             explicit=changes,
         )
     if stmt is None and cmd is None:
@@ -87,14 +95,65 @@ def make_experiment(
     )
     checked = check_variants([v if isinstance(v, Variant) else parse_variant(v) for v in variants])
     check_keys_apply(checked, benchmarks)
-    return _checked(
-        Experiment(
-            benchmarks=tuple(benchmarks),
-            variants=checked,
-            settings=settings_with(Settings(), **changes),
-        ),
-        explicit=changes,
+    planned = Experiment(
+        benchmarks=tuple(benchmarks),
+        variants=checked,
+        settings=settings_with(Settings(), **changes),
     )
+    return _checked(with_design(planned, _design, build=build), explicit=changes)
+
+
+def _template(each: str | Variant | None) -> Variant | None:
+    if each is None or isinstance(each, Variant):
+        return each
+    return parse_variant("each " + each)
+
+
+def make_stack(
+    range_text: str,
+    experiment_file: str | Path | None = None,
+    *,
+    each: str | Variant | None = None,
+    repository: str | Path | None = None,
+    **arguments: Any,
+) -> Experiment:
+    """A stack: the commits of `range_text` ("main..HEAD") as variants `base`, `step1` ...,
+    each compared with its predecessor, and the last with the base, in one interleaved
+    experiment. `each` holds variant keys every variant gets ("python=.venv/bin/python");
+    the other arguments are make_experiment's (stmt=, cmd=, build=, metrics=, budget_s= ...)."""
+    runner = SubprocessRunner()
+    start = Path(experiment_file).parent if experiment_file is not None else Path.cwd()
+    design = plan_stack(
+        range_text,
+        runner=runner,
+        repository=str(repository) if repository else find_repository(runner, start),
+        template=_template(each),
+    )
+    return make_experiment(experiment_file, variants=design.variants, _design=design, **arguments)
+
+
+def make_matrix(
+    bases: Sequence[str],
+    changes: Sequence[str],
+    experiment_file: str | Path | None = None,
+    *,
+    each: str | Variant | None = None,
+    repository: str | Path | None = None,
+    **arguments: Any,
+) -> Experiment:
+    """A matrix: every change (a commit or a patch file) applied on every base, each cell
+    compared with its base, and each change's effect on every base against its effect on the
+    first base (the interaction), in one interleaved experiment."""
+    runner = SubprocessRunner()
+    start = Path(experiment_file).parent if experiment_file is not None else Path.cwd()
+    design = plan_matrix(
+        bases,
+        changes,
+        runner=runner,
+        repository=str(repository) if repository else find_repository(runner, start),
+        template=_template(each),
+    )
+    return make_experiment(experiment_file, variants=design.variants, _design=design, **arguments)
 
 
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
@@ -118,11 +177,14 @@ def run(
     *,
     store_path: str | Path | None = DEFAULT_STORE_PATH,
     progress: ProgressReporter | None = None,
+    cache_dir: str | Path | None = None,
 ) -> RunResult:
-    """Measure the experiment; store everything (in memory when store_path is None)."""
+    """Measure the experiment; store everything (in memory when store_path is None).
+    `cache_dir` holds the checkouts and builds of git= variants (default: see
+    `perflab.git.cache.default_cache_dir`)."""
     store = Store.open(store_path) if store_path is not None else Store.in_memory()
     try:
-        return run_experiment(experiment, store=store, progress=progress)
+        return run_experiment(experiment, store=store, progress=progress, cache_dir=cache_dir)
     finally:
         store.close()
 
@@ -190,13 +252,27 @@ def compare(
         store.close()
 
 
+def cache_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
+    """The checkouts and builds of git= variants kept for reuse."""
+    return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).entries()
+
+
+def prune_cache(cache_dir: str | Path | None = None) -> list[CacheEntry]:
+    """Remove every cached checkout and build (and git's record of its worktree)."""
+    return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).prune()
+
+
 __all__ = [
     "Metric",
     "asm_views",
+    "cache_entries",
     "compare",
     "list_runs",
     "load_run",
     "make_experiment",
+    "make_matrix",
+    "make_stack",
+    "prune_cache",
     "run",
     "show",
 ]

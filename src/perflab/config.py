@@ -27,7 +27,7 @@ from perflab.model import (
     setting_specs,
 )
 
-VARIANT_KEYS = ("python", "cwd", "cmd", "build")
+VARIANT_KEYS = ("python", "cwd", "cmd", "build", "git", "apply")
 # the lenses this version has (the registry's descriptors)
 AVAILABLE_METRICS = available_metrics()
 # letters and digits of any script, and a few punctuation marks safe in a shell, a file name,
@@ -35,7 +35,8 @@ AVAILABLE_METRICS = available_metrics()
 _NAME = re.compile(r"^[\w.+-][\w.+@:-]*$")
 _VARIANT_HINT = (
     'a variant is NAME followed by KEY=VALUE words, e.g. "after python=/envs/after/bin/python '
-    'env.OMP_NUM_THREADS=1"; keys: python, env.VAR, cwd, cmd, build'
+    'env.OMP_NUM_THREADS=1"; keys: python, env.VAR, cwd, cmd, build, git (a ref), apply '
+    "(commits or patch files, comma-separated, applied on top of git=)"
 )
 
 
@@ -64,10 +65,20 @@ def parse_variant(spec: str) -> Variant:
         elif key in VARIANT_KEYS:
             if not value:
                 raise ConfigError(f"{key}= has no value", hint=_VARIANT_HINT, variant=name)
-            fields[key] = value
+            fields[key] = tuple(v for v in value.split(",") if v) if key == "apply" else value
         else:
             raise ConfigError(f"unknown key {key!r}", hint=_VARIANT_HINT, variant=name)
-    return Variant(**fields)
+    return checked_git_keys(Variant(**fields))
+
+
+def checked_git_keys(variant: Variant) -> Variant:
+    if variant.apply and not variant.git:
+        raise ConfigError(
+            "apply= applies changes on top of a git= ref, and this variant has none",
+            hint="add git=REF (e.g. git=HEAD) to apply the changes to",
+            variant=variant.name,
+        )
+    return variant
 
 
 def check_variant_name(name: object, where: str) -> str:
@@ -299,20 +310,28 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) ->
 def experiment_from_mapping(
     data: Mapping[str, Any], *, source: str = "<experiment>", base_dir: Path | None = None
 ) -> Experiment:
-    unknown = set(data) - {"settings", "variant", "benchmark", "params"}
+    from perflab.designs import DESIGN_KEYS, design_from_mapping, with_design
+
+    unknown = set(data) - {"settings", "variant", "benchmark", "params", *DESIGN_KEYS}
     if unknown:
         raise ConfigError(
             f"{source}: unknown top-level key(s) {', '.join(sorted(unknown))}",
-            hint="an experiment has [settings], [params], [[variant]] and [[benchmark]] tables",
+            hint="an experiment has [settings], [params], [[variant]] and [[benchmark]] tables "
+            "(and build, [stack] or [matrix])",
         )
     settings = _settings_from(data.get("settings", {}), source)
-    variants = check_variants(
-        [
-            _variant_from(v, f"{source}: variant #{i + 1}", base_dir)
-            for i, v in enumerate(
-                _expect(data.get("variant", []), list, source, "[[variant]] must be tables")
-            )
-        ]
+    design = design_from_mapping(data, source=source, base_dir=base_dir)
+    variants = (
+        design.variants
+        if design is not None
+        else check_variants(
+            [
+                _variant_from(v, f"{source}: variant #{i + 1}", base_dir)
+                for i, v in enumerate(
+                    _expect(data.get("variant", []), list, source, "[[variant]] must be tables")
+                )
+            ]
+        )
     )
     common = _params_from(data.get("params", {}), f"{source}: [params]")
     raw_benchmarks = _expect(
@@ -328,7 +347,9 @@ def experiment_from_mapping(
     if repeated:
         raise ConfigError(f"{source}: benchmark names repeat: {', '.join(repeated)}")
     check_keys_apply(variants, benchmarks)
-    return Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
+    experiment = Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
+    build = _expect(data.get("build"), (str, type(None)), source, "build must be a string")
+    return with_design(experiment, design, build=build, start=base_dir)
 
 
 # what an experiment file may give for each kind of setting (TOML types)
@@ -405,15 +426,26 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
                 hint=f'environment values are text: write {key} = "{_toml_text(value)}"',
                 variant=name,
             )
-    fields = {k: _string(raw, k, where) for k in VARIANT_KEYS if k in raw}
-    if base_dir is not None:
+    fields: dict[str, Any] = {
+        k: _string(raw, k, where) for k in VARIANT_KEYS if k in raw and k != "apply"
+    }
+    if "apply" in raw:
+        changes = raw["apply"] if isinstance(raw["apply"], list) else [raw["apply"]]
+        fields["apply"] = tuple(
+            str(base_dir / str(c)) if base_dir is not None and (base_dir / str(c)).is_file()
+            else str(c)
+            for c in changes
+        )  # fmt: skip
+    if base_dir is not None and "git" not in fields:  # with git=, paths are in the checkout
         # paths in a file are relative to the file, wherever perflab is started from
         if "cwd" in fields and not Path(fields["cwd"]).is_absolute():
             fields["cwd"] = str(base_dir / fields["cwd"])
         python = fields.get("python")
         if python and "/" in python and not Path(python).is_absolute() and "cwd" not in fields:
             fields["python"] = str(base_dir / python)
-    return Variant(name=name, env={str(k): str(v) for k, v in env.items()}, **fields)
+    return checked_git_keys(
+        Variant(name=name, env={str(k): str(v) for k, v in env.items()}, **fields)
+    )
 
 
 def _params_from(raw: Any, where: str) -> dict[str, list[str]]:

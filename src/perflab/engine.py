@@ -7,10 +7,21 @@ import contextlib
 import os
 import sys
 import time
+from collections import defaultdict
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ConfigError, RunInterrupted, StoreError
+from perflab.design_analysis import interactions_of, stack_summaries
+from perflab.designs import budget_plan
+from perflab.errors import (
+    BenchmarkFailedError,
+    ConfigError,
+    PerflabError,
+    RunInterrupted,
+    StoreError,
+)
+from perflab.git.prepare import VariantPreparer
 from perflab.host import (
     default_measurement_cpu,
     interpreter_differences,
@@ -21,12 +32,9 @@ from perflab.host import (
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
-from perflab.measure.worker_client import (
-    check_interpreter,
-    check_variant_paths,
-    variant_environment,
-)
+from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.model import (
+    Benchmark,
     BenchmarkKind,
     Comparison,
     Experiment,
@@ -38,7 +46,6 @@ from perflab.model import (
     Variant,
 )
 from perflab.proc import (
-    LaunchSpec,
     ProcessRunner,
     SubprocessRunner,
     stop_all_contained,
@@ -47,8 +54,6 @@ from perflab.proc import (
 from perflab.results import RunResult as RunResult  # re-exported: it was defined here
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.version import __version__
-
-BUILD_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -93,12 +98,15 @@ def run_experiment(
     runner: ProcessRunner | None = None,
     progress: ProgressReporter | None = None,
     default_python: str | None = None,
+    cache_dir: str | Path | None = None,
 ) -> RunResult:
     """Measure every benchmark with every lens and variant; return the analysed run.
 
     A failing benchmark does not stop the others: its error is recorded (a note, and
     `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
-    that into an exception. A failing build step or bad configuration raises at once. Ctrl-C
+    that into an exception. So does a variant that cannot be prepared (a git ref that does not
+    exist, a change that does not apply, a failing build): the other variants are measured.
+    Bad configuration raises at once. Ctrl-C
     marks the run incomplete and propagates. Either way what was measured stays in the store."""
     runner = runner or SubprocessRunner()
     progress = progress or NullProgress()
@@ -119,15 +127,26 @@ def run_experiment(
         default_python=default_python or sys.executable,
     )
     failures: list[_Failure] = []
+    preparer = VariantPreparer(
+        runner,
+        repository=experiment.repository,
+        cache_dir=cache_dir,
+        build_timeout_s=experiment.settings.build_timeout_s,
+    )
+    if experiment.pairs or experiment.interactions:
+        writer.add_note(Note(severity=Severity.INFO, message=budget_plan(experiment)))
     try:
         with _OrchestratorOffCpu(cpu):
-            _build_variants(experiment, runner)
             for benchmark in experiment.benchmarks:
+                ready = _prepare_variants(experiment, benchmark, preparer, writer, failures)
+                if ready is None:
+                    continue
+                bench_context = replace(context, experiment=ready)
                 for lens in lenses:
                     started_s = time.monotonic()
                     stopped_before = stopped_processes()
                     try:
-                        lens.measure(benchmark, context)
+                        lens.measure(benchmark, bench_context)
                         _note_slow_lens(writer, lens, benchmark.name, started_s, experiment)
                     except BenchmarkFailedError as error:
                         failures.append(_Failure(benchmark.name, error))
@@ -199,6 +218,8 @@ def check_paths(experiment: Experiment, runner: ProcessRunner | None = None) -> 
     run is created for them."""
     has_statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
     for variant in experiment.variants:
+        if variant.git or "$" in (variant.cwd or "") + (variant.python or ""):
+            continue  # inside a checkout, or at a parameter point: checked when prepared
         check_variant_paths(variant, variant.python if has_statements else None)
         if has_statements and variant.python and runner is not None:
             check_interpreter(runner, variant, variant.python)
@@ -221,26 +242,51 @@ def _failure_note(error: BenchmarkFailedError, benchmark: str, lens: Lens) -> No
     )
 
 
-def _build_variants(experiment: Experiment, runner: ProcessRunner) -> None:
-    for variant in experiment.variants:
-        if not variant.build:
-            continue
-        completed = runner.run(
-            LaunchSpec(
-                argv=("/bin/sh", "-c", variant.build),
-                env=variant_environment(variant),
-                cwd=variant.cwd,
-            ),
-            timeout_s=BUILD_TIMEOUT_S,
-        )
-        if not completed.ok:
-            output = (completed.stdout + completed.stderr).strip()
-            raise BenchmarkFailedError(
-                f"the build step {variant.build!r} {completed.describe_failure()}",
-                hint="fix the build (its output is above) or the variant's cwd=",
-                variant=variant.name,
-                detail=output[-4000:] or None,
+def _prepare_variants(
+    experiment: Experiment,
+    benchmark: Benchmark,
+    preparer: VariantPreparer,
+    writer: RunWriter,
+    failures: list[_Failure],
+) -> Experiment | None:
+    """The experiment this benchmark is measured with: every variant at the benchmark's
+    parameter point, checked out and built. A variant that cannot be prepared is reported (once)
+    and left out; the others are measured when a planned comparison remains."""
+    ready: list[Variant] = []
+    for planned in experiment.variants:
+        variant = planned.at(benchmark.params)
+        try:
+            prepared = preparer.prepare(variant, benchmark)
+        except PerflabError as error:
+            failed = BenchmarkFailedError(
+                error.message, hint=error.hint, variant=planned.name, detail=error.detail
             )
+            failed.exit_code = max(error.exit_code, BenchmarkFailedError.exit_code)
+            if not any(_same_failure(f.error, failed) for f in failures):
+                failures.append(_Failure(benchmark.name, failed))
+                writer.add_note(
+                    Note(
+                        severity=Severity.WARNING,
+                        message=f"not measured: {failed.message}"
+                        + (f"\n{failed.detail}" if failed.detail else ""),
+                        hint=failed.hint,
+                        variant=planned.name,
+                    )
+                )
+            continue
+        for note in prepared.notes:
+            writer.add_note(note)
+        if prepared.provenance:
+            writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
+        ready.append(prepared.variant)
+    names = {v.name for v in ready}
+    if not any(a in names and b in names for a, b in experiment.comparison_pairs):
+        return None
+    return replace(experiment, variants=tuple(ready))
+
+
+def _same_failure(a: PerflabError, b: PerflabError) -> bool:
+    return (a.variant, a.message) == (b.variant, b.message)
 
 
 def analyse_run(run: StoredRun) -> RunResult:
@@ -250,16 +296,22 @@ def analyse_run(run: StoredRun) -> RunResult:
     comparisons: list[Comparison] = []
     notes: list[Note] = list(run.notes)
     top_level: dict[str, Any] = {}
+    data_of: dict[tuple[str, Metric], BenchmarkData] = {}
     for metric in experiment.settings.metrics:
         lens = lens_for(metric)
         for benchmark in experiment.benchmarks:
             data = run.data_for(benchmark.name, metric)
             if not data.samples and not data.artifacts:
                 continue
-            analysis = lens.analyse(benchmark, names, data, experiment)
-            comparisons += analysis.comparisons
-            notes += analysis.notes
-            _merge_top_level(top_level, analysis.top_level)
+            data_of[(benchmark.name, metric)] = data
+            found: list[Comparison] = []
+            for group in _comparison_groups(experiment, names, data):
+                analysis = lens.analyse(benchmark, group, data, experiment)
+                found += analysis.comparisons
+                notes += analysis.notes
+                _merge_top_level(top_level, analysis.top_level)
+            order = {pair: i for i, pair in enumerate(experiment.comparison_pairs)}
+            comparisons += sorted(found, key=lambda c: order.get((c.baseline, c.variant), 0))
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
     notes = dedupe_notes(notes)
@@ -277,6 +329,8 @@ def analyse_run(run: StoredRun) -> RunResult:
             error=run.error,
             top_level=top_level,
             samples=run.samples,
+            stacks=stack_summaries(experiment, comparisons),
+            interactions=interactions_of(experiment, comparisons, data_of),
         )
     )
 
@@ -292,6 +346,22 @@ def with_sections(result: RunResult) -> RunResult:
         cross_run=result.cross_run,
     )
     return replace(result, sections=sections)
+
+
+def _comparison_groups(
+    experiment: Experiment, names: list[str], data: BenchmarkData
+) -> list[list[str]]:
+    """The variant lists to hand a lens's analyse (which compares list[1:] with list[0]): all
+    variants when the plan names no pairs; else one list per baseline, with the variants it is
+    compared with, leaving out variants with no data (they failed to build or measure)."""
+    if not experiment.pairs:
+        return [names]
+    measured = {s.variant for s in data.samples} | {a.variant for a in data.artifacts}
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for baseline, variant in experiment.pairs:
+        if baseline in measured and variant in measured and variant not in grouped[baseline]:
+            grouped[baseline].append(variant)
+    return [[baseline, *variants] for baseline, variants in grouped.items() if variants]
 
 
 def dedupe_notes(notes: list[Note]) -> list[Note]:

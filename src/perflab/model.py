@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import re
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
@@ -85,17 +86,43 @@ class Variant:
     cwd: str | None = None
     cmd: str | None = None  # overrides the benchmark's command for this variant
     build: str | None = None  # shell command run once in cwd before measuring
+    # a ref of the experiment's repository, checked out (and built) in its own worktree; cwd=
+    # and a relative python= are then inside that checkout
+    git: str | None = None
+    apply: tuple[str, ...] = ()  # changes applied on top of git=: commits or patch files
 
     def describe(self) -> str:
         words = [self.name]
         if self.python:
             words.append(f"python={self.python}")
         words += [f"env.{k}={v}" for k, v in sorted(self.env.items())]
-        for key in ("cwd", "cmd", "build"):
+        for key in ("git", "cwd", "cmd", "build"):
             value = getattr(self, key)
             if value:
                 words.append(f"{key}={value}")
+        if self.apply:
+            words.append("apply=" + ",".join(self.apply))
         return " ".join(words)
+
+    def at(self, params: Mapping[str, str]) -> Variant:
+        """This variant at one parameter point: `$name`/`${name}` substituted in every field
+        (others, such as `$HOME`, are left alone)."""
+        if not params:
+            return self
+
+        def fill(text: str | None) -> str | None:
+            return None if text is None else string.Template(text).safe_substitute(params)
+
+        return Variant(
+            name=self.name,
+            python=fill(self.python),
+            env={key: fill(value) or "" for key, value in self.env.items()},
+            cwd=fill(self.cwd),
+            cmd=fill(self.cmd),
+            build=fill(self.build),
+            git=fill(self.git),
+            apply=tuple(fill(change) or "" for change in self.apply),
+        )
 
 
 @dataclass(frozen=True)
@@ -298,6 +325,18 @@ class Settings:
             check=_positive("sample_timeout must be positive"),
         ),
     )
+    build_timeout_s: float = _setting(
+        3600.0,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "kill a variant's build (build=, --build, a git= ref's) after this many seconds "
+            "(3600); the variant is then reported and left out",
+            key="build_timeout",
+            flags=("--build-timeout",),
+            unit="s",
+            check=_positive("build_timeout must be positive (seconds)"),
+        ),
+    )
     # Within a generation all variants' workers share one random layout (ASLR off, one random
     # environment padding and hash seed); across generations it changes. Per-process effects are
     # thus sampled, but no longer differ between the variants being compared.
@@ -428,14 +467,38 @@ def normalise_setting(kind: SettingKind, value: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class InteractionSpec:
+    """A change measured on two bases: its effect on `base` over its effect on `reference_base`
+    (variant names: the bases, and the change applied on each)."""
+
+    change: str
+    base: str
+    reference_base: str
+    on_base: str
+    on_reference: str
+
+
+@dataclass(frozen=True)
 class Experiment:
     benchmarks: tuple[Benchmark, ...]
     variants: tuple[Variant, ...]
     settings: Settings = field(default_factory=Settings)
+    # (baseline, variant) name pairs to compare; empty: every variant against the first
+    pairs: tuple[tuple[str, str], ...] = ()
+    stack: tuple[str, ...] = ()  # a stack's variants in order: base, step 1, ... (perflab stack)
+    interactions: tuple[InteractionSpec, ...] = ()  # perflab matrix
+    repository: str | None = None  # the git repository git= refs belong to (its top level)
 
     @property
     def baseline(self) -> Variant:
         return self.variants[0]
+
+    @property
+    def comparison_pairs(self) -> tuple[tuple[str, str], ...]:
+        if self.pairs:
+            return self.pairs
+        first = self.variants[0].name
+        return tuple((first, v.name) for v in self.variants[1:])
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,15 @@ the engine."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.document import Section
 from perflab.errors import PerflabError
-from perflab.model import Comparison, Experiment, Note, RunStatus, Sample
+from perflab.model import Comparison, Experiment, Metric, Note, RunStatus, Sample, Verdict
+from perflab.stats.interaction import Interval
+from perflab.stats.paired import verdict_for
 
 
 @dataclass(frozen=True)
@@ -36,9 +39,113 @@ class RunResult:
     sections: tuple[Section, ...] = ()
     # The raw samples the comparisons were derived from (for `--samples` in the JSON).
     samples: tuple[Sample, ...] = ()
+    stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
+    interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
 
     def raise_on_failure(self) -> RunResult:
         """Raise the first benchmark failure, if any (for callers that want exceptions)."""
         if self.failures:
             raise self.failures[0]
         return self
+
+
+# ---- stacks and matrices (perflab.design_analysis derives them)
+
+
+class InteractionVerdict(enum.StrEnum):
+    NONE = "no-interaction"  # CI inside the band: the change does the same on both bases
+    BETTER_ON_BASE = "better-on-base"  # the change's ratio is lower on base than on reference
+    WORSE_ON_BASE = "worse-on-base"
+    INCONCLUSIVE = "inconclusive"
+
+
+def interaction_verdict(ci_low: float, ci_high: float, band: float) -> InteractionVerdict:
+    plain = verdict_for(ci_low, ci_high, band)
+    return {
+        Verdict.EQUIVALENT: InteractionVerdict.NONE,
+        Verdict.FASTER: InteractionVerdict.BETTER_ON_BASE,
+        Verdict.SLOWER: InteractionVerdict.WORSE_ON_BASE,
+        Verdict.INCONCLUSIVE: InteractionVerdict.INCONCLUSIVE,
+    }[plain]
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """A change's ratio on `base` over its ratio on `reference_base`, for one benchmark and
+    metric (and event)."""
+
+    change: str
+    base: str
+    reference_base: str
+    benchmark: str
+    metric: Metric
+    ratio: float
+    ci_low: float
+    ci_high: float
+    verdict: InteractionVerdict
+    on_base: Comparison
+    on_reference: Comparison
+    paired: bool  # CI over generations (True) or combined from the two intervals
+    event: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "change": self.change,
+            "base": self.base,
+            "reference_base": self.reference_base,
+            "benchmark": self.benchmark,
+            "metric": str(self.metric),
+            "ratio": self.ratio,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "verdict": str(self.verdict),
+            "ratio_on_base": self.on_base.ratio,
+            "verdict_on_base": str(self.on_base.verdict),
+            "ratio_on_reference": self.on_reference.ratio,
+            "verdict_on_reference": str(self.on_reference.verdict),
+            "ci_method": "paired-generations" if self.paired else "combined-intervals",
+        }
+        if self.event is not None:
+            out["event"] = self.event
+        return out
+
+
+@dataclass(frozen=True)
+class StackSummary:
+    """The steps of a stack, the whole range, and whether the steps multiply up to it."""
+
+    benchmark: str
+    metric: Metric
+    steps: tuple[Comparison, ...]
+    whole: Comparison
+    product: Interval
+    consistent: bool  # the product's CI and the whole's CI overlap
+    event: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "benchmark": self.benchmark,
+            "metric": str(self.metric),
+            "steps": [_brief(c) for c in self.steps],
+            "whole": _brief(self.whole),
+            "product": {
+                "ratio": self.product.ratio,
+                "ci_low": self.product.ci_low,
+                "ci_high": self.product.ci_high,
+            },
+            "consistent": self.consistent,
+        }
+        if self.event is not None:
+            out["event"] = self.event
+        return out
+
+
+def _brief(c: Comparison) -> dict[str, Any]:
+    return {
+        "baseline": c.baseline,
+        "variant": c.variant,
+        "ratio": c.ratio,
+        "ci_low": c.ci_low,
+        "ci_high": c.ci_high,
+        "verdict": str(c.verdict),
+    }

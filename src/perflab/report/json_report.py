@@ -67,6 +67,8 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
                 "cwd": v.cwd,
                 "cmd": v.cmd,
                 "build": v.build,
+                "git": v.git,
+                "apply": list(v.apply),
                 "info": result.variant_info.get(v.name, {}),
             }
             for i, v in enumerate(experiment.variants)
@@ -91,6 +93,10 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
     document.update(result.top_level)
     if samples:
         document["samples"] = [sample_to_json(s) for s in result.samples]
+    if result.experiment.stack:
+        document["stack"] = [s.to_json() for s in result.stacks]
+    if result.experiment.interactions:
+        document["interactions"] = [i.to_json() for i in result.interactions]
     cleaned: dict[str, Any] = _clean(document)
     return cleaned
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from perflab.model import Benchmark, Experiment, Settings, Variant
+from perflab.model import Benchmark, Experiment, InteractionSpec, Settings, Variant
 
 
 def experiment_to_json(experiment: Experiment) -> dict[str, Any]:
@@ -13,12 +13,22 @@ def experiment_to_json(experiment: Experiment) -> dict[str, Any]:
         "variants": [{**asdict(v), "env": dict(v.env)} for v in experiment.variants],
         "benchmarks": [{**asdict(b), "params": dict(b.params)} for b in experiment.benchmarks],
         "settings": experiment.settings.to_json(),
+        "pairs": [list(pair) for pair in experiment.pairs],
+        "stack": list(experiment.stack),
+        "interactions": [asdict(i) for i in experiment.interactions],
+        "repository": experiment.repository,
     }
 
 
 def experiment_from_json(data: dict[str, Any]) -> Experiment:
     return Experiment(
-        variants=tuple(Variant(**v) for v in data["variants"]),
+        variants=tuple(
+            Variant(**{**v, "apply": tuple(v.get("apply", ()))}) for v in data["variants"]
+        ),
         benchmarks=tuple(Benchmark(**b) for b in data["benchmarks"]),
         settings=Settings.from_json(data.get("settings", {})),
+        pairs=tuple((str(a), str(b)) for a, b in data.get("pairs", ())),
+        stack=tuple(data.get("stack", ())),
+        interactions=tuple(InteractionSpec(**i) for i in data.get("interactions", ())),
+        repository=data.get("repository"),
     )

@@ -1,0 +1,137 @@
+"""Stacks and matrices from a run's comparisons: whether a stack's steps multiply up to the
+whole range, and each change's interaction between bases (for the time lens, paired over
+generations from the stored samples)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from perflab.model import (
+    Benchmark,
+    BenchmarkData,
+    BenchmarkKind,
+    Comparison,
+    Experiment,
+    InteractionSpec,
+    Metric,
+)
+from perflab.results import Interaction, InteractionVerdict, StackSummary, interaction_verdict
+from perflab.stats.interaction import (
+    Interval,
+    interaction_from_intervals,
+    intervals_overlap,
+    paired_interaction,
+    product_of_steps,
+)
+from perflab.stats.paired import group_means, pair_samples
+
+
+def _interval(c: Comparison) -> Interval:
+    return Interval(c.ratio, c.ci_low, c.ci_high)
+
+
+_Key = tuple[str, Metric, str | None]
+
+
+def _index(comparisons: Sequence[Comparison]) -> dict[tuple[str, str, _Key], Comparison]:
+    return {(c.baseline, c.variant, (c.benchmark, c.metric, c.event)): c for c in comparisons}
+
+
+def stack_summaries(
+    experiment: Experiment, comparisons: Sequence[Comparison]
+) -> tuple[StackSummary, ...]:
+    names = experiment.stack
+    if len(names) < 2:
+        return ()
+    index = _index(comparisons)
+    keys = dict.fromkeys((c.benchmark, c.metric, c.event) for c in comparisons)
+    summaries = []
+    for key in keys:
+        steps = [index.get((a, b, key)) for a, b in zip(names, names[1:], strict=False)]
+        whole = index.get((names[0], names[-1], key))
+        if whole is None or any(s is None for s in steps):
+            continue  # a step failed to build or measure: nothing to multiply up
+        found = [s for s in steps if s is not None]
+        product = product_of_steps([_interval(s) for s in found])
+        summaries.append(
+            StackSummary(
+                benchmark=key[0],
+                metric=key[1],
+                event=key[2],
+                steps=tuple(found),
+                whole=whole,
+                product=product,
+                consistent=intervals_overlap(product, _interval(whole)),
+            )
+        )
+    return tuple(summaries)
+
+
+def interactions_of(
+    experiment: Experiment,
+    comparisons: Sequence[Comparison],
+    data_of: Mapping[tuple[str, Metric], BenchmarkData],
+) -> tuple[Interaction, ...]:
+    """Every interaction the plan names, for every benchmark/metric/event with both cells."""
+    if not experiment.interactions:
+        return ()
+    index = _index(comparisons)
+    benchmarks = {b.name: b for b in experiment.benchmarks}
+    keys = dict.fromkeys((c.benchmark, c.metric, c.event) for c in comparisons)
+    band = experiment.settings.equivalence_band
+    found = []
+    for spec in experiment.interactions:
+        for key in keys:
+            on_base = index.get((spec.base, spec.on_base, key))
+            on_reference = index.get((spec.reference_base, spec.on_reference, key))
+            if on_base is None or on_reference is None:
+                continue
+            interval, paired = None, False
+            data = data_of.get((key[0], key[1]))
+            if key[1] is Metric.TIME and data is not None and key[0] in benchmarks:
+                interval = _paired_time(benchmarks[key[0]], data, spec, experiment)
+                paired = interval is not None
+            if interval is None:
+                interval = interaction_from_intervals(_interval(on_base), _interval(on_reference))
+            found.append(
+                Interaction(
+                    change=spec.change,
+                    base=spec.base,
+                    reference_base=spec.reference_base,
+                    benchmark=key[0],
+                    metric=key[1],
+                    event=key[2],
+                    ratio=interval.ratio,
+                    ci_low=interval.ci_low,
+                    ci_high=interval.ci_high,
+                    verdict=interaction_verdict(interval.ci_low, interval.ci_high, band)
+                    if not math.isnan(interval.ratio)
+                    else InteractionVerdict.INCONCLUSIVE,
+                    on_base=on_base,
+                    on_reference=on_reference,
+                    paired=paired,
+                )
+            )
+    return tuple(found)
+
+
+def _paired_time(
+    benchmark: Benchmark, data: BenchmarkData, spec: InteractionSpec, experiment: Experiment
+) -> Interval | None:
+    from perflab.lenses.time.measure import WALL_NS, command_batch_blocks
+
+    def groups(baseline: str, variant: str) -> dict[int, float]:
+        base = data.samples_of(baseline, WALL_NS)
+        batch = None
+        if benchmark.kind is BenchmarkKind.COMMAND:
+            batch = command_batch_blocks(len({s.block for s in base if not s.warmup}))
+        return group_means(
+            pair_samples(base, data.samples_of(variant, WALL_NS), batch_blocks=batch)
+        )
+
+    on_base = groups(spec.base, spec.on_base)
+    on_reference = groups(spec.reference_base, spec.on_reference)
+    if len(set(on_base) & set(on_reference)) < 2:
+        return None
+    return paired_interaction(on_base, on_reference, experiment.settings.confidence)

@@ -1,0 +1,264 @@
+"""Experiments over a set of changes: a stack (each commit against its parent, and the whole
+range against its base) and a matrix (each change on each base, and how its effect differs
+between bases). Planning turns them into variants and (baseline, variant) pairs of one
+interleaved experiment; analysis turns the comparisons into step products and interactions."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import ConfigError
+from perflab.git.repo import find_repository, range_commits
+from perflab.model import (
+    Experiment,
+    InteractionSpec,
+    Variant,
+)
+from perflab.proc import ProcessRunner
+
+# ---- planning
+
+
+@dataclass(frozen=True)
+class Design:
+    variants: tuple[Variant, ...]
+    pairs: tuple[tuple[str, str], ...]
+    stack: tuple[str, ...] = ()
+    interactions: tuple[InteractionSpec, ...] = ()
+    repository: str | None = None
+
+
+def _templated(template: Variant | None, name: str, git: str, apply: tuple[str, ...]) -> Variant:
+    base = template or Variant(name="template")
+    return replace(base, name=name, git=git, apply=apply)
+
+
+def plan_stack(
+    range_text: str,
+    *,
+    runner: ProcessRunner,
+    repository: str | None = None,
+    template: Variant | None = None,
+) -> Design:
+    """`A..B`: variants `base` (A) and `step1`..`stepN` (the commits after A, oldest first);
+    pairs: each step against its predecessor, then the whole range (stepN against base)."""
+    if template is not None and template.git:
+        raise ConfigError("git= is set by the stack itself", hint="leave git= out of --each")
+    repository = repository or find_repository(runner, os.getcwd())
+    commits = range_commits(runner, repository, range_text)
+    names = ["base"] + [f"step{i}" for i in range(1, len(commits.commits) + 1)]
+    refs = [commits.base.commit] + [c.commit for c in commits.commits]
+    variants = tuple(_templated(template, n, r, ()) for n, r in zip(names, refs, strict=True))
+    pairs = [(names[i - 1], names[i]) for i in range(1, len(names))]
+    if len(names) > 2:
+        pairs.append((names[0], names[-1]))
+    return Design(variants=variants, pairs=tuple(pairs), stack=tuple(names), repository=repository)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+
+
+def _label(text: str) -> str:
+    path = Path(text)
+    if text.endswith((".patch", ".diff")):
+        text = path.stem
+    label = _UNSAFE.sub("-", text).strip("-") or "x"
+    return label
+
+
+def plan_matrix(
+    bases: Sequence[str],
+    changes: Sequence[str],
+    *,
+    runner: ProcessRunner,
+    repository: str | None = None,
+    template: Variant | None = None,
+) -> Design:
+    """Variants: each base, and each change applied on each base (`CHANGE@BASE`); pairs: each
+    cell against its base; interactions: each change on every base against the first base."""
+    if not bases or not changes:
+        raise ConfigError(
+            "a matrix needs at least one --base and one --change",
+            hint="e.g. perflab matrix --base main --base release-2.1 --change fix-a.patch",
+        )
+    if template is not None and (template.git or template.apply):
+        raise ConfigError(
+            "git= and apply= are set by the matrix itself", hint="leave them out of --each"
+        )
+    repository = repository or find_repository(runner, os.getcwd())
+    base_names = _unique([_label(b) for b in bases])
+    change_sources = [os.path.abspath(c) if os.path.isfile(c) else c for c in changes]
+    change_names = _unique([_label(c) for c in changes])
+    variants: list[Variant] = []
+    pairs: list[tuple[str, str]] = []
+    for base_name, base_ref in zip(base_names, bases, strict=True):
+        variants.append(_templated(template, base_name, base_ref, ()))
+        for change_name, source in zip(change_names, change_sources, strict=True):
+            cell = f"{change_name}@{base_name}"
+            variants.append(_templated(template, cell, base_ref, (source,)))
+            pairs.append((base_name, cell))
+    interactions = tuple(
+        InteractionSpec(
+            change=change_name,
+            base=base_name,
+            reference_base=base_names[0],
+            on_base=f"{change_name}@{base_name}",
+            on_reference=f"{change_name}@{base_names[0]}",
+        )
+        for change_name in change_names
+        for base_name in base_names[1:]
+    )
+    return Design(
+        variants=tuple(variants),
+        pairs=tuple(pairs),
+        interactions=interactions,
+        repository=repository,
+    )
+
+
+def _unique(labels: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label}.{seen[label]}")
+    return out
+
+
+def budget_plan(experiment: Experiment) -> str:
+    """How one budget is shared, said before measuring."""
+    settings = experiment.settings
+    n = len(experiment.variants)
+    per_variant = settings.budget_s / n
+    metrics = ", ".join(m.value for m in settings.metrics)
+    return (
+        f"{n} variants measured together, interleaved, in one experiment "
+        f"({len(experiment.comparison_pairs)} comparisons); the budget of {settings.budget_s:g} s "
+        f"per benchmark is shared by all of them: about {per_variant:.1f} s of samples per "
+        f"variant for the time lens; {metrics} measure every variant once per benchmark"
+    )
+
+
+# ---- experiment files and the API
+
+
+DESIGN_KEYS = ("build", "stack", "matrix")
+_TEMPLATE_KEYS = ("python", "cwd", "cmd", "env")
+
+
+def template_from(raw: Mapping[str, Any], where: str) -> Variant | None:
+    """The variant keys every variant of a stack or matrix gets (python, cwd, cmd, env)."""
+    keys = {k: raw[k] for k in _TEMPLATE_KEYS if k in raw}
+    if not keys:
+        return None
+    env = keys.pop("env", {})
+    if not isinstance(env, dict):
+        raise ConfigError(f"{where}: env must be a table of strings")
+    return Variant(
+        name="each",
+        env={str(k): str(v) for k, v in env.items()},
+        python=str(keys["python"]) if "python" in keys else None,
+        cwd=str(keys["cwd"]) if "cwd" in keys else None,
+        cmd=str(keys["cmd"]) if "cmd" in keys else None,
+    )
+
+
+def design_from_mapping(
+    data: Mapping[str, Any], *, source: str, base_dir: Path | None
+) -> Design | None:
+    """`[stack] range = "A..B"` or `[matrix] base = [...], change = [...]` of an experiment
+    file (with optional python, cwd, cmd, env for every variant); None when neither is there."""
+    if "stack" in data and "matrix" in data:
+        raise ConfigError(f"{source}: an experiment is a [stack] or a [matrix], not both")
+    if ("stack" in data or "matrix" in data) and "variant" in data:
+        raise ConfigError(
+            f"{source}: [stack] and [matrix] make the variants; [[variant]] cannot be added",
+            hint="put keys every variant needs (python, cwd, cmd, env) in the [stack]/[matrix]",
+        )
+    from perflab.proc import SubprocessRunner
+
+    start = str(base_dir) if base_dir is not None else os.getcwd()
+    if "stack" in data:
+        raw = data["stack"]
+        where = f"{source}: [stack]"
+        if not isinstance(raw, dict) or not isinstance(raw.get("range"), str):
+            raise ConfigError(f'{where} needs range = "A..B"', hint='e.g. range = "main..HEAD"')
+        _no_unknown(raw, {"range", *_TEMPLATE_KEYS}, where)
+        runner = SubprocessRunner()
+        return plan_stack(
+            raw["range"],
+            runner=runner,
+            repository=find_repository(runner, start),
+            template=template_from(raw, where),
+        )
+    if "matrix" in data:
+        raw = data["matrix"]
+        where = f"{source}: [matrix]"
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where} must be a table")
+        _no_unknown(raw, {"base", "change", *_TEMPLATE_KEYS}, where)
+        bases = [str(b) for b in _list(raw.get("base"), where, "base")]
+        changes = []
+        for change in _list(raw.get("change"), where, "change"):
+            in_dir = base_dir / str(change) if base_dir is not None else None
+            changes.append(str(in_dir) if in_dir is not None and in_dir.is_file() else str(change))
+        runner = SubprocessRunner()
+        return plan_matrix(
+            bases,
+            changes,
+            runner=runner,
+            repository=find_repository(runner, start),
+            template=template_from(raw, where),
+        )
+    return None
+
+
+def _list(value: Any, where: str, key: str) -> list[Any]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: {key} must be a list of refs or patch files")
+    return value
+
+
+def _no_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
+            hint="allowed: " + ", ".join(sorted(allowed)),
+        )
+
+
+def with_design(
+    experiment: Experiment,
+    design: Design | None,
+    *,
+    build: str | None,
+    start: str | Path | None = None,
+) -> Experiment:
+    """The experiment with the design's comparisons, `build` for every variant without its own
+    build=, and the repository of its git= variants."""
+    variants = tuple(
+        replace(v, build=v.build or build) if build else v for v in experiment.variants
+    )
+    repository = design.repository if design is not None else experiment.repository
+    if repository is None and any(v.git for v in variants):
+        from perflab.proc import SubprocessRunner
+
+        repository = find_repository(SubprocessRunner(), start or os.getcwd())
+    if design is None:
+        return replace(experiment, variants=variants, repository=repository)
+    return replace(
+        experiment,
+        variants=variants,
+        pairs=design.pairs,
+        stack=design.stack,
+        interactions=design.interactions,
+        repository=repository,
+    )

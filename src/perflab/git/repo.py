@@ -1,0 +1,144 @@
+"""The user's git repository, read only: refs to commits and trees, ranges, dirtiness.
+
+Nothing here changes the user's working tree, index, stash or HEAD: every command is a query
+(`rev-parse`, `rev-list`, `status`, `diff-tree`) run through the process seam.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab.errors import ConfigError, PerflabError
+from perflab.proc import Completed, LaunchSpec, ProcessRunner
+
+GIT_TIMEOUT_S = 120.0
+
+
+class GitError(PerflabError):
+    """A git command failed (a ref that does not exist, a patch that does not apply ...)."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class ResolvedRef:
+    """A ref as it was when the run was planned: the commit and the tree it names."""
+
+    ref: str
+    commit: str
+    tree: str
+    subject: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.commit[:10]
+
+
+def git_environment() -> dict[str, str]:
+    """perflab's environment without variables that would point git at another repository."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    return env
+
+
+def run_git(
+    runner: ProcessRunner, cwd: str | Path, *args: str, timeout_s: float = GIT_TIMEOUT_S
+) -> Completed:
+    return runner.run(
+        LaunchSpec(argv=("git", *args), env=git_environment(), cwd=str(cwd)), timeout_s=timeout_s
+    )
+
+
+def find_repository(runner: ProcessRunner, start: str | Path) -> str:
+    """The top level of the repository containing `start`."""
+    done = run_git(runner, start, "rev-parse", "--show-toplevel")
+    if not done.ok:
+        raise ConfigError(
+            f"{str(start)!r} is not inside a git repository, so git= refs cannot be resolved",
+            hint="run perflab from inside the repository (or give cwd of an experiment file "
+            "inside it)",
+            detail=done.stderr.strip() or None,
+        )
+    return done.stdout.strip()
+
+
+def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef:
+    done = run_git(runner, repository, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if not done.ok or not done.stdout.strip():
+        raise GitError(
+            f"git ref {ref!r} does not exist in {repository}",
+            hint="give a branch, tag or commit of this repository (git log --oneline shows them)",
+        )
+    commit = done.stdout.strip()
+    shown = run_git(runner, repository, "show", "-s", "--format=%T%n%s", commit)
+    tree, _, subject = shown.stdout.partition("\n")
+    return ResolvedRef(ref=ref, commit=commit, tree=tree.strip(), subject=subject.strip())
+
+
+def dirty_summary(runner: ProcessRunner, repository: str) -> str | None:
+    """None when the working tree and index match HEAD, else `git status --short` (trimmed)."""
+    done = run_git(runner, repository, "status", "--porcelain", "--untracked-files=no")
+    text = done.stdout.strip()
+    return text[:2000] if done.ok and text else None
+
+
+@dataclass(frozen=True)
+class RangeCommits:
+    base: ResolvedRef
+    commits: tuple[ResolvedRef, ...]  # oldest first
+
+
+def range_commits(runner: ProcessRunner, repository: str, text: str) -> RangeCommits:
+    """`A..B`: the commits reachable from B and not from A, oldest first; they must form a line
+    (no merges), and A must be the parent of the first."""
+    start, dots, end = text.partition("..")
+    if not dots or end.startswith("."):
+        raise ConfigError(
+            f"{text!r} is not a range A..B",
+            hint="e.g. perflab stack main..HEAD (each commit after main, up to HEAD)",
+        )
+    start = start or "HEAD"
+    end = end or "HEAD"
+    base = resolve_ref(runner, repository, start)
+    tip = resolve_ref(runner, repository, end)
+    merges = run_git(runner, repository, "rev-list", "--merges", f"{base.commit}..{tip.commit}")
+    if merges.stdout.strip():
+        shas = [line[:10] for line in merges.stdout.split()]
+        raise ConfigError(
+            f"the range {text} contains merge commits ({', '.join(shas)}): a stack is a line of "
+            "commits, each measured against its parent",
+            hint="give a range without merges (e.g. starting after the last merge), or compare "
+            "refs with --variant NAME git=REF",
+        )
+    listed = run_git(runner, repository, "rev-list", "--reverse", f"{base.commit}..{tip.commit}")
+    shas = listed.stdout.split()
+    if not shas:
+        raise ConfigError(
+            f"the range {text} has no commits ({end} is already contained in {start})",
+            hint="give OLDER..NEWER, e.g. main..HEAD",
+        )
+    commits = tuple(resolve_ref(runner, repository, sha) for sha in shas)
+    parents = run_git(runner, repository, "rev-parse", f"{commits[0].commit}^")
+    if parents.stdout.strip() != base.commit:
+        # A..B where A is not an ancestor of B: the first step would not be measured against A
+        raise ConfigError(
+            f"{start} is not the parent of the first commit of {text}",
+            hint=f"use the merge base: perflab stack $(git merge-base {start} {end})..{end}",
+        )
+    return RangeCommits(base=base, commits=commits)
+
+
+def commit_patch(runner: ProcessRunner, repository: str, commit: str) -> str:
+    """The change a commit makes to its first parent, as a binary-safe patch."""
+    done = run_git(
+        runner, repository, "diff", "--binary", "--no-color", "--no-ext-diff", f"{commit}^", commit
+    )
+    if not done.ok:
+        raise GitError(
+            f"cannot read the change of commit {commit[:10]}",
+            detail=done.stderr.strip() or None,
+        )
+    return done.stdout
