@@ -110,13 +110,25 @@ def variant_differences(variants: Sequence[Variant]) -> list[str]:
             differences.append(
                 f"env {key}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
             )
-    for field_name in ("python", "cwd", "cmd", "build"):
+    for field_name in ("git", "python", "cwd", "cmd", "build"):
         values = {v.name: getattr(v, field_name) for v in variants}
         if len(set(values.values())) > 1:
             differences.append(
                 f"{field_name}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
             )
+    applied = {v.name: ",".join(v.apply) or None for v in variants}
+    if len(set(applied.values())) > 1:
+        differences.append(
+            "apply: " + ", ".join(f"{n}={_shown(_short_paths(x))}" for n, x in applied.items())
+        )
     return differences
+
+
+def _short_paths(value: str | None) -> str | None:
+    """Patch files by their names, in a list of changes."""
+    if value is None:
+        return None
+    return ",".join(part.rsplit("/", 1)[-1] for part in value.split(","))
 
 
 def _shown(value: str | None) -> str:

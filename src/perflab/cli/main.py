@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import functools
 import gc
 import json
 import os
@@ -9,18 +11,22 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from perflab import api
+from perflab.cli.changes import ChangeOptions, change_options
 from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
 from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
+from perflab.designs import budget_plan
 from perflab.doctor import diagnose
 from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
 from perflab.proc import become_subreaper, stop_all_contained
+from perflab.report.changes import render_cache_entries
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search
 from perflab.report.markdown import render_markdown
@@ -62,13 +68,15 @@ def _main(argv: Sequence[str] | None) -> int:
     out = Console(width=None if sys.stdout.isatty() else 140)
     err = Console(stderr=True)
     try:
-        if args.command == "run":
+        if args.command in ("run", "stack", "matrix"):
             # orphans of what a benchmark starts re-parent to perflab, which stops them
             become_subreaper()
             try:
-                return _run(run_options(args), out, err)
+                return _run(run_options(args), out, err, changes=change_options(args))
             finally:
                 stop_all_contained()
+        if args.command == "cache":
+            return _cache(args, out)
         if args.command == "list":
             runs = api.list_runs(args.store, args.limit)
             if args.json_path is not None:
@@ -155,23 +163,47 @@ def _check_outputs(output: OutputOptions) -> None:
             )
 
 
-def _run(options: RunOptions, out: Console, err: Console) -> int:
+def _run(
+    options: RunOptions, out: Console, err: Console, *, changes: ChangeOptions | None = None
+) -> int:
     _check_outputs(options.output)
-    experiment = api.make_experiment(
+    changes = changes or ChangeOptions(build=None, cache_dir=None)
+    make = api.make_experiment
+    design: dict[str, Any] = {"variants": options.variants}
+    if changes.command in ("stack", "matrix"):
+        if options.variants:
+            raise ConfigError(
+                "stack and matrix make their own variants: --variant cannot be added",
+                hint='give keys every variant needs with --each "python=... env.X=..."',
+            )
+        design = {"each": changes.each}
+        if changes.range_text is not None:
+            make = functools.partial(api.make_stack, changes.range_text)
+        else:
+            make = functools.partial(api.make_matrix, changes.bases, changes.changes)
+    experiment = make(
         options.experiment_file,
+        **design,
+        build=changes.build,
         stmt=options.stmt,
         setup=options.setup,
         cmd=options.cmd,
         name=options.name,
-        variants=options.variants,
         params=dict(parse_param(p) for p in options.params),
         **options.settings,
     )
+    if experiment.pairs and not options.output.quiet:
+        err.print(f"perflab: {budget_plan(experiment)}", markup=False, highlight=False)
     if options.output.quiet or not err.is_terminal:
-        result = api.run(experiment, store_path=options.output.store)
+        result = api.run(experiment, store_path=options.output.store, cache_dir=changes.cache_dir)
     else:
         with RichProgress(err) as progress:
-            result = api.run(experiment, store_path=options.output.store, progress=progress)
+            result = api.run(
+                experiment,
+                store_path=options.output.store,
+                progress=progress,
+                cache_dir=changes.cache_dir,
+            )
     code = _emit(result, options.output, out, err, command="run")
     if code != EXIT_OK:
         return code
@@ -196,6 +228,22 @@ def _run(options: RunOptions, out: Console, err: Console) -> int:
         )
     if matched:
         return EXIT_VERDICT
+    return EXIT_OK
+
+
+def _cache(args: argparse.Namespace, out: Console) -> int:
+    if args.action == "prune":
+        removed = api.prune_cache(args.cache_dir)
+        if args.json_path is not None:
+            _write(args.json_path, json.dumps([e.to_json() for e in removed], indent=2) + "\n")
+        if str(args.json_path) != "-":
+            out.print(f"removed {len(removed)} cached checkout(s)", highlight=False)
+        return EXIT_OK
+    entries = api.cache_entries(args.cache_dir)
+    if args.json_path is not None:
+        _write(args.json_path, json.dumps([e.to_json() for e in entries], indent=2) + "\n")
+    if str(args.json_path) != "-":
+        render_cache_entries(entries, out)
     return EXIT_OK
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perflab.cli.changes import add_build_options, add_change_commands
 from perflab.config import AVAILABLE_METRICS
 from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -18,6 +19,8 @@ variants: NAME followed by KEY=VALUE words, split like a shell splits them:
   python=PATH   interpreter for statement benchmarks (default: the one running perflab)
   env.VAR=VALUE set an environment variable      cwd=DIR   working directory
   cmd=COMMAND   this variant's command           build=SH  run once in cwd before measuring
+  git=REF       a ref, checked out and built in its own worktree; cwd= and a relative python=
+                are then inside it      apply=C1,C2  commits or patch files applied on top
   The first variant is the baseline. Two variants with no keys make an A/A test.
 
 examples:
@@ -191,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="VERDICTS",
         help="exit 1 when a comparison has one of these verdicts, e.g. slower,inconclusive",
     )
+
+    add_build_options(run)
+    add_change_commands(commands, run)
 
     listing = commands.add_parser("list", help="list stored runs")
     _add_output(listing, with_exports=False)

@@ -136,6 +136,10 @@ def render_terminal(result: RunResult, console: Console) -> None:
     if result.error and not any(n.message.startswith("failed:") for n in result.notes):
         console.print(Text(f"error: {result.error}", style="red"))
     render_sections(result.sections, console)
+    from perflab.report.changes import change_views  # stacks, matrices, git provenance
+
+    for renderable in change_views(result):
+        console.print(renderable)
     if not result.comparisons:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:

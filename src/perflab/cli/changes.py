@@ -1,0 +1,128 @@
+"""The command line of git refs and change sets: --build for `run`, and `stack`, `matrix` and
+`cache`, which take the benchmark and measuring options of `run`."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+STACK_EPILOG = """\
+The range's base and each commit after it are checked out into their own worktrees (never
+your working tree), built with --build, and measured together in one interleaved experiment:
+each step against its predecessor, and the last against the base.
+
+examples:
+  perflab stack main..HEAD --cmd "./build/bench" --build "cmake -B build && cmake --build build"
+  perflab stack HEAD~3..HEAD --stmt "mod.f()" --setup "import mod" \\
+      --build "python3 -m venv venv && venv/bin/pip install -q ." --each "python=venv/bin/python"
+"""
+
+MATRIX_EPILOG = """\
+Every change (a commit, or a patch file) is applied on every base, each in its own worktree,
+built with --build, and measured together with the bases in one interleaved experiment: each
+cell against its base, and each change's effect on every base against its effect on the first
+base (the interaction).
+
+example:
+  perflab matrix --base main --base release-2.1 --change fix-a.patch --change 51247 \\
+      --cmd "./build/bench" --build "make -C build" --metric time,instructions
+"""
+
+
+@dataclass(frozen=True)
+class ChangeOptions:
+    """What `stack` and `matrix` add to `run`'s options (and `--build` of all three;
+    `--build-timeout` is a setting, in the settings schema)."""
+
+    build: str | None
+    cache_dir: Path | None
+    range_text: str | None = None
+    bases: tuple[str, ...] = ()
+    changes: tuple[str, ...] = ()
+    each: str | None = None
+    command: str = "run"
+
+
+def add_build_options(run: argparse.ArgumentParser) -> None:
+    group = run.add_argument_group("builds and git refs")
+    group.add_argument(
+        "--build",
+        help="the build command of every variant without its own build=; a git= variant runs "
+        "it in its checkout",
+    )
+    group.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="where checkouts and builds of git refs are kept (default: ~/.cache/perflab/builds)",
+    )
+
+
+def add_change_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    stack = commands.add_parser(
+        "stack",
+        parents=[run],
+        add_help=False,
+        help="measure a range of commits: each against its parent, and the whole range",
+        description="Measure each commit of RANGE against its parent, and the whole range "
+        "against its base, in one interleaved experiment.",
+        epilog=STACK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    stack.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. main..HEAD")
+    _add_each(stack)
+    matrix = commands.add_parser(
+        "matrix",
+        parents=[run],
+        add_help=False,
+        help="measure changes on several bases, and whether their effect depends on the base",
+        description="Apply every --change on every --base and measure all of them in one "
+        "interleaved experiment.",
+        epilog=MATRIX_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    matrix.add_argument(
+        "--base",
+        dest="bases",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="a base (repeatable; the first is the reference for interactions)",
+    )
+    matrix.add_argument(
+        "--change",
+        dest="changes",
+        action="append",
+        default=[],
+        metavar="COMMIT|PATCH",
+        help="a change: a commit (its diff to its parent) or a patch file (repeatable)",
+    )
+    _add_each(matrix)
+    cache = commands.add_parser("cache", help="list or remove cached checkouts and builds")
+    cache.add_argument("action", choices=("list", "prune"), help="list, or remove all")
+    cache.add_argument(
+        "--cache-dir", type=Path, help="the cache (default: ~/.cache/perflab/builds)"
+    )
+    cache.add_argument("--json", dest="json_path", type=Path, help="write the entries as JSON")
+
+
+def _add_each(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--each",
+        metavar="KEYS",
+        help='variant keys every variant gets, e.g. "python=venv/bin/python env.OMP_NUM_THREADS=1"',
+    )
+
+
+def change_options(args: argparse.Namespace) -> ChangeOptions:
+    return ChangeOptions(
+        build=getattr(args, "build", None),
+        cache_dir=getattr(args, "cache_dir", None),
+        range_text=getattr(args, "range_text", None),
+        bases=tuple(getattr(args, "bases", ())),
+        changes=tuple(getattr(args, "changes", ())),
+        each=getattr(args, "each", None),
+        command=args.command,
+    )
