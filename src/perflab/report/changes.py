@@ -149,7 +149,7 @@ def render_cache_entries(entries: Sequence[CacheEntry], console: Any) -> None:
                 Text(cell)
                 for cell in (
                     e.key[:12],
-                    e.ref,
+                    _short_ref(e.ref),
                     e.commit[:10],
                     e.tree[:10],
                     ", ".join(e.changes),

@@ -161,6 +161,24 @@ def _environment() -> jinja2.Environment:
     return environment
 
 
+def _provenance_words(info: dict[str, Any]) -> str:
+    """Where a git= variant came from: commit, tree, changes, build command."""
+    prov = info.get("provenance")
+    if not isinstance(prov, dict) or "commit" not in prov:
+        return ""
+    words = [f"commit {str(prov['commit'])[:10]}", f"tree {str(prov.get('tree', ''))[:10]}"]
+    words += [f"+ {c.get('name')}" for c in prov.get("changes", [])]
+    if prov.get("build"):
+        words.append(f"built with {prov['build']!r}")
+    return " — " + ", ".join(words)
+
+
+def change_sections(result: RunResult) -> str:
+    from perflab.report.changes_html import change_sections as sections
+
+    return sections(result)
+
+
 def render_html(result: RunResult, *, with_samples: bool = False) -> str:
     """The report as one HTML document. `with_samples`: the JSON written next to it holds the
     raw samples (the footer says where they are)."""
@@ -176,7 +194,7 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
         variants=[
             (
                 v.name,
-                v.describe(),
+                v.describe() + _provenance_words(result.variant_info.get(v.name, {})),
                 str(result.variant_info.get(v.name, {}).get("python_version") or ""),
             )
             for v in experiment.variants
@@ -188,4 +206,5 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
         verdicts=[v.value for v in Verdict],
         samples_command=f"perflab show {result.run_id} --json - --samples",
         with_samples=with_samples,
+        changes=Markup(change_sections(result)),
     )

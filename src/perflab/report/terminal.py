@@ -173,7 +173,10 @@ def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
             run.created_at,
             run.status.value,
             _shorten(", ".join(run.benchmarks)),
-            ", ".join(run.variants),
+            ", ".join(
+                f"{v}@{run.provenance[v]['commit'][:10]}" if v in run.provenance else v
+                for v in run.variants
+            ),
             ", ".join(run.metrics),
             str(run.n_samples),
         )

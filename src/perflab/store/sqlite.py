@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ class RunSummary:
     variants: tuple[str, ...]
     metrics: tuple[str, ...]
     n_samples: int
+    # per variant, where it came from (git= variants): commit, tree, build command
+    provenance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class RunSummary:
             "variants": list(self.variants),
             "metrics": list(self.metrics),
             "n_samples": self.n_samples,
+            "provenance": {k: dict(v) for k, v in self.provenance.items()},
         }
 
 
@@ -240,9 +243,22 @@ class Store:
                     variants=tuple(v.name for v in experiment.variants),
                     metrics=tuple(str(m) for m in experiment.settings.metrics),
                     n_samples=n_samples,
+                    provenance=self._provenance(run_id),
                 )
             )
         return summaries
+
+    def _provenance(self, run_id: int) -> dict[str, dict[str, Any]]:
+        found = {}
+        for variant, info_json in self.connection.execute(
+            "SELECT variant, info_json FROM variant_info WHERE run_id = ?", (run_id,)
+        ):
+            provenance = json.loads(info_json).get("provenance")
+            if isinstance(provenance, dict) and "commit" in provenance:
+                found[variant] = {
+                    k: provenance.get(k) for k in ("ref", "commit", "tree", "build", "changes")
+                }
+        return found
 
     def load_run(self, reference: str | int) -> StoredRun:
         run_id = self.resolve_run_id(reference)
