@@ -20,13 +20,14 @@ cat > prog.c <<'C'
 #include <string.h>
 #define N 4000000
 #define STRIDE 1
-#define PASSES 1
 static unsigned char buffer[N];
 static unsigned checksum(const unsigned char *p, int n) {
     unsigned s = 0;
     for (int i = 0; i < n; i += STRIDE) s = s * 31 + p[i];
     return s;
 }
+
+#define PASSES 1
 int main(void) {
     memset(buffer, 7, sizeof buffer);
     unsigned s = 0;
