@@ -6,6 +6,7 @@ from __future__ import annotations
 from perflab.document import FIGURE_TYPES, Block, Paragraph, Preformatted, Section, Style, Table
 from perflab.report.notes import group_notes
 from perflab.results import RunResult
+from perflab.units import format_ratio
 
 _ICONS = {
     Style.FASTER: "🟢 ",
@@ -86,6 +87,7 @@ def render_markdown(result: RunResult) -> str:
         lines += section_lines(section)
     if not result.comparisons:
         lines += ["No comparisons: nothing was measured.", ""]
+    lines += _change_lines(result)
     machine = result.machine
     lines.append(
         f"Machine: {machine.get('cpu_model', '?')}, {machine.get('cores')} cores, "
@@ -109,3 +111,40 @@ def render_markdown(result: RunResult) -> str:
                 lines.append(f"  hint: {_cell(group.hint)}")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _change_lines(result: RunResult) -> list[str]:
+    """A stack's product against its whole range; a matrix's interactions."""
+    lines: list[str] = []
+    for s in result.stacks:
+        what = f"{s.benchmark}, {s.metric.value}" + (f" `{s.event}`" if s.event else "")
+        product = format_ratio(s.product.ratio, s.product.ci_low, s.product.ci_high)
+        whole = format_ratio(s.whole.ratio, s.whole.ci_low, s.whole.ci_high)
+        agree = "add up to" if s.consistent else "do **not** add up to"
+        lines.append(f"Stack ({_cell(what)}): the steps multiplied, {product}, {agree} the "
+                     f"whole range, {whole}.")  # fmt: skip
+    if result.interactions:
+        lines += [
+            "",
+            "| benchmark | metric | change | base / reference | interaction [95% CI] | verdict |",
+            "|---|---|---|---|---:|---|",
+        ]
+        for i in result.interactions:
+            metric = i.metric.value + (f" `{i.event}`" if i.event else "")
+            lines.append(
+                "| "
+                + " | ".join(
+                    _cell(x)
+                    for x in (
+                        i.benchmark,
+                        metric,
+                        i.change,
+                        f"{i.base} ({i.on_base.verdict.value}) / {i.reference_base} "
+                        f"({i.on_reference.verdict.value})",
+                        format_ratio(i.ratio, i.ci_low, i.ci_high),
+                        i.verdict.value,
+                    )
+                )
+                + " |"
+            )
+    return lines + ([""] if lines else [])
