@@ -135,13 +135,19 @@ def budget_plan(experiment: Experiment) -> str:
     settings = experiment.settings
     n = len(experiment.variants)
     per_variant = settings.budget_s / n
-    metrics = ", ".join(m.value for m in settings.metrics)
-    return (
+    others = [m.value for m in settings.metrics if m is not Metric.TIME]
+    text = (
         f"{n} variants measured together, interleaved, in one experiment "
-        f"({len(experiment.comparison_pairs)} comparisons); the budget of {settings.budget_s:g} s "
-        f"per benchmark is shared by all of them: about {per_variant:.1f} s of samples per "
-        f"variant for the time lens; {metrics} measure every variant once per benchmark"
+        f"({len(experiment.comparison_pairs)} comparisons)"
     )
+    if Metric.TIME in settings.metrics:
+        text += (
+            f"; the time lens's budget of {settings.budget_s:g} s per benchmark is shared by all "
+            f"of them: about {per_variant:.1f} s of samples per variant"
+        )
+    if others:
+        text += f"; {', '.join(others)}: every variant once per benchmark"
+    return text
 
 
 # ---- experiment files and the API

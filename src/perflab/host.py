@@ -112,6 +112,8 @@ def variant_differences(variants: Sequence[Variant]) -> list[str]:
             )
     for field_name in ("git", "python", "cwd", "cmd", "build"):
         values = {v.name: getattr(v, field_name) for v in variants}
+        if field_name == "git":  # commit ids as git shows them short
+            values = {n: _short_commit(x) for n, x in values.items()}
         if len(set(values.values())) > 1:
             differences.append(
                 f"{field_name}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
@@ -122,6 +124,12 @@ def variant_differences(variants: Sequence[Variant]) -> list[str]:
             "apply: " + ", ".join(f"{n}={_shown(_short_paths(x))}" for n, x in applied.items())
         )
     return differences
+
+
+def _short_commit(ref: str | None) -> str | None:
+    if ref is not None and len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
+        return ref[:10]
+    return ref
 
 
 def _short_paths(value: str | None) -> str | None:
