@@ -113,7 +113,7 @@ def test_matrix_and_bad_input_from_the_command_line(repo: Path, tmp_path: Path) 
     matrix = perflab(
         "matrix", "--base", "base", "--base", "main~2", "--change", "main~1",
         "--cmd", "./prog", "--build", "make", "--metric", "instructions", "--json", "m.json",
-        *store, cwd=repo, cache=cache,
+        "--html", "m.html", *store, cwd=repo, cache=cache,
     )  # fmt: skip
     assert matrix.returncode == 0, matrix.stderr
     document = json.loads((repo / "m.json").read_text())
@@ -125,6 +125,8 @@ def test_matrix_and_bad_input_from_the_command_line(repo: Path, tmp_path: Path) 
     assert interaction["ratio"] == pytest.approx(expected)
     assert interaction["ratio"] < 0.99
     assert interaction["verdict"] == "better-on-base"
+    html = (repo / "m.html").read_text()
+    assert "<h2>Matrix</h2>" in html and "interaction main-2 / base" in html
 
 
 def test_experiment_file_with_a_stack(repo: Path, tmp_path: Path) -> None:

@@ -277,3 +277,23 @@ def test_statement_stack_with_a_per_ref_interpreter(repo: Path, tmp_path: Path) 
     python = result.experiment.variants[1].python
     assert python == "venv/bin/python"
     assert result.variant_info["step1"]["python_version"]
+
+
+def test_params_choose_the_ref_of_each_benchmark(repo: Path, tmp_path: Path) -> None:
+    experiment = api.make_experiment(
+        cmd="./prog",
+        name="prog",
+        build=BUILD,
+        metrics="instructions",
+        variants=["old git=base", "new git=$ref"],
+        params={"ref": ["main~2", "main~1"]},
+    )
+    experiment = experiment.__class__(**{**experiment.__dict__, "repository": str(repo)})
+    result = api.run(experiment, store_path=None, cache_dir=tmp_path / "cache")
+    assert not result.failures
+    verdicts = {
+        c.benchmark: c.verdict
+        for c in result.comparisons
+        if c.metric is Metric.INSTRUCTIONS and c.event is None
+    }
+    assert verdicts == {"prog[ref=main~2]": Verdict.FASTER, "prog[ref=main~1]": Verdict.SLOWER}
