@@ -24,7 +24,6 @@ from perflab.errors import BenchmarkFailedError
 from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
 from perflab.proc import LaunchSpec, ProcessRunner
 
-DEFAULT_BUILD_TIMEOUT_S = 3600.0
 OUTPUT_TAIL_CHARS = 4000
 
 
