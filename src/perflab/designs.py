@@ -17,6 +17,7 @@ from perflab.git.repo import find_repository, range_commits
 from perflab.model import (
     Experiment,
     InteractionSpec,
+    Metric,
     Variant,
 )
 from perflab.proc import ProcessRunner

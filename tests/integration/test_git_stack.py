@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from perflab import api
-from perflab.designs import InteractionVerdict
-from perflab.engine import RunResult
 from perflab.errors import ConfigError
 from perflab.model import Metric, Verdict
 from perflab.report.json_report import run_to_json
+from perflab.results import InteractionVerdict, RunResult
 
 pytestmark = [
     pytest.mark.integration,

@@ -8,9 +8,9 @@ import pytest
 from scipy import stats as scipy_stats
 
 from perflab.config import parse_variant
-from perflab.designs import InteractionVerdict, interaction_verdict
 from perflab.errors import ConfigError
 from perflab.model import Variant
+from perflab.results import InteractionVerdict, interaction_verdict
 from perflab.stats.interaction import (
     Interval,
     interaction_from_intervals,

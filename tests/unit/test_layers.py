@@ -42,12 +42,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.config",
             "perflab.store",
             "perflab.worker",
+            "perflab.git",  # read-only git queries, the worktree/build cache
+            "perflab.designs",  # stacks and matrices planned into variants and pairs
         ),
     ),
     ("report", ("perflab.report",)),
-    ("measure", ("perflab.measure",)),
+    ("measure", ("perflab.measure", "perflab.git.prepare")),
     ("lenses", ("perflab.lenses.*",)),  # a lens's own modules: measure, analyse, render ...
-    ("engine", ("perflab.engine", "perflab.doctor", "perflab.events")),
+    ("engine", ("perflab.engine", "perflab.doctor", "perflab.events", "perflab.design_analysis")),
     ("api", ("perflab.api",)),
     ("cli", ("perflab.cli", "perflab")),  # the package face imports the API
 )

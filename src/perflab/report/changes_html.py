@@ -8,21 +8,17 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from perflab.designs import Interaction, InteractionVerdict, StackSummary
-from perflab.engine import RunResult
 from perflab.model import Comparison, Verdict
-from perflab.report.svg import (
-    VERDICT_COLOURS,
-    _f,
-    _LogScale,
-    _svg,
-    _text,
-    format_ratio_tick,
-    log_ticks,
-    ratio_domain,
-)
 from perflab.report.units import format_ratio
+from perflab.results import Interaction, InteractionVerdict, RunResult, StackSummary
 
+# the verdict colours of report/svg.py (imported lazily: svg.py still reaches a lens)
+VERDICT_COLOURS = {
+    Verdict.FASTER: "#1a7f37",
+    Verdict.SLOWER: "#cf222e",
+    Verdict.EQUIVALENT: "#0a7ea4",
+    Verdict.INCONCLUSIVE: "#b7791f",
+}
 _INTERACTION_COLOURS = {
     InteractionVerdict.NONE: VERDICT_COLOURS[Verdict.EQUIVALENT],
     InteractionVerdict.BETTER_ON_BASE: VERDICT_COLOURS[Verdict.FASTER],
@@ -35,6 +31,16 @@ def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> 
     """One row per step: a bar from the running product before it to the running product
     after it (log axis), the step's CI as a whisker at its end; then the product of the steps
     and the whole range, both from 1."""
+    from perflab.report.svg import (
+        _f,
+        _LogScale,
+        _svg,
+        _text,
+        format_ratio_tick,
+        log_ticks,
+        ratio_domain,
+    )
+
     label_px, value_px, row_px, top, bottom = 220.0, 190.0, 24.0, 8.0, 34.0
     rows: list[tuple[str, float, float, float, float, str]] = []  # label, start, end, lo, hi
     running = 1.0
