@@ -123,14 +123,22 @@ def test_missing_interpreter_and_directory() -> None:
         run_experiment(experiment(stmt="pass", variants=["A", "B cwd=/no/such/dir"]))
 
 
-def test_build_step_runs_once_and_its_failure_stops_the_run(tmp_path: Path) -> None:
+def test_build_step_runs_once_and_its_failure_is_reported(tmp_path: Path) -> None:
     marker = tmp_path / "built"
     exp = experiment(cmd="true", variants=["A", f"B build='touch {marker}'"])
     run_experiment(exp)
     assert marker.exists()
-    with pytest.raises(BenchmarkFailedError, match="build step") as caught:
-        run_experiment(experiment(cmd="true", variants=["A", "B build='echo oops; exit 2'"]))
-    assert "oops" in (caught.value.detail or "")
+    # a failing build leaves its variant out (the others are measured) and is reported
+    result = run_experiment(
+        experiment(cmd="true", variants=["A", "B build='echo oops; exit 2'", "C"])
+    )
+    assert result.status is RunStatus.INCOMPLETE
+    (failure,) = result.failures
+    assert failure.variant == "B" and "build step" in failure.message
+    assert "oops" in (failure.detail or "")
+    assert [(c.baseline, c.variant) for c in result.comparisons] == [("A", "C")]
+    with pytest.raises(BenchmarkFailedError, match="build step"):
+        result.raise_on_failure()
 
 
 def test_a_failing_benchmark_keeps_what_the_others_measured(tmp_path: Path) -> None:
