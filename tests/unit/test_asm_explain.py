@@ -315,3 +315,5 @@ def test_unnamed_samples_and_vanished_objects_are_said_per_object(tmp_path: Path
     assert any(m.startswith("no symbols for libfoo.so (50% of the samples)") for m in messages)
     assert any("gone.so was deleted or replaced" in m for m in messages)
     assert len(messages) == 2
+    jit = ProfiledRegion((CodeSample("//anon", "", None, 30.0), *region.samples), ())
+    assert any("without a file (JIT" in note.message for note in _symbol_notes(jit))

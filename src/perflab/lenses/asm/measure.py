@@ -387,6 +387,22 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
         for path, weight in unnamed.items()
         if weight / total >= MIN_HOT_SHARE
     ]
+    fileless = sum(
+        sample.weight
+        for sample in region.samples
+        if not sample.object_path.startswith("/") and "kernel" not in sample.object_path
+    )
+    if fileless / total >= MIN_HOT_SHARE:
+        notes.append(
+            Note(
+                Severity.WARNING,
+                f"{fileless / total:.0%} of the samples ran in code without a file (JIT code "
+                "without a perf map, or anonymous memory): it cannot be named or shown",
+                hint="let the JIT write /tmp/perf-PID.map (python -X perf, "
+                "PYTHONPERFSUPPORT=1; node --perf-basic-prof)",
+                metric=Metric.ASM,
+            )
+        )
     sampled: dict[str, float] = {}
     for (path, _), weight in region.by_function().items():
         sampled[path] = sampled.get(path, 0.0) + weight
