@@ -390,7 +390,8 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
     fileless = sum(
         sample.weight
         for sample in region.samples
-        if not sample.object_path.startswith("/") and "kernel" not in sample.object_path
+        if (not sample.object_path.startswith("/") or sample.object_path.startswith("//"))
+        and "kernel" not in sample.object_path
     )
     if fileless / total >= MIN_HOT_SHARE:
         notes.append(
