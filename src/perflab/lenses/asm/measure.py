@@ -406,7 +406,8 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
         )
     sampled: dict[str, float] = {}
     for (path, _), weight in region.by_function().items():
-        sampled[path] = sampled.get(path, 0.0) + weight
+        if not path.startswith("//"):  # "//anon": no file was ever behind it
+            sampled[path] = sampled.get(path, 0.0) + weight
     for path, weight in sampled.items():
         clean = path.removesuffix(" (deleted)")
         if weight / total >= MIN_HOT_SHARE and (clean != path or not os.path.isfile(clean)):
