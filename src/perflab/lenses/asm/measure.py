@@ -607,7 +607,11 @@ def analyse_asm(
     for name in variants[1:]:
         code = load_code(data, name)
         every = explain(baseline, code)
-        rows = [r for r in every if r.baseline.ran or r.variant.ran or baseline.named or code.named]
+        rows = [
+            r
+            for r in every
+            if r.baseline.ran or r.variant.ran or r.diagnoses or baseline.named or code.named
+        ]
         unrun = [r.name for r in every if r not in rows]
         notes = (
             (

@@ -9,8 +9,9 @@ symbol-table names, its samples counted per sampled instruction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from perflab.errors import PerflabError, ToolUnavailableError
@@ -30,6 +31,8 @@ from perflab.model import Benchmark, BenchmarkKind, Variant
 from perflab.proc import ProcessRunner, which
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
+MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
+MAX_COMMAND_RUNS = 10  # ... or this many runs
 SAMPLE_HZ = 4000
 
 
@@ -144,14 +147,35 @@ class PerfRecordSource:
                 sample_target_ms=self.target_ms / 4,
                 timeout_s=timeout_s,
             )
-        return record_command_profile(
-            context.runner,
-            command_argv(benchmark.command_for(variant)),
-            env=variant_environment(variant),
-            cwd=variant.cwd,
-            cpu=context.cpu,
-            options=self.options,
-            timeout_s=timeout_s,
+
+        def record(runs: int) -> RecordedProfile:
+            return record_command_profile(
+                context.runner,
+                command_argv(benchmark.command_for(variant)),
+                env=variant_environment(variant),
+                cwd=variant.cwd,
+                cpu=context.cpu,
+                runs=runs,
+                options=self.options,
+                timeout_s=timeout_s,
+            )
+
+        # a short command gives a handful of samples, too few for any claim: run it again until
+        # about MIN_COMMAND_SAMPLES were taken (at most MAX_COMMAND_RUNS runs)
+        first = record(1)
+        taken = len(first.samples)
+        if taken >= MIN_COMMAND_SAMPLES:
+            return first
+        more = min(MAX_COMMAND_RUNS, math.ceil(MIN_COMMAND_SAMPLES / max(taken, 1))) - 1
+        if more <= 0:
+            return first
+        rest = record(more)
+        return replace(
+            first,
+            samples=first.samples + rest.samples,
+            loops=first.loops + rest.loops,
+            region_ns=first.region_ns + rest.region_ns,
+            objects=tuple(dict.fromkeys((*first.objects, *rest.objects))),
         )
 
 
