@@ -70,11 +70,11 @@ from perflab.model import (
     Sample,
     Settings,
     Severity,
-    Verdict,
 )
 from perflab.plan import block_orders, launch_order
 from perflab.proc import LaunchSpec, ProcessRunner
-from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+from perflab.stats.comparison import RatioInterval, comparison_from
+from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 
 DEFAULT_EVENTS: tuple[str, ...] = (
     "cycles",
@@ -755,29 +755,21 @@ def _event_comparison(
     both_zero = all(s.value == 0 for s in [*base, *variant_samples] if not s.warmup)
     if both_zero:
         # no pair has a log ratio, but "zero in both" is as equivalent as it gets
-        ratio, low, high, groups = 1.0, 1.0, 1.0, len({s.generation for s in base})
-        verdict = Verdict.EQUIVALENT
+        interval: RatioEstimate | RatioInterval = (1.0, 1.0, 1.0)
+        groups = len({s.generation for s in base})
     else:
-        estimate = estimate_ratio(
+        interval = estimate_ratio(
             pair_samples(base, variant_samples, batch_blocks=batch), settings.confidence
         )
-        ratio, low, high, groups = (
-            estimate.ratio,
-            estimate.ci_low,
-            estimate.ci_high,
-            estimate.n_groups,
-        )
-        verdict = verdict_for(low, high, settings.equivalence_band)
+        groups = interval.n_groups
     unit = "ns" if event in ("task-clock", "cpu-clock") else "count"
-    return Comparison(
+    return comparison_from(
+        interval,
+        equivalence_band=settings.equivalence_band,
         benchmark=benchmark.name,
         metric=Metric.COUNTERS,
         baseline=baseline,
         variant=other,
-        ratio=ratio,
-        ci_low=low,
-        ci_high=high,
-        verdict=verdict,
         baseline_value=base_value,
         variant_value=variant_value,
         unit=unit,

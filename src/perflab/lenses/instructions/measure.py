@@ -90,7 +90,7 @@ from perflab.model import (
     Variant,
 )
 from perflab.proc import LaunchSpec, ProcessRunner, which
-from perflab.stats.paired import verdict_for
+from perflab.stats.comparison import comparison_from
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
@@ -527,7 +527,7 @@ def _comparison(
     rules: Sequence[Any],
     band: float,
 ) -> Comparison:
-    ratio, low, high = ratio_interval(base.per_iteration, other.per_iteration)
+    interval = ratio_interval(base.per_iteration, other.per_iteration)
     functions: tuple[FunctionDelta, ...] = ()
     inlining: tuple[InliningChange, ...] = ()
     unknown: tuple[CannotTell, ...] = ()
@@ -575,15 +575,13 @@ def _comparison(
         },
         identical_objects=tuple(identical),
     )
-    return Comparison(
+    return comparison_from(
+        interval,
+        equivalence_band=band,
         benchmark=benchmark.name,
         metric=Metric.INSTRUCTIONS,
         baseline=base_name,
         variant=name,
-        ratio=ratio,
-        ci_low=low,
-        ci_high=high,
-        verdict=verdict_for(low, high, band),
         baseline_value=details.baseline_per_iteration,
         variant_value=details.variant_per_iteration,
         unit="instructions",
@@ -601,7 +599,7 @@ def _event_comparison(
     band: float,
 ) -> Comparison:
     before, after = base.samples[event.name], other.samples[event.name]
-    ratio, low, high = ratio_interval(before, after)
+    interval = ratio_interval(before, after)
     functions: tuple[FunctionDelta, ...] = ()
     if base.costs is not None and other.costs is not None:
         functions = function_deltas(
@@ -618,15 +616,13 @@ def _event_comparison(
         variant_repeats=after,
         event=event.name,
     )
-    return Comparison(
+    return comparison_from(
+        interval,
+        equivalence_band=band,
         benchmark=benchmark.name,
         metric=Metric.INSTRUCTIONS,
         baseline=base_name,
         variant=name,
-        ratio=ratio,
-        ci_low=low,
-        ci_high=high,
-        verdict=verdict_for(low, high, band),
         baseline_value=details.baseline_per_iteration,
         variant_value=details.variant_per_iteration,
         unit=event.unit,

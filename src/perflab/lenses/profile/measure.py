@@ -61,7 +61,6 @@ from perflab.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
-    Comparison,
     Experiment,
     Metric,
     Note,
@@ -71,7 +70,8 @@ from perflab.model import (
 )
 from perflab.plan import block_orders, launch_order
 from perflab.proc import LaunchSpec, ProcessRunner
-from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+from perflab.stats.comparison import comparison_from
+from perflab.stats.paired import estimate_ratio, pair_samples
 
 FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
 PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
@@ -705,15 +705,13 @@ def analyse_profiles(
         base_value = _mean_per_iteration(base_wall)
         var_value = _mean_per_iteration(var_wall)
         comparisons.append(
-            Comparison(
+            comparison_from(
+                estimate,
+                equivalence_band=settings.equivalence_band,
                 benchmark=benchmark.name,
                 metric=Metric.PROFILE,
                 baseline=baseline_name,
                 variant=name,
-                ratio=estimate.ratio,
-                ci_low=estimate.ci_low,
-                ci_high=estimate.ci_high,
-                verdict=verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band),
                 baseline_value=base_value,
                 variant_value=var_value,
                 unit="ns",  # wall time under perf record: see ratio_basis

@@ -35,7 +35,8 @@ from perflab.model import (
 )
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
-from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+from perflab.stats.comparison import comparison_from
+from perflab.stats.paired import estimate_ratio, pair_samples
 
 MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
 PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
@@ -317,17 +318,13 @@ def analyse_rss(
                     )
                 )
             comparisons.append(
-                Comparison(
+                comparison_from(
+                    estimate,
+                    equivalence_band=settings.equivalence_band,
                     benchmark=benchmark.name,
                     metric=RSS,
                     baseline=baseline,
                     variant=name,
-                    ratio=estimate.ratio,
-                    ci_low=estimate.ci_low,
-                    ci_high=estimate.ci_high,
-                    verdict=verdict_for(
-                        estimate.ci_low, estimate.ci_high, settings.equivalence_band
-                    ),
                     baseline_value=base_value,
                     variant_value=value,
                     unit=UNITS[measure],

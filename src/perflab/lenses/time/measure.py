@@ -41,13 +41,13 @@ from perflab.model import (
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats import noise
+from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
     extra_seconds_to_decide,
     group_means,
     pair_samples,
-    verdict_for,
 )
 
 WALL_NS = "wall_ns"
@@ -483,16 +483,13 @@ def _time_comparison(
 ) -> Comparison:
     base_values = [s.per_iteration for s in baseline]
     variant_values = [s.per_iteration for s in samples if not s.warmup]
-    verdict = verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band)
-    return Comparison(
+    return comparison_from(
+        estimate,
+        equivalence_band=settings.equivalence_band,
         benchmark=benchmark.name,
         metric=Metric.TIME,
         baseline=baseline_name,
         variant=name,
-        ratio=estimate.ratio,
-        ci_low=estimate.ci_low,
-        ci_high=estimate.ci_high,
-        verdict=verdict,
         baseline_value=float(np.median(base_values)),
         variant_value=float(np.median(variant_values)),
         unit="ns",

@@ -39,7 +39,6 @@ from perflab.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
-    Comparison,
     Experiment,
     Metric,
     Note,
@@ -49,7 +48,8 @@ from perflab.model import (
 )
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
-from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+from perflab.stats.comparison import comparison_from
+from perflab.stats.paired import estimate_ratio, pair_samples
 
 SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
 OP_CALLS = "op_calls:"  # + op name: that op's count
@@ -282,15 +282,13 @@ def analyse_torch(
         )
         versions, capabilities = versions_of(tables[name])
         comparisons.append(
-            Comparison(
+            comparison_from(
+                estimate,
+                equivalence_band=settings.equivalence_band,
                 benchmark=benchmark.name,
                 metric=Metric.TORCH,
                 baseline=baseline_name,
                 variant=name,
-                ratio=estimate.ratio,
-                ci_low=estimate.ci_low,
-                ci_high=estimate.ci_high,
-                verdict=verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band),
                 baseline_value=diff.baseline_self_us_per_iteration * 1e3,
                 variant_value=diff.variant_self_us_per_iteration * 1e3,
                 unit="ns",
