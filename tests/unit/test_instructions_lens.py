@@ -22,7 +22,6 @@ from perflab.lenses.instructions.measure import (
     main_program,
     padded_environment,
     padding_target,
-    ratio_interval,
 )
 from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.model import (
@@ -37,6 +36,7 @@ from perflab.model import (
     Verdict,
 )
 from perflab.proc import FakeRunner as ScriptedRunner
+from perflab.stats.summary import ratio_interval
 
 
 def FakeRunner(returncode: int = 0) -> ScriptedRunner:  # noqa: N802

@@ -91,6 +91,7 @@ from perflab.model import (
 )
 from perflab.proc import LaunchSpec, ProcessRunner, which
 from perflab.stats.comparison import comparison_from
+from perflab.stats.summary import ratio_interval
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
@@ -450,17 +451,6 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         parts=parts,
         program=main,
     )
-
-
-def ratio_interval(
-    baseline: Sequence[float], variant: Sequence[float]
-) -> tuple[float, float, float]:
-    """(ratio, low, high). Deterministic counts give low == ratio == high; when repeats differ
-    the interval spans every baseline/variant combination, hiding nothing."""
-    if not baseline or not variant or min(baseline) <= 0:
-        return math.nan, math.nan, math.nan
-    ratio = statistics.median(variant) / statistics.median(baseline)
-    return ratio, min(variant) / max(baseline), max(variant) / min(baseline)
 
 
 def analyse_instructions(

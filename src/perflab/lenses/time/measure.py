@@ -49,6 +49,7 @@ from perflab.stats.paired import (
     group_means,
     pair_samples,
 )
+from perflab.stats.summary import relative_spread
 
 WALL_NS = "wall_ns"
 MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
@@ -393,15 +394,6 @@ def command_batch_blocks(measured_blocks: int) -> int:
 
 # --------------------------------------------------------------------------------------------
 # analysing
-
-
-def relative_spread(values: Sequence[float]) -> float:
-    """Median absolute deviation relative to the median (robust 'spread')."""
-    if not values:
-        return math.nan
-    array = np.asarray(values, dtype=float)
-    median = float(np.median(array))
-    return float(np.median(np.abs(array - median))) / median if median else math.nan
 
 
 def analyse_time(
