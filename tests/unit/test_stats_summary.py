@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from perflab.stats.summary import ratio_interval, relative_spread
+from perflab.model import Metric, Sample
+from perflab.stats.summary import per_iteration, ratio_interval, relative_spread
 
 
 def test_relative_spread_is_the_mad_over_the_median() -> None:
@@ -20,3 +21,13 @@ def test_ratio_interval_spans_every_combination_of_repeats() -> None:
         (94.5 / 105.0, 90.0 / 110.0, 99.0 / 100.0)
     )
     assert all(math.isnan(x) for x in ratio_interval([], [1.0]))
+
+
+def _sample(value: float, loops: int, *, warmup: bool = False) -> Sample:
+    return Sample("b", "v", Metric.COUNTERS, "instructions", value, loops=loops, warmup=warmup)
+
+
+def test_per_iteration_weighs_samples_by_their_loops_and_skips_warmup() -> None:
+    samples = [_sample(1000.0, 10), _sample(3000.0, 20), _sample(1e9, 1, warmup=True)]
+    assert per_iteration(samples) == pytest.approx(4000.0 / 30)
+    assert math.isnan(per_iteration([_sample(5.0, 1, warmup=True)]))

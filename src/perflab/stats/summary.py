@@ -1,13 +1,24 @@
-"""One variant's values summarised (their spread) and two variants' repeated counts compared.
-Pure: values in, numbers out."""
+"""One variant's samples summarised (their per-iteration value, their spread) and two variants'
+repeated counts compared. Pure: values in, numbers out."""
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from perflab.model import Sample
+
+
+def per_iteration(samples: Iterable[Sample]) -> float:
+    """The per-iteration value of a variant's measured samples: their total value over their
+    total iterations, so a sample of more loops weighs more (as `Sample.per_iteration` is one
+    sample's value over its loops). Warm-up samples are skipped; nan when none is left."""
+    measured = [s for s in samples if not s.warmup]
+    loops = sum(s.loops for s in measured)
+    return sum(s.value for s in measured) / loops if loops else math.nan
 
 
 def relative_spread(values: Sequence[float]) -> float:

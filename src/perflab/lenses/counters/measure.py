@@ -31,7 +31,6 @@ cannot attribute it to the statement.
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import re
@@ -75,6 +74,7 @@ from perflab.plan import block_orders, launch_order
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.comparison import RatioInterval, comparison_from
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
+from perflab.stats.summary import per_iteration
 
 DEFAULT_EVENTS: tuple[str, ...] = (
     "cycles",
@@ -750,8 +750,8 @@ def _event_comparison(
     states: Mapping[str, Any],
 ) -> Comparison:
     variant_samples = data.samples_of(other, event)
-    base_value = _per_iteration(base)
-    variant_value = _per_iteration(variant_samples)
+    base_value = per_iteration(base)
+    variant_value = per_iteration(variant_samples)
     both_zero = all(s.value == 0 for s in [*base, *variant_samples] if not s.warmup)
     if both_zero:
         # no pair has a log ratio, but "zero in both" is as equivalent as it gets
@@ -781,12 +781,6 @@ def _event_comparison(
             n_groups=groups,
         ),
     )
-
-
-def _per_iteration(samples: Sequence[Sample]) -> float:
-    measured = [s for s in samples if not s.warmup]
-    loops = sum(s.loops for s in measured)
-    return sum(s.value for s in measured) / loops if loops else math.nan
 
 
 def _stored_probe(data: BenchmarkData, baseline: str) -> tuple[list[UnavailableEvent], HostFacts]:

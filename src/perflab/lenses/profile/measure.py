@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import enum
 import json
-import math
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -72,6 +71,7 @@ from perflab.plan import block_orders, launch_order
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import estimate_ratio, pair_samples
+from perflab.stats.summary import per_iteration
 
 FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
 PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
@@ -702,8 +702,8 @@ def analyse_profiles(
         # slow drift; per-process effects are not sampled (the time lens does that).
         pairs = pair_samples(base_wall, var_wall, batch_blocks=max(1, measured_blocks // 6))
         estimate = estimate_ratio(pairs, settings.confidence)
-        base_value = _mean_per_iteration(base_wall)
-        var_value = _mean_per_iteration(var_wall)
+        base_value = per_iteration(base_wall)
+        var_value = per_iteration(var_wall)
         comparisons.append(
             comparison_from(
                 estimate,
@@ -752,8 +752,3 @@ def flame_tree(data: BenchmarkData, baseline: str, variant: str) -> FlameNode | 
     if not base or not other:
         return None
     return differential_tree(parse_folded(base[-1].content), parse_folded(other[-1].content))
-
-
-def _mean_per_iteration(samples: Sequence[Sample]) -> float:
-    measured = [s.per_iteration for s in samples if not s.warmup]
-    return sum(measured) / len(measured) if measured else math.nan

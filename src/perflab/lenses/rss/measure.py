@@ -37,6 +37,7 @@ from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import estimate_ratio, pair_samples
+from perflab.stats.summary import per_iteration
 
 MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
 PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
@@ -260,9 +261,10 @@ _MEASURES = {
 }
 
 
-def _mean_per_iteration(samples: Sequence[Sample]) -> float | None:
-    values = [s.per_iteration for s in samples if not s.warmup]
-    return sum(values) / len(values) if values else None
+def _measured_per_iteration(samples: Sequence[Sample]) -> float | None:
+    """The per-iteration value, None when nothing was measured."""
+    value = per_iteration(samples)
+    return None if math.isnan(value) else value
 
 
 def analyse_rss(
@@ -272,16 +274,16 @@ def analyse_rss(
     baseline = variants[0]
     comparisons: list[Comparison] = []
     notes: list[Note] = []
-    blocks = {name: _mean_per_iteration(data.samples_of(name, NET_BLOCKS)) for name in variants}
+    blocks = {name: _measured_per_iteration(data.samples_of(name, NET_BLOCKS)) for name in variants}
     floor_kb = max((s.value for s in data.samples if s.name == FLOOR_KB), default=None)
     for measure in COMPARED:
         base_samples = data.samples_of(baseline, measure)
-        base_value = _mean_per_iteration(base_samples)
+        base_value = _measured_per_iteration(base_samples)
         if base_value is None:
             continue
         for name in variants[1:]:
             samples = data.samples_of(name, measure)
-            value = _mean_per_iteration(samples)
+            value = _measured_per_iteration(samples)
             if value is None:
                 continue
             estimate = estimate_ratio(pair_samples(base_samples, samples), settings.confidence)
