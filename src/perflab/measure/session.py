@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from perflab.measure.lens import LensContext
@@ -44,11 +45,38 @@ def benchmark_rng(settings: Settings, benchmark: Benchmark, lens: str = "") -> r
     return random.Random(f"{settings.seed}:{benchmark.name}" + (f":{lens}" if lens else ""))
 
 
+def _nothing() -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class WorkerWrap:
+    """A program one worker runs under (e.g. `perf stat` or `perf record` with a control
+    channel): the argv before the worker's, the descriptors it inherits, what to do right after
+    the spawn whether it succeeded or not (close the parent's copies of perf's ends), and once
+    the worker is closed or killed (close the channel)."""
+
+    argv_prefix: tuple[str, ...]
+    pass_fds: tuple[int, ...] = ()
+    after_spawn: Callable[[], None] = _nothing
+    release: Callable[[], None] = _nothing
+
+
+# variant index -> how to wrap that variant's worker; called in launch order, just before it starts
+WrapWorker = Callable[[int], WorkerWrap]
+
+
 class LensSession:
-    """Settings, variants, the benchmark's seeded schedule and a clock, for one benchmark."""
+    """Settings, variants, the benchmark's seeded schedule and a clock, for one benchmark.
+    `lens` names the schedule (see `benchmark_rng`)."""
 
     def __init__(
-        self, benchmark: Benchmark, context: LensContext, clock_ns: Callable[[], int]
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        clock_ns: Callable[[], int],
+        *,
+        lens: str = "",
     ) -> None:
         self.benchmark = benchmark
         self.context = context
@@ -56,7 +84,8 @@ class LensSession:
         self.variants = context.experiment.variants
         self.clock_ns = clock_ns
         self.start_ns = clock_ns()
-        self.rng = benchmark_rng(self.settings, benchmark)
+        self.rng = benchmark_rng(self.settings, benchmark, lens)
+        self._releases: list[Callable[[], None]] = []
 
     def elapsed_s(self) -> float:
         return float(self.clock_ns() - self.start_ns) / 1e9
@@ -67,30 +96,46 @@ class LensSession:
         layout: Mapping[str, str] | None = None,
         disable_aslr: bool = False,
         ops: Sequence[WorkerOps] = (),
+        wrap: WrapWorker | None = None,
     ) -> list[StatementWorker]:
         """One fresh worker per variant (in the variants' order), started in random order so
         start-up order cannot favour a variant; if one fails to start, all are killed.
-        `layout` is environment every worker shares, unless its variant sets the variable."""
+        `layout` is environment every worker shares, unless its variant sets the variable;
+        `wrap` starts each worker under another program (its `release` runs in `release`)."""
         started: dict[int, StatementWorker] = {}
         try:
             for index in launch_order(len(self.variants), self.rng):
                 variant = self.variants[index]
-                started[index] = StatementWorker(
-                    self.context.runner,
-                    self.benchmark,
-                    variant,
-                    interpreter=interpreter_for(variant, self.context.default_python),
-                    cpu=self.context.cpu,
-                    timeout_s=self.settings.sample_timeout_s,
-                    extra_env={k: v for k, v in (layout or {}).items() if k not in variant.env},
-                    disable_aslr=disable_aslr,
-                    ops=ops,
-                )
+                wrapped = wrap(index) if wrap is not None else WorkerWrap(())
+                self._releases.append(wrapped.release)
+                try:
+                    started[index] = StatementWorker(
+                        self.context.runner,
+                        self.benchmark,
+                        variant,
+                        interpreter=interpreter_for(variant, self.context.default_python),
+                        cpu=self.context.cpu,
+                        timeout_s=self.settings.sample_timeout_s,
+                        launch_prefix=wrapped.argv_prefix,
+                        extra_env={k: v for k, v in (layout or {}).items() if k not in variant.env},
+                        pass_fds=wrapped.pass_fds,
+                        disable_aslr=disable_aslr,
+                        ops=ops,
+                    )
+                finally:
+                    wrapped.after_spawn()
         except BaseException:
             for worker in started.values():
                 worker.kill()
+            self.release()
             raise
         return [started[i] for i in range(len(self.variants))]
+
+    def release(self) -> None:
+        """Run the `release` of every wrap since the last call (the workers are gone)."""
+        releases, self._releases = self._releases, []
+        for release in releases:
+            release()
 
     @contextlib.contextmanager
     def generation(
@@ -99,10 +144,12 @@ class LensSession:
         layout: Mapping[str, str] | None = None,
         disable_aslr: bool = False,
         ops: Sequence[WorkerOps] = (),
+        wrap: WrapWorker | None = None,
     ) -> Iterator[list[StatementWorker]]:
         """A generation of workers: closed at the end, killed at once (mid-sample or not) when
-        the block fails or is interrupted."""
-        workers = self.launch_workers(layout=layout, disable_aslr=disable_aslr, ops=ops)
+        the block fails or is interrupted; then their wraps are released (a wrapping tool has
+        written its output once its worker is closed)."""
+        workers = self.launch_workers(layout=layout, disable_aslr=disable_aslr, ops=ops, wrap=wrap)
         try:
             yield workers
         except BaseException:
@@ -110,5 +157,8 @@ class LensSession:
                 worker.kill()
             raise
         finally:
-            for worker in workers:
-                worker.close()
+            try:
+                for worker in workers:
+                    worker.close()
+            finally:
+                self.release()

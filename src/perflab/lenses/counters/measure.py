@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import tempfile
 import time
@@ -56,7 +55,7 @@ from perflab.lenses.counters.perf_stat import (
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.session import benchmark_rng, loops_per_variant
+from perflab.measure.session import LensSession, WorkerWrap, benchmark_rng, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Artifact,
@@ -70,7 +69,7 @@ from perflab.model import (
     Settings,
     Severity,
 )
-from perflab.plan import block_orders, launch_order
+from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.comparison import RatioInterval, comparison_from
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
@@ -271,50 +270,42 @@ class _AvxTally:
 
 
 class _CountedWorker:
-    """A statement worker under `perf stat`, counting only inside the timed loop."""
+    """A statement worker under `perf stat`, counting only inside the timed loop: the wrap
+    the session starts the worker with, then the worker, its iterations and AVX-512 tally."""
 
-    def __init__(
-        self,
-        context: LensContext,
-        benchmark: Benchmark,
-        index: int,
-        events: Sequence[str],
-        output: Path,
-        perf: str,
-    ) -> None:
-        variant = context.experiment.variants[index]
+    def __init__(self, events: Sequence[str], output: Path, perf: str) -> None:
         self.output = output
         self.control = PerfControl()
-        prefix = (
-            perf,
-            "stat",
-            "-x,",
-            "-o",
-            str(output),
-            *self.control.perf_options,
-            "-e",
-            ",".join(events),
-            "--",
+        self.wrap = WorkerWrap(
+            argv_prefix=(
+                perf,
+                "stat",
+                "-x,",
+                "-o",
+                str(output),
+                *self.control.perf_options,
+                "-e",
+                ",".join(events),
+                "--",
+            ),
+            pass_fds=tuple(self.control.pass_fds),
+            after_spawn=self.control.after_spawn,
+            release=self.control.close,
         )
-        try:
-            self.worker = StatementWorker(
-                context.runner,
-                benchmark,
-                variant,
-                interpreter=variant.python or context.default_python,
-                cpu=context.cpu,
-                timeout_s=context.experiment.settings.sample_timeout_s,
-                launch_prefix=prefix,
-                pass_fds=self.control.pass_fds,
-            )
-        finally:
-            self.control.after_spawn()
+        self._worker: StatementWorker | None = None
         self.loops = 0
         self.avx = _AvxTally()
 
-    def finish(self) -> str:
-        self.worker.close()
-        self.control.close()
+    @property
+    def worker(self) -> StatementWorker:
+        assert self._worker is not None, "the session has not started this worker"
+        return self._worker
+
+    def started(self, worker: StatementWorker) -> None:
+        self._worker = worker
+
+    def output_text(self) -> str:
+        """What perf stat wrote once its worker was closed."""
         try:
             return self.output.read_text()
         except OSError as error:
@@ -322,10 +313,6 @@ class _CountedWorker:
                 f"perf stat wrote no output ({error})",
                 hint="perf stat exits early when the worker cannot start; run the statement alone",
             ) from error
-
-    def kill(self) -> None:
-        self.worker.kill()
-        self.control.close()
 
 
 class CountersLens:
@@ -399,16 +386,14 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         settings = context.experiment.settings
-        rng = benchmark_rng(settings, benchmark, "counters")
+        session = LensSession(benchmark, context, time.monotonic_ns, lens="counters")
         started = time.monotonic()
         loops: list[int] | None = None  # per variant
         generations = max(settings.min_generations, 2)
         with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
             generation = 0
             while True:
-                loops = self._generation(
-                    benchmark, context, events, perf, Path(tmp), generation, loops, rng
-                )
+                loops = self._generation(session, events, perf, Path(tmp), generation, loops)
                 generation += 1
                 elapsed = time.monotonic() - started
                 context.progress.update(
@@ -441,42 +426,36 @@ class CountersLens:
 
     def _generation(
         self,
-        benchmark: Benchmark,
-        context: LensContext,
+        session: LensSession,
         events: Sequence[str],
         perf: str,
         tmp: Path,
         generation: int,
         loops: list[int] | None,
-        rng: random.Random,
     ) -> list[int]:
-        variants = context.experiment.variants
-        settings = context.experiment.settings
-        workers: dict[int, _CountedWorker] = {}
-        try:
-            for index in launch_order(len(variants), rng):
-                workers[index] = _CountedWorker(
-                    context, benchmark, index, events, tmp / f"{generation}-{index}.csv", perf
-                )
+        benchmark, context, settings = session.benchmark, session.context, session.settings
+        counted: dict[int, _CountedWorker] = {}
+
+        def wrap(index: int) -> WorkerWrap:
+            counted[index] = _CountedWorker(events, tmp / f"{generation}-{index}.csv", perf)
+            return counted[index].wrap
+
+        with session.generation(wrap=wrap) as workers:
+            for index, worker in enumerate(workers):
+                counted[index].started(worker)
             if loops is None:
-                loops = loops_per_variant(
-                    [workers[i].worker for i in range(len(variants))],
-                    int(settings.sample_target_ms * 1e6),
-                )
-            orders = block_orders(len(variants), rng)
+                loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+            orders = block_orders(len(workers), session.rng)
             for block in range(settings.warmup_blocks + self.blocks_per_generation):
                 order = next(orders)
                 for index in order:
                     self._sample(
-                        workers[index], loops[index], measured=block >= settings.warmup_blocks
+                        counted[index], loops[index], measured=block >= settings.warmup_blocks
                     )
-            for index, worker in workers.items():
-                self._control_sample(worker, loops[index])
-            outputs = {index: workers[index].finish() for index in workers}
-        except BaseException:
-            for worker in workers.values():
-                worker.kill()
-            raise
+            for index in counted:
+                self._control_sample(counted[index], loops[index])
+        # closed: every perf stat has written its counts
+        outputs = {index: counted[index].output_text() for index in counted}
         for position, index in enumerate(sorted(outputs)):
             self._store_generation(
                 benchmark,
@@ -484,7 +463,7 @@ class CountersLens:
                 index,
                 events,
                 outputs[index],
-                workers[index],
+                counted[index],
                 generation,
                 position,
             )
