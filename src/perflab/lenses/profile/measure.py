@@ -54,7 +54,7 @@ from perflab.lenses.profile.perf_script import (
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.session import benchmark_rng, loops_per_variant
+from perflab.measure.session import LensSession, WorkerWrap, benchmark_rng, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerSample, variant_environment
 from perflab.model import (
     Artifact,
@@ -67,7 +67,7 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.plan import block_orders, launch_order
+from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import estimate_ratio, pair_samples
@@ -213,51 +213,74 @@ def probe_recording(
 
 
 class ProfiledWorker:
-    """A statement worker under `perf record`, sampling only while `sample()` runs the loop."""
+    """A statement worker under `perf record`, sampling only while `sample()` runs the loop:
+    the wrap its worker starts with (a `LensSession` starts it, or `start` alone), then the
+    worker and what it recorded."""
 
     def __init__(
         self,
         runner: ProcessRunner,
+        *,
+        options: RecordOptions,
+        data_path: Path,
+        perf: str | None = None,
+    ) -> None:
+        self.runner = runner
+        self.options = options
+        self.perf = perf or find_perf()
+        self.data_path = data_path
+        self.loops = 0
+        self.region_ns = 0
+        self.control = PerfControl()
+        self.wrap = WorkerWrap(
+            argv_prefix=(
+                self.perf,
+                "record",
+                "-q",
+                "-o",
+                str(self.data_path),
+                *options.perf_options(),
+                *self.control.perf_options,
+                "--",
+            ),
+            pass_fds=tuple(self.control.pass_fds),
+            after_spawn=self.control.after_spawn,
+            release=self.control.close,
+        )
+        self._worker: StatementWorker | None = None
+        self._mapped: tuple[str, ...] = ()
+
+    def start(
+        self,
         benchmark: Benchmark,
         variant: Variant,
         *,
         interpreter: str,
         cpu: int | None,
         timeout_s: float,
-        options: RecordOptions,
-        workdir: Path,
-        perf: str | None = None,
     ) -> None:
-        self.runner = runner
-        self.options = options
-        self.perf = perf or find_perf()
-        self.data_path = workdir / f"{variant.name}.perf.data"
-        self.loops = 0
-        self.region_ns = 0
-        self.control = PerfControl()
-        prefix = (
-            self.perf,
-            "record",
-            "-q",
-            "-o",
-            str(self.data_path),
-            *options.perf_options(),
-            *self.control.perf_options,
-            "--",
-        )
+        """Start the one worker of a recording outside a session (`record_statement_profile`)."""
         try:
-            self.worker = StatementWorker(
-                runner,
+            self._worker = StatementWorker(
+                self.runner,
                 benchmark,
                 variant,
                 interpreter=interpreter,
                 cpu=cpu,
                 timeout_s=timeout_s,
-                launch_prefix=prefix,
-                pass_fds=self.control.pass_fds,
+                launch_prefix=self.wrap.argv_prefix,
+                pass_fds=self.wrap.pass_fds,
             )
         finally:
-            self.control.after_spawn()
+            self.wrap.after_spawn()
+
+    def started(self, worker: StatementWorker) -> None:
+        self._worker = worker
+
+    @property
+    def worker(self) -> StatementWorker:
+        assert self._worker is not None, "this recording's worker was not started"
+        return self._worker
 
     def calibrate(self, target_ns: int) -> int:
         return self.worker.calibrate(target_ns)
@@ -272,12 +295,19 @@ class ProfiledWorker:
         self.region_ns += measured.wall_ns
         return measured
 
+    def note_mapped_objects(self) -> None:
+        """Read while the worker lives: it includes libraries the statement loaded (dlopen)."""
+        self._mapped = mapped_objects(read_process_maps(self.worker.pid))
+
     def finish(self, *, timeout_s: float = 300.0) -> RecordedProfile:
         """Stop the worker (perf then writes its data) and read the samples back."""
-        # read while the worker lives: it includes libraries the statement loaded (dlopen)
-        mapped = mapped_objects(read_process_maps(self.worker.pid))
+        self.note_mapped_objects()
         self.worker.close()
         self.control.close()
+        return self.recorded(timeout_s=timeout_s)
+
+    def recorded(self, *, timeout_s: float = 300.0) -> RecordedProfile:
+        """The samples perf wrote once the worker was closed."""
         data = read_profile(
             self.runner,
             self.data_path,
@@ -292,7 +322,7 @@ class ProfiledWorker:
             samples=data.samples,
             loops=self.loops,
             region_ns=self.region_ns,
-            objects=tuple(dict.fromkeys((*mapped, *data.objects))),
+            objects=tuple(dict.fromkeys((*self._mapped, *data.objects))),
         )
 
     def kill(self) -> None:
@@ -317,16 +347,9 @@ def record_statement_profile(
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
     with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
         worker = ProfiledWorker(
-            runner,
-            benchmark,
-            variant,
-            interpreter=interpreter,
-            cpu=cpu,
-            timeout_s=timeout_s,
-            options=chosen,
-            workdir=Path(tmp),
-            perf=perf,
+            runner, options=chosen, data_path=Path(tmp) / f"{variant.name}.perf.data", perf=perf
         )
+        worker.start(benchmark, variant, interpreter=interpreter, cpu=cpu, timeout_s=timeout_s)
         try:
             loops = worker.calibrate(int(sample_target_ms * 1e6))
             while worker.region_ns < region_s * 1e9:
@@ -497,27 +520,24 @@ class ProfileLens:
     ) -> list[RecordedProfile]:
         experiment = context.experiment
         settings = experiment.settings
-        rng = benchmark_rng(settings, benchmark, "profile")
+        session = LensSession(benchmark, context, _now_ns, lens="profile")
         variants = experiment.variants
         workers: dict[int, ProfiledWorker] = {}
-        try:
-            for index in launch_order(len(variants), rng):
-                variant = variants[index]
-                workers[index] = ProfiledWorker(
-                    context.runner,
-                    benchmark,
-                    variant,
-                    interpreter=variant.python or context.default_python,
-                    cpu=context.cpu,
-                    timeout_s=settings.sample_timeout_s,
-                    options=options,
-                    workdir=tmp,
-                )
+
+        def wrap(index: int) -> WorkerWrap:
+            workers[index] = ProfiledWorker(
+                context.runner, options=options, data_path=tmp / f"{variants[index].name}.perf.data"
+            )
+            return workers[index].wrap
+
+        with session.generation(wrap=wrap) as started:
+            for index, worker in enumerate(started):
+                workers[index].started(worker)
             loops = loops_per_variant(
                 [workers[i] for i in range(len(variants))], int(settings.sample_target_ms * 1e6)
             )
             start = _now_ns()
-            for block, order in enumerate(block_orders(len(variants), rng)):
+            for block, order in enumerate(block_orders(len(variants), session.rng)):
                 warmup = block < settings.warmup_blocks
                 for position, index in enumerate(order):
                     measured = workers[index].sample(loops[index], record=not warmup)
@@ -545,11 +565,10 @@ class ProfileLens:
                 )
                 if recorded_s >= self.region_s:
                     break
-            return [workers[i].finish() for i in range(len(variants))]
-        except BaseException:
-            for worker in workers.values():
-                worker.kill()
-            raise
+            for index in range(len(variants)):
+                workers[index].note_mapped_objects()
+        # closed: every perf record has written its data
+        return [workers[i].recorded() for i in range(len(variants))]
 
     def _measure_command(
         self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
