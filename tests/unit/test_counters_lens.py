@@ -6,14 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from perflab.lenses.counters.measure import (
-    AVAILABILITY,
-    PROBE,
-    HostFacts,
-    analyse_counters,
-    parse_arch_status,
-    probe_events,
-)
+from perflab.lenses.counters.analyse import AVAILABILITY, PROBE, HostFacts, analyse_counters
+from perflab.lenses.counters.measure import parse_arch_status, probe_events
 from perflab.lenses.counters.perf_stat import Availability
 from perflab.measure.lens import BenchmarkData
 from perflab.model import (

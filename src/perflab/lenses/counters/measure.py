@@ -36,17 +36,27 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
+from perflab.lenses.counters.analyse import (
+    AVAILABILITY,
+    AVX512,
+    PROBE,
+    HostFacts,
+    UnavailableEvent,
+    analyse_counters,
+    requested_events,
+    unavailable_event,
+    user_only_note,
+)
 from perflab.lenses.counters.perf_stat import (
     Availability,
     EventCount,
     counts_for_requested,
-    derived_metrics,
     find_unknown_event,
     is_permission_failure,
     parse_stat_csv,
@@ -61,76 +71,19 @@ from perflab.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
-    Comparison,
     Experiment,
     Metric,
     Note,
     Sample,
-    Settings,
     Severity,
 )
 from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
-from perflab.stats.comparison import RatioInterval, comparison_from
-from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
+from perflab.stats.paired import estimate_ratio, pair_samples
 
-DEFAULT_EVENTS: tuple[str, ...] = (
-    "cycles",
-    "instructions",
-    "branches",
-    "branch-misses",
-    "cache-references",
-    "cache-misses",
-    "task-clock",
-    "context-switches",
-    "cpu-migrations",
-    "page-faults",
-)
-PROBE = "counter-probe"  # artifact (baseline variant): events found unavailable before measuring
-AVAILABILITY = "counter-availability"  # artifact per variant and generation
-AVX512 = "avx512"  # artifact per variant and generation
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
 _MAX_PROBE_ROUNDS = 64
 _PRECISION_MIN_COUNT = 10_000  # per sample; below this an event does not steer the stopping rule
-
-
-def requested_events(settings: Settings) -> tuple[str, ...]:
-    return settings.events or DEFAULT_EVENTS
-
-
-@dataclass(frozen=True)
-class UnavailableEvent:
-    event: str
-    reason: Availability
-    message: str = ""
-    hint: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"event": self.event, "reason": str(self.reason)}
-        if self.message:
-            out["message"] = self.message
-        if self.hint:
-            out["hint"] = self.hint
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> UnavailableEvent:
-        return cls(
-            str(data["event"]),
-            Availability(data["reason"]),
-            data.get("message", ""),
-            data.get("hint"),
-        )
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """What the hints depend on; injectable for tests."""
-
-    hypervisor: bool
-    paranoid: int | None
-    root: bool
 
 
 def host_facts() -> HostFacts:
@@ -146,32 +99,6 @@ def host_facts() -> HostFacts:
 
 def _is_root() -> bool:
     return os.geteuid() == 0
-
-
-def hint_for(reason: Availability, facts: HostFacts) -> str:
-    if reason is Availability.NOT_SUPPORTED:
-        if facts.hypervisor:
-            return (
-                "this is a VM without a virtual PMU, so hardware events cannot be counted; run on "
-                "bare metal or enable PMU passthrough (KVM: <cpu mode='host-passthrough'> with "
-                "<pmu state='on'/>; cloud: a bare-metal or PMU-enabled instance type)"
-            )
-        return "this CPU's PMU driver does not provide the event; `perflab events` lists what does"
-    if reason is Availability.UNKNOWN_EVENT:
-        return (
-            "perf does not know this name: search with `perflab events WORD`; vendor events "
-            "need a perf built with this CPU's event tables"
-        )
-    if reason is Availability.PERMISSION:
-        level = "" if facts.paranoid is None else f" (kernel.perf_event_paranoid={facts.paranoid})"
-        return (
-            f"not permitted{level}: `sudo sysctl kernel.perf_event_paranoid=1`, or give perf "
-            "CAP_PERFMON: `sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v perf)`"
-        )
-    return (
-        "the counter was never scheduled: too many events for the PMU at once, or the NMI "
-        "watchdog holds one (`sudo sysctl kernel.nmi_watchdog=0`); request fewer events"
-    )
 
 
 def probe_events(
@@ -200,7 +127,7 @@ def probe_events(
             for name in remaining:
                 count = counts.get(name)
                 if count is not None and count.availability is Availability.NOT_SUPPORTED:
-                    unavailable.append(_unavailable(name, count.availability, facts))
+                    unavailable.append(unavailable_event(name, count.availability, facts))
                 else:
                     usable.append(name)
             user_only = any(c.user_only for c in counts.values())
@@ -222,17 +149,11 @@ def _failing_event(stderr: str, events: Sequence[str], facts: HostFacts) -> Unav
         named = permission_denied_event(stderr)
         # without a name, perf refuses everything: each round then drops one event
         name = named if named is not None and named in events else events[0]
-        return _unavailable(name, Availability.PERMISSION, facts, "perf: no permission")
+        return unavailable_event(name, Availability.PERMISSION, facts, "perf: no permission")
     unknown = find_unknown_event(stderr, events)
     if unknown is not None and unknown.event in events:
-        return _unavailable(unknown.event, Availability.UNKNOWN_EVENT, facts, unknown.message)
+        return unavailable_event(unknown.event, Availability.UNKNOWN_EVENT, facts, unknown.message)
     return None
-
-
-def _unavailable(
-    event: str, reason: Availability, facts: HostFacts, message: str = ""
-) -> UnavailableEvent:
-    return UnavailableEvent(event, reason, message, hint_for(reason, facts))
 
 
 def parse_arch_status(text: str | None) -> int | None:
@@ -360,7 +281,7 @@ class CountersLens:
             for u in unavailable
         ]
         if user_only:
-            notes.append(_user_only_note(None))
+            notes.append(user_only_note(None))
         return notes
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
@@ -648,258 +569,3 @@ class CountersLens:
         experiment: Experiment,
     ) -> LensAnalysis:
         return analyse_counters(benchmark, variants, data, experiment)
-
-
-@dataclass(frozen=True)
-class CounterDetails:
-    availability: str
-    min_running_fraction: float | None
-    user_only: bool
-    n_groups: int
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "availability": self.availability,
-            "min_running_fraction": self.min_running_fraction,
-            "user_only": self.user_only,
-            "n_groups": self.n_groups,
-            **self.extra,
-        }
-
-
-def analyse_counters(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
-) -> LensAnalysis:
-    settings = experiment.settings
-    events = requested_events(settings)
-    baseline = variants[0]
-    unavailable, facts = _stored_probe(data, baseline)
-    availability = _stored_availability(data, variants)
-    batch = None if benchmark.kind is BenchmarkKind.STATEMENT else 1
-    comparisons: list[Comparison] = []
-    notes: list[Note] = []
-    missing = {u.event for u in unavailable}
-    for event in events:
-        if event in missing:
-            continue
-        base = data.samples_of(baseline, event)
-        if not base:
-            unavailable.append(_never_counted(event, availability.get(event, {}), facts))
-            continue
-        states = availability.get(event, {})
-        for other in variants[1:]:
-            comparisons.append(
-                _event_comparison(
-                    benchmark, event, baseline, other, base, data, settings, batch, states
-                )
-            )
-        if states.get("user_only"):
-            notes.append(_user_only_note(benchmark.name, event))
-    top_level: dict[str, Any] = {
-        "unavailable_events": [{**u.to_json(), "benchmark": benchmark.name} for u in unavailable],
-        "derived_metrics": _derived(benchmark, variants, data),
-    }
-    avx = _avx_summary(benchmark, variants, data)
-    if avx:
-        top_level["avx512"] = avx
-        notes += _avx_notes(benchmark, avx)
-    for item in unavailable:
-        notes.append(
-            Note(
-                Severity.WARNING,
-                f"event {item.event!r} was not measured: {item.reason}",
-                hint=item.hint,
-                benchmark=benchmark.name,
-                metric=Metric.COUNTERS,
-            )
-        )
-    return LensAnalysis(tuple(comparisons), tuple(notes), top_level)
-
-
-def _event_comparison(
-    benchmark: Benchmark,
-    event: str,
-    baseline: str,
-    other: str,
-    base: Sequence[Sample],
-    data: BenchmarkData,
-    settings: Settings,
-    batch: int | None,
-    states: Mapping[str, Any],
-) -> Comparison:
-    variant_samples = data.samples_of(other, event)
-    base_value = per_iteration(base)
-    variant_value = per_iteration(variant_samples)
-    both_zero = all(s.value == 0 for s in [*base, *variant_samples] if not s.warmup)
-    if both_zero:
-        # no pair has a log ratio, but "zero in both" is as equivalent as it gets
-        interval: RatioEstimate | RatioInterval = (1.0, 1.0, 1.0)
-        groups = len({s.generation for s in base})
-    else:
-        interval = estimate_ratio(
-            pair_samples(base, variant_samples, batch_blocks=batch), settings.confidence
-        )
-        groups = interval.n_groups
-    unit = "ns" if event in ("task-clock", "cpu-clock") else "count"
-    return comparison_from(
-        interval,
-        equivalence_band=settings.equivalence_band,
-        benchmark=benchmark.name,
-        metric=Metric.COUNTERS,
-        baseline=baseline,
-        variant=other,
-        baseline_value=base_value,
-        variant_value=variant_value,
-        unit=unit,
-        event=event,
-        details=CounterDetails(
-            availability=str(states.get("availability", Availability.COUNTED)),
-            min_running_fraction=states.get("min_running_fraction"),
-            user_only=bool(states.get("user_only", False)),
-            n_groups=groups,
-        ),
-    )
-
-
-def _stored_probe(data: BenchmarkData, baseline: str) -> tuple[list[UnavailableEvent], HostFacts]:
-    probes = data.artifacts_of(baseline, PROBE)
-    if not probes:
-        return [], HostFacts(hypervisor=False, paranoid=None, root=False)
-    stored = json.loads(probes[-1].content)
-    facts = HostFacts(**stored["facts"])
-    return [UnavailableEvent.from_json(item) for item in stored["unavailable"]], facts
-
-
-def _stored_availability(data: BenchmarkData, variants: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per event, over all variants and generations: the worst state, the smallest running
-    fraction, and whether perf fell back to user-only counting."""
-    merged: dict[str, dict[str, Any]] = {}
-    rank = {Availability.COUNTED: 0, Availability.MULTIPLEXED: 1}
-    for variant in variants:
-        for artifact in data.artifacts_of(variant, AVAILABILITY):
-            for event, state in json.loads(artifact.content).items():
-                entry = merged.setdefault(
-                    event, {"availability": str(Availability.COUNTED), "seen": []}
-                )
-                entry["seen"].append(state["availability"])
-                current = Availability(state["availability"])
-                if rank.get(current, 2) > rank.get(Availability(entry["availability"]), 2):
-                    entry["availability"] = str(current)
-                fraction = state.get("running_fraction")
-                if fraction is not None and current.usable:
-                    previous = entry.get("min_running_fraction")
-                    entry["min_running_fraction"] = (
-                        fraction if previous is None else min(previous, fraction)
-                    )
-                entry["user_only"] = entry.get("user_only", False) or bool(state.get("user_only"))
-    return merged
-
-
-def _never_counted(event: str, state: Mapping[str, Any], facts: HostFacts) -> UnavailableEvent:
-    seen = [Availability(s) for s in state.get("seen", [])]
-    reason = (
-        Availability.NOT_SUPPORTED
-        if Availability.NOT_SUPPORTED in seen
-        else Availability.NOT_COUNTED
-    )
-    return UnavailableEvent(event, reason, "no count in any measurement", hint_for(reason, facts))
-
-
-def _derived(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData
-) -> list[dict[str, Any]]:
-    out = []
-    for variant in variants:
-        totals: dict[str, float] = {}
-        for sample in data.samples_of(variant):
-            if not sample.warmup:
-                totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
-        for metric in derived_metrics(totals):
-            out.append(
-                {
-                    "benchmark": benchmark.name,
-                    "variant": variant,
-                    "name": metric.name,
-                    "value": metric.value,
-                    "formula": metric.formula,
-                    "unit": metric.unit,
-                }
-            )
-    return out
-
-
-def _avx_summary(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData
-) -> list[dict[str, Any]]:
-    out = []
-    for variant in variants:
-        tallies = [json.loads(a.content) for a in data.artifacts_of(variant, AVX512)]
-        if not tallies:
-            continue
-        supported = all(t["supported"] for t in tallies)
-        samples = sum(t["samples"] for t in tallies)
-        used = sum(t["with_avx512"] for t in tallies)
-        control = sum(t["control_samples"] for t in tallies)
-        control_used = sum(t["control_with_avx512"] for t in tallies)
-        out.append(
-            {
-                "benchmark": benchmark.name,
-                "variant": variant,
-                "supported": supported,
-                "samples": samples,
-                "samples_with_avx512": used,
-                "control_samples": control,
-                "control_with_avx512": control_used,
-                "executed_avx512": supported and used > 0,
-                "attributable": supported and control_used == 0,
-            }
-        )
-    return out
-
-
-def _avx_notes(benchmark: Benchmark, summary: Sequence[Mapping[str, Any]]) -> list[Note]:
-    if not all(s["supported"] for s in summary):
-        return []
-    users = [s["variant"] for s in summary if s["executed_avx512"]]
-    if not users:
-        return [
-            Note(
-                Severity.INFO,
-                "no variant executed AVX-512 code in the measured region (/proc/PID/arch_status)",
-                benchmark=benchmark.name,
-                metric=Metric.COUNTERS,
-            )
-        ]
-    if all(s["attributable"] for s in summary):
-        return [
-            Note(
-                Severity.INFO,
-                "executed AVX-512 code in the measured region: " + ", ".join(users),
-                hint="AVX-512 can lower the core clock (licence levels); compare with "
-                "core_power.lvl2_turbo_license where the CPU has it",
-                benchmark=benchmark.name,
-                metric=Metric.COUNTERS,
-            )
-        ]
-    return [
-        Note(
-            Severity.INFO,
-            "AVX-512 register state was live in " + ", ".join(users) + ", but also around the "
-            "empty-loop control, so it cannot be attributed to the statement (glibc's EVEX string "
-            "functions and the worker's own I/O use zmm16-31 on this CPU)",
-            benchmark=benchmark.name,
-            metric=Metric.COUNTERS,
-        )
-    ]
-
-
-def _user_only_note(benchmark: str | None, event: str | None = None) -> Note:
-    what = f"event {event!r}" if event else "events"
-    return Note(
-        Severity.WARNING,
-        f"perf counted {what} in user space only (kernel excluded) for lack of permission",
-        hint="`sudo sysctl kernel.perf_event_paranoid=1` or run perf with CAP_PERFMON",
-        benchmark=benchmark,
-        metric=Metric.COUNTERS,
-    )
