@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from perflab.lenses.instructions.measure import SAMPLE_NAME, InstructionsLens
+from perflab.lenses.instructions.compare import SAMPLE_NAME
+from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner

@@ -7,19 +7,21 @@ import json
 import pytest
 
 from perflab.errors import ToolUnavailableError
-from perflab.lenses.instructions.measure import (
-    CACHE_GEOMETRY,
+from perflab.lenses.instructions.compare import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_INLINE_FRAMES,
     KIND_OBJECTS,
     KIND_STATEMENT,
+    main_program,
+)
+from perflab.lenses.instructions.measure import (
+    CACHE_GEOMETRY,
     InstructionsLens,
     callgrind_options,
     choose_loops,
     cpu_has_avx512,
     environment_bytes,
-    main_program,
     padded_environment,
     padding_target,
 )

@@ -25,63 +25,42 @@ import math
 import os
 import re
 import shlex
-import statistics
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
-from perflab.lenses.instructions.analyse import (
-    CannotTell,
-    FunctionDelta,
-    InlineEvidence,
-    InliningChange,
-    LayerDelta,
-    cannot_tell,
-    compile_layers,
-    function_deltas,
-    inline_evidence,
-    inlining_changes,
-    layer_deltas,
-    reattribute_inlined,
-)
 from perflab.lenses.instructions.callgrind import (
     INSTRUCTIONS_EVENT,
     CallgrindFormatError,
     CallgrindPart,
     FunctionCosts,
-    FunctionId,
-    InstructionCost,
     InstructionCosts,
     combine_parts,
-    derived_event,
-    function_parts,
-    normalise_function_id,
     parse_callgrind,
 )
+from perflab.lenses.instructions.compare import (
+    CACHE_EVENTS,
+    KIND_COMMAND,
+    KIND_EMPTY,
+    KIND_INLINE_FRAMES,
+    KIND_OBJECTS,
+    KIND_STATEMENT,
+    SAMPLE_NAME,
+    analyse_instructions,
+    instructions_of,
+)
 from perflab.measure.commands import command_argv
-from perflab.measure.debuginfo import (
-    AddressFrames,
-    frames_from_json,
-    frames_to_json,
-    has_debug_info,
-    object_identity,
-    symbolise,
-)
+from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.worker_client import (
-    StatementWorker,
-    interpreter_for,
-    variant_environment,
-)
+from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
-    Comparison,
     Experiment,
     Metric,
     Note,
@@ -90,8 +69,6 @@ from perflab.model import (
     Variant,
 )
 from perflab.proc import LaunchSpec, ProcessRunner, which
-from perflab.stats.comparison import comparison_from
-from perflab.stats.summary import ratio_interval
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
@@ -102,37 +79,11 @@ CACHE_GEOMETRY: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class DerivedEvent:
-    name: str  # sample name and Comparison.event
-    components: tuple[str, ...]  # callgrind events summed
-    unit: str
-
-
-CACHE_EVENTS: tuple[DerivedEvent, ...] = (
-    DerivedEvent("D1_misses", ("D1mr", "D1mw"), "misses"),
-    DerivedEvent("LL_misses", ("ILmr", "DLmr", "DLmw"), "misses"),
-    DerivedEvent("branch_mispredicts", ("Bcm", "Bim"), "mispredicts"),
-)
-
-SAMPLE_NAME = "instructions"
-KIND_STATEMENT = "callgrind.stmt"
-KIND_EMPTY = "callgrind.empty"
-KIND_COMMAND = "callgrind"
-KIND_INLINE_FRAMES = "callgrind.inline-frames"
-KIND_OBJECTS = "callgrind.objects"  # JSON: object path -> identity (build-id or sha256)
-
 _WARMUP_SAMPLES = 20  # CPython specialises the worker's own code after a few runs
 _CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 _MAX_LOOPS = 10_000
 _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
-# functions that ran on one side only and cost less than this (per iteration) get no "cannot
-# tell" note: below the residue of the worker's handshake that remains in statement counts
-_MIN_NOTED_COST = 2.0
-_MIN_NOTED_FRACTION = 1e-4
-# programs a command may run its benchmark's program through: never the program itself
-_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "taskset"})
 _VGDB_TIMEOUT_S = 60.0
 _COMMAND_TIMEOUT_S = 3600.0
 
@@ -208,417 +159,6 @@ def cpu_has_avx512(cpuinfo: str) -> bool:
 
 def _read_cpuinfo() -> str:
     return read_text("/proc/cpuinfo") or ""
-
-
-def _parts_of(artifacts: Sequence[Artifact]) -> list[CallgrindPart]:
-    parts: list[CallgrindPart] = []
-    for artifact in artifacts:
-        parts.extend(parse_callgrind(artifact.content).parts)
-    return parts
-
-
-def _instructions_difference(
-    minuend: Sequence[CallgrindPart], subtrahend: Sequence[CallgrindPart]
-) -> InstructionCosts | None:
-    """Per-instruction costs of the statement's loop minus the empty loop's (the statement
-    alone), instructions whose costs cancel out dropped."""
-    first, second = _instructions_of(minuend), _instructions_of(subtrahend)
-    if first is None or second is None or first.events != second.events:
-        return None
-    totals: dict[tuple[FunctionId, int], InstructionCost] = {}
-    for sign, rows in ((1.0, first.rows), (-1.0, second.rows)):
-        for row in rows:
-            key = (row.function, row.address)
-            have = totals.get(key)
-            cost = tuple(sign * x for x in row.cost)
-            if have is not None:
-                cost = tuple(a + b for a, b in zip(have.cost, cost, strict=True))
-            totals[key] = replace(row, cost=cost) if have is None else replace(have, cost=cost)
-    rows = tuple(row for row in totals.values() if any(row.cost))
-    return InstructionCosts(first.events, rows)
-
-
-def _instructions_of(parts: Sequence[CallgrindPart]) -> InstructionCosts | None:
-    rows: list[InstructionCost] = []
-    events: tuple[str, ...] | None = None
-    for part in parts:
-        if part.instructions is None:
-            return None
-        events = part.instructions.events
-        rows.extend(part.instructions.rows)
-    return None if events is None else InstructionCosts(events, tuple(rows))
-
-
-# -- analysis results ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class InstructionsDetails:
-    """The instructions part of a comparison's JSON (the contract names are kept)."""
-
-    baseline_per_iteration: float
-    variant_per_iteration: float
-    functions: tuple[FunctionDelta, ...]
-    inlining: tuple[InliningChange, ...]
-    layers: tuple[LayerDelta, ...] = ()
-    attribution: str = "callgrind"  # or "inline-aware": costs re-attributed via debug info
-    baseline_repeats: tuple[float, ...] = ()
-    variant_repeats: tuple[float, ...] = ()
-    event: str = INSTRUCTIONS_EVENT
-    max_functions: int = 50
-    equivalence_band: float | None = None
-    cannot_tell: tuple[CannotTell, ...] = ()
-    programs: Mapping[str, str] = field(default_factory=dict)  # side -> the program's file name
-    identical_objects: tuple[str, ...] = ()  # byte-identical in both variants
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "baseline_per_iteration": self.baseline_per_iteration,
-            "variant_per_iteration": self.variant_per_iteration,
-            "callgrind_event": self.event,
-            "attribution": self.attribution,
-            "baseline_repeats": list(self.baseline_repeats),
-            "variant_repeats": list(self.variant_repeats),
-            "functions": [_function_json(d) for d in self.functions[: self.max_functions]],
-            "inlining_changes": [change.to_json() for change in self.inlining],
-            "diagnoses": [change.diagnosis().to_json() for change in self.inlining],
-            "cannot_tell": [entry.to_json() for entry in self.cannot_tell],
-        }
-        if self.equivalence_band is not None:
-            out["equivalence_band"] = self.equivalence_band
-        if self.programs:
-            out["programs"] = dict(self.programs)
-        if self.identical_objects:
-            out["identical_objects"] = list(self.identical_objects)
-        if self.layers:
-            out["layers"] = [layer.to_json() for layer in self.layers]
-        return out
-
-
-def _function_json(d: FunctionDelta) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": d.name,
-        "object": d.object,
-        "file": d.file,
-        "baseline": d.baseline_self,
-        "variant": d.variant_self,
-        "delta": d.delta_self,
-        "baseline_inclusive": d.baseline_inclusive,
-        "variant_inclusive": d.variant_inclusive,
-        "delta_inclusive": d.delta_inclusive,
-        "presence": str(d.presence),
-    }
-    if d.parts:
-        out["parts"] = list(d.parts)
-    if d.baseline_name is not None:
-        out["signature_changed"] = {"from": d.baseline_name, "to": d.name}
-    return out
-
-
-@dataclass(frozen=True)
-class _VariantCounts:
-    """What analyse derives for one variant from the store."""
-
-    per_iteration: tuple[float, ...]  # one value per repeat, in repeat order
-    samples: Mapping[str, tuple[float, ...]]  # derived events per repeat
-    costs: FunctionCosts | None  # per iteration, normalised, repeat 0
-    attributed: FunctionCosts | None  # inline-aware view, when frames were stored
-    evidence: InlineEvidence = field(default_factory=InlineEvidence)
-    parts: Mapping[FunctionId, tuple[str, ...]] = field(default_factory=dict)
-    program: str | None = None
-
-
-def _per_iteration_by_name(data: BenchmarkData, variant: str) -> dict[str, tuple[float, ...]]:
-    grouped: dict[str, list[tuple[int, float]]] = {}
-    for sample in data.samples_of(variant):
-        grouped.setdefault(sample.name, []).append((sample.generation, sample.per_iteration))
-    return {name: tuple(v for _, v in sorted(values)) for name, values in grouped.items()}
-
-
-def _loops_of(data: BenchmarkData, variant: str, generation: int) -> int:
-    for sample in data.samples_of(variant, SAMPLE_NAME):
-        if sample.generation == generation:
-            return sample.loops
-    return 1
-
-
-def _costs_of_repeat(
-    data: BenchmarkData, variant: str, generation: int
-) -> tuple[FunctionCosts, InstructionCosts | None, float] | None:
-    """Costs of one repeat (statement minus empty loop, or the whole command), the raw
-    per-instruction costs, and the scale to per-iteration."""
-    scale = 1.0 / _loops_of(data, variant, generation)
-    stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
-    if stmt:
-        empty = [a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation]
-        stmt_parts, empty_parts = _parts_of(stmt), _parts_of(empty)
-        costs = combine_parts(stmt_parts) - combine_parts(empty_parts)
-        return costs, _instructions_difference(stmt_parts, empty_parts), scale
-    whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
-    if not whole:
-        return None
-    parts = _parts_of(whole)
-    return combine_parts(parts), _instructions_of(parts), scale
-
-
-def _frames_of(data: BenchmarkData, variant: str) -> dict[str, AddressFrames] | None:
-    stored = data.artifacts_of(variant, KIND_INLINE_FRAMES)
-    if not stored:
-        return None
-    raw: dict[str, dict[str, list[object]]] = json.loads(stored[0].content)
-    return {obj: frames_from_json(by_address) for obj, by_address in raw.items()}
-
-
-def _identities_of(data: BenchmarkData, variant: str) -> dict[str, str]:
-    stored = data.artifacts_of(variant, KIND_OBJECTS)
-    if not stored:
-        return {}
-    raw: dict[str, str | None] = json.loads(stored[0].content)
-    return {path: identity for path, identity in raw.items() if identity}
-
-
-_COMMAND_LINE = re.compile(r"^cmd:\s*(\S+)", re.MULTILINE)
-_TOTAL_LINE = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
-MAIN_OBJECT = "[main]"
-
-
-def main_program(commands: Sequence[tuple[str, float]]) -> str | None:
-    """The benchmark's program among the processes callgrind followed ((program, instructions)
-    each): not a shell or launcher it ran through, the busiest of the rest. Variants often run
-    differently named programs (build-a/bench vs bench-noinline, python3.11 vs python3.12),
-    whose own functions must still be compared with each other."""
-    named = [(os.path.basename(program), total) for program, total in commands]
-    candidates = [(name, total) for name, total in named if name not in _LAUNCHERS] or named
-    if not candidates:
-        return None
-    return max(candidates, key=lambda item: item[1])[0]
-
-
-def _main_object(data: BenchmarkData, variant: str) -> str | None:
-    commands = []
-    for artifact in data.artifacts_of(variant):
-        match = _COMMAND_LINE.search(artifact.content)
-        if match:
-            totals = _TOTAL_LINE.findall(artifact.content)
-            commands.append((match.group(1), float(sum(int(t) for t in totals))))
-    return main_program(commands)
-
-
-def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
-    def rename(fid: FunctionId) -> FunctionId:
-        out = normalise_function_id(fid)
-        return FunctionId(out.name, MAIN_OBJECT) if main and out.object == main else out
-
-    return rename
-
-
-def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
-    by_name = _per_iteration_by_name(data, variant)
-    repeat = _costs_of_repeat(data, variant, 0)
-    main = _main_object(data, variant)
-    rename = _renamer(main)
-    costs = attributed = None
-    parts: dict[FunctionId, tuple[str, ...]] = {}
-    evidence = InlineEvidence()
-    if repeat is not None:
-        raw, instructions, scale = repeat
-        raw = raw.scaled(scale).without_zero()
-        costs = raw.renamed(rename)
-        parts = function_parts(raw, rename)
-        frames = _frames_of(data, variant)
-        per_iteration = None
-        if instructions is not None:
-            per_iteration = InstructionCosts(
-                instructions.events,
-                tuple(
-                    replace(row, cost=tuple(x * scale for x in row.cost))
-                    for row in instructions.rows
-                ),
-            )
-        if frames is not None and per_iteration is not None:
-            view = reattribute_inlined(per_iteration, frames)
-            attributed = view.renamed(rename)
-            parts = {**function_parts(view, rename), **parts}
-        evidence = inline_evidence(
-            raw, per_iteration, frames or {}, rename, _identities_of(data, variant)
-        )
-    return _VariantCounts(
-        per_iteration=by_name.get(SAMPLE_NAME, ()),
-        samples=by_name,
-        costs=costs,
-        attributed=attributed,
-        evidence=evidence,
-        parts=parts,
-        program=main,
-    )
-
-
-def analyse_instructions(
-    benchmark: Benchmark,
-    variants: Sequence[str],
-    data: BenchmarkData,
-    experiment: Experiment,
-    *,
-    equivalence_band: float | None = None,
-) -> LensAnalysis:
-    """Compare variants[1:] with variants[0]. Verdicts use the experiment's equivalence band,
-    as every lens does (a 0.12% change is `equivalent` here as in the time lens), unless
-    `equivalence_band` overrides it."""
-    if not variants:
-        return LensAnalysis()
-    band = experiment.settings.equivalence_band if equivalence_band is None else equivalence_band
-    rules = compile_layers(experiment.settings.layers)
-    counts = {name: _variant_counts(data, name) for name in variants}
-    base_name = variants[0]
-    base = counts[base_name]
-    comparisons: list[Comparison] = []
-    notes: list[Note] = []
-    for name in variants[1:]:
-        other = counts[name]
-        if not base.per_iteration or not other.per_iteration:
-            notes.append(
-                Note(
-                    Severity.WARNING,
-                    "no instruction counts were stored for this variant",
-                    benchmark=benchmark.name,
-                    variant=name if other.per_iteration == () else base_name,
-                    metric=Metric.INSTRUCTIONS,
-                )
-            )
-            continue
-        comparison = _comparison(benchmark, base_name, name, base, other, rules, band)
-        comparisons.append(comparison)
-        if isinstance(comparison.details, InstructionsDetails):
-            notes += [
-                Note(
-                    Severity.INFO,
-                    entry.message(),
-                    hint="rebuild with -g (the inline frames of executed code are the evidence)",
-                    benchmark=benchmark.name,
-                    variant=name,
-                    metric=Metric.INSTRUCTIONS,
-                )
-                for entry in comparison.details.cannot_tell
-            ]
-        for event in CACHE_EVENTS:
-            if event.name in base.samples and event.name in other.samples:
-                comparisons.append(
-                    _event_comparison(benchmark, base_name, name, base, other, event, band)
-                )
-    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
-
-
-def _comparison(
-    benchmark: Benchmark,
-    base_name: str,
-    name: str,
-    base: _VariantCounts,
-    other: _VariantCounts,
-    rules: Sequence[Any],
-    band: float,
-) -> Comparison:
-    interval = ratio_interval(base.per_iteration, other.per_iteration)
-    functions: tuple[FunctionDelta, ...] = ()
-    inlining: tuple[InliningChange, ...] = ()
-    unknown: tuple[CannotTell, ...] = ()
-    layers: tuple[LayerDelta, ...] = ()
-    attribution = "callgrind"
-    if base.costs is not None and other.costs is not None:
-        inlining = inlining_changes(base.evidence, other.evidence)
-        # the table shows the inline-aware view when both sides have one: the real change
-        table_base, table_other = base.costs, other.costs
-        if base.attributed is not None and other.attributed is not None:
-            table_base, table_other = base.attributed, other.attributed
-            attribution = "inline-aware"
-        parts = {**other.parts, **base.parts}
-        functions = function_deltas(table_base, table_other, parts=parts)
-        floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
-        unknown = cannot_tell(
-            function_deltas(base.costs, other.costs),
-            base.evidence,
-            other.evidence,
-            inlining,
-            min_cost=floor,
-        )
-        if rules:
-            layers = layer_deltas(base.costs, other.costs, rules)
-    identical = sorted(
-        obj
-        for obj, identity in base.evidence.identities.items()
-        if other.evidence.identities.get(obj) == identity
-    )
-    details = InstructionsDetails(
-        baseline_per_iteration=statistics.median(base.per_iteration),
-        variant_per_iteration=statistics.median(other.per_iteration),
-        functions=functions,
-        inlining=inlining,
-        layers=layers,
-        attribution=attribution,
-        baseline_repeats=base.per_iteration,
-        variant_repeats=other.per_iteration,
-        equivalence_band=band,
-        cannot_tell=unknown,
-        programs={
-            side: program
-            for side, program in (("baseline", base.program), ("variant", other.program))
-            if program
-        },
-        identical_objects=tuple(identical),
-    )
-    return comparison_from(
-        interval,
-        equivalence_band=band,
-        benchmark=benchmark.name,
-        metric=Metric.INSTRUCTIONS,
-        baseline=base_name,
-        variant=name,
-        baseline_value=details.baseline_per_iteration,
-        variant_value=details.variant_per_iteration,
-        unit="instructions",
-        details=details,
-    )
-
-
-def _event_comparison(
-    benchmark: Benchmark,
-    base_name: str,
-    name: str,
-    base: _VariantCounts,
-    other: _VariantCounts,
-    event: DerivedEvent,
-    band: float,
-) -> Comparison:
-    before, after = base.samples[event.name], other.samples[event.name]
-    interval = ratio_interval(before, after)
-    functions: tuple[FunctionDelta, ...] = ()
-    if base.costs is not None and other.costs is not None:
-        functions = function_deltas(
-            derived_event(base.costs, event.name, event.components),
-            derived_event(other.costs, event.name, event.components),
-            event.name,
-        )
-    details = InstructionsDetails(
-        baseline_per_iteration=statistics.median(before),
-        variant_per_iteration=statistics.median(after),
-        functions=functions,
-        inlining=(),
-        baseline_repeats=before,
-        variant_repeats=after,
-        event=event.name,
-    )
-    return comparison_from(
-        interval,
-        equivalence_band=band,
-        benchmark=benchmark.name,
-        metric=Metric.INSTRUCTIONS,
-        baseline=base_name,
-        variant=name,
-        baseline_value=details.baseline_per_iteration,
-        variant_value=details.variant_per_iteration,
-        unit=event.unit,
-        event=event.name,
-        details=details,
-    )
 
 
 # -- measuring -------------------------------------------------------------------------------
@@ -833,7 +373,7 @@ class InstructionsLens:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
             if repeat == 0:
                 self._store_identities(run, stmt)
-                instructions = _instructions_of(stmt_parts)
+                instructions = instructions_of(stmt_parts)
                 if self.inline_frames is not False and instructions is not None:
                     self._store_frames(run, instructions)
             stmt_totals, empty_totals = _derived_totals(stmt), _derived_totals(empty)
@@ -970,7 +510,7 @@ class InstructionsLens:
         if repeat == 0:
             self._store_identities(run, costs)
         if inline and repeat == 0:
-            instructions = _instructions_of(parts)
+            instructions = instructions_of(parts)
             if instructions is not None:
                 self._store_frames(run, instructions)
 
