@@ -28,6 +28,8 @@ from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
 from perflab.store import RunSummary, Store, StoredRun
+from perflab.store.health import StoreHealth
+from perflab.store.health import check_store as _check_store
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
@@ -189,6 +191,14 @@ def run(
         store.close()
 
 
+def check_store(
+    store_path: str | Path = DEFAULT_STORE_PATH, *, thorough: bool = False
+) -> StoreHealth:
+    """Is the store intact, and which runs can be read (read-only; `perflab doctor --store`
+    is thorough, `list`/`show`/`compare` check quickly first and warn)."""
+    return _check_store(store_path, thorough=thorough)
+
+
 def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
     store = Store.open(store_path, create=False)
     try:
@@ -266,6 +276,7 @@ __all__ = [
     "Metric",
     "asm_views",
     "cache_entries",
+    "check_store",
     "compare",
     "list_runs",
     "load_run",

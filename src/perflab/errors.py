@@ -72,3 +72,11 @@ class RunInterrupted(KeyboardInterrupt):
     def __init__(self, run_id: int) -> None:
         super().__init__(f"interrupted; what was measured is kept as run {run_id}")
         self.run_id = run_id
+
+
+class StoreDamagedError(StoreError):
+    """The store's file is an SQLite database with damaged pages (corrupt or truncated)."""
+
+
+class StoreLostError(StoreError):
+    """The store's file was removed or replaced while a run was being written into it."""

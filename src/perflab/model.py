@@ -69,6 +69,9 @@ class RunStatus(enum.StrEnum):
     RUNNING = "running"
     COMPLETE = "complete"
     INCOMPLETE = "incomplete"  # interrupted or a benchmark failed; what was measured is kept
+    # stored as running, but the process writing it is gone (SIGKILL, full disk, power cut):
+    # derived when the run is read, never written
+    INTERRUPTED = "interrupted"
 
 
 class BenchmarkKind(enum.StrEnum):

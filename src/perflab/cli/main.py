@@ -28,13 +28,15 @@ from perflab.events import find_events
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
 from perflab.report.json_report import render_json
-from perflab.report.machine_views import render_doctor, render_event_search
+from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_section, render_terminal
 from perflab.results import RunResult
+from perflab.store.health import StoreHealth, describe_runs
 
 EXIT_OK = 0
 EXIT_VERDICT = 1  # --fail-on matched
+EXIT_DAMAGED_STORE = 2  # doctor --store found damage
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer killed by the pipe
 
@@ -45,6 +47,14 @@ def _interrupt(signum: int, frame: object) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
+
+
+class _Console(Console):
+    """rich exits with status 1 when its reader goes away; let main() exit with 141 instead."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,7 +75,7 @@ def _main(argv: Sequence[str] | None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
-    out = Console(width=None if sys.stdout.isatty() else 140)
+    out = _Console(width=None if sys.stdout.isatty() else 140)
     err = Console(stderr=True)
     try:
         if args.command in ("run", "stack", "matrix"):
@@ -77,6 +87,10 @@ def _main(argv: Sequence[str] | None) -> int:
                 stop_all_contained()
         if args.command == "cache":
             return _cache(args, out)
+        if args.command in ("show", "compare"):
+            _check_outputs(output_options(args))
+        if args.command in ("list", "show", "compare"):
+            _warn_if_damaged(api.check_store(args.store), err)
         if args.command == "list":
             runs = api.list_runs(args.store, args.limit)
             if args.json_path is not None:
@@ -94,8 +108,6 @@ def _main(argv: Sequence[str] | None) -> int:
             for view in views:
                 render_section(asm_view_section(view), out, max_rows=None)
             return EXIT_OK
-        if args.command in ("show", "compare"):
-            _check_outputs(output_options(args))
         if args.command == "show":
             result = api.show(args.run, args.store)
             return _emit(result, output_options(args), out, err, command="show")
@@ -110,6 +122,13 @@ def _main(argv: Sequence[str] | None) -> int:
             if str(args.json_path) != "-":
                 render_event_search(search, out)
             return EXIT_OK
+        if args.command == "doctor" and args.check_store is not None:
+            health = api.check_store(args.check_store, thorough=True)
+            if args.json_path is not None:
+                _write(args.json_path, json.dumps(health.to_json(), indent=2) + "\n")
+            if str(args.json_path) != "-":
+                render_store_health(health, out)
+            return EXIT_DAMAGED_STORE if health.damaged else EXIT_OK
         if args.command == "doctor":
             report = diagnose()
             if args.json_path is not None:
@@ -140,6 +159,26 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     return EXIT_OK
+
+
+def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
+    if not health.damaged:
+        return
+    readable = (
+        f"; readable runs: {describe_runs(health.readable_runs)}, unreadable: "
+        f"{describe_runs(health.unreadable_runs)}"
+        if health.run_ids
+        else ""
+    )
+    err.print(
+        Text("perflab: warning: ", style="bold yellow")
+        + Text(
+            f"the store {health.path} is damaged ({health.check}: {health.problems[0]})"
+            f"{readable}\nhint: perflab doctor --store {health.path}; keep a copy of the file "
+            "before trying to repair it"
+        ),
+        highlight=False,
+    )
 
 
 def _check_outputs(output: OutputOptions) -> None:

@@ -228,6 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
         "doctor", help="what this machine can measure, its noise sources, and how to fix them"
     )
     doctor.add_argument("--json", dest="json_path", type=Path, help="write the report as JSON")
+    doctor.add_argument(
+        "--store",
+        dest="check_store",
+        nargs="?",
+        type=Path,
+        const=DEFAULT_STORE_PATH,
+        default=None,
+        metavar="PATH",
+        help=f"check a store instead (read-only; default {DEFAULT_STORE_PATH}): damage, "
+        "readable runs, interrupted runs",
+    )
     return parser
 
 

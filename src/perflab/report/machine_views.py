@@ -17,6 +17,7 @@ from perflab.checks import (
     EventSearch,
     Status,
 )
+from perflab.store.health import StoreHealth, describe_runs
 
 _STATUS_STYLES = {
     Status.OK: "green",
@@ -81,3 +82,32 @@ def render_doctor(report: DoctorReport, console: Console) -> None:
             table.add_column(column, overflow="fold")
         _check_rows(table, checks)
         console.print(table)
+
+
+def render_store_health(health: StoreHealth, console: Console) -> None:
+    table = Table(title=f"store {health.path}", title_justify="left", show_header=False)
+    table.add_column("check")
+    table.add_column("result", overflow="fold")
+    state = Text("damaged", style="red") if health.damaged else Text("intact", style="green")
+    table.add_row("state", state)
+    table.add_row("size", f"{health.size_bytes:,} bytes")
+    table.add_row("schema version", str(health.schema_version))
+    table.add_row("SQLite check", health.check)
+    for problem in health.problems:
+        table.add_row("problem", Text(problem, style="red"))
+    table.add_row("runs", str(len(health.run_ids)))
+    if health.damaged:
+        table.add_row("readable runs", describe_runs(health.readable_runs))
+        table.add_row("unreadable runs", describe_runs(health.unreadable_runs))
+    for status, count in sorted(health.statuses.items()):
+        table.add_row(f"  {status}", str(count))
+    table.add_row("new runs", health.writable and f"cannot be written: {health.writable}" or "ok")
+    console.print(table)
+    if health.damaged:
+        console.print(
+            Text(
+                "hint: keep a copy of the file; `sqlite3 FILE .recover > dump.sql` salvages what "
+                "SQLite can still read; runs listed readable can be shown and compared",
+                style="dim",
+            )
+        )

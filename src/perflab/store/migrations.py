@@ -3,6 +3,8 @@ have been applied. Never edit a released step: append a new one.
 
 History:
   1  runs, samples, artifacts, notes, variant_info
+  2  runs.owner_pid, owner_start_ticks, owner_boot_id, owner_host: the process writing a run, so
+     a run whose process is gone reads as `interrupted` rather than `running` forever
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ MIGRATIONS: tuple[str, ...] = (
         info_json TEXT NOT NULL,
         PRIMARY KEY (run_id, variant)
     );
+    """,
+    """
+    ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+    ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER;
+    ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;
+    ALTER TABLE runs ADD COLUMN owner_host TEXT;
     """,
 )
 

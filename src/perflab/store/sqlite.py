@@ -9,13 +9,16 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+import tempfile
+import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import StoreError
+from perflab.errors import StoreDamagedError, StoreError, StoreLostError
 from perflab.model import (
     Artifact,
     BenchmarkData,
@@ -29,8 +32,14 @@ from perflab.model import (
 )
 from perflab.store.codec import experiment_from_json, experiment_to_json
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from perflab.store.owner import ProcessIdentity
 
 DEFAULT_STORE_PATH = Path(".perflab") / "perflab.db"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# PRAGMA quick_check reads every page: done on every open below this size (~0.1 s), above it
+# only by `perflab doctor --store`
+QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024
+OWNER_COLUMNS = "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
 
 
 def _now() -> str:
@@ -112,20 +121,41 @@ def _sample(row: tuple[Any, ...]) -> Sample:
 
 
 class Store:
-    def __init__(self, connection: sqlite3.Connection, path: Path | None) -> None:
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        path: Path | None,
+        *,
+        read_only: bool = False,
+        identity: tuple[int, int] | None = None,
+    ) -> None:
         self.connection = connection
         self.path = path
+        self.read_only = read_only
+        # (device, inode) of the file this connection writes: a run checks it after each write
+        self.identity = identity
+        self._owner_columns = OWNER_COLUMNS
 
     @classmethod
     def open(cls, path: Path | str = DEFAULT_STORE_PATH, *, create: bool = True) -> Store:
-        """Open (and with `create`, make) the store. Reading commands pass create=False, so a
-        mistyped path is an error rather than a new, empty store."""
+        """Open the store for writing runs (creating it and its folder when missing), or with
+        create=False for reading only: then the file is opened read-only and never created,
+        migrated or otherwise changed, so reading works on a read-only filesystem, beside a
+        running run, and on a damaged store without making it worse."""
         path = Path(path)
-        if not create and not path.is_file():
-            raise StoreError(
-                f"there is no perflab store at {str(path)!r}",
-                hint="`perflab run` creates one; pass --store PATH to read another",
-            )
+        if not create:
+            return cls._open_read_only(path)
+        if path.is_file() and path.stat().st_size > 0:
+            _check_is_sqlite(path)
+            # a damaged store is not written into: new pages could overwrite what is readable
+            problems = quick_check(path)
+            if problems:
+                raise StoreDamagedError(
+                    f"the store {str(path)!r} is damaged ({problems[0]}): no run is written into "
+                    "it, so it does not get worse",
+                    hint=f"`perflab doctor --store {path}` says which runs are readable; pass "
+                    "--store PATH to write this run elsewhere",
+                )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(path, timeout=30, isolation_level=None)
@@ -134,8 +164,50 @@ class Store:
                 f"cannot open the store {str(path)!r}: {error}",
                 hint="pass --store PATH with a writable location",
             ) from error
-        store = cls(connection, path)
-        store._prepare()
+        store = cls(connection, path, identity=file_identity(path))
+        with _store_errors(path):
+            store._prepare()
+        return store
+
+    @classmethod
+    def _open_read_only(cls, path: Path) -> Store:
+        if not path.is_file():
+            raise StoreError(
+                f"there is no perflab store at {str(path)!r}"
+                + (" (it is a directory)" if path.is_dir() else ""),
+                hint="`perflab run` creates one; pass --store PATH to read another",
+            )
+        if path.stat().st_size == 0:
+            # an empty file is an empty store: read an empty schema held in memory
+            store = cls.in_memory()
+            store.path, store.read_only = path, True
+            return store
+        _check_is_sqlite(path)
+        uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+        try:
+            connection = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.OperationalError as error:
+            if not _cannot_open(error):
+                raise StoreError(f"cannot read the store {path}: {error}") from error
+            # on a read-only filesystem SQLite cannot create the WAL's shared-memory file;
+            # nobody can be writing there, so the file can be read as immutable
+            connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+            version = _read_version(connection, path)
+        except sqlite3.DatabaseError as error:
+            raise _damaged(path, error) from error
+        store = cls(connection, path, read_only=True)
+        store._check_version(version)
+        with _read_errors(path):
+            tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+            if "runs" not in tables:
+                raise StoreError(
+                    f"{path} is not a perflab store: an SQLite database without perflab's tables",
+                    hint="point --store at a perflab database",
+                )
+            columns = {r[1] for r in connection.execute("PRAGMA table_info(runs)")}
+        if "owner_pid" not in columns:  # an older schema, read as it is: never migrated here
+            store._owner_columns = "NULL, NULL, NULL, NULL"
         return store
 
     @classmethod
@@ -144,23 +216,26 @@ class Store:
         store._prepare()
         return store
 
-    def _prepare(self) -> None:
-        try:
-            self.connection.execute("PRAGMA journal_mode=WAL")
-            self.connection.execute("PRAGMA synchronous=NORMAL")
-            self.connection.execute("PRAGMA foreign_keys=ON")
-            version = int(self.connection.execute("PRAGMA user_version").fetchone()[0])
-        except sqlite3.DatabaseError as error:
-            raise StoreError(
-                f"{self.path} is not a perflab store: {error}",
-                hint="point --store at a perflab database or a new file",
-            ) from error
+    def _check_version(self, version: int) -> None:
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"the store {self.path} has schema version {version}, newer than this perflab "
                 f"understands ({SCHEMA_VERSION})",
                 hint="upgrade perflab, or use another --store",
             )
+
+    def _prepare(self) -> None:
+        try:
+            version = int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as error:
+            raise StoreError(
+                f"{self.path} is not a perflab store: {error}",
+                hint="point --store at a perflab database or a new file",
+            ) from error
+        self._check_version(version)
+        self.connection.execute("PRAGMA journal_mode=WAL")
+        self.connection.execute("PRAGMA synchronous=NORMAL")
+        self.connection.execute("PRAGMA foreign_keys=ON")
         for number in range(version, SCHEMA_VERSION):
             # one transaction per step: a failed migration leaves the previous version intact
             self.connection.executescript(
@@ -181,24 +256,38 @@ class Store:
     def _begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
     ) -> RunWriter:
+        if self.read_only:
+            raise StoreError(
+                f"the store {self.path} was opened for reading: a run cannot be written to it",
+                hint="open it with Store.open(path) to write runs",
+            )
+        owner = ProcessIdentity.current()
         cursor = self.connection.execute(
-            "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
+            f" {OWNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 _now(),
                 str(RunStatus.RUNNING),
                 perflab_version,
                 json.dumps(experiment_to_json(experiment)),
                 json.dumps(machine),
+                owner.pid,
+                owner.start_ticks,
+                owner.boot_id,
+                owner.host,
             ),
         )
         assert cursor.lastrowid is not None
-        return RunWriter(self.connection, cursor.lastrowid, self.path)
+        return RunWriter(self.connection, cursor.lastrowid, self.path, identity=self.identity)
 
     # ---- reading
 
     def resolve_run_id(self, reference: str | int) -> int:
         """A run id, or `latest`/`last`, or a negative index (-1 is the latest)."""
+        with _read_errors(self.path):
+            return self._resolve_run_id(reference)
+
+    def _resolve_run_id(self, reference: str | int) -> int:
         text = str(reference).strip()
         if text in ("latest", "last"):
             text = "-1"
@@ -224,21 +313,36 @@ class Store:
             )
         return number
 
+    def run_ids(self) -> list[int]:
+        with _read_errors(self.path):
+            return [int(r[0]) for r in self.connection.execute("SELECT id FROM runs ORDER BY id")]
+
     def list_runs(self, limit: int = 50) -> list[RunSummary]:
-        rows = self.connection.execute(
-            "SELECT id, created_at, status, experiment_json,"
+        """The latest runs; on a damaged store, those that can still be read."""
+        query = (
+            f"SELECT id, created_at, status, experiment_json, {self._owner_columns},"
             " (SELECT COUNT(*) FROM samples WHERE samples.run_id = runs.id)"
-            " FROM runs ORDER BY id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
+            " FROM runs {where} ORDER BY id DESC LIMIT ?"
+        )
+        try:
+            rows = self.connection.execute(query.format(where=""), (limit,)).fetchall()
+        except sqlite3.DatabaseError:
+            rows = []
+            for run_id in reversed(self.run_ids()):
+                with contextlib.suppress(sqlite3.DatabaseError):
+                    rows += self.connection.execute(
+                        query.format(where="WHERE id = ?"), (run_id, 1)
+                    ).fetchall()
+                if len(rows) >= limit:
+                    break
         summaries = []
-        for run_id, created_at, status, experiment_json, n_samples in rows:
+        for run_id, created_at, status, experiment_json, *owner, n_samples in rows:
             experiment = experiment_from_json(json.loads(experiment_json))
             summaries.append(
                 RunSummary(
                     run_id=run_id,
                     created_at=created_at,
-                    status=RunStatus(status),
+                    status=_status(status, owner),
                     benchmarks=tuple(b.name for b in experiment.benchmarks),
                     variants=tuple(v.name for v in experiment.variants),
                     metrics=tuple(str(m) for m in experiment.settings.metrics),
@@ -249,6 +353,12 @@ class Store:
         return summaries
 
     def _provenance(self, run_id: int) -> dict[str, dict[str, Any]]:
+        try:
+            return self._read_provenance(run_id)
+        except sqlite3.DatabaseError:  # a damaged page: the run is listed without it
+            return {}
+
+    def _read_provenance(self, run_id: int) -> dict[str, dict[str, Any]]:
         found = {}
         for variant, info_json in self.connection.execute(
             "SELECT variant, info_json FROM variant_info WHERE run_id = ?", (run_id,)
@@ -262,12 +372,21 @@ class Store:
 
     def load_run(self, reference: str | int) -> StoredRun:
         run_id = self.resolve_run_id(reference)
+        try:
+            return self._load_run(run_id)
+        except sqlite3.DatabaseError as error:
+            raise StoreDamagedError(
+                f"run {run_id} cannot be read: the store {self.path} is damaged ({error})",
+                hint=f"`perflab doctor --store {self.path}` says which runs are readable",
+            ) from error
+
+    def _load_run(self, run_id: int) -> StoredRun:
         row = self.connection.execute(
             "SELECT created_at, finished_at, status, perflab_version, experiment_json,"
-            " machine_json, error FROM runs WHERE id = ?",
+            f" machine_json, error, {self._owner_columns} FROM runs WHERE id = ?",
             (run_id,),
         ).fetchone()
-        created_at, finished_at, status, version, experiment_json, machine_json, error = row
+        created_at, finished_at, status, version, experiment_json, machine_json, error = row[:7]
         samples = tuple(
             _sample(row)
             for row in self.connection.execute(
@@ -314,7 +433,7 @@ class Store:
             run_id=run_id,
             created_at=created_at,
             finished_at=finished_at,
-            status=RunStatus(status),
+            status=_status(status, row[7:]),
             perflab_version=version,
             experiment=experiment_from_json(json.loads(experiment_json)),
             machine=json.loads(machine_json),
@@ -326,31 +445,205 @@ class Store:
         )
 
 
+def _status(stored: str, owner: Sequence[Any]) -> RunStatus:
+    """A run stored as running whose owning process is gone was interrupted (killed, or its
+    disk filled so it could not record how it ended)."""
+    status = RunStatus(stored)
+    if status is not RunStatus.RUNNING or owner[0] is None:
+        return status
+    identity = ProcessIdentity(int(owner[0]), owner[1], owner[2], str(owner[3]))
+    return RunStatus.INTERRUPTED if identity.is_alive() is False else status
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _check_is_sqlite(path: Path) -> None:
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_MAGIC))
+    except OSError as error:
+        raise StoreError(
+            f"cannot read the store {str(path)!r}: {error}", hint="check the path's permissions"
+        ) from error
+    if head != SQLITE_MAGIC:
+        raise StoreError(
+            f"{path} is not a perflab store: the file is not an SQLite database",
+            hint="point --store at a perflab database or a new file",
+        )
+
+
+def _cannot_open(error: sqlite3.OperationalError) -> bool:
+    return "unable to open" in str(error)
+
+
+def _read_version(connection: sqlite3.Connection, path: Path) -> int:
+    try:
+        return int(connection.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError as error:
+        raise _damaged(path, error) from error
+
+
+def _damaged(path: Path, error: sqlite3.Error) -> StoreDamagedError:
+    return StoreDamagedError(
+        f"the store {path} is damaged: {error} (a truncated or overwritten file)",
+        hint=f"`perflab doctor --store {path}` says which runs are readable; keep a copy of the "
+        "file before trying to repair it",
+    )
+
+
+def quick_check(path: Path, *, thorough: bool = False) -> tuple[str, ...]:
+    """What SQLite's page checks find wrong in the file (empty: nothing); read-only.
+
+    Without `thorough`, PRAGMA quick_check on files up to QUICK_CHECK_MAX_BYTES; with it,
+    PRAGMA integrity_check (also indexes against tables) whatever the size."""
+    if not thorough and path.stat().st_size > QUICK_CHECK_MAX_BYTES:
+        return ()
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    try:
+        try:
+            connection = sqlite3.connect(uri, uri=True, timeout=30)
+            connection.execute("PRAGMA user_version").fetchone()
+        except sqlite3.OperationalError as error:
+            if not _cannot_open(error):
+                raise
+            connection = sqlite3.connect(uri + "&immutable=1", uri=True)
+        try:
+            pragma = "integrity_check" if thorough else "quick_check"
+            rows = connection.execute(f"PRAGMA {pragma}(20)").fetchall()
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        return (str(error),)
+    return tuple(str(r[0]) for r in rows if r[0] != "ok")
+
+
+@contextlib.contextmanager
+def _read_errors(path: Path | None) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.DatabaseError as error:
+        raise _damaged(path or Path(":memory:"), error) from error
+
+
+def read_only_reason(path: Path | None) -> str | None:
+    """Why the store's file cannot be written, when that is the reason a write failed."""
+    if path is None:
+        return None
+    folder = path.parent if str(path.parent) else Path(".")
+    with contextlib.suppress(OSError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "it is on a read-only filesystem"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    if not os.access(folder, os.W_OK):
+        return f"its folder {folder} is not writable"
+    return None
+
+
 @contextlib.contextmanager
 def _store_errors(path: Path | None) -> Iterator[None]:
     """SQLite failures (read-only file, full disk, locked database) as a StoreError."""
     try:
         yield
     except sqlite3.Error as error:
+        reason = read_only_reason(path)
+        if reason is not None:
+            raise StoreError(
+                f"a run cannot be written to the store {str(path)!r}: {reason}",
+                hint=f"reading it works (perflab list --store {path}); pass --store PATH on a "
+                "writable filesystem to measure",
+            ) from error
         raise StoreError(
             f"cannot write to the store {str(path)!r}: {error}",
             hint="pass --store PATH with a writable location (and free disk space)",
         ) from error
 
 
+def _recovery_path(store_path: Path, run_id: int) -> Path | None:
+    """A new file next to the lost store, else in the working directory, else in /tmp."""
+    for folder in (store_path.parent, Path.cwd(), Path(tempfile.gettempdir())):
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            continue
+        for attempt in range(1, 100):
+            suffix = "" if attempt == 1 else f"-{attempt}"
+            candidate = folder / f"perflab-recovered-run{run_id}{suffix}.db"
+            if not candidate.exists():
+                return candidate
+    return None
+
+
 class RunWriter:
     """The sink of one run: each call is its own committed transaction."""
 
     def __init__(
-        self, connection: sqlite3.Connection, run_id: int, path: Path | None = None
+        self,
+        connection: sqlite3.Connection,
+        run_id: int,
+        path: Path | None = None,
+        *,
+        identity: tuple[int, int] | None = None,
     ) -> None:
         self.connection = connection
         self.run_id = run_id
         self.path = path
+        self.identity = identity
+        self._lost: StoreLostError | None = None
 
     def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
+        if self._lost is not None:
+            raise self._lost
         with _store_errors(self.path):
-            return self.connection.execute(sql, parameters)
+            cursor = self.connection.execute(sql, parameters)
+        self._check_store_file()
+        return cursor
+
+    def _check_store_file(self) -> None:
+        """After each write: is the file at the store's path still the one being written? A
+        benchmark that deletes or replaces it (`shutil.rmtree('.perflab')`) would otherwise
+        have the run written into a file nobody can open again."""
+        if self.path is None or self.identity is None:
+            return
+        if file_identity(self.path) == self.identity:
+            return
+        what = "removed" if not self.path.exists() else "replaced by another file"
+        with contextlib.suppress(sqlite3.Error):
+            self.connection.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
+                (str(RunStatus.INCOMPLETE), _now(), f"the store file was {what}", self.run_id),
+            )
+        # the connection still holds the old file open: copy it, every run in it, to safety
+        recovery = _recovery_path(self.path, self.run_id)
+        saved = False
+        if recovery is not None:
+            try:
+                target = sqlite3.connect(recovery)
+                try:
+                    self.connection.backup(target)
+                finally:
+                    target.close()
+                saved = True
+            except sqlite3.Error:
+                saved = False
+        self._lost = StoreLostError(
+            f"the store {str(self.path)!r} was {what} while run {self.run_id} was being written "
+            "(did the benchmark delete it?); the run is stopped"
+            + (
+                f"; run {self.run_id} and every run the file held are saved in {recovery}"
+                if saved
+                else "; they could not be saved (no writable folder)"
+            ),
+            hint=f"perflab show {self.run_id} --store {recovery}; keep the store out of the "
+            "benchmark's reach (--store PATH)"
+            if saved
+            else "keep the store out of the benchmark's reach (--store PATH)",
+        )
+        raise self._lost
 
     def add_sample(self, sample: Sample) -> None:
         self._execute(
