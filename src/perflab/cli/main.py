@@ -27,6 +27,7 @@ from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
+from perflab.report.escape import terminal, visible
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
 from perflab.report.markdown import render_markdown
@@ -103,7 +104,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
             views = api.asm_views(args.asm, args.run, args.store)
             if not views:
-                err.print(f"perflab: no function matching {args.asm!r} in run {args.run}")
+                err.print(terminal(f"perflab: no function matching {args.asm!r} in run {args.run}"))
                 return 2
             for view in views:
                 render_section(asm_view_section(view), out, max_rows=None)
@@ -137,7 +138,10 @@ def _main(argv: Sequence[str] | None) -> int:
                 render_doctor(report, out)
             return EXIT_OK
     except PerflabError as error:
-        err.print(Text("perflab: ", style="bold red") + Text(str(error)), highlight=False)
+        err.print(
+            Text("perflab: ", style="bold red") + terminal(str(error), keep_newlines=True),
+            highlight=False,
+        )
         return error.exit_code
     except RunInterrupted as interrupted:
         err.print(
@@ -248,7 +252,10 @@ def _run(
         return code
     if result.failures:
         for failure in result.failures:
-            err.print(Text("perflab: ", style="bold red") + Text(str(failure)), highlight=False)
+            err.print(
+                Text("perflab: ", style="bold red") + terminal(str(failure), keep_newlines=True),
+                highlight=False,
+            )
         err.print(
             f"perflab: run {result.run_id} is incomplete; what was measured is stored "
             f"(perflab show {result.run_id})"
@@ -258,9 +265,11 @@ def _run(
     for comparison in matched:
         event = f" {comparison.event}" if comparison.event else ""
         err.print(
-            f"perflab: --fail-on {comparison.verdict.value}: {comparison.benchmark}, "
-            f"{comparison.metric.value}{event}, {comparison.variant} vs {comparison.baseline}: "
-            f"ratio {comparison.ratio:.3f} [{comparison.ci_low:.3f}, {comparison.ci_high:.3f}]",
+            visible(
+                f"perflab: --fail-on {comparison.verdict.value}: {comparison.benchmark}, "
+                f"{comparison.metric.value}{event}, {comparison.variant} vs {comparison.baseline}: "
+                f"ratio {comparison.ratio:.3f} [{comparison.ci_low:.3f}, {comparison.ci_high:.3f}]"
+            ),
             markup=False,
             highlight=False,
             soft_wrap=not err.is_terminal,  # a log file gets whole lines

@@ -29,6 +29,7 @@ from perflab.document import (
 )
 from perflab.model import Comparison, Verdict
 from perflab.report import svg
+from perflab.report.escape import html_finalize
 from perflab.report.notes import NoteGroup, group_notes
 from perflab.results import RunResult
 from perflab.version import __version__
@@ -153,6 +154,7 @@ def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("perflab", "report/templates"),
         autoescape=True,
+        finalize=html_finalize,  # names' control characters shown, not emitted
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

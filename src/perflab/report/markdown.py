@@ -3,7 +3,10 @@ Sections come from analysis; this module only lays them out."""
 
 from __future__ import annotations
 
+import re
+
 from perflab.document import FIGURE_TYPES, Block, Paragraph, Preformatted, Section, Style, Table
+from perflab.report.escape import markdown, visible
 from perflab.report.notes import group_notes
 from perflab.results import RunResult
 from perflab.units import format_ratio
@@ -18,7 +21,14 @@ MAX_PREFORMATTED_LINES = 120
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Document text is plain text holding names: nothing in it is Markdown or HTML."""
+    return markdown(text)
+
+
+def _fence(lines: list[str]) -> str:
+    """A code fence longer than any run of backticks in the lines, so none closes it."""
+    longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def table_lines(table: Table) -> list[str]:
@@ -47,17 +57,18 @@ def _block_lines(block: Block) -> list[str]:
         text = _cell(block.text)
         return [f"**{text}**" if block.style is Style.EMPHASIS else text, ""]
     if isinstance(block, Preformatted):
-        lines = [line.text for line in block.lines[:MAX_PREFORMATTED_LINES]]
+        lines = [visible(line.text) for line in block.lines[:MAX_PREFORMATTED_LINES]]
         if len(block.lines) > len(lines):
             lines.append(f"… {len(block.lines) - len(lines)} more lines")
-        return [f"{block.title}:", "", "```diff", *lines, "```", ""]
+        fence = _fence(lines)
+        return [f"{_cell(block.title)}:", "", f"{fence}diff", *lines, fence, ""]
     if isinstance(block, FIGURE_TYPES):
-        return [f"*{block.title}: a plot in the HTML report (`--html FILE`)*", ""]
+        return [f"*{_cell(block.title)}: a plot in the HTML report (`--html FILE`)*", ""]
     return []
 
 
 def section_lines(section: Section) -> list[str]:
-    lines = [f"#### {section.title}", ""]
+    lines = [f"#### {_cell(section.title)}", ""]
     blocks = list(section.blocks)
     first = blocks[0] if blocks else None
     if isinstance(first, Table):
@@ -72,7 +83,7 @@ def section_lines(section: Section) -> list[str]:
             details += _block_lines(block)
     if details:
         lines += [
-            f"<details><summary>{section.title}: details</summary>",
+            f"<details><summary>{_cell(section.title)}: details</summary>",
             "",
             *details,
             "</details>",
@@ -90,8 +101,8 @@ def render_markdown(result: RunResult) -> str:
     lines += _change_lines(result)
     machine = result.machine
     lines.append(
-        f"Machine: {machine.get('cpu_model', '?')}, {machine.get('cores')} cores, "
-        f"kernel {machine.get('kernel')}, "
+        f"Machine: {_cell(str(machine.get('cpu_model', '?')))}, {machine.get('cores')} cores, "
+        f"kernel {_cell(str(machine.get('kernel')))}, "
         + (
             f"pinned to CPU {machine['pinned_cpu']}."
             if machine.get("pinned_cpu") is not None
@@ -99,16 +110,17 @@ def render_markdown(result: RunResult) -> str:
         )
     )
     if result.differences:
-        lines.append("Variants differ in: " + "; ".join(result.differences) + ".")
+        lines.append("Variants differ in: " + "; ".join(map(_cell, result.differences)) + ".")
     groups = group_notes(result.notes)
     if groups:
         lines += ["", "<details><summary>Notes</summary>", ""]
         for group in groups:
             where = f" [{_cell(group.where)}]" if group.where else ""
             count = f" (×{group.count})" if group.count > 1 else ""
-            lines.append(f"- **{group.severity.value}**{where}: {_cell(group.message)}{count}")
+            message = markdown(group.message, line_break="<br>")
+            lines.append(f"- **{group.severity.value}**{where}: {message}{count}")
             if group.hint:
-                lines.append(f"  hint: {_cell(group.hint)}")
+                lines.append(f"  hint: {markdown(group.hint, line_break='<br>')}")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from html import escape
 
 from perflab.document import FlameNode, GroupRatios, TimeSeries
 from perflab.model import Verdict
+from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns
 
 # Colour-blind-friendlier categorical palette (Tableau 10); the baseline takes the first colour.

@@ -20,6 +20,7 @@ from perflab.document import (
     Style,
     Table,
 )
+from perflab.report.escape import terminal, visible
 from perflab.report.notes import group_notes
 from perflab.results import RunResult
 from perflab.store import RunSummary
@@ -47,17 +48,21 @@ STYLES = {
 
 
 def text_of(cell: Cell | Paragraph) -> Text:
-    return Text(cell.text, style=STYLES[cell.style])
+    # cells carry names (benchmarks, variants, symbols): control characters shown, no markup
+    return terminal(cell.text, STYLES[cell.style])
 
 
 def table_renderable(
     table: Table, title: str = "", *, max_rows: int | None = MAX_ROWS
 ) -> RichTable:
-    out = RichTable(title=title or table.title or None, title_justify="left", title_style="bold")
+    heading = title or table.title
+    out = RichTable(
+        title=terminal(heading) if heading else None, title_justify="left", title_style="bold"
+    )
     last = len(table.columns) - 1
     for index, column in enumerate(table.columns):
         out.add_column(
-            column,
+            terminal(column),
             justify="right" if table.is_numeric(index) else "left",
             # the ratio and the verdict must stay readable on one line
             no_wrap=column in ("ratio [95% CI]", "verdict")
@@ -73,7 +78,7 @@ def table_renderable(
     if more:
         captions.append(f"{more} more in the HTML report and the JSON output")
     if captions:
-        out.caption = "; ".join(captions)
+        out.caption = terminal("; ".join(captions))
     return out
 
 
@@ -83,7 +88,7 @@ def _block(block: Block, console: Console, figures: list[str], max_rows: int | N
     elif isinstance(block, Paragraph):
         console.print(text_of(block))
     elif isinstance(block, Preformatted):
-        console.print(Text(block.title, style="bold"))
+        console.print(terminal(block.title, "bold"))
         lines = block.lines[:MAX_PREFORMATTED_LINES]
         for line in lines:
             console.print(text_of(line), soft_wrap=True)
@@ -102,7 +107,7 @@ def render_section(
     subsections. Details tables show `max_rows` rows (None: all)."""
     figures: list[str] = []
     if top and not (section.blocks and isinstance(section.blocks[0], Table)):
-        console.print(Text(section.title, style="bold"))
+        console.print(terminal(section.title, "bold"))
     for index, block in enumerate(section.blocks):
         if top and index == 0 and isinstance(block, Table):
             console.print(table_renderable(block, section.title, max_rows=None))
@@ -112,11 +117,11 @@ def render_section(
         if not [b for b in sub.blocks if not isinstance(b, FIGURE_TYPES)] and not sub.subsections:
             figures += [b.title for b in sub.blocks if isinstance(b, FIGURE_TYPES)]
             continue
-        console.print(Text(f"{section.title} · {sub.title}", style="bold"))
+        console.print(terminal(f"{section.title} · {sub.title}", "bold"))
         render_section(sub, console, top=False, max_rows=max_rows)
     if figures and top:
         kinds = ", ".join(dict.fromkeys(figures))
-        console.print(Text(f"plots ({kinds}): in the HTML report (--html FILE)", style="dim"))
+        console.print(terminal(f"plots ({kinds}): in the HTML report (--html FILE)", "dim"))
 
 
 def render_sections(sections: Sequence[Section], console: Console) -> None:
@@ -130,11 +135,11 @@ def render_terminal(result: RunResult, console: Console) -> None:
     header.append(f"run {result.run_id}", style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
     pinned = machine.get("pinned_cpu")
-    header.append(f"{machine.get('cpu_model', '?')}, ")
+    header.append(visible(f"{machine.get('cpu_model', '?')}, "))
     header.append(f"pinned to CPU {pinned}" if pinned is not None else "not pinned (--no-pin)")
     console.print(header)
     if result.error and not any(n.message.startswith("failed:") for n in result.notes):
-        console.print(Text(f"error: {result.error}", style="red"))
+        console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
     render_sections(result.sections, console)
     from perflab.report.changes import change_views  # stacks, matrices, git provenance
 
@@ -144,7 +149,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
         console.print(
-            Text("variants differ in: ", style="bold") + Text("; ".join(result.differences))
+            Text("variants differ in: ", style="bold") + terminal("; ".join(result.differences))
         )
     elif len(result.experiment.variants) > 1 and not result.cross_run:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
@@ -154,12 +159,12 @@ def render_terminal(result: RunResult, console: Console) -> None:
         warning = group.severity.value == "warning"
         line = Text(f"{group.severity.value}: ", style="yellow" if warning else "dim")
         if group.where:
-            line.append(f"[{group.where}] ", style="" if warning else "dim")
-        line.append(group.message, style="" if warning else "dim")
+            line.append(visible(f"[{group.where}] "), style="" if warning else "dim")
+        line.append(visible(group.message, keep_newlines=True), style="" if warning else "dim")
         if group.count > 1:
             line.append(f" (×{group.count})", style="dim")
         if group.hint:
-            line.append(f"\n  hint: {group.hint}", style="dim")
+            line.append(visible(f"\n  hint: {group.hint}", keep_newlines=True), style="dim")
         console.print(line, soft_wrap=soft_wrap)
 
 
@@ -180,7 +185,7 @@ def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
             ", ".join(run.metrics),
             str(run.n_samples),
         )
-        table.add_row(*(Text(cell) for cell in cells))
+        table.add_row(*(terminal(cell) for cell in cells))
     console.print(table if runs else Group(Text("the store holds no runs yet")))
 
 

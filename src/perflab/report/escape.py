@@ -1,0 +1,75 @@
+"""Names from the user (benchmarks, variants, parameters, environment values, symbols) made
+harmless for each output format. Every renderer inserts such text through one of these.
+
+A name can hold anything a shell or a TOML file lets through: newlines, `</details>`, `<script>`,
+Markdown syntax, terminal escape sequences (colours, window titles, hyperlinks), bidirectional
+overrides. None of it may change what the report says around the name:
+
+- control characters are *shown*, never emitted: ESC becomes the four characters `\\x1b`, a
+  newline `\\n` (where the format has no room for a line break), so a reader sees that the name is
+  odd rather than being fooled by it;
+- Markdown gets HTML entities for `<`, `>` and `&` and backslashes before its own syntax, so a
+  name is text in a table cell, a list item, a heading or inside `<details>`;
+- HTML gets entities (jinja2 autoescapes; these functions are for text built outside templates).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from rich.text import Text
+
+# C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_CONTROL_BUT_LINES = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# what Markdown (CommonMark/GFM, with GitHub's math) gives a meaning to inside a line that the
+# report itself starts; `<`, `>`, `&` become entities. Line-start syntax (`#`, `-`, `1.`) cannot
+# arise: newlines are never passed through
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]|~$])")
+
+
+def _show(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """Control characters as visible escapes (`\\x1b`, `\\n`); with keep_newlines, newlines
+    and tabs stay (for multi-line messages such as tracebacks)."""
+    pattern = _CONTROL_BUT_LINES if keep_newlines else _CONTROL
+    return pattern.sub(_show, text)
+
+
+def terminal(text: str, style: str = "", *, keep_newlines: bool = False) -> Text:
+    """A name as rich Text: never parsed as rich markup, control characters shown."""
+    return Text(visible(text, keep_newlines=keep_newlines), style=style)
+
+
+def markdown(text: str, *, line_break: str | None = None) -> str:
+    """Text for any Markdown context (table cell, list item, heading, inside <details>).
+
+    Newlines become `\\n` unless line_break (e.g. "<br>") is given to join the lines."""
+    if line_break is not None:
+        return line_break.join(markdown(line) for line in text.split("\n"))
+    shown = html.escape(visible(text), quote=False)
+    return _MARKDOWN_SYNTAX.sub(r"\\\1", shown)
+
+
+def html_text(text: str, *, keep_newlines: bool = True) -> str:
+    """Text for HTML or SVG built outside a template: entities, control characters shown."""
+    return html.escape(visible(text, keep_newlines=keep_newlines), quote=True)
+
+
+def html_finalize(value: object) -> object:
+    """jinja2 `finalize`: strings reach the autoescaping with control characters shown;
+    Markup (SVG the report built itself) passes unchanged."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return visible(value, keep_newlines=True)
+    return value
