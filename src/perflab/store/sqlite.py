@@ -147,6 +147,9 @@ class Store:
             return cls._open_read_only(path)
         if path.is_file() and path.stat().st_size > 0:
             _check_is_sqlite(path)
+            reason = read_only_reason(path)
+            if reason is not None:
+                raise _cannot_write(path, reason)
             # a damaged store is not written into: new pages could overwrite what is readable
             problems = quick_check(path)
             if problems:
@@ -520,7 +523,11 @@ def quick_check(path: Path, *, thorough: bool = False) -> tuple[str, ...]:
             connection.close()
     except sqlite3.DatabaseError as error:
         return (str(error),)
-    return tuple(str(r[0]) for r in rows if r[0] != "ok")
+    return tuple(
+        " ".join(str(r[0]).replace("*** in database main ***", "").split())
+        for r in rows
+        if r[0] != "ok"
+    )
 
 
 @contextlib.contextmanager
@@ -546,6 +553,14 @@ def read_only_reason(path: Path | None) -> str | None:
     return None
 
 
+def _cannot_write(path: Path | None, reason: str) -> StoreError:
+    return StoreError(
+        f"a run cannot be written to the store {str(path)!r}: {reason}",
+        hint=f"reading it works (perflab list --store {path}); pass --store PATH on a "
+        "writable filesystem to measure",
+    )
+
+
 @contextlib.contextmanager
 def _store_errors(path: Path | None) -> Iterator[None]:
     """SQLite failures (read-only file, full disk, locked database) as a StoreError."""
@@ -554,11 +569,7 @@ def _store_errors(path: Path | None) -> Iterator[None]:
     except sqlite3.Error as error:
         reason = read_only_reason(path)
         if reason is not None:
-            raise StoreError(
-                f"a run cannot be written to the store {str(path)!r}: {reason}",
-                hint=f"reading it works (perflab list --store {path}); pass --store PATH on a "
-                "writable filesystem to measure",
-            ) from error
+            raise _cannot_write(path, reason) from error
         raise StoreError(
             f"cannot write to the store {str(path)!r}: {error}",
             hint="pass --store PATH with a writable location (and free disk space)",
