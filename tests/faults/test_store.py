@@ -183,7 +183,9 @@ def test_a_store_on_a_read_only_filesystem_is_read_and_says_runs_cannot_be_writt
 # ---- damage is detected, named, and not made worse
 
 
-def test_a_corrupt_page_is_reported_with_the_readable_runs(tmp_path: Path, seeded: Path) -> None:
+def test_a_corrupt_page_is_reported_with_the_readable_runs(
+    tmp_path: Path, seeded: Path, fault: Fault
+) -> None:
     """a corrupt page: list and show warn and name the readable runs; show of the damaged run
     fails with status 2; doctor --store exits 2; the file is not changed"""
     store = _store_in(tmp_path, seeded)
@@ -193,7 +195,9 @@ def test_a_corrupt_page_is_reported_with_the_readable_runs(tmp_path: Path, seede
     assert listed.returncode == 0, listed.stderr
     assert "is damaged" in listed.stderr
     assert _flat("readable runs: 1, 3, unreadable: 2") in _flat(listed.stderr)
-    assert [r["run_id"] for r in json.loads(listed.stdout)] == [3, 1]
+    readable = json.loads(listed.stdout)
+    assert [r["run_id"] for r in readable] == [3, 1]
+    fault.samples_kept = sum(int(r["n_samples"]) for r in readable)
     good = perflab("show", "3", "--json", "-", "-q", cwd=tmp_path)
     assert good.returncode == 0 and json.loads(good.stdout)["run_id"] == 3
     assert "is damaged" in good.stderr
