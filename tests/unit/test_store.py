@@ -104,3 +104,81 @@ def test_a_run_reads_back_what_it_stored_so_far(tmp_path: Path) -> None:
     other.add_sample(Sample("b", "A", Metric.COUNTERS, "task-clock", 7.0))
     (sample,) = writer.data_for("b", Metric.COUNTERS).samples
     assert sample.value == 5.0
+
+
+def test_reading_opens_read_only_and_never_migrates(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    Store.open(path).close()
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA user_version = 1")  # pretend an older schema
+    connection.close()
+    before = path.read_bytes()
+    reader = Store.open(path, create=False)
+    assert reader.read_only and reader.list_runs() == []
+    with pytest.raises(StoreError, match="opened for reading"):
+        reader.begin_run(EXPERIMENT, {}, "0.1")
+    reader.close()
+    assert path.read_bytes() == before
+
+
+def test_an_empty_file_reads_as_an_empty_store_and_stays_empty(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    store = Store.open(path, create=False)
+    assert store.list_runs() == []
+    with pytest.raises(StoreError, match="empty"):
+        store.load_run("latest")
+    store.close()
+    assert path.stat().st_size == 0
+
+
+def test_a_run_whose_process_is_gone_reads_as_interrupted(tmp_path: Path) -> None:
+    from perflab.store.owner import ProcessIdentity
+
+    me = ProcessIdentity.current()
+    assert me.is_alive() is True
+    assert (
+        ProcessIdentity(me.pid, (me.start_ticks or 0) + 1, me.boot_id, me.host).is_alive() is False
+    )
+    assert ProcessIdentity(me.pid, me.start_ticks, "another-boot", me.host).is_alive() is False
+    assert ProcessIdentity(me.pid, me.start_ticks, me.boot_id, "other-host").is_alive() is None
+
+    store = Store.open(tmp_path / "s.db")
+    alive = store.begin_run(EXPERIMENT, {}, "0.1")
+    dead = store.begin_run(EXPERIMENT, {}, "0.1")
+    # the same pid with another start time: a reused pid, not the owner
+    store.connection.execute(
+        "UPDATE runs SET owner_start_ticks = owner_start_ticks + 1 WHERE id = ?", (dead.run_id,)
+    )
+    statuses = {r.run_id: r.status for r in store.list_runs()}
+    assert statuses == {alive.run_id: RunStatus.RUNNING, dead.run_id: RunStatus.INTERRUPTED}
+    assert store.load_run(dead.run_id).status is RunStatus.INTERRUPTED
+    dead.finish(RunStatus.INCOMPLETE)  # a finished run keeps its status
+    assert store.load_run(dead.run_id).status is RunStatus.INCOMPLETE
+
+
+def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.errors import StoreLostError
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "folder" / "s.db"
+    store = Store.open(path)
+    earlier = store.begin_run(EXPERIMENT, {}, "0.1")
+    earlier.finish(RunStatus.COMPLETE)
+    writer = store.begin_run(EXPERIMENT, {}, "0.1")
+    writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 1.0))
+    path.unlink()
+    with pytest.raises(StoreLostError, match="was removed while run 2") as caught:
+        writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 2.0))
+    recovery = tmp_path / "folder" / "perflab-recovered-run2.db"
+    assert str(recovery) in caught.value.message
+    with pytest.raises(StoreLostError):  # every later write says the same, nothing more
+        writer.finish(RunStatus.COMPLETE)
+    assert not (tmp_path / "folder" / "perflab-recovered-run2-2.db").exists()
+    saved = Store.open(recovery, create=False)
+    assert [(r.run_id, r.status, r.n_samples) for r in saved.list_runs()] == [
+        (2, RunStatus.INCOMPLETE, 2),
+        (1, RunStatus.COMPLETE, 0),
+    ]
