@@ -247,6 +247,16 @@ def test_a_file_that_is_not_sqlite_is_named_so(tmp_path: Path) -> None:
     assert other.read_text() == "my notes\n" * 100
 
 
+def test_a_directory_as_store_is_named_so(tmp_path: Path) -> None:
+    """--store pointing at a directory: run and list say so (status 2), nothing is created"""
+    (tmp_path / "dir").mkdir()
+    run = _run(tmp_path, "--store", "dir")
+    assert run.returncode == 2 and _flat("it is a directory") in _flat(run.stderr)
+    listed = perflab("list", "--store", "dir", cwd=tmp_path)
+    assert listed.returncode == 2 and _flat("it is a directory") in _flat(listed.stderr)
+    assert list((tmp_path / "dir").iterdir()) == []
+
+
 def test_an_older_schema_is_read_without_migrating_and_migrated_by_a_run(
     tmp_path: Path, seeded: Path
 ) -> None:
@@ -455,5 +465,49 @@ def test_readers_loop_beside_a_running_run(tmp_path: Path, fault: Fault) -> None
         _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert reads > 0
+    assert _quick_check(tmp_path / STORE) == "ok"
+    assert processes_left(fault.tag) == []
+
+
+def test_concurrent_runs_on_one_store_keep_every_sample(tmp_path: Path, fault: Fault) -> None:
+    """two runs writing one store at once, a reader beside them: both complete, each run's
+    samples are its own, the store is intact"""
+    processes = [
+        start_perflab(
+            "run",
+            "--stmt",
+            stmt,
+            "-v",
+            "A",
+            "-v",
+            "B",
+            "-q",
+            "--budget",
+            "2",
+            "--min-generations",
+            "2",
+            "--json",
+            f"run{index}.json",
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for index, stmt in enumerate(("sum(range(100))", "sorted(range(100))"))
+    ]
+    try:
+        _wait_for_samples(tmp_path / STORE, 1)
+        while any(p.poll() is None for p in processes):
+            assert perflab("list", "-q", cwd=tmp_path).returncode == 0
+    finally:
+        errors = [p.communicate(timeout=300)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], errors
+    ids = {json.loads((tmp_path / f"run{i}.json").read_text())["run_id"] for i in (0, 1)}
+    assert ids == {1, 2}
+    runs = {r["run_id"]: r for r in _list_json(tmp_path)}
+    assert {r["status"] for r in runs.values()} == {"complete"}
+    assert {tuple(r["benchmarks"]) for r in runs.values()} == {
+        ("sum(range(100))",),
+        ("sorted(range(100))",),
+    }
     assert _quick_check(tmp_path / STORE) == "ok"
     assert processes_left(fault.tag) == []

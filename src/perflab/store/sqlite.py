@@ -145,6 +145,11 @@ class Store:
         path = Path(path)
         if not create:
             return cls._open_read_only(path)
+        if path.is_dir():
+            raise StoreError(
+                f"cannot open the store {str(path)!r}: it is a directory",
+                hint=f"pass --store {path / 'perflab.db'}",
+            )
         if path.is_file() and path.stat().st_size > 0:
             _check_is_sqlite(path)
             reason = read_only_reason(path)
