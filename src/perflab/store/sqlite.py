@@ -244,11 +244,25 @@ class Store:
         self.connection.execute("PRAGMA journal_mode=WAL")
         self.connection.execute("PRAGMA synchronous=NORMAL")
         self.connection.execute("PRAGMA foreign_keys=ON")
-        for number in range(version, SCHEMA_VERSION):
-            # one transaction per step: a failed migration leaves the previous version intact
-            self.connection.executescript(
-                f"BEGIN; {MIGRATIONS[number]}; PRAGMA user_version = {number + 1}; COMMIT;"
-            )
+        if version < SCHEMA_VERSION:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """The missing steps in one write transaction, the version read again inside it: two
+        runs starting at once on a new store both saw version 0 and the second failed with
+        "table runs already exists". A failed migration leaves the previous version intact."""
+        self.connection.execute("BEGIN IMMEDIATE")  # the other waits (connect timeout)
+        try:
+            version = int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number].split(";"):  # DDL only: no ';' in strings
+                    if statement.strip():
+                        self.connection.execute(statement)
+                self.connection.execute(f"PRAGMA user_version = {number + 1}")
+            self.connection.execute("COMMIT")
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.connection.close()
