@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from perflab.report.escape import markdown
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENT = ROOT / "docs" / "reliability.md"
 START, END = "<!-- reliability table: start -->", "<!-- reliability table: end -->"
@@ -54,7 +56,8 @@ def run_suite() -> tuple[list[dict[str, Any]], float, int]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    # the cases quote hostile names (</details>, <script>, ESC): escaped as perflab's reports do
+    return markdown(text)
 
 
 def _number(value: int | None) -> str:
