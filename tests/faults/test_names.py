@@ -84,13 +84,18 @@ def test_markdown_report_cannot_be_injected(hostile_run: Path, fault: Fault) -> 
     for document in ((hostile_run / "out.md").read_text(), shown.stdout):
         _no_raw_control(document)
         lines = document.splitlines()
-        assert [line for line in lines if line.startswith("#")] == [lines[0]]
+        headings = [line for line in lines if line.startswith("#")]
+        assert headings[0] == lines[0]
+        assert all(re.fullmatch(r"#{3,4} (perflab run \d+ \(\w+\)|time)", h) for h in headings)
         assert FAKE_VERDICT not in lines
-        assert document.count("</details>") == 1 and document.count("<details>") == 1
+        assert document.count("</details>") == document.count("<details>") >= 1
+        assert "&lt;/details&gt;" in document
         assert "<script" not in document and "<img" not in document
+        header = next(line for line in lines if line.startswith("| benchmark"))
         rows = [line for line in lines if line.startswith("| sum")]
         assert len(rows) == 1
-        assert len(re.findall(r"(?<!\\)\|", rows[0])) == 8  # 7 columns, no extra cell
+        pipe = r"(?<!\\)\|"
+        assert len(re.findall(pipe, rows[0])) == len(re.findall(pipe, header))  # no extra cell
     assert processes_left(fault.tag) == []
 
 
