@@ -5,7 +5,8 @@
 Runs `pytest tests/faults` (real perflab processes on real stores; ~5 minutes on a 2-vCPU VM)
 with PERFLAB_FAULT_REPORT set, so tests/faults/conftest.py records per case the outcome, the
 samples kept and the processes left, and rewrites the table between the markers in
-docs/reliability.md. With --check it only prints the table.
+docs/reliability.md. With --check it only prints the table. With --report PATH it makes the
+table from records a run of the suite already wrote (PERFLAB_FAULT_REPORT=PATH pytest ...).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _number(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
-def table(records: list[dict[str, Any]], elapsed_s: float) -> str:
+def table(records: list[dict[str, Any]], elapsed_s: float | None) -> str:
     by_file: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         by_file.setdefault(record["test"].split("::")[0], []).append(record)
@@ -75,7 +76,7 @@ def table(records: list[dict[str, Any]], elapsed_s: float) -> str:
         f"{len(records)} cases, {passed} passed, {len(records) - passed - skipped} failed, "
         f"{skipped} skipped; {left} process(es) left in total (target 0). Generated "
         f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {cpu_model()}, {os.cpu_count()} "
-        f"vCPUs, in {elapsed_s:.0f} s, by `{COMMAND}`.",
+        f"vCPUs{'' if elapsed_s is None else f', in {elapsed_s:.0f} s'}, by `{COMMAND}`.",
         "",
     ]
     for file, rows in by_file.items():
@@ -97,8 +98,13 @@ def table(records: list[dict[str, Any]], elapsed_s: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="print the table, change nothing")
+    parser.add_argument("--report", type=Path, help="records of a run of the suite (JSON)")
     args = parser.parse_args()
-    records, elapsed_s, status = run_suite()
+    elapsed_s: float | None
+    if args.report is not None:
+        records, elapsed_s, status = json.loads(args.report.read_text()), None, 0
+    else:
+        records, elapsed_s, status = run_suite()
     if not records:
         print("the fault suite recorded nothing", file=sys.stderr)
         return status or 1

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from perflab.git.cache import CacheEntry
 from perflab.model import Comparison, Verdict
+from perflab.report.escape import terminal
 from perflab.report.units import format_ratio
 from perflab.results import Interaction, InteractionVerdict, RunResult, StackSummary
 
@@ -55,7 +56,7 @@ def provenance_table(result: RunResult) -> Table | None:
             build += " (cached)"
         table.add_row(
             *(
-                Text(cell)
+                terminal(cell)
                 for cell in (
                     name,
                     _short_ref(str(prov.get("ref", ""))),
@@ -88,9 +89,9 @@ def stack_table(summary: StackSummary) -> Table:
     table.add_row(*_step_row(summary.whole, label=f"whole: {summary.whole.variant} vs base"))
     product = summary.product
     table.add_row(
-        Text("steps multiplied"),
-        Text(format_ratio(product.ratio, product.ci_low, product.ci_high)),
-        Text(
+        terminal("steps multiplied"),
+        terminal(format_ratio(product.ratio, product.ci_low, product.ci_high)),
+        terminal(
             "adds up to the whole" if summary.consistent else "does NOT add up to the whole",
             style="cyan" if summary.consistent else "bold yellow",
         ),
@@ -100,9 +101,9 @@ def stack_table(summary: StackSummary) -> Table:
 
 def _step_row(c: Comparison, label: str | None = None) -> list[Text]:
     return [
-        Text(label or f"{c.variant} vs {c.baseline}"),
-        Text(format_ratio(c.ratio, c.ci_low, c.ci_high)),
-        Text(c.verdict.value, style=_VERDICT_STYLES[c.verdict]),
+        terminal(label or f"{c.variant} vs {c.baseline}"),
+        terminal(format_ratio(c.ratio, c.ci_low, c.ci_high)),
+        terminal(c.verdict.value, style=_VERDICT_STYLES[c.verdict]),
     ]
 
 
@@ -113,14 +114,14 @@ def interaction_table(interactions: Sequence[Interaction]) -> Table:
         table.add_column(column)
     for i in interactions:
         table.add_row(
-            Text(_what(i.benchmark, i.metric.value, i.event)),
-            Text(i.change),
-            Text(f"{i.base}: {_r(i.on_base.ratio)} ")
-            + Text(i.on_base.verdict.value, style=_VERDICT_STYLES[i.on_base.verdict]),
-            Text(f"{i.reference_base}: {_r(i.on_reference.ratio)} ")
-            + Text(i.on_reference.verdict.value, style=_VERDICT_STYLES[i.on_reference.verdict]),
-            Text(format_ratio(i.ratio, i.ci_low, i.ci_high)),
-            Text(i.verdict.value, style=INTERACTION_STYLES[i.verdict]),
+            terminal(_what(i.benchmark, i.metric.value, i.event)),
+            terminal(i.change),
+            terminal(f"{i.base}: {_r(i.on_base.ratio)} ")
+            + terminal(i.on_base.verdict.value, style=_VERDICT_STYLES[i.on_base.verdict]),
+            terminal(f"{i.reference_base}: {_r(i.on_reference.ratio)} ")
+            + terminal(i.on_reference.verdict.value, style=_VERDICT_STYLES[i.on_reference.verdict]),
+            terminal(format_ratio(i.ratio, i.ci_low, i.ci_high)),
+            terminal(i.verdict.value, style=INTERACTION_STYLES[i.verdict]),
         )
     return table
 
@@ -146,7 +147,7 @@ def render_cache_entries(entries: Sequence[CacheEntry], console: Any) -> None:
     for e in entries:
         table.add_row(
             *(
-                Text(cell)
+                terminal(cell)
                 for cell in (
                     e.key[:12],
                     _short_ref(e.ref),
