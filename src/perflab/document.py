@@ -31,6 +31,7 @@ class Style(enum.StrEnum):
     SLOWER = "slower"
     EQUIVALENT = "equivalent"
     INCONCLUSIVE = "inconclusive"
+    INVALID = "invalid"
 
 
 @dataclass(frozen=True)

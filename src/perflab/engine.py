@@ -4,6 +4,7 @@ store -> analyse: turns a stored run into comparisons."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -31,6 +32,7 @@ from perflab.host import (
 )
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
+from perflab.measure import output_check
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.model import (
@@ -44,6 +46,7 @@ from perflab.model import (
     Sample,
     Severity,
     Variant,
+    Verdict,
 )
 from perflab.proc import (
     ProcessRunner,
@@ -52,6 +55,7 @@ from perflab.proc import (
     stopped_processes,
 )
 from perflab.results import RunResult as RunResult  # re-exported: it was defined here
+from perflab.stats.outputs import output_difference
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.version import __version__
 
@@ -142,6 +146,15 @@ def run_experiment(
                 if ready is None:
                     continue
                 bench_context = replace(context, experiment=ready)
+                if output_check.wanted(benchmark, bench_context):
+                    try:
+                        output_check.check_outputs(benchmark, bench_context)
+                    except BenchmarkFailedError as error:
+                        failures.append(_Failure(benchmark.name, error))
+                        writer.add_note(_failure_note(error, benchmark.name, None))
+                        continue  # an output that cannot be checked: nothing to compare
+                    finally:
+                        stop_all_contained()
                 for lens in lenses:
                     started_s = time.monotonic()
                     stopped_before = stopped_processes()
@@ -231,14 +244,14 @@ def _describe(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _failure_note(error: BenchmarkFailedError, benchmark: str, lens: Lens) -> Note:
+def _failure_note(error: BenchmarkFailedError, benchmark: str, lens: Lens | None) -> Note:
     return Note(
         severity=Severity.WARNING,
         message=f"failed: {error.message}" + (f"\n{error.detail}" if error.detail else ""),
         hint=error.hint,
         benchmark=benchmark,
         variant=error.variant,
-        metric=lens.metric,
+        metric=lens.metric if lens is not None else None,
     )
 
 
@@ -312,6 +325,8 @@ def analyse_run(run: StoredRun) -> RunResult:
                 _merge_top_level(top_level, analysis.top_level)
             order = {pair: i for i, pair in enumerate(experiment.comparison_pairs)}
             comparisons += sorted(found, key=lambda c: order.get((c.baseline, c.variant), 0))
+    comparisons, check_notes = judge_outputs(run, comparisons)
+    notes += check_notes
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
     notes = dedupe_notes(notes)
@@ -333,6 +348,88 @@ def analyse_run(run: StoredRun) -> RunResult:
             interactions=interactions_of(experiment, comparisons, data_of),
         )
     )
+
+
+def judge_outputs(
+    run: StoredRun, comparisons: list[Comparison]
+) -> tuple[list[Comparison], list[Note]]:
+    """The output checks' verdicts: a variant whose value differs from its baseline's makes
+    every comparison of that benchmark between the two `invalid`; a value that changed within
+    one variant (after setup / after measuring) is not compared, and said to be unstable."""
+    experiment = run.experiment
+    rtol = experiment.settings.check_rtol
+    notes: list[Note] = []
+    invalid: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for benchmark in experiment.benchmarks:
+        stored = run.data_for(benchmark.name, output_check.CHECK).artifacts
+        values = {a.variant: json.loads(a.content) for a in stored}
+        if not values:
+            continue
+        stable = set()
+        for name, value in values.items():
+            moved = output_difference(value["after_setup"], value["after_measuring"], rtol)
+            if moved is None:
+                stable.add(name)
+                continue
+            notes.append(
+                Note(
+                    severity=Severity.WARNING,
+                    message=f"the output check `{value['expression']}` is not deterministic: "
+                    f"its value after measuring differs from its value after setup "
+                    f"({moved.describe()}); it was not compared with the other variants",
+                    hint="seed the randomness in the setup (random.seed, torch.manual_seed), "
+                    "check a value the statement does not change, or allow a tolerance "
+                    "(--check-rtol)",
+                    benchmark=benchmark.name,
+                    variant=name,
+                )
+            )
+        same: list[str] = []
+        for baseline, variant in experiment.comparison_pairs:
+            if baseline not in stable or variant not in stable:
+                continue
+            expression = values[variant]["expression"]
+            difference = output_difference(
+                values[baseline]["after_setup"], values[variant]["after_setup"], rtol
+            )
+            if difference is None:
+                same.append(variant)
+                continue
+            invalid[(benchmark.name, baseline, variant)] = {
+                "expression": expression,
+                **difference.to_json(),
+            }
+            notes.append(
+                Note(
+                    severity=Severity.WARNING,
+                    message=f"{variant} computes something else than {baseline}: "
+                    f"`{expression}` differs at {difference.describe()}; its comparisons "
+                    "are marked invalid (the variants did not do the same work)",
+                    hint="fix the variant, or compare what it computes (on-disk caches such "
+                    "as TORCHINDUCTOR_CACHE_DIR shared between variants can run stale code); "
+                    "--check-rtol allows a relative tolerance for floats and arrays",
+                    benchmark=benchmark.name,
+                    variant=variant,
+                )
+            )
+        if same:
+            notes.append(
+                Note(
+                    severity=Severity.INFO,
+                    message=f"output check `{values[same[0]]['expression']}`: "
+                    f"{', '.join(same)} computed the same value as the baseline",
+                    benchmark=benchmark.name,
+                )
+            )
+    if not invalid:
+        return comparisons, notes
+    marked = [
+        replace(c, verdict=Verdict.INVALID, output_check=invalid[key])
+        if (key := (c.benchmark, c.baseline, c.variant)) in invalid
+        else c
+        for c in comparisons
+    ]
+    return marked, notes
 
 
 def with_sections(result: RunResult) -> RunResult:

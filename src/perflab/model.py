@@ -63,6 +63,9 @@ class Verdict(enum.StrEnum):
     SLOWER = "slower"
     EQUIVALENT = "equivalent"
     INCONCLUSIVE = "inconclusive"
+    # the variants' outputs (--check, --check-output) differ: they did not do the same work,
+    # so their speeds do not compare
+    INVALID = "invalid"
 
 
 class RunStatus(enum.StrEnum):
@@ -355,6 +358,38 @@ class Settings:
             flags=("--seed",),
         ),
     )
+    # output checks: the variants must compute the same thing for their speeds to compare
+    check: str | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.TEXT,
+            "an expression evaluated in each variant's worker after setup and after measuring; "
+            "variants whose values differ get the verdict 'invalid'",
+            key="check",
+            flags=("--check",),
+            metavar="EXPR",
+        ),
+    )
+    check_rtol: float = _setting(
+        1e-6,
+        SettingSpec(
+            SettingKind.NUMBER,
+            "relative tolerance of --check for floats and arrays (1e-6)",
+            key="check_rtol",
+            flags=("--check-rtol",),
+            unit="fraction",
+            check=lambda v: None if v >= 0 else "check_rtol cannot be negative",
+        ),
+    )
+    check_output: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "commands: compare the variants' standard output; a difference is 'invalid'",
+            key="check_output",
+            flags=("--check-output",),
+        ),
+    )
     # lens options
     events: tuple[str, ...] = _setting(
         (),
@@ -591,6 +626,9 @@ class Comparison:
     unit: str
     event: str | None = None
     details: Details | None = None
+    # the output check that made the verdict `invalid`: the expression and where the values
+    # first differ (`OutputDifference.to_json()` and "expression")
+    output_check: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -610,6 +648,8 @@ class Comparison:
             out["event"] = self.event
         if self.details is not None:
             out.update(self.details.to_json())
+        if self.output_check is not None:
+            out["output_check"] = dict(self.output_check)
         return out
 
 

@@ -66,6 +66,7 @@ def interaction_verdict(ci_low: float, ci_high: float, band: float) -> Interacti
         Verdict.FASTER: InteractionVerdict.BETTER_ON_BASE,
         Verdict.SLOWER: InteractionVerdict.WORSE_ON_BASE,
         Verdict.INCONCLUSIVE: InteractionVerdict.INCONCLUSIVE,
+        Verdict.INVALID: InteractionVerdict.INCONCLUSIVE,
     }[plain]
 
 

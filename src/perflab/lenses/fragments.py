@@ -33,6 +33,7 @@ VERDICT_STYLES = {
     Verdict.SLOWER: Style.SLOWER,
     Verdict.EQUIVALENT: Style.EQUIVALENT,
     Verdict.INCONCLUSIVE: Style.INCONCLUSIVE,
+    Verdict.INVALID: Style.INVALID,
 }
 # For quantities where more is not slower (context switches, cache misses ...): the verdict
 # values stay in the JSON; text says what the ratio says

@@ -26,6 +26,7 @@ _VERDICT_STYLES = {
     Verdict.SLOWER: "bold red",
     Verdict.EQUIVALENT: "cyan",
     Verdict.INCONCLUSIVE: "yellow",
+    Verdict.INVALID: "bold magenta",
 }
 
 

@@ -18,6 +18,7 @@ VERDICT_COLOURS = {
     Verdict.SLOWER: "#cf222e",
     Verdict.EQUIVALENT: "#0a7ea4",
     Verdict.INCONCLUSIVE: "#b7791f",
+    Verdict.INVALID: "#8250df",
 }
 _INTERACTION_COLOURS = {
     InteractionVerdict.NONE: VERDICT_COLOURS[Verdict.EQUIVALENT],

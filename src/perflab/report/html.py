@@ -34,7 +34,13 @@ from perflab.report.notes import NoteGroup, group_notes
 from perflab.results import RunResult
 from perflab.version import __version__
 
-VERDICT_STYLES = {Style.FASTER, Style.SLOWER, Style.EQUIVALENT, Style.INCONCLUSIVE}
+VERDICT_STYLES = {
+    Style.FASTER,
+    Style.SLOWER,
+    Style.EQUIVALENT,
+    Style.INCONCLUSIVE,
+    Style.INVALID,
+}
 
 
 @dataclass(frozen=True)

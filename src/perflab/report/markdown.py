@@ -16,6 +16,7 @@ _ICONS = {
     Style.SLOWER: "🔴 ",
     Style.EQUIVALENT: "⚪ ",
     Style.INCONCLUSIVE: "🟡 ",
+    Style.INVALID: "⛔ ",
 }
 MAX_PREFORMATTED_LINES = 120
 

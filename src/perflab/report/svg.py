@@ -25,6 +25,7 @@ VERDICT_COLOURS = {
     Verdict.SLOWER: "#cf222e",
     Verdict.EQUIVALENT: "#0a7ea4",
     Verdict.INCONCLUSIVE: "#b7791f",
+    Verdict.INVALID: "#8250df",
 }
 _FONT = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif"
 _CHAR_PX = 6.6  # width of one character at 11px: to decide how much of a label fits

@@ -44,6 +44,7 @@ STYLES = {
     Style.SLOWER: "bold red",
     Style.EQUIVALENT: "cyan",
     Style.INCONCLUSIVE: "yellow",
+    Style.INVALID: "bold magenta",
 }
 
 

@@ -17,6 +17,11 @@ object per line) and replies:
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
      before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
      before replying, so the parent can switch a tool on around the measured region only.
+  {"op": "evaluate", "expr": E}                   -> {"ok": true, "value": encoded value}
+     evaluates E in the setup's namespace (--check); the value is encoded for comparison across
+     variants: {"kind": "exact", "type", "text"} (ints, strings, bytes, repr), {"kind": "array",
+     "type", "shape", "values"} (floats, NumPy arrays, tensors, lists of numbers), with "digest"
+     and a strided part of "values" (every "stride"-th) when it is large.
   {"op": "register", "name": N, "source": S}     -> {"ok": true, "ops": [names]}
      a lens's own ops: S is Python source (standard library only, Python 3.7+) defining
      OPS = {op name: handler}; handler(worker, request) returns the reply. Handlers use
@@ -24,12 +29,13 @@ object per line) and replies:
      Later requests with those op names go to the handlers (e.g. the torch lens's
      "torch_profile", in perflab/lenses/torch/worker_ops.py).
   {"op": "quit"}                                   -> exits
-Failures reply {"ok": false, "phase": "setup"|"stmt"|"protocol"|"register"|a lens's own phase,
+Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"register"|a lens's phase,
 "error": traceback text}.
 """
 
 import faulthandler
 import gc
+import hashlib
 import itertools
 import json
 import os
@@ -88,6 +94,100 @@ def _compile_loop(stmt, namespace, scope="function"):
 
 _THIS_FILE = os.path.abspath(__file__)
 
+_EXACT_CHARS = 4096  # a text (or repr) longer than this is sent as a digest and its start
+_ARRAY_ELEMENTS = 1 << 20  # an array with more elements is sent as a digest and a stride
+
+
+class Uncomparable(Exception):
+    """A --check value perflab cannot compare across processes."""
+
+
+def _digest(text):
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _exact(type_name, text):
+    encoded = {"kind": "exact", "type": type_name, "text": text}
+    if len(text) > _EXACT_CHARS:
+        encoded["text"] = text[:200]
+        encoded["digest"] = _digest(text)
+        encoded["length"] = len(text)
+    return encoded
+
+
+def _flatten(data, out):
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            _flatten(item, out)
+    else:
+        out.append(data)
+
+
+def _shape_of(data):
+    shape = []
+    while isinstance(data, (list, tuple)):
+        shape.append(len(data))
+        data = data[0] if data else None
+    return shape
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _array(type_name, data, shape):
+    flat = []
+    _flatten(data, flat)
+    flat = [[v.real, v.imag] if isinstance(v, complex) else v for v in flat]
+    if flat and isinstance(flat[0], list):  # complex: a trailing axis of (real, imaginary)
+        shape = list(shape) + [2]
+        flat = [part for pair in flat for part in pair]
+    if not all(_is_number(v) for v in flat):
+        return None
+    encoded = {"kind": "array", "type": type_name, "shape": list(shape), "values": flat}
+    if len(flat) > _ARRAY_ELEMENTS:
+        stride = -(-len(flat) // _ARRAY_ELEMENTS)
+        encoded["values"] = flat[::stride]
+        encoded["stride"] = stride
+        encoded["size"] = len(flat)
+        encoded["digest"] = _digest(repr(flat))
+    return encoded
+
+
+def encode_value(value):
+    """A --check value as JSON perflab compares across variants (standard library only)."""
+    type_name = type(value).__module__ + "." + type(value).__qualname__
+    type_name = type_name.replace("builtins.", "")
+    if value is None or isinstance(value, (bool, int, str)):
+        return _exact(type_name, value if isinstance(value, str) else repr(value))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _exact(type_name, bytes(value).hex())
+    if isinstance(value, (float, complex)):
+        return _array(type_name, [value], [])
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu()
+    if not hasattr(value, "tolist") and hasattr(value, "__array__"):
+        value = value.__array__()
+    if hasattr(value, "tolist"):
+        data = value.tolist()
+        shape = getattr(value, "shape", None)
+        shape = [int(n) for n in shape] if shape is not None else _shape_of(data)
+        if "dtype" in dir(value):
+            type_name += "[%s]" % (value.dtype,)
+        encoded = _array(type_name, data, shape)
+        return encoded if encoded is not None else _exact(type_name, repr(data))
+    if isinstance(value, (list, tuple)):
+        encoded = _array(type_name, value, _shape_of(value))
+        if encoded is not None and value:
+            return encoded
+    text = repr(value)
+    if " at 0x" in text:
+        raise Uncomparable(
+            "the value is a %s whose repr names its address (%s): return something comparable, "
+            "e.g. a number, a string, a list or an array" % (type_name, text[:120])
+        )
+    return _exact(type_name, text)
+
 
 def _user_traceback():
     """The current exception's traceback without this worker's own frames: the user's code
@@ -122,6 +222,7 @@ class Worker:
         self.loop = None
         self.empty_loop = None
         self.ops = {}  # op name -> handler(worker, request), registered by lenses
+        self.namespace = None  # the setup's names, where --check expressions are evaluated
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -149,6 +250,7 @@ class Worker:
 
     def setup(self, request):
         namespace = {"__name__": "__perflab__"}
+        self.namespace = namespace
         try:
             exec(compile(request.get("setup") or "pass", "<setup>", "exec"), namespace)
         except BaseException:
@@ -173,6 +275,20 @@ class Worker:
             return {"ok": True, "wall_ns": self.timed(1)}
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
+
+    def evaluate(self, request):
+        """The value of a --check expression in the setup's namespace, encoded."""
+        try:
+            code = compile(request["expr"], "<check>", "eval")
+            value = eval(code, self.namespace if self.namespace is not None else {})
+        except BaseException:
+            return {"ok": False, "phase": "check", "error": _user_traceback()}
+        try:
+            return {"ok": True, "value": encode_value(value)}
+        except Uncomparable as error:
+            return {"ok": False, "phase": "check", "error": str(error)}
+        except BaseException:
+            return {"ok": False, "phase": "check", "error": _user_traceback()}
 
     def timed(self, loops, empty=False):
         loop = self.empty_loop if empty else self.loop
@@ -244,6 +360,8 @@ class Worker:
                 self.reply(self.calibrate(request))
             elif op == "sample":
                 self.reply(self.sample(request))
+            elif op == "evaluate":
+                self.reply(self.evaluate(request))
             elif op == "register":
                 self.reply(self.register(request))
             elif op in self.ops:
