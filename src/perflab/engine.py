@@ -33,6 +33,7 @@ from perflab.host import (
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.measure import output_check
+from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.model import (
@@ -139,12 +140,15 @@ def run_experiment(
     )
     if experiment.pairs or experiment.interactions:
         writer.add_note(Note(severity=Severity.INFO, message=budget_plan(experiment)))
+    caches = IsolatedCaches(enabled=not experiment.settings.share_caches)
+    _note_isolated_caches(writer, experiment, caches)
     try:
-        with _OrchestratorOffCpu(cpu):
+        with _OrchestratorOffCpu(cpu), caches:
             for benchmark in experiment.benchmarks:
                 ready = _prepare_variants(experiment, benchmark, preparer, writer, failures)
                 if ready is None:
                     continue
+                ready = replace(ready, variants=tuple(caches.applied(v) for v in ready.variants))
                 bench_context = replace(context, experiment=ready)
                 if output_check.wanted(benchmark, bench_context):
                     try:
@@ -182,6 +186,39 @@ def run_experiment(
 
 
 SLOW_LENS_FACTOR = 1.5
+
+
+def _note_isolated_caches(
+    writer: RunWriter, experiment: Experiment, caches: IsolatedCaches
+) -> None:
+    """Say which caches each variant had to itself (a fact of the variant, and one note)."""
+    if not caches.enabled:
+        writer.add_note(
+            Note(
+                severity=Severity.INFO,
+                message="the variants shared their on-disk caches (--share-caches): a variant "
+                "may run code another one compiled",
+            )
+        )
+        return
+    for variant in experiment.variants:
+        writer.add_variant_info(variant.name, {"isolated_caches": list(caches.isolated(variant))})
+    own = sorted(
+        f"{variant.name} sets {name}"
+        for variant in experiment.variants
+        for name in CACHE_VARIABLES
+        if name in variant.env
+    )
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message="each variant had its own fresh cache directories ("
+            + ", ".join(CACHE_VARIABLES)
+            + "), removed at the end"
+            + (f"; not isolated where a variant sets its own: {', '.join(own)}" if own else ""),
+            hint="--share-caches lets the variants share them",
+        )
+    )
 
 
 def _note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_before: int) -> None:

@@ -390,6 +390,16 @@ class Settings:
             flags=("--check-output",),
         ),
     )
+    share_caches: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "let the variants share their on-disk caches (inductor, Triton, XDG, numba, "
+            "__pycache__); by default each variant gets its own fresh ones",
+            key="share_caches",
+            flags=("--share-caches",),
+        ),
+    )
     # lens options
     events: tuple[str, ...] = _setting(
         (),

@@ -1,0 +1,79 @@
+"""Isolated on-disk caches: each variant gets its own fresh directories for the caches that
+change what runs.
+
+A torch.compile'd variant run with another ATEN_CPU_CAPABILITY found the other variant's kernel
+in the shared inductor cache and ran it (wrong results, a wrong speed). So, per experiment, each
+variant's processes see their own empty directory for each variable below, unless the variant
+sets the variable itself or the user shares them (--share-caches); they are removed at the end.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+
+from perflab.model import Variant
+
+# the caches whose content decides which code runs
+CACHE_VARIABLES = (
+    "TORCHINDUCTOR_CACHE_DIR",  # torch.compile's generated kernels
+    "TRITON_CACHE_DIR",  # Triton's compiled kernels
+    "XDG_CACHE_HOME",  # many tools' caches (pip, numba's fallbacks, JIT caches ...)
+    "NUMBA_CACHE_DIR",  # numba's cache=True functions
+    "PYTHONPYCACHEPREFIX",  # __pycache__ of every imported module
+)
+
+
+class IsolatedCaches:
+    """Fresh cache directories per variant (a context manager: removed on exit)."""
+
+    def __init__(self, *, enabled: bool = True, parent: str | None = None) -> None:
+        self.enabled = enabled
+        self._parent = parent
+        self._root: Path | None = None
+
+    def __enter__(self) -> IsolatedCaches:
+        if self.enabled:
+            self._root = Path(tempfile.mkdtemp(prefix="perflab-caches-", dir=self._parent))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+
+    def isolated(self, variant: Variant) -> tuple[str, ...]:
+        """The variables isolated for this variant (those it does not set itself)."""
+        if not self.enabled:
+            return ()
+        return tuple(name for name in CACHE_VARIABLES if name not in variant.env)
+
+    def environment(self, variant: Variant) -> dict[str, str]:
+        """The variant's own cache directories, created, by variable."""
+        if self._root is None:
+            return {}
+        folder = re.sub(r"[^A-Za-z0-9_.+-]", "_", variant.name) or "variant"
+        env: dict[str, str] = {}
+        for name in self.isolated(variant):
+            path = self._root / folder / name.lower()
+            path.mkdir(parents=True, exist_ok=True)
+            env[name] = str(path)
+        return env
+
+    def applied(self, variant: Variant) -> Variant:
+        """The variant with its cache directories in its environment (its own settings win)."""
+        extra = self.environment(variant)
+        if not extra:
+            return variant
+        env: Mapping[str, str] = {**extra, **variant.env}
+        return replace(variant, env=env)

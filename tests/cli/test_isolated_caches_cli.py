@@ -1,0 +1,88 @@
+"""Isolated caches: each variant's processes see their own fresh cache directories (removed at
+the end), unless the variant sets one itself or --share-caches is given."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import FAST
+
+pytestmark = pytest.mark.integration
+
+VARIABLES = (
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "NUMBA_CACHE_DIR",
+    "PYTHONPYCACHEPREFIX",
+)
+
+# every worker appends the cache environment it sees, and whether the directories exist
+SETUP = f"""
+import json, os
+seen = {{k: os.environ.get(k) for k in {VARIABLES!r}}}
+seen["exists"] = all(os.path.isdir(v) for v in seen.values() if v)
+seen["who"] = os.environ["WHO"]
+with open(os.environ["LOG"], "a") as log:
+    log.write(json.dumps(seen) + "\\n")
+"""
+
+
+def _seen(tmp_path: Path, *args: str) -> tuple[list[dict[str, str]], dict]:
+    log = tmp_path / "seen.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perflab.cli.main",
+            *("run", "--stmt", "pass", "--setup", SETUP, "-v", "a env.WHO=a"),
+            *(
+                "-v",
+                "b env.WHO=b env.XDG_CACHE_HOME=/tmp",
+                "--json",
+                "out.json",
+                "--store",
+                "s.db",
+            ),
+            *(*FAST, *args),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "LOG": str(log), "TORCHINDUCTOR_CACHE_DIR": "/tmp/shared-inductor"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    return lines, json.loads((tmp_path / "out.json").read_text())
+
+
+def test_each_variant_gets_its_own_fresh_cache_directories(tmp_path: Path) -> None:
+    lines, report = _seen(tmp_path)
+    by_variant = {line["who"]: line for line in lines}
+    a, b = by_variant["a"], by_variant["b"]
+    assert all(line["exists"] for line in lines)
+    for name in VARIABLES:
+        assert a[name] and a[name] != b[name]
+        assert all(line[name] == by_variant[line["who"]][name] for line in lines)  # per experiment
+    assert a["TORCHINDUCTOR_CACHE_DIR"] != "/tmp/shared-inductor"
+    assert b["XDG_CACHE_HOME"] == "/tmp"  # the variant's own setting wins
+    assert not Path(a["PYTHONPYCACHEPREFIX"]).exists()  # removed at the end
+    infos = {v["name"]: v["info"] for v in report["variants"]}
+    assert infos["a"]["isolated_caches"] == list(VARIABLES)
+    assert "XDG_CACHE_HOME" not in infos["b"]["isolated_caches"]
+    note = next(n for n in report["notes"] if "cache directories" in n["message"])
+    assert "b sets XDG_CACHE_HOME" in note["message"]
+
+
+def test_share_caches_leaves_the_environment_alone(tmp_path: Path) -> None:
+    lines, report = _seen(tmp_path, "--share-caches")
+    assert {line["TORCHINDUCTOR_CACHE_DIR"] for line in lines} == {"/tmp/shared-inductor"}
+    assert {line["PYTHONPYCACHEPREFIX"] for line in lines} == {None}
+    assert any("shared their on-disk caches" in n["message"] for n in report["notes"])
