@@ -333,5 +333,15 @@ def _write(path: Path, text: str) -> None:
         raise PerflabError(f"cannot write {path}: {error}", hint="check the path") from error
 
 
+def entry() -> None:
+    """The `perflab` command: main() as a process's whole life."""
+    status = main()
+    # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
+    # shuts down, would kill the process with SIGINT instead of letting it exit with `status`
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
