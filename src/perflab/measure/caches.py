@@ -9,7 +9,7 @@ sets the variable itself or the user shares them (--share-caches); they are remo
 
 from __future__ import annotations
 
-import re
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -62,7 +62,9 @@ class IsolatedCaches:
         """The variant's own cache directories, created, by variable."""
         if self._root is None:
             return {}
-        folder = re.sub(r"[^A-Za-z0-9_.+-]", "_", variant.name) or "variant"
+        # the same length for every variant: the environment's size moves the stack, and
+        # variants must differ only in what the user asked for
+        folder = hashlib.sha256(variant.name.encode()).hexdigest()[:12]
         env: dict[str, str] = {}
         for name in self.isolated(variant):
             path = self._root / folder / name.lower()
