@@ -10,6 +10,7 @@ from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
 from perflab.lenses.descriptor import LensDescriptor
 from perflab.lenses.instructions import DESCRIPTOR as INSTRUCTIONS
+from perflab.lenses.memory import DESCRIPTOR as MEMORY
 from perflab.lenses.profile import DESCRIPTOR as PROFILE
 from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
@@ -19,7 +20,16 @@ from perflab.model import Metric
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens
 
-DESCRIPTORS: tuple[LensDescriptor, ...] = (TIME, INSTRUCTIONS, COUNTERS, PROFILE, ASM, TORCH, RSS)
+DESCRIPTORS: tuple[LensDescriptor, ...] = (
+    TIME,
+    INSTRUCTIONS,
+    COUNTERS,
+    PROFILE,
+    ASM,
+    TORCH,
+    RSS,
+    MEMORY,
+)
 
 
 def available_metrics() -> tuple[Metric, ...]:

@@ -1,0 +1,29 @@
+"""The memory lens: the memory work of one iteration (valgrind's cache simulation, allocator
+calls) and the memory each variant needs (peak RSS, peak allocated)."""
+
+from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.model import Metric
+
+MEMORY = Metric("memory")
+
+
+def _probe(facts: ProbeFacts) -> Probe:
+    if facts.which("valgrind") and facts.which("vgdb"):
+        return Probe(True, "valgrind's cache simulation (callgrind), wait4/getrusage peak RSS")
+    return Probe(
+        False,
+        "valgrind is missing: no simulated cache traffic (peak RSS alone: --metric rss)",
+        "sudo apt-get install valgrind",
+    )
+
+
+DESCRIPTOR = LensDescriptor(
+    metric=MEMORY,
+    summary="memory traffic and allocations per iteration (cache simulation), peak RSS",
+    render="perflab.lenses.memory.render:section",
+    lens="perflab.lenses.memory.measure:MemoryLens",
+    probe=_probe,
+    # the instructions lens's callgrind workers, then the rss lens's workers with its own op
+    worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
+    worker_handlers="perflab.lenses.rss.worker_ops",
+)

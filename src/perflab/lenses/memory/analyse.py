@@ -1,0 +1,430 @@
+"""The memory lens's analysis, from stored data only: each variant's memory work per iteration,
+the comparisons with the baseline, and whether two variants do the same memory work.
+
+What the numbers are (and are not):
+
+- callgrind's ``Dr``/``Dw`` count data *accesses* (loads and stores of any width), not bytes:
+  they are shown as reads and writes per iteration.
+- Bytes are derived from simulated cache misses: the simulator brings one line into D1 for every
+  D1 miss, read or write (it allocates on writes), and one line into LL for every LL miss. So
+  ``(D1mr + D1mw) x line size`` is the bytes brought into D1, and ``(DLmr + DLmw) x line size``
+  the bytes brought into the last level from memory, per iteration. The line size is read from
+  callgrind's own output (``desc: D1 cache: ... B, 64 B, ...``). Write-backs are not simulated.
+- Allocations are the calls to the C allocator (malloc, calloc, realloc, the aligned variants)
+  that callgrind counted, per iteration; Python's small-object allocator serves small objects
+  without them.
+- Peak RSS and peak allocated are the rss lens's measures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from perflab.lenses.instructions.callgrind import FunctionCosts, combine_parts
+from perflab.lenses.instructions.compare import (
+    KIND_COMMAND,
+    KIND_EMPTY,
+    KIND_STATEMENT,
+    SAMPLE_NAME,
+    parts_of,
+)
+from perflab.lenses.memory import MEMORY
+from perflab.lenses.rss.measure import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.model import Artifact, Benchmark, Comparison, Note, Settings, Severity
+from perflab.stats.comparison import comparison_from
+from perflab.stats.summary import ratio_interval
+
+KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
+
+# Two variants do different memory work when the bytes one moves per iteration (at D1 or at the
+# last level) differ by more than this, beyond the spread of their repeats: callgrind repeats of
+# one variant differed by less than 0.1% in every case measured (docs/lenses/memory.md), and the
+# smallest unfair benchmark worth catching, one extra pass in five, is 1.25x.
+WORK_THRESHOLD = 0.10
+# ... and when one of them moves at least this many bytes per iteration: below it, a few lines
+# of interpreter and allocator state decide the ratio
+WORK_FLOOR_BYTES = 4096.0
+
+ALLOCATORS = frozenset(
+    {
+        "malloc",
+        "calloc",
+        "realloc",
+        "reallocarray",
+        "posix_memalign",
+        "aligned_alloc",
+        "memalign",
+        "valloc",
+        "pvalloc",
+        "__libc_malloc",
+        "__libc_calloc",
+        "__libc_realloc",
+        "__libc_memalign",
+        "__posix_memalign",
+    }
+)
+
+# callgrind events read per repeat, and what each traffic measure is made of
+_READS, _WRITES = "Dr", "Dw"
+_D1 = ("D1mr", "D1mw")
+_LL = ("DLmr", "DLmw")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One quantity the lens compares: its JSON name (the comparison's event), unit, label."""
+
+    name: str
+    unit: str
+    label: str
+
+
+D1_BYTES = Measure("d1_fill_bytes", "B", "bytes brought into D1")
+LL_BYTES = Measure("ll_fill_bytes", "B", "bytes brought into LL from memory")
+DATA_READS = Measure("data_reads", "reads", "data reads (accesses, any width)")
+DATA_WRITES = Measure("data_writes", "writes", "data writes (accesses, any width)")
+D1_MISSES = Measure("d1_misses", "misses", "D1 misses (read + write)")
+LL_MISSES = Measure("ll_misses", "misses", "LL data misses (read + write)")
+ALLOCATIONS = Measure("allocations", "calls", "C allocator calls")
+PEAK_RSS = Measure(MAXRSS_KB, "kB", "peak RSS of the process")
+PEAK_ALLOCATED = Measure(PEAK_ALLOC_BYTES, "B", "peak allocated while the loop ran")
+
+TRAFFIC_MEASURES = (D1_BYTES, LL_BYTES, DATA_READS, DATA_WRITES, ALLOCATIONS)
+TABLE_MEASURES = (
+    DATA_READS,
+    DATA_WRITES,
+    D1_MISSES,
+    D1_BYTES,
+    LL_MISSES,
+    LL_BYTES,
+    ALLOCATIONS,
+    PEAK_RSS,
+    PEAK_ALLOCATED,
+)
+MEASURES = {m.name: m for m in TABLE_MEASURES}
+
+
+def line_sizes(callgrind_text: str) -> dict[str, int]:
+    """The simulated line size of each cache level, from callgrind's ``desc:`` lines."""
+    return {
+        level: int(line)
+        for level, line in re.findall(
+            r"^desc:\s*(I1|D1|LL) cache:\s*\d+ B,\s*(\d+) B", callgrind_text, re.MULTILINE
+        )
+    }
+
+
+def allocator_calls(costs: FunctionCosts) -> float:
+    """Calls into the C allocator, not counting the allocator's calls to itself."""
+    return sum(
+        call.count
+        for (caller, callee), call in costs.calls.items()
+        if callee.name in ALLOCATORS and caller.name not in ALLOCATORS
+    )
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """One variant's memory work per iteration under the cache simulation: one value per
+    callgrind repeat for each measure, and the line size that turned misses into bytes."""
+
+    repeats: Mapping[str, tuple[float, ...]]
+    line_bytes: Mapping[str, int]
+
+    def value(self, measure: Measure) -> float | None:
+        values = self.repeats.get(measure.name)
+        return statistics.median(values) if values else None
+
+
+def _repeat_costs(
+    data: BenchmarkData, variant: str
+) -> list[tuple[int, FunctionCosts, float, Sequence[Artifact]]]:
+    """Per stored repeat: its costs (statement minus empty loop, or the whole command), the
+    iterations they cover, and the artifacts they came from."""
+    loops = {s.generation: s.loops for s in data.samples_of(variant, SAMPLE_NAME)}
+    out: list[tuple[int, FunctionCosts, float, Sequence[Artifact]]] = []
+    for generation in sorted(loops):
+        stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
+        if stmt:
+            empty = [
+                a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation
+            ]
+            costs = combine_parts(parts_of(stmt)) - combine_parts(parts_of(empty))
+            out.append((generation, costs, float(loops[generation]), stmt))
+            continue
+        whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
+        if whole:
+            out.append(
+                (generation, combine_parts(parts_of(whole)), float(loops[generation]), whole)
+            )
+    return out
+
+
+def traffic_of(data: BenchmarkData, variant: str) -> Traffic | None:
+    """The variant's traffic per iteration from its stored callgrind files, None when none were
+    stored or they carry no cache simulation."""
+    repeats: dict[str, list[float]] = {}
+    lines: dict[str, int] = {}
+    for _, costs, loops, artifacts in _repeat_costs(data, variant):
+        if not all(e in costs.events for e in (_READS, _WRITES, *_D1, *_LL)):
+            return None
+        if not lines:
+            lines = line_sizes(artifacts[0].content)
+        if "D1" not in lines or "LL" not in lines:
+            return None
+        d1 = sum(costs.total(e) for e in _D1) / loops
+        ll = sum(costs.total(e) for e in _LL) / loops
+        for measure, value in (
+            (DATA_READS, costs.total(_READS) / loops),
+            (DATA_WRITES, costs.total(_WRITES) / loops),
+            (D1_MISSES, d1),
+            (LL_MISSES, ll),
+            (D1_BYTES, d1 * lines["D1"]),
+            (LL_BYTES, ll * lines["LL"]),
+            (ALLOCATIONS, allocator_calls(costs) / loops),
+        ):
+            repeats.setdefault(measure.name, []).append(value)
+    if not repeats:
+        return None
+    return Traffic({k: tuple(v) for k, v in repeats.items()}, lines)
+
+
+def unavailable_reason(data: BenchmarkData, variant: str) -> str | None:
+    stored = data.artifacts_of(variant, KIND_UNAVAILABLE)
+    if not stored:
+        return None
+    reason = json.loads(stored[0].content).get("valgrind")
+    return str(reason) if reason else "valgrind could not run it"
+
+
+@dataclass(frozen=True)
+class WorkDifference:
+    """Two variants move different amounts of data per iteration at one cache level."""
+
+    measure: Measure
+    ratio: float  # variant / baseline bytes per iteration
+    ci_low: float
+    ci_high: float
+    line_bytes: int
+
+    def sentence(self, baseline: str, variant: str) -> str:
+        level = "D1" if self.measure is D1_BYTES else "LL data"
+        times = "more than infinitely" if math.isinf(self.ratio) else f"{self.ratio:.3g}x"
+        return (
+            f"`{variant}` moves {times} the bytes per iteration of `{baseline}` "
+            f"({self.measure.label}: {level} misses × {self.line_bytes} B): the variants do "
+            "not do the same memory work"
+        )
+
+    def to_json(self, baseline: str, variant: str) -> dict[str, Any]:
+        return {
+            "measure": self.measure.name,
+            "ratio": None if math.isinf(self.ratio) else self.ratio,
+            "ci_low": self.ci_low,
+            "ci_high": None if math.isinf(self.ci_high) else self.ci_high,
+            "threshold": WORK_THRESHOLD,
+            "floor_bytes": WORK_FLOOR_BYTES,
+            "message": self.sentence(baseline, variant),
+        }
+
+
+def work_difference(
+    base: Traffic, other: Traffic, *, threshold: float = WORK_THRESHOLD
+) -> WorkDifference | None:
+    """The cache level where the two variants' bytes per iteration differ by more than
+    `threshold` beyond their repeats' spread (the larger difference when both do); None when
+    they do the same memory work."""
+    found: list[WorkDifference] = []
+    for measure, level in ((LL_BYTES, "LL"), (D1_BYTES, "D1")):
+        before, after = base.repeats.get(measure.name), other.repeats.get(measure.name)
+        if not before or not after:
+            continue
+        if max(statistics.median(before), statistics.median(after)) < WORK_FLOOR_BYTES:
+            continue
+        if min(before) <= 0:  # the baseline moves nothing at this level, the variant does
+            ratio, low, high = math.inf, math.inf, math.inf
+        else:
+            ratio, low, high = ratio_interval(before, after)
+        if low > 1 + threshold or high < 1 / (1 + threshold):
+            found.append(WorkDifference(measure, ratio, low, high, other.line_bytes[level]))
+    if not found:
+        return None
+    return max(found, key=lambda d: abs(math.log(d.ratio)) if d.ratio > 0 else math.inf)
+
+
+@dataclass(frozen=True)
+class MemoryDetails:
+    """A memory comparison's own JSON fields: what the compared quantity is, both variants'
+    memory work per iteration, and whether they do the same memory work."""
+
+    measure: Measure
+    baseline_memory: Mapping[str, float | None]
+    variant_memory: Mapping[str, float | None]
+    line_bytes: Mapping[str, int] = field(default_factory=dict)
+    work: WorkDifference | None = None
+    baseline_unavailable: str | None = None
+    variant_unavailable: str | None = None
+    baseline_repeats: tuple[float, ...] = ()
+    variant_repeats: tuple[float, ...] = ()
+    footprint: RssDetails | None = None
+    names: tuple[str, str] = ("", "")  # baseline, variant: for the sentence in the JSON
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "memory_measure": self.measure.label,
+            "memory": {
+                "baseline": dict(self.baseline_memory),
+                "variant": dict(self.variant_memory),
+            },
+            "line_bytes": dict(self.line_bytes),
+            "different_memory_work": None if self.work is None else self.work.to_json(*self.names),
+        }
+        if self.baseline_repeats:
+            out["baseline_repeats"] = list(self.baseline_repeats)
+            out["variant_repeats"] = list(self.variant_repeats)
+        unavailable = {
+            side: reason
+            for side, reason in (
+                ("baseline", self.baseline_unavailable),
+                ("variant", self.variant_unavailable),
+            )
+            if reason
+        }
+        if unavailable:
+            out["traffic_unavailable"] = unavailable
+        if self.footprint is not None:
+            out.update(self.footprint.to_json())
+        return out
+
+
+def _profile(
+    traffic: Traffic | None, footprint: Mapping[str, float | None]
+) -> dict[str, float | None]:
+    out: dict[str, float | None] = {
+        m.name: (traffic.value(m) if traffic is not None else None)
+        for m in TABLE_MEASURES
+        if m not in (PEAK_RSS, PEAK_ALLOCATED)
+    }
+    out.update(footprint)
+    return out
+
+
+def _footprints(comparisons: Sequence[Comparison]) -> dict[str, dict[str, float | None]]:
+    """Per variant, its peak RSS and peak allocated as the rss analysis found them."""
+    out: dict[str, dict[str, float | None]] = {}
+    for c in comparisons:
+        if c.event in (MAXRSS_KB, PEAK_ALLOC_BYTES):
+            out.setdefault(c.baseline, {})[c.event] = c.baseline_value
+            out.setdefault(c.variant, {})[c.event] = c.variant_value
+    return out
+
+
+def analyse_memory(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+) -> LensAnalysis:
+    """Compare variants[1:] with variants[0]: the traffic measures (repeats' interval, as the
+    instructions lens), peak RSS and peak allocated (the rss lens's analysis), a note for
+    every pair that does not do the same memory work, one for every variant valgrind could
+    not run."""
+    if not variants:
+        return LensAnalysis()
+    base_name = variants[0]
+    footprint_analysis = analyse_rss(benchmark, variants, data, settings)
+    footprints = _footprints(footprint_analysis.comparisons)
+    traffic = {name: traffic_of(data, name) for name in variants}
+    unavailable = {name: unavailable_reason(data, name) for name in variants}
+    profiles = {name: _profile(traffic[name], footprints.get(name, {})) for name in variants}
+    base = traffic[base_name]
+    notes: list[Note] = [replace(n, metric=MEMORY) for n in footprint_analysis.notes]
+    for name in variants:
+        if unavailable[name] is not None:
+            notes.append(
+                Note(
+                    Severity.WARNING,
+                    f"valgrind cannot execute {name!r}'s code, so its memory traffic is not "
+                    f"known (valgrind: {unavailable[name]}); its peak RSS is measured natively",
+                    hint="valgrind 3.19 executes no AVX-512 instruction: build or run that "
+                    "variant without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to compare traffic",
+                    benchmark=benchmark.name,
+                    variant=name,
+                    metric=MEMORY,
+                )
+            )
+    comparisons: list[Comparison] = []
+    for name in variants[1:]:
+        other = traffic[name]
+        work = None
+        if base is not None and other is not None:
+            work = work_difference(base, other)
+        if work is not None:
+            notes.append(
+                Note(
+                    Severity.WARNING,
+                    work.sentence(base_name, name),
+                    hint="compare their times only if the extra memory work is the change "
+                    "you mean to measure (e.g. out= against a copy)",
+                    benchmark=benchmark.name,
+                    variant=name,
+                    metric=MEMORY,
+                )
+            )
+
+        def details(
+            measure: Measure,
+            before: tuple[float, ...] = (),
+            after: tuple[float, ...] = (),
+            footprint: RssDetails | None = None,
+            name: str = name,
+            work: WorkDifference | None = work,
+        ) -> MemoryDetails:
+            lines = traffic[name] or base
+            return MemoryDetails(
+                measure=measure,
+                baseline_memory=profiles[base_name],
+                variant_memory=profiles[name],
+                line_bytes=dict(lines.line_bytes) if lines is not None else {},
+                work=work,
+                baseline_unavailable=unavailable[base_name],
+                variant_unavailable=unavailable[name],
+                baseline_repeats=before,
+                variant_repeats=after,
+                footprint=footprint,
+                names=(base_name, name),
+            )
+
+        if base is not None and other is not None:
+            for measure in TRAFFIC_MEASURES:
+                before = base.repeats.get(measure.name, ())
+                after = other.repeats.get(measure.name, ())
+                interval = ratio_interval(before, after)
+                if math.isnan(interval[0]):
+                    continue  # nothing of it in the baseline (no allocations ...): no ratio
+                comparisons.append(
+                    comparison_from(
+                        interval,
+                        equivalence_band=settings.equivalence_band,
+                        benchmark=benchmark.name,
+                        metric=MEMORY,
+                        baseline=base_name,
+                        variant=name,
+                        baseline_value=statistics.median(before),
+                        variant_value=statistics.median(after),
+                        unit=measure.unit,
+                        event=measure.name,
+                        details=details(measure, before, after),
+                    )
+                )
+        for c in footprint_analysis.comparisons:
+            if c.variant != name:
+                continue
+            measure = MEASURES[c.event or MAXRSS_KB]
+            own = c.details if isinstance(c.details, RssDetails) else None
+            comparisons.append(replace(c, metric=MEMORY, details=details(measure, footprint=own)))
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))

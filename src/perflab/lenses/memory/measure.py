@@ -1,0 +1,200 @@
+"""The memory lens's measuring: two existing measurements, stored under one metric.
+
+- **Traffic**: each variant runs under callgrind with the cache simulation on, exactly as the
+  instructions lens runs it (`InstructionsLens`: statements in a worker with instrumentation
+  switched on around the loop only and an empty loop of the same length subtracted; commands
+  whole, or inside `--region`), with the simulated cache geometry fixed. The callgrind files it
+  writes are kept: analysis reads the data accesses, misses, the line size and the calls to the
+  C allocator from them (`analyse.py`).
+- **Footprint**: the rss lens's measurement (`RssLens`): peak RSS and peak allocated per sample
+  in fresh workers (statements), `wait4`'s peak RSS per run (commands).
+
+Both write through a sink that files their samples, artifacts, notes and variant facts under
+`memory`, so the two lenses can also run beside this one without their data mixing.
+
+Valgrind cannot execute every program (valgrind 3.19 decodes no AVX-512 instruction: a binary
+that uses AVX-512 without asking the CPU first stops with SIGILL under it). Such a variant's
+traffic is recorded as unavailable, with valgrind's own words, instead of failing the run; its
+footprint is still measured natively.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.lenses.instructions.measure import (
+    InstructionsLens,
+    cpu_has_avx512,
+    environment_bytes,
+)
+from perflab.lenses.memory import MEMORY
+from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
+from perflab.lenses.rss.measure import RssLens
+from perflab.measure.lens import (
+    BenchmarkData,
+    LensAnalysis,
+    LensContext,
+    MeasurementSink,
+    ProgressReporter,
+)
+from perflab.measure.worker_client import variant_environment
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Severity,
+    Variant,
+)
+from perflab.proc import ProcessRunner, which
+
+# callgrind repeats per variant: the spread between them is what the threshold is judged against
+TRAFFIC_REPEATS = 2
+_PAD_NAME = "PERFLAB_MEMORY_PAD"
+# valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
+_CANNOT_EXECUTE = re.compile(
+    r"(unhandled instruction bytes: .*|Unrecognised instruction at address .*|"
+    r"Your program just tried to execute an instruction that Valgrind.*)"
+)
+
+
+def cannot_execute(error: BenchmarkFailedError) -> str | None:
+    """Valgrind's message when it stopped at an instruction it cannot execute, else None."""
+    text = "\n".join(t for t in (error.message, error.detail or "") if t)
+    match = _CANNOT_EXECUTE.search(text)
+    return None if match is None else match.group(1).strip()
+
+
+class _Filed:
+    """A sink filing everything written to it under the memory metric."""
+
+    def __init__(self, sink: MeasurementSink) -> None:
+        self._sink = sink
+
+    def add_sample(self, sample: Sample) -> None:
+        self._sink.add_sample(replace(sample, metric=MEMORY))
+
+    def add_artifact(self, artifact: Artifact) -> None:
+        self._sink.add_artifact(replace(artifact, metric=MEMORY))
+
+    def add_note(self, note: Note) -> None:
+        self._sink.add_note(replace(note, metric=MEMORY))
+
+    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+        # the instructions lens's fixed conditions ("instructions": ...) become the memory
+        # lens's; the interpreter facts are the same whoever measured them
+        self._sink.add_variant_info(
+            variant, {("memory" if key == "instructions" else key): v for key, v in info.items()}
+        )
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        return self._sink.data_for(benchmark, MEMORY)
+
+
+@dataclass(frozen=True)
+class _Progress:
+    inner: ProgressReporter
+    step: str
+
+    def update(
+        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
+    ) -> None:
+        self.inner.update(
+            benchmark=benchmark, metric=MEMORY, detail=f"{self.step}: {detail}", fraction=fraction
+        )
+
+
+def same_size_environments(variants: Sequence[Variant]) -> tuple[Variant, ...]:
+    """The variants, each with an environment variable padding its environment to the size of
+    the largest: measured one at a time (so one that valgrind cannot run does not stop the
+    others), they still start with the same stack layout, as the instructions lens's do."""
+    sizes = [environment_bytes(variant_environment(v)) for v in variants]
+    target = max(sizes, default=0) + len(_PAD_NAME) + 2
+    return tuple(
+        replace(v, env={**v.env, _PAD_NAME: "x" * (target - size - len(_PAD_NAME) - 2)})
+        for v, size in zip(variants, sizes, strict=True)
+    )
+
+
+class MemoryLens:
+    """Memory traffic and allocator calls per iteration, peak RSS and peak allocated."""
+
+    metric = MEMORY
+
+    def __init__(
+        self,
+        *,
+        traffic: InstructionsLens | None = None,
+        footprint: RssLens | None = None,
+    ) -> None:
+        self.traffic = traffic or InstructionsLens(repeats=TRAFFIC_REPEATS, inline_frames=False)
+        self.footprint = footprint or RssLens()
+
+    def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
+        if which("valgrind") is None or which("vgdb") is None:
+            raise ToolUnavailableError(
+                "the memory lens needs valgrind (its cache simulation measures the traffic)",
+                hint="install valgrind (Debian/Ubuntu: apt-get install valgrind); "
+                "--metric rss measures peak memory without it",
+            )
+        self.traffic.preflight(experiment, runner)  # valgrind --version, vgdb
+        if cpu_has_avx512(self.traffic.read_cpuinfo()):
+            return [
+                Note(
+                    Severity.WARNING,
+                    "this CPU has AVX-512, which valgrind hides from CPUID: libraries that "
+                    "dispatch on the CPU take their AVX2 (or older) path in the cache "
+                    "simulation, and code that uses AVX-512 unconditionally cannot run under "
+                    "valgrind at all (its traffic is then reported as unavailable)",
+                    hint="the bytes a kernel moves rarely depend on its vector width; "
+                    "compare AVX-512 effects with the time and counters lenses",
+                    metric=MEMORY,
+                )
+            ]
+        return []
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        sink = _Filed(context.sink)
+        experiment = context.experiment
+        footprint = replace(context, sink=sink, progress=_Progress(context.progress, "peak RSS"))
+        self.footprint.measure(benchmark, footprint)
+        settings = replace(experiment.settings, cache_sim=True)
+        for variant in same_size_environments(experiment.variants):
+            alone = replace(experiment, variants=(variant,), settings=settings)
+            traffic = replace(
+                context,
+                experiment=alone,
+                sink=sink,
+                progress=_Progress(context.progress, "cache simulation"),
+            )
+            try:
+                self.traffic.measure(benchmark, traffic)
+            except BenchmarkFailedError as error:
+                reason = cannot_execute(error)
+                if reason is None:
+                    raise
+                context.sink.add_artifact(
+                    Artifact(
+                        benchmark.name,
+                        variant.name,
+                        MEMORY,
+                        KIND_UNAVAILABLE,
+                        json.dumps({"valgrind": reason}),
+                    )
+                )
+
+    def analyse(
+        self,
+        benchmark: Benchmark,
+        variants: Sequence[str],
+        data: BenchmarkData,
+        experiment: Experiment,
+    ) -> LensAnalysis:
+        return analyse_memory(benchmark, variants, data, experiment.settings)
