@@ -160,11 +160,13 @@ def make_matrix(
 
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
     # options that only one lens reads: given without that lens, they would silently do nothing
+    selected = experiment.settings.metrics
+    borrowed = {key for d in DESCRIPTORS if d.metric in selected for key in d.also_reads}
     for descriptor in DESCRIPTORS:
         metric = descriptor.metric
         for key, spec in descriptor.options.items():
             option = spec.flag or key
-            if not explicit.get(key) or metric in experiment.settings.metrics:
+            if not explicit.get(key) or metric in selected or key in borrowed:
                 continue
             raise ConfigError(
                 f"{option} is an option of the {metric.value} lens, which is not selected",

@@ -415,7 +415,7 @@ class Settings:
         None,
         SettingSpec(
             SettingKind.TEXT,
-            "instructions (commands): count only inside this function",
+            "instructions, memory (commands): count only inside this function",
             key="region",
             flags=("--region",),
             lens=Metric.INSTRUCTIONS,

@@ -66,6 +66,10 @@ class LensDescriptor:
     render: str | None = None
     # the lens reports its own overruns of the budget (the engine need not add a note)
     reports_overruns: bool = False
+    # other lenses' options this lens reads too (the memory lens measures through the
+    # instructions lens's callgrind runs, so --region applies to it): given with this lens
+    # alone, they are not an error
+    also_reads: tuple[str, ...] = ()
 
     @property
     def options(self) -> dict[str, SettingSpec]:

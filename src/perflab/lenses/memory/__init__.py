@@ -26,4 +26,5 @@ DESCRIPTOR = LensDescriptor(
     # the instructions lens's callgrind workers, then the rss lens's workers with its own op
     worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
     worker_handlers="perflab.lenses.rss.worker_ops",
+    also_reads=("region",),
 )

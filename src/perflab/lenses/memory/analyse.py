@@ -213,15 +213,19 @@ class WorkDifference:
     ci_low: float
     ci_high: float
     line_bytes: int
+    variant_bytes: float  # per iteration
 
     def sentence(self, baseline: str, variant: str) -> str:
         level = "D1" if self.measure is D1_BYTES else "LL data"
-        times = "more than infinitely" if math.isinf(self.ratio) else f"{self.ratio:.3g}x"
-        return (
-            f"`{variant}` moves {times} the bytes per iteration of `{baseline}` "
-            f"({self.measure.label}: {level} misses × {self.line_bytes} B): the variants do "
-            "not do the same memory work"
-        )
+        what = f"({self.measure.label}: {level} misses × {self.line_bytes} B)"
+        if math.isinf(self.ratio):
+            moves = (
+                f"`{variant}` moves {self.variant_bytes:,.0f} B per iteration where "
+                f"`{baseline}` moves none"
+            )
+        else:
+            moves = f"`{variant}` moves {self.ratio:.3g}x the bytes per iteration of `{baseline}`"
+        return f"{moves} {what}: the variants do not do the same memory work"
 
     def to_json(self, baseline: str, variant: str) -> dict[str, Any]:
         return {
@@ -253,7 +257,11 @@ def work_difference(
         else:
             ratio, low, high = ratio_interval(before, after)
         if low > 1 + threshold or high < 1 / (1 + threshold):
-            found.append(WorkDifference(measure, ratio, low, high, other.line_bytes[level]))
+            found.append(
+                WorkDifference(
+                    measure, ratio, low, high, other.line_bytes[level], statistics.median(after)
+                )
+            )
     if not found:
         return None
     return max(found, key=lambda d: abs(math.log(d.ratio)) if d.ratio > 0 else math.inf)

@@ -60,8 +60,8 @@ TRAFFIC_REPEATS = 2
 _PAD_NAME = "PERFLAB_MEMORY_PAD"
 # valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
 _CANNOT_EXECUTE = re.compile(
-    r"(unhandled instruction bytes: .*|Unrecognised instruction at address .*|"
-    r"Your program just tried to execute an instruction that Valgrind.*)"
+    r"(unhandled instruction bytes: [^\n]*|Illegal opcode at address \S+|"
+    r"Unrecognised instruction at address \S+)"
 )
 
 
