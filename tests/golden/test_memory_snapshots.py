@@ -5,6 +5,7 @@ new output by eye."""
 
 from __future__ import annotations
 
+from perflab.document import Section
 from perflab.engine import with_sections
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import analyse_memory
@@ -48,7 +49,7 @@ def memory_run() -> RunResult:
     return with_sections(result)
 
 
-def _section() -> object:
+def _section() -> Section:
     (section,) = [s for s in memory_run().sections if s.key == "memory"]
     return section
 
@@ -59,7 +60,7 @@ def test_the_memory_section_in_the_terminal() -> None:
 
 
 def test_the_memory_section_in_markdown() -> None:
-    check("memory.md", "\n".join(section_lines(_section())) + "\n")  # type: ignore[arg-type]
+    check("memory.md", "\n".join(section_lines(_section())) + "\n")
 
 
 def test_the_memory_section_in_html() -> None:
