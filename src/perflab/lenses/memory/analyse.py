@@ -44,12 +44,14 @@ from perflab.stats.summary import ratio_interval
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 
 # Two variants do different memory work when the bytes one moves per iteration (at D1 or at the
-# last level) differ by more than this, beyond the spread of their repeats: callgrind repeats of
-# one variant differed by less than 0.1% in every case measured (docs/lenses/memory.md), and the
-# smallest unfair benchmark worth catching, one extra pass in five, is 1.25x.
+# last level) differ by more than this, beyond the spread of their repeats: above the floor below,
+# callgrind repeats of one variant differed by at most 1.2% in every case measured, A/A pairs
+# by less than 1% (docs/lenses/memory.md); one extra pass in five, the smallest unfair benchmark
+# worth catching, is 1.25x.
 WORK_THRESHOLD = 0.10
 # ... and when one of them moves at least this many bytes per iteration: below it, a few lines
-# of interpreter and allocator state decide the ratio
+# of interpreter and allocator state decide the ratio (repeats of a statement moving ~100 B per
+# iteration differed by up to 21%)
 WORK_FLOOR_BYTES = 4096.0
 
 ALLOCATORS = frozenset(
