@@ -1,18 +1,25 @@
 """The memory lens with the real valgrind: the story's unfair benchmark (a ReLU into the output
 against a ReLU into a temporary copied into the output) as two builds of one small C program,
 an A/A of the same program, and a program valgrind cannot execute. Commands, with --region,
-keep this short: each variant is one small process under callgrind and a few native runs."""
+keep this short: each variant is one small process under callgrind and a few native runs; the
+statement case runs a fixed, small loop count."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from perflab import api
+from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.lenses.memory import MEMORY
+from perflab.lenses.memory.measure import MemoryLens
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.model import Benchmark, Experiment, Settings, Variant
+from perflab.proc import SubprocessRunner
 from perflab.report.markdown import render_markdown
 
 pytestmark = [
@@ -119,3 +126,33 @@ def test_code_valgrind_cannot_execute_is_named_and_the_rest_measured(programs: P
     (note,) = [n for n in result.notes if n.metric is MEMORY and "cannot execute" in n.message]
     assert note.variant == "avx512" and "Illegal opcode" in note.message
     assert "avx512" in render_markdown(result).split("valgrind cannot execute")[1][:20]
+
+
+def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> None:
+    """The same pair as statements in the real worker (Python's bytearray: `y[:] = x` copies
+    once; `y[:] = bytes(x)` copies x into a new bytes object, then through a buffer into y: three
+    copies), with a fixed loop count to keep callgrind short (the A/A is the command test's)."""
+    setup = (
+        "import os; x = bytearray(3 << 20); y = bytearray(3 << 20)\n"
+        "f = (lambda: y.__setitem__(slice(None), bytes(x))) if os.environ.get('COPY') else "
+        "(lambda: y.__setitem__(slice(None), x))"
+    )
+    benchmark = Benchmark("f()", stmt="f()", setup=setup)
+    variants = (Variant("out"), Variant("copy", env={"COPY": "1"}))
+    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
+    experiment = Experiment((benchmark,), variants, settings)
+    sink = MemorySink()
+    context = LensContext(
+        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
+    )
+    lens = MemoryLens(traffic=InstructionsLens(repeats=2, loops=5, inline_frames=False))
+    lens.measure(benchmark, context)
+    result = lens.analyse(
+        benchmark, [v.name for v in variants], sink.data_for("f()", MEMORY), experiment
+    )
+    by = {(c.variant, c.event): c for c in result.comparisons}
+    assert by[("copy", "d1_fill_bytes")].ratio == pytest.approx(3.0, rel=0.02)
+    assert by[("copy", "d1_fill_bytes")].baseline_value == pytest.approx(2 * 3 * 2**20, rel=0.02)
+    assert by[("copy", "maxrss_kb")].baseline_value > 6 * 1024  # the worker holds x and y
+    work = [n for n in result.notes if "memory work" in n.message]
+    assert [n.variant for n in work] == ["copy"]
