@@ -212,6 +212,7 @@ def test_a_variant_valgrind_cannot_run_is_named_and_keeps_its_peak_rss() -> None
     payload = result.comparisons[0].to_json()
     assert payload["traffic_unavailable"] == {"variant": "Illegal opcode at 0x1"}
     assert payload["memory"]["variant"]["ll_fill_bytes"] is None
+    assert payload["memory"]["variant"]["peak_alloc_bytes"] is None  # a key, never left out
 
 
 def test_valgrind_s_words_for_code_it_cannot_execute() -> None:

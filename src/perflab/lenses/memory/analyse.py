@@ -317,12 +317,12 @@ class MemoryDetails:
 def _profile(
     traffic: Traffic | None, footprint: Mapping[str, float | None]
 ) -> dict[str, float | None]:
-    out: dict[str, float | None] = {
-        m.name: (traffic.value(m) if traffic is not None else None)
-        for m in TABLE_MEASURES
-        if m not in (PEAK_RSS, PEAK_ALLOCATED)
-    }
-    out.update(footprint)
+    out: dict[str, float | None] = {}
+    for m in TABLE_MEASURES:
+        if m in (PEAK_RSS, PEAK_ALLOCATED):
+            out[m.name] = footprint.get(m.name)
+        else:
+            out[m.name] = traffic.value(m) if traffic is not None else None
     return out
 
 
