@@ -46,6 +46,9 @@ def main() -> None:
         min_generations=2,
         seed=1,
     )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()  # the code that runs: taken before, not after, the long run
     started = time.monotonic()
     result = api.run(experiment, store_path=None).raise_on_failure()
     seconds = time.monotonic() - started
@@ -58,9 +61,6 @@ def main() -> None:
                 "ratio": c.ratio,
             }
     notes = [n.message for n in result.notes if n.metric is MEMORY]
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
     report = {
         "elements": args.elements,
         "seconds": round(seconds, 1),
@@ -75,7 +75,7 @@ def main() -> None:
             ),
             "?",
         ),
-        "load_average": os.getloadavg(),
+        "load_average_at_end": os.getloadavg(),
         "commit": commit,
     }
     print(json.dumps(report, indent=2))
