@@ -193,6 +193,10 @@ def test_the_threshold_the_floor_and_the_repeats_spread() -> None:
         "`b` moves 1,048,576 B per iteration where `a` moves none"
     )
     assert from_nothing.to_json("a", "b")["ratio"] is None
+    assert from_nothing.to_json("a", "b")["ci_low"] is None  # JSON has no infinity
+    to_nothing = work_difference(_traffic(mib, mib), _traffic(0.0, 0.0))
+    assert to_nothing is not None
+    assert to_nothing.sentence("a", "b").startswith("`b` moves none where `a` moves 1,048,576 B")
 
 
 def test_a_variant_valgrind_cannot_run_is_named_and_keeps_its_peak_rss() -> None:

@@ -206,6 +206,10 @@ def unavailable_reason(data: BenchmarkData, variant: str) -> str | None:
     return str(reason) if reason else "valgrind could not run it"
 
 
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 @dataclass(frozen=True)
 class WorkDifference:
     """Two variants move different amounts of data per iteration at one cache level."""
@@ -215,7 +219,8 @@ class WorkDifference:
     ci_low: float
     ci_high: float
     line_bytes: int
-    variant_bytes: float  # per iteration
+    baseline_bytes: float  # per iteration
+    variant_bytes: float
 
     def sentence(self, baseline: str, variant: str) -> str:
         level = "D1" if self.measure is D1_BYTES else "LL data"
@@ -225,6 +230,11 @@ class WorkDifference:
                 f"`{variant}` moves {self.variant_bytes:,.0f} B per iteration where "
                 f"`{baseline}` moves none"
             )
+        elif self.ratio <= 0:
+            moves = (
+                f"`{variant}` moves none where `{baseline}` moves "
+                f"{self.baseline_bytes:,.0f} B per iteration"
+            )
         else:
             moves = f"`{variant}` moves {self.ratio:.3g}x the bytes per iteration of `{baseline}`"
         return f"{moves} {what}: the variants do not do the same memory work"
@@ -232,9 +242,10 @@ class WorkDifference:
     def to_json(self, baseline: str, variant: str) -> dict[str, Any]:
         return {
             "measure": self.measure.name,
-            "ratio": None if math.isinf(self.ratio) else self.ratio,
-            "ci_low": self.ci_low,
-            "ci_high": None if math.isinf(self.ci_high) else self.ci_high,
+            # JSON has no infinity: null where the baseline moves nothing
+            "ratio": _finite(self.ratio),
+            "ci_low": _finite(self.ci_low),
+            "ci_high": _finite(self.ci_high),
             "threshold": WORK_THRESHOLD,
             "floor_bytes": WORK_FLOOR_BYTES,
             "message": self.sentence(baseline, variant),
@@ -261,7 +272,13 @@ def work_difference(
         if low > 1 + threshold or high < 1 / (1 + threshold):
             found.append(
                 WorkDifference(
-                    measure, ratio, low, high, other.line_bytes[level], statistics.median(after)
+                    measure,
+                    ratio,
+                    low,
+                    high,
+                    other.line_bytes[level],
+                    statistics.median(before),
+                    statistics.median(after),
                 )
             )
     if not found:
