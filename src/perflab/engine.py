@@ -56,6 +56,7 @@ from perflab.proc import (
     stopped_processes,
 )
 from perflab.results import RunResult as RunResult  # re-exported: it was defined here
+from perflab.same_work import same_work_notes
 from perflab.stats.outputs import output_difference
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.version import __version__
@@ -364,6 +365,7 @@ def analyse_run(run: StoredRun) -> RunResult:
             comparisons += sorted(found, key=lambda c: order.get((c.baseline, c.variant), 0))
     comparisons, check_notes = judge_outputs(run, comparisons)
     notes += check_notes
+    notes += same_work_notes(experiment, comparisons, run.machine)
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
     notes = dedupe_notes(notes)

@@ -49,7 +49,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("report", ("perflab.report",)),
     ("measure", ("perflab.measure", "perflab.git.prepare")),
     ("lenses", ("perflab.lenses.*",)),  # a lens's own modules: measure, analyse, render ...
-    ("engine", ("perflab.engine", "perflab.doctor", "perflab.events", "perflab.design_analysis")),
+    (
+        "engine",
+        (
+            "perflab.engine",
+            "perflab.doctor",
+            "perflab.events",
+            "perflab.design_analysis",
+            "perflab.same_work",  # what the lenses' comparisons of one pair say together
+        ),
+    ),
     ("api", ("perflab.api",)),
     ("cli", ("perflab.cli", "perflab")),  # the package face imports the API
 )

@@ -541,6 +541,9 @@ def load_profile(data: BenchmarkData, variant: str) -> ProfiledRegion | None:
 class AsmDetails:
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = ()  # about the comparison as a whole
+    # rows whose function ran in both variants as the same symbol at the same address of a
+    # byte-identical object (build-id, or SHA-256): the same machine code, not just alike
+    byte_identical: tuple[str, ...] = ()
 
     @property
     def diagnoses(self) -> list[Diagnosis]:
@@ -587,6 +590,7 @@ class AsmDetails:
             "min_ran_share": MIN_RAN_SHARE,
             "min_ran_samples": MIN_RAN_SAMPLES,
             "ratio_kind": "code size of paired hot functions, variant/baseline",
+            "byte_identical_functions": list(self.byte_identical),
         }
 
 
@@ -640,10 +644,27 @@ def analyse_asm(
                 baseline_value=float(base_bytes),
                 variant_value=float(var_bytes),
                 unit="bytes",
-                details=AsmDetails(tuple(rows), notes),
+                details=AsmDetails(
+                    tuple(rows),
+                    notes,
+                    tuple(r.name for r in rows if _byte_identical(r, baseline, code)),
+                ),
             )
         )
     return LensAnalysis(comparisons=tuple(comparisons))
+
+
+def _byte_identical(row: Row, baseline: VariantCode, variant: VariantCode) -> bool:
+    left, right = row.baseline.primary, row.variant.primary
+    if left is None or right is None or not (row.baseline.ran and row.variant.ran):
+        return False
+    identity = baseline.identities.get(left.object_path)
+    return (
+        identity is not None
+        and identity == variant.identities.get(right.object_path)
+        and (left.symbol, left.address) == (right.symbol, right.address)
+        and row.change.identical
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,253 @@
+"""Same code, same work: what the deterministic lenses say about a pair of variants as a whole.
+
+Two findings, each a top-level note, derived from the comparisons of one benchmark (after every
+lens's analysis, so every output format shows them):
+
+- **the variants executed the same code** although their settings differ (an environment
+  variable, an interpreter, a directory, a command, a git ref ...): the setting did not reach
+  the measured code, and the "A/B" is an A/A. Evidence: the instructions lens (per-iteration
+  counts within `COUNT_TOLERANCE` in every repeat, the same functions executed, each with the
+  same count) or the asm lens (the same hot functions, each the same symbol of a byte-identical
+  object); never when either lens saw different code, never from a lens that cannot tell.
+- **the time difference is not in the executed code**: the time lens calls a pair faster or
+  slower while the instructions lens saw the same code; the cause is elsewhere (memory layout,
+  caches, frequency, noise).
+
+Valgrind hides AVX-512 from the code it runs: on an AVX-512 machine, code that picks its path by
+the CPU's features runs its AVX2 path under callgrind whatever the setting, so instruction
+counts alone cannot tell "same code" there when the time lens sees a difference.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.lenses.asm.measure import AsmDetails
+from perflab.lenses.instructions.compare import InstructionsDetails
+from perflab.model import Comparison, Experiment, Metric, Note, Severity, Variant, Verdict
+
+# Counts of the same code under callgrind differ between repeats and variants by the residue of
+# the worker's handshake (a few instructions per loop): measured at most 1.2e-5 of the count
+# per iteration (bench/same_code_tolerance.py, docs/benchmarks.md). Eight times that is still
+# far below any code change worth measuring.
+COUNT_TOLERANCE = 1e-4
+# functions below this many instructions per iteration (or this fraction of the total) are that
+# residue (drop_gil, _Py_read ... of the handshake), not code the benchmark executed
+RESIDUE_PER_ITERATION = 2.0
+RESIDUE_FRACTION = 1e-5
+
+
+class Seen(enum.StrEnum):
+    SAME = "same"
+    DIFFERENT = "different"
+    CANNOT_TELL = "cannot_tell"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one deterministic lens saw of one pair: the same code or not, and the evidence."""
+
+    metric: Metric
+    seen: Seen
+    evidence: str = ""  # "instruction counts within 0.01%, the same 214 functions"
+
+
+def _relative_spread(values: Sequence[float]) -> float | None:
+    low, high = min(values), max(values)
+    return (high - low) / low if low > 0 else None
+
+
+def instructions_finding(details: InstructionsDetails) -> Finding:
+    """Same code: every repeat of both variants within COUNT_TOLERANCE of each other, and the
+    same functions executed (above the residue), each with the same count."""
+    base, other = details.baseline_repeats, details.variant_repeats
+    if not base or not other:
+        return Finding(Metric.INSTRUCTIONS, Seen.CANNOT_TELL)
+    within = [_relative_spread(base), _relative_spread(other)]
+    between = _relative_spread([*base, *other])
+    if between is None or any(s is None or s > COUNT_TOLERANCE for s in within):
+        return Finding(Metric.INSTRUCTIONS, Seen.CANNOT_TELL)  # not deterministic: cannot know
+    if between > COUNT_TOLERANCE:
+        return Finding(Metric.INSTRUCTIONS, Seen.DIFFERENT)
+    floor = max(RESIDUE_PER_ITERATION, RESIDUE_FRACTION * statistics.median(base))
+    executed = 0
+    for delta in details.functions:
+        ran_base = abs(delta.baseline_self) >= floor
+        ran_variant = abs(delta.variant_self) >= floor
+        if ran_base != ran_variant:
+            return Finding(Metric.INSTRUCTIONS, Seen.DIFFERENT)
+        if abs(delta.delta_self) > max(floor, COUNT_TOLERANCE * abs(delta.baseline_self)):
+            return Finding(Metric.INSTRUCTIONS, Seen.DIFFERENT)
+        executed += ran_base
+    if executed == 0:
+        return Finding(Metric.INSTRUCTIONS, Seen.CANNOT_TELL)
+    return Finding(
+        Metric.INSTRUCTIONS,
+        Seen.SAME,
+        f"instruction counts within {COUNT_TOLERANCE:.2%}, the same {executed} functions",
+    )
+
+
+def asm_finding(details: AsmDetails) -> Finding:
+    """Same code: every hot function ran in both variants as the same symbol of a
+    byte-identical object (build-id or SHA-256); different when one ran on one side only or
+    its code changed; cannot tell when nothing ran hot enough, or the objects are not known to
+    be identical."""
+    hot = [row for row in details.rows if row.baseline.ran or row.variant.ran]
+    if not hot:
+        return Finding(Metric.ASM, Seen.CANNOT_TELL)
+    for row in hot:
+        if not (row.baseline.ran and row.variant.ran) or not row.change.identical:
+            return Finding(Metric.ASM, Seen.DIFFERENT)
+    if any(row.name not in details.byte_identical for row in hot):
+        return Finding(Metric.ASM, Seen.CANNOT_TELL)
+    return Finding(
+        Metric.ASM,
+        Seen.SAME,
+        f"the same {len(hot)} hot function{'s' if len(hot) != 1 else ''} with byte-identical code",
+    )
+
+
+def finding_of(comparison: Comparison) -> Finding | None:
+    """The finding a lens's comparison carries, or None for lenses that cannot tell code."""
+    if comparison.metric == Metric.INSTRUCTIONS and comparison.event is None:
+        if isinstance(comparison.details, InstructionsDetails):
+            return instructions_finding(comparison.details)
+    if comparison.metric == Metric.ASM and isinstance(comparison.details, AsmDetails):
+        return asm_finding(comparison.details)
+    return None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting in which a variant differs from its baseline, as the note names it."""
+
+    shown: str  # "INF=1", "python=/envs/b/bin/python"
+    question: str  # "is `INF` read by the benchmark?"
+
+
+def setting_differences(baseline: Variant, variant: Variant) -> list[Setting]:
+    """What the variant sets differently from its baseline (environment, interpreter,
+    directory, command, build, git ref, changes applied)."""
+    found: list[Setting] = []
+    for key in sorted(set(baseline.env) | set(variant.env)):
+        value = variant.env.get(key)
+        if baseline.env.get(key) != value:
+            shown = f"{key}={value}" if value is not None else f"{key} unset"
+            found.append(Setting(shown, f"is `{key}` read by the benchmark?"))
+    questions = {
+        "python": "are the two interpreters the same build?",
+        "cwd": "does the benchmark run anything from its working directory?",
+        "cmd": "do the two commands run the same program?",
+        "build": "does the build step change what the benchmark runs?",
+        "git": "does the change touch the code the benchmark runs?",
+    }
+    for name, question in questions.items():
+        value = getattr(variant, name)
+        if getattr(baseline, name) != value:
+            found.append(Setting(f"{name}={value if value is not None else '(unset)'}", question))
+    if tuple(baseline.apply) != tuple(variant.apply):
+        changes = ",".join(p.rsplit("/", 1)[-1] for p in variant.apply) or "(none)"
+        found.append(Setting(f"apply={changes}", questions["git"]))
+    return found
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _percent(ratio: float) -> str:
+    return f"{abs(ratio - 1):.1%} {'faster' if ratio < 1 else 'slower'}"
+
+
+def same_work_notes(
+    experiment: Experiment,
+    comparisons: Iterable[Comparison],
+    machine: Mapping[str, Any] | None = None,
+) -> list[Note]:
+    """The notes of every (benchmark, baseline, variant) pair, in the comparisons' order."""
+    grouped: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
+    for comparison in comparisons:
+        grouped[(comparison.benchmark, comparison.baseline, comparison.variant)].append(comparison)
+    variants = {v.name: v for v in experiment.variants}
+    params = {b.name: b.params for b in experiment.benchmarks}
+    avx512 = bool((machine or {}).get("avx512"))
+    notes: list[Note] = []
+    for (benchmark, baseline, variant), found in grouped.items():
+        if baseline not in variants or variant not in variants:
+            continue  # a cross-run comparison: its "variants" are runs
+        if any(c.verdict is Verdict.INVALID for c in found):
+            continue  # the output check already says they did different work
+        pair = (variants[baseline].at(params[benchmark]), variants[variant].at(params[benchmark]))
+        notes += _pair_notes(benchmark, pair, found, avx512=avx512)
+    return notes
+
+
+def _pair_notes(
+    benchmark: str, pair: tuple[Variant, Variant], found: Sequence[Comparison], *, avx512: bool
+) -> list[Note]:
+    baseline, variant = pair
+    findings = [f for f in (finding_of(c) for c in found) if f is not None]
+    same = [f for f in findings if f.seen is Seen.SAME]
+    if not same or any(f.seen is Seen.DIFFERENT for f in findings):
+        return []
+    time = next(
+        (
+            c
+            for c in found
+            if c.metric == Metric.TIME
+            and c.event is None
+            and c.verdict in (Verdict.FASTER, Verdict.SLOWER)
+        ),
+        None,
+    )
+    by_counts = next((f for f in same if f.metric == Metric.INSTRUCTIONS), None)
+    # under valgrind an AVX-512 machine runs every CPU-dispatched library's AVX2 path: counts
+    # alone cannot tell a setting that picks the AVX-512 path from one that does nothing
+    counts_blind = avx512 and by_counts is not None and len(same) == 1
+    avx512_caveat = (
+        "; valgrind hides AVX-512 from the code it counts, so code this CPU picks by its "
+        "features (AVX-512 kernels) may differ outside it"
+        if avx512 and by_counts is not None
+        else ""
+    )
+    notes: list[Note] = []
+    settings = setting_differences(baseline, variant)
+    if settings and not (counts_blind and time is not None):
+        evidence = "; ".join(f.evidence for f in same)
+        notes.append(
+            Note(
+                severity=Severity.WARNING,
+                message=f"`{variant.name}` and `{baseline.name}` differ only in "
+                f"{_listed([s.shown for s in settings])}, but the variants executed the same "
+                f"code ({evidence}): "
+                + " ".join(dict.fromkeys(s.question for s in settings))
+                + (avx512_caveat if counts_blind else ""),
+                hint="a setting that never reaches the measured code makes the comparison an "
+                "A/A test; read it where the benchmark runs (the setup or the statement, not "
+                "an import that happened before it was set), or check its spelling",
+                benchmark=benchmark,
+                variant=variant.name,
+            )
+        )
+    if time is not None and by_counts is not None:
+        notes.append(
+            Note(
+                severity=Severity.WARNING,
+                message=f"`{variant.name}` measured {_percent(time.ratio)} than "
+                f"`{baseline.name}`, but the time difference is not in the executed code: "
+                f"the instruction counts are the same within {COUNT_TOLERANCE:.2%} "
+                f"({by_counts.evidence.split(', ', 1)[-1]}); look at memory layout, caches, "
+                f"frequency or noise" + avx512_caveat,
+                hint="an A/A run (two variants without keys) shows what this machine's noise "
+                "alone calls a difference; --cache-sim counts simulated cache misses",
+                benchmark=benchmark,
+                variant=variant.name,
+            )
+        )
+    return notes
