@@ -3,6 +3,7 @@ statements through the real worker."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 from perflab.proc import SubprocessRunner
+from perflab.same_work import same_work_notes
 
 pytestmark = [
     pytest.mark.integration,
@@ -279,9 +281,10 @@ def test_python_statements_count_only_the_statement_and_repeat_within_1e4() -> N
         Variant("n100", env={"N": "100"}),
         Variant("n100-again", env={"N": "100"}),
         Variant("n200", env={"N": "200"}),
+        Variant("n100-inf", env={"N": "100", "INF": "1"}),  # a toggle the benchmark never reads
     )
     analysis, sink = measure(benchmark, variants)
-    same, double = analysis.comparisons
+    same, double, unread = analysis.comparisons
     # the empty loop was subtracted: the count scales with the statement's work alone
     # (sum(range(n)) costs a constant plus about n times the per-item work)
     assert 1.6 < double.ratio < 2.1
@@ -296,3 +299,15 @@ def test_python_statements_count_only_the_statement_and_repeat_within_1e4() -> N
     sizes = {sink.variant_info[v.name]["instructions"]["environment_bytes"] for v in variants}
     assert len(sizes) == 1
     assert all(abs(f["delta"]) < 1 for f in same.to_json()["functions"])
+    # same code, same work: the unread toggle is named; the A/A (nothing differs) and the toggle
+    # the setup reads (N=200) get no such note
+    experiment = Experiment((benchmark,), variants, Settings())
+    notes = same_work_notes(experiment, analysis.comparisons, {"avx512": False})
+    assert unread.verdict is Verdict.EQUIVALENT
+    assert [n.variant for n in notes] == ["n100-inf"]
+    assert re.fullmatch(
+        r"`n100-inf` and `n100` differ only in INF=1, but the variants executed the same code "
+        r"\(instruction counts within 0\.05%, the same \d+ functions\): "
+        r"is `INF` read by the benchmark\?",
+        notes[0].message,
+    ), notes[0].message
