@@ -406,19 +406,18 @@ def judge_outputs(
             continue
         stable = set()
         for name, value in values.items():
-            moved = output_difference(value["after_setup"], value["after_measuring"], rtol)
-            if moved is None:
+            unstable = _unstable_output(value, rtol)
+            if unstable is None:
                 stable.add(name)
                 continue
             notes.append(
                 Note(
                     severity=Severity.WARNING,
                     message=f"the output check `{value['expression']}` is not deterministic: "
-                    f"its value after measuring differs from its value after setup "
-                    f"({moved.describe()}); it was not compared with the other variants",
-                    hint="seed the randomness in the setup (random.seed, torch.manual_seed), "
-                    "check a value the statement does not change, or allow a tolerance "
-                    "(--check-rtol)",
+                    f"{unstable}; it was not compared with the other variants",
+                    hint="seed the randomness in the setup (random.seed, torch.manual_seed, "
+                    "numpy.random.seed; PYTHONHASHSEED for the order of sets), check a value "
+                    "the statement does not change, or allow a tolerance (--check-rtol)",
                     benchmark=benchmark.name,
                     variant=name,
                 )
@@ -469,6 +468,22 @@ def judge_outputs(
         for c in comparisons
     ]
     return marked, notes
+
+
+def _unstable_output(value: dict[str, Any], rtol: float) -> str | None:
+    """How one variant's check value moved within the variant, in words, or None when it did
+    not: after measuring vs after setup (one process), and in a second process (statements;
+    runs before that was checked have no `another_process`)."""
+    moved = output_difference(value["after_setup"], value["after_measuring"], rtol)
+    if moved is not None:
+        return f"its value after measuring differs from its value after setup ({moved.describe()})"
+    if "another_process" in value:
+        moved = output_difference(value["after_setup"], value["another_process"], rtol)
+        if moved is not None:
+            return (
+                f"two processes of the same variant computed different values ({moved.describe()})"
+            )
+    return None
 
 
 def with_sections(result: RunResult) -> RunResult:

@@ -180,6 +180,9 @@ class SettingSpec:
     repeat: bool = False  # TEXTS/LAYERS on the CLI: one value per option, repeatable
     metavar: str | None = None
     check: Callable[[Any], str | None] | None = None  # a problem with a value, in words
+    # a switch that takes an optional value (--check-output [FILE]): the TEXT setting the value
+    # goes to; the switch is on either way
+    value_setting: str | None = None
 
     @property
     def flag(self) -> str | None:
@@ -385,9 +388,21 @@ class Settings:
         False,
         SettingSpec(
             SettingKind.BOOLEAN,
-            "commands: compare the variants' standard output; a difference is 'invalid'",
+            "commands: compare the variants' standard output, or with FILE the file each "
+            "variant's command writes (relative to its cwd); a difference is 'invalid'",
             key="check_output",
             flags=("--check-output",),
+            metavar="FILE",
+            value_setting="check_output_file",
+        ),
+    )
+    # --check-output FILE: the file compared instead of stdout (no option of its own)
+    check_output_file: str | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.TEXT,
+            "commands: the file --check-output compares (relative to the variant's cwd)",
+            key="check_output_file",
         ),
     )
     share_caches: bool = _setting(

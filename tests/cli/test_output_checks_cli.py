@@ -25,9 +25,11 @@ def scale(values):
 """
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+def _run(
+    tmp_path: Path, *args: str, stmt: str = "scale(data)", setup: str = SETUP
+) -> tuple[int, dict, str]:
     done = perflab(
-        *("run", "--stmt", "scale(data)", "--setup", SETUP, "--json", "out.json"),
+        *("run", "--stmt", stmt, "--setup", setup, "--json", "out.json"),
         *("--store", "s.db", "--markdown", "out.md", *FAST, *args),
         cwd=tmp_path,
     )
@@ -96,3 +98,51 @@ def test_check_output_compares_what_commands_print(tmp_path: Path) -> None:
     }
     assert verdicts["b"] == "invalid"
     assert verdicts["c"] != "invalid"
+
+
+def test_unseeded_randomness_differs_between_processes_of_one_variant(tmp_path: Path) -> None:
+    """A setup drawing unseeded random numbers gives each process other data: the same value
+    in one worker before and after measuring, another in the next; that is not a variant
+    computing something else."""
+    code, report, output = _run(
+        tmp_path,
+        *("-v", "a", "-v", "b env.OTHER=1", "--check", "x * 2"),
+        stmt="x * 2",
+        setup="import random; x = random.random()",
+    )
+    assert code == 0, output
+    notes = [n for n in report["notes"] if "not deterministic" in n["message"]]
+    assert {n["variant"] for n in notes} == {"a", "b"}
+    assert "two processes of the same variant" in notes[0]["message"]
+    assert "seed" in notes[0]["hint"] and "--check-rtol" in notes[0]["hint"]
+    assert all(c["verdict"] != "invalid" for c in report["comparisons"])
+
+
+def test_an_uncomparable_value_names_the_variant_its_type_and_the_fix(tmp_path: Path) -> None:
+    code, _, output = _run(
+        tmp_path,
+        *("-v", "a", "-v", "b env.OTHER=1", "--check", "r"),
+        stmt="r",
+        setup="class Result: pass\nr = Result()",
+    )
+    assert code == 3, output
+    assert "variant 'a'" in output
+    assert "cannot be compared" in output and "Result" in output
+    assert "__repr__" in output  # how to make it comparable
+
+
+def test_check_output_file_compares_the_file_each_command_writes(tmp_path: Path) -> None:
+    """The same stdout everywhere; only the file differs (b writes 43)."""
+    write = "sh -c 'echo done; echo ${V:-42} > out.txt'"
+    done = perflab(
+        *("run", "--cmd", write, "-v", "a", "-v", "b env.V=43", "-v", "c env.X=1"),
+        *("--check-output", "out.txt", "--json", "out.json", "--store", "s.db", *FAST),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "out.json").read_text())
+    verdicts = {c["variant"]: c for c in report["comparisons"]}
+    assert verdicts["b"]["verdict"] == "invalid"
+    assert verdicts["b"]["output_check"]["expression"] == "file out.txt"
+    assert verdicts["c"]["verdict"] != "invalid"
+    assert report["settings"]["check_output_file"] == "out.txt"

@@ -122,6 +122,13 @@ def _add_setting(
     help_text = spec.help
     if spec.kind is SettingKind.METRICS:
         help_text = f"lenses, comma-separated: {metrics_help} (default: time)"
+    if spec.kind is SettingKind.BOOLEAN and spec.value_setting is not None:
+        # a switch with an optional value (--check-output [FILE]): True, or the value's text
+        group.add_argument(
+            *spec.flags, dest=name, nargs="?", const=True, default=None, type=str,
+            metavar=spec.metavar, help=help_text,
+        )  # fmt: skip
+        return
     if spec.kind is SettingKind.BOOLEAN:
         # a switch sets the opposite of the default: --no-pin, --cache-sim
         default = getattr(Settings(), name)
@@ -251,14 +258,25 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         name=args.name,
         variants=tuple(args.variants),
         params=tuple(args.params),
-        settings={
-            name: tuple(value) if isinstance(value, list) else value
-            for name, spec in setting_specs().items()
-            if spec.flags and (value := getattr(args, name)) is not None
-        },
+        settings=_settings_given(args),
         fail_on=tuple(args.fail_on),
         output=output_options(args),
     )
+
+
+def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given on the command line, by field name; a switch given a value (--check-
+    output FILE) is on, and its value goes to the setting its spec names."""
+    given: dict[str, Any] = {}
+    for name, spec in setting_specs().items():
+        value = getattr(args, name, None) if spec.flags else None
+        if value is None:
+            continue
+        if spec.value_setting is not None and isinstance(value, str):
+            given[spec.value_setting] = value
+            value = True
+        given[name] = tuple(value) if isinstance(value, list) else value
+    return given
 
 
 def output_options(args: argparse.Namespace) -> OutputOptions:

@@ -21,7 +21,8 @@ object per line) and replies:
      evaluates E in the setup's namespace (--check); the value is encoded for comparison across
      variants: {"kind": "exact", "type", "text"} (ints, strings, bytes, repr), {"kind": "array",
      "type", "shape", "values"} (floats, NumPy arrays, tensors, lists of numbers), with "digest"
-     and a strided part of "values" (every "stride"-th) when it is large.
+     and a strided part of "values" (every "stride"-th) when it is large. A value that cannot
+     be compared (its repr is its address) replies {"ok": false, "uncomparable": true, ...}.
   {"op": "register", "name": N, "source": S}     -> {"ok": true, "ops": [names]}
      a lens's own ops: S is Python source (standard library only, Python 3.7+) defining
      OPS = {op name: handler}; handler(worker, request) returns the reply. Handlers use
@@ -183,8 +184,10 @@ def encode_value(value):
     text = repr(value)
     if " at 0x" in text:
         raise Uncomparable(
-            "the value is a %s whose repr names its address (%s): return something comparable, "
-            "e.g. a number, a string, a list or an array" % (type_name, text[:120])
+            "the value is a %s whose repr names its address (%s), which differs in every "
+            "process: return something comparable instead (a number, a string, a list, an "
+            "array: e.g. a field of it, or vars() of it), or give %s a __repr__ that shows "
+            "its content" % (type_name, text[:120], type(value).__qualname__)
         )
     return _exact(type_name, text)
 
@@ -286,7 +289,7 @@ class Worker:
         try:
             return {"ok": True, "value": encode_value(value)}
         except Uncomparable as error:
-            return {"ok": False, "phase": "check", "error": str(error)}
+            return {"ok": False, "phase": "check", "error": str(error), "uncomparable": True}
         except BaseException:
             return {"ok": False, "phase": "check", "error": _user_traceback()}
 
