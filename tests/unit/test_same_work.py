@@ -118,7 +118,7 @@ def test_an_unread_toggle_names_the_setting_and_says_the_code_was_the_same() -> 
     [message] = _messages(_experiment("a env.INF=0", "b env.INF=1"), _instructions())
     assert message == (
         "`b` and `a` differ only in INF=1, but the variants executed the same code "
-        "(instruction counts within 0.05%, the same 3 functions): is `INF` read by the benchmark?"
+        "(instruction counts within 0.1%, the same 3 functions): is `INF` read by the benchmark?"
     )
 
 
@@ -162,7 +162,7 @@ def test_a_time_difference_with_the_same_instructions_is_not_in_the_code() -> No
     )
     assert messages == [
         "`b` measured 5.0% faster than `a`, but the time difference is not in the executed "
-        "code: the instruction counts are the same within 0.05% (the same 3 functions); look "
+        "code: the instruction counts are the same within 0.1% (the same 3 functions); look "
         "at memory layout, caches, frequency or noise"
     ]
 
