@@ -177,6 +177,8 @@ def setting_differences(baseline: Variant, variant: Variant) -> list[Setting]:
     for name, question in questions.items():
         value = getattr(variant, name)
         if getattr(baseline, name) != value:
+            if name == "git" and value is not None and len(value) == 40:
+                value = value[:10]  # a commit id, as git shows it short
             found.append(Setting(f"{name}={value if value is not None else '(unset)'}", question))
     if tuple(baseline.apply) != tuple(variant.apply):
         changes = ",".join(p.rsplit("/", 1)[-1] for p in variant.apply) or "(none)"

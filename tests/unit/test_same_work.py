@@ -225,6 +225,10 @@ def test_settings_are_named_as_the_variant_sets_them() -> None:
     other = Variant(name="b", env={"KEEP": "1", "NEW": "x"}, python="/envs/b/bin/python")
     shown = [s.shown for s in setting_differences(base, other)]
     assert shown == ["DROP unset", "NEW=x", "python=/envs/b/bin/python"]
+    commit = Variant(name="c", git="0123456789abcdef0123456789abcdef01234567")
+    [step] = setting_differences(Variant(name="p", git="main"), commit)
+    assert step.shown == "git=0123456789"
+    assert step.question == "does the change touch the code the benchmark runs?"
 
 
 def _details(comparison: Comparison) -> InstructionsDetails:
