@@ -120,6 +120,7 @@ def _paired_time(
     benchmark: Benchmark, data: BenchmarkData, spec: InteractionSpec, experiment: Experiment
 ) -> Interval | None:
     from perflab.lenses.time.measure import WALL_NS, command_batch_blocks
+    from perflab.stats.preemption import Preemption
 
     def groups(baseline: str, variant: str) -> dict[int, float]:
         base = data.samples_of(baseline, WALL_NS)
@@ -127,7 +128,12 @@ def _paired_time(
         if benchmark.kind is BenchmarkKind.COMMAND:
             batch = command_batch_blocks(len({s.block for s in base if not s.warmup}))
         return group_means(
-            pair_samples(base, data.samples_of(variant, WALL_NS), batch_blocks=batch)
+            pair_samples(
+                base,
+                data.samples_of(variant, WALL_NS),
+                batch_blocks=batch,
+                preemption=Preemption(experiment.settings.preempted),
+            )
         )
 
     on_base = groups(spec.base, spec.on_base)

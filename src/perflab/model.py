@@ -323,6 +323,24 @@ class Settings:
             check=lambda v: None if v >= 0 else "warmup_blocks cannot be negative",
         ),
     )
+    # what the time lens's decision does with samples other processes interrupted
+    preempted: str = _setting(
+        "correct",
+        SettingSpec(
+            SettingKind.TEXT,
+            "time: what to do with the time other processes took from a sample (its "
+            "run-queue wait): correct (take it out, the default), exclude (drop every pair "
+            "with a sample that lost more than 2%%), keep (as measured)",
+            key="preempted",
+            flags=("--preempted",),
+            metavar="exclude|correct|keep",
+            check=lambda v: (
+                None
+                if v in ("exclude", "correct", "keep")
+                else "preempted must be exclude, correct or keep"
+            ),
+        ),
+    )
     sample_timeout_s: float = _setting(
         60.0,
         SettingSpec(
@@ -581,6 +599,12 @@ class Sample:
     cpu: int | None = None
     at_ns: int = 0  # monotonic time since the run started
     warmup: bool = False
+    # Scheduler accounting of the measuring process during the sample (None: not available):
+    # time it waited runnable while another process had the CPU, its CPU time, and how often
+    # it was switched out involuntarily (stats.preemption derives the time lost from them).
+    run_queue_ns: int | None = None
+    cpu_ns: int | None = None
+    involuntary_switches: int | None = None
 
     @property
     def per_iteration(self) -> float:

@@ -28,6 +28,10 @@ def test_round_trip(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s.db")
     writer = store.begin_run(EXPERIMENT, {"cpu_model": "x"}, "0.1")
     writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 123.0, loops=10, block=1, cpu=1))
+    accounted = Sample(
+        "b", "B", Metric.TIME, "wall_ns", 9e6, run_queue_ns=5, cpu_ns=8e6, involuntary_switches=2
+    )
+    writer.add_sample(accounted)
     writer.add_artifact(Artifact("b", "A", Metric.INSTRUCTIONS, "callgrind.out", "data"))
     writer.add_note(Note(Severity.WARNING, "careful", hint="h", benchmark="b", metric=Metric.TIME))
     writer.add_variant_info("A", {"python_version": "3.11.7"})
@@ -40,10 +44,11 @@ def test_round_trip(tmp_path: Path) -> None:
     assert run.status is RunStatus.COMPLETE
     assert run.experiment == EXPERIMENT
     assert run.samples[0].per_iteration == 12.3
+    assert run.samples[0].run_queue_ns is None and run.samples[1] == accounted
     assert run.artifacts[0].content == "data"
     assert run.notes[0].metric is Metric.TIME
     assert run.variant_info["A"] == {"python_version": "3.11.7", "executable": "/x"}
-    assert again.list_runs()[0].n_samples == 1
+    assert again.list_runs()[0].n_samples == 2
 
 
 def test_run_references(tmp_path: Path) -> None:
@@ -119,6 +124,28 @@ def test_reading_opens_read_only_and_never_migrates(tmp_path: Path) -> None:
         reader.begin_run(EXPERIMENT, {}, "0.1")
     reader.close()
     assert path.read_bytes() == before
+
+
+def test_samples_of_a_schema_2_store_read_without_scheduler_accounting(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = Store.open(path)
+    writer = store.begin_run(EXPERIMENT, {}, "0.1")
+    writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 5.0, run_queue_ns=1))
+    writer.finish(RunStatus.COMPLETE)
+    store.close()
+    connection = sqlite3.connect(path)
+    for column in ("run_queue_ns", "cpu_ns", "involuntary_switches"):
+        connection.execute(f"ALTER TABLE samples DROP COLUMN {column}")
+    connection.execute("PRAGMA user_version = 2")
+    connection.commit()
+    connection.close()
+    reader = Store.open(path, create=False)
+    (sample,) = reader.load_run("latest").samples
+    assert sample.value == 5.0 and sample.run_queue_ns is None
+    reader.close()
+    migrated = Store.open(path)  # opened for writing: migrated, the old samples kept
+    assert migrated.load_run("latest").samples[0].value == 5.0
+    migrated.close()
 
 
 def test_an_empty_file_reads_as_an_empty_store_and_stays_empty(tmp_path: Path) -> None:

@@ -40,6 +40,14 @@ class CommandRun:
     maxrss_kb: int
     cpu: int | None
     stderr_tail: str
+    # the command's own process (not its children): run-queue wait while it ran; and
+    # involuntary context switches of it and the children it waited for (wait4's rusage)
+    run_queue_ns: int | None = None
+    involuntary_switches: int | None = None
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 class CommandLauncher:
@@ -90,6 +98,8 @@ class CommandLauncher:
             maxrss_kb=int(reply["maxrss_kb"]),
             cpu=reply.get("cpu"),
             stderr_tail=str(reply.get("stderr_tail", "")),
+            run_queue_ns=_optional_int(reply.get("run_queue_ns")),
+            involuntary_switches=_optional_int(reply.get("nivcsw")),
         )
 
     def _receive(self, timeout_s: float) -> dict[str, Any]:

@@ -60,6 +60,8 @@ class WorkerSample:
     wall_ns: int
     cpu: int | None
     involuntary_switches: int | None
+    run_queue_ns: int | None = None  # waited runnable while another process had the CPU
+    cpu_ns: int | None = None  # the worker thread's CPU time during the sample
 
 
 @dataclass(frozen=True)
@@ -412,6 +414,8 @@ class StatementWorker:
             wall_ns=int(reply["wall_ns"]),
             cpu=reply.get("cpu"),
             involuntary_switches=reply.get("nivcsw"),
+            run_queue_ns=reply.get("run_queue_ns"),
+            cpu_ns=reply.get("cpu_ns"),
         )
 
     def close(self, timeout_s: float = 30.0) -> int | None:

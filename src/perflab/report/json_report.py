@@ -44,6 +44,9 @@ def sample_to_json(sample: Sample) -> dict[str, Any]:
         "cpu": sample.cpu,
         "at_ns": sample.at_ns,
         "warmup": sample.warmup,
+        "run_queue_ns": sample.run_queue_ns,
+        "cpu_ns": sample.cpu_ns,
+        "involuntary_switches": sample.involuntary_switches,
     }
 
 

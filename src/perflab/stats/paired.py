@@ -20,6 +20,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from perflab.model import Sample, Verdict
+from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, corrected, is_preempted
 
 TRIM_FRACTION = 0.2  # per side, inside a generation: preempted samples must not move the mean
 
@@ -52,19 +53,34 @@ class RatioEstimate:
 
 
 def pair_samples(
-    baseline: Iterable[Sample], variant: Iterable[Sample], *, batch_blocks: int | None = None
+    baseline: Iterable[Sample],
+    variant: Iterable[Sample],
+    *,
+    batch_blocks: int | None = None,
+    preemption: Preemption = Preemption.KEEP,
+    preempted_share: float = PREEMPTED_SHARE,
 ) -> list[PairedLogRatio]:
     """Pair samples measured in the same (generation, block), skipping warm-up samples.
 
     With `batch_blocks`, groups are consecutive batches of that many blocks instead of
-    generations (for commands, where every sample is its own process)."""
+    generations (for commands, where every sample is its own process). `preemption` says what
+    happens to samples other processes interrupted (stats.preemption): excluded, the pair as a
+    whole, so that neither variant loses more of its slow samples than the other; or corrected."""
     by_key = {(s.generation, s.block): s for s in baseline if not s.warmup}
     pairs = []
     for sample in variant:
         if sample.warmup:
             continue
         partner = by_key.get((sample.generation, sample.block))
-        if partner is None or partner.per_iteration <= 0 or sample.per_iteration <= 0:
+        if partner is None:
+            continue
+        if preemption is Preemption.EXCLUDE and (
+            is_preempted(sample, preempted_share) or is_preempted(partner, preempted_share)
+        ):
+            continue
+        if preemption is Preemption.CORRECT:
+            sample, partner = corrected(sample), corrected(partner)
+        if partner.per_iteration <= 0 or sample.per_iteration <= 0:
             continue
         group = sample.generation if batch_blocks is None else sample.block // batch_blocks
         pairs.append(

@@ -6,6 +6,8 @@ History:
   1  runs, samples, artifacts, notes, variant_info
   2  runs.owner_pid, owner_start_ticks, owner_boot_id, owner_host: the process writing a run, so
      a run whose process is gone reads as `interrupted` rather than `running` forever
+  3  samples.run_queue_ns, cpu_ns, involuntary_switches: the measuring process's scheduler
+     accounting per sample, to recognise samples another process interrupted
 """
 
 from __future__ import annotations
@@ -70,6 +72,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER;
     ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;
     ALTER TABLE runs ADD COLUMN owner_host TEXT;
+    """,
+    """
+    ALTER TABLE samples ADD COLUMN run_queue_ns INTEGER;
+    ALTER TABLE samples ADD COLUMN cpu_ns INTEGER;
+    ALTER TABLE samples ADD COLUMN involuntary_switches INTEGER;
     """,
 )
 

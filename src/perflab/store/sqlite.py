@@ -99,7 +99,11 @@ class StoredRun:
 
 _SAMPLE_COLUMNS = (
     "benchmark, variant, metric, name, value, loops, generation, block, position, cpu, at_ns,"
-    " warmup"
+    " warmup, run_queue_ns, cpu_ns, involuntary_switches"
+)
+# an older schema (before 3), read as it is: no scheduler accounting
+_SAMPLE_COLUMNS_2 = _SAMPLE_COLUMNS.replace(
+    "run_queue_ns, cpu_ns, involuntary_switches", "NULL, NULL, NULL"
 )
 
 
@@ -117,6 +121,9 @@ def _sample(row: tuple[Any, ...]) -> Sample:
         cpu=row[9],
         at_ns=row[10],
         warmup=bool(row[11]),
+        run_queue_ns=row[12],
+        cpu_ns=row[13],
+        involuntary_switches=row[14],
     )
 
 
@@ -135,6 +142,7 @@ class Store:
         # (device, inode) of the file this connection writes: a run checks it after each write
         self.identity = identity
         self._owner_columns = OWNER_COLUMNS
+        self._sample_columns = _SAMPLE_COLUMNS
 
     @classmethod
     def open(cls, path: Path | str = DEFAULT_STORE_PATH, *, create: bool = True) -> Store:
@@ -214,8 +222,11 @@ class Store:
                     hint="point --store at a perflab database",
                 )
             columns = {r[1] for r in connection.execute("PRAGMA table_info(runs)")}
+            sample_columns = {r[1] for r in connection.execute("PRAGMA table_info(samples)")}
         if "owner_pid" not in columns:  # an older schema, read as it is: never migrated here
             store._owner_columns = "NULL, NULL, NULL, NULL"
+        if "run_queue_ns" not in sample_columns:
+            store._sample_columns = _SAMPLE_COLUMNS_2
         return store
 
     @classmethod
@@ -412,7 +423,8 @@ class Store:
         samples = tuple(
             _sample(row)
             for row in self.connection.execute(
-                f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid", (run_id,)
+                f"SELECT {self._sample_columns} FROM samples WHERE run_id = ? ORDER BY rowid",
+                (run_id,),
             )
         )
         artifacts = tuple(
@@ -677,7 +689,8 @@ class RunWriter:
 
     def add_sample(self, sample: Sample) -> None:
         self._execute(
-            "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO samples (run_id, {_SAMPLE_COLUMNS})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.run_id,
                 sample.benchmark,
@@ -692,6 +705,9 @@ class RunWriter:
                 sample.cpu,
                 sample.at_ns,
                 int(sample.warmup),
+                sample.run_queue_ns,
+                sample.cpu_ns,
+                sample.involuntary_switches,
             ),
         )
 

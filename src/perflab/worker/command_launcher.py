@@ -5,7 +5,11 @@ without a fork-time hook, and their wall time is taken next to the process, not 
 
 Request:  {"op": "run", "argv": [...], "env": {...}, "cwd": str|null, "timeout_s": float}
 Reply:    {"ok": true, "wall_ns", "returncode", "timed_out", "user_ns", "sys_ns", "maxrss_kb",
-           "cpu", "stderr_tail", "left"}   (failures to start: {"ok": false, "error": text})
+           "cpu", "stderr_tail", "left", "nivcsw", "run_queue_ns"}
+          (failures to start: {"ok": false, "error": text})
+nivcsw: involuntary context switches (wait4's rusage: the command and the children it waited
+for); run_queue_ns: the time the command's process waited runnable on a run queue, read from its
+/proc/PID/schedstat after it exited and before it is reaped (null where unavailable).
 
 Each command runs in its own session with the launcher's container token in its environment; the
 launcher is a child subreaper. When the command ends, whatever it left running is killed and
@@ -44,6 +48,27 @@ def _current_cpu():
         return None
 
 
+def _wait_exited(pid):
+    """Wait for the command to exit without reaping it (so its /proc entry, a zombie's, still
+    holds its scheduler totals). False where that cannot be done: wait4 then waits."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return False
+    try:
+        waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def _run_queue_ns(pid):
+    try:
+        with open("/proc/%d/schedstat" % pid, "rb") as stat:
+            return int(stat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run(request):
     timed_out = []
     env = request.get("env")
@@ -68,8 +93,10 @@ def run(request):
             lambda: (timed_out.append(True), _kill_group(proc.pid)),
         )
         timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        exited = _wait_exited(proc.pid)
         wall_ns = perf_counter_ns() - start_ns
+        queued = _run_queue_ns(proc.pid) if exited else None
+        _, status, usage = os.wait4(proc.pid, 0)
         timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
         left = process_tree.stop(proc.pid, _TOKEN, adopted_by=os.getpid(), since_ticks=_SINCE_TICKS)
@@ -88,6 +115,8 @@ def run(request):
         "cpu": _current_cpu(),
         "stderr_tail": tail,
         "left": left,
+        "nivcsw": usage.ru_nivcsw,
+        "run_queue_ns": queued,
     }
 
 

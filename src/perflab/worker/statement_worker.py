@@ -13,7 +13,12 @@ object per line) and replies:
   {"op": "check"}                                  -> {"ok": true, "wall_ns": N} (one iteration)
   {"op": "calibrate", "target_ns": N}              -> {"ok": true, "loops": N, "wall_ns": N}
   {"op": "sample", "loops": N, "empty": false,
-   "handshake": false}                             -> {"ok": true, "wall_ns", "cpu", "nivcsw"}
+   "handshake": false}                             -> {"ok": true, "wall_ns", "cpu", "nivcsw",
+                                                        "cpu_ns", "run_queue_ns"}
+     read right around the timed loop: nivcsw, involuntary context switches (getrusage);
+     cpu_ns, the thread's CPU time; run_queue_ns, the time it waited on a run queue, runnable
+     but not running (/proc/thread-self/schedstat): time another process took from the
+     measuring CPU. Each is null where the platform does not provide it.
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
      before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
      before replying, so the parent can switch a tool on around the measured region only.
@@ -41,6 +46,7 @@ import itertools
 import json
 import os
 import sys
+import time
 import traceback
 
 try:
@@ -218,6 +224,46 @@ def _involuntary_switches():
     return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
 
 
+def _schedstat_path():
+    for path in ("/proc/thread-self/schedstat", "/proc/self/schedstat"):
+        try:
+            with open(path, "rb") as stat:
+                if len(stat.read().split()) >= 2:
+                    return path
+        except OSError:
+            pass
+    return None
+
+
+_SCHEDSTAT = _schedstat_path()
+
+
+def _run_queue_ns():
+    """Nanoseconds this thread has waited on a run queue so far (schedstat's second field)."""
+    if _SCHEDSTAT is None:
+        return None
+    try:
+        with open(_SCHEDSTAT, "rb") as stat:
+            return int(stat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _thread_time_ns():
+    try:
+        return time.thread_time_ns()
+    except (AttributeError, OSError):  # pragma: no cover - platforms without a thread clock
+        return None
+
+
+def _unpreempted_ns(wall_ns, cpu_ns, run_queue_ns):
+    """wall_ns less the time other processes took (perflab.stats.preemption.lost_ns)."""
+    if run_queue_ns is None or run_queue_ns <= 0:
+        return wall_ns
+    off_cpu = wall_ns if cpu_ns is None else max(0, wall_ns - cpu_ns)
+    return wall_ns - min(run_queue_ns, off_cpu)
+
+
 class Worker:
     def __init__(self, reply_stream, request_stream):
         self.reply_stream = reply_stream
@@ -303,6 +349,21 @@ class Worker:
             if gc_was_enabled:
                 gc.enable()
 
+    def accounted(self, loops, empty=False):
+        """timed(), with the thread's CPU time and run-queue wait read right around it:
+        (wall_ns, cpu_ns, run_queue_ns), the last two None where unavailable."""
+        queued_before = _run_queue_ns()
+        cpu_before = _thread_time_ns()
+        wall_ns = self.timed(loops, empty)
+        cpu_after = _thread_time_ns()
+        queued_after = _run_queue_ns()
+        cpu_ns = queued = None
+        if cpu_before is not None and cpu_after is not None:
+            cpu_ns = cpu_after - cpu_before
+        if queued_before is not None and queued_after is not None:
+            queued = queued_after - queued_before
+        return wall_ns, cpu_ns, queued
+
     def calibrate(self, request):
         try:
             return self._calibrate(int(request["target_ns"]))
@@ -312,7 +373,9 @@ class Worker:
     def _calibrate(self, target_ns):
         loops = 1
         while True:
-            wall_ns = self.timed(loops)
+            # time taken by other processes does not count: on a busy machine it would make
+            # the loop count (and every sample's share of the statement) far too small
+            wall_ns = _unpreempted_ns(*self.accounted(loops))
             if wall_ns >= target_ns or loops >= 1 << 40:
                 break
             # grow towards the target, at most 10x per step so one slow outlier cannot overshoot
@@ -330,7 +393,7 @@ class Worker:
                 return {"ok": False, "phase": "protocol", "error": "expected go, got %r" % (go,)}
         before = _involuntary_switches()
         try:
-            wall_ns = self.timed(loops, empty)
+            wall_ns, cpu_ns, queued = self.accounted(loops, empty)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
         if request.get("handshake"):
@@ -347,6 +410,8 @@ class Worker:
             "wall_ns": wall_ns,
             "cpu": _current_cpu(),
             "nivcsw": None if before is None else after - before,
+            "cpu_ns": cpu_ns,
+            "run_queue_ns": queued,
         }
 
     def serve(self):

@@ -40,7 +40,7 @@ from perflab.model import (
 )
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
-from perflab.stats import noise
+from perflab.stats import noise, preemption
 from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import (
     RatioEstimate,
@@ -144,6 +144,7 @@ class _Session(LensSession):
                     baseline,
                     [s for s in self.samples if s.variant == variant.name],
                     batch_blocks=batch_blocks,
+                    preemption=preemption.Preemption(self.settings.preempted),
                 ),
                 self.settings.confidence,
             )
@@ -253,6 +254,9 @@ class _StatementSession(_Session):
                         cpu=measured.cpu,
                         at_ns=self.clock_ns() - self.start_ns,
                         warmup=block < warmup,
+                        run_queue_ns=measured.run_queue_ns,
+                        cpu_ns=measured.cpu_ns,
+                        involuntary_switches=measured.involuntary_switches,
                     )
                 )
             spent_s = (self.clock_ns() - generation_start_ns) / 1e9
@@ -351,6 +355,9 @@ class _CommandSession(_Session):
                 cpu=run.cpu,
                 at_ns=self.clock_ns() - self.start_ns,
                 warmup=block < self.settings.warmup_blocks,
+                run_queue_ns=run.run_queue_ns,
+                cpu_ns=run.user_ns + run.sys_ns,
+                involuntary_switches=run.involuntary_switches,
             )
         )
 
@@ -410,11 +417,13 @@ def analyse_time(
     comparisons = []
     notes: list[Note] = []
     series = time_series(data.samples, variants)
+    policy = preemption.Preemption(settings.preempted)
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
+    notes += _preemption_notes(benchmark, variants, data, policy)
     for name in variants[1:]:
         samples = data.samples_of(name, WALL_NS)
-        pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks)
+        pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
         if not pairs:
             continue
         estimate = estimate_ratio(pairs, settings.confidence)
@@ -512,6 +521,38 @@ def _noise_notes(
         noise.migration_finding([s.cpu for s in measured], _pinned_cpu(settings, measured)),
     ]
     return [_note(benchmark, variant, f) for f in findings if f is not None]
+
+
+# Other processes taking this share of the measuring CPU make the run's figures "under load".
+LOADED_SHARE = 0.10
+
+
+def _preemption_notes(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    policy: preemption.Preemption,
+) -> list[Note]:
+    """How much of the measuring other processes took (from the samples' own accounting)."""
+    samples = [s for s in data.samples if s.name == WALL_NS and s.variant in variants]
+    if not preemption.accounted(samples):
+        return []
+    summary = preemption.summarise(samples, variants, policy)
+    if summary.n_preempted == 0 and summary.lost_share < 0.01:
+        return []
+    loaded = summary.lost_share >= LOADED_SHARE
+    return [
+        Note(
+            severity=Severity.WARNING if loaded else Severity.INFO,
+            message=summary.message(policy),
+            hint="the machine was busy: close what else runs, or measure longer (--budget); "
+            "perflab doctor shows the current load"
+            if loaded
+            else None,
+            benchmark=benchmark.name,
+            metric=Metric.TIME,
+        )
+    ]
 
 
 def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
