@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perflab.config import settings_with
+from perflab.measure.cpu_lock import LOCK_DIR_VARIABLE
 from perflab.model import Settings
 
 # Small budgets: tests check behaviour, not precision (bench/ measures that).
@@ -19,6 +22,20 @@ FAST = settings_with(
     sample_timeout_s=20,
     seed=1,
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_cpu_locks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This test session's runs lock CPUs among themselves only: other test sessions and
+    perflab runs on the machine must not make them pick another CPU or wait."""
+    directory = tmp_path_factory.mktemp("cpu-locks")
+    saved = os.environ.get(LOCK_DIR_VARIABLE)
+    os.environ[LOCK_DIR_VARIABLE] = str(directory)
+    yield directory
+    if saved is None:
+        del os.environ[LOCK_DIR_VARIABLE]
+    else:
+        os.environ[LOCK_DIR_VARIABLE] = saved
 
 
 @pytest.fixture(scope="session")

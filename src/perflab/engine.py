@@ -32,7 +32,7 @@ from perflab.host import (
 )
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
-from perflab.measure import output_check
+from perflab.measure import cpu_lock, output_check
 from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches
 from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
@@ -97,6 +97,33 @@ class _OrchestratorOffCpu:
         os.sched_setaffinity(0, self.saved)
 
 
+def claim_measurement_cpu(
+    experiment: Experiment, progress: ProgressReporter
+) -> cpu_lock.CpuClaim | None:
+    """Lock the measuring CPU against other perflab runs (measure/cpu_lock.py): the default one,
+    else another free one; with --cpu that one, shared if another run holds it. None: no pinning.
+    """
+    cpu = measurement_cpu(experiment)
+    if cpu is None:
+        return None
+    preferred = [cpu] + [c for c in reversed(online_cpus()) if c != cpu]
+    first = experiment.benchmarks[0].name if experiment.benchmarks else ""
+    metric = experiment.settings.metrics[0] if experiment.settings.metrics else Metric.TIME
+
+    def waiting(held: dict[int, int], left_s: float) -> None:
+        holders = ", ".join(f"CPU {c}: perflab pid {pid or '?'}" for c, pid in sorted(held.items()))
+        progress.update(
+            benchmark=first,
+            metric=metric,
+            detail=f"waiting for a CPU no other perflab run measures on ({holders}); "
+            f"≤{left_s:.0f} s, then sharing CPU {cpu}",
+        )
+
+    return cpu_lock.claim_cpu(
+        preferred, forced=experiment.settings.cpu is not None, on_wait=waiting
+    )
+
+
 def run_experiment(
     experiment: Experiment,
     *,
@@ -113,17 +140,47 @@ def run_experiment(
     that into an exception. So does a variant that cannot be prepared (a git ref that does not
     exist, a change that does not apply, a failing build): the other variants are measured.
     Bad configuration raises at once. Ctrl-C
-    marks the run incomplete and propagates. Either way what was measured stays in the store."""
-    runner = runner or SubprocessRunner()
+    marks the run incomplete and propagates. Either way what was measured stays in the store.
+
+    The measuring CPU is locked against other perflab runs on the machine while it runs (a run
+    that finds every CPU taken waits up to 30 s, then shares one and says so in a note)."""
     progress = progress or NullProgress()
+    claim = claim_measurement_cpu(experiment, progress)
+    try:
+        return _run_experiment(
+            experiment,
+            claim=claim,
+            store=store,
+            runner=runner,
+            progress=progress,
+            default_python=default_python,
+            cache_dir=cache_dir,
+        )
+    finally:
+        if claim is not None:
+            claim.release()
+
+
+def _run_experiment(
+    experiment: Experiment,
+    *,
+    claim: cpu_lock.CpuClaim | None,
+    store: Store | None,
+    runner: ProcessRunner | None,
+    progress: ProgressReporter,
+    default_python: str | None,
+    cache_dir: str | Path | None,
+) -> RunResult:
+    runner = runner or SubprocessRunner()
     store = store or Store.in_memory()
-    cpu = measurement_cpu(experiment)
+    cpu = None if claim is None else claim.cpu
     check_paths(experiment, runner)
     lenses = [lens_for(metric) for metric in experiment.settings.metrics]
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
     writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
     for note in preflight_notes:
         writer.add_note(note)
+    _note_cpu_claim(writer, claim)
     context = LensContext(
         experiment=experiment,
         runner=runner,
@@ -187,6 +244,31 @@ def run_experiment(
 
 
 SLOW_LENS_FACTOR = 1.5
+
+
+def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
+    """Say when another perflab run measured on the same CPU, or when this one waited."""
+    if claim is None:
+        return
+    if claim.shared_with:
+        pids = ", ".join(str(p) if p else "unknown pid" for p in claim.shared_with)
+        writer.add_note(
+            Note(
+                severity=Severity.WARNING,
+                message=f"these results share CPU {claim.cpu} with another perflab run "
+                f"(pid {pids}) that was measuring on it: the runs took turns on the CPU",
+                hint="run one at a time, or give each its own CPU (--cpu N); without --cpu a "
+                "run picks a CPU no other run holds",
+            )
+        )
+    elif claim.waited_s >= 1.0:
+        writer.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"waited {claim.waited_s:.0f} s for CPU {claim.cpu}: other perflab "
+                "runs were measuring on every CPU",
+            )
+        )
 
 
 def _note_isolated_caches(

@@ -1,0 +1,61 @@
+"""Two real perflab runs at once: each measures on a CPU of its own; one forced onto the other's
+CPU says so; the lock is released when a run is interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from perflab.host import default_measurement_cpu, online_cpus
+from perflab.measure.cpu_lock import holder
+from tests.faults.running import QUICK, start
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(len(online_cpus()) < 2, reason="needs two CPUs"),
+]
+
+
+def _run_args(json_path: Path, budget: str, *extra: str) -> tuple[str, ...]:
+    return ("run", "--stmt", "sum(range(50))", "-v", "A", "-v", "B", "--budget", budget,
+            "--quiet", "--json", str(json_path), *QUICK, *extra)  # fmt: skip
+
+
+def _wait_for_lock(cpu: int, pid: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while holder(cpu) != pid:
+        assert time.monotonic() < deadline, f"perflab pid {pid} never locked CPU {cpu}"
+        time.sleep(0.05)
+
+
+def test_concurrent_runs_pin_to_different_cpus_and_a_forced_one_says_it_shares(
+    tmp_path: Path,
+) -> None:
+    cpu = default_measurement_cpu()
+    long_run = start(*_run_args(tmp_path / "long.json", "60"), cwd=tmp_path)
+    try:
+        _wait_for_lock(cpu, long_run.process.pid)
+        second = start(*_run_args(tmp_path / "second.json", "0.5"), cwd=tmp_path)
+        forced = start(*_run_args(tmp_path / "forced.json", "0.5", "--cpu", str(cpu)), cwd=tmp_path)
+        assert second.finish()[0] == 0
+        assert forced.finish()[0] == 0
+        assert long_run.process.poll() is None  # still measuring: the two really overlapped
+    finally:
+        long_run.process.send_signal(signal.SIGINT)  # Ctrl-C
+        code, _, _ = long_run.finish()
+    assert code == 130
+    assert holder(cpu) is None  # released on Ctrl-C
+
+    second_doc = json.loads((tmp_path / "second.json").read_text())
+    assert second_doc["machine"]["pinned_cpu"] != cpu
+    assert not [n for n in second_doc["notes"] if "share CPU" in n["message"]]
+    forced_doc = json.loads((tmp_path / "forced.json").read_text())
+    assert forced_doc["machine"]["pinned_cpu"] == cpu
+    (note,) = [n for n in forced_doc["notes"] if "share CPU" in n["message"]]
+    assert f"pid {long_run.process.pid}" in note["message"] and note["severity"] == "warning"
+    assert os.getpid() != long_run.process.pid
