@@ -25,6 +25,7 @@ from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_c
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.profile.perf_script import parse_evlist
 from perflab.lenses.registry import DESCRIPTORS
+from perflab.measure import cpu_lock
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 
@@ -225,7 +226,21 @@ def _tool_checks(runner: ProcessRunner, host: HostFiles, perf: _PerfFacts) -> li
     return checks
 
 
-def _noise_checks(host: HostFiles, cpu: int | None) -> list[Check]:
+def _perflab_runs_check(held: dict[int, int]) -> Check:
+    """Other perflab runs measuring now (the per-CPU locks, measure/cpu_lock.py)."""
+    if not held:
+        return Check("other perflab runs", Status.OK, "none measuring now")
+    runs = ", ".join(f"pid {pid or '?'} on CPU {cpu}" for cpu, pid in sorted(held.items()))
+    return Check(
+        "other perflab runs",
+        Status.WARNING,
+        f"measuring now: {runs}; a run started now picks a free CPU, or waits for one and "
+        "then shares it (and says so)",
+        "wait for them, or give each run its own CPU (--cpu N)",
+    )
+
+
+def _noise_checks(host: HostFiles, cpu: int | None, held: dict[int, int]) -> list[Check]:
     checks = []
     no_turbo = host.read("/sys/devices/system/cpu/intel_pstate/no_turbo")
     boost = host.read("/sys/devices/system/cpu/cpufreq/boost")
@@ -291,10 +306,18 @@ def _noise_checks(host: HostFiles, cpu: int | None) -> list[Check]:
             Check(
                 "load",
                 Status.WARNING if busy else Status.OK,
-                f"1-minute load {load:.2f} on {host.cpu_count()} CPUs",
+                f"1-minute load {load:.2f} on {host.cpu_count()} CPUs"
+                + (
+                    ": other processes will take turns on the measuring CPU; the time lens "
+                    "takes the time they took out of each sample, says how much in a note, "
+                    "and needs more time to decide"
+                    if busy
+                    else ""
+                ),
                 "stop other work (see `top -o %CPU`) before measuring" if busy else None,
             )
         )
+    checks.append(_perflab_runs_check(held))
     if _hypervisor(host):
         checks.append(
             Check(
@@ -356,5 +379,5 @@ def diagnose(
     return DoctorReport(
         lenses=tuple(_lenses(host, perf)),
         tools=tuple(_tool_checks(runner, host, perf)),
-        noise=tuple(_noise_checks(host, cpu)),
+        noise=tuple(_noise_checks(host, cpu, cpu_lock.held_cpus(list(range(host.cpu_count()))))),
     )

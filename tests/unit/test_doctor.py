@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perflab.doctor import Status, diagnose
+from perflab.measure.cpu_lock import try_lock
 from perflab.model import Metric
 from perflab.proc import Completed
 from perflab.proc import FakeRunner as ScriptedRunner
@@ -129,3 +131,20 @@ def test_every_registered_lens_is_listed() -> None:
     assert [lens.lens for lens in report.lenses] == list(available_metrics())
     torch = next(lens for lens in report.lenses if lens.lens == Metric.TORCH)
     assert torch.available and "torch.profiler" in torch.detail
+
+
+def test_a_busy_machine_and_another_perflab_run_holding_a_cpu_are_named() -> None:
+    busy = dict(BARE_METAL, **{"/proc/loadavg": "7.50 3.00 2.00 5/200 1234"})
+    host = FakeHost(busy, ["perf", "valgrind", "objdump"])
+    runner = FakeRunner("1.0,msec,task-clock,1,100.00,,\n", "cpu-clock")
+    checks = {check.name: check for check in diagnose(runner, host=host).noise}
+    assert checks["load"].status is Status.WARNING and "takes the time" in checks["load"].detail
+    assert checks["other perflab runs"].status is Status.OK
+    lock = try_lock(3)  # in this test session's own lock directory (conftest)
+    assert lock is not None
+    try:
+        checks = {check.name: check for check in diagnose(runner, host=host).noise}
+    finally:
+        lock.close()
+    held = checks["other perflab runs"]
+    assert held.status is Status.WARNING and f"pid {os.getpid()} on CPU 3" in held.detail

@@ -424,8 +424,8 @@ def analyse_time(
     for name in variants[1:]:
         samples = data.samples_of(name, WALL_NS)
         pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
-        if not pairs:
-            continue
+        if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
+            continue  # nothing measured; excluding every pair leaves an undecided comparison
         estimate = estimate_ratio(pairs, settings.confidence)
         finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
         if finding is not None and benchmark.kind is BenchmarkKind.STATEMENT:
