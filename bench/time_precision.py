@@ -14,13 +14,20 @@ What counts as a "difference" claim per tool:
   pyperf        `compare_to` says "Nx slower/faster" rather than "Not significant"
   hyperfine     it reports ratio ± σ with no test; we count a claim when |ratio - 1| > 2σ
 
+With --load the script makes the machine busy itself for the whole run (bench/machine_load.py: a
+busy loop pinned to every CPU and a memory-bound process, all stopped on every exit path), and
+perflab's runs are re-analysed from their stored samples with each --preempted policy (keep,
+exclude, correct), so the policies are compared on the very same samples.
+
 Usage: .venv/bin/python bench/time_precision.py [--aa 20] [--ab 5] [--budget 20] [--out FILE]
+                                                [--load] [--slower 1030] [--tools perflab,...]
 Writes a JSON file with every result and prints a Markdown summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -31,7 +38,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
+
+from machine_load import MachineLoad
 
 PYTHON = sys.executable
 BASE_STMT = "sum(range(1000))"
@@ -51,7 +61,9 @@ def perflab(
     started = time.monotonic()
     subprocess.run(
         [
-            str(Path(PYTHON).with_name("perflab")),
+            PYTHON,
+            "-m",
+            "perflab.cli.main",
             "run",
             "--stmt",
             "sum(range(n))",
@@ -72,7 +84,46 @@ def perflab(
         ],
         check=True,
     )
-    return perflab_result("perflab", out, time.monotonic() - started)
+    result = perflab_result("perflab", out, time.monotonic() - started)
+    result.update(preemption_policies(store))
+    return result
+
+
+def preemption_policies(store: Path) -> dict:
+    """The same run analysed with each --preempted policy, and how much other processes took."""
+    from perflab.engine import analyse_run
+    from perflab.stats.preemption import Preemption, summarise
+    from perflab.store import Store
+
+    opened = Store.open(store, create=False)
+    try:
+        run = opened.load_run("latest")
+    finally:
+        opened.close()
+    policies = {}
+    for policy in Preemption:
+        settings = replace(run.experiment.settings, preempted=str(policy))
+        analysed = analyse_run(replace(run, experiment=replace(run.experiment, settings=settings)))
+        if not analysed.comparisons:
+            policies[str(policy)] = {"ratio": math.nan, "ci_low": 0.0, "ci_high": math.inf,
+                                     "verdict": "none"}  # fmt: skip
+            continue
+        comparison = analysed.comparisons[0]
+        policies[str(policy)] = {
+            "ratio": comparison.ratio,
+            "ci_low": comparison.ci_low,
+            "ci_high": comparison.ci_high,
+            "verdict": str(comparison.verdict),
+        }
+    names = [v.name for v in run.experiment.variants]
+    time_samples = [s for s in run.samples if s.name == "wall_ns"]
+    summary = summarise(time_samples, names, Preemption.EXCLUDE)
+    return {
+        "policies": policies,
+        "lost_share": summary.lost_share,
+        "preempted_samples": summary.n_preempted,
+        "samples": summary.n_samples,
+    }
 
 
 def perflab_result(tool: str, json_path: Path, elapsed_s: float) -> dict:
@@ -96,7 +147,7 @@ def perflab_commands(
     commands = [f"{PYTHON} -c 'for _ in range({HYPERFINE_LOOPS}): {s}'" for s in (stmt_a, stmt_b)]
     started = time.monotonic()
     subprocess.run(
-        [str(Path(PYTHON).with_name("perflab")), "run", "--cmd", commands[0],
+        [PYTHON, "-m", "perflab.cli.main", "run", "--cmd", commands[0],
          "--variant", "A", "--variant", f"B cmd={shlex.quote(commands[1])}",
          "--budget", str(budget_s), "--quiet", "--store", str(store), "--json", str(out),
          *(["--precision", str(REFERENCE_PRECISION)] if until_budget else [])],
@@ -200,9 +251,9 @@ def hyperfine(stmt_a: str, stmt_b: str, budget_s: float, workdir: Path) -> dict:
 
 
 SUMMARY_HEADER = (
-    "| tool | kind | tries | claimed a difference | median error of the ratio "
+    "| tool | kind | tries | claimed a difference | verdicts | median error of the ratio "
     "| ratios (min–max) | CI contains the reference | mean time (s) |\n"
-    "|---|---|---:|---:|---:|---|---:|---:|"
+    "|---|---|---:|---:|---:|---:|---|---:|---:|"
 )
 
 
@@ -212,22 +263,27 @@ REFERENCE_KIND = {"perflab": "statement", "pyperf": "statement", "perflab-cmd": 
                   "hyperfine": "command"}  # fmt: skip
 
 
-def measure_references(budget_s: float, workdir: Path) -> dict[str, list[dict]]:
+def measure_references(
+    budget_s: float, workdir: Path, slower_stmt: str, kinds: set[str]
+) -> dict[str, list[dict]]:
     """Long interleaved A/B measurements (perflab, a large budget), statement and command."""
-    statement = perflab(
-        BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-stmt.db", until_budget=True
-    )
-    command = perflab_commands(
-        BASE_STMT, SLOWER_STMT, budget_s, workdir / "ref-cmd.db", until_budget=True
-    )
-    for kind, reference in (("statement", statement), ("command", command)):
+    references = {}
+    if "statement" in kinds:
+        references["statement"] = perflab(
+            BASE_STMT, slower_stmt, budget_s, workdir / "ref-stmt.db", until_budget=True
+        )
+    if "command" in kinds:
+        references["command"] = perflab_commands(
+            BASE_STMT, slower_stmt, budget_s, workdir / "ref-cmd.db", until_budget=True
+        )
+    for kind, reference in references.items():
         print(
             f"reference ({kind}) A/B ratio: {reference['ratio']:.4f} "
             f"[{reference['ci_low']:.4f}, {reference['ci_high']:.4f}] "
             f"in {reference['elapsed_s']:.0f} s",
             flush=True,
         )
-    return {"statement": [statement], "command": [command]}
+    return {kind: [reference] for kind, reference in references.items()}
 
 
 def truths(references: dict[str, list[dict]]) -> dict[str, float]:
@@ -238,28 +294,59 @@ def truths(references: dict[str, list[dict]]) -> dict[str, float]:
     }
 
 
+def with_policies(results: list[dict]) -> list[dict]:
+    """perflab's results plus one row per --preempted policy, re-analysed from the same samples
+    (tool "perflab [keep]" ...)."""
+    rows = list(results)
+    for result in results:
+        for policy, analysed in result.get("policies", {}).items():
+            rows.append(
+                dict(
+                    result,
+                    tool=f"perflab [{policy}]",
+                    **analysed,
+                    claims_difference=analysed["verdict"] in ("slower", "faster"),
+                )
+            )
+    return rows
+
+
 def summarise(results: list[dict], reference: dict[str, float]) -> str:
     """Error of the ratio: against 1 for A/A, against the long reference for A/B."""
     lines = [SUMMARY_HEADER]
+    results = with_policies(results)
+    tools = ["perflab", "perflab [keep]", "perflab [exclude]", "perflab [correct]", "pyperf",
+             "perflab-cmd", "hyperfine"]  # fmt: skip
     for kind in ("A/A", "A/B"):
-        for tool in ("perflab", "pyperf", "perflab-cmd", "hyperfine"):
-            truth = 1.0 if kind == "A/A" else reference.get(REFERENCE_KIND[tool])
+        for tool in tools:
+            truth = 1.0 if kind == "A/A" else reference.get(REFERENCE_KIND[tool.split()[0]])
             rows = [r for r in results if r["tool"] == tool and r["kind"] == kind]
             if not rows or truth is None:
                 continue
             claims = sum(r["claims_difference"] for r in rows)
-            ratios = [r["ratio"] for r in rows]
+            ratios = [r["ratio"] for r in rows if math.isfinite(r["ratio"])] or [math.nan]
             errors = sorted(abs(ratio / truth - 1) for ratio in ratios)
             contains = "–"
             if "ci_low" in rows[0]:
                 hits = sum(r["ci_low"] <= truth <= r["ci_high"] for r in rows)
                 contains = f"{hits}/{len(rows)}"
+            decided = "–"
+            if "verdict" in rows[0]:
+                wanted = "equivalent" if kind == "A/A" else "slower"
+                decided = f"{sum(r['verdict'] == wanted for r in rows)}/{len(rows)} {wanted}"
             mean_s = sum(r["elapsed_s"] for r in rows) / len(rows)
             lines.append(
                 f"| {tool} | {kind} | {len(rows)} | {claims}/{len(rows)} "
-                f"({claims / len(rows):.0%}) | {errors[len(errors) // 2]:.1%} "
+                f"({claims / len(rows):.0%}) | {decided} | {errors[len(errors) // 2]:.1%} "
                 f"| {min(ratios):.3f}–{max(ratios):.3f} | {contains} | {mean_s:.1f} |"
             )
+    lost = [r["lost_share"] for r in results if r["tool"] == "perflab" and "lost_share" in r]
+    if lost:
+        lines.append("")
+        lines.append(
+            f"Other processes took {min(lost):.0%}–{max(lost):.0%} (median "
+            f"{sorted(lost)[len(lost) // 2]:.0%}) of perflab's measuring CPU during its runs."
+        )
     return "\n".join(lines)
 
 
@@ -280,6 +367,18 @@ def main() -> None:
         "--reference-budget", type=float, default=180.0, help="seconds per reference (180)"
     )
     parser.add_argument("--tools", default="perflab,pyperf,perflab-cmd,hyperfine")
+    parser.add_argument(
+        "--slower", type=int, default=1100, help="A/B: sum(range(N)) against 1000 (1100: +10%%)"
+    )
+    parser.add_argument(
+        "--load", action="store_true", help="make the machine busy (bench/machine_load.py)"
+    )
+    parser.add_argument(
+        "--load-seconds", type=float, default=4 * 3600, help="--load stops by itself after this"
+    )
+    parser.add_argument(
+        "--no-end-reference", action="store_true", help="measure the references once, at the start"
+    )
     parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
     parser.add_argument(
         "--summarise", type=Path, metavar="FILE", help="only print the table of a saved run"
@@ -297,12 +396,32 @@ def main() -> None:
     if "hyperfine" in tools and shutil.which("hyperfine") is None:
         sys.exit("hyperfine is missing: bash scripts/setup.sh --bench installs it")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    results: list[dict] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    slower_stmt = f"sum(range({args.slower}))"
+    kinds = {REFERENCE_KIND[tool] for tool in tools}
+    document: dict = {
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+        "budget_s": args.budget,
+        "load": args.load,
+        "slower": slower_stmt,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "load_average_at_start": os.getloadavg(),
+        "references": {},
+        "results": [],
+    }
+
+    def save() -> None:  # after every result: a run stopped early keeps what it measured
+        document["load_average_now"] = os.getloadavg()
+        args.out.write_text(json.dumps(document, indent=1))
+
+    load = MachineLoad(seconds=args.load_seconds) if args.load else contextlib.nullcontext()
+    with load, tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        references = measure_references(args.reference_budget, workdir)
+        document["references"] = measure_references(
+            args.reference_budget, workdir, slower_stmt, kinds
+        )
+        save()
         plan = [("A/A", BASE_STMT, BASE_STMT)] * args.aa + [
-            ("A/B", BASE_STMT, SLOWER_STMT)
+            ("A/B", BASE_STMT, slower_stmt)
         ] * args.ab
         for i, (kind, stmt_a, stmt_b) in enumerate(plan):
             for tool in tools:
@@ -315,29 +434,18 @@ def main() -> None:
                 else:
                     result = hyperfine(stmt_a, stmt_b, args.budget, workdir)
                 result["kind"] = kind
-                results.append(result)
+                result["load_average"] = os.getloadavg()[0]
+                document["results"].append(result)
+                save()
                 print(json.dumps(result), flush=True)
         # the ratio itself can move with the machine's state: measure it again at the end
-        for kind, again in measure_references(args.reference_budget, workdir).items():
-            references[kind] += again
-    machine = {
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "load_average_at_end": os.getloadavg(),
-    }
-    args.out.write_text(
-        json.dumps(
-            {
-                "machine": machine,
-                "budget_s": args.budget,
-                "references": references,
-                "results": results,
-            },
-            indent=1,
-        )
-    )
+        if not args.no_end_reference:
+            again = measure_references(args.reference_budget, workdir, slower_stmt, kinds)
+            for kind, runs in again.items():
+                document["references"][kind] += runs
+    save()
     print()
-    print(summarise(results, truths(references)))
+    print(summarise(document["results"], truths(document["references"])))
 
 
 if __name__ == "__main__":

@@ -52,6 +52,23 @@ def _ns_per_loop(spec: LaunchSpec) -> float:
     return 800.0 if (spec.env or {}).get("FAST") == "1" else 1000.0
 
 
+def test_on_a_busy_machine_samples_are_shortened_after_the_first_generation() -> None:
+    worker = ScriptedWorker(_ns_per_loop, lost_share=0.3)
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    settings = dataclasses.replace(FAST, budget_s=0.3, min_generations=3, sample_target_ms=10.0)
+    context, sink = _context(runner, settings)
+    lens = TimeLens(clock_ns=FakeClock())
+    lens.measure(BENCH, context)
+    loops = {s.generation: s.loops for s in sink.samples}
+    assert loops[1] == loops[2] == round(loops[0] / 5)  # 10 ms -> 2 ms
+    (note,) = [n for n in sink.notes if "shortened" in n.message]
+    assert note.message.startswith("100% of the first generation's samples were preempted")
+    analysis = lens.analyse(BENCH, ["A", "B"], sink.data_for("b", Metric.TIME), context.experiment)
+    (comparison,) = analysis.comparisons
+    assert comparison.ratio == pytest.approx(0.8)  # the lost time is taken out of both
+    assert [n for n in analysis.notes if "other processes took 30%" in n.message]
+
+
 def test_time_lens_interleaves_fresh_workers_and_finds_the_ratio() -> None:
     worker = ScriptedWorker(_ns_per_loop)
     runner = FakeRunner().on_spawn("statement_worker", worker)

@@ -30,6 +30,7 @@ class ScriptedWorker:
     cpu: int = 1
     python: str = "3.11.2"
     fail_setup: str | None = None  # a traceback: the setup raises
+    lost_share: float = 0.0  # of each sample's wall time, spent waiting on the run queue
     started: int = 0
     requests: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (pid, request)
 
@@ -40,7 +41,10 @@ class ScriptedWorker:
 
         def timed(loops: int, empty: bool) -> dict[str, Any]:
             ns = 5.0 if empty else self.ns_per_loop(spec)
-            return {"ok": True, "wall_ns": int(loops * ns), "cpu": self.cpu, "nivcsw": 0}
+            wall_ns = int(loops * ns)
+            queued = int(wall_ns * self.lost_share)
+            return {"ok": True, "wall_ns": wall_ns, "cpu": self.cpu, "nivcsw": 0,
+                    "cpu_ns": wall_ns - queued, "run_queue_ns": queued}  # fmt: skip
 
         def replies(line: str) -> Iterator[str]:
             request: dict[str, Any] = json.loads(line)
