@@ -294,6 +294,14 @@ def truths(references: dict[str, list[dict]]) -> dict[str, float]:
     }
 
 
+def interleaved_plan(aa: int, ab: int, slower_stmt: str) -> list[tuple[str, str, str]]:
+    """A/A and A/B tries spread evenly over the run, so a run stopped early (--max-minutes) has
+    some of each, measured under the same conditions."""
+    tries = [(k / aa if aa else 0.0, "A/A", BASE_STMT, BASE_STMT) for k in range(aa)]
+    tries += [((k + 0.5) / ab, "A/B", BASE_STMT, slower_stmt) for k in range(ab)]
+    return [(kind, a, b) for _, kind, a, b in sorted(tries, key=lambda t: t[0])]
+
+
 def with_policies(results: list[dict]) -> list[dict]:
     """perflab's results plus one row per --preempted policy, re-analysed from the same samples
     (tool "perflab [keep]" ...)."""
@@ -379,6 +387,12 @@ def main() -> None:
     parser.add_argument(
         "--no-end-reference", action="store_true", help="measure the references once, at the start"
     )
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=0.0,
+        help="start no further try after this many minutes (0: all of them)",
+    )
     parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
     parser.add_argument(
         "--summarise", type=Path, metavar="FILE", help="only print the table of a saved run"
@@ -413,6 +427,7 @@ def main() -> None:
         document["load_average_now"] = os.getloadavg()
         args.out.write_text(json.dumps(document, indent=1))
 
+    started = time.monotonic()
     load = MachineLoad(seconds=args.load_seconds) if args.load else contextlib.nullcontext()
     with load, tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -420,10 +435,12 @@ def main() -> None:
             args.reference_budget, workdir, slower_stmt, kinds
         )
         save()
-        plan = [("A/A", BASE_STMT, BASE_STMT)] * args.aa + [
-            ("A/B", BASE_STMT, slower_stmt)
-        ] * args.ab
+        plan = interleaved_plan(args.aa, args.ab, slower_stmt)
         for i, (kind, stmt_a, stmt_b) in enumerate(plan):
+            if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
+                print(f"stopping after {i} of {len(plan)} tries: --max-minutes", flush=True)
+                document["stopped_after_tries"] = i
+                break
             for tool in tools:
                 if tool == "perflab":
                     result = perflab(stmt_a, stmt_b, args.budget, workdir / f"p{i}.db")
