@@ -251,12 +251,13 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
     if claim is None:
         return
     if claim.shared_with:
-        pids = ", ".join(str(p) if p else "unknown pid" for p in claim.shared_with)
+        who = ", ".join(f"pid {p}" if p else "pid unknown" for p in claim.shared_with)
         writer.add_note(
             Note(
                 severity=Severity.WARNING,
                 message=f"these results share CPU {claim.cpu} with another perflab run "
-                f"(pid {pids}) that was measuring on it: the runs took turns on the CPU",
+                f"({who}) that was measuring on it when this run started: while both ran, "
+                "they took turns on the CPU",
                 hint="run one at a time, or give each its own CPU (--cpu N); without --cpu a "
                 "run picks a CPU no other run holds",
             )
