@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.store.migrations import SCHEMA_VERSION
 from tests.faults.conftest import (
     FAST,
     Fault,
@@ -266,6 +267,8 @@ def test_an_older_schema_is_read_without_migrating_and_migrated_by_a_run(
     connection = sqlite3.connect(store)
     for column in ("owner_pid", "owner_start_ticks", "owner_boot_id", "owner_host"):
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+    for column in ("run_queue_ns", "cpu_ns", "involuntary_switches"):  # schema 3's
+        connection.execute(f"ALTER TABLE samples DROP COLUMN {column}")
     connection.execute("PRAGMA user_version = 1")
     connection.close()
     before = _digest(store)
@@ -274,7 +277,7 @@ def test_an_older_schema_is_read_without_migrating_and_migrated_by_a_run(
     assert _run(tmp_path).returncode == 0
     assert [r["run_id"] for r in _list_json(tmp_path)] == [4, 3, 2, 1]
     connection = sqlite3.connect(store)
-    assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     connection.close()
 
 
