@@ -109,6 +109,9 @@ class LensContext:
     progress: ProgressReporter
     cpu: int | None  # the CPU measuring processes are pinned to; None: not pinned
     default_python: str  # interpreter for variants without python=
+    # CPUs another lens measures on while this one runs: lenses that run processes side by side
+    # (instructions) never use them. Empty today: the engine runs the lenses one after another.
+    busy_cpus: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)

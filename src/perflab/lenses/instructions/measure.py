@@ -56,7 +56,13 @@ from perflab.lenses.instructions.compare import (
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
+from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
+from perflab.measure.worker_client import (
+    StatementWorker,
+    WorkerInfo,
+    interpreter_for,
+    variant_environment,
+)
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -68,7 +74,7 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import LaunchSpec, ProcessRunner, which
+from perflab.proc import LaunchSpec, ProcessRunner, stop_all_contained, which
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
@@ -165,11 +171,43 @@ def _read_cpuinfo() -> str:
 
 
 def _derived_totals(costs: FunctionCosts) -> dict[str, float]:
-    totals = {SAMPLE_NAME: costs.total(INSTRUCTIONS_EVENT)}
+    return _derived({event: costs.total(event) for event in costs.events})
+
+
+def _derived(by_event: Mapping[str, float]) -> dict[str, float]:
+    """The stored samples' values from the totals of callgrind's events."""
+    totals = {SAMPLE_NAME: by_event.get(INSTRUCTIONS_EVENT, 0.0)}
     for event in CACHE_EVENTS:
-        if all(component in costs.events for component in event.components):
-            totals[event.name] = sum(costs.total(component) for component in event.components)
+        if all(component in by_event for component in event.components):
+            totals[event.name] = sum(by_event[component] for component in event.components)
     return totals
+
+
+_EVENTS_LINE = re.compile(r"^events:\s*(.*?)\s*$", re.MULTILINE)
+_TOTALS_LINE = re.compile(r"^totals:\s*(.*?)\s*$", re.MULTILINE)
+
+
+def dump_totals(text: str) -> dict[str, float] | None:
+    """Each event's total in a callgrind dump of one part, from its ``totals:`` line (the sum of
+    its costs), without parsing the costs: a dump of torch with per-instruction costs takes a
+    second to parse. None when the file has several parts or no such line. (``summary:`` is
+    not used: it can differ from the costs' sum by a few instructions.)"""
+    events = _EVENTS_LINE.findall(text)
+    totals = _TOTALS_LINE.findall(text)
+    if len(events) != 1 or len(totals) != 1:
+        return None
+    names, numbers = events[0].split(), totals[0].split()
+    if len(numbers) > len(names) or not all(n.isdigit() for n in numbers):
+        return None
+    # trailing zero costs may be left out
+    return {name: float(numbers[i]) if i < len(numbers) else 0.0 for i, name in enumerate(names)}
+
+
+def _totals_of(text: str) -> dict[str, float]:
+    quick = dump_totals(text)
+    if quick is not None:
+        return _derived(quick)
+    return _derived_totals(parse_callgrind(text).combined())
 
 
 def _read_dumps(directory: str) -> list[tuple[str, str]]:
@@ -194,6 +232,7 @@ class _Run:
     context: LensContext
     env: dict[str, str]
     fixed: dict[str, Any] = field(default_factory=dict)
+    cpu: int | None = None  # where its processes ran (set when it starts)
 
     def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
         return BenchmarkFailedError(
@@ -217,9 +256,15 @@ class InstructionsLens:
         loops: int | None = None,
         inline_frames: bool | None = None,
         equivalence_band: float | None = None,
+        parallel: bool = True,
+        allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
     ) -> None:
         self.repeats = repeats
+        # the variants' valgrind processes side by side, one per free CPU (counts do not depend
+        # on the machine being quiet); False: one after another on the measuring CPU
+        self.parallel = parallel
+        self.allowed_cpus = allowed_cpus
         self.loops = loops
         self.inline_frames = inline_frames  # None: when the command's executable has debug info
         self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
@@ -261,6 +306,7 @@ class InstructionsLens:
         variants = context.experiment.variants
         envs = [variant_environment(v) for v in variants]
         target = padding_target(envs)
+        runs = []
         for variant, env in zip(variants, envs, strict=True):
             fixed_env = padded_environment(env, target)
             fixed_env["PYTHONHASHSEED"] = "0"
@@ -272,16 +318,50 @@ class InstructionsLens:
             )
             if context.experiment.settings.cache_sim:
                 run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
-            context.progress.update(
-                benchmark=benchmark.name,
-                metric=self.metric,
-                detail=f"callgrind: {variant.name}",
-            )
-            if benchmark.kind is BenchmarkKind.STATEMENT:
-                self._measure_statement(run)
+            runs.append(run)
+        cpus = self._cpus(context)
+        side_by_side = min(len(cpus), len(runs))
+        names = ", ".join(v.name for v in variants)
+        context.progress.update(
+            benchmark=benchmark.name,
+            metric=self.metric,
+            detail=f"callgrind: {names}"
+            + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
+        )
+        workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+        statement = benchmark.kind is BenchmarkKind.STATEMENT
+
+        def count(run: _Run, cpu: int | None) -> _Counted:
+            run.cpu = cpu
+            if statement:
+                return self._count_statement(run, workers)
+            return self._count_command(run)
+
+        def store(run: _Run, counted: _Counted) -> None:
+            if isinstance(counted, _StatementCounts):
+                self._store_statement(run, counted)
             else:
-                self._measure_command(run)
-            context.sink.add_variant_info(variant.name, {"instructions": run.fixed})
+                self._store_command(run, counted)
+            run.fixed["cpu"] = run.cpu
+            context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
+
+        def stop() -> None:
+            workers.stop()
+            stop_all_contained()  # workers still in their setup (import torch) are not listed
+
+        run_on_cpus(runs, cpus, count, store, on_stop=stop)
+
+    def _cpus(self, context: LensContext) -> tuple[int | None, ...]:
+        """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
+        side by side on every CPU no other lens measures on while this one runs."""
+        if not self.parallel:
+            return (context.cpu,)
+        # the engine keeps perflab itself off the measuring CPU: add it back
+        allowed = set(self.allowed_cpus()) | ({context.cpu} if context.cpu is not None else set())
+        cpus = counting_cpus(allowed, context.busy_cpus, context.cpu)
+        if context.cpu is None:  # not pinned (--no-pin): as many at once, unpinned
+            return (None,) * len(cpus)
+        return cpus
 
     def analyse(
         self,
@@ -295,7 +375,9 @@ class InstructionsLens:
         )
 
     # -- statements ------------------------------------------------------------------------
-    def _measure_statement(self, run: _Run) -> None:
+    def _count_statement(self, run: _Run, workers: LiveSet[StatementWorker]) -> _StatementCounts:
+        """One worker under callgrind: warm-up, calibration and every repeat (may run in a
+        thread of its own: it writes nothing to the sink)."""
         settings = run.context.experiment.settings
         with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
             vgdb_prefix = os.path.join(directory, "vgdb")
@@ -316,7 +398,7 @@ class InstructionsLens:
                 run.benchmark,
                 run.variant,
                 interpreter=interpreter,
-                cpu=run.context.cpu,
+                cpu=run.cpu,
                 timeout_s=max(settings.sample_timeout_s * 10, 600.0),
                 launch_prefix=("valgrind", *options),
                 disable_aslr=True,
@@ -326,15 +408,24 @@ class InstructionsLens:
                 scope="module",
             )
             with worker:
-                info = worker.info
-                run.context.sink.add_variant_info(
-                    run.variant.name,
-                    {"python_version": info.python_version, "executable": info.executable},
-                )
-                session = _StatementSession(run, worker, vgdb_prefix)
-                plan = session.measure(self.loops, self.repeats)
-            dumps = dict(_read_dumps(directory))
-            self._store_statement_dumps(run, plan, dumps)
+                workers.add(worker)
+                try:
+                    session = _StatementSession(run, worker, vgdb_prefix)
+                    plan = session.measure(self.loops, self.repeats)
+                    # every dump is on disk once vgdb returned: the interpreter's shutdown
+                    # under valgrind (seconds with torch's destructors) counts for nothing
+                    dumps = dict(_read_dumps(directory))
+                    worker.kill()
+                finally:
+                    workers.discard(worker)
+        return _StatementCounts(worker.info, plan, dumps)
+
+    def _store_statement(self, run: _Run, counts: _StatementCounts) -> None:
+        run.context.sink.add_variant_info(
+            run.variant.name,
+            {"python_version": counts.info.python_version, "executable": counts.info.executable},
+        )
+        self._store_statement_dumps(run, counts.plan, counts.dumps)
 
     def _store_statement_dumps(
         self, run: _Run, plan: _StatementPlan, dumps: Mapping[str, str]
@@ -366,17 +457,16 @@ class InstructionsLens:
                     )
                 )
             try:
-                stmt_parts = parse_callgrind(texts[KIND_STATEMENT]).parts
-                stmt = combine_parts(stmt_parts)
-                empty = combine_parts(parse_callgrind(texts[KIND_EMPTY]).parts)
+                if repeat == 0:  # the objects that ran, and their inline frames
+                    stmt_parts = parse_callgrind(texts[KIND_STATEMENT]).parts
+                    self._store_identities(run, combine_parts(stmt_parts))
+                    instructions = instructions_of(stmt_parts)
+                    if self.inline_frames is not False and instructions is not None:
+                        self._store_frames(run, instructions)
+                stmt_totals = _totals_of(texts[KIND_STATEMENT])
+                empty_totals = _totals_of(texts[KIND_EMPTY])
             except CallgrindFormatError as error:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
-            if repeat == 0:
-                self._store_identities(run, stmt)
-                instructions = instructions_of(stmt_parts)
-                if self.inline_frames is not False and instructions is not None:
-                    self._store_frames(run, instructions)
-            stmt_totals, empty_totals = _derived_totals(stmt), _derived_totals(empty)
             for name, value in stmt_totals.items():
                 run.context.sink.add_sample(
                     Sample(
@@ -387,7 +477,7 @@ class InstructionsLens:
                         value=value - empty_totals.get(name, 0.0),
                         loops=plan.loops,
                         generation=repeat,
-                        cpu=run.context.cpu,
+                        cpu=run.cpu,
                     )
                 )
         run.fixed["loops"] = plan.loops
@@ -419,7 +509,9 @@ class InstructionsLens:
         )
 
     # -- commands --------------------------------------------------------------------------
-    def _measure_command(self, run: _Run) -> None:
+    def _count_command(self, run: _Run) -> _CommandCounts:
+        """Every repeat of the command under callgrind (may run in a thread of its own: it
+        writes nothing to the sink)."""
         settings = run.context.experiment.settings
         argv = command_argv(run.benchmark.command_for(run.variant))
         through_shell = argv[0] == "/bin/sh"
@@ -429,7 +521,8 @@ class InstructionsLens:
             # through a shell the program is not known before it runs: keep the per-instruction
             # costs, and read debug info from whichever objects have it
             inline = through_shell or (executable is not None and has_debug_info(executable))
-        for repeat in range(max(1, self.repeats if self.repeats > 0 else 1)):
+        repeats: list[list[tuple[str, str]]] = []
+        for _ in range(max(1, self.repeats)):
             with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
                 options = callgrind_options(
                     out_file=os.path.join(directory, "callgrind.out.%p"),
@@ -445,7 +538,7 @@ class InstructionsLens:
                         argv=("valgrind", *options, *argv),
                         env=run.env,
                         cwd=run.variant.cwd,
-                        cpu=run.context.cpu,
+                        cpu=run.cpu,
                         disable_aslr=True,
                     ),
                     timeout_s=_COMMAND_TIMEOUT_S,
@@ -457,11 +550,16 @@ class InstructionsLens:
                         "on its own",
                         detail=completed.stderr[-4000:],
                     )
-                dumps = _read_dumps(directory)
-            self._store_command_dumps(run, dumps, repeat, inline)
-        run.fixed["repeats"] = max(1, self.repeats)
-        if settings.region is not None:
-            run.fixed["region"] = settings.region
+                repeats.append(_read_dumps(directory))
+        return _CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline)
+
+    def _store_command(self, run: _Run, counts: _CommandCounts) -> None:
+        for repeat, dumps in enumerate(counts.repeats):
+            self._store_command_dumps(run, dumps, repeat, counts.inline)
+        run.fixed["repeats"] = len(counts.repeats)
+        region = run.context.experiment.settings.region
+        if region is not None:
+            run.fixed["region"] = region
 
     def _store_command_dumps(
         self, run: _Run, dumps: Sequence[tuple[str, str]], repeat: int, inline: bool
@@ -504,7 +602,7 @@ class InstructionsLens:
                     value=value,
                     loops=1,
                     generation=repeat,
-                    cpu=run.context.cpu,
+                    cpu=run.cpu,
                 )
             )
         if repeat == 0:
@@ -542,6 +640,26 @@ def _trigger_of(text: str) -> str | None:
 class _StatementPlan:
     loops: int
     repeats: int
+
+
+@dataclass(frozen=True)
+class _StatementCounts:
+    """What one statement worker counted: callgrind's dumps (file name -> text)."""
+
+    info: WorkerInfo
+    plan: _StatementPlan
+    dumps: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class _CommandCounts:
+    """Every repeat's callgrind files ((file name, text) per process) of one command."""
+
+    repeats: tuple[tuple[tuple[str, str], ...], ...]
+    inline: bool
+
+
+_Counted = _StatementCounts | _CommandCounts
 
 
 class _StatementSession:
@@ -607,7 +725,7 @@ class _StatementSession:
             trigger = _trigger_of(text) or ""
             for kind in ("empty", "stmt"):
                 if trigger.endswith(f"perflab-calibrate-{kind}"):
-                    totals[kind] = parse_callgrind(text).combined().total()
+                    totals[kind] = _totals_of(text)[SAMPLE_NAME]
         return (totals.get("stmt", 0.0) - totals.get("empty", 0.0)) / _CALIBRATION_LOOPS
 
 
