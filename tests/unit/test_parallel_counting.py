@@ -1,0 +1,122 @@
+"""Side-by-side measurements: which CPUs, one job per CPU at a time, results stored in order."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from perflab.lenses.instructions.measure import InstructionsLens, dump_totals
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
+from perflab.model import Benchmark, Experiment, Settings, Variant
+from perflab.proc import FakeRunner
+
+
+def test_every_allowed_cpu_counts_except_those_another_lens_measures_on() -> None:
+    assert counting_cpus({0, 1, 2, 3}, frozenset(), 3) == (0, 1, 2, 3)
+    assert counting_cpus({0, 1, 2, 3}, {3}, 3) == (0, 1, 2)
+    # nothing free: one at a time, never on the busy CPU
+    assert counting_cpus({1}, {1}, 1) == (None,)
+    assert counting_cpus(set(), frozenset(), 1) == (1,)
+
+
+def _context(cpu: int | None, busy: frozenset[int] = frozenset()) -> LensContext:
+    experiment = Experiment(
+        (Benchmark("b", stmt="pass"),), (Variant("a"), Variant("b")), Settings()
+    )
+    return LensContext(
+        experiment, FakeRunner(), MemorySink(), NullProgress(), cpu, "python3", busy_cpus=busy
+    )
+
+
+def test_the_lens_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
+    lens = InstructionsLens(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
+    assert lens._cpus(_context(1)) == (0, 1)
+    assert lens._cpus(_context(1, busy=frozenset({1}))) == (0,)
+    assert lens._cpus(_context(None)) == (None,)  # --no-pin: as many, unpinned
+    assert InstructionsLens(allowed_cpus=lambda: {0, 1})._cpus(_context(None)) == (None, None)
+    assert InstructionsLens(parallel=False, allowed_cpus=lambda: {0})._cpus(_context(1)) == (1,)
+
+
+def test_jobs_never_share_a_cpu_and_run_side_by_side() -> None:
+    lock = threading.Lock()
+    running: dict[int | None, str] = {}
+    most_at_once = 0
+    done: list[tuple[str, str]] = []
+    main = threading.get_ident()
+
+    def work(job: str, cpu: int | None) -> str:
+        nonlocal most_at_once
+        with lock:
+            assert cpu not in running, f"{job} on CPU {cpu}, taken by {running.get(cpu)}"
+            running[cpu] = job
+            most_at_once = max(most_at_once, len(running))
+        time.sleep(0.05)
+        with lock:
+            del running[cpu]
+        return f"{job}@{cpu}"
+
+    def on_done(job: str, result: str) -> None:
+        assert threading.get_ident() == main  # the store's connection lives in this thread
+        done.append((job, result))
+
+    run_on_cpus(["a", "b", "c", "d", "e"], (0, 1), work, on_done)
+    assert sorted(job for job, _ in done) == ["a", "b", "c", "d", "e"]
+    assert all(result.startswith(job + "@") for job, result in done)
+    assert most_at_once == 2
+
+
+def test_one_cpu_runs_everything_in_order_in_the_calling_thread() -> None:
+    seen: list[tuple[str, int | None, int]] = []
+
+    def work(job: str, cpu: int | None) -> int:
+        seen.append((job, cpu, threading.get_ident()))
+        return len(job)
+
+    results: list[int] = []
+    run_on_cpus(["x", "yy"], (1,), work, lambda _, r: results.append(r))
+    assert [(j, c) for j, c, _ in seen] == [("x", 1), ("yy", 1)]
+    assert {t for _, _, t in seen} == {threading.get_ident()}
+    assert results == [1, 2]
+
+
+def test_the_first_failure_stops_the_others_and_is_raised() -> None:
+    stopped = threading.Event()
+
+    def work(job: str, cpu: int | None) -> str:
+        if job == "bad":
+            raise ValueError("bad job")
+        # a long measurement, cut short by on_stop (as killing its worker does)
+        stopped.wait(timeout=10)
+        raise RuntimeError("killed")
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="bad job"):
+        run_on_cpus(["slow", "bad", "never"], (0, 1), work, lambda *_: None, on_stop=stopped.set)
+    assert stopped.is_set()
+    assert time.monotonic() - started < 5
+
+
+def test_a_worker_registered_after_the_stop_is_stopped_at_once() -> None:
+    killed: list[str] = []
+    live: LiveSet[str] = LiveSet(killed.append)
+    live.add("w1")
+    live.stop()
+    assert killed == ["w1"]
+    with pytest.raises(Cancelled):
+        live.add("w2")
+    assert killed == ["w1", "w2"]
+
+
+def test_totals_are_read_from_the_totals_line_not_the_summary() -> None:
+    text = (
+        "version: 1\ncreator: callgrind-3.19.0\npart: 1\ndesc: Trigger: perflab-stmt-0\n"
+        "positions: instr line\nevents: Ir Dr Dw\nsummary: 1002 20 3\n\n"
+        "ob=/bin/x\nfn=main\n0x10 1 1000 20 3\n\ntotals: 1000 20\n"
+    )
+    assert dump_totals(text) == {"Ir": 1000.0, "Dr": 20.0, "Dw": 0.0}
+    assert dump_totals(text.replace("totals: 1000 20\n", "")) is None  # then: a full parse
+    two_parts = text + text.replace("part: 1", "part: 2")
+    assert dump_totals(two_parts) is None
