@@ -1,15 +1,21 @@
 """perflab's instructions lens vs torch.utils.benchmark's collect_callgrind, in one run.
 
-    .venv/bin/python bench/instructions_vs_torch.py [--number 1000]
+    .venv/bin/python bench/instructions_vs_torch.py [--number 1000] [--sequential]
 
-Both count `torch.add(x, y)` on two 1-element tensors under callgrind. Prints instructions per
-call and wall time of each, and the machine. Needs torch in the interpreter running this script
+An A/B of `torch.add(x, y)` on two 1-element tensors with two variants of the same environment
+(they differ in an environment variable nothing reads, `PERFLAB_BENCH_SIDE=a|b`): perflab counts
+both with one `perflab.run(..., metrics="instructions")` (the whole run: preflight, both variants,
+analysis); torch needs one `Timer.collect_callgrind(number=...)` per variant. Prints instructions
+per call and wall time of each, the ratio, and the machine. `--sequential` also times perflab
+with the variants counted one after another (`InstructionsLens(parallel=False)`, the lens alone),
+as before they ran side by side. Needs torch in the interpreter running this script
 (`.venv/bin/pip install torch==2.13.0`); perflab's own tests never need torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -18,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+import perflab
 from perflab.lenses.instructions.compare import SAMPLE_NAME
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -26,40 +33,82 @@ from perflab.proc import SubprocessRunner
 
 SETUP = "import torch\nx = torch.ones(1)\ny = torch.ones(1)"
 STMT = "torch.add(x, y)"
+SIDE = "PERFLAB_BENCH_SIDE"
+SIDES = ("a", "b")
 
 
-def perflab_per_call() -> tuple[float, float, dict[str, object]]:
+def perflab_ab() -> tuple[dict[str, float], float, dict[str, object]]:
+    """Per-call counts of both variants, the wall time of the whole run, and the comparison."""
+    experiment = perflab.make_experiment(
+        stmt=STMT,
+        setup=SETUP,
+        variants=[f"{side} env.{SIDE}={side}" for side in SIDES],
+        metrics="instructions",
+    )
+    start = time.perf_counter()
+    result = perflab.run(experiment, store_path=None)
+    wall_s = time.perf_counter() - start
+    result.raise_on_failure()
+    (comparison,) = result.comparisons
+    out = comparison.to_json()
+    counts = {
+        "a": float(out["baseline_per_iteration"]),
+        "b": float(out["variant_per_iteration"]),
+    }
+    summary = {
+        "ratio": out["ratio"],
+        "ci": [out["ci_low"], out["ci_high"]],
+        "verdict": out["verdict"],
+        "a_repeats": out.get("baseline_repeats"),
+        "b_repeats": out.get("variant_repeats"),
+    }
+    return counts, wall_s, summary
+
+
+def perflab_sequential() -> tuple[dict[str, float], float]:
+    """The lens alone, variants one after another on one CPU (as before)."""
     benchmark = Benchmark("torch.add", stmt=STMT, setup=SETUP)
     experiment = Experiment(
         (benchmark,),
-        (Variant("venv", python=sys.executable),),
+        tuple(Variant(side, env={SIDE: side}, python=sys.executable) for side in SIDES),
         Settings(metrics=(Metric.INSTRUCTIONS,)),
     )
-    lens = InstructionsLens()
+    lens = InstructionsLens(parallel=False)
     sink = MemorySink()
     runner = SubprocessRunner()
+    cpu = sorted(os.sched_getaffinity(0))[-1]
     start = time.perf_counter()
     lens.preflight(experiment, runner)
     lens.measure(
-        benchmark, LensContext(experiment, runner, sink, NullProgress(), None, sys.executable)
+        benchmark, LensContext(experiment, runner, sink, NullProgress(), cpu, sys.executable)
     )
     wall_s = time.perf_counter() - start
-    per_call = [s.per_iteration for s in sink.samples if s.name == SAMPLE_NAME]
-    return sorted(per_call)[len(per_call) // 2], wall_s, sink.variant_info["venv"]["instructions"]
+    counts = {}
+    for side in SIDES:
+        per_call = sorted(
+            s.per_iteration for s in sink.samples if s.name == SAMPLE_NAME and s.variant == side
+        )
+        counts[side] = per_call[len(per_call) // 2]
+    return counts, wall_s
 
 
-def torch_per_call(number: int) -> tuple[float, float]:
+def torch_ab(number: int) -> tuple[dict[str, float], float]:
     from torch.utils.benchmark import Timer
 
     # collect_callgrind starts `python` by name: make it this venv's
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    counts = {}
     start = time.perf_counter()
-    stats = Timer(stmt=STMT, setup=SETUP).collect_callgrind(number=number)
+    for side in SIDES:
+        os.environ[SIDE] = side  # its valgrind process inherits this environment
+        stats = Timer(stmt=STMT, setup=SETUP).collect_callgrind(number=number)
+        counts[side] = stats.counts(denoise=False) / number
     wall_s = time.perf_counter() - start
-    return stats.counts(denoise=False) / number, wall_s
+    os.environ.pop(SIDE, None)
+    return counts, wall_s
 
 
-def machine() -> str:
+def machine() -> dict[str, object]:
     model = next(
         (
             line.split(":", 1)[1].strip()
@@ -69,31 +118,54 @@ def machine() -> str:
         platform.processor(),
     )
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+    ).stdout
     import torch
 
-    return (
-        f"{model}, {os.cpu_count()} vCPUs, {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}, torch {torch.__version__}, {valgrind.strip()}"
-    )
+    return {
+        "cpu": f"{model}, {len(os.sched_getaffinity(0))} CPUs",
+        "software": f"{platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}, torch {torch.__version__}, {valgrind.strip()}",
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit.strip(),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1000, help="torch's number= (calls)")
+    parser.add_argument(
+        "--sequential", action="store_true", help="also time the variants one after another"
+    )
     args = parser.parse_args()
-    ours, ours_s, fixed = perflab_per_call()
-    theirs, theirs_s = torch_per_call(args.number)
-    result = {
-        "machine": machine(),
-        "perflab_instructions_per_call": round(ours, 1),
-        "perflab_loops": fixed.get("loops"),
+    load_before = os.getloadavg()
+    ours, ours_s, comparison = perflab_ab()
+    sequential = perflab_sequential() if args.sequential else None
+    theirs, theirs_s = torch_ab(args.number)
+    result: dict[str, object] = {
+        **machine(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "perflab_wall_s": round(ours_s, 1),
-        "torch_instructions_per_call": round(theirs, 1),
+        "perflab_instructions_per_call": {k: round(v, 1) for k, v in ours.items()},
+        "perflab_comparison": comparison,
         "torch_number": args.number,
         "torch_wall_s": round(theirs_s, 1),
-        "count_difference": f"{(ours / theirs - 1) * 100:+.2f}%",
-        "wall_ratio": round(ours_s / theirs_s, 3),
+        "torch_instructions_per_call": {k: round(v, 1) for k, v in theirs.items()},
+        "count_difference": {k: f"{(ours[k] / theirs[k] - 1) * 100:+.2f}%" for k in SIDES},
+        "speed_up": round(theirs_s / ours_s, 2),
     }
+    if sequential is not None:
+        counts, wall_s = sequential
+        result["perflab_sequential_wall_s"] = round(wall_s, 1)
+        result["perflab_sequential_instructions_per_call"] = {
+            k: round(v, 1) for k, v in counts.items()
+        }
+        result["speed_up_sequential"] = round(theirs_s / wall_s, 2)
     print(json.dumps(result, indent=2))
 
 

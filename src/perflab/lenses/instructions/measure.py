@@ -418,55 +418,31 @@ class InstructionsLens:
                     worker.kill()
                 finally:
                     workers.discard(worker)
-        return _StatementCounts(worker.info, plan, dumps)
+        return self._digest_statement(run, worker.info, plan, dumps)
 
     def _store_statement(self, run: _Run, counts: _StatementCounts) -> None:
         run.context.sink.add_variant_info(
             run.variant.name,
             {"python_version": counts.info.python_version, "executable": counts.info.executable},
         )
-        self._store_statement_dumps(run, counts.plan, counts.dumps)
-
-    def _store_statement_dumps(
-        self, run: _Run, plan: _StatementPlan, dumps: Mapping[str, str]
-    ) -> None:
-        by_hint: dict[str, str] = {}
-        for text in dumps.values():
-            trigger = _trigger_of(text)
-            if trigger is not None:
-                by_hint[trigger] = text
-        for repeat in range(plan.repeats):
-            texts = {}
+        for repeat, (texts, (stmt_totals, empty_totals)) in enumerate(
+            zip(counts.texts, counts.totals, strict=True)
+        ):
             for kind in (KIND_EMPTY, KIND_STATEMENT):
-                hint = _hint(kind, repeat)
-                found = next((t for trig, t in by_hint.items() if trig.endswith(hint)), None)
-                if found is None:
-                    raise run.error(
-                        f"callgrind wrote no dump for {hint}",
-                        hint="valgrind may have been killed; run with the worker's stderr",
-                    )
-                texts[kind] = found
                 run.context.sink.add_artifact(
                     Artifact(
                         run.benchmark.name,
                         run.variant.name,
                         Metric.INSTRUCTIONS,
                         kind,
-                        found,
+                        texts[kind],
                         generation=repeat,
                     )
                 )
-            try:
-                if repeat == 0:  # the objects that ran, and their inline frames
-                    stmt_parts = parse_callgrind(texts[KIND_STATEMENT]).parts
-                    self._store_identities(run, combine_parts(stmt_parts))
-                    instructions = instructions_of(stmt_parts)
-                    if self.inline_frames is not False and instructions is not None:
-                        self._store_frames(run, instructions)
-                stmt_totals = _totals_of(texts[KIND_STATEMENT])
-                empty_totals = _totals_of(texts[KIND_EMPTY])
-            except CallgrindFormatError as error:
-                raise run.error(f"cannot read callgrind's output: {error}") from error
+            if repeat == 0:
+                self._add_identities(run, counts.identities)
+                if counts.frames is not None:
+                    self._add_frames(run, counts.frames)
             for name, value in stmt_totals.items():
                 run.context.sink.add_sample(
                     Sample(
@@ -475,16 +451,57 @@ class InstructionsLens:
                         metric=Metric.INSTRUCTIONS,
                         name=name,
                         value=value - empty_totals.get(name, 0.0),
-                        loops=plan.loops,
+                        loops=counts.plan.loops,
                         generation=repeat,
                         cpu=run.cpu,
                     )
                 )
-        run.fixed["loops"] = plan.loops
-        run.fixed["repeats"] = plan.repeats
+        run.fixed["loops"] = counts.plan.loops
+        run.fixed["repeats"] = counts.plan.repeats
+
+    def _digest_statement(
+        self, run: _Run, info: WorkerInfo, plan: _StatementPlan, dumps: Mapping[str, str]
+    ) -> _StatementCounts:
+        """Each repeat's dumps and totals, the objects that ran and their inline frames: read in
+        the variant's own job, so that two variants' symbolisers run side by side too."""
+        by_hint: dict[str, str] = {}
+        for text in dumps.values():
+            trigger = _trigger_of(text)
+            if trigger is not None:
+                by_hint[trigger] = text
+        texts: list[dict[str, str]] = []
+        totals: list[tuple[dict[str, float], dict[str, float]]] = []
+        identities: dict[str, str | None] = {}
+        frames: dict[str, dict[str, list[list[object]]]] | None = None
+        for repeat in range(plan.repeats):
+            found: dict[str, str] = {}
+            for kind in (KIND_EMPTY, KIND_STATEMENT):
+                hint = _hint(kind, repeat)
+                dump = next((t for trig, t in by_hint.items() if trig.endswith(hint)), None)
+                if dump is None:
+                    raise run.error(
+                        f"callgrind wrote no dump for {hint}",
+                        hint="valgrind may have been killed; run with the worker's stderr",
+                    )
+                found[kind] = dump
+            try:
+                if repeat == 0:  # the objects that ran, and their inline frames
+                    stmt_parts = parse_callgrind(found[KIND_STATEMENT]).parts
+                    costs = combine_parts(stmt_parts)
+                    identities = object_identities(fid.object for fid in costs.functions)
+                    instructions = instructions_of(stmt_parts)
+                    if self.inline_frames is not False and instructions is not None:
+                        frames = symbolise_inline_frames(run.context.runner, instructions)
+                totals.append((_totals_of(found[KIND_STATEMENT]), _totals_of(found[KIND_EMPTY])))
+            except CallgrindFormatError as error:
+                raise run.error(f"cannot read callgrind's output: {error}") from error
+            texts.append(found)
+        return _StatementCounts(info, plan, tuple(texts), tuple(totals), identities, frames)
 
     def _store_frames(self, run: _Run, instructions: InstructionCosts) -> None:
-        frames = symbolise_inline_frames(run.context.runner, instructions)
+        self._add_frames(run, symbolise_inline_frames(run.context.runner, instructions))
+
+    def _add_frames(self, run: _Run, frames: Mapping[str, Mapping[str, Any]]) -> None:
         run.context.sink.add_artifact(
             Artifact(
                 run.benchmark.name,
@@ -497,7 +514,9 @@ class InstructionsLens:
         run.fixed["inline_frames"] = sorted(frames)
 
     def _store_identities(self, run: _Run, costs: FunctionCosts) -> None:
-        identities = object_identities(fid.object for fid in costs.functions)
+        self._add_identities(run, object_identities(fid.object for fid in costs.functions))
+
+    def _add_identities(self, run: _Run, identities: Mapping[str, str | None]) -> None:
         run.context.sink.add_artifact(
             Artifact(
                 run.benchmark.name,
@@ -644,11 +663,15 @@ class _StatementPlan:
 
 @dataclass(frozen=True)
 class _StatementCounts:
-    """What one statement worker counted: callgrind's dumps (file name -> text)."""
+    """What one statement worker counted, read: per repeat the dumps (kind -> text) and the
+    totals (statement, empty loop); the objects that ran and their inline frames."""
 
     info: WorkerInfo
     plan: _StatementPlan
-    dumps: Mapping[str, str]
+    texts: tuple[Mapping[str, str], ...]
+    totals: tuple[tuple[dict[str, float], dict[str, float]], ...]
+    identities: Mapping[str, str | None]
+    frames: Mapping[str, Mapping[str, list[list[object]]]] | None
 
 
 @dataclass(frozen=True)
