@@ -344,8 +344,8 @@ def test_variants_counted_side_by_side_count_as_one_after_another() -> None:
         )
         assert len(one_after_another) == len(side_by_side) == 2
         # often exactly equal; between worker processes (and between repeats in one) a residue
-        # of a few thousand instructions per sample can remain on a loaded machine (the worker's read
-        # interrupted by vgdb's ptrace, the allocator; docs/lenses/instructions.md)
+        # of a few thousand instructions per sample can remain on a loaded machine (the
+        # worker's read interrupted by vgdb's ptrace, the allocator; docs/lenses/instructions.md)
         spread = max(one_after_another) - min(one_after_another)
         allowed = max(spread, 5000 / 1000)  # per iteration, at 1000 loops
         for value in side_by_side:

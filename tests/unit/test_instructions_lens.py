@@ -24,6 +24,7 @@ from perflab.lenses.instructions.measure import (
     environment_bytes,
     padded_environment,
     padding_target,
+    refining_loops,
 )
 from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.model import (
@@ -53,6 +54,16 @@ def test_loops_follow_a_1_2_5_series_towards_a_fixed_instruction_budget(
     per_iteration: float, loops: int
 ) -> None:
     assert choose_loops(per_iteration) == loops
+
+
+def test_a_second_calibration_pair_refines_many_loops_only() -> None:
+    # torch.add (~9,800 instructions): 10 loops plus a 5,000-instruction residue read as 10,300
+    # and chose 1,000 loops; a second pair of 100 or 200 loops brings it back to 2,000
+    assert choose_loops(9_800 + 5_000 / 10) == 1000
+    assert refining_loops(1000) == 100 and refining_loops(2000) == 200
+    assert choose_loops(9_800 + 5_000 / 100) == 2000
+    # heavy statements (few loops) are not calibrated twice
+    assert refining_loops(100) is None and refining_loops(20) is None
 
 
 def test_environments_are_padded_to_the_same_size() -> None:

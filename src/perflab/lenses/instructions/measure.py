@@ -108,6 +108,18 @@ def choose_loops(instructions_per_iteration: float) -> int:
     return int(step * decade)
 
 
+def refining_loops(loops: int) -> int | None:
+    """The length of a second calibration pair, when the first (10 loops) chose many loops.
+
+    Each counted loop carries a residue of up to a few thousand instructions (vgdb's ptrace
+    interrupting the worker's read; more on a loaded machine): over 10 loops of a ~10,000
+    instruction statement that is a few percent, enough to cross a 1-2-5 step (torch.add on a
+    loaded machine was calibrated to 1,000 loops in one run and 2,000 in the next). A tenth of
+    the chosen loops (at most 2 million instructions) makes it ten times smaller."""
+    refine = loops // 10
+    return refine if refine > _CALIBRATION_LOOPS else None
+
+
 def environment_bytes(env: Mapping[str, str]) -> int:
     """Bytes the environment takes on the initial stack ("KEY=VALUE\\0" per variable)."""
     return sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items())
@@ -731,25 +743,29 @@ class _StatementSession:
     def measure(self, loops: int | None, repeats: int) -> _StatementPlan:
         self.warm_up()
         if loops is None:
-            self.counted(_CALIBRATION_LOOPS, empty=True, hint="perflab-calibrate-empty")
-            self.counted(_CALIBRATION_LOOPS, empty=False, hint="perflab-calibrate-stmt")
-            loops = choose_loops(self._calibration_per_iteration())
+            loops = choose_loops(self._calibrate("perflab-calibrate", _CALIBRATION_LOOPS))
+            refine = refining_loops(loops)
+            if refine is not None:
+                loops = choose_loops(self._calibrate("perflab-calibrate-again", refine))
         repeats = max(1, repeats)
         for repeat in range(repeats):
             self.counted(loops, empty=True, hint=_hint(KIND_EMPTY, repeat))
             self.counted(loops, empty=False, hint=_hint(KIND_STATEMENT, repeat))
         return _StatementPlan(loops, repeats)
 
-    def _calibration_per_iteration(self) -> float:
+    def _calibrate(self, name: str, loops: int) -> float:
+        """Instructions per iteration from a pair of `loops`-long loops."""
+        self.counted(loops, empty=True, hint=f"{name}-empty")
+        self.counted(loops, empty=False, hint=f"{name}-stmt")
         # the dumps are already on disk: callgrind writes them before vgdb returns
         directory = os.path.dirname(self.vgdb_prefix)
         totals: dict[str, float] = {}
         for _, text in _read_dumps(directory):
             trigger = _trigger_of(text) or ""
             for kind in ("empty", "stmt"):
-                if trigger.endswith(f"perflab-calibrate-{kind}"):
+                if trigger.endswith(f"{name}-{kind}"):
                     totals[kind] = _totals_of(text)[SAMPLE_NAME]
-        return (totals.get("stmt", 0.0) - totals.get("empty", 0.0)) / _CALIBRATION_LOOPS
+        return (totals.get("stmt", 0.0) - totals.get("empty", 0.0)) / loops
 
 
 def symbolise_inline_frames(
