@@ -38,6 +38,9 @@ def test_the_lens_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> 
     assert lens._cpus(_context(None)) == (None,)  # --no-pin: as many, unpinned
     assert InstructionsLens(allowed_cpus=lambda: {0, 1})._cpus(_context(None)) == (None, None)
     assert InstructionsLens(parallel=False, allowed_cpus=lambda: {0})._cpus(_context(1)) == (1,)
+    # another perflab run holds CPU 0's lock (it may be measuring time there): not used
+    other = InstructionsLens(allowed_cpus=lambda: {0}, other_runs_cpus=lambda cpus: [0])
+    assert other._cpus(_context(1)) == (1,)
 
 
 def test_jobs_never_share_a_cpu_and_run_side_by_side() -> None:

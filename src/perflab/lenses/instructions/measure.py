@@ -53,6 +53,7 @@ from perflab.lenses.instructions.compare import (
     analyse_instructions,
     instructions_of,
 )
+from perflab.measure import cpu_lock
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
@@ -179,6 +180,11 @@ def _read_cpuinfo() -> str:
     return read_text("/proc/cpuinfo") or ""
 
 
+def _other_runs(cpus: Sequence[int]) -> list[int]:
+    """CPUs another perflab run holds the advisory lock of (it may be measuring time there)."""
+    return [cpu for cpu, pid in cpu_lock.held_cpus(cpus).items() if pid != os.getpid()]
+
+
 # -- measuring -------------------------------------------------------------------------------
 
 
@@ -270,6 +276,7 @@ class InstructionsLens:
         equivalence_band: float | None = None,
         parallel: bool = True,
         allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
+        other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: _other_runs(cpus),
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
     ) -> None:
         self.repeats = repeats
@@ -277,6 +284,8 @@ class InstructionsLens:
         # on the machine being quiet); False: one after another on the measuring CPU
         self.parallel = parallel
         self.allowed_cpus = allowed_cpus
+        # CPUs other perflab runs on this machine measure on (their advisory locks): never used
+        self.other_runs_cpus = other_runs_cpus
         self.loops = loops
         self.inline_frames = inline_frames  # None: when the command's executable has debug info
         self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
@@ -370,7 +379,8 @@ class InstructionsLens:
             return (context.cpu,)
         # the engine keeps perflab itself off the measuring CPU: add it back
         allowed = set(self.allowed_cpus()) | ({context.cpu} if context.cpu is not None else set())
-        cpus = counting_cpus(allowed, context.busy_cpus, context.cpu)
+        busy = set(context.busy_cpus) | set(self.other_runs_cpus(sorted(allowed)))
+        cpus = counting_cpus(allowed, busy, context.cpu)
         if context.cpu is None:  # not pinned (--no-pin): as many at once, unpinned
             return (None,) * len(cpus)
         return cpus
