@@ -38,6 +38,17 @@ def own_cpu_locks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ[LOCK_DIR_VARIABLE] = saved
 
 
+@pytest.fixture(scope="session", autouse=True)
+def analysis_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The tests' own analysis cache (shared by the session, as runs share the user's): tests
+    never read or fill the user's ~/.cache/perflab/analysis."""
+    path = tmp_path_factory.mktemp("analysis-cache")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PERFLAB_ANALYSIS_CACHE_DIR", str(path))
+    yield path
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A second interpreter without perflab (nor pip) installed: a venv of its own."""

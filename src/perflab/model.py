@@ -433,6 +433,16 @@ class Settings:
             flags=("--share-caches",),
         ),
     )
+    analysis_cache: bool = _setting(
+        True,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "asm: neither read nor write the analysis cache (symbol tables, disassembly, "
+            "inline frames, llvm-mca results kept by build-id under ~/.cache/perflab/analysis)",
+            key="analysis_cache",
+            flags=("--no-analysis-cache",),
+        ),
+    )
     # lens options
     events: tuple[str, ...] = _setting(
         (),

@@ -19,10 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from perflab.proc import LaunchSpec, ProcessRunner, which
+
+if TYPE_CHECKING:
+    from perflab.measure.analysis_cache import AnalysisCache
 
 _SYMBOLISE_TIMEOUT_S = 300.0
 
@@ -159,35 +164,87 @@ def frames_from_json(raw: Mapping[str, Iterable[object]]) -> dict[int, tuple[Sou
 # -- ELF facts -------------------------------------------------------------------------------
 
 
-def has_debug_info(path: str) -> bool:
-    """The object itself carries DWARF (.debug_info): inline frames can be read from it."""
-    # pyelftools is imported here so that lenses which never read debug info load fast
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
+_ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")
+_SHT_NOTE = 7
+_NT_GNU_BUILD_ID = 3
 
+
+@dataclass(frozen=True)
+class ElfSection:
+    name: str
+    type: int
+    offset: int
+    size: int
+
+
+def elf_sections(path: str) -> dict[str, ElfSection] | None:
+    """The section headers of a 64-bit little-endian ELF file, by name, read with `struct`
+    (pyelftools parses some sections eagerly: half a second for libtorch_cpu.so's hash table).
+    None when the file cannot be read or is not such an ELF file."""
     try:
         with open(path, "rb") as stream:
-            return ELFFile(stream).get_section_by_name(".debug_info") is not None
-    except (OSError, ELFError):
-        return False
+            header = stream.read(_ELF_HEADER.size)
+            if len(header) < _ELF_HEADER.size or header[:4] != b"\x7fELF" or header[4:6] != b"\2\1":
+                return None
+            fields = _ELF_HEADER.unpack(header)
+            shoff, shentsize, shnum, shstrndx = fields[6], fields[11], fields[12], fields[13]
+            if not shoff or shentsize < _SECTION_HEADER.size or shstrndx >= shnum:
+                return None
+            stream.seek(shoff)
+            table = stream.read(shentsize * shnum)
+            raw = [
+                _SECTION_HEADER.unpack_from(table, index * shentsize)
+                for index in range(len(table) // shentsize)
+            ]
+            if shstrndx >= len(raw):
+                return None
+            stream.seek(raw[shstrndx][4])
+            names = stream.read(raw[shstrndx][5])
+    except OSError:
+        return None
+    sections: dict[str, ElfSection] = {}
+    for name_offset, kind, _, _, offset, size, *_ in raw:
+        end = names.find(b"\0", name_offset)
+        name = names[name_offset : end if end >= 0 else None].decode("utf-8", "replace")
+        sections.setdefault(name, ElfSection(name, kind, offset, size))
+    return sections
+
+
+def has_debug_info(path: str) -> bool:
+    """The object itself carries DWARF (.debug_info): inline frames can be read from it."""
+    sections = elf_sections(path)
+    return sections is not None and ".debug_info" in sections
 
 
 def build_id(path: str) -> str | None:
     """The GNU build-id note (hex), or None when the object has none or cannot be read."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
+    sections = elf_sections(path)
+    if sections is None:
+        return None
     try:
         with open(path, "rb") as stream:
-            elf = ELFFile(stream)
-            for section in elf.iter_sections():
-                if section.header["sh_type"] != "SHT_NOTE":
+            for section in sections.values():
+                if section.type != _SHT_NOTE:
                     continue
-                for note in section.iter_notes():  # type: ignore[attr-defined]
-                    if note["n_type"] == "NT_GNU_BUILD_ID":
-                        return str(note["n_desc"])
-    except (OSError, ELFError):
+                stream.seek(section.offset)
+                found = _build_id_note(stream.read(section.size))
+                if found is not None:
+                    return found
+    except OSError:
         return None
+    return None
+
+
+def _build_id_note(notes: bytes) -> str | None:
+    position = 0
+    while position + 12 <= len(notes):
+        name_size, desc_size, kind = struct.unpack_from("<III", notes, position)
+        name_start = position + 12
+        desc_start = name_start + (name_size + 3) // 4 * 4
+        if kind == _NT_GNU_BUILD_ID and notes[name_start : name_start + name_size] == b"GNU\0":
+            return notes[desc_start : desc_start + desc_size].hex()
+        position = desc_start + (desc_size + 3) // 4 * 4
     return None
 
 
@@ -206,19 +263,74 @@ def object_identity(path: str) -> str | None:
         return None
 
 
+_IDENTITIES: dict[tuple[str, int, int, int], str | None] = {}
+
+
+def file_identity(path: str) -> str | None:
+    """`object_identity`, computed once per file version in this process (hashing a large
+    object without a build-id takes a while): the stat is only this memo's key, never the
+    analysis cache's. None when the file cannot be read."""
+    try:
+        real = os.path.realpath(path)
+        stat = os.stat(real)
+    except OSError:
+        return None
+    memo_key = (real, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    if memo_key not in _IDENTITIES:
+        _IDENTITIES[memo_key] = object_identity(real)
+    return _IDENTITIES[memo_key]
+
+
+def tool_identity(tool: str | None) -> str | None:
+    """A tool binary's identity (its build-id, through symlinks such as llvm-mca -> llvm-mca-14):
+    results keyed by it are recomputed when the tool is upgraded."""
+    return None if tool is None else file_identity(tool)
+
+
 # -- the symboliser (a process) --------------------------------------------------------------
 
 
+SYMBOLISED_KIND = "inline-frames"  # the analysis cache's entries: one listing's inline frames
+
+
 def symbolise(
-    runner: ProcessRunner, path: str, addresses: Sequence[int]
+    runner: ProcessRunner,
+    path: str,
+    addresses: Sequence[int],
+    *,
+    cache: AnalysisCache | None = None,
 ) -> dict[int, tuple[SourceFrame, ...]] | None:
     """Inline frames of `addresses` (ELF file addresses) in the object at `path`, innermost
     first. None when it cannot be told: the object has no debug info or no symboliser is
-    installed (callers say so; they never guess)."""
+    installed (callers say so; they never guess). Answers are kept in the analysis `cache`
+    under the object's identity, the symboliser's and the addresses asked about."""
     if not addresses or not os.path.isfile(path) or not has_debug_info(path):
         return None
-    stdin = "\n".join(f"{address:#x}" for address in addresses) + "\n"
     symbolizer = which("llvm-symbolizer")
+    tool = symbolizer or which("addr2line")
+    if tool is None:
+        return None
+    key: list[object] | None = None
+    identity = file_identity(path)
+    if cache is not None and identity is not None:
+        asked = hashlib.sha256(",".join(map(str, addresses)).encode()).hexdigest()
+        key = [identity, tool_identity(tool) or tool, asked]
+        stored = cache.get(SYMBOLISED_KIND, key)
+        if isinstance(stored, dict):
+            try:
+                return frames_from_json(stored)
+            except (TypeError, ValueError, AttributeError):
+                cache.stats.ignored += 1
+    frames = _run_symboliser(runner, path, addresses, symbolizer)
+    if frames is not None and cache is not None and key is not None:
+        cache.put(SYMBOLISED_KIND, key, frames_to_json(frames))
+    return frames
+
+
+def _run_symboliser(
+    runner: ProcessRunner, path: str, addresses: Sequence[int], symbolizer: str | None
+) -> dict[int, tuple[SourceFrame, ...]] | None:
+    stdin = "\n".join(f"{address:#x}" for address in addresses) + "\n"
     if symbolizer is not None:
         argv: tuple[str, ...] = (
             symbolizer,
@@ -230,8 +342,6 @@ def symbolise(
         )
         completed = runner.run(LaunchSpec(argv), timeout_s=_SYMBOLISE_TIMEOUT_S, stdin_text=stdin)
         return parse_symbolizer_json(completed.stdout) if completed.ok else None
-    if which("addr2line") is not None:
-        argv = ("addr2line", "-i", "-f", "-C", "-a", "-e", path)
-        completed = runner.run(LaunchSpec(argv), timeout_s=_SYMBOLISE_TIMEOUT_S, stdin_text=stdin)
-        return parse_addr2line(completed.stdout, addresses) if completed.ok else None
-    return None
+    argv = ("addr2line", "-i", "-f", "-C", "-a", "-e", path)
+    completed = runner.run(LaunchSpec(argv), timeout_s=_SYMBOLISE_TIMEOUT_S, stdin_text=stdin)
+    return parse_addr2line(completed.stdout, addresses) if completed.ok else None

@@ -671,7 +671,7 @@ class FunctionListing:
             "cost": self.cost,
             "cost_unit": self.cost_unit,
             "hot_loop": self.hot_loop.to_json() if self.hot_loop else None,
-            "lines": [_line_to_json(line) for line in self.lines],
+            "lines": [line_to_json(line) for line in self.lines],
             "inline_frames": (
                 None if self.inline_frames is None else frames_to_json(self.inline_frames)
             ),
@@ -684,7 +684,7 @@ class FunctionListing:
             symbol=str(data["symbol"]),
             object_path=str(data["object"]),
             address=int(data["address"]),
-            lines=tuple(_line_from_json(line) for line in data["lines"]),
+            lines=tuple(line_from_json(line) for line in data["lines"]),
             hot_loop=LoopSummary.from_json(data["hot_loop"]) if data.get("hot_loop") else None,
             cost=float(data.get("cost", 0.0)),
             cost_unit=str(data.get("cost_unit", "samples")),
@@ -696,7 +696,7 @@ class FunctionListing:
         )
 
 
-def _line_to_json(line: AsmLine) -> dict[str, Any]:
+def line_to_json(line: AsmLine) -> dict[str, Any]:
     insn = line.instruction
     out: dict[str, Any] = {
         "address": insn.address,
@@ -720,7 +720,7 @@ def _line_to_json(line: AsmLine) -> dict[str, Any]:
     return out
 
 
-def _line_from_json(data: Mapping[str, Any]) -> AsmLine:
+def line_from_json(data: Mapping[str, Any]) -> AsmLine:
     insn = Instruction(
         address=int(data["address"]),
         size=int(data["size"]),
@@ -753,10 +753,14 @@ def build_listing(
     costs: Mapping[int, float] | None = None,
     cost_unit: str = "samples",
     throughput_of: Callable[[str], LoopThroughput | None] | None = None,
+    normalised: Sequence[AsmLine] | None = None,
 ) -> FunctionListing:
     """Disassemble, normalise, annotate and summarise one function. `throughput_of` gets the
-    hot loop's llvm-mca input and returns its prediction (None: not available)."""
-    lines = annotate(normalise(disassemble(code, address), resolve), costs or {})
+    hot loop's llvm-mca input and returns its prediction (None: not available). `normalised`:
+    the function's code already disassembled and normalised (`code` is then not read)."""
+    if normalised is None:
+        normalised = normalise(disassemble(code, address), resolve)
+    lines = annotate(normalised, costs or {})
     loop = hot_loop(find_loops(lines), lines)
     summary = None
     if loop is not None:

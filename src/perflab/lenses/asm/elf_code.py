@@ -10,13 +10,16 @@ of a PIE or shared object; :func:`runtime_to_link_address` removes the load bias
 
 from __future__ import annotations
 
+import array
+import base64
 import bisect
 import functools
 import os
 import re
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import capstone
@@ -26,6 +29,8 @@ from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
 from perflab.errors import PerflabError
+from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.debuginfo import elf_sections, file_identity, tool_identity
 from perflab.proc import LaunchSpec, ProcessRunner, which
 
 
@@ -101,32 +106,57 @@ class Demangler(Protocol):
 
 
 class IdentityDemangler:
+    cache_tag = "identity"  # what the analysis cache keys demangled names by
+
     def demangle(self, names: Sequence[str]) -> dict[str, str]:
         return {name: name for name in names}
+
+
+PARALLEL_DEMANGLE_NAMES = 20000  # below this, one c++filt is quicker than starting several
 
 
 class CxxFiltDemangler:
     """c++filt through the process seam, all names in one batch (one process per object file)."""
 
-    def __init__(self, runner: ProcessRunner, tool: str = "c++filt") -> None:
+    def __init__(self, runner: ProcessRunner, tool: str = "c++filt", *, jobs: int = 1) -> None:
+        """`jobs`: how many c++filt processes share a large batch (analysis after measuring
+        may use every CPU; 500k names take c++filt ~15 s)."""
         self.runner = runner
         self.tool = tool
+        self.jobs = max(1, jobs)
+
+    @property
+    def cache_tag(self) -> str:
+        """The demangler's identity for the analysis cache: c++filt's own build-id."""
+        return f"c++filt:{tool_identity(which(self.tool) or self.tool) or self.tool}"
 
     def demangle(self, names: Sequence[str]) -> dict[str, str]:
         out = {name: name for name in names}
         mangled = [name for name in names if name.startswith("_Z")]
         if not mangled:
             return out
+        jobs = self.jobs if len(mangled) >= PARALLEL_DEMANGLE_NAMES else 1
+        size = -(-len(mangled) // jobs)
+        chunks = [mangled[start : start + size] for start in range(0, len(mangled), size)]
+        if len(chunks) == 1:
+            answers = [self._demangle(chunks[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+                answers = list(pool.map(self._demangle, chunks))
+        for chunk, answer in zip(chunks, answers, strict=True):
+            if answer is not None:
+                out.update(zip(chunk, answer, strict=True))
+        return out
+
+    def _demangle(self, mangled: Sequence[str]) -> list[str] | None:
         done = self.runner.run(LaunchSpec(argv=(self.tool,)), stdin_text="\n".join(mangled) + "\n")
         lines = done.stdout.splitlines()
         # c++filt answers line for line; anything else means it failed and names stay mangled
-        if done.ok and len(lines) == len(mangled):
-            out.update(zip(mangled, lines, strict=True))
-        return out
+        return lines if done.ok and len(lines) == len(mangled) else None
 
 
-def default_demangler(runner: ProcessRunner) -> Demangler:
-    return CxxFiltDemangler(runner) if which("c++filt") else IdentityDemangler()
+def default_demangler(runner: ProcessRunner, *, jobs: int = 1) -> Demangler:
+    return CxxFiltDemangler(runner, jobs=jobs) if which("c++filt") else IdentityDemangler()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,6 +205,9 @@ class ElfObject:
     # where the full symbol table came from: the object itself, its separate debug file
     # (build-id or .gnu_debuglink), or None when only exported (.dynsym) names are known
     symbols_from: str | None = None
+    # what everything derived from this object alone is cached under (its identity, its debug
+    # file's and the demangler's; see perflab.measure.analysis_cache); None: not cacheable
+    analysis_key: str | None = field(default=None, compare=False)
 
     @functools.cached_property
     def _starts(self) -> list[int]:
@@ -291,12 +324,15 @@ def _file_key(path: str) -> tuple[str, int, int]:
     return (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
 
 
-def load_elf_object(path: str, demangler: Demangler) -> ElfObject:
-    """Read an object's symbols (cached per file version: libtorch_cpu.so has ~10^5 of them)."""
+def load_elf_object(
+    path: str, demangler: Demangler, cache: AnalysisCache | None = None
+) -> ElfObject:
+    """Read an object's symbols (cached per file version in this process, and by the object's
+    identity in the analysis `cache` across runs: libtorch_cpu.so has ~500k of them)."""
     key = _file_key(path)
     cached = _CACHE.get(key)
     if cached is None:
-        cached = _CACHE[key] = _read_elf_file(path, demangler)
+        cached = _CACHE[key] = _load(path, demangler, cache or AnalysisCache.disabled())
         while len(_CACHE) > _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
     return cached
@@ -304,6 +340,130 @@ def load_elf_object(path: str, demangler: Demangler) -> ElfObject:
 
 _CACHE: dict[tuple[str, int, int], ElfObject] = {}
 _CACHE_SIZE = 16
+SYMBOLS_KIND = "elf-symbols-2"  # the analysis cache's entries of whole symbol tables
+
+
+def _load(path: str, demangler: Demangler, cache: AnalysisCache) -> ElfObject:
+    """From the analysis cache when this object (and its debug file, and the demangler) were
+    read before; otherwise read, and stored for the next time."""
+    analysis_key, debug_file = _analysis_key(path, demangler)
+    if analysis_key is not None:
+        stored = cache.get(SYMBOLS_KIND, [analysis_key])
+        if stored is not None:
+            try:
+                return _object_from_json(stored, path, debug_file, analysis_key)
+            except (KeyError, TypeError, ValueError, IndexError):
+                cache.stats.ignored += 1  # a damaged entry: read the file and rewrite it
+    obj = _read_elf_file(path, demangler)
+    if analysis_key is None:
+        return obj
+    obj = replace(obj, analysis_key=analysis_key)
+    if obj.symbols_from == debug_file or obj.symbols_from == path:
+        cache.put(SYMBOLS_KIND, [analysis_key], _object_to_json(obj))
+    return obj
+
+
+def _analysis_key(path: str, demangler: Demangler) -> tuple[str | None, str | None]:
+    """(The key of what this object's bytes decide, the separate debug file symbols would come
+    from); the key is None when the object cannot be identified or the demangler has no tag."""
+    tag = getattr(demangler, "cache_tag", None)
+    identity = file_identity(path)
+    sections = elf_sections(path)
+    if not isinstance(tag, str) or identity is None or sections is None:
+        return None, None
+    debug_file = None
+    if ".symtab" not in sections:
+        build_id = identity.removeprefix("build-id:") if identity.startswith("build-id:") else None
+        debug_file = separate_debug_file(path, build_id, _debuglink_at(path, sections))
+    debug_identity = file_identity(debug_file) if debug_file else None
+    return f"{identity}|debug={debug_identity}|demangler={tag}", debug_file
+
+
+def _debuglink_at(path: str, sections: Mapping[str, Any]) -> str | None:
+    section = sections.get(".gnu_debuglink")
+    if section is None:
+        return None
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(section.offset)
+            data = stream.read(section.size)
+    except OSError:
+        return None
+    name = data[: data.find(b"\0")].decode("utf-8", "replace")
+    return name or None
+
+
+def _object_to_json(obj: ElfObject) -> dict[str, Any]:
+    """Columns rather than records, names as newline-separated text and numbers as base64
+    arrays: parsing 500k JSON records took longer than reading the ELF file's tables."""
+    return {
+        "position_independent": obj.position_independent,
+        "segments": [[s.vaddr, s.offset, s.filesz, s.executable] for s in obj.segments],
+        "sections": [[s.name, s.address, s.size] for s in obj.sections],
+        "count": len(obj.symbols),
+        "names": "\n".join(s.name for s in obj.symbols),
+        # an empty line: the demangled name is the name
+        "demangled": "\n".join(s.demangled if s.demangled != s.name else "" for s in obj.symbols),
+        "addresses": _pack("Q", [s.address for s in obj.symbols]),
+        "sizes": _pack("Q", [s.size for s in obj.symbols]),
+        "flags": _pack("B", [int(s.is_function) | int(s.is_global) << 1 for s in obj.symbols]),
+        "plt": sorted(obj.plt.items()),
+        "got": sorted(obj.got.items()),
+        "symbols_from": (
+            None
+            if obj.symbols_from is None
+            else "self"
+            if obj.symbols_from == obj.path
+            else "debug"
+        ),
+    }
+
+
+def _pack(code: str, values: Sequence[int]) -> str:
+    return base64.b64encode(array.array(code, values).tobytes()).decode("ascii")
+
+
+def _unpack(code: str, text: str) -> array.array[int]:
+    values = array.array(code)
+    values.frombytes(base64.b64decode(text.encode("ascii"), validate=True))
+    return values
+
+
+def _object_from_json(
+    data: Mapping[str, Any], path: str, debug_file: str | None, analysis_key: str
+) -> ElfObject:
+    count = int(data["count"])
+    names = data["names"].split("\n") if count else []
+    demangled = data["demangled"].split("\n") if count else []
+    addresses, sizes = _unpack("Q", data["addresses"]), _unpack("Q", data["sizes"])
+    flags = _unpack("B", data["flags"])
+    if not count == len(names) == len(demangled) == len(addresses) == len(sizes) == len(flags):
+        raise ValueError("the columns of a stored symbol table differ in length")
+    symbols = tuple(
+        map(
+            ElfSymbol,
+            names,
+            [shown or name for name, shown in zip(names, demangled, strict=True)],
+            addresses,
+            sizes,
+            [bool(flag & 1) for flag in flags],
+            [bool(flag & 2) for flag in flags],
+        )
+    )
+    source = data["symbols_from"]
+    return ElfObject(
+        path=path,
+        position_independent=bool(data["position_independent"]),
+        segments=tuple(
+            LoadSegment(int(a), int(b), int(c), bool(d)) for a, b, c, d in data["segments"]
+        ),
+        sections=tuple(SectionSpan(str(n), int(a), int(z)) for n, a, z in data["sections"]),
+        symbols=symbols,
+        plt={int(address): str(name) for address, name in data["plt"]},
+        got={int(address): str(name) for address, name in data["got"]},
+        symbols_from=path if source == "self" else debug_file if source == "debug" else None,
+        analysis_key=analysis_key,
+    )
 
 
 def _read_elf_file(path: str, demangler: Demangler) -> ElfObject:

@@ -13,6 +13,8 @@ from collections.abc import Collection
 
 from perflab.host import cpu_flags, cpuinfo_fields, read_text
 from perflab.lenses.asm.analyse import LoopThroughput
+from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.debuginfo import tool_identity
 from perflab.proc import LaunchSpec, ProcessRunner, which
 
 DEFAULT_MCPU = "native"  # LLVM's own host detection, when the CPU is not one we can name
@@ -27,6 +29,7 @@ _OLDER_MODEL = {
     "cascadelake": "skylake-avx512",
 }
 MCA_TIMEOUT_S = 30.0
+MCA_KIND = "llvm-mca"  # the analysis cache's entries: one loop body's prediction
 _FIELD = re.compile(r"^(Iterations|Total Cycles|Total uOps|Block RThroughput):\s+([0-9.]+)", re.M)
 
 
@@ -108,12 +111,19 @@ class McaPredictor:
     """Runs llvm-mca through the process seam; `available` is False when the tool is missing."""
 
     def __init__(
-        self, runner: ProcessRunner, cpu: str | None = None, tool: str | None = None
+        self,
+        runner: ProcessRunner,
+        cpu: str | None = None,
+        tool: str | None = None,
+        *,
+        cache: AnalysisCache | None = None,
     ) -> None:
         """`cpu`: the llvm-mca model; None picks the host's (from /proc/cpuinfo), falling back
-        to the closest older model this llvm-mca knows."""
+        to the closest older model this llvm-mca knows. Predictions are kept in the analysis
+        `cache` under llvm-mca's identity, the models and the loop's text."""
         self.runner = runner
         self.tool = tool or which("llvm-mca") or which("llvm-mca-14")
+        self.cache = cache
         self._known: frozenset[str] | None = None
         self.cpu = cpu or supported_model(host_mcpu(read_text("/proc/cpuinfo") or ""), self.known)
 
@@ -143,6 +153,22 @@ class McaPredictor:
     def __call__(self, assembly: str) -> LoopThroughput | None:
         if self.tool is None:
             return None
+        if self.cache is None:
+            return self._predict(assembly)
+        key = [tool_identity(self.tool) or self.tool, self.cpu, self.avx512_cpu, assembly]
+        stored = self.cache.get(MCA_KIND, key)
+        if isinstance(stored, dict):
+            try:
+                return LoopThroughput.from_json(stored)
+            except (KeyError, TypeError, ValueError):
+                self.cache.stats.ignored += 1
+        predicted = self._predict(assembly)
+        if predicted is not None:  # a failure may be a timeout on a busy machine: not kept
+            self.cache.put(MCA_KIND, key, predicted.to_json())
+        return predicted
+
+    def _predict(self, assembly: str) -> LoopThroughput | None:
+        assert self.tool is not None
         for cpu in dict.fromkeys((self.cpu, self.avx512_cpu)):
             done = self.runner.run(
                 LaunchSpec(argv=(self.tool, f"-mcpu={cpu}", "-iterations=100", "-")),

@@ -11,6 +11,7 @@ variant/baseline: a size ratio, not a speed ratio. So the verdict never claims s
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -22,12 +23,15 @@ from typing import Any
 from perflab.diagnosis import Diagnosis
 from perflab.errors import ConfigError
 from perflab.lenses.asm.analyse import (
+    AsmLine,
     FunctionChange,
     FunctionListing,
     build_listing,
     call_targets,
     diff_text,
     disassemble,
+    line_from_json,
+    line_to_json,
     normalise,
 )
 from perflab.lenses.asm.elf_code import (
@@ -54,8 +58,10 @@ from perflab.lenses.asm.sources import (
     region_from_json,
     region_to_json,
 )
-from perflab.measure.debuginfo import object_identity, symbolise
+from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.debuginfo import file_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.analysis_parallel import all_cpus, analysis_workers, run_jobs
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -68,7 +74,7 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import ProcessRunner, which
+from perflab.proc import ProcessRunner, SubprocessRunner, which
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
 ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from
@@ -95,11 +101,15 @@ class AsmLens:
         hot_functions: int = HOT_FUNCTIONS,
         mcpu: str | None = None,  # llvm-mca's CPU model; None: the host's
         demangler: Demangler | None = None,
+        cache: AnalysisCache | None = None,  # None: the user's, unless settings bypass it
+        parallel: bool | None = None,  # None: when the runner starts real processes
     ) -> None:
         self.source: HotCodeSource = source or PerfRecordSource()
         self.hot_functions = hot_functions
         self.mcpu = mcpu
         self.demangler = demangler
+        self.cache = cache
+        self.parallel = parallel
 
     # -- preflight --------------------------------------------------------------------------
 
@@ -129,12 +139,9 @@ class AsmLens:
     # -- measure ----------------------------------------------------------------------------
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        demangler = self.demangler or default_demangler(context.runner)
-        predictor = McaPredictor(context.runner, cpu=self.mcpu)
         patterns = compile_patterns(context.experiment.settings.symbols)
         variants = context.experiment.variants
         regions: dict[str, ProfiledRegion] = {}
-        chosen: dict[str, list[FoundFunction]] = {}
         for variant in variants:
             context.progress.update(
                 benchmark=benchmark.name, metric=self.metric, detail=f"profiling {variant.name}"
@@ -142,57 +149,64 @@ class AsmLens:
             region = self.source.profile(benchmark, variant, context)
             regions[variant.name] = region
             _store(context, benchmark, variant, ARTIFACT_PROFILE, region_to_json(region))
-            chosen[variant.name] = self._choose(region, patterns, demangler)
-        wanted = _union_in_order(chosen, [v.name for v in variants])
-        for variant in variants:
-            context.progress.update(
-                benchmark=benchmark.name, metric=self.metric, detail=f"disassembling {variant.name}"
-            )
-            region = regions[variant.name]
-            found = with_fragments(chosen[variant.name], region)
-            listings = [_listing(f, region, predictor, context.runner) for f in found]
-            for note in _symbol_notes(region):
-                context.sink.add_note(replace(note, benchmark=benchmark.name, variant=variant.name))
-            if not listings:
-                context.sink.add_note(
-                    Note(
-                        Severity.WARNING,
-                        "no hot or named function was found in the objects this variant mapped",
-                        hint="name functions with --symbol REGEX; are the objects stripped?",
-                        benchmark=benchmark.name,
-                        variant=variant.name,
-                        metric=self.metric,
-                    )
-                )
-            have = {family(f.symbol.demangled) for f in found}
-            defined, searched = _presence(
-                [w for w in wanted if w[0] not in have], region, demangler
-            )
-            objects = sorted({f.object.path for f in found})
-            payload = {
-                "version": FORMAT_VERSION,
-                "total_cost": region.total,
-                "cost_unit": region.unit,
-                "mcpu": predictor.cpu if predictor.available else None,
-                "named": bool(patterns),
-                "min_ran_share": MIN_RAN_SHARE,
-                "min_ran_samples": MIN_RAN_SAMPLES,
-                "family_samples": family_samples(region, demangler),
-                "defined": defined,
-                "searched": searched,
-                "identities": {path: object_identity(path) for path in objects},
-                "call_sites": call_sites(region, demangler, found),
-                "symbols_from": {f.object.path: f.object.symbols_from for f in found},
-                "functions": [listing.to_json() for listing in listings],
-            }
-            _store(context, benchmark, variant, ARTIFACT_FUNCTIONS, payload)
+        # every profile is recorded: from here on only files are read, on every CPU
+        with all_cpus():
+            self._analyse_regions(benchmark, context, regions, patterns)
 
-    def _choose(
-        self, region: ProfiledRegion, patterns: Sequence[re.Pattern[str]], demangler: Demangler
-    ) -> list[FoundFunction]:
-        if patterns:
-            return find_named(region, patterns, demangler)
-        return find_hot(region, demangler, self.hot_functions)
+    def _analyse_regions(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        regions: Mapping[str, ProfiledRegion],
+        patterns: Sequence[re.Pattern[str]],
+    ) -> None:
+        workers = self._workers(context)
+        cache = self.cache or AnalysisCache.default(
+            enabled=context.experiment.settings.analysis_cache
+        )
+        demangler = self.demangler or default_demangler(context.runner, jobs=workers)
+        predictor = McaPredictor(context.runner, cpu=self.mcpu, cache=cache)
+        variants = context.experiment.variants
+        context.progress.update(
+            benchmark=benchmark.name, metric=self.metric, detail="reading symbol tables"
+        )
+        chosen = {
+            v.name: _choose(regions[v.name], patterns, demangler, self.hot_functions, cache)
+            for v in variants
+        }
+        wanted = _union_in_order(chosen, [v.name for v in variants])
+        context.progress.update(
+            benchmark=benchmark.name, metric=self.metric, detail="disassembling"
+        )
+        jobs = [
+            functools.partial(
+                _variant_code,
+                region=regions[v.name],
+                chosen=chosen[v.name],
+                wanted=wanted,
+                named=bool(patterns),
+                demangler=demangler,
+                predictor=predictor,
+                runner=context.runner,
+                cache=cache,
+            )
+            for v in variants
+        ]
+        for variant, (payload, notes) in zip(
+            variants, run_jobs(jobs, workers=workers), strict=True
+        ):
+            for note in notes:
+                context.sink.add_note(replace(note, benchmark=benchmark.name, variant=variant.name))
+            _store(context, benchmark, variant, ARTIFACT_FUNCTIONS, payload)
+        cache.trim()
+
+    def _workers(self, context: LensContext) -> int:
+        """Processes for the analysis: every CPU, unless told otherwise or when processes are
+        fakes (forked workers would not report what they asked of the fake)."""
+        parallel = self.parallel
+        if parallel is None:
+            parallel = isinstance(context.runner, SubprocessRunner)
+        return analysis_workers() if parallel else 1
 
     # -- analyse ----------------------------------------------------------------------------
 
@@ -206,8 +220,67 @@ class AsmLens:
         return analyse_asm(benchmark, variants, data, experiment.settings)
 
 
+def _variant_code(
+    *,
+    region: ProfiledRegion,
+    chosen: Sequence[FoundFunction],
+    wanted: Sequence[tuple[str, str]],
+    named: bool,
+    demangler: Demangler,
+    predictor: McaPredictor,
+    runner: ProcessRunner,
+    cache: AnalysisCache,
+) -> tuple[dict[str, Any], list[Note]]:
+    """One variant's listings and the facts its claims need (the `asm.functions` artifact),
+    and the notes about its objects. Reads files and runs tools only: one job per variant."""
+    found = with_fragments(chosen, region)
+    listings = [_listing(f, region, predictor, runner, cache) for f in found]
+    notes = _symbol_notes(region)
+    if not listings:
+        notes.append(
+            Note(
+                Severity.WARNING,
+                "no hot or named function was found in the objects this variant mapped",
+                hint="name functions with --symbol REGEX; are the objects stripped?",
+                metric=Metric.ASM,
+            )
+        )
+    have = {family(f.symbol.demangled) for f in found}
+    defined, searched = _presence([w for w in wanted if w[0] not in have], region, demangler, cache)
+    objects = sorted({f.object.path for f in found})
+    payload = {
+        "version": FORMAT_VERSION,
+        "total_cost": region.total,
+        "cost_unit": region.unit,
+        "mcpu": predictor.cpu if predictor.available else None,
+        "named": named,
+        "min_ran_share": MIN_RAN_SHARE,
+        "min_ran_samples": MIN_RAN_SAMPLES,
+        "family_samples": family_samples(region, demangler),
+        "defined": defined,
+        "searched": searched,
+        "identities": {path: file_identity(path) for path in objects},
+        "call_sites": call_sites(region, demangler, found, cache),
+        "symbols_from": {f.object.path: f.object.symbols_from for f in found},
+        "functions": [listing.to_json() for listing in listings],
+    }
+    return payload, notes
+
+
 # ---------------------------------------------------------------------------------------------
 # choosing and locating functions
+
+
+def _choose(
+    region: ProfiledRegion,
+    patterns: Sequence[re.Pattern[str]],
+    demangler: Demangler,
+    hot_functions: int,
+    cache: AnalysisCache | None = None,
+) -> list[FoundFunction]:
+    if patterns:
+        return find_named(region, patterns, demangler, cache)
+    return find_hot(region, demangler, hot_functions, cache)
 
 
 def compile_patterns(symbols: Sequence[str]) -> list[re.Pattern[str]]:
@@ -223,17 +296,27 @@ def compile_patterns(symbols: Sequence[str]) -> list[re.Pattern[str]]:
     return patterns
 
 
-def _objects(region: ProfiledRegion, demangler: Demangler, paths: Sequence[str]) -> list[ElfObject]:
+def _objects(
+    region: ProfiledRegion,
+    demangler: Demangler,
+    paths: Sequence[str],
+    cache: AnalysisCache | None = None,
+) -> list[ElfObject]:
     objects = []
     for path in paths:
         try:
-            objects.append(load_elf_object(path, demangler))
+            objects.append(load_elf_object(path, demangler, cache))
         except CodeLookupError:
             continue  # a mapped file that is not an x86-64 ELF (a locale archive, a JIT map ...)
     return objects
 
 
-def find_hot(region: ProfiledRegion, demangler: Demangler, limit: int) -> list[FoundFunction]:
+def find_hot(
+    region: ProfiledRegion,
+    demangler: Demangler,
+    limit: int,
+    cache: AnalysisCache | None = None,
+) -> list[FoundFunction]:
     """The most sampled functions with at least MIN_HOT_SHARE of all samples, hottest first.
 
     Samples are summed per function family first (fragments, clones and dispatch members of
@@ -252,7 +335,7 @@ def find_hot(region: ProfiledRegion, demangler: Demangler, limit: int) -> list[F
         if sum(w for _, _, w in members) / total < MIN_HOT_SHARE:
             break
         for path, symbol_name, weight in members:
-            for obj in _objects(region, demangler, [path]):
+            for obj in _objects(region, demangler, [path], cache):
                 matches = obj.find(symbol_name)
                 if matches:
                     found.append(FoundFunction(obj, matches[0], float(weight)))
@@ -269,6 +352,7 @@ def call_sites(
     region: ProfiledRegion,
     demangler: Demangler,
     found: Sequence[FoundFunction],
+    cache: AnalysisCache | None = None,
 ) -> dict[str, list[str]]:
     """Where listed functions are called from, without call graphs: the callees of the most
     sampled functions of the objects holding listed code (also those too cold to be listed),
@@ -284,26 +368,64 @@ def call_sites(
         sampled += 1
         for symbol in by_object[path].find(symbol_name)[:1]:
             out.setdefault(family(symbol.demangled), set()).update(
-                _callees(by_object[path], symbol)
+                _callees(by_object[path], symbol, cache)
             )
     for obj in by_object.values():
         functions = obj.functions()
         if len(functions) > SMALL_OBJECT_FUNCTIONS:
             continue
         for symbol in functions:
-            callees = _callees(obj, symbol)
+            callees = _callees(obj, symbol, cache)
             if any(callee.split("@", 1)[0] in listed for callee in callees):
                 out.setdefault(family(symbol.demangled), set()).update(callees)
     return {caller: sorted(callees) for caller, callees in out.items()}
 
 
-def _callees(obj: ElfObject, symbol: ElfSymbol) -> list[str]:
+CALLEES_KIND = "callees"  # the analysis cache's entries: the callees of one function
+CODE_KIND = "normalised-code"  # ... and a function's normalised instructions
+
+
+def _callees(obj: ElfObject, symbol: ElfSymbol, cache: AnalysisCache | None = None) -> list[str]:
+    key = _function_key(obj, symbol)
+    if cache is not None and key is not None:
+        stored = cache.get(CALLEES_KIND, key)
+        if isinstance(stored, list) and all(isinstance(name, str) for name in stored):
+            return stored
     try:
         code = obj.read_code(symbol)
     except CodeLookupError:
         return []
     lines = normalise(disassemble(code, symbol.address), lambda address: _resolve(obj, address))
-    return list(call_targets(lines))
+    callees = list(call_targets(lines))
+    if cache is not None and key is not None:
+        cache.put(CALLEES_KIND, key, callees)
+    return callees
+
+
+def _function_key(obj: ElfObject, symbol: ElfSymbol) -> list[object] | None:
+    """What a function's code depends on: its object (and the names that object gives
+    addresses: the symbol table, its debug file, the demangler) and where the symbol is."""
+    if obj.analysis_key is None:
+        return None
+    return [obj.analysis_key, symbol.name, symbol.address, symbol.size]
+
+
+def _normalised_code(
+    obj: ElfObject, symbol: ElfSymbol, cache: AnalysisCache | None
+) -> tuple[AsmLine, ...]:
+    key = _function_key(obj, symbol)
+    if cache is not None and key is not None:
+        stored = cache.get(CODE_KIND, key)
+        if isinstance(stored, list):
+            try:
+                return tuple(line_from_json(line) for line in stored)
+            except (KeyError, TypeError, ValueError):
+                cache.stats.ignored += 1
+    code = obj.read_code(symbol)
+    lines = normalise(disassemble(code, symbol.address), lambda address: _resolve(obj, address))
+    if cache is not None and key is not None:
+        cache.put(CODE_KIND, key, [line_to_json(line) for line in lines])
+    return lines
 
 
 def family_samples(region: ProfiledRegion, demangler: Demangler) -> dict[str, float]:
@@ -337,7 +459,10 @@ def with_fragments(found: Sequence[FoundFunction], region: ProfiledRegion) -> li
 
 
 def _presence(
-    wanted: Sequence[tuple[str, str]], region: ProfiledRegion, demangler: Demangler
+    wanted: Sequence[tuple[str, str]],
+    region: ProfiledRegion,
+    demangler: Demangler,
+    cache: AnalysisCache | None = None,
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """For functions listed in another variant but not here: where this variant's objects
     define them, per the symbol table, and what was searched: the objects with the same file
@@ -346,7 +471,7 @@ def _presence(
     searched: dict[str, list[str]] = {}
     for name, basename in wanted:
         paths = [p for p in region.objects if _basename(p) == basename or ".so" not in p]
-        for obj in _objects(region, demangler, paths):
+        for obj in _objects(region, demangler, paths, cache):
             searched.setdefault(name, []).append(obj.path)
             for symbol in _family_index(obj).get(name, []):
                 defined.setdefault(name, []).append(f"{symbol.name} in {_basename(obj.path)}")
@@ -424,7 +549,10 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
 
 
 def find_named(
-    region: ProfiledRegion, patterns: Sequence[re.Pattern[str]], demangler: Demangler
+    region: ProfiledRegion,
+    patterns: Sequence[re.Pattern[str]],
+    demangler: Demangler,
+    cache: AnalysisCache | None = None,
 ) -> list[FoundFunction]:
     """Functions matching the user's regexes, searched in the objects that were sampled first,
     then in every other object the process mapped; sampled matches first."""
@@ -434,7 +562,7 @@ def find_named(
     found: list[FoundFunction] = []
     for pattern in patterns:
         matches: list[FoundFunction] = []
-        for obj in _objects(region, demangler, ordered_paths):
+        for obj in _objects(region, demangler, ordered_paths, cache):
             for symbol in obj.search(pattern):
                 matches.append(
                     FoundFunction(obj, symbol, float(weights.get((obj.path, symbol.name), 0.0)))
@@ -466,7 +594,11 @@ MAX_SYMBOLISED_ADDRESSES = 20000
 
 
 def _listing(
-    found: FoundFunction, region: ProfiledRegion, predictor: McaPredictor, runner: ProcessRunner
+    found: FoundFunction,
+    region: ProfiledRegion,
+    predictor: McaPredictor,
+    runner: ProcessRunner,
+    cache: AnalysisCache | None = None,
 ) -> FunctionListing:
     obj, symbol = found.object, found.symbol
     offsets = region.offsets(obj.path, symbol.name)
@@ -476,14 +608,15 @@ def _listing(
         symbol=symbol.name,
         object_path=obj.path,
         address=symbol.address,
-        code=obj.read_code(symbol),
+        code=b"",
+        normalised=_normalised_code(obj, symbol, cache),
         resolve=lambda address: _resolve(obj, address),
         costs=costs,
         cost_unit=region.unit,
         throughput_of=predictor if predictor.available else None,
     )
     addresses = [line.instruction.address for line in listing.lines][:MAX_SYMBOLISED_ADDRESSES]
-    frames = symbolise(runner, obj.path, addresses)
+    frames = symbolise(runner, obj.path, addresses, cache=cache)
     if frames is None:
         return listing
     inlined = {address: chain for address, chain in frames.items() if len(chain) > 1}
