@@ -12,7 +12,8 @@ symbol tables (pyelftools + struct), demangling (c++filt), listings (capstone, n
 llvm-mca, llvm-symbolizer), call sites, presence lookups and object identities. The first run
 starts from an empty analysis cache (a fresh `--cache-dir`, default a temporary directory) and
 with perflab's in-process caches cleared before every run, so the second run shows what the
-on-disk cache saves across perflab processes.
+on-disk cache saves across perflab processes. The per-phase times of the work done in forked
+workers (listings, call sites, presence) are only seen with `--serial`; the totals always are.
 """
 
 from __future__ import annotations
@@ -96,17 +97,13 @@ def instrument() -> None:
         if hasattr(asm_measure, name):
             setattr(asm_measure, name, timed(label, getattr(asm_measure, name)))
     mca.McaPredictor.__call__ = timed("  llvm-mca", mca.McaPredictor.__call__)  # type: ignore[method-assign]
-    _ = debuginfo
 
 
 def clear_process_caches() -> None:
     """What one perflab process keeps in memory: gone in the next process."""
     elf_code._CACHE.clear()
     asm_measure._FAMILY_INDEX.clear()
-    for name in ("clear_memory_caches",):
-        function = getattr(asm_measure, name, None)
-        if function is not None:
-            function()
+    debuginfo._IDENTITIES.clear()
 
 
 def c_experiment(tmp: Path, settings: Settings) -> Experiment:
@@ -142,12 +139,15 @@ def torch_experiment(settings: Settings) -> Experiment:
     )
 
 
+PARALLEL: bool | None = None
+
+
 def run_once(experiment: Experiment) -> tuple[float, dict[str, float], str]:
     TIMES.clear()
     CALLS.clear()
     clear_process_caches()
     sink = MemorySink()
-    lens = AsmLens(PerfRecordSource())
+    lens = AsmLens(PerfRecordSource(), parallel=PARALLEL)
     runner = SubprocessRunner()
     lens.preflight(experiment, runner)
     benchmark = experiment.benchmarks[0]
@@ -171,14 +171,9 @@ def main() -> int:
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args()
     instrument()
-    settings = (
-        Settings(
-            analysis_cache=not args.no_analysis_cache,  # type: ignore[call-arg]
-            parallel_analysis=not args.serial,  # type: ignore[call-arg]
-        )
-        if "analysis_cache" in Settings.__dataclass_fields__
-        else Settings()
-    )
+    settings = Settings(analysis_cache=not args.no_analysis_cache)
+    global PARALLEL
+    PARALLEL = False if args.serial else None
     with tempfile.TemporaryDirectory(prefix="perflab-bench-") as tmp:
         os.environ["PERFLAB_ANALYSIS_CACHE_DIR"] = args.cache_dir or str(Path(tmp) / "cache")
         cases: list[tuple[str, Experiment]] = []
@@ -190,10 +185,22 @@ def main() -> int:
         for title, experiment in cases:
             for run in range(1, args.runs + 1):
                 total, times, digest = run_once(experiment)
-                print(f"{title}, run {run}: {total:.1f} s in measure()")
+                profiling = times.get("profile (perf record + perf script)", 0.0)
+                print(
+                    f"{title}, run {run}: {total:.1f} s in measure(), {total - profiling:.1f} s "
+                    "of it after perf stopped"
+                )
                 for name, seconds in sorted(times.items(), key=lambda item: -item[1]):
                     print(f"    {name:45s} {seconds:7.2f} s  ({CALLS[name]} calls)")
-                report.append({"case": title, "run": run, "total_s": total, "phases_s": times})
+                report.append(
+                    {
+                        "case": title,
+                        "run": run,
+                        "total_s": total,
+                        "after_perf_s": total - profiling,
+                        "phases_s": times,
+                    }
+                )
         print(
             "machine:",
             next(
