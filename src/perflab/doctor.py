@@ -26,6 +26,7 @@ from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.profile.perf_script import parse_evlist
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.measure import cpu_lock
+from perflab.measure.analysis_cache import AnalysisCache
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 
@@ -369,15 +370,34 @@ def _lenses(host: HostFiles, perf: _PerfFacts) -> list[LensStatus]:
     return statuses
 
 
+def analysis_cache_check(cache: AnalysisCache) -> Check:
+    """Where the analysis cache is, how full, and how to bypass or clear it."""
+    usage = cache.usage()
+    return Check(
+        "analysis cache",
+        Status.INFO,
+        f"{usage.path}: {usage.entries} entries, {usage.bytes / 2**20:.1f} MiB of at most "
+        f"{usage.max_bytes / 2**20:.0f} MiB (symbol tables, disassembly, inline frames and "
+        "llvm-mca results of the asm lens, by build-id)",
+        fix=f"bypass it with --no-analysis-cache; clear it with rm -r {usage.path}",
+    )
+
+
 def diagnose(
-    runner: ProcessRunner | None = None, *, host: HostFiles | None = None, cpu: int | None = None
+    runner: ProcessRunner | None = None,
+    *,
+    host: HostFiles | None = None,
+    cpu: int | None = None,
+    analysis_cache: AnalysisCache | None = None,
 ) -> DoctorReport:
     """Probe this machine: which lenses work, which tools are present, and what adds noise."""
     runner = runner or SubprocessRunner()
     host = host or RealHost()
     perf = _perf_facts(runner, host)
+    tools = _tool_checks(runner, host, perf)
+    tools.append(analysis_cache_check(analysis_cache or AnalysisCache.default()))
     return DoctorReport(
         lenses=tuple(_lenses(host, perf)),
-        tools=tuple(_tool_checks(runner, host, perf)),
+        tools=tuple(tools),
         noise=tuple(_noise_checks(host, cpu, cpu_lock.held_cpus(list(range(host.cpu_count()))))),
     )

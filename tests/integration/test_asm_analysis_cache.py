@@ -35,7 +35,9 @@ static inline float clamp(float x) { return x > 0.f ? x : 0.f; }
 __attribute__((noinline)) void relu(float *restrict out, const float *restrict in, size_t n) {
   for (size_t i = 0; i < n; i++) out[i] = clamp(in[i]);
 }
-__attribute__((noinline)) void run(int reps) { for (int r = 0; r < reps; r++) relu(out_buf, in_buf, 1024); }
+__attribute__((noinline)) void run(int reps) {
+  for (int r = 0; r < reps; r++) relu(out_buf, in_buf, 1024);
+}
 int main(void) { run(1000); return (int)out_buf[1]; }
 """
 

@@ -157,3 +157,14 @@ def test_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert default_analysis_cache_dir() == tmp_path / "home" / ".cache" / "perflab" / "analysis"
     monkeypatch.setenv("PERFLAB_ANALYSIS_CACHE_DIR", str(tmp_path / "explicit"))
     assert default_analysis_cache_dir() == tmp_path / "explicit"
+
+
+def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: Path) -> None:
+    from perflab.doctor import analysis_cache_check
+
+    cache = AnalysisCache(tmp_path, max_bytes=2**30)
+    cache.put("k", ["a"], "x" * 100)
+    check = analysis_cache_check(cache)
+    assert str(tmp_path) in check.detail and "1 entries" in check.detail
+    assert "1024 MiB" in check.detail
+    assert check.fix is not None and "--no-analysis-cache" in check.fix

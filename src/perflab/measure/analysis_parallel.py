@@ -16,10 +16,12 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from perflab.host import online_cpus
+from perflab.proc import ProcessRunner, SubprocessRunner
 
 T = TypeVar("T")
 
@@ -83,3 +85,19 @@ def run_jobs(jobs: Sequence[Callable[[], T]], *, workers: int) -> list[T]:
             return pool.map(_run, range(len(jobs)), chunksize=1)
     finally:
         _JOBS = ()
+
+
+def runs_real_processes(runner: ProcessRunner) -> bool:
+    """Parallel analysis is for real processes: a fake runner's scripted replies and its record
+    of what was asked assume one caller at a time."""
+    return isinstance(runner, SubprocessRunner)
+
+
+def run_threads(jobs: Sequence[Callable[[], T]], *, parallel: bool) -> list[T]:
+    """Each job's result, in order, in one thread per job when `parallel`: for jobs that wait
+    on a tool's process (perf script), where threads suffice."""
+    if not parallel or len(jobs) <= 1:
+        return [job() for job in jobs]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(job) for job in jobs]
+        return [future.result() for future in futures]

@@ -61,7 +61,7 @@ from perflab.lenses.asm.sources import (
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.debuginfo import file_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.analysis_parallel import all_cpus, analysis_workers, run_jobs
+from perflab.measure.analysis_parallel import all_cpus, analysis_workers, run_jobs, runs_real_processes
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -74,7 +74,7 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import ProcessRunner, SubprocessRunner, which
+from perflab.proc import ProcessRunner, which
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
 ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from
@@ -205,7 +205,7 @@ class AsmLens:
         fakes (forked workers would not report what they asked of the fake)."""
         parallel = self.parallel
         if parallel is None:
-            parallel = isinstance(context.runner, SubprocessRunner)
+            parallel = runs_real_processes(context.runner)
         return analysis_workers() if parallel else 1
 
     # -- analyse ----------------------------------------------------------------------------

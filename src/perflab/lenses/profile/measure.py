@@ -53,6 +53,7 @@ from perflab.lenses.profile.perf_script import (
 )
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.perf_control import PerfControl, find_perf
 from perflab.measure.session import LensSession, WorkerWrap, benchmark_rng, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerSample, variant_environment
@@ -567,8 +568,13 @@ class ProfileLens:
                     break
             for index in range(len(variants)):
                 workers[index].note_mapped_objects()
-        # closed: every perf record has written its data
-        return [workers[i].recorded() for i in range(len(variants))]
+        # closed: every perf record has written its data, and nothing is measured any more, so
+        # the variants' perf script runs may share every CPU
+        with all_cpus():
+            return run_threads(
+                [workers[i].recorded for i in range(len(variants))],
+                parallel=runs_real_processes(context.runner),
+            )
 
     def _measure_command(
         self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
