@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,7 @@ def clear_process_caches() -> None:
     """What one perflab process keeps in memory: gone in the next process."""
     elf_code._CACHE.clear()
     asm_measure._FAMILY_INDEX.clear()
-    debuginfo._IDENTITIES.clear()
+    getattr(debuginfo, "_IDENTITIES", {}).clear()
 
 
 def c_experiment(tmp: Path, settings: Settings) -> Experiment:
@@ -147,7 +148,8 @@ def run_once(experiment: Experiment) -> tuple[float, dict[str, float], str]:
     CALLS.clear()
     clear_process_caches()
     sink = MemorySink()
-    lens = AsmLens(PerfRecordSource(), parallel=PARALLEL)
+    parallel = {"parallel": PARALLEL} if "parallel" in signature(AsmLens).parameters else {}
+    lens = AsmLens(PerfRecordSource(), **parallel)
     runner = SubprocessRunner()
     lens.preflight(experiment, runner)
     benchmark = experiment.benchmarks[0]
@@ -171,7 +173,9 @@ def main() -> int:
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args()
     instrument()
-    settings = Settings(analysis_cache=not args.no_analysis_cache)
+    # older perflab (before the cache): the same script measures it, copied into its tree
+    cached = {"analysis_cache": not args.no_analysis_cache}
+    settings = Settings(**(cached if "analysis_cache" in Settings.__dataclass_fields__ else {}))
     global PARALLEL
     PARALLEL = False if args.serial else None
     with tempfile.TemporaryDirectory(prefix="perflab-bench-") as tmp:
@@ -202,6 +206,13 @@ def main() -> int:
                     }
                 )
         print(
+            "commit:",
+            subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            or "(not a git checkout)",
             "machine:",
             next(
                 line.split(":", 1)[1].strip()

@@ -216,6 +216,11 @@ class ElfObject:
         return [symbol.address for symbol in self.symbols]
 
     def functions(self) -> list[ElfSymbol]:
+        """The function symbols with a size (computed once: asked often of 500k symbols)."""
+        return self._functions
+
+    @functools.cached_property
+    def _functions(self) -> list[ElfSymbol]:
         return [symbol for symbol in self.symbols if symbol.is_function and symbol.size > 0]
 
     def symbol_at(self, address: int) -> ElfSymbol | None:
