@@ -168,3 +168,31 @@ def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: 
     assert str(tmp_path) in check.detail and "1 entries" in check.detail
     assert "1024 MiB" in check.detail
     assert check.fix is not None and "--no-analysis-cache" in check.fix
+
+
+def test_analysis_leaves_the_cpu_another_perflab_run_measures_on() -> None:
+    from perflab.host import online_cpus
+    from perflab.measure.analysis_parallel import analysis_cpus
+
+    cpus = online_cpus()
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    held = cpus[-1]
+    other_run = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from perflab.measure.cpu_lock import try_lock\n"
+            f"lock = try_lock({held}); print('locked', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert other_run.stdout is not None and other_run.stdout.readline() == "locked\n"
+        assert held not in analysis_cpus()
+    finally:
+        other_run.communicate("", timeout=60)
+    assert held in analysis_cpus()

@@ -4,7 +4,8 @@ While perflab measures, it keeps itself off the measuring CPU (`engine`) and not
 runs next to a measurement. Once a lens has stopped measuring (perf has written its data),
 what is left — reading symbol tables, disassembling, symbolising, llvm-mca — depends on files
 only, and may use every CPU: `all_cpus()` widens perflab's CPU set for that stretch (the tools
-it starts inherit it) and `run_jobs` runs independent jobs in forked worker processes.
+it starts inherit it; CPUs another perflab run is measuring on, by its per-CPU lock, are left
+alone) and `run_jobs` runs independent jobs in forked worker processes.
 
 Jobs are closures: the workers are forked, so they see the parent's memory (objects already
 read) without pickling it; only their results travel back, pickled, in the jobs' order.
@@ -21,18 +22,27 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from perflab.host import online_cpus
+from perflab.measure import cpu_lock
 from perflab.proc import ProcessRunner, SubprocessRunner
 
 T = TypeVar("T")
 
 
+def analysis_cpus() -> set[int]:
+    """The online CPUs no other perflab run is measuring on (its per-CPU lock): analysis must
+    not disturb another run's measurement either."""
+    online = online_cpus()
+    others = {cpu for cpu, pid in cpu_lock.held_cpus(online).items() if pid != os.getpid()}
+    return set(online) - others
+
+
 @contextmanager
 def all_cpus() -> Iterator[None]:
-    """Let this process (and what it starts) run on every online CPU; restored afterwards.
-    Only for work after a measurement has stopped."""
+    """Let this process (and what it starts) run on every online CPU that no other perflab run
+    measures on; restored afterwards. Only for work after a measurement has stopped."""
     try:
         saved = os.sched_getaffinity(0)
-        wanted = set(online_cpus()) | saved
+        wanted = analysis_cpus() | saved
     except OSError:
         yield
         return
@@ -51,9 +61,9 @@ def all_cpus() -> Iterator[None]:
 
 
 def analysis_workers() -> int:
-    """How many processes analysis may use: the online CPUs."""
+    """How many processes analysis may use: the CPUs `all_cpus` gives it."""
     try:
-        return max(1, len(online_cpus()))
+        return max(1, len(analysis_cpus()))
     except OSError:
         return 1
 
