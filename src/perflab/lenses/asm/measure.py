@@ -59,9 +59,14 @@ from perflab.lenses.asm.sources import (
     region_to_json,
 )
 from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.analysis_parallel import (
+    all_cpus,
+    analysis_workers,
+    run_jobs,
+    runs_real_processes,
+)
 from perflab.measure.debuginfo import file_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.analysis_parallel import all_cpus, analysis_workers, run_jobs, runs_real_processes
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -51,9 +51,9 @@ from perflab.lenses.profile.perf_script import (
     parse_folded,
     parse_perf_script,
 )
+from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.perf_control import PerfControl, find_perf
 from perflab.measure.session import LensSession, WorkerWrap, benchmark_rng, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerSample, variant_environment
