@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import sys
 import time
 from collections import defaultdict
@@ -13,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.budget import BudgetPlan, LensCost, elastic_share, lens_costs, plan_budget
 from perflab.design_analysis import interactions_of, stack_summaries
 from perflab.designs import budget_plan
 from perflab.errors import (
@@ -34,7 +36,16 @@ from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.measure import cpu_lock, output_check
 from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches
-from perflab.measure.lens import BenchmarkData, Lens, LensContext, NullProgress, ProgressReporter
+from perflab.measure.fork_server import ForkServers
+from perflab.measure.lens import (
+    BenchmarkData,
+    Lens,
+    LensContext,
+    NullProgress,
+    PlanReporter,
+    ProgressReporter,
+)
+from perflab.measure.probe import probe_benchmark
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.model import (
     Benchmark,
@@ -139,8 +150,10 @@ def run_experiment(
     `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
     that into an exception. So does a variant that cannot be prepared (a git ref that does not
     exist, a change that does not apply, a failing build): the other variants are measured.
-    Bad configuration raises at once. Ctrl-C
-    marks the run incomplete and propagates. Either way what was measured stays in the store.
+    Bad configuration raises at once, and so does a budget that cannot hold a lens's minimum
+    measurement (`BudgetError`, unless `min_measurements_anyway`), before the run is stored.
+    Ctrl-C marks the run incomplete and propagates. Either way what was measured stays in the
+    store.
 
     The measuring CPU is locked against other perflab runs on the machine while it runs (a run
     that finds every CPU taken waits up to 30 s, then shares one and says so in a note)."""
@@ -177,7 +190,20 @@ def _run_experiment(
     check_paths(experiment, runner)
     lenses = [lens_for(metric) for metric in experiment.settings.metrics]
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
-    writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
+    python = default_python or sys.executable
+    # the probes run in the caches the measurements will use (removed when the run ends)
+    caches = IsolatedCaches(enabled=not experiment.settings.share_caches).__enter__()
+    try:
+        # the budget's plans, before anything is stored: a budget too small refuses here
+        plans = {
+            b.name: _plan(b, _at_point(experiment, b, caches), runner, python, cpu)
+            for b in experiment.benchmarks
+            if not _needs_preparation(experiment.baseline.at(b.params))
+        }
+        writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
+    except BaseException:
+        caches.__exit__(None, None, None)
+        raise
     for note in preflight_notes:
         writer.add_note(note)
     _note_cpu_claim(writer, claim)
@@ -187,7 +213,7 @@ def _run_experiment(
         sink=writer,
         progress=progress,
         cpu=cpu,
-        default_python=default_python or sys.executable,
+        default_python=python,
     )
     failures: list[_Failure] = []
     preparer = VariantPreparer(
@@ -198,7 +224,6 @@ def _run_experiment(
     )
     if experiment.pairs or experiment.interactions:
         writer.add_note(Note(severity=Severity.INFO, message=budget_plan(experiment)))
-    caches = IsolatedCaches(enabled=not experiment.settings.share_caches)
     _note_isolated_caches(writer, experiment, caches)
     try:
         with _OrchestratorOffCpu(cpu), caches:
@@ -217,19 +242,46 @@ def _run_experiment(
                         continue  # an output that cannot be checked: nothing to compare
                     finally:
                         stop_all_contained()
-                for lens in lenses:
-                    started_s = time.monotonic()
+                plan = plans.get(benchmark.name)
+                if plan is None:  # its variants had to be prepared first: planned now
+                    plan = _plan(benchmark, ready, runner, python, cpu)
+                deadline_s = time.monotonic() - plan.probe.probe_s + plan.budget_s
+                _show_plan(progress, benchmark.name, plan)
+                ordered = _run_order(lenses, plan)
+                for index, lens in enumerate(ordered):
                     stopped_before = stopped_processes()
+                    cost = plan.share_of(lens.metric).cost
+                    servers: ForkServers | None = None
+                    share_s = cost.minimum_s
                     try:
-                        lens.measure(benchmark, bench_context)
-                        _note_slow_lens(writer, lens, benchmark.name, started_s, experiment)
+                        servers = _fork_servers(cost, benchmark, bench_context)
+                        started_s = time.monotonic()
+                        share_s = (
+                            elastic_share(
+                                plan,
+                                lens.metric,
+                                deadline_s - started_s,
+                                [other.metric for other in ordered[index:]],
+                            )
+                            if cost.elastic
+                            else plan.share_of(lens.metric).share_s
+                        )
+                        lens_context = replace(
+                            bench_context, budget_s=share_s, fork_servers=servers
+                        )
+                        lens.measure(benchmark, lens_context)
+                        _note_slow_lens(writer, lens, benchmark.name, started_s, share_s)
+                        _note_forked(writer, lens, benchmark.name, servers)
                     except BenchmarkFailedError as error:
                         failures.append(_Failure(benchmark.name, error))
                         writer.add_note(_failure_note(error, benchmark.name, lens))
                         break  # the other lenses would fail the same way
                     finally:
+                        if servers is not None:
+                            servers.close()
                         stop_all_contained()  # what escaped its worker's session, orphaned
                         _note_leftovers(writer, lens, benchmark.name, stopped_before)
+                _note_budget_used(writer, benchmark.name, plan, deadline_s)
     except BaseException as error:
         stop_all_contained()
         with contextlib.suppress(StoreError):  # the store may be what failed
@@ -270,6 +322,109 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
                 "runs were measuring on every CPU",
             )
         )
+
+
+def _needs_preparation(variant: Variant) -> bool:
+    """A variant checked out or built before it runs: probed once it is ready."""
+    return bool(variant.git or variant.build or variant.apply)
+
+
+def _at_point(experiment: Experiment, benchmark: Benchmark, caches: IsolatedCaches) -> Experiment:
+    variants = tuple(caches.applied(v.at(benchmark.params)) for v in experiment.variants)
+    return replace(experiment, variants=variants)
+
+
+def _plan(
+    benchmark: Benchmark,
+    experiment: Experiment,
+    runner: ProcessRunner,
+    default_python: str,
+    cpu: int | None,
+) -> BudgetPlan:
+    """Probe the benchmark and split its budget between the lenses (perflab/budget.py);
+    raises BudgetError when a minimum does not fit and the settings do not say to go on."""
+    settings = experiment.settings
+    probe = probe_benchmark(benchmark, experiment, runner, default_python=default_python, cpu=cpu)
+    models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
+    try:
+        return plan_budget(
+            settings.budget_s,
+            probe,
+            lens_costs(probe, settings, models),
+            anyway=settings.min_measurements_anyway,
+        )
+    except ConfigError as error:
+        error.benchmark = error.benchmark or benchmark.name
+        raise
+
+
+def _fork_servers(cost: LensCost, benchmark: Benchmark, context: LensContext) -> ForkServers | None:
+    """A lens's fork servers when its workers are forked: one per variant, started before the
+    lens (its first generation would otherwise count their imports as its workers' start-up,
+    and size its generations by them)."""
+    if not cost.forked:
+        return None
+    settings = context.experiment.settings
+    rng = random.Random(None if settings.seed is None else f"{settings.seed}:{benchmark.name}")
+    return ForkServers(
+        context.runner,
+        benchmark,
+        context.experiment.variants,
+        default_python=context.default_python,
+        cpu=context.cpu,
+        timeout_s=settings.sample_timeout_s,
+        layout={"PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1))}
+        if settings.paired_layout
+        else {},
+        disable_aslr=settings.paired_layout,
+    ).started()
+
+
+def _note_forked(
+    writer: RunWriter, lens: Lens, benchmark: str, servers: ForkServers | None
+) -> None:
+    if servers is None or not servers.forked:
+        return
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message=f"the {lens.metric.value} lens forked its {servers.forked} workers from one "
+            "process per variant that imported the set-up's modules once: each generation's "
+            "workers shared that process's hash seed and address-space layout, with heap and "
+            "stack moved by a random padding",
+            hint="the set-up's imports took long enough to dominate fresh workers' start-up; "
+            "docs/statistics.md (the budget) has what forking does to the statistics",
+            benchmark=benchmark,
+            metric=lens.metric,
+        )
+    )
+
+
+def _note_budget_used(
+    writer: RunWriter, benchmark: str, plan: BudgetPlan, deadline_s: float
+) -> None:
+    """The plan, and what the benchmark really took against its budget (its probe and every
+    lens included): one note per benchmark."""
+    used_s = time.monotonic() - (deadline_s - plan.budget_s)
+    anyway = "" if plan.fits else "; the minimums were measured anyway"
+    writer.add_note(
+        Note(
+            severity=Severity.INFO if plan.fits or plan.probe.failed else Severity.WARNING,
+            message=f"used {used_s:.1f} s of the {plan.describe()}{anyway}",
+            benchmark=benchmark,
+        )
+    )
+
+
+def _run_order(lenses: list[Lens], plan: BudgetPlan) -> list[Lens]:
+    """Lenses with a fixed cost first, then those that sample until their share is used: each
+    of those gets what is really left, so the fixed costs' estimates need not be exact."""
+    return sorted(lenses, key=lambda lens: plan.share_of(lens.metric).cost.elastic)
+
+
+def _show_plan(progress: ProgressReporter, benchmark: str, plan: BudgetPlan) -> None:
+    if isinstance(progress, PlanReporter):
+        progress.plan(benchmark=benchmark, text=plan.describe(), eta_s=plan.eta_s)
 
 
 def _note_isolated_caches(
@@ -326,21 +481,23 @@ def _note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_befor
 
 
 def _note_slow_lens(
-    writer: RunWriter, lens: Lens, benchmark: str, started_s: float, experiment: Experiment
+    writer: RunWriter, lens: Lens, benchmark: str, started_s: float, share_s: float
 ) -> None:
-    """The budget bounds repeated sampling beyond each lens's minimum; when a lens's minimum
-    (generations, tool start-up, callgrind) took much longer, say so rather than surprise."""
+    """The plan gives each lens its share of the budget; when a lens's minimum (generations,
+    tool start-up, callgrind) took much longer than its share, say so rather than surprise."""
     elapsed_s = time.monotonic() - started_s
-    budget_s = experiment.settings.budget_s
-    if descriptor_for(lens.metric).reports_overruns or elapsed_s <= SLOW_LENS_FACTOR * budget_s:
+    if descriptor_for(lens.metric).reports_overruns or elapsed_s <= SLOW_LENS_FACTOR * max(
+        share_s, 1.0
+    ):
         return
     writer.add_note(
         Note(
             severity=Severity.INFO,
-            message=f"the {lens.metric.value} lens took {elapsed_s:.0f} s, more than the budget "
-            f"of {budget_s:g} s: its minimum measurement (fresh workers, tool start-up) is longer",
-            hint="the budget bounds repeated sampling beyond each lens's minimum; see the lens's "
-            "page in docs/lenses/",
+            message=f"the {lens.metric.value} lens took {elapsed_s:.0f} s, more than its share "
+            f"of the budget ({share_s:.1f} s): its minimum measurement (fresh workers, tool "
+            "start-up) is longer than the plan estimated",
+            hint="the plan's estimates come from a probe of the benchmark; see the lens's "
+            "page in docs/lenses/ and docs/statistics.md (the budget)",
             benchmark=benchmark,
             metric=lens.metric,
         )

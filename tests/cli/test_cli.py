@@ -11,7 +11,10 @@ import pytest
 
 from perflab.cli.main import main
 
-FAST = ["--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3"]
+FAST = [
+    "--budget", "0.3", "--min-measurements-anyway",
+    "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
+]  # fmt: skip
 
 
 def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

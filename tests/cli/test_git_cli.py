@@ -57,6 +57,7 @@ def test_stack_of_the_example_writes_the_contract(repo: Path, tmp_path: Path) ->
     done = perflab(
         "stack", "base..main", "--cmd", "./prog", "--build", "make", "--metric", "instructions",
         "--json", "out.json", "--html", "out.html", "--store", str(tmp_path / "p.db"),
+        "--min-measurements-anyway",
         cwd=repo, cache=cache,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -113,7 +114,7 @@ def test_matrix_and_bad_input_from_the_command_line(repo: Path, tmp_path: Path) 
     matrix = perflab(
         "matrix", "--base", "base", "--base", "main~2", "--change", "main~1",
         "--cmd", "./prog", "--build", "make", "--metric", "instructions", "--json", "m.json",
-        "--html", "m.html", *store, cwd=repo, cache=cache,
+        "--html", "m.html", "--min-measurements-anyway", *store, cwd=repo, cache=cache,
     )  # fmt: skip
     assert matrix.returncode == 0, matrix.stderr
     document = json.loads((repo / "m.json").read_text())

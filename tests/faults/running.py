@@ -18,7 +18,10 @@ from pathlib import Path
 TAG_VARIABLE = "PERFLAB_TEST_RUN"
 STORE = Path(".perflab") / "perflab.db"
 # short runs: the faults are the subject, not the precision
-QUICK = ("--min-generations", "2", "--sample-ms", "1", "--seed", "3")
+# small budgets: the minimum measurements, whatever the budget's plan says they cost
+QUICK = (
+    "--min-generations", "2", "--sample-ms", "1", "--seed", "3", "--min-measurements-anyway",
+)  # fmt: skip
 
 
 @dataclass

@@ -28,7 +28,17 @@ LEFT_NOTE = "the benchmark left"
 
 def _interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> None:
     perflab = start(
-        "run", "--cmd", "sleep 103", "-v", "A", "-v", "B", "--budget", "3", cwd=tmp_path
+        "run",
+        "--cmd",
+        "sleep 103",
+        "-v",
+        "A",
+        "-v",
+        "B",
+        "--budget",
+        "3",
+        "--min-measurements-anyway",
+        cwd=tmp_path,
     )
     wait_for_run(tmp_path)
     time.sleep(1.0)  # the first `sleep 103` is running

@@ -20,7 +20,10 @@ from tests.unit.test_html_report import synthetic_run
 
 pytestmark = pytest.mark.integration
 
-FAST = ["--budget", "0.5", "--min-generations", "2", "--sample-ms", "1", "--seed", "5"]
+FAST = [
+    "--budget", "0.5", "--min-measurements-anyway",
+    "--min-generations", "2", "--sample-ms", "1", "--seed", "5",
+]  # fmt: skip
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",

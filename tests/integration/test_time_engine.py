@@ -11,7 +11,7 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
-from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.errors import BenchmarkFailedError, ConfigError, StoreError
 from perflab.model import Experiment, Metric, RunStatus, Verdict
 from perflab.store import Store
 from tests.conftest import FAST
@@ -201,13 +201,20 @@ def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -
     import subprocess
     import time
 
+    # the budget's probe runs the set-up first (and leaves a mark): only the measuring
+    # workers sit in a 30 s set-up, once the run is stored
+    setup = (
+        "import os, time\n"
+        "if os.path.exists('probed'): time.sleep(30)\n"
+        "else: open('probed', 'w').close()"
+    )
     process = subprocess.Popen(
         [sys.executable, "-m", "perflab.cli.main", "run", "--stmt", "pass", "--setup",
-         "import time; time.sleep(30)", "-v", "A", "-v", "B", "--quiet"],
+         setup, "-v", "A", "-v", "B", "--quiet"],
         cwd=tmp_path, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 20
-    while not workers_in(tmp_path) and time.monotonic() < deadline:
+    while not (run_stored(tmp_path) and workers_in(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)  # wait until the workers sit in their 30 s setup
     assert workers_in(tmp_path), "the workers never started"
     process.send_signal(signal.SIGTERM)
@@ -216,6 +223,14 @@ def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -
     assert run.status is RunStatus.INCOMPLETE
     time.sleep(0.5)
     assert workers_in(tmp_path) == []
+
+
+def run_stored(directory: Path) -> bool:
+    path = directory / ".perflab" / "perflab.db"
+    try:
+        return path.exists() and bool(Store.open(path, create=False).list_runs())
+    except StoreError:
+        return False
 
 
 def workers_in(directory: Path) -> list[int]:

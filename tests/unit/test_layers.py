@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.document",
             "perflab.units",
             "perflab.stats",
+            "perflab.budget",  # the budget's cost models and plan (pure)
         ),
     ),
     # the lens descriptors: lenses/<lens>/__init__.py, the registry (records and names only)

@@ -1,7 +1,9 @@
-"""A live progress line on stderr while measuring."""
+"""A live progress line on stderr while measuring, under each benchmark's budget plan."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
@@ -11,7 +13,8 @@ from perflab.model import Metric
 
 
 class RichProgress:
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self.progress = Progress(
             TextColumn("[bold]{task.fields[benchmark]}[/bold] {task.fields[metric]}"),
             BarColumn(),
@@ -34,6 +37,15 @@ class RichProgress:
                 metric=metric.value,
             )
         self.progress.update(self.tasks[key], description=detail, completed=fraction or 0.0)
+
+    def plan(self, *, benchmark: str, text: str, eta_s: float) -> None:
+        """The benchmark's budget plan, and when it is expected to end (wall-clock time)."""
+        ends = time.strftime("%H:%M:%S", time.localtime(self.clock() + eta_s))
+        self.progress.console.print(
+            f"{benchmark}: {text}; ETA {ends} (in {eta_s:.0f} s)",
+            markup=False,
+            highlight=False,
+        )
 
     def __enter__(self) -> RichProgress:
         self.progress.start()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from perflab.budget import CostModel
 from perflab.model import Metric, SettingSpec, setting_specs
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ class LensDescriptor:
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
+    # what the lens's minimum measurement of a benchmark costs (perflab/budget.py), for the
+    # budget's plan; None: one generation of workers
+    cost: CostModel | None = None
 
     @property
     def options(self) -> dict[str, SettingSpec]:

@@ -38,7 +38,8 @@ class IsolatedCaches:
         self._root: Path | None = None
 
     def __enter__(self) -> IsolatedCaches:
-        if self.enabled:
+        # entered again (the engine's probes, then its measurements): the same folders
+        if self.enabled and self._root is None:
             self._root = Path(tempfile.mkdtemp(prefix="perflab-caches-", dir=self._parent))
         return self
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from perflab.model import (
     Artifact,
@@ -24,6 +24,9 @@ from perflab.model import (
 )
 from perflab.proc import ProcessRunner
 
+if TYPE_CHECKING:
+    from perflab.measure.fork_server import ForkServers
+
 # BenchmarkData and merge_info live in perflab.model (the store needs them); re-exported here
 __all__ = [
     "BenchmarkData",
@@ -33,6 +36,7 @@ __all__ = [
     "MeasurementSink",
     "MemorySink",
     "NullProgress",
+    "PlanReporter",
     "ProgressReporter",
     "merge_info",
 ]
@@ -60,6 +64,13 @@ class ProgressReporter(Protocol):
     def update(
         self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
     ) -> None: ...
+
+
+@runtime_checkable
+class PlanReporter(Protocol):
+    """A progress display that also shows each benchmark's budget plan and its ETA."""
+
+    def plan(self, *, benchmark: str, text: str, eta_s: float) -> None: ...
 
 
 class NullProgress:
@@ -112,6 +123,16 @@ class LensContext:
     # CPUs another lens measures on while this one runs: lenses that run processes side by side
     # (instructions) never use them. Empty today: the engine runs the lenses one after another.
     busy_cpus: frozenset[int] = frozenset()
+    # this lens's share of the benchmark's budget (perflab/budget.py); None: all of it
+    budget_s: float | None = None
+    # statement workers are forked from one server per variant that imported the set-up's
+    # modules once (measure/fork_server.py), rather than started fresh each generation
+    fork_servers: ForkServers | None = None
+
+    @property
+    def lens_budget_s(self) -> float:
+        """The seconds this lens may use for this benchmark."""
+        return self.experiment.settings.budget_s if self.budget_s is None else self.budget_s
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -86,9 +87,24 @@ class LensSession:
         self.start_ns = clock_ns()
         self.rng = benchmark_rng(self.settings, benchmark, lens)
         self._releases: list[Callable[[], None]] = []
+        self._generations = 0
 
     def elapsed_s(self) -> float:
         return float(self.clock_ns() - self.start_ns) / 1e9
+
+    def _forked(
+        self, index: int, layout: Mapping[str, str], ops: Sequence[WorkerOps]
+    ) -> StatementWorker:
+        """A child of the variant's fork server (the lens's, for this benchmark: the hash seed
+        and address-space layout are the server's for every child)."""
+        servers = self.context.fork_servers
+        assert servers is not None
+        variant = self.variants[index]
+        own_layout = {k: v for k, v in layout.items() if k not in variant.env}
+        # every variant's child of one generation moves its heap and stack alike
+        padding = zlib.crc32(repr(sorted(layout.items())).encode()) if layout else 0
+        padding = (padding + 7919 * self._generations) % 4096
+        return servers.server(index).worker(env=own_layout, padding=padding, ops=tuple(ops))
 
     def launch_workers(
         self,
@@ -103,9 +119,13 @@ class LensSession:
         `layout` is environment every worker shares, unless its variant sets the variable;
         `wrap` starts each worker under another program (its `release` runs in `release`)."""
         started: dict[int, StatementWorker] = {}
+        fork = self.context.fork_servers is not None and wrap is None
         try:
             for index in launch_order(len(self.variants), self.rng):
                 variant = self.variants[index]
+                if fork:
+                    started[index] = self._forked(index, layout or {}, ops)
+                    continue
                 wrapped = wrap(index) if wrap is not None else WorkerWrap(())
                 self._releases.append(wrapped.release)
                 try:
@@ -129,6 +149,7 @@ class LensSession:
                 worker.kill()
             self.release()
             raise
+        self._generations += 1
         return [started[i] for i in range(len(self.variants))]
 
     def release(self) -> None:

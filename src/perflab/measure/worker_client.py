@@ -168,7 +168,7 @@ class StatementWorker:
 
     def __init__(
         self,
-        runner: ProcessRunner,
+        runner: ProcessRunner | None,
         benchmark: Benchmark,
         variant: Variant,
         *,
@@ -181,7 +181,10 @@ class StatementWorker:
         disable_aslr: bool = False,
         scope: str = "function",
         ops: Sequence[WorkerOps] = (),
+        process: LiveProcess | None = None,
     ) -> None:
+        """Starts the worker with `runner`, or (`process`) talks to one already started, such
+        as a fork server's child (`measure/fork_server.py`)."""
         self.benchmark = benchmark
         self.variant = variant
         self.timeout_s = timeout_s
@@ -190,12 +193,18 @@ class StatementWorker:
         env = variant_environment(variant)
         env.update(extra_env or {})
         argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
-        check_variant_paths(variant, interpreter, benchmark=benchmark.name)
         try:
-            self.process: LiveProcess = runner.spawn(
-                LaunchSpec(argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr),
-                pass_fds=pass_fds,
-            )
+            if process is not None:
+                self.process: LiveProcess = process
+            else:
+                assert runner is not None
+                check_variant_paths(variant, interpreter, benchmark=benchmark.name)
+                self.process = runner.spawn(
+                    LaunchSpec(
+                        argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr
+                    ),
+                    pass_fds=pass_fds,
+                )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
             raise ConfigError(
                 f"cannot start {interpreter!r}: {error.strerror or error}",

@@ -34,11 +34,19 @@ object per line) and replies:
      worker.timed(loops), worker.reply/read_request (for handshakes) and worker.traceback().
      Later requests with those op names go to the handlers (e.g. the torch lens's
      "torch_profile", in perflab/lenses/torch/worker_ops.py).
+  {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns"}
+     a fork server: imports the setup's top-level modules (its import statements only), so
+     the children it forks start with them loaded
+  {"op": "fork", "env": {K: V}, "padding": N}      -> the child writes a hello line and serves
+     this protocol on the same channel until quit; then the server replies
+     {"ok": true, "exited": status}. The child moves its heap by N bytes and its stack by a
+     depth derived from N (fork keeps ASLR and the hash seed; the padding varies the rest).
   {"op": "quit"}                                   -> exits
 Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"register"|a lens's phase,
 "error": traceback text}.
 """
 
+import ast
 import faulthandler
 import gc
 import hashlib
@@ -272,6 +280,7 @@ class Worker:
         self.empty_loop = None
         self.ops = {}  # op name -> handler(worker, request), registered by lenses
         self.namespace = None  # the setup's names, where --check expressions are evaluated
+        self.heap_padding = None  # a forked child's: moves its later allocations
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -414,6 +423,48 @@ class Worker:
             "run_queue_ns": queued,
         }
 
+    def preload(self, request):
+        """Import the setup's top-level modules once, for the children this process forks."""
+        started = perf_counter_ns()
+        try:
+            tree = ast.parse(request.get("setup") or "pass", "<setup>")
+            imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            module = ast.Module(body=imports, type_ignores=[])
+            exec(compile(module, "<setup imports>", "exec"), {"__name__": "__perflab__"})
+        except BaseException:
+            return {"ok": False, "phase": "setup", "error": _user_traceback()}
+        names = [a.name for n in imports for a in getattr(n, "names", [])]
+        return {"ok": True, "modules": names, "wall_ns": perf_counter_ns() - started}
+
+    def fork(self, request):
+        """Fork a child that serves the protocol on this channel; reply once it exited."""
+        self.reply_stream.flush()
+        pid = os.fork()
+        if pid == 0:
+            status = 0
+            try:
+                os.environ.update(request.get("env") or {})
+                padding = int(request.get("padding", 0))
+                self.heap_padding = bytearray(padding)  # later allocations land elsewhere
+                _at_depth(padding % 64, self._serve_child)
+            except BaseException:
+                status = 1
+            finally:
+                try:
+                    self.reply_stream.flush()
+                finally:
+                    os._exit(status)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            code = -os.WTERMSIG(status)
+        else:
+            code = os.WEXITSTATUS(status)
+        return {"ok": True, "exited": code, "pid": pid}
+
+    def _serve_child(self):
+        self.reply({"hello": "perflab-worker", "protocol": 1, "forked": True, "pid": os.getpid()})
+        self.serve()
+
     def serve(self):
         while True:
             request = self.read_request()
@@ -432,6 +483,10 @@ class Worker:
                 self.reply(self.evaluate(request))
             elif op == "register":
                 self.reply(self.register(request))
+            elif op == "preload":
+                self.reply(self.preload(request))
+            elif op == "fork":
+                self.reply(self.fork(request))
             elif op in self.ops:
                 try:
                     reply = self.ops[op](self, request)
@@ -440,6 +495,13 @@ class Worker:
                 self.reply(reply)
             else:
                 self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
+
+
+def _at_depth(depth, function):
+    """Call `function` `depth` Python frames deeper: moves the C stack it runs on."""
+    if depth <= 0:
+        return function()
+    return _at_depth(depth - 1, function)
 
 
 def main():

@@ -1,5 +1,6 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
+from perflab.budget import asm_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -17,4 +18,5 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.asm.render:section",
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,
+    cost=asm_cost,
 )

@@ -1,5 +1,6 @@
 """The counters lens: perf stat events of the measured region."""
 
+from perflab.budget import counters_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -24,4 +25,5 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.counters.render:section",
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
+    cost=counters_cost,
 )

@@ -324,7 +324,7 @@ class CountersLens:
                     fraction=min(1.0, generation / generations),
                 )
                 if generation >= generations and (
-                    elapsed >= settings.budget_s
+                    elapsed >= context.lens_budget_s
                     or generation >= self.max_generations
                     or self._precise_enough(benchmark, context)
                 ):
@@ -553,7 +553,7 @@ class CountersLens:
                     )
                 done = block + 1 >= min_blocks
                 if done and (
-                    time.monotonic() - started >= settings.budget_s
+                    time.monotonic() - started >= context.lens_budget_s
                     or block + 1 >= settings.warmup_blocks + self.max_generations
                     or self._precise_enough(benchmark, context)
                 ):

@@ -1,5 +1,6 @@
 """The instructions lens: callgrind instruction counts of the measured region."""
 
+from perflab.budget import instructions_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -17,4 +18,5 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,
     worker_ops=("setup", "check", "sample"),
+    cost=instructions_cost,
 )

@@ -1,6 +1,7 @@
 """The memory lens: the memory work of one iteration (valgrind's cache simulation, allocator
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
+from perflab.budget import memory_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -27,4 +28,5 @@ DESCRIPTOR = LensDescriptor(
     worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
     worker_handlers="perflab.lenses.rss.worker_ops",
     also_reads=("region",),
+    cost=memory_cost,
 )

@@ -1,5 +1,6 @@
 """The profile lens: perf record samples, hot symbols and a differential flame graph."""
 
+from perflab.budget import profile_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -18,4 +19,5 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.profile.render:section",
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
+    cost=profile_cost,
 )

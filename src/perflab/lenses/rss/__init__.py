@@ -1,5 +1,6 @@
 """The rss lens: peak resident memory per variant, and what one iteration allocates."""
 
+from perflab.budget import rss_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -18,4 +19,5 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     worker_ops=("setup", "check", "calibrate", "rss_sample"),
     worker_handlers="perflab.lenses.rss.worker_ops",
+    cost=rss_cost,
 )

@@ -1,5 +1,6 @@
 """The time lens: wall time, paired and interleaved across worker generations."""
 
+from perflab.budget import time_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -15,4 +16,5 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.time.measure:TimeLens",
     probe=_probe,
     reports_overruns=True,  # it explains its own overruns
+    cost=time_cost,
 )

@@ -136,6 +136,7 @@ class _Session(LensSession):
     def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
         super().__init__(benchmark, context, clock_ns)
         self.samples: list[Sample] = []
+        self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
@@ -169,13 +170,13 @@ class _Session(LensSession):
     def note_overrun(self) -> None:
         """Minimums (generations, blocks, warm-up) win over the budget: say so when they did."""
         elapsed_s = self.elapsed_s()
-        if elapsed_s <= OVERRUN_FACTOR * self.settings.budget_s:
+        if elapsed_s <= OVERRUN_FACTOR * self.budget_s:
             return
         self.context.sink.add_note(
             Note(
                 severity=Severity.INFO,
                 message=f"measuring took {elapsed_s:.0f} s, more than the budget of "
-                f"{self.settings.budget_s:g} s, to reach the minimum of "
+                f"{self.budget_s:.3g} s, to reach the minimum of "
                 f"{self.settings.min_generations} generations (each with warm-up)",
                 hint="samples are long here: lower --min-generations or --sample-ms, or "
                 "raise --budget to make the budget the limit",
@@ -187,12 +188,12 @@ class _Session(LensSession):
     def report(self, what: str, estimates: list[RatioEstimate]) -> None:
         widths = [e.log_half_width for e in estimates if math.isfinite(e.log_half_width)]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
-        left_s = max(0.0, self.settings.budget_s - self.elapsed_s())
+        left_s = max(0.0, self.budget_s - self.elapsed_s())
         self.context.progress.update(
             benchmark=self.benchmark.name,
             metric=Metric.TIME,
             detail=f"{what}, {len(self.samples)} samples{ci}, ≤{left_s:.0f} s left",
-            fraction=min(1.0, self.elapsed_s() / self.settings.budget_s),
+            fraction=min(1.0, self.elapsed_s() / self.budget_s),
         )
 
 
@@ -201,7 +202,7 @@ class _StatementSession(_Session):
         settings = self.settings
         loops: list[int] | None = None  # per variant
         low_s, high_s = GENERATION_S_RANGE
-        generation_s = min(high_s, max(low_s, settings.budget_s / TARGET_GENERATIONS))
+        generation_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
         generation = 0
         while True:
             started_ns = self.clock_ns()
@@ -220,7 +221,7 @@ class _StatementSession(_Session):
             estimates = self.estimates()
             self.report(f"generation {generation}", estimates)
             if generation >= settings.min_generations and (
-                self.precise_enough(estimates) or self.elapsed_s() >= settings.budget_s
+                self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
             ):
                 return
 
@@ -327,7 +328,7 @@ class _CommandSession(_Session):
                     self._run_one(launcher, index, argvs[index], envs[index], block, position)
                 if block + 1 < min_blocks:
                     continue
-                out_of_budget = self.elapsed_s() >= settings.budget_s
+                out_of_budget = self.elapsed_s() >= self.budget_s
                 # Estimating reads every sample so far: after every block, short commands
                 # would spend more time here than running (quadratic), so at most this often.
                 if not out_of_budget and self.elapsed_s() - checked_s < STOP_CHECK_INTERVAL_S:

@@ -1,5 +1,6 @@
 """The torch lens: the ops torch.profiler sees per variant."""
 
+from perflab.budget import torch_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -22,4 +23,5 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     worker_ops=("setup", "check", "calibrate", "torch_profile"),
     worker_handlers="perflab.lenses.torch.worker_ops",
+    cost=torch_cost,
 )

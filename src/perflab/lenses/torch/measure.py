@@ -59,6 +59,7 @@ KIND_OPS = "torch-ops"  # artifact: OpTable JSON of a measured profile
 KIND_WARMUP_OPS = "torch-ops-warmup"
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one
+MIN_GENERATIONS = 2  # up to --min-generations, as many as its share of the budget holds
 WARMUP_LOOPS = 50
 # Every op call becomes a profiler event held in memory until key_averages(), and costs a few µs
 # of profiler overhead: more loops than this add little but time and memory.
@@ -170,8 +171,14 @@ def _require_statement(benchmark: Benchmark) -> None:
 class _Session(LensSession):
     def run(self) -> None:
         loops: list[int] | None = None  # per variant
-        generations = max(2, self.settings.min_generations)  # a CI needs two
+        generations = max(2, self.settings.min_generations)
         for generation in range(generations):
+            # its share of the budget decides how many beyond two (a CI needs two): another
+            # generation is started only when one more (as long as the mean so far) fits
+            if generation >= MIN_GENERATIONS:
+                mean_s = self.elapsed_s() / generation
+                if self.elapsed_s() + mean_s > self.context.lens_budget_s:
+                    return
             self.context.progress.update(
                 benchmark=self.benchmark.name,
                 metric=Metric.TORCH,

@@ -1,0 +1,205 @@
+"""Requested vs actual wall time of `perflab run --budget B` for the README's lens combinations.
+
+    .venv/bin/python bench/budget.py [--budget 10 --budget 20] [--case NAME ...] [--repeat N]
+                                     [--src PATH] [--anyway] [--out bench/results/budget.json]
+
+Each case runs the real command line (`perflab run ... --budget B -q`, two identical variants:
+an A/A) in a fresh store. Two times are given: the benchmark's, as perflab measures it (from its
+probe to the end of its last lens: the workers' interpreters, imports and valgrind included; the
+run's note "used ... s of the budget ..."), and the whole command's, timed from outside
+(perflab's own
+start-up included, which on a loaded machine is seconds: it took 30 s at load 15). A
+run refused before starting (the budget cannot hold a lens's minimum) is reported as such, with
+the budget perflab says would fit. The target: actual within 10% of the budget. Prints a Markdown
+table (docs/benchmarks.md, "The budget"); the raw figures go to --out.
+
+`--src` runs another checkout's perflab (e.g. one before the budget was a budget, whose workers
+import torch in every generation); `--repeat N` runs each case N times, and the table then also
+gives the time lens's A/A verdicts and CI half-widths (fresh vs forked workers on torch.add).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SUM = ("--stmt", "sum(range(1000))")
+TORCH = (
+    "--stmt",
+    "torch.add(x, y)",
+    "--setup",
+    "import torch; x = torch.ones(1); y = torch.ones(1)",
+)
+CASES: dict[str, tuple[str, ...]] = {
+    "time": (*SUM, "--metric", "time"),
+    "time,instructions": (*SUM, "--metric", "time,instructions"),
+    "time,counters,profile": (*SUM, "--metric", "time,counters,profile"),
+    "five lenses": (*SUM, "--metric", "time,instructions,counters,profile,asm"),
+    "torch.add: time,torch": (*TORCH, "--metric", "time,torch"),
+    "torch.add: time": (*TORCH, "--metric", "time"),
+}
+
+
+def machine() -> dict[str, Any]:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return {"cpu": model, "vcpus": os.cpu_count(), "commit": commit}
+
+
+def run_case(
+    name: str, budget: float, python: str, src: Path, extra: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="perflab-bench-budget-") as tmp:
+        argv = [
+            python, "-m", "perflab.cli.main", "run", *CASES[name],
+            "--variant", "A", "--variant", "B", "--budget", f"{budget:g}", *extra,
+            "--json", str(Path(tmp) / "out.json"), "-q", "--store", str(Path(tmp) / "s.db"),
+        ]  # fmt: skip
+        env = dict(os.environ, PYTHONPATH=str(src))
+        load_before = os.getloadavg()[0]
+        started = time.monotonic()
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=3600)
+        actual = time.monotonic() - started
+        result: dict[str, Any] = {
+            "case": name,
+            "budget_s": budget,
+            "actual_s": round(actual, 2),
+            "status": done.returncode,
+            "load_before": load_before,
+            "load_after": os.getloadavg()[0],
+        }
+        if done.returncode == 2 and "would fit" in done.stderr:
+            message = " ".join(done.stderr.split())
+            result["refused"] = message
+            return result
+        if done.returncode != 0:
+            result["error"] = done.stderr[-2000:]
+            return result
+        document = json.loads((Path(tmp) / "out.json").read_text())
+        result["notes"] = [
+            n["message"]
+            for n in document.get("notes", [])
+            if n["message"].startswith(("used ", "the time lens forked", "the torch lens forked"))
+        ]
+        used = [n["message"] for n in document.get("notes", []) if n["message"].startswith("used ")]
+        if used:  # perflab's own measure of the benchmark: without its own start-up
+            result["inside_s"] = float(used[0].split()[1])
+        result["verdicts"] = [c["verdict"] for c in document["comparisons"]]
+        result["time"] = [
+            {"ratio": c["ratio"], "ci_low": c["ci_low"], "ci_high": c["ci_high"]}
+            for c in document["comparisons"]
+            if c["metric"] == "time"
+        ]
+        return result
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| lenses | `--budget` | benchmark (perflab's own) | / budget "
+        "| whole command | outcome | load (before → after) |",
+        "|---|---:|---:|---:|---:|---|---|",
+    ]
+    for r in results:
+        if "refused" in r:
+            found = re.search(r"--budget (\d+) would fit", r["refused"])
+            fit = found.group(1) if found else "?"
+            outcome = f"refused before starting ({fit} s would fit)"
+        elif "error" in r:
+            outcome = f"failed (status {r['status']})"
+        else:
+            outcome = "measured: " + ", ".join(r["verdicts"])
+        inside = r.get("inside_s")
+        lines.append(
+            f"| {r['case']} | {r['budget_s']:g} s | "
+            + (f"{inside:.1f} s | {inside / r['budget_s']:.2f} | " if inside else "– | – | ")
+            + f"{r['actual_s']:.1f} s | {outcome} | "
+            f"{r['load_before']:.1f} → {r['load_after']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def aa_table(results: list[dict[str, Any]]) -> str:
+    """The time lens's A/A outcomes per case and budget: verdicts and CI half-widths."""
+    lines = [
+        "| lenses | `--budget` | runs | mean actual | equivalent / inconclusive / false "
+        "| median CI half-width |",
+        "|---|---:|---:|---:|---|---:|",
+    ]
+    groups: dict[tuple[str, float], list[dict[str, Any]]] = {}
+    for r in results:
+        if r.get("time"):
+            groups.setdefault((r["case"], r["budget_s"]), []).append(r)
+    for (case, budget), runs in groups.items():
+        comparisons = [c for r in runs for c in r["time"]]
+        verdicts = [v for r in runs for v in r["verdicts"][: len(r["time"])]]
+        false = sum(1 for c in comparisons if c["ci_low"] > 1 or c["ci_high"] < 1)
+        widths = sorted((c["ci_high"] - c["ci_low"]) / 2 for c in comparisons)
+        lines.append(
+            f"| {case} | {budget:g} s | {len(runs)} | "
+            f"{sum(r['actual_s'] for r in runs) / len(runs):.1f} s | "
+            f"{verdicts.count('equivalent')} / {verdicts.count('inconclusive')} / {false} | "
+            f"±{widths[len(widths) // 2]:.1%} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget", type=float, action="append")
+    parser.add_argument("--case", action="append", choices=sorted(CASES))
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--src", type=Path, default=ROOT / "src")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--anyway", action="store_true", help="pass --min-measurements-anyway to perflab"
+    )
+    parser.add_argument("--out", type=Path, default=ROOT / "bench/results/budget.json")
+    args = parser.parse_args()
+    budgets = args.budget or [10.0, 20.0]
+    results = []
+    for name in args.case or [c for c in CASES if c != "torch.add: time"]:
+        for budget in budgets:
+            for _ in range(args.repeat):
+                extra = ("--min-measurements-anyway",) if args.anyway else ()
+                result = run_case(name, budget, args.python, args.src, extra)
+                result["anyway"] = args.anyway
+                print(json.dumps(result), file=sys.stderr, flush=True)
+                results.append(result)
+    report = {
+        "machine": machine(),
+        "src": str(args.src),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "runs": results,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    m = report["machine"]
+    print(f"{m['cpu']}, {m['vcpus']} vCPUs, commit {m['commit']}, {report['date']}\n")
+    print(table(results))
+    if args.repeat > 1:
+        print()
+        print(aa_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,375 @@
+"""`--budget` as a budget: what each lens of a benchmark minimally costs, and how the budget is
+split between the lenses before anything is measured. Pure: a probe's figures in, a plan out.
+
+A user reads `--budget 10` as "this benchmark takes 10 s". Before, it was the time lens's budget
+only: five lenses with `--budget 10` took 80 s, and `--metric time,torch` with 20 s took 127 s
+(each worker generation imported torch). Now the engine probes the benchmark (one worker's
+start-up, the part of it spent importing the set-up's modules, one calibrated sample), asks each
+lens what its minimum measurement costs (`LensCost`), and splits the budget: lenses with a fixed
+cost (callgrind, one profile) get that cost, and the lenses that sample until their budget is used
+(time, counters) share the rest, each at least its minimum. When the minimums do not fit, the run
+is refused before it starts, with the budget that would fit.
+
+The constants below were measured on the 2-vCPU VMs perflab is developed on (docs/benchmarks.md,
+"The budget"); they are estimates, and the engine corrects for them while measuring: lenses with a
+fixed cost run first, and each sampling lens's share is recomputed from the time actually left.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from perflab.errors import ConfigError
+from perflab.model import BenchmarkKind, Metric, Settings
+
+# the time lens (lenses/time/measure.py): blocks per generation after warm-up, and the shortest
+# generation it samples
+TIME_MIN_BLOCKS = 4
+TIME_MIN_GENERATION_S = 0.25
+# a fork server when the variants' imports take this long per generation: fresh processes then
+# spend more than half of even the longest generation (1 s) importing
+FORK_WHEN_IMPORTS_S = 0.5
+# perf stat / perf record: starting perf around a worker, and reading its output back
+PERF_START_S = 0.3
+PROFILE_REGION_S = 1.0  # what the profile lens records per variant
+PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
+ASM_POST_S = 3.0  # disassembly and source lines, per variant
+# callgrind (lenses/instructions): valgrind's own start-up, its slowdown of the interpreter's
+# start-up with instrumentation off, and the counted part (warm-up, calibration, two repeats of
+# a statement and an empty loop of ~20 M instructions each: about 1 s each here)
+VALGRIND_START_S = 1.0
+VALGRIND_STARTUP_SLOWDOWN = 8.0
+# commands run counted from start to end: callgrind's slowdown of native code is 20-100x, but a
+# short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
+# which the probe's wall time inflates: the low end
+CALLGRIND_COMMAND_SLOWDOWN = 20.0
+CALLGRIND_COUNTED_S = 5.0
+TORCH_PROFILER_START_S = 0.5  # the first torch.profiler session of a process
+TORCH_BLOCKS = 3  # lenses/torch: one warm-up and two measured profiles per generation
+TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
+FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
+
+
+@dataclass(frozen=True)
+class CostProbe:
+    """What the probe measured of one benchmark, before the plan (seconds)."""
+
+    kind: BenchmarkKind
+    variants: int
+    startup_s: float  # statements: a fresh worker's start-up and set-up; commands: 0
+    import_s: float  # statements: the part of start-up spent importing the set-up's modules
+    fork_s: float  # statements: a forked child's start-up and set-up (modules loaded)
+    sample_s: float  # statements: one sample calibrated to --sample-ms; commands: one run
+    probe_s: float  # how long the probe took: part of the benchmark's budget
+    # the probe itself failed (the set-up raised ...): its figures are guesses, and the plan
+    # never refuses on them; the measurement fails the same way and says why
+    failed: bool = False
+
+    @property
+    def fork(self) -> bool:
+        """Whether lenses that may (the torch lens) fork their workers from a server per
+        variant that imported the set-up's modules once, rather than start them fresh."""
+        return (
+            self.kind is BenchmarkKind.STATEMENT
+            and self.variants * self.import_s >= FORK_WHEN_IMPORTS_S
+        )
+
+    @property
+    def worker_start_s(self) -> float:
+        """One worker's start-up in every generation after the first."""
+        return self.fork_s if self.fork else self.startup_s
+
+    @property
+    def once_s(self) -> float:
+        """Paid once per lens that forks: starting the servers (the imports)."""
+        return self.variants * self.startup_s if self.fork else 0.0
+
+
+@dataclass(frozen=True)
+class LensCost:
+    """A lens's minimum measurement of one benchmark, and whether it can use more time."""
+
+    metric: Metric
+    minimum_s: float
+    needs: str  # what the minimum is, in words ("6 generations of 2 fresh workers")
+    elastic: bool = False  # it samples until its share is used (time, counters)
+    weight: float = 1.0  # elastic lenses share what is left in these proportions
+    overshoot_s: float = 0.0  # it stops after the step that crosses its share: up to this much
+    # its workers are forked from servers that imported the set-up's modules (probe.fork):
+    # the engine starts those before the lens, and the lens's minimum includes them once
+    forked: bool = False
+    once_s: float = 0.0  # of the minimum: starting the fork servers (see `forked`)
+
+    @property
+    def started_before_s(self) -> float:
+        """The part of the minimum paid before the lens starts: its fork servers' start-up."""
+        return self.once_s if self.forked else 0.0
+
+
+CostModel = Callable[[CostProbe, Settings], LensCost]
+
+
+def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    n = probe.variants
+    if probe.kind is BenchmarkKind.COMMAND:
+        blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        return LensCost(
+            Metric.TIME,
+            minimum_s=blocks * n * probe.sample_s,
+            needs=f"{blocks} blocks of {n} runs of {probe.sample_s:.2g} s",
+            elastic=True,
+            weight=3.0,
+            overshoot_s=n * probe.sample_s,
+        )
+    # Always fresh workers: forked ones share their server's physical pages (and hash seed),
+    # a per-variant effect no generation re-randomises; measured, it made A/A runs of
+    # torch.add 'slower' (docs/statistics.md, the budget). When start-up dominates, the lens
+    # samples each generation at least as long as its workers took to start instead.
+    blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
+    start_s = n * probe.startup_s
+    generation_s = start_s + max(TIME_MIN_GENERATION_S, start_s, blocks * n * probe.sample_s)
+    calibration_s = 4 * n * probe.sample_s
+    return LensCost(
+        Metric.TIME,
+        minimum_s=calibration_s + settings.min_generations * generation_s,
+        needs=f"{settings.min_generations} generations of {n} fresh workers "
+        f"at {probe.startup_s:.2g} s start-up each",
+        elastic=True,
+        weight=3.0,
+        overshoot_s=generation_s,
+    )
+
+
+def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    n = probe.variants
+    generations = max(settings.min_generations, 2)
+    if probe.kind is BenchmarkKind.COMMAND:
+        blocks = settings.warmup_blocks + generations
+        run_s = probe.sample_s + PERF_START_S
+        return LensCost(
+            Metric.COUNTERS,
+            minimum_s=blocks * n * run_s,
+            needs=f"{blocks} blocks of {n} runs under perf stat",
+            elastic=True,
+            overshoot_s=n * run_s,
+        )
+    # lenses/counters: 10 blocks per generation after warm-up, fresh workers under perf stat
+    generation_s = n * (probe.startup_s + PERF_START_S) + (
+        (settings.warmup_blocks + 10) * n * probe.sample_s
+    )
+    return LensCost(
+        Metric.COUNTERS,
+        minimum_s=generations * generation_s,
+        needs=f"{generations} generations of {n} workers under perf stat",
+        elastic=True,
+        overshoot_s=generation_s,
+    )
+
+
+def profile_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    n = probe.variants
+    start_s = probe.startup_s + PERF_START_S if probe.kind is BenchmarkKind.STATEMENT else 0.0
+    record_s = max(PROFILE_REGION_S, probe.sample_s)
+    return LensCost(
+        Metric.PROFILE,
+        minimum_s=n * (start_s + record_s + PROFILE_POST_S),
+        needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
+    )
+
+
+def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    recorded = profile_cost(probe, settings)
+    return LensCost(
+        Metric.ASM,
+        minimum_s=recorded.minimum_s + probe.variants * ASM_POST_S,
+        needs="a profile per variant, then its hot functions disassembled",
+    )
+
+
+def instructions_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    n = probe.variants
+    if probe.kind is BenchmarkKind.COMMAND:
+        per_variant = VALGRIND_START_S + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
+    else:
+        per_variant = (
+            VALGRIND_START_S + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s + CALLGRIND_COUNTED_S
+        )
+    return LensCost(
+        Metric.INSTRUCTIONS,
+        minimum_s=n * per_variant,
+        needs=f"one callgrind process per variant (~{per_variant:.0f} s each)",
+    )
+
+
+def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    """Two generations at least (a CI needs two), up to --min-generations within its share:
+    its ratio is indicative only (profiler overhead), the time lens's is the verdict."""
+    n = probe.variants
+    generation_s = n * (
+        probe.worker_start_s
+        + TORCH_PROFILER_START_S
+        + TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * probe.sample_s
+    )
+    return LensCost(
+        Metric.TORCH,
+        minimum_s=probe.once_s + 2 * generation_s,
+        needs=f"2 generations of {n} profiled workers",
+        elastic=True,
+        weight=1.0,
+        forked=probe.fork,
+        once_s=probe.once_s,
+    )
+
+
+def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    n = probe.variants
+    generations = max(2, settings.min_generations)
+    # fresh workers: a forked child's peak RSS would include its server's pages
+    start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else 0.0
+    generation_s = n * (start_s + 3 * probe.sample_s)
+    return LensCost(
+        Metric("rss"),
+        minimum_s=generations * generation_s,
+        needs=f"{generations} generations of {n} workers",
+    )
+
+
+def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    """The memory lens: the instructions lens's callgrind runs (with cache simulation), then
+    the rss lens's workers."""
+    counted = instructions_cost(probe, settings)
+    peak = rss_cost(probe, settings)
+    return LensCost(
+        Metric("memory"),
+        minimum_s=counted.minimum_s + peak.minimum_s,
+        needs=f"{counted.needs}, then {peak.needs}",
+    )
+
+
+def default_cost(metric: Metric, probe: CostProbe, settings: Settings) -> LensCost:
+    """A lens without a cost model: one generation of workers and a second of sampling."""
+    start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else probe.sample_s
+    return LensCost(metric, minimum_s=probe.variants * (start_s + 1.0), needs="one generation")
+
+
+@dataclass(frozen=True)
+class LensShare:
+    metric: Metric
+    share_s: float  # the lens's part of the budget
+    cost: LensCost
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """How one benchmark's budget is split between its lenses."""
+
+    budget_s: float
+    probe: CostProbe
+    shares: tuple[LensShare, ...]  # in the order the lenses run: fixed costs first
+    fits: bool  # every lens's minimum fits inside the budget
+    needed_s: float  # the probe and every lens's minimum
+
+    @property
+    def eta_s(self) -> float:
+        """How long the benchmark is expected to take from the start of its probe."""
+        return max(self.budget_s, self.needed_s)
+
+    @property
+    def fitting_budget_s(self) -> float:
+        """The smallest budget (whole seconds, with a margin) that holds every minimum."""
+        return float(math.ceil(self.needed_s * FIT_MARGIN))
+
+    def share_of(self, metric: Metric) -> LensShare:
+        return next(s for s in self.shares if s.metric == metric)
+
+    def describe(self) -> str:
+        """The split, in words: "budget 20 s: probe 0.3 s, instructions 12.4 s, time 7.3 s"."""
+        parts = ", ".join(f"{s.metric.value} {s.share_s:.1f} s" for s in self.shares)
+        forked = [s.metric.value for s in self.shares if s.cost.forked]
+        how = (
+            f"; {', '.join(forked)} forks its workers from one process per variant that "
+            f"imported the set-up's modules once ({self.probe.import_s:.1f} s of imports)"
+            if forked
+            else ""
+        )
+        over = "" if self.fits else f" (the minimums need {self.needed_s:.0f} s)"
+        return f"budget {self.budget_s:g} s{over}: probe {self.probe.probe_s:.1f} s, {parts}{how}"
+
+    def refusal(self) -> BudgetError:
+        """The error when the minimums do not fit: which lens needs what, and the choices."""
+        largest = max(self.shares, key=lambda s: s.cost.minimum_s)
+        needs = "; ".join(
+            f"{s.metric.value}: {s.cost.minimum_s:.1f} s ({s.cost.needs})" for s in self.shares
+        )
+        return BudgetError(
+            f"--budget {self.budget_s:g} s is too small for this benchmark's minimum "
+            f"measurement: the {largest.metric.value} lens alone needs "
+            f"{largest.cost.minimum_s:.0f} s ({largest.cost.needs}); all lenses with the probe "
+            f"need {self.needed_s:.0f} s, --budget {self.fitting_budget_s:g} would fit",
+            hint=f"give --budget {self.fitting_budget_s:g} or more, measure fewer lenses "
+            "(--metric), or --min-measurements-anyway to take the minimums whatever they cost",
+            detail=f"probe {self.probe.probe_s:.1f} s; " + needs,
+        )
+
+
+class BudgetError(ConfigError):
+    """The budget cannot hold a lens's minimum measurement (exit status 2, nothing measured)."""
+
+
+def plan_budget(
+    budget_s: float,
+    probe: CostProbe,
+    costs: Sequence[LensCost],
+    *,
+    anyway: bool = False,
+) -> BudgetPlan:
+    """Split `budget_s` (the probe's time included) between lenses of these costs: fixed costs
+    as estimated, then each elastic lens its minimum plus a part of what is left, by weight.
+    When the minimums do not fit, the plan says so (`fits`); with `anyway` the elastic lenses
+    get their minimums."""
+    fixed = [c for c in costs if not c.elastic]
+    elastic = [c for c in costs if c.elastic]
+    needed_s = probe.probe_s + sum(c.minimum_s for c in costs)
+    surplus_s = max(0.0, budget_s - needed_s)
+    weights = sum(c.weight for c in elastic)
+    shares = [LensShare(c.metric, c.minimum_s, c) for c in fixed] + [
+        LensShare(c.metric, c.minimum_s + surplus_s * c.weight / weights, c) for c in elastic
+    ]
+    fits = needed_s <= budget_s
+    if not fits and not anyway and not probe.failed:
+        plan = BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s)
+        raise plan.refusal()
+    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s)
+
+
+def elastic_share(
+    plan: BudgetPlan, metric: Metric, left_s: float, still_to_run: Sequence[Metric]
+) -> float:
+    """An elastic lens's share when it starts, from the time really left of the benchmark's
+    budget: what the lenses still to run after it are planned to take is kept for them, the
+    rest is split by weight between it and the other elastic lenses still to run; never below
+    its minimum. Its share is reduced by half its overshoot (it stops after the step that
+    crosses the share), so that on average the benchmark ends on its budget."""
+    mine = plan.share_of(metric).cost
+    own_minimum_s = mine.minimum_s - mine.started_before_s  # its servers run already
+    others = [plan.share_of(m) for m in still_to_run if m != metric]
+    kept_s = sum(s.cost.minimum_s for s in others if not s.cost.elastic)
+    elastic_weights = mine.weight + sum(s.cost.weight for s in others if s.cost.elastic)
+    elastic_minimums = sum(s.cost.minimum_s for s in others if s.cost.elastic)
+    free_s = max(0.0, left_s - kept_s - own_minimum_s - elastic_minimums)
+    share_s = own_minimum_s + free_s * mine.weight / elastic_weights - mine.overshoot_s / 2
+    return max(0.0, share_s)
+
+
+def lens_costs(
+    probe: CostProbe,
+    settings: Settings,
+    models: Mapping[Metric, CostModel | None],
+) -> list[LensCost]:
+    """Every lens's cost, by its descriptor's model (or the default)."""
+    return [
+        model(probe, settings) if model is not None else default_cost(metric, probe, settings)
+        for metric, model in models.items()
+    ]

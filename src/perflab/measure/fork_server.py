@@ -1,0 +1,314 @@
+"""Fork servers: one process per variant imports the set-up's modules once, then forks a fresh
+worker per generation (the statement worker's `preload` and `fork` ops).
+
+An expensive set-up (`import torch`: 1.5-10 s on a loaded 2-vCPU VM) paid by every variant in
+every generation ate most of a budget: 6 generations of two variants spent 20-60 s importing.
+A forked child starts with the modules loaded, runs the whole set-up again (its objects are its
+own) and serves the protocol on the server's channel until it quits; the server waits for it,
+then forks the next. What fork does not re-randomise: the address-space layout (ASLR is
+inherited, and perflab disables it anyway) and the hash seed (fixed when the server started).
+Each child therefore moves its heap and stack by a random padding, shared by all variants of a
+generation as the environment padding of fresh workers is; docs/statistics.md has what this
+does to A/A honesty and precision, measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from perflab.errors import BenchmarkFailedError
+from perflab.measure.worker_client import (
+    STARTUP_TIMEOUT_S,
+    StatementWorker,
+    WorkerOps,
+    interpreter_for,
+    variant_environment,
+)
+from perflab.model import Benchmark, Variant
+from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
+from perflab.worker import STATEMENT_WORKER_PATH
+
+
+class ForkServer:
+    """A variant's server process: started once, with the set-up's modules imported."""
+
+    def __init__(
+        self,
+        runner: ProcessRunner,
+        benchmark: Benchmark,
+        variant: Variant,
+        *,
+        default_python: str,
+        cpu: int | None,
+        timeout_s: float,
+        extra_env: Mapping[str, str] | None = None,
+        disable_aslr: bool = False,
+    ) -> None:
+        self.benchmark = benchmark
+        self.variant = variant
+        self.timeout_s = timeout_s
+        env = variant_environment(variant)
+        env.update(extra_env or {})
+        interpreter = interpreter_for(variant, default_python)
+        started = time.monotonic()
+        self.process: LiveProcess = runner.spawn(
+            LaunchSpec(
+                argv=(interpreter, "-u", str(STATEMENT_WORKER_PATH)),
+                env=env,
+                cwd=variant.cwd,
+                cpu=cpu,
+                disable_aslr=disable_aslr,
+            )
+        )
+        # the server's and its children's stderr: drained all the time (a statement that
+        # prints would fill the pipe and block), its tail kept for error messages
+        self._stderr_tail: deque[str] = deque(maxlen=200)
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+        try:
+            hello = self._receive(max(timeout_s, STARTUP_TIMEOUT_S))
+            if hello.get("hello") != "perflab-worker":
+                raise self._error(f"{interpreter!r} did not start perflab's worker ({hello!r})")
+            self._send({"op": "preload", "setup": benchmark.setup})
+            reply = self._receive(max(timeout_s, STARTUP_TIMEOUT_S))
+            if not reply.get("ok"):
+                raise self._error(
+                    "importing the setup's modules failed", detail=str(reply.get("error", ""))
+                )
+            self.modules: tuple[str, ...] = tuple(reply.get("modules", ()))
+            self.import_s = int(reply.get("wall_ns", 0)) / 1e9
+        except BaseException:
+            self.kill()
+            raise
+        self.startup_s = time.monotonic() - started
+        self.forked = 0
+
+    def worker(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        padding: int = 0,
+        ops: tuple[WorkerOps, ...] = (),
+        scope: str = "function",
+    ) -> StatementWorker:
+        """A fresh child of this server, set up and ready to sample (a `StatementWorker`)."""
+        self._send({"op": "fork", "env": dict(env or {}), "padding": padding})
+        self.forked += 1
+        return StatementWorker(
+            runner=None,  # attached: nothing to spawn
+            benchmark=self.benchmark,
+            variant=self.variant,
+            interpreter="(forked)",
+            cpu=None,
+            timeout_s=self.timeout_s,
+            ops=ops,
+            scope=scope,
+            process=_ForkedChild(self),
+        )
+
+    def _drain_stderr(self) -> None:
+        for line in self.process.stderr_lines():
+            self._stderr_tail.append(line)
+
+    def stderr_tail(self) -> str:
+        return "".join(self._stderr_tail)[-4000:]
+
+    def _send(self, message: Mapping[str, Any]) -> None:
+        try:
+            self.process.write_line(json.dumps(message))
+        except BrokenPipeError:
+            raise self._error("the fork server exited") from None
+
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
+        line = self.process.read_line(timeout_s)
+        if line is None:
+            self.kill()
+            raise self._error(f"the fork server did not answer within {timeout_s:g} s")
+        if not line:
+            raise self._error("the fork server exited")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def _error(self, message: str, detail: str | None = None) -> BenchmarkFailedError:
+        return BenchmarkFailedError(
+            message,
+            hint="the fork server imports the setup's modules once per variant; "
+            "see the worker's error above",
+            variant=self.variant.name,
+            benchmark=self.benchmark.name,
+            detail=detail or self.stderr_tail() or None,
+        )
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.write_line(json.dumps({"op": "quit"}))
+            except BrokenPipeError:
+                pass
+            if self.process.wait(timeout_s=30) is None:
+                self.process.kill()
+        self.process.stop_leftovers()
+        self._stderr_reader.join(timeout=2)
+        self.process.close()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+
+class _ForkedChild:
+    """The `LiveProcess` of a forked child: the server's channel while the child serves it."""
+
+    def __init__(self, server: ForkServer) -> None:
+        self.server = server
+        self._pid: int | None = None
+        self._returncode: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._pid if self._pid is not None else self.server.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._returncode
+
+    def write_line(self, line: str) -> None:
+        if self._returncode is not None:
+            raise BrokenPipeError
+        self.server.process.write_line(line)
+
+    def read_line(self, timeout_s: float) -> str | None:
+        if self._returncode is not None:
+            return ""
+        line = self.server.process.read_line(timeout_s)
+        if not line:
+            return line
+        message = _parse(line)
+        if message.get("forked") and self._pid is None:
+            self._pid = int(message["pid"])
+        elif "exited" in message:  # the child is gone; the server says how it ended
+            self._returncode = int(message["exited"])
+            return ""
+        return line
+
+    def stderr_lines(self) -> Iterator[str]:
+        return iter(())  # the server's: the server drains them
+
+    def poll(self) -> int | None:
+        return self._returncode
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while self._returncode is None:
+            left = 1.0 if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                return None
+            line = self.server.process.read_line(min(left, 1.0))
+            if line == "":
+                self._returncode = -signal.SIGKILL  # the server died with its child
+            elif line is not None and "exited" in _parse(line):
+                self._returncode = int(_parse(line)["exited"])
+        return self._returncode
+
+    def kill(self) -> None:
+        if self._returncode is None and self._pid is not None:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            if self.wait(timeout_s=10) is None:
+                self.server.kill()
+        elif self._returncode is None:
+            self.server.kill()
+            self._returncode = -signal.SIGKILL
+
+    def stop_leftovers(self) -> int:
+        return 0  # the server's session: stopped when the server is closed
+
+    def close(self) -> None:
+        pass
+
+
+def _parse(line: str) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError:
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+class ForkServers:
+    """One fork server per variant of one benchmark, started when first asked for and shared
+    by the lenses measuring it (the time and torch lenses would otherwise each import the
+    set-up's modules again). All servers share one layout: a hash seed and environment
+    padding, and ASLR off when the layout is paired, as the workers of a fresh generation."""
+
+    def __init__(
+        self,
+        runner: ProcessRunner,
+        benchmark: Benchmark,
+        variants: tuple[Variant, ...],
+        *,
+        default_python: str,
+        cpu: int | None,
+        timeout_s: float,
+        layout: Mapping[str, str],
+        disable_aslr: bool,
+    ) -> None:
+        self.runner = runner
+        self.benchmark = benchmark
+        self.variants = variants
+        self.default_python = default_python
+        self.cpu = cpu
+        self.timeout_s = timeout_s
+        self.layout = dict(layout)
+        self.disable_aslr = disable_aslr
+        self._servers: dict[int, ForkServer] = {}
+
+    def server(self, index: int) -> ForkServer:
+        if index not in self._servers:
+            variant = self.variants[index]
+            self._servers[index] = ForkServer(
+                self.runner,
+                self.benchmark,
+                variant,
+                default_python=self.default_python,
+                cpu=self.cpu,
+                timeout_s=self.timeout_s,
+                extra_env={k: v for k, v in self.layout.items() if k not in variant.env},
+                disable_aslr=self.disable_aslr,
+            )
+        return self._servers[index]
+
+    def started(self) -> ForkServers:
+        """Every variant's server, started now (in the variants' order); if one fails to
+        start, the others are stopped."""
+        try:
+            for index in range(len(self.variants)):
+                self.server(index)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    @property
+    def forked(self) -> int:
+        """Workers forked so far, all servers together."""
+        return sum(server.forked for server in self._servers.values())
+
+    def close(self) -> None:
+        servers, self._servers = self._servers, {}
+        for server in servers.values():
+            server.close()
+
+    def __enter__(self) -> ForkServers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

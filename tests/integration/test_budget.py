@@ -1,0 +1,102 @@
+"""The budget with real workers: a run stays inside it, expensive imports are forked."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perflab.api import make_experiment
+from perflab.budget import BudgetError
+from perflab.engine import run_experiment
+from perflab.measure.fork_server import ForkServer
+from perflab.model import Benchmark, Experiment, Metric, RunStatus, Severity, Variant
+from perflab.proc import SubprocessRunner
+from perflab.store import Store
+from tests.conftest import FAST
+
+pytestmark = pytest.mark.integration
+
+
+def experiment(budget_s: float, **kwargs: object) -> Experiment:
+    made = make_experiment(**kwargs)  # type: ignore[arg-type]
+    settings = dataclasses.replace(
+        FAST, metrics=(Metric.TIME,), budget_s=budget_s, min_measurements_anyway=False
+    )
+    return dataclasses.replace(made, settings=settings)
+
+
+def test_a_run_ends_near_its_budget_and_says_its_plan() -> None:
+    # a behaviour check with a generous margin, not a speed assertion: 4 s must not take 30
+    # (the time lens and the rss lens together; on a loaded machine the minimums may need
+    # more than 4 s, and are then measured anyway: the bound is theirs)
+    exp = experiment(4.0, stmt="sum(range(100))", variants=["A", "B"])
+    exp = dataclasses.replace(
+        exp,
+        settings=dataclasses.replace(
+            exp.settings, metrics=(Metric.TIME, Metric("rss")), min_measurements_anyway=True
+        ),
+    )
+    started = time.monotonic()
+    result = run_experiment(exp)
+    elapsed = time.monotonic() - started
+    assert result.status is RunStatus.COMPLETE and result.comparisons
+    (plan,) = [n for n in result.notes if n.message.startswith("used ")]
+    assert "of the budget 4 s" in plan.message and "time " in plan.message
+    assert "rss " in plan.message
+    assert elapsed < 30.0
+
+
+def test_a_budget_that_cannot_hold_the_minimum_is_refused_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    store = Store.open(tmp_path / "s.db")
+    # every fresh worker sleeps 0.3 s in its set-up: 2 generations of 2 need more than 1 s
+    exp = experiment(0.5, stmt="pass", setup="import time; time.sleep(0.3)", variants=["A", "B"])
+    with pytest.raises(BudgetError) as refused:
+        run_experiment(exp, store=store)
+    assert "the time lens alone needs" in refused.value.message
+    assert refused.value.benchmark == "pass"
+    assert store.list_runs() == []
+
+
+def test_min_measurements_anyway_measures_the_minimums_and_says_so() -> None:
+    exp = experiment(0.5, stmt="pass", setup="import time; time.sleep(0.3)", variants=["A", "B"])
+    exp = dataclasses.replace(
+        exp, settings=dataclasses.replace(exp.settings, min_measurements_anyway=True)
+    )
+    result = run_experiment(exp)
+    assert result.status is RunStatus.COMPLETE and result.comparisons
+    (plan,) = [n for n in result.notes if n.message.startswith("used ")]
+    assert plan.severity is Severity.WARNING and "measured anyway" in plan.message
+
+
+def test_a_fork_server_imports_once_and_forks_fresh_workers(tmp_path: Path) -> None:
+    (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(0.4)\nCALLS = []\n")
+    benchmark = Benchmark(
+        name="b", stmt="slow_module.CALLS.append(1)", setup="import os, slow_module"
+    )
+    variant = Variant("A", env={"PYTHONPATH": str(tmp_path)})
+    server = ForkServer(
+        SubprocessRunner(), benchmark, variant, default_python=sys.executable, cpu=None,
+        timeout_s=20,
+    )  # fmt: skip
+    try:
+        assert server.modules == ("os", "slow_module") and server.import_s >= 0.4
+        pids = set()
+        for generation in range(3):
+            started = time.monotonic()
+            with server.worker(padding=100 * generation) as worker:
+                assert time.monotonic() - started < 0.4  # the import is the server's
+                pids.add(worker.pid)
+                assert worker.sample(10).wall_ns > 0
+                # each child's set-up is its own: what it appended stays in that child
+                reply = worker.call({"op": "evaluate", "expr": "len(slow_module.CALLS)"})
+                assert reply["value"]["text"] == str(10 + 1)  # + the check's one iteration
+        assert len(pids) == 3 and server.forked == 3
+    finally:
+        server.close()
+    assert server.process.poll() is not None
