@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab import api
 from perflab.store.migrations import SCHEMA_VERSION
 from tests.faults.conftest import (
     FAST,
@@ -389,13 +390,15 @@ def test_a_run_alive_in_another_process_reads_as_running(tmp_path: Path, fault: 
     """while a run measures, a reader beside it sees `running` (its process is alive), and
     the run completes"""
     process = start_perflab(
-        "run", "--stmt", "sum(range(1000))", "-v", "A", "-v", "B", "-q", "--budget", "4",
-        "--min-generations", "2", "--min-measurements-anyway", cwd=tmp_path,
+        "run", "--stmt", "sum(range(1000))", "-v", "A", "-v", "B", "-q", "--budget", "6",
+        "--min-generations", "4", "--min-measurements-anyway", cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
         _wait_for_samples(tmp_path / STORE, 1)
-        statuses = {r["status"] for r in _list_json(tmp_path)}
+        # read in this (other) process at once: starting `perflab list` took longer than the
+        # rest of the run on a loaded machine, so the reader saw it complete
+        statuses = {r.status.value for r in api.list_runs(tmp_path / STORE)}
     finally:
         _, stderr = process.communicate(timeout=300)
     assert statuses == {"running"}
