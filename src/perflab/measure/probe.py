@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 from perflab.budget import CostProbe
 from perflab.errors import PerflabError
-from perflab.measure.commands import command_argv
+from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import variant_environment
 from perflab.model import Benchmark, BenchmarkKind, Experiment
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.proc import ProcessRunner
 
 # what the plan assumes when the probe itself fails (the measurement then fails the same way,
 # and says why, as it did before there was a probe)
@@ -106,16 +106,19 @@ def _probe_statement(
 def _probe_command(
     benchmark: Benchmark, experiment: Experiment, runner: ProcessRunner, cpu: int | None
 ) -> float:
+    """One run through the command launcher the measurement uses: it stops what the command
+    leaves behind. (Run directly, a child that escaped into its own session held the output
+    pipes open, and the probe waited for it.)"""
     variant = experiment.baseline
-    completed = runner.run(
-        LaunchSpec(
-            argv=command_argv(benchmark.command_for(variant)),
+    with CommandLauncher(runner, cpu=cpu) as launcher:
+        run = launcher.run(
+            command_argv(benchmark.command_for(variant)),
             env=variant_environment(variant),
             cwd=variant.cwd,
-            cpu=cpu,
-        ),
-        # longer than the budget tells the plan enough (several runs cannot fit); the
-        # measurement itself still allows --sample-timeout
-        timeout_s=min(experiment.settings.sample_timeout_s, experiment.settings.budget_s),
-    )
-    return completed.wall_ns / 1e9
+            # longer than the budget tells the plan enough (several runs cannot fit); the
+            # measurement itself still allows --sample-timeout
+            timeout_s=min(experiment.settings.sample_timeout_s, experiment.settings.budget_s),
+            variant=variant.name,
+            benchmark=benchmark.name,
+        )
+    return run.wall_ns / 1e9
