@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -88,9 +89,12 @@ def test_an_expensive_import_forks_the_torch_lens_only() -> None:
     settings = Settings()
     assert not QUICK.fork and TORCH.fork
     time_cost, torch_cost = _costs(TORCH, settings, Metric.TIME, Metric.TORCH)
-    # the time lens keeps fresh workers: 2 x 2.1 s in each of 6 generations, sampled as long
+    # the time lens keeps fresh workers: 2 x 2.1 s in each of 6 generations, sampled as long;
+    # where another CPU starts each generation while the previous one measures, the start-up
+    # is paid once on top
     assert not time_cost.forked and "fresh" in time_cost.needs
-    assert time_cost.minimum_s > 6 * 2 * (2 * 2.1)
+    started_ahead = len(os.sched_getaffinity(0)) > 1
+    assert time_cost.minimum_s > (6 + 1) * (2 * 2.1) if started_ahead else 6 * 2 * (2 * 2.1)
     # the torch lens forks: its servers' imports once, then 2 generations of cheap children
     assert torch_cost.forked and torch_cost.once_s == pytest.approx(2 * 2.1)
     assert torch_cost.minimum_s < 2 * 2.1 + 2 * 2 * 1.0

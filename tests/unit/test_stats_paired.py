@@ -145,16 +145,3 @@ def test_extra_time_to_decide_shrinks_as_the_interval_narrows() -> None:
     assert wide is not None and narrow is not None and wide > narrow > 0
     assert needed_log_half_width(1.0, 0.01) == pytest.approx(math.log(1.01))
     assert needed_log_half_width(1.2, 0.01) == pytest.approx(math.log(1.2))
-
-
-def test_trimmed_mean_matches_scipy() -> None:
-    from scipy import stats
-
-    from perflab.stats.paired import trimmed_mean
-
-    rng = random.Random(2)
-    assert trimmed_mean([1.0, 2.0, 100.0]) == 2.0  # few samples: the extremes still go
-    assert trimmed_mean([1.0, 2.0, 3.0, 100.0]) == 2.5
-    for n in (1, 2, 10, 11, 57):
-        values = [rng.gauss(0, 1) for _ in range(n)]
-        assert trimmed_mean(values, 0.1) == pytest.approx(stats.trim_mean(values, 0.1))

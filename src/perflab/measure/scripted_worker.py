@@ -75,6 +75,8 @@ class ScriptedWorker:
                     reply = {"ready": True}
                 else:
                     reply = result
+            elif op == "pin":
+                reply = {"ok": True, "cpu": int(request["cpu"])}
             elif op == "go":
                 reply = {"done": True}
             elif op == "end":

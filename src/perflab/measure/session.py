@@ -113,15 +113,21 @@ class LensSession:
         disable_aslr: bool = False,
         ops: Sequence[WorkerOps] = (),
         wrap: WrapWorker | None = None,
+        rng: random.Random | None = None,
+        off_measuring_cpu: bool = False,
     ) -> list[StatementWorker]:
         """One fresh worker per variant (in the variants' order), started in random order so
         start-up order cannot favour a variant; if one fails to start, all are killed.
         `layout` is environment every worker shares, unless its variant sets the variable;
-        `wrap` starts each worker under another program (its `release` runs in `release`)."""
+        `wrap` starts each worker under another program (its `release` runs in `release`).
+        `rng` draws the launch order instead of the session's (for a launch in another thread);
+        `off_measuring_cpu` starts the workers on perflab's own CPUs: `pin_to_measuring_cpu`
+        moves them before they measure."""
         started: dict[int, StatementWorker] = {}
         fork = self.context.fork_servers is not None and wrap is None
+        cpu = None if off_measuring_cpu else self.context.cpu
         try:
-            for index in launch_order(len(self.variants), self.rng):
+            for index in launch_order(len(self.variants), rng or self.rng):
                 variant = self.variants[index]
                 if fork:
                     started[index] = self._forked(index, layout or {}, ops)
@@ -134,7 +140,7 @@ class LensSession:
                         self.benchmark,
                         variant,
                         interpreter=interpreter_for(variant, self.context.default_python),
-                        cpu=self.context.cpu,
+                        cpu=cpu,
                         timeout_s=self.settings.sample_timeout_s,
                         launch_prefix=wrapped.argv_prefix,
                         extra_env={k: v for k, v in (layout or {}).items() if k not in variant.env},
@@ -151,6 +157,13 @@ class LensSession:
             raise
         self._generations += 1
         return [started[i] for i in range(len(self.variants))]
+
+    def pin_to_measuring_cpu(self, workers: Sequence[StatementWorker]) -> None:
+        """Move workers started off the measuring CPU onto it, every thread of each."""
+        if self.context.cpu is None:
+            return
+        for worker in workers:
+            worker.pin(self.context.cpu)
 
     def release(self) -> None:
         """Run the `release` of every wrap since the last call (the workers are gone)."""
@@ -171,6 +184,13 @@ class LensSession:
         the block fails or is interrupted; then their wraps are released (a wrapping tool has
         written its output once its worker is closed)."""
         workers = self.launch_workers(layout=layout, disable_aslr=disable_aslr, ops=ops, wrap=wrap)
+        with self.closing(workers):
+            yield workers
+
+    @contextlib.contextmanager
+    def closing(self, workers: Sequence[StatementWorker]) -> Iterator[Sequence[StatementWorker]]:
+        """Workers already started (see `generation`): closed at the end, killed at once when
+        the block fails or is interrupted."""
         try:
             yield workers
         except BaseException:

@@ -427,6 +427,13 @@ class StatementWorker:
             cpu_ns=reply.get("cpu_ns"),
         )
 
+    def pin(self, cpu: int) -> None:
+        """Move the worker (every thread of it) onto `cpu`: for a worker started elsewhere."""
+        self._send({"op": "pin", "cpu": cpu})
+        reply = self._receive()
+        if not reply.get("ok"):
+            raise self._failure(reply)
+
     def close(self, timeout_s: float = 30.0) -> int | None:
         """Ask the worker to exit and wait for it (a wrapping tool may write its output then);
         then stop whatever the benchmark started and left running."""

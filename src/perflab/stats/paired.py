@@ -5,8 +5,8 @@ alternate in blocks, so adjacent samples see the same machine state, and the log
 variant/baseline inside a block cancels slow drift. Per-process effects (memory layout, hash seeds,
 placement) do *not* cancel inside a generation of workers: they are constant for its lifetime. So
 samples are not independent. The unit of replication is the generation (or, for commands, a batch
-of consecutive blocks): each contributes one robust mean log ratio, and the confidence interval is
-a Student t interval over those generation means.
+of consecutive blocks): each contributes one robust (median) log ratio, and the confidence
+interval is a Student t interval over those generation medians.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from scipy import stats as scipy_stats
 
 from perflab.model import Sample, Verdict
 from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, corrected, is_preempted
-
-TRIM_FRACTION = 0.2  # per side, inside a generation: preempted samples must not move the mean
 
 
 @dataclass(frozen=True)
@@ -93,26 +91,24 @@ def pair_samples(
     return pairs
 
 
-def trimmed_mean(values: Sequence[float], trim_fraction: float = TRIM_FRACTION) -> float:
-    """Mean after cutting `trim_fraction` of the values from each end (as scipy's trim_mean)."""
-    ordered = np.sort(np.asarray(values, dtype=float))
-    cut = int(trim_fraction * len(ordered))
-    if trim_fraction > 0 and len(ordered) >= 3:
-        cut = max(cut, 1)  # few long samples: still drop the extremes (3 -> the median)
-    return float(np.mean(ordered[cut : len(ordered) - cut]))
-
-
 def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
-    """Group (generation or batch) -> trimmed mean log ratio, in group order: the values the
-    confidence interval is computed over."""
+    """Group (generation or batch) -> median log ratio of its pairs, in group order: the values
+    the confidence interval is computed over.
+
+    The median, not a mean: on a busy machine the measuring CPU switches between speeds (other
+    processes' work on the host, time slices) within milliseconds, so a pair whose two samples
+    fell on different sides of a switch is off by up to 50% either way, and such pairs were a
+    fifth to a half of a generation. A 20%-trimmed mean kept some of them and gave a false
+    `slower` in 1 of 5 A/A runs under bench/machine_load.py; the median of the same pairs did
+    not, with intervals ±0.5-1.6% wide instead of ±0.7-1.9% (docs/statistics.md)."""
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
-    return {group: trimmed_mean(values) for group, values in sorted(grouped.items())}
+    return {group: float(np.median(values)) for group, values in sorted(grouped.items())}
 
 
 def estimate_ratio(pairs: Sequence[PairedLogRatio], confidence: float = 0.95) -> RatioEstimate:
-    """Ratio = exp(mean of group means); t interval over groups (each group weighs the same)."""
+    """Ratio = exp(mean of group medians); t interval over groups (each weighs the same)."""
     means = list(group_means(pairs).values())
     if not means:
         return RatioEstimate(math.nan, 0.0, math.inf, 0, 0, math.nan, confidence)

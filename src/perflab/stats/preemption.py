@@ -26,7 +26,7 @@ PREEMPTED_SHARE = 0.02
 class Preemption(enum.StrEnum):
     """What the time lens's decision does with preempted samples."""
 
-    KEEP = "keep"  # as measured (the trimmed mean per generation is the only protection)
+    KEEP = "keep"  # as measured (the median per generation is the only protection)
     EXCLUDE = "exclude"  # drop every pair (block) with a preempted sample, both sides
     CORRECT = "correct"  # subtract the time lost to other processes from every sample
 

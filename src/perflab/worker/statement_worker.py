@@ -34,6 +34,9 @@ object per line) and replies:
      worker.timed(loops), worker.reply/read_request (for handshakes) and worker.traceback().
      Later requests with those op names go to the handlers (e.g. the torch lens's
      "torch_profile", in perflab/lenses/torch/worker_ops.py).
+  {"op": "pin", "cpu": N}                        -> {"ok": true, "cpu": N}
+     moves every thread of the worker onto CPU N (a worker started on other CPUs while the
+     previous generation measured)
   {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns"}
      a fork server: imports the setup's top-level modules (its import statements only), so
      the children it forks start with them loaded
@@ -423,6 +426,22 @@ class Worker:
             "run_queue_ns": queued,
         }
 
+    def pin(self, request):
+        cpu = int(request["cpu"])
+        try:
+            threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+        except OSError:
+            threads = [0]
+        try:
+            for thread in threads:
+                try:
+                    os.sched_setaffinity(thread, {cpu})
+                except ProcessLookupError:
+                    pass  # a thread that ended meanwhile
+        except (AttributeError, OSError):
+            return {"ok": False, "phase": "protocol", "error": _user_traceback()}
+        return {"ok": True, "cpu": _current_cpu()}
+
     def preload(self, request):
         """Import the setup's top-level modules once, for the children this process forks."""
         started = perf_counter_ns()
@@ -479,6 +498,8 @@ class Worker:
                 self.reply(self.calibrate(request))
             elif op == "sample":
                 self.reply(self.sample(request))
+            elif op == "pin":
+                self.reply(self.pin(request))
             elif op == "evaluate":
                 self.reply(self.evaluate(request))
             elif op == "register":

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -204,26 +205,60 @@ class _StatementSession(_Session):
         low_s, high_s = GENERATION_S_RANGE
         generation_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
         generation = 0
-        while True:
-            started_ns = self.clock_ns()
-            layout = generation_layout(self.rng) if settings.paired_layout else {}
-            with self.generation(layout=layout, disable_aslr=settings.paired_layout) as workers:
-                self._record_interpreters(workers)
-                startup_s = (self.clock_ns() - started_ns) / 1e9
-                if loops is None:
-                    loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
-                    # keep start-up below half of each generation's time
-                    generation_s = max(generation_s, startup_s)
-                self._sample_generation(workers, generation, loops, generation_s)
-            if generation == 0:
-                loops = self._shorter_if_preempted(loops)
-            generation += 1
-            estimates = self.estimates()
-            self.report(f"generation {generation}", estimates)
-            if generation >= settings.min_generations and (
-                self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
-            ):
-                return
+        upcoming = self._next_launch()
+        prestarted: _Prestart | None = None
+        try:
+            while True:
+                started_ns = self.clock_ns()
+                launch, upcoming = upcoming, self._next_launch()
+                if prestarted is not None:
+                    workers = prestarted.take()
+                    prestarted = None
+                    self.pin_to_measuring_cpu(workers)
+                else:
+                    workers = self.launch_workers(
+                        layout=launch.layout, disable_aslr=settings.paired_layout, rng=launch.rng
+                    )
+                with self.closing(workers):
+                    self._record_interpreters(workers)
+                    startup_s = (self.clock_ns() - started_ns) / 1e9
+                    if loops is None:
+                        loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+                        # keep start-up below half of each generation's time
+                        generation_s = max(generation_s, startup_s)
+                    if self._another_generation_likely(generation, generation_s):
+                        prestarted = _Prestart(self, upcoming)
+                    self._sample_generation(workers, generation, loops, generation_s)
+                if generation == 0:
+                    loops = self._shorter_if_preempted(loops)
+                generation += 1
+                estimates = self.estimates()
+                self.report(f"generation {generation}", estimates)
+                if generation >= settings.min_generations and (
+                    self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
+                ):
+                    return
+        finally:
+            if prestarted is not None:
+                prestarted.discard()
+
+    def _next_launch(self) -> _Launch:
+        """The next generation's layout and launch order, drawn here (in the measuring thread)
+        whether it is started ahead or not, so a seeded schedule stays the same."""
+        layout = generation_layout(self.rng) if self.settings.paired_layout else {}
+        return _Launch(layout=layout, rng=random.Random(self.rng.getrandbits(64)))
+
+    def _another_generation_likely(self, generation: int, generation_s: float) -> bool:
+        """Start the next generation's workers while this one measures, on perflab's own CPUs
+        (not the measuring one), when there are such CPUs and another generation will probably
+        follow: worker start-up (interpreter, imports, setup) then costs no measuring time."""
+        if self.context.cpu is None or self.context.fork_servers is not None:
+            return False
+        if not os.sched_getaffinity(0) - {self.context.cpu}:
+            return False
+        if generation + 1 < self.settings.min_generations:
+            return True
+        return self.elapsed_s() + generation_s < self.budget_s
 
     def _shorter_if_preempted(self, loops: list[int]) -> list[int]:
         """On a busy machine most samples of the calibrated length are preempted: from the
@@ -294,6 +329,39 @@ class _StatementSession(_Session):
             spent_s = (self.clock_ns() - generation_start_ns) / 1e9
             if block + 1 >= warmup + MIN_BLOCKS_PER_GENERATION and spent_s >= generation_s:
                 return
+
+
+@dataclass(frozen=True)
+class _Launch:
+    layout: dict[str, str]
+    rng: random.Random
+
+
+class _Prestart:
+    """The next generation's workers, started in a thread on perflab's own CPUs while the
+    current generation measures; `take` waits for them, `discard` closes them unused."""
+
+    def __init__(self, session: _StatementSession, launch: _Launch) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perflab-prestart")
+        self._future = self._pool.submit(
+            session.launch_workers,
+            layout=launch.layout,
+            disable_aslr=session.settings.paired_layout,
+            rng=launch.rng,
+            off_measuring_cpu=True,
+        )
+        self._pool.shutdown(wait=False)
+
+    def take(self) -> list[StatementWorker]:
+        return self._future.result()
+
+    def discard(self) -> None:
+        try:
+            workers = self._future.result()
+        except BaseException:
+            return  # it failed to start: nothing to stop (launch_workers killed what it started)
+        for worker in workers:
+            worker.kill()
 
 
 LAYOUT_PADDING_VARIABLE = "PERFLAB_LAYOUT_PADDING"
