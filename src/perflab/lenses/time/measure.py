@@ -203,7 +203,8 @@ class _StatementSession(_Session):
         settings = self.settings
         loops: list[int] | None = None  # per variant
         low_s, high_s = GENERATION_S_RANGE
-        generation_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+        shortest_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+        generation_s = shortest_s
         generation = 0
         upcoming = self._next_launch()
         prestarted: _Prestart | None = None
@@ -213,6 +214,10 @@ class _StatementSession(_Session):
                 launch, upcoming = upcoming, self._next_launch()
                 if prestarted is not None:
                     workers = prestarted.take()
+                    # sampling as long as these workers took to start keeps the next generation
+                    # ready in time, and no longer: the first generation's start-up (which also
+                    # compiled the variants' bytecode caches) was often twice as long
+                    generation_s = max(shortest_s, prestarted.startup_s)
                     prestarted = None
                     self.pin_to_measuring_cpu(workers)
                 else:
@@ -341,16 +346,23 @@ class _Prestart:
     """The next generation's workers, started in a thread on perflab's own CPUs while the
     current generation measures; `take` waits for them, `discard` closes them unused."""
 
-    def __init__(self, session: _StatementSession, launch: _Launch) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perflab-prestart")
-        self._future = self._pool.submit(
-            session.launch_workers,
-            layout=launch.layout,
-            disable_aslr=session.settings.paired_layout,
-            rng=launch.rng,
-            off_measuring_cpu=True,
-        )
-        self._pool.shutdown(wait=False)
+    def __init__(self, session: _StatementSession, launch_of: _Launch) -> None:
+        self.startup_s = 0.0  # how long the workers took to start, once `take` returned
+
+        def launch() -> list[StatementWorker]:
+            started_ns = time.monotonic_ns()
+            workers = session.launch_workers(
+                layout=launch_of.layout,
+                disable_aslr=session.settings.paired_layout,
+                rng=launch_of.rng,
+                off_measuring_cpu=True,
+            )
+            self.startup_s = (time.monotonic_ns() - started_ns) / 1e9
+            return workers
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perflab-prestart")
+        self._future = pool.submit(launch)
+        pool.shutdown(wait=False)
 
     def take(self) -> list[StatementWorker]:
         return self._future.result()
