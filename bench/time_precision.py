@@ -302,6 +302,14 @@ def interleaved_plan(aa: int, ab: int, slower_stmt: str) -> list[tuple[str, str,
     return [(kind, a, b) for _, kind, a, b in sorted(tries, key=lambda t: t[0])]
 
 
+def peer_tries(plan: list[tuple[str, str, str]], peer_aa: int) -> list[int]:
+    """Indices of the tries the peers take part in: every A/B, and `peer_aa` of the A/A tries,
+    spread evenly over the run."""
+    aa = [i for i, (kind, _, _) in enumerate(plan) if kind == "A/A"]
+    chosen = {aa[round(k * len(aa) / peer_aa)] for k in range(peer_aa)} if peer_aa and aa else set()
+    return sorted(chosen | {i for i, (kind, _, _) in enumerate(plan) if kind != "A/A"})
+
+
 def with_policies(results: list[dict]) -> list[dict]:
     """perflab's results plus one row per --preempted policy, re-analysed from the same samples
     (tool "perflab [keep]" ...)."""
@@ -376,6 +384,11 @@ def main() -> None:
     )
     parser.add_argument("--tools", default="perflab,pyperf,perflab-cmd,hyperfine")
     parser.add_argument(
+        "--peer-aa",
+        type=int,
+        help="A/A tries for the tools other than perflab (default: --aa), spread over the run",
+    )
+    parser.add_argument(
         "--slower", type=int, default=1100, help="A/B: sum(range(N)) against 1000 (1100: +10%%)"
     )
     parser.add_argument(
@@ -436,12 +449,16 @@ def main() -> None:
         )
         save()
         plan = interleaved_plan(args.aa, args.ab, slower_stmt)
+        peer_aa = args.aa if args.peer_aa is None else args.peer_aa
+        peer_kept = set(peer_tries(plan, peer_aa))
         for i, (kind, stmt_a, stmt_b) in enumerate(plan):
             if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
                 print(f"stopping after {i} of {len(plan)} tries: --max-minutes", flush=True)
                 document["stopped_after_tries"] = i
                 break
             for tool in tools:
+                if not tool.startswith("perflab") and i not in peer_kept:
+                    continue  # --peer-aa: the peers' A/A tries are fewer, spread over the run
                 if tool == "perflab":
                     result = perflab(stmt_a, stmt_b, args.budget, workdir / f"p{i}.db")
                 elif tool == "perflab-cmd":
