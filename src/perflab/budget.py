@@ -10,9 +10,16 @@ cost (callgrind, one profile) get that cost, and the lenses that sample until th
 (time, counters) share the rest, each at least its minimum. When the minimums do not fit, the run
 is refused before it starts, with the budget that would fit.
 
-The constants below were measured on the 2-vCPU VMs perflab is developed on (docs/benchmarks.md,
-"The budget"); they are estimates, and the engine corrects for them while measuring: lenses with a
-fixed cost run first, and each sampling lens's share is recomputed from the time actually left.
+The constants below were measured on the 2-vCPU VMs perflab is developed on, quiet
+(docs/benchmarks.md, "The budget"). They are that machine's: on a loaded machine callgrind, `perf
+script` and disassembly took 2-4x them, and runs said to fit took up to 2.9x their budget. So the
+probe also times a small known reference here and now (a Python process doing fixed work and,
+when a lens runs valgrind, valgrind starting an interpreter), and every tool constant is scaled by
+how much slower than on the reference machine that took (`MachineSpeed`); the plan's note says
+what was measured and the factor used. What runs after measuring (each lens's analysis, the
+report) is counted in the plan too, and kept out of the lenses' shares. The estimates are still
+estimates, and the engine corrects for them while measuring: lenses with a fixed cost run first,
+and each sampling lens's share is recomputed from the time actually left.
 """
 
 from __future__ import annotations
@@ -51,6 +58,84 @@ TORCH_PROFILER_START_S = 0.5  # the first torch.profiler session of a process
 TORCH_BLOCKS = 3  # lenses/torch: one warm-up and two measured profiles per generation
 TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
+# after measuring (engine.analyse_run, then the report), per variant: reading the samples and
+# artifacts back and each lens's analysis; the report once per benchmark
+ANALYSIS_S = 0.05  # a sampling lens (time, counters, rss, torch): statistics on its samples
+INSTRUCTIONS_ANALYSIS_S = 0.5  # parsing callgrind's per-function (and per-address) costs
+PROFILE_ANALYSIS_S = 0.2  # flame trees and per-symbol shares
+ASM_ANALYSIS_S = 0.3  # pairing and diffing the hot functions' listings
+REPORT_S = 0.3  # loading the run from the store and rendering it
+
+# The reference the constants' machine is compared against, timed by the probe
+# (measure/probe.py): a Python process (no site, isolated) doing a fixed amount of work, which
+# prints the CPU time it used; and valgrind's callgrind starting an interpreter with
+# instrumentation off, as the instructions lens starts its workers. Their wall times on the
+# constants' reference machine, quiet (2-vCPU AMD EPYC VM, docs/benchmarks.md "The budget").
+REFERENCE_LOOPS = 1_000_000
+REFERENCE_PROGRAM = (
+    "import time\n"
+    "x = 0\n"
+    f"for i in range({REFERENCE_LOOPS}):\n"
+    "    x += i\n"
+    "print(time.process_time())"
+)
+REFERENCE_S = 0.13
+VALGRIND_REFERENCE_S = 0.95
+# a factor from one short measurement: never below half (a much faster machine still pays
+# fixed latencies), never above this (a reference run that hung says nothing more)
+SLOWDOWN_RANGE = (0.5, 20.0)
+
+
+def _slowdown(measured_s: float | None, reference_s: float) -> float | None:
+    if measured_s is None or not math.isfinite(measured_s) or measured_s <= 0:
+        return None
+    low, high = SLOWDOWN_RANGE
+    return min(high, max(low, measured_s / reference_s))
+
+
+@dataclass(frozen=True)
+class MachineSpeed:
+    """How much slower than the constants' reference machine this machine runs now, from the
+    probe's reference runs (None: not measured; the factor is then 1). The tool constants
+    (perf's start-up, symbolisation, disassembly, callgrind's counted part, the analysis after
+    measuring) are multiplied by `factor`, valgrind's by `valgrind_factor`."""
+
+    reference_s: float | None = None  # the reference program's wall time here and now
+    reference_cpu_s: float | None = None  # the CPU time it reported using
+    valgrind_s: float | None = None  # valgrind's reference run, when a lens runs valgrind
+
+    @property
+    def factor(self) -> float:
+        return _slowdown(self.reference_s, REFERENCE_S) or 1.0
+
+    @property
+    def valgrind_factor(self) -> float:
+        """valgrind's own slowdown; without a valgrind reference, the reference program's."""
+        return _slowdown(self.valgrind_s, VALGRIND_REFERENCE_S) or self.factor
+
+    @property
+    def measured(self) -> bool:
+        return self.reference_s is not None or self.valgrind_s is not None
+
+    def describe(self) -> str:
+        """What was measured and the factors used, for the plan's note."""
+        if not self.measured:
+            return "machine speed not measured: tool costs as on the reference machine"
+        parts = []
+        if self.reference_s is not None:
+            cpu = (
+                f", {self.reference_cpu_s:.2f} s of CPU" if self.reference_cpu_s is not None else ""
+            )
+            parts.append(
+                f"a reference process took {self.reference_s:.2f} s{cpu} "
+                f"({REFERENCE_S:g} s on the reference machine): tool costs x{self.factor:.1f}"
+            )
+        if self.valgrind_s is not None:
+            parts.append(
+                f"valgrind's start-up took {self.valgrind_s:.2f} s "
+                f"({VALGRIND_REFERENCE_S:g} s there): valgrind costs x{self.valgrind_factor:.1f}"
+            )
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -67,6 +152,8 @@ class CostProbe:
     # the probe itself failed (the set-up raised ...): its figures are guesses, and the plan
     # never refuses on them; the measurement fails the same way and says why
     failed: bool = False
+    # this machine against the constants' reference machine, here and now
+    speed: MachineSpeed = MachineSpeed()
 
     @property
     def fork(self) -> bool:
@@ -102,6 +189,9 @@ class LensCost:
     # the engine starts those before the lens, and the lens's minimum includes them once
     forked: bool = False
     once_s: float = 0.0  # of the minimum: starting the fork servers (see `forked`)
+    # after measuring: the lens's analysis of this benchmark (not part of the minimum; kept out
+    # of every lens's share)
+    after_s: float = 0.0
 
     @property
     def started_before_s(self) -> float:
@@ -112,8 +202,14 @@ class LensCost:
 CostModel = Callable[[CostProbe, Settings], LensCost]
 
 
+def _after(probe: CostProbe, per_variant_s: float) -> float:
+    """A lens's analysis after measuring, at this machine's speed."""
+    return probe.variants * per_variant_s * probe.speed.factor
+
+
 def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     n = probe.variants
+    after_s = _after(probe, ANALYSIS_S)
     if probe.kind is BenchmarkKind.COMMAND:
         blocks = settings.warmup_blocks + max(settings.min_generations, 2)
         return LensCost(
@@ -123,6 +219,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
             elastic=True,
             weight=3.0,
             overshoot_s=n * probe.sample_s,
+            after_s=after_s,
         )
     # Always fresh workers: forked ones share their server's physical pages (and hash seed),
     # a per-variant effect no generation re-randomises; measured, it made A/A runs of
@@ -145,24 +242,28 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
         elastic=True,
         weight=3.0,
         overshoot_s=generation_s,
+        after_s=after_s,
     )
 
 
 def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
     n = probe.variants
     generations = max(settings.min_generations, 2)
+    perf_start_s = PERF_START_S * probe.speed.factor
+    after_s = _after(probe, ANALYSIS_S)
     if probe.kind is BenchmarkKind.COMMAND:
         blocks = settings.warmup_blocks + generations
-        run_s = probe.sample_s + PERF_START_S
+        run_s = probe.sample_s + perf_start_s
         return LensCost(
             Metric.COUNTERS,
             minimum_s=blocks * n * run_s,
             needs=f"{blocks} blocks of {n} runs under perf stat",
             elastic=True,
             overshoot_s=n * run_s,
+            after_s=after_s,
         )
     # lenses/counters: 10 blocks per generation after warm-up, fresh workers under perf stat
-    generation_s = n * (probe.startup_s + PERF_START_S) + (
+    generation_s = n * (probe.startup_s + perf_start_s) + (
         (settings.warmup_blocks + 10) * n * probe.sample_s
     )
     return LensCost(
@@ -171,17 +272,22 @@ def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
         needs=f"{generations} generations of {n} workers under perf stat",
         elastic=True,
         overshoot_s=generation_s,
+        after_s=after_s,
     )
 
 
 def profile_cost(probe: CostProbe, settings: Settings) -> LensCost:
     n = probe.variants
-    start_s = probe.startup_s + PERF_START_S if probe.kind is BenchmarkKind.STATEMENT else 0.0
+    factor = probe.speed.factor
+    start_s = (
+        probe.startup_s + PERF_START_S * factor if probe.kind is BenchmarkKind.STATEMENT else 0.0
+    )
     record_s = max(PROFILE_REGION_S, probe.sample_s)
     return LensCost(
         Metric.PROFILE,
-        minimum_s=n * (start_s + record_s + PROFILE_POST_S),
+        minimum_s=n * (start_s + record_s + PROFILE_POST_S * factor),
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
+        after_s=_after(probe, PROFILE_ANALYSIS_S),
     )
 
 
@@ -189,23 +295,29 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     recorded = profile_cost(probe, settings)
     return LensCost(
         Metric.ASM,
-        minimum_s=recorded.minimum_s + probe.variants * ASM_POST_S,
+        minimum_s=recorded.minimum_s + probe.variants * ASM_POST_S * probe.speed.factor,
         needs="a profile per variant, then its hot functions disassembled",
+        after_s=_after(probe, ASM_ANALYSIS_S),
     )
 
 
 def instructions_cost(probe: CostProbe, settings: Settings) -> LensCost:
     n = probe.variants
+    valgrind = probe.speed.valgrind_factor
     if probe.kind is BenchmarkKind.COMMAND:
-        per_variant = VALGRIND_START_S + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
+        # the probe's run was timed here and now: only valgrind's own start-up is scaled
+        per_variant = VALGRIND_START_S * valgrind + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
     else:
+        # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
+        # and the counted part are the reference machine's, scaled
         per_variant = (
-            VALGRIND_START_S + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s + CALLGRIND_COUNTED_S
-        )
+            VALGRIND_START_S + CALLGRIND_COUNTED_S
+        ) * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
     return LensCost(
         Metric.INSTRUCTIONS,
         minimum_s=n * per_variant,
         needs=f"one callgrind process per variant (~{per_variant:.0f} s each)",
+        after_s=_after(probe, INSTRUCTIONS_ANALYSIS_S),
     )
 
 
@@ -215,7 +327,7 @@ def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
     n = probe.variants
     generation_s = n * (
         probe.worker_start_s
-        + TORCH_PROFILER_START_S
+        + TORCH_PROFILER_START_S * probe.speed.factor
         + TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * probe.sample_s
     )
     return LensCost(
@@ -226,6 +338,7 @@ def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
         weight=1.0,
         forked=probe.fork,
         once_s=probe.once_s,
+        after_s=_after(probe, ANALYSIS_S),
     )
 
 
@@ -239,6 +352,7 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
         Metric("rss"),
         minimum_s=generations * generation_s,
         needs=f"{generations} generations of {n} workers",
+        after_s=_after(probe, ANALYSIS_S),
     )
 
 
@@ -251,13 +365,19 @@ def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
         Metric("memory"),
         minimum_s=counted.minimum_s + peak.minimum_s,
         needs=f"{counted.needs}, then {peak.needs}",
+        after_s=counted.after_s + peak.after_s,
     )
 
 
 def default_cost(metric: Metric, probe: CostProbe, settings: Settings) -> LensCost:
     """A lens without a cost model: one generation of workers and a second of sampling."""
     start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else probe.sample_s
-    return LensCost(metric, minimum_s=probe.variants * (start_s + 1.0), needs="one generation")
+    return LensCost(
+        metric,
+        minimum_s=probe.variants * (start_s + 1.0),
+        needs="one generation",
+        after_s=_after(probe, ANALYSIS_S),
+    )
 
 
 @dataclass(frozen=True)
@@ -275,7 +395,15 @@ class BudgetPlan:
     probe: CostProbe
     shares: tuple[LensShare, ...]  # in the order the lenses run: fixed costs first
     fits: bool  # every lens's minimum fits inside the budget
-    needed_s: float  # the probe and every lens's minimum
+    needed_s: float  # the probe, every lens's minimum, and what runs after measuring
+    # after measuring: every lens's analysis of this benchmark and the report, kept out of the
+    # lenses' shares (they run once every benchmark is measured)
+    after_s: float = 0.0
+
+    @property
+    def measuring_s(self) -> float:
+        """The part of the budget for the probe and the lenses: what the engine measures until."""
+        return self.budget_s - self.after_s
 
     @property
     def eta_s(self) -> float:
@@ -301,7 +429,10 @@ class BudgetPlan:
             else ""
         )
         over = "" if self.fits else f" (the minimums need {self.needed_s:.0f} s)"
-        return f"budget {self.budget_s:g} s{over}: probe {self.probe.probe_s:.1f} s, {parts}{how}"
+        return (
+            f"budget {self.budget_s:g} s{over}: probe {self.probe.probe_s:.1f} s, {parts}, "
+            f"analysis and report {self.after_s:.1f} s{how}; {self.probe.speed.describe()}"
+        )
 
     def refusal(self) -> BudgetError:
         """The error when the minimums do not fit: which lens needs what, and the choices."""
@@ -313,10 +444,12 @@ class BudgetPlan:
             f"--budget {self.budget_s:g} s is too small for this benchmark's minimum "
             f"measurement: the {largest.metric.value} lens alone needs "
             f"{largest.cost.minimum_s:.0f} s ({largest.cost.needs}); all lenses with the probe "
-            f"need {self.needed_s:.0f} s, --budget {self.fitting_budget_s:g} would fit",
+            f"and the analysis need {self.needed_s:.0f} s, --budget {self.fitting_budget_s:g} "
+            "would fit",
             hint=f"give --budget {self.fitting_budget_s:g} or more, measure fewer lenses "
             "(--metric), or --min-measurements-anyway to take the minimums whatever they cost",
-            detail=f"probe {self.probe.probe_s:.1f} s; " + needs,
+            detail=f"probe {self.probe.probe_s:.1f} s; {needs}; analysis and report after "
+            f"measuring {self.after_s:.1f} s; {self.probe.speed.describe()}",
         )
 
 
@@ -331,13 +464,16 @@ def plan_budget(
     *,
     anyway: bool = False,
 ) -> BudgetPlan:
-    """Split `budget_s` (the probe's time included) between lenses of these costs: fixed costs
-    as estimated, then each elastic lens its minimum plus a part of what is left, by weight.
+    """Split `budget_s` (the probe's time and what runs after measuring included) between
+    lenses of these costs: what runs after measuring (each lens's analysis, the report) and the
+    fixed costs as estimated, then each elastic lens its minimum plus a part of what is left,
+    by weight.
     When the minimums do not fit, the plan says so (`fits`); with `anyway` the elastic lenses
     get their minimums."""
     fixed = [c for c in costs if not c.elastic]
     elastic = [c for c in costs if c.elastic]
-    needed_s = probe.probe_s + sum(c.minimum_s for c in costs)
+    after_s = sum(c.after_s for c in costs) + REPORT_S * probe.speed.factor
+    needed_s = probe.probe_s + sum(c.minimum_s for c in costs) + after_s
     surplus_s = max(0.0, budget_s - needed_s)
     weights = sum(c.weight for c in elastic)
     shares = [LensShare(c.metric, c.minimum_s, c) for c in fixed] + [
@@ -345,9 +481,9 @@ def plan_budget(
     ]
     fits = needed_s <= budget_s
     if not fits and not anyway and not probe.failed:
-        plan = BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s)
+        plan = BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s)
         raise plan.refusal()
-    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s)
+    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s)
 
 
 def elastic_share(

@@ -245,7 +245,8 @@ def _run_experiment(
                 plan = plans.get(benchmark.name)
                 if plan is None:  # its variants had to be prepared first: planned now
                     plan = _plan(benchmark, ready, runner, python, cpu)
-                deadline_s = time.monotonic() - plan.probe.probe_s + plan.budget_s
+                # the lenses measure until the budget less what runs after measuring
+                deadline_s = time.monotonic() - plan.probe.probe_s + plan.measuring_s
                 _show_plan(progress, benchmark.name, plan)
                 ordered = _run_order(lenses, plan)
                 for index, lens in enumerate(ordered):
@@ -344,7 +345,14 @@ def _plan(
     """Probe the benchmark and split its budget between the lenses (perflab/budget.py);
     raises BudgetError when a minimum does not fit and the settings do not say to go on."""
     settings = experiment.settings
-    probe = probe_benchmark(benchmark, experiment, runner, default_python=default_python, cpu=cpu)
+    probe = probe_benchmark(
+        benchmark,
+        experiment,
+        runner,
+        default_python=default_python,
+        cpu=cpu,
+        valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
+    )
     models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
     try:
         return plan_budget(
@@ -405,7 +413,7 @@ def _note_budget_used(
 ) -> None:
     """The plan, and what the benchmark really took against its budget (its probe and every
     lens included): one note per benchmark."""
-    used_s = time.monotonic() - (deadline_s - plan.budget_s)
+    used_s = time.monotonic() - (deadline_s - plan.measuring_s)
     anyway = "" if plan.fits else "; the minimums were measured anyway"
     writer.add_note(
         Note(

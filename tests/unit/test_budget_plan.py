@@ -1,4 +1,5 @@
-"""The budget's plan (perflab/budget.py) from a fake probe: shares, refusals, forking."""
+"""The budget's plan (perflab/budget.py) from a fake probe: shares, refusals, forking, the
+machine's measured speed."""
 
 from __future__ import annotations
 
@@ -8,15 +9,26 @@ import os
 import pytest
 
 from perflab.budget import (
+    ANALYSIS_S,
+    CALLGRIND_COUNTED_S,
+    REFERENCE_S,
+    REPORT_S,
+    SLOWDOWN_RANGE,
+    VALGRIND_REFERENCE_S,
+    VALGRIND_START_S,
+    VALGRIND_STARTUP_SLOWDOWN,
     BudgetError,
     CostProbe,
     LensCost,
+    MachineSpeed,
     elastic_share,
     lens_costs,
     plan_budget,
 )
 from perflab.lenses.registry import descriptor_for
+from perflab.measure.probe import _beside, measure_speed
 from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.proc import Completed, FakeRunner
 
 QUICK = CostProbe(
     BenchmarkKind.STATEMENT,
@@ -34,13 +46,17 @@ def _costs(probe: CostProbe, settings: Settings, *metrics: Metric) -> list[LensC
     return lens_costs(probe, settings, {m: descriptor_for(m).cost for m in metrics})
 
 
-def test_the_time_lens_alone_gets_the_whole_budget_but_the_probe() -> None:
+def test_the_time_lens_alone_gets_the_whole_budget_but_the_probe_and_the_analysis() -> None:
     settings = Settings(budget_s=10)
     plan = plan_budget(10, QUICK, _costs(QUICK, settings, Metric.TIME))
     assert plan.fits
-    assert plan.share_of(Metric.TIME).share_s == pytest.approx(10 - QUICK.probe_s)
+    # its statistics and the report after measuring, at the reference machine's speed
+    assert plan.after_s == pytest.approx(2 * ANALYSIS_S + REPORT_S)
+    assert plan.share_of(Metric.TIME).share_s == pytest.approx(10 - QUICK.probe_s - plan.after_s)
+    assert plan.measuring_s == pytest.approx(10 - plan.after_s)
     assert plan.eta_s == 10
-    assert "time 9.8 s" in plan.describe()
+    assert "time 9.4 s, analysis and report 0.4 s" in plan.describe()
+    assert "machine speed not measured" in plan.describe()
 
 
 def test_fixed_costs_come_first_and_sampling_lenses_share_the_rest_by_weight() -> None:
@@ -52,7 +68,7 @@ def test_fixed_costs_come_first_and_sampling_lenses_share_the_rest_by_weight() -
     assert instructions.share_s == instructions.cost.minimum_s
     time, counters = plan.share_of(Metric.TIME), plan.share_of(Metric.COUNTERS)
     assert time.cost.elastic and counters.cost.elastic
-    total = QUICK.probe_s + sum(s.share_s for s in plan.shares)
+    total = QUICK.probe_s + sum(s.share_s for s in plan.shares) + plan.after_s
     assert total == pytest.approx(60)
     surplus_time = time.share_s - time.cost.minimum_s
     surplus_counters = counters.share_s - counters.cost.minimum_s
@@ -67,7 +83,8 @@ def test_a_budget_too_small_is_refused_with_the_budget_that_fits() -> None:
     error = refused.value
     assert error.exit_code == 2
     assert "the instructions lens alone needs" in error.message
-    needed = QUICK.probe_s + sum(c.minimum_s for c in costs)
+    after = sum(c.after_s for c in costs) + REPORT_S  # analysis and report after measuring
+    needed = QUICK.probe_s + sum(c.minimum_s for c in costs) + after
     assert f"--budget {int(needed * 1.1) + 1} would fit" in error.message
     assert error.hint is not None
     assert "--min-measurements-anyway" in error.hint and "--metric" in error.hint
@@ -140,7 +157,6 @@ def test_an_elastic_share_comes_from_the_time_really_left() -> None:
 def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     from perflab.lenses.torch.measure import TorchLens
     from perflab.measure.scripted_worker import ScriptedWorker
-    from perflab.proc import FakeRunner
     from tests.conftest import FAST
     from tests.unit.test_measuring_loops import BENCH, FakeClock, _context, _ns_per_loop
     from tests.unit.test_measuring_loops import _torch_profile as torch_profile
@@ -164,3 +180,84 @@ def test_a_forked_lens_share_leaves_out_its_servers_started_before_it() -> None:
     assert share == pytest.approx(10.0 - cost.overshoot_s / 2)
     late = elastic_share(plan, Metric.TORCH, 0.0, [Metric.TORCH])
     assert late == pytest.approx(cost.minimum_s - cost.once_s - cost.overshoot_s / 2)
+
+
+# -- the machine's speed, measured by the probe ---------------------------------------------
+
+
+def test_the_speed_factor_is_the_reference_runs_slowdown_within_bounds() -> None:
+    assert MachineSpeed().factor == 1.0 and not MachineSpeed().measured
+    slow = MachineSpeed(reference_s=3 * REFERENCE_S, reference_cpu_s=REFERENCE_S)
+    assert slow.factor == pytest.approx(3.0)
+    # without valgrind's own reference, valgrind is as slow as everything else
+    assert slow.valgrind_factor == pytest.approx(3.0)
+    both = dataclasses.replace(slow, valgrind_s=2 * VALGRIND_REFERENCE_S)
+    assert both.valgrind_factor == pytest.approx(2.0) and both.factor == pytest.approx(3.0)
+    low, high = SLOWDOWN_RANGE
+    assert MachineSpeed(reference_s=REFERENCE_S / 100).factor == low
+    assert MachineSpeed(reference_s=REFERENCE_S * 1000).factor == high
+    assert "x3.0" in slow.describe() and f"({REFERENCE_S:g} s on the reference machine)" in (
+        slow.describe()
+    )
+    assert "valgrind costs x2.0" in both.describe()
+
+
+def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> None:
+    metrics = (Metric.TIME, Metric.INSTRUCTIONS, Metric.PROFILE, Metric.ASM)
+    settings = Settings(budget_s=120)
+    slow = dataclasses.replace(
+        QUICK, speed=MachineSpeed(reference_s=3 * REFERENCE_S, valgrind_s=2 * VALGRIND_REFERENCE_S)
+    )
+    quiet = plan_budget(120, QUICK, _costs(QUICK, settings, *metrics))
+    loaded = plan_budget(120, slow, _costs(slow, settings, *metrics))
+    for metric in (Metric.INSTRUCTIONS, Metric.PROFILE, Metric.ASM):
+        assert loaded.share_of(metric).share_s > quiet.share_of(metric).share_s
+    # callgrind's constants scale by valgrind's factor, the interpreter's start-up is measured
+    instructions = loaded.share_of(Metric.INSTRUCTIONS).cost.minimum_s
+    assert instructions == pytest.approx(
+        2 * (2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_STARTUP_SLOWDOWN * 0.05)
+    )
+    assert loaded.after_s == pytest.approx(3 * quiet.after_s)
+    # the budget is the same: the sampling lens gets what the fixed costs leave
+    assert loaded.share_of(Metric.TIME).share_s < quiet.share_of(Metric.TIME).share_s
+    assert "tool costs x3.0" in loaded.describe() and "valgrind costs x2.0" in loaded.describe()
+
+
+def test_a_budget_that_fits_a_quiet_machine_is_refused_on_a_slow_one() -> None:
+    settings = Settings(budget_s=30)
+    costs = _costs(QUICK, settings, Metric.TIME, Metric.INSTRUCTIONS)
+    assert plan_budget(30, QUICK, costs).fits
+    slow = dataclasses.replace(QUICK, speed=MachineSpeed(valgrind_s=4 * VALGRIND_REFERENCE_S))
+    with pytest.raises(BudgetError) as refused:
+        plan_budget(30, slow, _costs(slow, settings, Metric.TIME, Metric.INSTRUCTIONS))
+    assert "the instructions lens alone needs" in refused.value.message
+    assert refused.value.detail is not None and "valgrind costs x4.0" in refused.value.detail
+
+
+def test_the_reference_runs_time_the_machine_and_valgrind_only_when_asked() -> None:
+    runner = FakeRunner()
+    runner.on_run(
+        r"-I -S -c import time",
+        Completed((), 0, "0.125\n", "", wall_ns=int(0.52e9)),
+    )
+    runner.on_run(r"^valgrind -q --tool=callgrind", Completed((), 0, "", "", wall_ns=int(1.9e9)))
+    speed = measure_speed(runner, valgrind=False, cpu=1)
+    assert speed == MachineSpeed(reference_s=0.52, reference_cpu_s=0.125)
+    assert [spec.cpu for spec, _ in runner.calls] == [1, 1, 1]  # the median of three
+    speed = measure_speed(runner, valgrind=True, cpu=1)
+    assert speed.valgrind_s == pytest.approx(1.9)
+    assert speed.valgrind_factor == pytest.approx(2.0)
+
+
+def test_a_failed_reference_run_is_not_measured() -> None:
+    runner = FakeRunner()
+    runner.on_run(r"-I -S -c import time", returncode=1, stderr="no")
+    runner.on_run(r"^valgrind", returncode=1, stderr="valgrind: cannot start")
+    speed = measure_speed(runner, valgrind=True, cpu=None)
+    assert not speed.measured and speed.factor == 1.0 and speed.valgrind_factor == 1.0
+
+
+def test_the_reference_runs_beside_the_probe_on_another_cpu() -> None:
+    assert _beside(0, {0, 1}) == 1
+    assert _beside(None, {0, 1}) is None  # unpinned, beside
+    assert _beside(0, {0}) is False and _beside(None, {0}) is False  # after, on the same

@@ -74,6 +74,9 @@ class LensDescriptor:
     # what the lens's minimum measurement of a benchmark costs (perflab/budget.py), for the
     # budget's plan; None: one generation of workers
     cost: CostModel | None = None
+    # the lens runs valgrind: the budget's probe times valgrind's start-up here and now, to
+    # scale the lens's cost model (budget.MachineSpeed)
+    runs_valgrind: bool = False
 
     @property
     def options(self) -> dict[str, SettingSpec]:

@@ -4,20 +4,35 @@ Statements: one fork server for the baseline (its start-up and the set-up's impo
 forked from it (a forked worker's start-up and set-up) and one sample calibrated to --sample-ms.
 Commands: one run of the baseline's command. The probe's own time is part of the benchmark's
 budget (perflab/budget.py).
+
+Beside that, the machine's speed here and now against the reference machine of the budget's
+constants (`budget.MachineSpeed`): a Python process doing fixed work and, when a lens of the plan
+runs valgrind, callgrind starting an interpreter. They run on a CPU other than the measuring
+one while the benchmark is probed (one after the other, so they do not slow each other), or
+after it when there is no other CPU.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Literal
 
-from perflab.budget import CostProbe
+from perflab.budget import REFERENCE_PROGRAM, CostProbe, MachineSpeed
 from perflab.errors import PerflabError
+from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import variant_environment
 from perflab.model import Benchmark, BenchmarkKind, Experiment
-from perflab.proc import ProcessRunner
+from perflab.proc import LaunchSpec, ProcessRunner, which
+
+_REFERENCE_TIMEOUT_S = 60.0
+_REFERENCE_RUNS = 3
 
 # what the plan assumes when the probe itself fails (the measurement then fails the same way,
 # and says why, as it did before there was a probe)
@@ -33,8 +48,46 @@ def probe_benchmark(
     default_python: str,
     cpu: int | None,
     clock: Callable[[], float] = time.monotonic,
+    valgrind: bool = False,
+    allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
 ) -> CostProbe:
+    """The benchmark's probe and the machine's speed (`valgrind`: time valgrind's reference
+    too, for a plan with a lens that runs it). Their wall times together are the probe's."""
     started = clock()
+    allowed = set(allowed_cpus())
+    beside = _beside(cpu, allowed)
+    if beside is not False:
+        speed = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
+        probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
+        measured = speed.result()
+    else:
+        probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
+        measured = measure_speed(runner, valgrind=valgrind, cpu=cpu)
+    return replace(probe, speed=measured, probe_s=clock() - started)
+
+
+def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
+    """Where the reference runs beside the benchmark's probe: another CPU than the measuring
+    one (one no other perflab run measures on, if any), unpinned when nothing is pinned and
+    there are two CPUs or more; False: on no other CPU (after the probe, on its CPU)."""
+    if cpu is None:
+        return None if len(allowed) >= 2 else False
+    others = sorted(allowed - {cpu})
+    if not others:
+        return False
+    held = {c for c, pid in cpu_lock.held_cpus(others).items() if pid != os.getpid()}
+    return next((c for c in others if c not in held), others[0])
+
+
+def _probe(
+    benchmark: Benchmark,
+    experiment: Experiment,
+    runner: ProcessRunner,
+    default_python: str,
+    cpu: int | None,
+    clock: Callable[[], float],
+    started: float,
+) -> CostProbe:
     variants = len(experiment.variants)
     try:
         if benchmark.kind is BenchmarkKind.COMMAND:
@@ -122,3 +175,73 @@ def _probe_command(
             benchmark=benchmark.name,
         )
     return run.wall_ns / 1e9
+
+
+def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> MachineSpeed:
+    """The reference runs, one after the other (budget.MachineSpeed); a run that fails (no
+    valgrind) is not measured, and the plan then uses what was."""
+    python = sys.executable
+    # the median of a few: one short run may fall in a quiet moment, or a busy one
+    runs = [
+        runner.run(
+            LaunchSpec((python, "-I", "-S", "-c", REFERENCE_PROGRAM), cpu=cpu),
+            timeout_s=_REFERENCE_TIMEOUT_S,
+        )
+        for _ in range(_REFERENCE_RUNS)
+    ]
+    timed = sorted((run.wall_ns, run.stdout) for run in runs if run.ok)
+    reference_s = reference_cpu_s = None
+    if timed:
+        wall_ns, stdout = timed[len(timed) // 2]
+        reference_s = wall_ns / 1e9
+        try:
+            reference_cpu_s = float(stdout.split()[-1])
+        except (ValueError, IndexError):
+            reference_cpu_s = None
+    valgrind_s = None
+    if valgrind and which("valgrind") is not None:
+        # as the instructions lens starts its workers: callgrind, instrumentation off
+        started = runner.run(
+            LaunchSpec(
+                (
+                    "valgrind",
+                    "-q",
+                    "--tool=callgrind",
+                    "--instr-atstart=no",
+                    "--callgrind-out-file=/dev/null",
+                    python,
+                    "-I",
+                    "-S",
+                    "-c",
+                    "pass",
+                ),
+                cpu=cpu,
+            ),  # fmt: skip
+            timeout_s=_REFERENCE_TIMEOUT_S,
+        )
+        valgrind_s = started.wall_ns / 1e9 if started.ok else None
+    return MachineSpeed(reference_s, reference_cpu_s, valgrind_s)
+
+
+class _SpeedInBackground:
+    """`measure_speed` in a thread of its own, while the benchmark is probed."""
+
+    def __init__(self, runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> None:
+        self._speed = MachineSpeed()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(runner, valgrind, cpu), name="perflab-speed", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, runner: ProcessRunner, valgrind: bool, cpu: int | None) -> None:
+        try:
+            self._speed = measure_speed(runner, valgrind=valgrind, cpu=cpu)
+        except BaseException as error:  # re-raised in the probing thread
+            self._error = error
+
+    def result(self) -> MachineSpeed:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._speed

@@ -19,4 +19,5 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     worker_ops=("setup", "check", "sample"),
     cost=instructions_cost,
+    runs_valgrind=True,
 )

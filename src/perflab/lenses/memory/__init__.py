@@ -29,4 +29,5 @@ DESCRIPTOR = LensDescriptor(
     worker_handlers="perflab.lenses.rss.worker_ops",
     also_reads=("region",),
     cost=memory_cost,
+    runs_valgrind=True,
 )
