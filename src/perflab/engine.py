@@ -14,7 +14,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.budget import BudgetPlan, LensCost, elastic_share, lens_costs, plan_budget
+from perflab.budget import (
+    BudgetPlan,
+    LensCost,
+    elastic_share,
+    fixed_share,
+    lens_costs,
+    plan_budget,
+)
 from perflab.design_analysis import interactions_of, stack_summaries
 from perflab.designs import budget_plan
 from perflab.errors import (
@@ -257,18 +264,18 @@ def _run_experiment(
                     try:
                         servers = _fork_servers(cost, benchmark, bench_context)
                         started_s = time.monotonic()
-                        share_s = (
-                            elastic_share(
-                                plan,
-                                lens.metric,
-                                deadline_s - started_s,
-                                [other.metric for other in ordered[index:]],
-                            )
-                            if cost.elastic
-                            else plan.share_of(lens.metric).share_s
+                        # re-planned from what is really left of the benchmark's budget
+                        share_s = (elastic_share if cost.elastic else fixed_share)(
+                            plan,
+                            lens.metric,
+                            deadline_s - started_s,
+                            [other.metric for other in ordered[index:]],
                         )
                         lens_context = replace(
-                            bench_context, budget_s=share_s, fork_servers=servers
+                            bench_context,
+                            budget_s=share_s,
+                            post_s=cost.post_s,
+                            fork_servers=servers,
                         )
                         lens.measure(benchmark, lens_context)
                         _note_slow_lens(writer, lens, benchmark.name, started_s, share_s)

@@ -1,4 +1,5 @@
-"""The budget with real workers: a run stays inside it, expensive imports are forked."""
+"""The budget with real workers: a run stays inside it, expensive imports are forked, a
+measured slowdown of the machine plans longer tool costs."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from perflab.api import make_experiment
-from perflab.budget import BudgetError
+from perflab.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
 from perflab.engine import run_experiment
+from perflab.lenses.registry import descriptor_for
 from perflab.measure.fork_server import ForkServer
+from perflab.measure.probe import probe_benchmark
 from perflab.model import Benchmark, Experiment, Metric, RunStatus, Severity, Variant
-from perflab.proc import SubprocessRunner
+from perflab.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.store import Store
 from tests.conftest import FAST
 
@@ -100,3 +103,48 @@ def test_a_fork_server_imports_once_and_forks_fresh_workers(tmp_path: Path) -> N
     finally:
         server.close()
     assert server.process.poll() is not None
+
+
+class _Crowded(SubprocessRunner):
+    """Runs the probe's reference program with busy processes on its CPU: a real slowdown."""
+
+    def run(
+        self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
+    ) -> Completed:
+        if REFERENCE_PROGRAM not in spec.argv:
+            return super().run(spec, timeout_s=timeout_s, stdin_text=stdin_text)
+        busy = [
+            self.spawn(LaunchSpec((sys.executable, "-c", "while True: pass"), cpu=spec.cpu))
+            for _ in range(3)
+        ]
+        try:
+            return super().run(spec, timeout_s=timeout_s, stdin_text=stdin_text)
+        finally:
+            for process in busy:
+                process.kill()
+                process.close()
+
+
+def test_a_measured_slowdown_plans_longer_shares() -> None:
+    # the same benchmark probed twice on one CPU; the second time three busy processes share
+    # the CPU with the reference runs (not with the benchmark's own probe)
+    exp = experiment(60.0, stmt="sum(range(100))", variants=["A", "B"])
+    settings = dataclasses.replace(exp.settings, metrics=(Metric.PROFILE, Metric.TIME))
+    plans = []
+    for runner in (SubprocessRunner(), _Crowded()):
+        probe = probe_benchmark(
+            exp.benchmarks[0], exp, runner, default_python=sys.executable, cpu=0,
+            allowed_cpus=lambda: [0],
+        )  # fmt: skip
+        models = {m: descriptor_for(m).cost for m in settings.metrics}
+        plans.append(plan_budget(60.0, probe, lens_costs(probe, settings, models), anyway=True))
+    quiet, crowded = plans
+    assert quiet.probe.speed.measured and crowded.probe.speed.measured
+    assert crowded.probe.speed.factor > quiet.probe.speed.factor
+    profile = crowded.share_of(Metric.PROFILE)
+    assert profile.cost.post_s > quiet.share_of(Metric.PROFILE).cost.post_s
+    assert profile.share_s > quiet.share_of(Metric.PROFILE).share_s
+    assert crowded.after_s > quiet.after_s
+    assert "a reference process took" in crowded.describe() and "tool costs x" in (
+        crowded.describe()
+    )
