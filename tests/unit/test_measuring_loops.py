@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.lenses.time.measure import WALL_NS, TimeLens
+from perflab.lenses.time.measure import WALL_NS, TimeLens, sampling_to_fit
 from perflab.lenses.torch.measure import KIND_OPS, TorchLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.scripted_worker import ScriptedWorker
@@ -261,3 +261,33 @@ def test_a_session_kills_and_releases_every_wrapped_worker_when_one_cannot_start
             pass
     assert len(runner.spawned) == 1 and runner.spawned[0].returncode is not None  # killed
     assert sorted(released) == [0, 1]
+
+
+def test_the_time_lens_behind_its_share_samples_its_minimum_generations_shorter() -> None:
+    # each worker takes 0.2 s to start (the probe said less): six generations of 0.4 s of
+    # start-up and 0.4 s of sampling cannot fit in 3 s; the ones after the first sample their
+    # minimum blocks only
+    clock = FakeClock()
+
+    def slow_start(spec: LaunchSpec) -> FakeProcess:
+        clock.now_ns += 200_000_000
+        return ScriptedWorker(_ns_per_loop)(spec)
+
+    runner = FakeRunner().on_spawn("statement_worker", slow_start)
+    settings = dataclasses.replace(FAST, budget_s=3.0, min_generations=6, warmup_blocks=1)
+    context, sink = _context(runner, settings)
+    # not pinned: each generation starts its workers when it begins (none started ahead)
+    TimeLens(clock_ns=clock).measure(BENCH, dataclasses.replace(context, cpu=None))
+    blocks = {}
+    for sample in sink.samples:
+        blocks[sample.generation] = max(blocks.get(sample.generation, 0), sample.block + 1)
+    assert len(blocks) == 6
+    assert blocks[0] > 1 + 4  # the first generation sampled as planned
+    assert all(blocks[g] == 1 + 4 for g in range(1, 6))  # warm-up and the minimum blocks
+
+
+def test_sampling_to_fit_keeps_the_plan_when_it_fits() -> None:
+    assert sampling_to_fit(0.5, 10.0, 4, 0.2) == 0.5
+    assert sampling_to_fit(0.5, 2.0, 4, 0.2) == pytest.approx(0.3)
+    assert sampling_to_fit(0.5, 0.4, 4, 0.2) == 0.0
+    assert sampling_to_fit(0.5, -1.0, 0, 0.2) == 0.5

@@ -231,6 +231,17 @@ class _StatementSession(_Session):
                         loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
                         # keep start-up below half of each generation's time
                         generation_s = max(generation_s, startup_s)
+                    if 0 < generation < settings.min_generations:
+                        # behind (workers start slower than the probe said): this and the
+                        # minimum generations still to come sample less, down to their minimum
+                        # blocks, rather than overrun
+                        generation_s = sampling_to_fit(
+                            generation_s,
+                            self.budget_s - self.elapsed_s(),
+                            settings.min_generations - generation,
+                            # started ahead, the next workers' start-up overlaps this sampling
+                            0.0 if self._started_ahead(generation) else startup_s,
+                        )
                     if self._another_generation_likely(generation, generation_s):
                         prestarted = _Prestart(self, upcoming)
                     self._sample_generation(workers, generation, loops, generation_s)
@@ -252,6 +263,10 @@ class _StatementSession(_Session):
         whether it is started ahead or not, so a seeded schedule stays the same."""
         layout = generation_layout(self.rng) if self.settings.paired_layout else {}
         return _Launch(layout=layout, rng=random.Random(self.rng.getrandbits(64)))
+
+    def _started_ahead(self, generation: int) -> bool:
+        """Whether the next generation's workers start while this one measures."""
+        return self._another_generation_likely(generation, 0.0)
 
     def _another_generation_likely(self, generation: int, generation_s: float) -> bool:
         """Start the next generation's workers while this one measures, on perflab's own CPUs
@@ -374,6 +389,17 @@ class _Prestart:
             return  # it failed to start: nothing to stop (launch_workers killed what it started)
         for worker in workers:
             worker.kill()
+
+
+def sampling_to_fit(
+    planned_s: float, left_s: float, generations_left: int, startup_s: float
+) -> float:
+    """How long each of the minimum generations still to come samples so that they fit in what
+    is left of the lens's share (each also starts its workers, `startup_s`): as planned when
+    they fit; 0 when not even their start-ups fit (each then samples its minimum blocks)."""
+    if generations_left <= 0:
+        return planned_s
+    return max(0.0, min(planned_s, left_s / generations_left - startup_s))
 
 
 LAYOUT_PADDING_VARIABLE = "PERFLAB_LAYOUT_PADDING"
