@@ -182,13 +182,21 @@ def run(
     store_path: str | Path | None = DEFAULT_STORE_PATH,
     progress: ProgressReporter | None = None,
     cache_dir: str | Path | None = None,
+    started_at_s: float | None = None,
 ) -> RunResult:
     """Measure the experiment; store everything (in memory when store_path is None).
     `cache_dir` holds the checkouts and builds of git= variants (default: see
-    `perflab.git.cache.default_cache_dir`)."""
+    `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
+    process started, when its start-up should count in the first benchmark's budget."""
     store = Store.open(store_path) if store_path is not None else Store.in_memory()
     try:
-        return run_experiment(experiment, store=store, progress=progress, cache_dir=cache_dir)
+        return run_experiment(
+            experiment,
+            store=store,
+            progress=progress,
+            cache_dir=cache_dir,
+            started_at_s=started_at_s,
+        )
     finally:
         store.close()
 

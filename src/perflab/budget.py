@@ -409,10 +409,14 @@ class BudgetPlan:
     # after measuring: every lens's analysis of this benchmark and the report, kept out of the
     # lenses' shares (they run once every benchmark is measured)
     after_s: float = 0.0
+    # before the probe: the perflab command's own start-up (imports, preflight), already spent,
+    # counted in its first benchmark's budget
+    before_s: float = 0.0
 
     @property
     def measuring_s(self) -> float:
-        """The part of the budget for the probe and the lenses: what the engine measures until."""
+        """The part of the budget until the last lens ends (from perflab's start-up or the
+        probe): all of it but what runs after measuring."""
         return self.budget_s - self.after_s
 
     @property
@@ -439,8 +443,10 @@ class BudgetPlan:
             else ""
         )
         over = "" if self.fits else f" (the minimums need {self.needed_s:.0f} s)"
+        started = f"perflab's start-up {self.before_s:.1f} s, " if self.before_s else ""
         return (
-            f"budget {self.budget_s:g} s{over}: probe {self.probe.probe_s:.1f} s, {parts}, "
+            f"budget {self.budget_s:g} s{over}: {started}probe {self.probe.probe_s:.1f} s, "
+            f"{parts}, "
             f"analysis and report {self.after_s:.1f} s{how}; {self.probe.speed.describe()}"
         )
 
@@ -458,7 +464,8 @@ class BudgetPlan:
             "would fit",
             hint=f"give --budget {self.fitting_budget_s:g} or more, measure fewer lenses "
             "(--metric), or --min-measurements-anyway to take the minimums whatever they cost",
-            detail=f"probe {self.probe.probe_s:.1f} s; {needs}; analysis and report after "
+            detail=f"perflab's start-up {self.before_s:.1f} s; probe {self.probe.probe_s:.1f} s; "
+            f"{needs}; analysis and report after "
             f"measuring {self.after_s:.1f} s; {self.probe.speed.describe()}",
         )
 
@@ -473,8 +480,10 @@ def plan_budget(
     costs: Sequence[LensCost],
     *,
     anyway: bool = False,
+    before_s: float = 0.0,
 ) -> BudgetPlan:
-    """Split `budget_s` (the probe's time and what runs after measuring included) between
+    """Split `budget_s` (perflab's start-up `before_s`, the probe's time and what runs after
+    measuring included) between
     lenses of these costs: what runs after measuring (each lens's analysis, the report) and the
     fixed costs as estimated, then each elastic lens its minimum plus a part of what is left,
     by weight.
@@ -483,7 +492,7 @@ def plan_budget(
     fixed = [c for c in costs if not c.elastic]
     elastic = [c for c in costs if c.elastic]
     after_s = sum(c.after_s for c in costs) + REPORT_S * probe.speed.factor
-    needed_s = probe.probe_s + sum(c.minimum_s for c in costs) + after_s
+    needed_s = before_s + probe.probe_s + sum(c.minimum_s for c in costs) + after_s
     surplus_s = max(0.0, budget_s - needed_s)
     weights = sum(c.weight for c in elastic)
     shares = [LensShare(c.metric, c.minimum_s, c) for c in fixed] + [
@@ -491,9 +500,9 @@ def plan_budget(
     ]
     fits = needed_s <= budget_s
     if not fits and not anyway and not probe.failed:
-        plan = BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s)
+        plan = BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s)
         raise plan.refusal()
-    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s)
+    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s)
 
 
 def elastic_share(

@@ -150,8 +150,12 @@ def run_experiment(
     progress: ProgressReporter | None = None,
     default_python: str | None = None,
     cache_dir: str | Path | None = None,
+    started_at_s: float | None = None,
 ) -> RunResult:
     """Measure every benchmark with every lens and variant; return the analysed run.
+
+    `started_at_s` (time.monotonic()) is when the process running perflab started: the `perflab`
+    command's own start-up then counts in its first benchmark's budget, as the user waits for it.
 
     A failing benchmark does not stop the others: its error is recorded (a note, and
     `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
@@ -175,6 +179,7 @@ def run_experiment(
             progress=progress,
             default_python=default_python,
             cache_dir=cache_dir,
+            started_at_s=started_at_s,
         )
     finally:
         if claim is not None:
@@ -190,6 +195,7 @@ def _run_experiment(
     progress: ProgressReporter,
     default_python: str | None,
     cache_dir: str | Path | None,
+    started_at_s: float | None,
 ) -> RunResult:
     runner = runner or SubprocessRunner()
     store = store or Store.in_memory()
@@ -203,8 +209,16 @@ def _run_experiment(
     try:
         # the budget's plans, before anything is stored: a budget too small refuses here
         plans = {
-            b.name: _plan(b, _at_point(experiment, b, caches), runner, python, cpu)
-            for b in experiment.benchmarks
+            b.name: _plan(
+                b,
+                _at_point(experiment, b, caches),
+                runner,
+                python,
+                cpu,
+                # the first benchmark's budget holds perflab's own start-up, when known
+                before_s=_since(started_at_s) if index == 0 else 0.0,
+            )
+            for index, b in enumerate(experiment.benchmarks)
             if not _needs_preparation(experiment.baseline.at(b.params))
         }
         writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
@@ -252,8 +266,10 @@ def _run_experiment(
                 plan = plans.get(benchmark.name)
                 if plan is None:  # its variants had to be prepared first: planned now
                     plan = _plan(benchmark, ready, runner, python, cpu)
-                # the lenses measure until the budget less what runs after measuring
-                deadline_s = time.monotonic() - plan.probe.probe_s + plan.measuring_s
+                # the lenses measure until the budget less what runs after measuring; it began
+                # with the probe (and perflab's start-up, for the first benchmark)
+                begun_s = time.monotonic() - plan.probe.probe_s - plan.before_s
+                deadline_s = begun_s + plan.measuring_s
                 _show_plan(progress, benchmark.name, plan)
                 ordered = _run_order(lenses, plan)
                 for index, lens in enumerate(ordered):
@@ -342,12 +358,18 @@ def _at_point(experiment: Experiment, benchmark: Benchmark, caches: IsolatedCach
     return replace(experiment, variants=variants)
 
 
+def _since(started_at_s: float | None) -> float:
+    return 0.0 if started_at_s is None else max(0.0, time.monotonic() - started_at_s)
+
+
 def _plan(
     benchmark: Benchmark,
     experiment: Experiment,
     runner: ProcessRunner,
     default_python: str,
     cpu: int | None,
+    *,
+    before_s: float = 0.0,
 ) -> BudgetPlan:
     """Probe the benchmark and split its budget between the lenses (perflab/budget.py);
     raises BudgetError when a minimum does not fit and the settings do not say to go on."""
@@ -367,6 +389,7 @@ def _plan(
             probe,
             lens_costs(probe, settings, models),
             anyway=settings.min_measurements_anyway,
+            before_s=before_s,
         )
     except ConfigError as error:
         error.benchmark = error.benchmark or benchmark.name

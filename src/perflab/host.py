@@ -28,6 +28,21 @@ def read_text(path: str | Path) -> str | None:
         return None
 
 
+def process_age_s(stat: str | None = None, uptime: str | None = None) -> float | None:
+    """How long ago this process started (seconds, to the kernel's clock tick), from
+    /proc/self/stat and /proc/uptime; None where they cannot be read."""
+    stat = read_text("/proc/self/stat") if stat is None else stat
+    uptime = read_text("/proc/uptime") if uptime is None else uptime
+    if not stat or not uptime:
+        return None
+    try:
+        # the command name (field 2) may hold spaces and parentheses: count after its last ")"
+        start_ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        return max(0.0, float(uptime.split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (IndexError, ValueError, OSError):
+        return None
+
+
 def cpuinfo_fields(text: str) -> dict[str, str]:
     """The first processor's `key : value` lines of /proc/cpuinfo."""
     fields: dict[str, str] = {}

@@ -29,6 +29,7 @@ from perflab.budget import (
     plan_budget,
     recording_done,
 )
+from perflab.host import process_age_s
 from perflab.lenses.registry import descriptor_for
 from perflab.measure.probe import _beside, measure_speed
 from perflab.model import BenchmarkKind, Metric, Settings
@@ -300,3 +301,28 @@ def test_the_work_after_recording_is_set_aside_in_the_profile_and_asm_shares() -
     assert profile.post_s == pytest.approx(2 * 2 * PROFILE_POST_S)  # 2 variants, x2
     assert asm.post_s == pytest.approx(profile.post_s + 2 * 2 * ASM_POST_S)
     assert 0 < profile.post_s < profile.minimum_s
+
+
+def test_perflabs_own_start_up_counts_in_the_first_benchmarks_budget() -> None:
+    settings = Settings(budget_s=10)
+    costs = _costs(QUICK, settings, Metric.TIME)
+    plain = plan_budget(10, QUICK, costs)
+    started = plan_budget(10, QUICK, costs, before_s=1.5)
+    assert started.share_of(Metric.TIME).share_s == pytest.approx(
+        plain.share_of(Metric.TIME).share_s - 1.5
+    )
+    assert started.needed_s == pytest.approx(plain.needed_s + 1.5)
+    assert "budget 10 s: perflab's start-up 1.5 s, probe 0.2 s" in started.describe()
+    with pytest.raises(BudgetError) as refused:
+        plan_budget(2, QUICK, costs, before_s=1.5)
+    assert refused.value.detail is not None
+    assert refused.value.detail.startswith("perflab's start-up 1.5 s")
+
+
+def test_a_process_age_comes_from_its_start_tick_and_the_uptime() -> None:
+    ticks = os.sysconf("SC_CLK_TCK")
+    stat = f"4242 (a (strange) name) S 1 {' '.join(['0'] * 17)} {100 * ticks} 0 0"
+    assert process_age_s(stat, "130.5 250.0") == pytest.approx(30.5)
+    assert process_age_s("garbage", "1.0 1.0") is None
+    age = process_age_s()  # this process
+    assert age is not None and age >= 0

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from perflab.designs import budget_plan
 from perflab.doctor import diagnose
 from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
+from perflab.host import process_age_s
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
@@ -58,18 +60,20 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, started_at_s: float | None = None) -> int:
+    """The command line; `started_at_s` (time.monotonic()): when the process started, for a
+    `perflab` process whose whole life this is (its start-up counts in the budget)."""
     # the handlers below outlive an interrupt (ignored then): give the caller (a test calling
     # main in-process) its own back
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _main(argv)
+        return _main(argv, started_at_s)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
     args = build_parser().parse_args(argv)
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
@@ -83,7 +87,13 @@ def _main(argv: Sequence[str] | None) -> int:
             # orphans of what a benchmark starts re-parent to perflab, which stops them
             become_subreaper()
             try:
-                return _run(run_options(args), out, err, changes=change_options(args))
+                return _run(
+                    run_options(args),
+                    out,
+                    err,
+                    changes=change_options(args),
+                    started_at_s=started_at_s,
+                )
             finally:
                 stop_all_contained()
         if args.command == "cache":
@@ -207,7 +217,12 @@ def _check_outputs(output: OutputOptions) -> None:
 
 
 def _run(
-    options: RunOptions, out: Console, err: Console, *, changes: ChangeOptions | None = None
+    options: RunOptions,
+    out: Console,
+    err: Console,
+    *,
+    changes: ChangeOptions | None = None,
+    started_at_s: float | None = None,
 ) -> int:
     _check_outputs(options.output)
     changes = changes or ChangeOptions(build=None, cache_dir=None)
@@ -238,7 +253,12 @@ def _run(
     if experiment.pairs and not options.output.quiet:
         err.print(f"perflab: {budget_plan(experiment)}", markup=False, highlight=False)
     if options.output.quiet or not err.is_terminal:
-        result = api.run(experiment, store_path=options.output.store, cache_dir=changes.cache_dir)
+        result = api.run(
+            experiment,
+            store_path=options.output.store,
+            cache_dir=changes.cache_dir,
+            started_at_s=started_at_s,
+        )
     else:
         with RichProgress(err) as progress:
             result = api.run(
@@ -246,6 +266,7 @@ def _run(
                 store_path=options.output.store,
                 progress=progress,
                 cache_dir=changes.cache_dir,
+                started_at_s=started_at_s,
             )
     code = _emit(result, options.output, out, err, command="run")
     if code != EXIT_OK:
@@ -334,8 +355,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def entry() -> None:
-    """The `perflab` command: main() as a process's whole life."""
-    status = main()
+    """The `perflab` command: main() as a process's whole life (its start-up, imports included,
+    counts in the budget: the user waits for it)."""
+    age_s = process_age_s()
+    status = main(started_at_s=None if age_s is None else time.monotonic() - age_s)
     # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`
     signal.signal(signal.SIGINT, signal.SIG_IGN)
