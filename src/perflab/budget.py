@@ -61,13 +61,15 @@ TORCH_PROFILER_START_S = 0.5  # the first torch.profiler session of a process
 TORCH_BLOCKS = 3  # lenses/torch: one warm-up and two measured profiles per generation
 TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
-# after measuring (engine.analyse_run, then the report), per variant: reading the samples and
-# artifacts back and each lens's analysis; the report once per benchmark
+# after measuring (engine.analyse_run, then the report), per variant: each lens's analysis of
+# what it stored; the report once per benchmark. Measured on an A/A of sorted(data) through six
+# lenses (docs/benchmarks.md, "The budget"), scaled back to the reference machine's speed: the
+# instructions and asm lenses' are seconds, which a 10 s budget cannot ignore
 ANALYSIS_S = 0.05  # a sampling lens (time, counters, rss, torch): statistics on its samples
-INSTRUCTIONS_ANALYSIS_S = 0.5  # parsing callgrind's per-function (and per-address) costs
-PROFILE_ANALYSIS_S = 0.2  # flame trees and per-symbol shares
-ASM_ANALYSIS_S = 0.3  # pairing and diffing the hot functions' listings
-REPORT_S = 0.3  # loading the run from the store and rendering it
+INSTRUCTIONS_ANALYSIS_S = 1.0  # parsing callgrind's per-function and per-address costs
+PROFILE_ANALYSIS_S = 0.05  # flame trees and per-symbol shares
+ASM_ANALYSIS_S = 1.3  # pairing and diffing the hot functions' listings, their instruction mix
+REPORT_S = 0.5  # loading the run from the store and rendering it (JSON, terminal)
 
 # The reference the constants' machine is compared against, timed by the probe
 # (measure/probe.py): a Python process (no site, isolated) doing a fixed amount of work, which
