@@ -17,6 +17,7 @@ from typing import Any
 from perflab.budget import (
     BudgetPlan,
     LensCost,
+    MachineSpeed,
     elastic_share,
     fixed_share,
     lens_costs,
@@ -208,8 +209,13 @@ def _run_experiment(
     caches = IsolatedCaches(enabled=not experiment.settings.share_caches).__enter__()
     try:
         # the budget's plans, before anything is stored: a budget too small refuses here
-        plans = {
-            b.name: _plan(
+        plans: dict[str, BudgetPlan] = {}
+        # the machine's speed is measured with the first probe, and holds for the run's others
+        speed: MachineSpeed | None = None
+        for index, b in enumerate(experiment.benchmarks):
+            if _needs_preparation(experiment.baseline.at(b.params)):
+                continue
+            plans[b.name] = _plan(
                 b,
                 _at_point(experiment, b, caches),
                 runner,
@@ -217,10 +223,9 @@ def _run_experiment(
                 cpu,
                 # the first benchmark's budget holds perflab's own start-up, when known
                 before_s=_since(started_at_s) if index == 0 else 0.0,
+                speed=speed,
             )
-            for index, b in enumerate(experiment.benchmarks)
-            if not _needs_preparation(experiment.baseline.at(b.params))
-        }
+            speed = plans[b.name].probe.speed
         writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
     except BaseException:
         caches.__exit__(None, None, None)
@@ -265,7 +270,8 @@ def _run_experiment(
                         stop_all_contained()
                 plan = plans.get(benchmark.name)
                 if plan is None:  # its variants had to be prepared first: planned now
-                    plan = _plan(benchmark, ready, runner, python, cpu)
+                    plan = _plan(benchmark, ready, runner, python, cpu, speed=speed)
+                    speed = plan.probe.speed
                 # the lenses measure until the budget less what runs after measuring; it began
                 # with the probe (and perflab's start-up, for the first benchmark)
                 begun_s = time.monotonic() - plan.probe.probe_s - plan.before_s
@@ -370,9 +376,11 @@ def _plan(
     cpu: int | None,
     *,
     before_s: float = 0.0,
+    speed: MachineSpeed | None = None,
 ) -> BudgetPlan:
     """Probe the benchmark and split its budget between the lenses (perflab/budget.py);
-    raises BudgetError when a minimum does not fit and the settings do not say to go on."""
+    raises BudgetError when a minimum does not fit and the settings do not say to go on.
+    `speed`: the machine's, measured with an earlier probe of the run (None: measure it)."""
     settings = experiment.settings
     probe = probe_benchmark(
         benchmark,
@@ -381,6 +389,7 @@ def _plan(
         default_python=default_python,
         cpu=cpu,
         valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
+        speed=speed,
     )
     models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
     try:

@@ -50,16 +50,21 @@ def probe_benchmark(
     clock: Callable[[], float] = time.monotonic,
     valgrind: bool = False,
     allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
+    speed: MachineSpeed | None = None,
 ) -> CostProbe:
     """The benchmark's probe and the machine's speed (`valgrind`: time valgrind's reference
-    too, for a plan with a lens that runs it). Their wall times together are the probe's."""
+    too, for a plan with a lens that runs it). Their wall times together are the probe's.
+    A `speed` already measured (an earlier benchmark of the run) is not measured again."""
     started = clock()
+    if speed is not None:
+        probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
+        return replace(probe, speed=speed)
     allowed = set(allowed_cpus())
     beside = _beside(cpu, allowed)
     if beside is not False:
-        speed = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
+        background = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
         probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
-        measured = speed.result()
+        measured = background.result()
     else:
         probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
         measured = measure_speed(runner, valgrind=valgrind, cpu=cpu)
