@@ -42,9 +42,6 @@ FORK_WHEN_IMPORTS_S = 0.5
 # perf stat / perf record: starting perf around a worker, and reading its output back
 PERF_START_S = 0.3
 PROFILE_REGION_S = 1.0  # what the profile lens records per variant
-# ... unless that would overrun its share: then no less than this (a few hundred samples at
-# perf's default frequency; a function's claims need 20)
-PROFILE_MIN_REGION_S = 0.3
 PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
 ASM_POST_S = 3.0  # disassembly and source lines, per variant
 # callgrind (lenses/instructions): valgrind's own start-up, its slowdown of the interpreter's
@@ -197,9 +194,6 @@ class LensCost:
     # after measuring: the lens's analysis of this benchmark (not part of the minimum; kept out
     # of every lens's share)
     after_s: float = 0.0
-    # of the minimum: the lens's own work after its measured region (perf script, disassembly),
-    # which cannot be cut; what it measures before that may shrink to keep to its share
-    post_s: float = 0.0
 
     @property
     def started_before_s(self) -> float:
@@ -291,25 +285,21 @@ def profile_cost(probe: CostProbe, settings: Settings) -> LensCost:
         probe.startup_s + PERF_START_S * factor if probe.kind is BenchmarkKind.STATEMENT else 0.0
     )
     record_s = max(PROFILE_REGION_S, probe.sample_s)
-    post_s = n * PROFILE_POST_S * factor
     return LensCost(
         Metric.PROFILE,
-        minimum_s=n * (start_s + record_s) + post_s,
+        minimum_s=n * (start_s + record_s + PROFILE_POST_S * factor),
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
         after_s=_after(probe, PROFILE_ANALYSIS_S),
-        post_s=post_s,
     )
 
 
 def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     recorded = profile_cost(probe, settings)
-    disassembly_s = probe.variants * ASM_POST_S * probe.speed.factor
     return LensCost(
         Metric.ASM,
-        minimum_s=recorded.minimum_s + disassembly_s,
+        minimum_s=recorded.minimum_s + probe.variants * ASM_POST_S * probe.speed.factor,
         needs="a profile per variant, then its hot functions disassembled",
         after_s=_after(probe, ASM_ANALYSIS_S),
-        post_s=recorded.post_s + disassembly_s,
     )
 
 
@@ -524,24 +514,6 @@ def elastic_share(
     free_s = max(0.0, left_s - kept_s - own_minimum_s - elastic_minimums)
     share_s = own_minimum_s + free_s * mine.weight / elastic_weights - mine.overshoot_s / 2
     return max(0.0, share_s)
-
-
-def fixed_share(
-    plan: BudgetPlan, metric: Metric, left_s: float, still_to_run: Sequence[Metric]
-) -> float:
-    """A lens with a fixed cost's share when it starts: as planned, unless the lenses before it
-    took longer than planned; then what is left once the lenses still to run after it have
-    their minimums (the lens keeps to that where it can, never below its own minimum)."""
-    planned_s = plan.share_of(metric).share_s
-    others_s = sum(plan.share_of(m).cost.minimum_s for m in still_to_run if m != metric)
-    return max(0.0, min(planned_s, left_s - others_s))
-
-
-def recording_done(recorded_s: float, planned_s: float, minimum_s: float, left_s: float) -> bool:
-    """Whether a lens that records for `planned_s` (the profile lens's region per variant) has
-    recorded enough: the planned time, or, once `left_s` of its share is used up (its work
-    after recording already set aside), its minimum."""
-    return recorded_s >= planned_s or (recorded_s >= minimum_s and left_s <= 0)
 
 
 def lens_costs(

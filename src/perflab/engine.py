@@ -19,7 +19,6 @@ from perflab.budget import (
     LensCost,
     MachineSpeed,
     elastic_share,
-    fixed_share,
     lens_costs,
     plan_budget,
 )
@@ -286,18 +285,19 @@ def _run_experiment(
                     try:
                         servers = _fork_servers(cost, benchmark, bench_context)
                         started_s = time.monotonic()
-                        # re-planned from what is really left of the benchmark's budget
-                        share_s = (elastic_share if cost.elastic else fixed_share)(
-                            plan,
-                            lens.metric,
-                            deadline_s - started_s,
-                            [other.metric for other in ordered[index:]],
+                        # a sampling lens's share is re-planned from what is really left
+                        share_s = (
+                            elastic_share(
+                                plan,
+                                lens.metric,
+                                deadline_s - started_s,
+                                [other.metric for other in ordered[index:]],
+                            )
+                            if cost.elastic
+                            else plan.share_of(lens.metric).share_s
                         )
                         lens_context = replace(
-                            bench_context,
-                            budget_s=share_s,
-                            post_s=cost.post_s,
-                            fork_servers=servers,
+                            bench_context, budget_s=share_s, fork_servers=servers
                         )
                         lens.measure(benchmark, lens_context)
                         _note_slow_lens(writer, lens, benchmark.name, started_s, share_s)

@@ -141,9 +141,8 @@ def test_a_measured_slowdown_plans_longer_shares() -> None:
     quiet, crowded = plans
     assert quiet.probe.speed.measured and crowded.probe.speed.measured
     assert crowded.probe.speed.factor > quiet.probe.speed.factor
-    profile = crowded.share_of(Metric.PROFILE)
-    assert profile.cost.post_s > quiet.share_of(Metric.PROFILE).cost.post_s
-    assert profile.share_s > quiet.share_of(Metric.PROFILE).share_s
+    # perf's start-up and perf script scale: the profile lens (a fixed cost) plans longer
+    assert crowded.share_of(Metric.PROFILE).share_s > quiet.share_of(Metric.PROFILE).share_s
     assert crowded.after_s > quiet.after_s
     assert "a reference process took" in crowded.describe() and "tool costs x" in (
         crowded.describe()

@@ -10,9 +10,7 @@ import pytest
 
 from perflab.budget import (
     ANALYSIS_S,
-    ASM_POST_S,
     CALLGRIND_COUNTED_S,
-    PROFILE_POST_S,
     REFERENCE_S,
     REPORT_S,
     SLOWDOWN_RANGE,
@@ -24,10 +22,8 @@ from perflab.budget import (
     LensCost,
     MachineSpeed,
     elastic_share,
-    fixed_share,
     lens_costs,
     plan_budget,
-    recording_done,
 )
 from perflab.host import process_age_s
 from perflab.lenses.registry import descriptor_for
@@ -266,41 +262,6 @@ def test_the_reference_runs_beside_the_probe_on_another_cpu() -> None:
     assert _beside(0, {0, 1}) == 1
     assert _beside(None, {0, 1}) is None  # unpinned, beside
     assert _beside(0, {0}) is False and _beside(None, {0}) is False  # after, on the same
-
-
-# -- keeping to the budget while measuring ---------------------------------------------------
-
-
-def test_a_fixed_lens_share_is_replanned_from_what_is_left() -> None:
-    metrics = (Metric.INSTRUCTIONS, Metric.PROFILE, Metric.TIME)
-    plan = plan_budget(60, QUICK, _costs(QUICK, Settings(budget_s=60), *metrics))
-    profile = plan.share_of(Metric.PROFILE)
-    time_minimum = plan.share_of(Metric.TIME).cost.minimum_s
-    order = [Metric.PROFILE, Metric.TIME]
-    # on time: as planned
-    assert fixed_share(plan, Metric.PROFILE, 50.0, order) == pytest.approx(profile.share_s)
-    # the instructions lens took longer than planned: what is left after the time lens's minimum
-    late = 1.0 + time_minimum
-    assert fixed_share(plan, Metric.PROFILE, late, order) == pytest.approx(1.0)
-    assert fixed_share(plan, Metric.PROFILE, -5.0, order) == 0.0
-
-
-def test_a_recording_shrinks_to_its_minimum_when_its_share_runs_out() -> None:
-    # on time: the planned region
-    assert not recording_done(0.5, planned_s=1.0, minimum_s=0.3, left_s=2.0)
-    assert recording_done(1.0, planned_s=1.0, minimum_s=0.3, left_s=2.0)
-    # behind: stops at the minimum, never before it
-    assert not recording_done(0.2, planned_s=1.0, minimum_s=0.3, left_s=-1.0)
-    assert recording_done(0.3, planned_s=1.0, minimum_s=0.3, left_s=-1.0)
-    assert recording_done(0.5, planned_s=1.0, minimum_s=0.3, left_s=0.0)
-
-
-def test_the_work_after_recording_is_set_aside_in_the_profile_and_asm_shares() -> None:
-    slow = dataclasses.replace(QUICK, speed=MachineSpeed(reference_s=2 * REFERENCE_S))
-    profile, asm = _costs(slow, Settings(), Metric.PROFILE, Metric.ASM)
-    assert profile.post_s == pytest.approx(2 * 2 * PROFILE_POST_S)  # 2 variants, x2
-    assert asm.post_s == pytest.approx(profile.post_s + 2 * 2 * ASM_POST_S)
-    assert 0 < profile.post_s < profile.minimum_s
 
 
 def test_perflabs_own_start_up_counts_in_the_first_benchmarks_budget() -> None:

@@ -125,9 +125,6 @@ class LensContext:
     busy_cpus: frozenset[int] = frozenset()
     # this lens's share of the benchmark's budget (perflab/budget.py); None: all of it
     budget_s: float | None = None
-    # of that share: the lens's own work after its measured region (symbolisation,
-    # disassembly), as planned at this machine's speed; what it records may shrink, this cannot
-    post_s: float = 0.0
     # statement workers are forked from one server per variant that imported the set-up's
     # modules once (measure/fork_server.py), rather than started fresh each generation
     fork_servers: ForkServers | None = None

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.budget import PROFILE_MIN_REGION_S, recording_done
 from perflab.diagnosis import Claim, Diagnosis
 from perflab.document import FlameNode
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
@@ -565,24 +564,8 @@ class ProfileLens:
                     detail=f"block {block + 1}, {recorded_s:.1f} s recorded per variant",
                     fraction=min(1.0, recorded_s / self.region_s),
                 )
-                # behind its share (slow start-up under perf, the lenses before it late):
-                # record less, down to the minimum, rather than overrun
-                left_s = context.lens_budget_s - context.post_s - session.elapsed_s()
-                minimum_s = min(self.region_s, PROFILE_MIN_REGION_S)
-                if recording_done(recorded_s, self.region_s, minimum_s, left_s):
+                if recorded_s >= self.region_s:
                     break
-            if recorded_s < self.region_s:
-                context.sink.add_note(
-                    Note(
-                        Severity.INFO,
-                        f"the profile lens recorded {recorded_s:.1f} s per variant instead of "
-                        f"{self.region_s:g} s, to keep to its share of the budget "
-                        f"({context.lens_budget_s:.1f} s)",
-                        hint="a larger --budget records longer",
-                        benchmark=benchmark.name,
-                        metric=Metric.PROFILE,
-                    )
-                )
             for index in range(len(variants)):
                 workers[index].note_mapped_objects()
         # closed: every perf record has written its data, and nothing is measured any more, so
