@@ -65,8 +65,9 @@ FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they a
 ANALYSIS_S = 0.05  # a sampling lens (time, counters, rss, torch): statistics on its samples
 INSTRUCTIONS_ANALYSIS_S = 1.0  # parsing callgrind's per-function and per-address costs
 PROFILE_ANALYSIS_S = 0.05  # flame trees and per-symbol shares
-ASM_ANALYSIS_S = 1.3  # pairing and diffing the hot functions' listings, their instruction mix
-REPORT_S = 0.5  # loading the run from the store and rendering it (JSON, terminal)
+ASM_ANALYSIS_S = 1.5  # pairing and diffing the hot functions' listings, their instruction mix,
+# and rendering them
+REPORT_S = 0.1  # loading the run from the store and rendering it (JSON, terminal)
 
 # The reference the constants' machine is compared against, timed by the probe
 # (measure/probe.py): a Python process (no site, isolated) doing a fixed amount of work, which

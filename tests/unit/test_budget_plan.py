@@ -56,7 +56,7 @@ def test_the_time_lens_alone_gets_the_whole_budget_but_the_probe_and_the_analysi
     assert plan.share_of(Metric.TIME).share_s == pytest.approx(10 - QUICK.probe_s - plan.after_s)
     assert plan.measuring_s == pytest.approx(10 - plan.after_s)
     assert plan.eta_s == 10
-    assert "time 9.2 s, analysis and report 0.6 s" in plan.describe()
+    assert "time 9.6 s, analysis and report 0.2 s" in plan.describe()
     assert "machine speed not measured" in plan.describe()
 
 
