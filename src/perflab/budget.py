@@ -402,9 +402,10 @@ class BudgetPlan:
     # after measuring: every lens's analysis of this benchmark and the report, kept out of the
     # lenses' shares (they run once every benchmark is measured)
     after_s: float = 0.0
-    # before the probe: the perflab command's own start-up (imports, preflight), already spent,
-    # counted in its first benchmark's budget
+    # before the probe: the perflab command's own start-up (imports, preflight, a wait for a
+    # CPU), already spent, counted in its first benchmark's budget
     before_s: float = 0.0
+    waited_s: float = 0.0  # of before_s: waiting for a CPU other perflab runs held
 
     @property
     def measuring_s(self) -> float:
@@ -436,7 +437,12 @@ class BudgetPlan:
             else ""
         )
         over = "" if self.fits else f" (the minimums need {self.needed_s:.0f} s)"
-        started = f"perflab's start-up {self.before_s:.1f} s, " if self.before_s else ""
+        waited = (
+            f" ({self.waited_s:.1f} s of it waiting for a CPU other perflab runs held)"
+            if self.waited_s >= 0.1
+            else ""
+        )
+        started = f"perflab's start-up {self.before_s:.1f} s{waited}, " if self.before_s else ""
         return (
             f"budget {self.budget_s:g} s{over}: {started}probe {self.probe.probe_s:.1f} s, "
             f"{parts}, "
@@ -457,7 +463,9 @@ class BudgetPlan:
             "would fit",
             hint=f"give --budget {self.fitting_budget_s:g} or more, measure fewer lenses "
             "(--metric), or --min-measurements-anyway to take the minimums whatever they cost",
-            detail=f"perflab's start-up {self.before_s:.1f} s; probe {self.probe.probe_s:.1f} s; "
+            detail=f"perflab's start-up {self.before_s:.1f} s"
+            + (f" ({self.waited_s:.1f} s waiting for a CPU)" if self.waited_s >= 0.1 else "")
+            + f"; probe {self.probe.probe_s:.1f} s; "
             f"{needs}; analysis and report after "
             f"measuring {self.after_s:.1f} s; {self.probe.speed.describe()}",
         )
@@ -474,6 +482,7 @@ def plan_budget(
     *,
     anyway: bool = False,
     before_s: float = 0.0,
+    waited_s: float = 0.0,
 ) -> BudgetPlan:
     """Split `budget_s` (perflab's start-up `before_s`, the probe's time and what runs after
     measuring included) between
@@ -493,9 +502,11 @@ def plan_budget(
     ]
     fits = needed_s <= budget_s
     if not fits and not anyway and not probe.failed:
-        plan = BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s)
+        plan = BudgetPlan(
+            budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s, waited_s
+        )
         raise plan.refusal()
-    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s)
+    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s, waited_s)
 
 
 def elastic_share(

@@ -220,8 +220,10 @@ def _run_experiment(
                 runner,
                 python,
                 cpu,
-                # the first benchmark's budget holds perflab's own start-up, when known
+                # the first benchmark's budget holds perflab's own start-up, when known (and
+                # the wait for a CPU other perflab runs held)
                 before_s=_since(started_at_s) if index == 0 else 0.0,
+                waited_s=claim.waited_s if index == 0 and claim is not None else 0.0,
                 speed=speed,
             )
             speed = plans[b.name].probe.speed
@@ -376,6 +378,7 @@ def _plan(
     cpu: int | None,
     *,
     before_s: float = 0.0,
+    waited_s: float = 0.0,
     speed: MachineSpeed | None = None,
 ) -> BudgetPlan:
     """Probe the benchmark and split its budget between the lenses (perflab/budget.py);
@@ -399,6 +402,7 @@ def _plan(
             lens_costs(probe, settings, models),
             anyway=settings.min_measurements_anyway,
             before_s=before_s,
+            waited_s=min(waited_s, before_s),
         )
     except ConfigError as error:
         error.benchmark = error.benchmark or benchmark.name

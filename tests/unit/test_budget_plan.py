@@ -287,3 +287,11 @@ def test_a_process_age_comes_from_its_start_tick_and_the_uptime() -> None:
     assert process_age_s("garbage", "1.0 1.0") is None
     age = process_age_s()  # this process
     assert age is not None and age >= 0
+
+
+def test_a_wait_for_a_cpu_is_said_as_part_of_the_start_up() -> None:
+    costs = _costs(QUICK, Settings(budget_s=40), Metric.TIME)
+    plan = plan_budget(40, QUICK, costs, before_s=31.5, waited_s=30.0)
+    assert "perflab's start-up 31.5 s (30.0 s of it waiting for a CPU other perflab runs held)" in (
+        plan.describe()
+    )
