@@ -4,6 +4,7 @@ machine's measured speed."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 
 import pytest
@@ -295,3 +296,16 @@ def test_a_wait_for_a_cpu_is_said_as_part_of_the_start_up() -> None:
     assert "perflab's start-up 31.5 s (30.0 s of it waiting for a CPU other perflab runs held)" in (
         plan.describe()
     )
+
+
+def test_a_loaded_machine_is_given_a_larger_margin_in_the_budget_that_would_fit() -> None:
+    settings = Settings(budget_s=2)
+    loaded = dataclasses.replace(QUICK, speed=MachineSpeed(reference_s=3 * REFERENCE_S))
+    for probe, margin in ((QUICK, 1.1), (loaded, 1.25)):
+        with pytest.raises(BudgetError) as refused:
+            plan_budget(2, probe, _costs(probe, settings, Metric.TIME, Metric.INSTRUCTIONS))
+        plan = plan_budget(
+            2, probe, _costs(probe, settings, Metric.TIME, Metric.INSTRUCTIONS), anyway=True
+        )
+        fits = math.ceil(plan.needed_s * margin)
+        assert f"--budget {fits} would fit" in refused.value.message
