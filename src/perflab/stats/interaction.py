@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
+
+from perflab.stats.paired import student_t_quantile
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def paired_interaction(
     if len(differences) < 2:
         return Interval(math.exp(centre), 0.0, math.inf)
     sd = float(np.std(differences, ddof=1))
-    t_quantile = float(scipy_stats.t.ppf(0.5 + confidence / 2, df=len(differences) - 1))
+    t_quantile = student_t_quantile(0.5 + confidence / 2, df=len(differences) - 1)
     half = t_quantile * sd / math.sqrt(len(differences))
     return Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half))
 

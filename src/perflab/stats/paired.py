@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from perflab.model import Sample, Verdict
 from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, corrected, is_preempted
@@ -107,6 +106,15 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     return {group: float(np.median(values)) for group, values in sorted(grouped.items())}
 
 
+def student_t_quantile(probability: float, df: int) -> float:
+    """Student's t quantile. scipy.stats is imported on first use: importing it took 1 s of the
+    `perflab` command's 1.7 s start-up (4-7 s on a loaded machine), which every command paid,
+    a run refused before measuring and `perflab list` too."""
+    from scipy import stats as scipy_stats
+
+    return float(scipy_stats.t.ppf(probability, df=df))
+
+
 def estimate_ratio(pairs: Sequence[PairedLogRatio], confidence: float = 0.95) -> RatioEstimate:
     """Ratio = exp(mean of group medians); t interval over groups (each weighs the same)."""
     means = list(group_means(pairs).values())
@@ -116,7 +124,7 @@ def estimate_ratio(pairs: Sequence[PairedLogRatio], confidence: float = 0.95) ->
     if len(means) < 2:
         return RatioEstimate(math.exp(centre), 0.0, math.inf, 1, len(pairs), math.nan, confidence)
     sd = float(np.std(means, ddof=1))
-    t_quantile = float(scipy_stats.t.ppf(0.5 + confidence / 2, df=len(means) - 1))
+    t_quantile = student_t_quantile(0.5 + confidence / 2, df=len(means) - 1)
     half = t_quantile * sd / math.sqrt(len(means))
     return RatioEstimate(
         ratio=math.exp(centre),
