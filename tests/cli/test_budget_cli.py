@@ -26,5 +26,7 @@ def test_a_budget_too_small_is_refused_with_status_2_and_nothing_stored(tmp_path
     assert "the time lens alone needs" in message
     assert "would fit" in message
     assert "--min-measurements-anyway" in message and "--metric" in message
+    # the command's own start-up is counted, and the machine's speed was measured
+    assert "perflab's start-up" in message and "a reference process took" in message
     listed = perflab("list", cwd=tmp_path)
     assert "run 1" not in listed.stdout
