@@ -7,13 +7,21 @@ placement) do *not* cancel inside a generation of workers: they are constant for
 samples are not independent. The unit of replication is the generation (or, for commands, a batch
 of consecutive blocks): each contributes one robust (median) log ratio, and the confidence
 interval is a Student t interval over those generation medians.
+
+When several generations are forked from the same processes (the time lens's server rounds:
+one fresh process per variant imports an expensive set-up once and forks a few generations'
+workers), those generations share that process's per-process effects: its hash seed, and the
+physical pages of everything it allocated before forking that its children only read. Then the
+unit is the *round*: `units` maps each generation to its round, a round's value is the mean of
+its generations' medians, and the interval is over rounds (docs/statistics.md, "Expensive
+set-ups").
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,9 +123,30 @@ def student_t_quantile(probability: float, df: int) -> float:
     return float(scipy_stats.t.ppf(probability, df=df))
 
 
-def estimate_ratio(pairs: Sequence[PairedLogRatio], confidence: float = 0.95) -> RatioEstimate:
-    """Ratio = exp(mean of group medians); t interval over groups (each weighs the same)."""
-    means = list(group_means(pairs).values())
+def unit_means(
+    pairs: Sequence[PairedLogRatio], units: Mapping[int, int] | None = None
+) -> dict[int, float]:
+    """Unit -> log ratio, in unit order: the group medians, or with `units` (group -> the
+    unit it belongs to, e.g. generation -> server round) the mean of each unit's group medians
+    (every group of a unit weighs the same). A group `units` does not name is a unit of its
+    own, keyed -1 - group so it cannot meet a named unit."""
+    means = group_means(pairs)
+    if units is None:
+        return means
+    grouped: dict[int, list[float]] = defaultdict(list)
+    for group, mean in means.items():
+        grouped[units.get(group, -1 - group)].append(mean)
+    return {unit: float(np.mean(values)) for unit, values in sorted(grouped.items())}
+
+
+def estimate_ratio(
+    pairs: Sequence[PairedLogRatio],
+    confidence: float = 0.95,
+    units: Mapping[int, int] | None = None,
+) -> RatioEstimate:
+    """Ratio = exp(mean of unit values); t interval over units (each weighs the same). The
+    units are the groups (their medians), or what `units` maps them to (see `unit_means`)."""
+    means = list(unit_means(pairs, units).values())
     if not means:
         return RatioEstimate(math.nan, 0.0, math.inf, 0, 0, math.nan, confidence)
     centre = float(np.mean(means))
