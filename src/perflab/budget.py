@@ -39,6 +39,17 @@ TIME_MIN_GENERATION_S = 0.25
 # a fork server when the variants' imports take this long per generation: fresh processes then
 # spend more than half of even the longest generation (1 s) importing
 FORK_WHEN_IMPORTS_S = 0.5
+# The time lens's generations: about this many in its budget, each between these lengths
+# (lenses/time/measure.py samples them so).
+TIME_TARGET_GENERATIONS = 24
+TIME_GENERATION_S_RANGE = (0.25, 1.0)
+# The time lens forks its generations from rounds of fork servers (one fresh process per variant
+# per round, paying the set-up's imports once) when the variants' imports would take more than
+# this share of a generation; its interval is then over rounds (docs/statistics.md, "Expensive
+# set-ups"). Plain Python statements import next to nothing and keep fresh workers.
+SERVER_ROUNDS_WHEN_IMPORTS_SHARE = 0.1
+MIN_SERVER_ROUNDS = 3  # units of the interval: fewer give t quantiles of 4.3 and more
+MAX_FORKS_PER_ROUND = 8
 # perf stat / perf record: starting perf around a worker, and reading its output back
 PERF_START_S = 0.3
 PROFILE_REGION_S = 1.0  # what the profile lens records per variant
@@ -199,6 +210,8 @@ class LensCost:
     # after measuring: the lens's analysis of this benchmark (not part of the minimum; kept out
     # of every lens's share)
     after_s: float = 0.0
+    # the time lens: its generations are forked from rounds of servers it starts itself
+    server_rounds: ServerRounds | None = None
 
     @property
     def started_before_s(self) -> float:
@@ -228,10 +241,11 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
             overshoot_s=n * probe.sample_s,
             after_s=after_s,
         )
-    # Always fresh workers: forked ones share their server's physical pages (and hash seed),
-    # a per-variant effect no generation re-randomises; measured, it made A/A runs of
-    # torch.add 'slower' (docs/statistics.md, the budget). When start-up dominates, the lens
-    # samples each generation at least as long as its workers took to start instead.
+    rounds = server_rounds(probe, settings)
+    if rounds is not None:
+        return _time_cost_in_rounds(probe, settings, rounds)
+    # Fresh workers in every generation when imports are cheap. When start-up dominates, the
+    # lens samples each generation at least as long as its workers took to start.
     # Where perflab has a CPU besides the measuring one, each generation's workers start there
     # while the previous generation measures (lenses/time/measure.py): only the first
     # generation's start-up is paid on top.
@@ -250,6 +264,79 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
         weight=3.0,
         overshoot_s=generation_s,
         after_s=after_s,
+    )
+
+
+@dataclass(frozen=True)
+class ServerRounds:
+    """How the time lens forks its generations when the set-up's imports are expensive: in
+    rounds, each one fresh server process per variant (its own hash seed and layout, the
+    imports paid once) forking `forks_per_round` generations' workers; at least `min_rounds`
+    rounds. Forked workers share their server's per-process effects, so the round is the unit
+    of the interval (stats.paired.unit_means)."""
+
+    forks_per_round: int
+    min_rounds: int
+    round_start_s: float  # the probe's estimate of starting one round's servers (all variants)
+
+
+def time_generation_s(budget_s: float) -> float:
+    """How long the time lens samples a generation, from its budget (before start-up)."""
+    low_s, high_s = TIME_GENERATION_S_RANGE
+    return min(high_s, max(low_s, budget_s / TIME_TARGET_GENERATIONS))
+
+
+def server_rounds(probe: CostProbe, settings: Settings) -> ServerRounds | None:
+    """The time lens's server rounds for this benchmark, or None for fresh workers in every
+    generation: rounds when the variants' imports take more than
+    SERVER_ROUNDS_WHEN_IMPORTS_SHARE of a generation at this budget.
+
+    Forks per round: two-stage sampling spends the budget best with about
+    sqrt(round start-up / generation cost) generations per round when the per-server and the
+    per-generation variances are alike (more forks when the imports dominate), at least 2 so
+    that forking saves anything, at most MAX_FORKS_PER_ROUND so that rounds keep coming."""
+    if probe.kind is not BenchmarkKind.STATEMENT or probe.failed:
+        return None
+    n = probe.variants
+    generation_s = time_generation_s(settings.budget_s)
+    if n * probe.import_s <= SERVER_ROUNDS_WHEN_IMPORTS_SHARE * generation_s:
+        return None
+    round_start_s = n * probe.startup_s
+    forks = math.sqrt(round_start_s / _forked_generation_s(probe, settings))
+    forks_per_round = max(2, min(MAX_FORKS_PER_ROUND, round(forks)))
+    min_rounds = max(
+        2,
+        min(MIN_SERVER_ROUNDS, settings.min_generations),
+        math.ceil(settings.min_generations / forks_per_round),
+    )
+    return ServerRounds(forks_per_round, min_rounds, round_start_s)
+
+
+def _forked_generation_s(probe: CostProbe, settings: Settings) -> float:
+    """One forked generation: its workers' fork and set-up, and its samples."""
+    n = probe.variants
+    blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
+    sampled_s = max(time_generation_s(settings.budget_s), blocks * n * probe.sample_s)
+    return n * probe.fork_s + sampled_s
+
+
+def _time_cost_in_rounds(probe: CostProbe, settings: Settings, rounds: ServerRounds) -> LensCost:
+    n = probe.variants
+    blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
+    # the minimum samples each generation only as long as its blocks need
+    generation_s = n * probe.fork_s + max(TIME_MIN_GENERATION_S, blocks * n * probe.sample_s)
+    round_s = rounds.round_start_s + rounds.forks_per_round * generation_s
+    calibration_s = 4 * n * probe.sample_s
+    return LensCost(
+        Metric.TIME,
+        minimum_s=calibration_s + rounds.min_rounds * round_s,
+        needs=f"{rounds.min_rounds} rounds of {n} fork servers at {probe.startup_s:.2g} s "
+        f"start-up each, {rounds.forks_per_round} forked generations per round",
+        elastic=True,
+        weight=3.0,
+        overshoot_s=generation_s,
+        server_rounds=rounds,
+        after_s=_after(probe, ANALYSIS_S),
     )
 
 

@@ -24,7 +24,7 @@ from perflab.stats.interaction import (
     paired_interaction,
     product_of_steps,
 )
-from perflab.stats.paired import group_means, pair_samples
+from perflab.stats.paired import pair_samples, unit_means
 
 
 def _interval(c: Comparison) -> Interval:
@@ -119,7 +119,7 @@ def interactions_of(
 def _paired_time(
     benchmark: Benchmark, data: BenchmarkData, spec: InteractionSpec, experiment: Experiment
 ) -> Interval | None:
-    from perflab.lenses.time.measure import WALL_NS, command_batch_blocks
+    from perflab.lenses.time.measure import WALL_NS, command_batch_blocks, server_rounds_of
     from perflab.stats.preemption import Preemption
 
     def groups(baseline: str, variant: str) -> dict[int, float]:
@@ -127,13 +127,14 @@ def _paired_time(
         batch = None
         if benchmark.kind is BenchmarkKind.COMMAND:
             batch = command_batch_blocks(len({s.block for s in base if not s.warmup}))
-        return group_means(
+        return unit_means(
             pair_samples(
                 base,
                 data.samples_of(variant, WALL_NS),
                 batch_blocks=batch,
                 preemption=Preemption(experiment.settings.preempted),
-            )
+            ),
+            server_rounds_of(data),  # forked generations: their server rounds are the units
         )
 
     on_base = groups(spec.base, spec.on_base)

@@ -299,7 +299,10 @@ def _run_experiment(
                             else plan.share_of(lens.metric).share_s
                         )
                         lens_context = replace(
-                            bench_context, budget_s=share_s, fork_servers=servers
+                            bench_context,
+                            budget_s=share_s,
+                            fork_servers=servers,
+                            server_rounds=cost.server_rounds,
                         )
                         lens.measure(benchmark, lens_context)
                         _note_slow_lens(writer, lens, benchmark.name, started_s, share_s)

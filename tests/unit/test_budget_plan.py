@@ -12,6 +12,7 @@ import pytest
 from perflab.budget import (
     ANALYSIS_S,
     CALLGRIND_COUNTED_S,
+    MAX_FORKS_PER_ROUND,
     REFERENCE_S,
     REPORT_S,
     SLOWDOWN_RANGE,
@@ -25,6 +26,8 @@ from perflab.budget import (
     elastic_share,
     lens_costs,
     plan_budget,
+    server_rounds,
+    time_generation_s,
 )
 from perflab.host import process_age_s
 from perflab.lenses.registry import descriptor_for
@@ -104,16 +107,17 @@ def test_anyway_gives_each_lens_its_minimum() -> None:
     assert "the minimums need" in plan.describe()
 
 
-def test_an_expensive_import_forks_the_torch_lens_only() -> None:
+def test_an_expensive_import_forks_the_torch_lens_and_the_time_lens_in_rounds() -> None:
     settings = Settings()
     assert not QUICK.fork and TORCH.fork
     time_cost, torch_cost = _costs(TORCH, settings, Metric.TIME, Metric.TORCH)
-    # the time lens keeps fresh workers: 2 x 2.1 s in each of 6 generations, sampled as long;
-    # where another CPU starts each generation while the previous one measures, the start-up
-    # is paid once on top
-    assert not time_cost.forked and "fresh" in time_cost.needs
-    started_ahead = len(os.sched_getaffinity(0)) > 1
-    assert time_cost.minimum_s > (6 + 1) * (2 * 2.1) if started_ahead else 6 * 2 * (2 * 2.1)
+    # the time lens starts its own rounds of servers (the engine starts none for it): 3 rounds
+    # of 2 servers at 2.1 s, each forking 2 generations, instead of 6 x 2 fresh imports
+    rounds = time_cost.server_rounds
+    assert rounds is not None and not time_cost.forked
+    assert (rounds.min_rounds, rounds.forks_per_round) == (3, 2)
+    assert "3 rounds of 2 fork servers" in time_cost.needs
+    assert 3 * 2 * 2.1 < time_cost.minimum_s < 6 * 2 * 2.1
     # the torch lens forks: its servers' imports once, then 2 generations of cheap children
     assert torch_cost.forked and torch_cost.once_s == pytest.approx(2 * 2.1)
     assert torch_cost.minimum_s < 2 * 2.1 + 2 * 2 * 1.0
@@ -121,6 +125,37 @@ def test_an_expensive_import_forks_the_torch_lens_only() -> None:
         200, TORCH, _costs(TORCH, settings, Metric.TIME, Metric.TORCH, Metric.COUNTERS)
     )
     assert plan.fits and "; torch forks its workers" in plan.describe()
+
+
+def test_the_time_lens_keeps_fresh_workers_when_imports_are_cheap() -> None:
+    settings = Settings()
+    assert server_rounds(QUICK, settings) is None
+    (cost,) = _costs(QUICK, settings, Metric.TIME)
+    assert cost.server_rounds is None and "fresh workers" in cost.needs
+    # imports of a tenth of a generation are the threshold (20 s: 0.83 s generations)
+    generation_s = time_generation_s(settings.budget_s)
+    below = dataclasses.replace(QUICK, import_s=0.09 * generation_s / 2)
+    above = dataclasses.replace(QUICK, import_s=0.11 * generation_s / 2)
+    assert server_rounds(below, settings) is None
+    assert server_rounds(above, settings) is not None
+    failed = dataclasses.replace(TORCH, failed=True)
+    assert server_rounds(failed, settings) is None
+
+
+def test_server_rounds_fork_more_generations_when_imports_dominate() -> None:
+    settings = Settings()
+    slow = dataclasses.replace(TORCH, startup_s=20.0, import_s=19.0)
+    quick, heavy = server_rounds(TORCH, settings), server_rounds(slow, settings)
+    assert quick is not None and heavy is not None
+    assert heavy.forks_per_round > quick.forks_per_round
+    assert heavy.forks_per_round <= MAX_FORKS_PER_ROUND
+    huge = server_rounds(dataclasses.replace(TORCH, startup_s=1e4, import_s=1e4), settings)
+    assert huge is not None and huge.forks_per_round == MAX_FORKS_PER_ROUND
+    # the minimum generations are spread over at least 3 rounds, and --min-generations 2
+    # asks for 2 rounds
+    assert heavy.min_rounds == 3
+    few = server_rounds(TORCH, Settings(min_generations=2))
+    assert few is not None and few.min_rounds == 2
 
 
 def test_commands_cost_their_runs() -> None:

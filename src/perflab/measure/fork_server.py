@@ -20,7 +20,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError
@@ -286,16 +286,22 @@ class ForkServers:
             )
         return self._servers[index]
 
-    def started(self) -> ForkServers:
-        """Every variant's server, started now (in the variants' order); if one fails to
-        start, the others are stopped."""
+    def started(self, order: Sequence[int] | None = None) -> ForkServers:
+        """Every variant's server, started now (in `order` of the variants' indices, else
+        theirs); if one fails to start, the others are stopped."""
         try:
-            for index in range(len(self.variants)):
+            for index in range(len(self.variants)) if order is None else order:
                 self.server(index)
         except BaseException:
+            self.kill()
             self.close()
             raise
         return self
+
+    def kill(self) -> None:
+        """Kill every server (and with it the child it waits for) at once."""
+        for server in self._servers.values():
+            server.kill()
 
     @property
     def forked(self) -> int:

@@ -25,6 +25,7 @@ from perflab.model import (
 from perflab.proc import ProcessRunner
 
 if TYPE_CHECKING:
+    from perflab.budget import ServerRounds
     from perflab.measure.fork_server import ForkServers
 
 # BenchmarkData and merge_info live in perflab.model (the store needs them); re-exported here
@@ -128,6 +129,9 @@ class LensContext:
     # statement workers are forked from one server per variant that imported the set-up's
     # modules once (measure/fork_server.py), rather than started fresh each generation
     fork_servers: ForkServers | None = None
+    # the time lens: fork its generations from rounds of servers it starts itself (the plan's
+    # choice when the set-up's imports are expensive, perflab/budget.py); None: fresh workers
+    server_rounds: ServerRounds | None = None
 
     @property
     def lens_budget_s(self) -> float:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, WorkerOps, interpreter_for
 from perflab.model import Benchmark, Settings
@@ -88,6 +89,14 @@ class LensSession:
         self.rng = benchmark_rng(self.settings, benchmark, lens)
         self._releases: list[Callable[[], None]] = []
         self._generations = 0
+        # servers the lens started itself (the time lens's rounds): its workers are forked
+        # from these rather than from the context's
+        self.round_servers: ForkServers | None = None
+
+    @property
+    def fork_servers(self) -> ForkServers | None:
+        """The servers this generation's workers are forked from, if any."""
+        return self.round_servers or self.context.fork_servers
 
     def elapsed_s(self) -> float:
         return float(self.clock_ns() - self.start_ns) / 1e9
@@ -97,7 +106,7 @@ class LensSession:
     ) -> StatementWorker:
         """A child of the variant's fork server (the lens's, for this benchmark: the hash seed
         and address-space layout are the server's for every child)."""
-        servers = self.context.fork_servers
+        servers = self.fork_servers
         assert servers is not None
         variant = self.variants[index]
         own_layout = {k: v for k, v in layout.items() if k not in variant.env}
@@ -124,7 +133,7 @@ class LensSession:
         `off_measuring_cpu` starts the workers on perflab's own CPUs: `pin_to_measuring_cpu`
         moves them before they measure."""
         started: dict[int, StatementWorker] = {}
-        fork = self.context.fork_servers is not None and wrap is None
+        fork = self.fork_servers is not None and wrap is None
         cpu = None if off_measuring_cpu else self.context.cpu
         try:
             for index in launch_order(len(self.variants), rng or self.rng):

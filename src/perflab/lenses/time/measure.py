@@ -1,33 +1,41 @@
 """The time lens: wall time in a paired, interleaved design across worker generations.
 
 Statements: per generation, one fresh worker per variant, all pinned to the same CPU; short
-calibrated samples alternate between the variants (ABBA for two). Commands: every sample is one
-run of the command, alternated the same way. See docs/statistics.md for why.
+calibrated samples alternate between the variants (ABBA for two). When the set-up's imports are
+expensive (`import torch`), the plan says so (`LensContext.server_rounds`): then each *round*
+starts one fork server per variant, which imports them once, and forks a few generations'
+workers from it; the interval is over rounds. Commands: every sample is one run of the command,
+alternated the same way. See docs/statistics.md for why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import math
 import os
 import random
 import shlex
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from perflab.budget import TIME_GENERATION_S_RANGE, TIME_TARGET_GENERATIONS, ServerRounds
 from perflab.document import TimePoint, TimeSeries
 from perflab.errors import BenchmarkFailedError
 from perflab.measure.commands import CommandLauncher, command_argv
+from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
+    Artifact,
     Benchmark,
     BenchmarkKind,
     Comparison,
@@ -39,7 +47,7 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.plan import block_orders
+from perflab.plan import block_orders, launch_order
 from perflab.proc import ProcessRunner
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import comparison_from
@@ -47,8 +55,8 @@ from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
     extra_seconds_to_decide,
-    group_means,
     pair_samples,
+    unit_means,
 )
 from perflab.stats.summary import relative_spread
 
@@ -56,8 +64,11 @@ WALL_NS = "wall_ns"
 MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
 # generations rather than long ones: about this many, each between these lengths ...
-TARGET_GENERATIONS = 24
-GENERATION_S_RANGE = (0.25, 1.0)
+TARGET_GENERATIONS = TIME_TARGET_GENERATIONS
+GENERATION_S_RANGE = TIME_GENERATION_S_RANGE
+# artifact (baseline variant, per generation): {"round": R, "servers": [pids]} when the
+# generation's workers were forked from round R's servers; the interval is then over rounds
+KIND_SERVER_ROUND = "time-server-round"
 # ... but worker start-up (imports) may take at most half of a generation.
 MIN_GROUPS_TO_STOP_EARLY = 10  # generations (or command batches) before precision may stop a run
 STOP_CHECK_INTERVAL_S = 0.25  # commands: how often the stopping rule is evaluated
@@ -87,6 +98,7 @@ class TimeDetails:
     def to_json(self) -> dict[str, Any]:
         return {
             "n_groups": self.n_groups,
+            "group": self.group_name,
             "n_pairs": self.n_pairs,
             "between_group_sd": _finite_or_none(self.between_group_sd),
             "baseline_spread": self.baseline_spread,
@@ -138,6 +150,7 @@ class _Session(LensSession):
         super().__init__(benchmark, context, clock_ns)
         self.samples: list[Sample] = []
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
+        self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
@@ -154,6 +167,7 @@ class _Session(LensSession):
                     preemption=preemption.Preemption(self.settings.preempted),
                 ),
                 self.settings.confidence,
+                units=self.units or None,
             )
             for variant in self.variants[1:]
         ]
@@ -200,6 +214,9 @@ class _Session(LensSession):
 
 class _StatementSession(_Session):
     def run(self) -> None:
+        if self.context.server_rounds is not None:
+            self._run_in_rounds(self.context.server_rounds)
+            return
         settings = self.settings
         loops: list[int] | None = None  # per variant
         low_s, high_s = GENERATION_S_RANGE
@@ -279,6 +296,107 @@ class _StatementSession(_Session):
         if generation + 1 < self.settings.min_generations:
             return True
         return self.elapsed_s() + generation_s < self.budget_s
+
+    def _run_in_rounds(self, rounds: ServerRounds) -> None:
+        """Generations forked from rounds of fork servers: each round starts one server per
+        variant (a fresh process: its own hash seed, stack padding and physical pages, the
+        set-up's imports paid once), forks `forks_per_round` generations' workers from them,
+        and stops them. Every variant's server and workers of a round share one layout, as a
+        fresh generation's workers do. The minimums are `min_rounds` whole rounds and
+        `min_generations` generations; the budget may cut a round beyond them short."""
+        settings = self.settings
+        low_s, high_s = GENERATION_S_RANGE
+        generation_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+        loops: list[int] | None = None
+        generation = 0
+        completed = 0  # rounds done: all their forks, or cut short after the minimums
+        round_start_s = rounds.round_start_s
+
+        def minimums_met() -> bool:
+            return completed >= rounds.min_rounds and generation >= settings.min_generations
+
+        while not (minimums_met() and self.elapsed_s() + round_start_s >= self.budget_s):
+            layout = generation_layout(self.rng) if settings.paired_layout else {}
+            started_ns = self.clock_ns()
+            with self._round_servers(layout) as servers:
+                round_start_s = (self.clock_ns() - started_ns) / 1e9
+                pids = [servers.server(i).process.pid for i in range(len(self.variants))]
+                for _ in range(rounds.forks_per_round):
+                    with self.generation(
+                        layout=layout, disable_aslr=settings.paired_layout
+                    ) as workers:
+                        self._record_round(generation, completed, pids)
+                        self._record_interpreters(workers)
+                        if loops is None:
+                            loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+                        self._sample_generation(workers, generation, loops, generation_s)
+                    if generation == 0:
+                        assert loops is not None
+                        loops = self._shorter_if_preempted(loops)
+                    generation += 1
+                    estimates = self.estimates()
+                    self.report(f"round {completed + 1}, generation {generation}", estimates)
+                    if minimums_met() and (
+                        self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
+                    ):
+                        break  # a round beyond the minimums, cut short
+            completed += 1
+            if minimums_met() and self.precise_enough(self.estimates()):
+                break
+        self._note_rounds(completed, generation)
+
+    @contextlib.contextmanager
+    def _round_servers(self, layout: dict[str, str]) -> Iterator[ForkServers]:
+        """One round's fork servers, started in random order; killed at once when the round
+        fails or is interrupted, closed after it."""
+        servers = ForkServers(
+            self.context.runner,
+            self.benchmark,
+            self.variants,
+            default_python=self.context.default_python,
+            cpu=self.context.cpu,
+            timeout_s=self.settings.sample_timeout_s,
+            layout=layout,
+            disable_aslr=self.settings.paired_layout,
+        )
+        try:
+            servers.started(order=launch_order(len(self.variants), self.rng))
+            self.round_servers = servers
+            yield servers
+        except BaseException:
+            servers.kill()
+            raise
+        finally:
+            self.round_servers = None
+            servers.close()
+
+    def _record_round(self, generation: int, round_index: int, pids: list[int]) -> None:
+        self.units[generation] = round_index
+        self.context.sink.add_artifact(
+            Artifact(
+                benchmark=self.benchmark.name,
+                variant=self.variants[0].name,
+                metric=Metric.TIME,
+                kind=KIND_SERVER_ROUND,
+                content=json.dumps({"round": round_index, "servers": pids}),
+                generation=generation,
+            )
+        )
+
+    def _note_rounds(self, rounds: int, generations: int) -> None:
+        self.context.sink.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"the set-up's imports are expensive: the time lens forked its "
+                f"{generations} generations from {rounds} rounds of fork servers (one fresh "
+                "process per variant and round, which imported them once); forked workers "
+                "share their server's hash seed and memory, so the interval is over rounds",
+                hint="a larger --budget buys more rounds; docs/statistics.md (expensive "
+                "set-ups) has the design",
+                benchmark=self.benchmark.name,
+                metric=Metric.TIME,
+            )
+        )
 
     def _shorter_if_preempted(self, loops: list[int]) -> list[int]:
         """On a busy machine most samples of the calibrated length are preempted: from the
@@ -556,6 +674,7 @@ def analyse_time(
     notes: list[Note] = []
     series = time_series(data.samples, variants)
     policy = preemption.Preemption(settings.preempted)
+    units = server_rounds_of(data)
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
     notes += _preemption_notes(benchmark, variants, data, policy)
@@ -564,7 +683,7 @@ def analyse_time(
         pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
         if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
             continue  # nothing measured; excluding every pair leaves an undecided comparison
-        estimate = estimate_ratio(pairs, settings.confidence)
+        estimate = estimate_ratio(pairs, settings.confidence, units)
         finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
         if finding is not None and benchmark.kind is BenchmarkKind.STATEMENT:
             notes.append(_note(benchmark, name, finding))
@@ -579,16 +698,31 @@ def analyse_time(
             elapsed_s,
         )
         if isinstance(comparison.details, TimeDetails):
-            ratios = tuple((group, math.exp(mean)) for group, mean in group_means(pairs).items())
+            ratios = tuple(
+                (group, math.exp(mean)) for group, mean in unit_means(pairs, units).items()
+            )
             details = replace(
                 comparison.details,
                 group_ratios=ratios,
-                group_name="batch" if batch_blocks is not None else "generation",
+                group_name="batch"
+                if batch_blocks is not None
+                else ("server round" if units else "generation"),
                 series=series,
             )
             comparison = replace(comparison, details=details)
         comparisons.append(comparison)
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def server_rounds_of(data: BenchmarkData) -> dict[int, int] | None:
+    """Generation -> the server round its workers were forked in (the unit of the interval),
+    or None when every generation's workers were fresh processes."""
+    rounds = {
+        artifact.generation: int(json.loads(artifact.content)["round"])
+        for artifact in data.artifacts
+        if artifact.kind == KIND_SERVER_ROUND
+    }
+    return rounds or None
 
 
 def time_series(samples: Sequence[Sample], variants: Sequence[str]) -> tuple[TimeSeries, ...]:

@@ -1,0 +1,57 @@
+"""The time lens with an expensive set-up: generations forked from rounds of fork servers, the
+interval over rounds (docs/statistics.md, "Expensive set-ups"). Real workers; the expensive
+import is a module that sleeps, so the test costs little CPU."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from perflab.api import make_experiment
+from perflab.engine import run_experiment
+from perflab.lenses.time.measure import KIND_SERVER_ROUND, TimeDetails
+from perflab.model import Metric, RunStatus
+from perflab.store import Store
+from tests.conftest import FAST
+
+pytestmark = pytest.mark.integration
+
+
+def test_an_expensive_import_is_paid_once_per_server_round(tmp_path: Path) -> None:
+    imports = tmp_path / "imports.log"
+    (tmp_path / "slow_module.py").write_text(
+        f"import os, time\ntime.sleep(0.3)\nwith open({str(imports)!r}, 'a') as log:\n"
+        "    log.write(f'{os.getpid()}\\n')\n"
+    )
+    made = make_experiment(
+        stmt="sum(range(200))",
+        setup="import slow_module",
+        variants=[f"A env.PYTHONPATH={tmp_path}", f"B env.PYTHONPATH={tmp_path}"],
+    )
+    exp = dataclasses.replace(made, settings=dataclasses.replace(FAST, metrics=(Metric.TIME,)))
+    store = Store.open(tmp_path / "s.db")
+    result = run_experiment(exp, store=store)
+    assert result.status is RunStatus.COMPLETE
+    (comparison,) = [c for c in result.comparisons if c.metric == Metric.TIME]
+    details = comparison.details
+    assert isinstance(details, TimeDetails) and details.group_name == "server round"
+    # FAST asks for 2 generations: 2 rounds (the interval needs two units) of a few forks each
+    assert details.n_groups == 2
+    assert details.to_json()["group"] == "server round"
+    # each generation says which round's servers its workers were forked from
+    run = store.load_run(result.run_id)
+    rounds = {
+        a.generation: json.loads(a.content) for a in run.artifacts if a.kind == KIND_SERVER_ROUND
+    }
+    forks = len(rounds) // 2
+    assert forks >= 2 and sorted(rounds) == list(range(2 * forks))
+    assert [rounds[g]["round"] for g in sorted(rounds)] == [0] * forks + [1] * forks
+    assert set(rounds[0]["servers"]).isdisjoint(rounds[forks]["servers"])  # fresh servers
+    (note,) = [n for n in result.notes if "rounds of fork servers" in n.message]
+    assert f"{2 * forks} generations from 2 rounds" in note.message
+    # the import ran in the probe's server and in each round's two servers: 5 times, where
+    # fresh workers would have imported it twice in every generation
+    assert len(imports.read_text().split()) == 1 + 2 * 2
