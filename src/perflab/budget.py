@@ -302,14 +302,26 @@ def server_rounds(probe: CostProbe, settings: Settings) -> ServerRounds | None:
     if n * probe.import_s <= SERVER_ROUNDS_WHEN_IMPORTS_SHARE * generation_s:
         return None
     round_start_s = n * probe.startup_s
-    forks = math.sqrt(round_start_s / _forked_generation_s(probe, settings))
+    generation_cost_s = _forked_generation_s(probe, settings)
+    forks = math.sqrt(round_start_s / generation_cost_s)
     forks_per_round = max(2, min(MAX_FORKS_PER_ROUND, round(forks)))
-    min_rounds = max(
-        2,
-        min(MIN_SERVER_ROUNDS, settings.min_generations),
-        math.ceil(settings.min_generations / forks_per_round),
-    )
-    return ServerRounds(forks_per_round, min_rounds, round_start_s)
+
+    def min_rounds(forks: int) -> int:
+        return max(
+            2,
+            min(MIN_SERVER_ROUNDS, settings.min_generations),
+            math.ceil(settings.min_generations / forks),
+        )
+
+    # fewer forks when the minimum rounds would not fit the budget with as many: the rounds
+    # (units) are what the minimum is for
+    while (
+        forks_per_round > 2
+        and min_rounds(forks_per_round) * (round_start_s + forks_per_round * generation_cost_s)
+        > settings.budget_s
+    ):
+        forks_per_round -= 1
+    return ServerRounds(forks_per_round, min_rounds(forks_per_round), round_start_s)
 
 
 def _forked_generation_s(probe: CostProbe, settings: Settings) -> float:

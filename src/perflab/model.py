@@ -302,12 +302,13 @@ class Settings:
             flags=("--cpu",),
         ),
     )
-    # fresh worker processes per variant: per-process effects are sampled
+    # worker generations (fresh processes, or forked in server rounds when the set-up's imports
+    # are expensive): per-process effects are sampled
     min_generations: int = _setting(
         6,
         SettingSpec(
             SettingKind.WHOLE,
-            "fresh worker processes per variant, at least (6)",
+            "worker generations per variant, at least (6)",
             key="min_generations",
             flags=("--min-generations",),
             check=lambda v: (
