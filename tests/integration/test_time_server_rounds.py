@@ -13,7 +13,7 @@ import pytest
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
 from perflab.lenses.time.measure import KIND_SERVER_ROUND, TimeDetails
-from perflab.model import Metric, RunStatus
+from perflab.model import Metric, RunStatus, Verdict
 from perflab.store import Store
 from tests.conftest import FAST
 
@@ -55,3 +55,22 @@ def test_an_expensive_import_is_paid_once_per_server_round(tmp_path: Path) -> No
     # the import ran in the probe's server and in each round's two servers: 5 times, where
     # fresh workers would have imported it twice in every generation
     assert len(imports.read_text().split()) == 1 + 2 * 2
+
+
+def test_an_aa_of_a_torch_statement_in_server_rounds_claims_no_difference() -> None:
+    """The known answer: identical variants of torch.add on 1-element tensors. Forked from one
+    server per variant for the whole run, such an A/A once ended 'slower' at 3.78x; with the
+    interval over rounds it must not claim a difference (short budget: 2 rounds)."""
+    pytest.importorskip("torch")
+    made = make_experiment(
+        stmt="torch.add(x, y)",
+        setup="import torch; x = torch.ones(1); y = torch.ones(1)",
+        variants=["A", "B"],
+    )
+    exp = dataclasses.replace(made, settings=dataclasses.replace(FAST, metrics=(Metric.TIME,)))
+    result = run_experiment(exp)
+    assert result.status is RunStatus.COMPLETE
+    (comparison,) = [c for c in result.comparisons if c.metric == Metric.TIME]
+    assert isinstance(comparison.details, TimeDetails)
+    assert comparison.details.group_name == "server round"
+    assert comparison.verdict in (Verdict.EQUIVALENT, Verdict.INCONCLUSIVE), comparison
