@@ -35,7 +35,6 @@ from perflab.measure.worker_client import StatementWorker, WorkerOps  # noqa: E4
 from perflab.model import Benchmark, Variant  # noqa: E402
 from perflab.plan import block_orders  # noqa: E402
 from perflab.proc import SubprocessRunner  # noqa: E402
-from perflab.stats.paired import trimmed_mean  # noqa: E402
 
 PROBE_OPS = WorkerOps(
     "fork-probe",
@@ -69,6 +68,15 @@ def sample(worker: StatementWorker, loops: int) -> dict[str, Any]:
     if not reply.get("ok"):
         raise worker.failure(reply)
     return reply
+
+
+def trimmed_mean(values: list[float], cut: float = 0.2) -> float:
+    """The 20%-trimmed mean of a generation's pair log ratios (the time lens's per-generation
+    value when this experiment was made; it takes the median since)."""
+    ordered = sorted(values)
+    k = max(int(cut * len(ordered)), 1 if len(ordered) >= 3 else 0)
+    kept = ordered[k : len(ordered) - k]
+    return sum(kept) / len(kept)
 
 
 def _unpreempted(reply: dict[str, Any]) -> float:
