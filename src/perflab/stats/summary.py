@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,3 +40,44 @@ def ratio_interval(
         return math.nan, math.nan, math.nan
     ratio = statistics.median(variant) / statistics.median(baseline)
     return ratio, min(variant) / max(baseline), max(variant) / min(baseline)
+
+
+# Worker processes of one variant whose counts differ by more than this are reported: measured
+# medians of two processes of the same code were up to 4.7e-4 apart at load 13 (same_work.py's
+# COUNT_TOLERANCE is the same figure), a residue; torch.add's process levels 1-2% apart are not.
+PROCESS_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class ProcessLevels:
+    """What separate worker processes of one variant counted: each process's level (the median
+    of its repeats), how far the levels are apart and how far repeats inside one process are
+    (both relative: largest over smallest, minus one)."""
+
+    levels: tuple[float, ...]
+    between: float
+    within: float
+
+    @property
+    def disagree(self) -> bool:
+        """The processes settled at different levels, beyond the residue of a count."""
+        return self.between > max(PROCESS_TOLERANCE, 2 * self.within)
+
+
+def _apart(values: Sequence[float]) -> float:
+    low = min(values)
+    return max(values) / low - 1 if low > 0 else math.inf
+
+
+def process_levels(processes: Sequence[Sequence[float]]) -> ProcessLevels | None:
+    """The levels of a variant's worker processes (each a sequence of per-iteration repeats);
+    None with fewer than two processes, when nothing can be said about them."""
+    groups = [list(p) for p in processes if p]
+    if len(groups) < 2:
+        return None
+    levels = tuple(statistics.median(g) for g in groups)
+    return ProcessLevels(
+        levels=levels,
+        between=_apart(levels),
+        within=max(_apart(g) for g in groups),
+    )

@@ -44,7 +44,7 @@ from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Severity
 from perflab.stats.comparison import comparison_from
-from perflab.stats.summary import ratio_interval
+from perflab.stats.summary import ProcessLevels, process_levels, ratio_interval
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,9 @@ class InstructionsDetails:
     cannot_tell: tuple[CannotTell, ...] = ()
     programs: Mapping[str, str] = field(default_factory=dict)  # side -> the program's file name
     identical_objects: tuple[str, ...] = ()  # byte-identical in both variants
+    # each worker process's level (median of its repeats), when a variant had several
+    baseline_processes: tuple[float, ...] = ()
+    variant_processes: tuple[float, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -155,6 +158,9 @@ class InstructionsDetails:
             out["programs"] = dict(self.programs)
         if self.identical_objects:
             out["identical_objects"] = list(self.identical_objects)
+        if len(self.baseline_processes) > 1 or len(self.variant_processes) > 1:
+            out["baseline_processes"] = list(self.baseline_processes)
+            out["variant_processes"] = list(self.variant_processes)
         if self.layers:
             out["layers"] = [layer.to_json() for layer in self.layers]
         return out
@@ -191,6 +197,29 @@ class _VariantCounts:
     evidence: InlineEvidence = field(default_factory=InlineEvidence)
     parts: Mapping[FunctionId, tuple[str, ...]] = field(default_factory=dict)
     program: str | None = None
+    # per worker process (Sample.block): its repeats' per-iteration counts, and its first
+    # repeat's generation (where its callgrind files are)
+    processes: tuple[tuple[float, ...], ...] = ()
+    first_generations: tuple[int, ...] = ()
+
+    @property
+    def levels(self) -> ProcessLevels | None:
+        return process_levels(self.processes)
+
+
+def _per_process(
+    data: BenchmarkData, variant: str
+) -> tuple[tuple[tuple[float, ...], ...], tuple[int, ...]]:
+    """The variant's counts grouped by worker process (a command's repeats: each a process;
+    runs stored before processes were recorded: one process)."""
+    grouped: dict[int, list[tuple[int, float]]] = {}
+    for sample in data.samples_of(variant, SAMPLE_NAME):
+        grouped.setdefault(sample.block, []).append((sample.generation, sample.per_iteration))
+    ordered = [sorted(grouped[block]) for block in sorted(grouped)]
+    return (
+        tuple(tuple(v for _, v in group) for group in ordered),
+        tuple(group[0][0] for group in ordered),
+    )
 
 
 def _per_iteration_by_name(data: BenchmarkData, variant: str) -> dict[str, tuple[float, ...]]:
@@ -307,6 +336,7 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         evidence = inline_evidence(
             raw, per_iteration, frames or {}, rename, _identities_of(data, variant)
         )
+    processes, first_generations = _per_process(data, variant)
     return _VariantCounts(
         per_iteration=by_name.get(SAMPLE_NAME, ()),
         samples=by_name,
@@ -315,6 +345,8 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         evidence=evidence,
         parts=parts,
         program=main,
+        processes=processes,
+        first_generations=first_generations,
     )
 
 
@@ -337,7 +369,11 @@ def analyse_instructions(
     base_name = variants[0]
     base = counts[base_name]
     comparisons: list[Comparison] = []
-    notes: list[Note] = []
+    notes: list[Note] = [
+        note
+        for name in variants
+        if (note := process_note(benchmark, name, counts[name], data)) is not None
+    ]
     for name in variants[1:]:
         other = counts[name]
         if not base.per_iteration or not other.per_iteration:
@@ -429,6 +465,8 @@ def _comparison(
             if program
         },
         identical_objects=tuple(identical),
+        baseline_processes=_levels_of(base),
+        variant_processes=_levels_of(other),
     )
     return comparison_from(
         interval,
@@ -483,4 +521,67 @@ def _event_comparison(
         unit=event.unit,
         event=event.name,
         details=details,
+    )
+
+
+def _levels_of(counts: _VariantCounts) -> tuple[float, ...]:
+    levels = counts.levels
+    return levels.levels if levels is not None else ()
+
+
+# functions named in the note on disagreeing processes
+_NAMED_FUNCTIONS = 3
+
+
+def process_difference(
+    data: BenchmarkData, variant: str, low: int, high: int
+) -> tuple[FunctionDelta, ...]:
+    """Per-function costs (per iteration) of two repeats of one variant compared, the largest
+    differences first: where two worker processes that counted differently differ."""
+    first, second = _costs_of_repeat(data, variant, low), _costs_of_repeat(data, variant, high)
+    if first is None or second is None:
+        return ()
+    rename = _renamer(_main_object(data, variant))
+
+    def per_iteration(
+        repeat: tuple[FunctionCosts, InstructionCosts | None, float],
+    ) -> FunctionCosts:
+        costs, _, scale = repeat
+        return costs.scaled(scale).without_zero().renamed(rename)
+
+    return function_deltas(per_iteration(first), per_iteration(second))
+
+
+def process_note(
+    benchmark: Benchmark, variant: str, counts: _VariantCounts, data: BenchmarkData
+) -> Note | None:
+    """A warning when a variant's worker processes settled at different levels: identical code
+    counted differently by process, so the interval spans every process, and which functions
+    the difference is in (the lowest process against the highest)."""
+    levels = counts.levels
+    if levels is None or not levels.disagree:
+        return None
+    low = min(range(len(levels.levels)), key=levels.levels.__getitem__)
+    high = max(range(len(levels.levels)), key=levels.levels.__getitem__)
+    deltas = process_difference(
+        data, variant, counts.first_generations[low], counts.first_generations[high]
+    )
+    named = [d for d in deltas if abs(d.delta_self) > 0][:_NAMED_FUNCTIONS]
+    where = ""
+    if named:
+        where = "; the highest differs from the lowest most in " + ", ".join(
+            f"{d.name} ({d.object}, {d.delta_self:+,.1f})" for d in named
+        )
+    counted = ", ".join(f"{level:,.1f}" for level in levels.levels)
+    return Note(
+        Severity.WARNING,
+        f"the {len(levels.levels)} worker processes of `{variant}` counted {counted} "
+        f"instructions per iteration ({levels.between:.2%} apart; repeats inside one process "
+        f"within {levels.within:.3%}): the count depends on the process, not only on the code, "
+        f"so the interval spans every process{where}",
+        hint="a verdict needs a difference larger than this spread; docs/lenses/instructions.md "
+        "lists what makes processes differ",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.INSTRUCTIONS,
     )

@@ -250,7 +250,6 @@ class _Run:
     context: LensContext
     env: dict[str, str]
     fixed: dict[str, Any] = field(default_factory=dict)
-    cpu: int | None = None  # where its processes ran (set when it starts)
 
     def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
         return BenchmarkFailedError(
@@ -271,6 +270,7 @@ class InstructionsLens:
         self,
         *,
         repeats: int = 2,
+        processes: int = 2,
         loops: int | None = None,
         inline_frames: bool | None = None,
         equivalence_band: float | None = None,
@@ -279,7 +279,10 @@ class InstructionsLens:
         other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: _other_runs(cpus),
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
     ) -> None:
-        self.repeats = repeats
+        self.repeats = repeats  # counted pairs per worker process (a command: processes)
+        # worker processes per variant for statements, each under its own valgrind: the unit of
+        # the interval, since a process can settle at a level of its own (torch.add: 1.2% once)
+        self.processes = processes
         # the variants' valgrind processes side by side, one per free CPU (counts do not depend
         # on the machine being quiet); False: one after another on the measuring CPU
         self.parallel = parallel
@@ -341,7 +344,13 @@ class InstructionsLens:
                 run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
             runs.append(run)
         cpus = self._cpus(context)
-        side_by_side = min(len(cpus), len(runs))
+        statement = benchmark.kind is BenchmarkKind.STATEMENT
+        # statements: several worker processes per variant, each its own valgrind, so that the
+        # interval holds what differs between processes (a command's repeats are processes
+        # already); the first process of every variant first
+        processes = max(1, self.processes) if statement else 1
+        jobs = [_Job(run, process) for process in range(processes) for run in runs]
+        side_by_side = min(len(cpus), len(jobs))
         names = ", ".join(v.name for v in variants)
         context.progress.update(
             benchmark=benchmark.name,
@@ -350,27 +359,28 @@ class InstructionsLens:
             + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
         )
         workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
-        statement = benchmark.kind is BenchmarkKind.STATEMENT
 
-        def count(run: _Run, cpu: int | None) -> _Counted:
-            run.cpu = cpu
+        def count(job: _Job, cpu: int | None) -> tuple[int | None, _Counted]:
             if statement:
-                return self._count_statement(run, workers)
-            return self._count_command(run)
+                return cpu, self._count_statement(job.run, job.process, cpu, workers)
+            return cpu, self._count_command(job.run, cpu)
 
-        def store(run: _Run, counted: _Counted) -> None:
-            if isinstance(counted, _StatementCounts):
-                self._store_statement(run, counted)
+        def store(job: _Job, counted: tuple[int | None, _Counted]) -> None:
+            cpu, counts = counted
+            run = job.run
+            if isinstance(counts, _StatementCounts):
+                self._store_statement(run, counts, job.process, cpu)
             else:
-                self._store_command(run, counted)
-            run.fixed["cpu"] = run.cpu
+                self._store_command(run, counts, cpu)
+            run.fixed.setdefault("cpus", []).append(cpu)
+            run.fixed["cpu"] = run.fixed["cpus"][0]
             context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
 
         def stop() -> None:
             workers.stop()
             stop_all_contained()  # workers still in their setup (import torch) are not listed
 
-        run_on_cpus(runs, cpus, count, store, on_stop=stop)
+        run_on_cpus(jobs, cpus, count, store, on_stop=stop)
 
     def _cpus(self, context: LensContext) -> tuple[int | None, ...]:
         """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
@@ -397,7 +407,9 @@ class InstructionsLens:
         )
 
     # -- statements ------------------------------------------------------------------------
-    def _count_statement(self, run: _Run, workers: LiveSet[StatementWorker]) -> _StatementCounts:
+    def _count_statement(
+        self, run: _Run, process: int, cpu: int | None, workers: LiveSet[StatementWorker]
+    ) -> _StatementCounts:
         """One worker under callgrind: warm-up, calibration and every repeat (may run in a
         thread of its own: it writes nothing to the sink)."""
         settings = run.context.experiment.settings
@@ -420,7 +432,7 @@ class InstructionsLens:
                 run.benchmark,
                 run.variant,
                 interpreter=interpreter,
-                cpu=run.cpu,
+                cpu=cpu,
                 timeout_s=max(settings.sample_timeout_s * 10, 600.0),
                 launch_prefix=("valgrind", *options),
                 disable_aslr=True,
@@ -440,9 +452,15 @@ class InstructionsLens:
                     worker.kill()
                 finally:
                     workers.discard(worker)
-        return self._digest_statement(run, worker.info, plan, dumps)
+        # the objects and their inline frames are the same in every process of a variant (the
+        # same files, no ASLR): read once, in the first
+        return self._digest_statement(run, worker.info, plan, dumps, objects=process == 0)
 
-    def _store_statement(self, run: _Run, counts: _StatementCounts) -> None:
+    def _store_statement(
+        self, run: _Run, counts: _StatementCounts, process: int, cpu: int | None
+    ) -> None:
+        """One worker process's repeats: generation numbers every repeat of the variant (the
+        process's repeats follow each other), block is the process."""
         run.context.sink.add_variant_info(
             run.variant.name,
             {"python_version": counts.info.python_version, "executable": counts.info.executable},
@@ -450,6 +468,7 @@ class InstructionsLens:
         for repeat, (texts, (stmt_totals, empty_totals)) in enumerate(
             zip(counts.texts, counts.totals, strict=True)
         ):
+            generation = process * counts.plan.repeats + repeat
             for kind in (KIND_EMPTY, KIND_STATEMENT):
                 run.context.sink.add_artifact(
                     Artifact(
@@ -458,10 +477,10 @@ class InstructionsLens:
                         Metric.INSTRUCTIONS,
                         kind,
                         texts[kind],
-                        generation=repeat,
+                        generation=generation,
                     )
                 )
-            if repeat == 0:
+            if generation == 0:
                 self._add_identities(run, counts.identities)
                 if counts.frames is not None:
                     self._add_frames(run, counts.frames)
@@ -474,15 +493,25 @@ class InstructionsLens:
                         name=name,
                         value=value - empty_totals.get(name, 0.0),
                         loops=counts.plan.loops,
-                        generation=repeat,
-                        cpu=run.cpu,
+                        generation=generation,
+                        block=process,
+                        cpu=cpu,
                     )
                 )
-        run.fixed["loops"] = counts.plan.loops
+        loops = run.fixed.setdefault("loops_by_process", {})
+        loops[str(process)] = counts.plan.loops
+        run.fixed["loops"] = loops.get("0", counts.plan.loops)
         run.fixed["repeats"] = counts.plan.repeats
+        run.fixed["processes"] = len(loops)
 
     def _digest_statement(
-        self, run: _Run, info: WorkerInfo, plan: _StatementPlan, dumps: Mapping[str, str]
+        self,
+        run: _Run,
+        info: WorkerInfo,
+        plan: _StatementPlan,
+        dumps: Mapping[str, str],
+        *,
+        objects: bool = True,
     ) -> _StatementCounts:
         """Each repeat's dumps and totals, the objects that ran and their inline frames: read in
         the variant's own job, so that two variants' symbolisers run side by side too."""
@@ -507,7 +536,7 @@ class InstructionsLens:
                     )
                 found[kind] = dump
             try:
-                if repeat == 0:  # the objects that ran, and their inline frames
+                if repeat == 0 and objects:  # the objects that ran, and their inline frames
                     stmt_parts = parse_callgrind(found[KIND_STATEMENT]).parts
                     costs = combine_parts(stmt_parts)
                     identities = object_identities(fid.object for fid in costs.functions)
@@ -550,7 +579,7 @@ class InstructionsLens:
         )
 
     # -- commands --------------------------------------------------------------------------
-    def _count_command(self, run: _Run) -> _CommandCounts:
+    def _count_command(self, run: _Run, cpu: int | None) -> _CommandCounts:
         """Every repeat of the command under callgrind (may run in a thread of its own: it
         writes nothing to the sink)."""
         settings = run.context.experiment.settings
@@ -579,7 +608,7 @@ class InstructionsLens:
                         argv=("valgrind", *options, *argv),
                         env=run.env,
                         cwd=run.variant.cwd,
-                        cpu=run.cpu,
+                        cpu=cpu,
                         disable_aslr=True,
                     ),
                     timeout_s=_COMMAND_TIMEOUT_S,
@@ -594,16 +623,21 @@ class InstructionsLens:
                 repeats.append(_read_dumps(directory))
         return _CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline)
 
-    def _store_command(self, run: _Run, counts: _CommandCounts) -> None:
+    def _store_command(self, run: _Run, counts: _CommandCounts, cpu: int | None) -> None:
         for repeat, dumps in enumerate(counts.repeats):
-            self._store_command_dumps(run, dumps, repeat, counts.inline)
+            self._store_command_dumps(run, dumps, repeat, counts.inline, cpu)
         run.fixed["repeats"] = len(counts.repeats)
         region = run.context.experiment.settings.region
         if region is not None:
             run.fixed["region"] = region
 
     def _store_command_dumps(
-        self, run: _Run, dumps: Sequence[tuple[str, str]], repeat: int, inline: bool
+        self,
+        run: _Run,
+        dumps: Sequence[tuple[str, str]],
+        repeat: int,
+        inline: bool,
+        cpu: int | None,
     ) -> None:
         parts: list[CallgrindPart] = []
         for _, text in dumps:
@@ -643,7 +677,8 @@ class InstructionsLens:
                     value=value,
                     loops=1,
                     generation=repeat,
-                    cpu=run.cpu,
+                    block=repeat,  # each repeat of a command is a process of its own
+                    cpu=cpu,
                 )
             )
         if repeat == 0:
@@ -705,6 +740,14 @@ class _CommandCounts:
 
 
 _Counted = _StatementCounts | _CommandCounts
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One worker process of a variant (a statement), or all of a command's repeats."""
+
+    run: _Run
+    process: int
 
 
 class _StatementSession:

@@ -134,7 +134,11 @@ class MemoryLens:
         traffic: InstructionsLens | None = None,
         footprint: RssLens | None = None,
     ) -> None:
-        self.traffic = traffic or InstructionsLens(repeats=TRAFFIC_REPEATS, inline_frames=False)
+        # one worker process per variant: the threshold (10%) is far above what differs between
+        # processes of one environment (torch.add: up to 1.9%), and a process costs an import
+        self.traffic = traffic or InstructionsLens(
+            repeats=TRAFFIC_REPEATS, processes=1, inline_frames=False
+        )
         self.footprint = footprint or RssLens()
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:

@@ -1,0 +1,110 @@
+"""Several worker processes per variant in the instructions lens: the process is the unit of the
+interval, and processes that settle at different levels are reported with where they differ."""
+
+from __future__ import annotations
+
+import pytest
+
+from perflab.lenses.instructions.compare import KIND_EMPTY, KIND_STATEMENT
+from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.measure.lens import LensAnalysis, MemorySink
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    Experiment,
+    Metric,
+    Sample,
+    Settings,
+    Severity,
+    Variant,
+    Verdict,
+)
+from perflab.stats.summary import process_levels
+
+
+def test_process_levels_compare_processes_with_the_repeats_inside_them() -> None:
+    assert process_levels([[100.0, 100.0]]) is None  # one process: nothing to say
+    agree = process_levels([[100.0, 100.01], [100.02, 100.0]])
+    assert agree is not None and not agree.disagree
+    assert agree.levels == pytest.approx((100.005, 100.01))
+    apart = process_levels([[9695.51, 9695.25], [9814.78, 9816.97]])
+    assert apart is not None and apart.disagree
+    assert apart.between == pytest.approx(9815.875 / 9695.38 - 1)
+    assert apart.within == pytest.approx(9816.97 / 9814.78 - 1)
+    # repeats that scatter as much as the processes: no level of its own per process
+    noisy = process_levels([[100.0, 103.0], [101.0, 104.0]])
+    assert noisy is not None and not noisy.disagree
+
+
+_DUMP = """# callgrind format
+events: Ir
+cmd: python -u worker.py
+desc: Trigger: dump {hint}
+ob=(1) /usr/lib/libpython3.11.so.1.0
+fl=(1) Objects/typeobject.c
+fn=(1) _PyType_Lookup
+1 {lookup}
+fl=(2) Python/ceval.c
+fn=(2) _PyEval_EvalFrameDefault
+2 {eval}
+"""
+
+
+def _process(sink: MemorySink, variant: str, process: int, lookup_per_loop: int) -> None:
+    """One worker process of two repeats of 10 loops; the type lookup's cost is its level."""
+    for repeat in range(2):
+        generation = process * 2 + repeat
+        empty = _DUMP.format(hint="perflab-empty", lookup=0, eval=50)
+        stmt = _DUMP.format(hint="perflab-stmt", lookup=10 * lookup_per_loop, eval=1050)
+        for kind, text in ((KIND_EMPTY, empty), (KIND_STATEMENT, stmt)):
+            sink.add_artifact(Artifact("b", variant, Metric.INSTRUCTIONS, kind, text, generation))
+        sink.add_sample(
+            Sample(
+                "b",
+                variant,
+                Metric.INSTRUCTIONS,
+                "instructions",
+                1000 + 10 * lookup_per_loop,
+                loops=10,
+                generation=generation,
+                block=process,
+            )
+        )
+
+
+def _analyse(levels: dict[str, tuple[int, ...]]) -> LensAnalysis:
+    sink = MemorySink()
+    for variant, lookups in levels.items():
+        for process, lookup in enumerate(lookups):
+            _process(sink, variant, process, lookup)
+    benchmark = Benchmark("b", stmt="x")
+    experiment = Experiment((benchmark,), tuple(Variant(v) for v in levels), Settings())
+    return InstructionsLens().analyse(
+        benchmark, list(levels), sink.data_for("b", Metric.INSTRUCTIONS), experiment
+    )
+
+
+def test_processes_that_agree_give_a_point_and_no_note() -> None:
+    analysis = _analyse({"A": (2, 2), "B": (2, 2)})
+    (comparison,) = analysis.comparisons
+    assert comparison.verdict is Verdict.EQUIVALENT
+    assert comparison.ci_low == comparison.ci_high == 1.0
+    assert analysis.notes == ()
+    out = comparison.to_json()
+    assert out["baseline_processes"] == [102.0, 102.0]
+    assert out["baseline_repeats"] == [102.0] * 4  # every repeat of every process
+
+
+def test_a_process_at_another_level_widens_the_interval_and_is_named() -> None:
+    # A/A: B's second process settled 2% higher (its type lookups missed the cache)
+    analysis = _analyse({"A": (2, 2), "B": (2, 4)})
+    (comparison,) = analysis.comparisons
+    # the interval spans both of B's processes: no claim
+    assert comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.ci_low == pytest.approx(1.0) and comparison.ci_high == pytest.approx(
+        104 / 102
+    )
+    (note,) = analysis.notes
+    assert note.severity is Severity.WARNING and note.variant == "B"
+    assert "the 2 worker processes of `B` counted 102.0, 104.0" in note.message
+    assert "_PyType_Lookup (libpython3.11.so.1.0, +2.0)" in note.message
