@@ -407,22 +407,28 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     )
 
 
-def instructions_cost(probe: CostProbe, settings: Settings) -> LensCost:
+def instructions_cost(probe: CostProbe, settings: Settings, *, processes: int = 2) -> LensCost:
+    """Statements: `processes` worker processes per variant (lenses/instructions), side by side
+    on two CPUs or more, so two per variant take as long as one per variant one after another
+    (on one CPU the estimate is short by that factor)."""
     n = probe.variants
     valgrind = probe.speed.valgrind_factor
     if probe.kind is BenchmarkKind.COMMAND:
         # the probe's run was timed here and now: only valgrind's own start-up is scaled
         per_variant = VALGRIND_START_S * valgrind + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
+        needs = f"one callgrind process per variant (~{per_variant:.0f} s each)"
     else:
         # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
         # and the counted part are the reference machine's, scaled
         per_variant = (
             VALGRIND_START_S + CALLGRIND_COUNTED_S
         ) * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
+        needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
+        needs += f"{', side by side' if processes > 1 else ''} (~{per_variant:.0f} s each)"
     return LensCost(
         Metric.INSTRUCTIONS,
         minimum_s=n * per_variant,
-        needs=f"one callgrind process per variant (~{per_variant:.0f} s each)",
+        needs=needs,
         after_s=_after(probe, INSTRUCTIONS_ANALYSIS_S),
     )
 
@@ -465,7 +471,7 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
 def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """The memory lens: the instructions lens's callgrind runs (with cache simulation), then
     the rss lens's workers."""
-    counted = instructions_cost(probe, settings)
+    counted = instructions_cost(probe, settings, processes=1)
     peak = rss_cost(probe, settings)
     return LensCost(
         Metric("memory"),

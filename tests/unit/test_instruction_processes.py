@@ -3,10 +3,13 @@ interval, and processes that settle at different levels are reported with where 
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 
 from perflab.lenses.instructions.compare import KIND_EMPTY, KIND_STATEMENT
-from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.lenses.instructions.measure import InstructionsLens, settled
 from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.model import (
     Artifact,
@@ -20,6 +23,7 @@ from perflab.model import (
     Verdict,
 )
 from perflab.stats.summary import process_levels
+from perflab.worker import statement_worker
 
 
 def test_process_levels_compare_processes_with_the_repeats_inside_them() -> None:
@@ -108,3 +112,74 @@ def test_a_process_at_another_level_widens_the_interval_and_is_named() -> None:
     assert note.severity is Severity.WARNING and note.variant == "B"
     assert "the 2 worker processes of `B` counted 102.0, 104.0" in note.message
     assert "_PyType_Lookup (libpython3.11.so.1.0, +2.0)" in note.message
+
+
+def _worker_replies(
+    requests: list[dict[str, object]], monkeypatch: pytest.MonkeyPatch
+) -> list[dict[str, object]]:
+    def timing_dependent() -> None:
+        raise AssertionError("an untimed sample read something that depends on time")
+
+    for name in ("_involuntary_switches", "_run_queue_ns", "_thread_time_ns", "_current_cpu"):
+        monkeypatch.setattr(statement_worker, name, timing_dependent)
+    replies = io.StringIO()
+    lines = "".join(json.dumps(r) + "\n" for r in requests)
+    worker = statement_worker.Worker(replies, io.StringIO(lines))
+    worker.serve()
+    return [json.loads(line) for line in replies.getvalue().splitlines()]
+
+
+def test_an_untimed_sample_reads_and_encodes_nothing_that_depends_on_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Numbers of varying size (wall times, /proc counters) read and encoded between counted
+    samples change what the allocators hold, and with it a torch statement's count per
+    process: the instructions lens's samples are untimed, their replies always the same."""
+    sample = {"op": "sample", "loops": 3, "empty": False, "handshake": True, "timed": False}
+    replies = _worker_replies(
+        [
+            {"op": "setup", "stmt": "x = sum(range(10))", "setup": "pass", "scope": "module"},
+            sample,
+            {"op": "go"},
+            {"op": "end"},
+            {**sample, "loops": 5000},
+            {"op": "go"},
+            {"op": "end"},
+        ],
+        monkeypatch,
+    )
+    first, second = replies[1:4], replies[4:7]
+    assert first == second == [
+        {"ready": True},
+        {"done": True},
+        {"ok": True, "wall_ns": 0, "cpu": None, "nivcsw": None, "cpu_ns": None,
+         "run_queue_ns": None},
+    ]  # fmt: skip
+
+
+def test_repeats_settle_when_two_in_a_row_agree() -> None:
+    assert not settled([9_833.62])
+    # torch.add: a process's first repeat before glibc's fastbins settled, then its level
+    assert not settled([9_833.62, 9_866.71])
+    assert settled([9_833.62, 9_866.71, 9_866.70])
+    assert settled([8_743.435, 8_743.435])
+
+
+def test_repeats_counted_before_the_allocator_settled_are_not_compared() -> None:
+    sink = MemorySink()
+    for process, lookups in enumerate((2, 2)):
+        _process(sink, "A", process, lookups)
+        _process(sink, "B", process, lookups)
+    # B's first process counted one more repeat first, at another level: warm-up
+    sink.add_sample(
+        Sample("b", "B", Metric.INSTRUCTIONS, "instructions", 900.0, loops=10, generation=9,
+               block=0, warmup=True)
+    )  # fmt: skip
+    benchmark = Benchmark("b", stmt="x")
+    experiment = Experiment((benchmark,), (Variant("A"), Variant("B")), Settings())
+    analysis = InstructionsLens().analyse(
+        benchmark, ["A", "B"], sink.data_for("b", Metric.INSTRUCTIONS), experiment
+    )
+    (comparison,) = analysis.comparisons
+    assert comparison.ci_low == comparison.ci_high == 1.0
+    assert comparison.to_json()["variant_repeats"] == [102.0] * 4

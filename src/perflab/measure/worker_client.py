@@ -397,11 +397,23 @@ class StatementWorker:
         empty: bool = False,
         on_region_start: Callable[[], None] | None = None,
         on_region_end: Callable[[], None] | None = None,
+        timed: bool = True,
     ) -> WorkerSample:
         """Time `loops` iterations (of `pass` when `empty`). The callbacks run just before and
-        just after the timed loop, while the worker waits; use them to switch a tool on and off."""
+        just after the timed loop, while the worker waits; use them to switch a tool on and off.
+        `timed=False`: the loop runs untimed and the worker reads and encodes no number that
+        depends on time (wall_ns 0, the rest None), so what it allocates is the same in every
+        process: instruction counts depend on the allocators' state."""
         handshake = on_region_start is not None or on_region_end is not None
-        self._send({"op": "sample", "loops": loops, "empty": empty, "handshake": handshake})
+        request: dict[str, object] = {
+            "op": "sample",
+            "loops": loops,
+            "empty": empty,
+            "handshake": handshake,
+        }
+        if not timed:
+            request["timed"] = False
+        self._send(request)
         if handshake:
             ready = self._receive()
             if not ready.get("ready"):

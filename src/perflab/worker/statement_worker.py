@@ -22,6 +22,10 @@ object per line) and replies:
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
      before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
      before replying, so the parent can switch a tool on around the measured region only.
+     with "timed": false nothing is timed or read around the loop (its clock always reads 0)
+     and the reply is always the same, {"ok": true, "wall_ns": 0, the rest null}: what the
+     process allocates then never depends on time (instruction counts do, through the
+     allocators' state, when numbers of varying size are read and encoded between samples).
   {"op": "evaluate", "expr": E}                   -> {"ok": true, "value": encoded value}
      evaluates E in the setup's namespace (--check); the value is encoded for comparison across
      variants: {"kind": "exact", "type", "text"} (ints, strings, bytes, repr), {"kind": "array",
@@ -267,6 +271,20 @@ def _thread_time_ns():
         return None
 
 
+def _no_clock():
+    return 0
+
+
+_UNTIMED_REPLY = {
+    "ok": True,
+    "wall_ns": 0,
+    "cpu": None,
+    "nivcsw": None,
+    "cpu_ns": None,
+    "run_queue_ns": None,
+}
+
+
 def _unpreempted_ns(wall_ns, cpu_ns, run_queue_ns):
     """wall_ns less the time other processes took (perflab.stats.preemption.lost_ns)."""
     if run_queue_ns is None or run_queue_ns <= 0:
@@ -351,12 +369,12 @@ class Worker:
         except BaseException:
             return {"ok": False, "phase": "check", "error": _user_traceback()}
 
-    def timed(self, loops, empty=False):
+    def timed(self, loops, empty=False, timer=perf_counter_ns):
         loop = self.empty_loop if empty else self.loop
         gc_was_enabled = gc.isenabled()
         gc.disable()  # as timeit does: a collection inside one sample is noise, not signal
         try:
-            return loop(itertools.repeat(None, loops), perf_counter_ns)
+            return loop(itertools.repeat(None, loops), timer)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -403,9 +421,13 @@ class Worker:
             go = self.read_request()
             if go is None or go.get("op") != "go":
                 return {"ok": False, "phase": "protocol", "error": "expected go, got %r" % (go,)}
-        before = _involuntary_switches()
+        timed = request.get("timed", True)
+        before = _involuntary_switches() if timed else None
         try:
-            wall_ns, cpu_ns, queued = self.accounted(loops, empty)
+            if timed:
+                wall_ns, cpu_ns, queued = self.accounted(loops, empty)
+            else:
+                wall_ns, cpu_ns, queued = self.timed(loops, empty, _no_clock), None, None
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
         if request.get("handshake"):
@@ -416,6 +438,8 @@ class Worker:
             end = self.read_request()
             if end is None or end.get("op") != "end":
                 return {"ok": False, "phase": "protocol", "error": "expected end, got %r" % (end,)}
+        if not timed:
+            return _UNTIMED_REPLY
         after = _involuntary_switches()
         return {
             "ok": True,

@@ -214,7 +214,8 @@ def _per_process(
     runs stored before processes were recorded: one process)."""
     grouped: dict[int, list[tuple[int, float]]] = {}
     for sample in data.samples_of(variant, SAMPLE_NAME):
-        grouped.setdefault(sample.block, []).append((sample.generation, sample.per_iteration))
+        if not sample.warmup:
+            grouped.setdefault(sample.block, []).append((sample.generation, sample.per_iteration))
     ordered = [sorted(grouped[block]) for block in sorted(grouped)]
     return (
         tuple(tuple(v for _, v in group) for group in ordered),
@@ -225,7 +226,8 @@ def _per_process(
 def _per_iteration_by_name(data: BenchmarkData, variant: str) -> dict[str, tuple[float, ...]]:
     grouped: dict[str, list[tuple[int, float]]] = {}
     for sample in data.samples_of(variant):
-        grouped.setdefault(sample.name, []).append((sample.generation, sample.per_iteration))
+        if not sample.warmup:  # repeats counted before the allocator's state settled
+            grouped.setdefault(sample.name, []).append((sample.generation, sample.per_iteration))
     return {name: tuple(v for _, v in sorted(values)) for name, values in grouped.items()}
 
 
@@ -308,7 +310,9 @@ def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
 
 def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
     by_name = _per_iteration_by_name(data, variant)
-    repeat = _costs_of_repeat(data, variant, 0)
+    processes, first_generations = _per_process(data, variant)
+    # the function table: the first process's first compared repeat
+    repeat = _costs_of_repeat(data, variant, first_generations[0] if first_generations else 0)
     main = _main_object(data, variant)
     rename = _renamer(main)
     costs = attributed = None
@@ -336,7 +340,6 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         evidence = inline_evidence(
             raw, per_iteration, frames or {}, rename, _identities_of(data, variant)
         )
-    processes, first_generations = _per_process(data, variant)
     return _VariantCounts(
         per_iteration=by_name.get(SAMPLE_NAME, ()),
         samples=by_name,

@@ -91,6 +91,10 @@ _CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 _MAX_LOOPS = 10_000
 _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
+# repeats of one process within this (relative) have settled: the residue of the handshake
+# is ~1e-5 at the calibrated loop count, allocator levels 3e-3 and more
+_SETTLED = 1e-4
+_MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
 _VGDB_TIMEOUT_S = 60.0
 _COMMAND_TIMEOUT_S = 3600.0
 
@@ -107,6 +111,13 @@ def choose_loops(instructions_per_iteration: float) -> int:
     decade = 10 ** math.floor(math.log10(wanted))
     step = max(s for s in (1, 2, 5) if s * decade <= wanted)
     return int(step * decade)
+
+
+def settled(counts: Sequence[float]) -> bool:
+    """Two consecutive repeats of one process agree: the allocator's state the statement
+    leaves behind has settled. (torch.add: glibc's malloc_consolidate and unlink_chunk did 32
+    instructions per call less in a process's first repeat than in every later one.)"""
+    return len(counts) >= 2 and abs(counts[-1] - counts[-2]) <= _SETTLED * abs(counts[-1])
 
 
 def refining_loops(loops: int) -> int | None:
@@ -468,7 +479,8 @@ class InstructionsLens:
         for repeat, (texts, (stmt_totals, empty_totals)) in enumerate(
             zip(counts.texts, counts.totals, strict=True)
         ):
-            generation = process * counts.plan.repeats + repeat
+            # processes number their repeats apart: each may add settling repeats
+            generation = process * (max(1, self.repeats) + _MAX_SETTLING_REPEATS) + repeat
             for kind in (KIND_EMPTY, KIND_STATEMENT):
                 run.context.sink.add_artifact(
                     Artifact(
@@ -496,13 +508,17 @@ class InstructionsLens:
                         generation=generation,
                         block=process,
                         cpu=cpu,
+                        warmup=repeat < counts.plan.warmup,
                     )
                 )
         loops = run.fixed.setdefault("loops_by_process", {})
         loops[str(process)] = counts.plan.loops
         run.fixed["loops"] = loops.get("0", counts.plan.loops)
-        run.fixed["repeats"] = counts.plan.repeats
+        run.fixed["repeats"] = counts.plan.repeats - counts.plan.warmup
         run.fixed["processes"] = len(loops)
+        if counts.plan.warmup:
+            settling = run.fixed.setdefault("settling_repeats", {})
+            settling[str(process)] = counts.plan.warmup
 
     def _digest_statement(
         self,
@@ -715,7 +731,8 @@ def _trigger_of(text: str) -> str | None:
 @dataclass(frozen=True)
 class _StatementPlan:
     loops: int
-    repeats: int
+    repeats: int  # counted pairs, warm-up included
+    warmup: int = 0  # the first ones, counted before the allocator's state settled
 
 
 @dataclass(frozen=True)
@@ -783,6 +800,7 @@ class _StatementSession:
             empty=empty,
             on_region_start=lambda: self.vgdb(("instrumentation", "on")),
             on_region_end=lambda: self.vgdb(("instrumentation", "off"), ("dump", hint)),
+            timed=False,
         )
 
     def warm_up(self) -> None:
@@ -790,7 +808,11 @@ class _StatementSession:
         # code is specialised by CPython before anything is counted
         for i in range(_WARMUP_SAMPLES):
             self.worker.sample(
-                1, empty=i % 2 == 0, on_region_start=lambda: None, on_region_end=lambda: None
+                1,
+                empty=i % 2 == 0,
+                on_region_start=lambda: None,
+                on_region_end=lambda: None,
+                timed=False,
             )
 
     def measure(self, loops: int | None, repeats: int) -> _StatementPlan:
@@ -801,22 +823,36 @@ class _StatementSession:
             if refine is not None:
                 loops = choose_loops(self._calibrate("perflab-calibrate-again", refine))
         repeats = max(1, repeats)
-        for repeat in range(repeats):
-            self.counted(loops, empty=True, hint=_hint(KIND_EMPTY, repeat))
-            self.counted(loops, empty=False, hint=_hint(KIND_STATEMENT, repeat))
-        return _StatementPlan(loops, repeats)
+        counts: list[float] = []
+        while True:
+            repeat = len(counts)
+            empty, stmt = _hint(KIND_EMPTY, repeat), _hint(KIND_STATEMENT, repeat)
+            self.counted(loops, empty=True, hint=empty)
+            self.counted(loops, empty=False, hint=stmt)
+            counts.append(self._per_iteration(empty, stmt, loops))
+            if len(counts) >= repeats and (
+                len(counts) >= repeats + _MAX_SETTLING_REPEATS or settled(counts[-2:])
+            ):
+                break
+        # repeats before the allocator settled are warm-up (stored, not compared)
+        warmup = len(counts) - repeats if settled(counts[-2:]) else 0
+        return _StatementPlan(loops, len(counts), warmup)
 
     def _calibrate(self, name: str, loops: int) -> float:
         """Instructions per iteration from a pair of `loops`-long loops."""
         self.counted(loops, empty=True, hint=f"{name}-empty")
         self.counted(loops, empty=False, hint=f"{name}-stmt")
+        return self._per_iteration(f"{name}-empty", f"{name}-stmt", loops)
+
+    def _per_iteration(self, empty: str, stmt: str, loops: int) -> float:
+        """The statement's instructions per iteration from a counted pair's dumps."""
         # the dumps are already on disk: callgrind writes them before vgdb returns
         directory = os.path.dirname(self.vgdb_prefix)
         totals: dict[str, float] = {}
         for _, text in _read_dumps(directory):
             trigger = _trigger_of(text) or ""
-            for kind in ("empty", "stmt"):
-                if trigger.endswith(f"{name}-{kind}"):
+            for kind, hint in (("empty", empty), ("stmt", stmt)):
+                if trigger.endswith(hint):
                     totals[kind] = _totals_of(text)[SAMPLE_NAME]
         return (totals.get("stmt", 0.0) - totals.get("empty", 0.0)) / loops
 

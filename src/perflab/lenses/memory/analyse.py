@@ -150,7 +150,7 @@ def _repeat_costs(
 ) -> list[tuple[int, FunctionCosts, float, Sequence[Artifact]]]:
     """Per stored repeat: its costs (statement minus empty loop, or the whole command), the
     iterations they cover, and the artifacts they came from."""
-    loops = {s.generation: s.loops for s in data.samples_of(variant, SAMPLE_NAME)}
+    loops = {s.generation: s.loops for s in data.samples_of(variant, SAMPLE_NAME) if not s.warmup}
     out: list[tuple[int, FunctionCosts, float, Sequence[Artifact]]] = []
     for generation in sorted(loops):
         stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
