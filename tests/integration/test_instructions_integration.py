@@ -381,4 +381,5 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
     assert all("worker processes of" in note.message for note in analysis.notes)
     experiment = Experiment((benchmark,), (Variant("A"), Variant("B")), Settings())
     assert same_work_notes(experiment, analysis.comparisons, {"avx512": False}) == []
-    print(out["baseline_repeats"], out["variant_repeats"], analysis.notes, sink.variant_info)
+    info = sink.variant_info["A"]["instructions"]
+    assert info["processes"] == 2 and len(info["loops_by_process"]) == 2
