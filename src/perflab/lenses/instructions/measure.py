@@ -115,8 +115,9 @@ def choose_loops(instructions_per_iteration: float) -> int:
 
 def settled(counts: Sequence[float]) -> bool:
     """Two consecutive repeats of one process agree within 0.1%: the allocator's state the
-    statement leaves behind has settled. (torch.add: glibc's malloc_consolidate and unlink_chunk did 32
-    instructions per call less in a process's first repeat than in every later one.)"""
+    statement leaves behind has settled. (torch.add: glibc's malloc_consolidate and
+    unlink_chunk did 32 instructions per call less in a process's first repeat than in every
+    later one.)"""
     return len(counts) >= 2 and abs(counts[-1] - counts[-2]) <= _SETTLED * abs(counts[-1])
 
 
