@@ -32,6 +32,8 @@ from inspect import signature
 from pathlib import Path
 from typing import Any
 
+from machine_facts import commit, cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -207,18 +209,9 @@ def main() -> int:
                 )
         print(
             "commit:",
-            subprocess.run(
-                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
-            or "(not a git checkout)",
+            commit() or "(not a git checkout)",
             "machine:",
-            next(
-                line.split(":", 1)[1].strip()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")
-            ),
+            cpu_model(),
             f"load {os.getloadavg()}",
         )
         if args.out:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -33,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from machine_facts import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 SUM = ("--stmt", "sum(range(1000))")
@@ -52,21 +53,6 @@ CASES: dict[str, tuple[str, ...]] = {
     "torch.add: time,torch": (*TORCH, "--metric", "time,torch"),
     "torch.add: time": (*TORCH, "--metric", "time"),
 }
-
-
-def machine() -> dict[str, Any]:
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    return {"cpu": model, "vcpus": os.cpu_count(), "commit": commit}
 
 
 def run_case(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.corpus
 sys.path.insert(0, str(ROOT / "src"))
 
+import machine_facts  # noqa: E402  (this folder, as the script runs)
 from tests.corpus.cases import CASES, REDUCED, has_avx512  # noqa: E402
 from tests.corpus.harness import run_case  # noqa: E402
 from tests.corpus.scoring import LENSES  # noqa: E402
@@ -34,24 +34,8 @@ from tests.corpus.truth import CaseInvalid  # noqa: E402
 
 
 def machine() -> dict[str, Any]:
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
     gcc = subprocess.run(["gcc", "-dumpfullversion"], capture_output=True, text=True).stdout
-    return {
-        "cpu": model,
-        "vcpus": os.cpu_count(),
-        "avx512": has_avx512(),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "gcc": gcc.strip(),
-        "load_average": os.getloadavg()[0],
-    }
+    return machine_facts.machine(avx512=has_avx512(), gcc=gcc.strip())
 
 
 def summarise(report: dict[str, Any]) -> str:

@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from machine_facts import commit, cpu_model
+
 import perflab
 from perflab.lenses.instructions.compare import SAMPLE_NAME
 from perflab.lenses.instructions.measure import InstructionsLens
@@ -109,29 +111,15 @@ def torch_ab(number: int) -> tuple[dict[str, float], float]:
 
 
 def machine() -> dict[str, object]:
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).parent,
-    ).stdout
     import torch
 
     return {
-        "cpu": f"{model}, {len(os.sched_getaffinity(0))} CPUs",
+        "cpu": f"{cpu_model()}, {len(os.sched_getaffinity(0))} CPUs",
         "software": f"{platform.system()} {platform.release()}, Python "
         f"{platform.python_version()}, torch {torch.__version__}, {valgrind.strip()}",
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": commit.strip(),
+        "commit": commit(),
     }
 
 

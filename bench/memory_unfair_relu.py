@@ -16,9 +16,10 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import time
 from pathlib import Path
+
+from machine_facts import commit, cpu_model
 
 from perflab import api
 from perflab.lenses.memory import MEMORY
@@ -46,9 +47,7 @@ def main() -> None:
         min_generations=2,
         seed=1,
     )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()  # the code that runs: taken before, not after, the long run
+    code = commit()  # the code that runs: taken before, not after, the long run
     started = time.monotonic()
     result = api.run(experiment, store_path=None).raise_on_failure()
     seconds = time.monotonic() - started
@@ -67,16 +66,9 @@ def main() -> None:
         "bytes_per_iteration": {f"{v} {e}": r for (v, e), r in rows.items()},
         "notes": notes,
         "machine": platform.processor() or platform.machine(),
-        "cpu": next(
-            (
-                line.split(":", 1)[1].strip()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")
-            ),
-            "?",
-        ),
+        "cpu": cpu_model(),
         "load_average_at_end": os.getloadavg(),
-        "commit": commit,
+        "commit": code,
     }
     print(json.dumps(report, indent=2))
     if args.json is not None:

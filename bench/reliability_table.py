@@ -15,7 +15,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -23,19 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from machine_facts import cpu_model
+
 from perflab.report.escape import markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENT = ROOT / "docs" / "reliability.md"
 START, END = "<!-- reliability table: start -->", "<!-- reliability table: end -->"
 COMMAND = ".venv/bin/python bench/reliability_table.py"
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
 
 
 def run_suite() -> tuple[list[dict[str, Any]], float, int]:

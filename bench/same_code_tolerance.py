@@ -18,11 +18,12 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from machine_facts import commit, cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -78,25 +79,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench/results/same_code.json")
     args = parser.parse_args()
     rows = [one(stmt, setup) for stmt, setup in STATEMENTS]
-    model = next(
-        line.split(":", 1)[1].strip()
-        for line in Path("/proc/cpuinfo").read_text().splitlines()
-        if line.startswith("model name")
-    )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
     report = {
-        "cpu_model": model,
+        "cpu_model": cpu_model(),
         "load_average": os.getloadavg(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "commit": commit,
+        "commit": commit(),
         "python": platform.python_version(),
         "rows": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"{model}; load {report['load_average'][0]:.2f}; {report['date']}; commit {commit}")
+    print(
+        f"{report['cpu_model']}; load {report['load_average'][0]:.2f}; {report['date']}; "
+        f"commit {report['commit']}"
+    )
     print(f"{'statement':32} {'within (max)':>13} {'between':>10} {'note':>5}")
     for row in rows:
         within = max(row["spread_within_baseline"], row["spread_within_variant"])

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine_facts import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "stack" / "make_repo.sh"
 
@@ -40,13 +42,6 @@ def perflab_stack(repo: Path, cache: Path, budget: float, out: Path) -> float:
     if done.returncode != 0:
         raise SystemExit(f"perflab stack failed ({done.returncode}):\n{done.stderr}")
     return time.monotonic() - started
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "?"
 
 
 def main() -> None:

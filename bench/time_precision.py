@@ -41,6 +41,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from machine_facts import cpu_model
 from machine_load import MachineLoad
 
 PYTHON = sys.executable
@@ -364,14 +365,6 @@ def summarise(results: list[dict], reference: dict[str, float]) -> str:
             f"{sorted(lost)[len(lost) // 2]:.0%}) of perflab's measuring CPU during its runs."
         )
     return "\n".join(lines)
-
-
-def cpu_model() -> str:
-    with open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "?"
 
 
 def main() -> None:
