@@ -181,12 +181,32 @@ def read_profile(
     )
 
 
+# What `perf record` accepts on this machine does not change while perflab runs, and each probe
+# costs 0.5-1.5 s (perf starts twice): real probes are made once per process, per perf and
+# options, and their answer reused (the asm and profile lenses probed three times per run). Only
+# an answer is kept, never a refusal. A fake runner's machine is its own: never remembered.
+_PROBED: dict[tuple[str, RecordOptions], tuple[RecordOptions, tuple[str, ...]]] = {}
+
+
 def probe_recording(
     runner: ProcessRunner, options: RecordOptions, *, perf: str | None = None
 ) -> tuple[RecordOptions, list[str]]:
     """Record `true` with these options; fall back DWARF -> frame pointers -> none if perf
     refuses. Returns the options that work and the event perf really sampled."""
     perf = perf or find_perf()
+    remember = runs_real_processes(runner)
+    known = _PROBED.get((perf, options)) if remember else None
+    if known is None:
+        known = _probe_recording(runner, options, perf)
+        if remember:
+            _PROBED[(perf, options)] = known
+    chosen, events = known
+    return chosen, list(events)
+
+
+def _probe_recording(
+    runner: ProcessRunner, options: RecordOptions, perf: str
+) -> tuple[RecordOptions, tuple[str, ...]]:
     candidates = [options]
     if options.call_graph in (CallGraph.DWARF, CallGraph.LBR):
         candidates.append(replace(options, call_graph=CallGraph.FP))
@@ -202,7 +222,7 @@ def probe_recording(
                 evlist = runner.run(
                     LaunchSpec(argv=(perf, "evlist", "-i", str(data))), timeout_s=60
                 )
-                return candidate, parse_evlist(evlist.stdout) if evlist.ok else []
+                return candidate, tuple(parse_evlist(evlist.stdout) if evlist.ok else ())
             last_error = result.stderr
     raise ToolUnavailableError(
         f"perf record cannot sample {options.event!r} here",

@@ -1,0 +1,62 @@
+"""`perf record -- true` is probed once per process on the real machine: the asm and profile
+lenses each probed it again (0.5-1.5 s a time, three times per run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from perflab.errors import ToolUnavailableError
+from perflab.lenses.profile import measure
+from perflab.lenses.profile.measure import CallGraph, RecordOptions, probe_recording
+from perflab.proc import FakeRunner
+
+OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)
+
+
+def _perf(refuse_dwarf: bool = False) -> FakeRunner:
+    runner = FakeRunner()
+    if refuse_dwarf:
+        runner.on_run(r"^perf record .*--call-graph dwarf", returncode=1, stderr="no dwarf")
+    runner.on_run(r"^perf record ", stdout="")
+    return runner.on_run(r"^perf evlist ", stdout="cpu-clock\n")
+
+
+def _probes(runner: FakeRunner) -> int:
+    return sum(1 for spec, _ in runner.calls if spec.argv[1] == "record")
+
+
+@pytest.fixture
+def real_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake runner stands for the real machine, with an empty memory of probes."""
+    monkeypatch.setattr(measure, "runs_real_processes", lambda runner: True)
+    monkeypatch.setattr(measure, "_PROBED", {})
+
+
+@pytest.mark.usefixtures("real_machine")
+def test_the_real_machine_is_probed_once_per_perf_and_options() -> None:
+    runner = _perf(refuse_dwarf=True)
+    first = probe_recording(runner, OPTIONS, perf="perf")
+    again = probe_recording(_perf(), OPTIONS, perf="perf")  # another runner, the same machine
+    assert first == again == (RecordOptions(event="cycles", call_graph=CallGraph.FP), ["cpu-clock"])
+    assert _probes(runner) == 2  # dwarf refused, frame pointers accepted: probed once
+    other = RecordOptions(event="cpu-clock", call_graph=CallGraph.NONE)
+    fresh = _perf()
+    probe_recording(fresh, other, perf="perf")
+    assert _probes(fresh) == 1  # other options are probed
+
+
+@pytest.mark.usefixtures("real_machine")
+def test_a_refusal_is_not_remembered() -> None:
+    refusing = FakeRunner().on_run(r"^perf record ", returncode=1, stderr="paranoid")
+    with pytest.raises(ToolUnavailableError):
+        probe_recording(refusing, OPTIONS, perf="perf")
+    runner = _perf()
+    assert probe_recording(runner, OPTIONS, perf="perf")[0] == OPTIONS
+    assert _probes(runner) == 1
+
+
+def test_a_fake_machine_is_probed_every_time() -> None:
+    runner = _perf()
+    probe_recording(runner, OPTIONS, perf="perf")
+    probe_recording(runner, OPTIONS, perf="perf")
+    assert _probes(runner) == 2
