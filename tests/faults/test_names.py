@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.report.escape import html_text, markdown, terminal, visible
+from perflab.report.escape import html_prose, html_text, markdown, markdown_prose, terminal, visible
 from tests.faults.conftest import FAST, Fault, perflab, processes_left
 
 ESC = "\x1b"
@@ -43,6 +43,20 @@ def test_markdown_escaping_keeps_a_name_on_its_line_and_inert(text: str) -> None
     assert re.search(r"(?<!\\)\|", out) is None
     assert re.search(r"(?<!\\)[\[\]`*_~$]", out) is None
     assert not re.search(r"[\x00-\x1f\x7f-\x9f]", out)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_a_name_inside_perflabs_own_sentence_stays_inert(text: str) -> None:
+    """markdown_prose()/html_prose() (notes: perflab's `code` as code): a name in the sentence
+    cannot open raw HTML or a new line, nor emit a control character"""
+    sentence = f"`{text}` and `base` differ only in X={text}: is `X` read?"
+    out = markdown_prose(sentence)
+    assert "\n" not in out and "\r" not in out
+    assert "<" not in out and ">" not in out
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", out)
+    page = html_prose(sentence)
+    assert "<" not in page.replace("<code>", "").replace("</code>", "")
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", page)
 
 
 @pytest.mark.parametrize("text", HOSTILE)

@@ -515,7 +515,7 @@ def test_render_html_shows_every_part_of_a_run() -> None:
         "aten::add",
         "torch 2.13.0",
         "differential flame graph",
-        "`helper` is outlined now: +12 self",
+        "<code>helper</code> is outlined now: +12 self",  # perflab's `code` as code
         "merge_at",
         "appeared in shuffled: merge_at",
         "(~2 min more)",

@@ -62,6 +62,54 @@ def markdown(text: str, *, line_break: str | None = None) -> str:
     return _MARKDOWN_SYNTAX.sub(r"\\\1", shown)
 
 
+# perflab's own sentences (notes, hints, explanations) mark code as Markdown does, between
+# backticks: "`fast` and `base` differ only in INF=1", "search with `perflab events WORD`". A
+# name holding a backtick can only shift which words read as code, never what the text says:
+# code is shown as text in every format.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """The text in segments, each (text, is_code); an unpaired backtick stays in the text."""
+    segments: list[tuple[str, bool]] = []
+    at = 0
+    for found in _CODE_SPAN.finditer(text):
+        if found.start() > at:
+            segments.append((text[at : found.start()], False))
+        segments.append((found.group(1), True))
+        at = found.end()
+    if at < len(text):
+        segments.append((text[at:], False))
+    return segments
+
+
+def markdown_prose(text: str, *, line_break: str | None = None) -> str:
+    """perflab's own sentence for Markdown (a note, a hint, a paragraph; not a table cell):
+    as `markdown`, but its `code` reads as code. Code holding `<`, `>` or `&` is escaped text
+    instead, as `markdown` gives it: inside a code span entities are not read, and raw angle
+    brackets never reach the document."""
+    if line_break is not None:
+        return line_break.join(markdown_prose(line) for line in text.split("\n"))
+    out = []
+    for segment, code in code_spans(text):
+        shown = visible(segment)
+        if code and not any(c in shown for c in "<>&"):
+            # one space each side when it starts or ends with one: Markdown strips one pair
+            pad = " " if shown.startswith(" ") or shown.endswith(" ") else ""
+            out.append(f"`{pad}{shown}{pad}`")
+        else:
+            out.append(markdown(f"`{segment}`" if code else segment))
+    return "".join(out)
+
+
+def html_prose(text: str) -> str:
+    """perflab's own sentence for HTML: escaped as `html_text`, its `code` in <code>."""
+    return "".join(
+        f"<code>{html_text(segment)}</code>" if code else html_text(segment)
+        for segment, code in code_spans(text)
+    )
+
+
 def html_text(text: str, *, keep_newlines: bool = True) -> str:
     """Text for HTML or SVG built outside a template: entities, control characters shown."""
     return html.escape(visible(text, keep_newlines=keep_newlines), quote=True)

@@ -29,7 +29,7 @@ from perflab.document import (
 )
 from perflab.model import Comparison, Verdict
 from perflab.report import svg
-from perflab.report.escape import html_finalize
+from perflab.report.escape import html_finalize, html_prose
 from perflab.report.notes import NoteGroup, group_notes
 from perflab.results import RunResult
 from perflab.version import __version__
@@ -156,6 +156,11 @@ def _hypervisor(machine: dict[str, Any]) -> str:
     return f"yes ({vendor})" if vendor else "yes"
 
 
+def _prose(text: str) -> Markup:
+    """perflab's own sentences (notes, hints, explanations): their `code` as <code>."""
+    return Markup(html_prose(text))
+
+
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("perflab", "report/templates"),
@@ -166,6 +171,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     environment.filters["css"] = css_class
+    environment.filters["prose"] = _prose
     return environment
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from perflab.document import FIGURE_TYPES, Block, Paragraph, Preformatted, Section, Style, Table
-from perflab.report.escape import markdown, visible
+from perflab.report.escape import markdown, markdown_prose, visible
 from perflab.report.notes import group_notes
 from perflab.results import RunResult
 from perflab.units import format_ratio
@@ -55,7 +55,7 @@ def _block_lines(block: Block) -> list[str]:
     if isinstance(block, Table):
         return table_lines(block)
     if isinstance(block, Paragraph):
-        text = _cell(block.text)
+        text = markdown_prose(block.text)
         return [f"**{text}**" if block.style is Style.EMPHASIS else text, ""]
     if isinstance(block, Preformatted):
         lines = [visible(line.text) for line in block.lines[:MAX_PREFORMATTED_LINES]]
@@ -118,10 +118,10 @@ def render_markdown(result: RunResult) -> str:
         for group in groups:
             where = f" [{_cell(group.where)}]" if group.where else ""
             count = f" (×{group.count})" if group.count > 1 else ""
-            message = markdown(group.message, line_break="<br>")
+            message = markdown_prose(group.message, line_break="<br>")
             lines.append(f"- **{group.severity.value}**{where}: {message}{count}")
             if group.hint:
-                lines.append(f"  hint: {markdown(group.hint, line_break='<br>')}")
+                lines.append(f"  hint: {markdown_prose(group.hint, line_break='<br>')}")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
