@@ -27,6 +27,7 @@ import capstone
 from capstone import x86 as cs_x86
 
 from perflab.measure.debuginfo import SourceFrame, frames_from_json, frames_to_json
+from perflab.measure.symbol_names import fold_clones
 
 L1I_CACHE_BYTES = 32 * 1024  # L1 instruction cache of current Intel and AMD cores
 UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Zen 3/4); the low end
@@ -785,10 +786,8 @@ def build_listing(
 # pairing across variants
 
 
+# any "[clone ...]": pairing also folds the compiled version of a dispatch member
 _CLONE_BRACKET = re.compile(r"\s*\[clone [^\]]*\]")
-_CLONE_SUFFIX = re.compile(
-    r"(?:\.(?:constprop|isra|part|cold|lto_priv|localalias|clone|llvm)(?:\.\d+)*)+$"
-)
 # ATen compiles each kernel file once per ISA inside `namespace CPU_CAPABILITY`, a macro that
 # becomes DEFAULT, AVX2, AVX512 ...; other projects spell the ISA as a name suffix.
 _ISA_NAMESPACE = re.compile(
@@ -799,8 +798,7 @@ _ISA_SUFFIX = re.compile(r"(?i)[._](?:avx512\w*|avx2|avx|sse\d*\w*|fma3?)$")
 
 def canonical_name(name: str) -> str:
     """A name with ISA namespaces and compiler clone suffixes removed, for pairing."""
-    name = _CLONE_BRACKET.sub("", name)
-    name = _CLONE_SUFFIX.sub("", name)
+    name = fold_clones(_CLONE_BRACKET.sub("", name))
     name = _ISA_NAMESPACE.sub("CPU_CAPABILITY", name)
     return _ISA_SUFFIX.sub("", name)
 

@@ -4,7 +4,8 @@ Three kinds of symbol are not a function of their own (pure string rules, no I/O
 
 - **fragments and clones** of one source function, which gcc splits off or specialises
   (``foo.cold``, ``foo.part.0``, ``foo.isra.0``, ``foo.constprop.0``, ``foo [clone .cold]``):
-  they belong to the function they came from, and its code size counts them;
+  they belong to the function they came from, and its code size counts them (the rule is
+  `perflab.measure.symbol_names`, shared with the instructions and profile lenses);
 - **members of a dispatch family**, several compiled versions of one function of which the
   program picks one at run time: ATen's per-ISA namespaces (``at::native::AVX2::``,
   ``AVX512::``, ``DEFAULT::``), gcc's multi-versioned clones (``foo.avx2``, ``foo.default``,
@@ -23,15 +24,11 @@ from __future__ import annotations
 import enum
 import re
 
-# gcc's split-off and specialised copies; ".llvm.NNN" / ".lto_priv.N" are LTO's renamings
-_FRAGMENT = re.compile(
-    r"(?:\.(?:cold|part|isra|constprop|lto_priv|localalias|clone|llvm)(?:\.\d+)*)+$"
-)
-# c++filt spells the suffixes of C++ symbols "[clone .cold]"; a multi-versioned clone's
-# "[clone .avx2]" is a dispatch member, not a fragment, and stays for `split_member`
-_CLONE_BRACKET = re.compile(
-    r"\s*\[clone \.(?:cold|part|isra|constprop|lto_priv|localalias|clone|llvm)[^\]]*\]"
-)
+from perflab.measure.symbol_names import fold_clones, split_clone_suffixes
+
+# Fragments and clones are folded by the rule every lens shares (perflab.measure.symbol_names);
+# a multi-versioned clone's "[clone .avx2]" is a dispatch member, not a clone, and stays there
+# for `split_member`.
 _VERSION_BRACKET = re.compile(r"\s*\[clone \.(?P<member>[^\]]+?)(?:\.\d+)?\]$")
 # gcc target_clones / target("...") multi-versioning: foo.avx2, foo.default, foo.resolver,
 # foo.arch_x86_64_v3, foo.avx512f.0 (C++ adds the suffix after the mangled name)
@@ -59,9 +56,7 @@ class Role(enum.StrEnum):
 
 
 def fragment_role(name: str) -> Role:
-    suffix = _FRAGMENT.search(_CLONE_BRACKET.sub("", name))
-    bracket = _CLONE_BRACKET.search(name)
-    text = (suffix.group(0) if suffix else "") + (bracket.group(0) if bracket else "")
+    text = split_clone_suffixes(name)[1]
     if not text:
         return Role.FUNCTION
     if ".cold" in text or ".part" in text:
@@ -70,8 +65,10 @@ def fragment_role(name: str) -> Role:
 
 
 def identity(name: str) -> str:
-    """The function a symbol belongs to: fragment and clone suffixes folded (demangled input)."""
-    return _FRAGMENT.sub("", _CLONE_BRACKET.sub("", name)).strip()
+    """The function a symbol belongs to: fragment and clone suffixes folded (demangled input).
+    The same rule as the instructions and profile lenses' names (`fold_clones`); asm then
+    tells dispatch members apart (`family`, `member`), which they do not."""
+    return fold_clones(name)
 
 
 def family(name: str) -> str:

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from perflab.measure.symbol_names import fold_clones
+
 INSTRUCTIONS_EVENT = "Ir"
 
 # Which id space each position specification uses (see module docstring).
@@ -575,14 +577,9 @@ def parse_callgrind(text: str) -> CallgrindProfile:
 
 # -- name normalisation ----------------------------------------------------------------------
 
-# Suffixes compilers add to clones of one source function; repeated ones stack
-# (foo.isra.0.constprop.1). ".cold" holds the unlikely blocks gcc split out of foo.
-_CLONE_SUFFIX = re.compile(
-    r"(\.(?:constprop|isra|part|lto_priv|llvm|specialized|clone)\.\d+|\.cold(?:\.\d+)?|\.localalias)+$"
-)
-# the same suffixes after demangling: " [clone .isra.0]" (GNU demangler, callgrind, nm -C) and
-# " (.isra.0)" (llvm-symbolizer), possibly several of them
-_DEMANGLED_CLONE_SUFFIX = re.compile(r"(\s*(?:\[clone\s+|\()(?:\.[A-Za-z_]+(?:\.\d+)?)+[\])])+$")
+# Clone and fragment suffixes are folded by the rule the asm and profile lenses share
+# (perflab.measure.symbol_names). What is callgrind's own is here: its recursion marks and the
+# addresses it gives code without a symbol.
 _RECURSION_MARKER = re.compile(r"'\d+$")  # callgrind --separate-recs: foo'2
 _ADDRESS_ONLY = re.compile(r"^0x[0-9a-fA-F]+$")
 UNKNOWN_FUNCTION = "[unknown]"
@@ -590,20 +587,17 @@ UNKNOWN_FUNCTION = "[unknown]"
 
 def normalise_function_name(name: str, demangled: Mapping[str, str] | None = None) -> str:
     """The name under which one source function is compared across builds: demangled, without
-    clone suffixes or recursion markers. Address-only names (no symbol) become
-    ``[unknown]``: their addresses differ between builds and would never match."""
+    clone suffixes (`fold_clones`, the asm lens's rule too; a dispatch member such as
+    ``foo.avx2`` stays a function of its own) or recursion markers. Address-only names (no
+    symbol) become ``[unknown]``: their addresses differ between builds and would never match."""
     name = _RECURSION_MARKER.sub("", name)
     if _ADDRESS_ONLY.match(name):
         return UNKNOWN_FUNCTION
-    base = _fold_clones(name)
+    base = fold_clones(name)
     if demangled is not None:
         base = demangled.get(base, demangled.get(name, base))
-        base = _fold_clones(base)
+        base = fold_clones(base)
     return base
-
-
-def _fold_clones(name: str) -> str:
-    return _CLONE_SUFFIX.sub("", _DEMANGLED_CLONE_SUFFIX.sub("", name)) or name
 
 
 def function_parts(
