@@ -60,3 +60,14 @@ def test_a_fake_machine_is_probed_every_time() -> None:
     probe_recording(runner, OPTIONS, perf="perf")
     probe_recording(runner, OPTIONS, perf="perf")
     assert _probes(runner) == 2
+
+
+def test_a_perf_without_no_bpf_event_records_with_bpf_events() -> None:
+    """--no-bpf-event (perf 5.1+) saves 0.6-0.9 s per recording; an older perf refuses it."""
+    runner = FakeRunner()
+    runner.on_run(r"^perf record .*--no-bpf-event", returncode=129, stderr="unknown option")
+    runner.on_run(r"^perf record ", stdout="").on_run(r"^perf evlist ", stdout="cpu-clock\n")
+    chosen, _ = probe_recording(runner, OPTIONS, perf="perf")
+    assert chosen == RecordOptions(event="cycles", call_graph=CallGraph.DWARF, no_bpf_event=False)
+    assert "--no-bpf-event" not in chosen.perf_options()
+    assert "--no-bpf-event" in OPTIONS.perf_options()
