@@ -181,25 +181,27 @@ def _report(data: Path, top: int, what: str) -> list[tuple[str, float]]:
 
 
 REGION_SCRIPT = """
-import os, signal, subprocess, sys, time
+import sys, time
 {setup}
-recorder = subprocess.Popen(
-    ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "--no-bpf-event",
-     "-p", str(os.getpid()), "-o", sys.argv[1]], stderr=subprocess.DEVNULL)
-time.sleep(0.5)  # perf attaches
+control, ack = open(sys.argv[1], "w"), open(sys.argv[2])
+def perf(command):  # perf's control fifo: sampling on/off, acknowledged
+    control.write(command + "\\n")
+    control.flush()
+    ack.readline()
+perf("enable")
 end = time.monotonic() + {seconds}
 while time.monotonic() < end:
     for _ in range(10):
         {stmt}
-recorder.send_signal(signal.SIGINT)
-recorder.wait()
+perf("disable")
 """
 
 
 def statement_argv(python: str, setup: str, stmt: str, seconds: float = 1.5) -> list[str]:
-    """A process that runs the statement's setup, then the statement in a loop while perf
-    records it (attached by pid): perf report then sees the measured region only. The perf.data
-    path is the last argument, which `hottest_symbols` appends."""
+    """A process that runs the statement's setup, then the statement in a loop with perf's
+    sampling switched on around the loop only (perf's control fifo): perf report then sees the
+    measured region only. The fifos are the last two arguments, which `hottest_in_region`
+    appends."""
     script = REGION_SCRIPT.format(setup=setup, stmt=stmt, seconds=seconds)
     return [python, "-c", script]
 
@@ -207,9 +209,21 @@ def statement_argv(python: str, setup: str, stmt: str, seconds: float = 1.5) -> 
 def hottest_in_region(
     argv: Sequence[str], env: Mapping[str, str], cwd: str, workdir: Path, top: int = 3
 ) -> list[tuple[str, float]]:
-    """perf report of a `statement_argv` process (it records itself)."""
+    """perf report of a `statement_argv` process, started under perf record with sampling off
+    until the process switches it on (no race with attaching to a running process, which on a
+    loaded machine could miss the whole loop)."""
     data = workdir / f"truth-{os.getpid()}-{abs(hash(tuple(argv)))}.data"
-    _out([*argv, str(data)], {**os.environ, **env}, cwd)
+    control, ack = workdir / "perf-control.fifo", workdir / "perf-ack.fifo"
+    for fifo in (control, ack):
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
+    _out(
+        ["perf", "record", "-q", *_RECORD, "--delay", "-1",
+         "--control", f"fifo:{control},{ack}", "-o", str(data),
+         "--", *argv, str(control), str(ack)],
+        {**os.environ, **env},
+        cwd,
+    )  # fmt: skip
     return _report(data, top, " ".join(argv[:1]))
 
 
