@@ -169,7 +169,7 @@ def test_every_lens_section_renders_in_chromium(chromium: str, tmp_path: Path) -
 LENS_PAGES = {
     # metric: (svg plots: the forest plot + the lens's own, a string only its section shows)
     Metric.TIME: (3, "raw samples"),
-    Metric.INSTRUCTIONS: (1, "`helper` is outlined now"),
+    Metric.INSTRUCTIONS: (1, "<code>helper</code> is outlined now"),  # perflab's `code`
     Metric.COUNTERS: (1, "task-clock"),
     Metric.PROFILE: (3, "new_thing"),
     Metric.ASM: (1, "vmaxps zmm0, zmm1, zmm2"),
