@@ -29,6 +29,7 @@ import numpy as np
 from perflab.budget import TIME_GENERATION_S_RANGE, TIME_TARGET_GENERATIONS, ServerRounds
 from perflab.document import TimePoint, TimeSeries
 from perflab.errors import BenchmarkFailedError
+from perflab.host import online_cpus
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
@@ -291,7 +292,7 @@ class _StatementSession(_Session):
         follow: worker start-up (interpreter, imports, setup) then costs no measuring time."""
         if self.context.cpu is None or self.context.fork_servers is not None:
             return False
-        if not os.sched_getaffinity(0) - {self.context.cpu}:
+        if not set(online_cpus()) - {self.context.cpu}:
             return False
         if generation + 1 < self.settings.min_generations:
             return True
