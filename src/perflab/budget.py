@@ -469,9 +469,10 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
 
 
 def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    """The memory lens: the instructions lens's callgrind runs (with cache simulation), then
-    the rss lens's workers."""
-    counted = instructions_cost(probe, settings, processes=1)
+    """The memory lens: the instructions lens's callgrind runs (with cache simulation, two
+    processes per variant side by side, one variant after the other), then the rss lens's
+    workers."""
+    counted = instructions_cost(probe, settings, processes=2)
     peak = rss_cost(probe, settings)
     return LensCost(
         Metric("memory"),

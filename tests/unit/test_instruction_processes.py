@@ -103,11 +103,11 @@ def test_a_process_at_another_level_widens_the_interval_and_is_named() -> None:
     # A/A: B's second process settled 2% higher (its type lookups missed the cache)
     analysis = _analyse({"A": (2, 2), "B": (2, 4)})
     (comparison,) = analysis.comparisons
-    # the interval spans both of B's processes: no claim
+    # the interval spans both of B's processes, widened by how far they are apart: no claim
     assert comparison.verdict is Verdict.INCONCLUSIVE
-    assert comparison.ci_low == pytest.approx(1.0) and comparison.ci_high == pytest.approx(
-        104 / 102
-    )
+    spread = 104 / 102
+    assert comparison.ci_low == pytest.approx(1.0 / spread)
+    assert comparison.ci_high == pytest.approx(104 / 102 * spread)
     (note,) = analysis.notes
     assert note.severity is Severity.WARNING and note.variant == "B"
     assert "the 2 worker processes of `B` counted 102.0, 104.0" in note.message
@@ -185,3 +185,21 @@ def test_repeats_counted_before_the_allocator_settled_are_not_compared() -> None
     (comparison,) = analysis.comparisons
     assert comparison.ci_low == comparison.ci_high == 1.0
     assert comparison.to_json()["variant_repeats"] == [102.0] * 4
+
+
+def test_two_processes_a_side_at_their_own_levels_make_no_claim() -> None:
+    # A/A: both of B's processes happened to settle above both of A's (a third of such pairs
+    # when process levels differ beyond the band): the bare interval [103/102, 105/101] would
+    # have said `slower`
+    analysis = _analyse({"A": (1, 2), "B": (3, 5)})
+    (comparison,) = analysis.comparisons
+    assert comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.ci_low < 1 < comparison.ci_high
+
+
+def test_a_difference_larger_than_the_processes_spread_is_decided() -> None:
+    # B really does more: every process ~10% more, processes within 1% of each other
+    analysis = _analyse({"A": (2, 2), "B": (12, 13)})
+    (comparison,) = analysis.comparisons
+    assert comparison.verdict is Verdict.SLOWER
+    assert comparison.ci_low > 1.05

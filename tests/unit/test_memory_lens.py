@@ -308,3 +308,44 @@ def test_the_section_says_what_each_number_is() -> None:
     assert "do not do the same memory work" in text
     assert "bytes brought into D1 (D1 misses × 64 B)" in text
     assert "peak RSS of the process (not per iteration)" in text
+
+
+def by_process(variant: str, levels: list[tuple[int, int]]) -> tuple[list[Sample], list[Artifact]]:
+    """A statement's stored repeats, two per worker process: each process's (data reads, D1
+    misses) over 10 iterations, as the instructions lens numbers them (block = process)."""
+    samples, artifacts = [], []
+    for process, (reads, d1) in enumerate(levels):
+        for repeat in range(2):
+            generation = process * 4 + repeat
+            text = callgrind(reads=reads, writes=reads // 2, d1=(d1, 0), ll=(0, 0))
+            empty = callgrind(reads=0, writes=0, d1=(0, 0), ll=(0, 0))
+            artifacts.append(Artifact("b", variant, MEMORY, KIND_STATEMENT, text, generation))
+            artifacts.append(Artifact("b", variant, MEMORY, KIND_EMPTY, empty, generation))
+            samples.append(
+                Sample("b", variant, MEMORY, "instructions", 1000.0, 10, generation, process)
+            )
+    return samples, artifacts
+
+
+def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
+    # identical code: the second process of each side counted more; B's both a little above
+    # A's, which the bare interval over repeats called a difference
+    result = analyse_memory(
+        BENCHMARK,
+        ["a", "b"],
+        data(
+            by_process("a", [(100_000, 16), (101_000, 17)]),
+            by_process("b", [(101_500, 18), (102_000, 19)]),
+        ),
+        Settings(),
+    )
+    by = {c.event: c for c in result.comparisons}
+    assert by["data_reads"].ci_low > 1.0 / 1.05  # widened by both sides' process spreads ...
+    assert by["data_reads"].ci_low < 1 < by["data_reads"].ci_high  # ... to hold 1: no claim
+    assert by["data_reads"].to_json()["baseline_processes"] == [10_000.0, 10_100.0]
+    # ~110 B per iteration brought into D1: a few lines of state, never a verdict
+    d1 = by["d1_fill_bytes"]
+    assert d1.verdict.value == "inconclusive"
+    assert "4,096 B per iteration" in d1.to_json()["verdict_withheld"]
+    assert not any(c.verdict.value in ("faster", "slower") for c in result.comparisons)
+    assert not [n for n in result.notes if "memory work" in n.message]

@@ -7,7 +7,12 @@ import math
 import pytest
 
 from perflab.model import Metric, Sample
-from perflab.stats.summary import per_iteration, ratio_interval, relative_spread
+from perflab.stats.summary import (
+    per_iteration,
+    process_ratio_interval,
+    ratio_interval,
+    relative_spread,
+)
 
 
 def test_relative_spread_is_the_mad_over_the_median() -> None:
@@ -31,3 +36,19 @@ def test_per_iteration_weighs_samples_by_their_loops_and_skips_warmup() -> None:
     samples = [_sample(1000.0, 10), _sample(3000.0, 20), _sample(1e9, 1, warmup=True)]
     assert per_iteration(samples) == pytest.approx(4000.0 / 30)
     assert math.isnan(per_iteration([_sample(5.0, 1, warmup=True)]))
+
+
+def test_process_ratio_interval_widens_by_each_sides_process_spread() -> None:
+    ratio, low, high = process_ratio_interval(((100.0, 100.0), (102.0,)), ((103.0,), (104.0,)))
+    # every repeat: [103/102, 104/100]; A's processes 2% apart, B's ~0.97%
+    widening = 1.02 * (104 / 103)
+    assert low == pytest.approx(103 / 102 / widening)
+    assert high == pytest.approx(104 / 100 * widening)
+    assert low < 1 < high  # an A/A whose processes settled apart is not a difference
+    assert ratio == pytest.approx(103.5 / 100)
+
+
+def test_process_ratio_interval_of_one_process_a_side_is_the_repeats_interval() -> None:
+    assert process_ratio_interval(((10.0, 11.0),), ((12.0,),)) == ratio_interval(
+        (10.0, 11.0), (12.0,)
+    )

@@ -81,3 +81,31 @@ def process_levels(processes: Sequence[Sequence[float]]) -> ProcessLevels | None
         between=_apart(levels),
         within=max(_apart(g) for g in groups),
     )
+
+
+def process_ratio_interval(
+    baseline: Sequence[Sequence[float]], variant: Sequence[Sequence[float]]
+) -> tuple[float, float, float]:
+    """(ratio, low, high) of counts whose unit is the worker process (each side: its processes'
+    repeats). The interval of every repeat (`ratio_interval`), widened on both sides by how far
+    apart each side's processes settled: a verdict then needs a difference larger than what
+    separate processes of the *same* code differ by.
+
+    Why: identical code counts differently by process (glibc's malloc state, the heap layout:
+    torch.add's instruction levels 1-2% apart, D1 fills of a ~100 B statement up to 21%). With
+    two processes a side whose levels differ beyond the band, the bare interval excluded 1 in a
+    third of simulated A/A pairs (both of one side's levels above both of the other's); widened
+    by both sides' spreads, in 6%; with three processes a side, in 0.3% (docs/statistics.md,
+    "Counts whose unit is the process"). A side with one process widens nothing: nothing is
+    known of its spread (a command's repeats are each a process already)."""
+    before = [v for process in baseline for v in process]
+    after = [v for process in variant for v in process]
+    ratio, low, high = ratio_interval(before, after)
+    if math.isnan(ratio):
+        return ratio, low, high
+    widening = 1.0
+    for side in (baseline, variant):
+        levels = process_levels(side)
+        if levels is not None and math.isfinite(levels.between):
+            widening *= 1 + levels.between
+    return ratio, low / widening, high * widening

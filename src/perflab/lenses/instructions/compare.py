@@ -44,7 +44,7 @@ from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Severity
 from perflab.stats.comparison import comparison_from
-from perflab.stats.summary import ProcessLevels, process_levels, ratio_interval
+from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,8 @@ class _VariantCounts:
     # repeat's generation (where its callgrind files are)
     processes: tuple[tuple[float, ...], ...] = ()
     first_generations: tuple[int, ...] = ()
+    # the same grouping for every counted event (cache events under the cache simulation)
+    processes_by_name: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
 
     @property
     def levels(self) -> ProcessLevels | None:
@@ -208,12 +210,12 @@ class _VariantCounts:
 
 
 def _per_process(
-    data: BenchmarkData, variant: str
+    data: BenchmarkData, variant: str, name: str = SAMPLE_NAME
 ) -> tuple[tuple[tuple[float, ...], ...], tuple[int, ...]]:
-    """The variant's counts grouped by worker process (a command's repeats: each a process;
-    runs stored before processes were recorded: one process)."""
+    """The variant's counts of `name` grouped by worker process (a command's repeats: each a
+    process; runs stored before processes were recorded: one process)."""
     grouped: dict[int, list[tuple[int, float]]] = {}
-    for sample in data.samples_of(variant, SAMPLE_NAME):
+    for sample in data.samples_of(variant, name):
         if not sample.warmup:
             grouped.setdefault(sample.block, []).append((sample.generation, sample.per_iteration))
     ordered = [sorted(grouped[block]) for block in sorted(grouped)]
@@ -350,6 +352,7 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         program=main,
         processes=processes,
         first_generations=first_generations,
+        processes_by_name={name: _per_process(data, variant, name)[0] for name in by_name},
     )
 
 
@@ -421,7 +424,8 @@ def _comparison(
     rules: Sequence[Any],
     band: float,
 ) -> Comparison:
-    interval = ratio_interval(base.per_iteration, other.per_iteration)
+    # the interval spans every process, widened by how far each side's processes are apart
+    interval = process_ratio_interval(base.processes, other.processes)
     functions: tuple[FunctionDelta, ...] = ()
     inlining: tuple[InliningChange, ...] = ()
     unknown: tuple[CannotTell, ...] = ()
@@ -495,7 +499,10 @@ def _event_comparison(
     band: float,
 ) -> Comparison:
     before, after = base.samples[event.name], other.samples[event.name]
-    interval = ratio_interval(before, after)
+    interval = process_ratio_interval(
+        base.processes_by_name.get(event.name, (before,)),
+        other.processes_by_name.get(event.name, (after,)),
+    )
     functions: tuple[FunctionDelta, ...] = ()
     if base.costs is not None and other.costs is not None:
         functions = function_deltas(

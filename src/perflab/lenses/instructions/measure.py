@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,7 @@ from perflab.model import (
     Variant,
 )
 from perflab.proc import LaunchSpec, ProcessRunner, stop_all_contained, which
+from perflab.stats.summary import process_levels
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
@@ -95,6 +97,9 @@ _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
 # reached 2.6e-4 at the calibrated loop count on a loaded machine, allocator levels 3e-3 and more
 _SETTLED = 1e-3
 _MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
+# statements: worker processes per variant at most, the last added only when a variant's first
+# processes counted at different levels (InstructionsLens.measure)
+MAX_PROCESSES = 3
 _VGDB_TIMEOUT_S = 60.0
 _COMMAND_TIMEOUT_S = 3600.0
 
@@ -371,6 +376,8 @@ class InstructionsLens:
             + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
         )
         workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+        # per variant, each worker process's per-iteration counts: whether they disagree
+        counted_by_process: dict[str, list[tuple[float, ...]]] = {}
 
         def count(job: _Job, cpu: int | None) -> tuple[int | None, _Counted]:
             if statement:
@@ -382,6 +389,7 @@ class InstructionsLens:
             run = job.run
             if isinstance(counts, _StatementCounts):
                 self._store_statement(run, counts, job.process, cpu)
+                counted_by_process.setdefault(run.variant.name, []).append(counts.per_iteration())
             else:
                 self._store_command(run, counts, cpu)
             run.fixed.setdefault("cpus", []).append(cpu)
@@ -392,7 +400,44 @@ class InstructionsLens:
             workers.stop()
             stop_all_contained()  # workers still in their setup (import torch) are not listed
 
+        started_s = time.monotonic()
         run_on_cpus(jobs, cpus, count, store, on_stop=stop)
+        disagreeing = sorted(
+            name
+            for name, levels in counted_by_process.items()
+            if (found := process_levels(levels)) is not None and found.disagree
+        )
+        if not statement or not disagreeing or processes >= MAX_PROCESSES:
+            return
+        # Processes of one variant settled at different levels: the interval is widened by
+        # their spread, and with two a side a difference that is only the processes' still
+        # made a verdict in 6% of simulated A/A pairs, with three in 0.3% (docs/statistics.md).
+        # One more process per variant, when the lens's share holds it.
+        round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
+        extra = [_Job(run, processes) for run in runs]
+        extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
+        left_s = context.lens_budget_s - (time.monotonic() - started_s)
+        what = ", ".join(f"`{name}`" for name in disagreeing)
+        if extra_s > left_s and not context.experiment.settings.min_measurements_anyway:
+            context.sink.add_note(
+                Note(
+                    Severity.INFO,
+                    f"the worker processes of {what} counted at different levels; a third "
+                    f"process per variant would narrow what that leaves undecided, but needs "
+                    f"~{extra_s:.0f} s where the lens's share has {max(0.0, left_s):.0f} s left",
+                    hint="a larger --budget counts a third process per variant",
+                    benchmark=benchmark.name,
+                    metric=self.metric,
+                )
+            )
+            return
+        context.progress.update(
+            benchmark=benchmark.name,
+            metric=self.metric,
+            detail=f"callgrind: the processes of {', '.join(disagreeing)} disagree, "
+            "one more process per variant",
+        )
+        run_on_cpus(extra, cpus, count, store, on_stop=stop)
 
     def _cpus(self, context: LensContext) -> tuple[int | None, ...]:
         """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
@@ -747,6 +792,15 @@ class _StatementCounts:
     totals: tuple[tuple[dict[str, float], dict[str, float]], ...]
     identities: Mapping[str, str | None]
     frames: Mapping[str, Mapping[str, list[list[object]]]] | None
+
+    def per_iteration(self) -> tuple[float, ...]:
+        """The measured repeats' instructions per iteration (statement minus empty loop), as
+        they are stored (warm-up, i.e. settling, repeats left out)."""
+        return tuple(
+            (stmt.get(SAMPLE_NAME, 0.0) - empty.get(SAMPLE_NAME, 0.0)) / self.plan.loops
+            for repeat, (stmt, empty) in enumerate(self.totals)
+            if repeat >= self.plan.warmup
+        )
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,9 @@ from perflab.lenses.instructions.compare import (
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.rss.measure import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import Artifact, Benchmark, Comparison, Note, Settings, Severity
+from perflab.model import Artifact, Benchmark, Comparison, Note, Settings, Severity, Verdict
 from perflab.stats.comparison import comparison_from
-from perflab.stats.summary import ratio_interval
+from perflab.stats.summary import process_ratio_interval
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 
@@ -135,22 +135,39 @@ def allocator_calls(costs: FunctionCosts) -> float:
 @dataclass(frozen=True)
 class Traffic:
     """One variant's memory work per iteration under the cache simulation: one value per
-    callgrind repeat for each measure, and the line size that turned misses into bytes."""
+    callgrind repeat for each measure, the same values grouped by worker process, and the line
+    size that turned misses into bytes."""
 
     repeats: Mapping[str, tuple[float, ...]]
     line_bytes: Mapping[str, int]
+    # measure -> per worker process, its repeats (empty: stored before processes were recorded)
+    processes: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
 
     def value(self, measure: Measure) -> float | None:
         values = self.repeats.get(measure.name)
         return statistics.median(values) if values else None
 
+    def by_process(self, measure: Measure) -> tuple[tuple[float, ...], ...]:
+        """The measure's repeats per worker process (all in one when processes are unknown)."""
+        grouped = self.processes.get(measure.name)
+        if grouped:
+            return grouped
+        values = self.repeats.get(measure.name, ())
+        return (values,) if values else ()
+
+    def levels(self, measure: Measure) -> tuple[float, ...]:
+        """Each worker process's level (the median of its repeats), for the JSON."""
+        return tuple(statistics.median(p) for p in self.by_process(measure) if p)
+
 
 def _repeat_costs(
     data: BenchmarkData, variant: str
 ) -> list[tuple[int, FunctionCosts, float, Sequence[Artifact]]]:
-    """Per stored repeat: its costs (statement minus empty loop, or the whole command), the
-    iterations they cover, and the artifacts they came from."""
-    loops = {s.generation: s.loops for s in data.samples_of(variant, SAMPLE_NAME) if not s.warmup}
+    """Per stored repeat: its worker process, its costs (statement minus empty loop, or the
+    whole command), the iterations they cover, and the artifacts they came from."""
+    measured = [s for s in data.samples_of(variant, SAMPLE_NAME) if not s.warmup]
+    loops = {s.generation: s.loops for s in measured}
+    process = {s.generation: s.block for s in measured}  # the instructions lens's numbering
     out: list[tuple[int, FunctionCosts, float, Sequence[Artifact]]] = []
     for generation in sorted(loops):
         stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
@@ -159,12 +176,17 @@ def _repeat_costs(
                 a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation
             ]
             costs = combine_parts(parts_of(stmt)) - combine_parts(parts_of(empty))
-            out.append((generation, costs, float(loops[generation]), stmt))
+            out.append((process[generation], costs, float(loops[generation]), stmt))
             continue
         whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
         if whole:
             out.append(
-                (generation, combine_parts(parts_of(whole)), float(loops[generation]), whole)
+                (
+                    process[generation],
+                    combine_parts(parts_of(whole)),
+                    float(loops[generation]),
+                    whole,
+                )
             )
     return out
 
@@ -173,8 +195,9 @@ def traffic_of(data: BenchmarkData, variant: str) -> Traffic | None:
     """The variant's traffic per iteration from its stored callgrind files, None when none were
     stored or they carry no cache simulation."""
     repeats: dict[str, list[float]] = {}
+    grouped: dict[str, dict[int, list[float]]] = {}
     lines: dict[str, int] = {}
-    for _, costs, loops, artifacts in _repeat_costs(data, variant):
+    for process, costs, loops, artifacts in _repeat_costs(data, variant):
         if not all(e in costs.events for e in (_READS, _WRITES, *_D1, *_LL)):
             return None
         if not lines:
@@ -193,9 +216,14 @@ def traffic_of(data: BenchmarkData, variant: str) -> Traffic | None:
             (ALLOCATIONS, allocator_calls(costs) / loops),
         ):
             repeats.setdefault(measure.name, []).append(value)
+            grouped.setdefault(measure.name, {}).setdefault(process, []).append(value)
     if not repeats:
         return None
-    return Traffic({k: tuple(v) for k, v in repeats.items()}, lines)
+    return Traffic(
+        {k: tuple(v) for k, v in repeats.items()},
+        lines,
+        {k: tuple(tuple(by[p]) for p in sorted(by)) for k, by in grouped.items()},
+    )
 
 
 def unavailable_reason(data: BenchmarkData, variant: str) -> str | None:
@@ -252,6 +280,13 @@ class WorkDifference:
         }
 
 
+def below_floor(measure: Measure, before: Sequence[float], after: Sequence[float]) -> bool:
+    """Whether a bytes measure is too small on both sides for its ratio to mean anything."""
+    if measure not in (D1_BYTES, LL_BYTES) or not before or not after:
+        return False
+    return max(statistics.median(before), statistics.median(after)) < WORK_FLOOR_BYTES
+
+
 def work_difference(
     base: Traffic, other: Traffic, *, threshold: float = WORK_THRESHOLD
 ) -> WorkDifference | None:
@@ -268,7 +303,9 @@ def work_difference(
         if min(before) <= 0:  # the baseline moves nothing at this level, the variant does
             ratio, low, high = math.inf, math.inf, math.inf
         else:
-            ratio, low, high = ratio_interval(before, after)
+            ratio, low, high = process_ratio_interval(
+                base.by_process(measure), other.by_process(measure)
+            )
         if low > 1 + threshold or high < 1 / (1 + threshold):
             found.append(
                 WorkDifference(
@@ -302,6 +339,12 @@ class MemoryDetails:
     variant_repeats: tuple[float, ...] = ()
     footprint: RssDetails | None = None
     names: tuple[str, str] = ("", "")  # baseline, variant: for the sentence in the JSON
+    # each worker process's level of the compared measure (two or more: the interval was
+    # widened by how far they are apart)
+    baseline_processes: tuple[float, ...] = ()
+    variant_processes: tuple[float, ...] = ()
+    # the bytes measure is below WORK_FLOOR_BYTES on both sides: shown without a verdict
+    below_floor: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -316,6 +359,14 @@ class MemoryDetails:
         if self.baseline_repeats:
             out["baseline_repeats"] = list(self.baseline_repeats)
             out["variant_repeats"] = list(self.variant_repeats)
+        if len(self.baseline_processes) > 1 or len(self.variant_processes) > 1:
+            out["baseline_processes"] = list(self.baseline_processes)
+            out["variant_processes"] = list(self.variant_processes)
+        if self.below_floor:
+            out["verdict_withheld"] = (
+                f"fewer than {WORK_FLOOR_BYTES:,.0f} B per iteration on both sides: a few lines "
+                "of interpreter and allocator state decide the ratio"
+            )
         unavailable = {
             side: reason
             for side, reason in (
@@ -411,7 +462,8 @@ def analyse_memory(
             name: str = name,
             work: WorkDifference | None = work,
         ) -> MemoryDetails:
-            lines = traffic[name] or base
+            mine = traffic[name]
+            lines = mine or base
             return MemoryDetails(
                 measure=measure,
                 baseline_memory=profiles[base_name],
@@ -424,30 +476,39 @@ def analyse_memory(
                 variant_repeats=after,
                 footprint=footprint,
                 names=(base_name, name),
+                baseline_processes=base.levels(measure) if base and before else (),
+                variant_processes=mine.levels(measure) if mine and after else (),
+                below_floor=below_floor(measure, before, after),
             )
 
         if base is not None and other is not None:
             for measure in TRAFFIC_MEASURES:
                 before = base.repeats.get(measure.name, ())
                 after = other.repeats.get(measure.name, ())
-                interval = ratio_interval(before, after)
+                # over every worker process, widened by how far each side's processes are apart
+                interval = process_ratio_interval(
+                    base.by_process(measure), other.by_process(measure)
+                )
                 if math.isnan(interval[0]):
                     continue  # nothing of it in the baseline (no allocations ...): no ratio
-                comparisons.append(
-                    comparison_from(
-                        interval,
-                        equivalence_band=settings.equivalence_band,
-                        benchmark=benchmark.name,
-                        metric=MEMORY,
-                        baseline=base_name,
-                        variant=name,
-                        baseline_value=statistics.median(before),
-                        variant_value=statistics.median(after),
-                        unit=measure.unit,
-                        event=measure.name,
-                        details=details(measure, before, after),
-                    )
+                comparison = comparison_from(
+                    interval,
+                    equivalence_band=settings.equivalence_band,
+                    benchmark=benchmark.name,
+                    metric=MEMORY,
+                    baseline=base_name,
+                    variant=name,
+                    baseline_value=statistics.median(before),
+                    variant_value=statistics.median(after),
+                    unit=measure.unit,
+                    event=measure.name,
+                    details=details(measure, before, after),
                 )
+                if below_floor(measure, before, after):
+                    # a few lines of interpreter and allocator state decide such a ratio: shown,
+                    # never a verdict (an A/A's 116 B per iteration was once called `slower`)
+                    comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
+                comparisons.append(comparison)
         for c in footprint_analysis.comparisons:
             if c.variant != name:
                 continue

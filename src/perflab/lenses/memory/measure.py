@@ -57,6 +57,7 @@ from perflab.proc import ProcessRunner, which
 
 # callgrind repeats per variant: the spread between them is what the threshold is judged against
 TRAFFIC_REPEATS = 2
+TRAFFIC_PROCESSES = 2  # worker processes per variant, each under its own valgrind
 _PAD_NAME = "PERFLAB_MEMORY_PAD"
 # valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
 _CANNOT_EXECUTE = re.compile(
@@ -134,10 +135,13 @@ class MemoryLens:
         traffic: InstructionsLens | None = None,
         footprint: RssLens | None = None,
     ) -> None:
-        # one worker process per variant: the threshold (10%) is far above what differs between
-        # processes of one environment (torch.add: up to 1.9%), and a process costs an import
+        # two worker processes per variant, side by side, as the instructions lens: what a
+        # cache simulation counts depends on the process too (D1 fills of a ~100 B statement
+        # moved by up to 21% between processes), and with one process the interval held none
+        # of it (an A/A was once called `slower`); the interval is widened by the processes'
+        # spread (stats.summary.process_ratio_interval)
         self.traffic = traffic or InstructionsLens(
-            repeats=TRAFFIC_REPEATS, processes=1, inline_frames=False
+            repeats=TRAFFIC_REPEATS, processes=TRAFFIC_PROCESSES, inline_frames=False
         )
         self.footprint = footprint or RssLens()
 
