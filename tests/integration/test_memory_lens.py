@@ -158,3 +158,29 @@ def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> Non
     assert by[("copy", "maxrss_kb")].baseline_value > 6 * 1024  # the worker holds x and y
     work = [n for n in result.notes if "memory work" in n.message]
     assert [n.variant for n in work] == ["copy"]
+
+
+def test_a_statement_a_a_makes_no_claim() -> None:
+    """Identical variants of a statement that moves ~100 B per iteration: the counts of such a
+    statement depend on the worker process (one process per variant once gave `slower` on
+    the bytes brought into D1), so no traffic measure may be called different, and the
+    variants do the same memory work."""
+    benchmark = Benchmark("sum", stmt="sum(range(1000))")
+    variants = (Variant("a"), Variant("b"))
+    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
+    experiment = Experiment((benchmark,), variants, settings)
+    sink = MemorySink()
+    context = LensContext(
+        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
+    )
+    lens = MemoryLens()
+    lens.traffic.loops = 200  # fixed, to keep callgrind short
+    lens.measure(benchmark, context)
+    result = lens.analyse(benchmark, ["a", "b"], sink.data_for("sum", MEMORY), experiment)
+    traffic = [c for c in result.comparisons if c.event in ("d1_fill_bytes", "data_reads")]
+    assert len(traffic) == 2
+    claims = [(c.event, c.verdict.value) for c in result.comparisons]
+    assert not [claim for claim in claims if claim[1] in ("faster", "slower")], claims
+    assert not [n for n in result.notes if "memory work" in n.message]
+    processes = traffic[0].to_json()
+    assert len(processes["baseline_processes"]) >= 2  # the interval rests on two or more
