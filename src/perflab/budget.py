@@ -538,9 +538,18 @@ class BudgetPlan:
     def share_of(self, metric: Metric) -> LensShare:
         return next(s for s in self.shares if s.metric == metric)
 
-    def describe(self) -> str:
-        """The split, in words: "budget 20 s: probe 0.3 s, instructions 12.4 s, time 7.3 s"."""
-        parts = ", ".join(f"{s.metric.value} {s.share_s:.1f} s" for s in self.shares)
+    def describe(self, took_s: Mapping[Metric, float] | None = None) -> str:
+        """The split, in words: "budget 20 s: probe 0.3 s, instructions 12.4 s, time 7.3 s";
+        with `took_s` (what each lens really took), "instructions 11.0 s of its 12.4 s" for
+        every lens that ran."""
+
+        def part(share: LensShare) -> str:
+            took = None if took_s is None else took_s.get(share.metric)
+            if took is None:
+                return f"{share.metric.value} {share.share_s:.1f} s"
+            return f"{share.metric.value} {took:.1f} s of its {share.share_s:.1f} s"
+
+        parts = ", ".join(part(s) for s in self.shares)
         forked = [s.metric.value for s in self.shares if s.cost.forked]
         how = (
             f"; {', '.join(forked)} forks its workers from one process per variant that "

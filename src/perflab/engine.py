@@ -10,6 +10,7 @@ import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,7 @@ def _run_experiment(
                 deadline_s = begun_s + plan.measuring_s
                 _show_plan(progress, benchmark.name, plan)
                 ordered = _run_order(lenses, plan)
+                took_s: dict[Metric, float] = {}  # what each lens really took
                 for index, lens in enumerate(ordered):
                     stopped_before = stopped_processes()
                     cost = plan.share_of(lens.metric).cost
@@ -305,6 +307,7 @@ def _run_experiment(
                             server_rounds=cost.server_rounds,
                         )
                         lens.measure(benchmark, lens_context)
+                        took_s[lens.metric] = time.monotonic() - started_s
                         _note_slow_lens(writer, lens, benchmark.name, started_s, share_s)
                         _note_forked(writer, lens, benchmark.name, servers)
                     except BenchmarkFailedError as error:
@@ -316,7 +319,7 @@ def _run_experiment(
                             servers.close()
                         stop_all_contained()  # what escaped its worker's session, orphaned
                         _note_leftovers(writer, lens, benchmark.name, stopped_before)
-                _note_budget_used(writer, benchmark.name, plan, deadline_s)
+                _note_budget_used(writer, benchmark.name, plan, deadline_s, took_s)
     except BaseException as error:
         stop_all_contained()
         with contextlib.suppress(StoreError):  # the store may be what failed
@@ -455,16 +458,20 @@ def _note_forked(
 
 
 def _note_budget_used(
-    writer: RunWriter, benchmark: str, plan: BudgetPlan, deadline_s: float
+    writer: RunWriter,
+    benchmark: str,
+    plan: BudgetPlan,
+    deadline_s: float,
+    took_s: Mapping[Metric, float],
 ) -> None:
     """The plan, and what the benchmark really took against its budget (its probe and every
-    lens included): one note per benchmark."""
+    lens included), each lens's time beside its share: one note per benchmark."""
     used_s = time.monotonic() - (deadline_s - plan.measuring_s)
     anyway = "" if plan.fits else "; the minimums were measured anyway"
     writer.add_note(
         Note(
             severity=Severity.INFO if plan.fits or plan.probe.failed else Severity.WARNING,
-            message=f"used {used_s:.1f} s of the {plan.describe()}{anyway}",
+            message=f"used {used_s:.1f} s of the {plan.describe(took_s)}{anyway}",
             benchmark=benchmark,
         )
     )

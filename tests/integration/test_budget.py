@@ -4,6 +4,7 @@ measured slowdown of the machine plans longer tool costs."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import time
 from pathlib import Path
@@ -50,6 +51,9 @@ def test_a_run_ends_near_its_budget_and_says_its_plan() -> None:
     (plan,) = [n for n in result.notes if n.message.startswith("used ")]
     assert "of the budget 4 s" in plan.message and "time " in plan.message
     assert "rss " in plan.message
+    # each lens's own time beside its share: the parts are what happened, not only the plan
+    assert re.search(r"time [0-9.]+ s of its [0-9.]+ s", plan.message), plan.message
+    assert re.search(r"rss [0-9.]+ s of its [0-9.]+ s", plan.message), plan.message
     assert elapsed < 30.0
 
 
