@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 
 from perflab.lenses.instructions.compare import KIND_EMPTY, KIND_STATEMENT
+from perflab.lenses.instructions import measure as instructions_measure
 from perflab.lenses.instructions.measure import InstructionsLens, settled
-from perflab.measure.lens import LensAnalysis, MemorySink
+from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -22,6 +24,7 @@ from perflab.model import (
     Variant,
     Verdict,
 )
+from perflab.proc import FakeRunner
 from perflab.stats.summary import process_levels
 from perflab.worker import statement_worker
 
@@ -203,3 +206,67 @@ def test_a_difference_larger_than_the_processes_spread_is_decided() -> None:
     (comparison,) = analysis.comparisons
     assert comparison.verdict is Verdict.SLOWER
     assert comparison.ci_low > 1.05
+
+
+class _Levels:
+    """What a stand-in worker process counted: its repeats' instructions per iteration."""
+
+    def __init__(self, values: tuple[float, ...]) -> None:
+        self.values = values
+
+    def per_iteration(self) -> tuple[float, ...]:
+        return self.values
+
+
+def _measure_processes(
+    monkeypatch: pytest.MonkeyPatch, levels: dict[str, list[float]], budget_s: float = 600.0
+) -> tuple[list[tuple[str, int]], MemorySink]:
+    """InstructionsLens.measure with stand-in valgrind processes (one CPU): which (variant,
+    process) it counted, and the notes it left. `levels`: per variant, each process's level."""
+    counted: list[tuple[str, int]] = []
+
+    def count(self: InstructionsLens, run: Any, process: int, cpu: Any, workers: Any) -> Any:
+        counted.append((run.variant.name, process))
+        return instructions_measure._StatementCounts.__new__(instructions_measure._StatementCounts)
+
+    def per_iteration(self: Any) -> tuple[float, ...]:
+        name, process = counted[-1]
+        return (levels[name][process],) * 2
+
+    monkeypatch.setattr(InstructionsLens, "_count_statement", count)
+    monkeypatch.setattr(InstructionsLens, "_store_statement", lambda *args: None)
+    monkeypatch.setattr(instructions_measure._StatementCounts, "per_iteration", per_iteration)
+    benchmark = Benchmark("b", stmt="x")
+    experiment = Experiment((benchmark,), tuple(Variant(v) for v in levels), Settings())
+    sink = MemorySink()
+    context = LensContext(
+        experiment, FakeRunner(), sink, NullProgress(), None, "python3", budget_s=budget_s
+    )
+    InstructionsLens(parallel=False).measure(benchmark, context)
+    return counted, sink
+
+
+def test_processes_that_agree_are_two_per_variant(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted, sink = _measure_processes(
+        monkeypatch, {"A": [9_867.0, 9_867.2, 0.0], "B": [9_867.1, 9_867.0, 0.0]}
+    )
+    assert sorted(counted) == [("A", 0), ("A", 1), ("B", 0), ("B", 1)]
+    assert not sink.notes
+
+
+def test_processes_that_disagree_get_a_third_per_variant(monkeypatch: pytest.MonkeyPatch) -> None:
+    # B's two processes settled 1.2% apart (glibc's allocator state): one more process for
+    # every variant, so the widened interval rests on three levels a side
+    counted, _ = _measure_processes(
+        monkeypatch, {"A": [9_867.0, 9_867.2, 9_867.1], "B": [9_867.1, 9_985.0, 9_867.0]}
+    )
+    assert sorted(counted) == [(v, p) for v in "AB" for p in range(3)]
+
+
+def test_a_third_process_the_share_cannot_hold_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted, sink = _measure_processes(
+        monkeypatch, {"A": [9_867.0, 9_867.2, 0.0], "B": [9_867.1, 9_985.0, 0.0]}, budget_s=0.0
+    )
+    assert len(counted) == 4
+    (note,) = sink.notes
+    assert "`B`" in note.message and "third process" in note.message
