@@ -1,17 +1,22 @@
-"""The profile lens claims `appeared`/`disappeared` only from enough samples, and says how
-many more would settle a claim it does not make."""
+"""The profile lens claims `appeared`/`disappeared` only from enough samples, says how many
+more would settle a claim it does not make, and gives a verdict on its ratio only beyond what
+separate processes of the same code differ by."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from perflab.lenses.profile.measure import ProfileDetails
+import pytest
+
+from perflab.lenses.profile.measure import ProfileDetails, one_process_verdict
 from perflab.lenses.profile.perf_script import (
     Stack,
     diff_profiles,
     hot_symbols,
     samples_to_settle,
 )
+from perflab.model import Metric, Verdict
+from perflab.stats.comparison import comparison_from
 
 
 def profile(counts: dict[str, int]) -> Counter[Stack]:
@@ -59,3 +64,33 @@ def test_an_a_over_a_and_a_split_off_cold_part_make_no_claim() -> None:
     cold = hot_symbols(profile({"kernel": 600, "kernel.cold": 100, "main_loop": 300}))
     diff = diff_profiles(hot_symbols(same), cold)
     assert diff.claims == () and diff.unsettled == ()
+
+
+@pytest.mark.parametrize(
+    ("interval", "verdict"),
+    [
+        # an A/A next to the time and counters lenses: two processes, 2.4% apart, no claim
+        ((1.024, 1.007, 1.041), Verdict.INCONCLUSIVE),
+        ((0.976, 0.969, 0.982), Verdict.INCONCLUSIVE),
+        # identical processes that agree say nothing of a small change: never equivalent
+        ((1.000, 0.999, 1.001), Verdict.INCONCLUSIVE),
+        # a sort of shuffled against presorted data: far beyond what processes differ by
+        ((15.3, 15.0, 15.6), Verdict.SLOWER),
+        ((0.5, 0.48, 0.52), Verdict.FASTER),
+    ],
+)
+def test_one_worker_per_variant_decides_only_beyond_what_processes_differ_by(
+    interval: tuple[float, float, float], verdict: Verdict
+) -> None:
+    comparison = comparison_from(
+        interval,
+        equivalence_band=0.01,
+        benchmark="b",
+        metric=Metric.PROFILE,
+        baseline="a",
+        variant="b",
+        baseline_value=1.0,
+        variant_value=interval[0],
+        unit="ns",
+    )
+    assert one_process_verdict(comparison).verdict is verdict
