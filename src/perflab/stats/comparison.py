@@ -3,7 +3,9 @@ every lens decides `faster`/`equivalent`/`slower` the same way."""
 
 from __future__ import annotations
 
-from perflab.model import Comparison, Details, Metric
+from dataclasses import replace
+
+from perflab.model import Comparison, Details, Metric, Verdict
 from perflab.stats.paired import RatioEstimate, verdict_for
 
 # (ratio, ci_low, ci_high): an interval not estimated from paired groups (e.g. over repeats)
@@ -44,3 +46,26 @@ def comparison_from(
         event=event,
         details=details,
     )
+
+
+# Separate worker processes of identical code run at different speeds (memory layout, hash
+# seed): the time lens's A/A generations of sum(range(1000)) differed by up to 10% (0.3-6% SD
+# between generations, docs/statistics.md). A lens whose variants each ran in one process (the
+# profile lens), or in children forked from one process that set those effects (the torch
+# lens's generations), has an interval that holds none of that: the profile lens's A/A runs next
+# to the time and counters lenses were called `slower` 1.024 [1.007, 1.041] and `faster` 0.976
+# [0.969, 0.982]. Its verdict needs the whole interval beyond this.
+ONE_PROCESS_ALLOWANCE = 0.10
+
+
+def one_process_verdict(comparison: Comparison) -> Comparison:
+    """The verdict a comparison of one worker process per variant can support: `faster` or
+    `slower` only when the interval lies beyond what processes of the same code differ by,
+    never `equivalent` (two processes that happen to agree say nothing of a small change)."""
+    if comparison.ci_low > 1 + ONE_PROCESS_ALLOWANCE:
+        verdict = Verdict.SLOWER
+    elif comparison.ci_high < 1 / (1 + ONE_PROCESS_ALLOWANCE):
+        verdict = Verdict.FASTER
+    else:
+        verdict = Verdict.INCONCLUSIVE
+    return replace(comparison, verdict=verdict)

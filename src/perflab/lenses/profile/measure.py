@@ -61,18 +61,16 @@ from perflab.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
-    Comparison,
     Experiment,
     Metric,
     Note,
     Sample,
     Severity,
     Variant,
-    Verdict,
 )
 from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
-from perflab.stats.comparison import comparison_from
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 
@@ -723,28 +721,6 @@ def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[
     summary = hot_symbols(parse_folded(folded[-1].content)) if folded else HotSymbols(0, (), ())
     facts: dict[str, Any] = json.loads(meta[-1].content) if meta else {}
     return summary, facts
-
-
-# Separate worker processes of identical code run at different speeds (memory layout, hash
-# seed): the time lens's A/A generations of sum(range(1000)) differed by up to 10% (0.3-6% SD
-# between generations, docs/statistics.md). The profile lens measures one worker per variant,
-# so its interval (over batches of blocks inside those two processes) holds none of that, and
-# A/A runs next to the time and counters lenses were called `slower` 1.024 [1.007, 1.041] and
-# `faster` 0.976 [0.969, 0.982]. Its verdict therefore needs the whole interval beyond this.
-ONE_PROCESS_ALLOWANCE = 0.10
-
-
-def one_process_verdict(comparison: Comparison) -> Comparison:
-    """The verdict a comparison of one worker process per variant can support: `faster` or
-    `slower` only when the interval lies beyond what processes of the same code differ by,
-    never `equivalent` (two processes that happen to agree say nothing of a small change)."""
-    if comparison.ci_low > 1 + ONE_PROCESS_ALLOWANCE:
-        verdict = Verdict.SLOWER
-    elif comparison.ci_high < 1 / (1 + ONE_PROCESS_ALLOWANCE):
-        verdict = Verdict.FASTER
-    else:
-        verdict = Verdict.INCONCLUSIVE
-    return replace(comparison, verdict=verdict)
 
 
 def analyse_profiles(
