@@ -65,7 +65,10 @@ VALGRIND_STARTUP_SLOWDOWN = 8.0
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
 CALLGRIND_COUNTED_S = 5.0
-TORCH_PROFILER_START_S = 0.5  # the first torch.profiler session of a process
+# the first torch.profiler session of a process initialises the profiler: 1.1-1.9 s measured
+# on the AMD EPYC VM (2026-11-24, `import torch` 1.5-1.7 s there); forked workers pay it once,
+# in their server (lenses/torch `_warm_servers`), fresh ones in every generation
+TORCH_PROFILER_START_S = 1.5
 TORCH_BLOCKS = 3  # lenses/torch: one warm-up and two measured profiles per generation
 TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
@@ -437,14 +440,17 @@ def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """Two generations at least (a CI needs two), up to --min-generations within its share:
     its ratio is indicative only (profiler overhead), the time lens's is the verdict."""
     n = probe.variants
+    profiler_start_s = TORCH_PROFILER_START_S * probe.speed.factor
     generation_s = n * (
         probe.worker_start_s
-        + TORCH_PROFILER_START_S * probe.speed.factor
+        + (0.0 if probe.fork else profiler_start_s)
         + TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * probe.sample_s
     )
+    # forked: the servers' start-up (before the lens) and each server's profiler warm-up (in it)
+    warm_s = n * profiler_start_s if probe.fork else 0.0
     return LensCost(
         Metric.TORCH,
-        minimum_s=probe.once_s + 2 * generation_s,
+        minimum_s=probe.once_s + warm_s + 2 * generation_s,
         needs=f"2 generations of {n} profiled workers",
         elastic=True,
         weight=1.0,

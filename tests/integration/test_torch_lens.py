@@ -9,6 +9,7 @@ import pytest
 
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.torch.measure import WORKER_OPS, torch_profile
+from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.model import Benchmark, Variant
 from perflab.proc import SubprocessRunner
@@ -52,3 +53,26 @@ def test_a_variant_without_torch_fails_with_a_clear_error(tmp_path: Path) -> Non
     assert error.variant == "no-torch" and error.benchmark == "pass"
     assert error.detail is not None and "no torch here" in error.detail
     assert error.hint is not None and "--metric torch" in error.hint
+
+
+def test_a_fork_server_warms_the_profiler_once_for_every_child() -> None:
+    """The first torch.profiler session of a process initialises the profiler (a second or
+    more); run once in the server, every child forked after it starts warm, and profiles the
+    same ops as a fresh worker would."""
+    benchmark = Benchmark(
+        "add", stmt="torch.add(x, y)", setup="import torch; x = y = torch.ones(1)"
+    )
+    ops = WorkerOps.from_module(WORKER_OPS)
+    server = ForkServer(
+        SubprocessRunner(), benchmark, Variant("A"), default_python=sys.executable, cpu=None,
+        timeout_s=60,
+    )  # fmt: skip
+    try:
+        warmed = server.call(ops, {"op": "torch_warm"})
+        assert warmed["ok"] and warmed["wall_ns"] > 0
+        with server.worker(ops=(ops,)) as child:
+            table = torch_profile(child, 20)
+    finally:
+        server.close()
+    ops_seen = {op.name: op for op in table.ops}
+    assert ops_seen["aten::add"].count == 20

@@ -16,6 +16,9 @@ from perflab.budget import (
     REFERENCE_S,
     REPORT_S,
     SLOWDOWN_RANGE,
+    TORCH_BLOCKS,
+    TORCH_PROFILE_OVERHEAD,
+    TORCH_PROFILER_START_S,
     VALGRIND_REFERENCE_S,
     VALGRIND_START_S,
     VALGRIND_STARTUP_SLOWDOWN,
@@ -121,6 +124,11 @@ def test_an_expensive_import_forks_the_torch_lens_and_the_time_lens_in_rounds() 
     # the torch lens forks: its servers' imports once, then 2 generations of cheap children
     assert torch_cost.forked and torch_cost.once_s == pytest.approx(2 * 2.1)
     assert torch_cost.minimum_s < 2 * 2.1 + 2 * 2 * 1.0
+    # each server warms the profiler once (its first session), no forked generation pays it
+    generation_s = 2 * (TORCH.fork_s + TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * TORCH.sample_s)
+    assert torch_cost.minimum_s == pytest.approx(
+        2 * 2.1 + 2 * TORCH_PROFILER_START_S + 2 * generation_s
+    )
     plan = plan_budget(
         200, TORCH, _costs(TORCH, settings, Metric.TIME, Metric.TORCH, Metric.COUNTERS)
     )
@@ -348,3 +356,13 @@ def test_a_loaded_machine_is_given_a_larger_margin_in_the_budget_that_would_fit(
         )
         fits = math.ceil(plan.needed_s * margin)
         assert f"--budget {fits} would fit" in refused.value.message
+
+
+def test_fresh_torch_workers_pay_the_profiler_s_start_in_every_generation() -> None:
+    # imports cheap enough not to fork: every generation's workers start the profiler afresh
+    fresh = dataclasses.replace(TORCH, import_s=0.1)
+    assert not fresh.fork
+    (torch_cost,) = _costs(fresh, Settings(), Metric.TORCH)
+    per_worker_s = fresh.startup_s + TORCH_PROFILER_START_S
+    per_worker_s += TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * fresh.sample_s
+    assert torch_cost.minimum_s == pytest.approx(2 * 2 * per_worker_s)

@@ -113,6 +113,19 @@ class ForkServer:
             process=_ForkedChild(self),
         )
 
+    def call(self, ops: WorkerOps, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one of a lens's own ops in the server itself, before it forks (e.g. the torch
+        lens warming its profiler once, for every child): registers `ops` first."""
+        self._send({"op": "register", "name": ops.name, "source": ops.source})
+        registered = self._receive(self.timeout_s)
+        if not registered.get("ok"):
+            raise self._error(
+                f"the fork server could not take {ops.name}'s ops",
+                detail=str(registered.get("error", "")),
+            )
+        self._send(dict(request))
+        return self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+
     def _drain_stderr(self) -> None:
         for line in self.process.stderr_lines():
             self._stderr_tail.append(line)

@@ -172,6 +172,7 @@ class _Session(LensSession):
     def run(self) -> None:
         loops: list[int] | None = None  # per variant
         generations = max(2, self.settings.min_generations)
+        self._warm_servers()
         for generation in range(generations):
             # its share of the budget decides how many beyond two (a CI needs two): another
             # generation is started only when one more (as long as the mean so far) fits
@@ -190,6 +191,18 @@ class _Session(LensSession):
                     target_ns = int(self.settings.sample_target_ms * 1e6)
                     loops = [min(MAX_LOOPS, n) for n in loops_per_variant(workers, target_ns)]
                 self._profile_generation(workers, generation, loops)
+
+    def _warm_servers(self) -> None:
+        """Forked workers: one empty profiler session in each server, so that no generation's
+        child pays the profiler's initialisation (1.1-1.9 s a process here) in its warm-up
+        profile; what the children then profile is the same (the warm-up block stays)."""
+        servers = self.fork_servers
+        if servers is None:
+            return
+        ops = WorkerOps.from_module(WORKER_OPS)
+        for index in range(len(self.variants)):
+            # a failure is left to the first generation, which reports it with its phase
+            servers.server(index).call(ops, {"op": "torch_warm"})
 
     def _profile_generation(
         self, workers: list[StatementWorker], generation: int, loops: list[int]
