@@ -147,7 +147,8 @@ def test_profile_of_a_c_program_with_known_hot_functions(tmp_path: Path) -> None
     benchmark = Benchmark("hot", cmd=str(binary))
     variants = (Variant("multiply"), Variant("divide", cmd=f"{binary} divide"))
     experiment = Experiment((benchmark,), variants, Settings(metrics=(Metric.PROFILE,), seed=1))
-    lens = ProfileLens(region_s=0.2, max_command_runs=2)
+    # enough samples for the appeared/disappeared claims to settle on a loaded machine too
+    lens = ProfileLens(region_s=0.5, max_command_runs=2)
     notes = lens.preflight(experiment, SubprocessRunner())
     sink = MemorySink()
     lens.measure(benchmark, context_for(experiment, sink))
