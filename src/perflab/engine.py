@@ -43,7 +43,7 @@ from perflab.host import (
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.measure import cpu_lock, output_check
-from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches
+from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import (
     BenchmarkData,
@@ -287,6 +287,7 @@ def _run_experiment(
                     servers: ForkServers | None = None
                     share_s = cost.minimum_s
                     try:
+                        servers_started_s = time.monotonic()  # its fork servers are its own
                         servers = _fork_servers(cost, benchmark, bench_context)
                         started_s = time.monotonic()
                         # a sampling lens's share is re-planned from what is really left
@@ -307,8 +308,15 @@ def _run_experiment(
                             server_rounds=cost.server_rounds,
                         )
                         lens.measure(benchmark, lens_context)
-                        took_s[lens.metric] = time.monotonic() - started_s
-                        _note_slow_lens(writer, lens, benchmark.name, started_s, share_s)
+                        took_s[lens.metric] = time.monotonic() - servers_started_s
+                        _note_slow_lens(
+                            writer,
+                            lens,
+                            benchmark.name,
+                            servers_started_s,
+                            share_s,
+                            plan.share_of(lens.metric).share_s,
+                        )
                         _note_forked(writer, lens, benchmark.name, servers)
                     except BenchmarkFailedError as error:
                         failures.append(_Failure(benchmark.name, error))
@@ -509,13 +517,22 @@ def _note_isolated_caches(
         for name in CACHE_VARIABLES
         if name in variant.env
     )
+    no_bytecode = sorted(v.name for v in experiment.variants if writes_no_bytecode(v))
+    shared_bytecode = (
+        f"; PYTHONPYCACHEPREFIX not for {', '.join(no_bytecode)}: PYTHONDONTWRITEBYTECODE is "
+        "set, so no variant writes bytecode, and an empty cache would compile every import "
+        "in every process"
+        if no_bytecode
+        else ""
+    )
     writer.add_note(
         Note(
             severity=Severity.INFO,
             message="each variant had its own fresh cache directories ("
             + ", ".join(CACHE_VARIABLES)
             + "), removed at the end"
-            + (f"; not isolated where a variant sets its own: {', '.join(own)}" if own else ""),
+            + (f"; not isolated where a variant sets its own: {', '.join(own)}" if own else "")
+            + shared_bytecode,
             hint="--share-caches lets the variants share them",
         )
     )
@@ -542,21 +559,37 @@ def _note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_befor
 
 
 def _note_slow_lens(
-    writer: RunWriter, lens: Lens, benchmark: str, started_s: float, share_s: float
+    writer: RunWriter,
+    lens: Lens,
+    benchmark: str,
+    started_s: float,
+    share_s: float,
+    planned_s: float,
 ) -> None:
     """The plan gives each lens its share of the budget; when a lens's minimum (generations,
-    tool start-up, callgrind) took much longer than its share, say so rather than surprise."""
+    tool start-up, callgrind) took much longer than its share, say so rather than surprise:
+    the plan's estimate was short, or (a sampling lens, its share re-planned from what was
+    left) the lenses before it took part of its share."""
     elapsed_s = time.monotonic() - started_s
     if descriptor_for(lens.metric).reports_overruns or elapsed_s <= SLOW_LENS_FACTOR * max(
         share_s, 1.0
     ):
         return
+    if elapsed_s <= SLOW_LENS_FACTOR * max(planned_s, 1.0):
+        why = (
+            f"the lenses before it left it {share_s:.1f} s of its planned {planned_s:.1f} s, "
+            "less than its minimum measurement"
+        )
+    else:
+        why = (
+            f"its minimum measurement (fresh workers, tool start-up) is longer than the plan "
+            f"estimated ({planned_s:.1f} s)"
+        )
     writer.add_note(
         Note(
             severity=Severity.INFO,
             message=f"the {lens.metric.value} lens took {elapsed_s:.0f} s, more than its share "
-            f"of the budget ({share_s:.1f} s): its minimum measurement (fresh workers, tool "
-            "start-up) is longer than the plan estimated",
+            f"of the budget ({share_s:.1f} s): {why}",
             hint="the plan's estimates come from a probe of the benchmark; see the lens's "
             "page in docs/lenses/ and docs/statistics.md (the budget)",
             benchmark=benchmark,

@@ -34,8 +34,14 @@ with open(os.environ["LOG"], "a") as log:
 """
 
 
-def _seen(tmp_path: Path, *args: str) -> tuple[list[dict[str, str]], dict]:
+def _seen(
+    tmp_path: Path, *args: str, no_bytecode: bool = False
+) -> tuple[list[dict[str, str]], dict]:
     log = tmp_path / "seen.jsonl"
+    env = {**os.environ, "LOG": str(log), "TORCHINDUCTOR_CACHE_DIR": "/tmp/shared-inductor"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the machine's own choice must not decide
+    if no_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     done = subprocess.run(
         [
             sys.executable,
@@ -53,7 +59,7 @@ def _seen(tmp_path: Path, *args: str) -> tuple[list[dict[str, str]], dict]:
             *(*FAST, *args),
         ],
         cwd=tmp_path,
-        env={**os.environ, "LOG": str(log), "TORCHINDUCTOR_CACHE_DIR": "/tmp/shared-inductor"},
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -86,3 +92,15 @@ def test_share_caches_leaves_the_environment_alone(tmp_path: Path) -> None:
     assert {line["TORCHINDUCTOR_CACHE_DIR"] for line in lines} == {"/tmp/shared-inductor"}
     assert {line["PYTHONPYCACHEPREFIX"] for line in lines} == {None}
     assert any("shared their on-disk caches" in n["message"] for n in report["notes"])
+
+
+def test_no_bytecode_written_leaves_the_bytecode_cache_shared(tmp_path: Path) -> None:
+    # PYTHONDONTWRITEBYTECODE: an empty cache of their own would make every worker compile
+    # every module it imports, and a cache no variant writes carries nothing between them
+    lines, report = _seen(tmp_path, no_bytecode=True)
+    assert {line["PYTHONPYCACHEPREFIX"] for line in lines} == {None}
+    assert all(line["TORCHINDUCTOR_CACHE_DIR"] != "/tmp/shared-inductor" for line in lines)
+    infos = {v["name"]: v["info"] for v in report["variants"]}
+    assert "PYTHONPYCACHEPREFIX" not in infos["a"]["isolated_caches"]
+    note = next(n for n in report["notes"] if "cache directories" in n["message"])
+    assert "PYTHONPYCACHEPREFIX not for a, b: PYTHONDONTWRITEBYTECODE is set" in note["message"]

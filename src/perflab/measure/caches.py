@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
+from perflab.measure.worker_client import variant_environment
 from perflab.model import Variant
 
 # the caches whose content decides which code runs
@@ -27,6 +28,15 @@ CACHE_VARIABLES = (
     "NUMBA_CACHE_DIR",  # numba's cache=True functions
     "PYTHONPYCACHEPREFIX",  # __pycache__ of every imported module
 )
+
+
+def writes_no_bytecode(variant: Variant) -> bool:
+    """Whether the variant's processes write no `__pycache__` (PYTHONDONTWRITEBYTECODE set, in
+    perflab's environment or the variant's). Then an empty PYTHONPYCACHEPREFIX would make every
+    process compile every module it imports from source, every time (torch's import took 3 s
+    instead of 1.5 s, each worker and each fork server), and isolation buys nothing: a cache no
+    variant writes cannot carry one variant's code to the other."""
+    return bool(variant_environment(variant).get("PYTHONDONTWRITEBYTECODE"))
 
 
 class IsolatedCaches:
@@ -54,10 +64,14 @@ class IsolatedCaches:
             self._root = None
 
     def isolated(self, variant: Variant) -> tuple[str, ...]:
-        """The variables isolated for this variant (those it does not set itself)."""
+        """The variables isolated for this variant (those it does not set itself; not the
+        bytecode cache where its processes write no bytecode, see `writes_no_bytecode`)."""
         if not self.enabled:
             return ()
-        return tuple(name for name in CACHE_VARIABLES if name not in variant.env)
+        skipped = {"PYTHONPYCACHEPREFIX"} if writes_no_bytecode(variant) else set()
+        return tuple(
+            name for name in CACHE_VARIABLES if name not in variant.env and name not in skipped
+        )
 
     def environment(self, variant: Variant) -> dict[str, str]:
         """The variant's own cache directories, created, by variable."""
