@@ -70,6 +70,11 @@ CALLGRIND_COUNTED_S = 5.0
 # in their server (lenses/torch `_warm_servers`), fresh ones in every generation
 TORCH_PROFILER_START_S = 1.5
 TORCH_BLOCKS = 3  # lenses/torch: one warm-up and two measured profiles per generation
+RSS_BLOCKS = 2  # lenses/rss: a warm-up and a measured sample per worker and generation
+# the loop under tracemalloc: sum(range(1000)) (an int allocated per element) ran ~20x slower,
+# so that the rss lens took 6.4 s where the plan had 1.0 s; a statement that allocates less is
+# faster, and the elastic lenses after it get what it leaves
+RSS_TRACED_SLOWDOWN = 20.0
 TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
 # ... on a loaded machine (the reference ran this much slower), whose load moves between runs:
@@ -465,7 +470,14 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
     generations = max(2, settings.min_generations)
     # fresh workers: a forked child's peak RSS would include its server's pages
     start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else 0.0
-    generation_s = n * (start_s + 3 * probe.sample_s)
+    # statements: two blocks, each sample the loop once plain and once under tracemalloc
+    # (lenses/rss/worker_ops.py); commands: one run per block
+    sampled_s = (
+        RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * probe.sample_s
+        if probe.kind is BenchmarkKind.STATEMENT
+        else 3 * probe.sample_s
+    )
+    generation_s = n * (start_s + sampled_s)
     return LensCost(
         Metric("rss"),
         minimum_s=generations * generation_s,

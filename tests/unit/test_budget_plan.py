@@ -15,6 +15,8 @@ from perflab.budget import (
     MAX_FORKS_PER_ROUND,
     REFERENCE_S,
     REPORT_S,
+    RSS_BLOCKS,
+    RSS_TRACED_SLOWDOWN,
     SLOWDOWN_RANGE,
     TORCH_BLOCKS,
     TORCH_PROFILE_OVERHEAD,
@@ -366,3 +368,13 @@ def test_fresh_torch_workers_pay_the_profiler_s_start_in_every_generation() -> N
     per_worker_s = fresh.startup_s + TORCH_PROFILER_START_S
     per_worker_s += TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * fresh.sample_s
     assert torch_cost.minimum_s == pytest.approx(2 * 2 * per_worker_s)
+
+
+def test_the_rss_lens_pays_for_its_loops_under_tracemalloc() -> None:
+    # each worker samples the loop plain and under tracemalloc in two blocks: at 10 ms a
+    # sample, sum(range(1000))'s six generations of two workers took 6.4 s, not 1 s
+    probe = dataclasses.replace(QUICK, sample_s=0.01)
+    (rss,) = _costs(probe, Settings(), Metric("rss"))
+    per_worker_s = probe.startup_s + RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * 0.01
+    assert rss.minimum_s == pytest.approx(6 * 2 * per_worker_s)
+    assert rss.minimum_s > 5.0
