@@ -519,17 +519,22 @@ def _note_isolated_caches(
     )
     no_bytecode = sorted(v.name for v in experiment.variants if writes_no_bytecode(v))
     shared_bytecode = (
-        f"; PYTHONPYCACHEPREFIX not for {', '.join(no_bytecode)}: PYTHONDONTWRITEBYTECODE is "
-        "set, so no variant writes bytecode, and an empty cache would compile every import "
-        "in every process"
+        f"; the bytecode cache stayed shared for {', '.join(no_bytecode)}: "
+        "PYTHONDONTWRITEBYTECODE is set, so no variant writes bytecode, and an empty "
+        "PYTHONPYCACHEPREFIX would compile every import in every process"
         if no_bytecode
         else ""
     )
+    listed = [
+        name
+        for name in CACHE_VARIABLES
+        if any(name in caches.isolated(v) or name in v.env for v in experiment.variants)
+    ]
     writer.add_note(
         Note(
             severity=Severity.INFO,
             message="each variant had its own fresh cache directories ("
-            + ", ".join(CACHE_VARIABLES)
+            + ", ".join(listed)
             + "), removed at the end"
             + (f"; not isolated where a variant sets its own: {', '.join(own)}" if own else "")
             + shared_bytecode,
