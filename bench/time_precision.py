@@ -401,6 +401,12 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("bench/results/time_precision.json"))
     parser.add_argument(
+        "--keep-stores",
+        type=Path,
+        metavar="DIR",
+        help="keep perflab's stores (every sample of every try) in DIR, to re-analyse them later",
+    )
+    parser.add_argument(
         "--summarise", type=Path, metavar="FILE", help="only print the table of a saved run"
     )
     args = parser.parse_args()
@@ -437,6 +443,9 @@ def main() -> None:
     load = MachineLoad(seconds=args.load_seconds) if args.load else contextlib.nullcontext()
     with load, tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
+        if args.keep_stores is not None:
+            args.keep_stores.mkdir(parents=True, exist_ok=True)
+            workdir = args.keep_stores
         document["references"] = measure_references(
             args.reference_budget, workdir, slower_stmt, kinds
         )
