@@ -6,9 +6,12 @@ An A/B of `torch.add(x, y)` on two 1-element tensors with two variants of the sa
 (they differ in an environment variable nothing reads, `PERFLAB_BENCH_SIDE=a|b`): perflab counts
 both with one `perflab.run(..., metrics="instructions")` (the whole run: preflight, both variants,
 analysis); torch needs one `Timer.collect_callgrind(number=...)` per variant. Prints instructions
-per call and wall time of each, the ratio, and the machine. `--sequential` also times perflab
-with the variants counted one after another (`InstructionsLens(parallel=False)`, the lens alone),
-as before they ran side by side. Needs torch in the interpreter running this script
+per call and wall time of each, the ratio, and the machine; and the floor of any run that
+counts two worker processes per variant: one interpreter importing the set-up under callgrind
+(instrumentation off), timed alone, times the rounds of four such processes this machine's CPUs
+run (`speed_up_at_most`: torch's time over that floor, measuring nothing). `--sequential` also
+times perflab with the variants counted one after another (`InstructionsLens(parallel=False)`,
+the lens alone), as before they ran side by side. Needs torch in the interpreter running this script
 (`.venv/bin/pip install torch==2.13.0`); perflab's own tests never need torch.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import subprocess
@@ -113,6 +117,19 @@ def torch_ab(number: int) -> tuple[dict[str, float], float]:
     return counts, wall_s
 
 
+def setup_under_callgrind_s() -> float:
+    """One interpreter importing the set-up under callgrind with instrumentation off, as every
+    perflab worker process starts: the part of the run no measurement design on this machine
+    avoids paying once per process."""
+    start = time.perf_counter()
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", "--instr-atstart=no", "-q",
+         "--callgrind-out-file=/dev/null", sys.executable, "-c", SETUP],
+        check=True,
+    )  # fmt: skip
+    return time.perf_counter() - start
+
+
 def machine() -> dict[str, object]:
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout
     import torch
@@ -140,6 +157,11 @@ def main() -> None:
     ours, ours_s, comparison = perflab_ab()
     sequential = perflab_sequential() if args.sequential else None
     theirs, theirs_s = torch_ab(args.number)
+    setup_s = setup_under_callgrind_s()
+    cpus = len(os.sched_getaffinity(0))
+    # two worker processes per variant (the process is the unit of the interval): four set-ups
+    # under callgrind, as many at once as there are CPUs
+    setups_floor_s = math.ceil(2 * len(SIDES) / cpus) * setup_s
     result: dict[str, object] = {
         **machine(),
         "load_average_before": [round(x, 2) for x in load_before],
@@ -152,6 +174,9 @@ def main() -> None:
         "torch_instructions_per_call": {k: round(v, 1) for k, v in theirs.items()},
         "count_difference": {k: f"{(ours[k] / theirs[k] - 1) * 100:+.2f}%" for k in SIDES},
         "speed_up": round(theirs_s / ours_s, 2),
+        "setup_under_callgrind_s": round(setup_s, 1),
+        "setups_floor_s": round(setups_floor_s, 1),
+        "speed_up_at_most": round(theirs_s / setups_floor_s, 2),
     }
     if sequential is not None:
         counts, wall_s = sequential
