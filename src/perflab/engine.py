@@ -286,6 +286,7 @@ def _run_experiment(
                     cost = plan.share_of(lens.metric).cost
                     servers: ForkServers | None = None
                     share_s = cost.minimum_s
+                    measured = False
                     try:
                         servers_started_s = time.monotonic()  # its fork servers are its own
                         servers = _fork_servers(cost, benchmark, bench_context)
@@ -308,7 +309,7 @@ def _run_experiment(
                             server_rounds=cost.server_rounds,
                         )
                         lens.measure(benchmark, lens_context)
-                        took_s[lens.metric] = time.monotonic() - servers_started_s
+                        measured = True
                         _note_slow_lens(
                             writer,
                             lens,
@@ -326,6 +327,8 @@ def _run_experiment(
                         if servers is not None:
                             servers.close()
                         stop_all_contained()  # what escaped its worker's session, orphaned
+                        if measured:  # closing its servers is the lens's time too
+                            took_s[lens.metric] = time.monotonic() - servers_started_s
                         _note_leftovers(writer, lens, benchmark.name, stopped_before)
                 _note_budget_used(writer, benchmark.name, plan, deadline_s, took_s)
     except BaseException as error:
