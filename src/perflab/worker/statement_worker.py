@@ -48,7 +48,8 @@ object per line) and replies:
      this protocol on the same channel until quit; then the server replies
      {"ok": true, "exited": status}. The child moves its heap by N bytes and its stack by a
      depth derived from N (fork keeps ASLR and the hash seed; the padding varies the rest).
-  {"op": "quit"}                                   -> exits
+  {"op": "quit"}                                   -> exits: runs the atexit functions and
+     leaves without the interpreter's teardown, unless another non-daemon thread still runs
 Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"register"|a lens's phase,
 "error": traceback text}.
 """
