@@ -505,6 +505,13 @@ class Worker:
             code = os.WEXITSTATUS(status)
         return {"ok": True, "exited": code, "pid": pid}
 
+    def release_setup(self):
+        """Drop every reference to the set-up's names, so that what only they held is freed."""
+        namespace, self.namespace = self.namespace, None
+        self.loop = self.empty_loop = None
+        if namespace is not None:
+            namespace.clear()
+
     def _serve_child(self):
         self.reply({"hello": "perflab-worker", "protocol": 1, "forked": True, "pid": os.getpid()})
         self.serve()
@@ -571,16 +578,18 @@ def main():
     # the first line tells the parent this really is a perflab worker in a Python interpreter
     worker.reply({"hello": "perflab-worker", "protocol": 1})
     worker.serve()
-    _exit_without_teardown()
+    _exit_without_teardown(worker)
 
 
-def _exit_without_teardown():
+def _exit_without_teardown(worker):
     """Once the parent said quit: run what the set-up registered to run at exit (atexit, and
-    weakref.finalize through it), flush, and leave without the interpreter's teardown. Tearing
-    down torch's modules took 0.3-0.7 s per process after its last sample, which every fork
-    server and every fresh worker of such a set-up paid inside the budget (and the next
-    generation's measuring CPU with it). Not while another non-daemon thread runs: the
-    interpreter would wait for it, and so does this worker, by exiting as usual."""
+    weakref.finalize through it), let go of the set-up's own objects (their finalisers run,
+    e.g. a NamedTemporaryFile's, which removes its file), flush, and leave without tearing
+    down the imported modules. Tearing down torch's modules took 0.3-0.7 s per process after
+    its last sample, which every fork server and every fresh worker of such a set-up paid
+    inside the budget (and the next generation's measuring CPU with it). Not while another
+    non-daemon thread runs: the interpreter would wait for it, and so does this worker, by
+    exiting as usual."""
     threading = sys.modules.get("threading")
     if threading is not None and any(
         thread.is_alive() and not thread.daemon and thread is not threading.main_thread()
@@ -591,6 +600,8 @@ def _exit_without_teardown():
     if run_exit_functions is None:  # not CPython
         return
     run_exit_functions()
+    worker.release_setup()
+    gc.collect()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
