@@ -1,0 +1,140 @@
+"""Does the time lens's stopping rule for commands (`--cmd`) make false claims on identical code?
+
+    PYTHONPATH=src .venv/bin/python bench/command_stopping.py --runs 90 --stores DIR
+    PYTHONPATH=src .venv/bin/python bench/command_stopping.py --replay DIR
+
+Each run is an A/A of one `python -c` command (the same as bench/time_precision.py's command
+mode) measured for its whole budget (`--precision 0.00001`: it never stops early), with its
+samples kept in DIR. Then every kept run is replayed block by block under several stopping
+rules, with the lens's own pairing, batching and interval: the rule as it is (a look every
+0.25 s), a look once a second, looks only when the measured blocks double, and no early stop.
+A rule whose false claims (`slower`/`faster`) exceed about 5% of the runs stops on intervals
+that are too narrow. Prints one line per run and the count of verdicts per rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from perflab.lenses.time.measure import MIN_GROUPS_TO_STOP_EARLY, command_batch_blocks
+from perflab.model import Sample, Settings
+from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples, verdict_for
+from perflab.stats.preemption import Preemption
+from perflab.store import Store
+
+PYTHON = sys.executable
+COMMAND = f"{PYTHON} -c 'for _ in range(2000): sum(range(1000))'"
+Look = Callable[[int, float, float], bool]  # (measured blocks, now s, last look s) -> look?
+RULES: dict[str, Look] = {
+    "as it is": lambda blocks, now_s, last_s: now_s - last_s >= 0.25,
+    "once a second": lambda blocks, now_s, last_s: now_s - last_s >= 1.0,
+    "when blocks double": lambda blocks, now_s, last_s: blocks >= 16 and blocks & (blocks - 1) == 0,
+    "never early": lambda blocks, now_s, last_s: False,
+}
+
+
+def measure(stores: Path, runs: int, budget_s: float) -> None:
+    stores.mkdir(parents=True, exist_ok=True)
+    for i in range(runs):
+        store = stores / f"c{i}.db"
+        subprocess.run(
+            [PYTHON, "-m", "perflab.cli.main", "run", "--cmd", COMMAND, "--variant", "A",
+             "--variant", f'B cmd="{COMMAND}"', "--budget", str(budget_s),
+             "--precision", "0.00001", "--quiet", "--store", str(store)],
+            check=True,
+        )  # fmt: skip
+        print(f"run {i + 1} of {runs} measured", flush=True)
+
+
+def _interval(a: list[Sample], b: list[Sample], last_block: int, warmup: int) -> RatioEstimate:
+    batch = command_batch_blocks(last_block + 1 - warmup)
+    return estimate_ratio(
+        pair_samples(
+            [s for s in a if s.block <= last_block],
+            [s for s in b if s.block <= last_block],
+            batch_blocks=batch,
+            preemption=Preemption.CORRECT,
+        )
+    )
+
+
+def replay(a: list[Sample], b: list[Sample], warmup: int, min_blocks: int, precision: float,
+           look: Look) -> tuple[RatioEstimate, int]:  # fmt: skip
+    """The interval the run would have ended with under `look`, and its measured blocks."""
+    blocks = sorted({s.block for s in a} & {s.block for s in b})
+    ended_s = {block: 0.0 for block in blocks}
+    for sample in a + b:
+        if sample.block in ended_s:
+            ended_s[sample.block] = max(ended_s[sample.block], sample.at_ns / 1e9)
+    last_s = -math.inf
+    for block in blocks:
+        measured = block + 1 - warmup
+        if block + 1 < min_blocks or not look(measured, ended_s[block], last_s):
+            continue
+        last_s = ended_s[block]
+        estimate = _interval(a, b, block, warmup)
+        if estimate.n_groups >= MIN_GROUPS_TO_STOP_EARLY and estimate.log_half_width <= precision:
+            return estimate, measured
+    return _interval(a, b, blocks[-1], warmup), blocks[-1] + 1 - warmup
+
+
+def replay_all(stores: Path) -> None:
+    tally = {name: Counter[str]() for name in RULES}
+    for path in sorted(stores.glob("c*.db")):
+        opened = Store.open(path, create=False)
+        try:
+            run = opened.load_run("latest")
+        finally:
+            opened.close()
+        if str(run.status) != "complete":
+            continue  # cut short: not the whole budget
+        settings = run.experiment.settings
+        names = [v.name for v in run.experiment.variants]
+        samples = [s for s in run.samples if s.name == "wall_ns"]
+        a = [s for s in samples if s.variant == names[0]]
+        b = [s for s in samples if s.variant == names[1]]
+        min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        line = [path.stem]
+        for name, look in RULES.items():
+            # the default precision: the runs were measured with a tiny one to use their budget
+            estimate, measured = replay(
+                a, b, settings.warmup_blocks, min_blocks, Settings().target_precision, look
+            )
+            verdict = str(verdict_for(estimate.ci_low, estimate.ci_high, settings.equivalence_band))
+            tally[name][verdict] += 1
+            line.append(
+                f"{name}: {verdict} after {measured} blocks "
+                f"[{estimate.ci_low:.4f}, {estimate.ci_high:.4f}]"
+            )
+        print(" | ".join(line))
+    for name, counts in tally.items():
+        runs = sum(counts.values())
+        false = counts["slower"] + counts["faster"]
+        print(f"{name}: {false}/{runs} false, {counts['equivalent']}/{runs} equivalent, "
+              f"{dict(counts)}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=0, help="full-length A/A runs to measure")
+    parser.add_argument("--budget", type=float, default=20.0, help="seconds per run (20)")
+    parser.add_argument("--stores", type=Path, help="where the runs' stores are kept")
+    parser.add_argument("--replay", type=Path, metavar="DIR", help="only replay the stores in DIR")
+    args = parser.parse_args()
+    if args.replay is not None:
+        replay_all(args.replay)
+        return
+    if args.stores is None:
+        parser.error("--stores DIR is needed to measure (or --replay DIR)")
+    measure(args.stores, args.runs, args.budget)
+    replay_all(args.stores)
+
+
+if __name__ == "__main__":
+    main()
