@@ -556,16 +556,26 @@ class BudgetPlan:
     def share_of(self, metric: Metric) -> LensShare:
         return next(s for s in self.shares if s.metric == metric)
 
-    def describe(self, took_s: Mapping[Metric, float] | None = None) -> str:
+    def describe(
+        self,
+        took_s: Mapping[Metric, float] | None = None,
+        given_s: Mapping[Metric, float] | None = None,
+    ) -> str:
         """The split, in words: "budget 20 s: probe 0.3 s, instructions 12.4 s, time 7.3 s";
         with `took_s` (what each lens really took), "instructions 11.0 s of its 12.4 s" for
-        every lens that ran."""
+        every lens that ran; with `given_s` (a sampling lens's share, re-planned from what the
+        lenses before it left), "counters 10.8 s of its 11.2 s (planned 7.0 s)" where the two
+        differ."""
 
         def part(share: LensShare) -> str:
             took = None if took_s is None else took_s.get(share.metric)
             if took is None:
                 return f"{share.metric.value} {share.share_s:.1f} s"
-            return f"{share.metric.value} {took:.1f} s of its {share.share_s:.1f} s"
+            given = share.share_s if given_s is None else given_s.get(share.metric, share.share_s)
+            planned = (
+                f" (planned {share.share_s:.1f} s)" if abs(given - share.share_s) >= 0.05 else ""
+            )
+            return f"{share.metric.value} {took:.1f} s of its {given:.1f} s{planned}"
 
         parts = ", ".join(part(s) for s in self.shares)
         forked = [s.metric.value for s in self.shares if s.cost.forked]

@@ -281,6 +281,7 @@ def _run_experiment(
                 _show_plan(progress, benchmark.name, plan)
                 ordered = _run_order(lenses, plan)
                 took_s: dict[Metric, float] = {}  # what each lens really took
+                given_s: dict[Metric, float] = {}  # and the share it was given
                 for index, lens in enumerate(ordered):
                     stopped_before = stopped_processes()
                     cost = plan.share_of(lens.metric).cost
@@ -302,6 +303,7 @@ def _run_experiment(
                             if cost.elastic
                             else plan.share_of(lens.metric).share_s
                         )
+                        given_s[lens.metric] = share_s
                         lens_context = replace(
                             bench_context,
                             budget_s=share_s,
@@ -330,7 +332,7 @@ def _run_experiment(
                         if measured:  # closing its servers is the lens's time too
                             took_s[lens.metric] = time.monotonic() - servers_started_s
                         _note_leftovers(writer, lens, benchmark.name, stopped_before)
-                _note_budget_used(writer, benchmark.name, plan, deadline_s, took_s)
+                _note_budget_used(writer, benchmark.name, plan, deadline_s, took_s, given_s)
     except BaseException as error:
         stop_all_contained()
         with contextlib.suppress(StoreError):  # the store may be what failed
@@ -474,6 +476,7 @@ def _note_budget_used(
     plan: BudgetPlan,
     deadline_s: float,
     took_s: Mapping[Metric, float],
+    given_s: Mapping[Metric, float],
 ) -> None:
     """The plan, and what the benchmark really took against its budget (its probe and every
     lens included), each lens's time beside its share: one note per benchmark."""
@@ -482,7 +485,7 @@ def _note_budget_used(
     writer.add_note(
         Note(
             severity=Severity.INFO if plan.fits or plan.probe.failed else Severity.WARNING,
-            message=f"used {used_s:.1f} s of the {plan.describe(took_s)}{anyway}",
+            message=f"used {used_s:.1f} s of the {plan.describe(took_s, given_s)}{anyway}",
             benchmark=benchmark,
         )
     )

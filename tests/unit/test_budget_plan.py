@@ -69,6 +69,17 @@ def test_the_time_lens_alone_gets_the_whole_budget_but_the_probe_and_the_analysi
     assert "machine speed not measured" in plan.describe()
 
 
+def test_the_note_gives_a_lens_the_share_it_was_given_beside_the_planned_one() -> None:
+    """A sampling lens's share is re-planned from what the lenses before it left: the note
+    compares what it took with that, and names the plan's share where the two differ."""
+    settings = Settings(budget_s=10)
+    plan = plan_budget(10, QUICK, _costs(QUICK, settings, Metric.TIME))
+    assert "time 9.0 s of its 9.6 s," in plan.describe({Metric.TIME: 9.0})
+    described = plan.describe({Metric.TIME: 9.0}, {Metric.TIME: 8.1})
+    assert "time 9.0 s of its 8.1 s (planned 9.6 s)," in described
+    assert "(planned" not in plan.describe({Metric.TIME: 9.0}, {Metric.TIME: 9.6})
+
+
 def test_fixed_costs_come_first_and_sampling_lenses_share_the_rest_by_weight() -> None:
     settings = Settings(budget_s=60)
     costs = _costs(QUICK, settings, Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS)
