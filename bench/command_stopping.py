@@ -22,8 +22,12 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from perflab.lenses.time.measure import MIN_GROUPS_TO_STOP_EARLY, command_batch_blocks
-from perflab.model import Sample, Settings
+from perflab.lenses.time.measure import (
+    STOP_CHECK_INTERVAL_S,
+    command_batch_blocks,
+    precise_enough,
+)
+from perflab.model import RunStatus, Sample, Settings
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples, verdict_for
 from perflab.stats.preemption import Preemption
 from perflab.store import Store
@@ -32,7 +36,7 @@ PYTHON = sys.executable
 COMMAND = f"{PYTHON} -c 'for _ in range(2000): sum(range(1000))'"
 Look = Callable[[int, float, float], bool]  # (measured blocks, now s, last look s) -> look?
 RULES: dict[str, Look] = {
-    "as it is": lambda blocks, now_s, last_s: now_s - last_s >= 0.25,
+    "as it is": lambda blocks, now_s, last_s: now_s - last_s >= STOP_CHECK_INTERVAL_S,
     "once a second": lambda blocks, now_s, last_s: now_s - last_s >= 1.0,
     "when blocks double": lambda blocks, now_s, last_s: blocks >= 16 and blocks & (blocks - 1) == 0,
     "never early": lambda blocks, now_s, last_s: False,
@@ -79,7 +83,7 @@ def replay(a: list[Sample], b: list[Sample], warmup: int, min_blocks: int, preci
             continue
         last_s = ended_s[block]
         estimate = _interval(a, b, block, warmup)
-        if estimate.n_groups >= MIN_GROUPS_TO_STOP_EARLY and estimate.log_half_width <= precision:
+        if precise_enough([estimate], precision):
             return estimate, measured
     return _interval(a, b, blocks[-1], warmup), blocks[-1] + 1 - warmup
 
@@ -92,14 +96,14 @@ def replay_all(stores: Path) -> None:
             run = opened.load_run("latest")
         finally:
             opened.close()
-        if str(run.status) != "complete":
+        if run.status is not RunStatus.COMPLETE:
             continue  # cut short: not the whole budget
         settings = run.experiment.settings
         names = [v.name for v in run.experiment.variants]
         samples = [s for s in run.samples if s.name == "wall_ns"]
         a = [s for s in samples if s.variant == names[0]]
         b = [s for s in samples if s.variant == names[1]]
-        min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        min_blocks = settings.min_command_blocks
         line = [path.stem]
         for name, look in RULES.items():
             # the default precision: the runs were measured with a tiny one to use their budget

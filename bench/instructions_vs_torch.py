@@ -159,9 +159,10 @@ def main() -> None:
     theirs, theirs_s = torch_ab(args.number)
     setup_s = setup_under_callgrind_s()
     cpus = len(os.sched_getaffinity(0))
-    # two worker processes per variant (the process is the unit of the interval): four set-ups
-    # under callgrind, as many at once as there are CPUs
-    setups_floor_s = math.ceil(2 * len(SIDES) / cpus) * setup_s
+    # the lens's worker processes per variant (the process is the unit of the interval): that
+    # many set-ups under callgrind per variant, as many at once as there are CPUs
+    processes = InstructionsLens().processes * len(SIDES)
+    setups_floor_s = math.ceil(processes / cpus) * setup_s
     result: dict[str, object] = {
         **machine(),
         "load_average_before": [round(x, 2) for x in load_before],

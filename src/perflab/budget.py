@@ -239,7 +239,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     n = probe.variants
     after_s = _after(probe, ANALYSIS_S)
     if probe.kind is BenchmarkKind.COMMAND:
-        blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        blocks = settings.min_command_blocks
         return LensCost(
             Metric.TIME,
             minimum_s=blocks * n * probe.sample_s,

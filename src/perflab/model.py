@@ -541,6 +541,13 @@ class Settings:
             }
         )
 
+    @property
+    def min_command_blocks(self) -> int:
+        """Blocks a comparison of commands measures at least, warm-up included: each block is
+        one run per variant, and the minimum generations count as blocks (two at least, for an
+        interval)."""
+        return self.warmup_blocks + max(self.min_generations, 2)
+
     def problems(self) -> list[str]:
         """What is wrong with these settings, in words (empty when they are valid)."""
         found = []

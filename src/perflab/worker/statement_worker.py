@@ -55,6 +55,7 @@ Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"registe
 """
 
 import ast
+import atexit
 import faulthandler
 import gc
 import hashlib
@@ -596,7 +597,7 @@ def _exit_without_teardown(worker):
         for thread in threading.enumerate()
     ):
         return
-    run_exit_functions = getattr(__import__("atexit"), "_run_exitfuncs", None)
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_functions is None:  # not CPython
         return
     run_exit_functions()

@@ -507,7 +507,7 @@ class CountersLens:
         variants = context.experiment.variants
         rng = benchmark_rng(settings, benchmark, "counters")
         started = time.monotonic()
-        min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        min_blocks = settings.min_command_blocks
         with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
             for block, order in enumerate(block_orders(len(variants), rng)):
                 for position, index in enumerate(order):

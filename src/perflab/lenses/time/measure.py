@@ -174,14 +174,7 @@ class _Session(LensSession):
         ]
 
     def precise_enough(self, estimates: list[RatioEstimate]) -> bool:
-        """Stop early only on an interval from enough groups: checked after every generation,
-        a narrow interval from few groups is often a variance that happens to be
-        underestimated, and stopping on it would make the interval too narrow."""
-        return all(
-            e.n_groups >= MIN_GROUPS_TO_STOP_EARLY
-            and e.log_half_width <= self.settings.target_precision
-            for e in estimates
-        )
+        return precise_enough(estimates, self.settings.target_precision)
 
     def note_overrun(self) -> None:
         """Minimums (generations, blocks, warm-up) win over the budget: say so when they did."""
@@ -570,7 +563,7 @@ class _CommandSession(_Session):
         settings = self.settings
         envs = [variant_environment(v) for v in self.variants]
         argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
-        min_blocks = settings.warmup_blocks + max(settings.min_generations, 2)
+        min_blocks = settings.min_command_blocks
         for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
             self.context.sink.add_variant_info(
                 variant.name,
@@ -675,6 +668,16 @@ def _describe_status(returncode: int | None) -> str:
         # a shell reports a child killed by signal N as status 128 + N
         return f"exited with status {returncode} (a child killed by signal {returncode - 128}?)"
     return f"exited with status {returncode}"
+
+
+def precise_enough(estimates: Sequence[RatioEstimate], precision: float) -> bool:
+    """The stopping rule: every interval within `precision`, and from enough groups. Stop
+    early only on an interval from enough groups: checked after every generation, a narrow
+    interval from few groups is often a variance that happens to be underestimated, and
+    stopping on it would make the interval too narrow."""
+    return all(
+        e.n_groups >= MIN_GROUPS_TO_STOP_EARLY and e.log_half_width <= precision for e in estimates
+    )
 
 
 def command_batch_blocks(measured_blocks: int) -> int:
