@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import time
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 # PRAGMA quick_check reads every page (0.87 s for a 71 MiB store on a loaded 2-vCPU VM): done
 # on every open up to this size (~0.4 s), above it only by `perflab doctor --store`
 QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
+# how long a connection waits for another process's lock on the store before giving up
+LOCK_WAIT_S = 30.0
 OWNER_COLUMNS = "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
 
 
@@ -174,7 +177,7 @@ class Store:
                 )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+            connection = sqlite3.connect(path, timeout=LOCK_WAIT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
             raise StoreError(
                 f"cannot open the store {str(path)!r}: {error}",
@@ -201,7 +204,7 @@ class Store:
         _check_is_sqlite(path)
         uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
         try:
-            connection = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
             version = int(connection.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.OperationalError as error:
             if not _cannot_open(error):
@@ -252,11 +255,31 @@ class Store:
                 hint="point --store at a perflab database or a new file",
             ) from error
         self._check_version(version)
-        self.connection.execute("PRAGMA journal_mode=WAL")
+        self._use_wal()
         self.connection.execute("PRAGMA synchronous=NORMAL")
         self.connection.execute("PRAGMA foreign_keys=ON")
         if version < SCHEMA_VERSION:
             self._migrate()
+
+    def _use_wal(self) -> None:
+        """Switch a new store to write-ahead logging, waiting for another process doing the same.
+
+        SQLite makes the switch while holding the read lock it took to look at the file; two
+        processes opening a new store at once each hold one and want the other's gone, so SQLite
+        answers one of them "database is locked" at once instead of waiting (its busy handler is
+        not called where waiting could deadlock). Trying again after the other has switched
+        finds the file in WAL already: nothing left to take a lock for."""
+        deadline = time.monotonic() + LOCK_WAIT_S
+        pause_s = 0.005
+        while True:
+            try:
+                self.connection.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except sqlite3.OperationalError as error:
+                if error.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause_s)
+            pause_s = min(pause_s * 2, 0.1)
 
     def _migrate(self) -> None:
         """The missing steps in one write transaction, the version read again inside it: two
@@ -541,7 +564,7 @@ def quick_check(path: Path, *, thorough: bool = False) -> tuple[str, ...]:
     uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     try:
         try:
-            connection = sqlite3.connect(uri, uri=True, timeout=30)
+            connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
             connection.execute("PRAGMA user_version").fetchone()
         except sqlite3.OperationalError as error:
             if not _cannot_open(error):
