@@ -387,3 +387,52 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
     assert same_work_notes(experiment, analysis.comparisons, {"avx512": False}) == []
     info = sink.variant_info["A"]["instructions"]
     assert info["processes"] == 2 and len(info["loops_by_process"]) == 2
+
+
+def _callgrind_whole_run(stmt: str, loops: int, directory: Path) -> float:
+    """Instructions of a whole interpreter run (start-up and all) looping `stmt` as the
+    worker's module-scope loop does, counted by callgrind alone: no perflab worker, no switch."""
+    script = (
+        "import itertools, sys\n"
+        "loop = 'for _perflab_i in _perflab_it:\\n    ' + sys.argv[1] + '\\n'\n"
+        "it = itertools.repeat(None, int(sys.argv[2]))\n"
+        "exec(compile(loop, 'l', 'exec'), {'__name__': '__perflab__', '_perflab_it': it})\n"
+    )
+    out = directory / f"whole.{loops}.{len(stmt)}"
+    subprocess.run(
+        ["setarch", "-R", "valgrind", "--tool=callgrind", "--quiet", f"--callgrind-out-file={out}",
+         sys.executable, "-c", script, stmt, str(loops)],
+        check=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+    assert match is not None
+    return float(match.group(1))
+
+
+def test_statement_counts_agree_with_callgrind_alone_switched_either_way(tmp_path: Path) -> None:
+    """Known answer for how a statement's loop is counted. The worker switches callgrind itself
+    with client requests (worker_ops.py), or the parent through vgdb where it cannot: both give
+    the count callgrind gives on its own, as the difference between whole runs of 1500 and 500
+    iterations (the statement's less the empty loop's), within 1%. (That difference moves by
+    0.6% with how the loop is written: the allocator's state, so 1% and not less.)"""
+    if shutil.which("setarch") is None:
+        pytest.skip("setarch is not installed")
+    stmt = "sorted(range(200))"
+    whole = {}
+    for body in (stmt, "pass"):
+        longer, shorter = (_callgrind_whole_run(body, n, tmp_path) for n in (1500, 500))
+        whole[body] = (longer - shorter) / 1000
+    expected = whole[stmt] - whole["pass"]
+    counted: dict[str, float] = {}
+    for requests in (True, False):
+        lens = InstructionsLens(inline_frames=False, processes=1, client_requests=requests)
+        analysis, sink = measure(Benchmark("sorted", stmt=stmt), (Variant("a"),), lens=lens)
+        info = sink.variant_info["a"]["instructions"]
+        counted[info["switched_by"]] = min(
+            s.per_iteration for s in sink.samples if s.name == "instructions" and not s.warmup
+        )
+        if not requests:
+            assert info["why_not_client_requests"] == "client requests were turned off"
+    assert set(counted) == {"client requests", "vgdb"}
+    for how, value in counted.items():
+        assert abs(value / expected - 1) < 0.01, (how, value, expected)

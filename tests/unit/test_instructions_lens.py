@@ -368,3 +368,21 @@ def test_statements_subtract_the_empty_loop_per_instruction_for_the_inline_aware
     # the empty loop's instruction at 0x10 cancels out; 0x20 is list_append's, inlined
     assert [(f["name"], f["baseline"]) for f in out["functions"]] == [("list_append", 5.0)]
     assert out["diagnoses"] == [] and out["verdict"] == "equivalent"
+
+
+def test_worker_ops_outside_valgrind_say_why_and_count_nothing() -> None:
+    """The client-request ops run here natively: valgrind's special instruction sequence is a
+    no-op on a real CPU, so the probe finds no valgrind (and the parent falls back to vgdb), and a
+    counted loop without a successful probe is refused, never run uncounted."""
+    import platform
+
+    from perflab.lenses.instructions import worker_ops
+
+    probe = worker_ops.callgrind_probe(None, {"op": "callgrind_probe"})
+    assert probe["ok"] and probe["requests"] is False
+    if platform.machine() == "x86_64":
+        assert probe["why"] == "the worker is not running under valgrind"
+    else:
+        assert "x86-64 only" in probe["why"]
+    reply = worker_ops.callgrind_sample(None, {"loops": 1, "empty": True, "dump": "x"})
+    assert reply["ok"] is False and reply["phase"] == "protocol"

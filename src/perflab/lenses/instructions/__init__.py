@@ -17,7 +17,8 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.instructions.render:section",
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,
-    worker_ops=("setup", "check", "sample"),
+    worker_ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
+    worker_handlers="perflab.lenses.instructions.worker_ops",
     cost=instructions_cost,
     runs_valgrind=True,
 )

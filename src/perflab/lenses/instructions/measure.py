@@ -2,10 +2,11 @@
 
 Statements run in the statement worker inside the variant's own interpreter, started under
 ``valgrind --tool=callgrind --instr-atstart=no``: interpreter start-up, imports and setup run
-uninstrumented (callgrind is ~50x slower when instrumenting). Around each measured loop the parent
-switches instrumentation on and, afterwards, off and dumps the costs, through valgrind's own
-``vgdb`` (``vgdb --pid=PID instrumentation on``; callgrind_control is a Perl wrapper around the
-same). Nothing is compiled on the user's machine. Every measured loop is paired with an
+uninstrumented (callgrind is ~50x slower when instrumenting). Around each measured loop the worker
+itself switches instrumentation on and, afterwards, off and dumps the costs, with valgrind's client
+requests (worker_ops.py); where it cannot, the parent does, through valgrind's own ``vgdb``
+(``vgdb --pid=PID instrumentation on``; callgrind_control is a Perl wrapper around the same).
+Nothing is compiled on the user's machine. Every measured loop is paired with an
 empty-statement loop of the same length, whose costs (the loop itself and the worker's
 handshake) are subtracted, as torch.utils.benchmark does.
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
+from perflab.lenses.instructions import DESCRIPTOR
 from perflab.lenses.instructions.callgrind import (
     INSTRUCTIONS_EVENT,
     CallgrindFormatError,
@@ -62,6 +64,7 @@ from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.worker_client import (
     StatementWorker,
     WorkerInfo,
+    WorkerOps,
     interpreter_for,
     variant_environment,
 )
@@ -101,6 +104,10 @@ _MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them 
 # processes counted at different levels (InstructionsLens.measure)
 MAX_PROCESSES = 3
 _VGDB_TIMEOUT_S = 60.0
+WORKER_OPS = DESCRIPTOR.worker_handlers or ""  # the source sent to the workers, run there
+# how a worker's counted loops are switched on and off and dumped (recorded as variant info)
+SWITCH_CLIENT_REQUESTS = "client requests"
+SWITCH_VGDB = "vgdb"
 _COMMAND_TIMEOUT_S = 3600.0
 
 
@@ -129,8 +136,8 @@ def settled(counts: Sequence[float]) -> bool:
 def refining_loops(loops: int) -> int | None:
     """The length of a second calibration pair, when the first (10 loops) chose many loops.
 
-    Each counted loop carries a residue of up to a few thousand instructions (vgdb's ptrace
-    interrupting the worker's read; more on a loaded machine): over 10 loops of a ~10,000
+    Each counted loop switched through vgdb carries a residue of up to a few thousand
+    instructions (its ptrace interrupting the worker's read; more on a loaded machine): over 10 loops of a ~10,000
     instruction statement that is a few percent, enough to cross a 1-2-5 step (torch.add on a
     loaded machine was calibrated to 1,000 loops in one run and 2,000 in the next). A tenth of
     the chosen loops (at most 2 million instructions) makes it ten times smaller."""
@@ -295,6 +302,7 @@ class InstructionsLens:
         allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
         other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: _other_runs(cpus),
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
+        client_requests: bool = True,
     ) -> None:
         self.repeats = repeats  # counted pairs per worker process (a command: processes)
         # worker processes per variant for statements, each under its own valgrind: the unit of
@@ -310,6 +318,9 @@ class InstructionsLens:
         self.inline_frames = inline_frames  # None: when the command's executable has debug info
         self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
         self.read_cpuinfo = read_cpuinfo
+        # statements: the worker switches callgrind with client requests where it can; False:
+        # always through vgdb from the parent (the way before them, kept as the fallback)
+        self.client_requests = client_requests
 
     # -- Lens protocol ---------------------------------------------------------------------
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
@@ -497,13 +508,14 @@ class InstructionsLens:
                 # top-level code, as torch's collect_callgrind runs a statement: global names
                 # are looked up as a module's are, so counts compare with torch's
                 scope="module",
+                ops=(WorkerOps.from_module(WORKER_OPS),),
             )
             with worker:
                 workers.add(worker)
                 try:
-                    session = _StatementSession(run, worker, vgdb_prefix)
+                    session = _StatementSession(run, worker, vgdb_prefix, self.client_requests)
                     plan = session.measure(self.loops, self.repeats)
-                    # every dump is on disk once vgdb returned: the interpreter's shutdown
+                    # every dump is on disk once its request returned: the interpreter's shutdown
                     # under valgrind (seconds with torch's destructors) counts for nothing
                     dumps = dict(_read_dumps(directory))
                     worker.kill()
@@ -562,6 +574,9 @@ class InstructionsLens:
         run.fixed["loops"] = loops.get("0", counts.plan.loops)
         run.fixed["repeats"] = counts.plan.repeats - counts.plan.warmup
         run.fixed["processes"] = len(loops)
+        run.fixed["switched_by"] = counts.plan.switch
+        if counts.plan.why_not_requests:
+            run.fixed["why_not_client_requests"] = counts.plan.why_not_requests
         if counts.plan.warmup:
             settling = run.fixed.setdefault("settling_repeats", {})
             settling[str(process)] = counts.plan.warmup
@@ -779,6 +794,8 @@ class _StatementPlan:
     loops: int
     repeats: int  # counted pairs, warm-up included
     warmup: int = 0  # the first ones, counted before the allocator's state settled
+    switch: str = SWITCH_CLIENT_REQUESTS  # how the counted loops were switched and dumped
+    why_not_requests: str | None = None  # what made the worker fall back to vgdb
 
 
 @dataclass(frozen=True)
@@ -825,10 +842,24 @@ class _Job:
 class _StatementSession:
     """Warm-up, calibration and the measured loops of one worker under callgrind."""
 
-    def __init__(self, run: _Run, worker: StatementWorker, vgdb_prefix: str) -> None:
+    def __init__(
+        self, run: _Run, worker: StatementWorker, vgdb_prefix: str, client_requests: bool
+    ) -> None:
         self.run = run
         self.worker = worker
         self.vgdb_prefix = vgdb_prefix
+        self.switch = SWITCH_VGDB
+        self.why_vgdb: str | None = "client requests were turned off"
+        if client_requests:
+            # the worker switches callgrind itself where it can (worker_ops.py): vgdb's ptrace
+            # round trips took ~0.15 s each, two per counted loop
+            probe = worker.call({"op": "callgrind_probe"})
+            if not probe.get("ok"):
+                raise worker.failure(probe)
+            if probe.get("requests"):
+                self.switch, self.why_vgdb = SWITCH_CLIENT_REQUESTS, None
+            else:
+                self.why_vgdb = str(probe.get("why", ""))
 
     def vgdb(self, *commands: Sequence[str]) -> None:
         argv: list[str] = [
@@ -850,6 +881,9 @@ class _StatementSession:
             )
 
     def counted(self, loops: int, *, empty: bool, hint: str) -> None:
+        if self.switch == SWITCH_CLIENT_REQUESTS:
+            self._requested(loops, empty=empty, hint=hint)
+            return
         self.worker.sample(
             loops,
             empty=empty,
@@ -858,9 +892,21 @@ class _StatementSession:
             timed=False,
         )
 
+    def _requested(self, loops: int, *, empty: bool, hint: str, dry: bool = False) -> None:
+        """A counted loop switched and dumped by the worker itself (worker_ops.py)."""
+        reply = self.worker.call(
+            {"op": "callgrind_sample", "loops": loops, "empty": empty, "dump": hint, "dry": dry}
+        )
+        if not reply.get("ok"):
+            raise self.worker.failure(reply)
+
     def warm_up(self) -> None:
         # the same handshake as counted samples, with nothing switched: the worker's own
         # code is specialised by CPython before anything is counted
+        if self.switch == SWITCH_CLIENT_REQUESTS:
+            for i in range(_WARMUP_SAMPLES):
+                self._requested(1, empty=i % 2 == 0, hint="warm-up", dry=True)
+            return
         for i in range(_WARMUP_SAMPLES):
             self.worker.sample(
                 1,
@@ -891,7 +937,7 @@ class _StatementSession:
                 break
         # repeats before the allocator settled are warm-up (stored, not compared)
         warmup = len(counts) - repeats if settled(counts[-2:]) else 0
-        return _StatementPlan(loops, len(counts), warmup)
+        return _StatementPlan(loops, len(counts), warmup, self.switch, self.why_vgdb)
 
     def _calibrate(self, name: str, loops: int) -> float:
         """Instructions per iteration from a pair of `loops`-long loops."""
@@ -901,7 +947,8 @@ class _StatementSession:
 
     def _per_iteration(self, empty: str, stmt: str, loops: int) -> float:
         """The statement's instructions per iteration from a counted pair's dumps."""
-        # the dumps are already on disk: callgrind writes them before vgdb returns
+        # the dumps are already on disk: callgrind writes them before the request (or vgdb)
+        # returns
         directory = os.path.dirname(self.vgdb_prefix)
         totals: dict[str, float] = {}
         for _, text in _read_dumps(directory):

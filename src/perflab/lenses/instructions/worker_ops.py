@@ -1,0 +1,123 @@
+"""The instructions lens's own statement-worker ops, sent to each worker it starts under callgrind.
+
+Runs inside the variant's interpreter: Python 3.7+, standard library only. The worker switches
+callgrind's instrumentation on and off around the counted loop itself, and asks for the dump,
+with valgrind's client requests, the way callgrind.h's CALLGRIND_START_INSTRUMENTATION does: a
+few bytes of x86-64 machine code (the "special instruction" sequence valgrind recognises, a no-op
+on a real CPU) placed in an executable page and called through ctypes. Nothing is compiled. The
+parent's alternative, vgdb, interrupts the worker with ptrace for each switch: ~0.15 s a call,
+two per counted loop, the larger part of what counting costs.
+
+  {"op": "callgrind_probe"}  -> {"ok": true, "requests": true}
+                                or {"ok": true, "requests": false, "why": text}
+     whether client requests reach valgrind from this process (x86-64, ctypes, an executable
+     page allowed, and the process running under valgrind).
+  {"op": "callgrind_sample", "loops": N, "empty": false, "dump": HINT, "dry": false}
+                             -> {"ok": true}
+     instrumentation on, the loop (untimed, as "sample" with "timed": false), instrumentation
+     off, then a dump whose trigger ends with HINT. What runs between the switches is the same
+     for the statement's loop and the empty one (whose counts are subtracted). "dry": true runs
+     the same code with each request replaced by RUNNING_ON_VALGRIND (a warm-up).
+"""
+
+import mmap
+import platform
+import sys
+
+# valgrind.h's special instruction sequence for amd64, as a function of (args, default):
+# rax <- args, rdx <- default, the four rotations of rdi (by 128 bits in all: rdi unchanged)
+# and `xchg rbx, rbx` ask valgrind to serve the request at rax and leave its result in rdx.
+_CLIENT_REQUEST_AMD64 = bytes.fromhex(
+    "4889f8"  # mov rax, rdi
+    "4889f2"  # mov rdx, rsi
+    "48c1c703"  # rol rdi, 3
+    "48c1c70d"  # rol rdi, 13
+    "48c1c73d"  # rol rdi, 61
+    "48c1c733"  # rol rdi, 51
+    "4887db"  # xchg rbx, rbx
+    "4889d0"  # mov rax, rdx
+    "c3"  # ret
+)
+_RUNNING_ON_VALGRIND = 0x1001
+# callgrind.h: VG_USERREQ_TOOL_BASE('C', 'T') and the requests that follow it
+_CALLGRIND_BASE = (ord("C") << 24) | (ord("T") << 16)
+_DUMP_STATS_AT = _CALLGRIND_BASE + 3
+_START_INSTRUMENTATION = _CALLGRIND_BASE + 4
+_STOP_INSTRUMENTATION = _CALLGRIND_BASE + 5
+
+_DONE = {"ok": True}
+_state = {}  # "request": the callable, "page": the mmap it lives in (kept alive)
+
+
+def _no_clock():
+    return 0
+
+
+def _client_request_function():
+    """A callable request(args_address, default) -> result, or a reason it cannot be made."""
+    if platform.machine().lower() not in ("x86_64", "amd64") or sys.maxsize < 2**32:
+        return None, "client requests are built for x86-64 only, not %s" % platform.machine()
+    try:
+        import ctypes
+    except ImportError:
+        return None, "this Python has no ctypes"
+    try:
+        page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        return None, "an executable page is not allowed here (%s)" % error
+    page.write(_CLIENT_REQUEST_AMD64)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    prototype = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t)
+    _state["page"] = page
+    return prototype(address), None
+
+
+def callgrind_probe(worker, request):
+    call, why = _client_request_function()
+    if call is None:
+        return {"ok": True, "requests": False, "why": why}
+    import ctypes
+
+    running = (ctypes.c_size_t * 6)(_RUNNING_ON_VALGRIND, 0, 0, 0, 0, 0)
+    if call(ctypes.addressof(running), 0) == 0:
+        return {"ok": True, "requests": False, "why": "the worker is not running under valgrind"}
+    _state["request"] = call
+    # the argument blocks live as long as the worker: nothing is allocated around a count
+    _state["start"] = (ctypes.c_size_t * 6)(_START_INSTRUMENTATION, 0, 0, 0, 0, 0)
+    _state["stop"] = (ctypes.c_size_t * 6)(_STOP_INSTRUMENTATION, 0, 0, 0, 0, 0)
+    _state["noop"] = running
+    _state["noop_at"] = ctypes.addressof(running)
+    _state["start_at"] = ctypes.addressof(_state["start"])
+    _state["stop_at"] = ctypes.addressof(_state["stop"])
+    return {"ok": True, "requests": True}
+
+
+def callgrind_sample(worker, request):
+    call = _state.get("request")
+    if call is None:
+        return {"ok": False, "phase": "protocol", "error": "callgrind_probe found no requests"}
+    import ctypes
+
+    loops = int(request["loops"])
+    empty = bool(request.get("empty", False))
+    hint = ctypes.create_string_buffer(str(request["dump"]).encode())
+    dump = (ctypes.c_size_t * 6)(_DUMP_STATS_AT, ctypes.addressof(hint), 0, 0, 0, 0)
+    if request.get("dry"):
+        # a warm-up: the same code, each request replaced by a harmless one, so CPython has
+        # specialised it before anything is counted
+        start_at = stop_at = dump_at = _state["noop_at"]
+    else:
+        start_at, stop_at = _state["start_at"], _state["stop_at"]
+        dump_at = ctypes.addressof(dump)
+    call(start_at, 0)
+    try:
+        worker.timed(loops, empty, _no_clock)
+    except BaseException:
+        call(stop_at, 0)
+        return {"ok": False, "phase": "stmt", "error": worker.traceback()}
+    call(stop_at, 0)
+    call(dump_at, 0)
+    return _DONE
+
+
+OPS = {"callgrind_probe": callgrind_probe, "callgrind_sample": callgrind_sample}
