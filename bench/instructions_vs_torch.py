@@ -6,10 +6,11 @@ An A/B of `torch.add(x, y)` on two 1-element tensors with two variants of the sa
 (they differ in an environment variable nothing reads, `PERFLAB_BENCH_SIDE=a|b`): perflab counts
 both with one `perflab.run(..., metrics="instructions")` (the whole run: preflight, both variants,
 analysis); torch needs one `Timer.collect_callgrind(number=...)` per variant. Prints instructions
-per call and wall time of each, the ratio, and the machine; and the floor of any run that
-counts two worker processes per variant: one interpreter importing the set-up under callgrind
-(instrumentation off), timed alone, times the rounds of four such processes this machine's CPUs
-run (`speed_up_at_most`: torch's time over that floor, measuring nothing). `--sequential` also
+per call and wall time of each, the ratio, and the machine; and the floor of the lens's design:
+one interpreter importing the set-up under callgrind (instrumentation off), timed alone, times
+the rounds of such imports this machine's CPUs run (`imports_under_callgrind`: one per worker
+process where all fit on the CPUs at once, else one per variant, whose fork server's children
+count; `speed_up_at_most`: torch's time over that floor, measuring nothing). `--sequential` also
 times perflab with the variants counted one after another (`InstructionsLens(parallel=False)`,
 the lens alone), as before they ran side by side. Needs torch in the interpreter running this script
 (`.venv/bin/pip install torch==2.13.0`); perflab's own tests never need torch.
@@ -159,10 +160,12 @@ def main() -> None:
     theirs, theirs_s = torch_ab(args.number)
     setup_s = setup_under_callgrind_s()
     cpus = len(os.sched_getaffinity(0))
-    # the lens's worker processes per variant (the process is the unit of the interval): that
-    # many set-ups under callgrind per variant, as many at once as there are CPUs
+    # the lens's worker processes per variant (the process is the unit of the interval): fresh
+    # ones, each importing the set-up under callgrind, where they all fit on the CPUs at once;
+    # else children of one fork server per variant, which imports it once
     processes = InstructionsLens().processes * len(SIDES)
-    setups_floor_s = math.ceil(processes / cpus) * setup_s
+    imports = processes if processes <= cpus else len(SIDES)
+    setups_floor_s = math.ceil(imports / cpus) * setup_s
     result: dict[str, object] = {
         **machine(),
         "load_average_before": [round(x, 2) for x in load_before],
@@ -176,6 +179,7 @@ def main() -> None:
         "count_difference": {k: f"{(ours[k] / theirs[k] - 1) * 100:+.2f}%" for k in SIDES},
         "speed_up": round(theirs_s / ours_s, 2),
         "setup_under_callgrind_s": round(setup_s, 1),
+        "imports_under_callgrind": imports,
         "setups_floor_s": round(setups_floor_s, 1),
         "speed_up_at_most": round(theirs_s / setups_floor_s, 2),
     }

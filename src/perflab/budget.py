@@ -65,6 +65,8 @@ VALGRIND_STARTUP_SLOWDOWN = 8.0
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
 CALLGRIND_COUNTED_S = 5.0
+# the CPUs the plan assumes callgrind processes share (the fewest perflab measures on)
+COUNTING_CPUS = 2
 # the first torch.profiler session of a process initialises the profiler: 1.1-1.9 s measured
 # on the AMD EPYC VM (2026-11-24, `import torch` 1.5-1.7 s there); forked workers pay it once,
 # in their server (lenses/torch `_warm_servers`), fresh ones in every generation
@@ -416,26 +418,36 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
 
 
 def instructions_cost(probe: CostProbe, settings: Settings, *, processes: int = 2) -> LensCost:
-    """Statements: `processes` worker processes per variant (lenses/instructions), side by side
-    on two CPUs or more, so two per variant take as long as one per variant one after another
-    (on one CPU the estimate is short by that factor)."""
+    """Statements: `processes` worker processes per variant (lenses/instructions) on two CPUs
+    (the fewest the plan assumes): fresh processes all at once where they fit on them, else a
+    fork server per variant (two variants at a time) importing the set-up once under callgrind,
+    whose children count one after another."""
     n = probe.variants
     valgrind = probe.speed.valgrind_factor
     if probe.kind is BenchmarkKind.COMMAND:
         # the probe's run was timed here and now: only valgrind's own start-up is scaled
         per_variant = VALGRIND_START_S * valgrind + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
+        minimum_s = n * per_variant
         needs = f"one callgrind process per variant (~{per_variant:.0f} s each)"
     else:
         # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
         # and the counted part are the reference machine's, scaled
-        per_variant = (
-            VALGRIND_START_S + CALLGRIND_COUNTED_S
-        ) * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
-        needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
-        needs += f"{', side by side' if processes > 1 else ''} (~{per_variant:.0f} s each)"
+        start_s = VALGRIND_START_S * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
+        counted_s = CALLGRIND_COUNTED_S * valgrind
+        if n * processes <= COUNTING_CPUS:
+            minimum_s = start_s + counted_s
+            needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
+            needs += f", all at once (~{minimum_s:.0f} s)"
+        else:
+            per_variant = start_s + processes * counted_s
+            minimum_s = math.ceil(n / COUNTING_CPUS) * per_variant
+            needs = (
+                f"a callgrind fork server per variant, {processes} children counted in turn "
+                f"(~{per_variant:.0f} s per variant, {COUNTING_CPUS} at once)"
+            )
     return LensCost(
         Metric.INSTRUCTIONS,
-        minimum_s=n * per_variant,
+        minimum_s=minimum_s,
         needs=needs,
         after_s=_after(probe, INSTRUCTIONS_ANALYSIS_S),
     )

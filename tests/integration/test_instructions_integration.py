@@ -409,12 +409,13 @@ def _callgrind_whole_run(stmt: str, loops: int, directory: Path) -> float:
     return float(match.group(1))
 
 
-def test_statement_counts_agree_with_callgrind_alone_switched_either_way(tmp_path: Path) -> None:
+def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: Path) -> None:
     """Known answer for how a statement's loop is counted. The worker switches callgrind itself
-    with client requests (worker_ops.py), or the parent through vgdb where it cannot: both give
-    the count callgrind gives on its own, as the difference between whole runs of 1500 and 500
-    iterations (the statement's less the empty loop's), within 1%. (That difference moves by
-    0.6% with how the loop is written: the allocator's state, so 1% and not less.)"""
+    with client requests (worker_ops.py), in fresh processes or in children of one fork server,
+    or the parent switches it through vgdb: each gives the count callgrind gives on its own, as
+    the difference between whole runs of 1500 and 500 iterations (the statement's less the empty
+    loop's), within 1%. (That difference moves by 0.6% with how the loop is written: the
+    allocator's state, so 1% and not less.)"""
     if shutil.which("setarch") is None:
         pytest.skip("setarch is not installed")
     stmt = "sorted(range(200))"
@@ -423,16 +424,42 @@ def test_statement_counts_agree_with_callgrind_alone_switched_either_way(tmp_pat
         longer, shorter = (_callgrind_whole_run(body, n, tmp_path) for n in (1500, 500))
         whole[body] = (longer - shorter) / 1000
     expected = whole[stmt] - whole["pass"]
-    counted: dict[str, float] = {}
-    for requests in (True, False):
-        lens = InstructionsLens(inline_frames=False, processes=1, client_requests=requests)
+    counted: dict[tuple[str, bool], float] = {}
+    for requests, fork in ((True, False), (False, False), (True, True)):
+        lens = InstructionsLens(inline_frames=False, client_requests=requests, fork=fork)
         analysis, sink = measure(Benchmark("sorted", stmt=stmt), (Variant("a"),), lens=lens)
         info = sink.variant_info["a"]["instructions"]
-        counted[info["switched_by"]] = min(
+        assert info["forked"] is fork and info["processes"] == 2
+        counted[info["switched_by"], info["forked"]] = min(
             s.per_iteration for s in sink.samples if s.name == "instructions" and not s.warmup
         )
         if not requests:
             assert info["why_not_client_requests"] == "client requests were turned off"
-    assert set(counted) == {"client requests", "vgdb"}
+    assert set(counted) == {("client requests", False), ("vgdb", False), ("client requests", True)}
     for how, value in counted.items():
         assert abs(value / expected - 1) < 0.01, (how, value, expected)
+
+
+def test_variants_are_counted_alike_when_one_cannot_make_client_requests(tmp_path: Path) -> None:
+    """Counts of one statement differ by how they are switched (fresh with client requests or
+    through vgdb, forked): a variant whose Python cannot make client requests (here: its
+    PYTHONPATH shadows ctypes) has every variant switched through vgdb and none forked, never
+    one variant one way and the other another; the variant info says why."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
+    variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
+    lens = InstructionsLens(inline_frames=False, fork=True)
+    analysis, sink = measure(Benchmark("sum", stmt="sum(range(100))"), variants, lens=lens)
+    for variant in variants:
+        info = sink.variant_info[variant.name]["instructions"]
+        assert (info["switched_by"], info["forked"]) == ("vgdb", False)
+    assert sink.variant_info["shadowed"]["instructions"]["why_not_client_requests"] == (
+        "this Python has no ctypes"
+    )
+    assert (
+        "shadowed: this Python has no ctypes"
+        in (sink.variant_info["plain"]["instructions"]["why_not_client_requests"])
+    )
+    (comparison,) = analysis.comparisons
+    assert comparison.verdict is Verdict.EQUIVALENT

@@ -225,15 +225,25 @@ def _measure_processes(
     process) it counted, and the notes it left. `levels`: per variant, each process's level."""
     counted: list[tuple[str, int]] = []
 
-    def count(self: InstructionsLens, run: Any, process: int, cpu: Any, workers: Any) -> Any:
-        counted.append((run.variant.name, process))
-        return instructions_measure._StatementCounts.__new__(instructions_measure._StatementCounts)
+    def count(
+        self: InstructionsLens, run: Any, processes: Any, cpu: Any, workers: Any, **how: Any
+    ) -> Any:
+        out = []
+        for process in processes:
+            counted.append((run.variant.name, process))
+            counts = instructions_measure._StatementCounts.__new__(
+                instructions_measure._StatementCounts
+            )
+            object.__setattr__(counts, "key", (run.variant.name, process))
+            out.append(counts)
+        return out
 
     def per_iteration(self: Any) -> tuple[float, ...]:
-        name, process = counted[-1]
+        name, process = self.key
         return (levels[name][process],) * 2
 
-    monkeypatch.setattr(InstructionsLens, "_count_statement", count)
+    monkeypatch.setattr(InstructionsLens, "_count_statements", count)
+    monkeypatch.setattr(InstructionsLens, "_client_requests_everywhere", lambda self, runs: True)
     monkeypatch.setattr(InstructionsLens, "_store_statement", lambda *args: None)
     monkeypatch.setattr(instructions_measure._StatementCounts, "per_iteration", per_iteration)
     benchmark = Benchmark("b", stmt="x")

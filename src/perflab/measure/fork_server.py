@@ -50,7 +50,10 @@ class ForkServer:
         timeout_s: float,
         extra_env: Mapping[str, str] | None = None,
         disable_aslr: bool = False,
+        launch_prefix: Sequence[str] = (),
     ) -> None:
+        """`launch_prefix`: a tool the server runs under (valgrind ...), which its children
+        stay under (fork keeps a process under valgrind; exec would need --trace-children)."""
         self.benchmark = benchmark
         self.variant = variant
         self.timeout_s = timeout_s
@@ -60,7 +63,7 @@ class ForkServer:
         started = time.monotonic()
         self.process: LiveProcess = runner.spawn(
             LaunchSpec(
-                argv=(interpreter, "-u", str(STATEMENT_WORKER_PATH)),
+                argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
                 env=env,
                 cwd=variant.cwd,
                 cpu=cpu,

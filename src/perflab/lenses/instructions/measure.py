@@ -21,6 +21,7 @@ is warmed up (CPython specialises code after a few runs) before anything is coun
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -59,6 +60,7 @@ from perflab.lenses.instructions.compare import (
 from perflab.measure import cpu_lock
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
+from perflab.measure.fork_server import ForkServer
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.worker_client import (
@@ -137,10 +139,11 @@ def refining_loops(loops: int) -> int | None:
     """The length of a second calibration pair, when the first (10 loops) chose many loops.
 
     Each counted loop switched through vgdb carries a residue of up to a few thousand
-    instructions (its ptrace interrupting the worker's read; more on a loaded machine): over 10 loops of a ~10,000
-    instruction statement that is a few percent, enough to cross a 1-2-5 step (torch.add on a
-    loaded machine was calibrated to 1,000 loops in one run and 2,000 in the next). A tenth of
-    the chosen loops (at most 2 million instructions) makes it ten times smaller."""
+    instructions (its ptrace interrupting the worker's read; more on a loaded machine): over 10
+    loops of a ~10,000 instruction statement that is a few percent, enough to cross a 1-2-5
+    step (torch.add on a loaded machine was calibrated to 1,000 loops in one run and 2,000 in
+    the next). A tenth of the chosen loops (at most 2 million instructions) makes it ten times
+    smaller."""
     refine = loops // 10
     return refine if refine > _CALIBRATION_LOOPS else None
 
@@ -252,8 +255,9 @@ def _totals_of(text: str) -> dict[str, float]:
     return _derived_totals(parse_callgrind(text).combined())
 
 
-def _read_dumps(directory: str) -> list[tuple[str, str]]:
-    """(file name, text) of every callgrind output file, in the order they were written
+def _read_dumps(directory: str, pid: int | None = None) -> list[tuple[str, str]]:
+    """(file name, text) of every callgrind output file (of process `pid` only, when given: the
+    children of one fork server write into one directory), in the order they were written
     (callgrind.out.PID.N for dumps, callgrind.out.PID at exit)."""
 
     def order(name: str) -> tuple[int, int]:
@@ -261,7 +265,14 @@ def _read_dumps(directory: str) -> list[tuple[str, str]]:
         dump = int(pieces[3]) if len(pieces) > 3 and pieces[3].isdigit() else 1 << 30
         return (int(pieces[2]) if pieces[2].isdigit() else 0, dump)
 
-    names = sorted((n for n in os.listdir(directory) if n.startswith("callgrind.out.")), key=order)
+    names = sorted(
+        (
+            n
+            for n in os.listdir(directory)
+            if n.startswith("callgrind.out.") and (pid is None or n.split(".")[2] == str(pid))
+        ),
+        key=order,
+    )
     return [(n, Path(directory, n).read_text(errors="replace")) for n in names]
 
 
@@ -303,6 +314,7 @@ class InstructionsLens:
         other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: _other_runs(cpus),
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
         client_requests: bool = True,
+        fork: bool | None = None,
     ) -> None:
         self.repeats = repeats  # counted pairs per worker process (a command: processes)
         # worker processes per variant for statements, each under its own valgrind: the unit of
@@ -321,6 +333,10 @@ class InstructionsLens:
         # statements: the worker switches callgrind with client requests where it can; False:
         # always through vgdb from the parent (the way before them, kept as the fallback)
         self.client_requests = client_requests
+        # statements: a variant's processes as children of one fork server (its set-up's
+        # modules imported under callgrind once) instead of fresh processes; None: when fresh
+        # ones would not all fit on the CPUs at once (each pays the import then, in turn)
+        self.fork = fork
 
     # -- Lens protocol ---------------------------------------------------------------------
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
@@ -377,7 +393,25 @@ class InstructionsLens:
         # interval holds what differs between processes (a command's repeats are processes
         # already); the first process of every variant first
         processes = max(1, self.processes) if statement else 1
-        jobs = [_Job(run, process) for process in range(processes) for run in runs]
+        # every variant's processes are switched one way, and forked or not alike: counts of
+        # one statement differ by how (sorted(range(200)): fresh 23,823 with client requests,
+        # 23,692 through vgdb or forked), which must never pass for a difference of variants
+        requests = statement and self._client_requests_everywhere(runs)
+        fork = requests and processes > 1 and self.fork is not False
+        if self.fork is None:
+            fork = fork and processes * len(runs) > len(cpus)
+        if statement:
+            for run in runs:
+                # the processes are children of one fork server per variant (or fresh ones)
+                run.fixed["forked"] = fork
+        if fork:
+            jobs = [_Job(run, tuple(range(processes)), fork=True, requests=True) for run in runs]
+        else:
+            jobs = [
+                _Job(run, (process,), requests=requests)
+                for process in range(processes)
+                for run in runs
+            ]
         side_by_side = min(len(cpus), len(jobs))
         names = ", ".join(v.name for v in variants)
         context.progress.update(
@@ -390,19 +424,25 @@ class InstructionsLens:
         # per variant, each worker process's per-iteration counts: whether they disagree
         counted_by_process: dict[str, list[tuple[float, ...]]] = {}
 
-        def count(job: _Job, cpu: int | None) -> tuple[int | None, _Counted]:
+        def count(job: _Job, cpu: int | None) -> tuple[int | None, list[_Counted]]:
             if statement:
-                return cpu, self._count_statement(job.run, job.process, cpu, workers)
-            return cpu, self._count_command(job.run, cpu)
+                run = job.run
+                counted = self._count_statements(
+                    run, job.processes, cpu, workers, fork=job.fork, requests=job.requests
+                )
+                return cpu, list(counted)
+            return cpu, [self._count_command(job.run, cpu)]
 
-        def store(job: _Job, counted: tuple[int | None, _Counted]) -> None:
-            cpu, counts = counted
+        def store(job: _Job, counted: tuple[int | None, list[_Counted]]) -> None:
+            cpu, all_counts = counted
             run = job.run
-            if isinstance(counts, _StatementCounts):
-                self._store_statement(run, counts, job.process, cpu)
-                counted_by_process.setdefault(run.variant.name, []).append(counts.per_iteration())
-            else:
-                self._store_command(run, counts, cpu)
+            for process, counts in zip(job.processes, all_counts, strict=True):
+                if isinstance(counts, _StatementCounts):
+                    self._store_statement(run, counts, process, cpu)
+                    levels = counted_by_process.setdefault(run.variant.name, [])
+                    levels.append(counts.per_iteration())
+                else:
+                    self._store_command(run, counts, cpu)
             run.fixed.setdefault("cpus", []).append(cpu)
             run.fixed["cpu"] = run.fixed["cpus"][0]
             context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
@@ -425,7 +465,8 @@ class InstructionsLens:
         # made a verdict in 6% of simulated A/A pairs, with three in 0.3% (docs/statistics.md).
         # One more process per variant, when the lens's share holds it.
         round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
-        extra = [_Job(run, processes) for run in runs]
+        # counted as the others were (forked: a new server, which pays the import once more)
+        extra = [_Job(run, (processes,), fork=fork, requests=requests) for run in runs]
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
         left_s = context.lens_budget_s - (time.monotonic() - started_s)
         what = ", ".join(f"`{name}`" for name in disagreeing)
@@ -449,6 +490,35 @@ class InstructionsLens:
             "one more process per variant",
         )
         run_on_cpus(extra, cpus, count, store, on_stop=stop)
+
+    def _client_requests_everywhere(self, runs: Sequence[_Run]) -> bool:
+        """Whether every variant's interpreter can switch callgrind with client requests: the
+        lens's worker ops run natively, in the variant's interpreter and environment, say what
+        would stop them (the architecture, ctypes, an executable page). Where one cannot, every
+        variant is switched through vgdb; the variant info says why."""
+        if not self.client_requests:
+            for run in runs:
+                run.fixed["why_not_client_requests"] = "client requests were turned off"
+            return False
+        spec = importlib.util.find_spec(WORKER_OPS)
+        assert spec is not None and spec.origin is not None
+        reasons = {}
+        for run in runs:
+            interpreter = interpreter_for(run.variant, run.context.default_python)
+            completed = run.context.runner.run(
+                LaunchSpec((interpreter, spec.origin), env=run.env, cwd=run.variant.cwd),
+                timeout_s=_VGDB_TIMEOUT_S,
+            )
+            why = completed.stdout.strip() if completed.ok else completed.describe_failure()
+            if why:
+                reasons[run.variant.name] = why
+        for run in runs:
+            if reasons:
+                own = reasons.get(run.variant.name)
+                run.fixed["why_not_client_requests"] = own or "; ".join(
+                    f"{name}: {why}" for name, why in reasons.items()
+                )
+        return not reasons
 
     def _cpus(self, context: LensContext) -> tuple[int | None, ...]:
         """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
@@ -475,52 +545,132 @@ class InstructionsLens:
         )
 
     # -- statements ------------------------------------------------------------------------
-    def _count_statement(
-        self, run: _Run, process: int, cpu: int | None, workers: LiveSet[StatementWorker]
-    ) -> _StatementCounts:
-        """One worker under callgrind: warm-up, calibration and every repeat (may run in a
-        thread of its own: it writes nothing to the sink)."""
-        settings = run.context.experiment.settings
+    def _count_statements(
+        self,
+        run: _Run,
+        processes: Sequence[int],
+        cpu: int | None,
+        workers: LiveSet[StatementWorker],
+        *,
+        fork: bool,
+        requests: bool,
+    ) -> list[_StatementCounts]:
+        """The worker processes `processes` of one variant under callgrind: warm-up,
+        calibration and every repeat of each (may run in a thread of its own: it writes nothing
+        to the sink). Fresh processes, or (`fork`) children of one fork server that imported the
+        set-up's modules under callgrind once."""
         with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
-            vgdb_prefix = os.path.join(directory, "vgdb")
-            options = callgrind_options(
-                out_file=os.path.join(directory, "callgrind.out.%p"),
-                instr_at_start=False,
-                vgdb_prefix=vgdb_prefix,
-                cache_sim=settings.cache_sim,
-                # per-instruction costs: the evidence for inlining claims (None: wherever
-                # an object has debug info)
-                dump_instr=self.inline_frames is not False,
-                region=None,
-                trace_children=False,
-            )
-            interpreter = interpreter_for(run.variant, run.context.default_python)
-            worker = StatementWorker(
-                run.context.runner,
-                run.benchmark,
-                run.variant,
-                interpreter=interpreter,
-                cpu=cpu,
-                timeout_s=max(settings.sample_timeout_s * 10, 600.0),
-                launch_prefix=("valgrind", *options),
-                disable_aslr=True,
-                extra_env=run.env,
-                # top-level code, as torch's collect_callgrind runs a statement: global names
-                # are looked up as a module's are, so counts compare with torch's
-                scope="module",
-                ops=(WorkerOps.from_module(WORKER_OPS),),
-            )
-            with worker:
-                workers.add(worker)
-                try:
-                    session = _StatementSession(run, worker, vgdb_prefix, self.client_requests)
-                    plan = session.measure(self.loops, self.repeats)
-                    # every dump is on disk once its request returned: the interpreter's shutdown
-                    # under valgrind (seconds with torch's destructors) counts for nothing
-                    dumps = dict(_read_dumps(directory))
-                    worker.kill()
-                finally:
-                    workers.discard(worker)
+            if fork:
+                return self._count_forked(run, processes, cpu, workers, directory)
+            return [
+                self._count_fresh(run, process, cpu, workers, directory, requests)
+                for process in processes
+            ]
+
+    def _statement_launch(self, run: _Run, directory: str) -> tuple[str, ...]:
+        """valgrind and its options, for a worker (or a fork server) writing into `directory`."""
+        options = callgrind_options(
+            out_file=os.path.join(directory, "callgrind.out.%p"),
+            instr_at_start=False,
+            vgdb_prefix=os.path.join(directory, "vgdb"),
+            cache_sim=run.context.experiment.settings.cache_sim,
+            # per-instruction costs: the evidence for inlining claims (None: wherever an object
+            # has debug info)
+            dump_instr=self.inline_frames is not False,
+            region=None,
+            trace_children=False,
+        )
+        return ("valgrind", *options)
+
+    def _count_fresh(
+        self,
+        run: _Run,
+        process: int,
+        cpu: int | None,
+        workers: LiveSet[StatementWorker],
+        directory: str,
+        requests: bool,
+    ) -> _StatementCounts:
+        settings = run.context.experiment.settings
+        worker = StatementWorker(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            interpreter=interpreter_for(run.variant, run.context.default_python),
+            cpu=cpu,
+            timeout_s=max(settings.sample_timeout_s * 10, 600.0),
+            launch_prefix=self._statement_launch(run, directory),
+            disable_aslr=True,
+            extra_env=run.env,
+            # top-level code, as torch's collect_callgrind runs a statement: global names
+            # are looked up as a module's are, so counts compare with torch's
+            scope="module",
+            ops=(WorkerOps.from_module(WORKER_OPS),),
+        )
+        return self._count_in(run, process, worker, workers, directory, requests=requests)
+
+    def _count_forked(
+        self,
+        run: _Run,
+        processes: Sequence[int],
+        cpu: int | None,
+        workers: LiveSet[StatementWorker],
+        directory: str,
+    ) -> list[_StatementCounts]:
+        """Each process a child of one fork server started under callgrind (instrumentation
+        off): the set-up's modules are imported once per variant instead of once per process
+        (`import torch` under callgrind: ~9 s, most of what counting a torch statement costs).
+        The children switch callgrind with client requests (vgdb is not used for them)."""
+        settings = run.context.experiment.settings
+        ops = WorkerOps.from_module(WORKER_OPS)
+        server = ForkServer(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            default_python=run.context.default_python,
+            cpu=cpu,
+            timeout_s=max(settings.sample_timeout_s * 10, 600.0),
+            extra_env=run.env,
+            disable_aslr=True,
+            launch_prefix=self._statement_launch(run, directory),
+        )
+        try:
+            run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
+            counted: list[_StatementCounts] = []
+            for process in processes:
+                # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
+                # padding is 0: nothing is moved, every child starts from the same state
+                child = server.worker(ops=(ops,), scope="module")
+                # each child calibrates as a fresh process does: one that skipped it (the first
+                # child's loop count reused) counted sorted(range(200)) at a level of its own
+                counted.append(
+                    self._count_in(run, process, child, workers, directory, requests=True)
+                )
+            return counted
+        finally:
+            server.kill()  # its teardown under valgrind would count for nothing
+
+    def _count_in(
+        self,
+        run: _Run,
+        process: int,
+        worker: StatementWorker,
+        workers: LiveSet[StatementWorker],
+        directory: str,
+        *,
+        requests: bool,
+    ) -> _StatementCounts:
+        with worker:
+            workers.add(worker)
+            try:
+                session = _StatementSession(run, worker, directory, requests)
+                plan = session.measure(self.loops, self.repeats)
+                # every dump is on disk once its request returned: the interpreter's shutdown
+                # under valgrind (seconds with torch's destructors) counts for nothing
+                dumps = dict(_read_dumps(directory, worker.pid))
+                worker.kill()
+            finally:
+                workers.discard(worker)
         # the objects and their inline frames are the same in every process of a variant (the
         # same files, no ASLR): read once, in the first
         return self._digest_statement(run, worker.info, plan, dumps, objects=process == 0)
@@ -575,8 +725,6 @@ class InstructionsLens:
         run.fixed["repeats"] = counts.plan.repeats - counts.plan.warmup
         run.fixed["processes"] = len(loops)
         run.fixed["switched_by"] = counts.plan.switch
-        if counts.plan.why_not_requests:
-            run.fixed["why_not_client_requests"] = counts.plan.why_not_requests
         if counts.plan.warmup:
             settling = run.fixed.setdefault("settling_repeats", {})
             settling[str(process)] = counts.plan.warmup
@@ -795,7 +943,6 @@ class _StatementPlan:
     repeats: int  # counted pairs, warm-up included
     warmup: int = 0  # the first ones, counted before the allocator's state settled
     switch: str = SWITCH_CLIENT_REQUESTS  # how the counted loops were switched and dumped
-    why_not_requests: str | None = None  # what made the worker fall back to vgdb
 
 
 @dataclass(frozen=True)
@@ -833,33 +980,40 @@ _Counted = _StatementCounts | _CommandCounts
 
 @dataclass(frozen=True)
 class _Job:
-    """One worker process of a variant (a statement), or all of a command's repeats."""
+    """Worker processes of a variant (a statement: one fresh process, or every process as
+    children of one fork server), or all of a command's repeats (processes (0,))."""
 
     run: _Run
-    process: int
+    processes: tuple[int, ...]
+    fork: bool = False
+    requests: bool = False  # statements: switched with client requests (else through vgdb)
 
 
 class _StatementSession:
     """Warm-up, calibration and the measured loops of one worker under callgrind."""
 
     def __init__(
-        self, run: _Run, worker: StatementWorker, vgdb_prefix: str, client_requests: bool
+        self, run: _Run, worker: StatementWorker, directory: str, client_requests: bool
     ) -> None:
         self.run = run
         self.worker = worker
-        self.vgdb_prefix = vgdb_prefix
+        self.directory = directory  # callgrind's output files (of this worker: its pid)
+        self.vgdb_prefix = os.path.join(directory, "vgdb")
         self.switch = SWITCH_VGDB
-        self.why_vgdb: str | None = "client requests were turned off"
         if client_requests:
-            # the worker switches callgrind itself where it can (worker_ops.py): vgdb's ptrace
-            # round trips took ~0.15 s each, two per counted loop
+            # the worker switches callgrind itself (worker_ops.py): vgdb's ptrace round trips
+            # took ~0.15 s each, two per counted loop
             probe = worker.call({"op": "callgrind_probe"})
             if not probe.get("ok"):
                 raise worker.failure(probe)
-            if probe.get("requests"):
-                self.switch, self.why_vgdb = SWITCH_CLIENT_REQUESTS, None
-            else:
-                self.why_vgdb = str(probe.get("why", ""))
+            if not probe.get("requests"):
+                # checked natively before counting: falling back now would count this process
+                # differently from the others
+                raise run.error(
+                    f"client requests do not reach callgrind in this worker: {probe.get('why')}",
+                    hint="pass a variant's python= that runs the others' way, or report this",
+                )
+            self.switch = SWITCH_CLIENT_REQUESTS
 
     def vgdb(self, *commands: Sequence[str]) -> None:
         argv: list[str] = [
@@ -937,7 +1091,7 @@ class _StatementSession:
                 break
         # repeats before the allocator settled are warm-up (stored, not compared)
         warmup = len(counts) - repeats if settled(counts[-2:]) else 0
-        return _StatementPlan(loops, len(counts), warmup, self.switch, self.why_vgdb)
+        return _StatementPlan(loops, len(counts), warmup, self.switch)
 
     def _calibrate(self, name: str, loops: int) -> float:
         """Instructions per iteration from a pair of `loops`-long loops."""
@@ -949,9 +1103,8 @@ class _StatementSession:
         """The statement's instructions per iteration from a counted pair's dumps."""
         # the dumps are already on disk: callgrind writes them before the request (or vgdb)
         # returns
-        directory = os.path.dirname(self.vgdb_prefix)
         totals: dict[str, float] = {}
-        for _, text in _read_dumps(directory):
+        for _, text in _read_dumps(self.directory, self.worker.pid):
             trigger = _trigger_of(text) or ""
             for kind, hint in (("empty", empty), ("stmt", stmt)):
                 if trigger.endswith(hint):
