@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perflab.errors import ConfigError
 from perflab.model import BenchmarkKind, Metric, Settings
@@ -502,13 +502,14 @@ def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """The memory lens: the instructions lens's callgrind runs (with cache simulation, two
     processes per variant side by side, one variant after the other), then the rss lens's
     workers."""
-    counted = instructions_cost(probe, settings, processes=2)
+    one_variant = instructions_cost(replace(probe, variants=1), settings, processes=2)
+    counted_s = probe.variants * one_variant.minimum_s
     peak = rss_cost(probe, settings)
     return LensCost(
         Metric("memory"),
-        minimum_s=counted.minimum_s + peak.minimum_s,
-        needs=f"{counted.needs}, then {peak.needs}",
-        after_s=counted.after_s + peak.after_s,
+        minimum_s=counted_s + peak.minimum_s,
+        needs=f"{one_variant.needs} per variant, one after another, then {peak.needs}",
+        after_s=_after(probe, INSTRUCTIONS_ANALYSIS_S) + peak.after_s,
     )
 
 

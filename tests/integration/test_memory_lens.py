@@ -184,3 +184,29 @@ def test_a_statement_a_a_makes_no_claim() -> None:
     assert not [n for n in result.notes if "memory work" in n.message]
     processes = traffic[0].to_json()
     assert len(processes["baseline_processes"]) >= 2  # the interval rests on two or more
+
+
+def test_variants_counted_one_at_a_time_are_switched_alike(tmp_path: Path) -> None:
+    """The memory lens counts one variant at a time; when one variant cannot make valgrind's
+    client requests (its PYTHONPATH shadows ctypes), the other is switched through vgdb too,
+    never one way and the other another (the same statement counts differently by how)."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
+    benchmark = Benchmark("sum", stmt="sum(range(100))")
+    variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
+    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
+    experiment = Experiment((benchmark,), variants, settings)
+    sink = MemorySink()
+    context = LensContext(
+        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
+    )
+    lens = MemoryLens(traffic=InstructionsLens(repeats=1, loops=50, inline_frames=False))
+    lens.measure(benchmark, context)
+    ways = {name: info.get("memory", {}) for name, info in sink.variant_info.items()}
+    assert {name: way.get("switched_by") for name, way in ways.items()} == {
+        "plain": "vgdb",
+        "shadowed": "vgdb",
+    }, ways
+    assert "this Python has no ctypes" in ways["plain"]["why_not_client_requests"]
+    assert lens.traffic.client_requests is True  # the lens given is left as it was

@@ -31,7 +31,9 @@ from perflab.budget import (
     elastic_share,
     instructions_cost,
     lens_costs,
+    memory_cost,
     plan_budget,
+    rss_cost,
     server_rounds,
     time_generation_s,
 )
@@ -397,3 +399,13 @@ def test_the_rss_lens_pays_for_its_loops_under_tracemalloc() -> None:
     per_worker_s = probe.startup_s + RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * 0.01
     assert rss.minimum_s == pytest.approx(6 * 2 * per_worker_s)
     assert rss.minimum_s > 5.0
+
+
+def test_the_memory_lens_counts_its_variants_one_after_another() -> None:
+    """The memory lens runs the instructions lens on one variant at a time: each variant's two
+    processes fresh and at once, the variants in turn (not a fork server per variant)."""
+    settings = Settings(budget_s=60)
+    one = instructions_cost(dataclasses.replace(QUICK, variants=1), settings).minimum_s
+    memory = memory_cost(QUICK, settings)
+    assert memory.minimum_s == pytest.approx(2 * one + rss_cost(QUICK, settings).minimum_s)
+    assert "per variant, one after another" in memory.needs and "fork" not in memory.needs

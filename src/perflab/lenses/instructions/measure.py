@@ -313,7 +313,7 @@ class InstructionsLens:
         allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
         other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: _other_runs(cpus),
         read_cpuinfo: Callable[[], str] = _read_cpuinfo,
-        client_requests: bool = True,
+        client_requests: bool | str = True,
         fork: bool | None = None,
     ) -> None:
         self.repeats = repeats  # counted pairs per worker process (a command: processes)
@@ -330,8 +330,9 @@ class InstructionsLens:
         self.inline_frames = inline_frames  # None: when the command's executable has debug info
         self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
         self.read_cpuinfo = read_cpuinfo
-        # statements: the worker switches callgrind with client requests where it can; False:
-        # always through vgdb from the parent (the way before them, kept as the fallback)
+        # statements: the worker switches callgrind with client requests where every variant
+        # can; False, or why not: always through vgdb from the parent (the way before them,
+        # kept as the fallback)
         self.client_requests = client_requests
         # statements: a variant's processes as children of one fork server (its set-up's
         # modules imported under callgrind once) instead of fresh processes; None: when fresh
@@ -371,22 +372,7 @@ class InstructionsLens:
         return notes
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        variants = context.experiment.variants
-        envs = [variant_environment(v) for v in variants]
-        target = padding_target(envs)
-        runs = []
-        for variant, env in zip(variants, envs, strict=True):
-            fixed_env = padded_environment(env, target)
-            fixed_env["PYTHONHASHSEED"] = "0"
-            run = _Run(benchmark, variant, context, fixed_env)
-            run.fixed.update(
-                PYTHONHASHSEED="0",
-                aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
-                environment_bytes=environment_bytes(fixed_env),
-            )
-            if context.experiment.settings.cache_sim:
-                run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
-            runs.append(run)
+        runs = self._runs(benchmark, context)
         cpus = self._cpus(context)
         statement = benchmark.kind is BenchmarkKind.STATEMENT
         # statements: several worker processes per variant, each its own valgrind, so that the
@@ -413,7 +399,7 @@ class InstructionsLens:
                 for run in runs
             ]
         side_by_side = min(len(cpus), len(jobs))
-        names = ", ".join(v.name for v in variants)
+        names = ", ".join(run.variant.name for run in runs)
         context.progress.update(
             benchmark=benchmark.name,
             metric=self.metric,
@@ -491,14 +477,44 @@ class InstructionsLens:
         )
         run_on_cpus(extra, cpus, count, store, on_stop=stop)
 
+    def client_requests_possible(self, benchmark: Benchmark, context: LensContext) -> bool | str:
+        """True when every variant of the experiment can switch callgrind with client requests,
+        else why not: a lens that counts the variants one at a time (memory) asks first and
+        passes the answer on (`client_requests`), so that all are counted alike."""
+        runs = self._runs(benchmark, context)
+        if self._client_requests_everywhere(runs):
+            return True
+        return str(runs[0].fixed.get("why_not_client_requests", "client requests cannot be made"))
+
+    def _runs(self, benchmark: Benchmark, context: LensContext) -> list[_Run]:
+        """Each variant's measurement, its environment fixed for determinism."""
+        variants = context.experiment.variants
+        envs = [variant_environment(v) for v in variants]
+        target = padding_target(envs)
+        runs = []
+        for variant, env in zip(variants, envs, strict=True):
+            fixed_env = padded_environment(env, target)
+            fixed_env["PYTHONHASHSEED"] = "0"
+            run = _Run(benchmark, variant, context, fixed_env)
+            run.fixed.update(
+                PYTHONHASHSEED="0",
+                aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
+                environment_bytes=environment_bytes(fixed_env),
+            )
+            if context.experiment.settings.cache_sim:
+                run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
+            runs.append(run)
+        return runs
+
     def _client_requests_everywhere(self, runs: Sequence[_Run]) -> bool:
         """Whether every variant's interpreter can switch callgrind with client requests: the
         lens's worker ops run natively, in the variant's interpreter and environment, say what
         would stop them (the architecture, ctypes, an executable page). Where one cannot, every
         variant is switched through vgdb; the variant info says why."""
-        if not self.client_requests:
+        if self.client_requests is not True:
+            why = self.client_requests or "client requests were turned off"
             for run in runs:
-                run.fixed["why_not_client_requests"] = "client requests were turned off"
+                run.fixed["why_not_client_requests"] = why
             return False
         spec = importlib.util.find_spec(WORKER_OPS)
         assert spec is not None and spec.origin is not None

@@ -20,6 +20,7 @@ footprint is still measured natively.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -46,6 +47,7 @@ from perflab.measure.worker_client import variant_environment
 from perflab.model import (
     Artifact,
     Benchmark,
+    BenchmarkKind,
     Experiment,
     Metric,
     Note,
@@ -174,7 +176,16 @@ class MemoryLens:
         footprint = replace(context, sink=sink, progress=_Progress(context.progress, "peak RSS"))
         self.footprint.measure(benchmark, footprint)
         settings = replace(experiment.settings, cache_sim=True)
-        for variant in same_size_environments(experiment.variants):
+        variants = same_size_environments(experiment.variants)
+        # one variant at a time, each switched as every other is (the same statement counts
+        # differently through client requests and through vgdb): asked once, for all of them
+        counting = copy.copy(self.traffic)
+        if benchmark.kind is BenchmarkKind.STATEMENT and counting.client_requests is True:
+            every = replace(experiment, variants=tuple(variants), settings=settings)
+            counting.client_requests = counting.client_requests_possible(
+                benchmark, replace(context, experiment=every)
+            )
+        for variant in variants:
             alone = replace(experiment, variants=(variant,), settings=settings)
             traffic = replace(
                 context,
@@ -183,7 +194,7 @@ class MemoryLens:
                 progress=_Progress(context.progress, "cache simulation"),
             )
             try:
-                self.traffic.measure(benchmark, traffic)
+                counting.measure(benchmark, traffic)
             except BenchmarkFailedError as error:
                 reason = cannot_execute(error)
                 if reason is None:
