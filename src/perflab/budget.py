@@ -573,17 +573,27 @@ class BudgetPlan:
         self,
         took_s: Mapping[Metric, float] | None = None,
         given_s: Mapping[Metric, float] | None = None,
+        failed_s: Mapping[Metric, float] | None = None,
     ) -> str:
         """The split, in words: "budget 20 s: probe 0.3 s, instructions 12.4 s, time 7.3 s";
         with `took_s` (what each lens really took), "instructions 11.0 s of its 12.4 s" for
         every lens that ran; with `given_s` (a sampling lens's share, re-planned from what the
         lenses before it left), "counters 10.8 s of its 11.2 s (planned 7.0 s)" where the two
-        differ."""
+        differ; with `failed_s` (lenses that failed, and when), "instructions failed after
+        1.1 s (planned 7.6 s)"; and once measured, a lens in neither was "not run"."""
 
         def part(share: LensShare) -> str:
+            name = share.metric.value
+            if failed_s is not None and share.metric in failed_s:
+                return (
+                    f"{name} failed after {failed_s[share.metric]:.1f} s "
+                    f"(planned {share.share_s:.1f} s)"
+                )
             took = None if took_s is None else took_s.get(share.metric)
             if took is None:
-                return f"{share.metric.value} {share.share_s:.1f} s"
+                if failed_s:  # a lens failed before this one's turn
+                    return f"{name} not run (planned {share.share_s:.1f} s)"
+                return f"{name} {share.share_s:.1f} s"
             given = share.share_s if given_s is None else given_s.get(share.metric, share.share_s)
             planned = (
                 f" (planned {share.share_s:.1f} s)" if abs(given - share.share_s) >= 0.05 else ""

@@ -282,6 +282,7 @@ def _run_experiment(
                 ordered = _run_order(lenses, plan)
                 took_s: dict[Metric, float] = {}  # what each lens really took
                 given_s: dict[Metric, float] = {}  # and the share it was given
+                failed_s: dict[Metric, float] = {}  # when a lens failed: after how long
                 for index, lens in enumerate(ordered):
                     stopped_before = stopped_processes()
                     cost = plan.share_of(lens.metric).cost
@@ -329,10 +330,16 @@ def _run_experiment(
                         if servers is not None:
                             servers.close()
                         stop_all_contained()  # what escaped its worker's session, orphaned
-                        if measured:  # closing its servers is the lens's time too
-                            took_s[lens.metric] = time.monotonic() - servers_started_s
-                        _note_leftovers(writer, lens, benchmark.name, stopped_before)
-                _note_budget_used(writer, benchmark.name, plan, deadline_s, took_s, given_s)
+                        # closing its servers is the lens's time too
+                        spent = took_s if measured else failed_s
+                        spent[lens.metric] = time.monotonic() - servers_started_s
+                        if measured:
+                            # after a failure the lens's own workers were stopped too: what
+                            # was stopped then is no sign of the benchmark leaving any
+                            _note_leftovers(writer, lens, benchmark.name, stopped_before)
+                _note_budget_used(
+                    writer, benchmark.name, plan, deadline_s, took_s, given_s, failed_s
+                )
     except BaseException as error:
         stop_all_contained()
         with contextlib.suppress(StoreError):  # the store may be what failed
@@ -477,6 +484,7 @@ def _note_budget_used(
     deadline_s: float,
     took_s: Mapping[Metric, float],
     given_s: Mapping[Metric, float],
+    failed_s: Mapping[Metric, float],
 ) -> None:
     """The plan, and what the benchmark really took against its budget (its probe and every
     lens included), each lens's time beside its share: one note per benchmark."""
@@ -485,7 +493,8 @@ def _note_budget_used(
     writer.add_note(
         Note(
             severity=Severity.INFO if plan.fits or plan.probe.failed else Severity.WARNING,
-            message=f"used {used_s:.1f} s of the {plan.describe(took_s, given_s)}{anyway}",
+            message=f"used {used_s:.1f} s of the {plan.describe(took_s, given_s, failed_s)}"
+            f"{anyway}",
             benchmark=benchmark,
         )
     )

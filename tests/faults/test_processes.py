@@ -4,6 +4,7 @@ name the run that was kept."""
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from pathlib import Path
@@ -160,4 +161,21 @@ def test_hanging_statement_times_out(tmp_path: Path) -> None:
     assert code == 3, err
     assert "did not answer within 3 s" in err
     assert runs(tmp_path)[0][1] == "incomplete"
+    assert processes_left(perflab) == []
+
+
+def test_a_failed_set_up_names_no_leftovers_and_its_time_is_what_it_took(tmp_path: Path) -> None:
+    """A set-up that raises: the lens fails in one variant and perflab stops the other
+    variant's workers (its own, under valgrind). Those are not processes the benchmark left,
+    and the budget note says the lens failed after the time it really ran, and that the lens
+    after it did not run (it read "instructions 7.6 s, time 11.4 s" and "the benchmark left 3
+    processes running")."""
+    code, out, err, perflab = run(
+        "run", "--stmt", "x + 1", "--setup", "import os\nx = 1 / 0", "-v", "A", "-v", "B",
+        "--metric", "instructions,time", cwd=tmp_path,
+    )  # fmt: skip
+    assert code != 0 and "ZeroDivisionError" in err, err
+    assert LEFT_NOTE not in out, out
+    assert re.search(r"instructions failed after \d+\.\d s \(planned \d+\.\d s\)", out), out
+    assert re.search(r"time not run \(planned \d+\.\d s\)", out), out
     assert processes_left(perflab) == []

@@ -83,6 +83,17 @@ def test_the_note_gives_a_lens_the_share_it_was_given_beside_the_planned_one() -
     assert "(planned" not in plan.describe({Metric.TIME: 9.0}, {Metric.TIME: 9.6})
 
 
+def test_the_note_says_which_lens_failed_after_how_long_and_which_did_not_run() -> None:
+    settings = Settings(budget_s=30)
+    plan = plan_budget(30, QUICK, _costs(QUICK, settings, Metric.TIME, Metric.INSTRUCTIONS))
+    planned = {s.metric: s.share_s for s in plan.shares}
+    described = plan.describe({}, {}, {Metric.INSTRUCTIONS: 0.9})
+    assert f"instructions failed after 0.9 s (planned {planned[Metric.INSTRUCTIONS]:.1f} s)" in (
+        described
+    )
+    assert f"time not run (planned {planned[Metric.TIME]:.1f} s)" in described
+
+
 def test_fixed_costs_come_first_and_sampling_lenses_share_the_rest_by_weight() -> None:
     settings = Settings(budget_s=60)
     costs = _costs(QUICK, settings, Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS)
