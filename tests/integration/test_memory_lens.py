@@ -130,6 +130,20 @@ def test_code_valgrind_cannot_execute_is_named_and_the_rest_measured(programs: P
     assert "avx512" in render_markdown(result).split("valgrind cannot execute")[1][:20]
 
 
+def _measure_statement(
+    benchmark: Benchmark, variants: tuple[Variant, ...], lens: MemoryLens
+) -> tuple[MemorySink, Experiment]:
+    """The memory lens alone on a statement, in the real worker, with short settings."""
+    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
+    experiment = Experiment((benchmark,), variants, settings)
+    sink = MemorySink()
+    context = LensContext(
+        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
+    )
+    lens.measure(benchmark, context)
+    return sink, experiment
+
+
 def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> None:
     """The same pair as statements in the real worker (Python's bytearray: `y[:] = x` copies
     once; `y[:] = bytes(x)` copies x into a new bytes object, then through a buffer into y: three
@@ -141,14 +155,8 @@ def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> Non
     )
     benchmark = Benchmark("f()", stmt="f()", setup=setup)
     variants = (Variant("out"), Variant("copy", env={"COPY": "1"}))
-    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
-    experiment = Experiment((benchmark,), variants, settings)
-    sink = MemorySink()
-    context = LensContext(
-        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
-    )
     lens = MemoryLens(traffic=InstructionsLens(repeats=2, loops=5, inline_frames=False))
-    lens.measure(benchmark, context)
+    sink, experiment = _measure_statement(benchmark, variants, lens)
     result = lens.analyse(
         benchmark, [v.name for v in variants], sink.data_for("f()", MEMORY), experiment
     )
@@ -167,15 +175,9 @@ def test_a_statement_a_a_makes_no_claim() -> None:
     variants do the same memory work."""
     benchmark = Benchmark("sum", stmt="sum(range(1000))")
     variants = (Variant("a"), Variant("b"))
-    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
-    experiment = Experiment((benchmark,), variants, settings)
-    sink = MemorySink()
-    context = LensContext(
-        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
-    )
     lens = MemoryLens()
     lens.traffic.loops = 200  # fixed, to keep callgrind short
-    lens.measure(benchmark, context)
+    sink, experiment = _measure_statement(benchmark, variants, lens)
     result = lens.analyse(benchmark, ["a", "b"], sink.data_for("sum", MEMORY), experiment)
     traffic = [c for c in result.comparisons if c.event in ("d1_fill_bytes", "data_reads")]
     assert len(traffic) == 2
@@ -195,14 +197,8 @@ def test_variants_counted_one_at_a_time_are_switched_alike(tmp_path: Path) -> No
     (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
     benchmark = Benchmark("sum", stmt="sum(range(100))")
     variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
-    settings = Settings(metrics=(MEMORY,), min_generations=2, sample_target_ms=1.0)
-    experiment = Experiment((benchmark,), variants, settings)
-    sink = MemorySink()
-    context = LensContext(
-        experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable
-    )
     lens = MemoryLens(traffic=InstructionsLens(repeats=1, loops=50, inline_frames=False))
-    lens.measure(benchmark, context)
+    sink, _ = _measure_statement(benchmark, variants, lens)
     ways = {name: info.get("memory", {}) for name, info in sink.variant_info.items()}
     assert {name: way.get("switched_by") for name, way in ways.items()} == {
         "plain": "vgdb",
