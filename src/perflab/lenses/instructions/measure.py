@@ -106,6 +106,7 @@ _MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them 
 # processes counted at different levels (InstructionsLens.measure)
 MAX_PROCESSES = 3
 _VGDB_TIMEOUT_S = 60.0
+_REQUESTS_CHECK_TIMEOUT_S = 60.0  # the worker ops run natively: a Python's start-up
 WORKER_OPS = DESCRIPTOR.worker_handlers or ""  # the source sent to the workers, run there
 # how a worker's counted loops are switched on and off and dumped (recorded as variant info)
 SWITCH_CLIENT_REQUESTS = "client requests"
@@ -523,7 +524,7 @@ class InstructionsLens:
             interpreter = interpreter_for(run.variant, run.context.default_python)
             completed = run.context.runner.run(
                 LaunchSpec((interpreter, spec.origin), env=run.env, cwd=run.variant.cwd),
-                timeout_s=_VGDB_TIMEOUT_S,
+                timeout_s=_REQUESTS_CHECK_TIMEOUT_S,
             )
             why = completed.stdout.strip() if completed.ok else completed.describe_failure()
             if why:
@@ -655,7 +656,9 @@ class InstructionsLens:
             counted: list[_StatementCounts] = []
             for process in processes:
                 # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
-                # padding is 0: nothing is moved, every child starts from the same state
+                # padding is 0: nothing is moved. A child starts from the server's state after
+                # the imports and the children before it (its replies to them): close, not
+                # identical, so the processes' levels are compared as fresh ones' are
                 child = server.worker(ops=(ops,), scope="module")
                 # each child calibrates as a fresh process does: one that skipped it (the first
                 # child's loop count reused) counted sorted(range(200)) at a level of its own
@@ -665,6 +668,7 @@ class InstructionsLens:
             return counted
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
+            server.close()  # its pipes and the thread draining them
 
     def _count_in(
         self,
