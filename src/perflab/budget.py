@@ -56,15 +56,17 @@ PROFILE_REGION_S = 1.0  # what the profile lens records per variant
 PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
 ASM_POST_S = 3.0  # disassembly and source lines, per variant
 # callgrind (lenses/instructions): valgrind's own start-up, its slowdown of the interpreter's
-# start-up with instrumentation off, and the counted part (warm-up, calibration, two repeats of
-# a statement and an empty loop of ~20 M instructions each: about 1 s each here)
+# start-up with instrumentation off, and the counted part of one process (warm-up, calibration,
+# two repeats of a statement and an empty loop of ~20 M instructions each, the dumps read):
+# 5.0 while the parent switched every loop through vgdb (~0.15 s a call, 16 calls), 3.0 since
+# the worker switches itself (the instructions lens's share of five lenses: 2.7 s taken here)
 VALGRIND_START_S = 1.0
 VALGRIND_STARTUP_SLOWDOWN = 8.0
 # commands run counted from start to end: callgrind's slowdown of native code is 20-100x, but a
 # short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
-CALLGRIND_COUNTED_S = 5.0
+CALLGRIND_COUNTED_S = 3.0
 # the CPUs the plan assumes callgrind processes share (the fewest perflab measures on)
 COUNTING_CPUS = 2
 # the first torch.profiler session of a process initialises the profiler: 1.1-1.9 s measured
