@@ -243,7 +243,7 @@ def _measure_processes(
         return (levels[name][process],) * 2
 
     monkeypatch.setattr(InstructionsLens, "_count_statements", count)
-    monkeypatch.setattr(InstructionsLens, "_client_requests_everywhere", lambda self, runs: True)
+    monkeypatch.setattr(InstructionsLens, "_reasons_against_requests", lambda self, runs: {})
     monkeypatch.setattr(InstructionsLens, "_store_statement", lambda *args: None)
     monkeypatch.setattr(instructions_measure._StatementCounts, "per_iteration", per_iteration)
     benchmark = Benchmark("b", stmt="x")

@@ -78,6 +78,7 @@ from perflab.model import (
     Metric,
     Note,
     Sample,
+    Settings,
     Severity,
     Variant,
 )
@@ -256,6 +257,16 @@ def _totals_of(text: str) -> dict[str, float]:
     return _derived_totals(parse_callgrind(text).combined())
 
 
+def _why_not(variant: str, reasons: Mapping[str, str]) -> str:
+    """Why `variant` is not switched with client requests: its own reason, else the others'."""
+    return reasons.get(variant) or "; ".join(f"{name}: {why}" for name, why in reasons.items())
+
+
+def _worker_timeout_s(settings: Settings) -> float:
+    """A worker's (or fork server's) longest wait for a reply under callgrind."""
+    return max(settings.sample_timeout_s * 10, 600.0)
+
+
 def _read_dumps(directory: str, pid: int | None = None) -> list[tuple[str, str]]:
     """(file name, text) of every callgrind output file (of process `pid` only, when given: the
     children of one fork server write into one directory), in the order they were written
@@ -335,6 +346,9 @@ class InstructionsLens:
         # can; False, or why not: always through vgdb from the parent (the way before them,
         # kept as the fallback)
         self.client_requests = client_requests
+        # the native check's answer (why not, or "") per interpreter, working directory and
+        # environment: shared by copies of the lens
+        self._requests_checked: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str] = {}
         # statements: a variant's processes as children of one fork server (its set-up's
         # modules imported under callgrind once) instead of fresh processes; None: when fresh
         # ones would not all fit on the CPUs at once (each pays the import then, in turn)
@@ -383,7 +397,13 @@ class InstructionsLens:
         # every variant's processes are switched one way, and forked or not alike: counts of
         # one statement differ by how (sorted(range(200)): fresh 23,823 with client requests,
         # 23,692 through vgdb or forked), which must never pass for a difference of variants
-        requests = statement and self._client_requests_everywhere(runs)
+        requests = False
+        if statement:
+            reasons = self._reasons_against_requests(runs)
+            for run in runs:
+                if reasons:
+                    run.fixed["why_not_client_requests"] = _why_not(run.variant.name, reasons)
+            requests = not reasons
         fork = requests and processes > 1 and self.fork is not False
         if self.fork is None:
             fork = fork and processes * len(runs) > len(cpus)
@@ -483,9 +503,8 @@ class InstructionsLens:
         else why not: a lens that counts the variants one at a time (memory) asks first and
         passes the answer on (`client_requests`), so that all are counted alike."""
         runs = self._runs(benchmark, context)
-        if self._client_requests_everywhere(runs):
-            return True
-        return str(runs[0].fixed.get("why_not_client_requests", "client requests cannot be made"))
+        reasons = self._reasons_against_requests(runs)
+        return _why_not(runs[0].variant.name, reasons) if reasons else True
 
     def _runs(self, benchmark: Benchmark, context: LensContext) -> list[_Run]:
         """Each variant's measurement, its environment fixed for determinism."""
@@ -507,35 +526,33 @@ class InstructionsLens:
             runs.append(run)
         return runs
 
-    def _client_requests_everywhere(self, runs: Sequence[_Run]) -> bool:
-        """Whether every variant's interpreter can switch callgrind with client requests: the
-        lens's worker ops run natively, in the variant's interpreter and environment, say what
-        would stop them (the architecture, ctypes, an executable page). Where one cannot, every
-        variant is switched through vgdb; the variant info says why."""
+    def _reasons_against_requests(self, runs: Sequence[_Run]) -> dict[str, str]:
+        """Why each variant whose interpreter cannot switch callgrind with client requests
+        cannot (empty: every one can): the lens's worker ops run natively, in the variant's
+        interpreter and environment, and say what would stop them (the architecture, ctypes,
+        an executable page). Where one cannot, every variant is switched through vgdb."""
         if self.client_requests is not True:
             why = self.client_requests or "client requests were turned off"
-            for run in runs:
-                run.fixed["why_not_client_requests"] = why
-            return False
+            return {run.variant.name: why for run in runs}
         spec = importlib.util.find_spec(WORKER_OPS)
         assert spec is not None and spec.origin is not None
         reasons = {}
         for run in runs:
             interpreter = interpreter_for(run.variant, run.context.default_python)
-            completed = run.context.runner.run(
-                LaunchSpec((interpreter, spec.origin), env=run.env, cwd=run.variant.cwd),
-                timeout_s=_REQUESTS_CHECK_TIMEOUT_S,
-            )
-            why = completed.stdout.strip() if completed.ok else completed.describe_failure()
-            if why:
-                reasons[run.variant.name] = why
-        for run in runs:
-            if reasons:
-                own = reasons.get(run.variant.name)
-                run.fixed["why_not_client_requests"] = own or "; ".join(
-                    f"{name}: {why}" for name, why in reasons.items()
+            # asked once per interpreter and environment: the memory lens asks for every
+            # variant, then counts each alone with the answer
+            key = (interpreter, run.variant.cwd, tuple(sorted(run.env.items())))
+            if key not in self._requests_checked:
+                completed = run.context.runner.run(
+                    LaunchSpec((interpreter, spec.origin), env=run.env, cwd=run.variant.cwd),
+                    timeout_s=_REQUESTS_CHECK_TIMEOUT_S,
                 )
-        return not reasons
+                self._requests_checked[key] = (
+                    completed.stdout.strip() if completed.ok else completed.describe_failure()
+                )
+            if self._requests_checked[key]:
+                reasons[run.variant.name] = self._requests_checked[key]
+        return reasons
 
     def _cpus(self, context: LensContext) -> tuple[int | None, ...]:
         """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
@@ -615,7 +632,7 @@ class InstructionsLens:
             run.variant,
             interpreter=interpreter_for(run.variant, run.context.default_python),
             cpu=cpu,
-            timeout_s=max(settings.sample_timeout_s * 10, 600.0),
+            timeout_s=_worker_timeout_s(settings),
             launch_prefix=self._statement_launch(run, directory),
             disable_aslr=True,
             extra_env=run.env,
@@ -646,7 +663,7 @@ class InstructionsLens:
             run.variant,
             default_python=run.context.default_python,
             cpu=cpu,
-            timeout_s=max(settings.sample_timeout_s * 10, 600.0),
+            timeout_s=_worker_timeout_s(settings),
             extra_env=run.env,
             disable_aslr=True,
             launch_prefix=self._statement_launch(run, directory),

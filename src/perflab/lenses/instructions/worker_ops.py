@@ -72,19 +72,27 @@ def _client_request_function():
     return prototype(address), None
 
 
+def _arguments(code, first=0):
+    """A request's argument block (the request and five words): the caller holds it in a name
+    while valgrind reads it (a temporary's address was freed before the request ran once)."""
+    import ctypes
+
+    return (ctypes.c_size_t * 6)(code, first, 0, 0, 0, 0)
+
+
 def callgrind_probe(worker, request):
     call, why = _client_request_function()
     if call is None:
         return {"ok": True, "requests": False, "why": why}
     import ctypes
 
-    running = (ctypes.c_size_t * 6)(_RUNNING_ON_VALGRIND, 0, 0, 0, 0, 0)
+    running = _arguments(_RUNNING_ON_VALGRIND)
     if call(ctypes.addressof(running), 0) == 0:
         return {"ok": True, "requests": False, "why": "the worker is not running under valgrind"}
     _state["request"] = call
     # the argument blocks live as long as the worker: nothing is allocated around a count
-    _state["start"] = (ctypes.c_size_t * 6)(_START_INSTRUMENTATION, 0, 0, 0, 0, 0)
-    _state["stop"] = (ctypes.c_size_t * 6)(_STOP_INSTRUMENTATION, 0, 0, 0, 0, 0)
+    _state["start"] = _arguments(_START_INSTRUMENTATION)
+    _state["stop"] = _arguments(_STOP_INSTRUMENTATION)
     _state["noop"] = running
     _state["noop_at"] = ctypes.addressof(running)
     _state["start_at"] = ctypes.addressof(_state["start"])
@@ -101,7 +109,7 @@ def callgrind_sample(worker, request):
     loops = int(request["loops"])
     empty = bool(request.get("empty", False))
     hint = ctypes.create_string_buffer(str(request["dump"]).encode())
-    dump = (ctypes.c_size_t * 6)(_DUMP_STATS_AT, ctypes.addressof(hint), 0, 0, 0, 0)
+    dump = _arguments(_DUMP_STATS_AT, ctypes.addressof(hint))
     if request.get("dry"):
         # a warm-up: the same code, each request replaced by a harmless one, so CPython has
         # specialised it before anything is counted
