@@ -386,3 +386,5 @@ def test_worker_ops_outside_valgrind_say_why_and_count_nothing() -> None:
         assert "x86-64 only" in probe["why"]
     reply = worker_ops.callgrind_sample(None, {"loops": 1, "empty": True, "dump": "x"})
     assert reply["ok"] is False and reply["phase"] == "protocol"
+    # a fork server's discard says the same, and switches nothing
+    assert worker_ops.callgrind_discard(None, {"op": "callgrind_discard"}) == probe

@@ -670,6 +670,15 @@ class InstructionsLens:
         )
         try:
             run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
+            # the translations of the imports thrown away once, here, rather than by each
+            # child's first switch (worker_ops.py: callgrind_discard)
+            discarded = server.call(ops, {"op": "callgrind_discard"})
+            if not discarded.get("ok") or not discarded.get("requests"):
+                raise run.error(
+                    "client requests do not reach callgrind in the fork server: "
+                    f"{discarded.get('why') or discarded.get('error')}",
+                    hint="pass a variant's python= that runs the others' way, or report this",
+                )
             counted: list[_StatementCounts] = []
             for process in processes:
                 # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the

@@ -18,6 +18,12 @@ two per counted loop, the larger part of what counting costs.
      off, then a dump whose trigger ends with HINT. What runs between the switches is the same
      for the statement's loop and the empty one (whose counts are subtracted). "dry": true runs
      the same code with each request replaced by RUNNING_ON_VALGRIND (a warm-up).
+  {"op": "callgrind_discard"} -> {"ok": true, "requests": true}
+                                or {"ok": true, "requests": false, "why": text}
+     as callgrind_probe, then instrumentation on and off at once and the costs zeroed: callgrind
+     throws away every translation when instrumentation is switched, and the first switch after
+     `import torch` threw away ~0.5 s worth. A fork server does it once before it forks, so
+     that its children do not each pay it in their first counted loop.
 """
 
 import mmap
@@ -44,6 +50,7 @@ _CALLGRIND_BASE = (ord("C") << 24) | (ord("T") << 16)
 _DUMP_STATS_AT = _CALLGRIND_BASE + 3
 _START_INSTRUMENTATION = _CALLGRIND_BASE + 4
 _STOP_INSTRUMENTATION = _CALLGRIND_BASE + 5
+_ZERO_STATS = _CALLGRIND_BASE + 1
 
 _DONE = {"ok": True}
 _state = {}  # "request": the callable, "page": the mmap it lives in (kept alive)
@@ -128,7 +135,26 @@ def callgrind_sample(worker, request):
     return _DONE
 
 
-OPS = {"callgrind_probe": callgrind_probe, "callgrind_sample": callgrind_sample}
+def callgrind_discard(worker, request):
+    probe = callgrind_probe(worker, request)
+    if not probe.get("requests"):
+        return probe
+    import ctypes
+
+    call = _state["request"]
+    zero = _arguments(_ZERO_STATS)
+    call(_state["start_at"], 0)
+    call(_state["stop_at"], 0)
+    # the few instructions between the switches: counted nowhere (the children inherit zeros)
+    call(ctypes.addressof(zero), 0)
+    return probe
+
+
+OPS = {
+    "callgrind_probe": callgrind_probe,
+    "callgrind_sample": callgrind_sample,
+    "callgrind_discard": callgrind_discard,
+}
 
 if __name__ == "__main__":
     # run natively by the parent before counting (python worker_ops.py): why client requests
