@@ -58,6 +58,7 @@ from perflab.lenses.instructions.compare import (
     instructions_of,
 )
 from perflab.measure import cpu_lock
+from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.fork_server import ForkServer
@@ -813,7 +814,9 @@ class InstructionsLens:
                     identities = object_identities(fid.object for fid in costs.functions)
                     instructions = instructions_of(stmt_parts)
                     if self.inline_frames is not False and instructions is not None:
-                        frames = symbolise_inline_frames(run.context.runner, instructions)
+                        frames = symbolise_inline_frames(
+                            run.context.runner, instructions, _analysis_cache(run)
+                        )
                 totals.append((_totals_of(found[KIND_STATEMENT]), _totals_of(found[KIND_EMPTY])))
             except CallgrindFormatError as error:
                 raise run.error(f"cannot read callgrind's output: {error}") from error
@@ -821,7 +824,9 @@ class InstructionsLens:
         return _StatementCounts(info, plan, tuple(texts), tuple(totals), identities, frames)
 
     def _store_frames(self, run: _Run, instructions: InstructionCosts) -> None:
-        self._add_frames(run, symbolise_inline_frames(run.context.runner, instructions))
+        self._add_frames(
+            run, symbolise_inline_frames(run.context.runner, instructions, _analysis_cache(run))
+        )
 
     def _add_frames(self, run: _Run, frames: Mapping[str, Mapping[str, Any]]) -> None:
         run.context.sink.add_artifact(
@@ -1158,14 +1163,20 @@ class _StatementSession:
         return (totals.get("stmt", 0.0) - totals.get("empty", 0.0)) / loops
 
 
+def _analysis_cache(run: _Run) -> AnalysisCache:
+    return AnalysisCache.default(enabled=run.context.experiment.settings.analysis_cache)
+
+
 def symbolise_inline_frames(
-    runner: ProcessRunner, instructions: InstructionCosts
+    runner: ProcessRunner, instructions: InstructionCosts, cache: AnalysisCache | None = None
 ) -> dict[str, dict[str, list[list[object]]]]:
     """Inline frames (innermost first) of every executed address of every object with debug
-    info, one symboliser process per object. JSON-ready: object -> hex address -> frames."""
+    info, one symboliser process per object. JSON-ready: object -> hex address -> frames.
+    Kept in the analysis `cache` under the object's identity and the addresses (the same
+    statement in the same build asks the same again: ~0.2 s of each torch.add variant)."""
     out: dict[str, dict[str, list[list[object]]]] = {}
     for obj, addresses in instructions.addresses_by_object().items():
-        frames = symbolise(runner, obj, addresses)
+        frames = symbolise(runner, obj, addresses, cache=cache)
         if frames is not None:
             out[obj] = frames_to_json(frames)
     return out
