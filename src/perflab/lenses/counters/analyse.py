@@ -46,6 +46,13 @@ AVAILABILITY = "counter-availability"  # artifact per variant and generation
 # counter's switch), and a few stray ones, 177 against 164 over 16 samples, were called
 # `faster` 0.93 [0.89, 0.97] in an A/A, where the counts' own noise is ±10%
 COUNT_FLOOR = 100
+
+
+def event_confidence(confidence: float, n_events: int) -> float:
+    """The level each event's interval is computed at so that a run's events, decided together,
+    hold `confidence` (Bonferroni). Decided each at 95%, an A/A gives every noisy event its own
+    5% chance of a false claim: task-clock alone was called different in 3 of 43 A/A runs."""
+    return 1 - (1 - confidence) / max(n_events, 1)
 AVX512 = "avx512"  # artifact per variant and generation
 
 
@@ -128,6 +135,9 @@ class CounterDetails:
     extra: Mapping[str, Any] = field(default_factory=dict)
     # a count event with fewer than COUNT_FLOOR events per sample on both sides: shown, no claim
     below_floor: bool = False
+    # the level of this event's interval, and how many events share the run's `confidence`
+    confidence: float | None = None
+    family_events: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,6 +146,8 @@ class CounterDetails:
             "user_only": self.user_only,
             "n_groups": self.n_groups,
             "below_floor": self.below_floor,
+            "confidence": self.confidence,
+            "family_events": self.family_events,
             **self.extra,
         }
 
@@ -152,6 +164,8 @@ def analyse_counters(
     comparisons: list[Comparison] = []
     notes: list[Note] = []
     missing = {u.event for u in unavailable}
+    counted = [e for e in events if e not in missing and data.samples_of(baseline, e)]
+    family = Family(event_confidence(settings.confidence, len(counted)), len(counted))
     for event in events:
         if event in missing:
             continue
@@ -162,7 +176,7 @@ def analyse_counters(
         states = availability.get(event, {})
         for other in variants[1:]:
             comparison, withheld = _event_comparison(
-                benchmark, event, baseline, other, base, data, settings, batch, states
+                benchmark, event, (baseline, other), base, data, settings, batch, states, family
             )
             comparisons.append(comparison)
             if withheld is not None:
@@ -190,18 +204,27 @@ def analyse_counters(
     return LensAnalysis(tuple(comparisons), tuple(notes), top_level)
 
 
+@dataclass(frozen=True)
+class Family:
+    """The events a variant's comparison decides together, and each one's interval level."""
+
+    confidence: float
+    n_events: int
+
+
 def _event_comparison(
     benchmark: Benchmark,
     event: str,
-    baseline: str,
-    other: str,
+    sides: tuple[str, str],
     base: Sequence[Sample],
     data: BenchmarkData,
     settings: Settings,
     batch: int | None,
     states: Mapping[str, Any],
+    family: Family,
 ) -> tuple[Comparison, Verdict | None]:
     """The comparison, and the verdict withheld from it (a claim on too few events), if any."""
+    baseline, other = sides
     variant_samples = data.samples_of(other, event)
     base_value = per_iteration(base)
     variant_value = per_iteration(variant_samples)
@@ -212,7 +235,7 @@ def _event_comparison(
         groups = len({s.generation for s in base})
     else:
         interval = estimate_ratio(
-            pair_samples(base, variant_samples, batch_blocks=batch), settings.confidence
+            pair_samples(base, variant_samples, batch_blocks=batch), family.confidence
         )
         groups = interval.n_groups
     unit = "ns" if event in ("task-clock", "cpu-clock") else "count"
@@ -237,6 +260,8 @@ def _event_comparison(
             user_only=bool(states.get("user_only", False)),
             n_groups=groups,
             below_floor=few,
+            confidence=family.confidence,
+            family_events=family.n_events,
         ),
     )
     if few and comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):

@@ -3,11 +3,12 @@ context switches are 'higher', not 'slower'), derived metrics and AVX-512 use.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from perflab.document import Block, Cell, Section, Table
-from perflab.lenses.fragments import SectionInput, per_iteration, verdict_table
+from perflab.lenses.fragments import SectionInput, details_json, per_iteration, verdict_table
 from perflab.model import Comparison
 from perflab.units import format_value
 
@@ -36,16 +37,31 @@ def _mine(rows: Any, benchmarks: set[str]) -> list[Mapping[str, Any]]:
     return [r for r in rows or [] if isinstance(r, Mapping) and r.get("benchmark") in benchmarks]
 
 
+def family_caption(comparisons: Sequence[Comparison], confidence: float) -> str:
+    """What the intervals' level means where several events are decided together."""
+    families = {
+        (d.get("family_events"), d.get("confidence"))
+        for d in map(details_json, comparisons)
+        if isinstance(d.get("family_events"), int) and d["family_events"] > 1
+    }
+    if len(families) != 1:
+        return ""
+    ((events, level),) = families
+    return (
+        f"the {events} events' intervals hold together (each at {level:.2%}): "
+        f"identical code gets no claim from any of them {confidence:.0%} of the time"
+    )
+
+
 def section(view: SectionInput) -> Section:
     benchmarks = {b.name for b in view.experiment.benchmarks}
-    blocks: list[Block] = [
-        verdict_table(
-            view.comparisons,
-            cross_run=view.cross_run,
-            value_text=_value,
-            amount=lambda c: not is_time_event(c.event),
-        )
-    ]
+    verdicts = verdict_table(
+        view.comparisons,
+        cross_run=view.cross_run,
+        value_text=_value,
+        amount=lambda c: not is_time_event(c.event),
+    )
+    blocks: list[Block] = [replace(verdicts, caption=family_caption(view.comparisons, view.experiment.settings.confidence))]
     derived = _mine(view.top_level.get("derived_metrics"), benchmarks)
     if derived:
         blocks.append(
