@@ -18,7 +18,7 @@ from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.measure import MemoryLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Settings, Variant
+from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.report.markdown import render_markdown
 
@@ -128,6 +128,29 @@ def test_code_valgrind_cannot_execute_is_named_and_the_rest_measured(programs: P
     (note,) = [n for n in result.notes if n.metric is MEMORY and "cannot execute" in n.message]
     assert note.variant == "avx512" and "Illegal opcode" in note.message
     assert "avx512" in render_markdown(result).split("valgrind cannot execute")[1][:20]
+
+
+def test_instructions_of_code_valgrind_cannot_execute_leave_the_other_lenses_measuring(
+    programs: Path,
+) -> None:
+    """A variant valgrind stops in (SIGILL at an AVX-512 instruction) used to fail the whole
+    benchmark from the instructions lens, and no lens after it measured: a known-answer case
+    of AVX2 against AVX-512 code got no asm or profile answer. Now that variant is named with
+    valgrind's words, the other is counted, and the time lens still compares both."""
+    experiment = api.make_experiment(
+        cmd=f"{programs / 'relu'} out",
+        variants=["sse", f"avx512 cmd={programs / 'avx512'}"],
+        metrics="instructions,time",
+        min_generations=2,
+        min_measurements_anyway=True,  # not about budgets: refused on a loaded machine
+        seed=1,
+    )
+    result = api.run(experiment, store_path=None).raise_on_failure()
+    assert {c.metric for c in result.comparisons} == {Metric.TIME}
+    (note,) = [n for n in result.notes if "cannot execute the code of" in n.message]
+    assert note.metric is Metric.INSTRUCTIONS and note.variant == "avx512"
+    assert "Illegal opcode" in note.message
+    assert not [n for n in result.notes if "no instruction counts" in n.message]
 
 
 def _measure_statement(

@@ -11,7 +11,7 @@ from perflab.config import parse_metrics
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.fragments import SectionInput
 from perflab.lenses.instructions.compare import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
-from perflab.lenses.instructions.measure import environment_bytes
+from perflab.lenses.instructions.measure import cannot_execute, environment_bytes
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import (
     KIND_UNAVAILABLE,
@@ -21,7 +21,7 @@ from perflab.lenses.memory.analyse import (
     line_sizes,
     work_difference,
 )
-from perflab.lenses.memory.measure import MemoryLens, cannot_execute, same_size_environments
+from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
 from perflab.lenses.rss.measure import MAXRSS_KB
 from perflab.measure.lens import LensContext, MemorySink, NullProgress

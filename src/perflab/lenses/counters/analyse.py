@@ -53,6 +53,8 @@ def event_confidence(confidence: float, n_events: int) -> float:
     hold `confidence` (Bonferroni). Decided each at 95%, an A/A gives every noisy event its own
     5% chance of a false claim: task-clock alone was called different in 3 of 43 A/A runs."""
     return 1 - (1 - confidence) / max(n_events, 1)
+
+
 AVX512 = "avx512"  # artifact per variant and generation
 
 

@@ -61,7 +61,11 @@ def section(view: SectionInput) -> Section:
         value_text=_value,
         amount=lambda c: not is_time_event(c.event),
     )
-    blocks: list[Block] = [replace(verdicts, caption=family_caption(view.comparisons, view.experiment.settings.confidence))]
+    blocks: list[Block] = [
+        replace(
+            verdicts, caption=family_caption(view.comparisons, view.experiment.settings.confidence)
+        )
+    ]
     derived = _mine(view.top_level.get("derived_metrics"), benchmarks)
     if derived:
         blocks.append(

@@ -66,6 +66,9 @@ KIND_EMPTY = "callgrind.empty"
 KIND_COMMAND = "callgrind"
 KIND_INLINE_FRAMES = "callgrind.inline-frames"
 KIND_OBJECTS = "callgrind.objects"  # JSON: object path -> identity (build-id or sha256)
+# JSON {"valgrind": its words}: valgrind stopped at an instruction it cannot execute in this
+# variant's code (valgrind 3.19 decodes no AVX-512), so the variant has no counts
+KIND_UNAVAILABLE = "callgrind.unavailable"
 
 # functions that ran on one side only and cost less than this (per iteration) get no "cannot
 # tell" note: below the residue of the worker's handshake that remains in statement counts
@@ -380,18 +383,37 @@ def analyse_instructions(
         for name in variants
         if (note := process_note(benchmark, name, counts[name], data)) is not None
     ]
+    unexecutable = {
+        name: reason for name in variants if (reason := unexecutable_reason(data, name)) is not None
+    }
+    notes += [
+        Note(
+            Severity.WARNING,
+            f"valgrind cannot execute the code of `{name}`, so its instructions are not "
+            f"counted (valgrind: {reason})",
+            hint="valgrind 3.19 executes no AVX-512 instruction: build or run that variant "
+            "without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to count it; the time, counters, "
+            "profile and asm lenses measure it as it is",
+            benchmark=benchmark.name,
+            variant=name,
+            metric=Metric.INSTRUCTIONS,
+        )
+        for name, reason in unexecutable.items()
+    ]
     for name in variants[1:]:
         other = counts[name]
         if not base.per_iteration or not other.per_iteration:
-            notes.append(
-                Note(
-                    Severity.WARNING,
-                    "no instruction counts were stored for this variant",
-                    benchmark=benchmark.name,
-                    variant=name if other.per_iteration == () else base_name,
-                    metric=Metric.INSTRUCTIONS,
+            missing = name if other.per_iteration == () else base_name
+            if missing not in unexecutable:
+                notes.append(
+                    Note(
+                        Severity.WARNING,
+                        "no instruction counts were stored for this variant",
+                        benchmark=benchmark.name,
+                        variant=missing,
+                        metric=Metric.INSTRUCTIONS,
+                    )
                 )
-            )
             continue
         comparison = _comparison(benchmark, base_name, name, base, other, rules, band)
         comparisons.append(comparison)
@@ -413,6 +435,17 @@ def analyse_instructions(
                     _event_comparison(benchmark, base_name, name, base, other, event, band)
                 )
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def unexecutable_reason(
+    data: BenchmarkData, variant: str, kind: str = KIND_UNAVAILABLE
+) -> str | None:
+    """Valgrind's words where it could not execute the variant's code (stored as `kind`), else
+    None."""
+    stored = data.artifacts_of(variant, kind)
+    if not stored:
+        return None
+    return str(json.loads(stored[0].content).get("valgrind") or "valgrind could not run it")
 
 
 def _comparison(

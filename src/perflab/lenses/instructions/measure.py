@@ -53,6 +53,7 @@ from perflab.lenses.instructions.compare import (
     KIND_INLINE_FRAMES,
     KIND_OBJECTS,
     KIND_STATEMENT,
+    KIND_UNAVAILABLE,
     SAMPLE_NAME,
     analyse_instructions,
     instructions_of,
@@ -200,6 +201,20 @@ def callgrind_options(
     if trace_children:
         options.append("--trace-children=yes")
     return tuple(options)
+
+
+# valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
+_CANNOT_EXECUTE = re.compile(
+    r"(unhandled instruction bytes: [^\n]*|Illegal opcode at address \S+|"
+    r"Unrecognised instruction at address \S+)"
+)
+
+
+def cannot_execute(error: BenchmarkFailedError) -> str | None:
+    """Valgrind's message when it stopped at an instruction it cannot execute, else None."""
+    text = "\n".join(t for t in (error.message, error.detail or "") if t)
+    match = _CANNOT_EXECUTE.search(text)
+    return None if match is None else match.group(1).strip()
 
 
 def cpu_has_avx512(cpuinfo: str) -> bool:
@@ -354,6 +369,11 @@ class InstructionsLens:
         # modules imported under callgrind once) instead of fresh processes; None: when fresh
         # ones would not all fit on the CPUs at once (each pays the import then, in turn)
         self.fork = fork
+        # a variant whose code valgrind cannot execute (SIGILL at an AVX-512 instruction) is
+        # stored as such and the others counted, so that the lenses after this one still
+        # measure; False: the error is raised (the memory lens, which counts one variant at a
+        # time, catches it itself)
+        self.note_unexecutable = True
 
     # -- Lens protocol ---------------------------------------------------------------------
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
@@ -432,18 +452,39 @@ class InstructionsLens:
         # per variant, each worker process's per-iteration counts: whether they disagree
         counted_by_process: dict[str, list[tuple[float, ...]]] = {}
 
-        def count(job: _Job, cpu: int | None) -> tuple[int | None, list[_Counted]]:
-            if statement:
-                run = job.run
-                counted = self._count_statements(
-                    run, job.processes, cpu, workers, fork=job.fork, requests=job.requests
-                )
-                return cpu, list(counted)
-            return cpu, [self._count_command(job.run, cpu)]
+        def count(job: _Job, cpu: int | None) -> tuple[int | None, list[_Counted] | str]:
+            try:
+                if statement:
+                    run = job.run
+                    counted = self._count_statements(
+                        run, job.processes, cpu, workers, fork=job.fork, requests=job.requests
+                    )
+                    return cpu, list(counted)
+                return cpu, [self._count_command(job.run, cpu)]
+            except BenchmarkFailedError as error:
+                reason = cannot_execute(error)
+                if reason is None or not self.note_unexecutable:
+                    raise
+                return cpu, reason
 
-        def store(job: _Job, counted: tuple[int | None, list[_Counted]]) -> None:
+        unexecutable: set[str] = set()
+
+        def store(job: _Job, counted: tuple[int | None, list[_Counted] | str]) -> None:
             cpu, all_counts = counted
             run = job.run
+            if isinstance(all_counts, str):
+                if run.variant.name not in unexecutable:
+                    unexecutable.add(run.variant.name)
+                    context.sink.add_artifact(
+                        Artifact(
+                            benchmark.name,
+                            run.variant.name,
+                            self.metric,
+                            KIND_UNAVAILABLE,
+                            json.dumps({"valgrind": all_counts}),
+                        )
+                    )
+                return
             for process, counts in zip(job.processes, all_counts, strict=True):
                 if isinstance(counts, _StatementCounts):
                     self._store_statement(run, counts, process, cpu)
@@ -474,7 +515,11 @@ class InstructionsLens:
         # One more process per variant, when the lens's share holds it.
         round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
         # counted as the others were (forked: a new server, which pays the import once more)
-        extra = [_Job(run, (processes,), fork=fork, requests=requests) for run in runs]
+        extra = [
+            _Job(run, (processes,), fork=fork, requests=requests)
+            for run in runs
+            if run.variant.name not in unexecutable
+        ]
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
         left_s = context.lens_budget_s - (time.monotonic() - started_s)
         what = ", ".join(f"`{name}`" for name in disagreeing)

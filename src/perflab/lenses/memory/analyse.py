@@ -18,7 +18,6 @@ What the numbers are (and are not):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -33,6 +32,7 @@ from perflab.lenses.instructions.compare import (
     KIND_STATEMENT,
     SAMPLE_NAME,
     parts_of,
+    unexecutable_reason,
 )
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.rss.measure import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
@@ -226,14 +226,6 @@ def traffic_of(data: BenchmarkData, variant: str) -> Traffic | None:
     )
 
 
-def unavailable_reason(data: BenchmarkData, variant: str) -> str | None:
-    stored = data.artifacts_of(variant, KIND_UNAVAILABLE)
-    if not stored:
-        return None
-    reason = json.loads(stored[0].content).get("valgrind")
-    return str(reason) if reason else "valgrind could not run it"
-
-
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
@@ -417,7 +409,7 @@ def analyse_memory(
     footprint_analysis = analyse_rss(benchmark, variants, data, settings)
     footprints = _footprints(footprint_analysis.comparisons)
     traffic = {name: traffic_of(data, name) for name in variants}
-    unavailable = {name: unavailable_reason(data, name) for name in variants}
+    unavailable = {name: unexecutable_reason(data, name, KIND_UNAVAILABLE) for name in variants}
     profiles = {name: _profile(traffic[name], footprints.get(name, {})) for name in variants}
     base = traffic[base_name]
     notes: list[Note] = [replace(n, metric=MEMORY) for n in footprint_analysis.notes]

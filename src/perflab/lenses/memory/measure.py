@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.lenses.instructions.measure import (
     InstructionsLens,
+    cannot_execute,
     cpu_has_avx512,
     environment_bytes,
 )
@@ -61,18 +61,6 @@ from perflab.proc import ProcessRunner, which
 TRAFFIC_REPEATS = 2
 TRAFFIC_PROCESSES = 2  # worker processes per variant, each under its own valgrind
 _PAD_NAME = "PERFLAB_MEMORY_PAD"
-# valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
-_CANNOT_EXECUTE = re.compile(
-    r"(unhandled instruction bytes: [^\n]*|Illegal opcode at address \S+|"
-    r"Unrecognised instruction at address \S+)"
-)
-
-
-def cannot_execute(error: BenchmarkFailedError) -> str | None:
-    """Valgrind's message when it stopped at an instruction it cannot execute, else None."""
-    text = "\n".join(t for t in (error.message, error.detail or "") if t)
-    match = _CANNOT_EXECUTE.search(text)
-    return None if match is None else match.group(1).strip()
 
 
 class _Filed:
@@ -180,6 +168,7 @@ class MemoryLens:
         # one variant at a time, each switched as every other is (the same statement counts
         # differently through client requests and through vgdb): asked once, for all of them
         counting = copy.copy(self.traffic)
+        counting.note_unexecutable = False  # caught below, per variant
         if benchmark.kind is BenchmarkKind.STATEMENT and counting.client_requests is True:
             every = replace(experiment, variants=tuple(variants), settings=settings)
             counting.client_requests = counting.client_requests_possible(
