@@ -463,3 +463,32 @@ def test_variants_are_counted_alike_when_one_cannot_make_client_requests(tmp_pat
     )
     (comparison,) = analysis.comparisons
     assert comparison.verdict is Verdict.EQUIVALENT
+
+
+# an AVX-512 instruction (vpxord zmm0, zmm0, zmm0; then ret) run only under valgrind, which
+# decodes none: SIGILL there on any CPU, nothing natively
+AVX512_UNDER_VALGRIND = """
+import ctypes, mmap, os
+page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+page.write(bytes([0x62, 0xF1, 0x7D, 0x48, 0xEF, 0xC0, 0xC3]))
+code = ctypes.c_char.from_buffer(page)
+avx512 = ctypes.CFUNCTYPE(None)(ctypes.addressof(code))
+if not ("vgpreload" in os.environ.get("LD_PRELOAD", "") and os.environ.get("AVX")):
+    avx512 = int
+"""
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
+def test_a_statement_valgrind_cannot_execute_is_named_and_the_other_counted(fork: bool) -> None:
+    """The worker's fault handler takes valgrind's SIGILL and valgrind says nothing: the
+    variant is still named as code valgrind cannot execute (it used to fail the benchmark, so
+    that no lens after this one measured), and the other variant's counts are kept."""
+    benchmark = Benchmark("avx512()", stmt="avx512()", setup=AVX512_UNDER_VALGRIND)
+    variants = (Variant("plain"), Variant("avx", env={"AVX": "1"}))
+    lens = InstructionsLens(inline_frames=False, fork=fork)
+    analysis, sink = measure(benchmark, variants, lens=lens)
+    assert analysis.comparisons == ()
+    (note,) = [n for n in analysis.notes if "cannot execute the code of" in n.message]
+    assert note.variant == "avx" and "SIGILL" in note.message
+    data = sink.data_for(benchmark.name, Metric.INSTRUCTIONS)
+    assert data.samples_of("plain") and not data.samples_of("avx")

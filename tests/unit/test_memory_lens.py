@@ -229,6 +229,12 @@ def test_valgrind_s_words_for_code_it_cannot_execute() -> None:
     loud = BenchmarkFailedError("x", detail="vex amd64->IR: unhandled instruction bytes: 0x62 0xF1")
     assert cannot_execute(loud) == "unhandled instruction bytes: 0x62 0xF1"
     assert cannot_execute(BenchmarkFailedError("the statement raised", detail="ValueError")) is None
+    # a Python worker's fault handler takes the signal, and valgrind (--quiet) says nothing
+    silent = BenchmarkFailedError(
+        "the worker process was killed by signal 4 (SIGILL)",
+        detail="Fatal Python error: Illegal instruction",
+    )
+    assert (cannot_execute(silent) or "").startswith("SIGILL")
 
 
 def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None:

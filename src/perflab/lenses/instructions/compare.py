@@ -390,7 +390,7 @@ def analyse_instructions(
         Note(
             Severity.WARNING,
             f"valgrind cannot execute the code of `{name}`, so its instructions are not "
-            f"counted (valgrind: {reason})",
+            f"counted; valgrind stopped it: {reason}",
             hint="valgrind 3.19 executes no AVX-512 instruction: build or run that variant "
             "without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to count it; the time, counters, "
             "profile and asm lenses measure it as it is",

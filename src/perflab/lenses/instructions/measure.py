@@ -211,10 +211,18 @@ _CANNOT_EXECUTE = re.compile(
 
 
 def cannot_execute(error: BenchmarkFailedError) -> str | None:
-    """Valgrind's message when it stopped at an instruction it cannot execute, else None."""
+    """Valgrind's message when it stopped at an instruction it cannot execute, else None.
+
+    A Python worker's fault handler takes the SIGILL valgrind raises, and valgrind (--quiet)
+    then prints nothing: a worker killed by SIGILL under valgrind counts as the same. Code that
+    is itself at fault fails again in the native lenses that follow."""
     text = "\n".join(t for t in (error.message, error.detail or "") if t)
     match = _CANNOT_EXECUTE.search(text)
-    return None if match is None else match.group(1).strip()
+    if match is not None:
+        return match.group(1).strip()
+    if "killed by signal 4 (SIGILL)" in error.message:
+        return "SIGILL, without a message of valgrind's (the interpreter's fault handler took it)"
+    return None
 
 
 def cpu_has_avx512(cpuinfo: str) -> bool:
@@ -731,12 +739,19 @@ class InstructionsLens:
                 # padding is 0: nothing is moved. A child starts from the server's state after
                 # the imports and the children before it (its replies to them): close, not
                 # identical, so the processes' levels are compared as fresh ones' are
-                child = server.worker(ops=(ops,), scope="module")
-                # each child calibrates as a fresh process does: one that skipped it (the first
-                # child's loop count reused) counted sorted(range(200)) at a level of its own
-                counted.append(
-                    self._count_in(run, process, child, workers, directory, requests=True)
-                )
+                try:
+                    child = server.worker(ops=(ops,), scope="module")
+                    # each child calibrates as a fresh process does: one that skipped it (the
+                    # first child's loop count reused) counted sorted(range(200)) at a level
+                    # of its own
+                    counted.append(
+                        self._count_in(run, process, child, workers, directory, requests=True)
+                    )
+                except BenchmarkFailedError as error:
+                    # a child's stderr is the server's: valgrind's words on why it stopped
+                    # the child (an instruction it cannot execute) are in the server's tail
+                    error.detail = error.detail or server.stderr_tail() or None
+                    raise
             return counted
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
