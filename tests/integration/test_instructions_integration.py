@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from perflab.errors import ConfigError
+from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
@@ -492,3 +492,37 @@ def test_a_statement_valgrind_cannot_execute_is_named_and_the_other_counted(fork
     assert note.variant == "avx" and "SIGILL" in note.message
     data = sink.data_for(benchmark.name, Metric.INSTRUCTIONS)
     assert data.samples_of("plain") and not data.samples_of("avx")
+
+
+# the first child of a variant's fork server to run the statement claims it; any other fails
+FIRST_CHILD_ONLY = """
+import os
+marker = os.environ["MARKER"]
+def f():
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        with open(marker) as claimed:
+            if claimed.read() != str(os.getpid()):
+                raise RuntimeError("a second child") from None
+    else:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+"""
+
+
+def test_a_forked_childs_counts_are_kept_when_the_next_child_fails(tmp_path: Path) -> None:
+    """Children of one fork server count in turn; what the first counted is stored as soon as
+    it is done, so a failure (or an interrupt) in the second loses none of it."""
+    benchmark = Benchmark("f()", stmt="f()", setup=FIRST_CHILD_ONLY)
+    variants = tuple(Variant(name, env={"MARKER": str(tmp_path / name)}) for name in "ab")
+    experiment = Experiment((benchmark,), variants, Settings())
+    sink = MemorySink()
+    runner = SubprocessRunner()
+    context = LensContext(experiment, runner, sink, NullProgress(), None, sys.executable)
+    with pytest.raises(BenchmarkFailedError, match="a second child"):
+        InstructionsLens(inline_frames=False, fork=True).measure(benchmark, context)
+    data = sink.data_for(benchmark.name, Metric.INSTRUCTIONS)
+    kept = {variant: {s.block for s in data.samples_of(variant)} for variant in "ab"}
+    assert {0} in kept.values()  # the first child of at least one variant, whole
+    assert all(blocks <= {0} for blocks in kept.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
@@ -100,6 +101,28 @@ def test_the_first_failure_stops_the_others_and_is_raised() -> None:
         run_on_cpus(["slow", "bad", "never"], (0, 1), work, lambda *_: None, on_stop=stopped.set)
     assert stopped.is_set()
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("cpus", [(0, 1), (0,)], ids=["side by side", "one CPU"])
+def test_what_a_job_handed_over_before_a_failure_is_drained(cpus: tuple[int, ...]) -> None:
+    """A job that counts several processes hands each over as it is counted: when a later one
+    fails (or the run is interrupted), the ones before are still stored, in the calling
+    thread."""
+    handed: queue.SimpleQueue[str] = queue.SimpleQueue()
+    stored: list[tuple[str, str]] = []
+
+    def work(job: str, cpu: int | None) -> None:
+        handed.put(f"{job}: first process")
+        raise ValueError(f"{job}: the second process failed")
+
+    def drain() -> None:
+        while not handed.empty():
+            stored.append((handed.get(), threading.current_thread().name))
+
+    with pytest.raises(ValueError, match="second process failed"):
+        run_on_cpus(["a", "b"], cpus, work, lambda *_: None, drain=drain)
+    assert "a: first process" in [what for what, _ in stored]
+    assert {thread for _, thread in stored} == {threading.current_thread().name}
 
 
 def test_a_worker_registered_after_the_stop_is_stopped_at_once() -> None:

@@ -11,6 +11,7 @@ The jobs run in threads (they mostly wait for their processes); what they return
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -19,6 +20,8 @@ from typing import Generic, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
+
+DRAIN_EVERY_S = 0.5  # how soon what a job handed over is stored while jobs run
 
 
 def counting_cpus(
@@ -78,6 +81,7 @@ def run_on_cpus(
     on_done: Callable[[J, R], None],
     *,
     on_stop: Callable[[], None] = lambda: None,
+    drain: Callable[[], None] = lambda: None,
 ) -> None:
     """Run `work(job, cpu)` for every job, at most one job per CPU at a time, jobs started in
     their order; `on_done(job, result)` runs in the calling thread as each job finishes.
@@ -85,10 +89,22 @@ def run_on_cpus(
     With one CPU (or one job) everything runs in the calling thread, in order. Otherwise the
     first failure (or Ctrl-C) calls `on_stop` (which must make the running jobs end soon: kill
     their processes), cancels the jobs not yet started, waits for the running ones and is
-    raised; later failures caused by the stop are dropped."""
+    raised; later failures caused by the stop are dropped.
+
+    `drain` runs in the calling thread too: every DRAIN_EVERY_S while jobs run, before each
+    `on_done`, and once the jobs have ended after a failure. A job hands over what it finished
+    part by part (a queue `drain` empties into the store), so that a failure or an interrupt
+    midway loses none of it."""
     if len(cpus) <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            on_done(job, work(job, cpus[0] if cpus else None))
+        try:
+            for job in jobs:
+                result = work(job, cpus[0] if cpus else None)
+                drain()
+                on_done(job, result)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the failure is what the caller must see
+                drain()
+            raise
         return
     free: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     for cpu in cpus:
@@ -108,11 +124,14 @@ def run_on_cpus(
     pending = set(futures)
     try:
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=DRAIN_EVERY_S, return_when=FIRST_COMPLETED)
+            drain()
             for future in sorted(done, key=futures.__getitem__):
                 on_done(jobs[futures[future]], future.result())
     except BaseException:
         on_stop()
         pool.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(Exception):  # the failure is what the caller must see
+            drain()
         raise
     pool.shutdown(wait=True)

@@ -25,6 +25,7 @@ import importlib.util
 import json
 import math
 import os
+import queue
 import re
 import shlex
 import tempfile
@@ -460,27 +461,55 @@ class InstructionsLens:
         # per variant, each worker process's per-iteration counts: whether they disagree
         counted_by_process: dict[str, list[tuple[float, ...]]] = {}
 
-        def count(job: _Job, cpu: int | None) -> tuple[int | None, list[_Counted] | str]:
+        # each worker process's counts, handed over by the job's thread as soon as they are
+        # counted and stored from this thread: an interrupt between a fork server's children
+        # keeps the first child's counts
+        finished: queue.SimpleQueue[tuple[_Run, int, _Counted, int | None]] = queue.SimpleQueue()
+
+        def count(job: _Job, cpu: int | None) -> tuple[int | None, str | None]:
+            def done(process: int, counts: _Counted) -> None:
+                finished.put((job.run, process, counts, cpu))
+
             try:
                 if statement:
-                    run = job.run
-                    counted = self._count_statements(
-                        run, job.processes, cpu, workers, fork=job.fork, requests=job.requests
+                    self._count_statements(
+                        job.run,
+                        job.processes,
+                        cpu,
+                        workers,
+                        fork=job.fork,
+                        requests=job.requests,
+                        done=done,
                     )
-                    return cpu, list(counted)
-                return cpu, [self._count_command(job.run, cpu)]
+                else:
+                    done(job.processes[0], self._count_command(job.run, cpu))
             except BenchmarkFailedError as error:
                 reason = cannot_execute(error)
                 if reason is None or not self.note_unexecutable:
                     raise
                 return cpu, reason
+            return cpu, None
+
+        def store_finished() -> None:
+            while True:
+                try:
+                    run, process, counts, cpu = finished.get_nowait()
+                except queue.Empty:
+                    return
+                if isinstance(counts, _StatementCounts):
+                    self._store_statement(run, counts, process, cpu)
+                    levels = counted_by_process.setdefault(run.variant.name, [])
+                    levels.append(counts.per_iteration())
+                else:
+                    self._store_command(run, counts, cpu)
+                context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
 
         unexecutable: set[str] = set()
 
-        def store(job: _Job, counted: tuple[int | None, list[_Counted] | str]) -> None:
-            cpu, all_counts = counted
+        def store(job: _Job, outcome: tuple[int | None, str | None]) -> None:
+            cpu, reason = outcome
             run = job.run
-            if isinstance(all_counts, str):
+            if reason is not None:
                 if run.variant.name not in unexecutable:
                     unexecutable.add(run.variant.name)
                     context.sink.add_artifact(
@@ -489,17 +518,10 @@ class InstructionsLens:
                             run.variant.name,
                             self.metric,
                             KIND_UNAVAILABLE,
-                            json.dumps({"valgrind": all_counts}),
+                            json.dumps({"valgrind": reason}),
                         )
                     )
                 return
-            for process, counts in zip(job.processes, all_counts, strict=True):
-                if isinstance(counts, _StatementCounts):
-                    self._store_statement(run, counts, process, cpu)
-                    levels = counted_by_process.setdefault(run.variant.name, [])
-                    levels.append(counts.per_iteration())
-                else:
-                    self._store_command(run, counts, cpu)
             run.fixed.setdefault("cpus", []).append(cpu)
             run.fixed["cpu"] = run.fixed["cpus"][0]
             context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
@@ -509,7 +531,7 @@ class InstructionsLens:
             stop_all_contained()  # workers still in their setup (import torch) are not listed
 
         started_s = time.monotonic()
-        run_on_cpus(jobs, cpus, count, store, on_stop=stop)
+        run_on_cpus(jobs, cpus, count, store, on_stop=stop, drain=store_finished)
         disagreeing = sorted(
             name
             for name, levels in counted_by_process.items()
@@ -550,7 +572,7 @@ class InstructionsLens:
             detail=f"callgrind: the processes of {', '.join(disagreeing)} disagree, "
             "one more process per variant",
         )
-        run_on_cpus(extra, cpus, count, store, on_stop=stop)
+        run_on_cpus(extra, cpus, count, store, on_stop=stop, drain=store_finished)
 
     def client_requests_possible(self, benchmark: Benchmark, context: LensContext) -> bool | str:
         """True when every variant of the experiment can switch callgrind with client requests,
@@ -642,18 +664,19 @@ class InstructionsLens:
         *,
         fork: bool,
         requests: bool,
-    ) -> list[_StatementCounts]:
+        done: Callable[[int, _StatementCounts], None],
+    ) -> None:
         """The worker processes `processes` of one variant under callgrind: warm-up,
-        calibration and every repeat of each (may run in a thread of its own: it writes nothing
-        to the sink). Fresh processes, or (`fork`) children of one fork server that imported the
-        set-up's modules under callgrind once."""
+        calibration and every repeat of each, each handed to `done` as soon as it is counted
+        (may run in a thread of its own: it writes nothing to the sink). Fresh processes, or
+        (`fork`) children of one fork server that imported the set-up's modules under callgrind
+        once."""
         with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
             if fork:
-                return self._count_forked(run, processes, cpu, workers, directory)
-            return [
-                self._count_fresh(run, process, cpu, workers, directory, requests)
-                for process in processes
-            ]
+                self._count_forked(run, processes, cpu, workers, directory, done)
+                return
+            for process in processes:
+                done(process, self._count_fresh(run, process, cpu, workers, directory, requests))
 
     def _statement_launch(self, run: _Run, directory: str) -> tuple[str, ...]:
         """valgrind and its options, for a worker (or a fork server) writing into `directory`."""
@@ -704,7 +727,8 @@ class InstructionsLens:
         cpu: int | None,
         workers: LiveSet[StatementWorker],
         directory: str,
-    ) -> list[_StatementCounts]:
+        done: Callable[[int, _StatementCounts], None],
+    ) -> None:
         """Each process a child of one fork server started under callgrind (instrumentation
         off): the set-up's modules are imported once per variant instead of once per process
         (`import torch` under callgrind: ~9 s, most of what counting a torch statement costs).
@@ -733,7 +757,6 @@ class InstructionsLens:
                     f"{discarded.get('why') or discarded.get('error')}",
                     hint="pass a variant's python= that runs the others' way, or report this",
                 )
-            counted: list[_StatementCounts] = []
             for process in processes:
                 # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
                 # padding is 0: nothing is moved. A child starts from the server's state after
@@ -744,15 +767,13 @@ class InstructionsLens:
                     # each child calibrates as a fresh process does: one that skipped it (the
                     # first child's loop count reused) counted sorted(range(200)) at a level
                     # of its own
-                    counted.append(
-                        self._count_in(run, process, child, workers, directory, requests=True)
-                    )
+                    counts = self._count_in(run, process, child, workers, directory, requests=True)
                 except BenchmarkFailedError as error:
                     # a child's stderr is the server's: valgrind's words on why it stopped
                     # the child (an instruction it cannot execute) are in the server's tail
                     error.detail = error.detail or server.stderr_tail() or None
                     raise
-            return counted
+                done(process, counts)
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
             server.close()  # its pipes and the thread draining them
