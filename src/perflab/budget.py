@@ -53,6 +53,9 @@ MAX_FORKS_PER_ROUND = 8
 # perf stat / perf record: starting perf around a worker, and reading its output back
 PERF_START_S = 0.3
 PROFILE_REGION_S = 1.0  # what the profile lens records per variant
+# statements: in this many worker processes per variant (lenses/profile/measure.py's
+# PROFILE_PROCESSES), each started under its own perf record and read back with its own perf script
+PROFILE_PROCESSES = 2
 PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
 ASM_POST_S = 3.0  # disassembly and source lines, per variant
 # callgrind (lenses/instructions): valgrind's own start-up, its slowdown of the interpreter's
@@ -394,23 +397,26 @@ def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
     )
 
 
-def profile_cost(probe: CostProbe, settings: Settings) -> LensCost:
+def profile_cost(
+    probe: CostProbe, settings: Settings, *, processes: int = PROFILE_PROCESSES
+) -> LensCost:
+    """`processes`: workers per variant of a statement (the asm lens records in one)."""
     n = probe.variants
     factor = probe.speed.factor
-    start_s = (
-        probe.startup_s + PERF_START_S * factor if probe.kind is BenchmarkKind.STATEMENT else 0.0
-    )
-    record_s = max(PROFILE_REGION_S, probe.sample_s)
+    statement = probe.kind is BenchmarkKind.STATEMENT
+    processes = processes if statement else 1
+    start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
+    record_s = max(PROFILE_REGION_S, processes * probe.sample_s)
     return LensCost(
         Metric.PROFILE,
-        minimum_s=n * (start_s + record_s + PROFILE_POST_S * factor),
+        minimum_s=n * processes * (start_s + PROFILE_POST_S * factor) + n * record_s,
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
         after_s=_after(probe, PROFILE_ANALYSIS_S),
     )
 
 
 def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    recorded = profile_cost(probe, settings)
+    recorded = profile_cost(probe, settings, processes=1)
     return LensCost(
         Metric.ASM,
         minimum_s=recorded.minimum_s + probe.variants * ASM_POST_S * probe.speed.factor,

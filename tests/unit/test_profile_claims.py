@@ -12,6 +12,7 @@ from perflab.lenses.profile.measure import ProfileDetails, one_process_verdict
 from perflab.lenses.profile.perf_script import (
     Stack,
     diff_profiles,
+    even_across_parts,
     hot_symbols,
     samples_to_settle,
 )
@@ -94,3 +95,63 @@ def test_one_worker_per_variant_decides_only_beyond_what_processes_differ_by(
         unit="ns",
     )
     assert one_process_verdict(comparison).verdict is verdict
+
+
+def strlen_profile(memset: int, total: int, strlen: str = "__strlen_evex") -> Counter[Stack]:
+    """glibc_strlen_tunables' statement, `libc.strlen(buf)` through ctypes: `total` samples,
+    `memset` of them in the `memset` that `_ctypes_callproc` calls for its argument array."""
+    call = (("_ctypes.so", "_ctypes_callproc"), ("libpython3.11.so", "_PyEval_EvalFrameDefault"))
+    return Counter(
+        {
+            (("libc.so.6", strlen), ("libffi.so.8", "ffi_call"), *call): total - memset,
+            (("libc.so.6", "__memset_avx512_unaligned_erms"), *call): memset,
+        }
+    )
+
+
+def test_a_one_off_in_one_process_of_identical_code_makes_no_claim() -> None:
+    # the corpus's false claim: memset on 22 of 1014 baseline samples (all in one process's
+    # recording) and none of 1010 of the identical copy's; pooled, the rule holds
+    one_off, usual = strlen_profile(21, 507), strlen_profile(1, 507)
+    same_a, same_b = strlen_profile(0, 505), strlen_profile(0, 505)
+    pooled = diff_profiles(hot_symbols(one_off + usual), hot_symbols(same_a + same_b))
+    assert pooled.disappeared == ("__memset_avx512_unaligned_erms",)  # what the lens said
+    diff = diff_profiles(
+        hot_symbols(one_off + usual),
+        hot_symbols(same_a + same_b),
+        baseline_parts=[hot_symbols(one_off), hot_symbols(usual)],
+        variant_parts=[hot_symbols(same_a), hot_symbols(same_b)],
+    )
+    assert diff.claims == () and diff.disappeared == ()
+    (entry,) = diff.uneven
+    assert entry.name == "__memset_avx512_unaligned_erms" and entry.parts == ((21, 507), (1, 507))
+    assert "not in every baseline process (21 of 507, 1 of 507)" in entry.uneven_message()
+    details = ProfileDetails(diff, "cpu-clock", "dwarf", 1014, 1010).to_json()
+    assert details["diagnoses"] == [] and details["disappeared"] == []
+    assert details["uneven"][0]["per_process"] == [
+        {"samples": 21, "total_samples": 507},
+        {"samples": 1, "total_samples": 507},
+    ]
+
+
+def test_a_function_that_really_disappeared_is_claimed_from_every_process() -> None:
+    base_a, base_b = strlen_profile(1, 507), strlen_profile(0, 507)
+    change_a = strlen_profile(0, 730, "__strlen_sse2")
+    change_b = strlen_profile(0, 731, "__strlen_sse2")
+    diff = diff_profiles(
+        hot_symbols(base_a + base_b),
+        hot_symbols(change_a + change_b),
+        baseline_parts=[hot_symbols(base_a), hot_symbols(base_b)],
+        variant_parts=[hot_symbols(change_a), hot_symbols(change_b)],
+    )
+    assert diff.appeared == ("__strlen_sse2",) and diff.disappeared == ("__strlen_evex",)
+    assert diff.uneven == ()
+    (claim,) = [c for c in diff.claims if c.name == "__strlen_sse2"]
+    assert claim.parts == ((730, 730), (731, 731))
+
+
+def test_each_process_of_a_side_must_hold_the_share_floor() -> None:
+    assert even_across_parts([(30, 500), (12, 500)])  # 6% and 2.4%
+    assert not even_across_parts([(30, 500), (9, 500)])  # 1.8% in one process
+    assert not even_across_parts([(30, 500), (0, 0)])  # a process that recorded nothing
+    assert even_across_parts([(1, 500)])  # one process: nothing to compare

@@ -28,6 +28,7 @@ import enum
 import json
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,7 @@ from perflab.lenses.profile.perf_script import (
     HotSymbols,
     ProfileDiff,
     ProfileSample,
+    Stack,
     diff_profiles,
     executable_mappings,
     folded_stacks,
@@ -79,6 +81,11 @@ PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile
 WALL_NS = "wall_ns"
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
 _TOP_SYMBOLS_IN_SUMMARY = 20
+# A statement is profiled in this many independent worker processes per variant, each recording
+# its share of `region_s`: a function claimed to have appeared (disappeared) must be there in
+# every one (perf_script.even_across_parts), not in one process's one-off work. 2: the fewest
+# that can tell, at one more perf and interpreter start-up per variant.
+PROFILE_PROCESSES = 2
 
 
 class CallGraph(enum.StrEnum):
@@ -488,6 +495,7 @@ class ProfileDetails:
             "disappeared": list(self.diff.disappeared),
             "diagnoses": [d.to_json() for d in self.diagnoses()],
             "unsettled": [entry.to_json() for entry in self.diff.unsettled],
+            "uneven": [entry.to_json() for entry in self.diff.uneven],
             "sampled_event": self.sampled_event,
             "call_graph": self.call_graph,
             "baseline_samples": self.baseline_samples,
@@ -541,22 +549,49 @@ class ProfileLens:
             if benchmark.kind is BenchmarkKind.STATEMENT:
                 profiles = self._measure_statement(benchmark, context, options, Path(tmp))
             else:
-                profiles = self._measure_command(benchmark, context, options, Path(tmp))
-        for variant, profile in zip(context.experiment.variants, profiles, strict=True):
-            self._store(benchmark, variant, profile, context)
+                profiles = [
+                    [p] for p in self._measure_command(benchmark, context, options, Path(tmp))
+                ]
+        for variant, parts in zip(context.experiment.variants, profiles, strict=True):
+            for generation, profile in enumerate(parts):
+                self._store(benchmark, variant, profile, context, generation)
 
     def _measure_statement(
         self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
-    ) -> list[RecordedProfile]:
-        experiment = context.experiment
-        settings = experiment.settings
+    ) -> list[list[RecordedProfile]]:
+        """Each variant in `PROFILE_PROCESSES` independent workers, one generation after the
+        other, each recording its share of `region_s`: per variant, one profile per worker."""
         session = LensSession(benchmark, context, _now_ns, lens="profile")
-        variants = experiment.variants
+        recorded: list[list[RecordedProfile]] = [[] for _ in context.experiment.variants]
+        start = _now_ns()
+        for generation in range(PROFILE_PROCESSES):
+            profiles = self._statement_generation(
+                benchmark, context, options, tmp, session, generation, start
+            )
+            for index, profile in enumerate(profiles):
+                recorded[index].append(profile)
+        return recorded
+
+    def _statement_generation(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        options: RecordOptions,
+        tmp: Path,
+        session: LensSession,
+        generation: int,
+        start: int,
+    ) -> list[RecordedProfile]:
+        settings = context.experiment.settings
+        variants = context.experiment.variants
         workers: dict[int, ProfiledWorker] = {}
+        region_s = self.region_s / PROFILE_PROCESSES
 
         def wrap(index: int) -> WorkerWrap:
             workers[index] = ProfiledWorker(
-                context.runner, options=options, data_path=tmp / f"{variants[index].name}.perf.data"
+                context.runner,
+                options=options,
+                data_path=tmp / f"{variants[index].name}-{generation}.perf.data",
             )
             return workers[index].wrap
 
@@ -566,7 +601,6 @@ class ProfileLens:
             loops = loops_per_variant(
                 [workers[i] for i in range(len(variants))], int(settings.sample_target_ms * 1e6)
             )
-            start = _now_ns()
             for block, order in enumerate(block_orders(len(variants), session.rng)):
                 warmup = block < settings.warmup_blocks
                 for position, index in enumerate(order):
@@ -579,6 +613,7 @@ class ProfileLens:
                             name=WALL_NS,
                             value=measured.wall_ns,
                             loops=loops[index],
+                            generation=generation,
                             block=block,
                             position=position,
                             cpu=measured.cpu,
@@ -587,13 +622,15 @@ class ProfileLens:
                         )
                     )
                 recorded_s = min(w.region_ns for w in workers.values()) / 1e9
+                done_s = generation * region_s + recorded_s
                 context.progress.update(
                     benchmark=benchmark.name,
                     metric=Metric.PROFILE,
-                    detail=f"block {block + 1}, {recorded_s:.1f} s recorded per variant",
-                    fraction=min(1.0, recorded_s / self.region_s),
+                    detail=f"process {generation + 1} of {PROFILE_PROCESSES}, block {block + 1}, "
+                    f"{done_s:.1f} s recorded per variant",
+                    fraction=min(1.0, done_s / self.region_s),
                 )
-                if recorded_s >= self.region_s:
+                if recorded_s >= region_s:
                     break
             for index in range(len(variants)):
                 workers[index].note_mapped_objects()
@@ -660,23 +697,21 @@ class ProfileLens:
         ]
 
     def _store(
-        self, benchmark: Benchmark, variant: Variant, profile: RecordedProfile, context: LensContext
+        self,
+        benchmark: Benchmark,
+        variant: Variant,
+        profile: RecordedProfile,
+        context: LensContext,
+        generation: int = 0,
     ) -> None:
         sink = context.sink
-        sink.add_artifact(
-            Artifact(
-                benchmark.name, variant.name, Metric.PROFILE, FOLDED, folded_stacks(profile.samples)
+        for kind, content in (
+            (FOLDED, folded_stacks(profile.samples)),
+            (PROFILE_META, json.dumps(profile.meta())),
+        ):
+            sink.add_artifact(
+                Artifact(benchmark.name, variant.name, Metric.PROFILE, kind, content, generation)
             )
-        )
-        sink.add_artifact(
-            Artifact(
-                benchmark.name,
-                variant.name,
-                Metric.PROFILE,
-                PROFILE_META,
-                json.dumps(profile.meta()),
-            )
-        )
         if not profile.samples:
             sink.add_note(
                 Note(
@@ -714,12 +749,30 @@ def _now_ns() -> int:
     return time.monotonic_ns()
 
 
+def _per_generation(data: BenchmarkData, variant: str, kind: str) -> list[Artifact]:
+    """The last artifact of `kind` of each worker process (generation), in generation order."""
+    last = {artifact.generation: artifact for artifact in data.artifacts_of(variant, kind)}
+    return [last[g] for g in sorted(last)]
+
+
+def stored_parts(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
+    """One variant's folded stacks per worker process, as the lens stored them."""
+    return [parse_folded(a.content) for a in _per_generation(data, variant, FOLDED)]
+
+
 def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[str, Any]]:
-    """One variant's hot symbols and recording facts, from what the lens stored."""
-    folded = data.artifacts_of(variant, FOLDED)
-    meta = data.artifacts_of(variant, PROFILE_META)
-    summary = hot_symbols(parse_folded(folded[-1].content)) if folded else HotSymbols(0, (), ())
-    facts: dict[str, Any] = json.loads(meta[-1].content) if meta else {}
+    """One variant's hot symbols and recording facts, from what the lens stored: its worker
+    processes' samples together (`samples`, `loops` and `region_ns` summed)."""
+    pooled: Counter[Stack] = Counter()
+    for stacks in stored_parts(data, variant):
+        pooled.update(stacks)
+    summary = hot_symbols(pooled) if pooled else HotSymbols(0, (), ())
+    metas = [json.loads(a.content) for a in _per_generation(data, variant, PROFILE_META)]
+    facts: dict[str, Any] = dict(metas[-1]) if metas else {}
+    if len(metas) > 1:
+        for key in ("samples", "loops", "region_ns"):
+            facts[key] = sum(int(m.get(key, 0)) for m in metas)
+        facts["processes"] = len(metas)
     return summary, facts
 
 
@@ -729,6 +782,7 @@ def analyse_profiles(
     settings = experiment.settings
     baseline_name = variants[0]
     baseline, baseline_meta = stored_profile(data, baseline_name)
+    baseline_parts = [hot_symbols(p) for p in stored_parts(data, baseline_name)]
     comparisons = []
     notes: list[Note] = []
     summaries = []
@@ -771,7 +825,12 @@ def analyse_profiles(
                     variant_value=var_value,
                     unit="ns",  # wall time under perf record: see ratio_basis
                     details=ProfileDetails(
-                        diff=diff_profiles(baseline, summary),
+                        diff=diff_profiles(
+                            baseline,
+                            summary,
+                            baseline_parts=baseline_parts,
+                            variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
+                        ),
                         sampled_event=", ".join(meta.get("sampled_events", [])),
                         call_graph=str(meta.get("call_graph", "")),
                         baseline_samples=baseline.total_samples,
@@ -801,12 +860,22 @@ def analyse_profiles(
                 )
                 for entry in comparison.details.diff.unsettled
             ]
+            notes += [
+                Note(
+                    Severity.INFO,
+                    entry.uneven_message(),
+                    benchmark=benchmark.name,
+                    variant=comparison.variant,
+                    metric=Metric.PROFILE,
+                )
+                for entry in comparison.details.diff.uneven
+            ]
     return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
 
 
 def flame_tree(data: BenchmarkData, baseline: str, variant: str) -> FlameNode | None:
-    """The differential call tree of the two variants' last recordings (the ones analysed)."""
-    base, other = data.artifacts_of(baseline, FOLDED), data.artifacts_of(variant, FOLDED)
+    """The differential call tree of the two variants' recordings (every worker process's)."""
+    base, other = stored_parts(data, baseline), stored_parts(data, variant)
     if not base or not other:
         return None
-    return differential_tree(parse_folded(base[-1].content), parse_folded(other[-1].content))
+    return differential_tree(sum(base, Counter()), sum(other, Counter()))

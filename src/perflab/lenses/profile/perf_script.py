@@ -32,7 +32,7 @@ import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.lenses.instructions.callgrind import normalise_function_name
@@ -408,6 +408,11 @@ APPEARANCE_MIN_SHARE = 0.02
 # - and the other side has enough samples that seeing it on none of them would be this
 #   improbable were its share unchanged: (1 - share) ** samples.
 APPEARANCE_MAX_CHANCE = 1e-3
+# Where a side was recorded in several independent worker processes ("parts"), the share floor
+# must also hold in each of them: a function of the code runs in every process of it, while a
+# one-off (a burst in one window, something one process did) lies in one. Pooled, 22 samples
+# of `__memset_avx512_unaligned_erms` in one process of identical code were a false claim (the
+# glibc_strlen_tunables case of the corpus, docs/lenses/profile.md).
 
 
 @dataclass(frozen=True)
@@ -421,6 +426,9 @@ class Appearance:
     total: int  # all samples of that side
     other_total: int  # all samples of the other side
     more_samples: int  # 0 when settled; else about how many more samples (both sides) settle it
+    # (samples with the function, all samples) in each independent process of its side, where
+    # the side was recorded in several; () when it was one
+    parts: tuple[tuple[int, int], ...] = ()
 
     @property
     def settled(self) -> bool:
@@ -450,8 +458,19 @@ class Appearance:
             f"{self.more_samples} more samples would settle it"
         )
 
+    def uneven_message(self) -> str:
+        change = "appeared" if self.appeared else "disappeared"
+        per_part = ", ".join(f"{k} of {n}" for k, n in self.parts)
+        return (
+            f"not claimed that `{self.name}` {change}: it is on {self.samples} of {self.total} "
+            f"{self.side} samples and none of {self.other_total} {self.other_side} samples, but "
+            f"not in every {self.side} process ({per_part}); a claim needs at least "
+            f"{APPEARANCE_MIN_SHARE:.0%} of each process's samples: something one process did "
+            "once is not the code"
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "object": self.object,
             "change": "appeared" if self.appeared else "disappeared",
@@ -460,6 +479,20 @@ class Appearance:
             "other_total_samples": self.other_total,
             "more_samples_needed": self.more_samples,
         }
+        if self.parts:
+            out["per_process"] = [{"samples": k, "total_samples": n} for k, n in self.parts]
+        return out
+
+
+def even_across_parts(
+    parts: Sequence[tuple[int, int]], *, min_share: float = APPEARANCE_MIN_SHARE
+) -> bool:
+    """Whether a function is on at least `min_share` of the samples of every independent
+    process of its side ((samples with it, all samples) per process). One process, or none
+    known: nothing to compare, True."""
+    if len(parts) < 2:
+        return True
+    return all(total > 0 and samples / total >= min_share for samples, total in parts)
 
 
 def samples_to_settle(
@@ -495,6 +528,8 @@ class ProfileDiff:
     disappeared: tuple[str, ...] = field(default=())
     unsettled: tuple[Appearance, ...] = field(default=())  # seen on one side, too few samples
     claims: tuple[Appearance, ...] = field(default=())  # appeared + disappeared, with numbers
+    # enough samples pooled, but below the share floor in some process of its side: not claimed
+    uneven: tuple[Appearance, ...] = field(default=())
 
 
 def diff_profiles(
@@ -505,6 +540,8 @@ def diff_profiles(
     min_samples: int = APPEARANCE_MIN_SAMPLES,
     max_chance: float = APPEARANCE_MAX_CHANCE,
     top: int = 50,
+    baseline_parts: Sequence[HotSymbols] = (),
+    variant_parts: Sequence[HotSymbols] = (),
 ) -> ProfileDiff:
     """Per-symbol self shares side by side, paired by name.
 
@@ -512,7 +549,11 @@ def diff_profiles(
     thresholds above; the other way round for `disappeared`). Functions are compared by their
     identity with clone suffixes folded (`f.cold` on one side and `f` on the other did not
     appear). Symbols seen on one side only, but on too few samples to tell, are `unsettled`,
-    with how many more samples would settle them."""
+    with how many more samples would settle them.
+
+    `baseline_parts`/`variant_parts`: the same profiles per independent worker process, where a
+    side was recorded in several. A claim then also needs the share floor in each process of its
+    side (`even_across_parts`); one that has it pooled but not there is `uneven`, not claimed."""
     before_by_name = {s.name: s for s in baseline.symbols}
     after_by_name = {s.name: s for s in variant.symbols}
     deltas = []
@@ -530,18 +571,40 @@ def diff_profiles(
             )
         )
     deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
-    claims, unsettled = _appearances(
+    pooled_claims, unsettled = _appearances(
         baseline, variant, min_share=min_share, min_samples=min_samples, max_chance=max_chance
     )
+    claims: list[Appearance] = []
+    uneven: list[Appearance] = []
+    for entry in pooled_claims:
+        parts = _part_counts(entry.name, variant_parts if entry.appeared else baseline_parts)
+        entry = replace(entry, parts=parts)
+        (claims if even_across_parts(parts, min_share=min_share) else uneven).append(entry)
     appeared = sorted(a.name for a in claims if a.appeared)
     disappeared = sorted(a.name for a in claims if not a.appeared)
-    named = {a.name for a in claims} | {a.name for a in unsettled}
+    named = {a.name for a in (*claims, *unsettled, *uneven)}
     shown = [d for d in deltas if max(d.baseline_share, d.variant_share) > 0][:top]
     shown_names = {d.name for d in shown}
     shown += [d for d in deltas if d.name in named and d.name not in shown_names]
     return ProfileDiff(
-        tuple(shown), tuple(appeared), tuple(disappeared), tuple(unsettled), tuple(claims)
+        tuple(shown),
+        tuple(appeared),
+        tuple(disappeared),
+        tuple(unsettled),
+        tuple(claims),
+        tuple(uneven),
     )
+
+
+def _part_counts(name: str, parts: Sequence[HotSymbols]) -> tuple[tuple[int, int], ...]:
+    """(samples with the function on the stack, all samples) in each part; () for fewer than 2."""
+    if len(parts) < 2:
+        return ()
+    counts = []
+    for part in parts:
+        share = part.share_of(name)
+        counts.append((share.children_samples if share else 0, part.total_samples))
+    return tuple(counts)
 
 
 def _identity(name: str) -> str:
