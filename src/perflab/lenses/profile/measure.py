@@ -554,7 +554,7 @@ class ProfileLens:
                 ]
         for variant, parts in zip(context.experiment.variants, profiles, strict=True):
             for generation, profile in enumerate(parts):
-                self._store(benchmark, variant, profile, context, generation)
+                self._store(benchmark, variant, profile, context, generation, len(parts))
 
     def _measure_statement(
         self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
@@ -703,6 +703,7 @@ class ProfileLens:
         profile: RecordedProfile,
         context: LensContext,
         generation: int = 0,
+        processes: int = 1,
     ) -> None:
         sink = context.sink
         for kind, content in (
@@ -716,7 +717,12 @@ class ProfileLens:
             sink.add_note(
                 Note(
                     Severity.WARNING,
-                    "perf recorded no samples inside the measured region",
+                    "perf recorded no samples inside the measured region"
+                    + (
+                        f" of worker process {generation + 1} of {processes}"
+                        if processes > 1
+                        else ""
+                    ),
                     hint="the region is too short: raise the profile duration",
                     benchmark=benchmark.name,
                     variant=variant.name,
