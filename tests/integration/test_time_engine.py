@@ -41,7 +41,10 @@ def test_a_a_statement_is_interleaved_pinned_and_stored(tmp_path: Path) -> None:
     assert all(sorted(v) == ["A", "B"] for v in by_block.values())
     firsts = [v[0] for k, v in sorted(by_block.items()) if k[0] == 0]
     assert firsts[0] != firsts[1]
-    assert {s.generation for s in samples} == {0, 1}
+    # the minimum two generations; a third where the plan's share held it (on a loaded machine
+    # the costs it plans with are scaled up, and the share is never below the minimum's)
+    generations = {s.generation for s in samples}
+    assert {0, 1} <= generations == set(range(len(generations)))
     pinned = result.machine["pinned_cpu"]
     assert pinned == max(os.sched_getaffinity(0))
     assert {s.cpu for s in samples} == {pinned}
