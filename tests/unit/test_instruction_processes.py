@@ -226,17 +226,22 @@ def _measure_processes(
     counted: list[tuple[str, int]] = []
 
     def count(
-        self: InstructionsLens, run: Any, processes: Any, cpu: Any, workers: Any, **how: Any
-    ) -> Any:
-        out = []
+        self: InstructionsLens,
+        run: Any,
+        processes: Any,
+        cpu: Any,
+        workers: Any,
+        *,
+        done: Any,
+        **how: Any,
+    ) -> None:
         for process in processes:
             counted.append((run.variant.name, process))
             counts = instructions_measure._StatementCounts.__new__(
                 instructions_measure._StatementCounts
             )
             object.__setattr__(counts, "key", (run.variant.name, process))
-            out.append(counts)
-        return out
+            done(process, counts)
 
     def per_iteration(self: Any) -> tuple[float, ...]:
         name, process = self.key
