@@ -100,9 +100,17 @@ class ForkServer:
         padding: int = 0,
         ops: tuple[WorkerOps, ...] = (),
         scope: str = "function",
+        ahead: int = 0,
     ) -> StatementWorker:
-        """A fresh child of this server, set up and ready to sample (a `StatementWorker`)."""
-        self._send({"op": "fork", "env": dict(env or {}), "padding": padding})
+        """A fresh child of this server, set up and ready to sample (a `StatementWorker`).
+        `ahead`: this many more children are forked at the same moment and wait; the next
+        calls release them instead of forking, so that every one starts from the server's
+        state before the first (forked after an earlier child's exit, a child starts from a
+        state that child's reply changed)."""
+        request = {"op": "fork", "env": dict(env or {}), "padding": padding}
+        if ahead:
+            request["ahead"] = ahead
+        self._send(request)
         self.forked += 1
         return StatementWorker(
             runner=None,  # attached: nothing to spawn

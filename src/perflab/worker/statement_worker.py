@@ -44,16 +44,20 @@ object per line) and replies:
   {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns"}
      a fork server: imports the setup's top-level modules (its import statements only), so
      the children it forks start with them loaded
-  {"op": "fork", "env": {K: V}, "padding": N}      -> the child writes a hello line and serves
+  {"op": "fork", "env": {K: V}, "padding": N, "ahead": K}
+                                                   -> the child writes a hello line and serves
      this protocol on the same channel until quit; then the server replies
      {"ok": true, "exited": status}. The child moves its heap by N bytes and its stack by a
      depth derived from N (fork keeps ASLR and the hash seed; the padding varies the rest).
+     "ahead": K (default 0) also forks K children at the same moment, which wait: the next K
+     "fork" requests release them in turn instead of forking, so all start from one state.
   {"op": "quit"}                                   -> exits: runs the atexit functions and
      leaves without the interpreter's teardown, unless another non-daemon thread still runs
 Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"register"|a lens's phase,
 "error": traceback text}.
 """
 
+import array
 import ast
 import atexit
 import faulthandler
@@ -304,6 +308,7 @@ class Worker:
         self.ops = {}  # op name -> handler(worker, request), registered by lenses
         self.namespace = None  # the setup's names, where --check expressions are evaluated
         self.heap_padding = None  # a forked child's: moves its later allocations
+        self.waiting = []  # a fork server's children forked ahead: (pid, release fd), in order
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -482,29 +487,66 @@ class Worker:
         return {"ok": True, "modules": names, "wall_ns": perf_counter_ns() - started}
 
     def fork(self, request):
-        """Fork a child that serves the protocol on this channel; reply once it exited."""
+        """Fork a child that serves the protocol on this channel; reply once it exited. With
+        "ahead": K, K more children are forked at the same moment and wait, each released by a
+        later "fork" (which then forks nothing): every one of them starts from the state this
+        process had before the first served. Forked one after another's exit, a later child
+        started from a state the earlier one's reply and the next request had changed, and
+        counted sorted(range(200)) under callgrind 0.24% apart from the first (glibc's heap)."""
         self.reply_stream.flush()
-        pid = os.fork()
-        if pid == 0:
-            status = 0
-            try:
-                os.environ.update(request.get("env") or {})
-                padding = int(request.get("padding", 0))
-                self.heap_padding = bytearray(padding)  # later allocations land elsewhere
-                _at_depth(padding % 64, self._serve_child)
-            except BaseException:
-                status = 1
-            finally:
-                try:
-                    self.reply_stream.flush()
-                finally:
-                    os._exit(status)
+        if self.waiting:
+            pid, release = self.waiting.pop(0)
+            _release(release, request)
+        elif int(request.get("ahead", 0)) > 0:
+            self._fork_ahead(1 + int(request["ahead"]))
+            pid, release = self.waiting.pop(0)
+            _release(release, request)
+        else:
+            pid = os.fork()
+            if pid == 0:
+                self._become_child(request)
         _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status):
             code = -os.WTERMSIG(status)
         else:
             code = os.WEXITSTATUS(status)
         return {"ok": True, "exited": code, "pid": pid}
+
+    def _become_child(self, request):
+        status = 0
+        try:
+            os.environ.update(request.get("env") or {})
+            padding = int(request.get("padding", 0))
+            self.heap_padding = bytearray(padding)  # later allocations land elsewhere
+            _at_depth(padding % 64, self._serve_child)
+        except BaseException:
+            status = 1
+        finally:
+            try:
+                self.reply_stream.flush()
+            finally:
+                os._exit(status)
+
+    def _fork_ahead(self, count):
+        """`count` children forked back to back, each blocked on a pipe of its own until a
+        "fork" releases it (with that request's env and padding). Everything the loop keeps is
+        made before the first fork (the pipes, an array for the pids), so that a later child
+        does not start with objects the earlier forks left alive: sum(range(100)) counted
+        0.6% apart in the second child when the pids were kept in a list as they came."""
+        pipes = [os.pipe() for _ in range(count)]
+        pids = array.array("q", bytes(8 * count))
+        for index in range(count):
+            pid = os.fork()
+            if pid == 0:
+                for other, (wait_fd, release_fd) in enumerate(pipes):
+                    os.close(release_fd)
+                    if other != index:
+                        os.close(wait_fd)
+                self._become_child(_wait_for_release(pipes[index][0]))
+            pids[index] = pid
+        for wait_fd, _ in pipes:
+            os.close(wait_fd)
+        self.waiting = [(pids[index], pipes[index][1]) for index in range(count)]
 
     def release_setup(self):
         """Drop every reference to the set-up's names, so that what only they held is freed."""
@@ -549,6 +591,26 @@ class Worker:
                 self.reply(reply)
             else:
                 self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
+
+
+def _release(release_fd, request):
+    """Let a child forked ahead go on, as `request` (its env and padding) asks."""
+    message = {"env": request.get("env") or {}, "padding": request.get("padding", 0)}
+    os.write(release_fd, (json.dumps(message) + "\n").encode())
+    os.close(release_fd)
+
+
+def _wait_for_release(wait_fd):
+    """A child forked ahead: blocks until released; leaves at once when its server is gone or
+    quit without releasing it."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(wait_fd, 65536)
+        if not chunk:
+            os._exit(0)
+        data += chunk
+    os.close(wait_fd)
+    return json.loads(data.decode())
 
 
 def _at_depth(depth, function):

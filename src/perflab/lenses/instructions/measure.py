@@ -757,13 +757,15 @@ class InstructionsLens:
                     f"{discarded.get('why') or discarded.get('error')}",
                     hint="pass a variant's python= that runs the others' way, or report this",
                 )
-            for process in processes:
+            for index, process in enumerate(processes):
                 # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
-                # padding is 0: nothing is moved. A child starts from the server's state after
-                # the imports and the children before it (its replies to them): close, not
-                # identical, so the processes' levels are compared as fresh ones' are
+                # padding is 0: nothing is moved. Every child is forked at once, before the
+                # first counts, and waits its turn: forked after the one before it had
+                # exited, a child started from a server state that child's reply had changed
+                # and counted sorted(range(200)) 0.24% apart (a third process, a new import)
                 try:
-                    child = server.worker(ops=(ops,), scope="module")
+                    ahead = len(processes) - 1 if index == 0 else 0
+                    child = server.worker(ops=(ops,), scope="module", ahead=ahead)
                     # each child calibrates as a fresh process does: one that skipped it (the
                     # first child's loop count reused) counted sorted(range(200)) at a level
                     # of its own

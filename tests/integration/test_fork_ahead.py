@@ -1,0 +1,68 @@
+"""A fork server's children forked ahead: all at once, each waiting until a later "fork"
+releases it with that request's environment, so that every one starts from the server's state
+before the first (the instructions lens's children of one server counted sorted(range(200))
+0.24% apart when each was forked after the one before it had exited)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perflab.measure.fork_server import ForkServer
+from perflab.model import Benchmark, Variant
+from perflab.proc import SubprocessRunner
+
+pytestmark = pytest.mark.integration
+
+
+def _server() -> ForkServer:
+    return ForkServer(
+        SubprocessRunner(),
+        Benchmark("pid", stmt="pass", setup="import os"),
+        Variant("A"),
+        default_python=sys.executable,
+        cpu=None,
+        timeout_s=30,
+    )
+
+
+def _children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out |= {int(child) for child in (task / "children").read_text().split()}
+    return out
+
+
+def test_children_forked_ahead_are_released_in_turn_with_their_own_environment() -> None:
+    server = _server()
+    try:
+        seen = []
+        for index in range(3):
+            child = server.worker(env={"WHICH": str(index)}, ahead=2 if index == 0 else 0)
+            with child:
+                if index == 0:  # the other two wait, forked at the same moment
+                    assert len(_children(server.process.pid)) == 3
+                assert child.pid != server.process.pid
+                seen.append(child.pid)
+                # released with this request's environment, not the first one's
+                reply = child.call({"op": "evaluate", "expr": "os.environ['WHICH']"})
+                assert reply["ok"] and str(index) in json.dumps(reply["value"]), reply
+        assert len(set(seen)) == 3
+        assert _children(server.process.pid) == set()
+    finally:
+        server.close()
+
+
+def test_a_child_forked_ahead_and_never_released_leaves_with_its_server() -> None:
+    server = _server()
+    with server.worker(ahead=1) as child:
+        (waiting,) = _children(server.process.pid) - {child.pid}
+    server.close()  # quit: its end of the waiting child's pipe closes
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{waiting}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{waiting}").exists()
