@@ -415,7 +415,10 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
     or the parent switches it through vgdb: each gives the count callgrind gives on its own, as
     the difference between whole runs of 1500 and 500 iterations (the statement's less the empty
     loop's), within 1%. (That difference moves by 0.6% with how the loop is written: the
-    allocator's state, so 1% and not less.)"""
+    allocator's state, so 1% and not less.) With client requests and no cache simulation the
+    worker switches instrumentation on once and toggles collection around each loop; switched
+    around each loop instead, the same children count the same (23,718.204 both ways,
+    2026-11-26)."""
     if shutil.which("setarch") is None:
         pytest.skip("setarch is not installed")
     stmt = "sorted(range(200))"
@@ -424,20 +427,62 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
         longer, shorter = (_callgrind_whole_run(body, n, tmp_path) for n in (1500, 500))
         whole[body] = (longer - shorter) / 1000
     expected = whole[stmt] - whole["pass"]
-    counted: dict[tuple[str, bool], float] = {}
-    for requests, fork in ((True, False), (False, False), (True, True)):
+    counted: dict[tuple[str, bool, bool], float] = {}
+    ways = ((True, False, True), (False, False, True), (True, True, True), (True, True, False))
+    for requests, fork, toggle in ways:
         lens = InstructionsLens(inline_frames=False, client_requests=requests, fork=fork)
+        lens.toggle_collection = toggle
         analysis, sink = measure(Benchmark("sorted", stmt=stmt), (Variant("a"),), lens=lens)
         info = sink.variant_info["a"]["instructions"]
         assert info["forked"] is fork and info["processes"] == 2
-        counted[info["switched_by"], info["forked"]] = min(
+        # collection is toggled with client requests only (vgdb switches instrumentation)
+        assert info["collection_toggled"] is (toggle and requests)
+        counted[info["switched_by"], info["forked"], info["collection_toggled"]] = min(
             s.per_iteration for s in sink.samples if s.name == "instructions" and not s.warmup
         )
         if not requests:
             assert info["why_not_client_requests"] == "client requests were turned off"
-    assert set(counted) == {("client requests", False), ("vgdb", False), ("client requests", True)}
+    assert set(counted) == {
+        ("client requests", False, True),
+        ("vgdb", False, False),
+        ("client requests", True, True),
+        ("client requests", True, False),
+    }
     for how, value in counted.items():
         assert abs(value / expected - 1) < 0.01, (how, value, expected)
+    # toggling collection counts what switching instrumentation counts, in children alike
+    toggled = counted["client requests", True, True]
+    switched = counted["client requests", True, False]
+    assert abs(toggled / switched - 1) < 1e-4, (toggled, switched)
+
+
+THREAD_IN_SETUP = """
+import threading, time
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+"""
+
+THREAD_LATER = """
+import threading, time
+calls = [0]
+def work():
+    calls[0] += 1
+    if calls[0] == 30:  # after the warm-up, while counted
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+"""
+
+
+def test_collection_is_toggled_only_in_a_worker_that_runs_no_other_thread() -> None:
+    """Collection is a state of the thread that toggles it: a worker running other threads
+    (started by the setup) switches instrumentation around each loop, as before, so their work
+    is counted; a thread started while counted fails the count instead of going uncounted."""
+    lens = InstructionsLens(inline_frames=False, fork=False, processes=1)
+    benchmark = Benchmark("sum", stmt="sum(range(100))", setup=THREAD_IN_SETUP)
+    analysis, sink = measure(benchmark, (Variant("a"),), lens=lens)
+    info = sink.variant_info["a"]["instructions"]
+    assert info["switched_by"] == "client requests" and info["collection_toggled"] is False
+    assert info["why_not_collection_toggled"] == "the process runs 2 threads"
+    with pytest.raises(BenchmarkFailedError, match="started threads while it was counted"):
+        measure(Benchmark("work", stmt="work()", setup=THREAD_LATER), (Variant("a"),), lens=lens)
 
 
 def test_variants_are_counted_alike_when_one_cannot_make_client_requests(tmp_path: Path) -> None:

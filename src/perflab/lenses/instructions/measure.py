@@ -383,6 +383,11 @@ class InstructionsLens:
         # measure; False: the error is raised (the memory lens, which counts one variant at a
         # time, catches it itself)
         self.note_unexecutable = True
+        # statements switched with client requests and no cache simulation: instrumentation on
+        # once per worker, collection toggled around each counted loop (no translations thrown
+        # away per loop); False: instrumentation switched around each loop. The memory lens
+        # keeps switching: a cache simulation left on between the loops would stay warm.
+        self.toggle_collection = True
 
     # -- Lens protocol ---------------------------------------------------------------------
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
@@ -793,7 +798,8 @@ class InstructionsLens:
         with worker:
             workers.add(worker)
             try:
-                session = _StatementSession(run, worker, directory, requests)
+                toggle = self.toggle_collection and not run.context.experiment.settings.cache_sim
+                session = _StatementSession(run, worker, directory, requests, toggle=toggle)
                 plan = session.measure(self.loops, self.repeats)
                 # every dump is on disk once its request returned: the interpreter's shutdown
                 # under valgrind (seconds with torch's destructors) counts for nothing
@@ -855,6 +861,11 @@ class InstructionsLens:
         run.fixed["repeats"] = counts.plan.repeats - counts.plan.warmup
         run.fixed["processes"] = len(loops)
         run.fixed["switched_by"] = counts.plan.switch
+        # every process of the variant toggled collection (else: why not, in one of them)
+        toggled = run.fixed.get("collection_toggled", True) and counts.plan.toggled
+        run.fixed["collection_toggled"] = toggled
+        if counts.plan.why_not_toggled is not None:
+            run.fixed["why_not_collection_toggled"] = counts.plan.why_not_toggled
         if counts.plan.warmup:
             settling = run.fixed.setdefault("settling_repeats", {})
             settling[str(process)] = counts.plan.warmup
@@ -1077,6 +1088,9 @@ class _StatementPlan:
     repeats: int  # counted pairs, warm-up included
     warmup: int = 0  # the first ones, counted before the allocator's state settled
     switch: str = SWITCH_CLIENT_REQUESTS  # how the counted loops were switched and dumped
+    # instrumentation on once and collection toggled around each loop (client requests only)
+    toggled: bool = False
+    why_not_toggled: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1127,13 +1141,24 @@ class _StatementSession:
     """Warm-up, calibration and the measured loops of one worker under callgrind."""
 
     def __init__(
-        self, run: _Run, worker: StatementWorker, directory: str, client_requests: bool
+        self,
+        run: _Run,
+        worker: StatementWorker,
+        directory: str,
+        client_requests: bool,
+        *,
+        toggle: bool = False,
     ) -> None:
         self.run = run
         self.worker = worker
         self.directory = directory  # callgrind's output files (of this worker: its pid)
         self.vgdb_prefix = os.path.join(directory, "vgdb")
         self.switch = SWITCH_VGDB
+        # instrumentation on once and collection toggled around each loop (client requests,
+        # no cache simulation), when the process runs no other thread: set in measure()
+        self.toggle = toggle and client_requests
+        self.toggled = False
+        self.why_not_toggled: str | None = None
         if client_requests:
             # the worker switches callgrind itself (worker_ops.py): vgdb's ptrace round trips
             # took ~0.15 s each, two per counted loop
@@ -1182,9 +1207,9 @@ class _StatementSession:
 
     def _requested(self, loops: int, *, empty: bool, hint: str, dry: bool = False) -> None:
         """A counted loop switched and dumped by the worker itself (worker_ops.py)."""
-        reply = self.worker.call(
-            {"op": "callgrind_sample", "loops": loops, "empty": empty, "dump": hint, "dry": dry}
-        )
+        request = {"op": "callgrind_sample", "loops": loops, "empty": empty, "dump": hint}
+        request.update(dry=dry, collect=self.toggled)
+        reply = self.worker.call(request)
         if not reply.get("ok"):
             raise self.worker.failure(reply)
 
@@ -1206,6 +1231,8 @@ class _StatementSession:
 
     def measure(self, loops: int | None, repeats: int) -> _StatementPlan:
         self.warm_up()
+        if self.toggle:
+            self._collect_only()
         if loops is None:
             loops = choose_loops(self._calibrate("perflab-calibrate", _CALIBRATION_LOOPS))
             refine = refining_loops(loops)
@@ -1223,9 +1250,36 @@ class _StatementSession:
                 len(counts) >= repeats + _MAX_SETTLING_REPEATS or settled(counts[-2:])
             ):
                 break
+        if self.toggled:
+            self._no_thread_started()
         # repeats before the allocator settled are warm-up (stored, not compared)
         warmup = len(counts) - repeats if settled(counts[-2:]) else 0
-        return _StatementPlan(loops, len(counts), warmup, self.switch)
+        return _StatementPlan(
+            loops, len(counts), warmup, self.switch, self.toggled, self.why_not_toggled
+        )
+
+    def _collect_only(self) -> None:
+        """Instrumentation on for the rest of the worker, collection toggled around each loop
+        (worker_ops.py: callgrind_collect_only), unless the worker runs other threads."""
+        reply = self.worker.call({"op": "callgrind_collect_only"})
+        if not reply.get("ok"):
+            raise self.worker.failure(reply)
+        self.toggled = bool(reply.get("toggled"))
+        self.why_not_toggled = None if self.toggled else str(reply.get("why"))
+
+    def _no_thread_started(self) -> None:
+        """Collection is the toggling thread's: a thread the statement started after the
+        worker chose to toggle was counted nowhere."""
+        reply = self.worker.call({"op": "callgrind_threads"})
+        if not reply.get("ok"):
+            raise self.worker.failure(reply)
+        if reply.get("threads") != 1:
+            raise self.run.error(
+                f"the statement started threads while it was counted ({reply.get('threads')} "
+                "threads at the end): collection was toggled in the worker's thread only, so "
+                "their work was not counted",
+                hint="start the statement's threads in the setup, or report this",
+            )
 
     def _calibrate(self, name: str, loops: int) -> float:
         """Instructions per iteration from a pair of `loops`-long loops."""

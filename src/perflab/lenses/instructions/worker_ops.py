@@ -12,12 +12,23 @@ two per counted loop, the larger part of what counting costs.
                                 or {"ok": true, "requests": false, "why": text}
      whether client requests reach valgrind from this process (x86-64, ctypes, an executable
      page allowed, and the process running under valgrind).
-  {"op": "callgrind_sample", "loops": N, "empty": false, "dump": HINT, "dry": false}
-                             -> {"ok": true}
+  {"op": "callgrind_sample", "loops": N, "empty": false, "dump": HINT, "dry": false,
+   "collect": false}        -> {"ok": true}
      instrumentation on, the loop (untimed, as "sample" with "timed": false), instrumentation
      off, then a dump whose trigger ends with HINT. What runs between the switches is the same
      for the statement's loop and the empty one (whose counts are subtracted). "dry": true runs
-     the same code with each request replaced by RUNNING_ON_VALGRIND (a warm-up).
+     the same code with each request replaced by RUNNING_ON_VALGRIND (a warm-up). "collect":
+     true toggles collection instead (after callgrind_collect_only), leaving instrumentation on.
+  {"op": "callgrind_collect_only"} -> {"ok": true, "toggled": true}
+                                     or {"ok": true, "toggled": false, "why": text}
+     instrumentation on for the rest of the process, collection off and the costs zeroed:
+     callgrind throws away every translation whenever instrumentation is switched (each counted
+     loop of torch.add then spent ~0.1 s translating again), not when collection is toggled.
+     Collection is a state of the thread that toggles it, so a process running other threads
+     is refused (their work would not be counted): it switches instrumentation as before.
+  {"op": "callgrind_threads"} -> {"ok": true, "threads": N}
+     the process's threads (/proc/self/task): a thread started after callgrind_collect_only
+     would have counted nowhere.
   {"op": "callgrind_discard"} -> {"ok": true, "requests": true}
                                 or {"ok": true, "requests": false, "why": text}
      as callgrind_probe, then instrumentation on and off at once and the costs zeroed: callgrind
@@ -27,6 +38,7 @@ two per counted loop, the larger part of what counting costs.
 """
 
 import mmap
+import os
 import platform
 import sys
 
@@ -51,6 +63,7 @@ _DUMP_STATS_AT = _CALLGRIND_BASE + 3
 _START_INSTRUMENTATION = _CALLGRIND_BASE + 4
 _STOP_INSTRUMENTATION = _CALLGRIND_BASE + 5
 _ZERO_STATS = _CALLGRIND_BASE + 1
+_TOGGLE_COLLECT = _CALLGRIND_BASE + 2
 
 _DONE = {"ok": True}
 _state = {}  # "request": the callable, "page": the mmap it lives in (kept alive)
@@ -100,10 +113,12 @@ def callgrind_probe(worker, request):
     # the argument blocks live as long as the worker: nothing is allocated around a count
     _state["start"] = _arguments(_START_INSTRUMENTATION)
     _state["stop"] = _arguments(_STOP_INSTRUMENTATION)
+    _state["toggle"] = _arguments(_TOGGLE_COLLECT)
     _state["noop"] = running
     _state["noop_at"] = ctypes.addressof(running)
     _state["start_at"] = ctypes.addressof(_state["start"])
     _state["stop_at"] = ctypes.addressof(_state["stop"])
+    _state["toggle_at"] = ctypes.addressof(_state["toggle"])
     return {"ok": True, "requests": True}
 
 
@@ -121,6 +136,9 @@ def callgrind_sample(worker, request):
         # a warm-up: the same code, each request replaced by a harmless one, so CPython has
         # specialised it before anything is counted
         start_at = stop_at = dump_at = _state["noop_at"]
+    elif request.get("collect"):
+        start_at = stop_at = _state["toggle_at"]
+        dump_at = ctypes.addressof(dump)
     else:
         start_at, stop_at = _state["start_at"], _state["stop_at"]
         dump_at = ctypes.addressof(dump)
@@ -150,10 +168,42 @@ def callgrind_discard(worker, request):
     return probe
 
 
+def _threads():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0  # unknown: treated as other threads running
+
+
+def callgrind_collect_only(worker, request):
+    call = _state.get("request")
+    if call is None:
+        return {"ok": False, "phase": "protocol", "error": "callgrind_probe found no requests"}
+    threads = _threads()
+    if threads != 1:
+        why = "%d threads" % threads if threads else "its threads are unknown (no /proc)"
+        return {"ok": True, "toggled": False, "why": "the process runs %s" % why}
+    import ctypes
+
+    zero = _arguments(_ZERO_STATS)
+    call(_state["start_at"], 0)
+    # collection starts on (--collect-atstart=yes, as the switched way needs): off at once, and
+    # the few instructions before that zeroed
+    call(_state["toggle_at"], 0)
+    call(ctypes.addressof(zero), 0)
+    return {"ok": True, "toggled": True}
+
+
+def callgrind_threads(worker, request):
+    return {"ok": True, "threads": _threads()}
+
+
 OPS = {
     "callgrind_probe": callgrind_probe,
     "callgrind_sample": callgrind_sample,
     "callgrind_discard": callgrind_discard,
+    "callgrind_collect_only": callgrind_collect_only,
+    "callgrind_threads": callgrind_threads,
 }
 
 if __name__ == "__main__":

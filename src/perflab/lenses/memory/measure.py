@@ -169,6 +169,9 @@ class MemoryLens:
         # differently through client requests and through vgdb): asked once, for all of them
         counting = copy.copy(self.traffic)
         counting.note_unexecutable = False  # caught below, per variant
+        # instrumentation switched around each loop: the simulated caches start cold in every
+        # loop (toggling collection would leave them warm from the loop before)
+        counting.toggle_collection = False
         if benchmark.kind is BenchmarkKind.STATEMENT and counting.client_requests is True:
             every = replace(experiment, variants=tuple(variants), settings=settings)
             counting.client_requests = counting.client_requests_possible(
