@@ -2,9 +2,11 @@
 
 Statements run in the statement worker inside the variant's own interpreter, started under
 ``valgrind --tool=callgrind --instr-atstart=no``: interpreter start-up, imports and setup run
-uninstrumented (callgrind is ~50x slower when instrumenting). Around each measured loop the worker
-itself switches instrumentation on and, afterwards, off and dumps the costs, with valgrind's client
-requests (worker_ops.py); where it cannot, the parent does, through valgrind's own ``vgdb``
+uninstrumented (callgrind is ~50x slower when instrumenting). With valgrind's client requests
+(worker_ops.py) the worker switches instrumentation on once and toggles collection around each
+measured loop, dumping the costs after it (with cache simulation, or other threads running, it
+switches instrumentation on and off around each loop instead); where it cannot make client
+requests, the parent switches instrumentation around each loop through valgrind's own ``vgdb``
 (``vgdb --pid=PID instrumentation on``; callgrind_control is a Perl wrapper around the same).
 Nothing is compiled on the user's machine. Every measured loop is paired with an
 empty-statement loop of the same length, whose costs (the loop itself and the worker's
