@@ -70,6 +70,11 @@ VALGRIND_STARTUP_SLOWDOWN = 8.0
 # which the probe's wall time inflates: the low end
 CALLGRIND_COMMAND_SLOWDOWN = 20.0
 CALLGRIND_COUNTED_S = 3.0
+# the same where the worker switches instrumentation on once and toggles collection around each
+# loop (statements without cache simulation: no translations thrown away per loop): 1.5, from
+# sum(range(1000)) A/Bs through the lens alone, 2.2 s where 3.0 planned 4.0-4.2 s (2026-11-26;
+# valgrind costs x0.5). The memory lens (cache simulation) keeps switching: 3.0.
+CALLGRIND_TOGGLED_COUNTED_S = 1.5
 # the CPUs the plan assumes callgrind processes share (the fewest perflab measures on)
 COUNTING_CPUS = 2
 # the first torch.profiler session of a process initialises the profiler: 1.1-1.9 s measured
@@ -425,11 +430,16 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     )
 
 
-def instructions_cost(probe: CostProbe, settings: Settings, *, processes: int = 2) -> LensCost:
+def instructions_cost(
+    probe: CostProbe, settings: Settings, *, processes: int = 2, toggled: bool | None = None
+) -> LensCost:
     """Statements: `processes` worker processes per variant (lenses/instructions) on two CPUs
     (the fewest the plan assumes): fresh processes all at once where they fit on them, else a
     fork server per variant (two variants at a time) importing the set-up once under callgrind,
-    whose children count one after another."""
+    whose children count one after another. `toggled`: the workers toggle collection rather
+    than switch instrumentation around each loop (None: unless the cache is simulated)."""
+    if toggled is None:
+        toggled = not settings.cache_sim
     n = probe.variants
     valgrind = probe.speed.valgrind_factor
     if probe.kind is BenchmarkKind.COMMAND:
@@ -441,7 +451,7 @@ def instructions_cost(probe: CostProbe, settings: Settings, *, processes: int = 
         # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
         # and the counted part are the reference machine's, scaled
         start_s = VALGRIND_START_S * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
-        counted_s = CALLGRIND_COUNTED_S * valgrind
+        counted_s = (CALLGRIND_TOGGLED_COUNTED_S if toggled else CALLGRIND_COUNTED_S) * valgrind
         if n * processes <= COUNTING_CPUS:
             minimum_s = start_s + counted_s
             needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
@@ -510,7 +520,10 @@ def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """The memory lens: the instructions lens's callgrind runs (with cache simulation, two
     processes per variant side by side, one variant after the other), then the rss lens's
     workers."""
-    one_variant = instructions_cost(replace(probe, variants=1), settings, processes=2)
+    # the memory lens switches instrumentation around every loop (cache simulation)
+    one_variant = instructions_cost(
+        replace(probe, variants=1), settings, processes=2, toggled=False
+    )
     counted_s = probe.variants * one_variant.minimum_s
     peak = rss_cost(probe, settings)
     return LensCost(

@@ -12,6 +12,7 @@ import pytest
 from perflab.budget import (
     ANALYSIS_S,
     CALLGRIND_COUNTED_S,
+    CALLGRIND_TOGGLED_COUNTED_S,
     MAX_FORKS_PER_ROUND,
     REFERENCE_S,
     REPORT_S,
@@ -290,14 +291,21 @@ def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> 
         assert loaded.share_of(metric).share_s > quiet.share_of(metric).share_s
     # callgrind's constants scale by valgrind's factor, the interpreter's start-up is measured;
     # two variants of two processes do not fit on two CPUs at once: a fork server per variant,
-    # the two side by side, each starting once and counting its two children in turn
+    # the two side by side, each starting once and counting its two children in turn (toggling
+    # collection: no cache simulation)
     instructions = loaded.share_of(Metric.INSTRUCTIONS).cost.minimum_s
+    counted = CALLGRIND_TOGGLED_COUNTED_S
     assert instructions == pytest.approx(
-        2 * VALGRIND_START_S + VALGRIND_STARTUP_SLOWDOWN * 0.05 + 2 * 2 * CALLGRIND_COUNTED_S
+        2 * VALGRIND_START_S + VALGRIND_STARTUP_SLOWDOWN * 0.05 + 2 * 2 * counted
     )
     one_variant = dataclasses.replace(slow, variants=1)
     alone = instructions_cost(one_variant, settings).minimum_s  # its two processes at once
     assert alone == pytest.approx(
+        2 * (VALGRIND_START_S + counted) + VALGRIND_STARTUP_SLOWDOWN * 0.05
+    )
+    # with the cache simulated, instrumentation is switched around every loop, as before
+    simulated = instructions_cost(one_variant, dataclasses.replace(settings, cache_sim=True))
+    assert simulated.minimum_s == pytest.approx(
         2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_STARTUP_SLOWDOWN * 0.05
     )
     assert loaded.after_s == pytest.approx(3 * quiet.after_s)
@@ -307,12 +315,12 @@ def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> 
 
 
 def test_a_budget_that_fits_a_quiet_machine_is_refused_on_a_slow_one() -> None:
-    settings = Settings(budget_s=30)
+    settings = Settings(budget_s=20)
     costs = _costs(QUICK, settings, Metric.TIME, Metric.INSTRUCTIONS)
-    assert plan_budget(30, QUICK, costs).fits
+    assert plan_budget(20, QUICK, costs).fits
     slow = dataclasses.replace(QUICK, speed=MachineSpeed(valgrind_s=4 * VALGRIND_REFERENCE_S))
     with pytest.raises(BudgetError) as refused:
-        plan_budget(30, slow, _costs(slow, settings, Metric.TIME, Metric.INSTRUCTIONS))
+        plan_budget(20, slow, _costs(slow, settings, Metric.TIME, Metric.INSTRUCTIONS))
     assert "the instructions lens alone needs" in refused.value.message
     assert refused.value.detail is not None and "valgrind costs x4.0" in refused.value.detail
 
@@ -416,7 +424,11 @@ def test_the_memory_lens_counts_its_variants_one_after_another() -> None:
     """The memory lens runs the instructions lens on one variant at a time: each variant's two
     processes fresh and at once, the variants in turn (not a fork server per variant)."""
     settings = Settings(budget_s=60)
-    one = instructions_cost(dataclasses.replace(QUICK, variants=1), settings).minimum_s
+    # switched around every loop (cache simulation), not toggled as the instructions lens does
+    one = instructions_cost(dataclasses.replace(QUICK, variants=1), settings, toggled=False)
+    one_s = one.minimum_s
+    toggled = instructions_cost(dataclasses.replace(QUICK, variants=1), settings).minimum_s
+    assert toggled < one_s
     memory = memory_cost(QUICK, settings)
-    assert memory.minimum_s == pytest.approx(2 * one + rss_cost(QUICK, settings).minimum_s)
+    assert memory.minimum_s == pytest.approx(2 * one_s + rss_cost(QUICK, settings).minimum_s)
     assert "per variant, one after another" in memory.needs and "fork" not in memory.needs
