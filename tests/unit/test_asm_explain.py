@@ -236,6 +236,30 @@ def test_a_callee_renamed_under_a_cold_caller_is_callee_changed() -> None:
     assert sorted(claims(rows)) == [("appeared", "compute_v2"), ("disappeared", "compute_v1")]
 
 
+def test_a_function_the_other_side_calls_where_it_ran_did_not_appear() -> None:
+    """gcc's scale.constprop.0, called from `total`'s hot loop in both builds, was on 35-41%
+    of one build's cpu-clock samples and on none of the other's (perf report agreed): its
+    samples went to its caller. objdump shows the call where samples landed: no claim."""
+    scale = {0x2000: "scale.constprop.0"}
+    base = code(listing("total", CALL_A, 900.0, names=scale))
+    new = code(
+        listing("total", CALL_A, 500.0, names=scale), listing("scale.constprop.0", YMM, 400.0)
+    )
+    rows = explain(base, new)
+    assert "appeared" not in [c for c, _ in claims(rows)]
+    [note] = [n for row in rows for n in row.notes if "no appeared claim" in n]
+    assert "total calls scale.constprop.0 at 0x1000" in note
+    rows = explain(new, base)  # and the other way round
+    assert "disappeared" not in [c for c, _ in claims(rows)]
+    # a call site that nothing shows ran (no samples on it or after it) is no such evidence
+    cold_call = bytes.fromhex("90e8fa0f0000c3")  # nop; call 0x2000; ret
+    base = code(listing("total", cold_call, 900.0, names=scale))
+    new = code(
+        listing("total", cold_call, 500.0, names=scale), listing("scale.constprop.0", YMM, 400.0)
+    )
+    assert ("appeared", "scale") in claims(explain(base, new))
+
+
 def test_inlining_is_claimed_only_with_dwarf_evidence() -> None:
     inlined = {0x1000: (SourceFrame("helper", "k.c", 3), SourceFrame("kernel", "k.c", 9))}
     calls_helper = listing("kernel", CALL_A, 400.0, frames={}, names={0x2000: "helper"})

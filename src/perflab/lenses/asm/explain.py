@@ -16,7 +16,9 @@ Claims, each only from the evidence named:
 - inlined / outlined: a callee's code is inlined into the caller in one variant (DWARF inlined
   subroutine records) and called out of line by it in the other (disassembly);
 - appeared / disappeared: sampled in one variant only, with enough samples that zero on the
-  other side is not chance, and what the symbol table says about the other side.
+  other side is not chance, what the symbol table says about the other side, and never where
+  the other side's executed code calls it directly (then it ran there, its samples in its
+  caller).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from perflab.lenses.asm.analyse import (
     FunctionChange,
     FunctionListing,
     RowTag,
+    call_targets,
     change_sentence,
     compare_functions,
 )
@@ -256,6 +259,31 @@ def _inlined_into(listings: Sequence[FunctionListing], callee: str) -> list[str]
                         None,
                     )
     return list(found)[:2]
+
+
+def _called_where_executed(listings: Sequence[FunctionListing], callee: str) -> list[str]:
+    """objdump evidence that sampled code calls `callee` directly at a place that ran: a call
+    site in the function's hot loop, or with samples on the call or the instruction after it
+    (where the return lands). Empty: no such call site (indirect calls cannot be told)."""
+    wanted = family(_plain(callee))
+    found: list[str] = []
+    for listing in listings:
+        if listing.cost <= 0:
+            continue
+        lines = listing.lines
+        for index, line in enumerate(lines):
+            targets = [t for t in call_targets((line,)) if t != INDIRECT_CALL]
+            if not targets or family(_plain(targets[0])) != wanted:
+                continue
+            after = lines[index + 1].cost if index + 1 < len(lines) else 0.0
+            if line.in_hot_loop or line.cost > 0 or after > 0:
+                where = "in its hot loop" if line.in_hot_loop else "where samples landed"
+                found.append(
+                    f"objdump: {listing.name} calls {targets[0]} at "
+                    f"{line.instruction.address:#x}, {where}"
+                )
+                break
+    return found[:2]
 
 
 def _plain(name: str) -> str:
@@ -633,9 +661,21 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
     ]
     # the callee's code may now run inlined in a caller: DWARF says so, or nothing is claimed
     inline = _inlined_into(absent_code.listings, row.name)
+    called = _called_where_executed(absent_code.listings, row.name)
     if inline:
         claim = Claim.INLINED if b.ran else Claim.OUTLINED
         evidence = [*[f"{e} ({label_a})" for e in inline], *evidence]
+    elif called:
+        # the other side's executed code calls it: it ran there too, and its samples went to
+        # the caller (a few-instruction function under cpu-clock's skid): scale.constprop.0,
+        # called from `total`'s hot loop in both builds, was on 35% of one build's samples
+        # and on none of the other's
+        notes.append(
+            f"no {claim} claim for {row.name}: it is sampled in the {label_p} only, but the "
+            f"{label_a}'s executed code calls it ({'; '.join(called)}), so it ran there too "
+            "and its samples were counted in its caller"
+        )
+        return Row(row.name, b, v, row.change, row.diagnoses, tuple(notes))
     elif not _has_debug(absent_code.listings) and absent_code.listings:
         notes.append(
             f"whether {row.name} is now inlined cannot be told: no debug info in the "
