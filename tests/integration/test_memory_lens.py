@@ -21,6 +21,7 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.report.markdown import render_markdown
+from perflab.results import RunResult
 
 pytestmark = [
     pytest.mark.integration,
@@ -113,16 +114,21 @@ def test_the_unfair_relu_is_caught_and_the_a_a_is_not(programs: Path) -> None:
     assert section.blocks
 
 
-def test_code_valgrind_cannot_execute_is_named_and_the_rest_measured(programs: Path) -> None:
+def _run_sse_and_avx512(programs: Path, metrics: str) -> RunResult:
+    """The relu program against one that executes an AVX-512 instruction under valgrind."""
     experiment = api.make_experiment(
         cmd=f"{programs / 'relu'} out",
         variants=["sse", f"avx512 cmd={programs / 'avx512'}"],
-        metrics="memory",
+        metrics=metrics,
         min_generations=2,
         min_measurements_anyway=True,  # not about budgets: refused on a loaded machine
         seed=1,
     )
-    result = api.run(experiment, store_path=None).raise_on_failure()
+    return api.run(experiment, store_path=None).raise_on_failure()
+
+
+def test_code_valgrind_cannot_execute_is_named_and_the_rest_measured(programs: Path) -> None:
+    result = _run_sse_and_avx512(programs, "memory")
     events = {c.event for c in result.comparisons}
     assert events == {"maxrss_kb"}  # no traffic ratio for the variant valgrind cannot run
     (note,) = [n for n in result.notes if n.metric is MEMORY and "cannot execute" in n.message]
@@ -137,15 +143,7 @@ def test_instructions_of_code_valgrind_cannot_execute_leave_the_other_lenses_mea
     benchmark from the instructions lens, and no lens after it measured: a known-answer case
     of AVX2 against AVX-512 code got no asm or profile answer. Now that variant is named with
     valgrind's words, the other is counted, and the time lens still compares both."""
-    experiment = api.make_experiment(
-        cmd=f"{programs / 'relu'} out",
-        variants=["sse", f"avx512 cmd={programs / 'avx512'}"],
-        metrics="instructions,time",
-        min_generations=2,
-        min_measurements_anyway=True,  # not about budgets: refused on a loaded machine
-        seed=1,
-    )
-    result = api.run(experiment, store_path=None).raise_on_failure()
+    result = _run_sse_and_avx512(programs, "instructions,time")
     assert {c.metric for c in result.comparisons} == {Metric.TIME}
     (note,) = [n for n in result.notes if "cannot execute the code of" in n.message]
     assert note.metric is Metric.INSTRUCTIONS and note.variant == "avx512"
