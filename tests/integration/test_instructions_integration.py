@@ -471,6 +471,18 @@ def work():
 """
 
 
+SHORT_THREAD = """
+import threading
+calls = [0]
+def work():
+    calls[0] += 1
+    if calls[0] == 30:  # after the warm-up, while counted: a thread that ends at once
+        thread = threading.Thread(target=sum, args=(range(1000),))
+        thread.start()
+        thread.join()
+"""
+
+
 def test_collection_is_toggled_only_in_a_worker_that_runs_no_other_thread() -> None:
     """Collection is a state of the thread that toggles it: a worker running other threads
     (started by the setup) switches instrumentation around each loop, as before, so their work
@@ -483,6 +495,9 @@ def test_collection_is_toggled_only_in_a_worker_that_runs_no_other_thread() -> N
     assert info["why_not_collection_toggled"] == "the process runs 2 threads"
     with pytest.raises(BenchmarkFailedError, match="started threads while it was counted"):
         measure(Benchmark("work", stmt="work()", setup=THREAD_LATER), (Variant("a"),), lens=lens)
+    # a thread that has ended by the end of the count is not in /proc, and is still seen
+    with pytest.raises(BenchmarkFailedError, match="1 Python threads started"):
+        measure(Benchmark("work", stmt="work()", setup=SHORT_THREAD), (Variant("a"),), lens=lens)
 
 
 def test_variants_are_counted_alike_when_one_cannot_make_client_requests(tmp_path: Path) -> None:

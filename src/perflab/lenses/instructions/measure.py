@@ -1275,11 +1275,12 @@ class _StatementSession:
         reply = self.worker.call({"op": "callgrind_threads"})
         if not reply.get("ok"):
             raise self.worker.failure(reply)
-        if reply.get("threads") != 1:
+        if reply.get("threads") != 1 or reply.get("started"):
             raise self.run.error(
                 f"the statement started threads while it was counted ({reply.get('threads')} "
-                "threads at the end): collection was toggled in the worker's thread only, so "
-                "their work was not counted",
+                f"threads at the end, {reply.get('started') or 0} Python threads started): "
+                "collection was toggled in the worker's thread only, so their work was not "
+                "counted",
                 hint="start the statement's threads in the setup, or report this",
             )
 

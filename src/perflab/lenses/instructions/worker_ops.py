@@ -26,9 +26,11 @@ two per counted loop, the larger part of what counting costs.
      loop of torch.add then spent ~0.1 s translating again), not when collection is toggled.
      Collection is a state of the thread that toggles it, so a process running other threads
      is refused (their work would not be counted): it switches instrumentation as before.
-  {"op": "callgrind_threads"} -> {"ok": true, "threads": N}
-     the process's threads (/proc/self/task): a thread started after callgrind_collect_only
-     would have counted nowhere.
+  {"op": "callgrind_threads"} -> {"ok": true, "threads": N, "started": K}
+     the process's threads (/proc/self/task), and the Python threads started since
+     callgrind_collect_only (threading's profile hook, which runs first in each new thread:
+     one that ended before this call is not in /proc): a thread started after
+     callgrind_collect_only would have counted nowhere.
   {"op": "callgrind_discard"} -> {"ok": true, "requests": true}
                                 or {"ok": true, "requests": false, "why": text}
      as callgrind_probe, then instrumentation on and off at once and the costs zeroed: callgrind
@@ -160,6 +162,12 @@ def callgrind_discard(worker, request):
     import ctypes
 
     call = _state["request"]
+    import threading
+
+    # every Python thread started from now on says so once (its first event), then runs
+    # unprofiled: not counted in the worker's own thread either way
+    _state["thread_starts"] = 0
+    threading.setprofile(_thread_started)
     zero = _arguments(_ZERO_STATS)
     call(_state["start_at"], 0)
     call(_state["stop_at"], 0)
@@ -184,7 +192,12 @@ def callgrind_collect_only(worker, request):
         why = "%d threads" % threads if threads else "its threads are unknown (no /proc)"
         return {"ok": True, "toggled": False, "why": "the process runs %s" % why}
     import ctypes
+    import threading
 
+    # every Python thread started from now on says so once (its first event), then runs
+    # unprofiled: not counted in the worker's own thread either way
+    _state["thread_starts"] = 0
+    threading.setprofile(_thread_started)
     zero = _arguments(_ZERO_STATS)
     call(_state["start_at"], 0)
     # collection starts on (--collect-atstart=yes, as the switched way needs): off at once, and
@@ -194,8 +207,13 @@ def callgrind_collect_only(worker, request):
     return {"ok": True, "toggled": True}
 
 
+def _thread_started(frame, event, arg):
+    _state["thread_starts"] = _state.get("thread_starts", 0) + 1
+    sys.setprofile(None)
+
+
 def callgrind_threads(worker, request):
-    return {"ok": True, "threads": _threads()}
+    return {"ok": True, "threads": _threads(), "started": _state.get("thread_starts", 0)}
 
 
 OPS = {
