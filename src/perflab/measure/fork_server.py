@@ -86,6 +86,8 @@ class ForkServer:
                     "importing the setup's modules failed", detail=str(reply.get("error", ""))
                 )
             self.modules: tuple[str, ...] = tuple(reply.get("modules", ()))
+            # GPU runtimes initialised in the server: it must not fork (CUDA fails in children)
+            self.device_runtimes: tuple[str, ...] = tuple(reply.get("device_runtimes", ()))
             self.import_s = int(reply.get("wall_ns", 0)) / 1e9
         except BaseException:
             self.kill()
@@ -135,7 +137,10 @@ class ForkServer:
                 detail=str(registered.get("error", "")),
             )
         self._send(dict(request))
-        return self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+        reply = self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+        runtimes = set(self.device_runtimes) | set(reply.get("device_runtimes", ()))
+        self.device_runtimes = tuple(sorted(runtimes))
+        return reply
 
     def _drain_stderr(self) -> None:
         for line in self.process.stderr_lines():
@@ -326,6 +331,15 @@ class ForkServers:
         """Kill every server (and with it the child it waits for) at once."""
         for server in self._servers.values():
             server.kill()
+
+    def fork_unsafe(self) -> dict[str, tuple[str, ...]]:
+        """Variant name -> the GPU runtimes its started server initialised, for every server
+        that must not fork."""
+        return {
+            server.variant.name: server.device_runtimes
+            for server in self._servers.values()
+            if server.device_runtimes
+        }
 
     @property
     def forked(self) -> int:

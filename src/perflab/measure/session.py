@@ -12,7 +12,7 @@ from typing import Protocol
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, WorkerOps, interpreter_for
-from perflab.model import Benchmark, Settings
+from perflab.model import Benchmark, Metric, Note, Settings, Severity
 from perflab.plan import launch_order
 
 # A variant whose own calibrated loop count is more than this factor away from the baseline's
@@ -72,6 +72,8 @@ class LensSession:
     """Settings, variants, the benchmark's seeded schedule and a clock, for one benchmark.
     `lens` names the schedule (see `benchmark_rng`)."""
 
+    metric: Metric | None = None  # the lens's, for its notes
+
     def __init__(
         self,
         benchmark: Benchmark,
@@ -92,11 +94,38 @@ class LensSession:
         # servers the lens started itself (the time lens's rounds): its workers are forked
         # from these rather than from the context's
         self.round_servers: ForkServers | None = None
+        self._said_not_forked = False
 
     @property
     def fork_servers(self) -> ForkServers | None:
-        """The servers this generation's workers are forked from, if any."""
-        return self.round_servers or self.context.fork_servers
+        """The servers this generation's workers are forked from, if any: none where a server
+        initialised a GPU runtime (fresh workers then, said once in a note)."""
+        servers = self.round_servers or self.context.fork_servers
+        if servers is None:
+            return None
+        unsafe = servers.fork_unsafe()
+        if unsafe:
+            self._say_not_forked(unsafe)
+            return None
+        return servers
+
+    def _say_not_forked(self, unsafe: Mapping[str, tuple[str, ...]]) -> None:
+        if self._said_not_forked:
+            return
+        self._said_not_forked = True
+        runtimes = ", ".join(sorted({r for names in unsafe.values() for r in names}))
+        self.context.sink.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"{runtimes} was initialised in the fork server of "
+                f"{', '.join(sorted(unsafe))} before it forked, and does not survive fork: "
+                "a fresh worker was started for each generation instead of a forked one",
+                hint="fresh workers import the set-up's modules each time: give the lens more "
+                "--budget for more generations",
+                benchmark=self.benchmark.name,
+                metric=self.metric,
+            )
+        )
 
     def elapsed_s(self) -> float:
         return float(self.clock_ns() - self.start_ns) / 1e9

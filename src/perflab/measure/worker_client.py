@@ -53,6 +53,9 @@ class WorkerInfo:
     python_version: str
     implementation: str
     executable: str
+    # "cuda" where the set-up or statement initialised CUDA through torch: samples then
+    # synchronise the device before each clock reading
+    device_synchronised: str | None = None
 
 
 @dataclass(frozen=True)
@@ -378,12 +381,14 @@ class StatementWorker:
             # imports (torch ...) and tool start-up (valgrind) can take long
             timeout_s=max(self.timeout_s, STARTUP_TIMEOUT_S),
         )
-        self._request({"op": "check"})
+        checked = self._request({"op": "check"})
+        synchronised = checked.get("device_synchronised")
         return WorkerInfo(
             pid=int(reply["pid"]),
             python_version=str(reply["python"]),
             implementation=str(reply["implementation"]),
             executable=str(reply["executable"]),
+            device_synchronised=None if synchronised is None else str(synchronised),
         )
 
     def calibrate(self, target_ns: int) -> int:

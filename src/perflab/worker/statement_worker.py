@@ -10,7 +10,11 @@ object per line) and replies:
    "scope": "function"|"module"}                   -> {"ok": true, "pid", "python", "executable"}
      function scope (default): the loop is a function whose globals are the setup's names, as
      timeit's; module scope: the loop is top-level code, as torch's collect_callgrind runs it.
-  {"op": "check"}                                  -> {"ok": true, "wall_ns": N} (one iteration)
+  {"op": "check"}                                  -> {"ok": true, "wall_ns": N,
+                                                        "device_synchronised": "cuda"|null}
+     one iteration. Where the process has initialised CUDA through torch (the set-up or the
+     statement did), every timed loop synchronises the device before each clock reading, so
+     a sample ends when the work it launched is done; "device_synchronised" says so.
   {"op": "calibrate", "target_ns": N}              -> {"ok": true, "loops": N, "wall_ns": N}
   {"op": "sample", "loops": N, "empty": false,
    "handshake": false}                             -> {"ok": true, "wall_ns", "cpu", "nivcsw",
@@ -41,9 +45,12 @@ object per line) and replies:
   {"op": "pin", "cpu": N}                        -> {"ok": true, "cpu": N}
      moves every thread of the worker onto CPU N (a worker started on other CPUs while the
      previous generation measured)
-  {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns"}
+  {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns",
+                                                        "device_runtimes": [names]}
      a fork server: imports the setup's top-level modules (its import statements only), so
-     the children it forks start with them loaded
+     the children it forks start with them loaded; "device_runtimes", the GPU runtimes the
+     imports initialised ("cuda" ...): a server with any must not fork (its children's first
+     use of the device fails), and "fork" then fails with phase "fork"
   {"op": "fork", "env": {K: V}, "padding": N, "ahead": K}
                                                    -> the child writes a hello line and serves
      this protocol on the same channel until quit; then the server replies
@@ -118,6 +125,65 @@ def _compile_loop(stmt, namespace, scope="function"):
     source = _TEMPLATE.format(body=_indent(stmt, 8))
     exec(compile(source, "<perflab-loop>", "exec"), namespace)
     return namespace.pop("_perflab_inner")
+
+
+# Device files a GPU runtime keeps open once initialised: such a runtime does not survive fork.
+_DEVICE_FILES = (("/dev/nvidia", "cuda"), ("/dev/kfd", "rocm"), ("/dev/dri/renderD", "gpu"))
+
+
+def _torch_cuda():
+    """torch.cuda where this process already imported torch (never imported here: most
+    variants have no torch, and importing it is not this worker's to decide)."""
+    return getattr(sys.modules.get("torch"), "cuda", None)
+
+
+def device_runtimes(fd_dir="/proc/self/fd"):
+    """The GPU runtimes this process has initialised: device files of a GPU driver among its
+    open files, and torch's own record of CUDA's initialisation. A process with any must not
+    fork workers: the children's first use of the device fails."""
+    found = set()
+    try:
+        names = os.listdir(fd_dir)
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            target = os.readlink(os.path.join(fd_dir, name))
+        except OSError:
+            continue  # closed meanwhile (the listing's own fd)
+        for prefix, runtime in _DEVICE_FILES:
+            if target.startswith(prefix):
+                found.add(runtime)
+    cuda = _torch_cuda()
+    try:
+        if cuda is not None and cuda.is_initialized():
+            found.add("cuda")
+    except Exception:  # a torch too old or broken to say: its files above still count
+        pass
+    return sorted(found)
+
+
+def _device_synchroniser():
+    """torch.cuda.synchronize where this process has initialised CUDA through torch, else None:
+    a statement that launches device work is timed until that work is done, not until the
+    launch returns."""
+    cuda = _torch_cuda()
+    try:
+        if cuda is not None and cuda.is_initialized():
+            return cuda.synchronize
+    except Exception:
+        return None
+    return None
+
+
+def _synchronised(timer, synchronise):
+    """`timer`, read after the device finished what was launched before the reading."""
+
+    def synchronised_timer():
+        synchronise()
+        return timer()
+
+    return synchronised_timer
 
 
 _THIS_FILE = os.path.abspath(__file__)
@@ -314,6 +380,10 @@ class Worker:
         """The current exception's traceback without the worker's own frames."""
         return _user_traceback()
 
+    def device_runtimes(self):
+        """The GPU runtimes this process has initialised (for a lens op's reply)."""
+        return device_runtimes()
+
     def register(self, request):
         namespace = {"__name__": "perflab_ops_%s" % request.get("name", "lens")}
         try:
@@ -358,9 +428,11 @@ class Worker:
     def check(self):
         """Run the statement once: fail early (before calibrating), warm caches."""
         try:
-            return {"ok": True, "wall_ns": self.timed(1)}
+            wall_ns = self.timed(1)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
+        synchronised = "cuda" if _device_synchroniser() is not None else None
+        return {"ok": True, "wall_ns": wall_ns, "device_synchronised": synchronised}
 
     def evaluate(self, request):
         """The value of a --check expression in the setup's namespace, encoded."""
@@ -378,6 +450,9 @@ class Worker:
 
     def timed(self, loops, empty=False, timer=perf_counter_ns):
         loop = self.empty_loop if empty else self.loop
+        synchronise = _device_synchroniser()
+        if synchronise is not None:
+            timer = _synchronised(timer, synchronise)
         gc_was_enabled = gc.isenabled()
         gc.disable()  # as timeit does: a collection inside one sample is noise, not signal
         try:
@@ -484,7 +559,12 @@ class Worker:
         except BaseException:
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
         names = [a.name for n in imports for a in getattr(n, "names", [])]
-        return {"ok": True, "modules": names, "wall_ns": perf_counter_ns() - started}
+        return {
+            "ok": True,
+            "modules": names,
+            "wall_ns": perf_counter_ns() - started,
+            "device_runtimes": device_runtimes(),
+        }
 
     def fork(self, request):
         """Fork a child that serves the protocol on this channel; reply once it exited. With
@@ -494,6 +574,14 @@ class Worker:
         started from a state the earlier one's reply and the next request had changed, and
         counted sorted(range(200)) under callgrind 0.24% apart from the first (glibc's heap)."""
         self.reply_stream.flush()
+        runtimes = device_runtimes()
+        if runtimes and not self.waiting:
+            return {
+                "ok": False,
+                "phase": "fork",
+                "error": "not forking: this process initialised %s, which does not survive "
+                "fork" % ", ".join(runtimes),
+            }
         if self.waiting:
             pid, release = self.waiting.pop(0)
             _release(release, request)

@@ -147,6 +147,8 @@ class TimeLens:
 class _Session(LensSession):
     """Shared bookkeeping: the budget, the samples so far, progress, when to stop."""
 
+    metric = Metric.TIME
+
     def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
         super().__init__(benchmark, context, clock_ns)
         self.samples: list[Sample] = []
@@ -448,14 +450,14 @@ class _StatementSession(_Session):
 
     def _record_interpreters(self, workers: list[StatementWorker]) -> None:
         for variant, worker in zip(self.variants, workers, strict=True):
-            self.context.sink.add_variant_info(
-                variant.name,
-                {
-                    "python_version": worker.info.python_version,
-                    "implementation": worker.info.implementation,
-                    "executable": worker.info.executable,
-                },
-            )
+            info: dict[str, str] = {
+                "python_version": worker.info.python_version,
+                "implementation": worker.info.implementation,
+                "executable": worker.info.executable,
+            }
+            if worker.info.device_synchronised is not None:
+                info["device_synchronised"] = worker.info.device_synchronised
+            self.context.sink.add_variant_info(variant.name, info)
 
     def _sample_generation(
         self,

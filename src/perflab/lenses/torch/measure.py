@@ -169,6 +169,8 @@ def _require_statement(benchmark: Benchmark) -> None:
 
 
 class _Session(LensSession):
+    metric = Metric.TORCH
+
     def run(self) -> None:
         loops: list[int] | None = None  # per variant
         generations = max(2, self.settings.min_generations)
