@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -57,3 +58,29 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("bare-venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
     return root / "bin" / "python"
+
+
+def _no_gpu_because() -> str | None:
+    """Why tests marked gpu cannot run here, or None where they can. torch is asked in a
+    process of its own: CUDA initialised in the test process would not survive its forks."""
+    if shutil.which("nvidia-smi") is None:
+        return "no NVIDIA GPU here (nvidia-smi is not on PATH)"
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if probe.stdout.strip() != "True":
+        return "torch does not see a GPU here: " + (probe.stderr.strip()[-200:] or probe.stdout)
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    marked = [item for item in items if item.get_closest_marker("gpu")]
+    if not marked:
+        return
+    reason = _no_gpu_because()
+    if reason is not None:
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -20,6 +20,7 @@ from perflab.checks import Check as Check
 from perflab.checks import DoctorReport as DoctorReport
 from perflab.checks import LensStatus as LensStatus
 from perflab.checks import Status as Status
+from perflab.gpu import gpu_checks
 from perflab.host import cpu_flags, read_text, tool_version
 from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
@@ -396,6 +397,7 @@ def diagnose(
     perf = _perf_facts(runner, host)
     tools = _tool_checks(runner, host, perf)
     tools.append(analysis_cache_check(analysis_cache or AnalysisCache.default()))
+    tools += gpu_checks(runner, host.which("nvidia-smi"), host.has_module("torch"))
     return DoctorReport(
         lenses=tuple(_lenses(host, perf)),
         tools=tuple(tools),

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "foundation",
         (
             "perflab.host",
+            "perflab.gpu",  # the machine's GPUs, as nvidia-smi and torch see them
             "perflab.proc",
             "perflab.plan",
             "perflab.config",

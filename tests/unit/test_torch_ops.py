@@ -20,9 +20,11 @@ from perflab.lenses.torch.measure import (
     analyse_torch,
 )
 from perflab.lenses.torch.ops import (
+    DeviceBound,
     OpStats,
     OpTable,
     OpTableFormatError,
+    device_activity,
     diff_ops,
     op_rates,
     parse_op_table,
@@ -239,3 +241,118 @@ def test_the_terminal_shows_changed_ops_and_what_appeared() -> None:
     assert "ops appeared in B: aten::relu" in text
     assert "ops disappeared in B: aten::add" in text
     assert "CPU capability CAPA → CAPB" in text
+
+
+# -- the device: tables profiled with CUDA activity ------------------------------------------
+
+_KERNEL = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"
+
+
+def device_table(loops: int, *, host_us: float, kernel_us: float, kernel: str = _KERNEL) -> OpTable:
+    """The worker's reply shape where the process had initialised CUDA: host-side ops (the op,
+    its launch, the sample's two synchronisations) and what ran on the device."""
+    return parse_op_table(
+        {
+            "loops": loops,
+            "wall_ns": loops * 10_000,
+            "device": "cuda",
+            "ops": [
+                {
+                    "name": "aten::add",
+                    "count": loops,
+                    "self_cpu_time_total_us": host_us,
+                    "cpu_time_total_us": host_us,
+                    "on_device": False,
+                    "self_device_time_total_us": 0.0,
+                },
+                {
+                    "name": "cudaLaunchKernel",
+                    "count": loops,
+                    "self_cpu_time_total_us": 0.0,
+                    "cpu_time_total_us": 0.0,
+                    "on_device": False,
+                    "self_device_time_total_us": 0.0,
+                },
+                {
+                    "name": "cudaDeviceSynchronize",
+                    "count": 2,
+                    "self_cpu_time_total_us": 0.0,
+                    "cpu_time_total_us": 0.0,
+                    "on_device": False,
+                    "self_device_time_total_us": 0.0,
+                },
+                {
+                    "name": kernel,
+                    "count": loops,
+                    "self_cpu_time_total_us": 0.0,
+                    "cpu_time_total_us": 0.0,
+                    "on_device": True,
+                    "self_device_time_total_us": kernel_us,
+                },
+                {
+                    "name": "Memcpy HtoD (Pageable -> Device)",
+                    "count": 0,
+                    "self_cpu_time_total_us": 0.0,
+                    "cpu_time_total_us": 0.0,
+                    "on_device": True,
+                    "self_device_time_total_us": 0.0,
+                },
+            ],
+        }
+    )
+
+
+def test_device_activity_separates_host_from_device_and_counts_launches() -> None:
+    small = device_table(100, host_us=500.0, kernel_us=180.0)
+    assert parse_op_table(small.to_json()) == small  # stored artifacts keep the device fields
+    activity = device_activity([small, small])
+    assert activity is not None
+    assert activity.host_us_per_iteration == pytest.approx(5.0)
+    assert activity.device_us_per_iteration == pytest.approx(1.8)
+    assert activity.launches_per_iteration == pytest.approx(1.0)
+    assert activity.synchronisations_per_iteration == pytest.approx(0.02)
+    assert activity.copies_per_iteration == 0.0
+    assert activity.bound is DeviceBound.LAUNCH  # a small op: the host is the cost
+    (kernel,) = activity.kernels
+    assert kernel.name == _KERNEL and kernel.calls_per_iteration == pytest.approx(1.0)
+    large = device_activity([device_table(10, host_us=50.0, kernel_us=29_000.0)])
+    assert large is not None and large.bound is DeviceBound.DEVICE
+    assert device_activity([table(10, ("aten::add", 10, 10.0))]) is None  # CPU profiles
+
+
+def test_a_comparison_on_the_device_says_where_the_time_goes() -> None:
+    samples, artifacts = [], []
+    for variant, host_us in (("A", 900.0), ("B", 400.0)):  # the dispatcher bypassed in B
+        s, a = stored(variant, [device_table(100, host_us=host_us, kernel_us=180.0)], generations=2)
+        samples += s
+        artifacts += a
+    data = BenchmarkData(samples=tuple(samples), artifacts=tuple(artifacts))
+    (comparison,) = analyse_torch(
+        Benchmark("b", stmt="x"), ["A", "B"], data, Settings()
+    ).comparisons
+    document = comparison.to_json()
+    assert document["baseline_device"]["host_us_per_iteration"] == pytest.approx(9.0)
+    assert document["variant_device"]["host_us_per_iteration"] == pytest.approx(4.0)
+    assert document["variant_device"]["bound"] == "launch-bound"
+    console = Console(width=200, record=True)
+    experiment = Experiment(
+        benchmarks=(Benchmark("b", stmt="x"),), variants=(Variant("A"), Variant("B"))
+    )
+    render_section(section(SectionInput(Metric.TORCH, (comparison,), experiment)), console)
+    text = console.export_text()
+    assert "on the host (dispatch and launches)" in text and "launch-bound" in text
+    assert "kernels torch.profiler saw on the device" in text
+
+
+def test_cpu_profiles_keep_their_json_without_device_fields() -> None:
+    samples, artifacts = [], []
+    for variant in ("A", "B"):
+        s, a = stored(variant, [table(10, ("aten::add", 10, 10.0))], generations=2)
+        samples += s
+        artifacts += a
+    data = BenchmarkData(samples=tuple(samples), artifacts=tuple(artifacts))
+    (comparison,) = analyse_torch(
+        Benchmark("b", stmt="x"), ["A", "B"], data, Settings()
+    ).comparisons
+    assert "baseline_device" not in comparison.to_json()
+    assert "device" not in table(1).to_json()

@@ -24,9 +24,11 @@ from typing import Any
 from perflab.errors import ConfigError
 from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.ops import (
+    DeviceActivity,
     OpsDiff,
     OpTable,
     OpTableFormatError,
+    device_activity,
     diff_ops,
     op_rates,
     parse_op_table,
@@ -80,6 +82,8 @@ class TorchDetails:
     baseline_profiles: int
     variant_profiles: int
     n_groups: int
+    baseline_device: DeviceActivity | None = None  # where the profiles recorded the device
+    variant_device: DeviceActivity | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +100,19 @@ class TorchDetails:
             "baseline_profiles": self.baseline_profiles,
             "variant_profiles": self.variant_profiles,
             "n_groups": self.n_groups,
+            **self._device_json(),
+        }
+
+    def _device_json(self) -> dict[str, Any]:
+        if self.baseline_device is None and self.variant_device is None:
+            return {}
+        return {
+            "baseline_device": None
+            if self.baseline_device is None
+            else self.baseline_device.to_json(),
+            "variant_device": None
+            if self.variant_device is None
+            else self.variant_device.to_json(),
         }
 
 
@@ -327,6 +344,8 @@ def analyse_torch(
                         baseline_profiles=len(tables[baseline_name]),
                         variant_profiles=len(tables[name]),
                         n_groups=estimate.n_groups,
+                        baseline_device=device_activity(tables[baseline_name]),
+                        variant_device=device_activity(tables[name]),
                     ),
                 )
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 
@@ -24,6 +25,8 @@ class OpStats:
     count: int
     self_cpu_us: float  # key_averages' self_cpu_time_total: time in the op minus its child ops
     cpu_us: float  # cpu_time_total: including child ops
+    on_device: bool = False  # a kernel or a copy the device ran, not a host-side call
+    self_device_us: float = 0.0  # self_device_time_total: time on the device
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class OpTable:
     ops: tuple[OpStats, ...]
     torch_version: str | None = None
     cpu_capability: str | None = None  # torch.backends.cpu.get_cpu_capability()
+    device: str | None = None  # "cuda" where the profile recorded the device's activity too
 
     @property
     def self_cpu_us(self) -> float:
@@ -43,21 +47,28 @@ class OpTable:
 
     def to_json(self) -> dict[str, Any]:
         """The worker's reply shape (minus "ok"), so stored artifacts read like the protocol."""
-        return {
+        out: dict[str, Any] = {
             "loops": self.loops,
             "wall_ns": self.wall_ns,
-            "ops": [
-                {
-                    "name": op.name,
-                    "count": op.count,
-                    "self_cpu_time_total_us": op.self_cpu_us,
-                    "cpu_time_total_us": op.cpu_us,
-                }
-                for op in self.ops
-            ],
+            "ops": [self._op_json(op) for op in self.ops],
             "torch_version": self.torch_version,
             "cpu_capability": self.cpu_capability,
         }
+        if self.device is not None:
+            out["device"] = self.device
+        return out
+
+    def _op_json(self, op: OpStats) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": op.name,
+            "count": op.count,
+            "self_cpu_time_total_us": op.self_cpu_us,
+            "cpu_time_total_us": op.cpu_us,
+        }
+        if self.device is not None:
+            out["on_device"] = op.on_device
+            out["self_device_time_total_us"] = op.self_device_us
+        return out
 
 
 def parse_op_table(data: Mapping[str, Any]) -> OpTable:
@@ -69,6 +80,8 @@ def parse_op_table(data: Mapping[str, Any]) -> OpTable:
                 count=int(op["count"]),
                 self_cpu_us=float(op["self_cpu_time_total_us"]),
                 cpu_us=float(op["cpu_time_total_us"]),
+                on_device=bool(op.get("on_device", False)),
+                self_device_us=float(op.get("self_device_time_total_us", 0.0)),
             )
             for op in data["ops"]
         )
@@ -79,12 +92,14 @@ def parse_op_table(data: Mapping[str, Any]) -> OpTable:
     if loops <= 0:
         raise OpTableFormatError(f"an op table needs loops > 0, not {loops}")
     version, capability = data.get("torch_version"), data.get("cpu_capability")
+    device = data.get("device")
     return OpTable(
         loops=loops,
         wall_ns=wall_ns,
         ops=ops,
         torch_version=None if version is None else str(version),
         cpu_capability=None if capability is None else str(capability),
+        device=None if device is None else str(device),
     )
 
 
@@ -197,3 +212,96 @@ def versions_of(tables: Sequence[OpTable]) -> tuple[list[str], list[str]]:
     versions = sorted({t.torch_version for t in tables if t.torch_version is not None})
     capabilities = sorted({t.cpu_capability for t in tables if t.cpu_capability is not None})
     return versions, capabilities
+
+
+# Host-side runtime calls that launch a kernel, and those that wait for the device.
+LAUNCH_CALLS = frozenset(
+    {
+        "cudaLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cudaLaunchCooperativeKernel",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+    }
+)
+SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"})
+COPY_PREFIXES = ("Memcpy", "Memset")  # the device's copy and fill activities
+
+
+class DeviceBound(StrEnum):
+    """What limits a statement that launches device work: the host issuing it (dispatch and
+    launches take longer than the kernels run) or the device running it."""
+
+    LAUNCH = "launch-bound"
+    DEVICE = "device-bound"
+
+
+@dataclass(frozen=True)
+class KernelRate:
+    name: str
+    calls_per_iteration: float
+    device_us_per_iteration: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "calls_per_iteration": self.calls_per_iteration,
+            "device_us_per_iteration": self.device_us_per_iteration,
+        }
+
+
+@dataclass(frozen=True)
+class DeviceActivity:
+    """A variant's device work per iteration, from the profiles that recorded the device."""
+
+    host_us_per_iteration: float  # self CPU time of the host-side ops: dispatch and launches
+    device_us_per_iteration: float  # self device time of kernels and copies
+    launches_per_iteration: float
+    copies_per_iteration: float
+    synchronisations_per_iteration: float  # the sample's own two per loop included
+    kernels: tuple[KernelRate, ...]  # most device time first
+
+    @property
+    def bound(self) -> DeviceBound:
+        if self.host_us_per_iteration >= self.device_us_per_iteration:
+            return DeviceBound.LAUNCH
+        return DeviceBound.DEVICE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host_us_per_iteration": self.host_us_per_iteration,
+            "device_us_per_iteration": self.device_us_per_iteration,
+            "launches_per_iteration": self.launches_per_iteration,
+            "copies_per_iteration": self.copies_per_iteration,
+            "synchronisations_per_iteration": self.synchronisations_per_iteration,
+            "bound": str(self.bound),
+            "kernels": [kernel.to_json() for kernel in self.kernels],
+        }
+
+
+def device_activity(tables: Iterable[OpTable]) -> DeviceActivity | None:
+    """Per iteration over the tables that recorded the device; None where none did."""
+    tables = [t for t in tables if t.device is not None]
+    if not tables:
+        return None
+    loops = sum(t.loops for t in tables)
+    ops = [op for t in tables for op in t.ops]
+    host = [op for op in ops if not op.on_device]
+    device = [op for op in ops if op.on_device]
+    kernels: dict[str, list[float]] = {}
+    for op in device:
+        if not op.name.startswith(COPY_PREFIXES):
+            total = kernels.setdefault(op.name, [0.0, 0.0])
+            total[0] += op.count
+            total[1] += op.self_device_us
+    rates = [KernelRate(n, c / loops, us / loops) for n, (c, us) in kernels.items()]
+    return DeviceActivity(
+        host_us_per_iteration=sum(op.self_cpu_us for op in host) / loops,
+        device_us_per_iteration=sum(op.self_device_us for op in device) / loops,
+        launches_per_iteration=sum(op.count for op in host if op.name in LAUNCH_CALLS) / loops,
+        copies_per_iteration=sum(op.count for op in device if op.name.startswith(COPY_PREFIXES))
+        / loops,
+        synchronisations_per_iteration=sum(op.count for op in host if op.name in SYNC_CALLS)
+        / loops,
+        kernels=tuple(sorted(rates, key=lambda k: (-k.device_us_per_iteration, k.name))),
+    )

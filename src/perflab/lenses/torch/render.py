@@ -79,6 +79,7 @@ def section(view: SectionInput) -> Section:
                     omitted_rows=omitted,
                 )
             )
+        blocks += _device_blocks(comparison.baseline, comparison.variant, data)
         for key in ("appeared", "disappeared"):
             if data.get(key):
                 blocks.append(
@@ -91,3 +92,47 @@ def section(view: SectionInput) -> Section:
         subsections.append(Section(pair_title(comparison), tuple(blocks)))
     table = verdict_table(view.comparisons, cross_run=view.cross_run)
     return Section("torch", (table,), tuple(subsections), key="torch")
+
+
+def _device_line(name: str, device: dict[str, Any]) -> str:
+    return (
+        f"{name}: {_us(device.get('host_us_per_iteration'))} µs on the host (dispatch and "
+        f"launches), {_us(device.get('device_us_per_iteration'))} µs on the device per "
+        f"iteration; {_us(device.get('launches_per_iteration'))} kernel launches, "
+        f"{_us(device.get('copies_per_iteration'))} copies per iteration: "
+        f"{device.get('bound', '?')}"
+    )
+
+
+def _device_blocks(baseline: str, variant: str, data: dict[str, Any]) -> list[Block]:
+    """Host vs device time per variant, and the kernels that ran, where CUDA was profiled."""
+    sides = [(baseline, data.get("baseline_device")), (variant, data.get("variant_device"))]
+    present = [(name, device) for name, device in sides if isinstance(device, dict)]
+    if not present:
+        return []
+    blocks: list[Block] = [
+        Paragraph("; ".join(_device_line(name, device) for name, device in present))
+    ]
+    rows = []
+    for name, device in present:
+        for kernel in device.get("kernels") or []:
+            rows.append(
+                (
+                    Cell(name),
+                    Cell(str(kernel.get("name", ""))),
+                    Cell(_us(kernel.get("calls_per_iteration"))),
+                    Cell(_us(kernel.get("device_us_per_iteration"))),
+                )
+            )
+    shown, omitted = capped(rows)
+    if shown:
+        blocks.append(
+            Table(
+                ("variant", "kernel", "launches per iteration", "device µs per iteration"),
+                shown,
+                numeric=(False, False, True, True),
+                caption="kernels torch.profiler saw on the device",
+                omitted_rows=omitted,
+            )
+        )
+    return blocks

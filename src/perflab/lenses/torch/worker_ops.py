@@ -7,9 +7,12 @@ inside the op, never at start-up: most variants have no torch).
                                            "torch_version", "cpu_capability"}
      runs the loop under torch.profiler (CPU activity, no shapes, no stacks); "ops" is
      key_averages(): [{"name", "count", "self_cpu_time_total_us", "cpu_time_total_us"}];
-     "cpu_capability" is torch.backends.cpu.get_cpu_capability() or null. When torch cannot be
-     imported, the reply is a failure with "phase": "torch".
-  {"op": "torch_warm"}                -> {"ok": true, "wall_ns"}
+     "cpu_capability" is torch.backends.cpu.get_cpu_capability() or null. Where the process
+     has initialised CUDA, the profiler records the device too: the reply has "device": "cuda"
+     and each op "on_device" (a kernel or a copy, not a host-side call) and
+     "self_device_time_total_us". When torch cannot be imported, the reply is a failure with
+     "phase": "torch".
+  {"op": "torch_warm"}                -> {"ok": true, "wall_ns", "device_runtimes"}
      one empty torch.profiler session, in a fork server before it forks: a process's first
      session initialises the profiler (1.1-1.9 s here), and children forked after it start
      warm (their first session 0.04 s instead of 1.3 s, the same as their second).
@@ -34,23 +37,19 @@ def torch_profile(worker, request):
         from torch.profiler import ProfilerActivity, profile
     except BaseException:  # a broken install fails in many ways; all mean "no torch here"
         return {"ok": False, "phase": "torch", "error": worker.traceback()}
+    # the device's activity only where the set-up or statement initialised CUDA: asking
+    # whether CUDA is available would initialise it in a process that may still fork
+    on_device = _cuda_initialised(torch)
+    activities = [ProfilerActivity.CPU]
+    if on_device:
+        activities.append(ProfilerActivity.CUDA)
     try:
-        with profile(
-            activities=[ProfilerActivity.CPU], record_shapes=False, with_stack=False
-        ) as profiler:
+        with profile(activities=activities, record_shapes=False, with_stack=False) as profiler:
             wall_ns = worker.timed(loops)
-        ops = [
-            {
-                "name": event.key,
-                "count": int(event.count),
-                "self_cpu_time_total_us": float(event.self_cpu_time_total),
-                "cpu_time_total_us": float(event.cpu_time_total),
-            }
-            for event in profiler.key_averages()
-        ]
+        ops = [_op_entry(event, on_device) for event in profiler.key_averages()]
     except BaseException:
         return {"ok": False, "phase": "stmt", "error": worker.traceback()}
-    return {
+    reply = {
         "ok": True,
         "loops": loops,
         "wall_ns": wall_ns,
@@ -58,6 +57,41 @@ def torch_profile(worker, request):
         "torch_version": str(torch.__version__),
         "cpu_capability": _cpu_capability(torch),
     }
+    if on_device:
+        reply["device"] = "cuda"
+    return reply
+
+
+def _cuda_initialised(torch):
+    try:
+        return bool(torch.cuda.is_initialized())
+    except BaseException:  # a CPU-only or old build: no device to profile
+        return False
+
+
+def _first_attribute(event, names):
+    """The first of `names` the event has (torch renamed cuda_* to device_* in 2.4)."""
+    for name in names:
+        value = getattr(event, name, None)
+        if value is not None:
+            return float(value)
+    return 0.0
+
+
+def _op_entry(event, on_device):
+    entry = {
+        "name": event.key,
+        "count": int(event.count),
+        "self_cpu_time_total_us": float(event.self_cpu_time_total),
+        "cpu_time_total_us": float(event.cpu_time_total),
+    }
+    if on_device:
+        # kernels and copies run on the device; their CPU times are 0
+        entry["on_device"] = "CUDA" in str(getattr(event, "device_type", ""))
+        entry["self_device_time_total_us"] = _first_attribute(
+            event, ("self_device_time_total", "self_cuda_time_total")
+        )
+    return entry
 
 
 def torch_warm(worker, request):
@@ -76,7 +110,11 @@ def torch_warm(worker, request):
         profiler.key_averages()
     except BaseException:
         return {"ok": False, "phase": "torch", "error": worker.traceback()}
-    return {"ok": True, "wall_ns": time.perf_counter_ns() - started}
+    return {
+        "ok": True,
+        "wall_ns": time.perf_counter_ns() - started,
+        "device_runtimes": worker.device_runtimes(),
+    }
 
 
 OPS = {"torch_profile": torch_profile, "torch_warm": torch_warm}
