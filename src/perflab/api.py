@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.config import (
+    ONLY_VARIANT,
     check_keys_apply,
     check_variants,
     expand_grid,
@@ -24,7 +25,7 @@ from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.measure.lens import ProgressReporter
-from perflab.model import Experiment, Metric, Settings, Variant
+from perflab.model import BenchmarkKind, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
 from perflab.store import RunSummary, Store, StoredRun
@@ -95,7 +96,8 @@ def make_experiment(
         cmd=cmd,
         params=grid,
     )
-    checked = check_variants([v if isinstance(v, Variant) else parse_variant(v) for v in variants])
+    parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
+    checked = check_variants(parsed or [Variant(ONLY_VARIANT)])
     check_keys_apply(checked, benchmarks)
     planned = Experiment(
         benchmarks=tuple(benchmarks),
@@ -159,6 +161,26 @@ def make_matrix(
 
 
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
+    if len(experiment.variants) == 1 and experiment.settings.metrics != (Metric.TIME,):
+        raise ConfigError(
+            "one variant is measured alone by the time lens only (the other lenses compare "
+            f"variants), and --metric asks for {','.join(experiment.settings.metrics)}",
+            hint="use --metric time, or give a second variant to compare with, e.g. --variant "
+            'A --variant "B env.X=1"',
+        )
+    settings = experiment.settings
+    if (
+        settings.runs is not None
+        or settings.min_runs is not None
+        or settings.max_runs is not None
+        or settings.prepare is not None
+    ) and all(b.kind is not BenchmarkKind.COMMAND for b in experiment.benchmarks):
+        raise ConfigError(
+            "--prepare, --runs, --min-runs and --max-runs apply to commands (--cmd), and this "
+            "experiment has none",
+            hint="a statement is sampled in worker generations: --min-generations and "
+            "--budget bound it",
+        )
     # options that only one lens reads: given without that lens, they would silently do nothing
     selected = experiment.settings.metrics
     borrowed = {key for d in DESCRIPTORS if d.metric in selected for key in d.also_reads}

@@ -118,11 +118,18 @@ def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark
             )
 
 
+# the one variant of a run given none (`perflab run --cmd X`): measured alone, no ratio
+ONLY_VARIANT = "A"
+
+
 def check_variants(variants: Sequence[Variant]) -> tuple[Variant, ...]:
-    if len(variants) < 2:
+    """A run measures one variant alone (its own time) or compares the others with the
+    first."""
+    if not variants:
         raise ConfigError(
-            f"an experiment needs at least two variants, got {len(variants)}",
-            hint='give --variant twice; "--variant A --variant B" with no keys is an A/A test',
+            "an experiment needs at least one variant, got none",
+            hint='give --variant once to measure alone, twice to compare; "--variant A '
+            '--variant B" with no keys is an A/A test',
         )
     names = [v.name for v in variants]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -60,6 +60,7 @@ from perflab.model import (
     BenchmarkKind,
     Comparison,
     Experiment,
+    Measurement,
     Metric,
     Note,
     RunStatus,
@@ -685,7 +686,8 @@ def _prepare_variants(
             writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
         ready.append(prepared.variant)
     names = {v.name for v in ready}
-    if not any(a in names and b in names for a, b in experiment.comparison_pairs):
+    alone = len(experiment.variants) == 1 and bool(ready)  # one variant, measured alone
+    if not alone and not any(a in names and b in names for a, b in experiment.comparison_pairs):
         return None
     return replace(experiment, variants=tuple(ready))
 
@@ -702,6 +704,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     notes: list[Note] = list(run.notes)
     top_level: dict[str, Any] = {}
     data_of: dict[tuple[str, Metric], BenchmarkData] = {}
+    measurements: dict[tuple[str, Metric, str], Measurement] = {}
     for metric in experiment.settings.metrics:
         lens = lens_for(metric)
         for benchmark in experiment.benchmarks:
@@ -713,6 +716,8 @@ def analyse_run(run: StoredRun) -> RunResult:
             for group in _comparison_groups(experiment, names, data):
                 analysis = lens.analyse(benchmark, group, data, experiment)
                 found += analysis.comparisons
+                for own in analysis.measurements:
+                    measurements.setdefault((own.benchmark, own.metric, own.variant), own)
                 notes += analysis.notes
                 _merge_top_level(top_level, analysis.top_level)
             order = {pair: i for i, pair in enumerate(experiment.comparison_pairs)}
@@ -737,6 +742,7 @@ def analyse_run(run: StoredRun) -> RunResult:
             error=run.error,
             top_level=top_level,
             samples=run.samples,
+            measurements=tuple(measurements.values()),
             stacks=stack_summaries(experiment, comparisons),
             interactions=interactions_of(experiment, comparisons, data_of),
         )
@@ -849,6 +855,7 @@ def with_sections(result: RunResult) -> RunResult:
         variant_info=result.variant_info,
         notes=result.notes,
         cross_run=result.cross_run,
+        measurements=result.measurements,
     )
     return replace(result, sections=sections)
 

@@ -328,13 +328,66 @@ class Settings:
             check=_positive("sample_ms must be positive"),
         ),
     )
-    warmup_blocks: int = _setting(  # blocks discarded at the start of every generation
+    # blocks discarded at the start of every generation (statements) or of the run (commands)
+    warmup_blocks: int = _setting(
         2,
         SettingSpec(
             SettingKind.WHOLE,
-            "blocks discarded at the start of every generation (2)",
+            "warm-up: samples of each variant discarded before measuring, at the start of every "
+            "worker generation (statements) or of the run (commands: runs of each command) (2)",
             key="warmup_blocks",
-            check=lambda v: None if v >= 0 else "warmup_blocks cannot be negative",
+            flags=("--warmup",),
+            metavar="N",
+            check=lambda v: None if v >= 0 else "warmup_blocks (--warmup) cannot be negative",
+        ),
+    )
+    # commands: a command run before every sample, not timed (dropping caches, resetting state)
+    prepare: str | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.TEXT,
+            "commands: a shell command run before every run of a command, not timed (e.g. "
+            "'sync; echo 3 | sudo tee /proc/sys/vm/drop_caches'); its failure stops the run",
+            key="prepare",
+            flags=("--prepare",),
+            metavar="CMD",
+        ),
+    )
+    # commands: bounds on the measured runs of each command (warm-up not counted); the budget
+    # and the precision stop a run between them
+    runs: int | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.OPTIONAL_WHOLE,
+            "commands: exactly this many measured runs of each command (sets --min-runs and "
+            "--max-runs; the budget does not stop it early)",
+            key="runs",
+            flags=("--runs",),
+            metavar="N",
+            check=lambda v: None if v is None or v >= 2 else "runs must be at least 2",
+        ),
+    )
+    min_runs: int | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.OPTIONAL_WHOLE,
+            "commands: at least this many measured runs of each command, even past the budget "
+            "(default: --min-generations)",
+            key="min_runs",
+            flags=("--min-runs",),
+            metavar="N",
+            check=lambda v: None if v is None or v >= 2 else "min_runs must be at least 2",
+        ),
+    )
+    max_runs: int | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.OPTIONAL_WHOLE,
+            "commands: at most this many measured runs of each command, even within the budget",
+            key="max_runs",
+            flags=("--max-runs",),
+            metavar="N",
+            check=lambda v: None if v is None or v >= 2 else "max_runs must be at least 2",
         ),
     )
     # what the time lens's decision does with samples other processes interrupted
@@ -544,9 +597,17 @@ class Settings:
     @property
     def min_command_blocks(self) -> int:
         """Blocks a comparison of commands measures at least, warm-up included: each block is
-        one run per variant, and the minimum generations count as blocks (two at least, for an
-        interval)."""
-        return self.warmup_blocks + max(self.min_generations, 2)
+        one run per variant; the minimum runs (--runs, --min-runs), else the minimum
+        generations, count as blocks (two at least, for an interval)."""
+        least = self.runs if self.runs is not None else self.min_runs
+        return self.warmup_blocks + max(least if least is not None else self.min_generations, 2)
+
+    @property
+    def max_command_blocks(self) -> int | None:
+        """Blocks a comparison of commands measures at most, warm-up included (None: the budget
+        and the precision decide)."""
+        most = self.runs if self.runs is not None else self.max_runs
+        return None if most is None else self.warmup_blocks + most
 
     def problems(self) -> list[str]:
         """What is wrong with these settings, in words (empty when they are valid)."""
@@ -556,6 +617,14 @@ class Settings:
                 problem = spec.check(getattr(self, name))
                 if problem is not None:
                     found.append(problem)
+        if self.runs is not None and (self.min_runs is not None or self.max_runs is not None):
+            found.append("runs sets both bounds: give runs, or min_runs and max_runs, not both")
+        if (
+            self.min_runs is not None
+            and self.max_runs is not None
+            and self.min_runs > self.max_runs
+        ):
+            found.append(f"min_runs ({self.min_runs}) is more than max_runs ({self.max_runs})")
         return found
 
 
@@ -731,6 +800,51 @@ class Comparison:
         if self.output_check is not None:
             out["output_check"] = dict(self.output_check)
         return out
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One variant's own figure for one benchmark and metric, without a baseline: what a run of
+    a single variant answers (and what the hyperfine-style exports hold for every variant).
+    `value` is the interval's centre, per iteration in `unit`; `times` are the measured
+    samples' per-iteration values, as measured (warm-up left out)."""
+
+    benchmark: str
+    metric: Metric
+    variant: str
+    value: float
+    ci_low: float
+    ci_high: float
+    unit: str
+    n_groups: int
+    group_name: str
+    mean: float
+    stddev: float
+    median: float
+    min: float
+    max: float
+    cpu_mean: float | None = None  # user + system time per iteration, in `unit`
+    times: tuple[float, ...] = field(default=(), compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "metric": str(self.metric),
+            "variant": self.variant,
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "unit": self.unit,
+            "n_groups": self.n_groups,
+            "group": self.group_name,
+            "n_samples": len(self.times),
+            "mean": self.mean,
+            "stddev": self.stddev,
+            "median": self.median,
+            "min": self.min,
+            "max": self.max,
+            "cpu_mean": self.cpu_mean,
+        }
 
 
 class Severity(enum.StrEnum):

@@ -12,7 +12,16 @@ from typing import Any
 
 from perflab.document import Section
 from perflab.errors import PerflabError
-from perflab.model import Comparison, Experiment, Metric, Note, RunStatus, Sample, Verdict
+from perflab.model import (
+    Comparison,
+    Experiment,
+    Measurement,
+    Metric,
+    Note,
+    RunStatus,
+    Sample,
+    Verdict,
+)
 from perflab.stats.interaction import Interval
 from perflab.stats.paired import verdict_for
 
@@ -39,6 +48,8 @@ class RunResult:
     sections: tuple[Section, ...] = ()
     # The raw samples the comparisons were derived from (for `--samples` in the JSON).
     samples: tuple[Sample, ...] = ()
+    # each variant's own figures (a run of one variant; the hyperfine-style exports)
+    measurements: tuple[Measurement, ...] = ()
     stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
     interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
 

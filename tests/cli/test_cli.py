@@ -110,7 +110,12 @@ def test_fail_on_makes_a_regression_fail_the_job(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "--stmt", "pass", "--variant", "A"], "at least two variants"),
+        (["run", "--stmt", "pass", "--variant", "A", "-m", "asm"], "time lens only"),
+        (["run", "--stmt", "pass", "--runs", "5"], "apply to commands"),
+        (["run", "--cmd", "true", "--runs", "5", "--min-runs", "3"], "runs sets both"),
+        (["run", "--cmd", "true", "--min-runs", "5", "--max-runs", "3"], "more than max_runs"),
+        (["sho", "3"], "did you mean show"),
+        (["true", "--cmd", "false"], "cannot be added"),
         (["run", "--stmt", "pass", "-v", "A", "-v", "B colour=red"], "unknown key 'colour'"),
         (["run", "-v", "A", "-v", "B"], "nothing to measure"),
         (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--metric", "speed"], "unknown metric"),
@@ -125,7 +130,7 @@ def test_fail_on_makes_a_regression_fail_the_job(tmp_path: Path) -> None:
         (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--events", "x"], "--events is an option"),
         (
             ["show", "1", "--json", "-", "--markdown", "-"],
-            "only one of --json, --markdown and --html",
+            "only one of --json, --markdown, --html",
         ),
         (["run", "--stmt", "pass", "-v", "A", "-v", "B", "--cpu", "99"], "CPU 99 is not available"),
     ],
@@ -162,3 +167,47 @@ def test_experiment_file_from_the_docs_parses(tmp_path: Path) -> None:
 
     experiment = load_experiment(Path(__file__).parents[2] / "examples" / "experiment.toml")
     assert len(experiment.variants) >= 2 and experiment.benchmarks
+
+
+@pytest.mark.integration
+def test_hyperfine_habits_one_command_alone_with_runs_warmup_prepare_and_exports(
+    tmp_path: Path,
+) -> None:
+    """`perflab CMD` measures one command alone: its own time with an interval and no ratio;
+    --warmup runs are discarded, --prepare runs before every run, --runs bounds the measured
+    runs, and the exports hold hyperfine's fields."""
+    done = perflab(
+        "--warmup", "1", "--runs", "4", "--prepare", "echo . >> prepared.txt",
+        "--budget", "0.3", "--min-measurements-anyway",
+        "--export-hyperfine-json", "h.json", "--export-csv", "h.csv", "--json", "r.json",
+        "sleep 0.001",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "per iteration [95% CI]" in done.stdout and "ratio [" not in done.stdout
+    assert len((tmp_path / "prepared.txt").read_text().split()) == 1 + 4  # warm-up + runs
+    results = json.loads((tmp_path / "h.json").read_text())["results"]
+    assert [r["command"] for r in results] == ["sleep 0.001"]
+    keys = {"command", "mean", "stddev", "median", "user", "system", "min", "max", "times"}
+    assert keys <= set(results[0]) and len(results[0]["times"]) == 4
+    assert results[0]["min"] <= results[0]["median"] <= results[0]["max"] < 1  # seconds
+    header = (tmp_path / "h.csv").read_text().splitlines()[0]
+    assert header.startswith("command,mean,stddev,median,user,system,min,max")
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["comparisons"] == []
+    (own,) = document["measurements"]
+    assert own["variant"] == "A" and own["ci_low"] <= own["value"] <= own["ci_high"]
+
+
+@pytest.mark.integration
+def test_two_commands_as_words_are_two_variants(tmp_path: Path) -> None:
+    done = perflab(
+        "--runs", "3", "--warmup", "0", *FAST[:3], "--json", "r.json", "true", "sleep 0.001",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert [v["cmd"] for v in document["variants"]] == ["true", "sleep 0.001"]
+    (comparison,) = document["comparisons"]
+    assert (comparison["baseline"], comparison["variant"]) == ("cmd1", "cmd2")
+    assert len(document["measurements"]) == 2

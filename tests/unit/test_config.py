@@ -39,9 +39,11 @@ def test_bad_variants_say_what_is_wrong(spec: str, message: str) -> None:
     assert caught.value.hint
 
 
-def test_experiment_needs_two_distinct_variants() -> None:
-    with pytest.raises(ConfigError, match="at least two"):
-        make_experiment(stmt="pass", variants=["A"])
+def test_experiment_needs_distinct_variants_and_one_is_measured_alone() -> None:
+    assert [v.name for v in make_experiment(stmt="pass", variants=["A"]).variants] == ["A"]
+    assert [v.name for v in make_experiment(cmd="true").variants] == ["A"]
+    with pytest.raises(ConfigError, match="time lens only"):
+        make_experiment(stmt="pass", metrics="time,instructions")
     with pytest.raises(ConfigError, match="repeated: A"):
         make_experiment(stmt="pass", variants=["A", "A"])
     with pytest.raises(ConfigError, match="nothing to measure"):
@@ -112,7 +114,7 @@ params = { n = [1] }
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[[variant]]\nname='A'\n", "needs at least two|no \\[\\[benchmark\\]\\]"),
+        ("[[variant]]\nname='A'\n", "no \\[\\[benchmark\\]\\]"),
         ("not toml at all [", "not valid TOML"),
         ("[settings]\nbudgett = 3\n", "unknown setting 'budgett'"),
         ("[settings]\nbudget = -1\n", "budget must be positive"),

@@ -19,7 +19,17 @@ from rich.text import Text
 
 from perflab import api
 from perflab.cli.changes import ChangeOptions, change_options
-from perflab.cli.options import OutputOptions, RunOptions, build_parser, output_options, run_options
+from perflab.cli.options import (
+    OutputOptions,
+    RunOptions,
+    build_parser,
+    is_shorthand,
+    output_options,
+    run_options,
+    shorthand_args,
+    shorthand_parser,
+    subcommand_names,
+)
 from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
 from perflab.designs import budget_plan
@@ -30,6 +40,7 @@ from perflab.host import process_age_s
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
+from perflab.report.exports import render_csv, render_hyperfine_json
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
 from perflab.report.markdown import render_markdown
@@ -73,8 +84,24 @@ def main(argv: Sequence[str] | None = None, *, started_at_s: float | None = None
             signal.signal(number, handler)
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """perflab's commands, or the shorthand `perflab 'cmd a' 'cmd b'` (run of those commands)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if is_shorthand(words, subcommand_names(parser)):
+        return shorthand_args(shorthand_parser().parse_args(words))
+    return parser.parse_args(words)
+
+
 def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = _parse(argv)
+    except ConfigError as error:
+        Console(stderr=True).print(
+            Text("perflab: ", style="bold red") + terminal(str(error), keep_newlines=True),
+            highlight=False,
+        )
+        return error.exit_code
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
     signal.signal(signal.SIGTERM, _interrupt)
@@ -197,10 +224,17 @@ def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
 
 def _check_outputs(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
-    paths = (output.json_path, output.markdown_path, output.html_path)
+    paths = (
+        output.json_path,
+        output.markdown_path,
+        output.html_path,
+        output.csv_path,
+        output.hyperfine_json_path,
+    )
     if sum(str(path) == "-" for path in paths if path is not None) > 1:
         raise ConfigError(
-            "only one of --json, --markdown and --html can write to standard output (-)",
+            "only one of --json, --markdown, --html, --export-csv and --export-hyperfine-json "
+            "can write to standard output (-)",
             hint="write the others to files",
         )
     for path in paths:
@@ -332,6 +366,12 @@ def _emit(
         with_samples = output.samples and output.json_path is not None
         _write(output.html_path, render_html(result, with_samples=with_samples))
         written.append(output.html_path)
+    if output.csv_path is not None:
+        _write(output.csv_path, render_csv(result))
+        written.append(output.csv_path)
+    if output.hyperfine_json_path is not None:
+        _write(output.hyperfine_json_path, render_hyperfine_json(result))
+        written.append(output.hyperfine_json_path)
     files = [path for path in written if str(path) != "-"]
     if not output.quiet:
         for path in files:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+import difflib
+import shlex
+import shutil
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from perflab.cli.changes import add_build_options, add_change_commands
 from perflab.config import AVAILABLE_METRICS
+from perflab.errors import ConfigError
 from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 from perflab.version import __version__
@@ -42,6 +46,8 @@ class OutputOptions:
     html_path: Path | None = None
     samples: bool = False  # the JSON carries the raw samples
     table: bool = False  # show/compare: the terminal table even when a report file is written
+    csv_path: Path | None = None  # hyperfine's CSV columns
+    hyperfine_json_path: Path | None = None  # hyperfine's JSON (its `results` list)
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,21 @@ def _add_output(
             type=Path,
             metavar="FILE",
             help="write a self-contained HTML report with plots",
+        )
+        parser.add_argument(
+            "--export-csv",
+            dest="csv_path",
+            type=Path,
+            metavar="FILE",
+            help="write each variant's time as CSV, in hyperfine's columns (seconds)",
+        )
+        parser.add_argument(
+            "--export-hyperfine-json",
+            dest="hyperfine_json_path",
+            type=Path,
+            metavar="FILE",
+            help="write each variant's time in hyperfine's JSON format, for scripts written "
+            "for hyperfine --export-json",
         )
         parser.add_argument(
             "--samples",
@@ -147,24 +168,10 @@ def _add_setting(
     group.add_argument(*spec.flags, dest=name, type=kind_type, metavar=spec.metavar, help=help_text)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """What to measure, how, the lens options (from the settings schema) and the output: `run`'s
+    options, which `stack`, `matrix` and the shorthand of commands share."""
     metrics_help = ", ".join(m.value for m in AVAILABLE_METRICS)
-    parser = argparse.ArgumentParser(
-        prog="perflab",
-        description="Did my change make this faster, by how much, is that real or noise, and why?",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"perflab {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    run = commands.add_parser(
-        "run",
-        help="measure a benchmark under several variants and compare them",
-        description="Measure a benchmark under several variants and compare them.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    run.add_argument("experiment_file", nargs="?", type=Path, help="an experiment file (TOML)")
     what = run.add_argument_group("what to measure")
     what.add_argument("--stmt", help="a Python statement, timed in a loop inside each variant")
     what.add_argument("--setup", help="Python code run once before the statement (default: pass)")
@@ -177,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SPEC",
-        help='a variant: "NAME KEY=VALUE ..." (give at least two; the first is the baseline)',
+        help='a variant: "NAME KEY=VALUE ..." (once: measured alone; more: the first is the '
+        "baseline)",
     )
     what.add_argument(
         "--param",
@@ -202,6 +210,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when a comparison has one of these verdicts, e.g. slower,inconclusive",
     )
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perflab",
+        description="Did my change make this faster, by how much, is that real or noise, and why?",
+        epilog="perflab 'CMD A' 'CMD B' is short for run with each command a variant (one "
+        "command:\nmeasured alone); `perflab -- ...` when a command is named like a perflab "
+        "command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"perflab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="measure a benchmark under several variants and compare them",
+        description="Measure a benchmark under several variants and compare them.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("experiment_file", nargs="?", type=Path, help="an experiment file (TOML)")
+    _add_run_arguments(run)
     add_build_options(run)
     add_change_commands(commands, run)
 
@@ -249,6 +279,74 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SHORTHAND_USAGE = "perflab [OPTIONS] [--] COMMAND [COMMAND ...]"
+SHORTHAND_DESCRIPTION = """\
+Measure whole commands, hyperfine style: one command is measured alone (its time with its
+interval); two or more are variants cmd1, cmd2 ... of one benchmark, each compared with the
+first. `run`'s options apply. A first word that is a perflab command (run, show, list ...) is that
+command: put `--` first to measure a program of that name (perflab -- list ./list-v2)."""
+
+
+def shorthand_parser() -> argparse.ArgumentParser:
+    """`perflab 'cmd a' 'cmd b'`: `run` with each word a command variant."""
+    parser = argparse.ArgumentParser(
+        prog="perflab",
+        usage=SHORTHAND_USAGE,
+        description=SHORTHAND_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_run_arguments(parser)
+    add_build_options(parser)
+    parser.add_argument("commands", nargs="+", metavar="COMMAND", help="a command to measure")
+    return parser
+
+
+def subcommand_names(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
+def is_shorthand(argv: Sequence[str], commands: Sequence[str]) -> bool:
+    """The words are the shorthand of commands when the first is no perflab command and not
+    the top-level --help or --version; `--` first always means commands."""
+    if not argv:
+        return False
+    first = argv[0]
+    if first == "--":
+        return True
+    if first in commands or first in ("-h", "--help", "--version"):
+        return False
+    close = difflib.get_close_matches(first, commands, n=1, cutoff=0.75)
+    if close and shutil.which(first) is None and not set(first) & set(" /"):
+        # a misspelt perflab command is not a program to measure
+        raise ConfigError(
+            f"unknown command {first!r}: did you mean {close[0]}?",
+            hint=f"to measure a program named {first}, put -- first: perflab -- {first}",
+        )
+    return True
+
+
+def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The shorthand's words as `run`'s options: one command is `--cmd`; several are variants
+    cmd1, cmd2 ... with cmd=, the benchmark named after them all."""
+    commands = list(args.commands)
+    if args.stmt is not None or args.cmd is not None or args.variants:
+        raise ConfigError(
+            "commands given as words are the benchmark and its variants: --stmt, --cmd and "
+            "--variant cannot be added",
+            hint="use perflab run --cmd ... --variant ... for anything else",
+        )
+    args.command = "run"
+    args.experiment_file = None
+    args.cmd = commands[0]
+    if len(commands) > 1:
+        args.variants = [f"cmd{i} cmd={shlex.quote(c)}" for i, c in enumerate(commands, 1)]
+        args.name = args.name or " vs ".join(commands)
+    return args
+
+
 def run_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(
         experiment_file=args.experiment_file,
@@ -288,4 +386,6 @@ def output_options(args: argparse.Namespace) -> OutputOptions:
         html_path=getattr(args, "html_path", None),
         samples=getattr(args, "samples", False),
         table=getattr(args, "table", False),
+        csv_path=getattr(args, "csv_path", None),
+        hyperfine_json_path=getattr(args, "hyperfine_json_path", None),
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.document import Cell, Paragraph, Style, Table
-from perflab.model import Comparison, Experiment, Metric, Note, Verdict
+from perflab.model import Comparison, Experiment, Measurement, Metric, Note, Verdict
 from perflab.units import format_ratio, format_seconds, format_value
 
 MAX_ROWS = 25  # per details table; the JSON export has the rest
@@ -148,3 +148,36 @@ def listed(names: Sequence[str], limit: int = 12) -> str:
 def evidence(lines: Sequence[Any]) -> list[Paragraph]:
     """A claim's evidence in short form, under the claim: the checkable facts it rests on."""
     return [Paragraph(f"  evidence: {line}", Style.MUTED) for line in lines]
+
+
+def measurement_table(measurements: Sequence[Measurement]) -> Table:
+    """Each variant's own figure with its interval, for a run with nothing to compare it with:
+    no ratio, no verdict."""
+    columns = ("benchmark", "variant", "per iteration [95% CI]", "median", "min … max", "samples")
+    rows = []
+    for m in measurements:
+        low, high = format_value(m.ci_low, m.unit), format_value(m.ci_high, m.unit)
+        rows.append(
+            (
+                Cell(m.benchmark),
+                Cell(m.variant),
+                Cell(f"{format_value(m.value, m.unit)} [{low}, {high}]"),
+                Cell(format_value(m.median, m.unit)),
+                Cell(f"{format_value(m.min, m.unit)} … {format_value(m.max, m.unit)}"),
+                Cell(f"{len(m.times)} in {m.n_groups} {plural(m.group_name, m.n_groups)}"),
+            )
+        )
+    return Table(
+        columns,
+        tuple(rows),
+        numeric=(False, False, True, True, True, True),
+        caption="measured alone: the geometric mean over the groups and its interval, the "
+        "time other processes took taken out as for a ratio (--preempted); median, min and max "
+        "as measured (docs/glossary.md); give a second variant to compare",
+    )
+
+
+def plural(word: str, n: int) -> str:
+    if n == 1:
+        return word
+    return word + ("es" if word.endswith(("ch", "sh", "s", "x")) else "s")

@@ -9,9 +9,9 @@ from typing import Any
 
 from perflab.document import Section
 from perflab.errors import ConfigError
-from perflab.lenses.fragments import SectionInput, verdict_table
+from perflab.lenses.fragments import SectionInput, measurement_table, verdict_table
 from perflab.lenses.registry import descriptor_for
-from perflab.model import Comparison, Experiment, Metric, Note
+from perflab.model import Comparison, Experiment, Measurement, Metric, Note
 
 SectionBuilder = Callable[[SectionInput], Section]
 
@@ -35,12 +35,18 @@ def lens_sections(
     variant_info: Mapping[str, Mapping[str, Any]],
     notes: Sequence[Note],
     cross_run: bool,
+    measurements: Sequence[Measurement] = (),
 ) -> tuple[Section, ...]:
-    """One section per metric that has comparisons, in the experiment's metric order."""
+    """One section per metric that has comparisons, in the experiment's metric order; a metric
+    with only variants measured alone (no baseline) shows their own figures."""
     metrics = list(dict.fromkeys([*experiment.settings.metrics, *(c.metric for c in comparisons)]))
     sections = []
     for metric in metrics:
         mine = tuple(c for c in comparisons if c.metric is metric)
+        alone = [m for m in measurements if m.metric is metric]
+        if not mine and alone and len(experiment.variants) == 1:
+            sections.append(Section(metric.value, (measurement_table(alone),), key=metric.value))
+            continue
         if not mine:
             continue
         view = SectionInput(

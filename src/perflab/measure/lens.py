@@ -17,6 +17,7 @@ from perflab.model import (
     BenchmarkData,
     Comparison,
     Experiment,
+    Measurement,
     Metric,
     Note,
     Sample,
@@ -146,6 +147,8 @@ class LensAnalysis:
     # Lens-specific top-level JSON fields (e.g. "unavailable_events"); lists from several
     # benchmarks are concatenated.
     top_level: Mapping[str, Any] = field(default_factory=dict)
+    # each variant's own figures (a run of one variant has nothing else)
+    measurements: tuple[Measurement, ...] = ()
 
 
 class Lens(Protocol):

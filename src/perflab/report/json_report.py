@@ -4,7 +4,8 @@ write the change there when a field changes meaning or disappears.
 History:
   1  first version: run_id, status, machine, variants, benchmarks, settings, differences,
      comparisons, notes, unavailable_events
-     (added without a bump: "samples", the raw samples, with --samples)
+     (added without a bump: "samples", the raw samples, with --samples; "measurements",
+     each variant's own figures)
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
         "settings": experiment.settings.to_json(),
         "differences": list(result.differences),
         "comparisons": [c.to_json() for c in result.comparisons],
+        "measurements": [m.to_json() for m in result.measurements],
         "notes": [n.to_json() for n in result.notes],
         "unavailable_events": [],
     }

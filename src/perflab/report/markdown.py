@@ -97,7 +97,7 @@ def render_markdown(result: RunResult) -> str:
     lines = [f"### perflab run {result.run_id} ({result.status.value})", ""]
     for section in result.sections:
         lines += section_lines(section)
-    if not result.comparisons:
+    if not result.comparisons and not result.measurements:
         lines += ["No comparisons: nothing was measured.", ""]
     lines += _change_lines(result)
     machine = result.machine

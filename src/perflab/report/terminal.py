@@ -146,7 +146,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
 
     for renderable in change_views(result):
         console.print(renderable)
-    if not result.comparisons:
+    if not result.comparisons and not result.measurements:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
         console.print(

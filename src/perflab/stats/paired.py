@@ -98,6 +98,36 @@ def pair_samples(
     return pairs
 
 
+def own_log_values(
+    samples: Iterable[Sample],
+    *,
+    batch_blocks: int | None = None,
+    preemption: Preemption = Preemption.KEEP,
+    preempted_share: float = PREEMPTED_SHARE,
+) -> list[PairedLogRatio]:
+    """One variant's samples alone, as log per-iteration values grouped as `pair_samples` groups
+    pairs (generations, or batches of blocks): `estimate_ratio` of them is the variant's own
+    time with its interval (a geometric mean over groups), for a run with no baseline. The same
+    preemption policy applies, sample by sample."""
+    values = []
+    for sample in samples:
+        if sample.warmup:
+            continue
+        if preemption is Preemption.EXCLUDE and is_preempted(sample, preempted_share):
+            continue
+        if preemption is Preemption.CORRECT:
+            sample = corrected(sample)
+        if sample.per_iteration <= 0:
+            continue
+        group = sample.generation if batch_blocks is None else sample.block // batch_blocks
+        values.append(
+            PairedLogRatio(
+                group=group, block=sample.block, log_ratio=math.log(sample.per_iteration)
+            )
+        )
+    return values
+
+
 def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     """Group (generation or batch) -> median log ratio of its pairs, in group order: the values
     the confidence interval is computed over.

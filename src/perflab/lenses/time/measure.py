@@ -41,6 +41,7 @@ from perflab.model import (
     BenchmarkKind,
     Comparison,
     Experiment,
+    Measurement,
     Metric,
     Note,
     Sample,
@@ -56,6 +57,7 @@ from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
     extra_seconds_to_decide,
+    own_log_values,
     pair_samples,
     unit_means,
 )
@@ -161,13 +163,18 @@ class _Session(LensSession):
 
     def estimates(self, batch_blocks: int | None = None) -> list[RatioEstimate]:
         baseline = [s for s in self.samples if s.variant == self.variants[0].name]
+        policy = preemption.Preemption(self.settings.preempted)
+        if len(self.variants) == 1:
+            # no baseline: the variant's own time decides when to stop, by the same precision
+            own = own_log_values(baseline, batch_blocks=batch_blocks, preemption=policy)
+            return [estimate_ratio(own, self.settings.confidence, units=self.units or None)]
         return [
             estimate_ratio(
                 pair_samples(
                     baseline,
                     [s for s in self.samples if s.variant == variant.name],
                     batch_blocks=batch_blocks,
-                    preemption=preemption.Preemption(self.settings.preempted),
+                    preemption=policy,
                 ),
                 self.settings.confidence,
                 units=self.units or None,
@@ -571,13 +578,17 @@ class _CommandSession(_Session):
                 variant.name,
                 {"commands": {self.benchmark.name: describe_executable(argv, env, variant.cwd)}},
             )
+        max_blocks = settings.max_command_blocks
         checked_s = -math.inf
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
             for block, order in enumerate(block_orders(len(self.variants), self.rng)):
                 for position, index in enumerate(order):
+                    self._prepare(launcher, index, envs[index])
                     self._run_one(launcher, index, argvs[index], envs[index], block, position)
                 if block + 1 < min_blocks:
                     continue
+                if max_blocks is not None and block + 1 >= max_blocks:
+                    return
                 out_of_budget = self.elapsed_s() >= self.budget_s
                 # Estimating reads every sample so far: after every block, short commands
                 # would spend more time here than running (quadratic), so at most this often.
@@ -589,6 +600,31 @@ class _CommandSession(_Session):
                 self.report(f"block {block + 1}", estimates)
                 if out_of_budget or self.precise_enough(estimates):
                     return
+
+    def _prepare(self, launcher: CommandLauncher, index: int, env: dict[str, str]) -> None:
+        """--prepare: its command before each run, through the same launcher (in the variant's
+        environment and directory), untimed; a failure stops the run as the command's would."""
+        command = self.settings.prepare
+        if command is None:
+            return
+        variant = self.variants[index]
+        run = launcher.run(
+            ("/bin/sh", "-c", command),
+            env=env,
+            cwd=variant.cwd,
+            timeout_s=self.settings.sample_timeout_s,
+            variant=variant.name,
+            benchmark=self.benchmark.name,
+        )
+        if run.timed_out or run.returncode != 0:
+            how = "timed out" if run.timed_out else _describe_status(run.returncode)
+            raise BenchmarkFailedError(
+                f"the --prepare command {command!r} {how}",
+                hint="run it by hand in the variant's directory to see why",
+                variant=variant.name,
+                benchmark=self.benchmark.name,
+                detail=run.stderr_tail.rstrip() or None,
+            )
 
     def _run_one(
         self,
@@ -747,7 +783,57 @@ def analyse_time(
             )
             comparison = replace(comparison, details=details)
         comparisons.append(comparison)
-    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+    measurements = tuple(
+        own
+        for name in variants
+        if (own := own_time(benchmark, name, data, settings, batch_blocks, units)) is not None
+    )
+    return LensAnalysis(
+        comparisons=tuple(comparisons), notes=tuple(notes), measurements=measurements
+    )
+
+
+def own_time(
+    benchmark: Benchmark,
+    variant: str,
+    data: BenchmarkData,
+    settings: Settings,
+    batch_blocks: int | None,
+    units: dict[int, int] | None,
+) -> Measurement | None:
+    """A variant's own time per iteration with its interval (over the same groups as a
+    comparison's), and the plain figures of its measured samples (hyperfine's)."""
+    samples = [s for s in data.samples_of(variant, WALL_NS) if not s.warmup]
+    if not samples:
+        return None
+    policy = preemption.Preemption(settings.preempted)
+    estimate = estimate_ratio(
+        own_log_values(samples, batch_blocks=batch_blocks, preemption=policy),
+        settings.confidence,
+        units,
+    )
+    times = np.array([s.per_iteration for s in samples], dtype=float)
+    cpu = [s.cpu_ns / s.loops for s in samples if s.cpu_ns is not None]
+    return Measurement(
+        benchmark=benchmark.name,
+        metric=Metric.TIME,
+        variant=variant,
+        value=estimate.ratio,
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        unit="ns",
+        n_groups=estimate.n_groups,
+        group_name="batch"
+        if batch_blocks is not None
+        else ("server round" if units else "generation"),
+        mean=float(times.mean()),
+        stddev=float(times.std(ddof=1)) if len(times) > 1 else math.nan,
+        median=float(np.median(times)),
+        min=float(times.min()),
+        max=float(times.max()),
+        cpu_mean=float(np.mean(cpu)) if cpu else None,
+        times=tuple(float(t) for t in times),
+    )
 
 
 def server_rounds_of(data: BenchmarkData) -> dict[int, int] | None:

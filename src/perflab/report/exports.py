@@ -1,0 +1,109 @@
+"""Exports hyperfine's users read with their own scripts: hyperfine's JSON (its `results` list)
+and its CSV columns, from each variant's own figures (`RunResult.measurements`, the time
+lens's). Seconds, as hyperfine writes them; perflab's interval and names are extra fields."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import Counter
+from typing import Any
+
+from perflab.model import Measurement, Metric
+from perflab.results import RunResult
+
+NS_PER_S = 1e9
+CSV_COLUMNS = ("command", "mean", "stddev", "median", "user", "system", "min", "max")
+
+
+def _seconds(value_ns: float | None) -> float | None:
+    if value_ns is None or not math.isfinite(value_ns):
+        return None
+    return value_ns / NS_PER_S
+
+
+def _commands(result: RunResult, rows: list[Measurement]) -> list[str]:
+    """What each row ran (the command, or the statement), as hyperfine names a result; the
+    variant's name goes first where two rows ran the same text (an A/A test)."""
+    benchmarks = {b.name: b for b in result.experiment.benchmarks}
+    variants = {v.name: v for v in result.experiment.variants}
+    texts = []
+    for row in rows:
+        benchmark = benchmarks.get(row.benchmark)
+        variant = variants.get(row.variant)
+        if benchmark is None or variant is None:
+            texts.append(row.benchmark)
+        elif benchmark.stmt is not None:
+            texts.append(benchmark.stmt)
+        else:
+            texts.append(benchmark.command_for(variant.at(benchmark.params)))
+    repeated = Counter(texts)
+    return [f"{r.variant}: {t}" if repeated[t] > 1 else t for r, t in zip(rows, texts, strict=True)]
+
+
+def _time_rows(result: RunResult) -> list[Measurement]:
+    return [m for m in result.measurements if m.metric is Metric.TIME and m.unit == "ns"]
+
+
+def _parameters(result: RunResult, benchmark: str) -> dict[str, str]:
+    for b in result.experiment.benchmarks:
+        if b.name == benchmark:
+            return dict(b.params)
+    return {}
+
+
+def hyperfine_results(result: RunResult) -> list[dict[str, Any]]:
+    """hyperfine's `results` entries: command, mean, stddev, median, user, system, min, max,
+    times, exit_codes (and parameters). perflab keeps one CPU time per sample (user and system
+    together): it is `user`, and `system` is 0."""
+    rows = _time_rows(result)
+    out = []
+    for row, command in zip(rows, _commands(result, rows), strict=True):
+        entry: dict[str, Any] = {
+            "command": command,
+            "mean": _seconds(row.mean),
+            "stddev": _seconds(row.stddev),
+            "median": _seconds(row.median),
+            "user": _seconds(row.cpu_mean) or 0.0,
+            "system": 0.0,
+            "min": _seconds(row.min),
+            "max": _seconds(row.max),
+            "times": [_seconds(t) for t in row.times],
+            "exit_codes": [0] * len(row.times),  # a failed run stops perflab's measuring
+            "benchmark": row.benchmark,
+            "variant": row.variant,
+            "ci_low": _seconds(row.ci_low),
+            "ci_high": _seconds(row.ci_high),
+        }
+        parameters = _parameters(result, row.benchmark)
+        if parameters:
+            entry["parameters"] = parameters
+        out.append(entry)
+    return out
+
+
+def render_hyperfine_json(result: RunResult) -> str:
+    return json.dumps({"results": hyperfine_results(result)}, indent=2) + "\n"
+
+
+def render_csv(result: RunResult) -> str:
+    """hyperfine's CSV columns, then perflab's (benchmark, variant, the interval) and one
+    `parameter_NAME` column per parameter."""
+    entries = hyperfine_results(result)
+    names = sorted({name for e in entries for name in e.get("parameters", {})})
+    columns = [*CSV_COLUMNS, "benchmark", "variant", "ci_low", "ci_high"]
+    columns += [f"parameter_{name}" for name in names]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for entry in entries:
+        parameters = entry.get("parameters", {})
+        writer.writerow(
+            [
+                *("" if entry[c] is None else entry[c] for c in columns[: -len(names) or None]),
+                *(parameters.get(name, "") for name in names),
+            ]
+        )
+    return buffer.getvalue()
