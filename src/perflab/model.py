@@ -359,8 +359,8 @@ class Settings:
         None,
         SettingSpec(
             SettingKind.OPTIONAL_WHOLE,
-            "commands: exactly this many measured runs of each command (sets --min-runs and "
-            "--max-runs; the budget does not stop it early)",
+            "commands: exactly this many measured runs of each command (wins over --min-runs "
+            "and --max-runs; the budget does not stop it early)",
             key="runs",
             flags=("--runs",),
             metavar="N",
@@ -617,8 +617,6 @@ class Settings:
                 problem = spec.check(getattr(self, name))
                 if problem is not None:
                     found.append(problem)
-        if self.runs is not None and (self.min_runs is not None or self.max_runs is not None):
-            found.append("runs sets both bounds: give runs, or min_runs and max_runs, not both")
         if (
             self.min_runs is not None
             and self.max_runs is not None

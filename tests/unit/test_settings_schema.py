@@ -25,6 +25,10 @@ CHANGED = Settings(
     min_generations=3,
     sample_target_ms=2.0,
     warmup_blocks=1,
+    prepare="sync",
+    runs=5,
+    min_runs=3,
+    max_runs=9,
     preempted="exclude",
     sample_timeout_s=9.0,
     build_timeout_s=30.0,
@@ -72,6 +76,10 @@ def test_experiment_file_keys() -> None:
         "min_generations": 3,
         "sample_ms": 2,
         "warmup_blocks": 1,
+        "prepare": "sync",
+        "runs": 5,
+        "min_runs": 3,
+        "max_runs": 9,
         "preempted": "exclude",
         "sample_timeout": 9,
         "build_timeout": 30,
@@ -108,7 +116,8 @@ def test_command_line_options() -> None:
             "--min-measurements-anyway", "--precision", "0.02",
             "--band", "0.03", "--confidence", "0.9", "--no-pin", "--cpu", "0",
             "--min-generations", "3", "--sample-ms", "2", "--sample-timeout", "9", "--seed", "7",
-            "--build-timeout", "30", "--preempted", "exclude",
+            "--build-timeout", "30", "--preempted", "exclude", "--warmup", "1",
+            "--prepare", "sync", "--runs", "5", "--min-runs", "3", "--max-runs", "9",
             "--check", "f(x)", "--check-rtol", "0.001", "--check-output", "out.bin",
             "--share-caches",
             "--no-analysis-cache",
@@ -119,8 +128,7 @@ def test_command_line_options() -> None:
     )  # fmt: skip
     options = run_options(args)
     experiment = api.make_experiment(cmd="true", variants=["A", "B"], **options.settings)
-    # warmup_blocks has no option
-    assert experiment.settings == dataclasses.replace(CHANGED, warmup_blocks=2)
+    assert experiment.settings == CHANGED
 
 
 def test_options_not_given_are_not_settings() -> None:
