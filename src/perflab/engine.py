@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections import defaultdict
@@ -512,6 +513,23 @@ def _show_plan(progress: ProgressReporter, benchmark: str, plan: BudgetPlan) -> 
         progress.plan(benchmark=benchmark, text=plan.describe(), eta_s=plan.eta_s)
 
 
+# code that compiles into an on-disk cache a second variant could run (torch.compile,
+# Triton, numba, JAX ...): where none is named, the caches note would only be noise
+_CACHING_CODE = re.compile(r"torch|triton|inductor|numba|jax|tensorflow|cupy", re.IGNORECASE)
+
+
+def _caches_matter(experiment: Experiment) -> bool:
+    """Whether the isolated caches are worth a note: two variants or more, and code that
+    compiles into an on-disk cache, or a variant that sets a cache directory itself."""
+    if len(experiment.variants) < 2:
+        return False
+    if any(name in v.env for v in experiment.variants for name in CACHE_VARIABLES):
+        return True
+    texts = [t for b in experiment.benchmarks for t in (b.stmt, b.setup, b.cmd) if t]
+    texts += [t for v in experiment.variants for t in (v.cmd, v.build, v.python) if t]
+    return any(_CACHING_CODE.search(text) for text in texts)
+
+
 def _note_isolated_caches(
     writer: RunWriter, experiment: Experiment, caches: IsolatedCaches
 ) -> None:
@@ -527,6 +545,8 @@ def _note_isolated_caches(
         return
     for variant in experiment.variants:
         writer.add_variant_info(variant.name, {"isolated_caches": list(caches.isolated(variant))})
+    if not _caches_matter(experiment):
+        return
     own = sorted(
         f"{variant.name} sets {name}"
         for variant in experiment.variants

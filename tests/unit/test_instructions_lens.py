@@ -107,15 +107,27 @@ def test_avx512_is_recognised_in_cpuinfo() -> None:
     assert not cpu_has_avx512("processor : 0\nflags : fpu sse avx2\n")
 
 
-def test_preflight_warns_about_avx512_and_needs_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
-    experiment = Experiment((Benchmark("b", stmt="pass"),), (Variant("a"),))
+def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    benchmarks = (
+        Benchmark("pure", stmt="sorted(range(100))", setup="import json"),
+        Benchmark("torch", stmt="torch.add(x, x)", setup="import torch; x = torch.ones(1)"),
+        Benchmark("prog", cmd="./bench"),
+    )
+    experiment = Experiment(benchmarks, (Variant("a"),))
     lens = InstructionsLens(read_cpuinfo=lambda: "flags : avx512f\n")
     monkeypatch.setattr(
         "perflab.lenses.instructions.measure.which", lambda tool: f"/usr/bin/{tool}"
     )
     notes = lens.preflight(experiment, FakeRunner())
-    assert [n.severity for n in notes] == [Severity.WARNING]
-    assert "AVX-512" in notes[0].message
+    # a pure-Python statement runs no CPU-dispatched code: no warning about it
+    assert [(n.severity, n.benchmark) for n in notes] == [
+        (Severity.WARNING, "torch"),
+        (Severity.WARNING, "prog"),
+    ]
+    assert "AVX-512" in notes[0].message and "imports torch" in notes[0].message
+    assert "runs a program" in notes[1].message
     monkeypatch.setattr("perflab.lenses.instructions.measure.which", lambda tool: None)
     with pytest.raises(ToolUnavailableError) as error:
         lens.preflight(experiment, FakeRunner())

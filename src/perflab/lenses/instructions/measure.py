@@ -67,6 +67,7 @@ from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.native_code import native_code
 from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.worker_client import (
     StatementWorker,
@@ -409,19 +410,22 @@ class InstructionsLens:
                 "vgdb (part of valgrind) is missing: it switches callgrind on around the loop",
                 hint=hint,
             )
-        notes = []
-        if cpu_has_avx512(self.read_cpuinfo()):
-            notes.append(
-                Note(
-                    Severity.WARNING,
-                    "this CPU has AVX-512, which valgrind hides from CPUID and cannot execute: "
-                    "libraries that dispatch on the CPU take their AVX2 (or older) path under "
-                    "callgrind, so instruction counts describe the non-AVX-512 code path",
-                    hint="compare AVX-512 effects with the time and counters lenses",
-                    metric=self.metric,
-                )
+        if not cpu_has_avx512(self.read_cpuinfo()):
+            return []
+        # said only of benchmarks that may run CPU-dispatched native code, each once
+        return [
+            Note(
+                Severity.WARNING,
+                "this CPU has AVX-512, which valgrind hides from CPUID and cannot execute: "
+                f"{reason}, and libraries that dispatch on the CPU take their AVX2 (or older) "
+                "path under callgrind, so instruction counts describe the non-AVX-512 code path",
+                hint="compare AVX-512 effects with the time and counters lenses",
+                benchmark=benchmark.name,
+                metric=self.metric,
             )
-        return notes
+            for benchmark in experiment.benchmarks
+            if (reason := native_code(benchmark)) is not None
+        ]
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         runs = self._runs(benchmark, context)

@@ -43,6 +43,7 @@ from perflab.measure.lens import (
     MeasurementSink,
     ProgressReporter,
 )
+from perflab.measure.native_code import native_code
 from perflab.measure.worker_client import variant_environment
 from perflab.model import (
     Artifact,
@@ -143,20 +144,24 @@ class MemoryLens:
                 "--metric rss measures peak memory without it",
             )
         self.traffic.preflight(experiment, runner)  # valgrind --version, vgdb
-        if cpu_has_avx512(self.traffic.read_cpuinfo()):
-            return [
-                Note(
-                    Severity.WARNING,
-                    "this CPU has AVX-512, which valgrind hides from CPUID: libraries that "
-                    "dispatch on the CPU take their AVX2 (or older) path in the cache "
-                    "simulation, and code that uses AVX-512 unconditionally cannot run under "
-                    "valgrind at all (its traffic is then reported as unavailable)",
-                    hint="the bytes a kernel moves rarely depend on its vector width; "
-                    "compare AVX-512 effects with the time and counters lenses",
-                    metric=MEMORY,
-                )
-            ]
-        return []
+        if not cpu_has_avx512(self.traffic.read_cpuinfo()):
+            return []
+        # said only of benchmarks that may run CPU-dispatched native code, each once
+        return [
+            Note(
+                Severity.WARNING,
+                f"this CPU has AVX-512, which valgrind hides from CPUID: {reason}, and "
+                "libraries that dispatch on the CPU take their AVX2 (or older) path in the "
+                "cache simulation, and code that uses AVX-512 unconditionally cannot run under "
+                "valgrind at all (its traffic is then reported as unavailable)",
+                hint="the bytes a kernel moves rarely depend on its vector width; "
+                "compare AVX-512 effects with the time and counters lenses",
+                benchmark=benchmark.name,
+                metric=MEMORY,
+            )
+            for benchmark in experiment.benchmarks
+            if (reason := native_code(benchmark)) is not None
+        ]
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         sink = _Filed(context.sink)

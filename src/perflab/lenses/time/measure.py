@@ -927,18 +927,28 @@ def _preemption_notes(
     data: BenchmarkData,
     policy: preemption.Preemption,
 ) -> list[Note]:
-    """How much of the measuring other processes took (from the samples' own accounting)."""
-    samples = [s for s in data.samples if s.name == WALL_NS and s.variant in variants]
+    """How much of the measuring other processes took (from the samples' own accounting), and
+    from which variants' samples: one note for the benchmark, over every variant measured, so
+    that a design analysed in several groups (a stack's steps) says it once."""
+    samples = [s for s in data.samples if s.name == WALL_NS]
     if not preemption.accounted(samples):
         return []
-    summary = preemption.summarise(samples, variants, policy)
+    measured = list(dict.fromkeys(s.variant for s in samples))
+    # the group's order (its baseline first) when it is every variant; else one order for all
+    everyone = list(variants) if set(measured) <= set(variants) else measured
+    summary = preemption.summarise(samples, everyone, policy)
     if summary.n_preempted == 0 and summary.lost_share < 0.01:
         return []
     loaded = summary.lost_share >= LOADED_SHARE
+    shares = []
+    for name in everyone:
+        own = [s for s in samples if s.variant == name]
+        shares.append(f"{name} {preemption.summarise(own, [name], policy).lost_share:.0%}")
     return [
         Note(
             severity=Severity.WARNING if loaded else Severity.INFO,
-            message=summary.message(policy),
+            message=summary.message(policy)
+            + (f" (of each variant's samples: {', '.join(shares)})" if len(everyone) > 1 else ""),
             hint="the machine was busy: close what else runs, or measure longer (--budget); "
             "perflab doctor shows the current load"
             if loaded
