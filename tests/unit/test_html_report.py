@@ -119,6 +119,46 @@ def test_forest_plot_places_ratios_in_order_on_a_log_axis() -> None:
     assert abs((x_one - x_half) - (x_double - x_one)) < 1.0
 
 
+def test_forest_plot_shows_whole_labels_wrapped_never_cut() -> None:
+    label = "counters · task-clock-of-a-very-long-benchmark-name · context-switches · B vs A"
+    rows = [svg.ForestRow(label, 1.0, 0.99, 1.01, Verdict.EQUIVALENT)]
+    root = parse_svg(svg.forest_plot(rows, band=0.01, width=400))
+    shown = "".join(t.text or "" for t in elements(root, "text"))  # lines joined
+    assert "…" not in shown
+    for part in ("counters", "task-clock-of-a-very-long-benchmark-name", "context-switches"):
+        assert part in shown
+    assert svg.wrap_label("a · b", 1000) == ["a · b"]
+    assert "".join(svg.wrap_label("x" * 40, 100)) == "x" * 40
+
+
+def test_exact_intervals_are_diamonds_in_their_verdict_colour_never_amber() -> None:
+    rows = [
+        svg.ForestRow("size", 9.969, 9.969, 9.969, Verdict.INCONCLUSIVE),
+        svg.ForestRow("count", 1.0, 1.0, 1.0, Verdict.EQUIVALENT),
+    ]
+    root = parse_svg(svg.forest_plot(rows, band=0.01))
+    diamonds = [p for p in elements(root, "path") if "Z" in (p.get("d") or "")]
+    colours = [d.get("fill") for d in diamonds]
+    assert colours == [svg.NO_SPEED_VERDICT, svg.VERDICT_COLOURS[Verdict.EQUIVALENT]]
+    assert svg.VERDICT_COLOURS[Verdict.INCONCLUSIVE] not in colours
+
+
+def test_an_uninformative_interval_does_not_set_the_axis_and_is_marked_clipped() -> None:
+    rows = [
+        svg.ForestRow("time", 1.05, 1.02, 1.08, Verdict.SLOWER),
+        svg.ForestRow("torch", 0.617, 0.002, 186.666, Verdict.INCONCLUSIVE),
+    ]
+    root = parse_svg(svg.forest_plot(rows, band=0.01))
+    ticks = [
+        float(t.text) for t in elements(root, "text") if (t.text or "").replace(".", "").isdigit()
+    ]
+    assert min(ticks) > 0.1 and max(ticks) < 10  # not 0.001 ... 100
+    arrows = [p for p in elements(root, "path") if p.get("fill") and "Z" in (p.get("d") or "")]
+    assert len(arrows) == 2  # both ends of the torch row are beyond the axis
+    texts = [t.text or "" for t in elements(root, "text")]
+    assert "0.617 [0.002, 186.666]" in texts  # the numbers stay whole
+
+
 # --- samples over time ----------------------------------------------------------------------
 
 

@@ -134,6 +134,37 @@ def ratio_domain(values: Sequence[float], band: float) -> tuple[float, float]:
     return math.exp(math.log(low) - pad), math.exp(math.log(high) + pad)
 
 
+# An interval wider than this factor (high / low) says little about where the ratio is: it does
+# not set the axis (its ends are clipped at the edge and marked), so it cannot flatten every
+# informative row onto 1.
+UNINFORMATIVE_SPAN = 4.0
+
+
+def informative(ci_low: float, ci_high: float) -> bool:
+    return ci_low > 0 and math.isfinite(ci_high) and ci_high / ci_low <= UNINFORMATIVE_SPAN
+
+
+def wrap_label(text: str, width_px: float) -> list[str]:
+    """The whole label in lines that fit `width_px` at 11px, broken after " · " separators (a
+    part longer than a line is broken inside): a label is never cut."""
+    fits = max(8, int(width_px / _CHAR_PX))
+    lines: list[str] = []
+    line = ""
+    for part in text.split(" · "):
+        candidate = f"{line} · {part}" if line else part
+        if len(candidate) <= fits:
+            line = candidate
+            continue
+        if line:
+            lines.append(line + " ·")
+        while len(part) > fits:
+            lines.append(part[:fits])
+            part = part[fits:]
+        line = part
+    lines.append(line)
+    return lines
+
+
 # --- forest plot ----------------------------------------------------------------------------
 
 
@@ -145,17 +176,32 @@ class ForestRow:
     ci_high: float  # inf when unbounded above
     verdict: Verdict
 
+    @property
+    def exact(self) -> bool:
+        """A zero-width interval: a deterministic count, measured exactly."""
+        return self.ci_low == self.ci_high == self.ratio
+
+
+# A zero-width interval that is `inconclusive` is not waiting for more measuring (it is exact):
+# its lens gives no speed verdict from it (code size; one process). Drawn neutral, not amber.
+NO_SPEED_VERDICT = "#6e7781"
+_LINE_PX = 13.0
+
 
 def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -> str:
-    """Ratios with their CIs on a log axis, against 1 and the equivalence band 1 ± band."""
-    value_px, row_px, top, bottom = 170.0, 24.0, 8.0, 34.0
-    # room for the longest label, within reason: the plot keeps at least half the width
+    """Ratios with their CIs on a log axis, against 1 and the equivalence band 1 ± band. The
+    axis holds the ratios and the informative intervals; wider ones are clipped and marked."""
+    value_px, top, bottom = 170.0, 8.0, 34.0
     longest = max((len(r.label) for r in rows), default=0)
-    label_px = min(max(longest * _CHAR_PX + 16, 120.0), width / 2 - value_px / 2)
-    height = top + row_px * max(len(rows), 1) + bottom
-    low, high = ratio_domain([v for r in rows for v in (r.ratio, r.ci_low, r.ci_high)], band)
+    label_px = min(max(longest * _CHAR_PX + 16, 120.0), width * 0.4)
+    labels = [wrap_label(r.label, label_px - 8) for r in rows]
+    heights = [max(24.0, _LINE_PX * len(lines) + 11) for lines in labels]
+    plot_bottom = top + sum(heights)
+    height = plot_bottom + bottom
+    values = [r.ratio for r in rows]
+    values += [v for r in rows if informative(r.ci_low, r.ci_high) for v in (r.ci_low, r.ci_high)]
+    low, high = ratio_domain(values, band)
     x = _LogScale(low, high, label_px + 10, width - value_px)
-    plot_bottom = top + row_px * len(rows)
     body = [
         f'<rect x="{_f(x(1 - band))}" y="{_f(top)}" width="{_f(x(1 + band) - x(1 - band))}" '
         f'height="{_f(plot_bottom - top)}" fill="#0a7ea4" fill-opacity="0.12">'
@@ -173,49 +219,68 @@ def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -
         _text(
             (x.start_px + x.end_px) / 2,
             plot_bottom + 30,
-            "variant / baseline (log scale); shaded: equivalence band",
+            "variant / baseline (log scale); shaded: equivalence band; ◆ exact (a count); "
+            "▸ interval beyond the axis",
             anchor="middle",
             extra=' fill="#555"',
         )
     )
-    for i, row in enumerate(rows):
-        y = top + row_px * (i + 0.5)
+    row_top = top
+    for i, (row, lines, row_px) in enumerate(zip(rows, labels, heights, strict=True)):
+        y = row_top + row_px / 2
         if i % 2:
             body.append(
-                f'<rect x="0" y="{_f(y - row_px / 2)}" width="{_f(width)}" height="{_f(row_px)}" '
+                f'<rect x="0" y="{_f(row_top)}" width="{_f(width)}" height="{_f(row_px)}" '
                 'fill="#000" fill-opacity="0.03"/>'
             )
+        first_y = y + 4 - _LINE_PX * (len(lines) - 1) / 2
         body.append(
             f"<g><title>{escape(row.label)}</title>"
-            + _text(label_px, y + 4, fit_label(row.label, label_px - 8), anchor="end")
+            + "".join(
+                _text(label_px, first_y + _LINE_PX * k, line, anchor="end")
+                for k, line in enumerate(lines)
+            )
             + "</g>"
         )
         body += _forest_marks(row, x, y)
+        row_top += row_px
     return _svg(width, height, body, "forest plot of the ratios with their confidence intervals")
 
 
 def _forest_marks(row: ForestRow, x: _LogScale, y: float) -> list[str]:
     colour = VERDICT_COLOURS[row.verdict]
+    if row.exact and row.verdict is Verdict.INCONCLUSIVE:
+        colour = NO_SPEED_VERDICT
     if not math.isfinite(row.ratio) or row.ratio <= 0:
         return [_text(x.start_px + 4, y + 4, "not estimable", extra=' fill="#888"')]
     marks = []
-    left = x(row.ci_low) if row.ci_low > 0 else x.start_px
-    right = x(row.ci_high) if math.isfinite(row.ci_high) else x.end_px
+    # an end beyond the axis (unbounded, or clipped) ends in an arrowhead at the plot's edge
+    clipped_low = row.ci_low <= 0 or row.ci_low < x.low
+    clipped_high = not math.isfinite(row.ci_high) or row.ci_high > x.high
+    left = x(row.ci_low) if not clipped_low else x.start_px
+    right = x(row.ci_high) if not clipped_high else x.end_px
     marks.append(
         f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y)}" y2="{_f(y)}" '
         f'stroke="{colour}" stroke-width="2.5"/>'
     )
-    # an unbounded side ends in an arrowhead at the plot's edge
-    if row.ci_low <= 0:
+    if clipped_low:
         marks.append(_arrow(left, y, -1, colour))
-    if not math.isfinite(row.ci_high):
+    if clipped_high:
         marks.append(_arrow(right, y, 1, colour))
     high = "∞" if not math.isfinite(row.ci_high) else f"{row.ci_high:.3f}"
-    marks.append(
-        f'<circle cx="{_f(x(row.ratio))}" cy="{_f(y)}" r="5" fill="{colour}">'
+    title = (
         f"<title>{escape(row.label)}: {row.ratio:.4f} [{row.ci_low:.4f}, {high}] "
-        f"{row.verdict.value}</title></circle>"
+        f"{row.verdict.value}{' (exact: no speed verdict)' if colour == NO_SPEED_VERDICT else ''}"
+        "</title>"
     )
+    cx = x(row.ratio)
+    if row.exact:
+        marks.append(
+            f'<path d="M{_f(cx)},{_f(y - 6)} L{_f(cx + 6)},{_f(y)} L{_f(cx)},{_f(y + 6)} '
+            f'L{_f(cx - 6)},{_f(y)} Z" fill="{colour}">{title}</path>'
+        )
+    else:
+        marks.append(f'<circle cx="{_f(cx)}" cy="{_f(y)}" r="5" fill="{colour}">{title}</circle>')
     marks.append(
         _text(
             x.end_px + 12,
