@@ -1015,6 +1015,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             differences=(f"runs {baseline.run_id} and {candidate.run_id}, measured apart",),
             top_level=top_level,
             cross_run=True,
+            baseline_run_id=baseline.run_id,
             samples=tuple(compared_samples),
         )
     )

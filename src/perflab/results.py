@@ -43,6 +43,15 @@ class RunResult:
     top_level: dict[str, Any] = field(default_factory=dict)
     failures: tuple[PerflabError, ...] = ()  # benchmarks that failed while measuring this run
     cross_run: bool = False  # a comparison of two stored runs (perflab compare)
+    baseline_run_id: int | None = None  # perflab compare: the run compared against
+
+    @property
+    def title(self) -> str:
+        """What the report is of: a run, or a comparison of two runs."""
+        if self.cross_run and self.baseline_run_id is not None:
+            return f"perflab compare: run {self.run_id} against run {self.baseline_run_id}"
+        return f"perflab run {self.run_id}"
+
     # What each lens shows beyond its verdict table (built by the lenses' render modules from
     # their analysis), in the order of the experiment's metrics.
     sections: tuple[Section, ...] = ()

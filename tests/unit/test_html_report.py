@@ -212,9 +212,11 @@ def test_generation_spans_follow_time_order() -> None:
 def test_generation_plot_has_a_dot_per_generation_and_the_overall_ratio() -> None:
     series = [GroupRatios("B vs A", 1, ((0, 1.02), (1, 1.04), (2, 1.03)), 1.03, 1.01, 1.05)]
     root = parse_svg(svg.generation_plot(series, band=0.01, group_name="batch"))
-    assert len(elements(root, "circle")) == 3
+    assert len(elements(root, "circle")) == 3 + 1  # and the legend's swatch
     assert len(elements(root, "polyline")) == 1
-    assert any("batch" in (t.text or "") for t in elements(root, "text"))
+    texts = [t.text or "" for t in elements(root, "text")]
+    assert any("batch" in t for t in texts)
+    assert "B vs A" in texts  # the legend says which comparison each colour is
 
 
 def test_time_analysis_gives_the_ratio_of_every_generation() -> None:
@@ -605,3 +607,33 @@ def test_render_html_of_an_empty_run() -> None:
     empty = dataclasses.replace(result, comparisons=(), notes=(), sections=())
     page = render_html(empty)
     assert "No comparisons" in page
+
+
+# --- stacks ---------------------------------------------------------------------------------
+
+
+def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
+    from perflab.report.changes_html import waterfall_svg
+    from perflab.results import StackSummary
+    from perflab.stats.interaction import Interval
+
+    def step(base: str, variant: str, ratio: float) -> Comparison:
+        return Comparison(
+            "b", Metric.TIME, base, variant, ratio, ratio * 0.98, ratio * 1.02,
+            Verdict.FASTER, 1.0, ratio, "ns",
+        )  # fmt: skip
+
+    long_name = "task-cleanup-of-the-dispatcher-and-the-kernel-launch"
+    summary = StackSummary(
+        benchmark="b",
+        metric=Metric.TIME,
+        steps=(step("base", "s1", 0.7), step("s1", long_name, 0.8)),
+        whole=step("base", long_name, 0.557),
+        product=Interval(0.56, 0.54, 0.58),
+        consistent=True,
+    )
+    root = parse_svg(waterfall_svg(summary, band=0.01))
+    texts = [t.text or "" for t in elements(root, "text")]
+    ticks = [float(t) for t in texts if t.replace(".", "").isdigit()]
+    assert min(ticks) <= 0.6  # the axis reaches the bars that end at 0.557
+    assert any(long_name in t for t in texts)  # not cut

@@ -37,12 +37,13 @@ def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> 
         _LogScale,
         _svg,
         _text,
+        _CHAR_PX,
         format_ratio_tick,
         log_ticks,
         ratio_domain,
     )
 
-    label_px, value_px, row_px, top, bottom = 220.0, 190.0, 24.0, 8.0, 34.0
+    value_px, row_px, top, bottom = 190.0, 24.0, 8.0, 34.0
     rows: list[tuple[str, float, float, float, float, str]] = []  # label, start, end, lo, hi
     running = 1.0
     for step in summary.steps:
@@ -73,6 +74,9 @@ def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> 
             VERDICT_COLOURS[whole.verdict],
         )
     )
+    # room for the whole of the longest label, within reason
+    longest = max(len(r[0]) for r in rows)
+    label_px = min(max(longest * _CHAR_PX + 16, 160.0), width * 0.4)
     values = [v for r in rows for v in r[1:5] if math.isfinite(v) and v > 0]
     low, high = ratio_domain(values, band)
     x = _LogScale(low, high, label_px, width - value_px)
@@ -82,6 +86,10 @@ def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> 
         'stroke="#444" stroke-dasharray="3,3"/>'
     ]
     for tick in log_ticks(low, high):
+        body.append(
+            f'<line x1="{_f(x(tick))}" x2="{_f(x(tick))}" y1="{_f(plot_bottom)}" '
+            f'y2="{_f(plot_bottom + 4)}" stroke="#666"/>'
+        )
         body.append(_text(x(tick), plot_bottom + 16, format_ratio_tick(tick), anchor="middle"))
     body.append(
         _text(

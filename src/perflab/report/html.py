@@ -126,6 +126,15 @@ def section_view(section: Section) -> SectionView:
 # --- the page -------------------------------------------------------------------------------
 
 
+# the kernel's numbers in words: /sys/devices/system/cpu/smt/active, randomize_va_space
+SMT_WORDS = {"0": "off (one thread per core)", "1": "on (two threads share a core)"}
+ASLR_WORDS = {
+    "0": "off (the same addresses every run)",
+    "1": "on, partly (stack and libraries; not the heap)",
+    "2": "on (addresses differ every run)",
+}
+
+
 def machine_facts(machine: dict[str, Any]) -> list[tuple[str, str]]:
     pinned = machine.get("pinned_cpu")
     facts = [
@@ -136,9 +145,12 @@ def machine_facts(machine: dict[str, Any]) -> list[tuple[str, str]]:
         ("hypervisor", _hypervisor(machine)),
         ("boost", str(machine.get("boost", "?"))),
     ]
-    for key, label in (("governor", "governor"), ("smt", "SMT"), ("aslr", "ASLR")):
+    if machine.get("governor") is not None:
+        facts.append(("governor", str(machine["governor"])))
+    for key, label, words in (("smt", "SMT", SMT_WORDS), ("aslr", "ASLR", ASLR_WORDS)):
         if machine.get(key) is not None:
-            facts.append((label, str(machine[key])))
+            value = str(machine[key]).strip()
+            facts.append((label, words.get(value, value)))
     if machine.get("avx512") is not None:
         facts.append(("AVX-512", "yes" if machine["avx512"] else "no"))
     load = machine.get("load_average")

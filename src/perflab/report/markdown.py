@@ -94,7 +94,7 @@ def section_lines(section: Section) -> list[str]:
 
 
 def render_markdown(result: RunResult) -> str:
-    lines = [f"### perflab run {result.run_id} ({result.status.value})", ""]
+    lines = [f"### {result.title} ({result.status.value})", ""]
     for section in result.sections:
         lines += section_lines(section)
     if not result.comparisons and not result.measurements:

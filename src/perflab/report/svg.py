@@ -84,23 +84,42 @@ def linear_ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 _LOG_CANDIDATES = sorted(
     {m * 10.0**k for k in range(-4, 5) for m in (1, 2, 5)}
-    | {0.8, 0.9, 0.95, 0.98, 0.99, 1.01, 1.02, 1.05, 1.1, 1.25, 1.5}
+    | {0.3, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99}
+    | {1.01, 1.02, 1.05, 1.1, 1.2, 1.25, 1.5, 3, 4}
 )
+
+
+def _round_inside(value: float, low: float, high: float) -> float | None:
+    """`value` rounded to two significant digits, if that stays inside [low, high]."""
+    if value <= 0:
+        return None
+    digits = 1 - math.floor(math.log10(value))
+    rounded = round(value, digits)
+    return rounded if low <= rounded <= high else None
 
 
 def log_ticks(low: float, high: float, count: int = 7) -> list[float]:
     """Tick values for a ratio axis on a log scale: 1 always (when in range), then round values
     near 1 for narrow ranges or 1-2-5 decades for wide ones, at most about `count`."""
     inside = [t for t in _LOG_CANDIDATES if low <= t <= high]
-    if len(inside) <= count:
-        return inside
-    # thin out evenly in log space, keeping 1
     span = math.log(high) - math.log(low)
-    chosen: list[float] = [1.0] if low <= 1.0 <= high else []
-    min_gap = span / count
-    for tick in sorted(inside, key=lambda t: abs(math.log(t))):
-        if all(abs(math.log(tick) - math.log(c)) >= min_gap * 0.9 for c in chosen):
-            chosen.append(tick)
+    if len(inside) <= count:
+        chosen = inside
+    else:
+        # thin out evenly in log space, keeping 1
+        chosen = [1.0] if low <= 1.0 <= high else []
+        min_gap = span / count
+        for tick in sorted(inside, key=lambda t: abs(math.log(t))):
+            if all(abs(math.log(tick) - math.log(c)) >= min_gap * 0.9 for c in chosen):
+                chosen.append(tick)
+    # the axis is read up to its ends: a tick near each end when the round ones stop short
+    edge = span * 0.12
+    for end, inward in ((low, 1.04), (high, 1 / 1.04)):
+        if chosen and min(abs(math.log(end) - math.log(c)) for c in chosen) <= span / 4:
+            continue
+        near = _round_inside(end * inward, low, high)
+        if near is not None and all(abs(math.log(near) - math.log(c)) >= edge for c in chosen):
+            chosen.append(near)
     return sorted(chosen)
 
 
@@ -448,7 +467,8 @@ def generation_plot(
 ) -> str:
     """Each generation's ratio (the unit the CI is computed over), with the overall ratio dashed
     and its CI shaded: a generation far from the others is a per-process effect."""
-    left, right, top, bottom = 78.0, 16.0, 10.0, 36.0
+    left, right, top, bottom = 78.0, 16.0, 30.0, 36.0
+    height += 20  # the legend's row
     groups = sorted({g for s in series for g, _ in s.ratios})
     values = [r for s in series for _, r in s.ratios] + [s.ratio for s in series]
     values += [v for s in series for v in (s.ci_low, s.ci_high) if 0 < v < math.inf]
@@ -482,9 +502,25 @@ def generation_plot(
             extra=' fill="#555"',
         )
     )
+    body += _legend(series, left, 14)
     for one in series:
-        body += _generation_marks(one, position, y_scale, left, width - right)
-    return _svg(width, height, body, "per-generation ratios")
+        body += _generation_marks(one, position, y_scale, left, width - right, group_name)
+    return _svg(width, height, body, f"ratio per {group_name}, each comparison in its colour")
+
+
+def _legend(series: Sequence[GroupRatios], left: float, y: float) -> list[str]:
+    """What each colour is (the comparison), and what the dashed line and the band are."""
+    marks = []
+    x = left
+    for one in series:
+        colour = variant_colour(one.index)
+        marks.append(f'<circle cx="{_f(x + 4)}" cy="{_f(y - 4)}" r="4" fill="{colour}"/>')
+        marks.append(_text(x + 12, y, one.label))
+        x += 12 + len(one.label) * _CHAR_PX + 18
+    marks.append(
+        _text(x, y, "dashed: the overall ratio; shaded: its interval", extra=' fill="#555"')
+    )
+    return marks
 
 
 def _generation_marks(
@@ -493,6 +529,7 @@ def _generation_marks(
     y: _LogScale,
     left: float,
     right: float,
+    group_name: str = "generation",
 ) -> list[str]:
     one_colour = variant_colour(one.index)
     marks = []
@@ -518,7 +555,7 @@ def _generation_marks(
     ):
         marks.append(
             f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="{one_colour}">'
-            f"<title>{escape(one.label)}, generation {g}: {r:.4f}</title></circle>"
+            f"<title>{escape(one.label)}, {escape(group_name)} {g}: {r:.4f}</title></circle>"
         )
     return marks
 

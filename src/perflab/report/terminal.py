@@ -133,7 +133,7 @@ def render_sections(sections: Sequence[Section], console: Console) -> None:
 def render_terminal(result: RunResult, console: Console) -> None:
     machine = result.machine
     header = Text()
-    header.append(f"run {result.run_id}", style="bold")
+    header.append(result.title.removeprefix("perflab "), style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
     pinned = machine.get("pinned_cpu")
     header.append(visible(f"{machine.get('cpu_model', '?')}, "))
