@@ -33,11 +33,11 @@ def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> 
     after it (log axis), the step's CI as a whisker at its end; then the product of the steps
     and the whole range, both from 1."""
     from perflab.report.svg import (
+        _CHAR_PX,
         _f,
         _LogScale,
         _svg,
         _text,
-        _CHAR_PX,
         format_ratio_tick,
         log_ticks,
         ratio_domain,
