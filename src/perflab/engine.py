@@ -77,7 +77,7 @@ from perflab.proc import (
     stopped_processes,
 )
 from perflab.results import RunResult as RunResult  # re-exported: it was defined here
-from perflab.same_work import same_work_notes
+from perflab.same_work import disagreement_notes, same_work_notes
 from perflab.stats.outputs import output_difference
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.version import __version__
@@ -745,6 +745,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     comparisons, check_notes = judge_outputs(run, comparisons)
     notes += check_notes
     notes += same_work_notes(experiment, comparisons, run.machine)
+    notes += disagreement_notes(comparisons)
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
     notes = dedupe_notes(notes)

@@ -14,6 +14,12 @@ lens's analysis, so every output format shows them):
   slower while the instructions lens saw the same code; the cause is elsewhere (memory layout,
   caches, frequency, noise).
 
+A third finding, **lenses that disagree**: two lenses' verdicts on one pair point opposite ways
+(one `faster`, the other `slower`), or the time lens calls the pair `equivalent` while another
+speed lens moved by more than `DISAGREEMENT` decisively. Each lens measures something else (an
+op's self time under a profiler, instructions under valgrind, the whole statement), so both can
+be right; the note says what each measured and how to settle it.
+
 Valgrind hides AVX-512 from the code it runs: on an AVX-512 machine, code that picks its path by
 the CPU's features runs its AVX2 path under callgrind whatever the setting, so instruction
 counts alone cannot tell "same code" there when the time lens sees a difference.
@@ -279,4 +285,67 @@ def _pair_notes(
                 variant=variant.name,
             )
         )
+    return notes
+
+
+# what a lens's figure is, beside the time lens's whole-statement wall time: why they can differ
+_WHAT_IT_MEASURES = {
+    Metric.TORCH: "the torch lens adds up the ops' own (self) CPU time under torch.profiler, "
+    "whose own cost per op (a few µs) can exceed a small op's work; the time lens times the "
+    "whole statement (Python, argument parsing, dispatch) without a profiler, so work moved out "
+    "of the op, into dispatch or Python, shrinks one and not the other",
+    Metric.INSTRUCTIONS: "the instructions lens counts instructions under valgrind (an "
+    "AVX-512 machine's AVX2 path); time also depends on cache misses, branches, the clock and "
+    "vector width, so fewer instructions can take longer",
+    Metric.PROFILE: "the profile lens's ratio comes from one process per variant under perf "
+    "record, so it holds none of what differs between processes (memory layout, hash seed)",
+    Metric.COUNTERS: "the counters lens counts in worker processes of its own under perf stat",
+}
+# a lens's change this large beside the time lens's `equivalent` is worth saying
+DISAGREEMENT = 0.10
+_SPEED_EVENTS = {None, "cycles", "task-clock", "cpu-clock", "instructions"}
+
+
+def _direction(comparison: Comparison) -> int:
+    return {Verdict.FASTER: -1, Verdict.SLOWER: 1}.get(comparison.verdict, 0)
+
+
+def disagreement_notes(comparisons: Iterable[Comparison]) -> list[Note]:
+    """Where another lens points the other way than the time lens about the same pair, one
+    warning naming both figures, why they can differ, and how to settle it."""
+    grouped: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
+    for comparison in comparisons:
+        grouped[(comparison.benchmark, comparison.baseline, comparison.variant)].append(comparison)
+    notes = []
+    for (benchmark, _baseline, variant), found in grouped.items():
+        time = next((c for c in found if c.metric is Metric.TIME and c.event is None), None)
+        if time is None or time.verdict is Verdict.INVALID:
+            continue
+        for other in found:
+            if other.metric not in _WHAT_IT_MEASURES or other.event not in _SPEED_EVENTS:
+                continue
+            opposite = _direction(time) * _direction(other) < 0
+            hidden = (
+                time.verdict is Verdict.EQUIVALENT
+                and _direction(other) != 0
+                and abs(math.log(other.ratio)) > math.log(1 + DISAGREEMENT)
+            )
+            if not (opposite or hidden):
+                continue
+            event = f" {other.event}" if other.event else ""
+            notes.append(
+                Note(
+                    severity=Severity.WARNING,
+                    message=f"the lenses disagree about `{variant}` vs `{time.baseline}`: the "
+                    f"{other.metric.value} lens{event} says {other.ratio:.3f} "
+                    f"[{other.ci_low:.3f}, {other.ci_high:.3f}] {other.verdict.value}, the time "
+                    f"lens {time.ratio:.3f} [{time.ci_low:.3f}, {time.ci_high:.3f}] "
+                    f"{time.verdict.value}. Both can be right: " + _WHAT_IT_MEASURES[other.metric],
+                    hint="the time lens answers whether the statement as a whole got faster; "
+                    "to settle the other lens's part, measure it alone (a statement of just that "
+                    "op or function), or longer (--budget) until both intervals are narrow",
+                    benchmark=benchmark,
+                    variant=variant,
+                )
+            )
     return notes

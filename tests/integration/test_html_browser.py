@@ -4,6 +4,8 @@ page renders (a screenshot that is not blank), nothing is fetched and no script 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import shutil
 import struct
 import subprocess
@@ -13,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from perflab.design_analysis import stack_summaries
 from perflab.engine import with_sections
-from perflab.model import Metric
+from perflab.model import Comparison, Metric, Variant, Verdict
 from perflab.report.html import render_html
+from perflab.results import Interaction, InteractionVerdict, RunResult
 from tests.unit.test_html_report import synthetic_run
 
 pytestmark = pytest.mark.integration
@@ -77,16 +81,30 @@ def png_size_and_colours(path: Path) -> tuple[int, int, int]:
     return width, height, len(set(pixels))
 
 
-def check_page(chromium: str, page: Path, tmp: Path, *, plots: int) -> str:
+# a wide desktop window and a narrow one (a laptop's half screen): every plot must paint in both
+WINDOWS = ((1400, 2000), (720, 1600))
+# PERFLAB_SCREENSHOTS=DIR: the pages named in SCREENSHOTS are also saved there (docs/images)
+SCREENSHOTS = {"lenses": "report-five-lenses", "compare": "report-compare"}
+SCREENSHOT_WINDOW = (1100, 1300)
+
+
+def check_page(chromium: str, page: Path, tmp: Path, *, plots: int, verdicts: bool = True) -> str:
     dom = browse(chromium, page, tmp, "--dump-dom").stdout
     assert dom.count("<svg") == plots
-    assert "<table" in dom and "ratio [95% CI]" in dom
-    assert 'class="verdict ' in dom
-    shot = tmp / (page.stem + ".png")
-    browse(chromium, page, tmp, f"--screenshot={shot}", "--window-size=1400,2000")
-    width, height, colours = png_size_and_colours(shot)
-    assert (width, height) == (1400, 2000)
-    assert colours > 20
+    if verdicts:
+        assert "<table" in dom and "ratio [95% CI]" in dom
+        assert 'class="verdict ' in dom
+    assert "…" not in "".join(re.findall(r"<svg.*?</svg>", dom, re.S))  # no label cut
+    for width, height in WINDOWS:
+        shot = tmp / f"{page.stem}-{width}.png"
+        browse(chromium, page, tmp, f"--screenshot={shot}", f"--window-size={width},{height}")
+        assert png_size_and_colours(shot)[:2] == (width, height)
+        assert png_size_and_colours(shot)[2] > 20
+    keep = os.environ.get("PERFLAB_SCREENSHOTS")
+    if keep and page.stem in SCREENSHOTS:
+        shot = Path(keep) / f"{SCREENSHOTS[page.stem]}.png"
+        width, height = SCREENSHOT_WINDOW
+        browse(chromium, page, tmp, f"--screenshot={shot}", f"--window-size={width},{height}")
     return dom
 
 
@@ -193,3 +211,102 @@ def test_each_lens_section_renders_in_chromium(
     assert marker in dom
     has_details = any(s.subsections or len(s.blocks) > 1 for s in one_lens.sections)
     assert (f'id="details-{metric.value}"' in dom) is has_details
+
+
+def _stack_and_matrix_runs() -> dict[str, RunResult]:
+    """A stack of three steps and a matrix of two changes on two bases, from the synthetic
+    run's time samples relabelled: what their pages draw (a waterfall, a grid)."""
+    result, _ = synthetic_run()
+
+    def cmp(base: str, variant: str, ratio: float, verdict: Verdict) -> Comparison:
+        return Comparison(
+            "sorted(data)", Metric.TIME, base, variant, ratio, ratio * 0.97, ratio * 1.03,
+            verdict, 20e3, 20e3 * ratio, "ns",
+        )  # fmt: skip
+
+    steps = ("base", "cache-the-dispatch-key", "inline-KernelFunction-call", "fast-path")
+    ratios = (0.82, 0.91, 0.75)
+    pairs = tuple(zip(steps, steps[1:], strict=False)) + (("base", steps[-1]),)
+    comparisons = [
+        cmp(a, b, r, Verdict.FASTER) for (a, b), r in zip(pairs[:-1], ratios, strict=True)
+    ]
+    comparisons.append(cmp("base", steps[-1], 0.557, Verdict.FASTER))
+    stack_experiment = dataclasses.replace(
+        result.experiment,
+        variants=tuple(Variant(n) for n in steps),
+        pairs=pairs,
+        stack=steps,
+        settings=dataclasses.replace(result.experiment.settings, metrics=(Metric.TIME,)),
+    )
+    stack = with_sections(
+        dataclasses.replace(
+            result,
+            experiment=stack_experiment,
+            comparisons=tuple(comparisons),
+            notes=(),
+            differences=(),
+            stacks=stack_summaries(stack_experiment, comparisons),
+        )
+    )
+    cells = {
+        ("main", "fix-a@main"): (0.8, Verdict.FASTER),
+        ("release", "fix-a@release"): (1.0, Verdict.EQUIVALENT),
+        ("main", "fix-b@main"): (0.95, Verdict.FASTER),
+        ("release", "fix-b@release"): (0.94, Verdict.FASTER),
+    }
+    found = {pair: cmp(*pair, r, v) for pair, (r, v) in cells.items()}
+    matrix_experiment = dataclasses.replace(
+        stack_experiment,
+        variants=tuple(Variant(n) for n in ("main", "release", *(v for _, v in cells))),
+        pairs=tuple(cells),
+        stack=(),
+    )
+    interactions = tuple(
+        Interaction(
+            change,
+            "release",
+            "main",
+            "sorted(data)",
+            Metric.TIME,
+            ratio,
+            ratio * 0.96,
+            ratio * 1.04,
+            verdict,
+            found[("release", f"{change}@release")],
+            found[("main", f"{change}@main")],
+            True,
+        )  # fmt: skip
+        for change, ratio, verdict in (
+            ("fix-a", 1.25, InteractionVerdict.WORSE_ON_BASE),
+            ("fix-b", 0.99, InteractionVerdict.INCONCLUSIVE),
+        )
+    )
+    matrix = with_sections(
+        dataclasses.replace(
+            stack,
+            experiment=matrix_experiment,
+            comparisons=tuple(found.values()),
+            stacks=(),
+            interactions=interactions,
+        )
+    )
+    return {"stack": stack, "matrix": matrix}
+
+
+SCREENSHOTS.update({"stack": "report-stack", "matrix": "report-matrix"})
+
+
+@pytest.mark.parametrize("design", ["stack", "matrix"])
+def test_stack_and_matrix_pages_render_in_chromium(
+    chromium: str, tmp_path: Path, design: str
+) -> None:
+    result = _stack_and_matrix_runs()[design]
+    page = tmp_path / f"{design}.html"
+    page.write_text(render_html(result))
+    # the forest plot, and the stack's waterfall
+    dom = check_page(chromium, page, tmp_path, plots=2 if design == "stack" else 1)
+    if design == "stack":
+        assert "inline-KernelFunction-call vs cache-the-dispatch-key" in dom
+        assert "steps multiplied" in dom
+    else:
+        assert "interaction release / main" in dom and "worse-on-base" in dom

@@ -135,6 +135,11 @@ ASLR_WORDS = {
 }
 
 
+# the report is one file, opened anywhere: the glossary is named by its place in perflab's
+# source tree (docs/glossary.md), relative to a checkout beside the report
+GLOSSARY_URL = "docs/glossary.md"
+
+
 def machine_facts(machine: dict[str, Any]) -> list[tuple[str, str]]:
     pinned = machine.get("pinned_cpu")
     facts = [
@@ -233,4 +238,5 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
         samples_command=f"perflab show {result.run_id} --json - --samples",
         with_samples=with_samples,
         changes=Markup(change_sections(result)),
+        glossary_url=GLOSSARY_URL,
     )

@@ -122,7 +122,7 @@ def render_markdown(result: RunResult) -> str:
             lines.append(f"- **{group.severity.value}**{where}: {message}{count}")
             if group.hint:
                 lines.append(f"  hint: {markdown_prose(group.hint, line_break='<br>')}")
-        lines += ["", "</details>"]
+        lines += ["", "Words used here: perflab's docs/glossary.md.", "", "</details>"]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,42 @@
+"""Lenses that disagree about one pair are said to, with why and how to settle it."""
+
+from __future__ import annotations
+
+from perflab.model import Comparison, Metric, Severity, Verdict
+from perflab.same_work import disagreement_notes
+
+
+def _c(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict) -> Comparison:
+    return Comparison("torch.add", metric, "A", "B", ratio, low, high, verdict, 1.0, ratio, "ns")
+
+
+def test_a_torch_op_faster_while_the_statement_is_slower_is_said_with_both_figures() -> None:
+    (note,) = disagreement_notes(
+        [
+            _c(Metric.TIME, 1.010, 1.004, 1.016, Verdict.SLOWER),
+            _c(Metric.TORCH, 0.405, 0.39, 0.42, Verdict.FASTER),
+        ]
+    )
+    assert note.severity is Severity.WARNING and note.variant == "B"
+    assert "0.405" in note.message and "1.010" in note.message
+    assert "self" in note.message and "profiler" in note.message
+    assert note.hint and "--budget" in note.hint
+
+
+def test_agreeing_or_unrelated_lenses_say_nothing() -> None:
+    time = _c(Metric.TIME, 0.9, 0.88, 0.92, Verdict.FASTER)
+    assert disagreement_notes([time, _c(Metric.INSTRUCTIONS, 0.8, 0.8, 0.8, Verdict.FASTER)]) == []
+    # code size is not speed
+    assert disagreement_notes([time, _c(Metric.ASM, 1.5, 1.5, 1.5, Verdict.INCONCLUSIVE)]) == []
+    # an undecided lens does not contradict
+    assert disagreement_notes([time, _c(Metric.TORCH, 1.2, 0.5, 2.0, Verdict.INCONCLUSIVE)]) == []
+
+
+def test_a_large_change_beside_an_equivalent_time_is_said() -> None:
+    notes = disagreement_notes(
+        [
+            _c(Metric.TIME, 1.001, 0.996, 1.006, Verdict.EQUIVALENT),
+            _c(Metric.INSTRUCTIONS, 0.7, 0.7, 0.7, Verdict.FASTER),
+        ]
+    )
+    assert len(notes) == 1 and "valgrind" in notes[0].message
