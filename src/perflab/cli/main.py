@@ -380,7 +380,7 @@ def _emit(
     # `run` shows what it just measured; `show`/`compare` writing a file were asked for the file
     wants_table = command == "run" or output.table or not files
     if not output.quiet and not writes_to_stdout and wants_table:
-        render_terminal(result, out)
+        render_terminal(result, out, verbose=output.verbose)
     return EXIT_OK
 
 

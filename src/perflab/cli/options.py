@@ -46,6 +46,7 @@ class OutputOptions:
     html_path: Path | None = None
     samples: bool = False  # the JSON carries the raw samples
     table: bool = False  # show/compare: the terminal table even when a report file is written
+    verbose: bool = False  # the terminal: every note, whole assembly diffs and names
     csv_path: Path | None = None  # hyperfine's CSV columns
     hyperfine_json_path: Path | None = None  # hyperfine's JSON (its `results` list)
 
@@ -114,6 +115,12 @@ def _add_output(
             "--samples",
             action="store_true",
             help="add every raw sample to the JSON (a 'samples' list)",
+        )
+        parser.add_argument(
+            "--verbose",
+            action="store_true",
+            help="the terminal shows every note (not only warnings), whole assembly diffs and "
+            "whole C++ names",
         )
         parser.add_argument(
             "--table",
@@ -386,6 +393,7 @@ def output_options(args: argparse.Namespace) -> OutputOptions:
         html_path=getattr(args, "html_path", None),
         samples=getattr(args, "samples", False),
         table=getattr(args, "table", False),
+        verbose=getattr(args, "verbose", False),
         csv_path=getattr(args, "csv_path", None),
         hyperfine_json_path=getattr(args, "hyperfine_json_path", None),
     )

@@ -27,6 +27,13 @@ from perflab.store import RunSummary
 
 MAX_ROWS = 12  # details tables; the HTML report and the JSON have the rest
 MAX_PREFORMATTED_LINES = 40
+# quiet by default: an assembly diff shows its changed lines with this much context, at most
+# QUIET_DIFF_LINES lines (the whole listing: --verbose, the HTML report)
+DIFF_CONTEXT = 1
+QUIET_DIFF_LINES = 16
+# a table cell longer than this that reads as a C++ name loses its template and argument lists
+SYMBOL_CHARS = 60
+_CHANGED = {Style.ADD, Style.DEL, Style.MOVED, Style.CHANGED}
 
 STYLES = {
     Style.PLAIN: "",
@@ -53,8 +60,47 @@ def text_of(cell: Cell | Paragraph) -> Text:
     return terminal(cell.text, STYLES[cell.style])
 
 
+def short_symbol(text: str, limit: int = SYMBOL_CHARS) -> str:
+    """A long C++ name as the terminal shows it: the nested template arguments and the
+    parameter list elided (`at::native::cpu_kernel_vec<…>(…)`); the HTML and JSON keep it."""
+    if len(text) <= limit or "::" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    for char in text:
+        if char in "<(":
+            if depth == 0:
+                out.append(char + "…")
+            depth += 1
+        elif char in ">)" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append(char)
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
+
+
+def quiet_diff(lines: Sequence[Cell], context: int = DIFF_CONTEXT) -> list[Cell]:
+    """An assembly diff's changed lines with `context` lines around each, the rest elided:
+    the part of the hot loop that changed, not the whole listing."""
+    keep = {
+        k + d
+        for k, line in enumerate(lines)
+        if line.style in _CHANGED
+        for d in range(-context, context + 1)
+    }
+    out: list[Cell] = []
+    for k, line in enumerate(lines):
+        if k in keep:
+            out.append(line)
+        elif not out or out[-1].text != "…":
+            out.append(Cell("…", Style.GAP))
+    return out
+
+
 def table_renderable(
-    table: Table, title: str = "", *, max_rows: int | None = MAX_ROWS
+    table: Table, title: str = "", *, max_rows: int | None = MAX_ROWS, verbose: bool = True
 ) -> RichTable:
     heading = title or table.title
     out = RichTable(
@@ -73,7 +119,10 @@ def table_renderable(
         )
     rows = table.rows if max_rows is None else table.rows[:max_rows]
     for row in rows:
-        out.add_row(*(text_of(cell) for cell in row))
+        if verbose:
+            out.add_row(*(text_of(cell) for cell in row))
+        else:
+            out.add_row(*(text_of(Cell(short_symbol(c.text), c.style)) for c in row))
     more = table.omitted_rows + len(table.rows) - len(rows)
     captions = [table.caption] if table.caption else []
     if more:
@@ -83,29 +132,40 @@ def table_renderable(
     return out
 
 
-def _block(block: Block, console: Console, figures: list[str], max_rows: int | None) -> None:
+def _block(
+    block: Block, console: Console, figures: list[str], max_rows: int | None, verbose: bool
+) -> None:
     if isinstance(block, Table):
-        console.print(table_renderable(block, max_rows=max_rows))
+        console.print(table_renderable(block, max_rows=max_rows, verbose=verbose))
     elif isinstance(block, Paragraph):
         console.print(text_of(block))
     elif isinstance(block, Preformatted):
         console.print(terminal(block.title, "bold"))
-        lines = block.lines[:MAX_PREFORMATTED_LINES]
+        if verbose:
+            lines = list(block.lines)
+        else:
+            lines = quiet_diff(block.lines)[:QUIET_DIFF_LINES]
         for line in lines:
             console.print(text_of(line), soft_wrap=True)
-        if len(block.lines) > len(lines):
+        if len(lines) < len(block.lines):
             console.print(
-                Text(f"… {len(block.lines) - len(lines)} more lines (--html)", style="dim")
+                Text(f"(changed lines; all {len(block.lines)}: --verbose, --html)", style="dim")
             )
     elif isinstance(block, FIGURE_TYPES):
         figures.append(block.title)
 
 
 def render_section(
-    section: Section, console: Console, *, top: bool = True, max_rows: int | None = MAX_ROWS
+    section: Section,
+    console: Console,
+    *,
+    top: bool = True,
+    max_rows: int | None = MAX_ROWS,
+    verbose: bool = True,
 ) -> None:
     """A section: its title (on its first table, when it starts with one), its blocks, then its
-    subsections. Details tables show `max_rows` rows (None: all)."""
+    subsections. Details tables show `max_rows` rows (None: all). Not `verbose`: assembly
+    diffs show their changed lines, long C++ names are shortened."""
     figures: list[str] = []
     if top and not (section.blocks and isinstance(section.blocks[0], Table)):
         console.print(terminal(section.title, "bold"))
@@ -113,24 +173,26 @@ def render_section(
         if top and index == 0 and isinstance(block, Table):
             console.print(table_renderable(block, section.title, max_rows=None))
             continue
-        _block(block, console, figures, max_rows)
+        _block(block, console, figures, max_rows, verbose)
     for sub in section.subsections:
         if not [b for b in sub.blocks if not isinstance(b, FIGURE_TYPES)] and not sub.subsections:
             figures += [b.title for b in sub.blocks if isinstance(b, FIGURE_TYPES)]
             continue
         console.print(terminal(f"{section.title} · {sub.title}", "bold"))
-        render_section(sub, console, top=False, max_rows=max_rows)
+        render_section(sub, console, top=False, max_rows=max_rows, verbose=verbose)
     if figures and top:
         kinds = ", ".join(dict.fromkeys(figures))
         console.print(terminal(f"plots ({kinds}): in the HTML report (--html FILE)", "dim"))
 
 
-def render_sections(sections: Sequence[Section], console: Console) -> None:
+def render_sections(sections: Sequence[Section], console: Console, *, verbose: bool) -> None:
     for section in sections:
-        render_section(section, console)
+        render_section(section, console, verbose=verbose)
 
 
-def render_terminal(result: RunResult, console: Console) -> None:
+def render_terminal(result: RunResult, console: Console, *, verbose: bool = False) -> None:
+    """The verdicts, what each lens found and the warnings; `verbose` adds the informational
+    notes, whole assembly diffs and whole names (the HTML report has all of it)."""
     machine = result.machine
     header = Text()
     header.append(result.title.removeprefix("perflab "), style="bold")
@@ -141,7 +203,7 @@ def render_terminal(result: RunResult, console: Console) -> None:
     console.print(header)
     if result.error and not any(n.message.startswith("failed:") for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
-    render_sections(result.sections, console)
+    render_sections(result.sections, console, verbose=verbose)
     from perflab.report.changes import change_views  # stacks, matrices, git provenance
 
     for renderable in change_views(result):
@@ -156,7 +218,9 @@ def render_terminal(result: RunResult, console: Console) -> None:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
     # prose wraps to the window on a terminal; a pipe or a file gets whole lines
     soft_wrap = not console.is_terminal
-    for group in group_notes(result.notes):
+    groups = group_notes(result.notes)
+    shown = [g for g in groups if verbose or g.severity.value == "warning"]
+    for group in shown:
         warning = group.severity.value == "warning"
         line = Text(f"{group.severity.value}: ", style="yellow" if warning else "dim")
         if group.where:
@@ -167,6 +231,11 @@ def render_terminal(result: RunResult, console: Console) -> None:
         if group.hint:
             line.append(visible(f"\n  hint: {group.hint}", keep_newlines=True), style="dim")
         console.print(line, soft_wrap=soft_wrap)
+    if len(shown) < len(groups):
+        hidden = len(groups) - len(shown)
+        console.print(
+            Text(f"{hidden} more note{'s' if hidden > 1 else ''}: --verbose, or --html", "dim")
+        )
 
 
 def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
