@@ -233,7 +233,7 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
     comparisons.append(cmp("base", steps[-1], 0.557, Verdict.FASTER))
     stack_experiment = dataclasses.replace(
         result.experiment,
-        variants=tuple(Variant(n) for n in steps),
+        variants=tuple(Variant(n, git=n) for n in steps),
         pairs=pairs,
         stack=steps,
         settings=dataclasses.replace(result.experiment.settings, metrics=(Metric.TIME,)),
@@ -244,7 +244,7 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
             experiment=stack_experiment,
             comparisons=tuple(comparisons),
             notes=(),
-            differences=(),
+            differences=("git: " + ", ".join(f"{n}={n}" for n in steps),),
             stacks=stack_summaries(stack_experiment, comparisons),
         )
     )
@@ -257,7 +257,11 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
     found = {pair: cmp(*pair, r, v) for pair, (r, v) in cells.items()}
     matrix_experiment = dataclasses.replace(
         stack_experiment,
-        variants=tuple(Variant(n) for n in ("main", "release", *(v for _, v in cells))),
+        variants=(
+            Variant("main", git="main"),
+            Variant("release", git="release-2.1"),
+            *(Variant(v, git=b, apply=(f"{v.split('@')[0]}.patch",)) for b, v in cells),
+        ),
         pairs=tuple(cells),
         stack=(),
     )
@@ -287,6 +291,7 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
             experiment=matrix_experiment,
             comparisons=tuple(found.values()),
             stacks=(),
+            differences=("git: main, release-2.1; apply: fix-a.patch, fix-b.patch",),
             interactions=interactions,
         )
     )
