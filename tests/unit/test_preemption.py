@@ -114,3 +114,27 @@ def test_summary_says_how_much_other_processes_took_and_what_was_excluded() -> N
     assert "taken out" in summarise(samples, ["A", "B"], Preemption.CORRECT).message(
         Preemption.CORRECT
     )
+
+
+def test_a_design_analysed_in_groups_says_the_load_once_with_each_variant_share() -> None:
+    """A stack's steps are analysed in several groups (each baseline with its variants): the
+    time lens's load note must be the same in each, so the run says it once."""
+    from perflab.engine import dedupe_notes
+    from perflab.lenses.time.measure import analyse_time
+    from perflab.measure.lens import BenchmarkData
+    from perflab.model import Benchmark, Settings
+
+    samples = tuple(
+        _sample(v, 2e6, run_queue_ns=int(share * 2e6), generation=g, block=b)
+        for g in range(3)
+        for b in range(4)
+        for v, share in (("base", 0.4), ("s1", 0.2), ("s2", 0.3))
+    )
+    benchmark = Benchmark("b", stmt="pass")
+    data = BenchmarkData(samples=samples)
+    notes = []
+    for group in (["base", "s1"], ["s1", "s2"], ["base", "s2"]):
+        notes += analyse_time(benchmark, group, data, Settings()).notes
+    load = [n for n in dedupe_notes(notes) if "of the measuring CPU" in n.message]
+    assert len(load) == 1
+    assert "base 40%, s1 20%, s2 30%" in load[0].message
