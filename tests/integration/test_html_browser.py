@@ -110,9 +110,10 @@ def check_page(chromium: str, page: Path, tmp: Path, *, plots: int, verdicts: bo
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny real run through the command line, written as HTML right away."""
+    """A tiny real run through the command line, written as HTML right away; then the same
+    again (run 2), for `compare 1 2`."""
     root = tmp_path_factory.mktemp("html-run")
-    done = subprocess.run(
+    again = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -136,6 +137,9 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
         text=True,
         timeout=300,
     )
+    assert again.returncode == 0, again.stderr
+    (root / "run.html").rename(root / "first.html")
+    done = subprocess.run(again.args, cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return root
 
@@ -152,7 +156,7 @@ def test_a_real_run_renders_with_its_samples_in_chromium(
 
 def test_show_and_compare_write_html(chromium: str, measured: Path, tmp_path: Path) -> None:
     # compare: the forest plot and the per-generation ratios (two runs share no sample clock)
-    for args, plots in ((["show", "latest"], 3), (["compare", "1", "1"], 2)):
+    for args, plots in ((["show", "latest"], 3), (["compare", "1", "2"], 2)):
         page = tmp_path / f"{args[0]}.html"
         done = subprocess.run(
             [sys.executable, "-m", "perflab.cli.main", *args, "--html", str(page), "--quiet"],
@@ -162,7 +166,23 @@ def test_show_and_compare_write_html(chromium: str, measured: Path, tmp_path: Pa
             timeout=120,
         )
         assert done.returncode == 0, done.stderr
-        check_page(chromium, page, tmp_path, plots=plots)
+        dom = check_page(chromium, page, tmp_path, plots=plots)
+        if args[0] == "compare":
+            assert "perflab compare: run 2 against run 1" in dom
+
+
+def test_a_variant_measured_alone_renders_in_chromium(
+    chromium: str, measured: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "alone.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "true", "--runs", "3", "--html", str(page),
+         "--quiet", *FAST[:3]],
+        cwd=measured, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    dom = check_page(chromium, page, tmp_path, plots=0, verdicts=False)
+    assert "per iteration [95% CI]" in dom and "measured alone" in dom
 
 
 def test_every_lens_section_renders_in_chromium(chromium: str, tmp_path: Path) -> None:
