@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
+from perflab.document import TimeSeries
+
 
 class Metric(str):
     """A lens's name: one way of measuring a benchmark.
@@ -823,6 +825,8 @@ class Measurement:
     max: float
     cpu_mean: float | None = None  # user + system time per iteration, in `unit`
     times: tuple[float, ...] = field(default=(), compare=False)
+    # the samples over the run, for the HTML report's plot (not the JSON)
+    series: TimeSeries | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -181,7 +181,7 @@ def test_a_variant_measured_alone_renders_in_chromium(
         cwd=measured, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    dom = check_page(chromium, page, tmp_path, plots=0, verdicts=False)
+    dom = check_page(chromium, page, tmp_path, plots=1, verdicts=False)  # its raw samples
     assert "per iteration [95% CI]" in dom and "measured alone" in dom
 
 

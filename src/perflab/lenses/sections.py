@@ -7,13 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from perflab.document import Section
+from perflab.document import ScatterFigure, Section
 from perflab.errors import ConfigError
 from perflab.lenses.fragments import SectionInput, measurement_table, verdict_table
 from perflab.lenses.registry import descriptor_for
 from perflab.model import Comparison, Experiment, Measurement, Metric, Note
 
 SectionBuilder = Callable[[SectionInput], Section]
+ALONE_EXPLANATION = (
+    "Every sample's time per iteration, in measurement order (the scale does not start at zero). "
+    "Drift shows as a slope, bimodality as two bands, a per-process effect as a step at a "
+    "generation boundary."
+)
 
 
 def section_builder(metric: Metric) -> SectionBuilder | None:
@@ -45,7 +50,16 @@ def lens_sections(
         mine = tuple(c for c in comparisons if c.metric is metric)
         alone = [m for m in measurements if m.metric is metric]
         if not mine and alone and len(experiment.variants) == 1:
-            sections.append(Section(metric.value, (measurement_table(alone),), key=metric.value))
+            plots = tuple(
+                Section(
+                    m.benchmark,
+                    (ScatterFigure("raw samples", (m.series,), explanation=ALONE_EXPLANATION),),
+                )
+                for m in alone
+                if m.series is not None and not cross_run
+            )
+            table = measurement_table(alone)
+            sections.append(Section(metric.value, (table,), plots, key=metric.value))
             continue
         if not mine:
             continue

@@ -833,6 +833,7 @@ def own_time(
         max=float(times.max()),
         cpu_mean=float(np.mean(cpu)) if cpu else None,
         times=tuple(float(t) for t in times),
+        series=time_series(data.samples, [variant])[0],
     )
 
 
