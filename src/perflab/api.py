@@ -299,9 +299,16 @@ def cache_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
     return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).entries()
 
 
-def prune_cache(cache_dir: str | Path | None = None) -> list[CacheEntry]:
-    """Remove every cached checkout and build (and git's record of its worktree)."""
-    return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).prune()
+def prune_cache(
+    cache_dir: str | Path | None = None, *, in_use: list[CacheEntry] | None = None
+) -> list[CacheEntry]:
+    """Remove every cached checkout and build (and git's record of its worktree) that no
+    perflab run is using; those in use are left, and added to `in_use` when given."""
+    cache = BuildCache(cache_dir or default_cache_dir(), SubprocessRunner())
+    removed = cache.prune()
+    if in_use is not None:
+        in_use.extend(cache.skipped)
+    return removed
 
 
 __all__ = [

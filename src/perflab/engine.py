@@ -349,6 +349,8 @@ def _run_experiment(
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
             raise RunInterrupted(writer.run_id) from error
         raise
+    finally:
+        preparer.close()
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))

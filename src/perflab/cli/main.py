@@ -36,6 +36,7 @@ from perflab.designs import budget_plan
 from perflab.doctor import diagnose
 from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
+from perflab.git.cache import CacheEntry
 from perflab.host import process_age_s
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
@@ -336,11 +337,19 @@ def _run(
 
 def _cache(args: argparse.Namespace, out: Console) -> int:
     if args.action == "prune":
-        removed = api.prune_cache(args.cache_dir)
+        in_use: list[CacheEntry] = []
+        removed = api.prune_cache(args.cache_dir, in_use=in_use)
         if args.json_path is not None:
             _write(args.json_path, json.dumps([e.to_json() for e in removed], indent=2) + "\n")
         if str(args.json_path) != "-":
             out.print(f"removed {len(removed)} cached checkout(s)", highlight=False)
+            if in_use:
+                out.print(
+                    f"left {len(in_use)} in use by a running perflab run: "
+                    + ", ".join(visible(str(e.path)) for e in in_use),
+                    highlight=False,
+                    markup=False,
+                )
         return EXIT_OK
     entries = api.cache_entries(args.cache_dir)
     if args.json_path is not None:

@@ -5,17 +5,24 @@ the cache directory, never the user's own tree: `<cache>/<key>/` is the checkout
 `<cache>/<key>.json` says what it holds (repository, ref, commit, tree, changes applied, build
 command, build status and output). The key hashes the repository, the tree and the build
 command, so a ref named in several cells, or measured again, is checked out and built once.
+
+Entries are shared by every perflab run using the cache directory: `<cache>/<key>.lock` is held
+shared by each run that uses the entry (until the run ends) and exclusive while it is checked
+out or built, so two runs never build in one place and `prune` skips entries in use. A built
+entry records a digest of its files (the tracked tree, and the build's outputs, untracked):
+an entry changed since its build is checked out and built again, never measured as it is.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +32,7 @@ from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
 from perflab.proc import LaunchSpec, ProcessRunner
 
 OUTPUT_TAIL_CHARS = 4000
+LOCK_POLL_S = 0.2
 
 
 def default_cache_dir() -> Path:
@@ -66,6 +74,8 @@ class CacheEntry:
     build_seconds: float | None = None
     output: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # sha256 of the build's outputs (untracked files) when it was built; None: not recorded
+    outputs_digest: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +91,7 @@ class CacheEntry:
             "created_at": self.created_at,
             "build_seconds": self.build_seconds,
             "output": self.output,
+            "outputs_digest": self.outputs_digest,
         }
 
     @classmethod
@@ -98,6 +109,7 @@ class CacheEntry:
             created_at=float(data.get("created_at", 0.0)),
             build_seconds=data.get("build_seconds"),
             output=str(data.get("output", "")),
+            outputs_digest=data.get("outputs_digest"),
         )
 
 
@@ -107,9 +119,88 @@ def cache_key(repository: str, tree: str, build: str | None) -> str:
 
 
 class BuildCache:
-    def __init__(self, root: str | Path, runner: ProcessRunner) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        runner: ProcessRunner,
+        *,
+        on_wait: Callable[[str], None] | None = None,
+        lock_wait_s: float = 3600.0,
+    ) -> None:
         self.root = Path(root)
         self.runner = runner
+        self.on_wait = on_wait  # told once when another run holds an entry this one needs
+        self.lock_wait_s = lock_wait_s
+        self._locks: dict[str, tuple[int, bool]] = {}  # name -> (fd, exclusive)
+        # what was found wrong with a cached entry and repaired, per key (said to the user)
+        self.repaired: dict[str, str] = {}
+        self.skipped: list[CacheEntry] = []  # prune: entries another run is using
+
+    # ---- locks
+
+    def _lock(self, name: str, *, exclusive: bool, wait: bool = True) -> bool:
+        """Hold `<root>/<name>.lock` shared or exclusive until release/close. False when not
+        waiting and another run holds it. Waiting is bounded by lock_wait_s."""
+        held = self._locks.get(name)
+        if held is not None and held[1] == exclusive:
+            return True
+        if held is not None and not exclusive:  # exclusive -> shared never waits
+            fcntl.flock(held[0], fcntl.LOCK_SH)
+            self._locks[name] = (held[0], False)
+            return True
+        if held is not None:  # shared -> exclusive: flock drops the shared lock to convert
+            self._release(name)
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / f"{name}.lock"
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        deadline = time.monotonic() + self.lock_wait_s
+        told = False
+        while True:
+            # never follow a link, never truncate: the file's content is never used
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if not wait:
+                    return False
+                if time.monotonic() > deadline:
+                    raise GitError(
+                        f"the cached checkout {self.root / name} is in use by another perflab "
+                        f"run: waited {self.lock_wait_s:g} s for it",
+                        hint="let the other run finish, or pass --cache-dir DIR to use another "
+                        "cache",
+                    ) from None
+                if not told and self.on_wait is not None:
+                    self.on_wait(
+                        f"waiting for another perflab run using the cached checkout "
+                        f"{self.root / name}"
+                    )
+                    told = True
+                time.sleep(LOCK_POLL_S)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            # prune may have removed the file while this run waited on it: lock the one there
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+            except OSError:
+                same = False
+            if same:
+                self._locks[name] = (fd, exclusive)
+                return True
+            os.close(fd)
+
+    def _release(self, name: str) -> None:
+        held = self._locks.pop(name, None)
+        if held is not None:
+            os.close(held[0])
+
+    def close(self) -> None:
+        """Release every entry this run used (the process ending does it too)."""
+        for name in list(self._locks):
+            self._release(name)
 
     # ---- reading
 
@@ -137,9 +228,93 @@ class BuildCache:
     def _save(self, entry: CacheEntry) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         meta = self.root / f"{entry.key}.json"
-        temporary = meta.with_suffix(".tmp")
+        temporary = meta.with_suffix(f".{os.getpid()}.tmp")
         temporary.write_text(json.dumps(entry.to_json(), indent=2) + "\n")
         temporary.replace(meta)
+
+    # ---- verifying
+
+    def _changed(self, entry: CacheEntry) -> str | None:
+        """What differs in the checkout from what the entry records, or None."""
+        head = run_git(self.runner, entry.path, "rev-parse", "--verify", "-q", "HEAD")
+        if not head.ok or head.stdout.strip() != entry.commit:
+            now = head.stdout.strip()[:10] or "no commit"
+            return f"its HEAD is at {now}, not at {entry.commit[:10]}"
+        diff = run_git(
+            self.runner, entry.path, "diff", "--no-ext-diff", "--name-only", entry.tree, "--"
+        )
+        if not diff.ok:
+            return "git cannot compare it with its tree: " + diff.stderr.strip()[-300:]
+        files = diff.stdout.split()
+        if files:
+            return (
+                f"tracked files differ from the tree {entry.tree[:10]}: "
+                + ", ".join(files[:5])
+                + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            )
+        if entry.status == "built" and entry.build is not None:
+            digest = self._outputs_digest(entry.path)
+            if entry.outputs_digest is None:
+                return "it records no digest of its build's outputs"
+            if digest != entry.outputs_digest:
+                return (
+                    "its build's outputs changed since the build (a file was changed, "
+                    "truncated, added or removed)"
+                )
+        return None
+
+    def _outputs_digest(self, path: Path) -> str:
+        """sha256 over the names and contents of the untracked files (the build's outputs)."""
+        listed = run_git(self.runner, path, "ls-files", "-z", "--others")
+        digest = hashlib.sha256()
+        for name in sorted(n for n in listed.stdout.split("\0") if n):
+            file = path / name
+            digest.update(name.encode(errors="surrogateescape") + b"\0")
+            try:
+                if file.is_symlink():
+                    digest.update(b"link:" + os.readlink(file).encode(errors="surrogateescape"))
+                else:
+                    with file.open("rb") as handle:
+                        for block in iter(lambda: handle.read(1 << 20), b""):
+                            digest.update(block)
+            except OSError as error:
+                digest.update(f"unreadable:{error.errno}".encode())
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def _usable(self, entry: CacheEntry) -> bool:
+        """A cached entry is reused only as it was recorded: else it is removed (and said)."""
+        reason = self._changed(entry)
+        if reason is None:
+            return True
+        self.repaired[entry.key] = (
+            f"the cached checkout of {_label(entry)} at {entry.path} was changed since it was "
+            f"{'built' if entry.status == 'built' else 'checked out'} ({reason}): it was "
+            "checked out and built again"
+        )
+        self._discard(entry.repository, entry.key)
+        return False
+
+    def _discard(self, repository: str, key: str) -> None:
+        self._remove_worktree(repository, self.root / key)
+        (self.root / f"{key}.json").unlink(missing_ok=True)
+
+    def _cached(self, key: str) -> CacheEntry | None:
+        """The entry under `key` when it can be reused, holding its lock shared; else None,
+        holding it exclusive (so this run is the one to check it out and build it)."""
+        self._lock(key, exclusive=False)
+        cached = self._load(key)
+        if cached is not None and (cached.status == "built" or cached.build is None):
+            if self._changed(cached) is None:
+                return cached
+        self._lock(key, exclusive=True)  # another run may have built it meanwhile
+        cached = self._load(key)
+        if cached is not None and self._usable(cached):
+            if cached.status == "built" or cached.build is None:
+                self._lock(key, exclusive=False)
+                return cached
+            return cached
+        return None
 
     # ---- checking out
 
@@ -147,14 +322,32 @@ class BuildCache:
         self, repository: str, base: ResolvedRef, changes: Sequence[Change], build: str | None
     ) -> tuple[CacheEntry, bool]:
         """A checkout of `base` with `changes` applied, from the cache when it is there.
-        Returns the entry and whether it came from the cache."""
+        Returns the entry and whether it came from the cache. The entry's lock is held: shared
+        when it is ready, exclusive when it still has to be built (build() shares it then)."""
         label = base.ref + "".join(f"+{c.name}" for c in changes)
         if not changes:
-            cached = self._load(cache_key(repository, base.tree, build))
+            cached = self._cached(cache_key(repository, base.tree, build))
             if cached is not None:
-                return cached, True
+                return cached, cached.status == "built" or cached.build is None
         self.root.mkdir(parents=True, exist_ok=True)
-        scratch = self.root / f"tmp-{uuid.uuid4().hex[:12]}"
+        name = f"tmp-{uuid.uuid4().hex[:12]}"
+        scratch = self.root / name
+        self._lock(name, exclusive=True)  # prune leaves a scratch checkout in use alone
+        try:
+            return self._checkout_into(repository, base, changes, build, scratch, label)
+        finally:
+            self._release(name)
+            (self.root / f"{name}.lock").unlink(missing_ok=True)
+
+    def _checkout_into(
+        self,
+        repository: str,
+        base: ResolvedRef,
+        changes: Sequence[Change],
+        build: str | None,
+        scratch: Path,
+        label: str,
+    ) -> tuple[CacheEntry, bool]:
         added = run_git(
             self.runner, repository, "worktree", "add", "--detach", "--force", str(scratch),
             base.commit,
@@ -188,13 +381,15 @@ class BuildCache:
                 written = run_git(self.runner, scratch, "write-tree")
                 tree = written.stdout.strip()
             key = cache_key(repository, tree, build)
-            cached = self._load(key)
-            if cached is not None:
-                self._remove_worktree(repository, scratch)
-                return cached, True
+            if changes:
+                cached = self._cached(key)
+                if cached is not None:
+                    self._remove_worktree(repository, scratch)
+                    return cached, cached.status == "built" or cached.build is None
             final = self.root / key
-            if final.exists():  # left behind without its description: start again
-                self._remove_worktree(repository, final)
+            # left behind without its description, or registered in git but gone (the cache
+            # folder was removed): cleared, or git refuses to move a worktree there
+            self._remove_worktree(repository, final)
             moved = run_git(self.runner, repository, "worktree", "move", str(scratch), str(final))
             if not moved.ok:
                 raise GitError(
@@ -217,6 +412,8 @@ class BuildCache:
             created_at=time.time(),
         )
         self._save(entry)
+        if build is None:
+            self._lock(key, exclusive=False)
         return entry, False
 
     def build(
@@ -228,25 +425,55 @@ class BuildCache:
         timeout_s: float,
         variant: str,
     ) -> CacheEntry:
-        """Run the build command in the checkout (once: a built entry is returned as it is)."""
+        """Run the build command in the checkout (once: a built entry is returned as it is).
+        A build that moves the checkout (HEAD, tracked files) or changes the repository's refs
+        fails: what it left would not be the commit asked for; refs are put back."""
         if entry.build is None or entry.status == "built":
             return entry
+        self._lock(entry.key, exclusive=True)
         cwd = entry.path / subdirectory if subdirectory else entry.path
+        refs_before = self._refs(entry.repository)
         started = time.monotonic()
         done = self.runner.run(
             LaunchSpec(argv=("/bin/sh", "-c", entry.build), env=dict(env), cwd=str(cwd)),
             timeout_s=timeout_s,
         )
+        elapsed_s = time.monotonic() - started
         output = (done.stdout + done.stderr).strip()[-OUTPUT_TAIL_CHARS:]
+        moved = self._changed(entry) if done.ok else None
+        refs = self._restore_refs(entry.repository, refs_before)
+        if refs or moved:
+            self._discard(entry.repository, entry.key)
+            self._release(entry.key)
+            what = "; ".join(
+                part
+                for part in (
+                    f"the checkout moved ({moved})" if moved else "",
+                    f"it changed your repository's refs ({refs}); perflab put them back"
+                    if refs
+                    else "",
+                )
+                if part
+            )
+            raise BenchmarkFailedError(
+                f"the build {entry.build!r} of {_label(entry)} changed what it was asked to "
+                f"build: {what}; it is not measured, as it would not be {entry.commit[:10]}",
+                hint="a build must build the checked-out files as they are: no git checkout, "
+                "reset, commit or branch in it (to measure another commit, give it as git=REF)",
+                variant=variant,
+                detail=output or None,
+            )
         built = CacheEntry(
             **{
                 **{k: getattr(entry, k) for k in entry.__dataclass_fields__},
                 "status": "built" if done.ok else "failed",
-                "build_seconds": time.monotonic() - started,
+                "build_seconds": elapsed_s,
                 "output": output,
+                "outputs_digest": self._outputs_digest(entry.path) if done.ok else None,
             }
         )
         self._save(built)
+        self._lock(entry.key, exclusive=False)
         if not done.ok:
             how = done.describe_failure()
             if done.timed_out:
@@ -260,18 +487,67 @@ class BuildCache:
             )
         return built
 
+    def _refs(self, repository: str) -> dict[str, str]:
+        listed = run_git(
+            self.runner, repository, "for-each-ref", "--format=%(objectname) %(refname)"
+        )
+        refs = {}
+        for line in listed.stdout.splitlines():
+            value, _, name = line.partition(" ")
+            if name:
+                refs[name] = value
+        return refs
+
+    def _restore_refs(self, repository: str, before: Mapping[str, str]) -> str:
+        """Put back the refs a build created, moved or deleted; what it did, or ''."""
+        after = self._refs(repository)
+        said = []
+        for name in sorted(set(before) | set(after)):
+            old, new = before.get(name), after.get(name)
+            if old == new:
+                continue
+            if old is None:
+                assert new is not None
+                run_git(self.runner, repository, "update-ref", "-d", name, new)
+                said.append(f"created {name}")
+            elif new is None:
+                run_git(self.runner, repository, "update-ref", name, old, "0" * len(old))
+                said.append(f"deleted {name}")
+            else:
+                run_git(self.runner, repository, "update-ref", name, old, new)
+                said.append(f"moved {name}")
+        return ", ".join(said)
+
     # ---- pruning
 
     def prune(self) -> list[CacheEntry]:
-        """Remove every entry (its worktree, and git's record of it)."""
-        removed = self.entries()
-        repositories = {e.repository for e in removed}
-        for entry in removed:
-            self._remove_worktree(entry.repository, entry.path)
-            (self.root / f"{entry.key}.json").unlink(missing_ok=True)
+        """Remove every entry (its worktree, and git's record of it) that no run is using;
+        those in use are left, in `skipped`."""
+        removed = []
+        self.skipped = []
+        repositories = set()
+        for entry in self.entries():
+            if not self._lock(entry.key, exclusive=True, wait=False):
+                self.skipped.append(entry)
+                continue
+            try:
+                self._discard(entry.repository, entry.key)
+                (self.root / f"{entry.key}.lock").unlink(missing_ok=True)
+            finally:
+                self._release(entry.key)
+            removed.append(entry)
+            repositories.add(entry.repository)
         if self.root.is_dir():
             for leftover in self.root.glob("tmp-*"):
-                shutil.rmtree(leftover, ignore_errors=True)
+                if leftover.suffix in (".lock", ".tmp") or not leftover.is_dir():
+                    continue
+                if not self._lock(leftover.name, exclusive=True, wait=False):
+                    continue  # a run is checking out there
+                try:
+                    shutil.rmtree(leftover, ignore_errors=True)
+                    (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
+                finally:
+                    self._release(leftover.name)
         for repository in repositories:
             if os.path.isdir(repository):
                 run_git(self.runner, repository, "worktree", "prune")
@@ -279,10 +555,9 @@ class BuildCache:
 
     def _remove_worktree(self, repository: str, path: Path) -> None:
         if os.path.isdir(repository):
+            # also clears git's record of a worktree whose folder is gone
             run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
         shutil.rmtree(path, ignore_errors=True)
-        if os.path.isdir(repository):
-            run_git(self.runner, repository, "worktree", "prune")
 
 
 def _label(entry: CacheEntry) -> str:

@@ -46,11 +46,17 @@ class VariantPreparer:
     ) -> None:
         self.runner = runner
         self.repository = repository
-        self.cache = BuildCache(cache_dir or default_cache_dir(), runner)
+        self.cache = BuildCache(
+            cache_dir or default_cache_dir(), runner, lock_wait_s=build_timeout_s
+        )
         self.build_timeout_s = build_timeout_s
         self._done: dict[str, PreparedVariant | PerflabError] = {}
         self._head: ResolvedRef | None = None
         self._dirty_checked = False
+
+    def close(self) -> None:
+        """Release the cached checkouts this run used (prune may remove them then)."""
+        self.cache.close()
 
     def prepare(self, variant: Variant, benchmark: Benchmark) -> PreparedVariant:
         key = json.dumps({**asdict(variant), "env": dict(variant.env)}, sort_keys=True)
@@ -114,6 +120,9 @@ class VariantPreparer:
             raise GitError(
                 error.message, hint=error.hint, variant=variant.name, detail=error.detail
             ) from None
+        repaired = self.cache.repaired.pop(entry.key, None)
+        if repaired is not None:
+            notes += (Note(severity=Severity.WARNING, message=repaired, variant=variant.name),)
         entry = self.cache.build(
             entry,
             subdirectory=variant.cwd,
