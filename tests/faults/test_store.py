@@ -551,3 +551,131 @@ def test_processes_opening_a_new_store_at_once_all_open_it(tmp_path: Path, exist
         store = Store.open(path, create=False)
         assert store.list_runs() == []
         store.close()
+
+
+# ---- only perflab's own stores are written
+
+
+def _foreign_database(path: Path, version: int = 7) -> None:
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE contacts (name TEXT)")
+    connection.execute("INSERT INTO contacts VALUES ('someone')")
+    connection.execute(f"PRAGMA user_version = {version}")
+    connection.commit()
+    connection.close()
+
+
+def test_another_programs_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
+    """--store on another program's SQLite database: `run` refuses it before writing anything
+    (no perflab tables, no switch to WAL, user_version and every byte unchanged), status 2"""
+    other = tmp_path / "other.sqlite"
+    _foreign_database(other)
+    before = _digest(other)
+    done = _run(tmp_path, "--store", str(other))
+    assert done.returncode == 2, done.stderr
+    assert _flat("is not a perflab store") in _flat(done.stderr)
+    assert "contacts" in done.stderr
+    assert _digest(other) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]
+
+
+def test_a_device_or_a_link_to_one_is_refused(tmp_path: Path) -> None:
+    """--store /dev/null, or a symbolic link to it: refused before anything is written (no
+    /dev/null-journal, no -wal beside the link), status 2, saying it is a device"""
+    journal = Path("/dev/null-journal")
+    existed = journal.exists()
+    link = tmp_path / "perflab.db"
+    link.symlink_to("/dev/null")
+    for store in (str(link), "/dev/null"):
+        done = _run(tmp_path, "--store", store)
+        assert done.returncode == 2, done.stderr
+        assert _flat("is a device") in _flat(done.stderr)
+    assert journal.exists() == existed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["perflab.db"]
+
+
+def test_a_store_with_a_negative_user_version_is_named_so(tmp_path: Path) -> None:
+    """a store whose user_version is -1 (set by another program): run, list and show say its
+    schema version is -1 (status 2), never 'duplicate column name'; the file is unchanged"""
+    store = tmp_path / STORE
+    store.parent.mkdir()
+    connection = sqlite3.connect(store)
+    connection.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY)")
+    connection.execute("PRAGMA user_version = -1")
+    connection.commit()
+    connection.close()
+    before = _digest(store)
+    for done in (_run(tmp_path), perflab("list", cwd=tmp_path), perflab("show", "1", cwd=tmp_path)):
+        assert done.returncode == 2, done.stderr
+        assert _flat("schema version -1") in _flat(done.stderr), done.stderr
+        assert "duplicate column" not in done.stderr
+        assert "Traceback" not in done.stderr
+    assert _digest(store) == before
+
+
+def test_a_read_only_store_with_writes_in_its_wal_shows_them(tmp_path: Path, seeded: Path) -> None:
+    """a store whose last run is still in its WAL (no -shm file), on a read-only filesystem:
+    list and show read the WAL too (every run and sample), and the files are unchanged"""
+    if shutil.which("unshare") is None or not _read_only_mount_works(tmp_path):
+        pytest.skip("cannot mount read-only here (no user namespaces)")
+    store = _store_in(tmp_path, seeded)
+    # a writer that ended without checkpointing: run 4 (a copy of run 3) lives in the WAL
+    script = (
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA journal_mode=WAL'); c.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "cols = ', '.join(r[1] for r in c.execute('PRAGMA table_info(runs)') if r[1] != 'id')\n"
+        "scols = ', '.join(r[1] for r in c.execute('PRAGMA table_info(samples)')"
+        " if r[1] != 'run_id')\n"
+        "c.execute('BEGIN')\n"
+        "c.execute(f'INSERT INTO runs (id, {cols}) SELECT 4, {cols} FROM runs WHERE id = 3')\n"
+        "c.execute(f'INSERT INTO samples (run_id, {scols}) SELECT 4, {scols} FROM samples"
+        " WHERE run_id = 3')\n"
+        "c.execute('COMMIT')\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(store)], check=True)
+    wal = Path(f"{store}-wal")
+    assert wal.stat().st_size > 0
+    expected = _samples(store)  # read with the WAL, on a writable filesystem
+    # copied without its shared-memory file (as a backup or an rsync does): SQLite cannot
+    # make it on a read-only filesystem
+    Path(f"{store}-shm").unlink(missing_ok=True)
+    before = (_digest(store), _digest(wal))
+    listed = _in_read_only(tmp_path, "list", "--json", "-")
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)
+    assert [r["run_id"] for r in runs] == [4, 3, 2, 1]
+    assert sum(int(r["n_samples"]) for r in runs) == expected
+    shown = _in_read_only(tmp_path, "show", "4", "--json", "-", "-q")
+    assert shown.returncode == 0, shown.stderr
+    assert (_digest(store), _digest(wal)) == before
+
+
+def test_doctor_on_a_full_disk_says_new_runs_cannot_be_written(
+    tmp_path: Path, seeded: Path
+) -> None:
+    """doctor --store on a full filesystem says a new run cannot be written (not 'ok'), and
+    `run` refuses before measuring, naming the full disk (status 2)"""
+    if shutil.which("unshare") is None or not _read_only_mount_works(tmp_path):
+        pytest.skip("cannot mount a filesystem here (no user namespaces)")
+    size_kib = seeded.stat().st_size // 1024 + 64
+    script = (
+        'mount -t tmpfs -o size="$1"k tmpfs "$0" && mkdir "$0/.perflab" && cp "$2" "$0/.perflab/"'
+        ' && (cat /dev/zero > "$0/filler" 2>/dev/null; true) && cd "$0" && shift 2 && exec "$@"'
+    )
+
+    def on_full_disk(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["unshare", "-rm", "sh", "-c", script, str(tmp_path), str(size_kib), str(seeded)]
+            + [sys.executable, "-m", "perflab.cli.main", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    doctor = on_full_disk("doctor", "--store")
+    assert _flat("filesystem is full") in _flat(doctor.stdout), doctor.stdout + doctor.stderr
+    run = on_full_disk("run", "--stmt", "pass", "-v", "A", "-v", "B", *FAST)
+    assert run.returncode == 2, run.stderr
+    assert _flat("filesystem is full") in _flat(run.stderr)

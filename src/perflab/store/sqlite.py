@@ -10,7 +10,10 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
+import shutil
 import sqlite3
+import stat
 import tempfile
 import time
 import urllib.parse
@@ -43,6 +46,13 @@ QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 # how long a connection waits for another process's lock on the store before giving up
 LOCK_WAIT_S = 30.0
 OWNER_COLUMNS = "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
+# the tables perflab makes (and SQLite's own for AUTOINCREMENT): a file holding any other is
+# another program's database, never written
+PERFLAB_TABLES = frozenset(
+    re.findall(r"CREATE TABLE (\w+)", "".join(MIGRATIONS)) + ["sqlite_sequence"]
+)
+# below this much free space a run is refused before measuring (its first write would fail)
+MIN_FREE_BYTES = 1024 * 1024
 
 
 def _now() -> str:
@@ -144,6 +154,8 @@ class Store:
         self.read_only = read_only
         # (device, inode) of the file this connection writes: a run checks it after each write
         self.identity = identity
+        # a read-only store with a WAL on a read-only filesystem is read from a copy here
+        self._copy_folder: str | None = None
         self._owner_columns = OWNER_COLUMNS
         self._sample_columns = _SAMPLE_COLUMNS
 
@@ -161,8 +173,10 @@ class Store:
                 f"cannot open the store {str(path)!r}: it is a directory",
                 hint=f"pass --store {path / 'perflab.db'}",
             )
+        _check_regular(path)
         if path.is_file() and path.stat().st_size > 0:
             _check_is_sqlite(path)
+            _check_is_perflab(path)
             reason = read_only_reason(path)
             if reason is not None:
                 raise _cannot_write(path, reason)
@@ -203,6 +217,7 @@ class Store:
             return store
         _check_is_sqlite(path)
         uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+        copy_folder: str | None = None
         try:
             connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
             version = int(connection.execute("PRAGMA user_version").fetchone()[0])
@@ -210,12 +225,23 @@ class Store:
             if not _cannot_open(error):
                 raise StoreError(f"cannot read the store {path}: {error}") from error
             # on a read-only filesystem SQLite cannot create the WAL's shared-memory file;
-            # nobody can be writing there, so the file can be read as immutable
-            connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
-            version = _read_version(connection, path)
+            # nobody can be writing there: the file is read as immutable, or, when its WAL
+            # holds writes, a copy of both is (immutable would miss the runs in the WAL)
+            copy_folder = _copy_with_wal(path)
+            if copy_folder is None:
+                connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+            else:
+                connection = sqlite3.connect(Path(copy_folder) / path.name, isolation_level=None)
+            try:
+                version = _read_version(connection, path)
+            except BaseException:
+                if copy_folder is not None:
+                    shutil.rmtree(copy_folder, ignore_errors=True)
+                raise
         except sqlite3.DatabaseError as error:
             raise _damaged(path, error) from error
         store = cls(connection, path, read_only=True)
+        store._copy_folder = copy_folder
         store._check_version(version)
         with _read_errors(path):
             tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
@@ -239,6 +265,12 @@ class Store:
         return store
 
     def _check_version(self, version: int) -> None:
+        if version < 0:
+            raise StoreError(
+                f"the store {self.path} has schema version {version}, which no perflab writes: "
+                "another program made or changed it",
+                hint="point --store at a perflab database or a new file",
+            )
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"the store {self.path} has schema version {version}, newer than this perflab "
@@ -300,6 +332,9 @@ class Store:
 
     def close(self) -> None:
         self.connection.close()
+        if self._copy_folder is not None:
+            shutil.rmtree(self._copy_folder, ignore_errors=True)
+            self._copy_folder = None
 
     # ---- writing
 
@@ -535,8 +570,107 @@ def _check_is_sqlite(path: Path) -> None:
         )
 
 
+def _check_regular(path: Path) -> None:
+    """A store is a regular file (or a link to one), or a path where one can be made: never a
+    device, a pipe or a socket, which SQLite would write into and make journals beside."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise StoreError(
+                f"the store {str(path)!r} is a symbolic link to {os.readlink(path)!r}, which "
+                "does not exist: perflab does not create files through a link",
+                hint="pass --store with the target's own path, or a new file",
+            ) from None
+        return
+    except OSError as error:
+        raise StoreError(f"cannot open the store {str(path)!r}: {error}") from error
+    if not stat.S_ISREG(found.st_mode):
+        kind = (
+            "a device"
+            if stat.S_ISCHR(found.st_mode) or stat.S_ISBLK(found.st_mode)
+            else "a pipe"
+            if stat.S_ISFIFO(found.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(found.st_mode)
+            else "not a regular file"
+        )
+        through = f" (through the link to {os.path.realpath(path)})" if path.is_symlink() else ""
+        raise StoreError(
+            f"the store {str(path)!r} is {kind}{through}, not a file: nothing is written to it",
+            hint="pass --store PATH with a regular file or a new one",
+        )
+
+
+def _check_is_perflab(path: Path) -> None:
+    """An SQLite file is written only when it is a perflab store (or an empty database):
+    another program's tables or user_version are refused before anything is written (a write
+    would switch it to WAL, add perflab's tables and change its user_version)."""
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
+    except sqlite3.Error:
+        return  # cannot be read: what follows says why
+    try:
+        tables = {
+            str(r[0])
+            for r in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error:
+        return  # damaged or locked: the checks that follow say so
+    finally:
+        connection.close()
+    foreign = sorted(tables - PERFLAB_TABLES)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (
+            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        )
+        raise StoreError(
+            f"{path} is not a perflab store: it holds tables perflab does not make ({shown}); "
+            "nothing was written to it",
+            hint="point --store at a perflab database or a new file",
+        )
+    if version < 0 or version > SCHEMA_VERSION or (version > 0 and "runs" not in tables):
+        raise StoreError(
+            f"{path} is not a perflab store: it has schema version {version}"
+            + ("" if "runs" in tables else " and it has no perflab tables")
+            + "; nothing was written to it",
+            hint=("upgrade perflab if a newer one wrote it, else " if version > 0 else "")
+            + "point --store at a perflab database or a new file",
+        )
+
+
+def _copy_with_wal(path: Path) -> str | None:
+    """A temporary folder holding a copy of the store and its WAL, when the WAL holds
+    writes (a read-only filesystem: SQLite cannot read a WAL there without its shared-memory
+    file, and reading the file alone would miss those writes); None when there is no WAL."""
+    wal = Path(f"{path}-wal")
+    try:
+        if wal.stat().st_size == 0:
+            return None
+    except OSError:
+        return None
+    folder = tempfile.mkdtemp(prefix="perflab-store-copy-")
+    try:
+        shutil.copyfile(path, Path(folder) / path.name)
+        shutil.copyfile(wal, Path(folder) / wal.name)
+    except OSError as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise StoreError(
+            f"cannot read the store {path}: it is on a read-only filesystem with writes in its "
+            f"WAL ({wal.stat().st_size:,} bytes) that SQLite can only read from a copy, and "
+            f"copying it failed ({error}); the runs written last would be missing",
+            hint="free space in the temporary directory (TMPDIR), or copy the store and its "
+            "-wal file to a writable place and pass --store COPY",
+        ) from error
+    return folder
+
+
 def _cannot_open(error: sqlite3.OperationalError) -> bool:
-    return "unable to open" in str(error)
+    """SQLite cannot make the WAL's shared-memory file beside the store: a read-only
+    filesystem ("unable to open"), or a full one ("disk I/O error" growing it)."""
+    return "unable to open" in str(error) or "disk I/O error" in str(error)
 
 
 def _read_version(connection: sqlite3.Connection, path: Path) -> int:
@@ -604,6 +738,11 @@ def read_only_reason(path: Path | None) -> str | None:
         return "the file is not writable"
     if not os.access(folder, os.W_OK):
         return f"its folder {folder} is not writable"
+    with contextlib.suppress(OSError):
+        space = os.statvfs(folder)
+        free = (space.f_bfree if os.geteuid() == 0 else space.f_bavail) * space.f_frsize
+        if free < MIN_FREE_BYTES:
+            return f"its filesystem is full ({free:,} bytes free)"
     return None
 
 
