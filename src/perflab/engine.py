@@ -351,6 +351,7 @@ def _run_experiment(
         raise
     finally:
         preparer.close()
+    _note_joiners(writer, claim)
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
@@ -382,6 +383,24 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
                 severity=Severity.INFO,
                 message=f"waited {claim.waited_s:.0f} s for CPU {claim.cpu}: other perflab "
                 "runs were measuring on every CPU",
+            )
+        )
+
+
+def _note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
+    """Say when another perflab run shared the CPU this run held (it could not wait)."""
+    if claim is None or claim.lock is None:
+        return
+    others = cpu_lock.joined(claim.cpu, claim.lock.since_s)
+    if others:
+        who = ", ".join(f"pid {p}" for p in others)
+        writer.add_note(
+            Note(
+                severity=Severity.WARNING,
+                message=f"another perflab run ({who}) measured on CPU {claim.cpu} while this "
+                "run held it: while both ran, they took turns on the CPU",
+                hint="run one at a time, or give each its own CPU (--cpu N); without --cpu a "
+                "run picks a CPU no other run holds",
             )
         )
 

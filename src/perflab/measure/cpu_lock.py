@@ -7,16 +7,24 @@ A run pinned to a CPU holds an exclusive `flock` on that CPU's file in the lock 
 The kernel releases it when the file is closed or the process ends however it ends (Ctrl-C,
 SIGKILL included), so a stale lock cannot block anyone. The file holds the holder's pid, for
 messages only.
+
+The directory must be this user's own and private (0700), and lock files are opened without
+following links and never truncated: perflab often runs as root, and a directory another user
+could write to would let them point a lock file at any file on the machine.
+A run that shares a held CPU leaves `cpu<N>.joined.<pid>` there, so the holder learns it too.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from perflab.errors import ConfigError
 
 WAIT_S = 30.0  # how long a run waits for a free CPU before it shares one
 POLL_S = 0.25
@@ -41,6 +49,7 @@ class CpuLock:
 
     cpu: int
     fd: int | None
+    since_s: float = field(default_factory=time.time)  # when it was locked (time.time())
 
     def close(self) -> None:
         if self.fd is not None:
@@ -66,11 +75,64 @@ def _path(directory: Path, cpu: int) -> Path:
     return directory / f"cpu{cpu}.lock"
 
 
+def private_directory(directory: Path) -> Path:
+    """The lock directory, made 0700 when missing; refused unless it is a real directory
+    (not a link) owned by this user and closed to others."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        found = os.lstat(directory)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot make the CPU lock directory {directory}: {error}",
+            hint=f"set {LOCK_DIR_VARIABLE} to a private directory of yours",
+        ) from error
+    problem = None
+    if not stat.S_ISDIR(found.st_mode):
+        problem = "it is not a directory (a symbolic link?)"
+    elif found.st_uid != os.geteuid():
+        problem = f"it belongs to uid {found.st_uid}, not to you (uid {os.geteuid()})"
+    elif found.st_mode & 0o077:
+        problem = f"others can use it (mode {stat.S_IMODE(found.st_mode):o}, not 700)"
+    if problem is not None:
+        raise ConfigError(
+            f"the CPU lock directory {directory} is not private: {problem}; another user "
+            "could turn perflab's lock files against files of yours",
+            hint=f"remove it (perflab makes it again, 0700), or set {LOCK_DIR_VARIABLE} to a "
+            "private directory of yours",
+        )
+    return directory
+
+
+def _open_lock_file(path: Path) -> int:
+    """The lock file, created 0600 when missing: never through a link, never truncated."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot open the CPU lock file {path}: "
+            + ("it is a symbolic link" if os.path.islink(path) else str(error)),
+            hint=f"remove it, or set {LOCK_DIR_VARIABLE} to a private directory of yours",
+        ) from error
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            raise ConfigError(
+                f"the CPU lock file {path} is not a file of yours",
+                hint=f"remove it, or set {LOCK_DIR_VARIABLE} to a private directory of yours",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+PID_WIDTH = 20  # the pid, padded: written over the last holder's without truncating
+
+
 def try_lock(cpu: int, directory: Path | None = None) -> CpuLock | None:
     """Lock `cpu` for this process, or None when another process holds it."""
-    directory = directory or lock_directory()
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(_path(directory, cpu), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    directory = private_directory(directory or lock_directory())
+    fd = _open_lock_file(_path(directory, cpu))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -79,9 +141,51 @@ def try_lock(cpu: int, directory: Path | None = None) -> CpuLock | None:
     except BaseException:
         os.close(fd)
         raise
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.pwrite(fd, f"{os.getpid():<{PID_WIDTH}}\n".encode(), 0)
     return CpuLock(cpu, fd)
+
+
+def _joined_prefix(cpu: int) -> str:
+    return f"cpu{cpu}.joined."
+
+
+def announce_join(cpu: int, directory: Path | None = None) -> None:
+    """Tell the holder of `cpu` that this run measures on it too (it reads it at its end)."""
+    directory = private_directory(directory or lock_directory())
+    path = directory / f"{_joined_prefix(cpu)}{os.getpid()}"
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    except OSError:
+        pass  # only a message is lost
+
+
+def joined(cpu: int, since_s: float, directory: Path | None = None) -> tuple[int, ...]:
+    """Pids of the runs that shared `cpu` after `since_s` (time.time()) or still run on it;
+    the marks of runs that have ended are removed."""
+    directory = directory or lock_directory()
+    found = []
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(_joined_prefix(cpu))]
+    except OSError:
+        return ()
+    for name in names:
+        pid_text = name[len(_joined_prefix(cpu)) :]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        path = directory / name
+        alive = Path(f"/proc/{pid_text}").exists()
+        try:
+            recent = os.lstat(path).st_mtime >= since_s
+        except OSError:
+            continue
+        if alive or recent:
+            found.append(int(pid_text))
+        if not alive:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    return tuple(sorted(found))
 
 
 def holder(cpu: int, directory: Path | None = None) -> int | None:
@@ -89,7 +193,7 @@ def holder(cpu: int, directory: Path | None = None) -> int | None:
     directory = directory or lock_directory()
     path = _path(directory, cpu)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -140,4 +244,5 @@ def claim_cpu(
             on_wait(held, left)
         sleep(min(POLL_S, left))
     cpu = candidates[0]
+    announce_join(cpu, directory)
     return CpuClaim(cpu, None, shared_with=(held.get(cpu, 0),), waited_s=clock() - started)
