@@ -13,11 +13,12 @@ import re
 import select
 import shutil
 import subprocess
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Protocol
+from typing import IO, Protocol, cast
 
 from perflab.worker import process_tree
 from perflab.worker.process_tree import CONTAINER_VARIABLE
@@ -33,6 +34,7 @@ class Completed:
     stderr: str
     wall_ns: int
     timed_out: bool = False
+    left: int = 0  # processes it left running, stopped when it ended
 
     @property
     def ok(self) -> bool:
@@ -82,7 +84,8 @@ class LiveProcess(Protocol):
         ...
 
     def stderr_lines(self) -> Iterator[str]:
-        """Its stderr, line by line, until it closes (blocks: read it from a thread)."""
+        """Its stderr, line by line (a long line in pieces of at most STDERR_LINE_CHARS),
+        until it closes (blocks: read it from a thread)."""
         ...
 
     def poll(self) -> int | None: ...
@@ -117,6 +120,7 @@ class ProcessRunner(Protocol):
         ...
 
 
+STDERR_LINE_CHARS = 8192  # the longest piece of a live process's stderr read at once
 _ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag, as used by `setarch -R`
 
 
@@ -215,8 +219,6 @@ class SubprocessRunner:
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                text=True,
-                errors="replace",
                 preexec_fn=_child_setup(spec),
                 start_new_session=True,
             )
@@ -224,22 +226,31 @@ class SubprocessRunner:
             return Completed(spec.argv, 127, "", str(error), time.perf_counter_ns() - start_ns)
         except PermissionError as error:
             return Completed(spec.argv, 126, "", str(error), time.perf_counter_ns() - start_ns)
-        process = PopenProcess(proc, token)
+        # its pipes are read here, as bytes: PopenProcess only stops it and what it left
+        process = PopenProcess(cast("subprocess.Popen[str]", proc), token)
+        streams = _Streams(proc, stdin_text)
         try:
-            stdout, stderr = proc.communicate(stdin_text, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()  # the pipes close only when everything holding them is gone
-            stdout, stderr = proc.communicate()
-            return Completed(
-                spec.argv, None, stdout, stderr, time.perf_counter_ns() - start_ns, timed_out=True
-            )
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                stdout, stderr = streams.finish()
+                return Completed(
+                    spec.argv, None, stdout, stderr, time.perf_counter_ns() - start_ns,
+                    timed_out=True,
+                )  # fmt: skip
         except BaseException:
             process.kill()
+            streams.finish()
             raise
-        process.stop_leftovers()
+        # what it left running (a daemon, a build's background job) is stopped now, not
+        # waited for: it would hold the pipes open until the timeout
+        left = process.stop_leftovers()
+        stdout, stderr = streams.finish()
         return Completed(
-            spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns
-        )
+            spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns,
+            left=left,
+        )  # fmt: skip
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
         token = _new_token()
@@ -258,6 +269,64 @@ class SubprocessRunner:
             start_new_session=True,
         )
         return PopenProcess(popen, token)
+
+
+class _Streams:
+    """A process's stdin written and its stdout/stderr read, each in a thread; `finish`
+    returns them once they end, or shortly after the process ended when something that
+    escaped containment still holds them open."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], stdin_text: str | None) -> None:
+        self._stop = False
+        self._streams = (proc.stdout, proc.stderr)
+        self._chunks: dict[int, list[bytes]] = {}
+        self._threads = []
+        for stream in self._streams:
+            assert stream is not None
+            self._chunks[stream.fileno()] = []
+            self._threads.append(threading.Thread(target=self._read, args=(stream,), daemon=True))
+        if proc.stdin is not None:
+            self._threads.append(
+                threading.Thread(target=self._write, args=(proc.stdin, stdin_text), daemon=True)
+            )
+        for thread in self._threads:
+            thread.start()
+
+    @staticmethod
+    def _write(stream: IO[bytes], text: str | None) -> None:
+        try:
+            stream.write((text or "").encode())
+            stream.close()
+        except OSError:
+            pass  # it exited without reading: nothing to tell
+
+    def _read(self, stream: IO[bytes]) -> None:
+        fd = stream.fileno()
+        while not self._stop:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._chunks[fd].append(chunk)
+
+    def finish(self, grace_s: float = 2.0) -> tuple[str, str]:
+        deadline = time.monotonic() + grace_s
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        self._stop = True
+        for thread in self._threads:
+            thread.join()
+        texts = []
+        for stream in self._streams:
+            assert stream is not None
+            texts.append(b"".join(self._chunks[stream.fileno()]).decode(errors="replace"))
+            stream.close()
+        return texts[0], texts[1]
 
 
 class PopenProcess:
@@ -294,7 +363,13 @@ class PopenProcess:
             return
         self._reading_stderr = True
         try:
-            yield from self.popen.stderr
+            while True:
+                # a line is cut every STDERR_LINE_CHARS: a stream without newlines (a
+                # progress bar redrawn with \r) never grows perflab's memory
+                line = self.popen.stderr.readline(STDERR_LINE_CHARS)
+                if not line:
+                    return
+                yield line
         except (ValueError, OSError):
             return  # closed under us: the process is being closed
         finally:

@@ -135,6 +135,7 @@ class BuildCache:
         # what was found wrong with a cached entry and repaired, per key (said to the user)
         self.repaired: dict[str, str] = {}
         self.skipped: list[CacheEntry] = []  # prune: entries another run is using
+        self.stopped: dict[str, int] = {}  # per key: processes its build left, stopped
 
     # ---- locks
 
@@ -439,6 +440,8 @@ class BuildCache:
             timeout_s=timeout_s,
         )
         elapsed_s = time.monotonic() - started
+        if done.left:
+            self.stopped[entry.key] = done.left
         output = (done.stdout + done.stderr).strip()[-OUTPUT_TAIL_CHARS:]
         moved = self._changed(entry) if done.ok else None
         refs = self._restore_refs(entry.repository, refs_before)

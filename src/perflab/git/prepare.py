@@ -96,7 +96,8 @@ class VariantPreparer:
                 variant=variant.name,
                 detail=output[-4000:] or None,
             )
-        return PreparedVariant(variant, {"build": variant.build})
+        notes = (_leftover_note(variant, completed.left),) if completed.left else ()
+        return PreparedVariant(variant, {"build": variant.build}, notes)
 
     # ---- git variants
 
@@ -130,6 +131,9 @@ class VariantPreparer:
             timeout_s=self.build_timeout_s,
             variant=variant.name,
         )
+        left = self.cache.stopped.pop(entry.key, 0)
+        if left:
+            notes += (_leftover_note(variant, left),)
         cwd = str(entry.path / variant.cwd) if variant.cwd else str(entry.path)
         python = variant.python
         if python and os.sep in python and not os.path.isabs(python):
@@ -230,3 +234,14 @@ class VariantPreparer:
             )
             hint = "give the command that builds it: --build 'make' (or build= in the variant)"
         raise BenchmarkFailedError(message, hint=hint, variant=variant.name)
+
+
+def _leftover_note(variant: Variant, left: int) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=f"the build {variant.build!r} left {left} process(es) running when it ended; "
+        "perflab stopped them rather than wait for them",
+        hint="a build should end everything it starts (a server or daemon it needs belongs "
+        "in the benchmark's set-up)",
+        variant=variant.name,
+    )
