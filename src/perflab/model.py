@@ -203,6 +203,24 @@ def _positive(what: str) -> Callable[[Any], str | None]:
     return lambda value: None if value > 0 else what
 
 
+# the longest duration a setting may give: beyond it timers overflow (1e10 s ended in an
+# OverflowError) and a run would never end anyway
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def _duration(name: str, unit: str = "s") -> Callable[[Any], str | None]:
+    most = MAX_SECONDS * (1000 if unit == "ms" else 1)
+
+    def check(value: Any) -> str | None:
+        if not value > 0:
+            return f"{name} must be positive ({'milliseconds' if unit == 'ms' else 'seconds'})"
+        if value > most:
+            return f"{name} must be at most {most:g} {unit} (a week), not {value:g}"
+        return None
+
+    return check
+
+
 def _regexes(layers: Any) -> str | None:
     for name, pattern in layers:
         try:
@@ -236,7 +254,7 @@ class Settings:
             key="budget",
             flags=("--budget",),
             unit="s",
-            check=_positive("budget must be positive (seconds)"),
+            check=_duration("budget"),
         ),
     )
     # a budget too small for a lens's minimum measurement: measure the minimums anyway
@@ -327,7 +345,7 @@ class Settings:
             key="sample_ms",
             flags=("--sample-ms",),
             unit="ms",
-            check=_positive("sample_ms must be positive"),
+            check=_duration("sample_ms", "ms"),
         ),
     )
     # blocks discarded at the start of every generation (statements) or of the run (commands)
@@ -418,7 +436,7 @@ class Settings:
             key="sample_timeout",
             flags=("--sample-timeout",),
             unit="s",
-            check=_positive("sample_timeout must be positive"),
+            check=_duration("sample_timeout"),
         ),
     )
     build_timeout_s: float = _setting(
@@ -430,7 +448,7 @@ class Settings:
             key="build_timeout",
             flags=("--build-timeout",),
             unit="s",
-            check=_positive("build_timeout must be positive (seconds)"),
+            check=_duration("build_timeout"),
         ),
     )
     # Within a generation all variants' workers share one random layout (ASLR off, one random

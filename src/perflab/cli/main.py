@@ -54,13 +54,16 @@ EXIT_VERDICT = 1  # --fail-on matched
 EXIT_DAMAGED_STORE = 2  # doctor --store found damage
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer killed by the pipe
+# Ctrl-C, CI cancellation (SIGTERM), a closed terminal or SSH session (SIGHUP): all stop a run
+# the same way, the run marked and nothing left behind
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _interrupt(signum: int, frame: object) -> None:
     # the first Ctrl-C or SIGTERM stops the run; more of them must not interrupt the clean-up
     # (stopping workers and what they started, marking the run), which takes well under 1 s
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -77,7 +80,7 @@ def main(argv: Sequence[str] | None = None, *, started_at_s: float | None = None
     `perflab` process whose whole life this is (its start-up counts in the budget)."""
     # the handlers below outlive an interrupt (ignored then): give the caller (a test calling
     # main in-process) its own back
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     try:
         return _main(argv, started_at_s)
     finally:
@@ -105,8 +108,8 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
         return error.exit_code
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
+    for number in STOP_SIGNALS:
+        signal.signal(number, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
     out = _Console(width=None if sys.stdout.isatty() else 140)
     err = Console(stderr=True)
@@ -410,8 +413,8 @@ def entry() -> None:
     status = main(started_at_s=None if age_s is None else time.monotonic() - age_s)
     # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
     sys.exit(status)
 
 

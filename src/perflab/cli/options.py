@@ -175,6 +175,16 @@ def _add_setting(
     group.add_argument(*spec.flags, dest=name, type=kind_type, metavar=spec.metavar, help=help_text)
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
 def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     """What to measure, how, the lens options (from the settings schema) and the output: `run`'s
     options, which `stack`, `matrix` and the shorthand of commands share."""
@@ -244,7 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list stored runs")
     _add_output(listing, with_exports=False)
-    listing.add_argument("--limit", type=int, default=50, help="at most this many runs (50)")
+    listing.add_argument(
+        "--limit", type=_at_least_one, default=50, help="at most this many runs (50)"
+    )
     listing.add_argument("--json", dest="json_path", type=Path, help="write the list as JSON")
 
     show = commands.add_parser("show", help="show a stored run again")

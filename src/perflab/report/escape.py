@@ -30,6 +30,9 @@ _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 # report itself starts; `<`, `>`, `&` become entities. Line-start syntax (`#`, `-`, `1.`) cannot
 # arise: newlines are never passed through
 _MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]|~$])")
+# a mention (`@everyone`, `@org/team`, `@user`) in a pull-request comment notifies people: a
+# zero-width space after the `@` keeps the text and breaks the mention
+_MENTION = re.compile(r"(?<![\w@])@(?=[\w-])")
 
 
 def _show(match: re.Match[str]) -> str:
@@ -59,7 +62,7 @@ def markdown(text: str, *, line_break: str | None = None) -> str:
     if line_break is not None:
         return line_break.join(markdown(line) for line in text.split("\n"))
     shown = html.escape(visible(text), quote=False)
-    return _MARKDOWN_SYNTAX.sub(r"\\\1", shown)
+    return _MENTION.sub("@\u200b", _MARKDOWN_SYNTAX.sub(r"\\\1", shown))
 
 
 # perflab's own sentences (notes, hints, explanations) mark code as Markdown does, between

@@ -388,6 +388,10 @@ class Store:
             raise StoreError(
                 f"{reference!r} is not a run id", hint="use a number from `perflab list`, or latest"
             ) from None
+        if abs(number) >= 2**63:  # beyond SQLite's integers: no run has it
+            raise StoreError(
+                f"there is no run {number} in {self.path}", hint="`perflab list` shows the runs"
+            )
         if number < 0:
             rows = self.connection.execute(
                 "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-number - 1,)
