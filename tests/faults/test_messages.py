@@ -98,3 +98,43 @@ def test_markdown_never_mentions_anyone(name: str) -> None:
         assert "@\u200b" in shown
         assert shown.replace("\u200b", "").endswith(name.split("@")[-1]) or "slower" in shown
     assert markdown("a@b.example") == "a@b.example"  # an address is not a mention
+
+
+def _python2() -> str | None:
+    for candidate in sorted(Path("/root/.pyenv/versions").glob("2.7*/bin/python2.7")) + [
+        Path(p) for p in ("/usr/bin/python2.7", "/usr/bin/python2") if Path(p).exists()
+    ]:
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def test_python_2_is_named_with_its_version(tmp_path: Path) -> None:
+    """python= a Python 2.7: refused (status 2) saying it is Python 2.7, older than 3.7 (not
+    'did not answer as Python does')"""
+    python2 = _python2()
+    if python2 is None:
+        pytest.skip("no Python 2.7 here")
+    done = perflab("run", "--stmt", "pass", "-v", "A", "-v", f"B python={python2}", *FAST,
+                   cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "it is Python 2.7" in " ".join(done.stderr.split())
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "import os; os.closerange(3, 256)",
+        "import os; n = os.open(os.devnull, os.O_RDWR); "
+        "[os.dup2(n, fd) for fd in range(3, 64) if fd != n]",
+    ],
+    ids=["closerange", "dup2 over"],
+)
+def test_a_set_up_that_clobbers_file_descriptors_is_named(tmp_path: Path, setup: str) -> None:
+    """a set-up that closes or replaces the worker's file descriptors: the error says the
+    worker lost its connection because the code closed or replaced descriptors (not 'worker
+    exited with status 0')"""
+    done = perflab("run", "--stmt", "pass", "--setup", setup, "-v", "A", "-v", "B", *FAST,
+                   cwd=tmp_path)  # fmt: skip
+    assert done.returncode != 0
+    assert "closed or replaced file descriptors" in " ".join(done.stderr.split()), done.stderr

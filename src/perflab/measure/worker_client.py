@@ -123,9 +123,22 @@ def check_variant_paths(
             )
 
 
-_PYTHON_PROBE = "import sys; print('perflab-python', sys.version_info >= (3, 7))"
+# written so that any Python answers it (print() with two arguments prints a tuple in 2.x)
+_PYTHON_PROBE = (
+    "import sys; sys.stdout.write('perflab-python %d.%d.%d\\n' % tuple(sys.version_info[:3]))"
+)
 _PROBE_TIMEOUT_S = 120.0  # a cold interpreter on a loaded machine; sitecustomize hooks
 _PROBE_OUTPUT_LINES = 5
+
+
+def _probed_version(stdout: str) -> tuple[int, ...] | None:
+    words = stdout.strip().split()
+    if len(words) != 2 or words[0] != "perflab-python":
+        return None
+    try:
+        return tuple(int(part) for part in words[1].split("."))
+    except ValueError:
+        return None
 
 
 def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str) -> None:
@@ -140,10 +153,11 @@ def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str)
         ),
         timeout_s=_PROBE_TIMEOUT_S,
     )
-    if completed.ok and completed.stdout.strip() == "perflab-python True":
+    version = _probed_version(completed.stdout) if completed.ok else None
+    if version is not None and version >= (3, 7):
         return
-    if completed.ok and completed.stdout.strip() == "perflab-python False":
-        how = "it is a Python older than 3.7"
+    if version is not None:
+        how = f"it is Python {'.'.join(map(str, version))}, older than 3.7"
     else:
         how = f"asked for its version, it {completed.describe_failure()}"
         if completed.ok:
@@ -157,7 +171,7 @@ def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str)
         f"({how})",
         hint="python= must be a Python 3.7+ interpreter, e.g. /envs/after/bin/python",
         variant=variant.name,
-        detail="\n".join(shown) or None,
+        detail=None if version is not None else "\n".join(shown) or None,
     )
 
 
@@ -295,10 +309,20 @@ class StatementWorker:
             self.kill()
             status = self.process.returncode
         assert status is not None
-        if status >= 0:
+        tail = self._stderr_tail()
+        if status >= 0 and (status == 0 or "Bad file descriptor" in tail):
+            # a worker ends only when told to: at status 0, or failing on a closed descriptor,
+            # it lost the pipes it talks to perflab through
             return self.error(
-                f"the worker process exited with status {status}", detail=self._stderr_tail()
+                f"the worker process lost its connection to perflab (it exited with status "
+                f"{status}): the benchmark's code closed or replaced file descriptors it did "
+                "not open (os.closerange, os.dup2 over them)",
+                hint="close or redirect only the file descriptors your set-up or statement "
+                "opened itself",
+                detail=tail.strip().splitlines()[-1] if tail.strip() else None,
             )
+        if status >= 0:
+            return self.error(f"the worker process exited with status {status}", detail=tail)
         return self.error(
             f"the worker process was killed by signal {-status} ({_signal_name(-status)})",
             hint=_CRASH_HINTS.get(-status),
