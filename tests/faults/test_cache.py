@@ -149,3 +149,34 @@ def test_a_removed_cache_folder_is_built_again(repo: Path, tmp_path: Path) -> No
     again = run(repo, cache, BUILD)
     assert again.returncode == 0, again.stderr
     assert "registered worktree" not in again.stderr
+
+
+def test_a_shallow_clone_says_the_history_is_missing(repo: Path, tmp_path: Path) -> None:
+    """a ref older than a shallow clone's history: the error says the clone is shallow and
+    how to fetch the history (not only 'ref does not exist')"""
+    first = git(repo, "rev-parse", "base")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)],
+                   check=True, capture_output=True)  # fmt: skip
+    done = perflab(
+        "run", "--cmd", "cat data.txt", "-v", f"A git={first}", "-v", "B git=HEAD",
+        "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"), *FAST,
+        cwd=clone,
+    )  # fmt: skip
+    assert done.returncode != 0
+    text = " ".join(done.stderr.split())
+    assert "a shallow clone" in text and "git fetch --unshallow" in text, done.stderr
+
+
+def test_a_bare_repository_is_named_so(repo: Path, tmp_path: Path) -> None:
+    """perflab run with git= variants inside a bare repository: it says the repository is
+    bare and to run in a clone (not 'is not inside a git repository'), status 2"""
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)],
+                   check=True, capture_output=True)  # fmt: skip
+    done = perflab(
+        "run", "--cmd", "cat data.txt", "-v", "A git=base", "-v", "B git=main",
+        "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"), *FAST, cwd=bare,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "is a bare git repository" in " ".join(done.stderr.split())

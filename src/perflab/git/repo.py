@@ -55,6 +55,13 @@ def run_git(
 def find_repository(runner: ProcessRunner, start: str | Path) -> str:
     """The top level of the repository containing `start`."""
     done = run_git(runner, start, "rev-parse", "--show-toplevel")
+    bare = run_git(runner, start, "rev-parse", "--is-bare-repository") if not done.ok else None
+    if bare is not None and bare.stdout.strip() == "true":
+        raise ConfigError(
+            f"{str(start)!r} is a bare git repository (no working tree), so git= refs are not "
+            "checked out from it",
+            hint="run perflab in a clone of it (git clone BARE DIR; cd DIR)",
+        )
     if not done.ok:
         raise ConfigError(
             f"{str(start)!r} is not inside a git repository, so git= refs cannot be resolved",
@@ -68,6 +75,13 @@ def find_repository(runner: ProcessRunner, start: str | Path) -> str:
 def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef:
     done = run_git(runner, repository, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if not done.ok or not done.stdout.strip():
+        shallow = run_git(runner, repository, "rev-parse", "--is-shallow-repository")
+        if shallow.stdout.strip() == "true":
+            raise GitError(
+                f"git ref {ref!r} is not in {repository}, a shallow clone: the commit may be in "
+                "the history it did not fetch",
+                hint="fetch the history (git fetch --unshallow, or a deeper --depth) and run again",
+            )
         raise GitError(
             f"git ref {ref!r} does not exist in {repository}",
             hint="give a branch, tag or commit of this repository (git log --oneline shows them)",
