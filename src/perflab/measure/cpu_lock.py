@@ -65,6 +65,8 @@ class CpuClaim:
     lock: CpuLock | None
     shared_with: tuple[int, ...] = ()  # pids of the other perflab runs on `cpu` (0: unknown)
     waited_s: float = 0.0
+    # pids of the perflab runs that held the CPUs while this one waited (0: unknown)
+    waited_for: tuple[int, ...] = ()
 
     def release(self) -> None:
         if self.lock is not None:
@@ -231,12 +233,14 @@ def claim_cpu(
         raise ValueError("no CPU to claim")
     candidates = list(preferred[:1] if forced else preferred)
     started = clock()
+    holders: list[int] = []
     while True:
         for cpu in candidates:
             lock = try_lock(cpu, directory)
             if lock is not None:
-                return CpuClaim(cpu, lock, waited_s=clock() - started)
+                return CpuClaim(cpu, lock, waited_s=clock() - started, waited_for=tuple(holders))
         held = held_cpus(candidates, directory)
+        holders += [pid for pid in held.values() if pid not in holders]
         left = wait_s - (clock() - started)
         if forced or left <= 0:
             break
@@ -245,4 +249,10 @@ def claim_cpu(
         sleep(min(POLL_S, left))
     cpu = candidates[0]
     announce_join(cpu, directory)
-    return CpuClaim(cpu, None, shared_with=(held.get(cpu, 0),), waited_s=clock() - started)
+    return CpuClaim(
+        cpu,
+        None,
+        shared_with=(held.get(cpu, 0),),
+        waited_s=clock() - started,
+        waited_for=tuple(holders),
+    )
