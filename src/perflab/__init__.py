@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# first: its clock is when perflab started in this process
+from perflab import started as _started  # noqa: F401
 from perflab.version import __version__
 
 if TYPE_CHECKING:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from perflab.host import (
     interpreter_differences,
     machine_facts,
     online_cpus,
+    process_command,
     variant_differences,
 )
 from perflab.lenses.registry import descriptor_for, lens_for
@@ -118,11 +120,29 @@ class _OrchestratorOffCpu:
         os.sched_setaffinity(0, self.saved)
 
 
+def needs_quiet_cpu(experiment: Experiment) -> bool:
+    """Whether a lens of the run measures something a busy measuring CPU changes (wall time,
+    hardware counters); instruction counts, simulated caches and disassembly do not."""
+    return any(descriptor_for(m).needs_quiet_cpu for m in experiment.settings.metrics)
+
+
+def _holders(pids: Iterable[int]) -> str:
+    """Other perflab runs, in words: "perflab pid 123 (`perflab run ...`)"."""
+    described = []
+    for pid in pids:
+        command = process_command(pid)
+        described.append(
+            f"perflab pid {pid or '?'}" + (f" (`{command}`)" if command is not None else "")
+        )
+    return ", ".join(described)
+
+
 def claim_measurement_cpu(
     experiment: Experiment, progress: ProgressReporter
 ) -> cpu_lock.CpuClaim | None:
     """Lock the measuring CPU against other perflab runs (measure/cpu_lock.py): the default one,
     else another free one; with --cpu that one, shared if another run holds it. None: no pinning.
+    A run whose lenses do not need a quiet CPU takes a free one if there is one and never waits.
     """
     cpu = measurement_cpu(experiment)
     if cpu is None:
@@ -132,16 +152,19 @@ def claim_measurement_cpu(
     metric = experiment.settings.metrics[0] if experiment.settings.metrics else Metric.TIME
 
     def waiting(held: dict[int, int], left_s: float) -> None:
-        holders = ", ".join(f"CPU {c}: perflab pid {pid or '?'}" for c, pid in sorted(held.items()))
+        holders = ", ".join(f"CPU {c}: {_holders([pid])}" for c, pid in sorted(held.items()))
         progress.update(
             benchmark=first,
             metric=metric,
             detail=f"waiting for a CPU no other perflab run measures on ({holders}); "
-            f"≤{left_s:.0f} s, then sharing CPU {cpu}",
+            f"≤{left_s:.0f} s, then sharing CPU {cpu}; the wait is not counted in the budget",
         )
 
     return cpu_lock.claim_cpu(
-        preferred, forced=experiment.settings.cpu is not None, on_wait=waiting
+        preferred,
+        forced=experiment.settings.cpu is not None,
+        on_wait=waiting,
+        wait_s=cpu_lock.WAIT_S if needs_quiet_cpu(experiment) else 0.0,
     )
 
 
@@ -164,13 +187,16 @@ def run_experiment(
     `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
     that into an exception. So does a variant that cannot be prepared (a git ref that does not
     exist, a change that does not apply, a failing build): the other variants are measured.
-    Bad configuration raises at once, and so does a budget that cannot hold a lens's minimum
-    measurement (`BudgetError`, unless `min_measurements_anyway`), before the run is stored.
+    Bad configuration raises at once, before the run is stored. A budget that cannot hold a
+    lens's minimum measurement is a target missed, not an error: every lens measures its minimum
+    and a warning note says what took longer and why; with `strict_budget` such a budget raises
+    `BudgetError` before anything is measured.
     Ctrl-C marks the run incomplete and propagates. Either way what was measured stays in the
     store.
 
     The measuring CPU is locked against other perflab runs on the machine while it runs (a run
-    that finds every CPU taken waits up to 30 s, then shares one and says so in a note)."""
+    that finds every CPU taken waits up to 30 s, then shares one and says so in a note; the wait
+    is reported as waiting and not charged to the budget)."""
     progress = progress or NullProgress()
     claim = claim_measurement_cpu(experiment, progress)
     try:
@@ -214,6 +240,7 @@ def _run_experiment(
         plans: dict[str, BudgetPlan] = {}
         # the machine's speed is measured with the first probe, and holds for the run's others
         speed: MachineSpeed | None = None
+        waited_s = claim.waited_s if claim is not None else 0.0
         for index, b in enumerate(experiment.benchmarks):
             if _needs_preparation(experiment.baseline.at(b.params)):
                 continue
@@ -223,10 +250,10 @@ def _run_experiment(
                 runner,
                 python,
                 cpu,
-                # the first benchmark's budget holds perflab's own start-up, when known (and
-                # the wait for a CPU other perflab runs held)
-                before_s=_since(started_at_s) if index == 0 else 0.0,
-                waited_s=claim.waited_s if index == 0 and claim is not None else 0.0,
+                # the first benchmark's budget holds perflab's own start-up, when known; the
+                # wait for a CPU other perflab runs held is theirs, not charged to it
+                before_s=_since(started_at_s) - waited_s if index == 0 else 0.0,
+                waited_s=waited_s if index == 0 else 0.0,
                 speed=speed,
             )
             speed = plans[b.name].probe.speed
@@ -236,7 +263,7 @@ def _run_experiment(
         raise
     for note in preflight_notes:
         writer.add_note(note)
-    _note_cpu_claim(writer, claim)
+    _note_cpu_claim(writer, claim, needs_quiet_cpu(experiment))
     context = LensContext(
         experiment=experiment,
         runner=runner,
@@ -361,18 +388,29 @@ def _run_experiment(
 SLOW_LENS_FACTOR = 1.5
 
 
-def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
-    """Say when another perflab run measured on the same CPU, or when this one waited."""
+def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
+    """Say when another perflab run measured on the same CPU, or when this one waited (who
+    held the CPUs, how long; the wait is not charged to the budget). `quiet`: a lens of the
+    run needs a quiet CPU (else sharing one changes none of its results)."""
     if claim is None:
         return
-    if claim.shared_with:
-        who = ", ".join(f"pid {p}" if p else "pid unknown" for p in claim.shared_with)
+    if claim.shared_with and not quiet:
+        writer.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"CPU {claim.cpu} was shared with another perflab run "
+                f"({_holders(claim.shared_with)}): these lenses' results do not depend on a "
+                "quiet CPU, so this run did not wait for one",
+            )
+        )
+    elif claim.shared_with:
         writer.add_note(
             Note(
                 severity=Severity.WARNING,
                 message=f"these results share CPU {claim.cpu} with another perflab run "
-                f"({who}) that was measuring on it when this run started: while both ran, "
-                "they took turns on the CPU",
+                f"({_holders(claim.shared_with)}) that was measuring on it when this run "
+                f"started, after waiting {claim.waited_s:.0f} s for a free CPU (not counted in "
+                "the budget): while both ran, they took turns on the CPU",
                 hint="run one at a time, or give each its own CPU (--cpu N); without --cpu a "
                 "run picks a CPU no other run holds",
             )
@@ -382,7 +420,8 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
             Note(
                 severity=Severity.INFO,
                 message=f"waited {claim.waited_s:.0f} s for CPU {claim.cpu}: other perflab "
-                "runs were measuring on every CPU",
+                f"runs were measuring on every CPU ({_holders(claim.waited_for)}); the wait "
+                "is not counted in the budget",
             )
         )
 
@@ -431,7 +470,7 @@ def _plan(
     speed: MachineSpeed | None = None,
 ) -> BudgetPlan:
     """Probe the benchmark and split its budget between the lenses (perflab/budget.py);
-    raises BudgetError when a minimum does not fit and the settings do not say to go on.
+    raises BudgetError when a minimum does not fit and the settings ask for --strict-budget.
     `speed`: the machine's, measured with an earlier probe of the run (None: measure it)."""
     settings = experiment.settings
     probe = probe_benchmark(
@@ -449,9 +488,9 @@ def _plan(
             settings.budget_s,
             probe,
             lens_costs(probe, settings, models),
-            anyway=settings.min_measurements_anyway,
-            before_s=before_s,
-            waited_s=min(waited_s, before_s),
+            strict=settings.strict_budget,
+            before_s=max(0.0, before_s),
+            waited_s=waited_s,
         )
     except ConfigError as error:
         error.benchmark = error.benchmark or benchmark.name
@@ -510,17 +549,35 @@ def _note_budget_used(
     failed_s: Mapping[Metric, float],
 ) -> None:
     """The plan, and what the benchmark really took against its budget (its probe and every
-    lens included), each lens's time beside its share: one note per benchmark."""
+    lens included), each lens's time beside its share: one note per benchmark; and, when it
+    ran over its budget (a target, not a wall), a warning that says what took longer and why."""
     used_s = time.monotonic() - (deadline_s - plan.measuring_s)
-    anyway = "" if plan.fits else "; the minimums were measured anyway"
+    anyway = (
+        ""
+        if plan.fits
+        else f"; the minimums were measured anyway (they need about {plan.needed_s:.0f} s)"
+    )
     writer.add_note(
         Note(
-            severity=Severity.INFO if plan.fits or plan.probe.failed else Severity.WARNING,
+            severity=Severity.INFO,
             message=f"used {used_s:.1f} s of the {plan.describe(took_s, given_s, failed_s)}"
             f"{anyway}",
             benchmark=benchmark,
         )
     )
+    over = None if failed_s or plan.probe.failed else plan.overrun(used_s, took_s, given_s)
+    if over is not None:
+        writer.add_note(
+            Note(
+                severity=Severity.WARNING,
+                message=over,
+                hint=f"--budget {max(plan.fitting_budget_s, math.ceil(used_s * 1.1)):g} "
+                "would hold it on this machine now, "
+                "or measure fewer lenses (--metric); --strict-budget refuses before measuring "
+                "rather than run over",
+                benchmark=benchmark,
+            )
+        )
 
 
 def _run_order(lenses: list[Lens], plan: BudgetPlan) -> list[Lens]:

@@ -43,6 +43,21 @@ def process_age_s(stat: str | None = None, uptime: str | None = None) -> float |
         return None
 
 
+def process_command(pid: int, *, limit: int = 80) -> str | None:
+    """Another process's command line, shortened to `limit` characters, for messages; None
+    where it cannot be read (gone, another user's, no /proc)."""
+    if pid <= 0:
+        return None
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    text = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    if not text:
+        return None
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def cpuinfo_fields(text: str) -> dict[str, str]:
     """The first processor's `key : value` lines of /proc/cpuinfo."""
     fields: dict[str, str] = {}

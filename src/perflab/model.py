@@ -257,14 +257,26 @@ class Settings:
             check=_duration("budget"),
         ),
     )
-    # a budget too small for a lens's minimum measurement: measure the minimums anyway
-    # (taking longer than the budget) rather than refuse before starting
+    # the budget is a target: a budget too small for a lens's minimum measurement measures the
+    # minimums anyway and warns at the end; refusing before starting is asked for explicitly
+    strict_budget: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "refuse before measuring anything when --budget cannot hold every lens's minimum "
+            "measurement (default: measure the minimums anyway and warn at the end)",
+            key="strict_budget",
+            flags=("--strict-budget",),
+        ),
+    )
+    # kept so that older files, command lines and API calls still work: measuring the minimums
+    # whatever they cost is the default; no effect (--strict-budget refuses instead)
     min_measurements_anyway: bool = _setting(
         False,
         SettingSpec(
             SettingKind.BOOLEAN,
-            "when --budget cannot hold a lens's minimum measurement, measure the minimums "
-            "anyway (taking longer) instead of refusing before starting",
+            "the default now (kept for older command lines): measure every lens's minimum "
+            "even when --budget cannot hold it; --strict-budget refuses instead",
             key="min_measurements_anyway",
             flags=("--min-measurements-anyway",),
         ),

@@ -16,6 +16,7 @@ from perflab.store.codec import experiment_from_json, experiment_to_json
 CHANGED = Settings(
     metrics=(Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.ASM),
     budget_s=3.5,
+    strict_budget=True,
     min_measurements_anyway=True,
     target_precision=0.02,
     equivalence_band=0.03,
@@ -67,6 +68,7 @@ def test_experiment_file_keys() -> None:
     raw = {
         "metrics": "time,instructions,counters,asm",
         "budget": 3.5,
+        "strict_budget": True,
         "min_measurements_anyway": True,
         "precision": 0.02,
         "equivalence_band": 0.03,
@@ -113,7 +115,7 @@ def test_command_line_options() -> None:
         [
             "run", "--cmd", "true", "-v", "A", "-v", "B",
             "-m", "time,instructions,counters,asm", "--budget", "3.5",
-            "--min-measurements-anyway", "--precision", "0.02",
+            "--strict-budget", "--min-measurements-anyway", "--precision", "0.02",
             "--band", "0.03", "--confidence", "0.9", "--no-pin", "--cpu", "0",
             "--min-generations", "3", "--sample-ms", "2", "--sample-timeout", "9", "--seed", "7",
             "--build-timeout", "30", "--preempted", "exclude", "--warmup", "1",

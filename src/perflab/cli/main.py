@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,6 @@ from perflab.doctor import diagnose
 from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
 from perflab.git.cache import CacheEntry
-from perflab.host import process_age_s
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
@@ -47,6 +45,7 @@ from perflab.report.machine_views import render_doctor, render_event_search, ren
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_section, render_terminal
 from perflab.results import RunResult
+from perflab.started import STARTED_AT_S
 from perflab.store.health import StoreHealth, describe_runs
 
 EXIT_OK = 0
@@ -408,9 +407,9 @@ def _write(path: Path, text: str) -> None:
 
 def entry() -> None:
     """The `perflab` command: main() as a process's whole life (its start-up, imports included,
-    counts in the budget: the user waits for it)."""
-    age_s = process_age_s()
-    status = main(started_at_s=None if age_s is None else time.monotonic() - age_s)
+    counts in the budget: the user waits for it; what the process did before it ran perflab,
+    a shell's own set-up or a `sleep` before it, does not)."""
+    status = main(started_at_s=STARTED_AT_S)
     # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`
     for number in STOP_SIGNALS:

@@ -77,6 +77,10 @@ class LensDescriptor:
     # the lens runs valgrind: the budget's probe times valgrind's start-up here and now, to
     # scale the lens's cost model (budget.MachineSpeed)
     runs_valgrind: bool = False
+    # the lens's results depend on a quiet measuring CPU (wall time, hardware counters): a run
+    # of lenses that do not (instruction counts, simulated caches, disassembly) does not wait
+    # for a CPU another perflab run is measuring on
+    needs_quiet_cpu: bool = True
 
     @property
     def options(self) -> dict[str, SettingSpec]:

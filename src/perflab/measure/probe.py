@@ -56,10 +56,11 @@ def probe_benchmark(
     too, for a plan with a lens that runs it). Their wall times together are the probe's.
     A `speed` already measured (an earlier benchmark of the run) is not measured again."""
     started = clock()
+    allowed = set(allowed_cpus())
+    counting = _counting_cpus(cpu, allowed)
     if speed is not None:
         probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
-        return replace(probe, speed=speed)
-    allowed = set(allowed_cpus())
+        return replace(probe, speed=speed, counting_cpus=counting)
     beside = _beside(cpu, allowed)
     if beside is not False:
         background = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
@@ -68,7 +69,16 @@ def probe_benchmark(
     else:
         probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
         measured = measure_speed(runner, valgrind=valgrind, cpu=cpu)
-    return replace(probe, speed=measured, probe_s=clock() - started)
+    return replace(probe, speed=measured, probe_s=clock() - started, counting_cpus=counting)
+
+
+def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
+    """How many CPUs valgrind's processes may count on side by side (lenses/instructions,
+    measure/parallel.py): perflab's, the measuring one included, less those other perflab runs
+    measure on now; at least one (they then run one after another)."""
+    cpus = allowed | ({cpu} if cpu is not None else set())
+    held = {c for c, pid in cpu_lock.held_cpus(sorted(cpus)).items() if pid != os.getpid()}
+    return max(1, len(cpus - held))
 
 
 def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:

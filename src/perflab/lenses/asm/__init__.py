@@ -19,4 +19,5 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,
     cost=asm_cost,
+    needs_quiet_cpu=False,
 )

@@ -21,4 +21,5 @@ DESCRIPTOR = LensDescriptor(
     worker_handlers="perflab.lenses.instructions.worker_ops",
     cost=instructions_cost,
     runs_valgrind=True,
+    needs_quiet_cpu=False,
 )

@@ -564,7 +564,7 @@ class InstructionsLens:
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
         left_s = context.lens_budget_s - (time.monotonic() - started_s)
         what = ", ".join(f"`{name}`" for name in disagreeing)
-        if extra_s > left_s and not context.experiment.settings.min_measurements_anyway:
+        if extra_s > left_s:
             context.sink.add_note(
                 Note(
                     Severity.INFO,

@@ -30,4 +30,5 @@ DESCRIPTOR = LensDescriptor(
     also_reads=("region",),
     cost=memory_cost,
     runs_valgrind=True,
+    needs_quiet_cpu=False,
 )
