@@ -409,8 +409,14 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: b
                 severity=Severity.WARNING,
                 message=f"these results share CPU {claim.cpu} with another perflab run "
                 f"({_holders(claim.shared_with)}) that was measuring on it when this run "
-                f"started, after waiting {claim.waited_s:.0f} s for a free CPU (not counted in "
-                "the budget): while both ran, they took turns on the CPU",
+                "started"
+                + (
+                    f", after waiting {claim.waited_s:.0f} s for a free CPU (not counted in "
+                    "the budget)"
+                    if claim.waited_s >= 1.0
+                    else ""
+                )
+                + ": while both ran, they took turns on the CPU",
                 hint="run one at a time, or give each its own CPU (--cpu N); without --cpu a "
                 "run picks a CPU no other run holds",
             )
