@@ -240,7 +240,7 @@ def claim_cpu(
             if lock is not None:
                 return CpuClaim(cpu, lock, waited_s=clock() - started, waited_for=tuple(holders))
         held = held_cpus(candidates, directory)
-        holders += [pid for pid in held.values() if pid not in holders]
+        holders += sorted(set(held.values()) - set(holders))
         left = wait_s - (clock() - started)
         if forced or left <= 0:
             break
