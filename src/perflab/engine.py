@@ -398,8 +398,8 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: b
         writer.add_note(
             Note(
                 severity=Severity.INFO,
-                message=f"CPU {claim.cpu} was shared with another perflab run "
-                f"({_holders(claim.shared_with)}): these lenses' results do not depend on a "
+                message=f"CPU {claim.cpu} was shared with another perflab run, "
+                f"{_holders(claim.shared_with)}: these lenses' results do not depend on a "
                 "quiet CPU, so this run did not wait for one",
             )
         )
@@ -407,13 +407,13 @@ def _note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: b
         writer.add_note(
             Note(
                 severity=Severity.WARNING,
-                message=f"these results share CPU {claim.cpu} with another perflab run "
-                f"({_holders(claim.shared_with)}) that was measuring on it when this run "
+                message=f"these results share CPU {claim.cpu} with another perflab run, "
+                f"{_holders(claim.shared_with)}, which was measuring on it when this run "
                 "started"
                 + (
-                    f", after waiting {claim.waited_s:.0f} s for a free CPU (not counted in "
+                    f", after waiting {claim.waited_s:.1f} s for a free CPU (not counted in "
                     "the budget)"
-                    if claim.waited_s >= 1.0
+                    if claim.waited_s >= 0.1
                     else ""
                 )
                 + ": while both ran, they took turns on the CPU",

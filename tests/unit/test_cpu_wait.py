@@ -1,0 +1,77 @@
+"""Waiting for a CPU other perflab runs measure on: said with who held it, never charged to the
+budget, and skipped by runs whose lenses do not need a quiet CPU."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from perflab import engine
+from perflab.api import make_experiment
+from perflab.host import online_cpus, process_command
+from perflab.measure import cpu_lock
+from perflab.measure.lens import NullProgress
+from perflab.model import Metric, Note
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.notes: list[Note] = []
+
+    def add_note(self, note: Note) -> None:
+        self.notes.append(note)
+
+
+@pytest.fixture
+def every_cpu_held(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[list[cpu_lock.CpuClaim]]:
+    monkeypatch.setenv(cpu_lock.LOCK_DIR_VARIABLE, str(tmp_path))
+    held = [cpu_lock.claim_cpu([cpu], forced=True) for cpu in online_cpus()]
+    yield held
+    for claim in held:
+        claim.release()
+
+
+def test_a_run_of_lenses_that_need_no_quiet_cpu_never_waits(
+    every_cpu_held: list[cpu_lock.CpuClaim],
+) -> None:
+    for metrics in (["instructions"], ["memory"], ["asm"], ["instructions", "asm"]):
+        experiment = make_experiment(stmt="pass", variants=["A", "B"], metrics=metrics)
+        assert not engine.needs_quiet_cpu(experiment)
+        claim = engine.claim_measurement_cpu(experiment, NullProgress())
+        assert claim is not None and claim.lock is None and claim.waited_s < 1.0
+        assert claim.shared_with == (os.getpid(),)
+        notes = _Notes()
+        engine._note_cpu_claim(notes, claim, quiet=False)  # type: ignore[arg-type]
+        (note,) = notes.notes
+        assert "do not depend on a quiet CPU" in note.message and note.severity.value == "info"
+    timed = make_experiment(stmt="pass", variants=["A", "B"], metrics=["time", "instructions"])
+    assert engine.needs_quiet_cpu(timed)
+
+
+def test_a_wait_is_said_with_who_held_the_cpu_and_not_charged_to_the_budget(
+    every_cpu_held: list[cpu_lock.CpuClaim], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cpu_lock, "WAIT_S", 0.5)
+    experiment = make_experiment(stmt="pass", variants=["A", "B"], metrics=["time"])
+    claim = engine.claim_measurement_cpu(experiment, NullProgress())
+    assert claim is not None and claim.waited_s >= 0.5
+    assert claim.waited_for == (os.getpid(),)
+    notes = _Notes()
+    engine._note_cpu_claim(notes, claim, quiet=True)  # type: ignore[arg-type]
+    (note,) = notes.notes
+    assert f"perflab pid {os.getpid()}" in note.message
+    assert "not counted in the budget" in note.message and note.severity.value == "warning"
+    command = process_command(os.getpid())
+    assert command is not None and command[:20] in note.message
+    # a wait of a run that got its CPU in the end: an info note, the same facts
+    waited = cpu_lock.CpuClaim(1, None, waited_s=12.0, waited_for=(os.getpid(),))
+    notes = _Notes()
+    engine._note_cpu_claim(notes, waited, quiet=True)  # type: ignore[arg-type]
+    (note,) = notes.notes
+    assert note.message.startswith("waited 12 s for CPU 1") and "not counted" in note.message
+    assert Metric.TIME in experiment.settings.metrics
