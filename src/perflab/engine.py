@@ -79,7 +79,6 @@ from perflab.proc import (
     stopped_processes,
 )
 from perflab.results import RunResult as RunResult  # re-exported: it was defined here
-from perflab.same_work import disagreement_notes, same_work_notes
 from perflab.stats.outputs import output_difference
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.version import __version__
@@ -828,6 +827,10 @@ def analyse_run(run: StoredRun) -> RunResult:
             comparisons += sorted(found, key=lambda c: order.get((c.baseline, c.variant), 0))
     comparisons, check_notes = judge_outputs(run, comparisons)
     notes += check_notes
+    # imported here: it reads the instructions and asm lenses' analysis types, whose modules
+    # take seconds to import on a loaded machine, and perflab's start-up is in the budget
+    from perflab.same_work import disagreement_notes, same_work_notes
+
     notes += same_work_notes(experiment, comparisons, run.machine)
     notes += disagreement_notes(comparisons)
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}

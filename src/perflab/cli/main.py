@@ -32,7 +32,6 @@ from perflab.cli.options import (
 from perflab.cli.progress import RichProgress
 from perflab.config import parse_param
 from perflab.designs import budget_plan
-from perflab.doctor import diagnose
 from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
 from perflab.git.cache import CacheEntry
@@ -171,6 +170,10 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
                 render_store_health(health, out)
             return EXIT_DAMAGED_STORE if health.damaged else EXIT_OK
         if args.command == "doctor":
+            # imported here: its probes' parsers are not needed to run, and perflab's start-up
+            # is in the first benchmark's budget
+            from perflab.doctor import diagnose
+
             report = diagnose()
             if args.json_path is not None:
                 _write(args.json_path, json.dumps(report.to_json(), indent=2) + "\n")
