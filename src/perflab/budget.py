@@ -59,7 +59,13 @@ PROFILE_REGION_S = 1.0  # what the profile lens records per variant
 # PROFILE_PROCESSES), each started under its own perf record and read back with its own perf script
 PROFILE_PROCESSES = 2
 PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
-ASM_POST_S = 3.0  # disassembly and source lines, per variant
+# the asm lens (lenses/asm): each variant's loop recorded this long (its PROFILE_TARGET_MS),
+# without a call graph, so that perf script reads it back quickly; then its hot functions read,
+# disassembled and annotated, with the analysis cache warm (a first run on a machine reads
+# every object once and takes longer; docs/benchmarks.md has the runs these come from)
+ASM_REGION_S = 0.4
+ASM_SCRIPT_S = 0.4
+ASM_POST_S = 0.4
 # callgrind (lenses/instructions): valgrind's own start-up, its slowdown of the interpreter's
 # start-up with instrumentation off, and the counted part of one process (warm-up, calibration,
 # two repeats of a statement and an empty loop of ~20 M instructions each, the dumps read):
@@ -420,29 +426,56 @@ def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
 def profile_cost(
     probe: CostProbe, settings: Settings, *, processes: int = PROFILE_PROCESSES
 ) -> LensCost:
-    """`processes`: workers per variant of a statement (the asm lens records in one)."""
+    """`processes`: workers per variant of a statement."""
     n = probe.variants
     factor = probe.speed.factor
     statement = probe.kind is BenchmarkKind.STATEMENT
     processes = processes if statement else 1
     start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
     record_s = max(PROFILE_REGION_S, processes * probe.sample_s)
+    # statements: each generation's variants are read back (perf script) side by side, on
+    # the CPUs other perflab runs leave (lenses/profile: all_cpus, run_threads)
+    script_s = (
+        processes * side_by_side_s(PROFILE_POST_S, n, probe.counting_cpus, factor)
+        if statement
+        else n * PROFILE_POST_S * factor
+    )
     return LensCost(
         Metric.PROFILE,
-        minimum_s=n * processes * (start_s + PROFILE_POST_S * factor) + n * record_s,
+        minimum_s=n * processes * start_s + script_s + n * record_s,
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
         after_s=_after(probe, PROFILE_ANALYSIS_S),
     )
 
 
 def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    recorded = profile_cost(probe, settings, processes=1)
+    """One worker per variant under perf record (no call graph) for ASM_REGION_S of its loop,
+    one after another, read back with perf script; then every variant's hot functions read and
+    disassembled side by side on the CPUs other perflab runs leave."""
+    n = probe.variants
+    factor = probe.speed.factor
+    statement = probe.kind is BenchmarkKind.STATEMENT
+    start_s = (probe.startup_s if statement else 0.0) + PERF_START_S * factor
+    record_s = max(ASM_REGION_S, probe.sample_s)
+    per_variant_s = start_s + record_s + ASM_SCRIPT_S * factor
+    post_s = side_by_side_s(ASM_POST_S, n, probe.counting_cpus, factor)
     return LensCost(
         Metric.ASM,
-        minimum_s=recorded.minimum_s + probe.variants * ASM_POST_S * probe.speed.factor,
+        minimum_s=n * per_variant_s + post_s,
         needs="a profile per variant, then its hot functions disassembled",
         after_s=_after(probe, ASM_ANALYSIS_S),
     )
+
+
+def side_by_side_s(work_s: float, jobs: int, cpus: int, factor: float) -> float:
+    """`jobs` jobs of `work_s` each (on the reference machine) run at once on `cpus` CPUs of a
+    machine that runs one job `factor` times slower. On a loaded machine each job takes its
+    share of a CPU beside the other processes: k jobs take (factor - 1 + k/cpus) times one
+    job's work, not k x factor; on a quiet one, k/cpus rounds at its speed."""
+    rounds = max(1.0, jobs / max(1, cpus))
+    if factor <= 1.0:
+        return work_s * factor * rounds
+    return work_s * (factor - 1.0 + rounds)
 
 
 def instructions_cost(

@@ -464,3 +464,17 @@ def test_the_instructions_plan_counts_the_cpus_other_runs_leave_it() -> None:
     # two variants, two processes each: side by side on two CPUs, one after another on one
     assert one.minimum_s > 1.5 * two.minimum_s
     assert "1 at once" in one.needs
+
+
+def test_jobs_side_by_side_take_their_share_of_a_loaded_machine() -> None:
+    from perflab.budget import side_by_side_s
+
+    assert side_by_side_s(1.0, 2, 2, 0.5) == pytest.approx(0.5)  # quiet: one round
+    assert side_by_side_s(1.0, 4, 2, 1.0) == pytest.approx(2.0)  # two rounds
+    # loaded (one job 5x slower): two jobs on one CPU take 6x one job, not 10x
+    assert side_by_side_s(1.0, 2, 1, 5.0) == pytest.approx(6.0)
+    # the asm lens's disassembly is planned so
+    slow = dataclasses.replace(QUICK, speed=MachineSpeed(reference_s=5 * REFERENCE_S))
+    asm = descriptor_for(Metric.ASM).cost
+    assert asm is not None
+    assert asm(slow, Settings()).minimum_s < 2 * asm(QUICK, Settings()).minimum_s * 5
