@@ -708,7 +708,14 @@ class BudgetPlan:
         if used_s <= self.budget_s * (1 + OVERRUN_MARGIN):
             return None
         head = f"took {used_s:.0f} s of --budget {self.budget_s:g}"
-        if not self.fits:
+
+        def over(share: LensShare) -> float:
+            return took_s.get(share.metric, 0.0) - given_s.get(share.metric, share.share_s)
+
+        worst = max(self.shares, key=over)
+        # the minimums that did not fit explain the overrun, unless one lens alone took more
+        # beyond its share than they lacked
+        if not self.fits and over(worst) <= self.needed_s - self.budget_s:
             largest = max(self.shares, key=lambda s: s.cost.minimum_s)
             count = len(self.shares)
             lenses = f"the {largest.metric.value} lens" if count == 1 else f"{_words(count)} lenses"
@@ -718,19 +725,15 @@ class BudgetPlan:
                 f"{largest.cost.minimum_s:.0f} s: {largest.cost.needs}); each lens measured its "
                 "minimum"
             )
-
-        def over(share: LensShare) -> float:
-            return took_s.get(share.metric, 0.0) - given_s.get(share.metric, share.share_s)
-
-        worst = max(self.shares, key=over)
         if over(worst) <= 0:
             return (
                 f"{head}: perflab's start-up, the probe and the analysis took longer than planned"
             )
+        short = "" if self.fits else f"; the minimums alone need about {self.needed_s:.0f} s"
         return (
             f"{head}: the {worst.metric.value} lens took {took_s[worst.metric]:.0f} s where the "
             f"plan gave it {given_s.get(worst.metric, worst.share_s):.0f} s (its minimum "
-            f"measurement estimated at {worst.cost.minimum_s:.1f} s: {worst.cost.needs})"
+            f"measurement estimated at {worst.cost.minimum_s:.1f} s: {worst.cost.needs}){short}"
         )
 
     def refusal(self) -> BudgetError:

@@ -478,3 +478,13 @@ def test_jobs_side_by_side_take_their_share_of_a_loaded_machine() -> None:
     asm = descriptor_for(Metric.ASM).cost
     assert asm is not None
     assert asm(slow, Settings()).minimum_s < 2 * asm(QUICK, Settings()).minimum_s * 5
+
+
+def test_an_overrun_is_blamed_on_the_lens_that_took_far_longer_than_planned() -> None:
+    costs = _costs(QUICK, Settings(budget_s=2), Metric.TIME, Metric.INSTRUCTIONS)
+    plan = plan_budget(2, QUICK, costs)  # the minimums do not fit, by a few seconds
+    given = {s.metric: s.share_s for s in plan.shares}
+    took = {**given, Metric.INSTRUCTIONS: given[Metric.INSTRUCTIONS] + 60}
+    said = plan.overrun(plan.needed_s + 60, took, given)
+    assert said is not None and ": the instructions lens took" in said
+    assert f"the minimums alone need about {plan.needed_s:.0f} s" in said
