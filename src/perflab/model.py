@@ -250,7 +250,8 @@ class Settings:
         20.0,
         SettingSpec(
             SettingKind.NUMBER,
-            "seconds per benchmark, all lenses, start-up and imports included (20)",
+            "seconds per benchmark, all lenses, start-up and imports included; a target: "
+            "minimums that need more take more, with a warning (20)",
             key="budget",
             flags=("--budget",),
             unit="s",
