@@ -135,16 +135,17 @@ def budget_plan(experiment: Experiment) -> str:
     """How one budget is shared, said before measuring."""
     settings = experiment.settings
     n = len(experiment.variants)
-    per_variant = settings.budget_s / n
     others = [m.value for m in settings.metrics if m is not Metric.TIME]
     text = (
         f"{n} variants measured together, interleaved, in one experiment "
-        f"({len(experiment.comparison_pairs)} comparisons)"
+        f"({len(experiment.comparison_pairs)} comparisons); the budget of "
+        f"{settings.budget_s:g} s per benchmark is shared by all of them and every lens (a "
+        "target: minimums that need more take more, with a warning)"
     )
     if Metric.TIME in settings.metrics:
         text += (
-            f"; the time lens's budget of {settings.budget_s:g} s per benchmark is shared by all "
-            f"of them: about {per_variant:.1f} s of samples per variant"
+            f"; the time lens samples them in turn, at most about {settings.budget_s / n:.1f} s "
+            "per variant"
         )
     if others:
         text += f"; {', '.join(others)}: every variant once per benchmark"
