@@ -15,4 +15,3 @@ import time
 # before it ran perflab (a shell's, which exec keeps in the process's CPU time)
 INTERPRETER_START_CPU_S = 1.0
 STARTED_AT_S = time.monotonic() - min(time.process_time(), INTERPRETER_START_CPU_S)
-
