@@ -635,7 +635,8 @@ def _check_is_perflab(path: Path) -> None:
             "nothing was written to it",
             hint="point --store at a perflab database or a new file",
         )
-    if version < 0 or version > SCHEMA_VERSION or (version > 0 and "runs" not in tables):
+    # a newer perflab's store (its tables, a higher version) is refused later, as newer
+    if version < 0 or (version > 0 and "runs" not in tables):
         raise StoreError(
             f"{path} is not a perflab store: it has schema version {version}"
             + ("" if "runs" in tables else " and it has no perflab tables")
