@@ -57,22 +57,24 @@ class RatioEstimate:
         return (math.log(self.ci_high) - math.log(self.ci_low)) / 2
 
 
-def pair_samples(
+def kept_pairs(
     baseline: Iterable[Sample],
     variant: Iterable[Sample],
     *,
     batch_blocks: int | None = None,
     preemption: Preemption = Preemption.KEEP,
     preempted_share: float = PREEMPTED_SHARE,
-) -> list[PairedLogRatio]:
-    """Pair samples measured in the same (generation, block), skipping warm-up samples.
+) -> list[tuple[int, Sample, Sample]]:
+    """(group, variant sample, baseline sample) of every pair the decision uses, each sample as
+    the decision uses it (corrected under `Preemption.CORRECT`). Pairs are samples measured in
+    the same (generation, block), warm-up samples skipped.
 
     With `batch_blocks`, groups are consecutive batches of that many blocks instead of
     generations (for commands, where every sample is its own process). `preemption` says what
     happens to samples other processes interrupted (stats.preemption): excluded, the pair as a
     whole, so that neither variant loses more of its slow samples than the other; or corrected."""
     by_key = {(s.generation, s.block): s for s in baseline if not s.warmup}
-    pairs = []
+    kept = []
     for sample in variant:
         if sample.warmup:
             continue
@@ -88,14 +90,33 @@ def pair_samples(
         if partner.per_iteration <= 0 or sample.per_iteration <= 0:
             continue
         group = sample.generation if batch_blocks is None else sample.block // batch_blocks
-        pairs.append(
-            PairedLogRatio(
-                group=group,
-                block=sample.block,
-                log_ratio=math.log(sample.per_iteration / partner.per_iteration),
-            )
+        kept.append((group, sample, partner))
+    return kept
+
+
+def pair_samples(
+    baseline: Iterable[Sample],
+    variant: Iterable[Sample],
+    *,
+    batch_blocks: int | None = None,
+    preemption: Preemption = Preemption.KEEP,
+    preempted_share: float = PREEMPTED_SHARE,
+) -> list[PairedLogRatio]:
+    """The log ratio of every pair `kept_pairs` keeps (same arguments)."""
+    return [
+        PairedLogRatio(
+            group=group,
+            block=sample.block,
+            log_ratio=math.log(sample.per_iteration / partner.per_iteration),
         )
-    return pairs
+        for group, sample, partner in kept_pairs(
+            baseline,
+            variant,
+            batch_blocks=batch_blocks,
+            preemption=preemption,
+            preempted_share=preempted_share,
+        )
+    ]
 
 
 def own_log_values(

@@ -1,0 +1,254 @@
+"""When taking preempted time out of the samples cannot repair them (docs/statistics.md,
+"Overload").
+
+Correcting a preempted sample removes the time it waited on the run queue. What it does not
+remove is what the preemption did to the rest of the sample: the other process's cache and
+branch-predictor state, or a CPU slowed by its sibling's load. That shows as *CPU time* per
+iteration growing in preempted samples. When both variants are preempted alike, the growth hits
+both and the ratio holds; when one variant is preempted far more often than the other, or the
+growth is large, the corrected ratio is biased, and a tight interval around it misses the truth:
+under load that took most of the measuring CPU, one variant 63% preempted against 18%, whose
+preempted samples used 299 us of CPU per iteration against 185 us, read 1.754 [1.669, 1.844]
+where CPU time said 1.25-1.30.
+
+So, for each comparison, two signs are checked on the samples as measured:
+
+- **uneven preemption**: the variants' shares of preempted samples differ by more than
+  `UNEVEN_SHARE` and by more than `UNEVEN_Z` standard errors;
+- **CPU growth**: inside a group (generation, batch), a variant's preempted samples use more
+  than `CPU_GROWTH` more CPU time per iteration than its unpreempted ones (the median over groups).
+
+When either is seen, the interval is widened: to the hull of itself and the interval of the
+pairs where neither sample was preempted (what no correction touched), when those pairs still
+make `MIN_CLEAN_UNITS` units; else by the most the growth can have moved the ratio (each side's
+preempted share times its growth, in log); else, when nothing bounds it, to (0, inf): the
+verdict is then `inconclusive`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.model import Sample
+from perflab.stats.paired import RatioEstimate, estimate_ratio, kept_pairs, pair_samples
+from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, is_preempted
+
+# Shares of preempted samples this far apart (absolute), and this many standard errors apart,
+# are uneven: an A/A's shares differ by chance only, a few points at the usual few hundred pairs.
+UNEVEN_SHARE = 0.10
+UNEVEN_Z = 3.0
+# Preempted samples using this much more CPU per iteration than unpreempted ones of the same
+# group: a preemption costs the statement more than its run-queue wait (a cache refill is a few
+# percent of a 2 ms sample; a slowed CPU is tens of percent).
+CPU_GROWTH = 0.05
+MIN_GROWTH_GROUPS = 3  # groups with both kinds of sample before growth is estimated
+MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
+
+NONE = "none"
+WIDENED_TO_UNPREEMPTED = "widened to the unpreempted pairs"
+WIDENED_BY_GROWTH = "widened by the CPU growth"
+UNBOUNDED = "unbounded"
+
+
+@dataclass(frozen=True)
+class OverloadCheck:
+    """What the samples say about load the correction cannot repair, and the interval that
+    holds despite it (`ci_low`, `ci_high`: the input interval when nothing was seen)."""
+
+    preempted_baseline: float  # share of the baseline's paired samples that were preempted
+    preempted_variant: float
+    uneven: bool
+    cpu_growth_baseline: float | None  # preempted / unpreempted CPU per iteration, minus one
+    cpu_growth_variant: float | None
+    grows: bool
+    unpreempted: RatioEstimate | None  # from the pairs where neither sample was preempted
+    ci_low: float
+    ci_high: float
+    action: str
+
+    @property
+    def seen(self) -> bool:
+        return self.uneven or self.grows
+
+    def to_json(self) -> dict[str, Any]:
+        clean = self.unpreempted
+        return {
+            "preempted_baseline": self.preempted_baseline,
+            "preempted_variant": self.preempted_variant,
+            "uneven_preemption": self.uneven,
+            "cpu_growth_baseline": self.cpu_growth_baseline,
+            "cpu_growth_variant": self.cpu_growth_variant,
+            "cpu_grows": self.grows,
+            "unpreempted_ratio": _finite(clean.ratio) if clean else None,
+            "unpreempted_ci_low": _finite(clean.ci_low) if clean else None,
+            "unpreempted_ci_high": _finite(clean.ci_high) if clean else None,
+            "unpreempted_groups": clean.n_groups if clean else 0,
+            "action": self.action,
+        }
+
+    def message(self, baseline: str, variant: str) -> str:
+        """Why the interval was widened, naming the cause, and what it now holds."""
+        causes = []
+        if self.uneven:
+            causes.append(
+                f"`{variant}`'s samples were preempted {self.preempted_variant:.0%} of the "
+                f"time and `{baseline}`'s {self.preempted_baseline:.0%}"
+            )
+        if self.grows:
+            grown = [
+                f"`{name}`'s {growth:+.0%}"
+                for name, growth in (
+                    (baseline, self.cpu_growth_baseline),
+                    (variant, self.cpu_growth_variant),
+                )
+                if growth is not None and growth > CPU_GROWTH
+            ]
+            causes.append(
+                "preempted samples used more CPU time per iteration than unpreempted ones ("
+                + ", ".join(grown)
+                + ")"
+            )
+        text = "; ".join(causes) + ": taking the run-queue time out cannot repair that, so "
+        clean = self.unpreempted
+        if self.action == WIDENED_TO_UNPREEMPTED and clean is not None:
+            return text + (
+                "the interval was widened to hold the ratio of the pairs neither of whose "
+                f"samples was preempted, {clean.ratio:.3f} [{clean.ci_low:.3f}, "
+                f"{clean.ci_high:.3f}] over {clean.n_groups} groups"
+            )
+        if self.action == WIDENED_BY_GROWTH:
+            return text + (
+                "the interval was widened by as much as that growth can have moved the ratio "
+                "(too few unpreempted pairs remain to measure it without)"
+            )
+        return text + (
+            "and too few unpreempted samples remain to bound it, the verdict is inconclusive"
+        )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def preempted_shares(
+    kept: Sequence[tuple[int, Sample, Sample]], share: float = PREEMPTED_SHARE
+) -> tuple[float, float, int]:
+    """(baseline's share preempted, variant's, pairs) over pairs as measured."""
+    n = len(kept)
+    if not n:
+        return 0.0, 0.0, 0
+    variant = sum(is_preempted(v, share) for _, v, _ in kept) / n
+    baseline = sum(is_preempted(b, share) for _, _, b in kept) / n
+    return baseline, variant, n
+
+
+def uneven_preemption(baseline: float, variant: float, n: int) -> bool:
+    """The two shares differ beyond chance: by UNEVEN_SHARE and UNEVEN_Z standard errors of a
+    difference of two proportions of `n` samples each."""
+    difference = abs(variant - baseline)
+    if difference <= UNEVEN_SHARE:
+        return False
+    pooled = (baseline + variant) / 2
+    error = math.sqrt(2 * pooled * (1 - pooled) / n) if n else 0.0
+    return error == 0 or difference / error > UNEVEN_Z
+
+
+def cpu_growth(
+    samples: Iterable[tuple[int, Sample]], share: float = PREEMPTED_SHARE
+) -> float | None:
+    """How much more CPU time per iteration one variant's preempted samples used than its
+    unpreempted ones: per group (so per-process effects cancel), the log of the ratio of their
+    medians; the median over groups, as a relative growth. None with fewer than
+    MIN_GROWTH_GROUPS groups holding both kinds of sample, or without CPU times."""
+    grouped: dict[int, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for group, sample in samples:
+        if sample.cpu_ns is None or sample.cpu_ns <= 0 or sample.loops <= 0:
+            continue
+        grouped[group][0 if is_preempted(sample, share) else 1].append(sample.cpu_ns / sample.loops)
+    logs = [
+        math.log(statistics.median(preempted) / statistics.median(whole))
+        for preempted, whole in grouped.values()
+        if preempted and whole
+    ]
+    if len(logs) < MIN_GROWTH_GROUPS:
+        return None
+    return math.exp(statistics.median(logs)) - 1
+
+
+def overload_check(
+    baseline: Sequence[Sample],
+    variant: Sequence[Sample],
+    estimate: RatioEstimate,
+    *,
+    batch_blocks: int | None = None,
+    units: Mapping[int, int] | None = None,
+    share: float = PREEMPTED_SHARE,
+) -> OverloadCheck | None:
+    """The check of one comparison (its samples as stored, and the interval the decision made of
+    them); None when the samples carry no scheduler accounting."""
+    measured = [
+        (group, v, b)
+        for group, v, b in kept_pairs(baseline, variant, batch_blocks=batch_blocks)
+        if v.run_queue_ns is not None and b.run_queue_ns is not None
+    ]
+    if not measured:
+        return None
+    share_baseline, share_variant, n = preempted_shares(measured, share)
+    uneven = uneven_preemption(share_baseline, share_variant, n)
+    growth_baseline = cpu_growth(((g, b) for g, _, b in measured), share)
+    growth_variant = cpu_growth(((g, v) for g, v, _ in measured), share)
+    grows = any(x is not None and x > CPU_GROWTH for x in (growth_baseline, growth_variant))
+    clean = None
+    low, high, action = estimate.ci_low, estimate.ci_high, NONE
+    if uneven or grows:
+        clean = estimate_ratio(
+            pair_samples(
+                baseline,
+                variant,
+                batch_blocks=batch_blocks,
+                preemption=Preemption.EXCLUDE,
+                preempted_share=share,
+            ),
+            estimate.confidence,
+            units,
+        )
+        bound = _growth_bound(((share_baseline, growth_baseline), (share_variant, growth_variant)))
+        if clean.n_groups >= MIN_CLEAN_UNITS and math.isfinite(clean.log_half_width):
+            low, high = min(low, clean.ci_low), max(high, clean.ci_high)
+            action = WIDENED_TO_UNPREEMPTED
+        elif bound is not None and estimate.ci_low > 0 and math.isfinite(estimate.ci_high):
+            low, high = low * math.exp(-bound), high * math.exp(bound)
+            action = WIDENED_BY_GROWTH
+        else:
+            low, high, action = 0.0, math.inf, UNBOUNDED
+    return OverloadCheck(
+        preempted_baseline=share_baseline,
+        preempted_variant=share_variant,
+        uneven=uneven,
+        cpu_growth_baseline=growth_baseline,
+        cpu_growth_variant=growth_variant,
+        grows=grows,
+        unpreempted=clean,
+        ci_low=low,
+        ci_high=high,
+        action=action,
+    )
+
+
+def _growth_bound(sides: Iterable[tuple[float, float | None]]) -> float | None:
+    """The most (in log) CPU growth in preempted samples can have moved a ratio: every side's
+    preempted share times its growth, added (one side's rise and the other's fall both move
+    it). None when a side with preempted samples has no growth estimate."""
+    total = 0.0
+    for share, growth in sides:
+        if share == 0:
+            continue
+        if growth is None:
+            return None
+        total += share * abs(math.log1p(growth))
+    return total
