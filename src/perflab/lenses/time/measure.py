@@ -53,15 +53,18 @@ from perflab.plan import block_orders, launch_order
 from perflab.proc import ProcessRunner
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import comparison_from
+from perflab.stats.family import family_confidence, family_size
+from perflab.stats.overload import OverloadCheck, overload_check
 from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
     extra_seconds_to_decide,
+    kept_pairs,
     own_log_values,
     pair_samples,
     unit_means,
 )
-from perflab.stats.summary import relative_spread
+from perflab.stats.variant_values import VALUE_ESTIMATOR, paired_values
 
 WALL_NS = "wall_ns"
 MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
@@ -97,6 +100,18 @@ class TimeDetails:
     group_ratios: tuple[tuple[int, float], ...] = field(default=(), compare=False)
     group_name: str = "generation"
     series: tuple[TimeSeries, ...] = field(default=(), compare=False)
+    # what the per-variant values are (the estimator, over the samples the ratio uses, with
+    # the --preempted policy applied) and the plain medians of the samples as measured
+    value_estimator: str = VALUE_ESTIMATOR
+    value_preempted: str = "keep"
+    baseline_value_measured: float = math.nan
+    variant_value_measured: float = math.nan
+    # the level the interval was computed at, and how many comparisons share the run's
+    # confidence (stats.family)
+    confidence: float = 0.95
+    family_size: int = 1
+    # load that correcting preempted samples cannot repair (stats.overload)
+    overload: OverloadCheck | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +122,13 @@ class TimeDetails:
             "baseline_spread": self.baseline_spread,
             "variant_spread": self.variant_spread,
             "extra_seconds_to_decide": self.extra_seconds_to_decide,
+            "value_estimator": self.value_estimator,
+            "value_preempted": self.value_preempted,
+            "baseline_value_measured": _finite_or_none(self.baseline_value_measured),
+            "variant_value_measured": _finite_or_none(self.variant_value_measured),
+            "confidence": self.confidence,
+            "family_size": self.family_size,
+            "overload": self.overload.to_json() if self.overload is not None else None,
         }
 
 
@@ -139,7 +161,18 @@ class TimeLens:
         data: BenchmarkData,
         experiment: Experiment,
     ) -> LensAnalysis:
-        return analyse_time(benchmark, variants, data, experiment.settings)
+        return analyse_time(
+            benchmark, variants, data, experiment.settings, family=time_family_size(experiment)
+        )
+
+
+def time_family_size(experiment: Experiment) -> int:
+    """The comparisons the time lens decides together in this run (stats.family)."""
+    return family_size(
+        len(experiment.benchmarks),
+        len(experiment.comparison_pairs),
+        len(experiment.interactions),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,8 +467,11 @@ class _StatementSession(_Session):
     def _shorter_if_preempted(self, loops: list[int]) -> list[int]:
         """On a busy machine most samples of the calibrated length are preempted: from the
         second generation on, samples are shortened so most fit between two preemptions
-        (docs/statistics.md, "A busy machine"). Pairs compare time per iteration, and every
-        variant's loops shrink alike, so the ratio is unchanged."""
+        (docs/statistics.md, "A busy machine"). Each variant's loops are set so that its
+        samples last about as long as every other's: a variant whose samples last longer is
+        preempted more often, and preemption costs more than the time it takes out (under load,
+        1.75x longer samples were preempted 50% of the time against 15%). Pairs compare time
+        per iteration, so different loop counts leave the ratio unbiased."""
         measured = [s for s in self.samples if not s.warmup and s.run_queue_ns is not None]
         factor = LOADED_SAMPLE_MS / self.settings.sample_target_ms
         if not measured or factor >= 1:
@@ -453,7 +489,9 @@ class _StatementSession(_Session):
                 metric=Metric.TIME,
             )
         )
-        return [max(1, round(n * factor)) for n in loops]
+        return equal_duration_loops(
+            loops, [[s for s in measured if s.variant == v.name] for v in self.variants], factor
+        )
 
     def _record_interpreters(self, workers: list[StatementWorker]) -> None:
         for variant, worker in zip(self.variants, workers, strict=True):
@@ -540,6 +578,25 @@ class _Prestart:
             return  # it failed to start: nothing to stop (launch_workers killed what it started)
         for worker in workers:
             worker.kill()
+
+
+def equal_duration_loops(
+    loops: Sequence[int], samples: Sequence[Sequence[Sample]], factor: float
+) -> list[int]:
+    """Every variant's loops for samples `factor` times as long as the first variant's were,
+    each from its own time per iteration (preempted time taken out), so all last alike.
+    A variant without samples shrinks by `factor`."""
+    times = [
+        float(np.median([preemption.corrected(s).per_iteration for s in mine])) if mine else 0.0
+        for mine in samples
+    ]
+    if not times or times[0] <= 0:
+        return [max(1, round(n * factor)) for n in loops]
+    target = loops[0] * factor * times[0]
+    return [
+        max(1, round(target / t)) if t > 0 else max(1, round(n * factor))
+        for n, t in zip(loops, times, strict=True)
+    ]
 
 
 def sampling_to_fit(
@@ -732,8 +789,16 @@ def command_batch_blocks(measured_blocks: int) -> int:
 
 
 def analyse_time(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    settings: Settings,
+    *,
+    family: int = 1,
 ) -> LensAnalysis:
+    """Every variant against the first. `family`: how many comparisons the run decides
+    together; each interval is computed at the level that keeps them all at the run's
+    confidence (stats.family)."""
     baseline_name = variants[0]
     baseline = [s for s in data.samples_of(baseline_name, WALL_NS)]
     measured_baseline = [s for s in baseline if not s.warmup]
@@ -755,20 +820,30 @@ def analyse_time(
         pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
         if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
             continue  # nothing measured; excluding every pair leaves an undecided comparison
-        estimate = estimate_ratio(pairs, settings.confidence, units)
+        confidence = family_confidence(settings.confidence, family)
+        estimate = estimate_ratio(pairs, confidence, units)
         finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
         if finding is not None and benchmark.kind is BenchmarkKind.STATEMENT:
             notes.append(_note(benchmark, name, finding))
+        check = overload_check(baseline, samples, estimate, batch_blocks=batch_blocks, units=units)
+        if check is not None and check.seen:
+            estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
+            notes.append(_overload_note(benchmark, baseline_name, name, check))
+        kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
         comparison = _time_comparison(
             benchmark,
             baseline_name,
             name,
-            measured_baseline,
-            samples,
+            _Sides(measured_baseline, samples, kept, units),
             estimate,
             settings,
             elapsed_s,
         )
+        if isinstance(comparison.details, TimeDetails):
+            comparison = replace(
+                comparison,
+                details=replace(comparison.details, family_size=family, overload=check),
+            )
         if isinstance(comparison.details, TimeDetails):
             ratios = tuple(
                 (group, math.exp(mean)) for group, mean in unit_means(pairs, units).items()
@@ -867,18 +942,30 @@ def time_series(samples: Sequence[Sample], variants: Sequence[str]) -> tuple[Tim
     )
 
 
+@dataclass(frozen=True)
+class _Sides:
+    """One comparison's samples: as measured, and as the decision pairs them."""
+
+    baseline: list[Sample]  # measured (not warm-up)
+    variant: list[Sample]
+    kept: list[tuple[int, Sample, Sample]]  # stats.paired.kept_pairs, the policy applied
+    units: dict[int, int] | None
+
+
 def _time_comparison(
     benchmark: Benchmark,
     baseline_name: str,
     name: str,
-    baseline: list[Sample],
-    samples: list[Sample],
+    sides: _Sides,
     estimate: RatioEstimate,
     settings: Settings,
     elapsed_s: float,
 ) -> Comparison:
-    base_values = [s.per_iteration for s in baseline]
-    variant_values = [s.per_iteration for s in samples if not s.warmup]
+    """The columns come from the samples the ratio uses, by the same estimator
+    (stats.variant_values): raw medians next to a corrected ratio disagreed."""
+    base_values = [s.per_iteration for s in sides.baseline]
+    variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
+    values = paired_values(sides.kept, sides.units)
     return comparison_from(
         estimate,
         equivalence_band=settings.equivalence_band,
@@ -886,19 +973,35 @@ def _time_comparison(
         metric=Metric.TIME,
         baseline=baseline_name,
         variant=name,
-        baseline_value=float(np.median(base_values)),
-        variant_value=float(np.median(variant_values)),
+        baseline_value=values.baseline,
+        variant_value=values.variant,
         unit="ns",
         details=TimeDetails(
             n_groups=estimate.n_groups,
             n_pairs=estimate.n_pairs,
             between_group_sd=estimate.between_group_sd,
-            baseline_spread=relative_spread(base_values),
-            variant_spread=relative_spread(variant_values),
+            baseline_spread=values.baseline_spread,
+            variant_spread=values.variant_spread,
             extra_seconds_to_decide=extra_seconds_to_decide(
                 estimate, settings.equivalence_band, elapsed_s
             ),
+            value_preempted=settings.preempted,
+            baseline_value_measured=float(np.median(base_values)) if base_values else math.nan,
+            variant_value_measured=float(np.median(variant_values)) if variant_values else math.nan,
+            confidence=estimate.confidence,
         ),
+    )
+
+
+def _overload_note(benchmark: Benchmark, baseline: str, variant: str, check: OverloadCheck) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=check.message(baseline, variant),
+        hint="give the measuring CPU to perflab alone: close what else runs on it, or pin "
+        "the run to a CPU nothing else uses (--cpu N); perflab doctor shows the load",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.TIME,
     )
 
 
