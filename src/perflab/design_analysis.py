@@ -17,6 +17,7 @@ from perflab.model import (
     Metric,
 )
 from perflab.results import Interaction, InteractionVerdict, StackSummary, interaction_verdict
+from perflab.stats.family import family_settings
 from perflab.stats.interaction import (
     Interval,
     interaction_from_intervals,
@@ -141,4 +142,4 @@ def _paired_time(
     on_reference = groups(spec.reference_base, spec.on_reference)
     if len(set(on_base) & set(on_reference)) < 2:
         return None
-    return paired_interaction(on_base, on_reference, experiment.settings.confidence)
+    return paired_interaction(on_base, on_reference, family_settings(experiment).confidence)

@@ -12,6 +12,10 @@ claim in up to 23% of runs.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from perflab.model import Experiment, Settings
+
 
 def family_confidence(confidence: float, n: int) -> float:
     """The level each of `n` intervals is computed at so that together they hold `confidence`."""
@@ -22,3 +26,20 @@ def family_size(benchmarks: int, comparisons: int, interactions: int = 0) -> int
     """The comparisons one lens decides in a run: every benchmark's variant pairs (stack steps
     and the whole range, matrix cells, every variant against its baseline) and interactions."""
     return max(1, benchmarks * (comparisons + interactions))
+
+
+def run_family_size(experiment: Experiment) -> int:
+    """The comparisons one lens decides in this run (`family_size` of its plan)."""
+    return family_size(
+        len(experiment.benchmarks),
+        len(experiment.comparison_pairs),
+        len(experiment.interactions),
+    )
+
+
+def family_settings(experiment: Experiment) -> Settings:
+    """The run's settings with `confidence` at the level each of its comparisons is decided at,
+    for lenses that read the level from the settings."""
+    settings = experiment.settings
+    level = family_confidence(settings.confidence, run_family_size(experiment))
+    return replace(settings, confidence=level)

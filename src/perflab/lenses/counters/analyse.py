@@ -24,6 +24,7 @@ from perflab.model import (
     Verdict,
 )
 from perflab.stats.comparison import RatioInterval, comparison_from
+from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 
@@ -48,11 +49,12 @@ AVAILABILITY = "counter-availability"  # artifact per variant and generation
 COUNT_FLOOR = 100
 
 
-def event_confidence(confidence: float, n_events: int) -> float:
-    """The level each event's interval is computed at so that a run's events, decided together,
-    hold `confidence` (Bonferroni). Decided each at 95%, an A/A gives every noisy event its own
-    5% chance of a false claim: task-clock alone was called different in 3 of 43 A/A runs."""
-    return 1 - (1 - confidence) / max(n_events, 1)
+def event_confidence(confidence: float, n_events: int, n_comparisons: int = 1) -> float:
+    """The level each event's interval is computed at so that a run's events of all its
+    comparisons (benchmarks x variant pairs), decided together, hold `confidence` (Bonferroni,
+    stats.family). Decided each at 95%, an A/A gives every noisy event its own 5% chance of a
+    false claim: task-clock alone was called different in 3 of 43 A/A runs."""
+    return family_confidence(confidence, max(n_events, 1) * max(n_comparisons, 1))
 
 
 AVX512 = "avx512"  # artifact per variant and generation
@@ -140,6 +142,7 @@ class CounterDetails:
     # the level of this event's interval, and how many events share the run's `confidence`
     confidence: float | None = None
     family_events: int = 1
+    family_comparisons: int = 1  # benchmarks x variant pairs: the family is events x these
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +153,7 @@ class CounterDetails:
             "below_floor": self.below_floor,
             "confidence": self.confidence,
             "family_events": self.family_events,
+            "family_comparisons": self.family_comparisons,
             **self.extra,
         }
 
@@ -167,7 +171,8 @@ def analyse_counters(
     notes: list[Note] = []
     missing = {u.event for u in unavailable}
     counted = [e for e in events if e not in missing and data.samples_of(baseline, e)]
-    family = Family(event_confidence(settings.confidence, len(counted)), len(counted))
+    pairs = run_family_size(experiment)
+    family = Family(event_confidence(settings.confidence, len(counted), pairs), len(counted), pairs)
     for event in events:
         if event in missing:
             continue
@@ -212,6 +217,7 @@ class Family:
 
     confidence: float
     n_events: int
+    n_comparisons: int = 1  # benchmarks x variant pairs of the run, each with these events
 
 
 def _event_comparison(
@@ -264,6 +270,7 @@ def _event_comparison(
             below_floor=few,
             confidence=family.confidence,
             family_events=family.n_events,
+            family_comparisons=family.n_comparisons,
         ),
     )
     if few and comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):

@@ -40,15 +40,21 @@ def _mine(rows: Any, benchmarks: set[str]) -> list[Mapping[str, Any]]:
 def family_caption(comparisons: Sequence[Comparison], confidence: float) -> str:
     """What the intervals' level means where several events are decided together."""
     families = {
-        (d.get("family_events"), d.get("confidence"))
+        (d.get("family_events"), d.get("family_comparisons", 1), d.get("confidence"))
         for d in map(details_json, comparisons)
-        if isinstance(d.get("family_events"), int) and d["family_events"] > 1
+        if isinstance(d.get("family_events"), int)
+        and d["family_events"] * d.get("family_comparisons", 1) > 1
     }
     if len(families) != 1:
         return ""
-    ((events, level),) = families
+    ((events, pairs, level),) = families
+    what = (
+        f"the {events} events' intervals"
+        if pairs == 1
+        else f"the intervals of {events} events in each of {pairs} comparisons"
+    )
     return (
-        f"the {events} events' intervals hold together (each at {level:.2%}): "
+        f"{what} hold together (each at {level:.2%}): "
         f"identical code gets no claim from any of them {confidence:.0%} of the time"
     )
 

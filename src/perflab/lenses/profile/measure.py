@@ -73,6 +73,7 @@ from perflab.model import (
 from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
+from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 
@@ -785,7 +786,7 @@ def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[
 def analyse_profiles(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
 ) -> LensAnalysis:
-    settings = experiment.settings
+    settings = family_settings(experiment)
     baseline_name = variants[0]
     baseline, baseline_meta = stored_profile(data, baseline_name)
     baseline_parts = [hot_symbols(p) for p in stored_parts(data, baseline_name)]

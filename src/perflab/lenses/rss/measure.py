@@ -36,6 +36,7 @@ from perflab.model import (
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats.comparison import comparison_from
+from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 
@@ -82,7 +83,7 @@ class RssLens:
         data: BenchmarkData,
         experiment: Experiment,
     ) -> LensAnalysis:
-        return analyse_rss(benchmark, variants, data, experiment.settings)
+        return analyse_rss(benchmark, variants, data, family_settings(experiment))
 
 
 def rss_sample(worker: StatementWorker, loops: int) -> RssReading:

@@ -53,7 +53,7 @@ from perflab.plan import block_orders, launch_order
 from perflab.proc import ProcessRunner
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import comparison_from
-from perflab.stats.family import family_confidence, family_size
+from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.overload import OverloadCheck, overload_check
 from perflab.stats.paired import (
     RatioEstimate,
@@ -162,17 +162,8 @@ class TimeLens:
         experiment: Experiment,
     ) -> LensAnalysis:
         return analyse_time(
-            benchmark, variants, data, experiment.settings, family=time_family_size(experiment)
+            benchmark, variants, data, experiment.settings, family=run_family_size(experiment)
         )
-
-
-def time_family_size(experiment: Experiment) -> int:
-    """The comparisons the time lens decides together in this run (stats.family)."""
-    return family_size(
-        len(experiment.benchmarks),
-        len(experiment.comparison_pairs),
-        len(experiment.interactions),
-    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,9 +3,19 @@ every generation (or batch) -- the values its confidence interval is computed ov
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from perflab.document import GroupRatios, RatiosFigure, ScatterFigure, Section, TimeSeries
-from perflab.lenses.fragments import SectionInput, verdict_table
+from perflab.lenses.fragments import SectionInput, details_json, verdict_table
 from perflab.model import Comparison
+
+# how the per-variant columns treat preempted samples, by --preempted policy
+_PREEMPTED_WORDS = {
+    "correct": "preempted time taken out",
+    "exclude": "pairs with a preempted sample left out",
+    "keep": "as measured",
+}
 
 SCATTER_EXPLANATION = (
     "Every sample's time per iteration, in measurement order, one panel per variant (each panel "
@@ -55,4 +65,34 @@ def section(view: SectionInput) -> Section:
         if blocks:
             subsections.append(Section(benchmark, tuple(blocks)))
     table = verdict_table(view.comparisons, cross_run=view.cross_run)
+    table = replace(table, caption=caption(view.comparisons, view.experiment.settings.confidence))
     return Section("time", (table,), tuple(subsections), key="time")
+
+
+def caption(comparisons: Sequence[Comparison], confidence: float) -> str:
+    """What the columns are (the ratio's samples and estimator), and, where several
+    comparisons are decided together, the level of each interval."""
+    details = [details_json(c) for c in comparisons]
+    policies = {d.get("value_preempted") for d in details} - {None}
+    groups = {str(d.get("group", "generation")) for d in details}
+    parts = []
+    if len(policies) == 1 and len(groups) == 1:
+        (policy,) = policies
+        (group,) = groups
+        parts.append(
+            f"baseline, variant: time per iteration, the mean over {group}s of each {group}'s "
+            f"median, from the samples the ratio uses ({_PREEMPTED_WORDS.get(str(policy), policy)})"
+            ", ± their spread (MAD)"
+        )
+    families = {
+        (d.get("family_size"), d.get("confidence"))
+        for d in details
+        if isinstance(d.get("family_size"), int) and d["family_size"] > 1
+    }
+    if len(families) == 1:
+        ((size, level),) = families
+        parts.append(
+            f"the {size} comparisons' intervals hold together (each at {level:.2%}): identical "
+            f"code gets no claim from any of them {confidence:.0%} of the time"
+        )
+    return "; ".join(parts)

@@ -51,6 +51,7 @@ from perflab.model import (
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats.comparison import comparison_from, one_process_verdict
+from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 
 SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
@@ -143,7 +144,7 @@ class TorchLens:
         data: BenchmarkData,
         experiment: Experiment,
     ) -> LensAnalysis:
-        return analyse_torch(benchmark, variants, data, experiment.settings)
+        return analyse_torch(benchmark, variants, data, family_settings(experiment))
 
 
 WORKER_OPS = DESCRIPTOR.worker_handlers or ""  # the source sent to the workers, run there
