@@ -11,8 +11,8 @@ from perflab.model import Metric, Sample, Verdict
 from perflab.stats.overload import (
     NONE,
     UNBOUNDED,
+    WIDENED_BOTH,
     WIDENED_BY_GROWTH,
-    WIDENED_TO_UNPREEMPTED,
     cpu_growth,
     overload_check,
     uneven_preemption,
@@ -96,7 +96,7 @@ def test_unequal_preemption_with_cpu_growth_widens_to_hold_the_truth() -> None:
     check = overload_check(base, other, estimate)
     assert check is not None
     assert check.uneven and check.grows
-    assert check.action == WIDENED_TO_UNPREEMPTED
+    assert check.action == WIDENED_BOTH
     assert check.ci_low <= 1.3 <= check.ci_high
     assert check.ci_low < estimate.ci_low and check.ci_high >= estimate.ci_high
     message = check.message("base", "other")
@@ -168,7 +168,7 @@ def test_no_clean_pairs_widen_by_the_growth() -> None:
     assert check.unpreempted is not None and check.unpreempted.n_groups == 0
     assert check.ci_low < estimate.ci_low and check.ci_high > estimate.ci_high
     assert check.ci_low <= 1.3 <= check.ci_high
-    assert "as much as that growth" in check.message("base", "other")
+    assert "a preemption costs, which any sample may carry once" in check.message("base", "other")
 
 
 def test_uneven_needs_more_than_chance() -> None:
