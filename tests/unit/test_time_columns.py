@@ -131,3 +131,14 @@ def test_equal_duration_loops_give_every_variant_samples_of_one_length() -> None
     assert loops[0] == 20
     assert abs(loops[1] * 1750 / (loops[0] * 1000) - 1) < 0.05
     assert equal_duration_loops([100, 100], [[], []], 0.2) == [20, 20]
+
+
+def test_uneven_preemption_is_named_in_a_warning_and_widens_the_interval() -> None:
+    comparison, notes = _comparison(_samples(random.Random(5), preempted=(0.7, 0.1)))
+    overload = comparison.to_json()["overload"]
+    assert overload["uneven_preemption"] is True
+    assert overload["action"] != "none"
+    assert comparison.to_json()["extra_seconds_to_decide"] is None
+    (note,) = [n for n in notes if "cannot repair" in n.message]
+    assert note.severity.value == "warning"
+    assert "`base`'s 7" in note.message and note.variant == "other"

@@ -833,7 +833,15 @@ def analyse_time(
         if isinstance(comparison.details, TimeDetails):
             comparison = replace(
                 comparison,
-                details=replace(comparison.details, family_size=family, overload=check),
+                details=replace(
+                    comparison.details,
+                    family_size=family,
+                    overload=check,
+                    # measuring longer narrows the noise, not a bias the load put in
+                    extra_seconds_to_decide=None
+                    if check is not None and check.seen
+                    else comparison.details.extra_seconds_to_decide,
+                ),
             )
         if isinstance(comparison.details, TimeDetails):
             ratios = tuple(
