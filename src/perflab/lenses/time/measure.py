@@ -64,7 +64,8 @@ from perflab.stats.paired import (
     pair_samples,
     unit_means,
 )
-from perflab.stats.variant_values import VALUE_ESTIMATOR, paired_values
+from perflab.stats.summary import relative_spread
+from perflab.stats.variant_values import VALUE_ESTIMATOR, VariantValues, paired_values
 
 WALL_NS = "wall_ns"
 MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
@@ -965,6 +966,14 @@ def _time_comparison(
     base_values = [s.per_iteration for s in sides.baseline]
     variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
     values = paired_values(sides.kept, sides.units)
+    if not sides.kept and base_values and variant_values:
+        # every pair excluded (--preempted exclude): no ratio, the samples as measured
+        values = VariantValues(
+            float(np.median(base_values)),
+            float(np.median(variant_values)),
+            relative_spread(base_values),
+            relative_spread(variant_values),
+        )
     return comparison_from(
         estimate,
         equivalence_band=settings.equivalence_band,
