@@ -3,9 +3,10 @@
 Two interpreters on one statement (default: Python 3.12 against 3.11 as the baseline, on
 `sum(range(10000))`), measured with the time lens while `bench/machine_load.py` keeps two busy
 loops on the measuring CPU (so other processes get about two thirds of it), one on every other
-CPU and a memory-bound process. Every run's samples are stored, and `--analyse` re-analyses them with the checked-out
-code: the ratio, its interval and verdict as perflab reports them, and as the interval was
-before the overload rule (corrected samples, no widening), from the very same samples.
+CPU and a memory-bound process. Every run's samples are stored, and `--analyse` re-analyses
+them with the checked-out code: the ratio, its interval and verdict as perflab reports them,
+and as the interval was before the overload rule (corrected samples, no widening), from the
+very same samples.
 
 The reference is CPU time per iteration (`time.thread_time_ns` around calibrated loops),
 measured in alternating processes of both interpreters *without* the bench's load, before and
