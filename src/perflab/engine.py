@@ -1074,6 +1074,11 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             variants=variants,
             benchmarks=tuple(shared_benchmarks),
             settings=replace(baseline.experiment.settings, metrics=tuple(shared_metrics)),
+            # the stored run's pairs name its own variants: here each variant meets itself
+            # (the family level counts these comparisons, stats.family)
+            pairs=(),
+            stack=(),
+            interactions=(),
         )
         for metric in shared_metrics:
             lens = lens_for(metric)
