@@ -80,9 +80,9 @@ def caption(comparisons: Sequence[Comparison], confidence: float) -> str:
         (policy,) = policies
         (group,) = groups
         parts.append(
-            f"baseline, variant: time per iteration, the mean over {group}s of each {group}'s "
-            f"median, from the samples the ratio uses ({_PREEMPTED_WORDS.get(str(policy), policy)})"
-            ", ± their spread (MAD)"
+            "baseline, variant: time per iteration of the samples the ratio uses "
+            f"({_PREEMPTED_WORDS.get(str(policy), policy)}), the geometric mean of the "
+            f"{group}s' medians, ± MAD"
         )
     families = {
         (d.get("family_size"), d.get("confidence"))
