@@ -142,3 +142,17 @@ def test_uneven_preemption_is_named_in_a_warning_and_widens_the_interval() -> No
     (note,) = [n for n in notes if "cannot repair" in n.message]
     assert note.severity.value == "warning"
     assert "`base`'s 7" in note.message and note.variant == "other"
+
+
+def test_the_caption_says_what_the_columns_are_and_the_family_level() -> None:
+    from perflab.lenses.time.render import caption
+
+    samples = _samples(random.Random(6), preempted=(0.0, 0.0))
+    alone, _ = _comparison(samples)
+    together, _ = _comparison(samples, family=5)
+    text = caption([alone], 0.95)
+    assert "samples the ratio uses (preempted time taken out)" in text
+    assert "hold together" not in text
+    text = caption([together], 0.95)
+    assert "the 5 comparisons' intervals hold together (each at 99.00%)" in text
+    assert "95% of the time" in text
