@@ -6,10 +6,8 @@ remove is what the preemption did to the rest of the sample: the other process's
 branch-predictor state, or a CPU slowed by its sibling's load. That shows as *CPU time* per
 iteration growing in preempted samples. When both variants are preempted alike, the growth hits
 both and the ratio holds; when one variant is preempted far more often than the other, or the
-growth is large, the corrected ratio is biased, and a tight interval around it misses the truth:
-under load that took most of the measuring CPU, one variant 63% preempted against 18%, whose
-preempted samples used 299 us of CPU per iteration against 185 us, read 1.754 [1.669, 1.844]
-where CPU time said 1.25-1.30.
+growth is large, the corrected ratio is biased, and a tight interval around it misses the truth
+(the measured case is in docs/statistics.md).
 
 So, for each comparison, two signs are checked on the samples as measured:
 
@@ -23,9 +21,8 @@ interval of the pairs where neither sample was preempted (what no correction tou
 those still make `MIN_CLEAN_UNITS` units. Then by the growth itself, on the side each growth
 pushes: an unpreempted sample can still start right after another process ran (between samples
 the worker waits for its next request, outside the timed region), so it may carry one refill
-too: at most what a preemption costs, which is the growth. Under load that took two thirds of
-the measuring CPU, the unpreempted pairs alone read 1.52-1.59 where CPU time said 1.46. When
-a preempted side's growth cannot be measured, the hull alone is kept; when no unpreempted
+too: at most what a preemption costs, which is the growth (under heavy load the unpreempted
+pairs alone missed the reference too: docs/statistics.md). When a preempted side's growth cannot be measured, the hull alone is kept; when no unpreempted
 pairs remain either, nothing bounds the bias: the interval becomes (0, inf) and the verdict
 `inconclusive`.
 """
@@ -256,7 +253,7 @@ def _growths(
 ) -> tuple[float, float] | None:
     """(baseline's, variant's) growth, at least 0, from each side's (preempted share, growth):
     a side never preempted grew by nothing; None when a preempted side's growth could not be
-    measured (another side's says nothing of it: 3.11 grew 2% where 3.12 grew 42%)."""
+    measured (another side's says nothing of it: two interpreters under one load grew apart)."""
     out = []
     for share, growth in (baseline, variant):
         if growth is None:

@@ -5,7 +5,7 @@ ratio is computed from the pairs the decision keeps (preempted time taken out, o
 pairs dropped) as the mean over groups of each group's median log ratio, so each variant's
 value is the same estimator over the same samples: the mean over groups (generations, batches;
 or units such as server rounds) of each group's median log time per iteration. Raw medians
-next to a corrected ratio disagreed by 1.6x under load (5.5x in the columns, 9.0x in the ratio).
+next to a corrected ratio disagree under load (docs/statistics.md, "The table's columns").
 """
 
 from __future__ import annotations

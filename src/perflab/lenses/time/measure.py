@@ -461,9 +461,9 @@ class _StatementSession(_Session):
         second generation on, samples are shortened so most fit between two preemptions
         (docs/statistics.md, "A busy machine"). Each variant's loops are set so that its
         samples last about as long as every other's: a variant whose samples last longer is
-        preempted more often, and preemption costs more than the time it takes out (under load,
-        1.75x longer samples were preempted 50% of the time against 15%). Pairs compare time
-        per iteration, so different loop counts leave the ratio unbiased."""
+        preempted more often, and preemption costs more than the time it takes out
+        (docs/statistics.md, "Overload"). Pairs compare time per iteration, so different loop
+        counts leave the ratio unbiased."""
         measured = [s for s in self.samples if not s.warmup and s.run_queue_ns is not None]
         factor = LOADED_SAMPLE_MS / self.settings.sample_target_ms
         if not measured or factor >= 1:
