@@ -22,9 +22,9 @@ those still make `MIN_CLEAN_UNITS` units. Then by the growth itself, on the side
 pushes: an unpreempted sample can still start right after another process ran (between samples
 the worker waits for its next request, outside the timed region), so it may carry one refill
 too: at most what a preemption costs, which is the growth (under heavy load the unpreempted
-pairs alone missed the reference too: docs/statistics.md). When a preempted side's growth cannot be measured, the hull alone is kept; when no unpreempted
-pairs remain either, nothing bounds the bias: the interval becomes (0, inf) and the verdict
-`inconclusive`.
+pairs alone missed the reference too: docs/statistics.md). When a preempted side's growth
+cannot be measured, the hull alone is kept; when no unpreempted pairs remain either, nothing
+bounds the bias: the interval becomes (0, inf) and the verdict `inconclusive`.
 """
 
 from __future__ import annotations
