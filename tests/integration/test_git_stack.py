@@ -242,6 +242,7 @@ def test_bad_refs_and_builds_are_reported_and_other_cells_kept(repo: Path, tmp_p
     assert instructions(result, "head", "base") is Verdict.FASTER  # base lacks the extra work
     dirty = [n for n in result.notes if "uncommitted" in n.message]
     assert dirty and "as committed" in dirty[0].message
+    assert "(changed: README)" in dirty[0].message  # the file name whole
 
 
 def test_range_with_merges_and_missing_build_are_refused(repo: Path, tmp_path: Path) -> None:

@@ -209,3 +209,16 @@ def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
         (2, RunStatus.INCOMPLETE, 2),
         (1, RunStatus.COMPLETE, 0),
     ]
+
+
+def test_the_store_folder_ignores_itself_for_git(tmp_path: Path) -> None:
+    """The folder perflab makes for its store (the default `.perflab`) holds a `.gitignore` of
+    `*`, so the store never shows in the user's `git status`; a folder the user had is left."""
+    Store.open(tmp_path / ".perflab" / "perflab.db").close()
+    assert (tmp_path / ".perflab" / ".gitignore").read_text().splitlines()[-1] == "*"
+    Store.open(tmp_path / "mine.db").close()
+    assert not (tmp_path / ".gitignore").exists()
+    (tmp_path / "made").mkdir()
+    Store.open(tmp_path / "made" / "new" / "p.db").close()
+    assert (tmp_path / "made" / "new" / ".gitignore").exists()
+    assert not (tmp_path / "made" / ".gitignore").exists()

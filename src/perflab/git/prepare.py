@@ -15,6 +15,7 @@ from perflab.git.cache import BuildCache, Change, default_cache_dir
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
+    changed_paths,
     commit_patch,
     dirty_summary,
     find_repository,
@@ -203,7 +204,7 @@ class VariantPreparer:
                 severity=Severity.WARNING,
                 message=f"the working tree of {repository} has uncommitted changes; "
                 f"git={variant.git} means the commit {base.short} as committed, without them "
-                f"(changed: {', '.join(line[3:] for line in dirty.splitlines()[:5])})",
+                f"(changed: {', '.join(changed_paths(dirty)[:5])})",
                 hint="commit the changes (or give them as a patch: git diff > my.patch, then "
                 "apply=my.patch) to measure them; perflab never reads or changes your working "
                 "tree",

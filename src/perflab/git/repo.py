@@ -93,10 +93,17 @@ def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef
 
 
 def dirty_summary(runner: ProcessRunner, repository: str) -> str | None:
-    """None when the working tree and index match HEAD, else `git status --short` (trimmed)."""
+    """None when the working tree and index match HEAD, else `git status --porcelain` (its
+    lines whole: the first two columns are the status, so stripping the text would cut a
+    letter off the first file name)."""
     done = run_git(runner, repository, "status", "--porcelain", "--untracked-files=no")
-    text = done.stdout.strip()
-    return text[:2000] if done.ok and text else None
+    text = done.stdout.rstrip("\n")
+    return text[:2000] if done.ok and text.strip() else None
+
+
+def changed_paths(summary: str) -> list[str]:
+    """The file names of `git status --porcelain` lines ("XY path", "R  old -> new")."""
+    return [line[3:] for line in summary.splitlines() if len(line) > 3]
 
 
 @dataclass(frozen=True)

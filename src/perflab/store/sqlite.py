@@ -190,7 +190,9 @@ class Store:
                     "--store PATH to write this run elsewhere",
                 )
         try:
+            created = not path.parent.exists()
             path.parent.mkdir(parents=True, exist_ok=True)
+            _ignore_for_git(path.parent, created=created)
             connection = sqlite3.connect(path, timeout=LOCK_WAIT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
             raise StoreError(
@@ -937,3 +939,16 @@ class RunWriter:
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
             (str(status), _now(), error, self.run_id),
         )
+
+
+def _ignore_for_git(folder: Path, *, created: bool) -> None:
+    """A folder perflab made for its store, or the default `.perflab`, gets a `.gitignore` of
+    `*` (as pytest's cache does): the store never shows in the user's `git status`. A folder the
+    user chose and already had is left as it is."""
+    marker = folder / ".gitignore"
+    if not (created or folder.name == DEFAULT_STORE_PATH.parent.name) or marker.exists():
+        return
+    try:
+        marker.write_text("# created by perflab: its store is not part of the repository\n*\n")
+    except OSError:
+        pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
