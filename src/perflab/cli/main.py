@@ -110,7 +110,8 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
         signal.signal(number, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
     out = _Console(width=None if sys.stdout.isatty() else 140)
-    err = Console(stderr=True)
+    # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines
+    err = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
     try:
         if args.command in ("run", "stack", "matrix"):
             # orphans of what a benchmark starts re-parent to perflab, which stops them
@@ -312,15 +313,7 @@ def _run(
     if code != EXIT_OK:
         return code
     if result.failures:
-        for failure in result.failures:
-            err.print(
-                Text("perflab: ", style="bold red") + terminal(str(failure), keep_newlines=True),
-                highlight=False,
-            )
-        err.print(
-            f"perflab: run {result.run_id} is incomplete; what was measured is stored "
-            f"(perflab show {result.run_id})"
-        )
+        _report_failures(result, options.output, err)
         return max(failure.exit_code for failure in result.failures)
     matched = [c for c in result.comparisons if c.verdict in options.fail_on]
     for comparison in matched:
@@ -338,6 +331,45 @@ def _run(
     if matched:
         return EXIT_VERDICT
     return EXIT_OK
+
+
+def _report_failures(result: RunResult, output: OutputOptions, err: Console) -> None:
+    """Each failure once: in the run's notes when its table was shown, else here."""
+    if not _shows_table(output, command="run"):
+        for failure in result.failures:
+            err.print(
+                Text("perflab: ", style="bold red") + terminal(str(failure), keep_newlines=True),
+                highlight=False,
+            )
+    else:
+        names = sorted({f.variant for f in result.failures if f.variant})
+        what = (f"{', '.join(names)} failed" if names else "something failed") + (
+            " (the reasons are in its notes above)"
+        )
+        err.print(
+            Text("perflab: ", style="bold red") + visible(f"run {result.run_id}: {what}"),
+            highlight=False,
+        )
+    err.print(
+        f"perflab: run {result.run_id} is incomplete; what was measured is stored "
+        f"(perflab show {result.run_id})",
+        highlight=False,
+    )
+
+
+def _shows_table(output: OutputOptions, *, command: str) -> bool:
+    """Whether _emit renders the terminal table to standard output."""
+    paths = (
+        output.json_path,
+        output.markdown_path,
+        output.html_path,
+        output.csv_path,
+        output.hyperfine_json_path,
+    )
+    written = [p for p in paths if p is not None]
+    files = [p for p in written if str(p) != "-"]
+    wants_table = command == "run" or output.table or not files
+    return not output.quiet and len(files) == len(written) and wants_table
 
 
 def _cache(args: argparse.Namespace, out: Console) -> int:
@@ -390,10 +422,8 @@ def _emit(
     if not output.quiet:
         for path in files:
             err.print(f"perflab: wrote {path}", markup=False, highlight=False)
-    writes_to_stdout = len(files) < len(written)
     # `run` shows what it just measured; `show`/`compare` writing a file were asked for the file
-    wants_table = command == "run" or output.table or not files
-    if not output.quiet and not writes_to_stdout and wants_table:
+    if _shows_table(output, command=command):
         render_terminal(result, out, verbose=output.verbose)
     return EXIT_OK
 

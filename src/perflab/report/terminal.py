@@ -201,7 +201,9 @@ def render_terminal(result: RunResult, console: Console, *, verbose: bool = Fals
     header.append(visible(f"{machine.get('cpu_model', '?')}, "))
     header.append(f"pinned to CPU {pinned}" if pinned is not None else "not pinned (--no-pin)")
     console.print(header)
-    if result.error and not any(n.message.startswith("failed:") for n in result.notes):
+    # a failure the notes below hold (with its hint) is not said twice
+    said = ("failed:", "not measured:")
+    if result.error and not any(n.message.startswith(said) for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
     render_sections(result.sections, console, verbose=verbose)
     from perflab.report.changes import change_views  # stacks, matrices, git provenance
