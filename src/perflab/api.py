@@ -119,12 +119,15 @@ def make_stack(
     *,
     each: str | Variant | None = None,
     repository: str | Path | None = None,
+    first_parent: bool | None = None,
     **arguments: Any,
 ) -> Experiment:
     """A stack: the commits of `range_text` ("main..HEAD") as variants `base`, `step1` ...,
     each compared with its predecessor, and the last with the base, in one interleaved
     experiment. `each` holds variant keys every variant gets ("python=.venv/bin/python");
-    the other arguments are make_experiment's (stmt=, cmd=, build=, metrics=, budget_s= ...)."""
+    `first_parent`: follow the range's first-parent line, each merge against its first parent
+    (None: when the range holds merges; False: refuse merges); the other arguments are
+    make_experiment's (stmt=, cmd=, build=, metrics=, budget_s= ...)."""
     runner = SubprocessRunner()
     start = Path(experiment_file).parent if experiment_file is not None else Path.cwd()
     design = plan_stack(
@@ -132,6 +135,7 @@ def make_stack(
         runner=runner,
         repository=str(repository) if repository else find_repository(runner, start),
         template=_template(each),
+        first_parent=first_parent,
     )
     return make_experiment(experiment_file, variants=design.variants, _design=design, **arguments)
 

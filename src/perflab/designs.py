@@ -32,6 +32,7 @@ class Design:
     stack: tuple[str, ...] = ()
     interactions: tuple[InteractionSpec, ...] = ()
     repository: str | None = None
+    notes: tuple[str, ...] = ()  # said before measuring and kept with the run
 
 
 def _templated(template: Variant | None, name: str, git: str, apply: tuple[str, ...]) -> Variant:
@@ -45,20 +46,42 @@ def plan_stack(
     runner: ProcessRunner,
     repository: str | None = None,
     template: Variant | None = None,
+    first_parent: bool | None = None,
 ) -> Design:
     """`A..B`: variants `base` (A) and `step1`..`stepN` (the commits after A, oldest first);
-    pairs: each step against its predecessor, then the whole range (stepN against base)."""
+    pairs: each step against its predecessor, then the whole range (stepN against base).
+    A range with merges is followed along its first-parent line (`first_parent` None: when it
+    has merges; False: refused): each merge is a step, against its first parent."""
     if template is not None and template.git:
         raise ConfigError("git= is set by the stack itself", hint="leave git= out of --each")
     repository = repository or find_repository(runner, os.getcwd())
-    commits = range_commits(runner, repository, range_text)
+    commits = range_commits(runner, repository, range_text, first_parent=first_parent)
     names = ["base"] + [f"step{i}" for i in range(1, len(commits.commits) + 1)]
     refs = [commits.base.commit] + [c.commit for c in commits.commits]
     variants = tuple(_templated(template, n, r, ()) for n, r in zip(names, refs, strict=True))
     pairs = [(names[i - 1], names[i]) for i in range(1, len(names))]
     if len(names) > 2:
         pairs.append((names[0], names[-1]))
-    return Design(variants=variants, pairs=tuple(pairs), stack=tuple(names), repository=repository)
+    notes: tuple[str, ...] = ()
+    if commits.first_parent:
+        merged = [
+            f"{name} = {c.short} {c.subject!r}"
+            for name, c in zip(names[1:], commits.commits, strict=True)
+            if c.commit in commits.merges
+        ]
+        why = "it holds merges" if first_parent is None else "--first-parent"
+        notes = (
+            f"the range {range_text} is followed along its first-parent line ({why}): each "
+            "merge is measured against its first parent, the effect of everything it merged"
+            + (f"; merges: {', '.join(merged)}" if merged else ""),
+        )
+    return Design(
+        variants=variants,
+        pairs=tuple(pairs),
+        stack=tuple(names),
+        repository=repository,
+        notes=notes,
+    )
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
@@ -196,13 +219,17 @@ def design_from_mapping(
         where = f"{source}: [stack]"
         if not isinstance(raw, dict) or not isinstance(raw.get("range"), str):
             raise ConfigError(f'{where} needs range = "A..B"', hint='e.g. range = "main..HEAD"')
-        _no_unknown(raw, {"range", *_TEMPLATE_KEYS}, where)
+        _no_unknown(raw, {"range", "first_parent", *_TEMPLATE_KEYS}, where)
+        first_parent = raw.get("first_parent")
+        if first_parent is not None and not isinstance(first_parent, bool):
+            raise ConfigError(f"{where}: first_parent must be true or false")
         runner = SubprocessRunner()
         return plan_stack(
             raw["range"],
             runner=runner,
             repository=find_repository(runner, start),
             template=template_from(raw, where),
+            first_parent=first_parent,
         )
     if "matrix" in data:
         raw = data["matrix"]
@@ -269,4 +296,5 @@ def with_design(
         stack=design.stack,
         interactions=design.interactions,
         repository=repository,
+        plan_notes=design.notes,
     )

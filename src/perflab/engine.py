@@ -278,6 +278,8 @@ def _run_experiment(
         cache_dir=cache_dir,
         build_timeout_s=experiment.settings.build_timeout_s,
     )
+    for planned in experiment.plan_notes:
+        writer.add_note(Note(severity=Severity.INFO, message=planned))
     if experiment.pairs or experiment.interactions:
         writer.add_note(Note(severity=Severity.INFO, message=budget_plan(experiment)))
     _note_isolated_caches(writer, experiment, caches)

@@ -700,6 +700,7 @@ class Experiment:
     stack: tuple[str, ...] = ()  # a stack's variants in order: base, step 1, ... (perflab stack)
     interactions: tuple[InteractionSpec, ...] = ()  # perflab matrix
     repository: str | None = None  # the git repository git= refs belong to (its top level)
+    plan_notes: tuple[str, ...] = ()  # what planning chose, said before measuring (a stack's line)
 
     @property
     def baseline(self) -> Variant:

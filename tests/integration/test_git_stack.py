@@ -250,8 +250,12 @@ def test_range_with_merges_and_missing_build_are_refused(repo: Path, tmp_path: P
     git(tmp_path, "clone", "-q", str(repo), str(clone))
     git(clone, "checkout", "-q", "-b", "merged", "origin/main")
     git(clone, "merge", "-q", "--no-edit", "origin/other", "-X", "ours")
-    with pytest.raises(ConfigError, match="merge commits"):
-        api.make_stack("base..merged", repository=clone, cmd="./prog")
+    with pytest.raises(ConfigError, match="merge commits.*--first-parent"):
+        api.make_stack("base..merged", repository=clone, cmd="./prog", first_parent=False)
+    # by default a range with merges is followed along its first-parent line, and says so
+    followed = api.make_stack("base..merged", repository=clone, cmd="./prog")
+    assert len(followed.variants) == 5  # base, the three commits of main, the merge
+    assert "first-parent line (it holds merges)" in followed.plan_notes[0]
     with pytest.raises(ConfigError, match="is not a range"):
         api.make_stack("main", repository=clone, cmd="./prog")
     experiment = api.make_stack(

@@ -14,6 +14,7 @@ each step against its predecessor, and the last against the base.
 
 examples:
   perflab stack main..HEAD --cmd "./build/bench" --build "cmake -B build && cmake --build build"
+  perflab stack v2.0..main --first-parent --cmd ./bench --build make   # one step per merge
   perflab stack HEAD~3..HEAD --stmt "mod.f()" --setup "import mod" \\
       --build "python3 -m venv venv && venv/bin/pip install -q ." --each "python=venv/bin/python"
 """
@@ -42,6 +43,7 @@ class ChangeOptions:
     changes: tuple[str, ...] = ()
     each: str | None = None
     command: str = "run"
+    first_parent: bool | None = None
 
 
 def add_build_options(run: argparse.ArgumentParser) -> None:
@@ -72,6 +74,14 @@ def add_change_commands(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     stack.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. main..HEAD")
+    stack.add_argument(
+        "--first-parent",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="follow RANGE's first-parent line: each merge measured against its first parent, "
+        "the effect of what it merged (the default when RANGE holds merges; "
+        "--no-first-parent refuses them)",
+    )
     _add_each(stack)
     matrix = commands.add_parser(
         "matrix",
@@ -125,4 +135,5 @@ def change_options(args: argparse.Namespace) -> ChangeOptions:
         changes=tuple(getattr(args, "changes", ())),
         each=getattr(args, "each", None),
         command=args.command,
+        first_parent=getattr(args, "first_parent", None),
     )

@@ -128,6 +128,14 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
                 stop_all_contained()
         if args.command == "cache":
             return _cache(args, out)
+        if args.command in ("bisect", "check", "history"):
+            from perflab.cli.workflows import run_workflow
+
+            become_subreaper()
+            try:
+                return run_workflow(args, out, err)
+            finally:
+                stop_all_contained()
         if args.command in ("show", "compare"):
             _check_outputs(output_options(args))
         if args.command in ("list", "show", "compare"):
@@ -277,7 +285,9 @@ def _run(
             )
         design = {"each": changes.each}
         if changes.range_text is not None:
-            make = functools.partial(api.make_stack, changes.range_text)
+            make = functools.partial(
+                api.make_stack, changes.range_text, first_parent=changes.first_parent
+            )
         else:
             make = functools.partial(api.make_matrix, changes.bases, changes.changes)
     experiment = make(
@@ -291,6 +301,9 @@ def _run(
         params=dict(parse_param(p) for p in options.params),
         **options.settings,
     )
+    if not options.output.quiet:
+        for planned in experiment.plan_notes:
+            err.print(f"perflab: {planned}", markup=False, highlight=False)
     if experiment.pairs and not options.output.quiet:
         err.print(f"perflab: {budget_plan(experiment)}", markup=False, highlight=False)
     if options.output.quiet or not err.is_terminal:

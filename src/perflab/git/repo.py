@@ -110,31 +110,47 @@ def changed_paths(summary: str) -> list[str]:
 class RangeCommits:
     base: ResolvedRef
     commits: tuple[ResolvedRef, ...]  # oldest first
+    # along the first-parent line: each commit measured against its first parent, so a merge
+    # stands for the whole change it merged (a pull request)
+    first_parent: bool = False
+    merges: tuple[str, ...] = ()  # the commits of `commits` that are merges
 
 
-def range_commits(runner: ProcessRunner, repository: str, text: str) -> RangeCommits:
-    """`A..B`: the commits reachable from B and not from A, oldest first; they must form a line
-    (no merges), and A must be the parent of the first."""
+def split_range(text: str) -> tuple[str, str]:
     start, dots, end = text.partition("..")
     if not dots or end.startswith("."):
         raise ConfigError(
             f"{text!r} is not a range A..B",
             hint="e.g. perflab stack main..HEAD (each commit after main, up to HEAD)",
         )
-    start = start or "HEAD"
-    end = end or "HEAD"
+    return start or "HEAD", end or "HEAD"
+
+
+def range_commits(
+    runner: ProcessRunner, repository: str, text: str, *, first_parent: bool | None = None
+) -> RangeCommits:
+    """`A..B`: the commits reachable from B and not from A, oldest first, each measured
+    against its parent. With merges in the range they must be followed along B's first-parent
+    line (`first_parent` None chooses that by itself; False refuses merges): each merge is then
+    one step, the effect of everything it merged. A must be the parent of the first commit."""
+    start, end = split_range(text)
     base = resolve_ref(runner, repository, start)
     tip = resolve_ref(runner, repository, end)
-    merges = run_git(runner, repository, "rev-list", "--merges", f"{base.commit}..{tip.commit}")
-    if merges.stdout.strip():
-        shas = [line[:10] for line in merges.stdout.split()]
+    found = run_git(runner, repository, "rev-list", "--merges", f"{base.commit}..{tip.commit}")
+    any_merges = bool(found.stdout.strip())
+    if any_merges and first_parent is False:
+        shas = [line[:10] for line in found.stdout.split()]
         raise ConfigError(
-            f"the range {text} contains merge commits ({', '.join(shas)}): a stack is a line of "
-            "commits, each measured against its parent",
-            hint="give a range without merges (e.g. starting after the last merge), or compare "
-            "refs with --variant NAME git=REF",
+            f"the range {text} contains merge commits ({', '.join(shas)}): without "
+            "--first-parent a stack is a line of commits, each measured against its parent",
+            hint="add --first-parent (each merge measured against its first parent: the effect "
+            "of what it merged), or give a range without merges",
         )
-    listed = run_git(runner, repository, "rev-list", "--reverse", f"{base.commit}..{tip.commit}")
+    follow = bool(first_parent) or any_merges
+    walk = ("--first-parent",) if follow else ()
+    listed = run_git(
+        runner, repository, "rev-list", "--reverse", *walk, f"{base.commit}..{tip.commit}"
+    )
     shas = listed.stdout.split()
     if not shas:
         raise ConfigError(
@@ -144,12 +160,57 @@ def range_commits(runner: ProcessRunner, repository: str, text: str) -> RangeCom
     commits = tuple(resolve_ref(runner, repository, sha) for sha in shas)
     parents = run_git(runner, repository, "rev-parse", f"{commits[0].commit}^")
     if parents.stdout.strip() != base.commit:
-        # A..B where A is not an ancestor of B: the first step would not be measured against A
+        # A..B where A is not on B's (first-parent) line: the first step would not be
+        # measured against A
+        line = "first-parent line" if follow else "history"
         raise ConfigError(
-            f"{start} is not the parent of the first commit of {text}",
-            hint=f"use the merge base: perflab stack $(git merge-base {start} {end})..{end}",
+            f"{start} is not the parent of the first commit of {text} ({start} is not on the "
+            f"{line} of {end})",
+            hint=f"use the merge base: perflab stack $(git merge-base {start} {end})..{end}"
+            + (", or a commit of git log --first-parent --oneline " + end if follow else ""),
         )
-    return RangeCommits(base=base, commits=commits)
+    merges: tuple[str, ...] = ()
+    if follow:
+        listed_merges = run_git(
+            runner,
+            repository,
+            "rev-list",
+            "--merges",
+            "--first-parent",
+            f"{base.commit}..{tip.commit}",
+        )
+        merges = tuple(listed_merges.stdout.split())
+    return RangeCommits(base=base, commits=commits, first_parent=follow, merges=merges)
+
+
+def first_parent_line(
+    runner: ProcessRunner, repository: str, good: ResolvedRef, bad: ResolvedRef
+) -> list[tuple[str, str]]:
+    """The commits after `good` up to `bad` along `bad`'s first-parent line, oldest first, as
+    (commit, subject); `good` must be an ancestor of `bad`."""
+    ancestor = run_git(runner, repository, "merge-base", "--is-ancestor", good.commit, bad.commit)
+    if ancestor.returncode != 0 or good.commit == bad.commit:
+        raise ConfigError(
+            f"{good.ref} ({good.short}) is not an ancestor of {bad.ref} ({bad.short})"
+            if good.commit != bad.commit
+            else f"{good.ref} and {bad.ref} are the same commit ({good.short})",
+            hint="give an older commit first: GOOD must be in the history of BAD "
+            f"(git merge-base --is-ancestor {good.ref} {bad.ref} checks it)",
+        )
+    listed = run_git(
+        runner,
+        repository,
+        "log",
+        "--reverse",
+        "--first-parent",
+        "--format=%H%x00%s",
+        f"{good.commit}..{bad.commit}",
+    )
+    line = []
+    for text in listed.stdout.splitlines():
+        commit, _, subject = text.partition("\0")
+        line.append((commit, subject))
+    return line
 
 
 def commit_patch(runner: ProcessRunner, repository: str, commit: str) -> str:

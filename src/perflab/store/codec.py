@@ -17,6 +17,7 @@ def experiment_to_json(experiment: Experiment) -> dict[str, Any]:
         "stack": list(experiment.stack),
         "interactions": [asdict(i) for i in experiment.interactions],
         "repository": experiment.repository,
+        "plan_notes": list(experiment.plan_notes),
     }
 
 
@@ -31,4 +32,5 @@ def experiment_from_json(data: dict[str, Any]) -> Experiment:
         stack=tuple(data.get("stack", ())),
         interactions=tuple(InteractionSpec(**i) for i in data.get("interactions", ())),
         repository=data.get("repository"),
+        plan_notes=tuple(data.get("plan_notes", ())),
     )
