@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.cli.changes import add_build_options, add_change_commands
+from perflab.cli.history import add_history_commands
 from perflab.config import AVAILABLE_METRICS
 from perflab.errors import ConfigError
 from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
@@ -251,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(run)
     add_build_options(run)
     add_change_commands(commands, run)
+    add_history_commands(commands, run)
 
     listing = commands.add_parser("list", help="list stored runs")
     _add_output(listing, with_exports=False)

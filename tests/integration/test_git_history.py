@@ -1,0 +1,175 @@
+"""First-parent stacks, merges as matrix changes and `perflab bisect`, on a repository with
+merged pull requests made here (tests/integration/merged_repo.py), measured with the
+instructions lens: a known culprit (a merge), a neutral merge, a build that fails on one
+commit."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from perflab import api
+from perflab.bisect import StepState
+from perflab.errors import ConfigError
+from perflab.git.repo import GitError
+from perflab.model import Metric, Verdict
+from perflab.results import RunResult
+from perflab.workflows import Benchmarked, bisect
+
+from .merged_repo import (
+    BUILD,
+    CULPRIT_SUBJECT,
+    NEUTRAL_MERGE_SUBJECT,
+    first_parent_line,
+    git,
+    make_merged_repo,
+)
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not (shutil.which("valgrind") and shutil.which("cc") and shutil.which("git")),
+        reason="needs valgrind, cc and git",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_merged_repo(tmp_path_factory.mktemp("merged") / "repo")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One build cache for the module: a commit is built once, whichever test needs it."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def instructions(result: RunResult, baseline: str, variant: str) -> Verdict:
+    (found,) = [
+        c
+        for c in result.comparisons
+        if c.metric is Metric.INSTRUCTIONS
+        and c.event is None
+        and (c.baseline, c.variant) == (baseline, variant)
+    ]
+    return found.verdict
+
+
+def test_a_range_with_merges_is_a_first_parent_stack(repo: Path, cache: Path) -> None:
+    line = first_parent_line(repo)
+    experiment = api.make_stack(
+        "good..main~5",  # the README, the neutral merge, a tidy commit
+        repository=repo,
+        cmd="./prog",
+        build=BUILD,
+        metrics="instructions",
+        min_measurements_anyway=True,
+    )
+    assert [v.git for v in experiment.variants[1:]] == line[:3]
+    (note,) = experiment.plan_notes
+    assert "first-parent line (it holds merges)" in note
+    assert f"step2 = {line[1][:10]} {NEUTRAL_MERGE_SUBJECT!r}" in note
+    result = api.run(experiment, store_path=None, cache_dir=cache)
+    assert not result.failures
+    assert instructions(result, "step1", "step2") is Verdict.EQUIVALENT  # the neutral merge
+    assert any(n.message == note for n in result.notes)  # kept with the run
+
+    # the culprit merge, against its first parent: the effect of the whole pull request
+    experiment = api.make_stack(
+        "main~3..main~1",
+        repository=repo,
+        cmd="./prog",
+        build=BUILD,
+        metrics="instructions",
+        min_measurements_anyway=True,
+        first_parent=True,
+    )
+    result = api.run(experiment, store_path=None, cache_dir=cache)
+    assert instructions(result, "base", "step1") is Verdict.SLOWER
+    assert instructions(result, "step1", "step2") is Verdict.EQUIVALENT
+    assert result.variant_info["step1"]["provenance"]["subject"] == CULPRIT_SUBJECT
+    with pytest.raises(ConfigError, match="merge commits"):
+        api.make_stack("good..main", repository=repo, cmd="./prog", first_parent=False)
+
+
+def test_a_merge_is_a_matrix_change(repo: Path, cache: Path) -> None:
+    culprit = first_parent_line(repo)[5]
+    experiment = api.make_matrix(
+        ["main~3"],
+        [culprit],
+        repository=repo,
+        cmd="./prog",
+        build=BUILD,
+        metrics="instructions",
+        min_measurements_anyway=True,
+    )
+    result = api.run(experiment, store_path=None, cache_dir=cache)
+    assert not result.failures
+    cell = experiment.variants[1].name
+    # its diff to its first parent: the whole pull request
+    assert instructions(result, "main-3", cell) is Verdict.SLOWER
+
+
+def test_bisect_finds_the_merge_skips_the_broken_build_and_keeps_every_step(
+    repo: Path, cache: Path, tmp_path: Path
+) -> None:
+    line = first_parent_line(repo)
+    before = git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD")
+    store = tmp_path / "p.db"
+    said: list[int] = []
+    result = bisect(
+        "good",
+        "main",
+        benchmark=Benchmarked(
+            cmd="./prog",
+            build=BUILD,
+            settings={"min_measurements_anyway": True},
+            store_path=store,
+            cache_dir=cache,
+        ),
+        threshold=0.02,
+        repository=repo,
+        on_step=lambda step, total: said.append(step.index),
+    )
+    assert (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD")) == before
+    assert result.metric is Metric.INSTRUCTIONS  # deterministic first
+    assert result.culprit is not None and result.culprit.commit == line[5]
+    assert result.culprit.subject == CULPRIT_SUBJECT
+    skipped = [s for s in result.steps if s.outcome.state is StepState.SKIPPED]
+    assert [s.subject for s in skipped] == ["break the build"]
+    assert "exited with status 1" in skipped[0].outcome.reason
+    assert said == [s.index for s in result.steps]
+    # a binary search: fewer commits than the line holds, each step a stored run
+    assert result.measured_commits < len(line) + 1
+    runs = api.list_runs(store)
+    assert {s.outcome.run_id for s in result.steps} | {result.evidence_run} == {
+        r.run_id for r in runs
+    }
+    assert result.evidence is not None
+    assert instructions(result.evidence, "parent", "culprit") is Verdict.SLOWER
+    document = result.to_json()
+    assert document["culprit"]["commit"] == line[5]
+    assert [s["state"] for s in document["steps"]][0] == "bad"  # BAD confirmed first
+
+
+def test_bisect_bad_input(repo: Path, cache: Path, tmp_path: Path) -> None:
+    benchmark = Benchmarked(
+        cmd="./prog",
+        build=BUILD,
+        settings={"min_measurements_anyway": True},
+        store_path=tmp_path / "p.db",
+        cache_dir=cache,
+    )
+    with pytest.raises(ConfigError, match="is not an ancestor of"):
+        bisect("main", "good", benchmark=benchmark, repository=repo)
+    with pytest.raises(GitError, match="'no-such-ref' does not exist"):
+        bisect("no-such-ref", "main", benchmark=benchmark, repository=repo)
+    # no regression before the culprit: said, nothing guessed
+    quiet = bisect(
+        "good", "main~3", benchmark=benchmark, repository=repo, metric=Metric.INSTRUCTIONS
+    )
+    assert quiet.culprit is None and not quiet.candidates
+    assert "not worse than GOOD" in quiet.stopped
