@@ -203,3 +203,150 @@ def bisect(
 
 
 __all__ = ["Benchmarked", "bisect", "ConfigError", "PerflabError"]
+
+
+# ---- check: a CI gate
+
+
+SHARED_RUNNER_VARIABLES = ("GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "CI")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    base_ref: str  # what the base was given as (or found from the CI's variables)
+    base: Commit  # the commit compared against: the merge base of base_ref and head, by default
+    head: Commit
+    metric: Metric
+    threshold: float
+    outcome: StepOutcome  # the head against the base: bad = a confirmed regression
+    result: RunResult
+    notes: tuple[str, ...] = ()
+
+    @property
+    def regression(self) -> bool:
+        return self.outcome.state is StepState.BAD
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base_ref": self.base_ref,
+            "base": {"commit": self.base.commit, "subject": self.base.subject},
+            "head": {"commit": self.head.commit, "subject": self.head.subject},
+            "metric": str(self.metric),
+            "threshold": self.threshold,
+            "state": str(self.outcome.state),
+            "regression": self.regression,
+            "ratio": self.outcome.ratio,
+            "ci_low": self.outcome.ci_low,
+            "ci_high": self.outcome.ci_high,
+            "run_id": self.result.run_id,
+            "notes": list(self.notes),
+        }
+
+
+def default_base(environ: Mapping[str, str]) -> str:
+    """The base a pull request targets, from the CI's variables; `origin/HEAD` elsewhere."""
+    for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
+        if environ.get(variable):
+            return f"origin/{environ[variable]}"
+    return "origin/HEAD"
+
+
+def shared_runner(environ: Mapping[str, str]) -> str | None:
+    """The variable that says this runs on a CI runner (shared, unless told otherwise)."""
+    for variable in SHARED_RUNNER_VARIABLES:
+        if environ.get(variable, "").lower() in ("true", "1", "yes"):
+            return variable
+    return None
+
+
+def _fetch_hint(ref: str) -> str:
+    remote, _, branch = ref.partition("/")
+    fetch = f"git fetch {remote} {branch}" if branch else f"git fetch origin {ref}"
+    return (
+        f"fetch it first: {fetch} (GitHub Actions: actions/checkout with fetch-depth: 0; "
+        "GitLab CI: variables: GIT_DEPTH: 0), or give the base with --base REF"
+    )
+
+
+def check(
+    base: str | None = None,
+    *,
+    benchmark: Benchmarked,
+    head: str = "HEAD",
+    threshold: float = 0.02,
+    metric: Metric | None = None,
+    merge_base: bool = True,
+    repository: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> CheckResult:
+    """`head` against the merge base of `base` and `head` (or `base` itself): a regression is
+    a ratio whose whole CI is above 1 + threshold. On a CI runner without `metric`, the
+    instructions lens (deterministic; shared runners make wall time noise)."""
+    environ = os.environ if environ is None else environ
+    runner = SubprocessRunner()
+    repo = str(repository) if repository else find_repository(runner, os.getcwd())
+    base_ref = base or default_base(environ)
+    notes: list[str] = []
+    try:
+        base_commit = resolve_ref(runner, repo, base_ref)
+    except GitError:
+        raise GitError(
+            f"the base ref {base_ref!r} is not in this clone"
+            + ("" if base else " (found from the CI's variables)"),
+            hint=_fetch_hint(base_ref),
+        ) from None
+    head_commit = resolve_ref(runner, repo, head)
+    compared = base_commit
+    if merge_base:
+        from perflab.git.repo import run_git
+
+        found = run_git(runner, repo, "merge-base", base_commit.commit, head_commit.commit)
+        if not found.ok or not found.stdout.strip():
+            raise GitError(
+                f"{base_ref} and {head} have no common commit in this clone (a shallow clone "
+                "holds only the newest commits)",
+                hint="fetch the history: git fetch --unshallow (GitHub Actions: actions/checkout "
+                "with fetch-depth: 0; GitLab CI: GIT_DEPTH: 0), or compare with the base itself: "
+                "--no-merge-base",
+            )
+        compared = resolve_ref(runner, repo, found.stdout.strip())
+        if compared.commit != base_commit.commit:
+            notes.append(
+                f"compared with the merge base of {base_ref} and {head} ({compared.short}), "
+                f"not {base_ref}'s tip: only this change's own effect is measured"
+            )
+    chosen = metric
+    runner_variable = shared_runner(environ)
+    if chosen is None:
+        if runner_variable is not None and instructions_available():
+            chosen = Metric.INSTRUCTIONS
+            notes.append(
+                f"the instructions lens ({runner_variable} is set): shared CI runners share "
+                "CPUs with other jobs, so wall time there is noise; instruction counts are "
+                "deterministic (give --metric time on a dedicated runner)"
+            )
+        else:
+            chosen = Metric.TIME
+    if compared.commit == head_commit.commit:
+        raise ConfigError(
+            f"{head} is the base itself ({compared.short}): there is no change to check",
+            hint="run it on a branch with commits after the base, or give --base REF",
+        )
+    experiment = benchmark.experiment(
+        [Variant(name="base", git=compared.commit), Variant(name="head", git=head_commit.commit)],
+        metrics=(chosen,),
+    )
+    result = benchmark.run(experiment, repo)
+    outcome = classify(_main_comparisons(result, chosen, "base", "head"), threshold)
+    if outcome is None:
+        outcome = StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
+    return CheckResult(
+        base_ref=base_ref,
+        base=Commit(compared.commit, compared.subject),
+        head=Commit(head_commit.commit, head_commit.subject),
+        metric=chosen,
+        threshold=threshold,
+        outcome=replace(outcome, run_id=result.run_id),
+        result=result,
+        notes=tuple(notes),
+    )

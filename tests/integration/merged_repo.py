@@ -11,6 +11,7 @@ First-parent line of main, after the tag `good` (index: subject):
   5: Merge pull request #2 from b/slow   the culprit: its branch adds a second loop
   6: docs: more README                   neutral
   7: tidy: another comment               neutral (main)
+Branches off main, not merged: pr/slower (a third of the work more), pr/docs (a README).
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ def make_merged_repo(repo: Path) -> Path:
     commit(
         repo, "tidy: another comment", {"prog.c": "/* the work */\n/* more */\n/* x */\n" + PROG_C}
     )
+    # two pull requests, not merged: one makes the program slower, one changes only docs
+    git(repo, "checkout", "-q", "-b", "pr/slower")
+    commit(repo, "more work", {"work.h": "/* sizes */\n#define N 200000\n#define EXTRA 400000\n"})
+    git(repo, "checkout", "-q", "-b", "pr/docs", "main")
+    commit(repo, "docs: say more", {"README": "a program, documented at length\n"})
+    git(repo, "checkout", "-q", "main")
     return repo
 
 

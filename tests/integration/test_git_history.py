@@ -15,8 +15,9 @@ from perflab.bisect import StepState
 from perflab.errors import ConfigError
 from perflab.git.repo import GitError
 from perflab.model import Metric, Verdict
+from perflab.report.history import check_markdown
 from perflab.results import RunResult
-from perflab.workflows import Benchmarked, bisect
+from perflab.workflows import Benchmarked, bisect, check
 
 from .merged_repo import (
     BUILD,
@@ -173,3 +174,60 @@ def test_bisect_bad_input(repo: Path, cache: Path, tmp_path: Path) -> None:
     )
     assert quiet.culprit is None and not quiet.candidates
     assert "not worse than GOOD" in quiet.stopped
+
+
+def test_check_fails_only_on_a_confirmed_regression_and_writes_the_comment(
+    repo: Path, cache: Path, tmp_path: Path
+) -> None:
+    benchmark = Benchmarked(
+        cmd="./prog",
+        build=BUILD,
+        settings={"min_measurements_anyway": True},
+        store_path=tmp_path / "p.db",
+        cache_dir=cache,
+    )
+    ci = {"GITHUB_ACTIONS": "true"}
+    slower = check("main", head="pr/slower", benchmark=benchmark, repository=repo, environ=ci)
+    assert slower.metric is Metric.INSTRUCTIONS  # a shared runner: said why
+    assert any("GITHUB_ACTIONS is set" in n for n in slower.notes)
+    assert slower.regression and slower.base.commit == git(repo, "rev-parse", "main")
+    comment = check_markdown(slower, report_link="https://ci.example/report.html")
+    assert comment.startswith("### perflab check: ❌ regression")
+    assert "| ./prog | instructions |" in comment and "slower |" in comment
+    assert "| main |" in comment  # the top explanation: the function that changed
+    assert "(https://ci.example/report.html)" in comment
+    docs = check(
+        "main",
+        head="pr/docs",
+        benchmark=benchmark,
+        repository=repo,
+        environ={},
+        metric=Metric.INSTRUCTIONS,
+    )
+    assert not docs.regression and docs.outcome.state is StepState.GOOD
+
+
+def test_check_bad_input_names_the_fix(repo: Path, cache: Path, tmp_path: Path) -> None:
+    benchmark = Benchmarked(cmd="./prog", build=BUILD, store_path=None, cache_dir=cache)
+    with pytest.raises(GitError, match="'origin/main' is not in this clone") as missing:
+        check(benchmark=benchmark, repository=repo, environ={"GITHUB_BASE_REF": "main"})
+    assert "git fetch origin main" in str(missing.value.hint)
+    assert "fetch-depth: 0" in str(missing.value.hint)
+    shallow = tmp_path / "shallow"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--branch",
+        "pr/slower",
+        repo.as_uri(),
+        str(shallow),
+    )
+    git(shallow, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+    with pytest.raises(GitError, match="no common commit") as unrelated:
+        check("origin/main", benchmark=benchmark, repository=shallow, environ={})
+    assert "git fetch --unshallow" in str(unrelated.value.hint)
+    with pytest.raises(ConfigError, match="no change to check"):
+        check("main", head="main", benchmark=benchmark, repository=repo, environ={})

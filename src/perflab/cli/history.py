@@ -18,6 +18,21 @@ example:
 """
 
 
+CHECK_EPILOG = """\
+The base is the merge base of --base (default: origin/$GITHUB_BASE_REF or
+origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME in CI, else origin/HEAD) and HEAD: only the
+pull request's own effect is measured. Both are checked out and built in their own worktrees.
+The exit status is 1 only for a confirmed regression (the ratio's whole CI above
+1 + --threshold); inconclusive and faster pass. --markdown writes the pull-request comment.
+On a CI runner (CI, GITHUB_ACTIONS, GITLAB_CI ... set) the instructions lens is the default:
+wall time on shared runners is noise.
+
+example:
+  perflab check --base origin/main --cmd ./build/bench --build "make -j" \\
+      --markdown comment.md --html perflab-report.html
+"""
+
+
 def add_history_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
 ) -> None:
@@ -39,6 +54,39 @@ def add_history_commands(
         help="how much worse than GOOD counts as bad: 2%% or 0.02 (default 2%%)",
     )
     bisect.add_argument(
+        "--each",
+        metavar="KEYS",
+        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
+    )
+    check = commands.add_parser(
+        "check",
+        parents=[run],
+        add_help=False,
+        help="a CI gate: HEAD against its merge base, fails only on a confirmed regression",
+        description="Compare HEAD with the merge base of --base and exit 1 only on a confirmed "
+        "regression beyond --threshold; --markdown writes a pull-request comment.",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("--base", dest="base_ref", metavar="REF", help="what the change is for")
+    check.add_argument("--head", default="HEAD", metavar="REF", help="the change (default HEAD)")
+    check.add_argument(
+        "--threshold",
+        default="2%",
+        help="how much worse counts as a regression: 2%% or 0.02 (default 2%%)",
+    )
+    check.add_argument(
+        "--no-merge-base",
+        dest="merge_base",
+        action="store_false",
+        help="compare with --base's tip, not with the merge base",
+    )
+    check.add_argument(
+        "--report-link",
+        metavar="URL",
+        help="where the comment links the HTML report (default: the --html file's name)",
+    )
+    check.add_argument(
         "--each",
         metavar="KEYS",
         help='variant keys every variant gets, e.g. "python=venv/bin/python"',

@@ -5,23 +5,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
-from perflab.bisect import BisectStep, parse_threshold
+from perflab.bisect import BisectStep, StepState, parse_threshold
 from perflab.cli.changes import change_options
 from perflab.cli.options import RunOptions, run_options
 from perflab.errors import ConfigError, PerflabError
 from perflab.model import Metric
 from perflab.report.escape import terminal
-from perflab.report.history import describe_step, render_bisect
+from perflab.report.history import check_markdown, describe_step, render_bisect
+from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
-from perflab.workflows import Benchmarked, bisect
+from perflab.units import format_ratio
+from perflab.workflows import Benchmarked, bisect, check
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1  # no regression beyond the threshold, or a step stayed inconclusive
 EXIT_NOT_MEASURED = 3  # BAD itself could not be built or measured
+EXIT_REGRESSION = 1  # check: a confirmed regression
 
 
 def run_workflow(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -29,6 +33,8 @@ def run_workflow(args: argparse.Namespace, out: Console, err: Console) -> int:
     _refuse_run_only(options, args.command)
     if args.command == "bisect":
         return _bisect(args, options, out, err)
+    if args.command == "check":
+        return _check(args, options, out, err)
     raise ConfigError(f"unknown command {args.command!r}")
 
 
@@ -126,6 +132,67 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
         )
         return EXIT_NOT_MEASURED
     return EXIT_NOT_FOUND
+
+
+def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    threshold = parse_threshold(args.threshold)
+    benchmark, metric = _benchmarked(args, options)
+    output = options.output
+    checked = check(
+        args.base_ref,
+        benchmark=benchmark,
+        head=args.head,
+        threshold=threshold,
+        metric=metric,
+        merge_base=args.merge_base,
+    )
+    result = checked.result
+    if output.html_path is not None:
+        from perflab.report.html import render_html
+
+        _write(output.html_path, render_html(result))
+    link = args.report_link or (
+        Path(str(output.html_path)).name
+        if output.html_path is not None and str(output.html_path) != "-"
+        else None
+    )
+    if output.markdown_path is not None:
+        _write(output.markdown_path, check_markdown(checked, report_link=link))
+    if output.json_path is not None:
+        document = {**checked.to_json(), "run": json.loads(render_json(result))}
+        _write(output.json_path, json.dumps(document, indent=2) + "\n")
+    to_stdout = any(
+        p is not None and str(p) == "-"
+        for p in (output.json_path, output.markdown_path, output.html_path)
+    )
+    if not output.quiet and not to_stdout:
+        render_terminal(result, out)
+    if not output.quiet:
+        for note in checked.notes:
+            err.print(Text("perflab: ") + terminal(note), highlight=False)
+    outcome = checked.outcome
+    ratio = ""
+    if outcome.ratio is not None:
+        low = outcome.ci_low if outcome.ci_low is not None else outcome.ratio
+        high = outcome.ci_high if outcome.ci_high is not None else outcome.ratio
+        ratio = " " + format_ratio(outcome.ratio, low, high)
+    said = {
+        StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
+        "than the base",
+        StepState.GOOD: f"passed: {checked.metric}{ratio}, not worse than {threshold:.1%}",
+        StepState.INCONCLUSIVE: f"passed, inconclusive: {checked.metric}{ratio} straddles "
+        f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
+        StepState.SKIPPED: "not measured",
+    }[outcome.state]
+    style = "bold red" if outcome.state in (StepState.BAD, StepState.SKIPPED) else "bold green"
+    err.print(Text("perflab check: ", style=style) + terminal(said), highlight=False)
+    if result.failures:
+        if output.quiet or to_stdout:  # else the run's notes above said each one
+            for failure in result.failures:
+                text = terminal(str(failure), keep_newlines=True)
+                err.print(Text("perflab: ", style="bold red") + text, highlight=False)
+        return max(f.exit_code for f in result.failures)
+    return EXIT_REGRESSION if checked.regression else EXIT_OK
 
 
 def _write(path: object, text: str) -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from perflab.bisect import BisectResult, BisectStep, StepState
-from perflab.report.escape import terminal, visible
+from perflab.document import Table as DocTable
+from perflab.model import Metric
+from perflab.report.escape import markdown, terminal, visible
+from perflab.results import RunResult
 from perflab.units import format_ratio
+from perflab.workflows import CheckResult
 
 STATE_STYLES = {
     StepState.GOOD: "cyan",
@@ -92,3 +98,73 @@ def render_bisect(result: BisectResult, console: Console) -> None:
             f"evidence: the culprit against its first parent is run {result.evidence_run}",
             highlight=False,
         )
+
+
+def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str:
+    """The pull-request comment: the verdict, the table, the top explanation, the report."""
+    result = check.result
+    outcome = check.outcome
+    headline = {
+        StepState.BAD: f"❌ regression: more than {check.threshold:.1%} worse",
+        StepState.GOOD: f"✅ no regression beyond {check.threshold:.1%}",
+        StepState.INCONCLUSIVE: f"⚠️ inconclusive at {check.threshold:.1%}: not failed",
+        StepState.SKIPPED: "⚠️ not measured",
+    }[outcome.state]
+    lines = [
+        f"### perflab check: {headline}",
+        "",
+        f"`{check.head.commit[:10]}` {_md(check.head.subject)} against "
+        f"`{check.base.commit[:10]}` {_md(check.base.subject)} (base `{_md(check.base_ref)}`), "
+        f"{check.metric} lens, run {result.run_id}.",
+        "",
+        "| benchmark | metric | base | head | ratio [95% CI] | verdict |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for c in result.comparisons:
+        if c.metric is not check.metric or c.event is not None:
+            continue
+        lines.append(
+            f"| {_md(c.benchmark)} | {c.metric} | {_value(c.baseline_value, c.unit)} | "
+            f"{_value(c.variant_value, c.unit)} | {format_ratio(c.ratio, c.ci_low, c.ci_high)} | "
+            f"{c.verdict} |"
+        )
+    lines.append("")
+    explanation = _top_explanation(result, check.metric)
+    if explanation:
+        lines += ["**Where it changed** (the largest changes first):", "", *explanation]
+    if result.failures:
+        lines += [f"- not measured: {_md(f.message)}" for f in result.failures] + [""]
+    for note in check.notes:
+        lines += [f"_{_md(note)}_", ""]
+    if report_link:
+        lines += [f"[The full report (plots, every lens's tables)]({report_link})", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _md(text: str) -> str:
+    return markdown(text).replace("|", "\\|")
+
+
+def _value(value: float, unit: str) -> str:
+    if unit in ("instructions", "count", "") or value >= 1000:
+        return f"{value:,.0f}" + (f" {unit}" if unit not in ("instructions", "") else "")
+    return f"{value:.4g} {unit}"
+
+
+def _top_explanation(result: RunResult, metric: Metric, rows: int = 5) -> list[str]:
+    """The first table of the metric's explanations (per function, per symbol ...), cut."""
+    from perflab.report.markdown import table_lines
+
+    for section in result.sections:
+        if section.key != metric.value:
+            continue
+        for sub in section.subsections:
+            for block in sub.blocks:
+                if isinstance(block, DocTable) and block.rows:
+                    shown = replace(
+                        block,
+                        rows=block.rows[:rows],
+                        omitted_rows=block.omitted_rows + max(0, len(block.rows) - rows),
+                    )
+                    return table_lines(shown)
+    return []
