@@ -5,11 +5,12 @@ store; these functions plan the runs and read their comparisons."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,18 @@ from perflab.bisect import (
     classify,
     search,
 )
-from perflab.errors import ConfigError, PerflabError
-from perflab.git.repo import GitError, find_repository, first_parent_line, resolve_ref
+from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.git.repo import (
+    GitError,
+    find_repository,
+    first_parent_line,
+    resolve_ref,
+    split_range,
+)
 from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
+from perflab.stats.changepoints import change_points
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 
@@ -202,9 +210,6 @@ def bisect(
     )
 
 
-__all__ = ["Benchmarked", "bisect", "ConfigError", "PerflabError"]
-
-
 # ---- check: a CI gate
 
 
@@ -350,3 +355,298 @@ def check(
         result=result,
         notes=tuple(notes),
     )
+
+
+# ---- history: one result per commit, change points
+
+
+INDEX_NAME = "history-index.json"
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    commit: str
+    subject: str
+    tree: str
+    value: float | None = None  # per iteration, in `unit`; None: not measured
+    unit: str = ""
+    run_id: int | None = None  # the run the value comes from
+    reused: bool = False  # from an earlier run (same tree, benchmark and lens)
+    skipped: str = ""  # why it has no value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "subject": self.subject,
+            "tree": self.tree,
+            "value": self.value,
+            "unit": self.unit,
+            "run_id": self.run_id,
+            "reused": self.reused,
+            "skipped": self.skipped or None,
+        }
+
+
+@dataclass(frozen=True)
+class HistoryChange:
+    """A change point of the series, and the direct comparison of the commits either side."""
+
+    index: int  # the point where the new level starts
+    before: HistoryPoint
+    after: HistoryPoint
+    series_ratio: float  # the level after over the level before
+    ratio: float | None  # the direct comparison: after / before
+    ci_low: float | None
+    ci_high: float | None
+    confirmed: bool  # the direct comparison's whole CI beyond the threshold, same direction
+    run_id: int | None
+    reused: bool = False  # the comparison of an earlier history of the same two trees
+    result: RunResult | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reused": self.reused,
+            "index": self.index,
+            "before": self.before.commit,
+            "after": self.after.commit,
+            "after_subject": self.after.subject,
+            "series_ratio": self.series_ratio,
+            "ratio": self.ratio,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "confirmed": self.confirmed,
+            "run_id": self.run_id,
+        }
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    range_text: str
+    metric: Metric
+    threshold: float
+    points: tuple[HistoryPoint, ...]  # oldest first
+    changes: tuple[HistoryChange, ...]
+    measured_now: int
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "range": self.range_text,
+            "metric": str(self.metric),
+            "threshold": self.threshold,
+            "points": [p.to_json() for p in self.points],
+            "changes": [c.to_json() for c in self.changes],
+            "measured_now": self.measured_now,
+            "reused": sum(p.reused for p in self.points),
+            "seconds": self.seconds,
+            "notes": list(self.notes),
+        }
+
+
+def _history_key(benchmark: Benchmarked, tree: str, metric: Metric) -> str:
+    import hashlib
+
+    identity = json.dumps(
+        [tree, benchmark.stmt, benchmark.setup, benchmark.cmd, benchmark.build,
+         benchmark.each, str(metric)]
+    )  # fmt: skip
+    return hashlib.sha256(identity.encode()).hexdigest()
+
+
+def _load_index(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}  # an index is derived from the stored runs: a broken one is measured again
+    return data if isinstance(data, dict) else {}
+
+
+def _save_index(path: Path | None, index: Mapping[str, Any]) -> None:
+    if path is None:
+        return
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+    os.replace(temporary, path)
+
+
+def history(
+    range_text: str,
+    *,
+    benchmark: Benchmarked,
+    every: int = 1,
+    threshold: float = 0.02,
+    metric: Metric | None = None,
+    repository: str | Path | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> HistoryResult:
+    """One result per commit of RANGE's first-parent line (its base included; every `every`th
+    commit counted back from the tip), each kept and reused by tree, benchmark and lens;
+    change points of the series, each checked by a direct comparison of the commits either
+    side."""
+    started = clock()
+    if every < 1:
+        raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
+    runner = SubprocessRunner()
+    repo = str(repository) if repository else find_repository(runner, os.getcwd())
+    start, end = split_range(range_text)
+    base = resolve_ref(runner, repo, start)
+    tip = resolve_ref(runner, repo, end)
+    line = [(base.commit, base.subject), *first_parent_line(runner, repo, base, tip)]
+    chosen_line = line[::-1][::every][::-1]
+    chosen = metric or (Metric.INSTRUCTIONS if instructions_available() else Metric.TIME)
+    notes: list[str] = []
+    if metric is None:
+        notes.append(
+            f"the {chosen} lens: "
+            + (
+                "instruction counts are deterministic, so results of separate runs compare"
+                if chosen is Metric.INSTRUCTIONS
+                else "valgrind is not installed; times of separate runs drift with the machine"
+            )
+        )
+    index_path = (
+        Path(benchmark.store_path).parent / INDEX_NAME if benchmark.store_path is not None else None
+    )
+    index = _load_index(index_path)
+    points: list[HistoryPoint] = []
+    wanted: dict[str, list[int]] = {}  # key -> indices of points that need it measured
+    for commit, subject in chosen_line:
+        tree = resolve_ref(runner, repo, commit).tree
+        key = _history_key(benchmark, tree, chosen)
+        known = index.get(key)
+        if isinstance(known, dict) and known.get("value") is not None:
+            points.append(
+                HistoryPoint(
+                    commit,
+                    subject,
+                    tree,
+                    float(known["value"]),
+                    str(known.get("unit", "")),
+                    known.get("run_id"),
+                    reused=True,
+                )
+            )
+        else:
+            points.append(HistoryPoint(commit, subject, tree))
+            wanted.setdefault(key, []).append(len(points) - 1)
+    measured_now = 0
+    if wanted:
+        names = {key: f"c{points[at[0]].commit[:10]}" for key, at in wanted.items()}
+        variants = [
+            Variant(name=names[key], git=points[at[0]].commit) for key, at in wanted.items()
+        ]
+        if len(variants) == 1:  # an experiment compares: the one new commit against itself
+            variants.append(Variant(name=variants[0].name + "-again", git=variants[0].git))
+        pairs = [(variants[0].name, v.name) for v in variants[1:]]
+        pairs += [(a.name, b.name) for a, b in zip(variants[1:], variants[2:], strict=False)]
+        experiment = replace(
+            benchmark.experiment(variants, metrics=(chosen,)), pairs=tuple(dict.fromkeys(pairs))
+        )
+        result = benchmark.run(experiment, repo)
+        values: dict[str, tuple[float, str]] = {}
+        for c in result.comparisons:
+            if c.metric is chosen and c.event is None:
+                values.setdefault(c.baseline, (c.baseline_value, c.unit))
+                values.setdefault(c.variant, (c.variant_value, c.unit))
+        failed = {f.variant: f.message for f in result.failures if f.variant}
+        for key, at in wanted.items():
+            name = names[key]
+            for i in at:
+                point = points[i]
+                if name in values:
+                    value, unit = values[name]
+                    points[i] = replace(point, value=value, unit=unit, run_id=result.run_id)
+                    index[key] = {
+                        "value": value,
+                        "unit": unit,
+                        "run_id": result.run_id,
+                        "commit": point.commit,
+                        "tree": point.tree,
+                    }
+                else:
+                    why = failed.get(name) or "nothing was measured"
+                    points[i] = replace(point, run_id=result.run_id, skipped=why)
+            measured_now += 1
+        _save_index(index_path, index)
+    valued = [i for i, p in enumerate(points) if p.value is not None]
+    if not valued:
+        reasons = sorted({p.skipped for p in points if p.skipped})
+        raise BenchmarkFailedError(
+            f"no commit of {range_text} could be built and measured ({len(points)} tried)",
+            hint="fix the build command or the benchmark (the first reason is below); the runs "
+            "are kept in the store",
+            detail=reasons[0] if reasons else None,
+        )
+    series = [points[i].value or 0.0 for i in valued]
+    changes: list[HistoryChange] = []
+    for found in change_points(series, min_step=threshold):
+        after = points[valued[found.index]]
+        before = points[valued[found.index - 1]]
+        key = "confirm:" + _history_key(benchmark, before.tree + ".." + after.tree, chosen)
+        known = index.get(key)
+        if isinstance(known, dict):
+            changes.append(
+                HistoryChange(
+                    valued[found.index], before, after, found.ratio, known.get("ratio"),
+                    known.get("ci_low"), known.get("ci_high"), bool(known.get("confirmed")),
+                    known.get("run_id"), reused=True,
+                )
+            )  # fmt: skip
+            continue
+        change = _confirm(
+            benchmark, repo, chosen, threshold, valued[found.index], before, after, found.ratio
+        )
+        changes.append(change)
+        if change.ratio is not None:
+            index[key] = {
+                "ratio": change.ratio,
+                "ci_low": change.ci_low,
+                "ci_high": change.ci_high,
+                "confirmed": change.confirmed,
+                "run_id": change.run_id,
+            }
+            _save_index(index_path, index)
+    return HistoryResult(
+        range_text=range_text,
+        metric=chosen,
+        threshold=threshold,
+        points=tuple(points),
+        changes=tuple(changes),
+        measured_now=measured_now,
+        seconds=clock() - started,
+        notes=tuple(notes),
+    )
+
+
+def _confirm(
+    benchmark: Benchmarked,
+    repo: str,
+    metric: Metric,
+    threshold: float,
+    index: int,
+    before: HistoryPoint,
+    after: HistoryPoint,
+    series_ratio: float,
+) -> HistoryChange:
+    """The commits either side of a change point, compared directly in one interleaved run."""
+    experiment = benchmark.experiment(
+        [Variant(name="before", git=before.commit), Variant(name="after", git=after.commit)],
+        metrics=(metric,),
+    )
+    result = benchmark.run(experiment, repo)
+    found = _main_comparisons(result, metric, "before", "after")
+    if not found:
+        return HistoryChange(
+            index, before, after, series_ratio, None, None, None, False, result.run_id,
+            result=result,
+        )  # fmt: skip
+    c = found[0]
+    limit = 1.0 + threshold
+    confirmed = (c.ci_low > limit) if series_ratio > 1 else (c.ci_high < 1.0 / limit)
+    return HistoryChange(
+        index, before, after, series_ratio, c.ratio, c.ci_low, c.ci_high, confirmed,
+        result.run_id, result=result,
+    )  # fmt: skip

@@ -12,12 +12,12 @@ import pytest
 
 from perflab import api
 from perflab.bisect import StepState
-from perflab.errors import ConfigError
+from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.git.repo import GitError
 from perflab.model import Metric, Verdict
-from perflab.report.history import check_markdown
+from perflab.report.history import check_markdown, history_html
 from perflab.results import RunResult
-from perflab.workflows import Benchmarked, bisect, check
+from perflab.workflows import Benchmarked, bisect, check, history
 
 from .merged_repo import (
     BUILD,
@@ -231,3 +231,44 @@ def test_check_bad_input_names_the_fix(repo: Path, cache: Path, tmp_path: Path) 
     assert "git fetch --unshallow" in str(unrelated.value.hint)
     with pytest.raises(ConfigError, match="no change to check"):
         check("main", head="main", benchmark=benchmark, repository=repo, environ={})
+
+
+def test_history_finds_the_change_point_and_reuses_what_it_measured(
+    repo: Path, cache: Path, tmp_path: Path
+) -> None:
+    line = first_parent_line(repo)
+    benchmark = Benchmarked(
+        cmd="./prog",
+        build=BUILD,
+        settings={"min_measurements_anyway": True},
+        store_path=tmp_path / "store" / "p.db",
+        cache_dir=cache,
+    )
+    found = history("good..main", benchmark=benchmark, repository=repo)
+    assert [p.commit for p in found.points][1:] == line  # the base, then every commit
+    (broken,) = [p for p in found.points if p.value is None]
+    assert broken.subject == "break the build" and "exited with status 1" in broken.skipped
+    (change,) = found.changes
+    assert found.points[change.index].subject == CULPRIT_SUBJECT
+    assert change.series_ratio > 1.5 and change.confirmed and change.ratio is not None
+    assert found.measured_now == 8  # "fix the build" has the tree of "tidy": measured once
+    page = history_html(found, change_links={change.index: "c1.html"})
+    assert "<svg" in page and 'href="c1.html"' in page and "break the build" in page
+
+    # a nightly run: nothing new is measured again but the commit that did not build
+    again = history("good..main", benchmark=benchmark, repository=repo)
+    assert again.measured_now == 1
+    assert sum(p.reused for p in again.points) == len(again.points) - 1
+    assert [c.index for c in again.changes] == [change.index] and again.changes[0].reused
+    sparse = history("good..main", benchmark=benchmark, repository=repo, every=3)
+    assert [p.commit for p in sparse.points] == [line[1], line[4], line[7]]
+
+
+def test_history_with_no_buildable_commit(repo: Path, cache: Path, tmp_path: Path) -> None:
+    benchmark = Benchmarked(cmd="./prog", build="false", store_path=tmp_path / "p.db",
+                            cache_dir=cache)  # fmt: skip
+    with pytest.raises(BenchmarkFailedError, match="no commit of good..main~5 could be built"):
+        history("good..main~5", benchmark=benchmark, repository=repo)
+    assert api.list_runs(tmp_path / "p.db")  # what was tried is kept
+    with pytest.raises(ConfigError, match="--every"):
+        history("good..main", benchmark=benchmark, repository=repo, every=0)

@@ -33,6 +33,19 @@ example:
 """
 
 
+HISTORY_EPILOG = """\
+One result per commit of RANGE's first-parent line (its base included), kept beside the
+store (history-index.json) by tree hash, benchmark and lens: a nightly run measures only the
+commits it has not seen. Change points (PELT on the log of the values) are each checked by a
+direct, interleaved comparison of the commits either side. A commit whose build fails is
+skipped and named. --html draws the trend with its change points, each linked to its
+comparison's report.
+
+example:
+  perflab history v1.0..main --every 4 --cmd ./build/bench --build "make -j" --html trend.html
+"""
+
+
 def add_history_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
 ) -> None:
@@ -87,6 +100,34 @@ def add_history_commands(
         help="where the comment links the HTML report (default: the --html file's name)",
     )
     check.add_argument(
+        "--each",
+        metavar="KEYS",
+        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
+    )
+    history = commands.add_parser(
+        "history",
+        parents=[run],
+        add_help=False,
+        help="one result per commit of a range, with its change points",
+        description="Measure the commits of RANGE's first-parent line (reusing what was "
+        "measured before) and find where the benchmark changed.",
+        epilog=HISTORY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    history.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. v1.0..main")
+    history.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="every Nth commit, counted back from the newest (default 1: all)",
+    )
+    history.add_argument(
+        "--threshold",
+        default="2%",
+        help="the smallest step that is a change point: 2%% or 0.02 (default 2%%)",
+    )
+    history.add_argument(
         "--each",
         metavar="KEYS",
         help='variant keys every variant gets, e.g. "python=venv/bin/python"',

@@ -10,17 +10,24 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from perflab import api
 from perflab.bisect import BisectStep, StepState, parse_threshold
 from perflab.cli.changes import change_options
 from perflab.cli.options import RunOptions, run_options
 from perflab.errors import ConfigError, PerflabError
 from perflab.model import Metric
 from perflab.report.escape import terminal
-from perflab.report.history import check_markdown, describe_step, render_bisect
+from perflab.report.history import (
+    check_markdown,
+    describe_step,
+    history_html,
+    render_bisect,
+    render_history,
+)
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
 from perflab.units import format_ratio
-from perflab.workflows import Benchmarked, bisect, check
+from perflab.workflows import Benchmarked, bisect, check, history
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1  # no regression beyond the threshold, or a step stayed inconclusive
@@ -35,6 +42,8 @@ def run_workflow(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _bisect(args, options, out, err)
     if args.command == "check":
         return _check(args, options, out, err)
+    if args.command == "history":
+        return _history(args, options, out, err)
     raise ConfigError(f"unknown command {args.command!r}")
 
 
@@ -193,6 +202,35 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
                 err.print(Text("perflab: ", style="bold red") + text, highlight=False)
         return max(f.exit_code for f in result.failures)
     return EXIT_REGRESSION if checked.regression else EXIT_OK
+
+
+def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    threshold = parse_threshold(args.threshold)
+    benchmark, metric = _benchmarked(args, options)
+    output = options.output
+    found = history(
+        args.range_text, benchmark=benchmark, every=args.every, threshold=threshold, metric=metric
+    )
+    if output.json_path is not None:
+        _write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
+    if output.html_path is not None and str(output.html_path) != "-":
+        from perflab.report.html import render_html
+
+        page = Path(str(output.html_path))
+        links: dict[int, str] = {}
+        for number, change in enumerate(found.changes, 1):
+            report = change.result
+            if report is None and change.run_id is not None and output.store is not None:
+                report = api.show(change.run_id, output.store)
+            if report is None:
+                continue
+            name = f"{page.stem}-change{number}.html"
+            _write(page.with_name(name), render_html(report))
+            links[change.index] = name
+        _write(page, history_html(found, change_links=links))
+    if not output.quiet and str(output.json_path) != "-":
+        render_history(found, out)
+    return EXIT_OK
 
 
 def _write(path: object, text: str) -> None:

@@ -14,7 +14,7 @@ from perflab.model import Metric
 from perflab.report.escape import markdown, terminal, visible
 from perflab.results import RunResult
 from perflab.units import format_ratio
-from perflab.workflows import CheckResult
+from perflab.workflows import CheckResult, HistoryResult
 
 STATE_STYLES = {
     StepState.GOOD: "cyan",
@@ -168,3 +168,149 @@ def _top_explanation(result: RunResult, metric: Metric, rows: int = 5) -> list[s
                     )
                     return table_lines(shown)
     return []
+
+
+def render_history(result: HistoryResult, console: Console) -> None:
+    starts = {c.index: c for c in result.changes}
+    table = Table(
+        title=f"history: {result.range_text}, {result.metric} per iteration", title_justify="left"
+    )
+    for column in ("commit", "subject", "value", "", "run"):
+        table.add_column(column, justify="right" if column in ("value", "run") else "left")
+    for i, point in enumerate(result.points):
+        if point.value is None:
+            value, how = Text("-"), Text(f"skipped: {visible(point.skipped)}", style="magenta")
+        else:
+            value = Text(_value(point.value, point.unit))
+            how = Text("reused" if point.reused else "measured", style="dim")
+        change = starts.get(i)
+        if change is not None:
+            how = Text(f"change {change.series_ratio:.3f}", style="bold red" if (
+                change.series_ratio > 1) else "bold green")  # fmt: skip
+        table.add_row(
+            point.commit[:10],
+            terminal(point.subject),
+            value,
+            how,
+            str(point.run_id) if point.run_id is not None else "",
+        )
+    console.print(table)
+    for change in result.changes:
+        direct = (
+            format_ratio(
+                change.ratio, change.ci_low or change.ratio, change.ci_high or change.ratio
+            )
+            if change.ratio is not None
+            else "not measured"
+        )
+        state = "confirmed" if change.confirmed else "not confirmed"
+        console.print(
+            Text(f"change point at {change.after.commit[:10]} ", style="bold")
+            + terminal(
+                f"{change.after.subject}: the level moved {change.series_ratio:.3f}x; "
+                f"{change.before.commit[:10]} against it directly: {direct}, {state} "
+                f"(run {change.run_id}{', reused' if change.reused else ''})"
+            ),
+            soft_wrap=True,
+        )
+    if not result.changes:
+        console.print(f"no change point beyond {result.threshold:.1%}", highlight=False)
+    reused = sum(p.reused for p in result.points)
+    skipped = [p for p in result.points if p.value is None]
+    console.print(
+        f"{len(result.points)} commits: {result.measured_now} measured now, {reused} reused, "
+        f"{len(skipped)} skipped, in {result.seconds:.0f} s",
+        highlight=False,
+    )
+    for note in result.notes:
+        console.print(Text("info: ", style="blue") + terminal(note), soft_wrap=True)
+
+
+def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
+    """A self-contained page: the trend as an SVG line, change points as vertical lines, each
+    linked to its direct comparison's report."""
+    import html as escape
+
+    valued = [(i, p) for i, p in enumerate(result.points) if p.value is not None]
+    width, height, margin = 900, 320, 60
+    values = [p.value or 0.0 for _, p in valued]
+    low, high = min(values), max(values)
+    span = (high - low) or max(high * 0.05, 1.0)
+    low, high = low - span * 0.1, high + span * 0.1
+    count = max(len(result.points) - 1, 1)
+
+    def x(i: int) -> float:
+        return margin + (width - 2 * margin) * i / count
+
+    def y(v: float) -> float:
+        return height - margin - (height - 2 * margin) * (v - low) / (high - low)
+
+    line = " ".join(f"{x(i):.1f},{y(p.value or 0.0):.1f}" for i, p in valued)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape.escape(str(result.metric))} per commit">',
+        f'<line x1="{margin}" y1="{height - margin}" x2="{width - margin}" '
+        f'y2="{height - margin}" stroke="#999"/>',
+        f'<text x="{margin}" y="{margin - 20}" font-size="12">'
+        f"{escape.escape(_value(high, valued[0][1].unit))}</text>",
+        f'<text x="{margin}" y="{height - margin + 30}" font-size="12">'
+        f"{escape.escape(_value(low, valued[0][1].unit))}</text>",
+    ]
+    for change in result.changes:
+        href = change_links.get(change.index)
+        colour = "#c0392b" if change.series_ratio > 1 else "#27ae60"
+        mark = (
+            f'<line x1="{x(change.index):.1f}" y1="{margin}" x2="{x(change.index):.1f}" '
+            f'y2="{height - margin}" stroke="{colour}" stroke-dasharray="4 3" stroke-width="2">'
+            f"<title>{escape.escape(change.after.subject)}: {change.series_ratio:.3f}x"
+            "</title></line>"
+        )
+        parts.append(f'<a href="{escape.escape(href)}">{mark}</a>' if href else mark)
+    parts.append(f'<polyline fill="none" stroke="#2c3e50" stroke-width="2" points="{line}"/>')
+    for i, point in valued:
+        parts.append(
+            f'<circle cx="{x(i):.1f}" cy="{y(point.value or 0.0):.1f}" r="3" fill="#2c3e50">'
+            f"<title>{point.commit[:10]} {escape.escape(point.subject)}: "
+            f"{escape.escape(_value(point.value or 0.0, point.unit))}</title></circle>"
+        )
+    parts.append("</svg>")
+    rows = []
+    for change in result.changes:
+        href = change_links.get(change.index)
+        direct = (
+            format_ratio(
+                change.ratio, change.ci_low or change.ratio, change.ci_high or change.ratio
+            )
+            if change.ratio is not None
+            else "not measured"
+        )
+        link = f'<a href="{escape.escape(href)}">run {change.run_id}</a>' if href else (
+            f"run {change.run_id}")  # fmt: skip
+        rows.append(
+            f"<tr><td><code>{change.after.commit[:10]}</code></td>"
+            f"<td>{escape.escape(change.after.subject)}</td>"
+            f"<td>{change.series_ratio:.3f}</td><td>{escape.escape(direct)}</td>"
+            f"<td>{'confirmed' if change.confirmed else 'not confirmed'}</td><td>{link}</td></tr>"
+        )
+    skipped = "".join(
+        f"<li><code>{p.commit[:10]}</code> {escape.escape(p.subject)}: "
+        f"{escape.escape(p.skipped)}</li>"
+        for p in result.points
+        if p.value is None
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>perflab history {escape.escape(result.range_text)}</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em .6em;"
+        "text-align:left}</style></head><body>"
+        f"<h1>History of {escape.escape(result.range_text)}</h1>"
+        f"<p>{escape.escape(str(result.metric))} per iteration, one point per commit of the "
+        "first-parent line; dashed lines are change points (click one for its comparison).</p>"
+        + "".join(parts)
+        + "<h2>Change points</h2><table><tr><th>commit</th><th>subject</th><th>level ratio</th>"
+        "<th>direct comparison</th><th></th><th></th></tr>"
+        + "".join(rows)
+        + "</table>"
+        + (f"<h2>Skipped</h2><ul>{skipped}</ul>" if skipped else "")
+        + "</body></html>\n"
+    )
