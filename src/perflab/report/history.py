@@ -39,9 +39,10 @@ def describe_step(step: BisectStep, total: int) -> str:
     ratio = _ratio(step)
     more = f" (measured {step.attempts}x)" if step.attempts > 1 else ""
     why = f": {outcome.reason}" if outcome.reason else ""
+    shown = f" {ratio}" if outcome.ratio is not None else ""
     return (
-        f"[{step.index + 1}/{total}] {step.commit[:10]} {step.subject}: {outcome.state} "
-        f"{ratio}{more}{why}"
+        f"[{step.index + 1}/{total}] {step.commit[:10]} {step.subject}: {outcome.state}"
+        f"{shown}{more}{why}"
     )
 
 
