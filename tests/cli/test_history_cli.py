@@ -90,3 +90,23 @@ def test_check_from_the_command_line(repo: Path, tmp_path: Path) -> None:
     assert unfetched.returncode == 3
     assert "'origin/main' is not in this clone" in unfetched.stderr
     assert "git fetch origin main" in unfetched.stderr
+
+
+def test_the_example_repository_of_the_docs(tmp_path: Path) -> None:
+    """examples/history/make_repo.sh makes the history docs/git.md and docs/ci.md show."""
+    script = Path(__file__).resolve().parents[2] / "examples" / "history" / "make_repo.sh"
+    example = tmp_path / "example"
+    subprocess.run([str(script), str(example)], check=True, capture_output=True)
+    subjects = git(example, "log", "--first-parent", "--format=%s", "good..main").splitlines()
+    assert subjects[::-1] == [
+        "docs: a README",
+        "Merge pull request #1 from a/tidy",
+        "tidy: a comment",
+        "break the build",
+        "fix the build",
+        CULPRIT_SUBJECT,
+        "docs: more README",
+        "tidy: another comment",
+    ]
+    git(example, "merge-base", "--is-ancestor", "main", "pr/slower")
+    git(example, "merge-base", "--is-ancestor", "main", "pr/docs")
