@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -25,12 +26,15 @@ from perflab.bisect import (
     search,
 )
 from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.git.prepare import WORKING_TREE_PATCH
 from perflab.git.repo import (
     GitError,
+    dirty_summary,
     find_repository,
     first_parent_line,
     resolve_ref,
     split_range,
+    working_tree_patch,
 )
 from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
@@ -230,6 +234,7 @@ class CheckResult:
     outcome: StepOutcome  # the head against the base: bad = a confirmed regression
     result: RunResult
     notes: tuple[str, ...] = ()
+    working_tree: bool = False  # head is HEAD with the working tree's uncommitted changes
 
     @property
     def regression(self) -> bool:
@@ -240,6 +245,7 @@ class CheckResult:
             "base_ref": self.base_ref,
             "base": {"commit": self.base.commit, "subject": self.base.subject},
             "head": {"commit": self.head.commit, "subject": self.head.subject},
+            "working_tree": self.working_tree,
             "metric": str(self.metric),
             "threshold": self.threshold,
             "state": str(self.outcome.state),
@@ -281,7 +287,7 @@ def check(
     base: str | None = None,
     *,
     benchmark: Benchmarked,
-    head: str = "HEAD",
+    head: str | None = None,
     threshold: float = 0.02,
     metric: Metric | None = None,
     merge_base: bool = True,
@@ -289,12 +295,16 @@ def check(
     environ: Mapping[str, str] | None = None,
 ) -> CheckResult:
     """`head` against the merge base of `base` and `head` (or `base` itself): a regression is
-    a ratio whose whole CI is above 1 + threshold. On a CI runner without `metric`, the
-    instructions lens (deterministic; shared runners make wall time noise)."""
+    a ratio whose whole CI is above 1 + threshold. Without `head`: the working tree, that is
+    HEAD with its uncommitted changes to tracked files applied (HEAD alone when it is clean).
+    On a CI runner without `metric`, the instructions lens (deterministic; shared runners
+    make wall time noise)."""
     environ = os.environ if environ is None else environ
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     base_ref = base or default_base(environ)
+    working_tree = head is None
+    head = head or "HEAD"
     notes: list[str] = []
     try:
         base_commit = resolve_ref(runner, repo, base_ref)
@@ -336,16 +346,30 @@ def check(
             )
         else:
             chosen = Metric.TIME
-    if compared.commit == head_commit.commit:
+    uncommitted = ""
+    if working_tree and dirty_summary(runner, repo) is not None:
+        uncommitted = working_tree_patch(runner, repo)
+    if compared.commit == head_commit.commit and not uncommitted:
         raise ConfigError(
             f"{head} is the base itself ({compared.short}): there is no change to check",
             hint="run it on a branch with commits after the base, or give --base REF",
         )
-    experiment = benchmark.experiment(
-        [Variant(name="base", git=compared.commit), Variant(name="head", git=head_commit.commit)],
-        metrics=(chosen,),
-    )
-    result = benchmark.run(experiment, repo)
+    with tempfile.TemporaryDirectory(prefix="perflab-check-") as folder:
+        apply: tuple[str, ...] = ()
+        if uncommitted:
+            patch = Path(folder) / WORKING_TREE_PATCH
+            patch.write_text(uncommitted)
+            apply = (str(patch),)
+            notes.append(
+                f"the working tree: HEAD ({head_commit.short}) with its uncommitted changes to "
+                "tracked files (git diff HEAD); untracked files are not included (git add -N "
+                "FILE includes one), and --head HEAD measures HEAD as committed"
+            )
+        variants = [
+            Variant(name="base", git=compared.commit),
+            Variant(name="head", git=head_commit.commit, apply=apply),
+        ]
+        result = benchmark.run(benchmark.experiment(variants, metrics=(chosen,)), repo)
     outcome = classify(_main_comparisons(result, chosen, "base", "head"), threshold)
     if outcome is None:
         outcome = StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
@@ -353,6 +377,7 @@ def check(
         base_ref=base_ref,
         base=Commit(compared.commit, compared.subject),
         head=Commit(head_commit.commit, head_commit.subject),
+        working_tree=bool(uncommitted),
         metric=chosen,
         threshold=threshold,
         outcome=replace(outcome, run_id=result.run_id),

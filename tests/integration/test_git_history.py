@@ -272,3 +272,27 @@ def test_history_with_no_buildable_commit(repo: Path, cache: Path, tmp_path: Pat
     assert api.list_runs(tmp_path / "p.db")  # what was tried is kept
     with pytest.raises(ConfigError, match="--every"):
         history("good..main", benchmark=benchmark, repository=repo, every=0)
+
+
+def test_check_measures_the_working_tree(repo: Path, cache: Path, tmp_path: Path) -> None:
+    """Without head=, the working tree's uncommitted changes are measured on top of HEAD (the
+    user's tree itself is only read)."""
+    benchmark = Benchmarked(cmd="./prog", build=BUILD, store_path=None, cache_dir=cache)
+    work_h = repo / "work.h"
+    committed = work_h.read_text()
+    work_h.write_text(committed.replace("EXTRA 200000", "EXTRA 300000"))
+    try:
+        before = git(repo, "status", "--porcelain")
+        dirty = check("main", benchmark=benchmark, repository=repo, environ={},
+                      metric=Metric.INSTRUCTIONS)  # fmt: skip
+        assert git(repo, "status", "--porcelain") == before
+    finally:
+        work_h.write_text(committed)
+    assert dirty.working_tree and dirty.regression
+    assert any("uncommitted changes to tracked files" in n for n in dirty.notes)
+    warned = [n for n in dirty.result.notes if "uncommitted changes" in n.message]
+    assert all(n.variant == "base" for n in warned)  # the head variant holds them
+    assert "with uncommitted changes" in check_markdown(dirty)
+    clean = check("main~1", benchmark=benchmark, repository=repo, environ={},
+                  metric=Metric.INSTRUCTIONS)  # fmt: skip
+    assert not clean.working_tree and not clean.regression

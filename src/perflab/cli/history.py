@@ -82,7 +82,12 @@ def add_history_commands(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("--base", dest="base_ref", metavar="REF", help="what the change is for")
-    check.add_argument("--head", default="HEAD", metavar="REF", help="the change (default HEAD)")
+    check.add_argument(
+        "--head",
+        metavar="REF",
+        help="the change (default: the working tree, i.e. HEAD with its uncommitted changes to "
+        "tracked files; HEAD alone when it is clean)",
+    )
     check.add_argument(
         "--threshold",
         default="2%",

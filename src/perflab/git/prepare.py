@@ -25,6 +25,10 @@ from perflab.measure.worker_client import check_variant_paths, variant_environme
 from perflab.model import Benchmark, BenchmarkKind, Note, Severity, Variant
 from perflab.proc import LaunchSpec, ProcessRunner
 
+# the patch `perflab check` makes of the working tree's changes: a variant applying it
+# measures them, so the warning that git=HEAD leaves them out does not apply to it
+WORKING_TREE_PATCH = "working-tree.patch"
+
 
 @dataclass(frozen=True)
 class PreparedVariant:
@@ -190,6 +194,8 @@ class VariantPreparer:
         self, repository: str, variant: Variant, base: ResolvedRef
     ) -> tuple[Note, ...]:
         if self._dirty_checked:
+            return ()
+        if any(os.path.basename(text) == WORKING_TREE_PATCH for text in variant.apply):
             return ()
         if self._head is None:
             self._head = resolve_ref(self.runner, repository, "HEAD")

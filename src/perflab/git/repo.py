@@ -224,3 +224,15 @@ def commit_patch(runner: ProcessRunner, repository: str, commit: str) -> str:
             detail=done.stderr.strip() or None,
         )
     return done.stdout
+
+
+def working_tree_patch(runner: ProcessRunner, repository: str) -> str:
+    """The working tree's uncommitted changes to tracked files (staged or not) against HEAD,
+    as a binary-safe patch: what `git apply` puts on a checkout of HEAD to make it."""
+    done = run_git(runner, repository, "diff", "--binary", "--no-color", "--no-ext-diff", "HEAD")
+    if not done.ok:
+        raise GitError(
+            "cannot read the working tree's changes (git diff HEAD)",
+            detail=done.stderr.strip() or None,
+        )
+    return done.stdout

@@ -114,7 +114,9 @@ def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str
     lines = [
         f"### perflab check: {headline}",
         "",
-        f"`{check.head.commit[:10]}` {_md(check.head.subject)} against "
+        f"`{check.head.commit[:10]}` {_md(check.head.subject)}"
+        + (" with uncommitted changes" if check.working_tree else "")
+        + " against "
         f"`{check.base.commit[:10]}` {_md(check.base.subject)} (base `{_md(check.base_ref)}`), "
         f"{check.metric} lens, run {result.run_id}.",
         "",
