@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
 from perflab.stats.changepoints import change_points
 from perflab.store.sqlite import DEFAULT_STORE_PATH
+from perflab.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 
 
 @dataclass(frozen=True)
@@ -224,40 +225,6 @@ def bisect(
 SHARED_RUNNER_VARIABLES = ("GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "CI")
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    base_ref: str  # what the base was given as (or found from the CI's variables)
-    base: Commit  # the commit compared against: the merge base of base_ref and head, by default
-    head: Commit
-    metric: Metric
-    threshold: float
-    outcome: StepOutcome  # the head against the base: bad = a confirmed regression
-    result: RunResult
-    notes: tuple[str, ...] = ()
-    working_tree: bool = False  # head is HEAD with the working tree's uncommitted changes
-
-    @property
-    def regression(self) -> bool:
-        return self.outcome.state is StepState.BAD
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "base_ref": self.base_ref,
-            "base": {"commit": self.base.commit, "subject": self.base.subject},
-            "head": {"commit": self.head.commit, "subject": self.head.subject},
-            "working_tree": self.working_tree,
-            "metric": str(self.metric),
-            "threshold": self.threshold,
-            "state": str(self.outcome.state),
-            "regression": self.regression,
-            "ratio": self.outcome.ratio,
-            "ci_low": self.outcome.ci_low,
-            "ci_high": self.outcome.ci_high,
-            "run_id": self.result.run_id,
-            "notes": list(self.notes),
-        }
-
-
 def default_base(environ: Mapping[str, str]) -> str:
     """The base a pull request targets, from the CI's variables; `origin/HEAD` elsewhere."""
     for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
@@ -390,87 +357,6 @@ def check(
 
 
 INDEX_NAME = "history-index.json"
-
-
-@dataclass(frozen=True)
-class HistoryPoint:
-    commit: str
-    subject: str
-    tree: str
-    value: float | None = None  # per iteration, in `unit`; None: not measured
-    unit: str = ""
-    run_id: int | None = None  # the run the value comes from
-    reused: bool = False  # from an earlier run (same tree, benchmark and lens)
-    skipped: str = ""  # why it has no value
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "commit": self.commit,
-            "subject": self.subject,
-            "tree": self.tree,
-            "value": self.value,
-            "unit": self.unit,
-            "run_id": self.run_id,
-            "reused": self.reused,
-            "skipped": self.skipped or None,
-        }
-
-
-@dataclass(frozen=True)
-class HistoryChange:
-    """A change point of the series, and the direct comparison of the commits either side."""
-
-    index: int  # the point where the new level starts
-    before: HistoryPoint
-    after: HistoryPoint
-    series_ratio: float  # the level after over the level before
-    ratio: float | None  # the direct comparison: after / before
-    ci_low: float | None
-    ci_high: float | None
-    confirmed: bool  # the direct comparison's whole CI beyond the threshold, same direction
-    run_id: int | None
-    reused: bool = False  # the comparison of an earlier history of the same two trees
-    result: RunResult | None = field(default=None, compare=False, repr=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "reused": self.reused,
-            "index": self.index,
-            "before": self.before.commit,
-            "after": self.after.commit,
-            "after_subject": self.after.subject,
-            "series_ratio": self.series_ratio,
-            "ratio": self.ratio,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "confirmed": self.confirmed,
-            "run_id": self.run_id,
-        }
-
-
-@dataclass(frozen=True)
-class HistoryResult:
-    range_text: str
-    metric: Metric
-    threshold: float
-    points: tuple[HistoryPoint, ...]  # oldest first
-    changes: tuple[HistoryChange, ...]
-    measured_now: int
-    seconds: float
-    notes: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "range": self.range_text,
-            "metric": str(self.metric),
-            "threshold": self.threshold,
-            "points": [p.to_json() for p in self.points],
-            "changes": [c.to_json() for c in self.changes],
-            "measured_now": self.measured_now,
-            "reused": sum(p.reused for p in self.points),
-            "seconds": self.seconds,
-            "notes": list(self.notes),
-        }
 
 
 def _history_key(benchmark: Benchmarked, tree: str, metric: Metric) -> str:

@@ -30,6 +30,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.units",
             "perflab.stats",
             "perflab.budget",  # the budget's cost models and plan (pure)
+            "perflab.bisect",  # bisect's search (pure, over a measure callable) and records
+            "perflab.workflow_results",  # check's and history's records
         ),
     ),
     # the lens descriptors: lenses/<lens>/__init__.py, the registry (records and names only)
@@ -61,7 +63,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.same_work",  # what the lenses' comparisons of one pair say together
         ),
     ),
-    ("api", ("perflab.api",)),
+    ("api", ("perflab.api", "perflab.workflows")),  # workflows: bisect, check, history
     ("cli", ("perflab.cli", "perflab")),  # the package face imports the API
 )
 

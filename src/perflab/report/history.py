@@ -14,7 +14,7 @@ from perflab.model import Metric
 from perflab.report.escape import markdown, terminal, visible
 from perflab.results import RunResult
 from perflab.units import format_ratio
-from perflab.workflows import CheckResult, HistoryResult
+from perflab.workflow_results import CheckResult, HistoryResult
 
 STATE_STYLES = {
     StepState.GOOD: "cyan",
