@@ -356,7 +356,9 @@ def _report_failures(result: RunResult, output: OutputOptions, err: Console) -> 
             )
     else:
         names = sorted({f.variant for f in result.failures if f.variant})
-        what = (f"{', '.join(names)} failed" if names else "something failed") + (
+        quoted = ", ".join(repr(name) for name in names)
+        who = f"variant {quoted}" if len(names) == 1 else f"variants {quoted}"
+        what = (f"{who} failed" if names else "something failed") + (
             " (the reasons are in its notes above)"
         )
         err.print(
