@@ -145,7 +145,7 @@ def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str
 
 
 def _md(text: str) -> str:
-    return markdown(text).replace("|", "\\|")
+    return markdown(text)  # escapes Markdown syntax, table pipes included
 
 
 def _value(value: float, unit: str) -> str:
