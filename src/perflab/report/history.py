@@ -117,7 +117,7 @@ def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str
         f"`{check.head.commit[:10]}` {_md(check.head.subject)}"
         + (" with uncommitted changes" if check.working_tree else "")
         + " against "
-        f"`{check.base.commit[:10]}` {_md(check.base.subject)} (base `{_md(check.base_ref)}`), "
+        f"`{check.base.commit[:10]}` {_md(check.base.subject)} (base {_code(check.base_ref)}), "
         f"{check.metric} lens, run {result.run_id}.",
         "",
         "| benchmark | metric | base | head | ratio [95% CI] | verdict |",
@@ -142,6 +142,11 @@ def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str
     if report_link:
         lines += [f"[The full report (plots, every lens's tables)]({report_link})", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _code(text: str) -> str:
+    """A name as a code span: shown as it is, so nothing in it is escaped but backticks."""
+    return "`" + visible(text).replace("`", "'") + "`"
 
 
 def _md(text: str) -> str:
