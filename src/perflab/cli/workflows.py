@@ -59,6 +59,12 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             "experiment file and --param are not taken",
             hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
         )
+    if options.fail_on:
+        raise ConfigError(
+            f"--fail-on is not taken by {command}: its exit status says what it found",
+            hint="perflab check exits 1 on a confirmed regression; bisect exits 0 when it "
+            "found the commit",
+        )
     if options.stmt is None and options.cmd is None:
         raise ConfigError(
             "nothing to measure",
