@@ -83,11 +83,15 @@ class HistoryChange:
     confirmed: bool  # the direct comparison's whole CI beyond the threshold, same direction
     run_id: int | None
     reused: bool = False  # the comparison of an earlier history of the same two trees
+    # commits of the line between `before` and `after` that were not measured (--every, or
+    # skipped): the step happened in one of them or in `after`; bisect finds which
+    unmeasured_between: int = 0
     result: RunResult | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "reused": self.reused,
+            "unmeasured_between": self.unmeasured_between,
             "index": self.index,
             "before": self.before.commit,
             "after": self.after.commit,

@@ -524,6 +524,11 @@ def history(
                 "run_id": change.run_id,
             }
             _save_index(index_path, index)
+    place = {commit: i for i, (commit, _) in enumerate(line)}
+    changes = [
+        replace(c, unmeasured_between=place[c.after.commit] - place[c.before.commit] - 1)
+        for c in changes
+    ]
     return HistoryResult(
         range_text=range_text,
         metric=chosen,

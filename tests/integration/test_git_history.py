@@ -262,6 +262,8 @@ def test_history_finds_the_change_point_and_reuses_what_it_measured(
     assert [c.index for c in again.changes] == [change.index] and again.changes[0].reused
     sparse = history("good..main", benchmark=benchmark, repository=repo, every=3)
     assert [p.commit for p in sparse.points] == [line[1], line[4], line[7]]
+    (step,) = sparse.changes  # between "fix the build" and the tip: two commits unmeasured
+    assert (step.before.commit, step.after.commit, step.unmeasured_between) == (line[4], line[7], 2)
 
 
 def test_history_with_no_buildable_commit(repo: Path, cache: Path, tmp_path: Path) -> None:

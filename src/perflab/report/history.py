@@ -221,6 +221,15 @@ def render_history(result: HistoryResult, console: Console) -> None:
             ),
             soft_wrap=True,
         )
+        if change.unmeasured_between:
+            console.print(
+                terminal(
+                    f"  {change.unmeasured_between} commit(s) between them were not measured: "
+                    f"perflab bisect {change.before.commit[:10]} {change.after.commit[:10]} "
+                    "(with the same benchmark options) finds the commit"
+                ),
+                soft_wrap=True,
+            )
     if not result.changes:
         console.print(f"no change point beyond {result.threshold:.1%}", highlight=False)
     reused = sum(p.reused for p in result.points)
