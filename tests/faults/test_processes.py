@@ -172,7 +172,7 @@ def test_a_failed_set_up_names_no_leftovers_and_its_time_is_what_it_took(tmp_pat
     processes running")."""
     code, out, err, perflab = run(
         "run", "--stmt", "x + 1", "--setup", "import os\nx = 1 / 0", "-v", "A", "-v", "B",
-        "--metric", "instructions,time", cwd=tmp_path,
+        "--metric", "instructions,time", "--verbose", cwd=tmp_path,
     )  # fmt: skip
     assert code != 0 and "ZeroDivisionError" in err, err
     assert LEFT_NOTE not in out, out

@@ -326,7 +326,7 @@ def _run(
     if code != EXIT_OK:
         return code
     if result.failures:
-        _report_failures(result, options.output, err)
+        _report_failures(result, options.output, out, err)
         return max(failure.exit_code for failure in result.failures)
     matched = [c for c in result.comparisons if c.verdict in options.fail_on]
     for comparison in matched:
@@ -346,9 +346,11 @@ def _run(
     return EXIT_OK
 
 
-def _report_failures(result: RunResult, output: OutputOptions, err: Console) -> None:
-    """Each failure once: in the run's notes when its table was shown, else here."""
-    if not _shows_table(output, command="run"):
+def _report_failures(result: RunResult, output: OutputOptions, out: Console, err: Console) -> None:
+    """Each failure once: in the run's notes when its table was shown on the terminal the
+    person reads stderr on, else here in full (a table in a file or a pipe is not 'above')."""
+    table_above = _shows_table(output, command="run") and out.is_terminal and err.is_terminal
+    if not table_above:
         for failure in result.failures:
             err.print(
                 Text("perflab: ", style="bold red") + terminal(str(failure), keep_newlines=True),
