@@ -5,7 +5,8 @@
 #   (tests/corpus): its clang cases and libc's separate debug files under /usr/lib/debug
 #   a virtual environment in .venv with perflab (editable) and its Python dependencies
 # Options: --test  also the test dependencies, chromium and torch included (the HTML report is
-#                  tested in chromium, the torch lens with real torch)
+#                  tested in chromium, the torch lens with real torch), PostgreSQL and psycopg
+#                  (the team store is tested against a real server) and Ray (cluster runs)
 #          --bench  also pyperf and hyperfine (bench/)
 #          --torch also PyTorch 2.13.0 (CPU build)  --browser also chromium (HTML report check)
 set -euo pipefail
@@ -37,6 +38,11 @@ for command in "${!package_for[@]}"; do
 done
 # libc's separate debug files (its symbols for perf and the asm lens): a package, not a command
 dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' || missing+=(libc6-dbg)
+# the team store's tests start a PostgreSQL server of their own: its binaries, not a service
+if [[ $want_test == 1 ]] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null &&
+   ! command -v initdb >/dev/null 2>&1; then
+  missing+=(postgresql)
+fi
 if ((${#missing[@]})); then
   packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
   say "installing Debian packages: $packages"
@@ -65,7 +71,7 @@ if [[ ! -x .venv/bin/python ]]; then
   "$python" -m venv .venv
 fi
 extras="peers"
-[[ $want_test == 1 ]] && extras="test,peers"
+[[ $want_test == 1 ]] && extras="test,peers,team,cluster"
 say "installing perflab[$extras] into .venv"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
 # only when missing: the CPU wheel is large, and a torch already there may be the one under test

@@ -28,9 +28,10 @@ from perflab.measure.lens import ProgressReporter
 from perflab.model import BenchmarkKind, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
-from perflab.store import RunSummary, Store, StoredRun
+from perflab.store import RunSummary, Store, StoredRun, open_store
 from perflab.store.health import StoreHealth
 from perflab.store.health import check_store as _check_store
+from perflab.store.postgres import is_postgresql, shown
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ def run(
     `cache_dir` holds the checkouts and builds of git= variants (default: see
     `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget."""
-    store = Store.open(store_path) if store_path is not None else Store.in_memory()
+    store = open_store(store_path) if store_path is not None else Store.in_memory()
     try:
         return run_experiment(
             experiment,
@@ -232,11 +233,17 @@ def check_store(
 ) -> StoreHealth:
     """Is the store intact, and which runs can be read (read-only; `perflab doctor --store`
     is thorough, `list`/`show`/`compare` check quickly first and warn)."""
+    if is_postgresql(store_path):
+        raise ConfigError(
+            f"{shown(str(store_path))} is a PostgreSQL store: doctor --store checks an SQLite "
+            "file's pages",
+            hint="the server checks its own (pg_amcheck); `perflab list --store URL` reads it",
+        )
     return _check_store(store_path, thorough=thorough)
 
 
 def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
-    store = Store.open(store_path, create=False)
+    store = open_store(store_path, create=False)
     try:
         return store.list_runs(limit)
     finally:
@@ -244,7 +251,7 @@ def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> l
 
 
 def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
-    store = Store.open(store_path, create=False)
+    store = open_store(store_path, create=False)
     try:
         return analyse_run(store.load_run(run_id))
     finally:
@@ -255,7 +262,7 @@ def load_run(
     run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH
 ) -> StoredRun:
     """A stored run as measured: raw samples, artifacts, notes (for plots of the raw data)."""
-    store = Store.open(store_path, create=False)
+    store = open_store(store_path, create=False)
     try:
         return store.load_run(run_id)
     finally:
@@ -269,7 +276,7 @@ def asm_views(
     benchmark of a stored run that has the asm lens's data."""
     from perflab.lenses.asm.measure import asm_views as views_of  # the asm lens loads capstone
 
-    store = Store.open(store_path, create=False)
+    store = open_store(store_path, create=False)
     try:
         run = store.load_run(run_id)
     finally:
@@ -291,7 +298,7 @@ def asm_views(
 def compare(
     baseline_run: str | int, candidate_run: str | int, store_path: str | Path = DEFAULT_STORE_PATH
 ) -> RunResult:
-    store = Store.open(store_path, create=False)
+    store = open_store(store_path, create=False)
     try:
         return compare_runs(store.load_run(baseline_run), store.load_run(candidate_run))
     finally:

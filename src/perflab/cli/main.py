@@ -46,6 +46,7 @@ from perflab.report.terminal import render_run_list, render_section, render_term
 from perflab.results import RunResult
 from perflab.started import STARTED_AT_S
 from perflab.store.health import StoreHealth, describe_runs
+from perflab.store.postgres import is_postgresql
 
 EXIT_OK = 0
 EXIT_VERDICT = 1  # --fail-on matched
@@ -138,7 +139,8 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
                 stop_all_contained()
         if args.command in ("show", "compare"):
             _check_outputs(output_options(args))
-        if args.command in ("list", "show", "compare"):
+        if args.command in ("list", "show", "compare") and not is_postgresql(args.store):
+            # an SQLite file's pages; a PostgreSQL server checks its own
             _warn_if_damaged(api.check_store(args.store), err)
         if args.command == "list":
             runs = api.list_runs(args.store, args.limit)

@@ -16,6 +16,7 @@ from perflab.cli.history import add_history_commands
 from perflab.config import AVAILABLE_METRICS
 from perflab.errors import ConfigError
 from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
+from perflab.store import StoreLocation, store_location
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 from perflab.version import __version__
 
@@ -40,7 +41,7 @@ examples:
 
 @dataclass(frozen=True)
 class OutputOptions:
-    store: Path
+    store: StoreLocation
     json_path: Path | None
     markdown_path: Path | None
     quiet: bool
@@ -81,9 +82,11 @@ def _add_output(
 ) -> None:
     parser.add_argument(
         "--store",
-        type=Path,
+        type=store_location,
         default=DEFAULT_STORE_PATH,
-        help=f"the SQLite store (default: {DEFAULT_STORE_PATH})",
+        metavar="PATH|URL",
+        help=f"the SQLite store (default: {DEFAULT_STORE_PATH}), or a team's PostgreSQL "
+        "database: postgresql://USER@HOST/DATABASE",
     )
     if with_exports:
         parser.add_argument("--json", dest="json_path", type=Path, help="write the result as JSON")
@@ -290,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--store",
         dest="check_store",
         nargs="?",
-        type=Path,
+        type=store_location,
         const=DEFAULT_STORE_PATH,
         default=None,
         metavar="PATH",

@@ -1,5 +1,40 @@
-"""The embedded SQLite store: every sample and artifact, written as it is measured."""
+"""The store: every sample and artifact, written as it is measured. SQLite by default (a file);
+PostgreSQL for a team (a postgresql:// URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from perflab.store.sqlite import RunSummary, RunWriter, Store, StoredRun
 
-__all__ = ["RunSummary", "RunWriter", "Store", "StoredRun"]
+StoreLocation = Path | str
+
+
+def open_store(location: StoreLocation, *, create: bool = True) -> Store:
+    """The store at `location`: a postgresql:// URL, else an SQLite file. create=False opens it
+    for reading only (see Store.open)."""
+    from perflab.store.postgres import is_postgresql
+
+    if is_postgresql(location):
+        from perflab.store.postgres import PostgresStore  # psycopg is loaded only here
+
+        return PostgresStore.open_url(str(location), create=create)
+    return Store.open(Path(location), create=create)
+
+
+def store_location(text: str) -> StoreLocation:
+    """--store's value: a URL is kept as written (a Path would fold its '//')."""
+    from perflab.store.postgres import is_postgresql
+
+    return text if is_postgresql(text) else Path(text)
+
+
+__all__ = [
+    "RunSummary",
+    "RunWriter",
+    "Store",
+    "StoreLocation",
+    "StoredRun",
+    "open_store",
+    "store_location",
+]
