@@ -217,6 +217,10 @@ def run(
     process started, when its start-up should count in the first benchmark's budget."""
     store = open_store(store_path) if store_path is not None else Store.in_memory()
     try:
+        if experiment.settings.ray:
+            from perflab.cluster import run_on_cluster  # imports Ray: only here
+
+            return run_on_cluster(experiment, store=store, progress=progress, cache_dir=cache_dir)
         return run_experiment(
             experiment,
             store=store,

@@ -523,6 +523,28 @@ class Settings:
             key="check_output_file",
         ),
     )
+    ray: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "measure each benchmark (a cell: its variants interleaved on one node) as a task on "
+            "a Ray cluster, the results streamed into this store; ADDRESS: the cluster's "
+            "(host:port, or auto), else a local cluster is started (docs/scale.md)",
+            key="ray",
+            flags=("--ray",),
+            metavar="ADDRESS",
+            value_setting="ray_address",
+        ),
+    )
+    # --ray ADDRESS: the cluster to connect to (no option of its own)
+    ray_address: str | None = _setting(
+        None,
+        SettingSpec(
+            SettingKind.TEXT,
+            "the Ray cluster --ray connects to (host:port or auto); none: a local one",
+            key="ray_address",
+        ),
+    )
     share_caches: bool = _setting(
         False,
         SettingSpec(

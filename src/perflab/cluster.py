@@ -1,0 +1,503 @@
+"""Cells on a Ray cluster (`--ray`): each benchmark of an experiment is a *cell*, all its
+variants interleaved on one node by the ordinary engine, so every comparison, step of a stack and
+interaction of a matrix is made between samples of one machine. Cells are independent: each
+becomes one Ray task in a placement group of one STRICT_PACK bundle (the measuring CPU and the
+orchestrating one, and memory), and Ray places the bundles on whichever nodes have them free.
+
+The task streams what its engine writes (samples, artifacts, notes, variant facts, the node's
+machine facts) back to the driver in batches as it measures; the driver writes them into its one
+store, under one run, at once. A cell whose node dies is kept, renamed `NAME (abandoned ...)`
+(analysis never reads it), and measured again from scratch on another node; a cell that fails
+for its own reasons is recorded and not retried. Ctrl-C cancels the tasks, whose engines stop
+every process they started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import (
+    BenchmarkFailedError,
+    ConfigError,
+    PerflabError,
+    RunInterrupted,
+    StoreError,
+)
+from perflab.host import machine_facts
+from perflab.measure.lens import NullProgress, ProgressReporter
+from perflab.model import (
+    Artifact,
+    Experiment,
+    Metric,
+    Note,
+    RunStatus,
+    Sample,
+    Severity,
+)
+from perflab.proc import SubprocessRunner, stop_all_contained
+from perflab.results import RunResult
+from perflab.store import RunWriter, Store
+from perflab.store.codec import experiment_from_json, experiment_to_json
+from perflab.version import __version__
+
+# a cell's bundle: the CPU the lenses measure on and the one perflab orchestrates from
+CELL_CPUS = 2
+CELL_MEMORY_BYTES = 512 * 2**20
+# a node that dies mid-cell: the cell is measured again, at most this many times in all
+MAX_ATTEMPTS = 3
+# a batch is sent when this old or this large, so the driver's store follows the measuring
+BATCH_S = 0.5
+BATCH_RECORDS = 2000
+# after Ctrl-C: how long cancelled cells get to stop their processes before being killed
+CANCEL_GRACE_S = 15.0
+CLUSTER_METRIC = Metric("cluster")  # the artifacts saying which node measured a cell
+ABANDONED = "abandoned"
+
+
+@dataclass(frozen=True)
+class Cell:
+    benchmark: str
+    experiment: Experiment  # the whole experiment with only this benchmark
+
+
+def cells_of(experiment: Experiment) -> tuple[Cell, ...]:
+    """One cell per benchmark: all pairs and interactions are within a benchmark."""
+    return tuple(Cell(b.name, replace(experiment, benchmarks=(b,))) for b in experiment.benchmarks)
+
+
+def abandoned_name(benchmark: str, attempt: int, node: str) -> str:
+    return f"{benchmark} ({ABANDONED}: attempt {attempt} on node {node[:12]})"
+
+
+# ---- on the node
+
+
+class _StreamingStore(Store):
+    """The cell's store on its node: in memory (the engine reads its own samples back while
+    measuring, and analyses the cell at the end), each write also queued for the driver."""
+
+    def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
+        memory = Store.in_memory()
+        super().__init__(memory.connection, None)
+        self.records = records
+
+    def begin_run(
+        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+    ) -> RunWriter:
+        self.records.put(("machine", dict(machine)))
+        writer = super().begin_run(experiment, machine, perflab_version)
+        return _StreamingWriter(self.connection, writer.run_id, self.records)
+
+
+class _StreamingWriter(RunWriter):
+    def __init__(self, connection: Any, run_id: int, records: queue.Queue[tuple[str, Any]]):
+        super().__init__(connection, run_id)
+        self.records = records
+
+    def add_sample(self, sample: Sample) -> None:
+        super().add_sample(sample)
+        self.records.put(("sample", sample))
+
+    def add_artifact(self, artifact: Artifact) -> None:
+        super().add_artifact(artifact)
+        self.records.put(("artifact", artifact))
+
+    def add_note(self, note: Note) -> None:
+        super().add_note(note)
+        self.records.put(("note", note))
+
+    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+        super().add_variant_info(variant, info)
+        self.records.put(("variant_info", (variant, dict(info))))
+
+
+class _QueuedProgress:
+    def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
+        self.records = records
+
+    def update(
+        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
+    ) -> None:
+        self.records.put(("progress", (benchmark, str(metric), detail, fraction)))
+
+
+_END = ("end", None)
+
+
+def measure_cell(
+    experiment_json: dict[str, Any], cwd: str, cache_dir: str | None
+) -> Iterator[list[tuple[str, Any]]]:
+    """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
+    in a thread of the task, so batches are sent while it measures."""
+    import ray
+
+    if os.path.isdir(cwd):  # relative paths of the experiment, where the node has them
+        os.chdir(cwd)
+    context = ray.get_runtime_context()
+    node = {
+        "node_id": context.get_node_id(),
+        "node_ip": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+        "pid": os.getpid(),
+    }
+    records: queue.Queue[tuple[str, Any]] = queue.Queue()
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        from perflab.engine import run_experiment
+
+        try:
+            result = run_experiment(
+                experiment_from_json(experiment_json),
+                store=_StreamingStore(records),
+                progress=_QueuedProgress(records),
+                cache_dir=cache_dir,
+            )
+            outcome["status"] = str(result.status)
+            outcome["failures"] = [str(f) for f in result.failures]
+        except BaseException as error:  # the cell's own failure: the driver records it
+            outcome["error"] = error
+        finally:
+            records.put(_END)
+
+    thread = threading.Thread(target=work, name="perflab-cell", daemon=True)
+    yield [("node", node)]
+    thread.start()
+    try:
+        batch: list[tuple[str, Any]] = []
+        sent_at = time.monotonic()
+        while True:
+            with contextlib.suppress(queue.Empty):
+                record = records.get(timeout=BATCH_S / 4)
+                if record is _END:
+                    break
+                batch.append(record)
+            if batch and (time.monotonic() - sent_at > BATCH_S or len(batch) >= BATCH_RECORDS):
+                yield batch
+                batch, sent_at = [], time.monotonic()
+        if batch:
+            yield batch
+    finally:
+        if thread.is_alive():  # cancelled: stop what the engine started, then the engine
+            stop_all_contained()
+            thread.join(CANCEL_GRACE_S)
+    if "error" in outcome:
+        raise outcome["error"]
+    yield [("finished", {"status": outcome["status"], "failures": outcome["failures"]})]
+
+
+# ---- on the driver
+
+
+@dataclass
+class _Attempt:
+    cell: Cell
+    number: int
+    placement_group: Any
+    node: dict[str, Any] = field(default_factory=dict)
+    machine: dict[str, Any] = field(default_factory=dict)
+    wrote: bool = False  # anything of this attempt is in the store
+
+
+class _Ray:
+    """What the driver needs of Ray, imported only for --ray."""
+
+    def __init__(self) -> None:
+        try:
+            import ray
+            import ray.exceptions
+            from ray.util.placement_group import placement_group, remove_placement_group
+            from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+        except ImportError as error:
+            raise ConfigError(
+                "--ray needs Ray, which is not installed",
+                hint="pip install 'perflab[cluster]' (or pip install ray) here and on every node",
+            ) from error
+        self.ray = ray
+        self.exceptions = ray.exceptions
+        self.placement_group = placement_group
+        self.remove_placement_group = remove_placement_group
+        self.strategy = PlacementGroupSchedulingStrategy
+        self.task = ray.remote(measure_cell)
+
+
+def run_on_cluster(
+    experiment: Experiment,
+    *,
+    store: Store,
+    progress: ProgressReporter | None = None,
+    cache_dir: str | Path | None = None,
+) -> RunResult:
+    """Measure the experiment's cells on a Ray cluster (`settings.ray_address`, or a local one
+    started here and stopped at the end); one run in `store`, written as cells measure."""
+    from perflab.engine import analyse_run
+
+    api = _Ray()
+    progress = progress or NullProgress()
+    address = experiment.settings.ray_address
+    started_here = not api.ray.is_initialized()
+    if started_here:
+        try:
+            api.ray.init(address=address or None, log_to_driver=False, logging_level="WARNING")
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            raise ConfigError(
+                f"cannot connect to the Ray cluster {address!r}: {error}",
+                hint="start it with `ray start --head` and pass its address (host:6379), or "
+                "--ray alone for a local cluster",
+            ) from error
+    try:
+        resources = api.ray.cluster_resources()
+        if resources.get("CPU", 0) < CELL_CPUS:
+            raise ConfigError(
+                f"the Ray cluster has {resources.get('CPU', 0):g} CPUs; a cell needs {CELL_CPUS} "
+                "on one node (the measuring CPU and perflab's)",
+                hint="start nodes with at least 2 CPUs (ray start --num-cpus 2)",
+            )
+        machine = {
+            **machine_facts(SubprocessRunner(), cpu=None),
+            "cluster": {
+                "address": address or "local",
+                "nodes": len([n for n in api.ray.nodes() if n.get("Alive")]),
+                "cpus": resources.get("CPU", 0),
+            },
+        }
+        writer = store.begin_run(experiment, machine, __version__)
+        driver = _Driver(api, experiment, writer, progress, cache_dir)
+        try:
+            failures = driver.run()
+        except BaseException as error:
+            driver.cancel()
+            with contextlib.suppress(StoreError):
+                writer.finish(
+                    RunStatus.INCOMPLETE,
+                    error="interrupted" if isinstance(error, KeyboardInterrupt) else str(error),
+                )
+            if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
+                raise RunInterrupted(writer.run_id) from error
+            raise
+        finally:
+            driver.remove_placement_groups()
+    finally:
+        if started_here:
+            api.ray.shutdown()
+    status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
+    writer.finish(status, error="; ".join(str(f) for f in failures) or None)
+    result = analyse_run(store.load_run(writer.run_id))
+    return replace(result, failures=tuple(failures))
+
+
+class _Driver:
+    def __init__(
+        self,
+        api: _Ray,
+        experiment: Experiment,
+        writer: RunWriter,
+        progress: ProgressReporter,
+        cache_dir: str | Path | None,
+    ) -> None:
+        self.api = api
+        self.experiment = experiment
+        self.writer = writer
+        self.progress = progress
+        self.cache_dir = None if cache_dir is None else str(cache_dir)
+        self.pending: dict[Any, _Attempt] = {}  # generator -> its attempt
+        self.groups: list[Any] = []
+
+    def start(self, cell: Cell, number: int) -> None:
+        group = self.api.placement_group(
+            [{"CPU": CELL_CPUS, "memory": CELL_MEMORY_BYTES}], strategy="STRICT_PACK"
+        )
+        self.groups.append(group)
+        generator = self.api.task.options(
+            scheduling_strategy=self.api.strategy(
+                placement_group=group,
+                placement_group_bundle_index=0,
+                placement_group_capture_child_tasks=True,
+            ),
+            num_cpus=CELL_CPUS,
+            memory=CELL_MEMORY_BYTES,
+            max_retries=0,  # retried here: a half-measured cell must be set aside first
+            num_returns="streaming",
+        ).remote(experiment_to_json(cell.experiment), os.getcwd(), self.cache_dir)
+        self.pending[generator] = _Attempt(cell, number, group)
+
+    def run(self) -> list[PerflabError]:
+        failures: list[PerflabError] = []
+        for cell in cells_of(self.experiment):
+            self.start(cell, 1)
+        while self.pending:
+            ready, _ = self.api.ray.wait(list(self.pending), num_returns=1, timeout=1.0)
+            for generator in ready:
+                attempt = self.pending[generator]
+                try:
+                    batch = self.api.ray.get(next(generator))
+                except StopIteration:
+                    self.finished(generator)
+                    continue
+                except self.api.exceptions.RayTaskError as error:
+                    # the cell's own failure (a bug, a budget that cannot fit): not retried
+                    failures.append(self.failed(generator, error))
+                    continue
+                except self.api.exceptions.RayError as error:
+                    failure = self.node_lost(generator, error)
+                    if failure is not None:
+                        failures.append(failure)
+                    continue
+                failures += self.write(attempt, batch)
+        return failures
+
+    def write(self, attempt: _Attempt, batch: list[tuple[str, Any]]) -> list[PerflabError]:
+        cell = attempt.cell
+        failures: list[PerflabError] = []
+        for kind, value in batch:
+            if kind == "node":
+                attempt.node = value
+            elif kind == "machine":
+                attempt.machine = value
+                attempt.wrote = True
+                self.writer.add_artifact(self._cell_artifact(attempt))
+            elif kind == "sample":
+                attempt.wrote = True
+                self.writer.add_sample(value)
+            elif kind == "artifact":
+                self.writer.add_artifact(value)
+            elif kind == "note":
+                note: Note = value
+                # a cell's notes about its whole run (preflight, its CPU) are about this cell
+                self.writer.add_note(
+                    note if note.benchmark is not None else replace(note, benchmark=cell.benchmark)
+                )
+            elif kind == "variant_info":
+                self.writer.add_variant_info(*value)
+            elif kind == "progress":
+                benchmark, metric, detail, fraction = value
+                self.progress.update(
+                    benchmark=benchmark, metric=Metric(metric), detail=detail, fraction=fraction
+                )
+            elif kind == "finished":
+                self.writer.add_note(self._measured_note(attempt))
+                failures += [
+                    BenchmarkFailedError(text, benchmark=cell.benchmark)
+                    for text in value["failures"]
+                ]
+        return failures
+
+    def _cell_artifact(self, attempt: _Attempt) -> Artifact:
+        return Artifact(
+            benchmark=attempt.cell.benchmark,
+            variant=self.experiment.baseline.name,
+            metric=CLUSTER_METRIC,
+            kind="cluster-cell",
+            generation=attempt.number,
+            content=json.dumps({**attempt.node, "attempt": attempt.number, **attempt.machine}),
+        )
+
+    def _measured_note(self, attempt: _Attempt) -> Note:
+        node = attempt.node
+        host = attempt.machine.get("hostname") or node.get("node_ip")
+        again = (
+            f" (attempt {attempt.number}: the earlier ones' nodes died)"
+            if attempt.number > 1
+            else ""
+        )
+        return Note(
+            severity=Severity.INFO,
+            message=f"measured on the Ray node {host} ({node.get('node_ip')}, node "
+            f"{str(node.get('node_id'))[:12]}){again}",
+            benchmark=attempt.cell.benchmark,
+        )
+
+    def finished(self, generator: Any) -> None:
+        self._release(self.pending.pop(generator))
+
+    def failed(self, generator: Any, error: Exception) -> PerflabError:
+        attempt = self.pending.pop(generator)
+        self._release(attempt)
+        cause = getattr(error, "cause", None) or error
+        text = str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__
+        message = f"{attempt.cell.benchmark}: the cell failed on its node: {text}"
+        self.writer.add_note(
+            Note(severity=Severity.WARNING, message=message, benchmark=attempt.cell.benchmark)
+        )
+        if isinstance(cause, PerflabError):
+            return cause
+        return BenchmarkFailedError(message, benchmark=attempt.cell.benchmark)
+
+    def node_lost(self, generator: Any, error: Exception) -> PerflabError | None:
+        """The node (or its worker) died: set the half-measured cell aside, measure it again."""
+        attempt = self.pending.pop(generator)
+        self._release(attempt)
+        cell = attempt.cell
+        node = str(attempt.node.get("node_id", "unknown"))
+        reason = " ".join(str(error).split())[:200]
+        if attempt.wrote:
+            _rename_benchmark(
+                self.writer, cell.benchmark, abandoned_name(cell.benchmark, attempt.number, node)
+            )
+        if attempt.number >= MAX_ATTEMPTS:
+            message = (
+                f"{cell.benchmark}: its node died during each of {attempt.number} attempts "
+                f"({reason})"
+            )
+            self.writer.add_note(
+                Note(severity=Severity.WARNING, message=message, benchmark=cell.benchmark)
+            )
+            return BenchmarkFailedError(message, benchmark=cell.benchmark)
+        self.writer.add_note(
+            Note(
+                severity=Severity.WARNING,
+                message=f"the node measuring this cell died (attempt {attempt.number}, node "
+                f"{node[:12]}: {reason}); what it had measured is kept as "
+                f"{abandoned_name(cell.benchmark, attempt.number, node)!r}, never mixed, and "
+                "the cell was measured again from scratch",
+                benchmark=cell.benchmark,
+            )
+        )
+        self.start(cell, attempt.number + 1)
+        return None
+
+    def _release(self, attempt: _Attempt) -> None:
+        with contextlib.suppress(Exception):
+            self.api.remove_placement_group(attempt.placement_group)
+
+    def cancel(self) -> None:
+        """Ctrl-C: each cell's task stops its engine's processes; those that do not stop in
+        time are killed."""
+        generators = list(self.pending)
+        for generator in generators:
+            with contextlib.suppress(Exception):
+                self.api.ray.cancel(generator)
+        deadline = time.monotonic() + CANCEL_GRACE_S
+        remaining = generators
+        while remaining and time.monotonic() < deadline:
+            ready, remaining = self.api.ray.wait(remaining, num_returns=len(remaining), timeout=0.5)
+            for generator in ready:  # drain: a cancelled generator ends with an error
+                with contextlib.suppress(Exception):
+                    for ref in generator:
+                        self.api.ray.get(ref)
+        for generator in remaining:
+            with contextlib.suppress(Exception):
+                self.api.ray.cancel(generator, force=True)
+        self.pending.clear()
+
+    def remove_placement_groups(self) -> None:
+        for group in self.groups:
+            with contextlib.suppress(Exception):
+                self.api.remove_placement_group(group)
+
+
+def _rename_benchmark(writer: RunWriter, old: str, new: str) -> None:
+    """Everything of `old` in this run is filed under `new`, in one transaction per table."""
+    for table in ("samples", "artifacts", "notes"):
+        writer.connection.execute(
+            f"UPDATE {table} SET benchmark = ? WHERE run_id = ? AND benchmark = ?",
+            (new, writer.run_id, old),
+        )

@@ -1,0 +1,157 @@
+"""Cells on a real local Ray cluster of two nodes (ray.cluster_utils.Cluster): results streamed
+into the driver's store, the node of each cell recorded, a cell failing for its own reasons not
+retried, a node killed mid-cell and its cell measured again from scratch, never mixed.
+
+Few and small on purpose: a cluster takes tens of seconds to start on a busy 2-core machine."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perflab import api
+from perflab.cluster import ABANDONED, CLUSTER_METRIC
+from perflab.model import Experiment, Metric, RunStatus
+from perflab.store import Store
+from tests.conftest import FAST
+
+pytestmark = pytest.mark.integration
+ray = pytest.importorskip("ray", reason="Ray is not installed (perflab[cluster])")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    from ray.cluster_utils import Cluster
+
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    made.add_node(num_cpus=2)
+    made.wait_for_nodes()
+    yield made
+    made.shutdown()
+
+
+def experiment(address: str, *, budget_s: float, **kwargs: Any) -> Experiment:
+    made = api.make_experiment(**kwargs)
+    settings = dataclasses.replace(
+        FAST, metrics=(Metric.TIME,), budget_s=budget_s, ray=True, ray_address=address
+    )
+    return dataclasses.replace(made, settings=settings)
+
+
+def cells(store: Store, run_id: int) -> dict[str, list[dict[str, Any]]]:
+    """Per benchmark, the attempts that measured it (node, machine facts)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for artifact in store.load_run(run_id).artifacts:
+        if artifact.metric == CLUSTER_METRIC:
+            found.setdefault(artifact.benchmark, []).append(json.loads(artifact.content))
+    return found
+
+
+def test_cells_stream_into_one_run_and_a_failing_cell_is_not_retried(
+    cluster: Any, tmp_path: Path
+) -> None:
+    exp = experiment(
+        cluster.address,
+        budget_s=0.5,
+        name="stmt",
+        stmt="sum(range($n))",
+        params={"n": ["50", "100"]},
+        # the variant's build fails at one parameter point: that cell's own failure
+        variants=["A", "B build='test $n -lt 100'"],
+    )
+    result = api.run(exp, store_path=tmp_path / "s.db")
+    assert result.status is RunStatus.INCOMPLETE
+    assert [c.benchmark for c in result.comparisons] == ["stmt[n=50]"]
+    assert len(result.failures) == 1 and "stmt[n=100]" in str(result.failures[0].benchmark)
+    store = Store.open(tmp_path / "s.db", create=False)
+    measured = cells(store, result.run_id)
+    node_ids = {n["NodeID"] for n in ray.nodes()} if ray.is_initialized() else None
+    assert set(measured) == {"stmt[n=50]", "stmt[n=100]"}
+    for attempts in measured.values():
+        (attempt,) = attempts  # one attempt each: the failing cell was not measured again
+        assert attempt["attempt"] == 1 and attempt["node_id"] and attempt["hostname"]
+        if node_ids:
+            assert attempt["node_id"] in node_ids
+    run = store.load_run(result.run_id)
+    assert {s.benchmark for s in run.samples} == {"stmt[n=50]"}
+    assert any("measured on the Ray node" in n.message for n in result.notes)
+    assert run.machine["cluster"]["nodes"] == 2
+    store.close()
+
+
+def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_path: Path) -> None:
+    worker = cluster.list_all_nodes()[-1]
+    assert not worker.head
+    exp = experiment(
+        cluster.address,
+        budget_s=6.0,
+        name="stmt",
+        stmt="time.sleep(0.0005)",
+        setup="import time",
+        params={"k": ["1", "2"]},
+        variants=["A", "B"],
+    )
+    path = tmp_path / "s.db"
+    outcome: dict[str, Any] = {}
+
+    def measure() -> None:
+        try:
+            outcome["result"] = api.run(exp, store_path=path)
+        except BaseException as error:
+            outcome["error"] = error
+
+    thread = threading.Thread(target=measure)
+    thread.start()
+    killed_benchmark = None
+    deadline = time.monotonic() + 240
+    while killed_benchmark is None and time.monotonic() < deadline and thread.is_alive():
+        time.sleep(0.5)
+        if not path.exists():
+            continue
+        store = Store.open(path, create=False)
+        try:
+            run = store.load_run("latest")
+        except Exception:
+            continue
+        finally:
+            store.close()
+        on_worker = {
+            a.benchmark
+            for a in run.artifacts
+            if a.metric == CLUSTER_METRIC and json.loads(a.content)["node_id"] == worker.node_id
+        }
+        if any(s.benchmark in on_worker for s in run.samples):
+            killed_benchmark = next(
+                b for b in on_worker if any(s.benchmark == b for s in run.samples)
+            )
+            cluster.remove_node(worker)
+    thread.join(300)
+    assert killed_benchmark is not None, "no cell was measuring on the worker node"
+    assert "error" not in outcome, outcome.get("error")
+    result = outcome["result"]
+    assert result.status is RunStatus.COMPLETE
+    assert sorted(c.benchmark for c in result.comparisons) == ["stmt[k=1]", "stmt[k=2]"]
+    store = Store.open(path, create=False)
+    run = store.load_run(result.run_id)
+    attempts = cells(store, result.run_id)
+    store.close()
+    # the killed cell: measured again on the head node; its first attempt kept apart
+    (again,) = attempts[killed_benchmark]
+    assert again["attempt"] == 2 and again["node_id"] != worker.node_id
+    abandoned = {s.benchmark for s in run.samples if ABANDONED in s.benchmark}
+    assert len(abandoned) == 1 and killed_benchmark in next(iter(abandoned))
+    # no cell counted twice: the analysed samples are the second attempt's only
+    generations = [
+        (s.variant, s.generation, s.block, s.position)
+        for s in run.samples
+        if s.benchmark == killed_benchmark
+    ]
+    assert len(generations) == len(set(generations))
+    assert any("measured again from scratch" in n.message for n in result.notes)
