@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +88,58 @@ def test_cells_stream_into_one_run_and_a_failing_cell_is_not_retried(
     assert any("measured on the Ray node" in n.message for n in result.notes)
     assert run.machine["cluster"]["nodes"] == 2
     store.close()
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Processes whose environment holds `marker` (the variants' statement workers)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker.encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_ctrl_c_cancels_the_cells_and_leaves_no_worker(cluster: Any, tmp_path: Path) -> None:
+    marker = f"PERFLAB_RAY_TEST_{uuid.uuid4().hex}"
+    path = tmp_path / "s.db"
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "perflab.cli.main", "run", "--name", "slow",
+            "--stmt", "time.sleep(0.001)", "--setup", "import time", "--param", "k=1,2",
+            "--variant", f"A env.MARK={marker}", "--variant", f"B env.MARK={marker}",
+            "--metric", "time", "--budget", "120", "--ray", cluster.address,
+            "--store", str(path), "-q",
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.5)
+        if _processes_with(marker) and path.exists():
+            store = Store.open(path, create=False)
+            try:
+                if len(store.load_run("latest").samples) > 0:
+                    break
+            except Exception:
+                pass
+            finally:
+                store.close()
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=90)
+    assert process.returncode == 130, stderr
+    assert "interrupted; what was measured is kept as run 1" in " ".join(stderr.split())
+    store = Store.open(path, create=False)
+    run = store.load_run(1)
+    store.close()
+    assert run.status is RunStatus.INCOMPLETE and run.samples
+    deadline = time.monotonic() + 30
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _processes_with(marker) == []
 
 
 def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_path: Path) -> None:
