@@ -205,6 +205,7 @@ class _Attempt:
     node: dict[str, Any] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=dict)
     wrote: bool = False  # anything of this attempt is in the store
+    done: bool = False  # its last batch arrived: the cell is measured whatever happens next
 
 
 class _Ray:
@@ -347,6 +348,9 @@ class _Driver:
                     failures.append(self.failed(generator, error))
                     continue
                 except self.api.exceptions.RayError as error:
+                    if attempt.done:  # lost after its last batch: nothing is missing
+                        self.finished(generator)
+                        continue
                     failure = self.node_lost(generator, error)
                     if failure is not None:
                         failures.append(failure)
@@ -383,6 +387,7 @@ class _Driver:
                     benchmark=benchmark, metric=Metric(metric), detail=detail, fraction=fraction
                 )
             elif kind == "finished":
+                attempt.done = True
                 self.writer.add_note(self._measured_note(attempt))
                 failures += [
                     BenchmarkFailedError(text, benchmark=cell.benchmark)
