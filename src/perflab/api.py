@@ -211,7 +211,8 @@ def run(
     cache_dir: str | Path | None = None,
     started_at_s: float | None = None,
 ) -> RunResult:
-    """Measure the experiment; store everything (in memory when store_path is None).
+    """Measure the experiment; store everything (in memory when store_path is None; a
+    postgresql:// URL is a PostgreSQL store). With the setting `ray`, on a Ray cluster.
     `cache_dir` holds the checkouts and builds of git= variants (default: see
     `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget."""
