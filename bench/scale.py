@@ -25,6 +25,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -79,6 +80,20 @@ def matrix(
     return took
 
 
+def cpu_waits_s(store: Path) -> float:
+    """The latest run's waits for a CPU other perflab runs held (its notes `waited N s for CPU`):
+    on a shared machine each cell of a cluster run claims a CPU anew, a sequential run once."""
+    from perflab.store import open_store
+
+    opened = open_store(store, create=False)
+    try:
+        notes = opened.load_run("latest").notes
+    finally:
+        opened.close()
+    found = (re.match(r"waited (\d+(?:\.\d+)?) s for CPU", n.message) for n in notes)
+    return sum(float(m.group(1)) for m in found if m)
+
+
 def verdicts(path: Path) -> dict[str, str]:
     document = json.loads(path.read_text())
     found = {
@@ -102,6 +117,7 @@ def timed_matrix(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         repo, patch, cache, args.cells, args.budget, scratch / "seq.json", None
     )
     results = {"sequential": verdicts(scratch / "seq.json")}
+    figures["sequential_cpu_waits_s"] = cpu_waits_s(cache / "perflab.db")
     for nodes in (1, 2):
         started = time.monotonic()
         cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
@@ -116,6 +132,7 @@ def timed_matrix(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
                 repo, patch, cache, args.cells, args.budget, out, cluster.address
             )
             results[f"ray_{nodes}_nodes"] = verdicts(out)
+            figures[f"ray_{nodes}_nodes_cpu_waits_s"] = cpu_waits_s(cache / "perflab.db")
         finally:
             cluster.shutdown()
     figures["load_before"] = load
@@ -125,9 +142,10 @@ def timed_matrix(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     figures["verdict_counts"] = {
         v: list(reference.values()).count(v) for v in set(reference.values())
     }
-    figures["overhead_per_cell_s"] = (
-        figures["ray_1_nodes_s"] - figures["sequential_s"]
-    ) / args.cells
+    overhead = figures["ray_1_nodes_s"] - figures["sequential_s"]
+    figures["overhead_per_cell_s"] = overhead / args.cells
+    waits = figures["ray_1_nodes_cpu_waits_s"] - figures["sequential_cpu_waits_s"]
+    figures["overhead_per_cell_without_cpu_waits_s"] = (overhead - waits) / args.cells
     figures["speedup_2_nodes"] = figures["sequential_s"] / figures["ray_2_nodes_s"]
     return figures
 

@@ -45,7 +45,7 @@ from perflab.model import (
 )
 from perflab.proc import SubprocessRunner, stop_all_contained
 from perflab.results import RunResult
-from perflab.store import RunWriter, Store
+from perflab.store import RunWriter, Store, StoredRun
 from perflab.store.codec import experiment_from_json, experiment_to_json
 from perflab.version import __version__
 
@@ -96,6 +96,12 @@ class _StreamingStore(Store):
         self.records.put(("machine", dict(machine)))
         writer = super().begin_run(experiment, machine, perflab_version)
         return _StreamingWriter(self.connection, writer.run_id, self.records)
+
+    def load_run(self, reference: str | int) -> StoredRun:
+        """The cell as the engine reads it back to analyse at its end, without its samples and
+        artifacts: the driver analyses the whole run from its own store, so the node's analysis
+        is skipped (only the run's status is used here)."""
+        return replace(super().load_run(reference), samples=(), artifacts=())
 
 
 class _StreamingWriter(RunWriter):
