@@ -433,7 +433,10 @@ class _Driver:
         attempt = self.pending.pop(generator)
         self._release(attempt)
         cause = getattr(error, "cause", None) or error
-        text = str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__
+        if isinstance(cause, PerflabError):
+            text = " ".join(cause.message.split())
+        else:
+            text = " ".join(str(cause).split()) or type(cause).__name__
         message = f"{attempt.cell.benchmark}: the cell failed on its node: {text}"
         self.writer.add_note(
             Note(severity=Severity.WARNING, message=message, benchmark=attempt.cell.benchmark)
