@@ -40,6 +40,7 @@ from perflab.model import Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner
 from perflab.results import RunResult
 from perflab.stats.changepoints import change_points
+from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 from perflab.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 
@@ -369,6 +370,16 @@ def _history_key(benchmark: Benchmarked, tree: str, metric: Metric) -> str:
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
+def _index_path(store_path: str | Path | None) -> Path | None:
+    """Beside an SQLite store; for a PostgreSQL store, in this machine's default store folder
+    (a URL has no folder: each machine keeps its own index of the team store's runs)."""
+    if store_path is None:
+        return None
+    if is_postgresql(store_path):
+        return DEFAULT_STORE_PATH.parent / INDEX_NAME
+    return Path(store_path).parent / INDEX_NAME
+
+
 def _load_index(path: Path | None) -> dict[str, Any]:
     if path is None or not path.is_file():
         return {}
@@ -382,6 +393,7 @@ def _load_index(path: Path | None) -> dict[str, Any]:
 def _save_index(path: Path | None, index: Mapping[str, Any]) -> None:
     if path is None:
         return
+    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     os.replace(temporary, path)
@@ -422,9 +434,7 @@ def history(
                 else "valgrind is not installed; times of separate runs drift with the machine"
             )
         )
-    index_path = (
-        Path(benchmark.store_path).parent / INDEX_NAME if benchmark.store_path is not None else None
-    )
+    index_path = _index_path(benchmark.store_path)
     index = _load_index(index_path)
     points: list[HistoryPoint] = []
     wanted: dict[str, list[int]] = {}  # key -> indices of points that need it measured
