@@ -66,3 +66,12 @@ def test_cells_are_benchmarks_with_every_variant() -> None:
         abandoned_name("b", 1, "0123456789abcdef")
         == "b (abandoned: attempt 1 on node 0123456789ab)"
     )
+
+
+def test_historys_index_of_a_postgresql_store_is_kept_on_this_machine() -> None:
+    from perflab.store.sqlite import DEFAULT_STORE_PATH
+    from perflab.workflows import INDEX_NAME, _index_path
+
+    assert _index_path("postgresql://ci@db/perflab") == DEFAULT_STORE_PATH.parent / INDEX_NAME
+    assert _index_path(Path("runs/s.db")) == Path("runs") / INDEX_NAME
+    assert _index_path(None) is None
