@@ -120,14 +120,14 @@ def interactions_of(
 def _paired_time(
     benchmark: Benchmark, data: BenchmarkData, spec: InteractionSpec, experiment: Experiment
 ) -> Interval | None:
-    from perflab.lenses.time.measure import WALL_NS, command_batch_blocks, server_rounds_of
+    from perflab.lenses.time.measure import WALL_NS, command_units_of, server_rounds_of
     from perflab.stats.preemption import Preemption
 
     def groups(baseline: str, variant: str) -> dict[int, float]:
         base = data.samples_of(baseline, WALL_NS)
         batch = None
         if benchmark.kind is BenchmarkKind.COMMAND:
-            batch = command_batch_blocks(len({s.block for s in base if not s.warmup}))
+            batch = command_units_of(data, len({s.block for s in base if not s.warmup}))
         return unit_means(
             pair_samples(
                 base,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
@@ -256,3 +257,25 @@ def workers_in(directory: Path) -> list[int]:
         except OSError:
             continue  # gone meanwhile, or not ours to read
     return found
+
+
+def test_commands_get_a_padding_per_block_equalised_across_variants(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    exp = experiment(
+        cmd=f"sh -c 'echo $X ${{#PERFLAB_LAYOUT_PADDING}} >> {log}'",
+        variants=["A env.X=a", "B env.X=abcdefghij"],
+    )
+    store = Store.open(tmp_path / "s.db")
+    result = run_experiment(exp, store=store)
+    lines = [line.split() for line in log.read_text().splitlines()]
+    lines = lines[len(lines) % 2 :]  # the budget's probe ran the baseline once before
+    assert len(lines) >= 4
+    blocks = [dict(lines[i : i + 2]) for i in range(0, len(lines), 2)]
+    # within a block the strings end at the same size: A's padding is 9 bytes longer
+    assert all(int(b["a"]) - int(b["abcdefghij"]) == 9 for b in blocks)
+    assert len({b["a"] for b in blocks}) > 1  # drawn anew per block
+    (command,) = result.variant_info["A"]["commands"].values()
+    assert command["layout"]["environment_padding"]["drawn_per"] == "block"
+    run = store.load_run(result.run_id)
+    (units,) = [a for a in run.artifacts if a.kind == "time-command-units"]
+    assert json.loads(units.content)["blocks_per_unit"] >= 1

@@ -10,8 +10,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from perflab.measure.fork_server import ForkServers
+from perflab.measure.layout import LAYOUT_PADDING_VARIABLE, equalise_padding
 from perflab.measure.lens import LensContext
-from perflab.measure.worker_client import StatementWorker, WorkerOps, interpreter_for
+from perflab.measure.worker_client import (
+    StatementWorker,
+    WorkerOps,
+    interpreter_for,
+    variant_environment,
+)
 from perflab.model import Benchmark, Metric, Note, Settings, Severity
 from perflab.plan import launch_order
 
@@ -164,6 +170,7 @@ class LensSession:
         started: dict[int, StatementWorker] = {}
         fork = self.fork_servers is not None and wrap is None
         cpu = None if off_measuring_cpu else self.context.cpu
+        extras = self._extra_environments(layout or {})
         try:
             for index in launch_order(len(self.variants), rng or self.rng):
                 variant = self.variants[index]
@@ -181,7 +188,7 @@ class LensSession:
                         cpu=cpu,
                         timeout_s=self.settings.sample_timeout_s,
                         launch_prefix=wrapped.argv_prefix,
-                        extra_env={k: v for k, v in (layout or {}).items() if k not in variant.env},
+                        extra_env=extras[index],
                         pass_fds=wrapped.pass_fds,
                         disable_aslr=disable_aslr,
                         ops=ops,
@@ -195,6 +202,20 @@ class LensSession:
             raise
         self._generations += 1
         return [started[i] for i in range(len(self.variants))]
+
+    def _extra_environments(self, layout: Mapping[str, str]) -> list[dict[str, str]]:
+        """Each variant's share of the generation's layout (what it does not set itself), with
+        the environment padding equalised across variants (perflab.measure.layout)."""
+        extras = [
+            {k: v for k, v in layout.items() if k not in variant.env} for variant in self.variants
+        ]
+        if LAYOUT_PADDING_VARIABLE not in layout:
+            return extras
+        return equalise_padding(
+            extras,
+            [variant_environment(variant) for variant in self.variants],
+            [(interpreter_for(variant, self.context.default_python),) for variant in self.variants],
+        )
 
     def pin_to_measuring_cpu(self, workers: Sequence[StatementWorker]) -> None:
         """Move workers started off the measuring CPU onto it, every thread of each."""

@@ -32,6 +32,12 @@ from perflab.errors import BenchmarkFailedError
 from perflab.host import online_cpus
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServers
+from perflab.measure.layout import (
+    LAYOUT_PADDING_VARIABLE,
+    draw_padding,
+    layout_info,
+    padded_environments,
+)
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
@@ -58,11 +64,17 @@ from perflab.stats.overload import OverloadCheck, overload_check
 from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
-    extra_seconds_to_decide,
     kept_pairs,
     own_log_values,
     pair_samples,
     unit_means,
+)
+from perflab.stats.sequential import (
+    MIN_UNITS_TO_STOP_EARLY,
+    may_stop_early,
+    seconds_to_decide,
+    sequence_alpha,
+    sequence_interval,
 )
 from perflab.stats.summary import relative_spread
 from perflab.stats.variant_values import VALUE_ESTIMATOR, VariantValues, paired_values
@@ -77,10 +89,18 @@ GENERATION_S_RANGE = TIME_GENERATION_S_RANGE
 # generation's workers were forked from round R's servers; the interval is then over rounds
 KIND_SERVER_ROUND = "time-server-round"
 # ... but worker start-up (imports) may take at most half of a generation.
-MIN_GROUPS_TO_STOP_EARLY = 10  # generations (or command batches) before precision may stop a run
+MIN_GROUPS_TO_STOP_EARLY = MIN_UNITS_TO_STOP_EARLY  # units before an early stop (stats.sequential)
 STOP_CHECK_INTERVAL_S = 0.25  # commands: how often the stopping rule is evaluated
 OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a note
-COMMAND_BATCHES = 10  # commands: blocks are grouped into about this many batches for the CI
+COMMAND_BATCHES = 10  # commands, runs stored without a unit artifact: about this many batches
+# Commands: the interval's unit is a batch of consecutive blocks lasting about this long (the
+# pair ratios of blocks closer in time were correlated under load: docs/statistics.md), or a
+# tenth of the lens's share when that is shorter; its size is fixed once, so the units form the
+# sequence the stopping rule needs.
+COMMAND_UNIT_S = 1.0
+COMMAND_UNITS_IN_SHARE = 10
+# artifact (baseline variant): {"blocks_per_unit": B}, the command batch size the run used
+KIND_COMMAND_UNITS = "time-command-units"
 # Busy machine: when this share of the first generation's samples was preempted, the later
 # generations' samples last about this long (measured under load: 2 ms samples were preempted
 # 3-11% of the time where 10 ms ones were preempted in nearly all; docs/statistics.md).
@@ -96,6 +116,10 @@ class TimeDetails:
     baseline_spread: float  # relative MAD of the baseline's per-iteration times
     variant_spread: float
     extra_seconds_to_decide: float | None
+    # the confidence sequence at the run's last look (stats.sequential): what an early stop
+    # is decided on; wider than the CI, which it contains
+    sequence_ci_low: float = 0.0
+    sequence_ci_high: float = math.inf
     # For the report's plots, not the JSON: the ratio of every generation (or batch) -- the
     # values the CI is computed over -- and every variant's raw samples of this benchmark.
     group_ratios: tuple[tuple[int, float], ...] = field(default=(), compare=False)
@@ -130,6 +154,8 @@ class TimeDetails:
             "confidence": self.confidence,
             "family_size": self.family_size,
             "overload": self.overload.to_json() if self.overload is not None else None,
+            "sequence_ci_low": _finite_or_none(self.sequence_ci_low) or None,
+            "sequence_ci_high": _finite_or_none(self.sequence_ci_high),
         }
 
 
@@ -208,7 +234,13 @@ class _Session(LensSession):
         ]
 
     def precise_enough(self, estimates: list[RatioEstimate]) -> bool:
-        return precise_enough(estimates, self.settings.target_precision)
+        """Whether to stop early: on the confidence sequences (stats.sequential)."""
+        return precise_enough(
+            estimates,
+            self.settings.target_precision,
+            equivalence_band=self.settings.equivalence_band,
+            confidence=self.settings.confidence,
+        )
 
     def note_overrun(self) -> None:
         """Minimums (generations, blocks, warm-up) win over the budget: say so when they did."""
@@ -602,17 +634,13 @@ def sampling_to_fit(
     return max(0.0, min(planned_s, left_s / generations_left - startup_s))
 
 
-LAYOUT_PADDING_VARIABLE = "PERFLAB_LAYOUT_PADDING"
-MAX_LAYOUT_PADDING = 4096  # bytes of environment: moves the stack by up to a page
-
-
 def generation_layout(rng: random.Random) -> dict[str, str]:
     """Environment shared by all workers of one generation: a random hash seed and a random
     amount of environment padding, which (with ASLR off) fixes one random stack and hash layout
     for every variant alike."""
     return {
         "PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1)),
-        LAYOUT_PADDING_VARIABLE: "x" * rng.randrange(MAX_LAYOUT_PADDING),
+        LAYOUT_PADDING_VARIABLE: "x" * draw_padding(rng),
     }
 
 
@@ -623,29 +651,46 @@ class _CommandSession(_Session):
         argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
         min_blocks = settings.min_command_blocks
         for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
+            described = describe_executable(argv, env, variant.cwd)
+            described["layout"] = layout_info(unit="block", aslr=aslr_enabled(), hash_seed=False)
             self.context.sink.add_variant_info(
-                variant.name,
-                {"commands": {self.benchmark.name: describe_executable(argv, env, variant.cwd)}},
+                variant.name, {"commands": {self.benchmark.name: described}}
             )
         max_blocks = settings.max_command_blocks
         checked_s = -math.inf
+        warmed_s: float | None = None
+        unit_blocks: int | None = None
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
             for block, order in enumerate(block_orders(len(self.variants), self.rng)):
+                # every block its own layout: one padding draw, the variants' strings equalised
+                padded = padded_environments(envs, argvs, self.rng)
                 for position, index in enumerate(order):
-                    self._prepare(launcher, index, envs[index])
-                    self._run_one(launcher, index, argvs[index], envs[index], block, position)
+                    self._prepare(launcher, index, padded[index])
+                    self._run_one(launcher, index, argvs[index], padded[index], block, position)
+                if block + 1 == settings.warmup_blocks:
+                    warmed_s = self.elapsed_s()
                 if block + 1 < min_blocks:
                     continue
                 if max_blocks is not None and block + 1 >= max_blocks:
                     return
+                if unit_blocks is None:
+                    measured = block + 1 - settings.warmup_blocks
+                    block_s = (self.elapsed_s() - (warmed_s or 0.0)) / max(1, measured)
+                    # about a second, or a tenth of the time the share leaves for measuring
+                    measuring_s = self.budget_s - (warmed_s or 0.0)
+                    unit_blocks = command_unit_blocks(
+                        block_s,
+                        min(COMMAND_UNIT_S, measuring_s / COMMAND_UNITS_IN_SHARE),
+                        len(self.variants),
+                    )
+                    self._record_units(unit_blocks)
                 out_of_budget = self.elapsed_s() >= self.budget_s
                 # Estimating reads every sample so far: after every block, short commands
                 # would spend more time here than running (quadratic), so at most this often.
                 if not out_of_budget and self.elapsed_s() - checked_s < STOP_CHECK_INTERVAL_S:
                     continue
                 checked_s = self.elapsed_s()
-                measured_blocks = block + 1 - settings.warmup_blocks
-                estimates = self.estimates(command_batch_blocks(measured_blocks))
+                estimates = self.estimates(unit_blocks)
                 self.report(f"block {block + 1}", estimates)
                 if out_of_budget or self.precise_enough(estimates):
                     return
@@ -674,6 +719,17 @@ class _CommandSession(_Session):
                 benchmark=self.benchmark.name,
                 detail=run.stderr_tail.rstrip() or None,
             )
+
+    def _record_units(self, blocks_per_unit: int) -> None:
+        self.context.sink.add_artifact(
+            Artifact(
+                benchmark=self.benchmark.name,
+                variant=self.variants[0].name,
+                metric=Metric.TIME,
+                kind=KIND_COMMAND_UNITS,
+                content=json.dumps({"blocks_per_unit": blocks_per_unit}),
+            )
+        )
 
     def _run_one(
         self,
@@ -757,20 +813,61 @@ def _describe_status(returncode: int | None) -> str:
     return f"exited with status {returncode}"
 
 
-def precise_enough(estimates: Sequence[RatioEstimate], precision: float) -> bool:
-    """The stopping rule: every interval within `precision`, and from enough groups. Stop
-    early only on an interval from enough groups: checked after every generation, a narrow
-    interval from few groups is often a variance that happens to be underestimated, and
-    stopping on it would make the interval too narrow."""
-    return all(
-        e.n_groups >= MIN_GROUPS_TO_STOP_EARLY and e.log_half_width <= precision for e in estimates
+def precise_enough(
+    estimates: Sequence[RatioEstimate],
+    precision: float,
+    *,
+    equivalence_band: float = 0.01,
+    confidence: float = 0.95,
+) -> bool:
+    """The stopping rule: every comparison's confidence sequence within `precision` and
+    settling its verdict, from enough units. Checked after every generation, a t interval
+    that is narrow is often one whose variance happens to be underestimated; the sequence holds
+    at every look (stats.sequential), so stopping on it cannot manufacture a claim."""
+    return may_stop_early(
+        estimates,
+        precision=precision,
+        equivalence_band=equivalence_band,
+        confidence=confidence,
+        min_units=MIN_GROUPS_TO_STOP_EARLY,
     )
 
 
+def aslr_enabled() -> bool:
+    """Whether the kernel randomises address spaces (commands run with it as it is)."""
+    try:
+        with open("/proc/sys/kernel/randomize_va_space") as setting:
+            return setting.read().strip() != "0"
+    except OSError:
+        return False
+
+
+def command_unit_blocks(block_s: float, unit_s: float, variants: int) -> int:
+    """Commands: how many consecutive blocks make one unit of the interval, so a unit lasts
+    about `unit_s` (slow machine states are not counted as independent evidence); with two
+    variants an even number, so every unit holds as many AB blocks as BA ones and an effect
+    of the position in a block cancels inside it."""
+    if block_s <= 0 or not math.isfinite(block_s):
+        return 2 if variants == 2 else 1
+    blocks = max(1, math.ceil(unit_s / block_s))
+    if variants == 2 and blocks > 1 and blocks % 2:
+        blocks += 1
+    return blocks
+
+
+def command_units_of(data: BenchmarkData, measured_blocks: int) -> int:
+    """The blocks per unit a stored command run used (its artifact); runs stored before the
+    artifact existed were batched into about COMMAND_BATCHES batches."""
+    for artifact in data.artifacts:
+        if artifact.kind == KIND_COMMAND_UNITS:
+            return int(json.loads(artifact.content)["blocks_per_unit"])
+    return command_batch_blocks(measured_blocks)
+
+
 def command_batch_blocks(measured_blocks: int) -> int:
-    """Commands: consecutive blocks are grouped into batches, the units of the CI, so slow
-    machine-state changes (seconds long here) are not counted as independent evidence. Once
-    there are enough blocks, a batch holds at least two."""
+    """Commands stored without a unit artifact: consecutive blocks grouped into about ten
+    batches, re-formed as blocks arrive (a unit that changes cannot carry a confidence
+    sequence, hence the artifact). Once there are enough blocks, a batch holds at least two."""
     if measured_blocks < 2 * COMMAND_BATCHES:
         return max(1, measured_blocks // COMMAND_BATCHES)
     return max(2, measured_blocks // COMMAND_BATCHES)
@@ -797,7 +894,7 @@ def analyse_time(
     batch_blocks = None
     if benchmark.kind is BenchmarkKind.COMMAND:
         blocks = {s.block for s in measured_baseline}
-        batch_blocks = command_batch_blocks(len(blocks))
+        batch_blocks = command_units_of(data, len(blocks))
     elapsed_s = max((s.at_ns for s in data.samples), default=0) / 1e9
     comparisons = []
     notes: list[Note] = []
@@ -830,6 +927,7 @@ def analyse_time(
             estimate,
             settings,
             elapsed_s,
+            len(variants) - 1,
         )
         if isinstance(comparison.details, TimeDetails):
             comparison = replace(
@@ -960,6 +1058,7 @@ def _time_comparison(
     estimate: RatioEstimate,
     settings: Settings,
     elapsed_s: float,
+    comparisons: int = 1,
 ) -> Comparison:
     """The columns come from the samples the ratio uses, by the same estimator
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
@@ -974,6 +1073,10 @@ def _time_comparison(
             relative_spread(base_values),
             relative_spread(variant_values),
         )
+    # one sequence per comparison the stopping rule watched, as it did; never narrower than
+    # the interval reported (which an overload check may have widened)
+    low, high = sequence_interval(estimate, sequence_alpha(settings.confidence, comparisons))
+    low, high = min(low, estimate.ci_low), max(high, estimate.ci_high)
     return comparison_from(
         estimate,
         equivalence_band=settings.equivalence_band,
@@ -990,9 +1093,11 @@ def _time_comparison(
             between_group_sd=estimate.between_group_sd,
             baseline_spread=values.baseline_spread,
             variant_spread=values.variant_spread,
-            extra_seconds_to_decide=extra_seconds_to_decide(
+            extra_seconds_to_decide=seconds_to_decide(
                 estimate, settings.equivalence_band, elapsed_s
             ),
+            sequence_ci_low=low,
+            sequence_ci_high=high,
             value_preempted=settings.preempted,
             baseline_value_measured=float(np.median(base_values)) if base_values else math.nan,
             variant_value_measured=float(np.median(variant_values)) if variant_values else math.nan,

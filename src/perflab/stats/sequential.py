@@ -1,0 +1,166 @@
+"""Stopping early without manufacturing a claim: confidence sequences over the interval's units.
+
+The time lens looks at its interval after every generation (or, for commands, every quarter
+second) and stops once it is precise enough. That is sequential testing: a fixed-sample 95%
+interval looked at many times, and kept at the look where it happened to be narrow, covers the
+truth less often than 95% (a narrow Student t interval from few units is often one whose variance
+is underestimated). So the decision to stop early is taken on a *confidence sequence*: an interval
+that holds at every look at once, with probability 1 - alpha, whatever rule chose the look.
+
+The sequence is the normal-mixture sequence for a mean of independent normal units with unknown
+variance (Robbins' method of mixtures with the scale removed by invariance, as in Lai 1976):
+the likelihood ratio of the units' direction under "mean mu + theta*sigma", theta ~ N(0, 1/rho),
+against "mean mu", is a nonnegative martingale under mu,
+
+    M_n = sqrt(rho / (rho + n)) * (1 - S^2 / ((rho + n) * V)) ** (-n / 2),
+    S = sum(x_i - mu),  V = sum((x_i - mu) ** 2),
+
+so by Ville's inequality the set of mu with M_n < 1/alpha holds mu at every n with probability
+1 - alpha. Solved for mu it is the units' mean plus or minus `sequence_log_half_width`.
+
+The reported interval stays the Student t interval of `stats.paired` (narrower); a run stops
+early only when the sequence, which contains it, has settled the verdict, so a claim made at an
+early stop is one the sequence makes (docs/statistics.md, "Stopping").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from perflab.stats.paired import RatioEstimate, student_t_quantile
+
+# The mixing precision (in units of the units' SD): the sequence is narrowest around n ~ 10-50
+# units, where the time lens stops (generations; command batches); larger moves that later.
+SEQUENCE_RHO = 2.0
+# Early stops need at least this many units: below, the sequence is wide or infinite anyway,
+# and the variance it rests on is poorly known.
+MIN_UNITS_TO_STOP_EARLY = 10
+# "~N s more": the extra time after which a new run with that much more budget decides (CI
+# inside the band, or excluding 1) with this probability by the forecast below; above the 80%
+# promised, since the forecast takes the SD as known (simulated A/A: docs/statistics.md).
+DECIDE_PROBABILITY = 0.9
+
+
+def sequence_log_half_width(n: int, sd: float, alpha: float, rho: float = SEQUENCE_RHO) -> float:
+    """Half the width (log space) of the 1 - alpha confidence sequence around the mean of `n`
+    units with sample SD `sd` (ddof 1); inf when the sequence is not yet bounded."""
+    if n < 2 or not math.isfinite(sd) or not 0 < alpha < 1:
+        return math.inf
+    # the largest S^2 / ((rho + n) V) that keeps mu inside: M_n < 1/alpha
+    bound = 1 - (alpha * alpha * rho / (rho + n)) ** (1 / n)
+    room = n - bound * (rho + n)
+    if room <= 0:
+        return math.inf
+    # with V = (n - 1) sd^2 + n d^2 and S = n d, solved for the largest |d|
+    return sd * math.sqrt(bound * (rho + n) * (n - 1) / (n * room))
+
+
+def sequence_interval(
+    estimate: RatioEstimate, alpha: float, rho: float = SEQUENCE_RHO
+) -> tuple[float, float]:
+    """(low, high) as ratios: the confidence sequence at this look, around the same centre as
+    the estimate's t interval (which it contains)."""
+    if estimate.n_groups < 2 or not estimate.ratio > 0:
+        return 0.0, math.inf
+    half = sequence_log_half_width(estimate.n_groups, estimate.between_group_sd, alpha, rho)
+    if math.isinf(half):
+        return 0.0, math.inf
+    centre = math.log(estimate.ratio)
+    return math.exp(centre - half), math.exp(centre + half)
+
+
+def settles(low: float, high: float, equivalence_band: float) -> bool:
+    """Whether an interval decides the verdict: inside 1 ± band, or excluding 1."""
+    inside = 1 - equivalence_band <= low and high <= 1 + equivalence_band
+    return inside or low > 1 or high < 1
+
+
+def sequence_alpha(confidence: float, comparisons: int) -> float:
+    """The error of each comparison's sequence: 1 - confidence split over the comparisons one
+    stopping rule watches (so the chance that any early stop rests on a sequence that misses
+    stays 1 - confidence)."""
+    return (1 - confidence) / max(1, comparisons)
+
+
+def may_stop_early(
+    estimates: Sequence[RatioEstimate],
+    *,
+    precision: float,
+    equivalence_band: float,
+    confidence: float,
+    min_units: int = MIN_UNITS_TO_STOP_EARLY,
+) -> bool:
+    """The stopping rule: every comparison's confidence sequence is within `precision` (half
+    width, log space) and settles its verdict, from at least `min_units` units."""
+    if not estimates:
+        return False
+    alpha = sequence_alpha(confidence, len(estimates))
+    for estimate in estimates:
+        if estimate.n_groups < min_units:
+            return False
+        low, high = sequence_interval(estimate, alpha)
+        if low <= 0 or math.isinf(high):
+            return False
+        if (math.log(high) - math.log(low)) / 2 > precision:
+            return False
+        if not settles(low, high, equivalence_band):
+            return False
+    return True
+
+
+def decide_probability(estimate: RatioEstimate, units: float, equivalence_band: float) -> float:
+    """The chance that a new run of `units` units ends decided (t interval inside the band, or
+    excluding 1), forecast from this one: the new run's centre is normal around this centre,
+    with this run's uncertainty plus its own; its half-width is t * SD / sqrt(units)."""
+    from scipy.special import ndtr
+
+    sd = estimate.between_group_sd
+    n = estimate.n_groups
+    centre = math.log(estimate.ratio)
+    band = math.log(1 + equivalence_band)
+    half = student_t_quantile(0.5 + estimate.confidence / 2, max(1, round(units) - 1))
+    half *= sd / math.sqrt(units)
+    if half <= band / 2:
+        return 1.0  # any centre is then either inside the band with its interval or beyond 1
+    spread = sd * math.sqrt(1 / n + 1 / units)
+    if spread <= 0:
+        decided = settles(math.exp(centre - half), math.exp(centre + half), equivalence_band)
+        return 1.0 if decided else 0.0
+
+    def below(x: float) -> float:
+        return float(ndtr((x - centre) / spread))
+
+    equivalent = max(0.0, below(band - half) - below(half - band))
+    excludes = below(-half) + (1 - below(half))
+    return min(1.0, equivalent + excludes)
+
+
+def seconds_to_decide(
+    estimate: RatioEstimate,
+    equivalence_band: float,
+    elapsed_s: float,
+    probability: float = DECIDE_PROBABILITY,
+) -> float | None:
+    """How much more budget (seconds, at this run's rate of units) a new run needs to decide
+    with at least `probability`; 0 when this one did; None when it cannot be said."""
+    n = estimate.n_groups
+    if n < 2 or not estimate.ratio > 0 or elapsed_s <= 0:
+        return None
+    if not math.isfinite(estimate.between_group_sd):
+        return None
+    if settles(estimate.ci_low, estimate.ci_high, equivalence_band):
+        return 0.0
+    # the least units that reach the probability, by doubling then bisection
+    low, high = float(n), float(2 * n)
+    while decide_probability(estimate, high, equivalence_band) < probability:
+        low, high = high, 2 * high
+        if high > 1e6 * n:
+            return None
+    for _ in range(40):
+        middle = (low + high) / 2
+        if decide_probability(estimate, middle, equivalence_band) >= probability:
+            high = middle
+        else:
+            low = middle
+    return elapsed_s * max(0.0, high / n - 1)
