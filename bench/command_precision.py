@@ -1,0 +1,275 @@
+"""Commands, perflab next to hyperfine: A/A honesty and a 3% A/B, ~10 ms, ~100 ms, ~1 s programs.
+
+    PYTHONPATH=src .venv/bin/python bench/command_precision.py --aa 20 --ab 5 \\
+        --out bench/results/commands_DATE.json
+
+The program is a small C loop (written and built here with gcc -O2): `w N` adds N numbers, about
+1 ns each. Per case (N for ~10 ms, ~100 ms, ~1 s):
+
+- a long reference for the A/B (perflab `--budget 60` that uses its whole budget);
+- A/A tries (`w N` against itself) and A/B tries (`w N` against `w 1.03N`), taking turns;
+- per try: perflab at the default budget (20 s; it may stop early; with
+  `--min-measurements-anyway`, so a loaded machine measures rather than refuses); hyperfine
+  at its defaults (`hyperfine --export-json F A B`: at least 10 runs and 3 s per command);
+  hyperfine with `--runs` set so it takes about the wall time perflab took.
+- `--follow-up`: an A/A that perflab ends `inconclusive` with "~N s more" is run again with
+  `--budget` raised by N; whether that run decides (`equivalent`) is recorded.
+
+A claim: perflab's verdict `slower`/`faster`; hyperfine's ratio more than 2 sigma from 1 (it has
+no test; sigma from its two standard deviations). Prints a Markdown table per case; the JSON holds
+every try with the load average beside it. `--summarise FILE` prints the tables of a saved run.
+`--cpu N` measures on CPU N even while another perflab run holds it (on a shared machine a run
+otherwise waits up to 30 s for the lock, and the wait is charged to its budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from machine_facts import cpu_model
+
+PYTHON = sys.executable
+PROGRAM = r"""
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
+    volatile long sink = 0;
+    for (long i = 0; i < n; i++) sink += i;
+    return (int)(sink & 0);
+}
+"""
+CASES = {"10ms": 10_000_000, "100ms": 100_000_000, "1s": 1_000_000_000}
+SLOWER = 1.03
+REFERENCE_PRECISION = 1e-5  # the reference uses its whole budget
+# --cpu: measure on this CPU even while another perflab run holds it (shared machines: waiting
+# up to 30 s for a lock would be charged to the budget); None: perflab's choice
+CPU: int | None = None
+
+
+def build(workdir: Path) -> Path:
+    source = workdir / "w.c"
+    source.write_text(PROGRAM)
+    binary = workdir / "w"
+    subprocess.run(["gcc", "-O2", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
+def perflab(
+    command_a: str, command_b: str, budget_s: float, store: Path, *, until_budget: bool = False
+) -> dict[str, Any]:
+    out = store.with_suffix(".json")
+    started = time.monotonic()
+    subprocess.run(
+        [PYTHON, "-m", "perflab.cli.main", "run", "--cmd", command_a, "--variant", "A",
+         "--variant", f"B cmd='{command_b}'", "--budget", str(budget_s), "--quiet",
+         "--store", str(store), "--json", str(out), "--min-measurements-anyway",
+         *(["--cpu", str(CPU)] if CPU is not None else []),
+         *(["--precision", str(REFERENCE_PRECISION)] if until_budget else [])],
+        check=True,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    comparison = json.loads(out.read_text())["comparisons"][0]
+    return {
+        "tool": "perflab",
+        "ratio": comparison["ratio"],
+        "ci_low": comparison["ci_low"],
+        "ci_high": comparison["ci_high"],
+        "verdict": comparison["verdict"],
+        "claims_difference": comparison["verdict"] in ("slower", "faster"),
+        "elapsed_s": elapsed,
+        "budget_s": budget_s,
+        "n_groups": comparison.get("n_groups"),
+        "extra_seconds_to_decide": comparison.get("extra_seconds_to_decide"),
+        "sequence_ci": [comparison.get("sequence_ci_low"), comparison.get("sequence_ci_high")],
+    }
+
+
+def hyperfine(command_a: str, command_b: str, workdir: Path, runs: int | None) -> dict[str, Any]:
+    path = workdir / "hf.json"
+    started = time.monotonic()
+    subprocess.run(
+        ["hyperfine", *(["--runs", str(runs)] if runs else []), "--export-json", str(path),
+         command_a, command_b],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    a, b = json.loads(path.read_text())["results"]
+    ratio = b["mean"] / a["mean"]
+    sigma = ratio * math.sqrt((a["stddev"] / a["mean"]) ** 2 + (b["stddev"] / b["mean"]) ** 2)
+    return {
+        "tool": "hyperfine (same time)" if runs else "hyperfine (defaults)",
+        "ratio": ratio,
+        "sigma": sigma,
+        "claims_difference": abs(ratio - 1) > 2 * sigma,
+        "runs": len(a["times"]),
+        "means_s": [a["mean"], b["mean"]],
+        "elapsed_s": elapsed,
+    }
+
+
+def plan(aa: int, ab: int) -> list[str]:
+    """A/A and A/B tries spread evenly, so a run stopped early has some of each."""
+    tries = [(k / aa, "A/A") for k in range(aa)] + [((k + 0.5) / ab, "A/B") for k in range(ab)]
+    return [kind for _, kind in sorted(tries)]
+
+
+TOOLS = ("perflab", "hyperfine (defaults)", "hyperfine (same time)")
+
+
+def summarise(document: dict[str, Any]) -> str:
+    lines = []
+    for case, data in document["cases"].items():
+        truth = data.get("reference", {}).get("ratio")
+        lines.append(
+            f"\n**{case}** (`w {data['n']}` against itself and against `w {data['n_slower']}`); "
+            + (
+                f"reference A/B {truth:.4f} [{data['reference']['ci_low']:.4f}, "
+                f"{data['reference']['ci_high']:.4f}]"
+                if truth
+                else "no reference"
+            )
+        )
+        lines.append(
+            "\n| tool | kind | tries | claimed a difference | verdicts | ratios (min–max) "
+            "| CI contains the reference | mean time (s) | load average |"
+        )
+        lines.append("|---|---|---:|---:|---|---|---:|---:|---|")
+        for kind in ("A/A", "A/B"):
+            for tool in TOOLS:
+                rows = [r for r in data["tries"] if r["tool"] == tool and r["kind"] == kind]
+                if not rows:
+                    continue
+                claims = sum(r["claims_difference"] for r in rows)
+                ratios = [r["ratio"] for r in rows]
+                verdicts = "–"
+                contains = "–"
+                if "verdict" in rows[0]:
+                    counts: dict[str, int] = {}
+                    for r in rows:
+                        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+                    verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+                    reference = 1.0 if kind == "A/A" else truth
+                    if reference is not None:
+                        hits = sum(r["ci_low"] <= reference <= r["ci_high"] for r in rows)
+                        contains = f"{hits}/{len(rows)}"
+                loads = [r["load_average"] for r in rows]
+                lines.append(
+                    f"| {tool} | {kind} | {len(rows)} | {claims}/{len(rows)} | {verdicts} "
+                    f"| {min(ratios):.4f}–{max(ratios):.4f} | {contains} "
+                    f"| {sum(r['elapsed_s'] for r in rows) / len(rows):.1f} "
+                    f"| {min(loads):.1f}–{max(loads):.1f} |"
+                )
+        follow = [r for r in data["tries"] if r["tool"] == "perflab (follow-up)"]
+        if follow:
+            decided = sum(r["verdict"] == "equivalent" for r in follow)
+            lines.append(
+                f'\nInconclusive A/As run again with `--budget` raised by their "~N s more": '
+                f"{decided}/{len(follow)} `equivalent` ("
+                + ", ".join(f"+{r['extra_asked_s']:.0f} s: {r['verdict']}" for r in follow)
+                + ")."
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--aa", type=int, default=20, help="A/A tries per case (20)")
+    parser.add_argument("--ab", type=int, default=5, help="A/B tries per case (5)")
+    parser.add_argument("--budget", type=float, default=20.0, help="perflab's --budget (20)")
+    parser.add_argument("--reference-budget", type=float, default=60.0)
+    parser.add_argument("--cases", default=",".join(CASES), help="10ms,100ms,1s")
+    parser.add_argument("--follow-up", action="store_true", help="rerun inconclusive A/As")
+    parser.add_argument("--max-follow-up-s", type=float, default=60.0)
+    parser.add_argument("--max-minutes", type=float, default=0.0, help="per case (0: no limit)")
+    parser.add_argument("--keep-stores", type=Path, metavar="DIR")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/commands.json"))
+    parser.add_argument("--summarise", type=Path, metavar="FILE")
+    parser.add_argument("--cpu", type=int, help="perflab's --cpu (default: its own choice)")
+    args = parser.parse_args()
+    global CPU
+    CPU = args.cpu
+    if args.summarise is not None:
+        print(summarise(json.loads(args.summarise.read_text())))
+        return
+    if shutil.which("hyperfine") is None or shutil.which("gcc") is None:
+        sys.exit("hyperfine and gcc are needed: bash scripts/setup.sh --bench installs hyperfine")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    document: dict[str, Any] = {
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+        "budget_s": args.budget,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "load_average_at_start": os.getloadavg(),
+        "cases": {},
+    }
+
+    def save() -> None:
+        document["load_average_now"] = os.getloadavg()
+        args.out.write_text(json.dumps(document, indent=1))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        stores = args.keep_stores or workdir
+        stores.mkdir(parents=True, exist_ok=True)
+        binary = build(workdir)
+        for case in args.cases.split(","):
+            n = CASES[case]
+            n_slower = round(n * SLOWER)
+            base, slower = f"{binary} {n}", f"{binary} {n_slower}"
+            data: dict[str, Any] = {"n": n, "n_slower": n_slower, "tries": []}
+            document["cases"][case] = data
+            started = time.monotonic()
+            reference = perflab(
+                base, slower, args.reference_budget, stores / f"{case}-ref.db", until_budget=True
+            )
+            data["reference"] = reference
+            print(f"{case} reference: {json.dumps(reference)}", flush=True)
+            save()
+            for i, kind in enumerate(plan(args.aa, args.ab)):
+                if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
+                    data["stopped_after_tries"] = i
+                    break
+                other = base if kind == "A/A" else slower
+                result = perflab(base, other, args.budget, stores / f"{case}-{i}.db")
+                rows = [result]
+                rows.append(hyperfine(base, other, workdir, None))
+                per_pair = sum(rows[-1]["means_s"])
+                rows.append(
+                    hyperfine(base, other, workdir, max(2, round(result["elapsed_s"] / per_pair)))
+                )
+                extra = result["extra_seconds_to_decide"]
+                if (
+                    args.follow_up
+                    and kind == "A/A"
+                    and result["verdict"] == "inconclusive"
+                    and extra is not None
+                    and extra <= args.max_follow_up_s
+                ):
+                    again = perflab(
+                        base, other, args.budget + extra, stores / f"{case}-{i}-again.db"
+                    )
+                    again["tool"] = "perflab (follow-up)"
+                    again["extra_asked_s"] = extra
+                    rows.append(again)
+                for row in rows:
+                    row["kind"] = kind
+                    row["load_average"] = os.getloadavg()[0]
+                    data["tries"].append(row)
+                    print(f"{case} {kind}: {json.dumps(row)}", flush=True)
+                save()
+    save()
+    print(summarise(document))
+
+
+if __name__ == "__main__":
+    main()
