@@ -76,10 +76,12 @@ def command_runs(
     return np.asarray(variant - baseline)
 
 
-def two_block_units(pairs: np.ndarray) -> np.ndarray:
-    """Units of two consecutive blocks (one AB and one BA): their median (= mean)."""
-    blocks = pairs.shape[1] // 2 * 2
-    return np.asarray((pairs[:, 0:blocks:2] + pairs[:, 1:blocks:2]) / 2)
+def two_block_units(pairs: np.ndarray, blocks_per_unit: int = 2) -> np.ndarray:
+    """Units of consecutive blocks (as many AB as BA with an even count): the median of each
+    unit's pairs, as the lens takes it."""
+    units = pairs.shape[1] // blocks_per_unit
+    shaped = pairs[:, : units * blocks_per_unit].reshape(len(pairs), units, blocks_per_unit)
+    return np.asarray(np.median(shaped, axis=2))
 
 
 StopRule = Callable[[RatioEstimate], bool]
