@@ -95,8 +95,8 @@ OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a n
 COMMAND_BATCHES = 10  # commands, runs stored without a unit artifact: about this many batches
 # Commands: the interval's unit is a batch of consecutive blocks lasting about this long (the
 # pair ratios of blocks closer in time were correlated under load: docs/statistics.md), or a
-# tenth of the lens's share when that is shorter; its size is fixed once, so the units form the
-# sequence the stopping rule needs.
+# tenth of what the lens's share leaves after the warm-up when that is shorter; its size is
+# fixed once, so the units form the sequence the stopping rule needs.
 COMMAND_UNIT_S = 1.0
 COMMAND_UNITS_IN_SHARE = 10
 # artifact (baseline variant): {"blocks_per_unit": B}, the command batch size the run used
