@@ -282,11 +282,12 @@ class Settings:
             flags=("--min-measurements-anyway",),
         ),
     )
-    target_precision: float = _setting(  # stop early once the 95% CI half-width is below this
+    target_precision: float = _setting(  # stop early once the confidence sequence is this narrow
         0.005,
         SettingSpec(
             SettingKind.NUMBER,
-            "stop once the CI half-width is below this (0.005 = ±0.5%%)",
+            "stop early once the confidence sequence's half-width is below this and it settles "
+            "the verdict (0.005 = ±0.5%%)",
             key="precision",
             flags=("--precision",),
             unit="fraction",
