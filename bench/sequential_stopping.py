@@ -13,8 +13,9 @@ that end `slower`/`faster` (a false claim) and `equivalent`, with units as the l
 - sequence: the rule now (the confidence sequence within 0.5% and settling the verdict);
 - never early: the whole budget, the t interval at its end (fixed horizon).
 
-Then the forecast: A/As of 15 normal units that end `inconclusive` are run again with the
-budget their `extra_seconds_to_decide` asked for; printed is how many end `equivalent`.
+Then the forecast: first runs of normal units that end `inconclusive` are run again with the
+budget their `extra_seconds_to_decide` asked for; printed is how many give the right answer
+(`equivalent` for A/As, `slower` for a 3% A/B).
 """
 
 from __future__ import annotations
@@ -50,21 +51,36 @@ SCENARIOS = {
 RULES = {"t interval": t_interval_rule, "sequence": sequence_rule, "never early": never}
 
 
-def forecast(runs: int, seed: int) -> tuple[int, int]:
+# (units in the first run, unit SD, true log ratio, the verdict a decided new run should give)
+FORECASTS = {
+    "A/A, 15 units of SD 2%": (15, 0.02, 0.0, Verdict.EQUIVALENT),
+    "A/A, 8 units of SD 2%": (8, 0.02, 0.0, Verdict.EQUIVALENT),
+    "A/A, 30 units of SD 4%": (30, 0.04, 0.0, Verdict.EQUIVALENT),
+    "A/B 3%, 8 units of SD 5%": (8, 0.05, float(np.log(1.03)), Verdict.SLOWER),
+}
+
+
+def forecast(
+    runs: int, seed: int, units: int, sd: float, truth: float, wanted: Verdict
+) -> tuple[int, int, float]:
+    """Of `runs` first runs that end inconclusive: how many new runs with the budget asked for
+    end `wanted`, and the median extra asked for (in first-run budgets)."""
     rng = np.random.default_rng(seed)
     decided = tried = 0
+    asked = []
     while tried < runs:
-        first = rng.normal(0, 0.02, 15)
+        first = rng.normal(truth, sd, units)
         estimate = estimate_of(first)
         if verdict_for(estimate.ci_low, estimate.ci_high, BAND) is not Verdict.INCONCLUSIVE:
             continue
-        extra = seconds_to_decide(estimate, BAND, 15.0)
+        extra = seconds_to_decide(estimate, BAND, float(units))
         if extra is None:
             continue
-        again = estimate_of(rng.normal(0, 0.02, max(2, round(15 + extra))))
+        asked.append(extra / units)
+        again = estimate_of(rng.normal(truth, sd, max(2, round(units + extra))))
         tried += 1
-        decided += verdict_for(again.ci_low, again.ci_high, BAND) is Verdict.EQUIVALENT
-    return decided, tried
+        decided += verdict_for(again.ci_low, again.ci_high, BAND) is wanted
+    return decided, tried, float(np.median(asked))
 
 
 def main() -> None:
@@ -86,11 +102,15 @@ def main() -> None:
                 f"| {name} | {rule_name} | {false / len(found):.1%} "
                 f"| {equivalent / len(found):.1%} |"
             )
-    decided, tried = forecast(min(args.runs, 1000), args.seed)
     print(
-        f'\n"~N s more" (forecast at {DECIDE_PROBABILITY:.0%}): {decided}/{tried} '
-        f"({decided / tried:.1%}) inconclusive A/As ended `equivalent` with that much more."
+        f'\n"~N s more" (the forecast at {DECIDE_PROBABILITY:.0%}): inconclusive first runs, '
+        "run again with the budget asked for\n"
     )
+    print("| case | new run gave the answer | median extra asked (first-run budgets) |")
+    print("|---|---:|---:|")
+    for name, (units, sd, truth, wanted) in FORECASTS.items():
+        decided, tried, asked = forecast(min(args.runs, 500), args.seed, units, sd, truth, wanted)
+        print(f"| {name} | {decided}/{tried} ({decided / tried:.1%}) {wanted} | {asked:.1f} |")
 
 
 if __name__ == "__main__":

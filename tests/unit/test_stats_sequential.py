@@ -246,3 +246,17 @@ def test_seconds_to_decide_is_enough_in_80_percent_of_inconclusive_a_a_runs() ->
             break
     assert tried == 300
     assert decided / tried >= 0.8
+
+
+def test_an_estimate_that_wandered_off_is_not_promised_a_quick_decision() -> None:
+    """An inconclusive interval holds 1: the forecast counts on no difference as well, so an
+    A/A whose estimate wandered 10% off asks at least as long as one centred on 1."""
+    rng = np.random.default_rng(5)
+    units = rng.normal(0, 0.25, 10)
+    centred = estimate_of(units - units.mean())
+    wandered = estimate_of(units - units.mean() + math.log(1.1))
+    assert verdict_for(wandered.ci_low, wandered.ci_high, BAND) is Verdict.INCONCLUSIVE
+    extra_centred = seconds_to_decide(centred, BAND, 20.0)
+    extra_wandered = seconds_to_decide(wandered, BAND, 20.0)
+    assert extra_centred is not None and extra_wandered is not None
+    assert extra_wandered >= extra_centred > 20.0 * 100

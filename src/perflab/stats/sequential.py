@@ -38,7 +38,7 @@ SEQUENCE_RHO = 2.0
 MIN_UNITS_TO_STOP_EARLY = 10
 # "~N s more": the extra time after which a new run with that much more budget decides (CI
 # inside the band, or excluding 1) with this probability by the forecast below; above the 80%
-# promised, since the forecast takes the SD as known (simulated A/A: docs/statistics.md).
+# promised, since the forecast takes this run's SD as known (simulated: docs/statistics.md).
 DECIDE_PROBABILITY = 0.9
 
 
@@ -109,27 +109,47 @@ def may_stop_early(
     return True
 
 
-def decide_probability(estimate: RatioEstimate, units: float, equivalence_band: float) -> float:
+# The unit SD behind a forecast is this run's estimate, itself uncertain (a few units): the
+# chance is averaged over this many quantiles of its distribution (chi-square, n - 1 df).
+SD_QUANTILES = 8
+
+
+def decide_probability(
+    estimate: RatioEstimate, units: float, equivalence_band: float, truth: float = 0.0
+) -> float:
     """The chance that a new run of `units` units ends decided (t interval inside the band, or
-    excluding 1), forecast from this one: the new run's centre is normal around this centre,
-    with this run's uncertainty plus its own; its half-width is t * SD / sqrt(units)."""
+    excluding 1) when the true log ratio is `truth`: its centre is normal around the truth with
+    the unit SD over sqrt(units), its half-width t * SD / sqrt(units); averaged over what the
+    unit SD may be, given this run's estimate from its units."""
+    from scipy.special import chdtri
+
+    df = max(1, estimate.n_groups - 1)
+    chances = []
+    for k in range(SD_QUANTILES):
+        upper = (k + 0.5) / SD_QUANTILES  # the chance a chi-square draw exceeds the quantile
+        scale = math.sqrt(df / float(chdtri(df, upper)))
+        chances.append(
+            _decide_probability(
+                estimate, estimate.between_group_sd * scale, units, equivalence_band, truth
+            )  # fmt: skip
+        )
+    return sum(chances) / len(chances)
+
+
+def _decide_probability(
+    estimate: RatioEstimate, sd: float, units: float, equivalence_band: float, truth: float
+) -> float:
     from scipy.special import ndtr
 
-    sd = estimate.between_group_sd
-    n = estimate.n_groups
-    centre = math.log(estimate.ratio)
     band = math.log(1 + equivalence_band)
     half = student_t_quantile(0.5 + estimate.confidence / 2, max(1, round(units) - 1))
     half *= sd / math.sqrt(units)
     if half <= band / 2:
         return 1.0  # any centre is then either inside the band with its interval or beyond 1
-    spread = sd * math.sqrt(1 / n + 1 / units)
-    if spread <= 0:
-        decided = settles(math.exp(centre - half), math.exp(centre + half), equivalence_band)
-        return 1.0 if decided else 0.0
+    spread = sd / math.sqrt(units)
 
     def below(x: float) -> float:
-        return float(ndtr((x - centre) / spread))
+        return float(ndtr((x - truth) / spread))
 
     equivalent = max(0.0, below(band - half) - below(half - band))
     excludes = below(-half) + (1 - below(half))
@@ -143,24 +163,35 @@ def seconds_to_decide(
     probability: float = DECIDE_PROBABILITY,
 ) -> float | None:
     """How much more budget (seconds, at this run's rate of units) a new run needs to decide
-    with at least `probability`; 0 when this one did; None when it cannot be said."""
+    with at least `probability`, whether the truth is this run's estimate or no difference at
+    all (an inconclusive interval holds both); 0 when this one decided; None when it cannot be
+    said."""
     n = estimate.n_groups
-    if n < 2 or not estimate.ratio > 0 or elapsed_s <= 0:
-        return None
-    if not math.isfinite(estimate.between_group_sd):
+    sd = estimate.between_group_sd
+    if n < 2 or not estimate.ratio > 0 or elapsed_s <= 0 or not math.isfinite(sd) or sd <= 0:
         return None
     if settles(estimate.ci_low, estimate.ci_high, equivalence_band):
         return 0.0
-    # the least units that reach the probability, by doubling then bisection
-    low, high = float(n), float(2 * n)
-    while decide_probability(estimate, high, equivalence_band) < probability:
+    needed = max(
+        _units_to_decide(estimate, equivalence_band, truth, probability)
+        for truth in (math.log(estimate.ratio), 0.0)
+    )
+    return elapsed_s * max(0.0, needed / n - 1)
+
+
+def _units_to_decide(
+    estimate: RatioEstimate, equivalence_band: float, truth: float, probability: float
+) -> float:
+    """The least units (by doubling, then bisection) with which a new run decides with
+    `probability` when the truth is `truth`; the chance reaches 1 once the half-width is half
+    the band, so this ends."""
+    low, high = 2.0, float(max(4, 2 * estimate.n_groups))
+    while decide_probability(estimate, high, equivalence_band, truth) < probability:
         low, high = high, 2 * high
-        if high > 1e6 * n:
-            return None
     for _ in range(40):
         middle = (low + high) / 2
-        if decide_probability(estimate, middle, equivalence_band) >= probability:
+        if decide_probability(estimate, middle, equivalence_band, truth) >= probability:
             high = middle
         else:
             low = middle
-    return elapsed_s * max(0.0, high / n - 1)
+    return high
