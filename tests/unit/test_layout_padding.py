@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import random
 
-from perflab.lenses.time.measure import command_unit_blocks
+from perflab.lenses.time.measure import (
+    KIND_COMMAND_UNITS,
+    command_batch_blocks,
+    command_unit_blocks,
+    command_units_of,
+)
 from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,
     MAX_LAYOUT_PADDING,
@@ -12,6 +17,7 @@ from perflab.measure.layout import (
     padded_environments,
     strings_bytes,
 )
+from perflab.model import Artifact, BenchmarkData, Metric
 
 
 def test_strings_bytes_counts_what_the_kernel_copies() -> None:
@@ -51,3 +57,11 @@ def test_command_units_last_about_a_second_and_hold_whole_abba_pairs() -> None:
     assert command_unit_blocks(0.3, 1.0, 3) == 4
     assert command_unit_blocks(2.0, 1.0, 2) == 1
     assert command_unit_blocks(0.0, 1.0, 2) == 2
+
+
+def test_analysis_uses_the_units_the_run_stored_and_batches_older_runs_as_before() -> None:
+    stored = BenchmarkData(
+        artifacts=(Artifact("b", "A", Metric.TIME, KIND_COMMAND_UNITS, '{"blocks_per_unit": 6}'),)
+    )
+    assert command_units_of(stored, 400) == 6
+    assert command_units_of(BenchmarkData(), 400) == command_batch_blocks(400) == 40
