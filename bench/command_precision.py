@@ -248,6 +248,33 @@ def reanalyse(document: dict[str, Any], stores: Path) -> None:
             }
 
 
+def follow_up_saved(document: dict[str, Any], budget_s: float, max_extra_s: float) -> None:
+    """Every perflab A/A of a saved (and re-analysed) run that ended `inconclusive` whose "~N s
+    more" (as this checkout forecasts it) is at most `max_extra_s`: run again with `--budget`
+    raised by N, recorded as "perflab (follow-up, reanalysed)"."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        binary = build(workdir)
+        for case, data in document["cases"].items():
+            base = f"{binary} {data['n']}"
+            for k, row in enumerate(list(data["tries"])):
+                now = row.get("reanalysed", {})
+                extra = now.get("extra_seconds_to_decide")
+                if (
+                    row["tool"] != "perflab"
+                    or row["kind"] != "A/A"
+                    or now.get("verdict") != "inconclusive"
+                    or extra is None
+                    or extra > max_extra_s
+                ):
+                    continue
+                again = perflab(base, base, budget_s + extra, workdir / f"{case}-{k}-again.db")
+                again.update(tool="perflab (follow-up, reanalysed)", extra_asked_s=extra,
+                             kind="A/A", load_average=os.getloadavg()[0])  # fmt: skip
+                data["tries"].append(again)
+                print(f"{case} follow-up: {json.dumps(again)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aa", type=int, default=20, help="A/A tries per case (20)")
@@ -268,14 +295,23 @@ def main() -> None:
         help="with --summarise: analyse the tries again from the stores kept in DIR "
         "(--keep-stores), with a CPU-time reference, and write FILE back",
     )
+    parser.add_argument(
+        "--follow-up-saved",
+        action="store_true",
+        help="with --summarise FILE (re-analysed): rerun its inconclusive A/As whose '~N s more' "
+        "is at most --max-follow-up-s, with the budget raised by N; FILE is written back",
+    )
     parser.add_argument("--cpu", type=int, help="perflab's --cpu (default: its own choice)")
     args = parser.parse_args()
-    global CPU
+    global CPU  # noqa: PLW0603
     CPU = args.cpu
     if args.summarise is not None:
         saved = json.loads(args.summarise.read_text())
         if args.reanalyse is not None:
             reanalyse(saved, args.reanalyse)
+            args.summarise.write_text(json.dumps(saved, indent=1))
+        if args.follow_up_saved:
+            follow_up_saved(saved, args.budget, args.max_follow_up_s)
             args.summarise.write_text(json.dumps(saved, indent=1))
         print(summarise(saved))
         return
