@@ -186,15 +186,19 @@ def summarise(document: dict[str, Any]) -> str:
                     f"\nperflab A/B: {r['ratio']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] "
                     f"{r['verdict']}"
                 )
-        follow = [r for r in data["tries"] if r["tool"] == "perflab (follow-up)"]
-        if follow:
-            decided = sum(r["verdict"] == "equivalent" for r in follow)
-            lines.append(
-                f'\nInconclusive A/As run again with `--budget` raised by their "~N s more": '
-                f"{decided}/{len(follow)} `equivalent` ("
-                + ", ".join(f"+{r['extra_asked_s']:.0f} s: {r['verdict']}" for r in follow)
-                + ")."
-            )
+        for tool, which in (
+            ("perflab (follow-up)", "as the run forecast it"),
+            ("perflab (follow-up, reanalysed)", "as this checkout forecasts it"),
+        ):
+            follow = [r for r in data["tries"] if r["tool"] == tool]
+            if follow:
+                decided = sum(r["verdict"] == "equivalent" for r in follow)
+                lines.append(
+                    f'\nInconclusive A/As run again with `--budget` raised by their "~N s more" '
+                    f"({which}): {decided}/{len(follow)} `equivalent` ("
+                    + ", ".join(f"+{r['extra_asked_s']:.0f} s: {r['verdict']}" for r in follow)
+                    + ")."
+                )
     return "\n".join(lines)
 
 
