@@ -305,6 +305,7 @@ def main() -> None:
         help="with --summarise FILE (re-analysed): rerun its inconclusive A/As whose '~N s more' "
         "is at most --max-follow-up-s, with the budget raised by N; FILE is written back",
     )
+    parser.add_argument("--no-hyperfine", action="store_true", help="perflab's tries only")
     parser.add_argument("--cpu", type=int, help="perflab's --cpu (default: its own choice)")
     args = parser.parse_args()
     global CPU  # noqa: PLW0603
@@ -359,11 +360,11 @@ def main() -> None:
                 other = base if kind == "A/A" else slower
                 result = perflab(base, other, args.budget, stores / f"{case}-{i}.db")
                 rows = [result]
-                rows.append(hyperfine(base, other, workdir, None))
-                per_pair = sum(rows[-1]["means_s"])
-                rows.append(
-                    hyperfine(base, other, workdir, max(2, round(result["elapsed_s"] / per_pair)))
-                )
+                if not args.no_hyperfine:
+                    rows.append(hyperfine(base, other, workdir, None))
+                    per_pair = sum(rows[-1]["means_s"])
+                    runs = max(2, round(result["elapsed_s"] / per_pair))
+                    rows.append(hyperfine(base, other, workdir, runs))
                 extra = result["extra_seconds_to_decide"]
                 if (
                     args.follow_up
