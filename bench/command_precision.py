@@ -131,16 +131,17 @@ TOOLS = ("perflab", "hyperfine (defaults)", "hyperfine (same time)")
 def summarise(document: dict[str, Any]) -> str:
     lines = []
     for case, data in document["cases"].items():
-        truth = data.get("reference", {}).get("ratio")
+        truth = wall = data.get("reference", {}).get("ratio")
         said = (
-            f"perflab reference (60 s) {truth:.4f} [{data['reference']['ci_low']:.4f}, "
+            f"perflab reference ({data['reference']['budget_s']:.0f} s) {truth:.4f} "
+            f"[{data['reference']['ci_low']:.4f}, "
             f"{data['reference']['ci_high']:.4f}]"
             if truth
             else "no reference"
         )
         if "cpu_reference" in data:
             truth = data["cpu_reference"]["ratio"]
-            said += f"; CPU-time reference {truth:.4f} (the one the table checks)"
+            said += f"; CPU-time reference {truth:.4f} (A/B: CI contains CPU-time / wall-time)"
         lines.append(
             f"\n**{case}** (`w {data['n']}` against itself and against `w {data['n_slower']}`); "
             + said
@@ -168,10 +169,12 @@ def summarise(document: dict[str, Any]) -> str:
                     for r in rows:
                         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
                     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-                    reference = 1.0 if kind == "A/A" else truth
-                    if reference is not None:
-                        hits = sum(r["ci_low"] <= reference <= r["ci_high"] for r in rows)
-                        contains = f"{hits}/{len(rows)}"
+                    references = [1.0] if kind == "A/A" else [truth, wall]
+                    contains = " / ".join(
+                        f"{sum(r['ci_low'] <= ref <= r['ci_high'] for r in rows)}/{len(rows)}"
+                        for ref in references
+                        if ref is not None
+                    )
                 loads = [r["load_average"] for r in rows]
                 lines.append(
                     f"| {tool} | {kind} | {len(rows)} | {claims}/{len(rows)} | {verdicts} "
