@@ -19,7 +19,8 @@ A claim: perflab's verdict `slower`/`faster`; hyperfine's ratio more than 2 sigm
 no test; sigma from its two standard deviations). Prints a Markdown table per case; the JSON holds
 every try with the load average beside it. `--summarise FILE` prints the tables of a saved run.
 `--cpu N` measures on CPU N even while another perflab run holds it (on a shared machine a run
-otherwise waits up to 30 s for the lock, and the wait is charged to its budget).
+otherwise waits up to 30 s for the lock; measured figures here are of two runs sharing a CPU
+when that happened, which perflab's note says).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ int main(int argc, char **argv) {
 CASES = {"10ms": 10_000_000, "100ms": 100_000_000, "1s": 1_000_000_000}
 SLOWER = 1.03
 REFERENCE_PRECISION = 1e-5  # the reference uses its whole budget
-# --cpu: measure on this CPU even while another perflab run holds it (shared machines: waiting
-# up to 30 s for a lock would be charged to the budget); None: perflab's choice
+# --cpu: measure on this CPU even while another perflab run holds it (shared machines: a run
+# otherwise waits up to 30 s for the lock); None: perflab's choice
 CPU: int | None = None
 
 
