@@ -42,6 +42,7 @@ from perflab.lenses.instructions.callgrind import (
 )
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.object_names import invert, pair_objects
 from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Severity
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
@@ -186,7 +187,32 @@ def _function_json(d: FunctionDelta) -> dict[str, Any]:
         out["parts"] = list(d.parts)
     if d.baseline_name is not None:
         out["signature_changed"] = {"from": d.baseline_name, "to": d.name}
+    if d.variant_object is not None:
+        out["variant_object"] = d.variant_object
     return out
+
+
+def paired_costs(
+    baseline: FunctionCosts, variant: FunctionCosts
+) -> tuple[FunctionCosts, dict[str, str]]:
+    """The variant's costs with each object that is another build of a baseline object under
+    another file name (`measure.object_names.pair_objects`) renamed to the baseline's name, so
+    one function is one row; and the pairs (baseline name -> variant name)."""
+    pairs = pair_objects(
+        {fid.object for fid in baseline.functions}, {fid.object for fid in variant.functions}
+    )
+    if not pairs:
+        return variant, {}
+    renamed = variant.renamed(lambda fid: FunctionId(fid.name, pairs.get(fid.object, fid.object)))
+    return renamed, invert(pairs)
+
+
+def with_variant_objects(
+    deltas: Sequence[FunctionDelta], pairs: Mapping[str, str]
+) -> tuple[FunctionDelta, ...]:
+    return tuple(
+        replace(d, variant_object=pairs[d.object]) if d.object in pairs else d for d in deltas
+    )
 
 
 @dataclass(frozen=True)
@@ -471,8 +497,17 @@ def _comparison(
         if base.attributed is not None and other.attributed is not None:
             table_base, table_other = base.attributed, other.attributed
             attribution = "inline-aware"
-        parts = {**other.parts, **base.parts}
-        functions = function_deltas(table_base, table_other, parts=parts)
+        table_other, pairs = paired_costs(table_base, table_other)
+        parts = {
+            **{
+                FunctionId(fid.name, invert(pairs).get(fid.object, fid.object)): names
+                for fid, names in other.parts.items()
+            },
+            **base.parts,
+        }
+        functions = with_variant_objects(
+            function_deltas(table_base, table_other, parts=parts), pairs
+        )
         floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
         unknown = cannot_tell(
             function_deltas(base.costs, other.costs),
@@ -538,10 +573,12 @@ def _event_comparison(
     )
     functions: tuple[FunctionDelta, ...] = ()
     if base.costs is not None and other.costs is not None:
-        functions = function_deltas(
-            derived_event(base.costs, event.name, event.components),
-            derived_event(other.costs, event.name, event.components),
-            event.name,
+        before_costs = derived_event(base.costs, event.name, event.components)
+        after_costs, pairs = paired_costs(
+            before_costs, derived_event(other.costs, event.name, event.components)
+        )
+        functions = with_variant_objects(
+            function_deltas(before_costs, after_costs, event.name), pairs
         )
     details = InstructionsDetails(
         baseline_per_iteration=statistics.median(before),

@@ -51,7 +51,10 @@ def _functions_table(comparison: Comparison, data: Mapping[str, Any]) -> Table |
     rows = [
         (
             Cell(str(f.get("name", ""))),
-            Cell(str(f.get("object") or "")),
+            Cell(
+                str(f.get("object") or "")
+                + (f" → {f['variant_object']}" if f.get("variant_object") else "")
+            ),
             Cell(count(f.get("baseline"))),
             Cell(count(f.get("variant"))),
             signed(f.get("delta")),
