@@ -213,7 +213,11 @@ def test_a_callee_that_changed_width_is_callee_changed_not_identical() -> None:
     rows = explain(base, new)
     assert claims(rows) == [("callee_changed", "kernel")]
     [d] = [d for row in rows for d in row.diagnoses]
-    assert d.detail == {"from": "Sleef_expf8_u10", "to": "Sleef_expf16_u10"}
+    assert {k: d.detail[k] for k in ("from", "to")} == {
+        "from": "Sleef_expf8_u10",
+        "to": "Sleef_expf16_u10",
+    }
+    assert d.detail["ran_samples"] == {"baseline": 500.0, "variant": 500.0}
     # the two callees play one role (the same call site): one row, both sides ran
     [callee] = [row for row in rows if row.name != "kernel"]
     assert callee.baseline.primary is not None and callee.variant.primary is not None
@@ -275,6 +279,32 @@ def test_inlining_is_claimed_only_with_dwarf_evidence() -> None:
     rows = explain(base, code(listing("kernel", YMM, 900.0)))
     assert "inlined" not in [c for c, _ in claims(rows)]
     assert any("no debug info" in note for row in rows for note in row.notes)
+
+
+def test_a_change_no_sample_landed_on_is_listed_apart_not_claimed() -> None:
+    # kernel ran in both (its samples on its first instruction); the call to the error path
+    # (nop; call; ret: the call and the ret after it unsampled) and, in the variant, the
+    # inlined copy (at an address with no sample) never ran
+    error_path = bytes.fromhex("90e8fa0f0000c3")  # nop; call 0x2000; ret
+    base = code(listing("kernel", error_path, 900.0, frames={}, names={0x2000: "raise_error"}))
+    inlined = {0x1001: (SourceFrame("raise_error", "k.c", 3), SourceFrame("kernel", "k.c", 9))}
+    new = code(listing("kernel", bytes.fromhex("909090c3"), 900.0, frames=inlined))
+    rows = explain(base, new)
+    assert claims(rows) == []  # no inlined claim, and no code_changed for the same change
+    [change] = [d for row in rows for d in row.not_run]
+    assert (str(change.claim), change.function) == ("inlined", "raise_error")
+    assert change.detail["ran_samples"] == {"baseline": 0.0, "variant": 0.0}
+
+
+def test_an_inlining_claim_carries_the_samples_it_touches() -> None:
+    inlined = {0x1000: (SourceFrame("helper", "k.c", 3), SourceFrame("kernel", "k.c", 9))}
+    calls_helper = listing("kernel", CALL_A, 400.0, frames={}, names={0x2000: "helper"})
+    base = code(calls_helper, listing("helper", YMM, 500.0), family_samples={"helper": 500.0})
+    [d] = [d for row in explain(base, code(listing("kernel", YMM, 900.0, frames=inlined)))
+           for d in row.diagnoses]  # fmt: skip
+    # the call and its return (400 samples on the call) and the callee's own 500; the inlined
+    # copy's 900 in the variant
+    assert d.detail["ran_samples"] == {"baseline": 900.0, "variant": 900.0}
 
 
 # -- CPU models ------------------------------------------------------------------------------

@@ -143,6 +143,9 @@ class Row:
     diagnoses: tuple[Diagnosis, ...] = ()
     notes: tuple[str, ...] = ()  # claims not made, and why
     paired_by: str = ""  # how two different functions were paired (their role), if they were
+    # changes found in the code whose changed part no sample landed on in either variant (an
+    # error path, a call the loop never makes): not claimed, listed apart
+    not_run: tuple[Diagnosis, ...] = ()
 
     @property
     def hotness(self) -> float:
@@ -202,7 +205,9 @@ def _why_not(code: VariantCode, name: str, samples: float) -> str:
     if defined:
         text += f"; defined as {', '.join(defined[:3])} per the symbol table"
     elif code.searched.get(name):
-        text += f"; not defined in {', '.join(_base(p) for p in code.searched[name])}"
+        searched = [_base(p) for p in code.searched[name]]
+        more = f" and {len(searched) - 3} more objects it loaded" if len(searched) > 3 else ""
+        text += f"; not defined in {', '.join(searched[:3])}{more}"
     return text
 
 
@@ -286,6 +291,55 @@ def _called_where_executed(listings: Sequence[FunctionListing], callee: str) -> 
     return found[:2]
 
 
+def _call_samples(listings: Sequence[FunctionListing], callee: str) -> float:
+    """Samples on the calls to `callee` in `listings` and on the instruction after each (where
+    its return lands): how often those call sites ran, as perf saw it."""
+    wanted = family(_plain(callee))
+    total = 0.0
+    for listing in listings:
+        lines = listing.lines
+        for index, line in enumerate(lines):
+            targets = [t for t in call_targets((line,)) if t != INDIRECT_CALL]
+            if targets and family(_plain(targets[0])) == wanted:
+                total += line.cost + (lines[index + 1].cost if index + 1 < len(lines) else 0.0)
+    return total
+
+
+def _inlined_samples(listings: Sequence[FunctionListing], callee: str) -> float:
+    """Samples on the addresses whose DWARF inline chain holds `callee` (its inlined copies)."""
+    wanted = family(_plain(callee))
+    total = 0.0
+    for listing in listings:
+        if not listing.inline_frames:
+            continue
+        cost_at = {line.instruction.address: line.cost for line in listing.lines}
+        for address, chain in listing.inline_frames.items():
+            if any(family(_plain(frame.function)) == wanted for frame in chain[:-1]):
+                total += cost_at.get(address, 0.0)
+    return total
+
+
+def _touched(
+    code: VariantCode, listings: Sequence[FunctionListing], callee: str, *, inlined: bool
+) -> float:
+    """The samples of one side that a change of the call to `callee` touches: the inlined copy
+    (`inlined`), or the call sites and the out-of-line callee's own samples."""
+    if inlined:
+        return _inlined_samples(listings, callee)
+    return _call_samples(listings, callee) + float(
+        code.family_samples.get(family(_plain(callee)), 0.0)
+    )
+
+
+def _ran_detail(
+    before: float, after: float, baseline: VariantCode, variant: VariantCode
+) -> dict[str, Any]:
+    return {
+        "ran_samples": {"baseline": before, "variant": after},
+        "ran_share": {"baseline": baseline.share(before), "variant": variant.share(after)},
+    }
+
+
 def _plain(name: str) -> str:
     """A symboliser's name without its argument list, for comparing with symbol names."""
     name = name.split("@", 1)[0]
@@ -344,6 +398,7 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
     for row in rows:
         b, v = row.baseline, row.variant
         diagnoses: list[Diagnosis] = []
+        not_run: list[Diagnosis] = []
         notes: list[str] = []
         if b.ran and v.ran and b.primary is not None and v.primary is not None:
             samples = int(min(b.samples, v.samples))
@@ -369,43 +424,63 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                 continue
             removed = set(b.calls) - set(v.calls) - {INDIRECT_CALL}
             added = set(v.calls) - set(b.calls) - {INDIRECT_CALL}
+            b_code, v_code = [b.primary, *b.parts], [v.primary, *v.parts]
             for callee in sorted(removed):
-                evidence = _inlined_into([v.primary, *v.parts], callee)
+                evidence = _inlined_into(v_code, callee)
                 if evidence:
-                    diagnoses.append(
-                        _inline_claim(Claim.INLINED, callee, row, evidence, "variant", samples)
+                    ran = (
+                        _touched(baseline, b_code, callee, inlined=False),
+                        _touched(variant, v_code, callee, inlined=True),
                     )
+                    claim = _inline_claim(Claim.INLINED, callee, row, evidence, "variant", samples)
+                    claim = replace(
+                        claim, detail={**claim.detail, **_ran_detail(*ran, baseline, variant)}
+                    )
+                    (diagnoses if sum(ran) > 0 else not_run).append(claim)
                     removed.discard(callee)
                     explained.add(family(callee))
             for callee in sorted(added):
-                evidence = _inlined_into([b.primary, *b.parts], callee)
+                evidence = _inlined_into(b_code, callee)
                 if evidence:
-                    diagnoses.append(
-                        _inline_claim(Claim.OUTLINED, callee, row, evidence, "baseline", samples)
+                    ran = (
+                        _touched(baseline, b_code, callee, inlined=True),
+                        _touched(variant, v_code, callee, inlined=False),
                     )
+                    claim = _inline_claim(
+                        Claim.OUTLINED, callee, row, evidence, "baseline", samples
+                    )
+                    claim = replace(
+                        claim, detail={**claim.detail, **_ran_detail(*ran, baseline, variant)}
+                    )
+                    (diagnoses if sum(ran) > 0 else not_run).append(claim)
                     added.discard(callee)
                     explained.add(family(callee))
             for x, y in _callee_pairs(row.change, removed, added):
-                diagnoses.append(
-                    Diagnosis(
-                        Claim.CALLEE_CHANGED,
-                        row.name,
-                        (
-                            f"objdump: {b.primary.name} calls {x} (baseline)",
-                            f"objdump: {v.primary.name} calls {y} instead (variant)",
-                        ),
-                        samples,
-                        {"from": x, "to": y},
-                    )
+                ran = (
+                    _touched(baseline, b_code, x, inlined=False),
+                    _touched(variant, v_code, y, inlined=False),
                 )
+                claim = Diagnosis(
+                    Claim.CALLEE_CHANGED,
+                    row.name,
+                    (
+                        f"objdump: {b.primary.name} calls {x} (baseline)",
+                        f"objdump: {v.primary.name} calls {y} instead (variant)",
+                    ),
+                    samples,
+                    {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)},
+                )
+                (diagnoses if sum(ran) > 0 else not_run).append(claim)
                 explained.update({family(x), family(y)})
             if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
                 notes.append(
                     f"calls changed in {row.name}; whether they were inlined or outlined cannot "
                     f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
                 )
+            # (a change where no sample landed explains the code's change too, unclaimed)
             explained_here = any(
-                d.claim in (Claim.INLINED, Claim.OUTLINED, Claim.CALLEE_CHANGED) for d in diagnoses
+                d.claim in (Claim.INLINED, Claim.OUTLINED, Claim.CALLEE_CHANGED)
+                for d in (*diagnoses, *not_run)
             )
             # one cause, one claim: code that changed only because a call was inlined, outlined
             # or retargeted is said by that claim, not again as a code change
@@ -440,7 +515,9 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
                         samples,
                     )
                 )
-        out.append(Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes)))
+        out.append(
+            Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes), not_run=tuple(not_run))
+        )
     out = _cold_callers(out, baseline, variant, explained)
     out = _isa_changes(out, baseline, variant, explained)
     rows = [_one_sided(row, baseline, variant, explained) for row in out]
@@ -609,6 +686,7 @@ def _pair_by_call_site(rows: list[Row]) -> list[Row]:
                 (*old.notes, *new.notes),
                 f"paired by call site: {row.name} calls {d.detail['from']} in the baseline "
                 f"and {d.detail['to']} in the variant",
+                (*old.not_run, *new.not_run),
             )
             dropped.add(new.name)
     out = [merged.get(row.name, row) for row in rows if row.name not in dropped]
@@ -651,7 +729,7 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
                 f"no {claim} claim for {row.name}: {int(expected)} samples expected in the other "
                 f"variant; about {more} more samples there would settle it"
             )
-        return Row(row.name, b, v, row.change, row.diagnoses, tuple(notes))
+        return replace(row, notes=tuple(notes))
     label_p = "baseline" if b.ran else "variant"
     label_a = "variant" if b.ran else "baseline"
     evidence = [
@@ -675,7 +753,7 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
             f"{label_a}'s executed code calls it ({'; '.join(called)}), so it ran there too "
             "and its samples were counted in its caller"
         )
-        return Row(row.name, b, v, row.change, row.diagnoses, tuple(notes))
+        return replace(row, notes=tuple(notes))
     elif not _has_debug(absent_code.listings) and absent_code.listings:
         notes.append(
             f"whether {row.name} is now inlined cannot be told: no debug info in the "
@@ -683,4 +761,4 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
         )
     del present_code
     diagnosis = Diagnosis(claim, row.name, tuple(evidence), int(present.samples))
-    return Row(row.name, b, v, row.change, (*row.diagnoses, diagnosis), tuple(notes))
+    return replace(row, diagnoses=(*row.diagnoses, diagnosis), notes=tuple(notes))

@@ -67,6 +67,7 @@ from perflab.measure.analysis_parallel import (
 )
 from perflab.measure.debuginfo import file_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.object_names import library_name
 from perflab.model import (
     Artifact,
     Benchmark,
@@ -470,16 +471,28 @@ def _presence(
     cache: AnalysisCache | None = None,
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """For functions listed in another variant but not here: where this variant's objects
-    define them, per the symbol table, and what was searched: the objects with the same file
-    name, and the executables (each variant's command may run its own, under another name)."""
+    define them, per the symbol table, and what was searched. First the objects of the same
+    library (`measure.object_names`: `libpython3.12.so.1.0` for `libpython3.11.so.1.0`) and the
+    executables (each variant's command may run its own, under another name); for a function
+    none of them defines, every other object the variant loaded, so "not defined" is said only
+    of all of them."""
     defined: dict[str, list[str]] = {}
     searched: dict[str, list[str]] = {}
     for name, basename in wanted:
-        paths = [p for p in region.objects if _basename(p) == basename or ".so" not in p]
-        for obj in _objects(region, demangler, paths, cache):
-            searched.setdefault(name, []).append(obj.path)
-            for symbol in _family_index(obj).get(name, []):
-                defined.setdefault(name, []).append(f"{symbol.name} in {_basename(obj.path)}")
+        library = library_name(basename)
+        first = [
+            p
+            for p in region.objects
+            if _basename(p) == basename or library_name(p) == library or ".so" not in p
+        ]
+        rest = [p for p in region.objects if p not in first]
+        for paths in (first, rest):
+            if name in defined:
+                break
+            for obj in _objects(region, demangler, paths, cache):
+                searched.setdefault(name, []).append(obj.path)
+                for symbol in _family_index(obj).get(name, []):
+                    defined.setdefault(name, []).append(f"{symbol.name} in {_basename(obj.path)}")
     return defined, searched
 
 
@@ -685,7 +698,14 @@ class AsmDetails:
 
     @property
     def diagnoses(self) -> list[Diagnosis]:
-        return [d for row in self.rows for d in row.diagnoses]
+        """Every row's claims, those touching the most samples first."""
+        found = [d for row in self.rows for d in row.diagnoses]
+        return sorted(found, key=lambda d: -touched_samples(d))
+
+    @property
+    def changed_not_run(self) -> list[Diagnosis]:
+        """Changes in code no sample landed on in either variant: listed, not claimed."""
+        return [d for row in self.rows for d in row.not_run]
 
     def to_json(self) -> dict[str, Any]:
         out = []
@@ -715,12 +735,14 @@ class AsmDetails:
                     "change": row.sentence,
                     "diagnoses": [d.to_json() for d in row.diagnoses],
                     "notes": list(row.notes),
+                    "changed_not_run": [d.to_json() for d in row.not_run],
                     "diff": diff_text(change.rows),
                 }
             )
         return {
             "functions": out,
             "diagnoses": [d.to_json() for d in self.diagnoses],
+            "changed_not_run": [d.to_json() for d in self.changed_not_run],
             "explanation_notes": [
                 *self.notes,
                 *(note for row in self.rows for note in row.notes),
@@ -730,6 +752,15 @@ class AsmDetails:
             "ratio_kind": "code size of paired hot functions, variant/baseline",
             "byte_identical_functions": list(self.byte_identical),
         }
+
+
+def touched_samples(diagnosis: Diagnosis) -> float:
+    """The samples of both variants a claim's code carries: the call sites and inlined copies
+    it is about where those were counted, else the samples the claim rests on."""
+    ran = diagnosis.detail.get("ran_samples")
+    if isinstance(ran, Mapping):
+        return float(sum(float(v) for v in ran.values()))
+    return float(diagnosis.samples or 0)
 
 
 def asm_verdict(rows: Sequence[Row]) -> Verdict:
