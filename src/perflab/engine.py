@@ -34,6 +34,7 @@ from perflab.errors import (
     RunInterrupted,
     StoreError,
 )
+from perflab.explanation import summaries, summary_section
 from perflab.git.prepare import VariantPreparer
 from perflab.host import (
     default_measurement_cpu,
@@ -957,7 +958,10 @@ def _unstable_output(value: dict[str, Any], rtol: float) -> str | None:
 
 
 def with_sections(result: RunResult) -> RunResult:
-    """The result with every lens's report section built from its analysis."""
+    """The result with every lens's report section built from its analysis, after the summary
+    of each pair that joins them (perflab.explanation)."""
+    found = summaries(result.comparisons)
+    summary = summary_section(found)
     sections = lens_sections(
         result.experiment,
         result.comparisons,
@@ -967,7 +971,9 @@ def with_sections(result: RunResult) -> RunResult:
         cross_run=result.cross_run,
         measurements=result.measurements,
     )
-    return replace(result, sections=sections)
+    if summary is not None:
+        sections = (summary, *sections)
+    return replace(result, sections=sections, summaries=found)
 
 
 def _comparison_groups(

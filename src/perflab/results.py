@@ -12,6 +12,7 @@ from typing import Any
 
 from perflab.document import Section
 from perflab.errors import PerflabError
+from perflab.explanation import Summary
 from perflab.model import (
     Comparison,
     Experiment,
@@ -61,6 +62,8 @@ class RunResult:
     measurements: tuple[Measurement, ...] = ()
     stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
     interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
+    # one paragraph per compared pair joining the lenses (perflab.explanation)
+    summaries: tuple[Summary, ...] = ()
 
     def raise_on_failure(self) -> RunResult:
         """Raise the first benchmark failure, if any (for callers that want exceptions)."""

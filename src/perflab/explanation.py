@@ -1,0 +1,368 @@
+"""One paragraph per comparison: the measured difference, the few functions that account for it
+with their evidence, and what was checked and found unchanged, joining the lenses' analyses.
+
+Pure: the comparisons of one (benchmark, baseline, variant) pair in, a `Summary` record out.
+
+The difference is the instructions lens's (instructions per iteration: deterministic, and every
+function's share of it is counted, not sampled); without it, the profile lens's (wall time per
+iteration under perf, each function's self share of the samples). Causes are functions whose
+own cost moved the way the total moved, largest first, until they account for
+`ACCOUNTED_TARGET` of the difference or `MAX_CAUSES` are named: every one of them ran (a row of
+counted or sampled code), and its evidence is the count or share on each side plus the other
+lenses' claims about it. A pair whose counts agree within the spread between processes (or
+`SAME_COUNT` of the total) has nothing to account for and names no cause.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.measure.symbol_names import fold_clones
+from perflab.model import Comparison, Metric, Verdict
+
+ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
+MAX_CAUSES = 8
+SAME_COUNT = 1e-3  # counts this close are the same code's (same_work.COUNT_TOLERANCE)
+RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
+SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A function whose own cost per iteration moved with the difference, and by how much."""
+
+    function: str
+    object: str
+    delta_per_iteration: float
+    share: float  # of the whole difference (variant - baseline)
+    unit: str
+    evidence: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "object": self.object,
+            "delta_per_iteration": self.delta_per_iteration,
+            "share": self.share,
+            "unit": self.unit,
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True)
+class Summary:
+    benchmark: str
+    baseline: str
+    variant: str
+    text: str
+    causes: tuple[Cause, ...] = ()
+    source: str = ""  # the lens whose difference is accounted for
+    difference: float | None = None  # variant - baseline, per iteration
+    unit: str = ""
+    accounted: float | None = None  # the causes' share of the difference together
+    unchanged: tuple[str, ...] = ()  # what was checked and found the same
+    changed_not_run: tuple[str, ...] = ()  # changes in code that did not run: not causes
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "baseline": self.baseline,
+            "variant": self.variant,
+            "summary": {
+                "text": self.text,
+                "causes": [cause.to_json() for cause in self.causes],
+                "source": self.source,
+                "difference_per_iteration": self.difference,
+                "unit": self.unit,
+                "accounted_share": self.accounted,
+                "unchanged": list(self.unchanged),
+                "changed_not_run": list(self.changed_not_run),
+            },
+        }
+
+
+def summaries(comparisons: Sequence[Comparison]) -> tuple[Summary, ...]:
+    """One summary per (benchmark, baseline, variant) with an instructions or profile
+    comparison, in the order the comparisons come."""
+    groups: dict[tuple[str, str, str], list[Comparison]] = {}
+    for comparison in comparisons:
+        key = (comparison.benchmark, comparison.baseline, comparison.variant)
+        groups.setdefault(key, []).append(comparison)
+    out = []
+    for (benchmark, baseline, variant), mine in groups.items():
+        summary = summarise(benchmark, baseline, variant, mine)
+        if summary is not None:
+            out.append(summary)
+    return tuple(out)
+
+
+def _details(comparison: Comparison | None) -> dict[str, Any]:
+    if comparison is None or comparison.details is None:
+        return {}
+    data: dict[str, Any] = comparison.details.to_json()
+    return data
+
+
+def _first(comparisons: Sequence[Comparison], metric: Metric) -> Comparison | None:
+    return next((c for c in comparisons if c.metric is metric and c.event is None), None)
+
+
+def summarise(
+    benchmark: str, baseline: str, variant: str, comparisons: Sequence[Comparison]
+) -> Summary | None:
+    instructions = _first(comparisons, Metric.INSTRUCTIONS)
+    profile = _first(comparisons, Metric.PROFILE)
+    time = _first(comparisons, Metric.TIME)
+    asm = _details(_first(comparisons, Metric.ASM))
+    claims = _claims_by_function(comparisons)
+    unchanged = _unchanged(_details(instructions), asm)
+    not_run = tuple(
+        f"{d.get('claim')}: {d.get('function')}" for d in asm.get("changed_not_run") or []
+    )
+    if instructions is not None:
+        found = _from_instructions(instructions, claims)
+    elif profile is not None:
+        found = _from_profile(profile, claims)
+    else:
+        return None
+    source, unit, difference, causes, what = found
+    accounted = sum(c.share for c in causes) if causes else None
+    text = _text(what, causes, accounted, unit, time, source, unchanged, not_run)
+    return Summary(
+        benchmark,
+        baseline,
+        variant,
+        text,
+        causes,
+        source,
+        difference,
+        unit,
+        accounted,
+        unchanged,
+        not_run,
+    )
+
+
+_Found = tuple[str, str, float | None, tuple[Cause, ...], str]
+
+
+def _from_instructions(comparison: Comparison, claims: Mapping[str, list[str]]) -> _Found:
+    data = _details(comparison)
+    before = float(data.get("baseline_per_iteration") or comparison.baseline_value)
+    after = float(data.get("variant_per_iteration") or comparison.variant_value)
+    difference = after - before
+    unit = "instructions"
+    if _no_difference(comparison, before, after):
+        what = (
+            f"The same instructions per iteration ({before:,.0f} and {after:,.0f}, within the "
+            "spread between processes or 0.1%): nothing to account for"
+        )
+        return "instructions", unit, difference, (), what
+    rows = []
+    for row in data.get("functions") or []:
+        delta = float(row.get("delta") or 0.0)
+        if abs(delta) < RESIDUE or delta * difference <= 0:
+            continue
+        obj = str(row.get("object") or "")
+        if row.get("variant_object"):
+            obj = f"{obj} → {row['variant_object']}"
+        presence = str(row.get("presence") or "both")
+        where = {
+            "baseline_only": ", ran in the baseline only",
+            "variant_only": ", ran in the variant only",
+        }.get(presence, "")
+        name = str(row.get("name") or "")
+        evidence = (
+            f"callgrind: {float(row.get('baseline') or 0):,.1f} → "
+            f"{float(row.get('variant') or 0):,.1f} self instructions per iteration in {name} "
+            f"({obj}{where})",
+            *claims.get(fold_clones(name), []),
+        )
+        rows.append((delta, name, obj, evidence))
+    causes = _greedy(rows, difference, unit)
+    percent = abs(difference) / before if before else math.nan
+    what = (
+        f"{percent:.1%} {'fewer' if difference < 0 else 'more'} instructions per iteration "
+        f"({before:,.0f} → {after:,.0f})"
+    )
+    return "instructions", unit, difference, causes, what
+
+
+def _from_profile(comparison: Comparison, claims: Mapping[str, list[str]]) -> _Found:
+    data = _details(comparison)
+    before, after = comparison.baseline_value, comparison.variant_value
+    difference = after - before
+    unit = "ns"
+    if comparison.verdict in (Verdict.EQUIVALENT, Verdict.INCONCLUSIVE) or not (
+        math.isfinite(before) and math.isfinite(after)
+    ):
+        what = (
+            f"No difference the profile can tell in wall time per iteration under perf "
+            f"({before:,.0f} and {after:,.0f} ns, {comparison.verdict})"
+        )
+        return "profile", unit, difference, (), what
+    rows = []
+    for row in data.get("symbols") or []:
+        b_share = float(row.get("baseline_share") or 0.0)
+        v_share = float(row.get("variant_share") or 0.0)
+        delta = v_share * after - b_share * before
+        if delta * difference <= 0:
+            continue
+        name = str(row.get("name") or "")
+        evidence = (
+            f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self) in {name}, "
+            f"{b_share * before:,.0f} → {v_share * after:,.0f} ns per iteration",
+            *claims.get(fold_clones(name), []),
+        )
+        rows.append((delta, name, str(row.get("object") or ""), evidence))
+    causes = _greedy(rows, difference, unit)
+    what = (
+        f"{abs(difference) / before:.1%} {'less' if difference < 0 else 'more'} wall time per "
+        f"iteration under perf ({before:,.0f} → {after:,.0f} ns)"
+    )
+    return "profile", unit, difference, causes, what
+
+
+def _no_difference(comparison: Comparison, before: float, after: float) -> bool:
+    if before <= 0:
+        return after == before
+    if abs(after - before) <= SAME_COUNT * before:
+        return True
+    low, high = comparison.ci_low, comparison.ci_high
+    return math.isfinite(low) and math.isfinite(high) and low <= 1.0 <= high
+
+
+def _greedy(
+    rows: Sequence[tuple[float, str, str, tuple[str, ...]]], difference: float, unit: str
+) -> tuple[Cause, ...]:
+    """The largest rows moving with the difference, until they account for ACCOUNTED_TARGET
+    of it or MAX_CAUSES are named."""
+    if not difference:
+        return ()
+    causes: list[Cause] = []
+    total = 0.0
+    for delta, name, obj, evidence in sorted(rows, key=lambda r: -abs(r[0])):
+        if total >= ACCOUNTED_TARGET or len(causes) >= MAX_CAUSES:
+            break
+        share = delta / difference
+        causes.append(Cause(name, obj, delta, share, unit, evidence))
+        total += share
+    return tuple(causes)
+
+
+def _claims_by_function(comparisons: Sequence[Comparison]) -> dict[str, list[str]]:
+    """Every lens's claims (diagnoses), by the function they are about (clones folded), each as
+    'lens: claim, its first evidence'."""
+    found: dict[str, list[str]] = {}
+    for comparison in comparisons:
+        if comparison.metric not in (Metric.INSTRUCTIONS, Metric.ASM, Metric.PROFILE):
+            continue
+        if comparison.event is not None:
+            continue
+        for diagnosis in _details(comparison).get("diagnoses") or []:
+            function = fold_clones(str(diagnosis.get("function") or ""))
+            first = (diagnosis.get("evidence") or [""])[0]
+            text = f"{comparison.metric}: {diagnosis.get('claim')} {function}"
+            found.setdefault(function, []).append(f"{text} ({first})" if first else text)
+    return found
+
+
+def _unchanged(instructions: Mapping[str, Any], asm: Mapping[str, Any]) -> tuple[str, ...]:
+    out = []
+    identical = instructions.get("identical_objects") or []
+    if identical:
+        shown = ", ".join(identical[:4]) + (" ..." if len(identical) > 4 else "")
+        out.append(f"{len(identical)} objects byte-identical in both variants ({shown})")
+    same = asm.get("byte_identical_functions") or []
+    rows = asm.get("functions") or []
+    if rows:
+        out.append(f"{len(same)} of {len(rows)} hot functions the same machine code in both (asm)")
+    return tuple(out)
+
+
+def _signed(value: float, unit: str) -> str:
+    return f"{value:+,.0f}" + (" ns" if unit == "ns" else "")
+
+
+def _time_words(time: Comparison | None, difference: float | None) -> str:
+    if time is None or difference is None:
+        return ""
+    ratio = f"time {time.ratio:.3f}"
+    if time.verdict is Verdict.EQUIVALENT:
+        return f" ({ratio}, equivalent: the time lens sees no difference)"
+    if time.verdict not in (Verdict.FASTER, Verdict.SLOWER):
+        return f" ({ratio}, {time.verdict})"
+    agrees = (time.verdict is Verdict.FASTER) == (difference < 0)
+    return f" ({ratio} agrees)" if agrees else f" ({ratio} does not agree)"
+
+
+def _text(
+    what: str,
+    causes: Sequence[Cause],
+    accounted: float | None,
+    unit: str,
+    time: Comparison | None,
+    source: str,
+    unchanged: Sequence[str],
+    not_run: Sequence[str],
+) -> str:
+    difference = causes[0].delta_per_iteration / causes[0].share if causes else None
+    words = what + _time_words(time, difference)
+    if causes:
+        named = ", ".join(
+            f"{_signed(c.delta_per_iteration, unit)} {c.function}" for c in causes[:SHOWN_IN_TEXT]
+        )
+        more = f" and {len(causes) - SHOWN_IN_TEXT} more" if len(causes) > SHOWN_IN_TEXT else ""
+        words += (
+            f": {named}{more} ({source}, per iteration); these account for "
+            f"{accounted or 0.0:.0%} of the difference"
+        )
+    words += "."
+    if unchanged:
+        words += " Unchanged: " + "; ".join(unchanged) + "."
+    if not_run:
+        words += (
+            f" {len(not_run)} changes in code no sample landed on are not causes "
+            f"({', '.join(not_run[:3])}{' ...' if len(not_run) > 3 else ''})."
+        )
+    return words
+
+
+def summary_section(found: Sequence[Summary]) -> Section | None:
+    """The paragraph of every pair first, then per pair its causes and their evidence."""
+    if not found:
+        return None
+    paragraphs = []
+    subsections = []
+    for summary in found:
+        title = f"{summary.benchmark}: {summary.variant} vs {summary.baseline}"
+        paragraphs.append(Paragraph(f"{title}: {summary.text}"))
+        if not summary.causes:
+            continue
+        blocks: list[Block] = [
+            Table(
+                ("function", "object", "Δ per iteration", "share", "evidence"),
+                tuple(
+                    (
+                        Cell(cause.function),
+                        Cell(cause.object),
+                        Cell(_signed(cause.delta_per_iteration, cause.unit)),
+                        Cell(f"{cause.share:.0%}"),
+                        Cell(cause.evidence[0] if cause.evidence else ""),
+                    )
+                    for cause in summary.causes
+                ),
+                numeric=(False, False, True, True, False),
+                caption=f"what accounts for the difference ({summary.source})",
+            )
+        ]
+        for cause in summary.causes:
+            blocks += [
+                Paragraph(f"{cause.function}: {line}", Style.MUTED) for line in cause.evidence[1:3]
+            ]
+        subsections.append(Section(title, tuple(blocks)))
+    return Section("summary", tuple(paragraphs), tuple(subsections), key="summary")

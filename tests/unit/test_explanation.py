@@ -1,0 +1,105 @@
+"""One paragraph per comparison (`perflab.explanation`): the causes that account for the
+difference, only code that ran, nothing for identical code, every cause with its evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.document import Table
+from perflab.explanation import summaries, summary_section
+from perflab.model import Comparison, Metric, Verdict
+
+
+@dataclass(frozen=True)
+class Raw:
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.data
+
+
+def row(name: str, before: float, after: float, presence: str = "both") -> dict[str, Any]:
+    return {"name": name, "object": "libpython3.11.so.1.0", "variant_object":
+            "libpython3.12.so.1.0", "baseline": before, "variant": after, "delta": after - before,
+            "presence": presence}  # fmt: skip
+
+
+def comparison(
+    metric: Metric, before: float, after: float, data: dict[str, Any], *,
+    verdict: Verdict = Verdict.FASTER, ci: tuple[float, float] | None = None,
+) -> Comparison:  # fmt: skip
+    ratio = after / before
+    low, high = ci or (ratio, ratio)
+    return Comparison("b", metric, "py311", "py312", ratio, low, high, verdict, before, after,
+                      "x", details=Raw(data))  # fmt: skip
+
+
+def instructions(
+    functions: list[dict[str, Any]], before: float, after: float, **kw: Any
+) -> Comparison:
+    data = {"baseline_per_iteration": before, "variant_per_iteration": after,
+            "functions": functions, "identical_objects": ["libc.so.6"]}  # fmt: skip
+    return comparison(Metric.INSTRUCTIONS, before, after, data, **kw)
+
+
+def test_the_causes_are_the_largest_changes_with_the_difference_until_80_percent() -> None:
+    functions = [
+        row("PyFunction_NewWithQualName", 106, 0, "baseline_only"),
+        row("_PyEvalFramePushAndInit", 94, 0),
+        row("_PyFrame_Clear", 83, 0),
+        row("_Py_IsImmortal", 0, 40, "variant_only"),  # against the difference: never a cause
+        row("func_dealloc", 60, 0),
+        row("handshake", 1.0, 0.0),  # the residue: never a cause
+        row("tiny", 20, 0),
+    ]
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "disappeared", "function": "PyFunction_NewWithQualName",
+         "evidence": ["perf: 30 of 900 samples in the baseline"]}],
+        "changed_not_run": [{"claim": "inlined", "function": "format_exc_check_arg"}],
+        "functions": [{}], "byte_identical_functions": []})  # fmt: skip
+    time = comparison(Metric.TIME, 2.17, 1.89, {})
+    [summary] = summaries([time, instructions(functions, 1000.0, 677.0), asm])
+    assert [c.function for c in summary.causes] == [
+        "PyFunction_NewWithQualName", "_PyEvalFramePushAndInit", "_PyFrame_Clear",
+    ]  # fmt: skip
+    assert summary.accounted is not None and summary.accounted >= 0.8
+    first = summary.causes[0]
+    assert first.delta_per_iteration == -106 and round(first.share, 3) == round(106 / 323, 3)
+    assert "ran in the baseline only" in first.evidence[0]
+    assert "asm: disappeared PyFunction_NewWithQualName" in first.evidence[1]
+    assert summary.text.startswith("32.3% fewer instructions per iteration (1,000 → 677)")
+    assert "time 0.871 agrees" in summary.text and "account for 88%" in summary.text
+    assert "format_exc_check_arg" in summary.text  # listed apart, not a cause
+    assert "format_exc_check_arg" not in [c.function for c in summary.causes]
+    body = summary.to_json()["summary"]
+    assert set(body) >= {"text", "causes"}
+    assert set(body["causes"][0]) >= {"function", "delta_per_iteration", "share", "evidence"}
+    section = summary_section([summary])
+    assert section is not None and section.key == "summary"
+    assert summary.text in section.blocks[0].text  # type: ignore[union-attr]
+    assert any(isinstance(b, Table) for b in section.subsections[0].blocks)
+
+
+def test_identical_code_names_no_cause() -> None:
+    same = instructions([row("malloc_consolidate", 100.0, 100.3)], 9867.0, 9867.3,
+                        verdict=Verdict.EQUIVALENT)  # fmt: skip
+    [summary] = summaries([same])
+    assert summary.causes == () and summary.accounted is None
+    assert "nothing to account for" in summary.text
+    # processes of one variant apart by more than the difference: the interval spans 1
+    spread = instructions([row("malloc_consolidate", 100.0, 130.0)], 9836.0, 9866.0,
+                          verdict=Verdict.EQUIVALENT, ci=(0.997, 1.004))  # fmt: skip
+    assert summaries([spread])[0].causes == ()
+
+
+def test_no_instructions_the_profile_accounts_in_time() -> None:
+    data = {"symbols": [
+        {"name": "kernel", "object": "k", "baseline_share": 0.8, "variant_share": 0.5},
+        {"name": "other", "object": "k", "baseline_share": 0.2, "variant_share": 0.5},
+    ]}  # fmt: skip
+    [summary] = summaries([comparison(Metric.PROFILE, 1000.0, 600.0, data)])
+    # kernel: 800 -> 300 ns, other: 200 -> 300 ns (against the difference)
+    assert [(c.function, c.delta_per_iteration) for c in summary.causes] == [("kernel", -500.0)]
+    assert summary.unit == "ns" and summary.causes[0].share == 1.25
+    assert summaries([comparison(Metric.TIME, 1, 1, {})]) == ()
