@@ -155,3 +155,57 @@ def test_each_process_of_a_side_must_hold_the_share_floor() -> None:
     assert not even_across_parts([(30, 500), (9, 500)])  # 1.8% in one process
     assert not even_across_parts([(30, 500), (0, 0)])  # a process that recorded nothing
     assert even_across_parts([(1, 500)])  # one process: nothing to compare
+
+
+def _stacks(rows: dict[tuple[str, ...], int]) -> Counter[Stack]:
+    """Stacks given root first, stored leaf first as perf_script does."""
+    return Counter({tuple(("lib", f) for f in reversed(frames)): n for frames, n in rows.items()})
+
+
+def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
+    from perflab.lenses.profile.perf_script import diff_profiles, hot_symbols, with_stack_evidence
+
+    # 3.11 inlines pymain_run_python into Py_RunMain; 3.12 calls it: on every 3.12 stack
+    base = _stacks({("main", "Py_RunMain", "run_file", "eval"): 600})
+    new = _stacks(
+        {("main", "Py_RunMain", "pymain_run_python.constprop.0", "run_file", "eval"): 600}
+    )
+    diff = diff_profiles(hot_symbols(base), hot_symbols(new))
+    assert diff.appeared == ("pymain_run_python.constprop.0",)
+    checked = with_stack_evidence(diff, base, new)
+    assert checked.appeared == () and checked.claims == ()
+    [frame] = checked.pass_through
+    assert (frame.caller, frame.callee) == ("Py_RunMain", "run_file")
+    # a function that does work of its own (a leaf) is new work: still claimed
+    new_work = _stacks({("main", "Py_RunMain", "run_file", "eval", "helper"): 600})
+    diff = diff_profiles(hot_symbols(base), hot_symbols(new_work))
+    assert with_stack_evidence(diff, base, new_work).appeared == ("helper",)
+
+
+def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
+    from perflab.lenses.profile.perf_script import diff_profiles, hot_symbols, with_stack_evidence
+
+    base = _stacks({
+        ("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 800,
+        ("main", "dgemm_nn", "dgemm_oncopy_SKYLAKEX"): 100,
+        ("main", "dgemm_nn"): 100,
+    })  # fmt: skip
+    new = _stacks({
+        ("main", "dgemm_nn", "dgemm_kernel_HASWELL"): 850,
+        ("main", "dgemm_nn", "dgemm_oncopy_HASWELL"): 100,
+        ("main", "dgemm_nn"): 50,
+    })  # fmt: skip
+    diff = diff_profiles(hot_symbols(base), hot_symbols(new))
+    assert len(diff.claims) == 4
+    checked = with_stack_evidence(diff, base, new)
+    assert checked.claims == ()
+    pairs = {(c.old, c.new, c.caller) for c in checked.dispatches}
+    # the caller pairs them; the names only break the tie between the two pairs
+    assert pairs == {
+        ("dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL", "dgemm_nn"),
+        ("dgemm_oncopy_SKYLAKEX", "dgemm_oncopy_HASWELL", "dgemm_nn"),
+    }
+    details = ProfileDetails(checked, "cpu-clock", "dwarf", 1000, 1000)
+    claims = [(str(d.claim), d.detail.get("from")) for d in details.diagnoses()]
+    assert ("dispatch_changed", "dgemm_kernel_SKYLAKEX") in claims
+    assert all(c == "dispatch_changed" for c, _ in claims)

@@ -52,6 +52,7 @@ from perflab.lenses.profile.perf_script import (
     parse_evlist,
     parse_folded,
     parse_perf_script,
+    with_stack_evidence,
 )
 from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.commands import command_argv
@@ -478,7 +479,17 @@ class ProfileDetails:
     flame: FlameNode | None = field(default=None, compare=False)
 
     def diagnoses(self) -> tuple[Diagnosis, ...]:
-        return tuple(
+        dispatches = tuple(
+            Diagnosis(
+                claim=Claim.DISPATCH_CHANGED,
+                function=normalise_function_name(change.caller),
+                evidence=change.evidence(),
+                samples=min(change.old_samples, change.new_samples),
+                detail={"from": change.old, "to": change.new, "caller": change.caller},
+            )
+            for change in self.diff.dispatches
+        )
+        return dispatches + tuple(
             Diagnosis(
                 claim=Claim.APPEARED if entry.appeared else Claim.DISAPPEARED,
                 function=normalise_function_name(entry.name),
@@ -497,6 +508,8 @@ class ProfileDetails:
             "diagnoses": [d.to_json() for d in self.diagnoses()],
             "unsettled": [entry.to_json() for entry in self.diff.unsettled],
             "uneven": [entry.to_json() for entry in self.diff.uneven],
+            "pass_through": [entry.to_json() for entry in self.diff.pass_through],
+            "dispatch_changed": [change.to_json() for change in self.diff.dispatches],
             "sampled_event": self.sampled_event,
             "call_graph": self.call_graph,
             "baseline_samples": self.baseline_samples,
@@ -767,6 +780,14 @@ def stored_parts(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
     return [parse_folded(a.content) for a in _per_generation(data, variant, FOLDED)]
 
 
+def pooled_stacks(data: BenchmarkData, variant: str) -> Counter[Stack]:
+    """One variant's folded stacks of every worker process together."""
+    pooled: Counter[Stack] = Counter()
+    for stacks in stored_parts(data, variant):
+        pooled.update(stacks)
+    return pooled
+
+
 def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[str, Any]]:
     """One variant's hot symbols and recording facts, from what the lens stored: its worker
     processes' samples together (`samples`, `loops` and `region_ns` summed)."""
@@ -832,11 +853,15 @@ def analyse_profiles(
                     variant_value=var_value,
                     unit="ns",  # wall time under perf record: see ratio_basis
                     details=ProfileDetails(
-                        diff=diff_profiles(
-                            baseline,
-                            summary,
-                            baseline_parts=baseline_parts,
-                            variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
+                        diff=with_stack_evidence(
+                            diff_profiles(
+                                baseline,
+                                summary,
+                                baseline_parts=baseline_parts,
+                                variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
+                            ),
+                            pooled_stacks(data, baseline_name),
+                            pooled_stacks(data, name),
                         ),
                         sampled_event=", ".join(meta.get("sampled_events", [])),
                         call_graph=str(meta.get("call_graph", "")),
@@ -866,6 +891,16 @@ def analyse_profiles(
                     metric=Metric.PROFILE,
                 )
                 for entry in comparison.details.diff.unsettled
+            ]
+            notes += [
+                Note(
+                    Severity.INFO,
+                    entry.message(),
+                    benchmark=benchmark.name,
+                    variant=comparison.variant,
+                    metric=Metric.PROFILE,
+                )
+                for entry in comparison.details.diff.pass_through
             ]
             notes += [
                 Note(

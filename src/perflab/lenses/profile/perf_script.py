@@ -530,6 +530,10 @@ class ProfileDiff:
     claims: tuple[Appearance, ...] = field(default=())  # appeared + disappeared, with numbers
     # enough samples pooled, but below the share floor in some process of its side: not claimed
     uneven: tuple[Appearance, ...] = field(default=())
+    # one-sided frames between a caller and a callee the other side calls directly: not claimed
+    pass_through: tuple[PassThrough, ...] = field(default=())
+    # a kernel gone and one new under the same caller: one dispatch change (`with_stack_evidence`)
+    dispatches: tuple[DispatchChange, ...] = field(default=())
 
 
 def diff_profiles(
@@ -665,3 +669,244 @@ def top_symbols(summary: HotSymbols, sequence: Sequence[str] = (), *, limit: int
         s.name for s in summary.symbols if not s.name.startswith(UNKNOWN) and s.name not in excluded
     ]
     return names[:limit]
+
+
+# -- what the sampled call stacks say about one-sided functions ---------------------------------
+
+# a one-sided function is a frame between two others (not work of its own) when at most this
+# share of its samples are its own (leaf) and at least PASS_THROUGH_SHARE of its stacks have a
+# caller and callee the other side calls directly
+PASS_THROUGH_SELF = 0.01
+PASS_THROUGH_SHARE = 0.9
+# a dispatch pair: each kernel has at least this share of its side's samples as its own
+DISPATCH_MIN_SELF = 0.02
+
+
+@dataclass(frozen=True)
+class PassThrough:
+    """A function on one side's stacks only, as a frame between a caller and a callee that the
+    other side calls directly: an outer function inlined into its caller on one side (3.11
+    inlines `pymain_run_python` into `Py_RunMain`), not new work."""
+
+    name: str
+    appeared: bool
+    caller: str | None  # None: the outermost frame
+    callee: str
+    samples: int
+
+    def message(self) -> str:
+        change = "appeared" if self.appeared else "disappeared"
+        there = "baseline" if self.appeared else "variant"
+        caller = f"`{self.caller}`" if self.caller else "the outermost frame"
+        return (
+            f"not claimed that `{self.name}` {change}: on its {self.samples} stacks it is only a "
+            f"frame between {caller} and `{self.callee}`, which the {there} calls directly (the "
+            f"function is inlined into its caller there): no work of its own"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "change": "appeared" if self.appeared else "disappeared",
+            "caller": self.caller,
+            "callee": self.callee,
+            "samples": self.samples,
+        }
+
+
+@dataclass(frozen=True)
+class DispatchChange:
+    """A kernel that ran in the baseline only and another that ran in the variant only, called
+    from the same caller on most of their stacks: one call site, another target (a dispatch
+    table's slot, a resolver's choice)."""
+
+    old: str
+    new: str
+    caller: str
+    old_object: str
+    new_object: str
+    old_samples: int  # samples with the kernel on the stack
+    new_samples: int
+    old_from_caller: int  # of those, called from `caller`
+    new_from_caller: int
+    baseline_total: int
+    variant_total: int
+
+    def evidence(self) -> tuple[str, ...]:
+        return (
+            f"perf: {self.old} on {self.old_samples} of {self.baseline_total} sampled stacks "
+            f"(baseline), called from {self.caller} on {self.old_from_caller}; none in the variant",
+            f"perf: {self.new} on {self.new_samples} of {self.variant_total} sampled stacks "
+            f"(variant), called from {self.caller} on {self.new_from_caller}; none in the baseline",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "from": self.old,
+            "to": self.new,
+            "caller": self.caller,
+            "from_object": self.old_object,
+            "to_object": self.new_object,
+            "evidence": list(self.evidence()),
+        }
+
+
+def _stack_ids(stack: Stack) -> list[str]:
+    return [_identity(symbol) for _, symbol in stack]
+
+
+def _seen(stacks: Mapping[Stack, int]) -> set[str]:
+    return {name for stack in stacks for name in _stack_ids(stack)}
+
+
+def _neighbours(
+    name: str, stacks: Mapping[Stack, int], keep: set[str]
+) -> tuple[Counter[tuple[str | None, str]], int, int]:
+    """(nearest caller, nearest callee) around `name` on its stacks, counting only frames in
+    `keep`; the samples with it on the stack; those where it is the leaf."""
+    around: Counter[tuple[str | None, str]] = Counter()
+    total = leaf = 0
+    for stack, count in stacks.items():
+        ids = _stack_ids(stack)
+        if name not in ids:
+            continue
+        total += count
+        index = ids.index(name)
+        if index == 0:
+            leaf += count
+            continue
+        callee = next((x for x in reversed(ids[:index]) if x in keep), None)
+        caller = next((x for x in ids[index + 1 :] if x in keep), None)
+        if callee is not None:
+            around[(caller, callee)] += count
+    return around, total, leaf
+
+
+def _direct_calls(stacks: Mapping[Stack, int], keep: set[str]) -> set[tuple[str | None, str]]:
+    """(caller, callee) pairs adjacent on some stack once frames outside `keep` are skipped
+    (the outermost frame has caller None)."""
+    pairs: set[tuple[str | None, str]] = set()
+    for stack in stacks:
+        ids = [x for x in _stack_ids(stack) if x in keep]
+        for index, callee in enumerate(ids):
+            pairs.add((ids[index + 1] if index + 1 < len(ids) else None, callee))
+    return pairs
+
+
+def _caller_of(name: str, stacks: Mapping[Stack, int], keep: set[str]) -> tuple[str | None, int]:
+    """The most common nearest caller of `name` among frames in `keep`, and on how many
+    samples."""
+    callers: Counter[str] = Counter()
+    for stack, count in stacks.items():
+        ids = _stack_ids(stack)
+        if name in ids:
+            index = ids.index(name)
+            caller = next((x for x in ids[index + 1 :] if x in keep and x != name), None)
+            if caller is not None:
+                callers[caller] += count
+    if not callers:
+        return None, 0
+    return callers.most_common(1)[0]
+
+
+def _name_hint(old: str, new: str) -> int:
+    """How alike two names are, as a tie-break only: the length of their common prefix and
+    suffix (`dgemm_kernel_SKYLAKEX`, `dgemm_kernel_HASWELL`)."""
+    prefix = len(os.path.commonprefix([old, new]))
+    suffix = len(os.path.commonprefix([old[::-1], new[::-1]]))
+    return prefix + suffix
+
+
+def with_stack_evidence(
+    diff: ProfileDiff, baseline: Mapping[Stack, int], variant: Mapping[Stack, int]
+) -> ProfileDiff:
+    """The appearance claims checked against the sampled call stacks: a function that is only a
+    frame between a caller and a callee the other side calls directly is no new work
+    (`pass_through`, not claimed); a kernel that disappeared and one that appeared, each
+    mostly called from one caller that is on both sides, are one dispatch change
+    (`dispatches`), not two claims. Names only break ties between several such pairs."""
+    if not baseline or not variant:
+        return diff
+    seen_before, seen_after = _seen(baseline), _seen(variant)
+    both = seen_before & seen_after
+    direct = {True: _direct_calls(baseline, seen_after), False: _direct_calls(variant, seen_before)}
+    passing: list[PassThrough] = []
+    kept: list[Appearance] = []
+    for entry in diff.claims:
+        here = variant if entry.appeared else baseline
+        keep = seen_before if entry.appeared else seen_after
+        name = _identity(entry.name)
+        around, total, leaf = _neighbours(name, here, keep)
+        if total and leaf <= PASS_THROUGH_SELF * total and around:
+            inside = sum(n for pair, n in around.items() if pair in direct[entry.appeared])
+            if inside >= PASS_THROUGH_SHARE * total:
+                (caller, callee), _ = around.most_common(1)[0]
+                passing.append(PassThrough(entry.name, entry.appeared, caller, callee, total))
+                continue
+        kept.append(entry)
+    dispatches, kept = _dispatch_pairs(kept, baseline, variant, both)
+    return replace(
+        diff,
+        claims=tuple(kept),
+        appeared=tuple(sorted(a.name for a in kept if a.appeared)),
+        disappeared=tuple(sorted(a.name for a in kept if not a.appeared)),
+        pass_through=tuple(passing),
+        dispatches=tuple(dispatches),
+    )
+
+
+def _dispatch_pairs(
+    claims: Sequence[Appearance],
+    baseline: Mapping[Stack, int],
+    variant: Mapping[Stack, int],
+    both: set[str],
+) -> tuple[list[DispatchChange], list[Appearance]]:
+    base_hot, var_hot = hot_symbols(baseline), hot_symbols(variant)
+
+    def own_share(summary: HotSymbols, name: str) -> float:
+        share = summary.share_of(name)
+        return share.self_share if share else 0.0
+
+    def callers(
+        entries: list[Appearance], stacks: Mapping[Stack, int]
+    ) -> dict[str, list[tuple[Appearance, int]]]:
+        out: dict[str, list[tuple[Appearance, int]]] = {}
+        for entry in entries:
+            caller, count = _caller_of(_identity(entry.name), stacks, both)
+            if caller is not None and count >= entry.samples / 2:
+                out.setdefault(caller, []).append((entry, count))
+        return out
+
+    gone = [
+        a for a in claims if not a.appeared and own_share(base_hot, a.name) >= DISPATCH_MIN_SELF
+    ]
+    new = [a for a in claims if a.appeared and own_share(var_hot, a.name) >= DISPATCH_MIN_SELF]
+    by_old, by_new = callers(gone, baseline), callers(new, variant)
+    changes: list[DispatchChange] = []
+    used: set[str] = set()
+    for caller in sorted(by_old.keys() & by_new.keys()):
+        olds, news = list(by_old[caller]), list(by_new[caller])
+        while olds and news:
+            (old, old_n), (new_entry, new_n) = max(
+                ((o, n) for o in olds for n in news),
+                key=lambda pair: (_name_hint(pair[0][0].name, pair[1][0].name), pair[0][1]),
+            )
+            olds.remove((old, old_n))
+            news.remove((new_entry, new_n))
+            used |= {old.name, new_entry.name}
+            changes.append(
+                DispatchChange(
+                    old.name,
+                    new_entry.name,
+                    caller,
+                    old.object,
+                    new_entry.object,
+                    old.samples,
+                    new_entry.samples,
+                    old_n,
+                    new_n,
+                    old.total,
+                    new_entry.total,
+                )  # fmt: skip
+            )
+    return changes, [a for a in claims if a.name not in used]
