@@ -6,7 +6,9 @@
 Builds every case on the spot (gcc, g++, clang, a ctypes library, glibc, ATen), checks its
 ground truth with nm/objdump/readelf/perf report, runs perflab through its Python API, and
 prints per lens the claims the corpus expects, those found and the false ones (claims the ground
-truth does not expect; every claim in an A/A is false), then one row per case. Raw perflab JSON
+truth does not expect; every claim in an A/A is false), then one row per case with the share of
+the difference the summary's causes account for and the claims about code that did not run
+(functions perf report sampled in neither variant). Raw perflab JSON
 and the scores go to --out. `--summarise FILE` prints the tables of a saved run again.
 """
 
@@ -70,16 +72,18 @@ def summarise(report: dict[str, Any]) -> str:
         f"{hottest['ok']}/{hottest['total']} comparisons"
     )
     lines.append("")
+    lines += _accounted_lines(report)
+    lines.append("")
     lines.append(
         "| case | kind | instructions: found/expected, false | asm: same | profile: same "
-        "| asm functions[0] "
+        "| asm functions[0] | share accounted for | claims about code not run "
         "| false claims |"
     )
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for case in report["cases"]:
         if case.get("skipped") or case.get("invalid") or case.get("error"):
             why = case.get("skipped") or case.get("invalid") or case.get("error")
-            lines.append(f"| {case['case']} | – | {why} | | | | |")
+            lines.append(f"| {case['case']} | – | {why} | | | | | | |")
             continue
         for kind in ("A/B", "A/A"):
             cells = []
@@ -95,11 +99,54 @@ def summarise(report: dict[str, Any]) -> str:
                 false_claims += [_short(claim, 72) for claim in s["false"]]
             h = next((h for h in case["hottest"] if h["kind"] == kind), None)
             hot = "–" if h is None else ("yes" if h["ok"] else "no: " + _sides(h))
+            share = _share_cell(case, kind)
+            unrun = (case.get("not_run") or {}).get(kind)
+            unrun_cell = "–" if unrun is None else str(len(unrun))
+            if unrun:
+                unrun_cell += ": " + "; ".join(_short(c, 48) for c in unrun[:3])
             lines.append(
-                f"| {case['case']} | {kind} | {' | '.join(cells)} | {hot} | "
-                f"{'; '.join(false_claims) or ''} |"
+                f"| {case['case']} | {kind} | {' | '.join(cells)} | {hot} | {share} | "
+                f"{unrun_cell} | {'; '.join(false_claims) or ''} |"
             )
     return "\n".join(lines)
+
+
+ACCOUNTED_TARGET = 0.8  # the summary's named causes should account for this share ...
+CASES_TARGET = 0.9  # ... in this share of the A/B cases
+
+
+def _share_cell(case: dict[str, Any], kind: str) -> str:
+    """The summary's causes' share of the difference; in an A/A the causes named (target 0)."""
+    accounted = (case.get("accounted") or {}).get(kind)
+    causes = (case.get("causes") or {}).get(kind)
+    if kind == "A/A":
+        return "–" if causes is None else f"{causes} causes"
+    if accounted is None:
+        return "–" if causes is None else "no difference"
+    return f"{accounted:.0%}"
+
+
+def _accounted_lines(report: dict[str, Any]) -> list[str]:
+    """The targets: causes accounting for >= 80% of the difference in >= 90% of A/B cases,
+    no cause in an A/A, no claim about code that did not run."""
+    ab = [
+        c
+        for c in report["cases"]
+        if not (c.get("skipped") or c.get("invalid") or c.get("error")) and "accounted" in c
+    ]
+    with_difference = [c for c in ab if (c["accounted"] or {}).get("A/B") is not None]
+    reached = [c for c in with_difference if c["accounted"]["A/B"] >= ACCOUNTED_TARGET]
+    aa_causes = sum((c.get("causes") or {}).get("A/A") or 0 for c in ab)
+    unrun = sum(len(v) for c in ab for v in (c.get("not_run") or {}).values())
+    shown = f"{len(reached)}/{len(with_difference)}" if with_difference else "0/0"
+    return [
+        "",
+        f"summary: the named causes account for >= {ACCOUNTED_TARGET:.0%} of the difference in "
+        f"{shown} A/B cases with a difference (target {CASES_TARGET:.0%}); "
+        f"{len(ab) - len(with_difference)} A/B cases had nothing to account for; causes named "
+        f"in A/A cases: {aa_causes} (target 0); claims about code perf report sampled in "
+        f"neither variant: {unrun} (target 0)",
+    ]
 
 
 def _short(name: str | None, width: int = 48) -> str:

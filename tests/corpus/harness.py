@@ -15,7 +15,7 @@ import perflab
 from perflab.report.json_report import run_to_json
 
 from .cases import ROLES, Built, Case
-from .scoring import Expect, Score, fold, score
+from .scoring import Expect, Score, fold, not_run_claims, score
 from .truth import CaseInvalid, code_differs, demangle, hottest_in_region, hottest_symbols
 
 
@@ -57,6 +57,11 @@ class CaseResult:
     seconds: float = 0.0
     raw: dict[str, Any] = field(default_factory=dict)
     contract: list[str] = field(default_factory=list)  # JSON contract violations
+    # per kind (A/B, A/A): the summary's causes' share of the difference (None: no cause named)
+    accounted: dict[str, float | None] = field(default_factory=dict)
+    causes: dict[str, int] = field(default_factory=dict)  # per kind: causes the summary named
+    # per kind: claims about functions perf report sampled in neither variant
+    not_run: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self, raw: bool = True) -> dict[str, Any]:
         out = {
@@ -68,6 +73,9 @@ class CaseResult:
             "hottest": [h.to_json() for h in self.hottest],
             "seconds": round(self.seconds, 1),
             "contract": self.contract,
+            "accounted": self.accounted,
+            "causes": self.causes,
+            "not_run": self.not_run,
         }
         if raw:
             out["perflab"] = self.raw
@@ -89,6 +97,8 @@ def run_case(
     built = case.build(workdir)
     evidence = case.check(built)
     perf_hottest = _perf_truth(built, workdir)
+    ran = {role: {fold(name) for name, _ in rows} for role, rows in perf_hottest.items()}
+    perf_hottest = {role: rows[:3] for role, rows in perf_hottest.items()}
     for role in ROLES:
         top = perf_hottest[role]
         want = case.hottest.get(role)
@@ -127,6 +137,15 @@ def run_case(
             out.scores.append(score(case.name, kind, lens, comparison, expected, tolerated))
     out.contract = contract_problems(result["comparisons"])
     for variant, kind in (("change", "A/B"), ("same", "A/A")):
+        mine = [c for c in result["comparisons"] if c["variant"] == variant]
+        out.not_run[kind] = not_run_claims(mine, ran["base"] | ran[variant])
+        summary = next(
+            (s["summary"] for s in result.get("summaries") or [] if s["variant"] == variant), None
+        )
+        if summary is not None:
+            out.accounted[kind] = summary.get("accounted_share")
+            out.causes[kind] = len(summary.get("causes") or [])
+    for variant, kind in (("change", "A/B"), ("same", "A/A")):
         comparison = by_key.get(("asm", variant))
         if comparison is None:
             continue
@@ -155,7 +174,8 @@ def _perf_truth(built: Built, workdir: Path) -> dict[str, list[tuple[str, float]
     def one(role: str) -> list[tuple[str, float]]:
         folder = workdir / f"truth-{role}"  # the roles of a statement case share one argv
         folder.mkdir(exist_ok=True)
-        return measure(built.argv[role], built.env[role], str(workdir), folder)
+        # every sampled symbol: the hottest for the check, all of them for "did it run"
+        return measure(built.argv[role], built.env[role], str(workdir), folder, top=100_000)
 
     with ThreadPoolExecutor(max_workers=len(ROLES)) as pool:
         return dict(zip(ROLES, pool.map(one, ROLES), strict=True))

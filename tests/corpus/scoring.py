@@ -205,3 +205,29 @@ def totals(scores: Iterable[Score]) -> dict[str, dict[str, int]]:
         row["false"] += len(s.false)
         row["comparisons"] += 1
     return out
+
+
+def claim_names(diagnosis: Mapping[str, Any]) -> set[str]:
+    """The functions a claim says ran differently, folded: a call's claims (`callee_changed`,
+    `dispatch_changed`) are about the callees they name, the others about their function."""
+    detail = diagnosis.get("detail") or {}
+    if diagnosis.get("claim") in ("callee_changed", "dispatch_changed") and (
+        detail.get("from") or detail.get("to")
+    ):
+        return {fold(str(detail[k])) for k in ("from", "to") if detail.get(k)}
+    return {fold(str(diagnosis.get("function") or ""))}
+
+
+def not_run_claims(comparisons: Iterable[Mapping[str, Any]], ran: set[str]) -> list[str]:
+    """Claims of the explanation lenses about functions none of which perf report sampled in
+    either variant (`ran`: folded names of every symbol it sampled): claims about code that did
+    not run in the measured work."""
+    out = []
+    for comparison in comparisons:
+        lens = str(comparison.get("metric"))
+        if lens not in LENSES or comparison.get("event") is not None:
+            continue
+        for diagnosis in comparison.get("diagnoses") or []:
+            if not claim_names(diagnosis) & ran:
+                out.append(f"{lens}: {diagnosis.get('claim')} {diagnosis.get('function')}")
+    return out

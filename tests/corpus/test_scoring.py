@@ -73,3 +73,19 @@ def test_score_counts_found_false_and_tolerated() -> None:
     aa = score("c", "A/A", "profile", comparison, [], [])
     assert len(aa.false) == 2 and aa.expected == []
     assert score("c", "A/B", "profile", None, expected, []).missed == ["profile: appeared helper"]
+
+
+def test_claims_about_functions_perf_never_sampled_are_counted() -> None:
+    from .scoring import not_run_claims
+
+    comparisons = [
+        {"metric": "asm", "diagnoses": [
+            {"claim": "inlined", "function": "format_exc_check_arg", "evidence": ["DWARF"]},
+            {"claim": "disappeared", "function": "rangeiter_next", "evidence": ["perf"]},
+            {"claim": "callee_changed", "function": "list_dealloc", "evidence": ["objdump"],
+             "detail": {"from": "PyThreadState_Get@plt", "to": "_PyThreadState_UncheckedGet"}},
+        ]},
+        {"metric": "time", "diagnoses": [{"claim": "x", "function": "y"}]},
+    ]  # fmt: skip
+    ran = {"rangeiter_next", "_PyThreadState_UncheckedGet", "list_dealloc"}
+    assert not_run_claims(comparisons, ran) == ["asm: inlined format_exc_check_arg"]
