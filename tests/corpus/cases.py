@@ -8,6 +8,7 @@ claims (a helper that is outlined also "appeared"); any other claim counts as fa
 from __future__ import annotations
 
 import filecmp
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from .scoring import Expect, fold
 from .truth import (
     CaseInvalid,
     calls_in,
+    code_differs,
     debug_file_for,
     has_symbols,
     inlined_subroutines,
@@ -661,7 +663,101 @@ def _case_list() -> list[Case]:
             hottest={"base": r".*DEFAULT::.*", "change": r".*AVX2::.*"},
         )
     )
+    cases.append(
+        Case(
+            "cpython_311_312",
+            "CPython 3.11 vs 3.12 (pyenv builds, shared libpython3.11.so.1.0 / 3.12.so.1.0) on "
+            "[x for x in range(100)]: 3.12 inlines the comprehension (PEP 709), no function "
+            "object per run",
+            _cpython_build,
+            cpython_truth,
+            (Expect("profile", ("disappeared",), "PyFunction_NewWithQualName"),),
+            (
+                Expect("asm", ("disappeared",), "PyFunction_NewWithQualName|rangeiter_next"),
+                Expect("profile", ("disappeared",), "rangeiter_next"),
+            ),
+            needs=_needs_pythons,
+        )
+    )
     return cases
+
+
+PYENV = Path("/root/.pyenv/versions")
+PYTHONS = {"base": PYENV / "3.11.7/bin/python3.11", "change": PYENV / "3.12.1/bin/python3.12"}
+PYTHONS["same"] = PYTHONS["base"]
+
+
+def _needs_pythons() -> str | None:
+    missing = [str(p) for p in PYTHONS.values() if not p.exists()]
+    return f"no {', '.join(missing)} (pyenv's CPython 3.11.7 and 3.12.1)" if missing else None
+
+
+def _libpython(python: Path) -> Path:
+    """The libpython the interpreter loads (ldd): the case needs a shared one per version."""
+    out = subprocess.run(["ldd", str(python)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "libpython" in line and "=>" in line:
+            return Path(line.split("=>", 1)[1].split("(", 1)[0].strip())
+    raise CaseInvalid(f"ldd: {python} links no shared libpython (build with --enable-shared)")
+
+
+CPYTHON_STMT = "[x for x in range(100)]"
+_BYTECODE = (
+    "import dis, opcode; code = compile({stmt!r}, 's', 'exec'); "
+    "ops = {{i.opname for i in dis.get_instructions(code)}}; "
+    "print('MAKE_FUNCTION' in ops, 'FOR_ITER_RANGE' in opcode.opmap or "
+    "'FOR_ITER_RANGE' in getattr(opcode, '_specialized_instructions', ()))"
+)
+
+
+def _cpython_build(directory: Path) -> Built:
+    libs = {role: _libpython(python) for role, python in PYTHONS.items()}
+    envs: dict[str, dict[str, str]] = {role: {} for role in ROLES}
+    return Built(
+        name="cpython_311_312",
+        variants=tuple(Variant(r, python=str(PYTHONS[r])) for r in ROLES),  # type: ignore[arg-type]
+        objects=libs,
+        argv={r: statement_argv(str(PYTHONS[r]), "pass", CPYTHON_STMT) for r in ROLES},
+        env=envs,
+        stmt=CPYTHON_STMT,
+        setup="pass",
+    )
+
+
+def cpython_truth(built: Built) -> list[str]:
+    """The bytecode (dis, in each interpreter): 3.11 makes a function object for the
+    comprehension (MAKE_FUNCTION) and 3.12 does not; only 3.12 specialises FOR_ITER over a
+    range (FOR_ITER_RANGE, not calling rangeiter_next). Incidental claims about two different
+    builds are tolerated where objdump and readelf show them: code that differs, inlined
+    subroutines in either build's debug info."""
+
+    def facts(role: str) -> tuple[bool, bool]:
+        out = subprocess.run(
+            [str(PYTHONS[role]), "-c", _BYTECODE.format(stmt=CPYTHON_STMT)],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        return out[0] == "True", out[1] == "True"
+
+    (old_makes, old_range), (new_makes, new_range) = facts("base"), facts("change")
+    _require(old_makes and not new_makes, "dis: MAKE_FUNCTION is not in 3.11's code only")
+    _require(new_range and not old_range, "opcode: FOR_ITER_RANGE is not 3.12's only")
+    base, change = built.objects["base"], built.objects["change"]
+    _require(base.name != change.name, "the two interpreters load one libpython")
+    differs = code_differs(base, change)
+    inlined = inlined_subroutines(base) | inlined_subroutines(change)
+    built.tolerated.extend(
+        Expect("asm", ("callee_changed", "code_changed"), re.escape(fold(name))) for name in differs
+    )
+    built.tolerated.extend(
+        Expect("asm", ("inlined", "outlined"), re.escape(fold(name))) for name in inlined
+    )
+    return [
+        "dis: 3.11 runs MAKE_FUNCTION for the comprehension, 3.12 does not (PEP 709)",
+        "opcode: only 3.12 has FOR_ITER_RANGE (its range loop calls no rangeiter_next)",
+        f"ldd: {base.name} vs {change.name}",
+        f"objdump: {len(differs)} functions of both differ; readelf: {len(inlined)} functions "
+        "inlined somewhere in either",
+    ]
 
 
 def _glibc_build(directory: Path) -> Built:
