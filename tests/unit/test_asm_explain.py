@@ -307,6 +307,32 @@ def test_an_inlining_claim_carries_the_samples_it_touches() -> None:
     assert d.detail["ran_samples"] == {"baseline": 900.0, "variant": 900.0}
 
 
+ZMM = bytes.fromhex("62f17c481007c3")  # vmovups zmm0, [rdi]; ret
+
+
+def test_a_library_built_for_other_cpus_is_one_dispatch_change_per_role() -> None:
+    # OpenBLAS under OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU: the same object's kernel and
+    # packing routine for another CPU ran instead; names no ISA list knows
+    ids = {"identities": {"/lib/libopenblas.so": "build-id:ab"}}
+    obj = "/lib/libopenblas.so"
+    base = code(listing("dgemm_kernel_SKYLAKEX", ZMM, 800.0, obj), 
+                listing("dgemm_oncopy_SKYLAKEX", XMM, 100.0, obj), **ids)  # fmt: skip
+    new = code(listing("dgemm_kernel_HASWELL", YMM, 800.0, obj),
+               listing("dgemm_oncopy_HASWELL", XMM, 100.0, obj), **ids)  # fmt: skip
+    rows = explain(base, new)
+    assert sorted(claims(rows)) == [
+        ("dispatch_changed", "dgemm_kernel_SKYLAKEX"),
+        ("dispatch_changed", "dgemm_oncopy_SKYLAKEX"),
+        ("vector_width_changed", "dgemm_kernel_SKYLAKEX"),
+    ]
+    [width] = [d for row in rows for d in row.diagnoses if d.claim == "vector_width_changed"]
+    assert width.detail == {"from": 512, "to": 256}
+    # two different objects (another build): no such pairing, each one-sided
+    other = code(listing("dgemm_kernel_HASWELL", YMM, 800.0, "/lib/other.so"),
+                 identities={"/lib/other.so": "build-id:cd"})  # fmt: skip
+    assert ("dispatch_changed", "dgemm_kernel_SKYLAKEX") not in claims(explain(base, other))
+
+
 # -- CPU models ------------------------------------------------------------------------------
 
 EPYC_MILAN = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: avx2\n"

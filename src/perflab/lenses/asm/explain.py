@@ -23,6 +23,7 @@ Claims, each only from the evidence named:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -520,6 +521,7 @@ def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> lis
         )
     out = _cold_callers(out, baseline, variant, explained)
     out = _isa_changes(out, baseline, variant, explained)
+    out = _variant_changes(out, baseline, variant, explained)
     rows = [_one_sided(row, baseline, variant, explained) for row in out]
     return _pair_by_call_site(rows)
 
@@ -596,6 +598,105 @@ def _isa_changes(
     )
     explained.update({old_row.name, new_row.name})
     return [merged if r is old_row else r for r in rows if r is not new_row]
+
+
+_TOKENS = re.compile(r"([_.:]+)")
+
+
+def _token_change(old: str, new: str) -> tuple[str, str] | None:
+    """The one word two names differ in (`dgemm_kernel_SKYLAKEX`, `dgemm_kernel_HASWELL`:
+    SKYLAKEX -> HASWELL), or None when they differ in more or in none."""
+    a, b = _TOKENS.split(old), _TOKENS.split(new)
+    if len(a) != len(b):
+        return None
+    differ = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    if len(differ) != 1 or _TOKENS.fullmatch(differ[0][0]) or not differ[0][0] or not differ[0][1]:
+        return None
+    return differ[0]
+
+
+def _variant_changes(
+    rows: list[Row], baseline: VariantCode, variant: VariantCode, explained: set[str]
+) -> list[Row]:
+    """Functions that ran in the baseline only paired with functions that ran in the variant
+    only when they are in one object (the same build-id), and their names differ in one word,
+    the same word for every pair (`dgemm_kernel_SKYLAKEX` -> `dgemm_kernel_HASWELL`,
+    `dgemm_oncopy_SKYLAKEX` -> `dgemm_oncopy_HASWELL`): one library's build for another CPU,
+    picked at run time by a spelling no list knows. The object and the samples are the
+    evidence; the name only says which of its functions play one role. dispatch_changed."""
+    gone = [r for r in rows if r.baseline.ran and not r.variant.ran and r.name not in explained]
+    new = [r for r in rows if r.variant.ran and not r.baseline.ran and r.name not in explained]
+    found: list[tuple[Row, Row, tuple[str, str]]] = []
+    used: set[str] = set()
+    for old_row in gone:
+        before = old_row.baseline.primary
+        if before is None:
+            continue
+        for new_row in new:
+            after = new_row.variant.primary
+            if after is None or new_row.name in used:
+                continue
+            left = baseline.identities.get(before.object_path)
+            if left is None or left != variant.identities.get(after.object_path):
+                continue
+            change = _token_change(_plain(before.name), _plain(after.name))
+            if change is not None:
+                found.append((old_row, new_row, change))
+                used.add(new_row.name)
+                break
+    words = {change for _, _, change in found}
+    if not found or len(words) != 1:
+        return rows  # no pair, or pairs that do not agree on one word: no claim
+    (old_word, new_word) = next(iter(words))
+    merged: dict[str, Row] = {}
+    dropped: set[str] = set()
+    for old_row, new_row, _ in found:
+        b, v = old_row.baseline, new_row.variant
+        assert b.primary is not None and v.primary is not None
+        samples = int(min(b.samples, v.samples))
+        diagnoses = [
+            Diagnosis(
+                Claim.DISPATCH_CHANGED,
+                old_row.name,
+                (
+                    f"perf: ran {b.primary.name} in the baseline only ({_pct(b.samples, b.total)})",
+                    f"perf: ran {v.primary.name} in the variant only ({_pct(v.samples, v.total)})",
+                    f"both in {_base(b.primary.object_path)} "
+                    f"({baseline.identities.get(b.primary.object_path)}): its {old_word} code "
+                    f"ran, then its {new_word} code",
+                ),
+                samples,
+                {"from": b.primary.name, "to": v.primary.name},
+            )
+        ]
+        old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
+        if old_bits != new_bits:
+            diagnoses.append(
+                Diagnosis(
+                    Claim.VECTOR_WIDTH_CHANGED,
+                    old_row.name,
+                    (
+                        f"disassembly: widest vector register {old_bits or 'none'} bits in "
+                        f"{b.primary.symbol} (baseline), {new_bits or 'none'} in "
+                        f"{v.primary.symbol} (variant)",
+                    ),
+                    samples,
+                    {"from": old_bits, "to": new_bits},
+                )
+            )
+        merged[old_row.name] = Row(
+            f"{old_row.name} -> {new_row.name}",
+            b,
+            v,
+            compare_functions(old_row.name, b.primary, v.primary),
+            tuple(diagnoses),
+            (),
+            f"paired by object and name: {old_word} -> {new_word} in "
+            f"{_base(b.primary.object_path)}",
+        )
+        dropped.add(new_row.name)
+        explained.update({old_row.name, new_row.name})
+    return [merged.get(r.name, r) for r in rows if r.name not in dropped]
 
 
 def _callee_family(name: str) -> str:
