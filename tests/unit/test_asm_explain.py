@@ -315,7 +315,7 @@ def test_a_library_built_for_other_cpus_is_one_dispatch_change_per_role() -> Non
     # packing routine for another CPU ran instead; names no ISA list knows
     ids = {"identities": {"/lib/libopenblas.so": "build-id:ab"}}
     obj = "/lib/libopenblas.so"
-    base = code(listing("dgemm_kernel_SKYLAKEX", ZMM, 800.0, obj), 
+    base = code(listing("dgemm_kernel_SKYLAKEX", ZMM, 800.0, obj),
                 listing("dgemm_oncopy_SKYLAKEX", XMM, 100.0, obj), **ids)  # fmt: skip
     new = code(listing("dgemm_kernel_HASWELL", YMM, 800.0, obj),
                listing("dgemm_oncopy_HASWELL", XMM, 100.0, obj), **ids)  # fmt: skip
