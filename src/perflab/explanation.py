@@ -66,6 +66,8 @@ class Summary:
     accounted: float | None = None  # the causes' share of the difference together
     unchanged: tuple[str, ...] = ()  # what was checked and found the same
     changed_not_run: tuple[str, ...] = ()  # changes in code that did not run: not causes
+    # what the CPU ran differently (profile, asm) where callgrind ran the same code in both
+    valgrind_ran_other_code: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +83,7 @@ class Summary:
                 "accounted_share": self.accounted,
                 "unchanged": list(self.unchanged),
                 "changed_not_run": list(self.changed_not_run),
+                "valgrind_ran_other_code": list(self.valgrind_ran_other_code),
             },
         }
 
@@ -123,8 +126,21 @@ def summarise(
     not_run = tuple(
         f"{d.get('claim')}: {d.get('function')}" for d in asm.get("changed_not_run") or []
     )
+    hidden = _hidden_from_valgrind(comparisons)
     if instructions is not None:
         found = _from_instructions(instructions, claims)
+        if hidden and not found[3]:
+            # the counts cannot see what the CPU ran differently: valgrind ran other code
+            valgrind = found[4]
+            if profile is not None:
+                found = _from_profile(profile, claims)
+            hidden_words = "; ".join(hidden)
+            found = (
+                *found[:4],
+                f"{found[4]}. The instruction counts ({valgrind[0].lower()}{valgrind[1:]}) "
+                f"cannot see what changed: {hidden_words}; valgrind hides AVX-512 from the "
+                "code it runs",
+            )
     elif profile is not None:
         found = _from_profile(profile, claims)
     else:
@@ -144,6 +160,7 @@ def summarise(
         accounted,
         unchanged,
         not_run,
+        tuple(hidden) if instructions is not None else (),
     )
 
 
@@ -225,6 +242,68 @@ def _from_profile(comparison: Comparison, claims: Mapping[str, list[str]]) -> _F
         f"iteration under perf ({before:,.0f} → {after:,.0f} ns)"
     )
     return "profile", unit, difference, causes, what
+
+
+def _all_rows(comparison: Comparison) -> list[tuple[str, float, float, str]]:
+    """(name, baseline, variant, presence) of every function row, not only the JSON's largest
+    changes: the instructions details' own rows where it has them."""
+    rows = getattr(comparison.details, "functions", None)
+    if isinstance(rows, tuple) and all(hasattr(r, "baseline_self") for r in rows):
+        return [(r.name, r.baseline_self, r.variant_self, str(r.presence)) for r in rows]
+    return [
+        (
+            str(r.get("name")),
+            float(r.get("baseline") or 0.0),
+            float(r.get("variant") or 0.0),
+            str(r.get("presence")),
+        )
+        for r in _details(comparison).get("functions") or []
+    ]
+
+
+def _hidden_from_valgrind(comparisons: Sequence[Comparison]) -> list[str]:
+    """The dispatch changes the CPU made (profile, asm) where callgrind ran the same code in both
+    variants: valgrind hides AVX-512 from the code it runs, so libraries that pick a kernel by
+    the CPU's features take the same path under it whatever the setting."""
+    instructions = _first(comparisons, Metric.INSTRUCTIONS)
+    if instructions is None:
+        return []
+    rows = _all_rows(instructions)
+    changed = {name for name, before, after, _ in rows if abs(after - before) >= RESIDUE}
+    ran_both = {
+        name: after
+        for name, _, after, presence in rows
+        if presence == "both" and name not in changed
+    }
+    pairs: dict[tuple[str, str], list[str]] = {}
+    widths: dict[str, str] = {}
+    for metric in (Metric.PROFILE, Metric.ASM):
+        for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
+            if diagnosis.get("claim") == "vector_width_changed":
+                detail = diagnosis.get("detail") or {}
+                widths[fold_clones(str(diagnosis.get("function")))] = (
+                    f"{detail.get('from')} → {detail.get('to')}-bit vectors"
+                )
+            if diagnosis.get("claim") != "dispatch_changed":
+                continue
+            detail = diagnosis.get("detail") or {}
+            old, new = str(detail.get("from") or ""), str(detail.get("to") or "")
+            if not old or not new or fold_clones(old) in changed or fold_clones(new) in changed:
+                continue
+            pairs.setdefault((old, new), []).append(str(metric))
+    out = []
+    for (old, new), lenses in pairs.items():
+        under = [name for name in (new, old) if name in ran_both]
+        valgrind = (
+            f"valgrind ran {under[0]} in both ({ran_both[under[0]]:,.0f} instructions per "
+            "iteration each)"
+            if under
+            else "valgrind ran neither differently"
+        )
+        width = widths.get(fold_clones(old))
+        shape = f", {width}" if width else ""
+        out.append(f"the CPU ran {old} → {new} ({', '.join(lenses)}{shape}), {valgrind}")
+    return out
 
 
 def _no_difference(comparison: Comparison, before: float, after: float) -> bool:

@@ -103,3 +103,23 @@ def test_no_instructions_the_profile_accounts_in_time() -> None:
     assert [(c.function, c.delta_per_iteration) for c in summary.causes] == [("kernel", -500.0)]
     assert summary.unit == "ns" and summary.causes[0].share == 1.25
     assert summaries([comparison(Metric.TIME, 1, 1, {})]) == ()
+
+
+def test_a_dispatch_change_valgrind_cannot_see_is_said_with_both_names() -> None:
+    # OpenBLAS: SKYLAKEX kernel on the CPU, HASWELL under valgrind in both variants
+    same = instructions([row("dgemm_kernel_HASWELL", 8077930.0, 8077930.0)], 8776870.0,
+                        8776863.0, verdict=Verdict.EQUIVALENT)  # fmt: skip
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "dispatch_changed", "function": "dgemm_kernel_SKYLAKEX", "evidence": ["perf"],
+         "detail": {"from": "dgemm_kernel_SKYLAKEX", "to": "dgemm_kernel_HASWELL"}},
+        {"claim": "vector_width_changed", "function": "dgemm_kernel_SKYLAKEX",
+         "evidence": ["disassembly"], "detail": {"from": 512, "to": 256}},
+    ]})  # fmt: skip
+    [summary] = summaries([same, asm])
+    assert summary.causes == ()
+    [hidden] = summary.valgrind_ran_other_code
+    assert "dgemm_kernel_SKYLAKEX → dgemm_kernel_HASWELL" in hidden
+    assert "512 → 256-bit" in hidden and "valgrind ran dgemm_kernel_HASWELL in both" in hidden
+    assert "cannot see what changed" in summary.text
+    # without a dispatch change, identical counts say nothing more
+    assert summaries([same])[0].valgrind_ran_other_code == ()

@@ -209,3 +209,21 @@ def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
     claims = [(str(d.claim), d.detail.get("from")) for d in details.diagnoses()]
     assert ("dispatch_changed", "dgemm_kernel_SKYLAKEX") in claims
     assert all(c == "dispatch_changed" for c, _ in claims)
+
+
+def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
+    from perflab.lenses.profile.perf_script import diff_profiles, hot_symbols, with_stack_evidence
+
+    # dgemm_kernel_HASWELL realigns its stack: perf's stacks end at it (no caller)
+    base = _stacks({("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 900, ("main", "dgemm_nn"): 100})
+    new = _stacks({("dgemm_kernel_HASWELL",): 900, ("main", "dgemm_nn"): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    [change] = checked.dispatches
+    assert (change.old, change.new, change.caller, change.unwound) == (
+        "dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL", "dgemm_nn", "variant",
+    )  # fmt: skip
+    assert "could not unwind" in change.evidence()[1]
+    # names that differ in more than one word make no pair
+    other = _stacks({("some_other_kernel",): 900, ("main", "dgemm_nn"): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(other)), base, other)
+    assert checked.dispatches == ()

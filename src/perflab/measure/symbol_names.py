@@ -41,3 +41,22 @@ def fold_clones(name: str) -> str:
     """The source function a symbol's code belongs to: ``foo`` for ``foo.isra.0``,
     ``foo() [clone .cold]`` and ``foo() (.part.0)``; dispatch members are kept."""
     return split_clone_suffixes(name)[0]
+
+
+_WORDS = re.compile(r"([_.:]+)")
+
+
+def word_change(old: str, new: str) -> tuple[str, str] | None:
+    """The one word two names differ in (`dgemm_kernel_SKYLAKEX`, `dgemm_kernel_HASWELL`:
+    SKYLAKEX -> HASWELL), or None when they differ in more or in none. A hint for pairing the
+    builds of one function for different CPUs, never evidence on its own."""
+    a, b = _WORDS.split(old), _WORDS.split(new)
+    if len(a) != len(b):
+        return None
+    differ = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    if len(differ) != 1:
+        return None
+    x, y = differ[0]
+    if not x or not y or _WORDS.fullmatch(x) or _WORDS.fullmatch(y):
+        return None
+    return x, y

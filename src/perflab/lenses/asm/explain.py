@@ -23,7 +23,6 @@ Claims, each only from the evidence named:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,6 +46,7 @@ from perflab.lenses.asm.identity import (
     identity,
     member,
 )
+from perflab.measure.symbol_names import word_change
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
 MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side
@@ -600,21 +600,6 @@ def _isa_changes(
     return [merged if r is old_row else r for r in rows if r is not new_row]
 
 
-_TOKENS = re.compile(r"([_.:]+)")
-
-
-def _token_change(old: str, new: str) -> tuple[str, str] | None:
-    """The one word two names differ in (`dgemm_kernel_SKYLAKEX`, `dgemm_kernel_HASWELL`:
-    SKYLAKEX -> HASWELL), or None when they differ in more or in none."""
-    a, b = _TOKENS.split(old), _TOKENS.split(new)
-    if len(a) != len(b):
-        return None
-    differ = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
-    if len(differ) != 1 or _TOKENS.fullmatch(differ[0][0]) or not differ[0][0] or not differ[0][1]:
-        return None
-    return differ[0]
-
-
 def _variant_changes(
     rows: list[Row], baseline: VariantCode, variant: VariantCode, explained: set[str]
 ) -> list[Row]:
@@ -639,7 +624,7 @@ def _variant_changes(
             left = baseline.identities.get(before.object_path)
             if left is None or left != variant.identities.get(after.object_path):
                 continue
-            change = _token_change(_plain(before.name), _plain(after.name))
+            change = word_change(_plain(before.name), _plain(after.name))
             if change is not None:
                 found.append((old_row, new_row, change))
                 used.add(new_row.name)

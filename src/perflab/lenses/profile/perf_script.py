@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.lenses.instructions.callgrind import normalise_function_name
+from perflab.measure.symbol_names import word_change
 
 UNKNOWN = "[unknown]"
 
@@ -731,14 +732,28 @@ class DispatchChange:
     new_from_caller: int
     baseline_total: int
     variant_total: int
+    # "": both callers seen; else which side's stacks end at the kernel (perf could not unwind
+    # past it) and the pair rests on the same object and the names instead
+    unwound: str = ""
 
     def evidence(self) -> tuple[str, ...]:
-        return (
+        def called(side: str, count: int) -> str:
+            if self.unwound == side:
+                return "its stacks end there (perf could not unwind past it)"
+            return f"called from {self.caller} on {count}"
+
+        out: tuple[str, ...] = (
             f"perf: {self.old} on {self.old_samples} of {self.baseline_total} sampled stacks "
-            f"(baseline), called from {self.caller} on {self.old_from_caller}; none in the variant",
+            f"(baseline), {called('baseline', self.old_from_caller)}; none in the variant",
             f"perf: {self.new} on {self.new_samples} of {self.variant_total} sampled stacks "
-            f"(variant), called from {self.caller} on {self.new_from_caller}; none in the baseline",
+            f"(variant), {called('variant', self.new_from_caller)}; none in the baseline",
         )
+        if self.unwound:
+            out += (
+                f"both in {self.old_object}, named alike: one function built for two CPUs "
+                f"({self.old} -> {self.new})",
+            )
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -907,6 +922,42 @@ def _dispatch_pairs(
                     new_n,
                     old.total,
                     new_entry.total,
-                )  # fmt: skip
+                )
             )
+    # a kernel whose stacks end at it (no unwind information past it: hand-written assembly)
+    # and one called from a known caller: the same object and names one word apart pair them
+    rest_old = [a for a in gone if a.name not in used]
+    rest_new = [a for a in new if a.name not in used]
+    for old in rest_old:
+        old_caller, old_n = _caller_of(_identity(old.name), baseline, both)
+        for new_entry in rest_new:
+            if new_entry.name in used or new_entry.object != old.object:
+                continue
+            if word_change(old.name, new_entry.name) is None:
+                continue
+            new_caller, new_n = _caller_of(_identity(new_entry.name), variant, both)
+            known_old = old_caller is not None and old_n >= old.samples / 2
+            known_new = new_caller is not None and new_n >= new_entry.samples / 2
+            if known_old == known_new:
+                continue  # both known (different callers) or neither: no evidence of one site
+            site = old_caller if known_old else new_caller
+            assert site is not None
+            used |= {old.name, new_entry.name}
+            changes.append(
+                DispatchChange(
+                    old.name,
+                    new_entry.name,
+                    site,
+                    old.object,
+                    new_entry.object,
+                    old.samples,
+                    new_entry.samples,
+                    old_n if known_old else 0,
+                    new_n if known_new else 0,
+                    old.total,
+                    new_entry.total,
+                    unwound="variant" if known_old else "baseline",
+                )
+            )
+            break
     return changes, [a for a in claims if a.name not in used]

@@ -48,6 +48,14 @@ def section(view: SectionInput) -> Section:
                 blocks.append(
                     Paragraph(f"{key} in {comparison.variant}: {listed(data[key])}", Style.EMPHASIS)
                 )
+        for change in data.get("dispatch_changed") or []:
+            blocks.append(
+                Paragraph(
+                    f"dispatch changed in {comparison.variant}: {change.get('from')} → "
+                    f"{change.get('to')} (called from {change.get('caller')})",
+                    Style.EMPHASIS,
+                )
+            )
         for diagnosis in (data.get("diagnoses") or [])[:8]:
             blocks += evidence(diagnosis.get("evidence") or [])
         rows = [
