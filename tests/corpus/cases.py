@@ -8,6 +8,7 @@ claims (a helper that is outlined also "appeared"); any other claim counts as fa
 from __future__ import annotations
 
 import filecmp
+import os
 import re
 import shutil
 import subprocess
@@ -679,7 +680,108 @@ def _case_list() -> list[Case]:
             needs=_needs_pythons,
         )
     )
+    blas = r"dgemm_(kernel|itcopy|oncopy|incopy|otcopy|beta)_[A-Z0-9]+"
+    cases.append(
+        Case(
+            "openblas_coretype",
+            "numpy's a @ b with OpenBLAS's kernels for this CPU vs OPENBLAS_CORETYPE=Haswell "
+            "(dgemm_kernel_SKYLAKEX, 512-bit, vs dgemm_kernel_HASWELL, 256-bit): names no ISA "
+            "list knows; valgrind runs the Haswell kernel in both",
+            _openblas_build,
+            openblas_truth,
+            (
+                Expect("asm", ("dispatch_changed",), r"dgemm_kernel_[A-Z0-9]+"),
+                Expect("asm", ("vector_width_changed",), r"dgemm_kernel_[A-Z0-9]+"),
+                Expect("profile", ("dispatch_changed",), "dgemm_nn"),
+            ),
+            (
+                Expect("asm", ("dispatch_changed",), blas),
+                Expect("profile", ("dispatch_changed",), "dgemm_nn"),
+                Expect("profile", ("appeared", "disappeared"), blas),
+                Expect("asm", ("appeared", "disappeared"), blas),
+            ),
+            needs=_needs_numpy_avx512,
+            hottest={"base": r"dgemm_kernel_\w+", "change": "dgemm_kernel_HASWELL"},
+        )
+    )
     return cases
+
+
+def _needs_numpy_avx512() -> str | None:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return "needs numpy"
+    return _needs_avx512()
+
+
+def _openblas_library() -> Path:
+    import numpy
+
+    found = sorted((Path(numpy.__file__).parent.parent / "numpy.libs").glob("lib*openblas*.so"))
+    if not found:
+        raise CaseInvalid("numpy has no bundled OpenBLAS (numpy.libs/lib*openblas*.so)")
+    return found[0]
+
+
+BLAS_SETUP = "import numpy as np; a = np.random.rand(256, 256); b = np.random.rand(256, 256)"
+_CORENAME = (
+    "import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); "
+    "get = [getattr(lib, n) for n in ('scipy_openblas_get_corename64_', "
+    "'openblas_get_corename64_', 'openblas_get_corename') if hasattr(lib, n)][0]; "
+    "get.restype = ctypes.c_char_p; print(get().decode())"
+)
+
+
+def _openblas_build(directory: Path) -> Built:
+    lib = _openblas_library()
+    # OPENBLAS_CORETYPE may be set on the machine; the baseline must run the CPU's own choice
+    envs = {
+        "base": {"OPENBLAS_NUM_THREADS": "1"},
+        "change": {"OPENBLAS_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Haswell"},
+        "same": {"OPENBLAS_NUM_THREADS": "1"},
+    }
+    return Built(
+        name="openblas_coretype",
+        variants=tuple(Variant(r, env=envs[r]) for r in ROLES),  # type: ignore[arg-type]
+        objects={r: lib for r in ROLES},
+        argv={r: _stmt_argv(BLAS_SETUP, "a @ b") for r in ROLES},
+        env=envs,
+        stmt="a @ b",
+        setup=BLAS_SETUP,
+    )
+
+
+def openblas_truth(built: Built) -> list[str]:
+    """OpenBLAS's own answer (its get_corename, in each variant's environment) and the kernels'
+    widest vector registers (objdump)."""
+    lib = built.objects["base"]
+
+    def corename(role: str) -> str:
+        env = {**os.environ, **built.env[role]}
+        if role != "change":
+            env.pop("OPENBLAS_CORETYPE", None)
+        return subprocess.run(
+            [sys.executable, "-c", _CORENAME, str(lib)],
+            capture_output=True, text=True, check=True, env=env,
+        ).stdout.strip()  # fmt: skip
+
+    base, change = corename("base"), corename("change")
+    _require(change.lower() == "haswell", f"OpenBLAS: OPENBLAS_CORETYPE=Haswell runs {change}")
+    _require(base.lower() != change.lower(), f"OpenBLAS: this CPU runs {base} either way")
+    old, new = f"dgemm_kernel_{base.upper()}", "dgemm_kernel_HASWELL"
+    symbols = text_symbols(lib)
+    _require(old in symbols and new in symbols, f"nm: {old} or {new} is not in {lib.name}")
+    widths = vector_width(lib, old), vector_width(lib, new)
+    _require(widths[0] != widths[1], f"objdump: {old} and {new} are both {widths[0]}-bit")
+    for kind in ("itcopy", "oncopy", "incopy", "otcopy"):
+        a, b = f"dgemm_{kind}_{base.upper()}", f"dgemm_{kind}_HASWELL"
+        if a in symbols and b in symbols and vector_width(lib, a) != vector_width(lib, b):
+            built.tolerated.append(Expect("asm", ("vector_width_changed",), re.escape(a)))
+    return [
+        f"OpenBLAS get_corename: {base} by default, {change} under OPENBLAS_CORETYPE=Haswell",
+        f"objdump: {old} {widths[0]}-bit, {new} {widths[1]}-bit",
+    ]
 
 
 PYENV = Path("/root/.pyenv/versions")
