@@ -355,3 +355,17 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
     assert "4,096 B per iteration" in d1.to_json()["verdict_withheld"]
     assert not any(c.verdict.value in ("faster", "slower") for c in result.comparisons)
     assert not [n for n in result.notes if "memory work" in n.message]
+
+
+def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
+    from perflab.lenses.memory.analyse import _tracemalloc_blind
+    from perflab.lenses.rss.measure import PEAK_ALLOC_BYTES
+    from perflab.model import Comparison, Metric, Verdict
+
+    # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
+    peak = Comparison("b", Metric("rss"), "a", "b", 1.303, 1.2, 1.4, Verdict.SLOWER, 264.0,
+                      344.0, "B", event=PEAK_ALLOC_BYTES)  # fmt: skip
+    blind = _tracemalloc_blind(peak, _traffic(16e6), _traffic(32e6))
+    assert blind is not None and "not the memory change" in blind
+    # a loop that moves about what Python allocated: the peak may be the change
+    assert _tracemalloc_blind(peak, _traffic(2000.0), _traffic(3000.0)) is None
