@@ -29,6 +29,7 @@ MAX_CAUSES = 8
 SAME_COUNT = 1e-3  # counts this close are the same code's (same_work.COUNT_TOLERANCE)
 RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
+OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
 
 
 @dataclass(frozen=True)
@@ -358,7 +359,7 @@ def _unchanged(instructions: Mapping[str, Any], asm: Mapping[str, Any]) -> tuple
         out.append(f"{len(identical)} objects byte-identical in both variants ({shown})")
     same = asm.get("byte_identical_functions") or []
     rows = asm.get("functions") or []
-    if rows:
+    if same:
         out.append(f"{len(same)} of {len(rows)} hot functions the same machine code in both (asm)")
     return tuple(out)
 
@@ -396,10 +397,16 @@ def _text(
             f"{_signed(c.delta_per_iteration, unit)} {c.function}" for c in causes[:SHOWN_IN_TEXT]
         )
         more = f" and {len(causes) - SHOWN_IN_TEXT} more" if len(causes) > SHOWN_IN_TEXT else ""
-        words += (
-            f": {named}{more} ({source}, per iteration); these account for "
-            f"{accounted or 0.0:.0%} of the difference"
-        )
+        share = accounted or 0.0
+        if share > OVERSHOOT:
+            # functions moving the other way cancel part of these: say so, not "1780%"
+            tail = (
+                f"these add up to {share:.1f} times the difference; functions that moved the "
+                "other way make up the rest"
+            )
+        else:
+            tail = f"these account for {share:.0%} of the difference"
+        words += f": {named}{more} ({source}, per iteration); {tail}"
     words += "."
     if unchanged:
         words += " Unchanged: " + "; ".join(unchanged) + "."
