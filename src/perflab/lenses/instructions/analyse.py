@@ -341,7 +341,15 @@ class InliningChange:
             claim=claim,
             function=self.function,
             evidence=self.evidence,
-            detail={"caller": self.caller, "object": self.object, "call_site": self.call_site},
+            detail={
+                "caller": self.caller,
+                "object": self.object,
+                "call_site": self.call_site,
+                # the executed work the claim touches, per iteration: both copies ran
+                "inlined_instructions": self.inlined_cost,
+                "out_of_line_instructions": self.self_cost,
+                "calls": self.calls,
+            },
         )
 
     def to_json(self) -> dict[str, Any]:
