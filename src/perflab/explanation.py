@@ -422,11 +422,11 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
     """The paragraph of every pair first, then per pair its causes and their evidence."""
     if not found:
         return None
-    paragraphs = []
+    rows = []
     subsections = []
     for summary in found:
         title = f"{summary.benchmark}: {summary.variant} vs {summary.baseline}"
-        paragraphs.append(Paragraph(f"{title}: {summary.text}"))
+        rows.append((Cell(title), Cell(summary.text)))
         if not summary.causes:
             continue
         blocks: list[Block] = [
@@ -451,4 +451,6 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
                 Paragraph(f"{cause.function}: {line}", Style.MUTED) for line in cause.evidence[1:3]
             ]
         subsections.append(Section(title, tuple(blocks)))
-    return Section("summary", tuple(paragraphs), tuple(subsections), key="summary")
+    # the paragraphs as the section's first block, a table: every format shows it up front
+    overview = Table(("comparison", "what changed and why"), tuple(rows))
+    return Section("summary", (overview,), tuple(subsections), key="summary")

@@ -77,7 +77,8 @@ def test_the_causes_are_the_largest_changes_with_the_difference_until_80_percent
     assert set(body["causes"][0]) >= {"function", "delta_per_iteration", "share", "evidence"}
     section = summary_section([summary])
     assert section is not None and section.key == "summary"
-    assert summary.text in section.blocks[0].text  # type: ignore[union-attr]
+    [overview] = section.blocks
+    assert isinstance(overview, Table) and overview.rows[0][1].text == summary.text
     assert any(isinstance(b, Table) for b in section.subsections[0].blocks)
 
 
