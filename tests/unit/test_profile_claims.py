@@ -227,3 +227,21 @@ def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
     other = _stacks({("some_other_kernel",): 900, ("main", "dgemm_nn"): 100})
     checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(other)), base, other)
     assert checked.dispatches == ()
+
+
+def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_frame() -> None:
+    from perflab.lenses.profile.perf_script import diff_profiles, hot_symbols, with_stack_evidence
+
+    base = _stacks({("main", "run", "sum_ints_avx2"): 900, ("main", "run"): 100})
+    new = _stacks({("main", "run", "sum_ints_sse2"): 900, ("main", "run"): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    details = ProfileDetails(checked, "cpu-clock", "dwarf", 1000, 1000)
+    [claim] = details.diagnoses()
+    assert (str(claim.claim), claim.function, claim.detail["caller"]) == (
+        "dispatch_changed", "sum_ints_avx2", "run",
+    )  # fmt: skip
+    # perf could not name the caller on either side: `[unknown]` is no call site
+    base = _stacks({("main", "[unknown]", "f_one"): 900, ("main",): 100})
+    new = _stacks({("main", "[unknown]", "g_two"): 900, ("main",): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert checked.dispatches == ()

@@ -482,7 +482,7 @@ class ProfileDetails:
         dispatches = tuple(
             Diagnosis(
                 claim=Claim.DISPATCH_CHANGED,
-                function=normalise_function_name(change.caller),
+                function=normalise_function_name(change.old),
                 evidence=change.evidence(),
                 samples=min(change.old_samples, change.new_samples),
                 detail={"from": change.old, "to": change.new, "caller": change.caller},

@@ -771,7 +771,9 @@ def _stack_ids(stack: Stack) -> list[str]:
 
 
 def _seen(stacks: Mapping[Stack, int]) -> set[str]:
-    return {name for stack in stacks for name in _stack_ids(stack)}
+    """The functions on any stack; frames perf could not name are no function (`[unknown]` in
+    one object is not the same code as `[unknown]` in another) and are left out."""
+    return {name for stack in stacks for name in _stack_ids(stack) if not name.startswith(UNKNOWN)}
 
 
 def _neighbours(
@@ -809,15 +811,16 @@ def _direct_calls(stacks: Mapping[Stack, int], keep: set[str]) -> set[tuple[str 
 
 
 def _caller_of(name: str, stacks: Mapping[Stack, int], keep: set[str]) -> tuple[str | None, int]:
-    """The most common nearest caller of `name` among frames in `keep`, and on how many
+    """The most common immediate caller of `name` (the frame right above it, named and in
+    `keep`: a call through a frame perf could not name is no known call site), and on how many
     samples."""
     callers: Counter[str] = Counter()
     for stack, count in stacks.items():
         ids = _stack_ids(stack)
         if name in ids:
             index = ids.index(name)
-            caller = next((x for x in ids[index + 1 :] if x in keep and x != name), None)
-            if caller is not None:
+            caller = ids[index + 1] if index + 1 < len(ids) else None
+            if caller is not None and caller in keep and caller != name:
                 callers[caller] += count
     if not callers:
         return None, 0
