@@ -190,14 +190,13 @@ def _from_instructions(comparison: Comparison, claims: Mapping[str, list[str]]) 
             obj = f"{obj} → {row['variant_object']}"
         presence = str(row.get("presence") or "both")
         where = {
-            "baseline_only": ", ran in the baseline only",
-            "variant_only": ", ran in the variant only",
+            "baseline_only": " (ran in the baseline only)",
+            "variant_only": " (ran in the variant only)",
         }.get(presence, "")
         name = str(row.get("name") or "")
         evidence = (
             f"callgrind: {float(row.get('baseline') or 0):,.1f} → "
-            f"{float(row.get('variant') or 0):,.1f} self instructions per iteration in {name} "
-            f"({obj}{where})",
+            f"{float(row.get('variant') or 0):,.1f} self instructions per iteration{where}",
             *claims.get(fold_clones(name), []),
         )
         rows.append((delta, name, obj, evidence))
@@ -232,7 +231,7 @@ def _from_profile(comparison: Comparison, claims: Mapping[str, list[str]]) -> _F
             continue
         name = str(row.get("name") or "")
         evidence = (
-            f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self) in {name}, "
+            f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self), "
             f"{b_share * before:,.0f} → {v_share * after:,.0f} ns per iteration",
             *claims.get(fold_clones(name), []),
         )

@@ -66,7 +66,7 @@ def test_the_causes_are_the_largest_changes_with_the_difference_until_80_percent
     assert summary.accounted is not None and summary.accounted >= 0.8
     first = summary.causes[0]
     assert first.delta_per_iteration == -106 and round(first.share, 3) == round(106 / 323, 3)
-    assert "ran in the baseline only" in first.evidence[0]
+    assert "(ran in the baseline only)" in first.evidence[0]
     assert "asm: disappeared PyFunction_NewWithQualName" in first.evidence[1]
     assert summary.text.startswith("32.3% fewer instructions per iteration (1,000 → 677)")
     assert "time 0.871 agrees" in summary.text and "account for 88%" in summary.text
