@@ -15,7 +15,7 @@ import perflab
 from perflab.report.json_report import run_to_json
 
 from .cases import ROLES, Built, Case
-from .scoring import Expect, Score, fold, not_run_claims, score
+from .scoring import Expect, Score, fold, not_run_claims, ran_names, score
 from .truth import CaseInvalid, code_differs, demangle, hottest_in_region, hottest_symbols
 
 
@@ -62,6 +62,7 @@ class CaseResult:
     causes: dict[str, int] = field(default_factory=dict)  # per kind: causes the summary named
     # per kind: claims about functions perf report sampled in neither variant
     not_run: dict[str, list[str]] = field(default_factory=dict)
+    perf_sampled: dict[str, list[str]] = field(default_factory=dict)  # every symbol, per role
 
     def to_json(self, raw: bool = True) -> dict[str, Any]:
         out = {
@@ -76,6 +77,7 @@ class CaseResult:
             "accounted": self.accounted,
             "causes": self.causes,
             "not_run": self.not_run,
+            "perf_sampled": self.perf_sampled,
         }
         if raw:
             out["perflab"] = self.raw
@@ -97,7 +99,8 @@ def run_case(
     built = case.build(workdir)
     evidence = case.check(built)
     perf_hottest = _perf_truth(built, workdir)
-    ran = {role: {fold(name) for name, _ in rows} for role, rows in perf_hottest.items()}
+    ran = {role: ran_names(name for name, _ in rows) for role, rows in perf_hottest.items()}
+    sampled = {role: sorted(name for name, _ in rows) for role, rows in perf_hottest.items()}
     perf_hottest = {role: rows[:3] for role, rows in perf_hottest.items()}
     for role in ROLES:
         top = perf_hottest[role]
@@ -126,6 +129,7 @@ def run_case(
     result = run_to_json(perflab.run(experiment, store_path=None))
     result = json.loads(json.dumps(result, default=str))
     out = CaseResult(case.name, case.covers, evidence, perf_hottest, raw=result)
+    out.perf_sampled = sampled
     by_key = {
         (c["metric"], c["variant"]): c for c in result["comparisons"] if c.get("event") is None
     }

@@ -218,9 +218,21 @@ def claim_names(diagnosis: Mapping[str, Any]) -> set[str]:
     return {fold(str(diagnosis.get("function") or ""))}
 
 
+def ran_names(symbols: Iterable[str]) -> set[str]:
+    """What perf report's sampled symbols name: each folded, and its dispatch family (a claim
+    about `strlen` is about `__strlen_evex`, one about ATen's `CPU_CAPABILITY::` kernel about
+    its `AVX2::` member), by the asm lens's own rule."""
+    from perflab.lenses.asm.identity import family
+
+    out: set[str] = set()
+    for name in symbols:
+        out |= {fold(name), fold(family(name))}
+    return out
+
+
 def not_run_claims(comparisons: Iterable[Mapping[str, Any]], ran: set[str]) -> list[str]:
     """Claims of the explanation lenses about functions none of which perf report sampled in
-    either variant (`ran`: folded names of every symbol it sampled): claims about code that did
+    either variant (`ran`: `ran_names` of every symbol it sampled): claims about code that did
     not run in the measured work."""
     out = []
     for comparison in comparisons:
@@ -228,6 +240,13 @@ def not_run_claims(comparisons: Iterable[Mapping[str, Any]], ran: set[str]) -> l
         if lens not in LENSES or comparison.get("event") is not None:
             continue
         for diagnosis in comparison.get("diagnoses") or []:
-            if not claim_names(diagnosis) & ran:
+            names = claim_names(diagnosis)
+            if not (names | {fold(_family(n)) for n in names}) & ran:
                 out.append(f"{lens}: {diagnosis.get('claim')} {diagnosis.get('function')}")
     return out
+
+
+def _family(name: str) -> str:
+    from perflab.lenses.asm.identity import family
+
+    return family(name)

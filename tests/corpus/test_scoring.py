@@ -89,3 +89,13 @@ def test_claims_about_functions_perf_never_sampled_are_counted() -> None:
     ]  # fmt: skip
     ran = {"rangeiter_next", "_PyThreadState_UncheckedGet", "list_dealloc"}
     assert not_run_claims(comparisons, ran) == ["asm: inlined format_exc_check_arg"]
+
+
+def test_a_claim_about_a_dispatch_family_ran_when_a_member_was_sampled() -> None:
+    from .scoring import not_run_claims, ran_names
+
+    claims = [{"metric": "asm", "diagnoses": [
+        {"claim": "vector_width_changed", "function": "strlen", "evidence": ["disassembly"]},
+    ]}]  # fmt: skip
+    assert not_run_claims(claims, ran_names(["__strlen_evex"])) == []
+    assert not_run_claims(claims, ran_names(["memcpy"])) == ["asm: vector_width_changed strlen"]
