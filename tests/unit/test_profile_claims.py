@@ -245,3 +245,20 @@ def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_fram
     new = _stacks({("main", "[unknown]", "g_two"): 900, ("main",): 100})
     checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
     assert checked.dispatches == ()
+
+
+def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_unwound() -> None:
+    from perflab.lenses.profile.perf_script import diff_profiles, hot_symbols, with_stack_evidence
+
+    # the HASWELL kernel's stacks end at it; its packing routine is called from dgemm_nn: the
+    # SKYLAKEX kernel pairs with the HASWELL kernel (one word apart), not with the packing routine
+    base = _stacks({("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 900, ("main", "dgemm_nn"): 100})
+    new = _stacks({
+        ("dgemm_kernel_HASWELL",): 800,
+        ("main", "dgemm_nn", "dgemm_itcopy_HASWELL"): 100,
+        ("main", "dgemm_nn"): 100,
+    })  # fmt: skip
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert [(c.old, c.new) for c in checked.dispatches] == [
+        ("dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL")
+    ]

@@ -900,13 +900,30 @@ def _dispatch_pairs(
     ]
     new = [a for a in claims if a.appeared and own_share(var_hot, a.name) >= DISPATCH_MIN_SELF]
     by_old, by_new = callers(gone, baseline), callers(new, variant)
+    # a function whose name is one word from a candidate of the other side (dgemm_kernel_SKYLAKEX,
+    # dgemm_kernel_HASWELL) is never paired with another one under the same caller: its
+    # partner's stacks may end before the caller (the second pass below)
+    partner = {
+        a.name: b.name
+        for a in (*gone, *new)
+        for b in (new if not a.appeared else gone)
+        if word_change(a.name, b.name) is not None
+    }
+
+    def allowed(old: Appearance, new_entry: Appearance) -> bool:
+        want_old, want_new = partner.get(old.name), partner.get(new_entry.name)
+        return want_old in (None, new_entry.name) and want_new in (None, old.name)
+
     changes: list[DispatchChange] = []
     used: set[str] = set()
     for caller in sorted(by_old.keys() & by_new.keys()):
         olds, news = list(by_old[caller]), list(by_new[caller])
         while olds and news:
+            pairs = [(o, n) for o in olds for n in news if allowed(o[0], n[0])]
+            if not pairs:
+                break
             (old, old_n), (new_entry, new_n) = max(
-                ((o, n) for o in olds for n in news),
+                pairs,
                 key=lambda pair: (_name_hint(pair[0][0].name, pair[1][0].name), pair[0][1]),
             )
             olds.remove((old, old_n))
