@@ -262,3 +262,14 @@ def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_
     assert [(c.old, c.new) for c in checked.dispatches] == [
         ("dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL")
     ]
+
+
+def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> None:
+    from perflab.lenses.profile.perf_script import diff_profiles, hot_symbols, with_stack_evidence
+
+    # renamed_base calls compute_v1, renamed_change compute_v2: two programs, one call site
+    base = Counter({(("renamed_base", "compute_v1"), ("renamed_base", "driver")): 900})
+    new = Counter({(("renamed_change", "compute_v2"), ("renamed_change", "driver")): 900})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    [claim] = ProfileDetails(checked, "cpu-clock", "dwarf", 900, 900).diagnoses()
+    assert (str(claim.claim), claim.function) == ("callee_changed", "driver")

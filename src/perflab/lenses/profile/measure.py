@@ -479,10 +479,16 @@ class ProfileDetails:
     flame: FlameNode | None = field(default=None, compare=False)
 
     def diagnoses(self) -> tuple[Diagnosis, ...]:
+        # both functions in one object: the program picked another of that object's functions
+        # (a dispatch); in two objects (two builds), the caller's call site calls another one
         dispatches = tuple(
             Diagnosis(
-                claim=Claim.DISPATCH_CHANGED,
-                function=normalise_function_name(change.old),
+                claim=Claim.DISPATCH_CHANGED
+                if change.old_object == change.new_object
+                else Claim.CALLEE_CHANGED,
+                function=normalise_function_name(
+                    change.old if change.old_object == change.new_object else change.caller
+                ),
                 evidence=change.evidence(),
                 samples=min(change.old_samples, change.new_samples),
                 detail={"from": change.old, "to": change.new, "caller": change.caller},
