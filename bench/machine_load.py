@@ -103,7 +103,21 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
+def _seconds(argv: list[str]) -> float:
+    """The one optional argument: how long to load the machine, in seconds (default 10)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="Load every CPU (busy loops and a memory-bound process) for SECONDS."
+    )
+    parser.add_argument("seconds", nargs="?", type=float, default=10.0, help="default 10")
+    seconds = float(parser.parse_args(argv).seconds)
+    if not 0 < seconds < 7 * 24 * 3600:
+        parser.error(f"SECONDS must be more than 0 and less than a week, not {seconds:g}")
+    return seconds
+
+
 if __name__ == "__main__":  # a quick look: load the machine for N seconds
-    with MachineLoad(seconds=float(sys.argv[1]) if len(sys.argv) > 1 else 10.0) as load:
+    with MachineLoad(seconds=_seconds(sys.argv[1:])) as load:
         print(f"{load.running()} load processes on CPUs {load.cpus}", flush=True)
         time.sleep(load.seconds)
