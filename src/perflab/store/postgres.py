@@ -10,7 +10,6 @@ row locks let any number of runs write at once.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -18,11 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from perflab.errors import StoreError
-from perflab.model import Experiment, RunStatus
-from perflab.store.codec import experiment_to_json
+from perflab.model import Experiment
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from perflab.store.owner import ProcessIdentity
-from perflab.store.sqlite import OWNER_COLUMNS, RunWriter, Store, _now
+from perflab.store.sqlite import NEW_RUN_INSERT, RunWriter, Store, new_run_values
 
 if TYPE_CHECKING:
     import sqlite3
@@ -225,21 +222,9 @@ class PostgresStore(Store):
                 f"the store {self.path} was opened for reading: a run cannot be written to it",
                 hint="open it with open_store(url) to write runs",
             )
-        owner = ProcessIdentity.current()
         row = self.connection.execute(
-            "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
-            f" {OWNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                _now(),
-                str(RunStatus.RUNNING),
-                perflab_version,
-                json.dumps(experiment_to_json(experiment)),
-                json.dumps(machine),
-                owner.pid,
-                owner.start_ticks,
-                owner.boot_id,
-                owner.host,
-            ),
+            NEW_RUN_INSERT + " RETURNING id",
+            new_run_values(experiment, machine, perflab_version),
         ).fetchone()
         assert row is not None
         return RunWriter(self.connection, int(row[0]))

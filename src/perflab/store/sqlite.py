@@ -354,21 +354,8 @@ class Store:
                 f"the store {self.path} was opened for reading: a run cannot be written to it",
                 hint="open it with Store.open(path) to write runs",
             )
-        owner = ProcessIdentity.current()
         cursor = self.connection.execute(
-            "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
-            f" {OWNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                _now(),
-                str(RunStatus.RUNNING),
-                perflab_version,
-                json.dumps(experiment_to_json(experiment)),
-                json.dumps(machine),
-                owner.pid,
-                owner.start_ticks,
-                owner.boot_id,
-                owner.host,
-            ),
+            NEW_RUN_INSERT, new_run_values(experiment, machine, perflab_version)
         )
         assert cursor.lastrowid is not None
         return RunWriter(self.connection, cursor.lastrowid, self.path, identity=self.identity)
@@ -646,6 +633,31 @@ def _check_is_perflab(path: Path) -> None:
             hint=("upgrade perflab if a newer one wrote it, else " if version > 0 else "")
             + "point --store at a perflab database or a new file",
         )
+
+
+# A new run's row: NEW_RUN_INSERT's parameters are new_run_values()
+NEW_RUN_INSERT = (
+    "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
+    f" {OWNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def new_run_values(
+    experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+) -> tuple[Any, ...]:
+    """A run being measured now, by this process: NEW_RUN_INSERT's parameters."""
+    owner = ProcessIdentity.current()
+    return (
+        _now(),
+        str(RunStatus.RUNNING),
+        perflab_version,
+        json.dumps(experiment_to_json(experiment)),
+        json.dumps(machine),
+        owner.pid,
+        owner.start_ticks,
+        owner.boot_id,
+        owner.host,
+    )
 
 
 def _copy_with_wal(path: Path) -> str | None:
