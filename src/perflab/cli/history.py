@@ -46,6 +46,18 @@ example:
 """
 
 
+def _add_each(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--each",
+        metavar="KEYS",
+        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
+    )
+
+
+def _add_threshold(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--threshold", default="2%", help=f"{what}: 2%% or 0.02 (default 2%%)")
+
+
 def add_history_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
 ) -> None:
@@ -61,16 +73,8 @@ def add_history_commands(
     )
     bisect.add_argument("good", metavar="GOOD", help="a commit where the benchmark was fine")
     bisect.add_argument("bad", metavar="BAD", help="a later commit where it is worse")
-    bisect.add_argument(
-        "--threshold",
-        default="2%",
-        help="how much worse than GOOD counts as bad: 2%% or 0.02 (default 2%%)",
-    )
-    bisect.add_argument(
-        "--each",
-        metavar="KEYS",
-        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
-    )
+    _add_threshold(bisect, "how much worse than GOOD counts as bad")
+    _add_each(bisect)
     check = commands.add_parser(
         "check",
         parents=[run],
@@ -88,11 +92,7 @@ def add_history_commands(
         help="the change (default: the working tree, i.e. HEAD with its uncommitted changes to "
         "tracked files; HEAD alone when it is clean)",
     )
-    check.add_argument(
-        "--threshold",
-        default="2%",
-        help="how much worse counts as a regression: 2%% or 0.02 (default 2%%)",
-    )
+    _add_threshold(check, "how much worse counts as a regression")
     check.add_argument(
         "--no-merge-base",
         dest="merge_base",
@@ -104,11 +104,7 @@ def add_history_commands(
         metavar="URL",
         help="where the comment links the HTML report (default: the --html file's name)",
     )
-    check.add_argument(
-        "--each",
-        metavar="KEYS",
-        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
-    )
+    _add_each(check)
     history = commands.add_parser(
         "history",
         parents=[run],
@@ -127,13 +123,5 @@ def add_history_commands(
         metavar="N",
         help="every Nth commit, counted back from the newest (default 1: all)",
     )
-    history.add_argument(
-        "--threshold",
-        default="2%",
-        help="the smallest step that is a change point: 2%% or 0.02 (default 2%%)",
-    )
-    history.add_argument(
-        "--each",
-        metavar="KEYS",
-        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
-    )
+    _add_threshold(history, "the smallest step that is a change point")
+    _add_each(history)
