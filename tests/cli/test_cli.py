@@ -215,3 +215,45 @@ def test_two_commands_as_words_are_two_variants(tmp_path: Path) -> None:
     (comparison,) = document["comparisons"]
     assert (comparison["baseline"], comparison["variant"]) == ("cmd1", "cmd2")
     assert len(document["measurements"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("table_on_terminal", "said_in_full"),
+    [(True, False), (False, True)],
+    ids=["table on the terminal", "table in a file or pipe"],
+)
+def test_a_failure_is_said_once_where_it_is_read(
+    table_on_terminal: bool, said_in_full: bool
+) -> None:
+    """On one terminal the run's notes (above) hold the failure and stderr only names the
+    variant; a table written elsewhere is not 'above', so stderr says the failure in full."""
+    from rich.console import Console
+
+    from perflab.cli.main import _report_failures
+    from perflab.cli.options import OutputOptions
+    from perflab.errors import BenchmarkFailedError
+    from perflab.model import Benchmark, Experiment, RunStatus, Variant
+    from perflab.results import RunResult
+
+    failure = BenchmarkFailedError("the setup raised", variant="B", detail="ZeroDivisionError")
+    result = RunResult(
+        run_id=1,
+        status=RunStatus.INCOMPLETE,
+        created_at="2026-11-27T00:00:00+00:00",
+        experiment=Experiment(
+            benchmarks=(Benchmark("b", stmt="1/0"),), variants=(Variant("A"), Variant("B"))
+        ),
+        machine={},
+        comparisons=(),
+        notes=(),
+        variant_info={},
+        differences=(),
+        failures=(failure,),
+    )
+    output = OutputOptions(store=Path("s.db"), json_path=None, markdown_path=None, quiet=False)
+    out = Console(force_terminal=table_on_terminal, record=True, width=120)
+    err = Console(force_terminal=True, record=True, width=120)
+    _report_failures(result, output, out, err)
+    said = err.export_text()
+    assert ("the setup raised" in said) is said_in_full
+    assert ("notes above" in said) is not said_in_full
