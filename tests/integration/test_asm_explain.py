@@ -215,7 +215,9 @@ def test_a_renamed_callee_is_callee_changed(tmp_path: Path) -> None:
     out = lens_on([Variant("old", cmd=f"{old} 20000"), Variant("new", cmd=f"{new} 20000")])
     assert claims(out) == {("callee_changed", "total")}
     [d] = out["diagnoses"]
-    assert d["detail"] == {"from": "mix_old", "to": "mix_new"}
+    assert (d["detail"]["from"], d["detail"]["to"]) == ("mix_old", "mix_new")
+    # the claim carries the samples its call sites took: the loop's call ran on both sides
+    assert d["detail"]["ran_samples"]["baseline"] > 0 and d["detail"]["ran_samples"]["variant"] > 0
     first = out["functions"][0]  # what each variant spent most time in, paired by call site
     assert (first["baseline"]["symbol"], first["variant"]["symbol"]) == ("mix_old", "mix_new")
 
