@@ -148,7 +148,7 @@ def test_profile_of_a_c_program_with_known_hot_functions(tmp_path: Path) -> None
     variants = (Variant("multiply"), Variant("divide", cmd=f"{binary} divide"))
     experiment = Experiment((benchmark,), variants, Settings(metrics=(Metric.PROFILE,), seed=1))
     # enough samples for the appeared/disappeared claims to settle on a loaded machine too
-    lens = ProfileLens(region_s=0.5, max_command_runs=2)
+    lens = ProfileLens(region_s=1.0, max_command_runs=2)
     notes = lens.preflight(experiment, SubprocessRunner())
     sink = MemorySink()
     lens.measure(benchmark, context_for(experiment, sink))
@@ -161,8 +161,16 @@ def test_profile_of_a_c_program_with_known_hot_functions(tmp_path: Path) -> None
     assert summaries["multiply"]["hot_symbols"][0]["object"] == "hot"
     comparison = analysis.comparisons[0].to_json()
     assert comparison["metric"] == "profile"
-    assert comparison["appeared"] == ["hot_divide"]
-    assert comparison["disappeared"] == ["hot_multiply"]
+    # main runs hot_divide where it ran hot_multiply: one dispatch change by their caller; on
+    # a loaded machine a side can get too few samples to settle it (listed as unsettled, with
+    # the samples it needs), but it is never claimed the other way round
+    dispatch = [(d["from"], d["to"], d["caller"]) for d in comparison["dispatch_changed"]]
+    pending = {u["name"]: u["change"] for u in comparison["unsettled"]}
+    assert dispatch == [("hot_multiply", "hot_divide", "main")] or (
+        pending.get("hot_divide") == "appeared"
+    ), comparison
+    assert "hot_multiply" not in comparison["appeared"]
+    assert "hot_divide" not in comparison["disappeared"]
     names = [s["name"] for s in comparison["symbols"]]
     assert set(names[:2]) == {"hot_multiply", "hot_divide"}
     if summaries["multiply"]["fell_back"]:
