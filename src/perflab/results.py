@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.document import Section
 from perflab.errors import PerflabError
-from perflab.explanation import Summary
 from perflab.model import (
     Comparison,
     Experiment,
@@ -25,6 +24,9 @@ from perflab.model import (
 )
 from perflab.stats.interaction import Interval
 from perflab.stats.paired import verdict_for
+
+if TYPE_CHECKING:  # the summary is made by analysis (engine layer); records only carry it
+    from perflab.explanation import Summary
 
 
 @dataclass(frozen=True)

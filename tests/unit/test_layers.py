@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.events",
             "perflab.design_analysis",
             "perflab.same_work",  # what the lenses' comparisons of one pair say together
+            "perflab.explanation",  # one paragraph per pair joining the lenses' comparisons
             "perflab.cluster",  # --ray: an experiment's cells run by the engine on Ray's nodes
         ),
     ),
