@@ -257,3 +257,19 @@ def test_a_failure_is_said_once_where_it_is_read(
     said = err.export_text()
     assert ("the setup raised" in said) is said_in_full
     assert ("notes above" in said) is not said_in_full
+
+
+@pytest.mark.integration
+def test_main_in_process_leaves_the_host_programs_children_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program calling main() in-process (a notebook, a test session) keeps its own children:
+    only the `perflab` process itself adopts orphans and stops every child it has at the end."""
+    monkeypatch.chdir(tmp_path)
+    host_child = subprocess.Popen(["sleep", "60"])
+    try:
+        assert main(["run", "--stmt", "pass", "-v", "A", "-v", "B", *FAST]) == 0
+        assert host_child.poll() is None
+    finally:
+        host_child.kill()
+        host_child.wait()

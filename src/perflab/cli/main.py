@@ -74,14 +74,22 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def main(argv: Sequence[str] | None = None, *, started_at_s: float | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    started_at_s: float | None = None,
+    own_process: bool = False,
+) -> int:
     """The command line; `started_at_s` (time.monotonic()): when the process started, for a
-    `perflab` process whose whole life this is (its start-up counts in the budget)."""
+    `perflab` process whose whole life this is (its start-up counts in the budget).
+    `own_process`: this process is perflab's alone, so it may adopt the orphans of what it
+    runs and stop every child it has at the end; a program calling main() in-process keeps its
+    own children."""
     # the handlers below outlive an interrupt (ignored then): give the caller (a test calling
     # main in-process) its own back
     previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     try:
-        return _main(argv, started_at_s)
+        return _main(argv, started_at_s, own_process)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -96,7 +104,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(words)
 
 
-def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
+def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: bool) -> int:
     try:
         args = _parse(argv)
     except ConfigError as error:
@@ -116,7 +124,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
     try:
         if args.command in ("run", "stack", "matrix"):
             # orphans of what a benchmark starts re-parent to perflab, which stops them
-            become_subreaper()
+            _adopt_orphans(own_process)
             try:
                 return _run(
                     run_options(args),
@@ -132,7 +140,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None) -> int:
         if args.command in ("bisect", "check", "history"):
             from perflab.cli.workflows import run_workflow
 
-            become_subreaper()
+            _adopt_orphans(own_process)
             try:
                 return run_workflow(args, out, err)
             finally:
@@ -457,11 +465,19 @@ def _write(path: Path, text: str) -> None:
         raise PerflabError(f"cannot write {path}: {error}", hint="check the path") from error
 
 
+def _adopt_orphans(own_process: bool) -> None:
+    """Only a process that is perflab's alone becomes the subreaper of what it starts: its
+    clean-up stops every child it has, which in a host program (a notebook, a test session)
+    would include the host's own servers."""
+    if own_process:
+        become_subreaper()
+
+
 def entry() -> None:
     """The `perflab` command: main() as a process's whole life (its start-up, imports included,
     counts in the budget: the user waits for it; what the process did before it ran perflab,
     a shell's own set-up or a `sleep` before it, does not)."""
-    status = main(started_at_s=STARTED_AT_S)
+    status = main(started_at_s=STARTED_AT_S, own_process=True)
     # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`
     for number in STOP_SIGNALS:
