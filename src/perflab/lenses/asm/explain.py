@@ -572,21 +572,7 @@ def _isa_changes(
             {"from": b.primary.name, "to": v.primary.name},
         )
     ]
-    old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
-    if old_bits != new_bits:
-        diagnoses.append(
-            Diagnosis(
-                Claim.VECTOR_WIDTH_CHANGED,
-                old_row.name,
-                (
-                    f"disassembly: widest vector register {old_bits or 'none'} bits in "
-                    f"{b.primary.symbol} (baseline), {new_bits or 'none'} in {v.primary.symbol} "
-                    "(variant)",
-                ),
-                samples,
-                {"from": old_bits, "to": new_bits},
-            )
-        )
+    diagnoses += _vector_width_change(old_row.name, b.primary, v.primary, samples)
     merged = Row(
         old_row.name,
         b,
@@ -654,21 +640,7 @@ def _variant_changes(
                 {"from": b.primary.name, "to": v.primary.name},
             )
         ]
-        old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
-        if old_bits != new_bits:
-            diagnoses.append(
-                Diagnosis(
-                    Claim.VECTOR_WIDTH_CHANGED,
-                    old_row.name,
-                    (
-                        f"disassembly: widest vector register {old_bits or 'none'} bits in "
-                        f"{b.primary.symbol} (baseline), {new_bits or 'none'} in "
-                        f"{v.primary.symbol} (variant)",
-                    ),
-                    samples,
-                    {"from": old_bits, "to": new_bits},
-                )
-            )
+        diagnoses += _vector_width_change(old_row.name, b.primary, v.primary, samples)
         merged[old_row.name] = Row(
             f"{old_row.name} -> {new_row.name}",
             b,
@@ -682,6 +654,24 @@ def _variant_changes(
         dropped.add(new_row.name)
         explained.update({old_row.name, new_row.name})
     return [merged.get(r.name, r) for r in rows if r.name not in dropped]
+
+
+def _vector_width_change(
+    name: str, baseline: FunctionListing, variant: FunctionListing, samples: int
+) -> list[Diagnosis]:
+    """A dispatch pair's widest vector registers, claimed where they differ."""
+    old_bits, new_bits = baseline.vector_width_bits, variant.vector_width_bits
+    if old_bits == new_bits:
+        return []
+    evidence = (
+        f"disassembly: widest vector register {old_bits or 'none'} bits in {baseline.symbol} "
+        f"(baseline), {new_bits or 'none'} in {variant.symbol} (variant)",
+    )
+    return [
+        Diagnosis(
+            Claim.VECTOR_WIDTH_CHANGED, name, evidence, samples, {"from": old_bits, "to": new_bits}
+        )
+    ]
 
 
 def _callee_family(name: str) -> str:
