@@ -356,3 +356,73 @@ def test_cpu_profiles_keep_their_json_without_device_fields() -> None:
     ).comparisons
     assert "baseline_device" not in comparison.to_json()
     assert "device" not in table(1).to_json()
+
+
+# -- the worker's handling of torch's events (stand-ins here; real ones in tests/golden) -----
+
+
+def _worker_ops() -> Any:
+    import importlib.util
+
+    from perflab.lenses.torch.measure import WORKER_OPS
+
+    spec = importlib.util.find_spec(WORKER_OPS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Kernel:
+    def __init__(self, name: str, duration: float) -> None:
+        self.name, self.device, self.duration = name, 0, duration
+
+
+class _Event:
+    def __init__(self, name: str, *kernels: _Kernel) -> None:
+        self.name, self.kernels, self.is_legacy = name, list(kernels), False
+
+
+def test_the_worker_hangs_each_launch_on_the_op_by_position_and_name() -> None:
+    worker_ops = _worker_ops()
+    ops: list[dict[str, Any]] = [{"name": "aten::mm"}, {"name": "cudaDeviceSynchronize"}]
+    gemm, fill = _Kernel("gemm", 5.0), _Kernel("Memset (Device)", 1.0)
+    events = [
+        _Event("aten::mm", fill, gemm),
+        _Event("aten::mm", fill, gemm),
+        _Event("cudaDeviceSynchronize", gemm),  # torch hangs a stray kernel on a runtime call
+        _Event("Activity Buffer Request", gemm),  # or on the profiler's own event
+    ]
+    worker_ops._add_launches(ops, events)
+    assert ops[0]["kernels"] == [
+        {"position": 0, "name": "Memset (Device)", "count": 2, "device_time_total_us": 2.0},
+        {"position": 1, "name": "gemm", "count": 2, "device_time_total_us": 10.0},
+    ]
+    assert "kernels" not in ops[1]
+
+
+def test_the_worker_subtracts_the_synchronisations_of_an_empty_loop() -> None:
+    worker_ops = _worker_ops()
+
+    def op(name: str, count: int, us: float, on_device: bool = False) -> dict[str, Any]:
+        return {
+            "name": name,
+            "count": count,
+            "self_cpu_time_total_us": us,
+            "cpu_time_total_us": us,
+            "on_device": on_device,
+        }
+
+    ops = [
+        op("cudaDeviceSynchronize", 3, 30.0),  # the loop's two and the profiler's one
+        op("cudaStreamSynchronize", 203, 203.0),  # the statement's own, and the loop's three
+        op("kernel", 5, 0.0, on_device=True),
+    ]
+    kept = worker_ops._without_sampling(
+        ops, {"cudaDeviceSynchronize": 3, "cudaStreamSynchronize": 3}
+    )
+    assert [(o["name"], o["count"]) for o in kept] == [
+        ("cudaStreamSynchronize", 200),
+        ("kernel", 5),
+    ]
+    assert kept[0]["self_cpu_time_total_us"] == pytest.approx(200.0)

@@ -25,11 +25,14 @@ from perflab.errors import ConfigError
 from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.ops import (
     DeviceActivity,
+    KernelChange,
     OpsDiff,
     OpTable,
     OpTableFormatError,
     device_activity,
+    diff_kernels,
     diff_ops,
+    kernel_slots,
     op_rates,
     parse_op_table,
     versions_of,
@@ -85,6 +88,7 @@ class TorchDetails:
     n_groups: int
     baseline_device: DeviceActivity | None = None  # where the profiles recorded the device
     variant_device: DeviceActivity | None = None
+    kernel_changes: tuple[KernelChange, ...] = ()  # per op and slot, paired across variants
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +118,7 @@ class TorchDetails:
             "variant_device": None
             if self.variant_device is None
             else self.variant_device.to_json(),
+            "kernel_changes": [change.to_json() for change in self.kernel_changes],
         }
 
 
@@ -347,6 +352,9 @@ def analyse_torch(
                         n_groups=estimate.n_groups,
                         baseline_device=device_activity(tables[baseline_name]),
                         variant_device=device_activity(tables[name]),
+                        kernel_changes=diff_kernels(
+                            kernel_slots(tables[baseline_name]), kernel_slots(tables[name])
+                        ),
                     ),
                 )
             )

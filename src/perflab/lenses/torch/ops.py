@@ -20,6 +20,16 @@ class OpTableFormatError(ValueError):
 
 
 @dataclass(frozen=True)
+class LaunchedKernel:
+    """A kernel or copy an op's calls launched at one position of a call (0: the first)."""
+
+    position: int
+    name: str
+    count: int
+    device_us: float
+
+
+@dataclass(frozen=True)
 class OpStats:
     name: str
     count: int
@@ -27,6 +37,7 @@ class OpStats:
     cpu_us: float  # cpu_time_total: including child ops
     on_device: bool = False  # a kernel or a copy the device ran, not a host-side call
     self_device_us: float = 0.0  # self_device_time_total: time on the device
+    kernels: tuple[LaunchedKernel, ...] = ()  # what this op's calls launched on the device
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,16 @@ class OpTable:
         if self.device is not None:
             out["on_device"] = op.on_device
             out["self_device_time_total_us"] = op.self_device_us
+        if op.kernels:
+            out["kernels"] = [
+                {
+                    "position": k.position,
+                    "name": k.name,
+                    "count": k.count,
+                    "device_time_total_us": k.device_us,
+                }
+                for k in op.kernels
+            ]
         return out
 
 
@@ -82,8 +103,18 @@ def parse_op_table(data: Mapping[str, Any]) -> OpTable:
                 cpu_us=float(op["cpu_time_total_us"]),
                 on_device=bool(op.get("on_device", False)),
                 self_device_us=float(op.get("self_device_time_total_us", 0.0)),
+                kernels=tuple(
+                    LaunchedKernel(
+                        position=int(k["position"]),
+                        name=str(k["name"]),
+                        count=int(k["count"]),
+                        device_us=float(k["device_time_total_us"]),
+                    )
+                    for k in op.get("kernels") or ()
+                ),
             )
             for op in data["ops"]
+            if op["name"] not in PROFILER_EVENTS  # stored before the worker left them out
         )
         loops = int(data["loops"])
         wall_ns = int(data.get("wall_ns") or 0)
@@ -116,13 +147,14 @@ class OpRate:
 def op_rates(tables: Iterable[OpTable]) -> dict[str, OpRate]:
     """Per op, calls and times per iteration over several profiles: sums over the tables divided
     by all their loops, so a longer profile weighs more (it measured more iterations). Ops that
-    never ran (count 0) are absent."""
+    never ran (count 0) are absent, and so are kernels and copies (the device's rows are
+    `kernel_slots`)."""
     tables = list(tables)
     loops = sum(t.loops for t in tables)
     counts: dict[str, list[float]] = {}
     for table in tables:
         for op in table.ops:
-            if op.count <= 0:
+            if op.count <= 0 or op.on_device:
                 continue
             total = counts.setdefault(op.name, [0.0, 0.0, 0.0])
             total[0] += op.count
@@ -226,6 +258,8 @@ LAUNCH_CALLS = frozenset(
 )
 SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"})
 COPY_PREFIXES = ("Memcpy", "Memset")  # the device's copy and fill activities
+# The profiler's own events, not the statement's (CUPTI's buffer allocation, once a process).
+PROFILER_EVENTS = frozenset({"Activity Buffer Request"})
 
 
 class DeviceBound(StrEnum):
@@ -258,8 +292,9 @@ class DeviceActivity:
     device_us_per_iteration: float  # self device time of kernels and copies
     launches_per_iteration: float
     copies_per_iteration: float
-    synchronisations_per_iteration: float  # the sample's own two per loop included
+    synchronisations_per_iteration: float  # the statement's own (the worker leaves out its)
     kernels: tuple[KernelRate, ...]  # most device time first
+    wait_us_per_iteration: float = 0.0  # host time in synchronisations: waiting, not working
 
     @property
     def bound(self) -> DeviceBound:
@@ -274,6 +309,7 @@ class DeviceActivity:
             "launches_per_iteration": self.launches_per_iteration,
             "copies_per_iteration": self.copies_per_iteration,
             "synchronisations_per_iteration": self.synchronisations_per_iteration,
+            "wait_us_per_iteration": self.wait_us_per_iteration,
             "bound": str(self.bound),
             "kernels": [kernel.to_json() for kernel in self.kernels],
         }
@@ -295,13 +331,144 @@ def device_activity(tables: Iterable[OpTable]) -> DeviceActivity | None:
             total[0] += op.count
             total[1] += op.self_device_us
     rates = [KernelRate(n, c / loops, us / loops) for n, (c, us) in kernels.items()]
+    waits = [op for op in host if op.name in SYNC_CALLS]
     return DeviceActivity(
-        host_us_per_iteration=sum(op.self_cpu_us for op in host) / loops,
+        # a synchronisation's time is the host waiting for the device, not issuing work
+        host_us_per_iteration=sum(op.self_cpu_us for op in host if op.name not in SYNC_CALLS)
+        / loops,
         device_us_per_iteration=sum(op.self_device_us for op in device) / loops,
         launches_per_iteration=sum(op.count for op in host if op.name in LAUNCH_CALLS) / loops,
         copies_per_iteration=sum(op.count for op in device if op.name.startswith(COPY_PREFIXES))
         / loops,
-        synchronisations_per_iteration=sum(op.count for op in host if op.name in SYNC_CALLS)
-        / loops,
+        synchronisations_per_iteration=sum(op.count for op in waits) / loops,
         kernels=tuple(sorted(rates, key=lambda k: (-k.device_us_per_iteration, k.name))),
+        wait_us_per_iteration=sum(op.self_cpu_us for op in waits) / loops,
     )
+
+
+class LaunchKind(StrEnum):
+    KERNEL = "kernel"
+    COPY = "copy"  # a copy or a fill (Memcpy, Memset)
+
+
+def launch_kind(name: str) -> LaunchKind:
+    return LaunchKind.COPY if name.startswith(COPY_PREFIXES) else LaunchKind.KERNEL
+
+
+@dataclass(frozen=True)
+class KernelSlot:
+    """What one op launched at one place of its calls, per iteration: the op's `ordinal`-th
+    kernel (or copy). The slot, not the kernel's name, is what pairs across variants: a
+    library update or a flag that picks another kernel for the same work renames it."""
+
+    op: str
+    kind: LaunchKind
+    ordinal: int
+    names: tuple[str, ...]  # most device time first; several where calls chose differently
+    calls_per_iteration: float
+    device_us_per_iteration: float
+
+
+def kernel_slots(tables: Iterable[OpTable]) -> dict[tuple[str, LaunchKind, int], KernelSlot]:
+    """Per (op, kind, ordinal) over the tables that recorded the device. The ordinal counts an
+    op's launches of one kind in the order of a call, so that a fill added before a kernel
+    (cuBLAS zeroing a workspace) leaves the kernel in its slot."""
+    tables = [t for t in tables if t.device is not None]
+    loops = sum(t.loops for t in tables)
+    totals: dict[tuple[str, LaunchKind, int], dict[str, list[float]]] = {}
+    for table in tables:
+        for op in table.ops:
+            positions: dict[LaunchKind, list[int]] = {}
+            for kernel in op.kernels:
+                kind = launch_kind(kernel.name)
+                known = positions.setdefault(kind, [])
+                if kernel.position not in known:
+                    known.append(kernel.position)
+            for kind in positions:
+                positions[kind].sort()
+            for kernel in op.kernels:
+                kind = launch_kind(kernel.name)
+                key = (op.name, kind, positions[kind].index(kernel.position))
+                total = totals.setdefault(key, {}).setdefault(kernel.name, [0.0, 0.0])
+                total[0] += kernel.count
+                total[1] += kernel.device_us
+    return {
+        key: KernelSlot(
+            op=key[0],
+            kind=key[1],
+            ordinal=key[2],
+            names=tuple(sorted(names, key=lambda n: (-names[n][1], n))),
+            calls_per_iteration=sum(c for c, _ in names.values()) / loops,
+            device_us_per_iteration=sum(us for _, us in names.values()) / loops,
+        )
+        for key, names in sorted(totals.items())
+    }
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    """One slot of both variants: its kernel in each (None where the slot is empty there)."""
+
+    op: str
+    kind: LaunchKind
+    ordinal: int
+    baseline_kernel: str | None
+    variant_kernel: str | None
+    baseline_calls_per_iteration: float
+    variant_calls_per_iteration: float
+    baseline_device_us_per_iteration: float
+    variant_device_us_per_iteration: float
+
+    @property
+    def renamed(self) -> bool:
+        """The same slot ran another kernel: the work is the op's, the implementation not."""
+        return (
+            self.baseline_kernel is not None
+            and self.variant_kernel is not None
+            and self.baseline_kernel != self.variant_kernel
+        )
+
+    @property
+    def device_us_delta(self) -> float:
+        return self.variant_device_us_per_iteration - self.baseline_device_us_per_iteration
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "kind": str(self.kind),
+            "ordinal": self.ordinal,
+            "baseline_kernel": self.baseline_kernel,
+            "variant_kernel": self.variant_kernel,
+            "renamed": self.renamed,
+            "baseline_calls_per_iteration": self.baseline_calls_per_iteration,
+            "variant_calls_per_iteration": self.variant_calls_per_iteration,
+            "baseline_device_us_per_iteration": self.baseline_device_us_per_iteration,
+            "variant_device_us_per_iteration": self.variant_device_us_per_iteration,
+        }
+
+
+def diff_kernels(
+    baseline: Mapping[tuple[str, LaunchKind, int], KernelSlot],
+    variant: Mapping[tuple[str, LaunchKind, int], KernelSlot],
+) -> tuple[KernelChange, ...]:
+    """Every slot of either variant, paired by op, kind and ordinal; largest change of device
+    time first."""
+    changes = []
+    for key in set(baseline) | set(variant):
+        base, var = baseline.get(key), variant.get(key)
+        changes.append(
+            KernelChange(
+                op=key[0],
+                kind=key[1],
+                ordinal=key[2],
+                baseline_kernel=None if base is None else base.names[0],
+                variant_kernel=None if var is None else var.names[0],
+                baseline_calls_per_iteration=0.0 if base is None else base.calls_per_iteration,
+                variant_calls_per_iteration=0.0 if var is None else var.calls_per_iteration,
+                baseline_device_us_per_iteration=0.0
+                if base is None
+                else base.device_us_per_iteration,
+                variant_device_us_per_iteration=0.0 if var is None else var.device_us_per_iteration,
+            )
+        )
+    return tuple(sorted(changes, key=lambda c: (-abs(c.device_us_delta), c.op, c.ordinal)))

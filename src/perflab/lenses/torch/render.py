@@ -95,13 +95,30 @@ def section(view: SectionInput) -> Section:
 
 
 def _device_line(name: str, device: dict[str, Any]) -> str:
+    wait = device.get("wait_us_per_iteration")
+    waiting = f", {_us(wait)} µs waiting for it" if wait else ""
     return (
         f"{name}: {_us(device.get('host_us_per_iteration'))} µs on the host (dispatch and "
-        f"launches), {_us(device.get('device_us_per_iteration'))} µs on the device per "
+        f"launches), {_us(device.get('device_us_per_iteration'))} µs on the device{waiting} per "
         f"iteration; {_us(device.get('launches_per_iteration'))} kernel launches, "
         f"{_us(device.get('copies_per_iteration'))} copies per iteration: "
         f"{device.get('bound', '?')}"
     )
+
+
+# What each pair of bounds means for the question behind a GPU comparison.
+_BOUND_MEANING = {
+    ("launch-bound", "launch-bound"): "launch-bound in both: the host's dispatch and launches "
+    "set the pace, so a change to them shows in time",
+    ("device-bound", "device-bound"): "device-bound in both: the kernels set the pace, so "
+    "host-side savings do not show in time while the host keeps ahead of the device",
+}
+
+
+def _bound_paragraph(baseline: dict[str, Any], variant: dict[str, Any]) -> Paragraph:
+    bounds = (str(baseline.get("bound", "?")), str(variant.get("bound", "?")))
+    meaning = _BOUND_MEANING.get(bounds, f"{bounds[0]} → {bounds[1]}: what sets the pace changed")
+    return Paragraph(meaning, Style.EMPHASIS)
 
 
 def _device_blocks(baseline: str, variant: str, data: dict[str, Any]) -> list[Block]:
@@ -113,6 +130,59 @@ def _device_blocks(baseline: str, variant: str, data: dict[str, Any]) -> list[Bl
     blocks: list[Block] = [
         Paragraph("; ".join(_device_line(name, device) for name, device in present))
     ]
+    if len(present) == 2:
+        blocks.append(_bound_paragraph(present[0][1], present[1][1]))
+    changes = data.get("kernel_changes")
+    blocks += _slot_table(changes) if changes else _kernel_table(present)
+    return blocks
+
+
+def _slot_table(changes: list[dict[str, Any]]) -> list[Block]:
+    """Per op and slot: the kernel each variant ran there (a rename reads 'a → b')."""
+    rows = []
+    for change in changes:
+        base, var = change.get("baseline_kernel"), change.get("variant_kernel")
+        kernel = str(base or var) if base == var or not (base and var) else f"{base} → {var}"
+        where = "" if base and var else (" (baseline only)" if base else " (variant only)")
+        base_us = change.get("baseline_device_us_per_iteration", 0.0)
+        var_us = change.get("variant_device_us_per_iteration", 0.0)
+        rows.append(
+            (
+                Cell(f"{change.get('op', '')} {change.get('kind', '')} {change.get('ordinal', 0)}"),
+                Cell(
+                    kernel + where,
+                    Style.EMPHASIS if change.get("renamed") or where else Style.PLAIN,
+                ),
+                Cell(
+                    f"{_us(change.get('baseline_calls_per_iteration'))} → "
+                    f"{_us(change.get('variant_calls_per_iteration'))}"
+                ),
+                Cell(_us(base_us)),
+                Cell(_us(var_us)),
+                signed(var_us - base_us, lambda v: f"{v:.3g}"),
+            )
+        )
+    shown, omitted = capped(rows)
+    return [
+        Table(
+            (
+                "op, launch",
+                "kernel",
+                "launches per iteration",
+                "device µs (baseline)",
+                "device µs (variant)",
+                "Δ device µs",
+            ),
+            shown,
+            numeric=(False, False, True, True, True, True),
+            caption="what each op launched on the device, paired by op and launch order",
+            omitted_rows=omitted,
+        )
+    ]
+
+
+def _kernel_table(present: list[tuple[str, dict[str, Any]]]) -> list[Block]:
+    """The kernels by name per variant: results stored before kernels were paired."""
     rows = []
     for name, device in present:
         for kernel in device.get("kernels") or []:
@@ -125,14 +195,14 @@ def _device_blocks(baseline: str, variant: str, data: dict[str, Any]) -> list[Bl
                 )
             )
     shown, omitted = capped(rows)
-    if shown:
-        blocks.append(
-            Table(
-                ("variant", "kernel", "launches per iteration", "device µs per iteration"),
-                shown,
-                numeric=(False, False, True, True),
-                caption="kernels torch.profiler saw on the device",
-                omitted_rows=omitted,
-            )
+    if not shown:
+        return []
+    return [
+        Table(
+            ("variant", "kernel", "launches per iteration", "device µs per iteration"),
+            shown,
+            numeric=(False, False, True, True),
+            caption="kernels torch.profiler saw on the device",
+            omitted_rows=omitted,
         )
-    return blocks
+    ]

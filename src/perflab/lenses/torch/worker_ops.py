@@ -10,8 +10,13 @@ inside the op, never at start-up: most variants have no torch).
      "cpu_capability" is torch.backends.cpu.get_cpu_capability() or null. Where the process
      has initialised CUDA, the profiler records the device too: the reply has "device": "cuda"
      and each op "on_device" (a kernel or a copy, not a host-side call) and
-     "self_device_time_total_us". When torch cannot be imported, the reply is a failure with
-     "phase": "torch".
+     "self_device_time_total_us"; an op that launched device work has "kernels": what it
+     launched, per position in one call of the op (0 = its first launch) and name,
+     [{"position", "name", "count", "device_time_total_us"}] (torch links each kernel and copy
+     to the innermost op running when it was launched). The sampling's own events are left
+     out: the profiler's bookkeeping ("Activity Buffer Request") and the synchronisations
+     around the loop, found by profiling an empty loop the same way and subtracting its
+     counts. When torch cannot be imported, the reply is a failure with "phase": "torch".
   {"op": "torch_warm"}                -> {"ok": true, "wall_ns", "device_runtimes"}
      one empty torch.profiler session, in a fork server before it forks: a process's first
      session initialises the profiler (1.1-1.9 s here), and children forked after it start
@@ -46,7 +51,16 @@ def torch_profile(worker, request):
     try:
         with profile(activities=activities, record_shapes=False, with_stack=False) as profiler:
             wall_ns = worker.timed(loops)
-        ops = [_op_entry(event, on_device) for event in profiler.key_averages()]
+        ops = [
+            _op_entry(event, on_device)
+            for event in profiler.key_averages()
+            if event.key not in PROFILER_EVENTS
+        ]
+        if on_device:
+            _add_launches(ops, profiler.events())
+            with profile(activities=activities, record_shapes=False, with_stack=False) as empty:
+                worker.timed(1, True)
+            ops = _without_sampling(ops, {e.key: e.count for e in empty.key_averages()})
     except BaseException:
         return {"ok": False, "phase": "stmt", "error": worker.traceback()}
     reply = {
@@ -92,6 +106,57 @@ def _op_entry(event, on_device):
             event, ("self_device_time_total", "self_cuda_time_total")
         )
     return entry
+
+
+# The profiler's own events, not the statement's: CUPTI's buffer allocation in the first
+# profile of a process (milliseconds of host time, once).
+PROFILER_EVENTS = frozenset({"Activity Buffer Request"})
+
+
+def _without_sampling(ops, sampling_counts):
+    """`ops` less the calls an empty loop made (the synchronisations before each clock
+    reading and the profiler's at its end): counts subtracted, times scaled alike."""
+    kept = []
+    for entry in ops:
+        sampling = sampling_counts.get(entry["name"], 0)
+        if sampling and not entry.get("on_device"):
+            count = entry["count"] - sampling
+            if count <= 0:
+                continue
+            share = float(count) / entry["count"]
+            entry = dict(entry, count=count)
+            for key in ("self_cpu_time_total_us", "cpu_time_total_us"):
+                entry[key] *= share
+        kept.append(entry)
+    return kept
+
+
+def _add_launches(ops, events):
+    """Each op entry gets the kernels and copies its calls launched, by position in one call
+    and name: the pairing key across variants, where a library update renames a kernel."""
+    launched = {}  # op name -> {(position, kernel name): [count, device µs]}
+    for event in events:
+        kernels = getattr(event, "kernels", None) or ()
+        if not kernels or getattr(event, "is_legacy", False) or _not_an_op(event.name):
+            continue  # legacy events list the op itself as its kernel
+        per_op = launched.setdefault(event.name, {})
+        for position, kernel in enumerate(kernels):
+            total = per_op.setdefault((position, kernel.name), [0, 0.0])
+            total[0] += 1
+            total[1] += float(kernel.duration)
+    for entry in ops:
+        per_op = launched.get(entry["name"])
+        if per_op:
+            entry["kernels"] = [
+                {"position": position, "name": name, "count": count, "device_time_total_us": us}
+                for (position, name), (count, us) in sorted(per_op.items())
+            ]
+
+
+def _not_an_op(name):
+    """Runtime calls and the profiler's events: torch sometimes hangs a kernel on them (one
+    launched before the profile began, or its parent's, copied), where the op has it too."""
+    return name.startswith("cuda") or name in PROFILER_EVENTS
 
 
 def torch_warm(worker, request):
