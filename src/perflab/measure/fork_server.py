@@ -28,6 +28,7 @@ from perflab.measure.worker_client import (
     STARTUP_TIMEOUT_S,
     StatementWorker,
     WorkerOps,
+    count_stopped_at_quit,
     interpreter_for,
     variant_environment,
 )
@@ -175,13 +176,18 @@ class ForkServer:
             detail=detail or self.stderr_tail() or None,
         )
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Ask the server to exit: it stops what its imports started and its children left
+        (counted, as a worker's), then whatever escaped it is stopped here."""
         if self.process.poll() is None:
+            deadline = time.monotonic() + timeout_s
             try:
                 self.process.write_line(json.dumps({"op": "quit"}))
             except BrokenPipeError:
                 pass
-            if self.process.wait(timeout_s=30) is None:
+            else:
+                count_stopped_at_quit(self.process, timeout_s)
+            if self.process.wait(timeout_s=max(0.0, deadline - time.monotonic())) is None:
                 self.process.kill()
         self.process.stop_leftovers()
         self._stderr_reader.join(timeout=2)
@@ -258,7 +264,7 @@ class _ForkedChild:
             self._returncode = -signal.SIGKILL
 
     def stop_leftovers(self) -> int:
-        return 0  # the server's session: stopped when the server is closed
+        return 0  # the child stops its own as it quits; what escapes it, the server's close
 
     def close(self) -> None:
         pass

@@ -16,7 +16,7 @@ from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.model import Benchmark, Variant
-from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
+from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
 from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000
@@ -173,6 +173,25 @@ def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str)
         variant=variant.name,
         detail=None if version is not None else "\n".join(shown) or None,
     )
+
+
+def count_stopped_at_quit(process: LiveProcess, timeout_s: float) -> int:
+    """After a quit: the worker's reply, how many processes the benchmark left running that
+    the worker stopped (counted in `proc.stopped_processes()`); 0 when it exited without one."""
+    deadline = time.monotonic() + timeout_s
+    while (left_s := deadline - time.monotonic()) > 0:
+        line = process.read_line(left_s)
+        if not line:  # it ended, or said nothing in time
+            return 0
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(reply, dict) and "left" in reply:
+            left = int(reply["left"])
+            count_stopped(left)
+            return left
+    return 0
 
 
 class StatementWorker:
@@ -476,14 +495,18 @@ class StatementWorker:
             raise self._failure(reply)
 
     def close(self, timeout_s: float = 30.0) -> int | None:
-        """Ask the worker to exit and wait for it (a wrapping tool may write its output then);
-        then stop whatever the benchmark started and left running."""
+        """Ask the worker to exit and wait for it (a wrapping tool may write its output then).
+        The worker stops what the benchmark started and left running, and says how many; what
+        escaped it (a worker killed, a tool's own children) is stopped here."""
         if self.process.poll() is None:
+            deadline = time.monotonic() + timeout_s
             try:
                 self._send({"op": "quit"})
             except BenchmarkFailedError:
                 pass
-            if self.process.wait(timeout_s=timeout_s) is None:
+            else:
+                self.leftover_processes += count_stopped_at_quit(self.process, timeout_s)
+            if self.process.wait(timeout_s=max(0.0, deadline - time.monotonic())) is None:
                 self.kill()
         self.leftover_processes += self.process.stop_leftovers()
         self._stderr_reader.join(timeout=2)
