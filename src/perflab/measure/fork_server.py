@@ -58,14 +58,12 @@ class ForkServer:
         self.benchmark = benchmark
         self.variant = variant
         self.timeout_s = timeout_s
-        env = variant_environment(variant)
-        env.update(extra_env or {})
         interpreter = interpreter_for(variant, default_python)
         started = time.monotonic()
         self.process: LiveProcess = runner.spawn(
             LaunchSpec(
                 argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
-                env=env,
+                env={**variant_environment(variant), **(extra_env or {})},
                 cwd=variant.cwd,
                 cpu=cpu,
                 disable_aslr=disable_aslr,
@@ -77,24 +75,29 @@ class ForkServer:
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
         try:
-            hello = self._receive(max(timeout_s, STARTUP_TIMEOUT_S))
-            if hello.get("hello") != "perflab-worker":
-                raise self._error(f"{interpreter!r} did not start perflab's worker ({hello!r})")
-            self._send({"op": "preload", "setup": benchmark.setup})
-            reply = self._receive(max(timeout_s, STARTUP_TIMEOUT_S))
-            if not reply.get("ok"):
-                raise self._error(
-                    "importing the setup's modules failed", detail=str(reply.get("error", ""))
-                )
-            self.modules: tuple[str, ...] = tuple(reply.get("modules", ()))
-            # GPU runtimes initialised in the server: it must not fork (CUDA fails in children)
-            self.device_runtimes: tuple[str, ...] = tuple(reply.get("device_runtimes", ()))
-            self.import_s = int(reply.get("wall_ns", 0)) / 1e9
+            reply = self._preload(interpreter)
         except BaseException:
             self.kill()
             raise
+        self.modules: tuple[str, ...] = tuple(reply.get("modules", ()))
+        # GPU runtimes initialised in the server: it must not fork (CUDA fails in children)
+        self.device_runtimes: tuple[str, ...] = tuple(reply.get("device_runtimes", ()))
+        self.import_s = int(reply.get("wall_ns", 0)) / 1e9
         self.startup_s = time.monotonic() - started
         self.forked = 0
+
+    def _preload(self, interpreter: str) -> dict[str, Any]:
+        """The server's greeting, then its import of the set-up's modules: the reply."""
+        hello = self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+        if hello.get("hello") != "perflab-worker":
+            raise self._error(f"{interpreter!r} did not start perflab's worker ({hello!r})")
+        self._send({"op": "preload", "setup": self.benchmark.setup})
+        reply = self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+        if not reply.get("ok"):
+            raise self._error(
+                "importing the setup's modules failed", detail=str(reply.get("error", ""))
+            )
+        return reply
 
     def worker(
         self,

@@ -226,28 +226,17 @@ class StatementWorker:
         self.timeout_s = timeout_s
         self.scope = scope
         self.leftover_processes = 0  # started by the benchmark, still running when it ended
-        env = variant_environment(variant)
-        env.update(extra_env or {})
-        argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
-        try:
-            if process is not None:
-                self.process: LiveProcess = process
-            else:
-                assert runner is not None
-                check_variant_paths(variant, interpreter, benchmark=benchmark.name)
-                self.process = runner.spawn(
-                    LaunchSpec(
-                        argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr
-                    ),
-                    pass_fds=pass_fds,
-                )
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            raise ConfigError(
-                f"cannot start {interpreter!r}: {error.strerror or error}",
-                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
-                variant=variant.name,
-                benchmark=benchmark.name,
-            ) from error
+        if process is None:
+            assert runner is not None
+            spec = LaunchSpec(
+                argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
+                env={**variant_environment(variant), **(extra_env or {})},
+                cwd=variant.cwd,
+                cpu=cpu,
+                disable_aslr=disable_aslr,
+            )
+            process = self._spawn(runner, spec, interpreter, pass_fds)
+        self.process: LiveProcess = process
         # Drain stderr all the time: a statement that prints would otherwise fill the pipe and
         # block; keep the tail for error messages.
         self._stderr_tail_lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
@@ -261,6 +250,22 @@ class StatementWorker:
         except BaseException:
             self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
             raise
+
+    def _spawn(
+        self, runner: ProcessRunner, spec: LaunchSpec, interpreter: str, pass_fds: Sequence[int]
+    ) -> LiveProcess:
+        """The worker's process, started; an interpreter that cannot be started is the user's
+        configuration error."""
+        try:
+            check_variant_paths(self.variant, interpreter, benchmark=self.benchmark.name)
+            return runner.spawn(spec, pass_fds=pass_fds)
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
+            raise ConfigError(
+                f"cannot start {interpreter!r}: {error.strerror or error}",
+                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
+                variant=self.variant.name,
+                benchmark=self.benchmark.name,
+            ) from error
 
     @property
     def pid(self) -> int:
