@@ -53,7 +53,7 @@ def become_subreaper() -> bool:
 
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):  # a Python built without ctypes
         return False
 
 
@@ -186,18 +186,17 @@ def stop(
     return len(stopped)
 
 
-def stop_descendants(spare: Iterable[int] = (), grace_s: float = TERM_GRACE_S) -> int:
+def stop_descendants(grace_s: float = TERM_GRACE_S) -> int:
     """Stop every live descendant of this process (for a child subreaper, the orphans
-    re-parented to it included) but `spare`: SIGTERM, up to `grace_s` to exit, then SIGKILL;
-    reap those that are its children, and return how many were running. Never waits long:
-    after _GIVE_UP_S, what still runs is left."""
+    re-parented to it included): SIGTERM, up to `grace_s` to exit, then SIGKILL; reap those
+    that are its children, and return how many were running. Never waits long: after
+    _GIVE_UP_S, what still runs is left."""
     me = os.getpid()
-    spared = set(spare)
     asked: set[int] = set()
     started = time.monotonic()
     while time.monotonic() - started < _GIVE_UP_S:
         table = process_table()
-        found = descendants([me], table) - spared
+        found = descendants([me], table)
         _reap_exited(me, found, table)
         live = [pid for pid in found if table[pid].state != "Z"]
         if not live:
