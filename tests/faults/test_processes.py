@@ -4,13 +4,23 @@ name the run that was kept."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import signal
+import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from perflab.measure.fork_server import ForkServer
+from perflab.measure.worker_client import StatementWorker
+from perflab.model import Benchmark, Variant
+from perflab.proc import SubprocessRunner, stopped_processes
 from tests.faults.running import (
     QUICK,
     processes_left,
@@ -179,3 +189,126 @@ def test_a_failed_set_up_names_no_leftovers_and_its_time_is_what_it_took(tmp_pat
     assert re.search(r"instructions failed after \d+\.\d s \(planned \d+\.\d s\)", out), out
     assert re.search(r"time not run \(planned \d+\.\d s\)", out), out
     assert processes_left(perflab) == []
+
+
+_OUTLIVED = """
+def alive(pid):
+    try:
+        stat = open('/proc/%s/stat' % pid).read()
+    except OSError:
+        return False
+    return stat[stat.rfind(')') + 2] != 'Z'
+for pid in os.listdir('/proc'):
+    try:
+        argv0 = open('/proc/%s/cmdline' % pid, 'rb').read().split(b'\\0')[0].decode()
+    except (OSError, UnicodeDecodeError):
+        continue
+    owner = argv0.partition(MARKER + '-')[2]
+    if owner and not alive(owner):
+        open(ESCAPED, 'a').write('daemon %s of worker %s\\n' % (pid, owner))
+"""
+
+_DAEMON = """
+worker = os.getpid()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        if IGNORE_TERM:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.execve(SLEEP, ['%s-%d' % (MARKER, worker), '300'], {})
+    os._exit(0)
+os.wait()
+"""
+
+
+def _daemon_setup(marker: str, *, ignore_term: bool = False, escaped: Path | None = None) -> str:
+    """A set-up that starts `sleep 300` as a daemon: double-forked into a session of its own
+    with an empty environment (no container token, no test tag), `MARKER-<its worker's pid>`
+    as its argv[0]. `escaped`: first, every daemon of an earlier worker that is gone is
+    written to this file (it outlived its worker). `ignore_term`: the daemon ignores SIGTERM."""
+    values = (
+        f"import os, signal\nMARKER = {marker!r}\nSLEEP = {shutil.which('sleep')!r}\n"
+        f"IGNORE_TERM = {ignore_term!r}\nESCAPED = {str(escaped)!r}\n"
+    )
+    return values + (_OUTLIVED if escaped is not None else "") + _DAEMON
+
+
+def _marked(marker: str) -> list[int]:
+    """Live processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique marker for a test's daemons; whatever carries it is killed after the test."""
+    mark = f"perflab-daemon-{uuid.uuid4().hex}"
+    yield mark
+    for pid in _marked(mark):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _statement_worker(setup: str) -> StatementWorker:
+    return StatementWorker(
+        SubprocessRunner(), Benchmark("daemon", stmt="pass", setup=setup), Variant("A"),
+        interpreter=sys.executable, cpu=None, timeout_s=30,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("ignore_term", [False, True], ids=["daemon", "ignores SIGTERM"])
+def test_a_set_up_daemon_is_stopped_when_its_worker_quits(marker: str, ignore_term: bool) -> None:
+    """A set-up starts a daemon (double fork, setsid, empty environment): each worker stops it
+    as it quits, before the next starts (they piled up until the benchmark ended), and says
+    how many it stopped; one that ignores SIGTERM is killed after a short grace"""
+    for _ in range(3):
+        with _statement_worker(_daemon_setup(marker, ignore_term=ignore_term)) as worker:
+            worker.calibrate(1000)
+            deadline = time.monotonic() + 10
+            while not _marked(marker) and time.monotonic() < deadline:
+                time.sleep(0.01)  # the daemon is running
+            assert len(_marked(marker)) == 1
+        assert _marked(marker) == []
+        assert worker.leftover_processes == 1
+
+
+def test_a_forked_worker_stops_its_set_up_daemon_when_it_quits(marker: str) -> None:
+    """A fork server's children (forked ahead included) each stop the daemon their set-up
+    started as they quit; the server, closed with a child forked ahead still waiting, stops
+    nothing of the benchmark's and counts nothing"""
+    server = ForkServer(
+        SubprocessRunner(), Benchmark("daemon", stmt="pass", setup=_daemon_setup(marker)),
+        Variant("A"), default_python=sys.executable, cpu=None, timeout_s=30,
+    )  # fmt: skip
+    stopped_before = stopped_processes()
+    try:
+        for index in range(3):
+            with server.worker(ahead=3 if index == 0 else 0) as worker:
+                worker.calibrate(1000)
+            assert _marked(marker) == []
+            assert worker.leftover_processes == 1
+    finally:
+        server.close()
+    assert stopped_processes() - stopped_before == 3
+
+
+def test_set_up_daemons_do_not_pile_up_over_a_run(tmp_path: Path, marker: str) -> None:
+    """A set-up that starts a daemon (double fork, setsid, empty environment), in a whole run:
+    no worker's daemon outlives it (each set-up looks for those of workers that are gone), the
+    note names how many were stopped, and nothing is left at the end"""
+    escaped = tmp_path / "escaped.txt"
+    code, out, err, perflab = run(
+        "run", "--stmt", "pass", "--setup", _daemon_setup(marker, escaped=escaped),
+        "-v", "A", "-v", "B", "--budget", "1", *QUICK, cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, err
+    assert not escaped.exists(), escaped.read_text()
+    left = re.search(r"the benchmark left (\d+) process(es)? running", out)
+    assert left is not None and int(left.group(1)) >= 2, out
+    assert processes_left(perflab, marker=marker) == []

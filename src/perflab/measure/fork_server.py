@@ -28,6 +28,7 @@ from perflab.measure.worker_client import (
     STARTUP_TIMEOUT_S,
     StatementWorker,
     WorkerOps,
+    count_stopped_at_quit,
     interpreter_for,
     variant_environment,
 )
@@ -57,14 +58,12 @@ class ForkServer:
         self.benchmark = benchmark
         self.variant = variant
         self.timeout_s = timeout_s
-        env = variant_environment(variant)
-        env.update(extra_env or {})
         interpreter = interpreter_for(variant, default_python)
         started = time.monotonic()
         self.process: LiveProcess = runner.spawn(
             LaunchSpec(
                 argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
-                env=env,
+                env={**variant_environment(variant), **(extra_env or {})},
                 cwd=variant.cwd,
                 cpu=cpu,
                 disable_aslr=disable_aslr,
@@ -76,24 +75,29 @@ class ForkServer:
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
         try:
-            hello = self._receive(max(timeout_s, STARTUP_TIMEOUT_S))
-            if hello.get("hello") != "perflab-worker":
-                raise self._error(f"{interpreter!r} did not start perflab's worker ({hello!r})")
-            self._send({"op": "preload", "setup": benchmark.setup})
-            reply = self._receive(max(timeout_s, STARTUP_TIMEOUT_S))
-            if not reply.get("ok"):
-                raise self._error(
-                    "importing the setup's modules failed", detail=str(reply.get("error", ""))
-                )
-            self.modules: tuple[str, ...] = tuple(reply.get("modules", ()))
-            # GPU runtimes initialised in the server: it must not fork (CUDA fails in children)
-            self.device_runtimes: tuple[str, ...] = tuple(reply.get("device_runtimes", ()))
-            self.import_s = int(reply.get("wall_ns", 0)) / 1e9
+            reply = self._preload(interpreter)
         except BaseException:
             self.kill()
             raise
+        self.modules: tuple[str, ...] = tuple(reply.get("modules", ()))
+        # GPU runtimes initialised in the server: it must not fork (CUDA fails in children)
+        self.device_runtimes: tuple[str, ...] = tuple(reply.get("device_runtimes", ()))
+        self.import_s = int(reply.get("wall_ns", 0)) / 1e9
         self.startup_s = time.monotonic() - started
         self.forked = 0
+
+    def _preload(self, interpreter: str) -> dict[str, Any]:
+        """The server's greeting, then its import of the set-up's modules: the reply."""
+        hello = self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+        if hello.get("hello") != "perflab-worker":
+            raise self._error(f"{interpreter!r} did not start perflab's worker ({hello!r})")
+        self._send({"op": "preload", "setup": self.benchmark.setup})
+        reply = self._receive(max(self.timeout_s, STARTUP_TIMEOUT_S))
+        if not reply.get("ok"):
+            raise self._error(
+                "importing the setup's modules failed", detail=str(reply.get("error", ""))
+            )
+        return reply
 
     def worker(
         self,
@@ -175,13 +179,18 @@ class ForkServer:
             detail=detail or self.stderr_tail() or None,
         )
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Ask the server to exit: it stops what its imports started and its children left
+        (counted, as a worker's), then whatever escaped it is stopped here."""
         if self.process.poll() is None:
+            deadline = time.monotonic() + timeout_s
             try:
                 self.process.write_line(json.dumps({"op": "quit"}))
             except BrokenPipeError:
                 pass
-            if self.process.wait(timeout_s=30) is None:
+            else:
+                count_stopped_at_quit(self.process, timeout_s)
+            if self.process.wait(timeout_s=max(0.0, deadline - time.monotonic())) is None:
                 self.process.kill()
         self.process.stop_leftovers()
         self._stderr_reader.join(timeout=2)
@@ -258,7 +267,7 @@ class _ForkedChild:
             self._returncode = -signal.SIGKILL
 
     def stop_leftovers(self) -> int:
-        return 0  # the server's session: stopped when the server is closed
+        return 0  # the child stops its own as it quits; what escapes it, the server's close
 
     def close(self) -> None:
         pass

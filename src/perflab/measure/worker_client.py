@@ -16,7 +16,7 @@ from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.model import Benchmark, Variant
-from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
+from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
 from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000
@@ -175,6 +175,25 @@ def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str)
     )
 
 
+def count_stopped_at_quit(process: LiveProcess, timeout_s: float) -> int:
+    """After a quit: the worker's reply, how many processes the benchmark left running that
+    the worker stopped (counted in `proc.stopped_processes()`); 0 when it exited without one."""
+    deadline = time.monotonic() + timeout_s
+    while (left_s := deadline - time.monotonic()) > 0:
+        line = process.read_line(left_s)
+        if not line:  # it ended, or said nothing in time
+            return 0
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(reply, dict) and "left" in reply:
+            left = int(reply["left"])
+            count_stopped(left)
+            return left
+    return 0
+
+
 class StatementWorker:
     """One live worker process for one (benchmark, variant, generation).
 
@@ -207,28 +226,17 @@ class StatementWorker:
         self.timeout_s = timeout_s
         self.scope = scope
         self.leftover_processes = 0  # started by the benchmark, still running when it ended
-        env = variant_environment(variant)
-        env.update(extra_env or {})
-        argv = (*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH))
-        try:
-            if process is not None:
-                self.process: LiveProcess = process
-            else:
-                assert runner is not None
-                check_variant_paths(variant, interpreter, benchmark=benchmark.name)
-                self.process = runner.spawn(
-                    LaunchSpec(
-                        argv=argv, env=env, cwd=variant.cwd, cpu=cpu, disable_aslr=disable_aslr
-                    ),
-                    pass_fds=pass_fds,
-                )
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            raise ConfigError(
-                f"cannot start {interpreter!r}: {error.strerror or error}",
-                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
-                variant=variant.name,
-                benchmark=benchmark.name,
-            ) from error
+        if process is None:
+            assert runner is not None
+            spec = LaunchSpec(
+                argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
+                env={**variant_environment(variant), **(extra_env or {})},
+                cwd=variant.cwd,
+                cpu=cpu,
+                disable_aslr=disable_aslr,
+            )
+            process = self._spawn(runner, spec, interpreter, pass_fds)
+        self.process: LiveProcess = process
         # Drain stderr all the time: a statement that prints would otherwise fill the pipe and
         # block; keep the tail for error messages.
         self._stderr_tail_lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
@@ -242,6 +250,22 @@ class StatementWorker:
         except BaseException:
             self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
             raise
+
+    def _spawn(
+        self, runner: ProcessRunner, spec: LaunchSpec, interpreter: str, pass_fds: Sequence[int]
+    ) -> LiveProcess:
+        """The worker's process, started; an interpreter that cannot be started is the user's
+        configuration error."""
+        try:
+            check_variant_paths(self.variant, interpreter, benchmark=self.benchmark.name)
+            return runner.spawn(spec, pass_fds=pass_fds)
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
+            raise ConfigError(
+                f"cannot start {interpreter!r}: {error.strerror or error}",
+                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
+                variant=self.variant.name,
+                benchmark=self.benchmark.name,
+            ) from error
 
     @property
     def pid(self) -> int:
@@ -476,14 +500,18 @@ class StatementWorker:
             raise self._failure(reply)
 
     def close(self, timeout_s: float = 30.0) -> int | None:
-        """Ask the worker to exit and wait for it (a wrapping tool may write its output then);
-        then stop whatever the benchmark started and left running."""
+        """Ask the worker to exit and wait for it (a wrapping tool may write its output then).
+        The worker stops what the benchmark started and left running, and says how many; what
+        escaped it (a worker killed, a tool's own children) is stopped here."""
         if self.process.poll() is None:
+            deadline = time.monotonic() + timeout_s
             try:
                 self._send({"op": "quit"})
             except BenchmarkFailedError:
                 pass
-            if self.process.wait(timeout_s=timeout_s) is None:
+            else:
+                self.leftover_processes += count_stopped_at_quit(self.process, timeout_s)
+            if self.process.wait(timeout_s=max(0.0, deadline - time.monotonic())) is None:
                 self.kill()
         self.leftover_processes += self.process.stop_leftovers()
         self._stderr_reader.join(timeout=2)

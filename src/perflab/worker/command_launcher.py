@@ -109,6 +109,19 @@ class _Tail:
         return bytes(self.kept).decode("utf-8", "replace")
 
 
+def _start(request, env, stderr_fd):
+    """The command, in a session of its own."""
+    return subprocess.Popen(
+        request["argv"],
+        env=env,
+        cwd=request.get("cwd"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr_fd,
+        start_new_session=True,
+    )
+
+
 def run(request):
     timed_out = []
     env = request.get("env")
@@ -118,15 +131,7 @@ def run(request):
     tail_reader = _Tail(read_fd)
     start_ns = perf_counter_ns()
     try:
-        proc = subprocess.Popen(
-            request["argv"],
-            env=env,
-            cwd=request.get("cwd"),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=write_fd,
-            start_new_session=True,
-        )
+        proc = _start(request, env, write_fd)
     except OSError as error:
         os.close(write_fd)
         tail_reader.finish()

@@ -5,37 +5,55 @@ belongs to a *container* when it is the container's leader, shares the leader's 
 process group, carries the container's token in its environment (CONTAINER_VARIABLE), or
 descends from such a process. A process that left the session (setsid) is still found by its
 environment; one that did both and was orphaned is re-parented to the nearest child subreaper
-(perflab, the command launcher), which then finds it among its children.
+(perflab, the command launcher, a statement worker), which then finds it among its children.
+
+Imported by every statement worker before the benchmark's code: nothing heavy at module level
+(no typing, ctypes only when asked to become a subreaper).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-from typing import Dict, Iterable, List, NamedTuple, Optional, Set
+import sys
+import time
+from collections.abc import Iterable
 
 CONTAINER_VARIABLE = "PERFLAB_CONTAINER"
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 50  # a process that forks while being stopped is found again in the next round
+TERM_GRACE_S = 0.5  # what a descendant asked to stop (SIGTERM) gets before SIGKILL
+_GIVE_UP_S = 2.0  # stopping descendants never takes longer (one stuck in the kernel is left)
+_POLL_S = 0.01
 
 
-class ProcessEntry(NamedTuple):
-    pid: int
-    ppid: int
-    pgid: int
-    sid: int
-    state: str
-    start_ticks: int
+class ProcessEntry:
+    """A process's line of /proc/PID/stat, the fields used here."""
+
+    __slots__ = ("pid", "ppid", "pgid", "sid", "state", "start_ticks")
+
+    def __init__(
+        self, pid: int, ppid: int, pgid: int, sid: int, state: str, start_ticks: int
+    ) -> None:
+        self.pid = pid
+        self.ppid = ppid
+        self.pgid = pgid
+        self.sid = sid
+        self.state = state
+        self.start_ticks = start_ticks
 
 
 def become_subreaper() -> bool:
     """Orphans of this process's descendants are re-parented to it instead of init, so they
     can still be found, stopped and reaped. False where the kernel does not offer it."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
+        import ctypes  # here: only a process that becomes a subreaper pays for it
+
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):  # a Python built without ctypes
         return False
 
 
@@ -45,7 +63,7 @@ def start_ticks(pid: int) -> int:
     return entry.start_ticks if entry is not None else 0
 
 
-def read_entry(pid: int) -> Optional[ProcessEntry]:
+def read_entry(pid: int) -> ProcessEntry | None:
     try:
         with open("/proc/%d/stat" % pid, "rb") as stat:
             text = stat.read()
@@ -65,8 +83,8 @@ def read_entry(pid: int) -> Optional[ProcessEntry]:
         return None
 
 
-def process_table() -> Dict[int, ProcessEntry]:
-    table = {}
+def process_table() -> dict[int, ProcessEntry]:
+    table: dict[int, ProcessEntry] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -95,17 +113,17 @@ def carries_token(pid: int, token: str) -> bool:
 
 
 def members(
-    leader: Optional[int],
-    token: Optional[str],
-    table: Dict[int, ProcessEntry],
-    adopted_by: Optional[int] = None,
+    leader: int | None,
+    token: str | None,
+    table: dict[int, ProcessEntry],
+    adopted_by: int | None = None,
     since_ticks: int = 0,
-) -> Set[int]:
+) -> set[int]:
     """The processes of a container (see the module docstring) other than the leader, which
     its owner kills and waits for (its pid may be reused once it is reaped).
     `adopted_by`: also every child of this subreaper, and their descendants. Only processes
     started at or after `since_ticks` (clock ticks after boot) can belong to it."""
-    found = set()
+    found: set[int] = set()
     for entry in table.values():
         if entry.pid == leader or entry.start_ticks < since_ticks:
             continue
@@ -118,11 +136,11 @@ def members(
     return (found | descendants(found, table)) - {leader}
 
 
-def descendants(roots: Iterable[int], table: Dict[int, ProcessEntry]) -> Set[int]:
-    children: Dict[int, List[int]] = {}
+def descendants(roots: Iterable[int], table: dict[int, ProcessEntry]) -> set[int]:
+    children: dict[int, list[int]] = {}
     for entry in table.values():
         children.setdefault(entry.ppid, []).append(entry.pid)
-    found: Set[int] = set()
+    found: set[int] = set()
     stack = list(roots)
     while stack:
         for child in children.get(stack.pop(), ()):
@@ -133,11 +151,11 @@ def descendants(roots: Iterable[int], table: Dict[int, ProcessEntry]) -> Set[int
 
 
 def stop(
-    leader: Optional[int],
-    token: Optional[str],
+    leader: int | None,
+    token: str | None,
     *,
     spare: Iterable[int] = (),
-    adopted_by: Optional[int] = None,
+    adopted_by: int | None = None,
     since_ticks: int = 0,
 ) -> int:
     """Kill (SIGKILL) every live process of the container (but the leader and `spare`), reap
@@ -145,7 +163,7 @@ def stop(
     reaped where they are ours, not counted."""
     spared = set(spare) | {os.getpid()}
     me = os.getpid()
-    stopped: Set[int] = set()
+    stopped: set[int] = set()
     for _ in range(_MAX_ROUNDS):
         table = process_table()
         targets = [
@@ -166,6 +184,44 @@ def stop(
         if not live:
             break
     return len(stopped)
+
+
+def stop_descendants(grace_s: float = TERM_GRACE_S) -> int:
+    """Stop every live descendant of this process (for a child subreaper, the orphans
+    re-parented to it included): SIGTERM, up to `grace_s` to exit, then SIGKILL; reap those
+    that are its children, and return how many were running. Never waits long: after
+    _GIVE_UP_S, what still runs is left."""
+    me = os.getpid()
+    asked: set[int] = set()
+    started = time.monotonic()
+    while time.monotonic() - started < _GIVE_UP_S:
+        table = process_table()
+        found = descendants([me], table)
+        _reap_exited(me, found, table)
+        live = [pid for pid in found if table[pid].state != "Z"]
+        if not live:
+            break
+        force = time.monotonic() - started >= grace_s
+        for pid in live:
+            if (force or pid not in asked) and _signal(pid, force):
+                asked.add(pid)
+        time.sleep(_POLL_S)
+    return len(asked)
+
+
+def _reap_exited(me: int, found: set[int], table: dict[int, ProcessEntry]) -> None:
+    for pid in found:
+        if table[pid].ppid == me and table[pid].state == "Z":
+            _reap(pid)
+
+
+def _signal(pid: int, kill: bool) -> bool:
+    """SIGKILL (`kill`) or SIGTERM; whether it was delivered."""
+    try:
+        os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _reap(pid: int) -> None:

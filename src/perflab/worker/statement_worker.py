@@ -58,8 +58,13 @@ object per line) and replies:
      depth derived from N (fork keeps ASLR and the hash seed; the padding varies the rest).
      "ahead": K (default 0) also forks K children at the same moment, which wait: the next K
      "fork" requests release them in turn instead of forking, so all start from one state.
-  {"op": "quit"}                                   -> exits: runs the atexit functions and
-     leaves without the interpreter's teardown, unless another non-daemon thread still runs
+  {"op": "quit"}                                   -> {"ok": true, "left": N}, then exits
+     runs the atexit functions, then stops what the set-up or statement started and left
+     running (the worker is their child subreaper, so daemons that left its session are
+     among them: SIGTERM, a short grace, SIGKILL), N of them, replies and leaves without the
+     interpreter's teardown; with another non-daemon thread still running it exits as usual
+     and stops them and replies once that thread ended. A forked child does the same for its
+     own descendants, without the atexit functions (they are the server's).
 Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"register"|a lens's phase,
 "error": traceback text}.
 """
@@ -83,6 +88,11 @@ except ImportError:  # pragma: no cover - non-POSIX
     resource = None
 
 from time import perf_counter_ns
+
+try:
+    import process_tree  # next to this script, which runs as a script in the variant's Python
+except ImportError:  # imported as perflab.worker.statement_worker (perflab's own tests)
+    from perflab.worker import process_tree
 
 _TEMPLATE = """
 def _perflab_inner(_perflab_it, _perflab_timer):
@@ -375,6 +385,7 @@ class Worker:
         self.namespace = None  # the setup's names, where --check expressions are evaluated
         self.heap_padding = None  # a forked child's: moves its later allocations
         self.waiting = []  # a fork server's children forked ahead: (pid, release fd), in order
+        self.quit_asked = False  # the parent said quit (rather than closing the channel)
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -603,6 +614,7 @@ class Worker:
     def _become_child(self, request):
         status = 0
         try:
+            process_tree.become_subreaper()  # fork does not inherit it
             os.environ.update(request.get("env") or {})
             padding = int(request.get("padding", 0))
             self.heap_padding = bytearray(padding)  # later allocations land elsewhere
@@ -646,11 +658,36 @@ class Worker:
     def _serve_child(self):
         self.reply({"hello": "perflab-worker", "protocol": 1, "forked": True, "pid": os.getpid()})
         self.serve()
+        self.stop_leftovers()
+
+    def release_waiting(self):
+        """A fork server's children forked ahead and never released: they leave as their pipe
+        closes (they are perflab's, not the benchmark's leftovers)."""
+        waiting, self.waiting = self.waiting, []
+        for _, release in waiting:
+            os.close(release)
+        for pid, _ in waiting:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+    def stop_leftovers(self):
+        """Stop what the set-up or statement started and left running, and tell the parent how
+        many in the reply to its quit."""
+        self.release_waiting()
+        left = process_tree.stop_descendants()
+        if self.quit_asked:
+            try:
+                self.reply({"ok": True, "left": left})
+            except (OSError, ValueError):
+                pass  # the parent is gone
 
     def serve(self):
         while True:
             request = self.read_request()
             if request is None or request.get("op") == "quit":
+                self.quit_asked = request is not None
                 return
             op = request.get("op")
             if op == "setup":
@@ -726,6 +763,11 @@ def main():
     reply_stream = os.fdopen(reply_fd, "w")
     request_stream = os.fdopen(request_fd, "r")
     worker = Worker(reply_stream, request_stream)
+    # orphans of what the benchmark starts (a daemon that double-forked and left the session)
+    # re-parent to the worker, which stops them when it quits
+    process_tree.become_subreaper()
+    # registered before the set-up's own: at an ordinary exit, it runs after them
+    atexit.register(worker.stop_leftovers)
     # the first line tells the parent this really is a perflab worker in a Python interpreter
     worker.reply({"hello": "perflab-worker", "protocol": 1})
     worker.serve()
@@ -740,7 +782,7 @@ def _exit_without_teardown(worker):
     its last sample, which every fork server and every fresh worker of such a set-up paid
     inside the budget (and the next generation's measuring CPU with it). Not while another
     non-daemon thread runs: the interpreter would wait for it, and so does this worker, by
-    exiting as usual."""
+    exiting as usual (stopping the leftovers then is the last exit function)."""
     threading = sys.modules.get("threading")
     if threading is not None and any(
         thread.is_alive() and not thread.daemon and thread is not threading.main_thread()
@@ -750,9 +792,11 @@ def _exit_without_teardown(worker):
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_functions is None:  # not CPython
         return
+    atexit.unregister(worker.stop_leftovers)  # after the set-up's objects are finalised
     run_exit_functions()
     worker.release_setup()
     gc.collect()
+    worker.stop_leftovers()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
