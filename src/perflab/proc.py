@@ -421,10 +421,6 @@ def which(tool: str) -> str | None:
     return shutil.which(tool)
 
 
-def read_all(stream: IO[str] | None) -> str:
-    return stream.read() if stream is not None else ""
-
-
 # ---- an in-memory fake, for unit tests of lenses' measuring loops
 
 Replies = Callable[[str], Iterable[str]]  # a request line -> the lines the process answers

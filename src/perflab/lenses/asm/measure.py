@@ -55,7 +55,6 @@ from perflab.lenses.asm.sources import (
     HotCodeSource,
     PerfRecordSource,
     ProfiledRegion,
-    region_from_json,
     region_to_json,
 )
 from perflab.measure.analysis_cache import AnalysisCache
@@ -681,11 +680,6 @@ def load_code(data: BenchmarkData, variant: str) -> VariantCode:
         call_sites={str(k): tuple(v) for k, v in payload.get("call_sites", {}).items()},
         named=bool(payload.get("named", False)),
     )
-
-
-def load_profile(data: BenchmarkData, variant: str) -> ProfiledRegion | None:
-    artifacts = data.artifacts_of(variant, ARTIFACT_PROFILE)
-    return region_from_json(json.loads(artifacts[-1].content)) if artifacts else None
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,6 @@ from perflab.model import (
     Sample,
     Settings,
     Severity,
-    Variant,
 )
 from perflab.plan import block_orders, launch_order
 from perflab.proc import ProcessRunner
@@ -1199,7 +1198,3 @@ def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
         variant=variant,
         metric=Metric.TIME,
     )
-
-
-def variant_names(variants: Sequence[Variant]) -> list[str]:
-    return [v.name for v in variants]
