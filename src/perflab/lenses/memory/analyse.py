@@ -35,7 +35,7 @@ from perflab.lenses.instructions.compare import (
     unexecutable_reason,
 )
 from perflab.lenses.memory import MEMORY
-from perflab.lenses.rss.measure import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
+from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.model import Artifact, Benchmark, Comparison, Note, Settings, Severity, Verdict
 from perflab.stats.comparison import comparison_from
