@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.lenses.asm.measure import AsmDetails
+from perflab.lenses.asm.analyse import AsmDetails
 from perflab.lenses.instructions.analyse import Presence
 from perflab.lenses.instructions.compare import InstructionsDetails
 from perflab.model import Comparison, Experiment, Metric, Note, Severity, Variant, Verdict

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from perflab.api import make_experiment
-from perflab.lenses.asm.analyse import FunctionListing
-from perflab.lenses.asm.measure import ARTIFACT_FUNCTIONS, AsmDetails, analyse_asm
+from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, AsmDetails, analyse_asm
+from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.instructions.analyse import FunctionDelta, Presence
 from perflab.lenses.instructions.callgrind import FunctionId
 from perflab.lenses.instructions.compare import InstructionsDetails

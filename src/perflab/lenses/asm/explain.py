@@ -29,15 +29,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.diagnosis import Claim, Diagnosis
-from perflab.lenses.asm.analyse import (
-    INDIRECT_CALL,
-    FunctionChange,
-    FunctionListing,
-    RowTag,
-    call_targets,
-    change_sentence,
-    compare_functions,
-)
 from perflab.lenses.asm.identity import (
     Role,
     callee_stem,
@@ -45,6 +36,15 @@ from perflab.lenses.asm.identity import (
     fragment_role,
     identity,
     member,
+)
+from perflab.lenses.asm.machine_code import (
+    INDIRECT_CALL,
+    FunctionChange,
+    FunctionListing,
+    RowTag,
+    call_targets,
+    change_sentence,
+    compare_functions,
 )
 from perflab.measure.symbol_names import word_change
 
