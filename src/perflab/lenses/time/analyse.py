@@ -29,6 +29,7 @@ from perflab.stats.comparison import comparison_from
 from perflab.stats.family import family_confidence
 from perflab.stats.overload import OverloadCheck, overload_check
 from perflab.stats.paired import (
+    PairedLogRatio,
     RatioEstimate,
     estimate_ratio,
     kept_pairs,
@@ -133,82 +134,103 @@ def analyse_time(
     """Every variant against the first. `family`: how many comparisons the run decides
     together; each interval is computed at the level that keeps them all at the run's
     confidence (stats.family)."""
-    baseline_name = variants[0]
-    baseline = [s for s in data.samples_of(baseline_name, WALL_NS)]
-    measured_baseline = [s for s in baseline if not s.warmup]
-    batch_blocks = None
-    if benchmark.kind is BenchmarkKind.COMMAND:
-        blocks = {s.block for s in measured_baseline}
-        batch_blocks = command_units_of(data, len(blocks))
-    elapsed_s = max((s.at_ns for s in data.samples), default=0) / 1e9
-    comparisons = []
+    stored = _stored(benchmark, variants, data, settings, family)
     notes: list[Note] = []
-    series = time_series(data.samples, variants)
-    policy = preemption.Preemption(settings.preempted)
-    units = server_rounds_of(data)
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
-    notes += _preemption_notes(benchmark, variants, data, policy)
+    notes += _preemption_notes(benchmark, variants, data, stored.policy)
+    comparisons = []
     for name in variants[1:]:
-        samples = data.samples_of(name, WALL_NS)
-        pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
-        if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
-            continue  # nothing measured; excluding every pair leaves an undecided comparison
-        confidence = family_confidence(settings.confidence, family)
-        estimate = estimate_ratio(pairs, confidence, units)
-        finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
-        if finding is not None and benchmark.kind is BenchmarkKind.STATEMENT:
-            notes.append(_note(benchmark, name, finding))
-        check = overload_check(baseline, samples, estimate, batch_blocks=batch_blocks, units=units)
-        if check is not None and check.seen:
-            estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
-            notes.append(_overload_note(benchmark, baseline_name, name, check))
-        kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=policy)
-        comparison = _time_comparison(
-            benchmark,
-            baseline_name,
-            name,
-            _Sides(measured_baseline, samples, kept, units),
-            estimate,
-            settings,
-            elapsed_s,
-            len(variants) - 1,
-        )
-        if isinstance(comparison.details, TimeDetails):
-            comparison = replace(
-                comparison,
-                details=replace(
-                    comparison.details,
-                    family_size=family,
-                    overload=check,
-                    # measuring longer narrows the noise, not a bias the load put in
-                    extra_seconds_to_decide=None
-                    if check is not None and check.seen
-                    else comparison.details.extra_seconds_to_decide,
-                ),
-            )
-        if isinstance(comparison.details, TimeDetails):
-            ratios = tuple(
-                (group, math.exp(mean)) for group, mean in unit_means(pairs, units).items()
-            )
-            details = replace(
-                comparison.details,
-                group_ratios=ratios,
-                group_name="batch"
-                if batch_blocks is not None
-                else ("server round" if units else "generation"),
-                series=series,
-            )
-            comparison = replace(comparison, details=details)
-        comparisons.append(comparison)
+        compared = _compare_variant(stored, name, data.samples_of(name, WALL_NS))
+        if compared is not None:
+            comparisons.append(compared[0])
+            notes += compared[1]
     measurements = tuple(
         own
         for name in variants
-        if (own := own_time(benchmark, name, data, settings, batch_blocks, units)) is not None
+        if (own := own_time(benchmark, name, data, settings, stored.batch_blocks, stored.units))
+        is not None
     )
     return LensAnalysis(
         comparisons=tuple(comparisons), notes=tuple(notes), measurements=measurements
     )
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What every comparison of one benchmark shares, read once from the stored data."""
+
+    benchmark: Benchmark
+    settings: Settings
+    family: int  # comparisons the run decides together (stats.family)
+    comparisons: int  # of this benchmark: one sequence each for the stopping rule
+    baseline_name: str
+    baseline: list[Sample]  # every wall-time sample, warm-up included
+    measured_baseline: list[Sample]
+    batch_blocks: int | None  # commands: blocks per unit of the interval
+    units: dict[int, int] | None  # generation -> server round, when forked from servers
+    policy: preemption.Preemption
+    elapsed_s: float
+    series: tuple[TimeSeries, ...]
+
+
+def _stored(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    settings: Settings,
+    family: int,
+) -> _Stored:
+    baseline = data.samples_of(variants[0], WALL_NS)
+    measured_baseline = [s for s in baseline if not s.warmup]
+    batch_blocks = None
+    if benchmark.kind is BenchmarkKind.COMMAND:
+        batch_blocks = command_units_of(data, len({s.block for s in measured_baseline}))
+    return _Stored(
+        benchmark=benchmark,
+        settings=settings,
+        family=family,
+        comparisons=len(variants) - 1,
+        baseline_name=variants[0],
+        baseline=baseline,
+        measured_baseline=measured_baseline,
+        batch_blocks=batch_blocks,
+        units=server_rounds_of(data),
+        policy=preemption.Preemption(settings.preempted),
+        elapsed_s=max((s.at_ns for s in data.samples), default=0) / 1e9,
+        series=time_series(data.samples, variants),
+    )
+
+
+def _group_name(batch_blocks: int | None, units: dict[int, int] | None) -> str:
+    """What one unit of the interval is."""
+    if batch_blocks is not None:
+        return "batch"
+    return "server round" if units else "generation"
+
+
+def _compare_variant(
+    stored: _Stored, name: str, samples: list[Sample]
+) -> tuple[Comparison, list[Note]] | None:
+    """One variant against the baseline, and the notes on its per-process noise and overload;
+    None when nothing was measured."""
+    baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
+    pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
+    if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
+        return None  # nothing measured; excluding every pair leaves an undecided comparison
+    confidence = family_confidence(stored.settings.confidence, stored.family)
+    estimate = estimate_ratio(pairs, confidence, units)
+    notes: list[Note] = []
+    finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
+    if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
+        notes.append(_note(stored.benchmark, name, finding))
+    check = overload_check(baseline, samples, estimate, batch_blocks=batch_blocks, units=units)
+    if check is not None and check.seen:
+        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
+        notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
+    kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, pairs)
+    return _time_comparison(stored, name, sides, estimate, check), notes
 
 
 def own_time(
@@ -241,9 +263,7 @@ def own_time(
         ci_high=estimate.ci_high,
         unit="ns",
         n_groups=estimate.n_groups,
-        group_name="batch"
-        if batch_blocks is not None
-        else ("server round" if units else "generation"),
+        group_name=_group_name(batch_blocks, units),
         mean=float(times.mean()),
         stddev=float(times.std(ddof=1)) if len(times) > 1 else math.nan,
         median=float(np.median(times)),
@@ -293,61 +313,85 @@ class _Sides:
     variant: list[Sample]
     kept: list[tuple[int, Sample, Sample]]  # stats.paired.kept_pairs, the policy applied
     units: dict[int, int] | None
+    pairs: list[PairedLogRatio]  # the log ratios the estimate is over
 
 
 def _time_comparison(
-    benchmark: Benchmark,
-    baseline_name: str,
+    stored: _Stored,
     name: str,
     sides: _Sides,
     estimate: RatioEstimate,
-    settings: Settings,
-    elapsed_s: float,
-    comparisons: int = 1,
+    check: OverloadCheck | None,
 ) -> Comparison:
     """The columns come from the samples the ratio uses, by the same estimator
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
+    values = _variant_values(sides)
+    return comparison_from(
+        estimate,
+        equivalence_band=stored.settings.equivalence_band,
+        benchmark=stored.benchmark.name,
+        metric=Metric.TIME,
+        baseline=stored.baseline_name,
+        variant=name,
+        baseline_value=values.baseline,
+        variant_value=values.variant,
+        unit="ns",
+        details=_time_details(stored, sides, estimate, values, check),
+    )
+
+
+def _variant_values(sides: _Sides) -> VariantValues:
+    values = paired_values(sides.kept, sides.units)
     base_values = [s.per_iteration for s in sides.baseline]
     variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
-    values = paired_values(sides.kept, sides.units)
     if not sides.kept and base_values and variant_values:
         # every pair excluded (--preempted exclude): no ratio, the samples as measured
-        values = VariantValues(
+        return VariantValues(
             float(np.median(base_values)),
             float(np.median(variant_values)),
             relative_spread(base_values),
             relative_spread(variant_values),
         )
+    return values
+
+
+def _time_details(
+    stored: _Stored,
+    sides: _Sides,
+    estimate: RatioEstimate,
+    values: VariantValues,
+    check: OverloadCheck | None,
+) -> TimeDetails:
+    settings = stored.settings
+    base_values = [s.per_iteration for s in sides.baseline]
+    variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
     # one sequence per comparison the stopping rule watched, as it did; never narrower than
     # the interval reported (which an overload check may have widened)
-    low, high = sequence_interval(estimate, sequence_alpha(settings.confidence, comparisons))
-    low, high = min(low, estimate.ci_low), max(high, estimate.ci_high)
-    return comparison_from(
-        estimate,
-        equivalence_band=settings.equivalence_band,
-        benchmark=benchmark.name,
-        metric=Metric.TIME,
-        baseline=baseline_name,
-        variant=name,
-        baseline_value=values.baseline,
-        variant_value=values.variant,
-        unit="ns",
-        details=TimeDetails(
-            n_groups=estimate.n_groups,
-            n_pairs=estimate.n_pairs,
-            between_group_sd=estimate.between_group_sd,
-            baseline_spread=values.baseline_spread,
-            variant_spread=values.variant_spread,
-            extra_seconds_to_decide=seconds_to_decide(
-                estimate, settings.equivalence_band, elapsed_s
-            ),
-            sequence_ci_low=low,
-            sequence_ci_high=high,
-            value_preempted=settings.preempted,
-            baseline_value_measured=float(np.median(base_values)) if base_values else math.nan,
-            variant_value_measured=float(np.median(variant_values)) if variant_values else math.nan,
-            confidence=estimate.confidence,
+    low, high = sequence_interval(estimate, sequence_alpha(settings.confidence, stored.comparisons))
+    overloaded = check is not None and check.seen
+    return TimeDetails(
+        n_groups=estimate.n_groups,
+        n_pairs=estimate.n_pairs,
+        between_group_sd=estimate.between_group_sd,
+        baseline_spread=values.baseline_spread,
+        variant_spread=values.variant_spread,
+        # measuring longer narrows the noise, not a bias the load put in
+        extra_seconds_to_decide=None
+        if overloaded
+        else seconds_to_decide(estimate, settings.equivalence_band, stored.elapsed_s),
+        sequence_ci_low=min(low, estimate.ci_low),
+        sequence_ci_high=max(high, estimate.ci_high),
+        group_ratios=tuple(
+            (group, math.exp(mean)) for group, mean in unit_means(sides.pairs, sides.units).items()
         ),
+        group_name=_group_name(stored.batch_blocks, sides.units),
+        series=stored.series,
+        value_preempted=settings.preempted,
+        baseline_value_measured=float(np.median(base_values)) if base_values else math.nan,
+        variant_value_measured=float(np.median(variant_values)) if variant_values else math.nan,
+        confidence=estimate.confidence,
+        family_size=stored.family,
+        overload=check,
     )
 
 
