@@ -283,22 +283,7 @@ def dominators(blocks: Sequence[BasicBlock]) -> list[int | None]:
     the iterative algorithm of Cooper, Harvey and Kennedy on reverse postorder."""
     if not blocks:
         return []
-    order: list[int] = []
-    seen = {0}
-    stack: list[tuple[int, int]] = [(0, 0)]
-    while stack:  # iterative depth-first search: big functions have thousands of blocks
-        node, next_child = stack[-1]
-        successors = blocks[node].successors
-        if next_child < len(successors):
-            stack[-1] = (node, next_child + 1)
-            child = successors[next_child]
-            if child not in seen:
-                seen.add(child)
-                stack.append((child, 0))
-        else:
-            order.append(node)
-            stack.pop()
-    order.reverse()
+    order = _reverse_postorder(blocks)
     rank = {node: k for k, node in enumerate(order)}
     predecessors: dict[int, list[int]] = {}
     for node in order:
@@ -329,6 +314,27 @@ def dominators(blocks: Sequence[BasicBlock]) -> list[int | None]:
                 idom[node] = new
                 changed = True
     return idom
+
+
+def _reverse_postorder(blocks: Sequence[BasicBlock]) -> list[int]:
+    """The blocks reachable from the entry, each before its successors except along back edges."""
+    order: list[int] = []
+    seen = {0}
+    stack: list[tuple[int, int]] = [(0, 0)]
+    while stack:  # iterative depth-first search: big functions have thousands of blocks
+        node, next_child = stack[-1]
+        successors = blocks[node].successors
+        if next_child < len(successors):
+            stack[-1] = (node, next_child + 1)
+            child = successors[next_child]
+            if child not in seen:
+                seen.add(child)
+                stack.append((child, 0))
+        else:
+            order.append(node)
+            stack.pop()
+    order.reverse()
+    return order
 
 
 def _dominates(idom: Sequence[int | None], a: int, b: int) -> bool:
