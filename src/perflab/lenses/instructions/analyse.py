@@ -252,13 +252,30 @@ def inline_evidence(
     (from the call graph) of one variant. `costs` and `instructions` are per iteration; `rename`
     maps callgrind's raw ids to the compared ones; `frames` and `identities` are keyed by the
     object paths callgrind reports."""
+    renamed = costs.renamed(rename)
+    return InlineEvidence(
+        copies=_inlined_copies(instructions, frames, rename),
+        calls=_out_of_line_calls(renamed),
+        described=frozenset(rename(FunctionId("", path)).object for path in frames),
+        ran=frozenset(fid.object for fid in renamed.functions),
+        identities={
+            rename(FunctionId("", path)).object: identity
+            for path, identity in (identities or {}).items()
+        },
+    )
+
+
+def _inlined_copies(
+    instructions: InstructionCosts | None,
+    frames: Mapping[str, AddressFrames],
+    rename: Callable[[FunctionId], FunctionId],
+) -> tuple[InlinedCopy, ...]:
+    """Every inlined copy that executed, with the instructions it executed."""
+    if instructions is None:
+        return ()
     copies: dict[tuple[str, str, str, str, str], float] = {}
-    described: set[str] = set()
     for path, by_address in frames.items():
         obj = rename(FunctionId("", path)).object
-        described.add(obj)
-        if instructions is None:
-            continue
         cost_of = _instruction_costs(instructions, path)
         for site, addresses in inline_sites(by_address).items():
             key = (
@@ -269,32 +286,27 @@ def inline_evidence(
                 site.location(),
             )
             copies[key] = copies.get(key, 0.0) + sum(cost_of.get(a, 0.0) for a in addresses)
+    return tuple(
+        InlinedCopy(callee, caller, obj, host, where, cost)
+        for (callee, caller, obj, host, where), cost in sorted(copies.items())
+        # a statement's costs are its loop's minus the empty loop's: code whose costs
+        # cancel out (the worker's own) did not run for the statement
+        if callee != caller and cost > 0
+    )
+
+
+def _out_of_line_calls(renamed: FunctionCosts) -> tuple[OutOfLineCall, ...]:
+    """The call graph's calls within one object, made at least MIN_CALLS times an iteration."""
     calls: dict[tuple[str, str, str], tuple[float, float]] = {}
-    renamed = costs.renamed(rename)
     for (caller, callee), call in renamed.calls.items():
         if call.count < MIN_CALLS or caller == callee or caller.object != callee.object:
             continue
         edge = (callee.name, caller.name, caller.object)
         have = calls.get(edge, (0.0, 0.0))
         calls[edge] = (have[0] + call.count, renamed.self_of(callee))
-    return InlineEvidence(
-        copies=tuple(
-            InlinedCopy(callee, caller, obj, host, where, cost)
-            for (callee, caller, obj, host, where), cost in sorted(copies.items())
-            # a statement's costs are its loop's minus the empty loop's: code whose costs
-            # cancel out (the worker's own) did not run for the statement
-            if callee != caller and cost > 0
-        ),
-        calls=tuple(
-            OutOfLineCall(callee, caller, obj, count, own)
-            for (callee, caller, obj), (count, own) in sorted(calls.items())
-        ),
-        described=frozenset(described),
-        ran=frozenset(fid.object for fid in renamed.functions),
-        identities={
-            rename(FunctionId("", path)).object: identity
-            for path, identity in (identities or {}).items()
-        },
+    return tuple(
+        OutOfLineCall(callee, caller, obj, count, own)
+        for (callee, caller, obj), (count, own) in sorted(calls.items())
     )
 
 

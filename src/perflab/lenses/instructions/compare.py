@@ -412,55 +412,62 @@ def analyse_instructions(
     unexecutable = {
         name: reason for name in variants if (reason := unexecutable_reason(data, name)) is not None
     }
-    notes += [
-        Note(
-            Severity.WARNING,
-            f"valgrind cannot execute the code of `{name}`, so its instructions are not "
-            f"counted; valgrind stopped it: {reason}",
-            hint="valgrind 3.19 executes no AVX-512 instruction: build or run that variant "
-            "without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to count it; the time, counters, "
-            "profile and asm lenses measure it as it is",
-            benchmark=benchmark.name,
-            variant=name,
-            metric=Metric.INSTRUCTIONS,
-        )
-        for name, reason in unexecutable.items()
-    ]
+    notes += [_unexecutable_note(benchmark, name, reason) for name, reason in unexecutable.items()]
     for name in variants[1:]:
         other = counts[name]
         if not base.per_iteration or not other.per_iteration:
             missing = name if other.per_iteration == () else base_name
             if missing not in unexecutable:
-                notes.append(
-                    Note(
-                        Severity.WARNING,
-                        "no instruction counts were stored for this variant",
-                        benchmark=benchmark.name,
-                        variant=missing,
-                        metric=Metric.INSTRUCTIONS,
-                    )
-                )
+                notes.append(_no_counts_note(benchmark, missing))
             continue
         comparison = _comparison(benchmark, base_name, name, base, other, rules, band)
         comparisons.append(comparison)
         if isinstance(comparison.details, InstructionsDetails):
-            notes += [
-                Note(
-                    Severity.INFO,
-                    entry.message(),
-                    hint="rebuild with -g (the inline frames of executed code are the evidence)",
-                    benchmark=benchmark.name,
-                    variant=name,
-                    metric=Metric.INSTRUCTIONS,
-                )
-                for entry in comparison.details.cannot_tell
-            ]
+            notes += _cannot_tell_notes(benchmark, name, comparison.details)
         for event in CACHE_EVENTS:
             if event.name in base.samples and event.name in other.samples:
                 comparisons.append(
                     _event_comparison(benchmark, base_name, name, base, other, event, band)
                 )
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def _unexecutable_note(benchmark: Benchmark, name: str, reason: str) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"valgrind cannot execute the code of `{name}`, so its instructions are not "
+        f"counted; valgrind stopped it: {reason}",
+        hint="valgrind 3.19 executes no AVX-512 instruction: build or run that variant "
+        "without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to count it; the time, counters, "
+        "profile and asm lenses measure it as it is",
+        benchmark=benchmark.name,
+        variant=name,
+        metric=Metric.INSTRUCTIONS,
+    )
+
+
+def _no_counts_note(benchmark: Benchmark, variant: str) -> Note:
+    return Note(
+        Severity.WARNING,
+        "no instruction counts were stored for this variant",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.INSTRUCTIONS,
+    )
+
+
+def _cannot_tell_notes(benchmark: Benchmark, name: str, details: InstructionsDetails) -> list[Note]:
+    return [
+        Note(
+            Severity.INFO,
+            entry.message(),
+            hint="rebuild with -g (the inline frames of executed code are the evidence)",
+            benchmark=benchmark.name,
+            variant=name,
+            metric=Metric.INSTRUCTIONS,
+        )
+        for entry in details.cannot_tell
+    ]
 
 
 def unexecutable_reason(
@@ -485,39 +492,7 @@ def _comparison(
 ) -> Comparison:
     # the interval spans every process, widened by how far each side's processes are apart
     interval = process_ratio_interval(base.processes, other.processes)
-    functions: tuple[FunctionDelta, ...] = ()
-    inlining: tuple[InliningChange, ...] = ()
-    unknown: tuple[CannotTell, ...] = ()
-    layers: tuple[LayerDelta, ...] = ()
-    attribution = "callgrind"
-    if base.costs is not None and other.costs is not None:
-        inlining = inlining_changes(base.evidence, other.evidence)
-        # the table shows the inline-aware view when both sides have one: the real change
-        table_base, table_other = base.costs, other.costs
-        if base.attributed is not None and other.attributed is not None:
-            table_base, table_other = base.attributed, other.attributed
-            attribution = "inline-aware"
-        table_other, pairs = paired_costs(table_base, table_other)
-        parts = {
-            **{
-                FunctionId(fid.name, invert(pairs).get(fid.object, fid.object)): names
-                for fid, names in other.parts.items()
-            },
-            **base.parts,
-        }
-        functions = with_variant_objects(
-            function_deltas(table_base, table_other, parts=parts), pairs
-        )
-        floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
-        unknown = cannot_tell(
-            function_deltas(base.costs, other.costs),
-            base.evidence,
-            other.evidence,
-            inlining,
-            min_cost=floor,
-        )
-        if rules:
-            layers = layer_deltas(base.costs, other.costs, rules)
+    why = _explanation(base, other, rules)
     identical = sorted(
         obj
         for obj, identity in base.evidence.identities.items()
@@ -526,14 +501,14 @@ def _comparison(
     details = InstructionsDetails(
         baseline_per_iteration=statistics.median(base.per_iteration),
         variant_per_iteration=statistics.median(other.per_iteration),
-        functions=functions,
-        inlining=inlining,
-        layers=layers,
-        attribution=attribution,
+        functions=why.functions,
+        inlining=why.inlining,
+        layers=why.layers,
+        attribution=why.attribution,
         baseline_repeats=base.per_iteration,
         variant_repeats=other.per_iteration,
         equivalence_band=band,
-        cannot_tell=unknown,
+        cannot_tell=why.cannot_tell,
         programs={
             side: program
             for side, program in (("baseline", base.program), ("variant", other.program))
@@ -555,6 +530,56 @@ def _comparison(
         unit="instructions",
         details=details,
     )
+
+
+@dataclass(frozen=True)
+class _Explanation:
+    """What the two sides' function tables say about the difference (nothing without them)."""
+
+    functions: tuple[FunctionDelta, ...] = ()
+    inlining: tuple[InliningChange, ...] = ()
+    cannot_tell: tuple[CannotTell, ...] = ()
+    layers: tuple[LayerDelta, ...] = ()
+    attribution: str = "callgrind"  # whose view the function table is
+
+
+def _explanation(base: _VariantCounts, other: _VariantCounts, rules: Sequence[Any]) -> _Explanation:
+    if base.costs is None or other.costs is None:
+        return _Explanation()
+    inlining = inlining_changes(base.evidence, other.evidence)
+    functions, attribution = _function_table(base, other)
+    floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
+    unknown = cannot_tell(
+        function_deltas(base.costs, other.costs),
+        base.evidence,
+        other.evidence,
+        inlining,
+        min_cost=floor,
+    )
+    layers = layer_deltas(base.costs, other.costs, rules) if rules else ()
+    return _Explanation(functions, inlining, unknown, layers, attribution)
+
+
+def _function_table(
+    base: _VariantCounts, other: _VariantCounts
+) -> tuple[tuple[FunctionDelta, ...], str]:
+    """The per-function deltas, and whose view they are: the inline-aware one when both sides
+    have it (the real change), else callgrind's."""
+    assert base.costs is not None and other.costs is not None
+    table_base, table_other, attribution = base.costs, other.costs, "callgrind"
+    if base.attributed is not None and other.attributed is not None:
+        table_base, table_other = base.attributed, other.attributed
+        attribution = "inline-aware"
+    table_other, pairs = paired_costs(table_base, table_other)
+    parts = {
+        **{
+            FunctionId(fid.name, invert(pairs).get(fid.object, fid.object)): names
+            for fid, names in other.parts.items()
+        },
+        **base.parts,
+    }
+    functions = with_variant_objects(function_deltas(table_base, table_other, parts=parts), pairs)
+    return functions, attribution
 
 
 def _event_comparison(
