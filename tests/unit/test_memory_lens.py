@@ -10,7 +10,7 @@ import pytest
 from perflab.config import parse_metrics
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.fragments import SectionInput
-from perflab.lenses.instructions.compare import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
+from perflab.lenses.instructions.analyse import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.lenses.instructions.measure import cannot_execute, environment_bytes
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import (

@@ -25,8 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.instructions.callgrind import FunctionCosts, combine_parts
-from perflab.lenses.instructions.compare import (
+from perflab.lenses.instructions.analyse import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_STATEMENT,
@@ -34,6 +33,7 @@ from perflab.lenses.instructions.compare import (
     parts_of,
     unexecutable_reason,
 )
+from perflab.lenses.instructions.callgrind import FunctionCosts, combine_parts
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
 from perflab.measure.lens import BenchmarkData, LensAnalysis
