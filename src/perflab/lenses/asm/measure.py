@@ -3,10 +3,11 @@
 measure: profile the measured region of every variant (or take the functions named by
 ``Settings.symbols``), locate each function in the object the variant's process really mapped,
 disassemble and summarise it, and store the listings as JSON artifacts.
-analyse: pair functions across variants (ISA namespaces and clone suffixes ignored), diff them and
-summarise what changed. The comparison's ratio is the **code size** of the paired functions,
-variant/baseline: a size ratio, not a speed ratio. So the verdict never claims speed: it is
-`equivalent` when every function's normalised code is identical, `inconclusive` otherwise.
+analyse (analyse.py): pair functions across variants (ISA namespaces and clone suffixes
+ignored), diff them and summarise what changed. The comparison's ratio is the **code size** of
+the paired functions, variant/baseline: a size ratio, not a speed ratio. So the verdict never
+claims speed: it is `equivalent` when every function's normalised code is identical,
+`inconclusive` otherwise.
 """
 
 from __future__ import annotations
