@@ -25,11 +25,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from perflab.lenses.time.analyse import command_batch_blocks
 from perflab.lenses.time.measure import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,
-    command_batch_blocks,
     command_unit_blocks,
     precise_enough,
 )

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import perflab  # noqa: E402
-from perflab.lenses.instructions.compare import InstructionsDetails  # noqa: E402
+from perflab.lenses.instructions.analyse import InstructionsDetails  # noqa: E402
 from perflab.model import Metric  # noqa: E402
 from perflab.same_work import instructions_finding  # noqa: E402
 

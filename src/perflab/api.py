@@ -35,7 +35,7 @@ from perflab.store.postgres import is_postgresql, shown
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
-    from perflab.lenses.asm.measure import AsmView
+    from perflab.lenses.asm.analyse import AsmView
 
 SETTINGS_FIELDS = setting_fields()  # the Settings fields make_experiment accepts
 
@@ -279,7 +279,7 @@ def asm_views(
 ) -> list[AsmView]:
     """Side-by-side assembly of the functions matching the regex `function`, for every
     benchmark of a stored run that has the asm lens's data."""
-    from perflab.lenses.asm.measure import asm_views as views_of  # the asm lens loads capstone
+    from perflab.lenses.asm.analyse import asm_views as views_of  # the asm lens loads capstone
 
     store = open_store(store_path, create=False)
     try:

@@ -120,7 +120,7 @@ def interactions_of(
 def _paired_time(
     benchmark: Benchmark, data: BenchmarkData, spec: InteractionSpec, experiment: Experiment
 ) -> Interval | None:
-    from perflab.lenses.time.measure import WALL_NS, command_units_of, server_rounds_of
+    from perflab.lenses.time.analyse import WALL_NS, command_units_of, server_rounds_of
     from perflab.stats.preemption import Preemption
 
     def groups(baseline: str, variant: str) -> dict[int, float]:

@@ -35,9 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.lenses.asm.measure import AsmDetails
-from perflab.lenses.instructions.analyse import Presence
-from perflab.lenses.instructions.compare import InstructionsDetails
+from perflab.lenses.asm.analyse import AsmDetails
+from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.lenses.instructions.explain import Presence
 from perflab.model import Comparison, Experiment, Metric, Note, Severity, Variant, Verdict
 
 # Counts of the same code under callgrind differ between repeats and variants by the residue of

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from perflab.lenses.fragments import SectionInput
-from perflab.lenses.torch.measure import analyse_torch
+from perflab.lenses.torch.analyse import analyse_torch
 from perflab.lenses.torch.ops import (
     DeviceBound,
     LaunchKind,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.asm.analyse import build_listing, find_loops, hot_loop
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
+from perflab.lenses.asm.machine_code import build_listing, find_loops, hot_loop
 from perflab.measure.debuginfo import build_id
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from perflab import api
-from perflab.lenses.rss.measure import MAXRSS_KB, PEAK_ALLOC_BYTES
+from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES
 from perflab.model import Verdict
 
 pytestmark = pytest.mark.integration

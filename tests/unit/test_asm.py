@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.asm.analyse import (
+from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, analyse_asm, asm_views
+from perflab.lenses.asm.elf_code import (
+    CxxFiltDemangler,
+    ElfObject,
+    LoadSegment,
+    mapped_objects,
+    parse_proc_maps,
+    runtime_to_link_address,
+)
+from perflab.lenses.asm.machine_code import (
     AsmLine,
     Flow,
     FunctionListing,
@@ -26,16 +35,7 @@ from perflab.lenses.asm.analyse import (
     pair_names,
     vector_bits,
 )
-from perflab.lenses.asm.elf_code import (
-    CxxFiltDemangler,
-    ElfObject,
-    LoadSegment,
-    mapped_objects,
-    parse_proc_maps,
-    runtime_to_link_address,
-)
 from perflab.lenses.asm.mca import parse_mca_summary
-from perflab.lenses.asm.measure import ARTIFACT_FUNCTIONS, analyse_asm, asm_views
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
 from perflab.lenses.profile.measure import CallGraph, RecordedProfile
 from perflab.lenses.profile.perf_script import executable_mappings, parse_perf_script

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.asm.analyse import FunctionListing, build_listing
 from perflab.lenses.asm.elf_code import separate_debug_file
 from perflab.lenses.asm.explain import Row, VariantCode, explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
+from perflab.lenses.asm.machine_code import FunctionListing, build_listing
 from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
 from perflab.measure.debuginfo import SourceFrame
 

@@ -9,20 +9,6 @@ from typing import Any
 import pytest
 
 from perflab.diagnosis import Claim
-from perflab.lenses.instructions.analyse import (
-    InlineEvidence,
-    InliningKind,
-    LayerRule,
-    Presence,
-    cannot_tell,
-    compile_layers,
-    function_deltas,
-    inline_evidence,
-    inlining_changes,
-    layer_deltas,
-    reattribute_inlined,
-    unqualified_signature_base,
-)
 from perflab.lenses.instructions.callgrind import (
     CallCost,
     FunctionCost,
@@ -36,6 +22,20 @@ from perflab.lenses.instructions.callgrind import (
     normalise_function_id,
     normalise_function_name,
     normalise_object,
+)
+from perflab.lenses.instructions.explain import (
+    InlineEvidence,
+    InliningKind,
+    LayerRule,
+    Presence,
+    cannot_tell,
+    compile_layers,
+    function_deltas,
+    inline_evidence,
+    inlining_changes,
+    layer_deltas,
+    reattribute_inlined,
+    unqualified_signature_base,
 )
 from perflab.measure.debuginfo import SourceFrame
 

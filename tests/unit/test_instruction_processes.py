@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from perflab.lenses.instructions import measure as instructions_measure
-from perflab.lenses.instructions.compare import KIND_EMPTY, KIND_STATEMENT
+from perflab.lenses.instructions.analyse import KIND_EMPTY, KIND_STATEMENT
 from perflab.lenses.instructions.measure import InstructionsLens, settled
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.model import (

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from perflab.errors import ToolUnavailableError
-from perflab.lenses.instructions.compare import (
+from perflab.lenses.instructions.analyse import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_INLINE_FRAMES,

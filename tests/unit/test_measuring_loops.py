@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.lenses.time.measure import WALL_NS, TimeLens, sampling_to_fit
-from perflab.lenses.torch.measure import KIND_OPS, TorchLens
+from perflab.lenses.time.analyse import WALL_NS
+from perflab.lenses.time.measure import TimeLens, sampling_to_fit
+from perflab.lenses.torch.analyse import KIND_OPS
+from perflab.lenses.torch.measure import TorchLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.measure.session import LensSession, WorkerWrap

@@ -10,7 +10,7 @@ import pytest
 from perflab.config import parse_metrics
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.fragments import SectionInput
-from perflab.lenses.instructions.compare import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
+from perflab.lenses.instructions.analyse import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.lenses.instructions.measure import cannot_execute, environment_bytes
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import (
@@ -23,7 +23,7 @@ from perflab.lenses.memory.analyse import (
 )
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
-from perflab.lenses.rss.measure import MAXRSS_KB
+from perflab.lenses.rss.analyse import MAXRSS_KB
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.worker_client import variant_environment
 from perflab.model import (
@@ -359,7 +359,7 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import _tracemalloc_blind
-    from perflab.lenses.rss.measure import PEAK_ALLOC_BYTES
+    from perflab.lenses.rss.analyse import PEAK_ALLOC_BYTES
     from perflab.model import Comparison, Metric, Verdict
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)

@@ -120,7 +120,7 @@ def test_a_design_analysed_in_groups_says_the_load_once_with_each_variant_share(
     """A stack's steps are analysed in several groups (each baseline with its variants): the
     time lens's load note must be the same in each, so the run says it once."""
     from perflab.engine import dedupe_notes
-    from perflab.lenses.time.measure import analyse_time
+    from perflab.lenses.time.analyse import analyse_time
     from perflab.measure.lens import BenchmarkData
     from perflab.model import Benchmark, Settings
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from perflab.lenses.profile.measure import ProfileDetails, one_process_verdict
+from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.lenses.profile.perf_script import (
     Stack,
     diff_profiles,
@@ -17,7 +17,7 @@ from perflab.lenses.profile.perf_script import (
     samples_to_settle,
 )
 from perflab.model import Metric, Verdict
-from perflab.stats.comparison import comparison_from
+from perflab.stats.comparison import comparison_from, one_process_verdict
 
 
 def profile(counts: dict[str, int]) -> Counter[Stack]:

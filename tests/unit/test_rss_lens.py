@@ -12,7 +12,8 @@ import pytest
 from perflab.config import parse_metrics
 from perflab.lenses.registry import available_metrics, descriptor_for, lens_for
 from perflab.lenses.rss import RSS
-from perflab.lenses.rss.measure import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES, RssLens
+from perflab.lenses.rss.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
+from perflab.lenses.rss.measure import RssLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.model import Benchmark, Experiment, Metric, Variant, Verdict

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 import random
 
-from perflab.lenses.time.measure import TimeDetails, analyse_time, equal_duration_loops
+from perflab.lenses.time.analyse import TimeDetails, analyse_time
+from perflab.lenses.time.measure import equal_duration_loops
 from perflab.model import (
     Benchmark,
     BenchmarkData,

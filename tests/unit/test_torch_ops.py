@@ -12,13 +12,8 @@ from rich.console import Console
 from perflab.errors import ConfigError
 from perflab.lenses.fragments import SectionInput
 from perflab.lenses.registry import lens_for
-from perflab.lenses.torch.measure import (
-    KIND_OPS,
-    KIND_WARMUP_OPS,
-    SELF_CPU_US,
-    TorchLens,
-    analyse_torch,
-)
+from perflab.lenses.torch.analyse import KIND_OPS, KIND_WARMUP_OPS, SELF_CPU_US, analyse_torch
+from perflab.lenses.torch.measure import TorchLens
 from perflab.lenses.torch.ops import (
     DeviceBound,
     OpStats,

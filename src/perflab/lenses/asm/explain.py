@@ -29,15 +29,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.diagnosis import Claim, Diagnosis
-from perflab.lenses.asm.analyse import (
-    INDIRECT_CALL,
-    FunctionChange,
-    FunctionListing,
-    RowTag,
-    call_targets,
-    change_sentence,
-    compare_functions,
-)
 from perflab.lenses.asm.identity import (
     Role,
     callee_stem,
@@ -45,6 +36,15 @@ from perflab.lenses.asm.identity import (
     fragment_role,
     identity,
     member,
+)
+from perflab.lenses.asm.machine_code import (
+    INDIRECT_CALL,
+    FunctionChange,
+    FunctionListing,
+    RowTag,
+    call_targets,
+    change_sentence,
+    compare_functions,
 )
 from perflab.measure.symbol_names import word_change
 
@@ -395,135 +395,156 @@ def _call_target(text: str) -> str:
 
 def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> list[Row]:
     explained: set[str] = set()  # families a callee/inlining claim already accounts for
-    out: list[Row] = []
-    for row in rows:
-        b, v = row.baseline, row.variant
-        diagnoses: list[Diagnosis] = []
-        not_run: list[Diagnosis] = []
-        notes: list[str] = []
-        if b.ran and v.ran and b.primary is not None and v.primary is not None:
-            samples = int(min(b.samples, v.samples))
-            dispatched = member(b.primary.name) != member(v.primary.name)
-            if dispatched:
-                diagnoses.append(
-                    Diagnosis(
-                        Claim.DISPATCH_CHANGED,
-                        row.name,
-                        (
-                            f"perf: ran {b.primary.name} in the baseline "
-                            f"({_pct(b.samples, b.total)})",
-                            f"perf: ran {v.primary.name} in the variant "
-                            f"({_pct(v.samples, v.total)})",
-                        ),
-                        samples,
-                        {"from": b.primary.name, "to": v.primary.name},
-                    )
-                )
-            same_symbol = b.primary.symbol == v.primary.symbol
-            if same_symbol and _same_object(baseline, variant, b, v):
-                out.append(row)  # byte-identical code: nothing can have changed in it
-                continue
-            removed = set(b.calls) - set(v.calls) - {INDIRECT_CALL}
-            added = set(v.calls) - set(b.calls) - {INDIRECT_CALL}
-            b_code, v_code = [b.primary, *b.parts], [v.primary, *v.parts]
-            for callee in sorted(removed):
-                evidence = _inlined_into(v_code, callee)
-                if evidence:
-                    ran = (
-                        _touched(baseline, b_code, callee, inlined=False),
-                        _touched(variant, v_code, callee, inlined=True),
-                    )
-                    claim = _inline_claim(Claim.INLINED, callee, row, evidence, "variant", samples)
-                    claim = replace(
-                        claim, detail={**claim.detail, **_ran_detail(*ran, baseline, variant)}
-                    )
-                    (diagnoses if sum(ran) > 0 else not_run).append(claim)
-                    removed.discard(callee)
-                    explained.add(family(callee))
-            for callee in sorted(added):
-                evidence = _inlined_into(b_code, callee)
-                if evidence:
-                    ran = (
-                        _touched(baseline, b_code, callee, inlined=True),
-                        _touched(variant, v_code, callee, inlined=False),
-                    )
-                    claim = _inline_claim(
-                        Claim.OUTLINED, callee, row, evidence, "baseline", samples
-                    )
-                    claim = replace(
-                        claim, detail={**claim.detail, **_ran_detail(*ran, baseline, variant)}
-                    )
-                    (diagnoses if sum(ran) > 0 else not_run).append(claim)
-                    added.discard(callee)
-                    explained.add(family(callee))
-            for x, y in _callee_pairs(row.change, removed, added):
-                ran = (
-                    _touched(baseline, b_code, x, inlined=False),
-                    _touched(variant, v_code, y, inlined=False),
-                )
-                claim = Diagnosis(
-                    Claim.CALLEE_CHANGED,
-                    row.name,
-                    (
-                        f"objdump: {b.primary.name} calls {x} (baseline)",
-                        f"objdump: {v.primary.name} calls {y} instead (variant)",
-                    ),
-                    samples,
-                    {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)},
-                )
-                (diagnoses if sum(ran) > 0 else not_run).append(claim)
-                explained.update({family(x), family(y)})
-            if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
-                notes.append(
-                    f"calls changed in {row.name}; whether they were inlined or outlined cannot "
-                    f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
-                )
-            # (a change where no sample landed explains the code's change too, unclaimed)
-            explained_here = any(
-                d.claim in (Claim.INLINED, Claim.OUTLINED, Claim.CALLEE_CHANGED)
-                for d in (*diagnoses, *not_run)
-            )
-            # one cause, one claim: code that changed only because a call was inlined, outlined
-            # or retargeted is said by that claim, not again as a code change
-            # (nor as the vector width the inlined code brought)
-            old_bits, new_bits = b.primary.vector_width_bits, v.primary.vector_width_bits
-            if old_bits != new_bits and (dispatched or not explained_here):
-                diagnoses.append(
-                    Diagnosis(
-                        Claim.VECTOR_WIDTH_CHANGED,
-                        row.name,
-                        (
-                            f"disassembly: widest vector register {old_bits or 'none'} bits in "
-                            f"{b.primary.symbol} (baseline), {new_bits or 'none'} in "
-                            f"{v.primary.symbol} (variant)",
-                        ),
-                        samples,
-                        {"from": old_bits, "to": new_bits},
-                    )
-                )
-            if not dispatched and not row.change.identical and not explained_here:
-                differing = sum(r.tag is not RowTag.SAME for r in row.change.rows)
-                diagnoses.append(
-                    Diagnosis(
-                        Claim.CODE_CHANGED,
-                        row.name,
-                        (
-                            f"disassembly: {differing} of {len(row.change.rows)} normalised "
-                            f"instructions differ; {b.size_bytes} -> {v.size_bytes} bytes",
-                            f"objects differ: {_identity_text(baseline, b)} vs "
-                            f"{_identity_text(variant, v)}",
-                        ),
-                        samples,
-                    )
-                )
-        out.append(
-            Row(row.name, b, v, row.change, tuple(diagnoses), tuple(notes), not_run=tuple(not_run))
-        )
+    out = [_row_claims(row, baseline, variant, explained) for row in rows]
     out = _cold_callers(out, baseline, variant, explained)
     out = _isa_changes(out, baseline, variant, explained)
     out = _variant_changes(out, baseline, variant, explained)
     rows = [_one_sided(row, baseline, variant, explained) for row in out]
     return _pair_by_call_site(rows)
+
+
+@dataclass
+class _Findings:
+    """One row's claims as they are found: on code that ran, on code no sample landed on (listed,
+    not claimed), and the notes on claims that cannot be made."""
+
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    not_run: list[Diagnosis] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, claim: Diagnosis, ran: tuple[float, float]) -> None:
+        (self.diagnoses if sum(ran) > 0 else self.not_run).append(claim)
+
+
+def _row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained: set[str]) -> Row:
+    """The claims about one function that ran in both variants."""
+    b, v = row.baseline, row.variant
+    if not (b.ran and v.ran and b.primary is not None and v.primary is not None):
+        return Row(row.name, b, v, row.change, (), (), not_run=())
+    if b.primary.symbol == v.primary.symbol and _same_object(baseline, variant, b, v):
+        return row  # byte-identical code: nothing can have changed in it
+    samples = int(min(b.samples, v.samples))
+    found = _Findings()
+    dispatched = member(b.primary.name) != member(v.primary.name)
+    if dispatched:
+        found.diagnoses.append(
+            _dispatch_claim(row.name, b.primary, v.primary, _ran_evidence(b, v), samples)
+        )
+    _call_claims(row, baseline, variant, samples, found, explained)
+    # (a change where no sample landed explains the code's change too, unclaimed)
+    explained_here = any(
+        d.claim in (Claim.INLINED, Claim.OUTLINED, Claim.CALLEE_CHANGED)
+        for d in (*found.diagnoses, *found.not_run)
+    )
+    # one cause, one claim: code that changed only because a call was inlined, outlined
+    # or retargeted is said by that claim, not again as a code change
+    # (nor as the vector width the inlined code brought)
+    if dispatched or not explained_here:
+        found.diagnoses += _vector_width_change(row.name, b.primary, v.primary, samples)
+    if not dispatched and not row.change.identical and not explained_here:
+        found.diagnoses.append(_code_changed(row, baseline, variant, samples))
+    return Row(
+        row.name,
+        b,
+        v,
+        row.change,
+        tuple(found.diagnoses),
+        tuple(found.notes),
+        not_run=tuple(found.not_run),
+    )
+
+
+def _call_claims(
+    row: Row,
+    baseline: VariantCode,
+    variant: VariantCode,
+    samples: int,
+    found: _Findings,
+    explained: set[str],
+) -> None:
+    """The calls one side makes and the other does not: inlined, outlined, or retargeted."""
+    b, v = row.baseline, row.variant
+    assert b.primary is not None and v.primary is not None
+    removed = set(b.calls) - set(v.calls) - {INDIRECT_CALL}
+    added = set(v.calls) - set(b.calls) - {INDIRECT_CALL}
+    b_code, v_code = [b.primary, *b.parts], [v.primary, *v.parts]
+    # a call gone because the variant inlined the callee, or new because it outlined it
+    for claim, calls, into, where, in_variant in (
+        (Claim.INLINED, removed, v_code, "variant", True),
+        (Claim.OUTLINED, added, b_code, "baseline", False),
+    ):
+        for callee in sorted(calls):
+            evidence = _inlined_into(into, callee)
+            if not evidence:
+                continue
+            ran = (
+                _touched(baseline, b_code, callee, inlined=not in_variant),
+                _touched(variant, v_code, callee, inlined=in_variant),
+            )
+            diagnosis = _inline_claim(claim, callee, row, evidence, where, samples)
+            detail = {**diagnosis.detail, **_ran_detail(*ran, baseline, variant)}
+            found.add(replace(diagnosis, detail=detail), ran)
+            calls.discard(callee)
+            explained.add(family(callee))
+    for x, y in _callee_pairs(row.change, removed, added):
+        ran = (
+            _touched(baseline, b_code, x, inlined=False),
+            _touched(variant, v_code, y, inlined=False),
+        )
+        sites = (
+            f"objdump: {b.primary.name} calls {x} (baseline)",
+            f"objdump: {v.primary.name} calls {y} instead (variant)",
+        )
+        detail = {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)}
+        found.add(Diagnosis(Claim.CALLEE_CHANGED, row.name, sites, samples, detail), ran)
+        explained.update({family(x), family(y)})
+    if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
+        found.notes.append(
+            f"calls changed in {row.name}; whether they were inlined or outlined cannot "
+            f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
+        )
+
+
+def _code_changed(row: Row, baseline: VariantCode, variant: VariantCode, samples: int) -> Diagnosis:
+    b, v = row.baseline, row.variant
+    differing = sum(r.tag is not RowTag.SAME for r in row.change.rows)
+    return Diagnosis(
+        Claim.CODE_CHANGED,
+        row.name,
+        (
+            f"disassembly: {differing} of {len(row.change.rows)} normalised "
+            f"instructions differ; {b.size_bytes} -> {v.size_bytes} bytes",
+            f"objects differ: {_identity_text(baseline, b)} vs {_identity_text(variant, v)}",
+        ),
+        samples,
+    )
+
+
+def _ran_evidence(b: Side, v: Side, only: str = "") -> tuple[str, str]:
+    """perf's evidence that each side ran its own function (`only`: and not the other's)."""
+    assert b.primary is not None and v.primary is not None
+    return (
+        f"perf: ran {b.primary.name} in the baseline{only} ({_pct(b.samples, b.total)})",
+        f"perf: ran {v.primary.name} in the variant{only} ({_pct(v.samples, v.total)})",
+    )
+
+
+def _dispatch_claim(
+    name: str,
+    baseline: FunctionListing,
+    variant: FunctionListing,
+    evidence: tuple[str, ...],
+    samples: int,
+) -> Diagnosis:
+    detail = {"from": baseline.name, "to": variant.name}
+    return Diagnosis(Claim.DISPATCH_CHANGED, name, evidence, samples, detail)
+
+
+def _ran_in_one(rows: list[Row], explained: set[str]) -> tuple[list[Row], list[Row]]:
+    """The rows not yet explained that ran in the baseline only, and in the variant only."""
+    gone = [r for r in rows if r.baseline.ran and not r.variant.ran and r.name not in explained]
+    new = [r for r in rows if r.variant.ran and not r.baseline.ran and r.name not in explained]
+    return gone, new
 
 
 def _isa_changes(
@@ -534,18 +555,9 @@ def _isa_changes(
     member, in the same object (same build-id): the dispatcher picked another ISA's kernel,
     whose functions the compiler shaped differently (`DEFAULT::vectorized_loop` called from a
     thin callback vs `AVX2::VectorizedLoop2d` with the loop inlined). One row, dispatch_changed."""
-
-    def candidates(gone: bool) -> list[Row]:
-        return [
-            r
-            for r in rows
-            if r.name not in explained
-            and (r.baseline if gone else r.variant).ran
-            and not (r.variant if gone else r.baseline).ran
-            and member((r.baseline if gone else r.variant).primary.name)  # type: ignore[union-attr]
-        ]
-
-    gone, new = candidates(True), candidates(False)
+    gone, new = _ran_in_one(rows, explained)
+    gone = [r for r in gone if member(r.baseline.primary.name)]  # type: ignore[union-attr]
+    new = [r for r in new if member(r.variant.primary.name)]  # type: ignore[union-attr]
     if not gone or not new:
         return rows
     old_row, new_row = gone[0], new[0]  # rows are hottest first
@@ -558,20 +570,11 @@ def _isa_changes(
         return rows
     samples = int(min(b.samples, v.samples))
     evidence = (
-        f"perf: ran {b.primary.name} in the baseline ({_pct(b.samples, b.total)})",
-        f"perf: ran {v.primary.name} in the variant ({_pct(v.samples, v.total)})",
+        *_ran_evidence(b, v),
         f"both in {_base(b.primary.object_path)} ({left}): its {old_isa} code ran, then its "
         f"{new_isa} code",
     )
-    diagnoses = [
-        Diagnosis(
-            Claim.DISPATCH_CHANGED,
-            old_row.name,
-            evidence,
-            samples,
-            {"from": b.primary.name, "to": v.primary.name},
-        )
-    ]
+    diagnoses = [_dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)]
     diagnoses += _vector_width_change(old_row.name, b.primary, v.primary, samples)
     merged = Row(
         old_row.name,
@@ -595,8 +598,45 @@ def _variant_changes(
     `dgemm_oncopy_SKYLAKEX` -> `dgemm_oncopy_HASWELL`): one library's build for another CPU,
     picked at run time by a spelling no list knows. The object and the samples are the
     evidence; the name only says which of its functions play one role. dispatch_changed."""
-    gone = [r for r in rows if r.baseline.ran and not r.variant.ran and r.name not in explained]
-    new = [r for r in rows if r.variant.ran and not r.baseline.ran and r.name not in explained]
+    found = _one_word_pairs(*_ran_in_one(rows, explained), baseline, variant)
+    words = {change for _, _, change in found}
+    if not found or len(words) != 1:
+        return rows  # no pair, or pairs that do not agree on one word: no claim
+    (old_word, new_word) = next(iter(words))
+    merged: dict[str, Row] = {}
+    dropped: set[str] = set()
+    for old_row, new_row, _ in found:
+        b, v = old_row.baseline, new_row.variant
+        assert b.primary is not None and v.primary is not None
+        samples = int(min(b.samples, v.samples))
+        evidence = (
+            *_ran_evidence(b, v, " only"),
+            f"both in {_base(b.primary.object_path)} "
+            f"({baseline.identities.get(b.primary.object_path)}): its {old_word} code "
+            f"ran, then its {new_word} code",
+        )
+        diagnoses = [_dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)]
+        diagnoses += _vector_width_change(old_row.name, b.primary, v.primary, samples)
+        merged[old_row.name] = Row(
+            f"{old_row.name} -> {new_row.name}",
+            b,
+            v,
+            compare_functions(old_row.name, b.primary, v.primary),
+            tuple(diagnoses),
+            (),
+            f"paired by object and name: {old_word} -> {new_word} in "
+            f"{_base(b.primary.object_path)}",
+        )
+        dropped.add(new_row.name)
+        explained.update({old_row.name, new_row.name})
+    return [merged.get(r.name, r) for r in rows if r.name not in dropped]
+
+
+def _one_word_pairs(
+    gone: list[Row], new: list[Row], baseline: VariantCode, variant: VariantCode
+) -> list[tuple[Row, Row, tuple[str, str]]]:
+    """Each row that ran in the baseline only with the first that ran in the variant only in the
+    same object under a name one word apart, and that word's change."""
     found: list[tuple[Row, Row, tuple[str, str]]] = []
     used: set[str] = set()
     for old_row in gone:
@@ -615,45 +655,7 @@ def _variant_changes(
                 found.append((old_row, new_row, change))
                 used.add(new_row.name)
                 break
-    words = {change for _, _, change in found}
-    if not found or len(words) != 1:
-        return rows  # no pair, or pairs that do not agree on one word: no claim
-    (old_word, new_word) = next(iter(words))
-    merged: dict[str, Row] = {}
-    dropped: set[str] = set()
-    for old_row, new_row, _ in found:
-        b, v = old_row.baseline, new_row.variant
-        assert b.primary is not None and v.primary is not None
-        samples = int(min(b.samples, v.samples))
-        diagnoses = [
-            Diagnosis(
-                Claim.DISPATCH_CHANGED,
-                old_row.name,
-                (
-                    f"perf: ran {b.primary.name} in the baseline only ({_pct(b.samples, b.total)})",
-                    f"perf: ran {v.primary.name} in the variant only ({_pct(v.samples, v.total)})",
-                    f"both in {_base(b.primary.object_path)} "
-                    f"({baseline.identities.get(b.primary.object_path)}): its {old_word} code "
-                    f"ran, then its {new_word} code",
-                ),
-                samples,
-                {"from": b.primary.name, "to": v.primary.name},
-            )
-        ]
-        diagnoses += _vector_width_change(old_row.name, b.primary, v.primary, samples)
-        merged[old_row.name] = Row(
-            f"{old_row.name} -> {new_row.name}",
-            b,
-            v,
-            compare_functions(old_row.name, b.primary, v.primary),
-            tuple(diagnoses),
-            (),
-            f"paired by object and name: {old_word} -> {new_word} in "
-            f"{_base(b.primary.object_path)}",
-        )
-        dropped.add(new_row.name)
-        explained.update({old_row.name, new_row.name})
-    return [merged.get(r.name, r) for r in rows if r.name not in dropped]
+    return found
 
 
 def _vector_width_change(
@@ -684,39 +686,10 @@ def _cold_callers(
     """A callee that ran in the baseline only and another that ran in the variant only, called
     from one caller that calls the first in the baseline and the second in the variant (its
     disassembly, even when it is too cold for a row): callee_changed, said about the caller."""
-    gone = [r for r in rows if r.baseline.ran and not r.variant.ran and r.name not in explained]
-    new = [r for r in rows if r.variant.ran and not r.baseline.ran and r.name not in explained]
+    gone, new = _ran_in_one(rows, explained)
     if not gone or not new:
         return rows
-    extra: dict[str, list[Diagnosis]] = {}
-    for caller, old_calls in baseline.call_sites.items():
-        new_calls = variant.call_sites.get(caller)
-        if new_calls is None:
-            continue
-        before = {_callee_family(c): c for c in old_calls}
-        after = {_callee_family(c): c for c in new_calls}
-        for x in gone:
-            for y in new:
-                if x.name in before and x.name not in after and y.name in after:
-                    if y.name in before or x.name in explained or y.name in explained:
-                        continue
-                    samples = int(min(x.baseline.samples, y.variant.samples))
-                    extra.setdefault(caller, []).append(
-                        Diagnosis(
-                            Claim.CALLEE_CHANGED,
-                            caller,
-                            (
-                                f"objdump: {caller} calls {before[x.name]} (baseline)",
-                                f"objdump: {caller} calls {after[y.name]} instead (variant)",
-                                f"perf: {x.name} ran in the baseline only "
-                                f"({_pct(x.baseline.samples, x.baseline.total)}), {y.name} in "
-                                f"the variant only ({_pct(y.variant.samples, y.variant.total)})",
-                            ),
-                            samples,
-                            {"from": before[x.name], "to": after[y.name]},
-                        )
-                    )
-                    explained.update({x.name, y.name})
+    extra = _retargeted_calls(gone, new, baseline, variant, explained)
     if not extra:
         return rows
     out = []
@@ -729,6 +702,43 @@ def _cold_callers(
             target = family(str(d.detail["from"]).split("@", 1)[0])
             out = [replace(r, diagnoses=(*r.diagnoses, d)) if r.name == target else r for r in out]
     return out
+
+
+def _retargeted_calls(
+    gone: list[Row],
+    new: list[Row],
+    baseline: VariantCode,
+    variant: VariantCode,
+    explained: set[str],
+) -> dict[str, list[Diagnosis]]:
+    """Caller -> its callee_changed claims: it calls a function that ran in the baseline only
+    there, and one that ran in the variant only there instead."""
+    extra: dict[str, list[Diagnosis]] = {}
+    for caller, old_calls in baseline.call_sites.items():
+        new_calls = variant.call_sites.get(caller)
+        if new_calls is None:
+            continue
+        before = {_callee_family(c): c for c in old_calls}
+        after = {_callee_family(c): c for c in new_calls}
+        for x in gone:
+            for y in new:
+                if x.name not in before or x.name in after or y.name not in after:
+                    continue
+                if y.name in before or x.name in explained or y.name in explained:
+                    continue
+                evidence = (
+                    f"objdump: {caller} calls {before[x.name]} (baseline)",
+                    f"objdump: {caller} calls {after[y.name]} instead (variant)",
+                    f"perf: {x.name} ran in the baseline only "
+                    f"({_pct(x.baseline.samples, x.baseline.total)}), {y.name} in "
+                    f"the variant only ({_pct(y.variant.samples, y.variant.total)})",
+                )
+                samples = int(min(x.baseline.samples, y.variant.samples))
+                detail = {"from": before[x.name], "to": after[y.name]}
+                claim = Diagnosis(Claim.CALLEE_CHANGED, caller, evidence, samples, detail)
+                extra.setdefault(caller, []).append(claim)
+                explained.update({x.name, y.name})
+    return extra
 
 
 def _pair_by_call_site(rows: list[Row]) -> list[Row]:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection
 
 from perflab.host import cpu_flags, cpuinfo_fields, read_text
-from perflab.lenses.asm.analyse import LoopThroughput
+from perflab.lenses.asm.machine_code import LoopThroughput
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.debuginfo import tool_identity
 from perflab.proc import LaunchSpec, ProcessRunner, which

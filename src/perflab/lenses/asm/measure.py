@@ -3,36 +3,28 @@
 measure: profile the measured region of every variant (or take the functions named by
 ``Settings.symbols``), locate each function in the object the variant's process really mapped,
 disassemble and summarise it, and store the listings as JSON artifacts.
-analyse: pair functions across variants (ISA namespaces and clone suffixes ignored), diff them and
-summarise what changed. The comparison's ratio is the **code size** of the paired functions,
-variant/baseline: a size ratio, not a speed ratio. So the verdict never claims speed: it is
-`equivalent` when every function's normalised code is identical, `inconclusive` otherwise.
+analyse (analyse.py): pair functions across variants (ISA namespaces and clone suffixes
+ignored), diff them and summarise what changed. The comparison's ratio is the **code size** of
+the paired functions, variant/baseline: a size ratio, not a speed ratio. So the verdict never
+claims speed: it is `equivalent` when every function's normalised code is identical,
+`inconclusive` otherwise.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.diagnosis import Diagnosis
-from perflab.errors import ConfigError
 from perflab.lenses.asm.analyse import (
-    AsmLine,
-    FunctionChange,
-    FunctionListing,
-    build_listing,
-    call_targets,
-    diff_text,
-    disassemble,
-    line_from_json,
-    line_to_json,
-    normalise,
+    ARTIFACT_FUNCTIONS,
+    ARTIFACT_PROFILE,
+    analyse_asm,
+    compile_patterns,
 )
 from perflab.lenses.asm.elf_code import (
     CodeLookupError,
@@ -45,11 +37,18 @@ from perflab.lenses.asm.elf_code import (
 from perflab.lenses.asm.explain import (
     MIN_RAN_SAMPLES,
     MIN_RAN_SHARE,
-    Row,
-    VariantCode,
-    explain,
 )
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
+from perflab.lenses.asm.machine_code import (
+    AsmLine,
+    FunctionListing,
+    build_listing,
+    call_targets,
+    disassemble,
+    line_from_json,
+    line_to_json,
+    normalise,
+)
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.sources import (
     HotCodeSource,
@@ -70,19 +69,14 @@ from perflab.measure.object_names import library_name
 from perflab.model import (
     Artifact,
     Benchmark,
-    Comparison,
     Experiment,
     Metric,
     Note,
-    Settings,
     Severity,
     Variant,
-    Verdict,
 )
 from perflab.proc import ProcessRunner, which
 
-ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
-ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from
 FORMAT_VERSION = 1
 HOT_FUNCTIONS = 5
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff
@@ -286,19 +280,6 @@ def _choose(
     if patterns:
         return find_named(region, patterns, demangler, cache)
     return find_hot(region, demangler, hot_functions, cache)
-
-
-def compile_patterns(symbols: Sequence[str]) -> list[re.Pattern[str]]:
-    patterns = []
-    for text in symbols:
-        try:
-            patterns.append(re.compile(text))
-        except re.error as error:
-            raise ConfigError(
-                f"--symbol {text!r} is not a valid regular expression: {error}",
-                hint="it is matched with re.search against demangled and mangled names",
-            ) from error
-    return patterns
 
 
 def _objects(
@@ -658,219 +639,3 @@ def _store(
 
 def _note(message: str, hint: str | None = None) -> Note:
     return Note(Severity.INFO, message, hint=hint, metric=Metric.ASM)
-
-
-# ---------------------------------------------------------------------------------------------
-# analysis (from stored artifacts only)
-
-
-def load_code(data: BenchmarkData, variant: str) -> VariantCode:
-    """One variant's stored listings and the facts the claims need (older runs lack some)."""
-    artifacts = data.artifacts_of(variant, ARTIFACT_FUNCTIONS)
-    if not artifacts:
-        return VariantCode((), 0.0)
-    payload = json.loads(artifacts[-1].content)
-    return VariantCode(
-        listings=tuple(FunctionListing.from_json(item) for item in payload.get("functions", [])),
-        total_cost=float(payload.get("total_cost", 0.0)),
-        family_samples={str(k): float(v) for k, v in payload.get("family_samples", {}).items()},
-        defined={str(k): tuple(v) for k, v in payload.get("defined", {}).items()},
-        searched={str(k): tuple(v) for k, v in payload.get("searched", {}).items()},
-        identities=dict(payload.get("identities", {})),
-        call_sites={str(k): tuple(v) for k, v in payload.get("call_sites", {}).items()},
-        named=bool(payload.get("named", False)),
-    )
-
-
-@dataclass(frozen=True)
-class AsmDetails:
-    rows: tuple[Row, ...]
-    notes: tuple[str, ...] = ()  # about the comparison as a whole
-    # rows whose function ran in both variants as the same symbol at the same address of a
-    # byte-identical object (build-id, or SHA-256): the same machine code, not just alike
-    byte_identical: tuple[str, ...] = ()
-
-    @property
-    def diagnoses(self) -> list[Diagnosis]:
-        """Every row's claims, those touching the most samples first."""
-        found = [d for row in self.rows for d in row.diagnoses]
-        return sorted(found, key=lambda d: -touched_samples(d))
-
-    @property
-    def changed_not_run(self) -> list[Diagnosis]:
-        """Changes in code no sample landed on in either variant: listed, not claimed."""
-        return [d for row in self.rows for d in row.not_run]
-
-    def to_json(self) -> dict[str, Any]:
-        out = []
-        for row in self.rows:
-            change = row.change
-            out.append(
-                {
-                    "name": row.name,
-                    "baseline": row.baseline.to_json(),
-                    "variant": row.variant.to_json(),
-                    "ran": {"baseline": row.baseline.ran, "variant": row.variant.ran},
-                    "paired_by": row.paired_by or "function identity",
-                    "sample_share": {
-                        "baseline": row.baseline.share,
-                        "variant": row.variant.share,
-                    },
-                    "not_run": {
-                        side: text
-                        for side, text in (
-                            ("baseline", row.baseline.why_not),
-                            ("variant", row.variant.why_not),
-                        )
-                        if text
-                    },
-                    "calls_added": sorted(set(row.variant.calls) - set(row.baseline.calls)),
-                    "calls_removed": sorted(set(row.baseline.calls) - set(row.variant.calls)),
-                    "change": row.sentence,
-                    "diagnoses": [d.to_json() for d in row.diagnoses],
-                    "notes": list(row.notes),
-                    "changed_not_run": [d.to_json() for d in row.not_run],
-                    "diff": diff_text(change.rows),
-                }
-            )
-        return {
-            "functions": out,
-            "diagnoses": [d.to_json() for d in self.diagnoses],
-            "changed_not_run": [d.to_json() for d in self.changed_not_run],
-            "explanation_notes": [
-                *self.notes,
-                *(note for row in self.rows for note in row.notes),
-            ],
-            "min_ran_share": MIN_RAN_SHARE,
-            "min_ran_samples": MIN_RAN_SAMPLES,
-            "ratio_kind": "code size of paired hot functions, variant/baseline",
-            "byte_identical_functions": list(self.byte_identical),
-        }
-
-
-def touched_samples(diagnosis: Diagnosis) -> float:
-    """The samples of both variants a claim's code carries: the call sites and inlined copies
-    it is about where those were counted, else the samples the claim rests on."""
-    ran = diagnosis.detail.get("ran_samples")
-    if isinstance(ran, Mapping):
-        return float(sum(float(v) for v in ran.values()))
-    return float(diagnosis.samples or 0)
-
-
-def asm_verdict(rows: Sequence[Row]) -> Verdict:
-    """`equivalent` when every row ran in both variants with identical normalised code and no
-    claim was made; otherwise `inconclusive`. Code size says nothing about speed (smaller code
-    can run slower): the time and counters lenses decide faster or slower, never this one."""
-    if rows and all(row.change.identical and not row.diagnoses for row in rows):
-        return Verdict.EQUIVALENT
-    return Verdict.INCONCLUSIVE
-
-
-def analyse_asm(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
-) -> LensAnalysis:
-    baseline = load_code(data, variants[0])
-    comparisons = []
-    for name in variants[1:]:
-        code = load_code(data, name)
-        every = explain(baseline, code)
-        rows = [
-            r
-            for r in every
-            if r.baseline.ran or r.variant.ran or r.diagnoses or baseline.named or code.named
-        ]
-        unrun = [r.name for r in every if r not in rows]
-        notes = (
-            (
-                f"{len(unrun)} sampled functions ran below the minimum ({MIN_RAN_SHARE:.0%} and "
-                f"{MIN_RAN_SAMPLES} samples) in both variants and are not shown: "
-                + ", ".join(unrun[:5])
-                + ("" if len(unrun) <= 5 else ", ..."),
-            )
-            if unrun
-            else ()
-        )
-        both = [r for r in rows if r.change.baseline is not None and r.change.variant is not None]
-        base_bytes = sum(r.baseline.size_bytes for r in both)
-        var_bytes = sum(r.variant.size_bytes for r in both)
-        ratio = var_bytes / base_bytes if base_bytes else math.nan
-        comparisons.append(
-            Comparison(
-                benchmark=benchmark.name,
-                metric=Metric.ASM,
-                baseline=variants[0],
-                variant=name,
-                ratio=ratio,
-                ci_low=ratio,
-                ci_high=ratio,
-                verdict=asm_verdict(rows),
-                baseline_value=float(base_bytes),
-                variant_value=float(var_bytes),
-                unit="bytes",
-                details=AsmDetails(
-                    tuple(rows),
-                    notes,
-                    tuple(r.name for r in rows if _byte_identical(r, baseline, code)),
-                ),
-            )
-        )
-    return LensAnalysis(comparisons=tuple(comparisons))
-
-
-def _byte_identical(row: Row, baseline: VariantCode, variant: VariantCode) -> bool:
-    left, right = row.baseline.primary, row.variant.primary
-    if left is None or right is None or not (row.baseline.ran and row.variant.ran):
-        return False
-    identity = baseline.identities.get(left.object_path)
-    return (
-        identity is not None
-        and identity == variant.identities.get(right.object_path)
-        and (left.symbol, left.address) == (right.symbol, right.address)
-        and row.change.identical
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# perflab show RUN --asm FUNCTION
-
-
-@dataclass(frozen=True)
-class AsmView:
-    """Everything a renderer needs for one side-by-side annotated diff."""
-
-    benchmark: str
-    baseline_variant: str
-    variant: str
-    change: FunctionChange
-    baseline_share: float
-    variant_share: float
-    cost_unit: str
-
-
-def asm_views(
-    benchmark: str, variants: Sequence[str], data: BenchmarkData, function: str
-) -> list[AsmView]:
-    """Side-by-side data for the functions whose (demangled, mangled or canonical) name matches
-    the regex `function`, for every non-baseline variant against the baseline."""
-    pattern = compile_patterns([function])[0]
-    baseline = load_code(data, variants[0])
-    views = []
-    for name in variants[1:]:
-        for row in explain(baseline, load_code(data, name)):
-            change = row.change
-            sides = [f for f in (row.baseline.primary, row.variant.primary) if f is not None]
-            if sides and any(
-                pattern.search(text) for f in sides for text in (f.name, f.symbol, row.name)
-            ):
-                views.append(
-                    AsmView(
-                        benchmark=benchmark,
-                        baseline_variant=variants[0],
-                        variant=name,
-                        change=change,
-                        baseline_share=row.baseline.share,
-                        variant_share=row.variant.share,
-                        cost_unit=sides[0].cost_unit,
-                    )
-                )
-    return views

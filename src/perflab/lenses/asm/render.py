@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from perflab.document import Block, Cell, Paragraph, Preformatted, Section, Style, Table
-from perflab.lenses.asm.analyse import AsmLine, DiffRow, FunctionListing, RowTag
-from perflab.lenses.asm.measure import AsmView
+from perflab.lenses.asm.analyse import AsmView
+from perflab.lenses.asm.machine_code import AsmLine, DiffRow, FunctionListing, RowTag
 from perflab.lenses.fragments import (
     SectionInput,
     details_json,

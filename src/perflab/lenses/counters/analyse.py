@@ -162,28 +162,24 @@ def analyse_counters(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
 ) -> LensAnalysis:
     settings = experiment.settings
-    events = requested_events(settings)
     baseline = variants[0]
     unavailable, facts = _stored_probe(data, baseline)
     availability = _stored_availability(data, variants)
-    batch = None if benchmark.kind is BenchmarkKind.STATEMENT else 1
-    comparisons: list[Comparison] = []
-    notes: list[Note] = []
     missing = {u.event for u in unavailable}
-    counted = [e for e in events if e not in missing and data.samples_of(baseline, e)]
+    measured = [e for e in requested_events(settings) if e not in missing]
+    counted = [e for e in measured if data.samples_of(baseline, e)]
     pairs = run_family_size(experiment)
     family = Family(event_confidence(settings.confidence, len(counted), pairs), len(counted), pairs)
-    for event in events:
-        if event in missing:
-            continue
-        base = data.samples_of(baseline, event)
-        if not base:
+    comparisons: list[Comparison] = []
+    notes: list[Note] = []
+    for event in measured:
+        if event not in counted:
             unavailable.append(_never_counted(event, availability.get(event, {}), facts))
             continue
         states = availability.get(event, {})
         for other in variants[1:]:
             comparison, withheld = _event_comparison(
-                benchmark, event, (baseline, other), base, data, settings, batch, states, family
+                benchmark, event, (baseline, other), data, settings, states, family
             )
             comparisons.append(comparison)
             if withheld is not None:
@@ -198,16 +194,7 @@ def analyse_counters(
     if avx:
         top_level["avx512"] = avx
         notes += _avx_notes(benchmark, avx)
-    for item in unavailable:
-        notes.append(
-            Note(
-                Severity.WARNING,
-                f"event {item.event!r} was not measured: {item.reason}",
-                hint=item.hint,
-                benchmark=benchmark.name,
-                metric=Metric.COUNTERS,
-            )
-        )
+    notes += [_unavailable_note(benchmark.name, item) for item in unavailable]
     return LensAnalysis(tuple(comparisons), tuple(notes), top_level)
 
 
@@ -224,28 +211,17 @@ def _event_comparison(
     benchmark: Benchmark,
     event: str,
     sides: tuple[str, str],
-    base: Sequence[Sample],
     data: BenchmarkData,
     settings: Settings,
-    batch: int | None,
     states: Mapping[str, Any],
     family: Family,
 ) -> tuple[Comparison, Verdict | None]:
     """The comparison, and the verdict withheld from it (a claim on too few events), if any."""
     baseline, other = sides
+    base = data.samples_of(baseline, event)
     variant_samples = data.samples_of(other, event)
-    base_value = per_iteration(base)
-    variant_value = per_iteration(variant_samples)
-    both_zero = all(s.value == 0 for s in [*base, *variant_samples] if not s.warmup)
-    if both_zero:
-        # no pair has a log ratio, but "zero in both" is as equivalent as it gets
-        interval: RatioEstimate | RatioInterval = (1.0, 1.0, 1.0)
-        groups = len({s.generation for s in base})
-    else:
-        interval = estimate_ratio(
-            pair_samples(base, variant_samples, batch_blocks=batch), family.confidence
-        )
-        groups = interval.n_groups
+    batch = None if benchmark.kind is BenchmarkKind.STATEMENT else 1
+    interval, groups = _event_interval(base, variant_samples, batch, family)
     unit = "ns" if event in ("task-clock", "cpu-clock") else "count"
     few = (
         unit == "count"
@@ -258,8 +234,8 @@ def _event_comparison(
         metric=Metric.COUNTERS,
         baseline=baseline,
         variant=other,
-        baseline_value=base_value,
-        variant_value=variant_value,
+        baseline_value=per_iteration(base),
+        variant_value=per_iteration(variant_samples),
         unit=unit,
         event=event,
         details=CounterDetails(
@@ -276,6 +252,27 @@ def _event_comparison(
     if few and comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
         return replace(comparison, verdict=Verdict.INCONCLUSIVE), comparison.verdict
     return comparison, None
+
+
+def _event_interval(
+    base: Sequence[Sample], variant: Sequence[Sample], batch: int | None, family: Family
+) -> tuple[RatioEstimate | RatioInterval, int]:
+    """The event's ratio with its interval, and over how many groups."""
+    if all(s.value == 0 for s in [*base, *variant] if not s.warmup):
+        # no pair has a log ratio, but "zero in both" is as equivalent as it gets
+        return (1.0, 1.0, 1.0), len({s.generation for s in base})
+    estimate = estimate_ratio(pair_samples(base, variant, batch_blocks=batch), family.confidence)
+    return estimate, estimate.n_groups
+
+
+def _unavailable_note(benchmark: str, item: UnavailableEvent) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"event {item.event!r} was not measured: {item.reason}",
+        hint=item.hint,
+        benchmark=benchmark,
+        metric=Metric.COUNTERS,
+    )
 
 
 def _withheld_note(benchmark: str, comparison: Comparison, withheld: Verdict) -> Note:

@@ -74,44 +74,48 @@ def section(view: SectionInput) -> Section:
     ]
     derived = _mine(view.top_level.get("derived_metrics"), benchmarks)
     if derived:
-        blocks.append(
-            Table(
-                ("benchmark", "variant", "metric", "value", "formula"),
-                tuple(
-                    (
-                        Cell(str(d["benchmark"])),
-                        Cell(str(d.get("variant", ""))),
-                        Cell(str(d.get("name", ""))),
-                        Cell(
-                            f"{d['value']:.4g} {d.get('unit') or ''}".strip()
-                            if isinstance(d.get("value"), int | float)
-                            else "-"
-                        ),
-                        Cell(str(d.get("formula", ""))),
-                    )
-                    for d in derived
-                ),
-                numeric=(False, False, False, True, False),
-                caption="derived metrics",
-            )
-        )
+        blocks.append(_derived_table(derived))
     avx = [a for a in _mine(view.top_level.get("avx512"), benchmarks) if a.get("supported")]
     if avx:
-        blocks.append(
-            Table(
-                ("benchmark", "variant", "samples with AVX-512", "control", "executed AVX-512"),
-                tuple(
-                    (
-                        Cell(str(a["benchmark"])),
-                        Cell(str(a.get("variant", ""))),
-                        Cell(f"{a.get('samples_with_avx512', 0)} of {a.get('samples', 0)}"),
-                        Cell(f"{a.get('control_with_avx512', 0)} of {a.get('control_samples', 0)}"),
-                        Cell("yes" if a.get("executed_avx512") else "no"),
-                    )
-                    for a in avx
-                ),
-                numeric=(False, False, True, True, False),
-                caption="AVX-512 use in the measured region (/proc/PID/arch_status)",
-            )
-        )
+        blocks.append(_avx_table(avx))
     return Section("counters", tuple(blocks), key="counters")
+
+
+def _derived_table(derived: list[Mapping[str, Any]]) -> Table:
+    return Table(
+        ("benchmark", "variant", "metric", "value", "formula"),
+        tuple(
+            (
+                Cell(str(d["benchmark"])),
+                Cell(str(d.get("variant", ""))),
+                Cell(str(d.get("name", ""))),
+                Cell(
+                    f"{d['value']:.4g} {d.get('unit') or ''}".strip()
+                    if isinstance(d.get("value"), int | float)
+                    else "-"
+                ),
+                Cell(str(d.get("formula", ""))),
+            )
+            for d in derived
+        ),
+        numeric=(False, False, False, True, False),
+        caption="derived metrics",
+    )
+
+
+def _avx_table(avx: list[Mapping[str, Any]]) -> Table:
+    return Table(
+        ("benchmark", "variant", "samples with AVX-512", "control", "executed AVX-512"),
+        tuple(
+            (
+                Cell(str(a["benchmark"])),
+                Cell(str(a.get("variant", ""))),
+                Cell(f"{a.get('samples_with_avx512', 0)} of {a.get('samples', 0)}"),
+                Cell(f"{a.get('control_with_avx512', 0)} of {a.get('control_samples', 0)}"),
+                Cell("yes" if a.get("executed_avx512") else "no"),
+            )
+            for a in avx
+        ),
+        numeric=(False, False, True, True, False),
+        caption="AVX-512 use in the measured region (/proc/PID/arch_status)",
+    )

@@ -1,583 +1,692 @@
-"""Why two instruction counts differ: per-function deltas, inlining changes, layers.
-
-Pure functions over `FunctionCosts` (perflab.lenses.instructions.callgrind): costs in, values out.
-
-Inlining breaks naive per-function deltas: when the compiler stops inlining `helper` into
-`kernel`, the table shows `helper +N` and `kernel -M`. Arithmetic on those deltas both invents
-inlining (a function that merely stopped running) and misses it (a tiny helper whose call
-overhead is as large as its body: the caller does not shrink by the helper's cost). So an
-inlining change is claimed only from evidence: DWARF inline frames of the executed instructions
-show the helper's code inlined into a caller on one side, and the call graph shows that caller
-calling an out-of-line copy on the other (`inlining_changes`). `reattribute_inlined` charges
-each instruction to the inlined function its debug info names, so the table shows the real
-change (the call overhead).
-"""
+"""The instructions lens's analysis of stored data: what a variant's samples and callgrind
+artifacts say once read back (counts per repeat, costs per function, inline evidence, the main
+program) and the comparisons between variants. Pure: no processes; `InstructionsLens.analyse`
+and `perflab show` call `analyse_instructions`."""
 
 from __future__ import annotations
 
-import enum
+import json
+import os
 import re
+import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.diagnosis import Claim, Diagnosis
 from perflab.lenses.instructions.callgrind import (
     INSTRUCTIONS_EVENT,
-    FunctionCost,
+    CallgrindPart,
     FunctionCosts,
     FunctionId,
+    InstructionCost,
     InstructionCosts,
+    combine_parts,
+    derived_event,
+    function_parts,
+    normalise_function_id,
+    parse_callgrind,
 )
-from perflab.measure.debuginfo import AddressFrames, inline_sites
-
-
-class Presence(enum.StrEnum):
-    BOTH = "both"
-    BASELINE_ONLY = "baseline_only"
-    VARIANT_ONLY = "variant_only"
+from perflab.lenses.instructions.explain import (
+    CannotTell,
+    FunctionDelta,
+    InlineEvidence,
+    InliningChange,
+    LayerDelta,
+    cannot_tell,
+    compile_layers,
+    function_deltas,
+    inline_evidence,
+    inlining_changes,
+    layer_deltas,
+    reattribute_inlined,
+)
+from perflab.measure.debuginfo import AddressFrames, frames_from_json
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.object_names import invert, pair_objects
+from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Severity
+from perflab.stats.comparison import comparison_from
+from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
 
 
 @dataclass(frozen=True)
-class FunctionDelta:
-    """One function's cost in both variants (per iteration when the inputs were scaled)."""
-
-    function: FunctionId
-    file: str
-    baseline_self: float
-    variant_self: float
-    baseline_inclusive: float
-    variant_inclusive: float
-    presence: Presence
-    parts: tuple[str, ...] = ()  # the names merged into this row (clones, .cold parts)
-    baseline_name: str | None = None  # set when an overload's signature changed (name: variant's)
-    # the variant's file name of the object, when it is another build of the baseline's under
-    # another name (libpython3.11.so.1.0 / libpython3.12.so.1.0: `measure.object_names`)
-    variant_object: str | None = None
-
-    @property
-    def name(self) -> str:
-        return self.function.name
-
-    @property
-    def object(self) -> str:
-        return self.function.object
-
-    @property
-    def delta_self(self) -> float:
-        return self.variant_self - self.baseline_self
-
-    @property
-    def delta_inclusive(self) -> float:
-        return self.variant_inclusive - self.baseline_inclusive
+class DerivedEvent:
+    name: str  # sample name and Comparison.event
+    components: tuple[str, ...]  # callgrind events summed
+    unit: str
 
 
-def _presence(
-    baseline: FunctionCosts, variant: FunctionCosts, fid: FunctionId, event: str
-) -> Presence:
-    in_baseline = baseline.self_of(fid, event) != 0 or bool(baseline.callees_of(fid))
-    in_variant = variant.self_of(fid, event) != 0 or bool(variant.callees_of(fid))
-    if in_baseline and not in_variant:
-        return Presence.BASELINE_ONLY
-    if in_variant and not in_baseline:
-        return Presence.VARIANT_ONLY
-    return Presence.BOTH
+CACHE_EVENTS: tuple[DerivedEvent, ...] = (
+    DerivedEvent("D1_misses", ("D1mr", "D1mw"), "misses"),
+    DerivedEvent("LL_misses", ("ILmr", "DLmr", "DLmw"), "misses"),
+    DerivedEvent("branch_mispredicts", ("Bcm", "Bim"), "mispredicts"),
+)
+
+SAMPLE_NAME = "instructions"
+KIND_STATEMENT = "callgrind.stmt"
+KIND_EMPTY = "callgrind.empty"
+KIND_COMMAND = "callgrind"
+KIND_INLINE_FRAMES = "callgrind.inline-frames"
+KIND_OBJECTS = "callgrind.objects"  # JSON: object path -> identity (build-id or sha256)
+# JSON {"valgrind": its words}: valgrind stopped at an instruction it cannot execute in this
+# variant's code (valgrind 3.19 decodes no AVX-512), so the variant has no counts
+KIND_UNAVAILABLE = "callgrind.unavailable"
+
+# functions that ran on one side only and cost less than this (per iteration) get no "cannot
+# tell" note: below the residue of the worker's handshake that remains in statement counts
+_MIN_NOTED_COST = 2.0
+_MIN_NOTED_FRACTION = 1e-4
+# programs a command may run its benchmark's program through: never the program itself
+_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "taskset"})
 
 
-def function_deltas(
-    baseline: FunctionCosts,
-    variant: FunctionCosts,
-    event: str = INSTRUCTIONS_EVENT,
-    *,
-    parts: Mapping[FunctionId, tuple[str, ...]] | None = None,
-) -> tuple[FunctionDelta, ...]:
-    """Every function of either side, largest |self delta| first (then |inclusive delta|).
-
-    An overload whose signature changed (`f(long, long, long)` in the baseline only, `f(long,
-    long)` in the variant only, each the only overload of `f` in that object on its side, from
-    the same source file) is one row, named as in the variant, with `baseline_name` set."""
-    deltas = []
-    for fid in set(baseline.functions) | set(variant.functions):
-        cost = variant.functions.get(fid) or baseline.functions[fid]
-        delta = FunctionDelta(
-            function=fid,
-            file=cost.file,
-            baseline_self=baseline.self_of(fid, event),
-            variant_self=variant.self_of(fid, event),
-            baseline_inclusive=baseline.inclusive_of(fid, event),
-            variant_inclusive=variant.inclusive_of(fid, event),
-            presence=_presence(baseline, variant, fid, event),
-            parts=(parts or {}).get(fid, ()),
-        )
-        if delta.baseline_self or delta.variant_self or delta.delta_inclusive:
-            deltas.append(delta)
-    deltas = _pair_overloads(deltas, baseline, variant)
-    deltas.sort(key=lambda d: (-abs(d.delta_self), -abs(d.delta_inclusive), d.name, d.object))
-    return tuple(deltas)
+def parts_of(artifacts: Sequence[Artifact]) -> list[CallgrindPart]:
+    parts: list[CallgrindPart] = []
+    for artifact in artifacts:
+        parts.extend(parse_callgrind(artifact.content).parts)
+    return parts
 
 
-_QUALIFIERS = re.compile(r"(\s+(?:const|volatile|noexcept|&&|&))+$")
-
-
-def unqualified_signature_base(name: str) -> str | None:
-    """`ns::f(long, long) const` -> `ns::f`; None for names without a parameter list (C
-    functions), whose signature is not in their name."""
-    text = _QUALIFIERS.sub("", name)
-    if not text.endswith(")"):
+def instructions_difference(
+    minuend: Sequence[CallgrindPart], subtrahend: Sequence[CallgrindPart]
+) -> InstructionCosts | None:
+    """Per-instruction costs of the statement's loop minus the empty loop's (the statement
+    alone), instructions whose costs cancel out dropped."""
+    first, second = instructions_of(minuend), instructions_of(subtrahend)
+    if first is None or second is None or first.events != second.events:
         return None
-    depth = 0
-    for i in range(len(text) - 1, -1, -1):
-        if text[i] == ")":
-            depth += 1
-        elif text[i] == "(":
-            depth -= 1
-            if depth == 0:
-                return text[:i] or None
-    return None
+    totals: dict[tuple[FunctionId, int], InstructionCost] = {}
+    for sign, rows in ((1.0, first.rows), (-1.0, second.rows)):
+        for row in rows:
+            key = (row.function, row.address)
+            have = totals.get(key)
+            cost = tuple(sign * x for x in row.cost)
+            if have is not None:
+                cost = tuple(a + b for a, b in zip(have.cost, cost, strict=True))
+            totals[key] = replace(row, cost=cost) if have is None else replace(have, cost=cost)
+    rows = tuple(row for row in totals.values() if any(row.cost))
+    return InstructionCosts(first.events, rows)
 
 
-def _pair_overloads(
-    deltas: list[FunctionDelta], baseline: FunctionCosts, variant: FunctionCosts
-) -> list[FunctionDelta]:
-    def overloads(costs: FunctionCosts) -> dict[tuple[str, str], list[FunctionId]]:
-        found: dict[tuple[str, str], list[FunctionId]] = {}
-        for fid in costs.functions:
-            base = unqualified_signature_base(fid.name)
-            if base is not None:
-                found.setdefault((base, fid.object), []).append(fid)
-        return found
-
-    before, after = overloads(baseline), overloads(variant)
-    by_id = {d.function: d for d in deltas}
-    merged: list[FunctionDelta] = []
-    used: set[FunctionId] = set()
-    for key, olds in before.items():
-        news = after.get(key, [])
-        if len(olds) != 1 or len(news) != 1 or olds[0] == news[0]:
-            continue
-        old, new = by_id.get(olds[0]), by_id.get(news[0])
-        if old is None or new is None:
-            continue
-        if old.presence is not Presence.BASELINE_ONLY or new.presence is not Presence.VARIANT_ONLY:
-            continue
-        if old.file and new.file and old.file != new.file:
-            continue
-        used |= {old.function, new.function}
-        merged.append(
-            FunctionDelta(
-                function=new.function,
-                file=new.file or old.file,
-                baseline_self=old.baseline_self,
-                variant_self=new.variant_self,
-                baseline_inclusive=old.baseline_inclusive,
-                variant_inclusive=new.variant_inclusive,
-                presence=Presence.BOTH,
-                parts=tuple(sorted(set(old.parts) | set(new.parts))),
-                baseline_name=old.name,
-            )
-        )
-    return [d for d in deltas if d.function not in used] + merged
+def instructions_of(parts: Sequence[CallgrindPart]) -> InstructionCosts | None:
+    rows: list[InstructionCost] = []
+    events: tuple[str, ...] | None = None
+    for part in parts:
+        if part.instructions is None:
+            return None
+        events = part.instructions.events
+        rows.extend(part.instructions.rows)
+    return None if events is None else InstructionCosts(events, tuple(rows))
 
 
-class InliningKind(enum.StrEnum):
-    OUTLINED = "outlined"  # a call now exists where the body used to be inlined
-    INLINED = "inlined"  # the body is now inlined where a call used to be
-
-
-# calls per iteration below which a call edge is a statement's residue (the worker's handshake
-# left after subtracting the empty loop), not a call the statement makes
-MIN_CALLS = 0.01
+# -- analysis results ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class InlinedCopy:
-    """Executed code of `callee` inlined into `caller` (at `location`, the call site), inside
-    the out-of-line function `host`, in one variant's `object`."""
+class InstructionsDetails:
+    """The instructions part of a comparison's JSON (the contract names are kept)."""
 
-    callee: str
-    caller: str
-    object: str
-    host: str
-    location: str
-    cost: float  # instructions (per iteration) executed in the inlined copy
+    baseline_per_iteration: float
+    variant_per_iteration: float
+    functions: tuple[FunctionDelta, ...]
+    inlining: tuple[InliningChange, ...]
+    layers: tuple[LayerDelta, ...] = ()
+    attribution: str = "callgrind"  # or "inline-aware": costs re-attributed via debug info
+    baseline_repeats: tuple[float, ...] = ()
+    variant_repeats: tuple[float, ...] = ()
+    event: str = INSTRUCTIONS_EVENT
+    max_functions: int = 50
+    equivalence_band: float | None = None
+    cannot_tell: tuple[CannotTell, ...] = ()
+    programs: Mapping[str, str] = field(default_factory=dict)  # side -> the program's file name
+    identical_objects: tuple[str, ...] = ()  # byte-identical in both variants
+    # each worker process's level (median of its repeats), when a variant had several
+    baseline_processes: tuple[float, ...] = ()
+    variant_processes: tuple[float, ...] = ()
 
-
-@dataclass(frozen=True)
-class OutOfLineCall:
-    """Calls (callgrind's call graph) from `caller` to an out-of-line `callee`."""
-
-    callee: str
-    caller: str
-    object: str
-    count: float  # calls per iteration
-    callee_self: float  # the out-of-line callee's own cost per iteration
-
-
-@dataclass(frozen=True)
-class InlineEvidence:
-    """What one variant's debug info and call graph say about where functions' code ran.
-
-    Names are normalised (demangled, clone suffixes folded) and objects compared by file name,
-    as the function table is. `described` are the objects whose executed addresses were read
-    through debug info: only there can the absence of an inlined copy be told."""
-
-    copies: tuple[InlinedCopy, ...] = ()
-    calls: tuple[OutOfLineCall, ...] = ()
-    described: frozenset[str] = frozenset()
-    identities: Mapping[str, str] = field(default_factory=dict)  # object -> build-id/hash
-    ran: frozenset[str] = frozenset()  # objects with executed code
-
-    def copies_of(self, callee: str, obj: str) -> tuple[InlinedCopy, ...]:
-        return tuple(c for c in self.copies if c.callee == callee and c.object == obj)
-
-    def calls_of(self, callee: str, obj: str) -> tuple[OutOfLineCall, ...]:
-        return tuple(c for c in self.calls if c.callee == callee and c.object == obj)
-
-    def hosts_of(self, function: str, obj: str) -> frozenset[str]:
-        """The out-of-line functions whose executed code holds `function` (itself included)."""
-        return frozenset(
-            {function} | {c.host for c in self.copies if c.caller == function and c.object == obj}
-        )
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "baseline_per_iteration": self.baseline_per_iteration,
+            "variant_per_iteration": self.variant_per_iteration,
+            "callgrind_event": self.event,
+            "attribution": self.attribution,
+            "baseline_repeats": list(self.baseline_repeats),
+            "variant_repeats": list(self.variant_repeats),
+            "functions": [_function_json(d) for d in self.functions[: self.max_functions]],
+            "inlining_changes": [change.to_json() for change in self.inlining],
+            "diagnoses": [change.diagnosis().to_json() for change in self.inlining],
+            "cannot_tell": [entry.to_json() for entry in self.cannot_tell],
+        }
+        if self.equivalence_band is not None:
+            out["equivalence_band"] = self.equivalence_band
+        if self.programs:
+            out["programs"] = dict(self.programs)
+        if self.identical_objects:
+            out["identical_objects"] = list(self.identical_objects)
+        if len(self.baseline_processes) > 1 or len(self.variant_processes) > 1:
+            out["baseline_processes"] = list(self.baseline_processes)
+            out["variant_processes"] = list(self.variant_processes)
+        if self.layers:
+            out["layers"] = [layer.to_json() for layer in self.layers]
+        return out
 
 
-def inline_evidence(
-    costs: FunctionCosts,
-    instructions: InstructionCosts | None,
-    frames: Mapping[str, AddressFrames],
-    rename: Callable[[FunctionId], FunctionId],
-    identities: Mapping[str, str] | None = None,
-) -> InlineEvidence:
-    """Inlined copies (from the inline frames of executed instructions) and out-of-line calls
-    (from the call graph) of one variant. `costs` and `instructions` are per iteration; `rename`
-    maps callgrind's raw ids to the compared ones; `frames` and `identities` are keyed by the
-    object paths callgrind reports."""
-    copies: dict[tuple[str, str, str, str, str], float] = {}
-    described: set[str] = set()
-    for path, by_address in frames.items():
-        obj = rename(FunctionId("", path)).object
-        described.add(obj)
-        if instructions is None:
-            continue
-        cost_of = _instruction_costs(instructions, path)
-        for site, addresses in inline_sites(by_address).items():
-            key = (
-                rename(FunctionId(site.callee, path)).name,
-                rename(FunctionId(site.caller, path)).name,
-                obj,
-                rename(FunctionId(site.function, path)).name,
-                site.location(),
-            )
-            copies[key] = copies.get(key, 0.0) + sum(cost_of.get(a, 0.0) for a in addresses)
-    calls: dict[tuple[str, str, str], tuple[float, float]] = {}
-    renamed = costs.renamed(rename)
-    for (caller, callee), call in renamed.calls.items():
-        if call.count < MIN_CALLS or caller == callee or caller.object != callee.object:
-            continue
-        edge = (callee.name, caller.name, caller.object)
-        have = calls.get(edge, (0.0, 0.0))
-        calls[edge] = (have[0] + call.count, renamed.self_of(callee))
-    return InlineEvidence(
-        copies=tuple(
-            InlinedCopy(callee, caller, obj, host, where, cost)
-            for (callee, caller, obj, host, where), cost in sorted(copies.items())
-            # a statement's costs are its loop's minus the empty loop's: code whose costs
-            # cancel out (the worker's own) did not run for the statement
-            if callee != caller and cost > 0
-        ),
-        calls=tuple(
-            OutOfLineCall(callee, caller, obj, count, own)
-            for (callee, caller, obj), (count, own) in sorted(calls.items())
-        ),
-        described=frozenset(described),
-        ran=frozenset(fid.object for fid in renamed.functions),
-        identities={
-            rename(FunctionId("", path)).object: identity
-            for path, identity in (identities or {}).items()
-        },
-    )
-
-
-def _instruction_costs(instructions: InstructionCosts, path: str) -> dict[int, float]:
-    index = instructions.events.index(INSTRUCTIONS_EVENT)
-    out: dict[int, float] = {}
-    for row in instructions.rows:
-        if row.function.object == path:
-            out[row.address] = out.get(row.address, 0.0) + row.cost[index]
+def _function_json(d: FunctionDelta) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": d.name,
+        "object": d.object,
+        "file": d.file,
+        "baseline": d.baseline_self,
+        "variant": d.variant_self,
+        "delta": d.delta_self,
+        "baseline_inclusive": d.baseline_inclusive,
+        "variant_inclusive": d.variant_inclusive,
+        "delta_inclusive": d.delta_inclusive,
+        "presence": str(d.presence),
+    }
+    if d.parts:
+        out["parts"] = list(d.parts)
+    if d.baseline_name is not None:
+        out["signature_changed"] = {"from": d.baseline_name, "to": d.name}
+    if d.variant_object is not None:
+        out["variant_object"] = d.variant_object
     return out
 
 
-@dataclass(frozen=True)
-class InliningChange:
-    """`function` is inlined into `caller` on one side and called out of line from it on the
-    other, as debug info and the call graph show."""
-
-    function: str
-    object: str
-    change: InliningKind
-    caller: str
-    call_site: str  # where the inlined copy was (file:line of the call)
-    calls: float  # out-of-line calls per iteration, on the side that calls
-    self_cost: float  # the out-of-line copy's own cost per iteration
-    inlined_cost: float  # instructions per iteration executed in the inlined copy
-    evidence: tuple[str, ...]
-
-    def sentence(self) -> str:
-        if self.change is InliningKind.OUTLINED:
-            return (
-                f"`{self.function}` is now outlined: `{self.caller}` calls it "
-                f"({_count(self.calls)} calls, {_count(self.self_cost)} instructions) where "
-                f"the baseline inlined it at {self.call_site} (debug info)"
-            )
-        return (
-            f"`{self.function}` is now inlined into `{self.caller}` at {self.call_site} "
-            f"(debug info), where the baseline called it ({_count(self.calls)} calls, "
-            f"{_count(self.self_cost)} instructions)"
-        )
-
-    def diagnosis(self) -> Diagnosis:
-        claim = Claim.OUTLINED if self.change is InliningKind.OUTLINED else Claim.INLINED
-        return Diagnosis(
-            claim=claim,
-            function=self.function,
-            evidence=self.evidence,
-            detail={
-                "caller": self.caller,
-                "object": self.object,
-                "call_site": self.call_site,
-                # the executed work the claim touches, per iteration: both copies ran
-                "inlined_instructions": self.inlined_cost,
-                "out_of_line_instructions": self.self_cost,
-                "calls": self.calls,
-            },
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "function": self.function,
-            "object": self.object,
-            "change": str(self.change),
-            "self": self.self_cost,
-            "callers": [{"name": self.caller, "object": self.object, "call_site": self.call_site}],
-            "calls": self.calls,
-            "inlined_cost": self.inlined_cost,
-            "evidence": list(self.evidence),
-            "sentence": self.sentence(),
-        }
+def paired_costs(
+    baseline: FunctionCosts, variant: FunctionCosts
+) -> tuple[FunctionCosts, dict[str, str]]:
+    """The variant's costs with each object that is another build of a baseline object under
+    another file name (`measure.object_names.pair_objects`) renamed to the baseline's name, so
+    one function is one row; and the pairs (baseline name -> variant name)."""
+    pairs = pair_objects(
+        {fid.object for fid in baseline.functions}, {fid.object for fid in variant.functions}
+    )
+    if not pairs:
+        return variant, {}
+    renamed = variant.renamed(lambda fid: FunctionId(fid.name, pairs.get(fid.object, fid.object)))
+    return renamed, invert(pairs)
 
 
-def _count(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}"
-
-
-def _side_change(
-    inlined: InlineEvidence,
-    called: InlineEvidence,
-    kind: InliningKind,
-    names: tuple[str, str],
-) -> list[InliningChange]:
-    """Functions inlined into a caller on the `inlined` side and called out of line from that
-    caller (or the function now holding it) on the `called` side. `names` labels the sides
-    (the inlined side's first) in the evidence."""
-    changes: dict[tuple[str, str, str], InliningChange] = {}
-    for copy in inlined.copies:
-        obj = copy.object
-        if obj not in inlined.described or obj not in called.described:
-            continue  # the other side's absence of an inlined copy cannot be told
-        same = inlined.identities.get(obj)
-        if same is not None and same == called.identities.get(obj):
-            continue  # byte-identical code inlines the same way
-        if any(c.caller == copy.caller for c in called.copies_of(copy.callee, obj)):
-            continue  # still inlined into that caller (perhaps at another call site as well)
-        hosts = called.hosts_of(copy.caller, obj) | {copy.host}
-        for call in called.calls_of(copy.callee, obj):
-            if call.caller not in hosts or (copy.callee, copy.caller, obj) in changes:
-                continue
-            via = "" if call.caller == copy.caller else f" (holding `{copy.caller}`)"
-            evidence = (
-                f"DWARF: {copy.callee} inlined into {copy.caller} at {copy.location} "
-                f"in {obj} ({names[0]})",
-                f"DWARF: no inlined copy of {copy.callee} in {copy.caller} ({names[1]})",
-                f"callgrind: {call.caller}{via} calls {copy.callee} out of line, "
-                f"{_count(call.count)} calls/iteration ({names[1]})",
-            )
-            changes[(copy.callee, copy.caller, obj)] = InliningChange(
-                function=copy.callee,
-                object=obj,
-                change=kind,
-                caller=copy.caller,
-                call_site=copy.location,
-                calls=call.count,
-                self_cost=call.callee_self,
-                inlined_cost=copy.cost,
-                evidence=evidence,
-            )
-    return list(changes.values())
-
-
-def inlining_changes(
-    baseline: InlineEvidence, variant: InlineEvidence
-) -> tuple[InliningChange, ...]:
-    """Functions now outlined (inlined into a caller in the baseline, called out of line from it
-    in the variant) or now inlined (the other way round), from debug info only. One change per
-    (function, caller); a function inlined at one call site and called at another of the same
-    caller on the same side makes no claim. Objects byte-identical on both sides make none."""
-    outlined = _side_change(baseline, variant, InliningKind.OUTLINED, ("baseline", "variant"))
-    inlined = _side_change(variant, baseline, InliningKind.INLINED, ("variant", "baseline"))
-    changes = outlined + inlined
-    changes.sort(key=lambda c: (-max(c.self_cost, c.inlined_cost), c.function, c.caller))
-    return tuple(changes)
+def with_variant_objects(
+    deltas: Sequence[FunctionDelta], pairs: Mapping[str, str]
+) -> tuple[FunctionDelta, ...]:
+    return tuple(
+        replace(d, variant_object=pairs[d.object]) if d.object in pairs else d for d in deltas
+    )
 
 
 @dataclass(frozen=True)
-class CannotTell:
-    """Functions that ran out of line in one variant only, in an object without debug info on
-    some side: whether they were inlined or outlined cannot be told, and is not guessed."""
+class _VariantCounts:
+    """What analyse derives for one variant from the store."""
 
-    object: str
-    functions: tuple[str, ...]
-
-    def message(self) -> str:
-        shown = ", ".join(f"`{f}`" for f in self.functions[:5])
-        more = f" and {len(self.functions) - 5} more" if len(self.functions) > 5 else ""
-        return (
-            f"cannot tell whether {shown}{more} (run out of line in one variant only) were "
-            f"inlined or outlined: no debug info for {self.object} (build with -g)"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"object": self.object, "functions": list(self.functions), "note": self.message()}
-
-
-def cannot_tell(
-    deltas: Sequence[FunctionDelta],
-    baseline: InlineEvidence,
-    variant: InlineEvidence,
-    changes: Sequence[InliningChange],
-    *,
-    min_cost: float = 0.0,
-) -> tuple[CannotTell, ...]:
-    """Where the call graph changed (a function ran out of line on one side only) but debug info
-    is missing on a side, so no inlining claim can be made. Byte-identical objects are left out:
-    their code is the same, only the path through it changed."""
-    explained = {(c.function, c.object) for c in changes}
-    by_object: dict[str, list[str]] = {}
-    for delta in deltas:
-        if (
-            delta.presence is Presence.BOTH
-            or max(delta.baseline_self, delta.variant_self) < min_cost
-        ):
-            continue
-        obj = delta.object
-        if (delta.name, obj) in explained:
-            continue
-        if obj not in baseline.ran or obj not in variant.ran:
-            continue  # another library altogether (libpython3.11 vs 3.12): not inlining
-        same = baseline.identities.get(obj)
-        if same is not None and same == variant.identities.get(obj):
-            continue
-        if obj in baseline.described and obj in variant.described:
-            continue
-        by_object.setdefault(obj, []).append(delta.name)
-    return tuple(CannotTell(obj, tuple(names)) for obj, names in sorted(by_object.items()))
-
-
-# -- layers ----------------------------------------------------------------------------------
-
-OTHER_LAYER = "other"
-
-
-@dataclass(frozen=True)
-class LayerRule:
-    """Functions whose name or object matches `pattern` (re.search) belong to `layer`."""
-
-    layer: str
-    pattern: re.Pattern[str]
-
-    @classmethod
-    def compile(cls, layer: str, pattern: str) -> LayerRule:
-        return cls(layer, re.compile(pattern))
-
-    def matches(self, cost: FunctionCost) -> bool:
-        return bool(self.pattern.search(cost.name) or self.pattern.search(cost.object))
-
-
-def compile_layers(layers: Sequence[tuple[str, str]]) -> tuple[LayerRule, ...]:
-    """`Settings.layers` -> rules; raises re.error for a bad pattern (config validates first)."""
-    return tuple(LayerRule.compile(name, pattern) for name, pattern in layers)
-
-
-def layer_of(cost: FunctionCost, rules: Sequence[LayerRule]) -> str:
-    """The first matching rule wins, so users order rules from specific to general."""
-    for rule in rules:
-        if rule.matches(cost):
-            return rule.layer
-    return OTHER_LAYER
-
-
-def layer_costs(
-    costs: FunctionCosts, rules: Sequence[LayerRule], event: str = INSTRUCTIONS_EVENT
-) -> Mapping[str, float]:
-    index = costs.event_index(event)
-    totals: dict[str, float] = {rule.layer: 0.0 for rule in rules}
-    totals.setdefault(OTHER_LAYER, 0.0)
-    for cost in costs.functions.values():
-        layer = layer_of(cost, rules)
-        totals[layer] = totals.get(layer, 0.0) + cost.self_cost[index]
-    return MappingProxyType(totals)
-
-
-@dataclass(frozen=True)
-class LayerDelta:
-    layer: str
-    baseline: float
-    variant: float
+    per_iteration: tuple[float, ...]  # one value per repeat, in repeat order
+    samples: Mapping[str, tuple[float, ...]]  # derived events per repeat
+    costs: FunctionCosts | None  # per iteration, normalised, repeat 0
+    attributed: FunctionCosts | None  # inline-aware view, when frames were stored
+    evidence: InlineEvidence = field(default_factory=InlineEvidence)
+    parts: Mapping[FunctionId, tuple[str, ...]] = field(default_factory=dict)
+    program: str | None = None
+    # per worker process (Sample.block): its repeats' per-iteration counts, and its first
+    # repeat's generation (where its callgrind files are)
+    processes: tuple[tuple[float, ...], ...] = ()
+    first_generations: tuple[int, ...] = ()
+    # the same grouping for every counted event (cache events under the cache simulation)
+    processes_by_name: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
 
     @property
-    def delta(self) -> float:
-        return self.variant - self.baseline
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "layer": self.layer,
-            "baseline": self.baseline,
-            "variant": self.variant,
-            "delta": self.delta,
-        }
+    def levels(self) -> ProcessLevels | None:
+        return process_levels(self.processes)
 
 
-def layer_deltas(
-    baseline: FunctionCosts,
-    variant: FunctionCosts,
-    rules: Sequence[LayerRule],
-    event: str = INSTRUCTIONS_EVENT,
-) -> tuple[LayerDelta, ...]:
-    """Self cost per layer in rule order, `other` last."""
-    before = layer_costs(baseline, rules, event)
-    after = layer_costs(variant, rules, event)
-    names = list(dict.fromkeys([*before, *after]))
-    names.sort(key=lambda n: n == OTHER_LAYER)
-    return tuple(LayerDelta(n, before.get(n, 0.0), after.get(n, 0.0)) for n in names)
+def _per_process(
+    data: BenchmarkData, variant: str, name: str = SAMPLE_NAME
+) -> tuple[tuple[tuple[float, ...], ...], tuple[int, ...]]:
+    """The variant's counts of `name` grouped by worker process (a command's repeats: each a
+    process; runs stored before processes were recorded: one process)."""
+    grouped: dict[int, list[tuple[int, float]]] = {}
+    for sample in data.samples_of(variant, name):
+        if not sample.warmup:
+            grouped.setdefault(sample.block, []).append((sample.generation, sample.per_iteration))
+    ordered = [sorted(grouped[block]) for block in sorted(grouped)]
+    return (
+        tuple(tuple(v for _, v in group) for group in ordered),
+        tuple(group[0][0] for group in ordered),
+    )
 
 
-# -- inline-aware re-attribution ---------------------------------------------------------------
+def _per_iteration_by_name(data: BenchmarkData, variant: str) -> dict[str, tuple[float, ...]]:
+    grouped: dict[str, list[tuple[int, float]]] = {}
+    for sample in data.samples_of(variant):
+        if not sample.warmup:  # repeats counted before the allocator's state settled
+            grouped.setdefault(sample.name, []).append((sample.generation, sample.per_iteration))
+    return {name: tuple(v for _, v in sorted(values)) for name, values in grouped.items()}
 
 
-def reattribute_inlined(
-    instructions: InstructionCosts, frames: Mapping[str, AddressFrames]
-) -> FunctionCosts:
-    """Self costs with each instruction charged to the innermost function its debug info names.
+def _loops_of(data: BenchmarkData, variant: str, generation: int) -> int:
+    for sample in data.samples_of(variant, SAMPLE_NAME):
+        if sample.generation == generation:
+            return sample.loops
+    return 1
 
-    Instructions of objects without frames keep callgrind's attribution. The result has no
-    call edges: inclusive costs of this view equal self costs."""
-    functions: dict[FunctionId, FunctionCost] = {}
-    for row in instructions.rows:
-        chain = frames.get(row.function.object, {}).get(row.address)
-        fid = FunctionId(chain[0].function, row.function.object) if chain else row.function
-        have = functions.get(fid)
-        if have is None:
-            functions[fid] = FunctionCost(fid, row.file, row.cost)
-        else:
-            merged = tuple(a + b for a, b in zip(have.self_cost, row.cost, strict=True))
-            functions[fid] = FunctionCost(fid, have.file, merged)
-    return FunctionCosts(instructions.events, MappingProxyType(functions), MappingProxyType({}))
+
+def _costs_of_repeat(
+    data: BenchmarkData, variant: str, generation: int
+) -> tuple[FunctionCosts, InstructionCosts | None, float] | None:
+    """Costs of one repeat (statement minus empty loop, or the whole command), the raw
+    per-instruction costs, and the scale to per-iteration."""
+    scale = 1.0 / _loops_of(data, variant, generation)
+    stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
+    if stmt:
+        empty = [a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation]
+        stmt_parts, empty_parts = parts_of(stmt), parts_of(empty)
+        costs = combine_parts(stmt_parts) - combine_parts(empty_parts)
+        return costs, instructions_difference(stmt_parts, empty_parts), scale
+    whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
+    if not whole:
+        return None
+    parts = parts_of(whole)
+    return combine_parts(parts), instructions_of(parts), scale
+
+
+def _frames_of(data: BenchmarkData, variant: str) -> dict[str, AddressFrames] | None:
+    stored = data.artifacts_of(variant, KIND_INLINE_FRAMES)
+    if not stored:
+        return None
+    raw: dict[str, dict[str, list[object]]] = json.loads(stored[0].content)
+    return {obj: frames_from_json(by_address) for obj, by_address in raw.items()}
+
+
+def _identities_of(data: BenchmarkData, variant: str) -> dict[str, str]:
+    stored = data.artifacts_of(variant, KIND_OBJECTS)
+    if not stored:
+        return {}
+    raw: dict[str, str | None] = json.loads(stored[0].content)
+    return {path: identity for path, identity in raw.items() if identity}
+
+
+_COMMAND_LINE = re.compile(r"^cmd:\s*(\S+)", re.MULTILINE)
+_TOTAL_LINE = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+MAIN_OBJECT = "[main]"
+
+
+def main_program(commands: Sequence[tuple[str, float]]) -> str | None:
+    """The benchmark's program among the processes callgrind followed ((program, instructions)
+    each): not a shell or launcher it ran through, the busiest of the rest. Variants often run
+    differently named programs (build-a/bench vs bench-noinline, python3.11 vs python3.12),
+    whose own functions must still be compared with each other."""
+    named = [(os.path.basename(program), total) for program, total in commands]
+    candidates = [(name, total) for name, total in named if name not in _LAUNCHERS] or named
+    if not candidates:
+        return None
+    return max(candidates, key=lambda item: item[1])[0]
+
+
+def _main_object(data: BenchmarkData, variant: str) -> str | None:
+    commands = []
+    for artifact in data.artifacts_of(variant):
+        match = _COMMAND_LINE.search(artifact.content)
+        if match:
+            totals = _TOTAL_LINE.findall(artifact.content)
+            commands.append((match.group(1), float(sum(int(t) for t in totals))))
+    return main_program(commands)
+
+
+def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
+    def rename(fid: FunctionId) -> FunctionId:
+        out = normalise_function_id(fid)
+        return FunctionId(out.name, MAIN_OBJECT) if main and out.object == main else out
+
+    return rename
+
+
+def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
+    by_name = _per_iteration_by_name(data, variant)
+    processes, first_generations = _per_process(data, variant)
+    # the function table: the first process's first compared repeat
+    repeat = _costs_of_repeat(data, variant, first_generations[0] if first_generations else 0)
+    main = _main_object(data, variant)
+    rename = _renamer(main)
+    costs = attributed = None
+    parts: dict[FunctionId, tuple[str, ...]] = {}
+    evidence = InlineEvidence()
+    if repeat is not None:
+        raw, instructions, scale = repeat
+        raw = raw.scaled(scale).without_zero()
+        costs = raw.renamed(rename)
+        parts = function_parts(raw, rename)
+        frames = _frames_of(data, variant)
+        per_iteration = None
+        if instructions is not None:
+            per_iteration = InstructionCosts(
+                instructions.events,
+                tuple(
+                    replace(row, cost=tuple(x * scale for x in row.cost))
+                    for row in instructions.rows
+                ),
+            )
+        if frames is not None and per_iteration is not None:
+            view = reattribute_inlined(per_iteration, frames)
+            attributed = view.renamed(rename)
+            parts = {**function_parts(view, rename), **parts}
+        evidence = inline_evidence(
+            raw, per_iteration, frames or {}, rename, _identities_of(data, variant)
+        )
+    return _VariantCounts(
+        per_iteration=by_name.get(SAMPLE_NAME, ()),
+        samples=by_name,
+        costs=costs,
+        attributed=attributed,
+        evidence=evidence,
+        parts=parts,
+        program=main,
+        processes=processes,
+        first_generations=first_generations,
+        processes_by_name={name: _per_process(data, variant, name)[0] for name in by_name},
+    )
+
+
+def analyse_instructions(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    experiment: Experiment,
+    *,
+    equivalence_band: float | None = None,
+) -> LensAnalysis:
+    """Compare variants[1:] with variants[0]. Verdicts use the experiment's equivalence band,
+    as every lens does (a 0.12% change is `equivalent` here as in the time lens), unless
+    `equivalence_band` overrides it."""
+    if not variants:
+        return LensAnalysis()
+    band = experiment.settings.equivalence_band if equivalence_band is None else equivalence_band
+    rules = compile_layers(experiment.settings.layers)
+    counts = {name: _variant_counts(data, name) for name in variants}
+    base_name = variants[0]
+    base = counts[base_name]
+    comparisons: list[Comparison] = []
+    notes: list[Note] = [
+        note
+        for name in variants
+        if (note := process_note(benchmark, name, counts[name], data)) is not None
+    ]
+    unexecutable = {
+        name: reason for name in variants if (reason := unexecutable_reason(data, name)) is not None
+    }
+    notes += [_unexecutable_note(benchmark, name, reason) for name, reason in unexecutable.items()]
+    for name in variants[1:]:
+        other = counts[name]
+        if not base.per_iteration or not other.per_iteration:
+            missing = name if other.per_iteration == () else base_name
+            if missing not in unexecutable:
+                notes.append(_no_counts_note(benchmark, missing))
+            continue
+        comparison = _comparison(benchmark, base_name, name, base, other, rules, band)
+        comparisons.append(comparison)
+        if isinstance(comparison.details, InstructionsDetails):
+            notes += _cannot_tell_notes(benchmark, name, comparison.details)
+        for event in CACHE_EVENTS:
+            if event.name in base.samples and event.name in other.samples:
+                comparisons.append(
+                    _event_comparison(benchmark, base_name, name, base, other, event, band)
+                )
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+def _unexecutable_note(benchmark: Benchmark, name: str, reason: str) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"valgrind cannot execute the code of `{name}`, so its instructions are not "
+        f"counted; valgrind stopped it: {reason}",
+        hint="valgrind 3.19 executes no AVX-512 instruction: build or run that variant "
+        "without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to count it; the time, counters, "
+        "profile and asm lenses measure it as it is",
+        benchmark=benchmark.name,
+        variant=name,
+        metric=Metric.INSTRUCTIONS,
+    )
+
+
+def _no_counts_note(benchmark: Benchmark, variant: str) -> Note:
+    return Note(
+        Severity.WARNING,
+        "no instruction counts were stored for this variant",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.INSTRUCTIONS,
+    )
+
+
+def _cannot_tell_notes(benchmark: Benchmark, name: str, details: InstructionsDetails) -> list[Note]:
+    return [
+        Note(
+            Severity.INFO,
+            entry.message(),
+            hint="rebuild with -g (the inline frames of executed code are the evidence)",
+            benchmark=benchmark.name,
+            variant=name,
+            metric=Metric.INSTRUCTIONS,
+        )
+        for entry in details.cannot_tell
+    ]
+
+
+def unexecutable_reason(
+    data: BenchmarkData, variant: str, kind: str = KIND_UNAVAILABLE
+) -> str | None:
+    """Valgrind's words where it could not execute the variant's code (stored as `kind`), else
+    None."""
+    stored = data.artifacts_of(variant, kind)
+    if not stored:
+        return None
+    return str(json.loads(stored[0].content).get("valgrind") or "valgrind could not run it")
+
+
+def _comparison(
+    benchmark: Benchmark,
+    base_name: str,
+    name: str,
+    base: _VariantCounts,
+    other: _VariantCounts,
+    rules: Sequence[Any],
+    band: float,
+) -> Comparison:
+    # the interval spans every process, widened by how far each side's processes are apart
+    interval = process_ratio_interval(base.processes, other.processes)
+    why = _explanation(base, other, rules)
+    identical = sorted(
+        obj
+        for obj, identity in base.evidence.identities.items()
+        if other.evidence.identities.get(obj) == identity
+    )
+    details = InstructionsDetails(
+        baseline_per_iteration=statistics.median(base.per_iteration),
+        variant_per_iteration=statistics.median(other.per_iteration),
+        functions=why.functions,
+        inlining=why.inlining,
+        layers=why.layers,
+        attribution=why.attribution,
+        baseline_repeats=base.per_iteration,
+        variant_repeats=other.per_iteration,
+        equivalence_band=band,
+        cannot_tell=why.cannot_tell,
+        programs={
+            side: program
+            for side, program in (("baseline", base.program), ("variant", other.program))
+            if program
+        },
+        identical_objects=tuple(identical),
+        baseline_processes=_levels_of(base),
+        variant_processes=_levels_of(other),
+    )
+    return comparison_from(
+        interval,
+        equivalence_band=band,
+        benchmark=benchmark.name,
+        metric=Metric.INSTRUCTIONS,
+        baseline=base_name,
+        variant=name,
+        baseline_value=details.baseline_per_iteration,
+        variant_value=details.variant_per_iteration,
+        unit="instructions",
+        details=details,
+    )
+
+
+@dataclass(frozen=True)
+class _Explanation:
+    """What the two sides' function tables say about the difference (nothing without them)."""
+
+    functions: tuple[FunctionDelta, ...] = ()
+    inlining: tuple[InliningChange, ...] = ()
+    cannot_tell: tuple[CannotTell, ...] = ()
+    layers: tuple[LayerDelta, ...] = ()
+    attribution: str = "callgrind"  # whose view the function table is
+
+
+def _explanation(base: _VariantCounts, other: _VariantCounts, rules: Sequence[Any]) -> _Explanation:
+    if base.costs is None or other.costs is None:
+        return _Explanation()
+    inlining = inlining_changes(base.evidence, other.evidence)
+    functions, attribution = _function_table(base, other)
+    floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
+    unknown = cannot_tell(
+        function_deltas(base.costs, other.costs),
+        base.evidence,
+        other.evidence,
+        inlining,
+        min_cost=floor,
+    )
+    layers = layer_deltas(base.costs, other.costs, rules) if rules else ()
+    return _Explanation(functions, inlining, unknown, layers, attribution)
+
+
+def _function_table(
+    base: _VariantCounts, other: _VariantCounts
+) -> tuple[tuple[FunctionDelta, ...], str]:
+    """The per-function deltas, and whose view they are: the inline-aware one when both sides
+    have it (the real change), else callgrind's."""
+    assert base.costs is not None and other.costs is not None
+    table_base, table_other, attribution = base.costs, other.costs, "callgrind"
+    if base.attributed is not None and other.attributed is not None:
+        table_base, table_other = base.attributed, other.attributed
+        attribution = "inline-aware"
+    table_other, pairs = paired_costs(table_base, table_other)
+    parts = {
+        **{
+            FunctionId(fid.name, invert(pairs).get(fid.object, fid.object)): names
+            for fid, names in other.parts.items()
+        },
+        **base.parts,
+    }
+    functions = with_variant_objects(function_deltas(table_base, table_other, parts=parts), pairs)
+    return functions, attribution
+
+
+def _event_comparison(
+    benchmark: Benchmark,
+    base_name: str,
+    name: str,
+    base: _VariantCounts,
+    other: _VariantCounts,
+    event: DerivedEvent,
+    band: float,
+) -> Comparison:
+    before, after = base.samples[event.name], other.samples[event.name]
+    interval = process_ratio_interval(
+        base.processes_by_name.get(event.name, (before,)),
+        other.processes_by_name.get(event.name, (after,)),
+    )
+    functions: tuple[FunctionDelta, ...] = ()
+    if base.costs is not None and other.costs is not None:
+        before_costs = derived_event(base.costs, event.name, event.components)
+        after_costs, pairs = paired_costs(
+            before_costs, derived_event(other.costs, event.name, event.components)
+        )
+        functions = with_variant_objects(
+            function_deltas(before_costs, after_costs, event.name), pairs
+        )
+    details = InstructionsDetails(
+        baseline_per_iteration=statistics.median(before),
+        variant_per_iteration=statistics.median(after),
+        functions=functions,
+        inlining=(),
+        baseline_repeats=before,
+        variant_repeats=after,
+        event=event.name,
+    )
+    return comparison_from(
+        interval,
+        equivalence_band=band,
+        benchmark=benchmark.name,
+        metric=Metric.INSTRUCTIONS,
+        baseline=base_name,
+        variant=name,
+        baseline_value=details.baseline_per_iteration,
+        variant_value=details.variant_per_iteration,
+        unit=event.unit,
+        event=event.name,
+        details=details,
+    )
+
+
+def _levels_of(counts: _VariantCounts) -> tuple[float, ...]:
+    levels = counts.levels
+    return levels.levels if levels is not None else ()
+
+
+# functions named in the note on disagreeing processes
+_NAMED_FUNCTIONS = 3
+
+
+def process_difference(
+    data: BenchmarkData, variant: str, low: int, high: int
+) -> tuple[FunctionDelta, ...]:
+    """Per-function costs (per iteration) of two repeats of one variant compared, the largest
+    differences first: where two worker processes that counted differently differ."""
+    first, second = _costs_of_repeat(data, variant, low), _costs_of_repeat(data, variant, high)
+    if first is None or second is None:
+        return ()
+    rename = _renamer(_main_object(data, variant))
+
+    def per_iteration(
+        repeat: tuple[FunctionCosts, InstructionCosts | None, float],
+    ) -> FunctionCosts:
+        costs, _, scale = repeat
+        return costs.scaled(scale).without_zero().renamed(rename)
+
+    return function_deltas(per_iteration(first), per_iteration(second))
+
+
+def process_note(
+    benchmark: Benchmark, variant: str, counts: _VariantCounts, data: BenchmarkData
+) -> Note | None:
+    """A warning when a variant's worker processes settled at different levels: identical code
+    counted differently by process, so the interval spans every process, and which functions
+    the difference is in (the lowest process against the highest)."""
+    levels = counts.levels
+    if levels is None or not levels.disagree:
+        return None
+    low = min(range(len(levels.levels)), key=levels.levels.__getitem__)
+    high = max(range(len(levels.levels)), key=levels.levels.__getitem__)
+    deltas = process_difference(
+        data, variant, counts.first_generations[low], counts.first_generations[high]
+    )
+    named = [d for d in deltas if abs(d.delta_self) > 0][:_NAMED_FUNCTIONS]
+    where = ""
+    if named:
+        where = "; the highest differs from the lowest most in " + ", ".join(
+            f"{d.name} ({d.object}, {d.delta_self:+,.1f})" for d in named
+        )
+    counted = ", ".join(f"{level:,.1f}" for level in levels.levels)
+    return Note(
+        Severity.WARNING,
+        f"the {len(levels.levels)} worker processes of `{variant}` counted {counted} "
+        f"instructions per iteration ({levels.between:.2%} apart; repeats inside one process "
+        f"within {levels.within:.3%}): the count depends on the process, not only on the code, "
+        f"so the interval spans every process{where}",
+        hint="a verdict needs a difference larger than this spread; docs/lenses/instructions.md "
+        "lists what makes processes differ",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.INSTRUCTIONS,
+    )

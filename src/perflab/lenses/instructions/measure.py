@@ -40,16 +40,7 @@ from typing import Any
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
 from perflab.lenses.instructions import DESCRIPTOR
-from perflab.lenses.instructions.callgrind import (
-    INSTRUCTIONS_EVENT,
-    CallgrindFormatError,
-    CallgrindPart,
-    FunctionCosts,
-    InstructionCosts,
-    combine_parts,
-    parse_callgrind,
-)
-from perflab.lenses.instructions.compare import (
+from perflab.lenses.instructions.analyse import (
     CACHE_EVENTS,
     KIND_COMMAND,
     KIND_EMPTY,
@@ -60,6 +51,15 @@ from perflab.lenses.instructions.compare import (
     SAMPLE_NAME,
     analyse_instructions,
     instructions_of,
+)
+from perflab.lenses.instructions.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindFormatError,
+    CallgrindPart,
+    FunctionCosts,
+    InstructionCosts,
+    combine_parts,
+    parse_callgrind,
 )
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache

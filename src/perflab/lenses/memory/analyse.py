@@ -25,8 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.instructions.callgrind import FunctionCosts, combine_parts
-from perflab.lenses.instructions.compare import (
+from perflab.lenses.instructions.analyse import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_STATEMENT,
@@ -34,8 +33,9 @@ from perflab.lenses.instructions.compare import (
     parts_of,
     unexecutable_reason,
 )
+from perflab.lenses.instructions.callgrind import FunctionCosts, combine_parts
 from perflab.lenses.memory import MEMORY
-from perflab.lenses.rss.measure import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
+from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.model import Artifact, Benchmark, Comparison, Note, Settings, Severity, Verdict
 from perflab.stats.comparison import comparison_from
@@ -439,116 +439,151 @@ def analyse_memory(
     traffic = {name: traffic_of(data, name) for name in variants}
     unavailable = {name: unexecutable_reason(data, name, KIND_UNAVAILABLE) for name in variants}
     profiles = {name: _profile(traffic[name], footprints.get(name, {})) for name in variants}
-    base = traffic[base_name]
     notes: list[Note] = [replace(n, metric=MEMORY) for n in footprint_analysis.notes]
-    for name in variants:
-        if unavailable[name] is not None:
-            notes.append(
-                Note(
-                    Severity.WARNING,
-                    f"valgrind cannot execute {name!r}'s code, so its memory traffic is not "
-                    f"known (valgrind: {unavailable[name]}); its peak RSS is measured natively",
-                    hint="valgrind 3.19 executes no AVX-512 instruction: build or run that "
-                    "variant without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to compare traffic",
-                    benchmark=benchmark.name,
-                    variant=name,
-                    metric=MEMORY,
-                )
-            )
+    notes += [
+        _unavailable_note(benchmark, name, reason)
+        for name, reason in unavailable.items()
+        if reason is not None
+    ]
     comparisons: list[Comparison] = []
     for name in variants[1:]:
-        other = traffic[name]
-        work = None
-        if base is not None and other is not None:
-            work = work_difference(base, other)
-        if work is not None:
-            notes.append(
-                Note(
-                    Severity.WARNING,
-                    work.sentence(base_name, name),
-                    hint="compare their times only if the extra memory work is the change "
-                    "you mean to measure (e.g. out= against a copy)",
-                    benchmark=benchmark.name,
-                    variant=name,
-                    metric=MEMORY,
-                )
-            )
-
-        def details(
-            measure: Measure,
-            before: tuple[float, ...] = (),
-            after: tuple[float, ...] = (),
-            footprint: RssDetails | None = None,
-            name: str = name,
-            work: WorkDifference | None = work,
-        ) -> MemoryDetails:
-            mine = traffic[name]
-            lines = mine or base
-            return MemoryDetails(
-                measure=measure,
-                baseline_memory=profiles[base_name],
-                variant_memory=profiles[name],
-                line_bytes=dict(lines.line_bytes) if lines is not None else {},
-                work=work,
-                baseline_unavailable=unavailable[base_name],
-                variant_unavailable=unavailable[name],
-                baseline_repeats=before,
-                variant_repeats=after,
-                footprint=footprint,
-                names=(base_name, name),
-                baseline_processes=base.levels(measure) if base and before else (),
-                variant_processes=mine.levels(measure) if mine and after else (),
-                below_floor=below_floor(measure, before, after),
-            )
-
-        if base is not None and other is not None:
-            for measure in TRAFFIC_MEASURES:
-                before = base.repeats.get(measure.name, ())
-                after = other.repeats.get(measure.name, ())
-                # over every worker process, widened by how far each side's processes are apart
-                interval = process_ratio_interval(
-                    base.by_process(measure), other.by_process(measure)
-                )
-                if math.isnan(interval[0]):
-                    continue  # nothing of it in the baseline (no allocations ...): no ratio
-                comparison = comparison_from(
-                    interval,
-                    equivalence_band=settings.equivalence_band,
-                    benchmark=benchmark.name,
-                    metric=MEMORY,
-                    baseline=base_name,
-                    variant=name,
-                    baseline_value=statistics.median(before),
-                    variant_value=statistics.median(after),
-                    unit=measure.unit,
-                    event=measure.name,
-                    details=details(measure, before, after),
-                )
-                if below_floor(measure, before, after):
-                    # a few lines of interpreter and allocator state decide such a ratio: shown,
-                    # never a verdict (an A/A's 116 B per iteration was once called `slower`)
-                    comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
-                comparisons.append(comparison)
+        base, other = traffic[base_name], traffic[name]
+        pair = _Pair(
+            benchmark=benchmark,
+            settings=settings,
+            names=(base_name, name),
+            base=base,
+            other=other,
+            memory=(profiles[base_name], profiles[name]),
+            unavailable=(unavailable[base_name], unavailable[name]),
+            work=work_difference(base, other) if base is not None and other is not None else None,
+        )
+        if pair.work is not None:
+            notes.append(_work_note(pair, pair.work))
+        comparisons += _traffic_comparisons(pair)
         for c in footprint_analysis.comparisons:
-            if c.variant != name:
-                continue
-            measure = MEASURES[c.event or MAXRSS_KB]
-            own = c.details if isinstance(c.details, RssDetails) else None
-            footprint = replace(c, metric=MEMORY, details=details(measure, footprint=own))
-            blind = _tracemalloc_blind(c, base, other)
-            if blind is not None:
-                # what Python's allocator saw is not the memory the loop used: never a verdict
-                footprint = replace(footprint, verdict=Verdict.INCONCLUSIVE)
-                notes.append(
-                    Note(
-                        Severity.INFO,
-                        blind,
-                        hint="the bytes brought into D1 and the C allocator calls are the "
-                        "memory work; peak RSS the footprint",
-                        benchmark=benchmark.name,
-                        variant=name,
-                        metric=MEMORY,
-                    )
-                )
-            comparisons.append(footprint)
+            if c.variant == name:
+                footprint, blind = _footprint_comparison(pair, c)
+                comparisons.append(footprint)
+                notes += blind
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One variant against the baseline: what each of its comparisons' details holds."""
+
+    benchmark: Benchmark
+    settings: Settings
+    names: tuple[str, str]  # baseline, variant
+    base: Traffic | None
+    other: Traffic | None
+    memory: tuple[dict[str, float | None], dict[str, float | None]]  # each side's `_profile`
+    unavailable: tuple[str | None, str | None]  # why valgrind could not run each side
+    work: WorkDifference | None
+
+    def details(
+        self,
+        measure: Measure,
+        before: tuple[float, ...] = (),
+        after: tuple[float, ...] = (),
+        footprint: RssDetails | None = None,
+    ) -> MemoryDetails:
+        lines = self.other or self.base
+        return MemoryDetails(
+            measure=measure,
+            baseline_memory=self.memory[0],
+            variant_memory=self.memory[1],
+            line_bytes=dict(lines.line_bytes) if lines is not None else {},
+            work=self.work,
+            baseline_unavailable=self.unavailable[0],
+            variant_unavailable=self.unavailable[1],
+            baseline_repeats=before,
+            variant_repeats=after,
+            footprint=footprint,
+            names=self.names,
+            baseline_processes=self.base.levels(measure) if self.base and before else (),
+            variant_processes=self.other.levels(measure) if self.other and after else (),
+            below_floor=below_floor(measure, before, after),
+        )
+
+
+def _unavailable_note(benchmark: Benchmark, name: str, reason: str) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"valgrind cannot execute {name!r}'s code, so its memory traffic is not "
+        f"known (valgrind: {reason}); its peak RSS is measured natively",
+        hint="valgrind 3.19 executes no AVX-512 instruction: build or run that "
+        "variant without AVX-512 (e.g. ATEN_CPU_CAPABILITY=avx2) to compare traffic",
+        benchmark=benchmark.name,
+        variant=name,
+        metric=MEMORY,
+    )
+
+
+def _work_note(pair: _Pair, work: WorkDifference) -> Note:
+    return Note(
+        Severity.WARNING,
+        work.sentence(*pair.names),
+        hint="compare their times only if the extra memory work is the change "
+        "you mean to measure (e.g. out= against a copy)",
+        benchmark=pair.benchmark.name,
+        variant=pair.names[1],
+        metric=MEMORY,
+    )
+
+
+def _traffic_comparisons(pair: _Pair) -> list[Comparison]:
+    """One comparison per traffic measure the baseline has, where valgrind ran both sides."""
+    base, other = pair.base, pair.other
+    if base is None or other is None:
+        return []
+    comparisons = []
+    for measure in TRAFFIC_MEASURES:
+        before = base.repeats.get(measure.name, ())
+        after = other.repeats.get(measure.name, ())
+        # over every worker process, widened by how far each side's processes are apart
+        interval = process_ratio_interval(base.by_process(measure), other.by_process(measure))
+        if math.isnan(interval[0]):
+            continue  # nothing of it in the baseline (no allocations ...): no ratio
+        comparison = comparison_from(
+            interval,
+            equivalence_band=pair.settings.equivalence_band,
+            benchmark=pair.benchmark.name,
+            metric=MEMORY,
+            baseline=pair.names[0],
+            variant=pair.names[1],
+            baseline_value=statistics.median(before),
+            variant_value=statistics.median(after),
+            unit=measure.unit,
+            event=measure.name,
+            details=pair.details(measure, before, after),
+        )
+        if below_floor(measure, before, after):
+            # a few lines of interpreter and allocator state decide such a ratio: shown,
+            # never a verdict (an A/A's 116 B per iteration was once called `slower`)
+            comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
+        comparisons.append(comparison)
+    return comparisons
+
+
+def _footprint_comparison(pair: _Pair, rss: Comparison) -> tuple[Comparison, list[Note]]:
+    """The rss analysis's comparison filed under this lens, and a note where tracemalloc's
+    peak is not the memory the loop used."""
+    measure = MEASURES[rss.event or MAXRSS_KB]
+    own = rss.details if isinstance(rss.details, RssDetails) else None
+    footprint = replace(rss, metric=MEMORY, details=pair.details(measure, footprint=own))
+    blind = _tracemalloc_blind(rss, pair.base, pair.other)
+    if blind is None:
+        return footprint, []
+    # what Python's allocator saw is not the memory the loop used: never a verdict
+    note = Note(
+        Severity.INFO,
+        blind,
+        hint="the bytes brought into D1 and the C allocator calls are the "
+        "memory work; peak RSS the footprint",
+        benchmark=pair.benchmark.name,
+        variant=pair.names[1],
+        metric=MEMORY,
+    )
+    return replace(footprint, verdict=Verdict.INCONCLUSIVE), [note]

@@ -28,31 +28,28 @@ import enum
 import json
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.diagnosis import Claim, Diagnosis
-from perflab.document import FlameNode
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.lenses.asm.elf_code import mapped_objects, read_process_maps
-from perflab.lenses.instructions.callgrind import normalise_function_name
-from perflab.lenses.profile.flame import differential_tree
+from perflab.lenses.profile.analyse import (
+    FOLDED,
+    PROFILE_META,
+    WALL_NS,
+    analyse_profiles,
+    fallback_note,
+)
 from perflab.lenses.profile.perf_script import (
     HotSymbols,
-    ProfileDiff,
     ProfileSample,
-    Stack,
-    diff_profiles,
     executable_mappings,
     folded_stacks,
     hot_symbols,
     parse_evlist,
-    parse_folded,
     parse_perf_script,
-    with_stack_evidence,
 )
 from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.commands import command_argv
@@ -73,16 +70,8 @@ from perflab.model import (
 )
 from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
-from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
-from perflab.stats.family import family_settings
-from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
 
-FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
-PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
-WALL_NS = "wall_ns"
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
-_TOP_SYMBOLS_IN_SUMMARY = 20
 # A statement is profiled in this many independent worker processes per variant, each recording
 # its share of `region_s`: a function claimed to have appeared (disappeared) must be there in
 # every one (perf_script.even_across_parts), not in one process's one-off work. 2: the fewest
@@ -467,63 +456,6 @@ def _record_command_once(
 # --- the lens -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ProfileDetails:
-    diff: ProfileDiff
-    sampled_event: str
-    call_graph: str
-    baseline_samples: int
-    variant_samples: int
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    # the merged call tree of both profiles, for the report's flame graph (not in the JSON)
-    flame: FlameNode | None = field(default=None, compare=False)
-
-    def diagnoses(self) -> tuple[Diagnosis, ...]:
-        # both functions in one object: the program picked another of that object's functions
-        # (a dispatch); in two objects (two builds), the caller's call site calls another one
-        dispatches = tuple(
-            Diagnosis(
-                claim=Claim.DISPATCH_CHANGED
-                if change.old_object == change.new_object
-                else Claim.CALLEE_CHANGED,
-                function=normalise_function_name(
-                    change.old if change.old_object == change.new_object else change.caller
-                ),
-                evidence=change.evidence(),
-                samples=min(change.old_samples, change.new_samples),
-                detail={"from": change.old, "to": change.new, "caller": change.caller},
-            )
-            for change in self.diff.dispatches
-        )
-        return dispatches + tuple(
-            Diagnosis(
-                claim=Claim.APPEARED if entry.appeared else Claim.DISAPPEARED,
-                function=normalise_function_name(entry.name),
-                evidence=entry.evidence(),
-                samples=entry.samples,
-                detail={"object": entry.object, "symbol": entry.name},
-            )
-            for entry in self.diff.claims
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "symbols": [d.to_json() for d in self.diff.symbols],
-            "appeared": list(self.diff.appeared),
-            "disappeared": list(self.diff.disappeared),
-            "diagnoses": [d.to_json() for d in self.diagnoses()],
-            "unsettled": [entry.to_json() for entry in self.diff.unsettled],
-            "uneven": [entry.to_json() for entry in self.diff.uneven],
-            "pass_through": [entry.to_json() for entry in self.diff.pass_through],
-            "dispatch_changed": [change.to_json() for change in self.diff.dispatches],
-            "sampled_event": self.sampled_event,
-            "call_graph": self.call_graph,
-            "baseline_samples": self.baseline_samples,
-            "variant_samples": self.variant_samples,
-            **self.extra,
-        }
-
-
 class ProfileLens:
     metric = Metric.PROFILE
 
@@ -555,7 +487,7 @@ class ProfileLens:
             )
         probe = RecordedProfile(self._chosen.event, tuple(self._probe_events), CallGraph.NONE, ())
         if probe.fell_back:
-            notes.append(_fallback_note(self._chosen.event, self._probe_events))
+            notes.append(fallback_note(self._chosen.event, self._probe_events))
         return notes
 
     def _options(self, runner: ProcessRunner) -> RecordOptions:
@@ -760,170 +692,5 @@ class ProfileLens:
         return analyse_profiles(benchmark, variants, data, experiment)
 
 
-def _fallback_note(requested: str, sampled: Sequence[str], benchmark: str | None = None) -> Note:
-    return Note(
-        Severity.WARNING,
-        f"perf sampled {', '.join(sampled)} instead of {requested}: no hardware PMU is available "
-        "(a VM without a virtual PMU, or a CPU perf does not support); shares are of CPU time",
-        hint="on bare metal, or a VM with PMU passthrough, cycles are sampled",
-        benchmark=benchmark,
-        metric=Metric.PROFILE,
-    )
-
-
 def _now_ns() -> int:
     return time.monotonic_ns()
-
-
-def _per_generation(data: BenchmarkData, variant: str, kind: str) -> list[Artifact]:
-    """The last artifact of `kind` of each worker process (generation), in generation order."""
-    last = {artifact.generation: artifact for artifact in data.artifacts_of(variant, kind)}
-    return [last[g] for g in sorted(last)]
-
-
-def stored_parts(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
-    """One variant's folded stacks per worker process, as the lens stored them."""
-    return [parse_folded(a.content) for a in _per_generation(data, variant, FOLDED)]
-
-
-def pooled_stacks(data: BenchmarkData, variant: str) -> Counter[Stack]:
-    """One variant's folded stacks of every worker process together."""
-    pooled: Counter[Stack] = Counter()
-    for stacks in stored_parts(data, variant):
-        pooled.update(stacks)
-    return pooled
-
-
-def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[str, Any]]:
-    """One variant's hot symbols and recording facts, from what the lens stored: its worker
-    processes' samples together (`samples`, `loops` and `region_ns` summed)."""
-    pooled: Counter[Stack] = Counter()
-    for stacks in stored_parts(data, variant):
-        pooled.update(stacks)
-    summary = hot_symbols(pooled) if pooled else HotSymbols(0, (), ())
-    metas = [json.loads(a.content) for a in _per_generation(data, variant, PROFILE_META)]
-    facts: dict[str, Any] = dict(metas[-1]) if metas else {}
-    if len(metas) > 1:
-        for key in ("samples", "loops", "region_ns"):
-            facts[key] = sum(int(m.get(key, 0)) for m in metas)
-        facts["processes"] = len(metas)
-    return summary, facts
-
-
-def analyse_profiles(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
-) -> LensAnalysis:
-    settings = family_settings(experiment)
-    baseline_name = variants[0]
-    baseline, baseline_meta = stored_profile(data, baseline_name)
-    baseline_parts = [hot_symbols(p) for p in stored_parts(data, baseline_name)]
-    comparisons = []
-    notes: list[Note] = []
-    summaries = []
-    for name in variants:
-        summary, meta = stored_profile(data, name)
-        summaries.append(
-            {
-                "benchmark": benchmark.name,
-                "variant": name,
-                **meta,
-                "hot_symbols": [s.to_json() for s in summary.symbols[:_TOP_SYMBOLS_IN_SUMMARY]],
-                "objects": [o.to_json() for o in summary.objects],
-            }
-        )
-        if meta.get("fell_back") and name == baseline_name:
-            notes.append(
-                _fallback_note(meta["requested_event"], meta["sampled_events"], benchmark.name)
-            )
-    for name in variants[1:]:
-        summary, meta = stored_profile(data, name)
-        base_wall = data.samples_of(baseline_name, WALL_NS)
-        var_wall = data.samples_of(name, WALL_NS)
-        measured_blocks = len({s.block for s in base_wall if not s.warmup})
-        # One worker per variant: group blocks into batches so the interval at least reflects
-        # slow drift; per-process effects are not sampled (the time lens does that).
-        pairs = pair_samples(base_wall, var_wall, batch_blocks=max(1, measured_blocks // 6))
-        estimate = estimate_ratio(pairs, settings.confidence)
-        base_value = per_iteration(base_wall)
-        var_value = per_iteration(var_wall)
-        comparisons.append(
-            one_process_verdict(
-                comparison_from(
-                    estimate,
-                    equivalence_band=settings.equivalence_band,
-                    benchmark=benchmark.name,
-                    metric=Metric.PROFILE,
-                    baseline=baseline_name,
-                    variant=name,
-                    baseline_value=base_value,
-                    variant_value=var_value,
-                    unit="ns",  # wall time under perf record: see ratio_basis
-                    details=ProfileDetails(
-                        diff=with_stack_evidence(
-                            diff_profiles(
-                                baseline,
-                                summary,
-                                baseline_parts=baseline_parts,
-                                variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
-                            ),
-                            pooled_stacks(data, baseline_name),
-                            pooled_stacks(data, name),
-                        ),
-                        sampled_event=", ".join(meta.get("sampled_events", [])),
-                        call_graph=str(meta.get("call_graph", "")),
-                        baseline_samples=baseline.total_samples,
-                        variant_samples=summary.total_samples,
-                        extra={
-                            "ratio_basis": "wall time of the profiled samples, one worker per "
-                            "variant; use the time lens for a verdict",
-                            "verdict_rule": f"one worker process per variant: faster or slower "
-                            f"only beyond ±{ONE_PROCESS_ALLOWANCE:.0%}, never equivalent",
-                            "baseline_call_graph": baseline_meta.get("call_graph"),
-                        },
-                        flame=flame_tree(data, baseline_name, name),
-                    ),
-                )
-            )
-        )
-    for comparison in comparisons:
-        if isinstance(comparison.details, ProfileDetails):
-            notes += [
-                Note(
-                    Severity.INFO,
-                    entry.unsettled_message(),
-                    hint="profile longer (ProfileLens(region_s=...)) to settle it",
-                    benchmark=benchmark.name,
-                    variant=comparison.variant,
-                    metric=Metric.PROFILE,
-                )
-                for entry in comparison.details.diff.unsettled
-            ]
-            notes += [
-                Note(
-                    Severity.INFO,
-                    entry.message(),
-                    benchmark=benchmark.name,
-                    variant=comparison.variant,
-                    metric=Metric.PROFILE,
-                )
-                for entry in comparison.details.diff.pass_through
-            ]
-            notes += [
-                Note(
-                    Severity.INFO,
-                    entry.uneven_message(),
-                    benchmark=benchmark.name,
-                    variant=comparison.variant,
-                    metric=Metric.PROFILE,
-                )
-                for entry in comparison.details.diff.uneven
-            ]
-    return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
-
-
-def flame_tree(data: BenchmarkData, baseline: str, variant: str) -> FlameNode | None:
-    """The differential call tree of the two variants' recordings (every worker process's)."""
-    base, other = stored_parts(data, baseline), stored_parts(data, variant)
-    if not base or not other:
-        return None
-    return differential_tree(sum(base, Counter()), sum(other, Counter()))

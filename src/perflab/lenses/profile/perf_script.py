@@ -559,6 +559,26 @@ def diff_profiles(
     `baseline_parts`/`variant_parts`: the same profiles per independent worker process, where a
     side was recorded in several. A claim then also needs the share floor in each process of its
     side (`even_across_parts`); one that has it pooled but not there is `uneven`, not claimed."""
+    deltas = _symbol_deltas(baseline, variant)
+    pooled_claims, unsettled = _appearances(
+        baseline, variant, min_share=min_share, min_samples=min_samples, max_chance=max_chance
+    )
+    claims, uneven = _even_claims(pooled_claims, baseline_parts, variant_parts, min_share)
+    appeared = sorted(a.name for a in claims if a.appeared)
+    disappeared = sorted(a.name for a in claims if not a.appeared)
+    named = {a.name for a in (*claims, *unsettled, *uneven)}
+    return ProfileDiff(
+        tuple(_shown_deltas(deltas, named, top)),
+        tuple(appeared),
+        tuple(disappeared),
+        tuple(unsettled),
+        tuple(claims),
+        tuple(uneven),
+    )
+
+
+def _symbol_deltas(baseline: HotSymbols, variant: HotSymbols) -> list[SymbolDelta]:
+    """Every symbol of either profile, paired by name, hottest (in either) first."""
     before_by_name = {s.name: s for s in baseline.symbols}
     after_by_name = {s.name: s for s in variant.symbols}
     deltas = []
@@ -576,29 +596,30 @@ def diff_profiles(
             )
         )
     deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
-    pooled_claims, unsettled = _appearances(
-        baseline, variant, min_share=min_share, min_samples=min_samples, max_chance=max_chance
-    )
+    return deltas
+
+
+def _even_claims(
+    pooled_claims: Sequence[Appearance],
+    baseline_parts: Sequence[HotSymbols],
+    variant_parts: Sequence[HotSymbols],
+    min_share: float,
+) -> tuple[list[Appearance], list[Appearance]]:
+    """The pooled claims that hold in every process of their side, and the `uneven` rest."""
     claims: list[Appearance] = []
     uneven: list[Appearance] = []
     for entry in pooled_claims:
         parts = _part_counts(entry.name, variant_parts if entry.appeared else baseline_parts)
         entry = replace(entry, parts=parts)
         (claims if even_across_parts(parts, min_share=min_share) else uneven).append(entry)
-    appeared = sorted(a.name for a in claims if a.appeared)
-    disappeared = sorted(a.name for a in claims if not a.appeared)
-    named = {a.name for a in (*claims, *unsettled, *uneven)}
+    return claims, uneven
+
+
+def _shown_deltas(deltas: Sequence[SymbolDelta], named: set[str], top: int) -> list[SymbolDelta]:
+    """The `top` hottest symbols, and every symbol a claim or note names."""
     shown = [d for d in deltas if max(d.baseline_share, d.variant_share) > 0][:top]
     shown_names = {d.name for d in shown}
-    shown += [d for d in deltas if d.name in named and d.name not in shown_names]
-    return ProfileDiff(
-        tuple(shown),
-        tuple(appeared),
-        tuple(disappeared),
-        tuple(unsettled),
-        tuple(claims),
-        tuple(uneven),
-    )
+    return shown + [d for d in deltas if d.name in named and d.name not in shown_names]
 
 
 def _part_counts(name: str, parts: Sequence[HotSymbols]) -> tuple[tuple[int, int], ...]:
@@ -879,43 +900,65 @@ def _dispatch_pairs(
     variant: Mapping[Stack, int],
     both: set[str],
 ) -> tuple[list[DispatchChange], list[Appearance]]:
+    """Claims paired into dispatch changes (first under a shared caller, then across a side
+    perf could not unwind), and the claims left."""
     base_hot, var_hot = hot_symbols(baseline), hot_symbols(variant)
-
-    def own_share(summary: HotSymbols, name: str) -> float:
-        share = summary.share_of(name)
-        return share.self_share if share else 0.0
-
-    def callers(
-        entries: list[Appearance], stacks: Mapping[Stack, int]
-    ) -> dict[str, list[tuple[Appearance, int]]]:
-        out: dict[str, list[tuple[Appearance, int]]] = {}
-        for entry in entries:
-            caller, count = _caller_of(_identity(entry.name), stacks, both)
-            if caller is not None and count >= entry.samples / 2:
-                out.setdefault(caller, []).append((entry, count))
-        return out
-
     gone = [
-        a for a in claims if not a.appeared and own_share(base_hot, a.name) >= DISPATCH_MIN_SELF
+        a for a in claims if not a.appeared and _own_share(base_hot, a.name) >= DISPATCH_MIN_SELF
     ]
-    new = [a for a in claims if a.appeared and own_share(var_hot, a.name) >= DISPATCH_MIN_SELF]
-    by_old, by_new = callers(gone, baseline), callers(new, variant)
+    new = [a for a in claims if a.appeared and _own_share(var_hot, a.name) >= DISPATCH_MIN_SELF]
+    changes = _pairs_under_callers(
+        _callers(gone, baseline, both), _callers(new, variant, both), _word_partners(gone, new)
+    )
+    used = {name for change in changes for name in (change.old, change.new)}
+    rest_old = [a for a in gone if a.name not in used]
+    rest_new = [a for a in new if a.name not in used]
+    changes += _pairs_past_unwinding(rest_old, rest_new, baseline, variant, both)
+    used = {name for change in changes for name in (change.old, change.new)}
+    return changes, [a for a in claims if a.name not in used]
+
+
+def _own_share(summary: HotSymbols, name: str) -> float:
+    share = summary.share_of(name)
+    return share.self_share if share else 0.0
+
+
+def _callers(
+    entries: list[Appearance], stacks: Mapping[Stack, int], both: set[str]
+) -> dict[str, list[tuple[Appearance, int]]]:
+    """Caller -> the entries it calls on at least half of their stacks, with how often."""
+    out: dict[str, list[tuple[Appearance, int]]] = {}
+    for entry in entries:
+        caller, count = _caller_of(_identity(entry.name), stacks, both)
+        if caller is not None and count >= entry.samples / 2:
+            out.setdefault(caller, []).append((entry, count))
+    return out
+
+
+def _word_partners(gone: list[Appearance], new: list[Appearance]) -> dict[str, str]:
     # a function whose name is one word from a candidate of the other side (dgemm_kernel_SKYLAKEX,
     # dgemm_kernel_HASWELL) is never paired with another one under the same caller: its
-    # partner's stacks may end before the caller (the second pass below)
-    partner = {
+    # partner's stacks may end before the caller (`_pairs_past_unwinding`)
+    return {
         a.name: b.name
         for a in (*gone, *new)
         for b in (new if not a.appeared else gone)
         if word_change(a.name, b.name) is not None
     }
 
+
+def _pairs_under_callers(
+    by_old: dict[str, list[tuple[Appearance, int]]],
+    by_new: dict[str, list[tuple[Appearance, int]]],
+    partner: dict[str, str],
+) -> list[DispatchChange]:
+    """Under each caller of both sides, its gone and new callees paired, best named first."""
+
     def allowed(old: Appearance, new_entry: Appearance) -> bool:
         want_old, want_new = partner.get(old.name), partner.get(new_entry.name)
         return want_old in (None, new_entry.name) and want_new in (None, old.name)
 
     changes: list[DispatchChange] = []
-    used: set[str] = set()
     for caller in sorted(by_old.keys() & by_new.keys()):
         olds, news = list(by_old[caller]), list(by_new[caller])
         while olds and news:
@@ -928,7 +971,6 @@ def _dispatch_pairs(
             )
             olds.remove((old, old_n))
             news.remove((new_entry, new_n))
-            used |= {old.name, new_entry.name}
             changes.append(
                 DispatchChange(
                     old.name,
@@ -944,10 +986,20 @@ def _dispatch_pairs(
                     new_entry.total,
                 )
             )
-    # a kernel whose stacks end at it (no unwind information past it: hand-written assembly)
-    # and one called from a known caller: the same object and names one word apart pair them
-    rest_old = [a for a in gone if a.name not in used]
-    rest_new = [a for a in new if a.name not in used]
+    return changes
+
+
+def _pairs_past_unwinding(
+    rest_old: list[Appearance],
+    rest_new: list[Appearance],
+    baseline: Mapping[Stack, int],
+    variant: Mapping[Stack, int],
+    both: set[str],
+) -> list[DispatchChange]:
+    """A kernel whose stacks end at it (no unwind information past it: hand-written assembly)
+    and one called from a known caller: the same object and names one word apart pair them."""
+    changes: list[DispatchChange] = []
+    used: set[str] = set()
     for old in rest_old:
         old_caller, old_n = _caller_of(_identity(old.name), baseline, both)
         for new_entry in rest_new:
@@ -980,4 +1032,4 @@ def _dispatch_pairs(
                 )
             )
             break
-    return changes, [a for a in claims if a.name not in used]
+    return changes

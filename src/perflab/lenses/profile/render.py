@@ -17,6 +17,7 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
+from perflab.model import Comparison
 
 FLAME_EXPLANATION = (
     "Differential flame graph: each frame's width is its share of the variant's samples (callers "
@@ -30,61 +31,77 @@ def _points(value: Any) -> str:
 
 
 def section(view: SectionInput) -> Section:
-    subsections = []
-    for comparison in view.comparisons:
-        data = details_json(comparison)
-        blocks: list[Block] = []
-        facts = []
-        if data.get("sampled_event"):
-            facts.append(f"sampled {data['sampled_event']}")
-        if data.get("call_graph"):
-            facts.append(f"call graph {data['call_graph']}")
-        if data.get("baseline_samples") is not None and data.get("variant_samples") is not None:
-            facts.append(f"{data['baseline_samples']} vs {data['variant_samples']} samples")
-        if facts:
-            blocks.append(Paragraph(", ".join(facts), Style.MUTED))
-        for key in ("appeared", "disappeared"):
-            if data.get(key):
-                blocks.append(
-                    Paragraph(f"{key} in {comparison.variant}: {listed(data[key])}", Style.EMPHASIS)
-                )
-        for change in data.get("dispatch_changed") or []:
-            blocks.append(
-                Paragraph(
-                    f"dispatch changed in {comparison.variant}: {change.get('from')} → "
-                    f"{change.get('to')} (called from {change.get('caller')})",
-                    Style.EMPHASIS,
-                )
-            )
-        for diagnosis in (data.get("diagnoses") or [])[:8]:
-            blocks += evidence(diagnosis.get("evidence") or [])
-        rows = [
-            (
-                Cell(str(s.get("name", ""))),
-                Cell(str(s.get("object") or "")),
-                Cell(share(s.get("baseline_share"))),
-                Cell(share(s.get("variant_share"))),
-                signed(s.get("delta"), _points),
-                Cell(share(s.get("variant_children_share"))),
-            )
-            for s in data.get("symbols") or []
-        ]
-        shown, omitted = capped(rows)
-        if shown:
-            blocks.append(
-                Table(
-                    ("symbol", "object", "baseline self", "variant self", "Δ", "variant incl."),
-                    shown,
-                    numeric=(False, False, True, True, True, True),
-                    caption="hot symbols (shares of samples)",
-                    omitted_rows=omitted,
-                )
-            )
-        flame = getattr(comparison.details, "flame", None)  # ProfileDetails has it
-        if isinstance(flame, FlameNode):
-            blocks.append(
-                FlameFigure("differential flame graph", flame, explanation=FLAME_EXPLANATION)
-            )
-        subsections.append(Section(pair_title(comparison), tuple(blocks)))
+    subsections = tuple(
+        Section(pair_title(comparison), tuple(_pair_blocks(comparison)))
+        for comparison in view.comparisons
+    )
     table = verdict_table(view.comparisons, cross_run=view.cross_run)
-    return Section("profile", (table,), tuple(subsections), key="profile")
+    return Section("profile", (table,), subsections, key="profile")
+
+
+def _pair_blocks(comparison: Comparison) -> list[Block]:
+    data = details_json(comparison)
+    blocks: list[Block] = _facts(data)
+    blocks += _claims(comparison.variant, data)
+    blocks += _symbols_table(data.get("symbols") or [])
+    flame = getattr(comparison.details, "flame", None)  # ProfileDetails has it
+    if isinstance(flame, FlameNode):
+        blocks.append(FlameFigure("differential flame graph", flame, explanation=FLAME_EXPLANATION))
+    return blocks
+
+
+def _facts(data: dict[str, Any]) -> list[Block]:
+    """How the profiles were recorded: the event, the call graph, the samples."""
+    facts = []
+    if data.get("sampled_event"):
+        facts.append(f"sampled {data['sampled_event']}")
+    if data.get("call_graph"):
+        facts.append(f"call graph {data['call_graph']}")
+    if data.get("baseline_samples") is not None and data.get("variant_samples") is not None:
+        facts.append(f"{data['baseline_samples']} vs {data['variant_samples']} samples")
+    return [Paragraph(", ".join(facts), Style.MUTED)] if facts else []
+
+
+def _claims(variant: str, data: dict[str, Any]) -> list[Block]:
+    """What appeared, disappeared or changed dispatch, and the evidence for it."""
+    blocks: list[Block] = []
+    for key in ("appeared", "disappeared"):
+        if data.get(key):
+            blocks.append(Paragraph(f"{key} in {variant}: {listed(data[key])}", Style.EMPHASIS))
+    for change in data.get("dispatch_changed") or []:
+        blocks.append(
+            Paragraph(
+                f"dispatch changed in {variant}: {change.get('from')} → "
+                f"{change.get('to')} (called from {change.get('caller')})",
+                Style.EMPHASIS,
+            )
+        )
+    for diagnosis in (data.get("diagnoses") or [])[:8]:
+        blocks += evidence(diagnosis.get("evidence") or [])
+    return blocks
+
+
+def _symbols_table(symbols: list[dict[str, Any]]) -> list[Block]:
+    rows = [
+        (
+            Cell(str(s.get("name", ""))),
+            Cell(str(s.get("object") or "")),
+            Cell(share(s.get("baseline_share"))),
+            Cell(share(s.get("variant_share"))),
+            signed(s.get("delta"), _points),
+            Cell(share(s.get("variant_children_share"))),
+        )
+        for s in symbols
+    ]
+    shown, omitted = capped(rows)
+    if not shown:
+        return []
+    return [
+        Table(
+            ("symbol", "object", "baseline self", "variant self", "Δ", "variant incl."),
+            shown,
+            numeric=(False, False, True, True, True, True),
+            caption="hot symbols (shares of samples)",
+            omitted_rows=omitted,
+        )
+    ]

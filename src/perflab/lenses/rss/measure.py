@@ -11,7 +11,6 @@ process), like the time lens's.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,36 +18,22 @@ from typing import Any
 
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.rss import DESCRIPTOR, RSS
+from perflab.lenses.rss.analyse import (
+    FLOOR_KB,
+    MAXRSS_KB,
+    NET_BLOCKS,
+    PEAK_ALLOC_BYTES,
+    analyse_rss,
+)
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
-from perflab.model import (
-    Benchmark,
-    BenchmarkKind,
-    Comparison,
-    Experiment,
-    Note,
-    Sample,
-    Settings,
-    Severity,
-)
+from perflab.model import Benchmark, BenchmarkKind, Experiment, Note, Sample
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
-from perflab.stats.comparison import comparison_from
 from perflab.stats.family import family_settings
-from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
 
-MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
-PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
-NET_BLOCKS = "net_blocks"  # blocks left allocated after the loop (per iteration: value / loops)
-# commands: wait4's peak RSS of `true` run the same way. The kernel keeps a process's peak RSS
-# across exec, so a command's reads at least what the launcher had when it forked it.
-FLOOR_KB = "floor_kb"
-FLOOR_MARGIN = 1.05  # a peak within 5% of the floor may be the launcher's, not the command's
-UNITS = {MAXRSS_KB: "kB", PEAK_ALLOC_BYTES: "B"}
-COMPARED = (MAXRSS_KB, PEAK_ALLOC_BYTES)
 MAX_LOOPS = 1000  # tracemalloc slows every allocation: keep one sample short
 WORKER_OPS = DESCRIPTOR.worker_handlers or ""
 
@@ -233,111 +218,3 @@ class _CommandSession(LensSession):
                             warmup=block == 0,
                         )
                     )
-
-
-# --------------------------------------------------------------------------------------------
-# analysing
-
-
-@dataclass(frozen=True)
-class RssDetails:
-    measure: str
-    n_groups: int
-    baseline_net_blocks_per_iteration: float | None
-    variant_net_blocks_per_iteration: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rss_measure": self.measure, "n_groups": self.n_groups}
-        if self.baseline_net_blocks_per_iteration is not None:
-            out["net_blocks_per_iteration"] = {
-                "baseline": self.baseline_net_blocks_per_iteration,
-                "variant": self.variant_net_blocks_per_iteration,
-            }
-        return out
-
-
-_MEASURES = {
-    MAXRSS_KB: "peak resident set size of the process",
-    PEAK_ALLOC_BYTES: "peak memory allocated while the loop ran (tracemalloc)",
-}
-
-
-def _measured_per_iteration(samples: Sequence[Sample]) -> float | None:
-    """The per-iteration value, None when nothing was measured."""
-    value = per_iteration(samples)
-    return None if math.isnan(value) else value
-
-
-def analyse_rss(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
-) -> LensAnalysis:
-    """From stored data only: per measure, each variant against the baseline."""
-    baseline = variants[0]
-    comparisons: list[Comparison] = []
-    notes: list[Note] = []
-    blocks = {name: _measured_per_iteration(data.samples_of(name, NET_BLOCKS)) for name in variants}
-    floor_kb = max((s.value for s in data.samples if s.name == FLOOR_KB), default=None)
-    for measure in COMPARED:
-        base_samples = data.samples_of(baseline, measure)
-        base_value = _measured_per_iteration(base_samples)
-        if base_value is None:
-            continue
-        for name in variants[1:]:
-            samples = data.samples_of(name, measure)
-            value = _measured_per_iteration(samples)
-            if value is None:
-                continue
-            estimate = estimate_ratio(pair_samples(base_samples, samples), settings.confidence)
-            if math.isnan(estimate.ratio):
-                if measure == PEAK_ALLOC_BYTES and base_value == value == 0:
-                    continue  # the loop allocates nothing in either: nothing to compare
-                notes.append(
-                    Note(
-                        Severity.INFO,
-                        f"{_MEASURES[measure]} is zero in {name!r} or the baseline: no ratio",
-                        benchmark=benchmark.name,
-                        variant=name,
-                        metric=RSS,
-                    )
-                )
-                continue
-            if (
-                measure == MAXRSS_KB
-                and floor_kb is not None
-                and min(base_value, value) <= floor_kb * FLOOR_MARGIN
-            ):
-                notes.append(
-                    Note(
-                        Severity.WARNING,
-                        f"the peak RSS of {name!r} or the baseline ({min(base_value, value):,.0f}"
-                        f" kB) is not above what `true` reads started the same way "
-                        f"({floor_kb:,.0f} kB): the kernel keeps the launching process's peak "
-                        "across exec, so a smaller peak cannot be seen",
-                        hint="the ratio then understates the difference; below that floor, "
-                        "measure the program's memory as a statement (--stmt)",
-                        benchmark=benchmark.name,
-                        variant=name,
-                        metric=RSS,
-                    )
-                )
-            comparisons.append(
-                comparison_from(
-                    estimate,
-                    equivalence_band=settings.equivalence_band,
-                    benchmark=benchmark.name,
-                    metric=RSS,
-                    baseline=baseline,
-                    variant=name,
-                    baseline_value=base_value,
-                    variant_value=value,
-                    unit=UNITS[measure],
-                    event=measure,
-                    details=RssDetails(
-                        measure=_MEASURES[measure],
-                        n_groups=estimate.n_groups,
-                        baseline_net_blocks_per_iteration=blocks[baseline],
-                        variant_net_blocks_per_iteration=blocks[name],
-                    ),
-                )
-            )
-    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))

@@ -7,10 +7,7 @@ profiles of that many loops (block 0 a short warm-up profile: the first profile 
 for the profiler's start-up and cold caches). Every profile's op table is stored as an artifact,
 its per-op counts and times and its total self CPU time as samples.
 
-Analysis: the ratio is the total self CPU time of all ops per iteration, variant/baseline, paired
-by generation and block with a CI over generations (`stats.paired`). The profiler inflates times,
-so that ratio is indicative; the ops that appeared or disappeared, and call counts, are the robust
-part (docs/lenses/torch.md).
+Analysis: analyse.py.
 """
 
 from __future__ import annotations
@@ -18,24 +15,23 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from perflab.errors import ConfigError
 from perflab.lenses.torch import DESCRIPTOR
+from perflab.lenses.torch.analyse import (
+    KIND_OPS,
+    KIND_WARMUP_OPS,
+    OP_CALLS,
+    OP_CPU_US,
+    OP_SELF_CPU_US,
+    SELF_CPU_US,
+    analyse_torch,
+)
 from perflab.lenses.torch.ops import (
-    DeviceActivity,
-    KernelChange,
-    OpsDiff,
     OpTable,
     OpTableFormatError,
-    device_activity,
-    diff_kernels,
-    diff_ops,
-    kernel_slots,
-    op_rates,
     parse_op_table,
-    versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.session import LensSession, loops_per_variant
@@ -48,21 +44,10 @@ from perflab.model import (
     Metric,
     Note,
     Sample,
-    Settings,
-    Severity,
 )
 from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
-from perflab.stats.comparison import comparison_from, one_process_verdict
 from perflab.stats.family import family_settings
-from perflab.stats.paired import estimate_ratio, pair_samples
-
-SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
-OP_CALLS = "op_calls:"  # + op name: that op's count
-OP_SELF_CPU_US = "op_self_cpu_us:"
-OP_CPU_US = "op_cpu_us:"
-KIND_OPS = "torch-ops"  # artifact: OpTable JSON of a measured profile
-KIND_WARMUP_OPS = "torch-ops-warmup"
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one
 MIN_GENERATIONS = 2  # up to --min-generations, as many as its share of the budget holds
@@ -70,61 +55,6 @@ WARMUP_LOOPS = 50
 # Every op call becomes a profiler event held in memory until key_averages(), and costs a few µs
 # of profiler overhead: more loops than this add little but time and memory.
 MAX_LOOPS = 2000
-RATIO_BASIS = (
-    "total self CPU time of all ops per iteration under torch.profiler: inflated by the "
-    "profiler's overhead, indicative only; use the time lens for a verdict"
-)
-
-
-@dataclass(frozen=True)
-class TorchDetails:
-    diff: OpsDiff
-    baseline_torch_versions: list[str]
-    variant_torch_versions: list[str]
-    baseline_cpu_capabilities: list[str]
-    variant_cpu_capabilities: list[str]
-    baseline_profiles: int
-    variant_profiles: int
-    n_groups: int
-    baseline_device: DeviceActivity | None = None  # where the profiles recorded the device
-    variant_device: DeviceActivity | None = None
-    kernel_changes: tuple[KernelChange, ...] = ()  # per op and slot, paired across variants
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ratio_basis": RATIO_BASIS,
-            "ops": [change.to_json() for change in self.diff.changes],
-            "appeared": list(self.diff.appeared),
-            "disappeared": list(self.diff.disappeared),
-            "baseline_self_us_per_iteration": self.diff.baseline_self_us_per_iteration,
-            "variant_self_us_per_iteration": self.diff.variant_self_us_per_iteration,
-            "baseline_torch_version": _one_or_joined(self.baseline_torch_versions),
-            "variant_torch_version": _one_or_joined(self.variant_torch_versions),
-            "baseline_cpu_capability": _one_or_joined(self.baseline_cpu_capabilities),
-            "variant_cpu_capability": _one_or_joined(self.variant_cpu_capabilities),
-            "baseline_profiles": self.baseline_profiles,
-            "variant_profiles": self.variant_profiles,
-            "n_groups": self.n_groups,
-            **self._device_json(),
-        }
-
-    def _device_json(self) -> dict[str, Any]:
-        if self.baseline_device is None and self.variant_device is None:
-            return {}
-        return {
-            "baseline_device": None
-            if self.baseline_device is None
-            else self.baseline_device.to_json(),
-            "variant_device": None
-            if self.variant_device is None
-            else self.variant_device.to_json(),
-            "kernel_changes": [change.to_json() for change in self.kernel_changes],
-        }
-
-
-def _one_or_joined(values: list[str]) -> str | None:
-    # one per variant normally; several would mean the environment changed during the run
-    return ", ".join(values) if values else None
 
 
 class TorchLens:
@@ -283,80 +213,3 @@ class _Session(LensSession):
             variant,
             {"torch": {"version": table.torch_version, "cpu_capability": table.cpu_capability}},
         )
-
-
-# --------------------------------------------------------------------------------------------
-# analysing
-
-
-def analyse_torch(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
-) -> LensAnalysis:
-    """From stored data only: one comparison per non-baseline variant."""
-    tables = {
-        name: [parse_op_table(json.loads(a.content)) for a in data.artifacts_of(name, KIND_OPS)]
-        for name in variants
-    }
-    baseline_name = variants[0]
-    if not tables[baseline_name]:
-        return LensAnalysis()
-    notes = [
-        Note(
-            Severity.WARNING,
-            f"torch.profiler saw no op in variant {name!r}: the statement runs no torch operator",
-            hint="profile a statement that calls torch (e.g. torch.add(x, y))",
-            benchmark=benchmark.name,
-            variant=name,
-            metric=Metric.TORCH,
-        )
-        for name in variants
-        if tables[name] and not op_rates(tables[name])
-    ]
-    baseline_rates = op_rates(tables[baseline_name])
-    baseline_versions, baseline_capabilities = versions_of(tables[baseline_name])
-    comparisons = []
-    for name in variants[1:]:
-        if not tables[name]:
-            continue
-        diff = diff_ops(baseline_rates, op_rates(tables[name]))
-        estimate = estimate_ratio(
-            pair_samples(
-                data.samples_of(baseline_name, SELF_CPU_US), data.samples_of(name, SELF_CPU_US)
-            ),
-            settings.confidence,
-        )
-        versions, capabilities = versions_of(tables[name])
-        # the generations are forked from one server per variant when the set-up's imports
-        # are expensive: its hash seed and imported pages are every generation's, so the
-        # interval may hold nothing of what differs between processes (the time lens decides)
-        comparisons.append(
-            one_process_verdict(
-                comparison_from(
-                    estimate,
-                    equivalence_band=settings.equivalence_band,
-                    benchmark=benchmark.name,
-                    metric=Metric.TORCH,
-                    baseline=baseline_name,
-                    variant=name,
-                    baseline_value=diff.baseline_self_us_per_iteration * 1e3,
-                    variant_value=diff.variant_self_us_per_iteration * 1e3,
-                    unit="ns",
-                    details=TorchDetails(
-                        diff=diff,
-                        baseline_torch_versions=baseline_versions,
-                        variant_torch_versions=versions,
-                        baseline_cpu_capabilities=baseline_capabilities,
-                        variant_cpu_capabilities=capabilities,
-                        baseline_profiles=len(tables[baseline_name]),
-                        variant_profiles=len(tables[name]),
-                        n_groups=estimate.n_groups,
-                        baseline_device=device_activity(tables[baseline_name]),
-                        variant_device=device_activity(tables[name]),
-                        kernel_changes=diff_kernels(
-                            kernel_slots(tables[baseline_name]), kernel_slots(tables[name])
-                        ),
-                    ),
-                )
-            )
-        )
-    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))

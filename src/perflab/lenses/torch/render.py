@@ -15,6 +15,7 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
+from perflab.model import Comparison
 
 
 def _us(value: Any) -> str:
@@ -22,76 +23,78 @@ def _us(value: Any) -> str:
 
 
 def section(view: SectionInput) -> Section:
-    subsections = []
-    for comparison in view.comparisons:
-        data = details_json(comparison)
-        blocks: list[Block] = []
-        base_v, var_v = data.get("baseline_torch_version"), data.get("variant_torch_version")
-        base_isa, var_isa = data.get("baseline_cpu_capability"), data.get("variant_cpu_capability")
-        versions = (
-            f"torch {base_v or '?'} in both"
-            if base_v == var_v
-            else f"torch {base_v or '?'} → {var_v or '?'}"
-        )
-        capabilities = (
-            f"CPU capability {base_isa or '?'} in both"
-            if base_isa == var_isa
-            else f"CPU capability {base_isa or '?'} → {var_isa or '?'}"
-        )
-        # a different kernel ISA explains time differences that no op-level change shows
-        differs = base_isa != var_isa or base_v != var_v
-        blocks.append(
-            Paragraph(f"{versions}; {capabilities}", Style.EMPHASIS if differs else Style.MUTED)
-        )
-        ops = data.get("ops") or []
-        rows = []
-        for op in ops:
-            base_calls = op.get("baseline_calls_per_iteration", 0.0)
-            var_calls = op.get("variant_calls_per_iteration", 0.0)
-            base_us = op.get("baseline_self_us_per_iteration", 0.0)
-            var_us = op.get("variant_self_us_per_iteration", 0.0)
-            rows.append(
-                (
-                    Cell(str(op.get("name", ""))),
-                    Cell(
-                        f"{base_calls:.3g} → {var_calls:.3g}",
-                        Style.EMPHASIS if base_calls != var_calls else Style.PLAIN,
-                    ),
-                    Cell(_us(base_us)),
-                    Cell(_us(var_us)),
-                    signed(var_us - base_us, lambda v: f"{v:.3f}"),
-                )
-            )
-        shown, omitted = capped(rows)
-        if shown:
-            blocks.append(
-                Table(
-                    (
-                        "op",
-                        "calls per iteration",
-                        "self µs (baseline)",
-                        "self µs (variant)",
-                        "Δ self µs",
-                    ),
-                    shown,
-                    numeric=(False, True, True, True, True),
-                    caption="torch.profiler ops per iteration",
-                    omitted_rows=omitted,
-                )
-            )
-        blocks += _device_blocks(comparison.baseline, comparison.variant, data)
-        for key in ("appeared", "disappeared"):
-            if data.get(key):
-                blocks.append(
-                    Paragraph(
-                        f"ops {key} in {comparison.variant}: {listed(data[key])}", Style.EMPHASIS
-                    )
-                )
-        if data.get("ratio_basis"):
-            blocks.append(Paragraph(f"ratio: {data['ratio_basis']}", Style.MUTED))
-        subsections.append(Section(pair_title(comparison), tuple(blocks)))
+    subsections = tuple(
+        Section(pair_title(comparison), tuple(_pair_blocks(comparison)))
+        for comparison in view.comparisons
+    )
     table = verdict_table(view.comparisons, cross_run=view.cross_run)
-    return Section("torch", (table,), tuple(subsections), key="torch")
+    return Section("torch", (table,), subsections, key="torch")
+
+
+def _pair_blocks(comparison: Comparison) -> list[Block]:
+    data = details_json(comparison)
+    blocks: list[Block] = [_versions_paragraph(data)]
+    blocks += _ops_table(data.get("ops") or [])
+    blocks += _device_blocks(comparison.baseline, comparison.variant, data)
+    for key in ("appeared", "disappeared"):
+        if data.get(key):
+            blocks.append(
+                Paragraph(f"ops {key} in {comparison.variant}: {listed(data[key])}", Style.EMPHASIS)
+            )
+    if data.get("ratio_basis"):
+        blocks.append(Paragraph(f"ratio: {data['ratio_basis']}", Style.MUTED))
+    return blocks
+
+
+def _versions_paragraph(data: dict[str, Any]) -> Paragraph:
+    base_v, var_v = data.get("baseline_torch_version"), data.get("variant_torch_version")
+    base_isa, var_isa = data.get("baseline_cpu_capability"), data.get("variant_cpu_capability")
+    versions = (
+        f"torch {base_v or '?'} in both"
+        if base_v == var_v
+        else f"torch {base_v or '?'} → {var_v or '?'}"
+    )
+    capabilities = (
+        f"CPU capability {base_isa or '?'} in both"
+        if base_isa == var_isa
+        else f"CPU capability {base_isa or '?'} → {var_isa or '?'}"
+    )
+    # a different kernel ISA explains time differences that no op-level change shows
+    differs = base_isa != var_isa or base_v != var_v
+    return Paragraph(f"{versions}; {capabilities}", Style.EMPHASIS if differs else Style.MUTED)
+
+
+def _ops_table(ops: list[dict[str, Any]]) -> list[Block]:
+    rows = []
+    for op in ops:
+        base_calls = op.get("baseline_calls_per_iteration", 0.0)
+        var_calls = op.get("variant_calls_per_iteration", 0.0)
+        base_us = op.get("baseline_self_us_per_iteration", 0.0)
+        var_us = op.get("variant_self_us_per_iteration", 0.0)
+        rows.append(
+            (
+                Cell(str(op.get("name", ""))),
+                Cell(
+                    f"{base_calls:.3g} → {var_calls:.3g}",
+                    Style.EMPHASIS if base_calls != var_calls else Style.PLAIN,
+                ),
+                Cell(_us(base_us)),
+                Cell(_us(var_us)),
+                signed(var_us - base_us, lambda v: f"{v:.3f}"),
+            )
+        )
+    shown, omitted = capped(rows)
+    if not shown:
+        return []
+    return [
+        Table(
+            ("op", "calls per iteration", "self µs (baseline)", "self µs (variant)", "Δ self µs"),
+            shown,
+            numeric=(False, True, True, True, True),
+            caption="torch.profiler ops per iteration",
+            omitted_rows=omitted,
+        )
+    ]
 
 
 def _device_line(name: str, device: dict[str, Any]) -> str:

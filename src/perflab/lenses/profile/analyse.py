@@ -1,0 +1,279 @@
+"""The profile lens's analysis: the stored folded stacks and recording facts -> hot symbols per
+variant, per-symbol deltas with their claims (appeared, disappeared, dispatch changed) and the
+differential flame tree, one comparison per variant."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from perflab.diagnosis import Claim, Diagnosis
+from perflab.document import FlameNode
+from perflab.lenses.instructions.callgrind import normalise_function_name
+from perflab.lenses.profile.flame import differential_tree
+from perflab.lenses.profile.perf_script import (
+    HotSymbols,
+    ProfileDiff,
+    Stack,
+    diff_profiles,
+    hot_symbols,
+    parse_folded,
+    with_stack_evidence,
+)
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Settings,
+    Severity,
+)
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
+from perflab.stats.family import family_settings
+from perflab.stats.paired import estimate_ratio, pair_samples
+from perflab.stats.summary import per_iteration
+
+FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
+PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
+WALL_NS = "wall_ns"
+_TOP_SYMBOLS_IN_SUMMARY = 20
+
+
+@dataclass(frozen=True)
+class ProfileDetails:
+    diff: ProfileDiff
+    sampled_event: str
+    call_graph: str
+    baseline_samples: int
+    variant_samples: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    # the merged call tree of both profiles, for the report's flame graph (not in the JSON)
+    flame: FlameNode | None = field(default=None, compare=False)
+
+    def diagnoses(self) -> tuple[Diagnosis, ...]:
+        # both functions in one object: the program picked another of that object's functions
+        # (a dispatch); in two objects (two builds), the caller's call site calls another one
+        dispatches = tuple(
+            Diagnosis(
+                claim=Claim.DISPATCH_CHANGED
+                if change.old_object == change.new_object
+                else Claim.CALLEE_CHANGED,
+                function=normalise_function_name(
+                    change.old if change.old_object == change.new_object else change.caller
+                ),
+                evidence=change.evidence(),
+                samples=min(change.old_samples, change.new_samples),
+                detail={"from": change.old, "to": change.new, "caller": change.caller},
+            )
+            for change in self.diff.dispatches
+        )
+        return dispatches + tuple(
+            Diagnosis(
+                claim=Claim.APPEARED if entry.appeared else Claim.DISAPPEARED,
+                function=normalise_function_name(entry.name),
+                evidence=entry.evidence(),
+                samples=entry.samples,
+                detail={"object": entry.object, "symbol": entry.name},
+            )
+            for entry in self.diff.claims
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "symbols": [d.to_json() for d in self.diff.symbols],
+            "appeared": list(self.diff.appeared),
+            "disappeared": list(self.diff.disappeared),
+            "diagnoses": [d.to_json() for d in self.diagnoses()],
+            "unsettled": [entry.to_json() for entry in self.diff.unsettled],
+            "uneven": [entry.to_json() for entry in self.diff.uneven],
+            "pass_through": [entry.to_json() for entry in self.diff.pass_through],
+            "dispatch_changed": [change.to_json() for change in self.diff.dispatches],
+            "sampled_event": self.sampled_event,
+            "call_graph": self.call_graph,
+            "baseline_samples": self.baseline_samples,
+            "variant_samples": self.variant_samples,
+            **self.extra,
+        }
+
+
+def fallback_note(requested: str, sampled: Sequence[str], benchmark: str | None = None) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"perf sampled {', '.join(sampled)} instead of {requested}: no hardware PMU is available "
+        "(a VM without a virtual PMU, or a CPU perf does not support); shares are of CPU time",
+        hint="on bare metal, or a VM with PMU passthrough, cycles are sampled",
+        benchmark=benchmark,
+        metric=Metric.PROFILE,
+    )
+
+
+def _per_generation(data: BenchmarkData, variant: str, kind: str) -> list[Artifact]:
+    """The last artifact of `kind` of each worker process (generation), in generation order."""
+    last = {artifact.generation: artifact for artifact in data.artifacts_of(variant, kind)}
+    return [last[g] for g in sorted(last)]
+
+
+def stored_parts(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
+    """One variant's folded stacks per worker process, as the lens stored them."""
+    return [parse_folded(a.content) for a in _per_generation(data, variant, FOLDED)]
+
+
+def pooled_stacks(data: BenchmarkData, variant: str) -> Counter[Stack]:
+    """One variant's folded stacks of every worker process together."""
+    pooled: Counter[Stack] = Counter()
+    for stacks in stored_parts(data, variant):
+        pooled.update(stacks)
+    return pooled
+
+
+def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[str, Any]]:
+    """One variant's hot symbols and recording facts, from what the lens stored: its worker
+    processes' samples together (`samples`, `loops` and `region_ns` summed)."""
+    pooled: Counter[Stack] = Counter()
+    for stacks in stored_parts(data, variant):
+        pooled.update(stacks)
+    summary = hot_symbols(pooled) if pooled else HotSymbols(0, (), ())
+    metas = [json.loads(a.content) for a in _per_generation(data, variant, PROFILE_META)]
+    facts: dict[str, Any] = dict(metas[-1]) if metas else {}
+    if len(metas) > 1:
+        for key in ("samples", "loops", "region_ns"):
+            facts[key] = sum(int(m.get(key, 0)) for m in metas)
+        facts["processes"] = len(metas)
+    return summary, facts
+
+
+def analyse_profiles(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
+) -> LensAnalysis:
+    settings = family_settings(experiment)
+    summary, meta = stored_profile(data, variants[0])
+    baseline = _Baseline(
+        variants[0], summary, meta, [hot_symbols(p) for p in stored_parts(data, variants[0])]
+    )
+    summaries = [_profile_summary(benchmark, data, name) for name in variants]
+    notes: list[Note] = []
+    if baseline.meta.get("fell_back"):
+        notes.append(
+            fallback_note(
+                baseline.meta["requested_event"], baseline.meta["sampled_events"], benchmark.name
+            )
+        )
+    comparisons = [
+        _profile_comparison(benchmark, data, settings, baseline, name) for name in variants[1:]
+    ]
+    for comparison in comparisons:
+        if isinstance(comparison.details, ProfileDetails):
+            notes += _diff_notes(benchmark, comparison.variant, comparison.details.diff)
+    return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    """The baseline's stored profile, read once for every comparison."""
+
+    name: str
+    summary: HotSymbols  # of its worker processes together
+    meta: dict[str, Any]
+    parts: list[HotSymbols]  # per worker process
+
+
+def _profile_summary(benchmark: Benchmark, data: BenchmarkData, variant: str) -> dict[str, Any]:
+    """One variant's recording facts and hottest symbols, for the JSON's `profiles`."""
+    summary, meta = stored_profile(data, variant)
+    return {
+        "benchmark": benchmark.name,
+        "variant": variant,
+        **meta,
+        "hot_symbols": [s.to_json() for s in summary.symbols[:_TOP_SYMBOLS_IN_SUMMARY]],
+        "objects": [o.to_json() for o in summary.objects],
+    }
+
+
+def _profile_comparison(
+    benchmark: Benchmark, data: BenchmarkData, settings: Settings, baseline: _Baseline, name: str
+) -> Comparison:
+    base_wall = data.samples_of(baseline.name, WALL_NS)
+    var_wall = data.samples_of(name, WALL_NS)
+    measured_blocks = len({s.block for s in base_wall if not s.warmup})
+    # One worker per variant: group blocks into batches so the interval at least reflects
+    # slow drift; per-process effects are not sampled (the time lens does that).
+    pairs = pair_samples(base_wall, var_wall, batch_blocks=max(1, measured_blocks // 6))
+    estimate = estimate_ratio(pairs, settings.confidence)
+    return one_process_verdict(
+        comparison_from(
+            estimate,
+            equivalence_band=settings.equivalence_band,
+            benchmark=benchmark.name,
+            metric=Metric.PROFILE,
+            baseline=baseline.name,
+            variant=name,
+            baseline_value=per_iteration(base_wall),
+            variant_value=per_iteration(var_wall),
+            unit="ns",  # wall time under perf record: see ratio_basis
+            details=_profile_details(data, baseline, name),
+        )
+    )
+
+
+def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> ProfileDetails:
+    summary, meta = stored_profile(data, name)
+    diff = diff_profiles(
+        baseline.summary,
+        summary,
+        baseline_parts=baseline.parts,
+        variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
+    )
+    return ProfileDetails(
+        diff=with_stack_evidence(
+            diff, pooled_stacks(data, baseline.name), pooled_stacks(data, name)
+        ),
+        sampled_event=", ".join(meta.get("sampled_events", [])),
+        call_graph=str(meta.get("call_graph", "")),
+        baseline_samples=baseline.summary.total_samples,
+        variant_samples=summary.total_samples,
+        extra={
+            "ratio_basis": "wall time of the profiled samples, one worker per "
+            "variant; use the time lens for a verdict",
+            "verdict_rule": f"one worker process per variant: faster or slower "
+            f"only beyond ±{ONE_PROCESS_ALLOWANCE:.0%}, never equivalent",
+            "baseline_call_graph": baseline.meta.get("call_graph"),
+        },
+        flame=flame_tree(data, baseline.name, name),
+    )
+
+
+def _diff_notes(benchmark: Benchmark, variant: str, diff: ProfileDiff) -> list[Note]:
+    """What a profile diff could not settle, and what it saw pass through or spread unevenly."""
+    unsettled = [
+        Note(
+            Severity.INFO,
+            entry.unsettled_message(),
+            hint="profile longer (ProfileLens(region_s=...)) to settle it",
+            benchmark=benchmark.name,
+            variant=variant,
+            metric=Metric.PROFILE,
+        )
+        for entry in diff.unsettled
+    ]
+    messages = [entry.message() for entry in diff.pass_through]
+    messages += [entry.uneven_message() for entry in diff.uneven]
+    return unsettled + [
+        Note(
+            Severity.INFO, message, benchmark=benchmark.name, variant=variant, metric=Metric.PROFILE
+        )
+        for message in messages
+    ]
+
+
+def flame_tree(data: BenchmarkData, baseline: str, variant: str) -> FlameNode | None:
+    """The differential call tree of the two variants' recordings (every worker process's)."""
+    base, other = stored_parts(data, baseline), stored_parts(data, variant)
+    if not base or not other:
+        return None
+    return differential_tree(sum(base, Counter()), sum(other, Counter()))

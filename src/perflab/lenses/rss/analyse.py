@@ -1,0 +1,163 @@
+"""The rss lens's analysis: stored peak-memory samples -> per measure, each variant against the
+baseline."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.lenses.rss import RSS
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.model import Benchmark, Comparison, Note, Sample, Settings, Severity
+from perflab.stats.comparison import comparison_from
+from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
+from perflab.stats.summary import per_iteration
+
+MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
+PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
+NET_BLOCKS = "net_blocks"  # blocks left allocated after the loop (per iteration: value / loops)
+# commands: wait4's peak RSS of `true` run the same way. The kernel keeps a process's peak RSS
+# across exec, so a command's reads at least what the launcher had when it forked it.
+FLOOR_KB = "floor_kb"
+FLOOR_MARGIN = 1.05  # a peak within 5% of the floor may be the launcher's, not the command's
+UNITS = {MAXRSS_KB: "kB", PEAK_ALLOC_BYTES: "B"}
+COMPARED = (MAXRSS_KB, PEAK_ALLOC_BYTES)
+
+
+@dataclass(frozen=True)
+class RssDetails:
+    measure: str
+    n_groups: int
+    baseline_net_blocks_per_iteration: float | None
+    variant_net_blocks_per_iteration: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rss_measure": self.measure, "n_groups": self.n_groups}
+        if self.baseline_net_blocks_per_iteration is not None:
+            out["net_blocks_per_iteration"] = {
+                "baseline": self.baseline_net_blocks_per_iteration,
+                "variant": self.variant_net_blocks_per_iteration,
+            }
+        return out
+
+
+_MEASURES = {
+    MAXRSS_KB: "peak resident set size of the process",
+    PEAK_ALLOC_BYTES: "peak memory allocated while the loop ran (tracemalloc)",
+}
+
+
+def _measured_per_iteration(samples: Sequence[Sample]) -> float | None:
+    """The per-iteration value, None when nothing was measured."""
+    value = per_iteration(samples)
+    return None if math.isnan(value) else value
+
+
+def analyse_rss(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+) -> LensAnalysis:
+    """From stored data only: per measure, each variant against the baseline."""
+    comparisons: list[Comparison] = []
+    notes: list[Note] = []
+    floor_kb = max((s.value for s in data.samples if s.name == FLOOR_KB), default=None)
+    for measure in COMPARED:
+        sides = {name: _side(data, name, measure) for name in variants}
+        base = sides[variants[0]]
+        if base is None:
+            continue
+        for side in (sides[name] for name in variants[1:]):
+            if side is None:
+                continue
+            estimate = estimate_ratio(pair_samples(base.samples, side.samples), settings.confidence)
+            if math.isnan(estimate.ratio):
+                notes += _no_ratio_notes(benchmark, measure, base, side)
+                continue
+            notes += _floor_notes(benchmark, measure, base, side, floor_kb)
+            comparisons.append(_rss_comparison(benchmark, measure, base, side, estimate, settings))
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One variant's stored samples of one measure, and their per-iteration values."""
+
+    name: str
+    samples: list[Sample]
+    value: float
+    net_blocks_per_iteration: float | None
+
+
+def _side(data: BenchmarkData, variant: str, measure: str) -> _Side | None:
+    samples = data.samples_of(variant, measure)
+    value = _measured_per_iteration(samples)
+    if value is None:
+        return None
+    blocks = _measured_per_iteration(data.samples_of(variant, NET_BLOCKS))
+    return _Side(variant, samples, value, blocks)
+
+
+def _no_ratio_notes(benchmark: Benchmark, measure: str, base: _Side, side: _Side) -> list[Note]:
+    if measure == PEAK_ALLOC_BYTES and base.value == side.value == 0:
+        return []  # the loop allocates nothing in either: nothing to compare
+    return [
+        Note(
+            Severity.INFO,
+            f"{_MEASURES[measure]} is zero in {side.name!r} or the baseline: no ratio",
+            benchmark=benchmark.name,
+            variant=side.name,
+            metric=RSS,
+        )
+    ]
+
+
+def _floor_notes(
+    benchmark: Benchmark, measure: str, base: _Side, side: _Side, floor_kb: float | None
+) -> list[Note]:
+    """A command's peak RSS at the launcher's floor: a smaller peak would read the same."""
+    smaller = min(base.value, side.value)
+    if measure != MAXRSS_KB or floor_kb is None or smaller > floor_kb * FLOOR_MARGIN:
+        return []
+    return [
+        Note(
+            Severity.WARNING,
+            f"the peak RSS of {side.name!r} or the baseline ({smaller:,.0f}"
+            f" kB) is not above what `true` reads started the same way "
+            f"({floor_kb:,.0f} kB): the kernel keeps the launching process's peak "
+            "across exec, so a smaller peak cannot be seen",
+            hint="the ratio then understates the difference; below that floor, "
+            "measure the program's memory as a statement (--stmt)",
+            benchmark=benchmark.name,
+            variant=side.name,
+            metric=RSS,
+        )
+    ]
+
+
+def _rss_comparison(
+    benchmark: Benchmark,
+    measure: str,
+    base: _Side,
+    side: _Side,
+    estimate: RatioEstimate,
+    settings: Settings,
+) -> Comparison:
+    return comparison_from(
+        estimate,
+        equivalence_band=settings.equivalence_band,
+        benchmark=benchmark.name,
+        metric=RSS,
+        baseline=base.name,
+        variant=side.name,
+        baseline_value=base.value,
+        variant_value=side.value,
+        unit=UNITS[measure],
+        event=measure,
+        details=RssDetails(
+            measure=_MEASURES[measure],
+            n_groups=estimate.n_groups,
+            baseline_net_blocks_per_iteration=base.net_blocks_per_iteration,
+            variant_net_blocks_per_iteration=side.net_blocks_per_iteration,
+        ),
+    )

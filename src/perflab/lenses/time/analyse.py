@@ -1,0 +1,490 @@
+"""The time lens's analysis: stored wall-time samples -> paired comparisons, each variant's own
+time, and the notes on noise, preemption and overload."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from perflab.document import TimePoint, TimeSeries
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.model import (
+    Benchmark,
+    BenchmarkKind,
+    Comparison,
+    Measurement,
+    Metric,
+    Note,
+    Sample,
+    Settings,
+    Severity,
+)
+from perflab.stats import noise, preemption
+from perflab.stats.comparison import comparison_from
+from perflab.stats.family import family_confidence
+from perflab.stats.overload import OverloadCheck, overload_check
+from perflab.stats.paired import (
+    PairedLogRatio,
+    RatioEstimate,
+    estimate_ratio,
+    kept_pairs,
+    own_log_values,
+    pair_samples,
+    unit_means,
+)
+from perflab.stats.sequential import seconds_to_decide, sequence_alpha, sequence_interval
+from perflab.stats.summary import relative_spread
+from perflab.stats.variant_values import VALUE_ESTIMATOR, VariantValues, paired_values
+
+WALL_NS = "wall_ns"
+# artifact (baseline variant, per generation): {"round": R, "servers": [pids]} when the
+# generation's workers were forked from round R's servers; the interval is then over rounds
+KIND_SERVER_ROUND = "time-server-round"
+COMMAND_BATCHES = 10  # commands, runs stored without a unit artifact: about this many batches
+# artifact (baseline variant): {"blocks_per_unit": B}, the command batch size the run used
+KIND_COMMAND_UNITS = "time-command-units"
+
+
+@dataclass(frozen=True)
+class TimeDetails:
+    n_groups: int
+    n_pairs: int
+    between_group_sd: float
+    baseline_spread: float  # relative MAD of the baseline's per-iteration times
+    variant_spread: float
+    extra_seconds_to_decide: float | None
+    # the confidence sequence at the run's last look (stats.sequential): what an early stop
+    # is decided on; wider than the CI, which it contains
+    sequence_ci_low: float = 0.0
+    sequence_ci_high: float = math.inf
+    # For the report's plots, not the JSON: the ratio of every generation (or batch) -- the
+    # values the CI is computed over -- and every variant's raw samples of this benchmark.
+    group_ratios: tuple[tuple[int, float], ...] = field(default=(), compare=False)
+    group_name: str = "generation"
+    series: tuple[TimeSeries, ...] = field(default=(), compare=False)
+    # what the per-variant values are (the estimator, over the samples the ratio uses, with
+    # the --preempted policy applied) and the plain medians of the samples as measured
+    value_estimator: str = VALUE_ESTIMATOR
+    value_preempted: str = "keep"
+    baseline_value_measured: float = math.nan
+    variant_value_measured: float = math.nan
+    # the level the interval was computed at, and how many comparisons share the run's
+    # confidence (stats.family)
+    confidence: float = 0.95
+    family_size: int = 1
+    # load that correcting preempted samples cannot repair (stats.overload)
+    overload: OverloadCheck | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_groups": self.n_groups,
+            "group": self.group_name,
+            "n_pairs": self.n_pairs,
+            "between_group_sd": _finite_or_none(self.between_group_sd),
+            "baseline_spread": self.baseline_spread,
+            "variant_spread": self.variant_spread,
+            "extra_seconds_to_decide": self.extra_seconds_to_decide,
+            "value_estimator": self.value_estimator,
+            "value_preempted": self.value_preempted,
+            "baseline_value_measured": _finite_or_none(self.baseline_value_measured),
+            "variant_value_measured": _finite_or_none(self.variant_value_measured),
+            "confidence": self.confidence,
+            "family_size": self.family_size,
+            "overload": self.overload.to_json() if self.overload is not None else None,
+            "sequence_ci_low": _finite_or_none(self.sequence_ci_low) or None,
+            "sequence_ci_high": _finite_or_none(self.sequence_ci_high),
+        }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def command_units_of(data: BenchmarkData, measured_blocks: int) -> int:
+    """The blocks per unit a stored command run used (its artifact); runs stored before the
+    artifact existed were batched into about COMMAND_BATCHES batches."""
+    for artifact in data.artifacts:
+        if artifact.kind == KIND_COMMAND_UNITS:
+            return int(json.loads(artifact.content)["blocks_per_unit"])
+    return command_batch_blocks(measured_blocks)
+
+
+def command_batch_blocks(measured_blocks: int) -> int:
+    """Commands stored without a unit artifact: consecutive blocks grouped into about ten
+    batches, re-formed as blocks arrive (a unit that changes cannot carry a confidence
+    sequence, hence the artifact). Once there are enough blocks, a batch holds at least two."""
+    if measured_blocks < 2 * COMMAND_BATCHES:
+        return max(1, measured_blocks // COMMAND_BATCHES)
+    return max(2, measured_blocks // COMMAND_BATCHES)
+
+
+def analyse_time(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    settings: Settings,
+    *,
+    family: int = 1,
+) -> LensAnalysis:
+    """Every variant against the first. `family`: how many comparisons the run decides
+    together; each interval is computed at the level that keeps them all at the run's
+    confidence (stats.family)."""
+    stored = _stored(benchmark, variants, data, settings, family)
+    notes: list[Note] = []
+    for name in variants:
+        notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
+    notes += _preemption_notes(benchmark, variants, data, stored.policy)
+    comparisons = []
+    for name in variants[1:]:
+        compared = _compare_variant(stored, name, data.samples_of(name, WALL_NS))
+        if compared is not None:
+            comparisons.append(compared[0])
+            notes += compared[1]
+    measurements = tuple(
+        own
+        for name in variants
+        if (own := own_time(benchmark, name, data, settings, stored.batch_blocks, stored.units))
+        is not None
+    )
+    return LensAnalysis(
+        comparisons=tuple(comparisons), notes=tuple(notes), measurements=measurements
+    )
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What every comparison of one benchmark shares, read once from the stored data."""
+
+    benchmark: Benchmark
+    settings: Settings
+    family: int  # comparisons the run decides together (stats.family)
+    comparisons: int  # of this benchmark: one sequence each for the stopping rule
+    baseline_name: str
+    baseline: list[Sample]  # every wall-time sample, warm-up included
+    measured_baseline: list[Sample]
+    batch_blocks: int | None  # commands: blocks per unit of the interval
+    units: dict[int, int] | None  # generation -> server round, when forked from servers
+    policy: preemption.Preemption
+    elapsed_s: float
+    series: tuple[TimeSeries, ...]
+
+
+def _stored(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    settings: Settings,
+    family: int,
+) -> _Stored:
+    baseline = data.samples_of(variants[0], WALL_NS)
+    measured_baseline = [s for s in baseline if not s.warmup]
+    batch_blocks = None
+    if benchmark.kind is BenchmarkKind.COMMAND:
+        batch_blocks = command_units_of(data, len({s.block for s in measured_baseline}))
+    return _Stored(
+        benchmark=benchmark,
+        settings=settings,
+        family=family,
+        comparisons=len(variants) - 1,
+        baseline_name=variants[0],
+        baseline=baseline,
+        measured_baseline=measured_baseline,
+        batch_blocks=batch_blocks,
+        units=server_rounds_of(data),
+        policy=preemption.Preemption(settings.preempted),
+        elapsed_s=max((s.at_ns for s in data.samples), default=0) / 1e9,
+        series=time_series(data.samples, variants),
+    )
+
+
+def _group_name(batch_blocks: int | None, units: dict[int, int] | None) -> str:
+    """What one unit of the interval is."""
+    if batch_blocks is not None:
+        return "batch"
+    return "server round" if units else "generation"
+
+
+def _compare_variant(
+    stored: _Stored, name: str, samples: list[Sample]
+) -> tuple[Comparison, list[Note]] | None:
+    """One variant against the baseline, and the notes on its per-process noise and overload;
+    None when nothing was measured."""
+    baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
+    pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
+    if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
+        return None  # nothing measured; excluding every pair leaves an undecided comparison
+    confidence = family_confidence(stored.settings.confidence, stored.family)
+    estimate = estimate_ratio(pairs, confidence, units)
+    notes: list[Note] = []
+    finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
+    if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
+        notes.append(_note(stored.benchmark, name, finding))
+    check = overload_check(baseline, samples, estimate, batch_blocks=batch_blocks, units=units)
+    if check is not None and check.seen:
+        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
+        notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
+    kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, pairs)
+    return _time_comparison(stored, name, sides, estimate, check), notes
+
+
+def own_time(
+    benchmark: Benchmark,
+    variant: str,
+    data: BenchmarkData,
+    settings: Settings,
+    batch_blocks: int | None,
+    units: dict[int, int] | None,
+) -> Measurement | None:
+    """A variant's own time per iteration with its interval (over the same groups as a
+    comparison's), and the plain figures of its measured samples (hyperfine's)."""
+    samples = [s for s in data.samples_of(variant, WALL_NS) if not s.warmup]
+    if not samples:
+        return None
+    policy = preemption.Preemption(settings.preempted)
+    estimate = estimate_ratio(
+        own_log_values(samples, batch_blocks=batch_blocks, preemption=policy),
+        settings.confidence,
+        units,
+    )
+    times = np.array([s.per_iteration for s in samples], dtype=float)
+    cpu = [s.cpu_ns / s.loops for s in samples if s.cpu_ns is not None]
+    return Measurement(
+        benchmark=benchmark.name,
+        metric=Metric.TIME,
+        variant=variant,
+        value=estimate.ratio,
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        unit="ns",
+        n_groups=estimate.n_groups,
+        group_name=_group_name(batch_blocks, units),
+        mean=float(times.mean()),
+        stddev=float(times.std(ddof=1)) if len(times) > 1 else math.nan,
+        median=float(np.median(times)),
+        min=float(times.min()),
+        max=float(times.max()),
+        cpu_mean=float(np.mean(cpu)) if cpu else None,
+        times=tuple(float(t) for t in times),
+        series=time_series(data.samples, [variant])[0],
+    )
+
+
+def server_rounds_of(data: BenchmarkData) -> dict[int, int] | None:
+    """Generation -> the server round its workers were forked in (the unit of the interval),
+    or None when every generation's workers were fresh processes."""
+    rounds = {
+        artifact.generation: int(json.loads(artifact.content)["round"])
+        for artifact in data.artifacts
+        if artifact.kind == KIND_SERVER_ROUND
+    }
+    return rounds or None
+
+
+def time_series(samples: Sequence[Sample], variants: Sequence[str]) -> tuple[TimeSeries, ...]:
+    """Every variant's wall-time samples per iteration, at their time since the benchmark's
+    first sample: the raw data of the report's scatter plot."""
+    wall = [s for s in samples if s.name == WALL_NS]
+    start = min((s.at_ns for s in wall), default=0)
+    return tuple(
+        TimeSeries(
+            label=name + (" (baseline)" if k == 0 else ""),
+            index=k,
+            points=tuple(
+                TimePoint((s.at_ns - start) / 1e9, s.per_iteration, s.generation, s.warmup)
+                for s in wall
+                if s.variant == name
+            ),
+        )
+        for k, name in enumerate(variants)
+    )
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """One comparison's samples: as measured, and as the decision pairs them."""
+
+    baseline: list[Sample]  # measured (not warm-up)
+    variant: list[Sample]
+    kept: list[tuple[int, Sample, Sample]]  # stats.paired.kept_pairs, the policy applied
+    units: dict[int, int] | None
+    pairs: list[PairedLogRatio]  # the log ratios the estimate is over
+
+
+def _time_comparison(
+    stored: _Stored,
+    name: str,
+    sides: _Sides,
+    estimate: RatioEstimate,
+    check: OverloadCheck | None,
+) -> Comparison:
+    """The columns come from the samples the ratio uses, by the same estimator
+    (stats.variant_values): raw medians next to a corrected ratio disagreed."""
+    values = _variant_values(sides)
+    return comparison_from(
+        estimate,
+        equivalence_band=stored.settings.equivalence_band,
+        benchmark=stored.benchmark.name,
+        metric=Metric.TIME,
+        baseline=stored.baseline_name,
+        variant=name,
+        baseline_value=values.baseline,
+        variant_value=values.variant,
+        unit="ns",
+        details=_time_details(stored, sides, estimate, values, check),
+    )
+
+
+def _variant_values(sides: _Sides) -> VariantValues:
+    values = paired_values(sides.kept, sides.units)
+    base_values = [s.per_iteration for s in sides.baseline]
+    variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
+    if not sides.kept and base_values and variant_values:
+        # every pair excluded (--preempted exclude): no ratio, the samples as measured
+        return VariantValues(
+            float(np.median(base_values)),
+            float(np.median(variant_values)),
+            relative_spread(base_values),
+            relative_spread(variant_values),
+        )
+    return values
+
+
+def _time_details(
+    stored: _Stored,
+    sides: _Sides,
+    estimate: RatioEstimate,
+    values: VariantValues,
+    check: OverloadCheck | None,
+) -> TimeDetails:
+    settings = stored.settings
+    base_values = [s.per_iteration for s in sides.baseline]
+    variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
+    # one sequence per comparison the stopping rule watched, as it did; never narrower than
+    # the interval reported (which an overload check may have widened)
+    low, high = sequence_interval(estimate, sequence_alpha(settings.confidence, stored.comparisons))
+    overloaded = check is not None and check.seen
+    return TimeDetails(
+        n_groups=estimate.n_groups,
+        n_pairs=estimate.n_pairs,
+        between_group_sd=estimate.between_group_sd,
+        baseline_spread=values.baseline_spread,
+        variant_spread=values.variant_spread,
+        # measuring longer narrows the noise, not a bias the load put in
+        extra_seconds_to_decide=None
+        if overloaded
+        else seconds_to_decide(estimate, settings.equivalence_band, stored.elapsed_s),
+        sequence_ci_low=min(low, estimate.ci_low),
+        sequence_ci_high=max(high, estimate.ci_high),
+        group_ratios=tuple(
+            (group, math.exp(mean)) for group, mean in unit_means(sides.pairs, sides.units).items()
+        ),
+        group_name=_group_name(stored.batch_blocks, sides.units),
+        series=stored.series,
+        value_preempted=settings.preempted,
+        baseline_value_measured=float(np.median(base_values)) if base_values else math.nan,
+        variant_value_measured=float(np.median(variant_values)) if variant_values else math.nan,
+        confidence=estimate.confidence,
+        family_size=stored.family,
+        overload=check,
+    )
+
+
+def _overload_note(benchmark: Benchmark, baseline: str, variant: str, check: OverloadCheck) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=check.message(baseline, variant),
+        hint="give the measuring CPU to perflab alone: close what else runs on it, or pin "
+        "the run to a CPU nothing else uses (--cpu N); perflab doctor shows the load",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.TIME,
+    )
+
+
+def _noise_notes(
+    benchmark: Benchmark, variant: str, samples: list[Sample], settings: Settings
+) -> list[Note]:
+    measured = [s for s in samples if not s.warmup]
+    if not measured:
+        return []
+    per_iteration = [s.per_iteration for s in measured]
+    findings = [
+        noise.drift_finding([s.at_ns for s in measured], per_iteration),
+        noise.outlier_finding(per_iteration),
+        noise.bimodality_finding(per_iteration),
+        noise.migration_finding([s.cpu for s in measured], _pinned_cpu(settings, measured)),
+    ]
+    return [_note(benchmark, variant, f) for f in findings if f is not None]
+
+
+# Other processes taking this share of the measuring CPU make the run's figures "under load".
+LOADED_SHARE = 0.10
+
+
+def _preemption_notes(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    policy: preemption.Preemption,
+) -> list[Note]:
+    """How much of the measuring other processes took (from the samples' own accounting), and
+    from which variants' samples: one note for the benchmark, over every variant measured, so
+    that a design analysed in several groups (a stack's steps) says it once."""
+    samples = [s for s in data.samples if s.name == WALL_NS]
+    if not preemption.accounted(samples):
+        return []
+    measured = list(dict.fromkeys(s.variant for s in samples))
+    # the group's order (its baseline first) when it is every variant; else one order for all
+    everyone = list(variants) if set(measured) <= set(variants) else measured
+    summary = preemption.summarise(samples, everyone, policy)
+    if summary.n_preempted == 0 and summary.lost_share < 0.01:
+        return []
+    loaded = summary.lost_share >= LOADED_SHARE
+    shares = []
+    for name in everyone:
+        own = [s for s in samples if s.variant == name]
+        shares.append(f"{name} {preemption.summarise(own, [name], policy).lost_share:.0%}")
+    return [
+        Note(
+            severity=Severity.WARNING if loaded else Severity.INFO,
+            message=summary.message(policy)
+            + (f" (of each variant's samples: {', '.join(shares)})" if len(everyone) > 1 else ""),
+            hint="the machine was busy: close what else runs, or measure longer (--budget); "
+            "perflab doctor shows the current load"
+            if loaded
+            else None,
+            benchmark=benchmark.name,
+            metric=Metric.TIME,
+        )
+    ]
+
+
+def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
+    """The CPU the run was pinned to: the setting, or (auto) the one most samples ran on."""
+    if not settings.pin:
+        return None
+    if settings.cpu is not None:
+        return settings.cpu
+    cpus = [s.cpu for s in samples if s.cpu is not None]
+    return max(set(cpus), key=cpus.count) if cpus else None
+
+
+# Findings that say the ratio itself may be off; the others describe the per-variant times.
+_WARNING_KINDS = frozenset({"drift", "migration", "per-process"})
+
+
+def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
+    return Note(
+        severity=Severity.WARNING if finding.kind in _WARNING_KINDS else Severity.INFO,
+        message=finding.message,
+        hint=finding.hint,
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.TIME,
+    )

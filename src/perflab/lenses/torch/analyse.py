@@ -1,0 +1,185 @@
+"""The torch lens's analysis: the stored op tables and self-CPU samples -> one comparison per
+variant (the ops that changed, appeared or disappeared, the device's kernels by launch slot).
+
+The ratio is the total self CPU time of all ops per iteration, variant/baseline, paired by
+generation and block with a CI over generations (`stats.paired`). The profiler inflates times,
+so that ratio is indicative; the ops that appeared or disappeared, and call counts, are the robust
+part (docs/lenses/torch.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.lenses.torch.ops import (
+    DeviceActivity,
+    KernelChange,
+    OpsDiff,
+    OpTable,
+    device_activity,
+    diff_kernels,
+    diff_ops,
+    kernel_slots,
+    op_rates,
+    parse_op_table,
+    versions_of,
+)
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.model import Benchmark, Comparison, Metric, Note, Settings, Severity
+from perflab.stats.comparison import comparison_from, one_process_verdict
+from perflab.stats.paired import estimate_ratio, pair_samples
+
+SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
+OP_CALLS = "op_calls:"  # + op name: that op's count
+OP_SELF_CPU_US = "op_self_cpu_us:"
+OP_CPU_US = "op_cpu_us:"
+KIND_OPS = "torch-ops"  # artifact: OpTable JSON of a measured profile
+KIND_WARMUP_OPS = "torch-ops-warmup"
+RATIO_BASIS = (
+    "total self CPU time of all ops per iteration under torch.profiler: inflated by the "
+    "profiler's overhead, indicative only; use the time lens for a verdict"
+)
+
+
+@dataclass(frozen=True)
+class TorchDetails:
+    diff: OpsDiff
+    baseline_torch_versions: list[str]
+    variant_torch_versions: list[str]
+    baseline_cpu_capabilities: list[str]
+    variant_cpu_capabilities: list[str]
+    baseline_profiles: int
+    variant_profiles: int
+    n_groups: int
+    baseline_device: DeviceActivity | None = None  # where the profiles recorded the device
+    variant_device: DeviceActivity | None = None
+    kernel_changes: tuple[KernelChange, ...] = ()  # per op and slot, paired across variants
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ratio_basis": RATIO_BASIS,
+            "ops": [change.to_json() for change in self.diff.changes],
+            "appeared": list(self.diff.appeared),
+            "disappeared": list(self.diff.disappeared),
+            "baseline_self_us_per_iteration": self.diff.baseline_self_us_per_iteration,
+            "variant_self_us_per_iteration": self.diff.variant_self_us_per_iteration,
+            "baseline_torch_version": _one_or_joined(self.baseline_torch_versions),
+            "variant_torch_version": _one_or_joined(self.variant_torch_versions),
+            "baseline_cpu_capability": _one_or_joined(self.baseline_cpu_capabilities),
+            "variant_cpu_capability": _one_or_joined(self.variant_cpu_capabilities),
+            "baseline_profiles": self.baseline_profiles,
+            "variant_profiles": self.variant_profiles,
+            "n_groups": self.n_groups,
+            **self._device_json(),
+        }
+
+    def _device_json(self) -> dict[str, Any]:
+        if self.baseline_device is None and self.variant_device is None:
+            return {}
+        return {
+            "baseline_device": None
+            if self.baseline_device is None
+            else self.baseline_device.to_json(),
+            "variant_device": None
+            if self.variant_device is None
+            else self.variant_device.to_json(),
+            "kernel_changes": [change.to_json() for change in self.kernel_changes],
+        }
+
+
+def _one_or_joined(values: list[str]) -> str | None:
+    # one per variant normally; several would mean the environment changed during the run
+    return ", ".join(values) if values else None
+
+
+def analyse_torch(
+    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+) -> LensAnalysis:
+    """From stored data only: one comparison per non-baseline variant."""
+    tables = {
+        name: [parse_op_table(json.loads(a.content)) for a in data.artifacts_of(name, KIND_OPS)]
+        for name in variants
+    }
+    baseline = _Side(variants[0], tables[variants[0]])
+    if not baseline.tables:
+        return LensAnalysis()
+    notes = [
+        _no_op_note(benchmark, name)
+        for name in variants
+        if tables[name] and not op_rates(tables[name])
+    ]
+    comparisons = [
+        _torch_comparison(benchmark, data, settings, baseline, _Side(name, tables[name]))
+        for name in variants[1:]
+        if tables[name]
+    ]
+    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One variant's stored op tables, one per measured profile."""
+
+    name: str
+    tables: list[OpTable]
+
+
+def _no_op_note(benchmark: Benchmark, variant: str) -> Note:
+    return Note(
+        Severity.WARNING,
+        f"torch.profiler saw no op in variant {variant!r}: the statement runs no torch operator",
+        hint="profile a statement that calls torch (e.g. torch.add(x, y))",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.TORCH,
+    )
+
+
+def _torch_comparison(
+    benchmark: Benchmark, data: BenchmarkData, settings: Settings, baseline: _Side, side: _Side
+) -> Comparison:
+    diff = diff_ops(op_rates(baseline.tables), op_rates(side.tables))
+    estimate = estimate_ratio(
+        pair_samples(
+            data.samples_of(baseline.name, SELF_CPU_US), data.samples_of(side.name, SELF_CPU_US)
+        ),
+        settings.confidence,
+    )
+    # the generations are forked from one server per variant when the set-up's imports
+    # are expensive: its hash seed and imported pages are every generation's, so the
+    # interval may hold nothing of what differs between processes (the time lens decides)
+    return one_process_verdict(
+        comparison_from(
+            estimate,
+            equivalence_band=settings.equivalence_band,
+            benchmark=benchmark.name,
+            metric=Metric.TORCH,
+            baseline=baseline.name,
+            variant=side.name,
+            baseline_value=diff.baseline_self_us_per_iteration * 1e3,
+            variant_value=diff.variant_self_us_per_iteration * 1e3,
+            unit="ns",
+            details=_details(baseline, side, diff, estimate.n_groups),
+        )
+    )
+
+
+def _details(baseline: _Side, side: _Side, diff: OpsDiff, n_groups: int) -> TorchDetails:
+    baseline_versions, baseline_capabilities = versions_of(baseline.tables)
+    versions, capabilities = versions_of(side.tables)
+    return TorchDetails(
+        diff=diff,
+        baseline_torch_versions=baseline_versions,
+        variant_torch_versions=versions,
+        baseline_cpu_capabilities=baseline_capabilities,
+        variant_cpu_capabilities=capabilities,
+        baseline_profiles=len(baseline.tables),
+        variant_profiles=len(side.tables),
+        n_groups=n_groups,
+        baseline_device=device_activity(baseline.tables),
+        variant_device=device_activity(side.tables),
+        kernel_changes=diff_kernels(kernel_slots(baseline.tables), kernel_slots(side.tables)),
+    )
