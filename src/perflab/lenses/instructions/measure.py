@@ -331,6 +331,30 @@ class _Run:
             message, variant=self.variant.name, benchmark=self.benchmark.name, **kwargs
         )
 
+    def sample(
+        self,
+        name: str,
+        value: float,
+        *,
+        loops: int,
+        generation: int,
+        block: int,
+        cpu: int | None,
+        warmup: bool = False,
+    ) -> Sample:
+        return Sample(
+            benchmark=self.benchmark.name,
+            variant=self.variant.name,
+            metric=Metric.INSTRUCTIONS,
+            name=name,
+            value=value,
+            loops=loops,
+            generation=generation,
+            block=block,
+            cpu=cpu,
+            warmup=warmup,
+        )
+
 
 class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
@@ -799,12 +823,9 @@ class InstructionsLens:
                 self._add_frames(run, counts.frames)
         for name, value in stmt_totals.items():
             run.context.sink.add_sample(
-                Sample(
-                    benchmark=run.benchmark.name,
-                    variant=run.variant.name,
-                    metric=Metric.INSTRUCTIONS,
-                    name=name,
-                    value=value - empty_totals.get(name, 0.0),
+                run.sample(
+                    name,
+                    value - empty_totals.get(name, 0.0),
                     loops=counts.plan.loops,
                     generation=generation,
                     block=process,
@@ -974,18 +995,9 @@ class InstructionsLens:
         totals = _derived_totals(costs)
         _check_region_ran(run, totals)
         for name, value in totals.items():
+            # each repeat of a command is a process of its own
             run.context.sink.add_sample(
-                Sample(
-                    benchmark=run.benchmark.name,
-                    variant=run.variant.name,
-                    metric=Metric.INSTRUCTIONS,
-                    name=name,
-                    value=value,
-                    loops=1,
-                    generation=repeat,
-                    block=repeat,  # each repeat of a command is a process of its own
-                    cpu=cpu,
-                )
+                run.sample(name, value, loops=1, generation=repeat, block=repeat, cpu=cpu)
             )
         if repeat == 0:
             self._store_identities(run, costs)
