@@ -365,18 +365,20 @@ class CountersLens:
         with session.generation(wrap=wrap) as workers:
             for index, worker in enumerate(workers):
                 counted[index].started(worker)
-            if loops is None:
-                loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
-            per_variant = loops
+            calibrated = (
+                loops
+                if loops is not None
+                else loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+            )
             sampler.blocks(
                 lambda slot: self._sample(
-                    counted[slot.variant], per_variant[slot.variant], measured=not slot.warmup
+                    counted[slot.variant], calibrated[slot.variant], measured=not slot.warmup
                 ),
                 generation=generation,
                 blocks=settings.warmup_blocks + self.blocks_per_generation,
             )
             for index in counted:
-                self._control_sample(counted[index], loops[index])
+                self._control_sample(counted[index], calibrated[index])
         # closed: every perf stat has written its counts
         outputs = {index: counted[index].output_text() for index in counted}
         for position, index in enumerate(sorted(outputs)):
@@ -390,7 +392,7 @@ class CountersLens:
                 generation,
                 position,
             )
-        return loops
+        return calibrated
 
     def _sample(self, counted: _CountedWorker, loops: int, *, measured: bool) -> None:
         if not measured:
