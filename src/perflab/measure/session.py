@@ -22,9 +22,9 @@ from perflab.model import Benchmark, Metric, Note, Settings, Severity
 from perflab.plan import launch_order
 
 # A variant whose own calibrated loop count is more than this factor away from the baseline's
-# gets its own: with the baseline's, a variant 1000x slower made each sample 1000x longer (the
-# budget of 3 s became 821 s), and one 6000x slower exceeded the sample timeout. Within the
-# factor every variant keeps the baseline's count, so runs of same-speed variants are as before.
+# gets its own: on the baseline's count, a far slower variant's samples would last as many times
+# longer, overrunning the budget and the sample timeout. Within the factor every variant keeps
+# the baseline's count, so same-speed variants run identical loops.
 OWN_LOOPS_FACTOR = 4.0
 
 
@@ -173,28 +173,12 @@ class LensSession:
         extras = self._extra_environments(layout or {})
         try:
             for index in launch_order(len(self.variants), rng or self.rng):
-                variant = self.variants[index]
                 if fork:
                     started[index] = self._forked(index, layout or {}, ops)
-                    continue
-                wrapped = wrap(index) if wrap is not None else WorkerWrap(())
-                self._releases.append(wrapped.release)
-                try:
-                    started[index] = StatementWorker(
-                        self.context.runner,
-                        self.benchmark,
-                        variant,
-                        interpreter=interpreter_for(variant, self.context.default_python),
-                        cpu=cpu,
-                        timeout_s=self.settings.sample_timeout_s,
-                        launch_prefix=wrapped.argv_prefix,
-                        extra_env=extras[index],
-                        pass_fds=wrapped.pass_fds,
-                        disable_aslr=disable_aslr,
-                        ops=ops,
+                else:
+                    started[index] = self._started(
+                        index, wrap, cpu=cpu, env=extras[index], disable_aslr=disable_aslr, ops=ops
                     )
-                finally:
-                    wrapped.after_spawn()
         except BaseException:
             for worker in started.values():
                 worker.kill()
@@ -202,6 +186,37 @@ class LensSession:
             raise
         self._generations += 1
         return [started[i] for i in range(len(self.variants))]
+
+    def _started(
+        self,
+        index: int,
+        wrap: WrapWorker | None,
+        *,
+        cpu: int | None,
+        env: Mapping[str, str],
+        disable_aslr: bool,
+        ops: Sequence[WorkerOps],
+    ) -> StatementWorker:
+        """A fresh worker of the variant, under its wrap (released with the session's)."""
+        variant = self.variants[index]
+        wrapped = wrap(index) if wrap is not None else WorkerWrap(())
+        self._releases.append(wrapped.release)
+        try:
+            return StatementWorker(
+                self.context.runner,
+                self.benchmark,
+                variant,
+                interpreter=interpreter_for(variant, self.context.default_python),
+                cpu=cpu,
+                timeout_s=self.settings.sample_timeout_s,
+                launch_prefix=wrapped.argv_prefix,
+                extra_env=env,
+                pass_fds=wrapped.pass_fds,
+                disable_aslr=disable_aslr,
+                ops=ops,
+            )
+        finally:
+            wrapped.after_spawn()
 
     def _extra_environments(self, layout: Mapping[str, str]) -> list[dict[str, str]]:
         """Each variant's share of the generation's layout (what it does not set itself), with

@@ -65,7 +65,8 @@ from perflab.lenses.counters.perf_stat import (
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.session import LensSession, WorkerWrap, benchmark_rng, loops_per_variant
+from perflab.measure.sampler import InterleavedSampler, Slot
+from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Artifact,
@@ -77,7 +78,6 @@ from perflab.model import (
     Sample,
     Severity,
 )
-from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.paired import estimate_ratio, pair_samples
 
@@ -306,29 +306,29 @@ class CountersLens:
     def _measure_statement(
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
-        settings = context.experiment.settings
         session = LensSession(benchmark, context, time.monotonic_ns, lens="counters")
-        started = time.monotonic()
-        loops: list[int] | None = None  # per variant
-        generations = max(settings.min_generations, 2)
+        sampler = InterleavedSampler(session, Metric.COUNTERS)
+        loops: list[int] | None = None  # per variant, calibrated in the first generation
+
+        def enough(generations: int) -> bool:
+            return (
+                sampler.out_of_budget()
+                or generations >= self.max_generations
+                or self._precise_enough(benchmark, context)
+            )
+
         with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
-            generation = 0
-            while True:
-                loops = self._generation(session, events, perf, Path(tmp), generation, loops)
-                generation += 1
-                elapsed = time.monotonic() - started
-                context.progress.update(
-                    benchmark=benchmark.name,
-                    metric=Metric.COUNTERS,
-                    detail=f"generation {generation}",
-                    fraction=min(1.0, generation / generations),
-                )
-                if generation >= generations and (
-                    elapsed >= context.lens_budget_s
-                    or generation >= self.max_generations
-                    or self._precise_enough(benchmark, context)
-                ):
-                    return
+
+            def generation(number: int) -> None:
+                nonlocal loops
+                loops = self._generation(sampler, events, perf, Path(tmp), number, loops)
+
+            sampler.generations(
+                generation,
+                at_least=max(context.experiment.settings.min_generations, 2),
+                enough=enough,
+                label="perf stat",
+            )
 
     def _precise_enough(self, benchmark: Benchmark, context: LensContext) -> bool:
         data = context.sink.data_for(benchmark.name, Metric.COUNTERS)
@@ -347,13 +347,14 @@ class CountersLens:
 
     def _generation(
         self,
-        session: LensSession,
+        sampler: InterleavedSampler,
         events: Sequence[str],
         perf: str,
         tmp: Path,
         generation: int,
         loops: list[int] | None,
     ) -> list[int]:
+        session = sampler.session
         benchmark, context, settings = session.benchmark, session.context, session.settings
         counted: dict[int, _CountedWorker] = {}
 
@@ -364,17 +365,20 @@ class CountersLens:
         with session.generation(wrap=wrap) as workers:
             for index, worker in enumerate(workers):
                 counted[index].started(worker)
-            if loops is None:
-                loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
-            orders = block_orders(len(workers), session.rng)
-            for block in range(settings.warmup_blocks + self.blocks_per_generation):
-                order = next(orders)
-                for index in order:
-                    self._sample(
-                        counted[index], loops[index], measured=block >= settings.warmup_blocks
-                    )
+            calibrated = (
+                loops
+                if loops is not None
+                else loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+            )
+            sampler.blocks(
+                lambda slot: self._sample(
+                    counted[slot.variant], calibrated[slot.variant], measured=not slot.warmup
+                ),
+                generation=generation,
+                blocks=settings.warmup_blocks + self.blocks_per_generation,
+            )
             for index in counted:
-                self._control_sample(counted[index], loops[index])
+                self._control_sample(counted[index], calibrated[index])
         # closed: every perf stat has written its counts
         outputs = {index: counted[index].output_text() for index in counted}
         for position, index in enumerate(sorted(outputs)):
@@ -388,7 +392,7 @@ class CountersLens:
                 generation,
                 position,
             )
-        return loops
+        return calibrated
 
     def _sample(self, counted: _CountedWorker, loops: int, *, measured: bool) -> None:
         if not measured:
@@ -504,60 +508,58 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         settings = context.experiment.settings
-        variants = context.experiment.variants
-        rng = benchmark_rng(settings, benchmark, "counters")
-        started = time.monotonic()
-        min_blocks = settings.min_command_blocks
+        sampler = InterleavedSampler(
+            LensSession(benchmark, context, time.monotonic_ns, lens="counters"), Metric.COUNTERS
+        )
+
+        def enough(blocks: int) -> bool:
+            return blocks >= settings.min_command_blocks and (
+                sampler.out_of_budget()
+                or blocks >= settings.warmup_blocks + self.max_generations
+                or self._precise_enough(benchmark, context)
+            )
+
         with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
-            for block, order in enumerate(block_orders(len(variants), rng)):
-                for position, index in enumerate(order):
-                    variant = variants[index]
-                    output = Path(tmp) / f"{block}-{index}.csv"
-                    argv = command_argv(benchmark.command_for(variant))
-                    spec = LaunchSpec(
-                        argv=(
-                            perf,
-                            "stat",
-                            "-x,",
-                            "-o",
-                            str(output),
-                            "-e",
-                            ",".join(events),
-                            "--",
-                            *argv,
-                        ),
-                        env=variant_environment(variant),
-                        cwd=variant.cwd,
-                        cpu=context.cpu,
-                    )
-                    result = context.runner.run(spec, timeout_s=settings.sample_timeout_s)
-                    if not result.ok:
-                        raise BenchmarkFailedError(
-                            f"the command under perf stat {result.describe_failure()}",
-                            detail=result.stderr[-2000:],
-                            variant=variant.name,
-                            benchmark=benchmark.name,
-                        )
-                    counts = counts_for_requested(parse_stat_csv(output.read_text()), events)
-                    self._store_counts(
-                        benchmark,
-                        context,
-                        variant.name,
-                        events,
-                        counts,
-                        1,
-                        0,
-                        block,
-                        position,
-                        warmup=block < settings.warmup_blocks,
-                    )
-                done = block + 1 >= min_blocks
-                if done and (
-                    time.monotonic() - started >= context.lens_budget_s
-                    or block + 1 >= settings.warmup_blocks + self.max_generations
-                    or self._precise_enough(benchmark, context)
-                ):
-                    return
+            sampler.blocks(
+                lambda slot: self._count_command(sampler, events, perf, Path(tmp), slot),
+                enough=enough,
+            )
+
+    def _count_command(
+        self, sampler: InterleavedSampler, events: Sequence[str], perf: str, tmp: Path, slot: Slot
+    ) -> None:
+        """One run of the command under `perf stat`, its counts stored as the slot's samples."""
+        benchmark, context = sampler.session.benchmark, sampler.session.context
+        variant = context.experiment.variants[slot.variant]
+        output = tmp / f"{slot.block}-{slot.variant}.csv"
+        argv = command_argv(benchmark.command_for(variant))
+        spec = LaunchSpec(
+            argv=(perf, "stat", "-x,", "-o", str(output), "-e", ",".join(events), "--", *argv),
+            env=variant_environment(variant),
+            cwd=variant.cwd,
+            cpu=context.cpu,
+        )
+        result = context.runner.run(spec, timeout_s=context.experiment.settings.sample_timeout_s)
+        if not result.ok:
+            raise BenchmarkFailedError(
+                f"the command under perf stat {result.describe_failure()}",
+                detail=result.stderr[-2000:],
+                variant=variant.name,
+                benchmark=benchmark.name,
+            )
+        counts = counts_for_requested(parse_stat_csv(output.read_text()), events)
+        self._store_counts(
+            benchmark,
+            context,
+            variant.name,
+            events,
+            counts,
+            1,
+            0,
+            slot.block,
+            slot.position,
+            warmup=slot.warmup,
+        )
 
     # analysis --------------------------------------------------------------------------------
 

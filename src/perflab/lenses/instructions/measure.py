@@ -331,6 +331,30 @@ class _Run:
             message, variant=self.variant.name, benchmark=self.benchmark.name, **kwargs
         )
 
+    def sample(
+        self,
+        name: str,
+        value: float,
+        *,
+        loops: int,
+        generation: int,
+        block: int,
+        cpu: int | None,
+        warmup: bool = False,
+    ) -> Sample:
+        return Sample(
+            benchmark=self.benchmark.name,
+            variant=self.variant.name,
+            metric=Metric.INSTRUCTIONS,
+            name=name,
+            value=value,
+            loops=loops,
+            generation=generation,
+            block=block,
+            cpu=cpu,
+            warmup=warmup,
+        )
+
 
 class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
@@ -431,13 +455,34 @@ class InstructionsLens:
         runs = self._runs(benchmark, context)
         cpus = self._cpus(context)
         statement = benchmark.kind is BenchmarkKind.STATEMENT
+        plan = self._plan(runs, cpus, statement=statement)
+        jobs = plan.jobs(runs, tuple(range(plan.processes)))
+        side_by_side = min(len(cpus), len(jobs))
+        names = ", ".join(run.variant.name for run in runs)
+        context.progress.update(
+            benchmark=benchmark.name,
+            metric=self.metric,
+            detail=f"callgrind: {names}"
+            + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
+        )
+        counting = _Counting(self, benchmark, context, cpus, statement=statement)
+        started_s = time.monotonic()
+        counting.run(jobs)
+        if statement and plan.processes < MAX_PROCESSES:
+            round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
+            self._one_more_process(counting, runs, plan, side_by_side, round_s, started_s)
+
+    def _plan(
+        self, runs: Sequence[_Run], cpus: Sequence[int | None], *, statement: bool
+    ) -> _CountingPlan:
+        """How many processes count each variant, and how they are started and switched."""
         # statements: several worker processes per variant, each its own valgrind, so that the
         # interval holds what differs between processes (a command's repeats are processes
         # already); the first process of every variant first
         processes = max(1, self.processes) if statement else 1
-        # every variant's processes are switched one way, and forked or not alike: counts of
-        # one statement differ by how (sorted(range(200)): fresh 23,823 with client requests,
-        # 23,692 through vgdb or forked), which must never pass for a difference of variants
+        # every variant's processes are switched one way, and forked or not alike: how a
+        # process is started and switched shifts a statement's counts a little, which must
+        # never pass for a difference of variants
         requests = False
         if statement:
             reasons = self._reasons_against_requests(runs)
@@ -452,115 +497,30 @@ class InstructionsLens:
             for run in runs:
                 # the processes are children of one fork server per variant (or fresh ones)
                 run.fixed["forked"] = fork
-        if fork:
-            jobs = [_Job(run, tuple(range(processes)), fork=True, requests=True) for run in runs]
-        else:
-            jobs = [
-                _Job(run, (process,), requests=requests)
-                for process in range(processes)
-                for run in runs
-            ]
-        side_by_side = min(len(cpus), len(jobs))
-        names = ", ".join(run.variant.name for run in runs)
-        context.progress.update(
-            benchmark=benchmark.name,
-            metric=self.metric,
-            detail=f"callgrind: {names}"
-            + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
-        )
-        workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
-        # per variant, each worker process's per-iteration counts: whether they disagree
-        counted_by_process: dict[str, list[tuple[float, ...]]] = {}
+        return _CountingPlan(processes, fork=fork, requests=requests)
 
-        # each worker process's counts, handed over by the job's thread as soon as they are
-        # counted and stored from this thread: an interrupt between a fork server's children
-        # keeps the first child's counts
-        finished: queue.SimpleQueue[tuple[_Run, int, _Counted, int | None]] = queue.SimpleQueue()
-
-        def count(job: _Job, cpu: int | None) -> tuple[int | None, str | None]:
-            def done(process: int, counts: _Counted) -> None:
-                finished.put((job.run, process, counts, cpu))
-
-            try:
-                if statement:
-                    self._count_statements(
-                        job.run,
-                        job.processes,
-                        cpu,
-                        workers,
-                        fork=job.fork,
-                        requests=job.requests,
-                        done=done,
-                    )
-                else:
-                    done(job.processes[0], self._count_command(job.run, cpu))
-            except BenchmarkFailedError as error:
-                reason = cannot_execute(error)
-                if reason is None or not self.note_unexecutable:
-                    raise
-                return cpu, reason
-            return cpu, None
-
-        def store_finished() -> None:
-            while True:
-                try:
-                    run, process, counts, cpu = finished.get_nowait()
-                except queue.Empty:
-                    return
-                if isinstance(counts, _StatementCounts):
-                    self._store_statement(run, counts, process, cpu)
-                    levels = counted_by_process.setdefault(run.variant.name, [])
-                    levels.append(counts.per_iteration())
-                else:
-                    self._store_command(run, counts, cpu)
-                context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
-
-        unexecutable: set[str] = set()
-
-        def store(job: _Job, outcome: tuple[int | None, str | None]) -> None:
-            cpu, reason = outcome
-            run = job.run
-            if reason is not None:
-                if run.variant.name not in unexecutable:
-                    unexecutable.add(run.variant.name)
-                    context.sink.add_artifact(
-                        Artifact(
-                            benchmark.name,
-                            run.variant.name,
-                            self.metric,
-                            KIND_UNAVAILABLE,
-                            json.dumps({"valgrind": reason}),
-                        )
-                    )
-                return
-            run.fixed.setdefault("cpus", []).append(cpu)
-            run.fixed["cpu"] = run.fixed["cpus"][0]
-            context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
-
-        def stop() -> None:
-            workers.stop()
-            stop_all_contained()  # workers still in their setup (import torch) are not listed
-
-        started_s = time.monotonic()
-        run_on_cpus(jobs, cpus, count, store, on_stop=stop, drain=store_finished)
-        disagreeing = sorted(
-            name
-            for name, levels in counted_by_process.items()
-            if (found := process_levels(levels)) is not None and found.disagree
-        )
-        if not statement or not disagreeing or processes >= MAX_PROCESSES:
+    def _one_more_process(
+        self,
+        counting: _Counting,
+        runs: Sequence[_Run],
+        plan: _CountingPlan,
+        side_by_side: int,
+        round_s: float,
+        started_s: float,
+    ) -> None:
+        """Processes of one variant settled at different levels: the interval is widened by
+        their spread, yet with two a side a difference that is only the processes' still
+        makes a verdict too often (docs/statistics.md); one more process per variant, counted
+        as the others were, makes that rare, when the lens's share holds it."""
+        disagreeing = counting.disagreeing()
+        if not disagreeing:
             return
-        # Processes of one variant settled at different levels: the interval is widened by
-        # their spread, and with two a side a difference that is only the processes' still
-        # made a verdict in 6% of simulated A/A pairs, with three in 0.3% (docs/statistics.md).
-        # One more process per variant, when the lens's share holds it.
-        round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
-        # counted as the others were (forked: a new server, which pays the import once more)
-        extra = [
-            _Job(run, (processes,), fork=fork, requests=requests)
-            for run in runs
-            if run.variant.name not in unexecutable
-        ]
+        context = counting.context
+        # forked: a new server, which pays the import once more
+        extra = plan.jobs(
+            [run for run in runs if run.variant.name not in counting.unexecutable],
+            (plan.processes,),
+        )
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
         left_s = context.lens_budget_s - (time.monotonic() - started_s)
         what = ", ".join(f"`{name}`" for name in disagreeing)
@@ -572,18 +532,18 @@ class InstructionsLens:
                     f"process per variant would narrow what that leaves undecided, but needs "
                     f"~{extra_s:.0f} s where the lens's share has {max(0.0, left_s):.0f} s left",
                     hint="a larger --budget counts a third process per variant",
-                    benchmark=benchmark.name,
+                    benchmark=counting.benchmark.name,
                     metric=self.metric,
                 )
             )
             return
         context.progress.update(
-            benchmark=benchmark.name,
+            benchmark=counting.benchmark.name,
             metric=self.metric,
             detail=f"callgrind: the processes of {', '.join(disagreeing)} disagree, "
             "one more process per variant",
         )
-        run_on_cpus(extra, cpus, count, store, on_stop=stop, drain=store_finished)
+        counting.run(extra)
 
     def client_requests_possible(self, benchmark: Benchmark, context: LensContext) -> bool | str:
         """True when every variant of the experiment can switch callgrind with client requests,
@@ -742,44 +702,22 @@ class InstructionsLens:
     ) -> None:
         """Each process a child of one fork server started under callgrind (instrumentation
         off): the set-up's modules are imported once per variant instead of once per process
-        (`import torch` under callgrind: ~9 s, most of what counting a torch statement costs).
-        The children switch callgrind with client requests (vgdb is not used for them)."""
-        settings = run.context.experiment.settings
+        (an expensive import is most of what counting under callgrind costs). The children
+        switch callgrind with client requests (vgdb is not used for them)."""
         ops = WorkerOps.from_module(WORKER_OPS)
-        server = ForkServer(
-            run.context.runner,
-            run.benchmark,
-            run.variant,
-            default_python=run.context.default_python,
-            cpu=cpu,
-            timeout_s=_worker_timeout_s(settings),
-            extra_env=run.env,
-            disable_aslr=True,
-            launch_prefix=self._statement_launch(run, directory),
-        )
+        server = self._fork_server(run, cpu, directory, ops)
         try:
-            run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
-            # the translations of the imports thrown away once, here, rather than by each
-            # child's first switch (worker_ops.py: callgrind_discard)
-            discarded = server.call(ops, {"op": "callgrind_discard"})
-            if not discarded.get("ok") or not discarded.get("requests"):
-                raise run.error(
-                    "client requests do not reach callgrind in the fork server: "
-                    f"{discarded.get('why') or discarded.get('error')}",
-                    hint="pass a variant's python= that runs the others' way, or report this",
-                )
             for index, process in enumerate(processes):
                 # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
                 # padding is 0: nothing is moved. Every child is forked at once, before the
-                # first counts, and waits its turn: forked after the one before it had
-                # exited, a child started from a server state that child's reply had changed
-                # and counted sorted(range(200)) 0.24% apart (a third process, a new import)
+                # first counts, and waits its turn: a child forked after the one before it
+                # had exited would start from a server state that child's reply had changed,
+                # and count at a level of its own
                 try:
                     ahead = len(processes) - 1 if index == 0 else 0
                     child = server.worker(ops=(ops,), scope="module", ahead=ahead)
-                    # each child calibrates as a fresh process does: one that skipped it (the
-                    # first child's loop count reused) counted sorted(range(200)) at a level
-                    # of its own
+                    # each child calibrates as a fresh process does: one that reused the first
+                    # child's loop count would count at a level of its own
                     counts = self._count_in(run, process, child, workers, directory, requests=True)
                 except BenchmarkFailedError as error:
                     # a child's stderr is the server's: valgrind's words on why it stopped
@@ -790,6 +728,38 @@ class InstructionsLens:
         finally:
             server.kill()  # its teardown under valgrind would count for nothing
             server.close()  # its pipes and the thread draining them
+
+    def _fork_server(
+        self, run: _Run, cpu: int | None, directory: str, ops: WorkerOps
+    ) -> ForkServer:
+        """The variant's fork server under callgrind, the translations of its imports thrown
+        away once, here, rather than by each child's first switch (worker_ops.py:
+        callgrind_discard); killed if client requests do not reach callgrind."""
+        server = ForkServer(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            default_python=run.context.default_python,
+            cpu=cpu,
+            timeout_s=_worker_timeout_s(run.context.experiment.settings),
+            extra_env=run.env,
+            disable_aslr=True,
+            launch_prefix=self._statement_launch(run, directory),
+        )
+        try:
+            run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
+            discarded = server.call(ops, {"op": "callgrind_discard"})
+            if not discarded.get("ok") or not discarded.get("requests"):
+                raise run.error(
+                    "client requests do not reach callgrind in the fork server: "
+                    f"{discarded.get('why') or discarded.get('error')}",
+                    hint="pass a variant's python= that runs the others' way, or report this",
+                )
+        except BaseException:
+            server.kill()
+            server.close()
+            raise
+        return server
 
     def _count_in(
         self,
@@ -826,55 +796,60 @@ class InstructionsLens:
             run.variant.name,
             {"python_version": counts.info.python_version, "executable": counts.info.executable},
         )
-        for repeat, (texts, (stmt_totals, empty_totals)) in enumerate(
-            zip(counts.texts, counts.totals, strict=True)
-        ):
-            # processes number their repeats apart: each may add settling repeats
-            generation = process * (max(1, self.repeats) + _MAX_SETTLING_REPEATS) + repeat
-            for kind in (KIND_EMPTY, KIND_STATEMENT):
-                run.context.sink.add_artifact(
-                    Artifact(
-                        run.benchmark.name,
-                        run.variant.name,
-                        Metric.INSTRUCTIONS,
-                        kind,
-                        texts[kind],
-                        generation=generation,
-                    )
+        for repeat in range(len(counts.texts)):
+            self._store_repeat(run, counts, process, repeat, cpu)
+        self._fix_plan(run, counts.plan, process)
+
+    def _store_repeat(
+        self, run: _Run, counts: _StatementCounts, process: int, repeat: int, cpu: int | None
+    ) -> None:
+        texts, (stmt_totals, empty_totals) = counts.texts[repeat], counts.totals[repeat]
+        # processes number their repeats apart: each may add settling repeats
+        generation = process * (max(1, self.repeats) + _MAX_SETTLING_REPEATS) + repeat
+        for kind in (KIND_EMPTY, KIND_STATEMENT):
+            run.context.sink.add_artifact(
+                Artifact(
+                    run.benchmark.name,
+                    run.variant.name,
+                    Metric.INSTRUCTIONS,
+                    kind,
+                    texts[kind],
+                    generation=generation,
                 )
-            if generation == 0:
-                self._add_identities(run, counts.identities)
-                if counts.frames is not None:
-                    self._add_frames(run, counts.frames)
-            for name, value in stmt_totals.items():
-                run.context.sink.add_sample(
-                    Sample(
-                        benchmark=run.benchmark.name,
-                        variant=run.variant.name,
-                        metric=Metric.INSTRUCTIONS,
-                        name=name,
-                        value=value - empty_totals.get(name, 0.0),
-                        loops=counts.plan.loops,
-                        generation=generation,
-                        block=process,
-                        cpu=cpu,
-                        warmup=repeat < counts.plan.warmup,
-                    )
+            )
+        if generation == 0:
+            self._add_identities(run, counts.identities)
+            if counts.frames is not None:
+                self._add_frames(run, counts.frames)
+        for name, value in stmt_totals.items():
+            run.context.sink.add_sample(
+                run.sample(
+                    name,
+                    value - empty_totals.get(name, 0.0),
+                    loops=counts.plan.loops,
+                    generation=generation,
+                    block=process,
+                    cpu=cpu,
+                    warmup=repeat < counts.plan.warmup,
                 )
+            )
+
+    def _fix_plan(self, run: _Run, plan: _StatementPlan, process: int) -> None:
+        """What the variant's processes were counted with, for its variant info."""
         loops = run.fixed.setdefault("loops_by_process", {})
-        loops[str(process)] = counts.plan.loops
-        run.fixed["loops"] = loops.get("0", counts.plan.loops)
-        run.fixed["repeats"] = counts.plan.repeats - counts.plan.warmup
+        loops[str(process)] = plan.loops
+        run.fixed["loops"] = loops.get("0", plan.loops)
+        run.fixed["repeats"] = plan.repeats - plan.warmup
         run.fixed["processes"] = len(loops)
-        run.fixed["switched_by"] = counts.plan.switch
+        run.fixed["switched_by"] = plan.switch
         # every process of the variant toggled collection (else: why not, in one of them)
-        toggled = run.fixed.get("collection_toggled", True) and counts.plan.toggled
+        toggled = run.fixed.get("collection_toggled", True) and plan.toggled
         run.fixed["collection_toggled"] = toggled
-        if counts.plan.why_not_toggled is not None:
-            run.fixed["why_not_collection_toggled"] = counts.plan.why_not_toggled
-        if counts.plan.warmup:
+        if plan.why_not_toggled is not None:
+            run.fixed["why_not_collection_toggled"] = plan.why_not_toggled
+        if plan.warmup:
             settling = run.fixed.setdefault("settling_repeats", {})
-            settling[str(process)] = counts.plan.warmup
+            settling[str(process)] = plan.warmup
 
     def _digest_statement(
         self,
@@ -1015,6 +990,26 @@ class InstructionsLens:
         inline: bool,
         cpu: int | None,
     ) -> None:
+        parts = self._stored_parts(run, dumps, repeat)
+        costs = combine_parts(parts)
+        totals = _derived_totals(costs)
+        _check_region_ran(run, totals)
+        for name, value in totals.items():
+            # each repeat of a command is a process of its own
+            run.context.sink.add_sample(
+                run.sample(name, value, loops=1, generation=repeat, block=repeat, cpu=cpu)
+            )
+        if repeat == 0:
+            self._store_identities(run, costs)
+        if inline and repeat == 0:
+            instructions = instructions_of(parts)
+            if instructions is not None:
+                self._store_frames(run, instructions)
+
+    def _stored_parts(
+        self, run: _Run, dumps: Sequence[tuple[str, str]], repeat: int
+    ) -> list[CallgrindPart]:
+        """One repeat's callgrind files, each stored as an artifact, parsed."""
         parts: list[CallgrindPart] = []
         for _, text in dumps:
             try:
@@ -1031,38 +1026,21 @@ class InstructionsLens:
                     generation=repeat,
                 )
             )
-        costs = combine_parts(parts)
-        totals = _derived_totals(costs)
-        region = run.context.experiment.settings.region
-        if region is not None and totals[SAMPLE_NAME] == 0:
-            raise ConfigError(
-                f"the region function {region!r} never ran: callgrind counted nothing inside it",
-                hint="check the name (callgrind matches the demangled name; * is a wildcard, "
-                "e.g. 'ns::kernel*'); an inlined function never runs as a function of its own "
-                "and yields zero: mark it __attribute__((noinline)) or name its caller",
-                variant=run.variant.name,
-                benchmark=run.benchmark.name,
-            )
-        for name, value in totals.items():
-            run.context.sink.add_sample(
-                Sample(
-                    benchmark=run.benchmark.name,
-                    variant=run.variant.name,
-                    metric=Metric.INSTRUCTIONS,
-                    name=name,
-                    value=value,
-                    loops=1,
-                    generation=repeat,
-                    block=repeat,  # each repeat of a command is a process of its own
-                    cpu=cpu,
-                )
-            )
-        if repeat == 0:
-            self._store_identities(run, costs)
-        if inline and repeat == 0:
-            instructions = instructions_of(parts)
-            if instructions is not None:
-                self._store_frames(run, instructions)
+        return parts
+
+
+def _check_region_ran(run: _Run, totals: Mapping[str, float]) -> None:
+    """A --region function that counted nothing never ran: a wrong or inlined name."""
+    region = run.context.experiment.settings.region
+    if region is not None and totals[SAMPLE_NAME] == 0:
+        raise ConfigError(
+            f"the region function {region!r} never ran: callgrind counted nothing inside it",
+            hint="check the name (callgrind matches the demangled name; * is a wildcard, "
+            "e.g. 'ns::kernel*'); an inlined function never runs as a function of its own "
+            "and yields zero: mark it __attribute__((noinline)) or name its caller",
+            variant=run.variant.name,
+            benchmark=run.benchmark.name,
+        )
 
 
 def _resolve(program: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
@@ -1141,6 +1119,130 @@ class _Job:
     processes: tuple[int, ...]
     fork: bool = False
     requests: bool = False  # statements: switched with client requests (else through vgdb)
+
+
+@dataclass(frozen=True)
+class _CountingPlan:
+    """How each variant is counted: its processes, forked from one server or fresh, switched
+    with client requests or through vgdb."""
+
+    processes: int  # per variant
+    fork: bool
+    requests: bool
+
+    def jobs(self, runs: Sequence[_Run], processes: tuple[int, ...]) -> list[_Job]:
+        """The jobs that count `processes` of every run: forked, one job per variant; fresh,
+        one per process, the first process of every variant first."""
+        if self.fork:
+            return [_Job(run, processes, fork=True, requests=self.requests) for run in runs]
+        return [
+            _Job(run, (process,), requests=self.requests) for process in processes for run in runs
+        ]
+
+
+class _Counting:
+    """One benchmark's callgrind jobs on the CPUs. Each worker process's counts are handed over
+    by its job's thread as soon as they are counted and stored from the calling thread: an
+    interrupt between a fork server's children keeps the first child's counts."""
+
+    def __init__(
+        self,
+        lens: InstructionsLens,
+        benchmark: Benchmark,
+        context: LensContext,
+        cpus: Sequence[int | None],
+        *,
+        statement: bool,
+    ) -> None:
+        self.lens = lens
+        self.benchmark = benchmark
+        self.context = context
+        self.cpus = cpus
+        self.statement = statement
+        self.workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+        self.finished: queue.SimpleQueue[tuple[_Run, int, _Counted, int | None]] = (
+            queue.SimpleQueue()
+        )
+        # per variant, each worker process's per-iteration counts: whether they disagree
+        self.counted_by_process: dict[str, list[tuple[float, ...]]] = {}
+        self.unexecutable: set[str] = set()  # variants valgrind cannot execute
+
+    def run(self, jobs: Sequence[_Job]) -> None:
+        run_on_cpus(jobs, self.cpus, self.count, self.store, on_stop=self.stop, drain=self.drain)
+
+    def count(self, job: _Job, cpu: int | None) -> tuple[int | None, str | None]:
+        """(cpu, why valgrind cannot execute the variant, or None); may run in a thread."""
+
+        def done(process: int, counts: _Counted) -> None:
+            self.finished.put((job.run, process, counts, cpu))
+
+        try:
+            if self.statement:
+                self.lens._count_statements(
+                    job.run,
+                    job.processes,
+                    cpu,
+                    self.workers,
+                    fork=job.fork,
+                    requests=job.requests,
+                    done=done,
+                )
+            else:
+                done(job.processes[0], self.lens._count_command(job.run, cpu))
+        except BenchmarkFailedError as error:
+            reason = cannot_execute(error)
+            if reason is None or not self.lens.note_unexecutable:
+                raise
+            return cpu, reason
+        return cpu, None
+
+    def drain(self) -> None:
+        """Store every worker process's counts handed over so far."""
+        while True:
+            try:
+                run, process, counts, cpu = self.finished.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(counts, _StatementCounts):
+                self.lens._store_statement(run, counts, process, cpu)
+                levels = self.counted_by_process.setdefault(run.variant.name, [])
+                levels.append(counts.per_iteration())
+            else:
+                self.lens._store_command(run, counts, cpu)
+            self.context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
+
+    def store(self, job: _Job, outcome: tuple[int | None, str | None]) -> None:
+        """A job done: the CPU it counted on, or (once per variant) why it could not count."""
+        cpu, reason = outcome
+        run = job.run
+        if reason is not None:
+            if run.variant.name not in self.unexecutable:
+                self.unexecutable.add(run.variant.name)
+                self.context.sink.add_artifact(
+                    Artifact(
+                        self.benchmark.name,
+                        run.variant.name,
+                        self.lens.metric,
+                        KIND_UNAVAILABLE,
+                        json.dumps({"valgrind": reason}),
+                    )
+                )
+            return
+        run.fixed.setdefault("cpus", []).append(cpu)
+        run.fixed["cpu"] = run.fixed["cpus"][0]
+        self.context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
+
+    def stop(self) -> None:
+        self.workers.stop()
+        stop_all_contained()  # workers still in their setup (import torch) are not listed
+
+    def disagreeing(self) -> list[str]:
+        """The variants whose worker processes counted at different levels."""
+        return sorted(
+            name
+            for name, levels in self.counted_by_process.items()
+            if (found := process_levels(levels)) is not None and found.disagree
+        )
 
 
 class _StatementSession:

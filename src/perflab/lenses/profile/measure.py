@@ -29,7 +29,7 @@ import json
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,8 @@ from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_p
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.session import LensSession, WorkerWrap, benchmark_rng, loops_per_variant
+from perflab.measure.sampler import InterleavedSampler, Slot
+from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerSample, variant_environment
 from perflab.model import (
     Artifact,
@@ -68,7 +69,6 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.plan import block_orders
 from perflab.proc import LaunchSpec, ProcessRunner
 
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
@@ -426,6 +426,30 @@ def record_command_profile(
     )
 
 
+@dataclass
+class _CommandRecording:
+    """One variant's runs of a command under `perf record`, pooled as they come."""
+
+    samples: list[ProfileSample] = field(default_factory=list)
+    events: tuple[str, ...] = ()
+    region_ns: int = 0
+
+    def add(self, wall_ns: int, data: PerfData) -> None:
+        self.samples += data.samples
+        self.events = self.events or tuple(data.sampled_events)
+        self.region_ns += wall_ns
+
+    def profile(self, options: RecordOptions, runs: int) -> RecordedProfile:
+        return RecordedProfile(
+            options.event,
+            self.events,
+            options.call_graph,
+            tuple(self.samples),
+            runs,
+            self.region_ns,
+        )
+
+
 def _record_command_once(
     runner: ProcessRunner,
     perf: str,
@@ -513,35 +537,29 @@ class ProfileLens:
     ) -> list[list[RecordedProfile]]:
         """Each variant in `PROFILE_PROCESSES` independent workers, one generation after the
         other, each recording its share of `region_s`: per variant, one profile per worker."""
-        session = LensSession(benchmark, context, _now_ns, lens="profile")
+        sampler = InterleavedSampler(
+            LensSession(benchmark, context, _now_ns, lens="profile"), Metric.PROFILE
+        )
         recorded: list[list[RecordedProfile]] = [[] for _ in context.experiment.variants]
-        start = _now_ns()
-        for generation in range(PROFILE_PROCESSES):
-            profiles = self._statement_generation(
-                benchmark, context, options, tmp, session, generation, start
-            )
+
+        def generation(number: int) -> None:
+            profiles = self._statement_generation(sampler, options, tmp, number)
             for index, profile in enumerate(profiles):
                 recorded[index].append(profile)
+
+        sampler.generations(generation, at_least=PROFILE_PROCESSES, at_most=PROFILE_PROCESSES)
         return recorded
 
     def _statement_generation(
-        self,
-        benchmark: Benchmark,
-        context: LensContext,
-        options: RecordOptions,
-        tmp: Path,
-        session: LensSession,
-        generation: int,
-        start: int,
+        self, sampler: InterleavedSampler, options: RecordOptions, tmp: Path, generation: int
     ) -> list[RecordedProfile]:
-        settings = context.experiment.settings
-        variants = context.experiment.variants
+        session = sampler.session
+        variants = session.variants
         workers: dict[int, ProfiledWorker] = {}
-        region_s = self.region_s / PROFILE_PROCESSES
 
         def wrap(index: int) -> WorkerWrap:
             workers[index] = ProfiledWorker(
-                context.runner,
+                session.context.runner,
                 options=options,
                 data_path=tmp / f"{variants[index].name}-{generation}.perf.data",
             )
@@ -550,103 +568,90 @@ class ProfileLens:
         with session.generation(wrap=wrap) as started:
             for index, worker in enumerate(started):
                 workers[index].started(worker)
-            loops = loops_per_variant(
-                [workers[i] for i in range(len(variants))], int(settings.sample_target_ms * 1e6)
-            )
-            for block, order in enumerate(block_orders(len(variants), session.rng)):
-                warmup = block < settings.warmup_blocks
-                for position, index in enumerate(order):
-                    measured = workers[index].sample(loops[index], record=not warmup)
-                    context.sink.add_sample(
-                        Sample(
-                            benchmark=benchmark.name,
-                            variant=variants[index].name,
-                            metric=Metric.PROFILE,
-                            name=WALL_NS,
-                            value=measured.wall_ns,
-                            loops=loops[index],
-                            generation=generation,
-                            block=block,
-                            position=position,
-                            cpu=measured.cpu,
-                            at_ns=_now_ns() - start,
-                            warmup=warmup,
-                        )
-                    )
-                recorded_s = min(w.region_ns for w in workers.values()) / 1e9
-                done_s = generation * region_s + recorded_s
-                context.progress.update(
-                    benchmark=benchmark.name,
-                    metric=Metric.PROFILE,
-                    detail=f"process {generation + 1} of {PROFILE_PROCESSES}, block {block + 1}, "
-                    f"{done_s:.1f} s recorded per variant",
-                    fraction=min(1.0, done_s / self.region_s),
-                )
-                if recorded_s >= region_s:
-                    break
-            for index in range(len(variants)):
-                workers[index].note_mapped_objects()
+            profiled = [workers[i] for i in range(len(variants))]
+            self._sample_generation(sampler, profiled, generation)
+            for one in profiled:
+                one.note_mapped_objects()
         # closed: every perf record has written its data, and nothing is measured any more, so
         # the variants' perf script runs may share every CPU
         with all_cpus():
             return run_threads(
-                [workers[i].recorded for i in range(len(variants))],
-                parallel=runs_real_processes(context.runner),
+                [one.recorded for one in profiled],
+                parallel=runs_real_processes(session.context.runner),
             )
+
+    def _sample_generation(
+        self, sampler: InterleavedSampler, workers: Sequence[ProfiledWorker], generation: int
+    ) -> None:
+        """Blocks of this generation until every variant recorded its share of `region_s`
+        (warm-up blocks are sampled, not recorded)."""
+        settings = sampler.session.settings
+        loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+        region_s = self.region_s / PROFILE_PROCESSES
+
+        def measure(slot: Slot) -> None:
+            own = loops[slot.variant]
+            measured = workers[slot.variant].sample(own, record=not slot.warmup)
+            sampler.session.context.sink.add_sample(
+                sampler.sample(slot, WALL_NS, measured.wall_ns, loops=own, cpu=measured.cpu)
+            )
+
+        def enough(blocks: int) -> bool:
+            recorded_s = min(w.region_ns for w in workers) / 1e9
+            done_s = generation * region_s + recorded_s
+            sampler.progress(
+                f"process {generation + 1} of {PROFILE_PROCESSES}, block {blocks}, "
+                f"{done_s:.1f} s recorded per variant",
+                min(1.0, done_s / self.region_s),
+            )
+            return recorded_s >= region_s
+
+        sampler.blocks(measure, generation=generation, enough=enough)
 
     def _measure_command(
         self, benchmark: Benchmark, context: LensContext, options: RecordOptions, tmp: Path
     ) -> list[RecordedProfile]:
-        experiment = context.experiment
+        """Blocks of one run per variant under `perf record`, until every variant recorded
+        `region_s` or `max_command_runs` blocks ran: per variant, the runs' samples pooled."""
         perf = find_perf()
-        rng = benchmark_rng(experiment.settings, benchmark, "profile")
-        variants = experiment.variants
-        collected: list[list[ProfileSample]] = [[] for _ in variants]
-        events: list[list[str]] = [[] for _ in variants]
-        region_ns = [0 for _ in variants]
-        runs = 0
-        for block, order in enumerate(block_orders(len(variants), rng)):
-            for position, index in enumerate(order):
-                variant = variants[index]
-                wall_ns, data = _record_command_once(
-                    context.runner,
-                    perf,
-                    options,
-                    command_argv(benchmark.command_for(variant)),
-                    variant_environment(variant),
-                    variant.cwd,
-                    context.cpu,
-                    tmp / f"{index}-{block}.data",
-                    experiment.settings.sample_timeout_s,
-                )
-                collected[index] += data.samples
-                events[index] = events[index] or list(data.sampled_events)
-                region_ns[index] += wall_ns
-                context.sink.add_sample(
-                    Sample(
-                        benchmark=benchmark.name,
-                        variant=variant.name,
-                        metric=Metric.PROFILE,
-                        name=WALL_NS,
-                        value=wall_ns,
-                        block=block,
-                        position=position,
-                    )
-                )
-            runs += 1
-            if min(region_ns) >= self.region_s * 1e9 or runs >= self.max_command_runs:
-                break
-        return [
-            RecordedProfile(
-                options.event,
-                tuple(events[i]),
-                options.call_graph,
-                tuple(collected[i]),
-                runs,
-                region_ns[i],
+        variants = context.experiment.variants
+        sampler = InterleavedSampler(
+            LensSession(benchmark, context, _now_ns, lens="profile"), Metric.PROFILE
+        )
+        recordings = [_CommandRecording() for _ in variants]
+
+        def measure(slot: Slot) -> None:
+            variant = variants[slot.variant]
+            wall_ns, data = _record_command_once(
+                context.runner,
+                perf,
+                options,
+                command_argv(benchmark.command_for(variant)),
+                variant_environment(variant),
+                variant.cwd,
+                context.cpu,
+                tmp / f"{slot.variant}-{slot.block}.data",
+                context.experiment.settings.sample_timeout_s,
             )
-            for i in range(len(variants))
-        ]
+            recordings[slot.variant].add(wall_ns, data)
+            context.sink.add_sample(
+                Sample(
+                    benchmark=benchmark.name,
+                    variant=variant.name,
+                    metric=Metric.PROFILE,
+                    name=WALL_NS,
+                    value=wall_ns,
+                    block=slot.block,
+                    position=slot.position,
+                )
+            )
+
+        def enough(runs: int) -> bool:
+            recorded_ns = min(r.region_ns for r in recordings)
+            return recorded_ns >= self.region_s * 1e9 or runs >= self.max_command_runs
+
+        runs = sampler.blocks(measure, enough=enough)
+        return [recording.profile(options, runs) for recording in recordings]
 
     def _store(
         self,

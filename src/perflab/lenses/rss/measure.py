@@ -11,6 +11,7 @@ process), like the time lens's.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,12 +26,18 @@ from perflab.lenses.rss.analyse import (
     PEAK_ALLOC_BYTES,
     analyse_rss,
 )
-from perflab.measure.commands import CommandLauncher, command_argv
+from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
-from perflab.model import Benchmark, BenchmarkKind, Experiment, Note, Sample
-from perflab.plan import block_orders
+from perflab.model import (
+    Benchmark,
+    BenchmarkKind,
+    Experiment,
+    Note,
+    Sample,
+)
 from perflab.proc import ProcessRunner
 from perflab.stats.family import family_settings
 
@@ -96,125 +103,104 @@ def rss_sample(worker: StatementWorker, loops: int) -> RssReading:
 
 class _StatementSession(LensSession):
     def run(self) -> None:
-        loops: int | None = None
+        # the first block of each generation warms up (first-use allocations)
+        sampler = InterleavedSampler(self, RSS, warmup_blocks=1)
+        self._loops: int | None = None
         generations = max(2, self.settings.min_generations)  # a CI needs two
-        ops = (WorkerOps.from_module(WORKER_OPS),)
-        for generation in range(generations):
-            self.context.progress.update(
-                benchmark=self.benchmark.name,
-                metric=RSS,
-                detail=f"memory, generation {generation + 1}/{generations}",
-                fraction=generation / generations,
-            )
-            with self.generation(ops=ops) as workers:
-                if loops is None:
-                    # every variant calibrates (one may be far slower than another); all run
-                    # the slowest one's count, so peaks over the same number of iterations
-                    # compare, and no sample runs far beyond --sample-ms
-                    target_ns = int(self.settings.sample_target_ms * 1e6)
-                    loops = min(MAX_LOOPS, *(worker.calibrate(target_ns) for worker in workers))
-                orders = block_orders(len(workers), self.rng)
-                for block in range(2):  # the first block warms up (first-use allocations)
-                    for position, index in enumerate(next(orders)):
-                        reading = rss_sample(workers[index], loops)
-                        values: list[tuple[str, float, int]] = [
-                            (PEAK_ALLOC_BYTES, float(reading.peak_alloc_bytes), 1),
-                            (NET_BLOCKS, float(reading.net_blocks), reading.loops),
-                        ]
-                        if reading.maxrss_kb is not None:
-                            values.append((MAXRSS_KB, float(reading.maxrss_kb), 1))
-                        for name, value, per in values:
-                            self._record(index, name, value, per, generation, block, position)
+        sampler.generations(
+            lambda generation: self._generation(sampler, generation),
+            at_least=generations,
+            at_most=generations,
+            label="memory",
+        )
 
-    def _record(
-        self,
-        index: int,
-        name: str,
-        value: float,
-        loops: int,
-        generation: int,
-        block: int,
-        position: int,
+    def _generation(self, sampler: InterleavedSampler, generation: int) -> None:
+        with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
+            if self._loops is None:
+                # every variant calibrates (one may be far slower than another); all run the
+                # slowest one's count, so peaks over the same number of iterations compare,
+                # and no sample runs far beyond --sample-ms
+                target_ns = int(self.settings.sample_target_ms * 1e6)
+                self._loops = min(MAX_LOOPS, *(worker.calibrate(target_ns) for worker in workers))
+            loops = self._loops
+            sampler.blocks(
+                lambda slot: self._sample(sampler, workers[slot.variant], loops, slot),
+                generation=generation,
+                blocks=2,
+            )
+
+    def _sample(
+        self, sampler: InterleavedSampler, worker: StatementWorker, loops: int, slot: Slot
     ) -> None:
+        reading = rss_sample(worker, loops)
+        values: list[tuple[str, float, int]] = [
+            (PEAK_ALLOC_BYTES, float(reading.peak_alloc_bytes), 1),
+            (NET_BLOCKS, float(reading.net_blocks), reading.loops),
+        ]
+        if reading.maxrss_kb is not None:
+            values.append((MAXRSS_KB, float(reading.maxrss_kb), 1))
+        for name, value, per in values:
+            self.context.sink.add_sample(
+                sampler.sample(slot, name, value, loops=per, cpu=self.context.cpu)
+            )
+
+
+class _CommandSession(LensSession):
+    def run(self) -> None:
+        # one warm-up block (page cache)
+        sampler = InterleavedSampler(self, RSS, warmup_blocks=1)
+        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
+            for index in range(len(self.variants)):
+                self._record_floor(launcher, index)
+            sampler.blocks(
+                lambda slot: self._run_one(sampler, launcher, slot),
+                blocks=1 + max(2, self.settings.min_generations),
+            )
+
+    def _launch(self, launcher: CommandLauncher, index: int, argv: tuple[str, ...]) -> CommandRun:
+        variant = self.variants[index]
+        return launcher.run(
+            argv,
+            env=variant_environment(variant),
+            cwd=variant.cwd,
+            timeout_s=self.settings.sample_timeout_s,
+            variant=variant.name,
+            benchmark=self.benchmark.name,
+        )
+
+    def _record_floor(self, launcher: CommandLauncher, index: int) -> None:
+        floor = self._launch(launcher, index, ("true",))
         self.context.sink.add_sample(
             Sample(
                 benchmark=self.benchmark.name,
                 variant=self.variants[index].name,
                 metric=RSS,
-                name=name,
-                value=value,
-                loops=loops,
-                generation=generation,
-                block=block,
-                position=position,
-                cpu=self.context.cpu,
-                at_ns=self.clock_ns() - self.start_ns,
-                warmup=block == 0,
+                name=FLOOR_KB,
+                value=float(floor.maxrss_kb),
+                cpu=floor.cpu,
             )
         )
 
+    def _run_one(self, sampler: InterleavedSampler, launcher: CommandLauncher, slot: Slot) -> None:
+        variant = self.variants[slot.variant]
+        argv = command_argv(self.benchmark.command_for(variant))
+        run = self._launch(launcher, slot.variant, argv)
+        if run.timed_out or run.returncode != 0:
+            raise BenchmarkFailedError(
+                "the command timed out"
+                if run.timed_out
+                else f"the command exited with status {run.returncode}",
+                hint="run it by hand in the variant's directory to see why",
+                variant=variant.name,
+                benchmark=self.benchmark.name,
+                detail=run.stderr_tail.rstrip() or None,
+            )
+        # every run is its own process: each block is a group of its own
+        own_group = dataclasses.replace(slot, generation=slot.block, block=0)
+        self.context.sink.add_sample(
+            sampler.sample(own_group, MAXRSS_KB, float(run.maxrss_kb), cpu=run.cpu)
+        )
 
-class _CommandSession(LensSession):
-    def run(self) -> None:
-        envs = [variant_environment(v) for v in self.variants]
-        argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
-        blocks = 1 + max(2, self.settings.min_generations)  # one warm-up block (page cache)
-        orders = block_orders(len(self.variants), self.rng)
-        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
-            for index, variant in enumerate(self.variants):
-                floor = launcher.run(
-                    ("true",),
-                    env=envs[index],
-                    cwd=variant.cwd,
-                    timeout_s=self.settings.sample_timeout_s,
-                    variant=variant.name,
-                    benchmark=self.benchmark.name,
-                )
-                self.context.sink.add_sample(
-                    Sample(
-                        benchmark=self.benchmark.name,
-                        variant=variant.name,
-                        metric=RSS,
-                        name=FLOOR_KB,
-                        value=float(floor.maxrss_kb),
-                        cpu=floor.cpu,
-                    )
-                )
-            for block in range(blocks):
-                for position, index in enumerate(next(orders)):
-                    variant = self.variants[index]
-                    run = launcher.run(
-                        argvs[index],
-                        env=envs[index],
-                        cwd=variant.cwd,
-                        timeout_s=self.settings.sample_timeout_s,
-                        variant=variant.name,
-                        benchmark=self.benchmark.name,
-                    )
-                    if run.timed_out or run.returncode != 0:
-                        raise BenchmarkFailedError(
-                            "the command timed out"
-                            if run.timed_out
-                            else f"the command exited with status {run.returncode}",
-                            hint="run it by hand in the variant's directory to see why",
-                            variant=variant.name,
-                            benchmark=self.benchmark.name,
-                            detail=run.stderr_tail.rstrip() or None,
-                        )
-                    # every run is its own process: each block is a group of its own
-                    self.context.sink.add_sample(
-                        Sample(
-                            benchmark=self.benchmark.name,
-                            variant=variant.name,
-                            metric=RSS,
-                            name=MAXRSS_KB,
-                            value=float(run.maxrss_kb),
-                            loops=1,
-                            generation=block,
-                            block=0,
-                            position=position,
-                            cpu=run.cpu,
-                            at_ns=self.clock_ns() - self.start_ns,
-                            warmup=block == 0,
-                        )
-                    )
+
+# --------------------------------------------------------------------------------------------
+# analysing

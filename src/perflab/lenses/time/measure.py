@@ -29,8 +29,13 @@ import numpy as np
 from perflab.budget import TIME_GENERATION_S_RANGE, TIME_TARGET_GENERATIONS, ServerRounds
 from perflab.errors import BenchmarkFailedError
 from perflab.host import online_cpus
-from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, KIND_SERVER_ROUND, WALL_NS, analyse_time
-from perflab.measure.commands import CommandLauncher, command_argv
+from perflab.lenses.time.analyse import (
+    KIND_COMMAND_UNITS,
+    KIND_SERVER_ROUND,
+    WALL_NS,
+    analyse_time,
+)
+from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,
@@ -39,6 +44,7 @@ from perflab.measure.layout import (
     padded_environments,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
@@ -49,14 +55,24 @@ from perflab.model import (
     Metric,
     Note,
     Sample,
+    Settings,
     Severity,
+    Variant,
 )
-from perflab.plan import block_orders, launch_order
+from perflab.plan import launch_order
 from perflab.proc import ProcessRunner
 from perflab.stats import preemption
 from perflab.stats.family import run_family_size
-from perflab.stats.paired import RatioEstimate, estimate_ratio, own_log_values, pair_samples
-from perflab.stats.sequential import MIN_UNITS_TO_STOP_EARLY, may_stop_early
+from perflab.stats.paired import (
+    RatioEstimate,
+    estimate_ratio,
+    own_log_values,
+    pair_samples,
+)
+from perflab.stats.sequential import (
+    MIN_UNITS_TO_STOP_EARLY,
+    may_stop_early,
+)
 
 MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
@@ -124,6 +140,7 @@ class _Session(LensSession):
         self.samples: list[Sample] = []
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
+        self.sampler = InterleavedSampler(self, Metric.TIME)
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
@@ -177,6 +194,15 @@ class _Session(LensSession):
             )
         )
 
+    def stop_after(self, what: str, *, minimums_met: bool) -> bool:
+        """After a generation: report progress, and stop once the minimums are met and the
+        estimates are precise enough or the share is spent."""
+        estimates = self.estimates()
+        self.report(what, estimates)
+        return minimums_met and (
+            self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
+        )
+
     def report(self, what: str, estimates: list[RatioEstimate]) -> None:
         widths = [e.log_half_width for e in estimates if math.isfinite(e.log_half_width)]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
@@ -196,8 +222,7 @@ class _StatementSession(_Session):
             return
         settings = self.settings
         loops: list[int] | None = None  # per variant
-        low_s, high_s = GENERATION_S_RANGE
-        shortest_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+        shortest_s = self._planned_generation_s()
         generation_s = shortest_s
         generation = 0
         upcoming = self._next_launch()
@@ -206,18 +231,13 @@ class _StatementSession(_Session):
             while True:
                 started_ns = self.clock_ns()
                 launch, upcoming = upcoming, self._next_launch()
+                workers = self._start(launch, prestarted)
                 if prestarted is not None:
-                    workers = prestarted.take()
                     # sampling as long as these workers took to start keeps the next generation
                     # ready in time, and no longer: the first generation's start-up (which also
-                    # compiled the variants' bytecode caches) was often twice as long
+                    # compiled the variants' bytecode caches) is often longer
                     generation_s = max(shortest_s, prestarted.startup_s)
                     prestarted = None
-                    self.pin_to_measuring_cpu(workers)
-                else:
-                    workers = self.launch_workers(
-                        layout=launch.layout, disable_aslr=settings.paired_layout, rng=launch.rng
-                    )
                 with self.closing(workers):
                     self._record_interpreters(workers)
                     startup_s = (self.clock_ns() - started_ns) / 1e9
@@ -225,32 +245,48 @@ class _StatementSession(_Session):
                         loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
                         # keep start-up below half of each generation's time
                         generation_s = max(generation_s, startup_s)
-                    if 0 < generation < settings.min_generations:
-                        # behind (workers start slower than the probe said): this and the
-                        # minimum generations still to come sample less, down to their minimum
-                        # blocks, rather than overrun
-                        generation_s = sampling_to_fit(
-                            generation_s,
-                            self.budget_s - self.elapsed_s(),
-                            settings.min_generations - generation,
-                            # started ahead, the next workers' start-up overlaps this sampling
-                            0.0 if self._started_ahead(generation) else startup_s,
-                        )
+                    generation_s = self._fit_minimums(generation, generation_s, startup_s)
                     if self._another_generation_likely(generation, generation_s):
                         prestarted = _Prestart(self, upcoming)
                     self._sample_generation(workers, generation, loops, generation_s)
                 if generation == 0:
                     loops = self._shorter_if_preempted(loops)
                 generation += 1
-                estimates = self.estimates()
-                self.report(f"generation {generation}", estimates)
-                if generation >= settings.min_generations and (
-                    self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
-                ):
+                minimums_met = generation >= settings.min_generations
+                if self.stop_after(f"generation {generation}", minimums_met=minimums_met):
                     return
         finally:
             if prestarted is not None:
                 prestarted.discard()
+
+    def _planned_generation_s(self) -> float:
+        """How long each generation samples, unless start-up or the minimums say otherwise."""
+        low_s, high_s = GENERATION_S_RANGE
+        return min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+
+    def _start(self, launch: _Launch, prestarted: _Prestart | None) -> list[StatementWorker]:
+        """This generation's workers: those started ahead, moved onto the measuring CPU, or
+        fresh ones."""
+        if prestarted is None:
+            return self.launch_workers(
+                layout=launch.layout, disable_aslr=self.settings.paired_layout, rng=launch.rng
+            )
+        workers = prestarted.take()
+        self.pin_to_measuring_cpu(workers)
+        return workers
+
+    def _fit_minimums(self, generation: int, generation_s: float, startup_s: float) -> float:
+        """Behind (workers start slower than the probe said), this and the minimum generations
+        still to come sample less, down to their minimum blocks, rather than overrun."""
+        if not 0 < generation < self.settings.min_generations:
+            return generation_s
+        return sampling_to_fit(
+            generation_s,
+            self.budget_s - self.elapsed_s(),
+            self.settings.min_generations - generation,
+            # started ahead, the next workers' start-up overlaps this sampling
+            0.0 if self._started_ahead(generation) else startup_s,
+        )
 
     def _next_launch(self) -> _Launch:
         """The next generation's layout and launch order, drawn here (in the measuring thread)
@@ -281,55 +317,49 @@ class _StatementSession(_Session):
         and stops them. Every variant's server and workers of a round share one layout, as a
         fresh generation's workers do. The minimums are `min_rounds` whole rounds and
         `min_generations` generations; the budget may cut a round beyond them short."""
-        settings = self.settings
-        low_s, high_s = GENERATION_S_RANGE
-        generation_s = min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
-        loops: list[int] | None = None
-        generation = 0
-        completed = 0  # rounds done: all their forks, or cut short after the minimums
-        round_start_s = rounds.round_start_s
-
-        def minimums_met() -> bool:
-            return completed >= rounds.min_rounds and generation >= settings.min_generations
-
-        while not (minimums_met() and self.elapsed_s() + round_start_s >= self.budget_s):
-            layout = generation_layout(self.rng) if settings.paired_layout else {}
+        done = _Rounds(rounds, round_start_s=rounds.round_start_s)
+        generation_s = self._planned_generation_s()
+        while not (
+            done.minimums_met(self.settings)
+            and self.elapsed_s() + done.round_start_s >= self.budget_s
+        ):
+            layout = generation_layout(self.rng) if self.settings.paired_layout else {}
             started_ns = self.clock_ns()
             with self._round_servers(layout) as servers:
-                round_start_s = (self.clock_ns() - started_ns) / 1e9
-                pids = [servers.server(i).process.pid for i in range(len(self.variants))]
-                for fork in range(rounds.forks_per_round):
-                    fork_started_ns = self.clock_ns()
-                    with self.generation(
-                        layout=layout, disable_aslr=settings.paired_layout
-                    ) as workers:
-                        self._record_round(generation, completed, pids)
-                        self._record_interpreters(workers)
-                        if loops is None:
-                            loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
-                        fork_s = (self.clock_ns() - fork_started_ns) / 1e9
-                        self._sample_generation(
-                            workers,
-                            generation,
-                            loops,
-                            self._round_sampling_s(
-                                rounds, generation_s, completed, fork, round_start_s, fork_s
-                            ),
-                        )
-                    if generation == 0:
-                        assert loops is not None
-                        loops = self._shorter_if_preempted(loops)
-                    generation += 1
-                    estimates = self.estimates()
-                    self.report(f"round {completed + 1}, generation {generation}", estimates)
-                    if minimums_met() and (
-                        self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
-                    ):
-                        break  # a round beyond the minimums, cut short
-            completed += 1
-            if minimums_met() and self.precise_enough(self.estimates()):
+                done.round_start_s = (self.clock_ns() - started_ns) / 1e9
+                self._sample_round(done, servers, layout, generation_s)
+            done.completed += 1
+            if done.minimums_met(self.settings) and self.precise_enough(self.estimates()):
                 break
-        self._note_rounds(completed, generation)
+        self._note_rounds(done.completed, done.generation)
+
+    def _sample_round(
+        self, done: _Rounds, servers: ForkServers, layout: dict[str, str], generation_s: float
+    ) -> None:
+        """The generations forked in one round, each sampling as long as `_round_sampling_s`
+        says; beyond the minimums the stopping rule may cut the round short."""
+        pids = [servers.server(i).process.pid for i in range(len(self.variants))]
+        for fork in range(done.rounds.forks_per_round):
+            fork_started_ns = self.clock_ns()
+            with self.generation(
+                layout=layout, disable_aslr=self.settings.paired_layout
+            ) as workers:
+                self._record_round(done.generation, done.completed, pids)
+                self._record_interpreters(workers)
+                if done.loops is None:
+                    target_ns = int(self.settings.sample_target_ms * 1e6)
+                    done.loops = loops_per_variant(workers, target_ns)
+                fork_s = (self.clock_ns() - fork_started_ns) / 1e9
+                sampling_s = self._round_sampling_s(
+                    done.rounds, generation_s, done.completed, fork, done.round_start_s, fork_s
+                )
+                self._sample_generation(workers, done.generation, done.loops, sampling_s)
+            if done.generation == 0:
+                done.loops = self._shorter_if_preempted(done.loops)
+            done.generation += 1
+            what = f"round {done.completed + 1}, generation {done.generation}"
+            if self.stop_after(what, minimums_met=done.minimums_met(self.settings)):
+                return  # a round beyond the minimums, cut short
 
     def _round_sampling_s(
         self,
@@ -452,33 +482,47 @@ class _StatementSession(_Session):
         loops: list[int],
         generation_s: float,
     ) -> None:
+        """Blocks of samples until the generation has sampled `generation_s` and its minimum
+        blocks."""
         generation_start_ns = self.clock_ns()
-        warmup = self.settings.warmup_blocks
-        for block, order in enumerate(block_orders(len(workers), self.rng)):
-            for position, index in enumerate(order):
-                measured = workers[index].sample(loops[index])
-                self.record(
-                    Sample(
-                        benchmark=self.benchmark.name,
-                        variant=self.variants[index].name,
-                        metric=Metric.TIME,
-                        name=WALL_NS,
-                        value=measured.wall_ns,
-                        loops=loops[index],
-                        generation=generation,
-                        block=block,
-                        position=position,
-                        cpu=measured.cpu,
-                        at_ns=self.clock_ns() - self.start_ns,
-                        warmup=block < warmup,
-                        run_queue_ns=measured.run_queue_ns,
-                        cpu_ns=measured.cpu_ns,
-                        involuntary_switches=measured.involuntary_switches,
-                    )
+
+        def measure(slot: Slot) -> None:
+            measured = workers[slot.variant].sample(loops[slot.variant])
+            self.record(
+                self.sampler.sample(
+                    slot,
+                    WALL_NS,
+                    measured.wall_ns,
+                    loops=loops[slot.variant],
+                    cpu=measured.cpu,
+                    run_queue_ns=measured.run_queue_ns,
+                    cpu_ns=measured.cpu_ns,
+                    involuntary_switches=measured.involuntary_switches,
                 )
+            )
+
+        def enough(blocks: int) -> bool:
             spent_s = (self.clock_ns() - generation_start_ns) / 1e9
-            if block + 1 >= warmup + MIN_BLOCKS_PER_GENERATION and spent_s >= generation_s:
-                return
+            minimum = self.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
+            return blocks >= minimum and spent_s >= generation_s
+
+        self.sampler.blocks(measure, generation=generation, enough=enough)
+
+
+@dataclass
+class _Rounds:
+    """How far the rounds of fork servers have come."""
+
+    rounds: ServerRounds
+    round_start_s: float  # how long the last round's servers took to start
+    completed: int = 0  # rounds done: all their forks, or cut short after the minimums
+    generation: int = 0  # generations done, over all rounds
+    loops: list[int] | None = None  # per variant, calibrated in the first generation
+
+    def minimums_met(self, settings: Settings) -> bool:
+        return (
+            self.completed >= self.rounds.min_rounds and self.generation >= settings.min_generations
+        )
 
 
 @dataclass(frozen=True)
@@ -563,54 +607,72 @@ def generation_layout(rng: random.Random) -> dict[str, str]:
 
 class _CommandSession(_Session):
     def run(self) -> None:
-        settings = self.settings
         envs = [variant_environment(v) for v in self.variants]
         argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
-        min_blocks = settings.min_command_blocks
+        self._describe_commands(argvs, envs)
+        self.checked_s = -math.inf  # when the stopping rule was last evaluated
+        self.warmed_s: float | None = None  # when the warm-up blocks were done
+        self.unit_blocks: int | None = None  # blocks per unit of the interval
+        padded: list[dict[str, str]] = []  # this block's environments
+
+        def before_block(block: int) -> None:
+            # every block its own layout: one padding draw, the variants' strings equalised
+            padded[:] = padded_environments(envs, argvs, self.rng)
+
+        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
+
+            def measure(slot: Slot) -> None:
+                self._prepare(launcher, slot.variant, padded[slot.variant])
+                self._run_one(launcher, argvs[slot.variant], padded[slot.variant], slot)
+
+            self.sampler.blocks(measure, before_block=before_block, enough=self._enough_blocks)
+
+    def _describe_commands(
+        self, argvs: Sequence[tuple[str, ...]], envs: Sequence[dict[str, str]]
+    ) -> None:
         for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
             described = describe_executable(argv, env, variant.cwd)
             described["layout"] = layout_info(unit="block", aslr=aslr_enabled(), hash_seed=False)
             self.context.sink.add_variant_info(
                 variant.name, {"commands": {self.benchmark.name: described}}
             )
-        max_blocks = settings.max_command_blocks
-        checked_s = -math.inf
-        warmed_s: float | None = None
-        unit_blocks: int | None = None
-        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
-            for block, order in enumerate(block_orders(len(self.variants), self.rng)):
-                # every block its own layout: one padding draw, the variants' strings equalised
-                padded = padded_environments(envs, argvs, self.rng)
-                for position, index in enumerate(order):
-                    self._prepare(launcher, index, padded[index])
-                    self._run_one(launcher, index, argvs[index], padded[index], block, position)
-                if block + 1 == settings.warmup_blocks:
-                    warmed_s = self.elapsed_s()
-                if block + 1 < min_blocks:
-                    continue
-                if max_blocks is not None and block + 1 >= max_blocks:
-                    return
-                if unit_blocks is None:
-                    measured = block + 1 - settings.warmup_blocks
-                    block_s = (self.elapsed_s() - (warmed_s or 0.0)) / max(1, measured)
-                    # about a second, or a tenth of the time the share leaves for measuring
-                    measuring_s = self.budget_s - (warmed_s or 0.0)
-                    unit_blocks = command_unit_blocks(
-                        block_s,
-                        min(COMMAND_UNIT_S, measuring_s / COMMAND_UNITS_IN_SHARE),
-                        len(self.variants),
-                    )
-                    self._record_units(unit_blocks)
-                out_of_budget = self.elapsed_s() >= self.budget_s
-                # Estimating reads every sample so far: after every block, short commands
-                # would spend more time here than running (quadratic), so at most this often.
-                if not out_of_budget and self.elapsed_s() - checked_s < STOP_CHECK_INTERVAL_S:
-                    continue
-                checked_s = self.elapsed_s()
-                estimates = self.estimates(unit_blocks)
-                self.report(f"block {block + 1}", estimates)
-                if out_of_budget or self.precise_enough(estimates):
-                    return
+
+    def _enough_blocks(self, blocks: int) -> bool:
+        """After `blocks` blocks: stop at the maximum, or (beyond the minimum) once precise
+        enough or out of the share."""
+        settings = self.settings
+        if blocks == settings.warmup_blocks:
+            self.warmed_s = self.elapsed_s()
+        if blocks < settings.min_command_blocks:
+            return False
+        if settings.max_command_blocks is not None and blocks >= settings.max_command_blocks:
+            return True
+        if self.unit_blocks is None:
+            self.unit_blocks = self._choose_units(blocks)
+        out_of_budget = self.elapsed_s() >= self.budget_s
+        # Estimating reads every sample so far: after every block, short commands would
+        # spend more time here than running (quadratic), so at most this often.
+        if not out_of_budget and self.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
+            return False
+        self.checked_s = self.elapsed_s()
+        estimates = self.estimates(self.unit_blocks)
+        self.report(f"block {blocks}", estimates)
+        return out_of_budget or self.precise_enough(estimates)
+
+    def _choose_units(self, blocks: int) -> int:
+        """Blocks per unit of the interval: about a second, or a tenth of the time the share
+        leaves for measuring; stored for the analysis."""
+        warmed_s = self.warmed_s or 0.0
+        measured = blocks - self.settings.warmup_blocks
+        block_s = (self.elapsed_s() - warmed_s) / max(1, measured)
+        measuring_s = self.budget_s - warmed_s
+        unit_blocks = command_unit_blocks(
+            block_s,
+            min(COMMAND_UNIT_S, measuring_s / COMMAND_UNITS_IN_SHARE),
+            len(self.variants),
+        )
+        self._record_units(unit_blocks)
+        return unit_blocks
 
     def _prepare(self, launcher: CommandLauncher, index: int, env: dict[str, str]) -> None:
         """--prepare: its command before each run, through the same launcher (in the variant's
@@ -649,15 +711,9 @@ class _CommandSession(_Session):
         )
 
     def _run_one(
-        self,
-        launcher: CommandLauncher,
-        index: int,
-        argv: tuple[str, ...],
-        env: dict[str, str],
-        block: int,
-        position: int,
+        self, launcher: CommandLauncher, argv: tuple[str, ...], env: dict[str, str], slot: Slot
     ) -> None:
-        variant = self.variants[index]
+        variant = self.variants[slot.variant]
         run = launcher.run(
             argv,
             env=env,
@@ -666,39 +722,35 @@ class _CommandSession(_Session):
             variant=variant.name,
             benchmark=self.benchmark.name,
         )
-        if run.timed_out or run.returncode != 0:
-            how = (
-                f"timed out after {self.settings.sample_timeout_s:g} s and was killed"
-                if run.timed_out
-                else _describe_status(run.returncode)
-            )
-            raise BenchmarkFailedError(
-                f"the command {how}",
-                hint="run it by hand in the variant's directory to see why"
-                if not run.timed_out
-                else "raise --sample-timeout if one run legitimately takes longer",
-                variant=variant.name,
-                benchmark=self.benchmark.name,
-                detail=run.stderr_tail.rstrip() or None,
-            )
+        self._fail_unless_ok(run, variant.name)
         self.record(
-            Sample(
-                benchmark=self.benchmark.name,
-                variant=variant.name,
-                metric=Metric.TIME,
-                name=WALL_NS,
-                value=run.wall_ns,
-                loops=1,
-                generation=0,
-                block=block,
-                position=position,
+            self.sampler.sample(
+                slot,
+                WALL_NS,
+                run.wall_ns,
                 cpu=run.cpu,
-                at_ns=self.clock_ns() - self.start_ns,
-                warmup=block < self.settings.warmup_blocks,
                 run_queue_ns=run.run_queue_ns,
                 cpu_ns=run.user_ns + run.sys_ns,
                 involuntary_switches=run.involuntary_switches,
             )
+        )
+
+    def _fail_unless_ok(self, run: CommandRun, variant: str) -> None:
+        if not run.timed_out and run.returncode == 0:
+            return
+        how = (
+            f"timed out after {self.settings.sample_timeout_s:g} s and was killed"
+            if run.timed_out
+            else _describe_status(run.returncode)
+        )
+        raise BenchmarkFailedError(
+            f"the command {how}",
+            hint="run it by hand in the variant's directory to see why"
+            if not run.timed_out
+            else "raise --sample-timeout if one run legitimately takes longer",
+            variant=variant,
+            benchmark=self.benchmark.name,
+            detail=run.stderr_tail.rstrip() or None,
         )
 
 
@@ -770,3 +822,11 @@ def command_unit_blocks(block_s: float, unit_s: float, variants: int) -> int:
     if variants == 2 and blocks > 1 and blocks % 2:
         blocks += 1
     return blocks
+
+
+# --------------------------------------------------------------------------------------------
+# analysing
+
+
+def variant_names(variants: Sequence[Variant]) -> list[str]:
+    return [v.name for v in variants]

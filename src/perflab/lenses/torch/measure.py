@@ -7,11 +7,15 @@ profiles of that many loops (block 0 a short warm-up profile: the first profile 
 for the profiler's start-up and cold caches). Every profile's op table is stored as an artifact,
 its per-op counts and times and its total self CPU time as samples.
 
-Analysis: analyse.py.
+Analysis: the ratio is the total self CPU time of all ops per iteration, variant/baseline, paired
+by generation and block with a CI over generations (`stats.paired`). The profiler inflates times,
+so that ratio is indicative; the ops that appeared or disappeared, and call counts, are the robust
+part (docs/lenses/torch.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -34,6 +38,7 @@ from perflab.lenses.torch.ops import (
     parse_op_table,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.model import (
@@ -43,9 +48,7 @@ from perflab.model import (
     Experiment,
     Metric,
     Note,
-    Sample,
 )
-from perflab.plan import block_orders
 from perflab.proc import ProcessRunner
 from perflab.stats.family import family_settings
 
@@ -125,27 +128,31 @@ class _Session(LensSession):
     metric = Metric.TORCH
 
     def run(self) -> None:
-        loops: list[int] | None = None  # per variant
+        # the first block of each generation warms up, on fewer loops
+        sampler = InterleavedSampler(self, Metric.TORCH, warmup_blocks=1)
+        self._loops: list[int] | None = None  # per variant, calibrated in the first generation
         generations = max(2, self.settings.min_generations)
         self._warm_servers()
-        for generation in range(generations):
-            # its share of the budget decides how many beyond two (a CI needs two): another
-            # generation is started only when one more (as long as the mean so far) fits
-            if generation >= MIN_GENERATIONS:
-                mean_s = self.elapsed_s() / generation
-                if self.elapsed_s() + mean_s > self.context.lens_budget_s:
-                    return
-            self.context.progress.update(
-                benchmark=self.benchmark.name,
-                metric=Metric.TORCH,
-                detail=f"torch.profiler, generation {generation + 1}/{generations}",
-                fraction=generation / generations,
+        # its share of the budget decides how many beyond two (a CI needs two)
+        sampler.generations(
+            lambda generation: self._generation(sampler, generation),
+            at_least=generations,
+            at_most=generations,
+            fit_budget_after=MIN_GENERATIONS,
+            label="torch.profiler",
+        )
+
+    def _generation(self, sampler: InterleavedSampler, generation: int) -> None:
+        with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
+            if self._loops is None:
+                target_ns = int(self.settings.sample_target_ms * 1e6)
+                self._loops = [min(MAX_LOOPS, n) for n in loops_per_variant(workers, target_ns)]
+            loops = self._loops
+            sampler.blocks(
+                lambda slot: self._profile(sampler, workers[slot.variant], loops, slot),
+                generation=generation,
+                blocks=1 + MEASURED_BLOCKS,
             )
-            with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
-                if loops is None:
-                    target_ns = int(self.settings.sample_target_ms * 1e6)
-                    loops = [min(MAX_LOOPS, n) for n in loops_per_variant(workers, target_ns)]
-                self._profile_generation(workers, generation, loops)
 
     def _warm_servers(self) -> None:
         """Forked workers: one empty profiler session in each server, so that no generation's
@@ -159,32 +166,30 @@ class _Session(LensSession):
             # a failure is left to the first generation, which reports it with its phase
             servers.server(index).call(ops, {"op": "torch_warm"})
 
-    def _profile_generation(
-        self, workers: list[StatementWorker], generation: int, loops: list[int]
+    def _profile(
+        self, sampler: InterleavedSampler, worker: StatementWorker, loops: list[int], slot: Slot
     ) -> None:
-        orders = block_orders(len(workers), self.rng)
-        for block in range(1 + MEASURED_BLOCKS):
-            warmup = block == 0
-            for position, index in enumerate(next(orders)):
-                own = loops[index]
-                table = torch_profile(workers[index], min(own, WARMUP_LOOPS) if warmup else own)
-                self._store(table, self.variants[index].name, generation, block, position, warmup)
+        own = loops[slot.variant]
+        table = torch_profile(worker, min(own, WARMUP_LOOPS) if slot.warmup else own)
+        self._store(sampler, table, slot)
 
-    def _store(
-        self, table: OpTable, variant: str, generation: int, block: int, position: int, warmup: bool
-    ) -> None:
+    def _store(self, sampler: InterleavedSampler, table: OpTable, slot: Slot) -> None:
         sink = self.context.sink
+        variant = self.variants[slot.variant].name
         sink.add_artifact(
             Artifact(
                 benchmark=self.benchmark.name,
                 variant=variant,
                 metric=Metric.TORCH,
-                kind=KIND_WARMUP_OPS if warmup else KIND_OPS,
+                kind=KIND_WARMUP_OPS if slot.warmup else KIND_OPS,
                 content=json.dumps(table.to_json()),
-                generation=generation,
+                generation=slot.generation,
             )
         )
-        at_ns = self.clock_ns() - self.start_ns
+        # one clock reading for all of the table's samples
+        first = sampler.sample(
+            slot, SELF_CPU_US, table.self_cpu_us, loops=table.loops, cpu=self.context.cpu
+        )
         values = [(SELF_CPU_US, table.self_cpu_us)]
         for op in table.ops:
             values += [
@@ -193,23 +198,12 @@ class _Session(LensSession):
                 (OP_CPU_US + op.name, op.cpu_us),
             ]
         for name, value in values:
-            sink.add_sample(
-                Sample(
-                    benchmark=self.benchmark.name,
-                    variant=variant,
-                    metric=Metric.TORCH,
-                    name=name,
-                    value=value,
-                    loops=table.loops,
-                    generation=generation,
-                    block=block,
-                    position=position,
-                    cpu=self.context.cpu,
-                    at_ns=at_ns,
-                    warmup=warmup,
-                )
-            )
+            sink.add_sample(dataclasses.replace(first, name=name, value=value))
         sink.add_variant_info(
             variant,
             {"torch": {"version": table.torch_version, "cpu_capability": table.cpu_capability}},
         )
+
+
+# --------------------------------------------------------------------------------------------
+# analysing
