@@ -13,7 +13,7 @@ from perflab.lenses.registry import descriptor_for
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.measure.probe import probe_benchmark
-from perflab.model import Benchmark, Experiment, Variant
+from perflab.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 from perflab.proc import ProcessRunner
 
 
@@ -89,7 +89,7 @@ def plans_before_run(
 
 def needs_preparation(variant: Variant) -> bool:
     """A variant checked out or built before it runs: probed once it is ready."""
-    return bool(variant.git or variant.build or variant.apply)
+    return any(getattr(variant, f.name) for f in VARIANT_FIELDS if f.prepares)
 
 
 def show_plan(progress: ProgressReporter, benchmark: str, plan: BudgetPlan) -> None:

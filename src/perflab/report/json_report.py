@@ -66,13 +66,7 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
                 "name": v.name,
                 "baseline": i == 0,
                 "spec": v.describe(),
-                "python": v.python,
-                "env": dict(v.env),
-                "cwd": v.cwd,
-                "cmd": v.cmd,
-                "build": v.build,
-                "git": v.git,
-                "apply": list(v.apply),
+                **v.to_json(),
                 "info": result.variant_info.get(v.name, {}),
             }
             for i, v in enumerate(experiment.variants)
