@@ -203,6 +203,17 @@ def expand_grid(
 ) -> list[Benchmark]:
     """One benchmark per parameter point; `$name`/`${name}` are substituted (others are left
     alone, so `$HOME` in a command survives; with a grid, `$$` stands for a literal `$`)."""
+    _check_benchmark(name, stmt=stmt, cmd=cmd, params=params)
+    keys = list(params)
+    return [
+        _benchmark_at(name, dict(zip(keys, values, strict=True)), stmt=stmt, setup=setup, cmd=cmd)
+        for values in itertools.product(*params.values())
+    ]
+
+
+def _check_benchmark(
+    name: str, *, stmt: str | None, cmd: str | None, params: Mapping[str, Sequence[str]]
+) -> None:
     if stmt is None and cmd is None:
         raise ConfigError(
             "the benchmark has neither stmt nor cmd",
@@ -222,29 +233,22 @@ def expand_grid(
                 hint="give at least one value, e.g. --param n=1,100 or n = [1, 100]",
                 benchmark=name,
             )
-    keys = list(params)
-    points = [
-        dict(zip(keys, values, strict=True)) for values in itertools.product(*params.values())
-    ]
-    benchmarks = []
-    for point in points:
 
-        def fill(text: str | None, point: Mapping[str, str] = point) -> str | None:
-            if text is None or not point:
-                return text
-            return string.Template(text).safe_substitute(point)
 
-        label = name + ("[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]" if point else "")
-        benchmarks.append(
-            Benchmark(
-                name=label,
-                stmt=fill(stmt),
-                setup=fill(setup) or "pass",
-                cmd=fill(cmd),
-                params=point,
-            )
-        )
-    return benchmarks
+def _benchmark_at(
+    name: str, point: Mapping[str, str], *, stmt: str | None, setup: str, cmd: str | None
+) -> Benchmark:
+    """The benchmark at one parameter point, named after it."""
+
+    def fill(text: str | None) -> str | None:
+        if text is None or not point:
+            return text
+        return string.Template(text).safe_substitute(point)
+
+    label = name + ("[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]" if point else "")
+    return Benchmark(
+        name=label, stmt=fill(stmt), setup=fill(setup) or "pass", cmd=fill(cmd), params=point
+    )
 
 
 # ---- experiment files
