@@ -127,8 +127,6 @@ def _run_experiment(
         caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
         plans = plans_before_run(experiment, planner, caches, started_at_s, waited_s)
         writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
-        stack.enter_context(_incomplete_on_error(writer))
-        _note_run_setup(writer, experiment, preflight_notes, claim, caches)
         preparer = VariantPreparer(
             runner,
             repository=experiment.repository,
@@ -137,6 +135,9 @@ def _run_experiment(
         )
         stack.callback(preparer.close)
         stack.enter_context(OrchestratorOffCpu(cpu))
+        # first to exit: what the run started is stopped before its caches are removed
+        stack.enter_context(_incomplete_on_error(writer))
+        _note_run_setup(writer, experiment, preflight_notes, claim, caches)
         context = LensContext(experiment, runner, writer, progress, cpu, planner.default_python)
         run = _Run(experiment, lenses, context, writer, preparer, caches, planner, plans)
         for benchmark in experiment.benchmarks:
