@@ -59,13 +59,7 @@ def make_experiment(
     records; `build` is the build command of every variant without its own build= (git=
     variants are built in their checkouts); `settings` are Settings fields (budget_s=10,
     metrics="time,instructions", build_timeout_s=600, ...)."""
-    unknown = set(settings) - SETTINGS_FIELDS
-    if unknown:
-        raise ConfigError(
-            f"unknown setting(s) {', '.join(sorted(unknown))}",
-            hint="settings are: " + ", ".join(sorted(SETTINGS_FIELDS)),
-        )
-    changes = normalised_settings(settings)
+    changes = _setting_changes(settings)
     if experiment_file is not None:
         base = load_experiment(experiment_file)
         if stmt or cmd or setup or name or params:
@@ -74,16 +68,7 @@ def make_experiment(
                 "--param cannot be combined with it",
                 hint="put them in the file's [[benchmark]] tables and [params]",
             )
-        parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
-        chosen = check_variants(parsed) if parsed else base.variants
-        check_keys_apply(chosen, base.benchmarks)
-        planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
-        if parsed or _design is not None:  # the file's own design no longer applies
-            planned = replace(planned, pairs=(), stack=(), interactions=())
-        return _checked(
-            with_design(planned, _design, build=build, start=Path(experiment_file).parent),
-            explicit=changes,
-        )
+        return _from_file(base, Path(experiment_file), variants, changes, build, _design)
     if stmt is None and cmd is None:
         raise ConfigError(
             "nothing to measure",
@@ -97,8 +82,7 @@ def make_experiment(
         cmd=cmd,
         params=grid,
     )
-    parsed = [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
-    checked = check_variants(parsed or [Variant(ONLY_VARIANT)])
+    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
     check_keys_apply(checked, benchmarks)
     planned = Experiment(
         benchmarks=tuple(benchmarks),
@@ -106,6 +90,38 @@ def make_experiment(
         settings=settings_with(Settings(), **changes),
     )
     return _checked(with_design(planned, _design, build=build), explicit=changes)
+
+
+def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(settings) - SETTINGS_FIELDS
+    if unknown:
+        raise ConfigError(
+            f"unknown setting(s) {', '.join(sorted(unknown))}",
+            hint="settings are: " + ", ".join(sorted(SETTINGS_FIELDS)),
+        )
+    return normalised_settings(settings)
+
+
+def _parsed(variants: Sequence[str | Variant]) -> list[Variant]:
+    return [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
+
+
+def _from_file(
+    base: Experiment,
+    path: Path,
+    variants: Sequence[str | Variant],
+    changes: dict[str, Any],
+    build: str | None,
+    design: Design | None,
+) -> Experiment:
+    """The experiment file's, with the variants, settings and design given beside it."""
+    parsed = _parsed(variants)
+    chosen = check_variants(parsed) if parsed else base.variants
+    check_keys_apply(chosen, base.benchmarks)
+    planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
+    if parsed or design is not None:  # the file's own design no longer applies
+        planned = replace(planned, pairs=(), stack=(), interactions=())
+    return _checked(with_design(planned, design, build=build, start=path.parent), explicit=changes)
 
 
 def _template(each: str | Variant | None) -> Variant | None:

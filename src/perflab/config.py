@@ -16,6 +16,7 @@ from typing import Any
 from perflab.errors import ConfigError
 from perflab.lenses.registry import available_metrics
 from perflab.model import (
+    VARIANT_FIELDS,
     Benchmark,
     BenchmarkKind,
     Experiment,
@@ -23,11 +24,14 @@ from perflab.model import (
     SettingKind,
     Settings,
     Variant,
+    VariantFieldKind,
     normalise_setting,
     setting_specs,
 )
 
-VARIANT_KEYS = ("python", "cwd", "cmd", "build", "git", "apply")
+# a variant's keys besides its name and env (model.VARIANT_FIELDS)
+VARIANT_KEYS = tuple(f.name for f in VARIANT_FIELDS if f.kind is not VariantFieldKind.TABLE)
+_VARIANT_FIELD = {f.name: f for f in VARIANT_FIELDS}
 # the lenses this version has (the registry's descriptors)
 AVAILABLE_METRICS = available_metrics()
 # letters and digits of any script, and a few punctuation marks safe in a shell, a file name,
@@ -55,19 +59,24 @@ def parse_variant(spec: str) -> Variant:
             hint=_VARIANT_HINT,
         )
     check_variant_name(name, f"variant {spec!r}")
-    fields: dict[str, Any] = {"name": name, "env": {}}
+    fields: dict[str, Any] = {
+        "name": name,
+        **{f.name: {} for f in VARIANT_FIELDS if f.kind is VariantFieldKind.TABLE},
+    }
     for word in assignments:
         key, equals, value = word.partition("=")
         if not equals:
             raise ConfigError(f"{word!r} is not KEY=VALUE", hint=_VARIANT_HINT, variant=name)
-        if key.startswith("env.") and len(key) > 4:
-            fields["env"][key[4:]] = value
-        elif key in VARIANT_KEYS:
-            if not value:
-                raise ConfigError(f"{key}= has no value", hint=_VARIANT_HINT, variant=name)
-            fields[key] = tuple(v for v in value.split(",") if v) if key == "apply" else value
-        else:
+        table, dot, entry = key.partition(".")
+        known = _VARIANT_FIELD.get(table if dot else key)
+        if known is None or (known.kind is VariantFieldKind.TABLE) != bool(dot and entry):
             raise ConfigError(f"unknown key {key!r}", hint=_VARIANT_HINT, variant=name)
+        if known.kind is VariantFieldKind.TABLE:
+            fields[known.name][entry] = value
+        elif not value:
+            raise ConfigError(f"{key}= has no value", hint=_VARIANT_HINT, variant=name)
+        else:
+            fields[key] = known.from_text(value)
     return checked_git_keys(Variant(**fields))
 
 
@@ -194,6 +203,17 @@ def expand_grid(
 ) -> list[Benchmark]:
     """One benchmark per parameter point; `$name`/`${name}` are substituted (others are left
     alone, so `$HOME` in a command survives; with a grid, `$$` stands for a literal `$`)."""
+    _check_benchmark(name, stmt=stmt, cmd=cmd, params=params)
+    keys = list(params)
+    return [
+        _benchmark_at(name, dict(zip(keys, values, strict=True)), stmt=stmt, setup=setup, cmd=cmd)
+        for values in itertools.product(*params.values())
+    ]
+
+
+def _check_benchmark(
+    name: str, *, stmt: str | None, cmd: str | None, params: Mapping[str, Sequence[str]]
+) -> None:
     if stmt is None and cmd is None:
         raise ConfigError(
             "the benchmark has neither stmt nor cmd",
@@ -213,29 +233,22 @@ def expand_grid(
                 hint="give at least one value, e.g. --param n=1,100 or n = [1, 100]",
                 benchmark=name,
             )
-    keys = list(params)
-    points = [
-        dict(zip(keys, values, strict=True)) for values in itertools.product(*params.values())
-    ]
-    benchmarks = []
-    for point in points:
 
-        def fill(text: str | None, point: Mapping[str, str] = point) -> str | None:
-            if text is None or not point:
-                return text
-            return string.Template(text).safe_substitute(point)
 
-        label = name + ("[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]" if point else "")
-        benchmarks.append(
-            Benchmark(
-                name=label,
-                stmt=fill(stmt),
-                setup=fill(setup) or "pass",
-                cmd=fill(cmd),
-                params=point,
-            )
-        )
-    return benchmarks
+def _benchmark_at(
+    name: str, point: Mapping[str, str], *, stmt: str | None, setup: str, cmd: str | None
+) -> Benchmark:
+    """The benchmark at one parameter point, named after it."""
+
+    def fill(text: str | None) -> str | None:
+        if text is None or not point:
+            return text
+        return string.Template(text).safe_substitute(point)
+
+    label = name + ("[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]" if point else "")
+    return Benchmark(
+        name=label, stmt=fill(stmt), setup=fill(setup) or "pass", cmd=fill(cmd), params=point
+    )
 
 
 # ---- experiment files
@@ -434,7 +447,9 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
                 variant=name,
             )
     fields: dict[str, Any] = {
-        k: _string(raw, k, where) for k in VARIANT_KEYS if k in raw and k != "apply"
+        f.name: _string(raw, f.name, where)
+        for f in VARIANT_FIELDS
+        if f.kind is VariantFieldKind.TEXT and f.name in raw
     }
     if "apply" in raw:
         changes = raw["apply"] if isinstance(raw["apply"], list) else [raw["apply"]]

@@ -15,6 +15,7 @@ from typing import Any
 from perflab.errors import ConfigError
 from perflab.git.repo import find_repository, range_commits
 from perflab.model import (
+    VARIANT_FIELDS,
     Experiment,
     InteractionSpec,
     Metric,
@@ -179,7 +180,8 @@ def budget_plan(experiment: Experiment) -> str:
 
 
 DESIGN_KEYS = ("build", "stack", "matrix")
-_TEMPLATE_KEYS = ("python", "cwd", "cmd", "env")
+# what every variant of a stack or matrix may share: the fields the design does not set
+_TEMPLATE_KEYS = tuple(f.name for f in VARIANT_FIELDS if not f.prepares)
 
 
 def template_from(raw: Mapping[str, Any], where: str) -> Variant | None:
@@ -190,13 +192,8 @@ def template_from(raw: Mapping[str, Any], where: str) -> Variant | None:
     env = keys.pop("env", {})
     if not isinstance(env, dict):
         raise ConfigError(f"{where}: env must be a table of strings")
-    return Variant(
-        name="each",
-        env={str(k): str(v) for k, v in env.items()},
-        python=str(keys["python"]) if "python" in keys else None,
-        cwd=str(keys["cwd"]) if "cwd" in keys else None,
-        cmd=str(keys["cmd"]) if "cmd" in keys else None,
-    )
+    texts: dict[str, Any] = {k: str(v) for k, v in keys.items()}
+    return Variant(name="each", env={str(k): str(v) for k, v in env.items()}, **texts)
 
 
 def design_from_mapping(
@@ -211,46 +208,53 @@ def design_from_mapping(
             f"{source}: [stack] and [matrix] make the variants; [[variant]] cannot be added",
             hint="put keys every variant needs (python, cwd, cmd, env) in the [stack]/[matrix]",
         )
-    from perflab.proc import SubprocessRunner
-
     start = str(base_dir) if base_dir is not None else os.getcwd()
     if "stack" in data:
-        raw = data["stack"]
-        where = f"{source}: [stack]"
-        if not isinstance(raw, dict) or not isinstance(raw.get("range"), str):
-            raise ConfigError(f'{where} needs range = "A..B"', hint='e.g. range = "main..HEAD"')
-        _no_unknown(raw, {"range", "first_parent", *_TEMPLATE_KEYS}, where)
-        first_parent = raw.get("first_parent")
-        if first_parent is not None and not isinstance(first_parent, bool):
-            raise ConfigError(f"{where}: first_parent must be true or false")
-        runner = SubprocessRunner()
-        return plan_stack(
-            raw["range"],
-            runner=runner,
-            repository=find_repository(runner, start),
-            template=template_from(raw, where),
-            first_parent=first_parent,
-        )
+        return _stack_from(data["stack"], f"{source}: [stack]", start)
     if "matrix" in data:
-        raw = data["matrix"]
-        where = f"{source}: [matrix]"
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where} must be a table")
-        _no_unknown(raw, {"base", "change", *_TEMPLATE_KEYS}, where)
-        bases = [str(b) for b in _list(raw.get("base"), where, "base")]
-        changes = []
-        for change in _list(raw.get("change"), where, "change"):
-            in_dir = base_dir / str(change) if base_dir is not None else None
-            changes.append(str(in_dir) if in_dir is not None and in_dir.is_file() else str(change))
-        runner = SubprocessRunner()
-        return plan_matrix(
-            bases,
-            changes,
-            runner=runner,
-            repository=find_repository(runner, start),
-            template=template_from(raw, where),
-        )
+        return _matrix_from(data["matrix"], f"{source}: [matrix]", start, base_dir)
     return None
+
+
+def _stack_from(raw: Any, where: str, start: str) -> Design:
+    from perflab.proc import SubprocessRunner
+
+    if not isinstance(raw, dict) or not isinstance(raw.get("range"), str):
+        raise ConfigError(f'{where} needs range = "A..B"', hint='e.g. range = "main..HEAD"')
+    _no_unknown(raw, {"range", "first_parent", *_TEMPLATE_KEYS}, where)
+    first_parent = raw.get("first_parent")
+    if first_parent is not None and not isinstance(first_parent, bool):
+        raise ConfigError(f"{where}: first_parent must be true or false")
+    runner = SubprocessRunner()
+    return plan_stack(
+        raw["range"],
+        runner=runner,
+        repository=find_repository(runner, start),
+        template=template_from(raw, where),
+        first_parent=first_parent,
+    )
+
+
+def _matrix_from(raw: Any, where: str, start: str, base_dir: Path | None) -> Design:
+    """Change files are relative to the experiment file, when there is one."""
+    from perflab.proc import SubprocessRunner
+
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table")
+    _no_unknown(raw, {"base", "change", *_TEMPLATE_KEYS}, where)
+    bases = [str(b) for b in _list(raw.get("base"), where, "base")]
+    changes = []
+    for change in _list(raw.get("change"), where, "change"):
+        in_dir = base_dir / str(change) if base_dir is not None else None
+        changes.append(str(in_dir) if in_dir is not None and in_dir.is_file() else str(change))
+    runner = SubprocessRunner()
+    return plan_matrix(
+        bases,
+        changes,
+        runner=runner,
+        repository=find_repository(runner, start),
+        template=template_from(raw, where),
+    )
 
 
 def _list(value: Any, where: str, key: str) -> list[Any]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from perflab.model import Variant
+from perflab.model import VARIANT_FIELDS, Variant, VariantFieldKind
 from perflab.proc import LaunchSpec, ProcessRunner
 
 _TOOLS_VERSION_ARGS: dict[str, tuple[str, ...]] = {
@@ -131,7 +131,8 @@ def machine_facts(runner: ProcessRunner, *, cpu: int | None) -> dict[str, Any]:
 
 
 def variant_differences(variants: Sequence[Variant]) -> list[str]:
-    """What differs between the variants' set-ups, in words; empty for an A/A test."""
+    """What differs between the variants' set-ups, in words (the environment a variable at a
+    time, then each field); empty for an A/A test."""
     differences = []
     keys = sorted({k for v in variants for k in v.env})
     for key in keys:
@@ -140,33 +141,15 @@ def variant_differences(variants: Sequence[Variant]) -> list[str]:
             differences.append(
                 f"env {key}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
             )
-    for field_name in ("git", "python", "cwd", "cmd", "build"):
-        values = {v.name: getattr(v, field_name) for v in variants}
-        if field_name == "git":  # commit ids as git shows them short
-            values = {n: _short_commit(x) for n, x in values.items()}
-        if len(set(values.values())) > 1:
+    for spec in VARIANT_FIELDS:
+        if spec.kind is VariantFieldKind.TABLE:
+            continue
+        if len({spec.joined(getattr(v, spec.name)) for v in variants}) > 1:
+            shown = {v.name: spec.shown(getattr(v, spec.name)) for v in variants}
             differences.append(
-                f"{field_name}: " + ", ".join(f"{n}={_shown(x)}" for n, x in values.items())
+                f"{spec.name}: " + ", ".join(f"{n}={_shown(x)}" for n, x in shown.items())
             )
-    applied = {v.name: ",".join(v.apply) or None for v in variants}
-    if len(set(applied.values())) > 1:
-        differences.append(
-            "apply: " + ", ".join(f"{n}={_shown(_short_paths(x))}" for n, x in applied.items())
-        )
     return differences
-
-
-def _short_commit(ref: str | None) -> str | None:
-    if ref is not None and len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
-        return ref[:10]
-    return ref
-
-
-def _short_paths(value: str | None) -> str | None:
-    """Patch files by their names, in a list of changes."""
-    if value is None:
-        return None
-    return ",".join(part.rsplit("/", 1)[-1] for part in value.split(","))
 
 
 def _shown(value: str | None) -> str:

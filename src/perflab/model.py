@@ -101,15 +101,8 @@ class Variant:
 
     def describe(self) -> str:
         words = [self.name]
-        if self.python:
-            words.append(f"python={self.python}")
-        words += [f"env.{k}={v}" for k, v in sorted(self.env.items())]
-        for key in ("git", "cwd", "cmd", "build"):
-            value = getattr(self, key)
-            if value:
-                words.append(f"{key}={value}")
-        if self.apply:
-            words.append("apply=" + ",".join(self.apply))
+        for spec in VARIANT_FIELDS:
+            words += spec.words(getattr(self, spec.name))
         return " ".join(words)
 
     def at(self, params: Mapping[str, str]) -> Variant:
@@ -118,19 +111,121 @@ class Variant:
         if not params:
             return self
 
-        def fill(text: str | None) -> str | None:
-            return None if text is None else string.Template(text).safe_substitute(params)
+        def fill(text: str) -> str:
+            return string.Template(text).safe_substitute(params)
 
-        return Variant(
-            name=self.name,
-            python=fill(self.python),
-            env={key: fill(value) or "" for key, value in self.env.items()},
-            cwd=fill(self.cwd),
-            cmd=fill(self.cmd),
-            build=fill(self.build),
-            git=fill(self.git),
-            apply=tuple(fill(change) or "" for change in self.apply),
-        )
+        filled = {spec.name: spec.filled(getattr(self, spec.name), fill) for spec in VARIANT_FIELDS}
+        return Variant(name=self.name, **filled)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field but the name, in the order of the dataclass."""
+        return {
+            f.name: _VARIANT_FIELD[f.name].to_json(getattr(self, f.name))
+            for f in fields(self)
+            if f.name != "name"
+        }
+
+
+class VariantFieldKind(enum.Enum):
+    """How a `Variant` field is written in a spec (`NAME key=value ...`)."""
+
+    TEXT = "text"  # key=VALUE
+    TEXTS = "texts"  # key=A,B: a tuple, comma-separated
+    TABLE = "table"  # key.NAME=VALUE, one word per entry: a mapping
+
+
+def short_commit(ref: str) -> str:
+    """A full commit id as git shows it short; any other ref as it is."""
+    if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
+        return ref[:10]
+    return ref
+
+
+def _file_name(change: str) -> str:
+    """A patch file by its name (a commit id has none)."""
+    return change.rsplit("/", 1)[-1]
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class VariantField:
+    """Everything perflab knows about one `Variant` field besides its name. A spec's words,
+    `describe`, `at`, the JSON export and the differences between variants (host.py, the
+    same-work note) are derived from these, so a field is added here and in the dataclass."""
+
+    name: str
+    kind: VariantFieldKind
+    # what a difference in it asks of the benchmark (the same-work note); a table's names
+    # `{key}`, the entry that differs
+    question: str
+    short: Callable[[str], str] = _as_is  # one value as the reports show it
+    prepares: bool = False  # set: the variant is checked out or built before it runs
+
+    def words(self, value: Any) -> list[str]:
+        """The value as a spec writes it; [] when unset."""
+        if self.kind is VariantFieldKind.TABLE:
+            return [f"{self.name}.{k}={v}" for k, v in sorted(value.items())]
+        if self.kind is VariantFieldKind.TEXTS:
+            return [f"{self.name}=" + ",".join(value)] if value else []
+        return [f"{self.name}={value}"] if value else []
+
+    def from_text(self, text: str) -> Any:
+        """A spec word's value (`key=TEXT`) as the field holds it."""
+        if self.kind is VariantFieldKind.TEXTS:
+            return tuple(v for v in text.split(",") if v)
+        return text
+
+    def filled(self, value: Any, fill: Callable[[str], str]) -> Any:
+        """The value with `fill` applied to every text in it."""
+        if self.kind is VariantFieldKind.TABLE:
+            return {key: fill(text) for key, text in value.items()}
+        if self.kind is VariantFieldKind.TEXTS:
+            return tuple(fill(text) for text in value)
+        return None if value is None else fill(value)
+
+    def to_json(self, value: Any) -> Any:
+        if self.kind is VariantFieldKind.TABLE:
+            return dict(value)
+        if self.kind is VariantFieldKind.TEXTS:
+            return list(value)
+        return value
+
+    def joined(self, value: Any) -> str | None:
+        """A text or texts field's value as one text, None when unset."""
+        if self.kind is VariantFieldKind.TEXTS:
+            return ",".join(value) or None
+        return value if value is None else str(value)
+
+    def shown(self, value: Any) -> str | None:
+        """A text or texts field's value as the reports show it, None when unset."""
+        if self.kind is VariantFieldKind.TEXTS:
+            return ",".join(self.short(v) for v in value) or None
+        return None if value is None else self.short(value)
+
+
+_CODE_QUESTION = "does the change touch the code the benchmark runs?"
+
+# in the order a spec and `describe` write them
+VARIANT_FIELDS: tuple[VariantField, ...] = (
+    VariantField("python", VariantFieldKind.TEXT, "are the two interpreters the same build?"),
+    VariantField("env", VariantFieldKind.TABLE, "is `{key}` read by the benchmark?"),
+    VariantField("git", VariantFieldKind.TEXT, _CODE_QUESTION, short=short_commit, prepares=True),
+    VariantField(
+        "cwd", VariantFieldKind.TEXT, "does the benchmark run anything from its working directory?"
+    ),
+    VariantField("cmd", VariantFieldKind.TEXT, "do the two commands run the same program?"),
+    VariantField(
+        "build",
+        VariantFieldKind.TEXT,
+        "does the build step change what the benchmark runs?",
+        prepares=True,
+    ),
+    VariantField("apply", VariantFieldKind.TEXTS, _CODE_QUESTION, short=_file_name, prepares=True),
+)
+_VARIANT_FIELD = {spec.name: spec for spec in VARIANT_FIELDS}
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,17 @@ from typing import Any
 from perflab.lenses.asm.analyse import AsmDetails
 from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.explain import Presence
-from perflab.model import Comparison, Experiment, Metric, Note, Severity, Variant, Verdict
+from perflab.model import (
+    VARIANT_FIELDS,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Severity,
+    Variant,
+    VariantFieldKind,
+    Verdict,
+)
 
 # Counts of the same code under callgrind differ between repeats and variants by the residue of
 # the worker's handshake (reading the next request, the allocator: thousands of instructions per
@@ -164,6 +174,9 @@ class Setting:
     question: str  # "is `INF` read by the benchmark?"
 
 
+_ENV = next(spec for spec in VARIANT_FIELDS if spec.kind is VariantFieldKind.TABLE)
+
+
 def setting_differences(baseline: Variant, variant: Variant) -> list[Setting]:
     """What the variant sets differently from its baseline (environment, interpreter,
     directory, command, build, git ref, changes applied)."""
@@ -172,23 +185,13 @@ def setting_differences(baseline: Variant, variant: Variant) -> list[Setting]:
         value = variant.env.get(key)
         if baseline.env.get(key) != value:
             shown = f"{key}={value}" if value is not None else f"{key} unset"
-            found.append(Setting(shown, f"is `{key}` read by the benchmark?"))
-    questions = {
-        "python": "are the two interpreters the same build?",
-        "cwd": "does the benchmark run anything from its working directory?",
-        "cmd": "do the two commands run the same program?",
-        "build": "does the build step change what the benchmark runs?",
-        "git": "does the change touch the code the benchmark runs?",
-    }
-    for name, question in questions.items():
-        value = getattr(variant, name)
-        if getattr(baseline, name) != value:
-            if name == "git" and value is not None and len(value) == 40:
-                value = value[:10]  # a commit id, as git shows it short
-            found.append(Setting(f"{name}={value if value is not None else '(unset)'}", question))
-    if tuple(baseline.apply) != tuple(variant.apply):
-        changes = ",".join(p.rsplit("/", 1)[-1] for p in variant.apply) or "(none)"
-        found.append(Setting(f"apply={changes}", questions["git"]))
+            found.append(Setting(shown, _ENV.question.format(key=key)))
+    for spec in VARIANT_FIELDS:
+        value = getattr(variant, spec.name)
+        if spec.kind is VariantFieldKind.TABLE or getattr(baseline, spec.name) == value:
+            continue
+        unset = "(none)" if spec.kind is VariantFieldKind.TEXTS else "(unset)"
+        found.append(Setting(f"{spec.name}={spec.shown(value) or unset}", spec.question))
     return found
 
 

@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any
 
-from perflab.model import Sample
+from perflab.model import Benchmark, Sample, Variant
 from perflab.results import RunResult
 
 FORMAT_VERSION = 1
@@ -62,32 +62,10 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
         "error": result.error,
         "machine": result.machine,
         "variants": [
-            {
-                "name": v.name,
-                "baseline": i == 0,
-                "spec": v.describe(),
-                "python": v.python,
-                "env": dict(v.env),
-                "cwd": v.cwd,
-                "cmd": v.cmd,
-                "build": v.build,
-                "git": v.git,
-                "apply": list(v.apply),
-                "info": result.variant_info.get(v.name, {}),
-            }
+            _variant_to_json(v, baseline=i == 0, info=result.variant_info.get(v.name, {}))
             for i, v in enumerate(experiment.variants)
         ],
-        "benchmarks": [
-            {
-                "name": b.name,
-                "kind": str(b.kind),
-                "stmt": b.stmt,
-                "setup": b.setup if b.stmt is not None else None,
-                "cmd": b.cmd,
-                "params": dict(b.params),
-            }
-            for b in experiment.benchmarks
-        ],
+        "benchmarks": [_benchmark_to_json(b) for b in experiment.benchmarks],
         "settings": experiment.settings.to_json(),
         "differences": list(result.differences),
         "comparisons": [c.to_json() for c in result.comparisons],
@@ -105,6 +83,27 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
         document["interactions"] = [i.to_json() for i in result.interactions]
     cleaned: dict[str, Any] = _clean(document)
     return cleaned
+
+
+def _variant_to_json(variant: Variant, *, baseline: bool, info: Any) -> dict[str, Any]:
+    return {
+        "name": variant.name,
+        "baseline": baseline,
+        "spec": variant.describe(),
+        **variant.to_json(),
+        "info": info,
+    }
+
+
+def _benchmark_to_json(benchmark: Benchmark) -> dict[str, Any]:
+    return {
+        "name": benchmark.name,
+        "kind": str(benchmark.kind),
+        "stmt": benchmark.stmt,
+        "setup": benchmark.setup if benchmark.stmt is not None else None,
+        "cmd": benchmark.cmd,
+        "params": dict(benchmark.params),
+    }
 
 
 def render_json(result: RunResult, *, samples: bool = False) -> str:

@@ -1,0 +1,154 @@
+"""store -> analyse: every comparison of a stored run, derived from its raw samples and
+artifacts, with the notes and report sections built from them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from perflab.design_analysis import interactions_of, stack_summaries
+from perflab.engine.outputs import judge_outputs
+from perflab.explanation import summaries, summary_section
+from perflab.host import interpreter_differences, variant_differences
+from perflab.lenses.registry import lens_for
+from perflab.lenses.sections import lens_sections
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.model import Comparison, Experiment, Measurement, Metric, Note
+from perflab.results import RunResult
+from perflab.store import StoredRun
+
+
+@dataclass
+class _Analysed:
+    """What the lenses' analyses of a stored run found, gathered."""
+
+    comparisons: list[Comparison] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    top_level: dict[str, Any] = field(default_factory=dict)
+    data_of: dict[tuple[str, Metric], BenchmarkData] = field(default_factory=dict)
+    measurements: dict[tuple[str, Metric, str], Measurement] = field(default_factory=dict)
+
+    def add(self, analysis: LensAnalysis) -> None:
+        for own in analysis.measurements:
+            self.measurements.setdefault((own.benchmark, own.metric, own.variant), own)
+        self.notes += analysis.notes
+        merge_top_level(self.top_level, analysis.top_level)
+
+
+def _analyse_lenses(run: StoredRun) -> _Analysed:
+    """Every lens's comparisons of every benchmark, in the order of the planned pairs."""
+    experiment = run.experiment
+    names = [v.name for v in experiment.variants]
+    order = {pair: i for i, pair in enumerate(experiment.comparison_pairs)}
+    analysed = _Analysed(notes=list(run.notes))
+    for metric in experiment.settings.metrics:
+        lens = lens_for(metric)
+        for benchmark in experiment.benchmarks:
+            data = run.data_for(benchmark.name, metric)
+            if not data.samples and not data.artifacts:
+                continue
+            analysed.data_of[(benchmark.name, metric)] = data
+            found: list[Comparison] = []
+            for group in _comparison_groups(experiment, names, data):
+                analysis = lens.analyse(benchmark, group, data, experiment)
+                found += analysis.comparisons
+                analysed.add(analysis)
+            analysed.comparisons += sorted(
+                found, key=lambda c: order.get((c.baseline, c.variant), 0)
+            )
+    return analysed
+
+
+def analyse_run(run: StoredRun) -> RunResult:
+    """Derive every comparison of a stored run from its raw samples and artifacts."""
+    experiment = run.experiment
+    analysed = _analyse_lenses(run)
+    comparisons, check_notes = judge_outputs(run, analysed.comparisons)
+    notes = analysed.notes + check_notes
+    # imported here: it reads the instructions and asm lenses' analysis types, whose modules
+    # take seconds to import on a loaded machine, and perflab's start-up is in the budget
+    from perflab.same_work import disagreement_notes, same_work_notes
+
+    notes += same_work_notes(experiment, comparisons, run.machine)
+    notes += disagreement_notes(comparisons)
+    variant_info = {k: dict(v) for k, v in run.variant_info.items()}
+    differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
+    return with_sections(
+        RunResult(
+            run_id=run.run_id,
+            status=run.status,
+            created_at=run.created_at,
+            experiment=experiment,
+            machine=dict(run.machine),
+            comparisons=tuple(comparisons),
+            notes=tuple(dedupe_notes(notes)),
+            variant_info=variant_info,
+            differences=tuple(differences),
+            error=run.error,
+            top_level=analysed.top_level,
+            samples=run.samples,
+            measurements=tuple(analysed.measurements.values()),
+            stacks=stack_summaries(experiment, comparisons),
+            interactions=interactions_of(experiment, comparisons, analysed.data_of),
+        )
+    )
+
+
+def with_sections(result: RunResult) -> RunResult:
+    """The result with every lens's report section built from its analysis, after the summary
+    of each pair that joins them (perflab.explanation)."""
+    found = summaries(result.comparisons)
+    summary = summary_section(found)
+    sections = lens_sections(
+        result.experiment,
+        result.comparisons,
+        top_level=result.top_level,
+        variant_info=result.variant_info,
+        notes=result.notes,
+        cross_run=result.cross_run,
+        measurements=result.measurements,
+    )
+    if summary is not None:
+        sections = (summary, *sections)
+    return replace(result, sections=sections, summaries=found)
+
+
+def _comparison_groups(
+    experiment: Experiment, names: list[str], data: BenchmarkData
+) -> list[list[str]]:
+    """The variant lists to hand a lens's analyse (which compares list[1:] with list[0]): all
+    variants when the plan names no pairs; else one list per baseline, with the variants it is
+    compared with, leaving out variants with no data (they failed to build or measure)."""
+    if not experiment.pairs:
+        return [names]
+    measured = {s.variant for s in data.samples} | {a.variant for a in data.artifacts}
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for baseline, variant in experiment.pairs:
+        if baseline in measured and variant in measured and variant not in grouped[baseline]:
+            grouped[baseline].append(variant)
+    return [[baseline, *variants] for baseline, variants in grouped.items() if variants]
+
+
+def dedupe_notes(notes: list[Note]) -> list[Note]:
+    """Drop repeats, and run-level notes (from preflight, before anything was measured) that a
+    benchmark's analysis says again, more precisely, with the same hint."""
+    said_per_benchmark = {
+        (n.metric, n.hint) for n in notes if n.benchmark is not None and n.hint is not None
+    }
+    kept: list[Note] = []
+    for note in notes:
+        if note in kept:
+            continue
+        if note.benchmark is None and (note.metric, note.hint) in said_per_benchmark:
+            continue
+        kept.append(note)
+    return kept
+
+
+def merge_top_level(into: dict[str, Any], extra: Any) -> None:
+    for key, value in dict(extra).items():
+        if isinstance(value, list) and isinstance(into.get(key), list):
+            into[key] = into[key] + [v for v in value if v not in into[key]]
+        else:
+            into.setdefault(key, value)

@@ -1,0 +1,106 @@
+"""A benchmark's plan: it is probed, and its budget split between the lenses (perflab/budget.py)
+before anything is measured; a benchmark whose variants are checked out or built first is
+planned once they are ready."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from perflab.budget import BudgetPlan, MachineSpeed, lens_costs, plan_budget
+from perflab.errors import ConfigError
+from perflab.lenses.registry import descriptor_for
+from perflab.measure.caches import IsolatedCaches
+from perflab.measure.lens import PlanReporter, ProgressReporter
+from perflab.measure.probe import probe_benchmark
+from perflab.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
+from perflab.proc import ProcessRunner
+
+
+@dataclass
+class BenchmarkPlanner:
+    """Probes benchmarks and plans their budgets. The machine's speed is measured with the
+    first probe, and holds for the run's others."""
+
+    runner: ProcessRunner
+    default_python: str
+    cpu: int | None
+    speed: MachineSpeed | None = None
+
+    def plan(
+        self,
+        benchmark: Benchmark,
+        experiment: Experiment,
+        *,
+        before_s: float = 0.0,
+        waited_s: float = 0.0,
+    ) -> BudgetPlan:
+        """Probe the benchmark and split its budget between the lenses; raises BudgetError when
+        a minimum does not fit and the settings ask for --strict-budget."""
+        settings = experiment.settings
+        probe = probe_benchmark(
+            benchmark,
+            experiment,
+            self.runner,
+            default_python=self.default_python,
+            cpu=self.cpu,
+            valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
+            speed=self.speed,
+        )
+        self.speed = probe.speed
+        models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
+        try:
+            return plan_budget(
+                settings.budget_s,
+                probe,
+                lens_costs(probe, settings, models),
+                strict=settings.strict_budget,
+                before_s=max(0.0, before_s),
+                waited_s=waited_s,
+            )
+        except ConfigError as error:
+            error.benchmark = error.benchmark or benchmark.name
+            raise
+
+
+def plans_before_run(
+    experiment: Experiment,
+    planner: BenchmarkPlanner,
+    caches: IsolatedCaches,
+    started_at_s: float | None,
+    waited_s: float,
+) -> dict[str, BudgetPlan]:
+    """The plan of every benchmark whose variants need no preparation, before the run is
+    stored: a budget too small refuses here. The first benchmark's budget holds perflab's own
+    start-up, when known; the wait for a CPU other perflab runs held is theirs, not charged."""
+    plans: dict[str, BudgetPlan] = {}
+    for index, benchmark in enumerate(experiment.benchmarks):
+        if needs_preparation(experiment.baseline.at(benchmark.params)):
+            continue
+        first = index == 0
+        plans[benchmark.name] = planner.plan(
+            benchmark,
+            _at_point(experiment, benchmark, caches),
+            before_s=_since(started_at_s) - waited_s if first else 0.0,
+            waited_s=waited_s if first else 0.0,
+        )
+    return plans
+
+
+def needs_preparation(variant: Variant) -> bool:
+    """A variant checked out or built before it runs: probed once it is ready."""
+    return any(getattr(variant, f.name) for f in VARIANT_FIELDS if f.prepares)
+
+
+def show_plan(progress: ProgressReporter, benchmark: str, plan: BudgetPlan) -> None:
+    if isinstance(progress, PlanReporter):
+        progress.plan(benchmark=benchmark, text=plan.describe(), eta_s=plan.eta_s)
+
+
+def _at_point(experiment: Experiment, benchmark: Benchmark, caches: IsolatedCaches) -> Experiment:
+    variants = tuple(caches.applied(v.at(benchmark.params)) for v in experiment.variants)
+    return replace(experiment, variants=variants)
+
+
+def _since(started_at_s: float | None) -> float:
+    return 0.0 if started_at_s is None else max(0.0, time.monotonic() - started_at_s)

@@ -1,0 +1,370 @@
+"""plan -> run -> store: runs an experiment, writing every measurement as it arrives. Each
+benchmark is planned (benchmark_plan.py), its variants prepared and their outputs checked, then
+measured lens by lens within its budget (ledger.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from perflab.budget import BudgetPlan, LensCost
+from perflab.designs import budget_plan
+from perflab.engine.analyse import analyse_run
+from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
+from perflab.engine.cpu import (
+    OrchestratorOffCpu,
+    claim_measurement_cpu,
+    needs_quiet_cpu,
+    note_cpu_claim,
+    note_joiners,
+)
+from perflab.engine.ledger import BudgetLedger, run_order
+from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
+from perflab.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
+from perflab.git.prepare import VariantPreparer
+from perflab.host import machine_facts
+from perflab.lenses.registry import lens_for
+from perflab.measure import cpu_lock, output_check
+from perflab.measure.caches import IsolatedCaches
+from perflab.measure.fork_server import ForkServers
+from perflab.measure.lens import Lens, LensContext, NullProgress, ProgressReporter
+from perflab.measure.worker_client import check_interpreter, check_variant_paths
+from perflab.model import (
+    Benchmark,
+    BenchmarkKind,
+    Experiment,
+    Note,
+    RunStatus,
+    Severity,
+    Variant,
+)
+from perflab.proc import ProcessRunner, SubprocessRunner, stop_all_contained, stopped_processes
+from perflab.results import RunResult
+from perflab.store import RunWriter, Store
+from perflab.version import __version__
+
+
+@dataclass(frozen=True)
+class _Failure:
+    benchmark: str
+    error: BenchmarkFailedError
+
+
+def run_experiment(
+    experiment: Experiment,
+    *,
+    store: Store | None = None,
+    runner: ProcessRunner | None = None,
+    progress: ProgressReporter | None = None,
+    default_python: str | None = None,
+    cache_dir: str | Path | None = None,
+    started_at_s: float | None = None,
+) -> RunResult:
+    """Measure every benchmark with every lens and variant; return the analysed run.
+
+    `started_at_s` (time.monotonic()) is when the process running perflab started: the `perflab`
+    command's own start-up then counts in its first benchmark's budget, as the user waits for it.
+
+    A failing benchmark does not stop the others: its error is recorded (a note, and
+    `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
+    that into an exception. So does a variant that cannot be prepared (a git ref that does not
+    exist, a change that does not apply, a failing build): the other variants are measured.
+    Bad configuration raises at once, before the run is stored. A budget that cannot hold a
+    lens's minimum measurement is a target missed, not an error: every lens measures its minimum
+    and a warning note says what took longer and why; with `strict_budget` such a budget raises
+    `BudgetError` before anything is measured.
+    Ctrl-C marks the run incomplete and propagates. Either way what was measured stays in the
+    store.
+
+    The measuring CPU is locked against other perflab runs on the machine while it runs (a run
+    that finds every CPU taken waits up to 30 s, then shares one and says so in a note; the wait
+    is reported as waiting and not charged to the budget)."""
+    progress = progress or NullProgress()
+    claim = claim_measurement_cpu(experiment, progress)
+    try:
+        return _run_experiment(
+            experiment,
+            claim=claim,
+            store=store,
+            runner=runner,
+            progress=progress,
+            default_python=default_python,
+            cache_dir=cache_dir,
+            started_at_s=started_at_s,
+        )
+    finally:
+        if claim is not None:
+            claim.release()
+
+
+def _run_experiment(
+    experiment: Experiment,
+    *,
+    claim: cpu_lock.CpuClaim | None,
+    store: Store | None,
+    runner: ProcessRunner | None,
+    progress: ProgressReporter,
+    default_python: str | None,
+    cache_dir: str | Path | None,
+    started_at_s: float | None,
+) -> RunResult:
+    runner = runner or SubprocessRunner()
+    store = store or Store.in_memory()
+    cpu = None if claim is None else claim.cpu
+    check_paths(experiment, runner)
+    lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
+    preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
+    planner = BenchmarkPlanner(runner, default_python or sys.executable, cpu)
+    waited_s = 0.0 if claim is None else claim.waited_s
+    failures: list[_Failure] = []
+    with contextlib.ExitStack() as stack:
+        # the probes run in the caches the measurements will use (removed when the run ends)
+        caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
+        plans = plans_before_run(experiment, planner, caches, started_at_s, waited_s)
+        writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
+        preparer = VariantPreparer(
+            runner,
+            repository=experiment.repository,
+            cache_dir=cache_dir,
+            build_timeout_s=experiment.settings.build_timeout_s,
+        )
+        stack.callback(preparer.close)
+        stack.enter_context(OrchestratorOffCpu(cpu))
+        # first to exit: what the run started is stopped before its caches are removed
+        stack.enter_context(_incomplete_on_error(writer))
+        _note_run_setup(writer, experiment, preflight_notes, claim, caches)
+        context = LensContext(experiment, runner, writer, progress, cpu, planner.default_python)
+        run = _Run(experiment, lenses, context, writer, preparer, caches, planner, plans)
+        for benchmark in experiment.benchmarks:
+            _run_benchmark(run, benchmark, failures)
+    note_joiners(writer, claim)
+    status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
+    writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
+    result = analyse_run(store.load_run(writer.run_id))
+    return replace(result, failures=tuple(f.error for f in failures))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every benchmark of a run is measured with."""
+
+    experiment: Experiment
+    lenses: tuple[Lens, ...]
+    context: LensContext
+    writer: RunWriter
+    preparer: VariantPreparer
+    caches: IsolatedCaches
+    planner: BenchmarkPlanner
+    plans: dict[str, BudgetPlan]  # planned before the run; the others once prepared
+
+
+@contextlib.contextmanager
+def _incomplete_on_error(writer: RunWriter) -> Iterator[None]:
+    """An error or Ctrl-C marks the run incomplete and propagates; what was measured stays."""
+    try:
+        yield
+    except BaseException as error:
+        stop_all_contained()
+        with contextlib.suppress(StoreError):  # the store may be what failed
+            writer.finish(RunStatus.INCOMPLETE, error=_describe(error))
+        if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
+            raise RunInterrupted(writer.run_id) from error
+        raise
+
+
+def _note_run_setup(
+    writer: RunWriter,
+    experiment: Experiment,
+    preflight_notes: list[Note],
+    claim: cpu_lock.CpuClaim | None,
+    caches: IsolatedCaches,
+) -> None:
+    """The notes a run begins with: the lenses' preflight, its CPU, its design's plan, its
+    caches."""
+    for note in preflight_notes:
+        writer.add_note(note)
+    note_cpu_claim(writer, claim, needs_quiet_cpu(experiment))
+    for planned in experiment.plan_notes:
+        writer.add_note(Note(severity=Severity.INFO, message=planned))
+    if experiment.pairs or experiment.interactions:
+        writer.add_note(Note(severity=Severity.INFO, message=budget_plan(experiment)))
+    note_isolated_caches(writer, experiment, caches)
+
+
+def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) -> None:
+    """Prepare the benchmark's variants, check that their outputs agree, then measure it lens
+    by lens within its budget. A failure is recorded and ends the benchmark: the other lenses
+    would fail the same way."""
+    ready = _prepare_variants(run.experiment, benchmark, run.preparer, run.writer, failures)
+    if ready is None:
+        return
+    ready = replace(ready, variants=tuple(run.caches.applied(v) for v in ready.variants))
+    context = replace(run.context, experiment=ready)
+    error = _check_outputs(benchmark, context)
+    if error is not None:  # an output that cannot be checked: nothing to compare
+        _failed(run.writer, failures, benchmark.name, error, None)
+        return
+    plan = run.plans.get(benchmark.name)
+    if plan is None:  # its variants had to be prepared first: planned now
+        plan = run.planner.plan(benchmark, ready)
+    ordered = run_order(list(run.lenses), plan)
+    ledger = BudgetLedger.begun(plan, ordered)
+    show_plan(context.progress, benchmark.name, plan)
+    for lens in ordered:
+        error = _measure_lens(lens, benchmark, context, ledger, run.writer)
+        if error is not None:
+            _failed(run.writer, failures, benchmark.name, error, lens)
+            break
+    ledger.note_used(run.writer, benchmark.name)
+
+
+def _check_outputs(benchmark: Benchmark, context: LensContext) -> BenchmarkFailedError | None:
+    """The output check, where one is wanted: None, or why it failed."""
+    if not output_check.wanted(benchmark, context):
+        return None
+    try:
+        output_check.check_outputs(benchmark, context)
+    except BenchmarkFailedError as error:
+        return error
+    finally:
+        stop_all_contained()
+    return None
+
+
+def _measure_lens(
+    lens: Lens,
+    benchmark: Benchmark,
+    context: LensContext,
+    ledger: BudgetLedger,
+    writer: RunWriter,
+) -> BenchmarkFailedError | None:
+    """Measure with one lens in its share of the budget; its fork servers, started and closed,
+    are its own time. None, or why it failed."""
+    stopped_before = stopped_processes()
+    cost = ledger.plan.share_of(lens.metric).cost
+    started_s = time.monotonic()
+    try:
+        with _fork_servers(cost, benchmark, context) as servers:
+            share_s = ledger.give(lens.metric)
+            lens_context = replace(
+                context, budget_s=share_s, fork_servers=servers, server_rounds=cost.server_rounds
+            )
+            lens.measure(benchmark, lens_context)
+            ledger.note_slow_lens(writer, lens, benchmark.name, started_s)
+            note_forked(writer, lens, benchmark.name, servers)
+    except BenchmarkFailedError as error:
+        stop_all_contained()
+        ledger.spent(lens.metric, started_s, failed=True)
+        return error
+    stop_all_contained()  # what escaped its worker's session, orphaned
+    ledger.spent(lens.metric, started_s)
+    # only after a success: a failure stops the lens's own workers too, which is no sign of the
+    # benchmark leaving any
+    note_leftovers(writer, lens, benchmark.name, stopped_before)
+    return None
+
+
+def _failed(
+    writer: RunWriter,
+    failures: list[_Failure],
+    benchmark: str,
+    error: BenchmarkFailedError,
+    lens: Lens | None,
+) -> None:
+    failures.append(_Failure(benchmark, error))
+    writer.add_note(failure_note(error, benchmark, lens))
+
+
+def _fork_servers(
+    cost: LensCost, benchmark: Benchmark, context: LensContext
+) -> contextlib.AbstractContextManager[ForkServers | None]:
+    """A lens's fork servers when its workers are forked: one per variant, started before the
+    lens (its first generation would otherwise count their imports as its workers' start-up,
+    and size its generations by them)."""
+    if not cost.forked:
+        return contextlib.nullcontext()
+    settings = context.experiment.settings
+    rng = random.Random(None if settings.seed is None else f"{settings.seed}:{benchmark.name}")
+    return ForkServers(
+        context.runner,
+        benchmark,
+        context.experiment.variants,
+        default_python=context.default_python,
+        cpu=context.cpu,
+        timeout_s=settings.sample_timeout_s,
+        layout={"PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1))}
+        if settings.paired_layout
+        else {},
+        disable_aslr=settings.paired_layout,
+    ).started()
+
+
+def check_paths(experiment: Experiment, runner: ProcessRunner | None = None) -> None:
+    """Variants' directories and interpreters exist, and the interpreters are Python, before a
+    run is created for them."""
+    has_statements = any(b.kind is BenchmarkKind.STATEMENT for b in experiment.benchmarks)
+    for variant in experiment.variants:
+        if variant.git or "$" in (variant.cwd or "") + (variant.python or ""):
+            continue  # inside a checkout, or at a parameter point: checked when prepared
+        check_variant_paths(variant, variant.python if has_statements else None)
+        if has_statements and variant.python and runner is not None:
+            check_interpreter(runner, variant, variant.python)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    return str(error) or type(error).__name__
+
+
+def _prepare_variants(
+    experiment: Experiment,
+    benchmark: Benchmark,
+    preparer: VariantPreparer,
+    writer: RunWriter,
+    failures: list[_Failure],
+) -> Experiment | None:
+    """The experiment this benchmark is measured with: every variant at the benchmark's
+    parameter point, checked out and built. A variant that cannot be prepared is reported (once)
+    and left out; the others are measured when a planned comparison remains."""
+    ready: list[Variant] = []
+    for planned in experiment.variants:
+        variant = planned.at(benchmark.params)
+        try:
+            prepared = preparer.prepare(variant, benchmark)
+        except PerflabError as error:
+            failed = BenchmarkFailedError(
+                error.message, hint=error.hint, variant=planned.name, detail=error.detail
+            )
+            failed.exit_code = max(error.exit_code, BenchmarkFailedError.exit_code)
+            if not any(_same_failure(f.error, failed) for f in failures):
+                failures.append(_Failure(benchmark.name, failed))
+                writer.add_note(
+                    Note(
+                        severity=Severity.WARNING,
+                        message=f"not measured: {failed.message}"
+                        + (f"\n{failed.detail}" if failed.detail else ""),
+                        hint=failed.hint,
+                        variant=planned.name,
+                    )
+                )
+            continue
+        for note in prepared.notes:
+            writer.add_note(note)
+        if prepared.provenance:
+            writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
+        ready.append(prepared.variant)
+    names = {v.name for v in ready}
+    alone = len(experiment.variants) == 1 and bool(ready)  # one variant, measured alone
+    if not alone and not any(a in names and b in names for a, b in experiment.comparison_pairs):
+        return None
+    return replace(experiment, variants=tuple(ready))
+
+
+def _same_failure(a: PerflabError, b: PerflabError) -> bool:
+    return (a.variant, a.message) == (b.variant, b.message)

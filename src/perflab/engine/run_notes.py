@@ -1,0 +1,126 @@
+"""What the engine says about a run besides the budget: the variants' isolated caches, the
+processes a benchmark left running, the fork servers a lens used, a failure."""
+
+from __future__ import annotations
+
+import re
+
+from perflab.errors import BenchmarkFailedError
+from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
+from perflab.measure.fork_server import ForkServers
+from perflab.measure.lens import Lens
+from perflab.model import Experiment, Note, Severity
+from perflab.proc import stopped_processes
+from perflab.store import RunWriter
+
+# code that compiles into an on-disk cache a second variant could run (torch.compile,
+# Triton, numba, JAX ...): where none is named, the caches note would only be noise
+_CACHING_CODE = re.compile(r"torch|triton|inductor|numba|jax|tensorflow|cupy", re.IGNORECASE)
+
+
+def caches_matter(experiment: Experiment) -> bool:
+    """Whether the isolated caches are worth a note: two variants or more, and code that
+    compiles into an on-disk cache, or a variant that sets a cache directory itself."""
+    if len(experiment.variants) < 2:
+        return False
+    if any(name in v.env for v in experiment.variants for name in CACHE_VARIABLES):
+        return True
+    texts = [t for b in experiment.benchmarks for t in (b.stmt, b.setup, b.cmd) if t]
+    texts += [t for v in experiment.variants for t in (v.cmd, v.build, v.python) if t]
+    return any(_CACHING_CODE.search(text) for text in texts)
+
+
+def note_isolated_caches(writer: RunWriter, experiment: Experiment, caches: IsolatedCaches) -> None:
+    """Say which caches each variant had to itself (a fact of the variant, and one note)."""
+    if not caches.enabled:
+        writer.add_note(
+            Note(
+                severity=Severity.INFO,
+                message="the variants shared their on-disk caches (--share-caches): a variant "
+                "may run code another one compiled",
+            )
+        )
+        return
+    for variant in experiment.variants:
+        writer.add_variant_info(variant.name, {"isolated_caches": list(caches.isolated(variant))})
+    if not caches_matter(experiment):
+        return
+    own = sorted(
+        f"{variant.name} sets {name}"
+        for variant in experiment.variants
+        for name in CACHE_VARIABLES
+        if name in variant.env
+    )
+    no_bytecode = sorted(v.name for v in experiment.variants if writes_no_bytecode(v))
+    shared_bytecode = (
+        f"; the bytecode cache stayed shared for {', '.join(no_bytecode)}: "
+        "PYTHONDONTWRITEBYTECODE is set, so no variant writes bytecode, and an empty "
+        "PYTHONPYCACHEPREFIX would compile every import in every process"
+        if no_bytecode
+        else ""
+    )
+    listed = [
+        name
+        for name in CACHE_VARIABLES
+        if any(name in caches.isolated(v) or name in v.env for v in experiment.variants)
+    ]
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message="each variant had its own fresh cache directories ("
+            + ", ".join(listed)
+            + "), removed at the end"
+            + (f"; not isolated where a variant sets its own: {', '.join(own)}" if own else "")
+            + shared_bytecode,
+            hint="--share-caches lets the variants share them",
+        )
+    )
+
+
+def note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_before: int) -> None:
+    """Processes a benchmark started and left running are stopped when its sample or worker
+    ends (LiveProcess.stop_leftovers); say how many, since the code measured did not do what the
+    user expects of it."""
+    stopped = stopped_processes() - stopped_before
+    if stopped <= 0:
+        return
+    writer.add_note(
+        Note(
+            severity=Severity.WARNING,
+            message=f"the benchmark left {stopped} process{'es' if stopped != 1 else ''} "
+            f"running; {'they were' if stopped != 1 else 'it was'} stopped",
+            hint="a statement or command should wait for the processes it starts; perflab "
+            "stops what is left when each sample (command) or worker (statement) ends",
+            benchmark=benchmark,
+            metric=lens.metric,
+        )
+    )
+
+
+def note_forked(writer: RunWriter, lens: Lens, benchmark: str, servers: ForkServers | None) -> None:
+    if servers is None or not servers.forked:
+        return
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message=f"the {lens.metric.value} lens forked its {servers.forked} workers from one "
+            "process per variant that imported the set-up's modules once: each generation's "
+            "workers shared that process's hash seed and address-space layout, with heap and "
+            "stack moved by a random padding",
+            hint="the set-up's imports took long enough to dominate fresh workers' start-up; "
+            "docs/statistics.md (the budget) has what forking does to the statistics",
+            benchmark=benchmark,
+            metric=lens.metric,
+        )
+    )
+
+
+def failure_note(error: BenchmarkFailedError, benchmark: str, lens: Lens | None) -> Note:
+    return Note(
+        severity=Severity.WARNING,
+        message=f"failed: {error.message}" + (f"\n{error.detail}" if error.detail else ""),
+        hint=error.hint,
+        benchmark=benchmark,
+        variant=error.variant,
+        metric=lens.metric if lens is not None else None,
+    )
