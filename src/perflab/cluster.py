@@ -165,14 +165,9 @@ def measure_cell(
         from perflab.engine import run_experiment
 
         try:
-            # git= commits come as a bundle: the node needs no copy of the repository
-            experiment, arrived = unpack_commits(
-                experiment_from_json(experiment_json), commits, cache_dir=cache_dir
-            )
-            if arrived is not None:
-                records.put(("note", arrived))
             result = run_experiment(
-                experiment,
+                # git= commits come as a bundle: the node needs no copy of the repository
+                unpack_commits(experiment_from_json(experiment_json), commits, cache_dir=cache_dir),
                 store=_StreamingStore(records),
                 progress=_QueuedProgress(records),
                 cache_dir=cache_dir,

@@ -108,11 +108,11 @@ def test_a_node_unpacks_once_and_prepares_the_commits_without_the_repository(
     moved = tmp_path / "moved-away"
     repo.rename(moved)  # the node has no repository at the driver's path
     cache = tmp_path / "cache"
-    pinned, note = unpack_commits(experiment, bundle, cache_dir=cache)
+    pinned = unpack_commits(experiment, bundle, cache_dir=cache)
     copy = node_repository(cache, str(repo))
     assert pinned.repository == str(copy)
-    assert note is not None and "unpacked into" in note.message
-    assert "it is not on this node" in note.message
+    (note,) = pinned.plan_notes  # the engine writes it into the cell's run
+    assert "unpacked into" in note and "it is not on this node" in note
     assert [v.git for v in pinned.variants] == [
         bundle.commits["main~1"],
         bundle.commits["main"],
@@ -124,9 +124,10 @@ def test_a_node_unpacks_once_and_prepares_the_commits_without_the_repository(
     assert missing.returncode != 0  # a branch no variant names is not shipped
 
     packs = sorted((copy / "objects" / "pack").iterdir())
-    again, second = unpack_commits(experiment, bundle, cache_dir=cache)
-    assert second is not None and "already all in" in second.message
-    assert again == pinned and sorted((copy / "objects" / "pack").iterdir()) == packs
+    again = unpack_commits(experiment, bundle, cache_dir=cache)
+    assert "already all in" in again.plan_notes[0]
+    assert again.variants == pinned.variants
+    assert sorted((copy / "objects" / "pack").iterdir()) == packs
 
     preparer = VariantPreparer(SubprocessRunner(), repository=pinned.repository, cache_dir=cache)
     try:
@@ -151,9 +152,8 @@ def test_cells_unpacking_at_once_on_one_node_both_get_the_commits(
 
     def unpack() -> None:
         try:
-            _, note = unpack_commits(experiment, bundle, cache_dir=tmp_path / "cache")
-            assert note is not None
-            notes.append(note.message)
+            unpacked = unpack_commits(experiment, bundle, cache_dir=tmp_path / "cache")
+            notes.append(unpacked.plan_notes[0])
         except BaseException as error:
             errors.append(error)
 
@@ -172,7 +172,7 @@ def test_refs_chosen_by_parameters_are_pinned_per_cell(repo: Path, tmp_path: Pat
     cell = experiment_of(repo, variants, ref="main~1")
     bundle = bundle_commits(cell)
     assert bundle is not None
-    pinned, _ = unpack_commits(cell, bundle, cache_dir=tmp_path / "cache")
+    pinned = unpack_commits(cell, bundle, cache_dir=tmp_path / "cache")
     assert pinned.variants[1].git == git(repo, "rev-parse", "main~1")
     both = Experiment(
         benchmarks=(

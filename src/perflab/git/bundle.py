@@ -9,7 +9,8 @@ the only refs, and is removed at once.
 On a node, `unpack_commits` adds the bundle's objects to the node's copy of the driver's
 repository (`<build cache>/repositories/<key>.git`, bare, one per driver repository, no refs, gc
 off) under a lock, unless every commit is there already, and returns the experiment with each
-ref replaced by its commit and `repository` pointing at the copy. The copy's path does not
+ref replaced by its commit, `repository` pointing at the copy, and a plan note saying how the
+commits got there. The copy's path does not
 change from one bundle to the next, so the build cache's keys (repository, tree, build command)
 do not either: a node builds a tree once, whichever run's bundle brought it.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 from perflab.errors import ConfigError
 from perflab.git.cache import default_cache_dir
 from perflab.git.repo import GitError, find_repository, git_environment, run_git
-from perflab.model import Experiment, Note, Severity, Variant
+from perflab.model import Experiment, Variant
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 # packing or indexing a large history takes longer than one git query
@@ -52,12 +53,6 @@ class CommitBundle:
     @property
     def size_bytes(self) -> int:
         return len(self.data)
-
-
-@dataclass(frozen=True)
-class Unpacked:
-    experiment: Experiment  # refs replaced by commits, `repository` the node's copy
-    note: Note  # how the commits reached this node
 
 
 # ---- on the driver
@@ -162,12 +157,13 @@ def unpack_commits(
     *,
     cache_dir: str | Path | None = None,
     runner: ProcessRunner | None = None,
-) -> tuple[Experiment, Note | None]:
+) -> Experiment:
     """The experiment as this node measures it: with a bundle, its commits in the node's copy
-    of the driver's repository, each ref replaced by its commit, and a note saying how the
-    commits got here; without one, as it is."""
+    of the driver's repository, each ref replaced by its commit, `repository` the copy, and a
+    plan note (the engine writes it into the run) saying how the commits got here; without
+    one, as it is."""
     if bundle is None:
-        return experiment, None
+        return experiment
     runner = runner or SubprocessRunner()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     copy = node_repository(root, bundle.origin)
@@ -177,8 +173,11 @@ def unpack_commits(
         if added:
             _add_bundle(runner, copy, bundle)
         _ensure_head(runner, copy, bundle)
-    pinned = replace(_pinned(experiment, bundle.commits), repository=str(copy))
-    return pinned, _arrival_note(bundle, copy, added=added)
+    return replace(
+        _pinned(experiment, bundle.commits),
+        repository=str(copy),
+        plan_notes=(*experiment.plan_notes, _arrival_note(bundle, copy, added=added)),
+    )
 
 
 def node_repository(cache_root: Path, origin: str) -> Path:
@@ -291,7 +290,7 @@ def _pin(template: Variant, params: Mapping[str, str], commits: Mapping[str, str
     return replace(template, git=commits.get(variant.git, template.git), apply=apply)
 
 
-def _arrival_note(bundle: CommitBundle, copy: Path, *, added: bool) -> Note:
+def _arrival_note(bundle: CommitBundle, copy: Path, *, added: bool) -> str:
     mib = bundle.size_bytes / 2**20
     how = "unpacked into" if added else "already all in"
     there = (
@@ -299,9 +298,8 @@ def _arrival_note(bundle: CommitBundle, copy: Path, *, added: bool) -> Note:
         if os.path.isdir(bundle.origin)
         else "it is not on this node"
     )
-    return Note(
-        severity=Severity.INFO,
-        message=f"the {len(set(bundle.commits.values()))} commit(s) of the git= variants came "
-        f"from the driver as a git bundle ({mib:.1f} MiB, {bundle.digest[:12]}), {how} the "
-        f"node's copy {copy} of the driver's repository {bundle.origin} ({there})",
+    return (
+        f"the {len(set(bundle.commits.values()))} commit(s) of the git= variants came from the "
+        f"driver as a git bundle ({mib:.1f} MiB, {bundle.digest[:12]}), {how} the node's copy "
+        f"{copy} of the driver's repository {bundle.origin} ({there})"
     )
