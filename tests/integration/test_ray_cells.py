@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -264,6 +265,7 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     )
     exp = dataclasses.replace(made, settings=settings)
     moved = tmp_path / "moved-away"
+    origin = os.path.realpath(repo)
     real_bundle = cluster_module.bundle_commits
 
     def bundle_then_move(experiment: Experiment) -> Any:
@@ -289,4 +291,4 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     arrived = [n.message for n in result.notes if "as a git bundle" in n.message]
     assert len(arrived) == 2 and all("it is not on this node" in m for m in arrived)
     assert sum("unpacked into" in m for m in arrived) == 1  # the nodes share this machine's cache
-    assert node_repository(cache, str(repo)).is_dir()
+    assert node_repository(cache, origin).is_dir()

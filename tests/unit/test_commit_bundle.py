@@ -4,6 +4,7 @@ node unpacks it once into its copy, where the pinned experiment prepares as it w
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import threading
@@ -81,7 +82,7 @@ def test_the_bundle_holds_the_named_commits_and_the_repository_is_unchanged(repo
     before = snapshot(repo)
     bundle = bundle_commits(experiment_of(repo, variants))
     assert snapshot(repo) == before
-    assert bundle is not None and bundle.origin == str(repo)
+    assert bundle is not None and bundle.origin == os.path.realpath(repo)
     assert dict(bundle.commits) == {
         "main~1": git(repo, "rev-parse", "main~1"),
         "main": git(repo, "rev-parse", "main"),
@@ -109,7 +110,7 @@ def test_a_node_unpacks_once_and_prepares_the_commits_without_the_repository(
     repo.rename(moved)  # the node has no repository at the driver's path
     cache = tmp_path / "cache"
     pinned = unpack_commits(experiment, bundle, cache_dir=cache)
-    copy = node_repository(cache, str(repo))
+    copy = node_repository(cache, bundle.origin)
     assert pinned.repository == str(copy)
     (note,) = pinned.plan_notes  # the engine writes it into the cell's run
     assert "unpacked into" in note and "it is not on this node" in note

@@ -10,9 +10,9 @@ On a node, `unpack_commits` adds the bundle's objects to the node's copy of the 
 repository (`<build cache>/repositories/<key>.git`, bare, one per driver repository, no refs, gc
 off) under a lock, unless every commit is there already, and returns the experiment with each
 ref replaced by its commit, `repository` pointing at the copy, and a plan note saying how the
-commits got there. The copy's path does not
-change from one bundle to the next, so the build cache's keys (repository, tree, build command)
-do not either: a node builds a tree once, whichever run's bundle brought it.
+commits got there. The copy's path does not change from one bundle to the next, so the build
+cache's keys (repository, tree, build command) do not either: a node builds a tree once,
+whichever run's bundle brought it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 # packing or indexing a large history takes longer than one git query
 BUNDLE_TIMEOUT_S = 1800.0
-DOING = "bundle the commits of the git= variants"
+BUNDLING = "bundle the commits of the git= variants"
 REPOSITORIES = "repositories"  # under the build cache: the nodes' copies of driver repositories
 
 
@@ -67,7 +67,7 @@ def bundle_commits(
     refs = _named_refs(experiment)
     if not refs:
         return None
-    origin = experiment.repository or find_repository(runner, os.getcwd())
+    origin = os.path.realpath(experiment.repository or find_repository(runner, os.getcwd()))
     commits = _resolved(runner, origin, refs)
     if not commits:
         return None
@@ -115,16 +115,16 @@ def _bundle(runner: ProcessRunner, repository: str, commits: list[str]) -> bytes
     objects = os.path.join(repository, found.stdout.strip(), "objects")
     with tempfile.TemporaryDirectory(prefix="perflab-bundle-") as scratch:
         borrowing = os.path.join(scratch, "repository.git")
-        _git_or_fail(runner, scratch, "init", "--quiet", "--bare", borrowing, doing=DOING)
+        _git_or_fail(runner, scratch, "init", "--quiet", "--bare", borrowing, doing=BUNDLING)
         Path(borrowing, "objects", "info", "alternates").write_text(os.path.abspath(objects) + "\n")
         for number, commit in enumerate(commits):
             _git_or_fail(
-                runner, borrowing, "update-ref", f"refs/perflab/{number}", commit, doing=DOING
+                runner, borrowing, "update-ref", f"refs/perflab/{number}", commit, doing=BUNDLING
             )
         bundle = os.path.join(scratch, "commits.bundle")
         _git_or_fail(
             runner, borrowing, "bundle", "create", "--quiet", bundle, "--all",
-            doing=DOING,
+            doing=BUNDLING,
             hint="a shallow clone lacks the history a bundle carries: git fetch --unshallow, "
             "then run again",
         )  # fmt: skip
