@@ -1,6 +1,7 @@
 """Cells on a real local Ray cluster of two nodes (ray.cluster_utils.Cluster): results streamed
 into the driver's store, the node of each cell recorded, a cell failing for its own reasons not
-retried, a node killed mid-cell and its cell measured again from scratch, never mixed.
+retried, a node killed mid-cell and its cell measured again from scratch, never mixed, and
+git= cells measured from the driver's bundle of commits without the repository.
 
 Few and small on purpose: a cluster takes tens of seconds to start on a busy 2-core machine."""
 
