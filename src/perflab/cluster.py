@@ -32,6 +32,7 @@ from perflab.errors import (
     RunInterrupted,
     StoreError,
 )
+from perflab.git.bundle import CommitBundle, bundle_commits, unpack_commits
 from perflab.host import machine_facts
 from perflab.measure.lens import NullProgress, ProgressReporter
 from perflab.model import (
@@ -140,7 +141,10 @@ _END = ("end", None)
 
 
 def measure_cell(
-    experiment_json: dict[str, Any], cwd: str, cache_dir: str | None
+    experiment_json: dict[str, Any],
+    cwd: str,
+    cache_dir: str | None,
+    commits: CommitBundle | None = None,
 ) -> Iterator[list[tuple[str, Any]]]:
     """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
     in a thread of the task, so batches are sent while it measures."""
@@ -162,7 +166,8 @@ def measure_cell(
 
         try:
             result = run_experiment(
-                experiment_from_json(experiment_json),
+                # git= commits come as a bundle: the node needs no copy of the repository
+                unpack_commits(experiment_from_json(experiment_json), commits, cache_dir=cache_dir),
                 store=_StreamingStore(records),
                 progress=_QueuedProgress(records),
                 cache_dir=cache_dir,
@@ -317,6 +322,7 @@ class _Driver:
         self.cache_dir = None if cache_dir is None else str(cache_dir)
         self.pending: dict[Any, _Attempt] = {}  # generator -> its attempt
         self.groups: list[Any] = []
+        self.commits: Any = None  # the git= variants' commits in Ray's object store
 
     def start(self, cell: Cell, number: int) -> None:
         group = self.api.placement_group(
@@ -333,11 +339,12 @@ class _Driver:
             memory=CELL_MEMORY_BYTES,
             max_retries=0,  # retried here: a half-measured cell must be set aside first
             num_returns="streaming",
-        ).remote(experiment_to_json(cell.experiment), os.getcwd(), self.cache_dir)
+        ).remote(experiment_to_json(cell.experiment), os.getcwd(), self.cache_dir, self.commits)
         self.pending[generator] = _Attempt(cell, number, group)
 
     def run(self) -> list[PerflabError]:
         failures: list[PerflabError] = []
+        self.commits = self.api.ray.put(bundle_commits(self.experiment))  # once per run
         for cell in cells_of(self.experiment):
             self.start(cell, 1)
         while self.pending:

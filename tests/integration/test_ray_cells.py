@@ -1,6 +1,7 @@
 """Cells on a real local Ray cluster of two nodes (ray.cluster_utils.Cluster): results streamed
 into the driver's store, the node of each cell recorded, a cell failing for its own reasons not
-retried, a node killed mid-cell and its cell measured again from scratch, never mixed.
+retried, a node killed mid-cell and its cell measured again from scratch, never mixed, and
+git= cells measured from the driver's bundle of commits without the repository.
 
 Few and small on purpose: a cluster takes tens of seconds to start on a busy 2-core machine."""
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,7 +24,9 @@ from typing import Any
 import pytest
 
 from perflab import api
+from perflab import cluster as cluster_module
 from perflab.cluster import ABANDONED, CLUSTER_METRIC
+from perflab.git.bundle import node_repository
 from perflab.model import Experiment, Metric, RunStatus
 from perflab.store import Store
 from tests.conftest import FAST
@@ -211,3 +216,80 @@ def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_pat
     ]
     assert len(generations) == len(set(generations))
     assert any("measured again from scratch" in n.message for n in result.notes)
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def _commit(repo: Path, message: str, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A matrix (bases main and other, the change fix as a commit) whose repository is moved
+    away once the driver has bundled its commits, before any cell starts: the cells check out
+    and measure the driver's commits from the bundle alone."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    mod = "from speed import N\n\ndef work():\n    return sum(range(N))\n"
+    _commit(repo, "base", {"mod.py": mod, "speed.py": "N = 2000\n"})
+    _git(repo, "checkout", "-q", "-b", "other")
+    _commit(repo, "other", {"mod.py": "# other\n" + mod})
+    _git(repo, "checkout", "-q", "-b", "fix", "main")
+    _commit(repo, "fix", {"speed.py": "N = 200\n"})
+    _git(repo, "checkout", "-q", "main")
+    commits = {ref: _git(repo, "rev-parse", ref) for ref in ("main", "other", "fix")}
+    made = api.make_matrix(
+        ["main", "other"],
+        ["fix"],
+        repository=repo,
+        name="stmt",
+        stmt="mod.work()",
+        setup="import mod",
+        each="env.PYTHONPATH=.",
+        params={"k": ["1", "2"]},
+    )
+    settings = dataclasses.replace(
+        FAST, metrics=(Metric.TIME,), budget_s=1.0, ray=True, ray_address=cluster.address
+    )
+    exp = dataclasses.replace(made, settings=settings)
+    moved = tmp_path / "moved-away"
+    origin = os.path.realpath(repo)
+    real_bundle = cluster_module.bundle_commits
+
+    def bundle_then_move(experiment: Experiment) -> Any:
+        made = real_bundle(experiment)
+        repo.rename(moved)  # from here on no process sees the repository at its path
+        return made
+
+    monkeypatch.setattr(cluster_module, "bundle_commits", bundle_then_move)
+    cache = tmp_path / "cache"
+    result = api.run(exp, store_path=tmp_path / "s.db", cache_dir=cache)
+    assert moved.is_dir() and not repo.exists()
+    assert not result.failures, result.failures
+    assert result.status is RunStatus.COMPLETE
+    assert {(c.benchmark, c.baseline, c.variant) for c in result.comparisons} >= {
+        (f"stmt[k={k}]", base, f"fix@{base}") for k in ("1", "2") for base in ("main", "other")
+    }
+    for variant, ref in (("main", "main"), ("other", "other"), ("fix@main", "main")):
+        info = result.variant_info[variant]["provenance"]
+        assert info["commit"] == commits[ref]
+        assert info["checkout"].startswith(str(cache))
+    fixed = result.variant_info["fix@other"]["provenance"]
+    assert fixed["changes"][0]["source"] == commits["fix"]
+    arrived = [n.message for n in result.notes if "as a git bundle" in n.message]
+    assert len(arrived) == 2 and all("it is not on this node" in m for m in arrived)
+    assert sum("unpacked into" in m for m in arrived) == 1  # the nodes share this machine's cache
+    assert node_repository(cache, origin).is_dir()
