@@ -71,8 +71,8 @@ class LensDescriptor:
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
-    # what the lens's minimum measurement of a benchmark costs (perflab/budget.py), for the
-    # budget's plan; None: one generation of workers
+    # what the lens's minimum measurement of a benchmark costs (its package's cost.py), for the
+    # budget's plan (perflab/budget.py); None: one generation of workers
     cost: CostModel | None = None
     # the lens runs valgrind: the budget's probe times valgrind's start-up here and now, to
     # scale the lens's cost model (budget.MachineSpeed)

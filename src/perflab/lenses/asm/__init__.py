@@ -1,6 +1,6 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
-from perflab.budget import asm_cost
+from perflab.lenses.asm.cost import asm_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 

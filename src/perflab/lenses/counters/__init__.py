@@ -1,6 +1,6 @@
 """The counters lens: perf stat events of the measured region."""
 
-from perflab.budget import counters_cost
+from perflab.lenses.counters.cost import counters_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 

@@ -1,7 +1,7 @@
 """The instructions lens: callgrind instruction counts of the measured region."""
 
-from perflab.budget import instructions_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.instructions.cost import instructions_cost
 from perflab.model import Metric
 
 

@@ -1,7 +1,7 @@
 """The profile lens: perf record samples, hot symbols and a differential flame graph."""
 
-from perflab.budget import profile_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.profile.cost import profile_cost
 from perflab.model import Metric
 
 

@@ -39,6 +39,7 @@ from perflab.document import FlameNode
 from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.lenses.asm.elf_code import mapped_objects, read_process_maps
 from perflab.lenses.instructions.callgrind import normalise_function_name
+from perflab.lenses.profile.cost import PROFILE_PROCESSES
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.profile.perf_script import (
     HotSymbols,
@@ -83,11 +84,6 @@ PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile
 WALL_NS = "wall_ns"
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
 _TOP_SYMBOLS_IN_SUMMARY = 20
-# A statement is profiled in this many independent worker processes per variant, each recording
-# its share of `region_s`: a function claimed to have appeared (disappeared) must be there in
-# every one (perf_script.even_across_parts), not in one process's one-off work. 2: the fewest
-# that can tell, at one more perf and interpreter start-up per variant.
-PROFILE_PROCESSES = 2
 
 
 class CallGraph(enum.StrEnum):

@@ -19,6 +19,7 @@ from typing import Any
 
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.rss import DESCRIPTOR, RSS
+from perflab.lenses.rss.cost import RSS_BLOCKS
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.session import LensSession
@@ -129,7 +130,7 @@ class _StatementSession(LensSession):
                     target_ns = int(self.settings.sample_target_ms * 1e6)
                     loops = min(MAX_LOOPS, *(worker.calibrate(target_ns) for worker in workers))
                 orders = block_orders(len(workers), self.rng)
-                for block in range(2):  # the first block warms up (first-use allocations)
+                for block in range(RSS_BLOCKS):  # the first block warms up (first-use allocations)
                     for position, index in enumerate(next(orders)):
                         reading = rss_sample(workers[index], loops)
                         values: list[tuple[str, float, int]] = [

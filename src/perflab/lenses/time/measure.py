@@ -26,10 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from perflab.budget import TIME_GENERATION_S_RANGE, TIME_TARGET_GENERATIONS, ServerRounds
+from perflab.budget import ServerRounds
 from perflab.document import TimePoint, TimeSeries
 from perflab.errors import BenchmarkFailedError
 from perflab.host import online_cpus
+from perflab.lenses.time.cost import (
+    TIME_GENERATION_S_RANGE,
+    TIME_MIN_BLOCKS,
+    TIME_TARGET_GENERATIONS,
+)
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (
@@ -80,7 +85,7 @@ from perflab.stats.summary import relative_spread
 from perflab.stats.variant_values import VALUE_ESTIMATOR, VariantValues, paired_values
 
 WALL_NS = "wall_ns"
-MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
+MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
 # generations rather than long ones: about this many, each between these lengths ...
 TARGET_GENERATIONS = TIME_TARGET_GENERATIONS

@@ -1,7 +1,7 @@
 """The torch lens: the ops torch.profiler sees per variant."""
 
-from perflab.budget import torch_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.torch.cost import torch_cost
 from perflab.model import Metric
 
 
