@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.document",
             "perflab.units",
             "perflab.stats",
+            "perflab.code_findings",  # a lens's same-code finding, read by same_work
             "perflab.budget",  # the budget's plan (pure); each lens's cost model is its own
             "perflab.bisect",  # bisect's search (pure, over a measure callable) and records
             "perflab.workflow_results",  # check's and history's records

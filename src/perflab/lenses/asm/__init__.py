@@ -20,4 +20,5 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     cost=asm_cost,
     needs_quiet_cpu=False,
+    same_code="perflab.lenses.asm.same_code:same_code",
 )

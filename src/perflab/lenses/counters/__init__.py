@@ -26,4 +26,5 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
     cost=counters_cost,
+    beside_time="the counters lens counts in worker processes of its own under perf stat",
 )

@@ -22,4 +22,8 @@ DESCRIPTOR = LensDescriptor(
     cost=instructions_cost,
     runs_valgrind=True,
     needs_quiet_cpu=False,
+    same_code="perflab.lenses.instructions.same_code:same_code",
+    beside_time="the instructions lens counts instructions under valgrind (an AVX-512 machine's "
+    "AVX2 path); time also depends on cache misses, branches, the clock and vector width, so "
+    "fewer instructions can take longer",
 )

@@ -20,4 +20,6 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
     cost=profile_cost,
+    beside_time="the profile lens's ratio comes from one process per variant under perf record, "
+    "so it holds none of what differs between processes (memory layout, hash seed)",
 )

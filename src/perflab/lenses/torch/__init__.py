@@ -24,4 +24,8 @@ DESCRIPTOR = LensDescriptor(
     worker_ops=("setup", "check", "calibrate", "torch_profile"),
     worker_handlers="perflab.lenses.torch.worker_ops",
     cost=torch_cost,
+    beside_time="the torch lens adds up the ops' own (self) CPU time under torch.profiler, "
+    "whose own cost per op (a few µs) can exceed a small op's work; the time lens times the "
+    "whole statement (Python, argument parsing, dispatch) without a profiler, so work moved out "
+    "of the op, into dispatch or Python, shrinks one and not the other",
 )
