@@ -27,11 +27,6 @@ from pathlib import Path
 from machine_load import MachineLoad
 
 from perflab.lenses.instructions.analyse import function_deltas
-from perflab.lenses.instructions.callgrind import (
-    FunctionCosts,
-    combine_parts,
-    normalise_function_id,
-)
 from perflab.lenses.instructions.compare import (
     KIND_EMPTY,
     KIND_STATEMENT,
@@ -39,6 +34,11 @@ from perflab.lenses.instructions.compare import (
     parts_of,
 )
 from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.measure.callgrind import (
+    FunctionCosts,
+    combine_parts,
+    normalise_function_id,
+)
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner

@@ -16,9 +16,9 @@ from perflab.document import FlameNode, GroupRatios, TimePoint, TimeSeries
 from perflab.engine import with_sections
 from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
-from perflab.lenses.profile.perf_script import Stack, parse_folded
 from perflab.lenses.time.measure import analyse_time, time_series
 from perflab.measure.lens import BenchmarkData
+from perflab.measure.perf_script import Stack, parse_folded
 from perflab.model import (
     Artifact,
     Benchmark,

@@ -23,7 +23,7 @@ from perflab.lenses.instructions.analyse import (
     reattribute_inlined,
     unqualified_signature_base,
 )
-from perflab.lenses.instructions.callgrind import (
+from perflab.measure.callgrind import (
     CallCost,
     FunctionCost,
     FunctionCosts,

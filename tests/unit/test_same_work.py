@@ -12,9 +12,9 @@ from perflab.lenses.asm.analyse import FunctionListing
 from perflab.lenses.asm.measure import ARTIFACT_FUNCTIONS, AsmDetails, analyse_asm
 from perflab.lenses.asm.same_code import asm_finding
 from perflab.lenses.instructions.analyse import FunctionDelta, Presence
-from perflab.lenses.instructions.callgrind import FunctionId
 from perflab.lenses.instructions.compare import InstructionsDetails
 from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
+from perflab.measure.callgrind import FunctionId
 from perflab.measure.lens import BenchmarkData
 from perflab.model import (
     Artifact,

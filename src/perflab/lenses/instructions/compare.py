@@ -27,7 +27,7 @@ from perflab.lenses.instructions.analyse import (
     layer_deltas,
     reattribute_inlined,
 )
-from perflab.lenses.instructions.callgrind import (
+from perflab.measure.callgrind import (
     INSTRUCTIONS_EVENT,
     CallgrindPart,
     FunctionCosts,

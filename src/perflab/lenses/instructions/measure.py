@@ -40,15 +40,6 @@ from typing import Any
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
 from perflab.lenses.instructions import DESCRIPTOR
-from perflab.lenses.instructions.callgrind import (
-    INSTRUCTIONS_EVENT,
-    CallgrindFormatError,
-    CallgrindPart,
-    FunctionCosts,
-    InstructionCosts,
-    combine_parts,
-    parse_callgrind,
-)
 from perflab.lenses.instructions.compare import (
     CACHE_EVENTS,
     KIND_COMMAND,
@@ -63,6 +54,15 @@ from perflab.lenses.instructions.compare import (
 )
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindFormatError,
+    CallgrindPart,
+    FunctionCosts,
+    InstructionCosts,
+    combine_parts,
+    parse_callgrind,
+)
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.fork_server import ForkServer
