@@ -145,37 +145,55 @@ def _pair_notes(
     notes: list[Note] = []
     settings = setting_differences(baseline, variant)
     if settings and not (counts_blind and time is not None):
-        evidence = "; ".join(f.evidence for f in same)
-        notes.append(
-            Note(
-                severity=Severity.WARNING,
-                message=f"`{variant.name}` and `{baseline.name}` differ only in "
-                f"{_listed([s.shown for s in settings])}, but the variants executed the same "
-                f"code ({evidence}): "
-                + " ".join(dict.fromkeys(s.question for s in settings))
-                + (avx512_caveat if counts_blind else ""),
-                hint="a setting that never reaches the measured code makes the comparison an "
-                "A/A test; read it where the benchmark runs (the setup or the statement, not "
-                "an import that happened before it was set), or check its spelling",
-                benchmark=benchmark,
-                variant=variant.name,
-            )
-        )
+        caveat = avx512_caveat if counts_blind else ""
+        notes.append(_same_code_note(benchmark, pair, settings, same, caveat))
     if time is not None and by_counts is not None:
-        notes.append(
-            Note(
-                severity=Severity.WARNING,
-                message=f"`{variant.name}` measured {_percent(time.ratio)} than "
-                f"`{baseline.name}`, but the time difference is not in the executed code: "
-                f"{by_counts.same_work}; look at memory layout, caches, frequency or noise"
-                + avx512_caveat,
-                hint="an A/A run (two variants without keys) shows what this machine's noise "
-                "alone calls a difference; --cache-sim counts simulated cache misses",
-                benchmark=benchmark,
-                variant=variant.name,
-            )
-        )
+        notes.append(_not_in_code_note(benchmark, pair, time, by_counts, avx512_caveat))
     return notes
+
+
+def _same_code_note(
+    benchmark: str,
+    pair: tuple[Variant, Variant],
+    settings: Sequence[Setting],
+    same: Sequence[Finding],
+    caveat: str,
+) -> Note:
+    """The settings differ, but the lenses that tell code apart saw the same code."""
+    baseline, variant = pair
+    evidence = "; ".join(f.evidence for f in same)
+    return Note(
+        severity=Severity.WARNING,
+        message=f"`{variant.name}` and `{baseline.name}` differ only in "
+        f"{_listed([s.shown for s in settings])}, but the variants executed the same "
+        f"code ({evidence}): " + " ".join(dict.fromkeys(s.question for s in settings)) + caveat,
+        hint="a setting that never reaches the measured code makes the comparison an "
+        "A/A test; read it where the benchmark runs (the setup or the statement, not "
+        "an import that happened before it was set), or check its spelling",
+        benchmark=benchmark,
+        variant=variant.name,
+    )
+
+
+def _not_in_code_note(
+    benchmark: str,
+    pair: tuple[Variant, Variant],
+    time: Comparison,
+    by_counts: Finding,
+    caveat: str,
+) -> Note:
+    """The time lens saw a difference where the executed work was counted the same."""
+    baseline, variant = pair
+    return Note(
+        severity=Severity.WARNING,
+        message=f"`{variant.name}` measured {_percent(time.ratio)} than "
+        f"`{baseline.name}`, but the time difference is not in the executed code: "
+        f"{by_counts.same_work}; look at memory layout, caches, frequency or noise" + caveat,
+        hint="an A/A run (two variants without keys) shows what this machine's noise "
+        "alone calls a difference; --cache-sim counts simulated cache misses",
+        benchmark=benchmark,
+        variant=variant.name,
+    )
 
 
 # what each speed lens's figure is, beside the time lens's whole-statement wall time

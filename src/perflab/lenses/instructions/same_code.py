@@ -8,7 +8,7 @@ import statistics
 from collections.abc import Sequence
 
 from perflab.code_findings import Finding, Seen
-from perflab.lenses.instructions.analyse import Presence
+from perflab.lenses.instructions.analyse import FunctionDelta, Presence
 from perflab.lenses.instructions.compare import InstructionsDetails
 from perflab.model import Comparison, Metric
 
@@ -62,23 +62,9 @@ def instructions_finding(details: InstructionsDetails) -> Finding:
     floor = max(RESIDUE_PER_ITERATION, RESIDUE_FRACTION * total)
     executed = 0
     for delta in details.functions:
-        cost = max(abs(delta.baseline_self), abs(delta.variant_self))
-        if delta.presence is not Presence.BOTH and cost >= floor:
-            return Finding(
-                Metric.INSTRUCTIONS,
-                Seen.DIFFERENT,
-                reason=f"{delta.name} ran in one variant only ({cost:g} per iteration)",
-            )
-        # the allocator's state moves counts between its functions (pymalloc's pools and
-        # arenas: 8 instructions per iteration seen), the code stays the same
-        if abs(delta.delta_self) > max(floor, FUNCTION_TOLERANCE * total):
-            return Finding(
-                Metric.INSTRUCTIONS,
-                Seen.DIFFERENT,
-                reason=f"{delta.name}: {delta.baseline_self:g} vs {delta.variant_self:g} "
-                "per iteration",
-            )
-        executed += cost >= floor
+        if (why := _different_function(delta, floor, total)) is not None:
+            return Finding(Metric.INSTRUCTIONS, Seen.DIFFERENT, reason=why)
+        executed += max(abs(delta.baseline_self), abs(delta.variant_self)) >= floor
     if executed == 0:
         return Finding(Metric.INSTRUCTIONS, Seen.CANNOT_TELL, reason="no function above residue")
     tolerance = f"within {COUNT_TOLERANCE * 100:g}%"
@@ -90,3 +76,16 @@ def instructions_finding(details: InstructionsDetails) -> Finding:
         same_work=f"the instruction counts are the same {tolerance} ({functions})",
         avx512_hidden=True,
     )
+
+
+def _different_function(delta: FunctionDelta, floor: float, total: float) -> str | None:
+    """Why this function says the code differs (it ran above the residue in one variant only,
+    or its count moved beyond FUNCTION_TOLERANCE of the total), or None."""
+    cost = max(abs(delta.baseline_self), abs(delta.variant_self))
+    if delta.presence is not Presence.BOTH and cost >= floor:
+        return f"{delta.name} ran in one variant only ({cost:g} per iteration)"
+    # the allocator's state moves counts between its functions (pymalloc's pools and arenas: 8
+    # instructions per iteration seen), the code stays the same
+    if abs(delta.delta_self) > max(floor, FUNCTION_TOLERANCE * total):
+        return f"{delta.name}: {delta.baseline_self:g} vs {delta.variant_self:g} per iteration"
+    return None
