@@ -56,7 +56,7 @@ REPORT_S = 0.1  # loading the run from the store and rendering it (JSON, termina
 # The reference the constants' machine is compared against, timed by the probe
 # (measure/probe.py): a Python process (no site, isolated) doing a fixed amount of work, which
 # prints the CPU time it used; and valgrind's callgrind starting an interpreter with
-# instrumentation off, as the instructions lens starts its workers. Their wall times on the
+# instrumentation off, as a lens that runs valgrind starts its workers. Their wall times on the
 # constants' reference machine, quiet (2-vCPU AMD EPYC VM, docs/benchmarks.md "The budget").
 REFERENCE_LOOPS = 1_000_000
 REFERENCE_PROGRAM = (
@@ -154,8 +154,8 @@ class CostProbe:
 
     @property
     def fork(self) -> bool:
-        """Whether lenses that may (the torch lens) fork their workers from a server per
-        variant that imported the set-up's modules once, rather than start them fresh."""
+        """Whether lenses that may fork their workers from a server per variant that imported
+        the set-up's modules once, rather than start them fresh."""
         return (
             self.kind is BenchmarkKind.STATEMENT
             and self.variants * self.import_s >= FORK_WHEN_IMPORTS_S
@@ -189,7 +189,7 @@ class LensCost:
     # after measuring: the lens's analysis of this benchmark (not part of the minimum; kept out
     # of every lens's share)
     after_s: float = 0.0
-    # the time lens: its generations are forked from rounds of servers it starts itself
+    # its generations are forked from rounds of servers it starts itself (the time lens)
     server_rounds: ServerRounds | None = None
 
     @property
@@ -208,11 +208,11 @@ def analysis_s(probe: CostProbe, per_variant_s: float) -> float:
 
 @dataclass(frozen=True)
 class ServerRounds:
-    """How a lens (the time lens) forks its generations when the set-up's imports are
-    expensive: in rounds, each one fresh server process per variant (its own hash seed and
-    layout, the imports paid once) forking `forks_per_round` generations' workers; at least
-    `min_rounds` rounds. Forked workers share their server's per-process effects, so the round
-    is the unit of the interval (stats.paired.unit_means)."""
+    """How a lens forks its generations when the set-up's imports are expensive: in rounds,
+    each one fresh server process per variant (its own hash seed and layout, the imports paid
+    once) forking `forks_per_round` generations' workers; at least `min_rounds` rounds. Forked
+    workers share their server's per-process effects, so the round is the unit of the interval
+    (stats.paired.unit_means)."""
 
     forks_per_round: int
     min_rounds: int
