@@ -27,17 +27,17 @@ from pathlib import Path
 from machine_load import MachineLoad
 
 from perflab.lenses.instructions.analyse import function_deltas
-from perflab.lenses.instructions.compare import (
-    KIND_EMPTY,
-    KIND_STATEMENT,
-    SAMPLE_NAME,
-    parts_of,
-)
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.measure.callgrind import (
     FunctionCosts,
     combine_parts,
     normalise_function_id,
+)
+from perflab.measure.callgrind_artifacts import (
+    KIND_EMPTY,
+    KIND_STATEMENT,
+    SAMPLE_NAME,
+    parts_of,
 )
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant

@@ -40,18 +40,7 @@ from typing import Any
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
 from perflab.lenses.instructions import DESCRIPTOR
-from perflab.lenses.instructions.compare import (
-    CACHE_EVENTS,
-    KIND_COMMAND,
-    KIND_EMPTY,
-    KIND_INLINE_FRAMES,
-    KIND_OBJECTS,
-    KIND_STATEMENT,
-    KIND_UNAVAILABLE,
-    SAMPLE_NAME,
-    analyse_instructions,
-    instructions_of,
-)
+from perflab.lenses.instructions.compare import CACHE_EVENTS, analyse_instructions, instructions_of
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.callgrind import (
@@ -62,6 +51,15 @@ from perflab.measure.callgrind import (
     InstructionCosts,
     combine_parts,
     parse_callgrind,
+)
+from perflab.measure.callgrind_artifacts import (
+    KIND_COMMAND,
+    KIND_EMPTY,
+    KIND_INLINE_FRAMES,
+    KIND_OBJECTS,
+    KIND_STATEMENT,
+    KIND_UNAVAILABLE,
+    SAMPLE_NAME,
 )
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
