@@ -559,23 +559,7 @@ def diff_profiles(
     `baseline_parts`/`variant_parts`: the same profiles per independent worker process, where a
     side was recorded in several. A claim then also needs the share floor in each process of its
     side (`even_across_parts`); one that has it pooled but not there is `uneven`, not claimed."""
-    before_by_name = {s.name: s for s in baseline.symbols}
-    after_by_name = {s.name: s for s in variant.symbols}
-    deltas = []
-    for name in before_by_name.keys() | after_by_name.keys():
-        before, after = before_by_name.get(name), after_by_name.get(name)
-        either = after or before
-        deltas.append(
-            SymbolDelta(
-                name=name,
-                object=either.object if either is not None else "",
-                baseline_share=before.self_share if before else 0.0,
-                variant_share=after.self_share if after else 0.0,
-                baseline_children_share=before.children_share if before else 0.0,
-                variant_children_share=after.children_share if after else 0.0,
-            )
-        )
-    deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
+    deltas = _symbol_deltas(baseline, variant)
     pooled_claims, unsettled = _appearances(
         baseline, variant, min_share=min_share, min_samples=min_samples, max_chance=max_chance
     )
@@ -599,6 +583,28 @@ def diff_profiles(
         tuple(claims),
         tuple(uneven),
     )
+
+
+def _symbol_deltas(baseline: HotSymbols, variant: HotSymbols) -> list[SymbolDelta]:
+    """Every symbol of either profile with its shares on both sides, the largest first."""
+    before_by_name = {s.name: s for s in baseline.symbols}
+    after_by_name = {s.name: s for s in variant.symbols}
+    deltas = []
+    for name in before_by_name.keys() | after_by_name.keys():
+        before, after = before_by_name.get(name), after_by_name.get(name)
+        either = after or before
+        deltas.append(
+            SymbolDelta(
+                name=name,
+                object=either.object if either is not None else "",
+                baseline_share=before.self_share if before else 0.0,
+                variant_share=after.self_share if after else 0.0,
+                baseline_children_share=before.children_share if before else 0.0,
+                variant_children_share=after.children_share if after else 0.0,
+            )
+        )
+    deltas.sort(key=lambda d: (-max(d.baseline_share, d.variant_share), d.name))
+    return deltas
 
 
 def _part_counts(name: str, parts: Sequence[HotSymbols]) -> tuple[tuple[int, int], ...]:
@@ -880,29 +886,52 @@ def _dispatch_pairs(
     both: set[str],
 ) -> tuple[list[DispatchChange], list[Appearance]]:
     base_hot, var_hot = hot_symbols(baseline), hot_symbols(variant)
-
-    def own_share(summary: HotSymbols, name: str) -> float:
-        share = summary.share_of(name)
-        return share.self_share if share else 0.0
-
-    def callers(
-        entries: list[Appearance], stacks: Mapping[Stack, int]
-    ) -> dict[str, list[tuple[Appearance, int]]]:
-        out: dict[str, list[tuple[Appearance, int]]] = {}
-        for entry in entries:
-            caller, count = _caller_of(_identity(entry.name), stacks, both)
-            if caller is not None and count >= entry.samples / 2:
-                out.setdefault(caller, []).append((entry, count))
-        return out
-
     gone = [
-        a for a in claims if not a.appeared and own_share(base_hot, a.name) >= DISPATCH_MIN_SELF
+        a for a in claims if not a.appeared and _own_share(base_hot, a.name) >= DISPATCH_MIN_SELF
     ]
-    new = [a for a in claims if a.appeared and own_share(var_hot, a.name) >= DISPATCH_MIN_SELF]
-    by_old, by_new = callers(gone, baseline), callers(new, variant)
+    new = [a for a in claims if a.appeared and _own_share(var_hot, a.name) >= DISPATCH_MIN_SELF]
+    changes = _pairs_under_callers(gone, new, baseline, variant, both)
+    used = {name for change in changes for name in (change.old, change.new)}
+    changes += _pairs_unwound(
+        [a for a in gone if a.name not in used],
+        [a for a in new if a.name not in used],
+        baseline,
+        variant,
+        both,
+    )
+    used = {name for change in changes for name in (change.old, change.new)}
+    return changes, [a for a in claims if a.name not in used]
+
+
+def _own_share(summary: HotSymbols, name: str) -> float:
+    share = summary.share_of(name)
+    return share.self_share if share else 0.0
+
+
+def _callers(
+    entries: Sequence[Appearance], stacks: Mapping[Stack, int], both: set[str]
+) -> dict[str, list[tuple[Appearance, int]]]:
+    """The entries by the caller most of their stacks come through, with how many do."""
+    out: dict[str, list[tuple[Appearance, int]]] = {}
+    for entry in entries:
+        caller, count = _caller_of(_identity(entry.name), stacks, both)
+        if caller is not None and count >= entry.samples / 2:
+            out.setdefault(caller, []).append((entry, count))
+    return out
+
+
+def _pairs_under_callers(
+    gone: Sequence[Appearance],
+    new: Sequence[Appearance],
+    baseline: Mapping[Stack, int],
+    variant: Mapping[Stack, int],
+    both: set[str],
+) -> list[DispatchChange]:
+    """A function gone and one new under the same caller, the likeliest pairs first."""
+    by_old, by_new = _callers(gone, baseline, both), _callers(new, variant, both)
     # a function whose name is one word from a candidate of the other side (dgemm_kernel_SKYLAKEX,
     # dgemm_kernel_HASWELL) is never paired with another one under the same caller: its
-    # partner's stacks may end before the caller (the second pass below)
+    # partner's stacks may end before the caller (`_pairs_unwound`)
     partner = {
         a.name: b.name
         for a in (*gone, *new)
@@ -915,7 +944,6 @@ def _dispatch_pairs(
         return want_old in (None, new_entry.name) and want_new in (None, old.name)
 
     changes: list[DispatchChange] = []
-    used: set[str] = set()
     for caller in sorted(by_old.keys() & by_new.keys()):
         olds, news = list(by_old[caller]), list(by_new[caller])
         while olds and news:
@@ -928,7 +956,6 @@ def _dispatch_pairs(
             )
             olds.remove((old, old_n))
             news.remove((new_entry, new_n))
-            used |= {old.name, new_entry.name}
             changes.append(
                 DispatchChange(
                     old.name,
@@ -944,10 +971,20 @@ def _dispatch_pairs(
                     new_entry.total,
                 )
             )
-    # a kernel whose stacks end at it (no unwind information past it: hand-written assembly)
-    # and one called from a known caller: the same object and names one word apart pair them
-    rest_old = [a for a in gone if a.name not in used]
-    rest_new = [a for a in new if a.name not in used]
+    return changes
+
+
+def _pairs_unwound(
+    rest_old: Sequence[Appearance],
+    rest_new: Sequence[Appearance],
+    baseline: Mapping[Stack, int],
+    variant: Mapping[Stack, int],
+    both: set[str],
+) -> list[DispatchChange]:
+    """A kernel whose stacks end at it (no unwind information past it: hand-written assembly)
+    and one called from a known caller: the same object and names one word apart pair them."""
+    changes: list[DispatchChange] = []
+    used: set[str] = set()
     for old in rest_old:
         old_caller, old_n = _caller_of(_identity(old.name), baseline, both)
         for new_entry in rest_new:
@@ -962,7 +999,7 @@ def _dispatch_pairs(
                 continue  # both known (different callers) or neither: no evidence of one site
             site = old_caller if known_old else new_caller
             assert site is not None
-            used |= {old.name, new_entry.name}
+            used.add(new_entry.name)
             changes.append(
                 DispatchChange(
                     old.name,
@@ -980,4 +1017,4 @@ def _dispatch_pairs(
                 )
             )
             break
-    return changes, [a for a in claims if a.name not in used]
+    return changes
