@@ -929,15 +929,7 @@ def _pairs_under_callers(
 ) -> list[DispatchChange]:
     """A function gone and one new under the same caller, the likeliest pairs first."""
     by_old, by_new = _callers(gone, baseline, both), _callers(new, variant, both)
-    # a function whose name is one word from a candidate of the other side (dgemm_kernel_SKYLAKEX,
-    # dgemm_kernel_HASWELL) is never paired with another one under the same caller: its
-    # partner's stacks may end before the caller (`_pairs_unwound`)
-    partner = {
-        a.name: b.name
-        for a in (*gone, *new)
-        for b in (new if not a.appeared else gone)
-        if word_change(a.name, b.name) is not None
-    }
+    partner = _one_word_partners(gone, new)
 
     def allowed(old: Appearance, new_entry: Appearance) -> bool:
         want_old, want_new = partner.get(old.name), partner.get(new_entry.name)
@@ -972,6 +964,19 @@ def _pairs_under_callers(
                 )
             )
     return changes
+
+
+def _one_word_partners(gone: Sequence[Appearance], new: Sequence[Appearance]) -> dict[str, str]:
+    """A function whose name is one word from a candidate of the other side
+    (dgemm_kernel_SKYLAKEX, dgemm_kernel_HASWELL), and that candidate: it is never paired with
+    another one under the same caller, since its partner's stacks may end before the caller
+    (`_pairs_unwound`)."""
+    return {
+        a.name: b.name
+        for a in (*gone, *new)
+        for b in (new if not a.appeared else gone)
+        if word_change(a.name, b.name) is not None
+    }
 
 
 def _pairs_unwound(
