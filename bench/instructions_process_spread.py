@@ -26,19 +26,10 @@ from pathlib import Path
 
 from machine_load import MachineLoad
 
-from perflab.lenses.instructions.analyse import (
-    KIND_EMPTY,
-    KIND_STATEMENT,
-    SAMPLE_NAME,
-    parts_of,
-)
-from perflab.lenses.instructions.callgrind import (
-    FunctionCosts,
-    combine_parts,
-    normalise_function_id,
-)
 from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.measure.callgrind import FunctionCosts, combine_parts, normalise_function_id
+from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME, parts_of
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner

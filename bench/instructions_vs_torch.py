@@ -32,8 +32,8 @@ from pathlib import Path
 from machine_facts import commit, cpu_model
 
 import perflab
-from perflab.lenses.instructions.analyse import SAMPLE_NAME
 from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.measure.callgrind_artifacts import SAMPLE_NAME
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.proc import SubprocessRunner

@@ -1,5 +1,5 @@
 """How far apart are instruction counts of the same code? The data behind the "same code"
-tolerance (perflab.same_work.COUNT_TOLERANCE).
+tolerance (perflab.lenses.instructions.same_code.COUNT_TOLERANCE).
 
     .venv/bin/python bench/same_code_tolerance.py [--out bench/results/same_code.json]
 
@@ -25,13 +25,14 @@ from typing import Any
 
 from machine_facts import commit, cpu_model
 
+import perflab
+from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.lenses.instructions.same_code import instructions_finding
+from perflab.model import Metric
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-import perflab  # noqa: E402
-from perflab.lenses.instructions.analyse import InstructionsDetails  # noqa: E402
-from perflab.model import Metric  # noqa: E402
-from perflab.same_work import instructions_finding  # noqa: E402
 
 STATEMENTS = (
     ("sum(range(200))", ""),

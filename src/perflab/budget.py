@@ -1,102 +1,45 @@
-"""`--budget` as a budget: what each lens of a benchmark minimally costs, and how the budget is
-split between the lenses before anything is measured. Pure: a probe's figures in, a plan out.
+"""`--budget` as a budget: how a benchmark's budget is split between its lenses before anything
+is measured. Pure: a probe's figures and the lenses' minimum costs in, a plan out.
 
-A user reads `--budget 10` as "this benchmark takes 10 s". Before, it was the time lens's budget
-only: five lenses with `--budget 10` took 80 s, and `--metric time,torch` with 20 s took 127 s
-(each worker generation imported torch). Now the engine probes the benchmark (one worker's
-start-up, the part of it spent importing the set-up's modules, one calibrated sample), asks each
-lens what its minimum measurement costs (`LensCost`), and splits the budget: lenses with a fixed
-cost (callgrind, one profile) get that cost, and the lenses that sample until their budget is used
+A user reads `--budget 10` as "this benchmark takes 10 s". The engine probes the benchmark (one
+worker's start-up, the part of it spent importing the set-up's modules, one calibrated sample),
+asks each lens's cost model (`CostModel`, in the lens's package, given by its descriptor) what
+its minimum measurement costs (`LensCost`), and splits the budget: lenses with a fixed cost
+(callgrind, one profile) get that cost, and the lenses that sample until their budget is used
 (time, counters) share the rest, each at least its minimum. The budget is a target, not a wall:
 when the minimums do not fit, every lens still measures its minimum and the run ends with a
 warning that says what took longer and why; only `--strict-budget` refuses before starting, with
 the budget that would fit.
 
-The constants below were measured on the 2-vCPU VMs perflab is developed on, quiet
-(docs/benchmarks.md, "The budget"). They are that machine's: on a loaded machine callgrind, `perf
-script` and disassembly took 2-4x them, and runs said to fit took up to 2.9x their budget. So the
-probe also times a small known reference here and now (a Python process doing fixed work and,
-when a lens runs valgrind, valgrind starting an interpreter), and every tool constant is scaled by
-how much slower than on the reference machine that took (`MachineSpeed`); the plan's note says
-what was measured and the factor used. What runs after measuring (each lens's analysis, the
-report) is counted in the plan too, and kept out of the lenses' shares. The estimates are still
-estimates, and the engine corrects for them while measuring: lenses with a fixed cost run first,
-and each sampling lens's share is recomputed from the time actually left.
+The cost models' tool constants are those of a reference machine (2-vCPU VMs, quiet;
+docs/benchmarks.md, "The budget"), and a loaded machine takes several times them. So the probe
+also times a small known reference here and now (a Python process doing fixed work and, when a
+lens runs valgrind, valgrind starting an interpreter), and every tool constant is scaled by how
+much slower than on the reference machine that took (`MachineSpeed`); the plan's note says what
+was measured and the factor used. What runs after measuring (each lens's analysis, the report)
+is counted in the plan too, and kept out of the lenses' shares. The engine corrects the
+estimates while measuring: lenses with a fixed cost run first, and each sampling lens's share is
+recomputed from the time actually left.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from perflab.errors import ConfigError
 from perflab.model import BenchmarkKind, Metric, Settings
 
-# the time lens (lenses/time/measure.py): blocks per generation after warm-up, and the shortest
-# generation it samples
-TIME_MIN_BLOCKS = 4
-TIME_MIN_GENERATION_S = 0.25
 # a fork server when the variants' imports take this long per generation: fresh processes then
 # spend more than half of even the longest generation (1 s) importing
 FORK_WHEN_IMPORTS_S = 0.5
-# The time lens's generations: about this many in its budget, each between these lengths
-# (lenses/time/measure.py samples them so).
-TIME_TARGET_GENERATIONS = 24
-TIME_GENERATION_S_RANGE = (0.25, 1.0)
-# The time lens forks its generations from rounds of fork servers (one fresh process per variant
-# per round, paying the set-up's imports once) when the variants' imports would take more than
-# this share of a generation; its interval is then over rounds (docs/statistics.md, "Expensive
-# set-ups"). Plain Python statements import next to nothing and keep fresh workers.
-SERVER_ROUNDS_WHEN_IMPORTS_SHARE = 0.1
-MIN_SERVER_ROUNDS = 3  # units of the interval: fewer give t quantiles of 4.3 and more
-MAX_FORKS_PER_ROUND = 8
-# perf stat / perf record: starting perf around a worker, and reading its output back
+# perf stat / perf record (the counters, profile and asm lenses): starting perf around a worker,
+# and reading its output back
 PERF_START_S = 0.3
-PROFILE_REGION_S = 1.0  # what the profile lens records per variant
-# statements: in this many worker processes per variant (lenses/profile/measure.py's
-# PROFILE_PROCESSES), each started under its own perf record and read back with its own perf script
-PROFILE_PROCESSES = 2
-PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
-# the asm lens (lenses/asm): each variant's loop recorded this long (its PROFILE_TARGET_MS),
-# without a call graph, so that perf script reads it back quickly; then its hot functions read,
-# disassembled and annotated, with the analysis cache warm (a first run on a machine reads
-# every object once and takes longer; docs/benchmarks.md has the runs these come from)
-ASM_REGION_S = 0.4
-ASM_SCRIPT_S = 0.4
-ASM_POST_S = 0.4
-# callgrind (lenses/instructions): valgrind's own start-up, its slowdown of the interpreter's
-# start-up with instrumentation off, and the counted part of one process (warm-up, calibration,
-# two repeats of a statement and an empty loop of ~20 M instructions each, the dumps read):
-# 5.0 while the parent switched every loop through vgdb (~0.15 s a call, 16 calls), 3.0 since
-# the worker switches itself (the instructions lens's share of five lenses: 2.7 s taken here)
-VALGRIND_START_S = 1.0
-VALGRIND_STARTUP_SLOWDOWN = 8.0
-# commands run counted from start to end: callgrind's slowdown of native code is 20-100x, but a
-# short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
-# which the probe's wall time inflates: the low end
-CALLGRIND_COMMAND_SLOWDOWN = 20.0
-CALLGRIND_COUNTED_S = 3.0
-# the same where the worker switches instrumentation on once and toggles collection around each
-# loop (statements without cache simulation: no translations thrown away per loop): 1.5, from
-# sum(range(1000)) A/Bs through the lens alone, 2.2 s where 3.0 planned 4.0-4.2 s (2026-11-26;
-# valgrind costs x0.5). The memory lens (cache simulation) keeps switching: 3.0.
-CALLGRIND_TOGGLED_COUNTED_S = 1.5
 # the CPUs the plan assumes callgrind processes share where the probe did not count them (the
 # fewest perflab measures on); the probe counts perflab's CPUs less other perflab runs' own
 COUNTING_CPUS = 2
-# the first torch.profiler session of a process initialises the profiler: 1.1-1.9 s measured
-# on the AMD EPYC VM (2026-11-24, `import torch` 1.5-1.7 s there); forked workers pay it once,
-# in their server (lenses/torch `_warm_servers`), fresh ones in every generation
-TORCH_PROFILER_START_S = 1.5
-TORCH_BLOCKS = 3  # lenses/torch: one warm-up and two measured profiles per generation
-RSS_BLOCKS = 2  # lenses/rss: a warm-up and a measured sample per worker and generation
-# the loop under tracemalloc: sum(range(1000)) (an int allocated per element) ran ~20x slower,
-# so that the rss lens took 6.4 s where the plan had 1.0 s; a statement that allocates less is
-# faster, and the elastic lenses after it get what it leaves
-RSS_TRACED_SLOWDOWN = 20.0
-TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
 # a benchmark that ends this much over its budget is warned about
 OVERRUN_MARGIN = 0.1
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
@@ -104,21 +47,16 @@ FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they a
 # measured at load 3-6, the needs of two runs in a row differed by up to 18%
 LOADED_FACTOR = 1.5
 LOADED_FIT_MARGIN = 1.25
-# after measuring (engine.analyse_run, then the report), per variant: each lens's analysis of
-# what it stored; the report once per benchmark. Measured on an A/A of sorted(data) through six
-# lenses (docs/benchmarks.md, "The budget"), scaled back to the reference machine's speed: the
-# instructions and asm lenses' are seconds, which a 10 s budget cannot ignore
-ANALYSIS_S = 0.05  # a sampling lens (time, counters, rss, torch): statistics on its samples
-INSTRUCTIONS_ANALYSIS_S = 1.0  # parsing callgrind's per-function and per-address costs
-PROFILE_ANALYSIS_S = 0.05  # flame trees and per-symbol shares
-ASM_ANALYSIS_S = 1.5  # pairing and diffing the hot functions' listings, their instruction mix,
-# and rendering them
+# after measuring (engine.analyse_run, then the report), per variant: a sampling lens's
+# statistics on its samples (a lens's cost model gives its own figure where it does more); the
+# report once per benchmark
+ANALYSIS_S = 0.05
 REPORT_S = 0.1  # loading the run from the store and rendering it (JSON, terminal)
 
 # The reference the constants' machine is compared against, timed by the probe
 # (measure/probe.py): a Python process (no site, isolated) doing a fixed amount of work, which
 # prints the CPU time it used; and valgrind's callgrind starting an interpreter with
-# instrumentation off, as the instructions lens starts its workers. Their wall times on the
+# instrumentation off, as a lens that runs valgrind starts its workers. Their wall times on the
 # constants' reference machine, quiet (2-vCPU AMD EPYC VM, docs/benchmarks.md "The budget").
 REFERENCE_LOOPS = 1_000_000
 REFERENCE_PROGRAM = (
@@ -216,8 +154,8 @@ class CostProbe:
 
     @property
     def fork(self) -> bool:
-        """Whether lenses that may (the torch lens) fork their workers from a server per
-        variant that imported the set-up's modules once, rather than start them fresh."""
+        """Whether lenses that may fork their workers from a server per variant that imported
+        the set-up's modules once, rather than start them fresh."""
         return (
             self.kind is BenchmarkKind.STATEMENT
             and self.variants * self.import_s >= FORK_WHEN_IMPORTS_S
@@ -251,7 +189,7 @@ class LensCost:
     # after measuring: the lens's analysis of this benchmark (not part of the minimum; kept out
     # of every lens's share)
     after_s: float = 0.0
-    # the time lens: its generations are forked from rounds of servers it starts itself
+    # its generations are forked from rounds of servers it starts itself (the time lens)
     server_rounds: ServerRounds | None = None
 
     @property
@@ -263,208 +201,22 @@ class LensCost:
 CostModel = Callable[[CostProbe, Settings], LensCost]
 
 
-def _after(probe: CostProbe, per_variant_s: float) -> float:
+def analysis_s(probe: CostProbe, per_variant_s: float) -> float:
     """A lens's analysis after measuring, at this machine's speed."""
     return probe.variants * per_variant_s * probe.speed.factor
 
 
-def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    n = probe.variants
-    after_s = _after(probe, ANALYSIS_S)
-    if probe.kind is BenchmarkKind.COMMAND:
-        blocks = settings.min_command_blocks
-        return LensCost(
-            Metric.TIME,
-            minimum_s=blocks * n * probe.sample_s,
-            needs=f"{blocks} blocks of {n} runs of {probe.sample_s:.2g} s",
-            elastic=True,
-            weight=3.0,
-            overshoot_s=n * probe.sample_s,
-            after_s=after_s,
-        )
-    rounds = server_rounds(probe, settings)
-    if rounds is not None:
-        return _time_cost_in_rounds(probe, settings, rounds)
-    # Fresh workers in every generation when imports are cheap. When start-up dominates, the
-    # lens samples each generation at least as long as its workers took to start.
-    # Where perflab has a CPU besides the measuring one, each generation's workers start there
-    # while the previous generation measures (lenses/time/measure.py): only the first
-    # generation's start-up is paid on top.
-    blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
-    start_s = n * probe.startup_s
-    sampling_s = max(TIME_MIN_GENERATION_S, start_s, blocks * n * probe.sample_s)
-    started_ahead = settings.pin and len(os.sched_getaffinity(0)) > 1
-    generation_s = sampling_s if started_ahead else start_s + sampling_s
-    calibration_s = 4 * n * probe.sample_s + (start_s if started_ahead else 0.0)
-    return LensCost(
-        Metric.TIME,
-        minimum_s=calibration_s + settings.min_generations * generation_s,
-        needs=f"{settings.min_generations} generations of {n} fresh workers "
-        f"at {probe.startup_s:.2g} s start-up each",
-        elastic=True,
-        weight=3.0,
-        overshoot_s=generation_s,
-        after_s=after_s,
-    )
-
-
 @dataclass(frozen=True)
 class ServerRounds:
-    """How the time lens forks its generations when the set-up's imports are expensive: in
-    rounds, each one fresh server process per variant (its own hash seed and layout, the
-    imports paid once) forking `forks_per_round` generations' workers; at least `min_rounds`
-    rounds. Forked workers share their server's per-process effects, so the round is the unit
-    of the interval (stats.paired.unit_means)."""
+    """How a lens forks its generations when the set-up's imports are expensive: in rounds,
+    each one fresh server process per variant (its own hash seed and layout, the imports paid
+    once) forking `forks_per_round` generations' workers; at least `min_rounds` rounds. Forked
+    workers share their server's per-process effects, so the round is the unit of the interval
+    (stats.paired.unit_means)."""
 
     forks_per_round: int
     min_rounds: int
     round_start_s: float  # the probe's estimate of starting one round's servers (all variants)
-
-
-def time_generation_s(budget_s: float) -> float:
-    """How long the time lens samples a generation, from its budget (before start-up)."""
-    low_s, high_s = TIME_GENERATION_S_RANGE
-    return min(high_s, max(low_s, budget_s / TIME_TARGET_GENERATIONS))
-
-
-def server_rounds(probe: CostProbe, settings: Settings) -> ServerRounds | None:
-    """The time lens's server rounds for this benchmark, or None for fresh workers in every
-    generation: rounds when the variants' imports take more than
-    SERVER_ROUNDS_WHEN_IMPORTS_SHARE of a generation at this budget.
-
-    Forks per round: two-stage sampling spends the budget best with about
-    sqrt(round start-up / generation cost) generations per round when the per-server and the
-    per-generation variances are alike (more forks when the imports dominate), at least 2 so
-    that forking saves anything, at most MAX_FORKS_PER_ROUND so that rounds keep coming."""
-    if probe.kind is not BenchmarkKind.STATEMENT or probe.failed:
-        return None
-    n = probe.variants
-    generation_s = time_generation_s(settings.budget_s)
-    if n * probe.import_s <= SERVER_ROUNDS_WHEN_IMPORTS_SHARE * generation_s:
-        return None
-    round_start_s = n * probe.startup_s
-    generation_cost_s = _forked_generation_s(probe, settings)
-    forks = math.sqrt(round_start_s / generation_cost_s)
-    forks_per_round = max(2, min(MAX_FORKS_PER_ROUND, round(forks)))
-
-    def min_rounds(forks: int) -> int:
-        return max(
-            2,
-            min(MIN_SERVER_ROUNDS, settings.min_generations),
-            math.ceil(settings.min_generations / forks),
-        )
-
-    # fewer forks when the minimum rounds would not fit the budget with as many: the rounds
-    # (units) are what the minimum is for
-    while (
-        forks_per_round > 2
-        and min_rounds(forks_per_round) * (round_start_s + forks_per_round * generation_cost_s)
-        > settings.budget_s
-    ):
-        forks_per_round -= 1
-    return ServerRounds(forks_per_round, min_rounds(forks_per_round), round_start_s)
-
-
-def _forked_generation_s(probe: CostProbe, settings: Settings) -> float:
-    """One forked generation: its workers' fork and set-up, and its samples."""
-    n = probe.variants
-    blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
-    sampled_s = max(time_generation_s(settings.budget_s), blocks * n * probe.sample_s)
-    return n * probe.fork_s + sampled_s
-
-
-def _time_cost_in_rounds(probe: CostProbe, settings: Settings, rounds: ServerRounds) -> LensCost:
-    n = probe.variants
-    blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
-    # the minimum samples each generation only as long as its blocks need
-    generation_s = n * probe.fork_s + max(TIME_MIN_GENERATION_S, blocks * n * probe.sample_s)
-    round_s = rounds.round_start_s + rounds.forks_per_round * generation_s
-    calibration_s = 4 * n * probe.sample_s
-    return LensCost(
-        Metric.TIME,
-        minimum_s=calibration_s + rounds.min_rounds * round_s,
-        needs=f"{rounds.min_rounds} rounds of {n} fork servers at {probe.startup_s:.2g} s "
-        f"start-up each, {rounds.forks_per_round} forked generations per round",
-        elastic=True,
-        weight=3.0,
-        overshoot_s=generation_s,
-        server_rounds=rounds,
-        after_s=_after(probe, ANALYSIS_S),
-    )
-
-
-def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    n = probe.variants
-    generations = max(settings.min_generations, 2)
-    perf_start_s = PERF_START_S * probe.speed.factor
-    after_s = _after(probe, ANALYSIS_S)
-    if probe.kind is BenchmarkKind.COMMAND:
-        blocks = settings.warmup_blocks + generations
-        run_s = probe.sample_s + perf_start_s
-        return LensCost(
-            Metric.COUNTERS,
-            minimum_s=blocks * n * run_s,
-            needs=f"{blocks} blocks of {n} runs under perf stat",
-            elastic=True,
-            overshoot_s=n * run_s,
-            after_s=after_s,
-        )
-    # lenses/counters: 10 blocks per generation after warm-up, fresh workers under perf stat
-    generation_s = n * (probe.startup_s + perf_start_s) + (
-        (settings.warmup_blocks + 10) * n * probe.sample_s
-    )
-    return LensCost(
-        Metric.COUNTERS,
-        minimum_s=generations * generation_s,
-        needs=f"{generations} generations of {n} workers under perf stat",
-        elastic=True,
-        overshoot_s=generation_s,
-        after_s=after_s,
-    )
-
-
-def profile_cost(
-    probe: CostProbe, settings: Settings, *, processes: int = PROFILE_PROCESSES
-) -> LensCost:
-    """`processes`: workers per variant of a statement."""
-    n = probe.variants
-    factor = probe.speed.factor
-    statement = probe.kind is BenchmarkKind.STATEMENT
-    processes = processes if statement else 1
-    start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
-    record_s = max(PROFILE_REGION_S, processes * probe.sample_s)
-    # statements: each generation's variants are read back (perf script) side by side, on
-    # the CPUs other perflab runs leave (lenses/profile: all_cpus, run_threads)
-    script_s = (
-        processes * side_by_side_s(PROFILE_POST_S, n, probe.counting_cpus, factor)
-        if statement
-        else n * PROFILE_POST_S * factor
-    )
-    return LensCost(
-        Metric.PROFILE,
-        minimum_s=n * processes * start_s + script_s + n * record_s,
-        needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
-        after_s=_after(probe, PROFILE_ANALYSIS_S),
-    )
-
-
-def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    """One worker per variant under perf record (no call graph) for ASM_REGION_S of its loop,
-    one after another, read back with perf script; then every variant's hot functions read and
-    disassembled side by side on the CPUs other perflab runs leave."""
-    n = probe.variants
-    factor = probe.speed.factor
-    statement = probe.kind is BenchmarkKind.STATEMENT
-    start_s = (probe.startup_s if statement else 0.0) + PERF_START_S * factor
-    record_s = max(ASM_REGION_S, probe.sample_s)
-    per_variant_s = start_s + record_s + ASM_SCRIPT_S * factor
-    post_s = side_by_side_s(ASM_POST_S, n, probe.counting_cpus, factor)
-    return LensCost(
-        Metric.ASM,
-        minimum_s=n * per_variant_s + post_s,
-        needs="a profile per variant, then its hot functions disassembled",
-        after_s=_after(probe, ASM_ANALYSIS_S),
-    )
 
 
 def side_by_side_s(work_s: float, jobs: int, cpus: int, factor: float) -> float:
@@ -478,115 +230,6 @@ def side_by_side_s(work_s: float, jobs: int, cpus: int, factor: float) -> float:
     return work_s * (factor - 1.0 + rounds)
 
 
-def instructions_cost(
-    probe: CostProbe, settings: Settings, *, processes: int = 2, toggled: bool | None = None
-) -> LensCost:
-    """Statements: `processes` worker processes per variant (lenses/instructions) on the CPUs
-    the probe found free of other perflab runs: fresh processes all at once where they fit on
-    them, else a fork server per variant (as many variants at a time as CPUs) importing the
-    set-up once under callgrind, whose children count one after another. `toggled`: the
-    workers toggle collection rather than switch instrumentation around each loop (None:
-    unless the cache is simulated)."""
-    if toggled is None:
-        toggled = not settings.cache_sim
-    n = probe.variants
-    valgrind = probe.speed.valgrind_factor
-    if probe.kind is BenchmarkKind.COMMAND:
-        # the probe's run was timed here and now: only valgrind's own start-up is scaled
-        per_variant = VALGRIND_START_S * valgrind + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
-        minimum_s = n * per_variant
-        needs = f"one callgrind process per variant (~{per_variant:.0f} s each)"
-    else:
-        # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
-        # and the counted part are the reference machine's, scaled
-        start_s = VALGRIND_START_S * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
-        counted_s = (CALLGRIND_TOGGLED_COUNTED_S if toggled else CALLGRIND_COUNTED_S) * valgrind
-        cpus = max(1, probe.counting_cpus)
-        if n * processes <= cpus:
-            minimum_s = start_s + counted_s
-            needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
-            needs += f", all at once (~{minimum_s:.0f} s)"
-        else:
-            per_variant = start_s + processes * counted_s
-            minimum_s = math.ceil(n / cpus) * per_variant
-            needs = (
-                f"a callgrind fork server per variant, {processes} children counted in turn "
-                f"(~{per_variant:.0f} s per variant, {cpus} at once)"
-            )
-    return LensCost(
-        Metric.INSTRUCTIONS,
-        minimum_s=minimum_s,
-        needs=needs,
-        after_s=_after(probe, INSTRUCTIONS_ANALYSIS_S),
-    )
-
-
-def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    """Two generations at least (a CI needs two), up to --min-generations within its share:
-    its ratio is indicative only (profiler overhead), the time lens's is the verdict."""
-    n = probe.variants
-    profiler_start_s = TORCH_PROFILER_START_S * probe.speed.factor
-    generation_s = n * (
-        probe.worker_start_s
-        + (0.0 if probe.fork else profiler_start_s)
-        + TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * probe.sample_s
-    )
-    # forked: the servers' start-up (before the lens) and each server's profiler warm-up (in it)
-    warm_s = n * profiler_start_s if probe.fork else 0.0
-    return LensCost(
-        Metric.TORCH,
-        minimum_s=probe.once_s + warm_s + 2 * generation_s,
-        needs=f"2 generations of {n} profiled workers",
-        elastic=True,
-        weight=1.0,
-        forked=probe.fork,
-        once_s=probe.once_s,
-        after_s=_after(probe, ANALYSIS_S),
-    )
-
-
-def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    n = probe.variants
-    generations = max(2, settings.min_generations)
-    # fresh workers: a forked child's peak RSS would include its server's pages
-    start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else 0.0
-    # statements: two blocks, each sample the loop once plain and once under tracemalloc
-    # (lenses/rss/worker_ops.py); commands: one run per block
-    # the traced loops run ~20 samples' length each, long enough to be preempted as often as
-    # the reference was on a loaded machine (a probe's one short sample mostly is not): they
-    # slow by its factor there; a machine faster than the reference keeps the probe's length
-    sampled_s = (
-        RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * probe.sample_s * max(1.0, probe.speed.factor)
-        if probe.kind is BenchmarkKind.STATEMENT
-        else 3 * probe.sample_s
-    )
-    generation_s = n * (start_s + sampled_s)
-    return LensCost(
-        Metric("rss"),
-        minimum_s=generations * generation_s,
-        needs=f"{generations} generations of {n} workers",
-        after_s=_after(probe, ANALYSIS_S),
-    )
-
-
-def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
-    """The memory lens: the instructions lens's callgrind runs (with cache simulation, two
-    processes per variant side by side, one variant after the other), then the rss lens's
-    workers."""
-    # the memory lens switches instrumentation around every loop (cache simulation)
-    one_variant = instructions_cost(
-        replace(probe, variants=1), settings, processes=2, toggled=False
-    )
-    counted_s = probe.variants * one_variant.minimum_s
-    peak = rss_cost(probe, settings)
-    return LensCost(
-        Metric("memory"),
-        minimum_s=counted_s + peak.minimum_s,
-        needs=f"{one_variant.needs} per variant, one after another, then {peak.needs}",
-        after_s=_after(probe, INSTRUCTIONS_ANALYSIS_S) + peak.after_s,
-    )
-
-
 def default_cost(metric: Metric, probe: CostProbe, settings: Settings) -> LensCost:
     """A lens without a cost model: one generation of workers and a second of sampling."""
     start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else probe.sample_s
@@ -594,7 +237,7 @@ def default_cost(metric: Metric, probe: CostProbe, settings: Settings) -> LensCo
         metric,
         minimum_s=probe.variants * (start_s + 1.0),
         needs="one generation",
-        after_s=_after(probe, ANALYSIS_S),
+        after_s=analysis_s(probe, ANALYSIS_S),
     )
 
 
@@ -656,26 +299,7 @@ class BudgetPlan:
         lenses before it left), "counters 10.8 s of its 11.2 s (planned 7.0 s)" where the two
         differ; with `failed_s` (lenses that failed, and when), "instructions failed after
         1.1 s (planned 7.6 s)"; and once measured, a lens in neither was "not run"."""
-
-        def part(share: LensShare) -> str:
-            name = share.metric.value
-            if failed_s is not None and share.metric in failed_s:
-                return (
-                    f"{name} failed after {failed_s[share.metric]:.1f} s "
-                    f"(planned {share.share_s:.1f} s)"
-                )
-            took = None if took_s is None else took_s.get(share.metric)
-            if took is None:
-                if failed_s:  # a lens failed before this one's turn
-                    return f"{name} not run (planned {share.share_s:.1f} s)"
-                return f"{name} {share.share_s:.1f} s"
-            given = share.share_s if given_s is None else given_s.get(share.metric, share.share_s)
-            planned = (
-                f" (planned {share.share_s:.1f} s)" if abs(given - share.share_s) >= 0.05 else ""
-            )
-            return f"{share.metric.value} {took:.1f} s of its {given:.1f} s{planned}"
-
-        parts = ", ".join(part(s) for s in self.shares)
+        parts = ", ".join(_share_words(s, took_s, given_s, failed_s) for s in self.shares)
         forked = [s.metric.value for s in self.shares if s.cost.forked]
         how = (
             f"; {', '.join(forked)} forks its workers from one process per variant that "
@@ -693,9 +317,8 @@ class BudgetPlan:
         )
         return (
             f"budget {self.budget_s:g} s{over}: {started}probe {self.probe.probe_s:.1f} s, "
-            f"{parts}, "
-            f"analysis and report {self.after_s:.1f} s{how}; {self.probe.speed.describe()}"
-            f"{waited}"
+            f"{parts}, analysis and report {self.after_s:.1f} s{how}; "
+            f"{self.probe.speed.describe()}{waited}"
         )
 
     def overrun(
@@ -763,6 +386,26 @@ class BudgetPlan:
             f"{needs}; analysis and report after "
             f"measuring {self.after_s:.1f} s; {self.probe.speed.describe()}",
         )
+
+
+def _share_words(
+    share: LensShare,
+    took_s: Mapping[Metric, float] | None,
+    given_s: Mapping[Metric, float] | None,
+    failed_s: Mapping[Metric, float] | None,
+) -> str:
+    """One lens's part of `BudgetPlan.describe`."""
+    name = share.metric.value
+    planned = f"(planned {share.share_s:.1f} s)"
+    if failed_s is not None and share.metric in failed_s:
+        return f"{name} failed after {failed_s[share.metric]:.1f} s {planned}"
+    took = None if took_s is None else took_s.get(share.metric)
+    if took is None:
+        # once a lens failed, the lenses after it never ran
+        return f"{name} not run {planned}" if failed_s else f"{name} {share.share_s:.1f} s"
+    given = share.share_s if given_s is None else given_s.get(share.metric, share.share_s)
+    replanned = f" {planned}" if abs(given - share.share_s) >= 0.05 else ""
+    return f"{name} {took:.1f} s of its {given:.1f} s{replanned}"
 
 
 class BudgetError(ConfigError):

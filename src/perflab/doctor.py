@@ -24,10 +24,10 @@ from perflab.gpu import gpu_checks
 from perflab.host import cpu_flags, read_text, tool_version
 from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
-from perflab.lenses.profile.perf_script import parse_evlist
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.perf_script import parse_evlist
 from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 
 

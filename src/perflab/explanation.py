@@ -26,7 +26,7 @@ from perflab.model import Comparison, Metric, Verdict
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8
-SAME_COUNT = 1e-3  # counts this close are the same code's (same_work.COUNT_TOLERANCE)
+SAME_COUNT = 1e-3  # counts this close are the same code's (instructions/same_code.py)
 RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them

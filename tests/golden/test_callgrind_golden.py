@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.instructions.callgrind import (
+from perflab.measure.callgrind import (
     CallgrindFormatError,
     FunctionId,
     parse_callgrind,

@@ -14,8 +14,9 @@ import pytest
 from perflab.doctor import diagnose
 from perflab.events import Countable, search_events
 from perflab.lenses.counters.measure import CountersLens
-from perflab.lenses.profile.measure import ProfileLens, RecordOptions, record_statement_profile
+from perflab.lenses.profile.measure import ProfileLens
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.perf_record import RecordOptions, record_statement_profile
 from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 from perflab.proc import SubprocessRunner
 

@@ -13,8 +13,6 @@ from perflab.lenses.asm.elf_code import (
     CxxFiltDemangler,
     ElfObject,
     LoadSegment,
-    mapped_objects,
-    parse_proc_maps,
     runtime_to_link_address,
 )
 from perflab.lenses.asm.machine_code import (
@@ -37,10 +35,10 @@ from perflab.lenses.asm.machine_code import (
 )
 from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
-from perflab.lenses.profile.measure import CallGraph, RecordedProfile
-from perflab.lenses.profile.perf_script import executable_mappings, parse_perf_script
-from perflab.measure.lens import BenchmarkData
-from perflab.model import Artifact, Benchmark, Comparison, Metric, Settings, Verdict
+from perflab.measure.perf_record import CallGraph, RecordedProfile
+from perflab.measure.perf_script import executable_mappings, parse_perf_script
+from perflab.measure.process_maps import mapped_objects, parse_proc_maps
+from perflab.model import Artifact, Benchmark, BenchmarkData, Comparison, Metric, Settings, Verdict
 from perflab.proc import FakeRunner as ScriptedRunner
 
 # A counted loop calling a helper and reading a global:

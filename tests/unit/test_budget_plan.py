@@ -11,35 +11,32 @@ import pytest
 
 from perflab.budget import (
     ANALYSIS_S,
-    CALLGRIND_COUNTED_S,
-    CALLGRIND_TOGGLED_COUNTED_S,
-    MAX_FORKS_PER_ROUND,
     REFERENCE_S,
     REPORT_S,
-    RSS_BLOCKS,
-    RSS_TRACED_SLOWDOWN,
     SLOWDOWN_RANGE,
-    TORCH_BLOCKS,
-    TORCH_PROFILE_OVERHEAD,
-    TORCH_PROFILER_START_S,
     VALGRIND_REFERENCE_S,
-    VALGRIND_START_S,
-    VALGRIND_STARTUP_SLOWDOWN,
     BudgetError,
     CostProbe,
     LensCost,
     MachineSpeed,
     elastic_share,
-    instructions_cost,
     lens_costs,
-    memory_cost,
     plan_budget,
-    rss_cost,
-    server_rounds,
-    time_generation_s,
+    side_by_side_s,
 )
 from perflab.host import process_age_s
+from perflab.lenses.instructions.cost import (
+    CALLGRIND_COUNTED_S,
+    CALLGRIND_TOGGLED_COUNTED_S,
+    VALGRIND_START_S,
+    VALGRIND_STARTUP_SLOWDOWN,
+    instructions_cost,
+)
+from perflab.lenses.memory.cost import memory_cost
 from perflab.lenses.registry import descriptor_for
+from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
+from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_generation_s
+from perflab.lenses.torch.cost import TORCH_BLOCKS, TORCH_PROFILE_OVERHEAD, TORCH_PROFILER_START_S
 from perflab.measure.probe import _beside, measure_speed
 from perflab.model import BenchmarkKind, Metric, Settings
 from perflab.proc import Completed, FakeRunner
@@ -467,8 +464,6 @@ def test_the_instructions_plan_counts_the_cpus_other_runs_leave_it() -> None:
 
 
 def test_jobs_side_by_side_take_their_share_of_a_loaded_machine() -> None:
-    from perflab.budget import side_by_side_s
-
     assert side_by_side_s(1.0, 2, 2, 0.5) == pytest.approx(0.5)  # quiet: one round
     assert side_by_side_s(1.0, 4, 2, 1.0) == pytest.approx(2.0)  # two rounds
     # loaded (one job 5x slower): two jobs on one CPU take 6x one job, not 10x

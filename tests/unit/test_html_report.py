@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from perflab.document import FlameNode, GroupRatios, TimePoint, TimeSeries
-from perflab.engine import with_sections
+from perflab.engine.analyse import with_sections
 from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
-from perflab.lenses.profile.perf_script import Stack, parse_folded
 from perflab.lenses.time.analyse import analyse_time, time_series
-from perflab.measure.lens import BenchmarkData
+from perflab.measure.perf_script import Stack, parse_folded
 from perflab.model import (
     Artifact,
     Benchmark,
+    BenchmarkData,
     Comparison,
     Experiment,
     Metric,
@@ -36,7 +36,7 @@ from perflab.model import (
 from perflab.report import svg
 from perflab.report.html import render_html
 from perflab.results import RunResult
-from perflab.store import StoredRun
+from perflab.store.sqlite import StoredRun
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

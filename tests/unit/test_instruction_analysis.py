@@ -9,20 +9,6 @@ from typing import Any
 import pytest
 
 from perflab.diagnosis import Claim
-from perflab.lenses.instructions.callgrind import (
-    CallCost,
-    FunctionCost,
-    FunctionCosts,
-    FunctionId,
-    InstructionCost,
-    InstructionCosts,
-    derived_event,
-    function_parts,
-    mangled_names,
-    normalise_function_id,
-    normalise_function_name,
-    normalise_object,
-)
 from perflab.lenses.instructions.explain import (
     InlineEvidence,
     InliningKind,
@@ -36,6 +22,20 @@ from perflab.lenses.instructions.explain import (
     layer_deltas,
     reattribute_inlined,
     unqualified_signature_base,
+)
+from perflab.measure.callgrind import (
+    CallCost,
+    FunctionCost,
+    FunctionCosts,
+    FunctionId,
+    InstructionCost,
+    InstructionCosts,
+    derived_event,
+    function_parts,
+    mangled_names,
+    normalise_function_id,
+    normalise_function_name,
+    normalise_object,
 )
 from perflab.measure.debuginfo import SourceFrame
 

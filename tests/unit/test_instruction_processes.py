@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from perflab.lenses.instructions import measure as instructions_measure
-from perflab.lenses.instructions.analyse import KIND_EMPTY, KIND_STATEMENT
 from perflab.lenses.instructions.measure import InstructionsLens, settled
+from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.model import (
     Artifact,

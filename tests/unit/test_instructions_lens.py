@@ -7,14 +7,7 @@ import json
 import pytest
 
 from perflab.errors import ToolUnavailableError
-from perflab.lenses.instructions.analyse import (
-    KIND_COMMAND,
-    KIND_EMPTY,
-    KIND_INLINE_FRAMES,
-    KIND_OBJECTS,
-    KIND_STATEMENT,
-    main_program,
-)
+from perflab.lenses.instructions.analyse import main_program
 from perflab.lenses.instructions.measure import (
     CACHE_GEOMETRY,
     InstructionsLens,
@@ -25,6 +18,13 @@ from perflab.lenses.instructions.measure import (
     padded_environment,
     padding_target,
     refining_loops,
+)
+from perflab.measure.callgrind_artifacts import (
+    KIND_COMMAND,
+    KIND_EMPTY,
+    KIND_INLINE_FRAMES,
+    KIND_OBJECTS,
+    KIND_STATEMENT,
 )
 from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.model import (

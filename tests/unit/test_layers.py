@@ -29,12 +29,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.document",
             "perflab.units",
             "perflab.stats",
-            "perflab.budget",  # the budget's cost models and plan (pure)
+            "perflab.code_findings",  # a lens's same-code finding, read by same_work
+            "perflab.budget",  # the budget's plan (pure); each lens's cost model is its own
             "perflab.bisect",  # bisect's search (pure, over a measure callable) and records
             "perflab.workflow_results",  # check's and history's records
         ),
     ),
-    # the lens descriptors: lenses/<lens>/__init__.py, the registry (records and names only)
+    # the lens descriptors: lenses/<lens>/__init__.py and the cost model it names
+    # (lenses/<lens>/cost.py, pure), the registry (records and names only)
     ("lens catalogue", ("perflab.lenses", "perflab.lenses.descriptor", "perflab.lenses.registry")),
     (
         "foundation",
@@ -105,6 +107,8 @@ def layer_of(module: str) -> int:
         )
     ):
         return _index("lens catalogue")  # a lens package's __init__: its descriptor
+    if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] == "cost":
+        return _index("lens catalogue")  # a lens's cost model, named by its descriptor
     best, best_len = None, -1
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:

@@ -10,7 +10,6 @@ import pytest
 from perflab.config import parse_metrics
 from perflab.errors import BenchmarkFailedError
 from perflab.lenses.fragments import SectionInput
-from perflab.lenses.instructions.analyse import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.lenses.instructions.measure import cannot_execute, environment_bytes
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import (
@@ -24,6 +23,7 @@ from perflab.lenses.memory.analyse import (
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
 from perflab.lenses.rss.analyse import MAXRSS_KB
+from perflab.measure.callgrind_artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.worker_client import variant_environment
 from perflab.model import (

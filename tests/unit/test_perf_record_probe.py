@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from perflab.errors import ToolUnavailableError
-from perflab.lenses.profile import measure
-from perflab.lenses.profile.measure import CallGraph, RecordOptions, probe_recording
+from perflab.measure import perf_record
+from perflab.measure.perf_record import CallGraph, RecordOptions, probe_recording
 from perflab.proc import FakeRunner
 
 OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)
@@ -28,8 +28,8 @@ def _probes(runner: FakeRunner) -> int:
 @pytest.fixture
 def real_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake runner stands for the real machine, with an empty memory of probes."""
-    monkeypatch.setattr(measure, "runs_real_processes", lambda runner: True)
-    monkeypatch.setattr(measure, "_PROBED", {})
+    monkeypatch.setattr(perf_record, "runs_real_processes", lambda runner: True)
+    monkeypatch.setattr(perf_record, "_PROBED", {})
 
 
 @pytest.mark.usefixtures("real_machine")

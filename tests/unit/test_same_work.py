@@ -7,15 +7,18 @@ from __future__ import annotations
 import json
 
 from perflab.api import make_experiment
+from perflab.code_findings import Seen
 from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, AsmDetails, analyse_asm
 from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.asm.same_code import asm_finding
 from perflab.lenses.instructions.analyse import InstructionsDetails
-from perflab.lenses.instructions.callgrind import FunctionId
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
-from perflab.measure.lens import BenchmarkData
+from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
+from perflab.measure.callgrind import FunctionId
 from perflab.model import (
     Artifact,
     Benchmark,
+    BenchmarkData,
     Comparison,
     Experiment,
     Metric,
@@ -23,14 +26,7 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.same_work import (
-    COUNT_TOLERANCE,
-    Seen,
-    asm_finding,
-    instructions_finding,
-    same_work_notes,
-    setting_differences,
-)
+from perflab.same_work import same_work_notes, setting_differences
 from tests.unit.test_asm_explain import XMM, YMM, listing
 
 BENCH = "sum(range(200))"

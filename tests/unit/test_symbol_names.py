@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
-from perflab.lenses.instructions.callgrind import normalise_function_name
+from perflab.measure.callgrind import normalise_function_name
 from perflab.measure.symbol_names import fold_clones, split_clone_suffixes
 
 FOLDED = [

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.budget import CostModel
-from perflab.model import Metric, SettingSpec, setting_specs
+from perflab.code_findings import Finding
+from perflab.model import Comparison, Metric, SettingSpec, setting_specs
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens
@@ -65,14 +66,21 @@ class LensDescriptor:
     worker_handlers: str | None = None
     # "module:function" rendering the lens's comparison details; None: the generic renderer
     render: str | None = None
+    # "module:function" from one of the lens's comparisons to a `code_findings.Finding` (did
+    # the pair run the same code) or None; only lenses that can tell code apart have one
+    same_code: str | None = None
+    # what the lens's figure is, beside the time lens's whole-statement wall time, and why the
+    # two can differ: said when they disagree (same_work.disagreement_notes); None: not a speed
+    # lens the time lens is compared with
+    beside_time: str | None = None
     # the lens reports its own overruns of the budget (the engine need not add a note)
     reports_overruns: bool = False
     # other lenses' options this lens reads too (the memory lens measures through the
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
-    # what the lens's minimum measurement of a benchmark costs (perflab/budget.py), for the
-    # budget's plan; None: one generation of workers
+    # what the lens's minimum measurement of a benchmark costs (its package's cost.py), for the
+    # budget's plan (perflab/budget.py); None: one generation of workers
     cost: CostModel | None = None
     # the lens runs valgrind: the budget's probe times valgrind's start-up here and now, to
     # scale the lens's cost model (budget.MachineSpeed)
@@ -91,6 +99,13 @@ class LensDescriptor:
         """The lens itself (importing its package's measuring code and dependencies)."""
         lens: Lens = _import(self.lens)()
         return lens
+
+    def same_code_finding(self, comparison: Comparison) -> Finding | None:
+        """The lens's finding on whether a pair ran the same code (its `same_code` hook)."""
+        if self.same_code is None:
+            return None
+        finding: Finding | None = _import(self.same_code)(comparison)
+        return finding
 
     def renderer(self) -> Callable[..., Any] | None:
         renderer: Callable[..., Any] | None = _import(self.render) if self.render else None

@@ -43,7 +43,7 @@ def ratio_interval(
 
 
 # Worker processes of one variant whose counts differ by more than this are reported: measured
-# medians of two processes of the same code were up to 4.7e-4 apart at load 13 (same_work.py's
+# medians of two processes of the same code were up to 4.7e-4 apart at load 13 (same_code.py's
 # COUNT_TOLERANCE is the same figure), a residue; torch.add's process levels 1-2% apart are not.
 PROCESS_TOLERANCE = 1e-3
 

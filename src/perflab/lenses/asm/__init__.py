@@ -1,6 +1,6 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
-from perflab.budget import asm_cost
+from perflab.lenses.asm.cost import asm_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -20,4 +20,5 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     cost=asm_cost,
     needs_quiet_cpu=False,
+    same_code="perflab.lenses.asm.same_code:same_code",
 )

@@ -1,10 +1,11 @@
 """Where the asm lens learns which code is hot, and which files the variant's process mapped.
 
-`HotCodeSource` is the small seam to the profile lens: anything that can profile the measured
-region of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
-`PerfRecordSource` is the built-in one: the profile lens's recording
-(`record_statement_profile` / `record_command_profile`) with ``cpu-clock``, no call graphs and
-symbol-table names, its samples counted per sampled instruction.
+`HotCodeSource` is the small seam to a profiler: anything that can profile the measured region
+of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
+`PerfRecordSource` is the built-in one: the perf recording the profile lens makes too
+(`measure/perf_record.py`: `record_statement_profile` / `record_command_profile`) with
+``cpu-clock``, no call graphs and symbol-table names, its samples counted per sampled
+instruction.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from perflab.errors import PerflabError, ToolUnavailableError
-from perflab.lenses.profile.measure import (
+from perflab.measure.commands import command_argv
+from perflab.measure.lens import LensContext
+from perflab.measure.perf_record import (
     CallGraph,
     RecordedProfile,
     RecordOptions,
@@ -23,9 +26,7 @@ from perflab.lenses.profile.measure import (
     record_command_profile,
     record_statement_profile,
 )
-from perflab.lenses.profile.perf_script import UNKNOWN, leaf_places
-from perflab.measure.commands import command_argv
-from perflab.measure.lens import LensContext
+from perflab.measure.perf_script import UNKNOWN, leaf_places
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.model import Benchmark, BenchmarkKind, Variant
 from perflab.proc import ProcessRunner, which

@@ -1,6 +1,6 @@
 """The counters lens: perf stat events of the measured region."""
 
-from perflab.budget import counters_cost
+from perflab.lenses.counters.cost import counters_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.model import Metric
 
@@ -26,4 +26,5 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
     cost=counters_cost,
+    beside_time="the counters lens counts in worker processes of its own under perf stat",
 )

@@ -1,7 +1,7 @@
 """The instructions lens: callgrind instruction counts of the measured region."""
 
-from perflab.budget import instructions_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.instructions.cost import instructions_cost
 from perflab.model import Metric
 
 
@@ -22,4 +22,8 @@ DESCRIPTOR = LensDescriptor(
     cost=instructions_cost,
     runs_valgrind=True,
     needs_quiet_cpu=False,
+    same_code="perflab.lenses.instructions.same_code:same_code",
+    beside_time="the instructions lens counts instructions under valgrind (an AVX-512 machine's "
+    "AVX2 path); time also depends on cache misses, branches, the clock and vector width, so "
+    "fewer instructions can take longer",
 )

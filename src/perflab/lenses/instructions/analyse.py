@@ -13,19 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.instructions.callgrind import (
-    INSTRUCTIONS_EVENT,
-    CallgrindPart,
-    FunctionCosts,
-    FunctionId,
-    InstructionCost,
-    InstructionCosts,
-    combine_parts,
-    derived_event,
-    function_parts,
-    normalise_function_id,
-    parse_callgrind,
-)
 from perflab.lenses.instructions.explain import (
     CannotTell,
     FunctionDelta,
@@ -40,10 +27,40 @@ from perflab.lenses.instructions.explain import (
     layer_deltas,
     reattribute_inlined,
 )
+from perflab.measure.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindPart,
+    FunctionCosts,
+    FunctionId,
+    InstructionCost,
+    InstructionCosts,
+    combine_parts,
+    derived_event,
+    function_parts,
+    normalise_function_id,
+)
+from perflab.measure.callgrind_artifacts import (
+    KIND_COMMAND,
+    KIND_EMPTY,
+    KIND_INLINE_FRAMES,
+    KIND_OBJECTS,
+    KIND_STATEMENT,
+    SAMPLE_NAME,
+    parts_of,
+    unexecutable_reason,
+)
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
-from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.lens import LensAnalysis
 from perflab.measure.object_names import invert, pair_objects
-from perflab.model import Artifact, Benchmark, Comparison, Experiment, Metric, Note, Severity
+from perflab.model import (
+    Benchmark,
+    BenchmarkData,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Severity,
+)
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
 
@@ -61,15 +78,6 @@ CACHE_EVENTS: tuple[DerivedEvent, ...] = (
     DerivedEvent("branch_mispredicts", ("Bcm", "Bim"), "mispredicts"),
 )
 
-SAMPLE_NAME = "instructions"
-KIND_STATEMENT = "callgrind.stmt"
-KIND_EMPTY = "callgrind.empty"
-KIND_COMMAND = "callgrind"
-KIND_INLINE_FRAMES = "callgrind.inline-frames"
-KIND_OBJECTS = "callgrind.objects"  # JSON: object path -> identity (build-id or sha256)
-# JSON {"valgrind": its words}: valgrind stopped at an instruction it cannot execute in this
-# variant's code (valgrind 3.19 decodes no AVX-512), so the variant has no counts
-KIND_UNAVAILABLE = "callgrind.unavailable"
 
 # functions that ran on one side only and cost less than this (per iteration) get no "cannot
 # tell" note: below the residue of the worker's handshake that remains in statement counts
@@ -77,13 +85,6 @@ _MIN_NOTED_COST = 2.0
 _MIN_NOTED_FRACTION = 1e-4
 # programs a command may run its benchmark's program through: never the program itself
 _LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "taskset"})
-
-
-def parts_of(artifacts: Sequence[Artifact]) -> list[CallgrindPart]:
-    parts: list[CallgrindPart] = []
-    for artifact in artifacts:
-        parts.extend(parse_callgrind(artifact.content).parts)
-    return parts
 
 
 def instructions_difference(
@@ -468,17 +469,6 @@ def _cannot_tell_notes(benchmark: Benchmark, name: str, details: InstructionsDet
         )
         for entry in details.cannot_tell
     ]
-
-
-def unexecutable_reason(
-    data: BenchmarkData, variant: str, kind: str = KIND_UNAVAILABLE
-) -> str | None:
-    """Valgrind's words where it could not execute the variant's code (stored as `kind`), else
-    None."""
-    stored = data.artifacts_of(variant, kind)
-    if not stored:
-        return None
-    return str(json.loads(stored[0].content).get("valgrind") or "valgrind could not run it")
 
 
 def _comparison(

@@ -1,6 +1,6 @@
 """Why two instruction counts differ: per-function deltas, inlining changes, layers.
 
-Pure functions over `FunctionCosts` (perflab.lenses.instructions.callgrind): costs in, values out.
+Pure functions over `FunctionCosts` (perflab.measure.callgrind): costs in, values out.
 
 Inlining breaks naive per-function deltas: when the compiler stops inlining `helper` into
 `kernel`, the table shows `helper +N` and `kernel -M`. Arithmetic on those deltas both invents
@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from perflab.diagnosis import Claim, Diagnosis
-from perflab.lenses.instructions.callgrind import (
+from perflab.measure.callgrind import (
     INSTRUCTIONS_EVENT,
     FunctionCost,
     FunctionCosts,

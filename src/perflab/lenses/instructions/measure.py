@@ -40,19 +40,10 @@ from typing import Any
 from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
 from perflab.host import cpu_flags, read_text
 from perflab.lenses.instructions import DESCRIPTOR
-from perflab.lenses.instructions.analyse import (
-    CACHE_EVENTS,
-    KIND_COMMAND,
-    KIND_EMPTY,
-    KIND_INLINE_FRAMES,
-    KIND_OBJECTS,
-    KIND_STATEMENT,
-    KIND_UNAVAILABLE,
-    SAMPLE_NAME,
-    analyse_instructions,
-    instructions_of,
-)
-from perflab.lenses.instructions.callgrind import (
+from perflab.lenses.instructions.analyse import CACHE_EVENTS, analyse_instructions, instructions_of
+from perflab.measure import cpu_lock
+from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.callgrind import (
     INSTRUCTIONS_EVENT,
     CallgrindFormatError,
     CallgrindPart,
@@ -61,12 +52,19 @@ from perflab.lenses.instructions.callgrind import (
     combine_parts,
     parse_callgrind,
 )
-from perflab.measure import cpu_lock
-from perflab.measure.analysis_cache import AnalysisCache
+from perflab.measure.callgrind_artifacts import (
+    KIND_COMMAND,
+    KIND_EMPTY,
+    KIND_INLINE_FRAMES,
+    KIND_OBJECTS,
+    KIND_STATEMENT,
+    KIND_UNAVAILABLE,
+    SAMPLE_NAME,
+)
 from perflab.measure.commands import command_argv
 from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.fork_server import ForkServer
-from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.native_code import native_code
 from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.worker_client import (
@@ -79,6 +77,7 @@ from perflab.measure.worker_client import (
 from perflab.model import (
     Artifact,
     Benchmark,
+    BenchmarkData,
     BenchmarkKind,
     Experiment,
     Metric,

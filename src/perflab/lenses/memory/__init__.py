@@ -1,8 +1,8 @@
 """The memory lens: the memory work of one iteration (valgrind's cache simulation, allocator
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
-from perflab.budget import memory_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.memory.cost import memory_cost
 from perflab.model import Metric
 
 MEMORY = Metric("memory")

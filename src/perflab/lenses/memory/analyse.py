@@ -25,7 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.instructions.analyse import (
+from perflab.lenses.memory import MEMORY
+from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
+from perflab.measure.callgrind import FunctionCosts, combine_parts
+from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_STATEMENT,
@@ -33,11 +36,17 @@ from perflab.lenses.instructions.analyse import (
     parts_of,
     unexecutable_reason,
 )
-from perflab.lenses.instructions.callgrind import FunctionCosts, combine_parts
-from perflab.lenses.memory import MEMORY
-from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
-from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import Artifact, Benchmark, Comparison, Note, Settings, Severity, Verdict
+from perflab.measure.lens import LensAnalysis
+from perflab.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkData,
+    Comparison,
+    Note,
+    Settings,
+    Severity,
+    Verdict,
+)
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import process_ratio_interval
 

@@ -1,7 +1,7 @@
 """The profile lens: perf record samples, hot symbols and a differential flame graph."""
 
-from perflab.budget import profile_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.profile.cost import profile_cost
 from perflab.model import Metric
 
 
@@ -20,4 +20,6 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
     cost=profile_cost,
+    beside_time="the profile lens's ratio comes from one process per variant under perf record, "
+    "so it holds none of what differs between processes (memory layout, hash seed)",
 )

@@ -12,9 +12,10 @@ from typing import Any
 
 from perflab.diagnosis import Claim, Diagnosis
 from perflab.document import FlameNode
-from perflab.lenses.instructions.callgrind import normalise_function_name
 from perflab.lenses.profile.flame import differential_tree
-from perflab.lenses.profile.perf_script import (
+from perflab.measure.callgrind import normalise_function_name
+from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.perf_script import (
     HotSymbols,
     ProfileDiff,
     Stack,
@@ -23,7 +24,6 @@ from perflab.lenses.profile.perf_script import (
     parse_folded,
     with_stack_evidence,
 )
-from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.model import (
     Artifact,
     Benchmark,

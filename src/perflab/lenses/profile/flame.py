@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from perflab.document import FlameNode
-from perflab.lenses.profile.perf_script import Stack
+from perflab.measure.perf_script import Stack
 
 __all__ = ["ROOT", "FlameNode", "differential_tree"]
 

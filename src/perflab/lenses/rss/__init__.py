@@ -1,7 +1,7 @@
 """The rss lens: peak resident memory per variant, and what one iteration allocates."""
 
-from perflab.budget import rss_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.rss.cost import rss_cost
 from perflab.model import Metric
 
 RSS = Metric("rss")

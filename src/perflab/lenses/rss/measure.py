@@ -27,12 +27,13 @@ from perflab.lenses.rss.analyse import (
     analyse_rss,
 )
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
-from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
 from perflab.model import (
     Benchmark,
+    BenchmarkData,
     BenchmarkKind,
     Experiment,
     Note,

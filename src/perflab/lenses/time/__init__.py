@@ -1,7 +1,7 @@
 """The time lens: wall time, paired and interleaved across worker generations."""
 
-from perflab.budget import time_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.time.cost import time_cost
 from perflab.model import Metric
 
 

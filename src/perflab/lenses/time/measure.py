@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from perflab.budget import TIME_GENERATION_S_RANGE, TIME_TARGET_GENERATIONS, ServerRounds
+from perflab.budget import ServerRounds
 from perflab.errors import BenchmarkFailedError
 from perflab.host import online_cpus
-from perflab.lenses.time.analyse import (
-    KIND_COMMAND_UNITS,
-    KIND_SERVER_ROUND,
-    WALL_NS,
-    analyse_time,
+from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, KIND_SERVER_ROUND, WALL_NS, analyse_time
+from perflab.lenses.time.cost import (
+    TIME_GENERATION_S_RANGE,
+    TIME_MIN_BLOCKS,
+    TIME_TARGET_GENERATIONS,
 )
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
@@ -43,13 +43,14 @@ from perflab.measure.layout import (
     layout_info,
     padded_environments,
 )
-from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.model import (
     Artifact,
     Benchmark,
+    BenchmarkData,
     BenchmarkKind,
     Experiment,
     Metric,
@@ -74,7 +75,7 @@ from perflab.stats.sequential import (
     may_stop_early,
 )
 
-MIN_BLOCKS_PER_GENERATION = 4  # after warm-up
+MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
 # generations rather than long ones: about this many, each between these lengths ...
 TARGET_GENERATIONS = TIME_TARGET_GENERATIONS

@@ -1,7 +1,7 @@
 """The torch lens: the ops torch.profiler sees per variant."""
 
-from perflab.budget import torch_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.torch.cost import torch_cost
 from perflab.model import Metric
 
 
@@ -24,4 +24,8 @@ DESCRIPTOR = LensDescriptor(
     worker_ops=("setup", "check", "calibrate", "torch_profile"),
     worker_handlers="perflab.lenses.torch.worker_ops",
     cost=torch_cost,
+    beside_time="the torch lens adds up the ops' own (self) CPU time under torch.profiler, "
+    "whose own cost per op (a few µs) can exceed a small op's work; the time lens times the "
+    "whole statement (Python, argument parsing, dispatch) without a profiler, so work moved out "
+    "of the op, into dispatch or Python, shrinks one and not the other",
 )

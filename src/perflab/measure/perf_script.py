@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.instructions.callgrind import normalise_function_name
+from perflab.measure.callgrind import normalise_function_name
 from perflab.measure.symbol_names import word_change
 
 UNKNOWN = "[unknown]"

@@ -1,0 +1,68 @@
+"""The instructions lens's cost model for the budget's plan (callgrind's runs)."""
+
+from __future__ import annotations
+
+import math
+
+from perflab.budget import CostProbe, LensCost, analysis_s
+from perflab.model import BenchmarkKind, Metric, Settings
+
+# callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
+# instrumentation off, and the counted part of one process (warm-up, calibration, two repeats
+# of a statement and an empty loop of ~20 M instructions each, the dumps read) where the worker
+# switches instrumentation around each loop (the memory lens: cache simulation)
+VALGRIND_START_S = 1.0
+VALGRIND_STARTUP_SLOWDOWN = 8.0
+CALLGRIND_COUNTED_S = 3.0
+# the same where the worker switches instrumentation on once and toggles collection around each
+# loop (statements without cache simulation: no translations thrown away per loop)
+CALLGRIND_TOGGLED_COUNTED_S = 1.5
+# commands run counted from start to end: callgrind's slowdown of native code is 20-100x, but a
+# short command's run is mostly process start-up (and, on a loaded machine, waiting for a CPU),
+# which the probe's wall time inflates: the low end
+CALLGRIND_COMMAND_SLOWDOWN = 20.0
+# after measuring: parsing callgrind's per-function and per-address costs
+INSTRUCTIONS_ANALYSIS_S = 1.0
+
+
+def instructions_cost(
+    probe: CostProbe, settings: Settings, *, processes: int = 2, toggled: bool | None = None
+) -> LensCost:
+    """Statements: `processes` worker processes per variant (lenses/instructions) on the CPUs
+    the probe found free of other perflab runs: fresh processes all at once where they fit on
+    them, else a fork server per variant (as many variants at a time as CPUs) importing the
+    set-up once under callgrind, whose children count one after another. `toggled`: the
+    workers toggle collection rather than switch instrumentation around each loop (None:
+    unless the cache is simulated)."""
+    if toggled is None:
+        toggled = not settings.cache_sim
+    n = probe.variants
+    valgrind = probe.speed.valgrind_factor
+    if probe.kind is BenchmarkKind.COMMAND:
+        # the probe's run was timed here and now: only valgrind's own start-up is scaled
+        per_variant = VALGRIND_START_S * valgrind + CALLGRIND_COMMAND_SLOWDOWN * probe.sample_s
+        minimum_s = n * per_variant
+        needs = f"one callgrind process per variant (~{per_variant:.0f} s each)"
+    else:
+        # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
+        # and the counted part are the reference machine's, scaled
+        start_s = VALGRIND_START_S * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
+        counted_s = (CALLGRIND_TOGGLED_COUNTED_S if toggled else CALLGRIND_COUNTED_S) * valgrind
+        cpus = max(1, probe.counting_cpus)
+        if n * processes <= cpus:
+            minimum_s = start_s + counted_s
+            needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
+            needs += f", all at once (~{minimum_s:.0f} s)"
+        else:
+            per_variant = start_s + processes * counted_s
+            minimum_s = math.ceil(n / cpus) * per_variant
+            needs = (
+                f"a callgrind fork server per variant, {processes} children counted in turn "
+                f"(~{per_variant:.0f} s per variant, {cpus} at once)"
+            )
+    return LensCost(
+        Metric.INSTRUCTIONS,
+        minimum_s=minimum_s,
+        needs=needs,
+        after_s=analysis_s(probe, INSTRUCTIONS_ANALYSIS_S),
+    )
