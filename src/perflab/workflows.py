@@ -301,25 +301,15 @@ def check(
     head_commit = resolve_ref(runner, repo, head)
     compared = base_commit
     if merge_base:
-        compared = _merge_base(runner, repo, base_ref, base_commit, head, head_commit)
-        if compared.commit != base_commit.commit:
-            notes.append(
-                f"compared with the merge base of {base_ref} and {head} ({compared.short}), "
-                f"not {base_ref}'s tip: only this change's own effect is measured"
-            )
+        compared = _merge_base(runner, repo, base_ref, base_commit, head, head_commit, notes)
     chosen = metric or _check_metric(environ, notes)
     uncommitted = ""
     if working_tree and dirty_summary(runner, repo) is not None:
         uncommitted = working_tree_patch(runner, repo)
     if compared.commit == head_commit.commit and not uncommitted:
-        raise ConfigError(
-            f"{head} is the base itself ({compared.short}): there is no change to check",
-            hint="run it on a branch with commits after the base, or give --base REF",
-        )
+        raise _no_change(head, compared)
     result = _measure_change(benchmark, repo, chosen, compared, head_commit, uncommitted, notes)
     outcome = classify(_main_comparisons(result, chosen, "base", "head"), threshold)
-    if outcome is None:
-        outcome = StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
     return CheckResult(
         base_ref=base_ref,
         base=Commit(compared.commit, compared.subject),
@@ -327,9 +317,18 @@ def check(
         working_tree=bool(uncommitted),
         metric=chosen,
         threshold=threshold,
-        outcome=replace(outcome, run_id=result.run_id),
+        outcome=replace(outcome, run_id=result.run_id)
+        if outcome is not None
+        else StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured"),
         result=result,
         notes=tuple(notes),
+    )
+
+
+def _no_change(head: str, compared: ResolvedRef) -> ConfigError:
+    return ConfigError(
+        f"{head} is the base itself ({compared.short}): there is no change to check",
+        hint="run it on a branch with commits after the base, or give --base REF",
     )
 
 
@@ -353,7 +352,9 @@ def _merge_base(
     base: ResolvedRef,
     head_ref: str,
     head: ResolvedRef,
+    notes: list[str],
 ) -> ResolvedRef:
+    """The merge base of BASE and HEAD; a note says when it is not BASE's tip."""
     from perflab.git.repo import run_git
 
     found = run_git(runner, repo, "merge-base", base.commit, head.commit)
@@ -365,7 +366,13 @@ def _merge_base(
             "with fetch-depth: 0; GitLab CI: GIT_DEPTH: 0), or compare with the base itself: "
             "--no-merge-base",
         )
-    return resolve_ref(runner, repo, found.stdout.strip())
+    compared = resolve_ref(runner, repo, found.stdout.strip())
+    if compared.commit != base.commit:
+        notes.append(
+            f"compared with the merge base of {base_ref} and {head_ref} ({compared.short}), "
+            f"not {base_ref}'s tip: only this change's own effect is measured"
+        )
+    return compared
 
 
 def _check_metric(environ: Mapping[str, str], notes: list[str]) -> Metric:
@@ -473,10 +480,7 @@ def history(
         raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
-    start, end = split_range(range_text)
-    base = resolve_ref(runner, repo, start)
-    tip = resolve_ref(runner, repo, end)
-    line = [(base.commit, base.subject), *first_parent_line(runner, repo, base, tip)]
+    line = _range_line(runner, repo, range_text)
     chosen = metric or (Metric.INSTRUCTIONS if instructions_available() else Metric.TIME)
     notes = [] if metric is not None else [_history_lens_note(chosen)]
     index_path = _index_path(benchmark.store_path)
@@ -493,20 +497,33 @@ def history(
     changes = _history_changes(
         benchmark, repo, chosen, threshold, points, valued, index, index_path
     )
-    place = {commit: i for i, (commit, _) in enumerate(line)}
-    changes = [
-        replace(c, unmeasured_between=place[c.after.commit] - place[c.before.commit] - 1)
-        for c in changes
-    ]
     return HistoryResult(
         range_text=range_text,
         metric=chosen,
         threshold=threshold,
         points=tuple(points),
-        changes=tuple(changes),
+        changes=_with_unmeasured_between(changes, line),
         measured_now=len(wanted),
         seconds=clock() - started,
         notes=tuple(notes),
+    )
+
+
+def _range_line(runner: SubprocessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:
+    """RANGE's base and its first-parent line up to the tip, oldest first, as (commit, subject)."""
+    start, end = split_range(range_text)
+    base = resolve_ref(runner, repo, start)
+    tip = resolve_ref(runner, repo, end)
+    return [(base.commit, base.subject), *first_parent_line(runner, repo, base, tip)]
+
+
+def _with_unmeasured_between(
+    changes: list[HistoryChange], line: list[tuple[str, str]]
+) -> tuple[HistoryChange, ...]:
+    place = {commit: i for i, (commit, _) in enumerate(line)}
+    return tuple(
+        replace(c, unmeasured_between=place[c.after.commit] - place[c.before.commit] - 1)
+        for c in changes
     )
 
 
