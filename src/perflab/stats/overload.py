@@ -223,17 +223,8 @@ def overload_check(
             estimate.confidence,
             units,
         )
-        hull = clean.n_groups >= MIN_CLEAN_UNITS and math.isfinite(clean.log_half_width)
-        if hull:
-            low, high = min(low, clean.ci_low), max(high, clean.ci_high)
         growths = _growths((share_baseline, growth_baseline), (share_variant, growth_variant))
-        if growths is not None and low > 0 and math.isfinite(high):
-            low, high = low / (1 + growths[1]), high * (1 + growths[0])
-            action = WIDENED_BOTH if hull else WIDENED_BY_GROWTH
-        elif hull:
-            action = WIDENED_TO_UNPREEMPTED
-        else:
-            low, high, action = 0.0, math.inf, UNBOUNDED
+        low, high, action = _widened(estimate, clean, growths)
     return OverloadCheck(
         preempted_baseline=share_baseline,
         preempted_variant=share_variant,
@@ -246,6 +237,24 @@ def overload_check(
         ci_high=high,
         action=action,
     )
+
+
+def _widened(
+    estimate: RatioEstimate, clean: RatioEstimate, growths: tuple[float, float] | None
+) -> tuple[float, float, str]:
+    """The interval, and how it was widened: to hold the unpreempted pairs' interval (when
+    enough units are left), then by each side's CPU growth; unbounded when neither can be
+    known."""
+    low, high = estimate.ci_low, estimate.ci_high
+    hull = clean.n_groups >= MIN_CLEAN_UNITS and math.isfinite(clean.log_half_width)
+    if hull:
+        low, high = min(low, clean.ci_low), max(high, clean.ci_high)
+    if growths is not None and low > 0 and math.isfinite(high):
+        low, high = low / (1 + growths[1]), high * (1 + growths[0])
+        return low, high, WIDENED_BOTH if hull else WIDENED_BY_GROWTH
+    if hull:
+        return low, high, WIDENED_TO_UNPREEMPTED
+    return 0.0, math.inf, UNBOUNDED
 
 
 def _growths(
