@@ -212,17 +212,7 @@ def overload_check(
     clean = None
     low, high, action = estimate.ci_low, estimate.ci_high, NONE
     if uneven or grows:
-        clean = estimate_ratio(
-            pair_samples(
-                baseline,
-                variant,
-                batch_blocks=batch_blocks,
-                preemption=Preemption.EXCLUDE,
-                preempted_share=share,
-            ),
-            estimate.confidence,
-            units,
-        )
+        clean = _unpreempted(baseline, variant, estimate, batch_blocks, units, share)
         growths = _growths((share_baseline, growth_baseline), (share_variant, growth_variant))
         low, high, action = _widened(estimate, clean, growths)
     return OverloadCheck(
@@ -237,6 +227,25 @@ def overload_check(
         ci_high=high,
         action=action,
     )
+
+
+def _unpreempted(
+    baseline: Sequence[Sample],
+    variant: Sequence[Sample],
+    estimate: RatioEstimate,
+    batch_blocks: int | None,
+    units: Mapping[int, int] | None,
+    share: float,
+) -> RatioEstimate:
+    """The ratio of the pairs neither of whose samples was preempted."""
+    pairs = pair_samples(
+        baseline,
+        variant,
+        batch_blocks=batch_blocks,
+        preemption=Preemption.EXCLUDE,
+        preempted_share=share,
+    )
+    return estimate_ratio(pairs, estimate.confidence, units)
 
 
 def _widened(
