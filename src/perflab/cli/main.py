@@ -272,13 +272,7 @@ def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
 
 def _check_outputs(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
-    paths = (
-        output.json_path,
-        output.markdown_path,
-        output.html_path,
-        output.csv_path,
-        output.hyperfine_json_path,
-    )
+    paths = _report_paths(output)
     if sum(str(path) == "-" for path in paths if path is not None) > 1:
         raise ConfigError(
             "only one of --json, --markdown, --html, --export-csv and --export-hyperfine-json "
@@ -408,15 +402,19 @@ def _report_failures(result: RunResult, output: OutputOptions, out: Console, err
     )
 
 
-def _shows_table(output: OutputOptions, *, command: str) -> bool:
-    """Whether _emit renders the terminal table to standard output."""
-    paths = (
+def _report_paths(output: OutputOptions) -> tuple[Path | None, ...]:
+    return (
         output.json_path,
         output.markdown_path,
         output.html_path,
         output.csv_path,
         output.hyperfine_json_path,
     )
+
+
+def _shows_table(output: OutputOptions, *, command: str) -> bool:
+    """Whether _emit renders the terminal table to standard output."""
+    paths = _report_paths(output)
     written = [p for p in paths if p is not None]
     files = [p for p in written if str(p) != "-"]
     wants_table = command == "run" or output.table or not files
