@@ -122,20 +122,20 @@ def _waterfall_bar(
 def _cell(c: Comparison | None) -> str:
     if c is None:
         return '<td class="missing">not measured</td>'
-    colour = VERDICT_COLOURS[c.verdict]
-    return (
-        f"<td><b>{escape(format_ratio(c.ratio, c.ci_low, c.ci_high))}</b> "
-        f'<span style="color:{colour}">{escape(c.verdict.value)}</span></td>'
-    )
+    return _ratio_cell(c.ratio, c.ci_low, c.ci_high, c.verdict.value, VERDICT_COLOURS[c.verdict])
 
 
 def _interaction_cell(i: Interaction | None) -> str:
     if i is None:
         return "<td></td>"
     colour = _INTERACTION_COLOURS[i.verdict]
+    return _ratio_cell(i.ratio, i.ci_low, i.ci_high, i.verdict.value, colour)
+
+
+def _ratio_cell(ratio: float, ci_low: float, ci_high: float, verdict: str, colour: str) -> str:
     return (
-        f"<td><b>{escape(format_ratio(i.ratio, i.ci_low, i.ci_high))}</b> "
-        f'<span style="color:{colour}">{escape(i.verdict.value)}</span></td>'
+        f"<td><b>{escape(format_ratio(ratio, ci_low, ci_high))}</b> "
+        f'<span style="color:{colour}">{escape(verdict)}</span></td>'
     )
 
 
