@@ -309,7 +309,6 @@ def check(
     if compared.commit == head_commit.commit and not uncommitted:
         raise _no_change(head, compared)
     result = _measure_change(benchmark, repo, chosen, compared, head_commit, uncommitted, notes)
-    outcome = classify(_main_comparisons(result, chosen, "base", "head"), threshold)
     return CheckResult(
         base_ref=base_ref,
         base=Commit(compared.commit, compared.subject),
@@ -317,12 +316,17 @@ def check(
         working_tree=bool(uncommitted),
         metric=chosen,
         threshold=threshold,
-        outcome=replace(outcome, run_id=result.run_id)
-        if outcome is not None
-        else StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured"),
+        outcome=_check_outcome(result, chosen, threshold),
         result=result,
         notes=tuple(notes),
     )
+
+
+def _check_outcome(result: RunResult, metric: Metric, threshold: float) -> StepOutcome:
+    outcome = classify(_main_comparisons(result, metric, "base", "head"), threshold)
+    if outcome is None:
+        return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
+    return replace(outcome, run_id=result.run_id)
 
 
 def _no_change(head: str, compared: ResolvedRef) -> ConfigError:
