@@ -175,6 +175,14 @@ def classify(comparisons: Sequence[Comparison], threshold: float) -> StepOutcome
     return StepOutcome(state, shown.ratio, shown.ci_low, shown.ci_high)
 
 
+# why the search stops at once when BAD's own step is not `bad`
+_BAD_IS_NOT_BAD = {
+    StepState.SKIPPED: "BAD itself could not be measured",
+    StepState.GOOD: "BAD is not worse than GOOD by more than the threshold",
+    StepState.INCONCLUSIVE: "BAD against GOOD stayed inconclusive after measuring more",
+}
+
+
 def search(
     line: Sequence[Commit],
     measure: Callable[[int, int], StepOutcome],
@@ -187,32 +195,16 @@ def search(
     steps: list[BisectStep] = []
 
     def step(index: int) -> StepOutcome:
-        for attempt in range(1, max_attempts + 1):
-            outcome = measure(index, attempt)
-            if outcome.state is not StepState.INCONCLUSIVE or attempt == max_attempts:
-                break
-        commit = line[index]
-        steps.append(BisectStep(index, commit.commit, commit.subject, outcome, attempt))
-        return outcome
+        steps.append(_measured_step(line, measure, index, max_attempts))
+        return steps[-1].outcome
 
     last = len(line) - 1
     first = step(last)
-    if first.state is StepState.SKIPPED:
-        return SearchOutcome(tuple(steps), None, (), "BAD itself could not be measured")
-    if first.state is StepState.GOOD:
-        return SearchOutcome(
-            tuple(steps), None, (), "BAD is not worse than GOOD by more than the threshold"
-        )
-    if first.state is StepState.INCONCLUSIVE:
-        return SearchOutcome(
-            tuple(steps), None, (), "BAD against GOOD stayed inconclusive after measuring more"
-        )
+    if first.state in _BAD_IS_NOT_BAD:
+        return SearchOutcome(tuple(steps), None, (), _BAD_IS_NOT_BAD[first.state])
     low, high = -1, last  # low: known good (GOOD itself at -1); high: known bad
     skipped: set[int] = set()
-    while True:
-        open_ = [i for i in range(low + 1, high) if i not in skipped]
-        if not open_:
-            break
+    while open_ := [i for i in range(low + 1, high) if i not in skipped]:
         middle = (low + high) // 2
         index = min(open_, key=lambda i: (abs(i - middle), i))
         outcome = step(index)
@@ -231,13 +223,36 @@ def search(
                 f"{line[index].short} stayed inconclusive after measuring {max_attempts} times "
                 "as much; the first bad commit is one of those left",
             )
+    return _narrowed(tuple(steps), low, high, skipped)
+
+
+def _measured_step(
+    line: Sequence[Commit],
+    measure: Callable[[int, int], StepOutcome],
+    index: int,
+    max_attempts: int,
+) -> BisectStep:
+    """The commit at `index` measured, again with more budget while it is inconclusive."""
+    for attempt in range(1, max_attempts + 1):
+        outcome = measure(index, attempt)
+        if outcome.state is not StepState.INCONCLUSIVE or attempt == max_attempts:
+            break
+    commit = line[index]
+    return BisectStep(index, commit.commit, commit.subject, outcome, attempt)
+
+
+def _narrowed(
+    steps: tuple[BisectStep, ...], low: int, high: int, skipped: set[int]
+) -> SearchOutcome:
+    """`high` is the first bad commit unless commits that could not be measured lie between
+    it and the last good one."""
     left = tuple(i for i in range(low + 1, high) if i in skipped)
     if left:
         return SearchOutcome(
-            tuple(steps),
+            steps,
             None,
             (*left, high),
             "commits that could not be measured lie just before the first bad one: it is one "
             "of those left",
         )
-    return SearchOutcome(tuple(steps), high, ())
+    return SearchOutcome(steps, high, ())

@@ -160,42 +160,16 @@ def measure_cell(
     }
     records: queue.Queue[tuple[str, Any]] = queue.Queue()
     outcome: dict[str, Any] = {}
-
-    def work() -> None:
-        from perflab.engine import run_experiment
-
-        try:
-            result = run_experiment(
-                # git= commits come as a bundle: the node needs no copy of the repository
-                unpack_commits(experiment_from_json(experiment_json), commits, cache_dir=cache_dir),
-                store=_StreamingStore(records),
-                progress=_QueuedProgress(records),
-                cache_dir=cache_dir,
-            )
-            outcome["status"] = str(result.status)
-            outcome["failures"] = [str(f) for f in result.failures]
-        except BaseException as error:  # the cell's own failure: the driver records it
-            outcome["error"] = error
-        finally:
-            records.put(_END)
-
-    thread = threading.Thread(target=work, name="perflab-cell", daemon=True)
+    thread = threading.Thread(
+        target=_measure_in_thread,
+        args=(experiment_json, commits, cache_dir, records, outcome),
+        name="perflab-cell",
+        daemon=True,
+    )
     yield [("node", node)]
     thread.start()
     try:
-        batch: list[tuple[str, Any]] = []
-        sent_at = time.monotonic()
-        while True:
-            with contextlib.suppress(queue.Empty):
-                record = records.get(timeout=BATCH_S / 4)
-                if record is _END:
-                    break
-                batch.append(record)
-            if batch and (time.monotonic() - sent_at > BATCH_S or len(batch) >= BATCH_RECORDS):
-                yield batch
-                batch, sent_at = [], time.monotonic()
-        if batch:
-            yield batch
+        yield from _batches(records)
     finally:
         if thread.is_alive():  # cancelled: stop what the engine started, then the engine
             stop_all_contained()
@@ -203,6 +177,50 @@ def measure_cell(
     if "error" in outcome:
         raise outcome["error"]
     yield [("finished", {"status": outcome["status"], "failures": outcome["failures"]})]
+
+
+def _measure_in_thread(
+    experiment_json: dict[str, Any],
+    commits: CommitBundle | None,
+    cache_dir: str | None,
+    records: queue.Queue[tuple[str, Any]],
+    outcome: dict[str, Any],
+) -> None:
+    """The engine on the cell's experiment, its records put in `records` (then _END); its
+    status and failures, or the error that stopped it, in `outcome`."""
+    from perflab.engine import run_experiment
+
+    try:
+        result = run_experiment(
+            # git= commits come as a bundle: the node needs no copy of the repository
+            unpack_commits(experiment_from_json(experiment_json), commits, cache_dir=cache_dir),
+            store=_StreamingStore(records),
+            progress=_QueuedProgress(records),
+            cache_dir=cache_dir,
+        )
+        outcome["status"] = str(result.status)
+        outcome["failures"] = [str(f) for f in result.failures]
+    except BaseException as error:  # the cell's own failure: the driver records it
+        outcome["error"] = error
+    finally:
+        records.put(_END)
+
+
+def _batches(records: queue.Queue[tuple[str, Any]]) -> Iterator[list[tuple[str, Any]]]:
+    """The records until _END, in batches sent every BATCH_S or BATCH_RECORDS records."""
+    batch: list[tuple[str, Any]] = []
+    sent_at = time.monotonic()
+    while True:
+        with contextlib.suppress(queue.Empty):
+            record = records.get(timeout=BATCH_S / 4)
+            if record is _END:
+                break
+            batch.append(record)
+        if batch and (time.monotonic() - sent_at > BATCH_S or len(batch) >= BATCH_RECORDS):
+            yield batch
+            batch, sent_at = [], time.monotonic()
+    if batch:
+        yield batch
 
 
 # ---- on the driver
@@ -257,46 +275,11 @@ def run_on_cluster(
     address = experiment.settings.ray_address
     started_here = not api.ray.is_initialized()
     if started_here:
-        try:
-            api.ray.init(address=address or None, log_to_driver=False, logging_level="WARNING")
-        except (ConnectionError, RuntimeError, ValueError) as error:
-            raise ConfigError(
-                f"cannot connect to the Ray cluster {address!r}: {error}",
-                hint="start it with `ray start --head` and pass its address (host:6379), or "
-                "--ray alone for a local cluster",
-            ) from error
+        _connect(api, address)
     try:
-        resources = api.ray.cluster_resources()
-        if resources.get("CPU", 0) < CELL_CPUS:
-            raise ConfigError(
-                f"the Ray cluster has {resources.get('CPU', 0):g} CPUs; a cell needs {CELL_CPUS} "
-                "on one node (the measuring CPU and perflab's)",
-                hint="start nodes with at least 2 CPUs (ray start --num-cpus 2)",
-            )
-        machine = {
-            **machine_facts(SubprocessRunner(), cpu=None),
-            "cluster": {
-                "address": address or "local",
-                "nodes": len([n for n in api.ray.nodes() if n.get("Alive")]),
-                "cpus": resources.get("CPU", 0),
-            },
-        }
+        machine = _cluster_machine(api, address)
         writer = store.begin_run(experiment, machine, __version__)
-        driver = _Driver(api, experiment, writer, progress, cache_dir)
-        try:
-            failures = driver.run()
-        except BaseException as error:
-            driver.cancel()
-            with contextlib.suppress(StoreError):
-                writer.finish(
-                    RunStatus.INCOMPLETE,
-                    error="interrupted" if isinstance(error, KeyboardInterrupt) else str(error),
-                )
-            if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
-                raise RunInterrupted(writer.run_id) from error
-            raise
-        finally:
-            driver.remove_placement_groups()
+        failures = _drive(_Driver(api, experiment, writer, progress, cache_dir), writer)
     finally:
         if started_here:
             api.ray.shutdown()
@@ -304,6 +287,54 @@ def run_on_cluster(
     writer.finish(status, error="; ".join(str(f) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
     return replace(result, failures=tuple(failures))
+
+
+def _connect(api: _Ray, address: str | None) -> None:
+    try:
+        api.ray.init(address=address or None, log_to_driver=False, logging_level="WARNING")
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise ConfigError(
+            f"cannot connect to the Ray cluster {address!r}: {error}",
+            hint="start it with `ray start --head` and pass its address (host:6379), or "
+            "--ray alone for a local cluster",
+        ) from error
+
+
+def _cluster_machine(api: _Ray, address: str | None) -> dict[str, Any]:
+    """The driver's machine facts and the cluster's; refuses a cluster too small for a cell."""
+    resources = api.ray.cluster_resources()
+    if resources.get("CPU", 0) < CELL_CPUS:
+        raise ConfigError(
+            f"the Ray cluster has {resources.get('CPU', 0):g} CPUs; a cell needs {CELL_CPUS} "
+            "on one node (the measuring CPU and perflab's)",
+            hint="start nodes with at least 2 CPUs (ray start --num-cpus 2)",
+        )
+    return {
+        **machine_facts(SubprocessRunner(), cpu=None),
+        "cluster": {
+            "address": address or "local",
+            "nodes": len([n for n in api.ray.nodes() if n.get("Alive")]),
+            "cpus": resources.get("CPU", 0),
+        },
+    }
+
+
+def _drive(driver: _Driver, writer: RunWriter) -> list[PerflabError]:
+    """The cells measured; a run stopped by an error or Ctrl-C is marked incomplete."""
+    try:
+        return driver.run()
+    except BaseException as error:
+        driver.cancel()
+        with contextlib.suppress(StoreError):
+            writer.finish(
+                RunStatus.INCOMPLETE,
+                error="interrupted" if isinstance(error, KeyboardInterrupt) else str(error),
+            )
+        if isinstance(error, KeyboardInterrupt) and not isinstance(error, RunInterrupted):
+            raise RunInterrupted(writer.run_id) from error
+        raise
+    finally:
+        driver.remove_placement_groups()
 
 
 class _Driver:

@@ -126,106 +126,112 @@ def _hypervisor(host: HostFiles) -> bool:
 
 
 def _tool_checks(runner: ProcessRunner, host: HostFiles, perf: _PerfFacts) -> list[Check]:
-    checks = []
-    paranoid = host.read("/proc/sys/kernel/perf_event_paranoid")
-    if perf.present:
-        checks.append(Check("perf", Status.OK, perf.version or "present"))
-    else:
-        checks.append(
-            Check(
-                "perf",
-                Status.MISSING,
-                "not installed: no counters or profile lens",
-                "sudo apt-get install linux-perf  (Ubuntu: linux-tools-$(uname -r))",
-            )
-        )
-    if perf.present:
-        if perf.hardware:
-            checks.append(Check("hardware counters", Status.OK, "cycles and instructions count"))
-        else:
-            vm = _hypervisor(host)
-            checks.append(
-                Check(
-                    "hardware counters",
-                    Status.MISSING,
-                    "cycles/instructions are <not supported>"
-                    + (": this VM exposes no PMU" if vm else ""),
-                    "run on bare metal, or enable a virtual PMU (KVM/libvirt: "
-                    "<cpu mode='host-passthrough'/> with <pmu state='on'/>)"
-                    if vm
-                    else "check the kernel's PMU driver for this CPU: dmesg | grep -i pmu",
-                )
-            )
-        if perf.sampled_event and perf.sampled_event.split(":")[0] != "cycles":
-            checks.append(
-                Check(
-                    "perf record",
-                    Status.WARNING,
-                    f"`perf record -e cycles` silently samples {perf.sampled_event} instead",
-                    "profiles are then of CPU time; cycles need a hardware PMU",
-                )
-            )
-    level = int(paranoid) if paranoid and paranoid.lstrip("-").isdigit() else None
-    if level is not None:
-        restricted = level >= 2 and not host.is_root()
-        checks.append(
-            Check(
-                "perf_event_paranoid",
-                Status.WARNING if restricted else Status.OK,
-                f"kernel.perf_event_paranoid={level}"
-                + (", running as root" if host.is_root() else "")
-                + ("; kernel events are excluded for this user" if restricted else ""),
-                "sudo sysctl kernel.perf_event_paranoid=1  (or: sudo setcap "
-                "cap_perfmon,cap_sys_ptrace+ep $(command -v perf))"
-                if restricted
-                else None,
-            )
-        )
+    checks = _perf_checks(host, perf)
+    paranoid = _paranoid_check(host)
+    if paranoid is not None:
+        checks.append(paranoid)
     valgrind = host.which("valgrind")
     version = tool_version(runner, (valgrind, "--version"), timeout_s=30) if valgrind else None
     checks.append(
-        Check("valgrind", Status.OK, version or "present")
-        if valgrind
-        else Check(
+        _installed(
             "valgrind",
-            Status.MISSING,
+            (version or "present") if valgrind else None,
             "not installed: no instructions lens",
             "sudo apt-get install valgrind",
         )
     )
     objdump = host.which("objdump")
-    checks.append(
-        Check(
-            "objdump",
-            Status.OK,
-            tool_version(runner, (objdump, "--version"), timeout_s=30) or "present",
-        )
+    objdump_version = (
+        (tool_version(runner, (objdump, "--version"), timeout_s=30) or "present")
         if objdump
-        else Check("objdump", Status.MISSING, "not installed", "sudo apt-get install binutils")
+        else None
+    )
+    checks.append(
+        _installed("objdump", objdump_version, "not installed", "sudo apt-get install binutils")
     )
     for tool in ("llvm-objdump", "llvm-mca", "llvm-symbolizer"):
         path = _find_llvm(host, tool)
-        checks.append(
-            Check(tool, Status.OK, path)
-            if path
-            else Check(tool, Status.MISSING, "not installed", "sudo apt-get install llvm")
-        )
+        checks.append(_installed(tool, path, "not installed", "sudo apt-get install llvm"))
     addr2line = host.which("addr2line")
     checks.append(
         Check("addr2line", Status.OK if addr2line else Status.MISSING, addr2line or "not installed")
     )
     browser = next((path for name in _BROWSERS if (path := host.which(name))), None)
     checks.append(
-        Check("headless browser", Status.OK, browser)
-        if browser
-        else Check(
+        _installed(
             "headless browser",
-            Status.MISSING,
+            browser,
             "none found: HTML report tests that render in a browser are skipped",
             "sudo apt-get install chromium",
         )
     )
     return checks
+
+
+def _installed(name: str, found: str | None, missing: str, fix: str) -> Check:
+    """OK with what was found (a version, a path); MISSING, with how to install it, else."""
+    if found:
+        return Check(name, Status.OK, found)
+    return Check(name, Status.MISSING, missing, fix)
+
+
+def _perf_checks(host: HostFiles, perf: _PerfFacts) -> list[Check]:
+    """perf itself, whether the hardware counters count, and what `perf record` samples."""
+    if not perf.present:
+        return [
+            Check(
+                "perf",
+                Status.MISSING,
+                "not installed: no counters or profile lens",
+                "sudo apt-get install linux-perf  (Ubuntu: linux-tools-$(uname -r))",
+            )
+        ]
+    checks = [Check("perf", Status.OK, perf.version or "present")]
+    if perf.hardware:
+        checks.append(Check("hardware counters", Status.OK, "cycles and instructions count"))
+    else:
+        vm = _hypervisor(host)
+        checks.append(
+            Check(
+                "hardware counters",
+                Status.MISSING,
+                "cycles/instructions are <not supported>"
+                + (": this VM exposes no PMU" if vm else ""),
+                "run on bare metal, or enable a virtual PMU (KVM/libvirt: "
+                "<cpu mode='host-passthrough'/> with <pmu state='on'/>)"
+                if vm
+                else "check the kernel's PMU driver for this CPU: dmesg | grep -i pmu",
+            )
+        )
+    if perf.sampled_event and perf.sampled_event.split(":")[0] != "cycles":
+        checks.append(
+            Check(
+                "perf record",
+                Status.WARNING,
+                f"`perf record -e cycles` silently samples {perf.sampled_event} instead",
+                "profiles are then of CPU time; cycles need a hardware PMU",
+            )
+        )
+    return checks
+
+
+def _paranoid_check(host: HostFiles) -> Check | None:
+    paranoid = host.read("/proc/sys/kernel/perf_event_paranoid")
+    if not paranoid or not paranoid.lstrip("-").isdigit():
+        return None
+    level = int(paranoid)
+    restricted = level >= 2 and not host.is_root()
+    return Check(
+        "perf_event_paranoid",
+        Status.WARNING if restricted else Status.OK,
+        f"kernel.perf_event_paranoid={level}"
+        + (", running as root" if host.is_root() else "")
+        + ("; kernel events are excluded for this user" if restricted else ""),
+        "sudo sysctl kernel.perf_event_paranoid=1  (or: sudo setcap "
+        "cap_perfmon,cap_sys_ptrace+ep $(command -v perf))"
+        if restricted
+        else None,
+    )
 
 
 def _perflab_runs_check(held: dict[int, int]) -> Check:
@@ -243,114 +249,124 @@ def _perflab_runs_check(held: dict[int, int]) -> Check:
 
 
 def _noise_checks(host: HostFiles, cpu: int | None, held: dict[int, int]) -> list[Check]:
-    checks = []
+    checks = [
+        _boost_check(host),
+        _governor_check(host),
+        _smt_check(host, cpu),
+        _load_check(host),
+        _perflab_runs_check(held),
+        _hypervisor_check(host),
+        _watchdog_check(host),
+        _isolated_check(host),
+    ]
+    return [check for check in checks if check is not None]
+
+
+def _boost_check(host: HostFiles) -> Check:
     no_turbo = host.read("/sys/devices/system/cpu/intel_pstate/no_turbo")
-    boost = host.read("/sys/devices/system/cpu/cpufreq/boost")
     if no_turbo is not None:
-        on = no_turbo == "0"
-        checks.append(
-            Check(
-                "turbo boost",
-                Status.WARNING if on else Status.OK,
-                "on: the clock follows temperature and load" if on else "off",
-                "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo" if on else None,
-            )
-        )
-    elif boost is not None:
-        on = boost == "1"
-        checks.append(
-            Check(
-                "boost",
-                Status.WARNING if on else Status.OK,
-                "on: the clock follows temperature and load" if on else "off",
-                "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost" if on else None,
-            )
-        )
-    else:
-        checks.append(
-            Check("boost", Status.INFO, "not controllable here (no cpufreq: a VM, or hidden)")
-        )
+        fix = "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo"
+        return _clock_boost("turbo boost", on=no_turbo == "0", fix=fix)
+    boost = host.read("/sys/devices/system/cpu/cpufreq/boost")
+    if boost is not None:
+        fix = "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost"
+        return _clock_boost("boost", on=boost == "1", fix=fix)
+    return Check("boost", Status.INFO, "not controllable here (no cpufreq: a VM, or hidden)")
+
+
+def _clock_boost(name: str, *, on: bool, fix: str) -> Check:
+    if on:
+        return Check(name, Status.WARNING, "on: the clock follows temperature and load", fix)
+    return Check(name, Status.OK, "off", None)
+
+
+def _governor_check(host: HostFiles) -> Check | None:
     governors = {
         path.split("/")[5]: value
         for path in host.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor")
         if (value := host.read(path)) is not None
     }
+    if not governors:
+        return None
     slow = sorted(cpu_name for cpu_name, value in governors.items() if value != "performance")
-    if governors:
-        checks.append(
-            Check(
-                "cpufreq governor",
-                Status.WARNING if slow else Status.OK,
-                f"not 'performance' on {', '.join(slow)}" if slow else "performance everywhere",
-                "sudo cpupower frequency-set -g performance" if slow else None,
-            )
-        )
-    smt = host.read("/sys/devices/system/cpu/smt/active")
-    if smt == "1":
-        target = cpu if cpu is not None else host.cpu_count() - 1
-        siblings = host.read(f"/sys/devices/system/cpu/cpu{target}/topology/thread_siblings_list")
-        checks.append(
-            Check(
-                "SMT",
-                Status.WARNING,
-                f"on: CPU {target} shares its core with {siblings or 'a sibling'}; anything "
-                "running there slows the measurement",
-                "echo off | sudo tee /sys/devices/system/cpu/smt/control  (or keep it idle)",
-            )
-        )
-    elif smt == "0":
-        checks.append(Check("SMT", Status.OK, "off"))
-    loadavg = host.read("/proc/loadavg")
-    if loadavg:
-        load = float(loadavg.split()[0])
-        busy = load > 0.5 * host.cpu_count()
-        checks.append(
-            Check(
-                "load",
-                Status.WARNING if busy else Status.OK,
-                f"1-minute load {load:.2f} on {host.cpu_count()} CPUs"
-                + (
-                    ": other processes will take turns on the measuring CPU; the time lens "
-                    "takes the time they took out of each sample, says how much in a note, "
-                    "and needs more time to decide"
-                    if busy
-                    else ""
-                ),
-                "stop other work (see `top -o %CPU`) before measuring" if busy else None,
-            )
-        )
-    checks.append(_perflab_runs_check(held))
-    if _hypervisor(host):
-        checks.append(
-            Check(
-                "hypervisor",
-                Status.WARNING,
-                "running in a VM: steal time and neighbours add noise; expect a few % spread",
-                "use bare metal or a dedicated-host instance for small effects",
-            )
-        )
-    watchdog = host.read("/proc/sys/kernel/nmi_watchdog")
-    if watchdog == "1":
-        checks.append(
-            Check(
-                "NMI watchdog",
-                Status.WARNING,
-                "on: it holds one hardware counter, so more events multiplex",
-                "sudo sysctl kernel.nmi_watchdog=0",
-            )
-        )
-    isolated = host.read("/sys/devices/system/cpu/isolated")
-    checks.append(
-        Check("isolated CPUs", Status.OK, isolated)
-        if isolated
-        else Check(
-            "isolated CPUs",
-            Status.INFO,
-            "none: the scheduler may run other tasks on the measurement CPU",
-            "boot with isolcpus=N nohz_full=N rcu_nocbs=N for the CPU perflab pins to",
-        )
+    return Check(
+        "cpufreq governor",
+        Status.WARNING if slow else Status.OK,
+        f"not 'performance' on {', '.join(slow)}" if slow else "performance everywhere",
+        "sudo cpupower frequency-set -g performance" if slow else None,
     )
-    return checks
+
+
+def _smt_check(host: HostFiles, cpu: int | None) -> Check | None:
+    smt = host.read("/sys/devices/system/cpu/smt/active")
+    if smt == "0":
+        return Check("SMT", Status.OK, "off")
+    if smt != "1":
+        return None
+    target = cpu if cpu is not None else host.cpu_count() - 1
+    siblings = host.read(f"/sys/devices/system/cpu/cpu{target}/topology/thread_siblings_list")
+    return Check(
+        "SMT",
+        Status.WARNING,
+        f"on: CPU {target} shares its core with {siblings or 'a sibling'}; anything "
+        "running there slows the measurement",
+        "echo off | sudo tee /sys/devices/system/cpu/smt/control  (or keep it idle)",
+    )
+
+
+def _load_check(host: HostFiles) -> Check | None:
+    loadavg = host.read("/proc/loadavg")
+    if not loadavg:
+        return None
+    load = float(loadavg.split()[0])
+    busy = load > 0.5 * host.cpu_count()
+    return Check(
+        "load",
+        Status.WARNING if busy else Status.OK,
+        f"1-minute load {load:.2f} on {host.cpu_count()} CPUs"
+        + (
+            ": other processes will take turns on the measuring CPU; the time lens "
+            "takes the time they took out of each sample, says how much in a note, "
+            "and needs more time to decide"
+            if busy
+            else ""
+        ),
+        "stop other work (see `top -o %CPU`) before measuring" if busy else None,
+    )
+
+
+def _hypervisor_check(host: HostFiles) -> Check | None:
+    if not _hypervisor(host):
+        return None
+    return Check(
+        "hypervisor",
+        Status.WARNING,
+        "running in a VM: steal time and neighbours add noise; expect a few % spread",
+        "use bare metal or a dedicated-host instance for small effects",
+    )
+
+
+def _watchdog_check(host: HostFiles) -> Check | None:
+    if host.read("/proc/sys/kernel/nmi_watchdog") != "1":
+        return None
+    return Check(
+        "NMI watchdog",
+        Status.WARNING,
+        "on: it holds one hardware counter, so more events multiplex",
+        "sudo sysctl kernel.nmi_watchdog=0",
+    )
+
+
+def _isolated_check(host: HostFiles) -> Check:
+    isolated = host.read("/sys/devices/system/cpu/isolated")
+    if isolated:
+        return Check("isolated CPUs", Status.OK, isolated)
+    return Check(
+        "isolated CPUs",
+        Status.INFO,
+        "none: the scheduler may run other tasks on the measurement CPU",
+        "boot with isolcpus=N nohz_full=N rcu_nocbs=N for the CPU perflab pins to",
+    )
 
 
 def _lenses(host: HostFiles, perf: _PerfFacts) -> list[LensStatus]:

@@ -20,6 +20,7 @@ from perflab.bisect import (
     BisectResult,
     BisectStep,
     Commit,
+    SearchOutcome,
     StepOutcome,
     StepState,
     classify,
@@ -29,6 +30,7 @@ from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.git.prepare import WORKING_TREE_PATCH
 from perflab.git.repo import (
     GitError,
+    ResolvedRef,
     dirty_summary,
     find_repository,
     first_parent_line,
@@ -127,82 +129,12 @@ def bisect(
     good_ref = resolve_ref(runner, repo, good)
     bad_ref = resolve_ref(runner, repo, bad)
     line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
-    notes: list[str] = []
-
-    def measure_with(chosen: Metric) -> Callable[[int, int], StepOutcome]:
-        def measure(index: int, attempt: int) -> StepOutcome:
-            commit = line[index]
-            name = commit.short
-            experiment = benchmark.experiment(
-                [Variant(name="good", git=good_ref.commit), Variant(name=name, git=commit.commit)],
-                metrics=(chosen,),
-                budget_scale=2.0 ** (attempt - 1),
-            )
-            result = benchmark.run(experiment, repo)
-            failed = {f.variant: f for f in result.failures}
-            if "good" in failed:
-                raise GitError(
-                    f"GOOD ({good_ref.ref}, {good_ref.short}) could not be measured: "
-                    f"{failed['good'].message}",
-                    hint="GOOD must build and run: give a GOOD commit that does (its run is "
-                    f"kept: perflab show {result.run_id})",
-                    detail=failed["good"].detail,
-                )
-            outcome = classify(_main_comparisons(result, chosen, "good", name), threshold)
-            if outcome is None:
-                reason = failed[name].message if name in failed else "nothing was measured"
-                return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reason)
-            return replace(outcome, run_id=result.run_id)
-
-        return measure
-
-    def reporting(measure: Callable[[int, int], StepOutcome]) -> Callable[[int, int], StepOutcome]:
-        def wrapped(index: int, attempt: int) -> StepOutcome:
-            outcome = measure(index, attempt)
-            if on_step is not None:
-                commit = line[index]
-                on_step(
-                    BisectStep(index, commit.commit, commit.subject, outcome, attempt), len(line)
-                )
-            return outcome
-
-        return wrapped
-
-    chosen = metric
-    prior: tuple[BisectStep, ...] = ()
-    if chosen is None:
-        chosen = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
-        if chosen is Metric.TIME:
-            notes.append("valgrind is not installed: bisecting with the time lens")
-    outcome = search(line, reporting(measure_with(chosen)))
-    if metric is None and chosen is Metric.INSTRUCTIONS and outcome.steps:
-        first = outcome.steps[0].outcome
-        if first.state is StepState.GOOD:
-            notes.append(
-                f"instructions did not show the regression (BAD/GOOD {first.ratio:.3f}): "
-                "bisecting with the time lens"
-            )
-            prior = outcome.steps
-            chosen = Metric.TIME
-            outcome = search(line, reporting(measure_with(chosen)))
-        else:
-            notes.append(
-                "bisecting with the instructions lens: deterministic counts answer each step "
-                "without noise (give --metric time to bisect wall time)"
-            )
+    steps = _BisectSteps(benchmark, repo, line, good_ref, threshold, on_step)
+    chosen, prior, outcome, notes = _search_with_a_lens(steps, metric)
     culprit = line[outcome.culprit] if outcome.culprit is not None else None
     evidence: RunResult | None = None
-    if culprit is not None:
-        assert outcome.culprit is not None
-        parent = line[outcome.culprit - 1].commit if outcome.culprit > 0 else good_ref.commit
-        metrics: tuple[Metric, ...] = (chosen,)
-        if chosen is not Metric.INSTRUCTIONS and instructions_available():
-            metrics = (chosen, Metric.INSTRUCTIONS)
-        experiment = benchmark.experiment(
-            [Variant(name="parent", git=parent), Variant(name="culprit", git=culprit.commit)],
-            metrics=metrics,
-        )
-        evidence = benchmark.run(experiment, repo)
+    if outcome.culprit is not None:
+        evidence = _culprit_evidence(steps, outcome.culprit, chosen)
     return BisectResult(
         good=Commit(good_ref.commit, good_ref.subject),
         bad=Commit(bad_ref.commit, bad_ref.subject),
@@ -218,6 +150,97 @@ def bisect(
         notes=tuple(notes),
         evidence=evidence,
     )
+
+
+@dataclass(frozen=True)
+class _BisectSteps:
+    """One bisect step: a commit of the line measured against GOOD, reported to `on_step`."""
+
+    benchmark: Benchmarked
+    repo: str
+    line: tuple[Commit, ...]
+    good: ResolvedRef
+    threshold: float
+    on_step: Callable[[BisectStep, int], None] | None
+
+    def search(self, metric: Metric) -> SearchOutcome:
+        return search(self.line, lambda index, attempt: self._step(metric, index, attempt))
+
+    def _step(self, metric: Metric, index: int, attempt: int) -> StepOutcome:
+        outcome = self._measure(metric, index, attempt)
+        if self.on_step is not None:
+            commit = self.line[index]
+            self.on_step(
+                BisectStep(index, commit.commit, commit.subject, outcome, attempt), len(self.line)
+            )
+        return outcome
+
+    def _measure(self, metric: Metric, index: int, attempt: int) -> StepOutcome:
+        commit = self.line[index]
+        name = commit.short
+        experiment = self.benchmark.experiment(
+            [Variant(name="good", git=self.good.commit), Variant(name=name, git=commit.commit)],
+            metrics=(metric,),
+            budget_scale=2.0 ** (attempt - 1),
+        )
+        result = self.benchmark.run(experiment, self.repo)
+        failed = {f.variant: f for f in result.failures}
+        if "good" in failed:
+            raise GitError(
+                f"GOOD ({self.good.ref}, {self.good.short}) could not be measured: "
+                f"{failed['good'].message}",
+                hint="GOOD must build and run: give a GOOD commit that does (its run is "
+                f"kept: perflab show {result.run_id})",
+                detail=failed["good"].detail,
+            )
+        outcome = classify(_main_comparisons(result, metric, "good", name), self.threshold)
+        if outcome is None:
+            reason = failed[name].message if name in failed else "nothing was measured"
+            return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reason)
+        return replace(outcome, run_id=result.run_id)
+
+
+def _search_with_a_lens(
+    steps: _BisectSteps, metric: Metric | None
+) -> tuple[Metric, tuple[BisectStep, ...], SearchOutcome, list[str]]:
+    """The search with `metric`; without one, with instructions first and time where the
+    instructions do not show the regression (whose steps are kept as `prior`)."""
+    if metric is not None:
+        return metric, (), steps.search(metric), []
+    if not instructions_available():
+        notes = ["valgrind is not installed: bisecting with the time lens"]
+        return Metric.TIME, (), steps.search(Metric.TIME), notes
+    outcome = steps.search(Metric.INSTRUCTIONS)
+    if not outcome.steps:
+        return Metric.INSTRUCTIONS, (), outcome, []
+    first = outcome.steps[0].outcome
+    if first.state is StepState.GOOD:
+        notes = [
+            f"instructions did not show the regression (BAD/GOOD {first.ratio:.3f}): "
+            "bisecting with the time lens"
+        ]
+        return Metric.TIME, outcome.steps, steps.search(Metric.TIME), notes
+    notes = [
+        "bisecting with the instructions lens: deterministic counts answer each step "
+        "without noise (give --metric time to bisect wall time)"
+    ]
+    return Metric.INSTRUCTIONS, (), outcome, notes
+
+
+def _culprit_evidence(steps: _BisectSteps, culprit: int, metric: Metric) -> RunResult:
+    """The culprit against its parent, with the instructions lens beside `metric` when it can."""
+    parent = steps.line[culprit - 1].commit if culprit > 0 else steps.good.commit
+    metrics: tuple[Metric, ...] = (metric,)
+    if metric is not Metric.INSTRUCTIONS and instructions_available():
+        metrics = (metric, Metric.INSTRUCTIONS)
+    experiment = steps.benchmark.experiment(
+        [
+            Variant(name="parent", git=parent),
+            Variant(name="culprit", git=steps.line[culprit].commit),
+        ],
+        metrics=metrics,
+    )
+    return steps.benchmark.run(experiment, steps.repo)
 
 
 # ---- check: a CI gate
@@ -274,73 +297,18 @@ def check(
     working_tree = head is None
     head = head or "HEAD"
     notes: list[str] = []
-    try:
-        base_commit = resolve_ref(runner, repo, base_ref)
-    except GitError:
-        raise GitError(
-            f"the base ref {base_ref!r} is not in this clone"
-            + ("" if base else " (found from the CI's variables)"),
-            hint=_fetch_hint(base_ref),
-        ) from None
+    base_commit = _resolve_base(runner, repo, base_ref, from_ci=not base)
     head_commit = resolve_ref(runner, repo, head)
     compared = base_commit
     if merge_base:
-        from perflab.git.repo import run_git
-
-        found = run_git(runner, repo, "merge-base", base_commit.commit, head_commit.commit)
-        if not found.ok or not found.stdout.strip():
-            raise GitError(
-                f"{base_ref} and {head} have no common commit in this clone (a shallow clone "
-                "holds only the newest commits)",
-                hint="fetch the history: git fetch --unshallow (GitHub Actions: actions/checkout "
-                "with fetch-depth: 0; GitLab CI: GIT_DEPTH: 0), or compare with the base itself: "
-                "--no-merge-base",
-            )
-        compared = resolve_ref(runner, repo, found.stdout.strip())
-        if compared.commit != base_commit.commit:
-            notes.append(
-                f"compared with the merge base of {base_ref} and {head} ({compared.short}), "
-                f"not {base_ref}'s tip: only this change's own effect is measured"
-            )
-    chosen = metric
-    runner_variable = shared_runner(environ)
-    if chosen is None:
-        if runner_variable is not None and instructions_available():
-            chosen = Metric.INSTRUCTIONS
-            notes.append(
-                f"the instructions lens ({runner_variable} is set): shared CI runners share "
-                "CPUs with other jobs, so wall time there is noise; instruction counts are "
-                "deterministic (give --metric time on a dedicated runner)"
-            )
-        else:
-            chosen = Metric.TIME
+        compared = _merge_base(runner, repo, base_ref, base_commit, head, head_commit, notes)
+    chosen = metric or _check_metric(environ, notes)
     uncommitted = ""
     if working_tree and dirty_summary(runner, repo) is not None:
         uncommitted = working_tree_patch(runner, repo)
     if compared.commit == head_commit.commit and not uncommitted:
-        raise ConfigError(
-            f"{head} is the base itself ({compared.short}): there is no change to check",
-            hint="run it on a branch with commits after the base, or give --base REF",
-        )
-    with tempfile.TemporaryDirectory(prefix="perflab-check-") as folder:
-        apply: tuple[str, ...] = ()
-        if uncommitted:
-            patch = Path(folder) / WORKING_TREE_PATCH
-            patch.write_text(uncommitted)
-            apply = (str(patch),)
-            notes.append(
-                f"the working tree: HEAD ({head_commit.short}) with its uncommitted changes to "
-                "tracked files (git diff HEAD); untracked files are not included (git add -N "
-                "FILE includes one), and --head HEAD measures HEAD as committed"
-            )
-        variants = [
-            Variant(name="base", git=compared.commit),
-            Variant(name="head", git=head_commit.commit, apply=apply),
-        ]
-        result = benchmark.run(benchmark.experiment(variants, metrics=(chosen,)), repo)
-    outcome = classify(_main_comparisons(result, chosen, "base", "head"), threshold)
-    if outcome is None:
-        outcome = StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
+        raise _no_change(head, compared)
+    result = _measure_change(benchmark, repo, chosen, compared, head_commit, uncommitted, notes)
     return CheckResult(
         base_ref=base_ref,
         base=Commit(compared.commit, compared.subject),
@@ -348,10 +316,108 @@ def check(
         working_tree=bool(uncommitted),
         metric=chosen,
         threshold=threshold,
-        outcome=replace(outcome, run_id=result.run_id),
+        outcome=_check_outcome(result, chosen, threshold),
         result=result,
         notes=tuple(notes),
     )
+
+
+def _check_outcome(result: RunResult, metric: Metric, threshold: float) -> StepOutcome:
+    outcome = classify(_main_comparisons(result, metric, "base", "head"), threshold)
+    if outcome is None:
+        return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
+    return replace(outcome, run_id=result.run_id)
+
+
+def _no_change(head: str, compared: ResolvedRef) -> ConfigError:
+    return ConfigError(
+        f"{head} is the base itself ({compared.short}): there is no change to check",
+        hint="run it on a branch with commits after the base, or give --base REF",
+    )
+
+
+def _resolve_base(
+    runner: SubprocessRunner, repo: str, base_ref: str, *, from_ci: bool
+) -> ResolvedRef:
+    try:
+        return resolve_ref(runner, repo, base_ref)
+    except GitError:
+        raise GitError(
+            f"the base ref {base_ref!r} is not in this clone"
+            + (" (found from the CI's variables)" if from_ci else ""),
+            hint=_fetch_hint(base_ref),
+        ) from None
+
+
+def _merge_base(
+    runner: SubprocessRunner,
+    repo: str,
+    base_ref: str,
+    base: ResolvedRef,
+    head_ref: str,
+    head: ResolvedRef,
+    notes: list[str],
+) -> ResolvedRef:
+    """The merge base of BASE and HEAD; a note says when it is not BASE's tip."""
+    from perflab.git.repo import run_git
+
+    found = run_git(runner, repo, "merge-base", base.commit, head.commit)
+    if not found.ok or not found.stdout.strip():
+        raise GitError(
+            f"{base_ref} and {head_ref} have no common commit in this clone (a shallow clone "
+            "holds only the newest commits)",
+            hint="fetch the history: git fetch --unshallow (GitHub Actions: actions/checkout "
+            "with fetch-depth: 0; GitLab CI: GIT_DEPTH: 0), or compare with the base itself: "
+            "--no-merge-base",
+        )
+    compared = resolve_ref(runner, repo, found.stdout.strip())
+    if compared.commit != base.commit:
+        notes.append(
+            f"compared with the merge base of {base_ref} and {head_ref} ({compared.short}), "
+            f"not {base_ref}'s tip: only this change's own effect is measured"
+        )
+    return compared
+
+
+def _check_metric(environ: Mapping[str, str], notes: list[str]) -> Metric:
+    """The instructions lens on a shared CI runner (when valgrind is there), else time."""
+    runner_variable = shared_runner(environ)
+    if runner_variable is None or not instructions_available():
+        return Metric.TIME
+    notes.append(
+        f"the instructions lens ({runner_variable} is set): shared CI runners share "
+        "CPUs with other jobs, so wall time there is noise; instruction counts are "
+        "deterministic (give --metric time on a dedicated runner)"
+    )
+    return Metric.INSTRUCTIONS
+
+
+def _measure_change(
+    benchmark: Benchmarked,
+    repo: str,
+    metric: Metric,
+    base: ResolvedRef,
+    head: ResolvedRef,
+    uncommitted: str,
+    notes: list[str],
+) -> RunResult:
+    """`base` against `head`, with the working tree's uncommitted patch applied to `head`."""
+    with tempfile.TemporaryDirectory(prefix="perflab-check-") as folder:
+        apply: tuple[str, ...] = ()
+        if uncommitted:
+            patch = Path(folder) / WORKING_TREE_PATCH
+            patch.write_text(uncommitted)
+            apply = (str(patch),)
+            notes.append(
+                f"the working tree: HEAD ({head.short}) with its uncommitted changes to "
+                "tracked files (git diff HEAD); untracked files are not included (git add -N "
+                "FILE includes one), and --head HEAD measures HEAD as committed"
+            )
+        variants = [
+            Variant(name="base", git=base.commit),
+            Variant(name="head", git=head.commit, apply=apply),
+        ]
+        return benchmark.run(benchmark.experiment(variants, metrics=(metric,)), repo)
 
 
 # ---- history: one result per commit, change points
@@ -418,29 +484,76 @@ def history(
         raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
+    line = _range_line(runner, repo, range_text)
+    chosen = metric or (Metric.INSTRUCTIONS if instructions_available() else Metric.TIME)
+    notes = [] if metric is not None else [_history_lens_note(chosen)]
+    index_path = _index_path(benchmark.store_path)
+    index = _load_index(index_path)
+    points, wanted = _known_points(
+        benchmark, runner, repo, chosen, line[::-1][::every][::-1], index
+    )
+    if wanted:
+        _measure_points(benchmark, repo, chosen, points, wanted, index)
+        _save_index(index_path, index)
+    valued = [i for i, p in enumerate(points) if p.value is not None]
+    if not valued:
+        raise _nothing_measured(range_text, points)
+    changes = _history_changes(
+        benchmark, repo, chosen, threshold, points, valued, index, index_path
+    )
+    return HistoryResult(
+        range_text=range_text,
+        metric=chosen,
+        threshold=threshold,
+        points=tuple(points),
+        changes=_with_unmeasured_between(changes, line),
+        measured_now=len(wanted),
+        seconds=clock() - started,
+        notes=tuple(notes),
+    )
+
+
+def _range_line(runner: SubprocessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:
+    """RANGE's base and its first-parent line up to the tip, oldest first, as (commit, subject)."""
     start, end = split_range(range_text)
     base = resolve_ref(runner, repo, start)
     tip = resolve_ref(runner, repo, end)
-    line = [(base.commit, base.subject), *first_parent_line(runner, repo, base, tip)]
-    chosen_line = line[::-1][::every][::-1]
-    chosen = metric or (Metric.INSTRUCTIONS if instructions_available() else Metric.TIME)
-    notes: list[str] = []
-    if metric is None:
-        notes.append(
-            f"the {chosen} lens: "
-            + (
-                "instruction counts are deterministic, so results of separate runs compare"
-                if chosen is Metric.INSTRUCTIONS
-                else "valgrind is not installed; times of separate runs drift with the machine"
-            )
-        )
-    index_path = _index_path(benchmark.store_path)
-    index = _load_index(index_path)
+    return [(base.commit, base.subject), *first_parent_line(runner, repo, base, tip)]
+
+
+def _with_unmeasured_between(
+    changes: list[HistoryChange], line: list[tuple[str, str]]
+) -> tuple[HistoryChange, ...]:
+    place = {commit: i for i, (commit, _) in enumerate(line)}
+    return tuple(
+        replace(c, unmeasured_between=place[c.after.commit] - place[c.before.commit] - 1)
+        for c in changes
+    )
+
+
+def _history_lens_note(chosen: Metric) -> str:
+    return f"the {chosen} lens: " + (
+        "instruction counts are deterministic, so results of separate runs compare"
+        if chosen is Metric.INSTRUCTIONS
+        else "valgrind is not installed; times of separate runs drift with the machine"
+    )
+
+
+def _known_points(
+    benchmark: Benchmarked,
+    runner: SubprocessRunner,
+    repo: str,
+    metric: Metric,
+    commits: list[tuple[str, str]],
+    index: Mapping[str, Any],
+) -> tuple[list[HistoryPoint], dict[str, list[int]]]:
+    """A point per commit, valued from the index where its tree was measured before; and for
+    each key still to measure, the indices of the points that need it."""
     points: list[HistoryPoint] = []
-    wanted: dict[str, list[int]] = {}  # key -> indices of points that need it measured
-    for commit, subject in chosen_line:
+    wanted: dict[str, list[int]] = {}
+    for commit, subject in commits:
         tree = resolve_ref(runner, repo, commit).tree
-        key = _history_key(benchmark, tree, chosen)
+        key = _history_key(benchmark, tree, metric)
         known = index.get(key)
         if isinstance(known, dict) and known.get("value") is not None:
             points.append(
@@ -457,60 +570,80 @@ def history(
         else:
             points.append(HistoryPoint(commit, subject, tree))
             wanted.setdefault(key, []).append(len(points) - 1)
-    measured_now = 0
-    if wanted:
-        names = {key: f"c{points[at[0]].commit[:10]}" for key, at in wanted.items()}
-        variants = [
-            Variant(name=names[key], git=points[at[0]].commit) for key, at in wanted.items()
-        ]
-        if len(variants) == 1:  # an experiment compares: the one new commit against itself
-            variants.append(Variant(name=variants[0].name + "-again", git=variants[0].git))
-        pairs = [(variants[0].name, v.name) for v in variants[1:]]
-        pairs += [(a.name, b.name) for a, b in zip(variants[1:], variants[2:], strict=False)]
-        experiment = replace(
-            benchmark.experiment(variants, metrics=(chosen,)), pairs=tuple(dict.fromkeys(pairs))
-        )
-        result = benchmark.run(experiment, repo)
-        values: dict[str, tuple[float, str]] = {}
-        for c in result.comparisons:
-            if c.metric is chosen and c.event is None:
-                values.setdefault(c.baseline, (c.baseline_value, c.unit))
-                values.setdefault(c.variant, (c.variant_value, c.unit))
-        failed = {f.variant: f.message for f in result.failures if f.variant}
-        for key, at in wanted.items():
-            name = names[key]
-            for i in at:
-                point = points[i]
-                if name in values:
-                    value, unit = values[name]
-                    points[i] = replace(point, value=value, unit=unit, run_id=result.run_id)
-                    index[key] = {
-                        "value": value,
-                        "unit": unit,
-                        "run_id": result.run_id,
-                        "commit": point.commit,
-                        "tree": point.tree,
-                    }
-                else:
-                    why = failed.get(name) or "nothing was measured"
-                    points[i] = replace(point, run_id=result.run_id, skipped=why)
-            measured_now += 1
-        _save_index(index_path, index)
-    valued = [i for i, p in enumerate(points) if p.value is not None]
-    if not valued:
-        reasons = sorted({p.skipped for p in points if p.skipped})
-        raise BenchmarkFailedError(
-            f"no commit of {range_text} could be built and measured ({len(points)} tried)",
-            hint="fix the build command or the benchmark (the first reason is below); the runs "
-            "are kept in the store",
-            detail=reasons[0] if reasons else None,
-        )
+    return points, wanted
+
+
+def _measure_points(
+    benchmark: Benchmarked,
+    repo: str,
+    metric: Metric,
+    points: list[HistoryPoint],
+    wanted: Mapping[str, list[int]],
+    index: dict[str, Any],
+) -> None:
+    """Measures each wanted commit in one run, fills its points in and records it in the index."""
+    names = {key: f"c{points[at[0]].commit[:10]}" for key, at in wanted.items()}
+    variants = [Variant(name=names[key], git=points[at[0]].commit) for key, at in wanted.items()]
+    if len(variants) == 1:  # an experiment compares: the one new commit against itself
+        variants.append(Variant(name=variants[0].name + "-again", git=variants[0].git))
+    pairs = [(variants[0].name, v.name) for v in variants[1:]]
+    pairs += [(a.name, b.name) for a, b in zip(variants[1:], variants[2:], strict=False)]
+    experiment = replace(
+        benchmark.experiment(variants, metrics=(metric,)), pairs=tuple(dict.fromkeys(pairs))
+    )
+    result = benchmark.run(experiment, repo)
+    values: dict[str, tuple[float, str]] = {}
+    for c in result.comparisons:
+        if c.metric is metric and c.event is None:
+            values.setdefault(c.baseline, (c.baseline_value, c.unit))
+            values.setdefault(c.variant, (c.variant_value, c.unit))
+    failed = {f.variant: f.message for f in result.failures if f.variant}
+    for key, at in wanted.items():
+        name = names[key]
+        for i in at:
+            point = points[i]
+            if name in values:
+                value, unit = values[name]
+                points[i] = replace(point, value=value, unit=unit, run_id=result.run_id)
+                index[key] = {
+                    "value": value,
+                    "unit": unit,
+                    "run_id": result.run_id,
+                    "commit": point.commit,
+                    "tree": point.tree,
+                }
+            else:
+                why = failed.get(name) or "nothing was measured"
+                points[i] = replace(point, run_id=result.run_id, skipped=why)
+
+
+def _nothing_measured(range_text: str, points: list[HistoryPoint]) -> BenchmarkFailedError:
+    reasons = sorted({p.skipped for p in points if p.skipped})
+    return BenchmarkFailedError(
+        f"no commit of {range_text} could be built and measured ({len(points)} tried)",
+        hint="fix the build command or the benchmark (the first reason is below); the runs "
+        "are kept in the store",
+        detail=reasons[0] if reasons else None,
+    )
+
+
+def _history_changes(
+    benchmark: Benchmarked,
+    repo: str,
+    metric: Metric,
+    threshold: float,
+    points: list[HistoryPoint],
+    valued: list[int],
+    index: dict[str, Any],
+    index_path: Path | None,
+) -> list[HistoryChange]:
+    """The series' change points, each confirmed by a direct comparison (or its earlier one)."""
     series = [points[i].value or 0.0 for i in valued]
     changes: list[HistoryChange] = []
     for found in change_points(series, min_step=threshold):
         after = points[valued[found.index]]
         before = points[valued[found.index - 1]]
-        key = "confirm:" + _history_key(benchmark, before.tree + ".." + after.tree, chosen)
+        key = "confirm:" + _history_key(benchmark, before.tree + ".." + after.tree, metric)
         known = index.get(key)
         if isinstance(known, dict):
             changes.append(
@@ -522,7 +655,7 @@ def history(
             )  # fmt: skip
             continue
         change = _confirm(
-            benchmark, repo, chosen, threshold, valued[found.index], before, after, found.ratio
+            benchmark, repo, metric, threshold, valued[found.index], before, after, found.ratio
         )
         changes.append(change)
         if change.ratio is not None:
@@ -534,21 +667,7 @@ def history(
                 "run_id": change.run_id,
             }
             _save_index(index_path, index)
-    place = {commit: i for i, (commit, _) in enumerate(line)}
-    changes = [
-        replace(c, unmeasured_between=place[c.after.commit] - place[c.before.commit] - 1)
-        for c in changes
-    ]
-    return HistoryResult(
-        range_text=range_text,
-        metric=chosen,
-        threshold=threshold,
-        points=tuple(points),
-        changes=tuple(changes),
-        measured_now=measured_now,
-        seconds=clock() - started,
-        notes=tuple(notes),
-    )
+    return changes
 
 
 def _confirm(

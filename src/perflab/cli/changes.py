@@ -31,6 +31,9 @@ example:
 """
 
 
+EACH_EXAMPLE = "python=venv/bin/python env.OMP_NUM_THREADS=1"
+
+
 @dataclass(frozen=True)
 class ChangeOptions:
     """What `stack` and `matrix` add to `run`'s options (and `--build` of all three;
@@ -60,18 +63,60 @@ def add_build_options(run: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_like_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    run: argparse.ArgumentParser,
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    """A command that takes all of `run`'s options (the benchmark, how to measure, the output)
+    and adds its own."""
+    return commands.add_parser(
+        name,
+        parents=[run],
+        add_help=False,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def add_each(parser: argparse.ArgumentParser, *, keys_example: str) -> None:
+    parser.add_argument(
+        "--each",
+        metavar="KEYS",
+        help=f'variant keys every variant gets, e.g. "{keys_example}"',
+    )
+
+
 def add_change_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
 ) -> None:
-    stack = commands.add_parser(
+    _add_stack(commands, run)
+    _add_matrix(commands, run)
+    cache = commands.add_parser("cache", help="list or remove cached checkouts and builds")
+    cache.add_argument("action", choices=("list", "prune"), help="list, or remove all")
+    cache.add_argument(
+        "--cache-dir", type=Path, help="the cache (default: ~/.cache/perflab/builds)"
+    )
+    cache.add_argument("--json", dest="json_path", type=Path, help="write the entries as JSON")
+
+
+def _add_stack(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    stack = add_run_like_command(
+        commands,
+        run,
         "stack",
-        parents=[run],
-        add_help=False,
         help="measure a range of commits: each against its parent, and the whole range",
         description="Measure each commit of RANGE against its parent, and the whole range "
         "against its base, in one interleaved experiment.",
         epilog=STACK_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     stack.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. main..HEAD")
     stack.add_argument(
@@ -82,16 +127,20 @@ def add_change_commands(
         "the effect of what it merged (the default when RANGE holds merges; "
         "--no-first-parent refuses them)",
     )
-    _add_each(stack)
-    matrix = commands.add_parser(
+    add_each(stack, keys_example=EACH_EXAMPLE)
+
+
+def _add_matrix(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    matrix = add_run_like_command(
+        commands,
+        run,
         "matrix",
-        parents=[run],
-        add_help=False,
         help="measure changes on several bases, and whether their effect depends on the base",
         description="Apply every --change on every --base and measure all of them in one "
         "interleaved experiment.",
         epilog=MATRIX_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     matrix.add_argument(
         "--base",
@@ -109,21 +158,7 @@ def add_change_commands(
         metavar="COMMIT|PATCH",
         help="a change: a commit (its diff to its parent) or a patch file (repeatable)",
     )
-    _add_each(matrix)
-    cache = commands.add_parser("cache", help="list or remove cached checkouts and builds")
-    cache.add_argument("action", choices=("list", "prune"), help="list, or remove all")
-    cache.add_argument(
-        "--cache-dir", type=Path, help="the cache (default: ~/.cache/perflab/builds)"
-    )
-    cache.add_argument("--json", dest="json_path", type=Path, help="write the entries as JSON")
-
-
-def _add_each(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--each",
-        metavar="KEYS",
-        help='variant keys every variant gets, e.g. "python=venv/bin/python env.OMP_NUM_THREADS=1"',
-    )
+    add_each(matrix, keys_example=EACH_EXAMPLE)
 
 
 def change_options(args: argparse.Namespace) -> ChangeOptions:

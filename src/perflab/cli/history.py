@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from perflab.cli.changes import add_each, add_run_like_command
+
 BISECT_EPILOG = """\
 Each step checks out and builds one commit of BAD's first-parent line (a merge stands for
 everything it merged) and compares it with GOOD in an interleaved experiment, kept in the
@@ -46,12 +48,7 @@ example:
 """
 
 
-def _add_each(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--each",
-        metavar="KEYS",
-        help='variant keys every variant gets, e.g. "python=venv/bin/python"',
-    )
+EACH_EXAMPLE = "python=venv/bin/python"
 
 
 def _add_threshold(parser: argparse.ArgumentParser, what: str) -> None:
@@ -61,29 +58,40 @@ def _add_threshold(parser: argparse.ArgumentParser, what: str) -> None:
 def add_history_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
 ) -> None:
-    bisect = commands.add_parser(
+    _add_bisect(commands, run)
+    _add_check(commands, run)
+    _add_history(commands, run)
+
+
+def _add_bisect(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    bisect = add_run_like_command(
+        commands,
+        run,
         "bisect",
-        parents=[run],
-        add_help=False,
         help="find the first commit after GOOD where the benchmark got worse",
         description="Binary search over BAD's first-parent line for the first commit that is "
         "worse than GOOD by more than --threshold.",
         epilog=BISECT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bisect.add_argument("good", metavar="GOOD", help="a commit where the benchmark was fine")
     bisect.add_argument("bad", metavar="BAD", help="a later commit where it is worse")
     _add_threshold(bisect, "how much worse than GOOD counts as bad")
-    _add_each(bisect)
-    check = commands.add_parser(
+    add_each(bisect, keys_example=EACH_EXAMPLE)
+
+
+def _add_check(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    check = add_run_like_command(
+        commands,
+        run,
         "check",
-        parents=[run],
-        add_help=False,
         help="a CI gate: HEAD against its merge base, fails only on a confirmed regression",
         description="Compare HEAD with the merge base of --base and exit 1 only on a confirmed "
         "regression beyond --threshold; --markdown writes a pull-request comment.",
         epilog=CHECK_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("--base", dest="base_ref", metavar="REF", help="what the change is for")
     check.add_argument(
@@ -104,16 +112,20 @@ def add_history_commands(
         metavar="URL",
         help="where the comment links the HTML report (default: the --html file's name)",
     )
-    _add_each(check)
-    history = commands.add_parser(
+    add_each(check, keys_example=EACH_EXAMPLE)
+
+
+def _add_history(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    history = add_run_like_command(
+        commands,
+        run,
         "history",
-        parents=[run],
-        add_help=False,
         help="one result per commit of a range, with its change points",
         description="Measure the commits of RANGE's first-parent line (reusing what was "
         "measured before) and find where the benchmark changed.",
         epilog=HISTORY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     history.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. v1.0..main")
     history.add_argument(
@@ -124,4 +136,4 @@ def add_history_commands(
         help="every Nth commit, counted back from the newest (default 1: all)",
     )
     _add_threshold(history, "the smallest step that is a change point")
-    _add_each(history)
+    add_each(history, keys_example=EACH_EXAMPLE)

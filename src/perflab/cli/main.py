@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gc
 import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from perflab.designs import budget_plan
 from perflab.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.events import find_events
 from perflab.git.cache import CacheEntry
+from perflab.model import Experiment
 from perflab.proc import become_subreaper, stop_all_contained
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
@@ -108,10 +110,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
     try:
         args = _parse(argv)
     except ConfigError as error:
-        Console(stderr=True).print(
-            Text("perflab: ", style="bold red") + terminal(str(error), keep_newlines=True),
-            highlight=False,
-        )
+        Console(stderr=True).print(_error_text(str(error)), highlight=False)
         return error.exit_code
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
@@ -122,88 +121,9 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
     # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines
     err = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
     try:
-        if args.command in ("run", "stack", "matrix"):
-            # orphans of what a benchmark starts re-parent to perflab, which stops them
-            _adopt_orphans(own_process)
-            try:
-                return _run(
-                    run_options(args),
-                    out,
-                    err,
-                    changes=change_options(args),
-                    started_at_s=started_at_s,
-                )
-            finally:
-                stop_all_contained()
-        if args.command == "cache":
-            return _cache(args, out)
-        if args.command in ("bisect", "check", "history"):
-            from perflab.cli.workflows import run_workflow
-
-            _adopt_orphans(own_process)
-            try:
-                return run_workflow(args, out, err)
-            finally:
-                stop_all_contained()
-        if args.command in ("show", "compare"):
-            _check_outputs(output_options(args))
-        if args.command in ("list", "show", "compare") and not is_postgresql(args.store):
-            # an SQLite file's pages; a PostgreSQL server checks its own
-            _warn_if_damaged(api.check_store(args.store), err)
-        if args.command == "list":
-            runs = api.list_runs(args.store, args.limit)
-            if args.json_path is not None:
-                _write(args.json_path, json.dumps([run.to_json() for run in runs], indent=2) + "\n")
-            if not args.quiet and str(args.json_path) != "-":
-                render_run_list(runs, out)
-            return EXIT_OK
-        if args.command == "show" and args.asm is not None:
-            from perflab.lenses.asm.render import asm_view_section  # loads capstone: only here
-
-            views = api.asm_views(args.asm, args.run, args.store)
-            if not views:
-                err.print(terminal(f"perflab: no function matching {args.asm!r} in run {args.run}"))
-                return 2
-            for view in views:
-                render_section(asm_view_section(view), out, max_rows=None)
-            return EXIT_OK
-        if args.command == "show":
-            result = api.show(args.run, args.store)
-            return _emit(result, output_options(args), out, err, command="show")
-        if args.command == "compare":
-            result = api.compare(args.run_a, args.run_b, args.store)
-            return _emit(result, output_options(args), out, err, command="compare")
-        if args.command == "events":
-            search = find_events(args.query, try_counting=not args.no_try)
-            if args.json_path is not None:
-                events_json = [e.to_json() for e in search.events]
-                _write(args.json_path, json.dumps(events_json, indent=2) + "\n")
-            if str(args.json_path) != "-":
-                render_event_search(search, out)
-            return EXIT_OK
-        if args.command == "doctor" and args.check_store is not None:
-            health = api.check_store(args.check_store, thorough=True)
-            if args.json_path is not None:
-                _write(args.json_path, json.dumps(health.to_json(), indent=2) + "\n")
-            if str(args.json_path) != "-":
-                render_store_health(health, out)
-            return EXIT_DAMAGED_STORE if health.damaged else EXIT_OK
-        if args.command == "doctor":
-            # imported here: its probes' parsers are not needed to run, and perflab's start-up
-            # is in the first benchmark's budget
-            from perflab.doctor import diagnose
-
-            report = diagnose()
-            if args.json_path is not None:
-                _write(args.json_path, json.dumps(report.to_json(), indent=2) + "\n")
-            if str(args.json_path) != "-":
-                render_doctor(report, out)
-            return EXIT_OK
+        return _dispatch(args, out, err, started_at_s=started_at_s, own_process=own_process)
     except PerflabError as error:
-        err.print(
-            Text("perflab: ", style="bold red") + terminal(str(error), keep_newlines=True),
-            highlight=False,
-        )
+        err.print(_error_text(str(error)), highlight=False)
         return error.exit_code
     except RunInterrupted as interrupted:
         err.print(
@@ -224,7 +144,110 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         # the reader went away (`perflab show --json - | head`): stop quietly, as a pipe does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+
+
+def _error_text(message: str) -> Text:
+    return Text("perflab: ", style="bold red") + terminal(message, keep_newlines=True)
+
+
+def _dispatch(
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    *,
+    started_at_s: float | None,
+    own_process: bool,
+) -> int:
+    """The command's own function; its errors are rendered by the caller."""
+    if args.command in ("run", "stack", "matrix"):
+        with _contained(own_process):
+            return _run(
+                run_options(args),
+                out,
+                err,
+                changes=change_options(args),
+                started_at_s=started_at_s,
+            )
+    if args.command == "cache":
+        return _cache(args, out)
+    if args.command in ("bisect", "check", "history"):
+        from perflab.cli.workflows import run_workflow
+
+        with _contained(own_process):
+            return run_workflow(args, out, err)
+    if args.command in ("list", "show", "compare"):
+        return _read_runs(args, out, err)
+    if args.command == "events":
+        search = find_events(args.query, try_counting=not args.no_try)
+        if _write_json(args.json_path, [e.to_json() for e in search.events]):
+            render_event_search(search, out)
+        return EXIT_OK
+    if args.command == "doctor":
+        return _doctor(args, out)
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _contained(own_process: bool) -> Iterator[None]:
+    """Orphans of what a benchmark starts re-parent to perflab, which stops them at the end."""
+    _adopt_orphans(own_process)
+    try:
+        yield
+    finally:
+        stop_all_contained()
+
+
+def _read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`list`, `show` and `compare`: runs read back from the store."""
+    if args.command in ("show", "compare"):
+        _check_outputs(output_options(args))
+    if not is_postgresql(args.store):
+        # an SQLite file's pages; a PostgreSQL server checks its own
+        _warn_if_damaged(api.check_store(args.store), err)
+    if args.command == "list":
+        runs = api.list_runs(args.store, args.limit)
+        if _write_json(args.json_path, [run.to_json() for run in runs]) and not args.quiet:
+            render_run_list(runs, out)
+        return EXIT_OK
+    if args.command == "show" and args.asm is not None:
+        from perflab.lenses.asm.render import asm_view_section  # loads capstone: only here
+
+        views = api.asm_views(args.asm, args.run, args.store)
+        if not views:
+            err.print(terminal(f"perflab: no function matching {args.asm!r} in run {args.run}"))
+            return 2
+        for view in views:
+            render_section(asm_view_section(view), out, max_rows=None)
+        return EXIT_OK
+    if args.command == "show":
+        result = api.show(args.run, args.store)
+    else:
+        result = api.compare(args.run_a, args.run_b, args.store)
+    return _emit(result, output_options(args), out, err, command=args.command)
+
+
+def _doctor(args: argparse.Namespace, out: Console) -> int:
+    if args.check_store is not None:
+        health = api.check_store(args.check_store, thorough=True)
+        if _write_json(args.json_path, health.to_json()):
+            render_store_health(health, out)
+        return EXIT_DAMAGED_STORE if health.damaged else EXIT_OK
+    # imported here: its probes' parsers are not needed to run, and perflab's start-up is in
+    # the first benchmark's budget
+    from perflab.doctor import diagnose
+
+    report = diagnose()
+    if _write_json(args.json_path, report.to_json()):
+        render_doctor(report, out)
+    return EXIT_OK
+
+
+def _write_json(path: Path | None, data: Any) -> bool:
+    """Writes `data` as JSON to `path` when one is given; whether standard output is still
+    free for the terminal view (it is not when the JSON went there, `-`)."""
+    if path is not None:
+        _write(path, json.dumps(data, indent=2) + "\n")
+    return str(path) != "-"
 
 
 def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
@@ -249,13 +272,7 @@ def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
 
 def _check_outputs(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
-    paths = (
-        output.json_path,
-        output.markdown_path,
-        output.html_path,
-        output.csv_path,
-        output.hyperfine_json_path,
-    )
+    paths = _report_paths(output)
     if sum(str(path) == "-" for path in paths if path is not None) > 1:
         raise ConfigError(
             "only one of --json, --markdown, --html, --export-csv and --export-hyperfine-json "
@@ -285,6 +302,35 @@ def _run(
 ) -> int:
     _check_outputs(options.output)
     changes = changes or ChangeOptions(build=None, cache_dir=None)
+    experiment = _experiment(options, changes)
+    if not options.output.quiet:
+        for planned in experiment.plan_notes:
+            err.print(f"perflab: {planned}", markup=False, highlight=False)
+    if experiment.pairs and not options.output.quiet:
+        err.print(f"perflab: {budget_plan(experiment)}", markup=False, highlight=False)
+    run = functools.partial(
+        api.run,
+        experiment,
+        store_path=options.output.store,
+        cache_dir=changes.cache_dir,
+        started_at_s=started_at_s,
+    )
+    if options.output.quiet or not err.is_terminal:
+        result = run()
+    else:
+        with RichProgress(err) as progress:
+            result = run(progress=progress)
+    code = _emit(result, options.output, out, err, command="run")
+    if code != EXIT_OK:
+        return code
+    if result.failures:
+        _report_failures(result, options.output, out, err)
+        return max(failure.exit_code for failure in result.failures)
+    return _fail_on(result, options, err)
+
+
+def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
+    """The experiment of `run`, or of `stack`/`matrix` (which make their own variants)."""
     make = api.make_experiment
     design: dict[str, Any] = {"variants": options.variants}
     if changes.command in ("stack", "matrix"):
@@ -300,7 +346,7 @@ def _run(
             )
         else:
             make = functools.partial(api.make_matrix, changes.bases, changes.changes)
-    experiment = make(
+    return make(
         options.experiment_file,
         **design,
         build=changes.build,
@@ -311,33 +357,10 @@ def _run(
         params=dict(parse_param(p) for p in options.params),
         **options.settings,
     )
-    if not options.output.quiet:
-        for planned in experiment.plan_notes:
-            err.print(f"perflab: {planned}", markup=False, highlight=False)
-    if experiment.pairs and not options.output.quiet:
-        err.print(f"perflab: {budget_plan(experiment)}", markup=False, highlight=False)
-    if options.output.quiet or not err.is_terminal:
-        result = api.run(
-            experiment,
-            store_path=options.output.store,
-            cache_dir=changes.cache_dir,
-            started_at_s=started_at_s,
-        )
-    else:
-        with RichProgress(err) as progress:
-            result = api.run(
-                experiment,
-                store_path=options.output.store,
-                progress=progress,
-                cache_dir=changes.cache_dir,
-                started_at_s=started_at_s,
-            )
-    code = _emit(result, options.output, out, err, command="run")
-    if code != EXIT_OK:
-        return code
-    if result.failures:
-        _report_failures(result, options.output, out, err)
-        return max(failure.exit_code for failure in result.failures)
+
+
+def _fail_on(result: RunResult, options: RunOptions, err: Console) -> int:
+    """EXIT_VERDICT when a comparison's verdict is one of --fail-on's, each such one said."""
     matched = [c for c in result.comparisons if c.verdict in options.fail_on]
     for comparison in matched:
         event = f" {comparison.event}" if comparison.event else ""
@@ -351,9 +374,7 @@ def _run(
             highlight=False,
             soft_wrap=not err.is_terminal,  # a log file gets whole lines
         )
-    if matched:
-        return EXIT_VERDICT
-    return EXIT_OK
+    return EXIT_VERDICT if matched else EXIT_OK
 
 
 def _report_failures(result: RunResult, output: OutputOptions, out: Console, err: Console) -> None:
@@ -362,10 +383,7 @@ def _report_failures(result: RunResult, output: OutputOptions, out: Console, err
     table_above = _shows_table(output, command="run") and out.is_terminal and err.is_terminal
     if not table_above:
         for failure in result.failures:
-            err.print(
-                Text("perflab: ", style="bold red") + terminal(str(failure), keep_newlines=True),
-                highlight=False,
-            )
+            err.print(_error_text(str(failure)), highlight=False)
     else:
         names = sorted({f.variant for f in result.failures if f.variant})
         quoted = ", ".join(repr(name) for name in names)
@@ -384,15 +402,19 @@ def _report_failures(result: RunResult, output: OutputOptions, out: Console, err
     )
 
 
-def _shows_table(output: OutputOptions, *, command: str) -> bool:
-    """Whether _emit renders the terminal table to standard output."""
-    paths = (
+def _report_paths(output: OutputOptions) -> tuple[Path | None, ...]:
+    return (
         output.json_path,
         output.markdown_path,
         output.html_path,
         output.csv_path,
         output.hyperfine_json_path,
     )
+
+
+def _shows_table(output: OutputOptions, *, command: str) -> bool:
+    """Whether _emit renders the terminal table to standard output."""
+    paths = _report_paths(output)
     written = [p for p in paths if p is not None]
     files = [p for p in written if str(p) != "-"]
     wants_table = command == "run" or output.table or not files
@@ -403,9 +425,7 @@ def _cache(args: argparse.Namespace, out: Console) -> int:
     if args.action == "prune":
         in_use: list[CacheEntry] = []
         removed = api.prune_cache(args.cache_dir, in_use=in_use)
-        if args.json_path is not None:
-            _write(args.json_path, json.dumps([e.to_json() for e in removed], indent=2) + "\n")
-        if str(args.json_path) != "-":
+        if _write_json(args.json_path, [e.to_json() for e in removed]):
             out.print(f"removed {len(removed)} cached checkout(s)", highlight=False)
             if in_use:
                 out.print(
@@ -416,9 +436,7 @@ def _cache(args: argparse.Namespace, out: Console) -> int:
                 )
         return EXIT_OK
     entries = api.cache_entries(args.cache_dir)
-    if args.json_path is not None:
-        _write(args.json_path, json.dumps([e.to_json() for e in entries], indent=2) + "\n")
-    if str(args.json_path) != "-":
+    if _write_json(args.json_path, [e.to_json() for e in entries]):
         render_cache_entries(entries, out)
     return EXIT_OK
 

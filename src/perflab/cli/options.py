@@ -89,50 +89,55 @@ def _add_output(
         "database: postgresql://USER@HOST/DATABASE",
     )
     if with_exports:
-        parser.add_argument("--json", dest="json_path", type=Path, help="write the result as JSON")
-        parser.add_argument(
-            "--markdown", dest="markdown_path", type=Path, help="write a Markdown summary"
-        )
-        parser.add_argument(
-            "--html",
-            dest="html_path",
-            type=Path,
-            metavar="FILE",
-            help="write a self-contained HTML report with plots",
-        )
-        parser.add_argument(
-            "--export-csv",
-            dest="csv_path",
-            type=Path,
-            metavar="FILE",
-            help="write each variant's time as CSV, in hyperfine's columns (seconds)",
-        )
-        parser.add_argument(
-            "--export-hyperfine-json",
-            dest="hyperfine_json_path",
-            type=Path,
-            metavar="FILE",
-            help="write each variant's time in hyperfine's JSON format, for scripts written "
-            "for hyperfine --export-json",
-        )
-        parser.add_argument(
-            "--samples",
-            action="store_true",
-            help="add every raw sample to the JSON (a 'samples' list)",
-        )
-        parser.add_argument(
-            "--verbose",
-            action="store_true",
-            help="the terminal shows every note (not only warnings), whole assembly diffs and "
-            "whole C++ names",
-        )
-        parser.add_argument(
-            "--table",
-            action="store_true",
-            help="print the terminal tables even when a report is written to a file "
-            "(show and compare print them otherwise only when no file is written)",
-        )
+        _add_reports(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no tables")
+
+
+def _add_reports(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The report files a run can be written as, and what the terminal shows beside them."""
+    parser.add_argument("--json", dest="json_path", type=Path, help="write the result as JSON")
+    parser.add_argument(
+        "--markdown", dest="markdown_path", type=Path, help="write a Markdown summary"
+    )
+    parser.add_argument(
+        "--html",
+        dest="html_path",
+        type=Path,
+        metavar="FILE",
+        help="write a self-contained HTML report with plots",
+    )
+    parser.add_argument(
+        "--export-csv",
+        dest="csv_path",
+        type=Path,
+        metavar="FILE",
+        help="write each variant's time as CSV, in hyperfine's columns (seconds)",
+    )
+    parser.add_argument(
+        "--export-hyperfine-json",
+        dest="hyperfine_json_path",
+        type=Path,
+        metavar="FILE",
+        help="write each variant's time in hyperfine's JSON format, for scripts written "
+        "for hyperfine --export-json",
+    )
+    parser.add_argument(
+        "--samples",
+        action="store_true",
+        help="add every raw sample to the JSON (a 'samples' list)",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="the terminal shows every note (not only warnings), whole assembly diffs and "
+        "whole C++ names",
+    )
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="print the terminal tables even when a report is written to a file "
+        "(show and compare print them otherwise only when no file is written)",
+    )
 
 
 _CLI_TYPES: dict[SettingKind, Callable[[str], Any]] = {
@@ -257,6 +262,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_change_commands(commands, run)
     add_history_commands(commands, run)
 
+    _add_store_commands(commands)
+    _add_machine_commands(commands)
+    return parser
+
+
+def _add_store_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`list`, `show` and `compare`: runs read back from the store."""
     listing = commands.add_parser("list", help="list stored runs")
     _add_output(listing, with_exports=False)
     listing.add_argument(
@@ -275,6 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("run_a", help="the baseline run")
     compare.add_argument("run_b", help="the candidate run")
     _add_output(compare)
+
+
+def _add_machine_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`events` and `doctor`: what this machine can count, and what it can measure."""
     events = commands.add_parser(
         "events",
         help="search perf's event list (names and descriptions) and say what this machine counts",
@@ -300,7 +316,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"check a store instead (read-only; default {DEFAULT_STORE_PATH}): damage, "
         "readable runs, interrupted runs",
     )
-    return parser
 
 
 SHORTHAND_USAGE = "perflab [OPTIONS] [--] COMMAND [COMMAND ...]"

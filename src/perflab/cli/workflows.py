@@ -13,7 +13,7 @@ from rich.text import Text
 from perflab import api
 from perflab.bisect import BisectStep, StepState, parse_threshold
 from perflab.cli.changes import change_options
-from perflab.cli.options import RunOptions, run_options
+from perflab.cli.options import OutputOptions, RunOptions, run_options
 from perflab.errors import ConfigError, PerflabError
 from perflab.model import Metric
 from perflab.report.escape import terminal
@@ -27,6 +27,7 @@ from perflab.report.history import (
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
 from perflab.units import format_ratio
+from perflab.workflow_results import CheckResult
 from perflab.workflows import Benchmarked, bisect, check, history
 
 EXIT_OK = 0
@@ -162,20 +163,7 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         merge_base=args.merge_base,
     )
     result = checked.result
-    if output.html_path is not None:
-        from perflab.report.html import render_html
-
-        _write(output.html_path, render_html(result))
-    link = args.report_link or (
-        Path(str(output.html_path)).name
-        if output.html_path is not None and str(output.html_path) != "-"
-        else None
-    )
-    if output.markdown_path is not None:
-        _write(output.markdown_path, check_markdown(checked, report_link=link))
-    if output.json_path is not None:
-        document = {**checked.to_json(), "run": json.loads(render_json(result))}
-        _write(output.json_path, json.dumps(document, indent=2) + "\n")
+    _write_check_reports(checked, output, args.report_link)
     to_stdout = any(
         p is not None and str(p) == "-"
         for p in (output.json_path, output.markdown_path, output.html_path)
@@ -185,22 +173,10 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     if not output.quiet:
         for note in checked.notes:
             err.print(Text("perflab: ") + terminal(note), highlight=False)
-    outcome = checked.outcome
-    ratio = ""
-    if outcome.ratio is not None:
-        low = outcome.ci_low if outcome.ci_low is not None else outcome.ratio
-        high = outcome.ci_high if outcome.ci_high is not None else outcome.ratio
-        ratio = " " + format_ratio(outcome.ratio, low, high)
-    said = {
-        StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
-        "than the base",
-        StepState.GOOD: f"passed: {checked.metric}{ratio}, not worse than {threshold:.1%}",
-        StepState.INCONCLUSIVE: f"passed, inconclusive: {checked.metric}{ratio} straddles "
-        f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
-        StepState.SKIPPED: "not measured",
-    }[outcome.state]
-    style = "bold red" if outcome.state in (StepState.BAD, StepState.SKIPPED) else "bold green"
-    err.print(Text("perflab check: ", style=style) + terminal(said), highlight=False)
+    failed = checked.outcome.state in (StepState.BAD, StepState.SKIPPED)
+    style = "bold red" if failed else "bold green"
+    verdict = _check_verdict(checked, threshold)
+    err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
     if result.failures:
         if output.quiet or to_stdout:  # else the run's notes above said each one
             for failure in result.failures:
@@ -208,6 +184,43 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
                 err.print(Text("perflab: ", style="bold red") + text, highlight=False)
         return max(f.exit_code for f in result.failures)
     return EXIT_REGRESSION if checked.regression else EXIT_OK
+
+
+def _write_check_reports(
+    checked: CheckResult, output: OutputOptions, report_link: str | None
+) -> None:
+    """The run's HTML report, the pull-request comment (linking the report) and the JSON."""
+    if output.html_path is not None:
+        from perflab.report.html import render_html
+
+        _write(output.html_path, render_html(checked.result))
+    link = report_link or (
+        Path(str(output.html_path)).name
+        if output.html_path is not None and str(output.html_path) != "-"
+        else None
+    )
+    if output.markdown_path is not None:
+        _write(output.markdown_path, check_markdown(checked, report_link=link))
+    if output.json_path is not None:
+        document = {**checked.to_json(), "run": json.loads(render_json(checked.result))}
+        _write(output.json_path, json.dumps(document, indent=2) + "\n")
+
+
+def _check_verdict(checked: CheckResult, threshold: float) -> str:
+    outcome = checked.outcome
+    ratio = ""
+    if outcome.ratio is not None:
+        low = outcome.ci_low if outcome.ci_low is not None else outcome.ratio
+        high = outcome.ci_high if outcome.ci_high is not None else outcome.ratio
+        ratio = " " + format_ratio(outcome.ratio, low, high)
+    return {
+        StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
+        "than the base",
+        StepState.GOOD: f"passed: {checked.metric}{ratio}, not worse than {threshold:.1%}",
+        StepState.INCONCLUSIVE: f"passed, inconclusive: {checked.metric}{ratio} straddles "
+        f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
+        StepState.SKIPPED: "not measured",
+    }[outcome.state]
 
 
 def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:

@@ -29,7 +29,7 @@ from typing import Any
 
 from perflab.errors import BenchmarkFailedError
 from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.proc import Completed, LaunchSpec, ProcessRunner
 
 OUTPUT_TAIL_CHARS = 4000
 LOCK_POLL_S = 0.2
@@ -156,42 +156,23 @@ class BuildCache:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         deadline = time.monotonic() + self.lock_wait_s
         told = False
-        while True:
-            # never follow a link, never truncate: the file's content is never used
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                if not wait:
-                    return False
-                if time.monotonic() > deadline:
-                    raise GitError(
-                        f"the cached checkout {self.root / name} is in use by another perflab "
-                        f"run: waited {self.lock_wait_s:g} s for it",
-                        hint="let the other run finish, or pass --cache-dir DIR to use another "
-                        "cache",
-                    ) from None
-                if not told and self.on_wait is not None:
-                    self.on_wait(
-                        f"waiting for another perflab run using the cached checkout "
-                        f"{self.root / name}"
-                    )
-                    told = True
-                time.sleep(LOCK_POLL_S)
-                continue
-            except BaseException:
-                os.close(fd)
-                raise
-            # prune may have removed the file while this run waited on it: lock the one there
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
-            except OSError:
-                same = False
-            if same:
-                self._locks[name] = (fd, exclusive)
-                return True
-            os.close(fd)
+        while (fd := _try_flock(path, mode)) is None:
+            if not wait:
+                return False
+            if time.monotonic() > deadline:
+                raise GitError(
+                    f"the cached checkout {self.root / name} is in use by another perflab "
+                    f"run: waited {self.lock_wait_s:g} s for it",
+                    hint="let the other run finish, or pass --cache-dir DIR to use another cache",
+                )
+            if not told and self.on_wait is not None:
+                self.on_wait(
+                    f"waiting for another perflab run using the cached checkout {self.root / name}"
+                )
+                told = True
+            time.sleep(LOCK_POLL_S)
+        self._locks[name] = (fd, exclusive)
+        return True
 
     def _release(self, name: str) -> None:
         held = self._locks.pop(name, None)
@@ -360,43 +341,14 @@ class BuildCache:
                 hint="git worktree add failed; see its output above",
             )
         try:
-            tree = base.tree
-            for change in changes:
-                applied = self.runner.run(
-                    LaunchSpec(
-                        argv=("git", "apply", "--index", "--whitespace=nowarn", "-"),
-                        cwd=str(scratch),
-                        env=git_environment(),
-                    ),
-                    timeout_s=120.0,
-                    stdin_text=change.patch,
-                )
-                if not applied.ok:
-                    raise GitError(
-                        f"change {change.name} does not apply to {base.ref} ({base.short})",
-                        detail=(applied.stdout + applied.stderr).strip()[-OUTPUT_TAIL_CHARS:]
-                        or None,
-                        hint="rebase the change onto that base, or leave the base out",
-                    )
-            if changes:
-                written = run_git(self.runner, scratch, "write-tree")
-                tree = written.stdout.strip()
+            tree = self._apply(scratch, base, changes) if changes else base.tree
             key = cache_key(repository, tree, build)
             if changes:
                 cached = self._cached(key)
                 if cached is not None:
                     self._remove_worktree(repository, scratch)
                     return cached, cached.status == "built" or cached.build is None
-            final = self.root / key
-            # left behind without its description, or registered in git but gone (the cache
-            # folder was removed): cleared, or git refuses to move a worktree there
-            self._remove_worktree(repository, final)
-            moved = run_git(self.runner, repository, "worktree", "move", str(scratch), str(final))
-            if not moved.ok:
-                raise GitError(
-                    f"cannot move the worktree of {label}",
-                    detail=moved.stderr.strip() or None,
-                )
+            final = self._move_into_place(repository, scratch, key, label)
         except BaseException:
             self._remove_worktree(repository, scratch)
             raise
@@ -416,6 +368,40 @@ class BuildCache:
         if build is None:
             self._lock(key, exclusive=False)
         return entry, False
+
+    def _move_into_place(self, repository: str, scratch: Path, key: str, label: str) -> Path:
+        """The scratch worktree moved to the entry's own folder, `<root>/<key>`."""
+        final = self.root / key
+        # left behind without its description, or registered in git but gone (the cache
+        # folder was removed): cleared, or git refuses to move a worktree there
+        self._remove_worktree(repository, final)
+        moved = run_git(self.runner, repository, "worktree", "move", str(scratch), str(final))
+        if not moved.ok:
+            raise GitError(
+                f"cannot move the worktree of {label}",
+                detail=moved.stderr.strip() or None,
+            )
+        return final
+
+    def _apply(self, scratch: Path, base: ResolvedRef, changes: Sequence[Change]) -> str:
+        """Applies the changes in order to the checkout at `scratch`; the tree they make."""
+        for change in changes:
+            applied = self.runner.run(
+                LaunchSpec(
+                    argv=("git", "apply", "--index", "--whitespace=nowarn", "-"),
+                    cwd=str(scratch),
+                    env=git_environment(),
+                ),
+                timeout_s=120.0,
+                stdin_text=change.patch,
+            )
+            if not applied.ok:
+                raise GitError(
+                    f"change {change.name} does not apply to {base.ref} ({base.short})",
+                    detail=(applied.stdout + applied.stderr).strip()[-OUTPUT_TAIL_CHARS:] or None,
+                    hint="rebase the change onto that base, or leave the base out",
+                )
+        return run_git(self.runner, scratch, "write-tree").stdout.strip()
 
     def build(
         self,
@@ -448,34 +434,8 @@ class BuildCache:
         if refs or moved:
             self._discard(entry.repository, entry.key)
             self._release(entry.key)
-            what = "; ".join(
-                part
-                for part in (
-                    f"the checkout moved ({moved})" if moved else "",
-                    f"it changed your repository's refs ({refs}); perflab put them back"
-                    if refs
-                    else "",
-                )
-                if part
-            )
-            raise BenchmarkFailedError(
-                f"the build {entry.build!r} of {_label(entry)} changed what it was asked to "
-                f"build: {what}; it is not measured, as it would not be {entry.commit[:10]}",
-                hint="a build must build the checked-out files as they are: no git checkout, "
-                "reset, commit or branch in it (to measure another commit, give it as git=REF)",
-                variant=variant,
-                detail=output or None,
-            )
-        built = CacheEntry(
-            **{
-                **{k: getattr(entry, k) for k in entry.__dataclass_fields__},
-                "status": "built" if done.ok else "failed",
-                "build_seconds": elapsed_s,
-                "output": output,
-                "outputs_digest": self._outputs_digest(entry.path) if done.ok else None,
-            }
-        )
-        self._save(built)
+            raise _moved_by_build(entry, moved, refs, variant=variant, output=output)
+        built = self._built(entry, done, elapsed_s, output)
         self._lock(entry.key, exclusive=False)
         if not done.ok:
             how = done.describe_failure()
@@ -488,6 +448,22 @@ class BuildCache:
                 variant=variant,
                 detail=output or None,
             )
+        return built
+
+    def _built(
+        self, entry: CacheEntry, done: Completed, elapsed_s: float, output: str
+    ) -> CacheEntry:
+        """The entry as its build left it, saved."""
+        built = CacheEntry(
+            **{
+                **{k: getattr(entry, k) for k in entry.__dataclass_fields__},
+                "status": "built" if done.ok else "failed",
+                "build_seconds": elapsed_s,
+                "output": output,
+                "outputs_digest": self._outputs_digest(entry.path) if done.ok else None,
+            }
+        )
+        self._save(built)
         return built
 
     def _refs(self, repository: str) -> dict[str, str]:
@@ -561,6 +537,51 @@ class BuildCache:
             # also clears git's record of a worktree whose folder is gone
             run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _moved_by_build(
+    entry: CacheEntry, moved: str | None, refs: str, *, variant: str, output: str
+) -> BenchmarkFailedError:
+    what = "; ".join(
+        part
+        for part in (
+            f"the checkout moved ({moved})" if moved else "",
+            f"it changed your repository's refs ({refs}); perflab put them back" if refs else "",
+        )
+        if part
+    )
+    return BenchmarkFailedError(
+        f"the build {entry.build!r} of {_label(entry)} changed what it was asked to "
+        f"build: {what}; it is not measured, as it would not be {entry.commit[:10]}",
+        hint="a build must build the checked-out files as they are: no git checkout, "
+        "reset, commit or branch in it (to measure another commit, give it as git=REF)",
+        variant=variant,
+        detail=output or None,
+    )
+
+
+def _try_flock(path: Path, mode: int) -> int | None:
+    """The lock file at `path` opened and locked with `mode`, or None while another run
+    holds it."""
+    while True:
+        # never follow a link, never truncate: the file's content is never used
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        # prune may have removed the file while this run waited on it: lock the one there
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+        except OSError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
 
 
 def _label(entry: CacheEntry) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError
-from perflab.git.cache import BuildCache, Change, default_cache_dir
+from perflab.git.cache import BuildCache, CacheEntry, Change, default_cache_dir
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
@@ -120,25 +120,7 @@ class VariantPreparer:
         except GitError as error:
             raise GitError(error.message, hint=error.hint, variant=variant.name) from None
         notes = self._dirty_notes(repository, variant, base)
-        try:
-            entry, cached = self.cache.checkout(repository, base, changes, variant.build)
-        except GitError as error:
-            raise GitError(
-                error.message, hint=error.hint, variant=variant.name, detail=error.detail
-            ) from None
-        repaired = self.cache.repaired.pop(entry.key, None)
-        if repaired is not None:
-            notes += (Note(severity=Severity.WARNING, message=repaired, variant=variant.name),)
-        entry = self.cache.build(
-            entry,
-            subdirectory=variant.cwd,
-            env=variant_environment(variant),
-            timeout_s=self.build_timeout_s,
-            variant=variant.name,
-        )
-        left = self.cache.stopped.pop(entry.key, 0)
-        if left:
-            notes += (_leftover_note(variant, left),)
+        entry, cached, built_notes = self._built_checkout(repository, variant, base, changes)
         cwd = str(entry.path / variant.cwd) if variant.cwd else str(entry.path)
         python = variant.python
         if python and os.sep in python and not os.path.isabs(python):
@@ -159,19 +141,35 @@ class VariantPreparer:
             ) from None
         if benchmark.kind is BenchmarkKind.COMMAND:
             self._check_program(ready, benchmark, label, has_build=variant.build is not None)
-        provenance = {
-            "ref": variant.git,
-            "commit": base.commit,
-            "subject": base.subject,
-            "base_tree": base.tree,
-            "tree": entry.tree,
-            "build": variant.build,
-            "changes": [{"name": c.name, "kind": c.kind, "source": c.source} for c in changes],
-            "checkout": str(entry.path),
-            "cached": cached,
-            "build_seconds": entry.build_seconds,
-        }
-        return PreparedVariant(ready, provenance, notes)
+        provenance = _provenance(variant, base, changes, entry, cached=cached)
+        return PreparedVariant(ready, provenance, notes + built_notes)
+
+    def _built_checkout(
+        self, repository: str, variant: Variant, base: ResolvedRef, changes: list[Change]
+    ) -> tuple[CacheEntry, bool, tuple[Note, ...]]:
+        """The variant's checkout, built (each from the cache when it is there); whether it
+        came from the cache; notes on a repaired entry and processes the build left."""
+        try:
+            entry, cached = self.cache.checkout(repository, base, changes, variant.build)
+        except GitError as error:
+            raise GitError(
+                error.message, hint=error.hint, variant=variant.name, detail=error.detail
+            ) from None
+        notes: tuple[Note, ...] = ()
+        repaired = self.cache.repaired.pop(entry.key, None)
+        if repaired is not None:
+            notes += (Note(severity=Severity.WARNING, message=repaired, variant=variant.name),)
+        entry = self.cache.build(
+            entry,
+            subdirectory=variant.cwd,
+            env=variant_environment(variant),
+            timeout_s=self.build_timeout_s,
+            variant=variant.name,
+        )
+        left = self.cache.stopped.pop(entry.key, 0)
+        if left:
+            notes += (_leftover_note(variant, left),)
+        return entry, cached, notes
 
     def _change(self, repository: str, text: str) -> Change:
         if os.path.isfile(text):
@@ -241,6 +239,29 @@ class VariantPreparer:
             )
             hint = "give the command that builds it: --build 'make' (or build= in the variant)"
         raise BenchmarkFailedError(message, hint=hint, variant=variant.name)
+
+
+def _provenance(
+    variant: Variant,
+    base: ResolvedRef,
+    changes: list[Change],
+    entry: CacheEntry,
+    *,
+    cached: bool,
+) -> dict[str, Any]:
+    """Where a git= variant's code came from, as stored with the run."""
+    return {
+        "ref": variant.git,
+        "commit": base.commit,
+        "subject": base.subject,
+        "base_tree": base.tree,
+        "tree": entry.tree,
+        "build": variant.build,
+        "changes": [{"name": c.name, "kind": c.kind, "source": c.source} for c in changes],
+        "checkout": str(entry.path),
+        "cached": cached,
+        "build_seconds": entry.build_seconds,
+    }
 
 
 def _leftover_note(variant: Variant, left: int) -> Note:

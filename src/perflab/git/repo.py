@@ -160,27 +160,28 @@ def range_commits(
     commits = tuple(resolve_ref(runner, repository, sha) for sha in shas)
     parents = run_git(runner, repository, "rev-parse", f"{commits[0].commit}^")
     if parents.stdout.strip() != base.commit:
-        # A..B where A is not on B's (first-parent) line: the first step would not be
-        # measured against A
-        line = "first-parent line" if follow else "history"
-        raise ConfigError(
-            f"{start} is not the parent of the first commit of {text} ({start} is not on the "
-            f"{line} of {end})",
-            hint=f"use the merge base: perflab stack $(git merge-base {start} {end})..{end}"
-            + (", or a commit of git log --first-parent --oneline " + end if follow else ""),
-        )
+        raise _not_the_parent(start, end, text, follow=follow)
     merges: tuple[str, ...] = ()
     if follow:
-        listed_merges = run_git(
-            runner,
-            repository,
-            "rev-list",
-            "--merges",
-            "--first-parent",
-            f"{base.commit}..{tip.commit}",
-        )
-        merges = tuple(listed_merges.stdout.split())
+        merges = tuple(
+            run_git(
+                runner, repository, "rev-list", "--merges", "--first-parent",
+                f"{base.commit}..{tip.commit}",
+            ).stdout.split()
+        )  # fmt: skip
     return RangeCommits(base=base, commits=commits, first_parent=follow, merges=merges)
+
+
+def _not_the_parent(start: str, end: str, text: str, *, follow: bool) -> ConfigError:
+    """A..B where A is not on B's (first-parent) line: the first step would not be measured
+    against A."""
+    line = "first-parent line" if follow else "history"
+    return ConfigError(
+        f"{start} is not the parent of the first commit of {text} ({start} is not on the "
+        f"{line} of {end})",
+        hint=f"use the merge base: perflab stack $(git merge-base {start} {end})..{end}"
+        + (", or a commit of git log --first-parent --oneline " + end if follow else ""),
+    )
 
 
 def first_parent_line(

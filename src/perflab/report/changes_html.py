@@ -7,10 +7,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from html import escape
+from typing import TYPE_CHECKING
 
 from perflab.model import Comparison, Verdict
 from perflab.report.units import format_ratio
 from perflab.results import Interaction, InteractionVerdict, RunResult, StackSummary
+
+if TYPE_CHECKING:
+    from perflab.report.svg import _LogScale
 
 # the verdict colours of report/svg.py (imported lazily: svg.py still reaches a lens)
 VERDICT_COLOURS = {
@@ -28,36 +32,51 @@ _INTERACTION_COLOURS = {
 }
 
 
+# a waterfall row: label, start, end, CI low, CI high (on the running product's scale), colour
+_WaterfallRow = tuple[str, float, float, float, float, str]
+
+
 def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> str:
     """One row per step: a bar from the running product before it to the running product
     after it (log axis), the step's CI as a whisker at its end; then the product of the steps
     and the whole range, both from 1."""
-    from perflab.report.svg import (
-        _CHAR_PX,
-        _f,
-        _LogScale,
-        _svg,
-        _text,
-        format_ratio_tick,
-        log_ticks,
-        ratio_domain,
-    )
+    from perflab.report.svg import _CHAR_PX, _LogScale, _svg, ratio_axis, ratio_domain
 
     value_px, row_px, top, bottom = 190.0, 24.0, 8.0, 34.0
-    rows: list[tuple[str, float, float, float, float, str]] = []  # label, start, end, lo, hi
+    rows = _waterfall_rows(summary)
+    # room for the whole of the longest label, within reason
+    longest = max(len(r[0]) for r in rows)
+    label_px = min(max(longest * _CHAR_PX + 16, 160.0), width * 0.4)
+    values = [v for r in rows for v in r[1:5] if math.isfinite(v) and v > 0]
+    low, high = ratio_domain(values, band)
+    x = _LogScale(low, high, label_px, width - value_px)
+    plot_bottom = top + row_px * len(rows)
+    body = ratio_axis(
+        x,
+        top,
+        plot_bottom,
+        "running product of the ratios (log scale); whiskers: each step's 95% CI",
+    )
+    for i, row in enumerate(rows):
+        body += _waterfall_bar(row, x, top + row_px * (i + 0.5), label_px, width - value_px)
+    if summary.consistent:
+        verdict = "the steps multiply up to the whole (their CIs overlap)"
+    else:
+        verdict = "the steps do NOT multiply up to the whole: the changes interact"
+    height = plot_bottom + bottom
+    label = f"stack waterfall, {summary.benchmark} {summary.metric.value}: {verdict}"
+    return _svg(width, height, body, label)
+
+
+def _waterfall_rows(summary: StackSummary) -> list[_WaterfallRow]:
+    """Each step from the running product before it; then the product and the whole, from 1."""
+    rows: list[_WaterfallRow] = []
     running = 1.0
     for step in summary.steps:
         start, end = running, running * step.ratio
-        rows.append(
-            (
-                f"{step.variant} vs {step.baseline}",
-                start,
-                end,
-                start * step.ci_low,
-                start * step.ci_high,
-                VERDICT_COLOURS[step.verdict],
-            )
-        )
+        label = f"{step.variant} vs {step.baseline}"
+        colour = VERDICT_COLOURS[step.verdict]
+        rows.append((label, start, end, start * step.ci_low, start * step.ci_high, colour))
         running = end
     product = summary.product
     rows.append(
@@ -74,73 +93,49 @@ def waterfall_svg(summary: StackSummary, *, band: float, width: float = 960) -> 
             VERDICT_COLOURS[whole.verdict],
         )
     )
-    # room for the whole of the longest label, within reason
-    longest = max(len(r[0]) for r in rows)
-    label_px = min(max(longest * _CHAR_PX + 16, 160.0), width * 0.4)
-    values = [v for r in rows for v in r[1:5] if math.isfinite(v) and v > 0]
-    low, high = ratio_domain(values, band)
-    x = _LogScale(low, high, label_px, width - value_px)
-    plot_bottom = top + row_px * len(rows)
+    return rows
+
+
+def _waterfall_bar(
+    row: _WaterfallRow, x: _LogScale, y: float, label_px: float, value_x: float
+) -> list[str]:
+    """The row's label, its bar, its CI's whisker and its ratio at the right."""
+    from perflab.report.svg import _f, _text
+
+    label, start, end, lo, hi, colour = row
+    left, right = sorted((x(start), x(end)))
     body = [
-        f'<line x1="{_f(x(1))}" x2="{_f(x(1))}" y1="{_f(top)}" y2="{_f(plot_bottom)}" '
-        'stroke="#444" stroke-dasharray="3,3"/>'
+        _text(label_px - 8, y + 4, label, anchor="end"),
+        f'<rect x="{_f(left)}" y="{_f(y - 7)}" width="{_f(max(right - left, 1.5))}" '
+        f'height="14" fill="{colour}" fill-opacity="0.75"/>',
     ]
-    for tick in log_ticks(low, high):
+    if math.isfinite(hi) and lo > 0:
         body.append(
-            f'<line x1="{_f(x(tick))}" x2="{_f(x(tick))}" y1="{_f(plot_bottom)}" '
-            f'y2="{_f(plot_bottom + 4)}" stroke="#666"/>'
+            f'<line x1="{_f(x(lo))}" x2="{_f(x(hi))}" y1="{_f(y)}" y2="{_f(y)}" '
+            'stroke="#222" stroke-width="1.5"/>'
         )
-        body.append(_text(x(tick), plot_bottom + 16, format_ratio_tick(tick), anchor="middle"))
-    body.append(
-        _text(
-            (x.start_px + x.end_px) / 2,
-            plot_bottom + 30,
-            "running product of the ratios (log scale); whiskers: each step's 95% CI",
-            anchor="middle",
-            extra=' fill="#555"',
-        )
-    )
-    for i, (label, start, end, lo, hi, colour) in enumerate(rows):
-        y = top + row_px * (i + 0.5)
-        left, right = sorted((x(start), x(end)))
-        body.append(_text(label_px - 8, y + 4, label, anchor="end"))
-        body.append(
-            f'<rect x="{_f(left)}" y="{_f(y - 7)}" width="{_f(max(right - left, 1.5))}" '
-            f'height="14" fill="{colour}" fill-opacity="0.75"/>'
-        )
-        if math.isfinite(hi) and lo > 0:
-            body.append(
-                f'<line x1="{_f(x(lo))}" x2="{_f(x(hi))}" y1="{_f(y)}" y2="{_f(y)}" '
-                'stroke="#222" stroke-width="1.5"/>'
-            )
-        ratio = end / start if start else math.nan
-        body.append(_text(width - value_px + 8, y + 4, format_ratio(ratio, ratio, ratio)))
-    if summary.consistent:
-        verdict = "the steps multiply up to the whole (their CIs overlap)"
-    else:
-        verdict = "the steps do NOT multiply up to the whole: the changes interact"
-    height = plot_bottom + bottom
-    label = f"stack waterfall, {summary.benchmark} {summary.metric.value}: {verdict}"
-    return _svg(width, height, body, label)
+    ratio = end / start if start else math.nan
+    body.append(_text(value_x + 8, y + 4, format_ratio(ratio, ratio, ratio)))
+    return body
 
 
 def _cell(c: Comparison | None) -> str:
     if c is None:
         return '<td class="missing">not measured</td>'
-    colour = VERDICT_COLOURS[c.verdict]
-    return (
-        f"<td><b>{escape(format_ratio(c.ratio, c.ci_low, c.ci_high))}</b> "
-        f'<span style="color:{colour}">{escape(c.verdict.value)}</span></td>'
-    )
+    return _ratio_cell(c.ratio, c.ci_low, c.ci_high, c.verdict.value, VERDICT_COLOURS[c.verdict])
 
 
 def _interaction_cell(i: Interaction | None) -> str:
     if i is None:
         return "<td></td>"
     colour = _INTERACTION_COLOURS[i.verdict]
+    return _ratio_cell(i.ratio, i.ci_low, i.ci_high, i.verdict.value, colour)
+
+
+def _ratio_cell(ratio: float, ci_low: float, ci_high: float, verdict: str, colour: str) -> str:
     return (
-        f"<td><b>{escape(format_ratio(i.ratio, i.ci_low, i.ci_high))}</b> "
-        f'<span style="color:{colour}">{escape(i.verdict.value)}</span></td>'
+        f"<td><b>{escape(format_ratio(ratio, ci_low, ci_high))}</b> "
+        f'<span style="color:{colour}">{escape(verdict)}</span></td>'
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+from collections.abc import Sequence
 from dataclasses import replace
 
 from rich.console import Console
@@ -14,7 +16,7 @@ from perflab.model import Metric
 from perflab.report.escape import markdown, terminal, visible
 from perflab.results import RunResult
 from perflab.units import format_ratio
-from perflab.workflow_results import CheckResult, HistoryResult
+from perflab.workflow_results import CheckResult, HistoryChange, HistoryResult
 
 STATE_STYLES = {
     StepState.GOOD: "cyan",
@@ -47,26 +49,7 @@ def describe_step(step: BisectStep, total: int) -> str:
 
 
 def render_bisect(result: BisectResult, console: Console) -> None:
-    table = Table(
-        title=f"bisect: {result.metric} against GOOD {result.good.commit[:10]}, threshold "
-        f"{result.threshold:.1%}",
-        title_justify="left",
-    )
-    for column in ("#", "commit", "subject", "ratio vs GOOD [95% CI]", "step", "run"):
-        table.add_column(column, justify="right" if column in ("#", "run") else "left")
-    for number, step in enumerate(result.steps, 1):
-        outcome = step.outcome
-        ratio = _ratio(step)
-        state = str(outcome.state) + (f" ({step.attempts}x)" if step.attempts > 1 else "")
-        table.add_row(
-            str(number),
-            step.commit[:10],
-            terminal(step.subject),
-            ratio,
-            Text(state, style=STATE_STYLES[outcome.state]),
-            str(outcome.run_id) if outcome.run_id is not None else "",
-        )
-    console.print(table)
+    console.print(_bisect_table(result))
     skipped = [s for s in result.steps if s.outcome.state is StepState.SKIPPED]
     for step in skipped:
         console.print(
@@ -92,13 +75,43 @@ def render_bisect(result: BisectResult, console: Console) -> None:
     if result.stopped:
         console.print(Text(visible(result.stopped), style="yellow"))
     console.print(summary, highlight=False)
-    for note in result.notes:
-        console.print(Text("info: ", style="blue") + terminal(note), soft_wrap=True)
+    _print_notes(result.notes, console)
     if result.evidence_run is not None:
         console.print(
             f"evidence: the culprit against its first parent is run {result.evidence_run}",
             highlight=False,
         )
+
+
+def _bisect_table(result: BisectResult) -> Table:
+    table = Table(
+        title=f"bisect: {result.metric} against GOOD {result.good.commit[:10]}, threshold "
+        f"{result.threshold:.1%}",
+        title_justify="left",
+    )
+    for column in ("#", "commit", "subject", "ratio vs GOOD [95% CI]", "step", "run"):
+        table.add_column(column, justify="right" if column in ("#", "run") else "left")
+    for number, step in enumerate(result.steps, 1):
+        outcome = step.outcome
+        state = str(outcome.state) + (f" ({step.attempts}x)" if step.attempts > 1 else "")
+        table.add_row(
+            str(number),
+            step.commit[:10],
+            terminal(step.subject),
+            _ratio(step),
+            Text(state, style=STATE_STYLES[outcome.state]),
+            _run_id(outcome.run_id),
+        )
+    return table
+
+
+def _run_id(run_id: int | None) -> str:
+    return str(run_id) if run_id is not None else ""
+
+
+def _print_notes(notes: Sequence[str], console: Console) -> None:
+    for note in notes:
+        console.print(Text("info: ", style="blue") + terminal(note), soft_wrap=True)
 
 
 def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str:
@@ -179,6 +192,22 @@ def _top_explanation(result: RunResult, metric: Metric, rows: int = 5) -> list[s
 
 
 def render_history(result: HistoryResult, console: Console) -> None:
+    console.print(_history_table(result))
+    for change in result.changes:
+        _print_change(change, console)
+    if not result.changes:
+        console.print(f"no change point beyond {result.threshold:.1%}", highlight=False)
+    reused = sum(p.reused for p in result.points)
+    skipped = [p for p in result.points if p.value is None]
+    console.print(
+        f"{len(result.points)} commits: {result.measured_now} measured now, {reused} reused, "
+        f"{len(skipped)} skipped, in {result.seconds:.0f} s",
+        highlight=False,
+    )
+    _print_notes(result.notes, console)
+
+
+def _history_table(result: HistoryResult) -> Table:
     starts = {c.index: c for c in result.changes}
     table = Table(
         title=f"history: {result.range_text}, {result.metric} per iteration", title_justify="left"
@@ -195,59 +224,67 @@ def render_history(result: HistoryResult, console: Console) -> None:
         if change is not None:
             how = Text(f"change {change.series_ratio:.3f}", style="bold red" if (
                 change.series_ratio > 1) else "bold green")  # fmt: skip
-        table.add_row(
-            point.commit[:10],
-            terminal(point.subject),
-            value,
-            how,
-            str(point.run_id) if point.run_id is not None else "",
-        )
-    console.print(table)
-    for change in result.changes:
-        direct = (
-            format_ratio(
-                change.ratio, change.ci_low or change.ratio, change.ci_high or change.ratio
-            )
-            if change.ratio is not None
-            else "not measured"
-        )
-        state = "confirmed" if change.confirmed else "not confirmed"
+        table.add_row(point.commit[:10], terminal(point.subject), value, how, _run_id(point.run_id))
+    return table
+
+
+def _direct(change: HistoryChange) -> str:
+    """The direct comparison of the commits either side of a change point."""
+    if change.ratio is None:
+        return "not measured"
+    return format_ratio(change.ratio, change.ci_low or change.ratio, change.ci_high or change.ratio)
+
+
+def _print_change(change: HistoryChange, console: Console) -> None:
+    state = "confirmed" if change.confirmed else "not confirmed"
+    console.print(
+        Text(f"change point at {change.after.commit[:10]} ", style="bold")
+        + terminal(
+            f"{change.after.subject}: the level moved {change.series_ratio:.3f}x; "
+            f"{change.before.commit[:10]} against it directly: {_direct(change)}, {state} "
+            f"(run {change.run_id}{', reused' if change.reused else ''})"
+        ),
+        soft_wrap=True,
+    )
+    if change.unmeasured_between:
         console.print(
-            Text(f"change point at {change.after.commit[:10]} ", style="bold")
-            + terminal(
-                f"{change.after.subject}: the level moved {change.series_ratio:.3f}x; "
-                f"{change.before.commit[:10]} against it directly: {direct}, {state} "
-                f"(run {change.run_id}{', reused' if change.reused else ''})"
+            terminal(
+                f"  {change.unmeasured_between} commit(s) between them were not measured: "
+                f"perflab bisect {change.before.commit[:10]} {change.after.commit[:10]} "
+                "(with the same benchmark options) finds the commit"
             ),
             soft_wrap=True,
         )
-        if change.unmeasured_between:
-            console.print(
-                terminal(
-                    f"  {change.unmeasured_between} commit(s) between them were not measured: "
-                    f"perflab bisect {change.before.commit[:10]} {change.after.commit[:10]} "
-                    "(with the same benchmark options) finds the commit"
-                ),
-                soft_wrap=True,
-            )
-    if not result.changes:
-        console.print(f"no change point beyond {result.threshold:.1%}", highlight=False)
-    reused = sum(p.reused for p in result.points)
-    skipped = [p for p in result.points if p.value is None]
-    console.print(
-        f"{len(result.points)} commits: {result.measured_now} measured now, {reused} reused, "
-        f"{len(skipped)} skipped, in {result.seconds:.0f} s",
-        highlight=False,
-    )
-    for note in result.notes:
-        console.print(Text("info: ", style="blue") + terminal(note), soft_wrap=True)
 
 
 def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
     """A self-contained page: the trend as an SVG line, change points as vertical lines, each
     linked to its direct comparison's report."""
-    import html as escape
+    skipped = "".join(
+        f"<li><code>{p.commit[:10]}</code> {html.escape(p.subject)}: {html.escape(p.skipped)}</li>"
+        for p in result.points
+        if p.value is None
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>perflab history {html.escape(result.range_text)}</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em .6em;"
+        "text-align:left}</style></head><body>"
+        f"<h1>History of {html.escape(result.range_text)}</h1>"
+        f"<p>{html.escape(str(result.metric))} per iteration, one point per commit of the "
+        "first-parent line; dashed lines are change points (click one for its comparison).</p>"
+        + _trend_svg(result, change_links)
+        + "<h2>Change points</h2><table><tr><th>commit</th><th>subject</th><th>level ratio</th>"
+        "<th>direct comparison</th><th></th><th></th></tr>"
+        + "".join(_change_row(change, change_links.get(change.index)) for change in result.changes)
+        + "</table>"
+        + (f"<h2>Skipped</h2><ul>{skipped}</ul>" if skipped else "")
+        + "</body></html>\n"
+    )
 
+
+def _trend_svg(result: HistoryResult, change_links: dict[int, str]) -> str:
+    """The measured points as a line over the commits, the change points as dashed lines."""
     valued = [(i, p) for i, p in enumerate(result.points) if p.value is not None]
     width, height, margin = 900, 320, 60
     values = [p.value or 0.0 for _, p in valued]
@@ -265,13 +302,13 @@ def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
     line = " ".join(f"{x(i):.1f},{y(p.value or 0.0):.1f}" for i, p in valued)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'role="img" aria-label="{escape.escape(str(result.metric))} per commit">',
+        f'role="img" aria-label="{html.escape(str(result.metric))} per commit">',
         f'<line x1="{margin}" y1="{height - margin}" x2="{width - margin}" '
         f'y2="{height - margin}" stroke="#999"/>',
         f'<text x="{margin}" y="{margin - 20}" font-size="12">'
-        f"{escape.escape(_value(high, valued[0][1].unit))}</text>",
+        f"{html.escape(_value(high, valued[0][1].unit))}</text>",
         f'<text x="{margin}" y="{height - margin + 30}" font-size="12">'
-        f"{escape.escape(_value(low, valued[0][1].unit))}</text>",
+        f"{html.escape(_value(low, valued[0][1].unit))}</text>",
     ]
     for change in result.changes:
         href = change_links.get(change.index)
@@ -279,55 +316,27 @@ def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
         mark = (
             f'<line x1="{x(change.index):.1f}" y1="{margin}" x2="{x(change.index):.1f}" '
             f'y2="{height - margin}" stroke="{colour}" stroke-dasharray="4 3" stroke-width="2">'
-            f"<title>{escape.escape(change.after.subject)}: {change.series_ratio:.3f}x"
+            f"<title>{html.escape(change.after.subject)}: {change.series_ratio:.3f}x"
             "</title></line>"
         )
-        parts.append(f'<a href="{escape.escape(href)}">{mark}</a>' if href else mark)
+        parts.append(f'<a href="{html.escape(href)}">{mark}</a>' if href else mark)
     parts.append(f'<polyline fill="none" stroke="#2c3e50" stroke-width="2" points="{line}"/>')
     for i, point in valued:
         parts.append(
             f'<circle cx="{x(i):.1f}" cy="{y(point.value or 0.0):.1f}" r="3" fill="#2c3e50">'
-            f"<title>{point.commit[:10]} {escape.escape(point.subject)}: "
-            f"{escape.escape(_value(point.value or 0.0, point.unit))}</title></circle>"
+            f"<title>{point.commit[:10]} {html.escape(point.subject)}: "
+            f"{html.escape(_value(point.value or 0.0, point.unit))}</title></circle>"
         )
     parts.append("</svg>")
-    rows = []
-    for change in result.changes:
-        href = change_links.get(change.index)
-        direct = (
-            format_ratio(
-                change.ratio, change.ci_low or change.ratio, change.ci_high or change.ratio
-            )
-            if change.ratio is not None
-            else "not measured"
-        )
-        link = f'<a href="{escape.escape(href)}">run {change.run_id}</a>' if href else (
-            f"run {change.run_id}")  # fmt: skip
-        rows.append(
-            f"<tr><td><code>{change.after.commit[:10]}</code></td>"
-            f"<td>{escape.escape(change.after.subject)}</td>"
-            f"<td>{change.series_ratio:.3f}</td><td>{escape.escape(direct)}</td>"
-            f"<td>{'confirmed' if change.confirmed else 'not confirmed'}</td><td>{link}</td></tr>"
-        )
-    skipped = "".join(
-        f"<li><code>{p.commit[:10]}</code> {escape.escape(p.subject)}: "
-        f"{escape.escape(p.skipped)}</li>"
-        for p in result.points
-        if p.value is None
-    )
+    return "".join(parts)
+
+
+def _change_row(change: HistoryChange, href: str | None) -> str:
+    link = f'<a href="{html.escape(href)}">run {change.run_id}</a>' if href else (
+        f"run {change.run_id}")  # fmt: skip
     return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>perflab history {escape.escape(result.range_text)}</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.2em .6em;"
-        "text-align:left}</style></head><body>"
-        f"<h1>History of {escape.escape(result.range_text)}</h1>"
-        f"<p>{escape.escape(str(result.metric))} per iteration, one point per commit of the "
-        "first-parent line; dashed lines are change points (click one for its comparison).</p>"
-        + "".join(parts)
-        + "<h2>Change points</h2><table><tr><th>commit</th><th>subject</th><th>level ratio</th>"
-        "<th>direct comparison</th><th></th><th></th></tr>"
-        + "".join(rows)
-        + "</table>"
-        + (f"<h2>Skipped</h2><ul>{skipped}</ul>" if skipped else "")
-        + "</body></html>\n"
+        f"<tr><td><code>{change.after.commit[:10]}</code></td>"
+        f"<td>{html.escape(change.after.subject)}</td>"
+        f"<td>{change.series_ratio:.3f}</td><td>{html.escape(_direct(change))}</td>"
+        f"<td>{'confirmed' if change.confirmed else 'not confirmed'}</td><td>{link}</td></tr>"
     )

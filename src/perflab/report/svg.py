@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from perflab.document import FlameNode, GroupRatios, TimeSeries
+from perflab.document import FlameNode, GroupRatios, TimePoint, TimeSeries
 from perflab.model import Verdict
 from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns
@@ -225,10 +225,33 @@ def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -
         f'<rect x="{_f(x(1 - band))}" y="{_f(top)}" width="{_f(x(1 + band) - x(1 - band))}" '
         f'height="{_f(plot_bottom - top)}" fill="#0a7ea4" fill-opacity="0.12">'
         f"<title>equivalence band {1 - band:.3g} – {1 + band:.3g}</title></rect>",
-        f'<line x1="{_f(x(1))}" x2="{_f(x(1))}" y1="{_f(top)}" y2="{_f(plot_bottom)}" '
-        'stroke="#444" stroke-dasharray="3,3"/>',
+        *ratio_axis(
+            x,
+            top,
+            plot_bottom,
+            "variant / baseline (log scale); shaded: equivalence band; ◆ exact (a count); "
+            "▸ interval beyond the axis",
+        ),
     ]
-    for tick in log_ticks(low, high):
+    row_top = top
+    for i, (row, lines, row_px) in enumerate(zip(rows, labels, heights, strict=True)):
+        if i % 2:
+            body.append(
+                f'<rect x="0" y="{_f(row_top)}" width="{_f(width)}" height="{_f(row_px)}" '
+                'fill="#000" fill-opacity="0.03"/>'
+            )
+        body += _forest_row(row, lines, x, row_top + row_px / 2, label_px)
+        row_top += row_px
+    return _svg(width, height, body, "forest plot of the ratios with their confidence intervals")
+
+
+def ratio_axis(x: _LogScale, top: float, plot_bottom: float, caption: str) -> list[str]:
+    """A log axis of ratios below the plot: the dashed line at 1, the ticks and the caption."""
+    body = [
+        f'<line x1="{_f(x(1))}" x2="{_f(x(1))}" y1="{_f(top)}" y2="{_f(plot_bottom)}" '
+        'stroke="#444" stroke-dasharray="3,3"/>'
+    ]
+    for tick in log_ticks(x.low, x.high):
         body.append(
             f'<line x1="{_f(x(tick))}" x2="{_f(x(tick))}" y1="{_f(plot_bottom)}" '
             f'y2="{_f(plot_bottom + 4)}" stroke="#666"/>'
@@ -238,32 +261,28 @@ def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -
         _text(
             (x.start_px + x.end_px) / 2,
             plot_bottom + 30,
-            "variant / baseline (log scale); shaded: equivalence band; ◆ exact (a count); "
-            "▸ interval beyond the axis",
+            caption,
             anchor="middle",
             extra=' fill="#555"',
         )
     )
-    row_top = top
-    for i, (row, lines, row_px) in enumerate(zip(rows, labels, heights, strict=True)):
-        y = row_top + row_px / 2
-        if i % 2:
-            body.append(
-                f'<rect x="0" y="{_f(row_top)}" width="{_f(width)}" height="{_f(row_px)}" '
-                'fill="#000" fill-opacity="0.03"/>'
-            )
-        first_y = y + 4 - _LINE_PX * (len(lines) - 1) / 2
-        body.append(
-            f"<g><title>{escape(row.label)}</title>"
-            + "".join(
-                _text(label_px, first_y + _LINE_PX * k, line, anchor="end")
-                for k, line in enumerate(lines)
-            )
-            + "</g>"
+    return body
+
+
+def _forest_row(
+    row: ForestRow, lines: Sequence[str], x: _LogScale, y: float, label_px: float
+) -> list[str]:
+    """A row's label (wrapped, its whole text as a tooltip) and its marks."""
+    first_y = y + 4 - _LINE_PX * (len(lines) - 1) / 2
+    label = (
+        f"<g><title>{escape(row.label)}</title>"
+        + "".join(
+            _text(label_px, first_y + _LINE_PX * k, line, anchor="end")
+            for k, line in enumerate(lines)
         )
-        body += _forest_marks(row, x, y)
-        row_top += row_px
-    return _svg(width, height, body, "forest plot of the ratios with their confidence intervals")
+        + "</g>"
+    )
+    return [label, *_forest_marks(row, x, y)]
 
 
 def _forest_marks(row: ForestRow, x: _LogScale, y: float) -> list[str]:
@@ -434,24 +453,33 @@ def _scatter_panel(
             'stroke="#000" stroke-opacity="0.07"/>'
         )
         body.append(_text(left - 5, y(tick) + 4, format_value(tick), anchor="end"))
-    dots = []
-    for p in one.points:
-        cut = p.value > high
-        cy = y(min(p.value, high))
-        if cut:  # a far outlier: a triangle on the panel's top edge
-            dots.append(
-                f'<path d="M{_f(x(p.at_s))},{_f(cy - 1)} l-3.5,6 h7 Z" fill="{one_colour}">'
-                f"<title>{escape(format_value(p.value))} (off scale)</title></path>"
-            )
-        elif p.warmup:
-            dots.append(
-                f'<circle cx="{_f(x(p.at_s))}" cy="{_f(cy)}" r="2.2" fill="none" '
-                f'stroke="{one_colour}" stroke-opacity="0.6"/>'
-            )
-        else:
-            dots.append(f'<circle cx="{_f(x(p.at_s))}" cy="{_f(cy)}" r="2.2"/>')
-    body.append(f'<g fill="{one_colour}" fill-opacity="0.6">{"".join(dots)}</g>')
+    dots = "".join(
+        _scatter_dot(p, x(p.at_s), y(min(p.value, high)), p.value > high, one_colour, format_value)
+        for p in one.points
+    )
+    body.append(f'<g fill="{one_colour}" fill-opacity="0.6">{dots}</g>')
     return body
+
+
+def _scatter_dot(
+    point: TimePoint,
+    cx: float,
+    cy: float,
+    off_scale: bool,
+    colour: str,
+    format_value: Callable[[float], str],
+) -> str:
+    if off_scale:  # a far outlier: a triangle on the panel's top edge
+        return (
+            f'<path d="M{_f(cx)},{_f(cy - 1)} l-3.5,6 h7 Z" fill="{colour}">'
+            f"<title>{escape(format_value(point.value))} (off scale)</title></path>"
+        )
+    if point.warmup:
+        return (
+            f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="2.2" fill="none" '
+            f'stroke="{colour}" stroke-opacity="0.6"/>'
+        )
+    return f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="2.2"/>'
 
 
 # --- per-generation ratios ------------------------------------------------------------------

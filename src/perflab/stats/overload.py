@@ -212,28 +212,9 @@ def overload_check(
     clean = None
     low, high, action = estimate.ci_low, estimate.ci_high, NONE
     if uneven or grows:
-        clean = estimate_ratio(
-            pair_samples(
-                baseline,
-                variant,
-                batch_blocks=batch_blocks,
-                preemption=Preemption.EXCLUDE,
-                preempted_share=share,
-            ),
-            estimate.confidence,
-            units,
-        )
-        hull = clean.n_groups >= MIN_CLEAN_UNITS and math.isfinite(clean.log_half_width)
-        if hull:
-            low, high = min(low, clean.ci_low), max(high, clean.ci_high)
+        clean = _unpreempted(baseline, variant, estimate, batch_blocks, units, share)
         growths = _growths((share_baseline, growth_baseline), (share_variant, growth_variant))
-        if growths is not None and low > 0 and math.isfinite(high):
-            low, high = low / (1 + growths[1]), high * (1 + growths[0])
-            action = WIDENED_BOTH if hull else WIDENED_BY_GROWTH
-        elif hull:
-            action = WIDENED_TO_UNPREEMPTED
-        else:
-            low, high, action = 0.0, math.inf, UNBOUNDED
+        low, high, action = _widened(estimate, clean, growths)
     return OverloadCheck(
         preempted_baseline=share_baseline,
         preempted_variant=share_variant,
@@ -246,6 +227,43 @@ def overload_check(
         ci_high=high,
         action=action,
     )
+
+
+def _unpreempted(
+    baseline: Sequence[Sample],
+    variant: Sequence[Sample],
+    estimate: RatioEstimate,
+    batch_blocks: int | None,
+    units: Mapping[int, int] | None,
+    share: float,
+) -> RatioEstimate:
+    """The ratio of the pairs neither of whose samples was preempted."""
+    pairs = pair_samples(
+        baseline,
+        variant,
+        batch_blocks=batch_blocks,
+        preemption=Preemption.EXCLUDE,
+        preempted_share=share,
+    )
+    return estimate_ratio(pairs, estimate.confidence, units)
+
+
+def _widened(
+    estimate: RatioEstimate, clean: RatioEstimate, growths: tuple[float, float] | None
+) -> tuple[float, float, str]:
+    """The interval, and how it was widened: to hold the unpreempted pairs' interval (when
+    enough units are left), then by each side's CPU growth; unbounded when neither can be
+    known."""
+    low, high = estimate.ci_low, estimate.ci_high
+    hull = clean.n_groups >= MIN_CLEAN_UNITS and math.isfinite(clean.log_half_width)
+    if hull:
+        low, high = min(low, clean.ci_low), max(high, clean.ci_high)
+    if growths is not None and low > 0 and math.isfinite(high):
+        low, high = low / (1 + growths[1]), high * (1 + growths[0])
+        return low, high, WIDENED_BOTH if hull else WIDENED_BY_GROWTH
+    if hull:
+        return low, high, WIDENED_TO_UNPREEMPTED
+    return 0.0, math.inf, UNBOUNDED
 
 
 def _growths(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,39 +75,43 @@ def check_store(path: Path | str, *, thorough: bool = False) -> StoreHealth:
         return StoreHealth(
             path, size, check, problems or (store_or_error.message,), writable=reason
         )
-    store = store_or_error
     try:
-        version = int(store.connection.execute("PRAGMA user_version").fetchone()[0])
-        if not thorough and not problems:
-            return StoreHealth(path, size, check, (), schema_version=version, writable=reason)
-        try:
-            run_ids = tuple(store.run_ids())
-        except StoreError as error:
-            return StoreHealth(
-                path, size, check, (*problems, error.message), schema_version=version
-            )
-        unreadable: list[int] = []
-        statuses: Counter[str] = Counter()
-        for run_id in run_ids:
-            try:
-                statuses[str(store.load_run(run_id).status)] += 1
-            except StoreError:
-                unreadable.append(run_id)
-        if unreadable and not problems:
-            problems = (f"{len(unreadable)} run(s) cannot be read",)
-        return StoreHealth(
-            path,
-            size,
-            check,
-            problems,
-            run_ids=run_ids,
-            unreadable_runs=tuple(unreadable),
-            statuses=dict(statuses),
-            schema_version=version,
-            writable=reason,
+        return _read_back(
+            store_or_error, StoreHealth(path, size, check, problems, writable=reason), thorough
         )
     finally:
-        store.close()
+        store_or_error.close()
+
+
+def _read_back(store: Store, found: StoreHealth, thorough: bool) -> StoreHealth:
+    """`found` with the schema version and, when thorough or damaged, which runs read back."""
+    version = int(store.connection.execute("PRAGMA user_version").fetchone()[0])
+    if not thorough and not found.problems:
+        return replace(found, schema_version=version)
+    try:
+        run_ids = tuple(store.run_ids())
+    except StoreError as error:
+        return replace(
+            found, problems=(*found.problems, error.message), schema_version=version, writable=None
+        )
+    unreadable: list[int] = []
+    statuses: Counter[str] = Counter()
+    for run_id in run_ids:
+        try:
+            statuses[str(store.load_run(run_id).status)] += 1
+        except StoreError:
+            unreadable.append(run_id)
+    problems = found.problems
+    if unreadable and not problems:
+        problems = (f"{len(unreadable)} run(s) cannot be read",)
+    return replace(
+        found,
+        problems=problems,
+        run_ids=run_ids,
+        unreadable_runs=tuple(unreadable),
+        statuses=dict(statuses),
+        schema_version=version,
+    )
 
 
 def describe_runs(runs: tuple[int, ...]) -> str:

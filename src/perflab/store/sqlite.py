@@ -140,6 +140,34 @@ def _sample(row: tuple[Any, ...]) -> Sample:
     )
 
 
+def _connect_read_only(path: Path) -> tuple[sqlite3.Connection, int, str | None]:
+    """A read-only connection to the store at `path`, its schema version, and the folder of
+    the copy it reads when it had to read one (else None)."""
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
+        return connection, int(connection.execute("PRAGMA user_version").fetchone()[0]), None
+    except sqlite3.OperationalError as error:
+        if not _cannot_open(error):
+            raise StoreError(f"cannot read the store {path}: {error}") from error
+        # on a read-only filesystem SQLite cannot create the WAL's shared-memory file;
+        # nobody can be writing there: the file is read as immutable, or, when its WAL
+        # holds writes, a copy of both is (immutable would miss the runs in the WAL)
+        copy_folder = _copy_with_wal(path)
+        if copy_folder is None:
+            connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+        else:
+            connection = sqlite3.connect(Path(copy_folder) / path.name, isolation_level=None)
+        try:
+            return connection, _read_version(connection, path), copy_folder
+        except BaseException:
+            if copy_folder is not None:
+                shutil.rmtree(copy_folder, ignore_errors=True)
+            raise
+    except sqlite3.DatabaseError as error:
+        raise _damaged(path, error) from error
+
+
 class Store:
     def __init__(
         self,
@@ -218,33 +246,17 @@ class Store:
             store.path, store.read_only = path, True
             return store
         _check_is_sqlite(path)
-        uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-        copy_folder: str | None = None
-        try:
-            connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
-            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        except sqlite3.OperationalError as error:
-            if not _cannot_open(error):
-                raise StoreError(f"cannot read the store {path}: {error}") from error
-            # on a read-only filesystem SQLite cannot create the WAL's shared-memory file;
-            # nobody can be writing there: the file is read as immutable, or, when its WAL
-            # holds writes, a copy of both is (immutable would miss the runs in the WAL)
-            copy_folder = _copy_with_wal(path)
-            if copy_folder is None:
-                connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
-            else:
-                connection = sqlite3.connect(Path(copy_folder) / path.name, isolation_level=None)
-            try:
-                version = _read_version(connection, path)
-            except BaseException:
-                if copy_folder is not None:
-                    shutil.rmtree(copy_folder, ignore_errors=True)
-                raise
-        except sqlite3.DatabaseError as error:
-            raise _damaged(path, error) from error
+        connection, version, copy_folder = _connect_read_only(path)
         store = cls(connection, path, read_only=True)
         store._copy_folder = copy_folder
         store._check_version(version)
+        store._read_as_its_schema(path)
+        return store
+
+    def _read_as_its_schema(self, path: Path) -> None:
+        """Refuses a database without perflab's tables; reads an older schema as it is (a
+        read-only store is never migrated)."""
+        connection = self.connection
         with _read_errors(path):
             tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
             if "runs" not in tables:
@@ -254,11 +266,10 @@ class Store:
                 )
             columns = {r[1] for r in connection.execute("PRAGMA table_info(runs)")}
             sample_columns = {r[1] for r in connection.execute("PRAGMA table_info(samples)")}
-        if "owner_pid" not in columns:  # an older schema, read as it is: never migrated here
-            store._owner_columns = "NULL, NULL, NULL, NULL"
+        if "owner_pid" not in columns:
+            self._owner_columns = "NULL, NULL, NULL, NULL"
         if "run_queue_ns" not in sample_columns:
-            store._sample_columns = _SAMPLE_COLUMNS_2
-        return store
+            self._sample_columns = _SAMPLE_COLUMNS_2
 
     @classmethod
     def in_memory(cls) -> Store:
@@ -479,14 +490,7 @@ class Store:
             )
         )
         artifacts = tuple(
-            Artifact(
-                benchmark=r[0],
-                variant=r[1],
-                metric=Metric(r[2]),
-                kind=r[3],
-                generation=r[4],
-                content=r[5],
-            )
+            _artifact(r)
             for r in self.connection.execute(
                 "SELECT benchmark, variant, metric, kind, generation, content FROM artifacts"
                 " WHERE run_id = ? ORDER BY id",
@@ -494,14 +498,7 @@ class Store:
             )
         )
         notes = tuple(
-            Note(
-                severity=Severity(r[0]),
-                message=r[1],
-                hint=r[2],
-                benchmark=r[3],
-                variant=r[4],
-                metric=Metric(r[5]) if r[5] else None,
-            )
+            _note(r)
             for r in self.connection.execute(
                 "SELECT severity, message, hint, benchmark, variant, metric FROM notes"
                 " WHERE run_id = ? ORDER BY rowid",
@@ -528,6 +525,30 @@ class Store:
             notes=notes,
             variant_info=variant_info,
         )
+
+
+def _artifact(row: Sequence[Any]) -> Artifact:
+    benchmark, variant, metric, kind, generation, content = row
+    return Artifact(
+        benchmark=benchmark,
+        variant=variant,
+        metric=Metric(metric),
+        kind=kind,
+        generation=generation,
+        content=content,
+    )
+
+
+def _note(row: Sequence[Any]) -> Note:
+    severity, message, hint, benchmark, variant, metric = row
+    return Note(
+        severity=Severity(severity),
+        message=message,
+        hint=hint,
+        benchmark=benchmark,
+        variant=variant,
+        metric=Metric(metric) if metric else None,
+    )
 
 
 def _status(stored: str, owner: Sequence[Any]) -> RunStatus:
