@@ -10,7 +10,9 @@ own cost moved the way the total moved, largest first, until they account for
 `ACCOUNTED_TARGET` of the difference or `MAX_CAUSES` are named: every one of them ran (a row of
 counted or sampled code), and its evidence is the count or share on each side plus the other
 lenses' claims about it. A pair whose counts agree within the spread between processes (or
-`SAME_COUNT` of the total) has nothing to account for and names no cause.
+`SAME_COUNT` of the total) has nothing to account for and names no cause. Vector width changes
+(asm) come first: the plainest cause of a dispatch or `-march` change, which the counts may not
+see (valgrind hides AVX-512) and a short profile may not tell.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ MAX_CAUSES = 8
 SAME_COUNT = 1e-3  # counts this close are the same code's (same_work.COUNT_TOLERANCE)
 RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
+SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
 
 
@@ -148,7 +151,9 @@ def summarise(
         return None
     source, unit, difference, causes, what = found
     accounted = sum(c.share for c in causes) if causes else None
-    text = _text(what, causes, accounted, unit, time, source, unchanged, not_run)
+    text = _width_lead(comparisons) + _text(
+        what, causes, accounted, unit, time, source, unchanged, not_run
+    )
     return Summary(
         benchmark,
         baseline,
@@ -330,17 +335,57 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
     return out
 
 
-def _widths(comparisons: Sequence[Comparison]) -> dict[str, tuple[Any, Any]]:
-    """Function (clones folded) -> (baseline, variant) widest vector register in bits, from the
-    profile's and asm's vector_width_changed claims."""
-    widths: dict[str, tuple[Any, Any]] = {}
-    for metric in (Metric.PROFILE, Metric.ASM):
+@dataclass(frozen=True)
+class _WidthChange:
+    """A function's widest vector register changed (a lens's vector_width_changed claim)."""
+
+    function: str  # clones folded
+    bits: tuple[Any, Any]  # (baseline, variant); None: no vector register
+    lens: str
+    samples: float
+
+
+def _width_changes(comparisons: Sequence[Comparison]) -> list[_WidthChange]:
+    """The asm's (and profile's) vector_width_changed claims, one per function, most sampled
+    first."""
+    found: dict[str, _WidthChange] = {}
+    for metric in (Metric.ASM, Metric.PROFILE):
         for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
-            if diagnosis.get("claim") == "vector_width_changed":
-                detail = diagnosis.get("detail") or {}
+            if diagnosis.get("claim") != "vector_width_changed":
+                continue
+            detail = diagnosis.get("detail") or {}
+            function = fold_clones(str(diagnosis.get("function")))
+            samples = float(diagnosis.get("samples") or 0.0)
+            bits = (detail.get("from"), detail.get("to"))
+            found.setdefault(function, _WidthChange(function, bits, str(metric), samples))
+    return sorted(found.values(), key=lambda w: -w.samples)
+
+
+def _widths(comparisons: Sequence[Comparison]) -> dict[str, tuple[Any, Any]]:
+    """Function (clones folded) -> (baseline, variant) widest vector register in bits."""
+    return {w.function: w.bits for w in _width_changes(comparisons)}
+
+
+def _width_lead(comparisons: Sequence[Comparison]) -> str:
+    """The vector width changes, as the summary's first words: the plainest cause of a dispatch
+    or -march change, which the counts (valgrind hides AVX-512) and a short profile may miss."""
+    changes = _width_changes(comparisons)
+    if not changes:
+        return ""
+    dispatched: dict[str, str] = {}
+    for metric in (Metric.ASM, Metric.PROFILE):
+        for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
+            detail = diagnosis.get("detail") or {}
+            if diagnosis.get("claim") == "dispatch_changed" and detail.get("from"):
                 function = fold_clones(str(diagnosis.get("function")))
-                widths[function] = (detail.get("from"), detail.get("to"))
-    return widths
+                dispatched.setdefault(function, f"{detail['from']} → {detail.get('to')}")
+    words = []
+    for change in changes[:SHOWN_WIDTHS]:
+        name = dispatched.get(change.function, change.function)
+        old, new = (f"{bits}-bit" if bits else "no" for bits in change.bits)
+        words.append(f"{name}: {old} → {new} vectors ({change.lens})")
+    more = len(changes) - SHOWN_WIDTHS
+    return "; ".join(words) + (f"; and {more} more" if more > 0 else "") + ". "
 
 
 def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:

@@ -122,8 +122,31 @@ def test_a_dispatch_change_valgrind_cannot_see_is_said_with_both_names() -> None
     assert "dgemm_kernel_SKYLAKEX → dgemm_kernel_HASWELL" in hidden
     assert "512 → 256-bit" in hidden and "valgrind ran dgemm_kernel_HASWELL in both" in hidden
     assert "cannot see what changed" in summary.text
+    # the width comes first, with the pair of kernels that ran
+    assert summary.text.startswith(
+        "dgemm_kernel_SKYLAKEX → dgemm_kernel_HASWELL: 512-bit → 256-bit vectors (asm). "
+    )
     # without a dispatch change, identical counts say nothing more
     assert summaries([same])[0].valgrind_ran_other_code == ()
+
+
+def test_a_vector_width_change_leads_the_summary() -> None:
+    # the corpus's avx2_vs_avx512: valgrind cannot run the AVX-512 build (no instructions
+    # comparison) and a short profile cannot tell the times apart; the asm saw the widths
+    profile = comparison(Metric.PROFILE, 245.0, 214.0, {"symbols": []},
+                         verdict=Verdict.INCONCLUSIVE)  # fmt: skip
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "vector_width_changed", "function": "saxpy", "samples": 38,
+         "evidence": ["disassembly: widest vector register 256 bits in saxpy.constprop.0"],
+         "detail": {"from": 256, "to": 512}},
+        {"claim": "code_changed", "function": "saxpy", "samples": 38, "evidence": []},
+    ]})  # fmt: skip
+    [summary] = summaries([profile, asm])
+    assert summary.text.startswith(
+        "saxpy: 256-bit → 512-bit vectors (asm). No difference the profile can tell"
+    )
+    # no width claim: the paragraph starts with the difference, as before
+    assert summaries([profile])[0].text.startswith("No difference the profile can tell")
 
 
 def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
