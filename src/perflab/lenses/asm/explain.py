@@ -497,25 +497,35 @@ def _call_claims(
             calls.discard(callee)
             explained.add(family(callee))
     for x, y in _callee_pairs(row.change, removed, added):
-        ran = (
-            _touched(baseline, b_code, x, inlined=False),
-            _touched(variant, v_code, y, inlined=False),
-        )
-        sites = (
-            f"objdump: {b.primary.name} calls {x} (baseline)",
-            f"objdump: {v.primary.name} calls {y} instead (variant)",
-        )
-        detail = {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)}
-        # the claim is about the callees: one of them must have run, not only the call site
-        callee_ran = _callee_samples(baseline, x) + _callee_samples(variant, y) > 0
-        retargeted = Diagnosis(Claim.CALLEE_CHANGED, row.name, sites, samples, detail)
-        found.add(retargeted, callee_ran)
+        found.add(*_retargeted(row, x, y, (baseline, variant), samples))
         explained.update({family(x), family(y)})
     if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
         found.notes.append(
             f"calls changed in {row.name}; whether they were inlined or outlined cannot "
             f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
         )
+
+
+def _retargeted(
+    row: Row, x: str, y: str, code: tuple[VariantCode, VariantCode], samples: int
+) -> tuple[Diagnosis, bool]:
+    """The callee_changed claim of a call site that calls `x` in the baseline and `y` in the
+    variant, and whether it is about code that ran: the claim is about the callees, so one of
+    them must have samples, not only the call site."""
+    b, v = row.baseline, row.variant
+    assert b.primary is not None and v.primary is not None
+    baseline, variant = code
+    ran = (
+        _touched(baseline, [b.primary, *b.parts], x, inlined=False),
+        _touched(variant, [v.primary, *v.parts], y, inlined=False),
+    )
+    sites = (
+        f"objdump: {b.primary.name} calls {x} (baseline)",
+        f"objdump: {v.primary.name} calls {y} instead (variant)",
+    )
+    detail = {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)}
+    claim = Diagnosis(Claim.CALLEE_CHANGED, row.name, sites, samples, detail)
+    return claim, _callee_samples(baseline, x) + _callee_samples(variant, y) > 0
 
 
 def _code_changed(row: Row, baseline: VariantCode, variant: VariantCode, samples: int) -> Diagnosis:
