@@ -10,14 +10,16 @@ own cost moved the way the total moved, largest first, until they account for
 `ACCOUNTED_TARGET` of the difference or `MAX_CAUSES` are named: every one of them ran (a row of
 counted or sampled code), and its evidence is the count or share on each side plus the other
 lenses' claims about it. A pair whose counts agree within the spread between processes (or
-`SAME_COUNT` of the total) has nothing to account for and names no cause.
+`SAME_COUNT` of the total) has nothing to account for and names no cause. Vector width changes
+(asm) come first: the plainest cause of a dispatch or `-march` change, which the counts may not
+see (valgrind hides AVX-512) and a short profile may not tell.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.document import Block, Cell, Paragraph, Section, Style, Table
@@ -29,6 +31,7 @@ MAX_CAUSES = 8
 SAME_COUNT = 1e-3  # counts this close are the same code's (instructions/same_code.py)
 RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
+SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
 
 
@@ -127,7 +130,7 @@ def summarise(
     not_run = tuple(
         f"{d.get('claim')}: {d.get('function')}" for d in asm.get("changed_not_run") or []
     )
-    hidden = _hidden_from_valgrind(comparisons)
+    hidden = [h.sentence for h in hidden_dispatches(comparisons)]
     if instructions is not None:
         found = _from_instructions(instructions, claims)
         if hidden and not found[3]:
@@ -148,7 +151,9 @@ def summarise(
         return None
     source, unit, difference, causes, what = found
     accounted = sum(c.share for c in causes) if causes else None
-    text = _text(what, causes, accounted, unit, time, source, unchanged, not_run)
+    text = _width_lead(comparisons) + _text(
+        what, causes, accounted, unit, time, source, unchanged, not_run
+    )
     return Summary(
         benchmark,
         baseline,
@@ -261,10 +266,37 @@ def _all_rows(comparison: Comparison) -> list[tuple[str, float, float, str]]:
     ]
 
 
-def _hidden_from_valgrind(comparisons: Sequence[Comparison]) -> list[str]:
-    """The dispatch changes the CPU made (profile, asm) where callgrind ran the same code in both
+@dataclass(frozen=True)
+class HiddenDispatch:
+    """A dispatch change the CPU made (profile, asm) where callgrind ran the same code in both
     variants: valgrind hides AVX-512 from the code it runs, so libraries that pick a kernel by
     the CPU's features take the same path under it whatever the setting."""
+
+    cpu_baseline: str  # what the CPU ran in the baseline
+    cpu_variant: str  # ... and in the variant
+    lenses: tuple[str, ...]  # the lenses that saw the change
+    width: str  # "512 → 256-bit vectors", or ""
+    valgrind_ran: str  # the function callgrind ran in both variants, "" when neither
+    valgrind_per_iteration: float = 0.0
+
+    @property
+    def sentence(self) -> str:
+        valgrind = (
+            f"valgrind ran {self.valgrind_ran} in both ({self.valgrind_per_iteration:,.0f} "
+            "instructions per iteration each)"
+            if self.valgrind_ran
+            else "valgrind ran neither differently"
+        )
+        shape = f", {self.width}" if self.width else ""
+        return (
+            f"the CPU ran {self.cpu_baseline} → {self.cpu_variant} "
+            f"({', '.join(self.lenses)}{shape}), {valgrind}"
+        )
+
+
+def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]:
+    """The dispatch changes of one pair's profile and asm comparisons that callgrind did not
+    see: neither function's count changed, and one of them ran in both variants under it."""
     instructions = _first(comparisons, Metric.INSTRUCTIONS)
     if instructions is None:
         return []
@@ -276,14 +308,9 @@ def _hidden_from_valgrind(comparisons: Sequence[Comparison]) -> list[str]:
         if presence == "both" and name not in changed
     }
     pairs: dict[tuple[str, str], list[str]] = {}
-    widths: dict[str, str] = {}
+    widths = _widths(comparisons)
     for metric in (Metric.PROFILE, Metric.ASM):
         for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
-            if diagnosis.get("claim") == "vector_width_changed":
-                detail = diagnosis.get("detail") or {}
-                widths[fold_clones(str(diagnosis.get("function")))] = (
-                    f"{detail.get('from')} → {detail.get('to')}-bit vectors"
-                )
             if diagnosis.get("claim") != "dispatch_changed":
                 continue
             detail = diagnosis.get("detail") or {}
@@ -293,17 +320,102 @@ def _hidden_from_valgrind(comparisons: Sequence[Comparison]) -> list[str]:
             pairs.setdefault((old, new), []).append(str(metric))
     out = []
     for (old, new), lenses in pairs.items():
-        under = [name for name in (new, old) if name in ran_both]
-        valgrind = (
-            f"valgrind ran {under[0]} in both ({ran_both[under[0]]:,.0f} instructions per "
-            "iteration each)"
-            if under
-            else "valgrind ran neither differently"
-        )
+        under = next((name for name in (new, old) if name in ran_both), "")
         width = widths.get(fold_clones(old))
-        shape = f", {width}" if width else ""
-        out.append(f"the CPU ran {old} → {new} ({', '.join(lenses)}{shape}), {valgrind}")
+        out.append(
+            HiddenDispatch(
+                old,
+                new,
+                tuple(lenses),
+                f"{width[0]} → {width[1]}-bit vectors" if width else "",
+                under,
+                ran_both.get(under, 0.0),
+            )
+        )
     return out
+
+
+@dataclass(frozen=True)
+class _WidthChange:
+    """A function's widest vector register changed (a lens's vector_width_changed claim)."""
+
+    function: str  # clones folded
+    bits: tuple[Any, Any]  # (baseline, variant); None: no vector register
+    lens: str
+    samples: float
+
+
+def _width_changes(comparisons: Sequence[Comparison]) -> list[_WidthChange]:
+    """The asm's (and profile's) vector_width_changed claims, one per function, most sampled
+    first."""
+    found: dict[str, _WidthChange] = {}
+    for metric in (Metric.ASM, Metric.PROFILE):
+        for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
+            if diagnosis.get("claim") != "vector_width_changed":
+                continue
+            detail = diagnosis.get("detail") or {}
+            function = fold_clones(str(diagnosis.get("function")))
+            samples = float(diagnosis.get("samples") or 0.0)
+            bits = (detail.get("from"), detail.get("to"))
+            found.setdefault(function, _WidthChange(function, bits, str(metric), samples))
+    return sorted(found.values(), key=lambda w: -w.samples)
+
+
+def _widths(comparisons: Sequence[Comparison]) -> dict[str, tuple[Any, Any]]:
+    """Function (clones folded) -> (baseline, variant) widest vector register in bits."""
+    return {w.function: w.bits for w in _width_changes(comparisons)}
+
+
+def _width_lead(comparisons: Sequence[Comparison]) -> str:
+    """The vector width changes, as the summary's first words: the plainest cause of a dispatch
+    or -march change, which the counts (valgrind hides AVX-512) and a short profile may miss."""
+    changes = _width_changes(comparisons)
+    if not changes:
+        return ""
+    dispatched: dict[str, str] = {}
+    for metric in (Metric.ASM, Metric.PROFILE):
+        for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
+            detail = diagnosis.get("detail") or {}
+            if diagnosis.get("claim") == "dispatch_changed" and detail.get("from"):
+                function = fold_clones(str(diagnosis.get("function")))
+                dispatched.setdefault(function, f"{detail['from']} → {detail.get('to')}")
+    words = []
+    for change in changes[:SHOWN_WIDTHS]:
+        name = dispatched.get(change.function, change.function)
+        old, new = (f"{bits}-bit" if bits else "no" for bits in change.bits)
+        words.append(f"{name}: {old} → {new} vectors ({change.lens})")
+    more = len(changes) - SHOWN_WIDTHS
+    return "; ".join(words) + (f"; and {more} more" if more > 0 else "") + ". "
+
+
+def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """The comparisons with each instructions row whose function valgrind ran in both variants
+    while the CPU ran another dispatch target (`hidden_dispatches`) saying what the CPU ran
+    (`FunctionDelta.cpu_ran`), so the row says it where it is shown, not only the summary."""
+    groups: dict[tuple[str, str, str], list[Comparison]] = {}
+    for comparison in comparisons:
+        key = (comparison.benchmark, comparison.baseline, comparison.variant)
+        groups.setdefault(key, []).append(comparison)
+    annotated: dict[int, Comparison] = {}
+    for mine in groups.values():
+        ran = {h.valgrind_ran: (h.cpu_baseline, h.cpu_variant) for h in hidden_dispatches(mine)}
+        ran.pop("", None)
+        if not ran:
+            continue
+        # imported only here: the instructions lens's modules are slow to import
+        from perflab.lenses.instructions.analyse import InstructionsDetails
+
+        instructions = _first(mine, Metric.INSTRUCTIONS)
+        if instructions is None or not isinstance(instructions.details, InstructionsDetails):
+            continue
+        details = instructions.details
+        functions = tuple(
+            replace(d, cpu_ran=ran[d.name]) if d.name in ran else d for d in details.functions
+        )
+        annotated[id(instructions)] = replace(
+            instructions, details=replace(details, functions=functions)
+        )
+    return [annotated.get(id(c), c) for c in comparisons]
 
 
 def _no_difference(comparison: Comparison, before: float, after: float) -> bool:

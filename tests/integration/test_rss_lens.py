@@ -44,3 +44,28 @@ def test_a_command_that_touches_more_memory_shows_it() -> None:
     (comparison,) = result.comparisons
     assert comparison.event == MAXRSS_KB
     assert comparison.ratio > 3 and comparison.verdict is Verdict.SLOWER
+
+
+def test_tracemalloc_s_peak_of_native_tensors_is_no_verdict() -> None:
+    """torch allocates a tensor's memory itself: tracemalloc's peak is a few hundred bytes of
+    Python objects in both variants (a relu into a new tensor of 16 MB, and one copied into
+    another), while peak RSS grows by the copy. The peak allocated gets no verdict, and a note
+    says why."""
+    pytest.importorskip("torch")
+    experiment = api.make_experiment(
+        stmt="y = f(x)",
+        setup="import os, torch; x = torch.randn(4 << 20)\n"
+        "f = (lambda t: t.relu().clone()) if os.environ.get('COPY') else (lambda t: t.relu())",
+        variants=["out", "copy env.COPY=1"],
+        metrics="rss",
+        min_generations=4,  # peak RSS told apart: the rule rests on its verdict
+        sample_target_ms=1,
+        seed=1,
+    )
+    result = api.run(experiment, store_path=None).raise_on_failure()
+    by_event = {c.event: c for c in result.comparisons}
+    assert by_event[MAXRSS_KB].verdict is Verdict.SLOWER  # the copy's 16 MB
+    peak = by_event[PEAK_ALLOC_BYTES]
+    assert peak.variant_value < 4096  # Python objects only, not the tensors' 16 MB
+    assert peak.verdict is Verdict.INCONCLUSIVE
+    assert [n for n in result.notes if "is not the memory change" in n.message]

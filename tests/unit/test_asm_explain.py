@@ -397,3 +397,33 @@ def test_unnamed_samples_and_vanished_objects_are_said_per_object(tmp_path: Path
     assert len(messages) == 2
     jit = ProfiledRegion((CodeSample("//anon", "", None, 30.0), *region.samples), ())
     assert any("without a file (JIT" in note.message for note in _symbol_notes(jit))
+
+
+def test_a_retargeted_call_whose_callees_never_ran_is_listed_apart() -> None:
+    """CPython 3.11 -> 3.12's list_dealloc calls PyThreadState_Get@plt, then
+    _PyThreadState_UncheckedGet@plt: the caller ran in both, a few samples landed on the
+    baseline's call site, and perf sampled neither callee. The claim would be about code that
+    did not run: listed apart, not claimed."""
+
+    def caller(target: int, name: str, call_site_samples: float) -> FunctionListing:
+        rel = (target - 0x1006).to_bytes(4, "little")
+        return build_listing(
+            name="list_dealloc",
+            symbol="list_dealloc",
+            object_path="/lib/libpython.so",
+            address=0x1000,
+            code=bytes.fromhex("90e8") + rel + bytes.fromhex("c3"),  # nop; call target; ret
+            resolve={target: name}.get,
+            costs={0x1000: 61.0, 0x1001: call_site_samples},
+        )
+
+    base = code(caller(0x2000, "PyThreadState_Get@plt", 4.0))
+    new = code(caller(0x3000, "_PyThreadState_UncheckedGet@plt", 0.0))
+    rows = explain(base, new)
+    assert claims(rows) == []
+    [change] = [d for row in rows for d in row.not_run]
+    assert (str(change.claim), change.function) == ("callee_changed", "list_dealloc")
+    # once perf sampled the callee (its PLT stub here), the same change is claimed
+    sampled = code(caller(0x2000, "PyThreadState_Get@plt", 4.0),
+                   family_samples={"PyThreadState_Get@plt": 12.0})  # fmt: skip
+    assert claims(explain(sampled, new)) == [("callee_changed", "list_dealloc")]

@@ -3,7 +3,7 @@ difference, only code that ran, nothing for identical code, every cause with its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.document import Table
@@ -122,5 +122,73 @@ def test_a_dispatch_change_valgrind_cannot_see_is_said_with_both_names() -> None
     assert "dgemm_kernel_SKYLAKEX → dgemm_kernel_HASWELL" in hidden
     assert "512 → 256-bit" in hidden and "valgrind ran dgemm_kernel_HASWELL in both" in hidden
     assert "cannot see what changed" in summary.text
+    # the width comes first, with the pair of kernels that ran
+    assert summary.text.startswith(
+        "dgemm_kernel_SKYLAKEX → dgemm_kernel_HASWELL: 512-bit → 256-bit vectors (asm). "
+    )
     # without a dispatch change, identical counts say nothing more
     assert summaries([same])[0].valgrind_ran_other_code == ()
+
+
+def test_a_vector_width_change_leads_the_summary() -> None:
+    # the corpus's avx2_vs_avx512: valgrind cannot run the AVX-512 build (no instructions
+    # comparison) and a short profile cannot tell the times apart; the asm saw the widths
+    profile = comparison(Metric.PROFILE, 245.0, 214.0, {"symbols": []},
+                         verdict=Verdict.INCONCLUSIVE)  # fmt: skip
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "vector_width_changed", "function": "saxpy", "samples": 38,
+         "evidence": ["disassembly: widest vector register 256 bits in saxpy.constprop.0"],
+         "detail": {"from": 256, "to": 512}},
+        {"claim": "code_changed", "function": "saxpy", "samples": 38, "evidence": []},
+    ]})  # fmt: skip
+    [summary] = summaries([profile, asm])
+    assert summary.text.startswith(
+        "saxpy: 256-bit → 512-bit vectors (asm). No difference the profile can tell"
+    )
+    # no width claim: the paragraph starts with the difference, as before
+    assert summaries([profile])[0].text.startswith("No difference the profile can tell")
+
+
+def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
+    # the same OpenBLAS pair as above, with the instructions lens's own records: the row of the
+    # kernel callgrind ran in both variants says which kernel the CPU ran instead
+    from perflab.explanation import with_cpu_ran
+    from perflab.lenses.fragments import SectionInput
+    from perflab.lenses.instructions.analyse import InstructionsDetails
+    from perflab.lenses.instructions.explain import FunctionDelta, Presence
+    from perflab.lenses.instructions.render import section
+    from perflab.measure.callgrind import FunctionId
+    from perflab.model import Benchmark, Experiment, Settings, Variant
+
+    kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",
+                           8077930.0, 8077930.0, 8077930.0, 8077930.0, Presence.BOTH)  # fmt: skip
+    other = replace(kernel, function=FunctionId("dgemm_beta_HASWELL", "libopenblas.so"))
+    details = InstructionsDetails(8776870.0, 8776863.0, (other, kernel), (), max_functions=1)
+    counted = replace(instructions([], 8776870.0, 8776863.0), details=details)
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "dispatch_changed", "function": "dgemm_kernel_SKYLAKEX", "evidence": ["perf"],
+         "detail": {"from": "dgemm_kernel_SKYLAKEX", "to": "dgemm_kernel_HASWELL"}}]})  # fmt: skip
+    annotated, same_asm = with_cpu_ran([counted, asm])
+    assert same_asm is asm
+    rows = annotated.to_json()["functions"]
+    # beyond max_functions, but the row that says the CPU ran other code is kept
+    assert [r["name"] for r in rows] == ["dgemm_beta_HASWELL", "dgemm_kernel_HASWELL"]
+    assert "cpu_ran" not in rows[0]
+    assert rows[1]["cpu_ran"] == {
+        "baseline": "dgemm_kernel_SKYLAKEX",
+        "variant": "dgemm_kernel_HASWELL",
+    }
+    experiment = Experiment(benchmarks=(Benchmark("b", stmt="x"),),
+                            variants=(Variant("py311"), Variant("py312")),
+                            settings=Settings(metrics=(Metric.INSTRUCTIONS,)))  # fmt: skip
+    (detail,) = section(SectionInput(Metric.INSTRUCTIONS, (annotated,), experiment)).subsections
+    texts = [getattr(b, "text", "") for b in detail.blocks]
+    assert "valgrind ran dgemm_kernel_HASWELL; the CPU ran dgemm_kernel_SKYLAKEX in the " \
+           "baseline (valgrind hides AVX-512 from the code it runs)" in texts  # fmt: skip
+    [table] = [b for b in detail.blocks if isinstance(b, Table)]
+    assert table.rows[-1][-1].text == "both; the CPU ran dgemm_kernel_SKYLAKEX in the baseline"
+    # the summary still says it too, from the same rule
+    [summary] = summaries([annotated, asm])
+    assert "valgrind ran dgemm_kernel_HASWELL in both" in summary.valgrind_ran_other_code[0]
+    # no dispatch change: nothing is annotated
+    assert with_cpu_ran([counted]) == [counted]

@@ -117,3 +117,24 @@ def test_commands_compare_the_peak_rss_wait4_reports() -> None:
     # the baseline's 10 MB is below the 12 MB that `true` reads: it cannot be told apart
     (note,) = analysis.notes
     assert "not above what `true` reads" in note.message and "12,000 kB" in note.message
+
+
+def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
+    from perflab.lenses.rss.analyse import tracemalloc_blind
+    from perflab.model import Comparison
+
+    def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:
+        return Comparison("b", RSS, "out", "copy", after / before, 1.0, 1.0, verdict, before,
+                          after, "B", event=event)  # fmt: skip
+
+    # torch tensors of 16 and 32 MB: Python's allocator saw a few hundred bytes of objects
+    peak = compared(PEAK_ALLOC_BYTES, 276.0, 296.0, Verdict.SLOWER)
+    rss = compared(MAXRSS_KB, 300_998.0, 375_382.0, Verdict.SLOWER)
+    blind = tracemalloc_blind(peak, rss)
+    assert blind is not None and "not the memory change" in blind and "375,382 kB" in blind
+    # peak RSS not told apart (an A/A), or moved about as much as Python allocated: no note
+    assert (
+        tracemalloc_blind(peak, compared(MAXRSS_KB, 300_998, 301_000, Verdict.EQUIVALENT)) is None
+    )
+    listed = compared(PEAK_ALLOC_BYTES, 8_000.0, 800_000.0, Verdict.SLOWER)
+    assert tracemalloc_blind(listed, compared(MAXRSS_KB, 10_000, 10_800, Verdict.SLOWER)) is None

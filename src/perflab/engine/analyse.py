@@ -9,7 +9,7 @@ from typing import Any
 
 from perflab.design_analysis import interactions_of, stack_summaries
 from perflab.engine.outputs import judge_outputs
-from perflab.explanation import summaries, summary_section
+from perflab.explanation import summaries, summary_section, with_cpu_ran
 from perflab.host import interpreter_differences, variant_differences
 from perflab.lenses.registry import lens_for
 from perflab.lenses.sections import lens_sections
@@ -65,6 +65,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     experiment = run.experiment
     analysed = _analyse_lenses(run)
     comparisons, check_notes = judge_outputs(run, analysed.comparisons)
+    comparisons = with_cpu_ran(comparisons)  # the rows valgrind ran other code on say so
     notes = analysed.notes + check_notes
     # imported here: it reads the instructions and asm lenses' analysis types, whose modules
     # take seconds to import on a loaded machine, and perflab's start-up is in the budget

@@ -12,7 +12,8 @@ Claims, each only from the evidence named:
 - dispatch_changed: another member of the family ran (perf samples of both members);
 - code_changed / vector_width_changed: the executed code of one function differs (disassembly);
   never between byte-identical objects (same build-id or content hash);
-- callee_changed: a call site calls another function (disassembly of both sides);
+- callee_changed: a call site calls another function (disassembly of both sides), and perf
+  sampled the callee it calls in at least one side (a claim is about the code that ran);
 - inlined / outlined: a callee's code is inlined into the caller in one variant (DWARF inlined
   subroutine records) and called out of line by it in the other (disassembly);
 - appeared / disappeared: sampled in one variant only, with enough samples that zero on the
@@ -332,6 +333,15 @@ def _touched(
     )
 
 
+def _callee_samples(code: VariantCode, callee: str) -> float:
+    """perf's samples on a callee's own code: its family's, and its PLT stub's. A call's claim
+    is about its callee; samples on the call site alone show the call ran, not the callee."""
+    wanted = family(_plain(callee))
+    listed = [listing for listing in code.listings if family(listing.name) == wanted]
+    stub = float(code.family_samples.get(f"{wanted}@plt", 0.0))
+    return code.samples_of(wanted, listed) + stub
+
+
 def _ran_detail(
     before: float, after: float, baseline: VariantCode, variant: VariantCode
 ) -> dict[str, Any]:
@@ -412,8 +422,8 @@ class _Findings:
     not_run: list[Diagnosis] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def add(self, claim: Diagnosis, ran: tuple[float, float]) -> None:
-        (self.diagnoses if sum(ran) > 0 else self.not_run).append(claim)
+    def add(self, claim: Diagnosis, ran: bool) -> None:
+        (self.diagnoses if ran else self.not_run).append(claim)
 
 
 def _row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained: set[str]) -> Row:
@@ -483,26 +493,39 @@ def _call_claims(
             )
             diagnosis = _inline_claim(claim, callee, row, evidence, where, samples)
             detail = {**diagnosis.detail, **_ran_detail(*ran, baseline, variant)}
-            found.add(replace(diagnosis, detail=detail), ran)
+            found.add(replace(diagnosis, detail=detail), sum(ran) > 0)
             calls.discard(callee)
             explained.add(family(callee))
     for x, y in _callee_pairs(row.change, removed, added):
-        ran = (
-            _touched(baseline, b_code, x, inlined=False),
-            _touched(variant, v_code, y, inlined=False),
-        )
-        sites = (
-            f"objdump: {b.primary.name} calls {x} (baseline)",
-            f"objdump: {v.primary.name} calls {y} instead (variant)",
-        )
-        detail = {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)}
-        found.add(Diagnosis(Claim.CALLEE_CHANGED, row.name, sites, samples, detail), ran)
+        found.add(*_retargeted(row, x, y, (baseline, variant), samples))
         explained.update({family(x), family(y)})
     if (removed or added) and not (_has_debug([b.primary]) and _has_debug([v.primary])):
         found.notes.append(
             f"calls changed in {row.name}; whether they were inlined or outlined cannot "
             f"be told: no debug info for {_base(b.primary.object_path)}: build with -g"
         )
+
+
+def _retargeted(
+    row: Row, x: str, y: str, code: tuple[VariantCode, VariantCode], samples: int
+) -> tuple[Diagnosis, bool]:
+    """The callee_changed claim of a call site that calls `x` in the baseline and `y` in the
+    variant, and whether it is about code that ran: the claim is about the callees, so one of
+    them must have samples, not only the call site."""
+    b, v = row.baseline, row.variant
+    assert b.primary is not None and v.primary is not None
+    baseline, variant = code
+    ran = (
+        _touched(baseline, [b.primary, *b.parts], x, inlined=False),
+        _touched(variant, [v.primary, *v.parts], y, inlined=False),
+    )
+    sites = (
+        f"objdump: {b.primary.name} calls {x} (baseline)",
+        f"objdump: {v.primary.name} calls {y} instead (variant)",
+    )
+    detail = {"from": x, "to": y, **_ran_detail(*ran, baseline, variant)}
+    claim = Diagnosis(Claim.CALLEE_CHANGED, row.name, sites, samples, detail)
+    return claim, _callee_samples(baseline, x) + _callee_samples(variant, y) > 0
 
 
 def _code_changed(row: Row, baseline: VariantCode, variant: VariantCode, samples: int) -> Diagnosis:

@@ -152,7 +152,7 @@ class InstructionsDetails:
             "attribution": self.attribution,
             "baseline_repeats": list(self.baseline_repeats),
             "variant_repeats": list(self.variant_repeats),
-            "functions": [_function_json(d) for d in self.functions[: self.max_functions]],
+            "functions": [_function_json(d) for d in self._shown_functions()],
             "inlining_changes": [change.to_json() for change in self.inlining],
             "diagnoses": [change.diagnosis().to_json() for change in self.inlining],
             "cannot_tell": [entry.to_json() for entry in self.cannot_tell],
@@ -169,6 +169,12 @@ class InstructionsDetails:
         if self.layers:
             out["layers"] = [layer.to_json() for layer in self.layers]
         return out
+
+    def _shown_functions(self) -> tuple[FunctionDelta, ...]:
+        """The `max_functions` largest changes, and every row that says the CPU ran other code
+        (its count did not change: it would fall below the cap)."""
+        shown = self.functions[: self.max_functions]
+        return shown + tuple(d for d in self.functions[self.max_functions :] if d.cpu_ran)
 
 
 def _function_json(d: FunctionDelta) -> dict[str, Any]:
@@ -190,6 +196,8 @@ def _function_json(d: FunctionDelta) -> dict[str, Any]:
         out["signature_changed"] = {"from": d.baseline_name, "to": d.name}
     if d.variant_object is not None:
         out["variant_object"] = d.variant_object
+    if d.cpu_ran is not None:
+        out["cpu_ran"] = {"baseline": d.cpu_ran[0], "variant": d.cpu_ran[1]}
     return out
 
 

@@ -55,6 +55,9 @@ class FunctionDelta:
     # the variant's file name of the object, when it is another build of the baseline's under
     # another name (libpython3.11.so.1.0 / libpython3.12.so.1.0: `measure.object_names`)
     variant_object: str | None = None
+    # (baseline, variant): what the CPU ran where callgrind ran this function in both, set when
+    # the other lenses saw another dispatch target (valgrind hides AVX-512: perflab.explanation)
+    cpu_ran: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:

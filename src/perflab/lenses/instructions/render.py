@@ -43,9 +43,28 @@ def _value(comparison: Comparison, value: float) -> str:
     return count(value)
 
 
+def _cpu_ran(function: Mapping[str, Any]) -> str:
+    """'the CPU ran Y in the baseline' for a row whose function the CPU did not run in every
+    variant though valgrind did (another dispatch target: `cpu_ran`), else ''."""
+    cpu_ran = function.get("cpu_ran") or {}
+    name = function.get("name")
+    other = [
+        f"{cpu_ran[side]} in the {side}"
+        for side in ("baseline", "variant")
+        if cpu_ran.get(side) and cpu_ran[side] != name
+    ]
+    return f"the CPU ran {' and '.join(other)}" if other else ""
+
+
+def _presence(function: Mapping[str, Any]) -> str:
+    presence = str(function.get("presence", "")).replace("_", " ")
+    other = _cpu_ran(function)
+    return f"{presence}; {other}" if other else presence
+
+
 def _functions_table(comparison: Comparison, data: Mapping[str, Any]) -> Table | None:
     functions = sorted(
-        (f for f in data.get("functions") or [] if f.get("delta")),
+        (f for f in data.get("functions") or [] if f.get("delta") or f.get("cpu_ran")),
         key=lambda f: -abs(f.get("delta") or 0.0),
     )
     rows = [
@@ -59,7 +78,7 @@ def _functions_table(comparison: Comparison, data: Mapping[str, Any]) -> Table |
             Cell(count(f.get("variant"))),
             signed(f.get("delta")),
             Cell(count(f.get("variant_inclusive"))),
-            Cell(str(f.get("presence", "")).replace("_", " ")),
+            Cell(_presence(f)),
         )
         for f in functions
     ]
@@ -121,6 +140,13 @@ def section(view: SectionInput) -> Section:
         layers = _layers_table(data)
         if layers is not None:
             blocks.append(layers)
+        for function in data.get("functions") or []:
+            if _cpu_ran(function):
+                text = (
+                    f"valgrind ran {function.get('name')}; {_cpu_ran(function)} "
+                    "(valgrind hides AVX-512 from the code it runs)"
+                )
+                blocks.append(Paragraph(text, Style.EMPHASIS))
         functions = _functions_table(comparison, data)
         if functions is not None:
             blocks.append(functions)
