@@ -33,7 +33,7 @@ from perflab.lenses.time.measure import (
     command_unit_blocks,
     precise_enough,
 )
-from perflab.model import RunStatus, Sample, Settings
+from perflab.records.model import RunStatus, Sample, Settings
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples, verdict_for
 from perflab.stats.preemption import Preemption
 from perflab.store import Store

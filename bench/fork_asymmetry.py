@@ -30,11 +30,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from perflab.machine.proc import SubprocessRunner  # noqa: E402
 from perflab.measure.fork_server import ForkServer  # noqa: E402
 from perflab.measure.worker_client import StatementWorker, WorkerOps  # noqa: E402
-from perflab.model import Benchmark, Variant  # noqa: E402
-from perflab.plan import block_orders  # noqa: E402
-from perflab.proc import SubprocessRunner  # noqa: E402
+from perflab.plan.schedule import block_orders  # noqa: E402
+from perflab.records.model import Benchmark, Variant  # noqa: E402
 
 PROBE_OPS = WorkerOps(
     "fork-probe",

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from perflab.lenses.torch.measure import WORKER_OPS
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.worker_client import StatementWorker, WorkerOps
-from perflab.model import Benchmark, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Variant
 
 SMALL = "import torch; x = torch.ones(1, device='cuda'); y = torch.ones(1, device='cuda')"
 MM = "import torch; a = torch.randn(4096, 4096, device='cuda'); b = torch.randn_like(a)"

@@ -33,10 +33,10 @@ from machine_facts import commit, cpu_model
 
 import perflab
 from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_artifacts import SAMPLE_NAME
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 
 SETUP = "import torch\nx = torch.ones(1)\ny = torch.ones(1)"
 STMT = "torch.add(x, y)"

@@ -34,7 +34,7 @@ from tests.unit.test_stats_sequential import (
     verdicts,
 )
 
-from perflab.model import Verdict
+from perflab.records.model import Verdict
 from perflab.stats.paired import verdict_for
 from perflab.stats.sequential import DECIDE_PROBABILITY, seconds_to_decide
 

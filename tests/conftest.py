@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from perflab.config import settings_with
 from perflab.measure.cpu_lock import LOCK_DIR_VARIABLE
-from perflab.model import Settings
+from perflab.plan.config import settings_with
+from perflab.records.model import Settings
 
 # Small budgets: tests check behaviour, not precision (bench/ measures that).
 FAST = settings_with(

@@ -16,19 +16,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # first: its clock is when perflab started in this process
-from perflab import started as _started  # noqa: F401
-from perflab.version import __version__
+from perflab.machine import started as _started  # noqa: F401
+from perflab.records.version import __version__
 
 if TYPE_CHECKING:
     from perflab.api import asm_views, compare, list_runs, load_run, make_experiment, run, show
-    from perflab.errors import (
+    from perflab.records.errors import (
         BenchmarkFailedError,
         ConfigError,
         PerflabError,
         StoreError,
         ToolUnavailableError,
     )
-    from perflab.model import (
+    from perflab.records.model import (
         Benchmark,
         Comparison,
         Experiment,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         Variant,
         Verdict,
     )
-    from perflab.results import RunResult
+    from perflab.records.results import RunResult
 
 _HOMES = {
     "asm_views": "perflab.api",
@@ -48,20 +48,20 @@ _HOMES = {
     "make_experiment": "perflab.api",
     "run": "perflab.api",
     "show": "perflab.api",
-    "RunResult": "perflab.results",
-    "BenchmarkFailedError": "perflab.errors",
-    "ConfigError": "perflab.errors",
-    "PerflabError": "perflab.errors",
-    "StoreError": "perflab.errors",
-    "ToolUnavailableError": "perflab.errors",
-    "Benchmark": "perflab.model",
-    "Comparison": "perflab.model",
-    "Experiment": "perflab.model",
-    "Metric": "perflab.model",
-    "RunStatus": "perflab.model",
-    "Settings": "perflab.model",
-    "Variant": "perflab.model",
-    "Verdict": "perflab.model",
+    "RunResult": "perflab.records.results",
+    "BenchmarkFailedError": "perflab.records.errors",
+    "ConfigError": "perflab.records.errors",
+    "PerflabError": "perflab.records.errors",
+    "StoreError": "perflab.records.errors",
+    "ToolUnavailableError": "perflab.records.errors",
+    "Benchmark": "perflab.records.model",
+    "Comparison": "perflab.records.model",
+    "Experiment": "perflab.records.model",
+    "Metric": "perflab.records.model",
+    "RunStatus": "perflab.records.model",
+    "Settings": "perflab.records.model",
+    "Variant": "perflab.records.model",
+    "Verdict": "perflab.records.model",
 }
 
 

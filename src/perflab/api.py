@@ -7,7 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.config import (
+from perflab.engine import analyse_run, compare_runs, run_experiment
+from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
+from perflab.git.repo import find_repository
+from perflab.lenses.registry import DESCRIPTORS
+from perflab.machine.proc import SubprocessRunner
+from perflab.measure.lens import ProgressReporter
+from perflab.plan.config import (
     ONLY_VARIANT,
     check_keys_apply,
     check_variants,
@@ -18,16 +24,10 @@ from perflab.config import (
     setting_fields,
     settings_with,
 )
-from perflab.designs import Design, plan_matrix, plan_stack, with_design
-from perflab.engine import analyse_run, compare_runs, run_experiment
-from perflab.errors import ConfigError
-from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
-from perflab.git.repo import find_repository
-from perflab.lenses.registry import DESCRIPTORS
-from perflab.measure.lens import ProgressReporter
-from perflab.model import BenchmarkKind, Experiment, Metric, Settings, Variant
-from perflab.proc import SubprocessRunner
-from perflab.results import RunResult
+from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.records.errors import ConfigError
+from perflab.records.model import BenchmarkKind, Experiment, Metric, Settings, Variant
+from perflab.records.results import RunResult
 from perflab.store import RunSummary, Store, StoredRun, open_store
 from perflab.store.health import StoreHealth
 from perflab.store.health import check_store as _check_store
@@ -235,7 +235,7 @@ def run(
     store = open_store(store_path) if store_path is not None else Store.in_memory()
     try:
         if experiment.settings.ray:
-            from perflab.cluster import run_on_cluster  # imports Ray: only here
+            from perflab.engine.cluster import run_on_cluster  # imports Ray: only here
 
             return run_on_cluster(experiment, store=store, progress=progress, cache_dir=cache_dir)
         return run_experiment(

@@ -16,18 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from perflab import api
-from perflab.bisect import (
-    BisectResult,
-    BisectStep,
-    Commit,
-    SearchOutcome,
-    StepOutcome,
-    StepState,
-    classify,
-    search,
-)
-from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.git.prepare import WORKING_TREE_PATCH
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
@@ -38,13 +26,25 @@ from perflab.git.repo import (
     split_range,
     working_tree_patch,
 )
-from perflab.model import Experiment, Metric, Settings, Variant
-from perflab.proc import SubprocessRunner
-from perflab.results import RunResult
+from perflab.machine.proc import SubprocessRunner
+from perflab.measure.git_prepare import WORKING_TREE_PATCH
+from perflab.plan.bisect_search import (
+    BisectResult,
+    BisectStep,
+    Commit,
+    SearchOutcome,
+    StepOutcome,
+    StepState,
+    classify,
+    search,
+)
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.model import Experiment, Metric, Settings, Variant
+from perflab.records.results import RunResult
+from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from perflab.stats.changepoints import change_points
 from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
-from perflab.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 
 
 @dataclass(frozen=True)

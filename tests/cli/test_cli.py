@@ -167,7 +167,7 @@ def test_help_explains_variants() -> None:
 
 
 def test_experiment_file_from_the_docs_parses(tmp_path: Path) -> None:
-    from perflab.config import load_experiment
+    from perflab.plan.config import load_experiment
 
     experiment = load_experiment(Path(__file__).parents[2] / "examples" / "experiment.toml")
     assert len(experiment.variants) >= 2 and experiment.benchmarks
@@ -231,9 +231,9 @@ def test_a_failure_is_said_once_where_it_is_read(
 
     from perflab.cli.main import _report_failures
     from perflab.cli.options import OutputOptions
-    from perflab.errors import BenchmarkFailedError
-    from perflab.model import Benchmark, Experiment, RunStatus, Variant
-    from perflab.results import RunResult
+    from perflab.records.errors import BenchmarkFailedError
+    from perflab.records.model import Benchmark, Experiment, RunStatus, Variant
+    from perflab.records.results import RunResult
 
     failure = BenchmarkFailedError("the setup raised", variant="B", detail="ZeroDivisionError")
     result = RunResult(

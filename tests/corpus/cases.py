@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perflab.model import Variant
+from perflab.records.model import Variant
 
 from . import sources
 from .scoring import Expect, fold

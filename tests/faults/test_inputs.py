@@ -115,8 +115,8 @@ def test_unicode_variant_names(tmp_path: Path) -> None:
 def test_hanging_setup_is_reported_as_the_setup(monkeypatch: pytest.MonkeyPatch) -> None:
     """A setup that hangs (time.sleep(1000) in --setup)"""
     from perflab import api
-    from perflab.errors import BenchmarkFailedError
     from perflab.measure import worker_client
+    from perflab.records.errors import BenchmarkFailedError
 
     monkeypatch.setattr(worker_client, "STARTUP_TIMEOUT_S", 2.0)
     experiment = api.make_experiment(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.host import default_measurement_cpu, online_cpus
+from perflab.machine.host import default_measurement_cpu, online_cpus
 from perflab.measure.cpu_lock import LOCK_DIR_VARIABLE, holder
 from tests.faults.running import QUICK, processes_left, start
 

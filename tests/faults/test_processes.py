@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from perflab.machine.proc import SubprocessRunner, stopped_processes
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import StatementWorker
-from perflab.model import Benchmark, Variant
-from perflab.proc import SubprocessRunner, stopped_processes
+from perflab.records.model import Benchmark, Variant
 from tests.faults.running import (
     QUICK,
     processes_left,

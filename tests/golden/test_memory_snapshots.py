@@ -5,15 +5,15 @@ new output by eye."""
 
 from __future__ import annotations
 
-from perflab.document import Section
 from perflab.engine import with_sections
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import analyse_memory
-from perflab.model import Benchmark, Experiment, RunStatus, Settings, Variant
+from perflab.records.document import Section
+from perflab.records.model import Benchmark, Experiment, RunStatus, Settings, Variant
+from perflab.records.results import RunResult
 from perflab.report.html import render_html
 from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section
-from perflab.results import RunResult
 from tests.golden.test_report_snapshots import _terminal, check
 from tests.unit.test_memory_lens import data, stored
 

@@ -11,11 +11,11 @@ import pytest
 from rich.console import Console
 
 from perflab import api
+from perflab.records.results import RunResult
 from perflab.report.html import render_html
 from perflab.report.json_report import render_json
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_terminal
-from perflab.results import RunResult
 
 pytestmark = pytest.mark.integration
 

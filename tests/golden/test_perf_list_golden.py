@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from perflab.events import (
+from perflab.machine.events import (
     NO_PMU,
     Countable,
     find_events,
@@ -18,7 +18,7 @@ from perflab.events import (
     unlisted_generic_events,
     with_trial,
 )
-from perflab.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
 from perflab.report.machine_views import render_event_search
 
 DATA = Path(__file__).parent / "data" / "perf"

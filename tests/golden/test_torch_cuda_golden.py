@@ -25,7 +25,7 @@ from perflab.lenses.torch.ops import (
 )
 from perflab.lenses.torch.render import section
 from perflab.measure.lens import BenchmarkData
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.report.terminal import render_section
 from tests.unit.test_torch_ops import stored
 

@@ -17,11 +17,11 @@ from perflab.lenses.asm import elf_code
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure import debuginfo
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 
 pytestmark = [
     pytest.mark.integration,

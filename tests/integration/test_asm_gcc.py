@@ -21,9 +21,9 @@ from perflab.lenses.asm.machine_code import (
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import PerfRecordSource
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 
 pytestmark = [
     pytest.mark.integration,

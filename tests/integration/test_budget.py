@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from perflab.api import make_experiment
-from perflab.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
 from perflab.engine import run_experiment
 from perflab.lenses.registry import descriptor_for
+from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.probe import probe_benchmark
-from perflab.model import Benchmark, Experiment, Metric, RunStatus, Severity, Variant
-from perflab.proc import Completed, LaunchSpec, SubprocessRunner
+from perflab.plan.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
+from perflab.records.model import Benchmark, Experiment, Metric, RunStatus, Severity, Variant
 from perflab.store import Store
 from tests.conftest import FAST
 
@@ -162,7 +162,7 @@ def test_a_measured_slowdown_plans_longer_shares() -> None:
 def test_perflabs_start_up_is_counted_from_perflab_not_from_the_process() -> None:
     # a shell that sleeps, then execs perflab in the process it created before the sleep
     program = (
-        "import time, perflab.started as s, perflab.host as h; "
+        "import time, perflab.machine.started as s, perflab.machine.host as h; "
         "print(time.monotonic() - s.STARTED_AT_S, h.process_age_s())"
     )
     done = subprocess.run(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.host import default_measurement_cpu, online_cpus
+from perflab.machine.host import default_measurement_cpu, online_cpus
 from perflab.measure.cpu_lock import holder
 from tests.faults.running import QUICK, start
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer
-from perflab.model import Benchmark, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Variant
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from perflab import api
-from perflab.bisect import StepState
-from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.git.repo import GitError
-from perflab.model import Metric, Verdict
+from perflab.plan.bisect_search import StepState
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.model import Metric, Verdict
+from perflab.records.results import RunResult
 from perflab.report.history import check_markdown, history_html
-from perflab.results import RunResult
 from perflab.workflows import Benchmarked, bisect, check, history
 
 from .merged_repo import (

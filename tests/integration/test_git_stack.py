@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from perflab import api
-from perflab.errors import ConfigError
-from perflab.model import Metric, Verdict
+from perflab.records.errors import ConfigError
+from perflab.records.model import Metric, Verdict
+from perflab.records.results import InteractionVerdict, RunResult
 from perflab.report.json_report import run_to_json
-from perflab.results import InteractionVerdict, RunResult
 
 pytestmark = [
     pytest.mark.integration,

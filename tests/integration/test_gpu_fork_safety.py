@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer, ForkServers
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession
-from perflab.model import Benchmark, Experiment, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.worker import statement_worker
 from tests.conftest import FAST
 

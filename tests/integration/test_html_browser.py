@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from perflab.design_analysis import stack_summaries
+from perflab.analyse.design_analysis import stack_summaries
 from perflab.engine import with_sections
-from perflab.model import Comparison, Metric, Variant, Verdict
+from perflab.records.model import Comparison, Metric, Variant, Verdict
+from perflab.records.results import Interaction, InteractionVerdict, RunResult
 from perflab.report.html import render_html
-from perflab.results import Interaction, InteractionVerdict, RunResult
 from tests.unit.test_html_report import synthetic_run
 
 pytestmark = pytest.mark.integration

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from perflab.errors import BenchmarkFailedError, ConfigError
+from perflab.analyse.same_work import same_work_notes
 from perflab.lenses.instructions.measure import InstructionsLens
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
-from perflab.proc import SubprocessRunner
-from perflab.same_work import same_work_notes
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 
 pytestmark = [
     pytest.mark.integration,

@@ -17,11 +17,11 @@ from perflab import api
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.measure import MemoryLens
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.results import RunResult
 from perflab.report.markdown import render_markdown
-from perflab.results import RunResult
 
 pytestmark = [
     pytest.mark.integration,

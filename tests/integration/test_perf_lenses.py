@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from perflab.doctor import diagnose
-from perflab.events import Countable, search_events
 from perflab.lenses.counters.measure import CountersLens
 from perflab.lenses.profile.measure import ProfileLens
+from perflab.machine.doctor import diagnose
+from perflab.machine.events import Countable, search_events
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.perf_record import RecordOptions, record_statement_profile
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 
 pytestmark = [
     pytest.mark.integration,

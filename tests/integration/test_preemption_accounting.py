@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.commands import CommandLauncher
 from perflab.measure.worker_client import StatementWorker
-from perflab.model import Benchmark, Metric, Sample, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.model import Benchmark, Metric, Sample, Variant
 from perflab.stats.preemption import lost_share
 
 pytestmark = pytest.mark.integration

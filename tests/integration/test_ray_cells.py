@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 from perflab import api
-from perflab import cluster as cluster_module
-from perflab.cluster import ABANDONED, CLUSTER_METRIC
+from perflab.engine import cluster as cluster_module
+from perflab.engine.cluster import ABANDONED, CLUSTER_METRIC
 from perflab.git.bundle import node_repository
-from perflab.model import Experiment, Metric, RunStatus
+from perflab.records.model import Experiment, Metric, RunStatus
 from perflab.store import Store
 from tests.conftest import FAST
 

@@ -8,7 +8,7 @@ import pytest
 
 from perflab import api
 from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES
-from perflab.model import Verdict
+from perflab.records.model import Verdict
 
 pytestmark = pytest.mark.integration
 

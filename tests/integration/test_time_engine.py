@@ -12,8 +12,8 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
-from perflab.errors import BenchmarkFailedError, ConfigError, StoreError
-from perflab.model import Experiment, Metric, RunStatus, Verdict
+from perflab.records.errors import BenchmarkFailedError, ConfigError, StoreError
+from perflab.records.model import Experiment, Metric, RunStatus, Verdict
 from perflab.store import Store
 from tests.conftest import FAST
 

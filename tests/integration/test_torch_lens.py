@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from perflab.errors import BenchmarkFailedError
 from perflab.lenses.torch.measure import WORKER_OPS, torch_profile
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import StatementWorker, WorkerOps
-from perflab.model import Benchmark, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Benchmark, Variant
 
 torch = pytest.importorskip("torch")
 

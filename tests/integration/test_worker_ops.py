@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from perflab.errors import BenchmarkFailedError
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.worker_client import StatementWorker, WorkerOps
-from perflab.model import Benchmark, Variant
-from perflab.proc import SubprocessRunner
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Benchmark, Variant
 
 pytestmark = pytest.mark.integration
 

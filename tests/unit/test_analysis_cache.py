@@ -160,7 +160,7 @@ def test_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: Path) -> None:
-    from perflab.doctor import analysis_cache_check
+    from perflab.machine.doctor import analysis_cache_check
 
     cache = AnalysisCache(tmp_path, max_bytes=2**30)
     cache.put("k", ["a"], "x" * 100)
@@ -171,7 +171,7 @@ def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: 
 
 
 def test_analysis_leaves_the_cpu_another_perflab_run_measures_on() -> None:
-    from perflab.host import online_cpus
+    from perflab.machine.host import online_cpus
     from perflab.measure.analysis_parallel import analysis_cpus
 
     cpus = online_cpus()

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from perflab.bisect import Commit, StepOutcome, StepState, parse_threshold, search
-from perflab.errors import ConfigError
+from perflab.plan.bisect_search import Commit, StepOutcome, StepState, parse_threshold, search
+from perflab.records.errors import ConfigError
 
 
 def line(n: int) -> list[Commit]:

@@ -9,7 +9,22 @@ import os
 
 import pytest
 
-from perflab.budget import (
+from perflab.lenses.instructions.cost import (
+    CALLGRIND_COUNTED_S,
+    CALLGRIND_TOGGLED_COUNTED_S,
+    VALGRIND_START_S,
+    VALGRIND_STARTUP_SLOWDOWN,
+    instructions_cost,
+)
+from perflab.lenses.memory.cost import memory_cost
+from perflab.lenses.registry import descriptor_for
+from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
+from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_generation_s
+from perflab.lenses.torch.cost import TORCH_BLOCKS, TORCH_PROFILE_OVERHEAD, TORCH_PROFILER_START_S
+from perflab.machine.host import process_age_s
+from perflab.machine.proc import Completed, FakeRunner
+from perflab.measure.probe import _beside, measure_speed
+from perflab.plan.budget import (
     ANALYSIS_S,
     REFERENCE_S,
     REPORT_S,
@@ -24,22 +39,7 @@ from perflab.budget import (
     plan_budget,
     side_by_side_s,
 )
-from perflab.host import process_age_s
-from perflab.lenses.instructions.cost import (
-    CALLGRIND_COUNTED_S,
-    CALLGRIND_TOGGLED_COUNTED_S,
-    VALGRIND_START_S,
-    VALGRIND_STARTUP_SLOWDOWN,
-    instructions_cost,
-)
-from perflab.lenses.memory.cost import memory_cost
-from perflab.lenses.registry import descriptor_for
-from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
-from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_generation_s
-from perflab.lenses.torch.cost import TORCH_BLOCKS, TORCH_PROFILE_OVERHEAD, TORCH_PROFILER_START_S
-from perflab.measure.probe import _beside, measure_speed
-from perflab.model import BenchmarkKind, Metric, Settings
-from perflab.proc import Completed, FakeRunner
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 QUICK = CostProbe(
     BenchmarkKind.STATEMENT,

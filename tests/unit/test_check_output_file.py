@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.options import build_parser, run_options
-from perflab.errors import BenchmarkFailedError
+from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
 from perflab.measure import output_check
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.model import Benchmark, Experiment, Settings, Variant
-from perflab.proc import Completed, FakeRunner, LaunchSpec
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Benchmark, Experiment, Settings, Variant
 
 
 def _context(tmp_path: Path, runner: FakeRunner, written: str | None) -> LensContext:

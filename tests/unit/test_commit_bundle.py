@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from perflab.errors import ConfigError
 from perflab.git.bundle import bundle_commits, node_repository, unpack_commits
-from perflab.git.prepare import VariantPreparer
-from perflab.model import Benchmark, Experiment, Variant
-from perflab.proc import SubprocessRunner
+from perflab.machine.proc import SubprocessRunner
+from perflab.measure.git_prepare import VariantPreparer
+from perflab.records.errors import ConfigError
+from perflab.records.model import Benchmark, Experiment, Variant
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

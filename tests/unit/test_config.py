@@ -3,9 +3,9 @@ from pathlib import Path
 import pytest
 
 from perflab.api import make_experiment
-from perflab.config import expand_grid, load_experiment, parse_metrics, parse_variant
-from perflab.errors import ConfigError
-from perflab.model import BenchmarkKind, Metric
+from perflab.plan.config import expand_grid, load_experiment, parse_metrics, parse_variant
+from perflab.records.errors import ConfigError
+from perflab.records.model import BenchmarkKind, Metric
 
 
 def test_variant_words_are_split_like_a_shell() -> None:
@@ -139,7 +139,7 @@ def test_missing_experiment_file(tmp_path: Path) -> None:
 
 
 def test_layers_are_validated() -> None:
-    from perflab.config import parse_layer
+    from perflab.plan.config import parse_layer
 
     assert parse_layer("kernel=at::native") == ("kernel", "at::native")
     with pytest.raises(ConfigError, match="NAME=REGEX"):

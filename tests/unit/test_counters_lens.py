@@ -21,8 +21,9 @@ from perflab.lenses.counters.analyse import (
 )
 from perflab.lenses.counters.measure import parse_arch_status, probe_events
 from perflab.lenses.counters.perf_stat import Availability
+from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import (
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Experiment,
@@ -32,7 +33,6 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import Completed, FakeRunner, LaunchSpec
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)

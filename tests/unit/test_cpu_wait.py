@@ -11,10 +11,10 @@ import pytest
 
 from perflab import engine
 from perflab.api import make_experiment
-from perflab.host import online_cpus, process_command
+from perflab.machine.host import online_cpus, process_command
 from perflab.measure import cpu_lock
 from perflab.measure.lens import NullProgress
-from perflab.model import Metric, Note
+from perflab.records.model import Metric, Note
 
 
 class _Notes:

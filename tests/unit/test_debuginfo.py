@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.debuginfo import (
     InlineSite,
     SourceFrame,
@@ -20,7 +21,6 @@ from perflab.measure.debuginfo import (
     parse_symbolizer_json,
     symbolise,
 )
-from perflab.proc import SubprocessRunner
 
 HELPER = SourceFrame("helper", "/s/h.h", 2)
 KERNEL_AT_5 = SourceFrame("kernel", "/s/k.c", 5)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.model import Comparison, Metric, Severity, Verdict
-from perflab.same_work import disagreement_notes
+from perflab.analyse.same_work import disagreement_notes
+from perflab.records.model import Comparison, Metric, Severity, Verdict
 
 
 def _c(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict) -> Comparison:

@@ -6,12 +6,12 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from perflab.doctor import Status, diagnose
-from perflab.gpu import cuda_version_of, gpu_checks, parse_gpu_query
+from perflab.machine.doctor import Status, diagnose
+from perflab.machine.gpu import cuda_version_of, gpu_checks, parse_gpu_query
+from perflab.machine.proc import Completed
+from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.measure.cpu_lock import try_lock
-from perflab.model import Metric
-from perflab.proc import Completed
-from perflab.proc import FakeRunner as ScriptedRunner
+from perflab.records.model import Metric
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
 

@@ -1,4 +1,4 @@
-"""One paragraph per comparison (`perflab.explanation`): the causes that account for the
+"""One paragraph per comparison (`perflab.analyse.explanation`): the causes that account for the
 difference, only code that ran, nothing for identical code, every cause with its evidence."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.document import Table
-from perflab.explanation import summaries, summary_section
-from perflab.model import Comparison, Metric, Verdict
+from perflab.analyse.explanation import summaries, summary_section
+from perflab.records.document import Table
+from perflab.records.model import Comparison, Metric, Verdict
 
 
 @dataclass(frozen=True)
@@ -152,13 +152,13 @@ def test_a_vector_width_change_leads_the_summary() -> None:
 def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     # the same OpenBLAS pair as above, with the instructions lens's own records: the row of the
     # kernel callgrind ran in both variants says which kernel the CPU ran instead
-    from perflab.explanation import with_cpu_ran
+    from perflab.analyse.explanation import with_cpu_ran
     from perflab.lenses.fragments import SectionInput
     from perflab.lenses.instructions.analyse import InstructionsDetails
     from perflab.lenses.instructions.explain import FunctionDelta, Presence
     from perflab.lenses.instructions.render import section
     from perflab.measure.callgrind import FunctionId
-    from perflab.model import Benchmark, Experiment, Settings, Variant
+    from perflab.records.model import Benchmark, Experiment, Settings, Variant
 
     kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",
                            8077930.0, 8077930.0, 8077930.0, 8077930.0, Presence.BOTH)  # fmt: skip

@@ -7,7 +7,7 @@ import io
 import json
 import math
 
-from perflab.model import (
+from perflab.records.model import (
     Benchmark,
     Experiment,
     Measurement,
@@ -16,8 +16,8 @@ from perflab.model import (
     Sample,
     Variant,
 )
+from perflab.records.results import RunResult
 from perflab.report.exports import render_csv, render_hyperfine_json
-from perflab.results import RunResult
 from perflab.stats.paired import estimate_ratio, own_log_values
 from perflab.stats.preemption import Preemption
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from perflab.document import FlameNode, GroupRatios, TimePoint, TimeSeries
 from perflab.engine.analyse import with_sections
 from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.time.analyse import analyse_time, time_series
 from perflab.measure.perf_script import Stack, parse_folded
-from perflab.model import (
+from perflab.records.document import FlameNode, GroupRatios, TimePoint, TimeSeries
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -33,9 +33,9 @@ from perflab.model import (
     Variant,
     Verdict,
 )
+from perflab.records.results import RunResult
 from perflab.report import svg
 from perflab.report.html import render_html
-from perflab.results import RunResult
 from perflab.store.sqlite import StoredRun
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -613,8 +613,8 @@ def test_render_html_of_an_empty_run() -> None:
 
 
 def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
+    from perflab.records.results import StackSummary
     from perflab.report.changes_html import waterfall_svg
-    from perflab.results import StackSummary
     from perflab.stats.interaction import Interval
 
     def step(base: str, variant: str, ratio: float) -> Comparison:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from perflab.diagnosis import Claim
 from perflab.lenses.instructions.explain import (
     InlineEvidence,
     InliningKind,
@@ -38,6 +37,7 @@ from perflab.measure.callgrind import (
     normalise_object,
 )
 from perflab.measure.debuginfo import SourceFrame
+from perflab.records.diagnosis import Claim
 
 
 def costs(

@@ -11,9 +11,10 @@ import pytest
 
 from perflab.lenses.instructions import measure as instructions_measure
 from perflab.lenses.instructions.measure import InstructionsLens, settled
+from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
-from perflab.model import (
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Experiment,
@@ -24,7 +25,6 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import FakeRunner
 from perflab.stats.summary import process_levels
 from perflab.worker import statement_worker
 

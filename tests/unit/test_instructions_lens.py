@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from perflab.errors import ToolUnavailableError
 from perflab.lenses.instructions.analyse import main_program
 from perflab.lenses.instructions.measure import (
     CACHE_GEOMETRY,
@@ -19,6 +18,7 @@ from perflab.lenses.instructions.measure import (
     padding_target,
     refining_loops,
 )
+from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -27,7 +27,8 @@ from perflab.measure.callgrind_artifacts import (
     KIND_STATEMENT,
 )
 from perflab.measure.lens import LensAnalysis, MemorySink
-from perflab.model import (
+from perflab.records.errors import ToolUnavailableError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Experiment,
@@ -38,7 +39,6 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import FakeRunner as ScriptedRunner
 from perflab.stats.summary import ratio_interval
 
 

@@ -7,10 +7,10 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from perflab.config import parse_variant
-from perflab.errors import ConfigError
-from perflab.model import Variant
-from perflab.results import InteractionVerdict, interaction_verdict
+from perflab.plan.config import parse_variant
+from perflab.records.errors import ConfigError
+from perflab.records.model import Variant
+from perflab.records.results import InteractionVerdict, interaction_verdict
 from perflab.stats.interaction import (
     Interval,
     interaction_from_intervals,

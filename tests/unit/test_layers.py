@@ -17,54 +17,34 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # the folders are the layers; a module placed by its own name is the exception it names
     (
         "records",
         (
-            "perflab.version",
-            "perflab.errors",
-            "perflab.model",
-            "perflab.diagnosis",
-            "perflab.results",
-            "perflab.checks",
-            "perflab.document",
-            "perflab.units",
+            "perflab.records",
             "perflab.stats",
-            "perflab.code_findings",  # a lens's same-code finding, read by same_work
-            "perflab.budget",  # the budget's plan (pure); each lens's cost model is its own
-            "perflab.bisect",  # bisect's search (pure, over a measure callable) and records
-            "perflab.workflow_results",  # check's and history's records
+            "perflab.plan.budget",  # the budget's plan (pure); each lens's cost model is its own
+            "perflab.plan.bisect_search",  # bisect's search (pure, over a measure callable)
         ),
     ),
     # the lens descriptors: lenses/<lens>/__init__.py and the cost model it names
     # (lenses/<lens>/cost.py, pure), the registry (records and names only)
     ("lens catalogue", ("perflab.lenses", "perflab.lenses.descriptor", "perflab.lenses.registry")),
+    # the machine, the plan, and what persists: the store, the worker scripts, git
     (
         "foundation",
-        (
-            "perflab.host",
-            "perflab.gpu",  # the machine's GPUs, as nvidia-smi and torch see them
-            "perflab.proc",
-            "perflab.plan",
-            "perflab.config",
-            "perflab.store",
-            "perflab.worker",
-            "perflab.git",  # read-only git queries, the worktree/build cache
-            "perflab.designs",  # stacks and matrices planned into variants and pairs
-        ),
+        ("perflab.machine", "perflab.plan", "perflab.store", "perflab.worker", "perflab.git"),
     ),
     ("report", ("perflab.report",)),
-    ("measure", ("perflab.measure", "perflab.git.prepare")),
+    ("measure", ("perflab.measure",)),
     ("lenses", ("perflab.lenses.*",)),  # a lens's own modules: measure, analyse, render ...
     (
         "engine",
         (
-            "perflab.engine",
-            "perflab.doctor",
-            "perflab.events",
-            "perflab.design_analysis",
-            "perflab.same_work",  # what the lenses' comparisons of one pair say together
-            "perflab.explanation",  # one paragraph per pair joining the lenses' comparisons
-            "perflab.cluster",  # --ray: an experiment's cells run by the engine on Ray's nodes
+            "perflab.engine",  # run, analyse and compare; --ray's cells (engine.cluster)
+            "perflab.analyse",  # what the lenses' comparisons of one pair say together
+            "perflab.machine.doctor",  # doctor and events run lenses' probes and read stores
+            "perflab.machine.events",
         ),
     ),
     ("api", ("perflab.api", "perflab.workflows")),  # workflows: bisect, check, history

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from perflab.errors import BenchmarkFailedError, ConfigError
 from perflab.lenses.time.analyse import WALL_NS
 from perflab.lenses.time.measure import TimeLens, sampling_to_fit
 from perflab.lenses.torch.analyse import KIND_OPS
 from perflab.lenses.torch.measure import TorchLens
+from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.measure.session import LensSession, WorkerWrap
-from perflab.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
-from perflab.proc import FakeProcess, FakeRunner, LaunchSpec
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 from tests.conftest import FAST
 
 BENCH = Benchmark(name="b", stmt="f()", setup="pass")

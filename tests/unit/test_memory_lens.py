@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-from perflab.config import parse_metrics
-from perflab.errors import BenchmarkFailedError
 from perflab.lenses.fragments import SectionInput
 from perflab.lenses.instructions.measure import cannot_execute, environment_bytes
 from perflab.lenses.memory import MEMORY
@@ -23,10 +21,13 @@ from perflab.lenses.memory.analyse import (
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
 from perflab.lenses.rss.analyse import MAXRSS_KB
+from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind_artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.worker_client import variant_environment
-from perflab.model import (
+from perflab.plan.config import parse_metrics
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -36,7 +37,6 @@ from perflab.model import (
     Settings,
     Variant,
 )
-from perflab.proc import FakeRunner
 
 EVENTS = "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw"
 
@@ -360,7 +360,7 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import _tracemalloc_blind
     from perflab.lenses.rss.analyse import PEAK_ALLOC_BYTES
-    from perflab.model import Comparison, Metric, Verdict
+    from perflab.records.model import Comparison, Metric, Verdict
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison("b", Metric("rss"), "a", "b", 1.303, 1.2, 1.4, Verdict.SLOWER, 264.0,

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from perflab.lenses.instructions.measure import InstructionsLens, dump_totals
+from perflab.machine.proc import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
-from perflab.model import Benchmark, Experiment, Settings, Variant
-from perflab.proc import FakeRunner
+from perflab.records.model import Benchmark, Experiment, Settings, Variant
 
 
 def test_every_allowed_cpu_counts_except_those_another_lens_measures_on() -> None:

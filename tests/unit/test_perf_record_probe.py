@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.errors import ToolUnavailableError
+from perflab.machine.proc import FakeRunner
 from perflab.measure import perf_record
 from perflab.measure.perf_record import CallGraph, RecordOptions, probe_recording
-from perflab.proc import FakeRunner
+from perflab.records.errors import ToolUnavailableError
 
 OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)
 

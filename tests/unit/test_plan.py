@@ -1,7 +1,7 @@
 import itertools
 import random
 
-from perflab.plan import block_orders, launch_order
+from perflab.plan.schedule import block_orders, launch_order
 
 
 def test_two_variants_alternate_abba() -> None:

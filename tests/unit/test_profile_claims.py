@@ -16,7 +16,7 @@ from perflab.measure.perf_script import (
     hot_symbols,
     samples_to_settle,
 )
-from perflab.model import Metric, Verdict
+from perflab.records.model import Metric, Verdict
 from perflab.stats.comparison import comparison_from, one_process_verdict
 
 

@@ -7,14 +7,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.document import Paragraph, Section, Table
 from perflab.lenses.counters.render import is_time_event
 from perflab.lenses.counters.render import section as counters_section
 from perflab.lenses.fragments import SectionInput, per_iteration
 from perflab.lenses.instructions.render import NEGATIVE_FOOTNOTE
 from perflab.lenses.instructions.render import section as instructions_section
 from perflab.lenses.sections import lens_sections
-from perflab.model import (
+from perflab.records.document import Paragraph, Section, Table
+from perflab.records.model import (
     Benchmark,
     Comparison,
     Experiment,
@@ -239,7 +239,7 @@ def test_the_rss_section_says_higher_and_names_the_measure() -> None:
 def test_the_terminal_is_quiet_by_default_and_whole_with_verbose() -> None:
     from rich.console import Console
 
-    from perflab.document import Cell, Preformatted, Style
+    from perflab.records.document import Cell, Preformatted, Style
     from perflab.report.terminal import quiet_diff, render_terminal, short_symbol
 
     name = (

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from perflab.config import parse_metrics
 from perflab.lenses.registry import available_metrics, descriptor_for, lens_for
 from perflab.lenses.rss import RSS
 from perflab.lenses.rss.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.lenses.rss.measure import RssLens
+from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.scripted_worker import ScriptedWorker
-from perflab.model import Benchmark, Experiment, Metric, Variant, Verdict
-from perflab.proc import FakeProcess, FakeRunner, LaunchSpec
+from perflab.plan.config import parse_metrics
+from perflab.records.model import Benchmark, Experiment, Metric, Variant, Verdict
 from tests.conftest import FAST
 
 VARIANTS = (Variant("A"), Variant("B", env={"BIG": "1"}))
@@ -121,7 +121,7 @@ def test_commands_compare_the_peak_rss_wait4_reports() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
     from perflab.lenses.rss.analyse import tracemalloc_blind
-    from perflab.model import Comparison
+    from perflab.records.model import Comparison
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:
         return Comparison("b", RSS, "out", "copy", after / before, 1.0, 1.0, verdict, before,

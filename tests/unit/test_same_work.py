@@ -1,13 +1,13 @@
-"""Same code, same work (perflab.same_work) on constructed comparisons: the note is given when
-the deterministic lenses saw the same code and a setting differs, never when the code differs,
+"""Same code, same work (perflab.analyse.same_work) on constructed comparisons: the note is given
+when the deterministic lenses saw the same code and a setting differs, never when the code differs,
 never from a lens that cannot tell, and the time lens's difference is placed outside the code."""
 
 from __future__ import annotations
 
 import json
 
+from perflab.analyse.same_work import same_work_notes, setting_differences
 from perflab.api import make_experiment
-from perflab.code_findings import Seen
 from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, AsmDetails, analyse_asm
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.same_code import asm_finding
@@ -15,7 +15,8 @@ from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
 from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
 from perflab.measure.callgrind import FunctionId
-from perflab.model import (
+from perflab.records.code_findings import Seen
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -26,7 +27,6 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.same_work import same_work_notes, setting_differences
 from tests.unit.test_asm_explain import XMM, YMM, listing
 
 BENCH = "sum(range(200))"

@@ -6,12 +6,12 @@ import dataclasses
 import random
 from typing import Any
 
+from perflab.machine.proc import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
-from perflab.model import Benchmark, Experiment, Metric, Variant
-from perflab.plan import block_orders
-from perflab.proc import FakeRunner
+from perflab.plan.schedule import block_orders
+from perflab.records.model import Benchmark, Experiment, Metric, Variant
 from tests.conftest import FAST
 
 BENCH = Benchmark(name="b", stmt="f()")

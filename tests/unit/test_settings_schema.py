@@ -8,9 +8,9 @@ import pytest
 
 from perflab import api
 from perflab.cli.options import build_parser, run_options
-from perflab.config import experiment_from_mapping, setting_keys
-from perflab.errors import ConfigError
-from perflab.model import Metric, Settings, setting_specs
+from perflab.plan.config import experiment_from_mapping, setting_keys
+from perflab.records.errors import ConfigError
+from perflab.records.model import Metric, Settings, setting_specs
 from perflab.store.codec import experiment_from_json, experiment_to_json
 
 CHANGED = Settings(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 
-from perflab.model import Metric, Sample, Verdict
+from perflab.records.model import Metric, Sample, Verdict
 from perflab.stats.overload import (
     NONE,
     UNBOUNDED,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from perflab.model import Metric, Sample, Verdict
+from perflab.records.model import Metric, Sample, Verdict
 from perflab.stats.paired import (
     PairedLogRatio,
     estimate_ratio,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from perflab.model import Verdict
+from perflab.records.model import Verdict
 from perflab.stats.paired import RatioEstimate, student_t_quantile, verdict_for
 from perflab.stats.sequential import (
     decide_probability,

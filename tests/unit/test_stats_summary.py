@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from perflab.model import Metric, Sample
+from perflab.records.model import Metric, Sample
 from perflab.stats.summary import (
     per_iteration,
     process_ratio_interval,

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.errors import StoreError
-from perflab.model import (
+from perflab.records.errors import StoreError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Experiment,
@@ -187,7 +187,7 @@ def test_a_run_whose_process_is_gone_reads_as_interrupted(tmp_path: Path) -> Non
 def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from perflab.errors import StoreLostError
+    from perflab.records.errors import StoreLostError
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "folder" / "s.db"

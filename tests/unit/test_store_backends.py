@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from perflab.api import make_experiment
-from perflab.cluster import abandoned_name, cells_of
-from perflab.errors import StoreError
+from perflab.engine.cluster import abandoned_name, cells_of
+from perflab.records.errors import StoreError
 from perflab.store import store_location
 from perflab.store.migrations import MIGRATIONS
 from perflab.store.postgres import (

@@ -9,7 +9,7 @@ import random
 
 from perflab.lenses.time.analyse import TimeDetails, analyse_time
 from perflab.lenses.time.measure import equal_duration_loops
-from perflab.model import (
+from perflab.records.model import (
     Benchmark,
     BenchmarkData,
     Comparison,

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from perflab.errors import ConfigError
 from perflab.lenses.fragments import SectionInput
 from perflab.lenses.registry import lens_for
 from perflab.lenses.torch.analyse import KIND_OPS, KIND_WARMUP_OPS, SELF_CPU_US, analyse_torch
@@ -26,8 +25,10 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.lenses.torch.render import section
+from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import BenchmarkData
-from perflab.model import (
+from perflab.records.errors import ConfigError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Experiment,
@@ -37,7 +38,6 @@ from perflab.model import (
     Variant,
     Verdict,
 )
-from perflab.proc import SubprocessRunner
 from perflab.report.terminal import render_section
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from perflab.config import parse_variant
-from perflab.host import variant_differences
-from perflab.model import VARIANT_FIELDS, Variant, short_commit
+from perflab.machine.host import variant_differences
+from perflab.plan.config import parse_variant
+from perflab.records.model import VARIANT_FIELDS, Variant, short_commit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 FULL = Variant(

@@ -3,10 +3,10 @@ subjects: a subject can hold Markdown, HTML and newlines, and says nothing more 
 
 from __future__ import annotations
 
-from perflab.bisect import Commit, StepOutcome, StepState
-from perflab.model import Metric
+from perflab.plan.bisect_search import Commit, StepOutcome, StepState
+from perflab.records.model import Metric
+from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.history import check_markdown, history_html
-from perflab.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from tests.unit.test_html_report import synthetic_run
 
 HOSTILE = "fix | *x*\n### ✅ no regression\n<script>alert(1)</script>"

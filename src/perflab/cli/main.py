@@ -31,13 +31,15 @@ from perflab.cli.options import (
     subcommand_names,
 )
 from perflab.cli.progress import RichProgress
-from perflab.config import parse_param
-from perflab.designs import budget_plan
-from perflab.errors import ConfigError, PerflabError, RunInterrupted
-from perflab.events import find_events
 from perflab.git.cache import CacheEntry
-from perflab.model import Experiment
-from perflab.proc import become_subreaper, stop_all_contained
+from perflab.machine.events import find_events
+from perflab.machine.proc import become_subreaper, stop_all_contained
+from perflab.machine.started import STARTED_AT_S
+from perflab.plan.config import parse_param
+from perflab.plan.designs import budget_plan
+from perflab.records.errors import ConfigError, PerflabError, RunInterrupted
+from perflab.records.model import Experiment
+from perflab.records.results import RunResult
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
 from perflab.report.exports import render_csv, render_hyperfine_json
@@ -45,8 +47,6 @@ from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
 from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_section, render_terminal
-from perflab.results import RunResult
-from perflab.started import STARTED_AT_S
 from perflab.store.health import StoreHealth, describe_runs
 from perflab.store.postgres import is_postgresql
 
@@ -234,7 +234,7 @@ def _doctor(args: argparse.Namespace, out: Console) -> int:
         return EXIT_DAMAGED_STORE if health.damaged else EXIT_OK
     # imported here: its probes' parsers are not needed to run, and perflab's start-up is in
     # the first benchmark's budget
-    from perflab.doctor import diagnose
+    from perflab.machine.doctor import diagnose
 
     report = diagnose()
     if _write_json(args.json_path, report.to_json()):

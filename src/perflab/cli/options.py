@@ -13,12 +13,12 @@ from typing import Any
 
 from perflab.cli.changes import add_build_options, add_change_commands
 from perflab.cli.history import add_history_commands
-from perflab.config import AVAILABLE_METRICS
-from perflab.errors import ConfigError
-from perflab.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
+from perflab.plan.config import AVAILABLE_METRICS
+from perflab.records.errors import ConfigError
+from perflab.records.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
+from perflab.records.version import __version__
 from perflab.store import StoreLocation, store_location
 from perflab.store.sqlite import DEFAULT_STORE_PATH
-from perflab.version import __version__
 
 EPILOG = """\
 variants: NAME followed by KEY=VALUE words, split like a shell splits them:

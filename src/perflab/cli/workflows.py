@@ -11,11 +11,13 @@ from rich.console import Console
 from rich.text import Text
 
 from perflab import api
-from perflab.bisect import BisectStep, StepState, parse_threshold
 from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
-from perflab.errors import ConfigError, PerflabError
-from perflab.model import Metric
+from perflab.plan.bisect_search import BisectStep, StepState, parse_threshold
+from perflab.records.errors import ConfigError, PerflabError
+from perflab.records.model import Metric
+from perflab.records.units import format_ratio
+from perflab.records.workflow_results import CheckResult
 from perflab.report.escape import terminal
 from perflab.report.history import (
     check_markdown,
@@ -26,8 +28,6 @@ from perflab.report.history import (
 )
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
-from perflab.units import format_ratio
-from perflab.workflow_results import CheckResult
 from perflab.workflows import Benchmarked, bisect, check, history
 
 EXIT_OK = 0

@@ -8,7 +8,7 @@ from perflab.engine.cpu import note_cpu_claim as _note_cpu_claim
 from perflab.engine.outputs import judge_outputs
 from perflab.engine.run import check_paths, run_experiment
 from perflab.engine.run_notes import caches_matter as _caches_matter
-from perflab.results import RunResult as RunResult  # re-exported: it was defined here
+from perflab.records.results import RunResult as RunResult  # re-exported: it was defined here
 
 __all__ = [
     "RunResult",

@@ -7,15 +7,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.design_analysis import interactions_of, stack_summaries
+from perflab.analyse.design_analysis import interactions_of, stack_summaries
+from perflab.analyse.explanation import summaries, summary_section, with_cpu_ran
 from perflab.engine.outputs import judge_outputs
-from perflab.explanation import summaries, summary_section, with_cpu_ran
-from perflab.host import interpreter_differences, variant_differences
 from perflab.lenses.registry import lens_for
 from perflab.lenses.sections import lens_sections
+from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import Comparison, Experiment, Measurement, Metric, Note
-from perflab.results import RunResult
+from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note
+from perflab.records.results import RunResult
 from perflab.store import StoredRun
 
 
@@ -69,7 +69,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     notes = analysed.notes + check_notes
     # imported here: it reads the instructions and asm lenses' analysis types, whose modules
     # take seconds to import on a loaded machine, and perflab's start-up is in the budget
-    from perflab.same_work import disagreement_notes, same_work_notes
+    from perflab.analyse.same_work import disagreement_notes, same_work_notes
 
     notes += same_work_notes(experiment, comparisons, run.machine)
     notes += disagreement_notes(comparisons)
@@ -98,7 +98,7 @@ def analyse_run(run: StoredRun) -> RunResult:
 
 def with_sections(result: RunResult) -> RunResult:
     """The result with every lens's report section built from its analysis, after the summary
-    of each pair that joins them (perflab.explanation)."""
+    of each pair that joins them (perflab.analyse.explanation)."""
     found = summaries(result.comparisons)
     summary = summary_section(found)
     sections = lens_sections(

@@ -7,14 +7,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from perflab.budget import BudgetPlan, MachineSpeed, lens_costs, plan_budget
-from perflab.errors import ConfigError
 from perflab.lenses.registry import descriptor_for
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.measure.probe import probe_benchmark
-from perflab.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
-from perflab.proc import ProcessRunner
+from perflab.plan.budget import BudgetPlan, MachineSpeed, lens_costs, plan_budget
+from perflab.records.errors import ConfigError
+from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 
 
 @dataclass

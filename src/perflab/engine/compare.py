@@ -6,11 +6,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.engine.analyse import merge_top_level, with_sections
-from perflab.errors import ConfigError
 from perflab.lenses.registry import lens_for
 from perflab.measure.lens import BenchmarkData
-from perflab.model import Benchmark, Comparison, Experiment, Metric, Note, Sample, Severity, Variant
-from perflab.results import RunResult
+from perflab.records.errors import ConfigError
+from perflab.records.model import (
+    Benchmark,
+    Comparison,
+    Experiment,
+    Metric,
+    Note,
+    Sample,
+    Severity,
+    Variant,
+)
+from perflab.records.results import RunResult
 from perflab.store import StoredRun
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from perflab.errors import ConfigError
-from perflab.host import default_measurement_cpu, online_cpus, process_command
 from perflab.lenses.registry import descriptor_for
+from perflab.machine.host import default_measurement_cpu, online_cpus, process_command
 from perflab.measure import cpu_lock
 from perflab.measure.lens import ProgressReporter
-from perflab.model import Experiment, Metric, Note, Severity
+from perflab.records.errors import ConfigError
+from perflab.records.model import Experiment, Metric, Note, Severity
 from perflab.store import RunWriter
 
 

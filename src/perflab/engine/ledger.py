@@ -7,10 +7,10 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from perflab.budget import BudgetPlan, elastic_share
 from perflab.lenses.registry import descriptor_for
 from perflab.measure.lens import Lens
-from perflab.model import Metric, Note, Severity
+from perflab.plan.budget import BudgetPlan, elastic_share
+from perflab.records.model import Metric, Note, Severity
 from perflab.store import RunWriter
 
 SLOW_LENS_FACTOR = 1.5

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from perflab.measure import output_check
-from perflab.model import Comparison, Note, Severity, Verdict
+from perflab.records.model import Comparison, Note, Severity, Verdict
 from perflab.stats.outputs import output_difference
 from perflab.store import StoredRun
 

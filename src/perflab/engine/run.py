@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from perflab.budget import BudgetPlan, LensCost
-from perflab.designs import budget_plan
 from perflab.engine.analyse import analyse_run
 from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
 from perflab.engine.cpu import (
@@ -25,16 +23,24 @@ from perflab.engine.cpu import (
 )
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
-from perflab.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
-from perflab.git.prepare import VariantPreparer
-from perflab.host import machine_facts
 from perflab.lenses.registry import lens_for
+from perflab.machine.host import machine_facts
+from perflab.machine.proc import (
+    ProcessRunner,
+    SubprocessRunner,
+    stop_all_contained,
+    stopped_processes,
+)
 from perflab.measure import cpu_lock, output_check
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.fork_server import ForkServers
+from perflab.measure.git_prepare import VariantPreparer
 from perflab.measure.lens import Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
-from perflab.model import (
+from perflab.plan.budget import BudgetPlan, LensCost
+from perflab.plan.designs import budget_plan
+from perflab.records.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
+from perflab.records.model import (
     Benchmark,
     BenchmarkKind,
     Experiment,
@@ -43,10 +49,9 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import ProcessRunner, SubprocessRunner, stop_all_contained, stopped_processes
-from perflab.results import RunResult
+from perflab.records.results import RunResult
+from perflab.records.version import __version__
 from perflab.store import RunWriter, Store
-from perflab.version import __version__
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from perflab.errors import BenchmarkFailedError
+from perflab.machine.proc import stopped_processes
 from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import Lens
-from perflab.model import Experiment, Note, Severity
-from perflab.proc import stopped_processes
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Experiment, Note, Severity
 from perflab.store import RunWriter
 
 # code that compiles into an on-disk cache a second variant could run (torch.compile,

@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from perflab.errors import ConfigError
 from perflab.git.cache import default_cache_dir
 from perflab.git.repo import GitError, find_repository, git_environment, run_git
-from perflab.model import Experiment, Variant
-from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.records.errors import ConfigError
+from perflab.records.model import Experiment, Variant
 
 # packing or indexing a large history takes longer than one git query
 BUNDLE_TIMEOUT_S = 1800.0

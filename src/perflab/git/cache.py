@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError
 from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
-from perflab.proc import Completed, LaunchSpec, ProcessRunner
+from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
+from perflab.records.errors import BenchmarkFailedError
 
 OUTPUT_TAIL_CHARS = 4000
 LOCK_POLL_S = 0.2

@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.errors import ConfigError, PerflabError
-from perflab.proc import Completed, LaunchSpec, ProcessRunner
+from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
+from perflab.records.errors import ConfigError, PerflabError
 
 GIT_TIMEOUT_S = 120.0
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perflab.budget import CostModel
-from perflab.code_findings import Finding
-from perflab.model import Comparison, Metric, SettingSpec, setting_specs
+from perflab.plan.budget import CostModel
+from perflab.records.code_findings import Finding
+from perflab.records.model import Comparison, Metric, SettingSpec, setting_specs
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens

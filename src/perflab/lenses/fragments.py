@@ -1,5 +1,5 @@
 """What the lenses' render modules share: their input, the verdict table (built once, for every
-lens and every format) and small text helpers. Output is :mod:`perflab.document` records."""
+lens and every format) and small text helpers. Output is :mod:`perflab.records.document` records."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.document import Cell, Paragraph, Style, Table
-from perflab.model import Comparison, Experiment, Measurement, Metric, Note, Verdict
-from perflab.units import format_ratio, format_seconds, format_value
+from perflab.records.document import Cell, Paragraph, Style, Table
+from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note, Verdict
+from perflab.records.units import format_ratio, format_seconds, format_value
 
 MAX_ROWS = 25  # per details table; the JSON export has the rest
 

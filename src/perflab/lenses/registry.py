@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from perflab.errors import ConfigError
 from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
 from perflab.lenses.descriptor import LensDescriptor
@@ -15,7 +14,8 @@ from perflab.lenses.profile import DESCRIPTOR as PROFILE
 from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
-from perflab.model import Metric
+from perflab.records.errors import ConfigError
+from perflab.records.model import Metric
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens

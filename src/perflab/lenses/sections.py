@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from perflab.document import ScatterFigure, Section
-from perflab.errors import ConfigError
 from perflab.lenses.fragments import SectionInput, measurement_table, verdict_table
 from perflab.lenses.registry import descriptor_for
-from perflab.model import Comparison, Experiment, Measurement, Metric, Note
+from perflab.records.document import ScatterFigure, Section
+from perflab.records.errors import ConfigError
+from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note
 
 SectionBuilder = Callable[[SectionInput], Section]
 ALONE_EXPLANATION = (

@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from perflab.host import online_cpus
+from perflab.machine.host import online_cpus
+from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.measure import cpu_lock
-from perflab.proc import ProcessRunner, SubprocessRunner
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from perflab.measure.worker_client import variant_environment
-from perflab.model import Variant
+from perflab.records.model import Variant
 
 # the caches whose content decides which code runs
 CACHE_VARIABLES = (

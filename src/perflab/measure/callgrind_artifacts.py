@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from perflab.measure.callgrind import CallgrindPart, parse_callgrind
 from perflab.measure.lens import BenchmarkData
-from perflab.model import Artifact
+from perflab.records.model import Artifact
 
 SAMPLE_NAME = "instructions"
 KIND_STATEMENT = "callgrind.stmt"

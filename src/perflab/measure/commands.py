@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
+from perflab.machine.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
+from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.worker import COMMAND_LAUNCHER_PATH
 
 _SHELL_SYNTAX = set("|&;<>()$`\\\"'*?[]#~=%{}\n")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perflab.errors import ConfigError
+from perflab.records.errors import ConfigError
 
 WAIT_S = 30.0  # how long a run waits for a free CPU before it shares one
 POLL_S = 0.25

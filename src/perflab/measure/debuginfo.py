@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from perflab.proc import LaunchSpec, ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 
 if TYPE_CHECKING:
     from perflab.measure.analysis_cache import AnalysisCache

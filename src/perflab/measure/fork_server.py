@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError
+from perflab.machine.proc import LaunchSpec, LiveProcess, ProcessRunner
 from perflab.measure.worker_client import (
     STARTUP_TIMEOUT_S,
     StatementWorker,
@@ -32,8 +32,8 @@ from perflab.measure.worker_client import (
     interpreter_for,
     variant_environment,
 )
-from perflab.model import Benchmark, Variant
-from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from perflab.model import (
+from perflab.machine.proc import ProcessRunner
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -23,13 +24,13 @@ from perflab.model import (
     Sample,
     merge_info,
 )
-from perflab.proc import ProcessRunner
 
 if TYPE_CHECKING:
-    from perflab.budget import ServerRounds
     from perflab.measure.fork_server import ForkServers
+    from perflab.plan.budget import ServerRounds
 
-# BenchmarkData and merge_info live in perflab.model (the store needs them); re-exported here
+# BenchmarkData and merge_info live in perflab.records.model (the store needs them);
+# re-exported here
 __all__ = [
     "BenchmarkData",
     "Lens",

@@ -15,12 +15,12 @@ import json
 import os
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError
+from perflab.machine.proc import LaunchSpec
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
-from perflab.model import Artifact, Benchmark, BenchmarkKind, Metric, Variant
-from perflab.proc import LaunchSpec
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Artifact, Benchmark, BenchmarkKind, Metric, Variant
 
 CHECK = Metric("check")  # not a lens: the artifacts of the output checks
 CHECK_ARTIFACT = "check_value"

@@ -13,8 +13,8 @@ import os
 import select
 from collections.abc import Sequence
 
-from perflab.errors import ToolUnavailableError
-from perflab.proc import which
+from perflab.machine.proc import which
+from perflab.records.errors import ToolUnavailableError
 
 ACK_TIMEOUT_S = 10.0
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.analysis_parallel import runs_real_processes
 from perflab.measure.perf_control import PerfControl, find_perf
 from perflab.measure.perf_script import (
@@ -35,8 +35,8 @@ from perflab.measure.perf_script import (
 from perflab.measure.process_maps import mapped_objects, read_process_maps
 from perflab.measure.session import WorkerWrap
 from perflab.measure.worker_client import StatementWorker, WorkerSample
-from perflab.model import Benchmark, Variant
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.records.model import Benchmark, Variant
 
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
 

@@ -22,14 +22,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Literal
 
-from perflab.budget import REFERENCE_PROGRAM, CostProbe, MachineSpeed
-from perflab.errors import PerflabError
+from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import variant_environment
-from perflab.model import Benchmark, BenchmarkKind, Experiment
-from perflab.proc import LaunchSpec, ProcessRunner, which
+from perflab.plan.budget import REFERENCE_PROGRAM, CostProbe, MachineSpeed
+from perflab.records.errors import PerflabError
+from perflab.records.model import Benchmark, BenchmarkKind, Experiment
 
 _REFERENCE_TIMEOUT_S = 60.0
 _REFERENCE_RUNS = 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from perflab.errors import PerflabError
+from perflab.records.errors import PerflabError
 
 
 class ProcessMapsError(PerflabError):

@@ -1,7 +1,7 @@
 """The interleaved sampling loop, written once for every lens that samples repeatedly.
 
 A benchmark is measured in generations (fresh workers each), a generation in blocks, and each
-block samples every variant once, in the order `perflab.plan.block_orders` draws from the
+block samples every variant once, in the order `perflab.plan.schedule.block_orders` draws from the
 session's seeded rng, so the same seed gives the same schedule. The first blocks of a generation
 warm up. A lens gives the sampler only how to measure one variant once (`MeasureOne`, called
 with the sample's `Slot`) and how to run one generation; the sampler owns the counting, the
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from perflab.measure.session import LensSession
-from perflab.model import Metric, Sample
-from perflab.plan import block_orders
+from perflab.plan.schedule import block_orders
+from perflab.records.model import Metric, Sample
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.proc import FakeProcess, LaunchSpec
+from perflab.machine.proc import FakeProcess, LaunchSpec
 
 Handler = Callable[[LaunchSpec, Mapping[str, Any]], Mapping[str, Any]]
 

@@ -18,8 +18,8 @@ from perflab.measure.worker_client import (
     interpreter_for,
     variant_environment,
 )
-from perflab.model import Benchmark, Metric, Note, Settings, Severity
-from perflab.plan import launch_order
+from perflab.plan.schedule import launch_order
+from perflab.records.model import Benchmark, Metric, Note, Settings, Severity
 
 # A variant whose own calibrated loop count is more than this factor away from the baseline's
 # gets its own: on the baseline's count, a far slower variant's samples would last as many times

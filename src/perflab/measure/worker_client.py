@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ConfigError
-from perflab.model import Benchmark, Variant
-from perflab.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
+from perflab.machine.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000

@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from perflab.git.cache import CacheEntry
-from perflab.model import Comparison, Verdict
+from perflab.records.model import Comparison, Verdict
+from perflab.records.results import Interaction, InteractionVerdict, RunResult, StackSummary
 from perflab.report.escape import terminal
 from perflab.report.units import format_ratio
-from perflab.results import Interaction, InteractionVerdict, RunResult, StackSummary
 
 INTERACTION_STYLES = {
     InteractionVerdict.NONE: "cyan",

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from perflab.model import Comparison, Verdict
+from perflab.records.model import Comparison, Verdict
+from perflab.records.results import Interaction, InteractionVerdict, RunResult, StackSummary
 from perflab.report.units import format_ratio
-from perflab.results import Interaction, InteractionVerdict, RunResult, StackSummary
 
 if TYPE_CHECKING:
     from perflab.report.svg import _LogScale

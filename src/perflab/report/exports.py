@@ -11,8 +11,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from perflab.model import Measurement, Metric
-from perflab.results import RunResult
+from perflab.records.model import Measurement, Metric
+from perflab.records.results import RunResult
 
 NS_PER_S = 1e9
 CSV_COLUMNS = ("command", "mean", "stddev", "median", "user", "system", "min", "max")

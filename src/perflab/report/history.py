@@ -10,13 +10,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from perflab.bisect import BisectResult, BisectStep, StepState
-from perflab.document import Table as DocTable
-from perflab.model import Metric
+from perflab.plan.bisect_search import BisectResult, BisectStep, StepState
+from perflab.records.document import Table as DocTable
+from perflab.records.model import Metric
+from perflab.records.results import RunResult
+from perflab.records.units import format_ratio
+from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryResult
 from perflab.report.escape import markdown, terminal, visible
-from perflab.results import RunResult
-from perflab.units import format_ratio
-from perflab.workflow_results import CheckResult, HistoryChange, HistoryResult
 
 STATE_STYLES = {
     StepState.GOOD: "cyan",

@@ -3,8 +3,8 @@ verdict table, details, plots: raw samples over time, per-generation ratios, dif
 graphs, assembly diffs) and the notes. Inline CSS and SVG only, so the file opens anywhere
 without network.
 
-Sections come from analysis (:mod:`perflab.document` records); this module only lays them out
-and draws their figures.
+Sections come from analysis (:mod:`perflab.records.document` records); this module only lays them
+out and draws their figures.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from perflab.document import (
+from perflab.records.document import (
     Block,
     FlameFigure,
     Paragraph,
@@ -27,12 +27,12 @@ from perflab.document import (
     Style,
     Table,
 )
-from perflab.model import Comparison, Verdict
+from perflab.records.model import Comparison, Verdict
+from perflab.records.results import RunResult
+from perflab.records.version import __version__
 from perflab.report import svg
 from perflab.report.escape import html_finalize, html_prose
 from perflab.report.notes import NoteGroup, group_notes
-from perflab.results import RunResult
-from perflab.version import __version__
 
 VERDICT_STYLES = {
     Style.FASTER,

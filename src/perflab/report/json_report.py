@@ -14,8 +14,8 @@ import json
 import math
 from typing import Any
 
-from perflab.model import Benchmark, Sample, Variant
-from perflab.results import RunResult
+from perflab.records.model import Benchmark, Sample, Variant
+from perflab.records.results import RunResult
 
 FORMAT_VERSION = 1
 

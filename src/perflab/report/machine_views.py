@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from perflab.checks import (
+from perflab.records.checks import (
     NO_PMU_FIX,
     Check,
     Countable,

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import re
 
-from perflab.document import FIGURE_TYPES, Block, Paragraph, Preformatted, Section, Style, Table
+from perflab.records.document import (
+    FIGURE_TYPES,
+    Block,
+    Paragraph,
+    Preformatted,
+    Section,
+    Style,
+    Table,
+)
+from perflab.records.results import RunResult
+from perflab.records.units import format_ratio
 from perflab.report.escape import markdown, markdown_prose, visible
 from perflab.report.notes import group_notes
-from perflab.results import RunResult
-from perflab.units import format_ratio
 
 _ICONS = {
     Style.FASTER: "🟢 ",

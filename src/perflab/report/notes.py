@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perflab.model import Note, Severity
+from perflab.records.model import Note, Severity
 
 
 @dataclass(frozen=True)

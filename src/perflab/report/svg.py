@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from perflab.document import FlameNode, GroupRatios, TimePoint, TimeSeries
-from perflab.model import Verdict
+from perflab.records.document import FlameNode, GroupRatios, TimePoint, TimeSeries
+from perflab.records.model import Verdict
 from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns
 

@@ -10,7 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from perflab.document import (
+from perflab.records.document import (
     FIGURE_TYPES,
     Block,
     Cell,
@@ -20,9 +20,9 @@ from perflab.document import (
     Style,
     Table,
 )
+from perflab.records.results import RunResult
 from perflab.report.escape import terminal, visible
 from perflab.report.notes import group_notes
-from perflab.results import RunResult
 from perflab.store import RunSummary
 
 MAX_ROWS = 12  # details tables; the HTML report and the JSON have the rest

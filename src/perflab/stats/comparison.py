@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from perflab.model import Comparison, Details, Metric, Verdict
+from perflab.records.model import Comparison, Details, Metric, Verdict
 from perflab.stats.paired import RatioEstimate, verdict_for
 
 # (ratio, ci_low, ci_high): an interval not estimated from paired groups (e.g. over repeats)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from perflab.model import Experiment, Settings
+from perflab.records.model import Experiment, Settings
 
 
 def family_confidence(confidence: float, n: int) -> float:

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.model import Sample
+from perflab.records.model import Sample
 from perflab.stats.paired import RatioEstimate, estimate_ratio, kept_pairs, pair_samples
 from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, is_preempted
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.model import Sample, Verdict
+from perflab.records.model import Sample, Verdict
 from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, corrected, is_preempted
 
 

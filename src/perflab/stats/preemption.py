@@ -15,7 +15,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from perflab.model import Sample
+from perflab.records.model import Sample
 
 # A sample that lost more than this share of its wall time to other processes was preempted.
 # Measured on the 2-vCPU VM: unloaded samples lose < 0.1% (kernel threads), one time slice taken

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.model import Sample
+from perflab.records.model import Sample
 
 
 def per_iteration(samples: Iterable[Sample]) -> float:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.model import Sample
+from perflab.records.model import Sample
 from perflab.stats.paired import PairedLogRatio, unit_means
 from perflab.stats.summary import relative_spread
 

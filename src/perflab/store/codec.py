@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from perflab.model import Benchmark, Experiment, InteractionSpec, Settings, Variant
+from perflab.records.model import Benchmark, Experiment, InteractionSpec, Settings, Variant
 
 
 def experiment_to_json(experiment: Experiment) -> dict[str, Any]:

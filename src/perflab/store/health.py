@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import StoreDamagedError, StoreError
+from perflab.records.errors import StoreDamagedError, StoreError
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.sqlite import QUICK_CHECK_MAX_BYTES, Store, quick_check, read_only_reason
 

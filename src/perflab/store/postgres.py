@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.errors import StoreError
-from perflab.model import Experiment
+from perflab.records.errors import StoreError
+from perflab.records.model import Experiment
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from perflab.store.sqlite import NEW_RUN_INSERT, RunWriter, Store, new_run_values
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import StoreDamagedError, StoreError, StoreLostError
-from perflab.model import (
+from perflab.records.errors import StoreDamagedError, StoreError, StoreLostError
+from perflab.records.model import (
     Artifact,
     BenchmarkData,
     Experiment,

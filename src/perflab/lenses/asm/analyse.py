@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.diagnosis import Diagnosis
-from perflab.errors import ConfigError
 from perflab.lenses.asm.explain import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode, explain
 from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, diff_text
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import Benchmark, Comparison, Metric, Settings, Verdict
+from perflab.records.diagnosis import Diagnosis
+from perflab.records.errors import ConfigError
+from perflab.records.model import Benchmark, Comparison, Metric, Settings, Verdict
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
 ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.budget import PERF_START_S, CostProbe, LensCost, analysis_s, side_by_side_s
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.plan.budget import PERF_START_S, CostProbe, LensCost, analysis_s, side_by_side_s
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 # each variant's loop recorded this long (measure.py's PROFILE_TARGET_MS), without a call
 # graph, so that perf script reads it back quickly; then its hot functions read, disassembled

@@ -28,11 +28,11 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
-from perflab.errors import PerflabError
+from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.debuginfo import elf_sections, file_identity, tool_identity
 from perflab.measure.process_maps import MappedRegion
-from perflab.proc import LaunchSpec, ProcessRunner, which
+from perflab.records.errors import PerflabError
 
 
 class CodeLookupError(PerflabError):

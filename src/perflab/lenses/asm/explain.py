@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.diagnosis import Claim, Diagnosis
 from perflab.lenses.asm.identity import (
     Role,
     callee_stem,
@@ -48,6 +47,7 @@ from perflab.lenses.asm.machine_code import (
     compare_functions,
 )
 from perflab.measure.symbol_names import word_change
+from perflab.records.diagnosis import Claim, Diagnosis
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
 MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side

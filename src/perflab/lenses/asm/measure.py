@@ -56,6 +56,7 @@ from perflab.lenses.asm.sources import (
     ProfiledRegion,
     region_to_json,
 )
+from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.analysis_parallel import (
     all_cpus,
@@ -66,7 +67,7 @@ from perflab.measure.analysis_parallel import (
 from perflab.measure.debuginfo import file_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.object_names import library_name
-from perflab.model import (
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Experiment,
@@ -75,7 +76,6 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import ProcessRunner, which
 
 FORMAT_VERSION = 1
 HOT_FUNCTIONS = 5

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from perflab.document import Block, Cell, Paragraph, Preformatted, Section, Style, Table
 from perflab.lenses.asm.analyse import AsmView
 from perflab.lenses.asm.machine_code import AsmLine, DiffRow, FunctionListing, RowTag
 from perflab.lenses.fragments import (
@@ -16,6 +15,7 @@ from perflab.lenses.fragments import (
     pair_title,
     verdict_table,
 )
+from perflab.records.document import Block, Cell, Paragraph, Preformatted, Section, Style, Table
 
 MAX_DIFF_LINES = 400  # one asm diff; the full one is in `perflab show --asm`
 DIFF_STYLES = {"-": Style.DEL, "+": Style.ADD, ">": Style.MOVED, "@": Style.GAP}

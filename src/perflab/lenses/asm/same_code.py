@@ -3,9 +3,9 @@ functions' bytes."""
 
 from __future__ import annotations
 
-from perflab.code_findings import Finding, Seen
 from perflab.lenses.asm.analyse import AsmDetails
-from perflab.model import Comparison, Metric
+from perflab.records.code_findings import Finding, Seen
+from perflab.records.model import Comparison, Metric
 
 
 def same_code(comparison: Comparison) -> Finding | None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from perflab.errors import PerflabError, ToolUnavailableError
+from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf_record import (
@@ -28,8 +28,8 @@ from perflab.measure.perf_record import (
 )
 from perflab.measure.perf_script import UNKNOWN, leaf_places
 from perflab.measure.worker_client import interpreter_for, variant_environment
-from perflab.model import Benchmark, BenchmarkKind, Variant
-from perflab.proc import ProcessRunner, which
+from perflab.records.errors import PerflabError, ToolUnavailableError
+from perflab.records.model import Benchmark, BenchmarkKind, Variant
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...

@@ -2,7 +2,7 @@
 
 from perflab.lenses.counters.cost import counters_cost
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
-from perflab.model import Metric
+from perflab.records.model import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:

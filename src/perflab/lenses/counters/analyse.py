@@ -11,7 +11,7 @@ from typing import Any
 
 from perflab.lenses.counters.perf_stat import Availability, derived_metrics
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import (
+from perflab.records.model import (
     Benchmark,
     BenchmarkKind,
     Comparison,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.budget import ANALYSIS_S, PERF_START_S, CostProbe, LensCost, analysis_s
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.plan.budget import ANALYSIS_S, PERF_START_S, CostProbe, LensCost, analysis_s
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 
 def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:

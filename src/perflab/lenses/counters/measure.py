@@ -40,8 +40,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.host import cpu_flags, read_text
 from perflab.lenses.counters.analyse import (
     AVAILABILITY,
     AVX512,
@@ -62,13 +60,16 @@ from perflab.lenses.counters.perf_stat import (
     parse_stat_csv,
     permission_denied_event,
 )
+from perflab.machine.host import cpu_flags, read_text
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
-from perflab.model import (
+from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
@@ -78,7 +79,6 @@ from perflab.model import (
     Sample,
     Severity,
 )
-from perflab.proc import LaunchSpec, ProcessRunner
 from perflab.stats.paired import estimate_ratio, pair_samples
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch

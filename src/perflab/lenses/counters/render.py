@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from perflab.document import Block, Cell, Section, Table
 from perflab.lenses.fragments import SectionInput, details_json, per_iteration, verdict_table
-from perflab.model import Comparison
-from perflab.units import format_value
+from perflab.records.document import Block, Cell, Section, Table
+from perflab.records.model import Comparison
+from perflab.records.units import format_value
 
 # events whose count is time spent: more of them is slower
 TIME_EVENTS = frozenset(

@@ -52,7 +52,7 @@ from perflab.measure.callgrind_artifacts import (
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import LensAnalysis
 from perflab.measure.object_names import invert, pair_objects
-from perflab.model import (
+from perflab.records.model import (
     Benchmark,
     BenchmarkData,
     Comparison,

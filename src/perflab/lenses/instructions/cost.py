@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from perflab.budget import CostProbe, LensCost, analysis_s
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.plan.budget import CostProbe, LensCost, analysis_s
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 # callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
 # instrumentation off, and the counted part of one process (warm-up, calibration, two repeats

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from perflab.diagnosis import Claim, Diagnosis
 from perflab.measure.callgrind import (
     INSTRUCTIONS_EVENT,
     FunctionCost,
@@ -31,6 +30,7 @@ from perflab.measure.callgrind import (
     InstructionCosts,
 )
 from perflab.measure.debuginfo import AddressFrames, inline_sites
+from perflab.records.diagnosis import Claim, Diagnosis
 
 
 class Presence(enum.StrEnum):
@@ -56,7 +56,8 @@ class FunctionDelta:
     # another name (libpython3.11.so.1.0 / libpython3.12.so.1.0: `measure.object_names`)
     variant_object: str | None = None
     # (baseline, variant): what the CPU ran where callgrind ran this function in both, set when
-    # the other lenses saw another dispatch target (valgrind hides AVX-512: perflab.explanation)
+    # the other lenses saw another dispatch target (valgrind hides AVX-512:
+    # perflab.analyse.explanation)
     cpu_ran: tuple[str, str] | None = None
 
     @property

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
-from perflab.host import cpu_flags, read_text
 from perflab.lenses.instructions import DESCRIPTOR
 from perflab.lenses.instructions.analyse import CACHE_EVENTS, analyse_instructions, instructions_of
+from perflab.machine.host import cpu_flags, read_text
+from perflab.machine.proc import LaunchSpec, ProcessRunner, stop_all_contained, which
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.callgrind import (
@@ -74,7 +74,8 @@ from perflab.measure.worker_client import (
     interpreter_for,
     variant_environment,
 )
-from perflab.model import (
+from perflab.records.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -87,7 +88,6 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import LaunchSpec, ProcessRunner, stop_all_contained, which
 from perflab.stats.summary import process_levels
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from perflab.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.lenses.fragments import (
     SectionInput,
     capped,
@@ -17,7 +16,8 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
-from perflab.model import Comparison
+from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.records.model import Comparison
 
 # what a derived callgrind event counts, as a row label says it
 EVENT_LABELS = {

@@ -7,10 +7,10 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from perflab.code_findings import Finding, Seen
 from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
-from perflab.model import Comparison, Metric
+from perflab.records.code_findings import Finding, Seen
+from perflab.records.model import Comparison, Metric
 
 # Counts of the same code under callgrind differ between repeats and variants by the residue of
 # the worker's handshake (reading the next request, the allocator: thousands of instructions per

@@ -3,7 +3,7 @@ calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.memory.cost import memory_cost
-from perflab.model import Metric
+from perflab.records.model import Metric
 
 MEMORY = Metric("memory")
 

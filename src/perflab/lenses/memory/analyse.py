@@ -37,7 +37,7 @@ from perflab.measure.callgrind_artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.lens import LensAnalysis
-from perflab.model import (
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,

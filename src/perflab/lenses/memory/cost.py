@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from perflab.budget import CostModel, CostProbe, LensCost
-from perflab.model import Metric, Settings
+from perflab.plan.budget import CostModel, CostProbe, LensCost
+from perflab.records.model import Metric, Settings
 
 
 def _model_of(metric: Metric) -> CostModel:

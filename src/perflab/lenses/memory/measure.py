@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.lenses.instructions.measure import (
     InstructionsLens,
     cannot_execute,
@@ -36,6 +35,7 @@ from perflab.lenses.instructions.measure import (
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
 from perflab.lenses.rss.measure import RssLens
+from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import (
     BenchmarkData,
     LensAnalysis,
@@ -45,7 +45,8 @@ from perflab.measure.lens import (
 )
 from perflab.measure.native_code import native_code
 from perflab.measure.worker_client import variant_environment
-from perflab.model import (
+from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
@@ -56,7 +57,6 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import ProcessRunner, which
 
 # callgrind repeats per variant: the spread between them is what the threshold is judged against
 TRAFFIC_REPEATS = 2

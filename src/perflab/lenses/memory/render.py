@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from perflab.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.lenses.fragments import SectionInput, count, details_json, verdict_table
-from perflab.units import format_value
+from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.records.units import format_value
 
 # row labels, in table order: (JSON name, label, unit for formatting; "" = a plain count)
 ROWS: tuple[tuple[str, str, str], ...] = (

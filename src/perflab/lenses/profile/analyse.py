@@ -10,8 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.diagnosis import Claim, Diagnosis
-from perflab.document import FlameNode
 from perflab.lenses.profile.flame import differential_tree
 from perflab.measure.callgrind import normalise_function_name
 from perflab.measure.lens import BenchmarkData, LensAnalysis
@@ -24,7 +22,9 @@ from perflab.measure.perf_script import (
     parse_folded,
     with_stack_evidence,
 )
-from perflab.model import (
+from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.records.document import FlameNode
+from perflab.records.model import (
     Artifact,
     Benchmark,
     Comparison,

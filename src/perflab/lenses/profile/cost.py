@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.budget import PERF_START_S, CostProbe, LensCost, analysis_s, side_by_side_s
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.plan.budget import PERF_START_S, CostProbe, LensCost, analysis_s, side_by_side_s
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 # A statement is profiled in this many independent worker processes per variant, each recording
 # its share of the region: a function claimed to have appeared (disappeared) must be there in

@@ -36,6 +36,7 @@ from perflab.lenses.profile.analyse import (
     fallback_note,
 )
 from perflab.lenses.profile.cost import PROFILE_PROCESSES
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensAnalysis, LensContext
@@ -56,7 +57,7 @@ from perflab.measure.perf_script import (
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import variant_environment
-from perflab.model import (
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -68,7 +69,6 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.proc import ProcessRunner
 
 
 @dataclass

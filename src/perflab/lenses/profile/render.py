@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.document import Block, Cell, FlameFigure, FlameNode, Paragraph, Section, Style, Table
 from perflab.lenses.fragments import (
     SectionInput,
     capped,
@@ -17,7 +16,17 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
-from perflab.model import Comparison
+from perflab.records.document import (
+    Block,
+    Cell,
+    FlameFigure,
+    FlameNode,
+    Paragraph,
+    Section,
+    Style,
+    Table,
+)
+from perflab.records.model import Comparison
 
 FLAME_EXPLANATION = (
     "Differential flame graph: each frame's width is its share of the variant's samples (callers "

@@ -10,7 +10,7 @@ from typing import Any
 
 from perflab.lenses.rss import RSS
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import Benchmark, Comparison, Note, Sample, Settings, Severity, Verdict
+from perflab.records.model import Benchmark, Comparison, Note, Sample, Settings, Severity, Verdict
 from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration

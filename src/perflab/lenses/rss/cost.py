@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 RSS_BLOCKS = 2  # a warm-up and a measured sample per worker and generation
 # the loop under tracemalloc: sum(range(1000)) (an int allocated per element) runs ~20x slower;

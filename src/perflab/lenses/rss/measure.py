@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError
 from perflab.lenses.rss import DESCRIPTOR, RSS
 from perflab.lenses.rss.analyse import (
     FLOOR_KB,
@@ -26,12 +25,14 @@ from perflab.lenses.rss.analyse import (
     PEAK_ALLOC_BYTES,
     analyse_rss,
 )
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
-from perflab.model import (
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import (
     Benchmark,
     BenchmarkData,
     BenchmarkKind,
@@ -39,7 +40,6 @@ from perflab.model import (
     Note,
     Sample,
 )
-from perflab.proc import ProcessRunner
 from perflab.stats.family import family_settings
 
 MAX_LOOPS = 1000  # tracemalloc slows every allocation: keep one sample short

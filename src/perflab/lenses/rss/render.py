@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.document import Block, Cell, Section, Table
 from perflab.lenses.fragments import SectionInput, details_json, signed, verdict_table
+from perflab.records.document import Block, Cell, Section, Table
 
 MEASURES = {
     "maxrss_kb": "peak RSS of the process",

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from perflab.document import TimePoint, TimeSeries
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import (
+from perflab.records.document import TimePoint, TimeSeries
+from perflab.records.model import (
     Benchmark,
     BenchmarkKind,
     Comparison,

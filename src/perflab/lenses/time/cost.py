@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import os
 
-from perflab.budget import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 # blocks per generation after warm-up, and the shortest generation the lens samples
 TIME_MIN_BLOCKS = 4

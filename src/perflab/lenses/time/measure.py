@@ -26,15 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from perflab.budget import ServerRounds
-from perflab.errors import BenchmarkFailedError
-from perflab.host import online_cpus
 from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, KIND_SERVER_ROUND, WALL_NS, analyse_time
 from perflab.lenses.time.cost import (
     TIME_GENERATION_S_RANGE,
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
+from perflab.machine.host import online_cpus
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (
@@ -47,7 +46,10 @@ from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
-from perflab.model import (
+from perflab.plan.budget import ServerRounds
+from perflab.plan.schedule import launch_order
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
@@ -60,8 +62,6 @@ from perflab.model import (
     Severity,
     Variant,
 )
-from perflab.plan import launch_order
-from perflab.proc import ProcessRunner
 from perflab.stats import preemption
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import (

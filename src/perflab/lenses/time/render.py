@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.document import GroupRatios, RatiosFigure, ScatterFigure, Section, TimeSeries
 from perflab.lenses.fragments import SectionInput, details_json, verdict_table
-from perflab.model import Comparison
+from perflab.records.document import GroupRatios, RatiosFigure, ScatterFigure, Section, TimeSeries
+from perflab.records.model import Comparison
 
 # how the per-variant columns treat preempted samples, by --preempted policy
 _PREEMPTED_WORDS = {

@@ -28,7 +28,7 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.model import Benchmark, Comparison, Metric, Note, Settings, Severity
+from perflab.records.model import Benchmark, Comparison, Metric, Note, Settings, Severity
 from perflab.stats.comparison import comparison_from, one_process_verdict
 from perflab.stats.paired import estimate_ratio, pair_samples
 

@@ -21,7 +21,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.errors import ConfigError
 from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.analyse import (
     KIND_OPS,
@@ -37,11 +36,13 @@ from perflab.lenses.torch.ops import (
     OpTableFormatError,
     parse_op_table,
 )
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerOps
-from perflab.model import (
+from perflab.records.errors import ConfigError
+from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkKind,
@@ -49,7 +50,6 @@ from perflab.model import (
     Metric,
     Note,
 )
-from perflab.proc import ProcessRunner
 from perflab.stats.family import family_settings
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one

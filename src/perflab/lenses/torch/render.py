@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.lenses.fragments import (
     SectionInput,
     capped,
@@ -15,7 +14,8 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
-from perflab.model import Comparison
+from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.records.model import Comparison
 
 
 def _us(value: Any) -> str:

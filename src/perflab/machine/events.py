@@ -18,10 +18,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.checks import Countable as Countable
-from perflab.checks import EventInfo as EventInfo
-from perflab.checks import EventSearch as EventSearch
-from perflab.errors import ToolUnavailableError
 from perflab.lenses.counters.perf_stat import (
     Availability,
     counts_for_requested,
@@ -29,8 +25,12 @@ from perflab.lenses.counters.perf_stat import (
     is_permission_failure,
     parse_stat_csv,
 )
+from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.measure.perf_control import find_perf
-from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.records.checks import Countable as Countable
+from perflab.records.checks import EventInfo as EventInfo
+from perflab.records.checks import EventSearch as EventSearch
+from perflab.records.errors import ToolUnavailableError
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
 HARDWARE_KIND = "Hardware event"

@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from perflab.checks import Check as Check
-from perflab.checks import DoctorReport as DoctorReport
-from perflab.checks import LensStatus as LensStatus
-from perflab.checks import Status as Status
-from perflab.gpu import gpu_checks
-from perflab.host import cpu_flags, read_text, tool_version
 from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS
+from perflab.machine.gpu import gpu_checks
+from perflab.machine.host import cpu_flags, read_text, tool_version
+from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.perf_script import parse_evlist
-from perflab.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.records.checks import Check as Check
+from perflab.records.checks import DoctorReport as DoctorReport
+from perflab.records.checks import LensStatus as LensStatus
+from perflab.records.checks import Status as Status
 
 
 class HostFiles(Protocol):

@@ -32,9 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.code_findings import Finding, Seen
 from perflab.lenses.registry import DESCRIPTORS
-from perflab.model import (
+from perflab.records.code_findings import Finding, Seen
+from perflab.records.model import (
     VARIANT_FIELDS,
     Comparison,
     Experiment,

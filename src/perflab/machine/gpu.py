@@ -11,8 +11,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-from perflab.checks import Check, Status
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.records.checks import Check, Status
 
 GPU_QUERY = ("--query-gpu=index,name,driver_version,memory.total", "--format=csv,noheader")
 _CUDA_VERSION = re.compile(r"CUDA Version:\s*([0-9][0-9.]*)")

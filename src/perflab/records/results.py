@@ -10,9 +10,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perflab.document import Section
-from perflab.errors import PerflabError
-from perflab.model import (
+from perflab.records.document import Section
+from perflab.records.errors import PerflabError
+from perflab.records.model import (
     Comparison,
     Experiment,
     Measurement,
@@ -26,7 +26,7 @@ from perflab.stats.interaction import Interval
 from perflab.stats.paired import verdict_for
 
 if TYPE_CHECKING:  # the summary is made by analysis (engine layer); records only carry it
-    from perflab.explanation import Summary
+    from perflab.analyse.explanation import Summary
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class RunResult:
     measurements: tuple[Measurement, ...] = ()
     stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
     interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
-    # one paragraph per compared pair joining the lenses (perflab.explanation)
+    # one paragraph per compared pair joining the lenses (perflab.analyse.explanation)
     summaries: tuple[Summary, ...] = ()
 
     def raise_on_failure(self) -> RunResult:
@@ -74,7 +74,7 @@ class RunResult:
         return self
 
 
-# ---- stacks and matrices (perflab.design_analysis derives them)
+# ---- stacks and matrices (perflab.analyse.design_analysis derives them)
 
 
 class InteractionVerdict(enum.StrEnum):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
-from perflab.document import TimeSeries
+from perflab.records.document import TimeSeries
 
 
 class Metric(str):

@@ -12,16 +12,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import ConfigError
 from perflab.git.repo import find_repository, range_commits
-from perflab.model import (
+from perflab.machine.proc import ProcessRunner
+from perflab.records.errors import ConfigError
+from perflab.records.model import (
     VARIANT_FIELDS,
     Experiment,
     InteractionSpec,
     Metric,
     Variant,
 )
-from perflab.proc import ProcessRunner
 
 # ---- planning
 
@@ -217,7 +217,7 @@ def design_from_mapping(
 
 
 def _stack_from(raw: Any, where: str, start: str) -> Design:
-    from perflab.proc import SubprocessRunner
+    from perflab.machine.proc import SubprocessRunner
 
     if not isinstance(raw, dict) or not isinstance(raw.get("range"), str):
         raise ConfigError(f'{where} needs range = "A..B"', hint='e.g. range = "main..HEAD"')
@@ -237,7 +237,7 @@ def _stack_from(raw: Any, where: str, start: str) -> Design:
 
 def _matrix_from(raw: Any, where: str, start: str, base_dir: Path | None) -> Design:
     """Change files are relative to the experiment file, when there is one."""
-    from perflab.proc import SubprocessRunner
+    from perflab.machine.proc import SubprocessRunner
 
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a table")
@@ -288,7 +288,7 @@ def with_design(
     )
     repository = design.repository if design is not None else experiment.repository
     if repository is None and any(v.git for v in variants):
-        from perflab.proc import SubprocessRunner
+        from perflab.machine.proc import SubprocessRunner
 
         repository = find_repository(SubprocessRunner(), start or os.getcwd())
     if design is None:

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.measure.symbol_names import fold_clones
-from perflab.model import Comparison, Metric, Verdict
+from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
+from perflab.records.model import Comparison, Metric, Verdict
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8

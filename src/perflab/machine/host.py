@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from perflab.model import VARIANT_FIELDS, Variant, VariantFieldKind
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.records.model import VARIANT_FIELDS, Variant, VariantFieldKind
 
 _TOOLS_VERSION_ARGS: dict[str, tuple[str, ...]] = {
     "perf": ("perf", "--version"),

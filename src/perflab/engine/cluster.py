@@ -25,17 +25,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import (
+from perflab.git.bundle import CommitBundle, bundle_commits, unpack_commits
+from perflab.machine.host import machine_facts
+from perflab.machine.proc import SubprocessRunner, stop_all_contained
+from perflab.measure.lens import NullProgress, ProgressReporter
+from perflab.records.errors import (
     BenchmarkFailedError,
     ConfigError,
     PerflabError,
     RunInterrupted,
     StoreError,
 )
-from perflab.git.bundle import CommitBundle, bundle_commits, unpack_commits
-from perflab.host import machine_facts
-from perflab.measure.lens import NullProgress, ProgressReporter
-from perflab.model import (
+from perflab.records.model import (
     Artifact,
     Experiment,
     Metric,
@@ -44,11 +45,10 @@ from perflab.model import (
     Sample,
     Severity,
 )
-from perflab.proc import SubprocessRunner, stop_all_contained
-from perflab.results import RunResult
+from perflab.records.results import RunResult
+from perflab.records.version import __version__
 from perflab.store import RunWriter, Store, StoredRun
 from perflab.store.codec import experiment_from_json, experiment_to_json
-from perflab.version import __version__
 
 # a cell's bundle: the CPU the lenses measure on and the one perflab orchestrates from
 CELL_CPUS = 2

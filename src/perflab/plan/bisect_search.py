@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perflab.errors import ConfigError
-from perflab.model import Comparison, Metric, Verdict
+from perflab.records.errors import ConfigError
+from perflab.records.model import Comparison, Metric, Verdict
 
 if TYPE_CHECKING:
-    from perflab.results import RunResult
+    from perflab.records.results import RunResult
 
 MAX_ATTEMPTS = 3  # budgets x1, x2, x4 for an inconclusive step, then the search stops
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import ConfigError
 from perflab.lenses.registry import available_metrics
-from perflab.model import (
+from perflab.records.errors import ConfigError
+from perflab.records.model import (
     VARIANT_FIELDS,
     Benchmark,
     BenchmarkKind,
@@ -330,7 +330,7 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) ->
 def experiment_from_mapping(
     data: Mapping[str, Any], *, source: str = "<experiment>", base_dir: Path | None = None
 ) -> Experiment:
-    from perflab.designs import DESIGN_KEYS, design_from_mapping, with_design
+    from perflab.plan.designs import DESIGN_KEYS, design_from_mapping, with_design
 
     unknown = set(data) - {"settings", "variant", "benchmark", "params", *DESIGN_KEYS}
     if unknown:

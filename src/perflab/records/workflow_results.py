@@ -1,14 +1,15 @@
 """The records of the workflows over a history (`perflab check`, `perflab history`): what
-`perflab.workflows` returns and the renderers format (bisect's are in `perflab.bisect`)."""
+`perflab.workflows` returns and the renderers format (bisect's are in
+`perflab.plan.bisect_search`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.bisect import Commit, StepOutcome, StepState
-from perflab.model import Metric
-from perflab.results import RunResult
+from perflab.plan.bisect_search import Commit, StepOutcome, StepState
+from perflab.records.model import Metric
+from perflab.records.results import RunResult
 
 
 @dataclass(frozen=True)

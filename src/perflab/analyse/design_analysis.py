@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from perflab.model import (
+from perflab.records.model import (
     Benchmark,
     BenchmarkData,
     BenchmarkKind,
@@ -16,7 +16,12 @@ from perflab.model import (
     InteractionSpec,
     Metric,
 )
-from perflab.results import Interaction, InteractionVerdict, StackSummary, interaction_verdict
+from perflab.records.results import (
+    Interaction,
+    InteractionVerdict,
+    StackSummary,
+    interaction_verdict,
+)
 from perflab.stats.family import family_settings
 from perflab.stats.interaction import (
     Interval,

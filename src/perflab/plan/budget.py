@@ -28,8 +28,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from perflab.errors import ConfigError
-from perflab.model import BenchmarkKind, Metric, Settings
+from perflab.records.errors import ConfigError
+from perflab.records.model import BenchmarkKind, Metric, Settings
 
 # a fork server when the variants' imports take this long per generation: fresh processes then
 # spend more than half of even the longest generation (1 s) importing

@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.errors import BenchmarkFailedError, ConfigError, PerflabError
 from perflab.git.cache import BuildCache, CacheEntry, Change, default_cache_dir
 from perflab.git.repo import (
     GitError,
@@ -21,9 +20,10 @@ from perflab.git.repo import (
     find_repository,
     resolve_ref,
 )
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.worker_client import check_variant_paths, variant_environment
-from perflab.model import Benchmark, BenchmarkKind, Note, Severity, Variant
-from perflab.proc import LaunchSpec, ProcessRunner
+from perflab.records.errors import BenchmarkFailedError, ConfigError, PerflabError
+from perflab.records.model import Benchmark, BenchmarkKind, Note, Severity, Variant
 
 # the patch `perflab check` makes of the working tree's changes: a variant applying it
 # measures them, so the warning that git=HEAD leaves them out does not apply to it
