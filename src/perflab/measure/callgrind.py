@@ -392,43 +392,117 @@ def _absolute(token: str) -> int:
 
 def parse_callgrind(text: str) -> CallgrindProfile:
     """Parse one callgrind output file (any number of parts)."""
-    names: dict[str, dict[int, str]] = {"file": {}, "function": {}, "object": {}}
-    command: str | None = None
-    pid: int | None = None
-    creator: str | None = None
-    parts: list[CallgrindPart] = []
-    part = _PartBuilder(None)
+    reader = _CallgrindReader()
+    for line_number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line and line[0] != "#":
+            reader.read(line, line_number)
+    return reader.profile()
 
-    # position state: what the next cost lines belong to
-    obj = fn_file = cost_file = "???"
-    fn: FunctionId | None = None
-    call_object: str | None = None
-    callee_name: str | None = None
-    last: list[int] = [0]
-    npos = 1
-    instr_index: int | None = None
-    line_index: int | None = 0
-    pending_call: tuple[FunctionId, int] | None = None  # callee, count: next line is its cost
-    skip_next = False  # the position line after jump=/jcnd=
 
-    def resolve(kind: str, value: str, line_number: int) -> str:
-        match = _COMPRESSED.match(value)
-        if match is None:
-            return value
-        ident, name = int(match.group(1)), match.group(2)
-        table = names[kind]
-        if name:
-            table[ident] = name
-            return name
-        if ident not in table:
-            raise CallgrindFormatError(f"{kind} id ({ident}) used before defined", line_number)
-        return table[ident]
+class _CallgrindReader:
+    """The reader's state, line by line: names seen so far (compressed ids), the part being
+    built, and the position that the next cost lines belong to."""
 
-    def positions_of(tokens: list[str], line_number: int) -> list[int]:
-        if len(tokens) < npos:
+    def __init__(self) -> None:
+        self.names: dict[str, dict[int, str]] = {"file": {}, "function": {}, "object": {}}
+        self.command: str | None = None
+        self.pid: int | None = None
+        self.creator: str | None = None
+        self.parts: list[CallgrindPart] = []
+        self.part = _PartBuilder(None)
+        self.obj = self.fn_file = self.cost_file = "???"
+        self.fn: FunctionId | None = None
+        self.call_object: str | None = None
+        self.callee_name: str | None = None
+        self.last: list[int] = [0]
+        self.npos = 1
+        self.instr_index: int | None = None
+        self.line_index: int | None = 0
+        self.pending_call: tuple[FunctionId, int] | None = None  # its cost is the next line
+        self.skip_next = False  # the position line after jump=/jcnd=
+
+    def read(self, line: str, line_number: int) -> None:
+        first = line[0]
+        if first.isdigit() or first in "+-*":
+            self._cost_line(line, line_number)
+            return
+        spec, eq, spec_value = line.partition("=")
+        if eq and spec in _ALL_SPECS:
+            self._name_line(spec, spec_value.strip(), line_number)
+        elif eq and spec == "calls":
+            self._calls_line(spec_value, line_number)
+        elif eq and spec in ("jump", "jcnd"):
+            self.skip_next = True
+        else:
+            self._header_line(line, line_number)
+
+    def profile(self) -> CallgrindProfile:
+        part = self.part
+        if part.has_body or part.events or part.totals is not None:
+            self.parts.append(part.build())
+        return CallgrindProfile(
+            command=self.command, pid=self.pid, creator=self.creator, parts=tuple(self.parts)
+        )
+
+    # -- cost lines
+
+    def _cost_line(self, line: str, line_number: int) -> None:
+        tokens = line.split()
+        if self.skip_next:
+            self.skip_next = False
+            return
+        fn = self.fn
+        if fn is None:
+            raise CallgrindFormatError("cost line before any fn=", line_number)
+        self.part.has_body = True
+        if self.pending_call is not None:
+            self._call_cost(fn, tokens, line, line_number)
+            return
+        position = self._positions(tokens, line_number)
+        self.last = position
+        costs = _costs(tokens[self.npos :], line, line_number)
+        part = self.part
+        self_cost = part.self_costs.get(fn)
+        if self_cost is None:
+            self_cost = part.self_costs[fn] = [0] * len(part.events)
+            part.files[fn] = self.fn_file
+        for i, value in enumerate(costs):
+            self_cost[i] += value
+        if self.instr_index is not None:
+            self._instruction_cost(fn, position, costs)
+
+    def _call_cost(self, fn: FunctionId, tokens: list[str], line: str, line_number: int) -> None:
+        """The call site and the inclusive cost of the calls; `last` does not move."""
+        assert self.pending_call is not None
+        callee, count = self.pending_call
+        self.pending_call = None
+        costs = _costs(tokens[self.npos :], line, line_number)
+        entry = self.part.calls.setdefault((fn, callee), [0] * (len(self.part.events) + 1))
+        entry[0] += count
+        for i, value in enumerate(costs):
+            entry[i + 1] += value
+        self.call_object = self.callee_name = None
+
+    def _instruction_cost(self, fn: FunctionId, position: list[int], costs: list[int]) -> None:
+        assert self.instr_index is not None
+        address = position[self.instr_index]
+        line_no = position[self.line_index] if self.line_index is not None else 0
+        at = (fn, address)
+        have = self.part.instructions.get(at)
+        if have is None:
+            padding = [0] * (len(self.part.events) - len(costs))
+            self.part.instructions[at] = (self.cost_file, line_no, costs + padding)
+        else:
+            for i, value in enumerate(costs):
+                have[2][i] += value
+
+    def _positions(self, tokens: list[str], line_number: int) -> list[int]:
+        if len(tokens) < self.npos:
             raise CallgrindFormatError("cost line with too few positions", line_number)
+        last = self.last
         out = []
-        for i in range(npos):
+        for i in range(self.npos):
             token = tokens[i]
             first = token[0]
             try:
@@ -444,135 +518,106 @@ def parse_callgrind(text: str) -> CallgrindProfile:
                 raise CallgrindFormatError(f"bad position {token!r}", line_number) from None
         return out
 
-    def start_part() -> None:
-        nonlocal part, last
-        if part.has_body or part.events:
-            parts.append(part.build())
-        part = _PartBuilder(None)
-        last = [0] * npos
+    # -- spec lines: names and calls
 
-    for line_number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line[0] == "#":
-            continue
-        first = line[0]
-        if first.isdigit() or first in "+-*":
-            tokens = line.split()
-            if skip_next:
-                skip_next = False
-                continue
-            if fn is None:
-                raise CallgrindFormatError("cost line before any fn=", line_number)
-            part.has_body = True
-            if pending_call is not None:
-                # the call site and the inclusive cost of the calls; `last` does not move
-                callee, count = pending_call
-                pending_call = None
-                try:
-                    costs = [int(t) for t in tokens[npos:]]
-                except ValueError:
-                    raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
-                entry = part.calls.setdefault((fn, callee), [0] * (len(part.events) + 1))
-                entry[0] += count
-                for i, value in enumerate(costs):
-                    entry[i + 1] += value
-                call_object = callee_name = None
-                continue
-            position = positions_of(tokens, line_number)
-            last = position
-            try:
-                costs = [int(t) for t in tokens[npos:]]
-            except ValueError:
-                raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
-            self_cost = part.self_costs.get(fn)
-            if self_cost is None:
-                self_cost = part.self_costs[fn] = [0] * len(part.events)
-                part.files[fn] = fn_file
-            for i, value in enumerate(costs):
-                self_cost[i] += value
-            if instr_index is not None:
-                address = position[instr_index]
-                line_no = position[line_index] if line_index is not None else 0
-                at = (fn, address)
-                have = part.instructions.get(at)
-                if have is None:
-                    padding = [0] * (len(part.events) - len(costs))
-                    part.instructions[at] = (cost_file, line_no, costs + padding)
-                else:
-                    for i, value in enumerate(costs):
-                        have[2][i] += value
-            continue
+    def _resolve(self, kind: str, value: str, line_number: int) -> str:
+        match = _COMPRESSED.match(value)
+        if match is None:
+            return value
+        ident, name = int(match.group(1)), match.group(2)
+        table = self.names[kind]
+        if name:
+            table[ident] = name
+            return name
+        if ident not in table:
+            raise CallgrindFormatError(f"{kind} id ({ident}) used before defined", line_number)
+        return table[ident]
 
-        spec, eq, spec_value = line.partition("=")
-        if eq and spec in _ALL_SPECS:
-            name = resolve(_SPEC_KIND[spec], spec_value.strip(), line_number)
-            if spec == "ob":
-                obj = name
-            elif spec == "fl":
-                fn_file = cost_file = name
-            elif spec in ("fi", "fe"):
-                cost_file = name
-            elif spec == "fn":
-                fn = FunctionId(name, obj)
-                cost_file = fn_file
-            elif spec == "cob":
-                call_object = name
-            elif spec == "cfn":
-                callee_name = name
-            continue  # cfi/jfi/jfn: names registered; the callee's file is not needed
-        if eq and spec == "calls":
-            tokens = spec_value.split()
-            if not tokens or callee_name is None:
-                raise CallgrindFormatError("calls= without a count or before cfn=", line_number)
-            caller_object = fn.object if fn is not None else obj
-            callee = FunctionId(callee_name, call_object or caller_object)
-            try:
-                count = _absolute(tokens[0])
-            except ValueError:
-                raise CallgrindFormatError(f"bad call count {tokens[0]!r}", line_number) from None
-            pending_call = (callee, count)
-            continue
-        if eq and spec in ("jump", "jcnd"):
-            skip_next = True
-            continue
+    def _name_line(self, spec: str, value: str, line_number: int) -> None:
+        name = self._resolve(_SPEC_KIND[spec], value, line_number)
+        if spec == "ob":
+            self.obj = name
+        elif spec == "fl":
+            self.fn_file = self.cost_file = name
+        elif spec in ("fi", "fe"):
+            self.cost_file = name
+        elif spec == "fn":
+            self.fn = FunctionId(name, self.obj)
+            self.cost_file = self.fn_file
+        elif spec == "cob":
+            self.call_object = name
+        elif spec == "cfn":
+            self.callee_name = name
+        # cfi/jfi/jfn: names registered; the callee's file is not needed
+
+    def _calls_line(self, value: str, line_number: int) -> None:
+        tokens = value.split()
+        if not tokens or self.callee_name is None:
+            raise CallgrindFormatError("calls= without a count or before cfn=", line_number)
+        caller_object = self.fn.object if self.fn is not None else self.obj
+        callee = FunctionId(self.callee_name, self.call_object or caller_object)
+        try:
+            count = _absolute(tokens[0])
+        except ValueError:
+            raise CallgrindFormatError(f"bad call count {tokens[0]!r}", line_number) from None
+        self.pending_call = (callee, count)
+
+    # -- header lines
+
+    def _header_line(self, line: str, line_number: int) -> None:
         key, colon, rest = line.partition(":")
         key = key.strip()
         if not colon or key not in _HEADER_KEYS:
             raise CallgrindFormatError(f"unrecognised line {line!r}", line_number)
         rest = rest.strip()
-        if part.has_body and key not in ("totals", "summary"):
-            start_part()
+        if self.part.has_body and key not in ("totals", "summary"):
+            self._start_part()
         if key == "version":
             if rest.split(".")[0] not in ("0", "1"):
                 raise CallgrindFormatError(f"unsupported format version {rest}", line_number)
         elif key == "creator":
-            creator = rest
+            self.creator = rest
         elif key == "cmd":
-            command = rest
+            self.command = rest
         elif key == "pid":
-            pid = int(rest)
+            self.pid = int(rest)
         elif key == "part":
-            if part.has_body or part.number is not None:
-                start_part()
-            part.number = int(rest)
-        elif key == "desc":
+            if self.part.has_body or self.part.number is not None:
+                self._start_part()
+            self.part.number = int(rest)
+        else:
+            self._part_header(key, rest, line_number)
+
+    def _part_header(self, key: str, rest: str, line_number: int) -> None:
+        part = self.part
+        if key == "desc":
             desc_key, _, desc_value = rest.partition(":")
             part.descriptions[desc_key.strip()] = desc_value.strip()
         elif key == "positions":
             part.positions = tuple(rest.split()) or ("line",)
-            npos = len(part.positions)
-            instr_index = part.positions.index("instr") if "instr" in part.positions else None
-            line_index = part.positions.index("line") if "line" in part.positions else None
-            last = [0] * npos
+            self.npos = len(part.positions)
+            self.instr_index = part.positions.index("instr") if "instr" in part.positions else None
+            self.line_index = part.positions.index("line") if "line" in part.positions else None
+            self.last = [0] * self.npos
         elif key == "events":
             part.events = tuple(rest.split())
         elif key == "summary":
             part.summary = _numbers(rest, line_number)
         elif key == "totals":
             part.totals = _numbers(rest, line_number)
-    if part.has_body or part.events or part.totals is not None:
-        parts.append(part.build())
-    return CallgrindProfile(command=command, pid=pid, creator=creator, parts=tuple(parts))
+
+    def _start_part(self) -> None:
+        if self.part.has_body or self.part.events:
+            self.parts.append(self.part.build())
+        self.part = _PartBuilder(None)
+        self.last = [0] * self.npos
+
+
+def _costs(tokens: list[str], line: str, line_number: int) -> list[int]:
+    try:
+        return [int(t) for t in tokens]
+    except ValueError:
+        raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
 
 
 # -- name normalisation ----------------------------------------------------------------------
