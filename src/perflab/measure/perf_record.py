@@ -60,10 +60,9 @@ class RecordOptions:
     # How `perf script` names symbols: demangled for people, as in the symbol table (mangled)
     # for looking them up in ELF files.
     demangle: bool = True
-    # perf record reads every loaded BPF program at start-up, for samples in BPF code that a
-    # benchmark's user-space region never has: 0.6-0.9 s of each recording of a short command
-    # (1.4 s -> 0.7 s here, a command recorded ten times by the asm lens). perf before 5.1 does
-    # not know the option; the probe then records without it.
+    # Skip reading every loaded BPF program at start-up: a benchmark's user-space region has no
+    # samples in BPF code, and the reading is a large part of a short command's recording.
+    # perf before 5.1 does not know the option; the probe then records without it.
     no_bpf_event: bool = True
 
     def perf_options(self) -> tuple[str, ...]:
