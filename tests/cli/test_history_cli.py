@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.merged_repo import BUILD, CULPRIT_SUBJECT, git, make_merged_repo
+from tests.git_repo import git
+from tests.integration.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
 
 pytestmark = [
     pytest.mark.integration,

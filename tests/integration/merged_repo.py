@@ -16,8 +16,9 @@ Branches off main, not merged: pr/slower (a third of the work more), pr/docs (a 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from tests.git_repo import commit, git
 
 PROG_C = """#include <stdio.h>
 #include "work.h"
@@ -32,28 +33,6 @@ int main(void) {
 BUILD = "test ! -e broken && cc -O1 -o prog prog.c"
 CULPRIT_SUBJECT = "Merge pull request #2 from b/slow"
 NEUTRAL_MERGE_SUBJECT = "Merge pull request #1 from a/tidy"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, message: str, files: dict[str, str | None]) -> str:
-    for name, text in files.items():
-        if text is None:
-            (repo / name).unlink()
-        else:
-            (repo / name).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def merge(repo: Path, branch: str, message: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.model import Metric, Verdict
 from perflab.records.results import InteractionVerdict, RunResult
 from perflab.report.json_report import run_to_json
+from tests.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,
@@ -39,25 +39,6 @@ A_C = "int work_a(int n) { int s = 0; for (int i = 0; i < n; i += STEP_A) s += i
 B_C = "int work_b(int n) { int s = 0; for (int i = 0; i < n; i += STEP_B) s += i % 5; return s; }\n"
 EXTRA_C = "int extra(int n) { int s = 0; for (int i = 0; i < n; i++) s += i % 3; return s; }\n"
 BUILD = "gcc -O1 -DSTEP_A=$(cat step_a) -DSTEP_B=$(cat step_b) -o prog main.c a.c b.c extra.c"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture(scope="module")

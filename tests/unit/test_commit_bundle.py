@@ -17,27 +17,9 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.measure.git_prepare import VariantPreparer
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Experiment, Variant
+from tests.git_repo import commit, git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture
