@@ -450,10 +450,12 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
     }
     for how, value in counted.items():
         assert abs(value / expected - 1) < 0.01, (how, value, expected)
-    # toggling collection counts what switching instrumentation counts, in children alike
+    # toggling collection counts what switching instrumentation counts, in children alike: to
+    # 1e-3, since two children's counts can differ by a few instructions per iteration (5 of
+    # 23,716 seen), where a loop counted twice or missed would be off by a whole iteration's
     toggled = counted["client requests", True, True]
     switched = counted["client requests", True, False]
-    assert abs(toggled / switched - 1) < 1e-4, (toggled, switched)
+    assert abs(toggled / switched - 1) < 1e-3, (toggled, switched)
 
 
 THREAD_IN_SETUP = """
