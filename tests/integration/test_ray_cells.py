@@ -46,10 +46,17 @@ def cluster() -> Iterator[Any]:
     made.shutdown()
 
 
-def experiment(address: str, *, budget_s: float, **kwargs: Any) -> Experiment:
+def experiment(
+    address: str, *, budget_s: float, min_generations: int = FAST.min_generations, **kwargs: Any
+) -> Experiment:
     made = api.make_experiment(**kwargs)
     settings = dataclasses.replace(
-        FAST, metrics=(Metric.TIME,), budget_s=budget_s, ray=True, ray_address=address
+        FAST,
+        metrics=(Metric.TIME,),
+        budget_s=budget_s,
+        min_generations=min_generations,
+        ray=True,
+        ray_address=address,
     )
     return dataclasses.replace(made, settings=settings)
 
@@ -153,6 +160,9 @@ def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_pat
     exp = experiment(
         cluster.address,
         budget_s=6.0,
+        # seconds of measuring per cell whatever the machine's load: a cell that ends before
+        # the node is removed is (rightly) not measured again, and the test would see nothing
+        min_generations=16,
         name="stmt",
         stmt="time.sleep(0.0005)",
         setup="import time",
