@@ -21,6 +21,7 @@ from perflab.records.document import (
     Table,
 )
 from perflab.records.results import RunResult
+from perflab.report.design_views import design_sections
 from perflab.report.escape import terminal, visible
 from perflab.report.notes import group_notes
 from perflab.store import RunSummary
@@ -206,10 +207,12 @@ def render_terminal(result: RunResult, console: Console, *, verbose: bool = Fals
     if result.error and not any(n.message.startswith(said) for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
     render_sections(result.sections, console, verbose=verbose)
-    from perflab.report.changes import change_views  # stacks, matrices, git provenance
+    from perflab.report.changes import provenance_table  # git variants: where each came from
 
-    for renderable in change_views(result):
-        console.print(renderable)
+    provenance = provenance_table(result)
+    if provenance is not None:
+        console.print(provenance)
+    render_sections(design_sections(result), console, verbose=verbose)
     if not result.comparisons and not result.measurements:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
