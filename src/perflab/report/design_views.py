@@ -52,6 +52,7 @@ def design_sections(result: RunResult) -> tuple[Section, ...]:
 
 
 def _verdict_style(verdict: Verdict) -> Style:
+    """A verdict cell's style: document.Style names each verdict by the verdict's own value."""
     return Style(verdict.value)
 
 
@@ -62,10 +63,6 @@ def _what(key: _Key) -> str:
 
 def _metric_text(metric: Metric, event: str | None) -> str:
     return metric.value + (f" {event}" if event else "")
-
-
-def _ratio_text(ratio: float, ci_low: float, ci_high: float) -> str:
-    return format_ratio(ratio, ci_low, ci_high)
 
 
 # --- stacks ---------------------------------------------------------------------------------
@@ -85,8 +82,8 @@ def stack_section(stacks: Sequence[StackSummary], *, band: float) -> Section | N
         (
             Cell(s.benchmark),
             Cell(_metric_text(s.metric, s.event)),
-            Cell(_ratio_text(s.product.ratio, s.product.ci_low, s.product.ci_high)),
-            Cell(_ratio_text(s.whole.ratio, s.whole.ci_low, s.whole.ci_high)),
+            Cell(format_ratio(s.product.ratio, s.product.ci_low, s.product.ci_high)),
+            Cell(format_ratio(s.whole.ratio, s.whole.ci_low, s.whole.ci_high)),
             _adds_up(s),
         )
         for s in stacks
@@ -106,7 +103,7 @@ def stack_section(stacks: Sequence[StackSummary], *, band: float) -> Section | N
 def _step_row(c: Comparison, label: str) -> tuple[Cell, ...]:
     return (
         Cell(label),
-        Cell(_ratio_text(c.ratio, c.ci_low, c.ci_high)),
+        Cell(format_ratio(c.ratio, c.ci_low, c.ci_high)),
         Cell(c.verdict.value, _verdict_style(c.verdict)),
     )
 
@@ -120,7 +117,7 @@ def steps_table(summary: StackSummary) -> Table:
     rows.append(
         (
             Cell("steps multiplied"),
-            Cell(_ratio_text(product.ratio, product.ci_low, product.ci_high)),
+            Cell(format_ratio(product.ratio, product.ci_low, product.ci_high)),
             _adds_up(summary),
         )
     )
@@ -202,7 +199,7 @@ def interactions_table(interactions: Sequence[Interaction]) -> Table:
             Cell(i.change),
             _on(i.base, i.on_base),
             _on(i.reference_base, i.on_reference),
-            Cell(_ratio_text(i.ratio, i.ci_low, i.ci_high)),
+            Cell(format_ratio(i.ratio, i.ci_low, i.ci_high)),
             Cell(i.verdict.value, INTERACTION_STYLES[i.verdict]),
         )
         for i in interactions
@@ -235,14 +232,14 @@ def _cells_of(experiment: Experiment) -> tuple[dict[tuple[str, str], str], list[
 def _comparison_cell(c: Comparison | None) -> Cell:
     if c is None:
         return Cell("not measured", Style.MUTED)
-    text = f"{_ratio_text(c.ratio, c.ci_low, c.ci_high)} {c.verdict.value}"
+    text = f"{format_ratio(c.ratio, c.ci_low, c.ci_high)} {c.verdict.value}"
     return Cell(text, _verdict_style(c.verdict))
 
 
 def _interaction_cell(i: Interaction | None) -> Cell:
     if i is None:
         return Cell("")
-    text = f"{_ratio_text(i.ratio, i.ci_low, i.ci_high)} {i.verdict.value}"
+    text = f"{format_ratio(i.ratio, i.ci_low, i.ci_high)} {i.verdict.value}"
     return Cell(text, INTERACTION_STYLES[i.verdict])
 
 
