@@ -74,7 +74,7 @@ def test_stack_of_the_example_writes_the_contract(repo: Path, tmp_path: Path) ->
     assert document["stack"][0]["consistent"] is True
     step1 = next(v for v in document["variants"] if v["name"] == "step1")
     assert step1["info"]["provenance"]["commit"] == git(repo, "rev-parse", "main~2")
-    assert "<h2>Stack</h2>" in (repo / "out.html").read_text()
+    assert 'id="details-stack"' in (repo / "out.html").read_text()
     listed = perflab(
         "list", "--json", "-", "--store", str(tmp_path / "p.db"), cwd=repo, cache=cache
     )
@@ -130,7 +130,7 @@ def test_matrix_and_bad_input_from_the_command_line(repo: Path, tmp_path: Path) 
     assert interaction["ratio"] < 0.99
     assert interaction["verdict"] == "better-on-base"
     html = (repo / "m.html").read_text()
-    assert "<h2>Matrix</h2>" in html and "interaction main-2 / base" in html
+    assert 'id="details-matrix"' in html and "interaction main-2 / base" in html
 
 
 def test_experiment_file_with_a_stack(repo: Path, tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from perflab.report.design_views import design_sections
 from perflab.report.markdown import render_markdown, section_lines
 from perflab.report.terminal import render_section, render_terminal
+from tests.unit.test_design_views import matrix_run, stack_run
 from tests.unit.test_html_report import synthetic_run
 
 DATA = Path(__file__).parent / "data" / "report"
@@ -52,3 +54,11 @@ def test_the_whole_run_in_both_formats() -> None:
     result, _ = synthetic_run()
     check("run.terminal.txt", _terminal(lambda console: render_terminal(result, console)))
     check("run.md", render_markdown(result))
+
+
+@pytest.mark.parametrize("design", ("stack", "matrix"))
+def test_stack_and_matrix_sections_in_both_formats(design: str) -> None:
+    run = stack_run() if design == "stack" else matrix_run()
+    (section,) = design_sections(run)
+    check(f"{design}.terminal.txt", _terminal(lambda console: render_section(section, console)))
+    check(f"{design}.md", "\n".join(section_lines(section)) + "\n")

@@ -614,7 +614,7 @@ def test_render_html_of_an_empty_run() -> None:
 
 def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
     from perflab.records.results import StackSummary
-    from perflab.report.changes_html import waterfall_svg
+    from perflab.report.design_views import waterfall
     from perflab.stats.interaction import Interval
 
     def step(base: str, variant: str, ratio: float) -> Comparison:
@@ -632,7 +632,7 @@ def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
         product=Interval(0.56, 0.54, 0.58),
         consistent=True,
     )
-    root = parse_svg(waterfall_svg(summary, band=0.01))
+    root = parse_svg(svg.waterfall(waterfall(summary, band=0.01)))
     texts = [t.text or "" for t in elements(root, "text")]
     ticks = [float(t) for t in texts if t.replace(".", "").isdigit()]
     assert min(ticks) <= 0.6  # the axis reaches the bars that end at 0.557

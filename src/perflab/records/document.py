@@ -147,8 +147,34 @@ class FlameFigure:
     explanation: str = ""
 
 
-Figure = ScatterFigure | RatiosFigure | FlameFigure
-Block = Paragraph | Table | Preformatted | ScatterFigure | RatiosFigure | FlameFigure
+@dataclass(frozen=True)
+class WaterfallBar:
+    """One bar of a waterfall, on the axis of the running product of ratios: from `start` to
+    `end`, its CI as a whisker from `ci_low` to `ci_high`, labelled with its own `ratio`."""
+
+    label: str
+    start: float
+    end: float
+    ci_low: float
+    ci_high: float
+    ratio: float
+    style: Style  # the verdict it shows, for its colour; MUTED: a derived bar
+
+
+@dataclass(frozen=True)
+class WaterfallFigure:
+    """Bars each starting where the one before ended (a stack's steps, multiplied on a log
+    axis), then bars from 1 (the steps' product, the whole range measured directly)."""
+
+    title: str
+    bars: tuple[WaterfallBar, ...]
+    band: float
+    summary: str = ""  # what the figure shows, in one sentence, for readers who cannot see it
+    explanation: str = ""
+
+
+Figure = ScatterFigure | RatiosFigure | FlameFigure | WaterfallFigure
+Block = Paragraph | Table | Preformatted | Figure
 
 
 @dataclass(frozen=True)
@@ -164,4 +190,4 @@ class Section:
         return not self.blocks and all(s.is_empty() for s in self.subsections)
 
 
-FIGURE_TYPES = (ScatterFigure, RatiosFigure, FlameFigure)
+FIGURE_TYPES = (ScatterFigure, RatiosFigure, FlameFigure, WaterfallFigure)

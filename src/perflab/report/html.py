@@ -26,11 +26,13 @@ from perflab.records.document import (
     Section,
     Style,
     Table,
+    WaterfallFigure,
 )
 from perflab.records.model import Comparison, Verdict
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.report import svg
+from perflab.report.design_views import design_sections
 from perflab.report.escape import html_finalize, html_prose
 from perflab.report.notes import NoteGroup, group_notes
 
@@ -101,6 +103,13 @@ def block_view(block: Block) -> BlockView:
             svg=Markup(
                 svg.generation_plot(block.ratios, band=block.band, group_name=block.group_name)
             ),
+            title=block.title,
+            explanation=block.explanation,
+        )
+    if isinstance(block, WaterfallFigure):
+        return BlockView(
+            "figure",
+            svg=Markup(svg.waterfall(block)),
             title=block.title,
             explanation=block.explanation,
         )
@@ -204,12 +213,6 @@ def _provenance_words(info: dict[str, Any]) -> str:
     return " — " + ", ".join(words)
 
 
-def change_sections(result: RunResult) -> str:
-    from perflab.report.changes_html import change_sections as sections
-
-    return sections(result)
-
-
 def render_html(result: RunResult, *, with_samples: bool = False) -> str:
     """The report as one HTML document. `with_samples`: the JSON written next to it holds the
     raw samples (the footer says where they are)."""
@@ -232,11 +235,10 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
         ],
         settings=experiment.settings,
         forest=Markup(svg.forest_plot(forest, band=band)) if forest else None,
-        sections=[section_view(s) for s in result.sections],
+        sections=[section_view(s) for s in (*result.sections, *design_sections(result))],
         notes=notes,
         verdicts=[v.value for v in Verdict],
         samples_command=f"perflab show {result.run_id} --json - --samples",
         with_samples=with_samples,
-        changes=Markup(change_sections(result)),
         glossary_url=GLOSSARY_URL,
     )

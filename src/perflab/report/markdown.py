@@ -15,7 +15,7 @@ from perflab.records.document import (
     Table,
 )
 from perflab.records.results import RunResult
-from perflab.records.units import format_ratio
+from perflab.report.design_views import design_sections
 from perflab.report.escape import markdown, markdown_prose, visible
 from perflab.report.notes import group_notes
 
@@ -103,11 +103,10 @@ def section_lines(section: Section) -> list[str]:
 
 def render_markdown(result: RunResult) -> str:
     lines = [f"### {result.title} ({result.status.value})", ""]
-    for section in result.sections:
+    for section in (*result.sections, *design_sections(result)):
         lines += section_lines(section)
     if not result.comparisons and not result.measurements:
         lines += ["No comparisons: nothing was measured.", ""]
-    lines += _change_lines(result)
     machine = result.machine
     lines.append(
         f"Machine: {_cell(str(machine.get('cpu_model', '?')))}, {machine.get('cores')} cores, "
@@ -132,40 +131,3 @@ def render_markdown(result: RunResult) -> str:
                 lines.append(f"  hint: {markdown_prose(group.hint, line_break='<br>')}")
         lines += ["", "Words used here: perflab's docs/glossary.md.", "", "</details>"]
     return "\n".join(lines) + "\n"
-
-
-def _change_lines(result: RunResult) -> list[str]:
-    """A stack's product against its whole range; a matrix's interactions."""
-    lines: list[str] = []
-    for s in result.stacks:
-        what = f"{s.benchmark}, {s.metric.value}" + (f" `{s.event}`" if s.event else "")
-        product = format_ratio(s.product.ratio, s.product.ci_low, s.product.ci_high)
-        whole = format_ratio(s.whole.ratio, s.whole.ci_low, s.whole.ci_high)
-        agree = "add up to" if s.consistent else "do **not** add up to"
-        lines.append(f"Stack ({_cell(what)}): the steps multiplied, {product}, {agree} the "
-                     f"whole range, {whole}.")  # fmt: skip
-    if result.interactions:
-        lines += [
-            "",
-            "| benchmark | metric | change | base / reference | interaction [95% CI] | verdict |",
-            "|---|---|---|---|---:|---|",
-        ]
-        for i in result.interactions:
-            metric = i.metric.value + (f" `{i.event}`" if i.event else "")
-            lines.append(
-                "| "
-                + " | ".join(
-                    _cell(x)
-                    for x in (
-                        i.benchmark,
-                        metric,
-                        i.change,
-                        f"{i.base} ({i.on_base.verdict.value}) / {i.reference_base} "
-                        f"({i.on_reference.verdict.value})",
-                        format_ratio(i.ratio, i.ci_low, i.ci_high),
-                        i.verdict.value,
-                    )
-                )
-                + " |"
-            )
-    return lines + ([""] if lines else [])

@@ -10,8 +10,17 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from perflab.records.document import FlameNode, GroupRatios, TimePoint, TimeSeries
+from perflab.records.document import (
+    FlameNode,
+    GroupRatios,
+    Style,
+    TimePoint,
+    TimeSeries,
+    WaterfallBar,
+    WaterfallFigure,
+)
 from perflab.records.model import Verdict
+from perflab.records.units import format_ratio
 from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns
 
@@ -336,6 +345,62 @@ def _arrow(tip_x: float, y: float, direction: int, colour: str) -> str:
         f'<path d="M{_f(tip_x)},{_f(y)} L{_f(back)},{_f(y - 4)} L{_f(back)},{_f(y + 4)} Z" '
         f'fill="{colour}"/>'
     )
+
+
+# --- a waterfall of ratios -----------------------------------------------------------------
+
+DERIVED_COLOUR = "#555555"  # a bar computed from others (a stack's product of steps)
+
+
+def style_colour(style: Style) -> str:
+    """A verdict style's colour; any other style is a derived value's grey."""
+    try:
+        return VERDICT_COLOURS[Verdict(style.value)]
+    except ValueError:
+        return DERIVED_COLOUR
+
+
+def waterfall(figure: WaterfallFigure, *, width: float = 960) -> str:
+    """One row per bar on a log axis of the running product of ratios: the bar from its start
+    to its end, its CI as a whisker, its own ratio at the right."""
+    value_px, row_px, top, bottom = 190.0, 24.0, 8.0, 34.0
+    bars = figure.bars
+    # room for the whole of the longest label, within reason
+    longest = max((len(bar.label) for bar in bars), default=0)
+    label_px = min(max(longest * _CHAR_PX + 16, 160.0), width * 0.4)
+    ends = [v for bar in bars for v in (bar.start, bar.end, bar.ci_low, bar.ci_high)]
+    low, high = ratio_domain(ends, figure.band)
+    x = _LogScale(low, high, label_px, width - value_px)
+    plot_bottom = top + row_px * len(bars)
+    body = ratio_axis(
+        x,
+        top,
+        plot_bottom,
+        "running product of the ratios (log scale); whiskers: each step's 95% CI",
+    )
+    for i, bar in enumerate(bars):
+        body += _waterfall_bar(bar, x, top + row_px * (i + 0.5), label_px, width - value_px)
+    label = f"{figure.title}: {figure.summary}" if figure.summary else figure.title
+    return _svg(width, plot_bottom + bottom, body, label)
+
+
+def _waterfall_bar(
+    bar: WaterfallBar, x: _LogScale, y: float, label_px: float, value_x: float
+) -> list[str]:
+    """The bar's label, its bar, its CI's whisker and its ratio at the right."""
+    left, right = sorted((x(bar.start), x(bar.end)))
+    body = [
+        _text(label_px - 8, y + 4, bar.label, anchor="end"),
+        f'<rect x="{_f(left)}" y="{_f(y - 7)}" width="{_f(max(right - left, 1.5))}" '
+        f'height="14" fill="{style_colour(bar.style)}" fill-opacity="0.75"/>',
+    ]
+    if math.isfinite(bar.ci_high) and bar.ci_low > 0:
+        body.append(
+            f'<line x1="{_f(x(bar.ci_low))}" x2="{_f(x(bar.ci_high))}" y1="{_f(y)}" '
+            f'y2="{_f(y)}" stroke="#222" stroke-width="1.5"/>'
+        )
+    body.append(_text(value_x + 8, y + 4, format_ratio(bar.ratio, bar.ratio, bar.ratio)))
+    return body
 
 
 # --- raw samples over time ------------------------------------------------------------------

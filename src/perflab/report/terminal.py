@@ -21,8 +21,9 @@ from perflab.records.document import (
     Table,
 )
 from perflab.records.results import RunResult
+from perflab.report.design_views import design_sections
 from perflab.report.escape import terminal, visible
-from perflab.report.notes import group_notes
+from perflab.report.notes import NoteGroup, group_notes
 from perflab.store import RunSummary
 
 MAX_ROWS = 12  # details tables; the HTML report and the JSON have the rest
@@ -206,10 +207,12 @@ def render_terminal(result: RunResult, console: Console, *, verbose: bool = Fals
     if result.error and not any(n.message.startswith(said) for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
     render_sections(result.sections, console, verbose=verbose)
-    from perflab.report.changes import change_views  # stacks, matrices, git provenance
+    from perflab.report.changes import provenance_table  # git variants: where each came from
 
-    for renderable in change_views(result):
-        console.print(renderable)
+    provenance = provenance_table(result)
+    if provenance is not None:
+        console.print(provenance)
+    render_sections(design_sections(result), console, verbose=verbose)
     if not result.comparisons and not result.measurements:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
@@ -218,21 +221,31 @@ def render_terminal(result: RunResult, console: Console, *, verbose: bool = Fals
         )
     elif len(result.experiment.variants) > 1 and not result.cross_run:
         console.print(Text("variants are identical (an A/A test)", style="bold"))
+    _print_notes(result, console, verbose=verbose)
+
+
+def _note_line(group: NoteGroup) -> Text:
+    """A note group in one line: its severity, where, message, count and hint."""
+    warning = group.severity.value == "warning"
+    line = Text(f"{group.severity.value}: ", style="yellow" if warning else "dim")
+    if group.where:
+        line.append(visible(f"[{group.where}] "), style="" if warning else "dim")
+    line.append(visible(group.message, keep_newlines=True), style="" if warning else "dim")
+    if group.count > 1:
+        line.append(f" (×{group.count})", style="dim")
+    if group.hint:
+        line.append(visible(f"\n  hint: {group.hint}", keep_newlines=True), style="dim")
+    return line
+
+
+def _print_notes(result: RunResult, console: Console, *, verbose: bool) -> None:
+    """The warnings (and with `verbose` the informational notes), then how many are hidden."""
     # prose wraps to the window on a terminal; a pipe or a file gets whole lines
     soft_wrap = not console.is_terminal
     groups = group_notes(result.notes)
     shown = [g for g in groups if verbose or g.severity.value == "warning"]
     for group in shown:
-        warning = group.severity.value == "warning"
-        line = Text(f"{group.severity.value}: ", style="yellow" if warning else "dim")
-        if group.where:
-            line.append(visible(f"[{group.where}] "), style="" if warning else "dim")
-        line.append(visible(group.message, keep_newlines=True), style="" if warning else "dim")
-        if group.count > 1:
-            line.append(f" (×{group.count})", style="dim")
-        if group.hint:
-            line.append(visible(f"\n  hint: {group.hint}", keep_newlines=True), style="dim")
-        console.print(line, soft_wrap=soft_wrap)
+        console.print(_note_line(group), soft_wrap=soft_wrap)
     if len(shown) < len(groups):
         hidden = len(groups) - len(shown)
         console.print(
