@@ -26,9 +26,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from perflab.git.cache import default_cache_dir
-from perflab.git.repo import GitError, find_repository, git_environment, run_git
+from perflab.git.repo import (
+    GitError,
+    dirty_summary,
+    find_repository,
+    git_environment,
+    run_git,
+)
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.records.errors import ConfigError
 from perflab.records.model import Experiment, Variant
@@ -49,6 +56,8 @@ class CommitBundle:
     commits: Mapping[str, str]  # a ref as the experiment writes it -> its full commit id
     origin: str  # the driver's repository (its top level)
     digest: str  # sha256 of `data`
+    head: str = ""  # the driver's HEAD commit when bundled
+    uncommitted: str | None = None  # `git status --porcelain` of its working tree, if changed
 
     @property
     def size_bytes(self) -> int:
@@ -72,8 +81,14 @@ def bundle_commits(
     if not commits:
         return None
     data = _bundle(runner, origin, sorted(set(commits.values())))
+    head = run_git(runner, origin, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     return CommitBundle(
-        data=data, commits=commits, origin=origin, digest=hashlib.sha256(data).hexdigest()
+        data=data,
+        commits=commits,
+        origin=origin,
+        digest=hashlib.sha256(data).hexdigest(),
+        head=head.stdout.strip() if head.ok else "",
+        uncommitted=dirty_summary(runner, origin),
     )
 
 
@@ -303,3 +318,26 @@ def _arrival_note(bundle: CommitBundle, copy: Path, *, added: bool) -> str:
         f"driver as a git bundle ({mib:.1f} MiB, {bundle.digest[:12]}), {how} the node's copy "
         f"{copy} of the driver's repository {bundle.origin} ({there})"
     )
+
+
+def named_provenance(
+    info: Mapping[str, Any], variant: Variant | None, commits: Mapping[str, str]
+) -> dict[str, Any]:
+    """A variant's provenance as a node recorded it, with the refs the user gave in place of
+    the commits they were pinned to (`ref` "HEAD~1", not its SHA; an apply= commit's change by
+    its name); `commit` and each change's `source` keep the full commit id."""
+    named = dict(info)
+    if variant is None or not variant.git:
+        return named
+    if named.get("ref") == commits.get(variant.git):
+        named["ref"] = variant.git
+    by_commit = {commits[change]: change for change in variant.apply if change in commits}
+    changes = named.get("changes")
+    if isinstance(changes, list):
+        named["changes"] = [
+            {**change, "name": by_commit.get(str(change.get("name")), change.get("name"))}
+            if isinstance(change, dict) and change.get("kind") == "commit"
+            else change
+            for change in changes
+        ]
+    return named
