@@ -485,9 +485,11 @@ class _Driver:
     def _as_named(self, cell: Cell, variant: str, info: dict[str, Any]) -> dict[str, Any]:
         """The variant's provenance with the refs the user gave (the node saw only the
         commits they named on the driver; `commit` keeps the SHA)."""
-        if self.bundle is None:
+        provenance = info.get("provenance")
+        if self.bundle is None or not isinstance(provenance, dict):
             return info
-        return named_provenance(info, _variant_at(cell, variant), self.bundle.commits)
+        named = named_provenance(provenance, _variant_at(cell, variant), self.bundle.commits)
+        return {**info, "provenance": named}
 
     def _cell_artifact(self, attempt: _Attempt) -> Artifact:
         return Artifact(
