@@ -280,8 +280,8 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     origin = os.path.realpath(repo)
     real_bundle = cluster_module.bundle_commits
 
-    def bundle_then_move(experiment: Experiment) -> Any:
-        made = real_bundle(experiment)
+    def bundle_then_move(experiment: Experiment, **kwargs: Any) -> Any:
+        made = real_bundle(experiment, **kwargs)
         repo.rename(moved)  # from here on no process sees the repository at its path
         return made
 
@@ -310,7 +310,8 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     assert all(a[-1]["reference_ns"] > 0 for a in measured.values())  # timed on each node
     if len({a[-1]["node_id"] for a in measured.values()}) > 1:
         assert any("cells were measured on 2 nodes" in n.message for n in result.notes)
-    arrived = [n.message for n in result.notes if "as a git bundle" in n.message]
+    arrived = [n.message for n in result.notes if "git bundle" in n.message]
     assert len(arrived) == 2 and all("it is not on this node" in m for m in arrived)
     assert sum("unpacked into" in m for m in arrived) == 1  # the nodes share this machine's cache
+    assert sum("was not needed here" in m for m in arrived) == 1
     assert node_repository(cache, origin).is_dir()

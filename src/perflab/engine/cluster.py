@@ -20,7 +20,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from perflab.git.bundle import (
     named_provenance,
     unpack_commits,
 )
+from perflab.git.cache import default_cache_dir
 from perflab.git.repo import changed_paths
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
@@ -157,10 +158,18 @@ def measure_cell(
     cwd: str,
     cache_dir: str | None,
     commits: CommitBundle | None = None,
+    bundle_data: list[Any] | None = None,
 ) -> Iterator[list[tuple[str, Any]]]:
     """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
-    in a thread of the task, so batches are sent while it measures."""
+    in a thread of the task, so batches are sent while it measures. `commits` comes without
+    its data; `bundle_data` holds the data's object in Ray's store, inside a list so that Ray
+    does not fetch it for the task: the node fetches it only when its copy lacks a commit."""
     import ray
+
+    def fetch() -> bytes:
+        assert bundle_data
+        data: bytes = ray.get(bundle_data[0])
+        return data
 
     if os.path.isdir(cwd):  # relative paths of the experiment, where the node has them
         os.chdir(cwd)
@@ -175,7 +184,7 @@ def measure_cell(
     outcome: dict[str, Any] = {}
     thread = threading.Thread(
         target=_measure_in_thread,
-        args=(experiment_json, commits, cache_dir, records, outcome),
+        args=(experiment_json, commits, fetch, cache_dir, records, outcome),
         name="perflab-cell",
         daemon=True,
     )
@@ -211,6 +220,7 @@ def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
 def _measure_in_thread(
     experiment_json: dict[str, Any],
     commits: CommitBundle | None,
+    fetch: Callable[[], bytes],
     cache_dir: str | None,
     records: queue.Queue[tuple[str, Any]],
     outcome: dict[str, Any],
@@ -222,7 +232,9 @@ def _measure_in_thread(
     try:
         result = run_experiment(
             # git= commits come as a bundle: the node needs no copy of the repository
-            unpack_commits(experiment_from_json(experiment_json), commits, cache_dir=cache_dir),
+            unpack_commits(
+                experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
+            ),
             store=_StreamingStore(records),
             progress=_QueuedProgress(records),
             cache_dir=cache_dir,
@@ -383,7 +395,8 @@ class _Driver:
         self.pending: dict[Any, _Attempt] = {}  # generator -> its attempt
         self.groups: list[Any] = []
         self.bundle: CommitBundle | None = None  # the git= variants' commits
-        self.commits: Any = None  # the bundle in Ray's object store
+        self.commits: CommitBundle | None = None  # the bundle without its data
+        self.bundle_data: list[Any] = []  # the data, in Ray's object store
         self.places: dict[str, dict[str, Any]] = {}  # benchmark -> its measured cell's facts
 
     def start(self, cell: Cell, number: int) -> None:
@@ -401,13 +414,24 @@ class _Driver:
             memory=CELL_MEMORY_BYTES,
             max_retries=0,  # retried here: a half-measured cell must be set aside first
             num_returns="streaming",
-        ).remote(experiment_to_json(cell.experiment), os.getcwd(), self.cache_dir, self.commits)
+        ).remote(
+            experiment_to_json(cell.experiment),
+            os.getcwd(),
+            self.cache_dir,
+            self.commits,
+            self.bundle_data,
+        )
         self.pending[generator] = _Attempt(cell, number, group)
 
     def run(self) -> list[PerflabError]:
         failures: list[PerflabError] = []
-        self.bundle = bundle_commits(self.experiment)
-        self.commits = self.api.ray.put(self.bundle)  # once per run
+        self.bundle = bundle_commits(
+            self.experiment,
+            cache_dir=self.cache_dir if self.cache_dir is not None else default_cache_dir(),
+        )
+        if self.bundle is not None:  # the data once per run, fetched by the nodes lacking it
+            self.commits = replace(self.bundle, data=b"")
+            self.bundle_data = [self.api.ray.put(self.bundle.data)]
         for note in uncommitted_notes(self.experiment, self.bundle):
             self.writer.add_note(note)
         for cell in cells_of(self.experiment):
