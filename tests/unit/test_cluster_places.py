@@ -17,7 +17,7 @@ from perflab.analyse.machines import (
     placed_history_points,
     run_places,
 )
-from perflab.records.model import Artifact, Metric
+from perflab.records.model import Artifact, Metric, Sample
 from perflab.records.workflow_results import HistoryPoint, HistoryResult
 from perflab.report.history import history_html, render_history
 from perflab.store import Store
@@ -121,3 +121,20 @@ def test_a_history_on_one_node_is_unchanged(tmp_path: Path) -> None:
     ]
     placed, note = placed_history_points(points, tmp_path / "s.db", Metric.TIME)
     assert note is None and tuple(placed) == tuple(points)
+
+
+def test_a_run_read_for_its_places_leaves_the_other_metrics_out(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db")
+    run_id = _stored_run(store, {"1": FAST_NODE})
+    run = store.load_run(run_id)
+    writer = store.begin_run(run.experiment, run.machine, "test")
+    benchmark = run.experiment.benchmarks[0].name
+    writer.add_artifact(Artifact(benchmark, "A", Metric.PROFILE, "folded", "a;b 1"))
+    writer.add_artifact(Artifact(benchmark, "A", CLUSTER_METRIC, CELL_KIND, "{}"))
+    writer.add_sample(Sample(benchmark, "A", Metric.TIME, "wall_ns", 1.0))
+    read = store.load_run(writer.run_id, metrics=(CLUSTER_METRIC,))
+    assert [a.metric for a in read.artifacts] == [CLUSTER_METRIC] and read.samples == ()
+    assert store.load_run(writer.run_id, metrics=()).artifacts == ()
+    whole = store.load_run(writer.run_id)
+    assert len(whole.artifacts) == 2 and len(whole.samples) == 1
+    store.close()

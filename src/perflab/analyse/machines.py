@@ -161,7 +161,10 @@ def placed_history_points(
     try:
         opened = open_store(store, create=False)
         try:
-            where = {run_id: _first_place(opened.load_run(run_id)) for run_id in run_ids}
+            where = {
+                run_id: _first_place(opened.load_run(run_id, metrics=(CLUSTER_METRIC,)))
+                for run_id in run_ids
+            }
         finally:
             opened.close()
     except StoreError as error:

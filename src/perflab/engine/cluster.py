@@ -20,7 +20,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -111,11 +111,13 @@ class _StreamingStore(Store):
         writer = super().begin_run(experiment, machine, perflab_version)
         return _StreamingWriter(self.connection, writer.run_id, self.records)
 
-    def load_run(self, reference: str | int) -> StoredRun:
+    def load_run(
+        self, reference: str | int, *, metrics: Collection[Metric] | None = None
+    ) -> StoredRun:
         """The cell as the engine reads it back to analyse at its end, without its samples and
         artifacts: the driver analyses the whole run from its own store, so the node's analysis
         is skipped (only the run's status is used here)."""
-        return replace(super().load_run(reference), samples=(), artifacts=())
+        return super().load_run(reference, metrics=())
 
 
 class _StreamingWriter(RunWriter):
