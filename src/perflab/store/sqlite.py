@@ -480,28 +480,13 @@ class Store:
             ) from error
 
     def _load_run(self, run_id: int, metrics: Collection[Metric] | None = None) -> StoredRun:
-        only, chosen = _metric_filter(metrics)
         row = self.connection.execute(
             "SELECT created_at, finished_at, status, perflab_version, experiment_json,"
             f" machine_json, error, {self._owner_columns} FROM runs WHERE id = ?",
             (run_id,),
         ).fetchone()
         created_at, finished_at, status, version, experiment_json, machine_json, error = row[:7]
-        samples = tuple(
-            _sample(row)
-            for row in self.connection.execute(
-                f"SELECT {self._sample_columns} FROM samples WHERE run_id = ?{only} ORDER BY rowid",
-                (run_id, *chosen),
-            )
-        )
-        artifacts = tuple(
-            _artifact(r)
-            for r in self.connection.execute(
-                "SELECT benchmark, variant, metric, kind, generation, content FROM artifacts"
-                f" WHERE run_id = ?{only} ORDER BY id",
-                (run_id, *chosen),
-            )
-        )
+        samples, artifacts = self._measured(run_id, metrics)
         notes = tuple(
             _note(r)
             for r in self.connection.execute(
@@ -530,6 +515,28 @@ class Store:
             notes=notes,
             variant_info=variant_info,
         )
+
+    def _measured(
+        self, run_id: int, metrics: Collection[Metric] | None
+    ) -> tuple[tuple[Sample, ...], tuple[Artifact, ...]]:
+        """The run's samples and artifacts, of `metrics` only where given."""
+        only, chosen = _metric_filter(metrics)
+        samples = tuple(
+            _sample(row)
+            for row in self.connection.execute(
+                f"SELECT {self._sample_columns} FROM samples WHERE run_id = ?{only} ORDER BY rowid",
+                (run_id, *chosen),
+            )
+        )
+        artifacts = tuple(
+            _artifact(r)
+            for r in self.connection.execute(
+                "SELECT benchmark, variant, metric, kind, generation, content FROM artifacts"
+                f" WHERE run_id = ?{only} ORDER BY id",
+                (run_id, *chosen),
+            )
+        )
+        return samples, artifacts
 
 
 def _metric_filter(metrics: Collection[Metric] | None) -> tuple[str, tuple[str, ...]]:
