@@ -9,6 +9,7 @@ it shows the values as measured, with the note.
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -61,8 +62,6 @@ def cell_place(facts: Mapping[str, Any]) -> Place:
 def run_places(run: StoredRun) -> dict[str, Place]:
     """Each benchmark of the run -> where it was measured: its cell's last attempt on a
     cluster (an abandoned attempt is filed under another name), else the run's machine."""
-    import json
-
     places = {b.name: cell_place(run.machine) for b in run.experiment.benchmarks}
     for artifact in run.artifacts:
         if artifact.metric == CLUSTER_METRIC and artifact.benchmark in places:
@@ -71,15 +70,14 @@ def run_places(run: StoredRun) -> dict[str, Place]:
 
 
 def places_note(places: Sequence[Place], what: str) -> str | None:
-    """ "The 4 cells were measured on 2 nodes of 2 machines (...)", or None for one node."""
+    """ "the 4 cells were measured on 2 nodes of 2 machine(s) (...)", or None for one node."""
     nodes = {p.node: p for p in places}
     if len(nodes) < 2:
         return None
     machines = sorted({p.machine for p in nodes.values()})
     return (
         f"the {len(places)} {what} were measured on {len(nodes)} nodes of {len(machines)} "
-        f"machine(s) ({'; '.join(machines)}): each comparison is within one cell, on one node; "
-        "absolute values of different nodes are not compared"
+        f"machine(s) ({'; '.join(machines)})"
     )
 
 
@@ -121,9 +119,10 @@ def normalise_per_node(
         None if v is None or p is None else v * references[anchor.node] / references[p.node]
         for v, p in zip(values, places, strict=True)
     )
+    labelled = {p.label: references[p.node] for _, p in valued if p is not None}
     factors = ", ".join(
         f"{label} x{references[anchor.node] / reference:.3f}"
-        for label, reference in sorted(_labels(valued, references).items())
+        for label, reference in sorted(labelled.items())
     )
     return PlacedValues(
         scaled,
@@ -142,12 +141,6 @@ def _node_references(places: Sequence[Place]) -> dict[tuple[str, str, str], floa
             return None
         timed.setdefault(place.node, []).append(place.reference_ns)
     return {node: statistics.median(found) for node, found in timed.items()}
-
-
-def _labels(
-    valued: Sequence[tuple[float, Place | None]], references: Mapping[tuple[str, str, str], float]
-) -> dict[str, float]:
-    return {p.label: references[p.node] for _, p in valued if p is not None}
 
 
 def placed_history_points(

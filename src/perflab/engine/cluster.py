@@ -467,7 +467,13 @@ class _Driver:
         """Said once the cells are measured, where they were measured on more than one node."""
         message = places_note([cell_place(facts) for facts in self.places.values()], "cells")
         if message is not None:
-            self.writer.add_note(Note(severity=Severity.INFO, message=message))
+            self.writer.add_note(
+                Note(
+                    severity=Severity.INFO,
+                    message=f"{message}: each comparison is within one cell, on one node; "
+                    "absolute values of cells on different nodes are not comparable",
+                )
+            )
 
     def write(self, attempt: _Attempt, batch: list[tuple[str, Any]]) -> list[PerflabError]:
         cell = attempt.cell
