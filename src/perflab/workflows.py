@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab import api
+from perflab.analyse.machines import placed_history_points
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
@@ -498,6 +499,8 @@ def history(
     valued = [i for i, p in enumerate(points) if p.value is not None]
     if not valued:
         raise _nothing_measured(range_text, points)
+    placed, placed_note = placed_history_points(points, benchmark.store_path, chosen)
+    points, notes = list(placed), notes + ([placed_note] if placed_note else [])
     changes = _history_changes(
         benchmark, repo, chosen, threshold, points, valued, index, index_path
     )
@@ -638,7 +641,7 @@ def _history_changes(
     index_path: Path | None,
 ) -> list[HistoryChange]:
     """The series' change points, each confirmed by a direct comparison (or its earlier one)."""
-    series = [points[i].value or 0.0 for i in valued]
+    series = [points[i].series_value or 0.0 for i in valued]
     changes: list[HistoryChange] = []
     for found in change_points(series, min_step=threshold):
         after = points[valued[found.index]]

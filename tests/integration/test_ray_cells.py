@@ -261,6 +261,7 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     _commit(repo, "fix", {"speed.py": "N = 200\n"})
     _git(repo, "checkout", "-q", "main")
     commits = {ref: _git(repo, "rev-parse", ref) for ref in ("main", "other", "fix")}
+    (repo / "speed.py").write_text("N = 1\n")  # uncommitted: git=main (HEAD) measures without it
     made = api.make_matrix(
         ["main", "other"],
         ["fix"],
@@ -279,8 +280,8 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     origin = os.path.realpath(repo)
     real_bundle = cluster_module.bundle_commits
 
-    def bundle_then_move(experiment: Experiment) -> Any:
-        made = real_bundle(experiment)
+    def bundle_then_move(experiment: Experiment, **kwargs: Any) -> Any:
+        made = real_bundle(experiment, **kwargs)
         repo.rename(moved)  # from here on no process sees the repository at its path
         return made
 
@@ -296,10 +297,22 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     for variant, ref in (("main", "main"), ("other", "other"), ("fix@main", "main")):
         info = result.variant_info[variant]["provenance"]
         assert info["commit"] == commits[ref]
+        assert info["ref"] == ref  # the name given, as on one machine
         assert info["checkout"].startswith(str(cache))
     fixed = result.variant_info["fix@other"]["provenance"]
     assert fixed["changes"][0]["source"] == commits["fix"]
-    arrived = [n.message for n in result.notes if "as a git bundle" in n.message]
+    assert fixed["changes"][0]["name"] == "fix"
+    warned = [n for n in result.notes if "uncommitted changes" in n.message]
+    assert len(warned) == 1 and "git=main means" in warned[0].message
+    store = Store.open(tmp_path / "s.db", create=False)
+    measured = cells(store, result.run_id)
+    store.close()
+    assert all(a[-1]["reference_ns"] > 0 for a in measured.values())  # timed on each node
+    # two cells at once need both nodes (2 CPUs each): the run says so, and only then
+    on_two = len({a[-1]["node_id"] for a in measured.values()}) > 1
+    assert on_two == any("cells were measured on 2 nodes" in n.message for n in result.notes)
+    arrived = [n.message for n in result.notes if "git bundle" in n.message]
     assert len(arrived) == 2 and all("it is not on this node" in m for m in arrived)
     assert sum("unpacked into" in m for m in arrived) == 1  # the nodes share this machine's cache
+    assert sum("was not needed here" in m for m in arrived) == 1
     assert node_repository(cache, origin).is_dir()

@@ -20,14 +20,23 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.git.bundle import CommitBundle, bundle_commits, unpack_commits
+from perflab.analyse.machines import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
+from perflab.git.bundle import (
+    CommitBundle,
+    bundle_commits,
+    named_provenance,
+    unpack_commits,
+)
+from perflab.git.cache import default_cache_dir
+from perflab.git.repo import changed_paths
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
+from perflab.measure.git_prepare import WORKING_TREE_PATCH
 from perflab.measure.lens import NullProgress, ProgressReporter
 from perflab.records.errors import (
     BenchmarkFailedError,
@@ -44,6 +53,7 @@ from perflab.records.model import (
     RunStatus,
     Sample,
     Severity,
+    Variant,
 )
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
@@ -60,8 +70,11 @@ BATCH_S = 0.5
 BATCH_RECORDS = 2000
 # after Ctrl-C: how long cancelled cells get to stop their processes before being killed
 CANCEL_GRACE_S = 15.0
-CLUSTER_METRIC = Metric("cluster")  # the artifacts saying which node measured a cell
 ABANDONED = "abandoned"
+# the reference loop each cell times on its node before measuring: a fixed pure-Python loop,
+# best of a few repeats (about 0.1 s in all), so histories can normalise times per node
+REFERENCE_LOOPS = 100_000
+REFERENCE_REPEATS = 5
 
 
 @dataclass(frozen=True)
@@ -98,11 +111,13 @@ class _StreamingStore(Store):
         writer = super().begin_run(experiment, machine, perflab_version)
         return _StreamingWriter(self.connection, writer.run_id, self.records)
 
-    def load_run(self, reference: str | int) -> StoredRun:
+    def load_run(
+        self, reference: str | int, *, metrics: Collection[Metric] | None = None
+    ) -> StoredRun:
         """The cell as the engine reads it back to analyse at its end, without its samples and
         artifacts: the driver analyses the whole run from its own store, so the node's analysis
         is skipped (only the run's status is used here)."""
-        return replace(super().load_run(reference), samples=(), artifacts=())
+        return super().load_run(reference, metrics=())
 
 
 class _StreamingWriter(RunWriter):
@@ -145,10 +160,18 @@ def measure_cell(
     cwd: str,
     cache_dir: str | None,
     commits: CommitBundle | None = None,
+    bundle_data: list[Any] | None = None,
 ) -> Iterator[list[tuple[str, Any]]]:
     """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
-    in a thread of the task, so batches are sent while it measures."""
+    in a thread of the task, so batches are sent while it measures. `commits` comes without
+    its data; `bundle_data` holds the data's object in Ray's store, inside a list so that Ray
+    does not fetch it for the task: the node fetches it only when its copy lacks a commit."""
     import ray
+
+    def fetch() -> bytes:
+        assert bundle_data
+        data: bytes = ray.get(bundle_data[0])
+        return data
 
     if os.path.isdir(cwd):  # relative paths of the experiment, where the node has them
         os.chdir(cwd)
@@ -157,12 +180,13 @@ def measure_cell(
         "node_id": context.get_node_id(),
         "node_ip": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
         "pid": os.getpid(),
+        "reference_ns": reference_loop_ns(),
     }
     records: queue.Queue[tuple[str, Any]] = queue.Queue()
     outcome: dict[str, Any] = {}
     thread = threading.Thread(
         target=_measure_in_thread,
-        args=(experiment_json, commits, cache_dir, records, outcome),
+        args=(experiment_json, commits, fetch, cache_dir, records, outcome),
         name="perflab-cell",
         daemon=True,
     )
@@ -179,9 +203,26 @@ def measure_cell(
     yield [("finished", {"status": outcome["status"], "failures": outcome["failures"]})]
 
 
+def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
+    """This node's time for one fixed pure-Python loop, the best of REFERENCE_REPEATS: the
+    same work on every node, so the ratio of two nodes' references is their ratio of speed
+    for CPU-bound Python (and only an estimate of it for other work)."""
+    best: int | None = None
+    for _ in range(REFERENCE_REPEATS):
+        started = clock()
+        total = 0
+        for number in range(REFERENCE_LOOPS):
+            total += number * number % 7
+        elapsed = int(clock() - started)
+        best = elapsed if best is None else min(best, elapsed)
+    assert best is not None
+    return best
+
+
 def _measure_in_thread(
     experiment_json: dict[str, Any],
     commits: CommitBundle | None,
+    fetch: Callable[[], bytes],
     cache_dir: str | None,
     records: queue.Queue[tuple[str, Any]],
     outcome: dict[str, Any],
@@ -193,7 +234,9 @@ def _measure_in_thread(
     try:
         result = run_experiment(
             # git= commits come as a bundle: the node needs no copy of the repository
-            unpack_commits(experiment_from_json(experiment_json), commits, cache_dir=cache_dir),
+            unpack_commits(
+                experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
+            ),
             store=_StreamingStore(records),
             progress=_QueuedProgress(records),
             cache_dir=cache_dir,
@@ -353,7 +396,10 @@ class _Driver:
         self.cache_dir = None if cache_dir is None else str(cache_dir)
         self.pending: dict[Any, _Attempt] = {}  # generator -> its attempt
         self.groups: list[Any] = []
-        self.commits: Any = None  # the git= variants' commits in Ray's object store
+        self.bundle: CommitBundle | None = None  # the git= variants' commits
+        self.commits: CommitBundle | None = None  # the bundle without its data
+        self.bundle_data: list[Any] = []  # the data, in Ray's object store
+        self.places: dict[str, dict[str, Any]] = {}  # benchmark -> its measured cell's facts
 
     def start(self, cell: Cell, number: int) -> None:
         group = self.api.placement_group(
@@ -370,12 +416,26 @@ class _Driver:
             memory=CELL_MEMORY_BYTES,
             max_retries=0,  # retried here: a half-measured cell must be set aside first
             num_returns="streaming",
-        ).remote(experiment_to_json(cell.experiment), os.getcwd(), self.cache_dir, self.commits)
+        ).remote(
+            experiment_to_json(cell.experiment),
+            os.getcwd(),
+            self.cache_dir,
+            self.commits,
+            self.bundle_data,
+        )
         self.pending[generator] = _Attempt(cell, number, group)
 
     def run(self) -> list[PerflabError]:
         failures: list[PerflabError] = []
-        self.commits = self.api.ray.put(bundle_commits(self.experiment))  # once per run
+        self.bundle = bundle_commits(
+            self.experiment,
+            cache_dir=self.cache_dir if self.cache_dir is not None else default_cache_dir(),
+        )
+        if self.bundle is not None:  # the data once per run, fetched by the nodes lacking it
+            self.commits = replace(self.bundle, data=b"")
+            self.bundle_data = [self.api.ray.put(self.bundle.data)]
+        for note in uncommitted_notes(self.experiment, self.bundle):
+            self.writer.add_note(note)
         for cell in cells_of(self.experiment):
             self.start(cell, 1)
         while self.pending:
@@ -400,7 +460,20 @@ class _Driver:
                         failures.append(failure)
                     continue
                 failures += self.write(attempt, batch)
+        self._places_note()
         return failures
+
+    def _places_note(self) -> None:
+        """Said once the cells are measured, where they were measured on more than one node."""
+        message = places_note([cell_place(facts) for facts in self.places.values()], "cells")
+        if message is not None:
+            self.writer.add_note(
+                Note(
+                    severity=Severity.INFO,
+                    message=f"{message}: each comparison is within one cell, on one node; "
+                    "absolute values of cells on different nodes are not comparable",
+                )
+            )
 
     def write(self, attempt: _Attempt, batch: list[tuple[str, Any]]) -> list[PerflabError]:
         cell = attempt.cell
@@ -424,7 +497,8 @@ class _Driver:
                     note if note.benchmark is not None else replace(note, benchmark=cell.benchmark)
                 )
             elif kind == "variant_info":
-                self.writer.add_variant_info(*value)
+                variant, info = value
+                self.writer.add_variant_info(variant, self._as_named(cell, variant, info))
             elif kind == "progress":
                 benchmark, metric, detail, fraction = value
                 self.progress.update(
@@ -432,6 +506,7 @@ class _Driver:
                 )
             elif kind == "finished":
                 attempt.done = True
+                self.places[cell.benchmark] = {**attempt.node, **attempt.machine}
                 self.writer.add_note(self._measured_note(attempt))
                 failures += [
                     BenchmarkFailedError(text, benchmark=cell.benchmark)
@@ -439,12 +514,21 @@ class _Driver:
                 ]
         return failures
 
+    def _as_named(self, cell: Cell, variant: str, info: dict[str, Any]) -> dict[str, Any]:
+        """The variant's provenance with the refs the user gave (the node saw only the
+        commits they named on the driver; `commit` keeps the SHA)."""
+        provenance = info.get("provenance")
+        if self.bundle is None or not isinstance(provenance, dict):
+            return info
+        named = named_provenance(provenance, _variant_at(cell, variant), self.bundle.commits)
+        return {**info, "provenance": named}
+
     def _cell_artifact(self, attempt: _Attempt) -> Artifact:
         return Artifact(
             benchmark=attempt.cell.benchmark,
             variant=self.experiment.baseline.name,
             metric=CLUSTER_METRIC,
-            kind="cluster-cell",
+            kind=CELL_KIND,
             generation=attempt.number,
             content=json.dumps({**attempt.node, "attempt": attempt.number, **attempt.machine}),
         )
@@ -553,3 +637,40 @@ def _rename_benchmark(writer: RunWriter, old: str, new: str) -> None:
             f"UPDATE {table} SET benchmark = ? WHERE run_id = ? AND benchmark = ?",
             (new, writer.run_id, old),
         )
+
+
+def _variant_at(cell: Cell, name: str) -> Variant | None:
+    """The variant as the user gave it, at the cell's parameters."""
+    for template in cell.experiment.variants:
+        if template.name == name:
+            return template.at(cell.experiment.benchmarks[0].params)
+    return None
+
+
+def uncommitted_notes(experiment: Experiment, bundle: CommitBundle | None) -> list[Note]:
+    """The warning one machine gives, given by the driver (a node's copy has no working tree):
+    a git= variant at HEAD's commit measures it as committed, without the working tree's
+    changes. Once per run, for the first such variant."""
+    if bundle is None or bundle.uncommitted is None or not bundle.head:
+        return []
+    for benchmark in experiment.benchmarks:
+        for template in experiment.variants:
+            variant = template.at(benchmark.params)
+            if not variant.git or bundle.commits.get(variant.git) != bundle.head:
+                continue
+            if any(os.path.basename(text) == WORKING_TREE_PATCH for text in variant.apply):
+                continue
+            changed = ", ".join(changed_paths(bundle.uncommitted)[:5])
+            return [
+                Note(
+                    severity=Severity.WARNING,
+                    message=f"the working tree of {bundle.origin} has uncommitted changes; "
+                    f"git={variant.git} means the commit {bundle.head[:10]} as committed, "
+                    f"without them (changed: {changed})",
+                    hint="commit the changes (or give them as a patch: git diff > my.patch, "
+                    "then apply=my.patch) to measure them; perflab never reads or changes "
+                    "your working tree",
+                    variant=variant.name,
+                )
+            ]
+    return []

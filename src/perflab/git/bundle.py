@@ -17,18 +17,26 @@ whichever run's bundle brought it.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from perflab.git.cache import default_cache_dir
-from perflab.git.repo import GitError, find_repository, git_environment, run_git
+from perflab.git.repo import (
+    GitError,
+    dirty_summary,
+    find_repository,
+    git_environment,
+    run_git,
+)
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.records.errors import ConfigError
 from perflab.records.model import Experiment, Variant
@@ -37,6 +45,8 @@ from perflab.records.model import Experiment, Variant
 BUNDLE_TIMEOUT_S = 1800.0
 BUNDLING = "bundle the commits of the git= variants"
 REPOSITORIES = "repositories"  # under the build cache: the nodes' copies of driver repositories
+BUNDLES = "bundles"  # under the driver's build cache: bundles made, by repository and commits
+KEPT_BUNDLES = 8
 
 
 @dataclass(frozen=True)
@@ -49,20 +59,23 @@ class CommitBundle:
     commits: Mapping[str, str]  # a ref as the experiment writes it -> its full commit id
     origin: str  # the driver's repository (its top level)
     digest: str  # sha256 of `data`
-
-    @property
-    def size_bytes(self) -> int:
-        return len(self.data)
+    head: str = ""  # the driver's HEAD commit when bundled
+    uncommitted: str | None = None  # `git status --porcelain` of its working tree, if changed
+    size_bytes: int = 0  # of `data`, kept when the data travels apart (empty `data`)
 
 
 # ---- on the driver
 
 
 def bundle_commits(
-    experiment: Experiment, runner: ProcessRunner | None = None
+    experiment: Experiment,
+    runner: ProcessRunner | None = None,
+    *,
+    cache_dir: str | Path | None = None,
 ) -> CommitBundle | None:
     """The bundle of the experiment's git= commits; None when no variant names a ref (or none
-    resolves: each such variant then fails on its node as it would here)."""
+    resolves: each such variant then fails on its node as it would here). With `cache_dir`,
+    a bundle of the same commits made before is reused from there."""
     runner = runner or SubprocessRunner()
     refs = _named_refs(experiment)
     if not refs:
@@ -71,10 +84,44 @@ def bundle_commits(
     commits = _resolved(runner, origin, refs)
     if not commits:
         return None
-    data = _bundle(runner, origin, sorted(set(commits.values())))
+    data = _cached_bundle(runner, origin, sorted(set(commits.values())), cache_dir)
+    head = run_git(runner, origin, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     return CommitBundle(
-        data=data, commits=commits, origin=origin, digest=hashlib.sha256(data).hexdigest()
+        data=data,
+        commits=commits,
+        origin=origin,
+        digest=hashlib.sha256(data).hexdigest(),
+        head=head.stdout.strip() if head.ok else "",
+        uncommitted=dirty_summary(runner, origin),
+        size_bytes=len(data),
     )
+
+
+def _cached_bundle(
+    runner: ProcessRunner, origin: str, commits: list[str], cache_dir: str | Path | None
+) -> bytes:
+    """The bundle of `commits`, from `cache_dir` when one of the same commits of the same
+    repository was made before (commit ids fix their whole history, so it cannot be stale);
+    the KEPT_BUNDLES most recently used are kept."""
+    if cache_dir is None:
+        return _bundle(runner, origin, commits)
+    key = hashlib.sha256("\n".join([origin, *commits]).encode()).hexdigest()[:24]
+    folder = Path(cache_dir) / BUNDLES
+    path = folder / f"{key}.bundle"
+    with contextlib.suppress(OSError):
+        data = path.read_bytes()
+        os.utime(path)  # recently used: pruned last
+        return data
+    data = _bundle(runner, origin, commits)
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        folder.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        scratch.write_bytes(data)
+        os.replace(scratch, path)
+        made = sorted(folder.glob("*.bundle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in made[KEPT_BUNDLES:]:
+            old.unlink(missing_ok=True)
+    return data
 
 
 def _named_refs(experiment: Experiment) -> list[str]:
@@ -157,11 +204,13 @@ def unpack_commits(
     *,
     cache_dir: str | Path | None = None,
     runner: ProcessRunner | None = None,
+    fetch: Callable[[], bytes] | None = None,
 ) -> Experiment:
     """The experiment as this node measures it: with a bundle, its commits in the node's copy
     of the driver's repository, each ref replaced by its commit, `repository` the copy, and a
     plan note (the engine writes it into the run) saying how the commits got here; without
-    one, as it is."""
+    one, as it is. A bundle without its data gets it from `fetch`, only when the copy lacks
+    a commit."""
     if bundle is None:
         return experiment
     runner = runner or SubprocessRunner()
@@ -171,6 +220,8 @@ def unpack_commits(
         _ensure_repository(runner, copy)
         added = bool(_missing(runner, copy, bundle))
         if added:
+            if not bundle.data and fetch is not None:
+                bundle = replace(bundle, data=fetch())
             _add_bundle(runner, copy, bundle)
         _ensure_head(runner, copy, bundle)
     return replace(
@@ -292,14 +343,43 @@ def _pin(template: Variant, params: Mapping[str, str], commits: Mapping[str, str
 
 def _arrival_note(bundle: CommitBundle, copy: Path, *, added: bool) -> str:
     mib = bundle.size_bytes / 2**20
-    how = "unpacked into" if added else "already all in"
     there = (
         "a folder at that path exists here too, unused"
         if os.path.isdir(bundle.origin)
         else "it is not on this node"
     )
+    commits = len(set(bundle.commits.values()))
+    if not added:
+        return (
+            f"the {commits} commit(s) of the git= variants were already all in the node's copy "
+            f"{copy} of the driver's repository {bundle.origin} ({there}): the driver's git "
+            f"bundle ({mib:.1f} MiB, {bundle.digest[:12]}) was not needed here"
+        )
     return (
-        f"the {len(set(bundle.commits.values()))} commit(s) of the git= variants came from the "
-        f"driver as a git bundle ({mib:.1f} MiB, {bundle.digest[:12]}), {how} the node's copy "
-        f"{copy} of the driver's repository {bundle.origin} ({there})"
+        f"the {commits} commit(s) of the git= variants came from the driver as a git bundle "
+        f"({mib:.1f} MiB, {bundle.digest[:12]}), unpacked into the node's copy {copy} of the "
+        f"driver's repository {bundle.origin} ({there})"
     )
+
+
+def named_provenance(
+    info: Mapping[str, Any], variant: Variant | None, commits: Mapping[str, str]
+) -> dict[str, Any]:
+    """A variant's provenance as a node recorded it, with the refs the user gave in place of
+    the commits they were pinned to (`ref` "HEAD~1", not its SHA; an apply= commit's change by
+    its name); `commit` and each change's `source` keep the full commit id."""
+    named = dict(info)
+    if variant is None or not variant.git:
+        return named
+    if named.get("ref") == commits.get(variant.git):
+        named["ref"] = variant.git
+    by_commit = {commits[change]: change for change in variant.apply if change in commits}
+    changes = named.get("changes")
+    if isinstance(changes, list):
+        named["changes"] = [
+            {**change, "name": by_commit.get(str(change.get("name")), change.get("name"))}
+            if isinstance(change, dict) and change.get("kind") == "commit"
+            else change
+            for change in changes
+        ]
+    return named

@@ -56,6 +56,13 @@ class HistoryPoint:
     run_id: int | None = None  # the run the value comes from
     reused: bool = False  # from an earlier run (same tree, benchmark and lens)
     skipped: str = ""  # why it has no value
+    node: str = ""  # where it was measured, named only when a history spans several nodes
+    normalised_value: float | None = None  # across nodes: per node by a reference loop
+
+    @property
+    def series_value(self) -> float | None:
+        """The value compared along the history: normalised where it could be."""
+        return self.normalised_value if self.normalised_value is not None else self.value
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +74,8 @@ class HistoryPoint:
             "run_id": self.run_id,
             "reused": self.reused,
             "skipped": self.skipped or None,
+            "node": self.node or None,
+            "normalised_value": self.normalised_value,
         }
 
 

@@ -212,19 +212,32 @@ def _history_table(result: HistoryResult) -> Table:
     table = Table(
         title=f"history: {result.range_text}, {result.metric} per iteration", title_justify="left"
     )
-    for column in ("commit", "subject", "value", "", "run"):
+    nodes = any(p.node for p in result.points)
+    normalised = any(p.normalised_value is not None for p in result.points)
+    columns = ["commit", "subject", "value", *(["as measured"] * normalised), "", "run"]
+    columns += ["node"] * nodes
+    for column in columns:
         table.add_column(column, justify="right" if column in ("value", "run") else "left")
     for i, point in enumerate(result.points):
         if point.value is None:
             value, how = Text("-"), Text(f"skipped: {visible(point.skipped)}", style="magenta")
         else:
-            value = Text(_value(point.value, point.unit))
+            value = Text(_value(point.series_value or point.value, point.unit))
             how = Text("reused" if point.reused else "measured", style="dim")
+        measured = [_value(point.value, point.unit) if point.value is not None else "-"]
         change = starts.get(i)
         if change is not None:
             how = Text(f"change {change.series_ratio:.3f}", style="bold red" if (
                 change.series_ratio > 1) else "bold green")  # fmt: skip
-        table.add_row(point.commit[:10], terminal(point.subject), value, how, _run_id(point.run_id))
+        table.add_row(
+            point.commit[:10],
+            terminal(point.subject),
+            value,
+            *(measured * normalised),
+            how,
+            _run_id(point.run_id),
+            *([terminal(point.node)] * nodes),
+        )
     return table
 
 
@@ -273,6 +286,7 @@ def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
         f"<h1>History of {html.escape(result.range_text)}</h1>"
         f"<p>{html.escape(str(result.metric))} per iteration, one point per commit of the "
         "first-parent line; dashed lines are change points (click one for its comparison).</p>"
+        + "".join(f"<p>{html.escape(note)}</p>" for note in result.notes)
         + _trend_svg(result, change_links)
         + "<h2>Change points</h2><table><tr><th>commit</th><th>subject</th><th>level ratio</th>"
         "<th>direct comparison</th><th></th><th></th></tr>"
@@ -287,7 +301,7 @@ def _trend_svg(result: HistoryResult, change_links: dict[int, str]) -> str:
     """The measured points as a line over the commits, the change points as dashed lines."""
     valued = [(i, p) for i, p in enumerate(result.points) if p.value is not None]
     width, height, margin = 900, 320, 60
-    values = [p.value or 0.0 for _, p in valued]
+    values = [p.series_value or 0.0 for _, p in valued]
     low, high = min(values), max(values)
     span = (high - low) or max(high * 0.05, 1.0)
     low, high = low - span * 0.1, high + span * 0.1
@@ -299,7 +313,7 @@ def _trend_svg(result: HistoryResult, change_links: dict[int, str]) -> str:
     def y(v: float) -> float:
         return height - margin - (height - 2 * margin) * (v - low) / (high - low)
 
-    line = " ".join(f"{x(i):.1f},{y(p.value or 0.0):.1f}" for i, p in valued)
+    line = " ".join(f"{x(i):.1f},{y(p.series_value or 0.0):.1f}" for i, p in valued)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{html.escape(str(result.metric))} per commit">',
@@ -323,9 +337,11 @@ def _trend_svg(result: HistoryResult, change_links: dict[int, str]) -> str:
     parts.append(f'<polyline fill="none" stroke="#2c3e50" stroke-width="2" points="{line}"/>')
     for i, point in valued:
         parts.append(
-            f'<circle cx="{x(i):.1f}" cy="{y(point.value or 0.0):.1f}" r="3" fill="#2c3e50">'
+            f'<circle cx="{x(i):.1f}" cy="{y(point.series_value or 0.0):.1f}" r="3" '
+            'fill="#2c3e50">'
             f"<title>{point.commit[:10]} {html.escape(point.subject)}: "
-            f"{html.escape(_value(point.value or 0.0, point.unit))}</title></circle>"
+            f"{html.escape(_value(point.series_value or 0.0, point.unit))}"
+            f"{html.escape(f' on {point.node}' if point.node else '')}</title></circle>"
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -17,7 +17,7 @@ import stat
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -465,38 +465,28 @@ class Store:
                 }
         return found
 
-    def load_run(self, reference: str | int) -> StoredRun:
+    def load_run(
+        self, reference: str | int, *, metrics: Collection[Metric] | None = None
+    ) -> StoredRun:
+        """The run; with `metrics`, only those metrics' samples and artifacts (a large run's
+        facts read without its profiles)."""
         run_id = self.resolve_run_id(reference)
         try:
-            return self._load_run(run_id)
+            return self._load_run(run_id, metrics)
         except sqlite3.DatabaseError as error:
             raise StoreDamagedError(
                 f"run {run_id} cannot be read: the store {self.path} is damaged ({error})",
                 hint=f"`perflab doctor --store {self.path}` says which runs are readable",
             ) from error
 
-    def _load_run(self, run_id: int) -> StoredRun:
+    def _load_run(self, run_id: int, metrics: Collection[Metric] | None = None) -> StoredRun:
         row = self.connection.execute(
             "SELECT created_at, finished_at, status, perflab_version, experiment_json,"
             f" machine_json, error, {self._owner_columns} FROM runs WHERE id = ?",
             (run_id,),
         ).fetchone()
         created_at, finished_at, status, version, experiment_json, machine_json, error = row[:7]
-        samples = tuple(
-            _sample(row)
-            for row in self.connection.execute(
-                f"SELECT {self._sample_columns} FROM samples WHERE run_id = ? ORDER BY rowid",
-                (run_id,),
-            )
-        )
-        artifacts = tuple(
-            _artifact(r)
-            for r in self.connection.execute(
-                "SELECT benchmark, variant, metric, kind, generation, content FROM artifacts"
-                " WHERE run_id = ? ORDER BY id",
-                (run_id,),
-            )
-        )
+        samples, artifacts = self._measured(run_id, metrics)
         notes = tuple(
             _note(r)
             for r in self.connection.execute(
@@ -525,6 +515,38 @@ class Store:
             notes=notes,
             variant_info=variant_info,
         )
+
+    def _measured(
+        self, run_id: int, metrics: Collection[Metric] | None
+    ) -> tuple[tuple[Sample, ...], tuple[Artifact, ...]]:
+        """The run's samples and artifacts, of `metrics` only where given."""
+        only, chosen = _metric_filter(metrics)
+        samples = tuple(
+            _sample(row)
+            for row in self.connection.execute(
+                f"SELECT {self._sample_columns} FROM samples WHERE run_id = ?{only} ORDER BY rowid",
+                (run_id, *chosen),
+            )
+        )
+        artifacts = tuple(
+            _artifact(r)
+            for r in self.connection.execute(
+                "SELECT benchmark, variant, metric, kind, generation, content FROM artifacts"
+                f" WHERE run_id = ?{only} ORDER BY id",
+                (run_id, *chosen),
+            )
+        )
+        return samples, artifacts
+
+
+def _metric_filter(metrics: Collection[Metric] | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL condition (after `run_id = ?`) and its parameters for rows of `metrics` (None:
+    every row)."""
+    if metrics is None:
+        return "", ()
+    if not metrics:
+        return " AND 1 = 0", ()
+    return f" AND metric IN ({', '.join('?' * len(metrics))})", tuple(str(m) for m in metrics)
 
 
 def _artifact(row: Sequence[Any]) -> Artifact:
