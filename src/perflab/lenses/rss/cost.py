@@ -2,34 +2,13 @@
 
 from __future__ import annotations
 
-from perflab.plan.budget import (
-    ANALYSIS_S,
-    REFERENCE_S,
-    CostProbe,
-    LensCost,
-    MachineSpeed,
-    analysis_s,
-)
+from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.records.model import BenchmarkKind, Metric, Settings
 
 RSS_BLOCKS = 2  # a warm-up and a measured sample per worker and generation
 # the loop under tracemalloc: sum(range(1000)) (an int allocated per element) runs ~20x slower;
 # a statement that allocates less is faster, and the elastic lenses after it get what it leaves
 RSS_TRACED_SLOWDOWN = 20.0
-# The probe's reference program's CPU time on the reference machine, quiet (its wall time
-# there is plan.budget.REFERENCE_S): the rest of its wall time is process start-up.
-REFERENCE_CPU_S = 0.09
-
-
-def load_slowdown(speed: MachineSpeed) -> float:
-    """How much longer than on an idle CPU a loop of a fraction of a second runs here now, for
-    the other processes' load: the reference run's wall over CPU time, against the same on the
-    quiet reference machine; at least 1. A slower CPU is not counted: the probe's sample was
-    measured on this one. Without the reference's CPU time, the machine's factor."""
-    if speed.reference_s is None or not speed.reference_cpu_s or speed.reference_cpu_s <= 0:
-        return max(1.0, speed.factor)
-    quiet = REFERENCE_S / REFERENCE_CPU_S
-    return max(1.0, speed.reference_s / speed.reference_cpu_s / quiet)
 
 
 def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
@@ -40,11 +19,10 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
     # statements: two blocks, each sample the loop once plain and once under tracemalloc
     # (lenses/rss/worker_ops.py); commands: one run per block
     # the traced loops run ~20 samples' length each, long enough to be preempted as often as
-    # a loop of that length is on a loaded machine (a probe's one short sample mostly is not):
-    # they slow by the load's share of the CPU; the probe's sample already ran at this CPU's
-    # speed, so a slower machine is not counted twice
+    # the reference was on a loaded machine (a probe's one short sample mostly is not): they
+    # slow by its factor there; a machine faster than the reference keeps the probe's length
     sampled_s = (
-        RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * probe.sample_s * load_slowdown(probe.speed)
+        RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * probe.sample_s * max(1.0, probe.speed.factor)
         if probe.kind is BenchmarkKind.STATEMENT
         else 3 * probe.sample_s
     )
