@@ -223,9 +223,12 @@ def test_an_elastic_share_comes_from_the_time_really_left() -> None:
     # the last lens gets all that is left (less half a step)
     last = elastic_share(plan, Metric.COUNTERS, 10.0, [Metric.COUNTERS])
     assert last == pytest.approx(10.0 - counters.overshoot_s / 2)
-    # late (the fixed lenses took longer than planned): the minimum, no more
+    # late (the fixed lenses took longer than planned): the minimum, no more, and no less
+    # (at its minimum a lens stops there, not a step past its share)
     late = elastic_share(plan, Metric.COUNTERS, -3.0, [Metric.COUNTERS])
-    assert late == pytest.approx(counters.minimum_s - counters.overshoot_s / 2)
+    assert late == pytest.approx(counters.minimum_s)
+    nearly = elastic_share(plan, Metric.COUNTERS, counters.minimum_s + 0.1, [Metric.COUNTERS])
+    assert nearly == pytest.approx(counters.minimum_s)
 
 
 def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:

@@ -35,9 +35,9 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
     notes = _cross_run_notes(baseline, candidate)
     top_level: dict[str, Any] = {}
     compared_samples: list[Sample] = []
+    experiment = _each_variant_against_itself(baseline, candidate, shared)
     for variant_name in shared.variants:
-        names = [f"run{baseline.run_id}:{variant_name}", f"run{candidate.run_id}:{variant_name}"]
-        experiment = _variant_against_itself(baseline, candidate, variant_name, names, shared)
+        names = list(_labels(baseline, candidate, variant_name))
         for metric in shared.metrics:
             lens = lens_for(metric)
             for benchmark in shared.benchmarks:
@@ -128,22 +128,31 @@ def _cross_run_notes(baseline: StoredRun, candidate: StoredRun) -> list[Note]:
     return notes
 
 
-def _variant_against_itself(
-    baseline: StoredRun, candidate: StoredRun, name: str, labels: list[str], shared: _Shared
+def _labels(baseline: StoredRun, candidate: StoredRun, name: str) -> tuple[str, str]:
+    """A variant's name in the comparison: each run's, under its run's label."""
+    return f"run{baseline.run_id}:{name}", f"run{candidate.run_id}:{name}"
+
+
+def _each_variant_against_itself(
+    baseline: StoredRun, candidate: StoredRun, shared: _Shared
 ) -> Experiment:
-    """The experiment one lens analyses: the variant of each run, under its run's label."""
-    variants = (
-        replace(_variant_of(baseline.experiment, name), name=labels[0]),
-        replace(_variant_of(candidate.experiment, name), name=labels[1]),
-    )
+    """The experiment the lenses analyse: every shared variant of each run, under its run's
+    label, paired with itself. Its pairs are the comparisons this decides, so the family level
+    counts them all (benchmarks x variants, stats.family), as a run counts its own."""
+    variants: list[Variant] = []
+    pairs: list[tuple[str, str]] = []
+    for name in shared.variants:
+        labels = _labels(baseline, candidate, name)
+        variants.append(replace(_variant_of(baseline.experiment, name), name=labels[0]))
+        variants.append(replace(_variant_of(candidate.experiment, name), name=labels[1]))
+        pairs.append(labels)
     return replace(
         baseline.experiment,
-        variants=variants,
+        variants=tuple(variants),
         benchmarks=shared.benchmarks,
         settings=replace(baseline.experiment.settings, metrics=shared.metrics),
         # the stored run's pairs name its own variants: here each variant meets itself
-        # (the family level counts these comparisons, stats.family)
-        pairs=(),
+        pairs=tuple(pairs),
         stack=(),
         interactions=(),
     )

@@ -463,7 +463,8 @@ def elastic_share(
     elastic_minimums = sum(s.cost.minimum_s for s in others if s.cost.elastic)
     free_s = max(0.0, left_s - kept_s - own_minimum_s - elastic_minimums)
     share_s = own_minimum_s + free_s * mine.weight / elastic_weights - mine.overshoot_s / 2
-    return max(0.0, share_s)
+    # at its minimum it stops at the minimum, not after a step past its share
+    return max(own_minimum_s, share_s)
 
 
 def lens_costs(

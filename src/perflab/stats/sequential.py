@@ -76,11 +76,12 @@ def settles(low: float, high: float, equivalence_band: float) -> bool:
     return inside or low > 1 or high < 1
 
 
-def sequence_alpha(confidence: float, comparisons: int) -> float:
+def sequence_alpha(confidence: float, comparisons: int, family: int = 1) -> float:
     """The error of each comparison's sequence: 1 - confidence split over the comparisons one
-    stopping rule watches (so the chance that any early stop rests on a sequence that misses
-    stays 1 - confidence)."""
-    return (1 - confidence) / max(1, comparisons)
+    stopping rule watches, or over the run's whole family when that is larger (stats.family),
+    so that an early stop rests on the level the verdicts are decided at and the chance that
+    any early stop rests on a sequence that misses stays 1 - confidence."""
+    return (1 - confidence) / max(1, comparisons, family)
 
 
 def may_stop_early(
@@ -90,12 +91,15 @@ def may_stop_early(
     equivalence_band: float,
     confidence: float,
     min_units: int = MIN_UNITS_TO_STOP_EARLY,
+    family: int = 1,
 ) -> bool:
     """The stopping rule: every comparison's confidence sequence is within `precision` (half
-    width, log space) and settles its verdict, from at least `min_units` units."""
+    width, log space) and settles its verdict, from at least `min_units` units. `family`: the
+    comparisons the run decides together (stats.family); each sequence is then at the family's
+    level, as each verdict is."""
     if not estimates:
         return False
-    alpha = sequence_alpha(confidence, len(estimates))
+    alpha = sequence_alpha(confidence, len(estimates), family)
     for estimate in estimates:
         if estimate.n_groups < min_units:
             return False

@@ -367,7 +367,8 @@ def _time_details(
     variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
     # one sequence per comparison the stopping rule watched, as it did; never narrower than
     # the interval reported (which an overload check may have widened)
-    low, high = sequence_interval(estimate, sequence_alpha(settings.confidence, stored.comparisons))
+    alpha = sequence_alpha(settings.confidence, stored.comparisons, stored.family)
+    low, high = sequence_interval(estimate, alpha)
     overloaded = check is not None and check.seen
     return TimeDetails(
         n_groups=estimate.n_groups,

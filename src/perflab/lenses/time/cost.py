@@ -11,6 +11,10 @@ from perflab.records.model import BenchmarkKind, Metric, Settings
 # blocks per generation after warm-up, and the shortest generation the lens samples
 TIME_MIN_BLOCKS = 4
 TIME_MIN_GENERATION_S = 0.25
+# Every generation, besides its workers' start-up and its samples: closing its workers and the
+# stopping rule's look at the estimates, per worker on the reference machine (scaled by the
+# machine's factor).
+TIME_GENERATION_CLOSE_S = 0.025
 # The generations: about this many in the lens's budget, each between these lengths.
 TIME_TARGET_GENERATIONS = 24
 TIME_GENERATION_S_RANGE = (0.25, 1.0)
@@ -49,7 +53,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     start_s = n * probe.startup_s
     sampling_s = max(TIME_MIN_GENERATION_S, start_s, blocks * n * probe.sample_s)
     started_ahead = settings.pin and len(os.sched_getaffinity(0)) > 1
-    generation_s = sampling_s if started_ahead else start_s + sampling_s
+    generation_s = _closing_s(probe) + (sampling_s if started_ahead else start_s + sampling_s)
     calibration_s = 4 * n * probe.sample_s + (start_s if started_ahead else 0.0)
     return LensCost(
         Metric.TIME,
@@ -61,6 +65,11 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
         overshoot_s=generation_s,
         after_s=after_s,
     )
+
+
+def _closing_s(probe: CostProbe) -> float:
+    """What a generation costs after its samples: closing its workers, the stopping rule."""
+    return probe.variants * TIME_GENERATION_CLOSE_S * probe.speed.factor
 
 
 def time_generation_s(budget_s: float) -> float:
@@ -119,7 +128,8 @@ def _time_cost_in_rounds(probe: CostProbe, settings: Settings, rounds: ServerRou
     n = probe.variants
     blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
     # the minimum samples each generation only as long as its blocks need
-    generation_s = n * probe.fork_s + max(TIME_MIN_GENERATION_S, blocks * n * probe.sample_s)
+    sampling_s = max(TIME_MIN_GENERATION_S, blocks * n * probe.sample_s)
+    generation_s = n * probe.fork_s + sampling_s + _closing_s(probe)
     round_s = rounds.round_start_s + rounds.forks_per_round * generation_s
     calibration_s = 4 * n * probe.sample_s
     return LensCost(

@@ -175,6 +175,7 @@ class _Session(LensSession):
             self.settings.target_precision,
             equivalence_band=self.settings.equivalence_band,
             confidence=self.settings.confidence,
+            family=run_family_size(self.context.experiment),
         )
 
     def note_overrun(self) -> None:
@@ -789,17 +790,20 @@ def precise_enough(
     *,
     equivalence_band: float = 0.01,
     confidence: float = 0.95,
+    family: int = 1,
 ) -> bool:
     """The stopping rule: every comparison's confidence sequence within `precision` and
     settling its verdict, from enough units. Checked after every generation, a t interval
     that is narrow is often one whose variance happens to be underestimated; the sequence holds
-    at every look (stats.sequential), so stopping on it cannot manufacture a claim."""
+    at every look (stats.sequential), so stopping on it cannot manufacture a claim. `family`:
+    the comparisons the run decides together; the sequences are at their level (stats.family)."""
     return may_stop_early(
         estimates,
         precision=precision,
         equivalence_band=equivalence_band,
         confidence=confidence,
         min_units=MIN_GROUPS_TO_STOP_EARLY,
+        family=family,
     )
 
 
