@@ -47,6 +47,7 @@ from perflab.lenses.counters.analyse import (
     HostFacts,
     UnavailableEvent,
     analyse_counters,
+    event_confidence,
     requested_events,
     unavailable_event,
     user_only_note,
@@ -79,6 +80,7 @@ from perflab.records.model import (
     Sample,
     Severity,
 )
+from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
@@ -332,15 +334,23 @@ class CountersLens:
 
     def _precise_enough(self, benchmark: Benchmark, context: LensContext) -> bool:
         data = context.sink.data_for(benchmark.name, Metric.COUNTERS)
-        target = context.experiment.settings.target_precision
-        variants = [v.name for v in context.experiment.variants]
-        for name in {s.name for s in data.samples}:
+        experiment = context.experiment
+        target = experiment.settings.target_precision
+        variants = [v.name for v in experiment.variants]
+        names = {s.name for s in data.samples}
+        # the level the events are decided at (their family's): a stop at 95% would leave them
+        # wider than the target once analysed
+        level = event_confidence(
+            experiment.settings.confidence, len(names), run_family_size(experiment)
+        )
+        for name in names:
             base = data.samples_of(variants[0], name)
             if sum(s.value for s in base) < _PRECISION_MIN_COUNT * max(len(base), 1):
                 # rare events (a few context switches) are Poisson noise: they never settle
                 continue
             for other in variants[1:]:
-                estimate = estimate_ratio(pair_samples(base, data.samples_of(other, name)))
+                pairs = pair_samples(base, data.samples_of(other, name))
+                estimate = estimate_ratio(pairs, confidence=level)
                 if estimate.n_groups >= 2 and estimate.log_half_width > target:
                     return False
         return True
