@@ -1,9 +1,9 @@
 """Independent measurements at once, one per CPU.
 
 Instruction counts under valgrind do not depend on the machine being quiet, so the variants'
-valgrind processes can run side by side, each pinned to a CPU of its own. They must never take
-the CPU another lens measures on while it measures (`LensContext.busy_cpus`); the engine runs the
-lenses one after another today, so while such a lens runs every CPU perflab may use is free.
+valgrind processes can run side by side, each pinned to a CPU of its own. The engine runs the
+lenses one after another, so while such a lens runs every CPU perflab may use is free, except
+those another perflab run measures on.
 
 The jobs run in threads (they mostly wait for their processes); what they return is handed to
 `on_done` in the calling thread, since the store's connection belongs to that thread.
@@ -30,9 +30,9 @@ def counting_cpus(
     """The CPUs side-by-side jobs may be pinned to, one job per CPU at a time.
 
     `allowed`: the CPUs perflab may run on (its affinity, the measuring CPU included: the engine
-    keeps perflab itself off that CPU, not its measurements). `busy`: CPUs another lens measures
-    on at the same time, never used. When nothing is left the jobs run one after another on the
-    measuring CPU (or unpinned, `None`), as they did before they could run side by side."""
+    keeps perflab itself off that CPU, not its measurements). `busy`: CPUs another perflab run
+    holds the lock of (it may be measuring time there), never used. When nothing is left the jobs
+    run one after another on the measuring CPU (or unpinned, `None`)."""
     free = tuple(sorted(set(allowed) - set(busy)))
     if free:
         return free

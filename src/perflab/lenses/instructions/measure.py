@@ -607,7 +607,7 @@ class InstructionsLens:
             return (context.cpu,)
         # the engine keeps perflab itself off the measuring CPU: add it back
         allowed = set(self.allowed_cpus()) | ({context.cpu} if context.cpu is not None else set())
-        busy = set(context.busy_cpus) | set(self.other_runs_cpus(sorted(allowed)))
+        busy = set(self.other_runs_cpus(sorted(allowed)))
         cpus = counting_cpus(allowed, busy, context.cpu)
         if context.cpu is None:  # not pinned (--no-pin): as many at once, unpinned
             return (None,) * len(cpus)
