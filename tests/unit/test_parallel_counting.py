@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from perflab.lenses.instructions.measure import InstructionsLens, dump_totals
+from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
+from perflab.measure.callgrind_count import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 from perflab.records.model import Benchmark, Experiment, Settings, Variant
