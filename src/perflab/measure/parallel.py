@@ -96,16 +96,41 @@ def run_on_cpus(
     part by part (a queue `drain` empties into the store), so that a failure or an interrupt
     midway loses none of it."""
     if len(cpus) <= 1 or len(jobs) <= 1:
-        try:
-            for job in jobs:
-                result = work(job, cpus[0] if cpus else None)
-                drain()
-                on_done(job, result)
-        except BaseException:
-            with contextlib.suppress(Exception):  # the failure is what the caller must see
-                drain()
-            raise
-        return
+        _run_in_order(jobs, cpus[0] if cpus else None, work, on_done, drain=drain)
+    else:
+        _run_in_threads(jobs, cpus, work, on_done, on_stop=on_stop, drain=drain)
+
+
+def _run_in_order(
+    jobs: Sequence[J],
+    cpu: int | None,
+    work: Callable[[J, int | None], R],
+    on_done: Callable[[J, R], None],
+    *,
+    drain: Callable[[], None],
+) -> None:
+    """Every job in the calling thread, one after another on `cpu`."""
+    try:
+        for job in jobs:
+            result = work(job, cpu)
+            drain()
+            on_done(job, result)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the failure is what the caller must see
+            drain()
+        raise
+
+
+def _run_in_threads(
+    jobs: Sequence[J],
+    cpus: Sequence[int | None],
+    work: Callable[[J, int | None], R],
+    on_done: Callable[[J, R], None],
+    *,
+    on_stop: Callable[[], None],
+    drain: Callable[[], None],
+) -> None:
+    """Every job in a thread of its own, each holding one of `cpus` while it runs."""
     free: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     for cpu in cpus:
         free.put(cpu)
