@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from perflab import api
-from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.proc import SubprocessRunner
+from perflab.measure.callgrind_count import CallgrindCounter
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.records.results import RunResult
@@ -176,7 +176,7 @@ def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> Non
     )
     benchmark = Benchmark("f()", stmt="f()", setup=setup)
     variants = (Variant("out"), Variant("copy", env={"COPY": "1"}))
-    lens = MemoryLens(traffic=InstructionsLens(repeats=2, loops=5, inline_frames=False))
+    lens = MemoryLens(traffic=CallgrindCounter(repeats=2, loops=5, inline_frames=False))
     sink, experiment = _measure_statement(benchmark, variants, lens)
     result = lens.analyse(
         benchmark, [v.name for v in variants], sink.data_for("f()", MEMORY), experiment
@@ -218,7 +218,7 @@ def test_variants_counted_one_at_a_time_are_switched_alike(tmp_path: Path) -> No
     (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
     benchmark = Benchmark("sum", stmt="sum(range(100))")
     variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
-    lens = MemoryLens(traffic=InstructionsLens(repeats=1, loops=50, inline_frames=False))
+    lens = MemoryLens(traffic=CallgrindCounter(repeats=1, loops=50, inline_frames=False))
     sink, _ = _measure_statement(benchmark, variants, lens)
     ways = {name: info.get("memory", {}) for name, info in sink.variant_info.items()}
     assert {name: way.get("switched_by") for name, way in ways.items()} == {

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.instructions import measure as instructions_measure
-from perflab.lenses.instructions.measure import InstructionsLens, settled
+from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
+from perflab.measure import callgrind_count
 from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT
+from perflab.measure.callgrind_count import settled
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.model import (
     Artifact,
@@ -237,9 +238,7 @@ def _measure_processes(
     ) -> None:
         for process in processes:
             counted.append((run.variant.name, process))
-            counts = instructions_measure._StatementCounts.__new__(
-                instructions_measure._StatementCounts
-            )
+            counts = callgrind_count._StatementCounts.__new__(callgrind_count._StatementCounts)
             object.__setattr__(counts, "key", (run.variant.name, process))
             done(process, counts)
 
@@ -250,7 +249,7 @@ def _measure_processes(
     monkeypatch.setattr(InstructionsLens, "_count_statements", count)
     monkeypatch.setattr(InstructionsLens, "_reasons_against_requests", lambda self, runs: {})
     monkeypatch.setattr(InstructionsLens, "_store_statement", lambda *args: None)
-    monkeypatch.setattr(instructions_measure._StatementCounts, "per_iteration", per_iteration)
+    monkeypatch.setattr(callgrind_count._StatementCounts, "per_iteration", per_iteration)
     benchmark = Benchmark("b", stmt="x")
     experiment = Experiment((benchmark,), tuple(Variant(v) for v in levels), Settings())
     sink = MemorySink()

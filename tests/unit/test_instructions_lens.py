@@ -7,17 +7,7 @@ import json
 import pytest
 
 from perflab.lenses.instructions.analyse import main_program
-from perflab.lenses.instructions.measure import (
-    CACHE_GEOMETRY,
-    InstructionsLens,
-    callgrind_options,
-    choose_loops,
-    cpu_has_avx512,
-    environment_bytes,
-    padded_environment,
-    padding_target,
-    refining_loops,
-)
+from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
@@ -25,6 +15,16 @@ from perflab.measure.callgrind_artifacts import (
     KIND_INLINE_FRAMES,
     KIND_OBJECTS,
     KIND_STATEMENT,
+)
+from perflab.measure.callgrind_count import (
+    CACHE_GEOMETRY,
+    callgrind_options,
+    choose_loops,
+    cpu_has_avx512,
+    environment_bytes,
+    padded_environment,
+    padding_target,
+    refining_loops,
 )
 from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.records.errors import ToolUnavailableError
@@ -388,7 +388,7 @@ def test_worker_ops_outside_valgrind_say_why_and_count_nothing() -> None:
     counted loop without a successful probe is refused, never run uncounted."""
     import platform
 
-    from perflab.lenses.instructions import worker_ops
+    from perflab.worker import callgrind_ops as worker_ops
 
     probe = worker_ops.callgrind_probe(None, {"op": "callgrind_probe"})
     assert probe["ok"] and probe["requests"] is False

@@ -9,14 +9,7 @@ from tests.unit.test_layers import MODULES, imports_of
 
 # Known crossings, lens -> lens, each with the change that removes it. The test fails when one
 # disappears, so this list can only shrink.
-PENDING: dict[tuple[str, str], str] = {
-    # the memory lens counts through an `InstructionsLens` whose switches it sets (cache
-    # simulation, no toggled collection, unexecutable code raised): a callgrind run with
-    # explicit options in perflab.measure removes it
-    ("memory", "instructions"): "a callgrind run with explicit options in measure/",
-    # ... and measures its footprint through the rss lens's workers and analysis
-    ("memory", "rss"): "the peak-RSS workers and their records in measure/",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def lens_of(module: str) -> str | None:

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from perflab.lenses.fragments import SectionInput
-from perflab.lenses.instructions.measure import cannot_execute, environment_bytes
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import (
     KIND_UNAVAILABLE,
@@ -20,10 +19,11 @@ from perflab.lenses.memory.analyse import (
 )
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
-from perflab.lenses.rss.analyse import MAXRSS_KB
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind_artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
+from perflab.measure.callgrind_count import cannot_execute, environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.peak_memory_analysis import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.config import parse_metrics
 from perflab.records.errors import BenchmarkFailedError
@@ -244,7 +244,7 @@ def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None
 
 
 class _Traffic:
-    """Stands in for the instructions lens: stores one traffic sample, or fails like valgrind."""
+    """Stands in for the callgrind counter: stores one traffic sample, or fails like valgrind."""
 
     def __init__(self, failures: dict[str, str]) -> None:
         self.failures = failures
@@ -359,7 +359,7 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import _tracemalloc_blind
-    from perflab.lenses.rss.analyse import PEAK_ALLOC_BYTES
+    from perflab.measure.peak_memory_analysis import PEAK_ALLOC_BYTES
     from perflab.records.model import Comparison, Metric, Verdict
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
@@ -369,3 +369,34 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
     assert blind is not None and "not the memory change" in blind
     # a loop that moves about what Python allocated: the peak may be the change
     assert _tracemalloc_blind(peak, _traffic(2000.0), _traffic(3000.0)) is None
+
+
+def _with_peaks(
+    stored_variant: tuple[list[Sample], list[Artifact]], peak_alloc_bytes: float
+) -> tuple[list[Sample], list[Artifact]]:
+    from perflab.measure.peak_memory_analysis import PEAK_ALLOC_BYTES
+
+    samples, artifacts = stored_variant
+    peaks = [
+        Sample("b", s.variant, MEMORY, PEAK_ALLOC_BYTES, peak_alloc_bytes, 1, s.generation)
+        for s in samples
+        if s.name == MAXRSS_KB
+    ]
+    return samples + peaks, artifacts
+
+
+def test_one_note_says_tracemalloc_missed_the_change_with_the_traffic_s_evidence() -> None:
+    """Peak RSS and the bytes brought into D1 both show tracemalloc's peak is not the change:
+    said once, with the traffic's evidence (the peak-memory analysis's own note is dropped)."""
+    result = analyse_memory(
+        BENCHMARK,
+        ["a", "b"],
+        data(
+            _with_peaks(stored("a", passes=2, repeats=4, rss_kb=20_000.0), 264.0),
+            _with_peaks(stored("b", passes=2, repeats=4, rss_kb=400_000.0), 344.0),
+        ),
+        Settings(),
+    )
+    blind = [n for n in result.notes if "tracemalloc" in n.message]
+    assert len(blind) == 1, [n.message for n in blind]
+    assert "into D1" in blind[0].message and blind[0].metric is MEMORY

@@ -8,14 +8,15 @@ import time
 
 import pytest
 
-from perflab.lenses.instructions.measure import InstructionsLens, dump_totals
+from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
+from perflab.measure.callgrind_count import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 from perflab.records.model import Benchmark, Experiment, Settings, Variant
 
 
-def test_every_allowed_cpu_counts_except_those_another_lens_measures_on() -> None:
+def test_every_allowed_cpu_counts_except_those_another_run_measures_on() -> None:
     assert counting_cpus({0, 1, 2, 3}, frozenset(), 3) == (0, 1, 2, 3)
     assert counting_cpus({0, 1, 2, 3}, {3}, 3) == (0, 1, 2)
     # nothing free: one at a time, never on the busy CPU
@@ -23,19 +24,16 @@ def test_every_allowed_cpu_counts_except_those_another_lens_measures_on() -> Non
     assert counting_cpus(set(), frozenset(), 1) == (1,)
 
 
-def _context(cpu: int | None, busy: frozenset[int] = frozenset()) -> LensContext:
+def _context(cpu: int | None) -> LensContext:
     experiment = Experiment(
         (Benchmark("b", stmt="pass"),), (Variant("a"), Variant("b")), Settings()
     )
-    return LensContext(
-        experiment, FakeRunner(), MemorySink(), NullProgress(), cpu, "python3", busy_cpus=busy
-    )
+    return LensContext(experiment, FakeRunner(), MemorySink(), NullProgress(), cpu, "python3")
 
 
 def test_the_lens_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
     lens = InstructionsLens(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
     assert lens._cpus(_context(1)) == (0, 1)
-    assert lens._cpus(_context(1, busy=frozenset({1}))) == (0,)
     assert lens._cpus(_context(None)) == (None,)  # --no-pin: as many, unpinned
     assert InstructionsLens(allowed_cpus=lambda: {0, 1})._cpus(_context(None)) == (None, None)
     assert InstructionsLens(parallel=False, allowed_cpus=lambda: {0})._cpus(_context(1)) == (1,)

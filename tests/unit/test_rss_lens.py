@@ -11,10 +11,10 @@ import pytest
 
 from perflab.lenses.registry import available_metrics, descriptor_for, lens_for
 from perflab.lenses.rss import RSS
-from perflab.lenses.rss.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.lenses.rss.measure import RssLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.peak_memory_analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.plan.config import parse_metrics
 from perflab.records.model import Benchmark, Experiment, Metric, Variant, Verdict
@@ -60,7 +60,7 @@ def _run(benchmark: Benchmark, runner: FakeRunner) -> tuple[MemorySink, Experime
 def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
     assert RSS in available_metrics() and parse_metrics("time,rss") == (Metric.TIME, RSS)
     assert isinstance(lens_for(RSS), RssLens)
-    assert descriptor_for(RSS).worker_handlers == "perflab.lenses.rss.worker_ops"
+    assert descriptor_for(RSS).worker_handlers == "perflab.worker.peak_memory_ops"
 
 
 def test_statements_compare_peak_rss_and_allocation_and_count_leaked_blocks() -> None:
@@ -120,7 +120,7 @@ def test_commands_compare_the_peak_rss_wait4_reports() -> None:
 
 
 def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
-    from perflab.lenses.rss.analyse import tracemalloc_blind
+    from perflab.measure.peak_memory_analysis import tracemalloc_blind
     from perflab.records.model import Comparison
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:

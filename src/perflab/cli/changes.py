@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-STACK_EPILOG = """\
+STACK_TEXT = """\
+measure a range of commits: each against its parent, and the whole range
+
+Measure each commit of RANGE against its parent, and the whole range against its base, in one
+interleaved experiment.
+
 The range's base and each commit after it are checked out into their own worktrees (never
 your working tree), built with --build, and measured together in one interleaved experiment:
 each step against its predecessor, and the last against the base.
@@ -19,7 +26,11 @@ examples:
       --build "python3 -m venv venv && venv/bin/pip install -q ." --each "python=venv/bin/python"
 """
 
-MATRIX_EPILOG = """\
+MATRIX_TEXT = """\
+measure changes on several bases, and whether their effect depends on the base
+
+Apply every --change on every --base and measure all of them in one interleaved experiment.
+
 Every change (a commit, or a patch file) is applied on every base, each in its own worktree,
 built with --build, and measured together with the bases in one interleaved experiment: each
 cell against its base, and each change's effect on every base against its effect on the first
@@ -63,102 +74,110 @@ def add_build_options(run: argparse.ArgumentParser) -> None:
     )
 
 
-def add_run_like_command(
+@dataclass(frozen=True)
+class Option:
+    """One argument of a command: its names and `add_argument`'s keywords."""
+
+    names: tuple[str, ...]
+    keywords: Mapping[str, Any]
+
+
+def option(*names: str, **keywords: Any) -> Option:
+    return Option(names, keywords)
+
+
+def each_option(keys_example: str) -> Option:
+    return option(
+        "--each", metavar="KEYS", help=f'variant keys every variant gets, e.g. "{keys_example}"'
+    )
+
+
+@dataclass(frozen=True)
+class RunLikeCommand:
+    """A command that takes all of `run`'s options (the benchmark, how to measure, the output)
+    and adds its own, in this order. Its text reads as a docstring: the one-line help, a blank
+    line, the description's paragraph, a blank line, then the epilog, shown as written."""
+
+    name: str
+    text: str
+    options: tuple[Option, ...]
+
+    def texts(self) -> tuple[str, str, str]:
+        """(help, description on one line, epilog)."""
+        help, description, epilog = self.text.split("\n\n", 2)
+        return help, " ".join(description.split()), epilog
+
+
+def add_run_like_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     run: argparse.ArgumentParser,
-    name: str,
-    *,
-    help: str,
-    description: str,
-    epilog: str,
-) -> argparse.ArgumentParser:
-    """A command that takes all of `run`'s options (the benchmark, how to measure, the output)
-    and adds its own."""
-    return commands.add_parser(
-        name,
-        parents=[run],
-        add_help=False,
-        help=help,
-        description=description,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-
-
-def add_each(parser: argparse.ArgumentParser, *, keys_example: str) -> None:
-    parser.add_argument(
-        "--each",
-        metavar="KEYS",
-        help=f'variant keys every variant gets, e.g. "{keys_example}"',
-    )
-
-
-def add_change_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+    table: Sequence[RunLikeCommand],
 ) -> None:
-    _add_stack(commands, run)
-    _add_matrix(commands, run)
-    cache = commands.add_parser("cache", help="list or remove cached checkouts and builds")
-    cache.add_argument("action", choices=("list", "prune"), help="list, or remove all")
-    cache.add_argument(
-        "--cache-dir", type=Path, help="the cache (default: ~/.cache/perflab/builds)"
-    )
-    cache.add_argument("--json", dest="json_path", type=Path, help="write the entries as JSON")
+    for command in table:
+        help, description, epilog = command.texts()
+        parser = commands.add_parser(
+            command.name,
+            parents=[run],
+            add_help=False,
+            help=help,
+            description=description,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        for each in command.options:
+            parser.add_argument(*each.names, **each.keywords)
 
 
-def _add_stack(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
-) -> None:
-    stack = add_run_like_command(
-        commands,
-        run,
-        "stack",
-        help="measure a range of commits: each against its parent, and the whole range",
-        description="Measure each commit of RANGE against its parent, and the whole range "
-        "against its base, in one interleaved experiment.",
-        epilog=STACK_EPILOG,
-    )
-    stack.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. main..HEAD")
-    stack.add_argument(
+STACK_OPTIONS = (
+    option("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. main..HEAD"),
+    option(
         "--first-parent",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="follow RANGE's first-parent line: each merge measured against its first parent, "
-        "the effect of what it merged (the default when RANGE holds merges; "
+        help="follow RANGE's first-parent line: each merge measured against its first "
+        "parent, the effect of what it merged (the default when RANGE holds merges; "
         "--no-first-parent refuses them)",
-    )
-    add_each(stack, keys_example=EACH_EXAMPLE)
+    ),
+    each_option(EACH_EXAMPLE),
+)
 
-
-def _add_matrix(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
-) -> None:
-    matrix = add_run_like_command(
-        commands,
-        run,
-        "matrix",
-        help="measure changes on several bases, and whether their effect depends on the base",
-        description="Apply every --change on every --base and measure all of them in one "
-        "interleaved experiment.",
-        epilog=MATRIX_EPILOG,
-    )
-    matrix.add_argument(
+MATRIX_OPTIONS = (
+    option(
         "--base",
         dest="bases",
         action="append",
         default=[],
         metavar="REF",
         help="a base (repeatable; the first is the reference for interactions)",
-    )
-    matrix.add_argument(
+    ),
+    option(
         "--change",
         dest="changes",
         action="append",
         default=[],
         metavar="COMMIT|PATCH",
         help="a change: a commit (its diff to its parent) or a patch file (repeatable)",
+    ),
+    each_option(EACH_EXAMPLE),
+)
+
+
+CHANGE_COMMANDS = (
+    RunLikeCommand("stack", STACK_TEXT, STACK_OPTIONS),
+    RunLikeCommand("matrix", MATRIX_TEXT, MATRIX_OPTIONS),
+)
+
+
+def add_change_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
+) -> None:
+    add_run_like_commands(commands, run, CHANGE_COMMANDS)
+    cache = commands.add_parser("cache", help="list or remove cached checkouts and builds")
+    cache.add_argument("action", choices=("list", "prune"), help="list, or remove all")
+    cache.add_argument(
+        "--cache-dir", type=Path, help="the cache (default: ~/.cache/perflab/builds)"
     )
-    add_each(matrix, keys_example=EACH_EXAMPLE)
+    cache.add_argument("--json", dest="json_path", type=Path, help="write the entries as JSON")
 
 
 def change_options(args: argparse.Namespace) -> ChangeOptions:

@@ -3,11 +3,14 @@ take the benchmark and measuring options of `run` (and `--build`, `--cache-dir`)
 
 from __future__ import annotations
 
-import argparse
+from perflab.cli.changes import Option, RunLikeCommand, each_option, option
 
-from perflab.cli.changes import add_each, add_run_like_command
+BISECT_TEXT = """\
+find the first commit after GOOD where the benchmark got worse
 
-BISECT_EPILOG = """\
+Binary search over BAD's first-parent line for the first commit that is worse than GOOD by
+more than --threshold.
+
 Each step checks out and builds one commit of BAD's first-parent line (a merge stands for
 everything it merged) and compares it with GOOD in an interleaved experiment, kept in the
 store. A commit whose build fails is skipped and named; a step that stays inconclusive is
@@ -20,7 +23,12 @@ example:
 """
 
 
-CHECK_EPILOG = """\
+CHECK_TEXT = """\
+a CI gate: HEAD against its merge base, fails only on a confirmed regression
+
+Compare HEAD with the merge base of --base and exit 1 only on a confirmed regression beyond
+--threshold; --markdown writes a pull-request comment.
+
 The base is the merge base of --base (default: origin/$GITHUB_BASE_REF or
 origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME in CI, else origin/HEAD) and HEAD: only the
 pull request's own effect is measured. Both are checked out and built in their own worktrees.
@@ -35,7 +43,12 @@ example:
 """
 
 
-HISTORY_EPILOG = """\
+HISTORY_TEXT = """\
+one result per commit of a range, with its change points
+
+Measure the commits of RANGE's first-parent line (reusing what was measured before) and find
+where the benchmark changed.
+
 One result per commit of RANGE's first-parent line (its base included), kept beside the
 store (history-index.json) by tree hash, benchmark and lens: a nightly run measures only the
 commits it has not seen. Change points (PELT on the log of the values) are each checked by a
@@ -51,89 +64,56 @@ example:
 EACH_EXAMPLE = "python=venv/bin/python"
 
 
-def _add_threshold(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--threshold", default="2%", help=f"{what}: 2%% or 0.02 (default 2%%)")
+def _threshold(what: str) -> Option:
+    return option("--threshold", default="2%", help=f"{what}: 2%% or 0.02 (default 2%%)")
 
 
-def add_history_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
-) -> None:
-    _add_bisect(commands, run)
-    _add_check(commands, run)
-    _add_history(commands, run)
+BISECT_OPTIONS = (
+    option("good", metavar="GOOD", help="a commit where the benchmark was fine"),
+    option("bad", metavar="BAD", help="a later commit where it is worse"),
+    _threshold("how much worse than GOOD counts as bad"),
+    each_option(EACH_EXAMPLE),
+)
 
-
-def _add_bisect(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
-) -> None:
-    bisect = add_run_like_command(
-        commands,
-        run,
-        "bisect",
-        help="find the first commit after GOOD where the benchmark got worse",
-        description="Binary search over BAD's first-parent line for the first commit that is "
-        "worse than GOOD by more than --threshold.",
-        epilog=BISECT_EPILOG,
-    )
-    bisect.add_argument("good", metavar="GOOD", help="a commit where the benchmark was fine")
-    bisect.add_argument("bad", metavar="BAD", help="a later commit where it is worse")
-    _add_threshold(bisect, "how much worse than GOOD counts as bad")
-    add_each(bisect, keys_example=EACH_EXAMPLE)
-
-
-def _add_check(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
-) -> None:
-    check = add_run_like_command(
-        commands,
-        run,
-        "check",
-        help="a CI gate: HEAD against its merge base, fails only on a confirmed regression",
-        description="Compare HEAD with the merge base of --base and exit 1 only on a confirmed "
-        "regression beyond --threshold; --markdown writes a pull-request comment.",
-        epilog=CHECK_EPILOG,
-    )
-    check.add_argument("--base", dest="base_ref", metavar="REF", help="what the change is for")
-    check.add_argument(
+CHECK_OPTIONS = (
+    option("--base", dest="base_ref", metavar="REF", help="what the change is for"),
+    option(
         "--head",
         metavar="REF",
-        help="the change (default: the working tree, i.e. HEAD with its uncommitted changes to "
-        "tracked files; HEAD alone when it is clean)",
-    )
-    _add_threshold(check, "how much worse counts as a regression")
-    check.add_argument(
+        help="the change (default: the working tree, i.e. HEAD with its uncommitted "
+        "changes to tracked files; HEAD alone when it is clean)",
+    ),
+    _threshold("how much worse counts as a regression"),
+    option(
         "--no-merge-base",
         dest="merge_base",
         action="store_false",
         help="compare with --base's tip, not with the merge base",
-    )
-    check.add_argument(
+    ),
+    option(
         "--report-link",
         metavar="URL",
         help="where the comment links the HTML report (default: the --html file's name)",
-    )
-    add_each(check, keys_example=EACH_EXAMPLE)
+    ),
+    each_option(EACH_EXAMPLE),
+)
 
-
-def _add_history(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], run: argparse.ArgumentParser
-) -> None:
-    history = add_run_like_command(
-        commands,
-        run,
-        "history",
-        help="one result per commit of a range, with its change points",
-        description="Measure the commits of RANGE's first-parent line (reusing what was "
-        "measured before) and find where the benchmark changed.",
-        epilog=HISTORY_EPILOG,
-    )
-    history.add_argument("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. v1.0..main")
-    history.add_argument(
+HISTORY_OPTIONS = (
+    option("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. v1.0..main"),
+    option(
         "--every",
         type=int,
         default=1,
         metavar="N",
         help="every Nth commit, counted back from the newest (default 1: all)",
-    )
-    _add_threshold(history, "the smallest step that is a change point")
-    add_each(history, keys_example=EACH_EXAMPLE)
+    ),
+    _threshold("the smallest step that is a change point"),
+    each_option(EACH_EXAMPLE),
+)
+
+
+HISTORY_COMMANDS = (
+    RunLikeCommand("bisect", BISECT_TEXT, BISECT_OPTIONS),
+    RunLikeCommand("check", CHECK_TEXT, CHECK_OPTIONS),
+    RunLikeCommand("history", HISTORY_TEXT, HISTORY_OPTIONS),
+)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab.cli.changes import add_build_options, add_change_commands
-from perflab.cli.history import add_history_commands
+from perflab.cli.changes import add_build_options, add_change_commands, add_run_like_commands
+from perflab.cli.history import HISTORY_COMMANDS
 from perflab.plan.config import AVAILABLE_METRICS
 from perflab.records.errors import ConfigError
 from perflab.records.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
@@ -260,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(run)
     add_build_options(run)
     add_change_commands(commands, run)
-    add_history_commands(commands, run)
+    add_run_like_commands(commands, run, HISTORY_COMMANDS)
 
     _add_store_commands(commands)
     _add_machine_commands(commands)

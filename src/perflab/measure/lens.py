@@ -123,9 +123,6 @@ class LensContext:
     progress: ProgressReporter
     cpu: int | None  # the CPU measuring processes are pinned to; None: not pinned
     default_python: str  # interpreter for variants without python=
-    # CPUs another lens measures on while this one runs: lenses that run processes side by side
-    # (instructions) never use them. Empty today: the engine runs the lenses one after another.
-    busy_cpus: frozenset[int] = frozenset()
     # this lens's share of the benchmark's budget (perflab/budget.py); None: all of it
     budget_s: float | None = None
     # statement workers are forked from one server per variant that imported the set-up's

@@ -1,9 +1,9 @@
 """Independent measurements at once, one per CPU.
 
 Instruction counts under valgrind do not depend on the machine being quiet, so the variants'
-valgrind processes can run side by side, each pinned to a CPU of its own. They must never take
-the CPU another lens measures on while it measures (`LensContext.busy_cpus`); the engine runs the
-lenses one after another today, so while such a lens runs every CPU perflab may use is free.
+valgrind processes can run side by side, each pinned to a CPU of its own. The engine runs the
+lenses one after another, so while such a lens runs every CPU perflab may use is free, except
+those another perflab run measures on.
 
 The jobs run in threads (they mostly wait for their processes); what they return is handed to
 `on_done` in the calling thread, since the store's connection belongs to that thread.
@@ -30,9 +30,9 @@ def counting_cpus(
     """The CPUs side-by-side jobs may be pinned to, one job per CPU at a time.
 
     `allowed`: the CPUs perflab may run on (its affinity, the measuring CPU included: the engine
-    keeps perflab itself off that CPU, not its measurements). `busy`: CPUs another lens measures
-    on at the same time, never used. When nothing is left the jobs run one after another on the
-    measuring CPU (or unpinned, `None`), as they did before they could run side by side."""
+    keeps perflab itself off that CPU, not its measurements). `busy`: CPUs another perflab run
+    holds the lock of (it may be measuring time there), never used. When nothing is left the jobs
+    run one after another on the measuring CPU (or unpinned, `None`)."""
     free = tuple(sorted(set(allowed) - set(busy)))
     if free:
         return free
@@ -96,16 +96,41 @@ def run_on_cpus(
     part by part (a queue `drain` empties into the store), so that a failure or an interrupt
     midway loses none of it."""
     if len(cpus) <= 1 or len(jobs) <= 1:
-        try:
-            for job in jobs:
-                result = work(job, cpus[0] if cpus else None)
-                drain()
-                on_done(job, result)
-        except BaseException:
-            with contextlib.suppress(Exception):  # the failure is what the caller must see
-                drain()
-            raise
-        return
+        _run_in_order(jobs, cpus[0] if cpus else None, work, on_done, drain=drain)
+    else:
+        _run_in_threads(jobs, cpus, work, on_done, on_stop=on_stop, drain=drain)
+
+
+def _run_in_order(
+    jobs: Sequence[J],
+    cpu: int | None,
+    work: Callable[[J, int | None], R],
+    on_done: Callable[[J, R], None],
+    *,
+    drain: Callable[[], None],
+) -> None:
+    """Every job in the calling thread, one after another on `cpu`."""
+    try:
+        for job in jobs:
+            result = work(job, cpu)
+            drain()
+            on_done(job, result)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the failure is what the caller must see
+            drain()
+        raise
+
+
+def _run_in_threads(
+    jobs: Sequence[J],
+    cpus: Sequence[int | None],
+    work: Callable[[J, int | None], R],
+    on_done: Callable[[J, R], None],
+    *,
+    on_stop: Callable[[], None],
+    drain: Callable[[], None],
+) -> None:
+    """Every job in a thread of its own, each holding one of `cpus` while it runs."""
     free: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     for cpu in cpus:
         free.put(cpu)

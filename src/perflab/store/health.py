@@ -91,9 +91,8 @@ def _read_back(store: Store, found: StoreHealth, thorough: bool) -> StoreHealth:
     try:
         run_ids = tuple(store.run_ids())
     except StoreError as error:
-        return replace(
-            found, problems=(*found.problems, error.message), schema_version=version, writable=None
-        )
+        # the runs cannot be listed: why none can be written (found.writable) still holds
+        return replace(found, problems=(*found.problems, error.message), schema_version=version)
     unreadable: list[int] = []
     statuses: Counter[str] = Counter()
     for run_id in run_ids:

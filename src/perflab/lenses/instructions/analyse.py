@@ -49,6 +49,7 @@ from perflab.measure.callgrind_artifacts import (
     parts_of,
     unexecutable_reason,
 )
+from perflab.measure.callgrind_count import CACHE_EVENTS, DerivedEvent, instructions_of
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import LensAnalysis
 from perflab.measure.object_names import invert, pair_objects
@@ -63,21 +64,6 @@ from perflab.records.model import (
 )
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
-
-
-@dataclass(frozen=True)
-class DerivedEvent:
-    name: str  # sample name and Comparison.event
-    components: tuple[str, ...]  # callgrind events summed
-    unit: str
-
-
-CACHE_EVENTS: tuple[DerivedEvent, ...] = (
-    DerivedEvent("D1_misses", ("D1mr", "D1mw"), "misses"),
-    DerivedEvent("LL_misses", ("ILmr", "DLmr", "DLmw"), "misses"),
-    DerivedEvent("branch_mispredicts", ("Bcm", "Bim"), "mispredicts"),
-)
-
 
 # functions that ran on one side only and cost less than this (per iteration) get no "cannot
 # tell" note: below the residue of the worker's handshake that remains in statement counts
@@ -106,17 +92,6 @@ def instructions_difference(
             totals[key] = replace(row, cost=cost) if have is None else replace(have, cost=cost)
     rows = tuple(row for row in totals.values() if any(row.cost))
     return InstructionCosts(first.events, rows)
-
-
-def instructions_of(parts: Sequence[CallgrindPart]) -> InstructionCosts | None:
-    rows: list[InstructionCost] = []
-    events: tuple[str, ...] | None = None
-    for part in parts:
-        if part.instructions is None:
-            return None
-        events = part.instructions.events
-        rows.extend(part.instructions.rows)
-    return None if events is None else InstructionCosts(events, tuple(rows))
 
 
 # -- analysis results ------------------------------------------------------------------------

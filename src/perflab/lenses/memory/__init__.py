@@ -24,9 +24,9 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.memory.render:section",
     lens="perflab.lenses.memory.measure:MemoryLens",
     probe=_probe,
-    # the instructions lens's callgrind workers, then the rss lens's workers with its own op
+    # callgrind's workers (measure/callgrind_count.py), then the peak-memory workers
     worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
-    worker_handlers="perflab.lenses.rss.worker_ops",
+    worker_handlers="perflab.worker.peak_memory_ops",
     also_reads=("region",),
     cost=memory_cost,
     runs_valgrind=True,

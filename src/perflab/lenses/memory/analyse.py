@@ -13,7 +13,7 @@ What the numbers are (and are not):
 - Allocations are the calls to the C allocator (malloc, calloc, realloc, the aligned variants)
   that callgrind counted, per iteration; Python's small-object allocator serves small objects
   without them.
-- Peak RSS and peak allocated are the rss lens's measures.
+- Peak RSS and peak allocated are the rss lens's measures (measure/peak_memory_analysis.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.lenses.memory import MEMORY
-from perflab.lenses.rss.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES, RssDetails, analyse_rss
 from perflab.measure.callgrind import FunctionCosts, combine_parts
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
@@ -37,6 +36,12 @@ from perflab.measure.callgrind_artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.lens import LensAnalysis
+from perflab.measure.peak_memory_analysis import (
+    MAXRSS_KB,
+    PEAK_ALLOC_BYTES,
+    RssDetails,
+    analyse_peak_memory,
+)
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -439,16 +444,18 @@ def analyse_memory(
     """Compare variants[1:] with variants[0]: the traffic measures (repeats' interval, as the
     instructions lens), peak RSS and peak allocated (the rss lens's analysis), a note for
     every pair that does not do the same memory work, one for every variant valgrind could
-    not run."""
+    not run, and one where tracemalloc's peak is not the memory change (the traffic's
+    evidence where it has some, else peak RSS's: never both)."""
     if not variants:
         return LensAnalysis()
     base_name = variants[0]
-    footprint_analysis = analyse_rss(benchmark, variants, data, settings)
+    peak = analyse_peak_memory(benchmark, variants, data, settings, metric=MEMORY)
+    footprint_analysis = peak.analysis
     footprints = _footprints(footprint_analysis.comparisons)
     traffic = {name: traffic_of(data, name) for name in variants}
     unavailable = {name: unexecutable_reason(data, name, KIND_UNAVAILABLE) for name in variants}
     profiles = {name: _profile(traffic[name], footprints.get(name, {})) for name in variants}
-    notes: list[Note] = [replace(n, metric=MEMORY) for n in footprint_analysis.notes]
+    notes: list[Note] = list(footprint_analysis.notes)
     notes += [
         _unavailable_note(benchmark, name, reason)
         for name, reason in unavailable.items()
@@ -474,6 +481,7 @@ def analyse_memory(
             if c.variant == name:
                 footprint, blind = _footprint_comparison(pair, c)
                 comparisons.append(footprint)
+                notes = [n for n in notes if not blind or n is not peak.blind_notes.get(name)]
                 notes += blind
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
 

@@ -1,16 +1,17 @@
 """The memory lens's measuring: two existing measurements, stored under one metric.
 
-- **Traffic**: each variant runs under callgrind with the cache simulation on, exactly as the
-  instructions lens runs it (`InstructionsLens`: statements in a worker with instrumentation
-  switched on around the loop only and an empty loop of the same length subtracted; commands
-  whole, or inside `--region`), with the simulated cache geometry fixed. The callgrind files it
-  writes are kept: analysis reads the data accesses, misses, the line size and the calls to the
-  C allocator from them (`analyse.py`).
-- **Footprint**: the rss lens's measurement (`RssLens`): peak RSS and peak allocated per sample
-  in fresh workers (statements), `wait4`'s peak RSS per run (commands).
+- **Traffic**: each variant runs under callgrind with the cache simulation on, counted as the
+  instructions lens counts (`CallgrindCounter`, measure/callgrind_count.py: statements in a
+  worker with instrumentation switched on around the loop only and an empty loop of the same
+  length subtracted; commands whole, or inside `--region`), with the simulated cache geometry
+  fixed. The callgrind files it writes are kept: analysis reads the data accesses, misses, the
+  line size and the calls to the C allocator from them (`analyse.py`).
+- **Footprint**: the rss lens's measurement (`measure/peak_memory.py`): peak RSS and peak
+  allocated per sample in fresh workers (statements), `wait4`'s peak RSS per run (commands).
 
 Both write through a sink that files their samples, artifacts, notes and variant facts under
-`memory`, so the two lenses can also run beside this one without their data mixing.
+`memory`, so the instructions and rss lenses can also run beside this one without their data
+mixing.
 
 Valgrind cannot execute every program (valgrind 3.19 decodes no AVX-512 instruction: a binary
 that uses AVX-512 without asking the CPU first stops with SIGILL under it). Such a variant's
@@ -24,18 +25,18 @@ import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
-from perflab.lenses.instructions.measure import (
-    InstructionsLens,
+from perflab.lenses.memory import MEMORY
+from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
+from perflab.machine.proc import ProcessRunner, which
+from perflab.measure.callgrind_count import (
+    CallgrindCounter,
     cannot_execute,
+    check_valgrind_runs,
     cpu_has_avx512,
     environment_bytes,
 )
-from perflab.lenses.memory import MEMORY
-from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
-from perflab.lenses.rss.measure import RssLens
-from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import (
     BenchmarkData,
     LensAnalysis,
@@ -44,6 +45,7 @@ from perflab.measure.lens import (
     ProgressReporter,
 )
 from perflab.measure.native_code import native_code
+from perflab.measure.peak_memory import measure_peak_memory
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.model import (
@@ -106,13 +108,24 @@ class _Progress:
 def same_size_environments(variants: Sequence[Variant]) -> tuple[Variant, ...]:
     """The variants, each with an environment variable padding its environment to the size of
     the largest: measured one at a time (so one that valgrind cannot run does not stop the
-    others), they still start with the same stack layout, as the instructions lens's do."""
+    others), they still start with the same stack layout, as those counted together do."""
     sizes = [environment_bytes(variant_environment(v)) for v in variants]
     target = max(sizes, default=0) + len(_PAD_NAME) + 2
     return tuple(
         replace(v, env={**v.env, _PAD_NAME: "x" * (target - size - len(_PAD_NAME) - 2)})
         for v, size in zip(variants, sizes, strict=True)
     )
+
+
+class Footprint(Protocol):
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None: ...
+
+
+class PeakMemory:
+    """The footprint: peak RSS and peak allocated, as the rss lens measures them."""
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        measure_peak_memory(benchmark, context, metric=MEMORY)
 
 
 class MemoryLens:
@@ -123,18 +136,18 @@ class MemoryLens:
     def __init__(
         self,
         *,
-        traffic: InstructionsLens | None = None,
-        footprint: RssLens | None = None,
+        traffic: CallgrindCounter | None = None,
+        footprint: Footprint | None = None,
     ) -> None:
         # two worker processes per variant, side by side, as the instructions lens: what a
         # cache simulation counts depends on the process too (D1 fills of a ~100 B statement
         # moved by up to 21% between processes), and with one process the interval held none
         # of it (an A/A was once called `slower`); the interval is widened by the processes'
         # spread (stats.summary.process_ratio_interval)
-        self.traffic = traffic or InstructionsLens(
+        self.traffic = traffic or CallgrindCounter(
             repeats=TRAFFIC_REPEATS, processes=TRAFFIC_PROCESSES, inline_frames=False
         )
-        self.footprint = footprint or RssLens()
+        self.footprint = footprint or PeakMemory()
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         if which("valgrind") is None or which("vgdb") is None:
@@ -143,7 +156,7 @@ class MemoryLens:
                 hint="install valgrind (Debian/Ubuntu: apt-get install valgrind); "
                 "--metric rss measures peak memory without it",
             )
-        self.traffic.preflight(experiment, runner)  # valgrind --version, vgdb
+        check_valgrind_runs(runner)
         if not cpu_has_avx512(self.traffic.read_cpuinfo()):
             return []
         # said only of benchmarks that may run CPU-dispatched native code, each once
@@ -170,18 +183,8 @@ class MemoryLens:
         self.footprint.measure(benchmark, footprint)
         settings = replace(experiment.settings, cache_sim=True)
         variants = same_size_environments(experiment.variants)
-        # one variant at a time, each switched as every other is (the same statement counts
-        # differently through client requests and through vgdb): asked once, for all of them
-        counting = copy.copy(self.traffic)
-        counting.note_unexecutable = False  # caught below, per variant
-        # instrumentation switched around each loop: the simulated caches start cold in every
-        # loop (toggling collection would leave them warm from the loop before)
-        counting.toggle_collection = False
-        if benchmark.kind is BenchmarkKind.STATEMENT and counting.client_requests is True:
-            every = replace(experiment, variants=tuple(variants), settings=settings)
-            counting.client_requests = counting.client_requests_possible(
-                benchmark, replace(context, experiment=every)
-            )
+        every = replace(experiment, variants=variants, settings=settings)
+        counting = self._counting(benchmark, replace(context, experiment=every))
         for variant in variants:
             alone = replace(experiment, variants=(variant,), settings=settings)
             traffic = replace(
@@ -205,6 +208,19 @@ class MemoryLens:
                         json.dumps({"valgrind": reason}),
                     )
                 )
+
+    def _counting(self, benchmark: Benchmark, every: LensContext) -> CallgrindCounter:
+        """The traffic's counter (left as it was given) switched for counting one variant at a
+        time, each as every other is (the same statement counts differently through client
+        requests and through vgdb): asked once, for all of `every`'s variants."""
+        counting = copy.copy(self.traffic)
+        counting.note_unexecutable = False  # caught by `measure`, per variant
+        # instrumentation switched around each loop: the simulated caches start cold in every
+        # loop (toggling collection would leave them warm from the loop before)
+        counting.toggle_collection = False
+        if benchmark.kind is BenchmarkKind.STATEMENT and counting.client_requests is True:
+            counting.client_requests = counting.client_requests_possible(benchmark, every)
+        return counting
 
     def analyse(
         self,

@@ -18,6 +18,6 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.rss.measure:RssLens",
     probe=_probe,
     worker_ops=("setup", "check", "calibrate", "rss_sample"),
-    worker_handlers="perflab.lenses.rss.worker_ops",
+    worker_handlers="perflab.worker.peak_memory_ops",
     cost=rss_cost,
 )

@@ -17,7 +17,7 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
     # fresh workers: a forked child's peak RSS would include its server's pages
     start_s = probe.startup_s if probe.kind is BenchmarkKind.STATEMENT else 0.0
     # statements: two blocks, each sample the loop once plain and once under tracemalloc
-    # (lenses/rss/worker_ops.py); commands: one run per block
+    # (worker/peak_memory_ops.py); commands: one run per block
     # the traced loops run ~20 samples' length each, long enough to be preempted as often as
     # the reference was on a loaded machine (a probe's one short sample mostly is not): they
     # slow by its factor there; a machine faster than the reference keeps the probe's length

@@ -1,4 +1,5 @@
-"""The rss lens's own statement-worker op, sent to each worker it starts ("register").
+"""The peak-memory statement-worker op (measure/peak_memory.py: the rss and memory lenses), sent
+to each worker measuring peak memory ("register").
 
 Runs inside the variant's interpreter: Python 3.7+, standard library only.
 

@@ -1,4 +1,5 @@
-"""The instructions lens's own statement-worker ops, sent to each worker it starts under callgrind.
+"""Statement-worker ops for counting under callgrind (measure/callgrind_count.py: the instructions
+and memory lenses), sent to each worker started under callgrind.
 
 Runs inside the variant's interpreter: Python 3.7+, standard library only. The worker switches
 callgrind's instrumentation on and off around the counted loop itself, and asks for the dump,
