@@ -173,7 +173,8 @@ def summarise(document: dict[str, Any]) -> str:
                     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
                     references = [1.0] if kind == "A/A" else [truth, wall]
                     contains = " / ".join(
-                        f"{sum(r['ci_low'] <= ref <= r['ci_high'] for r in rows)}/{len(rows)}"
+                        f"{sum(r['ci_low'] <= ref <= (r['ci_high'] or math.inf) for r in rows)}"
+                        f"/{len(rows)}"
                         for ref in references
                         if ref is not None
                     )
