@@ -15,6 +15,13 @@ in block order, and printed are:
   correlated, and the unit of the interval must be longer.
 
 With --json FILE the figures are written there too.
+
+    PYTHONPATH=src .venv/bin/python bench/command_units.py --estimators RESULTS.json STORES CASE
+
+compares, on the stores `bench/command_precision.py --keep-stores STORES` kept (RESULTS.json
+names each try's kind), the interval over units of half, once and twice the length the run
+used: the units' mean with its t interval, and the 20%-trimmed mean (stats.trimmed): false
+A/A claims, the median A/A half-width, and 3% A/Bs found (`slower`).
 """
 
 from __future__ import annotations
@@ -26,8 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from perflab.stats.paired import pair_samples
+from perflab.lenses.time.analyse import KIND_COMMAND_UNITS
+from perflab.records.model import Verdict
+from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples, verdict_for
 from perflab.stats.preemption import Preemption
+from perflab.stats.trimmed import trimmed_ratio
 from perflab.store import Store
 
 LAGS = (1, 2, 3, 4)
@@ -54,6 +64,50 @@ def block_log_ratios(path: Path) -> tuple[list[float], dict[str, object]]:
     return [p.log_ratio for p in pairs], facts
 
 
+def _estimates(path: Path, scale: float) -> tuple[RatioEstimate, RatioEstimate]:
+    """The mean's and the trimmed mean's estimate of one stored run, with units `scale` times
+    as long as it used."""
+    opened = Store.open(path, create=False)
+    try:
+        run = opened.load_run("latest")
+    finally:
+        opened.close()
+    names = [v.name for v in run.experiment.variants]
+    used = next(
+        json.loads(a.content)["blocks_per_unit"]
+        for a in run.artifacts
+        if a.kind == KIND_COMMAND_UNITS
+    )
+    samples = [s for s in run.samples if s.name == "wall_ns"]
+    pairs = pair_samples(
+        [s for s in samples if s.variant == names[0]],
+        [s for s in samples if s.variant == names[1]],
+        batch_blocks=max(1, round(used * scale)),
+        preemption=Preemption.CORRECT,
+    )
+    return estimate_ratio(pairs), trimmed_ratio(pairs)
+
+
+def compare_estimators(results: Path, stores: Path, case: str) -> None:
+    kinds = [t["kind"] for t in json.loads(results.read_text())["cases"][case]["tries"]
+             if t["tool"] == "perflab"]  # fmt: skip
+    print("| units | interval | A/A false | A/A median half-width | 3% A/B found |")
+    print("|---|---|---:|---:|---:|")
+    for scale in (0.5, 1.0, 2.0):
+        runs = [
+            (kind, _estimates(stores / f"{case}-{i}.db", scale)) for i, kind in enumerate(kinds)
+        ]
+        for which, name in ((0, "mean, t"), (1, "20%-trimmed mean")):
+            verdicts = [(kind, pair[which]) for kind, pair in runs]
+            aa = [e for kind, e in verdicts if kind == "A/A"]
+            ab = [e for kind, e in verdicts if kind == "A/B"]
+            false = sum(verdict_for(e.ci_low, e.ci_high, 0.01) in (Verdict.SLOWER, Verdict.FASTER)
+                        for e in aa)  # fmt: skip
+            found = sum(verdict_for(e.ci_low, e.ci_high, 0.01) is Verdict.SLOWER for e in ab)
+            width = float(np.median([e.log_half_width for e in aa]))
+            print(f"| x{scale:g} | {name} | {false}/{len(aa)} | ±{width:.1%} | {found}/{len(ab)} |")
+
+
 def autocorrelation(values: np.ndarray, lag: int) -> float:
     centred = values - values.mean()
     denominator = float(np.sum(centred**2))
@@ -72,9 +126,14 @@ def variance_ratio(values: np.ndarray, k: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stores", nargs="+", type=Path)
+    parser.add_argument("stores", nargs="*", type=Path)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--estimators", nargs=3, metavar=("RESULTS", "STORES", "CASE"))
     args = parser.parse_args()
+    if args.estimators:
+        results, stores, case = args.estimators
+        compare_estimators(Path(results), Path(stores), case)
+        return
     rows = []
     for path in args.stores:
         ratios, facts = block_log_ratios(path)

@@ -11,7 +11,13 @@ that end `slower`/`faster` (a false claim) and `equivalent`, with units as the l
 
 - t interval: the rule before (stop once the Student t interval is within 0.5%, 10 units);
 - sequence: the rule now (the confidence sequence within 0.5% and settling the verdict);
-- never early: the whole budget, the t interval at its end (fixed horizon).
+- never early: the whole budget, the t interval at its end (fixed horizon);
+- trimmed (the lens's rule for commands): stop on the sequence of the units' mean as above,
+  and only when the 20%-trimmed mean's interval gives the same verdict; the verdict is the
+  trimmed interval's (stats.trimmed), at the stop or at the end.
+
+A loaded machine is simulated too: a fifth of the runs land 5-80% slow (their CPU slowed, as
+seen on the 2-vCPU VM at load 4-8), as A/As and as 3% A/Bs (the share found: `slower`).
 
 Then the forecast: first runs of normal units that end `inconclusive` are run again with the
 budget their `extra_seconds_to_decide` asked for; printed is how many give the right answer
@@ -35,8 +41,14 @@ from tests.unit.test_stats_sequential import (
 )
 
 from perflab.records.model import Verdict
-from perflab.stats.paired import verdict_for
-from perflab.stats.sequential import DECIDE_PROBABILITY, seconds_to_decide
+from perflab.stats.paired import RatioEstimate, verdict_for
+from perflab.stats.sequential import (
+    DECIDE_PROBABILITY,
+    seconds_to_decide,
+    sequence_alpha,
+    sequence_interval,
+)
+from perflab.stats.trimmed import trimmed_interval
 
 # (blocks in 20 s, blocks per unit as the lens makes them: about 1 s; a look every N units,
 # per-run noise SD)
@@ -49,6 +61,71 @@ SCENARIOS = {
     "~1 s command: 8 blocks, units of 1, noise 1%": (8, 1, 1, 0.01),
 }
 RULES = {"t interval": t_interval_rule, "sequence": sequence_rule, "never early": never}
+
+# A loaded machine: (blocks in 20 s, blocks per unit, share of runs slowed, true log ratio)
+LOADED = {
+    "~100 ms command, loaded: 56 blocks, units of 4, A/A": (56, 4, 0.2, 0.0),
+    "~100 ms command, loaded: 56 blocks, units of 4, 3% A/B": (56, 4, 0.2, float(np.log(1.03))),
+    "~100 ms command, loaded: 56 blocks, units of 2, A/A": (56, 2, 0.2, 0.0),
+    "~10 ms command, loaded: 400 blocks, units of 20, A/A": (400, 20, 0.2, 0.0),
+}
+
+
+def loaded_runs(
+    rng: np.random.Generator, runs: int, blocks: int, slowed: float, truth: float
+) -> np.ndarray:
+    """Block log ratios as `command_runs` makes them (noise 3%), and in addition a share
+    `slowed` of the runs 5-80% slower, each on its own (a spell of a slow CPU)."""
+    pairs = command_runs(rng, runs, blocks, noise_sd=0.03, true_log_ratio=truth)
+    hit = rng.random((runs, blocks, 2)) < slowed
+    slow = np.log(1 + rng.uniform(0.05, 0.8, (runs, blocks, 2))) * hit
+    return np.asarray(pairs + slow[:, :, 0] - slow[:, :, 1])
+
+
+def _mean_estimate(values: np.ndarray) -> RatioEstimate:
+    return estimate_of(values)
+
+
+def trimmed_verdict(units: np.ndarray, look_every: int = 1) -> Verdict:
+    """The lens's rule for commands on one run's units: an early stop needs the sequence of
+    the mean to stop and the trimmed interval to give its verdict; the verdict is the trimmed
+    interval's, where it stopped or at the end."""
+    alpha = sequence_alpha(0.95, 1)
+    last = len(units)
+    for k in range(2, last + 1, look_every):
+        mean = _mean_estimate(units[:k])
+        if not sequence_rule(mean):
+            continue
+        verdict = _trimmed_verdict_of(units[:k])
+        if verdict is verdict_for(*sequence_interval(mean, alpha), BAND):
+            return verdict
+    return _trimmed_verdict_of(units)
+
+
+def _trimmed_verdict_of(units: np.ndarray) -> Verdict:
+    trimmed = trimmed_interval(list(units), 0.95)
+    if trimmed is None:
+        estimate = _mean_estimate(units)
+        return verdict_for(estimate.ci_low, estimate.ci_high, BAND)
+    centre, half, _ = trimmed
+    return verdict_for(float(np.exp(centre - half)), float(np.exp(centre + half)), BAND)
+
+
+def loaded_table(runs: int, seed: int) -> None:
+    print("\n| loaded scenario | rule | slower | faster | equivalent |")
+    print("|---|---|---:|---:|---:|")
+    for name, (blocks, per_unit, slowed, truth) in LOADED.items():
+        rng = np.random.default_rng(seed)
+        units = two_block_units(loaded_runs(rng, runs, blocks, slowed, truth), per_unit)
+        for rule_name, found in (
+            ("sequence, mean", verdicts(units, sequence_rule)),
+            ("trimmed", [trimmed_verdict(row) for row in units]),
+        ):
+            share = {v: sum(f is v for f in found) / len(found) for v in Verdict}
+            print(
+                f"| {name} | {rule_name} | {share[Verdict.SLOWER]:.1%} "
+                f"| {share[Verdict.FASTER]:.1%} | {share[Verdict.EQUIVALENT]:.1%} |"
+            )
 
 
 # (units in the first run, unit SD, true log ratio, the verdict a decided new run should give)
@@ -94,14 +171,16 @@ def main() -> None:
         rng = np.random.default_rng(args.seed)
         pairs = command_runs(rng, args.runs, blocks, noise_sd=noise)
         units = two_block_units(pairs, per_unit)
-        for rule_name, rule in RULES.items():
-            found = verdicts(units, rule, look)
+        rows = [(rule_name, verdicts(units, rule, look)) for rule_name, rule in RULES.items()]
+        rows.append(("trimmed", [trimmed_verdict(row, look) for row in units]))
+        for rule_name, found in rows:
             false = sum(v in (Verdict.SLOWER, Verdict.FASTER) for v in found)
             equivalent = sum(v is Verdict.EQUIVALENT for v in found)
             print(
                 f"| {name} | {rule_name} | {false / len(found):.1%} "
                 f"| {equivalent / len(found):.1%} |"
             )
+    loaded_table(args.runs, args.seed)
     print(
         f'\n"~N s more" (the forecast at {DECIDE_PROBABILITY:.0%}): inconclusive first runs, '
         "run again with the budget asked for\n"

@@ -39,6 +39,7 @@ from perflab.stats.paired import (
 )
 from perflab.stats.sequential import seconds_to_decide, sequence_alpha, sequence_interval
 from perflab.stats.summary import relative_spread
+from perflab.stats.trimmed import trimmed_ratio
 from perflab.stats.variant_values import VALUE_ESTIMATOR, VariantValues, paired_values
 
 WALL_NS = "wall_ns"
@@ -219,7 +220,9 @@ def _compare_variant(
     if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
         return None  # nothing measured; excluding every pair leaves an undecided comparison
     confidence = family_confidence(stored.settings.confidence, stored.family)
-    estimate = estimate_ratio(pairs, confidence, units)
+    mean = estimate_ratio(pairs, confidence, units)
+    # commands: the trimmed mean of their units, robust to the units a slow CPU spoiled
+    estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
     notes: list[Note] = []
     finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
     if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
@@ -229,7 +232,7 @@ def _compare_variant(
         estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
     kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
-    sides = _Sides(stored.measured_baseline, samples, kept, units, pairs)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, pairs, mean)
     return _time_comparison(stored, name, sides, estimate, check), notes
 
 
@@ -314,6 +317,7 @@ class _Sides:
     kept: list[tuple[int, Sample, Sample]]  # stats.paired.kept_pairs, the policy applied
     units: dict[int, int] | None
     pairs: list[PairedLogRatio]  # the log ratios the estimate is over
+    mean: RatioEstimate  # the units' mean, around which the stopping rule's sequence lies
 
 
 def _time_comparison(
@@ -368,7 +372,7 @@ def _time_details(
     # one sequence per comparison the stopping rule watched, as it did; never narrower than
     # the interval reported (which an overload check may have widened)
     alpha = sequence_alpha(settings.confidence, stored.comparisons, stored.family)
-    low, high = sequence_interval(estimate, alpha)
+    low, high = sequence_interval(sides.mean, alpha)
     overloaded = check is not None and check.seen
     return TimeDetails(
         n_groups=estimate.n_groups,

@@ -63,7 +63,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.stats import preemption
-from perflab.stats.family import run_family_size
+from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import (
     RatioEstimate,
     estimate_ratio,
@@ -74,6 +74,7 @@ from perflab.stats.sequential import (
     MIN_UNITS_TO_STOP_EARLY,
     may_stop_early,
 )
+from perflab.stats.trimmed import trimmed_agree, trimmed_ratio
 
 MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
@@ -659,7 +660,37 @@ class _CommandSession(_Session):
         self.checked_s = self.elapsed_s()
         estimates = self.estimates(self.unit_blocks)
         self.report(f"block {blocks}", estimates)
-        return out_of_budget or self.precise_enough(estimates)
+        if out_of_budget:
+            return True
+        return self.precise_enough(estimates) and self._trimmed_agree(estimates)
+
+    def _trimmed_agree(self, estimates: list[RatioEstimate]) -> bool:
+        """A command's verdict is its trimmed interval's (stats.trimmed): an early stop also
+        needs it to give the verdict the confidence sequence settled."""
+        if len(self.variants) == 1:
+            return True  # a variant alone: its own time, the mean's interval
+        baseline = [s for s in self.samples if s.variant == self.variants[0].name]
+        policy = preemption.Preemption(self.settings.preempted)
+        family = run_family_size(self.context.experiment)
+        trimmed = [
+            trimmed_ratio(
+                pair_samples(
+                    baseline,
+                    [s for s in self.samples if s.variant == variant.name],
+                    batch_blocks=self.unit_blocks,
+                    preemption=policy,
+                ),
+                family_confidence(self.settings.confidence, family),
+            )
+            for variant in self.variants[1:]
+        ]
+        return trimmed_agree(
+            estimates,
+            trimmed,
+            equivalence_band=self.settings.equivalence_band,
+            confidence=self.settings.confidence,
+            family=family,
+        )
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share
