@@ -52,7 +52,11 @@ def _diagnoses(
         900,
         resolvers=shared_resolvers(diff.dispatches, paths, paths),
     )
-    return [(str(d.claim), d.function) for d in details.diagnoses()]
+    [pair] = details.to_json()["dispatch_changed"]
+    claims = [(str(d.claim), d.function) for d in details.diagnoses()]
+    assert pair["claim"] == claims[0][0]
+    assert any(line.startswith("elf: ") for line in pair["evidence"]) == ("ifunc" in pair)
+    return claims
 
 
 def test_target_clones_in_two_builds_are_one_dispatch_by_their_resolvers(tmp_path: Path) -> None:

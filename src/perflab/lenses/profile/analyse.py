@@ -114,8 +114,16 @@ class ProfileDetails:
         }
 
     def _dispatch_json(self, change: DispatchChange) -> dict[str, Any]:
+        # beside the pair: what it is claimed as (a pair across two builds without a shared
+        # resolver is a callee change) and the resolvers' evidence
         resolver = self._resolver_of(change)
-        return {**change.to_json(), **(resolver.to_json() if resolver else {})}
+        diagnosis = self._dispatch_diagnosis(change)
+        return {
+            **change.to_json(),
+            **(resolver.to_json() if resolver else {}),
+            "claim": str(diagnosis.claim),
+            "evidence": list(diagnosis.evidence),
+        }
 
 
 def fallback_note(requested: str, sampled: Sequence[str], benchmark: str | None = None) -> Note:
