@@ -17,6 +17,7 @@ import os
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import capstone
 from elftools.common.exceptions import ELFError
@@ -28,6 +29,9 @@ _ELF64_RELA = struct.Struct("<QQq")  # r_offset, r_info, r_addend
 _R_X86_64_64, _R_X86_64_GLOB_DAT, _R_X86_64_RELATIVE = 1, 6, 8
 _STT_FUNC = 2
 _STT_GNU_IFUNC = 10
+_ST_INFO_OFFSET = 4  # of an Elf64_Sym entry
+_LOW_NIBBLE = bytes(byte & 0xF for byte in range(256))  # st_info -> the symbol's type
+_IFUNC_TYPE = bytes([_STT_GNU_IFUNC])
 # a resolver without a size in the symbol table: read this much of it
 _UNSIZED_RESOLVER_BYTES = 256
 
@@ -119,6 +123,8 @@ def _read_ifuncs(path: str, size: int, mtime_ns: int) -> tuple[Ifunc, ...]:
 
 
 def _ifuncs_of(elf: ELFFile) -> tuple[Ifunc, ...]:
+    if not _has_ifunc(elf):
+        return ()  # most objects: their symbols are not decoded (libtorch_cpu.so has 500k)
     functions: dict[int, list[tuple[str, int]]] = {}  # address -> (name, size)
     ifuncs: dict[str, int] = {}
     for name, kind, value, size in _symbols(elf):
@@ -143,15 +149,29 @@ def _ifuncs_of(elf: ELFFile) -> tuple[Ifunc, ...]:
     return tuple(found)
 
 
-def _symbols(elf: ELFFile) -> Iterator[tuple[str, int, int, int]]:
-    """(name, type, address, size) of the defined symbols of .symtab and .dynsym."""
+def _symbol_tables(elf: ELFFile) -> Iterator[Any]:
     for table_name in (".symtab", ".dynsym"):
         table = elf.get_section_by_name(table_name)
-        if table is None or table["sh_type"] == "SHT_NOBITS":
-            continue
+        if table is not None and table["sh_type"] != "SHT_NOBITS":
+            yield table
+
+
+def _has_ifunc(elf: ELFFile) -> bool:
+    """Whether any symbol's type is IFUNC: the low nibble of each entry's st_info byte, read
+    without decoding the entries."""
+    return any(
+        _IFUNC_TYPE in table.data()[_ST_INFO_OFFSET :: _ELF64_SYM.size].translate(_LOW_NIBBLE)
+        for table in _symbol_tables(elf)
+    )
+
+
+def _symbols(elf: ELFFile) -> Iterator[tuple[str, int, int, int]]:
+    """(name, type, address, size) of the defined function and IFUNC symbols of .symtab and
+    .dynsym."""
+    for table in _symbol_tables(elf):
         strings = elf.get_section(table["sh_link"]).data()
         for name_offset, info, _, shndx, value, size in _ELF64_SYM.iter_unpack(table.data()):
-            if shndx == 0 or name_offset == 0:
+            if shndx == 0 or name_offset == 0 or info & 0xF not in (_STT_FUNC, _STT_GNU_IFUNC):
                 continue
             end = strings.find(b"\0", name_offset)
             yield strings[name_offset:end].decode("utf-8", "replace"), info & 0xF, value, size
