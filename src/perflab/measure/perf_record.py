@@ -108,6 +108,7 @@ class RecordedProfile:
             "samples": len(self.samples),
             "loops": self.loops,
             "region_ns": self.region_ns,
+            "mapped_objects": list(self.objects),  # where analysis reads dispatch evidence
         }
 
 

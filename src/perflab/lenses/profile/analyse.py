@@ -5,6 +5,7 @@ differential flame tree, one comparison per variant."""
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,8 +13,10 @@ from typing import Any
 
 from perflab.lenses.profile.flame import differential_tree
 from perflab.measure.callgrind import normalise_function_name
+from perflab.measure.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.measure.perf_script import (
+    DispatchChange,
     HotSymbols,
     ProfileDiff,
     Stack,
@@ -55,24 +58,33 @@ class ProfileDetails:
     extra: Mapping[str, Any] = field(default_factory=dict)
     # the merged call tree of both profiles, for the report's flame graph (not in the JSON)
     flame: FlameNode | None = field(default=None, compare=False)
+    # dispatch pairs whose functions the same-named IFUNC's resolver returns on each side
+    resolvers: tuple[SharedResolver, ...] = ()
+
+    def _resolver_of(self, change: DispatchChange) -> SharedResolver | None:
+        return next((r for r in self.resolvers if (r.old, r.new) == (change.old, change.new)), None)
+
+    def _dispatch_diagnosis(self, change: DispatchChange) -> Diagnosis:
+        # both functions in one object: the program picked another of that object's functions;
+        # in two objects (two builds), another function at the caller's call site, which is a
+        # dispatch only where each build's resolver of one IFUNC returns it (ELF evidence)
+        resolver = self._resolver_of(change)
+        same_object = change.old_object == change.new_object
+        if same_object or resolver is not None:
+            claim = Claim.DISPATCH_CHANGED
+            function = change.old if same_object or resolver is None else resolver.ifunc
+        else:
+            claim, function = Claim.CALLEE_CHANGED, change.caller
+        return Diagnosis(
+            claim=claim,
+            function=normalise_function_name(function),
+            evidence=change.evidence() + ((resolver.evidence(),) if resolver else ()),
+            samples=min(change.old_samples, change.new_samples),
+            detail={"from": change.old, "to": change.new, "caller": change.caller},
+        )
 
     def diagnoses(self) -> tuple[Diagnosis, ...]:
-        # both functions in one object: the program picked another of that object's functions
-        # (a dispatch); in two objects (two builds), the caller's call site calls another one
-        dispatches = tuple(
-            Diagnosis(
-                claim=Claim.DISPATCH_CHANGED
-                if change.old_object == change.new_object
-                else Claim.CALLEE_CHANGED,
-                function=normalise_function_name(
-                    change.old if change.old_object == change.new_object else change.caller
-                ),
-                evidence=change.evidence(),
-                samples=min(change.old_samples, change.new_samples),
-                detail={"from": change.old, "to": change.new, "caller": change.caller},
-            )
-            for change in self.diff.dispatches
-        )
+        dispatches = tuple(self._dispatch_diagnosis(change) for change in self.diff.dispatches)
         return dispatches + tuple(
             Diagnosis(
                 claim=Claim.APPEARED if entry.appeared else Claim.DISAPPEARED,
@@ -93,12 +105,24 @@ class ProfileDetails:
             "unsettled": [entry.to_json() for entry in self.diff.unsettled],
             "uneven": [entry.to_json() for entry in self.diff.uneven],
             "pass_through": [entry.to_json() for entry in self.diff.pass_through],
-            "dispatch_changed": [change.to_json() for change in self.diff.dispatches],
+            "dispatch_changed": [self._dispatch_json(change) for change in self.diff.dispatches],
             "sampled_event": self.sampled_event,
             "call_graph": self.call_graph,
             "baseline_samples": self.baseline_samples,
             "variant_samples": self.variant_samples,
             **self.extra,
+        }
+
+    def _dispatch_json(self, change: DispatchChange) -> dict[str, Any]:
+        # beside the pair: what it is claimed as (a pair across two builds without a shared
+        # resolver is a callee change) and the resolvers' evidence
+        resolver = self._resolver_of(change)
+        diagnosis = self._dispatch_diagnosis(change)
+        return {
+            **change.to_json(),
+            **(resolver.to_json() if resolver else {}),
+            "claim": str(diagnosis.claim),
+            "evidence": list(diagnosis.evidence),
         }
 
 
@@ -189,7 +213,7 @@ def _profile_summary(benchmark: Benchmark, data: BenchmarkData, variant: str) ->
     return {
         "benchmark": benchmark.name,
         "variant": variant,
-        **meta,
+        **{key: value for key, value in meta.items() if key != "mapped_objects"},
         "hot_symbols": [s.to_json() for s in summary.symbols[:_TOP_SYMBOLS_IN_SUMMARY]],
         "objects": [o.to_json() for o in summary.objects],
     }
@@ -229,10 +253,9 @@ def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> Pro
         baseline_parts=baseline.parts,
         variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
     )
+    diff = with_stack_evidence(diff, pooled_stacks(data, baseline.name), pooled_stacks(data, name))
     return ProfileDetails(
-        diff=with_stack_evidence(
-            diff, pooled_stacks(data, baseline.name), pooled_stacks(data, name)
-        ),
+        diff=diff,
         sampled_event=", ".join(meta.get("sampled_events", [])),
         call_graph=str(meta.get("call_graph", "")),
         baseline_samples=baseline.summary.total_samples,
@@ -245,7 +268,46 @@ def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> Pro
             "baseline_call_graph": baseline.meta.get("call_graph"),
         },
         flame=flame_tree(data, baseline.name, name),
+        resolvers=shared_resolvers(
+            diff.dispatches, mapped_paths(data, baseline.name), mapped_paths(data, name)
+        ),
     )
+
+
+def mapped_paths(data: BenchmarkData, variant: str) -> dict[str, str]:
+    """Object file name (as the folded stacks name it) -> its path, from what every worker
+    process mapped executable while it was profiled."""
+    paths: dict[str, str] = {}
+    for artifact in _per_generation(data, variant, PROFILE_META):
+        for path in json.loads(artifact.content).get("mapped_objects") or []:
+            paths.setdefault(os.path.basename(str(path)), str(path))
+    return paths
+
+
+def shared_resolvers(
+    changes: Sequence[DispatchChange],
+    baseline_paths: Mapping[str, str],
+    variant_paths: Mapping[str, str],
+) -> tuple[SharedResolver, ...]:
+    """The dispatch pairs that one IFUNC's resolver returns, one function per side, read from
+    the objects' ELF files (a pair whose objects are gone or unknown has none)."""
+    found = []
+    for change in changes:
+        old_path = baseline_paths.get(change.old_object)
+        new_path = variant_paths.get(change.new_object)
+        if old_path is None or new_path is None:
+            continue
+        resolver = shared_resolver(
+            change.old,
+            change.old_object,
+            read_ifuncs(old_path),
+            change.new,
+            change.new_object,
+            read_ifuncs(new_path),
+        )
+        if resolver is not None:
+            found.append(resolver)
+    return tuple(found)
 
 
 def _diff_notes(benchmark: Benchmark, variant: str, diff: ProfileDiff) -> list[Note]:
