@@ -24,6 +24,7 @@ Claims, each only from the evidence named:
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,12 +47,16 @@ from perflab.lenses.asm.machine_code import (
     change_sentence,
     compare_functions,
 )
+from perflab.measure.perf_script import (
+    APPEARANCE_MAX_CHANCE,
+    APPEARANCE_MIN_SAMPLES,
+    APPEARANCE_MIN_SHARE,
+)
 from perflab.measure.symbol_names import word_change
 from perflab.records.diagnosis import Claim, Diagnosis
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
 MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side
-ABSENT_EXPECTED_SAMPLES = 5.0  # zero samples where >= 5 were expected: P(chance) < 1%
 
 
 @dataclass(frozen=True)
@@ -821,6 +826,33 @@ def _inline_claim(
     )
 
 
+def _absence_settled(present_samples: float, present_share: float, absent_total: float) -> bool:
+    """Whether none of `absent_total` samples on one side, where the other had
+    `present_samples` at `present_share`, says the function ran on one side only: the profile
+    lens's rule (measure.perf_script), so the two lenses claim an appearance alike. A function
+    near the ran floor comes and goes between runs of identical code (sampling aliasing with a
+    periodic loop), so 1% and an expected 5 samples were not enough."""
+    return (
+        present_samples >= APPEARANCE_MIN_SAMPLES
+        and present_share >= APPEARANCE_MIN_SHARE
+        and (1 - present_share) ** absent_total <= APPEARANCE_MAX_CHANCE
+    )
+
+
+def _why_unsettled(present: Side, absent: Side) -> str:
+    seen = f"{int(present.samples)} samples ({present.share:.1%}) where it ran"
+    if present.samples < APPEARANCE_MIN_SAMPLES or present.share < APPEARANCE_MIN_SHARE:
+        return (
+            f"{seen}, under the {APPEARANCE_MIN_SAMPLES} samples and "
+            f"{APPEARANCE_MIN_SHARE:.0%} an appearance needs: it comes and goes between runs"
+        )
+    needed = math.log(APPEARANCE_MAX_CHANCE) / math.log(1 - present.share)
+    return (
+        f"{seen}, none of {int(absent.total)} in the other variant; about "
+        f"{int(needed - absent.total) + 1} more samples there would settle it"
+    )
+
+
 def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: set[str]) -> Row:
     b, v = row.baseline, row.variant
     if b.ran == v.ran or row.name in explained:
@@ -829,15 +861,11 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
     absent_code = variant if b.ran else baseline
     present_code = baseline if b.ran else variant
     claim = Claim.DISAPPEARED if b.ran else Claim.APPEARED
-    expected = present.share * absent.total
     notes = list(row.notes)
-    if absent.samples > 0 or expected < ABSENT_EXPECTED_SAMPLES:
-        if absent.samples == 0:
-            more = int((ABSENT_EXPECTED_SAMPLES - expected) / max(present.share, 1e-9)) + 1
-            notes.append(
-                f"no {claim} claim for {row.name}: {int(expected)} samples expected in the other "
-                f"variant; about {more} more samples there would settle it"
-            )
+    if absent.samples > 0:
+        return row
+    if not _absence_settled(present.samples, present.share, absent.total):
+        notes.append(f"no {claim} claim for {row.name}: {_why_unsettled(present, absent)}")
         return replace(row, notes=tuple(notes))
     label_p = "baseline" if b.ran else "variant"
     label_a = "variant" if b.ran else "baseline"
