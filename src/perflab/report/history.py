@@ -21,7 +21,7 @@ from perflab.report.workflow_views import (
     bisect_section,
     history_section,
     per_iteration_text,
-    step_ratio_text,
+    ratio_text,
 )
 
 
@@ -30,7 +30,11 @@ def describe_step(step: BisectStep, total: int) -> str:
     outcome = step.outcome
     more = f" (measured {step.attempts}x)" if step.attempts > 1 else ""
     why = f": {outcome.reason}" if outcome.reason else ""
-    shown = f" {step_ratio_text(step)}" if outcome.ratio is not None else ""
+    shown = (
+        f" {ratio_text(outcome.ratio, outcome.ci_low, outcome.ci_high)}"
+        if outcome.ratio is not None
+        else ""
+    )
     return (
         f"[{step.index + 1}/{total}] {step.commit[:10]} {step.subject}: {outcome.state}"
         f"{shown}{more}{why}"

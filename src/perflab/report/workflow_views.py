@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from perflab.plan.bisect_search import BisectResult, BisectStep, StepState
+from perflab.plan.bisect_search import BisectResult, StepState
 from perflab.records.document import (
     Block,
     Cell,
@@ -26,12 +26,6 @@ from perflab.records.document import (
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 
-STATE_STYLES = {
-    StepState.GOOD: Style.EQUIVALENT,
-    StepState.BAD: Style.SLOWER,
-    StepState.SKIPPED: Style.INVALID,
-    StepState.INCONCLUSIVE: Style.INCONCLUSIVE,
-}
 TREND_EXPLANATION = (
     "One point per commit of the first-parent line, oldest first (normalised across nodes when "
     "the history spans several); a gap on the axis is a commit not measured. Dashed lines are "
@@ -48,6 +42,27 @@ def per_iteration_text(value: float, unit: str) -> str:
     if unit in ("instructions", "count", "") or value >= 1000:
         return f"{value:,.0f}" + (f" {unit}" if unit not in ("instructions", "") else "")
     return f"{value:.4g} {unit}"
+
+
+def ratio_text(
+    ratio: float | None, ci_low: float | None, ci_high: float | None, *, missing: str = "-"
+) -> str:
+    """A ratio and its CI (a missing bound: the ratio itself); `missing` when not measured."""
+    if ratio is None:
+        return missing
+    low = ci_low if ci_low is not None else ratio
+    high = ci_high if ci_high is not None else ratio
+    return format_ratio(ratio, low, high)
+
+
+def _state_style(state: StepState) -> Style:
+    """A step's state as the verdict it reads as against GOOD; a skipped step is a comparison
+    that could not be made."""
+    if state is StepState.BAD:
+        return Style.SLOWER
+    if state is StepState.GOOD:
+        return Style.EQUIVALENT
+    return Style.INVALID if state is StepState.SKIPPED else Style.INCONCLUSIVE
 
 
 def _change_style(change: HistoryChange) -> Style:
@@ -129,15 +144,6 @@ def _run_text(run_id: int | None) -> str:
     return str(run_id) if run_id is not None else ""
 
 
-def direct_text(change: HistoryChange) -> str:
-    """The direct comparison of the commits either side of a change point."""
-    if change.ratio is None:
-        return "not measured"
-    low = change.ci_low if change.ci_low is not None else change.ratio
-    high = change.ci_high if change.ci_high is not None else change.ratio
-    return format_ratio(change.ratio, low, high)
-
-
 def changes_section(changes: Sequence[HistoryChange], links: Mapping[int, str]) -> Section:
     """Each change point: where the level moved, by how much, and the direct comparison of the
     commit against the one before it; which ones bisect could narrow down."""
@@ -146,7 +152,7 @@ def changes_section(changes: Sequence[HistoryChange], links: Mapping[int, str]) 
             Cell(c.after.commit[:10]),
             Cell(c.after.subject),
             Cell(f"{c.series_ratio:.3f}", _change_style(c)),
-            Cell(direct_text(c)),
+            Cell(ratio_text(c.ratio, c.ci_low, c.ci_high, missing="not measured")),
             Cell("confirmed" if c.confirmed else "not confirmed", Style.MUTED),
             Cell(
                 _run_text(c.run_id) + (", reused" if c.reused else ""), href=links.get(c.index, "")
@@ -207,16 +213,6 @@ def _point_label(point: HistoryPoint, value: float) -> str:
 # --- bisect ---------------------------------------------------------------------------------
 
 
-def step_ratio_text(step: BisectStep) -> str:
-    """A step's ratio against GOOD and its CI; '-' when it was not measured."""
-    outcome = step.outcome
-    if outcome.ratio is None:
-        return "-"
-    low = outcome.ci_low if outcome.ci_low is not None else outcome.ratio
-    high = outcome.ci_high if outcome.ci_high is not None else outcome.ratio
-    return format_ratio(outcome.ratio, low, high)
-
-
 def bisect_section(result: BisectResult) -> Section:
     """The steps, why any was skipped, the culprit (or the commits left) and what was measured."""
     blocks: list[Block] = [steps_table(result)]
@@ -265,16 +261,17 @@ def steps_table(result: BisectResult) -> Table:
     """A row per step in the order measured: the commit, its ratio against GOOD, its state."""
     rows = []
     for number, step in enumerate(result.steps, 1):
-        state = step.outcome.state
+        outcome = step.outcome
+        state = outcome.state
         more = f" ({step.attempts}x)" if step.attempts > 1 else ""
         rows.append(
             (
                 Cell(str(number)),
                 Cell(step.commit[:10]),
                 Cell(step.subject),
-                Cell(step_ratio_text(step)),
-                Cell(f"{state}{more}", STATE_STYLES[state]),
-                Cell(_run_text(step.outcome.run_id)),
+                Cell(ratio_text(outcome.ratio, outcome.ci_low, outcome.ci_high)),
+                Cell(f"{state}{more}", _state_style(state)),
+                Cell(_run_text(outcome.run_id)),
             )
         )
     return Table(
