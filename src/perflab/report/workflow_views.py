@@ -115,13 +115,12 @@ def points_table(result: HistoryResult) -> Table:
     normalised = any(p.normalised_value is not None for p in result.points)
     rows = []
     for index, point in enumerate(result.points):
-        series = point.series_value
         measured = [Cell(_value_text(point.value, point.unit))] if normalised else []
         rows.append(
             (
                 Cell(point.commit[:10]),
                 Cell(point.subject),
-                Cell(_value_text(series, point.unit), Style.PLAIN),
+                Cell(_value_text(point.series_value, point.unit)),
                 *measured,
                 _how(point, starts.get(index)),
                 Cell(_run_text(point.run_id)),
