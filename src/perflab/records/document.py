@@ -38,6 +38,7 @@ class Style(enum.StrEnum):
 class Cell:
     text: str
     style: Style = Style.PLAIN
+    href: str = ""  # the HTML links the text there; text formats show the text only
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,40 @@ class WaterfallFigure:
     explanation: str = ""
 
 
-Figure = ScatterFigure | RatiosFigure | FlameFigure | WaterfallFigure
+@dataclass(frozen=True)
+class TrendPoint:
+    """A measured commit on a trend: its place on the line (0: the oldest commit shown)."""
+
+    position: int
+    value: float  # per iteration, in the figure's unit
+    label: str  # what hovering over it says: the commit, its subject, its value
+
+
+@dataclass(frozen=True)
+class TrendMark:
+    """A change point: a vertical line at the commit where the new level starts."""
+
+    position: int
+    label: str
+    style: Style  # SLOWER: the level rose; FASTER: it fell
+    href: str = ""  # the report of its direct comparison
+
+
+@dataclass(frozen=True)
+class TrendFigure:
+    """A value per commit along a line of history (a line through the measured commits; the
+    skipped ones leave a gap on the axis) and its change points."""
+
+    title: str
+    points: tuple[TrendPoint, ...]
+    positions: int  # commits on the axis, measured or not
+    marks: tuple[TrendMark, ...] = ()
+    unit: str = ""
+    summary: str = ""  # what the figure shows, in one sentence, for readers who cannot see it
+    explanation: str = ""
+
+
+Figure = ScatterFigure | RatiosFigure | FlameFigure | WaterfallFigure | TrendFigure
 Block = Paragraph | Table | Preformatted | Figure
 
 
@@ -190,4 +224,4 @@ class Section:
         return not self.blocks and all(s.is_empty() for s in self.subsections)
 
 
-FIGURE_TYPES = (ScatterFigure, RatiosFigure, FlameFigure, WaterfallFigure)
+FIGURE_TYPES = (ScatterFigure, RatiosFigure, FlameFigure, WaterfallFigure, TrendFigure)

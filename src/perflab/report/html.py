@@ -26,6 +26,7 @@ from perflab.records.document import (
     Section,
     Style,
     Table,
+    TrendFigure,
     WaterfallFigure,
 )
 from perflab.records.model import Comparison, Verdict
@@ -112,6 +113,10 @@ def block_view(block: Block) -> BlockView:
             svg=Markup(svg.waterfall(block)),
             title=block.title,
             explanation=block.explanation,
+        )
+    if isinstance(block, TrendFigure):
+        return BlockView(
+            "figure", svg=Markup(svg.trend(block)), title=block.title, explanation=block.explanation
         )
     assert isinstance(block, FlameFigure)
     return BlockView(
@@ -241,4 +246,13 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
         samples_command=f"perflab show {result.run_id} --json - --samples",
         with_samples=with_samples,
         glossary_url=GLOSSARY_URL,
+    )
+
+
+def render_page(title: str, sections: Sequence[Section]) -> str:
+    """Sections on a page of their own (a history's trend and tables), styled as the report."""
+    return (
+        _environment()
+        .get_template("page.html.j2")
+        .render(title=title, version=__version__, sections=[section_view(s) for s in sections])
     )

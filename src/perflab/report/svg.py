@@ -16,11 +16,14 @@ from perflab.records.document import (
     Style,
     TimePoint,
     TimeSeries,
+    TrendFigure,
+    TrendMark,
     WaterfallBar,
     WaterfallFigure,
 )
 from perflab.records.model import Verdict
 from perflab.records.units import format_ratio
+from perflab.records.units import format_value as format_in_unit
 from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns
 
@@ -401,6 +404,81 @@ def _waterfall_bar(
         )
     body.append(_text(value_x + 8, y + 4, format_ratio(bar.ratio, bar.ratio, bar.ratio)))
     return body
+
+
+# --- a value per commit ---------------------------------------------------------------------
+
+
+def trend_range(values: Sequence[float]) -> tuple[float, float]:
+    """The y range of a trend: every value with a tenth of their span around it; a level change
+    must never be cut off as an outlier would be."""
+    low, high = min(values), max(values)
+    span = (high - low) or max(abs(high) * 0.05, 1.0)
+    return low - span * 0.1, high + span * 0.1
+
+
+def trend(figure: TrendFigure, *, width: float = 960, height: float = 320) -> str:
+    """The measured commits as a line (each a dot with its hover text) over their places on the
+    line of history, on a value axis; change points as dashed vertical lines, each linked to its
+    comparison when it has one."""
+    left, right, top, bottom = 78.0, 16.0, 12.0, 34.0
+    low, high = trend_range([p.value for p in figure.points])
+    plot_w, plot_h = width - left - right, height - top - bottom
+    last = max(figure.positions - 1, 1)
+
+    def x(position: int) -> float:
+        return left + plot_w * position / last
+
+    def y(value: float) -> float:
+        return top + plot_h - (value - low) / (high - low) * plot_h
+
+    body = _trend_axes(figure, (low, high), y, (left, width - right), top + plot_h)
+    body += [_trend_mark(mark, x(mark.position), top, top + plot_h) for mark in figure.marks]
+    line = " ".join(f"{_f(x(p.position))},{_f(y(p.value))}" for p in figure.points)
+    colour = variant_colour(0)
+    body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}"/>')
+    body += [
+        f'<circle cx="{_f(x(p.position))}" cy="{_f(y(p.value))}" r="3" fill="{colour}">'
+        f"<title>{escape(p.label)}</title></circle>"
+        for p in figure.points
+    ]
+    label = f"{figure.title}: {figure.summary}" if figure.summary else figure.title
+    return _svg(width, height, body, label)
+
+
+def _trend_axes(
+    figure: TrendFigure,
+    domain: tuple[float, float],
+    y: Callable[[float], float],
+    span_px: tuple[float, float],
+    axis_y: float,
+) -> list[str]:
+    """Value gridlines with their labels, the commit axis and what it shows."""
+    (left, right), body = span_px, []
+    for tick in linear_ticks(*domain, 5):
+        body.append(
+            f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" '
+            'stroke="#000" stroke-opacity="0.07"/>'
+        )
+        body.append(_text(left - 5, y(tick) + 4, format_in_unit(tick, figure.unit), anchor="end"))
+    body.append(
+        f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(axis_y)}" y2="{_f(axis_y)}" '
+        'stroke="#999"/>'
+    )
+    caption = f"{figure.positions} commits, oldest first; dashed: change points"
+    body.append(
+        _text((left + right) / 2, axis_y + 22, caption, anchor="middle", extra=' fill="#555"')
+    )
+    return body
+
+
+def _trend_mark(mark: TrendMark, at_x: float, top: float, bottom: float) -> str:
+    line = (
+        f'<line x1="{_f(at_x)}" y1="{_f(top)}" x2="{_f(at_x)}" y2="{_f(bottom)}" '
+        f'stroke="{style_colour(mark.style)}" stroke-dasharray="4 3" stroke-width="2">'
+        f"<title>{escape(mark.label)}</title></line>"
+    )
+    return f'<a href="{escape(mark.href)}">{line}</a>' if mark.href else line
 
 
 # --- raw samples over time ------------------------------------------------------------------

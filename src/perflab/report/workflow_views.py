@@ -1,0 +1,280 @@
+"""The history and bisect views as report sections, built once from the workflows' records
+(:mod:`perflab.records.workflow_results`, :mod:`perflab.plan.bisect_search`) for every format:
+the terminal, Markdown and HTML renderers lay these out as they do a lens's section.
+
+A history's section: a row per commit (its value, how it was obtained, its run), the trend as a
+figure, the change points with their direct comparisons, then what was measured and the notes.
+A bisection's section: a row per step (its ratio against GOOD and the state it gave), the
+skipped commits' reasons, then the culprit (or what is left) and what was measured."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from perflab.plan.bisect_search import BisectResult, StepState
+from perflab.records.document import (
+    Block,
+    Cell,
+    Paragraph,
+    Section,
+    Style,
+    Table,
+    TrendFigure,
+    TrendMark,
+    TrendPoint,
+)
+from perflab.records.units import format_ratio
+from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
+
+TREND_EXPLANATION = (
+    "One point per commit of the first-parent line, oldest first (normalised across nodes when "
+    "the history spans several); a gap on the axis is a commit not measured. Dashed lines are "
+    "change points: click one for its direct comparison."
+)
+CHANGES_CAPTION = (
+    "level ratio: the level after over the level before; direct: the commit against the one "
+    "before it, measured together (confirmed: its CI wholly beyond the threshold)"
+)
+
+
+def per_iteration_text(value: float, unit: str) -> str:
+    """A per-iteration value: counts whole with thousands separators, times to 4 digits."""
+    if unit in ("instructions", "count", "") or value >= 1000:
+        return f"{value:,.0f}" + (f" {unit}" if unit not in ("instructions", "") else "")
+    return f"{value:.4g} {unit}"
+
+
+def ratio_text(
+    ratio: float | None, ci_low: float | None, ci_high: float | None, *, missing: str = "-"
+) -> str:
+    """A ratio and its CI (a missing bound: the ratio itself); `missing` when not measured."""
+    if ratio is None:
+        return missing
+    low = ci_low if ci_low is not None else ratio
+    high = ci_high if ci_high is not None else ratio
+    return format_ratio(ratio, low, high)
+
+
+def _state_style(state: StepState) -> Style:
+    """A step's state as the verdict it reads as against GOOD; a skipped step is a comparison
+    that could not be made."""
+    if state is StepState.BAD:
+        return Style.SLOWER
+    if state is StepState.GOOD:
+        return Style.EQUIVALENT
+    return Style.INVALID if state is StepState.SKIPPED else Style.INCONCLUSIVE
+
+
+def _change_style(change: HistoryChange) -> Style:
+    """The level rose (more time, more instructions: worse) or fell."""
+    return Style.SLOWER if change.series_ratio > 1 else Style.FASTER
+
+
+# --- history --------------------------------------------------------------------------------
+
+
+def history_section(
+    result: HistoryResult, *, change_links: Mapping[int, str] | None = None
+) -> Section:
+    """The trend, a row per commit, what was measured, then the change points.
+    `change_links`: a change point's index -> its direct comparison's report (HTML links it)."""
+    links = change_links or {}
+    trend = trend_figure(result, links)
+    blocks: list[Block] = [trend] if trend is not None else []
+    blocks.append(points_table(result))
+    if not result.changes:
+        blocks.append(Paragraph(f"no change point beyond {result.threshold:.1%}"))
+    reused = sum(p.reused for p in result.points)
+    skipped = sum(p.value is None for p in result.points)
+    blocks.append(
+        Paragraph(
+            f"{len(result.points)} commits: {result.measured_now} measured now, {reused} reused, "
+            f"{skipped} skipped, in {result.seconds:.0f} s"
+        )
+    )
+    blocks += [Paragraph(f"info: {note}", Style.MUTED) for note in result.notes]
+    changes = (changes_section(result.changes, links),) if result.changes else ()
+    title = f"history: {result.range_text}, {result.metric} per iteration"
+    return Section(title, tuple(blocks), changes, key="history")
+
+
+def _how(point: HistoryPoint, change: HistoryChange | None) -> Cell:
+    """How the point's value was obtained, or the change point that starts at it."""
+    if change is not None:
+        return Cell(f"change {change.series_ratio:.3f}", _change_style(change))
+    if point.value is None:
+        return Cell(f"skipped: {point.skipped}", Style.EMPHASIS)
+    return Cell("reused" if point.reused else "measured", Style.MUTED)
+
+
+def points_table(result: HistoryResult) -> Table:
+    """A row per commit: the value compared along the history, as measured (when normalised
+    across nodes), how it was obtained, its run and its node (when it spans several)."""
+    starts = {c.index: c for c in result.changes}
+    nodes = any(p.node for p in result.points)
+    normalised = any(p.normalised_value is not None for p in result.points)
+    rows = []
+    for index, point in enumerate(result.points):
+        measured = [Cell(_value_text(point.value, point.unit))] if normalised else []
+        rows.append(
+            (
+                Cell(point.commit[:10]),
+                Cell(point.subject),
+                Cell(_value_text(point.series_value, point.unit)),
+                *measured,
+                _how(point, starts.get(index)),
+                Cell(_run_text(point.run_id)),
+                *([Cell(point.node)] if nodes else []),
+            )
+        )
+    columns = ("commit", "subject", "value", *(["as measured"] * normalised), "", "run")
+    return Table(
+        (*columns, *(["node"] * nodes)),
+        tuple(rows),
+        numeric=(False, False, True, *([True] * normalised), False, True, False),
+    )
+
+
+def _value_text(value: float | None, unit: str) -> str:
+    return "-" if value is None else per_iteration_text(value, unit)
+
+
+def _run_text(run_id: int | None) -> str:
+    return str(run_id) if run_id is not None else ""
+
+
+def changes_section(changes: Sequence[HistoryChange], links: Mapping[int, str]) -> Section:
+    """Each change point: where the level moved, by how much, and the direct comparison of the
+    commit against the one before it; which ones bisect could narrow down."""
+    rows = tuple(
+        (
+            Cell(c.after.commit[:10]),
+            Cell(c.after.subject),
+            Cell(f"{c.series_ratio:.3f}", _change_style(c)),
+            Cell(ratio_text(c.ratio, c.ci_low, c.ci_high, missing="not measured")),
+            Cell("confirmed" if c.confirmed else "not confirmed", Style.MUTED),
+            Cell(
+                _run_text(c.run_id) + (", reused" if c.reused else ""), href=links.get(c.index, "")
+            ),
+        )
+        for c in changes
+    )
+    table = Table(
+        ("commit", "subject", "level ratio", "direct [95% CI]", "", "run"),
+        rows,
+        numeric=(False, False, True, True, False, True),
+        caption=CHANGES_CAPTION,
+    )
+    unmeasured = tuple(Paragraph(_unmeasured(c)) for c in changes if c.unmeasured_between)
+    return Section("change points", (table, *unmeasured), key="changes")
+
+
+def _unmeasured(change: HistoryChange) -> str:
+    before, after = change.before.commit[:10], change.after.commit[:10]
+    return (
+        f"{change.unmeasured_between} commit(s) between {before} and {after} were not "
+        f"measured: `perflab bisect {before} {after}` (with the same benchmark options) finds "
+        "the commit"
+    )
+
+
+def trend_figure(result: HistoryResult, links: Mapping[int, str]) -> TrendFigure | None:
+    """The compared value of each measured commit and the change points; None: none measured."""
+    points = tuple(
+        TrendPoint(index, value, _point_label(point, value))
+        for index, point in enumerate(result.points)
+        if (value := point.series_value) is not None
+    )
+    if not points:
+        return None
+    marks = tuple(
+        TrendMark(
+            c.index,
+            f"{c.after.subject}: {c.series_ratio:.3f}x",
+            _change_style(c),
+            links.get(c.index, ""),
+        )
+        for c in result.changes
+    )
+    unit = next(p.unit for p in result.points if p.value is not None)
+    summary = (
+        f"{result.metric} per iteration over {len(result.points)} commits of "
+        f"{result.range_text}, {len(marks)} change point(s)"
+    )
+    return TrendFigure("trend", points, len(result.points), marks, unit, summary, TREND_EXPLANATION)
+
+
+def _point_label(point: HistoryPoint, value: float) -> str:
+    where = f" on {point.node}" if point.node else ""
+    return f"{point.commit[:10]} {point.subject}: {per_iteration_text(value, point.unit)}{where}"
+
+
+# --- bisect ---------------------------------------------------------------------------------
+
+
+def bisect_section(result: BisectResult) -> Section:
+    """The steps, why any was skipped, the culprit (or the commits left) and what was measured."""
+    blocks: list[Block] = [steps_table(result)]
+    blocks += [
+        Paragraph(f"skipped {s.commit[:10]} {s.subject}: {s.outcome.reason}", Style.EMPHASIS)
+        for s in result.steps
+        if s.outcome.state is StepState.SKIPPED
+    ]
+    blocks += _found(result)
+    blocks.append(
+        Paragraph(
+            f"{result.measured_commits} of {len(result.line) + 1} commits measured "
+            f"({len(result.steps)} steps) in {result.seconds:.0f} s"
+        )
+    )
+    blocks += [Paragraph(f"info: {note}", Style.MUTED) for note in result.notes]
+    if result.evidence_run is not None:
+        blocks.append(
+            Paragraph(
+                f"evidence: the culprit against its first parent is run {result.evidence_run}"
+            )
+        )
+    title = (
+        f"bisect: {result.metric} against GOOD {result.good.commit[:10]}, threshold "
+        f"{result.threshold:.1%}"
+    )
+    return Section(title, tuple(blocks), key="bisect")
+
+
+def _found(result: BisectResult) -> list[Paragraph]:
+    """The culprit, or the commits it is one of, and why the search stopped early."""
+    found = []
+    if result.culprit is not None:
+        culprit = result.culprit
+        text = f"first bad commit: {culprit.commit[:10]} {culprit.subject}"
+        found.append(Paragraph(text, Style.SLOWER))
+    elif result.candidates:
+        left = ", ".join(f"{c.commit[:10]} {c.subject}" for c in result.candidates)
+        found.append(Paragraph(f"the first bad commit is one of: {left}", Style.INCONCLUSIVE))
+    if result.stopped:
+        found.append(Paragraph(result.stopped, Style.INCONCLUSIVE))
+    return found
+
+
+def steps_table(result: BisectResult) -> Table:
+    """A row per step in the order measured: the commit, its ratio against GOOD, its state."""
+    rows = []
+    for number, step in enumerate(result.steps, 1):
+        outcome = step.outcome
+        state = outcome.state
+        more = f" ({step.attempts}x)" if step.attempts > 1 else ""
+        rows.append(
+            (
+                Cell(str(number)),
+                Cell(step.commit[:10]),
+                Cell(step.subject),
+                Cell(ratio_text(outcome.ratio, outcome.ci_low, outcome.ci_high)),
+                Cell(f"{state}{more}", _state_style(state)),
+                Cell(_run_text(outcome.run_id)),
+            )
+        )
+    return Table(
+        ("#", "commit", "subject", "ratio vs GOOD [95% CI]", "step", "run"),
+        tuple(rows),
+        numeric=(True, False, False, False, False, True),
+    )

@@ -1,0 +1,193 @@
+"""The history and bisect views as sections: what each table, figure and paragraph holds, and
+the history's page drawn from them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rich.console import Console
+
+from perflab.plan.bisect_search import BisectResult, BisectStep, Commit, StepOutcome, StepState
+from perflab.records.document import Paragraph, Section, Style, Table, TrendFigure
+from perflab.records.model import Metric
+from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
+from perflab.report.history import history_html, render_bisect, render_history
+from perflab.report.workflow_views import bisect_section, history_section
+
+NOTE = "the history spans 2 nodes of 2 machine(s): values normalised by a reference loop"
+
+
+def history_run(*, nodes: bool = True) -> HistoryResult:
+    """Eight commits, the third not built, a rise at the fifth and a fall at the seventh; across
+    two nodes (normalised values) or on one."""
+    values = [1000.0, 1010.0, None, 1005.0, 1500.0, 1490.0, 1200.0, 1210.0]
+    points = []
+    for i, value in enumerate(values):
+        measured = value is not None
+        points.append(
+            HistoryPoint(
+                f"{i:02d}" + "ab" * 19,
+                "make the loop | slower *a lot*" if i == 4 else f"commit number {i}",
+                f"t{i}",
+                value,
+                "ns" if measured else "",
+                run_id=i + 1 if measured else None,
+                reused=i in (0, 1),
+                skipped="" if measured else "the build failed: exited with status 1",
+                node=("alpha" if i % 2 else "beta") if nodes and measured else "",
+                normalised_value=value * (1.1 if i % 2 else 0.9)
+                if nodes and value is not None
+                else None,
+            )
+        )
+    changes = (
+        HistoryChange(4, points[3], points[4], 1.49, 1.5, 1.45, 1.55, True, 21),
+        HistoryChange(
+            6,
+            points[5],
+            points[6],
+            0.81,
+            0.8,
+            0.7,
+            1.02,
+            False,
+            22,
+            reused=True,
+            unmeasured_between=2,
+        ),
+    )
+    notes = (NOTE,) if nodes else ()
+    return HistoryResult("v1.0..main", Metric.TIME, 0.02, tuple(points), changes, 5, 93.4, notes)
+
+
+def bisect_run(*, found: bool = True) -> BisectResult:
+    """Five steps over eight commits, one skipped and one inconclusive after three tries: the
+    culprit found, or two candidates left."""
+    line = tuple(Commit(f"{i:02d}" + "cd" * 19, f"subject {i}") for i in range(8))
+
+    def step(index: int, outcome: StepOutcome, attempts: int = 1) -> BisectStep:
+        return BisectStep(index, line[index].commit, line[index].subject, outcome, attempts)
+
+    steps = (
+        step(7, StepOutcome(StepState.BAD, 1.3, 1.25, 1.35, 31)),
+        step(3, StepOutcome(StepState.SKIPPED, reason="the build failed")),
+        step(4, StepOutcome(StepState.GOOD, 1.0, 0.99, 1.01, 33)),
+        step(5, StepOutcome(StepState.INCONCLUSIVE, 1.02, 0.98, 1.06, 34), attempts=3),
+        step(6, StepOutcome(StepState.BAD, 1.29, 1.27, 1.31, 35)),
+    )
+    good = Commit("ff" * 20, "the good one")
+    common = (good, line[7], Metric.INSTRUCTIONS, 0.02, line, steps)
+    if found:
+        notes = ("measured with --each python=3.12",)
+        return BisectResult(*common, line[6], (), "", 61.0, evidence_run=40, notes=notes)
+    stopped = "step 6 stayed inconclusive after 3 tries"
+    return BisectResult(*common, None, (line[5], line[6]), stopped, 61.0)
+
+
+def _tables(section: Section) -> list[Table]:
+    return [b for b in section.blocks if isinstance(b, Table)]
+
+
+def _texts(section: Section) -> list[str]:
+    return [b.text for b in section.blocks if isinstance(b, Paragraph)]
+
+
+def test_the_history_table_shows_nodes_and_values_as_measured_only_across_nodes() -> None:
+    (across,) = _tables(history_section(history_run()))
+    assert across.columns == ("commit", "subject", "value", "as measured", "", "run", "node")
+    first = [cell.text for cell in across.rows[0]]
+    assert first == ["00abababab", "commit number 0", "900 ns", "1,000 ns", "reused", "1", "beta"]
+    (one,) = _tables(history_section(history_run(nodes=False)))
+    assert one.columns == ("commit", "subject", "value", "", "run")
+    skipped = [c.text for c in one.rows[2]]
+    assert skipped == [
+        "02abababab",
+        "commit number 2",
+        "-",
+        "skipped: the build failed: exited with status 1",
+        "",
+    ]
+
+
+def test_a_change_point_is_marked_in_its_row_in_the_direction_it_moved() -> None:
+    (table,) = _tables(history_section(history_run()))
+    assert (table.rows[4][4].text, table.rows[4][4].style) == ("change 1.490", Style.SLOWER)
+    assert (table.rows[6][4].text, table.rows[6][4].style) == ("change 0.810", Style.FASTER)
+
+
+def test_the_trend_holds_the_measured_commits_at_their_place_on_the_line() -> None:
+    section = history_section(history_run(), change_links={4: "trend-change1.html"})
+    (trend,) = [b for b in section.blocks if isinstance(b, TrendFigure)]
+    assert trend.positions == 8
+    assert [p.position for p in trend.points] == [0, 1, 3, 4, 5, 6, 7]  # the skipped one: a gap
+    assert trend.points[0].value == 900.0  # normalised: the value compared along the history
+    assert trend.points[0].label == "00abababab commit number 0: 900 ns on beta"
+    assert [(m.position, m.style, m.href) for m in trend.marks] == [
+        (4, Style.SLOWER, "trend-change1.html"),
+        (6, Style.FASTER, ""),
+    ]
+
+
+def test_the_change_points_link_their_comparison_and_say_what_bisect_would_find() -> None:
+    section = history_section(history_run(), change_links={4: "trend-change1.html"})
+    (changes,) = section.subsections
+    (table,) = _tables(changes)
+    rise = [c.text for c in table.rows[0]]
+    assert rise[2:] == ["1.490", "1.500 [1.450, 1.550]", "confirmed", "21"]
+    assert rise[:2] == ["04abababab", "make the loop | slower *a lot*"]
+    assert table.rows[0][-1].href == "trend-change1.html"
+    assert (table.rows[1][-1].text, table.rows[1][-1].href) == ("22, reused", "")
+    (hint,) = _texts(changes)
+    assert "2 commit(s) between 05abababab and 06abababab" in hint
+    assert "`perflab bisect 05abababab 06abababab`" in hint
+
+
+def test_a_history_without_change_points_says_so_and_keeps_its_notes() -> None:
+    quiet = dataclasses.replace(history_run(), threshold=0.05, changes=())
+    section = history_section(quiet)
+    assert not section.subsections
+    texts = _texts(section)
+    assert "no change point beyond 5.0%" in texts
+    assert "8 commits: 5 measured now, 2 reused, 1 skipped, in 93 s" in texts
+    assert f"info: {NOTE}" in texts
+
+
+def test_a_history_with_nothing_measured_has_no_trend_and_its_page_is_drawn() -> None:
+    points = (HistoryPoint("a" * 40, "broken", "t", skipped="no build"),)
+    result = HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (), 0, 1.0)
+    assert not [b for b in history_section(result).blocks if isinstance(b, TrendFigure)]
+    page = history_html(result, change_links={})
+    assert "<svg" not in page and "skipped: no build" in page
+
+
+def test_the_history_page_draws_the_trend_and_links_the_change() -> None:
+    page = history_html(history_run(), change_links={4: "trend-change1.html"})
+    assert page.count("<polyline") == 1 and page.count("<circle") == 7
+    assert page.count('href="trend-change1.html"') == 2  # the dashed line and the run's cell
+    assert "stroke-dasharray" in page and NOTE in page
+    assert "make the loop | slower *a lot*" in page  # a subject is text, never markup
+
+
+def test_the_bisect_section_names_the_culprit_or_what_is_left() -> None:
+    found = bisect_section(bisect_run())
+    (steps,) = _tables(found)
+    states = [row[4].text for row in steps.rows]
+    assert states == ["bad", "skipped", "good", "inconclusive (3x)", "bad"]
+    assert steps.rows[1][3].text == "-"
+    texts = _texts(found)
+    assert "skipped 03cdcdcdcd subject 3: the build failed" in texts
+    assert "first bad commit: 06cdcdcdcd subject 6" in texts
+    assert "evidence: the culprit against its first parent is run 40" in texts
+    left = _texts(bisect_section(bisect_run(found=False)))
+    assert "the first bad commit is one of: 05cdcdcdcd subject 5, 06cdcdcdcd subject 6" in left
+    assert "step 6 stayed inconclusive after 3 tries" in left
+
+
+def test_the_terminal_shows_both_views_whole() -> None:
+    console = Console(record=True, width=200, color_system=None)
+    render_history(history_run(), console)
+    render_bisect(bisect_run(), console)
+    text = console.export_text()
+    assert "history: v1.0..main, time per iteration" in text and "07abababab" in text
+    assert "change points" in text and "plots (trend): in the HTML report" in text
+    assert "first bad commit: 06cdcdcdcd subject 6" in text
