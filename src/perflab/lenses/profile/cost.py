@@ -16,10 +16,11 @@ from perflab.records.model import BenchmarkKind, Metric, Settings
 
 PROFILE_PROCESSES = CALL_GRAPH_PROCESSES  # worker processes per variant of a statement
 PROFILE_REGION_S = CALL_GRAPH_REGION_S  # what the lens records per variant
-PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
-# the asm lens's reading of the same recording (sampled instructions only, no unwinding), per
-# variant: made with the recording when the run has both lenses
-LEAVES_POST_S = 0.3
+# perf script and symbolisation of one process's recording (its share of the region)
+PROFILE_POST_S = 0.6
+# the asm lens's reading of the same recording (sampled instructions only, no unwinding): made
+# with the recording when the run has both lenses
+LEAVES_POST_S = 0.1
 PROFILE_ANALYSIS_S = 0.05  # after measuring: flame trees and per-symbol shares
 
 
