@@ -113,12 +113,13 @@ class ProfileLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         variants = context.experiment.variants
+        recipe = self.recipe(context)
         recordings = context.recordings.take(
             benchmark.name,
             [v.name for v in variants],
-            self.recipe(context),
+            recipe,
             Reading.CALL_GRAPHS,
-            lambda: record_variants(benchmark, context, self.recipe(context), self.metric),
+            lambda: record_variants(benchmark, context, recipe, self.metric),
         )
         for variant, recording in zip(variants, recordings, strict=True):
             for sample in recording.wall_samples:
