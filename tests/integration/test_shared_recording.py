@@ -111,7 +111,8 @@ def test_a_profile_of_no_region_records_nothing_and_says_so() -> None:
     assert [n for n in sink.notes if "no samples" in n.message]
 
 
-def test_a_command_is_recorded_once_for_both() -> None:
+def test_a_command_is_recorded_by_each_lens() -> None:
+    # the profile's runs until 1 s at 999 Hz give a short command too few samples for asm
     sort = f'{sys.executable} -c "sorted(range(400_000, 0, -1))"'
     command = Benchmark("sort-command", cmd=sort)
     experiment = Experiment(
@@ -125,8 +126,8 @@ def test_a_command_is_recorded_once_for_both() -> None:
     for lens in (AsmLens(), ProfileLens()):
         lens.preflight(experiment, runner)
         lens.measure(command, context)
-    assert context.recordings.recorded == 1
-    # one recorded run per sample of the profile lens, none of the asm lens's own
-    assert runner.recordings == len(sink.data_for("sort-command", Metric.PROFILE).samples)
+    assert context.recordings.recorded == 1  # the profile's
+    profile_runs = len(sink.data_for("sort-command", Metric.PROFILE).samples)
+    assert runner.recordings > profile_runs  # and the asm lens's own
     kinds = {(a.variant, a.kind) for a in sink.artifacts if a.metric == Metric.ASM}
     assert kinds >= {(v.name, ARTIFACT_PROFILE) for v in VARIANTS}

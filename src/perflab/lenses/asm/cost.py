@@ -27,14 +27,15 @@ ASM_ANALYSIS_S = 1.5
 def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """One worker per variant under perf record (no call graph) for ASM_REGION_S of its loop,
     one after another, read back with perf script; then every variant's hot functions read and
-    disassembled side by side on the CPUs other perflab runs leave. A run that profiles too
-    records once for both (sources.py): the recording is in the profile lens's cost, charged
-    to whichever of the two runs first (`budget.charge_once`)."""
+    disassembled side by side on the CPUs other perflab runs leave. A statement in a run that
+    profiles too is recorded once for both (sources.py): the recording is in the profile lens's
+    cost, charged to whichever of the two runs first (`budget.charge_once`)."""
     n = probe.variants
     factor = probe.speed.factor
     post_s = side_by_side_s(ASM_POST_S, n, probe.counting_cpus, factor)
     after_s = analysis_s(probe, ASM_ANALYSIS_S)
-    if Metric.PROFILE in settings.metrics:
+    statement = probe.kind is BenchmarkKind.STATEMENT
+    if statement and Metric.PROFILE in settings.metrics:
         return LensCost(
             Metric.ASM,
             minimum_s=post_s,
@@ -42,7 +43,6 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
             after_s=after_s,
             shares=CALL_GRAPH_RECORDING,
         )
-    statement = probe.kind is BenchmarkKind.STATEMENT
     start_s = (probe.startup_s if statement else 0.0) + PERF_START_S * factor
     record_s = max(ASM_REGION_S, probe.sample_s)
     per_variant_s = start_s + record_s + ASM_SCRIPT_S * factor

@@ -4,9 +4,10 @@
 of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
 `PerfRecordSource` is the built-in one: a perf recording (`measure/perf_record.py`:
 `record_statement_profile` / `record_command_profile`) with ``cpu-clock``, no call graphs and
-symbol-table names, its samples counted per sampled instruction. In a run that profiles too, it
-reads the sampled instructions of the profile lens's recording instead (measure/recordings.py):
-one recording per variant for both lenses, made by whichever measures first.
+symbol-table names, its samples counted per sampled instruction. For a statement in a run that
+profiles too, it reads the sampled instructions of the profile lens's recording instead
+(measure/recordings.py): one recording per variant for both lenses, made by whichever measures
+first (`shares_recording`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from perflab.measure.recording_runs import call_graph_recipe, record_variants
 from perflab.measure.recordings import PerfRecordings, Reading, VariantRecording
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
-from perflab.records.model import Benchmark, BenchmarkKind, Metric, Variant
+from perflab.records.model import Benchmark, BenchmarkKind, Metric, Settings, Variant
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
@@ -99,6 +100,16 @@ def region_of(profile: RecordedProfile) -> ProfiledRegion:
     return ProfiledRegion(samples=samples, objects=profile.objects)
 
 
+def shares_recording(benchmark: Benchmark, settings: Settings) -> bool:
+    """Whether this lens reads the profile lens's recording rather than making its own: a
+    statement in a run that profiles too. A command is recorded by each: the profile records
+    runs until 1 s of wall time (perf's start-up included) at 999 Hz, so a short command gets a
+    handful of samples, where this lens records up to 10 runs at 4 kHz for MIN_COMMAND_SAMPLES;
+    the profile's runs at 4 kHz with DWARF stacks would cost four times as much to record and
+    unwind."""
+    return benchmark.kind is BenchmarkKind.STATEMENT and Metric.PROFILE in settings.metrics
+
+
 class PerfRecordSource:
     """cpu-clock sampling of the measured region; hardware events are not needed (nor available
     on most VMs)."""
@@ -132,7 +143,7 @@ class PerfRecordSource:
         self, benchmark: Benchmark, variant: Variant, context: LensContext
     ) -> ProfiledRegion:
         try:
-            if Metric.PROFILE in context.experiment.settings.metrics:
+            if shares_recording(benchmark, context.experiment.settings):
                 return region_of(self._shared(benchmark, variant, context))
             return region_of(self._record(benchmark, variant, context))
         except PerflabError as error:

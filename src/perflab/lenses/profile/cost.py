@@ -16,8 +16,9 @@ from perflab.records.model import BenchmarkKind, Metric, Settings
 
 PROFILE_PROCESSES = CALL_GRAPH_PROCESSES  # worker processes per variant of a statement
 PROFILE_REGION_S = CALL_GRAPH_REGION_S  # what the lens records per variant
-# perf script and symbolisation of one process's recording (its share of the region)
+# perf script and symbolisation of one statement process's recording (its share of the region)
 PROFILE_POST_S = 0.6
+PROFILE_COMMAND_POST_S = 1.5  # ... of a command's runs, per variant
 # the asm lens's reading of the same recording (sampled instructions only, no unwinding): made
 # with the recording when the run has both lenses
 LEAVES_POST_S = 0.1
@@ -28,20 +29,22 @@ def profile_cost(
     probe: CostProbe, settings: Settings, *, processes: int = PROFILE_PROCESSES
 ) -> LensCost:
     """`processes`: workers per variant of a statement. All of it is the recording the asm
-    lens reads too: whichever of the two runs first pays it (`budget.charge_once`)."""
+    lens reads too (statements): whichever of the two runs first pays it (`budget.charge_once`)."""
     n = probe.variants
     factor = probe.speed.factor
     statement = probe.kind is BenchmarkKind.STATEMENT
     processes = processes if statement else 1
     start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
     record_s = max(PROFILE_REGION_S, processes * probe.sample_s)
-    post_s = PROFILE_POST_S + (LEAVES_POST_S if Metric.ASM in settings.metrics else 0.0)
+    # statements: the asm lens's reading is made with the recording (asm/sources.py)
+    shared = statement and Metric.ASM in settings.metrics
+    post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
     # statements: each generation's variants are read back (perf script) side by side, on
     # the CPUs other perflab runs leave (measure/recording_runs: all_cpus, run_threads)
     script_s = (
         processes * side_by_side_s(post_s, n, probe.counting_cpus, factor)
         if statement
-        else n * post_s * factor
+        else n * PROFILE_COMMAND_POST_S * factor
     )
     minimum_s = n * processes * start_s + script_s + n * record_s
     return LensCost(
@@ -49,6 +52,6 @@ def profile_cost(
         minimum_s=minimum_s,
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
         after_s=analysis_s(probe, PROFILE_ANALYSIS_S),
-        shares=CALL_GRAPH_RECORDING,
-        shared_s=minimum_s,
+        shares=CALL_GRAPH_RECORDING if shared else "",
+        shared_s=minimum_s if shared else 0.0,
     )

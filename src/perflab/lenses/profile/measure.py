@@ -15,8 +15,8 @@ used instead; the choice made is recorded with the profile.
 perf falls back from `cycles` to `cpu-clock` without a PMU (VMs) and says nothing; the event that
 was really sampled is read back with `perf evlist` and reported.
 
-The recording itself is measure/recording_runs.py; a run with the asm lens too records once per
-variant for both (measure/recordings.py), whichever lens measures first.
+The recording itself is measure/recording_runs.py; for a statement, a run with the asm lens too
+records once per variant for both (measure/recordings.py), whichever lens measures first.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
+    BenchmarkKind,
     Experiment,
     Metric,
     Note,
@@ -97,11 +98,13 @@ class ProfileLens:
             self._chosen, self._probe_events = probe_recording(runner, self.options)
         return self._chosen
 
-    def recipe(self, context: LensContext) -> Recipe:
-        """The recording, and its readings: when the run has the asm lens, it reads the same
-        recording's sampled instructions (its sources.py asks for the same recipe)."""
+    def recipe(self, benchmark: Benchmark, context: LensContext) -> Recipe:
+        """The recording, and its readings: for a statement in a run with the asm lens, that
+        lens reads the same recording's sampled instructions (its sources.py asks for the same
+        recipe; a command it records itself, see its `shares_recording`)."""
         readings = {Reading.CALL_GRAPHS}
-        if Metric.ASM in context.experiment.settings.metrics:
+        statement = benchmark.kind is BenchmarkKind.STATEMENT
+        if statement and Metric.ASM in context.experiment.settings.metrics:
             readings.add(Reading.LEAVES)
         return call_graph_recipe(
             context.runner,
@@ -113,7 +116,7 @@ class ProfileLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         variants = context.experiment.variants
-        recipe = self.recipe(context)
+        recipe = self.recipe(benchmark, context)
         recordings = context.recordings.take(
             benchmark.name,
             [v.name for v in variants],
