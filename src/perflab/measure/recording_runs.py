@@ -45,8 +45,8 @@ from perflab.plan.budget import (
 from perflab.records.model import Benchmark, BenchmarkKind, Metric, Sample, Variant
 
 WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples
-# the block order is drawn from the settings' seed and this label: the profile lens's own, the
-# one its recordings were scheduled with before they were shared
+# the block order is drawn from the settings' seed and this label, the profile lens's: the same
+# schedule whichever lens records
 _SCHEDULE_LABEL = "profile"
 
 
@@ -59,8 +59,8 @@ def call_graph_recipe(
     max_command_runs: int = CALL_GRAPH_COMMAND_RUNS,
 ) -> Recipe:
     """The recording with call graphs (the profile lens's), with `options` as probed already,
-    or `RecordOptions()` as perf here accepts them. The asm lens reads its leaves when a run has
-    both lenses: every sampled instruction is in it, whatever the event and call-graph mode."""
+    or `RecordOptions()` as perf here accepts them. The asm lens reads a statement's leaves when a
+    run has both lenses: every sampled instruction is in it, whatever the event and call graphs."""
     return Recipe(
         options=options or probe_recording(runner, RecordOptions())[0],
         region_s=region_s,
