@@ -17,8 +17,11 @@ from perflab.records.model import BenchmarkKind, Metric, Settings
 PROFILE_PROCESSES = CALL_GRAPH_PROCESSES  # worker processes per variant of a statement
 PROFILE_REGION_S = CALL_GRAPH_REGION_S  # what the lens records per variant
 # perf script and symbolisation of one statement process's recording (its share of the region)
-PROFILE_POST_S = 0.6
+PROFILE_POST_S = 0.8
 PROFILE_COMMAND_POST_S = 1.5  # ... of a command's runs, per variant
+# a statement's sampling switched on and off around each of its samples: a round trip through
+# perf record's control FIFO each way, a latency the machine's speed factor does not scale
+PROFILE_TOGGLE_S = 0.003
 # the asm lens's reading of the same recording (sampled instructions only, no unwinding): made
 # with the recording when the run has both lenses
 LEAVES_POST_S = 0.1
@@ -46,7 +49,8 @@ def profile_cost(
         if statement
         else n * PROFILE_COMMAND_POST_S * factor
     )
-    minimum_s = n * processes * start_s + script_s + n * record_s
+    toggles = n * PROFILE_REGION_S / max(probe.sample_s, 1e-3) if statement else 0.0
+    minimum_s = n * processes * start_s + script_s + n * record_s + toggles * PROFILE_TOGGLE_S
     return LensCost(
         Metric.PROFILE,
         minimum_s=minimum_s,
