@@ -486,3 +486,25 @@ def test_an_overrun_is_blamed_on_the_lens_that_took_far_longer_than_planned() ->
     said = plan.overrun(plan.needed_s + 60, took, given)
     assert said is not None and ": the instructions lens took" in said
     assert f"the minimums alone need about {plan.needed_s:.0f} s" in said
+
+
+@pytest.mark.parametrize("order", [(Metric.PROFILE, Metric.ASM), (Metric.ASM, Metric.PROFILE)])
+def test_profile_and_asm_pay_their_shared_recording_once_whichever_runs_first(
+    order: tuple[Metric, Metric],
+) -> None:
+    alone = {
+        m: _costs(QUICK, Settings(metrics=(m,)), m)[0].minimum_s
+        for m in (Metric.PROFILE, Metric.ASM)
+    }
+    settings = Settings(metrics=order)
+    plan = plan_budget(60, QUICK, _costs(QUICK, settings, *order))
+    first, second = (plan.share_of(m).cost for m in order)
+    # the first lens makes the recording; the second only reads it
+    assert first.minimum_s > second.minimum_s
+    together = first.minimum_s + second.minimum_s
+    assert together < alone[Metric.PROFILE] + alone[Metric.ASM]
+    # the profile's recording (with the asm lens's reading of it), then asm's disassembly
+    disassembly = _costs(QUICK, settings, Metric.ASM)[0].minimum_s
+    profile = _costs(QUICK, settings, Metric.PROFILE)[0].minimum_s
+    assert together == pytest.approx(profile + disassembly)
+    assert profile > alone[Metric.PROFILE]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from perflab.machine.proc import ProcessRunner
+from perflab.measure.recordings import PerfRecordings
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -131,6 +132,9 @@ class LensContext:
     # the time lens: fork its generations from rounds of servers it starts itself (the plan's
     # choice when the set-up's imports are expensive, perflab/budget.py); None: fresh workers
     server_rounds: ServerRounds | None = None
+    # the run's perf recordings that more than one lens reads (measure/recordings.py): kept by
+    # `replace`, so every benchmark and lens of a run shares the one store
+    recordings: PerfRecordings = field(default_factory=PerfRecordings)
 
     @property
     def lens_budget_s(self) -> float:

@@ -1,5 +1,6 @@
 """`perf record` around one variant's measured region, and `perf script` reading it back: the
-recording the profile lens and the asm lens each make (with their own options).
+recording the profile lens and the asm lens make (measure/recordings.py: once, when a run has
+both).
 
 Statements: the worker runs under `perf record --control ... --delay -1` (events start disabled);
 the caller enables sampling just before each timed loop and disables it right after, through the
@@ -128,11 +129,15 @@ def read_profile(
     *,
     perf: str,
     demangle: bool = True,
+    stacks: bool = True,
     timeout_s: float = 300.0,
 ) -> PerfData:
-    """Samples and mappings (via `perf script`) and the events really sampled (`perf evlist`)."""
+    """Samples and mappings (via `perf script`) and the events really sampled (`perf evlist`).
+    Without `stacks`, each sample is its sampled instruction only (`--hide-call-graph`), however
+    it was recorded: a reader of leaves need not unwind call graphs."""
     evlist = runner.run(LaunchSpec(argv=(perf, "evlist", "-i", str(data_path))), timeout_s=60)
-    naming = () if demangle else ("--no-demangle",)
+    naming: tuple[str, ...] = () if demangle else ("--no-demangle",)
+    naming += () if stacks else ("--hide-call-graph",)
     argv = (perf, "script", "-i", str(data_path), "--no-inline", *naming, "--show-mmap-events")
     script = runner.run(LaunchSpec(argv=(*argv, "-F", _SCRIPT_FIELDS)), timeout_s=timeout_s)
     if not script.ok:
@@ -296,13 +301,17 @@ class ProfiledWorker:
         self.control.close()
         return self.recorded(timeout_s=timeout_s)
 
-    def recorded(self, *, timeout_s: float = 300.0) -> RecordedProfile:
-        """The samples perf wrote once the worker was closed."""
+    def recorded(
+        self, *, timeout_s: float = 300.0, demangle: bool | None = None, stacks: bool = True
+    ) -> RecordedProfile:
+        """The samples perf wrote once the worker was closed (`demangle`: the options' when
+        None; `stacks`: see `read_profile`)."""
         data = read_profile(
             self.runner,
             self.data_path,
             perf=self.perf,
-            demangle=self.options.demangle,
+            demangle=self.options.demangle if demangle is None else demangle,
+            stacks=stacks,
             timeout_s=timeout_s,
         )
         return RecordedProfile(
@@ -399,6 +408,22 @@ def record_command_once(
     data_path: Path,
     timeout_s: float,
 ) -> tuple[int, PerfData]:
+    wall_ns = record_command_run(runner, perf, options, argv, env, cwd, cpu, data_path, timeout_s)
+    return wall_ns, read_profile(runner, data_path, perf=perf, demangle=options.demangle)
+
+
+def record_command_run(
+    runner: ProcessRunner,
+    perf: str,
+    options: RecordOptions,
+    argv: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    cpu: int | None,
+    data_path: Path,
+    timeout_s: float,
+) -> int:
+    """One run of a command under `perf record`, writing `data_path`: its wall time."""
     spec = LaunchSpec(
         argv=(perf, "record", "-q", "-o", str(data_path), *options.perf_options(), "--", *argv),
         env=env,
@@ -412,4 +437,4 @@ def record_command_once(
             detail=result.stderr[-2000:],
             hint="run the command alone first; perf itself fails with status 129 on a bad option",
         )
-    return result.wall_ns, read_profile(runner, data_path, perf=perf, demangle=options.demangle)
+    return result.wall_ns

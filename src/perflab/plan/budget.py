@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perflab.records.errors import ConfigError
 from perflab.records.model import BenchmarkKind, Metric, Settings
@@ -37,6 +37,15 @@ FORK_WHEN_IMPORTS_S = 0.5
 # perf stat / perf record (the counters, profile and asm lenses): starting perf around a worker,
 # and reading its output back
 PERF_START_S = 0.3
+# The perf recording of each variant's measured region with call graphs (measure/recordings.py):
+# the profile lens's, which the asm lens reads too when a run has both. Statements: this long per
+# variant, in this many independent worker processes (a function claimed to have appeared must be
+# there in every one, not in one process's one-off work; 2 is the fewest that can tell);
+# commands: runs until this long, at most this many.
+CALL_GRAPH_REGION_S = 1.0
+CALL_GRAPH_PROCESSES = 2
+CALL_GRAPH_COMMAND_RUNS = 10
+CALL_GRAPH_RECORDING = "perf recording"  # its `LensCost.shares`
 # the CPUs the plan assumes callgrind processes share where the probe did not count them (the
 # fewest perflab measures on); the probe counts perflab's CPUs less other perflab runs' own
 COUNTING_CPUS = 2
@@ -191,6 +200,11 @@ class LensCost:
     after_s: float = 0.0
     # its generations are forked from rounds of servers it starts itself (the time lens)
     server_rounds: ServerRounds | None = None
+    # a measurement other lenses of the run read too, by name ("" none; measure/recordings.py):
+    # the first of them to run makes it, so the plan charges it to that one (`charge_once`).
+    # `shared_s`: the part of the minimum it is, in the cost of the lens that knows it
+    shares: str = ""
+    shared_s: float = 0.0
 
     @property
     def started_before_s(self) -> float:
@@ -429,8 +443,9 @@ def plan_budget(
     by weight.
     When the minimums do not fit, the plan says so (`fits`) and the elastic lenses get their
     minimums; with `strict` (--strict-budget) it raises BudgetError instead."""
-    fixed = [c for c in costs if not c.elastic]
-    elastic = [c for c in costs if c.elastic]
+    fixed, elastic = charge_once(
+        [c for c in costs if not c.elastic], [c for c in costs if c.elastic]
+    )
     after_s = sum(c.after_s for c in costs) + REPORT_S * probe.speed.factor
     needed_s = before_s + probe.probe_s + sum(c.minimum_s for c in costs) + after_s
     surplus_s = max(0.0, budget_s - needed_s)
@@ -445,6 +460,24 @@ def plan_budget(
         )
         raise plan.refusal()
     return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s, waited_s)
+
+
+def charge_once(*in_run_order: list[LensCost]) -> list[list[LensCost]]:
+    """The costs (fixed, then elastic: the order the lenses run in), a shared measurement
+    (`LensCost.shares`) charged once, to the first lens that reads it: the one that makes it."""
+    ordered = [cost for costs in in_run_order for cost in costs]
+    moved: dict[Metric, LensCost] = {}
+    for name in {c.shares for c in ordered if c.shares}:
+        readers = [c for c in ordered if c.shares == name]
+        first, owner = readers[0], max(readers, key=lambda c: c.shared_s)
+        if len(readers) > 1 and owner is not first:
+            moved[owner.metric] = replace(
+                owner, minimum_s=owner.minimum_s - owner.shared_s, shared_s=0.0
+            )
+            moved[first.metric] = replace(
+                first, minimum_s=first.minimum_s + owner.shared_s, shared_s=owner.shared_s
+            )
+    return [[moved.get(c.metric, c) for c in costs] for costs in in_run_order]
 
 
 def elastic_share(

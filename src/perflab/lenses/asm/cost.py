@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from perflab.plan.budget import PERF_START_S, CostProbe, LensCost, analysis_s, side_by_side_s
+from perflab.plan.budget import (
+    CALL_GRAPH_RECORDING,
+    PERF_START_S,
+    CostProbe,
+    LensCost,
+    analysis_s,
+    side_by_side_s,
+)
 from perflab.records.model import BenchmarkKind, Metric, Settings
 
-# each variant's loop recorded this long (measure.py's PROFILE_TARGET_MS), without a call
+# each variant's loop recorded this long (sources.py's PROFILE_TARGET_MS), without a call
 # graph, so that perf script reads it back quickly; then its hot functions read, disassembled
 # and annotated, with the analysis cache warm (a first run on a machine reads every object once
 # and takes longer; docs/benchmarks.md has the runs these come from)
@@ -20,17 +27,28 @@ ASM_ANALYSIS_S = 1.5
 def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     """One worker per variant under perf record (no call graph) for ASM_REGION_S of its loop,
     one after another, read back with perf script; then every variant's hot functions read and
-    disassembled side by side on the CPUs other perflab runs leave."""
+    disassembled side by side on the CPUs other perflab runs leave. A statement in a run that
+    profiles too is recorded once for both (sources.py): the recording is in the profile lens's
+    cost, charged to whichever of the two runs first (`budget.charge_once`)."""
     n = probe.variants
     factor = probe.speed.factor
+    post_s = side_by_side_s(ASM_POST_S, n, probe.counting_cpus, factor)
+    after_s = analysis_s(probe, ASM_ANALYSIS_S)
     statement = probe.kind is BenchmarkKind.STATEMENT
+    if statement and Metric.PROFILE in settings.metrics:
+        return LensCost(
+            Metric.ASM,
+            minimum_s=post_s,
+            needs="the profile's recording, then each variant's hot functions disassembled",
+            after_s=after_s,
+            shares=CALL_GRAPH_RECORDING,
+        )
     start_s = (probe.startup_s if statement else 0.0) + PERF_START_S * factor
     record_s = max(ASM_REGION_S, probe.sample_s)
     per_variant_s = start_s + record_s + ASM_SCRIPT_S * factor
-    post_s = side_by_side_s(ASM_POST_S, n, probe.counting_cpus, factor)
     return LensCost(
         Metric.ASM,
         minimum_s=n * per_variant_s + post_s,
         needs="a profile per variant, then its hot functions disassembled",
-        after_s=analysis_s(probe, ASM_ANALYSIS_S),
+        after_s=after_s,
     )

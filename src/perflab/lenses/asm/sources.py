@@ -2,16 +2,18 @@
 
 `HotCodeSource` is the small seam to a profiler: anything that can profile the measured region
 of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
-`PerfRecordSource` is the built-in one: the perf recording the profile lens makes too
-(`measure/perf_record.py`: `record_statement_profile` / `record_command_profile`) with
-``cpu-clock``, no call graphs and symbol-table names, its samples counted per sampled
-instruction.
+`PerfRecordSource` is the built-in one: a perf recording (`measure/perf_record.py`:
+`record_statement_profile` / `record_command_profile`) with ``cpu-clock``, no call graphs and
+symbol-table names, its samples counted per sampled instruction. For a statement in a run that
+profiles too, it reads the sampled instructions of the profile lens's recording instead
+(measure/recordings.py): one recording per variant for both lenses, made by whichever measures
+first (`shares_recording`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -27,9 +29,11 @@ from perflab.measure.perf_record import (
     record_statement_profile,
 )
 from perflab.measure.perf_script import UNKNOWN, leaf_places
+from perflab.measure.recording_runs import call_graph_recipe, record_variants
+from perflab.measure.recordings import PerfRecordings, Reading, VariantRecording
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
-from perflab.records.model import Benchmark, BenchmarkKind, Variant
+from perflab.records.model import Benchmark, BenchmarkKind, Metric, Settings, Variant
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
@@ -96,6 +100,16 @@ def region_of(profile: RecordedProfile) -> ProfiledRegion:
     return ProfiledRegion(samples=samples, objects=profile.objects)
 
 
+def shares_recording(benchmark: Benchmark, settings: Settings) -> bool:
+    """Whether this lens reads the profile lens's recording rather than making its own: a
+    statement in a run that profiles too. A command is recorded by each: the profile records
+    runs until 1 s of wall time (perf's start-up included) at 999 Hz, so a short command gets a
+    handful of samples, where this lens records up to 10 runs at 4 kHz for MIN_COMMAND_SAMPLES;
+    the profile's runs at 4 kHz with DWARF stacks would cost four times as much to record and
+    unwind."""
+    return benchmark.kind is BenchmarkKind.STATEMENT and Metric.PROFILE in settings.metrics
+
+
 class PerfRecordSource:
     """cpu-clock sampling of the measured region; hardware events are not needed (nor available
     on most VMs)."""
@@ -105,6 +119,9 @@ class PerfRecordSource:
         self.options = RecordOptions(
             event="cpu-clock", frequency_hz=frequency_hz, call_graph=CallGraph.NONE, demangle=False
         )
+        # the shared recording's readings of the benchmark and variants last asked for
+        self._taken: list[VariantRecording] = []
+        self._taken_for: tuple[PerfRecordings, str, tuple[str, ...]] | None = None
 
     @staticmethod
     def check(runner: ProcessRunner) -> None:
@@ -126,11 +143,34 @@ class PerfRecordSource:
         self, benchmark: Benchmark, variant: Variant, context: LensContext
     ) -> ProfiledRegion:
         try:
+            if shares_recording(benchmark, context.experiment.settings):
+                return region_of(self._shared(benchmark, variant, context))
             return region_of(self._record(benchmark, variant, context))
         except PerflabError as error:
             error.variant = error.variant or variant.name
             error.benchmark = error.benchmark or benchmark.name
             raise
+
+    def _shared(
+        self, benchmark: Benchmark, variant: Variant, context: LensContext
+    ) -> RecordedProfile:
+        """This variant's sampled instructions in the run's call-graph recording, its processes
+        pooled: the recording is made for every variant at once, by the first lens to ask, and
+        kept for the next one. The recording's options are the profile's (its event, 999 Hz,
+        call graphs); the leaves of any of them are what this lens counts."""
+        names = [v.name for v in context.experiment.variants]
+        asked = (context.recordings, benchmark.name, tuple(names))
+        if asked != self._taken_for:
+            recipe = call_graph_recipe(context.runner, (Reading.CALL_GRAPHS, Reading.LEAVES))
+            self._taken = context.recordings.take(
+                benchmark.name,
+                names,
+                recipe,
+                Reading.LEAVES,
+                lambda: record_variants(benchmark, context, recipe, Metric.ASM),
+            )
+            self._taken_for = asked
+        return pooled(self._taken[names.index(variant.name)].parts)
 
     def _record(
         self, benchmark: Benchmark, variant: Variant, context: LensContext
@@ -178,6 +218,23 @@ class PerfRecordSource:
             region_ns=first.region_ns + rest.region_ns,
             objects=tuple(dict.fromkeys((*first.objects, *rest.objects))),
         )
+
+
+def pooled(parts: Sequence[RecordedProfile]) -> RecordedProfile:
+    """One variant's recordings in several processes as one: samples, loops and regions added,
+    mapped objects in the order first seen."""
+    first, *rest = parts
+    return (
+        replace(
+            first,
+            samples=tuple(s for part in parts for s in part.samples),
+            loops=sum(part.loops for part in parts),
+            region_ns=sum(part.region_ns for part in parts),
+            objects=tuple(dict.fromkeys(o for part in parts for o in part.objects)),
+        )
+        if rest
+        else first
+    )
 
 
 def region_to_json(region: ProfiledRegion) -> dict[str, object]:

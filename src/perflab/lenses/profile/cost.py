@@ -2,39 +2,60 @@
 
 from __future__ import annotations
 
-from perflab.plan.budget import PERF_START_S, CostProbe, LensCost, analysis_s, side_by_side_s
+from perflab.plan.budget import (
+    CALL_GRAPH_PROCESSES,
+    CALL_GRAPH_RECORDING,
+    CALL_GRAPH_REGION_S,
+    PERF_START_S,
+    CostProbe,
+    LensCost,
+    analysis_s,
+    side_by_side_s,
+)
 from perflab.records.model import BenchmarkKind, Metric, Settings
 
-# A statement is profiled in this many independent worker processes per variant, each recording
-# its share of the region: a function claimed to have appeared (disappeared) must be there in
-# every one (perf_script.even_across_parts), not in one process's one-off work. 2: the fewest
-# that can tell, at one more perf and interpreter start-up per variant.
-PROFILE_PROCESSES = 2
-PROFILE_REGION_S = 1.0  # what the lens records per variant
-PROFILE_POST_S = 1.5  # perf script and symbolisation, per variant
+PROFILE_PROCESSES = CALL_GRAPH_PROCESSES  # worker processes per variant of a statement
+PROFILE_REGION_S = CALL_GRAPH_REGION_S  # what the lens records per variant
+# perf script and symbolisation of one statement process's recording (its share of the region)
+PROFILE_POST_S = 0.8
+PROFILE_COMMAND_POST_S = 1.5  # ... of a command's runs, per variant
+# a statement's sampling switched on and off around each of its samples: a round trip through
+# perf record's control FIFO each way, a latency the machine's speed factor does not scale
+PROFILE_TOGGLE_S = 0.003
+# the asm lens's reading of the same recording (sampled instructions only, no unwinding): made
+# with the recording when the run has both lenses
+LEAVES_POST_S = 0.1
 PROFILE_ANALYSIS_S = 0.05  # after measuring: flame trees and per-symbol shares
 
 
 def profile_cost(
     probe: CostProbe, settings: Settings, *, processes: int = PROFILE_PROCESSES
 ) -> LensCost:
-    """`processes`: workers per variant of a statement."""
+    """`processes`: workers per variant of a statement. All of it is the recording the asm
+    lens reads too (statements): whichever of the two runs first pays it (`budget.charge_once`)."""
     n = probe.variants
     factor = probe.speed.factor
     statement = probe.kind is BenchmarkKind.STATEMENT
     processes = processes if statement else 1
     start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
     record_s = max(PROFILE_REGION_S, processes * probe.sample_s)
+    # statements: the asm lens's reading is made with the recording (asm/sources.py)
+    shared = statement and Metric.ASM in settings.metrics
+    post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
     # statements: each generation's variants are read back (perf script) side by side, on
-    # the CPUs other perflab runs leave (lenses/profile: all_cpus, run_threads)
+    # the CPUs other perflab runs leave (measure/recording_runs: all_cpus, run_threads)
     script_s = (
-        processes * side_by_side_s(PROFILE_POST_S, n, probe.counting_cpus, factor)
+        processes * side_by_side_s(post_s, n, probe.counting_cpus, factor)
         if statement
-        else n * PROFILE_POST_S * factor
+        else n * PROFILE_COMMAND_POST_S * factor
     )
+    toggles = n * PROFILE_REGION_S / max(probe.sample_s, 1e-3) if statement else 0.0
+    minimum_s = n * processes * start_s + script_s + n * record_s + toggles * PROFILE_TOGGLE_S
     return LensCost(
         Metric.PROFILE,
-        minimum_s=n * processes * start_s + script_s + n * record_s,
+        minimum_s=minimum_s,
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
         after_s=analysis_s(probe, PROFILE_ANALYSIS_S),
+        shares=CALL_GRAPH_RECORDING if shared else "",
+        shared_s=minimum_s if shared else 0.0,
     )

@@ -1,0 +1,87 @@
+"""The perf recordings of one run that more than one lens reads: each benchmark's variants are
+recorded once, under the options every reader's needs allow, and each reader takes its own
+reading of the same samples (`Reading`). The profile lens reads call graphs with demangled
+names; the asm lens reads the sampled instructions with symbol-table names; where a run has
+both, whichever of them measures first records, and the other takes what was kept for it.
+
+The store is the run's (`LensContext.recordings`): a reading is kept until its reader takes it,
+so memory holds a benchmark's recording only between its two readers. Nothing here starts a
+process (measure/recording_runs.py records).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from perflab.records.model import Sample
+
+if TYPE_CHECKING:
+    from perflab.measure.perf_record import RecordedProfile, RecordOptions
+
+
+class Reading(enum.Enum):
+    """How a recording's perf.data is read back (`perf script`)."""
+
+    CALL_GRAPHS = "call graphs"  # every sample's stack, names demangled for people
+    LEAVES = "leaves"  # each sample's sampled instruction only, names as in the symbol table
+
+    @property
+    def demangle(self) -> bool:
+        return self is Reading.CALL_GRAPHS
+
+    @property
+    def stacks(self) -> bool:
+        return self is Reading.CALL_GRAPHS
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How each variant of a benchmark is recorded, and the readings made of it."""
+
+    options: RecordOptions  # as probed (`probe_recording`): what perf accepts here
+    region_s: float  # recorded per variant, over all its processes
+    processes: int  # statements: independent worker processes per variant
+    max_command_runs: int  # commands: at most this many runs per variant
+    readings: frozenset[Reading]
+
+
+@dataclass(frozen=True)
+class VariantRecording:
+    """One variant's recording, read one way: a profile per worker process (commands: one,
+    every run's samples pooled), and the wall time of every sample the recording took."""
+
+    parts: tuple[RecordedProfile, ...]
+    wall_samples: tuple[Sample, ...]
+
+
+# every variant's recording, in the experiment's order of variants, one per reading
+Recorded = Mapping[Reading, Sequence[VariantRecording]]
+
+
+class PerfRecordings:
+    """A run's recordings that are still to be read, by benchmark, variants and recipe."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, tuple[str, ...], Recipe, Reading], list[VariantRecording]] = {}
+        self.recorded = 0  # recordings made (each of every variant of one benchmark)
+
+    def take(
+        self,
+        benchmark: str,
+        variants: Sequence[str],
+        recipe: Recipe,
+        reading: Reading,
+        record: Callable[[], Recorded],
+    ) -> list[VariantRecording]:
+        """The variants' recording read as `reading`: recorded now (`record`) unless another
+        reader recorded it already; the other readings are kept for their readers."""
+        key = (benchmark, tuple(variants), recipe)
+        if (*key, reading) not in self._kept:
+            made = record()
+            self.recorded += 1
+            for made_reading, recordings in made.items():
+                self._kept[(*key, made_reading)] = list(recordings)
+        return self._kept.pop((*key, reading))
