@@ -78,9 +78,12 @@ def _claims(variant: str, data: dict[str, Any]) -> list[Block]:
         if data.get(key):
             blocks.append(Paragraph(f"{key} in {variant}: {listed(data[key])}", Style.EMPHASIS))
     for change in data.get("dispatch_changed") or []:
+        # a pair is a dispatch only where the analysis found a resolver returning each side;
+        # otherwise (two builds, no shared resolver) it says what it is: the caller's callee
+        said = "callee changed" if change.get("claim") == "callee_changed" else "dispatch changed"
         blocks.append(
             Paragraph(
-                f"dispatch changed in {variant}: {change.get('from')} → "
+                f"{said} in {variant}: {change.get('from')} → "
                 f"{change.get('to')} (called from {change.get('caller')})",
                 Style.EMPHASIS,
             )
