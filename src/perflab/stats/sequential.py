@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from perflab.stats.paired import RatioEstimate, student_t_quantile
+from perflab.stats.paired import RatioEstimate, student_t_quantile, verdict_for
 
 # The mixing precision (in units of the units' SD): the sequence is narrowest around n ~ 10-50
 # units, where the time lens stops (generations; command batches); larger moves that later.
@@ -111,6 +111,28 @@ def may_stop_early(
         if (math.log(high) - math.log(low)) / 2 > precision:
             return False
         if not settles(low, high, equivalence_band):
+            return False
+    return True
+
+
+def decided_agree(
+    means: Sequence[RatioEstimate],
+    decided: Sequence[RatioEstimate],
+    *,
+    equivalence_band: float,
+    confidence: float,
+    family: int = 1,
+) -> bool:
+    """Whether every comparison's interval as the verdict reads it (`decided`: a command's
+    trimmed mean's, or one an overload check widened) gives the verdict its confidence
+    sequence (around the units' mean, at the stopping rule's level) gives: a claim made at an
+    early stop must be one the sequence, valid at every look, makes too. `family`: as
+    `may_stop_early`'s."""
+    alpha = sequence_alpha(confidence, len(means), family)
+    for mean, reported in zip(means, decided, strict=True):
+        low, high = sequence_interval(mean, alpha)
+        sequence_verdict = verdict_for(low, high, equivalence_band)
+        if verdict_for(reported.ci_low, reported.ci_high, equivalence_band) is not sequence_verdict:
             return False
     return True
 

@@ -210,29 +210,70 @@ def _group_name(batch_blocks: int | None, units: dict[int, int] | None) -> str:
     return "server round" if units else "generation"
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One comparison as its verdict reads it, from the samples so far: the stopping rule and
+    the analysis take it from `decide`, so an early stop looks at the interval the verdict
+    will be read off."""
+
+    pairs: list[PairedLogRatio]  # the log ratios the interval is over
+    mean: RatioEstimate  # the units' mean: the stopping rule's confidence sequence lies around it
+    estimate: RatioEstimate  # the interval the verdict is read off (trimmed, widened by overload)
+    check: OverloadCheck | None  # stats.overload; None without scheduler accounting
+
+    @property
+    def overloaded(self) -> bool:
+        return self.check is not None and self.check.seen
+
+
+def decide(
+    baseline: Sequence[Sample],
+    variant: Sequence[Sample],
+    *,
+    confidence: float,
+    policy: preemption.Preemption,
+    batch_blocks: int | None = None,
+    units: dict[int, int] | None = None,
+) -> Decision | None:
+    """The interval of one comparison: the units' mean (statements) or trimmed mean (commands,
+    robust to the units a slow CPU spoiled), widened by the overload check; None when nothing
+    was measured. Samples as stored, warm-up included."""
+    pairs = pair_samples(baseline, variant, batch_blocks=batch_blocks, preemption=policy)
+    if not pairs and not pair_samples(baseline, variant, batch_blocks=batch_blocks):
+        return None  # nothing measured; excluding every pair leaves an undecided comparison
+    mean = estimate_ratio(pairs, confidence, units)
+    estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
+    check = overload_check(baseline, variant, estimate, batch_blocks=batch_blocks, units=units)
+    if check is not None and check.seen:
+        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
+    return Decision(pairs=pairs, mean=mean, estimate=estimate, check=check)
+
+
 def _compare_variant(
     stored: _Stored, name: str, samples: list[Sample]
 ) -> tuple[Comparison, list[Note]] | None:
     """One variant against the baseline, and the notes on its per-process noise and overload;
     None when nothing was measured."""
     baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
-    pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
-    if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
-        return None  # nothing measured; excluding every pair leaves an undecided comparison
-    confidence = family_confidence(stored.settings.confidence, stored.family)
-    mean = estimate_ratio(pairs, confidence, units)
-    # commands: the trimmed mean of their units, robust to the units a slow CPU spoiled
-    estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
+    decision = decide(
+        baseline,
+        samples,
+        confidence=family_confidence(stored.settings.confidence, stored.family),
+        policy=stored.policy,
+        batch_blocks=batch_blocks,
+        units=units,
+    )
+    if decision is None:
+        return None
+    estimate, check = decision.estimate, decision.check
     notes: list[Note] = []
     finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
     if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
         notes.append(_note(stored.benchmark, name, finding))
-    check = overload_check(baseline, samples, estimate, batch_blocks=batch_blocks, units=units)
     if check is not None and check.seen:
-        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
     kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
-    sides = _Sides(stored.measured_baseline, samples, kept, units, pairs, mean)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
     return _time_comparison(stored, name, sides, estimate, check), notes
 
 
