@@ -191,9 +191,8 @@ def seconds_to_decide(
     probability: float = DECIDE_PROBABILITY,
 ) -> float | None:
     """How much more budget (seconds, at this run's rate of units) a new run needs to decide
-    with at least `probability`, whether the truth is this run's estimate or no difference at
-    all (an inconclusive interval holds both); 0 when this one decided; None when it cannot be
-    said."""
+    with at least `probability`, for every truth of `forecast_truths` (the verdict the data
+    point to); 0 when this one decided; None when it cannot be said."""
     n = estimate.n_groups
     sd = estimate.between_group_sd
     if n < 2 or not estimate.ratio > 0 or elapsed_s <= 0 or not math.isfinite(sd) or sd <= 0:
@@ -202,9 +201,21 @@ def seconds_to_decide(
         return 0.0
     needed = max(
         _units_to_decide(estimate, equivalence_band, truth, probability)
-        for truth in (math.log(estimate.ratio), 0.0)
+        for truth in forecast_truths(estimate, equivalence_band)
     )
     return elapsed_s * max(0.0, needed / n - 1)
+
+
+def forecast_truths(estimate: RatioEstimate, equivalence_band: float) -> tuple[float, ...]:
+    """The true log ratios a forecast plans for: the verdict the data point to. An estimate
+    inside the band points to `equivalent`, which an inconclusive interval also leaves open to
+    no difference at all, so both (the one needing longer is the one a user can count on); one
+    outside the band points to a difference, and a new run needs only to exclude 1 at it
+    (planning to settle `equivalent` too asks for far more than the difference needs)."""
+    centre = math.log(estimate.ratio)
+    if abs(centre) > math.log(1 + equivalence_band):
+        return (centre,)
+    return centre, 0.0
 
 
 def _units_to_decide(
