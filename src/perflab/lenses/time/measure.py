@@ -170,10 +170,10 @@ class _Session(LensSession):
                 batch_blocks=batch_blocks,
                 units=units,
             )
-            nothing = estimate_ratio([], confidence)
-            decisions.append(
-                decision or Decision(pairs=[], mean=nothing, estimate=nothing, check=None)
-            )
+            if decision is None:  # nothing measured yet: nothing to stop on
+                nothing = estimate_ratio([], confidence)
+                decision = Decision(pairs=[], mean=nothing, estimate=nothing, check=None)
+            decisions.append(decision)
         return decisions
 
     def precise_enough(self, decisions: list[Decision]) -> bool:
