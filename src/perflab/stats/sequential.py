@@ -21,8 +21,9 @@ so by Ville's inequality the set of mu with M_n < 1/alpha holds mu at every n wi
 The reported interval stays the Student t interval of `stats.paired` (narrower); a run stops
 early only when the sequence, which contains it, has settled the verdict, so a claim made at an
 early stop is one the sequence makes (docs/statistics.md, "Stopping"). A command's reported
-interval is its units' trimmed mean's (`stats.trimmed`), which the sequence need not contain:
-there an early stop also needs the two to agree on the verdict (`stats.trimmed.trimmed_agree`).
+interval is its units' trimmed mean's (`stats.trimmed`), and an overload check may widen either
+(`stats.overload`); the sequence need not contain those: an early stop also needs the interval
+the verdict is read off to give the sequence's verdict (`decided_agree`).
 """
 
 from __future__ import annotations
