@@ -3,13 +3,35 @@ early on an interval the analysis then widens (stats.overload, lenses.time.analy
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import os
 import random
+from pathlib import Path
 
-from perflab.lenses.time.analyse import analyse_time, decide
-from perflab.lenses.time.measure import may_stop_after, precise_enough
-from perflab.records.model import Benchmark, BenchmarkData, Metric, Sample, Settings, Verdict
+import pytest
+
+from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time, decide
+from perflab.lenses.time.measure import TimeLens, may_stop_after, precise_enough
+from perflab.machine.proc import FakeRunner
+from perflab.measure import cpu_lock
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.scripted_worker import ScriptedWorker
+from perflab.records.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkData,
+    Experiment,
+    Metric,
+    Sample,
+    Settings,
+    Severity,
+    Variant,
+    Verdict,
+)
 from perflab.stats.preemption import Preemption
+from tests.conftest import FAST
 
 PRECISION = 0.005
 BAND = 0.01
@@ -76,3 +98,81 @@ def test_even_preemption_that_costs_nothing_more_may_stop_early() -> None:
     decision = decide(baseline, variant, confidence=0.95, policy=Preemption.CORRECT)
     assert decision is not None and not decision.overloaded
     assert may_stop_after([decision], PRECISION, equivalence_band=BAND)
+
+
+def test_another_perflab_run_on_the_cpu_is_overload_whatever_the_samples_show() -> None:
+    # even preemption that costs nothing more: nothing in the samples, but another run was
+    # known to measure on the same CPU
+    baseline, variant = _samples(random.Random(1), (0.3, 0.3), growth=0.0)
+    decision = decide(
+        baseline, variant, confidence=0.95, policy=Preemption.CORRECT, shared_cpu_with=(4242,)
+    )
+    assert decision is not None and decision.overloaded
+    assert decision.check is not None and decision.check.shared_cpu_with == (4242,)
+    assert decision.check.to_json()["shared_cpu_with"] == [4242]
+    assert not may_stop_after([decision], PRECISION, equivalence_band=BAND)
+
+    artifact = Artifact(
+        benchmark="b",
+        variant="A",
+        metric=Metric.TIME,
+        kind=KIND_SHARED_CPU,
+        content=json.dumps({"cpu": 1, "pids": [4242]}),
+    )
+    analysis = analyse_time(
+        Benchmark(name="b", stmt="pass"),
+        ["A", "B"],
+        BenchmarkData(samples=tuple(baseline + variant), artifacts=(artifact,)),
+        Settings(preempted="correct", equivalence_band=BAND),
+    )
+    (note,) = [n for n in analysis.notes if "another perflab run" in n.message]
+    assert "pid 4242" in note.message and note.severity is Severity.WARNING
+    (comparison,) = analysis.comparisons
+    assert (comparison.ci_low, comparison.ci_high) == (
+        decision.estimate.ci_low,
+        decision.estimate.ci_high,
+    )
+
+
+def test_the_time_lens_records_the_run_that_holds_its_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that shares its measuring CPU with the run holding it (after waiting for a free
+    one) records the holder; the analysis names it and counts it as overload."""
+    monkeypatch.setenv(cpu_lock.LOCK_DIR_VARIABLE, str(tmp_path))
+    held = cpu_lock.try_lock(1)
+    assert held is not None and held.fd is not None
+    other_pid = 4242  # the lock file says who holds it: another run
+    os.pwrite(held.fd, f"{other_pid:<{cpu_lock.PID_WIDTH}}\n".encode(), 0)
+    try:
+        worker = ScriptedWorker(lambda spec: 800.0 if (spec.env or {}).get("FAST") else 1000.0)
+        runner = FakeRunner().on_spawn("statement_worker", worker)
+        bench = Benchmark(name="b", stmt="f()")
+        experiment = Experiment(
+            benchmarks=(bench,),
+            variants=(Variant("A"), Variant("B", env={"FAST": "1"})),
+            settings=dataclasses.replace(FAST, budget_s=0.3),
+        )
+        sink = MemorySink()
+        context = LensContext(experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3")
+        lens = TimeLens(clock_ns=_Clock())
+        lens.measure(bench, context)
+    finally:
+        held.close()
+    (recorded,) = [a for a in sink.artifacts if a.kind == KIND_SHARED_CPU]
+    assert json.loads(recorded.content) == {"cpu": 1, "pids": [other_pid]}
+    analysis = lens.analyse(bench, ["A", "B"], sink.data_for("b", Metric.TIME), experiment)
+    assert [n for n in analysis.notes if f"pid {other_pid}" in n.message]
+    (comparison,) = analysis.comparisons
+    assert comparison.to_json()["overload"]["shared_cpu_with"] == [other_pid]
+
+
+class _Clock:
+    """Each reading advances 10 ms."""
+
+    def __init__(self) -> None:
+        self.now_ns = 0
+
+    def __call__(self) -> int:
+        self.now_ns += 10_000_000
+        return self.now_ns

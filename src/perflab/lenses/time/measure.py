@@ -29,6 +29,7 @@ import numpy as np
 from perflab.lenses.time.analyse import (
     KIND_COMMAND_UNITS,
     KIND_SERVER_ROUND,
+    KIND_SHARED_CPU,
     WALL_NS,
     Decision,
     analyse_time,
@@ -41,6 +42,7 @@ from perflab.lenses.time.cost import (
 )
 from perflab.machine.host import online_cpus
 from perflab.machine.proc import ProcessRunner
+from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (
@@ -111,6 +113,7 @@ class TimeLens:
             session = _StatementSession(benchmark, context, self._clock_ns)
         else:
             session = _CommandSession(benchmark, context, self._clock_ns)
+        session.other_runs_on_cpu()
         session.run()
         session.note_overrun()
 
@@ -140,6 +143,7 @@ class _Session(LensSession):
         self.samples: list[Sample] = []
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
+        self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
         self.sampler = InterleavedSampler(self, Metric.TIME)
 
     def record(self, sample: Sample) -> None:
@@ -159,6 +163,7 @@ class _Session(LensSession):
         confidence = family_confidence(
             self.settings.confidence, run_family_size(self.context.experiment)
         )
+        shared_cpu_with = self.other_runs_on_cpu()
         decisions = []
         for variant in self.variants[1:]:
             samples = [s for s in self.samples if s.variant == variant.name]
@@ -169,12 +174,33 @@ class _Session(LensSession):
                 policy=policy,
                 batch_blocks=batch_blocks,
                 units=units,
+                shared_cpu_with=shared_cpu_with,
             )
             if decision is None:  # nothing measured yet: nothing to stop on
                 nothing = estimate_ratio([], confidence)
                 decision = Decision(pairs=[], mean=nothing, estimate=nothing, check=None)
             decisions.append(decision)
         return decisions
+
+    def other_runs_on_cpu(self) -> tuple[int, ...]:
+        """The other perflab runs that have held the measuring CPU so far (this run shares it
+        after waiting, or one took it after its holder ended); each recorded for the analysis,
+        which counts it as overload, as the stopping rule does."""
+        cpu = self.context.cpu
+        other = None if cpu is None else cpu_lock.holder(cpu)
+        if other is None or other == os.getpid() or other in self.shared_cpu_with:
+            return self.shared_cpu_with
+        self.shared_cpu_with += (other,)
+        self.context.sink.add_artifact(
+            Artifact(
+                benchmark=self.benchmark.name,
+                variant=self.variants[0].name,
+                metric=Metric.TIME,
+                kind=KIND_SHARED_CPU,
+                content=json.dumps({"cpu": cpu, "pids": [other]}),
+            )
+        )
+        return self.shared_cpu_with
 
     def precise_enough(self, decisions: list[Decision]) -> bool:
         """Whether to stop early (`may_stop_after`)."""
