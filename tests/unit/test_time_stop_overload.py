@@ -134,6 +134,32 @@ def test_another_perflab_run_on_the_cpu_is_overload_whatever_the_samples_show() 
     )
 
 
+def _measure_on_cpu_1() -> tuple[TimeLens, MemorySink, Benchmark, Experiment]:
+    worker = ScriptedWorker(lambda spec: 800.0 if (spec.env or {}).get("FAST") else 1000.0)
+    runner = FakeRunner().on_spawn("statement_worker", worker)
+    bench = Benchmark(name="b", stmt="f()")
+    experiment = Experiment(
+        benchmarks=(bench,),
+        variants=(Variant("A"), Variant("B", env={"FAST": "1"})),
+        settings=dataclasses.replace(FAST, budget_s=0.3),
+    )
+    sink = MemorySink()
+    context = LensContext(experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3")
+    lens = TimeLens(clock_ns=_Clock())
+    lens.measure(bench, context)
+    return lens, sink, bench, experiment
+
+
+def _counted_as_overload(other_pid: int) -> None:
+    lens, sink, bench, experiment = _measure_on_cpu_1()
+    (recorded,) = [a for a in sink.artifacts if a.kind == KIND_SHARED_CPU]
+    assert json.loads(recorded.content) == {"cpu": 1, "pids": [other_pid]}
+    analysis = lens.analyse(bench, ["A", "B"], sink.data_for("b", Metric.TIME), experiment)
+    assert [n for n in analysis.notes if f"pid {other_pid}" in n.message]
+    (comparison,) = analysis.comparisons
+    assert comparison.to_json()["overload"]["shared_cpu_with"] == [other_pid]
+
+
 def test_the_time_lens_records_the_run_that_holds_its_cpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -145,26 +171,27 @@ def test_the_time_lens_records_the_run_that_holds_its_cpu(
     other_pid = 4242  # the lock file says who holds it: another run
     os.pwrite(held.fd, f"{other_pid:<{cpu_lock.PID_WIDTH}}\n".encode(), 0)
     try:
-        worker = ScriptedWorker(lambda spec: 800.0 if (spec.env or {}).get("FAST") else 1000.0)
-        runner = FakeRunner().on_spawn("statement_worker", worker)
-        bench = Benchmark(name="b", stmt="f()")
-        experiment = Experiment(
-            benchmarks=(bench,),
-            variants=(Variant("A"), Variant("B", env={"FAST": "1"})),
-            settings=dataclasses.replace(FAST, budget_s=0.3),
-        )
-        sink = MemorySink()
-        context = LensContext(experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3")
-        lens = TimeLens(clock_ns=_Clock())
-        lens.measure(bench, context)
+        _counted_as_overload(other_pid)
     finally:
         held.close()
-    (recorded,) = [a for a in sink.artifacts if a.kind == KIND_SHARED_CPU]
-    assert json.loads(recorded.content) == {"cpu": 1, "pids": [other_pid]}
-    analysis = lens.analyse(bench, ["A", "B"], sink.data_for("b", Metric.TIME), experiment)
-    assert [n for n in analysis.notes if f"pid {other_pid}" in n.message]
-    (comparison,) = analysis.comparisons
-    assert comparison.to_json()["overload"]["shared_cpu_with"] == [other_pid]
+
+
+def test_the_time_lens_records_a_run_that_joined_its_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run holding the CPU records a run that joined it, and leaves the join's mark for
+    the note the run gives at its end."""
+    monkeypatch.setenv(cpu_lock.LOCK_DIR_VARIABLE, str(tmp_path))
+    held = cpu_lock.try_lock(1)
+    assert held is not None
+    other_pid = os.getppid()  # a live process: a run still measuring on the CPU
+    mark = tmp_path / f"cpu1.joined.{other_pid}"
+    mark.touch()
+    try:
+        _counted_as_overload(other_pid)
+    finally:
+        held.close()
+    assert mark.exists()
 
 
 class _Clock:
@@ -176,3 +203,12 @@ class _Clock:
     def __call__(self) -> int:
         self.now_ns += 10_000_000
         return self.now_ns
+
+
+def test_a_look_while_measuring_leaves_an_ended_joiners_mark(tmp_path: Path) -> None:
+    ended = tmp_path / "cpu1.joined.999999999"  # no such process: a run that has ended
+    ended.touch()
+    assert cpu_lock.joined(1, 0.0, tmp_path, remove_ended=False) == (999999999,)
+    assert ended.exists()
+    assert cpu_lock.joined(1, 0.0, tmp_path) == (999999999,)  # the run's end: found, removed
+    assert not ended.exists()

@@ -144,6 +144,7 @@ class _Session(LensSession):
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
         self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
+        self.started_wall_s = time.time()  # the lock's marks carry wall-clock times
         self.sampler = InterleavedSampler(self, Metric.TIME)
 
     def record(self, sample: Sample) -> None:
@@ -183,23 +184,29 @@ class _Session(LensSession):
         return decisions
 
     def other_runs_on_cpu(self) -> tuple[int, ...]:
-        """The other perflab runs that have held the measuring CPU so far (this run shares it
-        after waiting, or one took it after its holder ended); each recorded for the analysis,
-        which counts it as overload, as the stopping rule does."""
+        """The other perflab runs that have measured on the measuring CPU so far: the one
+        holding it (this run shares it after waiting) and those that joined it (this run or
+        another holds it); each recorded for the analysis, which counts it as overload, as
+        the stopping rule does."""
         cpu = self.context.cpu
-        other = None if cpu is None else cpu_lock.holder(cpu)
-        if other is None or other == os.getpid() or other in self.shared_cpu_with:
-            return self.shared_cpu_with
-        self.shared_cpu_with += (other,)
-        self.context.sink.add_artifact(
-            Artifact(
-                benchmark=self.benchmark.name,
-                variant=self.variants[0].name,
-                metric=Metric.TIME,
-                kind=KIND_SHARED_CPU,
-                content=json.dumps({"cpu": cpu, "pids": [other]}),
+        if cpu is None:
+            return ()
+        others = set(cpu_lock.joined(cpu, self.started_wall_s, remove_ended=False))
+        holder = cpu_lock.holder(cpu)
+        if holder is not None and holder != os.getpid():
+            others.add(holder)
+        new = sorted(others - set(self.shared_cpu_with))
+        if new:
+            self.shared_cpu_with += tuple(new)
+            self.context.sink.add_artifact(
+                Artifact(
+                    benchmark=self.benchmark.name,
+                    variant=self.variants[0].name,
+                    metric=Metric.TIME,
+                    kind=KIND_SHARED_CPU,
+                    content=json.dumps({"cpu": cpu, "pids": new}),
+                )
             )
-        )
         return self.shared_cpu_with
 
     def precise_enough(self, decisions: list[Decision]) -> bool:
