@@ -13,6 +13,7 @@ from perflab.records.model import Verdict
 from perflab.stats.paired import RatioEstimate, student_t_quantile, verdict_for
 from perflab.stats.sequential import (
     decide_probability,
+    forecast_truths,
     may_stop_early,
     seconds_to_decide,
     sequence_interval,
@@ -248,15 +249,39 @@ def test_seconds_to_decide_is_enough_in_80_percent_of_inconclusive_a_a_runs() ->
     assert decided / tried >= 0.8
 
 
-def test_an_estimate_that_wandered_off_is_not_promised_a_quick_decision() -> None:
-    """An inconclusive interval holds 1: the forecast counts on no difference as well, so an
-    A/A whose estimate wandered 10% off asks at least as long as one centred on 1."""
+def test_an_estimate_inside_the_band_counts_on_no_difference_as_well() -> None:
+    """An inconclusive interval holds 1: while the estimate points to `equivalent` (inside the
+    band), the forecast counts on no difference as well, and asks at least what that needs."""
     rng = np.random.default_rng(5)
-    units = rng.normal(0, 0.25, 10)
-    centred = estimate_of(units - units.mean())
-    wandered = estimate_of(units - units.mean() + math.log(1.1))
-    assert verdict_for(wandered.ci_low, wandered.ci_high, BAND) is Verdict.INCONCLUSIVE
-    extra_centred = seconds_to_decide(centred, BAND, 20.0)
-    extra_wandered = seconds_to_decide(wandered, BAND, 20.0)
-    assert extra_centred is not None and extra_wandered is not None
-    assert extra_wandered >= extra_centred > 20.0 * 100
+    units = rng.normal(0, 0.03, 10)
+    inside = estimate_of(units - units.mean() + math.log(1.006))
+    assert verdict_for(inside.ci_low, inside.ci_high, BAND) is Verdict.INCONCLUSIVE
+    assert forecast_truths(inside, BAND) == (pytest.approx(math.log(1.006)), 0.0)
+    no_difference = estimate_of(units - units.mean())
+    extra_inside = seconds_to_decide(inside, BAND, 20.0)
+    extra_none = seconds_to_decide(no_difference, BAND, 20.0)
+    assert extra_inside is not None and extra_none is not None
+    assert extra_inside >= extra_none
+
+
+def test_an_estimate_outside_the_band_is_planned_for_the_difference_it_points_to() -> None:
+    """Inconclusive 3% A/Bs: the estimate outside the band points to a difference, and the
+    forecast plans to exclude 1 at it rather than to settle `equivalent` as well (which asked
+    for far more than the difference needs); a new run with what it asks still finds it."""
+    rng = np.random.default_rng(29)
+    units, sd, truth = 15, 0.04, math.log(1.03)
+    asked, found = [], 0
+    while len(asked) < 200:
+        estimate = estimate_of(rng.normal(truth, sd, units))
+        if verdict_for(estimate.ci_low, estimate.ci_high, BAND) is not Verdict.INCONCLUSIVE:
+            continue
+        extra = seconds_to_decide(estimate, BAND, float(units))
+        assert extra is not None
+        if abs(math.log(estimate.ratio)) > math.log(1 + BAND):
+            assert forecast_truths(estimate, BAND) == (math.log(estimate.ratio),)
+        asked.append(extra / units)
+        again = estimate_of(rng.normal(truth, sd, max(2, round(units + extra))))
+        found += verdict_for(again.ci_low, again.ci_high, BAND) is Verdict.SLOWER
+    assert found / len(asked) >= 0.9
+    # planning for no difference as well asked several times the first run's budget here
+    assert float(np.median(asked)) < 6

@@ -161,9 +161,12 @@ def announce_join(cpu: int, directory: Path | None = None) -> None:
         pass  # only a message is lost
 
 
-def joined(cpu: int, since_s: float, directory: Path | None = None) -> tuple[int, ...]:
+def joined(
+    cpu: int, since_s: float, directory: Path | None = None, *, remove_ended: bool = True
+) -> tuple[int, ...]:
     """Pids of the runs that shared `cpu` after `since_s` (time.time()) or still run on it;
-    the marks of runs that have ended are removed."""
+    the marks of runs that have ended are removed (unless `remove_ended` is false: a look
+    while measuring leaves them for the holder's note at its end)."""
     directory = directory or lock_directory()
     found = []
     try:
@@ -182,7 +185,7 @@ def joined(cpu: int, since_s: float, directory: Path | None = None) -> tuple[int
             continue
         if alive or recent:
             found.append(int(pid_text))
-        if not alive:
+        if not alive and remove_ended:
             try:
                 os.unlink(path)
             except OSError:

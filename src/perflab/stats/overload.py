@@ -9,7 +9,9 @@ both and the ratio holds; when one variant is preempted far more often than the 
 growth is large, the corrected ratio is biased, and a tight interval around it misses the truth
 (the measured case is in docs/statistics.md).
 
-So, for each comparison, two signs are checked on the samples as measured:
+So, for each comparison, two signs are checked on the samples as measured (and a third is
+known beforehand: another perflab run measured on the same CPU, each taking turns with the
+other, which is overload whatever the samples show):
 
 - **uneven preemption**: the variants' shares of preempted samples differ by more than
   `UNEVEN_SHARE` and by more than `UNEVEN_Z` standard errors;
@@ -73,10 +75,12 @@ class OverloadCheck:
     ci_low: float
     ci_high: float
     action: str
+    # pids of other perflab runs that held the measuring CPU while this one measured (0: unknown)
+    shared_cpu_with: tuple[int, ...] = ()
 
     @property
     def seen(self) -> bool:
-        return self.uneven or self.grows
+        return self.uneven or self.grows or bool(self.shared_cpu_with)
 
     def to_json(self) -> dict[str, Any]:
         clean = self.unpreempted
@@ -92,11 +96,18 @@ class OverloadCheck:
             "unpreempted_ci_high": _finite(clean.ci_high) if clean else None,
             "unpreempted_groups": clean.n_groups if clean else 0,
             "action": self.action,
+            "shared_cpu_with": list(self.shared_cpu_with),
         }
 
     def message(self, baseline: str, variant: str) -> str:
         """Why the interval was widened, naming the cause, and what it now holds."""
         causes = []
+        if self.shared_cpu_with:
+            who = ", ".join(f"pid {pid or '?'}" for pid in self.shared_cpu_with)
+            causes.append(
+                f"another perflab run ({who}) held the measuring CPU and measured on it too, "
+                "so the two took turns on it"
+            )
         if self.uneven:
             causes.append(
                 f"`{variant}`'s samples were preempted {self.preempted_variant:.0%} of the "
@@ -194,9 +205,12 @@ def overload_check(
     batch_blocks: int | None = None,
     units: Mapping[int, int] | None = None,
     share: float = PREEMPTED_SHARE,
+    shared_cpu_with: Sequence[int] = (),
 ) -> OverloadCheck | None:
     """The check of one comparison (its samples as stored, and the interval the decision made of
-    them); None when the samples carry no scheduler accounting."""
+    them); None when the samples carry no scheduler accounting. `shared_cpu_with`: the other
+    perflab runs known to have measured on the same CPU; the interval is then widened as for
+    the signs the samples show."""
     measured = [
         (group, v, b)
         for group, v, b in kept_pairs(baseline, variant, batch_blocks=batch_blocks)
@@ -211,7 +225,7 @@ def overload_check(
     grows = any(x is not None and x > CPU_GROWTH for x in (growth_baseline, growth_variant))
     clean = None
     low, high, action = estimate.ci_low, estimate.ci_high, NONE
-    if uneven or grows:
+    if uneven or grows or shared_cpu_with:
         clean = _unpreempted(baseline, variant, estimate, batch_blocks, units, share)
         growths = _growths((share_baseline, growth_baseline), (share_variant, growth_variant))
         low, high, action = _widened(estimate, clean, growths)
@@ -226,6 +240,7 @@ def overload_check(
         ci_low=low,
         ci_high=high,
         action=action,
+        shared_cpu_with=tuple(shared_cpu_with),
     )
 
 

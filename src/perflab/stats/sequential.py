@@ -21,8 +21,9 @@ so by Ville's inequality the set of mu with M_n < 1/alpha holds mu at every n wi
 The reported interval stays the Student t interval of `stats.paired` (narrower); a run stops
 early only when the sequence, which contains it, has settled the verdict, so a claim made at an
 early stop is one the sequence makes (docs/statistics.md, "Stopping"). A command's reported
-interval is its units' trimmed mean's (`stats.trimmed`), which the sequence need not contain:
-there an early stop also needs the two to agree on the verdict (`stats.trimmed.trimmed_agree`).
+interval is its units' trimmed mean's (`stats.trimmed`), and an overload check may widen either
+(`stats.overload`); the sequence need not contain those: an early stop also needs the interval
+the verdict is read off to give the sequence's verdict (`decided_agree`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from perflab.stats.paired import RatioEstimate, student_t_quantile
+from perflab.stats.paired import RatioEstimate, student_t_quantile, verdict_for
 
 # The mixing precision (in units of the units' SD): the sequence is narrowest around n ~ 10-50
 # units, where the time lens stops (generations; command batches); larger moves that later.
@@ -115,6 +116,28 @@ def may_stop_early(
     return True
 
 
+def decided_agree(
+    means: Sequence[RatioEstimate],
+    decided: Sequence[RatioEstimate],
+    *,
+    equivalence_band: float,
+    confidence: float,
+    family: int = 1,
+) -> bool:
+    """Whether every comparison's interval as the verdict reads it (`decided`: a command's
+    trimmed mean's, or one an overload check widened) gives the verdict its confidence
+    sequence (around the units' mean, at the stopping rule's level) gives: a claim made at an
+    early stop must be one the sequence, valid at every look, makes too. `family`: as
+    `may_stop_early`'s."""
+    alpha = sequence_alpha(confidence, len(means), family)
+    for mean, reported in zip(means, decided, strict=True):
+        low, high = sequence_interval(mean, alpha)
+        sequence_verdict = verdict_for(low, high, equivalence_band)
+        if verdict_for(reported.ci_low, reported.ci_high, equivalence_band) is not sequence_verdict:
+            return False
+    return True
+
+
 # The unit SD behind a forecast is this run's estimate, itself uncertain (a few units): the
 # chance is averaged over this many quantiles of its distribution (chi-square, n - 1 df).
 SD_QUANTILES = 8
@@ -169,9 +192,8 @@ def seconds_to_decide(
     probability: float = DECIDE_PROBABILITY,
 ) -> float | None:
     """How much more budget (seconds, at this run's rate of units) a new run needs to decide
-    with at least `probability`, whether the truth is this run's estimate or no difference at
-    all (an inconclusive interval holds both); 0 when this one decided; None when it cannot be
-    said."""
+    with at least `probability`, for every truth of `forecast_truths` (the verdict the data
+    point to); 0 when this one decided; None when it cannot be said."""
     n = estimate.n_groups
     sd = estimate.between_group_sd
     if n < 2 or not estimate.ratio > 0 or elapsed_s <= 0 or not math.isfinite(sd) or sd <= 0:
@@ -180,9 +202,21 @@ def seconds_to_decide(
         return 0.0
     needed = max(
         _units_to_decide(estimate, equivalence_band, truth, probability)
-        for truth in (math.log(estimate.ratio), 0.0)
+        for truth in forecast_truths(estimate, equivalence_band)
     )
     return elapsed_s * max(0.0, needed / n - 1)
+
+
+def forecast_truths(estimate: RatioEstimate, equivalence_band: float) -> tuple[float, ...]:
+    """The true log ratios a forecast plans for: the verdict the data point to. An estimate
+    inside the band points to `equivalent`, which an inconclusive interval also leaves open to
+    no difference at all, so both (the one needing longer is the one a user can count on); one
+    outside the band points to a difference, and a new run needs only to exclude 1 at it
+    (planning to settle `equivalent` too asks for far more than the difference needs)."""
+    centre = math.log(estimate.ratio)
+    if abs(centre) > math.log(1 + equivalence_band):
+        return (centre,)
+    return centre, 0.0
 
 
 def _units_to_decide(

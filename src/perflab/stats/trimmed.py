@@ -25,9 +25,8 @@ from perflab.stats.paired import (
     estimate_ratio,
     student_t_quantile,
     unit_means,
-    verdict_for,
 )
-from perflab.stats.sequential import sequence_alpha, sequence_interval
+from perflab.stats.sequential import decided_agree
 
 # The share of units trimmed at each end.
 TRIM_SHARE = 0.2
@@ -88,13 +87,7 @@ def trimmed_agree(
     family: int = 1,
 ) -> bool:
     """Whether every comparison's trimmed interval gives the verdict its confidence sequence
-    (around the units' mean, at the stopping rule's level) gives. A command run stops early
-    only then: its verdict is the trimmed interval's, and a claim made at an early stop must
-    be one the sequence, valid at every look, makes too. `family`: as `may_stop_early`'s."""
-    alpha = sequence_alpha(confidence, len(means), family)
-    for mean, robust in zip(means, trimmed, strict=True):
-        low, high = sequence_interval(mean, alpha)
-        sequence_verdict = verdict_for(low, high, equivalence_band)
-        if verdict_for(robust.ci_low, robust.ci_high, equivalence_band) is not sequence_verdict:
-            return False
-    return True
+    gives (`stats.sequential.decided_agree`): a command run stops early only then."""
+    return decided_agree(
+        means, trimmed, equivalence_band=equivalence_band, confidence=confidence, family=family
+    )

@@ -49,6 +49,9 @@ KIND_SERVER_ROUND = "time-server-round"
 COMMAND_BATCHES = 10  # commands, runs stored without a unit artifact: about this many batches
 # artifact (baseline variant): {"blocks_per_unit": B}, the command batch size the run used
 KIND_COMMAND_UNITS = "time-command-units"
+# artifact (baseline variant): {"cpu": N, "pids": [...]}, the other perflab runs that held the
+# measuring CPU when this benchmark's time was measured (stats.overload: treated as overload)
+KIND_SHARED_CPU = "time-shared-cpu"
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,15 @@ def command_units_of(data: BenchmarkData, measured_blocks: int) -> int:
     return command_batch_blocks(measured_blocks)
 
 
+def shared_cpu_of(data: BenchmarkData) -> tuple[int, ...]:
+    """The other perflab runs that held the measuring CPU while this benchmark was measured."""
+    pids: set[int] = set()
+    for artifact in data.artifacts:
+        if artifact.kind == KIND_SHARED_CPU:
+            pids.update(int(pid) for pid in json.loads(artifact.content)["pids"])
+    return tuple(sorted(pids))
+
+
 def command_batch_blocks(measured_blocks: int) -> int:
     """Commands stored without a unit artifact: consecutive blocks grouped into about ten
     batches, re-formed as blocks arrive (a unit that changes cannot carry a confidence
@@ -173,6 +185,7 @@ class _Stored:
     policy: preemption.Preemption
     elapsed_s: float
     series: tuple[TimeSeries, ...]
+    shared_cpu_with: tuple[int, ...]  # other perflab runs on the measuring CPU (shared_cpu_of)
 
 
 def _stored(
@@ -200,6 +213,7 @@ def _stored(
         policy=preemption.Preemption(settings.preempted),
         elapsed_s=max((s.at_ns for s in data.samples), default=0) / 1e9,
         series=time_series(data.samples, variants),
+        shared_cpu_with=shared_cpu_of(data),
     )
 
 
@@ -210,29 +224,80 @@ def _group_name(batch_blocks: int | None, units: dict[int, int] | None) -> str:
     return "server round" if units else "generation"
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One comparison as its verdict reads it, from the samples so far: the stopping rule and
+    the analysis take it from `decide`, so an early stop looks at the interval the verdict
+    will be read off."""
+
+    pairs: list[PairedLogRatio]  # the log ratios the interval is over
+    mean: RatioEstimate  # the units' mean: the stopping rule's confidence sequence lies around it
+    estimate: RatioEstimate  # the interval the verdict is read off (trimmed, widened by overload)
+    check: OverloadCheck | None  # stats.overload; None without scheduler accounting
+
+    @property
+    def overloaded(self) -> bool:
+        return self.check is not None and self.check.seen
+
+
+def decide(
+    baseline: Sequence[Sample],
+    variant: Sequence[Sample],
+    *,
+    confidence: float,
+    policy: preemption.Preemption,
+    batch_blocks: int | None = None,
+    units: dict[int, int] | None = None,
+    shared_cpu_with: Sequence[int] = (),
+) -> Decision | None:
+    """The interval of one comparison: the units' mean (statements) or trimmed mean (commands,
+    robust to the units a slow CPU spoiled), widened by the overload check (which counts
+    another perflab run on the measuring CPU, `shared_cpu_with`, as overload); None when
+    nothing was measured. Samples as stored, warm-up included."""
+    pairs = pair_samples(baseline, variant, batch_blocks=batch_blocks, preemption=policy)
+    if not pairs and not pair_samples(baseline, variant, batch_blocks=batch_blocks):
+        return None  # nothing measured; excluding every pair leaves an undecided comparison
+    mean = estimate_ratio(pairs, confidence, units)
+    estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
+    check = overload_check(
+        baseline,
+        variant,
+        estimate,
+        batch_blocks=batch_blocks,
+        units=units,
+        shared_cpu_with=shared_cpu_with,
+    )
+    if check is not None and check.seen:
+        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
+    return Decision(pairs=pairs, mean=mean, estimate=estimate, check=check)
+
+
 def _compare_variant(
     stored: _Stored, name: str, samples: list[Sample]
 ) -> tuple[Comparison, list[Note]] | None:
     """One variant against the baseline, and the notes on its per-process noise and overload;
     None when nothing was measured."""
     baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
-    pairs = pair_samples(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
-    if not pairs and not pair_samples(baseline, samples, batch_blocks=batch_blocks):
-        return None  # nothing measured; excluding every pair leaves an undecided comparison
-    confidence = family_confidence(stored.settings.confidence, stored.family)
-    mean = estimate_ratio(pairs, confidence, units)
-    # commands: the trimmed mean of their units, robust to the units a slow CPU spoiled
-    estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
+    decision = decide(
+        baseline,
+        samples,
+        confidence=family_confidence(stored.settings.confidence, stored.family),
+        policy=stored.policy,
+        batch_blocks=batch_blocks,
+        units=units,
+        shared_cpu_with=stored.shared_cpu_with,
+    )
+    if decision is None:
+        return None
+    estimate, check = decision.estimate, decision.check
     notes: list[Note] = []
     finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
     if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
         notes.append(_note(stored.benchmark, name, finding))
-    check = overload_check(baseline, samples, estimate, batch_blocks=batch_blocks, units=units)
     if check is not None and check.seen:
-        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
     kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
-    sides = _Sides(stored.measured_baseline, samples, kept, units, pairs, mean)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
     return _time_comparison(stored, name, sides, estimate, check), notes
 
 

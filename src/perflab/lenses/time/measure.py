@@ -26,7 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, KIND_SERVER_ROUND, WALL_NS, analyse_time
+from perflab.lenses.time.analyse import (
+    KIND_COMMAND_UNITS,
+    KIND_SERVER_ROUND,
+    KIND_SHARED_CPU,
+    WALL_NS,
+    Decision,
+    analyse_time,
+    decide,
+)
 from perflab.lenses.time.cost import (
     TIME_GENERATION_S_RANGE,
     TIME_MIN_BLOCKS,
@@ -34,6 +42,7 @@ from perflab.lenses.time.cost import (
 )
 from perflab.machine.host import online_cpus
 from perflab.machine.proc import ProcessRunner
+from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (
@@ -64,17 +73,8 @@ from perflab.records.model import (
 )
 from perflab.stats import preemption
 from perflab.stats.family import family_confidence, run_family_size
-from perflab.stats.paired import (
-    RatioEstimate,
-    estimate_ratio,
-    own_log_values,
-    pair_samples,
-)
-from perflab.stats.sequential import (
-    MIN_UNITS_TO_STOP_EARLY,
-    may_stop_early,
-)
-from perflab.stats.trimmed import trimmed_agree, trimmed_ratio
+from perflab.stats.paired import RatioEstimate, estimate_ratio, own_log_values
+from perflab.stats.sequential import MIN_UNITS_TO_STOP_EARLY, decided_agree, may_stop_early
 
 MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
@@ -113,6 +113,7 @@ class TimeLens:
             session = _StatementSession(benchmark, context, self._clock_ns)
         else:
             session = _CommandSession(benchmark, context, self._clock_ns)
+        session.other_runs_on_cpu()
         session.run()
         session.note_overrun()
 
@@ -142,37 +143,76 @@ class _Session(LensSession):
         self.samples: list[Sample] = []
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
+        self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
+        self.started_wall_s = time.time()  # the lock's marks carry wall-clock times
         self.sampler = InterleavedSampler(self, Metric.TIME)
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
         self.context.sink.add_sample(sample)
 
-    def estimates(self, batch_blocks: int | None = None) -> list[RatioEstimate]:
+    def decisions(self, batch_blocks: int | None = None) -> list[Decision]:
+        """Every comparison as the analysis will decide it (`analyse.decide`), from the samples
+        so far; with one variant, its own time, by the same precision."""
         baseline = [s for s in self.samples if s.variant == self.variants[0].name]
         policy = preemption.Preemption(self.settings.preempted)
+        units = self.units or None
         if len(self.variants) == 1:
-            # no baseline: the variant's own time decides when to stop, by the same precision
             own = own_log_values(baseline, batch_blocks=batch_blocks, preemption=policy)
-            return [estimate_ratio(own, self.settings.confidence, units=self.units or None)]
-        return [
-            estimate_ratio(
-                pair_samples(
-                    baseline,
-                    [s for s in self.samples if s.variant == variant.name],
-                    batch_blocks=batch_blocks,
-                    preemption=policy,
-                ),
-                self.settings.confidence,
-                units=self.units or None,
+            estimate = estimate_ratio(own, self.settings.confidence, units=units)
+            return [Decision(pairs=own, mean=estimate, estimate=estimate, check=None)]
+        confidence = family_confidence(
+            self.settings.confidence, run_family_size(self.context.experiment)
+        )
+        shared_cpu_with = self.other_runs_on_cpu()
+        decisions = []
+        for variant in self.variants[1:]:
+            samples = [s for s in self.samples if s.variant == variant.name]
+            decision = decide(
+                baseline,
+                samples,
+                confidence=confidence,
+                policy=policy,
+                batch_blocks=batch_blocks,
+                units=units,
+                shared_cpu_with=shared_cpu_with,
             )
-            for variant in self.variants[1:]
-        ]
+            if decision is None:  # nothing measured yet: nothing to stop on
+                nothing = estimate_ratio([], confidence)
+                decision = Decision(pairs=[], mean=nothing, estimate=nothing, check=None)
+            decisions.append(decision)
+        return decisions
 
-    def precise_enough(self, estimates: list[RatioEstimate]) -> bool:
-        """Whether to stop early: on the confidence sequences (stats.sequential)."""
-        return precise_enough(
-            estimates,
+    def other_runs_on_cpu(self) -> tuple[int, ...]:
+        """The other perflab runs that have measured on the measuring CPU so far: the one
+        holding it (this run shares it after waiting) and those that joined it (this run or
+        another holds it); each recorded for the analysis, which counts it as overload, as
+        the stopping rule does."""
+        cpu = self.context.cpu
+        if cpu is None:
+            return ()
+        others = set(cpu_lock.joined(cpu, self.started_wall_s, remove_ended=False))
+        holder = cpu_lock.holder(cpu)
+        if holder is not None and holder != os.getpid():
+            others.add(holder)
+        new = sorted(others - set(self.shared_cpu_with))
+        if new:
+            self.shared_cpu_with += tuple(new)
+            self.context.sink.add_artifact(
+                Artifact(
+                    benchmark=self.benchmark.name,
+                    variant=self.variants[0].name,
+                    metric=Metric.TIME,
+                    kind=KIND_SHARED_CPU,
+                    content=json.dumps({"cpu": cpu, "pids": new}),
+                )
+            )
+        return self.shared_cpu_with
+
+    def precise_enough(self, decisions: list[Decision]) -> bool:
+        """Whether to stop early (`may_stop_after`)."""
+        return may_stop_after(
+            decisions,
             self.settings.target_precision,
             equivalence_band=self.settings.equivalence_band,
             confidence=self.settings.confidence,
@@ -200,14 +240,16 @@ class _Session(LensSession):
     def stop_after(self, what: str, *, minimums_met: bool) -> bool:
         """After a generation: report progress, and stop once the minimums are met and the
         estimates are precise enough or the share is spent."""
-        estimates = self.estimates()
-        self.report(what, estimates)
+        decisions = self.decisions()
+        self.report(what, decisions)
         return minimums_met and (
-            self.precise_enough(estimates) or self.elapsed_s() >= self.budget_s
+            self.precise_enough(decisions) or self.elapsed_s() >= self.budget_s
         )
 
-    def report(self, what: str, estimates: list[RatioEstimate]) -> None:
-        widths = [e.log_half_width for e in estimates if math.isfinite(e.log_half_width)]
+    def report(self, what: str, decisions: list[Decision]) -> None:
+        widths = [
+            d.estimate.log_half_width for d in decisions if math.isfinite(d.estimate.log_half_width)
+        ]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
         left_s = max(0.0, self.budget_s - self.elapsed_s())
         self.context.progress.update(
@@ -332,7 +374,7 @@ class _StatementSession(_Session):
                 done.round_start_s = (self.clock_ns() - started_ns) / 1e9
                 self._sample_round(done, servers, layout, generation_s)
             done.completed += 1
-            if done.minimums_met(self.settings) and self.precise_enough(self.estimates()):
+            if done.minimums_met(self.settings) and self.precise_enough(self.decisions()):
                 break
         self._note_rounds(done.completed, done.generation)
 
@@ -658,39 +700,9 @@ class _CommandSession(_Session):
         if not out_of_budget and self.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
             return False
         self.checked_s = self.elapsed_s()
-        estimates = self.estimates(self.unit_blocks)
-        self.report(f"block {blocks}", estimates)
-        if out_of_budget:
-            return True
-        return self.precise_enough(estimates) and self._trimmed_agree(estimates)
-
-    def _trimmed_agree(self, estimates: list[RatioEstimate]) -> bool:
-        """A command's verdict is its trimmed interval's (stats.trimmed): an early stop also
-        needs it to give the verdict the confidence sequence settled."""
-        if len(self.variants) == 1:
-            return True  # a variant alone: its own time, the mean's interval
-        baseline = [s for s in self.samples if s.variant == self.variants[0].name]
-        policy = preemption.Preemption(self.settings.preempted)
-        family = run_family_size(self.context.experiment)
-        trimmed = [
-            trimmed_ratio(
-                pair_samples(
-                    baseline,
-                    [s for s in self.samples if s.variant == variant.name],
-                    batch_blocks=self.unit_blocks,
-                    preemption=policy,
-                ),
-                family_confidence(self.settings.confidence, family),
-            )
-            for variant in self.variants[1:]
-        ]
-        return trimmed_agree(
-            estimates,
-            trimmed,
-            equivalence_band=self.settings.equivalence_band,
-            confidence=self.settings.confidence,
-            family=family,
-        )
+        decisions = self.decisions(self.unit_blocks)
+        self.report(f"block {blocks}", decisions)
+        return out_of_budget or self.precise_enough(decisions)
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share
@@ -834,6 +846,36 @@ def precise_enough(
         equivalence_band=equivalence_band,
         confidence=confidence,
         min_units=MIN_GROUPS_TO_STOP_EARLY,
+        family=family,
+    )
+
+
+def may_stop_after(
+    decisions: Sequence[Decision],
+    precision: float,
+    *,
+    equivalence_band: float = 0.01,
+    confidence: float = 0.95,
+    family: int = 1,
+) -> bool:
+    """The time lens's early stop, on the comparisons as the analysis will decide them: the
+    confidence sequences precise enough and settled (`precise_enough`), each interval the
+    verdict is read off giving the sequence's verdict (a command's trimmed mean may not), and
+    no overload seen. Under overload the units are biased by load the correction cannot
+    repair, which no sequence bounds, and the analysis widens the interval: the run then
+    measures while its budget lasts."""
+    if any(d.overloaded for d in decisions):
+        return False
+    means = [d.mean for d in decisions]
+    if not precise_enough(
+        means, precision, equivalence_band=equivalence_band, confidence=confidence, family=family
+    ):
+        return False
+    return decided_agree(
+        means,
+        [d.estimate for d in decisions],
+        equivalence_band=equivalence_band,
+        confidence=confidence,
         family=family,
     )
 
