@@ -33,10 +33,9 @@ from perflab.git.bundle import (
     unpack_commits,
 )
 from perflab.git.cache import default_cache_dir
-from perflab.git.repo import changed_paths
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
-from perflab.measure.git_prepare import WORKING_TREE_PATCH
+from perflab.measure.git_prepare import WORKING_TREE_PATCH, uncommitted_note
 from perflab.measure.lens import NullProgress, ProgressReporter
 from perflab.records.errors import (
     BenchmarkFailedError,
@@ -660,17 +659,7 @@ def uncommitted_notes(experiment: Experiment, bundle: CommitBundle | None) -> li
                 continue
             if any(os.path.basename(text) == WORKING_TREE_PATCH for text in variant.apply):
                 continue
-            changed = ", ".join(changed_paths(bundle.uncommitted)[:5])
             return [
-                Note(
-                    severity=Severity.WARNING,
-                    message=f"the working tree of {bundle.origin} has uncommitted changes; "
-                    f"git={variant.git} means the commit {bundle.head[:10]} as committed, "
-                    f"without them (changed: {changed})",
-                    hint="commit the changes (or give them as a patch: git diff > my.patch, "
-                    "then apply=my.patch) to measure them; perflab never reads or changes "
-                    "your working tree",
-                    variant=variant.name,
-                )
+                uncommitted_note(str(bundle.origin), variant, bundle.head[:10], bundle.uncommitted)
             ]
     return []

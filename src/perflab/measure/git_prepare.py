@@ -203,18 +203,7 @@ class VariantPreparer:
         dirty = dirty_summary(self.runner, repository)
         if dirty is None:
             return ()
-        return (
-            Note(
-                severity=Severity.WARNING,
-                message=f"the working tree of {repository} has uncommitted changes; "
-                f"git={variant.git} means the commit {base.short} as committed, without them "
-                f"(changed: {', '.join(changed_paths(dirty)[:5])})",
-                hint="commit the changes (or give them as a patch: git diff > my.patch, then "
-                "apply=my.patch) to measure them; perflab never reads or changes your working "
-                "tree",
-                variant=variant.name,
-            ),
-        )
+        return (uncommitted_note(str(repository), variant, base.short, dirty),)
 
     def _check_program(
         self, variant: Variant, benchmark: Benchmark, label: str, *, has_build: bool
@@ -271,5 +260,19 @@ def _leftover_note(variant: Variant, left: int) -> Note:
         "perflab stopped them rather than wait for them",
         hint="a build should end everything it starts (a server or daemon it needs belongs "
         "in the benchmark's set-up)",
+        variant=variant.name,
+    )
+
+
+def uncommitted_note(repository: str, variant: Variant, commit: str, status: str) -> Note:
+    """The warning for a git= variant at HEAD's commit while the working tree has changes
+    (`status`: `git status --porcelain`): it measures the commit as committed, without them."""
+    return Note(
+        severity=Severity.WARNING,
+        message=f"the working tree of {repository} has uncommitted changes; "
+        f"git={variant.git} means the commit {commit} as committed, without them "
+        f"(changed: {', '.join(changed_paths(status)[:5])})",
+        hint="commit the changes (or give them as a patch: git diff > my.patch, then "
+        "apply=my.patch) to measure them; perflab never reads or changes your working tree",
         variant=variant.name,
     )
