@@ -122,10 +122,17 @@ class BudgetLedger:
                 Note(
                     severity=Severity.WARNING,
                     message=over,
-                    hint=f"--budget {max(plan.fitting_budget_s, math.ceil(used_s * 1.1)):g} "
-                    "would hold it on this machine now, "
+                    hint=f"--budget {self._would_hold_s(used_s):g} would hold it on this "
+                    "machine now, "
                     "or measure fewer lenses (--metric); --strict-budget refuses before "
                     "measuring rather than run over",
                     benchmark=benchmark,
                 )
             )
+
+    def _would_hold_s(self, used_s: float) -> float:
+        """The budget that would have held this benchmark: what it used, less its start-up's
+        and probe's stalls (a next run does not repeat them), with a margin; at least the
+        budget said to fit."""
+        plan = self.plan
+        return max(plan.fitting_budget_s, math.ceil((used_s - plan.stalled_s) * 1.1))
