@@ -137,3 +137,13 @@ def test_the_reference_never_runs_on_a_cpu_another_perflab_run_measures_on(
         assert _beside(0, {0, 1, 2}) == 2
     finally:
         other.close()
+
+
+def test_the_used_note_says_a_stall_not_the_minimums_left_the_lenses_no_more() -> None:
+    plan = _plan(STALLED, budget_s=5.0, before_s=0.0)
+    ledger = BudgetLedger(plan, (Metric.TIME,), begun_s=time.monotonic() - 40.2)
+    ledger.took_s[Metric.TIME] = 0.0
+    notes = _Notes()
+    ledger.note_used(cast(RunWriter, notes), "b")
+    [used] = [n.message for n in notes.notes if n.severity is Severity.INFO]
+    assert "the lenses measured their minimums: perflab's start-up and the probe took 39 s" in used
