@@ -102,11 +102,7 @@ class BudgetLedger:
         why."""
         plan = self.plan
         used_s = time.monotonic() - self.begun_s
-        anyway = (
-            ""
-            if plan.fits
-            else f"; the minimums were measured anyway (they need about {plan.needed_s:.0f} s)"
-        )
+        anyway = "" if plan.fits else f"; {_minimums_anyway(plan)}"
         described = plan.describe(self.took_s, self.given_s, self.failed_s)
         writer.add_note(
             Note(
@@ -122,10 +118,28 @@ class BudgetLedger:
                 Note(
                     severity=Severity.WARNING,
                     message=over,
-                    hint=f"--budget {max(plan.fitting_budget_s, math.ceil(used_s * 1.1)):g} "
-                    "would hold it on this machine now, "
+                    hint=f"--budget {self._would_hold_s(used_s):g} would hold it on this "
+                    "machine now, "
                     "or measure fewer lenses (--metric); --strict-budget refuses before "
                     "measuring rather than run over",
                     benchmark=benchmark,
                 )
             )
+
+    def _would_hold_s(self, used_s: float) -> float:
+        """The budget that would have held this benchmark: what it used, less its start-up's
+        and probe's stalls (a next run does not repeat them), with a margin; at least the
+        budget said to fit."""
+        plan = self.plan
+        return max(plan.fitting_budget_s, math.ceil((used_s - plan.stalled_s) * 1.1))
+
+
+def _minimums_anyway(plan: BudgetPlan) -> str:
+    """Why the lenses measured only their minimums: they do not fit the budget, or perflab's
+    start-up and the probe stalled and left them no more."""
+    if plan.usual_needed_s > plan.budget_s:
+        return f"the minimums were measured anyway (they need about {plan.usual_needed_s:.0f} s)"
+    return (
+        f"the lenses measured their minimums: perflab's start-up and the probe took "
+        f"{plan.stalled_s:.0f} s longer than usual here"
+    )

@@ -27,12 +27,11 @@ from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import variant_environment
-from perflab.plan.budget import REFERENCE_PROGRAM, CostProbe, MachineSpeed
+from perflab.plan.budget import REFERENCE_PROGRAM, REFERENCE_RUNS, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
 from perflab.records.model import Benchmark, BenchmarkKind, Experiment
 
 _REFERENCE_TIMEOUT_S = 60.0
-_REFERENCE_RUNS = 3
 
 # what the plan assumes when the probe itself fails (the measurement then fails the same way,
 # and says why, as it did before there was a probe)
@@ -83,15 +82,14 @@ def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
 
 def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
     """Where the reference runs beside the benchmark's probe: another CPU than the measuring
-    one (one no other perflab run measures on, if any), unpinned when nothing is pinned and
-    there are two CPUs or more; False: on no other CPU (after the probe, on its CPU)."""
+    one that no other perflab run measures on, unpinned when nothing is pinned and there are
+    two CPUs or more; False: on no such CPU (after the probe, on its CPU: on another run's, it
+    would slow that run's measurement, and be slowed by it)."""
     if cpu is None:
         return None if len(allowed) >= 2 else False
     others = sorted(allowed - {cpu})
-    if not others:
-        return False
     held = {c for c, pid in cpu_lock.held_cpus(others).items() if pid != os.getpid()}
-    return next((c for c in others if c not in held), others[0])
+    return next((c for c in others if c not in held), False)
 
 
 def _probe(
@@ -202,7 +200,7 @@ def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> 
             LaunchSpec((python, "-I", "-S", "-c", REFERENCE_PROGRAM), cpu=cpu),
             timeout_s=_REFERENCE_TIMEOUT_S,
         )
-        for _ in range(_REFERENCE_RUNS)
+        for _ in range(REFERENCE_RUNS)
     ]
     timed = sorted((run.wall_ns, run.stdout) for run in runs if run.ok)
     reference_s = reference_cpu_s = None

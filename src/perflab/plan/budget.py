@@ -77,6 +77,12 @@ REFERENCE_PROGRAM = (
 )
 REFERENCE_S = 0.13
 VALGRIND_REFERENCE_S = 0.95
+REFERENCE_RUNS = 3  # the reference program's runs in one probe (their median is the speed)
+# perflab's own start-up (imports, the lenses' checks, before the probe) on the reference
+# machine, quiet, with a margin: a "would fit" counts this run's start-up up to this, scaled by
+# the machine's factor; a start-up that stalled beyond it is this run's, not the next one's
+PERFLAB_STARTUP_S = 1.0
+STALL_SAID_S = 0.5  # a "would fit" says what it counted for them from this much less
 # a factor from one short measurement: never below half (a much faster machine still pays
 # fixed latencies), never above this (a reference run that hung says nothing more)
 SLOWDOWN_RANGE = (0.5, 20.0)
@@ -179,6 +185,16 @@ class CostProbe:
     def once_s(self) -> float:
         """Paid once per lens that forks: starting the servers (the imports)."""
         return self.variants * self.startup_s if self.fork else 0.0
+
+    @property
+    def usual_s(self) -> float:
+        """The probe as its parts took it (the benchmark's start-up and sample, the reference
+        runs), one after the other; at most what it took. What the probe took beyond its parts
+        (a stall: waiting on the machine, not work) is not counted in a "would fit": the next
+        run does not repeat it."""
+        speed = self.speed
+        reference_s = REFERENCE_RUNS * (speed.reference_s or 0.0) + (speed.valgrind_s or 0.0)
+        return min(self.probe_s, self.startup_s + self.sample_s + reference_s)
 
 
 @dataclass(frozen=True)
@@ -292,11 +308,48 @@ class BudgetPlan:
         return max(self.budget_s, self.needed_s)
 
     @property
+    def usual_before_s(self) -> float:
+        """perflab's start-up as a next run would see it: this run's, at most the usual one on
+        this machine now (PERFLAB_STARTUP_S at the machine's factor)."""
+        return min(self.before_s, PERFLAB_STARTUP_S * self.probe.speed.factor)
+
+    @property
+    def stalled_s(self) -> float:
+        """What perflab's start-up and the probe took beyond their usual time here now
+        (`usual_before_s`, `CostProbe.usual_s`): this run's stalls, which a next one does not
+        repeat."""
+        return self.before_s - self.usual_before_s + self.probe.probe_s - self.probe.usual_s
+
+    @property
+    def usual_needed_s(self) -> float:
+        """What the benchmark needs with perflab's start-up and the probe as they usually take
+        here now: the same command asked twice gets the same answer, whatever one run's
+        start-up or probe stalled on."""
+        return self.needed_s - self.stalled_s
+
+    @property
     def fitting_budget_s(self) -> float:
-        """The smallest budget (whole seconds, with a margin) that holds every minimum: a
-        larger margin on a loaded machine, where the next run's needs may well be larger."""
+        """The smallest budget (whole seconds, with a margin) that holds every minimum, with
+        the usual start-up and probe: a larger margin on a loaded machine, where the next run's
+        needs may well be larger."""
         loaded = self.probe.speed.factor >= LOADED_FACTOR
-        return float(math.ceil(self.needed_s * (LOADED_FIT_MARGIN if loaded else FIT_MARGIN)))
+        margin = LOADED_FIT_MARGIN if loaded else FIT_MARGIN
+        return float(math.ceil(self.usual_needed_s * margin))
+
+    def counted_for_fit(self) -> str:
+        """What a "would fit" counted for perflab's start-up and the probe, where that is
+        STALL_SAID_S or more less than what this run's took: " (counting ...)", else ""."""
+        counted = [
+            f"{what} as {usual:.1f} s (this run's took {took:.1f} s)"
+            for what, usual, took in (
+                ("perflab's start-up", self.usual_before_s, self.before_s),
+                ("the probe", self.probe.usual_s, self.probe.probe_s),
+            )
+            if took - usual >= STALL_SAID_S
+        ]
+        if not counted:
+            return ""
+        return f" (counting {' and '.join(counted)}, as usual on this machine now)"
 
     def share_of(self, metric: Metric) -> LensShare:
         return next(s for s in self.shares if s.metric == metric)
@@ -344,7 +397,9 @@ class BudgetPlan:
         """What took longer than the budget and why, in words ("took 34 s of --budget 30:
         five lenses need about 34 s on this machine ..."), or None when the benchmark ended
         within OVERRUN_MARGIN of its budget. `used_s`: from perflab's start-up (the first
-        benchmark) or the probe to the end of the last lens."""
+        benchmark) or the probe to the end of the last lens. The part named is the one that
+        took the most beyond what was expected of it: perflab's start-up or the probe beyond
+        their usual time here, a lens beyond its share, or the minimums beyond the budget."""
         if used_s <= self.budget_s * (1 + OVERRUN_MARGIN):
             return None
         head = f"took {used_s:.0f} s of --budget {self.budget_s:g}"
@@ -353,27 +408,53 @@ class BudgetPlan:
             return took_s.get(share.metric, 0.0) - given_s.get(share.metric, share.share_s)
 
         worst = max(self.shares, key=over)
-        # the minimums that did not fit explain the overrun, unless one lens alone took more
-        # beyond its share than they lacked
-        if not self.fits and over(worst) <= self.needed_s - self.budget_s:
-            largest = max(self.shares, key=lambda s: s.cost.minimum_s)
-            count = len(self.shares)
-            lenses = f"the {largest.metric.value} lens" if count == 1 else f"{_words(count)} lenses"
-            return (
-                f"{head}: {lenses} need{'s' if count == 1 else ''} about {self.needed_s:.0f} s on "
-                f"this machine now (the {largest.metric.value} lens's minimum measurement "
-                f"{largest.cost.minimum_s:.0f} s: {largest.cost.needs}); each lens measured its "
-                "minimum"
-            )
+        lacked_s = self.usual_needed_s - self.budget_s
+        stalls = {
+            "start-up": self.before_s - self.usual_before_s,
+            "probe": self.probe.probe_s - self.probe.usual_s,
+        }
+        stalled = max(stalls, key=lambda part: stalls[part])
+        if stalls[stalled] > max(over(worst), lacked_s, 0.0):
+            return f"{head}: {self._stall_words(stalled)}"
+        if lacked_s > 0 and over(worst) <= lacked_s:
+            return f"{head}: {self._minimums_words()}"
         if over(worst) <= 0:
             return (
                 f"{head}: perflab's start-up, the probe and the analysis took longer than planned"
             )
-        short = "" if self.fits else f"; the minimums alone need about {self.needed_s:.0f} s"
+        short = (
+            "" if lacked_s <= 0 else f"; the minimums alone need about {self.usual_needed_s:.0f} s"
+        )
         return (
             f"{head}: the {worst.metric.value} lens took {took_s[worst.metric]:.0f} s where the "
             f"plan gave it {given_s.get(worst.metric, worst.share_s):.0f} s (its minimum "
             f"measurement estimated at {worst.cost.minimum_s:.1f} s: {worst.cost.needs}){short}"
+        )
+
+    def _stall_words(self, part: str) -> str:
+        """perflab's start-up or the probe, beyond its usual time: what it took, and what."""
+        if part == "start-up":
+            return (
+                f"perflab's start-up took {self.before_s:.0f} s where about "
+                f"{self.usual_before_s:.1f} s is usual on this machine now (its imports and the "
+                "lenses' checks, before the probe; waiting for a CPU is not counted)"
+            )
+        return (
+            f"the probe took {self.probe.probe_s:.0f} s where its parts (the benchmark's "
+            f"start-up and one sample, the machine's reference runs) took about "
+            f"{self.probe.usual_s:.1f} s: the machine held it up"
+        )
+
+    def _minimums_words(self) -> str:
+        """The lenses' minimums, which do not fit the budget."""
+        largest = max(self.shares, key=lambda s: s.cost.minimum_s)
+        count = len(self.shares)
+        lenses = f"the {largest.metric.value} lens" if count == 1 else f"{_words(count)} lenses"
+        return (
+            f"{lenses} need{'s' if count == 1 else ''} about {self.usual_needed_s:.0f} s on "
+            f"this machine now (the {largest.metric.value} lens's minimum measurement "
+            f"{largest.cost.minimum_s:.0f} s: {largest.cost.needs}); each lens measured its "
+            "minimum"
         )
 
     def refusal(self) -> BudgetError:
@@ -387,7 +468,7 @@ class BudgetPlan:
             f"measurement: the {largest.metric.value} lens alone needs "
             f"{largest.cost.minimum_s:.0f} s ({largest.cost.needs}); all lenses with the probe "
             f"and the analysis need {self.needed_s:.0f} s, --budget {self.fitting_budget_s:g} "
-            "would fit",
+            f"would fit{self.counted_for_fit()}",
             hint=f"give --budget {self.fitting_budget_s:g} or more, measure fewer lenses "
             "(--metric), or leave out --strict-budget to measure the minimums whatever they cost",
             detail=f"perflab's start-up {self.before_s:.1f} s"
