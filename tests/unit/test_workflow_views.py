@@ -11,7 +11,7 @@ from perflab.plan.bisect_search import BisectResult, BisectStep, Commit, StepOut
 from perflab.records.document import Paragraph, Section, Style, Table, TrendFigure
 from perflab.records.model import Metric
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
-from perflab.report.history import history_html, render_bisect, render_history
+from perflab.report.history import history_html, history_markdown, render_bisect, render_history
 from perflab.report.workflow_views import bisect_section, history_section
 
 NOTE = "the history spans 2 nodes of 2 machine(s): values normalised by a reference loop"
@@ -191,3 +191,11 @@ def test_the_terminal_shows_both_views_whole() -> None:
     assert "history: v1.0..main, time per iteration" in text and "07abababab" in text
     assert "change points" in text and "plots (trend): in the HTML report" in text
     assert "first bad commit: 06cdcdcdcd subject 6" in text
+
+
+def test_the_history_in_markdown_leads_with_every_commit() -> None:
+    text = history_markdown(history_run())
+    lines = text.splitlines()
+    assert lines[0].startswith("#### history: ")
+    assert lines[2].startswith("| ")  # the commits' table, not folded under details
+    assert "<details>" in text and "<svg" not in text

@@ -23,6 +23,7 @@ from perflab.report.history import (
     check_markdown,
     describe_step,
     history_html,
+    history_markdown,
     render_bisect,
     render_history,
 )
@@ -247,7 +248,10 @@ def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: C
             _write(page.with_name(name), render_html(report))
             links[change.index] = name
         _write(page, history_html(found, change_links=links))
-    if not output.quiet and str(output.json_path) != "-":
+    if output.markdown_path is not None:
+        _write(output.markdown_path, history_markdown(found))
+    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    if not output.quiet and not to_stdout:
         render_history(found, out)
     return EXIT_OK
 

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from perflab.plan.bisect_search import BisectResult, BisectStep, StepState
 from perflab.records.document import Table as DocTable
+from perflab.records.document import TrendFigure
 from perflab.records.model import Metric
 from perflab.records.results import RunResult
 from perflab.records.units import format_ratio
@@ -56,6 +57,16 @@ def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
 
     section = history_section(result, change_links=change_links)
     return render_page(f"perflab history {result.range_text}", (section,))
+
+
+def history_markdown(result: HistoryResult) -> str:
+    """The history as Markdown: every commit's row first, the rest under details (the trend
+    chart is the HTML page's)."""
+    from perflab.report.markdown import section_lines
+
+    section = history_section(result)
+    blocks = tuple(b for b in section.blocks if not isinstance(b, TrendFigure))
+    return "\n".join(section_lines(replace(section, blocks=blocks))) + "\n"
 
 
 def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str:
