@@ -338,6 +338,7 @@ class PopenProcess:
         self.token = token
         self.since_ticks = process_tree.start_ticks(popen.pid)
         self._reading_stderr = False
+        self._pending = bytearray()  # read from stdout, not yet returned as a line
 
     @property
     def pid(self) -> int:
@@ -353,10 +354,27 @@ class PopenProcess:
         self.popen.stdin.flush()
 
     def read_line(self, timeout_s: float) -> str | None:
+        # Lines are cut from perflab's own buffer of what os.read returned: a buffered reader
+        # may hold a second line that arrived with the first, and select() on the pipe then
+        # waits for data that has already been read (a worker's quit reply and its fork
+        # server's "exited" came together under load, and the second was never seen).
         stdout = self.popen.stdout
         assert stdout is not None
-        ready, _, _ = select.select([stdout], [], [], max(timeout_s, 0.0))
-        return stdout.readline() if ready else None
+        fd = stdout.fileno()
+        deadline = time.monotonic() + max(timeout_s, 0.0)
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0.0))
+            if not ready:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:  # the end of its output: what is left, then ""
+                line, self._pending = bytes(self._pending), bytearray()
+                return line.decode(errors="replace")
+            self._pending += chunk
+        end = self._pending.index(b"\n") + 1
+        line = bytes(self._pending[:end])
+        del self._pending[:end]
+        return line.decode(errors="replace")
 
     def stderr_lines(self) -> Iterator[str]:
         if self.popen.stderr is None:
