@@ -37,8 +37,7 @@ def test_concurrent_runs_pin_to_different_cpus_and_a_forced_one_says_it_shares(
     tmp_path: Path,
 ) -> None:
     cpu = default_measurement_cpu()
-    # a precision it never reaches: it measures until interrupted (stopping early once precise,
-    # it once ended between the check below and the Ctrl-C, and died of the signal after main)
+    # a precision it never reaches: it measures until interrupted
     long_run = start(*_run_args(tmp_path / "long.json", "60", "--precision", "1e-9"), cwd=tmp_path)
     try:
         _wait_for_lock(cpu, long_run.process.pid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import functools
 import gc
@@ -500,7 +501,20 @@ def entry() -> None:
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)
+    if status == EXIT_INTERRUPTED:
+        _exit_interrupted()
     sys.exit(status)
+
+
+def _exit_interrupted() -> None:
+    """Exit with 130 after an interrupt, also under `python -m`: there CPython ends the process
+    with SIGINT instead of its exit status when a KeyboardInterrupt once ended code run from a
+    string (a C extension importing itself), even though perflab caught it. The interpreter's
+    finalisation is what does that, so it is skipped; exit handlers still run."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":
