@@ -17,6 +17,7 @@ from perflab.records.results import RunResult
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult
 from perflab.report.escape import markdown, visible
+from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section
 from perflab.report.workflow_views import (
     bisect_section,
@@ -62,8 +63,6 @@ def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
 def history_markdown(result: HistoryResult) -> str:
     """The history as Markdown: every commit's row first, the rest under details (the trend
     chart is the HTML page's)."""
-    from perflab.report.markdown import section_lines
-
     section = history_section(result)
     blocks = tuple(b for b in section.blocks if not isinstance(b, TrendFigure))
     return "\n".join(section_lines(replace(section, blocks=blocks))) + "\n"
