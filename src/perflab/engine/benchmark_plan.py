@@ -12,7 +12,8 @@ from perflab.machine.proc import ProcessRunner
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.measure.probe import probe_benchmark
-from perflab.plan.budget import BudgetPlan, MachineSpeed, lens_costs, plan_budget
+from perflab.measure.recent_probes import RecentProbes, benchmark_key
+from perflab.plan.budget import BudgetPlan, CostProbe, MachineSpeed, lens_costs, plan_budget
 from perflab.records.errors import ConfigError
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 
@@ -26,6 +27,9 @@ class BenchmarkPlanner:
     default_python: str
     cpu: int | None
     speed: MachineSpeed | None = None
+    # the last minutes' probes on this machine, which join each probe's figures; None: this
+    # probe alone (tests, and runs that must not read what others measured)
+    recent: RecentProbes | None = None
 
     def plan(
         self,
@@ -47,6 +51,7 @@ class BenchmarkPlanner:
             valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
             speed=self.speed,
         )
+        probe = self._with_recent(benchmark, experiment, probe)
         self.speed = probe.speed
         models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
         try:
@@ -61,6 +66,19 @@ class BenchmarkPlanner:
         except ConfigError as error:
             error.benchmark = error.benchmark or benchmark.name
             raise
+
+    def _with_recent(
+        self, benchmark: Benchmark, experiment: Experiment, probe: CostProbe
+    ) -> CostProbe:
+        """The probe joined by the recent ones (budget.RECENT_PROBES), and remembered."""
+        if self.recent is None:
+            return probe
+        key = benchmark_key(benchmark, experiment)
+        recalled = self.recent.recall(key, probe.kind, probe.variants)
+        measured = self.speed is None
+        self.recent.remember(key, probe, speed_measured=measured)
+        speed = probe.speed.with_recent(recalled.speeds) if measured else probe.speed
+        return replace(probe.with_recent(recalled.same_benchmark), speed=speed)
 
 
 def plans_before_run(

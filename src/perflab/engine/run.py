@@ -36,6 +36,7 @@ from perflab.measure.caches import IsolatedCaches
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.git_prepare import VariantPreparer
 from perflab.measure.lens import Lens, LensContext, NullProgress, ProgressReporter
+from perflab.measure.recent_probes import RecentProbes
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.plan.budget import BudgetPlan, LensCost
 from perflab.plan.designs import budget_plan
@@ -124,7 +125,7 @@ def _run_experiment(
     check_paths(experiment, runner)
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
-    planner = BenchmarkPlanner(runner, default_python or sys.executable, cpu)
+    planner = BenchmarkPlanner(runner, default_python or sys.executable, cpu, recent=RecentProbes())
     waited_s = 0.0 if claim is None else claim.waited_s
     failures: list[_Failure] = []
     with contextlib.ExitStack() as stack:

@@ -25,6 +25,7 @@ recomputed from the time actually left.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -83,6 +84,13 @@ REFERENCE_RUNS = 3  # the reference program's runs in one probe (their median is
 # the machine's factor; a start-up that stalled beyond it is this run's, not the next one's
 PERFLAB_STARTUP_S = 1.0
 STALL_SAID_S = 0.5  # a "would fit" says what it counted for them from this much less
+# Probes of the last minutes on this machine join this run's (measure/recent_probes.py): one
+# probe samples well under a second of a load that moves within seconds, and measured at load
+# 2-6, the factor of two probes a minute apart moved 1.4 <-> 1.8 and 2.2 <-> 2.7, a worker's
+# start-up 0.09 <-> 0.18 s. The median of this probe's and at most RECENT_PROBES of the last
+# RECENT_PROBES_S is what the plan uses; older probes describe another load.
+RECENT_PROBES = 4
+RECENT_PROBES_S = 600.0
 # a factor from one short measurement: never below half (a much faster machine still pays
 # fixed latencies), never above this (a reference run that hung says nothing more)
 SLOWDOWN_RANGE = (0.5, 20.0)
@@ -112,15 +120,38 @@ class MachineSpeed:
     reference_s: float | None = None  # the reference program's wall time here and now
     reference_cpu_s: float | None = None  # the CPU time it reported using
     valgrind_s: float | None = None  # valgrind's reference run, when a lens runs valgrind
+    # the same runs of recent probes on this machine (RECENT_PROBES_S), newest last
+    recent_reference_s: tuple[float, ...] = ()
+    recent_valgrind_s: tuple[float, ...] = ()
+
+    @property
+    def settled_reference_s(self) -> float | None:
+        """The reference program's time the plan uses: the median of this probe's and the
+        recent ones'."""
+        return _median_with(self.reference_s, self.recent_reference_s)
+
+    @property
+    def settled_valgrind_s(self) -> float | None:
+        return _median_with(self.valgrind_s, self.recent_valgrind_s)
 
     @property
     def factor(self) -> float:
-        return _slowdown(self.reference_s, REFERENCE_S) or 1.0
+        return _slowdown(self.settled_reference_s, REFERENCE_S) or 1.0
 
     @property
     def valgrind_factor(self) -> float:
         """valgrind's own slowdown; without a valgrind reference, the reference program's."""
-        return _slowdown(self.valgrind_s, VALGRIND_REFERENCE_S) or self.factor
+        return _slowdown(self.settled_valgrind_s, VALGRIND_REFERENCE_S) or self.factor
+
+    def with_recent(self, recent: Sequence[MachineSpeed]) -> MachineSpeed:
+        """This probe's speed, joined by the last RECENT_PROBES of `recent` (oldest first)."""
+        references = tuple(s.reference_s for s in recent if s.reference_s is not None)
+        valgrinds = tuple(s.valgrind_s for s in recent if s.valgrind_s is not None)
+        return replace(
+            self,
+            recent_reference_s=references[-RECENT_PROBES:] if self.reference_s else (),
+            recent_valgrind_s=valgrinds[-RECENT_PROBES:] if self.valgrind_s else (),
+        )
 
     @property
     def measured(self) -> bool:
@@ -136,15 +167,31 @@ class MachineSpeed:
                 f", {self.reference_cpu_s:.2f} s of CPU" if self.reference_cpu_s is not None else ""
             )
             parts.append(
-                f"a reference process took {self.reference_s:.2f} s{cpu} "
+                f"a reference process took {self.reference_s:.2f} s{cpu}"
+                f"{_recent_words(self.settled_reference_s, self.recent_reference_s)} "
                 f"({REFERENCE_S:g} s on the reference machine): tool costs x{self.factor:.1f}"
             )
         if self.valgrind_s is not None:
             parts.append(
-                f"valgrind's start-up took {self.valgrind_s:.2f} s "
+                f"valgrind's start-up took {self.valgrind_s:.2f} s"
+                f"{_recent_words(self.settled_valgrind_s, self.recent_valgrind_s)} "
                 f"({VALGRIND_REFERENCE_S:g} s there): valgrind costs x{self.valgrind_factor:.1f}"
             )
         return "; ".join(parts)
+
+
+def _median_with(own: float | None, recent: Sequence[float]) -> float | None:
+    return None if own is None else statistics.median((own, *recent))
+
+
+def _recent_words(settled_s: float | None, recent: Sequence[float]) -> str:
+    if not recent or settled_s is None:
+        return ""
+    probes = "probe" if len(recent) == 1 else "probes"
+    return (
+        f", {settled_s:.2f} s with {_words(len(recent))} recent {probes} on this machine "
+        "(the median)"
+    )
 
 
 @dataclass(frozen=True)
@@ -166,6 +213,33 @@ class CostProbe:
     # the CPUs valgrind's processes may count on side by side: perflab's, less those other
     # perflab runs measure on when probed
     counting_cpus: int = COUNTING_CPUS
+    # recent probes of the same benchmark on this machine whose figures joined this one's
+    # (the four above are their medians; RECENT_PROBES_S)
+    recent: int = 0
+
+    def recent_words(self) -> str:
+        """ " (its figures the median with two recent probes of this benchmark)", or ""."""
+        if not self.recent:
+            return ""
+        probes = "probe" if self.recent == 1 else "probes"
+        count = _words(self.recent)
+        return f" (its figures the median with {count} recent {probes} of this benchmark)"
+
+    def with_recent(self, same_benchmark: Sequence[CostProbe]) -> CostProbe:
+        """This probe with its start-up, imports, fork and sample the medians of its own and
+        the last RECENT_PROBES of `same_benchmark` (oldest first; failed ones left out)."""
+        recent = [p for p in same_benchmark if not p.failed][-RECENT_PROBES:]
+        if self.failed or not recent:
+            return self
+        probes = (self, *recent)
+        return replace(
+            self,
+            startup_s=statistics.median(p.startup_s for p in probes),
+            import_s=statistics.median(p.import_s for p in probes),
+            fork_s=statistics.median(p.fork_s for p in probes),
+            sample_s=statistics.median(p.sample_s for p in probes),
+            recent=len(recent),
+        )
 
     @property
     def fork(self) -> bool:
@@ -383,7 +457,8 @@ class BudgetPlan:
             else ""
         )
         return (
-            f"budget {self.budget_s:g} s{over}: {started}probe {self.probe.probe_s:.1f} s, "
+            f"budget {self.budget_s:g} s{over}: {started}probe {self.probe.probe_s:.1f} s"
+            f"{self.probe.recent_words()}, "
             f"{parts}, analysis and report {self.after_s:.1f} s{how}; "
             f"{self.probe.speed.describe()}{waited}"
         )
@@ -477,7 +552,7 @@ class BudgetPlan:
                 if self.waited_s >= 0.1
                 else ""
             )
-            + f"; probe {self.probe.probe_s:.1f} s; "
+            + f"; probe {self.probe.probe_s:.1f} s{self.probe.recent_words()}; "
             f"{needs}; analysis and report after "
             f"measuring {self.after_s:.1f} s; {self.probe.speed.describe()}",
         )

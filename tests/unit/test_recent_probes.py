@@ -1,0 +1,109 @@
+"""Plans from more than one probe: the last minutes' probes on this machine join this one's
+(plan/budget.py RECENT_PROBES, measure/recent_probes.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from perflab.measure import recent_probes
+from perflab.measure.recent_probes import RecentProbes
+from perflab.plan.budget import (
+    RECENT_PROBES,
+    RECENT_PROBES_S,
+    REFERENCE_S,
+    CostProbe,
+    MachineSpeed,
+    plan_budget,
+)
+from perflab.records.model import BenchmarkKind
+
+PROBE = CostProbe(
+    BenchmarkKind.STATEMENT,
+    variants=2,
+    startup_s=0.18,
+    import_s=0.01,
+    fork_s=0.01,
+    sample_s=0.01,
+    probe_s=0.7,
+    speed=MachineSpeed(reference_s=0.24),
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _memory(tmp_path: Path) -> tuple[RecentProbes, Clock]:
+    clock = Clock()
+    directory = tmp_path / "locks"
+    return RecentProbes(directory, clock=clock), clock
+
+
+def test_a_probe_is_joined_by_the_recent_ones_of_its_benchmark_and_machine(
+    tmp_path: Path,
+) -> None:
+    memory, clock = _memory(tmp_path)
+    quick = dataclasses.replace(PROBE, startup_s=0.09, speed=MachineSpeed(reference_s=0.18))
+    for probe in (quick, quick):
+        memory.remember("A", probe, speed_measured=True)
+        clock.now += 30
+    memory.remember("B", dataclasses.replace(quick, startup_s=5.0), speed_measured=True)
+    recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
+    assert len(recalled.same_benchmark) == 2 and len(recalled.speeds) == 3
+    joined = PROBE.with_recent(recalled.same_benchmark)
+    speed = PROBE.speed.with_recent(recalled.speeds)
+    # the medians: this probe's outlier does not move the plan
+    assert joined.startup_s == pytest.approx(0.09) and joined.recent == 2
+    assert speed.factor == pytest.approx(0.18 / REFERENCE_S)
+    assert speed.reference_s == 0.24  # what this probe measured is kept, and said
+    plan = plan_budget(30.0, dataclasses.replace(joined, speed=speed), [])
+    words = plan.describe()
+    assert "the median with two recent probes of this benchmark" in words
+    assert "a reference process took 0.24 s, 0.18 s with three recent probes" in words
+
+
+def test_old_probes_and_torn_lines_are_left_out(tmp_path: Path) -> None:
+    memory, clock = _memory(tmp_path)
+    memory.remember("A", PROBE, speed_measured=True)
+    clock.now += RECENT_PROBES_S + 1
+    path = tmp_path / "locks" / recent_probes.FILE_NAME
+    with path.open("a") as file:
+        file.write('{"at": 1, "key": "A"}\n{"at": \n')
+    assert memory.recall("A", BenchmarkKind.STATEMENT, 2) == recent_probes.Recalled()
+
+
+def test_only_the_last_few_join_and_a_carried_speed_is_not_remembered(tmp_path: Path) -> None:
+    memory, clock = _memory(tmp_path)
+    for index in range(RECENT_PROBES + 3):
+        memory.remember("A", PROBE, speed_measured=index % 2 == 0)
+        clock.now += 1
+    recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
+    assert len(recalled.speeds) == 4  # the probes that measured the speed
+    assert PROBE.with_recent(recalled.same_benchmark).recent == RECENT_PROBES
+
+
+def test_the_file_stays_short_private_and_a_bad_one_is_ignored(tmp_path: Path) -> None:
+    memory, clock = _memory(tmp_path)
+    for _ in range(800):
+        memory.remember("A", PROBE, speed_measured=True)
+    path = tmp_path / "locks" / recent_probes.FILE_NAME
+    assert path.stat().st_size <= 2 * recent_probes.KEEP_BYTES
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert all(json.loads(line)["key"] == "A" for line in path.read_text().splitlines())
+    # a link where the file should be: neither followed nor a failure
+    path.unlink()
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    os.symlink(target, path)
+    memory.remember("A", PROBE, speed_measured=True)
+    assert target.read_text() == ""
+    assert memory.recall("A", BenchmarkKind.STATEMENT, 2) == recent_probes.Recalled()
