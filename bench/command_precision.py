@@ -12,8 +12,9 @@ The program is a small C loop (written and built here with gcc -O2): `w N` adds 
   `--min-measurements-anyway`, so a loaded machine measures rather than refuses); hyperfine
   at its defaults (`hyperfine --export-json F A B`: at least 10 runs and 3 s per command);
   hyperfine with `--runs` set so it takes about the wall time perflab took.
-- `--follow-up`: an A/A that perflab ends `inconclusive` with "~N s more" is run again with
-  `--budget` raised by N; whether that run decides (`equivalent`) is recorded.
+- `--follow-up`: a try that perflab ends `inconclusive` with "~N s more" (at most
+  `--max-follow-up-s`) is run again with `--budget` raised by N; whether that run decides
+  (`equivalent` for an A/A, `slower` for the A/B) is recorded.
 
 A claim: perflab's verdict `slower`/`faster`; hyperfine's ratio more than 2 sigma from 1 (it has
 no test; sigma from its two standard deviations). Prints a Markdown table per case; the JSON holds
@@ -196,12 +197,14 @@ def summarise(document: dict[str, Any]) -> str:
             ("perflab (follow-up)", "as the run forecast it"),
             ("perflab (follow-up, reanalysed)", "as this checkout forecasts it"),
         ):
-            follow = [r for r in data["tries"] if r["tool"] == tool]
-            if follow:
-                decided = sum(r["verdict"] == "equivalent" for r in follow)
+            for kind, answer in (("A/A", "equivalent"), ("A/B", "slower")):
+                follow = [r for r in data["tries"] if r["tool"] == tool and r["kind"] == kind]
+                if not follow:
+                    continue
+                decided = sum(r["verdict"] == answer for r in follow)
                 lines.append(
-                    f'\nInconclusive A/As run again with `--budget` raised by their "~N s more" '
-                    f"({which}): {decided}/{len(follow)} `equivalent` ("
+                    f'\nInconclusive {kind}s run again with `--budget` raised by their "~N s '
+                    f'more" ({which}): {decided}/{len(follow)} `{answer}` ('
                     + ", ".join(f"+{r['extra_asked_s']:.0f} s: {r['verdict']}" for r in follow)
                     + ")."
                 )
@@ -298,7 +301,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0, help="perflab's --budget (20)")
     parser.add_argument("--reference-budget", type=float, default=60.0)
     parser.add_argument("--cases", default=",".join(CASES), help="10ms,100ms,1s")
-    parser.add_argument("--follow-up", action="store_true", help="rerun inconclusive A/As")
+    parser.add_argument("--follow-up", action="store_true", help="rerun inconclusive tries")
     parser.add_argument("--max-follow-up-s", type=float, default=60.0)
     parser.add_argument("--max-minutes", type=float, default=0.0, help="per case (0: no limit)")
     parser.add_argument("--keep-stores", type=Path, metavar="DIR")
@@ -380,7 +383,6 @@ def main() -> None:
                 extra = result["extra_seconds_to_decide"]
                 if (
                     args.follow_up
-                    and kind == "A/A"
                     and result["verdict"] == "inconclusive"
                     and extra is not None
                     and extra <= args.max_follow_up_s

@@ -175,3 +175,13 @@ def test_perflabs_start_up_is_counted_from_perflab_not_from_the_process() -> Non
     since_started, process_age = map(float, done.stdout.split())
     assert process_age >= 2.0  # the process's age holds the shell's sleep
     assert since_started < process_age - 1.5  # perflab's own start does not
+
+
+def test_a_time_lens_that_stops_once_precise_says_so() -> None:
+    # a precision any A/A reaches at its minimums: the lens stops long before its share ends,
+    # and the run says why its lens took less than planned
+    exp = experiment(60.0, {"target_precision": 0.5}, stmt="sum(range(100))", variants=["A", "B"])
+    result = run_experiment(exp)
+    (stopped,) = [n for n in result.notes if n.message.startswith("the time lens stopped")]
+    assert "every comparison was precise enough" in stopped.message
+    assert stopped.severity is Severity.INFO and stopped.metric is Metric.TIME

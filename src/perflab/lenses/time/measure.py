@@ -82,6 +82,8 @@ MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 TARGET_GENERATIONS = TIME_TARGET_GENERATIONS
 GENERATION_S_RANGE = TIME_GENERATION_S_RANGE
 # ... but worker start-up (imports) may take at most half of a generation.
+# a stop this much short of the share is said (a note), so that a plan is read against it
+EARLY_STOP_SAID = 0.9
 MIN_GROUPS_TO_STOP_EARLY = MIN_UNITS_TO_STOP_EARLY  # units before an early stop (stats.sequential)
 STOP_CHECK_INTERVAL_S = 0.25  # commands: how often the stopping rule is evaluated
 OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a note
@@ -116,6 +118,7 @@ class TimeLens:
         session.other_runs_on_cpu()
         session.run()
         session.note_overrun()
+        session.note_early_stop()
 
     def analyse(
         self,
@@ -145,6 +148,7 @@ class _Session(LensSession):
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
         self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
         self.started_wall_s = time.time()  # the lock's marks carry wall-clock times
+        self.was_precise = False  # the stopping rule found every comparison precise enough
         self.sampler = InterleavedSampler(self, Metric.TIME)
 
     def record(self, sample: Sample) -> None:
@@ -211,12 +215,30 @@ class _Session(LensSession):
 
     def precise_enough(self, decisions: list[Decision]) -> bool:
         """Whether to stop early (`may_stop_after`)."""
-        return may_stop_after(
+        precise = may_stop_after(
             decisions,
             self.settings.target_precision,
             equivalence_band=self.settings.equivalence_band,
             confidence=self.settings.confidence,
             family=run_family_size(self.context.experiment),
+        )
+        self.was_precise = self.was_precise or precise
+        return precise
+
+    def note_early_stop(self) -> None:
+        """A lens that stopped once every comparison was precise enough says so: the rest of
+        its share was not needed (a plan is what it may take; the budget note reads it)."""
+        took_s = self.elapsed_s()
+        if not self.was_precise or took_s >= EARLY_STOP_SAID * self.budget_s:
+            return
+        self.context.sink.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"the time lens stopped after {took_s:.1f} s of its "
+                f"{self.budget_s:.1f} s: every comparison was precise enough",
+                benchmark=self.benchmark.name,
+                metric=Metric.TIME,
+            )
         )
 
     def note_overrun(self) -> None:
