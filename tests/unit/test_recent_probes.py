@@ -107,3 +107,17 @@ def test_the_file_stays_short_private_and_a_bad_one_is_ignored(tmp_path: Path) -
     memory.remember("A", PROBE, speed_measured=True)
     assert target.read_text() == ""
     assert memory.recall("A", BenchmarkKind.STATEMENT, 2) == recent_probes.Recalled()
+
+
+def test_a_would_fit_counts_perflabs_usual_start_up_from_recent_runs(tmp_path: Path) -> None:
+    memory, clock = _memory(tmp_path)
+    for before_s in (0.7, 0.6):
+        memory.remember("A", PROBE, speed_measured=True, before_s=before_s)
+        clock.now += 10
+    recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
+    assert recalled.startups_s == (0.7, 0.6)
+    slow = dataclasses.replace(PROBE, recent_before_s=recalled.startups_s)
+    plan = plan_budget(1.0, slow, [], before_s=1.7)
+    # this run's 1.7 s start-up stalled: a next run counts the usual 0.7 s
+    assert plan.usual_before_s == pytest.approx(0.7)
+    assert "perflab's start-up as 0.7 s (this run's took 1.7 s)" in plan.counted_for_fit()

@@ -13,7 +13,14 @@ from perflab.measure.caches import IsolatedCaches
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.measure.probe import probe_benchmark
 from perflab.measure.recent_probes import RecentProbes, benchmark_key
-from perflab.plan.budget import BudgetPlan, CostProbe, MachineSpeed, lens_costs, plan_budget
+from perflab.plan.budget import (
+    RECENT_PROBES,
+    BudgetPlan,
+    CostProbe,
+    MachineSpeed,
+    lens_costs,
+    plan_budget,
+)
 from perflab.records.errors import ConfigError
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 
@@ -51,7 +58,7 @@ class BenchmarkPlanner:
             valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
             speed=self.speed,
         )
-        probe = self._with_recent(benchmark, experiment, probe)
+        probe = self._with_recent(benchmark, experiment, probe, before_s)
         self.speed = probe.speed
         models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
         try:
@@ -68,17 +75,24 @@ class BenchmarkPlanner:
             raise
 
     def _with_recent(
-        self, benchmark: Benchmark, experiment: Experiment, probe: CostProbe
+        self, benchmark: Benchmark, experiment: Experiment, probe: CostProbe, before_s: float
     ) -> CostProbe:
-        """The probe joined by the recent ones (budget.RECENT_PROBES), and remembered."""
+        """The probe joined by the recent ones (budget.RECENT_PROBES), and remembered;
+        `before_s`: perflab's start-up, counted in this benchmark (its first), else 0."""
         if self.recent is None:
             return probe
         key = benchmark_key(benchmark, experiment)
         recalled = self.recent.recall(key, probe.kind, probe.variants)
         measured = self.speed is None
-        self.recent.remember(key, probe, speed_measured=measured)
+        self.recent.remember(
+            key, probe, speed_measured=measured, before_s=before_s if before_s > 0 else None
+        )
         speed = probe.speed.with_recent(recalled.speeds) if measured else probe.speed
-        return replace(probe.with_recent(recalled.same_benchmark), speed=speed)
+        return replace(
+            probe.with_recent(recalled.same_benchmark),
+            speed=speed,
+            recent_before_s=recalled.startups_s[-RECENT_PROBES:],
+        )
 
 
 def plans_before_run(

@@ -52,6 +52,7 @@ class Recalled:
 
     same_benchmark: tuple[CostProbe, ...] = ()
     speeds: tuple[MachineSpeed, ...] = ()
+    startups_s: tuple[float, ...] = ()  # perflab's own start-up, where a run's first probe
 
 
 class RecentProbes:
@@ -76,12 +77,15 @@ class RecentProbes:
         since = self._clock() - RECENT_PROBES_S
         same: list[CostProbe] = []
         speeds: list[MachineSpeed] = []
+        startups: list[float] = []
         for line in lines:
             record = _record(line)
             if record is None or not since <= record["at"] <= self._clock():
                 continue
             if record["reference_s"] is not None or record["valgrind_s"] is not None:
                 speeds.append(MachineSpeed(record["reference_s"], None, record["valgrind_s"]))
+            if record["before_s"] is not None:
+                startups.append(record["before_s"])
             if record["key"] == key:
                 same.append(
                     CostProbe(
@@ -94,11 +98,14 @@ class RecentProbes:
                         probe_s=0.0,
                     )
                 )
-        return Recalled(tuple(same), tuple(speeds))
+        return Recalled(tuple(same), tuple(speeds), tuple(startups))
 
-    def remember(self, key: str, probe: CostProbe, *, speed_measured: bool) -> None:
+    def remember(
+        self, key: str, probe: CostProbe, *, speed_measured: bool, before_s: float | None = None
+    ) -> None:
         """Append this probe (its own figures, not the medians); `speed_measured`: its machine
-        speed was measured by it, not carried from an earlier benchmark of the run."""
+        speed was measured by it, not carried from an earlier benchmark of the run;
+        `before_s`: perflab's own start-up before it, for a run's first probe."""
         if probe.failed:
             return
         speed = probe.speed
@@ -111,6 +118,7 @@ class RecentProbes:
             "sample_s": probe.sample_s,
             "reference_s": speed.reference_s if speed_measured else None,
             "valgrind_s": speed.valgrind_s if speed_measured else None,
+            "before_s": before_s,
         }
         try:
             _append(self._path(), json.dumps(record) + "\n")
@@ -129,7 +137,7 @@ def _record(line: str) -> dict[str, Any] | None:
         figures = {name: float(record[name]) for name in _FIELDS}
         speeds = {
             name: None if record.get(name) is None else float(record[name])
-            for name in ("reference_s", "valgrind_s")
+            for name in ("reference_s", "valgrind_s", "before_s")
         }
         key = str(record["key"])
     except (ValueError, TypeError, KeyError, AttributeError):

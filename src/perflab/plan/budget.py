@@ -216,6 +216,9 @@ class CostProbe:
     # recent probes of the same benchmark on this machine whose figures joined this one's
     # (the four above are their medians; RECENT_PROBES_S)
     recent: int = 0
+    # perflab's own start-up in the recent runs on this machine (newest last): a "would fit"
+    # counts the median of it and this run's (`BudgetPlan.usual_before_s`)
+    recent_before_s: tuple[float, ...] = ()
 
     def recent_words(self) -> str:
         """ " (its figures the median with two recent probes of this benchmark)", or ""."""
@@ -384,8 +387,10 @@ class BudgetPlan:
     @property
     def usual_before_s(self) -> float:
         """perflab's start-up as a next run would see it: this run's, at most the usual one on
-        this machine now (PERFLAB_STARTUP_S at the machine's factor)."""
-        return min(self.before_s, PERFLAB_STARTUP_S * self.probe.speed.factor)
+        this machine now (the median with the recent runs', and PERFLAB_STARTUP_S at the
+        machine's factor)."""
+        recent = statistics.median((self.before_s, *self.probe.recent_before_s))
+        return min(self.before_s, recent, PERFLAB_STARTUP_S * self.probe.speed.factor)
 
     @property
     def stalled_s(self) -> float:
