@@ -121,3 +121,15 @@ def test_a_would_fit_counts_perflabs_usual_start_up_from_recent_runs(tmp_path: P
     # this run's 1.7 s start-up stalled: a next run counts the usual 0.7 s
     assert plan.usual_before_s == pytest.approx(0.7)
     assert "perflab's start-up as 0.7 s (this run's took 1.7 s)" in plan.counted_for_fit()
+
+
+def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) -> None:
+    memory, clock = _memory(tmp_path)
+    for cpus in (1, 1, 2):  # another run held the second CPU at two of three looks
+        memory.remember("B", dataclasses.replace(PROBE, counting_cpus=cpus), speed_measured=True)
+        clock.now += 10
+    recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
+    assert recalled.counting_cpus == (1, 1, 2)
+    assert dataclasses.replace(PROBE, counting_cpus=2).with_recent_cpus(
+        recalled.counting_cpus
+    ).counting_cpus == 1

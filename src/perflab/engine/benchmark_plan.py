@@ -89,7 +89,7 @@ class BenchmarkPlanner:
         )
         speed = probe.speed.with_recent(recalled.speeds) if measured else probe.speed
         return replace(
-            probe.with_recent(recalled.same_benchmark),
+            probe.with_recent(recalled.same_benchmark).with_recent_cpus(recalled.counting_cpus),
             speed=speed,
             recent_before_s=recalled.startups_s[-RECENT_PROBES:],
         )

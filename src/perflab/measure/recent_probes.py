@@ -53,6 +53,7 @@ class Recalled:
     same_benchmark: tuple[CostProbe, ...] = ()
     speeds: tuple[MachineSpeed, ...] = ()
     startups_s: tuple[float, ...] = ()  # perflab's own start-up, where a run's first probe
+    counting_cpus: tuple[int, ...] = ()  # the CPUs free of other perflab runs, any probe
 
 
 class RecentProbes:
@@ -78,12 +79,15 @@ class RecentProbes:
         same: list[CostProbe] = []
         speeds: list[MachineSpeed] = []
         startups: list[float] = []
+        cpus: list[int] = []
         for line in lines:
             record = _record(line)
             if record is None or not since <= record["at"] <= self._clock():
                 continue
             if record["reference_s"] is not None or record["valgrind_s"] is not None:
                 speeds.append(MachineSpeed(record["reference_s"], None, record["valgrind_s"]))
+            if record["counting_cpus"] is not None:
+                cpus.append(int(record["counting_cpus"]))
             if record["before_s"] is not None:
                 startups.append(record["before_s"])
             if record["key"] == key:
@@ -98,7 +102,7 @@ class RecentProbes:
                         probe_s=0.0,
                     )
                 )
-        return Recalled(tuple(same), tuple(speeds), tuple(startups))
+        return Recalled(tuple(same), tuple(speeds), tuple(startups), tuple(cpus))
 
     def remember(
         self, key: str, probe: CostProbe, *, speed_measured: bool, before_s: float | None = None
@@ -119,6 +123,7 @@ class RecentProbes:
             "reference_s": speed.reference_s if speed_measured else None,
             "valgrind_s": speed.valgrind_s if speed_measured else None,
             "before_s": before_s,
+            "counting_cpus": probe.counting_cpus,
         }
         try:
             _append(self._path(), json.dumps(record) + "\n")
@@ -137,7 +142,7 @@ def _record(line: str) -> dict[str, Any] | None:
         figures = {name: float(record[name]) for name in _FIELDS}
         speeds = {
             name: None if record.get(name) is None else float(record[name])
-            for name in ("reference_s", "valgrind_s", "before_s")
+            for name in ("reference_s", "valgrind_s", "before_s", "counting_cpus")
         }
         key = str(record["key"])
     except (ValueError, TypeError, KeyError, AttributeError):

@@ -220,6 +220,13 @@ class CostProbe:
     # counts the median of it and this run's (`BudgetPlan.usual_before_s`)
     recent_before_s: tuple[float, ...] = ()
 
+    def with_recent_cpus(self, recent: Sequence[int]) -> CostProbe:
+        """The CPUs valgrind's processes may count on: the lower median of this probe's and
+        the last RECENT_PROBES probes' (another perflab run holds its CPU while it measures,
+        most of its time; one look at its lock tells less than a few minutes' looks)."""
+        cpus = statistics.median_low((self.counting_cpus, *recent[-RECENT_PROBES:]))
+        return replace(self, counting_cpus=cpus)
+
     def recent_words(self) -> str:
         """ " (its figures the median with two recent probes of this benchmark)", or ""."""
         if not self.recent:
