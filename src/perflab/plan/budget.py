@@ -53,9 +53,10 @@ COUNTING_CPUS = 2
 # a benchmark that ends this much over its budget is warned about
 OVERRUN_MARGIN = 0.1
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
-# ... on a loaded machine (the reference ran this much slower), whose load moves between runs:
-# measured at load 3-6, the needs of two runs in a row differed by up to 18%
-LOADED_FACTOR = 1.5
+# ... growing with the machine's factor up to this one at LOADED_FACTOR, whose load moves
+# between runs: measured at load 3-6, the needs of two runs in a row differed by up to 18%.
+# Continuous, so that two asks whose factors fall either side of a step get the same answer.
+LOADED_FACTOR = 2.0
 LOADED_FIT_MARGIN = 1.25
 # after measuring (engine.analyse_run, then the report), per variant: a sampling lens's
 # statistics on its samples (a lens's cost model gives its own figure where it does more); the
@@ -416,10 +417,10 @@ class BudgetPlan:
     @property
     def fitting_budget_s(self) -> float:
         """The smallest budget (whole seconds, with a margin) that holds every minimum, with
-        the usual start-up and probe: a larger margin on a loaded machine, where the next run's
-        needs may well be larger."""
-        loaded = self.probe.speed.factor >= LOADED_FACTOR
-        margin = LOADED_FIT_MARGIN if loaded else FIT_MARGIN
+        the usual start-up and probe: a larger margin on a loaded machine (growing with its
+        factor), where the next run's needs may well be larger."""
+        loaded = min(1.0, max(0.0, (self.probe.speed.factor - 1.0) / (LOADED_FACTOR - 1.0)))
+        margin = FIT_MARGIN + loaded * (LOADED_FIT_MARGIN - FIT_MARGIN)
         return float(math.ceil(self.usual_needed_s * margin))
 
     def counted_for_fit(self) -> str:
