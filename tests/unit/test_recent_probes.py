@@ -133,3 +133,26 @@ def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) 
     assert dataclasses.replace(PROBE, counting_cpus=2).with_recent_cpus(
         recalled.counting_cpus
     ).counting_cpus == 1
+
+
+def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> None:
+    from perflab.plan.budget import LensCost, learned_costs
+    from perflab.records.model import Metric
+
+    memory, clock = _memory(tmp_path)
+    rss, time_lens = Metric("rss"), Metric.TIME
+    for ratio in (1.6, 1.4):
+        memory.remember_lens("A", rss, ratio)
+        clock.now += 10
+    memory.remember_lens("B", rss, 3.0)  # another benchmark's: not this one's
+    recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
+    assert recalled.lens_ratios == {rss: (1.6, 1.4)}
+    costs = [
+        LensCost(rss, minimum_s=10.0, needs="6 generations of 2 workers"),
+        LensCost(time_lens, minimum_s=2.0, needs="6 generations", elastic=True),
+    ]
+    fixed, elastic = learned_costs(costs, {**recalled.lens_ratios, time_lens: (2.0, 2.0)})
+    # the median of the model's own 1 and the recent 1.6 and 1.4
+    assert fixed.minimum_s == pytest.approx(14.0) and fixed.learned == pytest.approx(1.4)
+    assert "x1.40 as its recent runs here took" in fixed.needs
+    assert elastic == costs[1]  # a sampling lens takes what it is given: nothing to learn

@@ -12,17 +12,19 @@ from perflab.machine.proc import ProcessRunner
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.measure.probe import probe_benchmark
-from perflab.measure.recent_probes import RecentProbes, benchmark_key
+from perflab.measure.recent_probes import Recalled, RecentProbes, benchmark_key
 from perflab.plan.budget import (
+    LEARN_FROM_S,
     RECENT_PROBES,
     BudgetPlan,
     CostProbe,
     MachineSpeed,
+    learned_costs,
     lens_costs,
     plan_budget,
 )
 from perflab.records.errors import ConfigError
-from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
+from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Metric, Variant
 
 
 @dataclass
@@ -58,14 +60,19 @@ class BenchmarkPlanner:
             valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
             speed=self.speed,
         )
-        probe = self._with_recent(benchmark, experiment, probe, before_s)
+        key = benchmark_key(benchmark, experiment) if self.recent is not None else ""
+        recalled = Recalled()
+        if self.recent is not None:
+            recalled = self.recent.recall(key, probe.kind, probe.variants)
+            probe = self._with_recent(self.recent, key, recalled, probe, before_s)
         self.speed = probe.speed
         models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
+        costs = learned_costs(lens_costs(probe, settings, models), recalled.lens_ratios)
         try:
-            return plan_budget(
+            plan = plan_budget(
                 settings.budget_s,
                 probe,
-                lens_costs(probe, settings, models),
+                costs,
                 strict=settings.strict_budget,
                 before_s=max(0.0, before_s),
                 waited_s=waited_s,
@@ -73,18 +80,30 @@ class BenchmarkPlanner:
         except ConfigError as error:
             error.benchmark = error.benchmark or benchmark.name
             raise
+        return replace(plan, memory_key=key)
+
+    def learn(self, plan: BudgetPlan, metric: Metric, took_s: float) -> None:
+        """Remember what a fixed-cost lens took against its model's minimum, for the next
+        plans of this benchmark here (budget.learned_costs)."""
+        cost = plan.share_of(metric).cost
+        modelled_s = cost.minimum_s / cost.learned
+        if self.recent is None or not plan.memory_key or cost.elastic:
+            return
+        if modelled_s >= LEARN_FROM_S:
+            self.recent.remember_lens(plan.memory_key, metric, took_s / modelled_s)
 
     def _with_recent(
-        self, benchmark: Benchmark, experiment: Experiment, probe: CostProbe, before_s: float
+        self,
+        recent: RecentProbes,
+        key: str,
+        recalled: Recalled,
+        probe: CostProbe,
+        before_s: float,
     ) -> CostProbe:
         """The probe joined by the recent ones (budget.RECENT_PROBES), and remembered;
         `before_s`: perflab's start-up, counted in this benchmark (its first), else 0."""
-        if self.recent is None:
-            return probe
-        key = benchmark_key(benchmark, experiment)
-        recalled = self.recent.recall(key, probe.kind, probe.variants)
         measured = self.speed is None
-        self.recent.remember(
+        recent.remember(
             key, probe, speed_measured=measured, before_s=before_s if before_s > 0 else None
         )
         speed = probe.speed.with_recent(recalled.speeds) if measured else probe.speed

@@ -16,8 +16,8 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from perflab.measure import cpu_lock
 from perflab.measure.caches import CACHE_VARIABLES
 from perflab.plan.budget import RECENT_PROBES_S, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
-from perflab.records.model import Benchmark, BenchmarkKind, Experiment
+from perflab.records.model import Benchmark, BenchmarkKind, Experiment, Metric
 
 FILE_NAME = "recent-probes.jsonl"
 KEEP_BYTES = 32 * 1024  # about 150 probes: far more than RECENT_PROBES_S holds on one machine
@@ -54,6 +54,8 @@ class Recalled:
     speeds: tuple[MachineSpeed, ...] = ()
     startups_s: tuple[float, ...] = ()  # perflab's own start-up, where a run's first probe
     counting_cpus: tuple[int, ...] = ()  # the CPUs free of other perflab runs, any probe
+    # this benchmark's fixed-cost lenses: what they took / what their model said, by lens
+    lens_ratios: Mapping[Metric, tuple[float, ...]] = field(default_factory=dict)
 
 
 class RecentProbes:
@@ -80,7 +82,13 @@ class RecentProbes:
         speeds: list[MachineSpeed] = []
         startups: list[float] = []
         cpus: list[int] = []
+        ratios: dict[Metric, list[float]] = {}
         for line in lines:
+            lens = _lens_record(line, key)
+            if lens is not None:
+                if since <= lens[0] <= self._clock():
+                    ratios.setdefault(lens[1], []).append(lens[2])
+                continue
             record = _record(line)
             if record is None or not since <= record["at"] <= self._clock():
                 continue
@@ -102,7 +110,22 @@ class RecentProbes:
                         probe_s=0.0,
                     )
                 )
-        return Recalled(tuple(same), tuple(speeds), tuple(startups), tuple(cpus))
+        return Recalled(
+            tuple(same),
+            tuple(speeds),
+            tuple(startups),
+            tuple(cpus),
+            {metric: tuple(values) for metric, values in ratios.items()},
+        )
+
+    def remember_lens(self, key: str, metric: Metric, ratio: float) -> None:
+        """Append what a fixed-cost lens took of this benchmark against its model's minimum
+        (budget.learned_costs)."""
+        record = {"at": round(self._clock(), 3), "key": key, "lens": metric.value, "ratio": ratio}
+        try:
+            _append(self._path(), json.dumps(record) + "\n")
+        except (OSError, PerflabError):
+            pass  # a plan aid only
 
     def remember(
         self, key: str, probe: CostProbe, *, speed_measured: bool, before_s: float | None = None
@@ -132,6 +155,20 @@ class RecentProbes:
 
 
 _FIELDS = ("startup_s", "import_s", "fork_s", "sample_s")
+
+
+def _lens_record(line: str, key: str) -> tuple[float, Metric, float] | None:
+    """A lens's line of this benchmark: (when, lens, ratio); None for any other line."""
+    if '"lens"' not in line:
+        return None
+    try:
+        record = json.loads(line)
+        if record["key"] != key:
+            return None
+        ratio = float(record["ratio"])
+        return float(record["at"]), Metric(record["lens"]), ratio
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _record(line: str) -> dict[str, Any] | None:

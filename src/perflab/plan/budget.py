@@ -306,6 +306,9 @@ class LensCost:
     # `shared_s`: the part of the minimum it is, in the cost of the lens that knows it
     shares: str = ""
     shared_s: float = 0.0
+    # a fixed cost's scale learned from recent runs of this benchmark on this machine (what
+    # their lens took / what its model said; `learned_costs`); 1: the model alone
+    learned: float = 1.0
 
     @property
     def started_before_s(self) -> float:
@@ -314,6 +317,42 @@ class LensCost:
 
 
 CostModel = Callable[[CostProbe, Settings], LensCost]
+
+
+# A fixed-cost lens learns from no shorter measurement (timer and start-up noise), and by no
+# more than this range: a model off by more is a model to fix, not to scale
+LEARN_FROM_S = 0.5
+LEARNED_RANGE = (0.5, 3.0)
+
+
+def learned_costs(
+    costs: Sequence[LensCost], recent_ratios: Mapping[Metric, Sequence[float]]
+) -> list[LensCost]:
+    """The costs, each fixed-cost lens's minimum scaled by how its recent runs of this
+    benchmark on this machine compared with its model: the median of their ratios (the last
+    RECENT_PROBES) and the model's own 1. A lens's model holds its tools' costs at the
+    machine's factor, which a CPU-bound reference measures; memory-bound work (a traced loop
+    beside a process copying memory) slows more than that. Sampling lenses take what they are
+    given, so there is nothing to learn from them."""
+    learned = []
+    for cost in costs:
+        ratios = recent_ratios.get(cost.metric, ())[-RECENT_PROBES:]
+        if cost.elastic or not ratios:
+            learned.append(cost)
+            continue
+        low, high = LEARNED_RANGE
+        scale = min(high, max(low, statistics.median((1.0, *ratios))))
+        learned.append(
+            replace(
+                cost,
+                minimum_s=cost.minimum_s * scale,
+                once_s=cost.once_s * scale,
+                shared_s=cost.shared_s * scale,
+                needs=f"{cost.needs}, x{scale:.2f} as its recent runs here took",
+                learned=scale,
+            )
+        )
+    return learned
 
 
 def analysis_s(probe: CostProbe, per_variant_s: float) -> float:
@@ -380,6 +419,8 @@ class BudgetPlan:
     before_s: float = 0.0
     # waiting for a CPU other perflab runs held: their time, not in before_s nor the budget
     waited_s: float = 0.0
+    # the benchmark in the recent probes' memory (measure/recent_probes.py); "": not kept
+    memory_key: str = ""
 
     @property
     def measuring_s(self) -> float:
