@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -191,6 +192,26 @@ def test_analysis_compares_total_self_time_and_lists_the_op_changes() -> None:
     assert document["variant_cpu_capability"] == "AVX512"
     assert document["baseline_profiles"] == 3 and document["n_groups"] == 3
     assert analysis.notes == ()
+
+
+def test_workers_that_waited_for_a_cpu_make_no_claim() -> None:
+    # at load ~4 an A/A of torch.add was called `faster` by this lens: its workers had waited
+    # for the CPU through much of their loops, the profiler's wall clock counting those turns
+    waited = dataclasses.replace(table(100, ("aten::add", 100, 100.0)), run_queue_ns=40_000)
+    assert parse_op_table(waited.to_json()).run_queue_ns == 40_000
+    base_samples, base_artifacts = stored("A", [waited], generations=3)
+    var_samples, var_artifacts = stored(
+        "B", [dataclasses.replace(waited, ops=(OpStats("aten::add", 100, 200.0, 200.0),))],
+        generations=3,
+    )  # fmt: skip
+    data = BenchmarkData(
+        samples=tuple(base_samples + var_samples), artifacts=tuple(base_artifacts + var_artifacts)
+    )
+    analysis = analyse_torch(Benchmark("b", stmt="x"), ["A", "B"], data, Settings())
+    (comparison,) = analysis.comparisons
+    assert comparison.ratio == pytest.approx(2.0) and comparison.verdict is Verdict.INCONCLUSIVE
+    (note,) = analysis.notes
+    assert "waited for a CPU 40% and 40%" in note.message and "inconclusive" in note.message
 
 
 def test_a_statement_without_torch_ops_gets_a_note_and_no_ratio() -> None:

@@ -50,6 +50,8 @@ class OpTable:
     torch_version: str | None = None
     cpu_capability: str | None = None  # torch.backends.cpu.get_cpu_capability()
     device: str | None = None  # "cuda" where the profile recorded the device's activity too
+    # the worker's thread waiting for a CPU during the loop (other processes' turns), or None
+    run_queue_ns: int | None = None
 
     @property
     def self_cpu_us(self) -> float:
@@ -67,6 +69,8 @@ class OpTable:
         }
         if self.device is not None:
             out["device"] = self.device
+        if self.run_queue_ns is not None:
+            out["run_queue_ns"] = self.run_queue_ns
         return out
 
     def _op_json(self, op: OpStats) -> dict[str, Any]:
@@ -124,6 +128,7 @@ def parse_op_table(data: Mapping[str, Any]) -> OpTable:
         raise OpTableFormatError(f"an op table needs loops > 0, not {loops}")
     version, capability = data.get("torch_version"), data.get("cpu_capability")
     device = data.get("device")
+    waited = data.get("run_queue_ns")
     return OpTable(
         loops=loops,
         wall_ns=wall_ns,
@@ -131,6 +136,7 @@ def parse_op_table(data: Mapping[str, Any]) -> OpTable:
         torch_version=None if version is None else str(version),
         cpu_capability=None if capability is None else str(capability),
         device=None if device is None else str(device),
+        run_queue_ns=None if waited is None else int(waited),
     )
 
 

@@ -3,9 +3,10 @@
 Runs inside the variant's interpreter: Python 3.7+, standard library only (torch is imported
 inside the op, never at start-up: most variants have no torch).
 
-  {"op": "torch_profile", "loops": N}  -> {"ok": true, "loops", "wall_ns", "ops",
-                                           "torch_version", "cpu_capability"}
-     runs the loop under torch.profiler (CPU activity, no shapes, no stacks); "ops" is
+  {"op": "torch_profile", "loops": N}  -> {"ok": true, "loops", "wall_ns", "run_queue_ns",
+                                           "ops", "torch_version", "cpu_capability"}
+     runs the loop under torch.profiler (CPU activity, no shapes, no stacks); "run_queue_ns"
+     is how long the worker's thread waited for a CPU meanwhile (null off Linux); "ops" is
      key_averages(): [{"name", "count", "self_cpu_time_total_us", "cpu_time_total_us"}];
      "cpu_capability" is torch.backends.cpu.get_cpu_capability() or null. Where the process
      has initialised CUDA, the profiler records the device too: the reply has "device": "cuda"
@@ -35,6 +36,15 @@ def _cpu_capability(torch):
         return None
 
 
+def _run_queue_ns():
+    """This thread's time waiting on a run queue so far (Linux's schedstat), or None."""
+    try:
+        with open("/proc/thread-self/schedstat") as stat:
+            return int(stat.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def torch_profile(worker, request):
     loops = int(request["loops"])
     try:
@@ -50,7 +60,9 @@ def torch_profile(worker, request):
         activities.append(ProfilerActivity.CUDA)
     try:
         with profile(activities=activities, record_shapes=False, with_stack=False) as profiler:
+            waited_before = _run_queue_ns()
             wall_ns = worker.timed(loops)
+            waited_after = _run_queue_ns()
         ops = [
             _op_entry(event, on_device)
             for event in profiler.key_averages()
@@ -67,6 +79,9 @@ def torch_profile(worker, request):
         "ok": True,
         "loops": loops,
         "wall_ns": wall_ns,
+        "run_queue_ns": (
+            None if waited_before is None or waited_after is None else waited_after - waited_before
+        ),
         "ops": ops,
         "torch_version": str(torch.__version__),
         "cpu_capability": _cpu_capability(torch),
