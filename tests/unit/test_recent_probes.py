@@ -130,9 +130,12 @@ def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) 
         clock.now += 10
     recalled = memory.recall("A", BenchmarkKind.STATEMENT, 2)
     assert recalled.counting_cpus == (1, 1, 2)
-    assert dataclasses.replace(PROBE, counting_cpus=2).with_recent_cpus(
-        recalled.counting_cpus
-    ).counting_cpus == 1
+    assert (
+        dataclasses.replace(PROBE, counting_cpus=2)
+        .with_recent_cpus(recalled.counting_cpus)
+        .counting_cpus
+        == 1
+    )
 
 
 def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> None:
