@@ -86,9 +86,9 @@ class BenchmarkPlanner:
         """Remember what a fixed-cost lens took against its model's minimum, for the next
         plans of this benchmark here (budget.learned_costs)."""
         cost = plan.share_of(metric).cost
-        modelled_s = cost.minimum_s / cost.learned
         if self.recent is None or not plan.memory_key or cost.elastic:
             return
+        modelled_s = cost.minimum_s / cost.learned
         if modelled_s >= LEARN_FROM_S:
             self.recent.remember_lens(plan.memory_key, metric, took_s / modelled_s)
 

@@ -223,11 +223,10 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     show_plan(context.progress, benchmark.name, plan)
     for lens in ordered:
         error = _measure_lens(lens, benchmark, context, ledger, run.writer)
-        if error is None:
-            run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
         if error is not None:
             _failed(run.writer, failures, benchmark.name, error, lens)
             break
+        run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
     ledger.note_used(run.writer, benchmark.name)
 
 

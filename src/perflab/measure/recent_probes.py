@@ -177,14 +177,14 @@ def _record(line: str) -> dict[str, Any] | None:
         record = json.loads(line)
         at = float(record["at"])
         figures = {name: float(record[name]) for name in _FIELDS}
-        speeds = {
+        optional = {
             name: None if record.get(name) is None else float(record[name])
             for name in ("reference_s", "valgrind_s", "before_s", "counting_cpus")
         }
         key = str(record["key"])
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    return {"at": at, "key": key, **figures, **speeds}
+    return {"at": at, "key": key, **figures, **optional}
 
 
 def _open(path: Path, flags: int) -> int:

@@ -85,11 +85,10 @@ REFERENCE_RUNS = 3  # the reference program's runs in one probe (their median is
 # the machine's factor; a start-up that stalled beyond it is this run's, not the next one's
 PERFLAB_STARTUP_S = 1.0
 STALL_SAID_S = 0.5  # a "would fit" says what it counted for them from this much less
-# Probes of the last minutes on this machine join this run's (measure/recent_probes.py): one
-# probe samples well under a second of a load that moves within seconds, and measured at load
-# 2-6, the factor of two probes a minute apart moved 1.4 <-> 1.8 and 2.2 <-> 2.7, a worker's
-# start-up 0.09 <-> 0.18 s. The median of this probe's and at most RECENT_PROBES of the last
-# RECENT_PROBES_S is what the plan uses; older probes describe another load.
+# Probes of the last minutes on this machine join this run's (measure/recent_probes.py): the
+# plan uses the median of this probe's figures and at most RECENT_PROBES of the last
+# RECENT_PROBES_S, since one probe samples well under a second of a load that moves within
+# seconds; older probes describe another load.
 RECENT_PROBES = 4
 RECENT_PROBES_S = 600.0
 # a factor from one short measurement: never below half (a much faster machine still pays

@@ -135,8 +135,7 @@ def analyse_torch(
 
 # A profiled worker that waited for a CPU longer than this share of its loop: its ops' self
 # times include other processes' turns (the profiler reads a wall clock), and one process per
-# variant gives the interval no way to see how unequal those turns were. Measured at load ~4
-# (bench/budget.py, torch.add A/A): `faster` beyond the one-process allowance on identical code.
+# variant gives the interval no way to see how unequal those turns were.
 WAITED_SHARE = 0.05
 
 
