@@ -158,7 +158,7 @@ def _add_setting(
     `args.<field name>` (None: not given)."""
     help_text = spec.help
     if spec.kind is SettingKind.METRICS:
-        help_text = f"lenses, comma-separated: {metrics_help} (default: time)"
+        help_text = f"lenses, comma-separated or repeated: {metrics_help} (default: time)"
     if spec.kind is SettingKind.BOOLEAN and spec.value_setting is not None:
         # a switch with an optional value (--check-output [FILE]): True, or the value's text
         group.add_argument(

@@ -274,7 +274,7 @@ class SettingSpec:
     flags: tuple[str, ...] = ()  # CLI options; () when the CLI has none
     unit: str | None = None
     lens: Metric | None = None  # the lens that reads it (None: every lens / the time lens)
-    repeat: bool = False  # TEXTS/LAYERS on the CLI: one value per option, repeatable
+    repeat: bool = False  # TEXTS/LAYERS/METRICS on the CLI: the option is repeatable
     metavar: str | None = None
     check: Callable[[Any], str | None] | None = None  # a problem with a value, in words
     # a switch that takes an optional value (--check-output [FILE]): the TEXT setting the value
@@ -335,9 +335,10 @@ class Settings:
         (Metric.TIME,),
         SettingSpec(
             SettingKind.METRICS,
-            "lenses, comma-separated (default: time)",
+            "lenses, comma-separated or repeated (default: time)",
             key="metrics",
             flags=("-m", "--metric"),
+            repeat=True,
         ),
     )
     # wall-clock budget per benchmark, across all its lenses (perflab/budget.py splits it)
