@@ -35,7 +35,11 @@ from perflab.git.bundle import (
 from perflab.git.cache import default_cache_dir
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
-from perflab.measure.git_prepare import WORKING_TREE_PATCH, uncommitted_note
+from perflab.measure.git_prepare import (
+    WORKING_TREE_PATCH,
+    measures_working_tree,
+    uncommitted_note,
+)
 from perflab.measure.lens import NullProgress, ProgressReporter
 from perflab.records.errors import (
     BenchmarkFailedError,
@@ -649,8 +653,10 @@ def _variant_at(cell: Cell, name: str) -> Variant | None:
 def uncommitted_notes(experiment: Experiment, bundle: CommitBundle | None) -> list[Note]:
     """The warning one machine gives, given by the driver (a node's copy has no working tree):
     a git= variant at HEAD's commit measures it as committed, without the working tree's
-    changes. Once per run, for the first such variant."""
+    changes. Once per run, for the first such variant; none when a variant measures them."""
     if bundle is None or bundle.uncommitted is None or not bundle.head:
+        return []
+    if measures_working_tree(experiment.variants):
         return []
     for benchmark in experiment.benchmarks:
         for template in experiment.variants:

@@ -34,7 +34,7 @@ from perflab.machine.proc import (
 from perflab.measure import cpu_lock, output_check
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.fork_server import ForkServers
-from perflab.measure.git_prepare import VariantPreparer
+from perflab.measure.git_prepare import VariantPreparer, measures_working_tree
 from perflab.measure.lens import Lens, LensContext, NullProgress, ProgressReporter
 from perflab.measure.recent_probes import RecentProbes
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
@@ -138,6 +138,7 @@ def _run_experiment(
             repository=experiment.repository,
             cache_dir=cache_dir,
             build_timeout_s=experiment.settings.build_timeout_s,
+            working_tree_measured=measures_working_tree(experiment.variants),
         )
         stack.callback(preparer.close)
         stack.enter_context(OrchestratorOffCpu(cpu))

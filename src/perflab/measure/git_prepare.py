@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,12 @@ from perflab.records.model import Benchmark, BenchmarkKind, Note, Severity, Vari
 WORKING_TREE_PATCH = "working-tree.patch"
 
 
+def measures_working_tree(variants: Sequence[Variant]) -> bool:
+    """A variant applies the working tree's changes (`perflab check`'s head): the experiment
+    measures them on purpose, so a variant at HEAD's commit without them is meant that way."""
+    return any(os.path.basename(text) == WORKING_TREE_PATCH for v in variants for text in v.apply)
+
+
 @dataclass(frozen=True)
 class PreparedVariant:
     variant: Variant  # what the lenses run: no git=, no build=, paths inside the checkout
@@ -48,6 +55,7 @@ class VariantPreparer:
         repository: str | None,
         cache_dir: str | Path | None = None,
         build_timeout_s: float = 3600.0,
+        working_tree_measured: bool = False,
     ) -> None:
         self.runner = runner
         self.repository = repository
@@ -57,7 +65,8 @@ class VariantPreparer:
         self.build_timeout_s = build_timeout_s
         self._done: dict[str, PreparedVariant | PerflabError] = {}
         self._head: ResolvedRef | None = None
-        self._dirty_checked = False
+        # no warning about uncommitted changes when a variant measures them (check's head)
+        self._dirty_checked = working_tree_measured
 
     def close(self) -> None:
         """Release the cached checkouts this run used (prune may remove them then)."""
