@@ -10,13 +10,14 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from perflab import api
 from perflab.analyse.machines import placed_history_points
+from perflab.analyse.same_work import gate_disagreement
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
@@ -39,10 +40,19 @@ from perflab.plan.bisect_search import (
     classify,
     search,
 )
+from perflab.plan.config import parse_metrics
 from perflab.records.errors import BenchmarkFailedError, ConfigError
-from perflab.records.model import Experiment, Metric, Settings, Variant
+from perflab.records.lens_agreement import LensDisagreement
+from perflab.records.model import Experiment, Metric, Settings, Variant, Verdict
 from perflab.records.results import RunResult
-from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
+from perflab.records.workflow_results import (
+    BASE_VARIABLES,
+    CheckResult,
+    HistoryChange,
+    HistoryPoint,
+    HistoryResult,
+    base_words,
+)
 from perflab.stats.changepoints import change_points
 from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -99,6 +109,26 @@ def instructions_available() -> bool:
     return shutil.which("valgrind") is not None
 
 
+# the lenses a workflow is given, as `run` takes them: a lens, "time,instructions", or a list
+Lenses = str | Sequence[str] | None
+
+
+def given_lenses(metric: Lenses, benchmark: Benchmarked) -> tuple[Metric, ...]:
+    """The lenses asked for, parsed as `run` parses --metric: `metric`, else the benchmark's
+    `metrics` setting; the first decides, the others are evidence. (): none was given, the
+    workflow chooses."""
+    chosen = metric if metric is not None else (benchmark.settings or {}).get("metrics")
+    return () if chosen is None else parse_metrics(chosen)
+
+
+def evidence_lenses(decider: Metric, given: Sequence[Metric]) -> tuple[Metric, ...]:
+    """The lenses a workflow's answer is measured with: the deciding one, the others given,
+    and time and instructions beside them (instructions where valgrind is installed), so an
+    answer says when the two disagree."""
+    both = (Metric.TIME, Metric.INSTRUCTIONS) if instructions_available() else (Metric.TIME,)
+    return tuple(dict.fromkeys((decider, *given, *both)))
+
+
 def _main_comparisons(result: RunResult, metric: Metric, baseline: str, variant: str) -> list[Any]:
     return [
         c
@@ -116,26 +146,29 @@ def bisect(
     *,
     benchmark: Benchmarked,
     threshold: float = 0.02,
-    metric: Metric | None = None,
+    metric: Lenses = None,
     repository: str | Path | None = None,
     on_step: Callable[[BisectStep, int], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> BisectResult:
     """The first commit on BAD's first-parent line after GOOD that is worse than GOOD by more
-    than `threshold`. Without `metric`, the instructions lens (deterministic) is tried first
-    and the time lens used when instructions do not show the regression."""
+    than `threshold`, by the first lens of `metric` (one lens, "time,instructions" or a list);
+    the culprit against its parent is measured with every lens given, and time and
+    instructions. Without `metric`, the instructions lens (deterministic) is tried first and
+    the time lens used when instructions do not show the regression."""
     started = clock()
+    lenses = given_lenses(metric, benchmark)
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     good_ref = resolve_ref(runner, repo, good)
     bad_ref = resolve_ref(runner, repo, bad)
     line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
     steps = _BisectSteps(benchmark, repo, line, good_ref, threshold, on_step)
-    chosen, prior, outcome, notes = _search_with_a_lens(steps, metric)
+    chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
     culprit = line[outcome.culprit] if outcome.culprit is not None else None
     evidence: RunResult | None = None
     if outcome.culprit is not None:
-        evidence = _culprit_evidence(steps, outcome.culprit, chosen)
+        evidence = _culprit_evidence(steps, outcome.culprit, evidence_lenses(chosen, lenses))
     return BisectResult(
         good=Commit(good_ref.commit, good_ref.subject),
         bad=Commit(bad_ref.commit, bad_ref.subject),
@@ -150,6 +183,11 @@ def bisect(
         evidence_run=evidence.run_id if evidence is not None else None,
         notes=tuple(notes),
         evidence=evidence,
+        disagreement=(
+            gate_disagreement(evidence.comparisons, chosen, ("parent", "culprit"), threshold)
+            if evidence is not None
+            else None
+        ),
     )
 
 
@@ -228,12 +266,9 @@ def _search_with_a_lens(
     return Metric.INSTRUCTIONS, (), outcome, notes
 
 
-def _culprit_evidence(steps: _BisectSteps, culprit: int, metric: Metric) -> RunResult:
-    """The culprit against its parent, with the instructions lens beside `metric` when it can."""
+def _culprit_evidence(steps: _BisectSteps, culprit: int, metrics: tuple[Metric, ...]) -> RunResult:
+    """The culprit against its parent, with `metrics` (the deciding lens first)."""
     parent = steps.line[culprit - 1].commit if culprit > 0 else steps.good.commit
-    metrics: tuple[Metric, ...] = (metric,)
-    if metric is not Metric.INSTRUCTIONS and instructions_available():
-        metrics = (metric, Metric.INSTRUCTIONS)
     experiment = steps.benchmark.experiment(
         [
             Variant(name="parent", git=parent),
@@ -250,12 +285,13 @@ def _culprit_evidence(steps: _BisectSteps, culprit: int, metric: Metric) -> RunR
 SHARED_RUNNER_VARIABLES = ("GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "CI")
 
 
-def default_base(environ: Mapping[str, str]) -> str:
-    """The base a pull request targets, from the CI's variables; `origin/HEAD` elsewhere."""
-    for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
+def default_base(environ: Mapping[str, str]) -> tuple[str, str]:
+    """The base a pull request targets and where it came from: the CI variable that names it,
+    else `origin/HEAD`, "the default"."""
+    for variable in BASE_VARIABLES:
         if environ.get(variable):
-            return f"origin/{environ[variable]}"
-    return "origin/HEAD"
+            return f"origin/{environ[variable]}", variable
+    return "origin/HEAD", "the default"
 
 
 def shared_runner(environ: Mapping[str, str]) -> str | None:
@@ -281,7 +317,7 @@ def check(
     benchmark: Benchmarked,
     head: str | None = None,
     threshold: float = 0.02,
-    metric: Metric | None = None,
+    metric: Lenses = None,
     merge_base: bool = True,
     repository: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -289,27 +325,32 @@ def check(
     """`head` against the merge base of `base` and `head` (or `base` itself): a regression is
     a ratio whose whole CI is above 1 + threshold. Without `head`: the working tree, that is
     HEAD with its uncommitted changes to tracked files applied (HEAD alone when it is clean).
-    On a CI runner without `metric`, the instructions lens (deterministic; shared runners
-    make wall time noise)."""
+    The first lens of `metric` gates, the others are measured beside it. On a CI runner
+    without `metric`, the instructions lens gates (deterministic; shared runners make wall
+    time noise) and the time lens is measured beside it."""
     environ = os.environ if environ is None else environ
+    given = given_lenses(metric, benchmark)
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
-    base_ref = base or default_base(environ)
+    base_ref, base_from = (base, "--base") if base else default_base(environ)
     working_tree = head is None
     head = head or "HEAD"
     notes: list[str] = []
-    base_commit = _resolve_base(runner, repo, base_ref, from_ci=not base)
+    base_commit = _resolve_base(runner, repo, base_ref, base_from)
     head_commit = resolve_ref(runner, repo, head)
     compared = base_commit
     if merge_base:
         compared = _merge_base(runner, repo, base_ref, base_commit, head, head_commit, notes)
-    chosen = metric or _check_metric(environ, notes)
+    lenses = given or _check_lenses(environ, benchmark, notes)
+    chosen = lenses[0]
     uncommitted = ""
     if working_tree and dirty_summary(runner, repo) is not None:
         uncommitted = working_tree_patch(runner, repo)
     if compared.commit == head_commit.commit and not uncommitted:
         raise _no_change(head, compared)
-    result = _measure_change(benchmark, repo, chosen, compared, head_commit, uncommitted, notes)
+    result = _measure_change(benchmark, repo, lenses, compared, head_commit, uncommitted, notes)
+    outcome = _check_outcome(result, chosen, threshold)
+    disagreement = gate_disagreement(result.comparisons, chosen, ("base", "head"), threshold)
     return CheckResult(
         base_ref=base_ref,
         base=Commit(compared.commit, compared.subject),
@@ -317,9 +358,25 @@ def check(
         working_tree=bool(uncommitted),
         metric=chosen,
         threshold=threshold,
-        outcome=_check_outcome(result, chosen, threshold),
+        outcome=outcome,
         result=result,
         notes=tuple(notes),
+        lenses=lenses,
+        disagreement=disagreement,
+        overruled=not given and _time_overrules(outcome, disagreement),
+        base_from=base_from,
+    )
+
+
+def _time_overrules(outcome: StepOutcome, disagreement: LensDisagreement | None) -> bool:
+    """The CI's default gate stands in instructions for time, for their determinism: where the
+    time lens beside them says decisively faster, a confirmed rise in instructions is the
+    stand-in misleading (a branch removed for a few more instructions), not a regression."""
+    return (
+        outcome.state is StepState.BAD
+        and disagreement is not None
+        and disagreement.other is Metric.TIME
+        and disagreement.decisively_faster
     )
 
 
@@ -338,14 +395,13 @@ def _no_change(head: str, compared: ResolvedRef) -> ConfigError:
 
 
 def _resolve_base(
-    runner: SubprocessRunner, repo: str, base_ref: str, *, from_ci: bool
+    runner: SubprocessRunner, repo: str, base_ref: str, base_from: str
 ) -> ResolvedRef:
     try:
         return resolve_ref(runner, repo, base_ref)
     except GitError:
         raise GitError(
-            f"the base ref {base_ref!r} is not in this clone"
-            + (" (found from the CI's variables)" if from_ci else ""),
+            f"the base ref {base_ref!r} is not in this clone ({base_words(base_from)})",
             hint=_fetch_hint(base_ref),
         ) from None
 
@@ -380,23 +436,37 @@ def _merge_base(
     return compared
 
 
-def _check_metric(environ: Mapping[str, str], notes: list[str]) -> Metric:
-    """The instructions lens on a shared CI runner (when valgrind is there), else time."""
+def _check_lenses(
+    environ: Mapping[str, str], benchmark: Benchmarked, notes: list[str]
+) -> tuple[Metric, ...]:
+    """On a shared CI runner (when valgrind is there) the instructions lens gates, with the
+    time lens beside it unless --strict-budget holds the budget to instructions alone; time
+    elsewhere."""
     runner_variable = shared_runner(environ)
     if runner_variable is None or not instructions_available():
-        return Metric.TIME
+        return (Metric.TIME,)
     notes.append(
-        f"the instructions lens ({runner_variable} is set): shared CI runners share "
+        f"the instructions lens gates ({runner_variable} is set): shared CI runners share "
         "CPUs with other jobs, so wall time there is noise; instruction counts are "
         "deterministic (give --metric time on a dedicated runner)"
     )
-    return Metric.INSTRUCTIONS
+    if (benchmark.settings or {}).get("strict_budget"):
+        notes.append(
+            "the time lens is not measured beside instructions: --strict-budget holds the "
+            "budget to the gate's lens (--metric instructions,time measures both)"
+        )
+        return (Metric.INSTRUCTIONS,)
+    notes.append(
+        "the time lens is measured beside it: a change it says is decisively faster does not "
+        "fail on instructions alone (--metric instructions gates by instructions alone)"
+    )
+    return (Metric.INSTRUCTIONS, Metric.TIME)
 
 
 def _measure_change(
     benchmark: Benchmarked,
     repo: str,
-    metric: Metric,
+    metrics: tuple[Metric, ...],
     base: ResolvedRef,
     head: ResolvedRef,
     uncommitted: str,
@@ -410,15 +480,15 @@ def _measure_change(
             patch.write_text(uncommitted)
             apply = (str(patch),)
             notes.append(
-                f"the working tree: HEAD ({head.short}) with its uncommitted changes to "
-                "tracked files (git diff HEAD); untracked files are not included (git add -N "
-                "FILE includes one), and --head HEAD measures HEAD as committed"
+                f"head is the working tree: HEAD ({head.short}) with its uncommitted changes "
+                "to tracked files applied (git diff HEAD; an untracked file after git add -N "
+                "FILE), the base as committed; --head HEAD measures HEAD as committed"
             )
         variants = [
             Variant(name="base", git=base.commit),
             Variant(name="head", git=head.commit, apply=apply),
         ]
-        return benchmark.run(benchmark.experiment(variants, metrics=(metric,)), repo)
+        return benchmark.run(benchmark.experiment(variants, metrics=metrics), repo)
 
 
 # ---- history: one result per commit, change points
@@ -427,7 +497,7 @@ def _measure_change(
 INDEX_NAME = "history-index.json"
 
 
-def _history_key(benchmark: Benchmarked, tree: str, metric: Metric) -> str:
+def _history_key(benchmark: Benchmarked, tree: str, metric: str) -> str:
     import hashlib
 
     identity = json.dumps(
@@ -472,22 +542,25 @@ def history(
     benchmark: Benchmarked,
     every: int = 1,
     threshold: float = 0.02,
-    metric: Metric | None = None,
+    metric: Lenses = None,
     repository: str | Path | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> HistoryResult:
     """One result per commit of RANGE's first-parent line (its base included; every `every`th
     commit counted back from the tip), each kept and reused by tree, benchmark and lens;
     change points of the series, each checked by a direct comparison of the commits either
-    side."""
+    side. The first lens of `metric` is the series; the direct comparisons measure the others
+    given, and time and instructions, beside it."""
     started = clock()
     if every < 1:
         raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
+    lenses = given_lenses(metric, benchmark)
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     line = _range_line(runner, repo, range_text)
-    chosen = metric or (Metric.INSTRUCTIONS if instructions_available() else Metric.TIME)
-    notes = [] if metric is not None else [_history_lens_note(chosen)]
+    default = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
+    chosen = lenses[0] if lenses else default
+    notes = [] if lenses else [_history_lens_note(chosen)]
     index_path = _index_path(benchmark.store_path)
     index = _load_index(index_path)
     points, wanted = _known_points(
@@ -502,8 +575,9 @@ def history(
     placed, placed_note = placed_history_points(points, benchmark.store_path, chosen)
     points, notes = list(placed), notes + ([placed_note] if placed_note else [])
     changes = _history_changes(
-        benchmark, repo, chosen, threshold, points, valued, index, index_path
-    )
+        benchmark, repo, evidence_lenses(chosen, lenses), threshold, points, valued, index,
+        index_path,
+    )  # fmt: skip
     return HistoryResult(
         range_text=range_text,
         metric=chosen,
@@ -633,20 +707,22 @@ def _nothing_measured(range_text: str, points: list[HistoryPoint]) -> BenchmarkF
 def _history_changes(
     benchmark: Benchmarked,
     repo: str,
-    metric: Metric,
+    metrics: tuple[Metric, ...],
     threshold: float,
     points: list[HistoryPoint],
     valued: list[int],
     index: dict[str, Any],
     index_path: Path | None,
 ) -> list[HistoryChange]:
-    """The series' change points, each confirmed by a direct comparison (or its earlier one)."""
+    """The series' change points, each confirmed by a direct comparison (or its earlier one)
+    measured with `metrics`, the series' lens first."""
     series = [points[i].series_value or 0.0 for i in valued]
     changes: list[HistoryChange] = []
     for found in change_points(series, min_step=threshold):
         after = points[valued[found.index]]
         before = points[valued[found.index - 1]]
-        key = "confirm:" + _history_key(benchmark, before.tree + ".." + after.tree, metric)
+        lenses = ",".join(metrics)
+        key = "confirm:" + _history_key(benchmark, before.tree + ".." + after.tree, lenses)
         known = index.get(key)
         if isinstance(known, dict):
             changes.append(
@@ -654,11 +730,12 @@ def _history_changes(
                     valued[found.index], before, after, found.ratio, known.get("ratio"),
                     known.get("ci_low"), known.get("ci_high"), bool(known.get("confirmed")),
                     known.get("run_id"), reused=True,
+                    disagreement=_known_disagreement(known.get("disagreement")),
                 )
             )  # fmt: skip
             continue
         change = _confirm(
-            benchmark, repo, metric, threshold, valued[found.index], before, after, found.ratio
+            benchmark, repo, metrics, threshold, valued[found.index], before, after, found.ratio
         )
         changes.append(change)
         if change.ratio is not None:
@@ -668,15 +745,31 @@ def _history_changes(
                 "ci_high": change.ci_high,
                 "confirmed": change.confirmed,
                 "run_id": change.run_id,
+                "disagreement": change.disagreement.to_json() if change.disagreement else None,
             }
             _save_index(index_path, index)
     return changes
 
 
+def _known_disagreement(data: object) -> LensDisagreement | None:
+    """A disagreement kept in the index (`LensDisagreement.to_json`); None for anything else."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return LensDisagreement(
+            Metric(data["metric"]), float(data["ratio"]), Verdict(data["verdict"]),
+            Metric(data["other_metric"]), float(data["other_ratio"]),
+            float(data["other_ci_low"]), float(data["other_ci_high"]),
+            Verdict(data["other_verdict"]), bool(data["decisive"]),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return None  # derived data: a broken entry loses the sentence, not the history
+
+
 def _confirm(
     benchmark: Benchmarked,
     repo: str,
-    metric: Metric,
+    metrics: tuple[Metric, ...],
     threshold: float,
     index: int,
     before: HistoryPoint,
@@ -684,12 +777,14 @@ def _confirm(
     series_ratio: float,
 ) -> HistoryChange:
     """The commits either side of a change point, compared directly in one interleaved run."""
+    metric = metrics[0]
     experiment = benchmark.experiment(
         [Variant(name="before", git=before.commit), Variant(name="after", git=after.commit)],
-        metrics=(metric,),
+        metrics=metrics,
     )
     result = benchmark.run(experiment, repo)
     found = _main_comparisons(result, metric, "before", "after")
+    disagreement = gate_disagreement(result.comparisons, metric, ("before", "after"), threshold)
     if not found:
         return HistoryChange(
             index, before, after, series_ratio, None, None, None, False, result.run_id,
@@ -700,5 +795,5 @@ def _confirm(
     confirmed = (c.ci_low > limit) if series_ratio > 1 else (c.ci_high < 1.0 / limit)
     return HistoryChange(
         index, before, after, series_ratio, c.ratio, c.ci_low, c.ci_high, confirmed,
-        result.run_id, result=result,
+        result.run_id, result=result, disagreement=disagreement,
     )  # fmt: skip

@@ -34,6 +34,7 @@ from typing import Any
 
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.records.code_findings import Finding, Seen
+from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import (
     VARIANT_FIELDS,
     Comparison,
@@ -249,3 +250,46 @@ def disagreement_notes(comparisons: Iterable[Comparison]) -> list[Note]:
                 )
             )
     return notes
+
+
+def _beyond(comparison: Comparison, threshold: float) -> bool:
+    """The comparison's whole CI lies beyond the threshold, one way or the other."""
+    limit = 1.0 + threshold
+    return comparison.ci_low > limit or comparison.ci_high < 1.0 / limit
+
+
+def gate_disagreement(
+    comparisons: Iterable[Comparison],
+    gate: Metric,
+    pair: tuple[str, str],
+    threshold: float,
+) -> LensDisagreement | None:
+    """Where another speed lens measured on `pair` (baseline, variant) disagrees with the lens
+    that decides a workflow: opposite verdicts, the deciding lens unmoved while the other moved
+    beyond the threshold, or the deciding lens beyond it while the other is equivalent. The
+    time lens is preferred: it is the question every speed lens stands in for."""
+    found = [
+        c
+        for c in comparisons
+        if (c.baseline, c.variant) == pair and c.event is None and c.verdict is not Verdict.INVALID
+    ]
+    decider = next((c for c in found if c.metric is gate), None)
+    if decider is None:
+        return None
+    others = [
+        c
+        for c in found
+        if c.metric is not gate and (c.metric is Metric.TIME or c.metric in _BESIDE_TIME)
+    ]
+    others.sort(key=lambda c: c.metric is not Metric.TIME)
+    for other in others:
+        decisive = _beyond(other, threshold)
+        opposite = _direction(decider) * _direction(other) < 0
+        unmoved = _direction(decider) == 0 and decisive
+        unseen = _beyond(decider, threshold) and other.verdict is Verdict.EQUIVALENT
+        if opposite or unmoved or unseen:
+            return LensDisagreement(
+                gate, decider.ratio, decider.verdict, other.metric, other.ratio,
+                other.ci_low, other.ci_high, other.verdict, decisive,
+            )  # fmt: skip
+    return None

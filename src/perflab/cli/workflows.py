@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.text import Text
@@ -15,7 +16,6 @@ from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
 from perflab.plan.bisect_search import BisectStep, StepState, parse_threshold
 from perflab.records.errors import ConfigError, PerflabError
-from perflab.records.model import Metric
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult
 from perflab.report.escape import terminal
@@ -29,6 +29,7 @@ from perflab.report.history import (
 )
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
+from perflab.report.workflow_views import disagreement_text, overruled_text
 from perflab.workflows import Benchmarked, bisect, check, history
 
 EXIT_OK = 0
@@ -74,22 +75,12 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
         )
 
 
-def _benchmarked(
-    args: argparse.Namespace, options: RunOptions
-) -> tuple[Benchmarked, Metric | None]:
+def _benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
+    """What every run of the workflow measures; --metric stays among the settings, where the
+    workflow reads it as `run` does (the first lens decides, the others are evidence)."""
     settings = dict(options.settings)
-    metrics = settings.pop("metrics", None)
-    metric: Metric | None = None
-    if metrics:
-        chosen = tuple(Metric(m) for m in metrics)
-        if len(chosen) > 1:
-            raise ConfigError(
-                f"{args.command} follows one metric, got {', '.join(m.value for m in chosen)}",
-                hint="give one: --metric instructions (deterministic) or --metric time",
-            )
-        metric = chosen[0]
     changes = change_options(args)
-    benchmark = Benchmarked(
+    return Benchmarked(
         stmt=options.stmt,
         setup=options.setup,
         cmd=options.cmd,
@@ -100,12 +91,20 @@ def _benchmarked(
         store_path=options.output.store,
         cache_dir=changes.cache_dir,
     )
-    return benchmark, metric
+
+
+def _said_written(paths: list[object], output: OutputOptions, err: Console) -> None:
+    """ "perflab: wrote FILE" for every file a workflow wrote (not for `-`, stdout)."""
+    if output.quiet:
+        return
+    for path in paths:
+        if str(path) != "-":
+            err.print(Text("perflab: wrote ") + terminal(str(path)), highlight=False)
 
 
 def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     threshold = parse_threshold(args.threshold)
-    benchmark, metric = _benchmarked(args, options)
+    benchmark = _benchmarked(args, options)
     quiet = options.output.quiet
 
     def said(step: BisectStep, total: int) -> None:
@@ -117,21 +116,25 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
         args.bad,
         benchmark=benchmark,
         threshold=threshold,
-        metric=metric,
         on_step=said,
     )
     output = options.output
+    written: list[object] = []
     if output.json_path is not None:
         _write(output.json_path, json.dumps(result.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
     evidence = result.evidence
     if evidence is not None and output.html_path is not None:
         from perflab.report.html import render_html
 
         _write(output.html_path, render_html(evidence))
+        written.append(output.html_path)
     if evidence is not None and output.markdown_path is not None:
         from perflab.report.markdown import render_markdown
 
         _write(output.markdown_path, render_markdown(evidence))
+        written.append(output.markdown_path)
+    _said_written(written, output, err)
     if not quiet and str(output.json_path) != "-":
         if evidence is not None:
             render_terminal(evidence, out)
@@ -153,18 +156,18 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
 
 def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     threshold = parse_threshold(args.threshold)
-    benchmark, metric = _benchmarked(args, options)
+    benchmark = _benchmarked(args, options)
     output = options.output
+    report_link = checked_link(args.report_link) if args.report_link is not None else None
     checked = check(
         args.base_ref,
         benchmark=benchmark,
         head=args.head,
         threshold=threshold,
-        metric=metric,
         merge_base=args.merge_base,
     )
     result = checked.result
-    _write_check_reports(checked, output, args.report_link)
+    _said_written(_write_check_reports(checked, output, report_link), output, err)
     to_stdout = any(
         p is not None and str(p) == "-"
         for p in (output.json_path, output.markdown_path, output.html_path)
@@ -189,12 +192,15 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
 
 def _write_check_reports(
     checked: CheckResult, output: OutputOptions, report_link: str | None
-) -> None:
-    """The run's HTML report, the pull-request comment (linking the report) and the JSON."""
+) -> list[object]:
+    """The run's HTML report, the pull-request comment (linking the report) and the JSON;
+    the paths written."""
+    written: list[object] = []
     if output.html_path is not None:
         from perflab.report.html import render_html
 
         _write(output.html_path, render_html(checked.result))
+        written.append(output.html_path)
     link = report_link or (
         Path(str(output.html_path)).name
         if output.html_path is not None and str(output.html_path) != "-"
@@ -202,18 +208,50 @@ def _write_check_reports(
     )
     if output.markdown_path is not None:
         _write(output.markdown_path, check_markdown(checked, report_link=link))
+        written.append(output.markdown_path)
     if output.json_path is not None:
         document = {**checked.to_json(), "run": json.loads(render_json(checked.result))}
         _write(output.json_path, json.dumps(document, indent=2) + "\n")
+        written.append(output.json_path)
+    return written
+
+
+def checked_link(text: str) -> str:
+    """--report-link: an http(s) URL with a host and nothing that could not be one (spaces,
+    control characters, a user name before the host); a clear error otherwise."""
+    hint = "give the report's address, e.g. --report-link https://ci.example.com/runs/42/report"
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise ConfigError(f"--report-link {text!r} holds spaces or control characters", hint=hint)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - a port that is no number raises here
+    except ValueError as error:
+        raise ConfigError(f"--report-link {text!r} is not a URL: {error}", hint=hint) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--report-link {text!r} is not an http:// or https:// URL", hint=hint)
+    if "@" in parts.netloc:
+        raise ConfigError(f"--report-link {text!r} names a user before the host", hint=hint)
+    return text
 
 
 def _check_verdict(checked: CheckResult, threshold: float) -> str:
     outcome = checked.outcome
+    disagreement = checked.disagreement
+    if checked.overruled and disagreement is not None:
+        return f"passed: {overruled_text(disagreement)}"
+    said = ""
+    if disagreement is not None and outcome.state is not StepState.SKIPPED:
+        said = "; " + disagreement_text(disagreement, "the gate")
     ratio = ""
     if outcome.ratio is not None:
         low = outcome.ci_low if outcome.ci_low is not None else outcome.ratio
         high = outcome.ci_high if outcome.ci_high is not None else outcome.ratio
         ratio = " " + format_ratio(outcome.ratio, low, high)
+    return _verdict_words(checked, threshold, ratio) + said
+
+
+def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
+    outcome = checked.outcome
     return {
         StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
         "than the base",
@@ -226,13 +264,13 @@ def _check_verdict(checked: CheckResult, threshold: float) -> str:
 
 def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     threshold = parse_threshold(args.threshold)
-    benchmark, metric = _benchmarked(args, options)
+    benchmark = _benchmarked(args, options)
     output = options.output
-    found = history(
-        args.range_text, benchmark=benchmark, every=args.every, threshold=threshold, metric=metric
-    )
+    found = history(args.range_text, benchmark=benchmark, every=args.every, threshold=threshold)
+    written: list[object] = []
     if output.json_path is not None:
         _write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
     if output.html_path is not None and str(output.html_path) != "-":
         from perflab.report.html import render_html
 
@@ -246,10 +284,14 @@ def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: C
                 continue
             name = f"{page.stem}-change{number}.html"
             _write(page.with_name(name), render_html(report))
+            written.append(page.with_name(name))
             links[change.index] = name
         _write(page, history_html(found, change_links=links))
+        written.append(page)
     if output.markdown_path is not None:
         _write(output.markdown_path, history_markdown(found))
+        written.append(output.markdown_path)
+    _said_written(written, output, err)
     to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
     if not output.quiet and not to_stdout:
         render_history(found, out)

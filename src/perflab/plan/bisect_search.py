@@ -21,6 +21,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.model import Comparison, Metric, Verdict
 
 if TYPE_CHECKING:
+    from perflab.records.lens_agreement import LensDisagreement
     from perflab.records.results import RunResult
 
 MAX_ATTEMPTS = 3  # budgets x1, x2, x4 for an inconclusive step, then the search stops
@@ -99,6 +100,8 @@ class BisectResult:
     evidence_run: int | None = None  # the culprit against its first parent, with explanations
     notes: tuple[str, ...] = field(default=())
     evidence: RunResult | None = field(default=None, compare=False, repr=False)
+    # a lens of the evidence (the culprit against its parent) that disagrees with `metric`
+    disagreement: LensDisagreement | None = None
 
     @property
     def measured_commits(self) -> int:
@@ -129,6 +132,7 @@ class BisectResult:
             "seconds": self.seconds,
             "evidence_run": self.evidence_run,
             "notes": list(self.notes),
+            "disagreement": self.disagreement.to_json() if self.disagreement else None,
         }
 
 

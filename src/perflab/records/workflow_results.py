@@ -8,8 +8,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.plan.bisect_search import Commit, StepOutcome, StepState
+from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Metric
 from perflab.records.results import RunResult
+
+# the CI variables that name the branch a pull request targets (`perflab check`'s base)
+BASE_VARIABLES = ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+
+
+def base_words(base_from: str) -> str:
+    """Where `check`'s base came from, in words: given, named by a CI variable, or the
+    default."""
+    if base_from == "--base":
+        return "given with --base"
+    if base_from in BASE_VARIABLES:
+        return f"from {base_from}"
+    return "the default: no --base, and neither " + " nor ".join(BASE_VARIABLES) + " is set"
 
 
 @dataclass(frozen=True)
@@ -23,10 +37,18 @@ class CheckResult:
     result: RunResult
     notes: tuple[str, ...] = ()
     working_tree: bool = False  # head is HEAD with the working tree's uncommitted changes
+    lenses: tuple[Metric, ...] = ()  # every lens measured, `metric` (the gate's) first
+    # another lens measured beside the gate's that disagrees with it
+    disagreement: LensDisagreement | None = None
+    # the CI's default gate (instructions) did not fail: the time lens beside it says
+    # decisively faster
+    overruled: bool = False
+    # where the base came from: "--base", the CI variable that named it, or "the default"
+    base_from: str = ""
 
     @property
     def regression(self) -> bool:
-        return self.outcome.state is StepState.BAD
+        return self.outcome.state is StepState.BAD and not self.overruled
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +65,10 @@ class CheckResult:
             "ci_high": self.outcome.ci_high,
             "run_id": self.result.run_id,
             "notes": list(self.notes),
+            "metrics": [str(m) for m in self.lenses or (self.metric,)],
+            "disagreement": self.disagreement.to_json() if self.disagreement else None,
+            "overruled": self.overruled,
+            "base_from": self.base_from or None,
         }
 
 
@@ -97,6 +123,8 @@ class HistoryChange:
     # skipped): the step happened in one of them or in `after`; bisect finds which
     unmeasured_between: int = 0
     result: RunResult | None = field(default=None, compare=False, repr=False)
+    # another lens of the direct comparison that disagrees with the history's lens
+    disagreement: LensDisagreement | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,6 +140,7 @@ class HistoryChange:
             "ci_high": self.ci_high,
             "confirmed": self.confirmed,
             "run_id": self.run_id,
+            "disagreement": self.disagreement.to_json() if self.disagreement else None,
         }
 
 

@@ -6,6 +6,7 @@ written here."""
 from __future__ import annotations
 
 from dataclasses import replace
+from urllib.parse import quote
 
 from rich.console import Console
 
@@ -15,13 +16,15 @@ from perflab.records.document import TrendFigure
 from perflab.records.model import Metric
 from perflab.records.results import RunResult
 from perflab.records.units import format_ratio
-from perflab.records.workflow_results import CheckResult, HistoryResult
+from perflab.records.workflow_results import CheckResult, HistoryResult, base_words
 from perflab.report.escape import markdown, visible
 from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section
 from perflab.report.workflow_views import (
     bisect_section,
+    disagreement_text,
     history_section,
+    overruled_text,
     per_iteration_text,
     ratio_text,
 )
@@ -68,24 +71,39 @@ def history_markdown(result: HistoryResult) -> str:
     return "\n".join(section_lines(replace(section, blocks=blocks))) + "\n"
 
 
-def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str:
-    """The pull-request comment: the verdict, the table, the top explanation, the report."""
-    result = check.result
-    outcome = check.outcome
+def check_headline(check: CheckResult) -> str:
+    """The verdict in one line, naming the lens that gates, and where another lens measured
+    beside it disagrees, both: the comment's first line says what the whole comparison says."""
+    gate, threshold = check.metric, f"{check.threshold:.1%}"
+    disagreement = check.disagreement
+    if check.overruled and disagreement is not None:
+        return f"⚠️ not failed: {overruled_text(disagreement)}"
     headline = {
-        StepState.BAD: f"❌ regression: more than {check.threshold:.1%} worse",
-        StepState.GOOD: f"✅ no regression beyond {check.threshold:.1%}",
-        StepState.INCONCLUSIVE: f"⚠️ inconclusive at {check.threshold:.1%}: not failed",
+        StepState.BAD: f"❌ regression: {gate} more than {threshold} worse",
+        StepState.GOOD: f"✅ no regression in {gate} beyond {threshold}",
+        StepState.INCONCLUSIVE: f"⚠️ inconclusive in {gate} at {threshold}: not failed",
         StepState.SKIPPED: "⚠️ not measured",
-    }[outcome.state]
+    }[check.outcome.state]
+    if disagreement is not None and check.outcome.state is not StepState.SKIPPED:
+        headline += f"; {disagreement_text(disagreement, 'the gate')}"
+    return headline
+
+
+def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str:
+    """The pull-request comment: the verdict, the table, the top explanation, the report.
+    `report_link` is a checked http(s) URL or a relative file name (cli/workflows.py)."""
+    result = check.result
+    lenses = ", ".join(str(m) for m in check.lenses[1:])
+    beside = f" ({lenses} beside it)" if lenses else ""
+    base_from = f", {_md(base_words(check.base_from))}" if check.base_from else ""
     lines = [
-        f"### perflab check: {headline}",
+        f"### perflab check: {_md(check_headline(check))}",
         "",
         f"`{check.head.commit[:10]}` {_md(check.head.subject)}"
         + (" with uncommitted changes" if check.working_tree else "")
         + " against "
-        f"`{check.base.commit[:10]}` {_md(check.base.subject)} (base {_code(check.base_ref)}), "
-        f"{check.metric} lens, run {result.run_id}.",
+        f"`{check.base.commit[:10]}` {_md(check.base.subject)} (base {_code(check.base_ref)}"
+        f"{base_from}), the {check.metric} lens gates{beside}, run {result.run_id}.",
         "",
         "| benchmark | metric | base | head | ratio [95% CI] | verdict |",
         "|---|---|---:|---:|---:|---|",
@@ -100,18 +118,32 @@ def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str
     for note in check.notes:
         lines += [f"_{_md(note)}_", ""]
     if report_link:
-        lines += [f"[The full report (plots, every lens's tables)]({report_link})", ""]
+        target = link_target(report_link)
+        lines += [f"[The full report (plots, every lens's tables)]({target})", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+# kept as they are in a link's target: what a URL's syntax needs; everything else (spaces,
+# parentheses, angle brackets, quotes, `@`, backslashes) is percent-encoded, so a link cannot
+# end early, open another, hold HTML or mention anyone
+_LINK_SAFE = "/:?#&=+%-._~,;"
+
+
+def link_target(url: str) -> str:
+    """A URL or file name as a Markdown link's target: nothing in it read as Markdown."""
+    return quote(visible(url), safe=_LINK_SAFE)
+
+
 def _comparison_rows(check: CheckResult) -> list[str]:
-    """The checked metric's comparisons, one table row each (events are the details' part)."""
+    """Each measured lens's comparison, the gate's first, one table row each (events are the
+    details' part)."""
+    order = {m: i for i, m in enumerate(check.lenses or (check.metric,))}
+    found = [c for c in check.result.comparisons if c.metric in order and c.event is None]
     return [
         f"| {_md(c.benchmark)} | {c.metric} | {per_iteration_text(c.baseline_value, c.unit)} | "
         f"{per_iteration_text(c.variant_value, c.unit)} | "
         f"{format_ratio(c.ratio, c.ci_low, c.ci_high)} | {c.verdict} |"
-        for c in check.result.comparisons
-        if c.metric is check.metric and c.event is None
+        for c in sorted(found, key=lambda c: order[c.metric])
     ]
 
 

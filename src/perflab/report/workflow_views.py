@@ -23,6 +23,8 @@ from perflab.records.document import (
     TrendMark,
     TrendPoint,
 )
+from perflab.records.lens_agreement import LensDisagreement
+from perflab.records.model import Metric, Verdict
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 
@@ -53,6 +55,39 @@ def ratio_text(
     low = ci_low if ci_low is not None else ratio
     high = ci_high if ci_high is not None else ratio
     return format_ratio(ratio, low, high)
+
+
+def change_words(metric: Metric, ratio: float, verdict: Verdict) -> str:
+    """A lens's change in words: "7.3% more instructions", "12.6% less time", "time unchanged
+    (1.002)"."""
+    if verdict in (Verdict.FASTER, Verdict.SLOWER):
+        fewer = "fewer" if metric is Metric.INSTRUCTIONS else "less"
+        return f"{abs(ratio - 1.0):.1%} {'more' if ratio > 1.0 else fewer} {metric}"
+    if verdict is Verdict.EQUIVALENT:
+        return f"{metric} unchanged ({ratio:.3f})"
+    return f"{metric} {ratio:.3f}, {verdict}"
+
+
+def disagreement_text(disagreement: LensDisagreement, follows: str) -> str:
+    """Where two lenses disagree, said beside the decision: "7.3% more instructions, but 12.6%
+    less time: the gate follows instructions (--metric)"; `follows` names who decided."""
+    d = disagreement
+    return (
+        f"{change_words(d.gate, d.gate_ratio, d.gate_verdict)}, but "
+        f"{change_words(d.other, d.other_ratio, d.other_verdict)}: {follows} follows {d.gate} "
+        "(--metric)"
+    )
+
+
+def overruled_text(disagreement: LensDisagreement) -> str:
+    """Why the CI's default gate did not fail on a rise in instructions."""
+    d = disagreement
+    return (
+        f"{change_words(d.gate, d.gate_ratio, d.gate_verdict)}, but "
+        f"{change_words(d.other, d.other_ratio, d.other_verdict)}, decisively: the default CI "
+        f"gate does not fail a change the {d.other} lens says is faster (--metric {d.gate} "
+        f"gates by {d.gate} alone)"
+    )
 
 
 def _state_style(state: StepState) -> Style:
@@ -165,8 +200,16 @@ def changes_section(changes: Sequence[HistoryChange], links: Mapping[int, str]) 
         numeric=(False, False, True, True, False, True),
         caption=CHANGES_CAPTION,
     )
+    disagree = tuple(
+        Paragraph(
+            f"{c.after.commit[:10]}: {disagreement_text(c.disagreement, 'the history')}",
+            Style.EMPHASIS,
+        )
+        for c in changes
+        if c.disagreement is not None
+    )
     unmeasured = tuple(Paragraph(_unmeasured(c)) for c in changes if c.unmeasured_between)
-    return Section("change points", (table, *unmeasured), key="changes")
+    return Section("change points", (table, *disagree, *unmeasured), key="changes")
 
 
 def _unmeasured(change: HistoryChange) -> str:
@@ -248,6 +291,9 @@ def _found(result: BisectResult) -> list[Paragraph]:
         culprit = result.culprit
         text = f"first bad commit: {culprit.commit[:10]} {culprit.subject}"
         found.append(Paragraph(text, Style.SLOWER))
+        if result.disagreement is not None:
+            said = disagreement_text(result.disagreement, "the search")
+            found.append(Paragraph(f"against its parent: {said}", Style.EMPHASIS))
     elif result.candidates:
         left = ", ".join(f"{c.commit[:10]} {c.subject}" for c in result.candidates)
         found.append(Paragraph(f"the first bad commit is one of: {left}", Style.INCONCLUSIVE))
