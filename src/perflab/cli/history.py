@@ -14,9 +14,11 @@ more than --threshold.
 Each step checks out and builds one commit of BAD's first-parent line (a merge stands for
 everything it merged) and compares it with GOOD in an interleaved experiment, kept in the
 store. A commit whose build fails is skipped and named; a step that stays inconclusive is
-measured again with twice the budget, then the search stops with what is left. Without
---metric the instructions lens answers (deterministic), and the time lens is used when
-instructions do not show the regression.
+measured again with twice the budget, then the search stops with what is left. The first
+lens of --metric decides; the culprit against its parent is measured with time and
+instructions too, and the answer says when they disagree. Without --metric the instructions
+lens answers (deterministic), and the time lens is used when instructions do not show the
+regression.
 
 example:
   perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --threshold 2%
@@ -34,8 +36,10 @@ origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME in CI, else origin/HEAD) and HEAD: o
 pull request's own effect is measured. Both are checked out and built in their own worktrees.
 The exit status is 1 only for a confirmed regression (the ratio's whole CI above
 1 + --threshold); inconclusive and faster pass. --markdown writes the pull-request comment.
-On a CI runner (CI, GITHUB_ACTIONS, GITLAB_CI ... set) the instructions lens is the default:
-wall time on shared runners is noise.
+The first lens of --metric gates, the others are measured beside it. On a CI runner (CI,
+GITHUB_ACTIONS, GITLAB_CI ... set) the instructions lens gates by default (wall time on shared
+runners is noise), with the time lens beside it: a change it says is decisively faster does
+not fail on instructions alone.
 
 example:
   perflab check --base origin/main --cmd ./build/bench --build "make -j" \\
@@ -53,8 +57,9 @@ One result per commit of RANGE's first-parent line (its base included), kept bes
 store (history-index.json) by tree hash, benchmark and lens: a nightly run measures only the
 commits it has not seen. Change points (PELT on the log of the values) are each checked by a
 direct, interleaved comparison of the commits either side. A commit whose build fails is
-skipped and named. --html draws the trend with its change points, each linked to its
-comparison's report.
+skipped and named. The first lens of --metric is the series; each change point's direct
+comparison measures time and instructions too, and says when they disagree. --html draws the
+trend with its change points, each linked to its comparison's report.
 
 example:
   perflab history v1.0..main --every 4 --cmd ./build/bench --build "make -j" --html trend.html

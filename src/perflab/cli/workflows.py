@@ -94,7 +94,7 @@ def _benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
 
 
 def _said_written(paths: list[object], output: OutputOptions, err: Console) -> None:
-    """ "perflab: wrote FILE" for every file a workflow wrote (not for `-`, stdout)."""
+    """Says `perflab: wrote FILE` for every file a workflow wrote (`-`, stdout, is no file)."""
     if output.quiet:
         return
     for path in paths:
