@@ -37,6 +37,9 @@ int main(void) {
 """
 BUILD = "cc -O1 -o prog prog.c"
 CHANGE = "more work, no wait"  # three times the loop, without the 30 ms sleep
+# what would make `check` a CI run or name its base: set only where a test sets it
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
+                "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +62,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def perflab(
     *args: str, cwd: Path, cache: Path, store: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
+    environ = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
     done = subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", *args, "--cmd", "./prog", "--build", BUILD,
          "--runs", "5", "--cache-dir", str(cache), "--store", str(store)],
@@ -157,3 +160,29 @@ def test_the_ci_gate_does_not_fail_a_speed_up_on_instructions_alone(
     assert "--report-link 'javascript:alert(1)' is not an http:// or https:// URL" in (
         bad_link.stderr
     )
+
+
+def test_check_tells_one_story_about_an_edited_tree_and_its_base(
+    repo: Path, cache: Path, tmp_path: Path
+) -> None:
+    work_h = repo / "work.h"
+    committed = work_h.read_text()
+    work_h.write_text(committed.replace("N 60000", "N 90000"))
+    try:
+        done = perflab("check", "--base", "good", "--metric", "instructions", cwd=repo,
+                       cache=cache, store=tmp_path / "p.db")  # fmt: skip
+    finally:
+        work_h.write_text(committed)
+    assert done.returncode == 1, done.stderr
+    assert "as committed, without them" not in done.stderr + done.stdout
+    (said,) = [line for line in done.stderr.splitlines() if "uncommitted" in line]
+    assert said.startswith("perflab: head is the working tree: HEAD (")
+    # no --base and no CI variable: the default, said as such (not "the CI's variables")
+    unset = perflab("check", cwd=repo, cache=cache, store=tmp_path / "p.db")
+    assert unset.returncode == 3
+    assert "'origin/HEAD' is not in this clone (the default: no --base, and neither " in (
+        unset.stderr
+    )
+    named = perflab("check", cwd=repo, cache=cache, store=tmp_path / "p.db",
+                    env={"GITHUB_BASE_REF": "main"})  # fmt: skip
+    assert "'origin/main' is not in this clone (from GITHUB_BASE_REF)" in named.stderr
