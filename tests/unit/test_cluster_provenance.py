@@ -63,3 +63,12 @@ def test_git_head_with_uncommitted_changes_is_warned_about_by_the_driver(tmp_pat
     older = replace(experiment, variants=(Variant("old", git="HEAD~1"),))
     assert uncommitted_notes(older, bundle_commits(older)) == []
     assert uncommitted_notes(experiment, None) == []
+    # `perflab check`'s head measures the working tree's changes: HEAD without them is meant
+    measured = replace(
+        experiment,
+        variants=(
+            Variant("base", git="HEAD"),
+            Variant("head", git="HEAD", apply=(str(tmp_path / "working-tree.patch"),)),
+        ),
+    )
+    assert uncommitted_notes(measured, bundle) == []

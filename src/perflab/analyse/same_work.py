@@ -17,7 +17,9 @@ A third finding, **lenses that disagree**: two lenses' verdicts on one pair poin
 (one `faster`, the other `slower`), or the time lens calls the pair `equivalent` while another
 speed lens moved by more than `DISAGREEMENT` decisively. Each lens measures something else (an
 op's self time under a profiler, instructions under valgrind, the whole statement), so both can
-be right; the note says what each measured and how to settle it.
+be right; the note says what each measured and how to settle it. A workflow that decides by one
+lens (bisect, check, history) asks `gate_disagreement` the same of the lens that decided, so its
+answer says so where the decision is shown.
 
 Valgrind hides AVX-512 from the code it runs: on an AVX-512 machine, code that picks its path by
 the CPU's features runs its AVX2 path under callgrind whatever the setting, so instruction
