@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from perflab.analyse.same_work import gate_disagreement
+from perflab.cli.options import build_parser, run_options
 from perflab.cli.workflows import checked_link
 from perflab.plan.bisect_search import BisectResult, Commit, StepOutcome, StepState
 from perflab.plan.config import parse_metrics
@@ -54,6 +55,17 @@ def test_metric_is_parsed_as_run_parses_it() -> None:
     assert given_lenses(None, Benchmarked(cmd="x")) == ()
     with pytest.raises(ConfigError, match="unknown metric 'speed'"):
         given_lenses("time,speed", Benchmarked(cmd="x"))
+
+
+@pytest.mark.parametrize("command", [["run"], ["history", "a..b"], ["bisect", "a", "b"]])
+def test_a_repeated_metric_keeps_every_lens(command: list[str]) -> None:
+    args = build_parser().parse_args(
+        [*command, "--cmd", "true", "-m", "instructions", "--metric", "time,counters"]
+    )
+    settings = run_options(args).settings
+    assert parse_metrics(settings["metrics"]) == (Metric.INSTRUCTIONS, Metric.TIME, Metric.COUNTERS)
+    bench = Benchmarked(cmd="true", settings=settings)
+    assert given_lenses(None, bench)[0] is Metric.INSTRUCTIONS
 
 
 def test_a_disagreement_is_found_and_said() -> None:
