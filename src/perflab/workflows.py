@@ -342,13 +342,11 @@ def check(
     if merge_base:
         compared = _merge_base(runner, repo, base_ref, base_commit, head, head_commit, notes)
     lenses = given or _check_lenses(environ, benchmark, notes)
-    chosen = lenses[0]
-    uncommitted = ""
-    if working_tree and dirty_summary(runner, repo) is not None:
-        uncommitted = working_tree_patch(runner, repo)
+    uncommitted = _uncommitted(runner, repo) if working_tree else ""
     if compared.commit == head_commit.commit and not uncommitted:
         raise _no_change(head, compared)
     result = _measure_change(benchmark, repo, lenses, compared, head_commit, uncommitted, notes)
+    chosen = lenses[0]
     outcome = _check_outcome(result, chosen, threshold)
     disagreement = gate_disagreement(result.comparisons, chosen, ("base", "head"), threshold)
     return CheckResult(
@@ -366,6 +364,11 @@ def check(
         overruled=not given and _time_overrules(outcome, disagreement),
         base_from=base_from,
     )
+
+
+def _uncommitted(runner: SubprocessRunner, repo: str) -> str:
+    """The working tree's uncommitted changes to tracked files as a patch ("" when clean)."""
+    return working_tree_patch(runner, repo) if dirty_summary(runner, repo) is not None else ""
 
 
 def _time_overrules(outcome: StepOutcome, disagreement: LensDisagreement | None) -> bool:
