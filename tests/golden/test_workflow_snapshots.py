@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from perflab.report.history import render_bisect, render_history
+from perflab.report.history import history_markdown, render_bisect, render_history
 from perflab.report.markdown import section_lines
-from perflab.report.workflow_views import bisect_section, history_section
+from perflab.report.workflow_views import bisect_section
 from tests.golden.test_report_snapshots import check
 from tests.unit.test_workflow_views import bisect_run, history_run
 
@@ -26,8 +26,7 @@ def test_the_history_in_both_formats(nodes: bool) -> None:
     result = history_run(nodes=nodes)
     name = "history" + ("-nodes" if nodes else "")
     check(f"{name}.terminal.txt", _terminal(lambda console: render_history(result, console)))
-    section = history_section(result, change_links={4: "trend-change1.html"})
-    check(f"{name}.md", "\n".join(section_lines(section)) + "\n")
+    check(f"{name}.md", history_markdown(result))
 
 
 @pytest.mark.parametrize("found", (True, False), ids=("culprit", "candidates"))

@@ -92,12 +92,17 @@ def _texts(section: Section) -> list[str]:
     return [b.text for b in section.blocks if isinstance(b, Paragraph)]
 
 
+def _rows(section: Section) -> Table:
+    """The table of every commit: the history's last."""
+    return _tables(section)[-1]
+
+
 def test_the_history_table_shows_nodes_and_values_as_measured_only_across_nodes() -> None:
-    (across,) = _tables(history_section(history_run()))
+    across = _rows(history_section(history_run()))
     assert across.columns == ("commit", "subject", "value", "as measured", "", "run", "node")
     first = [cell.text for cell in across.rows[0]]
     assert first == ["00abababab", "commit number 0", "900 ns", "1,000 ns", "reused", "1", "beta"]
-    (one,) = _tables(history_section(history_run(nodes=False)))
+    one = _rows(history_section(history_run(nodes=False)))
     assert one.columns == ("commit", "subject", "value", "", "run")
     skipped = [c.text for c in one.rows[2]]
     assert skipped == [
@@ -110,7 +115,7 @@ def test_the_history_table_shows_nodes_and_values_as_measured_only_across_nodes(
 
 
 def test_a_change_point_is_marked_in_its_row_in_the_direction_it_moved() -> None:
-    (table,) = _tables(history_section(history_run()))
+    table = _rows(history_section(history_run()))
     assert (table.rows[4][4].text, table.rows[4][4].style) == ("change 1.490", Style.SLOWER)
     assert (table.rows[6][4].text, table.rows[6][4].style) == ("change 0.810", Style.FASTER)
 
@@ -129,25 +134,59 @@ def test_the_trend_holds_the_measured_commits_at_their_place_on_the_line() -> No
 
 
 def test_the_change_points_link_their_comparison_and_say_what_bisect_would_find() -> None:
-    section = history_section(history_run(), change_links={4: "trend-change1.html"})
-    (changes,) = section.subsections
-    (table,) = _tables(changes)
+    section = history_section(history_run(nodes=False), change_links={4: "trend-change1.html"})
+    table = _tables(section)[0]
+    assert table.columns[:3] == ("commit", "subject", "before → after")
     rise = [c.text for c in table.rows[0]]
-    assert rise[2:] == ["1.490", "1.500 [1.450, 1.550]", "confirmed", "21"]
-    assert rise[:2] == ["04abababab", "make the loop | slower *a lot*"]
+    assert rise[:3] == ["04abababab", "make the loop | slower *a lot*", "1,005 → 1,500 ns"]
+    assert rise[3:] == ["1.490", "1.500 [1.450, 1.550]", "confirmed", "21"]
     assert table.rows[0][-1].href == "trend-change1.html"
     assert (table.rows[1][-1].text, table.rows[1][-1].href) == ("22, reused", "")
-    (hint,) = _texts(changes)
+    (hint,) = [t for t in _texts(section) if "were not measured" in t]
     assert "2 commit(s) between 05abababab and 06abababab" in hint
     assert "`perflab bisect 05abababab 06abababab`" in hint
+
+
+def test_the_history_starts_with_its_answer_then_the_trend_then_the_rows() -> None:
+    section = history_section(history_run(nodes=False))
+    kinds = [type(b).__name__ for b in section.blocks]
+    assert kinds[:3] == ["Paragraph", "Paragraph", "Table"]  # what changed, what was not measured
+    assert (
+        kinds.index("Table")
+        < kinds.index("TrendFigure")
+        < len(kinds) - 1 - kinds[::-1].index("Table")
+    )
+    headline, unmeasured = _texts(section)[:2]
+    assert headline == (
+        "2 change points in time per iteration beyond 2.0% across 8 commits (1 confirmed by a "
+        "direct comparison)"
+    )
+    assert unmeasured == "not measured (1): 02abababab: the build failed: exited with status 1"
+    assert not section.subsections
+
+
+def test_the_commits_not_measured_are_named_by_reason_a_long_list_cut() -> None:
+    points = tuple(
+        HistoryPoint(f"{i:02d}" + "ef" * 19, f"c{i}", "t", None if i else 1.0, "ns",
+                     skipped="" if i == 0 else "it crashed" if i < 8 else "no build")
+        for i in range(10)
+    )  # fmt: skip
+    result = HistoryResult("a..b", Metric.TIME, 0.02, points, (), 1, 1.0)
+    texts = _texts(history_section(result))
+    assert texts[0] == "no change beyond 2.0% across 10 commits"
+    assert texts[1] == (
+        "not measured (7): 01efefefef, 02efefefef, 03efefefef, 04efefefef, 05efefefef and 2 more "
+        "(the rows below): it crashed"
+    )
+    assert texts[2] == "not measured (2): 08efefefef, 09efefefef: no build"
 
 
 def test_a_history_without_change_points_says_so_and_keeps_its_notes() -> None:
     quiet = dataclasses.replace(history_run(), threshold=0.05, changes=())
     section = history_section(quiet)
-    assert not section.subsections
+    assert not section.subsections and len(_tables(section)) == 1
     texts = _texts(section)
-    assert "no change point beyond 5.0%" in texts
+    assert texts[0] == "no change beyond 5.0% across 8 commits"
     assert "8 commits: 5 measured now, 2 reused, 1 skipped, in 93 s" in texts
     assert f"info: {NOTE}" in texts
 
@@ -193,9 +232,27 @@ def test_the_terminal_shows_both_views_whole() -> None:
     assert "first bad commit: 06cdcdcdcd subject 6" in text
 
 
-def test_the_history_in_markdown_leads_with_every_commit() -> None:
+def test_the_history_in_markdown_leads_with_its_answer() -> None:
     text = history_markdown(history_run())
     lines = text.splitlines()
     assert lines[0].startswith("#### history: ")
-    assert lines[2].startswith("| ")  # the commits' table, not folded under details
-    assert "<details>" in text and "<svg" not in text
+    assert lines[2].startswith("**2 change points in time per iteration beyond 2.0%")
+    changes = text.index("| commit | subject | before → after |")
+    details = text.index("<details><summary>every commit (8)</summary>")
+    rows = text.index("| commit | subject | value |")
+    assert changes < details < rows  # the change points open, every commit folded after them
+    assert "<svg" not in text and text.rstrip().endswith("</details>")
+    quiet = history_markdown(dataclasses.replace(history_run(), changes=()))
+    assert quiet.splitlines()[2] == "**no change beyond 2.0% across 8 commits**"
+
+
+def test_the_history_page_says_what_changed_before_the_trend_and_the_rows() -> None:
+    page = history_html(history_run(nodes=False), change_links={4: "trend-change1.html"})
+    order = [
+        page.index("2 change points in time per iteration"),
+        page.index("not measured (1): 02abababab"),
+        page.index('<th class="num">before → after</th>'),
+        page.index("<svg"),
+        page.index('<th class="num">value</th>'),
+    ]
+    assert order == sorted(order)

@@ -205,6 +205,9 @@ class TrendFigure:
     unit: str = ""
     summary: str = ""  # what the figure shows, in one sentence, for readers who cannot see it
     explanation: str = ""
+    # what the commit axis names each place by (a short commit id), one per position; the
+    # axis shows as many as fit
+    axis_labels: tuple[str, ...] = ()
 
 
 Figure = ScatterFigure | RatiosFigure | FlameFigure | WaterfallFigure | TrendFigure

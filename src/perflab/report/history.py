@@ -12,17 +12,18 @@ from rich.console import Console
 
 from perflab.plan.bisect_search import BisectResult, BisectStep, StepState
 from perflab.records.document import Table as DocTable
-from perflab.records.document import TrendFigure
 from perflab.records.model import Metric
 from perflab.records.results import RunResult
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult, base_words
 from perflab.report.escape import markdown, visible
-from perflab.report.markdown import section_lines
+from perflab.report.markdown import block_lines
 from perflab.report.terminal import render_section
 from perflab.report.workflow_views import (
     bisect_section,
     disagreement_text,
+    history_answer,
+    history_rows,
     history_section,
     overruled_text,
     per_iteration_text,
@@ -55,8 +56,8 @@ def render_history(result: HistoryResult, console: Console) -> None:
 
 
 def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
-    """A self-contained page: the trend (change points linked to their direct comparison's
-    report), every commit, and the change points."""
+    """A self-contained page that starts with the answer: the change points (each linked to its
+    direct comparison's report), or that nothing changed; then the trend; then every commit."""
     from perflab.report.html import render_page  # jinja2: loaded only when a page is written
 
     section = history_section(result, change_links=change_links)
@@ -64,11 +65,22 @@ def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:
 
 
 def history_markdown(result: HistoryResult) -> str:
-    """The history as Markdown: every commit's row first, the rest under details (the trend
+    """The history as Markdown, the answer first and open (the change points, or that nothing
+    changed, and the commits not measured); every commit's row folded under details (the trend
     chart is the HTML page's)."""
-    section = history_section(result)
-    blocks = tuple(b for b in section.blocks if not isinstance(b, TrendFigure))
-    return "\n".join(section_lines(replace(section, blocks=blocks))) + "\n"
+    title = f"history: {result.range_text}, {result.metric} per iteration"
+    lines = [f"#### {markdown(title)}", ""]
+    for block in history_answer(result, {}):
+        lines += block_lines(block)
+    lines += [
+        f"<details><summary>every commit ({len(result.points)})</summary>",
+        "",
+        "*trend: a plot in the HTML report (`--html FILE`)*",
+        "",
+    ]
+    for block in history_rows(result):
+        lines += block_lines(block)
+    return "\n".join([*lines, "</details>"]) + "\n"
 
 
 def check_headline(check: CheckResult) -> str:

@@ -59,7 +59,7 @@ def table_lines(table: Table) -> list[str]:
     return lines + [""]
 
 
-def _block_lines(block: Block) -> list[str]:
+def block_lines(block: Block) -> list[str]:
     if isinstance(block, Table):
         return table_lines(block)
     if isinstance(block, Paragraph):
@@ -85,11 +85,11 @@ def section_lines(section: Section) -> list[str]:
         blocks = blocks[1:]
     details: list[str] = []
     for block in blocks:
-        details += _block_lines(block)
+        details += block_lines(block)
     for sub in section.subsections:
         details += [f"**{_cell(sub.title)}**", ""]
         for block in sub.blocks:
-            details += _block_lines(block)
+            details += block_lines(block)
     if details:
         lines += [
             f"<details><summary>{_cell(section.title)}: details</summary>",

@@ -6,6 +6,7 @@ network. Hover text is SVG <title>, which every browser shows as a tooltip.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,6 @@ from perflab.records.document import (
 )
 from perflab.records.model import Verdict
 from perflab.records.units import format_ratio
-from perflab.records.units import format_value as format_in_unit
 from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns
 
@@ -53,11 +53,13 @@ def _f(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _svg(width: float, height: float, body: Sequence[str], label: str) -> str:
+def _svg(
+    width: float, height: float, body: Sequence[str], label: str, *, font_px: float = 11.0
+) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" '
         f'aria-label="{escape(label)}" viewBox="0 0 {_f(width)} {_f(height)}" '
-        f'width="{_f(width)}" height="{_f(height)}" style="{_FONT};font-size:11px">'
+        f'width="{_f(width)}" height="{_f(height)}" style="{_FONT};font-size:{_f(font_px)}px">'
         + "".join(body)
         + "</svg>"
     )
@@ -417,57 +419,163 @@ def trend_range(values: Sequence[float]) -> tuple[float, float]:
     return low - span * 0.1, high + span * 0.1
 
 
-def trend(figure: TrendFigure, *, width: float = 960, height: float = 320) -> str:
+# the trend's text size: it is read at the top of its page, also scaled down in a narrow window
+TREND_FONT_PX = 12.0
+_EM_PER_CHAR = 0.6  # an average character of a sans-serif font, erring wide (digits: ~0.55)
+
+
+def text_width(text: str, font_px: float = 11.0) -> float:
+    """A label's width in px, estimated on the wide side: labels are laid out without a browser."""
+    return len(text) * font_px * _EM_PER_CHAR
+
+
+_SI_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_TIME_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+_NS_PER = {"ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def scaled_tick_labels(ticks: Sequence[float], unit: str) -> list[str]:
+    """Tick values in one scaled unit ("27.1 M instructions", "12.4 ms") with as many decimals
+    as tell neighbouring ticks apart: short enough to fit beside the axis, never ambiguous."""
+    if not ticks:
+        return []
+    if unit in _NS_PER:  # a time: in the unit its size reads best in
+        ticks = [t * _NS_PER[unit] for t in ticks]
+        largest = max(abs(t) for t in ticks)
+        scale, name = next(((s, u) for s, u in _TIME_UNITS if largest >= s), _TIME_UNITS[-1])
+    else:
+        largest = max(abs(t) for t in ticks)
+        scale, prefix = next(((s, p) for s, p in _SI_PREFIXES if largest >= s), (1.0, ""))
+        name = f"{prefix} {unit if unit != 'count' else ''}".strip()
+    steps = [b - a for a, b in itertools.pairwise(ticks) if b > a]
+    step = min(steps) if steps else (largest or 1.0)
+    decimals = max(0, -math.floor(math.log10(step / scale) + 1e-9))
+    suffix = f" {name}" if name else ""
+    return [f"{t / scale:.{decimals}f}{suffix}" for t in ticks]
+
+
+@dataclass(frozen=True)
+class _TrendLayout:
+    """Where a trend's plot lies in its picture: margins sized to the labels they hold."""
+
+    left: float
+    right: float  # the plot's right edge
+    top: float
+    bottom: float  # the commit axis
+    positions: int
+    low: float
+    high: float
+
+    def x(self, position: int) -> float:
+        return self.left + (self.right - self.left) * position / max(self.positions - 1, 1)
+
+    def y(self, value: float) -> float:
+        return self.bottom - (value - self.low) / (self.high - self.low) * (self.bottom - self.top)
+
+
+def axis_label_places(
+    labels: Sequence[str], x: Callable[[int], float], first: Sequence[int], font_px: float
+) -> list[int]:
+    """The places whose label the commit axis shows: those in `first` (the change points),
+    the oldest, the newest, then evenly spaced ones; each only where it overlaps none already
+    placed, so every label shown is whole."""
+    named = [p for p, label in enumerate(labels) if label]
+    if not named:
+        return []
+    gap = font_px
+    widest = max(text_width(labels[p], font_px) for p in named) + gap
+    every = max(1, math.ceil(widest / max(x(1) - x(0), 1e-9)))
+    wanted = [*first, 0, len(labels) - 1, *range(0, len(labels), every)]
+    taken: dict[int, tuple[float, float]] = {}  # a place shown -> its label's extent
+    for place in dict.fromkeys(p for p in wanted if 0 <= p < len(labels) and labels[p]):
+        half = text_width(labels[place], font_px) / 2
+        low, high = x(place) - half, x(place) + half
+        if all(high + gap <= a or low - gap >= b for a, b in taken.values()):
+            taken[place] = (low, high)
+    return sorted(taken)
+
+
+def trend(figure: TrendFigure, *, width: float = 800, height: float = 300) -> str:
     """The measured commits as a line (each a dot with its hover text) over their places on the
-    line of history, on a value axis; change points as dashed vertical lines, each linked to its
+    line of history, on a value axis in scaled units; the commit axis names as many commits as
+    fit, the change points first; change points as dashed vertical lines, each linked to its
     comparison when it has one."""
-    left, right, top, bottom = 78.0, 16.0, 12.0, 34.0
+    font = TREND_FONT_PX
     low, high = trend_range([p.value for p in figure.points])
-    plot_w, plot_h = width - left - right, height - top - bottom
-    last = max(figure.positions - 1, 1)
-
-    def x(position: int) -> float:
-        return left + plot_w * position / last
-
-    def y(value: float) -> float:
-        return top + plot_h - (value - low) / (high - low) * plot_h
-
-    body = _trend_axes(figure, (low, high), y, (left, width - right), top + plot_h)
-    body += [_trend_mark(mark, x(mark.position), top, top + plot_h) for mark in figure.marks]
-    line = " ".join(f"{_f(x(p.position))},{_f(y(p.value))}" for p in figure.points)
+    ticks = linear_ticks(low, high, 5)
+    tick_labels = scaled_tick_labels(ticks, figure.unit)
+    widest_tick = max((text_width(label, font) for label in tick_labels), default=0.0)
+    widest_commit = max((text_width(label, font) for label in figure.axis_labels), default=0.0)
+    layout = _TrendLayout(
+        left=max(48.0, widest_tick + 14),
+        right=width - max(16.0, widest_commit / 2 + 4),
+        top=12.0,
+        bottom=height - (52.0 if figure.axis_labels else 34.0),
+        positions=figure.positions,
+        low=low,
+        high=high,
+    )
+    body = _trend_value_axis(layout, ticks, tick_labels)
+    body += _trend_commit_axis(figure, layout, font)
+    body += [
+        _trend_mark(mark, layout.x(mark.position), layout.top, layout.bottom)
+        for mark in figure.marks
+    ]
+    line = " ".join(f"{_f(layout.x(p.position))},{_f(layout.y(p.value))}" for p in figure.points)
     colour = variant_colour(0)
     body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}"/>')
     body += [
-        f'<circle cx="{_f(x(p.position))}" cy="{_f(y(p.value))}" r="3" fill="{colour}">'
-        f"<title>{escape(p.label)}</title></circle>"
+        f'<circle cx="{_f(layout.x(p.position))}" cy="{_f(layout.y(p.value))}" r="3" '
+        f'fill="{colour}"><title>{escape(p.label)}</title></circle>'
         for p in figure.points
     ]
     label = f"{figure.title}: {figure.summary}" if figure.summary else figure.title
-    return _svg(width, height, body, label)
+    return _svg(width, height, body, label, font_px=font)
 
 
-def _trend_axes(
-    figure: TrendFigure,
-    domain: tuple[float, float],
-    y: Callable[[float], float],
-    span_px: tuple[float, float],
-    axis_y: float,
+def _trend_value_axis(
+    layout: _TrendLayout, ticks: Sequence[float], labels: Sequence[str]
 ) -> list[str]:
-    """Value gridlines with their labels, the commit axis and what it shows."""
-    (left, right), body = span_px, []
-    for tick in linear_ticks(*domain, 5):
+    """Value gridlines, each labelled whole in the left margin (sized to hold the widest)."""
+    body = []
+    for tick, text in zip(ticks, labels, strict=True):
+        at_y = layout.y(tick)
         body.append(
-            f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" '
-            'stroke="#000" stroke-opacity="0.07"/>'
+            f'<line x1="{_f(layout.left)}" x2="{_f(layout.right)}" y1="{_f(at_y)}" '
+            f'y2="{_f(at_y)}" stroke="#000" stroke-opacity="0.07"/>'
         )
-        body.append(_text(left - 5, y(tick) + 4, format_in_unit(tick, figure.unit), anchor="end"))
+        body.append(_text(layout.left - 6, at_y + 4, text, anchor="end"))
+    return body
+
+
+def _trend_commit_axis(figure: TrendFigure, layout: _TrendLayout, font: float) -> list[str]:
+    """The commit axis: the commits named where they fit (a change point's in its colour) and
+    what the axis shows."""
+    axis_y = layout.bottom
+    body = [
+        f'<line x1="{_f(layout.left)}" x2="{_f(layout.right)}" y1="{_f(axis_y)}" '
+        f'y2="{_f(axis_y)}" stroke="#999"/>'
+    ]
+    colours = {m.position: style_colour(m.style) for m in figure.marks}
+    labels = figure.axis_labels
+    for place in axis_label_places(labels, layout.x, list(colours), font):
+        at_x = layout.x(place)
+        extra = f' fill="{colours[place]}" font-weight="600"' if place in colours else ""
+        body.append(
+            f'<line x1="{_f(at_x)}" x2="{_f(at_x)}" y1="{_f(axis_y)}" y2="{_f(axis_y + 4)}" '
+            'stroke="#666"/>'
+        )
+        body.append(_text(at_x, axis_y + 17, labels[place], anchor="middle", extra=extra))
+    named = "commit ids; " if labels else ""
+    caption = f"{figure.positions} commits, oldest first ({named}dashed: change points)"
     body.append(
-        f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(axis_y)}" y2="{_f(axis_y)}" '
-        'stroke="#999"/>'
-    )
-    caption = f"{figure.positions} commits, oldest first; dashed: change points"
-    body.append(
-        _text((left + right) / 2, axis_y + 22, caption, anchor="middle", extra=' fill="#555"')
+        _text(
+            (layout.left + layout.right) / 2,
+            axis_y + (38 if labels else 22),
+            caption,
+            anchor="middle",
+            extra=' fill="#555"',
+        )
     )
     return body
 

@@ -2,8 +2,9 @@
 (:mod:`perflab.records.workflow_results`, :mod:`perflab.plan.bisect_search`) for every format:
 the terminal, Markdown and HTML renderers lay these out as they do a lens's section.
 
-A history's section: a row per commit (its value, how it was obtained, its run), the trend as a
-figure, the change points with their direct comparisons, then what was measured and the notes.
+A history's section: the answer first (how many change points, or none, and the commits not
+measured; each change point with its direct comparison), then the trend as a figure, then a row
+per commit (its value, how it was obtained, its run), what was measured and the notes.
 A bisection's section: a row per step (its ratio against GOOD and the state it gave), the
 skipped commits' reasons, then the culprit (or what is left) and what was measured."""
 
@@ -111,26 +112,81 @@ def _change_style(change: HistoryChange) -> Style:
 def history_section(
     result: HistoryResult, *, change_links: Mapping[int, str] | None = None
 ) -> Section:
-    """The trend, a row per commit, what was measured, then the change points.
+    """What changed first (the change points, or that nothing did), then the trend, then a row
+    per commit, what was measured and the notes.
     `change_links`: a change point's index -> its direct comparison's report (HTML links it)."""
     links = change_links or {}
     trend = trend_figure(result, links)
-    blocks: list[Block] = [trend] if trend is not None else []
-    blocks.append(points_table(result))
+    blocks = (*history_answer(result, links), *([trend] if trend else []), *history_rows(result))
+    title = f"history: {result.range_text}, {result.metric} per iteration"
+    return Section(title, blocks, key="history")
+
+
+def history_answer(result: HistoryResult, links: Mapping[int, str]) -> tuple[Block, ...]:
+    """The answer, said before the trend and the rows: how many change points (or none), the
+    commits not measured and why, then each change point, any lens that disagrees with it and
+    what bisect would narrow down."""
+    said: list[Block] = [Paragraph(_headline(result), Style.EMPHASIS)]
+    said += [Paragraph(text, Style.EMPHASIS) for text in _not_measured(result.points)]
     if not result.changes:
-        blocks.append(Paragraph(f"no change point beyond {result.threshold:.1%}"))
+        return tuple(said)
+    said.append(changes_table(result.changes, links))
+    said += [
+        Paragraph(
+            f"{c.after.commit[:10]}: {disagreement_text(c.disagreement, 'the history')}",
+            Style.EMPHASIS,
+        )
+        for c in result.changes
+        if c.disagreement is not None
+    ]
+    said += [Paragraph(_unmeasured(c)) for c in result.changes if c.unmeasured_between]
+    return tuple(said)
+
+
+def _headline(result: HistoryResult) -> str:
+    """ "2 change points beyond 2.0% across 41 commits (1 confirmed ...)", or "no change beyond
+    2.0% across 41 commits"."""
+    across = f"beyond {result.threshold:.1%} across {len(result.points)} commits"
+    if not result.changes:
+        return f"no change {across}"
+    confirmed = sum(c.confirmed for c in result.changes)
+    count = len(result.changes)
+    return (
+        f"{count} change point{'s' * (count > 1)} in {result.metric} per iteration {across} "
+        f"({confirmed} confirmed by a direct comparison)"
+    )
+
+
+# names the commits not measured for one reason: a longer list is left to the rows
+_NAMED_UNMEASURED = 5
+
+
+def _not_measured(points: Sequence[HistoryPoint]) -> list[str]:
+    """The commits without a value, grouped by why: "not measured (2): 0a1b2c3d4e, 5f6a7b8c9d:
+    the build failed"."""
+    why: dict[str, list[str]] = {}
+    for point in points:
+        if point.value is None:
+            why.setdefault(point.skipped or "nothing was measured", []).append(point.commit[:10])
+    lines = []
+    for reason, commits in why.items():
+        named = ", ".join(commits[:_NAMED_UNMEASURED])
+        more = len(commits) - _NAMED_UNMEASURED
+        named += f" and {more} more (the rows below)" if more > 0 else ""
+        lines.append(f"not measured ({len(commits)}): {named}: {reason}")
+    return lines
+
+
+def history_rows(result: HistoryResult) -> tuple[Block, ...]:
+    """A row per commit, then what was measured and the notes."""
     reused = sum(p.reused for p in result.points)
     skipped = sum(p.value is None for p in result.points)
-    blocks.append(
-        Paragraph(
-            f"{len(result.points)} commits: {result.measured_now} measured now, {reused} reused, "
-            f"{skipped} skipped, in {result.seconds:.0f} s"
-        )
+    measured = Paragraph(
+        f"{len(result.points)} commits: {result.measured_now} measured now, {reused} reused, "
+        f"{skipped} skipped, in {result.seconds:.0f} s"
     )
-    blocks += [Paragraph(f"info: {note}", Style.MUTED) for note in result.notes]
-    changes = (changes_section(result.changes, links),) if result.changes else ()
-    title = f"history: {result.range_text}, {result.metric} per iteration"
-    return Section(title, tuple(blocks), changes, key="history")
+    notes = tuple(Paragraph(f"info: {note}", Style.MUTED) for note in result.notes)
+    return (points_table(result), measured, *notes)
 
 
 def _how(point: HistoryPoint, change: HistoryChange | None) -> Cell:
@@ -178,13 +234,14 @@ def _run_text(run_id: int | None) -> str:
     return str(run_id) if run_id is not None else ""
 
 
-def changes_section(changes: Sequence[HistoryChange], links: Mapping[int, str]) -> Section:
-    """Each change point: where the level moved, by how much, and the direct comparison of the
-    commit against the one before it; which ones bisect could narrow down."""
+def changes_table(changes: Sequence[HistoryChange], links: Mapping[int, str]) -> Table:
+    """Each change point: the commit where the level moved, from what to what and by how much,
+    and the direct comparison of the commit against the one before it (confirmed or not)."""
     rows = tuple(
         (
             Cell(c.after.commit[:10]),
             Cell(c.after.subject),
+            Cell(_before_after(c)),
             Cell(f"{c.series_ratio:.3f}", _change_style(c)),
             Cell(ratio_text(c.ratio, c.ci_low, c.ci_high, missing="not measured")),
             Cell("confirmed" if c.confirmed else "not confirmed", Style.MUTED),
@@ -194,22 +251,22 @@ def changes_section(changes: Sequence[HistoryChange], links: Mapping[int, str]) 
         )
         for c in changes
     )
-    table = Table(
-        ("commit", "subject", "level ratio", "direct [95% CI]", "", "run"),
+    return Table(
+        ("commit", "subject", "before → after", "level ratio", "direct [95% CI]", "", "run"),
         rows,
-        numeric=(False, False, True, True, False, True),
+        numeric=(False, False, True, True, True, False, True),
         caption=CHANGES_CAPTION,
     )
-    disagree = tuple(
-        Paragraph(
-            f"{c.after.commit[:10]}: {disagreement_text(c.disagreement, 'the history')}",
-            Style.EMPHASIS,
-        )
-        for c in changes
-        if c.disagreement is not None
-    )
-    unmeasured = tuple(Paragraph(_unmeasured(c)) for c in changes if c.unmeasured_between)
-    return Section("change points", (table, *disagree, *unmeasured), key="changes")
+
+
+def _before_after(change: HistoryChange) -> str:
+    """The values of the commits either side: "1,005 → 1,500 ns" (the unit said once)."""
+    unit = change.after.unit or change.before.unit
+    before = _value_text(change.before.series_value, unit)
+    after = _value_text(change.after.series_value, unit)
+    if unit and before.endswith(f" {unit}") and after.endswith(f" {unit}"):
+        before = before.removesuffix(f" {unit}")
+    return f"{before} → {after}"
 
 
 def _unmeasured(change: HistoryChange) -> str:
@@ -240,11 +297,21 @@ def trend_figure(result: HistoryResult, links: Mapping[int, str]) -> TrendFigure
         for c in result.changes
     )
     unit = next(p.unit for p in result.points if p.value is not None)
+    axis_labels = tuple(p.commit[:7] for p in result.points)
     summary = (
         f"{result.metric} per iteration over {len(result.points)} commits of "
         f"{result.range_text}, {len(marks)} change point(s)"
     )
-    return TrendFigure("trend", points, len(result.points), marks, unit, summary, TREND_EXPLANATION)
+    return TrendFigure(
+        "trend",
+        points,
+        len(result.points),
+        marks,
+        unit,
+        summary,
+        TREND_EXPLANATION,
+        axis_labels=axis_labels,
+    )
 
 
 def _point_label(point: HistoryPoint, value: float) -> str:
