@@ -4,6 +4,9 @@ page renders (a screenshot that is not blank), nothing is fetched and no script 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import html
+import json
 import os
 import re
 import shutil
@@ -17,8 +20,11 @@ import pytest
 
 from perflab.analyse.design_analysis import stack_summaries
 from perflab.engine import with_sections
+from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Comparison, Metric, Variant, Verdict
 from perflab.records.results import Interaction, InteractionVerdict, RunResult
+from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
+from perflab.report.history import history_html
 from perflab.report.html import render_html
 from tests.unit.test_html_report import synthetic_run
 
@@ -335,3 +341,84 @@ def test_stack_and_matrix_pages_render_in_chromium(
         assert "steps multiplied" in dom
     else:
         assert "interaction release / main" in dom and "worse-on-base" in dom
+
+
+def _long_history() -> HistoryResult:
+    """41 commits of instructions per iteration: a rise of 7.3% at the 18th commit (which time
+    says is faster), a fall at the 31st, two commits whose benchmark crashed."""
+    points = []
+    for i in range(41):
+        value = 27_129_713 * (1.073 if 17 <= i < 30 else 1.0) * (0.95 if i >= 30 else 1.0)
+        crashed = i in (9, 10)
+        points.append(
+            HistoryPoint(
+                hashlib.sha1(str(i).encode()).hexdigest(),
+                f"commit {i}: tweak the hash loop",
+                f"t{i}",
+                None if crashed else value + 8_000 * (i % 3),
+                "" if crashed else "instructions",
+                run_id=None if crashed else 100 + i,
+                skipped="the benchmark crashed: exited with signal 11" if crashed else "",
+            )
+        )
+    faster = LensDisagreement(
+        Metric.INSTRUCTIONS, 1.073, Verdict.SLOWER, Metric.TIME, 0.874, 0.86, 0.89,
+        Verdict.FASTER, True,
+    )  # fmt: skip
+    changes = (
+        HistoryChange(17, points[16], points[17], 1.073, 1.073, 1.073, 1.073, True, 201,
+                      disagreement=faster),
+        HistoryChange(30, points[29], points[30], 0.95, 0.951, 0.93, 0.99, False, 202),
+    )  # fmt: skip
+    return HistoryResult("cb1a4a8..0e7c8d3", Metric.INSTRUCTIONS, 0.02, tuple(points), changes,
+                         39, 120.0)  # fmt: skip
+
+
+# measured by the browser in the page itself: every label of the chart inside its picture and
+# clear of the labels on its line, the smallest label's height on screen, and where the change
+# points' table and the chart begin
+LAYOUT_SCRIPT = """<script>
+(() => {
+const texts = [...document.querySelectorAll("svg text")];
+const box = (t) => t.getBBox();
+const outside = texts.filter((t) => {
+  const view = t.ownerSVGElement.viewBox.baseVal, b = box(t);
+  return b.x < view.x - 0.5 || b.x + b.width > view.x + view.width + 0.5;
+}).map((t) => t.textContent);
+const overlapping = [];
+for (const a of texts) for (const b of texts) {
+  const p = box(a), q = box(b);
+  if (a !== b && a.getAttribute("y") === b.getAttribute("y") && p.x < q.x && p.x + p.width > q.x)
+    overlapping.push(a.textContent + " / " + b.textContent);
+}
+const startOf = (selector) => document.querySelector(selector).getBoundingClientRect().top;
+const pre = document.createElement("pre");
+pre.id = "layout";
+pre.textContent = JSON.stringify({
+  outside, overlapping, height: window.innerHeight,
+  smallest: Math.min(...texts.map((t) => t.getBoundingClientRect().height)),
+  changes: startOf("#history table"), chart: startOf("#history svg"),
+});
+document.body.append(pre);
+})();
+</script>"""
+
+
+def test_the_history_page_says_what_changed_first_in_chromium(
+    chromium: str, tmp_path: Path
+) -> None:
+    page = tmp_path / "history.html"
+    page.write_text(history_html(_long_history(), change_links={17: "history-change1.html"}))
+    dom = check_page(chromium, page, tmp_path, plots=1, verdicts=False)
+    assert dom.index("2 change points in instructions") < dom.index("<svg") < dom.index(">value<")
+    assert "29 M instructions" in dom and ">0716d97<" in dom  # a value tick, a commit's id
+    measured = tmp_path / "history-measured.html"
+    measured.write_text(page.read_text().replace("</body>", LAYOUT_SCRIPT + "</body>"))
+    for width in (1400, 720):
+        shown = browse(chromium, measured, tmp_path, "--dump-dom", f"--window-size={width},1000")
+        (data,) = re.findall(r'<pre id="layout">(.*?)</pre>', shown.stdout, re.S)
+        layout = json.loads(html.unescape(data))
+        assert layout["outside"] == [] and layout["overlapping"] == [], layout
+        assert layout["smallest"] >= 10, layout  # px on screen: readable at 720 px wide too
+        # the first screen says what changed: the change points' table starts on it
+        assert layout["changes"] < min(layout["height"] / 2, layout["chart"]), layout

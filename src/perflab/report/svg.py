@@ -419,6 +419,17 @@ def trend_range(values: Sequence[float]) -> tuple[float, float]:
     return low - span * 0.1, high + span * 0.1
 
 
+def trend_ticks(low: float, high: float) -> list[float]:
+    """Four to about eight round values: a 1-2-5 step rounded up can leave two on a short
+    axis, too few to read a level from."""
+    ticks = linear_ticks(low, high, 5)
+    count = 5
+    while len(ticks) < 4 and count < 10:
+        count += 1
+        ticks = linear_ticks(low, high, count)
+    return ticks
+
+
 # the trend's text size: it is read at the top of its page, also scaled down in a narrow window
 TREND_FONT_PX = 12.0
 _EM_PER_CHAR = 0.6  # an average character of a sans-serif font, erring wide (digits: ~0.55)
@@ -502,7 +513,7 @@ def trend(figure: TrendFigure, *, width: float = 800, height: float = 300) -> st
     comparison when it has one."""
     font = TREND_FONT_PX
     low, high = trend_range([p.value for p in figure.points])
-    ticks = linear_ticks(low, high, 5)
+    ticks = trend_ticks(low, high)
     tick_labels = scaled_tick_labels(ticks, figure.unit)
     widest_tick = max((text_width(label, font) for label in tick_labels), default=0.0)
     widest_commit = max((text_width(label, font) for label in figure.axis_labels), default=0.0)
