@@ -127,6 +127,7 @@ def test_the_trend_holds_the_measured_commits_at_their_place_on_the_line() -> No
     assert [p.position for p in trend.points] == [0, 1, 3, 4, 5, 6, 7]  # the skipped one: a gap
     assert trend.points[0].value == 900.0  # normalised: the value compared along the history
     assert trend.points[0].label == "00abababab commit number 0: 900 ns on beta"
+    assert trend.axis_labels == tuple(f"{i:02d}ababa" for i in range(8))  # unmeasured too
     assert [(m.position, m.style, m.href) for m in trend.marks] == [
         (4, Style.SLOWER, "trend-change1.html"),
         (6, Style.FASTER, ""),
@@ -187,6 +188,8 @@ def test_a_history_without_change_points_says_so_and_keeps_its_notes() -> None:
     assert not section.subsections and len(_tables(section)) == 1
     texts = _texts(section)
     assert texts[0] == "no change beyond 5.0% across 8 commits"
+    (trend,) = [b for b in section.blocks if isinstance(b, TrendFigure)]
+    assert not trend.marks and "Dashed" not in trend.explanation
     assert "8 commits: 5 measured now, 2 reused, 1 skipped, in 93 s" in texts
     assert f"info: {NOTE}" in texts
 

@@ -432,7 +432,9 @@ def trend_ticks(low: float, high: float) -> list[float]:
 
 # the trend's text size: it is read at the top of its page, also scaled down in a narrow window
 TREND_FONT_PX = 12.0
-_EM_PER_CHAR = 0.6  # an average character of a sans-serif font, erring wide (digits: ~0.55)
+# an average character of a sans-serif font (DejaVu Sans: letters 0.28-0.86 em, digits 0.64);
+# the margins and gaps around labels leave room for a bold or wide one
+_EM_PER_CHAR = 0.6
 
 
 def text_width(text: str, font_px: float = 11.0) -> float:
@@ -518,8 +520,8 @@ def trend(figure: TrendFigure, *, width: float = 800, height: float = 300) -> st
     widest_tick = max((text_width(label, font) for label in tick_labels), default=0.0)
     widest_commit = max((text_width(label, font) for label in figure.axis_labels), default=0.0)
     layout = _TrendLayout(
-        left=max(48.0, widest_tick + 14),
-        right=width - max(16.0, widest_commit / 2 + 4),
+        left=max(48.0, widest_tick + 16),
+        right=width - max(16.0, widest_commit / 2 + 10),
         top=12.0,
         bottom=height - (52.0 if figure.axis_labels else 34.0),
         positions=figure.positions,
@@ -577,8 +579,12 @@ def _trend_commit_axis(figure: TrendFigure, layout: _TrendLayout, font: float) -
             'stroke="#666"/>'
         )
         body.append(_text(at_x, axis_y + 17, labels[place], anchor="middle", extra=extra))
-    named = "commit ids; " if labels else ""
-    caption = f"{figure.positions} commits, oldest first ({named}dashed: change points)"
+    said = "; ".join(
+        words
+        for words, shown in (("commit ids", labels), ("dashed: change points", figure.marks))
+        if shown
+    )
+    caption = f"{figure.positions} commits, oldest first" + (f" ({said})" if said else "")
     body.append(
         _text(
             (layout.left + layout.right) / 2,

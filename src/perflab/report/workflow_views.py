@@ -31,9 +31,9 @@ from perflab.records.workflow_results import HistoryChange, HistoryPoint, Histor
 
 TREND_EXPLANATION = (
     "One point per commit of the first-parent line, oldest first (normalised across nodes when "
-    "the history spans several); a gap on the axis is a commit not measured. Dashed lines are "
-    "change points: click one for its direct comparison."
+    "the history spans several); a gap on the axis is a commit not measured."
 )
+MARKS_EXPLANATION = " Dashed lines are change points: click one for its direct comparison."
 CHANGES_CAPTION = (
     "level ratio: the level after over the level before; direct: the commit against the one "
     "before it, measured together (confirmed: its CI wholly beyond the threshold)"
@@ -309,7 +309,7 @@ def trend_figure(result: HistoryResult, links: Mapping[int, str]) -> TrendFigure
         marks,
         unit,
         summary,
-        TREND_EXPLANATION,
+        TREND_EXPLANATION + (MARKS_EXPLANATION if marks else ""),
         axis_labels=axis_labels,
     )
 
