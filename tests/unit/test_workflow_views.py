@@ -9,7 +9,8 @@ from rich.console import Console
 
 from perflab.plan.bisect_search import BisectResult, BisectStep, Commit, StepOutcome, StepState
 from perflab.records.document import Paragraph, Section, Style, Table, TrendFigure
-from perflab.records.model import Metric
+from perflab.records.lens_agreement import LensDisagreement
+from perflab.records.model import Metric, Verdict
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.history import history_html, history_markdown, render_bisect, render_history
 from perflab.report.workflow_views import bisect_section, history_section
@@ -146,6 +147,22 @@ def test_the_change_points_link_their_comparison_and_say_what_bisect_would_find(
     (hint,) = [t for t in _texts(section) if "were not measured" in t]
     assert "2 commit(s) between 05abababab and 06abababab" in hint
     assert "`perflab bisect 05abababab 06abababab`" in hint
+
+
+def test_a_change_point_that_another_lens_disputes_says_so_in_its_row() -> None:
+    faster = LensDisagreement(
+        Metric.TIME, 1.49, Verdict.SLOWER, Metric.INSTRUCTIONS, 0.9, 0.9, 0.9, Verdict.FASTER, True
+    )
+    result = history_run(nodes=False)
+    rise = dataclasses.replace(result.changes[0], disagreement=faster)
+    section = history_section(dataclasses.replace(result, changes=(rise, result.changes[1])))
+    table = _tables(section)[0]
+    assert table.columns[-2:] == ("other lens", "run")
+    assert [row[-2].text for row in table.rows] == ["10.0% fewer instructions", ""]
+    assert table.rows[0][-2].style is Style.EMPHASIS
+    said = "04abababab: 49.0% more time, but 10.0% fewer instructions: the history follows time"
+    assert any(text.startswith(said) for text in _texts(section))
+    assert _tables(history_section(result))[0].columns[-2:] == ("", "run")  # none: no column
 
 
 def test_the_history_starts_with_its_answer_then_the_trend_then_the_rows() -> None:

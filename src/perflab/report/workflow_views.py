@@ -144,9 +144,10 @@ def history_answer(result: HistoryResult, links: Mapping[int, str]) -> tuple[Blo
 
 
 def _headline(result: HistoryResult) -> str:
-    """ "2 change points beyond 2.0% across 41 commits (1 confirmed ...)", or "no change beyond
-    2.0% across 41 commits"."""
-    across = f"beyond {result.threshold:.1%} across {len(result.points)} commits"
+    """The answer in a line: "2 change points ... beyond 2.0% across 41 commits (1 confirmed
+    ...)", or "no change beyond 2.0% across 41 commits"."""
+    commits = len(result.points)
+    across = f"beyond {result.threshold:.1%} across {commits} commit{'s' * (commits != 1)}"
     if not result.changes:
         return f"no change {across}"
     confirmed = sum(c.confirmed for c in result.changes)
@@ -236,7 +237,9 @@ def _run_text(run_id: int | None) -> str:
 
 def changes_table(changes: Sequence[HistoryChange], links: Mapping[int, str]) -> Table:
     """Each change point: the commit where the level moved, from what to what and by how much,
-    and the direct comparison of the commit against the one before it (confirmed or not)."""
+    the direct comparison of the commit against the one before it (confirmed or not) and,
+    where another lens measured beside it disagrees, what that lens says."""
+    disagree = any(c.disagreement is not None for c in changes)
     rows = tuple(
         (
             Cell(c.after.commit[:10]),
@@ -245,18 +248,28 @@ def changes_table(changes: Sequence[HistoryChange], links: Mapping[int, str]) ->
             Cell(f"{c.series_ratio:.3f}", _change_style(c)),
             Cell(ratio_text(c.ratio, c.ci_low, c.ci_high, missing="not measured")),
             Cell("confirmed" if c.confirmed else "not confirmed", Style.MUTED),
+            *([_other_lens(c.disagreement)] if disagree else []),
             Cell(
                 _run_text(c.run_id) + (", reused" if c.reused else ""), href=links.get(c.index, "")
             ),
         )
         for c in changes
     )
+    columns = ("commit", "subject", "before → after", "level ratio", "direct [95% CI]", "")
     return Table(
-        ("commit", "subject", "before → after", "level ratio", "direct [95% CI]", "", "run"),
+        (*columns, *(["other lens"] * disagree), "run"),
         rows,
-        numeric=(False, False, True, True, True, False, True),
+        numeric=(False, False, True, True, True, False, *([False] * disagree), True),
         caption=CHANGES_CAPTION,
     )
+
+
+def _other_lens(disagreement: LensDisagreement | None) -> Cell:
+    """What the lens that disagrees says: "12.6% less time"; empty where none does."""
+    if disagreement is None:
+        return Cell("")
+    d = disagreement
+    return Cell(change_words(d.other, d.other_ratio, d.other_verdict), Style.EMPHASIS)
 
 
 def _before_after(change: HistoryChange) -> str:
