@@ -252,6 +252,24 @@ def test_the_terminal_shows_both_views_whole() -> None:
     assert "first bad commit: 06cdcdcdcd subject 6" in text
 
 
+def test_a_long_history_in_the_terminal_says_its_answer_again_under_the_rows() -> None:
+    points = tuple(
+        HistoryPoint(f"{i:02d}" + "cd" * 19, f"c{i}", "t", 100.0 if i < 20 else 150.0, "ns")
+        for i in range(30)
+    )
+    change = HistoryChange(20, points[19], points[20], 1.5, 1.5, 1.45, 1.55, True, 9)
+    console = Console(record=True, width=200, color_system=None)
+    render_history(HistoryResult("a..b", Metric.TIME, 0.02, points, (change,), 30, 1.0), console)
+    lines = console.export_text().splitlines()
+    headline = "1 change point in time per iteration beyond 2.0% across 30 commits"
+    assert lines[1].startswith(headline)  # first, as in every format
+    said = " (1 confirmed by a direct comparison): in the table above the rows"
+    assert lines[-1] == headline + said
+    short = Console(record=True, width=200, color_system=None)
+    render_history(history_run(), short)
+    assert short.export_text().count("2 change points in time") == 1  # it fits: said once
+
+
 def test_the_history_in_markdown_leads_with_its_answer() -> None:
     text = history_markdown(history_run())
     lines = text.splitlines()

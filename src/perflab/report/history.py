@@ -18,11 +18,12 @@ from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult, base_words
 from perflab.report.escape import markdown, visible
 from perflab.report.markdown import block_lines
-from perflab.report.terminal import render_section
+from perflab.report.terminal import render_section, text_of
 from perflab.report.workflow_views import (
     bisect_section,
     disagreement_text,
     history_answer,
+    history_headline,
     history_rows,
     history_section,
     overruled_text,
@@ -51,8 +52,18 @@ def render_bisect(result: BisectResult, console: Console) -> None:
     render_section(bisect_section(result), console, max_rows=None)
 
 
+# more rows than this push the answer above them off a terminal's screen
+SCREEN_ROWS = 20
+
+
 def render_history(result: HistoryResult, console: Console) -> None:
+    """The answer, the rows; under a long table the answer's first line again, as that is what
+    a terminal leaves in view."""
     render_section(history_section(result), console, max_rows=None)
+    if len(result.points) > SCREEN_ROWS:
+        headline = history_headline(result)
+        where = ": in the table above the rows" if result.changes else ""
+        console.print(text_of(replace(headline, text=headline.text + where)))
 
 
 def history_html(result: HistoryResult, *, change_links: dict[int, str]) -> str:

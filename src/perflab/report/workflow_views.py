@@ -126,7 +126,7 @@ def history_answer(result: HistoryResult, links: Mapping[int, str]) -> tuple[Blo
     """The answer, said before the trend and the rows: how many change points (or none), the
     commits not measured and why, then each change point, any lens that disagrees with it and
     what bisect would narrow down."""
-    said: list[Block] = [Paragraph(_headline(result), Style.EMPHASIS)]
+    said: list[Block] = [history_headline(result)]
     said += [Paragraph(text, Style.EMPHASIS) for text in _not_measured(result.points)]
     if not result.changes:
         return tuple(said)
@@ -143,18 +143,19 @@ def history_answer(result: HistoryResult, links: Mapping[int, str]) -> tuple[Blo
     return tuple(said)
 
 
-def _headline(result: HistoryResult) -> str:
+def history_headline(result: HistoryResult) -> Paragraph:
     """The answer in a line: "2 change points ... beyond 2.0% across 41 commits (1 confirmed
     ...)", or "no change beyond 2.0% across 41 commits"."""
     commits = len(result.points)
     across = f"beyond {result.threshold:.1%} across {commits} commit{'s' * (commits != 1)}"
     if not result.changes:
-        return f"no change {across}"
+        return Paragraph(f"no change {across}", Style.EMPHASIS)
     confirmed = sum(c.confirmed for c in result.changes)
     count = len(result.changes)
-    return (
+    return Paragraph(
         f"{count} change point{'s' * (count > 1)} in {result.metric} per iteration {across} "
-        f"({confirmed} confirmed by a direct comparison)"
+        f"({confirmed} confirmed by a direct comparison)",
+        Style.EMPHASIS,
     )
 
 
