@@ -1,0 +1,111 @@
+"""perflab changes only what is perflab's: another program's SQLite file or PostgreSQL database,
+even one whose tables have perflab's names, is refused before anything is written to it, and
+an older perflab's store (no signature yet) still opens and gets the signature."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perflab.store.migrations import SCHEMA_VERSION
+from perflab.store.signature import PERFLAB_APPLICATION_ID
+from tests.faults.conftest import FAST, perflab
+
+pytestmark = pytest.mark.integration
+
+
+def _run(cwd: Path, store: str) -> subprocess.CompletedProcess[str]:
+    return perflab("run", "--cmd", "true", "-q", *FAST, "--store", store, cwd=cwd)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _flat(text: str) -> str:
+    return "".join(text.split())
+
+
+def _database(path: Path, *statements: str, wal: bool = False) -> None:
+    connection = sqlite3.connect(path)
+    if wal:
+        connection.execute("PRAGMA journal_mode=WAL")
+    for statement in statements:
+        connection.execute(statement)
+    connection.commit()
+    connection.close()
+
+
+FOREIGN = {
+    "runs-of-its-own": ("CREATE TABLE runs (id INTEGER PRIMARY KEY, secret TEXT)",),
+    "every-name-one-column-off": (
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, created_at TEXT)",
+        "CREATE TABLE samples (run_id INTEGER)",
+        "PRAGMA user_version = 1",
+    ),
+    "another-application-id": ("PRAGMA application_id = 1234",),
+    "wal-mode-runs": ("CREATE TABLE runs (id INTEGER PRIMARY KEY, secret TEXT)",),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOREIGN))
+def test_another_programs_sqlite_file_with_perflabs_table_names_is_refused_untouched(
+    tmp_path: Path, case: str
+) -> None:
+    """--store on another program's SQLite file whose tables have perflab's names (`runs`):
+    run, list and show say "not a perflab store" (status 2, no traceback); the file is byte
+    for byte unchanged and no -wal, -shm or journal appears beside it"""
+    other = tmp_path / "d.db"
+    _database(other, *FOREIGN[case], wal=case.startswith("wal"))
+    before = _digest(other)
+    for done in (
+        _run(tmp_path, str(other)),
+        perflab("list", "--store", str(other), cwd=tmp_path),
+        perflab("show", "1", "--store", str(other), cwd=tmp_path),
+    ):
+        assert done.returncode == 2, done.stderr
+        assert _flat("is not a perflab store") in _flat(done.stderr), done.stderr
+        assert "Traceback" not in done.stderr
+    assert _digest(other) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.db"]
+
+
+def test_an_older_perflabs_store_without_the_signature_opens_and_gets_it(tmp_path: Path) -> None:
+    """a store an older perflab made (perflab's tables, no application id): read as it is
+    (unchanged), and the next run writes into it and signs it"""
+    store = tmp_path / "old.db"
+    assert _run(tmp_path, str(store)).returncode == 0
+    _database(store, "PRAGMA application_id = 0")
+    before = _digest(store)
+    listed = perflab("list", "--store", str(store), cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert _digest(store) == before
+    done = _run(tmp_path, str(store))
+    assert done.returncode == 0, done.stderr
+    connection = sqlite3.connect(store)
+    try:
+        assert connection.execute("PRAGMA application_id").fetchone()[0] == PERFLAB_APPLICATION_ID
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+    finally:
+        connection.close()
+
+
+def test_an_empty_sqlite_database_becomes_a_perflab_store(tmp_path: Path) -> None:
+    """an SQLite database without tables (or an empty file) is made a perflab store"""
+    database, empty = tmp_path / "new.db", tmp_path / "empty.db"
+    _database(database, "PRAGMA user_version = 0")
+    empty.touch()
+    for store in (database, empty):
+        done = _run(tmp_path, str(store))
+        assert done.returncode == 0, done.stderr
+        connection = sqlite3.connect(store)
+        try:
+            signed = connection.execute("PRAGMA application_id").fetchone()[0]
+        finally:
+            connection.close()
+        assert signed == PERFLAB_APPLICATION_ID
