@@ -43,6 +43,7 @@ from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.model import Experiment, Metric, Settings, Variant
 from perflab.records.results import RunResult
 from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
+from perflab.report.files import write_file
 from perflab.stats.changepoints import change_points
 from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -461,9 +462,8 @@ def _save_index(path: Path | None, index: Mapping[str, Any]) -> None:
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
-    os.replace(temporary, path)
+    # a fresh temporary renamed over it: a planted history-index.tmp or link is never written
+    write_file(path, json.dumps(index, indent=1, sort_keys=True) + "\n")
 
 
 def history(

@@ -44,6 +44,7 @@ from perflab.records.results import RunResult
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
 from perflab.report.exports import render_csv, render_hyperfine_json
+from perflab.report.files import check_target, write_file
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
 from perflab.report.markdown import render_markdown
@@ -291,6 +292,7 @@ def _check_outputs(output: OutputOptions) -> None:
                 else f"cannot write {str(path)!r}: it is a directory",
                 hint="choose an output path in an existing, writable directory",
             )
+        check_target(path)
 
 
 def _run(
@@ -478,10 +480,7 @@ def _write(path: Path, text: str) -> None:
     if str(path) == "-":
         sys.stdout.write(text)
         return
-    try:
-        path.write_text(text)
-    except OSError as error:
-        raise PerflabError(f"cannot write {path}: {error}", hint="check the path") from error
+    write_file(path, text)  # never through a link: a temporary renamed over the target
 
 
 def _adopt_orphans(own_process: bool) -> None:
