@@ -11,6 +11,8 @@ import json
 import os
 import signal
 import sys
+import traceback
+import types
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from perflab.plan.config import parse_param
 from perflab.plan.designs import budget_plan
 from perflab.records.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.records.model import Experiment
+from perflab.records.redaction import redact
 from perflab.records.results import RunResult
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
@@ -149,7 +152,15 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
 
 
 def _error_text(message: str) -> Text:
-    return Text("perflab: ", style="bold red") + terminal(message, keep_newlines=True)
+    # a message may quote a store's URL or a library's words about it: never its password
+    return Text("perflab: ", style="bold red") + terminal(redact(message), keep_newlines=True)
+
+
+def _redacted_excepthook(
+    kind: type[BaseException], error: BaseException, trace: types.TracebackType | None
+) -> None:
+    """A failure perflab did not foresee still prints its traceback, its credentials hidden."""
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, error, trace))))
 
 
 def _dispatch(
@@ -495,6 +506,7 @@ def entry() -> None:
     """The `perflab` command: main() as a process's whole life (its start-up, imports included,
     counts in the budget: the user waits for it; what the process did before it ran perflab,
     a shell's own set-up or a `sleep` before it, does not)."""
+    sys.excepthook = _redacted_excepthook
     status = main(started_at_s=STARTED_AT_S, own_process=True)
     # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`

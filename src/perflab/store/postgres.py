@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.records.errors import StoreError
+from perflab.records.errors import ConfigError, StoreError
 from perflab.records.model import Experiment
+from perflab.records.redaction import redact
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from perflab.store.sqlite import NEW_RUN_INSERT, RunWriter, Store, new_run_values
 
@@ -39,12 +40,43 @@ def is_postgresql(location: object) -> bool:
 
 
 def shown(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{parts.username}:***@{netloc[-1]}"))
+    """The URL without its credentials, for messages (records.redaction)."""
+    return redact(url)
+
+
+def malformed(url: str) -> str | None:
+    """Why `url` cannot be a PostgreSQL URL (its secrets hidden), or None when it can: told
+    before connecting, so a typo is a message rather than a traceback quoting the URL."""
+    try:
+        urllib.parse.urlsplit(url)
+    except ValueError as error:  # e.g. an unclosed '[' around an IPv6 address
+        return str(error)
+    try:
+        import psycopg.conninfo
+    except ImportError:
+        return None  # said when connecting: psycopg is needed
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error as error:
+        return redact(" ".join(str(error).split()))
+    return None
+
+
+# any query value: a refused URL may hold a secret under a misspelt key (`pasword=`)
+_QUERY_VALUE = re.compile(r"(?P<key>[?&][^=&#\s\"']*=)[^&#\s\"']*")
+
+
+def check_url(url: str) -> None:
+    reason = malformed(url)
+    if reason is not None:
+
+        def masked(text: str) -> str:
+            return _QUERY_VALUE.sub(r"\g<key>***", redact(text))
+
+        raise ConfigError(
+            f"--store {masked(url)} is not a valid PostgreSQL URL: {masked(reason)}",
+            hint="postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (an IPv6 host in [ ])",
+        )
 
 
 class _Location(str):
@@ -125,7 +157,7 @@ class _Connection:
 
 
 def _failed(url: str, error: Exception) -> StoreError:
-    detail = " ".join(str(error).split())
+    detail = redact(" ".join(str(error).split()))
     return StoreError(
         f"the PostgreSQL store {shown(url)} failed: {detail}",
         hint="check that the server runs and the URL's database and user exist "
@@ -144,7 +176,7 @@ def _connect(url: str) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.Error as error:
-        detail = " ".join(str(error).split())
+        detail = redact(" ".join(str(error).split()))
         raise StoreError(
             f"cannot connect to the PostgreSQL store {shown(url)}: {detail}",
             hint="check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE) and that "
@@ -165,6 +197,7 @@ class PostgresStore(Store):
     def open_url(cls, url: str, *, create: bool = True) -> PostgresStore:
         """Open for writing runs (creating perflab's tables when missing), or with
         create=False for reading: nothing is created, migrated or written."""
+        check_url(url)
         raw = _connect(url)
         store = cls(_Connection(raw, url), url, read_only=not create)
         try:
