@@ -5,14 +5,17 @@ an older perflab's store (no signature yet) still opens and gets the signature."
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.signature import PERFLAB_APPLICATION_ID
+from tests import postgres_server
 from tests.faults.conftest import FAST, perflab
 
 pytestmark = pytest.mark.integration
@@ -109,3 +112,100 @@ def test_an_empty_sqlite_database_becomes_a_perflab_store(tmp_path: Path) -> Non
         finally:
             connection.close()
         assert signed == PERFLAB_APPLICATION_ID
+
+
+# ---- PostgreSQL: a real server (tests/postgres_server.py), a database per test
+
+_databases = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def postgresql() -> Iterator[str]:
+    pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")
+    if postgres_server.binaries() is None:
+        pytest.skip("PostgreSQL is not installed (scripts/setup.sh --test installs it)")
+    with postgres_server.postgresql_server() as url:
+        yield url
+
+
+def _database_url(server: str, *statements: str) -> str:
+    import psycopg
+
+    url = postgres_server.new_database(server, f"ownership_{next(_databases)}")
+    with psycopg.connect(url, autocommit=True) as connection:
+        for statement in statements:
+            connection.execute(statement.encode())
+    return url
+
+
+def _snapshot(url: str) -> list[object]:
+    """Every table, column, comment and row of the database's public schema."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        shape = connection.execute(
+            "SELECT table_name, column_name, data_type, obj_description("
+            " (quote_ident(table_name))::regclass, 'pg_class')"
+            " FROM information_schema.columns WHERE table_schema = 'public'"
+            " ORDER BY table_name, column_name"
+        ).fetchall()
+        tables = sorted({row[0] for row in shape})
+        rows = [connection.execute(f'SELECT * FROM "{t}" ORDER BY 1'.encode()).fetchall()
+                for t in tables]  # fmt: skip
+    return [shape, rows]
+
+
+FOREIGN_POSTGRESQL = {
+    "runs-of-its-own": (
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, secret TEXT)",
+        "INSERT INTO runs VALUES (1, 'theirs')",
+    ),
+    "a-perflab_schema-of-its-own": (
+        "CREATE TABLE perflab_schema (version INTEGER NOT NULL)",
+        "INSERT INTO perflab_schema VALUES (1)",
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, secret TEXT)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOREIGN_POSTGRESQL))
+def test_another_applications_postgresql_database_is_refused_untouched(
+    postgresql: str, tmp_path: Path, case: str
+) -> None:
+    """--store on another application's PostgreSQL database with a `runs` table (or even a
+    perflab_schema table) of its own: run and list say "not a perflab store" (status 2, no
+    traceback); its tables, columns, comments and rows are unchanged"""
+    url = _database_url(postgresql, *FOREIGN_POSTGRESQL[case])
+    before = _snapshot(url)
+    for done in (_run(tmp_path, url), perflab("list", "--store", url, cwd=tmp_path)):
+        assert done.returncode == 2, done.stderr
+        assert _flat("is not a perflab store") in _flat(done.stderr), done.stderr
+        assert "Traceback" not in done.stderr
+    assert _snapshot(url) == before
+
+
+def test_an_older_perflabs_postgresql_store_opens_and_gets_the_signature(
+    postgresql: str, tmp_path: Path
+) -> None:
+    """a PostgreSQL store an older perflab made (its tables, no signature): listed as it is,
+    and the next run writes into it and signs it"""
+    import psycopg
+
+    from perflab.store.postgres import SIGNATURE
+
+    url = _database_url(postgresql)
+    assert _run(tmp_path, url).returncode == 0
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("COMMENT ON TABLE perflab_schema IS NULL")
+    before = _snapshot(url)
+    listed = perflab("list", "--store", url, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert _snapshot(url) == before
+    done = _run(tmp_path, url)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(url, autocommit=True) as connection:
+        comment = connection.execute(
+            "SELECT obj_description('perflab_schema'::regclass, 'pg_class')"
+        ).fetchone()
+        runs = connection.execute("SELECT COUNT(*) FROM runs").fetchone()
+    assert comment == (SIGNATURE,) and runs == (2,)
