@@ -4,11 +4,13 @@ malformed URL is a clear error (status 2), not a traceback quoting it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perflab.records.redaction import redact
+from tests import postgres_server
 from tests.faults.conftest import FAST, perflab
 
 pytestmark = pytest.mark.integration
@@ -85,3 +87,44 @@ def test_redaction_hides_every_credential_and_keeps_the_rest() -> None:
     kept = "postgresql://u@[::1]:5432/db?host=/tmp&sslmode=require"
     assert redact(kept) == kept
     assert redact("postgresql://u:pw@h:5/db") == "postgresql://u:***@h:5/db"
+
+
+@pytest.fixture(scope="module")
+def postgresql() -> Iterator[str]:
+    pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")
+    if postgres_server.binaries() is None:
+        pytest.skip("PostgreSQL is not installed (scripts/setup.sh --test installs it)")
+    with postgres_server.postgresql_server() as url:
+        yield url
+
+
+@pytest.mark.parametrize("where", ["user-info", "query"])
+def test_a_working_store_urls_password_is_in_no_output_report_or_stored_run(
+    postgresql: str, tmp_path: Path, where: str
+) -> None:
+    """a PostgreSQL store reached with a password in its URL (the server trusts the socket, so
+    any password connects): run (every report), list, show and compare succeed, and the
+    password is in no output, no file and no stored row"""
+    import psycopg
+
+    database = postgres_server.new_database(postgresql, f"secrets_{where.replace('-', '_')}")
+    user, _, rest = database.removeprefix("postgresql://").partition("@")
+    url = (
+        f"postgresql://{user}:{SECRET}@{rest}"
+        if where == "user-info"
+        else f"{database}&password={SECRET}"
+    )
+    commands = _commands(url, tmp_path)
+    commands[0] += ["--html", str(tmp_path / "r.html"),
+                    "--export-hyperfine-json", str(tmp_path / "h.json")]  # fmt: skip
+    for args in (commands[0], commands[0], *commands[1:4]):
+        status, said = _outputs(tmp_path, *args)
+        assert status == 0, (args, said)
+        assert SECRET not in said, args
+    with psycopg.connect(database) as connection:
+        stored = connection.execute(
+            "SELECT experiment_json || machine_json || COALESCE(error, '') FROM runs"
+            " UNION ALL SELECT info_json FROM variant_info"
+            " UNION ALL SELECT message || COALESCE(hint, '') FROM notes"
+        ).fetchall()
+    assert stored and not [row for row in stored if SECRET in row[0]]
