@@ -109,3 +109,16 @@ def test_a_planted_history_index_tmp_link_is_never_written_through(tmp_path: Pat
         assert target.read_text() == SECRET
     assert (shared / "history-index.json").is_file()
     assert (shared / "history-index.tmp").is_symlink()
+
+
+def test_a_dangling_link_planted_as_the_stores_gitignore_is_not_followed(tmp_path: Path) -> None:
+    """a dangling symbolic link planted as `.perflab/.gitignore`: the run writes its store and
+    creates nothing through the link (the file it points to still does not exist)"""
+    folder = tmp_path / ".perflab"
+    folder.mkdir()
+    planted = tmp_path / "made-through-the-link"
+    (folder / ".gitignore").symlink_to(planted)
+    done = perflab("run", "--cmd", "true", "-q", *FAST, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (folder / "perflab.db").is_file()
+    assert not planted.exists() and (folder / ".gitignore").is_symlink()

@@ -803,7 +803,7 @@ def _recovery_path(store_path: Path, run_id: int) -> Path | None:
         for attempt in range(1, 100):
             suffix = "" if attempt == 1 else f"-{attempt}"
             candidate = folder / f"perflab-recovered-run{run_id}{suffix}.db"
-            if not candidate.exists():
+            if not os.path.lexists(candidate):  # a dangling link counts: never created through
                 return candidate
     return None
 
@@ -965,9 +965,12 @@ def _ignore_for_git(folder: Path, *, created: bool) -> None:
     `*` (as pytest's cache does): the store never shows in the user's `git status`. A folder the
     user chose and already had is left as it is."""
     marker = folder / ".gitignore"
-    if not (created or folder.name == DEFAULT_STORE_PATH.parent.name) or marker.exists():
+    if not (created or folder.name == DEFAULT_STORE_PATH.parent.name) or os.path.lexists(marker):
         return
     try:
-        marker.write_text("# created by perflab: its store is not part of the repository\n*\n")
+        # created exclusively: a link planted under that name (even a dangling one) is not followed
+        handle = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with os.fdopen(handle, "w") as stream:
+            stream.write("# created by perflab: its store is not part of the repository\n*\n")
     except OSError:
         pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
