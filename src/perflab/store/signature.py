@@ -75,10 +75,11 @@ def _unsigned_kind(path: Path, version: int, shape: Shape) -> Kind:
             hint=_NOT_PERFLAB_HINT,
         )
     if not 0 < version <= len(MIGRATIONS):
+        held = f"it holds tables ({_names(shape)})" if shape else "it has no tables"
         raise _foreign(
             path,
-            f"it has schema version {version} but no perflab signature"
-            + (f" and tables perflab does not make ({_names(shape)})" if shape else ""),
+            f"{held} but neither perflab's signature nor one of its schema versions "
+            f"(user_version {version})",
         )
     expected = expected_shape(version)
     if shape != expected:
