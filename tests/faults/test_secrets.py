@@ -78,6 +78,21 @@ def test_a_malformed_store_url_is_a_clear_error_without_its_password(
         assert SECRET not in said and "Traceback" not in said
 
 
+def test_a_store_url_typed_in_the_wrong_place_is_refused_without_its_password(
+    tmp_path: Path,
+) -> None:
+    """a password-bearing URL given where no URL belongs (a stray argument, a wrong option's
+    value): the usage error (status 2) quotes it with its password hidden"""
+    for args in (
+        ["list", URLS["user-info"]],
+        ["list", "--limit", URLS["query"]],
+        ["run", "--cmd", "true", "--runs", URLS["host-then-password"]],
+    ):
+        status, said = _outputs(tmp_path, *args)
+        assert status == 2, (args, said)
+        assert SECRET not in said and "Traceback" not in said, (args, said)
+
+
 def test_redaction_hides_every_credential_and_keeps_the_rest() -> None:
     """the one redaction: user-info passwords, secret parameters (quoted, encoded), malformed
     URLs; user, host, port, database and other parameters kept"""

@@ -7,6 +7,7 @@ import atexit
 import contextlib
 import functools
 import gc
+import io
 import json
 import os
 import signal
@@ -113,7 +114,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: bool) -> int:
     try:
-        args = _parse(argv)
+        with _usage_errors_redacted():
+            args = _parse(argv)
     except ConfigError as error:
         Console(stderr=True).print(_error_text(str(error)), highlight=False)
         return error.exit_code
@@ -149,6 +151,18 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         # the reader went away (`perflab show --json - | head`): stop quietly, as a pipe does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+
+
+@contextlib.contextmanager
+def _usage_errors_redacted() -> Iterator[None]:
+    """argparse prints its usage errors itself, quoting the words it refused (a store's URL
+    typed in the wrong place among them): they pass through the one redaction too."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            yield
+    finally:
+        sys.stderr.write(redact(captured.getvalue()))
 
 
 def _error_text(message: str) -> Text:
