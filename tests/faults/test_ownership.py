@@ -52,6 +52,7 @@ FOREIGN = {
     ),
     "another-application-id": ("PRAGMA application_id = 1234",),
     "wal-mode-runs": ("CREATE TABLE runs (id INTEGER PRIMARY KEY, secret TEXT)",),
+    "a-view-named-runs": ("CREATE VIEW runs AS SELECT 1 AS id",),
 }
 
 
@@ -59,7 +60,7 @@ FOREIGN = {
 def test_another_programs_sqlite_file_with_perflabs_table_names_is_refused_untouched(
     tmp_path: Path, case: str
 ) -> None:
-    """--store on another program's SQLite file whose tables have perflab's names (`runs`):
+    """--store on another program's SQLite file whose tables (or views) have perflab's names:
     run, list and show say "not a perflab store" (status 2, no traceback); the file is byte
     for byte unchanged and no -wal, -shm or journal appears beside it"""
     other = tmp_path / "d.db"

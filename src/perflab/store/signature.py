@@ -53,6 +53,7 @@ def classify(path: Path) -> Kind:
         application_id = int(connection.execute("PRAGMA application_id").fetchone()[0])
         version = int(connection.execute("PRAGMA user_version").fetchone()[0])
         shape = table_shape(connection)
+        objects = schema_objects(connection)
     except sqlite3.Error:
         return Kind.UNKNOWN
     finally:
@@ -61,11 +62,11 @@ def classify(path: Path) -> Kind:
         return Kind.PERFLAB
     if application_id != 0:
         raise _foreign(path, f"its SQLite application id is {application_id:#010x}, not perflab's")
-    return _unsigned_kind(path, version, shape)
+    return _unsigned_kind(path, version, shape, objects)
 
 
-def _unsigned_kind(path: Path, version: int, shape: Shape) -> Kind:
-    if not shape and version == 0:
+def _unsigned_kind(path: Path, version: int, shape: Shape, objects: frozenset[str]) -> Kind:
+    if not shape and not objects and version == 0:
         return Kind.EMPTY
     if version < 0:
         # said as a schema version: another program set it (no perflab writes one below 0)
@@ -84,6 +85,9 @@ def _unsigned_kind(path: Path, version: int, shape: Shape) -> Kind:
     expected = expected_shape(version)
     if shape != expected:
         raise _foreign(path, _difference(shape, expected))
+    foreign = objects - expected_objects(version)
+    if foreign:
+        raise _foreign(path, f"it holds what perflab does not make ({_names(foreign)})")
     return Kind.UNSIGNED
 
 
@@ -105,14 +109,34 @@ def table_shape(connection: sqlite3.Connection) -> Shape:
     }
 
 
-@functools.cache
+def schema_objects(connection: sqlite3.Connection) -> frozenset[str]:
+    """Every index, view and trigger ("view NAME" ...), SQLite's own left out."""
+    return frozenset(
+        f"{r[0]} {r[1]}"
+        for r in connection.execute(
+            "SELECT type, name FROM sqlite_master WHERE type != 'table'"
+            " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+    )
+
+
 def expected_shape(version: int) -> Shape:
     """The tables perflab's first `version` migration steps make."""
+    return _made_by(version)[0]
+
+
+def expected_objects(version: int) -> frozenset[str]:
+    """The indexes (and any view or trigger) perflab's first `version` steps make."""
+    return _made_by(version)[1]
+
+
+@functools.cache
+def _made_by(version: int) -> tuple[Shape, frozenset[str]]:
     connection = sqlite3.connect(":memory:")
     try:
         for step in MIGRATIONS[:version]:
             connection.executescript(step)
-        return table_shape(connection)
+        return table_shape(connection), schema_objects(connection)
     finally:
         connection.close()
 
