@@ -53,6 +53,7 @@ from perflab.records.workflow_results import (
     HistoryResult,
     base_words,
 )
+from perflab.report.files import write_file
 from perflab.stats.changepoints import change_points
 from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -534,9 +535,8 @@ def _save_index(path: Path | None, index: Mapping[str, Any]) -> None:
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
-    os.replace(temporary, path)
+    # a fresh temporary renamed over it: a planted history-index.tmp or link is never written
+    write_file(path, json.dumps(index, indent=1, sort_keys=True) + "\n")
 
 
 def history(

@@ -7,10 +7,13 @@ import atexit
 import contextlib
 import functools
 import gc
+import io
 import json
 import os
 import signal
 import sys
+import traceback
+import types
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,10 +43,12 @@ from perflab.plan.config import parse_param
 from perflab.plan.designs import budget_plan
 from perflab.records.errors import ConfigError, PerflabError, RunInterrupted
 from perflab.records.model import Experiment
+from perflab.records.redaction import redact
 from perflab.records.results import RunResult
 from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
 from perflab.report.exports import render_csv, render_hyperfine_json
+from perflab.report.files import check_target, write_file
 from perflab.report.json_report import render_json
 from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
 from perflab.report.markdown import render_markdown
@@ -109,7 +114,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: bool) -> int:
     try:
-        args = _parse(argv)
+        with _usage_errors_redacted():
+            args = _parse(argv)
     except ConfigError as error:
         Console(stderr=True).print(_error_text(str(error)), highlight=False)
         return error.exit_code
@@ -147,8 +153,28 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         return EXIT_BROKEN_PIPE
 
 
+@contextlib.contextmanager
+def _usage_errors_redacted() -> Iterator[None]:
+    """argparse prints its usage errors itself, quoting the words it refused (a store's URL
+    typed in the wrong place among them): they pass through the one redaction too."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            yield
+    finally:
+        sys.stderr.write(redact(captured.getvalue()))
+
+
 def _error_text(message: str) -> Text:
-    return Text("perflab: ", style="bold red") + terminal(message, keep_newlines=True)
+    # a message may quote a store's URL or a library's words about it: never its password
+    return Text("perflab: ", style="bold red") + terminal(redact(message), keep_newlines=True)
+
+
+def _redacted_excepthook(
+    kind: type[BaseException], error: BaseException, trace: types.TracebackType | None
+) -> None:
+    """A failure perflab did not foresee still prints its traceback, its credentials hidden."""
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, error, trace))))
 
 
 def _dispatch(
@@ -291,6 +317,7 @@ def _check_outputs(output: OutputOptions) -> None:
                 else f"cannot write {str(path)!r}: it is a directory",
                 hint="choose an output path in an existing, writable directory",
             )
+        check_target(path)
 
 
 def _run(
@@ -478,10 +505,7 @@ def _write(path: Path, text: str) -> None:
     if str(path) == "-":
         sys.stdout.write(text)
         return
-    try:
-        path.write_text(text)
-    except OSError as error:
-        raise PerflabError(f"cannot write {path}: {error}", hint="check the path") from error
+    write_file(path, text)  # never through a link: a temporary renamed over the target
 
 
 def _adopt_orphans(own_process: bool) -> None:
@@ -496,6 +520,7 @@ def entry() -> None:
     """The `perflab` command: main() as a process's whole life (its start-up, imports included,
     counts in the budget: the user waits for it; what the process did before it ran perflab,
     a shell's own set-up or a `sleep` before it, does not)."""
+    sys.excepthook = _redacted_excepthook
     status = main(started_at_s=STARTED_AT_S, own_process=True)
     # main() gave back the default handlers; a second Ctrl-C arriving now, while the interpreter
     # shuts down, would kill the process with SIGINT instead of letting it exit with `status`

@@ -15,10 +15,11 @@ from perflab import api
 from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
 from perflab.plan.bisect_search import BisectStep, StepState, parse_threshold
-from perflab.records.errors import ConfigError, PerflabError
+from perflab.records.errors import ConfigError
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult
 from perflab.report.escape import terminal
+from perflab.report.files import write_file
 from perflab.report.history import (
     check_markdown,
     describe_step,
@@ -302,8 +303,4 @@ def _write(path: object, text: str) -> None:
     if str(path) == "-":
         sys.stdout.write(text)
         return
-    try:
-        with open(str(path), "w") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise PerflabError(f"cannot write {path}: {error}", hint="check the path") from error
+    write_file(str(path), text)  # never through a link: a temporary renamed over the target

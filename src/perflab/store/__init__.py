@@ -24,9 +24,12 @@ def open_store(location: StoreLocation, *, create: bool = True) -> Store:
 
 def store_location(text: str) -> StoreLocation:
     """--store's value: a URL is kept as written (a Path would fold its '//')."""
-    from perflab.store.postgres import is_postgresql
+    from perflab.store.postgres import check_url, is_postgresql
 
-    return text if is_postgresql(text) else Path(text)
+    if not is_postgresql(text):
+        return Path(text)
+    check_url(text)  # a ConfigError: argparse passes it on to main's handler
+    return text
 
 
 __all__ = [

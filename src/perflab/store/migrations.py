@@ -1,6 +1,7 @@
 """Schema versions of the store, oldest first. The database's PRAGMA user_version says which
-have been applied. Never edit a released step: append a new one. Steps are split on ';' and
-run in one transaction: plain DDL, no ';' inside string literals.
+have been applied; its PRAGMA application_id (signature.PERFLAB_APPLICATION_ID) says the file
+is perflab's. Never edit a released step: append a new one. Steps are split on ';' and run in
+one transaction: plain DDL, no ';' inside string literals.
 
 History:
   1  runs, samples, artifacts, notes, variant_info

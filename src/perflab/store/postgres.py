@@ -12,13 +12,15 @@ from __future__ import annotations
 import functools
 import re
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.records.errors import StoreError
+from perflab.records.errors import ConfigError, StoreError
 from perflab.records.model import Experiment
+from perflab.records.redaction import redact
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from perflab.store.signature import PERFLAB_APPLICATION_ID, expected_shape
 from perflab.store.sqlite import NEW_RUN_INSERT, RunWriter, Store, new_run_values
 
 if TYPE_CHECKING:
@@ -39,12 +41,43 @@ def is_postgresql(location: object) -> bool:
 
 
 def shown(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{parts.username}:***@{netloc[-1]}"))
+    """The URL without its credentials, for messages (records.redaction)."""
+    return redact(url)
+
+
+def malformed(url: str) -> str | None:
+    """Why `url` cannot be a PostgreSQL URL (its secrets hidden), or None when it can: told
+    before connecting, so a typo is a message rather than a traceback quoting the URL."""
+    try:
+        urllib.parse.urlsplit(url)
+    except ValueError as error:  # e.g. an unclosed '[' around an IPv6 address
+        return str(error)
+    try:
+        import psycopg.conninfo
+    except ImportError:
+        return None  # said when connecting: psycopg is needed
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error as error:
+        return redact(" ".join(str(error).split()))
+    return None
+
+
+# any query value: a refused URL may hold a secret under a misspelt key (`pasword=`)
+_QUERY_VALUE = re.compile(r"(?P<key>[?&][^=&#\s\"']*=)[^&#\s\"']*")
+
+
+def check_url(url: str) -> None:
+    reason = malformed(url)
+    if reason is not None:
+
+        def masked(text: str) -> str:
+            return _QUERY_VALUE.sub(r"\g<key>***", redact(text))
+
+        raise ConfigError(
+            f"--store {masked(url)} is not a valid PostgreSQL URL: {masked(reason)}",
+            hint="postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (an IPv6 host in [ ])",
+        )
 
 
 class _Location(str):
@@ -125,7 +158,7 @@ class _Connection:
 
 
 def _failed(url: str, error: Exception) -> StoreError:
-    detail = " ".join(str(error).split())
+    detail = redact(" ".join(str(error).split()))
     return StoreError(
         f"the PostgreSQL store {shown(url)} failed: {detail}",
         hint="check that the server runs and the URL's database and user exist "
@@ -144,12 +177,85 @@ def _connect(url: str) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.Error as error:
-        detail = " ".join(str(error).split())
+        detail = redact(" ".join(str(error).split()))
         raise StoreError(
             f"cannot connect to the PostgreSQL store {shown(url)}: {detail}",
             hint="check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE) and that "
             "the server accepts connections from this machine",
         ) from error
+
+
+# ---- the signature: which database is perflab's
+
+# perflab's mark on its schema table; a store made before it had none (see _signature_problem)
+SIGNATURE = f"perflab store (application id {PERFLAB_APPLICATION_ID:#010x})"
+
+
+def _signature_problem(raw: psycopg.Connection[Any]) -> str | None:
+    """Why the database's schema (the search path's first) is not perflab's, or None when it
+    is: signed, an older perflab's (its tables and columns exactly), or without tables. Only
+    reads: table names are not enough (`runs` is a common name)."""
+    tables = _columns(raw)
+    if "perflab_schema" not in tables:
+        if tables:
+            return f"it holds tables perflab does not make ({_listed(tables)})"
+        return None
+    comment = raw.execute(
+        "SELECT obj_description(to_regclass('perflab_schema'), 'pg_class')"
+    ).fetchone()
+    if comment is not None and comment[0] == SIGNATURE:
+        return None
+    if tables["perflab_schema"] != ("version",):
+        return "its perflab_schema table is not perflab's"
+    row = raw.execute("SELECT version FROM perflab_schema").fetchone()
+    version = int(row[0]) if row else 0
+    if not 0 <= version <= SCHEMA_VERSION:
+        return f"its perflab_schema says version {version}, and it has no perflab signature"
+    expected = {}
+    for name, columns in expected_shape(version).items():
+        names = [column[0] for column in columns]  # and the rowid postgresql_statements adds
+        expected[name] = tuple(sorted(names if "id" in names else [*names, "rowid"]))
+    found = {name: columns for name, columns in tables.items() if name != "perflab_schema"}
+    if found != expected:
+        foreign = sorted(set(found) - set(expected))
+        changed = sorted(n for n in set(found) & set(expected) if found[n] != expected[n])
+        return (
+            f"it holds tables perflab does not make ({_listed(foreign)})"
+            if foreign
+            else f"its tables {', '.join(changed)} have columns perflab's do not"
+            if changed
+            else "tables perflab makes are missing"
+        )
+    return None
+
+
+def _columns(raw: psycopg.Connection[Any]) -> dict[str, tuple[str, ...]]:
+    """Each table of the current schema: its column names, sorted."""
+    found: dict[str, list[str]] = {}
+    for table, column in raw.execute(
+        "SELECT c.relname, a.attname FROM pg_class c"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
+        " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+    ):
+        found.setdefault(str(table), [])
+        if column is not None:
+            found[str(table)].append(str(column))
+    return {table: tuple(sorted(columns)) for table, columns in found.items()}
+
+
+def _listed(tables: Iterable[str]) -> str:
+    names = sorted(tables)
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _not_perflab(url: str, why: str) -> StoreError:
+    return StoreError(
+        f"the PostgreSQL database {shown(url)} is not a perflab store: {why}; nothing was "
+        "written to it",
+        hint="give perflab a database of its own (createdb perflab), or a schema of its own: "
+        "?options=-csearch_path%3Dperflab after creating that schema",
+    )
 
 
 class PostgresStore(Store):
@@ -165,12 +271,14 @@ class PostgresStore(Store):
     def open_url(cls, url: str, *, create: bool = True) -> PostgresStore:
         """Open for writing runs (creating perflab's tables when missing), or with
         create=False for reading: nothing is created, migrated or written."""
+        check_url(url)
         raw = _connect(url)
         store = cls(_Connection(raw, url), url, read_only=not create)
         try:
             if create:
                 store._migrate_postgresql()
             else:
+                store._check_signature()
                 version = store._schema_version()
                 if version is None:
                     raise StoreError(
@@ -182,6 +290,18 @@ class PostgresStore(Store):
             raw.close()
             raise
         return store
+
+    def _check_signature(self) -> None:
+        """Refuse another application's database (read-only; see _signature_problem)."""
+        import psycopg
+
+        raw = cast(_Connection, self.connection).raw
+        try:
+            problem = _signature_problem(raw)
+        except psycopg.Error as error:
+            raise _failed(self.url, error) from error
+        if problem is not None:
+            raise _not_perflab(self.url, problem)
 
     def _schema_version(self) -> int | None:
         """The number of migration steps applied; None where perflab's tables are missing."""
@@ -201,6 +321,10 @@ class PostgresStore(Store):
         try:
             with raw.transaction():
                 raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+                # read before anything is written: another application's database is refused
+                problem = _signature_problem(raw)
+                if problem is not None:
+                    raise _not_perflab(self.url, problem)
                 raw.execute("CREATE TABLE IF NOT EXISTS perflab_schema (version INTEGER NOT NULL)")
                 row = raw.execute("SELECT version FROM perflab_schema").fetchone()
                 if row is None:
@@ -211,6 +335,7 @@ class PostgresStore(Store):
                     for statement in postgresql_statements(MIGRATIONS[number]):
                         raw.execute(statement.encode())
                     raw.execute("UPDATE perflab_schema SET version = %s", (number + 1,))
+                raw.execute(f"COMMENT ON TABLE perflab_schema IS '{SIGNATURE}'")
         except psycopg.Error as error:
             raise _failed(self.url, error) from error
 

@@ -10,7 +10,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import re
 import shutil
 import sqlite3
 import stat
@@ -37,6 +36,7 @@ from perflab.records.model import (
 from perflab.store.codec import experiment_from_json, experiment_to_json
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from perflab.store.owner import ProcessIdentity
+from perflab.store.signature import PERFLAB_APPLICATION_ID, Kind, classify
 
 DEFAULT_STORE_PATH = Path(".perflab") / "perflab.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -46,11 +46,6 @@ QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 # how long a connection waits for another process's lock on the store before giving up
 LOCK_WAIT_S = 30.0
 OWNER_COLUMNS = "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
-# the tables perflab makes (and SQLite's own for AUTOINCREMENT): a file holding any other is
-# another program's database, never written
-PERFLAB_TABLES = frozenset(
-    re.findall(r"CREATE TABLE (\w+)", "".join(MIGRATIONS)) + ["sqlite_sequence"]
-)
 # below this much free space a run is refused before measuring (its first write would fail)
 MIN_FREE_BYTES = 1024 * 1024
 
@@ -204,7 +199,7 @@ class Store:
         _check_regular(path)
         if path.is_file() and path.stat().st_size > 0:
             _check_is_sqlite(path)
-            _check_is_perflab(path)
+            classify(path)  # read-only: another program's file is refused untouched
             reason = read_only_reason(path)
             if reason is not None:
                 raise _cannot_write(path, reason)
@@ -246,6 +241,11 @@ class Store:
             store.path, store.read_only = path, True
             return store
         _check_is_sqlite(path)
+        if classify(path) is Kind.EMPTY:
+            raise StoreError(
+                f"{path} is not a perflab store: an SQLite database without perflab's tables",
+                hint="point --store at a perflab database",
+            )
         connection, version, copy_folder = _connect_read_only(path)
         store = cls(connection, path, read_only=True)
         store._copy_folder = copy_folder
@@ -303,7 +303,8 @@ class Store:
         self._use_wal()
         self.connection.execute("PRAGMA synchronous=NORMAL")
         self.connection.execute("PRAGMA foreign_keys=ON")
-        if version < SCHEMA_VERSION:
+        signed = self.connection.execute("PRAGMA application_id").fetchone()[0]
+        if version < SCHEMA_VERSION or signed != PERFLAB_APPLICATION_ID:
             self._migrate()
 
     def _use_wal(self) -> None:
@@ -329,7 +330,8 @@ class Store:
     def _migrate(self) -> None:
         """The missing steps in one write transaction, the version read again inside it: two
         runs starting at once on a new store both saw version 0 and the second failed with
-        "table runs already exists". A failed migration leaves the previous version intact."""
+        "table runs already exists". A failed migration leaves the previous version intact. An older
+        perflab's store (see store.signature) gets its signature here."""
         self.connection.execute("BEGIN IMMEDIATE")  # the other waits (connect timeout)
         try:
             version = int(self.connection.execute("PRAGMA user_version").fetchone()[0])
@@ -338,6 +340,8 @@ class Store:
                     if statement.strip():
                         self.connection.execute(statement)
                 self.connection.execute(f"PRAGMA user_version = {number + 1}")
+            # the signature that tells perflab's store from another program's file
+            self.connection.execute(f"PRAGMA application_id = {PERFLAB_APPLICATION_ID}")
             self.connection.execute("COMMIT")
         except BaseException:
             self.connection.execute("ROLLBACK")
@@ -638,46 +642,6 @@ def _check_regular(path: Path) -> None:
         )
 
 
-def _check_is_perflab(path: Path) -> None:
-    """An SQLite file is written only when it is a perflab store (or an empty database):
-    another program's tables or user_version are refused before anything is written (a write
-    would switch it to WAL, add perflab's tables and change its user_version)."""
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    try:
-        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
-    except sqlite3.Error:
-        return  # cannot be read: what follows says why
-    try:
-        tables = {
-            str(r[0])
-            for r in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-    except sqlite3.Error:
-        return  # damaged or locked: the checks that follow say so
-    finally:
-        connection.close()
-    foreign = sorted(tables - PERFLAB_TABLES)
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (
-            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
-        )
-        raise StoreError(
-            f"{path} is not a perflab store: it holds tables perflab does not make ({shown}); "
-            "nothing was written to it",
-            hint="point --store at a perflab database or a new file",
-        )
-    # a newer perflab's store (its tables, a higher version) is refused later, as newer
-    if version < 0 or (version > 0 and "runs" not in tables):
-        raise StoreError(
-            f"{path} is not a perflab store: it has schema version {version}"
-            + ("" if "runs" in tables else " and it has no perflab tables")
-            + "; nothing was written to it",
-            hint=("upgrade perflab if a newer one wrote it, else " if version > 0 else "")
-            + "point --store at a perflab database or a new file",
-        )
-
-
 # A new run's row: NEW_RUN_INSERT's parameters are new_run_values()
 NEW_RUN_INSERT = (
     "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
@@ -839,7 +803,7 @@ def _recovery_path(store_path: Path, run_id: int) -> Path | None:
         for attempt in range(1, 100):
             suffix = "" if attempt == 1 else f"-{attempt}"
             candidate = folder / f"perflab-recovered-run{run_id}{suffix}.db"
-            if not candidate.exists():
+            if not os.path.lexists(candidate):  # a dangling link counts: never created through
                 return candidate
     return None
 
@@ -1001,9 +965,12 @@ def _ignore_for_git(folder: Path, *, created: bool) -> None:
     `*` (as pytest's cache does): the store never shows in the user's `git status`. A folder the
     user chose and already had is left as it is."""
     marker = folder / ".gitignore"
-    if not (created or folder.name == DEFAULT_STORE_PATH.parent.name) or marker.exists():
+    if not (created or folder.name == DEFAULT_STORE_PATH.parent.name) or os.path.lexists(marker):
         return
     try:
-        marker.write_text("# created by perflab: its store is not part of the repository\n*\n")
+        # created exclusively: a link planted under that name (even a dangling one) is not followed
+        handle = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with os.fdopen(handle, "w") as stream:
+            stream.write("# created by perflab: its store is not part of the repository\n*\n")
     except OSError:
         pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
