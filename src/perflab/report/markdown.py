@@ -76,6 +76,11 @@ def _block_lines(block: Block) -> list[str]:
     return []
 
 
+def block_lines(block: Block) -> list[str]:
+    """One block as Markdown lines, laid out in full (no folding)."""
+    return _block_lines(block)
+
+
 def section_lines(section: Section) -> list[str]:
     lines = [f"#### {_cell(section.title)}", ""]
     blocks = list(section.blocks)
