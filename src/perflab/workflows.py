@@ -177,7 +177,7 @@ def bisect(
     chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
     found = _Found(prior + outcome.steps)
     if outcome.culprit is not None:
-        found = _inside_merges(steps, chosen, runner, outcome.culprit, found, bad)
+        found = _inside_merges(steps, chosen, runner, outcome.culprit, found)
     evidence: RunResult | None = None
     names = ("parent", "culprit")
     if found.culprit is not None and found.parent is not None:
@@ -328,7 +328,6 @@ def _inside_merges(
     runner: SubprocessRunner,
     culprit: int,
     found: _Found,
-    bad: str,
 ) -> _Found:
     """The culprit on BAD's first-parent line; where it is a merge, the search goes on along
     the branch it merged (the merged branch's commits compared with GOOD, as every step is),
@@ -340,25 +339,26 @@ def _inside_merges(
     while (merged := merged_branch(runner, steps.repo, found.culprit.commit)) is not None:
         merge, (base, second) = found.culprit, merged
         by_hand = _by_hand(steps, base, second, metric)
+        base_ref = resolve_ref(runner, steps.repo, base)
+        if base == second:  # the branch was in the first parent already
+            return replace(found, not_inside=f"the merge {merge.short} merged no new commit")
+        second_ref = resolve_ref(runner, steps.repo, second)
         inner = tuple(
-            Commit(c, s)
-            for c, s in first_parent_line(
-                runner, steps.repo, resolve_ref(runner, steps.repo, base),
-                resolve_ref(runner, steps.repo, second),
-            )
-        )  # fmt: skip
+            Commit(c, s) for c, s in first_parent_line(runner, steps.repo, base_ref, second_ref)
+        )
         inside = replace(steps, line=inner, inside=merge.commit)
         outcome = inside.search(metric)
         found = replace(found, steps=found.steps + outcome.steps)
         if outcome.culprit is None:
-            why = outcome.stopped or "the commit could not be narrowed down"
+            left = ", ".join(f"{inner[i].short} {inner[i].subject}" for i in outcome.candidates)
+            why = outcome.stopped + (f" ({left})" if left else "")
             return replace(
                 found,
-                not_inside=f"inside the merge {merge.short}: {why}; to look inside it by "
-                f"hand: {by_hand}",
+                not_inside=f"inside the merge {merge.short}, the search could not go on: {why}; "
+                f"to look inside it by hand: {by_hand}",
             )
         index = outcome.culprit
-        parent_commit = inner[index - 1] if index > 0 else Commit(base, "")
+        parent_commit = inner[index - 1] if index > 0 else Commit(base, base_ref.subject)
         found = replace(
             found, culprit=inner[index], parent=parent_commit, merges=(*found.merges, merge)
         )
@@ -664,7 +664,8 @@ def history(
 def _measured(benchmark: Benchmarked) -> MeasuredCode:
     """What the benchmark's store already holds of this benchmark and its settings (of any
     lens: each figure read is asked for by lens)."""
-    planned = benchmark.experiment([Variant(name="a", git="HEAD")], metrics=(Metric.TIME,))
+    variants = [Variant(name="a", git="HEAD"), Variant(name="b", git="HEAD")]
+    planned = benchmark.experiment(variants, metrics=(Metric.TIME,))
     return MeasuredCode.read(benchmark.store_path, planned)
 
 
