@@ -268,10 +268,10 @@ def bisect_section(result: BisectResult, *, evidence_link: str = "") -> Section:
     reused = sum(s.outcome.reused for s in result.steps)
     blocks.append(
         Paragraph(
-            f"{result.measured_commits} of {len(result.line) + 1} commits of the first-parent "
-            f"line and the merged branches measured ({len(result.steps)} steps"
+            f"{result.measured_commits} commits measured ({len(result.steps)} steps"
             + (f", {reused} read from the store's earlier runs" if reused else "")
-            + f") in {result.seconds:.0f} s"
+            + f") in {result.seconds:.0f} s; the first-parent line holds "
+            f"{len(result.line) + 1} with GOOD"
         )
     )
     blocks += [Paragraph(f"info: {note}", Style.MUTED) for note in result.notes]
