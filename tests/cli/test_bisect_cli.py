@@ -135,3 +135,50 @@ def test_history_reads_what_each_store_holds(repo: Path, cache: Path, tmp_path: 
     planted = {"x" * 64: {"value": 1.0, "unit": "instructions", "run_id": 1}}
     (folder / "history-index.json").write_text(json.dumps(planted))
     assert history("c.db")["measured_now"] == 4
+
+
+COMBINED_C = """#include <stdio.h>
+#include "work.h"
+#ifndef EXTRA
+#define EXTRA 0
+#endif
+int main(void) {
+    volatile unsigned s = 0;
+    for (int i = 0; i < 200000; i++) s += (unsigned)i * 7u;
+    for (int i = 0; i < EXTRA; i++) s ^= (unsigned)i;
+    printf("%u\\n", s);
+    return 0;
+}
+"""
+
+
+def test_a_merge_whose_branch_alone_is_not_slower_says_how_to_look_inside(
+    tmp_path: Path, cache: Path
+) -> None:
+    """Only the merge is slower (the branch's loop needs a size main defined after the branch
+    left): the answer stays at the merge, says why, and gives the command that looks inside."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    first = {"prog.c": PROG_C.replace("EXTRA", "0"), "work.h": "#define N 200000\n",
+             ".gitignore": "prog\n"}  # fmt: skip
+    commit(repo, "a program", first)
+    git(repo, "tag", "good")
+    git(repo, "checkout", "-q", "-b", "loop")
+    commit(repo, "a loop sized by EXTRA", {"prog.c": COMBINED_C})
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "sizes: EXTRA", {"work.h": "#define N 200000\n#define EXTRA 200000\n"})
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch 'loop'", "loop")
+    merge = git(repo, "rev-parse", "HEAD")
+    common = ["--cmd", "./prog", "--build", "cc -O1 -o prog prog.c", "--cache-dir", str(cache),
+              "--store", str(tmp_path / "p.db"), "--metric", "instructions"]  # fmt: skip
+    done = perflab("bisect", "good", "main", "--json", "-", *common, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["culprit"]["commit"] == merge and document["merges"] == []
+    not_inside = document["not_inside"]
+    assert "BAD is not worse than GOOD" in not_inside
+    base = git(repo, "rev-parse", "--short=10", "good")  # where the branch left main
+    second = git(repo, "rev-parse", "--short=10", "main^2")
+    assert f"perflab bisect {base} {second} --cmd ./prog" in not_inside
+    assert "--metric instructions" in not_inside
