@@ -7,7 +7,8 @@ requests merged with --no-ff every fourth commit (each merging two commits of it
 plain commits between, one commit whose build fails, and one merge (`--culprit`, default the
 41st) whose branch adds a second loop to a small C program (about 1.9x the instructions). Then
 runs `perflab bisect good main --threshold 2%` (the instructions lens) from the command line
-with an empty build cache, and checks the culprit it names.
+with an empty build cache, and checks the culprit it names: the merge on the first-parent
+line, and inside it the branch's commit that adds the loop.
 
 Usage: .venv/bin/python bench/bisect_history.py [--culprit 41] [--broken 30] [--out FILE]
 Writes a JSON file (the bisection's JSON and the machine) and prints a Markdown summary.
@@ -127,14 +128,21 @@ def main() -> None:
             sys.exit(f"perflab bisect exited with {done.returncode}:\n{done.stderr}")
         found = json.loads((Path(folder) / "bisect.json").read_text())
     expected = subjects[args.culprit - 1]
-    correct = found["culprit"] is not None and found["culprit"]["subject"] == expected
+    outer = found.get("first_parent_culprit", found["culprit"])
+    correct = outer is not None and outer["subject"] == expected
+    if expected.startswith("Merge pull request"):  # and inside it, the commit that regressed
+        inner = found["culprit"]
+        correct = correct and inner is not None and inner["subject"].endswith(": part 2")
     report = {
         "machine": machine(),
         "commits_in_line": COMMITS,
         "planted": {"culprit": args.culprit, "subject": expected, "broken": args.broken},
-        "found": found["culprit"],
+        "found": outer,
+        "found_inside": found["culprit"] if found.get("merges") else None,
         "correct": correct,
-        "steps": len(found["steps"]),
+        # on the first-parent line; the steps inside a merge are `steps_inside`
+        "steps": sum(not s.get("inside") for s in found["steps"]),
+        "steps_inside": sum(bool(s.get("inside")) for s in found["steps"]),
         "measured_commits": found["measured_commits"],
         "skipped": [s["subject"] for s in found["steps"] if s["state"] == "skipped"],
         "wall_seconds": round(seconds, 1),
@@ -146,7 +154,8 @@ def main() -> None:
         f"| commits in the line | planted culprit | found | steps | commits measured | "
         f"skipped | wall time |\n|---:|---|---|---:|---:|---|---:|\n"
         f"| {COMMITS} | #{args.culprit} {expected} | "
-        f"{'yes' if correct else 'NO: ' + str(found['culprit'])} | {report['steps']} | "
+        f"{'yes' if correct else 'NO: ' + str(found['culprit'])} | {report['steps']} "
+        f"(+{report['steps_inside']} inside) | "
         f"{report['measured_commits']} | {', '.join(report['skipped']) or '-'} | "
         f"{seconds:.0f} s |"
     )

@@ -5,8 +5,8 @@ store; these functions plan the runs and read their comparisons."""
 
 from __future__ import annotations
 
-import json
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -18,12 +18,14 @@ from typing import Any
 from perflab import api
 from perflab.analyse.machines import placed_history_points
 from perflab.analyse.same_work import gate_disagreement
+from perflab.engine.measured import MeasuredCode, StoredPair
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
     dirty_summary,
     find_repository,
     first_parent_line,
+    merged_branch,
     resolve_ref,
     split_range,
     working_tree_patch,
@@ -34,6 +36,7 @@ from perflab.plan.bisect_search import (
     BisectResult,
     BisectStep,
     Commit,
+    Direction,
     SearchOutcome,
     StepOutcome,
     StepState,
@@ -43,7 +46,7 @@ from perflab.plan.bisect_search import (
 from perflab.plan.config import parse_metrics
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Experiment, Metric, Settings, Variant, Verdict
+from perflab.records.model import Experiment, Metric, Settings, Variant
 from perflab.records.results import RunResult
 from perflab.records.workflow_results import (
     BASE_VARIABLES,
@@ -53,9 +56,7 @@ from perflab.records.workflow_results import (
     HistoryResult,
     base_words,
 )
-from perflab.report.files import write_file
 from perflab.stats.changepoints import change_points
-from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 
@@ -148,15 +149,20 @@ def bisect(
     benchmark: Benchmarked,
     threshold: float = 0.02,
     metric: Lenses = None,
+    direction: Direction | str = Direction.SLOWER,
     repository: str | Path | None = None,
     on_step: Callable[[BisectStep, int], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> BisectResult:
-    """The first commit on BAD's first-parent line after GOOD that is worse than GOOD by more
-    than `threshold`, by the first lens of `metric` (one lens, "time,instructions" or a list);
-    the culprit against its parent is measured with every lens given, and time and
-    instructions. Without `metric`, the instructions lens (deterministic) is tried first and
-    the time lens used when instructions do not show the regression."""
+    """The first commit on BAD's first-parent line after GOOD that differs from GOOD by more
+    than `threshold` in `direction` (slower by default; faster, or changed either way), by
+    the first lens of `metric` (one lens, "time,instructions" or a list). When that commit is
+    a merge, the search goes on inside the branch it merged (its second parent's line after
+    the merge base), so the answer is the innermost commit. Steps the store holds already
+    are read, not measured again. The culprit against its parent is measured with every lens
+    given, and time and instructions. Without `metric`, the instructions lens
+    (deterministic) is tried first and the time lens used when instructions do not show the
+    change."""
     started = clock()
     lenses = given_lenses(metric, benchmark)
     runner = SubprocessRunner()
@@ -164,20 +170,28 @@ def bisect(
     good_ref = resolve_ref(runner, repo, good)
     bad_ref = resolve_ref(runner, repo, bad)
     line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
-    steps = _BisectSteps(benchmark, repo, line, good_ref, threshold, on_step)
+    sought = Direction(direction)
+    steps = _BisectSteps(
+        benchmark, repo, line, good_ref, threshold, sought, on_step, _measured(benchmark)
+    )
     chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
-    culprit = line[outcome.culprit] if outcome.culprit is not None else None
-    evidence: RunResult | None = None
+    found = _Found(prior + outcome.steps)
     if outcome.culprit is not None:
-        evidence = _culprit_evidence(steps, outcome.culprit, evidence_lenses(chosen, lenses))
+        found = _inside_merges(steps, chosen, runner, outcome.culprit, found)
+    evidence: RunResult | None = None
+    names = ("parent", "culprit")
+    if found.culprit is not None and found.parent is not None:
+        evidence, names = _culprit_evidence(
+            steps, found.parent, found.culprit, evidence_lenses(chosen, lenses)
+        )
     return BisectResult(
         good=Commit(good_ref.commit, good_ref.subject),
         bad=Commit(bad_ref.commit, bad_ref.subject),
         metric=chosen,
         threshold=threshold,
         line=line,
-        steps=prior + outcome.steps,
-        culprit=culprit,
+        steps=found.steps,
+        culprit=found.culprit,
         candidates=tuple(line[i] for i in outcome.candidates),
         stopped=outcome.stopped,
         seconds=clock() - started,
@@ -185,35 +199,74 @@ def bisect(
         notes=tuple(notes),
         evidence=evidence,
         disagreement=(
-            gate_disagreement(evidence.comparisons, chosen, ("parent", "culprit"), threshold)
+            gate_disagreement(evidence.comparisons, chosen, names, threshold)
             if evidence is not None
             else None
         ),
+        direction=sought,
+        merges=found.merges,
+        not_inside=found.not_inside,
+        parent=found.parent,
     )
 
 
 @dataclass(frozen=True)
+class _Found:
+    """Where the search has got to: its steps, the commit found so far and its first parent,
+    the merges gone inside, and why it could not go further in."""
+
+    steps: tuple[BisectStep, ...]
+    culprit: Commit | None = None
+    parent: Commit | None = None
+    merges: tuple[Commit, ...] = ()
+    not_inside: str = ""
+
+
+@dataclass(frozen=True)
 class _BisectSteps:
-    """One bisect step: a commit of the line measured against GOOD, reported to `on_step`."""
+    """One bisect step: a commit of the line measured against GOOD (or read from the store's
+    run of the same two commits), reported to `on_step`."""
 
     benchmark: Benchmarked
     repo: str
     line: tuple[Commit, ...]
     good: ResolvedRef
     threshold: float
+    direction: Direction
     on_step: Callable[[BisectStep, int], None] | None
+    measured: MeasuredCode
+    inside: str = ""  # the merge whose branch `line` is
 
     def search(self, metric: Metric) -> SearchOutcome:
-        return search(self.line, lambda index, attempt: self._step(metric, index, attempt))
+        found = search(
+            self.line,
+            lambda index, attempt: self._step(metric, index, attempt),
+            direction=self.direction,
+        )
+        if not self.inside:
+            return found
+        return replace(found, steps=tuple(replace(s, inside=self.inside) for s in found.steps))
 
     def _step(self, metric: Metric, index: int, attempt: int) -> StepOutcome:
-        outcome = self._measure(metric, index, attempt)
+        outcome = self._stored(metric, index) or self._measure(metric, index, attempt)
         if self.on_step is not None:
             commit = self.line[index]
             self.on_step(
-                BisectStep(index, commit.commit, commit.subject, outcome, attempt), len(self.line)
+                BisectStep(index, commit.commit, commit.subject, outcome, attempt, self.inside),
+                len(self.line),
             )
         return outcome
+
+    def _stored(self, metric: Metric, index: int) -> StepOutcome | None:
+        """The step as a run the store holds says it, when that run settled it."""
+        stored = self.measured.pair(self.good.commit, self.line[index].commit, (metric,))
+        if stored is None:
+            return None
+        comparisons = _main_comparisons(stored.result, metric, stored.before, stored.after)
+        outcome = classify(comparisons, self.threshold, self.direction)
+        if outcome is None or outcome.state not in (StepState.GOOD, StepState.BAD):
+            return None  # not settled: measured again, with more budget when it needs it
+        return replace(outcome, run_id=stored.result.run_id, reused=True)
 
     def _measure(self, metric: Metric, index: int, attempt: int) -> StepOutcome:
         commit = self.line[index]
@@ -233,7 +286,9 @@ class _BisectSteps:
                 f"kept: perflab show {result.run_id})",
                 detail=failed["good"].detail,
             )
-        outcome = classify(_main_comparisons(result, metric, "good", name), self.threshold)
+        outcome = classify(
+            _main_comparisons(result, metric, "good", name), self.threshold, self.direction
+        )
         if outcome is None:
             reason = failed[name].message if name in failed else "nothing was measured"
             return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reason)
@@ -244,7 +299,7 @@ def _search_with_a_lens(
     steps: _BisectSteps, metric: Metric | None
 ) -> tuple[Metric, tuple[BisectStep, ...], SearchOutcome, list[str]]:
     """The search with `metric`; without one, with instructions first and time where the
-    instructions do not show the regression (whose steps are kept as `prior`)."""
+    instructions do not show the change (whose steps are kept as `prior`)."""
     if metric is not None:
         return metric, (), steps.search(metric), []
     if not instructions_available():
@@ -256,7 +311,7 @@ def _search_with_a_lens(
     first = outcome.steps[0].outcome
     if first.state is StepState.GOOD:
         notes = [
-            f"instructions did not show the regression (BAD/GOOD {first.ratio:.3f}): "
+            f"instructions did not show the change sought (BAD/GOOD {first.ratio:.3f}): "
             "bisecting with the time lens"
         ]
         return Metric.TIME, outcome.steps, steps.search(Metric.TIME), notes
@@ -267,17 +322,76 @@ def _search_with_a_lens(
     return Metric.INSTRUCTIONS, (), outcome, notes
 
 
-def _culprit_evidence(steps: _BisectSteps, culprit: int, metrics: tuple[Metric, ...]) -> RunResult:
-    """The culprit against its parent, with `metrics` (the deciding lens first)."""
-    parent = steps.line[culprit - 1].commit if culprit > 0 else steps.good.commit
+def _inside_merges(
+    steps: _BisectSteps,
+    metric: Metric,
+    runner: SubprocessRunner,
+    culprit: int,
+    found: _Found,
+) -> _Found:
+    """The culprit on BAD's first-parent line; where it is a merge, the search goes on along
+    the branch it merged (the merged branch's commits compared with GOOD, as every step is),
+    again while the commit found is a merge."""
+    line, index = steps.line, culprit
+    parent = line[index - 1] if index > 0 else Commit(steps.good.commit, steps.good.subject)
+    found = replace(found, culprit=line[index], parent=parent)
+    assert found.culprit is not None
+    while (merged := merged_branch(runner, steps.repo, found.culprit.commit)) is not None:
+        merge, (base, second) = found.culprit, merged
+        by_hand = _by_hand(steps, base, second, metric)
+        base_ref = resolve_ref(runner, steps.repo, base)
+        if base == second:  # the branch was in the first parent already
+            return replace(found, not_inside=f"the merge {merge.short} merged no new commit")
+        second_ref = resolve_ref(runner, steps.repo, second)
+        inner = tuple(
+            Commit(c, s) for c, s in first_parent_line(runner, steps.repo, base_ref, second_ref)
+        )
+        inside = replace(steps, line=inner, inside=merge.commit)
+        outcome = inside.search(metric)
+        found = replace(found, steps=found.steps + outcome.steps)
+        if outcome.culprit is None:
+            left = ", ".join(f"{inner[i].short} {inner[i].subject}" for i in outcome.candidates)
+            why = outcome.stopped + (f" ({left})" if left else "")
+            return replace(
+                found,
+                not_inside=f"inside the merge {merge.short}, the search could not go on: {why}; "
+                f"to look inside it by hand: {by_hand}",
+            )
+        index = outcome.culprit
+        parent_commit = inner[index - 1] if index > 0 else Commit(base, base_ref.subject)
+        found = replace(
+            found, culprit=inner[index], parent=parent_commit, merges=(*found.merges, merge)
+        )
+    return found
+
+
+def _by_hand(steps: _BisectSteps, base: str, second: str, metric: Metric) -> str:
+    """The command that bisects a merged branch with this bisection's benchmark."""
+    b = steps.benchmark
+    words = ["perflab", "bisect", base[:10], second[:10]]
+    for flag, value in (("--cmd", b.cmd), ("--stmt", b.stmt), ("--setup", b.setup),
+                        ("--build", b.build), ("--each", b.each)):  # fmt: skip
+        if value is not None:
+            words += [flag, value]
+    words += ["--metric", str(metric), "--threshold", f"{steps.threshold:.4g}"]
+    if steps.direction is not Direction.SLOWER:
+        words.append(f"--{steps.direction}")
+    return " ".join(shlex.quote(w) for w in words) + " (with your other options)"
+
+
+def _culprit_evidence(
+    steps: _BisectSteps, parent: Commit, culprit: Commit, metrics: tuple[Metric, ...]
+) -> tuple[RunResult, tuple[str, str]]:
+    """The culprit against its parent, with `metrics` (the deciding lens first): the store's
+    run of the two, or a new one; and the names of the two variants in it."""
+    stored = steps.measured.pair(parent.commit, culprit.commit, metrics)
+    if stored is not None:
+        return stored.result, (stored.before, stored.after)
     experiment = steps.benchmark.experiment(
-        [
-            Variant(name="parent", git=parent),
-            Variant(name="culprit", git=steps.line[culprit].commit),
-        ],
+        [Variant(name="parent", git=parent.commit), Variant(name="culprit", git=culprit.commit)],
         metrics=metrics,
     )
-    return steps.benchmark.run(experiment, steps.repo)
+    return steps.benchmark.run(experiment, steps.repo), ("parent", "culprit")
 
 
 # ---- check: a CI gate
@@ -498,47 +612,6 @@ def _measure_change(
 # ---- history: one result per commit, change points
 
 
-INDEX_NAME = "history-index.json"
-
-
-def _history_key(benchmark: Benchmarked, tree: str, metric: str) -> str:
-    import hashlib
-
-    identity = json.dumps(
-        [tree, benchmark.stmt, benchmark.setup, benchmark.cmd, benchmark.build,
-         benchmark.each, str(metric)]
-    )  # fmt: skip
-    return hashlib.sha256(identity.encode()).hexdigest()
-
-
-def _index_path(store_path: str | Path | None) -> Path | None:
-    """Beside an SQLite store; for a PostgreSQL store, in this machine's default store folder
-    (a URL has no folder: each machine keeps its own index of the team store's runs)."""
-    if store_path is None:
-        return None
-    if is_postgresql(store_path):
-        return DEFAULT_STORE_PATH.parent / INDEX_NAME
-    return Path(store_path).parent / INDEX_NAME
-
-
-def _load_index(path: Path | None) -> dict[str, Any]:
-    if path is None or not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}  # an index is derived from the stored runs: a broken one is measured again
-    return data if isinstance(data, dict) else {}
-
-
-def _save_index(path: Path | None, index: Mapping[str, Any]) -> None:
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # a fresh temporary renamed over it: a planted history-index.tmp or link is never written
-    write_file(path, json.dumps(index, indent=1, sort_keys=True) + "\n")
-
-
 def history(
     range_text: str,
     *,
@@ -564,23 +637,18 @@ def history(
     default = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
     chosen = lenses[0] if lenses else default
     notes = [] if lenses else [_history_lens_note(chosen)]
-    index_path = _index_path(benchmark.store_path)
-    index = _load_index(index_path)
-    points, wanted = _known_points(
-        benchmark, runner, repo, chosen, line[::-1][::every][::-1], index
-    )
+    measured = _measured(benchmark)
+    points, wanted = _known_points(runner, repo, chosen, line[::-1][::every][::-1], measured)
     if wanted:
-        _measure_points(benchmark, repo, chosen, points, wanted, index)
-        _save_index(index_path, index)
+        _measure_points(benchmark, repo, chosen, points, wanted)
     valued = [i for i, p in enumerate(points) if p.value is not None]
     if not valued:
         raise _nothing_measured(range_text, points)
     placed, placed_note = placed_history_points(points, benchmark.store_path, chosen)
     points, notes = list(placed), notes + ([placed_note] if placed_note else [])
     changes = _history_changes(
-        benchmark, repo, evidence_lenses(chosen, lenses), threshold, points, valued, index,
-        index_path,
-    )  # fmt: skip
+        benchmark, repo, evidence_lenses(chosen, lenses), threshold, points, valued, measured
+    )
     return HistoryResult(
         range_text=range_text,
         metric=chosen,
@@ -591,6 +659,14 @@ def history(
         seconds=clock() - started,
         notes=tuple(notes),
     )
+
+
+def _measured(benchmark: Benchmarked) -> MeasuredCode:
+    """What the benchmark's store already holds of this benchmark and its settings (of any
+    lens: each figure read is asked for by lens)."""
+    variants = [Variant(name="a", git="HEAD"), Variant(name="b", git="HEAD")]
+    planned = benchmark.experiment(variants, metrics=(Metric.TIME,))
+    return MeasuredCode.read(benchmark.store_path, planned)
 
 
 def _range_line(runner: SubprocessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:
@@ -620,36 +696,25 @@ def _history_lens_note(chosen: Metric) -> str:
 
 
 def _known_points(
-    benchmark: Benchmarked,
     runner: SubprocessRunner,
     repo: str,
     metric: Metric,
     commits: list[tuple[str, str]],
-    index: Mapping[str, Any],
+    measured: MeasuredCode,
 ) -> tuple[list[HistoryPoint], dict[str, list[int]]]:
-    """A point per commit, valued from the index where its tree was measured before; and for
-    each key still to measure, the indices of the points that need it."""
+    """A point per commit, valued from the store where a run of it holds its tree; and for
+    each tree still to measure, the indices of the points that need it."""
     points: list[HistoryPoint] = []
     wanted: dict[str, list[int]] = {}
     for commit, subject in commits:
         tree = resolve_ref(runner, repo, commit).tree
-        key = _history_key(benchmark, tree, metric)
-        known = index.get(key)
-        if isinstance(known, dict) and known.get("value") is not None:
-            points.append(
-                HistoryPoint(
-                    commit,
-                    subject,
-                    tree,
-                    float(known["value"]),
-                    str(known.get("unit", "")),
-                    known.get("run_id"),
-                    reused=True,
-                )
-            )
+        known = measured.value(tree, metric)
+        if known is not None:
+            value, unit, run_id = known
+            points.append(HistoryPoint(commit, subject, tree, value, unit, run_id, reused=True))
         else:
             points.append(HistoryPoint(commit, subject, tree))
-            wanted.setdefault(key, []).append(len(points) - 1)
+            wanted.setdefault(tree, []).append(len(points) - 1)
     return points, wanted
 
 
@@ -659,9 +724,8 @@ def _measure_points(
     metric: Metric,
     points: list[HistoryPoint],
     wanted: Mapping[str, list[int]],
-    index: dict[str, Any],
 ) -> None:
-    """Measures each wanted commit in one run, fills its points in and records it in the index."""
+    """Measures each wanted commit in one run and fills its points in."""
     names = {key: f"c{points[at[0]].commit[:10]}" for key, at in wanted.items()}
     variants = [Variant(name=names[key], git=points[at[0]].commit) for key, at in wanted.items()]
     if len(variants) == 1:  # an experiment compares: the one new commit against itself
@@ -685,13 +749,6 @@ def _measure_points(
             if name in values:
                 value, unit = values[name]
                 points[i] = replace(point, value=value, unit=unit, run_id=result.run_id)
-                index[key] = {
-                    "value": value,
-                    "unit": unit,
-                    "run_id": result.run_id,
-                    "commit": point.commit,
-                    "tree": point.tree,
-                }
             else:
                 why = failed.get(name) or "nothing was measured"
                 points[i] = replace(point, run_id=result.run_id, skipped=why)
@@ -714,80 +771,42 @@ def _history_changes(
     threshold: float,
     points: list[HistoryPoint],
     valued: list[int],
-    index: dict[str, Any],
-    index_path: Path | None,
+    measured: MeasuredCode,
 ) -> list[HistoryChange]:
-    """The series' change points, each confirmed by a direct comparison (or its earlier one)
-    measured with `metrics`, the series' lens first."""
+    """The series' change points, each confirmed by a direct comparison measured with
+    `metrics`, the series' lens first (one the store holds already, or a new run)."""
     series = [points[i].series_value or 0.0 for i in valued]
     changes: list[HistoryChange] = []
     for found in change_points(series, min_step=threshold):
         after = points[valued[found.index]]
         before = points[valued[found.index - 1]]
-        lenses = ",".join(metrics)
-        key = "confirm:" + _history_key(benchmark, before.tree + ".." + after.tree, lenses)
-        known = index.get(key)
-        if isinstance(known, dict):
-            changes.append(
-                HistoryChange(
-                    valued[found.index], before, after, found.ratio, known.get("ratio"),
-                    known.get("ci_low"), known.get("ci_high"), bool(known.get("confirmed")),
-                    known.get("run_id"), reused=True,
-                    disagreement=_known_disagreement(known.get("disagreement")),
-                )
-            )  # fmt: skip
-            continue
-        change = _confirm(
-            benchmark, repo, metrics, threshold, valued[found.index], before, after, found.ratio
-        )
-        changes.append(change)
-        if change.ratio is not None:
-            index[key] = {
-                "ratio": change.ratio,
-                "ci_low": change.ci_low,
-                "ci_high": change.ci_high,
-                "confirmed": change.confirmed,
-                "run_id": change.run_id,
-                "disagreement": change.disagreement.to_json() if change.disagreement else None,
-            }
-            _save_index(index_path, index)
+        stored = measured.pair(before.tree, after.tree, metrics)
+        reused = stored is not None
+        if stored is None:
+            variants = [Variant(name="before", git=before.commit),
+                        Variant(name="after", git=after.commit)]  # fmt: skip
+            result = benchmark.run(benchmark.experiment(variants, metrics=metrics), repo)
+            stored = StoredPair(result, "before", "after")
+        change = _confirmed(stored, metrics[0], threshold, valued[found.index], before, after,
+                            found.ratio)  # fmt: skip
+        changes.append(replace(change, reused=reused))
     return changes
 
 
-def _known_disagreement(data: object) -> LensDisagreement | None:
-    """A disagreement kept in the index (`LensDisagreement.to_json`); None for anything else."""
-    if not isinstance(data, dict):
-        return None
-    try:
-        return LensDisagreement(
-            Metric(data["metric"]), float(data["ratio"]), Verdict(data["verdict"]),
-            Metric(data["other_metric"]), float(data["other_ratio"]),
-            float(data["other_ci_low"]), float(data["other_ci_high"]),
-            Verdict(data["other_verdict"]), bool(data["decisive"]),
-        )  # fmt: skip
-    except (KeyError, TypeError, ValueError):
-        return None  # derived data: a broken entry loses the sentence, not the history
-
-
-def _confirm(
-    benchmark: Benchmarked,
-    repo: str,
-    metrics: tuple[Metric, ...],
+def _confirmed(
+    stored: StoredPair,
+    metric: Metric,
     threshold: float,
     index: int,
     before: HistoryPoint,
     after: HistoryPoint,
     series_ratio: float,
 ) -> HistoryChange:
-    """The commits either side of a change point, compared directly in one interleaved run."""
-    metric = metrics[0]
-    experiment = benchmark.experiment(
-        [Variant(name="before", git=before.commit), Variant(name="after", git=after.commit)],
-        metrics=metrics,
-    )
-    result = benchmark.run(experiment, repo)
-    found = _main_comparisons(result, metric, "before", "after")
-    disagreement = gate_disagreement(result.comparisons, metric, ("before", "after"), threshold)
+    """What the direct comparison of the commits either side of a change point says."""
+    result = stored.result
+    names = (stored.before, stored.after)
+    found = _main_comparisons(result, metric, *names)
+    disagreement = gate_disagreement(result.comparisons, metric, names, threshold)
     if not found:
         return HistoryChange(
             index, before, after, series_ratio, None, None, None, False, result.run_id,

@@ -49,11 +49,14 @@ def test_bisect_from_the_command_line(repo: Path, tmp_path: Path) -> None:
     done = perflab("bisect", "good", "main", "--threshold", "2%", "--json", "b.json", *common,
                    cwd=repo)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert f"first bad commit: {git(repo, 'rev-parse', '--short=10', 'main~2')}" in done.stdout
+    # the merge found on the first-parent line, then the commit inside the branch it merged
+    inner = git(repo, "rev-parse", "--short=10", "main~2^2~1")
+    assert f"first bad commit: {inner} a second loop" in done.stdout
     assert CULPRIT_SUBJECT in done.stdout
     assert "skipped" in done.stderr and "break the build" in done.stderr  # said as it went
     document = json.loads((repo / "b.json").read_text())
-    assert document["culprit"]["subject"] == CULPRIT_SUBJECT
+    assert document["culprit"]["subject"] == "a second loop"
+    assert document["first_parent_culprit"]["subject"] == CULPRIT_SUBJECT
     assert document["measured_commits"] < document["commits_in_line"] + 1
     assert git(repo, "status", "--porcelain") == "?? b.json"
 

@@ -103,6 +103,24 @@ def test_bisect_takes_metric(repo: Path, cache: Path, tmp_path: Path, lenses: st
     )
 
 
+def test_bisect_with_faster_finds_the_speed_up_that_costs_instructions(
+    repo: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The question asked decides: by time the change is the first faster commit (with
+    --faster), and by instructions no commit is faster (more instructions)."""
+    store = tmp_path / "p.db"
+    faster = perflab("bisect", "good", "main", "--metric", "time", "--faster", "--json", "-",
+                     cwd=repo, cache=cache, store=store)  # fmt: skip
+    assert faster.returncode == 0, faster.stderr
+    document = json.loads(faster.stdout)
+    assert document["direction"] == "faster" and document["culprit"]["subject"] == CHANGE
+    assert document["steps"][0]["ratio"] < 0.9
+    counted = perflab("bisect", "good", "main", "--metric", "instructions", "--faster",
+                      cwd=repo, cache=cache, store=store)  # fmt: skip
+    assert counted.returncode == 1, counted.stderr
+    assert "BAD is not faster than GOOD by more than the threshold" in counted.stdout
+
+
 @pytest.mark.parametrize("lenses", ["time", "instructions", "time first"])
 def test_history_takes_metric(repo: Path, cache: Path, tmp_path: Path, lenses: str) -> None:
     out, page = tmp_path / "h.json", tmp_path / "h.md"

@@ -7,9 +7,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from perflab.report.history import history_markdown, render_bisect, render_history
-from perflab.report.markdown import section_lines
-from perflab.report.workflow_views import bisect_section
+from perflab.report.history import bisect_markdown, history_markdown, render_bisect, render_history
 from tests.golden.test_report_snapshots import check
 from tests.unit.test_workflow_views import bisect_run, history_run
 
@@ -34,4 +32,4 @@ def test_the_bisection_in_both_formats(found: bool) -> None:
     result = bisect_run(found=found)
     name = "bisect-" + ("culprit" if found else "candidates")
     check(f"{name}.terminal.txt", _terminal(lambda console: render_bisect(result, console)))
-    check(f"{name}.md", "\n".join(section_lines(bisect_section(result))) + "\n")
+    check(f"{name}.md", bisect_markdown(result))

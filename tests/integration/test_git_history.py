@@ -137,14 +137,19 @@ def test_bisect_finds_the_merge_skips_the_broken_build_and_keeps_every_step(
     )
     assert (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD")) == before
     assert result.metric is Metric.INSTRUCTIONS  # deterministic first
-    assert result.culprit is not None and result.culprit.commit == line[5]
-    assert result.culprit.subject == CULPRIT_SUBJECT
+    # the merge on the first-parent line, then the commit inside the branch it merged
+    assert [m.commit for m in result.merges] == [line[5]]
+    assert result.merges[0].subject == CULPRIT_SUBJECT
+    assert result.culprit is not None and result.culprit.subject == "a second loop"
+    assert result.culprit.commit == git(repo, "rev-parse", f"{line[5]}^2~1")
+    assert result.parent is not None and result.parent.commit == line[4]  # the merge base
     skipped = [s for s in result.steps if s.outcome.state is StepState.SKIPPED]
     assert [s.subject for s in skipped] == ["break the build"]
     assert "exited with status 1" in skipped[0].outcome.reason
     assert said == [s.index for s in result.steps]
-    # a binary search: fewer commits than the line holds, each step a stored run
-    assert result.measured_commits < len(line) + 1
+    assert {s.inside for s in result.steps} == {"", line[5]}
+    # a binary search: few commits measured, each step a stored run
+    assert result.measured_commits < len(line) + 1 + 2
     runs = api.list_runs(store)
     assert {s.outcome.run_id for s in result.steps} | {result.evidence_run} == {
         r.run_id for r in runs
@@ -152,7 +157,7 @@ def test_bisect_finds_the_merge_skips_the_broken_build_and_keeps_every_step(
     assert result.evidence is not None
     assert instructions(result.evidence, "parent", "culprit") is Verdict.SLOWER
     document = result.to_json()
-    assert document["culprit"]["commit"] == line[5]
+    assert document["first_parent_culprit"]["commit"] == line[5]
     assert [s["state"] for s in document["steps"]][0] == "bad"  # BAD confirmed first
 
 

@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import json
 import multiprocessing
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -186,3 +187,34 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     assert "cannot connect to the PostgreSQL store" in completed.stderr
     assert "secret" not in completed.stderr and "Traceback" not in completed.stderr
     assert shown(url) == f"postgresql://someone:***@/perflab?host={tmp_path}"
+
+
+@pytest.mark.skipif(
+    not (shutil.which("valgrind") and shutil.which("cc") and shutil.which("git")),
+    reason="needs valgrind, cc and git",
+)
+def test_history_reuses_only_what_each_postgresql_database_holds(
+    postgresql: str, tmp_path: Path
+) -> None:
+    """Reuse reads the database itself: a second, empty database measures every commit again
+    (nothing on this machine's disk speaks for a team store)."""
+    from tests.integration.merged_repo import BUILD, make_merged_repo
+
+    repo = make_merged_repo(tmp_path / "repo")
+    common = ["--cmd", "./prog", "--build", BUILD, "--cache-dir", str(tmp_path / "cache"),
+              "--metric", "instructions", "--json", "-"]  # fmt: skip
+
+    def history(store: str) -> dict[str, int]:
+        done = subprocess.run(
+            [sys.executable, "-m", "perflab.cli.main", "history", "good..main~6", "--store",
+             store, *common], cwd=repo, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout)
+        return {"measured_now": document["measured_now"], "reused": document["reused"]}
+
+    perf = postgres_server.new_database(postgresql, f"perflab_test_{next(_names)}")
+    perf2 = postgres_server.new_database(postgresql, f"perflab_test_{next(_names)}")
+    assert history(perf) == {"measured_now": 3, "reused": 0}  # good and two commits
+    assert history(perf) == {"measured_now": 0, "reused": 3}
+    assert history(perf2) == {"measured_now": 3, "reused": 0}

@@ -7,8 +7,17 @@ from collections.abc import Callable
 
 import pytest
 
-from perflab.plan.bisect_search import Commit, StepOutcome, StepState, parse_threshold, search
+from perflab.plan.bisect_search import (
+    Commit,
+    Direction,
+    StepOutcome,
+    StepState,
+    classify,
+    parse_threshold,
+    search,
+)
 from perflab.records.errors import ConfigError
+from perflab.records.model import Comparison, Metric, Verdict
 
 
 def line(n: int) -> list[Commit]:
@@ -87,3 +96,42 @@ def test_thresholds(text: str, value: float) -> None:
 def test_bad_thresholds(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_threshold(text)
+
+
+def _compared(ratio: float, low: float, high: float) -> Comparison:
+    verdict = Verdict.SLOWER if low > 1 else Verdict.FASTER if high < 1 else Verdict.EQUIVALENT
+    return Comparison("b", Metric.INSTRUCTIONS, "good", "c", ratio, low, high, verdict,
+                      100.0, 100.0 * ratio, "instructions")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ratio", "slower", "faster", "changed"),
+    [
+        # 7.3% more instructions: the change `slower` (the default) looks for, never `faster`
+        (1.073, StepState.BAD, StepState.GOOD, StepState.BAD),
+        (0.874, StepState.GOOD, StepState.BAD, StepState.BAD),
+        (1.001, StepState.GOOD, StepState.GOOD, StepState.GOOD),
+    ],
+)
+def test_the_direction_decides_which_change_is_bad(
+    ratio: float, slower: StepState, faster: StepState, changed: StepState
+) -> None:
+    step = [_compared(ratio, ratio - 0.005, ratio + 0.005)]
+    found = {d: classify(step, 0.02, d) for d in Direction}
+    assert {d: f.state for d, f in found.items() if f is not None} == {
+        Direction.SLOWER: slower,
+        Direction.FASTER: faster,
+        Direction.CHANGED: changed,
+    }
+    # a CI that reaches across the threshold is neither
+    straddles = [_compared(0.98, 0.97, 0.99)]
+    assert (outcome := classify(straddles, 0.02, Direction.FASTER)) is not None
+    assert outcome.state is StepState.INCONCLUSIVE
+
+
+def test_bad_that_is_not_the_change_sought_says_which_change_was_sought() -> None:
+    line = [Commit(f"{i:040d}", f"c{i}") for i in range(4)]
+    found = search(line, lambda i, a: StepOutcome(StepState.GOOD, 0.9), direction=Direction.FASTER)
+    assert found.culprit is None and found.stopped == (
+        "BAD is not faster than GOOD by more than the threshold"
+    )

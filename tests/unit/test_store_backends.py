@@ -68,10 +68,15 @@ def test_cells_are_benchmarks_with_every_variant() -> None:
     )
 
 
-def test_historys_index_of_a_postgresql_store_is_kept_on_this_machine() -> None:
-    from perflab.store.sqlite import DEFAULT_STORE_PATH
-    from perflab.workflows import INDEX_NAME, _index_path
+def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None:
+    """No store, or an SQLite file not made yet, holds nothing measured (and is not created by
+    asking): a workflow then measures every commit."""
+    from perflab.engine.measured import MeasuredCode
+    from perflab.records.model import Metric, Variant
 
-    assert _index_path("postgresql://ci@db/perflab") == DEFAULT_STORE_PATH.parent / INDEX_NAME
-    assert _index_path(Path("runs/s.db")) == Path("runs") / INDEX_NAME
-    assert _index_path(None) is None
+    planned = make_experiment(cmd="./prog", variants=[Variant(name="a", git="HEAD")])
+    for location in (None, tmp_path / "new" / "b.db"):
+        measured = MeasuredCode.read(location, planned)
+        assert measured.value("0" * 40, Metric.INSTRUCTIONS) is None
+        assert measured.pair("0" * 40, "1" * 40, (Metric.INSTRUCTIONS,)) is None
+    assert not (tmp_path / "new").exists()

@@ -230,10 +230,14 @@ def test_the_history_page_draws_the_trend_and_links_the_change() -> None:
 def test_the_bisect_section_names_the_culprit_or_what_is_left() -> None:
     found = bisect_section(bisect_run())
     (steps,) = _tables(found)
-    states = [row[4].text for row in steps.rows]
+    states = [row[5].text for row in steps.rows]
     assert states == ["bad", "skipped", "good", "inconclusive (3x)", "bad"]
-    assert steps.rows[1][3].text == "-"
+    assert steps.rows[1][4].text == "-"
     texts = _texts(found)
+    # the answer first, then the search path
+    assert isinstance(found.blocks[0], Paragraph) and found.blocks[0].text == texts[0]
+    assert texts[0] == "first bad commit: 06cdcdcdcd subject 6"
+    assert found.blocks.index(steps) == 1
     assert "skipped 03cdcdcdcd subject 3: the build failed" in texts
     assert "first bad commit: 06cdcdcdcd subject 6" in texts
     assert "evidence: the culprit against its first parent is run 40" in texts
@@ -294,3 +298,26 @@ def test_the_history_page_says_what_changed_before_the_trend_and_the_rows() -> N
         page.index('<th class="num">value</th>'),
     ]
     assert order == sorted(order)
+
+
+def test_a_culprit_inside_a_merge_is_the_answer_and_its_merge_is_named() -> None:
+    from dataclasses import replace
+
+    merge = Commit("ee" * 20, "Merge pull request #2")
+    inner = Commit("dd" * 20, "a second loop")
+    inside = replace(bisect_run(), culprit=inner, merges=(merge,), parent=Commit("cc" * 20, ""))
+    found = bisect_section(inside)
+    texts = _texts(found)
+    assert (
+        texts[0]
+        == "first bad commit: dddddddddd a second loop (inside eeeeeeeeee Merge pull request #2)"
+    )
+    assert "on the first-parent line: eeeeeeeeee Merge pull request #2, a merge" in texts[1]
+    assert "evidence: the culprit against its first parent cccccccccc is run 40" in texts
+    document = inside.to_json()
+    assert document["culprit"]["commit"] == inner.commit
+    assert document["first_parent_culprit"]["commit"] == merge.commit
+    assert list(document)[0] == "answer"  # the answer first
+    by_hand = "inside the merge eeeeeeeeee: ...; to look inside it by hand: perflab bisect a b"
+    stuck = replace(bisect_run(), culprit=merge, not_inside=by_hand)
+    assert by_hand in _texts(bisect_section(stuck))

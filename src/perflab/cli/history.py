@@ -9,19 +9,24 @@ BISECT_TEXT = """\
 find the first commit after GOOD where the benchmark got worse
 
 Binary search over BAD's first-parent line for the first commit that is worse than GOOD by
-more than --threshold.
+more than --threshold (--faster: faster by more; --changed: either way).
 
-Each step checks out and builds one commit of BAD's first-parent line (a merge stands for
-everything it merged) and compares it with GOOD in an interleaved experiment, kept in the
-store. A commit whose build fails is skipped and named; a step that stays inconclusive is
-measured again with twice the budget, then the search stops with what is left. The first
-lens of --metric decides; the culprit against its parent is measured with time and
-instructions too, and the answer says when they disagree. Without --metric the instructions
-lens answers (deterministic), and the time lens is used when instructions do not show the
-regression.
+Each step checks out and builds one commit of BAD's first-parent line and compares it with
+GOOD in an interleaved experiment, kept in the store; a step the store holds already (same
+commits, benchmark and settings) is read, not measured again. When the commit found is a
+merge, the search goes on inside the branch it merged (from the merge base to its second
+parent), and the answer names the innermost commit; where it cannot, it says why and gives
+the command that looks inside. A commit whose build fails is skipped and named; a step that
+stays inconclusive is measured again with twice the budget, then the search stops with what
+is left. The first lens of --metric decides; the culprit against its parent is measured with
+time and instructions too, and the answer says when they disagree. Without --metric the
+instructions lens answers (deterministic), and the time lens is used when instructions do
+not show the change. The reports (terminal, --json, --markdown, --html) give the answer
+first, then every step of the search.
 
 example:
   perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --threshold 2%
+  perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --faster --markdown b.md
 """
 
 
@@ -53,13 +58,13 @@ one result per commit of a range, with its change points
 Measure the commits of RANGE's first-parent line (reusing what was measured before) and find
 where the benchmark changed.
 
-One result per commit of RANGE's first-parent line (its base included), kept beside the
-store (history-index.json) by tree hash, benchmark and lens: a nightly run measures only the
-commits it has not seen. Change points (PELT on the log of the values) are each checked by a
-direct, interleaved comparison of the commits either side. A commit whose build fails is
-skipped and named. The first lens of --metric is the series; each change point's direct
-comparison measures time and instructions too, and says when they disagree. --html draws the
-trend with its change points, each linked to its comparison's report.
+One result per commit of RANGE's first-parent line (its base included), read from the runs
+the store holds of the same tree, benchmark and settings: a nightly run measures only the
+commits its store has not measured. Change points (PELT on the log of the values) are each
+checked by a direct, interleaved comparison of the commits either side. A commit whose build
+fails is skipped and named. The first lens of --metric is the series; each change point's
+direct comparison measures time and instructions too, and says when they disagree. --html
+draws the trend with its change points, each linked to its comparison's report.
 
 example:
   perflab history v1.0..main --every 4 --cmd ./build/bench --build "make -j" --html trend.html
@@ -77,6 +82,17 @@ BISECT_OPTIONS = (
     option("good", metavar="GOOD", help="a commit where the benchmark was fine"),
     option("bad", metavar="BAD", help="a later commit where it is worse"),
     _threshold("how much worse than GOOD counts as bad"),
+    option(
+        "--faster",
+        action="store_true",
+        help="look for the first commit faster than GOOD by more than --threshold",
+    ),
+    option(
+        "--changed",
+        action="store_true",
+        help="look for the first commit that differs from GOOD by more than --threshold, "
+        "either way",
+    ),
     each_option(EACH_EXAMPLE),
 )
 

@@ -14,13 +14,21 @@ from rich.text import Text
 from perflab import api
 from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
-from perflab.plan.bisect_search import BisectStep, StepState, parse_threshold
+from perflab.plan.bisect_search import (
+    BisectResult,
+    BisectStep,
+    Direction,
+    StepState,
+    parse_threshold,
+)
 from perflab.records.errors import ConfigError
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult
 from perflab.report.escape import terminal
 from perflab.report.files import write_file
 from perflab.report.history import (
+    bisect_html,
+    bisect_markdown,
     check_markdown,
     describe_step,
     history_html,
@@ -117,29 +125,24 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
         args.bad,
         benchmark=benchmark,
         threshold=threshold,
+        direction=_direction(args),
         on_step=said,
     )
     output = options.output
-    written: list[object] = []
-    if output.json_path is not None:
-        _write(output.json_path, json.dumps(result.to_json(), indent=2) + "\n")
-        written.append(output.json_path)
-    evidence = result.evidence
-    if evidence is not None and output.html_path is not None:
-        from perflab.report.html import render_html
-
-        _write(output.html_path, render_html(evidence))
-        written.append(output.html_path)
-    if evidence is not None and output.markdown_path is not None:
-        from perflab.report.markdown import render_markdown
-
-        _write(output.markdown_path, render_markdown(evidence))
-        written.append(output.markdown_path)
-    _said_written(written, output, err)
-    if not quiet and str(output.json_path) != "-":
-        if evidence is not None:
-            render_terminal(evidence, out)
+    _said_written(_write_bisect_reports(result, output), output, err)
+    to_stdout = any(
+        p is not None and str(p) == "-"
+        for p in (output.json_path, output.markdown_path, output.html_path)
+    )
+    if not quiet and not to_stdout:
         render_bisect(result, out)
+        if result.evidence is not None:
+            render_terminal(result.evidence, out)
+    if not quiet:
+        style = "bold green" if result.culprit is not None else "bold yellow"
+        err.print(
+            Text("perflab bisect: ", style=style) + terminal(result.answer()), highlight=False
+        )
     if result.culprit is not None or result.candidates:
         return EXIT_OK
     if result.steps and result.steps[0].outcome.state.value == "skipped":
@@ -153,6 +156,43 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
         )
         return EXIT_NOT_MEASURED
     return EXIT_NOT_FOUND
+
+
+def _direction(args: argparse.Namespace) -> Direction:
+    if args.faster and args.changed:
+        raise ConfigError(
+            "--faster and --changed both say which change bisect looks for: give one",
+            hint="--faster: the first faster commit; --changed: the first that differs either "
+            "way; neither: the first slower one",
+        )
+    return (
+        Direction.FASTER if args.faster else Direction.CHANGED if args.changed else Direction.SLOWER
+    )
+
+
+def _write_bisect_reports(result: BisectResult, output: OutputOptions) -> list[object]:
+    """The JSON, Markdown and HTML of a bisection (the answer, then the search path); the
+    HTML page links the culprit's evidence run, written beside it. The paths written."""
+    written: list[object] = []
+    if output.json_path is not None:
+        _write(output.json_path, json.dumps(result.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
+    evidence = result.evidence
+    if output.markdown_path is not None:
+        _write(output.markdown_path, bisect_markdown(result))
+        written.append(output.markdown_path)
+    if output.html_path is not None:
+        from perflab.report.html import render_html
+
+        link = ""
+        if evidence is not None and str(output.html_path) != "-":
+            page = Path(str(output.html_path))
+            link = f"{page.stem}-evidence.html"
+            _write(page.with_name(link), render_html(evidence))
+            written.append(page.with_name(link))
+        _write(output.html_path, bisect_html(result, evidence_link=link))
+        written.append(output.html_path)
+    return written
 
 
 def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:

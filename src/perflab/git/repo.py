@@ -237,3 +237,16 @@ def working_tree_patch(runner: ProcessRunner, repository: str) -> str:
             detail=done.stderr.strip() or None,
         )
     return done.stdout
+
+
+def merged_branch(runner: ProcessRunner, repository: str, commit: str) -> tuple[str, str] | None:
+    """For a merge commit: the merge base of its first two parents and its second parent, the
+    range that holds what it merged; None for a commit with one parent."""
+    listed = run_git(runner, repository, "rev-list", "--parents", "-n", "1", commit)
+    parents = listed.stdout.split()[1:]
+    if not listed.ok or len(parents) < 2:
+        return None
+    base = run_git(runner, repository, "merge-base", parents[0], parents[1])
+    if not base.ok or not base.stdout.strip():
+        return None
+    return base.stdout.strip(), parents[1]

@@ -12,6 +12,7 @@ function of a `measure` callable, so it is tested without git.
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,14 @@ class StepState(enum.StrEnum):
     INCONCLUSIVE = "inconclusive"  # the CI straddles the threshold, even after measuring more
 
 
+class Direction(enum.StrEnum):
+    """The change a bisection looks for (`--faster`, `--changed`; slower by default)."""
+
+    SLOWER = "slower"  # the ratio's whole CI above 1 + threshold
+    FASTER = "faster"  # the ratio's whole CI below 1 / (1 + threshold)
+    CHANGED = "changed"  # either
+
+
 @dataclass(frozen=True)
 class StepOutcome:
     state: StepState
@@ -42,6 +51,7 @@ class StepOutcome:
     ci_high: float | None = None
     run_id: int | None = None
     reason: str = ""  # why a step was skipped
+    reused: bool = False  # read from a run the store held already, not measured again
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,8 @@ class BisectStep:
     subject: str
     outcome: StepOutcome
     attempts: int = 1
+    # the merge whose branch this step's line is (its second parent's line); "": BAD's own line
+    inside: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +76,8 @@ class BisectStep:
             "run_id": self.outcome.run_id,
             "attempts": self.attempts,
             "reason": self.outcome.reason or None,
+            "inside": self.inside or None,
+            "reused": self.outcome.reused,
         }
 
 
@@ -92,8 +106,8 @@ class BisectResult:
     metric: Metric
     threshold: float
     line: tuple[Commit, ...]  # the first-parent line after GOOD, oldest first; BAD last
-    steps: tuple[BisectStep, ...]
-    culprit: Commit | None
+    steps: tuple[BisectStep, ...]  # every step in the order measured, inside merges too
+    culprit: Commit | None  # the answer: the innermost first commit with the change sought
     candidates: tuple[Commit, ...]
     stopped: str
     seconds: float
@@ -102,35 +116,66 @@ class BisectResult:
     evidence: RunResult | None = field(default=None, compare=False, repr=False)
     # a lens of the evidence (the culprit against its parent) that disagrees with `metric`
     disagreement: LensDisagreement | None = None
+    direction: Direction = Direction.SLOWER  # the change sought
+    merges: tuple[Commit, ...] = ()  # the merges the search went inside, outermost first
+    # why the search could not go inside the innermost merge found, and how to by hand
+    not_inside: str = ""
+    parent: Commit | None = None  # the culprit's first parent, compared with it for evidence
+
+    @property
+    def first_parent_culprit(self) -> Commit | None:
+        """The first commit with the change on BAD's first-parent line (a merge, when the
+        search went inside one)."""
+        return self.merges[0] if self.merges else self.culprit
 
     @property
     def measured_commits(self) -> int:
         """Distinct commits measured, GOOD included (and the culprit's parent for the
         evidence, when that is not GOOD or a step already)."""
         seen = {self.good.commit} | {s.commit for s in self.steps}
-        if self.evidence_run is not None and self.culprit is not None:
-            index = [c.commit for c in self.line].index(self.culprit.commit)
-            seen.add(self.line[index - 1].commit if index > 0 else self.good.commit)
+        if self.evidence_run is not None and self.parent is not None:
+            seen.add(self.parent.commit)
         return len(seen)
 
+    def answer(self) -> str:
+        """The answer in one line: the commit found (inside which merges), or why none."""
+        if self.culprit is not None:
+            words = (
+                f"first {self.direction} commit"
+                if self.direction is not Direction.SLOWER
+                else "first bad commit"
+            )
+            inside = "".join(f" (inside {m.short} {m.subject})" for m in reversed(self.merges))
+            return f"{words}: {self.culprit.short} {self.culprit.subject}{inside}"
+        if self.candidates:
+            left = ", ".join(f"{c.short} {c.subject}" for c in self.candidates)
+            return f"the first bad commit is one of: {left}"
+        return f"no commit found: {self.stopped}"
+
     def to_json(self) -> dict[str, Any]:
+        def commit(c: Commit | None) -> dict[str, str] | None:
+            return {"commit": c.commit, "subject": c.subject} if c is not None else None
+
         return {
-            "good": {"commit": self.good.commit, "subject": self.good.subject},
-            "bad": {"commit": self.bad.commit, "subject": self.bad.subject},
+            "answer": self.answer(),
+            "culprit": commit(self.culprit),
+            "first_parent_culprit": commit(self.first_parent_culprit),
+            "merges": [commit(m) for m in self.merges],
+            "not_inside": self.not_inside or None,
+            "direction": str(self.direction),
+            "good": commit(self.good),
+            "bad": commit(self.bad),
             "metric": str(self.metric),
             "threshold": self.threshold,
             "commits_in_line": len(self.line),
             "measured_commits": self.measured_commits,
+            "measured_now": sum(not s.outcome.reused for s in self.steps),
             "steps": [s.to_json() for s in self.steps],
-            "culprit": (
-                {"commit": self.culprit.commit, "subject": self.culprit.subject}
-                if self.culprit
-                else None
-            ),
             "candidates": [{"commit": c.commit, "subject": c.subject} for c in self.candidates],
             "stopped": self.stopped or None,
             "seconds": self.seconds,
             "evidence_run": self.evidence_run,
+            "parent": commit(self.parent),
             "notes": list(self.notes),
             "disagreement": self.disagreement.to_json() if self.disagreement else None,
         }
@@ -160,30 +205,60 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def classify(comparisons: Sequence[Comparison], threshold: float) -> StepOutcome | None:
+def classify(
+    comparisons: Sequence[Comparison], threshold: float, direction: Direction = Direction.SLOWER
+) -> StepOutcome | None:
     """What the comparisons of one step (the commit against GOOD, one metric, every benchmark)
-    say: bad when one benchmark's whole CI is above 1 + threshold, good when every one is at
-    or below it, else inconclusive. None when there is no comparison (nothing measured)."""
+    say: bad when one benchmark's whole CI lies beyond the threshold in `direction`, good when
+    no benchmark's CI reaches beyond it, else inconclusive. None when there is no comparison
+    (nothing measured)."""
     main = [c for c in comparisons if c.verdict is not Verdict.INVALID]
     if not main:
         return None
+    ways = (Direction.SLOWER, Direction.FASTER) if direction is Direction.CHANGED else (direction,)
     limit = 1.0 + threshold
-    worst = max(main, key=lambda c: c.ci_low)
-    if worst.ci_low > limit:
+    wholly = [c for c in main if any(_beyond(c, limit, way)[0] for way in ways)]
+    if wholly:
         state = StepState.BAD
-    elif all(c.ci_high <= limit for c in main):
+    elif not any(_beyond(c, limit, way)[1] for c in main for way in ways):
         state = StepState.GOOD
     else:
         state = StepState.INCONCLUSIVE
-    shown = worst if state is StepState.BAD else max(main, key=lambda c: c.ratio)
+    shown = max(wholly or main, key=lambda c: _toward(c.ratio, direction))
     return StepOutcome(state, shown.ratio, shown.ci_low, shown.ci_high)
+
+
+def _beyond(c: Comparison, limit: float, way: Direction) -> tuple[bool, bool]:
+    """Whether the ratio's CI lies wholly, and partly, beyond the threshold `way`."""
+    if way is Direction.SLOWER:
+        return c.ci_low > limit, c.ci_high > limit
+    return c.ci_high < 1.0 / limit, c.ci_low < 1.0 / limit
+
+
+def _toward(ratio: float, direction: Direction) -> float:
+    """How far a ratio lies in the direction sought (the step shows its furthest benchmark)."""
+    distance = math.log(ratio) if ratio > 0 else -math.inf
+    if direction is Direction.FASTER:
+        return -distance
+    return abs(distance) if direction is Direction.CHANGED else distance
+
+
+def direction_words(direction: Direction, threshold: float) -> str:
+    """The change sought, in words: "slower by more than 2.0%"."""
+    if direction is Direction.CHANGED:
+        return f"changed by more than {threshold:.1%}"
+    return f"{direction} by more than {threshold:.1%}"
 
 
 # why the search stops at once when BAD's own step is not `bad`
 _BAD_IS_NOT_BAD = {
     StepState.SKIPPED: "BAD itself could not be measured",
-    StepState.GOOD: "BAD is not worse than GOOD by more than the threshold",
     StepState.INCONCLUSIVE: "BAD against GOOD stayed inconclusive after measuring more",
+}
+_NOT_SOUGHT = {
+    Direction.SLOWER: "BAD is not worse than GOOD by more than the threshold",
+    Direction.FASTER: "BAD is not faster than GOOD by more than the threshold",
+    Direction.CHANGED: "BAD does not differ from GOOD by more than the threshold",
 }
 
 
@@ -192,6 +267,7 @@ def search(
     measure: Callable[[int, int], StepOutcome],
     *,
     max_attempts: int = MAX_ATTEMPTS,
+    direction: Direction = Direction.SLOWER,
 ) -> SearchOutcome:
     """Binary search over `line` (GOOD is before index 0; the last commit is BAD, whose step
     is measured first to confirm there is a regression). `measure(index, attempt)` compares
@@ -204,8 +280,9 @@ def search(
 
     last = len(line) - 1
     first = step(last)
-    if first.state in _BAD_IS_NOT_BAD:
-        return SearchOutcome(tuple(steps), None, (), _BAD_IS_NOT_BAD[first.state])
+    if first.state is not StepState.BAD:
+        why = _BAD_IS_NOT_BAD.get(first.state) or _NOT_SOUGHT[direction]
+        return SearchOutcome(tuple(steps), None, (), why)
     low, high = -1, last  # low: known good (GOOD itself at -1); high: known bad
     skipped: set[int] = set()
     while open_ := [i for i in range(low + 1, high) if i not in skipped]:

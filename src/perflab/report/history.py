@@ -42,9 +42,11 @@ def describe_step(step: BisectStep, total: int) -> str:
         if outcome.ratio is not None
         else ""
     )
+    inside = f" inside {step.inside[:10]}" if step.inside else ""
+    reused = f" (run {outcome.run_id} in the store)" if outcome.reused else ""
     return (
-        f"[{step.index + 1}/{total}] {step.commit[:10]} {step.subject}: {outcome.state}"
-        f"{shown}{more}{why}"
+        f"[{step.index + 1}/{total}{inside}] {step.commit[:10]} {step.subject}: {outcome.state}"
+        f"{shown}{more}{reused}{why}"
     )
 
 
@@ -196,3 +198,28 @@ def _top_explanation(result: RunResult, metric: Metric, rows: int = 5) -> list[s
                     )
                     return table_lines(shown)
     return []
+
+
+def bisect_markdown(result: BisectResult) -> str:
+    """A bisection in Markdown: the answer, the search path, what was measured; then the
+    culprit's evidence run (itself against its parent, every lens)."""
+    from perflab.report.markdown import block_lines, render_markdown
+
+    section = bisect_section(result)
+    lines = [f"### perflab {markdown(section.title)}", ""]
+    for block in section.blocks:
+        lines += block_lines(block)
+    if result.evidence is not None:
+        lines += ["", render_markdown(result.evidence)]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def bisect_html(result: BisectResult, *, evidence_link: str = "") -> str:
+    """A bisection as a page of its own: the answer, the search path, and a link to the
+    culprit's evidence report (`evidence_link`, written beside it)."""
+    from perflab.report.html import render_page  # jinja2: loaded only when a page is written
+
+    section = bisect_section(result, evidence_link=evidence_link)
+    return render_page(
+        f"perflab bisect {result.good.commit[:10]}..{result.bad.commit[:10]}", (section,)
+    )

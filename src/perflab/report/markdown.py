@@ -60,6 +60,7 @@ def table_lines(table: Table) -> list[str]:
 
 
 def block_lines(block: Block) -> list[str]:
+    """One block as Markdown lines, laid out in full (no folding)."""
     if isinstance(block, Table):
         return table_lines(block)
     if isinstance(block, Paragraph):

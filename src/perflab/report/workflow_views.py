@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from perflab.plan.bisect_search import BisectResult, StepState
+from perflab.plan.bisect_search import BisectResult, Direction, StepState, direction_words
 from perflab.records.document import (
     Block,
     Cell,
@@ -336,55 +336,74 @@ def _point_label(point: HistoryPoint, value: float) -> str:
 # --- bisect ---------------------------------------------------------------------------------
 
 
-def bisect_section(result: BisectResult) -> Section:
-    """The steps, why any was skipped, the culprit (or the commits left) and what was measured."""
-    blocks: list[Block] = [steps_table(result)]
+def bisect_section(result: BisectResult, *, evidence_link: str = "") -> Section:
+    """The answer first (the commit found, inside which merges, what its lenses say), then the
+    search path (every step: its commit, its ratio against GOOD, its verdict), then what was
+    measured. `evidence_link`: where the HTML links the culprit's evidence run."""
+    blocks: list[Block] = [*_found(result), steps_table(result)]
     blocks += [
         Paragraph(f"skipped {s.commit[:10]} {s.subject}: {s.outcome.reason}", Style.EMPHASIS)
         for s in result.steps
         if s.outcome.state is StepState.SKIPPED
     ]
-    blocks += _found(result)
+    reused = sum(s.outcome.reused for s in result.steps)
     blocks.append(
         Paragraph(
-            f"{result.measured_commits} of {len(result.line) + 1} commits measured "
-            f"({len(result.steps)} steps) in {result.seconds:.0f} s"
+            f"{result.measured_commits} commits measured ({len(result.steps)} steps"
+            + (f", {reused} read from the store's earlier runs" if reused else "")
+            + f") in {result.seconds:.0f} s; the first-parent line holds "
+            f"{len(result.line) + 1} with GOOD"
         )
     )
     blocks += [Paragraph(f"info: {note}", Style.MUTED) for note in result.notes]
     if result.evidence_run is not None:
-        blocks.append(
-            Paragraph(
-                f"evidence: the culprit against its first parent is run {result.evidence_run}"
+        parent = f" {result.parent.commit[:10]}" if result.parent is not None else ""
+        words = f"evidence: the culprit against its first parent{parent} is run"
+        if evidence_link:
+            blocks.append(
+                Table(
+                    ("evidence", "run"),
+                    ((Cell(words), Cell(str(result.evidence_run), href=evidence_link)),),
+                    numeric=(False, True),
+                )  # fmt: skip
             )
-        )
+        else:
+            blocks.append(Paragraph(f"{words} {result.evidence_run}"))
     title = (
-        f"bisect: {result.metric} against GOOD {result.good.commit[:10]}, threshold "
-        f"{result.threshold:.1%}"
+        f"bisect: {result.metric} against GOOD {result.good.commit[:10]}, looking for "
+        f"{direction_words(result.direction, result.threshold)}"
     )
     return Section(title, tuple(blocks), key="bisect")
 
 
 def _found(result: BisectResult) -> list[Paragraph]:
-    """The culprit, or the commits it is one of, and why the search stopped early."""
-    found = []
-    if result.culprit is not None:
-        culprit = result.culprit
-        text = f"first bad commit: {culprit.commit[:10]} {culprit.subject}"
-        found.append(Paragraph(text, Style.SLOWER))
-        if result.disagreement is not None:
-            said = disagreement_text(result.disagreement, "the search")
-            found.append(Paragraph(f"against its parent: {said}", Style.EMPHASIS))
-    elif result.candidates:
-        left = ", ".join(f"{c.commit[:10]} {c.subject}" for c in result.candidates)
-        found.append(Paragraph(f"the first bad commit is one of: {left}", Style.INCONCLUSIVE))
-    if result.stopped:
+    """The answer: the culprit (inside which merges), or the commits it is one of, and why the
+    search stopped early or could not go inside a merge."""
+    style = Style.SLOWER if result.direction is Direction.SLOWER else Style.EMPHASIS
+    if result.culprit is None:
+        style = Style.INCONCLUSIVE
+    found = [Paragraph(result.answer(), style)]
+    outer = result.first_parent_culprit
+    if result.merges and outer is not None:
+        found.append(
+            Paragraph(
+                f"on the first-parent line: {outer.commit[:10]} {outer.subject}, a merge; the "
+                "search went on inside the branch it merged"
+            )
+        )
+    if result.culprit is not None and result.disagreement is not None:
+        said = disagreement_text(result.disagreement, "the search")
+        found.append(Paragraph(f"against its parent: {said}", Style.EMPHASIS))
+    if result.not_inside:
+        found.append(Paragraph(result.not_inside, Style.INCONCLUSIVE))
+    if result.stopped and result.culprit is None and result.candidates:
         found.append(Paragraph(result.stopped, Style.INCONCLUSIVE))
     return found
 
 
 def steps_table(result: BisectResult) -> Table:
-    """A row per step in the order measured: the commit, its ratio against GOOD, its state."""
+    """A row per step in the order measured: the commit, the line it is on, its ratio
+    against GOOD, its verdict, its run (and whether the store held it already)."""
     rows = []
     for number, step in enumerate(result.steps, 1):
         outcome = step.outcome
@@ -395,13 +414,15 @@ def steps_table(result: BisectResult) -> Table:
                 Cell(str(number)),
                 Cell(step.commit[:10]),
                 Cell(step.subject),
+                Cell(f"inside {step.inside[:10]}" if step.inside else "first-parent"),
                 Cell(ratio_text(outcome.ratio, outcome.ci_low, outcome.ci_high)),
                 Cell(f"{state}{more}", _state_style(state)),
-                Cell(_run_text(outcome.run_id)),
+                Cell(_run_text(outcome.run_id) + (", reused" if outcome.reused else "")),
             )
         )
     return Table(
-        ("#", "commit", "subject", "ratio vs GOOD [95% CI]", "step", "run"),
+        ("#", "commit", "subject", "line", "ratio vs GOOD [95% CI]", "step", "run"),
         tuple(rows),
-        numeric=(True, False, False, False, False, True),
+        numeric=(True, False, False, False, False, False, True),
+        caption="the search path: each step's commit against GOOD, in the order measured",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perflab.store.sqlite import RunSummary, RunWriter, Store, StoredRun
+from perflab.store.sqlite import CodeRun, RunSummary, RunWriter, Store, StoredRun
 
 StoreLocation = Path | str
 
@@ -33,6 +33,7 @@ def store_location(text: str) -> StoreLocation:
 
 
 __all__ = [
+    "CodeRun",
     "RunSummary",
     "RunWriter",
     "Store",

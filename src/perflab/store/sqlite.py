@@ -80,6 +80,17 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class CodeRun:
+    """A stored run that measured git= variants: its experiment and where each such variant's
+    code came from (`provenance`: commit, tree, build, changes), by variant name."""
+
+    run_id: int
+    status: RunStatus
+    experiment: Experiment
+    provenance: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class StoredRun:
     run_id: int
     created_at: str
@@ -450,6 +461,30 @@ class Store:
                 )
             )
         return summaries
+
+    def runs_of_code(self) -> list[CodeRun]:
+        """Every run that measured a git= variant, oldest first, with each such variant's
+        provenance: what a workflow reads to find the runs that hold a commit's code (one
+        scan, so a history of many commits asks once)."""
+        with _read_errors(self.path):
+            provenance: dict[int, dict[str, dict[str, Any]]] = {}
+            for run_id, variant, info_json in self.connection.execute(
+                "SELECT run_id, variant, info_json FROM variant_info"
+                " WHERE info_json LIKE '%provenance%' ORDER BY run_id"
+            ):
+                found = json.loads(info_json).get("provenance")
+                if isinstance(found, dict) and "commit" in found:
+                    provenance.setdefault(int(run_id), {})[variant] = found
+            runs = []
+            for run_id, found in provenance.items():
+                row = self.connection.execute(
+                    f"SELECT status, experiment_json, {self._owner_columns} FROM runs WHERE id = ?",
+                    (run_id,),
+                ).fetchone()
+                if row is not None:
+                    experiment = experiment_from_json(json.loads(row[1]))
+                    runs.append(CodeRun(run_id, _status(row[0], row[2:]), experiment, found))
+            return runs
 
     def _provenance(self, run_id: int) -> dict[str, dict[str, Any]]:
         try:

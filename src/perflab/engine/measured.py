@@ -1,0 +1,147 @@
+"""What a store already measured, for the workflows that measure commits (`history`, `bisect`):
+the runs it holds of a commit's code with the same benchmark and settings, read from the store
+itself. The store is the only record: a store that lacks a run has it measured, whichever
+folder or server it lives in.
+
+A stored run counts for a commit when a git= variant of it was that commit (or that tree) with
+no changes applied, and it measured the same benchmarks with the same variant fields (python,
+env, build ...) and the same settings, save those that only decide how much is measured (the
+budget, the number of runs, the seed ...): a larger budget measures the same quantity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from perflab.engine.analyse import analyse_run
+from perflab.records.model import Comparison, Experiment, Metric, RunStatus, Settings, Variant
+from perflab.records.results import RunResult
+from perflab.store import CodeRun, open_store
+from perflab.store.postgres import is_postgresql
+
+# settings that decide how much is measured, not what: runs differing only in these measure
+# the same quantity (a bisect step measured again with twice the budget is the same step)
+AMOUNT_SETTINGS = frozenset(
+    {
+        "metrics",
+        "budget_s",
+        "strict_budget",
+        "min_measurements_anyway",
+        "target_precision",
+        "runs",
+        "min_runs",
+        "max_runs",
+        "seed",
+        "ray",
+        "ray_address",
+        "analysis_cache",
+        "sample_timeout_s",
+        "build_timeout_s",
+    }
+)
+
+
+def _what_is_measured(experiment: Experiment) -> tuple[Any, ...]:
+    """What makes two runs' figures the same quantity: the benchmarks, the settings that are
+    not amounts, and the variants' fields other than their name and code."""
+    settings = experiment.settings
+    kept = tuple(
+        (f.name, getattr(settings, f.name))
+        for f in fields(Settings)
+        if f.name not in AMOUNT_SETTINGS
+    )
+    variants = {_without_code(v) for v in experiment.variants}
+    return (experiment.benchmarks, kept, tuple(sorted(variants, key=repr)))
+
+
+def _without_code(variant: Variant) -> str:
+    return repr(replace(variant, name="", git=None, apply=()))
+
+
+@dataclass(frozen=True)
+class StoredPair:
+    """A stored comparison of two commits' code: the run, and its variants' names."""
+
+    result: RunResult
+    before: str
+    after: str
+
+
+class MeasuredCode:
+    """The runs of a store that measured git= variants like `planned`'s, by commit and tree;
+    each run analysed at most once."""
+
+    def __init__(self, runs: Sequence[CodeRun], planned: Experiment, store_path: str | Path):
+        self._store_path = store_path
+        identity = _what_is_measured(planned)
+        self._variants: dict[str, list[tuple[int, str]]] = {}  # commit or tree -> (run, variant)
+        self._metrics: dict[int, frozenset[Metric]] = {}
+        for run in runs:
+            if run.status is RunStatus.RUNNING or _what_is_measured(run.experiment) != identity:
+                continue
+            self._metrics[run.run_id] = frozenset(run.experiment.settings.metrics)
+            for variant, provenance in run.provenance.items():
+                if provenance.get("changes"):
+                    continue  # a patch on top: not the commit's code
+                for key in (provenance.get("commit"), provenance.get("tree")):
+                    if isinstance(key, str) and key:
+                        self._variants.setdefault(key, []).append((run.run_id, variant))
+        self._analysed: dict[tuple[int, frozenset[Metric]], RunResult] = {}
+
+    @classmethod
+    def read(cls, store_path: str | Path | None, planned: Experiment) -> MeasuredCode:
+        """The store's runs like `planned`'s; none for an in-memory store (None) or an SQLite
+        file not made yet."""
+        if store_path is None:
+            return cls((), planned, "")
+        if not is_postgresql(store_path) and not Path(store_path).is_file():
+            return cls((), planned, store_path)
+        # a PostgreSQL store is opened as the runs after it will be (created when new)
+        store = open_store(store_path, create=is_postgresql(store_path))
+        try:
+            return cls(store.runs_of_code(), planned, store_path)
+        finally:
+            store.close()
+
+    def value(self, code: str, metric: Metric) -> tuple[float, str, int] | None:
+        """The latest stored figure of `code` (a commit or a tree) by `metric`: per iteration,
+        its unit and the run; None when the store holds none."""
+        for run_id, variant in self._latest_first(code):
+            if metric not in self._metrics[run_id]:
+                continue
+            for c in self._comparisons(run_id, (metric,)):
+                if c.metric is metric and c.event is None and variant in (c.baseline, c.variant):
+                    value = c.baseline_value if c.baseline == variant else c.variant_value
+                    return value, c.unit, run_id
+        return None
+
+    def pair(self, before: str, after: str, metrics: Sequence[Metric]) -> StoredPair | None:
+        """The latest stored run that compared `after` with `before` (commits or trees) with
+        every lens of `metrics`, the first decided; None when the store holds none."""
+        befores = dict(self._variants.get(before, ()))
+        for run_id, variant in self._latest_first(after):
+            if run_id not in befores or not set(metrics) <= self._metrics[run_id]:
+                continue
+            wanted = (befores[run_id], variant)
+            for c in self._comparisons(run_id, metrics):
+                if c.metric is metrics[0] and c.event is None and (c.baseline, c.variant) == wanted:
+                    return StoredPair(self._run(run_id, metrics), *wanted)
+        return None
+
+    def _latest_first(self, code: str) -> Iterator[tuple[int, str]]:
+        yield from sorted(self._variants.get(code, ()), reverse=True)
+
+    def _comparisons(self, run_id: int, metrics: Sequence[Metric]) -> Sequence[Comparison]:
+        return self._run(run_id, metrics).comparisons
+
+    def _run(self, run_id: int, metrics: Sequence[Metric]) -> RunResult:
+        key = (run_id, frozenset(metrics))
+        if key not in self._analysed:
+            store = open_store(self._store_path, create=False)
+            try:
+                self._analysed[key] = analyse_run(store.load_run(run_id, metrics=metrics))
+            finally:
+                store.close()
+        return self._analysed[key]
