@@ -24,6 +24,7 @@ from perflab.cli.options import (
     OutputOptions,
     RunOptions,
     build_parser,
+    check_not_a_command,
     is_shorthand,
     output_options,
     run_options,
@@ -102,8 +103,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """perflab's commands, or the shorthand `perflab 'cmd a' 'cmd b'` (run of those commands)."""
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if is_shorthand(words, subcommand_names(parser)):
-        return shorthand_args(shorthand_parser().parse_args(words))
+    commands = subcommand_names(parser)
+    if is_shorthand(words, commands):
+        args = shorthand_parser().parse_args(words)
+        if "--" not in words:  # options first (`perflab --runs 2 sho`): the same guard
+            check_not_a_command(args.commands[0], commands, after_options=True)
+        return shorthand_args(args)
     return parser.parse_args(words)
 
 

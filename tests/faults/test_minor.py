@@ -1,0 +1,110 @@
+"""The minor edges of issue 36, each said plainly with no traceback and the right status: numbers
+past any bound, thresholds that mean nothing, NUL bytes, options before a misspelt command,
+spreadsheet formulas in CSV exports."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import FAST, perflab
+from tests.faults.running import flat, runs
+
+pytestmark = pytest.mark.integration
+
+
+def test_list_limit_past_the_largest_integer_lists_every_run(tmp_path: Path) -> None:
+    """`list --limit 9223372036854775808` (past SQLite's largest integer): every run listed,
+    status 0 (it was an OverflowError traceback)"""
+    made = perflab("run", "--stmt", "pass", "-v", "A", "-v", "B", "-q", *FAST, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    done = perflab("list", "--limit", "9223372036854775808", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stdout.strip().splitlines()) >= 2  # the heading and the run
+
+
+@pytest.mark.parametrize(
+    ("threshold", "said"),
+    [
+        ("-5%", "the threshold '-5%' is negative"),
+        ("-0.05", "the threshold '-0.05' is negative"),
+        ("1e-300", "the threshold '1e-300' is too small: below 0.01%"),
+        ("1e-300%", "is too small: below 0.01%"),
+        ("inf%", "the threshold 'inf%' is not a number"),
+    ],
+)
+def test_meaningless_thresholds_say_what_is_wrong(
+    tmp_path: Path, threshold: str, said: str
+) -> None:
+    """`check --threshold -5%`, `-0.05`, `1e-300`: status 2 saying it is negative or too
+    small and what is accepted (they were all 'not a number')"""
+    done = perflab("check", "--cmd", "true", f"--threshold={threshold}", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    text = flat(done.stderr)
+    assert said in text
+    assert "a percentage from 0.01% (--threshold 2%) or a fraction below 1" in text
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ('env = {X = "a\\u0000b"}', "variant 'A': env.X holds a NUL byte"),
+        ('cwd = "a\\u0000b"', "variant 'A': cwd holds a NUL byte"),
+    ],
+    ids=["env value", "cwd"],
+)
+def test_a_nul_byte_is_refused_before_anything_starts(
+    tmp_path: Path, where: str, said: str
+) -> None:
+    """a NUL byte in a variant's environment value (an experiment file's "a\\u0000b"): status
+    2 naming the variable, nothing measured (it was 'the command launcher stopped answering')"""
+    (tmp_path / "e.toml").write_text(
+        f'[[variant]]\nname = "A"\n{where}\n[[variant]]\nname = "B"\n'
+        '[[benchmark]]\nname = "b"\nstmt = "pass"\n'
+    )
+    done = perflab("run", "e.toml", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert said in flat(done.stderr)
+    assert "Traceback" not in done.stderr
+    assert runs(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["--runs", "2", "sho"], "unknown command 'sho': did you mean show?"),
+        (["--runs", "2", "-q", "lsit"], "unknown command 'lsit': did you mean list?"),
+        (["--runs", "2", "show"], "'show' is a perflab command: its options go after it"),
+    ],
+    ids=["sho", "lsit", "show"],
+)
+def test_options_before_a_misspelt_command_are_caught(
+    tmp_path: Path, words: list[str], said: str
+) -> None:
+    """`perflab --runs 2 sho`: refused as a misspelt command, status 2, no run (options first
+    escaped the 'did you mean show?' guard and made a failed run)"""
+    done = perflab(*words, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert said in flat(done.stderr)
+    assert runs(tmp_path) == []
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
+    """`--export-csv` with a parameter `=HYPERLINK(...)` and one with a raw ESC byte: the
+    formula cell starts with `'`, the ESC is written as \\x1b (a spreadsheet ran the first,
+    a terminal the second)"""
+    done = perflab(
+        "run", "--cmd", 'echo "$u" >/dev/null', "--param", 'u==HYPERLINK("http://e"),\x1b[31mred',
+        "-v", "A", "--runs", "2", "-q", "--export-csv", "r.csv", *FAST, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "r.csv").read_text()
+    assert "\x1b" not in text
+    cells = [row[-1] for row in csv.reader(text.splitlines())]
+    assert cells == ["parameter_u", '\'=HYPERLINK("http://e")', "\\x1b[31mred"]
+    for row in csv.reader(text.splitlines()):
+        assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
