@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from perflab.git.repo import check_ref_text
 from perflab.lenses.registry import available_metrics
 from perflab.records.errors import ConfigError
 from perflab.records.model import (
@@ -81,6 +82,8 @@ def parse_variant(spec: str) -> Variant:
 
 
 def checked_git_keys(variant: Variant) -> Variant:
+    if variant.git is not None:
+        check_ref_text(variant.git, variant=variant.name)
     if variant.apply and not variant.git:
         raise ConfigError(
             "apply= applies changes on top of a git= ref, and this variant has none",

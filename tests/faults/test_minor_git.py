@@ -1,0 +1,98 @@
+"""The minor git edges of issue 36: a ref that git would read as an option, hints that paste a
+ref into a shell command, a shallow clone's missing history."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import FAST, perflab
+from tests.faults.running import flat
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+]
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for text in ("one", "two", "three"):
+        (repo / "data.txt").write_text(text + "\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", text)
+        if text == "one":
+            git(repo, "tag", "base")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--base=--output=/x", "--cmd", "cat data.txt"],
+        ["run", "--cmd", "cat data.txt", "-v", "A git=--output=/x", "-v", "B git=HEAD"],
+    ],
+    ids=["check --base", "git= variant"],
+)
+def test_a_ref_that_reads_as_an_option_is_refused(
+    repo: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """a branch named `--output=/x` (no branch can be: git would read it as an option):
+    status 2 saying it begins with '-' (it was 'not in this clone')"""
+    done = perflab(*args, "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
+                   *FAST, cwd=repo, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "git ref '--output=/x' begins with '-'" in flat(done.stderr)
+    assert "Traceback" not in done.stderr
+    assert not Path("/x").exists()
+
+
+@pytest.mark.parametrize(
+    ("base", "fetch"),
+    [
+        ("nonexist;touch${IFS}pwned", "git fetch origin 'nonexist;touch${IFS}pwned'"),
+        ("feature/x", "git fetch origin feature/x"),
+        ("origin/feature/x", "git fetch origin feature/x"),
+    ],
+    ids=["shell words", "local branch with /", "origin's branch"],
+)
+def test_fetch_hints_quote_the_ref(repo: Path, tmp_path: Path, base: str, fetch: str) -> None:
+    """`check --base 'nonexist;touch${IFS}pwned'`: the hint's `git fetch` quotes the ref, and
+    `feature/x` is not split into a remote `feature` (the hint was a command that ran `touch`)"""
+    done = perflab("check", "--base", base, "--cmd", "cat data.txt", "--cache-dir",
+                   str(tmp_path / "c"), *FAST, cwd=repo, timeout=120)  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    text = flat(done.stderr)
+    assert f"the base ref {base!r} is not in this clone" in text
+    assert f"fetch it first: {fetch} (" in text
+    hinted = text.split("fetch it first: ", 1)[1].split(" (", 1)[0]
+    assert shlex.split(hinted)[-1] in (base, base.removeprefix("origin/"))
+
+
+def test_bisect_in_a_shallow_clone_says_it_is_shallow(repo: Path, tmp_path: Path) -> None:
+    """bisect GOOD BAD in a shallow clone holding both but not the history between: says the
+    clone is shallow and `git fetch --unshallow` (it was 'GOOD is not an ancestor of BAD')"""
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
+    git(clone, "fetch", "-q", "--depth", "1", "origin", "tag", "base")
+    done = perflab("bisect", "base", "main", "--cmd", "cat data.txt", "--cache-dir",
+                   str(tmp_path / "c"), *FAST, cwd=clone, timeout=120)  # fmt: skip
+    text = flat(done.stderr)
+    assert done.returncode == 3, done.stderr
+    assert "is a shallow clone" in text and "git fetch --unshallow" in text
+    assert "not an ancestor" not in text
