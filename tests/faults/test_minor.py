@@ -5,6 +5,8 @@ spreadsheet formulas in CSV exports."""
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,20 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> No
     assert cells == ["parameter_u", '\'=HYPERLINK("http://e")', "\\x1b[31mred"]
     for row in csv.reader(text.splitlines()):
         assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
+
+
+@pytest.mark.parametrize("lines", ["one stream", "two streams"])
+def test_each_failure_is_printed_once(tmp_path: Path, lines: str) -> None:
+    """every variant fails (`--cmd false`) with stdout and stderr into one log (`2>&1`, a CI
+    log) or apart: each failure's reason appears once (it was printed twice into one log)"""
+    argv = [sys.executable, "-m", "perflab.cli.main", "run", "--cmd", "false", "-v", "A",
+            "-v", "B", *FAST]  # fmt: skip
+    together = lines == "one stream"
+    done = subprocess.run(
+        argv, cwd=tmp_path, stdout=subprocess.PIPE, text=True, timeout=120,
+        stderr=subprocess.STDOUT if together else subprocess.PIPE,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout
+    log = done.stdout if together else done.stderr
+    assert log.count("the command exited with status 1") == 1, log
+    assert "is incomplete" in log
