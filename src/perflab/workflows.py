@@ -46,6 +46,7 @@ from perflab.records.model import Experiment, Metric, Settings, Variant
 from perflab.records.results import RunResult
 from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from perflab.stats.changepoints import change_points
+from perflab.store import make_store_folder
 from perflab.store.postgres import is_postgresql
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
@@ -467,7 +468,7 @@ def _load_index(path: Path | None) -> dict[str, Any]:
 def _save_index(path: Path | None, index: Mapping[str, Any]) -> None:
     if path is None:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_store_folder(path.parent)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     os.replace(temporary, path)

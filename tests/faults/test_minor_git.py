@@ -96,3 +96,23 @@ def test_bisect_in_a_shallow_clone_says_it_is_shallow(repo: Path, tmp_path: Path
     assert done.returncode == 3, done.stderr
     assert "is a shallow clone" in text and "git fetch --unshallow" in text
     assert "not an ancestor" not in text
+
+
+def test_history_with_a_postgresql_store_ignores_its_folder_for_git(
+    repo: Path, tmp_path: Path
+) -> None:
+    """history with a PostgreSQL store: the `.perflab/` it makes in the repository for its
+    index holds a `.gitignore` (it showed in `git status`)"""
+    pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")
+    from tests import postgres_server
+
+    if postgres_server.binaries() is None:
+        pytest.skip("PostgreSQL is not installed")
+    with postgres_server.postgresql_server() as server:
+        url = postgres_server.new_database(server, "history_folder")
+        done = perflab("history", "base..main", "--cmd", "cat data.txt",
+                       "--store", url, "--cache-dir", str(tmp_path / "c"), *FAST,
+                       cwd=repo, timeout=600)  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    assert (repo / ".perflab" / "history-index.json").is_file()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perflab.store.sqlite import RunSummary, RunWriter, Store, StoredRun
+from perflab.store.sqlite import RunSummary, RunWriter, Store, StoredRun, _ignore_for_git
 
 StoreLocation = Path | str
 
@@ -29,12 +29,22 @@ def store_location(text: str) -> StoreLocation:
     return text if is_postgresql(text) else Path(text)
 
 
+def make_store_folder(folder: Path) -> Path:
+    """A folder for perflab's files kept outside a store (a PostgreSQL store's history index
+    in `.perflab`), made as an SQLite store's is: with its `.gitignore`."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    _ignore_for_git(folder, created=created)
+    return folder
+
+
 __all__ = [
     "RunSummary",
     "RunWriter",
     "Store",
     "StoreLocation",
     "StoredRun",
+    "make_store_folder",
     "open_store",
     "store_location",
 ]
