@@ -116,3 +116,25 @@ def test_history_with_a_postgresql_store_ignores_its_folder_for_git(
     assert done.returncode in (0, 1), done.stderr
     assert (repo / ".perflab" / "history-index.json").is_file()
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.parametrize(
+    "build",
+    ['rm -rf "$PWD"', 'rm -rf "$PWD"; false', "rm -f .git", "rm -f .git; false"],
+    ids=["folder", "folder, failing", ".git file", ".git file, failing"],
+)
+def test_a_build_deleting_its_worktree_leaves_no_record(
+    repo: Path, tmp_path: Path, build: str
+) -> None:
+    """a build that deletes its own checkout (or its .git file), succeeding or failing: the
+    variant fails with its reason and the repository keeps no 'prunable' worktree record"""
+    done = perflab(
+        "run", "--cmd", "cat data.txt", "-v", f"A git=HEAD build={shlex.quote(build)}",
+        "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
+        "-q", *FAST, cwd=repo, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert "prunable" not in listed, listed
+    assert listed.count("worktree ") == 2  # the repository and B's checkout

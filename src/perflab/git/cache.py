@@ -218,6 +218,8 @@ class BuildCache:
 
     def _changed(self, entry: CacheEntry) -> str | None:
         """What differs in the checkout from what the entry records, or None."""
+        if not (entry.path / ".git").exists():
+            return "its folder or its .git file was deleted"
         head = run_git(self.runner, entry.path, "rev-parse", "--verify", "-q", "HEAD")
         if not head.ok or head.stdout.strip() != entry.commit:
             now = head.stdout.strip()[:10] or "no commit"
@@ -438,6 +440,10 @@ class BuildCache:
         built = self._built(entry, done, elapsed_s, output)
         self._lock(entry.key, exclusive=False)
         if not done.ok:
+            # a build that deleted its checkout (or its .git file) left nothing to keep:
+            # the entry goes, and git's record of the worktree with it
+            if not (entry.path / ".git").exists():
+                self._discard(entry.repository, entry.key)
             how = done.describe_failure()
             if done.timed_out:
                 how += f" after {timeout_s:g} s"
@@ -533,10 +539,11 @@ class BuildCache:
         return removed
 
     def _remove_worktree(self, repository: str, path: Path) -> None:
-        if os.path.isdir(repository):
-            # also clears git's record of a worktree whose folder is gone
-            run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
+        # the folder first: git then clears its record of a worktree whose folder is gone,
+        # where it refuses one whose .git file a build deleted (leaving a 'prunable' record)
         shutil.rmtree(path, ignore_errors=True)
+        if os.path.isdir(repository):
+            run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
 
 
 def _moved_by_build(
