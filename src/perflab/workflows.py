@@ -9,7 +9,6 @@ import json
 import os
 import shlex
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ from perflab.git.repo import (
     working_tree_patch,
 )
 from perflab.machine.proc import SubprocessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure.git_prepare import WORKING_TREE_PATCH
 from perflab.plan.bisect_search import (
     BisectResult,
@@ -411,7 +411,7 @@ def _measure_change(
     notes: list[str],
 ) -> RunResult:
     """`base` against `head`, with the working tree's uncommitted patch applied to `head`."""
-    with tempfile.TemporaryDirectory(prefix="perflab-check-") as folder:
+    with private_folder("check") as folder:
         apply: tuple[str, ...] = ()
         if uncommitted:
             patch = Path(folder) / WORKING_TREE_PATCH

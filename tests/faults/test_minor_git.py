@@ -3,14 +3,18 @@ ref into a shell command, a shallow clone's missing history."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
+import signal
+import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST, perflab
+from tests.faults.conftest import FAST, perflab, start_perflab
 from tests.faults.running import flat
 
 pytestmark = [
@@ -138,3 +142,37 @@ def test_a_build_deleting_its_worktree_leaves_no_record(
     listed = git(repo, "worktree", "list", "--porcelain")
     assert "prunable" not in listed, listed
     assert listed.count("worktree ") == 2  # the repository and B's checkout
+
+
+def test_a_killed_checks_patch_is_private_and_removed_by_the_next_run(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL during `check` of a dirty working tree: its folder in $TMPDIR (the user's
+    uncommitted diff) is private (0700), and the next run removes it; a folder of a live
+    process, and a link named like one, are left alone (it stayed forever)"""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    (repo / "data.txt").write_text("uncommitted\n")
+    check = start_perflab(
+        "check", "--base", "base", "--cmd", "sleep 0.05; cat data.txt", "--cache-dir",
+        str(tmp_path / "c"), "--store", str(tmp_path / "p.db"), "--budget", "60", cwd=repo,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(temporary.glob("perflab-check-*/working-tree.patch")):
+        assert time.monotonic() < deadline and check.poll() is None, "check made no patch"
+        time.sleep(0.05)
+    os.killpg(check.pid, signal.SIGKILL)
+    check.wait()
+    (left,) = temporary.glob("perflab-check-*")
+    assert stat.S_IMODE(left.stat().st_mode) == 0o700
+    alive = temporary / f"perflab-check-{os.getpid()}-live"
+    alive.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    link = temporary / "perflab-check-4194999-link"
+    link.symlink_to(tmp_path / "elsewhere")
+    done = perflab("run", "--stmt", "pass", "-v", "A", "-v", "B", "-q", *FAST, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not left.exists()
+    assert alive.is_dir() and link.is_symlink() and (tmp_path / "elsewhere").is_dir()
