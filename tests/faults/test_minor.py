@@ -127,3 +127,24 @@ def test_each_failure_is_printed_once(tmp_path: Path, lines: str) -> None:
     log = done.stdout if together else done.stderr
     assert log.count("the command exited with status 1") == 1, log
     assert "is incomplete" in log
+
+
+@pytest.mark.parametrize("where", ["command line", "experiment file"])
+def test_an_absurd_warmup_is_refused_before_anything_starts(tmp_path: Path, where: str) -> None:
+    """`--warmup 1000000000` (2.5 years of discarded samples): status 2 naming the bound, no
+    run (it started silently); a warm-up within the bound still runs"""
+    if where == "command line":
+        argv = ["run", "--cmd", "true", "-v", "A", "--warmup", "1000000000"]
+    else:
+        (tmp_path / "e.toml").write_text(
+            '[settings]\nwarmup_blocks = 1000000000\n[[variant]]\nname = "A"\n'
+            '[[benchmark]]\nname = "b"\nstmt = "pass"\n'
+        )
+        argv = ["run", "e.toml"]
+    done = perflab(*argv, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "(--warmup) must be at most 10,000, not 1,000,000,000" in flat(done.stderr)
+    assert runs(tmp_path) == []
+    within = perflab("run", "--cmd", "true", "-v", "A", "--warmup", "20", "--runs", "2", "-q",
+                     *FAST, cwd=tmp_path)  # fmt: skip
+    assert within.returncode == 0, within.stderr
