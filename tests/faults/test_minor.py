@@ -5,8 +5,10 @@ spreadsheet formulas in CSV exports."""
 from __future__ import annotations
 
 import csv
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,23 @@ def test_an_absurd_warmup_is_refused_before_anything_starts(tmp_path: Path, wher
     within = perflab("run", "--cmd", "true", "-v", "A", "--warmup", "20", "--runs", "2", "-q",
                      *FAST, cwd=tmp_path)  # fmt: skip
     assert within.returncode == 0, within.stderr
+
+
+def test_a_local_ray_run_leaves_no_session_in_the_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--ray` with a local cluster: Ray's session lives in a private folder of perflab's,
+    removed at the end; $TMPDIR is left empty (every run left a session under a shared,
+    world-writable $TMPDIR/ray)"""
+    pytest.importorskip("ray", reason="Ray is not installed (perflab[cluster])")
+    # short: Ray's sockets live under it, and a socket's path holds 107 bytes
+    temporary = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    try:
+        done = perflab("run", "--ray", "--stmt", "pass", "-v", "A", "-v", "B", "-q", *FAST,
+                       cwd=tmp_path, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in temporary.iterdir()) == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
