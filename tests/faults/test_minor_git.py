@@ -176,3 +176,30 @@ def test_a_killed_checks_patch_is_private_and_removed_by_the_next_run(
     assert done.returncode == 0, done.stderr
     assert not left.exists()
     assert alive.is_dir() and link.is_symlink() and (tmp_path / "elsewhere").is_dir()
+
+
+def test_submodules_are_checked_out_in_a_git_variants_worktree(repo: Path, tmp_path: Path) -> None:
+    """a repository with a submodule: a git= variant's checkout has it checked out, as a clone
+    after `git submodule update --init --recursive` has (its folder was empty, and the build
+    failed with 'fix the build at that ref')"""
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q", "-b", "main")
+    (library / "value.txt").write_text("from the submodule\n")
+    git(library, "add", ".")
+    git(library, "commit", "-qm", "library")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(repo, "commit", "-qm", "with the library")
+    home = tmp_path / "home"  # a local submodule's clone needs file:// allowed, for the test
+    home.mkdir()
+    (home / ".gitconfig").write_text('[protocol "file"]\n\tallow = always\n')
+    done = perflab(
+        "run", "--cmd", "cat lib/value.txt", "-v", "A git=HEAD build='test -s lib/value.txt'",
+        "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
+        "-q", *FAST, cwd=repo, timeout=300, env={**os.environ, "HOME": str(home)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "prunable" not in git(repo, "worktree", "list", "--porcelain")
+    pruned = perflab("cache", "prune", "--cache-dir", str(tmp_path / "c"), cwd=repo)
+    assert pruned.returncode == 0, pruned.stderr
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1

@@ -33,6 +33,8 @@ from perflab.records.errors import BenchmarkFailedError
 
 OUTPUT_TAIL_CHARS = 4000
 LOCK_POLL_S = 0.2
+# cloning submodules can fetch from their remotes
+SUBMODULE_TIMEOUT_S = 600.0
 
 
 def default_cache_dir() -> Path:
@@ -354,6 +356,11 @@ class BuildCache:
         except BaseException:
             self._remove_worktree(repository, scratch)
             raise
+        try:  # after the move: git moves no worktree with submodules
+            self._submodules(final, base)
+        except BaseException:
+            self._remove_worktree(repository, final)
+            raise
         entry = CacheEntry(
             key=key,
             path=final,
@@ -370,6 +377,24 @@ class BuildCache:
         if build is None:
             self._lock(key, exclusive=False)
         return entry, False
+
+    def _submodules(self, scratch: Path, base: ResolvedRef) -> None:
+        """The submodules checked out as the commit records them, as a clone has them after
+        `git submodule update --init --recursive` (a worktree starts with empty folders)."""
+        if not (scratch / ".gitmodules").is_file():
+            return
+        done = run_git(
+            self.runner, scratch, "submodule", "update", "--init", "--recursive", "--quiet",
+            timeout_s=SUBMODULE_TIMEOUT_S,
+        )  # fmt: skip
+        if not done.ok:
+            raise GitError(
+                f"cannot check out the submodules of {base.ref} ({base.short}): git submodule "
+                f"update {done.describe_failure()}",
+                detail=(done.stdout + done.stderr).strip()[-OUTPUT_TAIL_CHARS:] or None,
+                hint="`git submodule update --init --recursive` must work in your clone "
+                "(perflab runs it in each checkout: the submodules' URLs must be reachable)",
+            )
 
     def _move_into_place(self, repository: str, scratch: Path, key: str, label: str) -> Path:
         """The scratch worktree moved to the entry's own folder, `<root>/<key>`."""
