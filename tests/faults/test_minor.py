@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,36 @@ def test_a_local_ray_run_leaves_no_session_in_the_temporary_directory(
         assert sorted(p.name for p in temporary.iterdir()) == []
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    ("setup", "stmt", "said"),
+    [
+        ("import os", "os.fork()", "the statement forked a copy of the worker"),
+        ("import os; os.fork()", "pass", "the set-up forked a copy of the worker"),
+    ],
+    ids=["statement", "set-up"],
+)
+def test_a_statement_that_forks_is_named_at_once(
+    tmp_path: Path, setup: str, stmt: str, said: str
+) -> None:
+    """a statement (or set-up) that forks and whose child returns (`os.fork()`): status 3 in
+    seconds saying it forked a copy of the worker, with the fix (it took 50 s and ended in a
+    KeyError 'loops' traceback)"""
+    started = time.monotonic()
+    done = perflab("run", "--stmt", stmt, "--setup", setup, "-v", "A", "-v", "B", *FAST,
+                   cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    text = flat(done.stderr)
+    assert said in text and "os._exit()" in text
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 40
+
+
+def test_a_statement_whose_fork_exits_is_measured(tmp_path: Path) -> None:
+    """a statement that forks a child which ends with os._exit() and is waited for: measured
+    as any statement (a fork is not refused, a copy coming back is)"""
+    stmt = "pid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)"
+    done = perflab("run", "--stmt", stmt, "--setup", "import os", "-v", "A", "-v", "B", "-q",
+                   *FAST, cwd=tmp_path, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
