@@ -203,3 +203,32 @@ def test_submodules_are_checked_out_in_a_git_variants_worktree(repo: Path, tmp_p
     pruned = perflab("cache", "prune", "--cache-dir", str(tmp_path / "c"), cwd=repo)
     assert pruned.returncode == 0, pruned.stderr
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_build_daemon_that_clears_its_environment_is_stopped_with_the_build(
+    repo: Path, tmp_path: Path
+) -> None:
+    """a build that starts a daemon leaving its session and clearing its environment
+    (`setsid -f env -i sleep 3017`): stopped when the build ends and said as the build's, not
+    left into the measurement and reported as the benchmark's"""
+    build = "setsid -f env -i sleep 3017; true"
+    done = perflab(
+        "run", "--cmd", "cat data.txt", "-v", f"A git=HEAD build={shlex.quote(build)}",
+        "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
+        *FAST, cwd=repo, timeout=300,
+    )  # fmt: skip
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs(p, b"sleep\0003017")]
+    for process in left:
+        os.kill(int(process.name), signal.SIGKILL)
+    assert done.returncode == 0, done.stderr
+    text = flat(done.stdout + done.stderr)
+    assert "left 1 process(es) running when it ended" in text
+    assert "the benchmark left" not in text
+    assert left == []
+
+
+def _runs(process: Path, command: bytes) -> bool:
+    try:
+        return (process / "cmdline").read_bytes().startswith(command)
+    except OSError:
+        return False
