@@ -37,6 +37,8 @@ from perflab.store.sqlite import DEFAULT_STORE_PATH
 if TYPE_CHECKING:
     from perflab.lenses.asm.analyse import AsmView
 
+# SQLite's and PostgreSQL's largest integer (a signed 64-bit one)
+LARGEST_STORED_INTEGER = 2**63 - 1
 SETTINGS_FIELDS = setting_fields()  # the Settings fields make_experiment accepts
 
 
@@ -266,7 +268,8 @@ def check_store(
 def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
     store = open_store(store_path, create=False)
     try:
-        return store.list_runs(limit)
+        # a limit past the store's largest integer asks for every run; SQLite cannot take it
+        return store.list_runs(min(limit, LARGEST_STORED_INTEGER))
     finally:
         store.close()
 

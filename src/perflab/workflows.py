@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,10 +26,12 @@ from perflab.git.repo import (
     first_parent_line,
     merged_branch,
     resolve_ref,
+    run_git,
     split_range,
     working_tree_patch,
 )
 from perflab.machine.proc import SubprocessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure.git_prepare import WORKING_TREE_PATCH
 from perflab.plan.bisect_search import (
     BisectResult,
@@ -417,9 +418,16 @@ def shared_runner(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def _fetch_hint(ref: str) -> str:
-    remote, _, branch = ref.partition("/")
-    fetch = f"git fetch {remote} {branch}" if branch else f"git fetch origin {ref}"
+def _fetch_hint(ref: str, remotes: Sequence[str]) -> str:
+    """`git fetch REMOTE BRANCH` for a remote-tracking ref of one of `remotes` (the longest
+    that matches: a remote's name may hold '/'), else from origin; every word quoted."""
+    known = {*remotes, "origin"}  # a CI's base is origin's, fetched or not
+    remote = max((r for r in known if ref.startswith(r + "/")), key=len, default=None)
+    fetch = (
+        f"git fetch {shlex.quote(remote)} {shlex.quote(ref[len(remote) + 1 :])}"
+        if remote is not None
+        else f"git fetch origin {shlex.quote(ref)}"
+    )
     return (
         f"fetch it first: {fetch} (GitHub Actions: actions/checkout with fetch-depth: 0; "
         "GitLab CI: variables: GIT_DEPTH: 0), or give the base with --base REF"
@@ -520,7 +528,7 @@ def _resolve_base(
     except GitError:
         raise GitError(
             f"the base ref {base_ref!r} is not in this clone ({base_words(base_from)})",
-            hint=_fetch_hint(base_ref),
+            hint=_fetch_hint(base_ref, run_git(runner, repo, "remote").stdout.split()),
         ) from None
 
 
@@ -534,8 +542,6 @@ def _merge_base(
     notes: list[str],
 ) -> ResolvedRef:
     """The merge base of BASE and HEAD; a note says when it is not BASE's tip."""
-    from perflab.git.repo import run_git
-
     found = run_git(runner, repo, "merge-base", base.commit, head.commit)
     if not found.ok or not found.stdout.strip():
         raise GitError(
@@ -591,7 +597,7 @@ def _measure_change(
     notes: list[str],
 ) -> RunResult:
     """`base` against `head`, with the working tree's uncommitted patch applied to `head`."""
-    with tempfile.TemporaryDirectory(prefix="perflab-check-") as folder:
+    with private_folder("check") as folder:
         apply: tuple[str, ...] = ()
         if uncommitted:
             patch = Path(folder) / WORKING_TREE_PATCH

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -251,8 +252,9 @@ def test_a_failure_is_said_once_where_it_is_read(
         failures=(failure,),
     )
     output = OutputOptions(store=Path("s.db"), json_path=None, markdown_path=None, quiet=False)
-    out = Console(force_terminal=table_on_terminal, record=True, width=120)
-    err = Console(force_terminal=True, record=True, width=120)
+    # two files (not the test's own streams, which may be one: `2>&1`)
+    out = Console(file=io.StringIO(), force_terminal=table_on_terminal, record=True, width=120)
+    err = Console(file=io.StringIO(), force_terminal=True, record=True, width=120)
     _report_failures(result, output, out, err)
     said = err.export_text()
     assert ("the setup raised" in said) is said_in_full

@@ -27,6 +27,7 @@ from perflab.cli.options import (
     OutputOptions,
     RunOptions,
     build_parser,
+    check_not_a_command,
     is_shorthand,
     output_options,
     run_options,
@@ -107,8 +108,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """perflab's commands, or the shorthand `perflab 'cmd a' 'cmd b'` (run of those commands)."""
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if is_shorthand(words, subcommand_names(parser)):
-        return shorthand_args(shorthand_parser().parse_args(words))
+    commands = subcommand_names(parser)
+    if is_shorthand(words, commands):
+        args = shorthand_parser().parse_args(words)
+        if "--" not in words:  # options first (`perflab --runs 2 sho`): the same guard
+            check_not_a_command(args.commands[0], commands, after_options=True)
+        return shorthand_args(args)
     return parser.parse_args(words)
 
 
@@ -406,9 +411,11 @@ def _fail_on(result: RunResult, options: RunOptions, err: Console) -> int:
 
 
 def _report_failures(result: RunResult, output: OutputOptions, out: Console, err: Console) -> None:
-    """Each failure once: in the run's notes when its table was shown on the terminal the
-    person reads stderr on, else here in full (a table in a file or a pipe is not 'above')."""
-    table_above = _shows_table(output, command="run") and out.is_terminal and err.is_terminal
+    """Each failure once: in the run's notes when its table was shown where the person reads
+    stderr (both on the terminal, or both into one file or pipe: `2>&1`), else here in full
+    (a table in another file or pipe is not 'above')."""
+    together = (out.is_terminal and err.is_terminal) or _same_stream(out, err)
+    table_above = _shows_table(output, command="run") and together
     if not table_above:
         for failure in result.failures:
             err.print(_error_text(str(failure)), highlight=False)
@@ -428,6 +435,15 @@ def _report_failures(result: RunResult, output: OutputOptions, out: Console, err
         f"(perflab show {result.run_id})",
         highlight=False,
     )
+
+
+def _same_stream(out: Console, err: Console) -> bool:
+    """Whether standard output and standard error are one open file (`2>&1`, a CI log)."""
+    try:
+        mine, theirs = os.fstat(out.file.fileno()), os.fstat(err.file.fileno())
+    except (AttributeError, OSError, ValueError):  # a console on a StringIO has no descriptor
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
 def _report_paths(output: OutputOptions) -> tuple[Path | None, ...]:

@@ -357,14 +357,24 @@ def is_shorthand(argv: Sequence[str], commands: Sequence[str]) -> bool:
         return True
     if first in commands or first in ("-h", "--help", "--version"):
         return False
-    close = difflib.get_close_matches(first, commands, n=1, cutoff=0.75)
-    if close and shutil.which(first) is None and not set(first) & set(" /"):
-        # a misspelt perflab command is not a program to measure
-        raise ConfigError(
-            f"unknown command {first!r}: did you mean {close[0]}?",
-            hint=f"to measure a program named {first}, put -- first: perflab -- {first}",
-        )
+    check_not_a_command(first, commands)
     return True
+
+
+def check_not_a_command(word: str, commands: Sequence[str], after_options: bool = False) -> None:
+    """A perflab command, or a misspelt one, where the shorthand expects a program to measure
+    is a mistake (no such program exists), not a run that fails: refuse it."""
+    if shutil.which(word) is not None or set(word) & set(" /"):
+        return
+    hint = f"to measure a program named {word}, put -- before it: perflab -- {word}"
+    if after_options and word in commands:
+        raise ConfigError(
+            f"{word!r} is a perflab command: its options go after it (perflab {word} ...)",
+            hint=hint,
+        )
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
+    if close:
+        raise ConfigError(f"unknown command {word!r}: did you mean {close[0]}?", hint=hint)
 
 
 def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -35,6 +36,7 @@ from perflab.git.bundle import (
 from perflab.git.cache import default_cache_dir
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
+from perflab.machine.scratch import make_private_folder
 from perflab.measure.git_prepare import (
     WORKING_TREE_PATCH,
     measures_working_tree,
@@ -320,24 +322,49 @@ def run_on_cluster(
     progress = progress or NullProgress()
     address = experiment.settings.ray_address
     started_here = not api.ray.is_initialized()
-    if started_here:
-        _connect(api, address)
+    # a local cluster keeps its session in a private folder of perflab's, removed at the end
+    # (Ray's default is a shared, world-writable $TMPDIR/ray that it never cleans)
+    local = started_here and not address and not os.environ.get("RAY_ADDRESS")
+    session = _ray_session_folder() if local else None
     try:
+        if started_here:
+            _connect(api, address, None if session is None else str(session))
         machine = _cluster_machine(api, address)
         writer = store.begin_run(experiment, machine, __version__)
         failures = _drive(_Driver(api, experiment, writer, progress, cache_dir), writer)
     finally:
         if started_here:
             api.ray.shutdown()
+        if session is not None:
+            shutil.rmtree(session, ignore_errors=True)
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(str(f) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))
     return replace(result, failures=tuple(failures))
 
 
-def _connect(api: _Ray, address: str | None) -> None:
+# what Ray puts under its temporary folder for a socket: a unix socket's path holds 107 bytes
+RAY_SOCKET_TAIL = len("/session_2026-11-28_12-04-11_671752_4194304/sockets/plasma_store")
+
+
+def _ray_session_folder() -> Path:
+    """A private folder for a local cluster's session: in $TMPDIR, or in /tmp where $TMPDIR
+    is too deep for Ray's sockets."""
+    folder = make_private_folder("ray")
+    if len(str(folder)) + RAY_SOCKET_TAIL <= 107 or not os.path.isdir("/tmp"):
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    return make_private_folder("ray", "/tmp")
+
+
+def _connect(api: _Ray, address: str | None, temp_dir: str | None) -> None:
     try:
-        api.ray.init(address=address or None, log_to_driver=False, logging_level="WARNING")
+        api.ray.init(
+            address=address or None,
+            log_to_driver=False,
+            logging_level="WARNING",
+            **({} if temp_dir is None else {"_temp_dir": temp_dir}),
+        )
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise ConfigError(
             f"cannot connect to the Ray cluster {address!r}: {error}",

@@ -22,7 +22,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -38,6 +37,7 @@ from perflab.git.repo import (
     run_git,
 )
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.machine.scratch import private_folder
 from perflab.records.errors import ConfigError
 from perflab.records.model import Experiment, Variant
 
@@ -160,7 +160,7 @@ def _bundle(runner: ProcessRunner, repository: str, commits: list[str]) -> bytes
     if not found.ok:
         raise GitError(f"cannot find the git directory of {repository}", detail=found.stderr)
     objects = os.path.join(repository, found.stdout.strip(), "objects")
-    with tempfile.TemporaryDirectory(prefix="perflab-bundle-") as scratch:
+    with private_folder("bundle") as scratch:
         borrowing = os.path.join(scratch, "repository.git")
         _git_or_fail(runner, scratch, "init", "--quiet", "--bare", borrowing, doing=BUNDLING)
         Path(borrowing, "objects", "info", "alternates").write_text(os.path.abspath(objects) + "\n")

@@ -33,6 +33,8 @@ from perflab.records.errors import BenchmarkFailedError
 
 OUTPUT_TAIL_CHARS = 4000
 LOCK_POLL_S = 0.2
+# cloning submodules can fetch from their remotes
+SUBMODULE_TIMEOUT_S = 600.0
 
 
 def default_cache_dir() -> Path:
@@ -218,6 +220,8 @@ class BuildCache:
 
     def _changed(self, entry: CacheEntry) -> str | None:
         """What differs in the checkout from what the entry records, or None."""
+        if not (entry.path / ".git").exists():
+            return "its folder or its .git file was deleted"
         head = run_git(self.runner, entry.path, "rev-parse", "--verify", "-q", "HEAD")
         if not head.ok or head.stdout.strip() != entry.commit:
             now = head.stdout.strip()[:10] or "no commit"
@@ -352,6 +356,11 @@ class BuildCache:
         except BaseException:
             self._remove_worktree(repository, scratch)
             raise
+        try:  # after the move: git moves no worktree with submodules
+            self._submodules(final, base)
+        except BaseException:
+            self._remove_worktree(repository, final)
+            raise
         entry = CacheEntry(
             key=key,
             path=final,
@@ -368,6 +377,24 @@ class BuildCache:
         if build is None:
             self._lock(key, exclusive=False)
         return entry, False
+
+    def _submodules(self, scratch: Path, base: ResolvedRef) -> None:
+        """The submodules checked out as the commit records them, as a clone has them after
+        `git submodule update --init --recursive` (a worktree starts with empty folders)."""
+        if not (scratch / ".gitmodules").is_file():
+            return
+        done = run_git(
+            self.runner, scratch, "submodule", "update", "--init", "--recursive", "--quiet",
+            timeout_s=SUBMODULE_TIMEOUT_S,
+        )  # fmt: skip
+        if not done.ok:
+            raise GitError(
+                f"cannot check out the submodules of {base.ref} ({base.short}): git submodule "
+                f"update {done.describe_failure()}",
+                detail=(done.stdout + done.stderr).strip()[-OUTPUT_TAIL_CHARS:] or None,
+                hint="`git submodule update --init --recursive` must work in your clone "
+                "(perflab runs it in each checkout: the submodules' URLs must be reachable)",
+            )
 
     def _move_into_place(self, repository: str, scratch: Path, key: str, label: str) -> Path:
         """The scratch worktree moved to the entry's own folder, `<root>/<key>`."""
@@ -438,6 +465,10 @@ class BuildCache:
         built = self._built(entry, done, elapsed_s, output)
         self._lock(entry.key, exclusive=False)
         if not done.ok:
+            # a build that deleted its checkout (or its .git file) left nothing to keep:
+            # the entry goes, and git's record of the worktree with it
+            if not (entry.path / ".git").exists():
+                self._discard(entry.repository, entry.key)
             how = done.describe_failure()
             if done.timed_out:
                 how += f" after {timeout_s:g} s"
@@ -533,10 +564,11 @@ class BuildCache:
         return removed
 
     def _remove_worktree(self, repository: str, path: Path) -> None:
-        if os.path.isdir(repository):
-            # also clears git's record of a worktree whose folder is gone
-            run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
+        # the folder first: git then clears its record of a worktree whose folder is gone,
+        # where it refuses one whose .git file a build deleted (leaving a 'prunable' record)
         shutil.rmtree(path, ignore_errors=True)
+        if os.path.isdir(repository):
+            run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
 
 
 def _moved_by_build(

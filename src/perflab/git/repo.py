@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from shlex import quote
 
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.records.errors import ConfigError, PerflabError
@@ -72,11 +73,24 @@ def find_repository(runner: ProcessRunner, start: str | Path) -> str:
     return done.stdout.strip()
 
 
+def check_ref_text(ref: str, *, variant: str | None = None) -> str:
+    """No branch or tag name begins with '-' (git refuses to make one), and git would read
+    such a word as an option: refuse it before git sees it."""
+    if ref.startswith("-"):
+        raise ConfigError(
+            f"git ref {ref!r} begins with '-': no branch, tag or commit can, and git would read "
+            "it as an option",
+            hint="give a branch, tag or commit of this repository (git log --oneline shows them)",
+            variant=variant,
+        )
+    return ref
+
+
 def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef:
+    check_ref_text(ref)
     done = run_git(runner, repository, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if not done.ok or not done.stdout.strip():
-        shallow = run_git(runner, repository, "rev-parse", "--is-shallow-repository")
-        if shallow.stdout.strip() == "true":
+        if is_shallow(runner, repository):
             raise GitError(
                 f"git ref {ref!r} is not in {repository}, a shallow clone: the commit may be in "
                 "the history it did not fetch",
@@ -90,6 +104,11 @@ def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef
     shown = run_git(runner, repository, "show", "-s", "--format=%T%n%s", commit)
     tree, _, subject = shown.stdout.partition("\n")
     return ResolvedRef(ref=ref, commit=commit, tree=tree.strip(), subject=subject.strip())
+
+
+def is_shallow(runner: ProcessRunner, repository: str) -> bool:
+    done = run_git(runner, repository, "rev-parse", "--is-shallow-repository")
+    return done.stdout.strip() == "true"
 
 
 def dirty_summary(runner: ProcessRunner, repository: str) -> str | None:
@@ -160,6 +179,12 @@ def range_commits(
     commits = tuple(resolve_ref(runner, repository, sha) for sha in shas)
     parents = run_git(runner, repository, "rev-parse", f"{commits[0].commit}^")
     if parents.stdout.strip() != base.commit:
+        if is_shallow(runner, repository):
+            raise GitError(
+                f"the range {text} reaches past the history this shallow clone holds "
+                f"({repository})",
+                hint="fetch the whole history (git fetch --unshallow) and run again",
+            )
         raise _not_the_parent(start, end, text, follow=follow)
     merges: tuple[str, ...] = ()
     if follow:
@@ -179,8 +204,9 @@ def _not_the_parent(start: str, end: str, text: str, *, follow: bool) -> ConfigE
     return ConfigError(
         f"{start} is not the parent of the first commit of {text} ({start} is not on the "
         f"{line} of {end})",
-        hint=f"use the merge base: perflab stack $(git merge-base {start} {end})..{end}"
-        + (", or a commit of git log --first-parent --oneline " + end if follow else ""),
+        hint=f"use the merge base: perflab stack $(git merge-base {quote(start)} {quote(end)})"
+        f"..{quote(end)}"
+        + (", or a commit of git log --first-parent --oneline " + quote(end) if follow else ""),
     )
 
 
@@ -190,13 +216,21 @@ def first_parent_line(
     """The commits after `good` up to `bad` along `bad`'s first-parent line, oldest first, as
     (commit, subject); `good` must be an ancestor of `bad`."""
     ancestor = run_git(runner, repository, "merge-base", "--is-ancestor", good.commit, bad.commit)
+    if ancestor.returncode != 0 and is_shallow(runner, repository):
+        # the history between them may be what the clone did not fetch
+        raise GitError(
+            f"{good.ref} ({good.short}) is not in the history of {bad.ref} ({bad.short}) that "
+            f"this clone holds: {repository} is a shallow clone",
+            hint="fetch the whole history (git fetch --unshallow; GitHub Actions: "
+            "actions/checkout with fetch-depth: 0) and run again",
+        )
     if ancestor.returncode != 0 or good.commit == bad.commit:
         raise ConfigError(
             f"{good.ref} ({good.short}) is not an ancestor of {bad.ref} ({bad.short})"
             if good.commit != bad.commit
             else f"{good.ref} and {bad.ref} are the same commit ({good.short})",
             hint="give an older commit first: GOOD must be in the history of BAD "
-            f"(git merge-base --is-ancestor {good.ref} {bad.ref} checks it)",
+            f"(git merge-base --is-ancestor {quote(good.ref)} {quote(bad.ref)} checks it)",
         )
     listed = run_git(
         runner,

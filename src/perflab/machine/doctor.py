@@ -11,7 +11,6 @@ import glob
 import importlib.util
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -22,6 +21,7 @@ from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.gpu import gpu_checks
 from perflab.machine.host import cpu_flags, read_text, tool_version
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.perf_script import parse_evlist
@@ -106,7 +106,7 @@ def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
         return count is not None and count.availability.usable
 
     sampled = None
-    with tempfile.TemporaryDirectory(prefix="perflab-doctor-") as tmp:
+    with private_folder("doctor") as tmp:
         data = str(Path(tmp) / "probe.data")
         record = runner.run(
             LaunchSpec(argv=(perf, "record", "-q", "-e", "cycles", "-o", data, "--", "true")),

@@ -245,7 +245,7 @@ class SubprocessRunner:
             raise
         # what it left running (a daemon, a build's background job) is stopped now, not
         # waited for: it would hold the pipes open until the timeout
-        left = process.stop_leftovers()
+        left = process.stop_leftovers(orphans=True)
         stdout, stderr = streams.finish()
         return Completed(
             spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns,
@@ -408,9 +408,18 @@ class PopenProcess:
             self.popen.wait()
         self.stop_leftovers()
 
-    def stop_leftovers(self) -> int:
+    def stop_leftovers(self, *, orphans: bool = False) -> int:
+        """Stop what it left running; `orphans`: also the orphans re-parented to perflab since
+        it started that carry no container's token (a daemon that left the session and
+        cleared its environment: `setsid -f env -i CMD`), for a run nothing else starts
+        processes beside (a build)."""
         global _stopped_total
-        stopped = process_tree.stop(self.popen.pid, self.token, since_ticks=self.since_ticks)
+        stopped = process_tree.stop(
+            self.popen.pid,
+            self.token,
+            since_ticks=self.since_ticks,
+            orphans_of=_adopted_by() if orphans else None,
+        )
         _stopped_total += stopped
         return stopped
 

@@ -10,14 +10,13 @@ sets the variable itself or the user shares them (--share-caches); they are remo
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
+from perflab.machine.scratch import make_private_folder
 from perflab.measure.worker_client import variant_environment
 from perflab.records.model import Variant
 
@@ -40,26 +39,6 @@ def writes_no_bytecode(variant: Variant) -> bool:
     return bool(variant_environment(variant).get("PYTHONDONTWRITEBYTECODE"))
 
 
-PREFIX = "perflab-caches-"  # then the pid of the perflab process that made it
-
-
-def _remove_orphans(parent: Path) -> None:
-    """Remove the cache folders of perflab processes that are gone (killed with SIGKILL, or
-    a power cut): theirs was never removed on exit."""
-    try:
-        found = list(parent.glob(f"{PREFIX}*-*"))
-    except OSError:
-        return
-    for folder in found:
-        pid = folder.name[len(PREFIX) :].split("-", 1)[0]
-        try:
-            mine = folder.lstat().st_uid == os.geteuid()
-        except OSError:
-            continue
-        if pid.isdigit() and mine and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(folder, ignore_errors=True)
-
-
 class IsolatedCaches:
     """Fresh cache directories per variant (a context manager: removed on exit)."""
 
@@ -71,8 +50,7 @@ class IsolatedCaches:
     def __enter__(self) -> IsolatedCaches:
         # entered again (the engine's probes, then its measurements): the same folders
         if self.enabled and self._root is None:
-            _remove_orphans(Path(self._parent or tempfile.gettempdir()))
-            self._root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=self._parent))
+            self._root = make_private_folder("caches", self._parent)
         return self
 
     def __exit__(

@@ -31,7 +31,6 @@ import os
 import queue
 import re
 import shlex
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from typing import Any
 
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner, stop_all_contained
+from perflab.machine.scratch import private_folder
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.callgrind import (
@@ -634,7 +634,7 @@ class CallgrindCounter:
         (may run in a thread of its own: it writes nothing to the sink). Fresh processes, or
         (`fork`) children of one fork server that imported the set-up's modules under callgrind
         once."""
-        with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
+        with private_folder("callgrind") as directory:
             if fork:
                 self._count_forked(run, processes, cpu, workers, directory, done)
                 return
@@ -936,7 +936,7 @@ class CallgrindCounter:
             inline = through_shell or (executable is not None and has_debug_info(executable))
         repeats: list[list[tuple[str, str]]] = []
         for _ in range(max(1, self.repeats)):
-            with tempfile.TemporaryDirectory(prefix="perflab-callgrind-") as directory:
+            with private_folder("callgrind") as directory:
                 options = callgrind_options(
                     out_file=os.path.join(directory, "callgrind.out.%p"),
                     instr_at_start=True,

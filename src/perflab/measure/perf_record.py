@@ -16,13 +16,13 @@ mapped (`RecordedProfile.objects`, from perf's mmap events and, for statements, 
 from __future__ import annotations
 
 import enum
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure.analysis_parallel import runs_real_processes
 from perflab.measure.perf_control import PerfControl, find_perf
 from perflab.measure.perf_script import (
@@ -187,7 +187,7 @@ def _probe_recording(
     if options.no_bpf_event:  # an older perf: the same, with BPF events
         candidates += [replace(c, no_bpf_event=False) for c in candidates]
     last_error = ""
-    with tempfile.TemporaryDirectory(prefix="perflab-probe-") as tmp:
+    with private_folder("probe") as tmp:
         data = Path(tmp) / "probe.data"
         for candidate in candidates:
             argv = (perf, "record", "-q", "-o", str(data), *candidate.perf_options(), "--", "true")
@@ -344,7 +344,7 @@ def record_statement_profile(
     """Profile one variant's statement for about `region_s` seconds of its timed loop."""
     perf = find_perf()
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
-    with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
+    with private_folder("profile") as tmp:
         worker = ProfiledWorker(
             runner, options=chosen, data_path=Path(tmp) / f"{variant.name}.perf.data", perf=perf
         )
@@ -377,7 +377,7 @@ def record_command_profile(
     events: tuple[str, ...] = ()
     objects: dict[str, None] = {}
     region_ns = 0
-    with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
+    with private_folder("profile") as tmp:
         for run in range(runs):
             wall_ns, data = record_command_once(
                 runner, perf, chosen, argv, env, cwd, cpu, Path(tmp) / f"{run}.data", timeout_s

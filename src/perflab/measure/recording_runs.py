@@ -13,13 +13,13 @@ recorded `region_s` or `max_command_runs` blocks ran, the runs' samples pooled.
 from __future__ import annotations
 
 import functools
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from perflab.machine.proc import ProcessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
@@ -78,7 +78,7 @@ def record_variants(
     sampler = InterleavedSampler(
         LensSession(benchmark, context, time.monotonic_ns, lens=_SCHEDULE_LABEL), metric
     )
-    with tempfile.TemporaryDirectory(prefix="perflab-profile-") as tmp:
+    with private_folder("profile") as tmp:
         if benchmark.kind is BenchmarkKind.STATEMENT:
             return _StatementRecording(sampler, recipe, Path(tmp)).record()
         return _CommandRecording(sampler, recipe, Path(tmp)).record()

@@ -413,6 +413,12 @@ class StatementWorker:
 
     def _failure(self, reply: Mapping[str, Any]) -> BenchmarkFailedError:
         phase = reply.get("phase", "?")
+        if phase == "forked":
+            return self.error(
+                str(reply.get("error", "")),
+                hint="end a child made with os.fork() with os._exit() (or exec another "
+                "program), or measure the command instead (--cmd)",
+            )
         what = {"setup": "the setup raised", "stmt": "the statement raised"}.get(
             phase, "the worker reported a protocol error"
         )

@@ -181,18 +181,24 @@ class BisectResult:
         }
 
 
-_NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(%?)\s*$")
+_NUMBER = re.compile(r"^\s*(\S+?)\s*(%?)\s*$")
+# a smaller step than 0.01% is below what any lens resolves between two builds: such a
+# threshold would call every difference a regression
+SMALLEST_THRESHOLD = 0.0001
+_ACCEPTED = "a percentage from 0.01% (--threshold 2%) or a fraction below 1 (--threshold 0.02)"
 
 
 def parse_threshold(text: str) -> float:
-    """`2%` or `0.02` -> 0.02; a bare number of 1 or more is refused as ambiguous."""
+    """`2%` or `0.02` -> 0.02; a bare number of 1 or more is refused as ambiguous, a negative
+    one or one below 0.01% as meaningless."""
     found = _NUMBER.match(text)
-    if not found:
-        raise ConfigError(
-            f"the threshold {text!r} is not a number",
-            hint="give a percentage (--threshold 2%) or a fraction (--threshold 0.02)",
-        )
-    value = float(found.group(1))
+    try:
+        value = float(found.group(1)) if found else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ConfigError(f"the threshold {text!r} is not a number", hint=f"give {_ACCEPTED}")
+    assert found is not None
     if found.group(2):
         value /= 100.0
     elif value >= 1:
@@ -200,8 +206,18 @@ def parse_threshold(text: str) -> float:
             f"the threshold {text!r} is ambiguous (a fraction of 1 or more)",
             hint=f"write it as a percentage: --threshold {found.group(1)}%",
         )
-    if value <= 0:
-        raise ConfigError(f"the threshold {text!r} must be above 0", hint="e.g. --threshold 2%")
+    if value < 0:
+        raise ConfigError(
+            f"the threshold {text!r} is negative: it is how much worse counts as a regression",
+            hint=f"give {_ACCEPTED}",
+        )
+    if value < SMALLEST_THRESHOLD:
+        raise ConfigError(
+            f"the threshold {text!r} must be above 0"
+            if value == 0
+            else f"the threshold {text!r} is too small: below 0.01%, every difference counts",
+            hint=f"give {_ACCEPTED}",
+        )
     return value
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from perflab.git.repo import check_ref_text
 from perflab.lenses.registry import available_metrics
 from perflab.records.errors import ConfigError
 from perflab.records.model import (
@@ -81,6 +82,8 @@ def parse_variant(spec: str) -> Variant:
 
 
 def checked_git_keys(variant: Variant) -> Variant:
+    if variant.git is not None:
+        check_ref_text(variant.git, variant=variant.name)
     if variant.apply and not variant.git:
         raise ConfigError(
             "apply= applies changes on top of a git= ref, and this variant has none",
@@ -111,6 +114,7 @@ def check_variant_name(name: object, where: str) -> str:
 def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark]) -> None:
     """python= only matters to statements and cmd= only to commands: a key that changes nothing
     would still show as a difference between the variants, so refuse it."""
+    check_no_nul(variants, benchmarks)
     kinds = {b.kind for b in benchmarks}
     for variant in variants:
         if variant.cmd and BenchmarkKind.COMMAND not in kinds:
@@ -125,6 +129,35 @@ def check_keys_apply(variants: Sequence[Variant], benchmarks: Sequence[Benchmark
                 hint="vary a command with cmd=, cwd= or env.VAR=",
                 variant=variant.name,
             )
+
+
+def check_no_nul(variants: Sequence[Variant], benchmarks: Sequence[Benchmark]) -> None:
+    """A NUL byte cannot be passed to a process (arguments and the environment are C strings):
+    refuse it before anything starts, naming where it is, rather than fail in a launcher."""
+    for variant in variants:
+        for spec in VARIANT_FIELDS:
+            value = getattr(variant, spec.name)
+            if spec.kind is VariantFieldKind.TABLE:
+                texts = [(f"{spec.name}.{k}", t) for k, v in value.items() for t in (k, v)]
+            elif spec.kind is VariantFieldKind.TEXTS:
+                texts = [(spec.name, t) for t in value]
+            else:
+                texts = [] if value is None else [(spec.name, value)]
+            for key, text in texts:
+                if "\0" in text:
+                    raise ConfigError(
+                        f"{key} holds a NUL byte (\\0), which no program can be given",
+                        hint="remove the NUL byte from the value",
+                        variant=variant.name,
+                    )
+    for benchmark in benchmarks:
+        for key in ("stmt", "setup", "cmd"):
+            if "\0" in (getattr(benchmark, key) or ""):
+                raise ConfigError(
+                    f"{key} holds a NUL byte (\\0), which no program can be given",
+                    hint="remove the NUL byte from the text",
+                    benchmark=benchmark.name,
+                )
 
 
 # the one variant of a run given none (`perflab run --cmd X`): measured alone, no ratio

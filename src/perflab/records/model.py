@@ -316,6 +316,24 @@ def _duration(name: str, unit: str = "s") -> Callable[[Any], str | None]:
     return check
 
 
+# a warm-up past this settles nothing a few hundred samples do not, and is days of work: at
+# the default 10 ms sample it is 100 s per worker generation of each variant before one sample
+# is kept (a statement's six generations, two variants: 20 min); --warmup 1000000000 was years
+MAX_WARMUP = 10_000
+
+
+def _warmup(value: int) -> str | None:
+    if value < 0:
+        return "warmup_blocks (--warmup) cannot be negative"
+    if value > MAX_WARMUP:
+        return (
+            f"warmup_blocks (--warmup) must be at most {MAX_WARMUP:,}, not {value:,}: that many "
+            "discarded samples is hours to years of work for no steadier state (a few settle "
+            "caches and JITs)"
+        )
+    return None
+
+
 def _regexes(layers: Any) -> str | None:
     for name, pattern in layers:
         try:
@@ -468,7 +486,7 @@ class Settings:
             key="warmup_blocks",
             flags=("--warmup",),
             metavar="N",
-            check=lambda v: None if v >= 0 else "warmup_blocks (--warmup) cannot be negative",
+            check=_warmup,
         ),
     )
     # commands: a command run before every sample, not timed (dropping caches, resetting state)

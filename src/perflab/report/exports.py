@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections import Counter
 from typing import Any
 
@@ -88,6 +89,32 @@ def render_hyperfine_json(result: RunResult) -> str:
     return json.dumps({"results": hyperfine_results(result)}, indent=2) + "\n"
 
 
+# a spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...), -2+3)
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# control characters but the line breaks and tabs a quoted CSV cell holds (a multi-line
+# statement): an ESC sequence would drive the terminal of whoever `cat`s the file
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def csv_cell(value: object) -> object:
+    """A cell a spreadsheet shows as text: a formula's first character is neutralised with a
+    `'` (numbers stay numbers), control characters are written as \\xNN."""
+    if not isinstance(value, str):
+        return value
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    if text.startswith(_FORMULA_STARTS) and not _is_number(text):
+        return "'" + text
+    return text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def render_csv(result: RunResult) -> str:
     """hyperfine's CSV columns, then perflab's (benchmark, variant, the interval) and one
     `parameter_NAME` column per parameter."""
@@ -97,13 +124,12 @@ def render_csv(result: RunResult) -> str:
     columns += [f"parameter_{name}" for name in names]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([csv_cell(column) for column in columns])
     for entry in entries:
         parameters = entry.get("parameters", {})
-        writer.writerow(
-            [
-                *("" if entry[c] is None else entry[c] for c in columns[: -len(names) or None]),
-                *(parameters.get(name, "") for name in names),
-            ]
-        )
+        cells = [
+            *("" if entry[c] is None else entry[c] for c in columns[: -len(names) or None]),
+            *(parameters.get(name, "") for name in names),
+        ]
+        writer.writerow([csv_cell(cell) for cell in cells])
     return buffer.getvalue()

@@ -112,17 +112,32 @@ def carries_token(pid: int, token: str) -> bool:
     return False
 
 
+def carries_no_token(pid: int) -> bool:
+    """Whether the process's environment holds no CONTAINER_VARIABLE at all (it cleared its
+    environment: `env -i`); False where it cannot be read."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as environ:
+            data = environ.read()
+    except OSError:
+        return False
+    prefix = ("%s=" % CONTAINER_VARIABLE).encode()
+    return not any(item.startswith(prefix) for item in data.split(b"\0"))
+
+
 def members(
     leader: int | None,
     token: str | None,
     table: dict[int, ProcessEntry],
     adopted_by: int | None = None,
     since_ticks: int = 0,
+    orphans_of: int | None = None,
 ) -> set[int]:
     """The processes of a container (see the module docstring) other than the leader, which
     its owner kills and waits for (its pid may be reused once it is reaped).
-    `adopted_by`: also every child of this subreaper, and their descendants. Only processes
-    started at or after `since_ticks` (clock ticks after boot) can belong to it."""
+    `adopted_by`: also every child of this subreaper, and their descendants. `orphans_of`:
+    also the children of this subreaper that carry no container's token (orphans that left
+    the session and cleared their environment: none of its own). Only processes started at
+    or after `since_ticks` (clock ticks after boot) can belong to it."""
     found: set[int] = set()
     for entry in table.values():
         if entry.pid == leader or entry.start_ticks < since_ticks:
@@ -132,6 +147,13 @@ def members(
         elif adopted_by is not None and entry.ppid == adopted_by:
             found.add(entry.pid)
         elif token is not None and entry.state != "Z" and carries_token(entry.pid, token):
+            found.add(entry.pid)
+        elif (
+            orphans_of is not None
+            and entry.ppid == orphans_of
+            and entry.state != "Z"
+            and carries_no_token(entry.pid)
+        ):
             found.add(entry.pid)
     return (found | descendants(found, table)) - {leader}
 
@@ -157,6 +179,7 @@ def stop(
     spare: Iterable[int] = (),
     adopted_by: int | None = None,
     since_ticks: int = 0,
+    orphans_of: int | None = None,
 ) -> int:
     """Kill (SIGKILL) every live process of the container (but the leader and `spare`), reap
     the ones that are this process's children, and return how many were stopped. Zombies are
@@ -168,7 +191,7 @@ def stop(
         table = process_table()
         targets = [
             pid
-            for pid in members(leader, token, table, adopted_by, since_ticks)
+            for pid in members(leader, token, table, adopted_by, since_ticks, orphans_of)
             if pid not in spared
         ]
         live = [pid for pid in targets if table[pid].state != "Z"]

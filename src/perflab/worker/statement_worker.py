@@ -78,6 +78,7 @@ import hashlib
 import itertools
 import json
 import os
+import select
 import sys
 import time
 import traceback
@@ -375,6 +376,38 @@ def _unpreempted_ns(wall_ns, cpu_ns, run_queue_ns):
     return wall_ns - min(run_queue_ns, off_cpu)
 
 
+# how long a worker waits, after the statement first ran, for a copy of itself that the
+# statement forked to come back (it says so on the worker's alarm pipe as it leaves)
+COPY_WAIT_S = 0.5
+FORKED_ERROR = (
+    "the %s forked a copy of the worker (os.fork() with no exec or os._exit() in the "
+    "child), and the copy returned into perflab's loop: every sample would fork again"
+)
+
+
+_COPY_FROM = {"set-up": b"u", "statement": b"s"}  # what a copy writes on the alarm pipe
+
+
+def _children():
+    """This process's children (every thread's), or None where Linux does not list them."""
+    found = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/children" % task) as listed:
+                found.update(int(pid) for pid in listed.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def _same_program(pid):
+    """Whether child `pid` still runs this program (a fork that did not exec)."""
+    try:
+        return os.readlink("/proc/%d/exe" % pid) == os.readlink("/proc/self/exe")
+    except OSError:
+        return False  # gone, a zombie, or not ours to read
+
+
 class Worker:
     def __init__(self, reply_stream, request_stream):
         self.reply_stream = reply_stream
@@ -386,6 +419,10 @@ class Worker:
         self.heap_padding = None  # a forked child's: moves its later allocations
         self.waiting = []  # a fork server's children forked ahead: (pid, release fd), in order
         self.quit_asked = False  # the parent said quit (rather than closing the channel)
+        # a process running this code with another pid is a copy the measured code forked:
+        # it tells the worker on this pipe and leaves, never answering the parent itself
+        self.pid = os.getpid()
+        self.copy_alarm = os.pipe()
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -409,6 +446,35 @@ class Worker:
         self.reply_stream.write(json.dumps(message) + "\n")
         self.reply_stream.flush()
 
+    def leave_if_a_copy(self, where):
+        """In a copy of this worker that the set-up or the statement forked, once it returned
+        into the worker: say where to the worker and leave at once (no reply, no exit
+        handlers)."""
+        if os.getpid() != self.pid:
+            try:
+                os.write(self.copy_alarm[1], _COPY_FROM[where])
+            finally:
+                os._exit(0)
+
+    def copy_came_back(self, children_before=None):
+        """The reply saying a copy of this worker came back (see leave_if_a_copy), or None;
+        with the children there were before the code ran, waits up to COPY_WAIT_S for a new
+        child that still runs this program (not exec'd) to come back or go."""
+        deadline = time.monotonic() + COPY_WAIT_S
+        while True:
+            ready, _, _ = select.select([self.copy_alarm[0]], [], [], 0)
+            if ready:
+                said = os.read(self.copy_alarm[0], 4096)
+                where = "set-up" if _COPY_FROM["set-up"] in said else "statement"
+                return {"ok": False, "phase": "forked", "error": FORKED_ERROR % where}
+            if children_before is None:
+                return None
+            now = _children()
+            running = [p for p in (now or ()) if p not in children_before and _same_program(p)]
+            if not running or time.monotonic() > deadline:
+                return None
+            time.sleep(0.001)
+
     def read_request(self):
         line = self.request_stream.readline()
         if not line:
@@ -421,7 +487,14 @@ class Worker:
         try:
             exec(compile(request.get("setup") or "pass", "<setup>", "exec"), namespace)
         except BaseException:
+            self.leave_if_a_copy("set-up")
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
+        self.leave_if_a_copy("set-up")
+        # not waited for: a copy the set-up forked that comes back later is seen by the
+        # statement's first run (before it is ever run in a loop)
+        forked = self.copy_came_back()
+        if forked is not None:
+            return forked
         try:
             scope = request.get("scope", "function")
             self.loop = _compile_loop(request["stmt"], namespace, scope)
@@ -438,10 +511,14 @@ class Worker:
 
     def check(self):
         """Run the statement once: fail early (before calibrating), warm caches."""
+        before = _children()
         try:
             wall_ns = self.timed(1)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
+        forked = self.copy_came_back(before)
+        if forked is not None:
+            return forked
         synchronised = "cuda" if _device_synchroniser() is not None else None
         return {"ok": True, "wall_ns": wall_ns, "device_synchronised": synchronised}
 
@@ -469,6 +546,7 @@ class Worker:
         try:
             return loop(itertools.repeat(None, loops), timer)
         finally:
+            self.leave_if_a_copy("statement")
             if gc_was_enabled:
                 gc.enable()
 
@@ -499,6 +577,9 @@ class Worker:
             # time taken by other processes does not count: on a busy machine it would make
             # the loop count (and every sample's share of the statement) far too small
             wall_ns = _unpreempted_ns(*self.accounted(loops))
+            forked = self.copy_came_back()
+            if forked is not None:
+                return forked
             if wall_ns >= target_ns or loops >= 1 << 40:
                 break
             # grow towards the target, at most 10x per step so one slow outlier cannot overshoot
@@ -523,6 +604,9 @@ class Worker:
                 wall_ns, cpu_ns, queued = self.timed(loops, empty, _no_clock), None, None
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
+        forked = self.copy_came_back()
+        if forked is not None:
+            return forked
         if request.get("handshake"):
             # say "done" at once and wait, so the parent switches its tool off before this
             # process does anything else (reading /proc, encoding the reply ...)
@@ -613,6 +697,7 @@ class Worker:
 
     def _become_child(self, request):
         status = 0
+        self.pid = os.getpid()  # a child of the protocol, not a copy the code forked
         try:
             process_tree.become_subreaper()  # fork does not inherit it
             os.environ.update(request.get("env") or {})

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -63,6 +62,7 @@ from perflab.lenses.counters.perf_stat import (
 )
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.measure.perf_control import PerfControl, find_perf
@@ -319,7 +319,7 @@ class CountersLens:
                 or self._precise_enough(benchmark, context)
             )
 
-        with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
+        with private_folder("counters") as tmp:
 
             def generation(number: int) -> None:
                 nonlocal loops
@@ -529,7 +529,7 @@ class CountersLens:
                 or self._precise_enough(benchmark, context)
             )
 
-        with tempfile.TemporaryDirectory(prefix="perflab-counters-") as tmp:
+        with private_folder("counters") as tmp:
             sampler.blocks(
                 lambda slot: self._count_command(sampler, events, perf, Path(tmp), slot),
                 enough=enough,
