@@ -192,3 +192,27 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     assert "valgrind ran dgemm_kernel_HASWELL in both" in summary.valgrind_ran_other_code[0]
     # no dispatch change: nothing is annotated
     assert with_cpu_ran([counted]) == [counted]
+
+
+def test_a_function_two_builds_spell_differently_is_one_cause_shown_as_people_read_it() -> None:
+    """The issue's Rust case: callgrind names the function without its hash, asm with the
+    baseline's hash (the variant's respelled to it); the summary joins them and shows neither
+    the hash nor Rust's legacy escapes."""
+    spec_next = (
+        "_$LT$core..ops..range..Range$LT$T$GT$$u20$as$u20$core..iter..range..RangeIteratorImpl"
+        "$GT$::spec_next::h680aaf5d04044e1f"
+    )
+    functions = [row("sumbench::sum_slice", 3000, 1200), row(spec_next, 1000, 300)]
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "vector_width_changed", "function": "sumbench::sum_slice::hb17a8c125cb85c7d",
+         "detail": {"from": 128, "to": 256}, "samples": 300,
+         "evidence": ["widest register 128 -> 256 bits"]}],
+        "functions": [{}], "byte_identical_functions": []})  # fmt: skip
+    [summary] = summaries([instructions(functions, 4000.0, 1500.0), asm])
+    assert [c.function for c in summary.causes] == [
+        "sumbench::sum_slice",
+        "<core::ops::range::Range<T> as core::iter::range::RangeIteratorImpl>::spec_next",
+    ]
+    assert "asm: vector_width_changed sumbench::sum_slice" in summary.causes[0].evidence[1]
+    assert summary.text.startswith("sumbench::sum_slice: 128-bit → 256-bit vectors (asm)")
+    assert "$LT$" not in summary.text and "::h" not in summary.text
