@@ -293,3 +293,27 @@ def test_reattribution_charges_inlined_instructions_to_the_inlined_function() ->
         "helper": 6.0,
         "memcpy": 3.0,
     }
+
+
+def test_a_function_two_builds_spell_differently_is_one_row_saying_why() -> None:
+    """Callgrind keeps a Rust hash where its demangler left the name half read (a `.llvm.`
+    suffix): the two builds' hashes differ, the function is one row, named as in the baseline,
+    with the variant's spelling and the reason in its JSON."""
+    from perflab.lenses.instructions.analyse import (
+        _function_json,
+        _function_table,
+        _respelled,
+        _VariantCounts,
+    )
+
+    a, b = "spec_next::h680aaf5d04044e1f", "spec_next::h0123456789abcdef"
+    base = _VariantCounts((1.0,), {}, costs({a: 100, "main": 5}), None)
+    other = _respelled(base, _VariantCounts((1.0,), {}, costs({b: 40, "main": 5}), None))
+    rows, _ = _function_table(base, other)
+    (row,) = [r for r in rows if r.name != "main"]
+    assert (row.name, row.presence, row.delta_self) == (a, Presence.BOTH, -60)
+    spelled = _function_json(row)["spelled_in_variant"]
+    assert spelled["name"] == b and "the only function named spec_next" in spelled["why"]
+    # two of one stem in a build: nothing is guessed, both stay apart
+    two = _respelled(base, _VariantCounts((1.0,), {}, costs({b: 40, b[:-1] + "0": 1}), None))
+    assert len(_function_table(base, two)[0]) == 4
