@@ -446,6 +446,8 @@ def test_one_rust_function_under_two_hashes_is_one_row_with_its_width_change() -
         listing(SUM_A, XMM, 300.0, obj="/a/sumbench"),
         listing("sumbench::main::h1111111111111111", CALL_SUM, 17.0, "/a/sumbench", names=NAMES_A),
         total=317.0,
+        # what the baseline's symbol table was asked about the variant's name
+        searched={SUM_B: ("/a/sumbench",)},
     )
     new = code(
         listing(SUM_B, YMM, 227.0, obj="/b/sumbench"),

@@ -317,3 +317,17 @@ def test_a_function_two_builds_spell_differently_is_one_row_saying_why() -> None
     # two of one stem in a build: nothing is guessed, both stay apart
     two = _respelled(base, _VariantCounts((1.0,), {}, costs({b: 40, b[:-1] + "0": 1}), None))
     assert len(_function_table(base, two)[0]) == 4
+
+
+def test_the_inline_aware_table_is_paired_by_its_own_spellings() -> None:
+    """Callgrind's demangler leaves out Rust's hash, the debug info's names keep it: each
+    table is paired with its own kind, so neither makes the other look like two functions."""
+    from perflab.lenses.instructions.analyse import _function_table, _respelled, _VariantCounts
+
+    a, b = "sumbench::sum_slice::h5ce9dbc58b2415ea", "sumbench::sum_slice::h74f3f68197f7d97c"
+    plain = "sumbench::sum_slice"
+    base = _VariantCounts((1.0,), {}, costs({plain: 100}), costs({a: 100}))
+    other = _respelled(base, _VariantCounts((1.0,), {}, costs({plain: 40}), costs({b: 40})))
+    rows, attribution = _function_table(base, other)
+    assert attribution == "inline-aware"
+    assert [(r.name, r.presence) for r in rows] == [(a, Presence.BOTH)]

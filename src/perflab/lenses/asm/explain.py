@@ -265,11 +265,12 @@ def _spelling_said(row: Row, pairing: NamePairing) -> Row:
 
 
 def _names(code: VariantCode) -> set[str]:
-    """Every function name a variant's artifact uses: its listings, their callees, the sampled
-    families and what the symbol table was asked about."""
+    """The function names of a variant's own code: its listings, their callees, the sampled
+    families. Not what its symbol table was asked about (`defined`, `searched`): those are the
+    other variant's names, and would make every paired name look like two of one build."""
     names = {listing.name for listing in code.listings}
     names.update(callee for listing in code.listings for callee in listing.calls)
-    names.update(code.family_samples, code.defined, code.searched, code.call_sites)
+    names.update(code.family_samples, code.call_sites)
     names.update(callee for callees in code.call_sites.values() for callee in callees)
     return {name.split("@", 1)[0] for name in names if name != INDIRECT_CALL}
 

@@ -232,22 +232,36 @@ def _respelled(base: _VariantCounts, other: _VariantCounts) -> _VariantCounts:
     in the baseline (`pair_names`, the rule every lens shares), so one function is one row."""
     if base.costs is None or other.costs is None:
         return other
-    pairing = pair_names(
-        {fid.name for fid in base.costs.functions}, {fid.name for fid in other.costs.functions}
-    )
-    if not pairing.pairs:
-        return replace(other, spellings=pairing)
-
-    def rename(fid: FunctionId) -> FunctionId:
-        return FunctionId(pairing.variant_name(fid.name), fid.object)
-
+    # callgrind's names and the inline-aware view's (from debug info) are spelled by different
+    # demanglers, so each table is paired with its own kind
+    pairing = _pairing(base.costs, other.costs)
+    attributed = other.attributed
+    if base.attributed is not None and attributed is not None:
+        by_frames = _pairing(base.attributed, attributed)
+        attributed = attributed.renamed(_renamer_of(by_frames))
+        pairing = NamePairing(
+            (*pairing.pairs, *(p for p in by_frames.pairs if p not in pairing.pairs)),
+            (*pairing.unpaired, *(u for u in by_frames.unpaired if u not in pairing.unpaired)),
+        )
+    rename = _renamer_of(pairing)
     return replace(
         other,
         costs=other.costs.renamed(rename),
-        attributed=other.attributed.renamed(rename) if other.attributed is not None else None,
+        attributed=attributed,
         parts={rename(fid): names for fid, names in other.parts.items()},
         spellings=pairing,
     )
+
+
+def _pairing(base: FunctionCosts, other: FunctionCosts) -> NamePairing:
+    return pair_names({f.name for f in base.functions}, {f.name for f in other.functions})
+
+
+def _renamer_of(pairing: NamePairing) -> Callable[[FunctionId], FunctionId]:
+    def rename(fid: FunctionId) -> FunctionId:
+        return FunctionId(pairing.variant_name(fid.name), fid.object)
+
+    return rename
 
 
 def _with_spellings(
