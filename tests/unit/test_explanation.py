@@ -216,3 +216,44 @@ def test_a_function_two_builds_spell_differently_is_one_cause_shown_as_people_re
     assert "asm: vector_width_changed sumbench::sum_slice" in summary.causes[0].evidence[1]
     assert summary.text.startswith("sumbench::sum_slice: 128-bit → 256-bit vectors (asm)")
     assert "$LT$" not in summary.text and "::h" not in summary.text
+
+
+def _loop_row(name: str, base: tuple[int, int], new: tuple[int, int]) -> dict[str, Any]:
+    def side(span: tuple[int, int]) -> dict[str, Any]:
+        return {"hot_loop": {"start_address": span[0], "end_address": span[1]}}
+
+    return {"name": name, "ran": {"baseline": True, "variant": True},
+            "baseline": side(base), "variant": side(new)}  # fmt: skip
+
+
+def test_a_decisive_time_with_the_same_instructions_looks_at_where_the_hot_loop_lies() -> None:
+    """The issue's Rust case: the same 7-instruction loop, 1.67x slower; the iterator build's
+    loop (0x14770-0x1478b) crosses a 64-byte line, the indexed one's (0x14790-0x147ab) not."""
+    same = instructions([row("sum_slice", 574.0, 574.0)], 574_195_679.0, 574_173_429.0)
+    slower = comparison(Metric.TIME, 1.0, 1.665, {}, verdict=Verdict.SLOWER)
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [], "byte_identical_functions": [],
+        "functions": [_loop_row("sumbench::sum_slice::h1111111111111111",
+                                (0x14790, 0x147AC), (0x14770, 0x1478C))]})  # fmt: skip
+    [summary] = summaries([slower, same, asm])
+    assert "nothing to account for" not in summary.text
+    assert "the difference is not in the executed instructions" in summary.text
+    assert (
+        "the hot loop of sumbench::sum_slice crosses 1 64-byte line(s) and 2 32-byte window(s) "
+        "in the baseline (0x14790–0x147ab) and 2 and 2 in the variant (0x14770–0x1478b)"
+    ) in summary.text
+    assert "-C llvm-args=-align-loops=64" in summary.text and "-falign-loops=64" in summary.text
+
+    # loops that lie alike: it says where the difference is not, and what is left
+    alike = comparison(Metric.ASM, 1, 1, {"diagnoses": [], "byte_identical_functions": [],
+        "functions": [_loop_row("f", (0x1000, 0x1020), (0x2000, 0x2020))]})  # fmt: skip
+    [summary] = summaries([slower, same, alike])
+    assert "nor in the placement of the 1 hot loop(s) it compared" in summary.text
+    assert "data layout and memory, frequency" in summary.text
+    assert "to rule out code placement, rebuild both" in summary.text
+    [summary] = summaries([slower, same])
+    assert "where the code lies was not read" in summary.text
+
+    # time undecided: the same counts leave nothing to account for
+    even = comparison(Metric.TIME, 1.0, 1.001, {}, verdict=Verdict.EQUIVALENT)
+    [summary] = summaries([even, same, asm])
+    assert "nothing to account for" in summary.text

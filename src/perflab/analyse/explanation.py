@@ -157,6 +157,8 @@ def summarise(
         found = _from_profile(profile, claims)
     else:
         return None
+    if instructions is not None and found[0] == "instructions" and not found[3]:
+        found = (*found[:4], _same_counts_words(instructions, time, asm) or found[4])
     source, unit, difference, causes, what = found
     accounted = sum(c.share for c in causes) if causes else None
     text = _width_lead(comparisons) + _text(
@@ -428,6 +430,81 @@ def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:
             instructions, details=replace(details, functions=functions)
         )
     return [annotated.get(id(c), c) for c in comparisons]
+
+
+LINE_BYTES = 64  # a cache line, and what -falign-loops=64 aligns to
+WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86
+CONFIRM_PLACEMENT = (
+    "to confirm, rebuild both with -falign-loops=64 -falign-functions=64 (gcc, clang) or "
+    "-C llvm-args=-align-loops=64 (Rust): if the gap closes, code placement was the cause"
+)
+
+
+def _blocks(start: int, end: int, size: int) -> int:
+    """How many `size`-byte blocks the bytes [start, end) touch."""
+    return (end - 1) // size - start // size + 1 if end > start else 0
+
+
+def _placement(asm: Mapping[str, Any]) -> tuple[list[str], int]:
+    """The hot loops that lie differently in the two variants: one crosses more 64-byte lines
+    or 32-byte windows than the other (their addresses are the evidence); and how many hot
+    loops were compared."""
+    found = []
+    compared = 0
+    for row in asm.get("functions") or []:
+        ran = row.get("ran") or {}
+        if not (ran.get("baseline") and ran.get("variant")):
+            continue
+        loops = [((row.get(side) or {}).get("hot_loop") or {}) for side in ("baseline", "variant")]
+        raw = [(loop.get("start_address"), loop.get("end_address")) for loop in loops]
+        spans = [(a, b) for a, b in raw if isinstance(a, int) and isinstance(b, int)]
+        if len(spans) != 2:
+            continue
+        compared += 1
+        counts = [(_blocks(a, b, LINE_BYTES), _blocks(a, b, WINDOW_BYTES)) for a, b in spans]
+        if counts[0] == counts[1]:
+            continue
+        where = [f"{a:#x}–{b - 1:#x}" for a, b in spans]
+        found.append(
+            f"the hot loop of {readable(str(row.get('name')))} crosses "
+            f"{counts[0][0]} 64-byte line(s) and {counts[0][1]} 32-byte window(s) in the "
+            f"baseline ({where[0]}) and {counts[1][0]} and {counts[1][1]} in the variant "
+            f"({where[1]})"
+        )
+    return found, compared
+
+
+def _same_counts_words(
+    instructions: Comparison, time: Comparison | None, asm: Mapping[str, Any]
+) -> str | None:
+    """Where the time lens decides and the executed instructions are the same: what the
+    difference is not, where the code lies differently (the hot loops' addresses), and how to
+    confirm it; None when time does not decide (then there is nothing to account for)."""
+    if time is None or time.verdict not in (Verdict.FASTER, Verdict.SLOWER):
+        return None
+    data = _details(instructions)
+    before = float(data.get("baseline_per_iteration") or instructions.baseline_value)
+    after = float(data.get("variant_per_iteration") or instructions.variant_value)
+    counts = (
+        f"The same instructions per iteration ({before:,.0f} and {after:,.0f}), yet time "
+        f"{time.ratio:.3f} ({time.verdict}): the difference is not in the executed instructions"
+    )
+    placed, compared = _placement(asm)
+    if placed:
+        return f"{counts}; the code lies differently: {'; '.join(placed)}; {CONFIRM_PLACEMENT}"
+    rule_out = CONFIRM_PLACEMENT.replace("to confirm", "to rule out code placement")
+    if not compared:
+        return (
+            f"{counts}; where the code lies was not read (the asm lens reads the hot loops' "
+            "addresses); what is left: code placement, data layout and memory, frequency, "
+            f"noise; {rule_out}"
+        )
+    return (
+        f"{counts} nor in the placement of the {compared} hot loop(s) it compared (the same "
+        "64-byte lines and 32-byte windows in both); what is left: placement it cannot see "
+        "(function alignment, branch targets, pages), data layout and memory, frequency, "
+        f"noise; {rule_out}"
+    )
 
 
 def _no_difference(comparison: Comparison, before: float, after: float) -> bool:
