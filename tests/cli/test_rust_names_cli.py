@@ -85,6 +85,9 @@ def test_one_rust_function_under_two_hashes_is_one_row_everywhere(tmp_path: Path
     [row] = [r for r in asm["functions"] if "sum_slice" in r["name"]]
     assert row["ran"] == {"baseline": True, "variant": True}
     assert "the only function named sumbench::sum_slice in each build" in row["paired_by"]
+    # where its hot loop lies, for the summary's placement finding
+    loop = row["baseline"]["hot_loop"]
+    assert 0 < loop["start_address"] < loop["end_address"]
 
     [summary] = result["summaries"]
     text = summary["summary"]["text"]
