@@ -53,7 +53,13 @@ from perflab.measure.perf_script import (
     APPEARANCE_MIN_SAMPLES,
     APPEARANCE_MIN_SHARE,
 )
-from perflab.measure.symbol_names import NamePairing, pair_names, spelling_stem, word_change
+from perflab.measure.symbol_names import (
+    NamePairing,
+    pair_names,
+    readable,
+    spelling_stem,
+    word_change,
+)
 from perflab.records.diagnosis import Claim, Diagnosis
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
@@ -251,14 +257,17 @@ def explain(baseline: VariantCode, variant: VariantCode) -> list[Row]:
 
 def _spelling_said(row: Row, pairing: NamePairing) -> Row:
     """A row of two spellings says why they were taken for one function; a row whose name
-    other functions share in spelling only says why it was not paired."""
+    other functions share in spelling only says why it was not paired; its claims name the
+    function as people read it (`readable`: no Rust hash, no legacy escapes)."""
     pair = pairing.pair_of(identity(row.name))
     stem = spelling_stem(row.name)
     unpaired = tuple(u.reason for u in pairing.unpaired if u.stem == stem)
-    if pair is None and not unpaired:
-        return row
+    diagnoses = tuple(replace(d, function=readable(d.function)) for d in row.diagnoses)
+    not_run = tuple(replace(d, function=readable(d.function)) for d in row.not_run)
     return replace(
         row,
+        diagnoses=diagnoses,
+        not_run=not_run,
         paired_by=row.paired_by or (pair.reason if pair else ""),
         notes=(*row.notes, *unpaired),
     )
