@@ -97,6 +97,10 @@ def test_the_stem_leaves_out_every_build_dependent_spelling() -> None:
     assert spelling_stem("foo.lto_priv.3") == spelling_stem("foo.llvm.4417") == "foo"
     assert spelling_stem("counter.1234") == "counter"
     assert spelling_stem("foo.avx2") == "foo.avx2"  # a dispatch member is a function of its own
+    # a v0 symbol no demangler read: its crate disambiguator (`Cs<base-62>_`) left out
+    assert spelling_stem("_RNvCs9SO6l95hc9n_8sumbench9sum_slice") == spelling_stem(
+        "_RNvCsfq2Zq5gqAK1_8sumbench9sum_slice"
+    )
 
 
 def test_one_function_built_twice_is_paired_and_says_why() -> None:

@@ -78,6 +78,8 @@ def word_change(old: str, new: str) -> tuple[str, str] | None:
 
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
 _V0_CRATE = re.compile(r"(?<=[A-Za-z0-9_])\[[0-9a-f]{1,16}\](?=::|$)")
+# the same disambiguator in a v0 symbol no demangler read: a crate root `C s<base-62> _ <len>`
+_V0_MANGLED_CRATE = re.compile(r"C(?:s[0-9A-Za-z]*_)(?=\d)")
 _LOCAL_NUMBER = re.compile(r"\.\d+$")
 _LEGACY_ESCAPE = re.compile(r"\$(SP|BP|RF|LT|GT|LP|RP|C|u[0-9a-f]{2,6})\$")
 _LEGACY_WORDS = {"SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")"}
@@ -117,7 +119,8 @@ def spelling_stem(name: str) -> str:
     """The function's name without anything a build spells differently (clone suffixes, the
     Rust hash, v0 crate disambiguators, local numbering): equal stems across builds *may* be one
     function; `pair_names` decides."""
-    return _LOCAL_NUMBER.sub("", readable(fold_clones(name)))
+    stem = _LOCAL_NUMBER.sub("", readable(fold_clones(name)))
+    return _V0_MANGLED_CRATE.sub("C", stem) if stem.startswith("_R") else stem
 
 
 @dataclass(frozen=True)
