@@ -146,7 +146,7 @@ def test_two_functions_of_one_stem_in_one_build_are_never_merged() -> None:
     assert pairing.variant_name(variant[0]) == variant[0]
     (unpaired,) = pairing.unpaired
     assert unpaired.stem == "core::iter::Iterator::fold"
-    assert unpaired.baseline == ("core::iter::Iterator::fold::h1111111111111111",)
+    assert unpaired.baseline == tuple(sorted(baseline))
     assert "cannot be told by name" in unpaired.reason
     # within one build, nothing at all is paired
     assert pair_names(baseline, []).pairs == ()

@@ -82,8 +82,9 @@ _V0_CRATE = re.compile(r"(?<=[A-Za-z0-9_])\[[0-9a-f]{1,16}\](?=::|$)")
 _V0_MANGLED_CRATE = re.compile(r"C(?:s[0-9A-Za-z]*_)(?=\d)")
 _LOCAL_NUMBER = re.compile(r"\.\d+$")
 _LEGACY_ESCAPE = re.compile(r"\$(SP|BP|RF|LT|GT|LP|RP|C|u[0-9a-f]{2,6})\$")
-_LEGACY_WORDS = {"SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")"}
-_LEGACY_WORDS["C"] = ","
+_LEGACY_WORDS = {
+    "SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")", "C": ",",
+}  # fmt: skip
 # a legacy path component that starts with an escape gets a leading underscore: `_$LT$`
 _LEGACY_UNDERSCORE = re.compile(r"(^|::|<|\s)_(?=\$)")
 
@@ -140,20 +141,21 @@ class NamePair:
 
 @dataclass(frozen=True)
 class UnpairedStem:
-    """Several functions of one stem in a build, whose spellings differ across builds: which
-    is which cannot be told by name, so none is paired (the instantiations of a generic Rust
-    function differ only in their hash)."""
+    """Several functions of one stem in a build, some spelled differently in the other: which
+    is which cannot be told by name, so only those spelled alike are paired (the
+    instantiations of a generic Rust function differ only in their hash)."""
 
     stem: str
-    baseline: tuple[str, ...]
+    baseline: tuple[str, ...]  # every spelling of the stem in each build
     variant: tuple[str, ...]
 
     @property
     def reason(self) -> str:
         return (
             f"{len(self.baseline)} function(s) named {self.stem} in the baseline and "
-            f"{len(self.variant)} in the variant differ only in what a build spells (a hash, "
-            "a disambiguator, a number): not paired, as which is which cannot be told by name"
+            f"{len(self.variant)} in the variant, told apart only by what a build spells (a "
+            "hash, a disambiguator, a number): only those spelled alike are paired, as which "
+            "of the others is which cannot be told by name"
         )
 
 
@@ -206,5 +208,7 @@ def pair_names(baseline: Iterable[str], variant: Iterable[str]) -> NamePairing:
         if len(before[stem]) == 1 and len(after[stem]) == 1:
             pairs.append(NamePair(next(iter(left)), next(iter(right))))
         else:
-            unpaired.append(UnpairedStem(stem, tuple(sorted(left)), tuple(sorted(right))))
+            unpaired.append(
+                UnpairedStem(stem, tuple(sorted(before[stem])), tuple(sorted(after[stem])))
+            )
     return NamePairing(tuple(pairs), tuple(unpaired))
