@@ -26,6 +26,7 @@ from .truth import (
     calls_in,
     code_differs,
     debug_file_for,
+    demangle,
     has_symbols,
     inlined_subroutines,
     statement_argv,
@@ -120,6 +121,42 @@ def command_case(
         return Built(
             name=name,
             variants=variants,  # type: ignore[arg-type]
+            objects=paths,
+            argv={role: [str(paths[role]), *truth_args] for role in ROLES},
+            env={role: {} for role in ROLES},
+            cmd=str(base),
+        )
+
+    return build
+
+
+def rust_case(
+    name: str, source: str, base_flags: list[str], change_flags: list[str], *, crate: str,
+    truth_args: tuple[str, ...],
+) -> Callable[[Path], Built]:  # fmt: skip
+    """`command_case` for one Rust crate built twice: the same crate name, another `-C
+    metadata` per build (as cargo does for builds with other flags); stable rustc mangles the
+    crate's own functions the legacy way, the hash ending each symbol."""
+
+    def build(directory: Path) -> Built:
+        src = directory / f"{crate}.rs"
+        src.write_text(source)
+
+        def build_one(role: str, flags: list[str]) -> Path:
+            out = directory / f"{name}_{role}"
+            subprocess.run(
+                ["rustc", "-g", "--crate-name", crate, "-C", f"metadata={role}", *flags,
+                 "-o", str(out), str(src)],
+                check=True,
+            )  # fmt: skip
+            return out
+
+        base, change = build_one("base", base_flags), build_one("change", change_flags)
+        same = _copy(base, directory, f"{name}_same")
+        paths = {"base": base, "change": change, "same": same}
+        return Built(
+            name=name,
+            variants=tuple(Variant(r, cmd=str(paths[r])) for r in ROLES),  # type: ignore[arg-type]
             objects=paths,
             argv={role: [str(paths[role]), *truth_args] for role in ROLES},
             env={role: {} for role in ROLES},
@@ -251,6 +288,32 @@ def vector_truth(function: str, widths: tuple[int, int]) -> Callable[[Built], li
         return [
             _identical_copy(built),
             f"objdump: {function} uses {got[0]}-bit vectors in base, {got[1]}-bit in change",
+        ]
+
+    return check
+
+
+def rust_hash_truth(function: str, widths: tuple[int, int]) -> Callable[[Built], list[str]]:
+    """nm: the function is defined once in each build, its legacy hashes differ; objdump: its
+    widest vectors are `widths`."""
+
+    def symbol(path: Path) -> str:
+        found = [s for s in text_symbols(path) if demangle(s).rsplit("::h", 1)[0] == function]
+        _require(len(found) == 1, f"nm: {function} is not one symbol in {path.name}: {found}")
+        return found[0]
+
+    def check(built: Built) -> list[str]:
+        base, change = (symbol(built.objects[r]) for r in ("base", "change"))
+        _require(base != change, f"nm: {function} is spelled {base} in both builds")
+        got = (
+            vector_width(built.objects["base"], base),
+            vector_width(built.objects["change"], change),
+        )
+        _require(got == widths, f"objdump: {function} vector widths {got}, expected {widths}")
+        return [
+            _identical_copy(built),
+            f"nm: {demangle(base)} (base), {demangle(change)} (change)",
+            f"objdump: {got[0]}-bit vectors in base, {got[1]}-bit in change",
         ]
 
     return check
@@ -540,6 +603,29 @@ def _case_list() -> list[Case]:
             vector_tolerated,
             needs=lambda: None if has_avx2() else "this CPU has no AVX2",
             hottest={"base": "saxpy", "change": "saxpy"},
+        )
+    )
+    # one function, two spellings: one row, its width change said, nothing appeared
+    sum_slice = r"sumbench::sum_slice(::h[0-9a-f]{16})?"
+    cases.append(
+        Case(
+            "rust_two_hashes",
+            "one Rust function under -C opt-level=3 vs + target-cpu=haswell, two -C metadata: "
+            "two legacy hashes, 128- vs 256-bit",
+            rust_case(
+                "rust_hashes",
+                sources.SUMBENCH_RS,
+                ["-C", "opt-level=3"],
+                ["-C", "opt-level=3", "-C", "target-cpu=haswell"],
+                crate="sumbench",
+                truth_args=("400000",),
+            ),
+            rust_hash_truth("sumbench::sum_slice", (128, 256)),
+            (Expect("asm", ("vector_width_changed",), sum_slice),),
+            (Expect("asm", ("vector_width_changed", "code_changed"), sum_slice),),
+            needs=lambda: _needs("rustc")() or (None if has_avx2() else "this CPU has no AVX2"),
+            reduced=True,
+            hottest={"base": sum_slice, "change": sum_slice},
         )
     )
     cases.append(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import perflab
+from perflab.measure.symbol_names import readable
 from perflab.report.json_report import run_to_json
 
 from .cases import ROLES, Built, Case
@@ -186,7 +187,8 @@ def _perf_truth(built: Built, workdir: Path) -> dict[str, list[tuple[str, float]
 
 
 def _readable(symbol: str | None) -> str | None:
-    return None if symbol is None else demangle(symbol)  # perf report prints demangled names
+    # perf report prints demangled names, Rust's without their hash
+    return None if symbol is None else readable(demangle(symbol))
 
 
 def _near_top(rows: list[tuple[str, float]]) -> list[str]:

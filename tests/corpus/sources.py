@@ -261,3 +261,28 @@ int run(int reps) {
   return t;
 }
 """
+
+# One Rust function built under two flag sets and two `-C metadata` (as cargo gives builds with
+# different flags): legacy mangling ends each build's symbol in another hash.
+SUMBENCH_RS = r"""
+use std::env;
+
+#[inline(never)]
+fn sum_slice(v: &[u32], n: usize) -> u32 {
+    let mut s = 0u32;
+    for x in &v[..n] {
+        s = s.wrapping_add(*x);
+    }
+    s
+}
+
+fn main() {
+    let reps: usize = env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(40000);
+    let v: Vec<u32> = (0..4096u32).collect();
+    let mut t = 0u32;
+    for _ in 0..reps {
+        t = t.wrapping_add(sum_slice(std::hint::black_box(&v), std::hint::black_box(4000)));
+    }
+    std::process::exit((t == 12345) as i32);
+}
+"""

@@ -427,3 +427,50 @@ def test_a_retargeted_call_whose_callees_never_ran_is_listed_apart() -> None:
     sampled = code(caller(0x2000, "PyThreadState_Get@plt", 4.0),
                    family_samples={"PyThreadState_Get@plt": 12.0})  # fmt: skip
     assert claims(explain(sampled, new)) == [("callee_changed", "list_dealloc")]
+
+
+# -- one function spelled differently by two builds -------------------------------------------
+
+SUM_A = "sumbench::sum_slice::hb17a8c125cb85c7d"
+SUM_B = "sumbench::sum_slice::h6d32bd3152f0eb41"
+NAMES_A = {0x2000: SUM_A}
+NAMES_B = {0x2000: SUM_B}
+CALL_SUM = bytes.fromhex("e8fb0f0000c3")  # call 0x2000; ret
+
+
+def test_one_rust_function_under_two_hashes_is_one_row_with_its_width_change() -> None:
+    """The issue's case: cargo gave the two builds different hashes; the function ran in both
+    (SSE2 in the baseline, AVX2 in the variant). One row, no appeared/disappeared claim, the
+    width change said, and the row says why the two spellings were taken for one."""
+    base = code(
+        listing(SUM_A, XMM, 300.0, obj="/a/sumbench"),
+        listing("sumbench::main::h1111111111111111", CALL_SUM, 17.0, "/a/sumbench", names=NAMES_A),
+        total=317.0,
+        # what the baseline's symbol table was asked about the variant's name
+        searched={SUM_B: ("/a/sumbench",)},
+    )
+    new = code(
+        listing(SUM_B, YMM, 227.0, obj="/b/sumbench"),
+        listing("sumbench::main::h2222222222222222", CALL_SUM, 10.0, "/b/sumbench", names=NAMES_B),
+        total=237.0,
+        family_samples={SUM_B: 227.0},
+    )
+    rows = explain(base, new)
+    found = claims(rows)
+    assert not [c for c in found if c[0] in ("appeared", "disappeared", "callee_changed")]
+    [row] = [r for r in rows if r.name == SUM_A]
+    assert row.baseline.ran and row.variant.ran
+    assert ("vector_width_changed", "sumbench::sum_slice") in found  # as people read it
+    assert "the only function named sumbench::sum_slice in each build" in row.paired_by
+    assert len(rows) == 2  # sum_slice and main, one row each
+
+
+def test_two_instantiations_of_one_generic_are_not_guessed_into_pairs() -> None:
+    fold_1, fold_2, fold_3 = (f"core::iter::Iterator::fold::h{d * 16}" for d in "123")
+    base = code(listing(fold_1, XMM, 400.0), listing(fold_2, XMM, 400.0))
+    new = code(listing(fold_3, XMM, 400.0), listing(fold_2, XMM, 400.0))
+    rows = explain(base, new)
+    assert len(rows) == 3  # fold_2 paired with itself; 1 and 3 are not guessed at
+    [row] = [r for r in rows if r.name == fold_1]
+    assert not row.paired_by
+    assert any("cannot be told by name" in note for note in row.notes)

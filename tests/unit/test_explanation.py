@@ -192,3 +192,68 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     assert "valgrind ran dgemm_kernel_HASWELL in both" in summary.valgrind_ran_other_code[0]
     # no dispatch change: nothing is annotated
     assert with_cpu_ran([counted]) == [counted]
+
+
+def test_a_function_two_builds_spell_differently_is_one_cause_shown_as_people_read_it() -> None:
+    """The issue's Rust case: callgrind names the function without its hash, asm with the
+    baseline's hash (the variant's respelled to it); the summary joins them and shows neither
+    the hash nor Rust's legacy escapes."""
+    spec_next = (
+        "_$LT$core..ops..range..Range$LT$T$GT$$u20$as$u20$core..iter..range..RangeIteratorImpl"
+        "$GT$::spec_next::h680aaf5d04044e1f"
+    )
+    functions = [row("sumbench::sum_slice", 3000, 1200), row(spec_next, 1000, 300)]
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "vector_width_changed", "function": "sumbench::sum_slice::hb17a8c125cb85c7d",
+         "detail": {"from": 128, "to": 256}, "samples": 300,
+         "evidence": ["widest register 128 -> 256 bits"]}],
+        "functions": [{}], "byte_identical_functions": []})  # fmt: skip
+    [summary] = summaries([instructions(functions, 4000.0, 1500.0), asm])
+    assert [c.function for c in summary.causes] == [
+        "sumbench::sum_slice",
+        "<core::ops::range::Range<T> as core::iter::range::RangeIteratorImpl>::spec_next",
+    ]
+    assert "asm: vector_width_changed sumbench::sum_slice" in summary.causes[0].evidence[1]
+    assert summary.text.startswith("sumbench::sum_slice: 128-bit → 256-bit vectors (asm)")
+    assert "$LT$" not in summary.text and "::h" not in summary.text
+
+
+def _loop_row(name: str, base: tuple[int, int], new: tuple[int, int]) -> dict[str, Any]:
+    def side(span: tuple[int, int]) -> dict[str, Any]:
+        return {"hot_loop": {"start_address": span[0], "end_address": span[1]}}
+
+    return {"name": name, "ran": {"baseline": True, "variant": True},
+            "baseline": side(base), "variant": side(new)}  # fmt: skip
+
+
+def test_a_decisive_time_with_the_same_instructions_looks_at_where_the_hot_loop_lies() -> None:
+    """The issue's Rust case: the same 7-instruction loop, 1.67x slower; the iterator build's
+    loop (0x14770-0x1478b) crosses a 64-byte line, the indexed one's (0x14790-0x147ab) not."""
+    same = instructions([row("sum_slice", 574.0, 574.0)], 574_195_679.0, 574_173_429.0)
+    slower = comparison(Metric.TIME, 1.0, 1.665, {}, verdict=Verdict.SLOWER)
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [], "byte_identical_functions": [],
+        "functions": [_loop_row("sumbench::sum_slice::h1111111111111111",
+                                (0x14790, 0x147AC), (0x14770, 0x1478C))]})  # fmt: skip
+    [summary] = summaries([slower, same, asm])
+    assert "nothing to account for" not in summary.text
+    assert "the difference is not in the executed instructions" in summary.text
+    assert (
+        "the hot loop of sumbench::sum_slice crosses 1 64-byte line(s) and 2 32-byte window(s) "
+        "in the baseline (0x14790–0x147ab) and 2 and 2 in the variant (0x14770–0x1478b)"
+    ) in summary.text
+    assert "-C llvm-args=-align-loops=64" in summary.text and "-falign-loops=64" in summary.text
+
+    # loops that lie alike: it says where the difference is not, and what is left
+    alike = comparison(Metric.ASM, 1, 1, {"diagnoses": [], "byte_identical_functions": [],
+        "functions": [_loop_row("f", (0x1000, 0x1020), (0x2000, 0x2020))]})  # fmt: skip
+    [summary] = summaries([slower, same, alike])
+    assert "nor in the placement of the 1 hot loop(s) it compared" in summary.text
+    assert "data layout and memory, frequency" in summary.text
+    assert "to rule out code placement, rebuild both" in summary.text
+    [summary] = summaries([slower, same])
+    assert "where the code lies was not read" in summary.text
+
+    # time undecided: the same counts leave nothing to account for
+    even = comparison(Metric.TIME, 1.0, 1.001, {}, verdict=Verdict.EQUIVALENT)
+    [summary] = summaries([even, same, asm])
+    assert "nothing to account for" in summary.text

@@ -273,3 +273,19 @@ def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> 
     checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
     [claim] = ProfileDetails(checked, "cpu-clock", "dwarf", 900, 900).diagnoses()
     assert (str(claim.claim), claim.function) == ("callee_changed", "driver")
+
+
+def test_a_function_two_builds_spell_differently_neither_appeared_nor_disappeared() -> None:
+    """Rust's hash differs between two flag sets: the variant's stacks are respelled as the
+    baseline's (the rule every lens shares) before anything is claimed."""
+    from perflab.measure.perf_script import respelled_stacks, stack_symbols
+    from perflab.measure.symbol_names import pair_names
+
+    a, b = "sumbench::sum_slice::hb17a8c125cb85c7d", "sumbench::sum_slice::h6d32bd3152f0eb41"
+    before, after = profile({a: 300, "loop": 17}), profile({b: 227, "loop": 10})
+    assert diff_profiles(hot_symbols(before), hot_symbols(after)).disappeared == (a,)
+    pairing = pair_names(stack_symbols(before), stack_symbols(after))
+    diff = diff_profiles(hot_symbols(before), hot_symbols(respelled_stacks(after, pairing)))
+    assert diff.claims == () and diff.unsettled == ()
+    [row] = [d for d in diff.symbols if d.name == a]
+    assert row.baseline_share > 0.9 and row.variant_share > 0.9

@@ -8,7 +8,13 @@ import pytest
 
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.measure.callgrind import normalise_function_name
-from perflab.measure.symbol_names import fold_clones, split_clone_suffixes
+from perflab.measure.symbol_names import (
+    fold_clones,
+    pair_names,
+    readable,
+    spelling_stem,
+    split_clone_suffixes,
+)
 
 FOLDED = [
     ("foo", "foo"),
@@ -54,3 +60,104 @@ def test_the_suffixes_say_what_kind_of_copy() -> None:
     assert fragment_role("foo (.isra.0)") is Role.CLONE
     assert fragment_role("foo() [clone .avx2]") is Role.FUNCTION
     assert family("foo() [clone .isra.0] [clone .avx2]") == "foo()"
+
+
+# -- what a build spells differently: one function, one row --------------------------------------
+
+LEGACY_RANGE = (
+    "_$LT$core..ops..range..Range$LT$T$GT$$u20$as$u20$core..iter..range..RangeIteratorImpl$GT$"
+    "::spec_next::h680aaf5d04044e1f"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("sumbench::sum_slice::hb17a8c125cb85c7d", "sumbench::sum_slice"),
+        (
+            LEGACY_RANGE,
+            "<core::ops::range::Range<T> as core::iter::range::RangeIteratorImpl>::spec_next",
+        ),
+        ("std::rt::lang_start::{{closure}}::hd9d3f85cf1a37dbf", "std::rt::lang_start::{{closure}}"),
+        ("sumbench[73200543cee1b05f]::sum_slice", "sumbench::sum_slice"),  # c++filt on v0
+        ("<alloc[5a3c]::vec::Vec<u8>>::push", "<alloc::vec::Vec<u8>>::push"),
+        ("foo::h2a007e59dc11a093 [clone .cold]", "foo [clone .cold]"),
+        # C and C++ names are left as they are
+        ("int (*) [16]", "int (*) [16]"),
+        ("printf(char const*, ...)", "printf(char const*, ...)"),
+        ("DOUBLE_add_X86_V3", "DOUBLE_add_X86_V3"),
+    ],
+)
+def test_names_are_shown_without_what_the_build_spelled(name: str, shown: str) -> None:
+    assert readable(name) == shown
+
+
+def test_the_stem_leaves_out_every_build_dependent_spelling() -> None:
+    assert spelling_stem("sumbench::sum_slice::h6d32bd3152f0eb41") == "sumbench::sum_slice"
+    assert spelling_stem("foo.lto_priv.3") == spelling_stem("foo.llvm.4417") == "foo"
+    assert spelling_stem("counter.1234") == "counter"
+    assert spelling_stem("foo.avx2") == "foo.avx2"  # a dispatch member is a function of its own
+    # a v0 symbol no demangler read: its crate disambiguator (`Cs<base-62>_`) left out
+    assert spelling_stem("_RNvCs9SO6l95hc9n_8sumbench9sum_slice") == spelling_stem(
+        "_RNvCsfq2Zq5gqAK1_8sumbench9sum_slice"
+    )
+
+
+def test_one_function_built_twice_is_paired_and_says_why() -> None:
+    """The issue's Rust case: cargo's two flag sets give `sum_slice` two hashes."""
+    pairing = pair_names(
+        ["sumbench::sum_slice::hb17a8c125cb85c7d", "main"],
+        ["sumbench::sum_slice::h6d32bd3152f0eb41", "main"],
+    )
+    assert pairing.renamed == {
+        "sumbench::sum_slice::h6d32bd3152f0eb41": "sumbench::sum_slice::hb17a8c125cb85c7d"
+    }
+    assert pairing.variant_name("sumbench::sum_slice::h6d32bd3152f0eb41 [clone .cold]") == (
+        "sumbench::sum_slice::hb17a8c125cb85c7d [clone .cold]"
+    )
+    assert pairing.variant_name("main") == "main"
+    pair = pairing.pair_of("sumbench::sum_slice::h6d32bd3152f0eb41")
+    assert pair is not None
+    assert "the only function named sumbench::sum_slice in each build" in pair.reason
+    assert not pairing.unpaired
+
+
+def test_a_fragment_of_the_function_does_not_make_its_stem_ambiguous() -> None:
+    pairing = pair_names(
+        ["f::h1111111111111111", "f::h1111111111111111.cold"],
+        ["f::h2222222222222222", "f::h2222222222222222 [clone .cold]"],
+    )
+    assert pairing.renamed == {"f::h2222222222222222": "f::h1111111111111111"}
+
+
+def test_two_functions_of_one_stem_in_one_build_are_never_merged() -> None:
+    """Two instantiations of a generic function differ only in their hash: within a build they
+    stay two, and across builds none is guessed (only identical spellings match)."""
+    baseline = [
+        "core::iter::Iterator::fold::h1111111111111111",
+        "core::iter::Iterator::fold::h2222222222222222",
+    ]
+    variant = [
+        "core::iter::Iterator::fold::h3333333333333333",
+        "core::iter::Iterator::fold::h2222222222222222",
+    ]
+    pairing = pair_names(baseline, variant)
+    assert pairing.pairs == ()
+    assert pairing.variant_name(variant[0]) == variant[0]
+    (unpaired,) = pairing.unpaired
+    assert unpaired.stem == "core::iter::Iterator::fold"
+    assert unpaired.baseline == tuple(sorted(baseline))
+    assert "cannot be told by name" in unpaired.reason
+    # within one build, nothing at all is paired
+    assert pair_names(baseline, []).pairs == ()
+
+
+def test_v0_disambiguators_and_local_numbers_pair_like_hashes() -> None:
+    pairing = pair_names(
+        ["sumbench[73200543cee1b05f]::sum_slice", "counter.1234"],
+        ["sumbench[0a1b2c3d4e5f6071]::sum_slice", "counter.987"],
+    )
+    assert pairing.renamed == {
+        "sumbench[0a1b2c3d4e5f6071]::sum_slice": "sumbench[73200543cee1b05f]::sum_slice",
+        "counter.987": "counter.1234",
+    }

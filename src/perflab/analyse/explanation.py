@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.measure.symbol_names import fold_clones
+from perflab.measure.symbol_names import fold_clones, readable
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.model import Comparison, Metric, Verdict
 
@@ -33,6 +33,13 @@ RESIDUE = 2.0  # instructions per iteration below which a function's change is t
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
+
+
+def _identity(name: str) -> str:
+    """A function as the summary joins and shows it: clones folded, Rust's build-dependent
+    spellings (hash, crate disambiguator) left out and its escapes read, as every lens's rows
+    have been paired by `perflab.measure.symbol_names.pair_names` before they get here."""
+    return readable(fold_clones(name))
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,8 @@ def summarise(
     claims = _claims_by_function(comparisons)
     unchanged = _unchanged(_details(instructions), asm)
     not_run = tuple(
-        f"{d.get('claim')}: {d.get('function')}" for d in asm.get("changed_not_run") or []
+        f"{d.get('claim')}: {readable(str(d.get('function')))}"
+        for d in asm.get("changed_not_run") or []
     )
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
     if instructions is not None:
@@ -149,6 +157,8 @@ def summarise(
         found = _from_profile(profile, claims)
     else:
         return None
+    if instructions is not None and found[0] == "instructions" and not found[3]:
+        found = (*found[:4], _same_counts_words(instructions, time, asm) or found[4])
     source, unit, difference, causes, what = found
     accounted = sum(c.share for c in causes) if causes else None
     text = _width_lead(comparisons) + _text(
@@ -202,9 +212,9 @@ def _from_instructions(comparison: Comparison, claims: Mapping[str, list[str]]) 
         evidence = (
             f"callgrind: {float(row.get('baseline') or 0):,.1f} → "
             f"{float(row.get('variant') or 0):,.1f} self instructions per iteration{where}",
-            *claims.get(fold_clones(name), []),
+            *claims.get(_identity(name), []),
         )
-        rows.append((delta, name, obj, evidence))
+        rows.append((delta, readable(name), obj, evidence))
     causes = _greedy(rows, difference, unit)
     percent = abs(difference) / before if before else math.nan
     what = (
@@ -238,9 +248,9 @@ def _from_profile(comparison: Comparison, claims: Mapping[str, list[str]]) -> _F
         evidence = (
             f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self), "
             f"{b_share * before:,.0f} → {v_share * after:,.0f} ns per iteration",
-            *claims.get(fold_clones(name), []),
+            *claims.get(_identity(name), []),
         )
-        rows.append((delta, name, str(row.get("object") or ""), evidence))
+        rows.append((delta, readable(name), str(row.get("object") or ""), evidence))
     causes = _greedy(rows, difference, unit)
     what = (
         f"{abs(difference) / before:.1%} {'less' if difference < 0 else 'more'} wall time per "
@@ -301,11 +311,11 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
     if instructions is None:
         return []
     rows = _all_rows(instructions)
-    changed = {name for name, before, after, _ in rows if abs(after - before) >= RESIDUE}
+    changed = {_identity(name) for name, before, after, _ in rows if abs(after - before) >= RESIDUE}
     ran_both = {
-        name: after
+        _identity(name): (name, after)
         for name, _, after, presence in rows
-        if presence == "both" and name not in changed
+        if presence == "both" and _identity(name) not in changed
     }
     pairs: dict[tuple[str, str], list[str]] = {}
     widths = _widths(comparisons)
@@ -315,21 +325,24 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
                 continue
             detail = diagnosis.get("detail") or {}
             old, new = str(detail.get("from") or ""), str(detail.get("to") or "")
-            if not old or not new or fold_clones(old) in changed or fold_clones(new) in changed:
+            if not old or not new or _identity(old) in changed or _identity(new) in changed:
                 continue
             pairs.setdefault((old, new), []).append(str(metric))
     out = []
     for (old, new), lenses in pairs.items():
-        under = next((name for name in (new, old) if name in ran_both), "")
-        width = widths.get(fold_clones(old))
+        under, count = next(
+            (ran_both[_identity(name)] for name in (new, old) if _identity(name) in ran_both),
+            ("", 0.0),
+        )
+        width = widths.get(_identity(old))
         out.append(
             HiddenDispatch(
-                old,
-                new,
+                readable(old),
+                readable(new),
                 tuple(lenses),
                 f"{width[0]} → {width[1]}-bit vectors" if width else "",
                 under,
-                ran_both.get(under, 0.0),
+                count,
             )
         )
     return out
@@ -354,7 +367,7 @@ def _width_changes(comparisons: Sequence[Comparison]) -> list[_WidthChange]:
             if diagnosis.get("claim") != "vector_width_changed":
                 continue
             detail = diagnosis.get("detail") or {}
-            function = fold_clones(str(diagnosis.get("function")))
+            function = _identity(str(diagnosis.get("function")))
             samples = float(diagnosis.get("samples") or 0.0)
             bits = (detail.get("from"), detail.get("to"))
             found.setdefault(function, _WidthChange(function, bits, str(metric), samples))
@@ -377,8 +390,9 @@ def _width_lead(comparisons: Sequence[Comparison]) -> str:
         for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
             detail = diagnosis.get("detail") or {}
             if diagnosis.get("claim") == "dispatch_changed" and detail.get("from"):
-                function = fold_clones(str(diagnosis.get("function")))
-                dispatched.setdefault(function, f"{detail['from']} → {detail.get('to')}")
+                function = _identity(str(diagnosis.get("function")))
+                shown = f"{readable(str(detail['from']))} → {readable(str(detail.get('to')))}"
+                dispatched.setdefault(function, shown)
     words = []
     for change in changes[:SHOWN_WIDTHS]:
         name = dispatched.get(change.function, change.function)
@@ -418,6 +432,81 @@ def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:
     return [annotated.get(id(c), c) for c in comparisons]
 
 
+LINE_BYTES = 64  # a cache line, and what -falign-loops=64 aligns to
+WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86
+CONFIRM_PLACEMENT = (
+    "to confirm, rebuild both with -falign-loops=64 -falign-functions=64 (gcc, clang) or "
+    "-C llvm-args=-align-loops=64 (Rust): if the gap closes, code placement was the cause"
+)
+
+
+def _blocks(start: int, end: int, size: int) -> int:
+    """How many `size`-byte blocks the bytes [start, end) touch."""
+    return (end - 1) // size - start // size + 1 if end > start else 0
+
+
+def _placement(asm: Mapping[str, Any]) -> tuple[list[str], int]:
+    """The hot loops that lie differently in the two variants: one crosses more 64-byte lines
+    or 32-byte windows than the other (their addresses are the evidence); and how many hot
+    loops were compared."""
+    found = []
+    compared = 0
+    for row in asm.get("functions") or []:
+        ran = row.get("ran") or {}
+        if not (ran.get("baseline") and ran.get("variant")):
+            continue
+        loops = [((row.get(side) or {}).get("hot_loop") or {}) for side in ("baseline", "variant")]
+        raw = [(loop.get("start_address"), loop.get("end_address")) for loop in loops]
+        spans = [(a, b) for a, b in raw if isinstance(a, int) and isinstance(b, int)]
+        if len(spans) != 2:
+            continue
+        compared += 1
+        counts = [(_blocks(a, b, LINE_BYTES), _blocks(a, b, WINDOW_BYTES)) for a, b in spans]
+        if counts[0] == counts[1]:
+            continue
+        where = [f"{a:#x}–{b - 1:#x}" for a, b in spans]
+        found.append(
+            f"the hot loop of {readable(str(row.get('name')))} crosses "
+            f"{counts[0][0]} 64-byte line(s) and {counts[0][1]} 32-byte window(s) in the "
+            f"baseline ({where[0]}) and {counts[1][0]} and {counts[1][1]} in the variant "
+            f"({where[1]})"
+        )
+    return found, compared
+
+
+def _same_counts_words(
+    instructions: Comparison, time: Comparison | None, asm: Mapping[str, Any]
+) -> str | None:
+    """Where the time lens decides and the executed instructions are the same: what the
+    difference is not, where the code lies differently (the hot loops' addresses), and how to
+    confirm it; None when time does not decide (then there is nothing to account for)."""
+    if time is None or time.verdict not in (Verdict.FASTER, Verdict.SLOWER):
+        return None
+    data = _details(instructions)
+    before = float(data.get("baseline_per_iteration") or instructions.baseline_value)
+    after = float(data.get("variant_per_iteration") or instructions.variant_value)
+    counts = (
+        f"The same instructions per iteration ({before:,.0f} and {after:,.0f}), yet time "
+        f"{time.ratio:.3f} ({time.verdict}): the difference is not in the executed instructions"
+    )
+    placed, compared = _placement(asm)
+    if placed:
+        return f"{counts}; the code lies differently: {'; '.join(placed)}; {CONFIRM_PLACEMENT}"
+    rule_out = CONFIRM_PLACEMENT.replace("to confirm", "to rule out code placement")
+    if not compared:
+        return (
+            f"{counts}; where the code lies was not read (the asm lens reads the hot loops' "
+            "addresses); what is left: code placement, data layout and memory, frequency, "
+            f"noise; {rule_out}"
+        )
+    return (
+        f"{counts} nor in the placement of the {compared} hot loop(s) it compared (the same "
+        "64-byte lines and 32-byte windows in both); what is left: placement it cannot see "
+        "(function alignment, branch targets, pages), data layout and memory, frequency, "
+        f"noise; {rule_out}"
+    )
+
+
 def _no_difference(comparison: Comparison, before: float, after: float) -> bool:
     if before <= 0:
         return after == before
@@ -455,7 +544,7 @@ def _claims_by_function(comparisons: Sequence[Comparison]) -> dict[str, list[str
         if comparison.event is not None:
             continue
         for diagnosis in _details(comparison).get("diagnoses") or []:
-            function = fold_clones(str(diagnosis.get("function") or ""))
+            function = _identity(str(diagnosis.get("function") or ""))
             first = (diagnosis.get("evidence") or [""])[0]
             text = f"{comparison.metric}: {diagnosis.get('claim')} {function}"
             found.setdefault(function, []).append(f"{text} ({first})" if first else text)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.measure.callgrind import normalise_function_name
-from perflab.measure.symbol_names import word_change
+from perflab.measure.symbol_names import NamePairing, word_change
 
 UNKNOWN = "[unknown]"
 
@@ -252,6 +252,21 @@ class HotSymbols:
 
 
 Stack = tuple[tuple[str, str], ...]  # ((object, symbol), ...) leaf first
+
+
+def stack_symbols(stacks: Iterable[Stack]) -> set[str]:
+    return {symbol for stack in stacks for _, symbol in stack}
+
+
+def respelled_stacks(stacks: Mapping[Stack, int], pairing: NamePairing) -> Counter[Stack]:
+    """A variant's stacks with each function the builds spell differently named as in the
+    baseline (`pair_names`, the rule every lens shares), so one function is one row."""
+    if not pairing.pairs:
+        return Counter(stacks)
+    out: Counter[Stack] = Counter()
+    for stack, count in stacks.items():
+        out[tuple((obj, pairing.variant_name(symbol)) for obj, symbol in stack)] += count
+    return out
 
 
 def stacks_of(samples: Iterable[ProfileSample]) -> Counter[Stack]:

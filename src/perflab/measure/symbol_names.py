@@ -17,6 +17,9 @@ profile lenses show as two functions. Pure string rules, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
 
 # the kinds of copy, as the suffix names them
 _KINDS = r"(?:cold|part|isra|constprop|lto_priv|localalias|clone|llvm|specialized)"
@@ -60,3 +63,152 @@ def word_change(old: str, new: str) -> tuple[str, str] | None:
     if not x or not y or _WORDS.fullmatch(x) or _WORDS.fullmatch(y):
         return None
     return x, y
+
+
+# -- what a build spells differently ------------------------------------------------------------
+#
+# One source function built twice can be spelled two ways: Rust's legacy mangling ends in a hash
+# of the crate's build flags (``sum_slice::h6d32bd3152f0eb41``), v0 mangling names the crate with
+# a disambiguator (c++filt: ``sumbench[73200543cee1b05f]::sum_slice``), gcc numbers local
+# statics (``counter.1234``), and the clone suffixes above carry build-dependent numbers. The
+# same spelling parts also tell apart different functions of ONE build (the instantiations of a
+# generic function differ only in their hash), so they are never folded within a build: a name
+# is paired with a differently spelled one of the other build only when each build has exactly
+# one function of that stem (`pair_names`).
+
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
+_V0_CRATE = re.compile(r"(?<=[A-Za-z0-9_])\[[0-9a-f]{1,16}\](?=::|$)")
+# the same disambiguator in a v0 symbol no demangler read: a crate root `C s<base-62> _ <len>`
+_V0_MANGLED_CRATE = re.compile(r"C(?:s[0-9A-Za-z]*_)(?=\d)")
+_LOCAL_NUMBER = re.compile(r"\.\d+$")
+_LEGACY_ESCAPE = re.compile(r"\$(SP|BP|RF|LT|GT|LP|RP|C|u[0-9a-f]{2,6})\$")
+_LEGACY_WORDS = {
+    "SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")", "C": ",",
+}  # fmt: skip
+# a legacy path component that starts with an escape gets a leading underscore: `_$LT$`
+_LEGACY_UNDERSCORE = re.compile(r"(^|::|<|\s)_(?=\$)")
+
+
+def _legacy_escape(match: re.Match[str]) -> str:
+    word = match.group(1)
+    if word in _LEGACY_WORDS:
+        return _LEGACY_WORDS[word]
+    code = int(word[1:], 16)
+    return chr(code) if code < 0x110000 else match.group(0)
+
+
+def decode_rust_legacy(name: str) -> str:
+    """Rust legacy mangling's escapes decoded (`$LT$` -> `<`, `$u20$` -> ` `, `..` -> `::`),
+    for a name a demangler left half done (its Itanium frame read, its Rust escapes not). A
+    name without those escapes is returned as it is: `..` alone is no evidence of Rust."""
+    if not _LEGACY_ESCAPE.search(name):
+        return name
+    name = _LEGACY_UNDERSCORE.sub(r"\1", name)
+    name = _LEGACY_ESCAPE.sub(_legacy_escape, name)
+    return name.replace("..", "::")
+
+
+def readable(name: str) -> str:
+    """The name as a person reads it: Rust legacy escapes decoded, the legacy hash
+    (``::h<16 hex>``) and v0 crate disambiguators (``crate[hex]``) left out."""
+    base, suffix = split_clone_suffixes(name)
+    base = _V0_CRATE.sub("", _RUST_HASH.sub("", decode_rust_legacy(base)))
+    return base + suffix
+
+
+def spelling_stem(name: str) -> str:
+    """The function's name without anything a build spells differently (clone suffixes, the
+    Rust hash, v0 crate disambiguators, local numbering): equal stems across builds *may* be one
+    function; `pair_names` decides."""
+    stem = _LOCAL_NUMBER.sub("", readable(fold_clones(name)))
+    return _V0_MANGLED_CRATE.sub("C", stem) if stem.startswith("_R") else stem
+
+
+@dataclass(frozen=True)
+class NamePair:
+    """One function spelled differently by two builds, and why they were taken for one."""
+
+    baseline: str
+    variant: str
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"{self.variant} (variant) is {self.baseline} (baseline): the only function named "
+            f"{spelling_stem(self.baseline)} in each build, spelled differently by its build"
+        )
+
+
+@dataclass(frozen=True)
+class UnpairedStem:
+    """Several functions of one stem in a build, some spelled differently in the other: which
+    is which cannot be told by name, so only those spelled alike are paired (the
+    instantiations of a generic Rust function differ only in their hash)."""
+
+    stem: str
+    baseline: tuple[str, ...]  # every spelling of the stem in each build
+    variant: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"{len(self.baseline)} function(s) named {self.stem} in the baseline and "
+            f"{len(self.variant)} in the variant, told apart only by what a build spells (a "
+            "hash, a disambiguator, a number): only those spelled alike are paired, as which "
+            "of the others is which cannot be told by name"
+        )
+
+
+@dataclass(frozen=True)
+class NamePairing:
+    """How the variant's function names map onto the baseline's: decided once, here, for
+    every lens, so that one function is one row everywhere."""
+
+    pairs: tuple[NamePair, ...] = ()
+    unpaired: tuple[UnpairedStem, ...] = ()
+
+    @cached_property
+    def renamed(self) -> dict[str, str]:
+        """The variant's spelling -> the baseline's, for the pairs whose spellings differ."""
+        return {pair.variant: pair.baseline for pair in self.pairs}
+
+    @cached_property
+    def _by_name(self) -> dict[str, NamePair]:
+        return {name: p for p in self.pairs for name in (p.baseline, p.variant)}
+
+    def variant_name(self, name: str) -> str:
+        """A variant's name as the baseline spells the same function (clone suffixes kept)."""
+        base, suffix = split_clone_suffixes(name)
+        paired = self.renamed.get(base)
+        return name if paired is None else paired + suffix
+
+    def pair_of(self, name: str) -> NamePair | None:
+        """The pair a name (either side's spelling) belongs to."""
+        return self._by_name.get(fold_clones(name))
+
+
+def _spellings(names: Iterable[str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for name in names:
+        out.setdefault(spelling_stem(name), set()).add(fold_clones(name))
+    return out
+
+
+def pair_names(baseline: Iterable[str], variant: Iterable[str]) -> NamePairing:
+    """Pair each variant name with the baseline's spelling of the same function: equal names
+    pair as they are; differently spelled ones only when their stem names exactly one function
+    in each build. Within one build nothing is merged."""
+    before, after = _spellings(baseline), _spellings(variant)
+    pairs: list[NamePair] = []
+    unpaired: list[UnpairedStem] = []
+    for stem in sorted(before.keys() & after.keys()):
+        left, right = before[stem] - after[stem], after[stem] - before[stem]
+        if not left or not right:
+            continue  # every spelling of one side is the other's too
+        if len(before[stem]) == 1 and len(after[stem]) == 1:
+            pairs.append(NamePair(next(iter(left)), next(iter(right))))
+        else:
+            unpaired.append(
+                UnpairedStem(stem, tuple(sorted(before[stem])), tuple(sorted(after[stem])))
+            )
+    return NamePairing(tuple(pairs), tuple(unpaired))

@@ -15,6 +15,7 @@ from typing import Any
 from perflab.lenses.asm.explain import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode, explain
 from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, diff_text
 from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.symbol_names import readable
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Comparison, Metric, Settings, Verdict
@@ -156,7 +157,7 @@ def analyse_asm(
             (
                 f"{len(unrun)} sampled functions ran below the minimum ({MIN_RAN_SHARE:.0%} and "
                 f"{MIN_RAN_SAMPLES} samples) in both variants and are not shown: "
-                + ", ".join(unrun[:5])
+                + ", ".join(readable(name) for name in unrun[:5])
                 + ("" if len(unrun) <= 5 else ", ..."),
             )
             if unrun

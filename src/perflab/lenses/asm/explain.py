@@ -40,6 +40,7 @@ from perflab.lenses.asm.identity import (
 )
 from perflab.lenses.asm.machine_code import (
     INDIRECT_CALL,
+    AsmLine,
     FunctionChange,
     FunctionListing,
     RowTag,
@@ -52,7 +53,13 @@ from perflab.measure.perf_script import (
     APPEARANCE_MIN_SAMPLES,
     APPEARANCE_MIN_SHARE,
 )
-from perflab.measure.symbol_names import word_change
+from perflab.measure.symbol_names import (
+    NamePairing,
+    pair_names,
+    readable,
+    spelling_stem,
+    word_change,
+)
 from perflab.records.diagnosis import Claim, Diagnosis
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
@@ -227,7 +234,11 @@ def _pct(samples: float, total: float) -> str:
 
 
 def explain(baseline: VariantCode, variant: VariantCode) -> list[Row]:
-    """Rows for every function either variant ran (or named), hottest first, with claims."""
+    """Rows for every function either variant ran (or named), hottest first, with claims.
+    The variant's names are first respelled as the baseline spells the same function
+    (`pair_names`: a Rust hash, a crate disambiguator), so one function is one row."""
+    pairing = pair_names(_names(baseline), _names(variant))
+    variant = _respelled(variant, pairing)
     left, right = _group(baseline), _group(variant)
     names = list(dict.fromkeys([*left, *right]))
     rows = []
@@ -241,7 +252,76 @@ def explain(baseline: VariantCode, variant: VariantCode) -> list[Row]:
         )
         rows.append(Row(name, b, v, change))
     rows.sort(key=lambda row: -row.hotness)
-    return _claims(rows, baseline, variant)
+    return [_spelling_said(row, pairing) for row in _claims(rows, baseline, variant)]
+
+
+def _spelling_said(row: Row, pairing: NamePairing) -> Row:
+    """A row of two spellings says why they were taken for one function; a row whose name
+    other functions share in spelling only says why it was not paired; its claims name the
+    function as people read it (`readable`: no Rust hash, no legacy escapes)."""
+    pair = pairing.pair_of(identity(row.name))
+    stem = spelling_stem(row.name)
+    unpaired = tuple(u.reason for u in pairing.unpaired if u.stem == stem)
+    diagnoses = tuple(replace(d, function=readable(d.function)) for d in row.diagnoses)
+    not_run = tuple(replace(d, function=readable(d.function)) for d in row.not_run)
+    return replace(
+        row,
+        diagnoses=diagnoses,
+        not_run=not_run,
+        paired_by=row.paired_by or (pair.reason if pair else ""),
+        notes=(*row.notes, *unpaired),
+    )
+
+
+def _names(code: VariantCode) -> set[str]:
+    """The function names of a variant's own code: its listings, their callees, the sampled
+    families. Not what its symbol table was asked about (`defined`, `searched`): those are the
+    other variant's names, and would make every paired name look like two of one build."""
+    names = {listing.name for listing in code.listings}
+    names.update(callee for listing in code.listings for callee in listing.calls)
+    names.update(code.family_samples, code.call_sites)
+    names.update(callee for callees in code.call_sites.values() for callee in callees)
+    return {name.split("@", 1)[0] for name in names if name != INDIRECT_CALL}
+
+
+def _respelled(code: VariantCode, pairing: NamePairing) -> VariantCode:
+    """The variant's artifact with each paired name spelled as the baseline spells it: its
+    listings, their call operands, and every map keyed by name."""
+    if not pairing.pairs:
+        return code
+
+    def name(text: str) -> str:
+        base, at, rest = text.partition("@")
+        return pairing.variant_name(base) + at + rest
+
+    def line(item: AsmLine) -> AsmLine:
+        mnemonic, space, operand = item.text.partition(" ")
+        target = _call_target(item.text)
+        if not target or name(target) == target:
+            return item
+        return replace(item, text=mnemonic + space + operand.replace(target, name(target)))
+
+    def keyed(mapping: Mapping[str, Any]) -> dict[str, Any]:
+        return {name(key): value for key, value in mapping.items()}
+
+    return replace(
+        code,
+        listings=tuple(
+            replace(
+                listing,
+                name=name(listing.name),
+                lines=tuple(line(item) for item in listing.lines),
+            )
+            for listing in code.listings
+        ),
+        family_samples=keyed(code.family_samples),
+        defined=keyed(code.defined),
+        searched=keyed(code.searched),
+        call_sites={
+            name(caller): tuple(name(callee) for callee in callees)
+            for caller, callees in code.call_sites.items()
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------

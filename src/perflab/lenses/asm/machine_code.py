@@ -556,9 +556,15 @@ class LoopSummary:
     fits_l1i: bool
     fits_uop_cache: bool  # judged by uops from llvm-mca when known, else instructions
     throughput: LoopThroughput | None = None
+    # where the loop lies (link-time addresses: a load base is page-aligned, so their offsets
+    # within 32- and 64-byte blocks are the running code's): [start, end)
+    start_address: int | None = None
+    end_address: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "start_address": self.start_address,
+            "end_address": self.end_address,
             "label": self.start_label,
             "size_bytes": self.size_bytes,
             "instructions": self.instructions,
@@ -581,6 +587,8 @@ class LoopSummary:
             bool(data["fits_l1i"]),
             bool(data["fits_uop_cache"]),
             LoopThroughput.from_json(data["throughput"]) if data.get("throughput") else None,
+            data.get("start_address"),
+            data.get("end_address"),
         )
 
 
@@ -598,6 +606,8 @@ def summarise_loop(
         fits_l1i=loop.size_bytes <= L1I_CACHE_BYTES,
         fits_uop_cache=uops <= UOP_CACHE_UOPS,
         throughput=throughput,
+        start_address=loop.start,
+        end_address=loop.end,
     )
 
 

@@ -15,6 +15,7 @@ from perflab.lenses.fragments import (
     pair_title,
     verdict_table,
 )
+from perflab.measure.symbol_names import readable
 from perflab.records.document import Block, Cell, Paragraph, Preformatted, Section, Style, Table
 
 MAX_DIFF_LINES = 400  # one asm diff; the full one is in `perflab show --asm`
@@ -55,14 +56,17 @@ def section(view: SectionInput) -> Section:
             blocks.append(Paragraph(f"ratio: {data['ratio_kind']}", Style.MUTED))
         for diagnosis in data.get("diagnoses") or []:
             blocks.append(
-                Paragraph(f"{diagnosis['claim']}: {diagnosis['function']}", Style.EMPHASIS)
+                Paragraph(
+                    f"{diagnosis['claim']}: {readable(str(diagnosis['function']))}",
+                    Style.EMPHASIS,
+                )
             )
             blocks += evidence(diagnosis.get("evidence") or [])
         for note in data.get("explanation_notes") or []:
             blocks.append(Paragraph(note, Style.MUTED))
         rows = tuple(
             (
-                Cell(str(f.get("name", ""))),
+                Cell(readable(str(f.get("name", "")))),
                 Cell(_side(f.get("baseline"))),
                 Cell(_side(f.get("variant"))),
                 Cell(
@@ -89,7 +93,9 @@ def section(view: SectionInput) -> Section:
         for f in functions:
             if f.get("diff"):
                 blocks.append(
-                    Preformatted(f"assembly diff: {f.get('name', '')}", diff_lines(f["diff"]))
+                    Preformatted(
+                        f"assembly diff: {readable(str(f.get('name', '')))}", diff_lines(f["diff"])
+                    )
                 )
         subsections.append(Section(pair_title(comparison), tuple(blocks)))
     table = verdict_table(view.comparisons, cross_run=view.cross_run)

@@ -53,6 +53,7 @@ from perflab.measure.callgrind_count import CACHE_EVENTS, DerivedEvent, instruct
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import LensAnalysis
 from perflab.measure.object_names import invert, pair_objects
+from perflab.measure.symbol_names import NamePairing, pair_names
 from perflab.records.model import (
     Benchmark,
     BenchmarkData,
@@ -171,6 +172,8 @@ def _function_json(d: FunctionDelta) -> dict[str, Any]:
         out["signature_changed"] = {"from": d.baseline_name, "to": d.name}
     if d.variant_object is not None:
         out["variant_object"] = d.variant_object
+    if d.variant_spelling is not None:
+        out["spelled_in_variant"] = {"name": d.variant_spelling[0], "why": d.variant_spelling[1]}
     if d.cpu_ran is not None:
         out["cpu_ran"] = {"baseline": d.cpu_ran[0], "variant": d.cpu_ran[1]}
     return out
@@ -216,10 +219,61 @@ class _VariantCounts:
     first_generations: tuple[int, ...] = ()
     # the same grouping for every counted event (cache events under the cache simulation)
     processes_by_name: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+    # how this variant's names were respelled as the baseline's (`_respelled`)
+    spellings: NamePairing = field(default_factory=NamePairing)
 
     @property
     def levels(self) -> ProcessLevels | None:
         return process_levels(self.processes)
+
+
+def _respelled(base: _VariantCounts, other: _VariantCounts) -> _VariantCounts:
+    """The variant's function tables with each function the builds spell differently named as
+    in the baseline (`pair_names`, the rule every lens shares), so one function is one row."""
+    if base.costs is None or other.costs is None:
+        return other
+    # callgrind's names and the inline-aware view's (from debug info) are spelled by different
+    # demanglers, so each table is paired with its own kind
+    pairing = _pairing(base.costs, other.costs)
+    attributed = other.attributed
+    if base.attributed is not None and attributed is not None:
+        by_frames = _pairing(base.attributed, attributed)
+        attributed = attributed.renamed(_renamer_of(by_frames))
+        pairing = NamePairing(
+            (*pairing.pairs, *(p for p in by_frames.pairs if p not in pairing.pairs)),
+            (*pairing.unpaired, *(u for u in by_frames.unpaired if u not in pairing.unpaired)),
+        )
+    rename = _renamer_of(pairing)
+    return replace(
+        other,
+        costs=other.costs.renamed(rename),
+        attributed=attributed,
+        parts={rename(fid): names for fid, names in other.parts.items()},
+        spellings=pairing,
+    )
+
+
+def _pairing(base: FunctionCosts, other: FunctionCosts) -> NamePairing:
+    return pair_names({f.name for f in base.functions}, {f.name for f in other.functions})
+
+
+def _renamer_of(pairing: NamePairing) -> Callable[[FunctionId], FunctionId]:
+    def rename(fid: FunctionId) -> FunctionId:
+        return FunctionId(pairing.variant_name(fid.name), fid.object)
+
+    return rename
+
+
+def _with_spellings(
+    deltas: Sequence[FunctionDelta], pairing: NamePairing
+) -> tuple[FunctionDelta, ...]:
+    out = []
+    for d in deltas:
+        pair = pairing.pair_of(d.name)
+        if pair is not None and pair.baseline == d.name:
+            d = replace(d, variant_spelling=(pair.variant, pair.reason))
+        out.append(d)
+    return tuple(out)
 
 
 def _per_process(
@@ -398,7 +452,7 @@ def analyse_instructions(
     }
     notes += [_unexecutable_note(benchmark, name, reason) for name, reason in unexecutable.items()]
     for name in variants[1:]:
-        other = counts[name]
+        other = _respelled(base, counts[name])
         if not base.per_iteration or not other.per_iteration:
             missing = name if other.per_iteration == () else base_name
             if missing not in unexecutable:
@@ -552,7 +606,7 @@ def _function_table(
         **base.parts,
     }
     functions = with_variant_objects(function_deltas(table_base, table_other, parts=parts), pairs)
-    return functions, attribution
+    return _with_spellings(functions, other.spellings), attribution
 
 
 def _event_comparison(

@@ -59,6 +59,9 @@ class FunctionDelta:
     # the other lenses saw another dispatch target (valgrind hides AVX-512:
     # perflab.analyse.explanation)
     cpu_ran: tuple[str, str] | None = None
+    # the variant's spelling of the function and why it was taken for the baseline's, when the
+    # builds spell it differently (a Rust hash: `perflab.measure.symbol_names.pair_names`)
+    variant_spelling: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:

@@ -16,6 +16,7 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
+from perflab.measure.symbol_names import readable
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.model import Comparison
 
@@ -69,7 +70,7 @@ def _functions_table(comparison: Comparison, data: Mapping[str, Any]) -> Table |
     )
     rows = [
         (
-            Cell(str(f.get("name", ""))),
+            Cell(readable(str(f.get("name", "")))),
             Cell(
                 str(f.get("object") or "")
                 + (f" → {f['variant_object']}" if f.get("variant_object") else "")

@@ -23,8 +23,11 @@ from perflab.measure.perf_script import (
     diff_profiles,
     hot_symbols,
     parse_folded,
+    respelled_stacks,
+    stack_symbols,
     with_stack_evidence,
 )
+from perflab.measure.symbol_names import pair_names
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.records.document import FlameNode
 from perflab.records.model import (
@@ -247,13 +250,24 @@ def _profile_comparison(
 
 def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> ProfileDetails:
     summary, meta = stored_profile(data, name)
+    base_stacks = pooled_stacks(data, baseline.name)
+    parts = stored_parts(data, name)
+    pairing = pair_names(
+        stack_symbols(base_stacks), {s for part in parts for s in stack_symbols(part)}
+    )
+    parts = [respelled_stacks(part, pairing) for part in parts]
+    variant_stacks: Counter[Stack] = Counter()
+    for part in parts:
+        variant_stacks.update(part)
+    if pairing.pairs and variant_stacks:
+        summary = hot_symbols(variant_stacks)
     diff = diff_profiles(
         baseline.summary,
         summary,
         baseline_parts=baseline.parts,
-        variant_parts=[hot_symbols(p) for p in stored_parts(data, name)],
+        variant_parts=[hot_symbols(p) for p in parts],
     )
-    diff = with_stack_evidence(diff, pooled_stacks(data, baseline.name), pooled_stacks(data, name))
+    diff = with_stack_evidence(diff, base_stacks, variant_stacks)
     return ProfileDetails(
         diff=diff,
         sampled_event=", ".join(meta.get("sampled_events", [])),
@@ -266,6 +280,15 @@ def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> Pro
             "verdict_rule": f"one worker process per variant: faster or slower "
             f"only beyond ±{ONE_PROCESS_ALLOWANCE:.0%}, never equivalent",
             "baseline_call_graph": baseline.meta.get("call_graph"),
+            # functions the builds spell differently, taken for one (or not) and why
+            "spellings": [
+                {"baseline": p.baseline, "variant": p.variant, "why": p.reason}
+                for p in pairing.pairs
+            ]
+            + [
+                {"baseline": u.baseline, "variant": u.variant, "why": u.reason}
+                for u in pairing.unpaired
+            ],
         },
         flame=flame_tree(data, baseline.name, name),
         resolvers=shared_resolvers(

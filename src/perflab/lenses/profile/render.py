@@ -16,6 +16,7 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
+from perflab.measure.symbol_names import readable
 from perflab.records.document import (
     Block,
     Cell,
@@ -83,8 +84,9 @@ def _claims(variant: str, data: dict[str, Any]) -> list[Block]:
         said = "callee changed" if change.get("claim") == "callee_changed" else "dispatch changed"
         blocks.append(
             Paragraph(
-                f"{said} in {variant}: {change.get('from')} → "
-                f"{change.get('to')} (called from {change.get('caller')})",
+                f"{said} in {variant}: {readable(str(change.get('from')))} → "
+                f"{readable(str(change.get('to')))} "
+                f"(called from {readable(str(change.get('caller')))})",
                 Style.EMPHASIS,
             )
         )
@@ -96,7 +98,7 @@ def _claims(variant: str, data: dict[str, Any]) -> list[Block]:
 def _symbols_table(symbols: list[dict[str, Any]]) -> list[Block]:
     rows = [
         (
-            Cell(str(s.get("name", ""))),
+            Cell(readable(str(s.get("name", "")))),
             Cell(str(s.get("object") or "")),
             Cell(share(s.get("baseline_share"))),
             Cell(share(s.get("variant_share"))),
