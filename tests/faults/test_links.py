@@ -88,7 +88,8 @@ def _umask() -> int:
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_planted_history_index_tmp_link_is_never_written_through(tmp_path: Path) -> None:
     """a symbolic link `history-index.tmp` planted beside the store (a shared folder): history
-    writes its index without opening it; the link's target stays unchanged, run after run"""
+    never opens it (reuse reads the store; no index file is kept); its target stays unchanged,
+    run after run"""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -107,7 +108,7 @@ def test_a_planted_history_index_tmp_link_is_never_written_through(tmp_path: Pat
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert target.read_text() == SECRET
-    assert (shared / "history-index.json").is_file()
+    assert not (shared / "history-index.json").exists()
     assert (shared / "history-index.tmp").is_symlink()
 
 
