@@ -23,7 +23,7 @@ from perflab.plan.bisect_search import (
 )
 from perflab.records.errors import ConfigError
 from perflab.records.units import format_ratio
-from perflab.records.workflow_results import CheckResult
+from perflab.records.workflow_results import CheckResult, HistoryResult
 from perflab.report.escape import terminal
 from perflab.report.files import write_file
 from perflab.report.history import (
@@ -336,7 +336,28 @@ def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: C
     to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
     if not output.quiet and not to_stdout:
         render_history(found, out)
-    return EXIT_OK
+    return _history_status(found, err)
+
+
+def _history_status(found: HistoryResult, err: Console) -> int:
+    """3 when some commits could not be built or measured (each named, with why): the change
+    points are among the others, and a script must not read that as a clean history."""
+    skipped = [p for p in found.points if p.skipped]
+    if not skipped:
+        return EXIT_OK
+    err.print(
+        Text(
+            f"perflab: {len(skipped)} of {len(found.points)} commits not measured "
+            f"(status {EXIT_NOT_MEASURED}); the change points are among the others",
+            style="bold red",
+        ),
+        highlight=False,
+    )
+    for point in skipped:
+        why = point.skipped.splitlines()[0]
+        line = terminal(f"{point.commit[:10]} {point.subject}: {why}")
+        err.print(Text("perflab:   ") + line, highlight=False)
+    return EXIT_NOT_MEASURED
 
 
 def _write(path: object, text: str) -> None:

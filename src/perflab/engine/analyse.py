@@ -13,7 +13,7 @@ from perflab.engine.outputs import judge_outputs
 from perflab.lenses.registry import lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
-from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
@@ -45,12 +45,12 @@ def _analyse_lenses(run: StoredRun) -> _Analysed:
     for metric in experiment.settings.metrics:
         lens = lens_for(metric)
         for benchmark in experiment.benchmarks:
-            data = run.data_for(benchmark.name, metric)
+            data, failed = _without_failed(run.data_for(benchmark.name, metric))
             if not data.samples and not data.artifacts:
                 continue
             analysed.data_of[(benchmark.name, metric)] = data
             found: list[Comparison] = []
-            for group in _comparison_groups(experiment, names, data):
+            for group in _comparison_groups(experiment, names, data, failed):
                 analysis = lens.analyse(benchmark, group, data, experiment)
                 found += analysis.comparisons
                 analysed.add(analysis)
@@ -115,14 +115,31 @@ def with_sections(result: RunResult) -> RunResult:
     return replace(result, sections=sections, summaries=found)
 
 
+def _without_failed(data: BenchmarkData) -> tuple[BenchmarkData, set[str]]:
+    """A lens's data without the variants it marked as failed (what they measured before
+    failing compares with nothing), and those variants."""
+    failed = {a.variant for a in data.artifacts if a.kind == FAILED_ARTIFACT}
+    if not failed:
+        return data, failed
+    kept = BenchmarkData(
+        samples=tuple(s for s in data.samples if s.variant not in failed),
+        artifacts=tuple(a for a in data.artifacts if a.variant not in failed),
+    )
+    return kept, failed
+
+
 def _comparison_groups(
-    experiment: Experiment, names: list[str], data: BenchmarkData
+    experiment: Experiment, names: list[str], data: BenchmarkData, failed: set[str]
 ) -> list[list[str]]:
     """The variant lists to hand a lens's analyse (which compares list[1:] with list[0]): all
-    variants when the plan names no pairs; else one list per baseline, with the variants it is
-    compared with, leaving out variants with no data (they failed to build or measure)."""
-    if not experiment.pairs:
+    variants when the plan names no pairs (but those that failed: without the baseline,
+    none); else one list per baseline, with the variants it is compared with, leaving out
+    variants with no data (they failed to build or measure)."""
+    if not experiment.pairs and not failed:
         return [names]
+    if not experiment.pairs:
+        kept = [n for n in names if n not in failed]
+        return [kept] if kept and kept[0] == names[0] and len(kept) > 1 else []
     measured = {s.variant for s in data.samples} | {a.variant for a in data.artifacts}
     grouped: dict[str, list[str]] = defaultdict(list)
     for baseline, variant in experiment.pairs:

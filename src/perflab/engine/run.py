@@ -5,6 +5,7 @@ measured lens by lens within its budget (ledger.py)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import sys
 import time
@@ -35,13 +36,26 @@ from perflab.measure import cpu_lock, output_check
 from perflab.measure.caches import IsolatedCaches
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.git_prepare import VariantPreparer, measures_working_tree
-from perflab.measure.lens import Lens, LensContext, NullProgress, ProgressReporter
+from perflab.measure.lens import (
+    FAILED_ARTIFACT,
+    Lens,
+    LensContext,
+    NullProgress,
+    ProgressReporter,
+)
 from perflab.measure.recent_probes import RecentProbes
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.plan.budget import BudgetPlan, LensCost
 from perflab.plan.designs import budget_plan
-from perflab.records.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
+from perflab.records.errors import (
+    BenchmarkFailedError,
+    PerflabError,
+    RunInterrupted,
+    StoreError,
+    VariantsFailed,
+)
 from perflab.records.model import (
+    Artifact,
     Benchmark,
     BenchmarkKind,
     Experiment,
@@ -224,11 +238,62 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     show_plan(context.progress, benchmark.name, plan)
     for lens in ordered:
         error = _measure_lens(lens, benchmark, context, ledger, run.writer)
-        if error is not None:
+        if error is None:
+            run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
+            continue
+        failed = _failed_variants(error, context.experiment)
+        if not failed:  # the benchmark itself failed: the other lenses would fail the same way
             _failed(run.writer, failures, benchmark.name, error, lens)
             break
-        run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
+        for one in failed:
+            _failed(run.writer, failures, benchmark.name, one, lens)
+        left = _without_failed(run, benchmark, lens, context, failed)
+        if left is None:
+            break
+        context = left
     ledger.note_used(run.writer, benchmark.name)
+
+
+def _failed_variants(
+    error: BenchmarkFailedError, experiment: Experiment
+) -> tuple[BenchmarkFailedError, ...]:
+    """The failures of single variants that `error` stands for, when the others can still be
+    measured; () when it is the benchmark's own (or its only variant's)."""
+    names = {v.name for v in experiment.variants}
+    failed = error.failures if isinstance(error, VariantsFailed) else (error,)
+    if len(names) < 2 or any(f.variant not in names for f in failed):
+        return ()
+    return failed
+
+
+def _without_failed(
+    run: _Run,
+    benchmark: Benchmark,
+    lens: Lens,
+    context: LensContext,
+    failed: tuple[BenchmarkFailedError, ...],
+) -> LensContext | None:
+    """The context the next lenses measure in: the failed variants marked as failed for this
+    lens (its analysis leaves them out) and left out of the rest; None when no planned
+    comparison is left."""
+    reasons = {f.variant: {"reason": f.message} for f in failed if f.variant is not None}
+    names = set(reasons)
+    for name in sorted(names):
+        run.writer.add_artifact(
+            Artifact(benchmark.name, name, lens.metric, FAILED_ARTIFACT, json.dumps(reasons[name]))
+        )
+    left = tuple(v for v in context.experiment.variants if v.name not in names)
+    if not _comparable(run.experiment, {v.name for v in left}):
+        return None
+    return replace(context, experiment=replace(context.experiment, variants=left))
+
+
+def _comparable(experiment: Experiment, names: set[str]) -> bool:
+    """Whether the variants `names` still make a planned comparison (or are the experiment's
+    one variant, measured alone)."""
+    if len(experiment.variants) == 1:
+        return bool(names)
+    return any(a in names and b in names for a, b in experiment.comparison_pairs)
 
 
 def _check_outputs(benchmark: Benchmark, context: LensContext) -> BenchmarkFailedError | None:
@@ -367,9 +432,7 @@ def _prepare_variants(
         if prepared.provenance:
             writer.add_variant_info(planned.name, {"provenance": prepared.provenance})
         ready.append(prepared.variant)
-    names = {v.name for v in ready}
-    alone = len(experiment.variants) == 1 and bool(ready)  # one variant, measured alone
-    if not alone and not any(a in names and b in names for a, b in experiment.comparison_pairs):
+    if not _comparable(experiment, {v.name for v in ready}):
         return None
     return replace(experiment, variants=tuple(ready))
 

@@ -73,7 +73,12 @@ from perflab.measure.worker_client import (
     interpreter_for,
     variant_environment,
 )
-from perflab.records.errors import BenchmarkFailedError, ConfigError, ToolUnavailableError
+from perflab.records.errors import (
+    BenchmarkFailedError,
+    ConfigError,
+    ToolUnavailableError,
+    VariantsFailed,
+)
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -474,6 +479,8 @@ class CallgrindCounter:
         if statement and plan.processes < MAX_PROCESSES:
             round_s = (time.monotonic() - started_s) / math.ceil(len(jobs) / max(1, side_by_side))
             self._one_more_process(counting, runs, plan, side_by_side, round_s, started_s)
+        if counting.failed:
+            raise VariantsFailed(list(counting.failed.values()))
 
     def _plan(
         self, runs: Sequence[_Run], cpus: Sequence[int | None], *, statement: bool
@@ -521,7 +528,12 @@ class CallgrindCounter:
         context = counting.context
         # forked: a new server, which pays the import once more
         extra = plan.jobs(
-            [run for run in runs if run.variant.name not in counting.unexecutable],
+            [
+                run
+                for run in runs
+                if run.variant.name not in counting.unexecutable
+                and run.variant.name not in counting.failed
+            ],
             (plan.processes,),
         )
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
@@ -963,7 +975,16 @@ class CallgrindCounter:
                         "on its own",
                         detail=completed.stderr[-4000:],
                     )
-                repeats.append(_read_dumps(directory))
+                dumps = _read_dumps(directory)
+                if not dumps:
+                    # a process stopped from outside can read as exited 0: no profile is no
+                    # count, never zero instructions
+                    raise run.error(
+                        "callgrind wrote no profile: the command was stopped before it ended",
+                        hint="run it again; if it recurs, run it by hand under valgrind",
+                        detail=completed.stderr[-4000:] or None,
+                    )
+                repeats.append(dumps)
         return _CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline)
 
     def _store_command(self, run: _Run, counts: _CommandCounts, cpu: int | None) -> None:
@@ -1158,6 +1179,10 @@ class _Counting:
         # per variant, each worker process's per-iteration counts: whether they disagree
         self.counted_by_process: dict[str, list[tuple[float, ...]]] = {}
         self.unexecutable: set[str] = set()  # variants valgrind cannot execute
+        # variants whose counting failed, each with its (first) error; only where another
+        # variant is left to compare (one variant alone fails as the benchmark)
+        self.failed: dict[str, BenchmarkFailedError] = {}
+        self.tolerates_failures = len(context.experiment.variants) > 1
 
     def run(self, jobs: Sequence[_Job]) -> None:
         run_on_cpus(jobs, self.cpus, self.count, self.store, on_stop=self.stop, drain=self.drain)
@@ -1183,9 +1208,12 @@ class _Counting:
                 done(job.processes[0], self.lens._count_command(job.run, cpu))
         except BenchmarkFailedError as error:
             reason = cannot_execute(error)
-            if reason is None or not self.lens.note_unexecutable:
+            if reason is not None and self.lens.note_unexecutable:
+                return cpu, reason
+            if not self.tolerates_failures or error.variant is None:
                 raise
-            return cpu, reason
+            # a variant that crashes stops its own jobs only: the others are counted to the end
+            self.failed.setdefault(error.variant, error)
         return cpu, None
 
     def drain(self) -> None:
@@ -1207,6 +1235,8 @@ class _Counting:
         """A job done: the CPU it counted on, or (once per variant) why it could not count."""
         cpu, reason = outcome
         run = job.run
+        if run.variant.name in self.failed:
+            return
         if reason is not None:
             if run.variant.name not in self.unexecutable:
                 self.unexecutable.add(run.variant.name)

@@ -30,9 +30,14 @@ if TYPE_CHECKING:
     from perflab.measure.fork_server import ForkServers
     from perflab.plan.budget import ServerRounds
 
+# the artifact (any lens's metric) that marks a variant as failed for that lens, with the
+# reason: the analysis leaves the variant out and keeps every comparison without it
+FAILED_ARTIFACT = "failed"
+
 # BenchmarkData and merge_info live in perflab.records.model (the store needs them);
 # re-exported here
 __all__ = [
+    "FAILED_ARTIFACT",
     "BenchmarkData",
     "Lens",
     "LensAnalysis",

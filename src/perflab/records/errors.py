@@ -6,6 +6,8 @@ edge, and exits non-zero; library users can read its fields.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class PerflabError(Exception):
     """A failure with context (which variant, which benchmark) and a hint on how to fix it."""
@@ -59,6 +61,21 @@ class BenchmarkFailedError(PerflabError):
     crashed or timed out, or a build step failed."""
 
     exit_code = 3
+
+
+class VariantsFailed(BenchmarkFailedError):
+    """Some variants failed while a lens measured the others to the end: each failure names
+    its variant, and what the others measured is kept (a crash hides nothing else)."""
+
+    def __init__(self, failures: Sequence[BenchmarkFailedError]) -> None:
+        first = failures[0]
+        super().__init__(
+            "; ".join(f"{f.variant}: {f.message}" for f in failures),
+            hint=first.hint,
+            benchmark=first.benchmark,
+            detail=first.detail,
+        )
+        self.failures = tuple(failures)
 
 
 class StoreError(PerflabError):

@@ -57,7 +57,7 @@ from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.plan.budget import ServerRounds
 from perflab.plan.schedule import launch_order
-from perflab.records.errors import BenchmarkFailedError
+from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -119,6 +119,8 @@ class TimeLens:
         session.run()
         session.note_overrun()
         session.note_early_stop()
+        if session.failed:
+            raise VariantsFailed(list(session.failed.values()))
 
     def analyse(
         self,
@@ -150,6 +152,8 @@ class _Session(LensSession):
         self.started_wall_s = time.time()  # the lock's marks carry wall-clock times
         self.was_precise = False  # the stopping rule found every comparison precise enough
         self.sampler = InterleavedSampler(self, Metric.TIME)
+        # variants that failed while the others were measured on (by index), with why
+        self.failed: dict[int, BenchmarkFailedError] = {}
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
@@ -170,7 +174,9 @@ class _Session(LensSession):
         )
         shared_cpu_with = self.other_runs_on_cpu()
         decisions = []
-        for variant in self.variants[1:]:
+        for index, variant in enumerate(self.variants[1:], 1):
+            if index in self.failed:  # compared with nothing: no reason to measure on
+                continue
             samples = [s for s in self.samples if s.variant == variant.name]
             decision = decide(
                 baseline,
@@ -689,10 +695,26 @@ class _CommandSession(_Session):
         with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
 
             def measure(slot: Slot) -> None:
-                self._prepare(launcher, slot.variant, padded[slot.variant])
-                self._run_one(launcher, argvs[slot.variant], padded[slot.variant], slot)
+                if slot.variant in self.failed:
+                    return
+                try:
+                    self._prepare(launcher, slot.variant, padded[slot.variant])
+                    self._run_one(launcher, argvs[slot.variant], padded[slot.variant], slot)
+                except BenchmarkFailedError as error:
+                    self._go_on_without(slot.variant, error)
 
             self.sampler.blocks(measure, before_block=before_block, enough=self._enough_blocks)
+
+    def _go_on_without(self, index: int, error: BenchmarkFailedError) -> None:
+        """A variant that fails is measured no more and the others on, while a planned
+        comparison is left among them (a crash hides nothing else); else `error` ends the
+        lens."""
+        failed = {self.variants[i].name for i in self.failed} | {self.variants[index].name}
+        left = {v.name for v in self.variants} - failed
+        pairs = self.context.experiment.comparison_pairs
+        if not any(a in left and b in left for a, b in pairs):
+            raise error
+        self.failed[index] = error
 
     def _describe_commands(
         self, argvs: Sequence[tuple[str, ...]], envs: Sequence[dict[str, str]]
