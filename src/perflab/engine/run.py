@@ -219,17 +219,23 @@ def _note_run_setup(
 
 def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) -> None:
     """Prepare the benchmark's variants, check that their outputs agree, then measure it lens
-    by lens within its budget. A failure is recorded and ends the benchmark: the other lenses
-    would fail the same way."""
+    by lens within its budget. A failure of the benchmark is recorded and ends it: the other
+    lenses would fail the same way. A failure of some variants is recorded and the others are
+    measured on, while a planned comparison is left among them."""
     ready = _prepare_variants(run.experiment, benchmark, run.preparer, run.writer, failures)
     if ready is None:
         return
     ready = replace(ready, variants=tuple(run.caches.applied(v) for v in ready.variants))
     context = replace(run.context, experiment=ready)
     error = _check_outputs(benchmark, context)
-    if error is not None:  # an output that cannot be checked: nothing to compare
-        _failed(run.writer, failures, benchmark.name, error, None)
-        return
+    if error is not None:  # an output that cannot be checked: that variant is not compared
+        failed = error.failures if isinstance(error, VariantsFailed) else ()
+        for one in failed or (error,):
+            _failed(run.writer, failures, benchmark.name, one, None)
+        left = _without_failed(run, context, failed) if failed else None
+        if left is None:
+            return
+        context = left
     plan = run.plans.get(benchmark.name)
     if plan is None:  # its variants had to be prepared first: planned now
         plan = run.planner.plan(benchmark, ready)
@@ -247,7 +253,8 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
             break
         for one in failed:
             _failed(run.writer, failures, benchmark.name, one, lens)
-        left = _without_failed(run, benchmark, lens, context, failed)
+        _mark_failed(run.writer, benchmark, lens, failed)
+        left = _without_failed(run, context, failed)
         if left is None:
             break
         context = left
@@ -266,22 +273,23 @@ def _failed_variants(
     return failed
 
 
-def _without_failed(
-    run: _Run,
-    benchmark: Benchmark,
-    lens: Lens,
-    context: LensContext,
-    failed: tuple[BenchmarkFailedError, ...],
-) -> LensContext | None:
-    """The context the next lenses measure in: the failed variants marked as failed for this
-    lens (its analysis leaves them out) and left out of the rest; None when no planned
-    comparison is left."""
+def _mark_failed(
+    writer: RunWriter, benchmark: Benchmark, lens: Lens, failed: tuple[BenchmarkFailedError, ...]
+) -> None:
+    """The failed variants marked as failed for this lens: its analysis leaves them out."""
     reasons = {f.variant: {"reason": f.message} for f in failed if f.variant is not None}
-    names = set(reasons)
-    for name in sorted(names):
-        run.writer.add_artifact(
-            Artifact(benchmark.name, name, lens.metric, FAILED_ARTIFACT, json.dumps(reasons[name]))
+    for name, reason in sorted(reasons.items()):
+        writer.add_artifact(
+            Artifact(benchmark.name, name, lens.metric, FAILED_ARTIFACT, json.dumps(reason))
         )
+
+
+def _without_failed(
+    run: _Run, context: LensContext, failed: tuple[BenchmarkFailedError, ...]
+) -> LensContext | None:
+    """The context the next lenses measure in, without the failed variants; None when no
+    planned comparison is left."""
+    names = {f.variant for f in failed}
     left = tuple(v for v in context.experiment.variants if v.name not in names)
     if not _comparable(run.experiment, {v.name for v in left}):
         return None

@@ -19,7 +19,7 @@ from perflab.machine.proc import LaunchSpec
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
-from perflab.records.errors import BenchmarkFailedError
+from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.model import Artifact, Benchmark, BenchmarkKind, Metric, Variant
 
 CHECK = Metric("check")  # not a lens: the artifacts of the output checks
@@ -36,27 +36,43 @@ def wanted(benchmark: Benchmark, context: LensContext) -> bool:
 
 def check_outputs(benchmark: Benchmark, context: LensContext) -> None:
     """Store each variant's output values; raise BenchmarkFailedError (naming the variant) when
-    the expression raises or its value cannot be compared."""
-    for variant in context.experiment.variants:
-        context.progress.update(
+    the expression raises or its value cannot be compared, or the command fails: where only some
+    variants fail, once the others are checked (VariantsFailed), so that they are measured on."""
+    variants = context.experiment.variants
+    failed: list[BenchmarkFailedError] = []
+    for variant in variants:
+        try:
+            _check_one(benchmark, variant, context)
+        except BenchmarkFailedError as error:
+            if len(variants) < 2 or error.variant is None:
+                raise
+            failed.append(error)
+    if len(failed) == len(variants):  # none checks: the benchmark's own failure
+        raise failed[0]
+    if failed:
+        raise VariantsFailed(failed)
+
+
+def _check_one(benchmark: Benchmark, variant: Variant, context: LensContext) -> None:
+    context.progress.update(
+        benchmark=benchmark.name,
+        metric=CHECK,
+        detail=f"checking the output of {variant.name}",
+        fraction=0.0,
+    )
+    if benchmark.kind is BenchmarkKind.STATEMENT:
+        values = _statement_values(benchmark, variant, context)
+    else:
+        values = _command_values(benchmark, variant, context)
+    context.sink.add_artifact(
+        Artifact(
             benchmark=benchmark.name,
+            variant=variant.name,
             metric=CHECK,
-            detail=f"checking the output of {variant.name}",
-            fraction=0.0,
+            kind=CHECK_ARTIFACT,
+            content=json.dumps(values),
         )
-        if benchmark.kind is BenchmarkKind.STATEMENT:
-            values = _statement_values(benchmark, variant, context)
-        else:
-            values = _command_values(benchmark, variant, context)
-        context.sink.add_artifact(
-            Artifact(
-                benchmark=benchmark.name,
-                variant=variant.name,
-                metric=CHECK,
-                kind=CHECK_ARTIFACT,
-                content=json.dumps(values),
-            )
-        )
+    )
 
 
 def _evaluate(worker: StatementWorker, expression: str) -> Any:
