@@ -112,25 +112,31 @@ def test_history_measures_every_commit_after_a_crash_and_finds_the_change(
     assert change["confirmed"] is True
 
 
-def _run(repo: Path, cache: Path, tmp_path: Path, metric: str) -> tuple[int, dict[str, Any], str]:
+def _run(
+    repo: Path, cache: Path, tmp_path: Path, metric: str, *extra: str
+) -> tuple[int, dict[str, Any], str]:
     out = tmp_path / f"{metric}.json"
     done = perflab(
         "run", "--cmd", "./prog", "--build", BUILD, "--cache-dir", str(cache),
         "--variant", "before git=good", "--variant", "crash git=main~3",
         "--variant", "after git=main~1",
         "--metric", metric, "--budget", "4", "--min-measurements-anyway",
-        "--store", str(tmp_path / "r.db"), "--json", str(out), "-q",
+        "--store", str(tmp_path / "r.db"), "--json", str(out), "-q", *extra,
         cwd=repo,
     )  # fmt: skip
     assert "Traceback" not in done.stderr
     return done.returncode, json.loads(out.read_text()), done.stderr
 
 
-@pytest.mark.parametrize("metric", ["instructions", "time"])
+@pytest.mark.parametrize(
+    ("metric", "extra"),
+    [("instructions", ()), ("time", ()), ("time", ("--check-output",))],
+    ids=["instructions", "time", "time-checked"],
+)
 def test_a_variant_that_crashes_leaves_the_others_compared(
-    repo: Path, cache: Path, tmp_path: Path, metric: str
+    repo: Path, cache: Path, tmp_path: Path, metric: str, extra: tuple[str, ...]
 ) -> None:
-    status, document, stderr = _run(repo, cache, tmp_path, metric)
+    status, document, stderr = _run(repo, cache, tmp_path, metric, *extra)
     assert status == 3, stderr  # the run is incomplete: a variant failed
     assert "variant 'crash'" in stderr and "signal 11" in stderr
     main = [c for c in document["comparisons"] if c["metric"] == metric and c.get("event") is None]

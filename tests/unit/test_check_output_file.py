@@ -13,7 +13,7 @@ from perflab.cli.options import build_parser, run_options
 from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
 from perflab.measure import output_check
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.errors import BenchmarkFailedError
+from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.model import Benchmark, Experiment, Settings, Variant
 
 
@@ -78,3 +78,29 @@ def test_check_output_takes_an_optional_file(given: list[str], expected: dict[st
     args = build_parser().parse_args(["run", "--cmd", "./bench", "-v", "a", "-v", "b", *given])
     settings = run_options(args).settings
     assert {k: v for k, v in settings.items() if k.startswith("check_output")} == expected
+
+
+def test_a_variant_whose_command_crashes_leaves_the_others_checked(tmp_path: Path) -> None:
+    """Only the failing variant is left out: the others' outputs are stored (and measured on)."""
+
+    def reply(spec: LaunchSpec, stdin: str | None) -> Completed:
+        crashed = spec.env.get("V") == "2"
+        return Completed(spec.argv, -11 if crashed else 0, "42\n", "", 1)
+
+    experiment = Experiment(
+        (Benchmark("bench", cmd="./bench"),),
+        (
+            Variant("a", cwd=str(tmp_path)),
+            Variant("b", cwd=str(tmp_path), env={"V": "2"}),
+            Variant("c", cwd=str(tmp_path), env={"V": "3"}),
+        ),
+        Settings(check_output=True),
+    )
+    sink = MemorySink()
+    runner = FakeRunner().on_run(r"bench", reply)
+    context = LensContext(experiment, runner, sink, NullProgress(), None, "python3")
+    with pytest.raises(VariantsFailed) as error:
+        output_check.check_outputs(experiment.benchmarks[0], context)
+    assert [f.variant for f in error.value.failures] == ["b"]
+    assert "signal 11" in error.value.failures[0].message
+    assert sorted(a.variant for a in sink.artifacts) == ["a", "c"]
