@@ -243,22 +243,45 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     ledger = BudgetLedger.begun(plan, ordered)
     show_plan(context.progress, benchmark.name, plan)
     for lens in ordered:
+        measured = _measure_lens_on(run, lens, benchmark, context, ledger, failures)
+        if measured is None:
+            break
+        context = measured
+        if lens.metric in ledger.took_s:
+            run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
+    ledger.note_used(run.writer, benchmark.name)
+
+
+def _measure_lens_on(
+    run: _Run,
+    lens: Lens,
+    benchmark: Benchmark,
+    context: LensContext,
+    ledger: BudgetLedger,
+    failures: list[_Failure],
+) -> LensContext | None:
+    """Measure with one lens; a variant that fails is recorded and left out. Returns the
+    context the next lenses measure in, or None when the benchmark failed or no planned
+    comparison is left. A lens that stopped at a variant's failure before it stored a sample
+    (a statement that raises while its loop is calibrated) measures the others again."""
+    while True:
         error = _measure_lens(lens, benchmark, context, ledger, run.writer)
         if error is None:
-            run.planner.learn(plan, lens.metric, ledger.took_s[lens.metric])
-            continue
+            return context
         failed = _failed_variants(error, context.experiment)
         if not failed:  # the benchmark itself failed: the other lenses would fail the same way
             _failed(run.writer, failures, benchmark.name, error, lens)
-            break
+            return None
         for one in failed:
             _failed(run.writer, failures, benchmark.name, one, lens)
         _mark_failed(run.writer, benchmark, lens, failed)
         left = _without_failed(run, context, failed)
         if left is None:
-            break
+            return None
+        stopped_early = not isinstance(error, VariantsFailed)
+        if not stopped_early or run.writer.data_for(benchmark.name, lens.metric).samples:
+            return left  # the others' samples so far are kept: measuring again would mix them
         context = left
-    ledger.note_used(run.writer, benchmark.name)
 
 
 def _failed_variants(
