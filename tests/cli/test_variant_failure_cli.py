@@ -29,3 +29,33 @@ def test_a_variant_whose_statement_raises_leaves_the_others_compared(tmp_path: P
     document = json.loads((tmp_path / "r.json").read_text())
     compared = [(c["baseline"], c["variant"]) for c in document["comparisons"]]
     assert compared == [("a", "c")]
+
+
+def test_comparing_runs_leaves_out_a_variant_that_failed_in_either(tmp_path: Path) -> None:
+    """In the second run `b`'s command fails from its sixth run on, after samples were taken:
+    what it measured before failing is compared with nothing."""
+    # each variant counts its runs in a file of its own; with FAIL set, the sixth run fails
+    command = 'sh -c \'echo >> "runs-$V"; test "$(wc -l < "runs-$V")" -lt 6 || test -z "$FAIL"\''
+
+    def run(*b_env: str) -> None:
+        for counted in tmp_path.glob("runs-*"):
+            counted.unlink()
+        done = subprocess.run(
+            [sys.executable, "-m", "perflab.cli.main", "run", "--cmd", command,
+             "-v", "a env.V=a", "-v", " ".join(["b env.V=b", *b_env]), "-v", "c env.V=c",
+             "--budget", "2", "--store", str(tmp_path / "p.db"), "-q"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+        )  # fmt: skip
+        assert done.returncode == (3 if b_env else 0), done.stderr
+
+    run()
+    run("env.FAIL=1")
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "compare", "1", "2",
+         "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "c.json"), "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "c.json").read_text())
+    compared = sorted(c["variant"] for c in document["comparisons"] if c["metric"] == "time")
+    assert compared == ["run2:a", "run2:c"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from perflab.engine.analyse import merge_top_level, with_sections
 from perflab.lenses.registry import lens_for
-from perflab.measure.lens import BenchmarkData
+from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.model import (
     Benchmark,
@@ -48,6 +48,8 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
                 )
                 compared_samples += merged.samples
                 if not data.samples and not data.artifacts:
+                    continue
+                if _failed_in(data) or _failed_in(data2):  # what it measured compares with nothing
                     continue
                 analysis = lens.analyse(benchmark, names, merged, experiment)
                 comparisons += analysis.comparisons
@@ -170,3 +172,8 @@ def _relabelled(
         samples=tuple(replace(s, variant=label) for s in data.samples if s.variant == variant),
         artifacts=tuple(replace(a, variant=label) for a in data.artifacts if a.variant == variant),
     )
+
+
+def _failed_in(data: BenchmarkData) -> bool:
+    """Whether the variant failed for this lens in its run (the engine marks it so)."""
+    return any(a.kind == FAILED_ARTIFACT for a in data.artifacts)
