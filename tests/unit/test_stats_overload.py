@@ -8,9 +8,11 @@ import json
 import math
 import random
 
+from perflab.lenses.fragments import verdict_cell
 from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time
 from perflab.measure.lens import BenchmarkData
 from perflab.records.model import Artifact, Benchmark, Metric, Sample, Settings, Verdict
+from perflab.records.units import format_ratio
 from perflab.stats.overload import (
     FROM_UNPREEMPTED,
     NONE,
@@ -344,6 +346,9 @@ def test_too_few_clean_units_say_how_long_to_decide() -> None:
     reported = comparison.to_json()
     assert reported["extra_seconds_to_decide"] is not None
     assert reported["overload"]["action"] == UNBOUNDED
+    cell = verdict_cell(comparison, cross_run=False)
+    assert cell.text.startswith("inconclusive (~") and cell.text.endswith(" more)")
+    assert "∞" not in format_ratio(comparison.ratio, comparison.ci_low, comparison.ci_high)
 
 
 def test_rare_preemption_inconclusive_says_how_long_to_decide() -> None:
