@@ -321,6 +321,10 @@ def overload_check(
     clean = estimate_ratio(pairs, estimate.confidence, units)
     sides = _Side.of(share_baseline, growth_baseline), _Side.of(share_variant, growth_variant)
     bounded = _from_unpreempted(clean, pairs, units, sides) or _by_growth(estimate, sides)
+    if estimate.ratio > 0 and bounded["ci_low"] > 0:
+        # the interval holds the ratio reported beside it (the corrected one)
+        bounded["ci_low"] = min(bounded["ci_low"], estimate.ratio)
+        bounded["ci_high"] = max(bounded["ci_high"], estimate.ratio)
     return replace(check, unpreempted=clean, **bounded)
 
 
