@@ -33,8 +33,9 @@ load touched:
    pushes (any sample may carry one preemption's cost).
 
 A side that was preempted but whose growth cannot be measured (too few of its samples ran
-undisturbed) is assumed to cost at most `ASSUMED_COST` where the bound needs it: the interval
-stays finite, but it rests on an assumption, so the verdict is `inconclusive` (`undecided`).
+undisturbed, or so few that half of them may have started cold) is assumed to cost at most
+`ASSUMED_COST` where the bound needs it: the interval stays finite, but it rests on an
+assumption, so the verdict is `inconclusive` (`undecided`).
 """
 
 from __future__ import annotations
@@ -181,18 +182,19 @@ class OverloadCheck:
     def _assumed(self, baseline: str, variant: str) -> str:
         if not self.undecided:
             return ""
+        cold = cold_share(self.preempted_baseline, self.preempted_variant)
         names = [
-            f"`{name}`"
+            f"`{name}`'s"
             for name, share, growth in (
                 (baseline, self.preempted_baseline, self.cpu_growth_baseline),
                 (variant, self.preempted_variant, self.cpu_growth_variant),
             )
-            if share > 0 and growth is None
+            if _Side.of(share, growth, cold).assumed
         ]
         return (
-            f"; too few of {' and '.join(names)}'s samples ran undisturbed to measure what a "
-            f"preemption costs it, so the interval assumes at most {ASSUMED_COST:+.0%} and "
-            "the verdict stays inconclusive"
+            f"; too few of {' and '.join(names)} samples ran undisturbed (not right after "
+            "another process) to measure what a preemption costs, so the interval assumes at "
+            f"most {ASSUMED_COST:+.0%} and the verdict stays inconclusive"
         )
 
 
@@ -255,12 +257,16 @@ class _Side:
     assumed: bool
 
     @classmethod
-    def of(cls, share: float, growth: float | None) -> _Side:
-        if growth is not None:
-            return cls(share, math.log1p(max(0.0, growth)), False)
+    def of(cls, share: float, growth: float | None, cold: float) -> _Side:
+        """`cold`: the share of unpreempted samples that may have started cold (`cold_share`);
+        from half of them on, the unpreempted samples a growth is measured against may be
+        cold ones themselves, and the growth says nothing of the cost."""
         if share == 0:
             return cls(0.0, 0.0, False)
-        return cls(share, math.log1p(ASSUMED_COST), True)
+        if growth is not None and 2 * cold < 1:
+            return cls(share, math.log1p(max(0.0, growth)), False)
+        measured = math.log1p(max(0.0, growth)) if growth is not None else 0.0
+        return cls(share, max(measured, math.log1p(ASSUMED_COST)), True)
 
 
 def cold_share(baseline: float, variant: float) -> float:
@@ -319,7 +325,11 @@ def overload_check(
         preempted_share=share,
     )
     clean = estimate_ratio(pairs, estimate.confidence, units)
-    sides = _Side.of(share_baseline, growth_baseline), _Side.of(share_variant, growth_variant)
+    cold = cold_share(share_baseline, share_variant)
+    sides = (
+        _Side.of(share_baseline, growth_baseline, cold),
+        _Side.of(share_variant, growth_variant, cold),
+    )
     bounded = _from_unpreempted(clean, pairs, units, sides) or _by_growth(estimate, sides)
     if estimate.ratio > 0 and bounded["ci_low"] > 0:
         # the interval holds the ratio reported beside it (the corrected one)
