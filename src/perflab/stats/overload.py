@@ -18,15 +18,24 @@ other, which is overload whatever the samples show):
 - **CPU growth**: inside a group (generation, batch), a variant's preempted samples use more
   than `CPU_GROWTH` more CPU time per iteration than its unpreempted ones (the median over groups).
 
-When either is seen, the interval is widened twice. First to the hull of itself and the
-interval of the pairs where neither sample was preempted (what no correction touched), when
-those still make `MIN_CLEAN_UNITS` units. Then by the growth itself, on the side each growth
-pushes: an unpreempted sample can still start right after another process ran (between samples
-the worker waits for its next request, outside the timed region), so it may carry one refill
-too: at most what a preemption costs, which is the growth (under heavy load the unpreempted
-pairs alone missed the reference too: docs/statistics.md). When a preempted side's growth
-cannot be measured, the hull alone is kept; when no unpreempted pairs remain either, nothing
-bounds the bias: the interval becomes (0, inf) and the verdict `inconclusive`.
+When one is seen, the interval is bounded by the evidence, in proportion to how much of it the
+load touched:
+
+1. With `MIN_CLEAN_UNITS` units of pairs neither of whose samples was preempted, the interval is
+   theirs (what no preemption touched), widened by what the load can still have put in them: an
+   unpreempted sample may start cold, right after another process ran (during the sample before
+   it, or in the wait between samples, outside the timed region), and carry one preemption's
+   cost. Such samples are taken to be as many as the two variants' preempted shares added
+   (`cold_share`); a unit's value is a median, so k of them among a group's pairs move it by at
+   most k ranks, and never by more than a preemption costs (the CPU growth). Rare preemption
+   widens it by little; frequent preemption by up to the growth.
+2. With fewer, the corrected interval is widened by each side's whole growth, on the side it
+   pushes (any sample may carry one preemption's cost).
+
+A side that was preempted but whose growth cannot be measured (too few of its samples ran
+undisturbed, or so few that half of them may have started cold) is assumed to cost at most
+`ASSUMED_COST` where the bound needs it: the interval stays finite, but it rests on an
+assumption, so the verdict is `inconclusive` (`undecided`).
 """
 
 from __future__ import annotations
@@ -35,12 +44,21 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from perflab.records.model import Sample
-from perflab.stats.paired import RatioEstimate, estimate_ratio, kept_pairs, pair_samples
+from perflab.stats.paired import (
+    PairedLogRatio,
+    RatioEstimate,
+    estimate_ratio,
+    kept_pairs,
+    pair_samples,
+)
 from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, is_preempted
+from perflab.stats.sequential import seconds_to_decide
 
 # Shares of preempted samples this far apart (absolute), and this many standard errors apart,
 # are uneven: an A/A's shares differ by chance only, a few points at the usual few hundred pairs.
@@ -52,12 +70,14 @@ UNEVEN_Z = 3.0
 CPU_GROWTH = 0.05
 MIN_GROWTH_GROUPS = 3  # groups with both kinds of sample before growth is estimated
 MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
+# What a preemption is assumed to cost a side whose cost cannot be measured: doubling its CPU
+# time (+42% to +66% were measured, docs/statistics.md). The verdict is then never decided.
+ASSUMED_COST = 1.0
 
 NONE = "none"
-WIDENED_TO_UNPREEMPTED = "widened to the unpreempted pairs"
+FROM_UNPREEMPTED = "from the unpreempted pairs, widened by the cold starts"
 WIDENED_BY_GROWTH = "widened by the CPU growth"
-WIDENED_BOTH = "widened to the unpreempted pairs and by the CPU growth"
-UNBOUNDED = "unbounded"
+UNBOUNDED = "unbounded"  # the bias rests on ASSUMED_COST: finite interval, verdict inconclusive
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,13 @@ class OverloadCheck:
     action: str
     # pids of other perflab runs that held the measuring CPU while this one measured (0: unknown)
     shared_cpu_with: tuple[int, ...] = ()
+    # how far (log) the interval's ends were moved out for the load, past the interval they
+    # started from (the unpreempted pairs', or the corrected one)
+    widened_low: float = 0.0
+    widened_high: float = 0.0
+    # the bound rests on ASSUMED_COST for a side whose cost could not be measured: the verdict
+    # is inconclusive whatever the interval
+    undecided: bool = False
 
     @property
     def seen(self) -> bool:
@@ -97,10 +124,33 @@ class OverloadCheck:
             "unpreempted_groups": clean.n_groups if clean else 0,
             "action": self.action,
             "shared_cpu_with": list(self.shared_cpu_with),
+            "widened_low": self.widened_low,
+            "widened_high": self.widened_high,
+            "undecided": self.undecided,
         }
 
     def message(self, baseline: str, variant: str) -> str:
         """Why the interval was widened, naming the cause, and what it now holds."""
+        text = "; ".join(self._causes(baseline, variant))
+        text += ": taking the run-queue time out cannot repair that, so "
+        clean = self.unpreempted
+        interval = f"[{self.ci_low:.3f}, {self.ci_high:.3f}]"
+        if self.action == FROM_UNPREEMPTED and clean is not None:
+            return text + (
+                "the interval is that of the pairs neither of whose samples was preempted, "
+                f"{clean.ratio:.3f} [{clean.ci_low:.3f}, {clean.ci_high:.3f}] over "
+                f"{clean.n_groups} groups, widened by what other processes can have left in "
+                "the samples that started right after them (taken as many as both variants' "
+                f"preempted samples) to {interval}" + self._assumed(baseline, variant)
+            )
+        groups = clean.n_groups if clean is not None else 0
+        return text + (
+            f"with too few pairs that no preemption touched ({groups} groups) the interval was "
+            "widened by the CPU time a preemption costs, which any sample may carry once, "
+            f"to {interval}" + self._assumed(baseline, variant)
+        )
+
+    def _causes(self, baseline: str, variant: str) -> list[str]:
         causes = []
         if self.shared_cpu_with:
             who = ", ".join(f"pid {pid or '?'}" for pid in self.shared_cpu_with)
@@ -127,25 +177,25 @@ class OverloadCheck:
                 + ", ".join(grown)
                 + ")"
             )
-        text = "; ".join(causes) + ": taking the run-queue time out cannot repair that, so "
-        clean = self.unpreempted
-        if self.action == UNBOUNDED:
-            return text + (
-                "and too few unpreempted samples remain to bound it, the verdict is inconclusive"
+        return causes
+
+    def _assumed(self, baseline: str, variant: str) -> str:
+        if not self.undecided:
+            return ""
+        cold = cold_share(self.preempted_baseline, self.preempted_variant)
+        names = [
+            f"`{name}`'s"
+            for name, share, growth in (
+                (baseline, self.preempted_baseline, self.cpu_growth_baseline),
+                (variant, self.preempted_variant, self.cpu_growth_variant),
             )
-        done = []
-        if self.action in (WIDENED_TO_UNPREEMPTED, WIDENED_BOTH) and clean is not None:
-            done.append(
-                "to hold the ratio of the pairs neither of whose samples was preempted, "
-                f"{clean.ratio:.3f} [{clean.ci_low:.3f}, {clean.ci_high:.3f}] over "
-                f"{clean.n_groups} groups"
-            )
-        if self.action in (WIDENED_BY_GROWTH, WIDENED_BOTH):
-            done.append(
-                "by the CPU time a preemption costs, which any sample may carry once, "
-                f"to [{self.ci_low:.3f}, {self.ci_high:.3f}]"
-            )
-        return text + "the interval was widened " + ", and ".join(done)
+            if _Side.of(share, growth, cold).assumed
+        ]
+        return (
+            f"; too few of {' and '.join(names)} samples ran undisturbed (not right after "
+            "another process) to measure what a preemption costs, so the interval assumes at "
+            f"most {ASSUMED_COST:+.0%} and the verdict stays inconclusive"
+        )
 
 
 def _finite(value: float) -> float | None:
@@ -197,6 +247,35 @@ def cpu_growth(
     return math.exp(statistics.median(logs)) - 1
 
 
+@dataclass(frozen=True)
+class _Side:
+    """One variant's evidence: the share of its samples preempted, and what a preemption
+    costs it (log of one plus its CPU growth; ASSUMED_COST's when it could not be measured)."""
+
+    share: float
+    cost: float
+    assumed: bool
+
+    @classmethod
+    def of(cls, share: float, growth: float | None, cold: float) -> _Side:
+        """`cold`: the share of unpreempted samples that may have started cold (`cold_share`);
+        from half of them on, the unpreempted samples a growth is measured against may be
+        cold ones themselves, and the growth says nothing of the cost."""
+        if share == 0:
+            return cls(0.0, 0.0, False)
+        if growth is not None and 2 * cold < 1:
+            return cls(share, math.log1p(max(0.0, growth)), False)
+        measured = math.log1p(max(0.0, growth)) if growth is not None else 0.0
+        return cls(share, max(measured, math.log1p(ASSUMED_COST)), True)
+
+
+def cold_share(baseline: float, variant: float) -> float:
+    """Share of either variant's unpreempted samples that may have started cold, right after
+    another process ran: during the sample before it (either variant's, then preempted) or in
+    the short wait between samples; taken as the two shares of preempted samples added."""
+    return min(1.0, baseline + variant)
+
+
 def overload_check(
     baseline: Sequence[Sample],
     variant: Sequence[Sample],
@@ -209,7 +288,7 @@ def overload_check(
 ) -> OverloadCheck | None:
     """The check of one comparison (its samples as stored, and the interval the decision made of
     them); None when the samples carry no scheduler accounting. `shared_cpu_with`: the other
-    perflab runs known to have measured on the same CPU; the interval is then widened as for
+    perflab runs known to have measured on the same CPU; the interval is then bounded as for
     the signs the samples show."""
     measured = [
         (group, v, b)
@@ -223,36 +302,21 @@ def overload_check(
     growth_baseline = cpu_growth(((g, b) for g, _, b in measured), share)
     growth_variant = cpu_growth(((g, v) for g, v, _ in measured), share)
     grows = any(x is not None and x > CPU_GROWTH for x in (growth_baseline, growth_variant))
-    clean = None
-    low, high, action = estimate.ci_low, estimate.ci_high, NONE
-    if uneven or grows or shared_cpu_with:
-        clean = _unpreempted(baseline, variant, estimate, batch_blocks, units, share)
-        growths = _growths((share_baseline, growth_baseline), (share_variant, growth_variant))
-        low, high, action = _widened(estimate, clean, growths)
-    return OverloadCheck(
+    check = OverloadCheck(
         preempted_baseline=share_baseline,
         preempted_variant=share_variant,
         uneven=uneven,
         cpu_growth_baseline=growth_baseline,
         cpu_growth_variant=growth_variant,
         grows=grows,
-        unpreempted=clean,
-        ci_low=low,
-        ci_high=high,
-        action=action,
+        unpreempted=None,
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        action=NONE,
         shared_cpu_with=tuple(shared_cpu_with),
     )
-
-
-def _unpreempted(
-    baseline: Sequence[Sample],
-    variant: Sequence[Sample],
-    estimate: RatioEstimate,
-    batch_blocks: int | None,
-    units: Mapping[int, int] | None,
-    share: float,
-) -> RatioEstimate:
-    """The ratio of the pairs neither of whose samples was preempted."""
+    if not check.seen:
+        return check
     pairs = pair_samples(
         baseline,
         variant,
@@ -260,38 +324,129 @@ def _unpreempted(
         preemption=Preemption.EXCLUDE,
         preempted_share=share,
     )
-    return estimate_ratio(pairs, estimate.confidence, units)
+    clean = estimate_ratio(pairs, estimate.confidence, units)
+    cold = cold_share(share_baseline, share_variant)
+    sides = (
+        _Side.of(share_baseline, growth_baseline, cold),
+        _Side.of(share_variant, growth_variant, cold),
+    )
+    bounded = _from_unpreempted(clean, pairs, units, sides) or _by_growth(estimate, sides)
+    if estimate.ratio > 0 and bounded["ci_low"] > 0:
+        # the interval holds the ratio reported beside it (the corrected one)
+        bounded["ci_low"] = min(bounded["ci_low"], estimate.ratio)
+        bounded["ci_high"] = max(bounded["ci_high"], estimate.ratio)
+    return replace(check, unpreempted=clean, **bounded)
 
 
-def _widened(
-    estimate: RatioEstimate, clean: RatioEstimate, growths: tuple[float, float] | None
-) -> tuple[float, float, str]:
-    """The interval, and how it was widened: to hold the unpreempted pairs' interval (when
-    enough units are left), then by each side's CPU growth; unbounded when neither can be
-    known."""
-    low, high = estimate.ci_low, estimate.ci_high
-    hull = clean.n_groups >= MIN_CLEAN_UNITS and math.isfinite(clean.log_half_width)
-    if hull:
-        low, high = min(low, clean.ci_low), max(high, clean.ci_high)
-    if growths is not None and low > 0 and math.isfinite(high):
-        low, high = low / (1 + growths[1]), high * (1 + growths[0])
-        return low, high, WIDENED_BOTH if hull else WIDENED_BY_GROWTH
-    if hull:
-        return low, high, WIDENED_TO_UNPREEMPTED
-    return 0.0, math.inf, UNBOUNDED
+def _from_unpreempted(
+    clean: RatioEstimate,
+    pairs: Sequence[PairedLogRatio],
+    units: Mapping[int, int] | None,
+    sides: tuple[_Side, _Side],
+) -> dict[str, Any] | None:
+    """The unpreempted pairs' interval, widened by their cold starts (at most k ranks of each
+    group's median, at most a preemption's cost); None with too few of them."""
+    if clean.n_groups < MIN_CLEAN_UNITS or not math.isfinite(clean.log_half_width):
+        return None
+    baseline, variant = sides
+    grouped: dict[int, list[float]] = defaultdict(list)
+    for pair in pairs:
+        grouped[pair.group].append(pair.log_ratio)
+    # the baseline's cold starts lower a group's ratio (the truth may be higher), the variant's
+    # raise it; each side is bounded on its own, the other side's then helping nothing
+    cold = cold_share(baseline.share, variant.share)
+    up, up_assumed = _unit_mean(grouped, units, baseline, cold, upward=True)
+    down, down_assumed = _unit_mean(grouped, units, variant, cold, upward=False)
+    return {
+        "ci_low": clean.ci_low * math.exp(-down),
+        "ci_high": clean.ci_high * math.exp(up),
+        "action": FROM_UNPREEMPTED,
+        "widened_low": down,
+        "widened_high": up,
+        "undecided": up_assumed or down_assumed,
+    }
 
 
-def _growths(
-    baseline: tuple[float, float | None], variant: tuple[float, float | None]
-) -> tuple[float, float] | None:
-    """(baseline's, variant's) growth, at least 0, from each side's (preempted share, growth):
-    a side never preempted grew by nothing; None when a preempted side's growth could not be
-    measured (another side's says nothing of it: two interpreters under one load grew apart)."""
-    out = []
-    for share, growth in (baseline, variant):
-        if growth is None:
-            if share > 0:
-                return None
-            growth = 0.0
-        out.append(max(0.0, growth))
-    return out[0], out[1]
+def _unit_mean(
+    grouped: Mapping[int, list[float]],
+    units: Mapping[int, int] | None,
+    side: _Side,
+    cold: float,
+    *,
+    upward: bool,
+) -> tuple[float, bool]:
+    """How far (log) one side's cold starts can have moved the units' mean, and whether that
+    rests on the assumed cost: per group the lesser of the rank bound and the cost, averaged
+    as the units average their groups."""
+    shifts: dict[int, float] = {}
+    assumed = False
+    for group, values in grouped.items():
+        # as many ranks as cold starts are expected, between whole ranks pro rata
+        expected = cold * len(values)
+        whole = math.floor(expected)
+        rank = median_shift(values, whole, upward=upward)
+        if expected > whole:
+            further = median_shift(values, whole + 1, upward=upward)
+            rank += (expected - whole) * (further - rank) if math.isfinite(further) else math.inf
+        shifts[group] = min(rank, side.cost)
+        assumed |= side.assumed and rank > side.cost
+    by_unit: dict[int, list[float]] = defaultdict(list)
+    for group, shift in shifts.items():
+        by_unit[group if units is None else units.get(group, -1 - group)].append(shift)
+    return float(np.mean([np.mean(v) for v in by_unit.values()])), assumed
+
+
+def median_shift(values: Sequence[float], k: int, *, upward: bool) -> float:
+    """The most the median of `values` can move (up, or down) when any `k` of them are
+    replaced by other values: to the median with the k lowest (highest) gone to the other
+    end; inf when that is half of them or more."""
+    if k <= 0:
+        return 0.0
+    ordered = sorted(values)
+    if 2 * k >= len(ordered):
+        return math.inf
+    centre = float(np.median(ordered))
+    if upward:
+        return float(np.median(ordered[k:] + [math.inf] * k)) - centre
+    return centre - float(np.median([-math.inf] * k + ordered[:-k]))
+
+
+def _by_growth(estimate: RatioEstimate, sides: tuple[_Side, _Side]) -> dict[str, Any]:
+    """The corrected interval widened by each side's whole cost, on the side it pushes."""
+    baseline, variant = sides
+    undecided = baseline.assumed or variant.assumed
+    return {
+        # one unit or none leaves the estimate's own (0, inf): nothing to widen yet
+        "ci_low": estimate.ci_low * math.exp(-variant.cost),
+        "ci_high": estimate.ci_high * math.exp(baseline.cost),
+        "action": UNBOUNDED if undecided else WIDENED_BY_GROWTH,
+        "widened_low": variant.cost,
+        "widened_high": baseline.cost,
+        "undecided": undecided,
+    }
+
+
+def seconds_to_decide_under_load(
+    check: OverloadCheck, equivalence_band: float, elapsed_s: float
+) -> float | None:
+    """How much more budget (seconds at this run's rate) would decide a comparison the load
+    left undecided: the unpreempted pairs' interval narrows as they accrue, the widening for
+    the load stays. None when that widening alone keeps it from deciding, or when no pair ran
+    undisturbed (measuring longer at this load does not help)."""
+    clean = check.unpreempted
+    if clean is None or clean.n_groups == 0 or not clean.ratio > 0:
+        return None
+    band = math.log1p(equivalence_band)
+    if check.action == FROM_UNPREEMPTED:
+        if check.widened_low + check.widened_high >= band:
+            return None
+        widened = replace(clean, ci_low=check.ci_low, ci_high=check.ci_high)
+        return seconds_to_decide(widened, equivalence_band, elapsed_s)
+    # too few unpreempted units: the time they take to reach MIN_CLEAN_UNITS and their
+    # interval to decide, unless preemption is so frequent that their cold starts would
+    # widen it by a whole preemption's cost then
+    if 2 * cold_share(check.preempted_baseline, check.preempted_variant) >= 1:
+        return None
+    reach = elapsed_s * max(0.0, MIN_CLEAN_UNITS / clean.n_groups - 1)
+    decide = seconds_to_decide(clean, equivalence_band, elapsed_s) if clean.n_groups >= 2 else None
+    return reach + (decide or 0.0)

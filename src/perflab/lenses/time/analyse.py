@@ -23,11 +23,12 @@ from perflab.records.model import (
     Sample,
     Settings,
     Severity,
+    Verdict,
 )
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import comparison_from
 from perflab.stats.family import family_confidence
-from perflab.stats.overload import OverloadCheck, overload_check
+from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
 from perflab.stats.paired import (
     PairedLogRatio,
     RatioEstimate,
@@ -395,7 +396,7 @@ def _time_comparison(
     """The columns come from the samples the ratio uses, by the same estimator
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
     values = _variant_values(sides)
-    return comparison_from(
+    comparison = comparison_from(
         estimate,
         equivalence_band=stored.settings.equivalence_band,
         benchmark=stored.benchmark.name,
@@ -407,6 +408,10 @@ def _time_comparison(
         unit="ns",
         details=_time_details(stored, sides, estimate, values, check),
     )
+    if check is not None and check.undecided:
+        # the bound rests on an assumed cost of preemption: the interval is no evidence
+        return replace(comparison, verdict=Verdict.INCONCLUSIVE)
+    return comparison
 
 
 def _variant_values(sides: _Sides) -> VariantValues:
@@ -445,9 +450,12 @@ def _time_details(
         between_group_sd=estimate.between_group_sd,
         baseline_spread=values.baseline_spread,
         variant_spread=values.variant_spread,
-        # measuring longer narrows the noise, not a bias the load put in
-        extra_seconds_to_decide=None
-        if overloaded
+        # under load, measuring longer narrows the unpreempted pairs' interval, not the
+        # widening for what the load put in (stats.overload)
+        extra_seconds_to_decide=seconds_to_decide_under_load(
+            check, settings.equivalence_band, stored.elapsed_s
+        )
+        if check is not None and overloaded
         else seconds_to_decide(estimate, settings.equivalence_band, stored.elapsed_s),
         sequence_ci_low=min(low, estimate.ci_low),
         sequence_ci_high=max(high, estimate.ci_high),
