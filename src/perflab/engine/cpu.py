@@ -156,3 +156,20 @@ def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
                 hint=_TAKE_TURNS_HINT,
             )
         )
+
+
+def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns) -> None:
+    """Say when this run took turns on its CPU with other perflab runs, and how long it waited
+    for them (measure/cpu_lock.py, CpuTurns)."""
+    if not turns.partners and not turns.waited_turns:
+        return
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message=f"took turns on CPU {turns.cpu} with another perflab run, "
+            f"{_holders(sorted(turns.partners))}, one sample block at a time: waited "
+            f"{turns.waited_s:.1f} s for {turns.waited_turns} of its {turns.turns} turns (not "
+            "counted in the budget); no sample of either run was taken while the other sampled",
+            hint=_TAKE_TURNS_HINT,
+        )
+    )

@@ -190,8 +190,8 @@ class _Session(LensSession):
     def other_runs_on_cpu(self) -> tuple[int, ...]:
         """The other perflab runs that have measured on the measuring CPU so far: the one
         holding it (this run shares it after waiting) and those that joined it (this run or
-        another holds it); each recorded for the analysis, which counts it as overload, as
-        the stopping rule does."""
+        another holds it), less those seen taking turns with this one; each recorded for the
+        analysis, which counts it as overload, as the stopping rule does."""
         cpu = self.context.cpu
         if cpu is None:
             return ()
@@ -199,6 +199,9 @@ class _Session(LensSession):
         holder = cpu_lock.holder(cpu)
         if holder is not None and holder != os.getpid():
             others.add(holder)
+        turns = self.context.turns
+        if turns is not None:  # runs that took turns with this one sampled only between its blocks
+            others -= turns.partners
         new = sorted(others - set(self.shared_cpu_with))
         if new:
             self.shared_cpu_with += tuple(new)
