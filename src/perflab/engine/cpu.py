@@ -92,10 +92,7 @@ def claim_measurement_cpu(
     )
 
 
-_TAKE_TURNS_HINT = (
-    "run one at a time, or give each its own CPU (--cpu N); without --cpu a run picks a CPU no "
-    "other run holds"
-)
+_TAKE_TURNS_HINT = cpu_lock.SHARED_CPU_HINT
 
 
 def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
@@ -137,6 +134,7 @@ def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bo
                 message=f"waited {claim.waited_s:.0f} s for CPU {claim.cpu}: other perflab "
                 f"runs were measuring on every CPU ({_holders(claim.waited_for)}); the wait "
                 "is not counted in the budget",
+                hint=_TAKE_TURNS_HINT,
             )
         )
 

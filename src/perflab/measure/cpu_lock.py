@@ -30,6 +30,13 @@ WAIT_S = 30.0  # how long a run waits for a free CPU before it shares one
 POLL_S = 0.25
 
 
+# the hint of every note on a CPU shared with, or waited for from, another perflab run: `-q`
+# still prints those notes (a run that waited should say so however quiet)
+SHARED_CPU_HINT = (
+    "run one at a time, or give each its own CPU (--cpu N); without --cpu a run picks a CPU no "
+    "other run holds"
+)
+
 LOCK_DIR_VARIABLE = "PERFLAB_CPU_LOCK_DIR"  # another directory (tests keep theirs apart)
 
 
