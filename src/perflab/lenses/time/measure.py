@@ -553,8 +553,8 @@ class _StatementSession(_Session):
         generation_s: float,
     ) -> None:
         """Blocks of samples until the generation has sampled `generation_s` and its minimum
-        blocks."""
-        generation_start_ns = self.clock_ns()
+        blocks (time waited for turns on a shared CPU is not sampling: elapsed_s leaves it out)."""
+        generation_start_s = self.elapsed_s()
 
         def measure(slot: Slot) -> None:
             measured = workers[slot.variant].sample(loops[slot.variant])
@@ -572,7 +572,7 @@ class _StatementSession(_Session):
             )
 
         def enough(blocks: int) -> bool:
-            spent_s = (self.clock_ns() - generation_start_ns) / 1e9
+            spent_s = self.elapsed_s() - generation_start_s
             minimum = self.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
             return blocks >= minimum and spent_s >= generation_s
 
