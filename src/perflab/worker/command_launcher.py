@@ -198,7 +198,8 @@ def run(request, exit_signal):
     env = dict(os.environ) if env is None else dict(env)
     if _TOKEN is not None:
         env[process_tree.CONTAINER_VARIABLE] = _TOKEN
-    read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    read_fd, write_fd = os.pipe()  # both ends close on exec; the command gets a copy
+    os.set_blocking(read_fd, False)  # only this end: the command's writes block as usual
     tail = _Tail(read_fd)
     exit_signal.drain()  # what the last command's leftovers signalled
     start_ns = perf_counter_ns()
