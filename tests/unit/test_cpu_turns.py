@@ -79,3 +79,19 @@ def test_a_waiting_mark_of_a_run_that_ended_is_ignored_and_removed(tmp_path: Pat
     turns.give()
     assert time.monotonic() - started < 0.25  # it did not wait for a run that is gone
     assert not mark.exists()
+
+
+def test_runs_that_take_turns_say_so_while_they_run(tmp_path: Path) -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        mine = CpuTurns(2, tmp_path / "locks")
+        (tmp_path / "locks" / f"cpu2.turns.{other.pid}").touch()  # as its CpuTurns would
+        assert mine.takers() == (other.pid,)
+        mine.close()
+        assert [p.name for p in (tmp_path / "locks").glob("cpu2.turns.*")] == [
+            f"cpu2.turns.{other.pid}"
+        ]
+    finally:
+        other.kill()
+        other.wait()
+    assert CpuTurns(2, tmp_path / "locks").takers() == ()  # an ended run's mark is gone

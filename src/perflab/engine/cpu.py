@@ -164,8 +164,9 @@ def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns) -> None:
     writer.add_note(
         Note(
             severity=Severity.INFO,
-            message=f"took turns on CPU {turns.cpu} with another perflab run, "
-            f"{_holders(sorted(turns.partners))}, one sample block at a time: waited "
+            message=f"took turns on CPU {turns.cpu} with another perflab run"
+            + (f", {_holders(sorted(turns.partners))}" if turns.partners else "")
+            + ", one sample block at a time: waited "
             f"{turns.waited_s:.1f} s for {turns.waited_turns} of its {turns.turns} turns (not "
             "counted in the budget); no sample of either run was taken while the other sampled",
             hint=_TAKE_TURNS_HINT,

@@ -282,6 +282,10 @@ def _waiting_prefix(cpu: int) -> str:
     return f"cpu{cpu}.waiting."
 
 
+def _taker_prefix(cpu: int) -> str:
+    return f"cpu{cpu}.turns."
+
+
 class CpuTurns:
     """This run's turns on `cpu`: `take()` before a sample block, `give()` after it. Records
     how long the run waited for its turns and with which runs it took them."""
@@ -299,11 +303,19 @@ class CpuTurns:
         self.clock = clock
         self.sleep = sleep
         self.fd: int | None = _open_lock_file(self.directory / f"cpu{cpu}.turn")
+        # says to the other runs on `cpu` that this one samples only in its turns
+        self.mark = self.directory / f"{_taker_prefix(cpu)}{os.getpid()}"
+        try:
+            os.close(
+                os.open(self.mark, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            )
+        except OSError:
+            pass  # the others then count this run as sharing the CPU unannounced
         self.held = False
         self.turns = 0
         self.waited_turns = 0  # turns this run had to wait for
         self.waited_s = 0.0
-        self.partners: set[int] = set()  # pids of the runs it took turns with (0: unknown)
+        self.partners: set[int] = set()  # pids of the runs it took turns with
 
     def take(self) -> None:
         if self.fd is None or self.held:
@@ -319,7 +331,9 @@ class CpuTurns:
     def _wait_for_turn(self) -> None:
         assert self.fd is not None
         text = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
-        self.partners.add(int(text) if text.isdigit() else 0)
+        # the holder writes its pid just after it took the turn: this may still be the last one's
+        if text.isdigit() and int(text) != os.getpid():
+            self.partners.add(int(text))
         mark = self.directory / f"{_waiting_prefix(self.cpu)}{os.getpid()}"
         started = self.clock()
         try:
@@ -352,7 +366,15 @@ class CpuTurns:
 
     def waiting(self) -> tuple[int, ...]:
         """Pids of the other live runs waiting for a turn on this CPU."""
-        prefix = _waiting_prefix(self.cpu)
+        return self._marked(_waiting_prefix(self.cpu))
+
+    def takers(self) -> tuple[int, ...]:
+        """Pids of the other live runs on this CPU that sample only in their turns."""
+        return self._marked(_taker_prefix(self.cpu))
+
+    def _marked(self, prefix: str) -> tuple[int, ...]:
+        """Pids of the other live runs that left a mark with `prefix` (those of runs that
+        ended are removed)."""
         try:
             names = [n for n in os.listdir(self.directory) if n.startswith(prefix)]
         except OSError:
@@ -364,7 +386,7 @@ class CpuTurns:
                 continue
             if Path(f"/proc/{pid}").exists():
                 found.append(int(pid))
-            else:  # a run that ended while it waited
+            else:  # a run that ended without removing it
                 try:
                     os.unlink(self.directory / name)
                 except OSError:
@@ -376,3 +398,7 @@ class CpuTurns:
             os.close(self.fd)
             self.fd = None
             self.held = False
+            try:
+                os.unlink(self.mark)
+            except OSError:
+                pass

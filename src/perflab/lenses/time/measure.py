@@ -190,7 +190,7 @@ class _Session(LensSession):
     def other_runs_on_cpu(self) -> tuple[int, ...]:
         """The other perflab runs that have measured on the measuring CPU so far: the one
         holding it (this run shares it after waiting) and those that joined it (this run or
-        another holds it), less those seen taking turns with this one; each recorded for the
+        another holds it), less those that take turns with this one; each recorded for the
         analysis, which counts it as overload, as the stopping rule does."""
         cpu = self.context.cpu
         if cpu is None:
@@ -200,8 +200,8 @@ class _Session(LensSession):
         if holder is not None and holder != os.getpid():
             others.add(holder)
         turns = self.context.turns
-        if turns is not None:  # runs that took turns with this one sampled only between its blocks
-            others -= turns.partners
+        if turns is not None:  # runs taking turns with this one sample only between its blocks
+            others -= turns.partners | set(turns.takers())
         new = sorted(others - set(self.shared_cpu_with))
         if new:
             self.shared_cpu_with += tuple(new)
