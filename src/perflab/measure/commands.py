@@ -46,7 +46,7 @@ class CommandRun:
     run_queue_ns: int | None = None
     involuntary_switches: int | None = None
     queued_ns: int | None = None  # its whole run-queue wait, perflab's launcher's turns included
-    launcher_cpu_ns: int | None = None  # what the launcher ran on the CPU while the command ran
+    launcher_cpu_ns: int | None = None  # the launcher's CPU time from the spawn to the exit
 
 
 def waited_for_others_ns(

@@ -12,7 +12,8 @@ nivcsw: involuntary context switches (wait4's rusage: the command and the childr
 for); run_queue_ns and leader_cpu_ns: the time the command's process (its first thread) waited
 runnable on a run queue and the time it ran, read from its /proc/PID/schedstat after it exited
 and before it is reaped (null where unavailable); launcher_cpu_ns: the CPU time this launcher
-used on the measuring CPU while the command lived (its process CPU clock).
+used on the measuring CPU from just before it started the command until the command exited
+(its process CPU clock).
 
 The command shares its CPU with this launcher, which must not pass for another process taking
 it: the launcher runs one thread, starts the command with posix_spawn (no Python between fork
@@ -147,24 +148,29 @@ def _executable(name, env):
 
 
 def _start(request, env, stderr_fd):
-    """The command, in a session of its own, its stdin and stdout /dev/null."""
+    """The command, in a session of its own, its stdin and stdout /dev/null: (its pid, this
+    launcher's CPU clock right before it started it)."""
     cwd = request.get("cwd")
     if cwd:
         os.chdir(cwd)  # posix_spawn has no working directory of its own; the launcher lends it
     try:
         argv = request["argv"]
-        return os.posix_spawn(
-            _executable(argv[0], env),
+        executable = _executable(argv[0], env)
+        file_actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
+        ]
+        before_ns = process_time_ns()
+        pid = os.posix_spawn(
+            executable,
             argv,
             env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
-            ],
+            file_actions=file_actions,
             setsid=True,
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),  # as Popen restores them
         )
+        return pid, before_ns
     finally:
         if cwd:
             os.chdir(_HOME)
@@ -180,9 +186,12 @@ def _poller(tail, exit_signal):
 
 def _wait(pid, tail, exit_signal, poller, deadline_ns, awake_since_ns):
     """Sleep until the command exits, reading its stderr as it comes; kill it at the timeout.
-    (Whether it timed out, the CPU time this launcher ran while the command lived, when it woke
-    to find it gone.) The time awake after the wake-up that finds the command gone does not
-    count: it ran alone, on caches the command left cold (100 us and more on a small VM)."""
+    (Whether it timed out, the CPU time this launcher ran from `awake_since_ns` while the
+    command lived, when it woke to find it gone.) The count starts before the spawn: the
+    launcher's return from it, which the command waits for at its exec, cannot be told apart
+    from the fork before it, so both count (the wait left is then a looser lower bound). The
+    time awake after the wake-up that finds the command gone does not count: it ran alone, on
+    caches the command left cold (100 us and more on a small VM)."""
     timed_out = False
     launcher_cpu_ns = 0
     woke_ns = perf_counter_ns()
@@ -217,12 +226,11 @@ def run(request, exit_signal):
     start_ns = perf_counter_ns()
     deadline_ns = start_ns + int(float(request.get("timeout_s", 60.0)) * 1e9)
     try:
-        pid = _start(request, env, write_fd)
+        pid, awake_since_ns = _start(request, env, write_fd)
     except OSError as error:
         os.close(write_fd)
         tail.finish()
         return {"ok": False, "error": "%s: %s" % (type(error).__name__, error)}
-    awake_since_ns = process_time_ns()
     os.close(write_fd)
     timed_out, launcher_cpu_ns, ended_ns = _wait(
         pid, tail, exit_signal, poller, deadline_ns, awake_since_ns
