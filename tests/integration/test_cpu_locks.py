@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.host import default_measurement_cpu, online_cpus
-from perflab.measure.cpu_lock import holder
+from perflab.measure.cpu_lock import holder, lock_directory
 from tests.faults.running import QUICK, start
 
 pytestmark = [
@@ -60,3 +60,38 @@ def test_concurrent_runs_pin_to_different_cpus_and_a_forced_one_says_it_shares(
     (note,) = [n for n in forced_doc["notes"] if "share CPU" in n["message"]]
     assert f"pid {long_run.process.pid}" in note["message"] and note["severity"] == "warning"
     assert os.getpid() != long_run.process.pid
+
+
+def _wait_for_first_turn(cpu: int, pid: int, timeout_s: float = 120) -> None:
+    """Until the run has sampled a block on `cpu` (it writes its pid into the turn file)."""
+    path = lock_directory() / f"cpu{cpu}.turn"
+    deadline = time.monotonic() + timeout_s
+    while not (path.exists() and path.read_text().strip() == str(pid)):
+        assert time.monotonic() < deadline, (
+            f"perflab pid {pid} never sampled on CPU {cpu}",
+            sorted(p.name for p in path.parent.iterdir()),
+            path.read_text() if path.exists() else None,
+        )
+        time.sleep(0.05)
+
+
+def test_two_runs_on_one_cpu_take_turns_and_say_so_even_when_quiet(tmp_path: Path) -> None:
+    cpu = default_measurement_cpu()
+    # a precision it never reaches: it measures until interrupted
+    first = start(*_run_args(tmp_path / "first.json", "60", "--precision", "1e-9", "--cpu",
+                             str(cpu)), cwd=tmp_path)  # fmt: skip
+    try:
+        _wait_for_first_turn(cpu, first.process.pid)
+        second = start(*_run_args(tmp_path / "second.json", "1", "--cpu", str(cpu)), cwd=tmp_path)
+        code, _, err = second.finish()
+        assert code == 0, err
+        assert first.process.poll() is None  # still measuring: the two really overlapped
+    finally:
+        first.process.send_signal(signal.SIGINT)
+        first.finish()
+    doc = json.loads((tmp_path / "second.json").read_text())
+    (note,) = [n for n in doc["notes"] if "took turns on CPU" in n["message"]]
+    assert f"pid {first.process.pid}" in note["message"] and "waited" in note["message"]
+    assert note["severity"] == "info"
+    # --quiet prints no table, but says this
+    assert "took turns on CPU" in err and f"pid {first.process.pid}" in err

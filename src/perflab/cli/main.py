@@ -40,6 +40,7 @@ from perflab.git.cache import CacheEntry
 from perflab.machine.events import find_events
 from perflab.machine.proc import become_subreaper, stop_all_contained
 from perflab.machine.started import STARTED_AT_S
+from perflab.measure.cpu_lock import SHARED_CPU_HINT
 from perflab.plan.config import parse_param
 from perflab.plan.designs import budget_plan
 from perflab.records.errors import ConfigError, PerflabError, RunInterrupted
@@ -356,6 +357,8 @@ def _run(
     code = _emit(result, options.output, out, err, command="run")
     if code != EXIT_OK:
         return code
+    if options.output.quiet:
+        _say_cpu_waits(result, err)
     if result.failures:
         _report_failures(result, options.output, out, err)
         return max(failure.exit_code for failure in result.failures)
@@ -483,6 +486,14 @@ def _cache(args: argparse.Namespace, out: Console) -> int:
     if _write_json(args.json_path, [e.to_json() for e in entries]):
         render_cache_entries(entries, out)
     return EXIT_OK
+
+
+def _say_cpu_waits(result: RunResult, err: Console) -> None:
+    """`-q` hides tables and progress, not that the run waited for or shared its CPU with
+    another perflab run (it took longer, or its samples took turns)."""
+    for note in result.notes:
+        if note.hint == SHARED_CPU_HINT:
+            err.print(Text("perflab: ") + terminal(note.message), highlight=False)
 
 
 def _emit(

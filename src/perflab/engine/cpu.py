@@ -92,10 +92,7 @@ def claim_measurement_cpu(
     )
 
 
-_TAKE_TURNS_HINT = (
-    "run one at a time, or give each its own CPU (--cpu N); without --cpu a run picks a CPU no "
-    "other run holds"
-)
+_TAKE_TURNS_HINT = cpu_lock.SHARED_CPU_HINT
 
 
 def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
@@ -137,6 +134,7 @@ def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bo
                 message=f"waited {claim.waited_s:.0f} s for CPU {claim.cpu}: other perflab "
                 f"runs were measuring on every CPU ({_holders(claim.waited_for)}); the wait "
                 "is not counted in the budget",
+                hint=_TAKE_TURNS_HINT,
             )
         )
 
@@ -156,3 +154,21 @@ def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
                 hint=_TAKE_TURNS_HINT,
             )
         )
+
+
+def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns) -> None:
+    """Say when this run took turns on its CPU with other perflab runs, and how long it waited
+    for them (measure/cpu_lock.py, CpuTurns)."""
+    if not turns.partners and not turns.waited_turns:
+        return
+    writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message=f"took turns on CPU {turns.cpu} with another perflab run"
+            + (f", {_holders(sorted(turns.partners))}" if turns.partners else "")
+            + ", one sample block at a time: waited "
+            f"{turns.waited_s:.1f} s for {turns.waited_turns} of its {turns.turns} turns (not "
+            "counted in the budget); no sample of either run was taken while the other sampled",
+            hint=_TAKE_TURNS_HINT,
+        )
+    )

@@ -21,6 +21,7 @@ from perflab.engine.cpu import (
     needs_quiet_cpu,
     note_cpu_claim,
     note_joiners,
+    note_turns,
 )
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
@@ -159,7 +160,13 @@ def _run_experiment(
         # first to exit: what the run started is stopped before its caches are removed
         stack.enter_context(_incomplete_on_error(writer))
         _note_run_setup(writer, experiment, preflight_notes, claim, caches)
-        context = LensContext(experiment, runner, writer, progress, cpu, planner.default_python)
+        turns = None if cpu is None else cpu_lock.CpuTurns(cpu)
+        if turns is not None:
+            stack.callback(turns.close)
+            stack.callback(note_turns, writer, turns)
+        context = LensContext(
+            experiment, runner, writer, progress, cpu, planner.default_python, turns=turns
+        )
         run = _Run(experiment, lenses, context, writer, preparer, caches, planner, plans)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)

@@ -40,10 +40,33 @@ class CommandRun:
     maxrss_kb: int
     cpu: int | None
     stderr_tail: str
-    # the command's own process (not its children): run-queue wait while it ran; and
-    # involuntary context switches of it and the children it waited for (wait4's rusage)
+    # the command's own process (not its children): run-queue wait while other processes ran
+    # (waited_for_others_ns); and involuntary context switches of it and the children it waited
+    # for (wait4's rusage)
     run_queue_ns: int | None = None
     involuntary_switches: int | None = None
+    queued_ns: int | None = None  # its whole run-queue wait, perflab's launcher's turns included
+    launcher_cpu_ns: int | None = None  # the launcher's CPU time from the spawn to the exit
+
+
+def waited_for_others_ns(
+    queued_ns: int | None,
+    *,
+    launcher_cpu_ns: int | None,
+    program_cpu_ns: int,
+    leader_cpu_ns: int | None,
+) -> int | None:
+    """The part of the command's run-queue wait that other processes took. On its one CPU
+    the command's first thread waits only while another task runs there: perflab's launcher,
+    the program's own other threads and children (wait4's CPU time less the first thread's),
+    or another process. The first two are not another process's turn, so their CPU time
+    comes off the wait; what is left is the least that other processes took."""
+    if queued_ns is None:
+        return None
+    own_ns = launcher_cpu_ns or 0
+    if leader_cpu_ns is not None:
+        own_ns += max(0, program_cpu_ns - leader_cpu_ns)
+    return max(0, queued_ns - own_ns)
 
 
 def _optional_int(value: Any) -> int | None:
@@ -89,6 +112,9 @@ class CommandLauncher:
                 benchmark=benchmark,
             )
         count_stopped(int(reply.get("left", 0)))
+        queued_ns = _optional_int(reply.get("run_queue_ns"))
+        launcher_cpu_ns = _optional_int(reply.get("launcher_cpu_ns"))
+        program_cpu_ns = int(reply["user_ns"]) + int(reply["sys_ns"])
         return CommandRun(
             wall_ns=int(reply["wall_ns"]),
             returncode=reply["returncode"],
@@ -98,8 +124,15 @@ class CommandLauncher:
             maxrss_kb=int(reply["maxrss_kb"]),
             cpu=reply.get("cpu"),
             stderr_tail=str(reply.get("stderr_tail", "")),
-            run_queue_ns=_optional_int(reply.get("run_queue_ns")),
+            run_queue_ns=waited_for_others_ns(
+                queued_ns,
+                launcher_cpu_ns=launcher_cpu_ns,
+                program_cpu_ns=program_cpu_ns,
+                leader_cpu_ns=_optional_int(reply.get("leader_cpu_ns")),
+            ),
             involuntary_switches=_optional_int(reply.get("nivcsw")),
+            queued_ns=queued_ns,
+            launcher_cpu_ns=launcher_cpu_ns,
         )
 
     def _receive(self, timeout_s: float) -> dict[str, Any]:

@@ -30,6 +30,13 @@ WAIT_S = 30.0  # how long a run waits for a free CPU before it shares one
 POLL_S = 0.25
 
 
+# the hint of every note on a CPU shared with, or waited for from, another perflab run: `-q`
+# still prints those notes (a run that waited should say so however quiet)
+SHARED_CPU_HINT = (
+    "run one at a time, or give each its own CPU (--cpu N); without --cpu a run picks a CPU no "
+    "other run holds"
+)
+
 LOCK_DIR_VARIABLE = "PERFLAB_CPU_LOCK_DIR"  # another directory (tests keep theirs apart)
 
 
@@ -259,3 +266,139 @@ def claim_cpu(
         waited_s=clock() - started,
         waited_for=tuple(holders),
     )
+
+
+# Turns. Runs that measure on one CPU take turns on it, one sample block at a time: each
+# holds `cpu<N>.turn` (an exclusive flock) while it samples a block, so no sample of one run
+# is taken while the other samples. A run that finds the turn taken leaves
+# `cpu<N>.waiting.<pid>` while it waits; the run whose block ends, seeing that, lets it take
+# the turn before trying again (a released flock would otherwise go back to the run that held
+# it, which is already running).
+HANDOFF_S = 0.5  # how long a run that ended its block waits for a waiting run to take the turn
+_HANDOFF_POLL_S = 0.001
+
+
+def _waiting_prefix(cpu: int) -> str:
+    return f"cpu{cpu}.waiting."
+
+
+def _taker_prefix(cpu: int) -> str:
+    return f"cpu{cpu}.turns."
+
+
+class CpuTurns:
+    """This run's turns on `cpu`: `take()` before a sample block, `give()` after it. Records
+    how long the run waited for its turns and with which runs it took them."""
+
+    def __init__(
+        self,
+        cpu: int,
+        directory: Path | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.cpu = cpu
+        self.directory = private_directory(directory or lock_directory())
+        self.clock = clock
+        self.sleep = sleep
+        self.fd: int | None = _open_lock_file(self.directory / f"cpu{cpu}.turn")
+        # says to the other runs on `cpu` that this one samples only in its turns
+        self.mark = self.directory / f"{_taker_prefix(cpu)}{os.getpid()}"
+        try:
+            os.close(
+                os.open(self.mark, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            )
+        except OSError:
+            pass  # the others then count this run as sharing the CPU unannounced
+        self.held = False
+        self.turns = 0
+        self.waited_turns = 0  # turns this run had to wait for
+        self.waited_s = 0.0
+        self.partners: set[int] = set()  # pids of the runs it took turns with
+
+    def take(self) -> None:
+        if self.fd is None or self.held:
+            return
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._wait_for_turn()
+        os.pwrite(self.fd, f"{os.getpid():<{PID_WIDTH}}\n".encode(), 0)
+        self.held = True
+        self.turns += 1
+
+    def _wait_for_turn(self) -> None:
+        assert self.fd is not None
+        text = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
+        # the holder writes its pid just after it took the turn: this may still be the last one's
+        if text.isdigit() and int(text) != os.getpid():
+            self.partners.add(int(text))
+        mark = self.directory / f"{_waiting_prefix(self.cpu)}{os.getpid()}"
+        started = self.clock()
+        try:
+            os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        except OSError:
+            pass  # the other run only hands over less promptly
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        finally:
+            try:
+                os.unlink(mark)
+            except OSError:
+                pass
+        self.waited_s += self.clock() - started
+        self.waited_turns += 1
+
+    def give(self) -> None:
+        """End this run's turn; a run waiting for it takes it before this one can again."""
+        if self.fd is None or not self.held:
+            return
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        self.held = False
+        waiting = self.waiting()
+        if not waiting:
+            return
+        self.partners.update(waiting)
+        deadline = self.clock() + HANDOFF_S
+        while self.waiting() and self.clock() < deadline:
+            self.sleep(_HANDOFF_POLL_S)
+
+    def waiting(self) -> tuple[int, ...]:
+        """Pids of the other live runs waiting for a turn on this CPU."""
+        return self._marked(_waiting_prefix(self.cpu))
+
+    def takers(self) -> tuple[int, ...]:
+        """Pids of the other live runs on this CPU that sample only in their turns."""
+        return self._marked(_taker_prefix(self.cpu))
+
+    def _marked(self, prefix: str) -> tuple[int, ...]:
+        """Pids of the other live runs that left a mark with `prefix` (those of runs that
+        ended are removed)."""
+        try:
+            names = [n for n in os.listdir(self.directory) if n.startswith(prefix)]
+        except OSError:
+            return ()
+        found = []
+        for name in names:
+            pid = name[len(prefix) :]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            if Path(f"/proc/{pid}").exists():
+                found.append(int(pid))
+            else:  # a run that ended without removing it
+                try:
+                    os.unlink(self.directory / name)
+                except OSError:
+                    pass
+        return tuple(found)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+            self.held = False
+            try:
+                os.unlink(self.mark)
+            except OSError:
+                pass

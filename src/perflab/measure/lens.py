@@ -27,6 +27,7 @@ from perflab.records.model import (
 )
 
 if TYPE_CHECKING:
+    from perflab.measure.cpu_lock import CpuTurns
     from perflab.measure.fork_server import ForkServers
     from perflab.plan.budget import ServerRounds
 
@@ -140,6 +141,8 @@ class LensContext:
     # the run's perf recordings that more than one lens reads (measure/recordings.py): kept by
     # `replace`, so every benchmark and lens of a run shares the one store
     recordings: PerfRecordings = field(default_factory=PerfRecordings)
+    # turns on the measuring CPU with other perflab runs on it, one sample block at a time
+    turns: CpuTurns | None = None
 
     @property
     def lens_budget_s(self) -> float:

@@ -73,8 +73,9 @@ class InterleavedSampler:
             if before_block is not None:
                 before_block(done)
             warmup = done < self.warmup_blocks
-            for position, index in enumerate(order):
-                measure(Slot(index, generation, done, position, warmup))
+            with self.session.turn():
+                for position, index in enumerate(order):
+                    measure(Slot(index, generation, done, position, warmup))
             done += 1
             if enough is not None and enough(done):
                 break

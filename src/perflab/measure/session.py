@@ -94,6 +94,7 @@ class LensSession:
         self.variants = context.experiment.variants
         self.clock_ns = clock_ns
         self.start_ns = clock_ns()
+        self._turn_waits_before_s = self._turn_waits_s()
         self.rng = benchmark_rng(self.settings, benchmark, lens)
         self._releases: list[Callable[[], None]] = []
         self._generations = 0
@@ -134,7 +135,27 @@ class LensSession:
         )
 
     def elapsed_s(self) -> float:
-        return float(self.clock_ns() - self.start_ns) / 1e9
+        """Time spent so far, less the time waited for turns on a shared CPU: the budget is
+        for measuring, and another run's turns measure nothing of this one."""
+        waited_s = self._turn_waits_s() - self._turn_waits_before_s
+        return float(self.clock_ns() - self.start_ns) / 1e9 - waited_s
+
+    def _turn_waits_s(self) -> float:
+        turns = self.context.turns
+        return 0.0 if turns is None else turns.waited_s
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """One sample block's turn on the measuring CPU (measure/cpu_lock.py, CpuTurns)."""
+        turns = self.context.turns
+        if turns is None or turns.held:
+            yield
+            return
+        turns.take()
+        try:
+            yield
+        finally:
+            turns.give()
 
     def _forked(
         self, index: int, layout: Mapping[str, str], ops: Sequence[WorkerOps]

@@ -21,8 +21,9 @@ object per line) and replies:
                                                         "cpu_ns", "run_queue_ns"}
      read right around the timed loop: nivcsw, involuntary context switches (getrusage);
      cpu_ns, the thread's CPU time; run_queue_ns, the time it waited on a run queue, runnable
-     but not running (/proc/thread-self/schedstat): time another process took from the
-     measuring CPU. Each is null where the platform does not provide it.
+     but not running (/proc/thread-self/schedstat), less the CPU time the worker's other
+     threads ran meanwhile (the statement's own threads are the benchmark): time another
+     process took from the measuring CPU. Each is null where the platform does not provide it.
      with "handshake": true the worker first replies {"ready": true} and waits for {"op": "go"}
      before the timed loop; right after it, it writes {"done": true} and waits for {"op": "end"}
      before replying, so the parent can switch a tool on around the measured region only.
@@ -354,6 +355,13 @@ def _thread_time_ns():
         return None
 
 
+def _process_time_ns():
+    try:
+        return time.process_time_ns()
+    except (AttributeError, OSError):  # pragma: no cover - platforms without a process clock
+        return None
+
+
 def _no_clock():
     return 0
 
@@ -552,17 +560,24 @@ class Worker:
 
     def accounted(self, loops, empty=False):
         """timed(), with the thread's CPU time and run-queue wait read right around it:
-        (wall_ns, cpu_ns, run_queue_ns), the last two None where unavailable."""
+        (wall_ns, cpu_ns, run_queue_ns), the last two None where unavailable. The thread
+        waits on the run queue while another thread of this process runs on its CPU too: that
+        is the statement's own work, not another process's turn, and comes off the wait."""
         queued_before = _run_queue_ns()
+        process_before = _process_time_ns()
         cpu_before = _thread_time_ns()
         wall_ns = self.timed(loops, empty)
         cpu_after = _thread_time_ns()
+        process_after = _process_time_ns()
         queued_after = _run_queue_ns()
         cpu_ns = queued = None
         if cpu_before is not None and cpu_after is not None:
             cpu_ns = cpu_after - cpu_before
         if queued_before is not None and queued_after is not None:
             queued = queued_after - queued_before
+            if cpu_ns is not None and process_before is not None and process_after is not None:
+                other_threads_ns = max(0, process_after - process_before - cpu_ns)
+                queued = max(0, queued - other_threads_ns)
         return wall_ns, cpu_ns, queued
 
     def calibrate(self, request):

@@ -196,8 +196,8 @@ class _Session(LensSession):
     def other_runs_on_cpu(self) -> tuple[int, ...]:
         """The other perflab runs that have measured on the measuring CPU so far: the one
         holding it (this run shares it after waiting) and those that joined it (this run or
-        another holds it); each recorded for the analysis, which counts it as overload, as
-        the stopping rule does."""
+        another holds it), less those that take turns with this one; each recorded for the
+        analysis, which counts it as overload, as the stopping rule does."""
         cpu = self.context.cpu
         if cpu is None:
             return ()
@@ -205,6 +205,9 @@ class _Session(LensSession):
         holder = cpu_lock.holder(cpu)
         if holder is not None and holder != os.getpid():
             others.add(holder)
+        turns = self.context.turns
+        if turns is not None:  # runs taking turns with this one sample only between its blocks
+            others -= turns.partners | set(turns.takers())
         new = sorted(others - set(self.shared_cpu_with))
         if new:
             self.shared_cpu_with += tuple(new)
@@ -556,8 +559,8 @@ class _StatementSession(_Session):
         generation_s: float,
     ) -> None:
         """Blocks of samples until the generation has sampled `generation_s` and its minimum
-        blocks."""
-        generation_start_ns = self.clock_ns()
+        blocks (time waited for turns on a shared CPU is not sampling: elapsed_s leaves it out)."""
+        generation_start_s = self.elapsed_s()
 
         def measure(slot: Slot) -> None:
             measured = workers[slot.variant].sample(loops[slot.variant])
@@ -575,7 +578,7 @@ class _StatementSession(_Session):
             )
 
         def enough(blocks: int) -> bool:
-            spent_s = (self.clock_ns() - generation_start_ns) / 1e9
+            spent_s = self.elapsed_s() - generation_start_s
             minimum = self.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
             return blocks >= minimum and spent_s >= generation_s
 
