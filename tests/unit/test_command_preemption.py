@@ -3,6 +3,7 @@ perflab's launcher and the program's own threads and children share its CPU too.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -77,3 +78,21 @@ def test_a_command_sample_on_an_idle_cpu_is_not_preempted() -> None:
     # the same figures counted as before: 2.5% of its wall time, preempted
     assert is_preempted(Sample("b", "A", Metric.TIME, "wall_ns", run.wall_ns,
                                run_queue_ns=run.queued_ns, cpu_ns=12_000_000))  # fmt: skip
+
+
+def test_a_statement_s_own_threads_come_off_its_wait(monkeypatch: Any) -> None:
+    # the worker is a stdlib script, untyped: loaded as a value
+    statement_worker: Any = importlib.import_module("perflab.worker.statement_worker")
+
+    # the measured thread waited 4 ms while the worker's other thread ran 3.9 ms of the 5 ms
+    # the process ran beyond the thread's 10 ms
+    clocks = {
+        "_run_queue_ns": iter([1_000_000, 5_000_000]),
+        "_process_time_ns": iter([0, 13_900_000]),
+        "_thread_time_ns": iter([0, 10_000_000]),
+    }
+    for name, values in clocks.items():
+        monkeypatch.setattr(statement_worker, name, lambda values=values: next(values))
+    worker = object.__new__(statement_worker.Worker)
+    monkeypatch.setattr(worker, "timed", lambda loops, empty=False: 14_500_000, raising=False)
+    assert worker.accounted(1) == (14_500_000, 10_000_000, 100_000)
