@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 from perflab.measure.symbol_names import fold_clones
@@ -144,16 +145,16 @@ class FunctionCosts:
         is skipped: callgrind's recursive call edges already nest inside the outer call)."""
         index = self.event_index(event)
         total = self.self_of(function, event)
-        for call in self._calls_from().get(function, ()):
+        for call in self._calls_from.get(function, ()):
             if call.callee != function:
                 total += call.inclusive[index]
         return total
 
     def callers_of(self, function: FunctionId) -> tuple[CallCost, ...]:
-        return self._calls_to().get(function, ())
+        return self._calls_to.get(function, ())
 
     def callees_of(self, function: FunctionId) -> tuple[CallCost, ...]:
-        return self._calls_from().get(function, ())
+        return self._calls_from.get(function, ())
 
     def find(self, name: str, object: str | None = None) -> tuple[FunctionCost, ...]:
         return tuple(
@@ -162,10 +163,16 @@ class FunctionCosts:
             if cost.name == name and (object is None or cost.object == object)
         )
 
-    def _calls_from(self) -> dict[FunctionId, tuple[CallCost, ...]]:
+    # The call indexes are built once per value, on first use: `function_deltas` asks for
+    # every function's inclusive cost, and rebuilding the index per query made that quadratic
+    # (minutes for a run of many variants). A frozen value never changes, so the cache cannot go
+    # stale; `cached_property` writes the instance's __dict__ directly, past the frozen check.
+    @cached_property
+    def _calls_from(self) -> Mapping[FunctionId, tuple[CallCost, ...]]:
         return _index_calls(self.calls.values(), lambda call: call.caller)
 
-    def _calls_to(self) -> dict[FunctionId, tuple[CallCost, ...]]:
+    @cached_property
+    def _calls_to(self) -> Mapping[FunctionId, tuple[CallCost, ...]]:
         return _index_calls(self.calls.values(), lambda call: call.callee)
 
     # -- value operations ----------------------------------------------------------------
@@ -256,11 +263,11 @@ class FunctionCosts:
 
 def _index_calls(
     calls: Iterable[CallCost], key: Callable[[CallCost], FunctionId]
-) -> dict[FunctionId, tuple[CallCost, ...]]:
+) -> Mapping[FunctionId, tuple[CallCost, ...]]:
     grouped: dict[FunctionId, list[CallCost]] = {}
     for call in calls:
         grouped.setdefault(key(call), []).append(call)
-    return {k: tuple(v) for k, v in grouped.items()}
+    return MappingProxyType({k: tuple(v) for k, v in grouped.items()})
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""FunctionCosts builds its call indexes once per value, and the answers stay the same."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import pytest
+
+from perflab.measure import callgrind
+from perflab.measure.callgrind import CallCost, FunctionCost, FunctionCosts, FunctionId
+
+MAIN = FunctionId("main", "prog")
+KERNEL = FunctionId("kernel", "prog")
+HELPER = FunctionId("helper", "libm.so")
+RECURSE = FunctionId("recurse", "prog")
+
+
+def _costs() -> FunctionCosts:
+    functions = {
+        MAIN: FunctionCost(MAIN, "main.c", (10.0, 1.0)),
+        KERNEL: FunctionCost(KERNEL, "k.c", (100.0, 20.0)),
+        HELPER: FunctionCost(HELPER, "h.c", (40.0, 4.0)),
+        RECURSE: FunctionCost(RECURSE, "r.c", (7.0, 0.0)),
+    }
+    calls = [
+        CallCost(MAIN, KERNEL, 2.0, (140.0, 24.0)),
+        CallCost(MAIN, RECURSE, 1.0, (7.0, 0.0)),
+        CallCost(KERNEL, HELPER, 5.0, (40.0, 4.0)),
+        CallCost(RECURSE, RECURSE, 3.0, (5.0, 0.0)),  # direct recursion: not added again
+    ]
+    return FunctionCosts(
+        ("Ir", "Dr"),
+        MappingProxyType(functions),
+        MappingProxyType({(c.caller, c.callee): c for c in calls}),
+    )
+
+
+def _inclusive_by_hand(costs: FunctionCosts, fid: FunctionId, event: str) -> float:
+    """The rule inclusive_of states, computed straight from the edges (no index)."""
+    index = costs.events.index(event)
+    own = costs.functions[fid].self_cost[index] if fid in costs.functions else 0.0
+    return own + sum(
+        c.inclusive[index] for c in costs.calls.values() if c.caller == fid and c.callee != fid
+    )
+
+
+def test_repeated_queries_build_each_index_once_and_answer_as_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[int] = []
+    real = callgrind._index_calls
+
+    def counting(*args: object, **kwargs: object) -> object:
+        built.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(callgrind, "_index_calls", counting)
+    costs = _costs()
+    for _ in range(50):
+        for fid in (MAIN, KERNEL, HELPER, RECURSE, FunctionId("absent", "prog")):
+            for event in costs.events:
+                assert costs.inclusive_of(fid, event) == _inclusive_by_hand(costs, fid, event)
+            costs.callees_of(fid)
+    assert len(built) == 1  # the callers' index, once for 500 queries
+    for _ in range(10):
+        assert [c.caller for c in costs.callers_of(HELPER)] == [KERNEL]
+    assert len(built) == 2  # the callees' index, once too
+    assert costs.inclusive_of(MAIN) == 157.0
+    assert costs.inclusive_of(RECURSE) == 7.0
+
+
+def test_each_derived_value_indexes_its_own_calls() -> None:
+    costs = _costs()
+    assert costs.inclusive_of(MAIN) == 157.0  # builds (and caches) this value's index
+    halved = costs.scaled(0.5)
+    assert halved.inclusive_of(MAIN) == 78.5
+    diff = (halved - costs).without_zero()
+    assert diff.inclusive_of(KERNEL) == _inclusive_by_hand(diff, KERNEL, "Ir") == -70.0
+    renamed = costs.renamed(lambda fid: MAIN if fid == KERNEL else fid)
+    assert [c.callee for c in renamed.callees_of(MAIN)] == [MAIN, RECURSE, HELPER]
+    assert renamed.inclusive_of(MAIN) == _inclusive_by_hand(renamed, MAIN, "Ir")
+    # the cache is not part of the value: equal values stay equal, whatever was queried
+    assert costs == _costs()
