@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
 
 from perflab.measure import callgrind
-from perflab.measure.callgrind import CallCost, FunctionCost, FunctionCosts, FunctionId
+from perflab.measure.callgrind import (
+    CallCost,
+    FunctionCost,
+    FunctionCosts,
+    FunctionId,
+    InstructionCost,
+    InstructionCosts,
+)
 
 MAIN = FunctionId("main", "prog")
 KERNEL = FunctionId("kernel", "prog")
@@ -81,3 +89,14 @@ def test_each_derived_value_indexes_its_own_calls() -> None:
     assert renamed.inclusive_of(MAIN) == _inclusive_by_hand(renamed, MAIN, "Ir")
     # the cache is not part of the value: equal values stay equal, whatever was queried
     assert costs == _costs()
+
+
+def test_scaled_instruction_costs_scale_only_the_costs() -> None:
+    rows = (
+        InstructionCost(KERNEL, 0x1130, "k.c", 12, (40.0, 8.0)),
+        InstructionCost(HELPER, 0x2200, "h.c", 3, (6.0, 0.0)),
+    )
+    scaled = InstructionCosts(("Ir", "Dr"), rows).scaled(0.25)
+    assert scaled == InstructionCosts(
+        ("Ir", "Dr"), tuple(replace(row, cost=tuple(x / 4 for x in row.cost)) for row in rows)
+    )

@@ -287,6 +287,23 @@ class InstructionCosts:
     events: tuple[str, ...]
     rows: tuple[InstructionCost, ...] = ()
 
+    def scaled(self, factor: float) -> InstructionCosts:
+        # built directly, not with dataclasses.replace: a profile holds one row per executed
+        # instruction (10^5 and more), and replace() made this loop about 1.4x slower
+        return InstructionCosts(
+            self.events,
+            tuple(
+                InstructionCost(
+                    row.function,
+                    row.address,
+                    row.file,
+                    row.line,
+                    tuple(x * factor for x in row.cost),
+                )
+                for row in self.rows
+            ),
+        )
+
     def addresses_by_object(self) -> dict[str, tuple[int, ...]]:
         grouped: dict[str, set[int]] = {}
         for row in self.rows:

@@ -395,13 +395,7 @@ def _variant_counts(data: BenchmarkData, variant: str) -> _VariantCounts:
         frames = _frames_of(data, variant)
         per_iteration = None
         if instructions is not None:
-            per_iteration = InstructionCosts(
-                instructions.events,
-                tuple(
-                    replace(row, cost=tuple(x * scale for x in row.cost))
-                    for row in instructions.rows
-                ),
-            )
+            per_iteration = instructions.scaled(scale)
         if frames is not None and per_iteration is not None:
             view = reattribute_inlined(per_iteration, frames)
             attributed = view.renamed(rename)
