@@ -1,4 +1,5 @@
-"""FunctionCosts builds its call indexes once per value, and the answers stay the same."""
+"""The callgrind values analysed fast: call indexes built once per value, instruction rows
+scaled and subtracted without per-row replace(), and the same answers as before."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from types import MappingProxyType
 
 import pytest
 
+from perflab.lenses.instructions.analyse import instructions_difference
 from perflab.measure import callgrind
 from perflab.measure.callgrind import (
     CallCost,
+    CallgrindPart,
     FunctionCost,
     FunctionCosts,
     FunctionId,
@@ -99,4 +102,40 @@ def test_scaled_instruction_costs_scale_only_the_costs() -> None:
     scaled = InstructionCosts(("Ir", "Dr"), rows).scaled(0.25)
     assert scaled == InstructionCosts(
         ("Ir", "Dr"), tuple(replace(row, cost=tuple(x / 4 for x in row.cost)) for row in rows)
+    )
+
+
+def _part(*rows: InstructionCost) -> CallgrindPart:
+    events = ("Ir", "Dr")
+    return CallgrindPart(
+        number=None,
+        trigger=None,
+        positions=("instr", "line"),
+        events=events,
+        descriptions=MappingProxyType({}),
+        totals=None,
+        summary=None,
+        costs=FunctionCosts(events),
+        instructions=InstructionCosts(events, rows),
+    )
+
+
+def test_statement_minus_empty_loop_sums_per_instruction_and_drops_what_cancels() -> None:
+    def row(fid: FunctionId, address: int, line: int, *cost: float) -> InstructionCost:
+        return InstructionCost(fid, address, f"{fid.name}.c", line, cost)
+
+    statement = [
+        _part(row(KERNEL, 0x10, 1, 30.0, 3.0), row(MAIN, 0x20, 2, 5.0, 0.0)),
+        _part(row(KERNEL, 0x10, 9, 10.0, 1.0), row(HELPER, 0x30, 3, 4.0, 4.0)),
+    ]
+    empty = [_part(row(MAIN, 0x20, 7, 5.0, 0.0), row(KERNEL, 0x10, 8, 1.0, 0.0))]
+    empty.append(_part(row(RECURSE, 0x40, 4, 2.0, 0.0)))
+    difference = instructions_difference(statement, empty)
+    assert difference == InstructionCosts(
+        ("Ir", "Dr"),
+        (
+            row(KERNEL, 0x10, 1, 39.0, 4.0),  # the first row's file and line, costs summed
+            row(HELPER, 0x30, 3, 4.0, 4.0),
+            row(RECURSE, 0x40, 4, -2.0, -0.0),  # only in the empty loop
+        ),  # main's instruction cancelled out
     )

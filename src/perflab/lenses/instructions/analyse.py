@@ -82,17 +82,29 @@ def instructions_difference(
     first, second = instructions_of(minuend), instructions_of(subtrahend)
     if first is None or second is None or first.events != second.events:
         return None
-    totals: dict[tuple[FunctionId, int], InstructionCost] = {}
+    # sums kept in lists beside the first row seen, rows built once at the end: a row per
+    # executed instruction on each side, and a replace() per row was about half of this function
+    totals: dict[tuple[FunctionId, int], tuple[InstructionCost, list[float]]] = {}
     for sign, rows in ((1.0, first.rows), (-1.0, second.rows)):
         for row in rows:
             key = (row.function, row.address)
             have = totals.get(key)
-            cost = tuple(sign * x for x in row.cost)
-            if have is not None:
-                cost = tuple(a + b for a, b in zip(have.cost, cost, strict=True))
-            totals[key] = replace(row, cost=cost) if have is None else replace(have, cost=cost)
-    rows = tuple(row for row in totals.values() if any(row.cost))
-    return InstructionCosts(first.events, rows)
+            if have is None:
+                totals[key] = (row, [sign * x for x in row.cost])
+                continue
+            sums = have[1]
+            if len(sums) != len(row.cost):
+                raise ValueError(f"rows of {len(sums)} and {len(row.cost)} costs at {key}")
+            for i, x in enumerate(row.cost):
+                sums[i] += sign * x
+    return InstructionCosts(
+        first.events,
+        tuple(
+            InstructionCost(row.function, row.address, row.file, row.line, tuple(sums))
+            for row, sums in totals.values()
+            if any(sums)
+        ),
+    )
 
 
 # -- analysis results ------------------------------------------------------------------------
