@@ -80,3 +80,15 @@ def test_a_bad_file_is_an_error_naming_it(tmp_path: Path, name: str, text: str, 
         resolve_store(None, {}, tmp_path)
     assert str(tmp_path / name) in str(raised.value) and words in str(raised.value)
     assert raised.value.exit_code == 2
+
+
+def test_a_malformed_url_names_where_it_was_written_without_its_password(tmp_path: Path) -> None:
+    bad = "postgresql://team:s3cret@[::1/perf"
+    with pytest.raises(ConfigError) as from_env:
+        resolve_store(None, {"PERFLAB_STORE": bad}, tmp_path)
+    assert str(from_env.value).startswith("PERFLAB_STORE: ")
+    (tmp_path / "perflab.toml").write_text(f'store = "{bad}"\n')
+    with pytest.raises(ConfigError) as from_file:
+        resolve_store(None, {}, tmp_path)
+    assert str(from_file.value).startswith(f"{tmp_path / 'perflab.toml'}: ")
+    assert "s3cret" not in str(from_env.value) + str(from_file.value)

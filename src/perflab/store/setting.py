@@ -52,11 +52,11 @@ def resolve_store(
         return StoreSetting(given, "--store")
     from_environment = environ.get(ENVIRONMENT_VARIABLE, "")
     if from_environment:
-        return StoreSetting(store_location(from_environment), ENVIRONMENT_VARIABLE)
+        return StoreSetting(_checked(from_environment, ENVIRONMENT_VARIABLE), ENVIRONMENT_VARIABLE)
     for path in _config_candidates(cwd):
         text = _store_in(path)
         if text is not None:
-            return StoreSetting(_relative_to(path.parent, text), f"{path.name} at {path}")
+            return StoreSetting(_relative_to(path, text), f"{path.name} at {path}")
     return StoreSetting(DEFAULT_STORE_PATH, "the default")
 
 
@@ -100,8 +100,18 @@ def _store_in(path: Path) -> str | None:
     return value
 
 
-def _relative_to(folder: Path, text: str) -> StoreLocation:
+def _relative_to(config: Path, text: str) -> StoreLocation:
     if is_postgresql(text):
-        return store_location(text)
+        return _checked(text, str(config))
     path = Path(text).expanduser()
-    return path if path.is_absolute() else folder / path
+    return path if path.is_absolute() else config.parent / path
+
+
+def _checked(text: str, source: str) -> StoreLocation:
+    """A URL checked as --store's is, its error naming where it was written."""
+    try:
+        return store_location(text)
+    except ConfigError as error:
+        raise ConfigError(
+            f"{source}: {error.message.removeprefix('--store ')}", hint=error.hint
+        ) from None
