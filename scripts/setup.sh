@@ -9,17 +9,22 @@
 #                  (the team store is tested against a real server) and Ray (cluster runs)
 #          --bench  also pyperf and hyperfine (bench/)
 #          --torch also PyTorch 2.13.0 (CPU build)  --browser also chromium (HTML report check)
+#          --team  also psycopg, for a team's PostgreSQL store (the `team` extra)
+#          --cluster  also Ray, for --ray runs on a cluster (the `cluster` extra)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-want_test=0; want_bench=0; want_torch=0; want_browser=0
+want_test=0; want_bench=0; want_torch=0; want_browser=0; want_team=0; want_cluster=0
+usage="use --test, --bench, --torch, --browser, --team, --cluster"
 for arg in "$@"; do
   case "$arg" in
     --test) want_test=1; want_browser=1; want_torch=1 ;;
     --bench) want_bench=1 ;;
     --torch) want_torch=1 ;;
     --browser) want_browser=1 ;;
-    *) echo "setup.sh: unknown option $arg (use --test, --bench, --torch, --browser)" >&2; exit 2 ;;
+    --team) want_team=1 ;;
+    --cluster) want_cluster=1 ;;
+    *) echo "setup.sh: unknown option $arg ($usage)" >&2; exit 2 ;;
   esac
 done
 
@@ -72,6 +77,9 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 extras="peers"
 [[ $want_test == 1 ]] && extras="test,peers,team,cluster"
+# just the extra asked for: a team's store or a cluster needs neither torch nor a browser
+[[ $want_test == 0 && $want_team == 1 ]] && extras+=",team"
+[[ $want_test == 0 && $want_cluster == 1 ]] && extras+=",cluster"
 say "installing perflab[$extras] into .venv"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
 # only when missing: the CPU wheel is large, and a torch already there may be the one under test

@@ -24,6 +24,7 @@ from rich.text import Text
 from perflab import api
 from perflab.cli.changes import ChangeOptions, change_options
 from perflab.cli.options import (
+    STORE_IN_USE,
     OutputOptions,
     RunOptions,
     build_parser,
@@ -57,6 +58,7 @@ from perflab.report.markdown import render_markdown
 from perflab.report.terminal import render_run_list, render_section, render_terminal
 from perflab.store.health import StoreHealth, describe_runs
 from perflab.store.postgres import is_postgresql
+from perflab.store.setting import StoreSetting, resolve_store
 
 EXIT_OK = 0
 EXIT_VERDICT = 1  # --fail-on matched
@@ -114,8 +116,26 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         args = shorthand_parser().parse_args(words)
         if "--" not in words:  # options first (`perflab --runs 2 sho`): the same guard
             check_not_a_command(args.commands[0], commands, after_options=True)
-        return shorthand_args(args)
-    return parser.parse_args(words)
+        return _with_store_setting(shorthand_args(args))
+    return _with_store_setting(parser.parse_args(words))
+
+
+def _with_store_setting(args: argparse.Namespace) -> argparse.Namespace:
+    """Every command that takes --store gets the store the setting names (--store >
+    PERFLAB_STORE > a project file > the default), and doctor says where it came from."""
+    if hasattr(args, "store"):
+        args.store_setting = resolve_store(args.store, os.environ, Path.cwd())
+        args.store = args.store_setting.location
+    elif hasattr(args, "check_store"):  # doctor
+        given = (
+            None
+            if args.check_store is None or args.check_store is STORE_IN_USE
+            else args.check_store
+        )
+        args.store_setting = resolve_store(given, os.environ, Path.cwd())
+        if args.check_store is not None:
+            args.check_store = args.store_setting.location
+    return args
 
 
 def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: bool) -> int:
@@ -270,8 +290,16 @@ def _doctor(args: argparse.Namespace, out: Console) -> int:
     from perflab.machine.doctor import diagnose
 
     report = diagnose()
-    if _write_json(args.json_path, report.to_json()):
+    setting: StoreSetting = args.store_setting
+    if _write_json(args.json_path, {**report.to_json(), "store": setting.to_json()}):
         render_doctor(report, out)
+        # one line whatever its length: a path is read and copied whole
+        out.print(
+            f"store: {setting.shown()} (from {setting.source})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     return EXIT_OK
 
 

@@ -83,10 +83,11 @@ def _add_output(
     parser.add_argument(
         "--store",
         type=store_location,
-        default=DEFAULT_STORE_PATH,
+        default=None,  # resolved after parsing: PERFLAB_STORE, a project file, the default
         metavar="PATH|URL",
-        help=f"the SQLite store (default: {DEFAULT_STORE_PATH}), or a team's PostgreSQL "
-        "database: postgresql://USER@HOST/DATABASE",
+        help=f"the SQLite store (default: PERFLAB_STORE, else a project's perflab.toml or "
+        f"pyproject.toml [tool.perflab] store, else {DEFAULT_STORE_PATH}), or a team's "
+        "PostgreSQL database: postgresql://USER@HOST/DATABASE",
     )
     if with_exports:
         _add_reports(parser)
@@ -310,13 +311,17 @@ def _add_machine_commands(commands: argparse._SubParsersAction[argparse.Argument
         dest="check_store",
         nargs="?",
         type=store_location,
-        const=DEFAULT_STORE_PATH,
+        const=STORE_IN_USE,
         default=None,
         metavar="PATH",
-        help=f"check a store instead (read-only; default {DEFAULT_STORE_PATH}): damage, "
-        "readable runs, interrupted runs",
+        help="check a store instead (read-only; default: the store in use, as `perflab "
+        f"doctor` names it, else {DEFAULT_STORE_PATH}): damage, readable runs, interrupted runs",
     )
 
+
+# `doctor --store` without PATH: the store in use (PERFLAB_STORE, a project file ...); not a
+# string, which argparse would pass through --store's type
+STORE_IN_USE = object()
 
 SHORTHAND_USAGE = "perflab [OPTIONS] [--] COMMAND [COMMAND ...]"
 SHORTHAND_DESCRIPTION = """\
