@@ -8,7 +8,9 @@ from collections import Counter
 
 from perflab.lenses.asm.explain import VariantCode, explain
 from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.instructions.analyse import _pairing
 from perflab.lenses.profile.analyse import ProfileDetails
+from perflab.measure.callgrind import FunctionCost, FunctionCosts, FunctionId
 from perflab.measure.perf_script import Stack, diff_profiles, hot_symbols, with_stack_evidence
 from perflab.measure.symbol_names import cpu_copy, dispatch_pairs, selector_changes
 from tests.unit.test_asm_explain import XMM, YMM, claims, listing
@@ -125,3 +127,20 @@ def test_profile_claim_names_the_variable_the_object_and_the_caller() -> None:
     # without a selector the claim rests on the call site alone and names no variable
     [plain] = _profile(()).diagnoses()
     assert "selected_by" not in plain.detail
+
+
+def _costs(*names: str, obj: str = OBJ) -> FunctionCosts:
+    ids = [FunctionId(name, obj) for name in ("main", *names)]
+    return FunctionCosts(("Ir",), {f: FunctionCost(f, "", (100.0,)) for f in ids})
+
+
+def test_instructions_show_a_dispatched_pair_on_one_row_only_with_a_selector() -> None:
+    base, new = _costs("DOUBLE_add_X86_V3"), _costs("DOUBLE_add")
+    pairing = _pairing(base, new, DISABLED)
+    renamed = new.renamed(lambda f: FunctionId(pairing.variant_name(f.name), f.object))
+    assert {f.name for f in renamed.functions} == {"main", "DOUBLE_add_X86_V3"}
+    [pair] = pairing.pairs
+    assert "NPY_DISABLE_CPU_FEATURES=X86_V3" in pair.reason
+    assert _pairing(base, new).pairs == ()  # no selector: two functions
+    # the copies of two objects are not one function's
+    assert _pairing(base, _costs("DOUBLE_add", obj="/other.so"), DISABLED).pairs == ()

@@ -359,3 +359,12 @@ def dispatch_pairs(
             caller = callers[a]
         found.append(DispatchPair(a, b, key[0], key[1], tuple(selectors), caller))
     return tuple(found)
+
+
+def with_dispatches(pairing: NamePairing, dispatches: Iterable[DispatchPair]) -> NamePairing:
+    """`pairing` with each dispatch pair taken as one function's row too (a lens that shows
+    one row per function: the two copies' costs side by side), unless either name is paired
+    already."""
+    taken = {name for pair in pairing.pairs for name in (pair.baseline, pair.variant)}
+    extra = tuple(d for d in dispatches if d.baseline not in taken and d.variant not in taken)
+    return NamePairing((*pairing.pairs, *extra), pairing.unpaired) if extra else pairing
