@@ -47,6 +47,7 @@ from perflab.lenses.asm.machine_code import (
     call_targets,
     change_sentence,
     compare_functions,
+    vector_bits,
 )
 from perflab.measure.perf_script import (
     APPEARANCE_MAX_CHANCE,
@@ -732,7 +733,8 @@ def _cpu_copies(
         name = _plain(side.primary.name)
         by_name[name] = row
         path = side.primary.object_path
-        objects[name] = str(code.identities.get(path) or path)
+        identity_text = code.identities.get(path)
+        objects[name] = f"{_base(path)} ({identity_text})" if identity_text else path
     pairs = dispatch_pairs(
         [_plain(r.baseline.primary.name) for r in gone],  # type: ignore[union-attr]
         [_plain(r.variant.primary.name) for r in new],  # type: ignore[union-attr]
@@ -758,8 +760,9 @@ def _cpu_copy_row(old_row: Row, new_row: Row, pair: DispatchPair) -> Row:
     evidence = (
         *_ran_evidence(b, v, " only"),
         *pair.evidence()[:1],
-        f"both in {_base(b.primary.object_path)} ({pair.object_name})",
         *pair.selectors,
+        f"disassembly: hot loop {_loop_text(b.primary)} (baseline), {_loop_text(v.primary)} "
+        "(variant)",
     )
     claim = _dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)
     claim = replace(claim, detail={**claim.detail, **pair.to_json()})
@@ -843,6 +846,15 @@ def _one_word_pairs(
                 used.add(new_row.name)
                 break
     return found
+
+
+def _loop_text(listing: FunctionListing) -> str:
+    """A copy's hot loop as counted facts: its instructions and its widest vector register."""
+    loop = [line for line in listing.lines if line.in_hot_loop]
+    if not loop:
+        return f"not found in {listing.symbol}"
+    bits = max((vector_bits(line.instruction) for line in loop), default=0)
+    return f"of {len(loop)} instructions, {bits or 'no'}-bit vectors, in {listing.symbol}"
 
 
 def cpu_word(name: str) -> str:
