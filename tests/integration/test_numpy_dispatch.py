@@ -82,3 +82,19 @@ def test_numpy_dispatch_is_claimed_with_its_selector_and_is_one_asm_row() -> Non
     assert any(SELECTOR in e for e in claims["dispatch_changed"]["evidence"])
     assert claims["vector_width_changed"]["detail"] == {"from": 256, "to": 128}
     assert not any("inlined" in note for note in asm["explanation_notes"] if "DOUBLE_add" in note)
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_numpy_dispatch_is_one_instructions_row() -> None:
+    from perflab.lenses.instructions.measure import InstructionsLens
+
+    out = _comparison(InstructionsLens(repeats=1), Metric.INSTRUCTIONS)
+    names = {f["name"] for f in out["functions"]} | {
+        f["spelled_in_variant"]["name"] for f in out["functions"] if "spelled_in_variant" in f
+    }
+    _skip_unless_numpy_dispatches_so(names)
+    [row] = [f for f in out["functions"] if f["name"] == "DOUBLE_add_X86_V3"]
+    assert row["spelled_in_variant"]["name"] == "DOUBLE_add"
+    assert SELECTOR in row["spelled_in_variant"]["why"]
+    assert row["presence"] == "both"
+    assert "DOUBLE_add" not in {f["name"] for f in out["functions"]}
