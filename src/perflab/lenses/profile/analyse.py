@@ -150,9 +150,11 @@ class ProfileDetails:
         # resolver is a callee change) and the resolvers' evidence
         resolver = self._resolver_of(change)
         diagnosis = self._dispatch_diagnosis(change)
+        copies = self._cpu_pair_of(change)
         return {
             **change.to_json(),
             **(resolver.to_json() if resolver else {}),
+            **({"selected_by": list(copies.selectors)} if copies else {}),
             "claim": str(diagnosis.claim),
             "evidence": list(diagnosis.evidence),
         }
