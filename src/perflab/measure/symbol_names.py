@@ -17,7 +17,7 @@ profile lenses show as two functions. Pure string rules, no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -212,3 +212,159 @@ def pair_names(baseline: Iterable[str], variant: Iterable[str]) -> NamePairing:
                 UnpairedStem(stem, tuple(sorted(before[stem])), tuple(sorted(after[stem])))
             )
     return NamePairing(tuple(pairs), tuple(unpaired))
+
+
+# -- one function built for several CPUs, picked at run time ------------------------------------
+#
+# Libraries that dispatch through their own tables (numpy, OpenBLAS, ATen, MKL) compile one
+# function once per CPU feature level or core type and name each copy by it: `DOUBLE_add_X86_V3`
+# beside `DOUBLE_add`, `dgemm_kernel_HASWELL` beside `dgemm_kernel_SKYLAKEX`,
+# `at::native::AVX2::add_kernel` beside `at::native::DEFAULT::add_kernel`. A suffix alone is no
+# evidence (a library may name unrelated functions so); two copies are taken for one dispatch
+# only when each ran in one variant only, no other copy of the stem ran, and the variants differ
+# in what selects the copy (`SELECTORS`, or the machine).
+
+# the environment variables that choose a library's compiled copy
+SELECTORS = (
+    "NPY_DISABLE_CPU_FEATURES",
+    "NPY_ENABLE_CPU_FEATURES",
+    "OPENBLAS_CORETYPE",
+    "ATEN_CPU_CAPABILITY",
+    "GLIBC_TUNABLES",
+    "MKL_ENABLE_INSTRUCTIONS",
+)
+_CPU_WORD = (
+    r"X86_V[1-4]|AVX512[A-Z0-9_]*?|AVX2|AVX|SSE[0-9_]*|SSSE3|FMA[34]?|NEON|ASIMD[A-Z0-9]*|"
+    r"SVE[0-9]*|VSX[0-9]*|VX[0-9]*|Z(?:EN[0-9]*)|HASWELL|SKYLAKEX|SANDYBRIDGE|COOPERLAKE|"
+    r"SAPPHIRERAPIDS|NEHALEM|PRESCOTT|CORE2|ATOM|PENRYN|DUNNINGTON|BULLDOZER|PILEDRIVER|"
+    r"STEAMROLLER|EXCAVATOR|BARCELONA|OPTERON(?:_SSE3)?|NEOVERSEN[12]|NEOVERSEV1|ARMV8|"
+    r"CORTEXA[0-9]+|THUNDERX[0-9T]*|DEFAULT|BASELINE"
+)
+# a trailing `_AVX2`, `_x86_v3`, `_haswell` (any case); or an ATen ISA namespace `::AVX2::`
+_CPU_SUFFIX = re.compile(rf"(?i)_(?P<word>{_CPU_WORD})$")
+_CPU_NAMESPACE = re.compile(rf"(?<=::)(?P<word>{_CPU_WORD})(?=::)")
+
+
+def cpu_copy(name: str) -> tuple[str, str]:
+    """(the function's stem, the CPU feature or core type its copy is named for: "" for the
+    unsuffixed copy): `DOUBLE_add_X86_V3` -> (`DOUBLE_add`, `X86_V3`), `DOUBLE_add` ->
+    (`DOUBLE_add`, ""). A name, never evidence on its own."""
+    base = fold_clones(name)
+    found = _CPU_NAMESPACE.search(base)
+    if found:
+        return _CPU_NAMESPACE.sub("*", base), found.group("word")
+    found = _CPU_SUFFIX.search(base)
+    if found and found.start() > 0:
+        return base[: found.start()], found.group("word")
+    return base, ""
+
+
+def selector_changes(
+    baseline_env: Mapping[str, str],
+    variant_env: Mapping[str, str],
+    baseline_machine: str | None = None,
+    variant_machine: str | None = None,
+) -> tuple[str, ...]:
+    """What differs between two variants in choosing a library's compiled copy, in words: each
+    selecting environment variable set differently, and the machine; () when nothing does."""
+
+    def shown(env: Mapping[str, str], key: str) -> str:
+        return f"{key}={env[key]}" if key in env else f"{key} unset"
+
+    found = tuple(
+        f"env: {shown(baseline_env, key)} in the baseline, {shown(variant_env, key)} in the variant"
+        for key in SELECTORS
+        if baseline_env.get(key) != variant_env.get(key)
+    )
+    if baseline_machine and variant_machine and baseline_machine != variant_machine:
+        found += (f"machine: {baseline_machine} in the baseline, {variant_machine} in the variant",)
+    return found
+
+
+@dataclass(frozen=True)
+class DispatchPair(NamePair):
+    """Two compiled copies of one function of one object, one run in place of the other, and
+    the evidence that a selector chose them rather than a rename."""
+
+    stem: str = ""
+    object_name: str = ""  # the object (library, binary) both are functions of
+    selectors: tuple[str, ...] = ()
+    caller: str = ""  # the one caller both were called from, where stacks said so
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"{self.variant} (variant) ran in place of {self.baseline} (baseline): two CPU "
+            f"copies of {self.stem}, each the only one that ran in its variant; "
+            + "; ".join(self.selectors)
+        )
+
+    def evidence(self) -> tuple[str, ...]:
+        where = f" in {self.object_name}" if self.object_name else ""
+        out = (
+            f"names: {self.baseline} and {self.variant}{where} are the "
+            f"{cpu_copy(self.baseline)[1] or 'unsuffixed'} and "
+            f"{cpu_copy(self.variant)[1] or 'unsuffixed'} copies of {self.stem}, each the only "
+            "one that ran in its variant",
+            *self.selectors,
+        )
+        return out + ((f"perf: both called from {self.caller}",) if self.caller else ())
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "from": self.baseline,
+            "to": self.variant,
+            "stem": self.stem,
+            "object": self.object_name,
+            "selected_by": list(self.selectors),
+            "caller": self.caller,
+        }
+
+
+def dispatch_pairs(
+    baseline_ran: Iterable[str],
+    variant_ran: Iterable[str],
+    selectors: Sequence[str],
+    *,
+    callers: Mapping[str, str] | None = None,
+    object_of: Mapping[str, str] | None = None,
+) -> tuple[DispatchPair, ...]:
+    """The pairs of CPU copies of one stem where the baseline ran only one copy and the variant
+    only another, and the variants differ in a selector (`selector_changes`). The functions of
+    one object only: `object_of` (name -> object, both sides) where known. Where `callers`
+    (name -> its caller on the stacks, both sides) knows both, they must be one caller. Pure."""
+    if not selectors:
+        return ()  # a suffix alone is not evidence
+    objects = object_of or {}
+
+    def copies(names: Iterable[str]) -> dict[tuple[str, str], set[str]]:
+        out: dict[tuple[str, str], set[str]] = {}
+        for name in names:
+            out.setdefault((cpu_copy(name)[0], objects.get(name, "")), set()).add(fold_clones(name))
+        return out
+
+    before, after = copies(baseline_ran), copies(variant_ran)
+    found = []
+    for key in sorted(before.keys() & after.keys()):
+        old, new = before[key], after[key]
+        if len(old) != 1 or len(new) != 1 or old == new:
+            continue  # several copies ran, or the same one in both: not one replacing another
+        (a,), (b,) = old, new
+        if not (cpu_copy(a)[1] or cpu_copy(b)[1]):
+            continue  # neither is named for a CPU
+        caller = ""
+        if callers is not None and a in callers and b in callers:
+            if callers[a] != callers[b]:
+                continue  # another call site: not the same choice
+            caller = callers[a]
+        found.append(DispatchPair(a, b, key[0], key[1], tuple(selectors), caller))
+    return tuple(found)
+
+
+def with_dispatches(pairing: NamePairing, dispatches: Iterable[DispatchPair]) -> NamePairing:
+    """`pairing` with each dispatch pair taken as one function's row too (a lens that shows
+    one row per function: the two copies' costs side by side), unless either name is paired
+    already."""
+    taken = {name for pair in pairing.pairs for name in (pair.baseline, pair.variant)}
+    extra = tuple(d for d in dispatches if d.baseline not in taken and d.variant not in taken)
+    return NamePairing((*pairing.pairs, *extra), pairing.unpaired) if extra else pairing

@@ -15,7 +15,7 @@ from typing import Any
 from perflab.lenses.asm.explain import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode, explain
 from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, diff_text
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.measure.symbol_names import readable
+from perflab.measure.symbol_names import readable, selector_changes
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Comparison, Metric, Settings, Verdict
@@ -140,13 +140,21 @@ def asm_verdict(rows: Sequence[Row]) -> Verdict:
 
 
 def analyse_asm(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    settings: Settings,
+    envs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> LensAnalysis:
+    """`envs`: each variant's environment, whose CPU-dispatch selectors are the evidence that
+    two CPU copies of one function were one choice (`selector_changes`)."""
+    envs = envs or {}
     baseline = load_code(data, variants[0])
     comparisons = []
     for name in variants[1:]:
         code = load_code(data, name)
-        every = explain(baseline, code)
+        selectors = selector_changes(envs.get(variants[0], {}), envs.get(name, {}))
+        every = explain(baseline, code, selectors)
         rows = [
             r
             for r in every

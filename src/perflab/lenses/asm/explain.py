@@ -47,6 +47,7 @@ from perflab.lenses.asm.machine_code import (
     call_targets,
     change_sentence,
     compare_functions,
+    vector_bits,
 )
 from perflab.measure.perf_script import (
     APPEARANCE_MAX_CHANCE,
@@ -54,7 +55,10 @@ from perflab.measure.perf_script import (
     APPEARANCE_MIN_SHARE,
 )
 from perflab.measure.symbol_names import (
+    DispatchPair,
     NamePairing,
+    cpu_copy,
+    dispatch_pairs,
     pair_names,
     readable,
     spelling_stem,
@@ -233,10 +237,14 @@ def _pct(samples: float, total: float) -> str:
     return f"{int(samples)} of {int(total)} samples, {samples / total:.1%}" if total else "?"
 
 
-def explain(baseline: VariantCode, variant: VariantCode) -> list[Row]:
+def explain(
+    baseline: VariantCode, variant: VariantCode, selectors: Sequence[str] = ()
+) -> list[Row]:
     """Rows for every function either variant ran (or named), hottest first, with claims.
     The variant's names are first respelled as the baseline spells the same function
-    (`pair_names`: a Rust hash, a crate disambiguator), so one function is one row."""
+    (`pair_names`: a Rust hash, a crate disambiguator), so one function is one row.
+    `selectors`: what differs between the variants in choosing a library's compiled copy
+    (`selector_changes`), the evidence a CPU-copy dispatch pair needs."""
     pairing = pair_names(_names(baseline), _names(variant))
     variant = _respelled(variant, pairing)
     left, right = _group(baseline), _group(variant)
@@ -252,7 +260,8 @@ def explain(baseline: VariantCode, variant: VariantCode) -> list[Row]:
         )
         rows.append(Row(name, b, v, change))
     rows.sort(key=lambda row: -row.hotness)
-    return [_spelling_said(row, pairing) for row in _claims(rows, baseline, variant)]
+    claimed = _claims(rows, baseline, variant, tuple(selectors))
+    return [_spelling_said(row, pairing) for row in claimed]
 
 
 def _spelling_said(row: Row, pairing: NamePairing) -> Row:
@@ -488,10 +497,13 @@ def _call_target(text: str) -> str:
     return operand
 
 
-def _claims(rows: list[Row], baseline: VariantCode, variant: VariantCode) -> list[Row]:
+def _claims(
+    rows: list[Row], baseline: VariantCode, variant: VariantCode, selectors: tuple[str, ...] = ()
+) -> list[Row]:
     explained: set[str] = set()  # families a callee/inlining claim already accounts for
     out = [_row_claims(row, baseline, variant, explained) for row in rows]
     out = _cold_callers(out, baseline, variant, explained)
+    out = _cpu_copies(out, baseline, variant, explained, selectors)
     out = _isa_changes(out, baseline, variant, explained)
     out = _variant_changes(out, baseline, variant, explained)
     rows = [_one_sided(row, baseline, variant, explained) for row in out]
@@ -697,6 +709,76 @@ def _isa_changes(
     return [merged if r is old_row else r for r in rows if r is not new_row]
 
 
+def _cpu_copies(
+    rows: list[Row],
+    baseline: VariantCode,
+    variant: VariantCode,
+    explained: set[str],
+    selectors: tuple[str, ...],
+) -> list[Row]:
+    """A function's copy for one CPU that ran in the baseline only and its copy for another
+    that ran in the variant only, in one object (the same build-id), where the variants differ
+    in what selects the copy (`dispatch_pairs`, the rule every lens shares: `DOUBLE_add_X86_V3`
+    -> `DOUBLE_add` under NPY_DISABLE_CPU_FEATURES). One row that compares the two copies'
+    code (vector widths, instructions per element); dispatch_changed, never inlining."""
+    gone, new = _ran_in_one(rows, explained)
+    if not selectors or not gone or not new:
+        return rows
+    by_name: dict[str, Row] = {}
+    objects: dict[str, str] = {}
+    for row, side, code in [(r, r.baseline, baseline) for r in gone] + [
+        (r, r.variant, variant) for r in new
+    ]:
+        assert side.primary is not None
+        name = _plain(side.primary.name)
+        by_name[name] = row
+        path = side.primary.object_path
+        identity_text = code.identities.get(path)
+        objects[name] = f"{_base(path)} ({identity_text})" if identity_text else path
+    pairs = dispatch_pairs(
+        [_plain(r.baseline.primary.name) for r in gone],  # type: ignore[union-attr]
+        [_plain(r.variant.primary.name) for r in new],  # type: ignore[union-attr]
+        selectors,
+        object_of=objects,
+    )
+    merged: dict[str, Row] = {}
+    dropped: set[str] = set()
+    for pair in pairs:
+        old_row, new_row = by_name[pair.baseline], by_name[pair.variant]
+        if old_row.name in merged or new_row.name in dropped:
+            continue
+        merged[old_row.name] = _cpu_copy_row(old_row, new_row, pair)
+        dropped.add(new_row.name)
+        explained.update({old_row.name, new_row.name})
+    return [merged.get(r.name, r) for r in rows if r.name not in dropped]
+
+
+def _cpu_copy_row(old_row: Row, new_row: Row, pair: DispatchPair) -> Row:
+    b, v = old_row.baseline, new_row.variant
+    assert b.primary is not None and v.primary is not None
+    samples = int(min(b.samples, v.samples))
+    evidence = (
+        *_ran_evidence(b, v, " only"),
+        *pair.evidence()[:1],
+        *pair.selectors,
+        f"disassembly: hot loop {_loop_text(b.primary)} (baseline), {_loop_text(v.primary)} "
+        "(variant)",
+    )
+    claim = _dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)
+    claim = replace(claim, detail={**claim.detail, **pair.to_json()})
+    diagnoses = [claim, *_vector_width_change(old_row.name, b.primary, v.primary, samples)]
+    return Row(
+        f"{old_row.name} -> {new_row.name}",
+        b,
+        v,
+        compare_functions(old_row.name, b.primary, v.primary),
+        tuple(diagnoses),
+        (),
+        f"paired by dispatch: {cpu_word(pair.baseline)} -> {cpu_word(pair.variant)} copies of "
+        f"{pair.stem} in {_base(b.primary.object_path)}, selected by " + "; ".join(pair.selectors),
+    )
+
+
 def _variant_changes(
     rows: list[Row], baseline: VariantCode, variant: VariantCode, explained: set[str]
 ) -> list[Row]:
@@ -764,6 +846,19 @@ def _one_word_pairs(
                 used.add(new_row.name)
                 break
     return found
+
+
+def _loop_text(listing: FunctionListing) -> str:
+    """A copy's hot loop as counted facts: its instructions and its widest vector register."""
+    loop = [line for line in listing.lines if line.in_hot_loop]
+    if not loop:
+        return f"not found in {listing.symbol}"
+    bits = max((vector_bits(line.instruction) for line in loop), default=0)
+    return f"of {len(loop)} instructions, {bits or 'no'}-bit vectors, in {listing.symbol}"
+
+
+def cpu_word(name: str) -> str:
+    return cpu_copy(name)[1] or "unsuffixed"
 
 
 def _vector_width_change(

@@ -216,7 +216,8 @@ class AsmLens:
         data: BenchmarkData,
         experiment: Experiment,
     ) -> LensAnalysis:
-        return analyse_asm(benchmark, variants, data, experiment.settings)
+        envs = {v.name: v.env for v in experiment.variants}
+        return analyse_asm(benchmark, variants, data, experiment.settings, envs)
 
 
 def _variant_code(

@@ -53,7 +53,13 @@ from perflab.measure.callgrind_count import CACHE_EVENTS, DerivedEvent, instruct
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import LensAnalysis
 from perflab.measure.object_names import invert, pair_objects
-from perflab.measure.symbol_names import NamePairing, pair_names
+from perflab.measure.symbol_names import (
+    NamePairing,
+    dispatch_pairs,
+    pair_names,
+    selector_changes,
+    with_dispatches,
+)
 from perflab.records.model import (
     Benchmark,
     BenchmarkData,
@@ -239,17 +245,21 @@ class _VariantCounts:
         return process_levels(self.processes)
 
 
-def _respelled(base: _VariantCounts, other: _VariantCounts) -> _VariantCounts:
+def _respelled(
+    base: _VariantCounts, other: _VariantCounts, selectors: tuple[str, ...] = ()
+) -> _VariantCounts:
     """The variant's function tables with each function the builds spell differently named as
-    in the baseline (`pair_names`, the rule every lens shares), so one function is one row."""
+    in the baseline (`pair_names`, the rule every lens shares), so one function is one row;
+    and each CPU copy that ran in place of the baseline's under a selector that differs
+    (`dispatch_pairs`) too, so the two copies' counts are compared on one row."""
     if base.costs is None or other.costs is None:
         return other
     # callgrind's names and the inline-aware view's (from debug info) are spelled by different
     # demanglers, so each table is paired with its own kind
-    pairing = _pairing(base.costs, other.costs)
+    pairing = _pairing(base.costs, other.costs, selectors)
     attributed = other.attributed
     if base.attributed is not None and attributed is not None:
-        by_frames = _pairing(base.attributed, attributed)
+        by_frames = _pairing(base.attributed, attributed, selectors)
         attributed = attributed.renamed(_renamer_of(by_frames))
         pairing = NamePairing(
             (*pairing.pairs, *(p for p in by_frames.pairs if p not in pairing.pairs)),
@@ -265,8 +275,16 @@ def _respelled(base: _VariantCounts, other: _VariantCounts) -> _VariantCounts:
     )
 
 
-def _pairing(base: FunctionCosts, other: FunctionCosts) -> NamePairing:
-    return pair_names({f.name for f in base.functions}, {f.name for f in other.functions})
+def _pairing(
+    base: FunctionCosts, other: FunctionCosts, selectors: tuple[str, ...] = ()
+) -> NamePairing:
+    before, after = {f.name for f in base.functions}, {f.name for f in other.functions}
+    pairing = pair_names(before, after)
+    if not selectors:
+        return pairing
+    objects = {f.name: f.object for costs in (base, other) for f in costs.functions}
+    found = dispatch_pairs(before, after, selectors, object_of=objects)
+    return with_dispatches(pairing, found)
 
 
 def _renamer_of(pairing: NamePairing) -> Callable[[FunctionId], FunctionId]:
@@ -457,8 +475,10 @@ def analyse_instructions(
         name: reason for name in variants if (reason := unexecutable_reason(data, name)) is not None
     }
     notes += [_unexecutable_note(benchmark, name, reason) for name, reason in unexecutable.items()]
+    envs = {v.name: v.env for v in experiment.variants}
     for name in variants[1:]:
-        other = _respelled(base, counts[name])
+        selectors = selector_changes(envs.get(base_name, {}), envs.get(name, {}))
+        other = _respelled(base, counts[name], selectors)
         if not base.per_iteration or not other.per_iteration:
             missing = name if other.per_iteration == () else base_name
             if missing not in unexecutable:

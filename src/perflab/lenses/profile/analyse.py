@@ -27,7 +27,12 @@ from perflab.measure.perf_script import (
     stack_symbols,
     with_stack_evidence,
 )
-from perflab.measure.symbol_names import pair_names
+from perflab.measure.symbol_names import (
+    DispatchPair,
+    dispatch_pairs,
+    pair_names,
+    selector_changes,
+)
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.records.document import FlameNode
 from perflab.records.model import (
@@ -63,6 +68,22 @@ class ProfileDetails:
     flame: FlameNode | None = field(default=None, compare=False)
     # dispatch pairs whose functions the same-named IFUNC's resolver returns on each side
     resolvers: tuple[SharedResolver, ...] = ()
+    # what differs between the variants in choosing a library's compiled copy
+    # (`selector_changes`): with it, a pair of CPU copies of one object is a dispatch by evidence
+    selectors: tuple[str, ...] = ()
+
+    def _cpu_pair_of(self, change: DispatchChange) -> DispatchPair | None:
+        if change.old_object != change.new_object:
+            return None
+        caller = {} if change.unwound else {change.old: change.caller, change.new: change.caller}
+        found = dispatch_pairs(
+            [change.old],
+            [change.new],
+            self.selectors,
+            callers=caller,
+            object_of={change.old: change.old_object, change.new: change.new_object},
+        )
+        return found[0] if found else None
 
     def _resolver_of(self, change: DispatchChange) -> SharedResolver | None:
         return next((r for r in self.resolvers if (r.old, r.new) == (change.old, change.new)), None)
@@ -78,12 +99,20 @@ class ProfileDetails:
             function = change.old if same_object or resolver is None else resolver.ifunc
         else:
             claim, function = Claim.CALLEE_CHANGED, change.caller
+        # two CPU copies of one object, the variants differing in what selects them: the
+        # claim names the selector (the variable, the object, the caller)
+        copies = self._cpu_pair_of(change)
+        evidence = change.evidence() + ((resolver.evidence(),) if resolver else ())
+        detail: dict[str, Any] = {"from": change.old, "to": change.new, "caller": change.caller}
+        if copies is not None:
+            evidence += copies.evidence()
+            detail.update(object=copies.object_name, selected_by=list(copies.selectors))
         return Diagnosis(
             claim=claim,
             function=normalise_function_name(function),
-            evidence=change.evidence() + ((resolver.evidence(),) if resolver else ()),
+            evidence=evidence,
             samples=min(change.old_samples, change.new_samples),
-            detail={"from": change.old, "to": change.new, "caller": change.caller},
+            detail=detail,
         )
 
     def diagnoses(self) -> tuple[Diagnosis, ...]:
@@ -121,9 +150,11 @@ class ProfileDetails:
         # resolver is a callee change) and the resolvers' evidence
         resolver = self._resolver_of(change)
         diagnosis = self._dispatch_diagnosis(change)
+        copies = self._cpu_pair_of(change)
         return {
             **change.to_json(),
             **(resolver.to_json() if resolver else {}),
+            **({"selected_by": list(copies.selectors)} if copies else {}),
             "claim": str(diagnosis.claim),
             "evidence": list(diagnosis.evidence),
         }
@@ -191,8 +222,17 @@ def analyse_profiles(
                 baseline.meta["requested_event"], baseline.meta["sampled_events"], benchmark.name
             )
         )
+    envs = {v.name: v.env for v in experiment.variants}
     comparisons = [
-        _profile_comparison(benchmark, data, settings, baseline, name) for name in variants[1:]
+        _profile_comparison(
+            benchmark,
+            data,
+            settings,
+            baseline,
+            name,
+            selector_changes(envs.get(variants[0], {}), envs.get(name, {})),
+        )
+        for name in variants[1:]
     ]
     for comparison in comparisons:
         if isinstance(comparison.details, ProfileDetails):
@@ -223,7 +263,12 @@ def _profile_summary(benchmark: Benchmark, data: BenchmarkData, variant: str) ->
 
 
 def _profile_comparison(
-    benchmark: Benchmark, data: BenchmarkData, settings: Settings, baseline: _Baseline, name: str
+    benchmark: Benchmark,
+    data: BenchmarkData,
+    settings: Settings,
+    baseline: _Baseline,
+    name: str,
+    selectors: tuple[str, ...] = (),
 ) -> Comparison:
     base_wall = data.samples_of(baseline.name, WALL_NS)
     var_wall = data.samples_of(name, WALL_NS)
@@ -243,12 +288,14 @@ def _profile_comparison(
             baseline_value=per_iteration(base_wall),
             variant_value=per_iteration(var_wall),
             unit="ns",  # wall time under perf record: see ratio_basis
-            details=_profile_details(data, baseline, name),
+            details=_profile_details(data, baseline, name, selectors),
         )
     )
 
 
-def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> ProfileDetails:
+def _profile_details(
+    data: BenchmarkData, baseline: _Baseline, name: str, selectors: tuple[str, ...] = ()
+) -> ProfileDetails:
     summary, meta = stored_profile(data, name)
     base_stacks = pooled_stacks(data, baseline.name)
     parts = stored_parts(data, name)
@@ -294,6 +341,7 @@ def _profile_details(data: BenchmarkData, baseline: _Baseline, name: str) -> Pro
         resolvers=shared_resolvers(
             diff.dispatches, mapped_paths(data, baseline.name), mapped_paths(data, name)
         ),
+        selectors=selectors,
     )
 
 
