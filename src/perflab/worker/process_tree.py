@@ -114,7 +114,14 @@ def carries_token(pid: int, token: str) -> bool:
 
 def carries_no_token(pid: int) -> bool:
     """Whether the process's environment holds no CONTAINER_VARIABLE at all (it cleared its
-    environment: `env -i`); False where it cannot be read."""
+    environment: `env -i`); False where it cannot be read, and for a child still running
+    perflab's own program (forked, not yet exec'd: it shows perflab's environment until its
+    exec gives it its own, token included, so another thread's launch is never taken for one)."""
+    try:
+        if os.readlink("/proc/%d/exe" % pid) == os.readlink("/proc/self/exe"):
+            return False
+    except OSError:
+        return False
     try:
         with open("/proc/%d/environ" % pid, "rb") as environ:
             data = environ.read()
