@@ -509,7 +509,8 @@ def _time_overrules(outcome: StepOutcome, disagreement: LensDisagreement | None)
 def _check_outcome(result: RunResult, metric: Metric, threshold: float) -> StepOutcome:
     outcome = classify(_main_comparisons(result, metric, "base", "head"), threshold)
     if outcome is None:
-        return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason="not measured")
+        reasons = "; ".join(f"{f.variant}: {f.message}" for f in result.failures)
+        return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reasons or "the lens compared nothing")
     return replace(outcome, run_id=result.run_id)
 
 

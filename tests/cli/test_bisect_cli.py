@@ -102,7 +102,7 @@ def test_bisect_finds_a_faster_commit_only_when_asked(tmp_path: Path, cache: Pat
     assert slower.returncode == 1, slower.stderr  # slower is sought by default: none
     assert "BAD is not worse than GOOD by more than the threshold" in slower.stdout
     found = perflab("bisect", "good", "main", "--faster", "--json", "-", *common, cwd=repo)
-    assert found.returncode == 0, found.stderr
+    assert found.returncode == 0, found.stdout + found.stderr
     document = json.loads(found.stdout)
     assert document["direction"] == "faster"
     assert document["culprit"] == {"commit": faster, "subject": "drop the second loop"}

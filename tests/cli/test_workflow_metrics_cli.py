@@ -192,7 +192,7 @@ def test_check_tells_one_story_about_an_edited_tree_and_its_base(
                        cache=cache, store=tmp_path / "p.db")  # fmt: skip
     finally:
         work_h.write_text(committed)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
     assert "as committed, without them" not in done.stderr + done.stdout
     (said,) = [line for line in done.stderr.splitlines() if "uncommitted" in line]
     assert said.startswith("perflab: head is the working tree: HEAD (")

@@ -299,7 +299,7 @@ def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
         StepState.GOOD: f"passed: {checked.metric}{ratio}, not worse than {threshold:.1%}",
         StepState.INCONCLUSIVE: f"passed, inconclusive: {checked.metric}{ratio} straddles "
         f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
-        StepState.SKIPPED: "not measured",
+        StepState.SKIPPED: f"not measured: {outcome.reason}",
     }[outcome.state]
 
 

@@ -147,6 +147,25 @@ def _child_setup(spec: LaunchSpec):  # type: ignore[no-untyped-def]
 # finds it). The counter describes real OS processes of this perflab process: module-level.
 _counter = itertools.count(1)
 _stopped_total = 0
+# The orphan sweep after a build spares every process perflab launched itself and has not yet
+# reaped: a child in the middle of an exec shows an empty environment (no token), and another
+# thread's launch (a bisect builds one commit while it measures another) was killed for it.
+# Launching and sweeping take turns on the lock, so no launch is mid-exec while a sweep looks.
+_launch_lock = threading.Lock()
+_launched: set[int] = set()
+
+
+def _launch(argv: Sequence[str], **options: object) -> subprocess.Popen[str]:
+    """Popen, its pid recorded before any sweep can look (Popen returns after the exec)."""
+    with _launch_lock:
+        popen: subprocess.Popen[str] = subprocess.Popen(argv, **options)  # type: ignore[call-overload]
+        _launched.add(popen.pid)
+        return popen
+
+
+def _reaped(pid: int) -> None:
+    with _launch_lock:
+        _launched.discard(pid)
 
 
 def _perflab_token() -> str:
@@ -212,7 +231,7 @@ class SubprocessRunner:
         start_ns = time.perf_counter_ns()
         token = _new_token()
         try:
-            proc = subprocess.Popen(
+            proc = _launch(
                 spec.argv,
                 env=_contained_env(spec.env, token),
                 cwd=spec.cwd,
@@ -230,9 +249,7 @@ class SubprocessRunner:
         process = PopenProcess(cast("subprocess.Popen[str]", proc), token)
         streams = _Streams(proc, stdin_text)
         try:
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
+            if process.wait(timeout_s) is None:  # still running after timeout_s
                 process.kill()
                 stdout, stderr = streams.finish()
                 return Completed(
@@ -254,7 +271,7 @@ class SubprocessRunner:
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
         token = _new_token()
-        popen = subprocess.Popen(
+        popen = _launch(
             spec.argv,
             env=_contained_env(spec.env, token),
             cwd=spec.cwd,
@@ -394,11 +411,11 @@ class PopenProcess:
             self._reading_stderr = False
 
     def poll(self) -> int | None:
-        return self.popen.poll()
+        return self._ended(self.popen.poll())
 
     def wait(self, timeout_s: float | None = None) -> int | None:
         try:
-            return self.popen.wait(timeout=timeout_s)
+            return self._ended(self.popen.wait(timeout=timeout_s))
         except subprocess.TimeoutExpired:
             return None
 
@@ -406,7 +423,13 @@ class PopenProcess:
         if self.popen.poll() is None:
             _kill_group(self.popen)
             self.popen.wait()
+        self._ended(self.popen.returncode)
         self.stop_leftovers()
+
+    def _ended(self, returncode: int | None) -> int | None:
+        if returncode is not None:
+            _reaped(self.popen.pid)
+        return returncode
 
     def stop_leftovers(self, *, orphans: bool = False) -> int:
         """Stop what it left running; `orphans`: also the orphans re-parented to perflab since
@@ -414,12 +437,14 @@ class PopenProcess:
         cleared its environment: `setsid -f env -i CMD`), for a run nothing else starts
         processes beside (a build)."""
         global _stopped_total
-        stopped = process_tree.stop(
-            self.popen.pid,
-            self.token,
-            since_ticks=self.since_ticks,
-            orphans_of=_adopted_by() if orphans else None,
-        )
+        with _launch_lock:
+            stopped = process_tree.stop(
+                self.popen.pid,
+                self.token,
+                since_ticks=self.since_ticks,
+                orphans_of=_adopted_by() if orphans else None,
+                launched=tuple(_launched),
+            )
         _stopped_total += stopped
         return stopped
 

@@ -977,8 +977,8 @@ class CallgrindCounter:
                     )
                 dumps = _read_dumps(directory)
                 if not dumps:
-                    # a process stopped from outside can read as exited 0: no profile is no
-                    # count, never zero instructions
+                    # a process killed and reaped from outside reads as exited 0 (Popen's
+                    # wait gets ECHILD): no profile is no count, never zero instructions
                     raise run.error(
                         "callgrind wrote no profile: the command was stopped before it ended",
                         hint="run it again; if it recurs, run it by hand under valgrind",

@@ -138,14 +138,17 @@ def members(
     adopted_by: int | None = None,
     since_ticks: int = 0,
     orphans_of: int | None = None,
+    launched: Iterable[int] = (),
 ) -> set[int]:
     """The processes of a container (see the module docstring) other than the leader, which
     its owner kills and waits for (its pid may be reused once it is reaped).
     `adopted_by`: also every child of this subreaper, and their descendants. `orphans_of`:
     also the children of this subreaper that carry no container's token (orphans that left
-    the session and cleared their environment: none of its own). Only processes started at
-    or after `since_ticks` (clock ticks after boot) can belong to it."""
+    the session and cleared their environment: none of its own), but those in `launched`
+    (started by the subreaper itself: mid-exec, a child's environment reads empty). Only
+    processes started at or after `since_ticks` (clock ticks after boot) can belong to it."""
     found: set[int] = set()
+    own = frozenset(launched)
     for entry in table.values():
         if entry.pid == leader or entry.start_ticks < since_ticks:
             continue
@@ -158,6 +161,7 @@ def members(
         elif (
             orphans_of is not None
             and entry.ppid == orphans_of
+            and entry.pid not in own
             and entry.state != "Z"
             and carries_no_token(entry.pid)
         ):
@@ -187,6 +191,7 @@ def stop(
     adopted_by: int | None = None,
     since_ticks: int = 0,
     orphans_of: int | None = None,
+    launched: Iterable[int] = (),
 ) -> int:
     """Kill (SIGKILL) every live process of the container (but the leader and `spare`), reap
     the ones that are this process's children, and return how many were stopped. Zombies are
@@ -198,7 +203,7 @@ def stop(
         table = process_table()
         targets = [
             pid
-            for pid in members(leader, token, table, adopted_by, since_ticks, orphans_of)
+            for pid in members(leader, token, table, adopted_by, since_ticks, orphans_of, launched)
             if pid not in spared
         ]
         live = [pid for pid in targets if table[pid].state != "Z"]
