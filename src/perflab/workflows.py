@@ -510,7 +510,8 @@ def _check_outcome(result: RunResult, metric: Metric, threshold: float) -> StepO
     outcome = classify(_main_comparisons(result, metric, "base", "head"), threshold)
     if outcome is None:
         reasons = "; ".join(f"{f.variant}: {f.message}" for f in result.failures)
-        return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reasons or "the lens compared nothing")
+        reason = reasons or "the lens compared nothing"
+        return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reason)
     return replace(outcome, run_id=result.run_id)
 
 

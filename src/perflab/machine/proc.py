@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Protocol, cast
+from typing import IO, Any, Protocol, cast
 
 from perflab.worker import process_tree
 from perflab.worker.process_tree import CONTAINER_VARIABLE
@@ -155,10 +155,10 @@ _launch_lock = threading.Lock()
 _launched: set[int] = set()
 
 
-def _launch(argv: Sequence[str], **options: object) -> subprocess.Popen[str]:
+def _launch(argv: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
     """Popen, its pid recorded before any sweep can look (Popen returns after the exec)."""
     with _launch_lock:
-        popen: subprocess.Popen[str] = subprocess.Popen(argv, **options)  # type: ignore[call-overload]
+        popen: subprocess.Popen[Any] = subprocess.Popen(argv, **options)
         _launched.add(popen.pid)
         return popen
 
