@@ -122,7 +122,10 @@ def _pytest_experiment(
 ) -> Experiment:
     """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
     checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
-    benchmarks = pytest_benchmarks(suite, checked, SubprocessRunner(), keyword=keyword)
+    # a variant built first (its own build= or --build) has no interpreter to list with yet
+    listing = [replace(v, build=v.build or build) for v in checked]
+    benchmarks = pytest_benchmarks(suite, listing, SubprocessRunner(), keyword=keyword)
+    check_keys_apply(checked, list(benchmarks))
     planned = Experiment(
         benchmarks=benchmarks, variants=checked, settings=settings_with(Settings(), **changes)
     )

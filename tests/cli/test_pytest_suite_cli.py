@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+from perflab.cli.main import main
 
 SUITE = """
 import pytest
@@ -38,11 +38,12 @@ def test_plain():
 """
 
 
+@pytest.mark.integration
 def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
     (tmp_path / "test_suite.py").write_text(SUITE)
     done = subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", "run", "--pytest", "test_suite.py",
-         "--variant", "a", "--variant", "b", "--budget", "1",
+         "--variant", "a", "--variant", "b", "-k", "join or sum", "--budget", "1",
          "--min-generations", "2",
          "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json"), "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
@@ -56,3 +57,25 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
     verdicts = {c["benchmark"]: c["verdict"] for c in document["comparisons"]}
     assert list(verdicts) == ["test_suite.py::test_join"]
     assert verdicts["test_suite.py::test_join"] in ("equivalent", "inconclusive")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-k", "sort", "--stmt", "pass"], "-k selects tests of a pytest suite"),
+        (["--pytest", "tests", "--stmt", "pass"], "--pytest makes the benchmarks"),
+        (["--pytest", "missing.py", "-v", "A", "-v", "B"], "pytest could not list the tests"),
+        (["--pytest", "test_none.py", "-v", "A", "-v", "B"], "no test in"),
+    ],
+)
+def test_a_suite_given_wrongly_is_refused_before_measuring(
+    args: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "test_none.py").write_text("def test_plain():\n    pass\n")
+    assert main(["run", *args, "--store", str(tmp_path / "p.db")]) == 2
+    assert message in capsys.readouterr().err
