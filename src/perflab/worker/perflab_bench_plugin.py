@@ -51,6 +51,37 @@ class _State:
     captured = None  # (fn, args, kwargs) of the benchmark call
 
 
+# pytest-benchmark's own options, accepted and ignored: a project's configuration often passes
+# some (addopts = --benchmark-disable), which pytest refuses when no plugin defines them
+_FLAG_OPTIONS = (
+    "disable", "disable-gc", "enable", "only", "skip", "autosave", "save-data", "verbose", "quiet",
+)  # fmt: skip
+_VALUE_OPTIONS = (
+    "min-time", "max-time", "min-rounds", "timer", "calibration-precision", "warmup-iterations",
+    "storage", "sort", "group-by", "columns", "name", "time-unit", "json", "save", "cprofile",
+    "cprofile-loops", "cprofile-top",
+)  # fmt: skip
+_OPTIONAL_VALUE_OPTIONS = ("warmup", "histogram", "compare", "netrc", "cprofile-dump")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("perflab", "pytest-benchmark's options (perflab ignores them)")
+    for names, how in (
+        (_FLAG_OPTIONS, {"action": "store_true"}),
+        (_VALUE_OPTIONS, {}),
+        (_OPTIONAL_VALUE_OPTIONS, {"nargs": "?", "const": True}),
+    ):
+        for name in names:
+            try:
+                group.addoption("--benchmark-" + name, dest="perflab_ignored_" + name, **how)
+            except ValueError:  # defined by a plugin that was not turned off
+                pass
+    try:
+        group.addoption("--benchmark-compare-fail", action="append", dest="perflab_ignored_fail")
+    except ValueError:
+        pass
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "benchmark(**options): pytest-benchmark's options (perflab ignores them)"
