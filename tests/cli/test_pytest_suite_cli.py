@@ -62,10 +62,11 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-k", "sort", "--stmt", "pass"], "-k selects tests of a pytest suite"),
-        (["--pytest", "tests", "--stmt", "pass"], "--pytest makes the benchmarks"),
-        (["--pytest", "missing.py", "-v", "A", "-v", "B"], "pytest could not list the tests"),
-        (["--pytest", "test_none.py", "-v", "A", "-v", "B"], "no test in"),
+        (["run", "-k", "sort", "--stmt", "pass"], "-k selects tests of a pytest suite"),
+        (["run", "--pytest", "tests", "--stmt", "pass"], "--pytest makes the benchmarks"),
+        (["run", "--pytest", "missing.py", "-v", "A", "-v", "B"], "pytest could not list"),
+        (["run", "--pytest", "test_none.py", "-v", "A", "-v", "B"], "no test in"),
+        (["check", "--pytest", "test_none.py"], "a pytest suite (--pytest, -k) is measured by"),
     ],
 )
 def test_a_suite_given_wrongly_is_refused_before_measuring(
@@ -77,5 +78,5 @@ def test_a_suite_given_wrongly_is_refused_before_measuring(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "test_none.py").write_text("def test_plain():\n    pass\n")
-    assert main(["run", *args, "--store", str(tmp_path / "p.db")]) == 2
+    assert main([*args, "--store", str(tmp_path / "p.db")]) == 2
     assert message in capsys.readouterr().err
