@@ -25,6 +25,7 @@ from perflab.plan.config import (
     settings_with,
 )
 from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.plan.pytest_suite import pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.model import BenchmarkKind, Experiment, Metric, Settings, Variant
 from perflab.records.results import RunResult
@@ -52,6 +53,8 @@ def make_experiment(
     variants: Sequence[str | Variant] = (),
     params: Mapping[str, Sequence[Any]] | None = None,
     build: str | None = None,
+    pytest: str | Path | None = None,
+    pytest_filter: str | None = None,
     _design: Design | None = None,
     **settings: Any,
 ) -> Experiment:
@@ -60,8 +63,23 @@ def make_experiment(
     `variants` are specs ("after python=/envs/after/bin/python", "mine git=HEAD") or Variant
     records; `build` is the build command of every variant without its own build= (git=
     variants are built in their checkouts); `settings` are Settings fields (budget_s=10,
-    metrics="time,instructions", build_timeout_s=600, ...)."""
+    metrics="time,instructions", build_timeout_s=600, ...). `pytest`: a pytest-benchmark
+    suite (a file or folder) whose tests using the `benchmark` fixture are the benchmarks,
+    those matching pytest's `-k pytest_filter` when given."""
     changes = _setting_changes(settings)
+    if pytest_filter is not None and pytest is None:
+        raise ConfigError(
+            "-k selects tests of a pytest suite, and no --pytest PATH is given",
+            hint="perflab run --pytest tests/ -k EXPR --variant A --variant B",
+        )
+    if pytest is not None:
+        if experiment_file is not None or stmt or cmd or setup or name or params:
+            raise ConfigError(
+                "--pytest makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
+                "--name and --param cannot be combined with it",
+                hint="select the suite's tests with -k EXPR",
+            )
+        return _pytest_experiment(pytest, pytest_filter, variants, changes, build, _design)
     if experiment_file is not None:
         base = load_experiment(experiment_file)
         if stmt or cmd or setup or name or params:
@@ -92,6 +110,26 @@ def make_experiment(
         settings=settings_with(Settings(), **changes),
     )
     return _checked(with_design(planned, _design, build=build), explicit=changes)
+
+
+def _pytest_experiment(
+    suite: str | Path,
+    keyword: str | None,
+    variants: Sequence[str | Variant],
+    changes: dict[str, Any],
+    build: str | None,
+    design: Design | None,
+) -> Experiment:
+    """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
+    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
+    # a variant built first (its own build= or --build) has no interpreter to list with yet
+    listing = [replace(v, build=v.build or build) for v in checked]
+    benchmarks = pytest_benchmarks(suite, listing, SubprocessRunner(), keyword=keyword)
+    check_keys_apply(checked, list(benchmarks))
+    planned = Experiment(
+        benchmarks=benchmarks, variants=checked, settings=settings_with(Settings(), **changes)
+    )
+    return _checked(with_design(planned, design, build=build), explicit=changes)
 
 
 def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -419,6 +419,8 @@ def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
         cmd=options.cmd,
         name=options.name,
         params=dict(parse_param(p) for p in options.params),
+        pytest=options.pytest_path,
+        pytest_filter=options.pytest_filter,
         **options.settings,
     )
 

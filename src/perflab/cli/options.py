@@ -36,6 +36,8 @@ examples:
       --variant "after python=/envs/after/bin/python"
   perflab run --cmd "./bench --n 1000" --variant "O2 cwd=build-O2" --variant "O3 cwd=build-O3"
   perflab run experiment.toml --json result.json
+  perflab run --pytest tests/benchmarks -k sort --variant "old python=/envs/old/bin/python" \\
+      --variant "new python=/envs/new/bin/python"
 """
 
 
@@ -66,6 +68,8 @@ class RunOptions:
     settings: Mapping[str, Any]
     fail_on: tuple[Verdict, ...]
     output: OutputOptions
+    pytest_path: Path | None = None  # a pytest-benchmark suite makes the benchmarks
+    pytest_filter: str | None = None  # pytest's -k expression
 
 
 def _fail_on(text: str) -> tuple[Verdict, ...]:
@@ -204,6 +208,21 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     what.add_argument("--setup", help="Python code run once before the statement (default: pass)")
     what.add_argument("--cmd", help="a whole command, run once per sample (hyperfine style)")
     what.add_argument("--name", help="the benchmark's name (default: the statement or command)")
+    what.add_argument(
+        "--pytest",
+        dest="pytest_path",
+        type=Path,
+        metavar="PATH",
+        help="a pytest-benchmark suite (a test file or folder), unchanged: every test using the "
+        "benchmark fixture is a benchmark named by its pytest node id, run by each variant's "
+        "own pytest (pytest-benchmark need not be installed)",
+    )
+    what.add_argument(
+        "-k",
+        dest="pytest_filter",
+        metavar="EXPR",
+        help="with --pytest: only the tests pytest's -k EXPR selects",
+    )
     what.add_argument(
         "-v",
         "--variant",
@@ -413,6 +432,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         settings=_settings_given(args),
         fail_on=tuple(args.fail_on),
         output=output_options(args),
+        pytest_path=args.pytest_path,
+        pytest_filter=args.pytest_filter,
     )
 
 

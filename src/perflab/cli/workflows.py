@@ -71,6 +71,12 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             "experiment file and --param are not taken",
             hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
         )
+    if options.pytest_path is not None or options.pytest_filter is not None:
+        raise ConfigError(
+            f"{command} measures one benchmark; a pytest suite (--pytest, -k) is measured by "
+            "perflab run",
+            hint="perflab run --pytest PATH --variant ... --variant ...",
+        )
     if options.fail_on:
         raise ConfigError(
             f"--fail-on is not taken by {command}: its exit status says what it found",
