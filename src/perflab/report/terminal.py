@@ -163,10 +163,12 @@ def render_section(
     top: bool = True,
     max_rows: int | None = MAX_ROWS,
     verbose: bool = True,
+    html_path: str | None = None,
 ) -> None:
     """A section: its title (on its first table, when it starts with one), its blocks, then its
     subsections. Details tables show `max_rows` rows (None: all). Not `verbose`: assembly
-    diffs show their changed lines, long C++ names are shortened."""
+    diffs show their changed lines, long C++ names are shortened. `html_path`: the HTML
+    report this run was written to, where the plots are (None: say how to get one)."""
     figures: list[str] = []
     if top and not (section.blocks and isinstance(section.blocks[0], Table)):
         console.print(terminal(section.title, "bold"))
@@ -183,17 +185,24 @@ def render_section(
         render_section(sub, console, top=False, max_rows=max_rows, verbose=verbose)
     if figures and top:
         kinds = ", ".join(dict.fromkeys(figures))
-        console.print(terminal(f"plots ({kinds}): in the HTML report (--html FILE)", "dim"))
+        # the hint to ask for a report only where none was asked for
+        where = "(--html FILE)" if html_path is None else html_path
+        console.print(terminal(f"plots ({kinds}): in the HTML report {where}", "dim"))
 
 
-def render_sections(sections: Sequence[Section], console: Console, *, verbose: bool) -> None:
+def render_sections(
+    sections: Sequence[Section], console: Console, *, verbose: bool, html_path: str | None = None
+) -> None:
     for section in sections:
-        render_section(section, console, verbose=verbose)
+        render_section(section, console, verbose=verbose, html_path=html_path)
 
 
-def render_terminal(result: RunResult, console: Console, *, verbose: bool = False) -> None:
+def render_terminal(
+    result: RunResult, console: Console, *, verbose: bool = False, html_path: str | None = None
+) -> None:
     """The verdicts, what each lens found and the warnings; `verbose` adds the informational
-    notes, whole assembly diffs and whole names (the HTML report has all of it)."""
+    notes, whole assembly diffs and whole names (the HTML report has all of it). `html_path`:
+    the HTML report written beside it, if any."""
     machine = result.machine
     header = Text()
     header.append(result.title.removeprefix("perflab "), style="bold")
@@ -206,13 +215,13 @@ def render_terminal(result: RunResult, console: Console, *, verbose: bool = Fals
     said = ("failed:", "not measured:")
     if result.error and not any(n.message.startswith(said) for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
-    render_sections(result.sections, console, verbose=verbose)
+    render_sections(result.sections, console, verbose=verbose, html_path=html_path)
     from perflab.report.changes import provenance_table  # git variants: where each came from
 
     provenance = provenance_table(result)
     if provenance is not None:
         console.print(provenance)
-    render_sections(design_sections(result), console, verbose=verbose)
+    render_sections(design_sections(result), console, verbose=verbose, html_path=html_path)
     if not result.comparisons and not result.measurements:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:
