@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from types import SimpleNamespace
 
+import pytest
+
+from perflab.lenses.time.analyse import TimeDetails
 from perflab.records.model import Benchmark, Experiment, Variant
 from tests.unit.test_time_columns import _comparison, _samples
 
@@ -13,7 +17,7 @@ def test_the_caption_names_batches_in_the_plural() -> None:
     from perflab.lenses.time.render import caption
 
     comparison, _ = _comparison(_samples(random.Random(6), preempted=(0.0, 0.0)))
-    assert comparison.details is not None
+    assert isinstance(comparison.details, TimeDetails)
     batched = replace(comparison, details=replace(comparison.details, group_name="batch"))
     text = caption([batched], 0.95)
     assert "the batches' medians" in text and "batchs" not in text
@@ -47,3 +51,30 @@ def test_the_plots_hint_names_the_report_when_one_was_written() -> None:
     assert "(--html FILE)" in said(None)
     written = said("report.html")
     assert "(--html FILE)" not in written and "report.html" in written
+
+
+class _Notes:
+    """A run writer that keeps only the notes."""
+
+    def __init__(self) -> None:
+        self.notes: list[object] = []
+
+    def add_note(self, note: object) -> None:
+        self.notes.append(note)
+
+
+def test_cpu_sharing_is_not_said_on_lenses_that_do_not_depend_on_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another run that measured on this run's CPU changes no instruction count: no warning
+    that they 'took turns' there; a time run is told."""
+    from perflab.engine import cpu as engine_cpu
+    from perflab.measure import cpu_lock
+
+    monkeypatch.setattr(cpu_lock, "joined", lambda cpu, since_s: (4242,))
+    claim = cpu_lock.CpuClaim(cpu=1, lock=SimpleNamespace(since_s=0.0))  # type: ignore[arg-type]
+    deterministic, timed = _Notes(), _Notes()
+    engine_cpu.note_joiners(deterministic, claim, quiet=False)  # type: ignore[arg-type]
+    engine_cpu.note_joiners(timed, claim, quiet=True)  # type: ignore[arg-type]
+    assert deterministic.notes == []
+    assert len(timed.notes) == 1 and "took turns" in str(timed.notes[0])
