@@ -78,3 +78,19 @@ def test_cpu_sharing_is_not_said_on_lenses_that_do_not_depend_on_it(
     engine_cpu.note_joiners(timed, claim, quiet=True)  # type: ignore[arg-type]
     assert deterministic.notes == []
     assert len(timed.notes) == 1 and "took turns" in str(timed.notes[0])
+
+
+def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
+    """ "used 4.5 s of the budget: probe 2.4 s, instructions 2.0 s, analysis and report 5.4 s"
+    added up to more than it used: analysis and report run after the figure, so they are said
+    apart from its parts."""
+    from perflab.plan.budget import plan_budget
+    from perflab.records.model import Metric, Settings
+    from tests.unit.test_budget_plan import QUICK, _costs
+
+    plan = plan_budget(10, QUICK, _costs(QUICK, Settings(budget_s=10), Metric.TIME))
+    used = plan.describe({Metric.TIME: 2.0})
+    parts = used.split(";")[0]
+    assert "analysis and report" not in parts
+    assert "; analysis and report follow (0.2 s kept for them)" in used
+    assert ", analysis and report 0.2 s" in plan.describe()  # the plan before measuring
