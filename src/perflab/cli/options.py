@@ -228,6 +228,13 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     for name, spec in setting_specs().items():
         if spec.flags:
             _add_setting(lens if spec.lens is not None else how, name, spec, metrics_help)
+    how.add_argument(
+        "-N",
+        dest="shell",
+        action="store_const",
+        const="none",
+        help="commands: no shell (--shell none, hyperfine's -N)",
+    )
     out = run.add_argument_group("output")
     _add_output(out)
     out.add_argument(
@@ -402,7 +409,9 @@ def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:
     args.cmd = commands[0]
     if len(commands) > 1:
         args.variants = [f"cmd{i} cmd={shlex.quote(c)}" for i, c in enumerate(commands, 1)]
-        args.name = args.name or " vs ".join(commands)
+        args.name = args.name or " vs ".join(args.commands)  # as typed
+    elif grid:
+        args.name = args.name or args.commands[0]  # as typed, hyperfine's {NAME} included
     return args
 
 

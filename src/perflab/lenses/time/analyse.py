@@ -165,6 +165,20 @@ def analyse_time(
         if (own := own_time(benchmark, name, data, settings, stored.batch_blocks, stored.units))
         is not None
     )
+    notes += [
+        Note(
+            severity=Severity.WARNING,
+            message=f"`{own.variant}` was measured once (--runs 1): its time is shown without "
+            "an interval, which needs two runs or more, so nothing says how much it varies",
+            hint="--runs 2 or more (or no --runs: the budget and the precision decide) gives "
+            "an interval",
+            benchmark=benchmark.name,
+            variant=own.variant,
+            metric=Metric.TIME,
+        )
+        for own in measurements
+        if own.n_groups < 2
+    ]
     return LensAnalysis(
         comparisons=tuple(comparisons), notes=tuple(notes), measurements=measurements
     )
