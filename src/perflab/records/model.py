@@ -574,8 +574,9 @@ class Settings:
         False,
         SettingSpec(
             SettingKind.BOOLEAN,
-            "commands: measure a command that exits with a non-zero status instead of stopping "
-            "(a note says which did); a command killed by a signal or timed out still fails",
+            "commands: the time lens measures a command that exits with a non-zero status "
+            "instead of stopping (a warning says which did); a command killed by a signal or "
+            "timed out still fails, and so does a failure under the other lenses",
             key="ignore_failure",
             flags=("-i", "--ignore-failure"),
         ),
