@@ -94,3 +94,24 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
     assert "analysis and report" not in parts
     assert "; analysis and report follow (0.2 s kept for them)" in used
     assert ", analysis and report 0.2 s" in plan.describe()  # the plan before measuring
+
+
+def test_a_check_that_measured_nothing_names_its_failures_once() -> None:
+    """The run's notes above the verdict hold each failure in full (a build's output, a
+    checkout's error): the verdict line names the variants instead of repeating them."""
+    from perflab.cli.workflows import _check_verdict
+    from perflab.plan.bisect_search import StepOutcome, StepState
+    from perflab.records.errors import BenchmarkFailedError
+
+    failure = BenchmarkFailedError("the build 'make' of abc exited with status 2", variant="base")
+    checked = SimpleNamespace(
+        outcome=StepOutcome(StepState.SKIPPED, reason=f"base: {failure.message}"),
+        result=SimpleNamespace(failures=(failure,)),
+        disagreement=None,
+        overruled=False,
+        metric="instructions",
+    )
+    above = _check_verdict(checked, 0.01, failures_above=True)  # type: ignore[arg-type]
+    assert above == "not measured: base failed (the reasons are in the notes above)"
+    alone = _check_verdict(checked, 0.01)  # type: ignore[arg-type]
+    assert "exited with status 2" in alone  # -q or a report on stdout: said here in full

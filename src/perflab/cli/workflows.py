@@ -220,7 +220,9 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
             err.print(Text("perflab: ") + terminal(note), highlight=False)
     failed = checked.outcome.state in (StepState.BAD, StepState.SKIPPED)
     style = "bold red" if failed else "bold green"
-    verdict = _check_verdict(checked, threshold)
+    # the run's notes above hold each failure in full (with its output): named, not repeated
+    above = not output.quiet and not to_stdout
+    verdict = _check_verdict(checked, threshold, failures_above=above)
     err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
     if result.failures:
         if output.quiet or to_stdout:  # else the run's notes above said each one
@@ -275,8 +277,14 @@ def checked_link(text: str) -> str:
     return text
 
 
-def _check_verdict(checked: CheckResult, threshold: float) -> str:
+def _check_verdict(checked: CheckResult, threshold: float, *, failures_above: bool = False) -> str:
+    """The check's one line; `failures_above`: the run's notes, shown above it, hold each
+    failure in full, so a run that measured nothing names the variants that failed."""
     outcome = checked.outcome
+    failures = checked.result.failures
+    if failures_above and failures and outcome.state is StepState.SKIPPED:
+        names = ", ".join(dict.fromkeys(f.variant or "?" for f in failures))
+        return f"not measured: {names} failed (the reasons are in the notes above)"
     disagreement = checked.disagreement
     if checked.overruled and disagreement is not None:
         return f"passed: {overruled_text(disagreement)}"
