@@ -144,15 +144,17 @@ def analyse_time(
     settings: Settings,
     *,
     family: int = 1,
+    order: Sequence[str] = (),
 ) -> LensAnalysis:
     """Every variant against the first. `family`: how many comparisons the run decides
     together; each interval is computed at the level that keeps them all at the run's
-    confidence (stats.family)."""
+    confidence (stats.family). `order`: every variant of the experiment, in its order (the
+    notes about them all are then worded alike whichever group is analysed)."""
     stored = _stored(benchmark, variants, data, settings, family)
     notes: list[Note] = []
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
-    notes += _preemption_notes(benchmark, variants, data, stored.policy)
+    notes += _preemption_notes(benchmark, variants, data, stored.policy, order)
     comparisons = []
     for name in variants[1:]:
         compared = _compare_variant(stored, name, data.samples_of(name, WALL_NS))
@@ -524,16 +526,21 @@ def _preemption_notes(
     variants: Sequence[str],
     data: BenchmarkData,
     policy: preemption.Preemption,
+    order: Sequence[str] = (),
 ) -> list[Note]:
     """How much of the measuring other processes took (from the samples' own accounting), and
     from which variants' samples: one note for the benchmark, over every variant measured, so
-    that a design analysed in several groups (a stack's steps) says it once."""
+    that a design analysed in several groups (a stack's steps) says it once: in one wording,
+    the experiment's `order` (else the group's, its baseline first), so the repeats are equal
+    notes and said once."""
     samples = [s for s in data.samples if s.name == WALL_NS]
     if not preemption.accounted(samples):
         return []
     measured = list(dict.fromkeys(s.variant for s in samples))
-    # the group's order (its baseline first) when it is every variant; else one order for all
-    everyone = list(variants) if set(measured) <= set(variants) else measured
+    if order:
+        everyone = sorted(measured, key=[*order, *measured].index)
+    else:  # the group's order (its baseline first) when it is every variant; else the samples'
+        everyone = list(variants) if set(measured) <= set(variants) else measured
     summary = preemption.summarise(samples, everyone, policy)
     if summary.n_preempted == 0 and summary.lost_share < 0.01:
         return []

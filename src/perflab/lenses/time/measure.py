@@ -131,7 +131,12 @@ class TimeLens:
         experiment: Experiment,
     ) -> LensAnalysis:
         return analyse_time(
-            benchmark, variants, data, experiment.settings, family=run_family_size(experiment)
+            benchmark,
+            variants,
+            data,
+            experiment.settings,
+            family=run_family_size(experiment),
+            order=[v.name for v in experiment.variants],
         )
 
 
