@@ -125,7 +125,7 @@ def test_a_stack_says_its_load_warning_once() -> None:
 
     from perflab.engine.analyse import dedupe_notes
     from perflab.lenses.time.analyse import analyse_time
-    from perflab.records.model import BenchmarkData, Metric, Sample, Settings
+    from perflab.records.model import BenchmarkData, Metric, Note, Sample, Settings
 
     rng = random.Random(4)
     samples = []
@@ -141,7 +141,7 @@ def test_a_stack_says_its_load_warning_once() -> None:
                 )  # fmt: skip
     data = BenchmarkData(tuple(samples))
     order = ["base", "step1", "step2"]
-    notes = []
+    notes: list[Note] = []
     for group in (["base", "step1", "step2"], ["step1", "step2"]):
         analysis = analyse_time(Benchmark("b", cmd="x"), group, data, Settings(), order=order)
         notes += analysis.notes
