@@ -148,3 +148,44 @@ def test_a_stack_says_its_load_warning_once() -> None:
     load = [n for n in dedupe_notes(notes) if "other processes took" in n.message]
     assert len(load) == 1 and "base " in load[0].message
     assert load[0].message.index("base ") < load[0].message.index("step2 ")
+
+
+def test_rays_setup_notices_are_kept_out_and_its_errors_kept() -> None:
+    """--ray: Ray's token-authentication notice is Ray's, not a finding of the run."""
+    import io
+    import logging
+
+    from perflab.engine.cluster import quiet_ray_notices
+
+    ray_logger = logging.getLogger("perflab-test-ray")
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    ray_logger.addHandler(handler)
+    try:
+        quiet_ray_notices(ray_logger)
+        quiet_ray_notices(ray_logger)  # once is enough: no second filter
+        assert len(handler.filters) == 1
+        notice = logging.LogRecord(
+            "ray._private.authentication.authentication_token_setup", logging.WARNING, "", 0,
+            "Token authentication is enabled for this Ray cluster.", None, None,
+        )  # fmt: skip
+        failure = logging.LogRecord(
+            "ray._private.authentication.x", logging.ERROR, "", 0, "bad token", None, None
+        )
+        other = logging.LogRecord("ray.worker", logging.WARNING, "", 0, "a task died", None, None)
+        for record in (notice, failure, other):
+            ray_logger.handle(record)
+    finally:
+        ray_logger.removeHandler(handler)
+    said = written.getvalue()
+    assert "Token authentication" not in said
+    assert "bad token" in said and "a task died" in said
+
+
+def test_the_header_says_not_pinned_only_for_what_was_asked() -> None:
+    from perflab.report.terminal import _pinning
+
+    assert _pinning({"pinned_cpu": 3}, pin=True) == "pinned to CPU 3"
+    assert _pinning({}, pin=False) == "not pinned (--no-pin)"
+    cluster = {"cluster": {"address": "local", "nodes": 1, "cpus": 2}}
+    assert _pinning(cluster, pin=True) == "on a Ray cluster of 1 node"

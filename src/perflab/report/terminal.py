@@ -4,7 +4,8 @@ module only lays them out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table as RichTable
@@ -197,6 +198,19 @@ def render_sections(
         render_section(section, console, verbose=verbose, html_path=html_path)
 
 
+def _pinning(machine: Mapping[str, Any], *, pin: bool) -> str:
+    """Where the run measured: its CPU, or why it names none (--no-pin was asked for; a Ray
+    cluster's cells each pin a CPU of their own node, which the driver's facts do not hold)."""
+    pinned = machine.get("pinned_cpu")
+    if pinned is not None:
+        return f"pinned to CPU {pinned}"
+    cluster = machine.get("cluster")
+    if isinstance(cluster, Mapping):
+        nodes = cluster.get("nodes", "?")
+        return f"on a Ray cluster of {nodes} node{'' if nodes == 1 else 's'}"
+    return "not pinned (--no-pin)" if not pin else "not pinned"
+
+
 def render_terminal(
     result: RunResult, console: Console, *, verbose: bool = False, html_path: str | None = None
 ) -> None:
@@ -207,9 +221,8 @@ def render_terminal(
     header = Text()
     header.append(result.title.removeprefix("perflab "), style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
-    pinned = machine.get("pinned_cpu")
     header.append(visible(f"{machine.get('cpu_model', '?')}, "))
-    header.append(f"pinned to CPU {pinned}" if pinned is not None else "not pinned (--no-pin)")
+    header.append(_pinning(machine, pin=result.experiment.settings.pin))
     console.print(header)
     # a failure the notes below hold (with its hint) is not said twice
     said = ("failed:", "not measured:")
