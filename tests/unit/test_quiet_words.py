@@ -189,3 +189,47 @@ def test_the_header_says_not_pinned_only_for_what_was_asked() -> None:
     assert _pinning({}, pin=False) == "not pinned (--no-pin)"
     cluster = {"cluster": {"address": "local", "nodes": 1, "cpus": 2}}
     assert _pinning(cluster, pin=True) == "on a Ray cluster of 1 node"
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["steps shown", "-q"])
+def test_a_bad_commit_that_failed_is_said_once(
+    quiet: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    """bisect: the step's line already said why BAD was not measured; the closing error names
+    it without repeating the reason (with -q, which shows no steps, it says the reason)."""
+    import io
+
+    from rich.console import Console
+
+    from perflab.cli import workflows
+    from perflab.cli.options import build_parser
+    from perflab.plan.bisect_search import StepOutcome, StepState
+
+    reason = "the build 'make' of 4440f465ae exited with status 2"
+    step = SimpleNamespace(outcome=StepOutcome(StepState.SKIPPED, reason=reason))
+    result = SimpleNamespace(
+        steps=(step,), culprit=None, candidates=(), evidence=None,
+        answer=lambda: "no commit found: BAD itself could not be measured",
+    )  # fmt: skip
+
+    def bisect(*args: object, on_step: object, **kwargs: object) -> object:
+        assert callable(on_step)
+        on_step(step, 1)
+        return result
+
+    monkeypatch.setattr(workflows, "bisect", bisect)
+    monkeypatch.setattr(workflows, "describe_step", lambda s, total: f"[1/1] skipped: {reason}")
+    monkeypatch.setattr(workflows, "render_bisect", lambda result, out: None)
+    words = ["bisect", "HEAD~1", "HEAD", "--cmd", "true", "--store", f"{tmp_path}/s.db"]
+    args = build_parser().parse_args(words + (["-q"] if quiet else []))
+    err = Console(file=io.StringIO(), width=300, record=True)
+    code = workflows.run_workflow(args, Console(file=io.StringIO()), err)
+    said = err.export_text()
+    assert code != 0 and said.count(reason) == 1
+    assert "BAD (HEAD) could not be measured" in said
+
+
+def test_bisect_counts_in_the_plural_only_past_one() -> None:
+    from perflab.report.workflow_views import _count
+
+    assert (_count(1, "step"), _count(2, "commit")) == ("1 step", "2 commits")

@@ -146,11 +146,13 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
     if result.culprit is not None or result.candidates:
         return EXIT_OK
     if result.steps and result.steps[0].outcome.state.value == "skipped":
+        # the step's line and the search path above said why; -q said neither
+        why = "" if not quiet else f": {result.steps[0].outcome.reason}"
         err.print(
             Text("perflab: ", style="bold red")
             + terminal(
-                f"BAD ({args.bad}) could not be measured: {result.steps[0].outcome.reason}; "
-                "bisect needs a BAD commit that builds and runs"
+                f"BAD ({args.bad}) could not be measured{why}; bisect needs a BAD commit "
+                "that builds and runs"
             ),
             highlight=False,
         )
