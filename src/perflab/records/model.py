@@ -1042,6 +1042,9 @@ class Measurement:
     times: tuple[float, ...] = field(default=(), compare=False)
     # the samples over the run, for the HTML report's plot (not the JSON)
     series: TimeSeries | None = field(default=None, compare=False)
+    # each of `times`' runs' exit status (commands: 0 but where --ignore-failure measured a
+    # failing run; () where not known)
+    exit_codes: tuple[int, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -53,6 +53,9 @@ KIND_COMMAND_UNITS = "time-command-units"
 # artifact (baseline variant): {"cpu": N, "pids": [...]}, the other perflab runs that held the
 # measuring CPU when this benchmark's time was measured (stats.overload: treated as overload)
 KIND_SHARED_CPU = "time-shared-cpu"
+# artifact (per variant, --ignore-failure): {"BLOCK": STATUS}, the runs that exited non-zero
+# and were measured anyway; the others exited 0 (hyperfine's exit_codes)
+KIND_EXIT_CODES = "time-exit-codes"
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,15 @@ def command_units_of(data: BenchmarkData, measured_blocks: int) -> int:
         if artifact.kind == KIND_COMMAND_UNITS:
             return int(json.loads(artifact.content)["blocks_per_unit"])
     return command_batch_blocks(measured_blocks)
+
+
+def exit_codes_of(data: BenchmarkData, variant: str, samples: list[Sample]) -> tuple[int, ...]:
+    """Each sample's run's exit status: 0, but where --ignore-failure measured a failing one."""
+    failed: dict[int, int] = {}
+    for artifact in data.artifacts:
+        if artifact.kind == KIND_EXIT_CODES and artifact.variant == variant:
+            failed.update({int(b): int(c) for b, c in json.loads(artifact.content).items()})
+    return tuple(failed.get(s.block, 0) for s in samples)
 
 
 def shared_cpu_of(data: BenchmarkData) -> tuple[int, ...]:
@@ -357,6 +369,7 @@ def own_time(
         cpu_mean=float(np.mean(cpu)) if cpu else None,
         times=tuple(float(t) for t in times),
         series=time_series(data.samples, [variant])[0],
+        exit_codes=exit_codes_of(data, variant, samples),
     )
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from perflab.lenses.time.analyse import (
     KIND_COMMAND_UNITS,
+    KIND_EXIT_CODES,
     KIND_SERVER_ROUND,
     KIND_SHARED_CPU,
     WALL_NS,
@@ -699,8 +700,8 @@ class _CommandSession(_Session):
         self.warmed_s: float | None = None  # when the warm-up blocks were done
         self.unit_blocks: int | None = None  # blocks per unit of the interval
         padded: list[dict[str, str]] = []  # this block's environments
-        # --ignore-failure: each variant's non-zero exit statuses, runs counted, said once
-        self.ignored: dict[int, Counter[int]] = {}
+        # --ignore-failure: each variant's non-zero exit statuses by block, said once
+        self.ignored: dict[int, dict[int, int]] = {}
 
         def before_block(block: int) -> None:
             # every block its own layout: one padding draw, the variants' strings equalised
@@ -829,7 +830,7 @@ class _CommandSession(_Session):
             benchmark=self.benchmark.name,
         )
         if self._ignored(run):
-            self.ignored.setdefault(slot.variant, Counter())[run.returncode or 0] += 1
+            self.ignored.setdefault(slot.variant, {})[slot.block] = run.returncode or 0
         else:
             self._fail_unless_ok(run, variant.name)
         self.record(
@@ -856,7 +857,18 @@ class _CommandSession(_Session):
 
     def _note_ignored_failures(self) -> None:
         """Which commands exited non-zero and were measured anyway (--ignore-failure)."""
-        for index, statuses in sorted(self.ignored.items()):
+        for index, by_block in sorted(self.ignored.items()):
+            variant = self.variants[index].name
+            self.context.sink.add_artifact(
+                Artifact(
+                    benchmark=self.benchmark.name,
+                    variant=variant,
+                    metric=Metric.TIME,
+                    kind=KIND_EXIT_CODES,
+                    content=json.dumps({str(b): c for b, c in sorted(by_block.items())}),
+                )
+            )
+            statuses = Counter(by_block.values())
             said = ", ".join(
                 f"{count} run{'' if count == 1 else 's'} with status {status}"
                 for status, count in sorted(statuses.items())
@@ -869,7 +881,7 @@ class _CommandSession(_Session):
                     hint="its times are those of a failing run, which may stop early; without "
                     "-i a failure stops the run",
                     benchmark=self.benchmark.name,
-                    variant=self.variants[index].name,
+                    variant=variant,
                     metric=Metric.TIME,
                 )
             )
