@@ -235,10 +235,13 @@ def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experime
         or settings.min_runs is not None
         or settings.max_runs is not None
         or settings.prepare is not None
+        or settings.shell != "auto"
+        or settings.show_output
+        or settings.ignore_failure
     ) and all(b.kind is not BenchmarkKind.COMMAND for b in experiment.benchmarks):
         raise ConfigError(
-            "--prepare, --runs, --min-runs and --max-runs apply to commands (--cmd), and this "
-            "experiment has none",
+            "--prepare, --runs, --min-runs, --max-runs, --shell (-N), --show-output and "
+            "--ignore-failure (-i) apply to commands (--cmd), and this experiment has none",
             hint="a statement is sampled in worker generations: --min-generations and "
             "--budget bound it",
         )

@@ -75,9 +75,9 @@ def test_the_note_gives_a_lens_the_share_it_was_given_beside_the_planned_one() -
     compares what it took with that, and names the plan's share where the two differ."""
     settings = Settings(budget_s=10)
     plan = plan_budget(10, QUICK, _costs(QUICK, settings, Metric.TIME))
-    assert "time 9.0 s of its 9.6 s," in plan.describe({Metric.TIME: 9.0})
+    assert "time 9.0 s of its 9.6 s;" in plan.describe({Metric.TIME: 9.0})
     described = plan.describe({Metric.TIME: 9.0}, {Metric.TIME: 8.1})
-    assert "time 9.0 s of its 8.1 s (planned 9.6 s)," in described
+    assert "time 9.0 s of its 8.1 s (planned 9.6 s);" in described
     assert "(planned" not in plan.describe({Metric.TIME: 9.0}, {Metric.TIME: 9.6})
 
 

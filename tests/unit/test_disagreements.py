@@ -40,3 +40,15 @@ def test_a_large_change_beside_an_equivalent_time_is_said() -> None:
         ]
     )
     assert len(notes) == 1 and "valgrind" in notes[0].message
+
+
+def test_avx512_is_named_only_on_a_machine_that_has_it() -> None:
+    """Valgrind's AVX2 path is a fact of AVX-512 machines: elsewhere no note mentions it."""
+    pair = [
+        _c(Metric.TIME, 1.001, 0.996, 1.006, Verdict.EQUIVALENT),
+        _c(Metric.INSTRUCTIONS, 0.7, 0.7, 0.7, Verdict.FASTER),
+    ]
+    (without,) = disagreement_notes(pair, {"avx512": False})
+    assert "AVX" not in without.message
+    (with_it,) = disagreement_notes(pair, {"avx512": True})
+    assert "this AVX-512 machine" in with_it.message and "AVX2 path" in with_it.message

@@ -204,6 +204,12 @@ def _not_in_code_note(
 
 # what each speed lens's figure is, beside the time lens's whole-statement wall time
 _BESIDE_TIME = {d.metric: d.beside_time for d in DESCRIPTORS if d.beside_time is not None}
+_UNDER_VALGRIND = {d.metric for d in DESCRIPTORS if d.runs_valgrind}
+# said only on a machine that has AVX-512 (its facts say so): elsewhere there is no other path
+_AVX512_HIDDEN = (
+    "; valgrind hides AVX-512, so on this AVX-512 machine code that picks its path by the "
+    "CPU's features ran its AVX2 path there"
+)
 # a lens's change this large beside the time lens's `equivalent` is worth saying
 DISAGREEMENT = 0.10
 _SPEED_EVENTS = {None, "cycles", "task-clock", "cpu-clock", "instructions"}
@@ -213,9 +219,13 @@ def _direction(comparison: Comparison) -> int:
     return {Verdict.FASTER: -1, Verdict.SLOWER: 1}.get(comparison.verdict, 0)
 
 
-def disagreement_notes(comparisons: Iterable[Comparison]) -> list[Note]:
+def disagreement_notes(
+    comparisons: Iterable[Comparison], machine: Mapping[str, Any] | None = None
+) -> list[Note]:
     """Where another lens points the other way than the time lens about the same pair, one
-    warning naming both figures, why they can differ, and how to settle it."""
+    warning naming both figures, why they can differ, and how to settle it; `machine`: the
+    run's machine facts (its CPU features are named only where it has them)."""
+    avx512 = bool((machine or {}).get("avx512"))
     grouped: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
     for comparison in comparisons:
         grouped[(comparison.benchmark, comparison.baseline, comparison.variant)].append(comparison)
@@ -243,7 +253,9 @@ def disagreement_notes(comparisons: Iterable[Comparison]) -> list[Note]:
                     f"{other.metric.value} lens{event} says {other.ratio:.3f} "
                     f"[{other.ci_low:.3f}, {other.ci_high:.3f}] {other.verdict.value}, the time "
                     f"lens {time.ratio:.3f} [{time.ci_low:.3f}, {time.ci_high:.3f}] "
-                    f"{time.verdict.value}. Both can be right: " + _BESIDE_TIME[other.metric],
+                    f"{time.verdict.value}. Both can be right: "
+                    + _BESIDE_TIME[other.metric]
+                    + (_AVX512_HIDDEN if avx512 and other.metric in _UNDER_VALGRIND else ""),
                     hint="the time lens answers whether the statement as a whole got faster; "
                     "to settle the other lens's part, measure it alone (a statement of just that "
                     "op or function), or longer (--budget) until both intervals are narrow",

@@ -554,7 +554,9 @@ def _emit(
             err.print(f"perflab: wrote {path}", markup=False, highlight=False)
     # `run` shows what it just measured; `show`/`compare` writing a file were asked for the file
     if _shows_table(output, command=command):
-        render_terminal(result, out, verbose=output.verbose)
+        html = output.html_path
+        html_path = None if html is None or str(html) == "-" else str(html)
+        render_terminal(result, out, verbose=output.verbose, html_path=html_path)
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from perflab.cli.changes import add_build_options, add_change_commands, add_run_like_commands
 from perflab.cli.history import HISTORY_COMMANDS
+from perflab.cli.parameters import add_parameter_options, parameter_grid, with_placeholders
 from perflab.plan.config import AVAILABLE_METRICS
 from perflab.records.errors import ConfigError
 from perflab.records.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
@@ -246,6 +247,13 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     for name, spec in setting_specs().items():
         if spec.flags:
             _add_setting(lens if spec.lens is not None else how, name, spec, metrics_help)
+    how.add_argument(
+        "-N",
+        dest="shell",
+        action="store_const",
+        const="none",
+        help="commands: no shell (--shell none, hyperfine's -N)",
+    )
     out = run.add_argument_group("output")
     _add_output(out)
     out.add_argument(
@@ -360,6 +368,7 @@ def shorthand_parser() -> argparse.ArgumentParser:
     )
     _add_run_arguments(parser)
     add_build_options(parser)
+    add_parameter_options(parser)
     parser.add_argument("commands", nargs="+", metavar="COMMAND", help="a command to measure")
     return parser
 
@@ -403,8 +412,11 @@ def check_not_a_command(word: str, commands: Sequence[str], after_options: bool 
 
 def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:
     """The shorthand's words as `run`'s options: one command is `--cmd`; several are variants
-    cmd1, cmd2 ... with cmd=, the benchmark named after them all."""
-    commands = list(args.commands)
+    cmd1, cmd2 ... with cmd=, the benchmark named after them all; hyperfine's parameters are
+    perflab's parameter grid (cli/parameters.py)."""
+    grid = parameter_grid(args)
+    commands = [with_placeholders(c, [name for name, _ in grid]) for c in args.commands]
+    args.params = [*args.params, *(f"{name}={','.join(values)}" for name, values in grid)]
     if args.stmt is not None or args.cmd is not None or args.variants:
         raise ConfigError(
             "commands given as words are the benchmark and its variants: --stmt, --cmd and "
@@ -416,7 +428,9 @@ def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:
     args.cmd = commands[0]
     if len(commands) > 1:
         args.variants = [f"cmd{i} cmd={shlex.quote(c)}" for i, c in enumerate(commands, 1)]
-        args.name = args.name or " vs ".join(commands)
+        args.name = args.name or " vs ".join(args.commands)  # as typed
+    elif grid:
+        args.name = args.name or args.commands[0]  # as typed, hyperfine's {NAME} included
     return args
 
 

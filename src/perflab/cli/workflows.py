@@ -152,11 +152,13 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
     if result.culprit is not None or result.candidates:
         return EXIT_OK
     if result.steps and result.steps[0].outcome.state.value == "skipped":
+        # the step's line and the search path above said why; -q said neither
+        why = "" if not quiet else f": {result.steps[0].outcome.reason}"
         err.print(
             Text("perflab: ", style="bold red")
             + terminal(
-                f"BAD ({args.bad}) could not be measured: {result.steps[0].outcome.reason}; "
-                "bisect needs a BAD commit that builds and runs"
+                f"BAD ({args.bad}) could not be measured{why}; bisect needs a BAD commit "
+                "that builds and runs"
             ),
             highlight=False,
         )
@@ -226,7 +228,9 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
             err.print(Text("perflab: ") + terminal(note), highlight=False)
     failed = checked.outcome.state in (StepState.BAD, StepState.SKIPPED)
     style = "bold red" if failed else "bold green"
-    verdict = _check_verdict(checked, threshold)
+    # the run's notes above hold each failure in full (with its output): named, not repeated
+    above = not output.quiet and not to_stdout
+    verdict = _check_verdict(checked, threshold, failures_above=above)
     err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
     if result.failures:
         if output.quiet or to_stdout:  # else the run's notes above said each one
@@ -281,8 +285,14 @@ def checked_link(text: str) -> str:
     return text
 
 
-def _check_verdict(checked: CheckResult, threshold: float) -> str:
+def _check_verdict(checked: CheckResult, threshold: float, *, failures_above: bool = False) -> str:
+    """The check's one line; `failures_above`: the run's notes, shown above it, hold each
+    failure in full, so a run that measured nothing names the variants that failed."""
     outcome = checked.outcome
+    failures = checked.result.failures
+    if failures_above and failures and outcome.state is StepState.SKIPPED:
+        names = ", ".join(dict.fromkeys(f.variant or "?" for f in failures))
+        return f"not measured: {names} failed (the reasons are in the notes above)"
     disagreement = checked.disagreement
     if checked.overruled and disagreement is not None:
         return f"passed: {overruled_text(disagreement)}"

@@ -72,7 +72,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     from perflab.analyse.same_work import disagreement_notes, same_work_notes
 
     notes += same_work_notes(experiment, comparisons, run.machine)
-    notes += disagreement_notes(comparisons)
+    notes += disagreement_notes(comparisons, run.machine)
     variant_info = {k: dict(v) for k, v in run.variant_info.items()}
     differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
     return with_sections(

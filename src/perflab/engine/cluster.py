@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import shutil
@@ -299,12 +300,31 @@ class _Ray:
                 "--ray needs Ray, which is not installed",
                 hint="pip install 'perflab[cluster]' (or pip install ray) here and on every node",
             ) from error
+        quiet_ray_notices(logging.getLogger("ray"))
         self.ray = ray
         self.exceptions = ray.exceptions
         self.placement_group = placement_group
         self.remove_placement_group = remove_placement_group
         self.strategy = PlacementGroupSchedulingStrategy
         self.task = ray.remote(measure_cell)
+
+
+# Ray's notices about its own set-up, below an error: a local cluster turning on token
+# authentication by default is Ray's business, not a finding of the run the user asked for
+_RAY_SETUP_LOGGERS = ("ray._private.authentication",)
+
+
+class _RaySetupNotices(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or not record.name.startswith(_RAY_SETUP_LOGGERS)
+
+
+def quiet_ray_notices(logger: logging.Logger) -> None:
+    """Keep Ray's set-up notices out of perflab's output (its errors still pass): on the
+    handlers Ray put on its logger, which print what its modules log."""
+    for handler in logger.handlers:
+        if not any(isinstance(f, _RaySetupNotices) for f in handler.filters):
+            handler.addFilter(_RaySetupNotices())
 
 
 def run_on_cluster(

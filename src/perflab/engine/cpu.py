@@ -139,9 +139,11 @@ def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bo
         )
 
 
-def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
-    """Say when another perflab run shared the CPU this run held (it could not wait)."""
-    if claim is None or claim.lock is None:
+def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
+    """Say when another perflab run shared the CPU this run held (it could not wait).
+    `quiet`: a lens of the run needs a quiet CPU; else sharing it changed no result, and a
+    warning about it would be noise (instruction counts, bisect steps, CI checks)."""
+    if claim is None or claim.lock is None or not quiet:
         return
     others = cpu_lock.joined(claim.cpu, claim.lock.since_s)
     if others:
@@ -156,10 +158,11 @@ def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None) -> None:
         )
 
 
-def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns) -> None:
+def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns, quiet: bool) -> None:
     """Say when this run took turns on its CPU with other perflab runs, and how long it waited
-    for them (measure/cpu_lock.py, CpuTurns)."""
-    if not turns.partners and not turns.waited_turns:
+    for them (measure/cpu_lock.py, CpuTurns). `quiet`: as for note_joiners (not needed: the
+    turns changed no result, so they are not said)."""
+    if not quiet or (not turns.partners and not turns.waited_turns):
         return
     writer.add_note(
         Note(

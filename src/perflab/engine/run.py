@@ -163,14 +163,14 @@ def _run_experiment(
         turns = None if cpu is None else cpu_lock.CpuTurns(cpu)
         if turns is not None:
             stack.callback(turns.close)
-            stack.callback(note_turns, writer, turns)
+            stack.callback(note_turns, writer, turns, needs_quiet_cpu(experiment))
         context = LensContext(
             experiment, runner, writer, progress, cpu, planner.default_python, turns=turns
         )
         run = _Run(experiment, lenses, context, writer, preparer, caches, planner, plans)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
-    note_joiners(writer, claim)
+    note_joiners(writer, claim, needs_quiet_cpu(experiment))
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     result = analyse_run(store.load_run(writer.run_id))

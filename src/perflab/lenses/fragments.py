@@ -157,11 +157,13 @@ def measurement_table(measurements: Sequence[Measurement]) -> Table:
     rows = []
     for m in measurements:
         low, high = format_value(m.ci_low, m.unit), format_value(m.ci_high, m.unit)
+        # one group (--runs 1) has no spread to make an interval from: said, not [0, inf]
+        interval = f"[{low}, {high}]" if m.n_groups > 1 else "(one run: no interval)"
         rows.append(
             (
                 Cell(m.benchmark),
                 Cell(m.variant),
-                Cell(f"{format_value(m.value, m.unit)} [{low}, {high}]"),
+                Cell(f"{format_value(m.value, m.unit)} {interval}"),
                 Cell(format_value(m.median, m.unit)),
                 Cell(f"{format_value(m.min, m.unit)} … {format_value(m.max, m.unit)}"),
                 Cell(f"{len(m.times)} in {m.n_groups} {plural(m.group_name, m.n_groups)}"),

@@ -938,7 +938,9 @@ class CallgrindCounter:
         """Every repeat of the command under callgrind (may run in a thread of its own: it
         writes nothing to the sink)."""
         settings = run.context.experiment.settings
-        argv = command_argv(run.benchmark.command_for(run.variant))
+        argv = command_argv(
+            run.benchmark.command_for(run.variant), shell=run.context.experiment.settings.shell
+        )
         through_shell = argv[0] == "/bin/sh"
         executable = _resolve(argv[0], run.variant.cwd, run.env)
         inline = self.inline_frames

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Mapping
@@ -16,10 +17,11 @@ from perflab.worker import COMMAND_LAUNCHER_PATH
 _SHELL_SYNTAX = set("|&;<>()$`\\\"'*?[]#~=%{}\n")
 
 
-def command_argv(command: str) -> tuple[str, ...]:
+def command_argv(command: str, *, shell: str = "auto") -> tuple[str, ...]:
     """Run simple commands directly (no shell start-up inside the measurement); anything using
-    shell syntax goes through `sh -c`."""
-    if any(char in _SHELL_SYNTAX for char in command):
+    shell syntax goes through `sh -c`. `shell="none"` (hyperfine's -N): never a shell, the
+    words split as a shell splits them (quotes group, nothing is expanded)."""
+    if shell != "none" and any(char in _SHELL_SYNTAX for char in command):
         return ("/bin/sh", "-c", command)
     try:
         words = tuple(shlex.split(command))
@@ -74,12 +76,24 @@ def _optional_int(value: Any) -> int | None:
 
 
 class CommandLauncher:
-    """A small pinned process that starts commands and times them next to them."""
+    """A small pinned process that starts commands and times them next to them.
+    `show_output`: the commands write to perflab's own standard output and error (hyperfine's
+    --show-output); else their output is discarded and the tail of their stderr kept."""
 
-    def __init__(self, runner: ProcessRunner, *, cpu: int | None) -> None:
-        self.process: LiveProcess = runner.spawn(
-            LaunchSpec(argv=(sys.executable, "-u", str(COMMAND_LAUNCHER_PATH)), cpu=cpu)
-        )
+    def __init__(
+        self, runner: ProcessRunner, *, cpu: int | None, show_output: bool = False
+    ) -> None:
+        # copies of perflab's stdout and stderr, passed to the launcher (whose own stdout and
+        # stderr are its pipes to perflab) for the commands it starts
+        self.output_fds = (os.dup(1), os.dup(2)) if show_output else ()
+        try:
+            self.process: LiveProcess = runner.spawn(
+                LaunchSpec(argv=(sys.executable, "-u", str(COMMAND_LAUNCHER_PATH)), cpu=cpu),
+                pass_fds=self.output_fds,
+            )
+        finally:
+            for fd in self.output_fds:  # the launcher has its own copies now
+                os.close(fd)
 
     def run(
         self,
@@ -91,13 +105,15 @@ class CommandLauncher:
         variant: str | None = None,
         benchmark: str | None = None,
     ) -> CommandRun:
-        request = {
+        request: dict[str, Any] = {
             "op": "run",
             "argv": list(argv),
             "env": dict(env),
             "cwd": cwd,
             "timeout_s": timeout_s,
         }
+        if self.output_fds:
+            request["output_fds"] = list(self.output_fds)
         try:
             self.process.write_line(json.dumps(request))
         except BrokenPipeError:

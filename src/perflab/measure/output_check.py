@@ -157,7 +157,7 @@ def _file_state(path: str) -> tuple[int, int, int] | None:
 
 
 def _command_values(benchmark: Benchmark, variant: Variant, context: LensContext) -> dict[str, Any]:
-    argv = command_argv(benchmark.command_for(variant))
+    argv = command_argv(benchmark.command_for(variant), shell=context.experiment.settings.shell)
     settings = context.experiment.settings
     written = settings.check_output_file
     path = os.path.join(variant.cwd or ".", written) if written is not None else None

@@ -168,7 +168,7 @@ class _CommandSession(_PeakMemorySession):
 
     def _run_one(self, sampler: InterleavedSampler, launcher: CommandLauncher, slot: Slot) -> None:
         variant = self.variants[slot.variant]
-        argv = command_argv(self.benchmark.command_for(variant))
+        argv = command_argv(self.benchmark.command_for(variant), shell=self.settings.shell)
         run = self._launch(launcher, slot.variant, argv)
         if run.timed_out or run.returncode != 0:
             raise BenchmarkFailedError(

@@ -178,7 +178,7 @@ def _probe_command(
     variant = experiment.baseline
     with CommandLauncher(runner, cpu=cpu) as launcher:
         run = launcher.run(
-            command_argv(benchmark.command_for(variant)),
+            command_argv(benchmark.command_for(variant), shell=experiment.settings.shell),
             env=variant_environment(variant),
             cwd=variant.cwd,
             # longer than the budget tells the plan enough (several runs cannot fit); the

@@ -243,7 +243,10 @@ class _CommandRecording:
             context.runner,
             self.perf,
             self.recipe.options,
-            command_argv(self.sampler.session.benchmark.command_for(variant)),
+            command_argv(
+                self.sampler.session.benchmark.command_for(variant),
+                shell=context.experiment.settings.shell,
+            ),
             variant_environment(variant),
             variant.cwd,
             context.cpu,

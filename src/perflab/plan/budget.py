@@ -509,10 +509,17 @@ class BudgetPlan:
             if self.waited_s >= 0.1
             else ""
         )
+        # once measured, the parts listed are what was used: analysis and report come after
+        # the "used" figure, so they are said apart from the parts (else they exceed it)
+        after = (
+            f", analysis and report {self.after_s:.1f} s{how}; "
+            if took_s is None
+            else f"{how}; analysis and report follow ({self.after_s:.1f} s kept for them); "
+        )
         return (
             f"budget {self.budget_s:g} s{over}: {started}probe {self.probe.probe_s:.1f} s"
             f"{self.probe.recent_words()}, "
-            f"{parts}, analysis and report {self.after_s:.1f} s{how}; "
+            f"{parts}{after}"
             f"{self.probe.speed.describe()}{waited}"
         )
 

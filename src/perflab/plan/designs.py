@@ -155,6 +155,10 @@ def _unique(labels: list[str]) -> list[str]:
     return out
 
 
+def _comparisons(count: int) -> str:
+    return f"{count} comparison" if count == 1 else f"{count} comparisons"
+
+
 def budget_plan(experiment: Experiment) -> str:
     """How one budget is shared, said before measuring."""
     settings = experiment.settings
@@ -162,7 +166,7 @@ def budget_plan(experiment: Experiment) -> str:
     others = [m.value for m in settings.metrics if m is not Metric.TIME]
     text = (
         f"{n} variants measured together, interleaved, in one experiment "
-        f"({len(experiment.comparison_pairs)} comparisons); the budget of "
+        f"({_comparisons(len(experiment.comparison_pairs))}); the budget of "
         f"{settings.budget_s:g} s per benchmark is shared by all of them and every lens (a "
         "target: minimums that need more take more, with a warning)"
     )

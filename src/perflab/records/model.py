@@ -508,11 +508,12 @@ class Settings:
         SettingSpec(
             SettingKind.OPTIONAL_WHOLE,
             "commands: exactly this many measured runs of each command (wins over --min-runs "
-            "and --max-runs; the budget does not stop it early)",
+            "and --max-runs; the budget does not stop it early); 1: a quick look, each time "
+            "shown without an interval (which needs two runs)",
             key="runs",
             flags=("--runs",),
             metavar="N",
-            check=lambda v: None if v is None or v >= 2 else "runs must be at least 2",
+            check=lambda v: None if v is None or v >= 1 else "runs must be at least 1",
         ),
     )
     min_runs: int | None = _setting(
@@ -536,6 +537,48 @@ class Settings:
             flags=("--max-runs",),
             metavar="N",
             check=lambda v: None if v is None or v >= 2 else "max_runs must be at least 2",
+        ),
+    )
+    # commands: hyperfine's -N; "auto" runs a command with shell syntax through `sh -c`
+    shell: str = _setting(
+        "auto",
+        SettingSpec(
+            SettingKind.TEXT,
+            "commands: none runs every command without a shell, its words split as a shell "
+            "splits them (hyperfine's -N/--shell=none); auto (the default) uses /bin/sh -c only "
+            "for a command with shell syntax (pipes, redirections, variables, quotes ...)",
+            key="shell",
+            flags=("--shell",),
+            metavar="auto|none",
+            check=lambda v: (
+                None
+                if v in ("auto", "none")
+                else f"shell must be auto or none, not {v!r} (a command that needs another "
+                "shell can name it: --cmd \"bash -c '...'\")"
+            ),
+        ),
+    )
+    # commands: hyperfine's --show-output (else a command's output is discarded)
+    show_output: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "commands: the commands' output goes to the terminal instead of being discarded "
+            "(the time lens's runs; it interleaves with perflab's progress)",
+            key="show_output",
+            flags=("--show-output",),
+        ),
+    )
+    # commands: hyperfine's -i; a non-zero exit is measured like a zero one, and said
+    ignore_failure: bool = _setting(
+        False,
+        SettingSpec(
+            SettingKind.BOOLEAN,
+            "commands: the time lens measures a command that exits with a non-zero status "
+            "instead of stopping (a warning says which did); a command killed by a signal or "
+            "timed out still fails, and so does a failure under the other lenses",
+            key="ignore_failure",
+            flags=("-i", "--ignore-failure"),
         ),
     )
     # what the time lens's decision does with samples other processes interrupted
@@ -768,7 +811,10 @@ class Settings:
     def min_command_blocks(self) -> int:
         """Blocks a comparison of commands measures at least, warm-up included: each block is
         one run per variant; the minimum runs (--runs, --min-runs), else the minimum
-        generations, count as blocks (two at least, for an interval)."""
+        generations, count as blocks (two at least, for an interval, unless --runs 1 asks for
+        one: hyperfine's quick look, reported without an interval)."""
+        if self.runs == 1:
+            return self.warmup_blocks + 1
         least = self.runs if self.runs is not None else self.min_runs
         return self.warmup_blocks + max(least if least is not None else self.min_generations, 2)
 
@@ -996,6 +1042,9 @@ class Measurement:
     times: tuple[float, ...] = field(default=(), compare=False)
     # the samples over the run, for the HTML report's plot (not the JSON)
     series: TimeSeries | None = field(default=None, compare=False)
+    # each of `times`' runs' exit status (commands: 0 but where --ignore-failure measured a
+    # failing run; () where not known)
+    exit_codes: tuple[int, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

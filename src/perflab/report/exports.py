@@ -72,7 +72,8 @@ def hyperfine_results(result: RunResult) -> list[dict[str, Any]]:
             "min": _seconds(row.min),
             "max": _seconds(row.max),
             "times": [_seconds(t) for t in row.times],
-            "exit_codes": [0] * len(row.times),  # a failed run stops perflab's measuring
+            # a failed run stops perflab's measuring, but where --ignore-failure measured it
+            "exit_codes": list(row.exit_codes) or [0] * len(row.times),
             "benchmark": row.benchmark,
             "variant": row.variant,
             "ci_low": _seconds(row.ci_low),

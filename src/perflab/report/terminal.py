@@ -4,7 +4,8 @@ module only lays them out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table as RichTable
@@ -163,10 +164,12 @@ def render_section(
     top: bool = True,
     max_rows: int | None = MAX_ROWS,
     verbose: bool = True,
+    html_path: str | None = None,
 ) -> None:
     """A section: its title (on its first table, when it starts with one), its blocks, then its
     subsections. Details tables show `max_rows` rows (None: all). Not `verbose`: assembly
-    diffs show their changed lines, long C++ names are shortened."""
+    diffs show their changed lines, long C++ names are shortened. `html_path`: the HTML
+    report this run was written to, where the plots are (None: say how to get one)."""
     figures: list[str] = []
     if top and not (section.blocks and isinstance(section.blocks[0], Table)):
         console.print(terminal(section.title, "bold"))
@@ -183,36 +186,55 @@ def render_section(
         render_section(sub, console, top=False, max_rows=max_rows, verbose=verbose)
     if figures and top:
         kinds = ", ".join(dict.fromkeys(figures))
-        console.print(terminal(f"plots ({kinds}): in the HTML report (--html FILE)", "dim"))
+        # the hint to ask for a report only where none was asked for
+        where = "(--html FILE)" if html_path is None else html_path
+        console.print(terminal(f"plots ({kinds}): in the HTML report {where}", "dim"))
 
 
-def render_sections(sections: Sequence[Section], console: Console, *, verbose: bool) -> None:
+def render_sections(
+    sections: Sequence[Section], console: Console, *, verbose: bool, html_path: str | None = None
+) -> None:
     for section in sections:
-        render_section(section, console, verbose=verbose)
+        render_section(section, console, verbose=verbose, html_path=html_path)
 
 
-def render_terminal(result: RunResult, console: Console, *, verbose: bool = False) -> None:
+def _pinning(machine: Mapping[str, Any], *, pin: bool) -> str:
+    """Where the run measured: its CPU, or why it names none (--no-pin was asked for; a Ray
+    cluster's cells each pin a CPU of their own node, which the driver's facts do not hold)."""
+    pinned = machine.get("pinned_cpu")
+    if pinned is not None:
+        return f"pinned to CPU {pinned}"
+    cluster = machine.get("cluster")
+    if isinstance(cluster, Mapping):
+        nodes = cluster.get("nodes", "?")
+        return f"on a Ray cluster of {nodes} node{'' if nodes == 1 else 's'}"
+    return "not pinned (--no-pin)" if not pin else "not pinned"
+
+
+def render_terminal(
+    result: RunResult, console: Console, *, verbose: bool = False, html_path: str | None = None
+) -> None:
     """The verdicts, what each lens found and the warnings; `verbose` adds the informational
-    notes, whole assembly diffs and whole names (the HTML report has all of it)."""
+    notes, whole assembly diffs and whole names (the HTML report has all of it). `html_path`:
+    the HTML report written beside it, if any."""
     machine = result.machine
     header = Text()
     header.append(result.title.removeprefix("perflab "), style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
-    pinned = machine.get("pinned_cpu")
     header.append(visible(f"{machine.get('cpu_model', '?')}, "))
-    header.append(f"pinned to CPU {pinned}" if pinned is not None else "not pinned (--no-pin)")
+    header.append(_pinning(machine, pin=result.experiment.settings.pin))
     console.print(header)
     # a failure the notes below hold (with its hint) is not said twice
     said = ("failed:", "not measured:")
     if result.error and not any(n.message.startswith(said) for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
-    render_sections(result.sections, console, verbose=verbose)
+    render_sections(result.sections, console, verbose=verbose, html_path=html_path)
     from perflab.report.changes import provenance_table  # git variants: where each came from
 
     provenance = provenance_table(result)
     if provenance is not None:
         console.print(provenance)
-    render_sections(design_sections(result), console, verbose=verbose)
+    render_sections(design_sections(result), console, verbose=verbose, html_path=html_path)
     if not result.comparisons and not result.measurements:
         console.print(Text("no comparisons (nothing was measured)", style="yellow"))
     if result.differences:

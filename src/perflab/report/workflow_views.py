@@ -349,7 +349,8 @@ def bisect_section(result: BisectResult, *, evidence_link: str = "") -> Section:
     reused = sum(s.outcome.reused for s in result.steps)
     blocks.append(
         Paragraph(
-            f"{result.measured_commits} commits measured ({len(result.steps)} steps"
+            f"{_count(result.measured_commits, 'commit')} measured "
+            f"({_count(len(result.steps), 'step')}"
             + (f", {reused} read from the store's earlier runs" if reused else "")
             + f") in {result.seconds:.0f} s; the first-parent line holds "
             f"{len(result.line) + 1} with GOOD"
@@ -426,3 +427,7 @@ def steps_table(result: BisectResult) -> Table:
         numeric=(True, False, False, False, False, False, True),
         caption="the search path: each step's commit against GOOD, in the order measured",
     )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -156,10 +156,16 @@ def _start(request, env, stderr_fd):
     try:
         argv = request["argv"]
         executable = _executable(argv[0], env)
+        output_fds = request.get("output_fds")
+        # --show-output: perflab's own stdout and stderr (passed to this launcher); else
+        # stdout is discarded and stderr goes to the tail kept for error messages
+        out_fd, err_fd = output_fds if output_fds else (None, stderr_fd)
         file_actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)
+            if out_fd is None
+            else (os.POSIX_SPAWN_DUP2, out_fd, 1),
+            (os.POSIX_SPAWN_DUP2, err_fd, 2),
         ]
         before_ns = process_time_ns()
         pid = os.posix_spawn(

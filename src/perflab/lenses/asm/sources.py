@@ -192,7 +192,9 @@ class PerfRecordSource:
         def record(runs: int) -> RecordedProfile:
             return record_command_profile(
                 context.runner,
-                command_argv(benchmark.command_for(variant)),
+                command_argv(
+                    benchmark.command_for(variant), shell=context.experiment.settings.shell
+                ),
                 env=variant_environment(variant),
                 cwd=variant.cwd,
                 cpu=context.cpu,

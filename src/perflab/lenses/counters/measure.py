@@ -542,7 +542,7 @@ class CountersLens:
         benchmark, context = sampler.session.benchmark, sampler.session.context
         variant = context.experiment.variants[slot.variant]
         output = tmp / f"{slot.block}-{slot.variant}.csv"
-        argv = command_argv(benchmark.command_for(variant))
+        argv = command_argv(benchmark.command_for(variant), shell=context.experiment.settings.shell)
         spec = LaunchSpec(
             argv=(perf, "stat", "-x,", "-o", str(output), "-e", ",".join(events), "--", *argv),
             env=variant_environment(variant),

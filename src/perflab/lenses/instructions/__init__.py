@@ -23,7 +23,7 @@ DESCRIPTOR = LensDescriptor(
     runs_valgrind=True,
     needs_quiet_cpu=False,
     same_code="perflab.lenses.instructions.same_code:same_code",
-    beside_time="the instructions lens counts instructions under valgrind (an AVX-512 machine's "
-    "AVX2 path); time also depends on cache misses, branches, the clock and vector width, so "
+    beside_time="the instructions lens counts instructions under valgrind; time also depends "
+    "on cache misses, branches, the clock and vector width, so "
     "fewer instructions can take longer",
 )

@@ -53,6 +53,9 @@ KIND_COMMAND_UNITS = "time-command-units"
 # artifact (baseline variant): {"cpu": N, "pids": [...]}, the other perflab runs that held the
 # measuring CPU when this benchmark's time was measured (stats.overload: treated as overload)
 KIND_SHARED_CPU = "time-shared-cpu"
+# artifact (per variant, --ignore-failure): {"BLOCK": STATUS}, the runs that exited non-zero
+# and were measured anyway; the others exited 0 (hyperfine's exit_codes)
+KIND_EXIT_CODES = "time-exit-codes"
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,15 @@ def command_units_of(data: BenchmarkData, measured_blocks: int) -> int:
     return command_batch_blocks(measured_blocks)
 
 
+def exit_codes_of(data: BenchmarkData, variant: str, samples: list[Sample]) -> tuple[int, ...]:
+    """Each sample's run's exit status: 0, but where --ignore-failure measured a failing one."""
+    failed: dict[int, int] = {}
+    for artifact in data.artifacts:
+        if artifact.kind == KIND_EXIT_CODES and artifact.variant == variant:
+            failed.update({int(b): int(c) for b, c in json.loads(artifact.content).items()})
+    return tuple(failed.get(s.block, 0) for s in samples)
+
+
 def shared_cpu_of(data: BenchmarkData) -> tuple[int, ...]:
     """The other perflab runs that held the measuring CPU while this benchmark was measured."""
     pids: set[int] = set()
@@ -144,15 +156,17 @@ def analyse_time(
     settings: Settings,
     *,
     family: int = 1,
+    order: Sequence[str] = (),
 ) -> LensAnalysis:
     """Every variant against the first. `family`: how many comparisons the run decides
     together; each interval is computed at the level that keeps them all at the run's
-    confidence (stats.family)."""
+    confidence (stats.family). `order`: every variant of the experiment, in its order (the
+    notes about them all are then worded alike whichever group is analysed)."""
     stored = _stored(benchmark, variants, data, settings, family)
     notes: list[Note] = []
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
-    notes += _preemption_notes(benchmark, variants, data, stored.policy)
+    notes += _preemption_notes(benchmark, variants, data, stored.policy, order)
     comparisons = []
     for name in variants[1:]:
         compared = _compare_variant(stored, name, data.samples_of(name, WALL_NS))
@@ -165,6 +179,20 @@ def analyse_time(
         if (own := own_time(benchmark, name, data, settings, stored.batch_blocks, stored.units))
         is not None
     )
+    notes += [
+        Note(
+            severity=Severity.WARNING,
+            message=f"`{own.variant}` was measured once (--runs 1): its time is shown without "
+            "an interval, which needs two runs or more, so nothing says how much it varies",
+            hint="--runs 2 or more (or no --runs: the budget and the precision decide) gives "
+            "an interval",
+            benchmark=benchmark.name,
+            variant=own.variant,
+            metric=Metric.TIME,
+        )
+        for own in measurements
+        if own.n_groups < 2
+    ]
     return LensAnalysis(
         comparisons=tuple(comparisons), notes=tuple(notes), measurements=measurements
     )
@@ -341,6 +369,7 @@ def own_time(
         cpu_mean=float(np.mean(cpu)) if cpu else None,
         times=tuple(float(t) for t in times),
         series=time_series(data.samples, [variant])[0],
+        exit_codes=exit_codes_of(data, variant, samples),
     )
 
 
@@ -510,16 +539,21 @@ def _preemption_notes(
     variants: Sequence[str],
     data: BenchmarkData,
     policy: preemption.Preemption,
+    order: Sequence[str] = (),
 ) -> list[Note]:
     """How much of the measuring other processes took (from the samples' own accounting), and
     from which variants' samples: one note for the benchmark, over every variant measured, so
-    that a design analysed in several groups (a stack's steps) says it once."""
+    that a design analysed in several groups (a stack's steps) says it once: in one wording,
+    the experiment's `order` (else the group's, its baseline first), so the repeats are equal
+    notes and said once."""
     samples = [s for s in data.samples if s.name == WALL_NS]
     if not preemption.accounted(samples):
         return []
     measured = list(dict.fromkeys(s.variant for s in samples))
-    # the group's order (its baseline first) when it is every variant; else one order for all
-    everyone = list(variants) if set(measured) <= set(variants) else measured
+    if order:
+        everyone = sorted(measured, key=[*order, *measured].index)
+    else:  # the group's order (its baseline first) when it is every variant; else the samples'
+        everyone = list(variants) if set(measured) <= set(variants) else measured
     summary = preemption.summarise(samples, everyone, policy)
     if summary.n_preempted == 0 and summary.lost_share < 0.01:
         return []

@@ -19,6 +19,7 @@ import random
 import shlex
 import shutil
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ import numpy as np
 
 from perflab.lenses.time.analyse import (
     KIND_COMMAND_UNITS,
+    KIND_EXIT_CODES,
     KIND_SERVER_ROUND,
     KIND_SHARED_CPU,
     WALL_NS,
@@ -130,7 +132,12 @@ class TimeLens:
         experiment: Experiment,
     ) -> LensAnalysis:
         return analyse_time(
-            benchmark, variants, data, experiment.settings, family=run_family_size(experiment)
+            benchmark,
+            variants,
+            data,
+            experiment.settings,
+            family=run_family_size(experiment),
+            order=[v.name for v in experiment.variants],
         )
 
 
@@ -684,18 +691,25 @@ def generation_layout(rng: random.Random) -> dict[str, str]:
 class _CommandSession(_Session):
     def run(self) -> None:
         envs = [variant_environment(v) for v in self.variants]
-        argvs = [command_argv(self.benchmark.command_for(v)) for v in self.variants]
+        argvs = [
+            command_argv(self.benchmark.command_for(v), shell=self.settings.shell)
+            for v in self.variants
+        ]
         self._describe_commands(argvs, envs)
         self.checked_s = -math.inf  # when the stopping rule was last evaluated
         self.warmed_s: float | None = None  # when the warm-up blocks were done
         self.unit_blocks: int | None = None  # blocks per unit of the interval
         padded: list[dict[str, str]] = []  # this block's environments
+        # --ignore-failure: each variant's non-zero exit statuses by block, said once
+        self.ignored: dict[int, dict[int, int]] = {}
 
         def before_block(block: int) -> None:
             # every block its own layout: one padding draw, the variants' strings equalised
             padded[:] = padded_environments(envs, argvs, self.rng)
 
-        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
+        with CommandLauncher(
+            self.context.runner, cpu=self.context.cpu, show_output=self.settings.show_output
+        ) as launcher:
 
             def measure(slot: Slot) -> None:
                 if slot.variant in self.failed:
@@ -707,6 +721,7 @@ class _CommandSession(_Session):
                     self._go_on_without(slot.variant, error)
 
             self.sampler.blocks(measure, before_block=before_block, enough=self._enough_blocks)
+        self._note_ignored_failures()
 
     def _go_on_without(self, index: int, error: BenchmarkFailedError) -> None:
         """A variant that fails is measured no more and the others on, while a planned
@@ -814,7 +829,10 @@ class _CommandSession(_Session):
             variant=variant.name,
             benchmark=self.benchmark.name,
         )
-        self._fail_unless_ok(run, variant.name)
+        if self._ignored(run):
+            self.ignored.setdefault(slot.variant, {})[slot.block] = run.returncode or 0
+        else:
+            self._fail_unless_ok(run, variant.name)
         self.record(
             self.sampler.sample(
                 slot,
@@ -826,6 +844,47 @@ class _CommandSession(_Session):
                 involuntary_switches=run.involuntary_switches,
             )
         )
+
+    def _ignored(self, run: CommandRun) -> bool:
+        """--ignore-failure: a run that exited with a non-zero status is measured as any other
+        (a signal or a timeout still fails: its time is not the command's)."""
+        return (
+            self.settings.ignore_failure
+            and not run.timed_out
+            and run.returncode is not None
+            and run.returncode > 0
+        )
+
+    def _note_ignored_failures(self) -> None:
+        """Which commands exited non-zero and were measured anyway (--ignore-failure)."""
+        for index, by_block in sorted(self.ignored.items()):
+            variant = self.variants[index].name
+            self.context.sink.add_artifact(
+                Artifact(
+                    benchmark=self.benchmark.name,
+                    variant=variant,
+                    metric=Metric.TIME,
+                    kind=KIND_EXIT_CODES,
+                    content=json.dumps({str(b): c for b, c in sorted(by_block.items())}),
+                )
+            )
+            statuses = Counter(by_block.values())
+            said = ", ".join(
+                f"{count} run{'' if count == 1 else 's'} with status {status}"
+                for status, count in sorted(statuses.items())
+            )
+            self.context.sink.add_note(
+                Note(
+                    severity=Severity.WARNING,
+                    message=f"the command exited with a non-zero status and was measured anyway "
+                    f"(--ignore-failure): {said}",
+                    hint="its times are those of a failing run, which may stop early; without "
+                    "-i a failure stops the run",
+                    benchmark=self.benchmark.name,
+                    variant=variant,
+                    metric=Metric.TIME,
+                )
+            )
 
     def _fail_unless_ok(self, run: CommandRun, variant: str) -> None:
         if not run.timed_out and run.returncode == 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.lenses.fragments import SectionInput, details_json, verdict_table
+from perflab.lenses.fragments import SectionInput, details_json, plural, verdict_table
 from perflab.records.document import GroupRatios, RatiosFigure, ScatterFigure, Section, TimeSeries
 from perflab.records.model import Comparison
 
@@ -82,7 +82,7 @@ def caption(comparisons: Sequence[Comparison], confidence: float) -> str:
         parts.append(
             "baseline, variant: time per iteration of the samples the ratio uses "
             f"({_PREEMPTED_WORDS.get(str(policy), policy)}), the geometric mean of the "
-            f"{group}s' medians, ± MAD"
+            f"{plural(group, 2)}' medians, ± MAD"
         )
     families = {
         (d.get("family_size"), d.get("confidence"))
