@@ -105,13 +105,18 @@ class MeasuredCode:
         finally:
             store.close()
 
-    def value(self, code: str, metric: Metric) -> tuple[float, str, int] | None:
+    def value(
+        self, code: str, metric: Metric, benchmark: str | None = None
+    ) -> tuple[float, str, int] | None:
         """The latest stored figure of `code` (a commit or a tree) by `metric`: per iteration,
-        its unit and the run; None when the store holds none."""
+        its unit and the run; None when the store holds none. `benchmark`: that benchmark's
+        figure (None: the first benchmark's, as a workflow of one benchmark reads it)."""
         for run_id, variant in self._latest_first(code):
             if metric not in self._metrics[run_id]:
                 continue
             for c in self._comparisons(run_id, (metric,)):
+                if benchmark is not None and c.benchmark != benchmark:
+                    continue
                 if c.metric is metric and c.event is None and variant in (c.baseline, c.variant):
                     value = c.baseline_value if c.baseline == variant else c.variant_value
                     return value, c.unit, run_id
