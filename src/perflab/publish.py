@@ -104,9 +104,7 @@ def _history(
         known = measured.value(code.commit, metric, benchmark)
         if known is not None:
             value, unit, run_id = known
-            points.append(
-                HistoryPoint(code.commit, code.subject, code.tree, value, unit, run_id, True)
-            )
+            points.append(HistoryPoint(code.commit, code.subject, code.tree, value, unit, run_id))
     if not points:
         return None
     placed, note = placed_history_points(points, store, metric)
