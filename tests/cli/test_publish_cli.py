@@ -110,3 +110,20 @@ def test_serve_previews_the_site_on_localhost_and_stops_on_ctrl_c(
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_bad_input_is_said_with_its_fix_and_status_2(
+    store: Path,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    missing = ["publish", "--out", str(tmp_path / "s"), "--store", str(tmp_path / "none.db")]
+    assert main(missing) == 2
+    assert "there is no perflab store" in capsys.readouterr().err
+    (tmp_path / "a-file").write_text("")
+    assert main(["publish", "--out", str(tmp_path / "a-file"), "--store", str(store)]) == 2
+    assert "cannot make" in capsys.readouterr().err
+    port = ["publish", "--out", str(tmp_path / "s"), "--store", str(store), "--port", "70000"]
+    assert main(port) == 2
+    assert "is not a port" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()  # refused before anything was written
