@@ -27,7 +27,13 @@ from perflab.records.model import Metric, RunStatus
 from perflab.records.published import Published, Site, SiteChange, Trend
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.files import write_file
-from perflab.report.site import front_page, run_page_name, trend_page, trend_page_name
+from perflab.report.site import (
+    FRONT_PAGE,
+    front_page,
+    run_page_name,
+    trend_page,
+    trend_page_name,
+)
 from perflab.stats.changepoints import change_points
 from perflab.store import CodeRun, StoreLocation, open_store
 from perflab.workflows import _confirmed
@@ -255,7 +261,7 @@ def _pages(site: Site, store: StoreLocation) -> Iterator[tuple[str, str]]:
         opened.close()
     for trend in site.trends:
         yield trend_page_name(trend), trend_page(trend)
-    yield "index.html", front_page(site)
+    yield FRONT_PAGE, front_page(site)
 
 
 def _write_if_changed(path: Path, text: str) -> bool:

@@ -122,6 +122,7 @@ def test_the_site_links_the_change_point_to_its_run_and_its_trend(
     trend = (out / f"trend-{parse.key}.html").read_text()
     assert '<a href="run-1.html"><circle' in trend  # a point links its run
     assert '<a href="run-2.html"><line' in trend  # the change point its comparison
+    assert '<a href="index.html">' in trend  # and back to the front page
     assert "perflab run 2" in (out / "run-2.html").read_text()
 
 

@@ -25,6 +25,7 @@ from perflab.report.workflow_views import (
 )
 
 SPARK_WIDTH, SPARK_HEIGHT = 160.0, 36.0
+FRONT_PAGE = "index.html"
 
 
 def run_page_name(run_id: int) -> str:
@@ -66,7 +67,11 @@ def trend_section(trend: Trend) -> Section:
 def trend_page(trend: Trend) -> str:
     from perflab.report.html import render_page  # jinja2: loaded only when a page is written
 
-    return render_page(f"{trend.benchmark} · {trend.metric}", (trend_section(trend),))
+    return render_page(
+        f"{trend.benchmark} · {trend.metric}",
+        (trend_section(trend),),
+        up=(FRONT_PAGE, "every benchmark"),
+    )
 
 
 def headline(site: Site) -> Paragraph:
