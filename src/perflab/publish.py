@@ -25,6 +25,7 @@ from perflab.engine.measured import MeasuredCode, StoredPair, _what_is_measured
 from perflab.records.errors import ConfigError
 from perflab.records.model import Metric, RunStatus
 from perflab.records.published import Published, Site, SiteChange, Trend
+from perflab.records.results import RunResult
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.files import write_file
 from perflab.report.site import (
@@ -49,7 +50,27 @@ class _Commit:
     tree: str
 
 
-def read_site(store: StoreLocation, *, threshold: float = 0.02) -> Site:
+class RunAnalyses:
+    """Each run of a store analysed once, whole (every lens): the trends' values and the run's
+    page read the same analysis."""
+
+    def __init__(self, store: StoreLocation):
+        self._store = store
+        self._done: dict[int, RunResult] = {}
+
+    def __call__(self, run_id: int) -> RunResult:
+        if run_id not in self._done:
+            opened = open_store(self._store, create=False)
+            try:
+                self._done[run_id] = analyse_run(opened.load_run(run_id))
+            finally:
+                opened.close()
+        return self._done[run_id]
+
+
+def read_site(
+    store: StoreLocation, *, threshold: float = 0.02, analyses: RunAnalyses | None = None
+) -> Site:
     """Every benchmark x lens the store measured commits of, as a trend with its change
     points; the confirmed ones across all trends, newest first."""
     if threshold <= 0:
@@ -63,8 +84,11 @@ def read_site(store: StoreLocation, *, threshold: float = 0.02) -> Site:
     for run in runs:
         if run.status is not RunStatus.RUNNING:
             groups.setdefault(repr(_what_is_measured(run.experiment)), []).append(run)
+    analysed = analyses or RunAnalyses(store)
     trends = [
-        t for identity, group in groups.items() for t in _trends(identity, group, store, threshold)
+        t
+        for identity, group in groups.items()
+        for t in _trends(identity, group, store, threshold, analysed)
     ]
     trends = _named_apart(trends)
     changes = [SiteChange(t, c) for t in trends for c in t.history.changes]
@@ -82,10 +106,14 @@ def read_site(store: StoreLocation, *, threshold: float = 0.02) -> Site:
 
 
 def _trends(
-    identity: str, group: list[CodeRun], store: StoreLocation, threshold: float
+    identity: str,
+    group: list[CodeRun],
+    store: StoreLocation,
+    threshold: float,
+    analysed: RunAnalyses,
 ) -> Iterator[Trend]:
     """A trend per benchmark and lens of runs that measured the same thing."""
-    measured = MeasuredCode(group, group[0].experiment, store)
+    measured = MeasuredCode(group, group[0].experiment, store, analysed=analysed)
     line = commit_line(group)
     metrics = dict.fromkeys(m for run in group for m in run.experiment.settings.metrics)
     for benchmark in group[0].experiment.benchmarks:
@@ -233,7 +261,8 @@ def _named_apart(trends: list[Trend]) -> list[Trend]:
 def publish(out: Path | str, store: StoreLocation, *, threshold: float = 0.02) -> Published:
     """The site of `store` written to the folder `out`: only the pages whose text changed."""
     folder = Path(out)
-    site = read_site(store, threshold=threshold)
+    analyses = RunAnalyses(store)
+    site = read_site(store, threshold=threshold, analyses=analyses)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -244,21 +273,17 @@ def publish(out: Path | str, store: StoreLocation, *, threshold: float = 0.02) -
         raise ConfigError(f"{folder} is not a folder", hint="name a folder for the site")
     written: list[str] = []
     unchanged: list[str] = []
-    for name, text in _pages(site, store):
+    for name, text in _pages(site, analyses):
         (written if _write_if_changed(folder / name, text) else unchanged).append(name)
     return Published(str(folder), tuple(written), tuple(unchanged), site)
 
 
-def _pages(site: Site, store: StoreLocation) -> Iterator[tuple[str, str]]:
+def _pages(site: Site, analyses: RunAnalyses) -> Iterator[tuple[str, str]]:
     """Every page of the site, by file name: the runs' reports, the trends, the front page."""
     from perflab.report.html import render_html  # jinja2: loaded only when pages are written
 
-    opened = open_store(store, create=False)
-    try:
-        for run_id in site.run_ids:
-            yield run_page_name(run_id), render_html(analyse_run(opened.load_run(run_id)))
-    finally:
-        opened.close()
+    for run_id in site.run_ids:
+        yield run_page_name(run_id), render_html(analyses(run_id))
     for trend in site.trends:
         yield trend_page_name(trend), trend_page(trend)
     yield FRONT_PAGE, front_page(site)
