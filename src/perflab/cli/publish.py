@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import http.server
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from perflab.plan.bisect_search import parse_threshold
 from perflab.records.errors import ConfigError
-from perflab.report.escape import terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PUBLISH_TEXT = """\
 write the store's benchmarks over commits as a static site
@@ -61,7 +60,10 @@ def add_publish_command(
 
 
 def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
+    # imported here: every other command's start-up is spared the site's modules
+    from perflab.plan.bisect_search import parse_threshold
     from perflab.publish import publish
+    from perflab.report.escape import terminal
 
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port} is not a port", hint="give 1-65535, or 0: any")
@@ -80,14 +82,15 @@ def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base's name)
-        pass  # a preview: the requests are the person's own clicks
-
-
 def serve(folder: Path, port: int, out: Console) -> int:
     """Serves `folder` on 127.0.0.1 until Ctrl-C (or SIGTERM), then exits 0."""
-    handler = functools.partial(_QuietHandler, directory=str(folder))
+    import http.server
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base's)
+            pass  # a preview: the requests are the person's own clicks
+
+    handler = functools.partial(QuietHandler, directory=str(folder))
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as error:
