@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.machine.events",
         ),
     ),
-    ("api", ("perflab.api", "perflab.workflows")),  # workflows: bisect, check, history
+    ("api", ("perflab.api", "perflab.workflows", "perflab.publish")),  # workflows; publish
     ("cli", ("perflab.cli", "perflab")),  # the package face imports the API
 )
 

@@ -230,6 +230,10 @@ def _dispatch(
             return run_workflow(args, out, err)
     if args.command in ("list", "show", "compare"):
         return _read_runs(args, out, err)
+    if args.command == "publish":
+        from perflab.cli.publish import run_publish
+
+        return run_publish(args, out, err)
     if args.command == "events":
         search = find_events(args.query, try_counting=not args.no_try)
         if _write_json(args.json_path, [e.to_json() for e in search.events]):

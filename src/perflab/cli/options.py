@@ -14,6 +14,7 @@ from typing import Any
 from perflab.cli.changes import add_build_options, add_change_commands, add_run_like_commands
 from perflab.cli.history import HISTORY_COMMANDS
 from perflab.cli.parameters import add_parameter_options, parameter_grid, with_placeholders
+from perflab.cli.publish import add_publish_command
 from perflab.plan.config import AVAILABLE_METRICS
 from perflab.records.errors import ConfigError
 from perflab.records.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
@@ -296,7 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_store_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`list`, `show` and `compare`: runs read back from the store."""
+    """`list`, `show` and `compare`: runs read back from the store; `publish`: all of them as a
+    site."""
     listing = commands.add_parser("list", help="list stored runs")
     _add_output(listing, with_exports=False)
     listing.add_argument(
@@ -315,6 +317,8 @@ def _add_store_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     compare.add_argument("run_a", help="the baseline run")
     compare.add_argument("run_b", help="the candidate run")
     _add_output(compare)
+
+    _add_output(add_publish_command(commands), with_exports=False)
 
 
 def _add_machine_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -10,7 +10,7 @@ budget, the number of runs, the seed ...): a larger budget measures the same qua
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -73,8 +73,18 @@ class MeasuredCode:
     """The runs of a store that measured git= variants like `planned`'s, by commit and tree;
     each run analysed at most once."""
 
-    def __init__(self, runs: Sequence[CodeRun], planned: Experiment, store_path: str | Path):
+    def __init__(
+        self,
+        runs: Sequence[CodeRun],
+        planned: Experiment,
+        store_path: str | Path,
+        *,
+        analysed: Callable[[int], RunResult] | None = None,
+    ):
+        """`analysed`: a run's whole analysis, from a caller that keeps it for other uses (a
+        published site's run pages); by default each run is analysed for the lenses asked."""
         self._store_path = store_path
+        self._whole = analysed
         identity = _what_is_measured(planned)
         self._variants: dict[str, list[tuple[int, str]]] = {}  # commit or tree -> (run, variant)
         self._metrics: dict[int, frozenset[Metric]] = {}
@@ -105,13 +115,18 @@ class MeasuredCode:
         finally:
             store.close()
 
-    def value(self, code: str, metric: Metric) -> tuple[float, str, int] | None:
+    def value(
+        self, code: str, metric: Metric, benchmark: str | None = None
+    ) -> tuple[float, str, int] | None:
         """The latest stored figure of `code` (a commit or a tree) by `metric`: per iteration,
-        its unit and the run; None when the store holds none."""
+        its unit and the run; None when the store holds none. `benchmark`: that benchmark's
+        figure (None: the first benchmark's, as a workflow of one benchmark reads it)."""
         for run_id, variant in self._latest_first(code):
             if metric not in self._metrics[run_id]:
                 continue
             for c in self._comparisons(run_id, (metric,)):
+                if benchmark is not None and c.benchmark != benchmark:
+                    continue
                 if c.metric is metric and c.event is None and variant in (c.baseline, c.variant):
                     value = c.baseline_value if c.baseline == variant else c.variant_value
                     return value, c.unit, run_id
@@ -137,6 +152,8 @@ class MeasuredCode:
         return self._run(run_id, metrics).comparisons
 
     def _run(self, run_id: int, metrics: Sequence[Metric]) -> RunResult:
+        if self._whole is not None:
+            return self._whole(run_id)
         key = (run_id, frozenset(metrics))
         if key not in self._analysed:
             store = open_store(self._store_path, create=False)

@@ -181,6 +181,7 @@ class TrendPoint:
     position: int
     value: float  # per iteration, in the figure's unit
     label: str  # what hovering over it says: the commit, its subject, its value
+    href: str = ""  # the report of the run it was measured in (a published site links it)
 
 
 @dataclass(frozen=True)

@@ -249,10 +249,18 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
     )
 
 
-def render_page(title: str, sections: Sequence[Section]) -> str:
-    """Sections on a page of their own (a history's trend and tables), styled as the report."""
+def render_page(
+    title: str, sections: Sequence[Section], *, up: tuple[str, str] | None = None
+) -> str:
+    """Sections on a page of their own (a history's trend and tables), styled as the report.
+    `up`: (link, words) to the page this one is part of (a published site's front page)."""
     return (
         _environment()
         .get_template("page.html.j2")
-        .render(title=title, version=__version__, sections=[section_view(s) for s in sections])
+        .render(
+            title=title,
+            version=__version__,
+            sections=[section_view(s) for s in sections],
+            up=up,
+        )
     )

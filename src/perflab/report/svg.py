@@ -19,6 +19,7 @@ from perflab.records.document import (
     TimeSeries,
     TrendFigure,
     TrendMark,
+    TrendPoint,
     WaterfallBar,
     WaterfallFigure,
 )
@@ -537,13 +538,17 @@ def trend(figure: TrendFigure, *, width: float = 800, height: float = 300) -> st
     line = " ".join(f"{_f(layout.x(p.position))},{_f(layout.y(p.value))}" for p in figure.points)
     colour = variant_colour(0)
     body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}"/>')
-    body += [
-        f'<circle cx="{_f(layout.x(p.position))}" cy="{_f(layout.y(p.value))}" r="3" '
-        f'fill="{colour}"><title>{escape(p.label)}</title></circle>'
-        for p in figure.points
-    ]
+    body += [_trend_dot(p, layout, colour) for p in figure.points]
     label = f"{figure.title}: {figure.summary}" if figure.summary else figure.title
     return _svg(width, height, body, label, font_px=font)
+
+
+def _trend_dot(point: TrendPoint, layout: _TrendLayout, colour: str) -> str:
+    dot = (
+        f'<circle cx="{_f(layout.x(point.position))}" cy="{_f(layout.y(point.value))}" r="3" '
+        f'fill="{colour}"><title>{escape(point.label)}</title></circle>'
+    )
+    return f'<a href="{escape(point.href)}">{dot}</a>' if point.href else dot
 
 
 def _trend_value_axis(

@@ -200,9 +200,10 @@ def _how(point: HistoryPoint, change: HistoryChange | None) -> Cell:
     return Cell("reused" if point.reused else "measured", Style.MUTED)
 
 
-def points_table(result: HistoryResult) -> Table:
+def points_table(result: HistoryResult, run_links: Mapping[int, str] | None = None) -> Table:
     """A row per commit: the value compared along the history, as measured (when normalised
-    across nodes), how it was obtained, its run and its node (when it spans several)."""
+    across nodes), how it was obtained, its run and its node (when it spans several).
+    `run_links`: a point's index -> the report of its run."""
     starts = {c.index: c for c in result.changes}
     nodes = any(p.node for p in result.points)
     normalised = any(p.normalised_value is not None for p in result.points)
@@ -216,7 +217,7 @@ def points_table(result: HistoryResult) -> Table:
                 Cell(_value_text(point.series_value, point.unit)),
                 *measured,
                 _how(point, starts.get(index)),
-                Cell(_run_text(point.run_id)),
+                Cell(_run_text(point.run_id), href=(run_links or {}).get(index, "")),
                 *([Cell(point.node)] if nodes else []),
             )
         )
@@ -292,10 +293,15 @@ def _unmeasured(change: HistoryChange) -> str:
     )
 
 
-def trend_figure(result: HistoryResult, links: Mapping[int, str]) -> TrendFigure | None:
-    """The compared value of each measured commit and the change points; None: none measured."""
+def trend_figure(
+    result: HistoryResult,
+    links: Mapping[int, str],
+    point_links: Mapping[int, str] | None = None,
+) -> TrendFigure | None:
+    """The compared value of each measured commit and the change points; None: none measured.
+    `point_links`: a point's index -> the report of the run it was measured in."""
     points = tuple(
-        TrendPoint(index, value, _point_label(point, value))
+        TrendPoint(index, value, _point_label(point, value), (point_links or {}).get(index, ""))
         for index, point in enumerate(result.points)
         if (value := point.series_value) is not None
     )

@@ -1,0 +1,305 @@
+"""`perflab publish`: every benchmark's history through each lens, read from the store, as a
+static site (a front page with the recent change points and a grid of trends, a page per trend,
+a page per run), written incrementally.
+
+The store holds runs, not histories: a trend is rebuilt from the runs that measured git= variants
+as `perflab history` reads them (`MeasuredCode`: the same benchmark and settings, a commit's
+latest figure), its change points found and confirmed as history finds and confirms them (PELT
+on the series, then the stored direct comparison of the commits either side). The store has no
+git graph: commits are ordered by what its runs say (a run's variants are in the order of their
+commits: a history's line oldest first, bisect's GOOD before the step, check's base before its
+head), ties in the order the store first measured them."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from perflab.analyse.machines import placed_history_points
+from perflab.engine.analyse import analyse_run
+from perflab.engine.measured import MeasuredCode, StoredPair, _what_is_measured
+from perflab.records.errors import ConfigError
+from perflab.records.model import Metric, RunStatus
+from perflab.records.published import Published, Site, SiteChange, Trend
+from perflab.records.results import RunResult
+from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
+from perflab.report.files import write_file
+from perflab.report.site import (
+    FRONT_PAGE,
+    front_page,
+    run_page_name,
+    trend_page,
+    trend_page_name,
+)
+from perflab.stats.changepoints import change_points
+from perflab.store import CodeRun, StoreLocation, open_store
+from perflab.workflows import _confirmed
+
+# the front page lists at most this many confirmed change points (the trends' pages, all)
+RECENT_CHANGES = 50
+
+
+@dataclass(frozen=True)
+class _Commit:
+    commit: str
+    subject: str
+    tree: str
+
+
+class RunAnalyses:
+    """Each run of a store analysed once, whole (every lens): the trends' values and the run's
+    page read the same analysis."""
+
+    def __init__(self, store: StoreLocation):
+        self._store = store
+        self._done: dict[int, RunResult] = {}
+
+    def __call__(self, run_id: int) -> RunResult:
+        if run_id not in self._done:
+            opened = open_store(self._store, create=False)
+            try:
+                self._done[run_id] = analyse_run(opened.load_run(run_id))
+            finally:
+                opened.close()
+        return self._done[run_id]
+
+
+def read_site(
+    store: StoreLocation, *, threshold: float = 0.02, analyses: RunAnalyses | None = None
+) -> Site:
+    """Every benchmark x lens the store measured commits of, as a trend with its change
+    points; the confirmed ones across all trends, newest first."""
+    if threshold <= 0:
+        raise ConfigError(f"--threshold must be above 0, got {threshold}", hint="e.g. 2%")
+    opened = open_store(store, create=False)
+    try:
+        runs = opened.runs_of_code()
+    finally:
+        opened.close()
+    groups: dict[str, list[CodeRun]] = {}
+    for run in runs:
+        if run.status is not RunStatus.RUNNING:
+            groups.setdefault(repr(_what_is_measured(run.experiment)), []).append(run)
+    analysed = analyses or RunAnalyses(store)
+    trends = [
+        t
+        for identity, group in groups.items()
+        for t in _trends(identity, group, store, threshold, analysed)
+    ]
+    trends = _named_apart(trends)
+    changes = [SiteChange(t, c) for t in trends for c in t.history.changes]
+    confirmed = sorted(
+        (s for s in changes if s.change.confirmed),
+        key=lambda s: (s.change.run_id or 0, s.change.after.run_id or 0),
+        reverse=True,
+    )
+    return Site(
+        trends=tuple(trends),
+        recent=tuple(confirmed[:RECENT_CHANGES]),
+        unconfirmed=len(changes) - len(confirmed),
+        threshold=threshold,
+    )
+
+
+def _trends(
+    identity: str,
+    group: list[CodeRun],
+    store: StoreLocation,
+    threshold: float,
+    analysed: RunAnalyses,
+) -> Iterator[Trend]:
+    """A trend per benchmark and lens of runs that measured the same thing."""
+    measured = MeasuredCode(group, group[0].experiment, store, analysed=analysed)
+    line = commit_line(group)
+    metrics = dict.fromkeys(m for run in group for m in run.experiment.settings.metrics)
+    for benchmark in group[0].experiment.benchmarks:
+        for metric in metrics:
+            history = _history(measured, line, benchmark.name, metric, threshold, store)
+            if history is not None:
+                key = _page_key(identity, benchmark.name, metric)
+                yield Trend(benchmark.name, history, key)
+
+
+def _history(
+    measured: MeasuredCode,
+    line: Sequence[_Commit],
+    benchmark: str,
+    metric: Metric,
+    threshold: float,
+    store: StoreLocation,
+) -> HistoryResult | None:
+    """The benchmark's stored figures by `metric` along `line`, as a history (None: none)."""
+    points = []
+    for code in line:
+        known = measured.value(code.commit, metric, benchmark)
+        if known is not None:
+            value, unit, run_id = known
+            points.append(HistoryPoint(code.commit, code.subject, code.tree, value, unit, run_id))
+    if not points:
+        return None
+    placed, note = placed_history_points(points, store, metric)
+    points = list(placed)
+    series = [p.series_value or 0.0 for p in points]
+    changes = [
+        _change(measured, benchmark, metric, threshold, points, found.index, found.ratio)
+        for found in change_points(series, min_step=threshold)
+    ]
+    return HistoryResult(
+        range_text=f"{points[0].commit[:10]}..{points[-1].commit[:10]}",
+        metric=metric,
+        threshold=threshold,
+        points=tuple(points),
+        changes=tuple(changes),
+        measured_now=0,
+        seconds=0.0,
+        notes=(note,) if note else (),
+    )
+
+
+def _change(
+    measured: MeasuredCode,
+    benchmark: str,
+    metric: Metric,
+    threshold: float,
+    points: list[HistoryPoint],
+    index: int,
+    series_ratio: float,
+) -> HistoryChange:
+    """A change point, confirmed (or not) by the latest stored direct comparison of the
+    commits either side, as history confirms it; unconfirmed when the store holds none."""
+    before, after = points[index - 1], points[index]
+    stored = measured.pair(before.commit, after.commit, (metric,))
+    if stored is None:
+        return HistoryChange(index, before, after, series_ratio, None, None, None, False, None)
+    # the comparison of this benchmark: a run may have measured several
+    own = tuple(c for c in stored.result.comparisons if c.benchmark == benchmark)
+    pair = StoredPair(replace(stored.result, comparisons=own), stored.before, stored.after)
+    return _confirmed(pair, metric, threshold, index, before, after, series_ratio)
+
+
+def commit_line(runs: Sequence[CodeRun]) -> list[_Commit]:
+    """The commits the runs measured (as committed, no patch), oldest first: each run's
+    variants in order are its commits in order; ties (and contradictions) go to the commit the
+    store measured first."""
+    found: dict[str, _Commit] = {}
+    later: dict[str, set[str]] = {}
+    for run in runs:
+        previous = None
+        for variant in run.experiment.variants:
+            provenance = run.provenance.get(variant.name)
+            if provenance is None or provenance.get("changes"):
+                continue
+            commit = provenance.get("commit")
+            if not isinstance(commit, str) or not commit:
+                continue
+            subject, tree = provenance.get("subject"), provenance.get("tree")
+            found.setdefault(commit, _Commit(commit, str(subject or ""), str(tree or "")))
+            later.setdefault(commit, set())
+            if previous is not None and previous != commit:
+                later[previous].add(commit)
+            previous = commit
+    return [found[c] for c in _ordered(list(found), later)]
+
+
+def _ordered(first_seen: list[str], later: dict[str, set[str]]) -> list[str]:
+    """A topological order of `later` (a -> the commits after a), ties by `first_seen`; a cycle
+    is broken at its commit seen first."""
+    rank = {c: i for i, c in enumerate(first_seen)}
+    waiting = dict.fromkeys(first_seen, 0)
+    for commit in first_seen:
+        for after in later[commit]:
+            waiting[after] += 1
+    ready = [(rank[c], c) for c, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    done: list[str] = []
+    left = set(first_seen)
+    while left:
+        if not ready:  # a cycle: the runs disagree; the first measured goes first
+            stuck = min(left, key=rank.__getitem__)
+            waiting[stuck] = 0
+            ready.append((rank[stuck], stuck))
+        _, commit = heapq.heappop(ready)
+        if commit not in left:
+            continue
+        left.discard(commit)
+        done.append(commit)
+        for after in later[commit]:
+            waiting[after] -= 1
+            if waiting[after] == 0 and after in left:
+                heapq.heappush(ready, (rank[after], after))
+    return done
+
+
+def _page_key(identity: str, benchmark: str, metric: Metric) -> str:
+    """A file-name-safe, unique, stable key: the name's letters and a digest of all of it."""
+    digest = hashlib.sha256(f"{identity}\0{benchmark}\0{metric}".encode()).hexdigest()[:10]
+    readable = re.sub(r"[^a-z0-9]+", "-", benchmark.lower()).strip("-")[:40] or "benchmark"
+    return f"{readable}-{metric}-{digest}"
+
+
+def _named_apart(trends: list[Trend]) -> list[Trend]:
+    """Benchmarks of one name measured with different settings are different trends: each
+    named with its settings' number."""
+    seen: dict[tuple[str, Metric], int] = {}
+    named = []
+    for trend in trends:
+        number = seen[(trend.benchmark, trend.metric)] = (
+            seen.get((trend.benchmark, trend.metric), 0) + 1
+        )
+        named.append(
+            trend
+            if number == 1
+            else replace(trend, benchmark=f"{trend.benchmark} (settings {number})")
+        )
+    return named
+
+
+def publish(out: Path | str, store: StoreLocation, *, threshold: float = 0.02) -> Published:
+    """The site of `store` written to the folder `out`: only the pages whose text changed."""
+    folder = Path(out)
+    analyses = RunAnalyses(store)
+    site = read_site(store, threshold=threshold, analyses=analyses)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot make {folder}: {error.strerror}", hint="name another folder"
+        ) from None
+    if not folder.is_dir() or folder.is_symlink():
+        raise ConfigError(f"{folder} is not a folder", hint="name a folder for the site")
+    written: list[str] = []
+    unchanged: list[str] = []
+    for name, text in _pages(site, analyses):
+        (written if _write_if_changed(folder / name, text) else unchanged).append(name)
+    return Published(str(folder), tuple(written), tuple(unchanged), site)
+
+
+def _pages(site: Site, analyses: RunAnalyses) -> Iterator[tuple[str, str]]:
+    """Every page of the site, by file name: the runs' reports, the trends, the front page."""
+    from perflab.report.html import render_html  # jinja2: loaded only when pages are written
+
+    for run_id in site.run_ids:
+        yield run_page_name(run_id), render_html(analyses(run_id))
+    for trend in site.trends:
+        yield trend_page_name(trend), trend_page(trend)
+    yield FRONT_PAGE, front_page(site)
+
+
+def _write_if_changed(path: Path, text: str) -> bool:
+    """Writes `text` unless the file holds it already (compared by digest); True: written."""
+    if path.is_symlink():
+        write_file(path, text)  # refuses: perflab does not write through a link
+    try:
+        old = hashlib.sha256(path.read_bytes()).digest()
+    except FileNotFoundError:
+        old = b""
+    except IsADirectoryError:
+        raise ConfigError(f"cannot write {path}: it is a folder", hint="remove it") from None
+    if old == hashlib.sha256(text.encode("utf-8")).digest():
+        return False
+    write_file(path, text)
+    return True

@@ -1,0 +1,213 @@
+"""The pages of a published site (`perflab publish`): the front page (the recent confirmed change
+points, then a grid of every benchmark x lens with a small trend) and a page per trend (the
+history's answer, its trend linked to each point's run, a row per commit). A run's page is its
+report (`render_html`). Every page is self-contained: inline CSS and SVG, links relative to the
+site's folder, names escaped by the templates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from markupsafe import Markup
+
+from perflab.records.document import Cell, Paragraph, Section, Style, Table
+from perflab.records.published import Site, SiteChange, Trend
+from perflab.records.version import __version__
+from perflab.records.workflow_results import HistoryChange
+from perflab.report.escape import html_text
+from perflab.report.workflow_views import (
+    CHANGES_CAPTION,
+    history_answer,
+    per_iteration_text,
+    points_table,
+    ratio_text,
+    trend_figure,
+)
+
+SPARK_WIDTH, SPARK_HEIGHT = 160.0, 36.0
+FRONT_PAGE = "index.html"
+
+
+def run_page_name(run_id: int) -> str:
+    return f"run-{run_id}.html"
+
+
+def trend_page_name(trend: Trend) -> str:
+    return f"trend-{trend.key}.html"
+
+
+def _point_links(trend: Trend) -> dict[int, str]:
+    return {
+        i: run_page_name(p.run_id)
+        for i, p in enumerate(trend.history.points)
+        if p.run_id is not None
+    }
+
+
+def _change_links(trend: Trend) -> dict[int, str]:
+    return {c.index: run_page_name(c.run_id) for c in trend.history.changes if c.run_id is not None}
+
+
+def trend_section(trend: Trend) -> Section:
+    """The history's answer (its change points, each linked to its direct comparison), the
+    trend (each point linked to its run), a row per commit."""
+    history = trend.history
+    links = _change_links(trend)
+    figure = trend_figure(history, links, _point_links(trend))
+    blocks = (
+        *history_answer(history, links),
+        *([figure] if figure else []),
+        points_table(history, _point_links(trend)),
+        *(Paragraph(f"info: {note}", Style.MUTED) for note in history.notes),
+    )
+    title = f"{history.metric} per iteration over {len(history.points)} commits"
+    return Section(title, blocks, key="history")
+
+
+def trend_page(trend: Trend) -> str:
+    from perflab.report.html import render_page  # jinja2: loaded only when a page is written
+
+    return render_page(
+        f"{trend.benchmark} · {trend.metric}",
+        (trend_section(trend),),
+        up=(FRONT_PAGE, "every benchmark"),
+    )
+
+
+def headline(site: Site) -> Paragraph:
+    """The answer in a line: how many confirmed change points, across how many trends."""
+    trends = len(site.trends)
+    across = f"beyond {site.threshold:.1%} across {trends} trend{'s' * (trends != 1)}"
+    more = (
+        f" ({site.unconfirmed} more change point{'s' * (site.unconfirmed != 1)} not confirmed "
+        "by a direct comparison: on their trends' pages)"
+        if site.unconfirmed
+        else ""
+    )
+    if not site.trends:
+        return Paragraph(
+            "the store holds no runs of commits: `perflab history` (or bisect, check) measures "
+            "them",
+            Style.EMPHASIS,
+        )
+    count = len(site.recent)
+    if not count:
+        return Paragraph(f"no confirmed change {across}{more}", Style.EMPHASIS)
+    return Paragraph(
+        f"{count} confirmed change point{'s' * (count != 1)} {across}, newest first{more}",
+        Style.EMPHASIS,
+    )
+
+
+def _direction(change: HistoryChange) -> Cell:
+    slower = change.series_ratio > 1
+    return Cell("slower" if slower else "faster", Style.SLOWER if slower else Style.FASTER)
+
+
+def _before_after(change: HistoryChange) -> str:
+    before, after = change.before, change.after
+    values = (before.series_value, after.series_value)
+    if values[0] is None or values[1] is None:
+        return "-"
+    unit = after.unit or before.unit
+    return f"{per_iteration_text(values[0], unit)} → {per_iteration_text(values[1], unit)}"
+
+
+def changes_table(recent: Sequence[SiteChange]) -> Table:
+    """Each confirmed change point: the commit (linked to its direct comparison), the benchmark
+    (linked to its trend), the lens, the values either side, the direct ratio with its CI."""
+    rows = tuple(
+        (
+            Cell(s.change.after.commit[:10], href=_run_link(s.change)),
+            Cell(s.change.after.subject),
+            Cell(s.trend.benchmark, href=trend_page_name(s.trend)),
+            Cell(str(s.trend.metric)),
+            Cell(_before_after(s.change)),
+            Cell(ratio_text(s.change.ratio, s.change.ci_low, s.change.ci_high)),
+            _direction(s.change),
+        )
+        for s in recent
+    )
+    return Table(
+        ("commit", "subject", "benchmark", "lens", "before → after", "direct [95% CI]", ""),
+        rows,
+        numeric=(False, False, False, False, True, True, False),
+        caption=CHANGES_CAPTION,
+    )
+
+
+def _run_link(change: HistoryChange) -> str:
+    return run_page_name(change.run_id) if change.run_id is not None else ""
+
+
+def sparkline(trend: Trend) -> str:
+    """The trend in a few pixels: its line, each change point a dot in its direction's colour."""
+    points = [
+        (i, v) for i, p in enumerate(trend.history.points) if (v := p.series_value) is not None
+    ]
+    low = min(v for _, v in points)
+    high = max(v for _, v in points)
+    span = (high - low) or abs(high) or 1.0
+    last = max(len(trend.history.points) - 1, 1)
+
+    def place(index: int, value: float) -> tuple[float, float]:
+        x = 3 + (SPARK_WIDTH - 6) * index / last
+        y = SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * (value - low) / span
+        return x, y
+
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in (place(i, v) for i, v in points))
+    marks = []
+    for change in trend.history.changes:
+        value = change.after.series_value
+        if value is not None:
+            x, y = place(change.index, value)
+            colour = "#cf222e" if change.series_ratio > 1 else "#1a7f37"
+            marks.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
+    label = html_text(
+        f"{trend.benchmark}, {trend.metric}: {len(points)} commits, "
+        f"{len(trend.history.changes)} change point(s)"
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{SPARK_WIDTH:.0f}" '
+        f'height="{SPARK_HEIGHT:.0f}" role="img" aria-label="{label}"><polyline fill="none" '
+        f'stroke="#4e79a7" stroke-width="1.5" points="{line}"/>{"".join(marks)}</svg>'
+    )
+
+
+def _latest(trend: Trend) -> str:
+    last = trend.history.points[-1]
+    value = last.series_value
+    return "-" if value is None else per_iteration_text(value, last.unit)
+
+
+def front_page(site: Site) -> str:
+    """The answer first (the recent confirmed change points), then every trend in a grid that
+    can be filtered by name and lens."""
+    from perflab.report.html import _environment, section_view
+
+    answer: list[Paragraph | Table] = [headline(site)]
+    if site.recent:
+        answer.append(changes_table(site.recent))
+    grid = [
+        {
+            "name": t.benchmark,
+            "lens": str(t.metric),
+            "href": trend_page_name(t),
+            "spark": Markup(sparkline(t)),
+            "commits": len(t.history.points),
+            "changes": len(t.history.changes),
+            "latest": _latest(t),
+        }
+        for t in sorted(site.trends, key=lambda t: (t.benchmark, str(t.metric)))
+    ]
+    return (
+        _environment()
+        .get_template("site.html.j2")
+        .render(
+            title="perflab: benchmarks over commits",
+            version=__version__,
+            answer=section_view(Section("recent change points", tuple(answer), key="changes")),
+            grid=grid,
+            lenses=sorted({row["lens"] for row in grid}),
+        )
+    )

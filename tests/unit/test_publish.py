@@ -1,0 +1,162 @@
+"""`perflab publish` on a store written here (runs of git= variants, as history and bisect store
+them): the trends and their change points, the pages and their links, the incremental second
+publish, hostile names kept inert, the preview server."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from perflab.publish import commit_line, publish, read_site
+from perflab.records.model import (
+    Benchmark,
+    Experiment,
+    Metric,
+    RunStatus,
+    Sample,
+    Settings,
+    Variant,
+)
+from perflab.store import Store
+
+HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
+BENCHMARKS = (Benchmark("parse", stmt="pass"), Benchmark(HOSTILE, stmt="pass"))
+# five commits; the fourth makes `parse` 30% slower and the other benchmark 30% faster
+COMMITS = [(f"{i:x}" * 40, f"commit {i}") for i in range(1, 6)]
+COMMITS[3] = (COMMITS[3][0], f"slow down {HOSTILE}")
+SLOW_FROM = 3
+
+
+def _level(benchmark: str, commit: str) -> float:
+    index = [c for c, _ in COMMITS].index(commit)
+    if index < SLOW_FROM:
+        return 1.0e6
+    return 1.3e6 if benchmark == "parse" else 0.7e6
+
+
+def _write_run(store: Store, commits: list[tuple[str, str]], names: list[str], seed: int) -> int:
+    """A run of the time lens whose variants `names` are `commits`, 8 generations x 4 blocks."""
+    experiment = Experiment(
+        benchmarks=BENCHMARKS,
+        variants=tuple(
+            Variant(name, git=commit) for name, (commit, _) in zip(names, commits, strict=True)
+        ),
+        settings=Settings(metrics=(Metric.TIME,)),
+    )
+    writer = store.begin_run(experiment, {"cpu_model": "test"}, "0")
+    rng = random.Random(seed)
+    for name, (commit, subject) in zip(names, commits, strict=True):
+        provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:], "changes": []}
+        writer.add_variant_info(name, {"provenance": provenance})
+    for benchmark in BENCHMARKS:
+        for generation in range(8):
+            for block in range(4):
+                for position, (name, (commit, _)) in enumerate(zip(names, commits, strict=True)):
+                    value = _level(benchmark.name, commit) * rng.uniform(0.995, 1.005)
+                    writer.add_sample(
+                        Sample(benchmark.name, name, Metric.TIME, "wall_ns", value, loops=1000,
+                               generation=generation, block=block, position=position,
+                               at_ns=(generation * 4 + block) * 10**7)
+                    )  # fmt: skip
+    writer.finish(RunStatus.COMPLETE)
+    return writer.run_id
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A history's run of the five commits, then the direct comparison of the change point."""
+    path = tmp_path / "p.db"
+    opened = Store.open(path)
+    try:
+        _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
+        _write_run(opened, COMMITS[SLOW_FROM - 1 : SLOW_FROM + 1], ["before", "after"], seed=2)
+    finally:
+        opened.close()
+    return path
+
+
+def test_each_benchmark_and_lens_is_a_trend_with_the_history_s_change_points(store: Path) -> None:
+    site = read_site(store)
+    assert sorted(t.benchmark for t in site.trends) == sorted(b.name for b in BENCHMARKS)
+    parse = next(t for t in site.trends if t.benchmark == "parse")
+    assert [p.commit for p in parse.history.points] == [c for c, _ in COMMITS]
+    (change,) = parse.history.changes
+    assert change.after.commit == COMMITS[SLOW_FROM][0] and change.confirmed
+    assert change.run_id == 2 and change.ratio is not None and 1.25 < change.ratio < 1.35
+    assert site.recent[0].change == change and site.unconfirmed == 0
+    # each benchmark's change point is confirmed by its own comparison in the shared run
+    other = next(t for t in site.trends if t.benchmark == HOSTILE)
+    (faster,) = other.history.changes
+    assert faster.confirmed and faster.ratio is not None and 0.65 < faster.ratio < 0.75
+
+
+def test_commits_are_ordered_by_what_the_runs_say_not_by_when_they_were_seen(
+    tmp_path: Path,
+) -> None:
+    """A bisect stores GOOD against each step, steps out of order: the order is each run's."""
+    opened = Store.open(tmp_path / "p.db")
+    try:
+        _write_run(opened, [COMMITS[0], COMMITS[4]], ["good", "c5"], seed=1)
+        _write_run(opened, [COMMITS[0], COMMITS[2]], ["good", "c3"], seed=2)
+        _write_run(opened, [COMMITS[2], COMMITS[3]], ["before", "after"], seed=3)
+        runs = opened.runs_of_code()
+    finally:
+        opened.close()
+    line = [c.commit for c in commit_line(runs)]
+    assert line[0] == COMMITS[0][0] and line.index(COMMITS[2][0]) < line.index(COMMITS[3][0])
+
+
+def test_the_site_links_the_change_point_to_its_run_and_its_trend(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    done = publish(out, store)
+    assert set(done.written) == {p.name for p in out.iterdir()} and not done.unchanged
+    front = (out / "index.html").read_text()
+    parse = next(t for t in done.site.trends if t.benchmark == "parse")
+    # the answer first: the change point, named, then the grid
+    assert front.index(COMMITS[SLOW_FROM][0][:10]) < front.index('id="trends"')
+    assert 'href="run-2.html"' in front and f'href="trend-{parse.key}.html"' in front
+    assert "slower" in front and "faster" in front and "2 confirmed change points" in front
+    for target in re.findall(r'href="([^"#]+)"', front):
+        assert (out / target).is_file(), target
+    trend = (out / f"trend-{parse.key}.html").read_text()
+    assert '<a href="run-1.html"><circle' in trend  # a point links its run
+    assert '<a href="run-2.html"><line' in trend  # the change point its comparison
+    assert '<a href="index.html">' in trend  # and back to the front page
+    assert "perflab run 2" in (out / "run-2.html").read_text()
+
+
+def test_a_second_publish_writes_only_what_changed(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    first = publish(out, store)
+    again = publish(out, store)
+    assert again.written == () and set(again.unchanged) == set(first.written)
+    opened = Store.open(store)
+    try:  # one more commit measured: its run's page, the trends and the front page change
+        _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
+    finally:
+        opened.close()
+    third = publish(out, store)
+    assert "run-3.html" in third.written and "index.html" in third.written
+    assert "run-1.html" in third.unchanged
+
+
+def test_hostile_names_stay_text(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    publish(out, store)
+    for page in out.iterdir():
+        text = page.read_text()
+        assert "<script>alert" not in text and "<b>bold" not in text, page.name
+    front = (out / "index.html").read_text()
+    assert "&lt;script&gt;alert(" in front
+
+
+def test_an_empty_store_publishes_a_front_page_that_says_so(tmp_path: Path) -> None:
+    Store.open(tmp_path / "p.db").close()
+    done = publish(tmp_path / "site", tmp_path / "p.db")
+    assert done.written == ("index.html",)
+    assert "holds no runs of commits" in (tmp_path / "site" / "index.html").read_text()
