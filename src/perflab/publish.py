@@ -37,7 +37,7 @@ from perflab.report.site import (
 )
 from perflab.stats.changepoints import change_points
 from perflab.store import CodeRun, StoreLocation, open_store
-from perflab.workflows import _confirmed
+from perflab.workflows import confirmed_change
 
 # the front page lists at most this many confirmed change points (the trends' pages, all)
 RECENT_CHANGES = 50
@@ -178,7 +178,7 @@ def _change(
     # the comparison of this benchmark: a run may have measured several
     own = tuple(c for c in stored.result.comparisons if c.benchmark == benchmark)
     pair = StoredPair(replace(stored.result, comparisons=own), stored.before, stored.after)
-    return _confirmed(pair, metric, threshold, index, before, after, series_ratio)
+    return confirmed_change(pair, metric, threshold, index, before, after, series_ratio)
 
 
 def commit_line(runs: Sequence[CodeRun]) -> list[_Commit]:

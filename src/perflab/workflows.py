@@ -795,13 +795,13 @@ def _history_changes(
                         Variant(name="after", git=after.commit)]  # fmt: skip
             result = benchmark.run(benchmark.experiment(variants, metrics=metrics), repo)
             stored = StoredPair(result, "before", "after")
-        change = _confirmed(stored, metrics[0], threshold, valued[found.index], before, after,
+        change = confirmed_change(stored, metrics[0], threshold, valued[found.index], before, after,
                             found.ratio)  # fmt: skip
         changes.append(replace(change, reused=reused))
     return changes
 
 
-def _confirmed(
+def confirmed_change(
     stored: StoredPair,
     metric: Metric,
     threshold: float,
