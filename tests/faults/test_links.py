@@ -123,3 +123,41 @@ def test_a_dangling_link_planted_as_the_stores_gitignore_is_not_followed(tmp_pat
     assert done.returncode == 0, done.stderr
     assert (folder / "perflab.db").is_file()
     assert not planted.exists() and (folder / ".gitignore").is_symlink()
+
+
+def test_a_report_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path: Path) -> None:
+    """--markdown to a FIFO planted in a shared folder with no reader: refused (status 2,
+    "nobody is reading"), where writing to it waited forever"""
+    fifo = tmp_path / "r.md"
+    os.mkfifo(fifo)
+    done = perflab(*_run(tmp_path, "--markdown", str(fifo)), cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "nobody is reading" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "suffix"),
+    [("run", "-wal"), ("run", "-journal"), ("run", "-shm"), ("list", "-shm")],
+    ids=lambda value: value.strip("-"),
+)
+def test_a_link_planted_where_sqlite_keeps_its_journal_is_refused(
+    tmp_path: Path, command: str, suffix: str
+) -> None:
+    """a symbolic link planted beside a store (a shared folder) under the name of its WAL,
+    rollback journal or shared memory, for a run on a new store or a listing of an existing
+    one: refused (status 2) naming the link; the link's target unchanged"""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    store = shared / "p.db"
+    if command == "list":
+        assert perflab(*_run(shared), cwd=tmp_path).returncode == 0
+    target = tmp_path / "private"
+    target.write_text(SECRET)
+    (shared / f"p.db{suffix}").symlink_to(target)
+    args = _run(shared) if command == "run" else ["list", "--store", str(store)]
+    done = perflab(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"p.db{suffix}" in done.stderr and "symbolic link" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert target.read_text() == SECRET and (shared / f"p.db{suffix}").is_symlink()

@@ -208,6 +208,7 @@ class Store:
                 hint=f"pass --store {path / 'perflab.db'}",
             )
         _check_regular(path)
+        _check_no_linked_journal(path)
         if path.is_file() and path.stat().st_size > 0:
             _check_is_sqlite(path)
             classify(path)  # read-only: another program's file is refused untouched
@@ -257,6 +258,7 @@ class Store:
                 f"{path} is not a perflab store: an SQLite database without perflab's tables",
                 hint="point --store at a perflab database",
             )
+        _check_no_linked_journal(path)
         connection, version, copy_folder = _connect_read_only(path)
         store = cls(connection, path, read_only=True)
         store._copy_folder = copy_folder
@@ -675,6 +677,22 @@ def _check_regular(path: Path) -> None:
             f"the store {str(path)!r} is {kind}{through}, not a file: nothing is written to it",
             hint="pass --store PATH with a regular file or a new one",
         )
+
+
+def _check_no_linked_journal(path: Path) -> None:
+    """No symbolic link where SQLite keeps the store's journal, WAL or shared memory: SQLite
+    would open it and write through it (a link planted beside a store in a shared folder)."""
+    for folder in dict.fromkeys((path, Path(os.path.realpath(path)))):
+        for suffix in ("-journal", "-wal", "-shm"):
+            beside = Path(f"{folder}{suffix}")
+            if beside.is_symlink():
+                raise StoreError(
+                    f"the store {str(path)!r} has a symbolic link {str(beside)!r} beside it (to "
+                    f"{os.readlink(beside)!r}) where SQLite keeps its {suffix[1:]} file: "
+                    "perflab does not write through a link it did not make",
+                    hint=f"remove {beside} if it is yours, or pass --store PATH in a folder of "
+                    "your own",
+                )
 
 
 # A new run's row: NEW_RUN_INSERT's parameters are new_run_values()
