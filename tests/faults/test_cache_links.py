@@ -178,3 +178,20 @@ def test_the_analysis_cache_never_writes_through_a_linked_folder(outside: Path) 
     cache.put("kind", ["key"], {"value": 1})
     assert cache.stats.write_errors == 1
     assert snapshot(outside) == before
+
+
+def test_prune_leaves_another_repositorys_worktree_records_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    """`cache prune` with an entry naming a repository whose own worktree (not perflab's)
+    is on a drive that is not mounted now: git's record of that worktree stays"""
+    away = tmp_path / "away"
+    git(repo, "worktree", "add", "-q", "--detach", str(away))
+    shutil.rmtree(away)  # as if its drive were unmounted
+    records = sorted(p.name for p in (repo / ".git" / "worktrees").iterdir())
+    cache = tmp_path / "cache"
+    key = "0123456789abcdef0123"
+    describe(cache, key, repo)
+    (cache / key).mkdir()
+    prune(cache, tmp_path)
+    assert sorted(p.name for p in (repo / ".git" / "worktrees").iterdir()) == records

@@ -558,21 +558,30 @@ class BuildCache:
                 self._release(entry.key)
             removed.append(entry)
             repositories.add(entry.repository)
-        if self.root.is_dir():
-            for leftover in self.root.glob("tmp-*"):
-                if leftover.suffix in (".lock", ".tmp") or not _is_real_folder(leftover):
-                    continue
-                if not self._lock(leftover.name, exclusive=True, wait=False):
-                    continue  # a run is checking out there
-                try:
-                    remove_tree(leftover)
-                    (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
-                finally:
-                    self._release(leftover.name)
+        scratch = self._prune_scratch() if self.root.is_dir() else []
+        # git's records of the scratch checkouts, by path: never `git worktree prune`, which
+        # also drops the records of the user's own worktrees on a drive not mounted now
         for repository in repositories:
-            if os.path.isdir(repository):
-                run_git(self.runner, repository, "worktree", "prune")
+            for path in scratch:
+                if os.path.isdir(repository):
+                    run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
         return removed
+
+    def _prune_scratch(self) -> list[Path]:
+        """Remove the scratch checkouts (`tmp-*`) that no run is using; their paths."""
+        gone = []
+        for leftover in self.root.glob("tmp-*"):
+            if leftover.suffix in (".lock", ".tmp") or not _is_real_folder(leftover):
+                continue
+            if not self._lock(leftover.name, exclusive=True, wait=False):
+                continue  # a run is checking out there
+            try:
+                remove_tree(leftover)
+                (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
+            finally:
+                self._release(leftover.name)
+            gone.append(leftover)
+        return gone
 
     def _remove_worktree(self, repository: str, path: Path) -> None:
         # the folder first: git then clears its record of a worktree whose folder is gone,
