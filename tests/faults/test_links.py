@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.store.sqlite import _recovery_path
 from tests.faults.conftest import FAST, perflab
 from tests.git_repo import commit, git
 
@@ -161,3 +162,18 @@ def test_a_link_planted_where_sqlite_keeps_its_journal_is_refused(
     assert f"p.db{suffix}" in done.stderr and "symbolic link" in done.stderr
     assert "Traceback" not in done.stderr
     assert target.read_text() == SECRET and (shared / f"p.db{suffix}").is_symlink()
+
+
+def test_a_recovery_file_is_created_exclusively_never_through_a_planted_name(
+    tmp_path: Path,
+) -> None:
+    """the file a lost store's runs are saved to, where a dangling link was planted under its
+    first name: the next name is taken, made at once as a new file of perflab's (so a link
+    planted between the choice and the save is never followed); the link's target not made"""
+    planted = tmp_path / "made-through-the-link"
+    (tmp_path / "perflab-recovered-run7.db").symlink_to(planted)
+    chosen = _recovery_path(tmp_path / "p.db", 7)
+    assert chosen == tmp_path / "perflab-recovered-run7-2.db"
+    found = os.lstat(chosen)
+    assert stat.S_ISREG(found.st_mode) and found.st_size == 0
+    assert not planted.exists()

@@ -849,15 +849,24 @@ def _store_errors(path: Path | None) -> Iterator[None]:
 
 
 def _recovery_path(store_path: Path, run_id: int) -> Path | None:
-    """A new file next to the lost store, else in the working directory, else in /tmp."""
+    """A new empty file next to the lost store, else in the working directory, else in /tmp:
+    created exclusively, so nothing planted under its name (a link, even a dangling one, or
+    one planted after a check) is opened."""
     for folder in (store_path.parent, Path.cwd(), Path(tempfile.gettempdir())):
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             continue
         for attempt in range(1, 100):
             suffix = "" if attempt == 1 else f"-{attempt}"
             candidate = folder / f"perflab-recovered-run{run_id}{suffix}.db"
-            if not os.path.lexists(candidate):  # a dangling link counts: never created through
-                return candidate
+            try:
+                os.close(
+                    os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+                )
+            except FileExistsError:
+                continue
+            except OSError:
+                break  # not writable after all: the next folder
+            return candidate
     return None
 
 
@@ -913,6 +922,7 @@ class RunWriter:
                 saved = True
             except sqlite3.Error:
                 saved = False
+                recovery.unlink(missing_ok=True)  # the empty file made for it
         self._lost = StoreLostError(
             f"the store {str(self.path)!r} was {what} while run {self.run_id} was being written "
             "(did the benchmark delete it?); the run is stopped"
