@@ -195,3 +195,18 @@ def test_prune_leaves_another_repositorys_worktree_records_alone(
     (cache / key).mkdir()
     prune(cache, tmp_path)
     assert sorted(p.name for p in (repo / ".git" / "worktrees").iterdir()) == records
+
+
+@pytest.mark.parametrize("action", ["list", "prune"])
+def test_a_description_with_fields_of_the_wrong_type_is_skipped(
+    repo: Path, tmp_path: Path, action: str
+) -> None:
+    """`cache list` and `cache prune` over an entry description whose fields have the wrong
+    types (`"changes": 5`, `"created_at": null`): skipped as not perflab's, no traceback
+    (a TypeError escaped)"""
+    cache = tmp_path / "cache"
+    describe(cache, "0123456789abcdef0123", repo, changes=5, created_at=None)
+    done = perflab("cache", action, "--cache-dir", str(cache), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (cache / "0123456789abcdef0123.json").exists()
