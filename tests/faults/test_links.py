@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.store.sqlite import _recovery_path
+from perflab.store.sqlite import _copy_with_wal, _recovery_path
 from tests.faults.conftest import FAST, perflab
 from tests.git_repo import commit, git
 
@@ -177,3 +177,19 @@ def test_a_recovery_file_is_created_exclusively_never_through_a_planted_name(
     found = os.lstat(chosen)
     assert stat.S_ISREG(found.st_mode) and found.st_size == 0
     assert not planted.exists()
+
+
+def test_a_stores_read_only_copy_is_a_private_folder_the_next_run_sweeps(tmp_path: Path) -> None:
+    """the copy of a store and its WAL made to read it on a read-only filesystem: in a private
+    (0700) `perflab-store-copy-PID-*` folder, which the next run removes when a reader killed
+    while reading left it (a copy of the user's runs stayed in the temporary directory)"""
+    store = tmp_path / "p.db"
+    store.write_bytes(b"runs")
+    Path(f"{store}-wal").write_bytes(b"writes")
+    folder = Path(str(_copy_with_wal(store)))
+    try:
+        assert folder.name.startswith(f"perflab-store-copy-{os.getpid()}-")
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert (folder / "p.db-wal").read_bytes() == b"writes"
+    finally:
+        shutil.rmtree(folder)

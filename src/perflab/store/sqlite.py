@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perflab.machine.scratch import make_private_folder
 from perflab.records.errors import StoreDamagedError, StoreError, StoreLostError
 from perflab.records.model import (
     Artifact,
@@ -730,7 +731,8 @@ def _copy_with_wal(path: Path) -> str | None:
             return None
     except OSError:
         return None
-    folder = tempfile.mkdtemp(prefix="perflab-store-copy-")
+    # named for the sweep: a reader killed while it reads leaves no copy of the store behind
+    folder = str(make_private_folder("store-copy"))
     try:
         shutil.copyfile(path, Path(folder) / path.name)
         shutil.copyfile(wal, Path(folder) / wal.name)
