@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.store.sqlite import _copy_with_wal, _recovery_path
 from tests.faults.conftest import FAST, perflab
 from tests.git_repo import commit, git
 
@@ -123,3 +124,72 @@ def test_a_dangling_link_planted_as_the_stores_gitignore_is_not_followed(tmp_pat
     assert done.returncode == 0, done.stderr
     assert (folder / "perflab.db").is_file()
     assert not planted.exists() and (folder / ".gitignore").is_symlink()
+
+
+def test_a_report_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path: Path) -> None:
+    """--markdown to a FIFO planted in a shared folder with no reader: refused (status 2,
+    "nobody is reading"), where writing to it waited forever"""
+    fifo = tmp_path / "r.md"
+    os.mkfifo(fifo)
+    done = perflab(*_run(tmp_path, "--markdown", str(fifo)), cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "nobody is reading" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "suffix"),
+    [("run", "-wal"), ("run", "-journal"), ("run", "-shm"), ("list", "-shm")],
+    ids=lambda value: value.strip("-"),
+)
+def test_a_link_planted_where_sqlite_keeps_its_journal_is_refused(
+    tmp_path: Path, command: str, suffix: str
+) -> None:
+    """a symbolic link planted beside a store (a shared folder) under the name of its WAL,
+    rollback journal or shared memory, for a run on a new store or a listing of an existing
+    one: refused (status 2) naming the link; the link's target unchanged"""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    store = shared / "p.db"
+    if command == "list":
+        assert perflab(*_run(shared), cwd=tmp_path).returncode == 0
+    target = tmp_path / "private"
+    target.write_text(SECRET)
+    (shared / f"p.db{suffix}").symlink_to(target)
+    args = _run(shared) if command == "run" else ["list", "--store", str(store)]
+    done = perflab(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"p.db{suffix}" in done.stderr and "symbolic link" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert target.read_text() == SECRET and (shared / f"p.db{suffix}").is_symlink()
+
+
+def test_a_recovery_file_is_created_exclusively_never_through_a_planted_name(
+    tmp_path: Path,
+) -> None:
+    """the file a lost store's runs are saved to, where a dangling link was planted under its
+    first name: the next name is taken, made at once as a new file of perflab's (so a link
+    planted between the choice and the save is never followed); the link's target not made"""
+    planted = tmp_path / "made-through-the-link"
+    (tmp_path / "perflab-recovered-run7.db").symlink_to(planted)
+    chosen = _recovery_path(tmp_path / "p.db", 7)
+    assert chosen == tmp_path / "perflab-recovered-run7-2.db"
+    found = os.lstat(chosen)
+    assert stat.S_ISREG(found.st_mode) and found.st_size == 0
+    assert not planted.exists()
+
+
+def test_a_stores_read_only_copy_is_a_private_folder_the_next_run_sweeps(tmp_path: Path) -> None:
+    """the copy of a store and its WAL made to read it on a read-only filesystem: in a private
+    (0700) `perflab-store-copy-PID-*` folder, which the next run removes when a reader killed
+    while reading left it (a copy of the user's runs stayed in the temporary directory)"""
+    store = tmp_path / "p.db"
+    store.write_bytes(b"runs")
+    Path(f"{store}-wal").write_bytes(b"writes")
+    folder = Path(str(_copy_with_wal(store)))
+    try:
+        assert folder.name.startswith(f"perflab-store-copy-{os.getpid()}-")
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert (folder / "p.db-wal").read_bytes() == b"writes"
+    finally:
+        shutil.rmtree(folder)

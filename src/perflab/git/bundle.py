@@ -18,10 +18,11 @@ whichever run's bundle brought it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
-import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -36,6 +37,7 @@ from perflab.git.repo import (
     git_environment,
     run_git,
 )
+from perflab.machine.own_files import own_folder, replace_file
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.machine.scratch import private_folder
 from perflab.records.errors import ConfigError
@@ -114,10 +116,9 @@ def _cached_bundle(
         return data
     data = _bundle(runner, origin, commits)
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
-        folder.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        scratch.write_bytes(data)
-        os.replace(scratch, path)
+        # a linked `bundles` folder is refused: old bundles are removed from it below
+        own_folder(Path(cache_dir), folder)
+        replace_file(path, data)
         made = sorted(folder.glob("*.bundle"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in made[KEPT_BUNDLES:]:
             old.unlink(missing_ok=True)
@@ -216,6 +217,7 @@ def unpack_commits(
     runner = runner or SubprocessRunner()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     copy = node_repository(root, bundle.origin)
+    _own(root, copy)
     with _locked(copy.with_suffix(".lock")):
         _ensure_repository(runner, copy)
         added = bool(_missing(runner, copy, bundle))
@@ -238,6 +240,21 @@ def node_repository(cache_root: Path, origin: str) -> Path:
     return cache_root / REPOSITORIES / f"{key}.git"
 
 
+def _own(root: Path, copy: Path) -> None:
+    """The copy's folder is perflab's: no link on the way to it, and the copy no link (a
+    bundle unpacked through one would write into another repository)."""
+    try:
+        own_folder(root, copy.parent)
+        if os.path.islink(copy):
+            raise OSError(errno.ELOOP, "a link where perflab keeps its copy", str(copy))
+    except OSError as error:
+        raise ConfigError(
+            f"cannot use the node's copy of the repository at {copy}: "
+            f"{error.strerror or error} ({error.filename})",
+            hint="remove that path (perflab makes it again), or pass --cache-dir DIR",
+        ) from error
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Held exclusive: two cells on one node add a bundle one after the other."""
@@ -255,8 +272,8 @@ def _ensure_repository(runner: ProcessRunner, copy: Path) -> None:
     gc would prune them."""
     if copy.is_dir():
         return
-    scratch = copy.with_name(f"{copy.name}.{os.getpid()}.tmp")
-    shutil.rmtree(scratch, ignore_errors=True)
+    # a fresh folder of its own: a name planted beside the copy is never initialised
+    scratch = Path(tempfile.mkdtemp(dir=copy.parent, prefix=f"{copy.name}.", suffix=".tmp"))
     doing = f"make the node's copy {copy} of the driver's repository"
     _git_or_fail(runner, copy.parent, "init", "--quiet", "--bare", str(scratch), doing=doing)
     _git_or_fail(runner, scratch, "config", "gc.auto", "0", doing=doing)
@@ -283,7 +300,7 @@ def _missing(runner: ProcessRunner, copy: Path, bundle: CommitBundle) -> list[st
 def _add_bundle(runner: ProcessRunner, copy: Path, bundle: CommitBundle) -> None:
     """The bundle's objects into the copy (`git bundle unbundle` writes a pack, no ref)."""
     file = copy.with_name(f"{copy.name}.{bundle.digest[:16]}.bundle")
-    file.write_bytes(bundle.data)
+    replace_file(file, bundle.data)
     try:
         _git_or_fail(
             runner, copy, "bundle", "unbundle", str(file),

@@ -19,15 +19,17 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
+import re
+import stat
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
+from perflab.machine.own_files import remove_tree, replace_file
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.records.errors import BenchmarkFailedError
 
@@ -35,6 +37,8 @@ OUTPUT_TAIL_CHARS = 4000
 LOCK_POLL_S = 0.2
 # cloning submodules can fetch from their remotes
 SUBMODULE_TIMEOUT_S = 600.0
+# what cache_key makes: an entry's name is never a path
+_KEY = re.compile(r"[0-9a-f]{20}")
 
 
 def default_cache_dir() -> Path:
@@ -193,28 +197,35 @@ class BuildCache:
             return []
         found = []
         for meta in sorted(self.root.glob("*.json")):
-            try:
-                found.append(CacheEntry.from_json(json.loads(meta.read_text())))
-            except (OSError, ValueError, KeyError):
-                continue  # a half-written entry: prune removes its directory anyway
+            entry = self._read(meta)
+            if entry is not None:  # else half-written or not perflab's: prune leaves it
+                found.append(entry)
         return sorted(found, key=lambda e: e.created_at)
+
+    def _read(self, meta: Path) -> CacheEntry | None:
+        """The entry `meta` describes, as one of this cache's own folders: its key is the
+        file's name and its checkout `<root>/<key>`, whatever the file says (a description
+        naming a folder elsewhere would have perflab build, measure and remove there)."""
+        try:
+            entry = CacheEntry.from_json(json.loads(meta.read_text()))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if entry.key != meta.stem or not _KEY.fullmatch(entry.key):
+            return None
+        own = self.root / entry.key
+        return entry if entry.path == own else replace(entry, path=own)
 
     def _load(self, key: str) -> CacheEntry | None:
         meta = self.root / f"{key}.json"
         if not meta.is_file():
             return None
-        try:
-            entry = CacheEntry.from_json(json.loads(meta.read_text()))
-        except (OSError, ValueError, KeyError):
-            return None
-        return entry if entry.path.is_dir() else None
+        entry = self._read(meta)
+        return entry if entry is not None and _is_real_folder(entry.path) else None
 
     def _save(self, entry: CacheEntry) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        meta = self.root / f"{entry.key}.json"
-        temporary = meta.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(entry.to_json(), indent=2) + "\n")
-        temporary.replace(meta)
+        text = json.dumps(entry.to_json(), indent=2) + "\n"
+        replace_file(self.root / f"{entry.key}.json", text.encode())
 
     # ---- verifying
 
@@ -547,27 +558,37 @@ class BuildCache:
                 self._release(entry.key)
             removed.append(entry)
             repositories.add(entry.repository)
-        if self.root.is_dir():
-            for leftover in self.root.glob("tmp-*"):
-                if leftover.suffix in (".lock", ".tmp") or not leftover.is_dir():
-                    continue
-                if not self._lock(leftover.name, exclusive=True, wait=False):
-                    continue  # a run is checking out there
-                try:
-                    shutil.rmtree(leftover, ignore_errors=True)
-                    (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
-                finally:
-                    self._release(leftover.name)
+        scratch = self._prune_scratch() if self.root.is_dir() else []
+        # git's records of the scratch checkouts, by path: never `git worktree prune`, which
+        # also drops the records of the user's own worktrees on a drive not mounted now
         for repository in repositories:
-            if os.path.isdir(repository):
-                run_git(self.runner, repository, "worktree", "prune")
+            for path in scratch:
+                if os.path.isdir(repository):
+                    run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
         return removed
+
+    def _prune_scratch(self) -> list[Path]:
+        """Remove the scratch checkouts (`tmp-*`) that no run is using; their paths."""
+        gone = []
+        for leftover in self.root.glob("tmp-*"):
+            if leftover.suffix in (".lock", ".tmp") or not _is_real_folder(leftover):
+                continue
+            if not self._lock(leftover.name, exclusive=True, wait=False):
+                continue  # a run is checking out there
+            try:
+                remove_tree(leftover)
+                (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
+            finally:
+                self._release(leftover.name)
+            gone.append(leftover)
+        return gone
 
     def _remove_worktree(self, repository: str, path: Path) -> None:
         # the folder first: git then clears its record of a worktree whose folder is gone,
         # where it refuses one whose .git file a build deleted (leaving a 'prunable' record)
-        shutil.rmtree(path, ignore_errors=True)
-        if os.path.isdir(repository):
+        linked = os.path.islink(path)
+        remove_tree(path)  # a link goes as a link: what it points to is not perflab's
+        if os.path.isdir(repository) and not linked:
             run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
 
 
@@ -614,6 +635,14 @@ def _try_flock(path: Path, mode: int) -> int | None:
         if same:
             return fd
         os.close(fd)
+
+
+def _is_real_folder(path: Path) -> bool:
+    """A directory, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _label(entry: CacheEntry) -> str:

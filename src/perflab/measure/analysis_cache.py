@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perflab.machine.own_files import own_folder
+
 FORMAT = 1
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB: libtorch_cpu.so's symbol table alone is ~40 MB compressed
 _STALE_TEMPORARY_S = 3600.0  # a temporary file this old belongs to a process that died writing
@@ -135,7 +137,8 @@ class AnalysisCache:
         path, full = where
         data = zlib.compress(json.dumps({"key": full, "value": value}).encode(), 1)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # a link planted on the way is refused: the write would land outside the cache
+            own_folder(path.parents[3], path.parent)  # <root>/v<FORMAT>/<kind>/<xx>/
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(handle, "wb") as stream:

@@ -6,12 +6,14 @@ planted there is opened) and is renamed over the target: a rename replaces a nam
 writes through it. A target that is already a symbolic link is refused rather than replaced
 (the user may have meant its destination); so is one owned by another user in a sticky folder
 (`/tmp`), where that user can swap it for a link at any moment. A device or pipe (`/dev/null`)
-is written in place: renaming over it would replace the device node.
+is written in place: renaming over it would replace the device node; a pipe nobody reads is
+refused (writing to it would wait forever).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -83,7 +85,17 @@ def _is_sticky(folder: Path) -> bool:
 
 def _write_in_place(path: Path, text: str) -> None:
     try:
-        handle = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+        # non-blocking: opening a pipe with no reader fails at once instead of waiting
+        handle = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise PerflabError(
+                f"cannot write {path}: it is a pipe (FIFO) that nobody is reading",
+                hint="start its reader first, or name a file",
+            ) from error
+        raise _cannot(path, error) from error
+    try:
+        os.set_blocking(handle, True)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
     except OSError as error:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perflab.machine.scratch import make_private_folder
 from perflab.records.errors import StoreDamagedError, StoreError, StoreLostError
 from perflab.records.model import (
     Artifact,
@@ -208,6 +209,7 @@ class Store:
                 hint=f"pass --store {path / 'perflab.db'}",
             )
         _check_regular(path)
+        _check_no_linked_journal(path)
         if path.is_file() and path.stat().st_size > 0:
             _check_is_sqlite(path)
             classify(path)  # read-only: another program's file is refused untouched
@@ -257,6 +259,7 @@ class Store:
                 f"{path} is not a perflab store: an SQLite database without perflab's tables",
                 hint="point --store at a perflab database",
             )
+        _check_no_linked_journal(path)
         connection, version, copy_folder = _connect_read_only(path)
         store = cls(connection, path, read_only=True)
         store._copy_folder = copy_folder
@@ -677,6 +680,22 @@ def _check_regular(path: Path) -> None:
         )
 
 
+def _check_no_linked_journal(path: Path) -> None:
+    """No symbolic link where SQLite keeps the store's journal, WAL or shared memory: SQLite
+    would open it and write through it (a link planted beside a store in a shared folder)."""
+    for folder in dict.fromkeys((path, Path(os.path.realpath(path)))):
+        for suffix in ("-journal", "-wal", "-shm"):
+            beside = Path(f"{folder}{suffix}")
+            if beside.is_symlink():
+                raise StoreError(
+                    f"the store {str(path)!r} has a symbolic link {str(beside)!r} beside it (to "
+                    f"{os.readlink(beside)!r}) where SQLite keeps its {suffix[1:]} file: "
+                    "perflab does not write through a link it did not make",
+                    hint=f"remove {beside} if it is yours, or pass --store PATH in a folder of "
+                    "your own",
+                )
+
+
 # A new run's row: NEW_RUN_INSERT's parameters are new_run_values()
 NEW_RUN_INSERT = (
     "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
@@ -712,7 +731,8 @@ def _copy_with_wal(path: Path) -> str | None:
             return None
     except OSError:
         return None
-    folder = tempfile.mkdtemp(prefix="perflab-store-copy-")
+    # named for the sweep: a reader killed while it reads leaves no copy of the store behind
+    folder = str(make_private_folder("store-copy"))
     try:
         shutil.copyfile(path, Path(folder) / path.name)
         shutil.copyfile(wal, Path(folder) / wal.name)
@@ -831,15 +851,24 @@ def _store_errors(path: Path | None) -> Iterator[None]:
 
 
 def _recovery_path(store_path: Path, run_id: int) -> Path | None:
-    """A new file next to the lost store, else in the working directory, else in /tmp."""
+    """A new empty file next to the lost store, else in the working directory, else in /tmp:
+    created exclusively, so nothing planted under its name (a link, even a dangling one, or
+    one planted after a check) is opened."""
     for folder in (store_path.parent, Path.cwd(), Path(tempfile.gettempdir())):
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             continue
         for attempt in range(1, 100):
             suffix = "" if attempt == 1 else f"-{attempt}"
             candidate = folder / f"perflab-recovered-run{run_id}{suffix}.db"
-            if not os.path.lexists(candidate):  # a dangling link counts: never created through
-                return candidate
+            try:
+                os.close(
+                    os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+                )
+            except FileExistsError:
+                continue
+            except OSError:
+                break  # not writable after all: the next folder
+            return candidate
     return None
 
 
@@ -895,6 +924,7 @@ class RunWriter:
                 saved = True
             except sqlite3.Error:
                 saved = False
+                recovery.unlink(missing_ok=True)  # the empty file made for it
         self._lost = StoreLostError(
             f"the store {str(self.path)!r} was {what} while run {self.run_id} was being written "
             "(did the benchmark delete it?); the run is stopped"
