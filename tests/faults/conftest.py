@@ -119,6 +119,30 @@ def perflab(
     )
 
 
+def git(repo: Path, *args: str) -> str:
+    """git in `repo` as a fixed user; what it printed."""
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def data_repo(folder: Path, texts: tuple[str, ...] = ("one",)) -> Path:
+    """`folder/repo`: a git repository on main with one commit of data.txt per text, the
+    first tagged `base`."""
+    repo = folder / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for text in texts:
+        (repo / "data.txt").write_text(text + "\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", text)
+        if text == texts[0]:
+            git(repo, "tag", "base")
+    return repo
+
+
 def start_perflab(*args: str, cwd: Path, **popen: object) -> subprocess.Popen[str]:
     return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
         [sys.executable, "-m", "perflab.cli.main", *args],

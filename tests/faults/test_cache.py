@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST, perflab, start_perflab
+from tests.faults.conftest import FAST, data_repo, git, perflab, start_perflab
 
 pytestmark = [
     pytest.mark.integration,
@@ -23,25 +23,9 @@ PROGRAM = "#!/bin/sh\\nif true; then\\n  echo ok\\nfi\\n"
 BUILD = f"printf '{PROGRAM}' > prog && chmod +x prog"
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "t@example.com")
-    git(repo, "config", "user.name", "t")
-    (repo / "data.txt").write_text("one\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "one")
-    git(repo, "tag", "base")
-    (repo / "data.txt").write_text("two\n")
-    git(repo, "commit", "-qam", "two")
-    return repo
+    return data_repo(tmp_path, ("one", "two"))
 
 
 def refs(repo: Path) -> str:

@@ -17,7 +17,7 @@ from perflab.git.bundle import BUNDLES, KEPT_BUNDLES, _cached_bundle
 from perflab.git.cache import BuildCache, CacheEntry, cache_key
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.analysis_cache import FORMAT, AnalysisCache
-from tests.faults.conftest import FAST, perflab
+from tests.faults.conftest import FAST, data_repo, git, perflab
 
 pytestmark = [
     pytest.mark.integration,
@@ -25,22 +25,9 @@ pytestmark = [
 ]
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "t@example.com")
-    git(repo, "config", "user.name", "t")
-    (repo / "data.txt").write_text("one\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "one")
-    return repo
+    return data_repo(tmp_path)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST, perflab, start_perflab
+from tests.faults.conftest import FAST, data_repo, git, perflab, start_perflab
 from tests.faults.running import flat
 
 pytestmark = [
@@ -23,26 +23,9 @@ pytestmark = [
 ]
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    for text in ("one", "two", "three"):
-        (repo / "data.txt").write_text(text + "\n")
-        git(repo, "add", ".")
-        git(repo, "commit", "-qm", text)
-        if text == "one":
-            git(repo, "tag", "base")
-    return repo
+    return data_repo(tmp_path, ("one", "two", "three"))
 
 
 @pytest.mark.parametrize(
