@@ -61,6 +61,7 @@ def add_publish_command(
 
 def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
     # imported here: every other command's start-up is spared the site's modules
+    from perflab.lenses.fragments import plural
     from perflab.plan.bisect_search import parse_threshold
     from perflab.publish import publish
     from perflab.report.escape import terminal
@@ -71,9 +72,11 @@ def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not args.quiet:
         out.print(
             terminal(
-                f"perflab: wrote {len(done.written)} pages, {len(done.unchanged)} unchanged "
-                f"({len(done.site.trends)} trends, {len(done.site.recent)} confirmed change "
-                f"points) in {done.folder}: open {Path(done.folder) / 'index.html'}"
+                f"perflab: wrote {len(done.written)} {plural('page', len(done.written))}, "
+                f"{len(done.unchanged)} unchanged ({len(done.site.trends)} "
+                f"{plural('trend', len(done.site.trends))}, {len(done.site.recent)} confirmed "
+                f"change {plural('point', len(done.site.recent))}) in {done.folder}: "
+                f"open {Path(done.folder) / 'index.html'}"
             ),
             highlight=False,
         )
