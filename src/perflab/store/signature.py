@@ -14,6 +14,7 @@ import enum
 import functools
 import os
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,6 +39,10 @@ class Kind(enum.Enum):
     UNKNOWN = "unknown"  # cannot be read (damaged, locked): the checks that follow say why
 
 
+_IMMUTABLE = "&immutable=1"
+_SETTLE_PAUSES_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # a foreign verdict is read again after each
+
+
 def classify(path: Path) -> Kind:
     """What the SQLite file at `path` is; raises StoreError ("not a perflab store") for another
     program's database. Never writes: the file is opened read-only (immutable when no WAL
@@ -45,8 +50,22 @@ def classify(path: Path) -> Kind:
     application_id = _header_application_id(path)
     if application_id not in (0, PERFLAB_APPLICATION_ID, None):
         raise _foreign(path, f"its SQLite application id is {application_id:#010x}, not perflab's")
+    for pause_s in _SETTLE_PAUSES_S:
+        before = _stamp(path)
+        try:
+            return _kind(path, _read_only_uri(path))
+        except StoreError:
+            # an immutable read does not wait for a writer: another perflab making this store
+            # (its tables, not yet its version) looks foreign until the file stops changing
+            time.sleep(pause_s)
+            if _stamp(path) == before:
+                raise
+    return _kind(path, _read_only_uri(path))  # still changing after 3 s: what it says now
+
+
+def _kind(path: Path, uri: str) -> Kind:
     try:
-        connection = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None)
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     except sqlite3.Error:
         return Kind.UNKNOWN
     try:
@@ -168,6 +187,15 @@ def _foreign(path: Path, why: str) -> StoreError:
     )
 
 
+def _stamp(path: Path) -> tuple[int, int, bool]:
+    """What changes while another process writes the file: its size, time and WAL."""
+    try:
+        status = path.stat()
+    except OSError:
+        return (-1, -1, False)
+    return (status.st_size, status.st_mtime_ns, os.path.exists(f"{path}-wal"))
+
+
 def _header_application_id(path: Path) -> int | None:
     try:
         with path.open("rb") as file:
@@ -183,5 +211,5 @@ def _header_application_id(path: Path) -> int | None:
 def _read_only_uri(path: Path) -> str:
     uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     if not os.path.exists(f"{path}-wal"):
-        uri += "&immutable=1"  # nobody writes it: read without making a -shm beside it
+        uri += _IMMUTABLE  # nobody writes it: read without making a -shm beside it
     return uri
