@@ -508,3 +508,9 @@ def test_profile_and_asm_pay_their_shared_recording_once_whichever_runs_first(
     profile = _costs(QUICK, settings, Metric.PROFILE)[0].minimum_s
     assert together == pytest.approx(profile + disassembly)
     assert profile > alone[Metric.PROFILE]
+
+
+def test_one_run_without_warm_up_is_one_block() -> None:
+    probe = CostProbe(BenchmarkKind.COMMAND, 2, 0.0, 0.0, 0.0, sample_s=0.5, probe_s=0.5)
+    cost = _costs(probe, Settings(runs=1, warmup_blocks=0), Metric.TIME)[0]
+    assert cost.needs.startswith("1 block of 2 runs")

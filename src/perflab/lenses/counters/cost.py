@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from perflab.lenses.fragments import plural
 from perflab.plan.budget import ANALYSIS_S, PERF_START_S, CostProbe, LensCost, analysis_s
 from perflab.records.model import BenchmarkKind, Metric, Settings
 
@@ -17,7 +18,7 @@ def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
         return LensCost(
             Metric.COUNTERS,
             minimum_s=blocks * n * run_s,
-            needs=f"{blocks} blocks of {n} runs under perf stat",
+            needs=f"{blocks} {plural('block', blocks)} of {n} runs under perf stat",
             elastic=True,
             overshoot_s=n * run_s,
             after_s=after_s,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 
+from perflab.lenses.fragments import plural
 from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
 from perflab.records.model import BenchmarkKind, Metric, Settings
 
@@ -35,7 +36,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
         return LensCost(
             Metric.TIME,
             minimum_s=blocks * n * probe.sample_s,
-            needs=f"{blocks} blocks of {n} runs of {probe.sample_s:.2g} s",
+            needs=f"{blocks} {plural('block', blocks)} of {n} runs of {probe.sample_s:.2g} s",
             elastic=True,
             weight=3.0,
             overshoot_s=n * probe.sample_s,
