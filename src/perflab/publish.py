@@ -21,7 +21,7 @@ from pathlib import Path
 
 from perflab.analyse.machines import placed_history_points
 from perflab.engine.analyse import analyse_run
-from perflab.engine.measured import MeasuredCode, StoredPair, _what_is_measured
+from perflab.engine.measured import MeasuredCode, StoredPair, what_is_measured
 from perflab.records.errors import ConfigError
 from perflab.records.model import Metric, RunStatus
 from perflab.records.published import Published, Site, SiteChange, Trend
@@ -83,7 +83,7 @@ def read_site(
     groups: dict[str, list[CodeRun]] = {}
     for run in runs:
         if run.status is not RunStatus.RUNNING:
-            groups.setdefault(repr(_what_is_measured(run.experiment)), []).append(run)
+            groups.setdefault(repr(what_is_measured(run.experiment)), []).append(run)
     analysed = analyses or RunAnalyses(store)
     trends = [
         t

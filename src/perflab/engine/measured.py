@@ -43,7 +43,7 @@ AMOUNT_SETTINGS = frozenset(
 )
 
 
-def _what_is_measured(experiment: Experiment) -> tuple[Any, ...]:
+def what_is_measured(experiment: Experiment) -> tuple[Any, ...]:
     """What makes two runs' figures the same quantity: the benchmarks, the settings that are
     not amounts, and the variants' fields other than their name and code."""
     settings = experiment.settings
@@ -85,11 +85,11 @@ class MeasuredCode:
         published site's run pages); by default each run is analysed for the lenses asked."""
         self._store_path = store_path
         self._whole = analysed
-        identity = _what_is_measured(planned)
+        identity = what_is_measured(planned)
         self._variants: dict[str, list[tuple[int, str]]] = {}  # commit or tree -> (run, variant)
         self._metrics: dict[int, frozenset[Metric]] = {}
         for run in runs:
-            if run.status is RunStatus.RUNNING or _what_is_measured(run.experiment) != identity:
+            if run.status is RunStatus.RUNNING or what_is_measured(run.experiment) != identity:
                 continue
             self._metrics[run.run_id] = frozenset(run.experiment.settings.metrics)
             for variant, provenance in run.provenance.items():

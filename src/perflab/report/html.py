@@ -192,7 +192,7 @@ def _prose(text: str) -> Markup:
     return Markup(html_prose(text))
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("perflab", "report/templates"),
         autoescape=True,
@@ -225,7 +225,7 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
     band = experiment.settings.equivalence_band
     forest = forest_rows(result.comparisons)
     notes: list[NoteGroup] = group_notes(result.notes)
-    template = _environment().get_template("report.html.j2")
+    template = template_environment().get_template("report.html.j2")
     return template.render(
         result=result,
         version=__version__,
@@ -255,7 +255,7 @@ def render_page(
     """Sections on a page of their own (a history's trend and tables), styled as the report.
     `up`: (link, words) to the page this one is part of (a published site's front page)."""
     return (
-        _environment()
+        template_environment()
         .get_template("page.html.j2")
         .render(
             title=title,

@@ -183,7 +183,7 @@ def _latest(trend: Trend) -> str:
 def front_page(site: Site) -> str:
     """The answer first (the recent confirmed change points), then every trend in a grid that
     can be filtered by name and lens."""
-    from perflab.report.html import _environment, section_view
+    from perflab.report.html import section_view, template_environment
 
     answer: list[Paragraph | Table] = [headline(site)]
     if site.recent:
@@ -201,7 +201,7 @@ def front_page(site: Site) -> str:
         for t in sorted(site.trends, key=lambda t: (t.benchmark, str(t.metric)))
     ]
     return (
-        _environment()
+        template_environment()
         .get_template("site.html.j2")
         .render(
             title="perflab: benchmarks over commits",
