@@ -172,9 +172,11 @@ def _asv_experiment(
         benchmarks=suite_found.benchmarks,
         variants=checked,
         settings=settings_with(Settings(), **changes, **timeout),
-        plan_notes=suite_found.notes,
     )
-    return _checked(with_design(planned, design, build=build), explicit=changes)
+    designed = with_design(planned, design, build=build)
+    # what the suite's listing left out is said before measuring, beside a design's own notes
+    designed = replace(designed, plan_notes=(*designed.plan_notes, *suite_found.notes))
+    return _checked(designed, explicit=changes)
 
 
 def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:

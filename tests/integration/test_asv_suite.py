@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.api import make_experiment
 from perflab.machine.proc import SubprocessRunner
 from perflab.plan.asv_suite import AsvBenchmark, asv_suite, parse_listing, select
 from perflab.records.errors import ConfigError
@@ -118,3 +119,12 @@ def test_a_listing_becomes_statement_benchmarks_and_notes() -> None:
     assert benchmark.stmt == "_perflab_fn(*_perflab_args)"
     # a module that fails to import is a benchmark of its own: it fails with its traceback
     assert [b.name for b in select([listed, broken], "b").benchmarks] == ["m.C.time_x(1)", "bad"]
+
+
+def test_the_suites_timeout_bounds_a_sample_unless_one_is_given(suite: Path) -> None:
+    variants = [Variant("a", cwd=str(suite)), Variant("b", cwd=str(suite))]
+    experiment = make_experiment(asv="asv_suite", variants=variants)
+    assert experiment.settings.sample_timeout_s == 120  # asv's timeout bounds the whole run
+    assert len(experiment.plan_notes) == 2  # the skipped combination, the peakmem benchmark
+    given = make_experiment(asv="asv_suite", variants=variants, sample_timeout_s=5)
+    assert given.settings.sample_timeout_s == 5

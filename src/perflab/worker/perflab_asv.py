@@ -125,11 +125,11 @@ class _Benchmark:
         sources = [self.function] + ([self.instance] if owner is not None else []) + [module]
         self.params, self.param_names = _params(sources)
         self.timeout = _first("timeout", sources, None)
-        # setups from the outside in (module, class), teardowns the other way round
-        outer = [module] + ([self.instance] if owner is not None else [])
-        self.setups = [s.setup for s in outer if hasattr(s, "setup")]
-        self.teardowns = [s.teardown for s in outer if hasattr(s, "teardown")][::-1]
-        self.setup_cache = _first("setup_cache", sources[1:], None)
+        # asv's order: setups from the outside in (module, class, the function's own
+        # attribute), teardowns the other way round
+        self.setups = [s.setup for s in sources[::-1] if hasattr(s, "setup")]
+        self.teardowns = [s.teardown for s in sources if hasattr(s, "teardown")]
+        self.setup_cache = _first("setup_cache", sources, None)
 
     def combinations(self):
         return list(itertools.product(*[range(len(p)) for p in self.params]))
