@@ -80,16 +80,18 @@ _MEASURE = """
 import json, sys
 import perflab_asv
 where = "asv_suite/benchmarks"
-fn, args = perflab_asv.prepared(where, "bench_sort", sys.argv[1], json.loads(sys.argv[2]))
+fn, args = perflab_asv.prepared(where, sys.argv[3], sys.argv[1], json.loads(sys.argv[2]))
 fn(*args)
 print(json.dumps([len(a) if isinstance(a, list) else a for a in args]))
 """
 
 
-def _prepared(suite: Path, key: str, index: list[int]) -> subprocess.CompletedProcess[str]:
+def _prepared(
+    suite: Path, key: str, index: list[int], module: str = "bench_sort"
+) -> subprocess.CompletedProcess[str]:
     """The helper in a process of its own, as in the statement worker's set-up."""
     return subprocess.run(
-        [sys.executable, "-c", _MEASURE, key, json.dumps(index)],
+        [sys.executable, "-c", _MEASURE, key, json.dumps(index), module],
         cwd=suite, capture_output=True, text=True, timeout=60,
         env={"PYTHONPATH": str(STATEMENT_WORKER_PATH.parent), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
@@ -105,6 +107,14 @@ def test_the_helper_sets_a_benchmark_up_with_its_parameters_and_cache(suite: Pat
     done = _prepared(suite, "bench_sort.TimeSort.time_sorted", [0, 1])
     assert done.returncode == 1
     assert "SetupFailed: its setup raised NotImplementedError" in done.stderr
+    # a setup that fails says so with the suite's own lines, not the helper's
+    (suite / "asv_suite" / "benchmarks" / "bench_broken.py").write_text(
+        "def setup():\n    raise ValueError('no data')\n\n\ndef time_x():\n    pass\n"
+    )
+    done = _prepared(suite, "bench_broken.time_x", [], module="bench_broken")
+    assert 'bench_broken.py", line 2, in setup' in done.stderr
+    assert "ValueError: no data" in done.stderr
+    assert 'perflab_asv.py", line' not in done.stderr.split("SetupFailed")[1]
 
 
 def test_a_listing_becomes_statement_benchmarks_and_notes() -> None:

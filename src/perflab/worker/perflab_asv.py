@@ -35,6 +35,21 @@ class SetupFailed(Exception):
     """The benchmark cannot run: its module, setup_cache or setup raised."""
 
 
+def _suite_traceback():
+    """The exception being handled, its traceback without this helper's and importlib's
+    frames: the suite's own lines are what its author needs."""
+    kind, error, trace = sys.exc_info()
+    frames = [
+        frame
+        for frame in traceback.extract_tb(trace)
+        if os.path.abspath(frame.filename) != os.path.abspath(__file__)
+        and "importlib" not in frame.filename
+    ]
+    shown = traceback.format_list(frames) if frames else []
+    lines = ["Traceback (most recent call last):\n"] + shown if shown else []
+    return "".join(lines + traceback.format_exception_only(kind, error)).rstrip()
+
+
 def benchmark_dir(directory):
     """The benchmark directory: DIR itself, or the one DIR's asv.conf.json names."""
     conf = os.path.join(directory, CONF)
@@ -184,7 +199,7 @@ def listing(directory):
         try:
             benchmarks = _benchmarks(resolved, name)
         except Exception:
-            error = traceback.format_exc()
+            error = _suite_traceback()
             entries.append({"name": name, "module": name, "dir": resolved, "error": error})
             continue
         for benchmark in benchmarks:
@@ -217,11 +232,17 @@ def prepared(directory, module, key, index):
     """(fn, args): the benchmark `key` of `module` in the suite in `directory` (already
     resolved), set up for parameter combination `index`; raises SetupFailed with the reason
     when it cannot (a module that fails to import raises its own error)."""
-    found = next((b for b in _benchmarks(directory, module) if b.key == key), None)
-    if found is None:
-        raise SetupFailed("asv benchmark %s is not in %s" % (key, directory))
-    arguments = found.arguments(tuple(index), _cached(found))
-    if not found.set_up(arguments):
+    try:
+        found = next((b for b in _benchmarks(directory, module) if b.key == key), None)
+        if found is None:
+            raise SetupFailed("asv benchmark %s is not in %s" % (key, directory))
+        arguments = found.arguments(tuple(index), _cached(found))
+        ready = found.set_up(arguments)
+    except SetupFailed:
+        raise
+    except Exception:
+        raise SetupFailed("\n" + _suite_traceback()) from None
+    if not ready:
         raise SetupFailed("its setup raised NotImplementedError (asv skips this combination)")
     atexit.register(found.tear_down, arguments)
     return found.function, arguments
