@@ -53,6 +53,7 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
         (["run", "--asv", "missing", "-v", "A", "-v", "B"], "no asv benchmark directory"),
         (["run", "--asv", "suite", "-v", "A", "-v", "B"], "no asv time_ benchmark in 'suite'"),
         (["run", "--asv", "suite", "-k", "x", "-v", "A", "-v", "B"], "matching --bench 'x'"),
+        (["run", "--asv", "suite", "--bench", "x(", "-v", "A", "-v", "B"], "not a regular"),
         (["check", "--asv", "suite"], "an asv suite (--asv, --bench) is measured by"),
     ],
 )

@@ -131,18 +131,30 @@ def asv_suite(
 ) -> AsvSuite:
     """The suite's benchmarks as each variant that can list lists them, the first variant's
     order first."""
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ConfigError(
+                f"--bench {pattern!r} is not a regular expression: {error}",
+                hint=r"escape what is meant literally: --bench 'time_sorted\(100'",
+            ) from None
     listers = [
         v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
     ]
     found: dict[str, AsvBenchmark] = {}
     for variant in listers or [Variant("here")]:
-        for benchmark in _listed(runner, variant, str(directory), default_python):
+        for benchmark in _listed(runner, variant, str(directory), pattern, default_python):
             found.setdefault(benchmark.name, benchmark)
     return select(list(found.values()), str(directory), pattern)
 
 
 def _listed(
-    runner: ProcessRunner, variant: Variant, directory: str, default_python: str
+    runner: ProcessRunner,
+    variant: Variant,
+    directory: str,
+    pattern: str | None,
+    default_python: str,
 ) -> list[AsvBenchmark]:
     where = Path(variant.cwd or ".") / directory
     if not where.is_dir():
@@ -154,6 +166,7 @@ def _listed(
             variant=variant.name,
         )
     interpreter = variant.python or default_python
+    selected = (pattern,) if pattern else ()
     with private_folder("asv") as folder:
         listing = Path(folder) / "listing.jsonl"
         env = dict(os.environ)
@@ -163,7 +176,8 @@ def _listed(
         )
         completed = runner.run(
             LaunchSpec(
-                argv=(interpreter, "-m", HELPER, directory, str(listing)),
+                # the pattern goes along so that only the selected benchmarks' setups run there
+                argv=(interpreter, "-m", HELPER, directory, str(listing), *selected),
                 env=env,
                 cwd=variant.cwd,
             ),

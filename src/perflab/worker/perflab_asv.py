@@ -2,7 +2,7 @@
 3.7+, the standard library only; asv is never needed).
 
 Two uses, both with this folder on sys.path (the statement worker's own folder):
-- listing: `python -m perflab_asv DIR FILE` writes one JSON line per benchmark and parameter
+- listing: `python -m perflab_asv DIR FILE [REGEX]` writes one JSON line per benchmark and parameter
   combination to FILE: {"name", "key", "module", "index", "kind", "dir", "skipped",
   "timeout"}, and one per module that failed to import, with its "error".
 - measuring: a statement benchmark's set-up calls prepared(dir, module, key, index): the module is
@@ -17,6 +17,7 @@ import inspect
 import itertools
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -191,8 +192,10 @@ def _benchmarks(directory, name):
     return [_Benchmark(module, key, fn, cls) for key, fn, cls in _found(module, name)]
 
 
-def listing(directory):
-    """The suite's benchmarks as JSON-ready entries, one per parameter combination."""
+def listing(directory, pattern=None):
+    """The suite's benchmarks as JSON-ready entries, one per parameter combination; with
+    `pattern`, only those whose name it finds (so that only their setups run here)."""
+    regex = re.compile(pattern) if pattern else None
     resolved = benchmark_dir(directory)
     entries = []
     for name in _module_names(resolved):
@@ -214,6 +217,8 @@ def listing(directory):
                     "timeout": benchmark.timeout,
                     "skipped": False,
                 }
+                if regex is not None and not regex.search(entry["name"]):
+                    continue
                 # a setup that raises NotImplementedError skips its combination (asv's rule);
                 # the setups run here once for that, and any other failure shows when measured
                 if benchmark.kind == "time" and benchmark.setups:
@@ -249,8 +254,8 @@ def prepared(directory, module, key, index):
 
 
 def main(argv):
-    directory, target = argv
-    lines = [json.dumps(entry) for entry in listing(directory)]
+    directory, target = argv[:2]
+    lines = [json.dumps(entry) for entry in listing(directory, *argv[2:])]
     with open(target, "w") as out:
         out.write("".join(line + "\n" for line in lines))
 
