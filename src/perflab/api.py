@@ -13,6 +13,7 @@ from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import ProgressReporter
+from perflab.plan.asv_suite import asv_suite
 from perflab.plan.config import (
     ONLY_VARIANT,
     check_keys_apply,
@@ -55,6 +56,8 @@ def make_experiment(
     build: str | None = None,
     pytest: str | Path | None = None,
     pytest_filter: str | None = None,
+    asv: str | Path | None = None,
+    asv_filter: str | None = None,
     _design: Design | None = None,
     **settings: Any,
 ) -> Experiment:
@@ -65,8 +68,23 @@ def make_experiment(
     variants are built in their checkouts); `settings` are Settings fields (budget_s=10,
     metrics="time,instructions", build_timeout_s=600, ...). `pytest`: a pytest-benchmark
     suite (a file or folder) whose tests using the `benchmark` fixture are the benchmarks,
-    those matching pytest's `-k pytest_filter` when given."""
+    those matching pytest's `-k pytest_filter` when given. `asv`: an asv benchmark directory
+    (or the folder of its asv.conf.json) whose time_ benchmarks, at each parameter combination,
+    are the benchmarks, those whose name the regular expression `asv_filter` finds when given."""
     changes = _setting_changes(settings)
+    if asv_filter is not None and asv is None:
+        raise ConfigError(
+            "--bench selects benchmarks of an asv suite, and no --asv DIR is given",
+            hint="perflab run --asv benchmarks/ --bench REGEX --variant A --variant B",
+        )
+    if asv is not None:
+        if experiment_file is not None or stmt or cmd or setup or name or params or pytest:
+            raise ConfigError(
+                "--asv makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
+                "--name, --param and --pytest cannot be combined with it",
+                hint="select the suite's benchmarks with --bench REGEX",
+            )
+        return _asv_experiment(asv, asv_filter, variants, changes, build, _design)
     if pytest_filter is not None and pytest is None:
         raise ConfigError(
             "-k selects tests of a pytest suite, and no --pytest PATH is given",
@@ -130,6 +148,35 @@ def _pytest_experiment(
         benchmarks=benchmarks, variants=checked, settings=settings_with(Settings(), **changes)
     )
     return _checked(with_design(planned, design, build=build), explicit=changes)
+
+
+def _asv_experiment(
+    suite: str | Path,
+    pattern: str | None,
+    variants: Sequence[str | Variant],
+    changes: dict[str, Any],
+    build: str | None,
+    design: Design | None,
+) -> Experiment:
+    """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
+    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
+    listing = [replace(v, build=v.build or build) for v in checked]
+    suite_found = asv_suite(suite, listing, SubprocessRunner(), pattern=pattern)
+    check_keys_apply(checked, list(suite_found.benchmarks))
+    # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
+    # sample timeout unless one is given
+    timeout = {}
+    if suite_found.timeout_s is not None and "sample_timeout_s" not in changes:
+        timeout = {"sample_timeout_s": suite_found.timeout_s}
+    planned = Experiment(
+        benchmarks=suite_found.benchmarks,
+        variants=checked,
+        settings=settings_with(Settings(), **changes, **timeout),
+    )
+    designed = with_design(planned, design, build=build)
+    # what the suite's listing left out is said before measuring, beside a design's own notes
+    designed = replace(designed, plan_notes=(*designed.plan_notes, *suite_found.notes))
+    return _checked(designed, explicit=changes)
 
 
 def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -425,6 +425,8 @@ def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
         params=dict(parse_param(p) for p in options.params),
         pytest=options.pytest_path,
         pytest_filter=options.pytest_filter,
+        asv=options.asv_path,
+        asv_filter=options.asv_filter,
         **options.settings,
     )
 

@@ -40,6 +40,8 @@ examples:
   perflab run experiment.toml --json result.json
   perflab run --pytest tests/benchmarks -k sort --variant "old python=/envs/old/bin/python" \\
       --variant "new python=/envs/new/bin/python"
+  perflab run --asv benchmarks --bench TimeSort --variant "old python=/envs/old/bin/python" \\
+      --variant "new python=/envs/new/bin/python"
 """
 
 
@@ -72,6 +74,8 @@ class RunOptions:
     output: OutputOptions
     pytest_path: Path | None = None  # a pytest-benchmark suite makes the benchmarks
     pytest_filter: str | None = None  # pytest's -k expression
+    asv_path: Path | None = None  # an asv benchmark directory makes the benchmarks
+    asv_filter: str | None = None  # a regular expression on the asv benchmarks' names
 
 
 def _fail_on(text: str) -> tuple[Verdict, ...]:
@@ -223,7 +227,22 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         "-k",
         dest="pytest_filter",
         metavar="EXPR",
-        help="with --pytest: only the tests pytest's -k EXPR selects",
+        help="with --pytest: only the tests pytest's -k EXPR selects; with --asv: as --bench",
+    )
+    what.add_argument(
+        "--asv",
+        dest="asv_path",
+        type=Path,
+        metavar="DIR",
+        help="an asv benchmark directory (or the folder of its asv.conf.json), unchanged: every "
+        "time_ benchmark at every parameter combination is a benchmark named as asv names it, "
+        "listed and run by each variant's interpreter (asv need not be installed)",
+    )
+    what.add_argument(
+        "--bench",
+        dest="asv_filter",
+        metavar="REGEX",
+        help="with --asv: only the benchmarks whose name REGEX finds (as asv's --bench)",
     )
     what.add_argument(
         "-v",
@@ -451,7 +470,11 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         fail_on=tuple(args.fail_on),
         output=output_options(args),
         pytest_path=args.pytest_path,
-        pytest_filter=args.pytest_filter,
+        # -k selects the tests of a pytest suite, or, with --asv alone, asv's benchmarks
+        pytest_filter=None if args.asv_path and not args.pytest_path else args.pytest_filter,
+        asv_path=args.asv_path,
+        asv_filter=args.asv_filter
+        or (args.pytest_filter if args.asv_path and not args.pytest_path else None),
     )
 
 

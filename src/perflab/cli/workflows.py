@@ -77,6 +77,12 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             "perflab run",
             hint="perflab run --pytest PATH --variant ... --variant ...",
         )
+    if options.asv_path is not None or options.asv_filter is not None:
+        raise ConfigError(
+            f"{command} measures one benchmark; an asv suite (--asv, --bench) is measured by "
+            "perflab run",
+            hint="perflab run --asv DIR --variant ... --variant ...",
+        )
     if options.fail_on:
         raise ConfigError(
             f"--fail-on is not taken by {command}: its exit status says what it found",

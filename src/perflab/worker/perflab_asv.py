@@ -1,0 +1,264 @@
+"""An asv benchmark directory read the way asv reads it, inside a variant's interpreter (Python
+3.7+, the standard library only; asv is never needed).
+
+Two uses, both with this folder on sys.path (the statement worker's own folder):
+- listing: `python -m perflab_asv DIR FILE [REGEX]` writes one JSON line per benchmark and parameter
+  combination to FILE: {"name", "key", "module", "index", "kind", "dir", "skipped",
+  "timeout"}, and one per module that failed to import, with its "error".
+- measuring: a statement benchmark's set-up calls prepared(dir, module, key, index): the module is
+  imported, the class instantiated, setup_cache run (once per process) and the setups run with
+  the combination's parameters; it returns the benchmark's callable and its arguments for the
+  statement to call. The teardowns run at exit.
+"""
+
+import atexit
+import importlib
+import inspect
+import itertools
+import json
+import os
+import re
+import sys
+import traceback
+
+# asv's benchmark kinds, by the prefix of a function's name
+KINDS = (
+    ("timeraw_", "timeraw"),
+    ("time_", "time"),
+    ("peakmem_", "peakmem"),
+    ("mem_", "mem"),
+    ("track_", "track"),
+)
+CONF = "asv.conf.json"
+
+
+class SetupFailed(Exception):
+    """The benchmark cannot run: its module, setup_cache or setup raised."""
+
+
+def _suite_traceback():
+    """The exception being handled, its traceback without this helper's and importlib's
+    frames: the suite's own lines are what its author needs."""
+    kind, error, trace = sys.exc_info()
+    frames = [
+        frame
+        for frame in traceback.extract_tb(trace)
+        if os.path.abspath(frame.filename) != os.path.abspath(__file__)
+        and "importlib" not in frame.filename
+    ]
+    shown = traceback.format_list(frames) if frames else []
+    lines = ["Traceback (most recent call last):\n"] + shown if shown else []
+    return "".join(lines + traceback.format_exception_only(kind, error)).rstrip()
+
+
+def benchmark_dir(directory):
+    """The benchmark directory: DIR itself, or the one DIR's asv.conf.json names."""
+    conf = os.path.join(directory, CONF)
+    if not os.path.isfile(conf):
+        return directory
+    with open(conf) as source:
+        # asv's configuration allows whole-line // comments
+        text = "".join(line for line in source if not line.lstrip().startswith("//"))
+    return os.path.join(directory, json.loads(text).get("benchmark_dir", "benchmarks"))
+
+
+def _module_names(directory):
+    """The modules under `directory` (packages too), as dotted names relative to it."""
+    names = []
+    for root, folders, files in os.walk(directory):
+        folders[:] = sorted(
+            f for f in folders if os.path.isfile(os.path.join(root, f, "__init__.py"))
+        )
+        relative = os.path.relpath(root, directory)
+        prefix = "" if relative == "." else relative.replace(os.sep, ".") + "."
+        for name in sorted(files):
+            if name.endswith(".py") and name != "__init__.py":
+                names.append(prefix + name[:-3])
+    return names
+
+
+def _import(directory, name):
+    """Module `name` of the suite: inside its package when the directory is one (so that
+    relative imports work, as under asv), else with the directory on sys.path."""
+    directory = os.path.abspath(directory)
+    if os.path.isfile(os.path.join(directory, "__init__.py")):
+        parent, package = os.path.split(directory)
+        if parent not in sys.path:
+            sys.path.insert(0, parent)
+        return importlib.import_module(package + "." + name)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    return importlib.import_module(name)
+
+
+def _kind(name):
+    for prefix, kind in KINDS:
+        if name.startswith(prefix):
+            return kind
+    return None
+
+
+def _found(module, name):
+    """(key, function, class or None) of the benchmarks of module `name`, in asv's order: the
+    module's attributes as defined, a class's methods by name."""
+    for attr, value in list(vars(module).items()):
+        if attr.startswith("_"):
+            continue
+        if inspect.isclass(value) and not inspect.isabstract(value):
+            for method, function in inspect.getmembers(value):
+                if _kind(method) and callable(function):
+                    yield "%s.%s.%s" % (name, attr, method), function, value
+        elif inspect.isfunction(value) and _kind(attr):
+            yield "%s.%s" % (name, attr), value, None
+
+
+def _first(name, sources, default=None):
+    for source in sources:
+        if hasattr(source, name):
+            return getattr(source, name)
+    return default
+
+
+def _params(sources):
+    """asv's params as a list of lists (one parameter is a plain list) and their names."""
+    params = _first("params", sources, [])
+    if params and not isinstance(params[0], (list, tuple)):
+        params = [params]
+    names = _first("param_names", sources, None) or [
+        "param%d" % (i + 1) for i in range(len(params))
+    ]
+    return [list(p) for p in params], list(names)
+
+
+class _Benchmark:
+    def __init__(self, module, key, function, cls):
+        self.key = key
+        self.kind = _kind(key.rsplit(".", 1)[1])
+        self.module = module
+        self.instance = cls() if cls is not None else None
+        owner = self.instance if cls is not None else None
+        self.function = getattr(owner, function.__name__) if owner is not None else function
+        sources = [self.function] + ([self.instance] if owner is not None else []) + [module]
+        self.params, self.param_names = _params(sources)
+        self.timeout = _first("timeout", sources, None)
+        # asv's order: setups from the outside in (module, class, the function's own
+        # attribute), teardowns the other way round
+        self.setups = [s.setup for s in sources[::-1] if hasattr(s, "setup")]
+        self.teardowns = [s.teardown for s in sources if hasattr(s, "teardown")]
+        self.setup_cache = _first("setup_cache", sources, None)
+
+    def combinations(self):
+        return list(itertools.product(*[range(len(p)) for p in self.params]))
+
+    def name(self, index):
+        if not self.params:
+            return self.key
+        shown = ", ".join(repr(self.params[i][j]) for i, j in enumerate(index))
+        return "%s(%s)" % (self.key, shown)
+
+    def arguments(self, index, cached):
+        values = tuple(self.params[i][j] for i, j in enumerate(index))
+        return cached + values
+
+    def set_up(self, arguments):
+        """False when a setup raises NotImplementedError: asv's way of skipping."""
+        try:
+            for setup in self.setups:
+                setup(*arguments)
+        except NotImplementedError:
+            return False
+        return True
+
+    def tear_down(self, arguments):
+        for teardown in self.teardowns:
+            teardown(*arguments)
+
+
+_CACHES = {}  # setup_cache's result by its owner, once per process
+
+
+def _cached(benchmark):
+    if benchmark.setup_cache is None:
+        return ()
+    owner = getattr(benchmark.setup_cache, "__qualname__", benchmark.key)
+    owner = benchmark.module.__name__ + "." + owner
+    if owner not in _CACHES:
+        _CACHES[owner] = benchmark.setup_cache()
+    return (_CACHES[owner],)
+
+
+def _benchmarks(directory, name):
+    module = _import(directory, name)
+    return [_Benchmark(module, key, fn, cls) for key, fn, cls in _found(module, name)]
+
+
+def listing(directory, pattern=None):
+    """The suite's benchmarks as JSON-ready entries, one per parameter combination; with
+    `pattern`, only those whose name it finds (so that only their setups run here)."""
+    regex = re.compile(pattern) if pattern else None
+    resolved = benchmark_dir(directory)
+    entries = []
+    for name in _module_names(resolved):
+        try:
+            benchmarks = _benchmarks(resolved, name)
+        except Exception:
+            error = _suite_traceback()
+            entries.append({"name": name, "module": name, "dir": resolved, "error": error})
+            continue
+        for benchmark in benchmarks:
+            for index in benchmark.combinations():
+                entry = {
+                    "name": benchmark.name(index),
+                    "key": benchmark.key,
+                    "module": name,
+                    "index": list(index),
+                    "kind": benchmark.kind,
+                    "dir": resolved,
+                    "timeout": benchmark.timeout,
+                    "skipped": False,
+                }
+                if regex is not None and not regex.search(entry["name"]):
+                    continue
+                # a setup that raises NotImplementedError skips its combination (asv's rule);
+                # the setups run here once for that, and any other failure shows when measured
+                if benchmark.kind == "time" and benchmark.setups:
+                    try:
+                        arguments = benchmark.arguments(index, _cached(benchmark))
+                        entry["skipped"] = not benchmark.set_up(arguments)
+                        if not entry["skipped"]:
+                            benchmark.tear_down(arguments)
+                    except Exception:
+                        pass
+                entries.append(entry)
+    return entries
+
+
+def prepared(directory, module, key, index):
+    """(fn, args): the benchmark `key` of `module` in the suite in `directory` (already
+    resolved), set up for parameter combination `index`; raises SetupFailed with the reason
+    when it cannot (a module that fails to import raises its own error)."""
+    try:
+        found = next((b for b in _benchmarks(directory, module) if b.key == key), None)
+        if found is None:
+            raise SetupFailed("asv benchmark %s is not in %s" % (key, directory))
+        arguments = found.arguments(tuple(index), _cached(found))
+        ready = found.set_up(arguments)
+    except SetupFailed:
+        raise
+    except Exception:
+        raise SetupFailed("\n" + _suite_traceback()) from None
+    if not ready:
+        raise SetupFailed("its setup raised NotImplementedError (asv skips this combination)")
+    atexit.register(found.tear_down, arguments)
+    return found.function, arguments
+
+
+def main(argv):
+    directory, target = argv[:2]
+    lines = [json.dumps(entry) for entry in listing(directory, *argv[2:])]
+    with open(target, "w") as out:
+        out.write("".join(line + "\n" for line in lines))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

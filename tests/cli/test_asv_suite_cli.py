@@ -1,0 +1,71 @@
+"""`perflab run --asv DIR`: an asv benchmark directory measured unchanged under two identical
+variants. Every benchmark that runs gets a verdict, none claims a difference (the suite is one
+family), a combination its setup declines is said to be skipped, and a benchmark whose setup
+fails fails alone with its message."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perflab.cli.main import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "asv_suite"
+
+
+@pytest.mark.integration
+def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLE, tmp_path / "asv_suite")
+    (tmp_path / "asv_suite" / "benchmarks" / "bench_broken.py").write_text(
+        "def setup():\n    raise ValueError('no data here')\n\n\ndef time_broken():\n    pass\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "run", "--asv", "asv_suite",
+         "--variant", "a", "--variant", "b", "--bench", r"\(100, |time_sum|broken",
+         "--budget", "1", "--min-generations", "2",
+         "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr  # a benchmark failed; the run is kept
+    assert "ValueError: no data here" in done.stderr
+    assert "1 skipped (a setup raised NotImplementedError)" in done.stderr
+    assert "not yet measured by perflab" in done.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    names = [b["name"] for b in document["benchmarks"]]
+    measured = ["bench_sort.TimeSort.time_sorted(100, 'random')", "bench_sort.time_sum"]
+    assert names == ["bench_broken.time_broken", *measured]
+    verdicts = {c["benchmark"]: c["verdict"] for c in document["comparisons"]}
+    assert list(verdicts) == measured
+    assert set(verdicts.values()) <= {"equivalent", "inconclusive"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--bench", "x", "--stmt", "pass"], "--bench selects benchmarks of an asv suite"),
+        (["run", "--asv", "suite", "--stmt", "pass"], "--asv makes the benchmarks"),
+        (["run", "--asv", "missing", "-v", "A", "-v", "B"], "no asv benchmark directory"),
+        (["run", "--asv", "suite", "-v", "A", "-v", "B"], "no asv time_ benchmark in 'suite'"),
+        (["run", "--asv", "suite", "-k", "x", "-v", "A", "-v", "B"], "matching --bench 'x'"),
+        (["run", "--asv", "suite", "--bench", "x(", "-v", "A", "-v", "B"], "not a regular"),
+        (["check", "--asv", "suite"], "an asv suite (--asv, --bench) is measured by"),
+    ],
+)
+def test_a_suite_given_wrongly_is_refused_before_measuring(
+    args: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "plain.py").write_text("def helper():\n    pass\n")
+    assert main([*args, "--store", str(tmp_path / "p.db")]) == 2
+    assert message in capsys.readouterr().err
