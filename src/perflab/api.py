@@ -28,7 +28,14 @@ from perflab.plan.config import (
 from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
 from perflab.plan.pytest_suite import pytest_benchmarks
 from perflab.records.errors import ConfigError
-from perflab.records.model import BenchmarkKind, Experiment, Metric, Settings, Variant
+from perflab.records.model import (
+    Benchmark,
+    BenchmarkKind,
+    Experiment,
+    Metric,
+    Settings,
+    Variant,
+)
 from perflab.records.results import RunResult
 from perflab.store import RunSummary, Store, StoredRun, open_store
 from perflab.store.health import StoreHealth
@@ -139,15 +146,9 @@ def _pytest_experiment(
     design: Design | None,
 ) -> Experiment:
     """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
-    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
-    # a variant built first (its own build= or --build) has no interpreter to list with yet
-    listing = [replace(v, build=v.build or build) for v in checked]
+    checked, listing = _suite_variants(variants, build)
     benchmarks = pytest_benchmarks(suite, listing, SubprocessRunner(), keyword=keyword)
-    check_keys_apply(checked, list(benchmarks))
-    planned = Experiment(
-        benchmarks=benchmarks, variants=checked, settings=settings_with(Settings(), **changes)
-    )
-    return _checked(with_design(planned, design, build=build), explicit=changes)
+    return _suite_experiment(checked, benchmarks, changes, build, design)
 
 
 def _asv_experiment(
@@ -159,23 +160,49 @@ def _asv_experiment(
     design: Design | None,
 ) -> Experiment:
     """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
-    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
-    listing = [replace(v, build=v.build or build) for v in checked]
+    checked, listing = _suite_variants(variants, build)
     suite_found = asv_suite(suite, listing, SubprocessRunner(), pattern=pattern)
-    check_keys_apply(checked, list(suite_found.benchmarks))
     # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
     # sample timeout unless one is given
-    timeout = {}
+    implied = {}
     if suite_found.timeout_s is not None and "sample_timeout_s" not in changes:
-        timeout = {"sample_timeout_s": suite_found.timeout_s}
+        implied = {"sample_timeout_s": suite_found.timeout_s}
+    return _suite_experiment(
+        checked, suite_found.benchmarks, changes, build, design,
+        notes=suite_found.notes, implied=implied,
+    )  # fmt: skip
+
+
+def _suite_variants(
+    variants: Sequence[str | Variant], build: str | None
+) -> tuple[tuple[Variant, ...], list[Variant]]:
+    """The variants checked, and as the suite's listing sees them: a variant built first (its
+    own build= or --build) has no interpreter to list with yet."""
+    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
+    return checked, [replace(v, build=v.build or build) for v in checked]
+
+
+def _suite_experiment(
+    checked: tuple[Variant, ...],
+    benchmarks: Sequence[Benchmark],
+    changes: dict[str, Any],
+    build: str | None,
+    design: Design | None,
+    *,
+    notes: Sequence[str] = (),
+    implied: Mapping[str, Any] | None = None,
+) -> Experiment:
+    """A suite's benchmarks under the variants; `implied`: settings the suite itself asks for
+    (the user's `changes` win); `notes`: what its listing left out, said before measuring
+    beside a design's own notes."""
+    check_keys_apply(checked, list(benchmarks))
     planned = Experiment(
-        benchmarks=suite_found.benchmarks,
+        benchmarks=tuple(benchmarks),
         variants=checked,
-        settings=settings_with(Settings(), **changes, **timeout),
+        settings=settings_with(Settings(), **changes, **(implied or {})),
     )
     designed = with_design(planned, design, build=build)
-    # what the suite's listing left out is said before measuring, beside a design's own notes
-    designed = replace(designed, plan_notes=(*designed.plan_notes, *suite_found.notes))
+    designed = replace(designed, plan_notes=(*designed.plan_notes, *notes))
     return _checked(designed, explicit=changes)
 
 
