@@ -41,24 +41,3 @@ def test_every_launch_is_known_until_it_is_reaped() -> None:
     assert live.pid not in proc._launched
     done = runner.run(LaunchSpec(("true",)))
     assert done.ok and not proc._launched
-
-
-def test_a_sweep_beside_launches_of_another_thread_kills_none_of_them() -> None:
-    proc.become_subreaper()
-    runner = SubprocessRunner()
-    ended: list[int | None] = []
-    done = threading.Event()
-
-    def launch() -> None:
-        try:
-            for _ in range(100):  # two execs each, as valgrind makes
-                ended.append(runner.run(LaunchSpec(("sh", "-c", "exec env true"))).returncode)
-        finally:
-            done.set()
-
-    thread = threading.Thread(target=launch)
-    thread.start()
-    while not done.is_set():
-        runner.run(LaunchSpec(("true",)))  # each ends with the orphan sweep
-    thread.join()
-    assert ended == [0] * 100
