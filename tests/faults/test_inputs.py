@@ -34,7 +34,11 @@ def test_variant_thousands_of_times_slower(tmp_path: Path) -> None:
     elapsed_s = time.monotonic() - started
     assert code == 0, err
     (comparison,) = json.loads((tmp_path / "out.json").read_text())["comparisons"]
-    assert comparison["verdict"] == "slower" and comparison["ratio"] > 100
+    assert comparison["ratio"] > 100
+    # on a busy machine a side whose preemption cost could not be measured leaves the verdict
+    # inconclusive whatever the interval (stats/overload.py, ASSUMED_COST): this test is about
+    # a slow variant measured within the budget, not about the load
+    assert comparison["verdict"] in ("slower", "inconclusive")
     ((run_id, status),) = runs(tmp_path)
     assert status == "complete" and samples(tmp_path, run_id) > 0
     # with the baseline's loop count one sample of the slow variant would take minutes
