@@ -10,7 +10,6 @@ perflab. asv itself is never needed."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -19,8 +18,9 @@ from pathlib import Path
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
+from perflab.plan.suite_listing import helpers_env, listing_variants
 from perflab.records.errors import ConfigError
-from perflab.records.model import VARIANT_FIELDS, Benchmark, Variant
+from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
 HELPER = "perflab_asv"  # next to the statement worker, so on its sys.path
@@ -139,11 +139,8 @@ def asv_suite(
                 f"--bench {pattern!r} is not a regular expression: {error}",
                 hint=r"escape what is meant literally: --bench 'time_sorted\(100'",
             ) from None
-    listers = [
-        v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
-    ]
     found: dict[str, AsvBenchmark] = {}
-    for variant in listers or [Variant("here")]:
+    for variant in listing_variants(variants):
         for benchmark in _listed(runner, variant, str(directory), pattern, default_python):
             found.setdefault(benchmark.name, benchmark)
     return select(list(found.values()), str(directory), pattern)
@@ -169,11 +166,7 @@ def _listed(
     selected = (pattern,) if pattern else ()
     with private_folder("asv") as folder:
         listing = Path(folder) / "listing.jsonl"
-        env = dict(os.environ)
-        env.update(variant.env)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(STATEMENT_WORKER_PATH.parent), env.get("PYTHONPATH")) if p
-        )
+        env = helpers_env(variant)
         completed = runner.run(
             LaunchSpec(
                 # the pattern goes along so that only the selected benchmarks' setups run there

@@ -10,7 +10,6 @@ the current directory by the interpreter running perflab."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,9 +17,9 @@ from pathlib import Path
 
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
+from perflab.plan.suite_listing import helpers_env, listing_variants
 from perflab.records.errors import ConfigError
-from perflab.records.model import VARIANT_FIELDS, Benchmark, Variant
-from perflab.worker import STATEMENT_WORKER_PATH
+from perflab.records.model import Benchmark, Variant
 
 PLUGIN = "perflab_bench_plugin"  # next to the statement worker, so on its sys.path
 LIST_ENV = "PERFLAB_PYTEST_LIST"  # where the plugin writes the listing
@@ -87,11 +86,8 @@ def pytest_benchmarks(
     use the `benchmark` fixture in any variant, in the order pytest lists them, the first
     variant's first; a file that fails to collect is a benchmark that fails with pytest's
     report (the others are measured)."""
-    listers = [
-        v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
-    ]
     found: dict[str, PytestTest] = {}
-    for variant in listers or [Variant("here")]:
+    for variant in listing_variants(variants):
         for test in _listed(runner, variant, str(path), keyword, default_python):
             found.setdefault(test.nodeid, test)
     if not found:
@@ -111,12 +107,7 @@ def _listed(
     selection = ("-k", keyword) if keyword else ()
     with private_folder("pytest") as folder:
         listing = Path(folder) / "listing.jsonl"
-        env = dict(os.environ)
-        env.update(variant.env)
-        # the plugin is imported from the worker's folder, ahead of the variant's own path
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(STATEMENT_WORKER_PATH.parent), env.get("PYTHONPATH")) if p
-        )
+        env = helpers_env(variant)  # the plugin is imported from the worker's folder
         env[LIST_ENV] = str(listing)
         completed = runner.run(
             LaunchSpec(

@@ -1,0 +1,30 @@
+"""What the suites (pytest-benchmark, asv) share to list their benchmarks: which variants can
+list them, and the environment that puts perflab's helpers on the listing's path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from perflab.records.model import VARIANT_FIELDS, Variant
+from perflab.worker import STATEMENT_WORKER_PATH
+
+
+def listing_variants(variants: Sequence[Variant]) -> list[Variant]:
+    """The variants that need no checkout or build (the others have no interpreter yet); a
+    stand-in run where perflab runs when there is none."""
+    ready = [
+        v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
+    ]
+    return ready or [Variant("here")]
+
+
+def helpers_env(variant: Variant) -> dict[str, str]:
+    """perflab's environment with the variant's, the worker's folder (where the suites'
+    helpers live) first on PYTHONPATH, ahead of the variant's own path."""
+    env = dict(os.environ)
+    env.update(variant.env)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(STATEMENT_WORKER_PATH.parent), env.get("PYTHONPATH")) if p
+    )
+    return env
