@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import replace
+
+import pytest
 
 from perflab.lenses.fragments import verdict_cell
 from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time
@@ -14,9 +17,11 @@ from perflab.measure.lens import BenchmarkData
 from perflab.records.model import Artifact, Benchmark, Metric, Sample, Settings, Verdict
 from perflab.records.units import format_ratio
 from perflab.stats.overload import (
+    CHANCE_SE,
     FROM_UNPREEMPTED,
     NONE,
     UNBOUNDED,
+    ColdStarts,
     cold_share,
     cpu_growth,
     median_shift,
@@ -268,29 +273,105 @@ def test_a_small_difference_is_found_under_rare_preemption() -> None:
     assert verdict_for(check.ci_low, check.ci_high, 0.01) is Verdict.SLOWER
 
 
-def test_the_widening_grows_with_the_share_preempted_up_to_the_cost() -> None:
-    widened = []
-    for share in (0.01, 0.05, 0.15, 0.22):
+def test_even_preemption_widens_by_little_whatever_the_share() -> None:
+    # cold starts that hit both variants alike move no ratio: rare or frequent, the interval
+    # stays near the unpreempted pairs'
+    for share in (0.01, 0.05, 0.15, 0.3):
         base, other = _run(
             random.Random(13), ratio=1.0, preempted=(share, share), growth=(0.3, 0.3)
         )
         check = overload_check(base, other, _corrected(base, other))
         assert check is not None and check.action == FROM_UNPREEMPTED
+        assert check.widened_low + check.widened_high < 0.01
+        assert not check.undecided
+
+
+def test_one_variant_preempted_more_widens_up_to_the_cost() -> None:
+    widened = []
+    for share in (0.02, 0.1, 0.2):
+        base, other = _run(
+            random.Random(13), ratio=1.0, preempted=(0.01, 0.01 + share), growth=(0.3, 0.3)
+        )
+        check = overload_check(base, other, _corrected(base, other))
+        assert check is not None and check.action == FROM_UNPREEMPTED
         widened.append(check.widened_low + check.widened_high)
     assert widened == sorted(widened)
-    assert widened[0] < 0.01 < widened[-1]
+    assert widened[-1] > 0.01
     assert widened[-1] <= 2 * math.log1p(0.35)  # never more than a preemption costs
 
 
-def test_frequent_preemption_does_not_trust_the_growth() -> None:
-    # from half of the unpreempted samples possibly cold on, the growth is measured against
-    # cold samples too: the cost is assumed, the verdict undecided
+def test_frequent_even_preemption_keeps_the_unpreempted_answer() -> None:
+    # 30% of both variants' samples preempted: the growth may be measured against cold samples,
+    # so its cost is assumed; but no variant starts cold more often than the other, so the
+    # assumed cost bounds nothing and the unpreempted pairs decide
     base, other = _run(random.Random(13), ratio=1.6, preempted=(0.3, 0.3), growth=(0.3, 0.3))
     check = overload_check(base, other, _corrected(base, other))
-    assert check is not None and check.undecided
-    assert check.widened_low == check.widened_high == math.log(2)
-    assert "`base`'s and `other`'s samples ran undisturbed" in check.message("base", "other")
+    assert check is not None and check.action == FROM_UNPREEMPTED and not check.undecided
     assert check.ci_low <= 1.6 <= check.ci_high
+    assert verdict_for(check.ci_low, check.ci_high, 0.01) is Verdict.SLOWER
+
+
+def _timed(samples: list[Sample], *, gap_ns: int) -> list[Sample]:
+    """The samples stamped as measured one after another, `gap_ns` between them."""
+    stamped, at = [], 0
+    for sample in samples:
+        at += int(sample.value) + gap_ns
+        stamped.append(replace(sample, at_ns=at))
+    return stamped
+
+
+def test_cold_starts_are_counted_after_preempted_samples_in_measured_order() -> None:
+    def one(variant: str, block: int, preempted: bool) -> Sample:
+        return _sample(variant, 0, block, 1000.0, preempted=preempted, growth=0.0)
+
+    # measured: b0 o0(P) b1 o1 b2(P) o2 -> base's b1 ran right after a preempted sample, and
+    # other's o2; neither counts the preempted samples themselves
+    order = [
+        one("base", 0, False),
+        one("other", 0, True),
+        one("base", 1, False),
+        one("other", 1, False),
+        one("base", 2, True),
+        one("other", 2, False),
+    ]
+    stamped = _timed(order, gap_ns=2_500)  # a sample is 10,000 ns: the wait a quarter of it
+    base = [s for s in stamped if s.variant == "base"]
+    other = [s for s in stamped if s.variant == "other"]
+    cold = ColdStarts.of(base, other)
+    assert (cold.after_baseline, cold.after_variant) == (0.5, 0.5)
+    assert cold.gap_to_sample == pytest.approx(0.25, rel=0.4)
+    # preempted shares 1/3 each, the seen shares alike: no excess beyond chance's
+    assert cold.chance > 0
+    assert cold.excess((1 / 3, 1 / 3)) == (CHANCE_SE * cold.chance,) * 2
+    # one variant preempted more: the wait may hold as many more cold starts, scaled to it
+    up, down = ColdStarts(0.1, 0.3, 0.25).excess((0.05, 0.45))
+    assert down == pytest.approx(0.2 + 0.1) and up == pytest.approx(0.1)
+    # unstamped samples (older stores): the wait is taken as long as a sample
+    assert ColdStarts.of(order[:2], order[2:]).gap_to_sample == 1.0
+
+
+def test_a_group_left_few_unpreempted_pairs_does_not_weigh_as_a_whole_one() -> None:
+    # one generation nearly all preempted: its one or two clean pairs would make a unit as
+    # noisy as they are; the interval comes from the groups that kept enough of them
+    rng = random.Random(21)
+    base, other = _run(rng, ratio=1.0, preempted=(0.02, 0.02), growth=(0.3, 0.3))
+    hit = [
+        replace(s, run_queue_ns=int(s.value), value=2 * s.value, cpu_ns=int(1.3 * s.value))
+        if s.generation == 0 and s.block >= 2
+        else s
+        for s in base
+    ]
+    check = overload_check(hit, other, _corrected(hit, other))
+    assert check is not None and check.unpreempted is not None
+    assert check.unpreempted.n_groups == 11  # generation 0 kept 2 clean pairs: left out
+
+
+def test_a_side_never_preempted_borrows_the_others_cost() -> None:
+    # the baseline is never preempted, but can start cold after the variant's preemptions
+    base, other = _run(random.Random(22), ratio=1.0, preempted=(0.0, 0.25), growth=(0.0, 0.4))
+    check = overload_check(base, other, _corrected(base, other))
+    assert check is not None and check.seen
+    assert check.widened_high > 0  # the baseline's cold starts can lower the ratio
 
 
 def test_median_shift_is_the_rank_bound() -> None:

@@ -25,10 +25,14 @@ load touched:
    theirs (what no preemption touched), widened by what the load can still have put in them: an
    unpreempted sample may start cold, right after another process ran (during the sample before
    it, or in the wait between samples, outside the timed region), and carry one preemption's
-   cost. Such samples are taken to be as many as the two variants' preempted shares added
-   (`cold_share`); a unit's value is a median, so k of them among a group's pairs move it by at
-   most k ranks, and never by more than a preemption costs (the CPU growth). Rare preemption
-   widens it by little; frequent preemption by up to the growth.
+   cost. Cold starts that hit both variants alike move no ratio (they are noise, which the
+   units' spread holds); what biases it is one variant starting cold more often than the other.
+   That excess is counted where it can be seen (the share of each variant's unpreempted samples
+   measured right after a preempted one) and bounded where it cannot (the wait between samples:
+   by the difference of the variants' preempted shares). A unit's value is a median, so an
+   excess of k cold starts among a group's pairs moves it by at most k ranks, and never by more
+   than a preemption costs (the CPU growth). Even preemption, rare or frequent, widens it by
+   little; preemption that follows one variant by up to the growth.
 2. With fewer, the corrected interval is widened by each side's whole growth, on the side it
    pushes (any sample may carry one preemption's cost).
 
@@ -69,6 +73,10 @@ UNEVEN_Z = 3.0
 # percent of a 2 ms sample; a slowed CPU is tens of percent).
 CPU_GROWTH = 0.05
 MIN_GROWTH_GROUPS = 3  # groups with both kinds of sample before growth is estimated
+# Standard errors of the chance imbalance of cold starts bounded beside the seen one: the units'
+# spread holds most of it (0 left bench/preemption_coverage.py's "rare 5%" at 94% coverage)
+CHANCE_SE = 0.5
+MIN_CLEAN_PAIRS = 5  # a group's unpreempted pairs before its median counts (_in_full_groups)
 MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
 # What a preemption is assumed to cost a side whose cost cannot be measured: doubling its CPU
 # time (+42% to +66% were measured, docs/statistics.md). The verdict is then never decided.
@@ -104,6 +112,9 @@ class OverloadCheck:
     # the bound rests on ASSUMED_COST for a side whose cost could not be measured: the verdict
     # is inconclusive whatever the interval
     undecided: bool = False
+    # share of each variant's unpreempted samples measured right after a preempted sample
+    after_preempted_baseline: float = 0.0
+    after_preempted_variant: float = 0.0
 
     @property
     def seen(self) -> bool:
@@ -127,6 +138,8 @@ class OverloadCheck:
             "widened_low": self.widened_low,
             "widened_high": self.widened_high,
             "undecided": self.undecided,
+            "after_preempted_baseline": self.after_preempted_baseline,
+            "after_preempted_variant": self.after_preempted_variant,
         }
 
     def message(self, baseline: str, variant: str) -> str:
@@ -140,8 +153,10 @@ class OverloadCheck:
                 "the interval is that of the pairs neither of whose samples was preempted, "
                 f"{clean.ratio:.3f} [{clean.ci_low:.3f}, {clean.ci_high:.3f}] over "
                 f"{clean.n_groups} groups, widened by what other processes can have left in "
-                "the samples that started right after them (taken as many as both variants' "
-                f"preempted samples) to {interval}" + self._assumed(baseline, variant)
+                "the samples of one variant that started right after them more often than the "
+                f"other's ({self.after_preempted_baseline:.0%} of `{baseline}`'s and "
+                f"{self.after_preempted_variant:.0%} of `{variant}`'s ran right after a "
+                f"preempted sample) to {interval}" + self._assumed(baseline, variant)
             )
         groups = clean.n_groups if clean is not None else 0
         return text + (
@@ -269,6 +284,77 @@ class _Side:
         return cls(share, max(measured, math.log1p(ASSUMED_COST)), True)
 
 
+@dataclass(frozen=True)
+class ColdStarts:
+    """What can be told of the unpreempted samples that started right after another process:
+    the share of each variant's measured right after a preempted sample, and how long the wait
+    between samples is next to a sample (another process that comes in that wait leaves the
+    next sample cold unseen; it comes there about as often, per second, as it preempts)."""
+
+    after_baseline: float
+    after_variant: float
+    gap_to_sample: float
+    # the standard error of the two `after` shares' difference: how far apart chance alone
+    # puts them (a cold start's place in a group's median is not noise the units' spread holds)
+    chance: float = 0.0
+
+    @classmethod
+    def of(
+        cls, baseline: Sequence[Sample], variant: Sequence[Sample], share: float = PREEMPTED_SHARE
+    ) -> ColdStarts:
+        ordered = sorted(
+            [(s, 0) for s in baseline] + [(s, 1) for s in variant],
+            key=lambda item: (item[0].at_ns, item[0].generation, item[0].block, item[0].position),
+        )
+        after = [0, 0]
+        unpreempted = [0, 0]
+        gaps: list[float] = []
+        previous: Sample | None = None
+        for sample, side in ordered:
+            if not is_preempted(sample, share) and not sample.warmup:
+                unpreempted[side] += 1
+                after[side] += previous is not None and is_preempted(previous, share)
+            if previous is not None and sample.value > 0:
+                # at_ns is stamped as a sample ends: what is left of the time between two
+                # ends once the later sample's own time is taken out
+                gaps.append(max(0.0, sample.at_ns - previous.at_ns - sample.value) / sample.value)
+            previous = sample
+        baseline_share, variant_share = (
+            a / n if n else 0.0 for a, n in zip(after, unpreempted, strict=True)
+        )
+        pooled = sum(after) / sum(unpreempted) if all(unpreempted) else 0.0
+        chance = (
+            math.sqrt(pooled * (1 - pooled) * sum(1 / n for n in unpreempted))
+            if all(unpreempted)
+            else 0.0
+        )
+        # no time stamps (older stores): the wait taken as long as a sample
+        stamped = bool(ordered) and ordered[-1][0].at_ns > 0
+        gap = min(1.0, statistics.median(gaps)) if gaps and stamped else 1.0
+        return cls(baseline_share, variant_share, gap, chance)
+
+    def excess(self, shares: tuple[float, float]) -> tuple[float, float]:
+        """The shares of pairs in which the baseline (first) or the variant (second) may have
+        started cold more often than the other: the seen excess, plus what the wait between
+        samples can add where another process comes more often around one variant than the
+        other (the preempted shares' difference, scaled to the wait's length)."""
+        unseen = abs(shares[0] - shares[1]) * self.gap_to_sample + CHANCE_SE * self.chance
+        return (
+            min(1.0, max(0.0, self.after_baseline - self.after_variant) + unseen),
+            min(1.0, max(0.0, self.after_variant - self.after_baseline) + unseen),
+        )
+
+
+def _borrowed(baseline: _Side, variant: _Side) -> tuple[_Side, _Side]:
+    """A side never preempted can still start cold after the other's preemptions: what that
+    costs it is taken as what a preemption costs the other side (same machine, same load)."""
+    if baseline.share == 0 and variant.share > 0:
+        baseline = _Side(0.0, variant.cost, variant.assumed)
+    elif variant.share == 0 and baseline.share > 0:
+        variant = _Side(0.0, baseline.cost, baseline.assumed)
+    return baseline, variant
+
+
 def cold_share(baseline: float, variant: float) -> float:
     """Share of either variant's unpreempted samples that may have started cold, right after
     another process ran: during the sample before it (either variant's, then preempted) or in
@@ -324,13 +410,18 @@ def overload_check(
         preemption=Preemption.EXCLUDE,
         preempted_share=share,
     )
+    pairs = _in_full_groups(pairs)
     clean = estimate_ratio(pairs, estimate.confidence, units)
     cold = cold_share(share_baseline, share_variant)
-    sides = (
+    sides = _borrowed(
         _Side.of(share_baseline, growth_baseline, cold),
         _Side.of(share_variant, growth_variant, cold),
     )
-    bounded = _from_unpreempted(clean, pairs, units, sides) or _by_growth(estimate, sides)
+    cold_starts = ColdStarts.of(baseline, variant, share)
+    excess = cold_starts.excess((share_baseline, share_variant))
+    bounded = _from_unpreempted(clean, pairs, units, sides, excess) or _by_growth(estimate, sides)
+    bounded["after_preempted_baseline"] = cold_starts.after_baseline
+    bounded["after_preempted_variant"] = cold_starts.after_variant
     if estimate.ratio > 0 and bounded["ci_low"] > 0:
         # the interval holds the ratio reported beside it (the corrected one)
         bounded["ci_low"] = min(bounded["ci_low"], estimate.ratio)
@@ -338,25 +429,35 @@ def overload_check(
     return replace(check, unpreempted=clean, **bounded)
 
 
+def _in_full_groups(pairs: Sequence[PairedLogRatio]) -> list[PairedLogRatio]:
+    """The unpreempted pairs of the groups that kept MIN_CLEAN_PAIRS of them: a group that load
+    left one or two pairs has a median as noisy as those, yet would weigh as much as any."""
+    counts: dict[int, int] = defaultdict(int)
+    for pair in pairs:
+        counts[pair.group] += 1
+    return [pair for pair in pairs if counts[pair.group] >= MIN_CLEAN_PAIRS]
+
+
 def _from_unpreempted(
     clean: RatioEstimate,
     pairs: Sequence[PairedLogRatio],
     units: Mapping[int, int] | None,
     sides: tuple[_Side, _Side],
+    excess: tuple[float, float],
 ) -> dict[str, Any] | None:
-    """The unpreempted pairs' interval, widened by their cold starts (at most k ranks of each
-    group's median, at most a preemption's cost); None with too few of them."""
+    """The unpreempted pairs' interval, widened by one variant's cold starts in excess of the
+    other's (`ColdStarts.excess`: at most k ranks of each group's median, at most a preemption's
+    cost); None with too few of them."""
     if clean.n_groups < MIN_CLEAN_UNITS or not math.isfinite(clean.log_half_width):
         return None
     baseline, variant = sides
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
-    # the baseline's cold starts lower a group's ratio (the truth may be higher), the variant's
-    # raise it; each side is bounded on its own, the other side's then helping nothing
-    cold = cold_share(baseline.share, variant.share)
-    up, up_assumed = _unit_mean(grouped, units, baseline, cold, upward=True)
-    down, down_assumed = _unit_mean(grouped, units, variant, cold, upward=False)
+    # the baseline's excess of cold starts lowers a group's ratio (the truth may be higher),
+    # the variant's raises it
+    up, up_assumed = _unit_mean(grouped, units, baseline, excess[0], upward=True)
+    down, down_assumed = _unit_mean(grouped, units, variant, excess[1], upward=False)
     return {
         "ci_low": clean.ci_low * math.exp(-down),
         "ci_high": clean.ci_high * math.exp(up),
@@ -371,24 +472,29 @@ def _unit_mean(
     grouped: Mapping[int, list[float]],
     units: Mapping[int, int] | None,
     side: _Side,
-    cold: float,
+    excess: float,
     *,
     upward: bool,
 ) -> tuple[float, bool]:
-    """How far (log) one side's cold starts can have moved the units' mean, and whether that
-    rests on the assumed cost: per group the lesser of the rank bound and the cost, averaged
-    as the units average their groups."""
+    """How far (log) one side's excess of cold starts (a share of pairs) can have moved the
+    units' mean, and whether that rests on the assumed cost: per group the lesser of the rank
+    bound and the cost, averaged as the units average their groups."""
     shifts: dict[int, float] = {}
     assumed = False
     for group, values in grouped.items():
-        # as many ranks as cold starts are expected, between whole ranks pro rata
-        expected = cold * len(values)
+        # as many ranks as cold starts are expected, each rank's shift at most a preemption's
+        # cost, between whole ranks pro rata (a small group's one possible cold start moves
+        # its median by at most the cost, times the chance that it came)
+        expected = excess * len(values)
         whole = math.floor(expected)
         rank = median_shift(values, whole, upward=upward)
+        shift = min(rank, side.cost)
         if expected > whole:
             further = median_shift(values, whole + 1, upward=upward)
-            rank += (expected - whole) * (further - rank) if math.isfinite(further) else math.inf
-        shifts[group] = min(rank, side.cost)
+            shift += (expected - whole) * (min(further, side.cost) - shift)
+        shifts[group] = shift
+        # the verdict rests on the assumed cost where a whole expected cold start could move
+        # the median further than it (a fraction of one is weighed by its chance above)
         assumed |= side.assumed and rank > side.cost
     by_unit: dict[int, list[float]] = defaultdict(list)
     for group, shift in shifts.items():
