@@ -1,7 +1,9 @@
 """Checkouts and builds of git refs, cached by tree hash and build command.
 
-Each entry is a linked worktree of the user's repository (`git worktree add --detach`), under
-the cache directory, never the user's own tree: `<cache>/<key>/` is the checkout and
+Each entry is a linked worktree of perflab's own clone of the user's repository (git/clone.py:
+`<cache>/clones/<name>`, sharing the user's objects), never of the user's repository, whose
+worktrees, refs, index, stash, HEAD and config a run leaves as they were. `<cache>/<key>/` is
+the checkout and
 `<cache>/<key>.json` says what it holds (repository, ref, commit, tree, changes applied, build
 command, build status and output). The key hashes the repository, the tree and the build
 command, so a ref named in several cells, or measured again, is checked out and built once.
@@ -28,8 +30,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.git.clone import CLONES, clone_folder, prepare_clone
 from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
-from perflab.machine.own_files import remove_tree, replace_file
+from perflab.machine.own_files import own_folder, remove_tree, replace_file
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.records.errors import BenchmarkFailedError
 
@@ -39,6 +42,8 @@ LOCK_POLL_S = 0.2
 SUBMODULE_TIMEOUT_S = 600.0
 # what cache_key makes: an entry's name is never a path
 _KEY = re.compile(r"[0-9a-f]{20}")
+# _changed's reason for an entry an older perflab made as a worktree of the user's repository
+OLDER_CHECKOUT = "it is a worktree of your repository"
 
 
 def default_cache_dir() -> Path:
@@ -142,6 +147,7 @@ class BuildCache:
         self.repaired: dict[str, str] = {}
         self.skipped: list[CacheEntry] = []  # prune: entries another run is using
         self.stopped: dict[str, int] = {}  # per key: processes its build left, stopped
+        self._cloned: set[str] = set()  # repositories whose clone this run brought up to date
 
     # ---- locks
 
@@ -190,6 +196,38 @@ class BuildCache:
         for name in list(self._locks):
             self._release(name)
 
+    # ---- perflab's clone of the user's repository
+
+    def _clone(self, repository: str) -> Path:
+        """perflab's clone of `repository`, brought up to date once a run; held shared until
+        the run ends, as prune removes a clone only while no run holds it."""
+        folder = clone_folder(self.root, repository)
+        if repository in self._cloned:
+            return folder
+        try:
+            own_folder(self.root, folder.parent)
+        except OSError as error:
+            raise GitError(
+                f"cannot keep perflab's clones in {folder.parent}: {error.strerror}",
+                hint="remove what is there (perflab makes the folder), or pass --cache-dir DIR",
+            ) from None
+        name = f"{CLONES}/{folder.name}"
+        self._lock(name, exclusive=False)
+        self._lock(f"{name}-update", exclusive=True)
+        try:
+            prepare_clone(self.runner, repository, folder)
+        finally:
+            self._release(f"{name}-update")
+        self._cloned.add(repository)
+        return folder
+
+    def _clones(self) -> list[Path]:
+        """The clones in the cache (folders named as clone_folder names them)."""
+        folder = self.root / CLONES
+        if not _is_real_folder(folder):
+            return []
+        return sorted(p for p in folder.iterdir() if _KEY.fullmatch(p.name) and _is_real_folder(p))
+
     # ---- reading
 
     def entries(self) -> list[CacheEntry]:
@@ -233,6 +271,8 @@ class BuildCache:
         """What differs in the checkout from what the entry records, or None."""
         if not (entry.path / ".git").exists():
             return "its folder or its .git file was deleted"
+        if _outside_clone(entry.path, clone_folder(self.root, entry.repository)):
+            return OLDER_CHECKOUT
         head = run_git(self.runner, entry.path, "rev-parse", "--verify", "-q", "HEAD")
         if not head.ok or head.stdout.strip() != entry.commit:
             now = head.stdout.strip()[:10] or "no commit"
@@ -284,16 +324,23 @@ class BuildCache:
         reason = self._changed(entry)
         if reason is None:
             return True
-        self.repaired[entry.key] = (
-            f"the cached checkout of {_label(entry)} at {entry.path} was changed since it was "
-            f"{'built' if entry.status == 'built' else 'checked out'} ({reason}): it was "
-            "checked out and built again"
-        )
+        if reason == OLDER_CHECKOUT:
+            self.repaired[entry.key] = (
+                f"the cached checkout of {_label(entry)} at {entry.path} was a worktree of your "
+                "repository, made by an older perflab: it was removed (with git's record of it "
+                "in your repository) and checked out again in perflab's own clone"
+            )
+        else:
+            self.repaired[entry.key] = (
+                f"the cached checkout of {_label(entry)} at {entry.path} was changed since it "
+                f"was {'built' if entry.status == 'built' else 'checked out'} ({reason}): it "
+                "was checked out and built again"
+            )
         self._discard(entry.repository, entry.key)
         return False
 
-    def _discard(self, repository: str, key: str) -> None:
-        self._remove_worktree(repository, self.root / key)
+    def _discard(self, repository: str, key: str, *, everywhere: bool = False) -> None:
+        self._remove_worktree(repository, self.root / key, everywhere=everywhere)
         (self.root / f"{key}.json").unlink(missing_ok=True)
 
     def _cached(self, key: str) -> CacheEntry | None:
@@ -326,12 +373,12 @@ class BuildCache:
             cached = self._cached(cache_key(repository, base.tree, build))
             if cached is not None:
                 return cached, cached.status == "built" or cached.build is None
-        self.root.mkdir(parents=True, exist_ok=True)
+        clone = self._clone(repository)
         name = f"tmp-{uuid.uuid4().hex[:12]}"
         scratch = self.root / name
         self._lock(name, exclusive=True)  # prune leaves a scratch checkout in use alone
         try:
-            return self._checkout_into(repository, base, changes, build, scratch, label)
+            return self._checkout_into(repository, clone, base, changes, build, scratch, label)
         finally:
             self._release(name)
             (self.root / f"{name}.lock").unlink(missing_ok=True)
@@ -339,14 +386,16 @@ class BuildCache:
     def _checkout_into(
         self,
         repository: str,
+        clone: Path,
         base: ResolvedRef,
         changes: Sequence[Change],
         build: str | None,
         scratch: Path,
         label: str,
     ) -> tuple[CacheEntry, bool]:
+        # the commit is the user's, read through the clone's alternates
         added = run_git(
-            self.runner, repository, "worktree", "add", "--detach", "--force", str(scratch),
+            self.runner, clone, "worktree", "add", "--detach", "--force", str(scratch),
             base.commit,
         )  # fmt: skip
         if not added.ok:
@@ -368,7 +417,7 @@ class BuildCache:
             self._remove_worktree(repository, scratch)
             raise
         try:  # after the move: git moves no worktree with submodules
-            self._submodules(final, base)
+            self._submodules(final, base, clone)
         except BaseException:
             self._remove_worktree(repository, final)
             raise
@@ -389,15 +438,21 @@ class BuildCache:
             self._lock(key, exclusive=False)
         return entry, False
 
-    def _submodules(self, scratch: Path, base: ResolvedRef) -> None:
+    def _submodules(self, scratch: Path, base: ResolvedRef, clone: Path) -> None:
         """The submodules checked out as the commit records them, as a clone has them after
         `git submodule update --init --recursive` (a worktree starts with empty folders)."""
         if not (scratch / ".gitmodules").is_file():
             return
-        done = run_git(
-            self.runner, scratch, "submodule", "update", "--init", "--recursive", "--quiet",
-            timeout_s=SUBMODULE_TIMEOUT_S,
-        )  # fmt: skip
+        # one run at a time: `submodule init` writes the clone's config, which git locks
+        update = f"{CLONES}/{clone.name}-update"
+        self._lock(update, exclusive=True)
+        try:
+            done = run_git(
+                self.runner, scratch, "submodule", "update", "--init", "--recursive", "--quiet",
+                timeout_s=SUBMODULE_TIMEOUT_S,
+            )  # fmt: skip
+        finally:
+            self._release(update)
         if not done.ok:
             raise GitError(
                 f"cannot check out the submodules of {base.ref} ({base.short}): git submodule "
@@ -413,7 +468,8 @@ class BuildCache:
         # left behind without its description, or registered in git but gone (the cache
         # folder was removed): cleared, or git refuses to move a worktree there
         self._remove_worktree(repository, final)
-        moved = run_git(self.runner, repository, "worktree", "move", str(scratch), str(final))
+        clone = clone_folder(self.root, repository)
+        moved = run_git(self.runner, clone, "worktree", "move", str(scratch), str(final))
         if not moved.ok:
             raise GitError(
                 f"cannot move the worktree of {label}",
@@ -543,7 +599,7 @@ class BuildCache:
 
     def prune(self) -> list[CacheEntry]:
         """Remove every entry (its worktree, and git's record of it) that no run is using;
-        those in use are left, in `skipped`."""
+        those in use are left, in `skipped`. A clone no entry uses any more goes too."""
         removed = []
         self.skipped = []
         repositories = set()
@@ -552,20 +608,43 @@ class BuildCache:
                 self.skipped.append(entry)
                 continue
             try:
-                self._discard(entry.repository, entry.key)
+                # everywhere: an older perflab's entry is a worktree of the user's repository
+                self._discard(entry.repository, entry.key, everywhere=True)
                 (self.root / f"{entry.key}.lock").unlink(missing_ok=True)
             finally:
                 self._release(entry.key)
             removed.append(entry)
             repositories.add(entry.repository)
         scratch = self._prune_scratch() if self.root.is_dir() else []
+        self._prune_clones()
         # git's records of the scratch checkouts, by path: never `git worktree prune`, which
-        # also drops the records of the user's own worktrees on a drive not mounted now
-        for repository in repositories:
+        # in a user's repository also drops the records of the user's own worktrees on a drive
+        # not mounted now
+        owners: list[str | Path] = [*self._clones()]
+        owners += [r for r in sorted(repositories) if os.path.isdir(r)]
+        for owner in owners:
             for path in scratch:
-                if os.path.isdir(repository):
-                    run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
+                run_git(self.runner, owner, "worktree", "remove", "--force", str(path))
         return removed
+
+    def _prune_clones(self) -> None:
+        """Remove the clones no entry uses and no run holds (with their lock files), and the
+        half-made ones a killed run left beside a clone."""
+        for clone in self._clones():
+            name = f"{CLONES}/{clone.name}"
+            if not self._lock(name, exclusive=True, wait=False):
+                continue  # a run is using it: it may be making an entry there now
+            try:
+                for leftover in clone.parent.glob(f"{clone.name}.new-*"):
+                    remove_tree(leftover)
+                # entries are made only while a run holds the clone: none can appear now
+                if any(clone_folder(self.root, e.repository) == clone for e in self.entries()):
+                    continue
+                remove_tree(clone)
+                (clone.parent / f"{clone.name}-update.lock").unlink(missing_ok=True)
+                (clone.parent / f"{clone.name}.lock").unlink(missing_ok=True)
+            finally:
+                self._release(name)
 
     def _prune_scratch(self) -> list[Path]:
         """Remove the scratch checkouts (`tmp-*`) that no run is using; their paths."""
@@ -583,12 +662,21 @@ class BuildCache:
             gone.append(leftover)
         return gone
 
-    def _remove_worktree(self, repository: str, path: Path) -> None:
+    def _remove_worktree(self, repository: str, path: Path, *, everywhere: bool = False) -> None:
+        """The checkout at `path` removed with git's record of it, in perflab's clone and, for
+        an older perflab's worktree of the user's repository, there (by path). `everywhere`:
+        in both, whatever its .git file says."""
+        clone = clone_folder(self.root, repository)
+        linked = os.path.islink(path)
+        older = everywhere or _outside_clone(path, clone)
         # the folder first: git then clears its record of a worktree whose folder is gone,
         # where it refuses one whose .git file a build deleted (leaving a 'prunable' record)
-        linked = os.path.islink(path)
         remove_tree(path)  # a link goes as a link: what it points to is not perflab's
-        if os.path.isdir(repository) and not linked:
+        if linked:
+            return
+        if _is_real_folder(clone):
+            run_git(self.runner, clone, "worktree", "remove", "--force", str(path))
+        if older and os.path.isdir(repository):
             run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
 
 
@@ -635,6 +723,20 @@ def _try_flock(path: Path, mode: int) -> int | None:
         if same:
             return fd
         os.close(fd)
+
+
+def _outside_clone(checkout: Path, clone: Path) -> bool:
+    """Whether the checkout is a worktree of another repository than perflab's clone: its
+    .git file names a git folder elsewhere (an older perflab's worktree of the user's
+    repository), or is gone (either). False when there is no checkout."""
+    if not _is_real_folder(checkout):
+        return False
+    try:
+        text = (checkout / ".git").read_text(errors="replace")
+    except OSError:
+        return True
+    gitdir = Path(os.path.realpath(text.partition("gitdir:")[2].strip()))
+    return not gitdir.is_relative_to(os.path.realpath(clone))
 
 
 def _is_real_folder(path: Path) -> bool:
