@@ -114,7 +114,8 @@ def test_a_build_deleting_its_worktree_leaves_no_record(
     repo: Path, tmp_path: Path, build: str
 ) -> None:
     """a build that deletes its own checkout (or its .git file), succeeding or failing: the
-    variant fails with its reason and the repository keeps no 'prunable' worktree record"""
+    variant fails with its reason and perflab's clone keeps no 'prunable' worktree record (the
+    user's repository has none at all)"""
     done = perflab(
         "run", "--cmd", "cat data.txt", "-v", f"A git=HEAD build={shlex.quote(build)}",
         "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
@@ -122,9 +123,11 @@ def test_a_build_deleting_its_worktree_leaves_no_record(
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
-    listed = git(repo, "worktree", "list", "--porcelain")
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    (clone,) = (p for p in (tmp_path / "c" / "clones").iterdir() if p.is_dir())
+    listed = git(clone, "worktree", "list", "--porcelain")
     assert "prunable" not in listed, listed
-    assert listed.count("worktree ") == 2  # the repository and B's checkout
+    assert listed.count("worktree ") == 2  # the clone and B's checkout
 
 
 def test_a_killed_checks_patch_is_private_and_removed_by_the_next_run(
