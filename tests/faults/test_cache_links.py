@@ -15,6 +15,7 @@ import pytest
 
 from perflab.git.bundle import BUNDLES, KEPT_BUNDLES, _cached_bundle
 from perflab.git.cache import BuildCache, CacheEntry, cache_key
+from perflab.git.clone import clone_folder
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.analysis_cache import FORMAT, AnalysisCache
 from tests.faults.conftest import FAST, data_repo, git, perflab
@@ -116,6 +117,38 @@ def test_a_run_never_measures_in_a_folder_an_entry_names_outside_the_cache(
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
     assert not (clone / "planted-here").exists()
+
+
+@pytest.mark.parametrize("planted", ["clones", "clone"])
+def test_a_run_and_prune_never_use_a_clone_folder_that_is_a_link(
+    repo: Path, outside: Path, tmp_path: Path, planted: str
+) -> None:
+    """the folder of perflab's clones, or one clone's folder, planted as a link to a directory
+    outside the cache (holding a repository's files): a run never writes or checks out there
+    (it says so, or replaces the link with its own clone), prune leaves what it points to"""
+    git(outside, "init", "-q", "--bare", "deep/repo.git")
+    before = snapshot(outside)
+    cache = tmp_path / "cache"
+    clone = clone_folder(cache, str(repo))
+    clone.parent.mkdir(parents=True)
+    if planted == "clones":
+        clone.parent.rmdir()
+        clone.parent.symlink_to(outside)
+    else:
+        clone.symlink_to(outside / "deep" / "repo.git")
+    done = perflab(
+        "run", "--cmd", "cat data.txt", "-v", "A git=main", "-v", "B git=main",
+        "--cache-dir", str(cache), "--store", str(tmp_path / "p.db"), *FAST, cwd=repo,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    if planted == "clones":
+        assert done.returncode == 3
+        assert "cannot keep perflab's clones" in " ".join(done.stderr.split())
+    else:
+        assert done.returncode == 0, done.stderr
+        assert not clone.is_symlink()
+    prune(cache, tmp_path)
+    assert snapshot(outside) == before
 
 
 def test_an_entry_description_is_never_written_through_a_planted_link(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -61,7 +62,13 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
 
 
 def _is_clone(folder: Path) -> bool:
-    return (folder / "HEAD").is_file() and (folder / "objects").is_dir()
+    """A real folder holding a repository: a link planted there is never used (perflab would
+    write refs and config, and remove worktrees, where it points)."""
+    try:
+        real = stat.S_ISDIR(os.lstat(folder).st_mode)
+    except OSError:
+        return False
+    return real and (folder / "HEAD").is_file() and (folder / "objects").is_dir()
 
 
 def _objects_folder(runner: ProcessRunner, repository: str) -> Path:
