@@ -191,6 +191,25 @@ def test_submodules_are_checked_out_in_a_git_variants_worktree(repo: Path, tmp_p
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 
+def test_a_partial_clones_missing_blobs_are_fetched_into_perflabs_clone(
+    repo: Path, tmp_path: Path
+) -> None:
+    """a partial clone (`--filter=blob:none`) and a git= ref whose files it never fetched: the
+    checkout fetches them from its promisor remote into perflab's clone (it failed: 'unable
+    to read sha1 file'), and the user's repository gains no object"""
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{repo}", str(partial))
+    objects = git(partial, "count-objects", "-v")
+    done = perflab(
+        "run", "--cmd", "cat data.txt", "-v", "A git=HEAD~2", "-v", "B git=HEAD",
+        "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"), "-q", *FAST,
+        cwd=partial, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert git(partial, "count-objects", "-v") == objects
+
+
 def test_a_build_daemon_that_clears_its_environment_is_stopped_with_the_build(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -5,9 +5,9 @@ line of config from a run.
 The clone is bare and copies nothing: its objects are the user's, read through git's alternates
 (`objects/info/alternates` names the user's object folder). Each run brings it up to date with
 the user's repository before checking anything out: its branches and tags (a build's
-`git describe` sees what it would see in the user's clone), its shallow boundary, and the URLs
-submodules are cloned from (`remote.origin.url`, against which relative submodule URLs resolve,
-and the `submodule.*.url` the user set).
+`git describe` sees what it would see in the user's clone), its shallow boundary, and where
+missing objects come from: the remotes' URLs (relative submodule URLs resolve against
+`origin`'s), the `submodule.*.url` the user set, and a partial clone's promisor remote.
 
 It lives at `<cache>/clones/<name>`, where `<name>` hashes the repository's path: a folder no
 entry can be (entries are `<cache>/<key>` beside their `<key>.json`).
@@ -28,6 +28,11 @@ from perflab.machine.proc import LaunchSpec, ProcessRunner
 CLONES = "clones"
 # what the clone mirrors of the user's refs: what builds read (describe, tags); not remotes
 MIRRORED_REFS = ("refs/heads", "refs/tags")
+# what the clone takes of the user's config: where objects and submodules come from
+MIRRORED_CONFIG = (
+    r"^(core\.repositoryformatversion|extensions\.partialclone|submodule\..*\.url"
+    r"|remote\..*\.(url|promisor|partialclonefilter))$"
+)
 
 
 def clone_folder(root: Path, repository: str) -> Path:
@@ -47,7 +52,8 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
     remove_tree(folder)  # a clone missing its files is no clone: made again
     made = folder.with_name(f"{folder.name}.new-{uuid.uuid4().hex[:12]}")
     try:
-        done = run_git(runner, folder.parent, "init", "-q", "--bare", str(made))
+        done = run_git(runner, folder.parent, "init", "-q", "--bare",
+                       *_object_format(runner, repository), str(made))  # fmt: skip
         if not done.ok:
             raise GitError(
                 f"cannot make perflab's clone of {repository} at {folder}",
@@ -59,6 +65,13 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
     except BaseException:
         remove_tree(made)
         raise
+
+
+def _object_format(runner: ProcessRunner, repository: str) -> tuple[str, ...]:
+    """`--object-format=sha256` for a repository of sha256 ids (alternates of another hash
+    cannot be read), else nothing (git's default, sha1)."""
+    shown = run_git(runner, repository, "rev-parse", "--show-object-format").stdout.strip()
+    return ("--object-format=sha256",) if shown == "sha256" else ()
 
 
 def _is_clone(folder: Path) -> bool:
@@ -98,7 +111,7 @@ def _update(runner: ProcessRunner, repository: str, objects: Path, clone: Path) 
     else:
         (clone / "shallow").unlink(missing_ok=True)
     _update_refs(runner, repository, clone)
-    _update_urls(runner, repository, clone)
+    _update_config(runner, repository, clone)
 
 
 def _refs(runner: ProcessRunner, where: str | Path) -> dict[str, str]:
@@ -134,31 +147,30 @@ def _update_refs(runner: ProcessRunner, repository: str, clone: Path) -> None:
         )
 
 
-def _update_urls(runner: ProcessRunner, repository: str, clone: Path) -> None:
-    """`remote.origin.url` as the user's (else the user's repository: relative submodule URLs
-    resolve against it) and the user's `submodule.*.url`, so submodules come from where
-    `git submodule update --init` in the user's repository takes them."""
-    origin = run_git(runner, repository, "config", "--get", "remote.origin.url").stdout.strip()
-    wanted = {
-        **_urls(runner, repository, "--local"),
-        "remote.origin.url": origin or os.path.realpath(repository),
-    }
-    held = _urls(runner, clone, "--file", str(clone / "config"))
+def _update_config(runner: ProcessRunner, repository: str, clone: Path) -> None:
+    """The user's settings that say where missing objects come from, set in the clone: the
+    remotes' URLs (`origin`'s, else the user's repository, is what relative submodule URLs
+    resolve against), the `submodule.*.url` the user set, and a partial clone's promisor
+    remote (blobs it never fetched are fetched into the clone when a checkout needs them)."""
+    wanted = _mirrored_config(runner, repository, "--local")
+    if "remote.origin.url" not in wanted:
+        wanted["remote.origin.url"] = os.path.realpath(repository)
+    held = _mirrored_config(runner, clone, "--file", str(clone / "config"))
     for name, value in wanted.items():
         if held.get(name) != value:
             run_git(runner, clone, "config", "--file", str(clone / "config"), name, value)
 
 
-def _urls(runner: ProcessRunner, where: str | Path, *scope: str) -> dict[str, str]:
-    """The `submodule.*.url` and `remote.origin.url` set in one config file."""
+def _mirrored_config(runner: ProcessRunner, where: str | Path, *scope: str) -> dict[str, str]:
+    """The settings the clone takes from the user's repository, as one config file holds them."""
     listed = run_git(runner, where, "config", *scope, "--null", "--get-regexp",
-                     r"^(submodule\..*\.url|remote\.origin\.url)$")  # fmt: skip
-    urls = {}
+                     MIRRORED_CONFIG)  # fmt: skip
+    settings = {}
     for item in listed.stdout.split("\0"):
         name, _, value = item.partition("\n")
         if name and value:
-            urls[name] = value
-    return urls
+            settings[name] = value
+    return settings
 
 
 def _git_stdin(cwd: Path, *args: str) -> LaunchSpec:
