@@ -60,6 +60,9 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
                 detail=(done.stdout + done.stderr).strip() or None,
                 hint="perflab's cache folder must be writable (or pass --cache-dir DIR)",
             )
+        # no automatic gc: the clone holds only the objects of changes applied, and a gc would
+        # start in the middle of a run
+        run_git(runner, made, "config", "gc.auto", "0")
         _update(runner, repository, objects, made)
         os.rename(made, folder)
     except BaseException:
