@@ -3,10 +3,11 @@
 Each entry is a linked worktree of perflab's own clone of the user's repository (git/clone.py:
 `<cache>/clones/<name>`, sharing the user's objects), never of the user's repository, whose
 worktrees, refs, index, stash, HEAD and config a run leaves as they were. `<cache>/<key>/` is
-the checkout and
-`<cache>/<key>.json` says what it holds (repository, ref, commit, tree, changes applied, build
-command, build status and output). The key hashes the repository, the tree and the build
-command, so a ref named in several cells, or measured again, is checked out and built once.
+the checkout and `<cache>/<key>.json` says what it holds (repository, ref, commit, tree,
+changes applied, build command, build status and output). The key hashes the repository, the
+tree and the build command, so a ref named in several cells, or measured again, is checked out
+and built once. A clone is brought up to date with the user's repository once a run, and held
+(shared) by each run that uses it: `prune` removes one no entry and no run uses.
 
 Entries are shared by every perflab run using the cache directory: `<cache>/<key>.lock` is held
 shared by each run that uses the entry (until the run ends) and exclusive while it is checked
@@ -735,7 +736,8 @@ def _outside_clone(checkout: Path, clone: Path) -> bool:
         text = (checkout / ".git").read_text(errors="replace")
     except OSError:
         return True
-    gitdir = Path(os.path.realpath(text.partition("gitdir:")[2].strip()))
+    named = text.partition("gitdir:")[2].strip()  # relative to the checkout, when relative
+    gitdir = Path(os.path.realpath(os.path.join(checkout, named)))
     return not gitdir.is_relative_to(os.path.realpath(clone))
 
 
