@@ -453,7 +453,8 @@ def prune_cache(
     cache_dir: str | Path | None = None, *, in_use: list[CacheEntry] | None = None
 ) -> list[CacheEntry]:
     """Remove every cached checkout and build (and git's record of its worktree) that no
-    perflab run is using; those in use are left, and added to `in_use` when given."""
+    perflab run is using, then perflab's clones no checkout uses; those in use are left, and
+    added to `in_use` when given."""
     cache = BuildCache(cache_dir or default_cache_dir(), SubprocessRunner())
     removed = cache.prune()
     if in_use is not None:
