@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.git.clone import CLONES, clone_folder, prepare_clone
+from perflab.git.clone import CLONES, clone_folder, prepare_clone, refs_of
 from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
 from perflab.machine.own_files import own_folder, remove_tree, replace_file
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
@@ -566,15 +566,7 @@ class BuildCache:
         return built
 
     def _refs(self, repository: str) -> dict[str, str]:
-        listed = run_git(
-            self.runner, repository, "for-each-ref", "--format=%(objectname) %(refname)"
-        )
-        refs = {}
-        for line in listed.stdout.splitlines():
-            value, _, name = line.partition(" ")
-            if name:
-                refs[name] = value
-        return refs
+        return refs_of(self.runner, repository)
 
     def _restore_refs(self, repository: str, before: Mapping[str, str]) -> str:
         """Put back the refs a build created, moved or deleted; what it did, or ''."""

@@ -117,9 +117,10 @@ def _update(runner: ProcessRunner, repository: str, objects: Path, clone: Path) 
     _update_config(runner, repository, clone)
 
 
-def _refs(runner: ProcessRunner, where: str | Path) -> dict[str, str]:
+def refs_of(runner: ProcessRunner, where: str | Path, *patterns: str) -> dict[str, str]:
+    """Ref name -> object id of the repository at `where` (those under `patterns`, else all)."""
     listed = run_git(runner, where, "for-each-ref", "--format=%(objectname) %(refname)",
-                     *MIRRORED_REFS)  # fmt: skip
+                     *patterns)  # fmt: skip
     refs = {}
     for line in listed.stdout.splitlines():
         value, _, name = line.partition(" ")
@@ -131,7 +132,8 @@ def _refs(runner: ProcessRunner, where: str | Path) -> dict[str, str]:
 def _update_refs(runner: ProcessRunner, repository: str, clone: Path) -> None:
     """The clone's branches and tags made the user's, in one transaction (their objects are
     the user's: nothing is fetched)."""
-    wanted, held = _refs(runner, repository), _refs(runner, clone)
+    wanted = refs_of(runner, repository, *MIRRORED_REFS)
+    held = refs_of(runner, clone, *MIRRORED_REFS)
     commands = [f"update {name} {value}\n" for name, value in wanted.items()
                 if held.get(name) != value]  # fmt: skip
     commands += [f"delete {name}\n" for name in held if name not in wanted]
