@@ -295,7 +295,7 @@ class ColdStarts:
     after_variant: float
     gap_to_sample: float
     # the standard error of the two `after` shares' difference: how far apart chance alone
-    # puts them (a cold start's place in a group's median is not noise the units' spread holds)
+    # puts them (the units' spread holds most of that; CHANCE_SE of it is bounded besides)
     chance: float = 0.0
 
     @classmethod
