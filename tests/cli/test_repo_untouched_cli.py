@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli.test_cli import perflab  # sys.executable -m perflab.cli.main, in cwd
 from tests.faults.conftest import data_repo, git
 
 pytestmark = [
@@ -22,16 +21,6 @@ pytestmark = [
         not (shutil.which("valgrind") and shutil.which("git")), reason="needs valgrind and git"
     ),
 ]
-
-
-def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def snapshot(repo: Path) -> dict[str, str]:
