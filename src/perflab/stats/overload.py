@@ -310,15 +310,17 @@ class ColdStarts:
         unpreempted = [0, 0]
         gaps: list[float] = []
         previous: Sample | None = None
+        previous_hit = False
         for sample, side in ordered:
-            if not is_preempted(sample, share) and not sample.warmup:
+            hit = is_preempted(sample, share)
+            if not hit and not sample.warmup:
                 unpreempted[side] += 1
-                after[side] += previous is not None and is_preempted(previous, share)
+                after[side] += previous_hit
             if previous is not None and sample.value > 0:
                 # at_ns is stamped as a sample ends: what is left of the time between two
                 # ends once the later sample's own time is taken out
                 gaps.append(max(0.0, sample.at_ns - previous.at_ns - sample.value) / sample.value)
-            previous = sample
+            previous, previous_hit = sample, hit
         baseline_share, variant_share = (
             a / n if n else 0.0 for a, n in zip(after, unpreempted, strict=True)
         )
