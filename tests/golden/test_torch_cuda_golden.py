@@ -1,11 +1,13 @@
-"""The torch lens on replies its worker gave on a real GPU (an H100, torch 2.11 with CUDA 13;
-`tests/golden/data/torch/cuda_h100.json`, made by `bench/gpu_torch.py --skip-runs`): what a
-statement launched, paired across variants by op and launch order, and what bounds it."""
+"""The torch lens on replies its worker gave on real GPUs (an H100 and an H200, torch 2.11 with
+CUDA 13; `tests/golden/data/torch/cuda_h100.json` and `cuda_h200.json`, made by
+`bench/gpu_torch.py --skip-runs`): what a statement launched, paired across variants by op and
+launch order, and what bounds it."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,14 +31,23 @@ from perflab.records.model import Benchmark, Experiment, Metric, Settings, Varia
 from perflab.report.terminal import render_section
 from tests.unit.test_torch_ops import stored
 
-CAPTURED = json.loads((Path(__file__).parent / "data" / "torch" / "cuda_h100.json").read_text())
+# one capture per GPU: the same rules must hold on each
+CAPTURES = {
+    name: json.loads((Path(__file__).parent / "data" / "torch" / f"{name}.json").read_text())
+    for name in ("cuda_h100", "cuda_h200")
+}
 
 
-def captured(case: str) -> OpTable:
-    return parse_op_table(CAPTURED["cases"][case]["reply"])
+@pytest.fixture(params=sorted(CAPTURES))
+def captured(request: pytest.FixtureRequest) -> Callable[[str], OpTable]:
+    """The op table a GPU's worker replied for a case."""
+    cases = CAPTURES[request.param]["cases"]
+    return lambda case: parse_op_table(cases[case]["reply"])
 
 
-def test_a_small_op_is_launch_bound_with_one_kernel_per_iteration() -> None:
+def test_a_small_op_is_launch_bound_with_one_kernel_per_iteration(
+    captured: Callable[[str], OpTable],
+) -> None:
     activity = device_activity([captured("add_small")])
     assert activity is not None
     assert activity.bound is DeviceBound.LAUNCH
@@ -49,13 +60,15 @@ def test_a_small_op_is_launch_bound_with_one_kernel_per_iteration() -> None:
     assert "CUDAFunctor_add" in slot.names[0]
 
 
-def test_a_large_matrix_product_is_device_bound() -> None:
+def test_a_large_matrix_product_is_device_bound(captured: Callable[[str], OpTable]) -> None:
     activity = device_activity([captured("mm_fp32")])
     assert activity is not None and activity.bound is DeviceBound.DEVICE
     assert activity.device_us_per_iteration > 10 * activity.host_us_per_iteration
 
 
-def test_the_kernel_tf32_picks_is_the_same_slot_renamed_and_its_fill_a_new_one() -> None:
+def test_the_kernel_tf32_picks_is_the_same_slot_renamed_and_its_fill_a_new_one(
+    captured: Callable[[str], OpTable],
+) -> None:
     changes = diff_kernels(kernel_slots([captured("mm_fp32")]), kernel_slots([captured("mm_tf32")]))
     gemm, fill = changes
     assert (gemm.op, gemm.kind, gemm.ordinal) == ("aten::mm", LaunchKind.KERNEL, 0)
@@ -70,7 +83,9 @@ def test_the_kernel_tf32_picks_is_the_same_slot_renamed_and_its_fill_a_new_one()
     )
 
 
-def test_copies_and_the_statements_own_synchronisations_are_counted() -> None:
+def test_copies_and_the_statements_own_synchronisations_are_counted(
+    captured: Callable[[str], OpTable],
+) -> None:
     activity = device_activity([captured("round_trip")])
     assert activity is not None
     # h.to("cuda") copies in, .item() copies out, and sum fills its output (a Memset) first
@@ -82,21 +97,21 @@ def test_copies_and_the_statements_own_synchronisations_are_counted() -> None:
     assert ("aten::sum", LaunchKind.KERNEL, 0) in slots  # after its fill: still kernel 0
 
 
-def test_nested_ops_own_the_kernels_they_launched() -> None:
+def test_nested_ops_own_the_kernels_they_launched(captured: Callable[[str], OpTable]) -> None:
     slots = kernel_slots([captured("chain")])
     assert {key[0] for key in slots} == {"aten::mm", "aten::add", "aten::clamp_min"}
     assert ("aten::mm", LaunchKind.KERNEL, 1) in slots  # two kernels a call
     assert "aten::relu" in op_rates([captured("chain")])  # its host time stays an op's row
 
 
-def test_identical_profiles_pair_every_slot_unrenamed() -> None:
+def test_identical_profiles_pair_every_slot_unrenamed(captured: Callable[[str], OpTable]) -> None:
     table = captured("add_small")
     changes = diff_kernels(kernel_slots([table]), kernel_slots([captured("add_small_blocking")]))
     assert [c.renamed for c in changes] == [False]
     assert all(c.baseline_kernel == c.variant_kernel for c in changes)
 
 
-def _comparison(baseline: str, variant: str) -> dict[str, Any]:
+def _comparison(captured: Callable[[str], OpTable], baseline: str, variant: str) -> dict[str, Any]:
     samples, artifacts = [], []
     for name, case in (("A", baseline), ("B", variant)):
         s, a = stored(name, [captured(case)], generations=2)
@@ -114,8 +129,10 @@ def _comparison(baseline: str, variant: str) -> dict[str, Any]:
     return {"json": comparison.to_json(), "text": console.export_text()}
 
 
-def test_the_report_pairs_the_renamed_kernel_and_says_what_sets_the_pace() -> None:
-    result = _comparison("mm_fp32", "mm_tf32")
+def test_the_report_pairs_the_renamed_kernel_and_says_what_sets_the_pace(
+    captured: Callable[[str], OpTable],
+) -> None:
+    result = _comparison(captured, "mm_fp32", "mm_tf32")
     document, text = result["json"], result["text"]
     assert document["baseline_device"]["bound"] == "device-bound"
     assert document["kernel_changes"][0]["renamed"] is True
