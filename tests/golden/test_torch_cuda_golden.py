@@ -141,3 +141,31 @@ def test_the_report_pairs_the_renamed_kernel_and_says_what_sets_the_pace(
     assert "Memset (Device) (variant only)" in text
     # kernels are the device's rows, not ops that appeared
     assert not any("xmma" in name for name in document["appeared"] + document["disappeared"])
+
+
+def test_a_device_bound_change_is_compared_by_the_time_that_sets_the_pace(
+    captured: Callable[[str], OpTable],
+) -> None:
+    """tf32 made the product's kernel ~8x faster while the host's dispatch moved by launch
+    overheads only (on an H200 the host's time read 0.39 [0.08, 1.91]): the ratio follows the
+    device where the device sets the pace."""
+    document = _comparison(captured, "mm_fp32", "mm_tf32")["json"]
+    assert document["ratio_of"] == "pace" and "sets the pace" in document["ratio_basis"]
+    device_ratio = (
+        document["variant_device"]["device_us_per_iteration"]
+        / document["baseline_device"]["device_us_per_iteration"]
+    )
+    assert document["ratio"] == pytest.approx(device_ratio, rel=0.01)
+    assert document["ci_high"] < 0.2
+
+
+def test_a_launch_bound_statement_is_compared_by_the_hosts_time(
+    captured: Callable[[str], OpTable],
+) -> None:
+    document = _comparison(captured, "add_small", "add_small_blocking")["json"]
+    assert document["ratio_of"] == "pace"
+    host_ratio = (
+        document["variant_device"]["host_us_per_iteration"]
+        / document["baseline_device"]["host_us_per_iteration"]
+    )
+    assert document["ratio"] == pytest.approx(host_ratio, rel=0.01)

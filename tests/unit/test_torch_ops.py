@@ -12,7 +12,14 @@ from rich.console import Console
 
 from perflab.lenses.fragments import SectionInput
 from perflab.lenses.registry import lens_for
-from perflab.lenses.torch.analyse import KIND_OPS, KIND_WARMUP_OPS, SELF_CPU_US, analyse_torch
+from perflab.lenses.torch.analyse import (
+    KIND_OPS,
+    KIND_WARMUP_OPS,
+    PACE_US,
+    SELF_CPU_US,
+    analyse_torch,
+    profile_values,
+)
 from perflab.lenses.torch.measure import TorchLens
 from perflab.lenses.torch.ops import (
     DeviceBound,
@@ -145,20 +152,22 @@ def stored(
             kind = KIND_WARMUP_OPS if warmup else KIND_OPS
             content = json.dumps(profile.to_json())
             artifacts.append(Artifact("b", variant, Metric.TORCH, kind, content, generation))
-            value = profile.self_cpu_us * (1 + 0.01 * generation)
-            samples.append(
-                Sample(
-                    benchmark="b",
-                    variant=variant,
-                    metric=Metric.TORCH,
-                    name=SELF_CPU_US,
-                    value=value,
-                    loops=profile.loops,
-                    generation=generation,
-                    block=block,
-                    warmup=warmup,
+            for name, value in profile_values(profile):
+                if name in (SELF_CPU_US, PACE_US):
+                    value *= 1 + 0.01 * generation
+                samples.append(
+                    Sample(
+                        benchmark="b",
+                        variant=variant,
+                        metric=Metric.TORCH,
+                        name=name,
+                        value=value,
+                        loops=profile.loops,
+                        generation=generation,
+                        block=block,
+                        warmup=warmup,
+                    )
                 )
-            )
     return samples, artifacts
 
 
@@ -191,6 +200,7 @@ def test_analysis_compares_total_self_time_and_lists_the_op_changes() -> None:
     assert document["baseline_torch_version"] == "2.13.0+cpu"
     assert document["variant_cpu_capability"] == "AVX512"
     assert document["baseline_profiles"] == 3 and document["n_groups"] == 3
+    assert document["ratio_of"] == "self_cpu"  # no GPU recorded: the host's time
     assert analysis.notes == ()
 
 

@@ -25,11 +25,9 @@ from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.analyse import (
     KIND_OPS,
     KIND_WARMUP_OPS,
-    OP_CALLS,
-    OP_CPU_US,
-    OP_SELF_CPU_US,
     SELF_CPU_US,
     analyse_torch,
+    profile_values,
 )
 from perflab.lenses.torch.ops import (
     OpTable,
@@ -190,13 +188,7 @@ class _Session(LensSession):
         first = sampler.sample(
             slot, SELF_CPU_US, table.self_cpu_us, loops=table.loops, cpu=self.context.cpu
         )
-        values = [(SELF_CPU_US, table.self_cpu_us)]
-        for op in table.ops:
-            values += [
-                (OP_CALLS + op.name, float(op.count)),
-                (OP_SELF_CPU_US + op.name, op.self_cpu_us),
-                (OP_CPU_US + op.name, op.cpu_us),
-            ]
+        values = profile_values(table)
         for name, value in values:
             sink.add_sample(dataclasses.replace(first, name=name, value=value))
         sink.add_variant_info(

@@ -303,6 +303,11 @@ class DeviceActivity:
     wait_us_per_iteration: float = 0.0  # host time in synchronisations: waiting, not working
 
     @property
+    def pace_us_per_iteration(self) -> float:
+        """The side that sets the pace: the host issuing work, or the device doing it."""
+        return max(self.host_us_per_iteration, self.device_us_per_iteration)
+
+    @property
     def bound(self) -> DeviceBound:
         if self.host_us_per_iteration >= self.device_us_per_iteration:
             return DeviceBound.LAUNCH
