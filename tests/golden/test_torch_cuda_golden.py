@@ -6,8 +6,8 @@ launch order, and what bounds it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest

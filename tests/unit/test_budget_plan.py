@@ -20,7 +20,12 @@ from perflab.lenses.memory.cost import memory_cost
 from perflab.lenses.registry import descriptor_for
 from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
 from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_generation_s
-from perflab.lenses.torch.cost import TORCH_BLOCKS, TORCH_PROFILE_OVERHEAD, TORCH_PROFILER_START_S
+from perflab.lenses.torch.cost import (
+    TORCH_BLOCKS,
+    TORCH_DEVICE_PROFILER_START_S,
+    TORCH_PROFILE_OVERHEAD,
+    TORCH_PROFILER_START_S,
+)
 from perflab.machine.host import process_age_s
 from perflab.machine.proc import Completed, FakeRunner
 from perflab.measure.probe import _beside, measure_speed
@@ -412,6 +417,19 @@ def test_fresh_torch_workers_pay_the_profiler_s_start_in_every_generation() -> N
     (torch_cost,) = _costs(fresh, Settings(), Metric.TORCH)
     per_worker_s = fresh.startup_s + TORCH_PROFILER_START_S
     per_worker_s += TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * fresh.sample_s
+    assert torch_cost.minimum_s == pytest.approx(2 * 2 * per_worker_s)
+
+
+def test_a_set_up_that_initialised_a_gpu_plans_fresh_workers_and_the_device_tracing() -> None:
+    # CUDA does not survive fork: on an H100 and an H200 the plan forked torch.mm's workers
+    # (16.7 s) where 4 fresh ones took 51-70 s, and the servers started for them went unused
+    device = dataclasses.replace(TORCH, device_runtimes=("cuda",))
+    assert TORCH.fork and not device.fork
+    time_cost, torch_cost = _costs(device, Settings(), Metric.TIME, Metric.TORCH)
+    assert not torch_cost.forked and torch_cost.once_s == 0.0
+    assert time_cost.server_rounds is None  # no rounds of fork servers either
+    per_worker_s = device.startup_s + TORCH_PROFILER_START_S + TORCH_DEVICE_PROFILER_START_S
+    per_worker_s += TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * device.sample_s
     assert torch_cost.minimum_s == pytest.approx(2 * 2 * per_worker_s)
 
 

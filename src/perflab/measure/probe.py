@@ -166,6 +166,7 @@ def _probe_statement(
         fork_s=fork_s,
         sample_s=sample_s,
         probe_s=clock() - started,
+        device_runtimes=server.device_runtimes,
     )
 
 

@@ -219,6 +219,9 @@ class CostProbe:
     # perflab's own start-up in the recent runs on this machine (newest last): a "would fit"
     # counts the median of it and this run's (`BudgetPlan.usual_before_s`)
     recent_before_s: tuple[float, ...] = ()
+    # statements: the GPU runtimes the set-up initialised (e.g. "cuda"): each lens's workers
+    # start fresh then, and a profiler's first session there costs far more
+    device_runtimes: tuple[str, ...] = ()
 
     def with_recent_cpus(self, recent: Sequence[int]) -> CostProbe:
         """The CPUs valgrind's processes may count on: the lower median of this probe's and
@@ -258,6 +261,8 @@ class CostProbe:
         return (
             self.kind is BenchmarkKind.STATEMENT
             and self.variants * self.import_s >= FORK_WHEN_IMPORTS_S
+            # a GPU runtime does not survive fork: the servers' children would be fresh workers
+            and not self.device_runtimes
         )
 
     @property

@@ -90,6 +90,8 @@ def server_rounds(probe: CostProbe, settings: Settings) -> ServerRounds | None:
     that forking saves anything, at most MAX_FORKS_PER_ROUND so that rounds keep coming."""
     if probe.kind is not BenchmarkKind.STATEMENT or probe.failed:
         return None
+    if probe.device_runtimes:
+        return None  # a GPU runtime does not survive fork: a round's children would be fresh
     n = probe.variants
     generation_s = time_generation_s(settings.budget_s)
     if n * probe.import_s <= SERVER_ROUNDS_WHEN_IMPORTS_SHARE * generation_s:

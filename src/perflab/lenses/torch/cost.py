@@ -11,6 +11,9 @@ from perflab.records.model import Metric, Settings
 TORCH_PROFILER_START_S = 1.5
 TORCH_BLOCKS = 3  # one warm-up and two measured profiles per generation
 TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
+# ... and where the set-up initialised a GPU, its device tracing too: on an H100 and an H200 the
+# lens took 51-70 s for 4 fresh workers of a 4.6 s start-up (6 runs), ~6 s each beyond the rest
+TORCH_DEVICE_PROFILER_START_S = 6.0
 
 
 def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
@@ -18,6 +21,8 @@ def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
     its ratio is indicative only (profiler overhead), the time lens's is the verdict."""
     n = probe.variants
     profiler_start_s = TORCH_PROFILER_START_S * probe.speed.factor
+    if probe.device_runtimes:
+        profiler_start_s += TORCH_DEVICE_PROFILER_START_S
     generation_s = n * (
         probe.worker_start_s
         + (0.0 if probe.fork else profiler_start_s)
