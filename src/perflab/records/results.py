@@ -47,10 +47,15 @@ class RunResult:
     failures: tuple[PerflabError, ...] = ()  # benchmarks that failed while measuring this run
     cross_run: bool = False  # a comparison of two stored runs (perflab compare)
     baseline_run_id: int | None = None  # perflab compare: the run compared against
+    # perflab compare: how the two sides are named (`run 12`, or a JSON file's name)
+    compared_names: tuple[str, str] | None = None
 
     @property
     def title(self) -> str:
         """What the report is of: a run, or a comparison of two runs."""
+        if self.cross_run and self.compared_names is not None:
+            first, second = self.compared_names
+            return f"perflab compare: {second} against {first}"
         if self.cross_run and self.baseline_run_id is not None:
             return f"perflab compare: run {self.run_id} against run {self.baseline_run_id}"
         return f"perflab run {self.run_id}"
