@@ -13,6 +13,7 @@ import io
 import json
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pytest
 
 from perflab.engine.analyse import analyse_run
 from perflab.lenses.time.render import caption
-from perflab.records.model import Metric
+from perflab.records.model import Artifact, Metric
 from perflab.records.results import RunResult
 from perflab.report.exports import hyperfine_results, render_csv
 from perflab.report.json_report import FORMAT_VERSION, run_to_json
@@ -116,3 +117,17 @@ def test_the_table_s_columns_and_ratio_are_the_estimate_s_estimator(result: RunR
 
 def test_the_document_reader_reads_the_format_the_writer_writes() -> None:
     assert READABLE_FORMAT_VERSION == FORMAT_VERSION
+
+
+def test_a_document_written_with_samples_is_analysed_as_its_run(
+    result: RunResult, tmp_path: Path
+) -> None:
+    """`compare` reads a file as a stored run: the document perflab writes with --samples
+    (samples and the small artifacts) gives the same figures again."""
+    stored = replace(result, artifacts=(Artifact("b", "cmd1", Metric.TIME, "k", "{}"),))
+    path = tmp_path / "again.json"
+    path.write_text(json.dumps(run_to_json(stored, samples=True)))
+    again = analyse_run(load_document(path))
+    assert again.comparisons == result.comparisons
+    assert again.measurements == result.measurements
+    assert load_document(path).artifacts == stored.artifacts

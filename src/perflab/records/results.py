@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
 from perflab.records.model import (
+    Artifact,
     Comparison,
     Experiment,
     Measurement,
@@ -65,6 +66,8 @@ class RunResult:
     sections: tuple[Section, ...] = ()
     # The raw samples the comparisons were derived from (for `--samples` in the JSON).
     samples: tuple[Sample, ...] = ()
+    # what the lenses stored beside them (the small ones go with `--samples` in the JSON)
+    artifacts: tuple[Artifact, ...] = ()
     # each variant's own figures (a run of one variant; the hyperfine-style exports)
     measurements: tuple[Measurement, ...] = ()
     stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range

@@ -11,6 +11,7 @@ from typing import Any
 from perflab.records.errors import ConfigError
 from perflab.records.model import (
     VARIANT_FIELDS,
+    Artifact,
     Benchmark,
     Experiment,
     Metric,
@@ -109,7 +110,7 @@ def _stored_run(path: Path, document: dict[str, Any], samples: list[Any]) -> Sto
         machine=dict(document.get("machine") or {}),
         error=document.get("error"),
         samples=tuple(_sample(s) for s in samples),
-        artifacts=(),
+        artifacts=tuple(_artifact(a) for a in document.get("artifacts") or ()),
         notes=(),
         variant_info={v["name"]: dict(v.get("info") or {}) for v in document["variants"]},
         source=path.name,
@@ -138,6 +139,17 @@ def _variant(data: dict[str, Any]) -> Variant:
         else:
             values[spec.name] = None if value is None else str(value)
     return Variant(name=str(data["name"]), **values)
+
+
+def _artifact(data: dict[str, Any]) -> Artifact:
+    return Artifact(
+        benchmark=str(data["benchmark"]),
+        variant=str(data["variant"]),
+        metric=Metric(data["metric"]),
+        kind=str(data["kind"]),
+        content=str(data["content"]),
+        generation=int(data.get("generation", 0)),
+    )
 
 
 def _sample(data: dict[str, Any]) -> Sample:
