@@ -69,7 +69,10 @@ def test_compare_refuses_a_document_without_samples_or_a_missing_file(
     assert "share no benchmark (a.json: gzip -1 -c data.txt vs gzip -3" in said
     assert "; one.json: other)" in said
     # two files: no store is opened, and the document compared with itself is an A/A
-    assert main(["compare", "a.json", "a.json", "--json", "c.json"]) == 0
+    assert main(["compare", "a.json", "a.json", "--json", "c.json", "--samples"]) == 0
     result = json.loads((tmp_path / "c.json").read_text())
     assert [c["ratio"] for c in result["comparisons"]] == [1.0, 1.0]
     assert not (tmp_path / ".perflab").exists()
+    # a compare document's samples are relabelled: refused, not compared as empty
+    assert main(["compare", "a.json", "c.json"]) == 2
+    assert "a `perflab compare` document?" in capsys.readouterr().err

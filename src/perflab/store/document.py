@@ -65,12 +65,20 @@ def load_document(path: Path) -> StoredRun:
             hint=_EXPORT_HINT,
         )
     try:
-        return _stored_run(path, document, samples)
+        run = _stored_run(path, document, samples)
     except (KeyError, TypeError, ValueError) as error:
         raise ConfigError(
             f"{path} is not a readable perflab JSON document: {type(error).__name__} {error}",
             hint="give a file written by `perflab run/show --json FILE --samples`",
         ) from error
+    names = {v.name for v in run.experiment.variants}
+    if run.samples and not any(s.variant in names for s in run.samples):
+        # a `compare` document's samples are relabelled (`run1:A`): they are not its variants'
+        raise ConfigError(
+            f"{path}'s samples belong to none of its variants (a `perflab compare` document?)",
+            hint="compare the files or runs it was made from",
+        )
+    return run
 
 
 def _read(path: Path) -> dict[str, Any]:
