@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from perflab.engine import analyse_run, compare_runs, run_experiment
 from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
@@ -435,11 +435,33 @@ def asm_views(
 
 
 def compare(
-    baseline_run: str | int, candidate_run: str | int, store_path: str | Path = DEFAULT_STORE_PATH
+    baseline_run: str | int | Path,
+    candidate_run: str | int | Path,
+    store_path: str | Path = DEFAULT_STORE_PATH,
 ) -> RunResult:
+    """RUN_B against RUN_A, variant by variant; each a stored run (id or `latest`) or a JSON
+    document written with `--json FILE --samples` (a `Path`, or text naming a `.json` file or
+    an existing file), whose raw samples are analysed as a stored run's."""
+    from perflab.store.document import is_document_reference, load_document
+
+    def document(reference: str | int | Path) -> Path | None:
+        if isinstance(reference, Path):
+            return reference
+        if isinstance(reference, str) and is_document_reference(reference):
+            return Path(reference)
+        return None
+
+    paths = [document(baseline_run), document(candidate_run)]
+    files = [None if path is None else load_document(path) for path in paths]
+    if files[0] is not None and files[1] is not None:
+        return compare_runs(files[0], files[1])
     store = open_store(store_path, create=False)
     try:
-        return compare_runs(store.load_run(baseline_run), store.load_run(candidate_run))
+        runs = [
+            loaded if loaded is not None else store.load_run(cast(str | int, reference))
+            for loaded, reference in zip(files, (baseline_run, candidate_run), strict=True)
+        ]
+        return compare_runs(runs[0], runs[1])
     finally:
         store.close()
 

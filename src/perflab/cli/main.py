@@ -258,7 +258,7 @@ def _read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`list`, `show` and `compare`: runs read back from the store."""
     if args.command in ("show", "compare"):
         _check_outputs(output_options(args))
-    if not is_postgresql(args.store):
+    if not is_postgresql(args.store) and not _files_only(args):
         # an SQLite file's pages; a PostgreSQL server checks its own
         _warn_if_damaged(api.check_store(args.store), err)
     if args.command == "list":
@@ -281,6 +281,15 @@ def _read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         result = api.compare(args.run_a, args.run_b, args.store)
     return _emit(result, output_options(args), out, err, command=args.command)
+
+
+def _files_only(args: argparse.Namespace) -> bool:
+    """`compare A.json B.json` reads no store."""
+    from perflab.store.document import is_document_reference
+
+    return args.command == "compare" and all(
+        is_document_reference(ref) for ref in (args.run_a, args.run_b)
+    )
 
 
 def _doctor(args: argparse.Namespace, out: Console) -> int:

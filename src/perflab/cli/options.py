@@ -331,10 +331,12 @@ def _add_store_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     show.add_argument("--asm", metavar="FUNCTION", help="side-by-side assembly of a function")
 
     compare = commands.add_parser(
-        "compare", help="compare two stored runs (RUN_B against RUN_A), variant by variant"
+        "compare",
+        help="compare two runs (RUN_B against RUN_A), variant by variant: stored runs, or JSON "
+        "files written with --json FILE --samples",
     )
-    compare.add_argument("run_a", help="the baseline run")
-    compare.add_argument("run_b", help="the candidate run")
+    compare.add_argument("run_a", help="the baseline: a run id, latest, or a JSON file")
+    compare.add_argument("run_b", help="the candidate: a run id, latest, or a JSON file")
     _add_output(compare)
 
     _add_output(add_publish_command(commands), with_exports=False)

@@ -89,6 +89,7 @@ def analyse_run(run: StoredRun) -> RunResult:
             error=run.error,
             top_level=analysed.top_level,
             samples=run.samples,
+            artifacts=run.artifacts,
             measurements=tuple(analysed.measurements.values()),
             stacks=stack_summaries(experiment, comparisons),
             interactions=interactions_of(experiment, comparisons, analysed.data_of),

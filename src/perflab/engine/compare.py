@@ -1,4 +1,5 @@
-"""store -> analyse: two stored runs compared variant by variant (measured apart)."""
+"""store -> analyse: two stored runs compared variant by variant (measured apart); either may
+be a run read back from its JSON document (store.document), whose samples are analysed alike."""
 
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
     the result says so. Time samples are matched by generation, and the CI is still computed over
     generations."""
     shared = _shared(baseline, candidate)
+    first, second = _name(baseline), _name(candidate)
     comparisons: list[Comparison] = []
-    notes = _cross_run_notes(baseline, candidate)
+    notes = _cross_run_notes(baseline, candidate) + _left_out_notes(baseline, candidate, shared)
     top_level: dict[str, Any] = {}
     compared_samples: list[Sample] = []
     experiment = _each_variant_against_itself(baseline, candidate, shared)
@@ -65,11 +67,12 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             comparisons=tuple(comparisons),
             notes=tuple(notes),
             variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
-            differences=(f"runs {baseline.run_id} and {candidate.run_id}, measured apart",),
+            differences=(_measured_apart(baseline, candidate),),
             top_level=top_level,
             cross_run=True,
             baseline_run_id=baseline.run_id,
             samples=tuple(compared_samples),
+            compared_names=(first, second),
         )
     )
 
@@ -83,8 +86,28 @@ class _Shared:
     metrics: tuple[Metric, ...]
 
 
+def _name(run: StoredRun) -> str:
+    """How the reports name a run: `run 12`, or the JSON file it was read from."""
+    return run.source if run.source is not None else f"run {run.run_id}"
+
+
+def _measured_apart(baseline: StoredRun, candidate: StoredRun) -> str:
+    if baseline.source is None and candidate.source is None:
+        return f"runs {baseline.run_id} and {candidate.run_id}, measured apart"
+    return f"{_name(baseline)} and {_name(candidate)}, measured apart"
+
+
+def _from_samples_alone(metrics: tuple[Metric, ...], *runs: StoredRun) -> tuple[Metric, ...]:
+    """A JSON document holds samples, not the lenses' artifacts (profiles, call graphs): only
+    the time lens is analysed from samples alone."""
+    if all(run.source is None for run in runs):
+        return metrics
+    return tuple(m for m in metrics if m == Metric.TIME)
+
+
 def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:
     other = candidate.experiment
+    metrics = tuple(m for m in baseline.experiment.settings.metrics if m in other.settings.metrics)
     shared = _Shared(
         variants=tuple(
             v.name
@@ -96,29 +119,79 @@ def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:
             for b in baseline.experiment.benchmarks
             if b.name in {c.name for c in other.benchmarks}
         ),
-        metrics=tuple(
-            m for m in baseline.experiment.settings.metrics if m in other.settings.metrics
-        ),
+        metrics=_from_samples_alone(metrics, baseline, candidate),
     )
     if not shared.variants or not shared.benchmarks or not shared.metrics:
         raise ConfigError(
-            f"runs {baseline.run_id} and {candidate.run_id} share no variant, benchmark and metric",
+            f"{_name(baseline)} and {_name(candidate)} share no "
+            + " and ".join(_missing(baseline, candidate, shared)),
             hint="compare runs of the same experiment (same variant and benchmark names)",
         )
     return shared
 
 
+def _missing(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list[str]:
+    """What the two runs do not share, each side's names in words."""
+
+    def names(run: StoredRun, kind: str) -> str:
+        if kind == "variant":
+            return ", ".join(v.name for v in run.experiment.variants)
+        if kind == "benchmark":
+            return ", ".join(b.name for b in run.experiment.benchmarks)
+        return ", ".join(str(m) for m in run.experiment.settings.metrics)
+
+    missing = []
+    for kind, found in (
+        ("variant", shared.variants),
+        ("benchmark", shared.benchmarks),
+        ("lens", shared.metrics),
+    ):
+        if not found:
+            missing.append(
+                f"{kind} ({_name(baseline)}: {names(baseline, kind) or 'none'}; "
+                f"{_name(candidate)}: {names(candidate, kind) or 'none'})"
+            )
+    if not shared.metrics and (baseline.source or candidate.source):
+        missing[-1] += ": a JSON file is compared by its time samples only"
+    return missing
+
+
+def _left_out_notes(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list[Note]:
+    """The variants, benchmarks and lenses of one side that the other lacks: not compared."""
+    left_out = []
+    for run in (baseline, candidate):
+        names = [v.name for v in run.experiment.variants if v.name not in shared.variants]
+        benchmarks = {b.name for b in shared.benchmarks}
+        names += [b.name for b in run.experiment.benchmarks if b.name not in benchmarks]
+        names += [str(m) for m in run.experiment.settings.metrics if m not in shared.metrics]
+        if names:
+            left_out.append(f"{_name(run)}'s {', '.join(names)}")
+    if not left_out:
+        return []
+    return [
+        Note(
+            severity=Severity.INFO,
+            message=f"not compared (the other side lacks them): {'; '.join(left_out)}",
+            hint="a JSON file is compared by its time samples only; compare stored runs for "
+            "the other lenses"
+            if baseline.source or candidate.source
+            else None,
+        )
+    ]
+
+
 def _cross_run_notes(baseline: StoredRun, candidate: StoredRun) -> list[Note]:
+    first, second = _name(baseline), _name(candidate)
     notes = [
         Note(
             severity=Severity.WARNING,
-            message=f"run {candidate.run_id} is compared with run {baseline.run_id}: their samples "
+            message=f"{second} is compared with {first}: their samples "
             "were not interleaved, so a change of the machine's speed between the runs shows "
             "up as a difference",
             hint="for a fair A/B, measure both variants in one run",
         )
     ]
-    if baseline.run_id == candidate.run_id:
+    if baseline.source is None and candidate.source is None and baseline.run_id == candidate.run_id:
         notes.append(
             Note(
                 severity=Severity.WARNING,
@@ -131,8 +204,13 @@ def _cross_run_notes(baseline: StoredRun, candidate: StoredRun) -> list[Note]:
 
 
 def _labels(baseline: StoredRun, candidate: StoredRun, name: str) -> tuple[str, str]:
-    """A variant's name in the comparison: each run's, under its run's label."""
-    return f"run{baseline.run_id}:{name}", f"run{candidate.run_id}:{name}"
+    """A variant's name in the comparison: each run's, under its run's label (a file's name,
+    or `run12`); two files of one name are told apart as `A.json` and `(2)A.json`."""
+    first = baseline.source or f"run{baseline.run_id}"
+    second = candidate.source or f"run{candidate.run_id}"
+    if first == second and (baseline.source or candidate.source):
+        second = f"(2){second}"
+    return f"{first}:{name}", f"{second}:{name}"
 
 
 def _each_variant_against_itself(

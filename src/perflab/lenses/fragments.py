@@ -153,7 +153,14 @@ def evidence(lines: Sequence[Any]) -> list[Paragraph]:
 def measurement_table(measurements: Sequence[Measurement]) -> Table:
     """Each variant's own figure with its interval, for a run with nothing to compare it with:
     no ratio, no verdict."""
-    columns = ("benchmark", "variant", "per iteration [95% CI]", "median", "min … max", "samples")
+    columns = (
+        "benchmark",
+        "variant",
+        "estimate per iteration [95% CI]",
+        "raw median",
+        "raw min … max",
+        "samples",
+    )
     rows = []
     for m in measurements:
         low, high = format_value(m.ci_low, m.unit), format_value(m.ci_high, m.unit)
@@ -173,9 +180,30 @@ def measurement_table(measurements: Sequence[Measurement]) -> Table:
         columns,
         tuple(rows),
         numeric=(False, False, True, True, True, True),
-        caption="measured alone: the geometric mean over the groups and its interval, the "
-        "time other processes took taken out as for a ratio (--preempted); median, min and max "
-        "as measured (docs/glossary.md); give a second variant to compare",
+        caption=_measurement_caption(measurements),
+    )
+
+
+# how an estimate treats preempted samples, by --preempted policy
+_PREEMPTED = {
+    "correct": "the time other processes took taken out",
+    "exclude": "preempted samples left out",
+    "keep": "samples as measured",
+}
+
+
+def _measurement_caption(measurements: Sequence[Measurement]) -> str:
+    """Which figures are perflab's estimate and which are the runs as measured."""
+    kinds = {(m.estimator, m.preempted) for m in measurements}
+    if len(kinds) == 1:
+        ((estimator, preempted),) = kinds
+        estimate = f"the geometric {estimator} ({_PREEMPTED.get(preempted, preempted)})"
+    else:
+        estimate = "perflab's estimate over the groups (--preempted applied)"
+    return (
+        f"measured alone: estimate = {estimate} and its interval, as for a ratio; raw median, "
+        "min and max = the runs as measured, as hyperfine reports them (docs/glossary.md); "
+        "give a second variant to compare"
     )
 
 

@@ -1021,8 +1021,9 @@ class Comparison:
 class Measurement:
     """One variant's own figure for one benchmark and metric, without a baseline: what a run of
     a single variant answers (and what the hyperfine-style exports hold for every variant).
-    `value` is the interval's centre, per iteration in `unit`; `times` are the measured
-    samples' per-iteration values, as measured (warm-up left out)."""
+    `value` is the interval's centre, per iteration in `unit`, by `estimator` with the
+    `preempted` policy applied (perflab's estimate); `times` and the plain figures (mean to
+    max) are the measured samples' per-iteration values, as measured (warm-up left out)."""
 
     benchmark: str
     metric: Metric
@@ -1039,6 +1040,10 @@ class Measurement:
     min: float
     max: float
     cpu_mean: float | None = None  # user + system time per iteration, in `unit`
+    # what `value` and its interval are: the estimator over the groups (the same words as a
+    # time comparison's `value_estimator`) and the --preempted policy it was applied after
+    estimator: str = "mean of group medians"
+    preempted: str = "keep"
     times: tuple[float, ...] = field(default=(), compare=False)
     # the samples over the run, for the HTML report's plot (not the JSON)
     series: TimeSeries | None = field(default=None, compare=False)
@@ -1064,6 +1069,8 @@ class Measurement:
             "min": self.min,
             "max": self.max,
             "cpu_mean": self.cpu_mean,
+            "value_estimator": self.estimator,
+            "value_preempted": self.preempted,
         }
 
 

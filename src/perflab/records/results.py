@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
 from perflab.records.model import (
+    Artifact,
     Comparison,
     Experiment,
     Measurement,
@@ -47,10 +48,15 @@ class RunResult:
     failures: tuple[PerflabError, ...] = ()  # benchmarks that failed while measuring this run
     cross_run: bool = False  # a comparison of two stored runs (perflab compare)
     baseline_run_id: int | None = None  # perflab compare: the run compared against
+    # perflab compare: how the two sides are named (`run 12`, or a JSON file's name)
+    compared_names: tuple[str, str] | None = None
 
     @property
     def title(self) -> str:
         """What the report is of: a run, or a comparison of two runs."""
+        if self.cross_run and self.compared_names is not None:
+            first, second = self.compared_names
+            return f"perflab compare: {second} against {first}"
         if self.cross_run and self.baseline_run_id is not None:
             return f"perflab compare: run {self.run_id} against run {self.baseline_run_id}"
         return f"perflab run {self.run_id}"
@@ -60,6 +66,8 @@ class RunResult:
     sections: tuple[Section, ...] = ()
     # The raw samples the comparisons were derived from (for `--samples` in the JSON).
     samples: tuple[Sample, ...] = ()
+    # what the lenses stored beside them (the small ones go with `--samples` in the JSON)
+    artifacts: tuple[Artifact, ...] = ()
     # each variant's own figures (a run of one variant; the hyperfine-style exports)
     measurements: tuple[Measurement, ...] = ()
     stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range

@@ -1,6 +1,8 @@
 """Exports hyperfine's users read with their own scripts: hyperfine's JSON (its `results` list)
 and its CSV columns, from each variant's own figures (`RunResult.measurements`, the time
-lens's). Seconds, as hyperfine writes them; perflab's interval and names are extra fields."""
+lens's). Seconds, as hyperfine writes them. hyperfine's fields (`times`, `mean`, `stddev`,
+`median`, `min`, `max`, `user`, `system`) are the runs as measured; perflab's estimate and its
+interval (preempted time taken out, docs/json-format.md) are extra fields named `perflab_*`."""
 
 from __future__ import annotations
 
@@ -17,6 +19,19 @@ from perflab.records.results import RunResult
 
 NS_PER_S = 1e9
 CSV_COLUMNS = ("command", "mean", "stddev", "median", "user", "system", "min", "max")
+# perflab's columns after hyperfine's; `ci_low`/`ci_high` are `perflab_ci_low`/`_high` under
+# their first names (kept for readers of older exports): the estimate's interval, not the mean's
+PERFLAB_COLUMNS = (
+    "benchmark",
+    "variant",
+    "ci_low",
+    "ci_high",
+    "perflab_estimate",
+    "perflab_ci_low",
+    "perflab_ci_high",
+    "perflab_estimator",
+    "perflab_preempted",
+)
 
 
 def _seconds(value_ns: float | None) -> float | None:
@@ -78,12 +93,25 @@ def hyperfine_results(result: RunResult) -> list[dict[str, Any]]:
             "variant": row.variant,
             "ci_low": _seconds(row.ci_low),
             "ci_high": _seconds(row.ci_high),
+            **_perflab_fields(row),
         }
         parameters = _parameters(result, row.benchmark)
         if parameters:
             entry["parameters"] = parameters
         out.append(entry)
     return out
+
+
+def _perflab_fields(row: Measurement) -> dict[str, Any]:
+    """perflab's estimate of the time per run and its interval, and what it is: not the mean
+    of `times` (the runs as measured) but `estimator` over the groups, after `preempted`."""
+    return {
+        "perflab_estimate": _seconds(row.value),
+        "perflab_ci_low": _seconds(row.ci_low),
+        "perflab_ci_high": _seconds(row.ci_high),
+        "perflab_estimator": row.estimator,
+        "perflab_preempted": row.preempted,
+    }
 
 
 def render_hyperfine_json(result: RunResult) -> str:
@@ -117,11 +145,12 @@ def _is_number(text: str) -> bool:
 
 
 def render_csv(result: RunResult) -> str:
-    """hyperfine's CSV columns, then perflab's (benchmark, variant, the interval) and one
-    `parameter_NAME` column per parameter."""
+    """hyperfine's CSV columns, then perflab's (benchmark, variant, the estimate and its
+    interval) and one `parameter_NAME` column per parameter: the same values as the hyperfine
+    JSON's fields of those names."""
     entries = hyperfine_results(result)
     names = sorted({name for e in entries for name in e.get("parameters", {})})
-    columns = [*CSV_COLUMNS, "benchmark", "variant", "ci_low", "ci_high"]
+    columns = [*CSV_COLUMNS, *PERFLAB_COLUMNS]
     columns += [f"parameter_{name}" for name in names]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -5,7 +5,7 @@ History:
   1  first version: run_id, status, machine, variants, benchmarks, settings, differences,
      comparisons, notes, unavailable_events
      (added without a bump: "samples", the raw samples, with --samples; "measurements",
-     each variant's own figures)
+     each variant's own figures; "artifacts", the small ones, with --samples)
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ import json
 import math
 from typing import Any
 
-from perflab.records.model import Benchmark, Sample, Variant
+from perflab.records.model import Artifact, Benchmark, Sample, Variant
 from perflab.records.results import RunResult
 
 FORMAT_VERSION = 1
+# `--samples` also writes the artifacts up to this size: what a lens recorded about its samples
+# (the time lens's command batch size, exit codes) so the document is analysed as the store's
+# run is; profiles and call graphs stay in the store
+SMALL_ARTIFACT_CHARS = 4096
 
 
 def _clean(value: Any) -> Any:
@@ -51,6 +55,17 @@ def sample_to_json(sample: Sample) -> dict[str, Any]:
     }
 
 
+def artifact_to_json(artifact: Artifact) -> dict[str, Any]:
+    return {
+        "benchmark": artifact.benchmark,
+        "variant": artifact.variant,
+        "metric": str(artifact.metric),
+        "kind": artifact.kind,
+        "generation": artifact.generation,
+        "content": artifact.content,
+    }
+
+
 def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
     """The documented JSON document; `samples` adds every raw sample (a list, can be large)."""
     experiment = result.experiment
@@ -77,6 +92,9 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
     document.update(result.top_level)
     if samples:
         document["samples"] = [sample_to_json(s) for s in result.samples]
+        document["artifacts"] = [
+            artifact_to_json(a) for a in result.artifacts if len(a.content) <= SMALL_ARTIFACT_CHARS
+        ]
     if result.experiment.stack:
         document["stack"] = [s.to_json() for s in result.stacks]
     if result.experiment.interactions:

@@ -35,6 +35,25 @@ TRIM_SHARE = 0.2
 MIN_UNITS_TO_TRIM = 10
 
 
+def trimmed_count(n: int, trim: float = TRIM_SHARE) -> int | None:
+    """How many of `n` values are trimmed at each end; None where the plain mean is used
+    instead (too few values, or nothing to trim)."""
+    g = math.floor(trim * n)
+    if n < MIN_UNITS_TO_TRIM or g < 1 or n - 2 * g < 2:
+        return None
+    return g
+
+
+def trimmed_centre(values: Sequence[float], trim: float = TRIM_SHARE) -> float:
+    """The trimmed mean of `values` (the plain mean where `trimmed_count` trims nothing):
+    the centre `trimmed_ratio` puts its interval around, for a variant's own values."""
+    g = trimmed_count(len(values), trim)
+    if g is None:
+        return float(np.mean(values))
+    ordered = np.sort(np.asarray(values, dtype=float))
+    return float(np.mean(ordered[g : len(values) - g]))
+
+
 def trimmed_interval(
     values: Sequence[float], confidence: float, trim: float = TRIM_SHARE
 ) -> tuple[float, float, float] | None:
@@ -42,8 +61,8 @@ def trimmed_interval(
     with fewer than `MIN_UNITS_TO_TRIM` values or nothing to trim. The equivalent SD is the SD
     for which the t interval over all the values would be as wide (what forecasts read)."""
     n = len(values)
-    g = math.floor(trim * n)
-    if n < MIN_UNITS_TO_TRIM or g < 1 or n - 2 * g < 2:
+    g = trimmed_count(n, trim)
+    if g is None:
         return None
     ordered = np.sort(np.asarray(values, dtype=float))
     centre = float(np.mean(ordered[g : n - g]))

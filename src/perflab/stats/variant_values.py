@@ -19,9 +19,19 @@ import numpy as np
 from perflab.records.model import Sample
 from perflab.stats.paired import PairedLogRatio, unit_means
 from perflab.stats.summary import relative_spread
+from perflab.stats.trimmed import TRIM_SHARE, trimmed_centre, trimmed_count
 
-# what the JSON's `value_estimator` says the per-variant values are
+# what the JSON's `value_estimator` says the per-variant values (and the ratio) are
 VALUE_ESTIMATOR = "mean of group medians"
+TRIMMED_VALUE_ESTIMATOR = f"{TRIM_SHARE:.0%}-trimmed mean of group medians"
+
+
+def estimator_name(n_units: int, *, trimmed: bool) -> str:
+    """The words for the estimator over `n_units` units: trimming applies only where
+    `stats.trimmed` trims (enough units), as the ratio's interval does."""
+    if trimmed and trimmed_count(n_units) is not None:
+        return TRIMMED_VALUE_ESTIMATOR
+    return VALUE_ESTIMATOR
 
 
 @dataclass(frozen=True)
@@ -32,24 +42,35 @@ class VariantValues:
     variant: float
     baseline_spread: float
     variant_spread: float
+    estimator: str = VALUE_ESTIMATOR  # what baseline and variant are (estimator_name)
 
 
 def _side(
-    kept: Sequence[tuple[int, Sample, Sample]], index: int, units: Mapping[int, int] | None
-) -> tuple[float, float]:
+    kept: Sequence[tuple[int, Sample, Sample]],
+    index: int,
+    units: Mapping[int, int] | None,
+    trimmed: bool,
+) -> tuple[float, float, int]:
+    """(value, relative spread, units) of one side."""
     values = [(group, pair[index].per_iteration) for group, *pair in kept]
     if not values:
-        return math.nan, math.nan
+        return math.nan, math.nan, 0
     logs = [PairedLogRatio(group, 0, math.log(v)) for group, v in values]
-    centre = float(np.mean(list(unit_means(logs, units).values())))
-    return math.exp(centre), relative_spread([v for _, v in values])
+    means = list(unit_means(logs, units).values())
+    centre = trimmed_centre(means) if trimmed else float(np.mean(means))
+    return math.exp(centre), relative_spread([v for _, v in values]), len(means)
 
 
 def paired_values(
-    kept: Sequence[tuple[int, Sample, Sample]], units: Mapping[int, int] | None = None
+    kept: Sequence[tuple[int, Sample, Sample]],
+    units: Mapping[int, int] | None = None,
+    *,
+    trimmed: bool = False,
 ) -> VariantValues:
     """From `stats.paired.kept_pairs`: (group, variant sample, baseline sample) as the decision
-    uses them; `units` as for `estimate_ratio`."""
-    variant, variant_spread = _side(kept, 0, units)
-    baseline, baseline_spread = _side(kept, 1, units)
-    return VariantValues(baseline, variant, baseline_spread, variant_spread)
+    uses them; `units` as for `estimate_ratio`; `trimmed` where the ratio is a trimmed mean
+    (`stats.trimmed.trimmed_ratio`, commands)."""
+    variant, variant_spread, n_units = _side(kept, 0, units, trimmed)
+    baseline, baseline_spread, _ = _side(kept, 1, units, trimmed)
+    estimator = estimator_name(n_units, trimmed=trimmed)
+    return VariantValues(baseline, variant, baseline_spread, variant_spread, estimator)

@@ -105,6 +105,8 @@ class StoredRun:
     artifacts: tuple[Artifact, ...]
     notes: tuple[Note, ...]
     variant_info: Mapping[str, Mapping[str, Any]]
+    # where it was read from when not a store: a JSON document's file name (store.document)
+    source: str | None = None
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return BenchmarkData(

@@ -41,7 +41,12 @@ from perflab.stats.paired import (
 from perflab.stats.sequential import seconds_to_decide, sequence_alpha, sequence_interval
 from perflab.stats.summary import relative_spread
 from perflab.stats.trimmed import trimmed_ratio
-from perflab.stats.variant_values import VALUE_ESTIMATOR, VariantValues, paired_values
+from perflab.stats.variant_values import (
+    VALUE_ESTIMATOR,
+    VariantValues,
+    estimator_name,
+    paired_values,
+)
 
 WALL_NS = "wall_ns"
 # artifact (baseline variant, per generation): {"round": R, "servers": [pids]} when the
@@ -344,11 +349,10 @@ def own_time(
     if not samples:
         return None
     policy = preemption.Preemption(settings.preempted)
-    estimate = estimate_ratio(
-        own_log_values(samples, batch_blocks=batch_blocks, preemption=policy),
-        settings.confidence,
-        units,
-    )
+    values = own_log_values(samples, batch_blocks=batch_blocks, preemption=policy)
+    # the estimator of the ratio (`decide`) and the table's columns: commands trim
+    trimmed = batch_blocks is not None
+    estimate = (trimmed_ratio if trimmed else estimate_ratio)(values, settings.confidence, units)
     times = np.array([s.per_iteration for s in samples], dtype=float)
     cpu = [s.cpu_ns / s.loops for s in samples if s.cpu_ns is not None]
     return Measurement(
@@ -367,6 +371,8 @@ def own_time(
         min=float(times.min()),
         max=float(times.max()),
         cpu_mean=float(np.mean(cpu)) if cpu else None,
+        estimator=estimator_name(estimate.n_groups, trimmed=trimmed),
+        preempted=settings.preempted,
         times=tuple(float(t) for t in times),
         series=time_series(data.samples, [variant])[0],
         exit_codes=exit_codes_of(data, variant, samples),
@@ -424,7 +430,7 @@ def _time_comparison(
 ) -> Comparison:
     """The columns come from the samples the ratio uses, by the same estimator
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
-    values = _variant_values(sides)
+    values = _variant_values(sides, trimmed=stored.batch_blocks is not None)
     comparison = comparison_from(
         estimate,
         equivalence_band=stored.settings.equivalence_band,
@@ -443,8 +449,8 @@ def _time_comparison(
     return comparison
 
 
-def _variant_values(sides: _Sides) -> VariantValues:
-    values = paired_values(sides.kept, sides.units)
+def _variant_values(sides: _Sides, *, trimmed: bool) -> VariantValues:
+    values = paired_values(sides.kept, sides.units, trimmed=trimmed)
     base_values = [s.per_iteration for s in sides.baseline]
     variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
     if not sides.kept and base_values and variant_values:
@@ -454,6 +460,7 @@ def _variant_values(sides: _Sides) -> VariantValues:
             float(np.median(variant_values)),
             relative_spread(base_values),
             relative_spread(variant_values),
+            estimator="median as measured",
         )
     return values
 
@@ -493,6 +500,7 @@ def _time_details(
         ),
         group_name=_group_name(stored.batch_blocks, sides.units),
         series=stored.series,
+        value_estimator=values.estimator,
         value_preempted=settings.preempted,
         baseline_value_measured=float(np.median(base_values)) if base_values else math.nan,
         variant_value_measured=float(np.median(variant_values)) if variant_values else math.nan,

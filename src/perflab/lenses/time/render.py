@@ -69,20 +69,34 @@ def section(view: SectionInput) -> Section:
     return Section("time", (table,), tuple(subsections), key="time")
 
 
+def _estimator_words(estimator: str, group: str) -> str:
+    """The JSON's `value_estimator` in a sentence (stats.variant_values)."""
+    suffix = " of group medians"
+    if not estimator.endswith(suffix):
+        return estimator  # e.g. "median as measured": every pair was left out
+    mean = estimator.removesuffix(suffix)
+    return (
+        f"the geometric {mean} of the {plural(group, 2)}' medians (the ratio's: of the pairs' "
+        "variant/baseline)"
+    )
+
+
 def caption(comparisons: Sequence[Comparison], confidence: float) -> str:
     """What the columns are (the ratio's samples and estimator), and, where several
     comparisons are decided together, the level of each interval."""
     details = [details_json(c) for c in comparisons]
     policies = {d.get("value_preempted") for d in details} - {None}
     groups = {str(d.get("group", "generation")) for d in details}
+    estimators = {str(d.get("value_estimator", "")) for d in details}
     parts = []
-    if len(policies) == 1 and len(groups) == 1:
+    if len(policies) == 1 and len(groups) == 1 and len(estimators) == 1:
         (policy,) = policies
         (group,) = groups
+        (estimator,) = estimators
         parts.append(
-            "baseline, variant: time per iteration of the samples the ratio uses "
-            f"({_PREEMPTED_WORDS.get(str(policy), policy)}), the geometric mean of the "
-            f"{plural(group, 2)}' medians, ± MAD"
+            "baseline, variant, ratio: one estimator over the samples the ratio uses "
+            f"({_PREEMPTED_WORDS.get(str(policy), policy)}), "
+            f"{_estimator_words(estimator, group)}, ± MAD"
         )
     families = {
         (d.get("family_size"), d.get("confidence"))
