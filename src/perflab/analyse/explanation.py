@@ -10,7 +10,11 @@ own cost moved the way the total moved, largest first, until they account for
 `ACCOUNTED_TARGET` of the difference or `MAX_CAUSES` are named: every one of them ran (a row of
 counted or sampled code), and its evidence is the count or share on each side plus the other
 lenses' claims about it. A pair whose counts agree within the spread between processes (or
-`SAME_COUNT` of the total) has nothing to account for and names no cause. Vector width changes
+`SAME_COUNT` of the total) has nothing to account for and names no cause. A function that ran in
+the baseline only and one that ran in the variant only in its place (a lens saw one call site or
+dispatch call them: `callee_changed`, `dispatch_changed`) are one cause, with their net change:
+apart, the gone one read "-1,000,008 sum_scalar ... 3.3 times the difference" where sum_pairs
+(+700,015) replaced it. Vector width changes
 (asm) come first: the plainest cause of a dispatch or `-march` change, which the counts may not
 see (valgrind hides AVX-512) and a short profile may not tell.
 """
@@ -33,6 +37,8 @@ RESIDUE = 2.0  # instructions per iteration below which a function's change is t
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
+BASELINE_ONLY = "baseline_only"
+VARIANT_ONLY = "variant_only"
 
 
 def _identity(name: str) -> str:
@@ -52,9 +58,31 @@ class Cause:
     share: float  # of the whole difference (variant - baseline)
     unit: str
     evidence: tuple[str, ...]
+    # a function that ran in the variant only in place of `function`, which ran in the
+    # baseline only: the delta is their net change
+    replaced_by: str = ""
+    baseline_per_iteration: float = 0.0
+    variant_per_iteration: float = 0.0
+
+    @property
+    def named(self) -> str:
+        if not self.replaced_by:
+            return self.function
+        return f"{self.function} → {self.replaced_by}"
+
+    @property
+    def words(self) -> str:
+        """The cause in the summary's paragraph."""
+        delta = _signed(self.delta_per_iteration, self.unit)
+        if not self.replaced_by:
+            return f"{delta} {self.function}"
+        return (
+            f"{self.function} ({self.baseline_per_iteration:,.0f}) replaced by "
+            f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "function": self.function,
             "object": self.object,
             "delta_per_iteration": self.delta_per_iteration,
@@ -62,6 +90,11 @@ class Cause:
             "unit": self.unit,
             "evidence": list(self.evidence),
         }
+        if self.replaced_by:
+            out["replaced_by"] = self.replaced_by
+            out["baseline_per_iteration"] = self.baseline_per_iteration
+            out["variant_per_iteration"] = self.variant_per_iteration
+        return out
 
 
 @dataclass(frozen=True)
@@ -133,6 +166,7 @@ def summarise(
     time = _first(comparisons, Metric.TIME)
     asm = _details(_first(comparisons, Metric.ASM))
     claims = _claims_by_function(comparisons)
+    dispatched = _dispatched(comparisons)
     unchanged = _unchanged(_details(instructions), asm)
     not_run = tuple(
         f"{d.get('claim')}: {readable(str(d.get('function')))}"
@@ -140,12 +174,12 @@ def summarise(
     )
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
     if instructions is not None:
-        found = _from_instructions(instructions, claims)
+        found = _from_instructions(instructions, claims, dispatched)
         if hidden and not found[3]:
             # the counts cannot see what the CPU ran differently: valgrind ran other code
             valgrind = found[4]
             if profile is not None:
-                found = _from_profile(profile, claims)
+                found = _from_profile(profile, claims, dispatched)
             hidden_words = "; ".join(hidden)
             found = (
                 *found[:4],
@@ -154,7 +188,7 @@ def summarise(
                 "code it runs",
             )
     elif profile is not None:
-        found = _from_profile(profile, claims)
+        found = _from_profile(profile, claims, dispatched)
     else:
         return None
     if instructions is not None and found[0] == "instructions" and not found[3]:
@@ -183,7 +217,11 @@ def summarise(
 _Found = tuple[str, str, float | None, tuple[Cause, ...], str]
 
 
-def _from_instructions(comparison: Comparison, claims: Mapping[str, list[str]]) -> _Found:
+def _from_instructions(
+    comparison: Comparison,
+    claims: Mapping[str, list[str]],
+    dispatched: Mapping[str, tuple[str, str]],
+) -> _Found:
     data = _details(comparison)
     before = float(data.get("baseline_per_iteration") or comparison.baseline_value)
     after = float(data.get("variant_per_iteration") or comparison.variant_value)
@@ -198,24 +236,26 @@ def _from_instructions(comparison: Comparison, claims: Mapping[str, list[str]]) 
     rows = []
     for row in data.get("functions") or []:
         delta = float(row.get("delta") or 0.0)
-        if abs(delta) < RESIDUE or delta * difference <= 0:
+        if abs(delta) < RESIDUE:
             continue
         obj = str(row.get("object") or "")
         if row.get("variant_object"):
             obj = f"{obj} → {row['variant_object']}"
         presence = str(row.get("presence") or "both")
         where = {
-            "baseline_only": " (ran in the baseline only)",
-            "variant_only": " (ran in the variant only)",
+            BASELINE_ONLY: " (ran in the baseline only)",
+            VARIANT_ONLY: " (ran in the variant only)",
         }.get(presence, "")
         name = str(row.get("name") or "")
+        before_row, after_row = float(row.get("baseline") or 0), float(row.get("variant") or 0)
         evidence = (
-            f"callgrind: {float(row.get('baseline') or 0):,.1f} → "
-            f"{float(row.get('variant') or 0):,.1f} self instructions per iteration{where}",
+            f"callgrind: {before_row:,.1f} → {after_row:,.1f} self instructions per "
+            f"iteration{where}",
             *claims.get(_identity(name), []),
         )
-        rows.append((delta, readable(name), obj, evidence))
-    causes = _greedy(rows, difference, unit)
+        rows.append(_Row(delta, readable(name), obj, evidence, presence, before_row, after_row))
+    rows = _with_replacements(rows, before, after, dispatched, "callgrind", unit)
+    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, unit)
     percent = abs(difference) / before if before else math.nan
     what = (
         f"{percent:.1%} {'fewer' if difference < 0 else 'more'} instructions per iteration "
@@ -224,7 +264,11 @@ def _from_instructions(comparison: Comparison, claims: Mapping[str, list[str]]) 
     return "instructions", unit, difference, causes, what
 
 
-def _from_profile(comparison: Comparison, claims: Mapping[str, list[str]]) -> _Found:
+def _from_profile(
+    comparison: Comparison,
+    claims: Mapping[str, list[str]],
+    dispatched: Mapping[str, tuple[str, str]],
+) -> _Found:
     data = _details(comparison)
     before, after = comparison.baseline_value, comparison.variant_value
     difference = after - before
@@ -241,17 +285,29 @@ def _from_profile(comparison: Comparison, claims: Mapping[str, list[str]]) -> _F
     for row in data.get("symbols") or []:
         b_share = float(row.get("baseline_share") or 0.0)
         v_share = float(row.get("variant_share") or 0.0)
-        delta = v_share * after - b_share * before
-        if delta * difference <= 0:
+        before_row, after_row = b_share * before, v_share * after
+        if before_row == after_row:
             continue
         name = str(row.get("name") or "")
         evidence = (
             f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self), "
-            f"{b_share * before:,.0f} → {v_share * after:,.0f} ns per iteration",
+            f"{before_row:,.0f} → {after_row:,.0f} ns per iteration",
             *claims.get(_identity(name), []),
         )
-        rows.append((delta, readable(name), str(row.get("object") or ""), evidence))
-    causes = _greedy(rows, difference, unit)
+        presence = BASELINE_ONLY if not v_share else VARIANT_ONLY if not b_share else "both"
+        rows.append(
+            _Row(
+                after_row - before_row,
+                readable(name),
+                str(row.get("object") or ""),
+                evidence,
+                presence,
+                before_row,
+                after_row,
+            )
+        )
+    rows = _with_replacements(rows, before, after, dispatched, "perf", unit)
+    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, unit)
     what = (
         f"{abs(difference) / before:.1%} {'less' if difference < 0 else 'more'} wall time per "
         f"iteration under perf ({before:,.0f} → {after:,.0f} ns)"
@@ -516,20 +572,117 @@ def _no_difference(comparison: Comparison, before: float, after: float) -> bool:
     return math.isfinite(low) and math.isfinite(high) and low <= 1.0 <= high
 
 
-def _greedy(
-    rows: Sequence[tuple[float, str, str, tuple[str, ...]]], difference: float, unit: str
-) -> tuple[Cause, ...]:
+@dataclass(frozen=True)
+class _Row:
+    """One function's change per iteration, as a summary weighs it."""
+
+    delta: float
+    name: str  # as people read it
+    obj: str
+    evidence: tuple[str, ...]
+    presence: str  # BASELINE_ONLY, VARIANT_ONLY, or "both" (a replacement pair: "both")
+    before: float
+    after: float
+    replaced_by: str = ""  # the variant's function that ran in place of `name`
+
+
+def _dispatched(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, str]]:
+    """gone -> (new, the claim) of every call site or dispatch a lens saw call one in place of
+    the other (instructions: the call graph; profile: one caller's stacks; asm: one family)."""
+    out: dict[str, tuple[str, str]] = {}
+    for comparison in comparisons:
+        if comparison.metric not in (Metric.INSTRUCTIONS, Metric.ASM, Metric.PROFILE):
+            continue
+        if comparison.event is not None:
+            continue
+        for diagnosis in _details(comparison).get("diagnoses") or []:
+            detail = diagnosis.get("detail") or {}
+            if diagnosis.get("claim") in _REPLACING and detail.get("from") and detail.get("to"):
+                first = (diagnosis.get("evidence") or [""])[0]
+                claim = f"{comparison.metric}: {diagnosis['claim']} ({first})"
+                out.setdefault(
+                    _identity(str(detail["from"])), (_identity(str(detail["to"])), claim)
+                )
+    return out
+
+
+_REPLACING = ("dispatch_changed", "callee_changed")
+
+
+def _with_replacements(
+    rows: list[_Row],
+    before: float,
+    after: float,
+    dispatched: Mapping[str, tuple[str, str]],
+    tool: str,
+    unit: str,
+) -> list[_Row]:
+    """`rows` with each pair a lens saw called one in place of the other (`dispatched`: gone ->
+    new) joined into one row of their net change. Never by size alone: Python 3.12 lost
+    PyFunction_NewWithQualName and gained _Py_IsImmortal, both hot, neither in place of the
+    other."""
+    gone = [r for r in rows if r.presence == BASELINE_ONLY]
+    new = [r for r in rows if r.presence == VARIANT_ONLY]
+    pairs: list[tuple[_Row, _Row, str]] = []
+    for old in gone:
+        target, claim = dispatched.get(_identity(old.name), ("", ""))
+        match = next((r for r in new if _identity(r.name) == target), None)
+        if match is not None:
+            pairs.append((old, match, claim))
+            new.remove(match)
+    if not pairs:
+        return rows
+    joined = {id(r) for pair in pairs for r in pair[:2]}
+    out = [r for r in rows if id(r) not in joined]
+    for old, replacement, claim in pairs:
+        amount = "self instructions" if unit == "instructions" else "ns"
+        evidence = (
+            f"{tool}: {old.name} {old.before:,.1f} {amount} per iteration in the baseline only, "
+            f"{replacement.name} {replacement.after:,.1f} in the variant only",
+            claim,
+            *old.evidence[1:],
+            *replacement.evidence[1:],
+        )
+        obj = old.obj if old.obj == replacement.obj else f"{old.obj} → {replacement.obj}"
+        out.append(
+            _Row(
+                replacement.after - old.before,
+                old.name,
+                obj,
+                evidence,
+                "both",
+                old.before,
+                replacement.after,
+                replaced_by=replacement.name,
+            )
+        )
+    return out
+
+
+def _greedy(rows: Sequence[_Row], difference: float, unit: str) -> tuple[Cause, ...]:
     """The largest rows moving with the difference, until they account for ACCOUNTED_TARGET
     of it or MAX_CAUSES are named."""
     if not difference:
         return ()
     causes: list[Cause] = []
     total = 0.0
-    for delta, name, obj, evidence in sorted(rows, key=lambda r: -abs(r[0])):
+    for row in sorted(rows, key=lambda r: -abs(r.delta)):
         if total >= ACCOUNTED_TARGET or len(causes) >= MAX_CAUSES:
             break
-        share = delta / difference
-        causes.append(Cause(name, obj, delta, share, unit, evidence))
+        share = row.delta / difference
+        causes.append(
+            Cause(
+                row.name,
+                row.obj,
+                row.delta,
+                share,
+                unit,
+                row.evidence,
+                row.replaced_by,
+                row.before if row.replaced_by else 0.0,
+                row.after if row.replaced_by else 0.0,
+            )
+        )
         total += share
     return tuple(causes)
 
@@ -593,9 +746,7 @@ def _text(
     difference = causes[0].delta_per_iteration / causes[0].share if causes else None
     words = what + _time_words(time, difference)
     if causes:
-        named = ", ".join(
-            f"{_signed(c.delta_per_iteration, unit)} {c.function}" for c in causes[:SHOWN_IN_TEXT]
-        )
+        named = ", ".join(c.words for c in causes[:SHOWN_IN_TEXT])
         more = f" and {len(causes) - SHOWN_IN_TEXT} more" if len(causes) > SHOWN_IN_TEXT else ""
         share = accounted or 0.0
         if share > OVERSHOOT:
@@ -634,7 +785,7 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
                 ("function", "object", "Δ per iteration", "share", "evidence"),
                 tuple(
                     (
-                        Cell(cause.function),
+                        Cell(cause.named),
                         Cell(cause.object),
                         Cell(_signed(cause.delta_per_iteration, cause.unit)),
                         Cell(f"{cause.share:.0%}"),
@@ -648,7 +799,7 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
         ]
         for cause in summary.causes:
             blocks += [
-                Paragraph(f"{cause.function}: {line}", Style.MUTED) for line in cause.evidence[1:3]
+                Paragraph(f"{cause.named}: {line}", Style.MUTED) for line in cause.evidence[1:3]
             ]
         subsections.append(Section(title, tuple(blocks)))
     # the paragraphs as the section's first block, a table: every format shows it up front

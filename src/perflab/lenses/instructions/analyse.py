@@ -19,6 +19,7 @@ from perflab.lenses.instructions.explain import (
     InlineEvidence,
     InliningChange,
     LayerDelta,
+    Replacement,
     cannot_tell,
     compile_layers,
     function_deltas,
@@ -26,6 +27,7 @@ from perflab.lenses.instructions.explain import (
     inlining_changes,
     layer_deltas,
     reattribute_inlined,
+    replacements,
 )
 from perflab.measure.callgrind import (
     INSTRUCTIONS_EVENT,
@@ -126,6 +128,8 @@ class InstructionsDetails:
     inlining: tuple[InliningChange, ...]
     layers: tuple[LayerDelta, ...] = ()
     attribution: str = "callgrind"  # or "inline-aware": costs re-attributed via debug info
+    # callees the variant calls in place of the baseline's (callee_changed diagnoses)
+    replacements: tuple[Replacement, ...] = ()
     baseline_repeats: tuple[float, ...] = ()
     variant_repeats: tuple[float, ...] = ()
     event: str = INSTRUCTIONS_EVENT
@@ -148,7 +152,8 @@ class InstructionsDetails:
             "variant_repeats": list(self.variant_repeats),
             "functions": [_function_json(d) for d in self._shown_functions()],
             "inlining_changes": [change.to_json() for change in self.inlining],
-            "diagnoses": [change.diagnosis().to_json() for change in self.inlining],
+            "diagnoses": [change.diagnosis().to_json() for change in self.inlining]
+            + [replaced.diagnosis().to_json() for replaced in self.replacements],
             "cannot_tell": [entry.to_json() for entry in self.cannot_tell],
         }
         if self.equivalence_band is not None:
@@ -558,6 +563,7 @@ def _comparison(
         inlining=why.inlining,
         layers=why.layers,
         attribution=why.attribution,
+        replacements=why.replacements,
         baseline_repeats=base.per_iteration,
         variant_repeats=other.per_iteration,
         equivalence_band=band,
@@ -594,6 +600,7 @@ class _Explanation:
     cannot_tell: tuple[CannotTell, ...] = ()
     layers: tuple[LayerDelta, ...] = ()
     attribution: str = "callgrind"  # whose view the function table is
+    replacements: tuple[Replacement, ...] = ()
 
 
 def _explanation(base: _VariantCounts, other: _VariantCounts, rules: Sequence[Any]) -> _Explanation:
@@ -610,7 +617,8 @@ def _explanation(base: _VariantCounts, other: _VariantCounts, rules: Sequence[An
         min_cost=floor,
     )
     layers = layer_deltas(base.costs, other.costs, rules) if rules else ()
-    return _Explanation(functions, inlining, unknown, layers, attribution)
+    replaced = replacements(base.evidence, other.evidence, functions)
+    return _Explanation(functions, inlining, unknown, layers, attribution, replaced)
 
 
 def _function_table(

@@ -385,6 +385,85 @@ class InliningChange:
         }
 
 
+# calls per iteration this close (relative) are one call site's: its callee was replaced
+SAME_CALLS = 0.01
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """`caller` calls `gone` in the baseline only and `new` in the variant only, as many times
+    per iteration (the call graph): the variant calls one in place of the other."""
+
+    gone: str
+    new: str
+    caller: str
+    object: str
+    calls: float  # per iteration, the baseline's
+    gone_self: float  # each callee's own cost per iteration
+    new_self: float
+
+    def diagnosis(self) -> Diagnosis:
+        return Diagnosis(
+            claim=Claim.CALLEE_CHANGED,
+            function=self.caller,
+            evidence=(
+                f"callgrind's call graph: `{self.caller}` calls `{self.gone}` "
+                f"({_count(self.calls)} calls, {_count(self.gone_self)} instructions) in the "
+                f"baseline only and `{self.new}` ({_count(self.calls)} calls, "
+                f"{_count(self.new_self)} instructions) in the variant only",
+            ),
+            detail={
+                "from": self.gone,
+                "to": self.new,
+                "caller": self.caller,
+                "object": self.object,
+                "calls": self.calls,
+            },
+        )
+
+
+def replacements(
+    base: InlineEvidence, other: InlineEvidence, functions: Sequence[FunctionDelta]
+) -> tuple[Replacement, ...]:
+    """Each caller that calls exactly one function that ran in the baseline only, and in the
+    variant exactly one that ran in the variant only, as many times per iteration (SAME_CALLS)."""
+    gone = {(d.function.name, d.function.object) for d in functions if d.presence is _GONE}
+    new = {(d.function.name, d.function.object) for d in functions if d.presence is _NEW}
+
+    def by_caller(
+        calls: Sequence[OutOfLineCall], alone: set[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[OutOfLineCall]]:
+        out: dict[tuple[str, str], list[OutOfLineCall]] = {}
+        for call in calls:
+            if (call.callee, call.object) in alone:
+                out.setdefault((call.caller, call.object), []).append(call)
+        return out
+
+    before, after = by_caller(base.calls, gone), by_caller(other.calls, new)
+    found = []
+    for key in sorted(before.keys() & after.keys()):
+        if len(before[key]) != 1 or len(after[key]) != 1:
+            continue  # which replaced which is not the call graph's to say
+        (old,), (replacement,) = before[key], after[key]
+        if abs(old.count - replacement.count) > SAME_CALLS * max(old.count, replacement.count):
+            continue
+        found.append(
+            Replacement(
+                old.callee,
+                replacement.callee,
+                old.caller,
+                old.object,
+                old.count,
+                old.callee_self,
+                replacement.callee_self,
+            )
+        )
+    return tuple(found)
+
+
+_GONE, _NEW = Presence.BASELINE_ONLY, Presence.VARIANT_ONLY
+
+
 def _count(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}"
 
