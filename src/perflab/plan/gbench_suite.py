@@ -64,9 +64,10 @@ def gbench_lens_notes(metrics: Sequence[Metric]) -> tuple[str, ...]:
         return ()
     return (
         f"gbench suite: the {', '.join(others)} lens(es) see the whole process that runs one "
-        "benchmark (its start-up, and as many iterations as Google Benchmark chooses by time, "
-        "which may differ between runs and variants), not the benchmark's region alone; the "
-        "time lens reads Google Benchmark's own time per iteration",
+        "benchmark: its start-up, Google Benchmark's trial runs and as many iterations as it "
+        "chooses by time, which differ between runs and variants, so their verdicts compare "
+        "different amounts of work unless the iterations are fixed (->Iterations(N) in the "
+        "benchmark's code); only the time lens reads Google Benchmark's own time per iteration",
     )
 
 
