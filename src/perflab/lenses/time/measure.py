@@ -875,9 +875,12 @@ class _CommandSession(_Session):
                 hint=error.hint,
                 variant=variant.name,
                 benchmark=self.benchmark.name,
-                detail=run.stderr_tail.rstrip() or None,
+                detail=error.detail,
             ) from None
+        if not reported.counted:  # a mean alone: how much of the run it covers is unknown
+            return self.sampler.sample(slot, WALL_NS, reported.real_ns, cpu=run.cpu)
         share = min(1.0, reported.real_ns / run.wall_ns) if run.wall_ns > 0 else 1.0
+        switches = run.involuntary_switches
         return self.sampler.sample(
             slot,
             WALL_NS,
@@ -886,9 +889,7 @@ class _CommandSession(_Session):
             cpu=run.cpu,
             run_queue_ns=None if run.run_queue_ns is None else round(run.run_queue_ns * share),
             cpu_ns=round(reported.cpu_ns),
-            involuntary_switches=None
-            if run.involuntary_switches is None
-            else round(run.involuntary_switches * share),
+            involuntary_switches=None if switches is None else round(switches * share),
         )
 
     def _ignored(self, run: CommandRun) -> bool:

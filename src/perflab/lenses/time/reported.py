@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.plan.gbench_suite import gbench_filter
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import TimeReport
 
+_STDERR_LINES = 15  # of the program's stderr, shown when it wrote no report
 # nanoseconds per Google Benchmark time_unit
 _NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -27,11 +28,14 @@ _NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 @dataclass(frozen=True)
 class ReportedRun:
     """What one run of the program says it measured: `iterations` iterations taking `real_ns`
-    of wall time and `cpu_ns` of the process's CPU time in all."""
+    of wall time and `cpu_ns` of the process's CPU time in all. `counted` False: the report
+    gave only a mean per iteration (as one iteration here), not how long the iterations took
+    together, so nothing of the process's own accounting can be laid on it."""
 
     real_ns: float
     cpu_ns: float
     iterations: int
+    counted: bool = True
 
 
 def report_arguments(report: TimeReport, path: str) -> str:
@@ -90,6 +94,7 @@ def gbench_run(text: str, name: str, stderr: str = "") -> ReportedRun:
             "the program wrote no Google Benchmark report (--benchmark_out)",
             hint="is it a Google Benchmark binary (BENCHMARK_MAIN or benchmark::Initialize)? "
             "Run it by hand with --benchmark_list_tests",
+            detail="\n".join(stderr.strip().splitlines()[-_STDERR_LINES:]) or None,
         )
     for entry in entries:
         # SkipWithError sets error_occurred; a later version's SkipWithMessage only a message
@@ -104,14 +109,15 @@ def gbench_run(text: str, name: str, stderr: str = "") -> ReportedRun:
     # the filter selected this benchmark alone: every entry is one of its repetitions, or an
     # aggregate of them (the only thing reported when its code asks for aggregates only)
     repetitions = [e for e in entries if e.get("run_type", "iteration") == "iteration"]
-    if not repetitions:
-        repetitions = [{**e, "iterations": 1} for e in entries if e.get("aggregate_name") == "mean"]
-    if not repetitions:
+    if repetitions:
+        return _summed(repetitions)
+    means = [{**e, "iterations": 1} for e in entries if e.get("aggregate_name") == "mean"]
+    if not means:
         raise BenchmarkFailedError(
             f"Google Benchmark reported neither a repetition nor a mean of {name!r}",
             hint="run it by hand with --benchmark_format=json to see what it reports",
         )
-    return _summed(repetitions)
+    return replace(_summed(means[:1]), counted=False)
 
 
 def _entries(text: str) -> list[dict[str, Any]] | None:
