@@ -160,3 +160,12 @@ def test_a_stored_run_keeps_how_its_benchmarks_are_timed() -> None:
     )
     stored = json.loads(json.dumps(experiment_to_json(experiment)))
     assert experiment_from_json(stored) == experiment
+
+
+def test_a_suite_whose_variants_are_all_built_first_is_listed_here() -> None:
+    runner = FakeRunner().on_run(r"--benchmark_list_tests", returncode=127)
+    variants = [Variant("old", git="main"), Variant("new", git="HEAD")]
+    with pytest.raises(ConfigError, match="cannot run './build/bench': not found") as raised:
+        gbench_suite("./build/bench", variants, runner)
+    assert raised.value.variant is None and "build it here once" in str(raised.value.hint)
+    assert runner.calls[0][0].cwd is None

@@ -115,18 +115,25 @@ def gbench_suite(
     --benchmark_filter=`pattern`) as each distinct binary among the variants lists them."""
     listings: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], list[str]] = {}
     listed: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], list[str]] = {}
-    for variant in listing_variants(variants):
+    ready = listing_variants(variants)
+    standing_in = not any(v in variants for v in ready)  # every variant is built first
+    for variant in ready:
         command = variant.cmd or program
         key = (command, variant.cwd, tuple(sorted(variant.env.items())))
         if key not in listings:
-            listings[key] = _listed(runner, variant, command, pattern, shell)
+            listings[key] = _listed(runner, variant, command, pattern, shell, standing_in)
             listed[key] = []
         listed[key].append(variant.name)
     return select([(", ".join(listed[key]), names) for key, names in listings.items()], program)
 
 
 def _listed(
-    runner: ProcessRunner, variant: Variant, command: str, pattern: str | None, shell: str
+    runner: ProcessRunner,
+    variant: Variant,
+    command: str,
+    pattern: str | None,
+    shell: str,
+    standing_in: bool,
 ) -> list[str]:
     selection = f" {shlex.quote('--benchmark_filter=' + pattern)}" if pattern else ""
     listing = f"{command} --benchmark_list_tests{selection}"
@@ -145,7 +152,7 @@ def _listed(
     completed = runner.run(spec, timeout_s=LIST_TIMEOUT_S)
     where = f" in {variant.cwd!r}" if variant.cwd else ""
     if not completed.ok:
-        _refuse(completed, variant, command, where, listing)
+        _refuse(completed, variant, command, where, listing, standing_in)
     names = parse_listing(completed.stdout)
     if names:
         return names
@@ -173,15 +180,30 @@ def _listed(
     )
 
 
-def _refuse(completed: Completed, variant: Variant, command: str, where: str, listing: str) -> None:
+def _refuse(
+    completed: Completed,
+    variant: Variant,
+    command: str,
+    where: str,
+    listing: str,
+    standing_in: bool,
+) -> None:
     """A ConfigError that says why the binary could not list its benchmarks."""
     if completed.returncode in (126, 127) and not completed.stdout:
+        hint = (
+            "--gbench and cmd= name a built Google Benchmark binary (a path such as "
+            "./build/bench, relative to the variant's cwd)"
+        )
+        if standing_in:
+            hint = (
+                "every variant is checked out or built before it runs, so perflab lists the "
+                f"benchmarks with {command} where it runs: build it here once"
+            )
         raise ConfigError(
             f"cannot run {command!r}{where}: "
             + ("not found" if completed.returncode == 127 else "not executable"),
-            hint="--gbench and cmd= name a built Google Benchmark binary (a path such as "
-            "./build/bench, relative to the variant's cwd)",
-            variant=variant.name,
+            hint=hint,
+            variant=None if standing_in else variant.name,
             detail=_tail(completed),
         )
     raise ConfigError(
