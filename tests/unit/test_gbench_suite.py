@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.time.reported import ReportFiles, gbench_run
 from perflab.machine.proc import FakeRunner
+from perflab.measure.reported_time import (
+    ReportFiles,
+    gbench_run,
+    last_region_dump,
+    region_dump_options,
+    reported_iterations,
+)
 from perflab.plan.gbench_suite import (
     gbench_benchmark,
     gbench_filter,
@@ -146,10 +152,42 @@ def test_each_variants_report_is_read_once(tmp_path: Path) -> None:
         files.take(1, "BM_Copy<std::string>", "")  # a later run that wrote nothing
 
 
-def test_the_other_lenses_are_said_to_see_the_whole_process() -> None:
-    assert gbench_lens_notes([Metric.TIME]) == ()
-    (note,) = gbench_lens_notes([Metric.TIME, Metric.INSTRUCTIONS])
-    assert "instructions lens(es) see the whole process" in note
+def test_the_lenses_that_see_the_whole_process_are_said() -> None:
+    assert gbench_lens_notes([Metric.TIME, Metric.INSTRUCTIONS, Metric("memory")]) == ()
+    (note,) = gbench_lens_notes([Metric.TIME, Metric.PROFILE, Metric.ASM])
+    assert "the profile, asm lens(es) see the whole process" in note
+
+
+def _dump(trigger: str) -> str:
+    # the head of a callgrind dump (valgrind 3.19) as --dump-before/--dump-after write it
+    return (
+        "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 12659\n"
+        "cmd:  ./bench_old --benchmark_filter=^BM_Sum$\npart: 6\n\n\ndesc: I1 cache: \n"
+        f"desc: D1 cache: \ndesc: LL cache: \ndesc: Timerange: Basic block 0 - 1\n"
+        f"desc: Trigger: {trigger}\n"
+    )
+
+
+def test_callgrind_counts_the_last_runs_iterations_alone() -> None:
+    assert region_dump_options(TimeReport.GBENCH) == (
+        "--dump-before=benchmark::State::StartKeepRunning()",
+        "--dump-after=benchmark::State::FinishKeepRunning()",
+    )
+    before = _dump("--dump-before=benchmark::State::StartKeepRunning()")
+    after = _dump("--dump-after=benchmark::State::FinishKeepRunning()")
+    dumps = [
+        ("callgrind.out.1.1", before), ("callgrind.out.1.2", after),  # a trial run
+        ("callgrind.out.1.3", before), ("callgrind.out.1.4", after),  # the run reported
+        ("callgrind.out.1", _dump("Program termination")),
+    ]  # fmt: skip
+    assert last_region_dump(TimeReport.GBENCH, dumps) == ("callgrind.out.1.4", after)
+    assert last_region_dump(TimeReport.GBENCH, dumps[-1:]) is None
+    report = (DATA / "repetitions.json").read_text()
+    assert reported_iterations(TimeReport.GBENCH, report, "BM_Copy<std::string>") == 10423
+    with pytest.raises(BenchmarkFailedError, match="only aggregates"):
+        reported_iterations(
+            TimeReport.GBENCH, (DATA / "aggregates_only.json").read_text(), "BM_Ms/repeats:3"
+        )
 
 
 def test_a_stored_run_keeps_how_its_benchmarks_are_timed() -> None:

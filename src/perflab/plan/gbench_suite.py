@@ -56,10 +56,15 @@ def gbench_benchmark(name: str, program: str) -> Benchmark:
     )
 
 
+# the lenses that see Google Benchmark's measured region alone: its time per iteration (time),
+# the iterations of its last run under callgrind (instructions, memory's traffic)
+_REGION_LENSES = (Metric.TIME, Metric.INSTRUCTIONS, Metric("memory"))
+
+
 def gbench_lens_notes(metrics: Sequence[Metric]) -> tuple[str, ...]:
-    """What the lenses other than time see of a Google Benchmark binary, said before
-    measuring: only the time lens reads Google Benchmark's own time per iteration."""
-    others = [str(m) for m in metrics if m != Metric.TIME]
+    """What the lenses that do not see the benchmark's region alone see of a Google Benchmark
+    binary, said before measuring."""
+    others = [str(m) for m in metrics if m not in _REGION_LENSES]
     if not others:
         return ()
     return (
@@ -67,7 +72,7 @@ def gbench_lens_notes(metrics: Sequence[Metric]) -> tuple[str, ...]:
         "benchmark: its start-up, Google Benchmark's trial runs and as many iterations as it "
         "chooses by time, which differ between runs and variants, so their verdicts compare "
         "different amounts of work unless the iterations are fixed (->Iterations(N) in the "
-        "benchmark's code); only the time lens reads Google Benchmark's own time per iteration",
+        "benchmark's code); the time, instructions and memory lenses see its iterations alone",
     )
 
 

@@ -42,7 +42,6 @@ from perflab.lenses.time.cost import (
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
-from perflab.lenses.time.reported import ReportFiles
 from perflab.machine.host import online_cpus
 from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import private_folder
@@ -56,6 +55,7 @@ from perflab.measure.layout import (
     padded_environments,
 )
 from perflab.measure.lens import LensAnalysis, LensContext
+from perflab.measure.reported_time import ReportFiles
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
