@@ -11,15 +11,20 @@
 #include <string>
 #include <vector>
 
-// SUM_PASSES plants a slowdown here alone: a number in the data, not in the code, so that no
-// benchmark's code moves (a loop placed at another address can itself run at another speed)
+// SUM_PASSES (or SUM_LENGTH: 4219 for 3% more work) plants a slowdown here alone: numbers in
+// the data, not in the code, so that no benchmark's code moves (a loop placed at another
+// address can itself run at another speed)
 #ifndef SUM_PASSES
 #define SUM_PASSES 1
 #endif
+#ifndef SUM_LENGTH
+#define SUM_LENGTH 4096
+#endif
 static volatile int sum_passes = SUM_PASSES;
+static volatile int sum_length = SUM_LENGTH;
 
 static void BM_Sum(benchmark::State& state) {
-  std::vector<std::int64_t> data(4096);
+  std::vector<std::int64_t> data(sum_length);
   std::iota(data.begin(), data.end(), 0);
   for (auto _ : state) {
     std::int64_t total = 0;
