@@ -86,7 +86,8 @@ class BenchmarkKind(enum.StrEnum):
 
 class TimeReport(enum.StrEnum):
     """A command that reports its own time: the time lens samples what it says it measured
-    instead of the process's wall time (its start-up and set-up are not the benchmark)."""
+    instead of the process's wall time, and callgrind counts that region alone (its start-up
+    and set-up are not the benchmark)."""
 
     GBENCH = "gbench"  # Google Benchmark's JSON report: real time per iteration
 
@@ -247,7 +248,7 @@ class Benchmark:
     # shell words after the program, a variant's cmd= included: a suite's program runs one of
     # its benchmarks by arguments (--benchmark_filter=...), and cmd= names each variant's program
     cmd_args: str = ""
-    reports: TimeReport | None = None  # the command reports its own time (the time lens reads it)
+    reports: TimeReport | None = None  # the command reports its own time (the lenses read it)
 
     def __post_init__(self) -> None:
         if self.reports is not None:  # stored runs give the text
