@@ -47,7 +47,8 @@ def test_the_listing_keeps_google_benchmarks_names() -> None:
         ("BM_Add/64/512", "^BM_Add/64/512$"),
         ("BM_Copy<std::string>", "^BM_Copy<std::string>$"),
         ("BM_x<int, 8>/real_time", "^BM_x<int, 8>/real_time$"),
-        ("BM_f(a.b)[1]*+?{2}|^$\\", r"^BM_f\(a\.b\)\[1\]\*\+\?\{2\}\|\^\$\\$"),
+        ("BM_f(a.b)[1]*+?{2}|^$\\", r"^BM_f\(a\.b\)\[1]\*\+\?\{2}\|\^\$\\$"),
+        ("BM_q<'a', 8>/2", "^BM_q<'a', 8>/2$"),
     ],
 )
 def test_the_filter_selects_the_name_alone(name: str, expected: str) -> None:
