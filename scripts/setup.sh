@@ -6,7 +6,8 @@
 #   a virtual environment in .venv with perflab (editable) and its Python dependencies
 # Options: --test  also the test dependencies, chromium and torch included (the HTML report is
 #                  tested in chromium, the torch lens with real torch), PostgreSQL and psycopg
-#                  (the team store is tested against a real server) and Ray (cluster runs)
+#                  (the team store is tested against a real server), Ray (cluster runs) and
+#                  libbenchmark-dev (a real Google Benchmark binary for the --gbench suite)
 #          --bench  also pyperf and hyperfine (bench/)
 #          --torch also PyTorch 2.13.0 (CPU build)  --browser also chromium (HTML report check)
 #          --team  also psycopg, for a team's PostgreSQL store (the `team` extra)
@@ -47,6 +48,10 @@ dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' || m
 if [[ $want_test == 1 ]] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null &&
    ! command -v initdb >/dev/null 2>&1; then
   missing+=(postgresql)
+fi
+# Google Benchmark's headers and library: the --gbench suite's test builds a real binary with them
+if [[ $want_test == 1 ]] && [[ ! -f /usr/include/benchmark/benchmark.h ]]; then
+  missing+=(libbenchmark-dev)
 fi
 if ((${#missing[@]})); then
   packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')

@@ -26,6 +26,7 @@ from perflab.plan.config import (
     settings_with,
 )
 from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
 from perflab.plan.pytest_suite import pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.model import (
@@ -65,6 +66,8 @@ def make_experiment(
     pytest_filter: str | None = None,
     asv: str | Path | None = None,
     asv_filter: str | None = None,
+    gbench: str | Path | None = None,
+    gbench_filter: str | None = None,
     _design: Design | None = None,
     **settings: Any,
 ) -> Experiment:
@@ -77,8 +80,27 @@ def make_experiment(
     suite (a file or folder) whose tests using the `benchmark` fixture are the benchmarks,
     those matching pytest's `-k pytest_filter` when given. `asv`: an asv benchmark directory
     (or the folder of its asv.conf.json) whose time_ benchmarks, at each parameter combination,
-    are the benchmarks, those whose name the regular expression `asv_filter` finds when given."""
+    are the benchmarks, those whose name the regular expression `asv_filter` finds when given.
+    `gbench`: a Google Benchmark binary whose benchmarks (those Google Benchmark's
+    --benchmark_filter=`gbench_filter` selects, when given) are the benchmarks; a variant's
+    cmd= names its own binary."""
     changes = _setting_changes(settings)
+    if gbench_filter is not None and gbench is None:
+        raise ConfigError(
+            "--filter selects benchmarks of a Google Benchmark binary, and no --gbench PATH is "
+            "given",
+            hint="perflab run --gbench ./build/bench --filter REGEX --variant A --variant B",
+        )
+    if gbench is not None:
+        if (experiment_file is not None or stmt or cmd or setup or name or params or pytest
+                or asv):  # fmt: skip
+            raise ConfigError(
+                "--gbench makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
+                "--name, --param, --pytest and --asv cannot be combined with it",
+                hint="select the binary's benchmarks with --filter REGEX; a variant's cmd= "
+                "names its own binary",
+            )
+        return _gbench_experiment(str(gbench), gbench_filter, variants, changes, build, _design)
     if asv_filter is not None and asv is None:
         raise ConfigError(
             "--bench selects benchmarks of an asv suite, and no --asv DIR is given",
@@ -170,6 +192,29 @@ def _asv_experiment(
     return _suite_experiment(
         checked, suite_found.benchmarks, changes, build, design,
         notes=suite_found.notes, implied=implied,
+    )  # fmt: skip
+
+
+def _gbench_experiment(
+    program: str,
+    pattern: str | None,
+    variants: Sequence[str | Variant],
+    changes: dict[str, Any],
+    build: str | None,
+    design: Design | None,
+) -> Experiment:
+    """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
+    checked, listing = _suite_variants(variants, build)
+    # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
+    # the user asks for one
+    implied = {} if "shell" in changes else {"shell": "none"}
+    settings = settings_with(Settings(), **changes, **implied)
+    suite_found = gbench_suite(
+        program, listing, SubprocessRunner(), pattern=pattern, shell=settings.shell
+    )
+    return _suite_experiment(
+        checked, suite_found.benchmarks, changes, build, design,
+        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)), implied=implied,
     )  # fmt: skip
 
 

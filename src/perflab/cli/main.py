@@ -436,6 +436,8 @@ def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
         pytest_filter=options.pytest_filter,
         asv=options.asv_path,
         asv_filter=options.asv_filter,
+        gbench=options.gbench_path,
+        gbench_filter=options.gbench_filter,
         **options.settings,
     )
 

@@ -26,7 +26,7 @@ EPILOG = """\
 variants: NAME followed by KEY=VALUE words, split like a shell splits them:
   python=PATH   interpreter for statement benchmarks (default: the one running perflab)
   env.VAR=VALUE set an environment variable      cwd=DIR   working directory
-  cmd=COMMAND   this variant's command           build=SH  run once in cwd before measuring
+  cmd=COMMAND   this variant's command (--gbench: its binary)  build=SH  run once in cwd first
   git=REF       a ref, checked out and built in its own worktree; cwd= and a relative python=
                 are then inside it      apply=C1,C2  commits or patch files applied on top
   The first variant is the baseline. Two variants with no keys make an A/A test.
@@ -42,6 +42,8 @@ examples:
       --variant "new python=/envs/new/bin/python"
   perflab run --asv benchmarks --bench TimeSort --variant "old python=/envs/old/bin/python" \\
       --variant "new python=/envs/new/bin/python"
+  perflab run --gbench ./build/bench --filter BM_Add --variant "old cmd=./old/bench" \\
+      --variant "new cmd=./new/bench"
 """
 
 
@@ -76,6 +78,8 @@ class RunOptions:
     pytest_filter: str | None = None  # pytest's -k expression
     asv_path: Path | None = None  # an asv benchmark directory makes the benchmarks
     asv_filter: str | None = None  # a regular expression on the asv benchmarks' names
+    gbench_path: str | None = None  # a Google Benchmark binary makes the benchmarks
+    gbench_filter: str | None = None  # Google Benchmark's --benchmark_filter
 
 
 def _fail_on(text: str) -> tuple[Verdict, ...]:
@@ -243,6 +247,21 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         dest="asv_filter",
         metavar="REGEX",
         help="with --asv: only the benchmarks whose name REGEX finds (as asv's --bench)",
+    )
+    what.add_argument(
+        "--gbench",
+        dest="gbench_path",
+        metavar="PATH",
+        help="a Google Benchmark binary, unchanged: every benchmark it lists is a benchmark "
+        "named as Google Benchmark names it (BM_Add/64/512), run alone, its time Google "
+        "Benchmark's own per iteration; a variant's cmd= names its own binary",
+    )
+    what.add_argument(
+        "--filter",
+        dest="gbench_filter",
+        metavar="REGEX",
+        help="with --gbench: only the benchmarks Google Benchmark's --benchmark_filter=REGEX "
+        "selects",
     )
     what.add_argument(
         "-v",
@@ -477,6 +496,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         asv_path=args.asv_path,
         asv_filter=args.asv_filter
         or (args.pytest_filter if args.asv_path and not args.pytest_path else None),
+        gbench_path=args.gbench_path,
+        gbench_filter=args.gbench_filter,
     )
 
 

@@ -83,6 +83,12 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             "perflab run",
             hint="perflab run --asv DIR --variant ... --variant ...",
         )
+    if options.gbench_path is not None or options.gbench_filter is not None:
+        raise ConfigError(
+            f"{command} measures one benchmark; a Google Benchmark binary (--gbench, --filter) "
+            "is measured by perflab run",
+            hint="perflab run --gbench ./build/bench --variant ... --variant ...",
+        )
     if options.fail_on:
         raise ConfigError(
             f"--fail-on is not taken by {command}: its exit status says what it found",

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.machine.host import cpu_flags, read_text
-from perflab.machine.proc import LaunchSpec, ProcessRunner, stop_all_contained
+from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner, stop_all_contained
 from perflab.machine.scratch import private_folder
 from perflab.measure import cpu_lock
 from perflab.measure.analysis_cache import AnalysisCache
@@ -66,6 +66,12 @@ from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_ide
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.lens import LensContext
 from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
+from perflab.measure.reported_time import (
+    last_region_dump,
+    region_dump_options,
+    report_arguments,
+    reported_iterations,
+)
 from perflab.measure.worker_client import (
     StatementWorker,
     WorkerInfo,
@@ -88,6 +94,7 @@ from perflab.records.model import (
     Sample,
     Settings,
     Severity,
+    TimeReport,
     Variant,
 )
 from perflab.stats.summary import process_levels
@@ -941,9 +948,9 @@ class CallgrindCounter:
         """Every repeat of the command under callgrind (may run in a thread of its own: it
         writes nothing to the sink)."""
         settings = run.context.experiment.settings
-        argv = command_argv(
-            run.benchmark.command_for(run.variant), shell=run.context.experiment.settings.shell
-        )
+        command = run.benchmark.command_for(run.variant)
+        argv = command_argv(command, shell=settings.shell)
+        report = run.benchmark.reports  # a program that says where its measured region is
         through_shell = argv[0] == "/bin/sh"
         executable = _resolve(argv[0], run.variant.cwd, run.env)
         inline = self.inline_frames
@@ -952,6 +959,7 @@ class CallgrindCounter:
             # costs, and read debug info from whichever objects have it
             inline = through_shell or (executable is not None and has_debug_info(executable))
         repeats: list[list[tuple[str, str]]] = []
+        loops: list[int] = []
         for _ in range(max(1, self.repeats)):
             with private_folder("callgrind") as directory:
                 options = callgrind_options(
@@ -963,6 +971,11 @@ class CallgrindCounter:
                     region=settings.region,
                     trace_children=through_shell,
                 )
+                report_path = os.path.join(directory, "report.json")
+                if report is not None:
+                    options += region_dump_options(report)
+                    reporting = f"{command} {report_arguments(report, report_path)}"
+                    argv = command_argv(reporting, shell=settings.shell)
                 completed = run.context.runner.run(
                     LaunchSpec(
                         argv=("valgrind", *options, *argv),
@@ -989,12 +1002,45 @@ class CallgrindCounter:
                         hint="run it again; if it recurs, run it by hand under valgrind",
                         detail=completed.stderr[-4000:] or None,
                     )
+                if report is not None:
+                    dumps, iterations = self._region_of(run, report, dumps, report_path, completed)
+                    loops.append(iterations)
                 repeats.append(dumps)
-        return _CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline)
+        return _CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline, tuple(loops))
+
+    def _region_of(
+        self,
+        run: _Run,
+        report: TimeReport,
+        dumps: list[tuple[str, str]],
+        report_path: str,
+        completed: Completed,
+    ) -> tuple[list[tuple[str, str]], int]:
+        """The dump of the measured region the program's report counts (its last repetition's
+        iterations), and how many iterations it holds."""
+        try:
+            with open(report_path, encoding="utf-8", errors="replace") as file:
+                text = file.read()
+        except FileNotFoundError:
+            text = ""
+        try:
+            iterations = reported_iterations(report, text, run.benchmark.name, completed.stderr)
+        except BenchmarkFailedError as error:
+            raise run.error(error.message, hint=error.hint, detail=error.detail) from None
+        region = last_region_dump(report, dumps)
+        if region is None:
+            raise run.error(
+                "callgrind wrote no dump of the benchmark's iterations",
+                hint="the program reported its time but never ended an iteration loop that "
+                "callgrind saw (benchmark::State::FinishKeepRunning)",
+                detail=completed.stderr[-4000:] or None,
+            )
+        return [region], iterations
 
     def _store_command(self, run: _Run, counts: _CommandCounts, cpu: int | None) -> None:
         for repeat, dumps in enumerate(counts.repeats):
-            self._store_command_dumps(run, dumps, repeat, counts.inline, cpu)
+            loops = counts.loops[repeat] if counts.loops else 1
+            self._store_command_dumps(run, dumps, repeat, counts.inline, cpu, loops)
         run.fixed["repeats"] = len(counts.repeats)
         region = run.context.experiment.settings.region
         if region is not None:
@@ -1007,6 +1053,7 @@ class CallgrindCounter:
         repeat: int,
         inline: bool,
         cpu: int | None,
+        loops: int = 1,
     ) -> None:
         parts = self._stored_parts(run, dumps, repeat)
         costs = combine_parts(parts)
@@ -1015,7 +1062,7 @@ class CallgrindCounter:
         for name, value in totals.items():
             # each repeat of a command is a process of its own
             run.context.sink.add_sample(
-                run.sample(name, value, loops=1, generation=repeat, block=repeat, cpu=cpu)
+                run.sample(name, value, loops=loops, generation=repeat, block=repeat, cpu=cpu)
             )
         if repeat == 0:
             self._store_identities(run, costs)
@@ -1123,6 +1170,8 @@ class _CommandCounts:
 
     repeats: tuple[tuple[tuple[str, str], ...], ...]
     inline: bool
+    # iterations each repeat's dumps hold (a program that reports them); () : one run each
+    loops: tuple[int, ...] = ()
 
 
 _Counted = _StatementCounts | _CommandCounts

@@ -84,6 +84,14 @@ class BenchmarkKind(enum.StrEnum):
     COMMAND = "command"  # a whole process, hyperfine style
 
 
+class TimeReport(enum.StrEnum):
+    """A command that reports its own time: the time lens samples what it says it measured
+    instead of the process's wall time, and callgrind counts that region alone (its start-up
+    and set-up are not the benchmark)."""
+
+    GBENCH = "gbench"  # Google Benchmark's JSON report: real time per iteration
+
+
 @dataclass(frozen=True)
 class Variant:
     """A named way to run the same benchmark. The first variant of an experiment is the baseline."""
@@ -237,6 +245,14 @@ class Benchmark:
     setup: str = "pass"
     cmd: str | None = None
     params: Mapping[str, str] = field(default_factory=dict)
+    # shell words after the program, a variant's cmd= included: a suite's program runs one of
+    # its benchmarks by arguments (--benchmark_filter=...), and cmd= names each variant's program
+    cmd_args: str = ""
+    reports: TimeReport | None = None  # the command reports its own time (the lenses read it)
+
+    def __post_init__(self) -> None:
+        if self.reports is not None:  # stored runs give the text
+            object.__setattr__(self, "reports", TimeReport(self.reports))
 
     @property
     def kind(self) -> BenchmarkKind:
@@ -246,7 +262,7 @@ class Benchmark:
         command = variant.cmd or self.cmd
         if command is None:
             raise ValueError(f"benchmark {self.name!r} has no command")
-        return command
+        return f"{command} {self.cmd_args}" if self.cmd_args else command
 
 
 class SettingKind(enum.StrEnum):

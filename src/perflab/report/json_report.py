@@ -121,6 +121,8 @@ def _benchmark_to_json(benchmark: Benchmark) -> dict[str, Any]:
         "setup": benchmark.setup if benchmark.stmt is not None else None,
         "cmd": benchmark.cmd,
         "params": dict(benchmark.params),
+        "cmd_args": benchmark.cmd_args or None,  # a suite's arguments after each variant's cmd
+        "reports": None if benchmark.reports is None else str(benchmark.reports),
     }
 
 

@@ -44,6 +44,7 @@ from perflab.lenses.time.cost import (
 )
 from perflab.machine.host import online_cpus
 from perflab.machine.proc import ProcessRunner
+from perflab.machine.scratch import private_folder
 from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
@@ -54,6 +55,7 @@ from perflab.measure.layout import (
     padded_environments,
 )
 from perflab.measure.lens import LensAnalysis, LensContext
+from perflab.measure.reported_time import ReportFiles
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
@@ -693,11 +695,21 @@ def generation_layout(rng: random.Random) -> dict[str, str]:
 class _CommandSession(_Session):
     def run(self) -> None:
         envs = [variant_environment(v) for v in self.variants]
-        argvs = [
-            command_argv(self.benchmark.command_for(v), shell=self.settings.shell)
-            for v in self.variants
-        ]
-        self._describe_commands(argvs, envs)
+        commands = [self.benchmark.command_for(v) for v in self.variants]
+        shell = self.settings.shell
+        self._describe_commands([command_argv(c, shell=shell) for c in commands], envs)
+        # a program that reports its own time writes its report where perflab reads it back
+        self.reports: ReportFiles | None = None
+        if self.benchmark.reports is None:
+            self._run_commands(commands, envs)
+            return
+        with private_folder("report") as folder:
+            self.reports = ReportFiles(self.benchmark.reports, folder, len(commands))
+            reporting = [f"{c} {self.reports.arguments(i)}" for i, c in enumerate(commands)]
+            self._run_commands(reporting, envs)
+
+    def _run_commands(self, commands: Sequence[str], envs: Sequence[dict[str, str]]) -> None:
+        argvs = [command_argv(c, shell=self.settings.shell) for c in commands]
         self.checked_s = -math.inf  # when the stopping rule was last evaluated
         self.warmed_s: float | None = None  # when the warm-up blocks were done
         self.unit_blocks: int | None = None  # blocks per unit of the interval
@@ -835,6 +847,9 @@ class _CommandSession(_Session):
             self.ignored.setdefault(slot.variant, {})[slot.block] = run.returncode or 0
         else:
             self._fail_unless_ok(run, variant.name)
+        if self.reports is not None:
+            self.record(self._reported_sample(run, slot))
+            return
         self.record(
             self.sampler.sample(
                 slot,
@@ -845,6 +860,36 @@ class _CommandSession(_Session):
                 cpu_ns=run.user_ns + run.sys_ns,
                 involuntary_switches=run.involuntary_switches,
             )
+        )
+
+    def _reported_sample(self, run: CommandRun, slot: Slot) -> Sample:
+        """The sample the program's own report gives: its iterations' time, and the share of
+        the process's waits for the CPU that fell inside them (spread evenly over the run)."""
+        assert self.reports is not None
+        variant = self.variants[slot.variant]
+        try:
+            reported = self.reports.take(slot.variant, self.benchmark.name, run.stderr_tail)
+        except BenchmarkFailedError as error:
+            raise BenchmarkFailedError(
+                error.message,
+                hint=error.hint,
+                variant=variant.name,
+                benchmark=self.benchmark.name,
+                detail=error.detail,
+            ) from None
+        if not reported.counted:  # a mean alone: how much of the run it covers is unknown
+            return self.sampler.sample(slot, WALL_NS, reported.real_ns, cpu=run.cpu)
+        share = min(1.0, reported.real_ns / run.wall_ns) if run.wall_ns > 0 else 1.0
+        switches = run.involuntary_switches
+        return self.sampler.sample(
+            slot,
+            WALL_NS,
+            reported.real_ns,
+            loops=max(1, reported.iterations),
+            cpu=run.cpu,
+            run_queue_ns=None if run.run_queue_ns is None else round(run.run_queue_ns * share),
+            cpu_ns=round(reported.cpu_ns),
+            involuntary_switches=None if switches is None else round(switches * share),
         )
 
     def _ignored(self, run: CommandRun) -> bool:
