@@ -257,3 +257,42 @@ def test_a_decisive_time_with_the_same_instructions_looks_at_where_the_hot_loop_
     even = comparison(Metric.TIME, 1.0, 1.001, {}, verdict=Verdict.EQUIVALENT)
     [summary] = summaries([even, same, asm])
     assert "nothing to account for" in summary.text
+
+
+def _replaced_case(diagnoses: list[dict[str, Any]]) -> Any:
+    functions = [
+        row("sum_scalar", 1000, 0, "baseline_only"),
+        row("sum_pairs", 0, 700, "variant_only"),
+        row("main", 20, 20),
+    ]
+    data = {"baseline_per_iteration": 1020.0, "variant_per_iteration": 720.0,
+            "functions": functions, "diagnoses": diagnoses}  # fmt: skip
+    [summary] = summaries([comparison(Metric.INSTRUCTIONS, 1020.0, 720.0, data)])
+    return summary
+
+
+def test_a_function_called_in_place_of_another_is_one_cause_with_their_net_change() -> None:
+    # apart, the gone one read "-1,000 sum_scalar ... 3.3 times the difference"
+    callee_changed = {
+        "claim": "callee_changed",
+        "function": "main",
+        "evidence": ["callgrind's call graph: `main` calls ..."],
+        "detail": {"from": "sum_scalar", "to": "sum_pairs", "caller": "main"},
+    }
+    summary = _replaced_case([callee_changed])
+    (cause,) = summary.causes
+    assert (cause.function, cause.replaced_by) == ("sum_scalar", "sum_pairs")
+    assert cause.delta_per_iteration == -300 and cause.share == 1.0
+    assert "sum_scalar (1,000) replaced by sum_pairs (700), -300" in summary.text
+    assert "account for 100%" in summary.text
+    assert any("callee_changed" in line for line in cause.evidence)
+    body = summary.to_json()["summary"]["causes"][0]
+    assert (body["replaced_by"], body["baseline_per_iteration"], body["variant_per_iteration"]) == (
+        "sum_pairs", 1000, 700,
+    )  # fmt: skip
+
+
+def test_without_a_lens_that_saw_one_called_in_place_of_the_other_nothing_is_paired() -> None:
+    summary = _replaced_case([])
+    assert [c.function for c in summary.causes] == ["sum_scalar"]
+    assert not summary.causes[0].replaced_by and "replaced" not in summary.text

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from perflab.lenses.instructions.explain import (
+    FunctionDelta,
     InlineEvidence,
     InliningKind,
     LayerRule,
+    OutOfLineCall,
     Presence,
     cannot_tell,
     compile_layers,
@@ -20,6 +22,7 @@ from perflab.lenses.instructions.explain import (
     inlining_changes,
     layer_deltas,
     reattribute_inlined,
+    replacements,
     unqualified_signature_base,
 )
 from perflab.measure.callgrind import (
@@ -331,3 +334,30 @@ def test_the_inline_aware_table_is_paired_by_its_own_spellings() -> None:
     rows, attribution = _function_table(base, other)
     assert attribution == "inline-aware"
     assert [(r.name, r.presence) for r in rows] == [(a, Presence.BOTH)]
+
+
+def _deltas(*rows: tuple[str, str]) -> list[FunctionDelta]:
+    costs = {"baseline_only": (100.0, 0.0), "variant_only": (0.0, 70.0), "both": (5.0, 5.0)}
+    return [
+        FunctionDelta(FunctionId(name, "prog"), "", *costs[p], *costs[p], Presence(p))
+        for name, p in rows
+    ]
+
+
+def test_a_caller_calling_another_function_as_often_is_a_replacement() -> None:
+    functions = _deltas(("old", "baseline_only"), ("new", "variant_only"), ("main", "both"))
+    base = InlineEvidence(calls=(OutOfLineCall("old", "main", "prog", 2.0, 100.0),))
+    other = InlineEvidence(calls=(OutOfLineCall("new", "main", "prog", 2.0, 70.0),))
+    (found,) = replacements(base, other, functions)
+    assert (found.gone, found.new, found.caller, found.calls) == ("old", "new", "main", 2.0)
+    diagnosis = found.diagnosis().to_json()
+    assert diagnosis["claim"] == "callee_changed" and diagnosis["function"] == "main"
+    assert diagnosis["detail"]["from"] == "old" and diagnosis["detail"]["to"] == "new"
+    # called a different number of times: another call site's work, not a replacement
+    other = InlineEvidence(calls=(OutOfLineCall("new", "main", "prog", 3.0, 70.0),))
+    assert replacements(base, other, functions) == ()
+    # two gone from one caller: which one the new replaced is not the call graph's to say
+    functions += _deltas(("older", "baseline_only"))
+    base = InlineEvidence(calls=(*base.calls, OutOfLineCall("older", "main", "prog", 2.0, 9.0)))
+    other = InlineEvidence(calls=(OutOfLineCall("new", "main", "prog", 2.0, 70.0),))
+    assert replacements(base, other, functions) == ()
