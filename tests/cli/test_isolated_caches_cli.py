@@ -110,3 +110,38 @@ def test_no_bytecode_written_leaves_the_bytecode_cache_shared(tmp_path: Path) ->
     assert (
         "bytecode cache stayed shared for a, b: PYTHONDONTWRITEBYTECODE is set" in (note["message"])
     )
+
+
+# a just-in-time compiler's stand-in: the set-up "compiles" into its cache when the cache lacks
+# the code, and says where it compiled: natively, or under valgrind (whose preload it sees)
+JIT_SETUP = """
+import os
+kernel = os.path.join(os.environ["XDG_CACHE_HOME"], "fakejit", "kernel")
+if not os.path.exists(kernel):
+    os.makedirs(os.path.dirname(kernel), exist_ok=True)
+    open(kernel, "w").write("compiled")
+    where = " valgrind" if "vgpreload" in os.environ.get("LD_PRELOAD", "") else " native"
+    with open(os.environ["LOG"], "a") as log:
+        log.write(os.environ["WHO"] + where + "\\n")
+"""
+
+
+def test_code_a_statement_compiles_is_compiled_natively_before_valgrind_runs_it(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "compiled.log"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "perflab.cli.main", "run", "--stmt", "pass",
+            "--setup", JIT_SETUP, "-v", "a env.WHO=a", "-v", "b env.WHO=b",
+            "--metric", "instructions", "--budget", "1", "--json", "out.json",
+            "--store", "s.db",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "LOG": str(log)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # each variant compiled once, natively, into its own cache; valgrind's processes loaded it
+    assert sorted(log.read_text().split("\n")[:-1]) == ["a native", "b native"]
+    notes = [n["message"] for n in json.loads((tmp_path / "out.json").read_text())["notes"]]
+    assert any("XDG_CACHE_HOME when it was probed: b ran it once natively" in n for n in notes)

@@ -25,7 +25,7 @@ from perflab.engine.cpu import (
 )
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
-from perflab.lenses.registry import lens_for
+from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import (
     ProcessRunner,
@@ -34,7 +34,7 @@ from perflab.machine.proc import (
     stopped_processes,
 )
 from perflab.measure import cpu_lock, output_check
-from perflab.measure.caches import IsolatedCaches
+from perflab.measure.caches import IsolatedCaches, compile_natively
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.git_prepare import VariantPreparer, measures_working_tree
 from perflab.measure.lens import (
@@ -249,6 +249,7 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     ordered = run_order(list(run.lenses), plan)
     ledger = BudgetLedger.begun(plan, ordered)
     show_plan(context.progress, benchmark.name, plan)
+    _compile_natively_first(run, benchmark, context)
     for lens in ordered:
         measured = _measure_lens_on(run, lens, benchmark, context, ledger, failures)
         if measured is None:
@@ -332,6 +333,31 @@ def _comparable(experiment: Experiment, names: set[str]) -> bool:
     if len(experiment.variants) == 1:
         return bool(names)
     return any(a in names and b in names for a, b in experiment.comparison_pairs)
+
+
+def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContext) -> None:
+    """Where a lens runs the code under valgrind and the probe's run of the baseline's
+    statement filled its JIT caches, each other variant runs its statement once natively first
+    (caches.compile_natively): compiling under valgrind would take minutes of the budget."""
+    if benchmark.kind is not BenchmarkKind.STATEMENT:
+        return
+    if not any(descriptor_for(lens.metric).runs_valgrind for lens in run.lenses):
+        return
+    variants = context.experiment.variants
+    filled = run.caches.filled(variants[0])
+    cold = [v for v in variants[1:] if not run.caches.filled(v)]
+    if not filled or not cold:
+        return
+    took_s = compile_natively(benchmark, cold, context)
+    run.writer.add_note(
+        Note(
+            severity=Severity.INFO,
+            message=f"the statement compiled code into {', '.join(filled)} when it was probed: "
+            f"{', '.join(v.name for v in cold)} ran it once natively first ({took_s:.1f} s), "
+            "so that processes under valgrind load what it compiled rather than compile it",
+            benchmark=benchmark.name,
+        )
+    )
 
 
 def _check_outputs(benchmark: Benchmark, context: LensContext) -> BenchmarkFailedError | None:

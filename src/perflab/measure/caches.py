@@ -1,5 +1,5 @@
 """Isolated on-disk caches: each variant gets its own fresh directories for the caches that
-change what runs.
+change what runs, filled natively before a tool slows the code down.
 
 A torch.compile'd variant run with another ATEN_CPU_CAPABILITY found the other variant's kernel
 in the shared inductor cache and ran it (wrong results, a wrong speed). So, per experiment, each
@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
 from perflab.machine.scratch import make_private_folder
-from perflab.measure.worker_client import variant_environment
-from perflab.records.model import Variant
+from perflab.measure.lens import LensContext
+from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
+from perflab.records.errors import PerflabError
+from perflab.records.model import Benchmark, Variant
 
 # the caches whose content decides which code runs
 CACHE_VARIABLES = (
@@ -28,6 +31,8 @@ CACHE_VARIABLES = (
     "NUMBA_CACHE_DIR",  # numba's cache=True functions
     "PYTHONPYCACHEPREFIX",  # __pycache__ of every imported module
 )
+# the caches a just-in-time compiler fills (every import fills the bytecode cache)
+JIT_CACHE_VARIABLES = tuple(name for name in CACHE_VARIABLES if name != "PYTHONPYCACHEPREFIX")
 
 
 def writes_no_bytecode(variant: Variant) -> bool:
@@ -87,6 +92,15 @@ class IsolatedCaches:
             env[name] = str(path)
         return env
 
+    def filled(self, variant: Variant) -> tuple[str, ...]:
+        """The JIT caches (JIT_CACHE_VARIABLES) of a variant with its caches `applied` that
+        hold a file: its statement compiled code into them when it ran."""
+        return tuple(
+            name
+            for name in JIT_CACHE_VARIABLES
+            if name in variant.env and any(p.is_file() for p in Path(variant.env[name]).rglob("*"))
+        )
+
     def applied(self, variant: Variant) -> Variant:
         """The variant with its cache directories in its environment (its own settings win)."""
         extra = self.environment(variant)
@@ -94,3 +108,27 @@ class IsolatedCaches:
             return variant
         env: Mapping[str, str] = {**extra, **variant.env}
         return replace(variant, env=env)
+
+
+def compile_natively(
+    benchmark: Benchmark, variants: Sequence[Variant], context: LensContext
+) -> float:
+    """Run each variant's set-up and statement once, natively, in its own caches: a JIT then
+    compiles there at native speed, and the processes a tool slows down (valgrind: 20-50x)
+    load what it compiled rather than compile again. Seconds taken; a failure is left to the
+    lens, which reports it with its phase."""
+    started = time.monotonic()
+    for variant in variants:
+        try:
+            with StatementWorker(
+                context.runner,
+                benchmark,
+                variant,
+                interpreter=interpreter_for(variant, context.default_python),
+                cpu=context.cpu,
+                timeout_s=context.experiment.settings.sample_timeout_s,
+            ) as worker:
+                worker.sample(1)
+        except PerflabError:
+            pass  # the lens meets it again, and says so with its phase
+    return time.monotonic() - started
