@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.engine.analyse import analyse_run
 from perflab.publish import commit_line, publish, read_site
 from perflab.records.model import (
     Benchmark,
@@ -20,7 +21,8 @@ from perflab.records.model import (
     Settings,
     Variant,
 )
-from perflab.store import Store
+from perflab.records.results import RunResult
+from perflab.store import Store, StoredRun
 
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
 BENCHMARKS = (Benchmark("parse", stmt="pass"), Benchmark(HOSTILE, stmt="pass"))
@@ -114,7 +116,7 @@ def test_the_site_links_the_change_point_to_its_run_and_its_trend(
 ) -> None:
     out = tmp_path / "site"
     done = publish(out, store)
-    assert set(done.written) == {p.name for p in out.iterdir()} and not done.unchanged
+    assert set(done.written) == {p.name for p in out.glob("*.html")} and not done.unchanged
     front = (out / "index.html").read_text()
     parse = next(t for t in done.site.trends if t.benchmark == "parse")
     # the answer first: the change point, named, then the grid
@@ -148,7 +150,7 @@ def test_a_second_publish_writes_only_what_changed(store: Path, tmp_path: Path) 
 def test_hostile_names_stay_text(store: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     publish(out, store)
-    for page in out.iterdir():
+    for page in out.glob("*.html"):
         text = page.read_text()
         assert "<script>alert" not in text and "<b>bold" not in text, page.name
     front = (out / "index.html").read_text()
@@ -160,3 +162,81 @@ def test_an_empty_store_publishes_a_front_page_that_says_so(tmp_path: Path) -> N
     done = publish(tmp_path / "site", tmp_path / "p.db")
     assert done.written == ("index.html",)
     assert "holds no runs of commits" in (tmp_path / "site" / "index.html").read_text()
+
+
+class CountingAnalyse:
+    """The seam `publish` analyses each stored run through, counting the runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[int] = []
+
+    def __call__(self, run: StoredRun) -> RunResult:
+        self.runs.append(run.run_id)
+        return analyse_run(run)
+
+
+def test_a_second_publish_analyses_nothing_and_one_new_run_only_that_run(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    first = CountingAnalyse()
+    publish(out, store, analyse=first)
+    assert sorted(first.runs) == [1, 2]
+    again = CountingAnalyse()
+    done = publish(out, store, analyse=again)
+    assert again.runs == [] and done.written == () and done.analysed == 0
+    opened = Store.open(store)
+    try:
+        _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
+    finally:
+        opened.close()
+    third = CountingAnalyse()
+    done = publish(out, store, analyse=third)
+    assert third.runs == [3]  # the earlier runs' figures were kept in the folder
+    assert {"run-3.html", "index.html"} <= set(done.written)
+    assert {"run-1.html", "run-2.html"} <= set(done.unchanged)
+    # the same site as a publish from scratch makes
+    fresh = tmp_path / "fresh"
+    publish(fresh, store)
+    for page in fresh.glob("*.html"):
+        assert (out / page.name).read_text() == page.read_text(), page.name
+
+
+def test_pages_of_runs_gone_from_the_store_are_removed_and_no_other_file(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    foreign = {"CNAME": "perf.example.org", "run-99.html": "mine", "notes.html": "mine"}
+    for name, text in foreign.items():
+        (out / name).write_text(text)
+    publish(out, store)
+    smaller = tmp_path / "smaller.db"  # the history's run without the direct comparison
+    opened = Store.open(smaller)
+    try:
+        _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
+    finally:
+        opened.close()
+    done = publish(out, smaller)
+    assert done.removed == ("run-2.html",) and not (out / "run-2.html").exists()
+    assert (out / "run-1.html").is_file()
+    for name, text in foreign.items():
+        assert (out / name).read_text() == text
+    assert not list((out / ".perflab-site").glob("run-2.json"))  # its kept figures too
+
+
+def test_a_page_changed_by_hand_or_a_damaged_manifest_is_written_again(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    publish(out, store)
+    (out / "run-1.html").write_text("edited")
+    done = publish(out, store)
+    assert done.written == ("run-1.html",) and "perflab run 1" in (out / "run-1.html").read_text()
+    (out / ".perflab-site" / "manifest.json").write_text("{not json")
+    (out / ".perflab-site" / "run-1.json").write_text('{"fingerprint": 1}')
+    counted = CountingAnalyse()
+    done = publish(out, store, analyse=counted)
+    # no manifest: every page is rendered (each run analysed once) and compared: all the same
+    assert sorted(counted.runs) == [1, 2]
+    assert done.written == () and done.removed == ()

@@ -54,12 +54,16 @@ class Site:
 
 @dataclass(frozen=True)
 class Published:
-    """What a publish did: the pages written (new or changed) and those left as they were."""
+    """What a publish did: the pages written (new or changed), those left as they were, the
+    pages of an earlier publish it removed (of runs and trends the store no longer has), and
+    how many runs it analysed (the others' figures were kept in the folder)."""
 
     folder: str
     written: tuple[str, ...]
     unchanged: tuple[str, ...]
     site: Site
+    removed: tuple[str, ...] = ()
+    analysed: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -68,4 +72,6 @@ class Published:
             "unchanged": list(self.unchanged),
             "trends": len(self.site.trends),
             "runs": len(self.site.run_ids),
+            "removed": list(self.removed),
+            "analysed": self.analysed,
         }
