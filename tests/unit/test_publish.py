@@ -240,3 +240,30 @@ def test_a_page_changed_by_hand_or_a_damaged_manifest_is_written_again(
     # no manifest: every page is rendered (each run analysed once) and compared: all the same
     assert sorted(counted.runs) == [1, 2]
     assert done.written == () and done.removed == ()
+
+
+def test_a_run_of_many_comparisons_gets_a_light_page_and_a_few_the_whole_report(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.publish import run_page
+    from perflab.report.html import render_html
+
+    opened = Store.open(store, create=False)
+    try:
+        whole = {run_id: render_html(analyse_run(opened.load_run(run_id))) for run_id in (1, 2)}
+    finally:
+        opened.close()
+    publish(tmp_path / "site", store)
+    assert (tmp_path / "site" / "run-1.html").read_text() == whole[1]  # as show --html draws it
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8, run 2 has 2
+    out = tmp_path / "light"
+    publish(out, store)
+    light = (out / "run-1.html").read_text()
+    assert "every comparison (8)" in light and "all 8 comparisons of the run" in light
+    assert light.count("<svg") < whole[1].count("<svg") and len(light) < len(whole[1]) / 2
+    assert (out / "run-2.html").read_text() == whole[2]  # the change point's comparison
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 1)
+    publish(tmp_path / "lightest", store)
+    focused = (tmp_path / "lightest" / "run-2.html").read_text()
+    # the change points' comparisons, still drawn in full, and the table of all of them
+    assert "every comparison (2)" in focused and focused.count("<svg") == whole[2].count("<svg")

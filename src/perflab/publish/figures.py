@@ -132,6 +132,9 @@ class SiteRuns:
         """How many runs were analysed (the others' figures were kept)."""
         return len(self._whole)
 
+    def code_run(self, run_id: int) -> CodeRun:
+        return self._runs[run_id]
+
     def fingerprint(self, run_id: int) -> str:
         return run_fingerprint(self._runs[run_id])
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from perflab.engine.analyse import analyse_run
 from perflab.publish.figures import Analyse, SiteRuns
 from perflab.publish.manifest import Manifest, Page, digest, fingerprint
+from perflab.publish.run_page import Focus, commits_of, focus_of, run_page_result
 from perflab.publish.trends import read_site
 from perflab.records.errors import ConfigError
 from perflab.records.published import Published, Site
@@ -76,17 +77,20 @@ def _make_folder(folder: Path) -> None:
 
 def _pages(site: Site, runs: SiteRuns) -> Iterator[tuple[str, str, Callable[[], str]]]:
     """The runs' and the trends' pages: file name, what the page is made from, its renderer."""
+    focus = focus_of(site)
     for run_id in site.run_ids:
-        made_from = fingerprint("run", runs.fingerprint(run_id))
-        yield run_page_name(run_id), made_from, partial(_run_page, runs, run_id)
+        linked = focus.get(run_id, frozenset())
+        made_from = fingerprint("run", runs.fingerprint(run_id), sorted(linked))
+        yield run_page_name(run_id), made_from, partial(_run_page, runs, run_id, linked)
     for trend in site.trends:
         yield trend_page_name(trend), fingerprint("trend", trend), partial(trend_page, trend)
 
 
-def _run_page(runs: SiteRuns, run_id: int) -> str:
+def _run_page(runs: SiteRuns, run_id: int, focus: Focus) -> str:
     from perflab.report.html import render_html  # jinja2: loaded only when pages are written
 
-    return render_html(runs.whole(run_id))
+    commits = commits_of(runs.code_run(run_id))
+    return render_html(run_page_result(runs.whole(run_id), focus, commits))
 
 
 def _write_if_changed(path: Path, text: str) -> bool:
