@@ -39,7 +39,13 @@ def _level(benchmark: str, commit: str) -> float:
     return 1.3e6 if benchmark == "parse" else 0.7e6
 
 
-def _write_run(store: Store, commits: list[tuple[str, str]], names: list[str], seed: int) -> int:
+def _write_run(
+    store: Store,
+    commits: list[tuple[str, str]],
+    names: list[str],
+    seed: int,
+    machine: dict[str, str] | None = None,
+) -> int:
     """A run of the time lens whose variants `names` are `commits`, 8 generations x 4 blocks."""
     experiment = Experiment(
         benchmarks=BENCHMARKS,
@@ -48,7 +54,7 @@ def _write_run(store: Store, commits: list[tuple[str, str]], names: list[str], s
         ),
         settings=Settings(metrics=(Metric.TIME,)),
     )
-    writer = store.begin_run(experiment, {"cpu_model": "test"}, "0")
+    writer = store.begin_run(experiment, machine or {"cpu_model": "test"}, "0")
     rng = random.Random(seed)
     for name, (commit, subject) in zip(names, commits, strict=True):
         provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:], "changes": []}
@@ -267,3 +273,23 @@ def test_a_run_of_many_comparisons_gets_a_light_page_and_a_few_the_whole_report(
     focused = (tmp_path / "lightest" / "run-2.html").read_text()
     # the change points' comparisons, still drawn in full, and the table of all of them
     assert "every comparison (2)" in focused and focused.count("<svg") == whole[2].count("<svg")
+
+
+def test_the_grid_filters_by_machine_where_the_store_holds_several(
+    store: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "two.db"
+    opened = Store.open(path)
+    try:
+        _write_run(opened, COMMITS[:3], ["a", "b", "c"], seed=1, machine={"hostname": "ci-1"})
+        _write_run(opened, COMMITS[2:], ["c", "d", "e"], seed=2, machine={"hostname": HOSTILE})
+    finally:
+        opened.close()
+    done = publish(tmp_path / "site", path)
+    assert {t.machines for t in done.site.trends} == {tuple(sorted(("ci-1", HOSTILE)))}
+    front = (tmp_path / "site" / "index.html").read_text()
+    assert '<select id="filter-machine">' in front and "<option>ci-1</option>" in front
+    assert "data-machines='[\"\\u003cscript\\u003e" in front  # JSON, its markup escaped
+    assert "<script>alert" not in front
+    publish(tmp_path / "one", store)  # one machine: no filter to offer
+    assert 'id="filter-machine"' not in (tmp_path / "one" / "index.html").read_text()

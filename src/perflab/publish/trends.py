@@ -81,7 +81,9 @@ def _trends(
             history = _history(measured, line, benchmark.name, metric, threshold, runs)
             if history is not None:
                 key = _page_key(identity, benchmark.name, metric)
-                yield Trend(benchmark.name, history, key)
+                ran = {p.run_id for p in history.points if p.run_id is not None}
+                machines = sorted({runs.figures(r).place.machine for r in ran})
+                yield Trend(benchmark.name, history, key, tuple(machines))
 
 
 def _history(

@@ -18,6 +18,7 @@ class Trend:
     benchmark: str
     history: HistoryResult
     key: str
+    machines: tuple[str, ...] = ()  # the machines its points were measured on
 
     @property
     def metric(self) -> Metric:

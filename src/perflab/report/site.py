@@ -182,7 +182,7 @@ def _latest(trend: Trend) -> str:
 
 def front_page(site: Site) -> str:
     """The answer first (the recent confirmed change points), then every trend in a grid that
-    can be filtered by name and lens."""
+    can be filtered by name, lens and (where the store holds several) machine."""
     from perflab.report.html import section_view, template_environment
 
     answer: list[Paragraph | Table] = [headline(site)]
@@ -197,6 +197,7 @@ def front_page(site: Site) -> str:
             "commits": len(t.history.points),
             "changes": len(t.history.changes),
             "latest": _latest(t),
+            "machines": list(t.machines),
         }
         for t in sorted(site.trends, key=lambda t: (t.benchmark, str(t.metric)))
     ]
@@ -209,5 +210,6 @@ def front_page(site: Site) -> str:
             answer=section_view(Section("recent change points", tuple(answer), key="changes")),
             grid=grid,
             lenses=sorted({row["lens"] for row in grid}),
+            machines=sorted({m for t in site.trends for m in t.machines}),
         )
     )
