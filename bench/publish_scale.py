@@ -5,9 +5,13 @@ more commit's run (as `perflab history` on the next push stores it). Prints the 
 pages written and the pages' sizes.
 
 Usage: python bench/publish_scale.py [--benchmarks 20] [--commits 100] [--per-run 25]
-                                     [--profile FILE] [--json FILE]
+                                     [--quick-first] [--profile FILE] [--profile-new FILE]
+                                     [--json FILE]
 The store is written through perflab's own store API (as tests/unit/test_publish.py does), the
-samples of one run in one transaction.
+samples of one run in one transaction. `--quick-first`: the first publish analyses each run
+with a stand-in (ratios of medians, no statistics) so that a large site is published in
+minutes; the later publishes use perflab's analysis (the one new run's is then real, and the
+kept runs are not analysed at all), so their figures are the real ones.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ import argparse
 import cProfile
 import json
 import random
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +33,21 @@ from machine_facts import machine
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from perflab.engine.analyse import analyse_run, with_sections  # noqa: E402
 from perflab.publish import publish  # noqa: E402
 from perflab.records.model import (  # noqa: E402
     Benchmark,
+    Comparison,
     Experiment,
     Metric,
     RunStatus,
     Sample,
     Settings,
     Variant,
+    Verdict,
 )
-from perflab.store import Store  # noqa: E402
+from perflab.records.results import RunResult  # noqa: E402
+from perflab.store import Store, StoredRun  # noqa: E402
 
 GENERATIONS, BLOCKS = 4, 2  # 8 samples per benchmark and commit, as a short time budget gives
 
@@ -90,6 +100,35 @@ def write_run(
     return writer.run_id
 
 
+def quick_analysis(run: StoredRun) -> RunResult:
+    """Each planned pair's ratio of medians with a ±1% interval: a stand-in for perflab's
+    statistics (--quick-first), not a measurement of them."""
+    values: dict[tuple[str, Metric, str], list[float]] = {}
+    for s in run.samples:
+        values.setdefault((s.benchmark, s.metric, s.variant), []).append(s.value / s.loops)
+    median = {key: statistics.median(found) for key, found in values.items()}
+    comparisons = []
+    for metric in run.experiment.settings.metrics:
+        for benchmark in run.experiment.benchmarks:
+            for base, variant in run.experiment.comparison_pairs:
+                before = median[(benchmark.name, metric, base)]
+                after = median[(benchmark.name, metric, variant)]
+                ratio = after / before
+                verdict = (
+                    Verdict.SLOWER if ratio * 0.99 > 1
+                    else Verdict.FASTER if ratio * 1.01 < 1
+                    else Verdict.INCONCLUSIVE
+                )  # fmt: skip
+                comparisons.append(
+                    Comparison(benchmark.name, metric, base, variant, ratio, ratio * 0.99,
+                               ratio * 1.01, verdict, before, after, "ns")
+                )  # fmt: skip
+    return with_sections(
+        RunResult(run.run_id, run.status, run.created_at, run.experiment, dict(run.machine),
+                  tuple(comparisons), (), {}, ())
+    )  # fmt: skip
+
+
 def pages(folder: Path) -> dict[str, Any]:
     sizes = {p.name: p.stat().st_size for p in folder.glob("*.html")}
     runs = [v for k, v in sizes.items() if k.startswith("run-")]
@@ -103,11 +142,17 @@ def pages(folder: Path) -> dict[str, Any]:
     }
 
 
-def timed(label: str, out: Path, store: Path, profile: cProfile.Profile | None) -> dict[str, Any]:
+def timed(
+    label: str,
+    out: Path,
+    store: Path,
+    profile: cProfile.Profile | None,
+    analyse: Callable[[StoredRun], RunResult] = analyse_run,
+) -> dict[str, Any]:
     started, cpu = time.perf_counter(), time.process_time()
     if profile is not None:
         profile.enable()
-    done = publish(out, store)
+    done = publish(out, store, analyse=analyse)
     if profile is not None:
         profile.disable()
     seconds = time.perf_counter() - started
@@ -129,7 +174,11 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=100)
     parser.add_argument("--per-run", type=int, default=25, help="commits per history run")
     parser.add_argument("--profile", type=Path, help="cProfile the first publish into FILE")
+    parser.add_argument("--profile-new", type=Path, help="cProfile the one after one new run")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
+    parser.add_argument(
+        "--quick-first", action="store_true", help="the first publish without statistics"
+    )
     args = parser.parse_args()
     line = commits(args.commits + 1)  # the last: the next push's
     rows = []
@@ -145,7 +194,9 @@ def main() -> None:
             store.close()
         print(f"  store: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         profile = cProfile.Profile() if args.profile else None
-        rows.append(timed("first", out, store_path, profile))
+        first = "first (a stand-in analysis)" if args.quick_first else "first"
+        analyse = quick_analysis if args.quick_first else analyse_run
+        rows.append(timed(first, out, store_path, profile, analyse))
         if profile is not None and args.profile:
             profile.dump_stats(args.profile)
         rows.append(timed("again, nothing new", out, store_path, None))
@@ -154,8 +205,12 @@ def main() -> None:
             write_run(store, args.benchmarks, line, args.commits, 1, seed=99)
         finally:
             store.close()
-        rows.append(timed("after one new run", out, store_path, None))
-    facts = {**machine(), **{k: getattr(args, k) for k in ("benchmarks", "commits", "per_run")}}
+        profile = cProfile.Profile() if args.profile_new else None
+        rows.append(timed("after one new run", out, store_path, profile))
+        if profile is not None and args.profile_new:
+            profile.dump_stats(args.profile_new)
+    chosen = ("benchmarks", "commits", "per_run", "quick_first")
+    facts = {**machine(), **{k: getattr(args, k) for k in chosen}}
     if args.json:
         args.json.write_text(json.dumps({"machine": facts, "rows": rows}, indent=2) + "\n")
     print(f"{args.benchmarks} benchmarks x {args.commits} commits, {args.per_run} per run; {facts}")
