@@ -293,3 +293,17 @@ def test_the_grid_filters_by_machine_where_the_store_holds_several(
     assert "<script>alert" not in front
     publish(tmp_path / "one", store)  # one machine: no filter to offer
     assert 'id="filter-machine"' not in (tmp_path / "one" / "index.html").read_text()
+
+
+def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.report import site
+
+    monkeypatch.setattr(site, "TABLE_ROWS", 1)  # of 5 commits, the change point at the 4th
+    done = publish(tmp_path / "site", store)
+    parse = next(t for t in done.site.trends if t.benchmark == "parse")
+    page = (tmp_path / "site" / f"trend-{parse.key}.html").read_text()
+    table = page[page.index("the latest 1 of 5 commits") :]
+    listed = [c for c, _ in COMMITS if c[:10] in table]
+    assert listed == [c for c, _ in COMMITS[SLOW_FROM - 1 :]]  # either side of it, the latest

@@ -25,6 +25,8 @@ from perflab.report.workflow_views import (
 )
 
 SPARK_WIDTH, SPARK_HEIGHT = 160.0, 36.0
+# a trend's page lists at most this many commits besides its change points' (a row each)
+TABLE_ROWS = 100
 FRONT_PAGE = "index.html"
 
 
@@ -57,11 +59,27 @@ def trend_section(trend: Trend) -> Section:
     blocks = (
         *history_answer(history, links),
         *([figure] if figure else []),
-        points_table(history, _point_links(trend)),
+        _points_table(trend),
         *(Paragraph(f"info: {note}", Style.MUTED) for note in history.notes),
     )
     title = f"{history.metric} per iteration over {len(history.points)} commits"
     return Section(title, blocks, key="history")
+
+
+def _points_table(trend: Trend) -> Table:
+    """A row per commit; of a long trend, the latest TABLE_ROWS and those either side of each
+    change point (the trend above links every point to its run): a page of 500 commits stays
+    light, and quick to render for each of a site's trends."""
+    points = trend.history.points
+    if len(points) <= TABLE_ROWS:
+        return points_table(trend.history, _point_links(trend))
+    shown = set(range(len(points) - TABLE_ROWS, len(points)))
+    shown |= {i for c in trend.history.changes for i in (c.index - 1, c.index)}
+    caption = (
+        f"the latest {TABLE_ROWS} of {len(points)} commits, and those either side of each "
+        "change point; every point of the trend above links to its run"
+    )
+    return points_table(trend.history, _point_links(trend), shown=shown, caption=caption)
 
 
 def trend_page(trend: Trend) -> str:
