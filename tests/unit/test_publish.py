@@ -307,3 +307,14 @@ def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(
     table = page[page.index("the latest 1 of 5 commits") :]
     listed = [c for c, _ in COMMITS if c[:10] in table]
     assert listed == [c for c, _ in COMMITS[SLOW_FROM - 1 :]]  # either side of it, the latest
+
+
+def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None:
+    from dataclasses import replace
+
+    from perflab.report.site import SPARK_WIDTH, sparkline
+
+    trend = read_site(store).trends[0]
+    long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
+    drawn = re.search(r'points="([^"]+)"', sparkline(long))
+    assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH

@@ -173,7 +173,17 @@ def sparkline(trend: Trend) -> str:
         y = SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * (value - low) / span
         return x, y
 
-    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in (place(i, v) for i, v in points))
+    # a point per pixel column at most (the mean of its values): a grid of 200 trends of 500
+    # commits drew 100,000 points into the front page, 1.1 MB
+    columns: dict[int, list[tuple[float, float]]] = {}
+    for i, v in points:
+        x, y = place(i, v)
+        columns.setdefault(round(x), []).append((x, y))
+    drawn = [
+        (sum(x for x, _ in found) / len(found), sum(y for _, y in found) / len(found))
+        for found in columns.values()
+    ]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in drawn)
     marks = []
     for change in trend.history.changes:
         value = change.after.series_value
