@@ -118,7 +118,7 @@ class SiteRuns:
     def read(
         cls, store: StoreLocation, folder: Path | None = None, *, analyse: Analyse = analyse_run
     ) -> SiteRuns:
-        """The store's runs of code, finished or not (a run still running is left out)."""
+        """The store's runs of code but those still running (a finished run does not change)."""
         opened = open_store(store, create=False)
         try:
             runs = opened.runs_of_code()
