@@ -30,3 +30,28 @@ def test_a_noisy_step_is_found_near_its_place() -> None:
     ]
     (point,) = change_points(values)
     assert abs(point.index - 30) <= 1 and point.ratio == pytest.approx(1.15, rel=0.03)
+
+
+def test_the_search_ends_where_ruptures_pelt_ends() -> None:
+    """The same partition as `ruptures.Pelt(model="l2", min_size=1, jump=1)`: on noisy series,
+    on exact ones (the penalty near 0) and on counts that differ by one now and then."""
+    import math
+
+    import numpy as np
+
+    ruptures = pytest.importorskip("ruptures")
+
+    from perflab.stats.changepoints import noise, pelt_ends
+
+    rng = random.Random(5)
+    for trial in range(18):
+        level, values = 100.0, []
+        for _ in range(rng.choice([2, 5, 17, 30])):
+            if rng.random() < 0.08:
+                level *= rng.choice([0.7, 0.97, 1.02, 1.3])
+            exact = [level, float(round(level * 1000 + rng.choice([0, 0, 1, -1])))]
+            values.append([*exact, level * rng.gauss(1, 0.01)][trial % 3])
+        logs = np.log(np.asarray(values))
+        penalty = 2.0 * math.log(len(logs)) * max(noise(logs), 1e-9) ** 2
+        found = ruptures.Pelt(model="l2", min_size=1, jump=1).fit(logs.reshape(-1, 1))
+        assert pelt_ends(logs, penalty) == [int(e) for e in found.predict(pen=penalty)], values

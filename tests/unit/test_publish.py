@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.engine.analyse import analyse_run
 from perflab.publish import commit_line, publish, read_site
 from perflab.records.model import (
     Benchmark,
@@ -20,7 +21,8 @@ from perflab.records.model import (
     Settings,
     Variant,
 )
-from perflab.store import Store
+from perflab.records.results import RunResult
+from perflab.store import Store, StoredRun
 
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
 BENCHMARKS = (Benchmark("parse", stmt="pass"), Benchmark(HOSTILE, stmt="pass"))
@@ -37,7 +39,13 @@ def _level(benchmark: str, commit: str) -> float:
     return 1.3e6 if benchmark == "parse" else 0.7e6
 
 
-def _write_run(store: Store, commits: list[tuple[str, str]], names: list[str], seed: int) -> int:
+def _write_run(
+    store: Store,
+    commits: list[tuple[str, str]],
+    names: list[str],
+    seed: int,
+    machine: dict[str, str] | None = None,
+) -> int:
     """A run of the time lens whose variants `names` are `commits`, 8 generations x 4 blocks."""
     experiment = Experiment(
         benchmarks=BENCHMARKS,
@@ -46,7 +54,7 @@ def _write_run(store: Store, commits: list[tuple[str, str]], names: list[str], s
         ),
         settings=Settings(metrics=(Metric.TIME,)),
     )
-    writer = store.begin_run(experiment, {"cpu_model": "test"}, "0")
+    writer = store.begin_run(experiment, machine or {"cpu_model": "test"}, "0")
     rng = random.Random(seed)
     for name, (commit, subject) in zip(names, commits, strict=True):
         provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:], "changes": []}
@@ -114,7 +122,7 @@ def test_the_site_links_the_change_point_to_its_run_and_its_trend(
 ) -> None:
     out = tmp_path / "site"
     done = publish(out, store)
-    assert set(done.written) == {p.name for p in out.iterdir()} and not done.unchanged
+    assert set(done.written) == {p.name for p in out.glob("*.html")} and not done.unchanged
     front = (out / "index.html").read_text()
     parse = next(t for t in done.site.trends if t.benchmark == "parse")
     # the answer first: the change point, named, then the grid
@@ -148,7 +156,7 @@ def test_a_second_publish_writes_only_what_changed(store: Path, tmp_path: Path) 
 def test_hostile_names_stay_text(store: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     publish(out, store)
-    for page in out.iterdir():
+    for page in out.glob("*.html"):
         text = page.read_text()
         assert "<script>alert" not in text and "<b>bold" not in text, page.name
     front = (out / "index.html").read_text()
@@ -160,3 +168,153 @@ def test_an_empty_store_publishes_a_front_page_that_says_so(tmp_path: Path) -> N
     done = publish(tmp_path / "site", tmp_path / "p.db")
     assert done.written == ("index.html",)
     assert "holds no runs of commits" in (tmp_path / "site" / "index.html").read_text()
+
+
+class CountingAnalyse:
+    """The seam `publish` analyses each stored run through, counting the runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[int] = []
+
+    def __call__(self, run: StoredRun) -> RunResult:
+        self.runs.append(run.run_id)
+        return analyse_run(run)
+
+
+def test_a_second_publish_analyses_nothing_and_one_new_run_only_that_run(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    first = CountingAnalyse()
+    publish(out, store, analyse=first)
+    assert sorted(first.runs) == [1, 2]
+    again = CountingAnalyse()
+    done = publish(out, store, analyse=again)
+    assert again.runs == [] and done.written == () and done.analysed == 0
+    opened = Store.open(store)
+    try:
+        _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
+    finally:
+        opened.close()
+    third = CountingAnalyse()
+    done = publish(out, store, analyse=third)
+    assert third.runs == [3]  # the earlier runs' figures were kept in the folder
+    assert {"run-3.html", "index.html"} <= set(done.written)
+    assert {"run-1.html", "run-2.html"} <= set(done.unchanged)
+    # the same site as a publish from scratch makes
+    fresh = tmp_path / "fresh"
+    publish(fresh, store)
+    for page in fresh.glob("*.html"):
+        assert (out / page.name).read_text() == page.read_text(), page.name
+
+
+def test_pages_of_runs_gone_from_the_store_are_removed_and_no_other_file(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    foreign = {"CNAME": "perf.example.org", "run-99.html": "mine", "notes.html": "mine"}
+    for name, text in foreign.items():
+        (out / name).write_text(text)
+    publish(out, store)
+    smaller = tmp_path / "smaller.db"  # the history's run without the direct comparison
+    opened = Store.open(smaller)
+    try:
+        _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
+    finally:
+        opened.close()
+    done = publish(out, smaller)
+    assert done.removed == ("run-2.html",) and not (out / "run-2.html").exists()
+    assert (out / "run-1.html").is_file()
+    for name, text in foreign.items():
+        assert (out / name).read_text() == text
+    assert not list((out / ".perflab-site").glob("run-2.json"))  # its kept figures too
+
+
+def test_a_page_changed_by_hand_or_a_damaged_manifest_is_written_again(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    publish(out, store)
+    (out / "run-1.html").write_text("edited")
+    done = publish(out, store)
+    assert done.written == ("run-1.html",) and "perflab run 1" in (out / "run-1.html").read_text()
+    (out / ".perflab-site" / "manifest.json").write_text("{not json")
+    (out / ".perflab-site" / "run-1.json").write_text('{"fingerprint": 1}')
+    counted = CountingAnalyse()
+    done = publish(out, store, analyse=counted)
+    # no manifest: every page is rendered (each run analysed once) and compared: all the same
+    assert sorted(counted.runs) == [1, 2]
+    assert done.written == () and done.removed == ()
+
+
+def test_a_run_of_many_comparisons_gets_a_light_page_and_a_few_the_whole_report(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.publish import run_page
+    from perflab.report.html import render_html
+
+    opened = Store.open(store, create=False)
+    try:
+        whole = {run_id: render_html(analyse_run(opened.load_run(run_id))) for run_id in (1, 2)}
+    finally:
+        opened.close()
+    publish(tmp_path / "site", store)
+    assert (tmp_path / "site" / "run-1.html").read_text() == whole[1]  # as show --html draws it
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8, run 2 has 2
+    out = tmp_path / "light"
+    publish(out, store)
+    light = (out / "run-1.html").read_text()
+    assert "every comparison (8)" in light and "all 8 comparisons of the run" in light
+    assert light.count("<svg") < whole[1].count("<svg") and len(light) < len(whole[1]) / 2
+    assert (out / "run-2.html").read_text() == whole[2]  # the change point's comparison
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 1)
+    publish(tmp_path / "lightest", store)
+    focused = (tmp_path / "lightest" / "run-2.html").read_text()
+    # the change points' comparisons, still drawn in full, and the table of all of them
+    assert "every comparison (2)" in focused and focused.count("<svg") == whole[2].count("<svg")
+
+
+def test_the_grid_filters_by_machine_where_the_store_holds_several(
+    store: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "two.db"
+    opened = Store.open(path)
+    try:
+        _write_run(opened, COMMITS[:3], ["a", "b", "c"], seed=1, machine={"hostname": "ci-1"})
+        _write_run(opened, COMMITS[2:], ["c", "d", "e"], seed=2, machine={"hostname": HOSTILE})
+    finally:
+        opened.close()
+    done = publish(tmp_path / "site", path)
+    assert {t.machines for t in done.site.trends} == {tuple(sorted(("ci-1", HOSTILE)))}
+    front = (tmp_path / "site" / "index.html").read_text()
+    assert '<select id="filter-machine">' in front and "<option>ci-1</option>" in front
+    assert "data-machines='[\"\\u003cscript\\u003e" in front  # JSON, its markup escaped
+    assert "<script>alert" not in front
+    publish(tmp_path / "one", store)  # one machine: no filter to offer
+    assert 'id="filter-machine"' not in (tmp_path / "one" / "index.html").read_text()
+
+
+def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.report import site
+
+    monkeypatch.setattr(site, "TABLE_ROWS", 1)  # of 5 commits, the change point at the 4th
+    done = publish(tmp_path / "site", store)
+    parse = next(t for t in done.site.trends if t.benchmark == "parse")
+    page = (tmp_path / "site" / f"trend-{parse.key}.html").read_text()
+    table = page[page.index("the latest 1 of 5 commits") :]
+    listed = [c for c, _ in COMMITS if c[:10] in table]
+    assert listed == [c for c, _ in COMMITS[SLOW_FROM - 1 :]]  # either side of it, the latest
+
+
+def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None:
+    from dataclasses import replace
+
+    from perflab.report.site import SPARK_WIDTH, sparkline
+
+    trend = read_site(store).trends[0]
+    long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
+    drawn = re.search(r'points="([^"]+)"', sparkline(long))
+    assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH

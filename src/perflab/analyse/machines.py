@@ -155,7 +155,7 @@ def placed_history_points(
         opened = open_store(store, create=False)
         try:
             where = {
-                run_id: _first_place(opened.load_run(run_id, metrics=(CLUSTER_METRIC,)))
+                run_id: first_place(opened.load_run(run_id, metrics=(CLUSTER_METRIC,)))
                 for run_id in run_ids
             }
         finally:
@@ -165,6 +165,13 @@ def placed_history_points(
             f"where the points were measured is not known (their runs cannot be read: "
             f"{error.message}): values of different machines may be compared"
         )
+    return placed_points(points, where, metric)
+
+
+def placed_points(
+    points: Sequence[HistoryPoint], where: Mapping[int, Place], metric: Metric
+) -> tuple[tuple[HistoryPoint, ...], str | None]:
+    """As `placed_history_points`, with the place of each run already read (`where`)."""
     places = [where.get(p.run_id) if p.run_id is not None else None for p in points]
     placed = normalise_per_node([p.value for p in points], places, times=metric is Metric.TIME)
     if placed.note is None:
@@ -179,7 +186,7 @@ def placed_history_points(
     ), placed.note
 
 
-def _first_place(run: StoredRun) -> Place:
+def first_place(run: StoredRun) -> Place:
     """Where a history's run measured its one benchmark."""
     places = run_places(run)
     return next(iter(places.values())) if places else cell_place(run.machine)

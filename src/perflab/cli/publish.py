@@ -22,8 +22,10 @@ becomes a trend; its change points are found as history finds them and confirmed
 comparison the store holds of the commits either side. The front page starts with the
 confirmed change points, newest first, then a grid of every trend; a page per trend links each
 point to its run's report. Plain files with inline CSS and SVG: they open offline, and any web
-server (GitHub Pages, GitLab Pages) can serve them. Publishing again rewrites only the pages
-whose content changed.
+server (GitHub Pages, GitLab Pages) can serve them. Publishing again into the same folder
+analyses only the runs it has not read before (their figures are kept in DIR/.perflab-site/),
+rewrites only the pages whose content changed, and removes the pages it wrote of runs the store
+no longer holds (no other file).
 
 example:
   perflab publish --out site
@@ -73,9 +75,12 @@ def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(
             terminal(
                 f"perflab: wrote {len(done.written)} {plural('page', len(done.written))}, "
-                f"{len(done.unchanged)} unchanged ({len(done.site.trends)} "
-                f"{plural('trend', len(done.site.trends))}, {len(done.site.recent)} confirmed "
-                f"change {plural('point', len(done.site.recent))}) in {done.folder}: "
+                f"{len(done.unchanged)} unchanged"
+                + (f", removed {len(done.removed)}" if done.removed else "")
+                + f" ({len(done.site.trends)} {plural('trend', len(done.site.trends))}, "
+                f"{len(done.site.recent)} confirmed change "
+                f"{plural('point', len(done.site.recent))}, {done.analysed} "
+                f"{plural('run', done.analysed)} analysed) in {done.folder}: "
                 f"open {Path(done.folder) / 'index.html'}"
             ),
             highlight=False,

@@ -99,6 +99,9 @@ class MeasuredCode:
                     if isinstance(key, str) and key:
                         self._variants.setdefault(key, []).append((run.run_id, variant))
         self._analysed: dict[tuple[int, frozenset[Metric]], RunResult] = {}
+        self._indexed: dict[
+            tuple[int, Metric], dict[tuple[str | None, str], tuple[float, str]]
+        ] = {}
 
     @classmethod
     def read(cls, store_path: str | Path | None, planned: Experiment) -> MeasuredCode:
@@ -124,13 +127,30 @@ class MeasuredCode:
         for run_id, variant in self._latest_first(code):
             if metric not in self._metrics[run_id]:
                 continue
-            for c in self._comparisons(run_id, (metric,)):
-                if benchmark is not None and c.benchmark != benchmark:
-                    continue
-                if c.metric is metric and c.event is None and variant in (c.baseline, c.variant):
-                    value = c.baseline_value if c.baseline == variant else c.variant_value
-                    return value, c.unit, run_id
+            found = self._values(run_id, metric).get((benchmark, variant))
+            if found is not None:
+                return (*found, run_id)
         return None
+
+    def _values(
+        self, run_id: int, metric: Metric
+    ) -> dict[tuple[str | None, str], tuple[float, str]]:
+        """(benchmark or None: any, variant) -> the figure of the run's first comparison by
+        `metric` that has the variant on either side: an index, so that reading a whole
+        published site's figures is not a scan of a run's comparisons per figure."""
+        key = (run_id, metric)
+        if key not in self._indexed:
+            index: dict[tuple[str | None, str], tuple[float, str]] = {}
+            for c in self._comparisons(run_id, (metric,)):
+                if c.metric is metric and c.event is None:
+                    for name, value in (
+                        (c.baseline, c.baseline_value),
+                        (c.variant, c.variant_value),
+                    ):
+                        index.setdefault((c.benchmark, name), (value, c.unit))
+                        index.setdefault((None, name), (value, c.unit))
+            self._indexed[key] = index
+        return self._indexed[key]
 
     def pair(self, before: str, after: str, metrics: Sequence[Metric]) -> StoredPair | None:
         """The latest stored run that compared `after` with `before` (commits or trees) with

@@ -18,6 +18,7 @@ class Trend:
     benchmark: str
     history: HistoryResult
     key: str
+    machines: tuple[str, ...] = ()  # the machines its points were measured on
 
     @property
     def metric(self) -> Metric:
@@ -54,12 +55,16 @@ class Site:
 
 @dataclass(frozen=True)
 class Published:
-    """What a publish did: the pages written (new or changed) and those left as they were."""
+    """What a publish did: the pages written (new or changed), those left as they were, the
+    pages of an earlier publish it removed (of runs and trends the store no longer has), and
+    how many runs it analysed (the others' figures were kept in the folder)."""
 
     folder: str
     written: tuple[str, ...]
     unchanged: tuple[str, ...]
     site: Site
+    removed: tuple[str, ...] = ()
+    analysed: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -68,4 +73,6 @@ class Published:
             "unchanged": list(self.unchanged),
             "trends": len(self.site.trends),
             "runs": len(self.site.run_ids),
+            "removed": list(self.removed),
+            "analysed": self.analysed,
         }

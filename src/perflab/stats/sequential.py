@@ -28,6 +28,7 @@ the verdict is read off to give the sequence's verdict (`decided_agree`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -150,19 +151,25 @@ def decide_probability(
     excluding 1) when the true log ratio is `truth`: its centre is normal around the truth with
     the unit SD over sqrt(units), its half-width t * SD / sqrt(units); averaged over what the
     unit SD may be, given this run's estimate from its units."""
+    chances = [
+        _decide_probability(
+            estimate, estimate.between_group_sd * scale, units, equivalence_band, truth
+        )
+        for scale in _sd_scales(max(1, estimate.n_groups - 1))
+    ]
+    return sum(chances) / len(chances)
+
+
+@functools.lru_cache(maxsize=256)
+def _sd_scales(df: int) -> tuple[float, ...]:
+    """The unit SD's multipliers at SD_QUANTILES quantiles of its chi-square distribution with
+    `df` degrees of freedom; kept: a forecast asks for them hundreds of times per comparison."""
     from scipy.special import chdtri
 
-    df = max(1, estimate.n_groups - 1)
-    chances = []
-    for k in range(SD_QUANTILES):
-        upper = (k + 0.5) / SD_QUANTILES  # the chance a chi-square draw exceeds the quantile
-        scale = math.sqrt(df / float(chdtri(df, upper)))
-        chances.append(
-            _decide_probability(
-                estimate, estimate.between_group_sd * scale, units, equivalence_band, truth
-            )  # fmt: skip
-        )
-    return sum(chances) / len(chances)
+    # (k + 0.5) / SD_QUANTILES: the chance a chi-square draw exceeds the quantile
+    return tuple(
+        math.sqrt(df / float(chdtri(df, (k + 0.5) / SD_QUANTILES))) for k in range(SD_QUANTILES)
+    )
 
 
 def _decide_probability(

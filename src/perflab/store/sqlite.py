@@ -89,6 +89,9 @@ class CodeRun:
     status: RunStatus
     experiment: Experiment
     provenance: Mapping[str, Mapping[str, Any]]
+    # when it began and ended (None: not yet): a finished run's samples do not change after
+    created_at: str = ""
+    finished_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -483,12 +486,14 @@ class Store:
             runs = []
             for run_id, found in provenance.items():
                 row = self.connection.execute(
-                    f"SELECT status, experiment_json, {self._owner_columns} FROM runs WHERE id = ?",
+                    f"SELECT status, experiment_json, created_at, finished_at,"
+                    f" {self._owner_columns} FROM runs WHERE id = ?",
                     (run_id,),
                 ).fetchone()
                 if row is not None:
                     experiment = experiment_from_json(json.loads(row[1]))
-                    runs.append(CodeRun(run_id, _status(row[0], row[2:]), experiment, found))
+                    status = _status(row[0], row[4:])
+                    runs.append(CodeRun(run_id, status, experiment, found, row[2], row[3]))
             return runs
 
     def _provenance(self, run_id: int) -> dict[str, dict[str, Any]]:

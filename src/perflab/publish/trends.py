@@ -1,6 +1,5 @@
-"""`perflab publish`: every benchmark's history through each lens, read from the store, as a
-static site (a front page with the recent change points and a grid of trends, a page per trend,
-a page per run), written incrementally.
+"""The trends of a published site: every benchmark's history through each lens, read from the
+store's runs (`perflab.publish.figures`).
 
 The store holds runs, not histories: a trend is rebuilt from the runs that measured git= variants
 as `perflab history` reads them (`MeasuredCode`: the same benchmark and settings, a commit's
@@ -17,26 +16,16 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from perflab.analyse.machines import placed_history_points
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.machines import placed_points
 from perflab.engine.measured import MeasuredCode, StoredPair, what_is_measured
+from perflab.publish.figures import SiteRuns
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric, RunStatus
-from perflab.records.published import Published, Site, SiteChange, Trend
-from perflab.records.results import RunResult
+from perflab.records.model import Metric
+from perflab.records.published import Site, SiteChange, Trend
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
-from perflab.report.files import write_file
-from perflab.report.site import (
-    FRONT_PAGE,
-    front_page,
-    run_page_name,
-    trend_page,
-    trend_page_name,
-)
 from perflab.stats.changepoints import change_points
-from perflab.store import CodeRun, StoreLocation, open_store
+from perflab.store import CodeRun, StoreLocation
 from perflab.workflows import confirmed_change
 
 # the front page lists at most this many confirmed change points (the trends' pages, all)
@@ -50,45 +39,20 @@ class _Commit:
     tree: str
 
 
-class RunAnalyses:
-    """Each run of a store analysed once, whole (every lens): the trends' values and the run's
-    page read the same analysis."""
-
-    def __init__(self, store: StoreLocation):
-        self._store = store
-        self._done: dict[int, RunResult] = {}
-
-    def __call__(self, run_id: int) -> RunResult:
-        if run_id not in self._done:
-            opened = open_store(self._store, create=False)
-            try:
-                self._done[run_id] = analyse_run(opened.load_run(run_id))
-            finally:
-                opened.close()
-        return self._done[run_id]
-
-
 def read_site(
-    store: StoreLocation, *, threshold: float = 0.02, analyses: RunAnalyses | None = None
+    store: StoreLocation, *, threshold: float = 0.02, runs: SiteRuns | None = None
 ) -> Site:
     """Every benchmark x lens the store measured commits of, as a trend with its change
-    points; the confirmed ones across all trends, newest first."""
+    points; the confirmed ones across all trends, newest first. `runs`: the store's runs as
+    read for a site (by default read now, each analysed)."""
     if threshold <= 0:
         raise ConfigError(f"--threshold must be above 0, got {threshold}", hint="e.g. 2%")
-    opened = open_store(store, create=False)
-    try:
-        runs = opened.runs_of_code()
-    finally:
-        opened.close()
+    runs = runs or SiteRuns.read(store)
     groups: dict[str, list[CodeRun]] = {}
-    for run in runs:
-        if run.status is not RunStatus.RUNNING:
-            groups.setdefault(repr(what_is_measured(run.experiment)), []).append(run)
-    analysed = analyses or RunAnalyses(store)
+    for run in runs.runs:
+        groups.setdefault(repr(what_is_measured(run.experiment)), []).append(run)
     trends = [
-        t
-        for identity, group in groups.items()
-        for t in _trends(identity, group, store, threshold, analysed)
+        t for identity, group in groups.items() for t in _trends(identity, group, threshold, runs)
     ]
     trends = _named_apart(trends)
     changes = [SiteChange(t, c) for t in trends for c in t.history.changes]
@@ -106,22 +70,20 @@ def read_site(
 
 
 def _trends(
-    identity: str,
-    group: list[CodeRun],
-    store: StoreLocation,
-    threshold: float,
-    analysed: RunAnalyses,
+    identity: str, group: list[CodeRun], threshold: float, runs: SiteRuns
 ) -> Iterator[Trend]:
     """A trend per benchmark and lens of runs that measured the same thing."""
-    measured = MeasuredCode(group, group[0].experiment, store, analysed=analysed)
+    measured = MeasuredCode(group, group[0].experiment, runs.store, analysed=runs.result)
     line = commit_line(group)
     metrics = dict.fromkeys(m for run in group for m in run.experiment.settings.metrics)
     for benchmark in group[0].experiment.benchmarks:
         for metric in metrics:
-            history = _history(measured, line, benchmark.name, metric, threshold, store)
+            history = _history(measured, line, benchmark.name, metric, threshold, runs)
             if history is not None:
                 key = _page_key(identity, benchmark.name, metric)
-                yield Trend(benchmark.name, history, key)
+                ran = {p.run_id for p in history.points if p.run_id is not None}
+                machines = sorted({runs.figures(r).place.machine for r in ran})
+                yield Trend(benchmark.name, history, key, tuple(machines))
 
 
 def _history(
@@ -130,7 +92,7 @@ def _history(
     benchmark: str,
     metric: Metric,
     threshold: float,
-    store: StoreLocation,
+    runs: SiteRuns,
 ) -> HistoryResult | None:
     """The benchmark's stored figures by `metric` along `line`, as a history (None: none)."""
     points = []
@@ -141,7 +103,8 @@ def _history(
             points.append(HistoryPoint(code.commit, code.subject, code.tree, value, unit, run_id))
     if not points:
         return None
-    placed, note = placed_history_points(points, store, metric)
+    where = {p.run_id: runs.figures(p.run_id).place for p in points if p.run_id is not None}
+    placed, note = placed_points(points, where, metric)
     points = list(placed)
     series = [p.series_value or 0.0 for p in points]
     changes = [
@@ -256,50 +219,3 @@ def _named_apart(trends: list[Trend]) -> list[Trend]:
             else replace(trend, benchmark=f"{trend.benchmark} (settings {number})")
         )
     return named
-
-
-def publish(out: Path | str, store: StoreLocation, *, threshold: float = 0.02) -> Published:
-    """The site of `store` written to the folder `out`: only the pages whose text changed."""
-    folder = Path(out)
-    analyses = RunAnalyses(store)
-    site = read_site(store, threshold=threshold, analyses=analyses)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ConfigError(
-            f"cannot make {folder}: {error.strerror}", hint="name another folder"
-        ) from None
-    if not folder.is_dir() or folder.is_symlink():
-        raise ConfigError(f"{folder} is not a folder", hint="name a folder for the site")
-    written: list[str] = []
-    unchanged: list[str] = []
-    for name, text in _pages(site, analyses):
-        (written if _write_if_changed(folder / name, text) else unchanged).append(name)
-    return Published(str(folder), tuple(written), tuple(unchanged), site)
-
-
-def _pages(site: Site, analyses: RunAnalyses) -> Iterator[tuple[str, str]]:
-    """Every page of the site, by file name: the runs' reports, the trends, the front page."""
-    from perflab.report.html import render_html  # jinja2: loaded only when pages are written
-
-    for run_id in site.run_ids:
-        yield run_page_name(run_id), render_html(analyses(run_id))
-    for trend in site.trends:
-        yield trend_page_name(trend), trend_page(trend)
-    yield FRONT_PAGE, front_page(site)
-
-
-def _write_if_changed(path: Path, text: str) -> bool:
-    """Writes `text` unless the file holds it already (compared by digest); True: written."""
-    if path.is_symlink():
-        write_file(path, text)  # refuses: perflab does not write through a link
-    try:
-        old = hashlib.sha256(path.read_bytes()).digest()
-    except FileNotFoundError:
-        old = b""
-    except IsADirectoryError:
-        raise ConfigError(f"cannot write {path}: it is a folder", hint="remove it") from None
-    if old == hashlib.sha256(text.encode("utf-8")).digest():
-        return False
-    write_file(path, text)
-    return True

@@ -1,0 +1,109 @@
+"""Writing a published site: each page rendered only when what it is made from changed since
+the last publish into the folder (its manifest says), written only when its text changed; the
+pages of runs the store no longer holds removed."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+
+from perflab.engine.analyse import analyse_run
+from perflab.publish.figures import Analyse, SiteRuns
+from perflab.publish.manifest import Manifest, Page, digest, fingerprint
+from perflab.publish.run_page import Focus, commits_of, focus_of, run_page_result
+from perflab.publish.trends import read_site
+from perflab.records.errors import ConfigError
+from perflab.records.published import Published, Site
+from perflab.report.files import write_file
+from perflab.report.site import FRONT_PAGE, front_page, run_page_name, trend_page, trend_page_name
+
+
+def publish(
+    out: Path | str,
+    store: str | Path,
+    *,
+    threshold: float = 0.02,
+    analyse: Analyse = analyse_run,
+) -> Published:
+    """The site of `store` written to the folder `out`: only the pages whose content changed,
+    each run analysed only when the folder holds no figures of it (`analyse`: how a stored run
+    is analysed, a seam for tests)."""
+    folder = Path(out)
+    runs = SiteRuns.read(store, folder, analyse=analyse)
+    site = read_site(store, threshold=threshold, runs=runs)
+    _make_folder(folder)
+    before = Manifest.read(folder)
+    pages: dict[str, Page] = {}
+    written: list[str] = []
+    unchanged: list[str] = []
+    for name, made_from, render in _pages(site, runs):
+        if before.up_to_date(folder, name, made_from):
+            pages[name] = before.pages[name]
+            unchanged.append(name)
+            continue
+        text = render()
+        (written if _write_if_changed(folder / name, text) else unchanged).append(name)
+        pages[name] = Page(made_from, digest(text))
+    front = front_page(site)  # every trend's line: rendered each time, written when it changed
+    (written if _write_if_changed(folder / FRONT_PAGE, front) else unchanged).append(FRONT_PAGE)
+    pages[FRONT_PAGE] = Page(fingerprint(digest(front)), digest(front))
+    removed = before.stale(folder, pages)
+    for name in removed:
+        (folder / name).unlink(missing_ok=True)
+    runs.keep(run.run_id for run in runs.runs)
+    Manifest(pages).write(folder)
+    return Published(
+        str(folder),
+        tuple(written),
+        tuple(unchanged),
+        site,
+        removed=tuple(removed),
+        analysed=runs.analysed,
+    )
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot make {folder}: {error.strerror}", hint="name another folder"
+        ) from None
+    if not folder.is_dir() or folder.is_symlink():
+        raise ConfigError(f"{folder} is not a folder", hint="name a folder for the site")
+
+
+def _pages(site: Site, runs: SiteRuns) -> Iterator[tuple[str, str, Callable[[], str]]]:
+    """The runs' and the trends' pages: file name, what the page is made from, its renderer."""
+    focus = focus_of(site)
+    for run_id in site.run_ids:
+        linked = focus.get(run_id, frozenset())
+        made_from = fingerprint("run", runs.fingerprint(run_id), sorted(linked))
+        yield run_page_name(run_id), made_from, partial(_run_page, runs, run_id, linked)
+    for trend in site.trends:
+        yield trend_page_name(trend), fingerprint("trend", trend), partial(trend_page, trend)
+
+
+def _run_page(runs: SiteRuns, run_id: int, focus: Focus) -> str:
+    from perflab.report.html import render_html  # jinja2: loaded only when pages are written
+
+    commits = commits_of(runs.code_run(run_id))
+    return render_html(run_page_result(runs.whole(run_id), focus, commits))
+
+
+def _write_if_changed(path: Path, text: str) -> bool:
+    """Writes `text` unless the file holds it already (compared by digest); True: written."""
+    if path.is_symlink():
+        write_file(path, text)  # refuses: perflab does not write through a link
+    try:
+        old = hashlib.sha256(path.read_bytes()).digest()
+    except FileNotFoundError:
+        old = b""
+    except IsADirectoryError:
+        raise ConfigError(f"cannot write {path}: it is a folder", hint="remove it") from None
+    if old == hashlib.sha256(text.encode("utf-8")).digest():
+        return False
+    write_file(path, text)
+    return True
