@@ -59,6 +59,19 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cache")
 
 
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One store per measurement that several tests make alike (the command and its lenses):
+    the first of them measures, the others read its runs back as a user's second bisect or
+    history does, so each form of --metric is still parsed and answered through the real
+    command line. A test run alone measures for itself. (`check` always measures afresh.)"""
+    folder = tmp_path_factory.mktemp("stores")
+    return {
+        key: folder / f"{key.replace(' ', '-')}.db"
+        for key in ("bisect time", "bisect instructions", "history time")
+    }
+
+
 def perflab(
     *args: str, cwd: Path, cache: Path, store: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -83,10 +96,13 @@ LENSES = {
 
 
 @pytest.mark.parametrize("lenses", ["time", "instructions", "repeated"])
-def test_bisect_takes_metric(repo: Path, cache: Path, tmp_path: Path, lenses: str) -> None:
+def test_bisect_takes_metric(
+    repo: Path, cache: Path, stores: dict[str, Path], tmp_path: Path, lenses: str
+) -> None:
     out = tmp_path / "b.json"
+    store = stores["bisect time" if lenses == "time" else "bisect instructions"]
     done = perflab("bisect", "good", "main", *LENSES[lenses], "--json", str(out),
-                   cwd=repo, cache=cache, store=tmp_path / "p.db")  # fmt: skip
+                   cwd=repo, cache=cache, store=store)  # fmt: skip
     assert f"perflab: wrote {out}" in done.stderr
     document = json.loads(out.read_text())
     if lenses == "time":  # less time: not worse than GOOD
@@ -104,29 +120,31 @@ def test_bisect_takes_metric(repo: Path, cache: Path, tmp_path: Path, lenses: st
 
 
 def test_bisect_with_faster_finds_the_speed_up_that_costs_instructions(
-    repo: Path, cache: Path, tmp_path: Path
+    repo: Path, cache: Path, stores: dict[str, Path]
 ) -> None:
     """The question asked decides: by time the change is the first faster commit (with
     --faster), and by instructions no commit is faster (more instructions)."""
-    store = tmp_path / "p.db"
     faster = perflab("bisect", "good", "main", "--metric", "time", "--faster", "--json", "-",
-                     cwd=repo, cache=cache, store=store)  # fmt: skip
+                     cwd=repo, cache=cache, store=stores["bisect time"])  # fmt: skip
     assert faster.returncode == 0, faster.stderr
     document = json.loads(faster.stdout)
     assert document["direction"] == "faster" and document["culprit"]["subject"] == CHANGE
     assert document["steps"][0]["ratio"] < 0.9
     counted = perflab("bisect", "good", "main", "--metric", "instructions", "--faster",
-                      cwd=repo, cache=cache, store=store)  # fmt: skip
+                      cwd=repo, cache=cache, store=stores["bisect instructions"])  # fmt: skip
     assert counted.returncode == 1, counted.stderr
     assert "BAD is not faster than GOOD by more than the threshold" in counted.stdout
 
 
 @pytest.mark.parametrize("lenses", ["time", "instructions", "time first"])
-def test_history_takes_metric(repo: Path, cache: Path, tmp_path: Path, lenses: str) -> None:
+def test_history_takes_metric(
+    repo: Path, cache: Path, stores: dict[str, Path], tmp_path: Path, lenses: str
+) -> None:
     out, page = tmp_path / "h.json", tmp_path / "h.md"
+    # time first: the time history's runs, the instructions beside them read back too
+    store = tmp_path / "p.db" if lenses == "instructions" else stores["history time"]
     done = perflab("history", "good..main", *LENSES[lenses], "--json", str(out),
-                   "--markdown", str(page), cwd=repo, cache=cache,
-                   store=tmp_path / "p.db")  # fmt: skip
+                   "--markdown", str(page), cwd=repo, cache=cache, store=store)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"perflab: wrote {out}" in done.stderr and f"perflab: wrote {page}" in done.stderr
     document = json.loads(out.read_text())
