@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from perflab.engine import benchmark_plan
+from perflab.engine.benchmark_plan import BenchmarkPlanner
+from perflab.machine.proc import FakeRunner
 from perflab.measure import recent_probes
 from perflab.measure.recent_probes import RecentProbes
 from perflab.plan.budget import (
@@ -20,7 +23,7 @@ from perflab.plan.budget import (
     MachineSpeed,
     plan_budget,
 )
-from perflab.records.model import BenchmarkKind
+from perflab.records.model import Benchmark, BenchmarkKind, Experiment, Metric, Variant
 
 PROBE = CostProbe(
     BenchmarkKind.STATEMENT,
@@ -159,3 +162,32 @@ def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> N
     assert fixed.minimum_s == pytest.approx(14.0) and fixed.learned == pytest.approx(1.4)
     assert "x1.40 as its recent runs here took" in fixed.needs
     assert elastic == costs[1]  # a sampling lens takes what it is given: nothing to learn
+
+
+def test_a_workflows_next_run_plans_with_the_speed_its_last_one_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bisect makes one run per step in one process: each measured the machine's speed again
+    # (0.4 CPU s, 1.6 with valgrind's reference), half of each step's cost
+    carried: list[MachineSpeed | None] = []
+
+    def probe(*_: object, speed: MachineSpeed | None, **__: object) -> CostProbe:
+        carried.append(speed)
+        return dataclasses.replace(PROBE, speed=speed or MachineSpeed(reference_s=0.3))
+
+    monkeypatch.setattr(benchmark_plan, "probe_benchmark", probe)
+    monkeypatch.setattr(benchmark_plan, "_MEASURED", {})
+    benchmark = Benchmark("b", stmt="pass")
+    experiment = Experiment(benchmarks=(benchmark,), variants=(Variant("a"), Variant("b")))
+    counted = dataclasses.replace(
+        experiment,
+        settings=dataclasses.replace(experiment.settings, metrics=(Metric.INSTRUCTIONS,)),
+    )
+    for each in (experiment, experiment, counted, counted):
+        planner = BenchmarkPlanner(FakeRunner(), "python3", None, recent=RecentProbes(tmp_path))
+        planner.plan(benchmark, each)
+    # measured, carried; valgrind's reference missing from it: measured, carried
+    assert [speed is None for speed in carried] == [True, False, True, False]
+    # runs that must not read what others measured (recent=None) measure their own
+    BenchmarkPlanner(FakeRunner(), "python3", None).plan(benchmark, experiment)
+    assert carried[-1] is None

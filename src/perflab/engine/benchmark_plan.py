@@ -4,6 +4,7 @@ planned once they are ready."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
@@ -25,6 +26,23 @@ from perflab.plan.budget import (
 )
 from perflab.records.errors import ConfigError
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Metric, Variant
+
+# A workflow's runs in one process (bisect steps, history points, a stack's pairs) plan with
+# the machine speed one of them measured this long ago at most: its reference runs were half
+# of each bisect step's ~3.5 CPU s, and the recent probes' median joins it anyway.
+SPEED_REUSE_S = 60.0
+_MEASURED: dict[tuple[int | None, bool], tuple[float, MachineSpeed]] = {}
+
+
+def _speed_measured_lately(cpu: int | None, valgrind: bool) -> MachineSpeed | None:
+    """The speed measured in this process on `cpu` within SPEED_REUSE_S, with valgrind's
+    reference where `valgrind` asks for it."""
+    now = time.monotonic()
+    for with_valgrind in (True,) if valgrind else (False, True):
+        at, speed = _MEASURED.get((cpu, with_valgrind), (-math.inf, None))
+        if speed is not None and now - at <= SPEED_REUSE_S:
+            return speed
+    return None
 
 
 @dataclass
@@ -51,21 +69,29 @@ class BenchmarkPlanner:
         """Probe the benchmark and split its budget between the lenses; raises BudgetError when
         a minimum does not fit and the settings ask for --strict-budget."""
         settings = experiment.settings
+        valgrind = any(descriptor_for(m).runs_valgrind for m in settings.metrics)
+        carried = self.speed
+        if carried is None and self.recent is not None:
+            carried = _speed_measured_lately(self.cpu, valgrind)
         probe = probe_benchmark(
             benchmark,
             experiment,
             self.runner,
             default_python=self.default_python,
             cpu=self.cpu,
-            valgrind=any(descriptor_for(m).runs_valgrind for m in settings.metrics),
-            speed=self.speed,
+            valgrind=valgrind,
+            speed=carried,
         )
         key = benchmark_key(benchmark, experiment) if self.recent is not None else ""
         recalled = Recalled()
         if self.recent is not None:
             recalled = self.recent.recall(key, probe.kind, probe.variants)
-            probe = self._with_recent(self.recent, key, recalled, probe, before_s)
+            probe = self._with_recent(
+                self.recent, key, recalled, probe, before_s, measured=carried is None
+            )
         self.speed = probe.speed
+        if carried is None and self.recent is not None:  # measured now, joined by the recent
+            _MEASURED[(self.cpu, valgrind)] = (time.monotonic(), probe.speed)
         models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
         costs = learned_costs(lens_costs(probe, settings, models), recalled.lens_ratios)
         try:
@@ -99,10 +125,12 @@ class BenchmarkPlanner:
         recalled: Recalled,
         probe: CostProbe,
         before_s: float,
+        *,
+        measured: bool,
     ) -> CostProbe:
         """The probe joined by the recent ones (budget.RECENT_PROBES), and remembered;
-        `before_s`: perflab's start-up, counted in this benchmark (its first), else 0."""
-        measured = self.speed is None
+        `before_s`: perflab's start-up, counted in this benchmark (its first), else 0;
+        `measured`: the probe measured the machine's speed (not carried)."""
         recent.remember(
             key, probe, speed_measured=measured, before_s=before_s if before_s > 0 else None
         )
