@@ -45,6 +45,7 @@ from machine_facts import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANT = 1.03
+METRIC = "time"  # perflab's lens: --metric instructions asks the same of instruction counts
 
 PYTEST_PLANTED = "test_sort.py::test_sorted[10000]"
 ASV_PLANTED = "bench_sort.time_sum"
@@ -83,12 +84,12 @@ class Outcome:
 # --- parsing each tool's answer (pure) -----------------------------------------------------
 
 
-def perflab_verdicts(document: dict) -> list[Verdict]:
+def perflab_verdicts(document: dict, metric: str = "time") -> list[Verdict]:
     """perflab's JSON: `slower`/`faster` is a claim, anything else is not."""
     return [
         Verdict(c["benchmark"], c["verdict"] in ("slower", "faster"), c.get("ratio"), c["verdict"])
         for c in document["comparisons"]
-        if c.get("metric") == "time"
+        if c.get("metric") == metric
     ]
 
 
@@ -254,7 +255,7 @@ def perflab(args: list[str], cwd: Path, scratch: Path, budget: float) -> tuple[d
     _, wall = timed(
         [sys.executable, "-m", "perflab.cli.main", "run", *args, "--budget", str(budget),
          "--json", str(out), "--quiet", "--store", str(scratch / "perflab.db"),
-         "--cache-dir", str(scratch / "cache")],
+         "--cache-dir", str(scratch / "cache"), "--metric", METRIC],
         cwd, env,
     )  # fmt: skip
     return json.loads(out.read_text()), wall
@@ -271,7 +272,7 @@ def run_pytest(suite: Path, scratch: Path, case: str, plant: float, budget: floa
          "--variant", f"B env.PEERS_PLANT={plant}"],
         suite, scratch, budget,
     )  # fmt: skip
-    ours = Outcome("perflab", "pytest", case, tuple(perflab_verdicts(document)),
+    ours = Outcome(f"perflab ({METRIC})", "pytest", case, tuple(perflab_verdicts(document, METRIC)),
                    f"test_sort.py::{PYTEST_PLANTED.split('::')[1]}", wall)  # fmt: skip
     storage = scratch / f"pb-{case.replace('/', '')}"
     common = [str(peers / "pytest"), "test_sort.py", "-q", "-p", "no:cacheprovider",
@@ -308,7 +309,14 @@ def run_asv(repo: Path, commits: tuple[str, str], scratch: Path, case: str, plan
          "--variant", f"B env.PEERS_PLANT={plant}"],
         repo, scratch, budget,
     )  # fmt: skip
-    ours = Outcome("perflab", "asv", case, tuple(perflab_verdicts(document)), ASV_PLANTED, wall)
+    ours = Outcome(
+        f"perflab ({METRIC})",
+        "asv",
+        case,
+        tuple(perflab_verdicts(document, METRIC)),
+        ASV_PLANTED,
+        wall,
+    )
     asv = [str(peers / "asv"), "--config", "asv.conf.json"]
     results = repo / ".asv/results"
     shutil.rmtree(results, ignore_errors=True)
@@ -346,8 +354,8 @@ def run_gbench(binaries: dict[str, Path], scratch: Path, case: str, budget: floa
          "--variant", f"B cmd='{other} --benchmark_min_time={min_time}'"],
         scratch, scratch, budget,
     )  # fmt: skip
-    ours = Outcome("perflab", "gbench", case, tuple(perflab_verdicts(document)), GBENCH_PLANTED,
-                   wall)  # fmt: skip
+    verdicts = tuple(perflab_verdicts(document, METRIC))
+    ours = Outcome(f"perflab ({METRIC})", "gbench", case, verdicts, GBENCH_PLANTED, wall)
     dump = scratch / f"compare-{case.replace('/', '')}.json"
     _, wall = timed(
         [str(peers / "python"), "/usr/share/benchmark/compare.py", "--no-color", "--dump_to_json",
@@ -394,7 +402,10 @@ def main() -> None:
     parser.add_argument("--peers", type=Path, default=Path("/tmp/peers-venv/bin"))
     parser.add_argument("--suites", default="pytest,asv,gbench")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--metric", default="time", help="perflab's lens (time or instructions)")
     args = parser.parse_args()
+    global METRIC
+    METRIC = args.metric
     budget = args.budget or (2.0 if args.quick else 4.0)
     facts = machine(load_average_start=list(os.getloadavg()))
     started = time.monotonic()
@@ -421,7 +432,7 @@ def main() -> None:
                 outcomes += run_gbench(binaries, scratch, case, budget, args.peers, args.quick)
                 print(table(outcomes[-2:]), flush=True)
     order = {"pytest": 0, "asv": 1, "gbench": 2}
-    outcomes.sort(key=lambda o: (order[o.suite], o.tool != "perflab", o.tool, o.case))
+    outcomes.sort(key=lambda o: (order[o.suite], not o.tool.startswith("perflab"), o.tool, o.case))
     facts["load_average_end"] = list(os.getloadavg())
     facts["wall_s"] = round(time.monotonic() - started)
     report = "\n".join(
