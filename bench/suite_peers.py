@@ -385,7 +385,11 @@ def table(outcomes: Sequence[Outcome]) -> str:
         elif planted is None:
             verdict, ratio = "(not reported)", "–"
         else:
-            verdict = ("**found**: " if planted.different else "missed: ") + planted.word
+            # the plant is a slowdown: a claim that it got faster finds nothing
+            if planted.different and (planted.ratio is None or planted.ratio > 1):
+                verdict = "**found**: " + planted.word
+            else:
+                verdict = ("wrong way: " if planted.different else "missed: ") + planted.word
             ratio = f"{planted.ratio:.3f}" if planted.ratio is not None else "–"
         called = sum(v.different for v in o.verdicts)
         rows.append(
