@@ -22,7 +22,7 @@ see (valgrind hides AVX-512) and a short profile may not tell.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -590,20 +590,24 @@ def _dispatched(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, str]]
     """gone -> (new, the claim) of every call site or dispatch a lens saw call one in place of
     the other (instructions: the call graph; profile: one caller's stacks; asm: one family)."""
     out: dict[str, tuple[str, str]] = {}
+    for metric, diagnosis in _diagnoses(comparisons):
+        detail = diagnosis.get("detail") or {}
+        if diagnosis.get("claim") in _REPLACING and detail.get("from") and detail.get("to"):
+            first = (diagnosis.get("evidence") or [""])[0]
+            claim = f"{metric}: {diagnosis['claim']} ({first})"
+            out.setdefault(_identity(str(detail["from"])), (_identity(str(detail["to"])), claim))
+    return out
+
+
+def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, dict[str, Any]]]:
+    """Every claim of the lenses that make claims about functions, with its lens."""
     for comparison in comparisons:
         if comparison.metric not in (Metric.INSTRUCTIONS, Metric.ASM, Metric.PROFILE):
             continue
         if comparison.event is not None:
             continue
         for diagnosis in _details(comparison).get("diagnoses") or []:
-            detail = diagnosis.get("detail") or {}
-            if diagnosis.get("claim") in _REPLACING and detail.get("from") and detail.get("to"):
-                first = (diagnosis.get("evidence") or [""])[0]
-                claim = f"{comparison.metric}: {diagnosis['claim']} ({first})"
-                out.setdefault(
-                    _identity(str(detail["from"])), (_identity(str(detail["to"])), claim)
-                )
-    return out
+            yield comparison.metric, diagnosis
 
 
 _REPLACING = ("dispatch_changed", "callee_changed")
@@ -691,16 +695,11 @@ def _claims_by_function(comparisons: Sequence[Comparison]) -> dict[str, list[str
     """Every lens's claims (diagnoses), by the function they are about (clones folded), each as
     'lens: claim, its first evidence'."""
     found: dict[str, list[str]] = {}
-    for comparison in comparisons:
-        if comparison.metric not in (Metric.INSTRUCTIONS, Metric.ASM, Metric.PROFILE):
-            continue
-        if comparison.event is not None:
-            continue
-        for diagnosis in _details(comparison).get("diagnoses") or []:
-            function = _identity(str(diagnosis.get("function") or ""))
-            first = (diagnosis.get("evidence") or [""])[0]
-            text = f"{comparison.metric}: {diagnosis.get('claim')} {function}"
-            found.setdefault(function, []).append(f"{text} ({first})" if first else text)
+    for metric, diagnosis in _diagnoses(comparisons):
+        function = _identity(str(diagnosis.get("function") or ""))
+        first = (diagnosis.get("evidence") or [""])[0]
+        text = f"{metric}: {diagnosis.get('claim')} {function}"
+        found.setdefault(function, []).append(f"{text} ({first})" if first else text)
     return found
 
 
