@@ -348,7 +348,7 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     if not cold:
         return
     took_s = compile_natively(benchmark, cold, context)
-    compiled = {v.name: run.caches.filled(v) for v in cold if run.caches.filled(v)}
+    compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
     if not compiled:
         return
     caches = sorted({name for names in compiled.values() for name in names})
