@@ -26,7 +26,7 @@ from perflab.records.model import (
     Verdict,
 )
 from perflab.stats import noise, preemption
-from perflab.stats.comparison import comparison_from
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
 from perflab.stats.family import family_confidence
 from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
 from perflab.stats.paired import (
@@ -330,6 +330,8 @@ def _compare_variant(
         notes.append(_note(stored.benchmark, name, finding))
     if check is not None and check.seen:
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
+    if _few_processes(stored, estimate):
+        notes.append(_few_processes_note(stored.benchmark, name, estimate.n_groups))
     kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
     sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
     return _time_comparison(stored, name, sides, estimate, check), notes
@@ -446,7 +448,38 @@ def _time_comparison(
     if check is not None and check.undecided:
         # the bound rests on an assumed cost of preemption: the interval is no evidence
         return replace(comparison, verdict=Verdict.INCONCLUSIVE)
+    if _few_processes(stored, estimate):
+        return one_process_verdict(comparison)
     return comparison
+
+
+# A statement's interval over fewer worker generations than this rests on one degree of freedom
+# for the spread between processes: a claim from it needs the whole interval beyond what
+# processes of the same code differ by (stats.comparison), as a lens of one process per variant.
+# Why: under load, two generations of an A/A that agreed closely made false claims at --budget 1
+# (bench/results/aa_asv_budget1_2026-11-29.md).
+MIN_GENERATIONS_TO_DECIDE = 3
+
+
+def _few_processes(stored: _Stored, estimate: RatioEstimate) -> bool:
+    return (
+        stored.benchmark.kind is BenchmarkKind.STATEMENT
+        and 0 < estimate.n_groups < MIN_GENERATIONS_TO_DECIDE
+    )
+
+
+def _few_processes_note(benchmark: Benchmark, variant: str, n_groups: int) -> Note:
+    return Note(
+        severity=Severity.INFO,
+        message=f"only {n_groups} worker generation{'s' if n_groups != 1 else ''} per variant: "
+        f"with fewer than {MIN_GENERATIONS_TO_DECIDE} the verdict is faster or slower only "
+        f"beyond ±{ONE_PROCESS_ALLOWANCE:.0%} (what processes of the same code differ by), "
+        "never equivalent",
+        hint="a larger --budget (or --min-generations 3) gives the generations a verdict needs",
+        benchmark=benchmark.name,
+        variant=variant,
+        metric=Metric.TIME,
+    )
 
 
 def _variant_values(sides: _Sides, *, trimmed: bool) -> VariantValues:
