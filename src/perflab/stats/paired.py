@@ -156,10 +156,9 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
 
     The median, not a mean: on a busy machine the measuring CPU switches between speeds (other
     processes' work on the host, time slices) within milliseconds, so a pair whose two samples
-    fell on different sides of a switch is off by up to 50% either way, and such pairs were a
-    fifth to a half of a generation. A 20%-trimmed mean kept some of them and gave a false
-    `slower` in 1 of 5 A/A runs under bench/machine_load.py; the median of the same pairs did
-    not, with intervals ±0.5-1.6% wide instead of ±0.7-1.9% (docs/statistics.md)."""
+    fell on different sides of a switch is far off either way, and such pairs can be a large
+    share of a generation; a trimmed mean keeps some of them and makes false claims where the
+    median does not (docs/statistics.md; the A/A runs: bench/results/comment_figures.md)."""
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
