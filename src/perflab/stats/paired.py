@@ -168,11 +168,11 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
 @functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
     """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy
-    is imported on first use: importing scipy.stats took 1 s of the `perflab` command's 1.7 s
-    start-up (4-7 s on a loaded machine), which every command paid, a run refused before
-    measuring and `perflab list` too. And from `scipy.special`: its `stdtrit` is what
-    `scipy.stats.t.ppf` evaluates, to the same bits, and importing it costs about 0.7 s of CPU
-    less, which every run that computes an interval still pays."""
+    is imported on first use: importing scipy.stats was most of the `perflab` command's
+    start-up, which every command paid, a run refused before measuring and `perflab list` too.
+    And from `scipy.special`: its `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same
+    bits, and importing it is much cheaper, which every run that computes an interval still
+    pays (figures: bench/results/comment_figures.md)."""
     from scipy.special import stdtrit
 
     return float(stdtrit(df, probability))

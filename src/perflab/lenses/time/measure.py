@@ -459,8 +459,8 @@ class _StatementSession(_Session):
         """How long this generation samples: as planned, except while the minimum rounds are
         not done, when the generations still to come in them (and their rounds' start-ups)
         must fit in what is left of the share (each samples its minimum blocks at worst). A
-        round is only complete with all its forks, so the minimum is whole rounds: sampled at
-        the planned length, torch.add's 9 minimum generations took 36 s of a 26.5 s share."""
+        round is only complete with all its forks, so the minimum is whole rounds, and sampled
+        at the planned length they can overrun the share."""
         if completed >= rounds.min_rounds:
             return planned_s
         rounds_after = rounds.min_rounds - completed - 1
