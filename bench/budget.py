@@ -1,4 +1,4 @@
-"""Requested vs actual wall time of `perflab run --budget B` for the README's lens combinations.
+"""Requested vs actual wall time of `perflab run --budget B` for docs/cli.md's tour's lenses.
 
     .venv/bin/python bench/budget.py [--budget 10 --budget 20] [--case NAME ...] [--repeat N]
                                      [--at-fit] [--src PATH] [--anyway] [--strict]

@@ -1,7 +1,7 @@
 """The explanation lenses (instructions, asm, profile) on the known-answer corpus (tests/corpus).
 
     .venv/bin/python bench/explain_corpus.py [--reduced] [--case NAME ...] [--budget 2]
-                                             [--out bench/results/explain_corpus.json]
+                                             [--out bench/results/explain_corpus.json.gz]
 
 Builds every case on the spot (gcc, g++, clang, a ctypes library, glibc, ATen), checks its
 ground truth with nm/objdump/readelf/perf report, runs perflab through its Python API, and
@@ -9,12 +9,14 @@ prints per lens the claims the corpus expects, those found and the false ones (c
 truth does not expect; every claim in an A/A is false), then one row per case with the share of
 the difference the summary's causes account for and the claims about code that did not run
 (functions perf report sampled in neither variant). Raw perflab JSON
-and the scores go to --out. `--summarise FILE` prints the tables of a saved run again.
+and the scores go to --out (gzip-compressed when its name ends in .gz: the raw JSON of a full run
+is megabytes). `--summarise FILE` prints the tables of a saved run again, .json or .json.gz.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -160,16 +162,26 @@ def _sides(check: dict[str, Any]) -> str:
     return f"`{_short(got.get('baseline'))}` / `{_short(got.get('variant'))}`"
 
 
+def _read(path: Path) -> str:
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
+def _write(path: Path, text: str) -> None:
+    # mtime=0: the same report compresses to the same bytes, so git sees no change when none is
+    data = gzip.compress(text.encode(), mtime=0) if path.suffix == ".gz" else text.encode()
+    path.write_bytes(data)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reduced", action="store_true", help="only the test suite's cases")
     parser.add_argument("--case", action="append", default=[], help="run only these cases")
     parser.add_argument("--budget", type=float, default=2.0, help="perflab budget_s per case")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "explain_corpus.json"))
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "explain_corpus.json.gz"))
     parser.add_argument("--summarise", metavar="FILE", help="print a saved run's tables")
     args = parser.parse_args()
     if args.summarise:
-        print(summarise(json.loads(Path(args.summarise).read_text())))
+        print(summarise(json.loads(_read(Path(args.summarise)))))
         return
     cases = REDUCED if args.reduced else CASES
     if args.case:
@@ -204,7 +216,7 @@ def main() -> None:
         )
     report["load_average_end"] = os.getloadavg()[0]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1, default=str) + "\n")
+    _write(Path(args.out), json.dumps(report, indent=1, default=str) + "\n")
     print(summarise(report))
 
 

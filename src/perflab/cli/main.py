@@ -165,8 +165,8 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
             highlight=False,
         )
         # exit promptly: the interpreter's final garbage collection over scipy's and numpy's
-        # objects takes ~1 s on a loaded machine; nothing of perflab's needs it (the store is
-        # closed), so those objects are frozen out of it
+        # objects is slow and nothing of perflab's needs it (the store is closed), so those
+        # objects are frozen out of it
         gc.freeze()
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:

@@ -1,0 +1,2 @@
+"""The machine and its processes: facts recorded with every run, the process seam, perflab's
+own files."""

@@ -154,8 +154,8 @@ def read_profile(
 
 
 # What `perf record` accepts on this machine does not change while perflab runs, and each probe
-# costs 0.5-1.5 s (perf starts twice): real probes are made once per process, per perf and
-# options, and their answer reused (the asm and profile lenses probed three times per run). Only
+# starts perf twice: real probes are made once per process, per perf and options, and their
+# answer reused (the asm and profile lenses would otherwise each probe). Only
 # an answer is kept, never a refusal. A fake runner's machine is its own: never remembered.
 _PROBED: dict[tuple[str, RecordOptions], tuple[RecordOptions, tuple[str, ...]]] = {}
 

@@ -1,0 +1,1 @@
+"""What to measure and for how long: experiments, suites, schedules and the budget's plan."""

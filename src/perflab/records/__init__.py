@@ -1,0 +1,2 @@
+"""The records that flow between the steps (plan, run, store, analyse, render): typed, frozen,
+pure."""

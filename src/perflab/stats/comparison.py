@@ -49,12 +49,11 @@ def comparison_from(
 
 
 # Separate worker processes of identical code run at different speeds (memory layout, hash
-# seed): the time lens's A/A generations of sum(range(1000)) differed by up to 10% (0.3-6% SD
-# between generations, docs/statistics.md). A lens whose variants each ran in one process (the
-# profile lens), or in children forked from one process that set those effects (the torch
-# lens's generations), has an interval that holds none of that: the profile lens's A/A runs next
-# to the time and counters lenses were called `slower` 1.024 [1.007, 1.041] and `faster` 0.976
-# [0.969, 0.982]. Its verdict needs the whole interval beyond this.
+# seed), up to about this much apart. A lens whose variants each ran in one process (the profile
+# lens), or in children forked from one process that set those effects (the torch lens's
+# generations), has an interval that holds none of that, so its verdict needs the whole interval
+# beyond this (docs/statistics.md, "A noise model for processes"; the false claims it prevents:
+# bench/results/comment_figures.md).
 ONE_PROCESS_ALLOWANCE = 0.10
 
 

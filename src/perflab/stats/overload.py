@@ -69,17 +69,18 @@ from perflab.stats.sequential import seconds_to_decide
 UNEVEN_SHARE = 0.10
 UNEVEN_Z = 3.0
 # Preempted samples using this much more CPU per iteration than unpreempted ones of the same
-# group: a preemption costs the statement more than its run-queue wait (a cache refill is a few
-# percent of a 2 ms sample; a slowed CPU is tens of percent).
+# group: a preemption costs the statement more than its run-queue wait (above what a cache
+# refill costs a short sample, below what a slowed CPU costs it).
 CPU_GROWTH = 0.05
 MIN_GROWTH_GROUPS = 3  # groups with both kinds of sample before growth is estimated
 # Standard errors of the chance imbalance of cold starts bounded beside the seen one: the units'
-# spread holds most of it (0 left bench/preemption_coverage.py's "rare 5%" at 94% coverage)
+# spread holds most of it (bench/results/preemption_coverage_2026-11-28.md)
 CHANCE_SE = 0.5
 MIN_CLEAN_PAIRS = 5  # a group's unpreempted pairs before its median counts (_in_full_groups)
 MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
 # What a preemption is assumed to cost a side whose cost cannot be measured: doubling its CPU
-# time (+42% to +66% were measured, docs/statistics.md). The verdict is then never decided.
+# time, above every growth measured (docs/statistics.md, "Overload"). The verdict is then never
+# decided.
 ASSUMED_COST = 1.0
 
 NONE = "none"

@@ -156,10 +156,9 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
 
     The median, not a mean: on a busy machine the measuring CPU switches between speeds (other
     processes' work on the host, time slices) within milliseconds, so a pair whose two samples
-    fell on different sides of a switch is off by up to 50% either way, and such pairs were a
-    fifth to a half of a generation. A 20%-trimmed mean kept some of them and gave a false
-    `slower` in 1 of 5 A/A runs under bench/machine_load.py; the median of the same pairs did
-    not, with intervals ±0.5-1.6% wide instead of ±0.7-1.9% (docs/statistics.md)."""
+    fell on different sides of a switch is far off either way, and such pairs can be a large
+    share of a generation; a trimmed mean keeps some of them and makes false claims where the
+    median does not (docs/statistics.md; the A/A runs: bench/results/comment_figures.md)."""
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
@@ -169,11 +168,11 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
 @functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
     """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy
-    is imported on first use: importing scipy.stats took 1 s of the `perflab` command's 1.7 s
-    start-up (4-7 s on a loaded machine), which every command paid, a run refused before
-    measuring and `perflab list` too. And from `scipy.special`: its `stdtrit` is what
-    `scipy.stats.t.ppf` evaluates, to the same bits, and importing it costs about 0.7 s of CPU
-    less, which every run that computes an interval still pays."""
+    is imported on first use: importing scipy.stats was most of the `perflab` command's
+    start-up, which every command paid, a run refused before measuring and `perflab list` too.
+    And from `scipy.special`: its `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same
+    bits, and importing it is much cheaper, which every run that computes an interval still
+    pays (figures: bench/results/comment_figures.md)."""
     from scipy.special import stdtrit
 
     return float(stdtrit(df, probability))

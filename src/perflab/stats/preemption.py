@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 
 from perflab.records.model import Sample
 
-# A sample that lost more than this share of its wall time to other processes was preempted.
-# Measured on the 2-vCPU VM: unloaded samples lose < 0.1% (kernel threads), one time slice taken
-# by another process costs 5-40% of a 10 ms sample; see docs/statistics.md.
+# A sample that lost more than this share of its wall time to other processes was preempted:
+# well above what an idle CPU's kernel threads take, well below what one time slice of another
+# process costs a sample (docs/statistics.md; figures in bench/results/comment_figures.md).
 PREEMPTED_SHARE = 0.02
 
 

@@ -42,9 +42,10 @@ def ratio_interval(
     return ratio, min(variant) / max(baseline), max(variant) / min(baseline)
 
 
-# Worker processes of one variant whose counts differ by more than this are reported: measured
-# medians of two processes of the same code were up to 4.7e-4 apart at load 13 (same_code.py's
-# COUNT_TOLERANCE is the same figure), a residue; torch.add's process levels 1-2% apart are not.
+# Worker processes of one variant whose counts differ by more than this are reported: above the
+# residue by which processes of the same code differ (same_code.py's COUNT_TOLERANCE is the same
+# figure), below the levels a process's heap can set (docs/statistics.md, "Counts whose unit is
+# the process").
 PROCESS_TOLERANCE = 1e-3
 
 
@@ -91,13 +92,12 @@ def process_ratio_interval(
     apart each side's processes settled: a verdict then needs a difference larger than what
     separate processes of the *same* code differ by.
 
-    Why: identical code counts differently by process (glibc's malloc state, the heap layout:
-    torch.add's instruction levels 1-2% apart, D1 fills of a ~100 B statement up to 21%). With
-    two processes a side whose levels differ beyond the band, the bare interval excluded 1 in a
-    third of simulated A/A pairs (both of one side's levels above both of the other's); widened
-    by both sides' spreads, in 6%; with three processes a side, in 0.3% (docs/statistics.md,
-    "Counts whose unit is the process"). A side with one process widens nothing: nothing is
-    known of its spread (a command's repeats are each a process already)."""
+    Why: identical code counts differently by process (glibc's malloc state, the heap layout),
+    so the bare interval of processes whose levels differ beyond the band excludes 1 in A/A
+    pairs far more often than its confidence says; widened by both sides' spreads it does so
+    rarely (the simulated rates: docs/statistics.md, "Counts whose unit is the process"). A side
+    with one process widens nothing: nothing is known of its spread (a command's repeats are
+    each a process already)."""
     before = [v for process in baseline for v in process]
     after = [v for process in variant for v in process]
     ratio, low, high = ratio_interval(before, after)

@@ -197,7 +197,7 @@ def _wait(pid, tail, exit_signal, poller, deadline_ns, awake_since_ns):
     launcher's return from it, which the command waits for at its exec, cannot be told apart
     from the fork before it, so both count (the wait left is then a looser lower bound). The
     time awake after the wake-up that finds the command gone does not count: it ran alone, on
-    caches the command left cold (100 us and more on a small VM)."""
+    caches the command left cold, which is not the command's cost."""
     timed_out = False
     launcher_cpu_ns = 0
     woke_ns = perf_counter_ns()

@@ -681,8 +681,8 @@ class Worker:
         "ahead": K, K more children are forked at the same moment and wait, each released by a
         later "fork" (which then forks nothing): every one of them starts from the state this
         process had before the first served. Forked one after another's exit, a later child
-        started from a state the earlier one's reply and the next request had changed, and
-        counted sorted(range(200)) under callgrind 0.24% apart from the first (glibc's heap)."""
+        starts from a state the earlier one's reply and the next request changed (glibc's
+        heap), and counts differently from the first (docs/lenses/instructions.md)."""
         self.reply_stream.flush()
         runtimes = device_runtimes()
         if runtimes and not self.waiting:

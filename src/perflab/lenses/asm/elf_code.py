@@ -64,7 +64,7 @@ class CxxFiltDemangler:
 
     def __init__(self, runner: ProcessRunner, tool: str = "c++filt", *, jobs: int = 1) -> None:
         """`jobs`: how many c++filt processes share a large batch (analysis after measuring
-        may use every CPU; 500k names take c++filt ~15 s)."""
+        may use every CPU; a large library's names take c++filt seconds)."""
         self.runner = runner
         self.tool = tool
         self.jobs = max(1, jobs)
@@ -543,8 +543,8 @@ def _symbol_entries(
 ) -> Iterator[tuple[tuple[str, int], tuple[int, bool, bool]]]:
     """Defined function and data symbols as ((name, address), (size, is_function, is_global)).
 
-    Decoded with struct rather than pyelftools' per-symbol objects: libtorch_cpu.so has 500k
-    symbols, which pyelftools reads in ~30 s and struct in well under one."""
+    Decoded with struct rather than pyelftools' per-symbol objects, which cost too much per
+    symbol for a library of hundreds of thousands (libtorch_cpu.so)."""
     for name_offset, info, _, shndx, value, size in _ELF64_SYM.iter_unpack(table):
         is_function = _KEPT_TYPES.get(info & 0xF)
         if is_function is None or shndx == 0 or name_offset == 0:  # 0: SHN_UNDEF / no name

@@ -1057,9 +1057,8 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
         evidence = [*[f"{e} ({label_a})" for e in inline], *evidence]
     elif called:
         # the other side's executed code calls it: it ran there too, and its samples went to
-        # the caller (a few-instruction function under cpu-clock's skid): scale.constprop.0,
-        # called from `total`'s hot loop in both builds, was on 35% of one build's samples
-        # and on none of the other's
+        # the caller (a few-instruction function under cpu-clock's skid), so its absence on
+        # that side says nothing (tests/corpus has the case)
         notes.append(
             f"no {claim} claim for {row.name}: it is sampled in the {label_p} only, but the "
             f"{label_a}'s executed code calls it ({'; '.join(called)}), so it ran there too "

@@ -43,17 +43,17 @@ DEFAULT_EVENTS: tuple[str, ...] = (
 PROBE = "counter-probe"  # artifact (baseline variant): events found unavailable before measuring
 AVAILABILITY = "counter-availability"  # artifact per variant and generation
 # a count event claims a difference only where a sample holds at least this many events on one
-# side: context switches are ~10 per sample of a statement (the worker's handshake racing the
-# counter's switch), and a few stray ones, 177 against 164 over 16 samples, were called
-# `faster` 0.93 [0.89, 0.97] in an A/A, where the counts' own noise is ±10%
+# side: a handful per sample (context switches from the worker's handshake racing the counter's
+# switch) is noise of its own that the interval does not see (the A/A it misled:
+# bench/results/comment_figures.md)
 COUNT_FLOOR = 100
 
 
 def event_confidence(confidence: float, n_events: int, n_comparisons: int = 1) -> float:
     """The level each event's interval is computed at so that a run's events of all its
     comparisons (benchmarks x variant pairs), decided together, hold `confidence` (Bonferroni,
-    stats.family). Decided each at 95%, an A/A gives every noisy event its own 5% chance of a
-    false claim: task-clock alone was called different in 3 of 43 A/A runs."""
+    stats.family): decided each at the run's level, every noisy event of an A/A would have its
+    own chance of a false claim (docs/lenses/counters.md has the A/A runs)."""
     return family_confidence(confidence, max(n_events, 1) * max(n_comparisons, 1))
 
 

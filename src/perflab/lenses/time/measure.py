@@ -98,10 +98,9 @@ OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a n
 COMMAND_UNIT_S = 1.0
 COMMAND_UNITS_IN_SHARE = 10
 # Busy machine: when this share of the first generation's samples was preempted, the later
-# generations' samples last about this long (measured under load: 2 ms samples were preempted
-# 3-11% of the time where 10 ms ones were preempted in nearly all; docs/statistics.md). Even a
-# little busy machine gains: with one busy loop beside (load 2), 10 ms samples were preempted
-# 13% of the time and an A/A read ±1% over 360-500 pairs; 2.5 ms ones 2%, ±0.3% over 1,600-2,600.
+# generations' samples last about this long: a shorter sample fits between other processes'
+# time slices, so far fewer are preempted and more pairs narrow the interval, even beside a
+# single busy loop (docs/statistics.md; figures in bench/results/comment_figures.md).
 LOADED_PREEMPTED_FRACTION = 0.05
 LOADED_SAMPLE_MS = 2.0
 
@@ -460,8 +459,8 @@ class _StatementSession(_Session):
         """How long this generation samples: as planned, except while the minimum rounds are
         not done, when the generations still to come in them (and their rounds' start-ups)
         must fit in what is left of the share (each samples its minimum blocks at worst). A
-        round is only complete with all its forks, so the minimum is whole rounds: sampled at
-        the planned length, torch.add's 9 minimum generations took 36 s of a 26.5 s share."""
+        round is only complete with all its forks, so the minimum is whole rounds, and sampled
+        at the planned length they can overrun the share."""
         if completed >= rounds.min_rounds:
             return planned_s
         rounds_after = rounds.min_rounds - completed - 1

@@ -44,8 +44,8 @@ from perflab.stats.paired import estimate_ratio, pair_samples
 SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
 # sample of a profile that recorded a GPU: the larger of the host's dispatch-and-launch time and
 # the device's time (µs) for `loops` iterations; a device-bound statement's host time moves
-# with launch overheads, not with its kernels (tf32 made a matrix product's kernel 7.7x faster
-# on an H200 while the host time read 0.39 [0.08, 1.91])
+# with launch overheads, not with its kernels (a GPU run where they disagreed:
+# bench/results/comment_figures.md)
 PACE_US = "pace_us"
 OP_CALLS = "op_calls:"  # + op name: that op's count
 OP_SELF_CPU_US = "op_self_cpu_us:"

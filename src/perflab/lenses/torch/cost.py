@@ -11,8 +11,8 @@ from perflab.records.model import Metric, Settings
 TORCH_PROFILER_START_S = 1.5
 TORCH_BLOCKS = 3  # one warm-up and two measured profiles per generation
 TORCH_PROFILE_OVERHEAD = 3.0  # a profiled sample is this much longer than a timed one
-# ... and where the set-up initialised a GPU, its device tracing too: on an H100 and an H200 the
-# lens took 51-70 s for 4 fresh workers of a 4.6 s start-up (6 runs), ~6 s each beyond the rest
+# ... and where the set-up initialised a GPU, its device tracing too, per fresh worker (fitted
+# to GPU runs: bench/results/comment_figures.md)
 TORCH_DEVICE_PROFILER_START_S = 6.0
 
 

@@ -154,7 +154,7 @@ class _Session(LensSession):
 
     def _warm_servers(self) -> None:
         """Forked workers: one empty profiler session in each server, so that no generation's
-        child pays the profiler's initialisation (1.1-1.9 s a process here) in its warm-up
+        child pays the profiler's initialisation (seconds a process) in its warm-up
         profile; what the children then profile is the same (the warm-up block stays)."""
         servers = self.fork_servers
         if servers is None:

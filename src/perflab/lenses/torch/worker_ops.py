@@ -20,8 +20,8 @@ inside the op, never at start-up: most variants have no torch).
      counts. When torch cannot be imported, the reply is a failure with "phase": "torch".
   {"op": "torch_warm"}                -> {"ok": true, "wall_ns", "device_runtimes"}
      one empty torch.profiler session, in a fork server before it forks: a process's first
-     session initialises the profiler (1.1-1.9 s here), and children forked after it start
-     warm (their first session 0.04 s instead of 1.3 s, the same as their second).
+     session initialises the profiler (seconds), and children forked after it start warm
+     (their first session as quick as their second).
 """
 
 
