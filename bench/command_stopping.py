@@ -34,7 +34,8 @@ from perflab.lenses.time.measure import (
     precise_enough,
 )
 from perflab.records.model import RunStatus, Sample, Settings
-from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 from perflab.store import Store
 

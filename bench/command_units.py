@@ -35,7 +35,8 @@ import numpy as np
 
 from perflab.lenses.time.analyse import KIND_COMMAND_UNITS
 from perflab.records.model import Verdict
-from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 from perflab.stats.trimmed import trimmed_ratio
 from perflab.store import Store

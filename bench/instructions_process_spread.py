@@ -29,10 +29,10 @@ from machine_load import MachineLoad
 from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind import FunctionCosts, combine_parts, normalise_function_id
 from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME, parts_of
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.tools.callgrind import FunctionCosts, combine_parts, normalise_function_id
 
 SETUP = "import torch\nx = torch.ones(1)\ny = torch.ones(1)"
 STMT = "torch.add(x, y)"

@@ -41,7 +41,8 @@ from tests.unit.test_stats_sequential import (
 )
 
 from perflab.records.model import Verdict
-from perflab.stats.paired import RatioEstimate, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import RatioEstimate
 from perflab.stats.sequential import (
     DECIDE_PROBABILITY,
     seconds_to_decide,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.measure.cpu_lock import LOCK_DIR_VARIABLE
+from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE
 from perflab.plan.config import settings_with
 from perflab.records.model import Settings
 

@@ -18,6 +18,7 @@ from perflab import api
 from perflab.analyse.machines import placed_history_points
 from perflab.analyse.same_work import gate_disagreement
 from perflab.engine.measured import MeasuredCode, StoredPair
+from perflab.engine.prepare.git_prepare import WORKING_TREE_PATCH
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
@@ -32,8 +33,9 @@ from perflab.git.repo import (
 )
 from perflab.machine.proc import SubprocessRunner
 from perflab.machine.scratch import private_folder
-from perflab.measure.git_prepare import WORKING_TREE_PATCH
-from perflab.plan.bisect_search import (
+from perflab.plan.bisect_search import classify, search
+from perflab.plan.config import parse_metrics
+from perflab.records.bisect import (
     BisectResult,
     BisectStep,
     Commit,
@@ -41,10 +43,7 @@ from perflab.plan.bisect_search import (
     SearchOutcome,
     StepOutcome,
     StepState,
-    classify,
-    search,
 )
-from perflab.plan.config import parse_metrics
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Experiment, Metric, Settings, Variant

@@ -17,7 +17,7 @@ from perflab.git.bundle import BUNDLES, KEPT_BUNDLES, _cached_bundle
 from perflab.git.cache import BuildCache, CacheEntry, cache_key
 from perflab.git.clone import clone_folder
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.analysis_cache import FORMAT, AnalysisCache
+from perflab.tools.analysis_cache import FORMAT, AnalysisCache
 from tests.faults.conftest import FAST, data_repo, git, perflab
 
 pytestmark = [

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE, holder
 from perflab.machine.host import default_measurement_cpu, online_cpus
-from perflab.measure.cpu_lock import LOCK_DIR_VARIABLE, holder
 from tests.faults.running import QUICK, processes_left, start
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.measure.callgrind import (
+from perflab.tools.callgrind import (
     CallgrindFormatError,
     FunctionId,
     parse_callgrind,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from perflab.machine.events import (
+from perflab.diagnose.events import (
     NO_PMU,
     Countable,
     find_events,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.measure.perf_script import (
+from perflab.tools.perf_script import (
     address_histogram,
     diff_profiles,
     folded_stacks,

@@ -18,10 +18,10 @@ from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure import debuginfo
-from perflab.measure.analysis_cache import AnalysisCache
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.tools import debuginfo
+from perflab.tools.analysis_cache import AnalysisCache
 
 pytestmark = [
     pytest.mark.integration,

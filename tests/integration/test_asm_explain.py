@@ -15,8 +15,8 @@ import pytest
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
 from perflab.lenses.asm.machine_code import build_listing, find_loops, hot_loop
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.debuginfo import build_id
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.tools.debuginfo import build_id
 from tests.integration.test_asm_gcc import listing_of, run_lens
 
 pytestmark = [

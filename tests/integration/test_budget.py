@@ -15,10 +15,10 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
+from perflab.engine.prepare.probe import probe_benchmark
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
-from perflab.measure.probe import probe_benchmark
 from perflab.plan.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
 from perflab.records.model import Benchmark, Experiment, Metric, RunStatus, Severity, Variant
 from perflab.store import Store

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from perflab.machine.cpu_lock import holder, lock_directory
 from perflab.machine.host import default_measurement_cpu, online_cpus
-from perflab.measure.cpu_lock import holder, lock_directory
 from tests.faults.running import QUICK, start
 
 pytestmark = [

@@ -12,7 +12,7 @@ import pytest
 
 from perflab import api
 from perflab.git.repo import GitError
-from perflab.plan.bisect_search import StepState
+from perflab.records.bisect import StepState
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.model import Metric, Verdict
 from perflab.records.results import RunResult

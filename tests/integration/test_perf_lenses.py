@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from perflab.diagnose.doctor import diagnose
+from perflab.diagnose.events import Countable, search_events
 from perflab.lenses.counters.measure import CountersLens
 from perflab.lenses.profile.measure import ProfileLens
-from perflab.machine.doctor import diagnose
-from perflab.machine.events import Countable, search_events
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.perf_record import RecordOptions, record_statement_profile
+from perflab.measure.perf_record import record_statement_profile
+from perflab.measure.recordings import RecordOptions
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 
 pytestmark = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.measure.analysis_cache import (
+from perflab.tools.analysis_cache import (
     FORMAT,
     AnalysisCache,
     default_analysis_cache_dir,
@@ -79,7 +79,7 @@ def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
 def test_two_processes_writing_one_entry_never_leave_half_an_entry(tmp_path: Path) -> None:
     script = (
         "import sys; from pathlib import Path\n"
-        "from perflab.measure.analysis_cache import AnalysisCache\n"
+        "from perflab.tools.analysis_cache import AnalysisCache\n"
         "cache = AnalysisCache(Path(sys.argv[1]))\n"
         "value = ['x' * 1000] * 2000\n"
         "for _ in range(10):\n"
@@ -160,7 +160,7 @@ def test_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: Path) -> None:
-    from perflab.machine.doctor import analysis_cache_check
+    from perflab.diagnose.doctor import analysis_cache_check
 
     cache = AnalysisCache(tmp_path, max_bytes=2**30)
     cache.put("k", ["a"], "x" * 100)
@@ -172,7 +172,7 @@ def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: 
 
 def test_analysis_leaves_the_cpu_another_perflab_run_measures_on() -> None:
     from perflab.machine.host import online_cpus
-    from perflab.measure.analysis_parallel import analysis_cpus
+    from perflab.tools.analysis_parallel import analysis_cpus
 
     cpus = online_cpus()
     if len(cpus) < 2:
@@ -182,7 +182,7 @@ def test_analysis_leaves_the_cpu_another_perflab_run_measures_on() -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from perflab.measure.cpu_lock import try_lock\n"
+            "import sys, time; from perflab.machine.cpu_lock import try_lock\n"
             f"lock = try_lock({held}); print('locked', flush=True); sys.stdin.read()",
         ],
         stdin=subprocess.PIPE,

@@ -36,9 +36,7 @@ from perflab.lenses.asm.machine_code import (
 from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
 from perflab.machine.proc import FakeRunner as ScriptedRunner
-from perflab.measure.perf_record import CallGraph, RecordedProfile
-from perflab.measure.perf_script import executable_mappings, parse_perf_script
-from perflab.measure.process_maps import mapped_objects, parse_proc_maps
+from perflab.measure.recordings import CallGraph, RecordedProfile
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -48,6 +46,8 @@ from perflab.records.model import (
     Settings,
     Verdict,
 )
+from perflab.tools.perf_script import executable_mappings, parse_perf_script
+from perflab.tools.process_maps import mapped_objects, parse_proc_maps
 
 # A counted loop calling a helper and reading a global:
 #   0x1000 xor eax, eax

@@ -14,7 +14,7 @@ from perflab.lenses.asm.explain import Row, VariantCode, explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
 from perflab.lenses.asm.machine_code import FunctionListing, build_listing
 from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
-from perflab.measure.debuginfo import SourceFrame
+from perflab.tools.debuginfo import SourceFrame
 
 # vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
 YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")

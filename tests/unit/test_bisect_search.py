@@ -7,15 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from perflab.plan.bisect_search import (
-    Commit,
-    Direction,
-    StepOutcome,
-    StepState,
-    classify,
-    parse_threshold,
-    search,
-)
+from perflab.plan.bisect_search import classify, parse_threshold, search
+from perflab.records.bisect import Commit, Direction, StepOutcome, StepState
 from perflab.records.errors import ConfigError
 from perflab.records.model import Comparison, Metric, Verdict
 

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from perflab.engine.prepare.probe import _beside, measure_speed
 from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,
     CALLGRIND_TOGGLED_COUNTED_S,
@@ -28,7 +29,6 @@ from perflab.lenses.torch.cost import (
 )
 from perflab.machine.host import process_age_s
 from perflab.machine.proc import Completed, FakeRunner
-from perflab.measure.probe import _beside, measure_speed
 from perflab.plan.budget import (
     ANALYSIS_S,
     REFERENCE_S,
@@ -238,8 +238,8 @@ def test_an_elastic_share_comes_from_the_time_really_left() -> None:
 
 def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     from perflab.lenses.torch.measure import TorchLens
-    from perflab.measure.scripted_worker import ScriptedWorker
     from tests.conftest import FAST
+    from tests.scripted_worker import ScriptedWorker
     from tests.unit.test_measuring_loops import BENCH, FakeClock, _context, _ns_per_loop
     from tests.unit.test_measuring_loops import _torch_profile as torch_profile
 

@@ -9,8 +9,8 @@ from types import MappingProxyType
 import pytest
 
 from perflab.lenses.instructions.analyse import instructions_difference
-from perflab.measure import callgrind
-from perflab.measure.callgrind import (
+from perflab.tools import callgrind
+from perflab.tools.callgrind import (
     CallCost,
     CallgrindPart,
     FunctionCost,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.options import build_parser, run_options
+from perflab.engine.prepare import output_check
 from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
-from perflab.measure import output_check
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.model import Benchmark, Experiment, Settings, Variant

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from perflab.engine.prepare.git_prepare import VariantPreparer
 from perflab.git.bundle import bundle_commits, node_repository, unpack_commits
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.git_prepare import VariantPreparer
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Experiment, Variant
 from tests.git_repo import commit, git

@@ -10,9 +10,9 @@ from perflab.lenses.asm.explain import VariantCode, explain
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.instructions.analyse import _pairing
 from perflab.lenses.profile.analyse import ProfileDetails
-from perflab.measure.callgrind import FunctionCost, FunctionCosts, FunctionId
-from perflab.measure.perf_script import Stack, diff_profiles, hot_symbols, with_stack_evidence
-from perflab.measure.symbol_names import cpu_copy, dispatch_pairs, selector_changes
+from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId
+from perflab.tools.perf_script import Stack, diff_profiles, hot_symbols, with_stack_evidence
+from perflab.tools.symbol_names import cpu_copy, dispatch_pairs, selector_changes
 from tests.unit.test_asm_explain import XMM, YMM, claims, listing
 
 NPY = "_multiarray_umath.cpython-312-x86_64-linux-gnu.so"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perflab.measure.cpu_lock import claim_cpu, holder, try_lock
+from perflab.machine.cpu_lock import claim_cpu, holder, try_lock
 
 
 def test_a_second_claim_gets_another_cpu_and_a_released_one_is_free_again(tmp_path: Path) -> None:

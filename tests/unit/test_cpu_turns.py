@@ -9,13 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-from perflab.measure.cpu_lock import CpuTurns
+from perflab.machine.cpu_lock import CpuTurns
 
 BLOCKS = 12
 RUN = """
 import json, os, sys, time
 from pathlib import Path
-from perflab.measure.cpu_lock import CpuTurns
+from perflab.machine.cpu_lock import CpuTurns
 
 directory, blocks = Path(sys.argv[1]), int(sys.argv[2])
 turns = CpuTurns(3, directory)

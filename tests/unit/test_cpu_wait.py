@@ -11,8 +11,8 @@ import pytest
 
 from perflab import engine
 from perflab.api import make_experiment
+from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus, process_command
-from perflab.measure import cpu_lock
 from perflab.measure.lens import NullProgress
 from perflab.records.model import Metric, Note
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.debuginfo import (
+from perflab.tools.debuginfo import (
     InlineSite,
     SourceFrame,
     frames_from_json,

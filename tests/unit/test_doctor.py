@@ -6,11 +6,11 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from perflab.machine.doctor import Status, diagnose
+from perflab.diagnose.doctor import Status, diagnose
+from perflab.machine.cpu_lock import try_lock
 from perflab.machine.gpu import cuda_version_of, gpu_checks, parse_gpu_query
 from perflab.machine.proc import Completed
 from perflab.machine.proc import FakeRunner as ScriptedRunner
-from perflab.measure.cpu_lock import try_lock
 from perflab.records.model import Metric
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"

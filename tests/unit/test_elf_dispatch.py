@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from perflab.lenses.profile.analyse import ProfileDetails, shared_resolvers
-from perflab.measure.elf_dispatch import read_ifuncs
-from perflab.measure.perf_script import Stack, diff_profiles, hot_symbols, with_stack_evidence
+from perflab.tools.elf_dispatch import read_ifuncs
+from perflab.tools.perf_script import Stack, diff_profiles, hot_symbols, with_stack_evidence
 from tests.corpus import sources
 
 pytestmark = pytest.mark.skipif(

@@ -157,8 +157,8 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     from perflab.lenses.instructions.analyse import InstructionsDetails
     from perflab.lenses.instructions.explain import FunctionDelta, Presence
     from perflab.lenses.instructions.render import section
-    from perflab.measure.callgrind import FunctionId
     from perflab.records.model import Benchmark, Experiment, Settings, Variant
+    from perflab.tools.callgrind import FunctionId
 
     kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",
                            8077930.0, 8077930.0, 8077930.0, 8077930.0, Presence.BOTH)  # fmt: skip

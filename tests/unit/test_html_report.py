@@ -16,7 +16,6 @@ from perflab.engine.analyse import with_sections
 from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.time.analyse import analyse_time, time_series
-from perflab.measure.perf_script import Stack, parse_folded
 from perflab.records.document import FlameNode, GroupRatios, TimePoint, TimeSeries
 from perflab.records.model import (
     Artifact,
@@ -37,6 +36,7 @@ from perflab.records.results import RunResult
 from perflab.report import svg
 from perflab.report.html import render_html
 from perflab.store.sqlite import StoredRun
+from perflab.tools.perf_script import Stack, parse_folded
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -614,8 +614,8 @@ def test_render_html_of_an_empty_run() -> None:
 
 def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
     from perflab.records.results import StackSummary
+    from perflab.records.verdicts import Interval
     from perflab.report.design_views import waterfall
-    from perflab.stats.interaction import Interval
 
     def step(base: str, variant: str, ratio: float) -> Comparison:
         return Comparison(

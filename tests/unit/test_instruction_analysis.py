@@ -25,7 +25,8 @@ from perflab.lenses.instructions.explain import (
     replacements,
     unqualified_signature_base,
 )
-from perflab.measure.callgrind import (
+from perflab.records.diagnosis import Claim
+from perflab.tools.callgrind import (
     CallCost,
     FunctionCost,
     FunctionCosts,
@@ -39,8 +40,7 @@ from perflab.measure.callgrind import (
     normalise_function_name,
     normalise_object,
 )
-from perflab.measure.debuginfo import SourceFrame
-from perflab.records.diagnosis import Claim
+from perflab.tools.debuginfo import SourceFrame
 
 
 def costs(

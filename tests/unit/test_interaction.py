@@ -11,8 +11,8 @@ from perflab.plan.config import parse_variant
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant
 from perflab.records.results import InteractionVerdict, interaction_verdict
+from perflab.records.verdicts import Interval
 from perflab.stats.interaction import (
-    Interval,
     interaction_from_intervals,
     intervals_overlap,
     paired_interaction,

@@ -18,10 +18,10 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the folders are the layers; a module placed by its own name is the exception it names
+    ("records", ("perflab.records",)),  # what is measured and decided, as data: imports nothing
     (
-        "records",
+        "calculations",
         (
-            "perflab.records",
             "perflab.stats",
             "perflab.plan.budget",  # the budget's plan (pure); each lens's cost model is its own
             "perflab.plan.bisect_search",  # bisect's search (pure, over a measure callable)
@@ -36,6 +36,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("perflab.machine", "perflab.plan", "perflab.store", "perflab.worker", "perflab.git"),
     ),
     ("report", ("perflab.report",)),
+    # drivers of outside tools (valgrind, perf, ELF/DWARF): below every lens, knowing none
+    ("tools", ("perflab.tools",)),
     ("measure", ("perflab.measure",)),
     ("lenses", ("perflab.lenses.*",)),  # a lens's own modules: measure, analyse, render ...
     (
@@ -43,10 +45,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "perflab.engine",  # run, analyse and compare; --ray's cells (engine.cluster)
             "perflab.analyse",  # what the lenses' comparisons of one pair say together
-            "perflab.machine.doctor",  # doctor and events run lenses' probes and read stores
-            "perflab.machine.events",
         ),
     ),
+    ("diagnose", ("perflab.diagnose",)),  # doctor and events run lenses' probes, read stores
     ("api", ("perflab.api", "perflab.workflows", "perflab.publish")),  # workflows; publish
     ("cli", ("perflab.cli", "perflab")),  # the package face imports the API
 )

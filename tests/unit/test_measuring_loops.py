@@ -16,11 +16,11 @@ from perflab.lenses.torch.analyse import KIND_OPS
 from perflab.lenses.torch.measure import TorchLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.measure.session import LensSession, WorkerWrap
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
 from tests.conftest import FAST
+from tests.scripted_worker import ScriptedWorker
 
 BENCH = Benchmark(name="b", stmt="f()", setup="pass")
 VARIANTS = (Variant("A"), Variant("B", env={"FAST": "1"}))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from perflab.engine import _caches_matter
-from perflab.measure.native_code import native_code
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.tools.native_code import native_code
 
 
 def test_pure_python_statements_run_no_cpu_dispatched_code() -> None:

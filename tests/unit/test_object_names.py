@@ -1,5 +1,5 @@
 """Pairing two builds of one library under different file names: the rule every explanation
-lens shares (`perflab.measure.object_names`)."""
+lens shares (`perflab.tools.object_names`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from perflab.lenses.instructions.analyse import paired_costs, with_variant_objects
 from perflab.lenses.instructions.explain import Presence, function_deltas
-from perflab.measure.object_names import library_name, pair_objects
+from perflab.tools.object_names import library_name, pair_objects
 from tests.unit.test_instruction_analysis import costs
 
 

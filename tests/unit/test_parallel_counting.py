@@ -12,8 +12,8 @@ from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind_count import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 from perflab.records.model import Benchmark, Experiment, Settings, Variant
+from perflab.tools.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 
 
 def test_every_allowed_cpu_counts_except_those_another_run_measures_on() -> None:

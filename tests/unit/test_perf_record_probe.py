@@ -7,7 +7,8 @@ import pytest
 
 from perflab.machine.proc import FakeRunner
 from perflab.measure import perf_record
-from perflab.measure.perf_record import CallGraph, RecordOptions, probe_recording
+from perflab.measure.perf_record import probe_recording
+from perflab.measure.recordings import CallGraph, RecordOptions
 from perflab.records.errors import ToolUnavailableError
 
 OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)

@@ -14,9 +14,9 @@ from typing import cast
 import pytest
 
 from perflab.engine.ledger import BudgetLedger
+from perflab.engine.prepare.probe import _beside
 from perflab.lenses.registry import descriptor_for
-from perflab.measure import cpu_lock
-from perflab.measure.probe import _beside
+from perflab.machine import cpu_lock
 from perflab.plan.budget import (
     PERFLAB_STARTUP_S,
     REFERENCE_RUNS,

@@ -69,7 +69,7 @@ def test_cpu_sharing_is_not_said_on_lenses_that_do_not_depend_on_it(
     """Another run that measured on this run's CPU changes no instruction count: no warning
     that they 'took turns' there; a time run is told."""
     from perflab.engine import cpu as engine_cpu
-    from perflab.measure import cpu_lock
+    from perflab.machine import cpu_lock
 
     monkeypatch.setattr(cpu_lock, "joined", lambda cpu, since_s: (4242,))
     claim = cpu_lock.CpuClaim(cpu=1, lock=SimpleNamespace(since_s=0.0))  # type: ignore[arg-type]
@@ -100,7 +100,7 @@ def test_a_check_that_measured_nothing_names_its_failures_once() -> None:
     """The run's notes above the verdict hold each failure in full (a build's output, a
     checkout's error): the verdict line names the variants instead of repeating them."""
     from perflab.cli.workflows import _check_verdict
-    from perflab.plan.bisect_search import StepOutcome, StepState
+    from perflab.records.bisect import StepOutcome, StepState
     from perflab.records.errors import BenchmarkFailedError
 
     failure = BenchmarkFailedError("the build 'make' of abc exited with status 2", variant="base")
@@ -203,7 +203,7 @@ def test_a_bad_commit_that_failed_is_said_once(
 
     from perflab.cli import workflows
     from perflab.cli.options import build_parser
-    from perflab.plan.bisect_search import StepOutcome, StepState
+    from perflab.records.bisect import StepOutcome, StepState
 
     reason = "the build 'make' of 4440f465ae exited with status 2"
     step = SimpleNamespace(outcome=StepOutcome(StepState.SKIPPED, reason=reason))

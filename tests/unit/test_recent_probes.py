@@ -1,5 +1,5 @@
 """Plans from more than one probe: the last minutes' probes on this machine join this one's
-(plan/budget.py RECENT_PROBES, measure/recent_probes.py)."""
+(plan/budget.py RECENT_PROBES, engine/prepare/recent_probes.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 from perflab.engine import benchmark_plan
 from perflab.engine.benchmark_plan import BenchmarkPlanner
+from perflab.engine.prepare import recent_probes
+from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.machine.proc import FakeRunner
-from perflab.measure import recent_probes
-from perflab.measure.recent_probes import RecentProbes
 from perflab.plan.budget import (
     RECENT_PROBES,
     RECENT_PROBES_S,

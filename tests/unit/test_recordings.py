@@ -3,9 +3,15 @@ without processes."""
 
 from __future__ import annotations
 
-from perflab.measure.perf_record import RecordedProfile, RecordOptions
 from perflab.measure.recording_runs import recorded_share
-from perflab.measure.recordings import PerfRecordings, Reading, Recipe, VariantRecording
+from perflab.measure.recordings import (
+    PerfRecordings,
+    Reading,
+    Recipe,
+    RecordedProfile,
+    RecordOptions,
+    VariantRecording,
+)
 
 RECIPE = Recipe(
     options=RecordOptions(),

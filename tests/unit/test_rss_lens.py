@@ -15,10 +15,10 @@ from perflab.lenses.rss.measure import RssLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.peak_memory_analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
-from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.plan.config import parse_metrics
 from perflab.records.model import Benchmark, Experiment, Metric, Variant, Verdict
 from tests.conftest import FAST
+from tests.scripted_worker import ScriptedWorker
 
 VARIANTS = (Variant("A"), Variant("B", env={"BIG": "1"}))
 

@@ -14,7 +14,6 @@ from perflab.lenses.asm.same_code import asm_finding
 from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
 from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
-from perflab.measure.callgrind import FunctionId
 from perflab.records.code_findings import Seen
 from perflab.records.model import (
     Artifact,
@@ -27,6 +26,7 @@ from perflab.records.model import (
     Variant,
     Verdict,
 )
+from perflab.tools.callgrind import FunctionId
 from tests.unit.test_asm_explain import XMM, YMM, listing
 
 BENCH = "sum(range(200))"

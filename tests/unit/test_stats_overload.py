@@ -16,6 +16,7 @@ from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time
 from perflab.measure.lens import BenchmarkData
 from perflab.records.model import Artifact, Benchmark, Metric, Sample, Settings, Verdict
 from perflab.records.units import format_ratio
+from perflab.records.verdicts import verdict_for
 from perflab.stats.overload import (
     CHANCE_SE,
     FROM_UNPREEMPTED,
@@ -29,7 +30,7 @@ from perflab.stats.overload import (
     seconds_to_decide_under_load,
     uneven_preemption,
 )
-from perflab.stats.paired import estimate_ratio, pair_samples, verdict_for
+from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 
 LOOPS = 10

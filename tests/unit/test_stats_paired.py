@@ -8,6 +8,7 @@ import random
 import pytest
 
 from perflab.records.model import Metric, Sample, Verdict
+from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import (
     PairedLogRatio,
     estimate_ratio,
@@ -15,7 +16,6 @@ from perflab.stats.paired import (
     needed_log_half_width,
     pair_samples,
     unit_means,
-    verdict_for,
 )
 
 

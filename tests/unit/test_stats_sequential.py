@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from perflab.records.model import Verdict
-from perflab.stats.paired import RatioEstimate, student_t_quantile, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import RatioEstimate, student_t_quantile
 from perflab.stats.sequential import (
     decide_probability,
     forecast_truths,

@@ -17,7 +17,8 @@ from perflab.records.model import (
     Settings,
     Verdict,
 )
-from perflab.stats.paired import PairedLogRatio, estimate_ratio, pair_samples, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import PairedLogRatio, estimate_ratio, pair_samples
 from perflab.stats.sequential import sequence_interval
 from perflab.stats.trimmed import (
     MIN_UNITS_TO_TRIM,

@@ -19,8 +19,9 @@ from perflab.records.model import (
     Settings,
     Verdict,
 )
+from perflab.records.verdicts import verdict_for
 from perflab.stats.family import family_confidence, family_size
-from perflab.stats.paired import PairedLogRatio, estimate_ratio, verdict_for
+from perflab.stats.paired import PairedLogRatio, estimate_ratio
 
 
 def _samples(rng: random.Random, *, preempted: tuple[float, float]) -> list[Sample]:

@@ -14,10 +14,9 @@ import pytest
 
 from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time, decide
 from perflab.lenses.time.measure import TimeLens, may_stop_after, precise_enough
+from perflab.machine import cpu_lock
 from perflab.machine.proc import FakeRunner
-from perflab.measure import cpu_lock
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.scripted_worker import ScriptedWorker
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -32,6 +31,7 @@ from perflab.records.model import (
 )
 from perflab.stats.preemption import Preemption
 from tests.conftest import FAST
+from tests.scripted_worker import ScriptedWorker
 
 PRECISION = 0.005
 BAND = 0.01

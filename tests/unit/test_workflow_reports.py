@@ -3,7 +3,7 @@ subjects: a subject can hold Markdown, HTML and newlines, and says nothing more 
 
 from __future__ import annotations
 
-from perflab.plan.bisect_search import Commit, StepOutcome, StepState
+from perflab.records.bisect import Commit, StepOutcome, StepState
 from perflab.records.model import Metric
 from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.history import check_markdown, history_html

@@ -7,7 +7,7 @@ import dataclasses
 
 from rich.console import Console
 
-from perflab.plan.bisect_search import BisectResult, BisectStep, Commit, StepOutcome, StepState
+from perflab.records.bisect import BisectResult, BisectStep, Commit, StepOutcome, StepState
 from perflab.records.document import Paragraph, Section, Style, Table, TrendFigure
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Metric, Verdict

@@ -22,9 +22,9 @@ from perflab.records.results import (
     StackSummary,
     interaction_verdict,
 )
+from perflab.records.verdicts import Interval
 from perflab.stats.family import family_settings
 from perflab.stats.interaction import (
-    Interval,
     interaction_from_intervals,
     intervals_overlap,
     paired_interaction,

@@ -26,9 +26,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.measure.symbol_names import fold_clones, readable
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.model import Comparison, Metric, Verdict
+from perflab.tools.symbol_names import fold_clones, readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8
@@ -44,7 +44,7 @@ VARIANT_ONLY = "variant_only"
 def _identity(name: str) -> str:
     """A function as the summary joins and shows it: clones folded, Rust's build-dependent
     spellings (hash, crate disambiguator) left out and its escapes read, as every lens's rows
-    have been paired by `perflab.measure.symbol_names.pair_names` before they get here."""
+    have been paired by `perflab.tools.symbol_names.pair_names` before they get here."""
     return readable(fold_clones(name))
 
 

@@ -37,11 +37,11 @@ from perflab.cli.options import (
     subcommand_names,
 )
 from perflab.cli.progress import RichProgress
+from perflab.diagnose.events import find_events
 from perflab.git.cache import CacheEntry
-from perflab.machine.events import find_events
+from perflab.machine.cpu_lock import SHARED_CPU_HINT
 from perflab.machine.proc import become_subreaper, stop_all_contained
 from perflab.machine.started import STARTED_AT_S
-from perflab.measure.cpu_lock import SHARED_CPU_HINT
 from perflab.plan.config import parse_param
 from perflab.plan.designs import budget_plan
 from perflab.records.errors import ConfigError, PerflabError, RunInterrupted
@@ -300,7 +300,7 @@ def _doctor(args: argparse.Namespace, out: Console) -> int:
         return EXIT_DAMAGED_STORE if health.damaged else EXIT_OK
     # imported here: its probes' parsers are not needed to run, and perflab's start-up is in
     # the first benchmark's budget
-    from perflab.machine.doctor import diagnose
+    from perflab.diagnose.doctor import diagnose
 
     report = diagnose()
     setting: StoreSetting = args.store_setting

@@ -14,13 +14,8 @@ from rich.text import Text
 from perflab import api
 from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
-from perflab.plan.bisect_search import (
-    BisectResult,
-    BisectStep,
-    Direction,
-    StepState,
-    parse_threshold,
-)
+from perflab.plan.bisect_search import parse_threshold
+from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
 from perflab.records.errors import ConfigError
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult

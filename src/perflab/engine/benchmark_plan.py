@@ -8,12 +8,12 @@ import math
 import time
 from dataclasses import dataclass, replace
 
+from perflab.engine.prepare.caches import IsolatedCaches
+from perflab.engine.prepare.probe import probe_benchmark
+from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import ProcessRunner
-from perflab.measure.caches import IsolatedCaches
 from perflab.measure.lens import PlanReporter, ProgressReporter
-from perflab.measure.probe import probe_benchmark
-from perflab.measure.recent_probes import Recalled, RecentProbes, benchmark_key
 from perflab.plan.budget import (
     LEARN_FROM_S,
     RECENT_PROBES,

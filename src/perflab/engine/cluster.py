@@ -28,6 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analyse.machines import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
+from perflab.engine.prepare.git_prepare import (
+    WORKING_TREE_PATCH,
+    measures_working_tree,
+    uncommitted_note,
+)
 from perflab.git.bundle import (
     CommitBundle,
     bundle_commits,
@@ -38,11 +43,6 @@ from perflab.git.cache import default_cache_dir
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
 from perflab.machine.scratch import make_private_folder
-from perflab.measure.git_prepare import (
-    WORKING_TREE_PATCH,
-    measures_working_tree,
-    uncommitted_note,
-)
 from perflab.measure.lens import NullProgress, ProgressReporter
 from perflab.records.errors import (
     BenchmarkFailedError,

@@ -7,8 +7,8 @@ import os
 from collections.abc import Iterable
 
 from perflab.lenses.registry import descriptor_for
+from perflab.machine import cpu_lock
 from perflab.machine.host import default_measurement_cpu, online_cpus, process_command
-from perflab.measure import cpu_lock
 from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import ConfigError
 from perflab.records.model import Experiment, Metric, Note, Severity
@@ -64,7 +64,7 @@ def _holders(pids: Iterable[int]) -> str:
 def claim_measurement_cpu(
     experiment: Experiment, progress: ProgressReporter
 ) -> cpu_lock.CpuClaim | None:
-    """Lock the measuring CPU against other perflab runs (measure/cpu_lock.py): the default one,
+    """Lock the measuring CPU against other perflab runs (machine/cpu_lock.py): the default one,
     else another free one; with --cpu that one, shared if another run holds it. None: no pinning.
     A run whose lenses do not need a quiet CPU takes a free one if there is one and never waits.
     """
@@ -160,7 +160,7 @@ def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool
 
 def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns, quiet: bool) -> None:
     """Say when this run took turns on its CPU with other perflab runs, and how long it waited
-    for them (measure/cpu_lock.py, CpuTurns). `quiet`: as for note_joiners (not needed: the
+    for them (machine/cpu_lock.py, CpuTurns). `quiet`: as for note_joiners (not needed: the
     turns changed no result, so they are not said)."""
     if not quiet or (not turns.partners and not turns.waited_turns):
         return

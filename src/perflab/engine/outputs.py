@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from perflab.measure import output_check
+from perflab.engine.prepare import output_check
 from perflab.records.model import Comparison, Note, Severity, Verdict
 from perflab.stats.outputs import output_difference
 from perflab.store import StoredRun

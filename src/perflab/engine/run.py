@@ -24,8 +24,13 @@ from perflab.engine.cpu import (
     note_turns,
 )
 from perflab.engine.ledger import BudgetLedger, run_order
+from perflab.engine.prepare import output_check
+from perflab.engine.prepare.caches import IsolatedCaches, compile_natively
+from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
+from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
 from perflab.lenses.registry import descriptor_for, lens_for
+from perflab.machine import cpu_lock
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import (
     ProcessRunner,
@@ -33,10 +38,7 @@ from perflab.machine.proc import (
     stop_all_contained,
     stopped_processes,
 )
-from perflab.measure import cpu_lock, output_check
-from perflab.measure.caches import IsolatedCaches, compile_natively
 from perflab.measure.fork_server import ForkServers
-from perflab.measure.git_prepare import VariantPreparer, measures_working_tree
 from perflab.measure.lens import (
     FAILED_ARTIFACT,
     Lens,
@@ -44,7 +46,6 @@ from perflab.measure.lens import (
     NullProgress,
     ProgressReporter,
 )
-from perflab.measure.recent_probes import RecentProbes
 from perflab.measure.worker_client import check_interpreter, check_variant_paths
 from perflab.plan.budget import BudgetPlan, LensCost
 from perflab.plan.designs import budget_plan

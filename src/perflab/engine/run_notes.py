@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from perflab.engine.prepare.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
 from perflab.machine.proc import stopped_processes
-from perflab.measure.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import Lens
 from perflab.records.errors import BenchmarkFailedError

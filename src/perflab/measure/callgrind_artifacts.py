@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from perflab.measure.callgrind import CallgrindPart, parse_callgrind
 from perflab.measure.lens import BenchmarkData
 from perflab.records.model import Artifact
+from perflab.tools.callgrind import CallgrindPart, parse_callgrind
 
 SAMPLE_NAME = "instructions"
 KIND_STATEMENT = "callgrind.stmt"

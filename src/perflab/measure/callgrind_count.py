@@ -37,21 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perflab.machine import cpu_lock
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner, stop_all_contained
 from perflab.machine.scratch import private_folder
-from perflab.measure import cpu_lock
-from perflab.measure.analysis_cache import AnalysisCache
-from perflab.measure.callgrind import (
-    INSTRUCTIONS_EVENT,
-    CallgrindFormatError,
-    CallgrindPart,
-    FunctionCosts,
-    InstructionCost,
-    InstructionCosts,
-    combine_parts,
-    parse_callgrind,
-)
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -62,10 +51,8 @@ from perflab.measure.callgrind_artifacts import (
     SAMPLE_NAME,
 )
 from perflab.measure.commands import command_argv
-from perflab.measure.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.lens import LensContext
-from perflab.measure.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.reported_time import (
     last_region_dump,
     region_dump_options,
@@ -98,6 +85,19 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.stats.summary import process_levels
+from perflab.tools.analysis_cache import AnalysisCache
+from perflab.tools.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindFormatError,
+    CallgrindPart,
+    FunctionCosts,
+    InstructionCost,
+    InstructionCosts,
+    combine_parts,
+    parse_callgrind,
+)
+from perflab.tools.debuginfo import frames_to_json, has_debug_info, object_identity, symbolise
+from perflab.tools.parallel import LiveSet, counting_cpus, run_on_cpus
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.

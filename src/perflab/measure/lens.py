@@ -27,7 +27,7 @@ from perflab.records.model import (
 )
 
 if TYPE_CHECKING:
-    from perflab.measure.cpu_lock import CpuTurns
+    from perflab.machine.cpu_lock import CpuTurns
     from perflab.measure.fork_server import ForkServers
     from perflab.plan.budget import ServerRounds
 

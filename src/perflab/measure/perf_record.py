@@ -15,102 +15,28 @@ mapped (`RecordedProfile.objects`, from perf's mmap events and, for statements, 
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.measure.analysis_parallel import runs_real_processes
-from perflab.measure.perf_control import PerfControl, find_perf
-from perflab.measure.perf_script import (
-    HotSymbols,
-    ProfileSample,
-    executable_mappings,
-    hot_symbols,
-    parse_evlist,
-    parse_perf_script,
-)
-from perflab.measure.process_maps import mapped_objects, read_process_maps
+from perflab.measure.recordings import CallGraph, RecordedProfile, RecordOptions
 from perflab.measure.session import WorkerWrap
 from perflab.measure.worker_client import StatementWorker, WorkerSample
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.model import Benchmark, Variant
+from perflab.tools.analysis_parallel import runs_real_processes
+from perflab.tools.perf_control import PerfControl, find_perf
+from perflab.tools.perf_script import (
+    ProfileSample,
+    executable_mappings,
+    parse_evlist,
+    parse_perf_script,
+)
+from perflab.tools.process_maps import mapped_objects, read_process_maps
 
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
-
-
-class CallGraph(enum.StrEnum):
-    NONE = "none"
-    FP = "fp"
-    DWARF = "dwarf"
-    LBR = "lbr"
-
-
-@dataclass(frozen=True)
-class RecordOptions:
-    event: str = "cycles"
-    frequency_hz: int = 999  # odd, so sampling does not beat in step with a 1 kHz timer tick
-    call_graph: CallGraph = CallGraph.DWARF
-    dwarf_stack_bytes: int = 16384
-    # A fixed period (-c) instead of a frequency: in frequency mode the kernel re-learns the
-    # period after every enable, and short regions then get far fewer samples than asked for.
-    period: int | None = None
-    # How `perf script` names symbols: demangled for people, as in the symbol table (mangled)
-    # for looking them up in ELF files.
-    demangle: bool = True
-    # Skip reading every loaded BPF program at start-up: a benchmark's user-space region has no
-    # samples in BPF code, and the reading is a large part of a short command's recording.
-    # perf before 5.1 does not know the option; the probe then records without it.
-    no_bpf_event: bool = True
-
-    def perf_options(self) -> tuple[str, ...]:
-        rate = ("-c", str(self.period)) if self.period else ("-F", str(self.frequency_hz))
-        options: tuple[str, ...] = ("-e", self.event, *rate)
-        if self.no_bpf_event:
-            options += ("--no-bpf-event",)
-        if self.call_graph is CallGraph.DWARF:
-            options += ("--call-graph", f"dwarf,{self.dwarf_stack_bytes}")
-        elif self.call_graph is not CallGraph.NONE:
-            options += ("--call-graph", str(self.call_graph))
-        return options
-
-
-@dataclass(frozen=True)
-class RecordedProfile:
-    """One variant's samples, with how they were taken."""
-
-    requested_event: str
-    sampled_events: tuple[str, ...]  # read back from the data file: the truth
-    call_graph: CallGraph
-    samples: tuple[ProfileSample, ...]
-    loops: int = 0  # statement iterations inside the recorded regions (commands: runs)
-    region_ns: int = 0  # wall time inside the recorded regions
-    objects: tuple[str, ...] = ()  # files the process mapped executable, in load order
-
-    @property
-    def fell_back(self) -> bool:
-        requested = self.requested_event.split(":")[0]
-        return bool(self.sampled_events) and all(
-            e.split(":")[0] != requested for e in self.sampled_events
-        )
-
-    def hot_symbols(self) -> HotSymbols:
-        return hot_symbols(self.samples)
-
-    def meta(self) -> dict[str, Any]:
-        return {
-            "requested_event": self.requested_event,
-            "sampled_events": list(self.sampled_events),
-            "fell_back": self.fell_back,
-            "call_graph": str(self.call_graph),
-            "samples": len(self.samples),
-            "loops": self.loops,
-            "region_ns": self.region_ns,
-            "mapped_objects": list(self.objects),  # where analysis reads dispatch evidence
-        }
 
 
 @dataclass(frozen=True)

@@ -20,20 +20,22 @@ from pathlib import Path
 
 from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.measure.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.perf_control import find_perf
 from perflab.measure.perf_record import (
     ProfiledWorker,
-    RecordedProfile,
-    RecordOptions,
     probe_recording,
     read_profile,
     record_command_run,
 )
-from perflab.measure.perf_script import ProfileSample
-from perflab.measure.recordings import Reading, Recipe, Recorded, VariantRecording
+from perflab.measure.recordings import (
+    Reading,
+    Recipe,
+    Recorded,
+    RecordedProfile,
+    RecordOptions,
+    VariantRecording,
+)
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import variant_environment
@@ -43,6 +45,9 @@ from perflab.plan.budget import (
     CALL_GRAPH_REGION_S,
 )
 from perflab.records.model import Benchmark, BenchmarkKind, Metric, Sample, Variant
+from perflab.tools.analysis_parallel import all_cpus, run_threads, runs_real_processes
+from perflab.tools.perf_control import find_perf
+from perflab.tools.perf_script import ProfileSample
 
 WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples
 # the block order is drawn from the settings' seed and this label, the profile lens's: the same

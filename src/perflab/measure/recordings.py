@@ -14,12 +14,81 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from perflab.records.model import Sample
+from perflab.tools.perf_script import HotSymbols, ProfileSample, hot_symbols
 
-if TYPE_CHECKING:
-    from perflab.measure.perf_record import RecordedProfile, RecordOptions
+
+class CallGraph(enum.StrEnum):
+    NONE = "none"
+    FP = "fp"
+    DWARF = "dwarf"
+    LBR = "lbr"
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    event: str = "cycles"
+    frequency_hz: int = 999  # odd, so sampling does not beat in step with a 1 kHz timer tick
+    call_graph: CallGraph = CallGraph.DWARF
+    dwarf_stack_bytes: int = 16384
+    # A fixed period (-c) instead of a frequency: in frequency mode the kernel re-learns the
+    # period after every enable, and short regions then get far fewer samples than asked for.
+    period: int | None = None
+    # How `perf script` names symbols: demangled for people, as in the symbol table (mangled)
+    # for looking them up in ELF files.
+    demangle: bool = True
+    # Skip reading every loaded BPF program at start-up: a benchmark's user-space region has no
+    # samples in BPF code, and the reading is a large part of a short command's recording.
+    # perf before 5.1 does not know the option; the probe then records without it.
+    no_bpf_event: bool = True
+
+    def perf_options(self) -> tuple[str, ...]:
+        rate = ("-c", str(self.period)) if self.period else ("-F", str(self.frequency_hz))
+        options: tuple[str, ...] = ("-e", self.event, *rate)
+        if self.no_bpf_event:
+            options += ("--no-bpf-event",)
+        if self.call_graph is CallGraph.DWARF:
+            options += ("--call-graph", f"dwarf,{self.dwarf_stack_bytes}")
+        elif self.call_graph is not CallGraph.NONE:
+            options += ("--call-graph", str(self.call_graph))
+        return options
+
+
+@dataclass(frozen=True)
+class RecordedProfile:
+    """One variant's samples, with how they were taken."""
+
+    requested_event: str
+    sampled_events: tuple[str, ...]  # read back from the data file: the truth
+    call_graph: CallGraph
+    samples: tuple[ProfileSample, ...]
+    loops: int = 0  # statement iterations inside the recorded regions (commands: runs)
+    region_ns: int = 0  # wall time inside the recorded regions
+    objects: tuple[str, ...] = ()  # files the process mapped executable, in load order
+
+    @property
+    def fell_back(self) -> bool:
+        requested = self.requested_event.split(":")[0]
+        return bool(self.sampled_events) and all(
+            e.split(":")[0] != requested for e in self.sampled_events
+        )
+
+    def hot_symbols(self) -> HotSymbols:
+        return hot_symbols(self.samples)
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "requested_event": self.requested_event,
+            "sampled_events": list(self.sampled_events),
+            "fell_back": self.fell_back,
+            "call_graph": str(self.call_graph),
+            "samples": len(self.samples),
+            "loops": self.loops,
+            "region_ns": self.region_ns,
+            "mapped_objects": list(self.objects),  # where analysis reads dispatch evidence
+        }
 
 
 class Reading(enum.Enum):

@@ -146,7 +146,7 @@ class LensSession:
 
     @contextlib.contextmanager
     def turn(self) -> Iterator[None]:
-        """One sample block's turn on the measuring CPU (measure/cpu_lock.py, CpuTurns)."""
+        """One sample block's turn on the measuring CPU (machine/cpu_lock.py, CpuTurns)."""
         turns = self.context.turns
         if turns is None or turns.held:
             yield

@@ -65,8 +65,8 @@ ANALYSIS_S = 0.05
 REPORT_S = 0.1  # loading the run from the store and rendering it (JSON, terminal)
 
 # The reference the constants' machine is compared against, timed by the probe
-# (measure/probe.py): a Python process (no site, isolated) doing a fixed amount of work, which
-# prints the CPU time it used; and valgrind's callgrind starting an interpreter with
+# (engine/prepare/probe.py): a Python process (no site, isolated) doing a fixed amount of work,
+# which prints the CPU time it used; and valgrind's callgrind starting an interpreter with
 # instrumentation off, as a lens that runs valgrind starts its workers. Their wall times on the
 # constants' reference machine, quiet (2-vCPU AMD EPYC VM, docs/benchmarks.md "The budget").
 REFERENCE_LOOPS = 1_000_000
@@ -85,7 +85,7 @@ REFERENCE_RUNS = 3  # the reference program's runs in one probe (their median is
 # the machine's factor; a start-up that stalled beyond it is this run's, not the next one's
 PERFLAB_STARTUP_S = 1.0
 STALL_SAID_S = 0.5  # a "would fit" says what it counted for them from this much less
-# Probes of the last minutes on this machine join this run's (measure/recent_probes.py): the
+# Probes of the last minutes on this machine join this run's (engine/prepare/recent_probes.py): the
 # plan uses the median of this probe's figures and at most RECENT_PROBES of the last
 # RECENT_PROBES_S, since one probe samples well under a second of a load that moves within
 # seconds; older probes describe another load.
@@ -423,7 +423,7 @@ class BudgetPlan:
     before_s: float = 0.0
     # waiting for a CPU other perflab runs held: their time, not in before_s nor the budget
     waited_s: float = 0.0
-    # the benchmark in the recent probes' memory (measure/recent_probes.py); "": not kept
+    # the benchmark in the recent probes' memory (engine/prepare/recent_probes.py); "": not kept
     memory_key: str = ""
 
     @property

@@ -23,8 +23,7 @@ from perflab.records.model import (
     Sample,
     Verdict,
 )
-from perflab.stats.interaction import Interval
-from perflab.stats.paired import verdict_for
+from perflab.records.verdicts import Interval, verdict_for
 
 if TYPE_CHECKING:  # the summary is made by analysis (engine layer); records only carry it
     from perflab.analyse.explanation import Summary

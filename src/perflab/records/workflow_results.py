@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.plan.bisect_search import Commit, StepOutcome, StepState
+from perflab.records.bisect import Commit, StepOutcome, StepState
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Metric
 from perflab.records.results import RunResult

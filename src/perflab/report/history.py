@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from rich.console import Console
 
-from perflab.plan.bisect_search import BisectResult, BisectStep, StepState
+from perflab.records.bisect import BisectResult, BisectStep, StepState
 from perflab.records.document import Table as DocTable
 from perflab.records.model import Metric
 from perflab.records.results import RunResult

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from perflab.plan.bisect_search import BisectResult, Direction, StepState, direction_words
+from perflab.plan.bisect_search import direction_words
+from perflab.records.bisect import BisectResult, Direction, StepState
 from perflab.records.document import (
     Block,
     Cell,

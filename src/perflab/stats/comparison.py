@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from perflab.records.model import Comparison, Details, Metric, Verdict
-from perflab.stats.paired import RatioEstimate, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import RatioEstimate
 
 # (ratio, ci_low, ci_high): an interval not estimated from paired groups (e.g. over repeats)
 RatioInterval = tuple[float, float, float]

@@ -12,20 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from perflab.records.verdicts import Interval
 from perflab.stats.paired import student_t_quantile
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A ratio with a confidence interval (bounds 0/inf when unknown)."""
-
-    ratio: float
-    ci_low: float
-    ci_high: float
 
 
 def paired_interaction(

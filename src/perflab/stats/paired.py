@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.records.model import Sample, Verdict
+from perflab.records.model import Sample
 from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, corrected, is_preempted
 
 
@@ -219,20 +219,6 @@ def estimate_ratio(
         between_group_sd=sd,
         confidence=confidence,
     )
-
-
-def verdict_for(ci_low: float, ci_high: float, equivalence_band: float) -> Verdict:
-    """`equivalent` when the whole CI lies inside 1 ± band; otherwise `faster`/`slower` when it
-    excludes 1; otherwise `inconclusive`."""
-    if math.isnan(ci_low) or math.isnan(ci_high):
-        return Verdict.INCONCLUSIVE
-    if 1 - equivalence_band <= ci_low and ci_high <= 1 + equivalence_band:
-        return Verdict.EQUIVALENT
-    if ci_low > 1:
-        return Verdict.SLOWER
-    if ci_high < 1:
-        return Verdict.FASTER
-    return Verdict.INCONCLUSIVE
 
 
 def needed_log_half_width(ratio: float, equivalence_band: float) -> float:

@@ -32,7 +32,8 @@ import functools
 import math
 from collections.abc import Sequence
 
-from perflab.stats.paired import RatioEstimate, student_t_quantile, verdict_for
+from perflab.records.verdicts import verdict_for
+from perflab.stats.paired import RatioEstimate, student_t_quantile
 
 # The mixing precision (in units of the units' SD): the sequence is narrowest around n ~ 10-50
 # units, where the time lens stops (generations; command batches); larger moves that later.

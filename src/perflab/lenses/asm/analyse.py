@@ -15,10 +15,10 @@ from typing import Any
 from perflab.lenses.asm.explain import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode, explain
 from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, diff_text
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.measure.symbol_names import readable, selector_changes
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Comparison, Metric, Settings, Verdict
+from perflab.tools.symbol_names import readable, selector_changes
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
 ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from

@@ -29,10 +29,10 @@ from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
-from perflab.measure.analysis_cache import AnalysisCache
-from perflab.measure.debuginfo import elf_sections, file_identity, tool_identity
-from perflab.measure.process_maps import MappedRegion
 from perflab.records.errors import PerflabError
+from perflab.tools.analysis_cache import AnalysisCache
+from perflab.tools.debuginfo import elf_sections, file_identity, tool_identity
+from perflab.tools.process_maps import MappedRegion
 
 
 class CodeLookupError(PerflabError):
@@ -152,7 +152,7 @@ class ElfObject:
     # (build-id or .gnu_debuglink), or None when only exported (.dynsym) names are known
     symbols_from: str | None = None
     # what everything derived from this object alone is cached under (its identity, its debug
-    # file's and the demangler's; see perflab.measure.analysis_cache); None: not cacheable
+    # file's and the demangler's; see perflab.tools.analysis_cache); None: not cacheable
     analysis_key: str | None = field(default=None, compare=False)
 
     @functools.cached_property

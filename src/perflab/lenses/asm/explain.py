@@ -49,12 +49,13 @@ from perflab.lenses.asm.machine_code import (
     compare_functions,
     vector_bits,
 )
-from perflab.measure.perf_script import (
+from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.tools.perf_script import (
     APPEARANCE_MAX_CHANCE,
     APPEARANCE_MIN_SAMPLES,
     APPEARANCE_MIN_SHARE,
 )
-from perflab.measure.symbol_names import (
+from perflab.tools.symbol_names import (
     DispatchPair,
     NamePairing,
     cpu_copy,
@@ -64,7 +65,6 @@ from perflab.measure.symbol_names import (
     spelling_stem,
     word_change,
 )
-from perflab.records.diagnosis import Claim, Diagnosis
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
 MIN_RAN_SAMPLES = 10  # ... nor one with fewer samples: claims need this many on each side

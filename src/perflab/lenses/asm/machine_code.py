@@ -26,8 +26,8 @@ from typing import Any
 import capstone
 from capstone import x86 as cs_x86
 
-from perflab.measure.debuginfo import SourceFrame, frames_from_json, frames_to_json
-from perflab.measure.symbol_names import fold_clones
+from perflab.tools.debuginfo import SourceFrame, frames_from_json, frames_to_json
+from perflab.tools.symbol_names import fold_clones
 
 L1I_CACHE_BYTES = 32 * 1024  # L1 instruction cache of current Intel and AMD cores
 UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Zen 3/4); the low end

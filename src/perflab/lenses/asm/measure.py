@@ -57,16 +57,7 @@ from perflab.lenses.asm.sources import (
     region_to_json,
 )
 from perflab.machine.proc import ProcessRunner, which
-from perflab.measure.analysis_cache import AnalysisCache
-from perflab.measure.analysis_parallel import (
-    all_cpus,
-    analysis_workers,
-    run_jobs,
-    runs_real_processes,
-)
-from perflab.measure.debuginfo import file_identity, symbolise
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.object_names import library_name
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -76,6 +67,15 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
+from perflab.tools.analysis_cache import AnalysisCache
+from perflab.tools.analysis_parallel import (
+    all_cpus,
+    analysis_workers,
+    run_jobs,
+    runs_real_processes,
+)
+from perflab.tools.debuginfo import file_identity, symbolise
+from perflab.tools.object_names import library_name
 
 FORMAT_VERSION = 1
 HOT_FUNCTIONS = 5

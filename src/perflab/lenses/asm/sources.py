@@ -21,19 +21,23 @@ from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf_record import (
-    CallGraph,
-    RecordedProfile,
-    RecordOptions,
     probe_recording,
     record_command_profile,
     record_statement_profile,
 )
-from perflab.measure.perf_script import UNKNOWN, leaf_places
 from perflab.measure.recording_runs import call_graph_recipe, record_variants
-from perflab.measure.recordings import PerfRecordings, Reading, VariantRecording
+from perflab.measure.recordings import (
+    CallGraph,
+    PerfRecordings,
+    Reading,
+    RecordedProfile,
+    RecordOptions,
+    VariantRecording,
+)
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.model import Benchmark, BenchmarkKind, Metric, Settings, Variant
+from perflab.tools.perf_script import UNKNOWN, leaf_places
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...

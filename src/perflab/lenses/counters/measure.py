@@ -65,7 +65,6 @@ from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.measure.perf_control import PerfControl, find_perf
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
@@ -82,6 +81,7 @@ from perflab.records.model import (
 )
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
+from perflab.tools.perf_control import PerfControl, find_perf
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
 _MAX_PROBE_ROUNDS = 64

@@ -29,18 +29,6 @@ from perflab.lenses.instructions.explain import (
     reattribute_inlined,
     replacements,
 )
-from perflab.measure.callgrind import (
-    INSTRUCTIONS_EVENT,
-    CallgrindPart,
-    FunctionCosts,
-    FunctionId,
-    InstructionCost,
-    InstructionCosts,
-    combine_parts,
-    derived_event,
-    function_parts,
-    normalise_function_id,
-)
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -52,16 +40,7 @@ from perflab.measure.callgrind_artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.callgrind_count import CACHE_EVENTS, DerivedEvent, instructions_of
-from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import LensAnalysis
-from perflab.measure.object_names import invert, pair_objects
-from perflab.measure.symbol_names import (
-    NamePairing,
-    dispatch_pairs,
-    pair_names,
-    selector_changes,
-    with_dispatches,
-)
 from perflab.records.model import (
     Benchmark,
     BenchmarkData,
@@ -73,6 +52,27 @@ from perflab.records.model import (
 )
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
+from perflab.tools.callgrind import (
+    INSTRUCTIONS_EVENT,
+    CallgrindPart,
+    FunctionCosts,
+    FunctionId,
+    InstructionCost,
+    InstructionCosts,
+    combine_parts,
+    derived_event,
+    function_parts,
+    normalise_function_id,
+)
+from perflab.tools.debuginfo import AddressFrames, frames_from_json
+from perflab.tools.object_names import invert, pair_objects
+from perflab.tools.symbol_names import (
+    NamePairing,
+    dispatch_pairs,
+    pair_names,
+    selector_changes,
+    with_dispatches,
+)
 
 # functions that ran on one side only and cost less than this (per iteration) get no "cannot
 # tell" note: below the residue of the worker's handshake that remains in statement counts

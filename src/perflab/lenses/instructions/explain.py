@@ -1,6 +1,6 @@
 """Why two instruction counts differ: per-function deltas, inlining changes, layers.
 
-Pure functions over `FunctionCosts` (perflab.measure.callgrind): costs in, values out.
+Pure functions over `FunctionCosts` (perflab.tools.callgrind): costs in, values out.
 
 Inlining breaks naive per-function deltas: when the compiler stops inlining `helper` into
 `kernel`, the table shows `helper +N` and `kernel -M`. Arithmetic on those deltas both invents
@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from perflab.measure.callgrind import (
+from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.tools.callgrind import (
     INSTRUCTIONS_EVENT,
     FunctionCost,
     FunctionCosts,
     FunctionId,
     InstructionCosts,
 )
-from perflab.measure.debuginfo import AddressFrames, inline_sites
-from perflab.records.diagnosis import Claim, Diagnosis
+from perflab.tools.debuginfo import AddressFrames, inline_sites
 
 
 class Presence(enum.StrEnum):
@@ -60,7 +60,7 @@ class FunctionDelta:
     # perflab.analyse.explanation)
     cpu_ran: tuple[str, str] | None = None
     # the variant's spelling of the function and why it was taken for the baseline's, when the
-    # builds spell it differently (a Rust hash: `perflab.measure.symbol_names.pair_names`)
+    # builds spell it differently (a Rust hash: `perflab.tools.symbol_names.pair_names`)
     variant_spelling: tuple[str, str] | None = None
 
     @property

@@ -18,7 +18,6 @@ from perflab.measure.callgrind_count import (
     cpu_has_avx512,
 )
 from perflab.measure.lens import LensAnalysis
-from perflab.measure.native_code import native_code
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.model import (
     Benchmark,
@@ -29,6 +28,7 @@ from perflab.records.model import (
     Note,
     Severity,
 )
+from perflab.tools.native_code import native_code
 
 
 class InstructionsLens(CallgrindCounter):

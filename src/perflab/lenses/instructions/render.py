@@ -16,9 +16,9 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
-from perflab.measure.symbol_names import readable
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.model import Comparison
+from perflab.tools.symbol_names import readable
 
 # what a derived callgrind event counts, as a row label says it
 EVENT_LABELS = {

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.lenses.memory import MEMORY
-from perflab.measure.callgrind import FunctionCosts, combine_parts
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -54,6 +53,7 @@ from perflab.records.model import (
 )
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import process_ratio_interval
+from perflab.tools.callgrind import FunctionCosts, combine_parts
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 

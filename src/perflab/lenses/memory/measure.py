@@ -44,7 +44,6 @@ from perflab.measure.lens import (
     MeasurementSink,
     ProgressReporter,
 )
-from perflab.measure.native_code import native_code
 from perflab.measure.peak_memory import measure_peak_memory
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
@@ -59,6 +58,7 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
+from perflab.tools.native_code import native_code
 
 # callgrind repeats per variant: the spread between them is what the threshold is judged against
 TRAFFIC_REPEATS = 2

@@ -12,27 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.lenses.profile.flame import differential_tree
-from perflab.measure.callgrind import normalise_function_name
-from perflab.measure.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.measure.perf_script import (
-    DispatchChange,
-    HotSymbols,
-    ProfileDiff,
-    Stack,
-    diff_profiles,
-    hot_symbols,
-    parse_folded,
-    respelled_stacks,
-    stack_symbols,
-    with_stack_evidence,
-)
-from perflab.measure.symbol_names import (
-    DispatchPair,
-    dispatch_pairs,
-    pair_names,
-    selector_changes,
-)
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.records.document import FlameNode
 from perflab.records.model import (
@@ -49,6 +29,26 @@ from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
+from perflab.tools.callgrind import normalise_function_name
+from perflab.tools.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
+from perflab.tools.perf_script import (
+    DispatchChange,
+    HotSymbols,
+    ProfileDiff,
+    Stack,
+    diff_profiles,
+    hot_symbols,
+    parse_folded,
+    respelled_stacks,
+    stack_symbols,
+    with_stack_evidence,
+)
+from perflab.tools.symbol_names import (
+    DispatchPair,
+    dispatch_pairs,
+    pair_names,
+    selector_changes,
+)
 
 FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
 PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from perflab.measure.perf_script import Stack
 from perflab.records.document import FlameNode
+from perflab.tools.perf_script import Stack
 
 __all__ = ["ROOT", "FlameNode", "differential_tree"]
 

@@ -35,16 +35,9 @@ from perflab.lenses.profile.analyse import (
 from perflab.lenses.profile.cost import PROFILE_REGION_S
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
-from perflab.measure.perf_control import find_perf
-from perflab.measure.perf_record import (
-    CallGraph,
-    RecordedProfile,
-    RecordOptions,
-    probe_recording,
-)
-from perflab.measure.perf_script import folded_stacks
+from perflab.measure.perf_record import probe_recording
 from perflab.measure.recording_runs import call_graph_recipe, record_variants
-from perflab.measure.recordings import Reading, Recipe
+from perflab.measure.recordings import CallGraph, Reading, Recipe, RecordedProfile, RecordOptions
 from perflab.plan.budget import CALL_GRAPH_COMMAND_RUNS
 from perflab.records.model import (
     Artifact,
@@ -57,6 +50,8 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
+from perflab.tools.perf_control import find_perf
+from perflab.tools.perf_script import folded_stacks
 
 
 class ProfileLens:

@@ -16,7 +16,6 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
-from perflab.measure.symbol_names import readable
 from perflab.records.document import (
     Block,
     Cell,
@@ -28,6 +27,7 @@ from perflab.records.document import (
     Table,
 )
 from perflab.records.model import Comparison
+from perflab.tools.symbol_names import readable
 
 FLAME_EXPLANATION = (
     "Differential flame graph: each frame's width is its share of the variant's samples (callers "

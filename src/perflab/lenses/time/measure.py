@@ -42,10 +42,10 @@ from perflab.lenses.time.cost import (
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
+from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus
 from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (

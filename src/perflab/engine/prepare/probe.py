@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Literal
 
+from perflab.machine import cpu_lock
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
-from perflab.measure import cpu_lock
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import variant_environment
@@ -73,7 +73,7 @@ def probe_benchmark(
 
 def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
     """How many CPUs valgrind's processes may count on side by side (lenses/instructions,
-    measure/parallel.py): perflab's, the measuring one included, less those other perflab runs
+    tools/parallel.py): perflab's, the measuring one included, less those other perflab runs
     measure on now; at least one (they then run one after another)."""
     cpus = allowed | ({cpu} if cpu is not None else set())
     held = {c for c, pid in cpu_lock.held_cpus(sorted(cpus)).items() if pid != os.getpid()}

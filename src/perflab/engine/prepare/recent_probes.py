@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.measure import cpu_lock
-from perflab.measure.caches import CACHE_VARIABLES
+from perflab.engine.prepare.caches import CACHE_VARIABLES
+from perflab.machine import cpu_lock
 from perflab.plan.budget import RECENT_PROBES_S, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
 from perflab.records.model import Benchmark, BenchmarkKind, Experiment, Metric
@@ -35,7 +35,7 @@ def benchmark_key(benchmark: Benchmark, experiment: Experiment) -> str:
     """Which benchmark a probe was of: the same statement or command, variants and cost
     settings give the same key."""
     settings = experiment.settings
-    # not the cache directories each run makes for its variants (measure/caches.py)
+    # not the cache directories each run makes for its variants (engine/prepare/caches.py)
     variants = tuple(
         replace(
             v, env={name: value for name, value in v.env.items() if name not in CACHE_VARIABLES}

@@ -35,8 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.measure.callgrind import normalise_function_name
-from perflab.measure.symbol_names import NamePairing, word_change
+from perflab.tools.callgrind import normalise_function_name
+from perflab.tools.symbol_names import NamePairing, word_change
 
 UNKNOWN = "[unknown]"
 

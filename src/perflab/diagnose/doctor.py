@@ -18,17 +18,17 @@ from typing import Protocol
 from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS
+from perflab.machine import cpu_lock
 from perflab.machine.gpu import gpu_checks
 from perflab.machine.host import cpu_flags, read_text, tool_version
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.machine.scratch import private_folder
-from perflab.measure import cpu_lock
-from perflab.measure.analysis_cache import AnalysisCache
-from perflab.measure.perf_script import parse_evlist
 from perflab.records.checks import Check as Check
 from perflab.records.checks import DoctorReport as DoctorReport
 from perflab.records.checks import LensStatus as LensStatus
 from perflab.records.checks import Status as Status
+from perflab.tools.analysis_cache import AnalysisCache
+from perflab.tools.perf_script import parse_evlist
 
 
 class HostFiles(Protocol):
@@ -235,7 +235,7 @@ def _paranoid_check(host: HostFiles) -> Check | None:
 
 
 def _perflab_runs_check(held: dict[int, int]) -> Check:
-    """Other perflab runs measuring now (the per-CPU locks, measure/cpu_lock.py)."""
+    """Other perflab runs measuring now (the per-CPU locks, machine/cpu_lock.py)."""
     if not held:
         return Check("other perflab runs", Status.OK, "none measuring now")
     runs = ", ".join(f"pid {pid or '?'} on CPU {cpu}" for cpu, pid in sorted(held.items()))

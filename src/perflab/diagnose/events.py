@@ -26,11 +26,11 @@ from perflab.lenses.counters.perf_stat import (
     parse_stat_csv,
 )
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
-from perflab.measure.perf_control import find_perf
 from perflab.records.checks import Countable as Countable
 from perflab.records.checks import EventInfo as EventInfo
 from perflab.records.checks import EventSearch as EventSearch
 from perflab.records.errors import ToolUnavailableError
+from perflab.tools.perf_control import find_perf
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
 HARDWARE_KIND = "Hardware event"

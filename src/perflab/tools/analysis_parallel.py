@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
-from perflab.measure import cpu_lock
 
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from perflab.measure.symbol_names import fold_clones
+from perflab.tools.symbol_names import fold_clones
 
 INSTRUCTIONS_EVENT = "Ir"
 
@@ -647,7 +647,7 @@ def _costs(tokens: list[str], line: str, line_number: int) -> list[int]:
 # -- name normalisation ----------------------------------------------------------------------
 
 # Clone and fragment suffixes are folded by the rule the asm and profile lenses share
-# (perflab.measure.symbol_names). What is callgrind's own is here: its recursion marks and the
+# (perflab.tools.symbol_names). What is callgrind's own is here: its recursion marks and the
 # addresses it gives code without a symbol.
 _RECURSION_MARKER = re.compile(r"'\d+$")  # callgrind --separate-recs: foo'2
 _ADDRESS_ONLY = re.compile(r"^0x[0-9a-fA-F]+$")
