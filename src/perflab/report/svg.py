@@ -1,4 +1,5 @@
-"""Inline SVG plots for the HTML report. Pure: plot data in, an <svg> string out.
+"""Inline SVG plots for the HTML report. Pure: plot data in, an <svg> string out. One module over
+800 lines on purpose: its six figures share one set of scales, ticks, labels and colours.
 
 No JavaScript and no external resources: a report must open from a file on a machine without
 network. Hover text is SVG <title>, which every browser shows as a tooltip.

@@ -1,4 +1,6 @@
 """perflab statement worker: runs inside the variant's own interpreter (Python 3.7+, stdlib only).
+One file on purpose: it is started by path in an interpreter that has no perflab installed, so
+it cannot import a sibling module.
 
 It speaks JSON lines with the parent over its original stdout/stdin, kept on private file
 descriptors that the processes a benchmark starts do not inherit. The benchmark's own output on

@@ -1,4 +1,5 @@
-"""Disassembly, normalisation, loops, summaries and diffs of machine code.
+"""Disassembly, normalisation, loops, summaries and diffs of machine code. One module over 800
+lines on purpose: each step reads the instruction records the one before it made.
 
 Pure: bytes in, records out.
 
