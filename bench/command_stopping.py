@@ -26,11 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from perflab.lenses.time.analyse import command_batch_blocks
-from perflab.lenses.time.measure import (
+from perflab.lenses.time.commands import command_unit_blocks
+from perflab.lenses.time.session import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,
-    command_unit_blocks,
     precise_enough,
 )
 from perflab.records.model import RunStatus, Sample, Settings

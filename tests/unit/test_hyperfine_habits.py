@@ -101,7 +101,7 @@ def test_bad_input_exits_non_zero_with_a_message_and_no_traceback(
 
 
 def test_the_time_lens_measures_a_failing_command_with_ignore_failure_and_says_so() -> None:
-    from perflab.lenses.time.measure import _CommandSession
+    from perflab.lenses.time.commands import CommandSession as _CommandSession
     from perflab.measure.commands import CommandRun
 
     def run(returncode: int | None, timed_out: bool = False) -> CommandRun:

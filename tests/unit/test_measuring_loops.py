@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from perflab.lenses.time.analyse import WALL_NS
-from perflab.lenses.time.measure import TimeLens, sampling_to_fit
+from perflab.lenses.time.measure import TimeLens
+from perflab.lenses.time.statements import sampling_to_fit
 from perflab.lenses.torch.analyse import KIND_OPS
 from perflab.lenses.torch.measure import TorchLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec

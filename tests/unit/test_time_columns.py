@@ -8,7 +8,7 @@ import math
 import random
 
 from perflab.lenses.time.analyse import TimeDetails, analyse_time
-from perflab.lenses.time.measure import equal_duration_loops
+from perflab.lenses.time.statements import equal_duration_loops
 from perflab.records.model import (
     Benchmark,
     BenchmarkData,

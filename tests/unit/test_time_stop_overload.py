@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time, decide
-from perflab.lenses.time.measure import TimeLens, may_stop_after, precise_enough
+from perflab.lenses.time.measure import TimeLens
+from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.machine import cpu_lock
 from perflab.machine.proc import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress

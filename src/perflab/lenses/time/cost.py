@@ -48,7 +48,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     # Fresh workers in every generation when imports are cheap. When start-up dominates, the
     # lens samples each generation at least as long as its workers took to start.
     # Where perflab has a CPU besides the measuring one, each generation's workers start there
-    # while the previous generation measures (lenses/time/measure.py): only the first
+    # while the previous generation measures (lenses/time/statements.py): only the first
     # generation's start-up is paid on top.
     blocks = settings.warmup_blocks + TIME_MIN_BLOCKS
     start_s = n * probe.startup_s

@@ -1,0 +1,353 @@
+"""The time lens on commands: every sample is one run of the command from a launcher pinned to
+the measuring CPU, alternated between the variants, with units of consecutive blocks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shlex
+import shutil
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from perflab.lenses.time.analyse import (
+    KIND_COMMAND_UNITS,
+    KIND_EXIT_CODES,
+    WALL_NS,
+)
+from perflab.lenses.time.session import (
+    COMMAND_UNIT_S,
+    COMMAND_UNITS_IN_SHARE,
+    STOP_CHECK_INTERVAL_S,
+    TimeSession,
+)
+from perflab.machine.scratch import private_folder
+from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
+from perflab.measure.layout import (
+    layout_info,
+    padded_environments,
+)
+from perflab.measure.reported_time import ReportFiles
+from perflab.measure.sampler import Slot
+from perflab.measure.worker_client import variant_environment
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import (
+    Artifact,
+    Metric,
+    Note,
+    Sample,
+    Severity,
+)
+
+
+class CommandSession(TimeSession):
+    def run(self) -> None:
+        envs = [variant_environment(v) for v in self.variants]
+        commands = [self.benchmark.command_for(v) for v in self.variants]
+        shell = self.settings.shell
+        self._describe_commands([command_argv(c, shell=shell) for c in commands], envs)
+        # a program that reports its own time writes its report where perflab reads it back
+        self.reports: ReportFiles | None = None
+        if self.benchmark.reports is None:
+            self._run_commands(commands, envs)
+            return
+        with private_folder("report") as folder:
+            self.reports = ReportFiles(self.benchmark.reports, folder, len(commands))
+            reporting = [f"{c} {self.reports.arguments(i)}" for i, c in enumerate(commands)]
+            self._run_commands(reporting, envs)
+
+    def _run_commands(self, commands: Sequence[str], envs: Sequence[dict[str, str]]) -> None:
+        argvs = [command_argv(c, shell=self.settings.shell) for c in commands]
+        self.checked_s = -math.inf  # when the stopping rule was last evaluated
+        self.warmed_s: float | None = None  # when the warm-up blocks were done
+        self.unit_blocks: int | None = None  # blocks per unit of the interval
+        padded: list[dict[str, str]] = []  # this block's environments
+        # --ignore-failure: each variant's non-zero exit statuses by block, said once
+        self.ignored: dict[int, dict[int, int]] = {}
+
+        def before_block(block: int) -> None:
+            # every block its own layout: one padding draw, the variants' strings equalised
+            padded[:] = padded_environments(envs, argvs, self.rng)
+
+        with CommandLauncher(
+            self.context.runner, cpu=self.context.cpu, show_output=self.settings.show_output
+        ) as launcher:
+
+            def measure(slot: Slot) -> None:
+                if slot.variant in self.failed:
+                    return
+                try:
+                    self._prepare(launcher, slot.variant, padded[slot.variant])
+                    self._run_one(launcher, argvs[slot.variant], padded[slot.variant], slot)
+                except BenchmarkFailedError as error:
+                    self._go_on_without(slot.variant, error)
+
+            self.sampler.blocks(measure, before_block=before_block, enough=self._enough_blocks)
+        self._note_ignored_failures()
+
+    def _go_on_without(self, index: int, error: BenchmarkFailedError) -> None:
+        """A variant that fails is measured no more and the others on, while a planned
+        comparison is left among them (a crash hides nothing else); else `error` ends the
+        lens."""
+        failed = {self.variants[i].name for i in self.failed} | {self.variants[index].name}
+        left = {v.name for v in self.variants} - failed
+        pairs = self.context.experiment.comparison_pairs
+        if not any(a in left and b in left for a, b in pairs):
+            raise error
+        self.failed[index] = error
+
+    def _describe_commands(
+        self, argvs: Sequence[tuple[str, ...]], envs: Sequence[dict[str, str]]
+    ) -> None:
+        for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
+            described = describe_executable(argv, env, variant.cwd)
+            described["layout"] = layout_info(unit="block", aslr=aslr_enabled(), hash_seed=False)
+            self.context.sink.add_variant_info(
+                variant.name, {"commands": {self.benchmark.name: described}}
+            )
+
+    def _enough_blocks(self, blocks: int) -> bool:
+        """After `blocks` blocks: stop at the maximum, or (beyond the minimum) once precise
+        enough or out of the share."""
+        settings = self.settings
+        if blocks == settings.warmup_blocks:
+            self.warmed_s = self.elapsed_s()
+        if blocks < settings.min_command_blocks:
+            return False
+        if settings.max_command_blocks is not None and blocks >= settings.max_command_blocks:
+            return True
+        if self.unit_blocks is None:
+            self.unit_blocks = self._choose_units(blocks)
+        out_of_budget = self.elapsed_s() >= self.budget_s
+        # Estimating reads every sample so far: after every block, short commands would
+        # spend more time here than running (quadratic), so at most this often.
+        if not out_of_budget and self.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
+            return False
+        self.checked_s = self.elapsed_s()
+        decisions = self.decisions(self.unit_blocks)
+        self.report(f"block {blocks}", decisions)
+        return out_of_budget or self.precise_enough(decisions)
+
+    def _choose_units(self, blocks: int) -> int:
+        """Blocks per unit of the interval: about a second, or a tenth of the time the share
+        leaves for measuring; stored for the analysis."""
+        warmed_s = self.warmed_s or 0.0
+        measured = blocks - self.settings.warmup_blocks
+        block_s = (self.elapsed_s() - warmed_s) / max(1, measured)
+        measuring_s = self.budget_s - warmed_s
+        unit_blocks = command_unit_blocks(
+            block_s,
+            min(COMMAND_UNIT_S, measuring_s / COMMAND_UNITS_IN_SHARE),
+            len(self.variants),
+        )
+        self._record_units(unit_blocks)
+        return unit_blocks
+
+    def _prepare(self, launcher: CommandLauncher, index: int, env: dict[str, str]) -> None:
+        """--prepare: its command before each run, through the same launcher (in the variant's
+        environment and directory), untimed; a failure stops the run as the command's would."""
+        command = self.settings.prepare
+        if command is None:
+            return
+        variant = self.variants[index]
+        run = launcher.run(
+            ("/bin/sh", "-c", command),
+            env=env,
+            cwd=variant.cwd,
+            timeout_s=self.settings.sample_timeout_s,
+            variant=variant.name,
+            benchmark=self.benchmark.name,
+        )
+        if run.timed_out or run.returncode != 0:
+            how = "timed out" if run.timed_out else describe_status(run.returncode)
+            raise BenchmarkFailedError(
+                f"the --prepare command {command!r} {how}",
+                hint="run it by hand in the variant's directory to see why",
+                variant=variant.name,
+                benchmark=self.benchmark.name,
+                detail=run.stderr_tail.rstrip() or None,
+            )
+
+    def _record_units(self, blocks_per_unit: int) -> None:
+        self.context.sink.add_artifact(
+            Artifact(
+                benchmark=self.benchmark.name,
+                variant=self.variants[0].name,
+                metric=Metric.TIME,
+                kind=KIND_COMMAND_UNITS,
+                content=json.dumps({"blocks_per_unit": blocks_per_unit}),
+            )
+        )
+
+    def _run_one(
+        self, launcher: CommandLauncher, argv: tuple[str, ...], env: dict[str, str], slot: Slot
+    ) -> None:
+        variant = self.variants[slot.variant]
+        run = launcher.run(
+            argv,
+            env=env,
+            cwd=variant.cwd,
+            timeout_s=self.settings.sample_timeout_s,
+            variant=variant.name,
+            benchmark=self.benchmark.name,
+        )
+        if self._ignored(run):
+            self.ignored.setdefault(slot.variant, {})[slot.block] = run.returncode or 0
+        else:
+            self._fail_unless_ok(run, variant.name)
+        if self.reports is not None:
+            self.record(self._reported_sample(run, slot))
+            return
+        self.record(
+            self.sampler.sample(
+                slot,
+                WALL_NS,
+                run.wall_ns,
+                cpu=run.cpu,
+                run_queue_ns=run.run_queue_ns,
+                cpu_ns=run.user_ns + run.sys_ns,
+                involuntary_switches=run.involuntary_switches,
+            )
+        )
+
+    def _reported_sample(self, run: CommandRun, slot: Slot) -> Sample:
+        """The sample the program's own report gives: its iterations' time, and the share of
+        the process's waits for the CPU that fell inside them (spread evenly over the run)."""
+        assert self.reports is not None
+        variant = self.variants[slot.variant]
+        try:
+            reported = self.reports.take(slot.variant, self.benchmark.name, run.stderr_tail)
+        except BenchmarkFailedError as error:
+            raise BenchmarkFailedError(
+                error.message,
+                hint=error.hint,
+                variant=variant.name,
+                benchmark=self.benchmark.name,
+                detail=error.detail,
+            ) from None
+        if not reported.counted:  # a mean alone: how much of the run it covers is unknown
+            return self.sampler.sample(slot, WALL_NS, reported.real_ns, cpu=run.cpu)
+        share = min(1.0, reported.real_ns / run.wall_ns) if run.wall_ns > 0 else 1.0
+        switches = run.involuntary_switches
+        return self.sampler.sample(
+            slot,
+            WALL_NS,
+            reported.real_ns,
+            loops=max(1, reported.iterations),
+            cpu=run.cpu,
+            run_queue_ns=None if run.run_queue_ns is None else round(run.run_queue_ns * share),
+            cpu_ns=round(reported.cpu_ns),
+            involuntary_switches=None if switches is None else round(switches * share),
+        )
+
+    def _ignored(self, run: CommandRun) -> bool:
+        """--ignore-failure: a run that exited with a non-zero status is measured as any other
+        (a signal or a timeout still fails: its time is not the command's)."""
+        return (
+            self.settings.ignore_failure
+            and not run.timed_out
+            and run.returncode is not None
+            and run.returncode > 0
+        )
+
+    def _note_ignored_failures(self) -> None:
+        """Which commands exited non-zero and were measured anyway (--ignore-failure)."""
+        for index, by_block in sorted(self.ignored.items()):
+            variant = self.variants[index].name
+            self.context.sink.add_artifact(
+                Artifact(
+                    benchmark=self.benchmark.name,
+                    variant=variant,
+                    metric=Metric.TIME,
+                    kind=KIND_EXIT_CODES,
+                    content=json.dumps({str(b): c for b, c in sorted(by_block.items())}),
+                )
+            )
+            statuses = Counter(by_block.values())
+            said = ", ".join(
+                f"{count} run{'' if count == 1 else 's'} with status {status}"
+                for status, count in sorted(statuses.items())
+            )
+            self.context.sink.add_note(
+                Note(
+                    severity=Severity.WARNING,
+                    message=f"the command exited with a non-zero status and was measured anyway "
+                    f"(--ignore-failure): {said}",
+                    hint="its times are those of a failing run, which may stop early; without "
+                    "-i a failure stops the run",
+                    benchmark=self.benchmark.name,
+                    variant=variant,
+                    metric=Metric.TIME,
+                )
+            )
+
+    def _fail_unless_ok(self, run: CommandRun, variant: str) -> None:
+        if not run.timed_out and run.returncode == 0:
+            return
+        how = (
+            f"timed out after {self.settings.sample_timeout_s:g} s and was killed"
+            if run.timed_out
+            else describe_status(run.returncode)
+        )
+        raise BenchmarkFailedError(
+            f"the command {how}",
+            hint="run it by hand in the variant's directory to see why"
+            if not run.timed_out
+            else "raise --sample-timeout if one run legitimately takes longer",
+            variant=variant,
+            benchmark=self.benchmark.name,
+            detail=run.stderr_tail.rstrip() or None,
+        )
+
+
+def describe_executable(
+    argv: tuple[str, ...], env: dict[str, str], cwd: str | None
+) -> dict[str, Any]:
+    """Which program a command really runs, and a digest of it: two variants that run the same
+    binary by accident become visible."""
+    program = argv[0]
+    if os.sep not in program:
+        program = shutil.which(program, path=env.get("PATH")) or program
+    elif cwd is not None:
+        program = os.path.join(cwd, program)
+    info: dict[str, Any] = {"command": shlex.join(argv), "executable": program}
+    try:
+        with open(program, "rb") as binary:
+            info["executable_sha256"] = hashlib.file_digest(binary, "sha256").hexdigest()
+    except OSError:
+        pass
+    return info
+
+
+def describe_status(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        return f"was killed by signal {-returncode}"
+    if returncode is not None and 128 < returncode < 160:
+        # a shell reports a child killed by signal N as status 128 + N
+        return f"exited with status {returncode} (a child killed by signal {returncode - 128}?)"
+    return f"exited with status {returncode}"
+
+
+def aslr_enabled() -> bool:
+    """Whether the kernel randomises address spaces (commands run with it as it is)."""
+    try:
+        with open("/proc/sys/kernel/randomize_va_space") as setting:
+            return setting.read().strip() != "0"
+    except OSError:
+        return False
+
+
+def command_unit_blocks(block_s: float, unit_s: float, variants: int) -> int:
+    """Commands: how many consecutive blocks make one unit of the interval, so a unit lasts
+    about `unit_s` (slow machine states are not counted as independent evidence); with two
+    variants an even number, so every unit holds as many AB blocks as BA ones and an effect
+    of the position in a block cancels inside it."""
+    if block_s <= 0 or not math.isfinite(block_s):
+        return 2 if variants == 2 else 1
+    blocks = max(1, math.ceil(unit_s / block_s))
+    if variants == 2 and blocks > 1 and blocks % 2:
+        blocks += 1
+    return blocks

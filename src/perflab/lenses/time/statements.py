@@ -1,0 +1,442 @@
+"""The time lens on statements: per generation one fresh worker per variant (or forked from a
+round's fork servers), pinned to one CPU, started ahead while the previous generation measures,
+with short calibrated samples alternating between the variants."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from perflab.lenses.time.analyse import (
+    KIND_SERVER_ROUND,
+    WALL_NS,
+)
+from perflab.lenses.time.session import (
+    GENERATION_S_RANGE,
+    LOADED_PREEMPTED_FRACTION,
+    LOADED_SAMPLE_MS,
+    MIN_BLOCKS_PER_GENERATION,
+    TARGET_GENERATIONS,
+    TimeSession,
+)
+from perflab.machine.host import online_cpus
+from perflab.measure.fork_server import ForkServers
+from perflab.measure.layout import (
+    LAYOUT_PADDING_VARIABLE,
+    draw_padding,
+)
+from perflab.measure.sampler import Slot
+from perflab.measure.session import loops_per_variant
+from perflab.measure.worker_client import StatementWorker
+from perflab.plan.budget import ServerRounds
+from perflab.plan.schedule import launch_order
+from perflab.records.model import (
+    Artifact,
+    Metric,
+    Note,
+    Sample,
+    Settings,
+    Severity,
+)
+from perflab.stats import preemption
+
+
+class StatementSession(TimeSession):
+    def run(self) -> None:
+        if self.context.server_rounds is not None:
+            self._run_in_rounds(self.context.server_rounds)
+            return
+        settings = self.settings
+        loops: list[int] | None = None  # per variant
+        shortest_s = self._planned_generation_s()
+        generation_s = shortest_s
+        generation = 0
+        upcoming = self._next_launch()
+        prestarted: Prestart | None = None
+        try:
+            while True:
+                started_ns = self.clock_ns()
+                launch, upcoming = upcoming, self._next_launch()
+                workers = self._start(launch, prestarted)
+                if prestarted is not None:
+                    # sampling as long as these workers took to start keeps the next generation
+                    # ready in time, and no longer: the first generation's start-up (which also
+                    # compiled the variants' bytecode caches) is often longer
+                    generation_s = max(shortest_s, prestarted.startup_s)
+                    prestarted = None
+                with self.closing(workers):
+                    self._record_interpreters(workers)
+                    startup_s = (self.clock_ns() - started_ns) / 1e9
+                    if loops is None:
+                        loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
+                        # keep start-up below half of each generation's time
+                        generation_s = max(generation_s, startup_s)
+                    generation_s = self._fit_minimums(generation, generation_s, startup_s)
+                    if self._another_generation_likely(generation, generation_s):
+                        prestarted = Prestart(self, upcoming)
+                    self._sample_generation(workers, generation, loops, generation_s)
+                if generation == 0:
+                    loops = self._shorter_if_preempted(loops)
+                generation += 1
+                minimums_met = generation >= settings.min_generations
+                if self.stop_after(f"generation {generation}", minimums_met=minimums_met):
+                    return
+        finally:
+            if prestarted is not None:
+                prestarted.discard()
+
+    def _planned_generation_s(self) -> float:
+        """How long each generation samples, unless start-up or the minimums say otherwise."""
+        low_s, high_s = GENERATION_S_RANGE
+        return min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+
+    def _start(self, launch: Launch, prestarted: Prestart | None) -> list[StatementWorker]:
+        """This generation's workers: those started ahead, moved onto the measuring CPU, or
+        fresh ones."""
+        if prestarted is None:
+            return self.launch_workers(
+                layout=launch.layout, disable_aslr=self.settings.paired_layout, rng=launch.rng
+            )
+        workers = prestarted.take()
+        self.pin_to_measuring_cpu(workers)
+        return workers
+
+    def _fit_minimums(self, generation: int, generation_s: float, startup_s: float) -> float:
+        """Behind (workers start slower than the probe said), this and the minimum generations
+        still to come sample less, down to their minimum blocks, rather than overrun."""
+        if not 0 < generation < self.settings.min_generations:
+            return generation_s
+        return sampling_to_fit(
+            generation_s,
+            self.budget_s - self.elapsed_s(),
+            self.settings.min_generations - generation,
+            # started ahead, the next workers' start-up overlaps this sampling
+            0.0 if self._started_ahead(generation) else startup_s,
+        )
+
+    def _next_launch(self) -> Launch:
+        """The next generation's layout and launch order, drawn here (in the measuring thread)
+        whether it is started ahead or not, so a seeded schedule stays the same."""
+        layout = generation_layout(self.rng) if self.settings.paired_layout else {}
+        return Launch(layout=layout, rng=random.Random(self.rng.getrandbits(64)))
+
+    def _started_ahead(self, generation: int) -> bool:
+        """Whether the next generation's workers start while this one measures."""
+        return self._another_generation_likely(generation, 0.0)
+
+    def _another_generation_likely(self, generation: int, generation_s: float) -> bool:
+        """Start the next generation's workers while this one measures, on perflab's own CPUs
+        (not the measuring one), when there are such CPUs and another generation will probably
+        follow: worker start-up (interpreter, imports, setup) then costs no measuring time."""
+        if self.context.cpu is None or self.context.fork_servers is not None:
+            return False
+        if not set(online_cpus()) - {self.context.cpu}:
+            return False
+        if generation + 1 < self.settings.min_generations:
+            return True
+        return self.elapsed_s() + generation_s < self.budget_s
+
+    def _run_in_rounds(self, rounds: ServerRounds) -> None:
+        """Generations forked from rounds of fork servers: each round starts one server per
+        variant (a fresh process: its own hash seed, stack padding and physical pages, the
+        set-up's imports paid once), forks `forks_per_round` generations' workers from them,
+        and stops them. Every variant's server and workers of a round share one layout, as a
+        fresh generation's workers do. The minimums are `min_rounds` whole rounds and
+        `min_generations` generations; the budget may cut a round beyond them short."""
+        done = ServerRoundsDone(rounds, round_start_s=rounds.round_start_s)
+        generation_s = self._planned_generation_s()
+        while not (
+            done.minimums_met(self.settings)
+            and self.elapsed_s() + done.round_start_s >= self.budget_s
+        ):
+            layout = generation_layout(self.rng) if self.settings.paired_layout else {}
+            started_ns = self.clock_ns()
+            with self._round_servers(layout) as servers:
+                done.round_start_s = (self.clock_ns() - started_ns) / 1e9
+                self._sample_round(done, servers, layout, generation_s)
+            done.completed += 1
+            if done.minimums_met(self.settings) and self.precise_enough(self.decisions()):
+                break
+        self._note_rounds(done.completed, done.generation)
+
+    def _sample_round(
+        self,
+        done: ServerRoundsDone,
+        servers: ForkServers,
+        layout: dict[str, str],
+        generation_s: float,
+    ) -> None:
+        """The generations forked in one round, each sampling as long as `_round_sampling_s`
+        says; beyond the minimums the stopping rule may cut the round short."""
+        pids = [servers.server(i).process.pid for i in range(len(self.variants))]
+        for fork in range(done.rounds.forks_per_round):
+            fork_started_ns = self.clock_ns()
+            with self.generation(
+                layout=layout, disable_aslr=self.settings.paired_layout
+            ) as workers:
+                self._record_round(done.generation, done.completed, pids)
+                self._record_interpreters(workers)
+                if done.loops is None:
+                    target_ns = int(self.settings.sample_target_ms * 1e6)
+                    done.loops = loops_per_variant(workers, target_ns)
+                fork_s = (self.clock_ns() - fork_started_ns) / 1e9
+                sampling_s = self._round_sampling_s(
+                    done.rounds, generation_s, done.completed, fork, done.round_start_s, fork_s
+                )
+                self._sample_generation(workers, done.generation, done.loops, sampling_s)
+            if done.generation == 0:
+                done.loops = self._shorter_if_preempted(done.loops)
+            done.generation += 1
+            what = f"round {done.completed + 1}, generation {done.generation}"
+            if self.stop_after(what, minimums_met=done.minimums_met(self.settings)):
+                return  # a round beyond the minimums, cut short
+
+    def _round_sampling_s(
+        self,
+        rounds: ServerRounds,
+        planned_s: float,
+        completed: int,
+        fork: int,
+        round_start_s: float,
+        fork_s: float,
+    ) -> float:
+        """How long this generation samples: as planned, except while the minimum rounds are
+        not done, when the generations still to come in them (and their rounds' start-ups)
+        must fit in what is left of the share (each samples its minimum blocks at worst). A
+        round is only complete with all its forks, so the minimum is whole rounds, and sampled
+        at the planned length they can overrun the share."""
+        if completed >= rounds.min_rounds:
+            return planned_s
+        rounds_after = rounds.min_rounds - completed - 1
+        generations_left = (rounds.forks_per_round - fork) + rounds_after * rounds.forks_per_round
+        left_s = self.budget_s - self.elapsed_s() - rounds_after * round_start_s
+        return sampling_to_fit(planned_s, left_s, generations_left, fork_s)
+
+    @contextlib.contextmanager
+    def _round_servers(self, layout: dict[str, str]) -> Iterator[ForkServers]:
+        """One round's fork servers, started in random order; killed at once when the round
+        fails or is interrupted, closed after it."""
+        servers = ForkServers(
+            self.context.runner,
+            self.benchmark,
+            self.variants,
+            default_python=self.context.default_python,
+            cpu=self.context.cpu,
+            timeout_s=self.settings.sample_timeout_s,
+            layout=layout,
+            disable_aslr=self.settings.paired_layout,
+        )
+        try:
+            servers.started(order=launch_order(len(self.variants), self.rng))
+            self.round_servers = servers
+            yield servers
+        except BaseException:
+            servers.kill()
+            raise
+        finally:
+            self.round_servers = None
+            servers.close()
+
+    def _record_round(self, generation: int, round_index: int, pids: list[int]) -> None:
+        self.units[generation] = round_index
+        self.context.sink.add_artifact(
+            Artifact(
+                benchmark=self.benchmark.name,
+                variant=self.variants[0].name,
+                metric=Metric.TIME,
+                kind=KIND_SERVER_ROUND,
+                content=json.dumps({"round": round_index, "servers": pids}),
+                generation=generation,
+            )
+        )
+
+    def _note_rounds(self, rounds: int, generations: int) -> None:
+        self.context.sink.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"the set-up's imports are expensive: the time lens forked its "
+                f"{generations} generations from {rounds} rounds of fork servers (one fresh "
+                "process per variant and round, which imported them once); forked workers "
+                "share their server's hash seed and memory, so the interval is over rounds",
+                hint="a larger --budget buys more rounds; docs/statistics.md (expensive "
+                "set-ups) has the design",
+                benchmark=self.benchmark.name,
+                metric=Metric.TIME,
+            )
+        )
+
+    def _shorter_if_preempted(self, loops: list[int]) -> list[int]:
+        """On a busy machine most samples of the calibrated length are preempted: from the
+        second generation on, samples are shortened so most fit between two preemptions
+        (docs/statistics.md, "A busy machine"). Each variant's loops are set so that its
+        samples last about as long as every other's: a variant whose samples last longer is
+        preempted more often, and preemption costs more than the time it takes out
+        (docs/statistics.md, "Overload"). Pairs compare time per iteration, so different loop
+        counts leave the ratio unbiased."""
+        measured = [s for s in self.samples if not s.warmup and s.run_queue_ns is not None]
+        factor = LOADED_SAMPLE_MS / self.settings.sample_target_ms
+        if not measured or factor >= 1:
+            return loops
+        preempted = sum(preemption.is_preempted(s) for s in measured) / len(measured)
+        if preempted < LOADED_PREEMPTED_FRACTION:
+            return loops
+        self.context.sink.add_note(
+            Note(
+                severity=Severity.INFO,
+                message=f"{preempted:.0%} of the first generation's samples were preempted by "
+                f"other processes: samples were shortened to about {LOADED_SAMPLE_MS:g} ms "
+                "from the second generation on, so that fewer are",
+                benchmark=self.benchmark.name,
+                metric=Metric.TIME,
+            )
+        )
+        return equal_duration_loops(
+            loops, [[s for s in measured if s.variant == v.name] for v in self.variants], factor
+        )
+
+    def _record_interpreters(self, workers: list[StatementWorker]) -> None:
+        for variant, worker in zip(self.variants, workers, strict=True):
+            info: dict[str, str] = {
+                "python_version": worker.info.python_version,
+                "implementation": worker.info.implementation,
+                "executable": worker.info.executable,
+            }
+            if worker.info.device_synchronised is not None:
+                info["device_synchronised"] = worker.info.device_synchronised
+            self.context.sink.add_variant_info(variant.name, info)
+
+    def _sample_generation(
+        self,
+        workers: list[StatementWorker],
+        generation: int,
+        loops: list[int],
+        generation_s: float,
+    ) -> None:
+        """Blocks of samples until the generation has sampled `generation_s` and its minimum
+        blocks (time waited for turns on a shared CPU is not sampling: elapsed_s leaves it out)."""
+        generation_start_s = self.elapsed_s()
+
+        def measure(slot: Slot) -> None:
+            measured = workers[slot.variant].sample(loops[slot.variant])
+            self.record(
+                self.sampler.sample(
+                    slot,
+                    WALL_NS,
+                    measured.wall_ns,
+                    loops=loops[slot.variant],
+                    cpu=measured.cpu,
+                    run_queue_ns=measured.run_queue_ns,
+                    cpu_ns=measured.cpu_ns,
+                    involuntary_switches=measured.involuntary_switches,
+                )
+            )
+
+        def enough(blocks: int) -> bool:
+            spent_s = self.elapsed_s() - generation_start_s
+            minimum = self.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
+            return blocks >= minimum and spent_s >= generation_s
+
+        self.sampler.blocks(measure, generation=generation, enough=enough)
+
+
+@dataclass
+class ServerRoundsDone:
+    """How far the rounds of fork servers have come."""
+
+    rounds: ServerRounds
+    round_start_s: float  # how long the last round's servers took to start
+    completed: int = 0  # rounds done: all their forks, or cut short after the minimums
+    generation: int = 0  # generations done, over all rounds
+    loops: list[int] | None = None  # per variant, calibrated in the first generation
+
+    def minimums_met(self, settings: Settings) -> bool:
+        return (
+            self.completed >= self.rounds.min_rounds and self.generation >= settings.min_generations
+        )
+
+
+@dataclass(frozen=True)
+class Launch:
+    layout: dict[str, str]
+    rng: random.Random
+
+
+class Prestart:
+    """The next generation's workers, started in a thread on perflab's own CPUs while the
+    current generation measures; `take` waits for them, `discard` closes them unused."""
+
+    def __init__(self, session: StatementSession, launch_of: Launch) -> None:
+        self.startup_s = 0.0  # how long the workers took to start, once `take` returned
+
+        def launch() -> list[StatementWorker]:
+            started_ns = time.monotonic_ns()
+            workers = session.launch_workers(
+                layout=launch_of.layout,
+                disable_aslr=session.settings.paired_layout,
+                rng=launch_of.rng,
+                off_measuring_cpu=True,
+            )
+            self.startup_s = (time.monotonic_ns() - started_ns) / 1e9
+            return workers
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perflab-prestart")
+        self._future = pool.submit(launch)
+        pool.shutdown(wait=False)
+
+    def take(self) -> list[StatementWorker]:
+        return self._future.result()
+
+    def discard(self) -> None:
+        try:
+            workers = self._future.result()
+        except BaseException:
+            return  # it failed to start: nothing to stop (launch_workers killed what it started)
+        for worker in workers:
+            worker.kill()
+
+
+def equal_duration_loops(
+    loops: Sequence[int], samples: Sequence[Sequence[Sample]], factor: float
+) -> list[int]:
+    """Every variant's loops for samples `factor` times as long as the first variant's were,
+    each from its own time per iteration (preempted time taken out), so all last alike.
+    A variant without samples shrinks by `factor`."""
+    times = [
+        float(np.median([preemption.corrected(s).per_iteration for s in mine])) if mine else 0.0
+        for mine in samples
+    ]
+    if not times or times[0] <= 0:
+        return [max(1, round(n * factor)) for n in loops]
+    target = loops[0] * factor * times[0]
+    return [
+        max(1, round(target / t)) if t > 0 else max(1, round(n * factor))
+        for n, t in zip(loops, times, strict=True)
+    ]
+
+
+def sampling_to_fit(
+    planned_s: float, left_s: float, generations_left: int, startup_s: float
+) -> float:
+    """How long each of the minimum generations still to come samples so that they fit in what
+    is left of the lens's share (each also starts its workers, `startup_s`): as planned when
+    they fit; 0 when not even their start-ups fit (each then samples its minimum blocks)."""
+    if generations_left <= 0:
+        return planned_s
+    return max(0.0, min(planned_s, left_s / generations_left - startup_s))
+
+
+def generation_layout(rng: random.Random) -> dict[str, str]:
+    """Environment shared by all workers of one generation: a random hash seed and a random
+    amount of environment padding, which (with ASLR off) fixes one random stack and hash layout
+    for every variant alike."""
+    return {
+        "PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1)),
+        LAYOUT_PADDING_VARIABLE: "x" * draw_padding(rng),
+    }
