@@ -252,11 +252,12 @@ def _suite_experiment(
 
 
 def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = set(settings) - SETTINGS_FIELDS
+    known = setting_fields()  # the lenses' options as their descriptors declare them now
+    unknown = set(settings) - known
     if unknown:
         raise ConfigError(
             f"unknown setting(s) {', '.join(sorted(unknown))}",
-            hint="settings are: " + ", ".join(sorted(SETTINGS_FIELDS)),
+            hint="settings are: " + ", ".join(sorted(known)),
         )
     return normalised_settings(settings)
 
