@@ -17,7 +17,7 @@ from perflab.plan.config import (
     user_setting_specs,
 )
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric, Settings, setting_specs
+from perflab.records.model import RETIRED_SETTINGS, Metric, Settings, setting_specs
 from perflab.store.codec import experiment_from_json, experiment_to_json
 
 CHANGED = Settings(
@@ -81,6 +81,10 @@ def test_every_user_setting_has_a_file_key_and_an_api_name() -> None:
 def test_json_round_trip() -> None:
     assert Settings.from_json(CHANGED.to_json()) == CHANGED
     assert CHANGED.to_json()["layers"] == [["python", "libpython"], ["torch", "libtorch"]]
+
+
+def test_retired_settings_are_accepted_and_stored_alike() -> None:
+    assert set(RETIRED) == set(RETIRED_SETTINGS)
 
 
 def test_lens_options_are_stored_where_they_always_were() -> None:

@@ -142,15 +142,18 @@ def _with_store_setting(args: argparse.Namespace) -> argparse.Namespace:
 @contextlib.contextmanager
 def _warnings_said(err: Console) -> Iterator[None]:
     """perflab's own warnings (a retired option given) as one line each on the terminal, as
-    its other messages are, rather than Python's warning with a source line."""
+    its other messages are, rather than Python's warning with a source line; once each,
+    though a workflow builds an experiment per commit."""
 
     shown = warnings.showwarning
+    said: set[str] = set()
 
     def say(message: Warning | str, category: type[Warning], *rest: Any, **more: Any) -> None:
         if not issubclass(category, RetiredSettingWarning):
             shown(message, category, *rest, **more)
-            return
-        err.print(f"perflab: warning: {message}", highlight=False, markup=False)
+        elif str(message) not in said:
+            said.add(str(message))
+            err.print(f"perflab: warning: {message}", highlight=False, markup=False)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", RetiredSettingWarning)

@@ -355,7 +355,8 @@ def _warmup(value: int) -> str | None:
 class Settings:
     """How to measure. Defaults are chosen for a noisy 2-core VM (see docs/statistics.md).
 
-    Each field's metadata is its `SettingSpec` (see `setting_specs`)."""
+    Each core field's metadata is its `SettingSpec` (see `setting_specs`); the lenses' own
+    options are their descriptors', their values in `lens_options`."""
 
     metrics: tuple[Metric, ...] = _setting(
         (Metric.TIME,),
