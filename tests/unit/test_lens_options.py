@@ -10,6 +10,7 @@ import pytest
 
 from perflab import api
 from perflab.cli.options import build_parser, run_options
+from perflab.engine.measured import what_is_measured
 from perflab.lenses import registry
 from perflab.lenses.descriptor import LensOption
 from perflab.lenses.registry import lens_option
@@ -88,3 +89,16 @@ def test_the_retired_keyword_is_accepted_with_a_warning() -> None:
         )
     assert experiment.settings == api.make_experiment(cmd="true", variants=["A", "B"]).settings
     assert Metric.TIME in experiment.settings.metrics
+
+
+def test_runs_differing_only_in_an_amount_option_measure_the_same_quantity() -> None:
+    """history and bisect reuse a stored run when it measured the same quantity: the analysis
+    cache decides how much is computed, not what; --cache-sim changes what is counted."""
+    base = api.make_experiment(cmd="true", variants=["A", "B"], metrics="instructions")
+    no_cache = dataclasses.replace(base, settings=base.settings.with_options(analysis_cache=False))
+    simulated = dataclasses.replace(base, settings=base.settings.with_options(cache_sim=True))
+    assert what_is_measured(no_cache) == what_is_measured(base)
+    assert what_is_measured(simulated) != what_is_measured(base)
+    # an older run's settings without an option had that option's default
+    older = dataclasses.replace(base, settings=dataclasses.replace(base.settings, lens_options=()))
+    assert what_is_measured(older) == what_is_measured(base)
