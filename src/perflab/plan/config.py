@@ -350,7 +350,7 @@ def normalised_settings(changes: Mapping[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         if name in RETIRED:
-            warnings.warn(RETIRED[name][1], RetiredSettingWarning, stacklevel=3)
+            warnings.warn(RETIRED[name][1], RetiredSettingWarning, stacklevel=4)
             continue
         kind = specs[name].kind
         if kind is SettingKind.METRICS:
