@@ -51,9 +51,6 @@ def perflab_ab() -> tuple[dict[str, float], float, dict[str, object]]:
         setup=SETUP,
         variants=[f"{side} env.{SIDE}={side}" for side in SIDES],
         metrics="instructions",
-        # the instructions lens's minimum (two callgrind processes per variant) is what is
-        # timed here, whatever the default budget would hold
-        min_measurements_anyway=True,
     )
     start = time.perf_counter()
     result = perflab.run(experiment, store_path=None)

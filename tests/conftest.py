@@ -17,8 +17,6 @@ from perflab.records.model import Settings
 FAST = settings_with(
     Settings(),
     budget_s=0.5,
-    # tiny budgets: the minimum measurements, whatever the budget's plan says they cost
-    min_measurements_anyway=True,
     min_generations=2,
     sample_target_ms=1.0,
     warmup_blocks=1,

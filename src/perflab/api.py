@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 # SQLite's and PostgreSQL's largest integer (a signed 64-bit one)
 LARGEST_STORED_INTEGER = 2**63 - 1
-SETTINGS_FIELDS = setting_fields()  # the Settings fields make_experiment accepts
+SETTINGS_FIELDS = setting_fields()  # the settings make_experiment accepts (lens options too)
 
 
 def make_experiment(
@@ -252,11 +252,12 @@ def _suite_experiment(
 
 
 def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = set(settings) - SETTINGS_FIELDS
+    known = setting_fields()  # the lenses' options as their descriptors declare them now
+    unknown = set(settings) - known
     if unknown:
         raise ConfigError(
             f"unknown setting(s) {', '.join(sorted(unknown))}",
-            hint="settings are: " + ", ".join(sorted(SETTINGS_FIELDS)),
+            hint="settings are: " + ", ".join(sorted(known)),
         )
     return normalised_settings(settings)
 
@@ -369,9 +370,12 @@ def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experime
     borrowed = {key for d in DESCRIPTORS if d.metric in selected for key in d.also_reads}
     for descriptor in DESCRIPTORS:
         metric = descriptor.metric
-        for key, spec in descriptor.options.items():
+        for declared in descriptor.options:
+            key, spec = declared.name, declared.spec
             option = spec.flag or key
-            if not explicit.get(key) or metric in selected or key in borrowed:
+            if spec.lens is None or not explicit.get(key) or metric in selected:
+                continue
+            if key in borrowed:
                 continue
             raise ConfigError(
                 f"{option} is an option of the {metric.value} lens, which is not selected",

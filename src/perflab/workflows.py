@@ -79,10 +79,6 @@ class Benchmarked:
     ) -> Experiment:
         settings = dict(self.settings or {})
         settings["metrics"] = ",".join(m.value for m in metrics)
-        if Metric.TIME not in metrics:
-            # the other lenses measure each commit once whatever the budget: a history of many
-            # commits must not be refused for a budget that only the time lens spends
-            settings.setdefault("min_measurements_anyway", True)
         if budget_scale != 1.0:
             budget = settings.get("budget_s") or Settings().budget_s
             settings["budget_s"] = float(budget) * budget_scale

@@ -123,8 +123,6 @@ def run_case(
         variants=list(built.variants),
         metrics=",".join(metrics),
         budget_s=budget_s,
-        # the corpus scores explanations, not budgets: each lens's minimum, whatever it costs
-        min_measurements_anyway=True,
         seed=1,
     )
     result = run_to_json(perflab.run(experiment, store_path=None))

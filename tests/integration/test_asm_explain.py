@@ -122,7 +122,7 @@ def build(tmp: Path, name: str, source: str, *flags: str) -> Path:
 
 
 def lens_on(variants: Sequence[Variant], symbols: Sequence[str] = ()) -> dict[str, Any]:
-    settings = Settings(metrics=(Metric.ASM,), symbols=tuple(symbols))
+    settings = Settings(metrics=(Metric.ASM,)).with_options(symbols=tuple(symbols))
     return run_lens(Experiment((Benchmark("b", cmd="true"),), tuple(variants), settings))
 
 

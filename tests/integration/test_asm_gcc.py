@@ -180,7 +180,7 @@ def test_lens_on_a_statement_finds_the_library_each_variant_loaded(
         Variant(narrow, env={"KLIB": str(relu_builds[narrow])}),
         Variant(wide, env={"KLIB": str(relu_builds[wide])}),
     )
-    settings = Settings(metrics=(Metric.ASM,), symbols=("^relu",))
+    settings = Settings(metrics=(Metric.ASM,)).with_options(symbols=("^relu",))
     out = run_lens(Experiment((benchmark,), variants, settings))
     functions = out["functions"]
     assert isinstance(functions, list)
@@ -201,7 +201,7 @@ def test_lens_calls_the_same_code_equivalent(relu_builds: dict[str, Path]) -> No
         "relu", stmt="lib.run(20)", setup="import ctypes, os; lib = ctypes.CDLL(os.environ['KLIB'])"
     )
     variants = tuple(Variant(name, env={"KLIB": str(relu_builds["avx2"])}) for name in "ab")
-    settings = Settings(metrics=(Metric.ASM,), symbols=("^relu",))
+    settings = Settings(metrics=(Metric.ASM,)).with_options(symbols=("^relu",))
     out = run_lens(Experiment((benchmark,), variants, settings))
     assert out["ratio"] == 1.0
     assert out["verdict"] == "equivalent"

@@ -67,7 +67,6 @@ def test_a_range_with_merges_is_a_first_parent_stack(repo: Path, cache: Path) ->
         cmd="./prog",
         build=BUILD,
         metrics="instructions",
-        min_measurements_anyway=True,
     )
     assert [v.git for v in experiment.variants[1:]] == line[:3]
     (note,) = experiment.plan_notes
@@ -85,7 +84,6 @@ def test_a_range_with_merges_is_a_first_parent_stack(repo: Path, cache: Path) ->
         cmd="./prog",
         build=BUILD,
         metrics="instructions",
-        min_measurements_anyway=True,
         first_parent=True,
     )
     result = api.run(experiment, store_path=None, cache_dir=cache)
@@ -105,7 +103,6 @@ def test_a_merge_is_a_matrix_change(repo: Path, cache: Path) -> None:
         cmd="./prog",
         build=BUILD,
         metrics="instructions",
-        min_measurements_anyway=True,
     )
     result = api.run(experiment, store_path=None, cache_dir=cache)
     assert not result.failures

@@ -91,7 +91,6 @@ COMMON = dict(
     cmd="./prog",
     build=BUILD,
     metrics="instructions",
-    min_measurements_anyway=True,
     store_path=None,
 )
 
@@ -103,7 +102,6 @@ def run_stack(repo: Path, cache: Path, range_text: str) -> RunResult:
         cmd="./prog",
         build=BUILD,
         metrics="instructions",
-        min_measurements_anyway=True,
     )
     return api.run(experiment, store_path=None, cache_dir=cache)
 
@@ -167,7 +165,6 @@ def test_matrix_finds_a_change_that_helps_on_one_base_only(repo: Path, tmp_path:
         cmd="./prog",
         build=BUILD,
         metrics="instructions",
-        min_measurements_anyway=True,
     )
     result = api.run(experiment, store_path=None, cache_dir=tmp_path / "cache")
     assert user_state(repo) == before
@@ -199,7 +196,6 @@ def test_bad_refs_and_builds_are_reported_and_other_cells_kept(repo: Path, tmp_p
             cmd="./prog",
             build=BUILD,
             metrics="instructions",
-            min_measurements_anyway=True,
             variants=[
                 "head git=HEAD",
                 "base git=base",
@@ -244,7 +240,6 @@ def test_range_with_merges_and_missing_build_are_refused(repo: Path, tmp_path: P
         repository=clone,
         cmd="./prog",
         metrics="instructions",
-        min_measurements_anyway=True,
     )
     result = api.run(experiment, store_path=None, cache_dir=tmp_path / "cache")
     assert {f.variant for f in result.failures} == {"base", "step1"}
@@ -267,7 +262,6 @@ def test_statement_stack_with_a_per_ref_interpreter(repo: Path, tmp_path: Path) 
         each="python=venv/bin/python env.PYTHONPATH=.",
         build="python3 -m venv --without-pip venv",
         metrics="instructions",
-        min_measurements_anyway=True,
     )
     result = api.run(experiment, store_path=None, cache_dir=tmp_path / "cache")
     assert not result.failures
@@ -283,7 +277,6 @@ def test_params_choose_the_ref_of_each_benchmark(repo: Path, tmp_path: Path) -> 
         name="prog",
         build=BUILD,
         metrics="instructions",
-        min_measurements_anyway=True,
         variants=["old git=base", "new git=$ref"],
         params={"ref": ["main~2", "main~1"]},
     )

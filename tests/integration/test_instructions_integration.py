@@ -244,7 +244,7 @@ def test_O0_against_O2_and_cache_simulation(programs: Path) -> None:
         Variant("O0", cmd=str(programs / "O0")),
     )
     analysis, sink = measure(
-        benchmark, variants, Settings(cache_sim=True), InstructionsLens(repeats=1)
+        benchmark, variants, Settings().with_options(cache_sim=True), InstructionsLens(repeats=1)
     )
     by_event = {c.event: c for c in analysis.comparisons}
     assert set(by_event) == {None, "D1_misses", "LL_misses", "branch_mispredicts"}
@@ -262,7 +262,7 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
     region, _ = measure(
         benchmark,
         (Variant("a"), Variant("b")),
-        Settings(region="kernel"),
+        Settings().with_options(region="kernel"),
         InstructionsLens(repeats=1),
     )
     whole_count = whole.comparisons[0].baseline_value
@@ -271,7 +271,12 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
     assert {f["name"] for f in region.comparisons[0].to_json()["functions"]} == {"kernel", "helper"}
     inlined = Benchmark("prog", cmd=str(programs / "inline"))
     with pytest.raises(ConfigError, match="never ran") as error:
-        measure(inlined, (Variant("a"),), Settings(region="helper"), InstructionsLens(repeats=1))
+        measure(
+            inlined,
+            (Variant("a"),),
+            Settings().with_options(region="helper"),
+            InstructionsLens(repeats=1),
+        )
     assert error.value.hint is not None and "inlined" in error.value.hint
 
 

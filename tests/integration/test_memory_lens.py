@@ -90,7 +90,6 @@ def test_the_unfair_relu_is_caught_and_the_a_a_is_not(programs: Path) -> None:
         metrics="memory",
         region="kernel",
         min_generations=2,
-        min_measurements_anyway=True,  # not about budgets: refused on a loaded machine
         seed=1,
     )
     result = api.run(experiment, store_path=None).raise_on_failure()
@@ -121,7 +120,6 @@ def _run_sse_and_avx512(programs: Path, metrics: str) -> RunResult:
         variants=["sse", f"avx512 cmd={programs / 'avx512'}"],
         metrics=metrics,
         min_generations=2,
-        min_measurements_anyway=True,  # not about budgets: refused on a loaded machine
         seed=1,
     )
     return api.run(experiment, store_path=None).raise_on_failure()

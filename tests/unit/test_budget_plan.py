@@ -309,7 +309,7 @@ def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> 
         2 * (VALGRIND_START_S + counted) + VALGRIND_STARTUP_SLOWDOWN * 0.05
     )
     # with the cache simulated, instrumentation is switched around every loop, as before
-    simulated = instructions_cost(one_variant, dataclasses.replace(settings, cache_sim=True))
+    simulated = instructions_cost(one_variant, settings.with_options(cache_sim=True))
     assert simulated.minimum_s == pytest.approx(
         2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_STARTUP_SLOWDOWN * 0.05
     )

@@ -102,7 +102,9 @@ def test_analysis_gives_each_event_a_ratio_and_reports_the_missing() -> None:
         Artifact("b", "a", Metric.COUNTERS, PROBE, json.dumps(probe)),
         Artifact("b", "a", Metric.COUNTERS, AVAILABILITY, json.dumps(state)),
     )
-    settings = Settings(events=("cycles", "instructions", "context-switches", "cache-misses"))
+    settings = Settings().with_options(
+        events=("cycles", "instructions", "context-switches", "cache-misses")
+    )
     benchmark = Benchmark("b", stmt="pass")
     experiment = Experiment((benchmark,), (Variant("a"), Variant("b")), settings)
     analysis = analyse_counters(
@@ -142,7 +144,7 @@ def _analyse_event(event: str, counts: dict[str, Sequence[float]]) -> LensAnalys
         for variant, values in counts.items()
         for generation, value in enumerate(values)
     ]
-    settings = Settings(events=(event,))
+    settings = Settings().with_options(events=(event,))
     benchmark = Benchmark("b", stmt="pass")
     experiment = Experiment((benchmark,), (Variant("A"), Variant("B")), settings)
     return analyse_counters(benchmark, ["A", "B"], BenchmarkData(tuple(samples), ()), experiment)
@@ -178,7 +180,7 @@ def _simulated_aa(rng: np.random.Generator, events: Sequence[str], sd: float) ->
 
 def _analysed(samples: Sequence[Sample], events: Sequence[str]) -> list[dict[str, Any]]:
     """The counters lens's comparisons (JSON) of variant B against A, deciding `events`."""
-    settings = Settings(events=tuple(events))
+    settings = Settings().with_options(events=tuple(events))
     benchmark = Benchmark("b", stmt="pass")
     experiment = Experiment((benchmark,), (Variant("A"), Variant("B")), settings)
     data = BenchmarkData(tuple(samples), ())

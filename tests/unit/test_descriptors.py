@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
-from perflab.lenses.registry import DESCRIPTORS
+from perflab.lenses.registry import DESCRIPTORS, declared_options
+from perflab.records.model import setting_specs
 from perflab.worker import COMMAND_LAUNCHER_PATH, STATEMENT_WORKER_PATH
 
 CORE_OPS = {"setup", "check", "calibrate", "sample", "go", "end", "quit", "register"}
@@ -36,8 +37,20 @@ def test_the_descriptor_builds_its_lens_and_probes(descriptor: LensDescriptor) -
     assert isinstance(descriptor.probe(NOTHING), Probe)
     package = descriptor.lens.partition(":")[0].rpartition(".")[0]
     assert package == f"perflab.lenses.{descriptor.metric}"
-    for name, spec in descriptor.options.items():
-        assert spec.lens is descriptor.metric and spec.flags, name
+    for option in descriptor.options:
+        # its spec names its lens (no spec: an option every lens may read, e.g. analysis_cache)
+        assert option.spec.lens in (descriptor.metric, None), option.name
+        assert option.spec.flags and option.spec.key == option.name, option.name
+        assert option.spec.check is None or option.spec.check(option.default) is None
+
+
+def test_option_names_are_one_lens_s() -> None:
+    """A lens option is stored under its own name beside the core settings: no two lenses,
+    and no core setting, may share one."""
+    names = [option.name for d in DESCRIPTORS for option in d.options]
+    assert len(set(names)) == len(names)
+    assert not set(names) & set(setting_specs())
+    assert set(declared_options()) == set(names)
 
 
 def _stdlib_only_py37(path: Path) -> ast.Module:

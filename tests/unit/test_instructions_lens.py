@@ -183,7 +183,7 @@ def test_analyse_compares_per_iteration_counts_from_stored_data_only() -> None:
     experiment = Experiment(
         (Benchmark("b", stmt="x"),),
         (Variant("before"), Variant("after")),
-        Settings(layers=(("lists", "^list_"),)),
+        Settings().with_options(layers=(("lists", "^list_"),)),
     )
     analysis = InstructionsLens().analyse(
         Benchmark("b", stmt="x"),

@@ -27,8 +27,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "perflab.plan.bisect_search",  # bisect's search (pure, over a measure callable)
         ),
     ),
-    # the lens descriptors: lenses/<lens>/__init__.py and the cost model it names
-    # (lenses/<lens>/cost.py, pure), the registry (records and names only)
+    # the lens descriptors: lenses/<lens>/__init__.py and the cost model and options it names
+    # (lenses/<lens>/cost.py and options.py, pure), the registry (records and names only)
     ("lens catalogue", ("perflab.lenses", "perflab.lenses.descriptor", "perflab.lenses.registry")),
     # the machine, the plan, and what persists: the store, the worker scripts, git
     (
@@ -88,8 +88,8 @@ def layer_of(module: str) -> int:
         )
     ):
         return _index("lens catalogue")  # a lens package's __init__: its descriptor
-    if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] == "cost":
-        return _index("lens catalogue")  # a lens's cost model, named by its descriptor
+    if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] in ("cost", "options"):
+        return _index("lens catalogue")  # a lens's cost model and options, named by its descriptor
     best, best_len = None, -1
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:

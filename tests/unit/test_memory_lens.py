@@ -252,7 +252,7 @@ class _Traffic:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         (variant,) = context.experiment.variants
-        self.seen.append((variant.name, context.experiment.settings.cache_sim))
+        self.seen.append((variant.name, context.experiment.settings.option("cache_sim")))
         if variant.name in self.failures:
             raise BenchmarkFailedError("callgrind failed", detail=self.failures[variant.name])
         context.sink.add_sample(

@@ -8,16 +8,22 @@ import pytest
 
 from perflab import api
 from perflab.cli.options import build_parser, run_options
-from perflab.plan.config import experiment_from_mapping, setting_keys
+from perflab.lenses.registry import declared_options
+from perflab.plan.config import (
+    RETIRED,
+    experiment_from_mapping,
+    setting_default,
+    setting_keys,
+    user_setting_specs,
+)
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric, Settings, setting_specs
+from perflab.records.model import RETIRED_SETTINGS, Metric, Settings, setting_specs
 from perflab.store.codec import experiment_from_json, experiment_to_json
 
 CHANGED = Settings(
     metrics=(Metric.TIME, Metric.INSTRUCTIONS, Metric.COUNTERS, Metric.ASM),
     budget_s=3.5,
     strict_budget=True,
-    min_measurements_anyway=True,
     target_precision=0.02,
     equivalence_band=0.03,
     confidence=0.9,
@@ -44,6 +50,7 @@ CHANGED = Settings(
     ray=True,
     ray_address="head.example:6379",
     share_caches=True,
+).with_options(
     analysis_cache=False,
     events=("task-clock", "page-faults"),
     region="main",
@@ -53,15 +60,22 @@ CHANGED = Settings(
 )
 
 
+def _value(settings: Settings, name: str) -> object:
+    """A core field's or a lens option's value (its declared default when not given)."""
+    options = declared_options()
+    return options[name].value(settings) if name in options else getattr(settings, name)
+
+
 def test_every_user_setting_has_a_file_key_and_an_api_name() -> None:
     specs = setting_specs()
-    assert set(specs) == {f.name for f in dataclasses.fields(Settings)}
+    assert set(specs) == {f.name for f in dataclasses.fields(Settings)} - {"lens_options"}
     keys = setting_keys()
     assert set(keys.values()) == api.SETTINGS_FIELDS
+    assert set(api.SETTINGS_FIELDS) == set(user_setting_specs()) - {"paired_layout"}
     assert "paired_layout" not in api.SETTINGS_FIELDS  # internal
     # every value in CHANGED differs from the default, so the round trips below test each field
-    for name in api.SETTINGS_FIELDS:
-        assert getattr(CHANGED, name) != getattr(Settings(), name), name
+    for name in api.SETTINGS_FIELDS - set(RETIRED):
+        assert _value(CHANGED, name) != setting_default(name), name
 
 
 def test_json_round_trip() -> None:
@@ -69,12 +83,33 @@ def test_json_round_trip() -> None:
     assert CHANGED.to_json()["layers"] == [["python", "libpython"], ["torch", "libtorch"]]
 
 
+def test_retired_settings_are_accepted_and_stored_alike() -> None:
+    assert set(RETIRED) == set(RETIRED_SETTINGS)
+
+
+def test_lens_options_are_stored_where_they_always_were() -> None:
+    """The stored JSON keeps every lens option beside the core fields, and the retired
+    min_measurements_anyway (false): older readers find the fields they knew, and older
+    stored settings load, their lens options the lenses' own."""
+    stored = CHANGED.to_json()
+    assert stored["events"] == ["task-clock", "page-faults"]
+    assert stored["cache_sim"] is True and stored["analysis_cache"] is False
+    assert stored["min_measurements_anyway"] is False
+    assert "lens_options" not in stored
+    older = {**stored, "min_measurements_anyway": True}
+    assert Settings.from_json(older) == CHANGED
+    # every declared option is stored, given or not
+    made = api.make_experiment(cmd="true", variants=["A", "B"]).settings.to_json()
+    assert set(declared_options()) <= set(made)
+    assert made["cache_sim"] is False and made["region"] is None and made["layers"] == []
+
+
 def test_experiment_file_keys() -> None:
     raw = {
         "metrics": "time,instructions,counters,asm",
         "budget": 3.5,
         "strict_budget": True,
-        "min_measurements_anyway": True,
+        "min_measurements_anyway": True,  # retired: accepted, with a warning
         "precision": 0.02,
         "equivalence_band": 0.03,
         "confidence": 0.9,
@@ -109,13 +144,14 @@ def test_experiment_file_keys() -> None:
         "layers": {"python": "libpython", "torch": "libtorch"},
     }
     assert set(raw) == set(setting_keys())
-    experiment = experiment_from_mapping(
-        {
-            "settings": raw,
-            "variant": [{"name": "A"}, {"name": "B"}],
-            "benchmark": [{"name": "b", "cmd": "true"}],
-        }
-    )
+    with pytest.warns(FutureWarning, match="min_measurements_anyway .* does nothing"):
+        experiment = experiment_from_mapping(
+            {
+                "settings": raw,
+                "variant": [{"name": "A"}, {"name": "B"}],
+                "benchmark": [{"name": "b", "cmd": "true"}],
+            }
+        )
     assert experiment.settings == CHANGED
     assert experiment_from_json(experiment_to_json(experiment)) == experiment
 
@@ -140,7 +176,8 @@ def test_command_line_options() -> None:
         ]
     )  # fmt: skip
     options = run_options(args)
-    experiment = api.make_experiment(cmd="true", variants=["A", "B"], **options.settings)
+    with pytest.warns(FutureWarning, match="--min-measurements-anyway"):
+        experiment = api.make_experiment(cmd="true", variants=["A", "B"], **options.settings)
     assert experiment.settings == CHANGED
 
 
@@ -158,9 +195,8 @@ def test_api_accepts_text_lists_and_tables() -> None:
         symbols=["foo{1,2}", "bar"],
         layers={"python": "libpython", "torch": "libtorch"},
     )
-    assert experiment.settings.events == CHANGED.events
-    assert experiment.settings.symbols == CHANGED.symbols
-    assert experiment.settings.layers == CHANGED.layers
+    for name in ("events", "symbols", "layers"):
+        assert _value(experiment.settings, name) == _value(CHANGED, name), name
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import signal
 import sys
 import traceback
 import types
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from perflab.machine.proc import become_subreaper, stop_all_contained
 from perflab.machine.started import STARTED_AT_S
 from perflab.plan.config import parse_param
 from perflab.plan.designs import budget_plan
-from perflab.records.errors import ConfigError, PerflabError, RunInterrupted
+from perflab.records.errors import ConfigError, PerflabError, RetiredSettingWarning, RunInterrupted
 from perflab.records.model import Experiment
 from perflab.records.redaction import redact
 from perflab.records.results import RunResult
@@ -138,6 +139,28 @@ def _with_store_setting(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
+@contextlib.contextmanager
+def _warnings_said(err: Console) -> Iterator[None]:
+    """perflab's own warnings (a retired option given) as one line each on the terminal, as
+    its other messages are, rather than Python's warning with a source line; once each,
+    though a workflow builds an experiment per commit."""
+
+    shown = warnings.showwarning
+    said: set[str] = set()
+
+    def say(message: Warning | str, category: type[Warning], *rest: Any, **more: Any) -> None:
+        if not issubclass(category, RetiredSettingWarning):
+            shown(message, category, *rest, **more)
+        elif str(message) not in said:
+            said.add(str(message))
+            err.print(f"perflab: warning: {message}", highlight=False, markup=False)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", RetiredSettingWarning)
+        warnings.showwarning = say
+        yield
+
+
 def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: bool) -> int:
     try:
         with _usage_errors_redacted():
@@ -154,7 +177,8 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
     # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines
     err = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
     try:
-        return _dispatch(args, out, err, started_at_s=started_at_s, own_process=own_process)
+        with _warnings_said(err):
+            return _dispatch(args, out, err, started_at_s=started_at_s, own_process=own_process)
     except PerflabError as error:
         err.print(_error_text(str(error)), highlight=False)
         return error.exit_code

@@ -15,9 +15,9 @@ from perflab.cli.changes import add_build_options, add_change_commands, add_run_
 from perflab.cli.history import HISTORY_COMMANDS
 from perflab.cli.parameters import add_parameter_options, parameter_grid, with_placeholders
 from perflab.cli.publish import add_publish_command
-from perflab.plan.config import AVAILABLE_METRICS
+from perflab.plan.config import AVAILABLE_METRICS, setting_default, user_setting_specs
 from perflab.records.errors import ConfigError
-from perflab.records.model import SettingKind, Settings, SettingSpec, Verdict, setting_specs
+from perflab.records.model import SettingKind, SettingSpec, Verdict
 from perflab.records.version import __version__
 from perflab.store import StoreLocation, store_location
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -183,7 +183,7 @@ def _add_setting(
         return
     if spec.kind is SettingKind.BOOLEAN:
         # a switch sets the opposite of the default: --no-pin, --cache-sim
-        default = getattr(Settings(), name)
+        default = setting_default(name)
         group.add_argument(
             *spec.flags, dest=name, action="store_const", const=not default, default=None,
             help=help_text,
@@ -283,7 +283,7 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     )
     how = run.add_argument_group("how to measure")
     lens = run.add_argument_group("lens options")
-    for name, spec in setting_specs().items():
+    for name, spec in user_setting_specs().items():
         if spec.flags:
             _add_setting(lens if spec.lens is not None else how, name, spec, metrics_help)
     how.add_argument(
@@ -505,7 +505,7 @@ def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given on the command line, by field name; a switch given a value (--check-
     output FILE) is on, and its value goes to the setting its spec names."""
     given: dict[str, Any] = {}
-    for name, spec in setting_specs().items():
+    for name, spec in user_setting_specs().items():
         value = getattr(args, name, None) if spec.flags else None
         if value is None:
             continue

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.engine.analyse import analyse_run
+from perflab.lenses.registry import declared_options
 from perflab.records.model import Comparison, Experiment, Metric, RunStatus, Settings, Variant
 from perflab.records.results import RunResult
 from perflab.store import CodeRun, open_store
@@ -28,7 +29,6 @@ AMOUNT_SETTINGS = frozenset(
         "metrics",
         "budget_s",
         "strict_budget",
-        "min_measurements_anyway",
         "target_precision",
         "runs",
         "min_runs",
@@ -50,7 +50,11 @@ def what_is_measured(experiment: Experiment) -> tuple[Any, ...]:
     kept = tuple(
         (f.name, getattr(settings, f.name))
         for f in fields(Settings)
-        if f.name not in AMOUNT_SETTINGS
+        if f.name not in AMOUNT_SETTINGS and f.name != "lens_options"
+    ) + tuple(  # an option an older run's settings lack had its default
+        (name, option.value(settings))
+        for name, option in declared_options().items()
+        if name not in AMOUNT_SETTINGS
     )
     variants = {_without_code(v) for v in experiment.variants}
     return (experiment.benchmarks, kept, tuple(sorted(variants, key=repr)))

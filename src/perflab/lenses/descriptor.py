@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.plan.budget import CostModel
 from perflab.records.code_findings import Finding
-from perflab.records.model import Comparison, Metric, SettingSpec, setting_specs
+from perflab.records.model import Comparison, Metric, Settings, SettingSpec
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens
@@ -50,6 +50,21 @@ def _import(target: str) -> Any:
 
 
 @dataclass(frozen=True)
+class LensOption:
+    """One option a lens reads: its name (the API's keyword and the stored settings' JSON
+    field), its value when not given, and the spec its CLI option and experiment-file key are
+    derived from. Its value travels in `Settings.lens_options`."""
+
+    name: str
+    default: Any
+    spec: SettingSpec
+
+    def value(self, settings: Settings) -> Any:
+        """The option's value in `settings`: the one given, else the default."""
+        return settings.option(self.name, self.default)
+
+
+@dataclass(frozen=True)
 class LensDescriptor:
     """One lens: its metric, its options, its doctor probe, what it needs from the statement
     worker, how to build it, and how its details render."""
@@ -75,6 +90,8 @@ class LensDescriptor:
     beside_time: str | None = None
     # the lens reports its own overruns of the budget (the engine need not add a note)
     reports_overruns: bool = False
+    # the options this lens owns (its CLI options, experiment-file keys and API keywords)
+    options: tuple[LensOption, ...] = ()
     # other lenses' options this lens reads too (the memory lens measures through the
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
@@ -89,11 +106,6 @@ class LensDescriptor:
     # of lenses that do not (instruction counts, simulated caches, disassembly) does not wait
     # for a CPU another perflab run is measuring on
     needs_quiet_cpu: bool = True
-
-    @property
-    def options(self) -> dict[str, SettingSpec]:
-        """The settings only this lens reads, by `Settings` field name."""
-        return {name: spec for name, spec in setting_specs().items() if spec.lens == self.metric}
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""

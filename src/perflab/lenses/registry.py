@@ -3,11 +3,11 @@ to users. Adding a lens is adding its package and one line here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
-from perflab.lenses.descriptor import LensDescriptor
+from perflab.lenses.descriptor import LensDescriptor, LensOption
 from perflab.lenses.instructions import DESCRIPTOR as INSTRUCTIONS
 from perflab.lenses.memory import DESCRIPTOR as MEMORY
 from perflab.lenses.profile import DESCRIPTOR as PROFILE
@@ -15,7 +15,7 @@ from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric
+from perflab.records.model import Metric, Settings
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens
@@ -49,3 +49,26 @@ def descriptor_for(metric: Metric) -> LensDescriptor:
 def lens_for(metric: Metric) -> Lens:
     """The lens measuring `metric`; its module (and dependencies) load only now."""
     return descriptor_for(metric).create()
+
+
+def declared_options() -> dict[str, LensOption]:
+    """Every lens's options by name, in the order the lenses are listed. A name is one lens's
+    (the stored settings keep every option under its own name; tests/unit/test_descriptors.py
+    checks that no two lenses and no core setting share one)."""
+    return {option.name: option for d in DESCRIPTORS for option in d.options}
+
+
+def lens_option(settings: Settings, name: str) -> Any:
+    """A lens option's value in `settings`: the one given, else its lens's declared default."""
+    return declared_options()[name].value(settings)
+
+
+def with_default_options(settings: Settings) -> Settings:
+    """`settings` holding every declared lens option, the defaults for those not given (so that
+    a run's stored settings name each option's value, as they always did)."""
+    missing = {
+        name: option.default
+        for name, option in declared_options().items()
+        if name not in dict(settings.lens_options)
+    }
+    return settings.with_options(**missing) if missing else settings

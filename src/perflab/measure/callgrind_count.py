@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perflab.lenses.registry import lens_option
 from perflab.machine import cpu_lock
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner, stop_all_contained
@@ -593,7 +594,7 @@ class CallgrindCounter:
                 aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
                 environment_bytes=environment_bytes(fixed_env),
             )
-            if context.experiment.settings.cache_sim:
+            if lens_option(context.experiment.settings, "cache_sim"):
                 run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
             runs.append(run)
         return runs
@@ -669,7 +670,7 @@ class CallgrindCounter:
             out_file=os.path.join(directory, "callgrind.out.%p"),
             instr_at_start=False,
             vgdb_prefix=os.path.join(directory, "vgdb"),
-            cache_sim=run.context.experiment.settings.cache_sim,
+            cache_sim=lens_option(run.context.experiment.settings, "cache_sim"),
             # per-instruction costs: the evidence for inlining claims (None: wherever an object
             # has debug info)
             dump_instr=self.inline_frames is not False,
@@ -788,7 +789,9 @@ class CallgrindCounter:
         with worker:
             workers.add(worker)
             try:
-                toggle = self.toggle_collection and not run.context.experiment.settings.cache_sim
+                toggle = self.toggle_collection and not lens_option(
+                    run.context.experiment.settings, "cache_sim"
+                )
                 session = _StatementSession(run, worker, directory, requests, toggle=toggle)
                 plan = session.measure(self.loops, self.repeats)
                 # every dump is on disk once its request returned: the interpreter's shutdown
@@ -966,9 +969,9 @@ class CallgrindCounter:
                     out_file=os.path.join(directory, "callgrind.out.%p"),
                     instr_at_start=True,
                     vgdb_prefix=None,
-                    cache_sim=settings.cache_sim,
+                    cache_sim=lens_option(settings, "cache_sim"),
                     dump_instr=inline,
-                    region=settings.region,
+                    region=lens_option(settings, "region"),
                     trace_children=through_shell,
                 )
                 report_path = os.path.join(directory, "report.json")
@@ -1042,7 +1045,7 @@ class CallgrindCounter:
             loops = counts.loops[repeat] if counts.loops else 1
             self._store_command_dumps(run, dumps, repeat, counts.inline, cpu, loops)
         run.fixed["repeats"] = len(counts.repeats)
-        region = run.context.experiment.settings.region
+        region = lens_option(run.context.experiment.settings, "region")
         if region is not None:
             run.fixed["region"] = region
 
@@ -1096,7 +1099,7 @@ class CallgrindCounter:
 
 def _check_region_ran(run: _Run, totals: Mapping[str, float]) -> None:
     """A --region function that counted nothing never ran: a wrong or inlined name."""
-    region = run.context.experiment.settings.region
+    region = lens_option(run.context.experiment.settings, "region")
     if region is not None and totals[SAMPLE_NAME] == 0:
         raise ConfigError(
             f"the region function {region!r} never ran: callgrind counted nothing inside it",
@@ -1504,7 +1507,9 @@ class _StatementSession:
 
 
 def _analysis_cache(run: _Run) -> AnalysisCache:
-    return AnalysisCache.default(enabled=run.context.experiment.settings.analysis_cache)
+    return AnalysisCache.default(
+        enabled=lens_option(run.context.experiment.settings, "analysis_cache")
+    )
 
 
 def symbolise_inline_frames(

@@ -97,3 +97,8 @@ class StoreDamagedError(StoreError):
 
 class StoreLostError(StoreError):
     """The store's file was removed or replaced while a run was being written into it."""
+
+
+class RetiredSettingWarning(FutureWarning):
+    """A setting that no longer does anything was given: accepted, so that older files,
+    command lines and calls keep working, and said so that they can drop it."""

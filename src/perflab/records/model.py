@@ -9,7 +9,7 @@ import enum
 import re
 import string
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Protocol
 
 from perflab.records.document import TimeSeries
@@ -280,9 +280,10 @@ class SettingKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class SettingSpec:
-    """Everything perflab knows about one `Settings` field. The CLI options, the experiment-file
-    keys and their type checks, the API's keyword arguments and the JSON encoding are derived
-    from these, so a setting is added in one place."""
+    """Everything perflab knows about one setting: a core `Settings` field, or a lens's option
+    (declared by its descriptor, `perflab.lenses.descriptor.LensOption`). The CLI options, the
+    experiment-file keys and their type checks, the API's keyword arguments and the JSON
+    encoding are derived from these, so a setting is added in one place."""
 
     kind: SettingKind
     help: str  # the CLI's help text
@@ -350,20 +351,12 @@ def _warmup(value: int) -> str | None:
     return None
 
 
-def _regexes(layers: Any) -> str | None:
-    for name, pattern in layers:
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            return f"layer {name!r}: {pattern!r} is not a regular expression ({error})"
-    return None
-
-
 @dataclass(frozen=True)
 class Settings:
     """How to measure. Defaults are chosen for a noisy 2-core VM (see docs/statistics.md).
 
-    Each field's metadata is its `SettingSpec` (see `setting_specs`)."""
+    Each core field's metadata is its `SettingSpec` (see `setting_specs`); the lenses' own
+    options are their descriptors', their values in `lens_options`."""
 
     metrics: tuple[Metric, ...] = _setting(
         (Metric.TIME,),
@@ -398,18 +391,6 @@ class Settings:
             "measurement (default: measure the minimums anyway and warn at the end)",
             key="strict_budget",
             flags=("--strict-budget",),
-        ),
-    )
-    # kept so that older files, command lines and API calls still work: measuring the minimums
-    # whatever they cost is the default; no effect (--strict-budget refuses instead)
-    min_measurements_anyway: bool = _setting(
-        False,
-        SettingSpec(
-            SettingKind.BOOLEAN,
-            "the default now (kept for older command lines): measure every lens's minimum "
-            "even when --budget cannot hold it; --strict-budget refuses instead",
-            key="min_measurements_anyway",
-            flags=("--min-measurements-anyway",),
         ),
     )
     target_precision: float = _setting(  # stop early once the confidence sequence is this narrow
@@ -729,99 +710,50 @@ class Settings:
             flags=("--share-caches",),
         ),
     )
-    analysis_cache: bool = _setting(
-        True,
-        SettingSpec(
-            SettingKind.BOOLEAN,
-            "asm: neither read nor write the analysis cache (symbol tables, disassembly, "
-            "inline frames, llvm-mca results kept by build-id under ~/.cache/perflab/analysis)",
-            key="analysis_cache",
-            flags=("--no-analysis-cache",),
-        ),
-    )
-    # lens options
-    events: tuple[str, ...] = _setting(
-        (),
-        SettingSpec(
-            SettingKind.TEXTS,
-            "counters: perf event names, comma-separated",
-            key="events",
-            flags=("--events",),
-            lens=Metric.COUNTERS,
-        ),
-    )
-    region: str | None = _setting(
-        None,
-        SettingSpec(
-            SettingKind.TEXT,
-            "instructions, memory (commands): count only inside this function",
-            key="region",
-            flags=("--region",),
-            lens=Metric.INSTRUCTIONS,
-        ),
-    )
-    cache_sim: bool = _setting(
-        False,
-        SettingSpec(
-            SettingKind.BOOLEAN,
-            "instructions: simulate caches and branches",
-            key="cache_sim",
-            flags=("--cache-sim",),
-            lens=Metric.INSTRUCTIONS,
-        ),
-    )
-    symbols: tuple[str, ...] = _setting(
-        (),
-        SettingSpec(
-            SettingKind.TEXTS,
-            "asm: functions to disassemble (default: the hottest)",
-            key="symbols",
-            flags=("--symbol",),
-            lens=Metric.ASM,
-            repeat=True,
-            metavar="REGEX",
-        ),
-    )
-    # (layer name, regex on function or object name)
-    layers: tuple[tuple[str, str], ...] = _setting(
-        (),
-        SettingSpec(
-            SettingKind.LAYERS,
-            "instructions: group costs into layers by function or library name (repeatable)",
-            key="layers",
-            flags=("--layer",),
-            lens=Metric.INSTRUCTIONS,
-            repeat=True,
-            metavar="NAME=REGEX",
-            check=_regexes,
-        ),
-    )
+    # the lenses' own options by name, sorted: each lens declares its options, their defaults
+    # and specs (lenses/<lens>/options.py, named by its descriptor), so that a lens is added
+    # without touching this module; lens code reads them through its options.py accessors
+    # (code shared by lenses through `perflab.lenses.registry.lens_option`)
+    lens_options: tuple[tuple[str, Any], ...] = ()
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """A lens option's value, `default` when not given (the catalogue knows the defaults)."""
+        return dict(self.lens_options).get(name, default)
+
+    def with_options(self, **values: Any) -> Settings:
+        """These settings with lens options given or replaced (lists become tuples)."""
+        merged = {**dict(self.lens_options), **{k: _frozen(v) for k, v in values.items()}}
+        return replace(self, lens_options=tuple(sorted(merged.items())))
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as JSON values, by field name (the store and the JSON export)."""
+        """The settings as JSON values, by field name (the store and the JSON export); the lens
+        options sit beside the other fields, each under its own name, as they always did."""
         out: dict[str, Any] = {}
         for name, spec in setting_specs().items():
             value = getattr(self, name)
             if spec.kind is SettingKind.METRICS:
                 value = [str(m) for m in value]
-            elif spec.kind is SettingKind.LAYERS:
-                value = [list(pair) for pair in value]
-            elif spec.kind is SettingKind.TEXTS:
-                value = list(value)
             out[name] = value
+        out.update((name, _thawed(value)) for name, value in self.lens_options)
+        out.update(RETIRED_SETTINGS)
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Settings:
-        """The inverse of `to_json`; unknown fields (from a newer perflab) are ignored."""
+        """The inverse of `to_json`: a field that is not a core setting is a lens option (from a
+        newer perflab: an option this one has no lens for, kept and ignored)."""
         specs = setting_specs()
-        return cls(
-            **{
-                name: normalise_setting(specs[name].kind, value)
-                for name, value in data.items()
-                if name in specs
-            }
-        )
+        core = {
+            name: normalise_setting(specs[name].kind, value)
+            for name, value in data.items()
+            if name in specs
+        }
+        options = {
+            name: value
+            for name, value in data.items()
+            if name not in specs and name not in RETIRED_SETTINGS
+        }
+        return cls(**core).with_options(**options)
 
     @property
     def min_command_blocks(self) -> int:
@@ -859,8 +791,28 @@ class Settings:
 
 
 def setting_specs() -> dict[str, SettingSpec]:
-    """Every `Settings` field's spec, by field name, in declaration order."""
-    return {f.name: f.metadata[_SPEC] for f in fields(Settings)}
+    """Every core `Settings` field's spec, by field name, in declaration order (the lenses'
+    options are their descriptors')."""
+    return {f.name: f.metadata[_SPEC] for f in fields(Settings) if _SPEC in f.metadata}
+
+
+# settings that no longer do anything, with the value the JSON keeps giving them: older
+# readers of stored runs and exports find the field they knew
+RETIRED_SETTINGS: Mapping[str, Any] = {"min_measurements_anyway": False}
+
+
+def _frozen(value: Any) -> Any:
+    """A JSON-like value made immutable: lists (and tuples) become tuples, all the way down."""
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    """The inverse of `_frozen`, for JSON."""
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
 
 
 def normalise_setting(kind: SettingKind, value: Any) -> Any:

@@ -21,7 +21,8 @@ miss (and is rewritten), never an error. The cache is bounded (`max_bytes`): `tr
 least recently used entries (reading one touches it) and the folders of older formats.
 
 Location: `$PERFLAB_ANALYSIS_CACHE_DIR`, else `$XDG_CACHE_HOME/perflab/analysis`, else
-`~/.cache/perflab/analysis`. `Settings.analysis_cache` (`--no-analysis-cache`) bypasses it.
+`~/.cache/perflab/analysis`. The asm lens's option `analysis_cache` (`--no-analysis-cache`)
+bypasses it.
 """
 
 from __future__ import annotations

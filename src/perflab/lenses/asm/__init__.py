@@ -1,6 +1,7 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
 from perflab.lenses.asm.cost import asm_cost
+from perflab.lenses.asm.options import OPTIONS
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.records.model import Metric
 
@@ -19,6 +20,7 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,
     cost=asm_cost,
+    options=OPTIONS,
     needs_quiet_cpu=False,
     same_code="perflab.lenses.asm.same_code:same_code",
 )

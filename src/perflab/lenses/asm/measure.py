@@ -1,7 +1,7 @@
 """The asm lens: the hot functions of each variant, disassembled, normalised, diffed, annotated.
 
-measure: profile the measured region of every variant (or take the functions named by
-``Settings.symbols``), locate each function in the object the variant's process really mapped,
+measure: profile the measured region of every variant (or take the functions named by the
+option ``symbols``), locate each function in the object the variant's process really mapped,
 disassemble and summarise it, and store the listings as JSON artifacts.
 analyse (analyse.py): pair functions across variants (ISA namespaces and clone suffixes
 ignored), diff them and summarise what changed. The comparison's ratio is the **code size** of
@@ -50,6 +50,7 @@ from perflab.lenses.asm.machine_code import (
     normalise,
 )
 from perflab.lenses.asm.mca import McaPredictor
+from perflab.lenses.asm.options import analysis_cache_of, symbols_of
 from perflab.lenses.asm.sources import (
     HotCodeSource,
     PerfRecordSource,
@@ -113,10 +114,10 @@ class AsmLens:
     # -- preflight --------------------------------------------------------------------------
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
-        compile_patterns(experiment.settings.symbols)
+        compile_patterns(symbols_of(experiment.settings))
         notes: list[Note] = []
         if isinstance(self.source, PerfRecordSource):
-            if experiment.settings.symbols and which("perf") is None:
+            if symbols_of(experiment.settings) and which("perf") is None:
                 notes.append(
                     _note("perf is missing: functions are found by --symbol only, without costs")
                 )
@@ -138,7 +139,7 @@ class AsmLens:
     # -- measure ----------------------------------------------------------------------------
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        patterns = compile_patterns(context.experiment.settings.symbols)
+        patterns = compile_patterns(symbols_of(context.experiment.settings))
         variants = context.experiment.variants
         regions: dict[str, ProfiledRegion] = {}
         for variant in variants:
@@ -161,7 +162,7 @@ class AsmLens:
     ) -> None:
         workers = self._workers(context)
         cache = self.cache or AnalysisCache.default(
-            enabled=context.experiment.settings.analysis_cache
+            enabled=analysis_cache_of(context.experiment.settings)
         )
         demangler = self.demangler or default_demangler(context.runner, jobs=workers)
         predictor = McaPredictor(context.runner, cpu=self.mcpu, cache=cache)

@@ -1,6 +1,7 @@
 """The counters lens: perf stat events of the measured region."""
 
 from perflab.lenses.counters.cost import counters_cost
+from perflab.lenses.counters.options import OPTIONS
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.records.model import Metric
 
@@ -26,5 +27,6 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
     cost=counters_cost,
+    options=OPTIONS,
     beside_time="the counters lens counts in worker processes of its own under perf stat",
 )

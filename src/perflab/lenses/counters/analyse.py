@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from perflab.lenses.counters.options import events_of
 from perflab.lenses.counters.perf_stat import Availability, derived_metrics
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.model import (
@@ -61,7 +62,7 @@ AVX512 = "avx512"  # artifact per variant and generation
 
 
 def requested_events(settings: Settings) -> tuple[str, ...]:
-    return settings.events or DEFAULT_EVENTS
+    return events_of(settings) or DEFAULT_EVENTS
 
 
 @dataclass(frozen=True)

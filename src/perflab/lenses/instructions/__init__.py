@@ -2,6 +2,7 @@
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.instructions.cost import instructions_cost
+from perflab.lenses.instructions.options import OPTIONS
 from perflab.records.model import Metric
 
 
@@ -20,6 +21,7 @@ DESCRIPTOR = LensDescriptor(
     worker_ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
     worker_handlers="perflab.worker.callgrind_ops",
     cost=instructions_cost,
+    options=OPTIONS,
     runs_valgrind=True,
     needs_quiet_cpu=False,
     same_code="perflab.lenses.instructions.same_code:same_code",

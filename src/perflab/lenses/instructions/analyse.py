@@ -29,6 +29,7 @@ from perflab.lenses.instructions.explain import (
     reattribute_inlined,
     replacements,
 )
+from perflab.lenses.instructions.options import layers_of
 from perflab.measure.callgrind_artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -466,7 +467,7 @@ def analyse_instructions(
     if not variants:
         return LensAnalysis()
     band = experiment.settings.equivalence_band if equivalence_band is None else equivalence_band
-    rules = compile_layers(experiment.settings.layers)
+    rules = compile_layers(layers_of(experiment.settings))
     counts = {name: _variant_counts(data, name) for name in variants}
     base_name = variants[0]
     base = counts[base_name]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from perflab.lenses.instructions.options import cache_sim_of
 from perflab.plan.budget import CostProbe, LensCost, analysis_s
 from perflab.records.model import BenchmarkKind, Metric, Settings
 
@@ -35,7 +36,7 @@ def instructions_cost(
     workers toggle collection rather than switch instrumentation around each loop (None:
     unless the cache is simulated)."""
     if toggled is None:
-        toggled = not settings.cache_sim
+        toggled = not cache_sim_of(settings)
     n = probe.variants
     valgrind = probe.speed.valgrind_factor
     if probe.kind is BenchmarkKind.COMMAND:

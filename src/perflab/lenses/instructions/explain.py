@@ -601,7 +601,8 @@ class LayerRule:
 
 
 def compile_layers(layers: Sequence[tuple[str, str]]) -> tuple[LayerRule, ...]:
-    """`Settings.layers` -> rules; raises re.error for a bad pattern (config validates first)."""
+    """The `layers` option (`options.layers_of`) -> rules; raises re.error for a bad pattern
+    (config validates first)."""
     return tuple(LayerRule.compile(name, pattern) for name, pattern in layers)
 
 

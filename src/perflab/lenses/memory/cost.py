@@ -21,7 +21,7 @@ def _model_of(metric: Metric) -> CostModel:
 def memory_cost(probe: CostProbe, settings: Settings) -> LensCost:
     # the cache is simulated: the workers switch instrumentation around every loop
     one_variant = _model_of(Metric.INSTRUCTIONS)(
-        replace(probe, variants=1), replace(settings, cache_sim=True)
+        replace(probe, variants=1), settings.with_options(cache_sim=True)
     )
     peak = _model_of(Metric("rss"))(probe, settings)
     return LensCost(

@@ -181,7 +181,7 @@ class MemoryLens:
         experiment = context.experiment
         footprint = replace(context, sink=sink, progress=_Progress(context.progress, "peak RSS"))
         self.footprint.measure(benchmark, footprint)
-        settings = replace(experiment.settings, cache_sim=True)
+        settings = experiment.settings.with_options(cache_sim=True)
         variants = same_size_environments(experiment.variants)
         every = replace(experiment, variants=variants, settings=settings)
         counting = self._counting(benchmark, replace(context, experiment=every))

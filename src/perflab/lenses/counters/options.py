@@ -1,0 +1,26 @@
+"""The counters lens's options, declared for its descriptor (the CLI options, experiment-file keys
+and API keywords are derived from them), and their typed values in a run's settings."""
+
+from __future__ import annotations
+
+from perflab.lenses.descriptor import LensOption
+from perflab.records.model import Metric, SettingKind, Settings, SettingSpec
+
+EVENTS = LensOption(
+    "events",
+    (),
+    SettingSpec(
+        SettingKind.TEXTS,
+        "counters: perf event names, comma-separated",
+        key="events",
+        flags=("--events",),
+        lens=Metric.COUNTERS,
+    ),
+)
+OPTIONS = (EVENTS,)
+
+
+def events_of(settings: Settings) -> tuple[str, ...]:
+    """The perf events asked for (empty: the lens's defaults)."""
+    value: tuple[str, ...] = EVENTS.value(settings)
+    return value
