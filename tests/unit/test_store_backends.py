@@ -109,3 +109,26 @@ def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None
         assert measured.value("0" * 40, Metric.INSTRUCTIONS) is None
         assert measured.pair("0" * 40, "1" * 40, (Metric.INSTRUCTIONS,)) is None
     assert not (tmp_path / "new").exists()
+
+
+def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
+    """The cell's store on its node only records (measure_experiment): nothing reads it back to
+    analyse, so it has no load_run to skip; each write is queued for the driver."""
+    import queue
+    from typing import Any
+
+    from perflab.engine.cluster import _StreamingStore
+    from perflab.records.model import Metric, Sample
+
+    records: queue.Queue[tuple[str, Any]] = queue.Queue()
+    store = _StreamingStore(records)
+    assert isinstance(store, RunRecorder) and not isinstance(store, RunStore)
+    writer = store.begin_run(make_experiment(stmt="pass"), {"cpu": "x"}, "test")
+    sample = Sample("b", "A", Metric.TIME, "wall_ns", 1.0)
+    writer.add_sample(sample)
+    writer.finish(RunStatus.COMPLETE)
+    assert writer.data_for("b", Metric.TIME).samples == (sample,)
+    assert [records.get_nowait() for _ in range(2)] == [
+        ("machine", {"cpu": "x"}),
+        ("sample", sample),
+    ]
