@@ -1,4 +1,6 @@
-"""Reads and writes of the SQLite store.
+"""The SQLite store: a file opened for writing (created, migrated, checked for damage) or for
+reading only (never changed), and watched while a run writes into it. Its reads and writes are
+the shared SQL (store.tables) in SQLite's dialect.
 
 Writes are committed one by one as measurements arrive (WAL mode keeps that cheap), so a crash or
 Ctrl-C loses nothing already measured.
