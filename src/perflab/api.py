@@ -38,7 +38,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.records.results import RunResult
-from perflab.store import RunSummary, Store, StoredRun, open_store
+from perflab.store import RunStore, RunSummary, SqliteStore, StoredRun, open_store
 from perflab.store.health import StoreHealth
 from perflab.store.health import check_store as _check_store
 from perflab.store.postgres import is_postgresql, shown
@@ -398,7 +398,7 @@ def run(
     `cache_dir` holds the checkouts and builds of git= variants (default: see
     `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget."""
-    store = open_store(store_path) if store_path is not None else Store.in_memory()
+    store: RunStore = open_store(store_path) if store_path is not None else SqliteStore.in_memory()
     try:
         if experiment.settings.ray:
             from perflab.engine.cluster import run_on_cluster  # imports Ray: only here

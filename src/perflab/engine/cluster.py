@@ -22,7 +22,7 @@ import queue
 import shutil
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from perflab.records.errors import (
 )
 from perflab.records.model import (
     Artifact,
+    BenchmarkData,
     Experiment,
     Metric,
     Note,
@@ -63,7 +64,7 @@ from perflab.records.model import (
 )
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
-from perflab.store import RunWriter, Store, StoredRun
+from perflab.store import RunSink, RunStore, SqliteStore
 from perflab.store.codec import experiment_from_json, experiment_to_json
 
 # a cell's bundle: the CPU the lenses measure on and the one perflab orchestrates from
@@ -101,51 +102,58 @@ def abandoned_name(benchmark: str, attempt: int, node: str) -> str:
 # ---- on the node
 
 
-class _StreamingStore(Store):
-    """The cell's store on its node: in memory (the engine reads its own samples back while
-    measuring, and analyses the cell at the end), each write also queued for the driver."""
+class _StreamingStore:
+    """The cell's store on its node (a RunRecorder): in memory (the engine reads its own samples
+    back while measuring), each write also queued for the driver, which analyses the whole run
+    from its own store."""
 
     def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
-        memory = Store.in_memory()
-        super().__init__(memory.connection, None)
+        self.memory = SqliteStore.in_memory()
         self.records = records
 
     def begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
-    ) -> RunWriter:
+    ) -> RunSink:
         self.records.put(("machine", dict(machine)))
-        writer = super().begin_run(experiment, machine, perflab_version)
-        return _StreamingWriter(self.connection, writer.run_id, self.records)
-
-    def load_run(
-        self, reference: str | int, *, metrics: Collection[Metric] | None = None
-    ) -> StoredRun:
-        """The cell as the engine reads it back to analyse at its end, without its samples and
-        artifacts: the driver analyses the whole run from its own store, so the node's analysis
-        is skipped (only the run's status is used here)."""
-        return super().load_run(reference, metrics=())
+        writer = self.memory.begin_run(experiment, machine, perflab_version)
+        return _StreamingWriter(writer, self.records)
 
 
-class _StreamingWriter(RunWriter):
-    def __init__(self, connection: Any, run_id: int, records: queue.Queue[tuple[str, Any]]):
-        super().__init__(connection, run_id)
+class _StreamingWriter:
+    """A RunSink that writes into `sink` and queues each record for the driver."""
+
+    def __init__(self, sink: RunSink, records: queue.Queue[tuple[str, Any]]) -> None:
+        self.sink = sink
         self.records = records
 
+    @property
+    def run_id(self) -> int:
+        return self.sink.run_id
+
     def add_sample(self, sample: Sample) -> None:
-        super().add_sample(sample)
+        self.sink.add_sample(sample)
         self.records.put(("sample", sample))
 
     def add_artifact(self, artifact: Artifact) -> None:
-        super().add_artifact(artifact)
+        self.sink.add_artifact(artifact)
         self.records.put(("artifact", artifact))
 
     def add_note(self, note: Note) -> None:
-        super().add_note(note)
+        self.sink.add_note(note)
         self.records.put(("note", note))
 
     def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
-        super().add_variant_info(variant, info)
+        self.sink.add_variant_info(variant, info)
         self.records.put(("variant_info", (variant, dict(info))))
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        return self.sink.data_for(benchmark, metric)
+
+    def rename_benchmark(self, old: str, new: str) -> None:
+        self.sink.rename_benchmark(old, new)  # the node's copy only: the driver renames its own
+
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
+        self.sink.finish(status, error)
 
 
 class _QueuedProgress:
@@ -235,10 +243,11 @@ def _measure_in_thread(
 ) -> None:
     """The engine on the cell's experiment, its records put in `records` (then _END); its
     status and failures, or the error that stopped it, in `outcome`."""
-    from perflab.engine import run_experiment
+    from perflab.engine.run import measure_experiment
 
     try:
-        result = run_experiment(
+        # measured only: the driver analyses the whole run from its own store
+        measured = measure_experiment(
             # git= commits come as a bundle: the node needs no copy of the repository
             unpack_commits(
                 experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
@@ -247,8 +256,8 @@ def _measure_in_thread(
             progress=_QueuedProgress(records),
             cache_dir=cache_dir,
         )
-        outcome["status"] = str(result.status)
-        outcome["failures"] = [str(f) for f in result.failures]
+        outcome["status"] = str(measured.status)
+        outcome["failures"] = [str(f) for f in measured.failures]
     except BaseException as error:  # the cell's own failure: the driver records it
         outcome["error"] = error
     finally:
@@ -330,7 +339,7 @@ def quiet_ray_notices(logger: logging.Logger) -> None:
 def run_on_cluster(
     experiment: Experiment,
     *,
-    store: Store,
+    store: RunStore,
     progress: ProgressReporter | None = None,
     cache_dir: str | Path | None = None,
 ) -> RunResult:
@@ -412,7 +421,7 @@ def _cluster_machine(api: _Ray, address: str | None) -> dict[str, Any]:
     }
 
 
-def _drive(driver: _Driver, writer: RunWriter) -> list[PerflabError]:
+def _drive(driver: _Driver, writer: RunSink) -> list[PerflabError]:
     """The cells measured; a run stopped by an error or Ctrl-C is marked incomplete."""
     try:
         return driver.run()
@@ -435,7 +444,7 @@ class _Driver:
         self,
         api: _Ray,
         experiment: Experiment,
-        writer: RunWriter,
+        writer: RunSink,
         progress: ProgressReporter,
         cache_dir: str | Path | None,
     ) -> None:
@@ -625,8 +634,8 @@ class _Driver:
         node = str(attempt.node.get("node_id", "unknown"))
         reason = " ".join(str(error).split())[:200]
         if attempt.wrote:
-            _rename_benchmark(
-                self.writer, cell.benchmark, abandoned_name(cell.benchmark, attempt.number, node)
+            self.writer.rename_benchmark(
+                cell.benchmark, abandoned_name(cell.benchmark, attempt.number, node)
             )
         if attempt.number >= MAX_ATTEMPTS:
             message = (
@@ -678,15 +687,6 @@ class _Driver:
         for group in self.groups:
             with contextlib.suppress(Exception):
                 self.api.remove_placement_group(group)
-
-
-def _rename_benchmark(writer: RunWriter, old: str, new: str) -> None:
-    """Everything of `old` in this run is filed under `new`, in one transaction per table."""
-    for table in ("samples", "artifacts", "notes"):
-        writer.connection.execute(
-            f"UPDATE {table} SET benchmark = ? WHERE run_id = ? AND benchmark = ?",
-            (new, writer.run_id, old),
-        )
 
 
 def _variant_at(cell: Cell, name: str) -> Variant | None:

@@ -68,7 +68,7 @@ from perflab.records.model import (
 )
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
-from perflab.store import RunWriter, Store
+from perflab.store import RunRecorder, RunSink, RunStore, SqliteStore
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class _Failure:
 def run_experiment(
     experiment: Experiment,
     *,
-    store: Store | None = None,
+    store: RunStore | None = None,
     runner: ProcessRunner | None = None,
     progress: ProgressReporter | None = None,
     default_python: str | None = None,
@@ -106,6 +106,42 @@ def run_experiment(
     The measuring CPU is locked against other perflab runs on the machine while it runs (a run
     that finds every CPU taken waits up to 30 s, then shares one and says so in a note; the wait
     is reported as waiting and not charged to the budget)."""
+    store = store or SqliteStore.in_memory()
+    measured = measure_experiment(
+        experiment,
+        store=store,
+        runner=runner,
+        progress=progress,
+        default_python=default_python,
+        cache_dir=cache_dir,
+        started_at_s=started_at_s,
+    )
+    result = analyse_run(store.load_run(measured.run_id))
+    return replace(result, failures=measured.failures)
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A run as measured into its store, before any analysis: which run, how it ended, and the
+    benchmarks that failed while measuring."""
+
+    run_id: int
+    status: RunStatus
+    failures: tuple[BenchmarkFailedError, ...]
+
+
+def measure_experiment(
+    experiment: Experiment,
+    *,
+    store: RunRecorder,
+    runner: ProcessRunner | None = None,
+    progress: ProgressReporter | None = None,
+    default_python: str | None = None,
+    cache_dir: str | Path | None = None,
+    started_at_s: float | None = None,
+) -> MeasuredRun:
+    """Measure and store the run as run_experiment does, without analysing it: for a caller
+    that analyses elsewhere (a cluster's cell, analysed with the whole run by its driver)."""
     progress = progress or NullProgress()
     claim = claim_measurement_cpu(experiment, progress)
     try:
@@ -128,15 +164,14 @@ def _run_experiment(
     experiment: Experiment,
     *,
     claim: cpu_lock.CpuClaim | None,
-    store: Store | None,
+    store: RunRecorder,
     runner: ProcessRunner | None,
     progress: ProgressReporter,
     default_python: str | None,
     cache_dir: str | Path | None,
     started_at_s: float | None,
-) -> RunResult:
+) -> MeasuredRun:
     runner = runner or SubprocessRunner()
-    store = store or Store.in_memory()
     cpu = None if claim is None else claim.cpu
     check_paths(experiment, runner)
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
@@ -174,8 +209,7 @@ def _run_experiment(
     note_joiners(writer, claim, needs_quiet_cpu(experiment))
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
-    result = analyse_run(store.load_run(writer.run_id))
-    return replace(result, failures=tuple(f.error for f in failures))
+    return MeasuredRun(writer.run_id, status, tuple(f.error for f in failures))
 
 
 @dataclass(frozen=True)
@@ -185,7 +219,7 @@ class _Run:
     experiment: Experiment
     lenses: tuple[Lens, ...]
     context: LensContext
-    writer: RunWriter
+    writer: RunSink
     preparer: VariantPreparer
     caches: IsolatedCaches
     planner: BenchmarkPlanner
@@ -193,7 +227,7 @@ class _Run:
 
 
 @contextlib.contextmanager
-def _incomplete_on_error(writer: RunWriter) -> Iterator[None]:
+def _incomplete_on_error(writer: RunSink) -> Iterator[None]:
     """An error or Ctrl-C marks the run incomplete and propagates; what was measured stays."""
     try:
         yield
@@ -207,7 +241,7 @@ def _incomplete_on_error(writer: RunWriter) -> Iterator[None]:
 
 
 def _note_run_setup(
-    writer: RunWriter,
+    writer: RunSink,
     experiment: Experiment,
     preflight_notes: list[Note],
     claim: cpu_lock.CpuClaim | None,
@@ -306,7 +340,7 @@ def _failed_variants(
 
 
 def _mark_failed(
-    writer: RunWriter, benchmark: Benchmark, lens: Lens, failed: tuple[BenchmarkFailedError, ...]
+    writer: RunSink, benchmark: Benchmark, lens: Lens, failed: tuple[BenchmarkFailedError, ...]
 ) -> None:
     """The failed variants marked as failed for this lens: its analysis leaves them out."""
     reasons = {f.variant: {"reason": f.message} for f in failed if f.variant is not None}
@@ -382,7 +416,7 @@ def _measure_lens(
     benchmark: Benchmark,
     context: LensContext,
     ledger: BudgetLedger,
-    writer: RunWriter,
+    writer: RunSink,
 ) -> BenchmarkFailedError | None:
     """Measure with one lens in its share of the budget; its fork servers, started and closed,
     are its own time. None, or why it failed."""
@@ -411,7 +445,7 @@ def _measure_lens(
 
 
 def _failed(
-    writer: RunWriter,
+    writer: RunSink,
     failures: list[_Failure],
     benchmark: str,
     error: BenchmarkFailedError,
@@ -467,7 +501,7 @@ def _prepare_variants(
     experiment: Experiment,
     benchmark: Benchmark,
     preparer: VariantPreparer,
-    writer: RunWriter,
+    writer: RunSink,
     failures: list[_Failure],
 ) -> Experiment | None:
     """The experiment this benchmark is measured with: every variant at the benchmark's

@@ -1,25 +1,30 @@
 """The store: every sample and artifact, written as it is measured. SQLite by default (a file);
-PostgreSQL for a team (a postgresql:// URL)."""
+PostgreSQL for a team (a postgresql:// URL). Both implement `RunStore` (store.protocol); callers
+type against it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from perflab.store.sqlite import CodeRun, RunSummary, RunWriter, Store, StoredRun
+from perflab.store.protocol import RunRecorder, RunSink, RunStore
+from perflab.store.runs import CodeRun, RunSummary, StoredRun
+from perflab.store.sqlite import SqliteStore, Store
 
 StoreLocation = Path | str
+# the name a run's sink had when the SQLite store's writer was the only one
+RunWriter = RunSink
 
 
-def open_store(location: StoreLocation, *, create: bool = True) -> Store:
+def open_store(location: StoreLocation, *, create: bool = True) -> RunStore:
     """The store at `location`: a postgresql:// URL, else an SQLite file. create=False opens it
-    for reading only (see Store.open)."""
+    for reading only (see SqliteStore.open)."""
     from perflab.store.postgres import is_postgresql
 
     if is_postgresql(location):
         from perflab.store.postgres import PostgresStore  # psycopg is loaded only here
 
         return PostgresStore.open_url(str(location), create=create)
-    return Store.open(Path(location), create=create)
+    return SqliteStore.open(Path(location), create=create)
 
 
 def store_location(text: str) -> StoreLocation:
@@ -34,8 +39,12 @@ def store_location(text: str) -> StoreLocation:
 
 __all__ = [
     "CodeRun",
+    "RunRecorder",
+    "RunSink",
+    "RunStore",
     "RunSummary",
     "RunWriter",
+    "SqliteStore",
     "Store",
     "StoreLocation",
     "StoredRun",

@@ -21,7 +21,7 @@ from perflab.records.model import (
     Variant,
     VariantFieldKind,
 )
-from perflab.store.sqlite import StoredRun
+from perflab.store.runs import StoredRun
 
 # the newest `format_version` this perflab reads (report.json_report.FORMAT_VERSION; the store
 # knows no renderer, so the number is restated and a test keeps the two equal)

@@ -10,7 +10,7 @@ from typing import Any
 
 from perflab.records.errors import StoreDamagedError, StoreError
 from perflab.store.migrations import SCHEMA_VERSION
-from perflab.store.sqlite import QUICK_CHECK_MAX_BYTES, Store, quick_check, read_only_reason
+from perflab.store.sqlite import QUICK_CHECK_MAX_BYTES, SqliteStore, quick_check, read_only_reason
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,9 @@ def check_store(path: Path | str, *, thorough: bool = False) -> StoreHealth:
     (`perflab doctor --store`): PRAGMA integrity_check and every run read back whole.
     A missing file, or one that is not a perflab store, raises StoreError."""
     path = Path(path)
-    store_or_error: Store | StoreDamagedError
+    store_or_error: SqliteStore | StoreDamagedError
     try:
-        store_or_error = Store.open(path, create=False)
+        store_or_error = SqliteStore.open(path, create=False)
     except StoreDamagedError as error:
         store_or_error = error
     size = path.stat().st_size
@@ -83,7 +83,7 @@ def check_store(path: Path | str, *, thorough: bool = False) -> StoreHealth:
         store_or_error.close()
 
 
-def _read_back(store: Store, found: StoreHealth, thorough: bool) -> StoreHealth:
+def _read_back(store: SqliteStore, found: StoreHealth, thorough: bool) -> StoreHealth:
     """`found` with the schema version and, when thorough or damaged, which runs read back."""
     version = int(store.connection.execute("PRAGMA user_version").fetchone()[0])
     if not thorough and not found.problems:

@@ -1,4 +1,6 @@
-"""Reads and writes of the SQLite store.
+"""The SQLite store: a file opened for writing (created, migrated, checked for damage) or for
+reading only (never changed), and watched while a run writes into it. Its reads and writes are
+the shared SQL (store.tables) in SQLite's dialect.
 
 Writes are committed one by one as measurements arrive (WAL mode keeps that cheap), so a crash or
 Ctrl-C loses nothing already measured.
@@ -7,8 +9,6 @@ Ctrl-C loses nothing already measured.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import json
 import os
 import shutil
 import sqlite3
@@ -16,28 +16,30 @@ import stat
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from perflab.machine.scratch import make_private_folder
 from perflab.records.errors import StoreDamagedError, StoreError, StoreLostError
-from perflab.records.model import (
-    Artifact,
-    BenchmarkData,
-    Experiment,
-    Metric,
-    Note,
-    RunStatus,
-    Sample,
-    Severity,
-    merge_info,
-)
-from perflab.store.codec import experiment_from_json, experiment_to_json
-from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from perflab.store.owner import ProcessIdentity
+from perflab.records.model import Experiment, Metric, RunStatus
+from perflab.store.dialect import SQLITE
+from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION, statements
+
+# the records are re-exported: they were defined here when SQLite was the only store
+from perflab.store.runs import CodeRun as CodeRun
+from perflab.store.runs import RunSummary as RunSummary
+from perflab.store.runs import StoredRun as StoredRun
 from perflab.store.signature import PERFLAB_APPLICATION_ID, Kind, classify
+from perflab.store.tables import (
+    FINISH_RUN,
+    NO_OWNER_COLUMNS,
+    SAMPLE_COLUMNS_2,
+    RunTables,
+    SqlRunWriter,
+    now,
+)
 
 DEFAULT_STORE_PATH = Path(".perflab") / "perflab.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -46,110 +48,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 # how long a connection waits for another process's lock on the store before giving up
 LOCK_WAIT_S = 30.0
-OWNER_COLUMNS = "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
 # below this much free space a run is refused before measuring (its first write would fail)
 MIN_FREE_BYTES = 1024 * 1024
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    run_id: int
-    created_at: str
-    status: RunStatus
-    benchmarks: tuple[str, ...]
-    variants: tuple[str, ...]
-    metrics: tuple[str, ...]
-    n_samples: int
-    # per variant, where it came from (git= variants): commit, tree, build command
-    provenance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "created_at": self.created_at,
-            "status": str(self.status),
-            "benchmarks": list(self.benchmarks),
-            "variants": list(self.variants),
-            "metrics": list(self.metrics),
-            "n_samples": self.n_samples,
-            "provenance": {k: dict(v) for k, v in self.provenance.items()},
-        }
-
-
-@dataclass(frozen=True)
-class CodeRun:
-    """A stored run that measured git= variants: its experiment and where each such variant's
-    code came from (`provenance`: commit, tree, build, changes), by variant name."""
-
-    run_id: int
-    status: RunStatus
-    experiment: Experiment
-    provenance: Mapping[str, Mapping[str, Any]]
-    # when it began and ended (None: not yet): a finished run's samples do not change after
-    created_at: str = ""
-    finished_at: str | None = None
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    run_id: int
-    created_at: str
-    finished_at: str | None
-    status: RunStatus
-    perflab_version: str
-    experiment: Experiment
-    machine: Mapping[str, Any]
-    error: str | None
-    samples: tuple[Sample, ...]
-    artifacts: tuple[Artifact, ...]
-    notes: tuple[Note, ...]
-    variant_info: Mapping[str, Mapping[str, Any]]
-    # where it was read from when not a store: a JSON document's file name (store.document)
-    source: str | None = None
-
-    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
-        return BenchmarkData(
-            samples=tuple(
-                s for s in self.samples if s.benchmark == benchmark and s.metric == metric
-            ),
-            artifacts=tuple(
-                a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
-            ),
-        )
-
-
-_SAMPLE_COLUMNS = (
-    "benchmark, variant, metric, name, value, loops, generation, block, position, cpu, at_ns,"
-    " warmup, run_queue_ns, cpu_ns, involuntary_switches"
-)
-# an older schema (before 3), read as it is: no scheduler accounting
-_SAMPLE_COLUMNS_2 = _SAMPLE_COLUMNS.replace(
-    "run_queue_ns, cpu_ns, involuntary_switches", "NULL, NULL, NULL"
-)
-
-
-def _sample(row: tuple[Any, ...]) -> Sample:
-    return Sample(
-        benchmark=row[0],
-        variant=row[1],
-        metric=Metric(row[2]),
-        name=row[3],
-        value=row[4],
-        loops=row[5],
-        generation=row[6],
-        block=row[7],
-        position=row[8],
-        cpu=row[9],
-        at_ns=row[10],
-        warmup=bool(row[11]),
-        run_queue_ns=row[12],
-        cpu_ns=row[13],
-        involuntary_switches=row[14],
-    )
 
 
 def _connect_read_only(path: Path) -> tuple[sqlite3.Connection, int, str | None]:
@@ -180,7 +80,9 @@ def _connect_read_only(path: Path) -> tuple[sqlite3.Connection, int, str | None]
         raise _damaged(path, error) from error
 
 
-class Store:
+class SqliteStore:
+    """The store in an SQLite file (or in memory): a RunStore (store.protocol)."""
+
     def __init__(
         self,
         connection: sqlite3.Connection,
@@ -196,11 +98,10 @@ class Store:
         self.identity = identity
         # a read-only store with a WAL on a read-only filesystem is read from a copy here
         self._copy_folder: str | None = None
-        self._owner_columns = OWNER_COLUMNS
-        self._sample_columns = _SAMPLE_COLUMNS
+        self.tables = RunTables(connection, SQLITE, str(path), page_errors=(sqlite3.DatabaseError,))
 
     @classmethod
-    def open(cls, path: Path | str = DEFAULT_STORE_PATH, *, create: bool = True) -> Store:
+    def open(cls, path: Path | str = DEFAULT_STORE_PATH, *, create: bool = True) -> SqliteStore:
         """Open the store for writing runs (creating it and its folder when missing), or with
         create=False for reading only: then the file is opened read-only and never created,
         migrated or otherwise changed, so reading works on a read-only filesystem, beside a
@@ -246,7 +147,7 @@ class Store:
         return store
 
     @classmethod
-    def _open_read_only(cls, path: Path) -> Store:
+    def _open_read_only(cls, path: Path) -> SqliteStore:
         if not path.is_file():
             raise StoreError(
                 f"there is no perflab store at {str(path)!r}"
@@ -257,6 +158,7 @@ class Store:
             # an empty file is an empty store: read an empty schema held in memory
             store = cls.in_memory()
             store.path, store.read_only = path, True
+            store.tables = replace(store.tables, where=str(path))
             return store
         _check_is_sqlite(path)
         if classify(path) is Kind.EMPTY:
@@ -286,12 +188,12 @@ class Store:
             columns = {r[1] for r in connection.execute("PRAGMA table_info(runs)")}
             sample_columns = {r[1] for r in connection.execute("PRAGMA table_info(samples)")}
         if "owner_pid" not in columns:
-            self._owner_columns = "NULL, NULL, NULL, NULL"
+            self.tables = replace(self.tables, owner_columns=NO_OWNER_COLUMNS)
         if "run_queue_ns" not in sample_columns:
-            self._sample_columns = _SAMPLE_COLUMNS_2
+            self.tables = replace(self.tables, sample_columns=SAMPLE_COLUMNS_2)
 
     @classmethod
-    def in_memory(cls) -> Store:
+    def in_memory(cls) -> SqliteStore:
         store = cls(sqlite3.connect(":memory:", isolation_level=None), None)
         store._prepare()
         return store
@@ -355,9 +257,8 @@ class Store:
         try:
             version = int(self.connection.execute("PRAGMA user_version").fetchone()[0])
             for number in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[number].split(";"):  # DDL only: no ';' in strings
-                    if statement.strip():
-                        self.connection.execute(statement)
+                for statement in statements(MIGRATIONS[number]):
+                    self.connection.execute(statement)
                 self.connection.execute(f"PRAGMA user_version = {number + 1}")
             # the signature that tells perflab's store from another program's file
             self.connection.execute(f"PRAGMA application_id = {PERFLAB_APPLICATION_ID}")
@@ -376,143 +277,45 @@ class Store:
 
     def begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
-    ) -> RunWriter:
+    ) -> SqlRunWriter:
         with _store_errors(self.path):
             return self._begin_run(experiment, machine, perflab_version)
 
     def _begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
-    ) -> RunWriter:
+    ) -> SqlRunWriter:
         if self.read_only:
             raise StoreError(
                 f"the store {self.path} was opened for reading: a run cannot be written to it",
                 hint="open it with Store.open(path) to write runs",
             )
-        cursor = self.connection.execute(
-            NEW_RUN_INSERT, new_run_values(experiment, machine, perflab_version)
+        run_id = self.tables.insert_run(experiment, machine, perflab_version)
+        watch = _FileWatch(self.connection, run_id, self.path, self.identity)
+        return SqlRunWriter(
+            self.connection, SQLITE, run_id, errors=watch.errors, written=watch.written
         )
-        assert cursor.lastrowid is not None
-        return RunWriter(self.connection, cursor.lastrowid, self.path, identity=self.identity)
 
-    # ---- reading
+    # ---- reading: the shared SQL (store.tables), a damaged page as StoreDamagedError
 
     def resolve_run_id(self, reference: str | int) -> int:
         """A run id, or `latest`/`last`, or a negative index (-1 is the latest)."""
         with _read_errors(self.path):
-            return self._resolve_run_id(reference)
-
-    def _resolve_run_id(self, reference: str | int) -> int:
-        text = str(reference).strip()
-        if text in ("latest", "last"):
-            text = "-1"
-        try:
-            number = int(text)
-        except ValueError:
-            raise StoreError(
-                f"{reference!r} is not a run id", hint="use a number from `perflab list`, or latest"
-            ) from None
-        if abs(number) >= 2**63:  # beyond SQLite's integers: no run has it
-            raise StoreError(
-                f"there is no run {number} in {self.path}", hint="`perflab list` shows the runs"
-            )
-        if number < 0:
-            rows = self.connection.execute(
-                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-number - 1,)
-            ).fetchall()
-            if not rows:
-                raise StoreError(
-                    "there is no such run in the store" if number != -1 else "the store is empty",
-                    hint="run `perflab run ...` first, or check --store",
-                )
-            return int(rows[0][0])
-        if self.connection.execute("SELECT 1 FROM runs WHERE id = ?", (number,)).fetchone() is None:
-            raise StoreError(
-                f"there is no run {number} in {self.path}", hint="`perflab list` shows the runs"
-            )
-        return number
+            return self.tables.resolve_run_id(reference)
 
     def run_ids(self) -> list[int]:
         with _read_errors(self.path):
-            return [int(r[0]) for r in self.connection.execute("SELECT id FROM runs ORDER BY id")]
+            return self.tables.run_ids()
 
     def list_runs(self, limit: int = 50) -> list[RunSummary]:
         """The latest runs; on a damaged store, those that can still be read."""
-        query = (
-            f"SELECT id, created_at, status, experiment_json, {self._owner_columns},"
-            " (SELECT COUNT(*) FROM samples WHERE samples.run_id = runs.id)"
-            " FROM runs {where} ORDER BY id DESC LIMIT ?"
-        )
-        try:
-            rows = self.connection.execute(query.format(where=""), (limit,)).fetchall()
-        except sqlite3.DatabaseError:
-            rows = []
-            for run_id in reversed(self.run_ids()):
-                with contextlib.suppress(sqlite3.DatabaseError):
-                    rows += self.connection.execute(
-                        query.format(where="WHERE id = ?"), (run_id, 1)
-                    ).fetchall()
-                if len(rows) >= limit:
-                    break
-        summaries = []
-        for run_id, created_at, status, experiment_json, *owner, n_samples in rows:
-            experiment = experiment_from_json(json.loads(experiment_json))
-            summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    created_at=created_at,
-                    status=_status(status, owner),
-                    benchmarks=tuple(b.name for b in experiment.benchmarks),
-                    variants=tuple(v.name for v in experiment.variants),
-                    metrics=tuple(str(m) for m in experiment.settings.metrics),
-                    n_samples=n_samples,
-                    provenance=self._provenance(run_id),
-                )
-            )
-        return summaries
+        with _read_errors(self.path):
+            return self.tables.list_runs(limit)
 
     def runs_of_code(self) -> list[CodeRun]:
         """Every run that measured a git= variant, oldest first, with each such variant's
-        provenance: what a workflow reads to find the runs that hold a commit's code (one
-        scan, so a history of many commits asks once)."""
+        provenance (see RunTables.runs_of_code)."""
         with _read_errors(self.path):
-            provenance: dict[int, dict[str, dict[str, Any]]] = {}
-            for run_id, variant, info_json in self.connection.execute(
-                "SELECT run_id, variant, info_json FROM variant_info"
-                " WHERE info_json LIKE '%provenance%' ORDER BY run_id"
-            ):
-                found = json.loads(info_json).get("provenance")
-                if isinstance(found, dict) and "commit" in found:
-                    provenance.setdefault(int(run_id), {})[variant] = found
-            runs = []
-            for run_id, found in provenance.items():
-                row = self.connection.execute(
-                    f"SELECT status, experiment_json, created_at, finished_at,"
-                    f" {self._owner_columns} FROM runs WHERE id = ?",
-                    (run_id,),
-                ).fetchone()
-                if row is not None:
-                    experiment = experiment_from_json(json.loads(row[1]))
-                    status = _status(row[0], row[4:])
-                    runs.append(CodeRun(run_id, status, experiment, found, row[2], row[3]))
-            return runs
-
-    def _provenance(self, run_id: int) -> dict[str, dict[str, Any]]:
-        try:
-            return self._read_provenance(run_id)
-        except sqlite3.DatabaseError:  # a damaged page: the run is listed without it
-            return {}
-
-    def _read_provenance(self, run_id: int) -> dict[str, dict[str, Any]]:
-        found = {}
-        for variant, info_json in self.connection.execute(
-            "SELECT variant, info_json FROM variant_info WHERE run_id = ?", (run_id,)
-        ):
-            provenance = json.loads(info_json).get("provenance")
-            if isinstance(provenance, dict) and "commit" in provenance:
-                found[variant] = {
-                    k: provenance.get(k) for k in ("ref", "commit", "tree", "build", "changes")
-                }
-        return found
+            return self.tables.runs_of_code()
 
     def load_run(
         self, reference: str | int, *, metrics: Collection[Metric] | None = None
@@ -521,115 +324,12 @@ class Store:
         facts read without its profiles)."""
         run_id = self.resolve_run_id(reference)
         try:
-            return self._load_run(run_id, metrics)
+            return self.tables.load_run(run_id, metrics)
         except sqlite3.DatabaseError as error:
             raise StoreDamagedError(
                 f"run {run_id} cannot be read: the store {self.path} is damaged ({error})",
                 hint=f"`perflab doctor --store {self.path}` says which runs are readable",
             ) from error
-
-    def _load_run(self, run_id: int, metrics: Collection[Metric] | None = None) -> StoredRun:
-        row = self.connection.execute(
-            "SELECT created_at, finished_at, status, perflab_version, experiment_json,"
-            f" machine_json, error, {self._owner_columns} FROM runs WHERE id = ?",
-            (run_id,),
-        ).fetchone()
-        created_at, finished_at, status, version, experiment_json, machine_json, error = row[:7]
-        samples, artifacts = self._measured(run_id, metrics)
-        notes = tuple(
-            _note(r)
-            for r in self.connection.execute(
-                "SELECT severity, message, hint, benchmark, variant, metric FROM notes"
-                " WHERE run_id = ? ORDER BY rowid",
-                (run_id,),
-            )
-        )
-        variant_info = {
-            r[0]: json.loads(r[1])
-            for r in self.connection.execute(
-                "SELECT variant, info_json FROM variant_info WHERE run_id = ?", (run_id,)
-            )
-        }
-        return StoredRun(
-            run_id=run_id,
-            created_at=created_at,
-            finished_at=finished_at,
-            status=_status(status, row[7:]),
-            perflab_version=version,
-            experiment=experiment_from_json(json.loads(experiment_json)),
-            machine=json.loads(machine_json),
-            error=error,
-            samples=samples,
-            artifacts=artifacts,
-            notes=notes,
-            variant_info=variant_info,
-        )
-
-    def _measured(
-        self, run_id: int, metrics: Collection[Metric] | None
-    ) -> tuple[tuple[Sample, ...], tuple[Artifact, ...]]:
-        """The run's samples and artifacts, of `metrics` only where given."""
-        only, chosen = _metric_filter(metrics)
-        samples = tuple(
-            _sample(row)
-            for row in self.connection.execute(
-                f"SELECT {self._sample_columns} FROM samples WHERE run_id = ?{only} ORDER BY rowid",
-                (run_id, *chosen),
-            )
-        )
-        artifacts = tuple(
-            _artifact(r)
-            for r in self.connection.execute(
-                "SELECT benchmark, variant, metric, kind, generation, content FROM artifacts"
-                f" WHERE run_id = ?{only} ORDER BY id",
-                (run_id, *chosen),
-            )
-        )
-        return samples, artifacts
-
-
-def _metric_filter(metrics: Collection[Metric] | None) -> tuple[str, tuple[str, ...]]:
-    """The SQL condition (after `run_id = ?`) and its parameters for rows of `metrics` (None:
-    every row)."""
-    if metrics is None:
-        return "", ()
-    if not metrics:
-        return " AND 1 = 0", ()
-    return f" AND metric IN ({', '.join('?' * len(metrics))})", tuple(str(m) for m in metrics)
-
-
-def _artifact(row: Sequence[Any]) -> Artifact:
-    benchmark, variant, metric, kind, generation, content = row
-    return Artifact(
-        benchmark=benchmark,
-        variant=variant,
-        metric=Metric(metric),
-        kind=kind,
-        generation=generation,
-        content=content,
-    )
-
-
-def _note(row: Sequence[Any]) -> Note:
-    severity, message, hint, benchmark, variant, metric = row
-    return Note(
-        severity=Severity(severity),
-        message=message,
-        hint=hint,
-        benchmark=benchmark,
-        variant=variant,
-        metric=Metric(metric) if metric else None,
-    )
-
-
-def _status(stored: str, owner: Sequence[Any]) -> RunStatus:
-    """A run stored as running whose owning process is gone was interrupted (killed, or its
-    disk filled so it could not record how it ended)."""
-    status = RunStatus(stored)
-    if status is not RunStatus.RUNNING or owner[0] is None:
-        return status
-    identity = ProcessIdentity(int(owner[0]), owner[1], owner[2], str(owner[3]))
-    return RunStatus.INTERRUPTED if identity.is_alive() is False else status
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
@@ -701,31 +401,6 @@ def _check_no_linked_journal(path: Path) -> None:
                     hint=f"remove {beside} if it is yours, or pass --store PATH in a folder of "
                     "your own",
                 )
-
-
-# A new run's row: NEW_RUN_INSERT's parameters are new_run_values()
-NEW_RUN_INSERT = (
-    "INSERT INTO runs (created_at, status, perflab_version, experiment_json, machine_json,"
-    f" {OWNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-def new_run_values(
-    experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
-) -> tuple[Any, ...]:
-    """A run being measured now, by this process: NEW_RUN_INSERT's parameters."""
-    owner = ProcessIdentity.current()
-    return (
-        _now(),
-        str(RunStatus.RUNNING),
-        perflab_version,
-        json.dumps(experiment_to_json(experiment)),
-        json.dumps(machine),
-        owner.pid,
-        owner.start_ticks,
-        owner.boot_id,
-        owner.host,
-    )
 
 
 def _copy_with_wal(path: Path) -> str | None:
@@ -879,16 +554,17 @@ def _recovery_path(store_path: Path, run_id: int) -> Path | None:
     return None
 
 
-class RunWriter:
-    """The sink of one run: each call is its own committed transaction."""
+class _FileWatch:
+    """After each write of a run: is the file at the store's path still the one being written?
+    A benchmark that deletes or replaces it (`shutil.rmtree('.perflab')`) would otherwise have
+    the run written into a file nobody can open again. Once lost, every later write is refused."""
 
     def __init__(
         self,
         connection: sqlite3.Connection,
         run_id: int,
-        path: Path | None = None,
-        *,
-        identity: tuple[int, int] | None = None,
+        path: Path | None,
+        identity: tuple[int, int] | None,
     ) -> None:
         self.connection = connection
         self.run_id = run_id
@@ -896,18 +572,15 @@ class RunWriter:
         self.identity = identity
         self._lost: StoreLostError | None = None
 
-    def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        """A write: refused once the file was lost; SQLite's failures as StoreError."""
         if self._lost is not None:
             raise self._lost
         with _store_errors(self.path):
-            cursor = self.connection.execute(sql, parameters)
-        self._check_store_file()
-        return cursor
+            yield
 
-    def _check_store_file(self) -> None:
-        """After each write: is the file at the store's path still the one being written? A
-        benchmark that deletes or replaces it (`shutil.rmtree('.perflab')`) would otherwise
-        have the run written into a file nobody can open again."""
+    def written(self) -> None:
         if self.path is None or self.identity is None:
             return
         if file_identity(self.path) == self.identity:
@@ -915,8 +588,8 @@ class RunWriter:
         what = "removed" if not self.path.exists() else "replaced by another file"
         with contextlib.suppress(sqlite3.Error):
             self.connection.execute(
-                "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
-                (str(RunStatus.INCOMPLETE), _now(), f"the store file was {what}", self.run_id),
+                FINISH_RUN.format(p=SQLITE.placeholder),
+                (str(RunStatus.INCOMPLETE), now(), f"the store file was {what}", self.run_id),
             )
         # the connection still holds the old file open: copy it, every run in it, to safety
         recovery = _recovery_path(self.path, self.run_id)
@@ -947,90 +620,6 @@ class RunWriter:
         )
         raise self._lost
 
-    def add_sample(self, sample: Sample) -> None:
-        self._execute(
-            f"INSERT INTO samples (run_id, {_SAMPLE_COLUMNS})"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.run_id,
-                sample.benchmark,
-                sample.variant,
-                str(sample.metric),
-                sample.name,
-                float(sample.value),
-                sample.loops,
-                sample.generation,
-                sample.block,
-                sample.position,
-                sample.cpu,
-                sample.at_ns,
-                int(sample.warmup),
-                sample.run_queue_ns,
-                sample.cpu_ns,
-                sample.involuntary_switches,
-            ),
-        )
-
-    def add_artifact(self, artifact: Artifact) -> None:
-        self._execute(
-            "INSERT INTO artifacts (run_id, benchmark, variant, metric, kind, generation, content)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.run_id,
-                artifact.benchmark,
-                artifact.variant,
-                str(artifact.metric),
-                artifact.kind,
-                artifact.generation,
-                artifact.content,
-            ),
-        )
-
-    def add_note(self, note: Note) -> None:
-        self._execute(
-            "INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.run_id,
-                str(note.severity),
-                note.message,
-                note.hint,
-                note.benchmark,
-                note.variant,
-                str(note.metric) if note.metric else None,
-            ),
-        )
-
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
-        row = self._execute(
-            "SELECT info_json FROM variant_info WHERE run_id = ? AND variant = ?",
-            (self.run_id, variant),
-        ).fetchone()
-        merged = merge_info(json.loads(row[0]) if row else {}, info)
-        self._execute(
-            "INSERT OR REPLACE INTO variant_info VALUES (?, ?, ?)",
-            (self.run_id, variant, json.dumps(merged)),
-        )
-
-    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
-        """What this run has stored so far for one benchmark and lens (samples only: lenses
-        that stop adaptively need them; artifacts are read back at analysis)."""
-        return BenchmarkData(
-            samples=tuple(
-                _sample(row)
-                for row in self.connection.execute(
-                    f"SELECT {_SAMPLE_COLUMNS} FROM samples"
-                    " WHERE run_id = ? AND benchmark = ? AND metric = ? ORDER BY rowid",
-                    (self.run_id, benchmark, str(metric)),
-                )
-            )
-        )
-
-    def finish(self, status: RunStatus, error: str | None = None) -> None:
-        self._execute(
-            "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
-            (str(status), _now(), error, self.run_id),
-        )
-
 
 def _ignore_for_git(folder: Path, *, created: bool) -> None:
     """A folder perflab made for its store, or the default `.perflab`, gets a `.gitignore` of
@@ -1046,3 +635,7 @@ def _ignore_for_git(folder: Path, *, created: bool) -> None:
             stream.write("# created by perflab: its store is not part of the repository\n*\n")
     except OSError:
         pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
+
+
+# the name the SQLite store had when it was the only one (Store.open, Store.in_memory)
+Store = SqliteStore

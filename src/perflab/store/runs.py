@@ -1,0 +1,85 @@
+"""What a store gives back: a run whole (StoredRun), a line of the list (RunSummary), a run of
+git= code with where each variant came from (CodeRun). Both stores return the same records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from perflab.records.model import (
+    Artifact,
+    BenchmarkData,
+    Experiment,
+    Metric,
+    Note,
+    RunStatus,
+    Sample,
+)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: int
+    created_at: str
+    status: RunStatus
+    benchmarks: tuple[str, ...]
+    variants: tuple[str, ...]
+    metrics: tuple[str, ...]
+    n_samples: int
+    # per variant, where it came from (git= variants): commit, tree, build command
+    provenance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "created_at": self.created_at,
+            "status": str(self.status),
+            "benchmarks": list(self.benchmarks),
+            "variants": list(self.variants),
+            "metrics": list(self.metrics),
+            "n_samples": self.n_samples,
+            "provenance": {k: dict(v) for k, v in self.provenance.items()},
+        }
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """A stored run that measured git= variants: its experiment and where each such variant's
+    code came from (`provenance`: commit, tree, build, changes), by variant name."""
+
+    run_id: int
+    status: RunStatus
+    experiment: Experiment
+    provenance: Mapping[str, Mapping[str, Any]]
+    # when it began and ended (None: not yet): a finished run's samples do not change after
+    created_at: str = ""
+    finished_at: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    run_id: int
+    created_at: str
+    finished_at: str | None
+    status: RunStatus
+    perflab_version: str
+    experiment: Experiment
+    machine: Mapping[str, Any]
+    error: str | None
+    samples: tuple[Sample, ...]
+    artifacts: tuple[Artifact, ...]
+    notes: tuple[Note, ...]
+    variant_info: Mapping[str, Mapping[str, Any]]
+    # where it was read from when not a store: a JSON document's file name (store.document)
+    source: str | None = None
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        return BenchmarkData(
+            samples=tuple(
+                s for s in self.samples if s.benchmark == benchmark and s.metric == metric
+            ),
+            artifacts=tuple(
+                a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
+            ),
+        )
