@@ -154,9 +154,19 @@ def make_experiment(
     planned = Experiment(
         benchmarks=tuple(benchmarks),
         variants=checked,
-        settings=settings_with(Settings(), **changes),
+        settings=settings_with(Settings(), **{**_alone_defaults(checked, changes), **changes}),
     )
     return _checked(with_design(planned, _design, build=build), explicit=changes)
+
+
+# One variant timed alone needs one estimate's precision, not a comparison's: a few seconds
+# give it, as hyperfine's users expect, unless a budget is given.
+ALONE_BUDGET_S = 5.0
+
+
+def _alone_defaults(variants: Sequence[Variant], changes: Mapping[str, Any]) -> dict[str, Any]:
+    alone = len(variants) == 1 and "budget_s" not in changes
+    return {"budget_s": ALONE_BUDGET_S} if alone else {}
 
 
 def _pytest_experiment(

@@ -35,3 +35,22 @@ def test_ignore_failure_no_shell_show_output_one_run_and_a_parameter_list(tmp_pa
     results = json.loads((tmp_path / "h.json").read_text())["results"]
     codes = {r["variant"]: r["exit_codes"] for r in results if r["parameters"] == {"x": "1"}}
     assert codes == {"cmd1": [0], "cmd2": [1]}  # hyperfine's field, as each run exited
+
+
+@pytest.mark.integration
+def test_one_command_alone_takes_a_few_seconds_by_default(tmp_path: Path) -> None:
+    """hyperfine answers a single command in seconds: a command timed alone gets a 5 s budget
+    unless one is given (a comparison keeps 20 s)."""
+    done = perflab("true", "--json", "r.json", "--store", "s.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["settings"]["budget_s"] == 5.0
+    assert document["measurements"][0]["value"] > 0
+
+
+def test_the_quick_default_is_for_one_variant_timed_alone() -> None:
+    from perflab.api import make_experiment
+
+    assert make_experiment(cmd="true").settings.budget_s == 5.0
+    assert make_experiment(cmd="true", budget_s=2).settings.budget_s == 2.0
+    assert make_experiment(cmd="true", variants=["a", "b"]).settings.budget_s == 20.0

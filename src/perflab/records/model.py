@@ -374,7 +374,7 @@ class Settings:
         SettingSpec(
             SettingKind.NUMBER,
             "seconds per benchmark, all lenses, start-up and imports included; a target: "
-            "minimums that need more take more, with a warning (20)",
+            "minimums that need more take more, with a warning (20; 5 for one variant timed alone)",
             key="budget",
             flags=("--budget",),
             unit="s",
