@@ -51,7 +51,7 @@ from perflab.measure.callgrind_artifacts import (
     parts_of,
     unexecutable_reason,
 )
-from perflab.measure.callgrind_count import CACHE_EVENTS, DerivedEvent, instructions_of
+from perflab.measure.callgrind_dumps import CACHE_EVENTS, DerivedEvent, instructions_of
 from perflab.measure.debuginfo import AddressFrames, frames_from_json
 from perflab.measure.lens import LensAnalysis
 from perflab.measure.object_names import invert, pair_objects
