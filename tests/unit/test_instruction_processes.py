@@ -227,20 +227,11 @@ def _measure_processes(
     process) it counted, and the notes it left. `levels`: per variant, each process's level."""
     counted: list[tuple[str, int]] = []
 
-    def count(
-        options: Any,
-        run: Any,
-        processes: Any,
-        cpu: Any,
-        workers: Any,
-        *,
-        done: Any,
-        **how: Any,
-    ) -> None:
-        for process in processes:
-            counted.append((run.variant.name, process))
+    def count(options: Any, job: Any, cpu: Any, workers: Any, done: Any) -> None:
+        for process in job.processes:
+            counted.append((job.run.variant.name, process))
             counts = callgrind_workers.StatementCounts.__new__(callgrind_workers.StatementCounts)
-            object.__setattr__(counts, "key", (run.variant.name, process))
+            object.__setattr__(counts, "key", (job.run.variant.name, process))
             done(process, counts)
 
     def per_iteration(self: Any) -> tuple[float, ...]:

@@ -56,6 +56,7 @@ from perflab.measure.callgrind_store import store_command, store_statement
 from perflab.measure.callgrind_workers import (
     WORKER_OPS,
     Counted,
+    CountJob,
     StatementCounts,
     count_command,
     count_statements,
@@ -272,17 +273,6 @@ class InstructionCounter:
 
 
 @dataclass(frozen=True)
-class _Job:
-    """Worker processes of a variant (a statement: one fresh process, or every process as
-    children of one fork server), or all of a command's repeats (processes (0,))."""
-
-    run: CountRun
-    processes: tuple[int, ...]
-    fork: bool = False
-    requests: bool = False  # statements: switched with client requests (else through vgdb)
-
-
-@dataclass(frozen=True)
 class _CountingPlan:
     """How each variant is counted: its processes, forked from one server or fresh, switched
     with client requests or through vgdb."""
@@ -291,13 +281,15 @@ class _CountingPlan:
     fork: bool
     requests: bool
 
-    def jobs(self, runs: Sequence[CountRun], processes: tuple[int, ...]) -> list[_Job]:
+    def jobs(self, runs: Sequence[CountRun], processes: tuple[int, ...]) -> list[CountJob]:
         """The jobs that count `processes` of every run: forked, one job per variant; fresh,
         one per process, the first process of every variant first."""
         if self.fork:
-            return [_Job(run, processes, fork=True, requests=self.requests) for run in runs]
+            return [CountJob(run, processes, fork=True, requests=self.requests) for run in runs]
         return [
-            _Job(run, (process,), requests=self.requests) for process in processes for run in runs
+            CountJob(run, (process,), requests=self.requests)
+            for process in processes
+            for run in runs
         ]
 
 
@@ -332,10 +324,10 @@ class _Counting:
         self.failed: dict[str, BenchmarkFailedError] = {}
         self.tolerates_failures = len(context.experiment.variants) > 1
 
-    def run(self, jobs: Sequence[_Job]) -> None:
+    def run(self, jobs: Sequence[CountJob]) -> None:
         run_on_cpus(jobs, self.cpus, self.count, self.store, on_stop=self.stop, drain=self.drain)
 
-    def count(self, job: _Job, cpu: int | None) -> tuple[int | None, str | None]:
+    def count(self, job: CountJob, cpu: int | None) -> tuple[int | None, str | None]:
         """(cpu, why valgrind cannot execute the variant, or None); may run in a thread."""
 
         def done(process: int, counts: Counted) -> None:
@@ -343,16 +335,7 @@ class _Counting:
 
         try:
             if self.statement:
-                count_statements(
-                    self.counter.options,
-                    job.run,
-                    job.processes,
-                    cpu,
-                    self.workers,
-                    fork=job.fork,
-                    requests=job.requests,
-                    done=done,
-                )
+                count_statements(self.counter.options, job, cpu, self.workers, done)
             else:
                 done(job.processes[0], count_command(self.counter.options, job.run, cpu))
         except BenchmarkFailedError as error:
@@ -380,7 +363,7 @@ class _Counting:
                 store_command(run, counts, cpu)
             self.context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
 
-    def store(self, job: _Job, outcome: tuple[int | None, str | None]) -> None:
+    def store(self, job: CountJob, outcome: tuple[int | None, str | None]) -> None:
         """A job done: the CPU it counted on, or (once per variant) why it could not count."""
         cpu, reason = outcome
         run = job.run

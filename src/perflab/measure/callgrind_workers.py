@@ -50,171 +50,162 @@ WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, r
 _COMMAND_TIMEOUT_S = 3600.0
 
 
+@dataclass(frozen=True)
+class CountJob:
+    """Worker processes of a variant (a statement: one fresh process, or every process as
+    children of one fork server), or all of a command's repeats (processes (0,))."""
+
+    run: CountRun
+    processes: tuple[int, ...]
+    fork: bool = False
+    requests: bool = False  # statements: switched with client requests (else through vgdb)
+
+
 def count_statements(
     options: CountOptions,
-    run: CountRun,
-    processes: Sequence[int],
+    job: CountJob,
     cpu: int | None,
     workers: LiveSet[StatementWorker],
-    *,
-    fork: bool,
-    requests: bool,
     done: Callable[[int, StatementCounts], None],
 ) -> None:
-    """The worker processes `processes` of one variant under callgrind: warm-up,
-    calibration and every repeat of each, each handed to `done` as soon as it is counted
-    (may run in a thread of its own: it writes nothing to the sink). Fresh processes, or
-    (`fork`) children of one fork server that imported the set-up's modules under callgrind
-    once."""
+    """The worker processes of `job` under callgrind: warm-up, calibration and every repeat of
+    each, each handed to `done` as soon as it is counted (may run in a thread of its own: it
+    writes nothing to the sink). Fresh processes, or (`job.fork`) children of one fork server
+    that imported the set-up's modules under callgrind once. `workers`: those alive, for a
+    stop to kill."""
     with private_folder("callgrind") as directory:
-        if fork:
-            count_forked(options, run, processes, cpu, workers, directory, done)
+        counting = _StatementWorkers(options, job.run, cpu, workers, directory)
+        if job.fork:
+            counting.forked(job.processes, done)
             return
-        for process in processes:
-            done(process, count_fresh(options, run, process, cpu, workers, directory, requests))
+        for process in job.processes:
+            done(process, counting.fresh(process, requests=job.requests))
 
 
-def statement_launch(options: CountOptions, run: CountRun, directory: str) -> tuple[str, ...]:
-    """valgrind and its options, for a worker (or a fork server) writing into `directory`."""
-    valgrind = callgrind_options(
-        out_file=os.path.join(directory, "callgrind.out.%p"),
-        instr_at_start=False,
-        vgdb_prefix=os.path.join(directory, "vgdb"),
-        cache_sim=run.context.experiment.settings.cache_sim,
-        # per-instruction costs: the evidence for inlining claims (None: wherever an object
-        # has debug info)
-        dump_instr=options.inline_frames is not False,
-        region=None,
-        trace_children=False,
-    )
-    return ("valgrind", *valgrind)
+@dataclass(frozen=True)
+class _StatementWorkers:
+    """One variant's statement workers on one CPU, under valgrind writing into `directory`."""
 
+    options: CountOptions
+    run: CountRun
+    cpu: int | None
+    workers: LiveSet[StatementWorker]
+    directory: str
 
-def count_fresh(
-    options: CountOptions,
-    run: CountRun,
-    process: int,
-    cpu: int | None,
-    workers: LiveSet[StatementWorker],
-    directory: str,
-    requests: bool,
-) -> StatementCounts:
-    settings = run.context.experiment.settings
-    worker = StatementWorker(
-        run.context.runner,
-        run.benchmark,
-        run.variant,
-        interpreter=interpreter_for(run.variant, run.context.default_python),
-        cpu=cpu,
-        timeout_s=worker_timeout_s(settings),
-        launch_prefix=statement_launch(options, run, directory),
-        disable_aslr=True,
-        extra_env=run.env,
-        # top-level code, as torch's collect_callgrind runs a statement: global names
-        # are looked up as a module's are, so counts compare with torch's
-        scope="module",
-        ops=(WorkerOps.from_module(WORKER_OPS),),
-    )
-    return count_in(options, run, process, worker, workers, directory, requests=requests)
+    def launch(self) -> tuple[str, ...]:
+        """valgrind and its options, for a worker (or a fork server)."""
+        valgrind = callgrind_options(
+            out_file=os.path.join(self.directory, "callgrind.out.%p"),
+            instr_at_start=False,
+            vgdb_prefix=os.path.join(self.directory, "vgdb"),
+            cache_sim=self.run.context.experiment.settings.cache_sim,
+            # per-instruction costs: the evidence for inlining claims (None: wherever an
+            # object has debug info)
+            dump_instr=self.options.inline_frames is not False,
+            region=None,
+            trace_children=False,
+        )
+        return ("valgrind", *valgrind)
 
+    def fresh(self, process: int, *, requests: bool) -> StatementCounts:
+        run = self.run
+        worker = StatementWorker(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            interpreter=interpreter_for(run.variant, run.context.default_python),
+            cpu=self.cpu,
+            timeout_s=worker_timeout_s(run.context.experiment.settings),
+            launch_prefix=self.launch(),
+            disable_aslr=True,
+            extra_env=run.env,
+            # top-level code, as torch's collect_callgrind runs a statement: global names
+            # are looked up as a module's are, so counts compare with torch's
+            scope="module",
+            ops=(WorkerOps.from_module(WORKER_OPS),),
+        )
+        return self.count_in(process, worker, requests=requests)
 
-def count_forked(
-    options: CountOptions,
-    run: CountRun,
-    processes: Sequence[int],
-    cpu: int | None,
-    workers: LiveSet[StatementWorker],
-    directory: str,
-    done: Callable[[int, StatementCounts], None],
-) -> None:
-    """Each process a child of one fork server started under callgrind (instrumentation
-    off): the set-up's modules are imported once per variant instead of once per process
-    (an expensive import is most of what counting under callgrind costs). The children
-    switch callgrind with client requests (vgdb is not used for them)."""
-    ops = WorkerOps.from_module(WORKER_OPS)
-    server = fork_server(options, run, cpu, directory, ops)
-    try:
-        for index, process in enumerate(processes):
-            # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
-            # padding is 0: nothing is moved. Every child is forked at once, before the
-            # first counts, and waits its turn: a child forked after the one before it
-            # had exited would start from a server state that child's reply had changed,
-            # and count at a level of its own
-            try:
-                ahead = len(processes) - 1 if index == 0 else 0
-                child = server.worker(ops=(ops,), scope="module", ahead=ahead)
-                # each child calibrates as a fresh process does: one that reused the first
-                # child's loop count would count at a level of its own
-                counts = count_in(options, run, process, child, workers, directory, requests=True)
-            except BenchmarkFailedError as error:
-                # a child's stderr is the server's: valgrind's words on why it stopped
-                # the child (an instruction it cannot execute) are in the server's tail
-                error.detail = error.detail or server.stderr_tail() or None
-                raise
-            done(process, counts)
-    finally:
-        server.kill()  # its teardown under valgrind would count for nothing
-        server.close()  # its pipes and the thread draining them
-
-
-def fork_server(
-    options: CountOptions, run: CountRun, cpu: int | None, directory: str, ops: WorkerOps
-) -> ForkServer:
-    """The variant's fork server under callgrind, the translations of its imports thrown
-    away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
-    callgrind_discard); killed if client requests do not reach callgrind."""
-    server = ForkServer(
-        run.context.runner,
-        run.benchmark,
-        run.variant,
-        default_python=run.context.default_python,
-        cpu=cpu,
-        timeout_s=worker_timeout_s(run.context.experiment.settings),
-        extra_env=run.env,
-        disable_aslr=True,
-        launch_prefix=statement_launch(options, run, directory),
-    )
-    try:
-        run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
-        discarded = server.call(ops, {"op": "callgrind_discard"})
-        if not discarded.get("ok") or not discarded.get("requests"):
-            raise run.error(
-                "client requests do not reach callgrind in the fork server: "
-                f"{discarded.get('why') or discarded.get('error')}",
-                hint="pass a variant's python= that runs the others' way, or report this",
-            )
-    except BaseException:
-        server.kill()
-        server.close()
-        raise
-    return server
-
-
-def count_in(
-    options: CountOptions,
-    run: CountRun,
-    process: int,
-    worker: StatementWorker,
-    workers: LiveSet[StatementWorker],
-    directory: str,
-    *,
-    requests: bool,
-) -> StatementCounts:
-    with worker:
-        workers.add(worker)
+    def forked(
+        self, processes: Sequence[int], done: Callable[[int, StatementCounts], None]
+    ) -> None:
+        """Each process a child of one fork server started under callgrind (instrumentation
+        off): the set-up's modules are imported once per variant instead of once per process
+        (an expensive import is most of what counting under callgrind costs). The children
+        switch callgrind with client requests (vgdb is not used for them)."""
+        ops = WorkerOps.from_module(WORKER_OPS)
+        server = self.fork_server(ops)
         try:
-            toggle = options.toggle_collection and not run.context.experiment.settings.cache_sim
-            session = StatementSession(run, worker, directory, requests, toggle=toggle)
-            plan = session.measure(options.loops, options.repeats)
-            # every dump is on disk once its request returned: the interpreter's shutdown
-            # under valgrind (seconds with torch's destructors) counts for nothing
-            dumps = dict(read_dumps(directory, worker.pid))
-            worker.kill()
+            for index, process in enumerate(processes):
+                # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
+                # padding is 0: nothing is moved. Every child is forked at once, before the
+                # first counts, and waits its turn: a child forked after the one before it
+                # had exited would start from a server state that child's reply had changed,
+                # and count at a level of its own
+                try:
+                    ahead = len(processes) - 1 if index == 0 else 0
+                    child = server.worker(ops=(ops,), scope="module", ahead=ahead)
+                    # each child calibrates as a fresh process does: one that reused the
+                    # first child's loop count would count at a level of its own
+                    counts = self.count_in(process, child, requests=True)
+                except BenchmarkFailedError as error:
+                    # a child's stderr is the server's: valgrind's words on why it stopped
+                    # the child (an instruction it cannot execute) are in the server's tail
+                    error.detail = error.detail or server.stderr_tail() or None
+                    raise
+                done(process, counts)
         finally:
-            workers.discard(worker)
-    # the objects and their inline frames are the same in every process of a variant (the
-    # same files, no ASLR): read once, in the first
-    return digest_statement(options, run, worker.info, plan, dumps, objects=process == 0)
+            server.kill()  # its teardown under valgrind would count for nothing
+            server.close()  # its pipes and the thread draining them
+
+    def fork_server(self, ops: WorkerOps) -> ForkServer:
+        """The variant's fork server under callgrind, the translations of its imports thrown
+        away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
+        callgrind_discard); killed if client requests do not reach callgrind."""
+        run = self.run
+        server = ForkServer(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            default_python=run.context.default_python,
+            cpu=self.cpu,
+            timeout_s=worker_timeout_s(run.context.experiment.settings),
+            extra_env=run.env,
+            disable_aslr=True,
+            launch_prefix=self.launch(),
+        )
+        try:
+            run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
+            discarded = server.call(ops, {"op": "callgrind_discard"})
+            if not discarded.get("ok") or not discarded.get("requests"):
+                raise run.error(
+                    "client requests do not reach callgrind in the fork server: "
+                    f"{discarded.get('why') or discarded.get('error')}",
+                    hint="pass a variant's python= that runs the others' way, or report this",
+                )
+        except BaseException:
+            server.kill()
+            server.close()
+            raise
+        return server
+
+    def count_in(self, process: int, worker: StatementWorker, *, requests: bool) -> StatementCounts:
+        run, options = self.run, self.options
+        with worker:
+            self.workers.add(worker)
+            try:
+                toggle = options.toggle_collection and not run.context.experiment.settings.cache_sim
+                session = StatementSession(run, worker, self.directory, requests, toggle=toggle)
+                plan = session.measure(options.loops, options.repeats)
+                # every dump is on disk once its request returned: the interpreter's shutdown
+                # under valgrind (seconds with torch's destructors) counts for nothing
+                dumps = dict(read_dumps(self.directory, worker.pid))
+                worker.kill()
+            finally:
+                self.workers.discard(worker)
+        # the objects and their inline frames are the same in every process of a variant (the
+        # same files, no ASLR): read once, in the first
+        return digest_statement(options, run, worker.info, plan, dumps, objects=process == 0)
 
 
 def digest_statement(
@@ -268,65 +259,77 @@ def digest_statement(
 def count_command(options: CountOptions, run: CountRun, cpu: int | None) -> CommandCounts:
     """Every repeat of the command under callgrind (may run in a thread of its own: it
     writes nothing to the sink)."""
-    settings = run.context.experiment.settings
     command = run.benchmark.command_for(run.variant)
-    argv = command_argv(command, shell=settings.shell)
-    report = run.benchmark.reports  # a program that says where its measured region is
+    argv = command_argv(command, shell=run.context.experiment.settings.shell)
     through_shell = argv[0] == "/bin/sh"
-    executable = resolve_program(argv[0], run.variant.cwd, run.env)
     inline = options.inline_frames
     if inline is None:
         # through a shell the program is not known before it runs: keep the per-instruction
         # costs, and read debug info from whichever objects have it
+        executable = resolve_program(argv[0], run.variant.cwd, run.env)
         inline = through_shell or (executable is not None and has_debug_info(executable))
     repeats: list[list[tuple[str, str]]] = []
     loops: list[int] = []
     for _ in range(max(1, options.repeats)):
-        with private_folder("callgrind") as directory:
-            valgrind = callgrind_options(
-                out_file=os.path.join(directory, "callgrind.out.%p"),
-                instr_at_start=True,
-                vgdb_prefix=None,
-                cache_sim=settings.cache_sim,
-                dump_instr=inline,
-                region=settings.region,
-                trace_children=through_shell,
-            )
-            report_path = os.path.join(directory, "report.json")
-            if report is not None:
-                valgrind += region_dump_options(report)
-                reporting = f"{command} {report_arguments(report, report_path)}"
-                argv = command_argv(reporting, shell=settings.shell)
-            completed = run.context.runner.run(
-                LaunchSpec(
-                    argv=("valgrind", *valgrind, *argv),
-                    env=run.env,
-                    cwd=run.variant.cwd,
-                    cpu=cpu,
-                    disable_aslr=True,
-                ),
-                timeout_s=_COMMAND_TIMEOUT_S,
-            )
-            if not completed.ok:
-                raise run.error(
-                    f"the command {completed.describe_failure()} under callgrind",
-                    hint="run it without --metric instructions to see whether it fails on its own",
-                    detail=completed.stderr[-4000:],
-                )
-            dumps = read_dumps(directory)
-            if not dumps:
-                # a process killed and reaped from outside reads as exited 0 (Popen's
-                # wait gets ECHILD): no profile is no count, never zero instructions
-                raise run.error(
-                    "callgrind wrote no profile: the command was stopped before it ended",
-                    hint="run it again; if it recurs, run it by hand under valgrind",
-                    detail=completed.stderr[-4000:] or None,
-                )
-            if report is not None:
-                dumps, iterations = region_of(run, report, dumps, report_path, completed)
-                loops.append(iterations)
-            repeats.append(dumps)
+        dumps, iterations = _command_once(run, cpu, dump_instr=inline, shell=through_shell)
+        if iterations is not None:
+            loops.append(iterations)
+        repeats.append(dumps)
     return CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline, tuple(loops))
+
+
+def _command_once(
+    run: CountRun, cpu: int | None, *, dump_instr: bool, shell: bool
+) -> tuple[list[tuple[str, str]], int | None]:
+    """One run of the command under callgrind: its dumps, and (a program that reports its
+    measured region) the dump of that region alone with the iterations it holds."""
+    settings = run.context.experiment.settings
+    command = run.benchmark.command_for(run.variant)
+    argv = command_argv(command, shell=settings.shell)
+    report = run.benchmark.reports  # a program that says where its measured region is
+    with private_folder("callgrind") as directory:
+        valgrind = callgrind_options(
+            out_file=os.path.join(directory, "callgrind.out.%p"),
+            instr_at_start=True,
+            vgdb_prefix=None,
+            cache_sim=settings.cache_sim,
+            dump_instr=dump_instr,
+            region=settings.region,
+            trace_children=shell,
+        )
+        report_path = os.path.join(directory, "report.json")
+        if report is not None:
+            valgrind += region_dump_options(report)
+            reporting = f"{command} {report_arguments(report, report_path)}"
+            argv = command_argv(reporting, shell=settings.shell)
+        completed = run.context.runner.run(
+            LaunchSpec(
+                argv=("valgrind", *valgrind, *argv),
+                env=run.env,
+                cwd=run.variant.cwd,
+                cpu=cpu,
+                disable_aslr=True,
+            ),
+            timeout_s=_COMMAND_TIMEOUT_S,
+        )
+        if not completed.ok:
+            raise run.error(
+                f"the command {completed.describe_failure()} under callgrind",
+                hint="run it without --metric instructions to see whether it fails on its own",
+                detail=completed.stderr[-4000:],
+            )
+        dumps = read_dumps(directory)
+        if not dumps:
+            # a process killed and reaped from outside reads as exited 0 (Popen's wait gets
+            # ECHILD): no profile is no count, never zero instructions
+            raise run.error(
+                "callgrind wrote no profile: the command was stopped before it ended",
+                hint="run it again; if it recurs, run it by hand under valgrind",
+                detail=completed.stderr[-4000:] or None,
+            )
+        if report is None:
+            return dumps, None
+        return region_of(run, report, dumps, report_path, completed)
 
 
 def region_of(
