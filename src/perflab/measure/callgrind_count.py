@@ -71,6 +71,8 @@ from perflab.stats.summary import process_levels
 __all__ = ["CountOptions", "InstructionCounter"]
 
 _REQUESTS_CHECK_TIMEOUT_S = 60.0  # the worker ops run natively: a Python's start-up
+# the native check's answer (why not, or "") per interpreter, working directory and environment
+RequestsChecked = dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str]
 
 
 class InstructionCounter:
@@ -87,12 +89,10 @@ class InstructionCounter:
         self,
         options: CountOptions | None = None,
         *,
-        requests_checked: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str]
-        | None = None,
+        requests_checked: RequestsChecked | None = None,
     ) -> None:
         self.options = options or CountOptions()
-        # the native check's answer (why not, or "") per interpreter, working directory and
-        # environment: shared by the counters `with_options` makes
+        # shared by the counters `with_options` makes: each interpreter is checked once
         self._requests_checked = {} if requests_checked is None else requests_checked
 
     def with_options(self, options: CountOptions) -> InstructionCounter:
@@ -100,6 +100,9 @@ class InstructionCounter:
         return InstructionCounter(options, requests_checked=self._requests_checked)
 
     def count(self, benchmark: Benchmark, context: LensContext) -> None:
+        """Every variant of `context.experiment` counted, stored through `context.sink`; a
+        variant that fails, where others are left to compare, raises `VariantsFailed` after
+        the others were counted."""
         runs = self._runs(benchmark, context)
         cpus = self._cpus(context)
         statement = benchmark.kind is BenchmarkKind.STATEMENT
