@@ -30,6 +30,7 @@ from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME, parts_of
+from perflab.measure.callgrind_count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.tools.callgrind import FunctionCosts, combine_parts, normalise_function_id
@@ -67,7 +68,7 @@ def count(args: argparse.Namespace) -> tuple[MemorySink, float]:
         Variant(f"w{i}", python=sys.executable) for i in range(args.workers)
     )  # identical environments: each variant is one worker process
     experiment = Experiment((benchmark,), variants, Settings(metrics=(Metric.INSTRUCTIONS,)))
-    lens = InstructionsLens(inline_frames=False, repeats=args.repeats, processes=1)
+    lens = InstructionsLens(CountOptions(inline_frames=False, repeats=args.repeats, processes=1))
     sink = MemorySink()
     cpu = sorted(os.sched_getaffinity(0))[-1]
     start = time.perf_counter()

@@ -11,9 +11,10 @@ one interpreter importing the set-up under callgrind (instrumentation off), time
 the rounds of such imports this machine's CPUs run (`imports_under_callgrind`: one per worker
 process where all fit on the CPUs at once, else one per variant, whose fork server's children
 count; `speed_up_at_most`: torch's time over that floor, measuring nothing). `--sequential` also
-times perflab with the variants counted one after another (`InstructionsLens(parallel=False)`,
-the lens alone), as before they ran side by side. Needs torch in the interpreter running this script
-(`.venv/bin/pip install torch==2.13.0`); perflab's own tests never need torch.
+times perflab with the variants counted one after another
+(`InstructionsLens(CountOptions(parallel=False))`, the lens alone), as before they ran side by
+side. Needs torch in the interpreter running this script (`.venv/bin/pip install torch==2.13.0`);
+perflab's own tests never need torch.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import perflab
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_artifacts import SAMPLE_NAME
+from perflab.measure.callgrind_count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 
@@ -80,7 +82,7 @@ def perflab_sequential() -> tuple[dict[str, float], float]:
         tuple(Variant(side, env={SIDE: side}, python=sys.executable) for side in SIDES),
         Settings(metrics=(Metric.INSTRUCTIONS,)),
     )
-    lens = InstructionsLens(parallel=False)
+    lens = InstructionsLens(CountOptions(parallel=False))
     sink = MemorySink()
     runner = SubprocessRunner()
     cpu = sorted(os.sched_getaffinity(0))[-1]
@@ -160,7 +162,7 @@ def main() -> None:
     # the lens's worker processes per variant (the process is the unit of the interval): fresh
     # ones, each importing the set-up under callgrind, where they all fit on the CPUs at once;
     # else children of one fork server per variant, which imports it once
-    processes = InstructionsLens().processes * len(SIDES)
+    processes = CountOptions().processes * len(SIDES)
     imports = processes if processes <= cpus else len(SIDES)
     setups_floor_s = math.ceil(imports / cpus) * setup_s
     result: dict[str, object] = {

@@ -15,6 +15,7 @@ import pytest
 from perflab.analyse.same_work import same_work_notes
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
+from perflab.measure.callgrind_count import CountOptions
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
@@ -194,7 +195,9 @@ def _claims(
         Variant("baseline", cmd=str(directory / baseline)),
         Variant("variant", cmd=str(directory / variant)),
     )
-    analysis, _ = measure(Benchmark("b", cmd="./b"), variants, lens=InstructionsLens(repeats=1))
+    analysis, _ = measure(
+        Benchmark("b", cmd="./b"), variants, lens=InstructionsLens(CountOptions(repeats=1))
+    )
     out = analysis.comparisons[0].to_json()
     claims = [(d["claim"], d["function"]) for d in out["diagnoses"]]
     assert claims == [(c["change"], c["function"]) for c in out["inlining_changes"]]
@@ -244,7 +247,10 @@ def test_O0_against_O2_and_cache_simulation(programs: Path) -> None:
         Variant("O0", cmd=str(programs / "O0")),
     )
     analysis, sink = measure(
-        benchmark, variants, Settings().with_options(cache_sim=True), InstructionsLens(repeats=1)
+        benchmark,
+        variants,
+        Settings().with_options(cache_sim=True),
+        InstructionsLens(CountOptions(repeats=1)),
     )
     by_event = {c.event: c for c in analysis.comparisons}
     assert set(by_event) == {None, "D1_misses", "LL_misses", "branch_mispredicts"}
@@ -258,12 +264,14 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
     programs: Path,
 ) -> None:
     benchmark = Benchmark("prog", cmd=str(programs / "noinline"))
-    whole, _ = measure(benchmark, (Variant("a"), Variant("b")), lens=InstructionsLens(repeats=1))
+    whole, _ = measure(
+        benchmark, (Variant("a"), Variant("b")), lens=InstructionsLens(CountOptions(repeats=1))
+    )
     region, _ = measure(
         benchmark,
         (Variant("a"), Variant("b")),
         Settings().with_options(region="kernel"),
-        InstructionsLens(repeats=1),
+        InstructionsLens(CountOptions(repeats=1)),
     )
     whole_count = whole.comparisons[0].baseline_value
     region_count = region.comparisons[0].baseline_value
@@ -275,7 +283,7 @@ def test_region_counts_only_inside_the_function_and_a_missing_one_is_an_error(
             inlined,
             (Variant("a"),),
             Settings().with_options(region="helper"),
-            InstructionsLens(repeats=1),
+            InstructionsLens(CountOptions(repeats=1)),
         )
     assert error.value.hint is not None and "inlined" in error.value.hint
 
@@ -329,11 +337,13 @@ def test_variants_counted_side_by_side_count_as_one_after_another() -> None:
     cpus_used: dict[bool, set[int | None]] = {}
     for parallel in (False, True):
         lens = InstructionsLens(
-            loops=1000,
-            inline_frames=False,
-            parallel=parallel,
-            allowed_cpus=lambda: {0, 1},
-            processes=1,  # the variants side by side, not the processes (the A/A tests)
+            CountOptions(
+                loops=1000,
+                inline_frames=False,
+                parallel=parallel,
+                allowed_cpus=lambda: {0, 1},
+                processes=1,  # the variants side by side, not the processes (the A/A tests)
+            )
         )
         sink = MemorySink()
         lens.measure(
@@ -378,7 +388,7 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
         stmt="torch.add(x, y)",
         setup="import torch; x = torch.ones(1); y = torch.ones(1)",
     )
-    lens = InstructionsLens(inline_frames=False)  # two processes per variant
+    lens = InstructionsLens(CountOptions(inline_frames=False))  # two processes per variant
     analysis, sink = measure(benchmark, (Variant("A"), Variant("B")), lens=lens)
     (comparison,) = analysis.comparisons
     out = comparison.to_json()
@@ -435,8 +445,10 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
     counted: dict[tuple[str, bool, bool], float] = {}
     ways = ((True, False, True), (False, False, True), (True, True, True), (True, True, False))
     for requests, fork, toggle in ways:
-        lens = InstructionsLens(inline_frames=False, client_requests=requests, fork=fork)
-        lens.toggle_collection = toggle
+        options = CountOptions(
+            inline_frames=False, client_requests=requests, fork=fork, toggle_collection=toggle
+        )
+        lens = InstructionsLens(options)
         analysis, sink = measure(Benchmark("sorted", stmt=stmt), (Variant("a"),), lens=lens)
         info = sink.variant_info["a"]["instructions"]
         assert info["forked"] is fork and info["processes"] == 2
@@ -494,7 +506,7 @@ def test_collection_is_toggled_only_in_a_worker_that_runs_no_other_thread() -> N
     """Collection is a state of the thread that toggles it: a worker running other threads
     (started by the setup) switches instrumentation around each loop, as before, so their work
     is counted; a thread started while counted fails the count instead of going uncounted."""
-    lens = InstructionsLens(inline_frames=False, fork=False, processes=1)
+    lens = InstructionsLens(CountOptions(inline_frames=False, fork=False, processes=1))
     benchmark = Benchmark("sum", stmt="sum(range(100))", setup=THREAD_IN_SETUP)
     analysis, sink = measure(benchmark, (Variant("a"),), lens=lens)
     info = sink.variant_info["a"]["instructions"]
@@ -516,7 +528,7 @@ def test_variants_are_counted_alike_when_one_cannot_make_client_requests(tmp_pat
     shadow.mkdir()
     (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
     variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
-    lens = InstructionsLens(inline_frames=False, fork=True)
+    lens = InstructionsLens(CountOptions(inline_frames=False, fork=True))
     analysis, sink = measure(Benchmark("sum", stmt="sum(range(100))"), variants, lens=lens)
     for variant in variants:
         info = sink.variant_info[variant.name]["instructions"]
@@ -552,7 +564,7 @@ def test_a_statement_valgrind_cannot_execute_is_named_and_the_other_counted(fork
     that no lens after this one measured), and the other variant's counts are kept."""
     benchmark = Benchmark("avx512()", stmt="avx512()", setup=AVX512_UNDER_VALGRIND)
     variants = (Variant("plain"), Variant("avx", env={"AVX": "1"}))
-    lens = InstructionsLens(inline_frames=False, fork=fork)
+    lens = InstructionsLens(CountOptions(inline_frames=False, fork=fork))
     analysis, sink = measure(benchmark, variants, lens=lens)
     assert analysis.comparisons == ()
     (note,) = [n for n in analysis.notes if "cannot execute the code of" in n.message]
@@ -588,7 +600,7 @@ def test_a_forked_childs_counts_are_kept_when_the_next_child_fails(tmp_path: Pat
     runner = SubprocessRunner()
     context = LensContext(experiment, runner, sink, NullProgress(), None, sys.executable)
     with pytest.raises(BenchmarkFailedError, match="a second child"):
-        InstructionsLens(inline_frames=False, fork=True).measure(benchmark, context)
+        InstructionsLens(CountOptions(inline_frames=False, fork=True)).measure(benchmark, context)
     data = sink.data_for(benchmark.name, Metric.INSTRUCTIONS)
     kept = {variant: {s.block for s in data.samples_of(variant)} for variant in "ab"}
     assert {0} in kept.values()  # the first child of at least one variant, whole

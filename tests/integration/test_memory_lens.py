@@ -6,6 +6,7 @@ statement case runs a fixed, small loop count."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from perflab import api
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind_count import CallgrindCounter
+from perflab.measure.callgrind_count import CountOptions, InstructionCounter
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
 from perflab.records.results import RunResult
@@ -174,7 +175,9 @@ def test_a_statement_that_copies_its_result_moves_three_times_the_bytes() -> Non
     )
     benchmark = Benchmark("f()", stmt="f()", setup=setup)
     variants = (Variant("out"), Variant("copy", env={"COPY": "1"}))
-    lens = MemoryLens(traffic=CallgrindCounter(repeats=2, loops=5, inline_frames=False))
+    lens = MemoryLens(
+        traffic=InstructionCounter(CountOptions(repeats=2, loops=5, inline_frames=False))
+    )
     sink, experiment = _measure_statement(benchmark, variants, lens)
     result = lens.analyse(
         benchmark, [v.name for v in variants], sink.data_for("f()", MEMORY), experiment
@@ -195,7 +198,8 @@ def test_a_statement_a_a_makes_no_claim() -> None:
     benchmark = Benchmark("sum", stmt="sum(range(1000))")
     variants = (Variant("a"), Variant("b"))
     lens = MemoryLens()
-    lens.traffic.loops = 200  # fixed, to keep callgrind short
+    # fixed, to keep callgrind short
+    lens.traffic = lens.traffic.with_options(dataclasses.replace(lens.traffic.options, loops=200))
     sink, experiment = _measure_statement(benchmark, variants, lens)
     result = lens.analyse(benchmark, ["a", "b"], sink.data_for("sum", MEMORY), experiment)
     traffic = [c for c in result.comparisons if c.event in ("d1_fill_bytes", "data_reads")]
@@ -216,7 +220,9 @@ def test_variants_counted_one_at_a_time_are_switched_alike(tmp_path: Path) -> No
     (shadow / "ctypes.py").write_text("raise ImportError('shadowed by the test')\n")
     benchmark = Benchmark("sum", stmt="sum(range(100))")
     variants = (Variant("plain"), Variant("shadowed", env={"PYTHONPATH": str(shadow)}))
-    lens = MemoryLens(traffic=CallgrindCounter(repeats=1, loops=50, inline_frames=False))
+    lens = MemoryLens(
+        traffic=InstructionCounter(CountOptions(repeats=1, loops=50, inline_frames=False))
+    )
     sink, _ = _measure_statement(benchmark, variants, lens)
     ways = {name: info.get("memory", {}) for name, info in sink.variant_info.items()}
     assert {name: way.get("switched_by") for name, way in ways.items()} == {
@@ -224,4 +230,4 @@ def test_variants_counted_one_at_a_time_are_switched_alike(tmp_path: Path) -> No
         "shadowed": "vgdb",
     }, ways
     assert "this Python has no ctypes" in ways["plain"]["why_not_client_requests"]
-    assert lens.traffic.client_requests is True  # the lens given is left as it was
+    assert lens.traffic.options.client_requests is True  # the lens given is left as it was

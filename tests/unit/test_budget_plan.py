@@ -17,8 +17,7 @@ from perflab.lenses.instructions.cost import (
     VALGRIND_STARTUP_SLOWDOWN,
     instructions_cost,
 )
-from perflab.lenses.memory.cost import memory_cost
-from perflab.lenses.registry import descriptor_for
+from perflab.lenses.registry import cost_model, lens_option
 from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
 from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_generation_s
 from perflab.lenses.torch.cost import (
@@ -36,9 +35,12 @@ from perflab.plan.budget import (
     SLOWDOWN_RANGE,
     VALGRIND_REFERENCE_S,
     BudgetError,
+    CostPart,
     CostProbe,
     LensCost,
     MachineSpeed,
+    composed_cost,
+    default_cost,
     elastic_share,
     lens_costs,
     plan_budget,
@@ -59,7 +61,7 @@ TORCH = dataclasses.replace(QUICK, startup_s=2.1, import_s=2.0, fork_s=0.05)
 
 
 def _costs(probe: CostProbe, settings: Settings, *metrics: Metric) -> list[LensCost]:
-    return lens_costs(probe, settings, {m: descriptor_for(m).cost for m in metrics})
+    return lens_costs(probe, settings, {m: cost_model(m) for m in metrics})
 
 
 def test_the_time_lens_alone_gets_the_whole_budget_but_the_probe_and_the_analysis() -> None:
@@ -452,9 +454,31 @@ def test_the_memory_lens_counts_its_variants_one_after_another() -> None:
     one_s = one.minimum_s
     toggled = instructions_cost(dataclasses.replace(QUICK, variants=1), settings).minimum_s
     assert toggled < one_s
-    memory = memory_cost(QUICK, settings)
+    (memory,) = _costs(QUICK, settings, Metric("memory"))  # composed by the plan
     assert memory.minimum_s == pytest.approx(2 * one_s + rss_cost(QUICK, settings).minimum_s)
     assert "per variant, one after another" in memory.needs and "fork" not in memory.needs
+
+
+def test_a_composed_cost_adds_its_parts_each_priced_by_its_own_model() -> None:
+    seen: list[tuple[int, bool]] = []
+
+    def counted(probe: CostProbe, settings: Settings) -> LensCost:
+        seen.append((probe.variants, lens_option(settings, "cache_sim")))
+        return LensCost(Metric.INSTRUCTIONS, minimum_s=2.0, needs="a count", after_s=0.5)
+
+    models = {Metric.INSTRUCTIONS: counted, Metric.TIME: None}
+    parts = (
+        CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=(("cache_sim", True),)),
+        CostPart(Metric.TIME),  # no model of its own: the default
+    )
+    model = composed_cost(Metric("memory"), parts, models.__getitem__)
+    cost = model(QUICK, Settings())
+    default = default_cost(Metric.TIME, QUICK, Settings())
+    assert seen == [(1, True)]
+    assert cost.metric == Metric("memory")
+    assert cost.minimum_s == pytest.approx(QUICK.variants * 2.0 + default.minimum_s)
+    assert cost.after_s == pytest.approx(QUICK.variants * 0.5 + default.after_s)
+    assert cost.needs == "a count per variant, one after another, then one generation"
 
 
 def test_a_benchmark_over_its_budget_is_told_what_took_longer_and_why() -> None:
@@ -491,7 +515,7 @@ def test_jobs_side_by_side_take_their_share_of_a_loaded_machine() -> None:
     assert side_by_side_s(1.0, 2, 1, 5.0) == pytest.approx(6.0)
     # the asm lens's disassembly is planned so
     slow = dataclasses.replace(QUICK, speed=MachineSpeed(reference_s=5 * REFERENCE_S))
-    asm = descriptor_for(Metric.ASM).cost
+    asm = cost_model(Metric.ASM)
     assert asm is not None
     assert asm(slow, Settings()).minimum_s < 2 * asm(QUICK, Settings()).minimum_s * 5
 

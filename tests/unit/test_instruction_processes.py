@@ -11,9 +11,10 @@ import pytest
 
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
-from perflab.measure import callgrind_count
+from perflab.measure import callgrind_count, callgrind_workers
 from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT
-from perflab.measure.callgrind_count import settled
+from perflab.measure.callgrind_count import CountOptions, InstructionCounter
+from perflab.measure.callgrind_launch import settled
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.model import (
     Artifact,
@@ -226,37 +227,28 @@ def _measure_processes(
     process) it counted, and the notes it left. `levels`: per variant, each process's level."""
     counted: list[tuple[str, int]] = []
 
-    def count(
-        self: InstructionsLens,
-        run: Any,
-        processes: Any,
-        cpu: Any,
-        workers: Any,
-        *,
-        done: Any,
-        **how: Any,
-    ) -> None:
-        for process in processes:
-            counted.append((run.variant.name, process))
-            counts = callgrind_count._StatementCounts.__new__(callgrind_count._StatementCounts)
-            object.__setattr__(counts, "key", (run.variant.name, process))
+    def count(options: Any, job: Any, cpu: Any, workers: Any, done: Any) -> None:
+        for process in job.processes:
+            counted.append((job.run.variant.name, process))
+            counts = callgrind_workers.StatementCounts.__new__(callgrind_workers.StatementCounts)
+            object.__setattr__(counts, "key", (job.run.variant.name, process))
             done(process, counts)
 
     def per_iteration(self: Any) -> tuple[float, ...]:
         name, process = self.key
         return (levels[name][process],) * 2
 
-    monkeypatch.setattr(InstructionsLens, "_count_statements", count)
-    monkeypatch.setattr(InstructionsLens, "_reasons_against_requests", lambda self, runs: {})
-    monkeypatch.setattr(InstructionsLens, "_store_statement", lambda *args: None)
-    monkeypatch.setattr(callgrind_count._StatementCounts, "per_iteration", per_iteration)
+    monkeypatch.setattr(callgrind_count, "count_statements", count)
+    monkeypatch.setattr(InstructionCounter, "_reasons_against_requests", lambda self, runs: {})
+    monkeypatch.setattr(callgrind_count, "store_statement", lambda *args: None)
+    monkeypatch.setattr(callgrind_workers.StatementCounts, "per_iteration", per_iteration)
     benchmark = Benchmark("b", stmt="x")
     experiment = Experiment((benchmark,), tuple(Variant(v) for v in levels), Settings())
     sink = MemorySink()
     context = LensContext(
         experiment, FakeRunner(), sink, NullProgress(), None, "python3", budget_s=budget_s
     )
-    InstructionsLens(parallel=False).measure(benchmark, context)
+    InstructionsLens(CountOptions(parallel=False)).measure(benchmark, context)
     return counted, sink
 
 

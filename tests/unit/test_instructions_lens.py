@@ -16,7 +16,7 @@ from perflab.measure.callgrind_artifacts import (
     KIND_OBJECTS,
     KIND_STATEMENT,
 )
-from perflab.measure.callgrind_count import (
+from perflab.measure.callgrind_launch import (
     CACHE_GEOMETRY,
     callgrind_options,
     choose_loops,

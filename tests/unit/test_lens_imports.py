@@ -46,3 +46,16 @@ def test_pending_crossings_still_exist() -> None:
     """Remove an entry from PENDING once its import is gone."""
     gone = [f"{a} -> {b}" for a, b in PENDING if (a, b) not in _crossings()]
     assert not gone, "no longer imported, remove from PENDING: " + ", ".join(gone)
+
+
+def test_no_cost_model_reaches_the_registry() -> None:
+    """A lens made of other lenses' measurements declares them (`cost_parts`) and the plan
+    combines their models: a cost module that imported the registry would close a cycle."""
+    reaching = [
+        module
+        for module in MODULES
+        if module.startswith("perflab.lenses.")
+        and module.endswith(".cost")
+        and "perflab.lenses.registry" in imports_of(module)
+    ]
+    assert not reaching

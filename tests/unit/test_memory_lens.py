@@ -21,7 +21,8 @@ from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind_artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
-from perflab.measure.callgrind_count import cannot_execute, environment_bytes
+from perflab.measure.callgrind_count import CountOptions
+from perflab.measure.callgrind_launch import cannot_execute, environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.peak_memory_analysis import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
@@ -246,11 +247,16 @@ def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None
 class _Traffic:
     """Stands in for the callgrind counter: stores one traffic sample, or fails like valgrind."""
 
+    options = CountOptions()
+
     def __init__(self, failures: dict[str, str]) -> None:
         self.failures = failures
         self.seen: list[tuple[str, bool]] = []
 
-    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+    def with_options(self, options: CountOptions) -> _Traffic:
+        return self
+
+    def count(self, benchmark: Benchmark, context: LensContext) -> None:
         (variant,) = context.experiment.variants
         self.seen.append((variant.name, context.experiment.settings.option("cache_sim")))
         if variant.name in self.failures:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from typing import Any
 
 import pytest
 
-from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
-from perflab.measure.callgrind_count import dump_totals
+from perflab.measure.callgrind_count import CountOptions, InstructionCounter
+from perflab.measure.callgrind_dumps import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Settings, Variant
 from perflab.tools.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
@@ -32,13 +33,16 @@ def _context(cpu: int | None) -> LensContext:
 
 
 def test_the_lens_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
-    lens = InstructionsLens(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
+    def counter(**options: Any) -> InstructionCounter:
+        return InstructionCounter(CountOptions(**options))
+
+    lens = counter(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
     assert lens._cpus(_context(1)) == (0, 1)
     assert lens._cpus(_context(None)) == (None,)  # --no-pin: as many, unpinned
-    assert InstructionsLens(allowed_cpus=lambda: {0, 1})._cpus(_context(None)) == (None, None)
-    assert InstructionsLens(parallel=False, allowed_cpus=lambda: {0})._cpus(_context(1)) == (1,)
+    assert counter(allowed_cpus=lambda: {0, 1})._cpus(_context(None)) == (None, None)
+    assert counter(parallel=False, allowed_cpus=lambda: {0})._cpus(_context(1)) == (1,)
     # another perflab run holds CPU 0's lock (it may be measuring time there): not used
-    other = InstructionsLens(allowed_cpus=lambda: {0}, other_runs_cpus=lambda cpus: [0])
+    other = counter(allowed_cpus=lambda: {0}, other_runs_cpus=lambda cpus: [0])
     assert other._cpus(_context(1)) == (1,)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from perflab.engine.prepare.caches import IsolatedCaches
 from perflab.engine.prepare.probe import probe_benchmark
 from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
-from perflab.lenses.registry import descriptor_for
+from perflab.lenses.registry import cost_model, descriptor_for
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import PlanReporter, ProgressReporter
 from perflab.plan.budget import (
@@ -92,7 +92,7 @@ class BenchmarkPlanner:
         self.speed = probe.speed
         if carried is None and self.recent is not None:  # measured now, joined by the recent
             _MEASURED[(self.cpu, valgrind)] = (time.monotonic(), probe.speed)
-        models = {metric: descriptor_for(metric).cost for metric in settings.metrics}
+        models = {metric: cost_model(metric) for metric in settings.metrics}
         costs = learned_costs(lens_costs(probe, settings, models), recalled.lens_ratios)
         try:
             plan = plan_budget(

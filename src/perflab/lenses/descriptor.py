@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perflab.plan.budget import CostModel
+from perflab.plan.budget import CostModel, CostPart
 from perflab.records.code_findings import Finding
 from perflab.records.model import Comparison, Metric, Settings, SettingSpec
 
@@ -99,6 +99,9 @@ class LensDescriptor:
     # what the lens's minimum measurement of a benchmark costs (its package's cost.py), for the
     # budget's plan (perflab/budget.py); None: one generation of workers
     cost: CostModel | None = None
+    # a lens measured through other lenses' measurements: its cost is theirs, each priced by its
+    # own lens's model and combined by the plan (budget.composed_cost); `cost` is then None
+    cost_parts: tuple[CostPart, ...] = ()
     # the lens runs valgrind: the budget's probe times valgrind's start-up here and now, to
     # scale the lens's cost model (budget.MachineSpeed)
     runs_valgrind: bool = False

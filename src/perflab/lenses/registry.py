@@ -14,6 +14,7 @@ from perflab.lenses.profile import DESCRIPTOR as PROFILE
 from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
+from perflab.plan.budget import CostModel, composed_cost
 from perflab.records.errors import ConfigError
 from perflab.records.model import Metric, Settings
 
@@ -44,6 +45,15 @@ def descriptor_for(metric: Metric) -> LensDescriptor:
         f"the {metric} lens is not available in this version of perflab",
         hint="available: " + ", ".join(m.value for m in available_metrics()),
     )
+
+
+def cost_model(metric: Metric) -> CostModel | None:
+    """The lens's cost model for the budget's plan: its own, or the one the plan composes from
+    the parts it declares (`LensDescriptor.cost_parts`); None: the plan's default."""
+    descriptor = descriptor_for(metric)
+    if descriptor.cost_parts:
+        return composed_cost(metric, descriptor.cost_parts, cost_model)
+    return descriptor.cost
 
 
 def lens_for(metric: Metric) -> Lens:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from perflab.records.errors import ConfigError
 from perflab.records.model import BenchmarkKind, Metric, Settings
@@ -386,6 +387,52 @@ def side_by_side_s(work_s: float, jobs: int, cpus: int, factor: float) -> float:
     if factor <= 1.0:
         return work_s * factor * rounds
     return work_s * (factor - 1.0 + rounds)
+
+
+@dataclass(frozen=True)
+class CostPart:
+    """A part of a lens's measurement that another lens's cost model prices: a lens measured
+    through other lenses' measurements declares them (its descriptor's `cost_parts`), and the
+    plan combines their costs (`composed_cost`), so that no cost model reaches another."""
+
+    metric: Metric  # the lens whose cost model prices this part
+    # priced for one variant and paid once per variant, one variant after another
+    per_variant: bool = False
+    # settings this part measures with, over the run's (e.g. ("cache_sim", True))
+    settings: tuple[tuple[str, Any], ...] = ()
+
+
+def composed_cost(
+    metric: Metric,
+    parts: Sequence[CostPart],
+    model_of: Callable[[Metric], CostModel | None],
+) -> CostModel:
+    """The cost model of a lens made of `parts`, in order: each part priced by its own lens's
+    model (`model_of`; None: `default_cost`), their minimums and analyses added up."""
+
+    def model(probe: CostProbe, settings: Settings) -> LensCost:
+        minimum_s, after_s, needs = 0.0, 0.0, []
+        for part in parts:
+            part_probe = replace(probe, variants=1) if part.per_variant else probe
+            core = {f.name for f in fields(settings)}
+            part_settings = replace(
+                settings, **{k: v for k, v in part.settings if k in core}
+            ).with_options(**{k: v for k, v in part.settings if k not in core})
+            own = model_of(part.metric)
+            cost = (
+                own(part_probe, part_settings)
+                if own is not None
+                else default_cost(part.metric, part_probe, part_settings)
+            )
+            times = probe.variants if part.per_variant else 1
+            minimum_s += times * cost.minimum_s
+            after_s += times * cost.after_s
+            needs.append(
+                cost.needs + (" per variant, one after another" if part.per_variant else "")
+            )
+        return LensCost(metric, minimum_s=minimum_s, needs=", then ".join(needs), after_s=after_s)
+
+    return model
 
 
 def default_cost(metric: Metric, probe: CostProbe, settings: Settings) -> LensCost:

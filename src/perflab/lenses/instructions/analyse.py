@@ -40,7 +40,7 @@ from perflab.measure.callgrind_artifacts import (
     parts_of,
     unexecutable_reason,
 )
-from perflab.measure.callgrind_count import CACHE_EVENTS, DerivedEvent, instructions_of
+from perflab.measure.callgrind_dumps import CACHE_EVENTS, DerivedEvent, instructions_of
 from perflab.measure.lens import LensAnalysis
 from perflab.records.model import (
     Benchmark,

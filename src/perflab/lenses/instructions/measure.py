@@ -1,23 +1,25 @@
 """The instructions lens: deterministic instruction counts under valgrind's callgrind.
 
-The counting is `measure/callgrind_count.py`'s (statements in a worker with callgrind switched
-around the loop only and an empty loop subtracted; commands whole, or inside `--region`); this
-lens checks valgrind up front, counts with its defaults, and analyses what was stored.
+The counting is `measure/callgrind_count.py`'s `InstructionCounter` (statements in a worker with
+callgrind switched around the loop only and an empty loop subtracted; commands whole, or inside
+`--region`), which the lens holds and calls; the lens checks valgrind up front and analyses what
+was stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from perflab.lenses.instructions.analyse import analyse_instructions
 from perflab.machine.proc import ProcessRunner, which
-from perflab.measure.callgrind_count import (
+from perflab.measure.callgrind_count import CountOptions, InstructionCounter
+from perflab.measure.callgrind_launch import (
     VALGRIND_HINT,
-    CallgrindCounter,
     check_valgrind_runs,
     cpu_has_avx512,
+    read_cpuinfo,
 )
-from perflab.measure.lens import LensAnalysis
+from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.model import (
     Benchmark,
@@ -31,7 +33,7 @@ from perflab.records.model import (
 from perflab.tools.native_code import native_code
 
 
-class InstructionsLens(CallgrindCounter):
+class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
 
     Uses `Settings.region` (commands: count only inside that function), `Settings.cache_sim`
@@ -39,6 +41,20 @@ class InstructionsLens(CallgrindCounter):
     (regex rules grouping functions into layers)."""
 
     metric = Metric.INSTRUCTIONS
+
+    def __init__(
+        self,
+        counting: CountOptions | None = None,
+        *,
+        equivalence_band: float | None = None,
+        read_cpuinfo: Callable[[], str] = read_cpuinfo,
+    ) -> None:
+        self.counter = InstructionCounter(counting)
+        self.equivalence_band = equivalence_band  # None: the experiment's, as every lens
+        self.read_cpuinfo = read_cpuinfo
+
+    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
+        self.counter.count(benchmark, context)
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         if which("valgrind") is None:

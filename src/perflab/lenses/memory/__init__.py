@@ -2,7 +2,7 @@
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
-from perflab.lenses.memory.cost import memory_cost
+from perflab.plan.budget import CostPart
 from perflab.records.model import Metric
 
 MEMORY = Metric("memory")
@@ -28,7 +28,12 @@ DESCRIPTOR = LensDescriptor(
     worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
     worker_handlers="perflab.worker.peak_memory_ops",
     also_reads=("region",),
-    cost=memory_cost,
+    # its cost is the instructions lens's callgrind runs with the cache simulated, one variant
+    # after another, then the rss lens's workers: each priced by that lens's own model
+    cost_parts=(
+        CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=(("cache_sim", True),)),
+        CostPart(Metric("rss")),
+    ),
     runs_valgrind=True,
     needs_quiet_cpu=False,
 )

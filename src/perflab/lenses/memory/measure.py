@@ -1,7 +1,7 @@
 """The memory lens's measuring: two existing measurements, stored under one metric.
 
 - **Traffic**: each variant runs under callgrind with the cache simulation on, counted as the
-  instructions lens counts (`CallgrindCounter`, measure/callgrind_count.py: statements in a
+  instructions lens counts (`InstructionCounter`, measure/callgrind_count.py: statements in a
   worker with instrumentation switched on around the loop only and an empty loop of the same
   length subtracted; commands whole, or inside `--region`), with the simulated cache geometry
   fixed. The callgrind files it writes are kept: analysis reads the data accesses, misses, the
@@ -21,21 +21,21 @@ footprint is still measured natively.
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
 from perflab.machine.proc import ProcessRunner, which
-from perflab.measure.callgrind_count import (
-    CallgrindCounter,
+from perflab.measure.callgrind_count import CountOptions, InstructionCounter
+from perflab.measure.callgrind_launch import (
     cannot_execute,
     check_valgrind_runs,
     cpu_has_avx512,
     environment_bytes,
+    read_cpuinfo,
 )
 from perflab.measure.lens import (
     BenchmarkData,
@@ -136,18 +136,20 @@ class MemoryLens:
     def __init__(
         self,
         *,
-        traffic: CallgrindCounter | None = None,
+        traffic: InstructionCounter | None = None,
         footprint: Footprint | None = None,
+        read_cpuinfo: Callable[[], str] = read_cpuinfo,
     ) -> None:
         # two worker processes per variant, side by side, as the instructions lens: what a
         # cache simulation counts depends on the process too (D1 fills of a ~100 B statement
         # moved by up to 21% between processes), and with one process the interval held none
         # of it (an A/A was once called `slower`); the interval is widened by the processes'
         # spread (stats.summary.process_ratio_interval)
-        self.traffic = traffic or CallgrindCounter(
-            repeats=TRAFFIC_REPEATS, processes=TRAFFIC_PROCESSES, inline_frames=False
+        self.traffic = traffic or InstructionCounter(
+            CountOptions(repeats=TRAFFIC_REPEATS, processes=TRAFFIC_PROCESSES, inline_frames=False)
         )
         self.footprint = footprint or PeakMemory()
+        self.read_cpuinfo = read_cpuinfo
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         if which("valgrind") is None or which("vgdb") is None:
@@ -157,7 +159,7 @@ class MemoryLens:
                 "--metric rss measures peak memory without it",
             )
         check_valgrind_runs(runner)
-        if not cpu_has_avx512(self.traffic.read_cpuinfo()):
+        if not cpu_has_avx512(self.read_cpuinfo()):
             return []
         # said only of benchmarks that may run CPU-dispatched native code, each once
         return [
@@ -194,7 +196,7 @@ class MemoryLens:
                 progress=_Progress(context.progress, "cache simulation"),
             )
             try:
-                counting.measure(benchmark, traffic)
+                counting.count(benchmark, traffic)
             except BenchmarkFailedError as error:
                 reason = cannot_execute(error)
                 if reason is None:
@@ -209,18 +211,21 @@ class MemoryLens:
                     )
                 )
 
-    def _counting(self, benchmark: Benchmark, every: LensContext) -> CallgrindCounter:
+    def _counting(self, benchmark: Benchmark, every: LensContext) -> InstructionCounter:
         """The traffic's counter (left as it was given) switched for counting one variant at a
         time, each as every other is (the same statement counts differently through client
         requests and through vgdb): asked once, for all of `every`'s variants."""
-        counting = copy.copy(self.traffic)
-        counting.note_unexecutable = False  # caught by `measure`, per variant
-        # instrumentation switched around each loop: the simulated caches start cold in every
-        # loop (toggling collection would leave them warm from the loop before)
-        counting.toggle_collection = False
-        if benchmark.kind is BenchmarkKind.STATEMENT and counting.client_requests is True:
-            counting.client_requests = counting.client_requests_possible(benchmark, every)
-        return counting
+        options = replace(
+            self.traffic.options,
+            note_unexecutable=False,  # caught by `measure`, per variant
+            # instrumentation switched around each loop: the simulated caches start cold in
+            # every loop (toggling collection would leave them warm from the loop before)
+            toggle_collection=False,
+        )
+        if benchmark.kind is BenchmarkKind.STATEMENT and options.client_requests is True:
+            requests = self.traffic.client_requests_possible(benchmark, every)
+            options = replace(options, client_requests=requests)
+        return self.traffic.with_options(options)
 
     def analyse(
         self,

@@ -1,0 +1,262 @@
+"""How valgrind is started to count: callgrind's options, the environment fixed for
+determinism, the loop counts of a statement's counted loops, what says valgrind cannot run a
+variant, and one variant's measurement in progress (`CountRun`). Pure, but for the checks of
+the host (`check_valgrind_runs`, `read_cpuinfo`, `other_runs`).
+
+The counting itself is `callgrind_count.InstructionCounter`'s (see its docstring); this module,
+`callgrind_dumps`, `callgrind_session`, `callgrind_workers` and `callgrind_store` are its parts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from perflab.machine import cpu_lock
+from perflab.machine.host import cpu_flags, read_text
+from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.measure.lens import LensContext
+from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.records.model import Benchmark, Metric, Sample, Settings, Variant
+
+# Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
+# A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
+CACHE_GEOMETRY: Mapping[str, str] = {
+    "I1": "32768,8,64",
+    "D1": "49152,12,64",
+    "LL": "2097152,16,64",
+}
+
+
+CALIBRATION_LOOPS = 10
+_TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
+_MAX_LOOPS = 10_000
+_ENV_PAD_NAME = "PERFLAB_ENV_PAD"
+# repeats of one process within this (relative) have settled: the residue of the handshake
+# reached 2.6e-4 at the calibrated loop count on a loaded machine, allocator levels 3e-3 and more
+_SETTLED = 1e-3
+MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
+# statements: worker processes per variant at most, the last added only when a variant's first
+# processes counted at different levels (callgrind_count.InstructionCounter.count)
+MAX_PROCESSES = 3
+
+
+VALGRIND_HINT = "install valgrind (Debian/Ubuntu: apt-get install valgrind)"
+
+
+@dataclass(frozen=True)
+class CountOptions:
+    """How the variants of a benchmark are counted under callgrind: the counter's one
+    parameter object. The defaults are the instructions lens's."""
+
+    repeats: int = 2  # counted pairs per worker process (a command: processes)
+    # worker processes per variant for statements, each under its own valgrind: the unit of
+    # the interval, since a process can settle at a level of its own
+    processes: int = 2
+    loops: int | None = None  # per counted loop; None: calibrated
+    inline_frames: bool | None = None  # None: when the command's executable has debug info
+    # the variants' valgrind processes side by side, one per free CPU (counts do not depend
+    # on the machine being quiet); False: one after another on the measuring CPU
+    parallel: bool = True
+    allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0)
+    # CPUs other perflab runs on this machine measure on (their advisory locks): never used
+    other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: other_runs(cpus)
+    # statements: the worker switches callgrind with client requests where every variant
+    # can; False, or why not: always through vgdb from the parent
+    client_requests: bool | str = True
+    # statements: a variant's processes as children of one fork server (its set-up's
+    # modules imported under callgrind once) instead of fresh processes; None: when fresh
+    # ones would not all fit on the CPUs at once (each pays the import then, in turn)
+    fork: bool | None = None
+    # a variant whose code valgrind cannot execute (SIGILL at an AVX-512 instruction) is
+    # stored as such and the others counted, so that the lenses after this one still
+    # measure; False: the error is raised (for a caller that catches it itself)
+    note_unexecutable: bool = True
+    # statements switched with client requests and no cache simulation: instrumentation on
+    # once per worker, collection toggled around each counted loop (no translations thrown
+    # away per loop); False: instrumentation switched around each loop, so that a cache
+    # simulation starts cold in every loop
+    toggle_collection: bool = True
+
+
+def choose_loops(instructions_per_iteration: float) -> int:
+    """Loops for about `_TARGET_INSTRUCTIONS` per measured loop, rounded down to 1-2-5 steps so
+    that small differences between runs give the same loop count (and the same residue)."""
+    if instructions_per_iteration <= 0:
+        return _MAX_LOOPS
+    wanted = max(1.0, min(_MAX_LOOPS, _TARGET_INSTRUCTIONS / instructions_per_iteration))
+    decade = 10 ** math.floor(math.log10(wanted))
+    step = max(s for s in (1, 2, 5) if s * decade <= wanted)
+    return int(step * decade)
+
+
+def settled(counts: Sequence[float]) -> bool:
+    """Two consecutive repeats of one process agree within 0.1%: the allocator's state the
+    statement leaves behind has settled. (torch.add: glibc's malloc_consolidate and
+    unlink_chunk did 32 instructions per call less in a process's first repeat than in every
+    later one.)"""
+    return len(counts) >= 2 and abs(counts[-1] - counts[-2]) <= _SETTLED * abs(counts[-1])
+
+
+def refining_loops(loops: int) -> int | None:
+    """The length of a second calibration pair, when the first (10 loops) chose many loops.
+
+    Each counted loop switched through vgdb carries a residue of up to a few thousand
+    instructions (its ptrace interrupting the worker's read; more on a loaded machine): over 10
+    loops of a ~10,000 instruction statement that is a few percent, enough to cross a 1-2-5
+    step (torch.add on a loaded machine was calibrated to 1,000 loops in one run and 2,000 in
+    the next). A tenth of the chosen loops (at most 2 million instructions) makes it ten times
+    smaller."""
+    refine = loops // 10
+    return refine if refine > CALIBRATION_LOOPS else None
+
+
+def environment_bytes(env: Mapping[str, str]) -> int:
+    """Bytes the environment takes on the initial stack ("KEY=VALUE\\0" per variable)."""
+    return sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items())
+
+
+def padded_environment(env: Mapping[str, str], target_bytes: int) -> dict[str, str]:
+    """`env` plus a padding variable so that it takes exactly `target_bytes` (when it fits):
+    the environment's size shifts the stack, and with it the addresses the code sees."""
+    out = {k: v for k, v in env.items() if k != _ENV_PAD_NAME}
+    room = target_bytes - environment_bytes(out) - len(_ENV_PAD_NAME) - 2
+    if room >= 0:
+        out[_ENV_PAD_NAME] = "x" * room
+    return out
+
+
+def padding_target(envs: Sequence[Mapping[str, str]]) -> int:
+    largest = max((environment_bytes(e) for e in envs), default=0)
+    return (largest + len(_ENV_PAD_NAME) + 2 + 255) // 256 * 256
+
+
+def callgrind_options(
+    *,
+    out_file: str,
+    instr_at_start: bool,
+    vgdb_prefix: str | None,
+    cache_sim: bool,
+    dump_instr: bool,
+    region: str | None,
+    trace_children: bool,
+) -> tuple[str, ...]:
+    options = [
+        "--tool=callgrind",
+        f"--callgrind-out-file={out_file}",
+        f"--instr-atstart={'yes' if instr_at_start else 'no'}",
+        f"--dump-instr={'yes' if dump_instr else 'no'}",
+        "--quiet",
+    ]
+    if vgdb_prefix is not None:
+        options += ["--vgdb=yes", f"--vgdb-prefix={vgdb_prefix}"]
+    else:
+        options.append("--vgdb=no")
+    if cache_sim:
+        options += ["--cache-sim=yes", "--branch-sim=yes"]
+        options += [f"--{level}={geometry}" for level, geometry in CACHE_GEOMETRY.items()]
+    if region is not None:
+        options += [f"--toggle-collect={region}", "--collect-atstart=no"]
+    if trace_children:
+        options.append("--trace-children=yes")
+    return tuple(options)
+
+
+# valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
+_CANNOT_EXECUTE = re.compile(
+    r"(unhandled instruction bytes: [^\n]*|Illegal opcode at address \S+|"
+    r"Unrecognised instruction at address \S+)"
+)
+
+
+def cannot_execute(error: BenchmarkFailedError) -> str | None:
+    """Valgrind's message when it stopped at an instruction it cannot execute, else None.
+
+    A Python worker's fault handler takes the SIGILL valgrind raises, and valgrind (--quiet)
+    then prints nothing: a worker killed by SIGILL under valgrind counts as the same. Code that
+    is itself at fault fails again in the native lenses that follow."""
+    text = "\n".join(t for t in (error.message, error.detail or "") if t)
+    match = _CANNOT_EXECUTE.search(text)
+    if match is not None:
+        return match.group(1).strip()
+    if "killed by signal 4 (SIGILL)" in error.message:
+        return "SIGILL, without a message of valgrind's (the interpreter's fault handler took it)"
+    return None
+
+
+def cpu_has_avx512(cpuinfo: str) -> bool:
+    return any(flag.startswith("avx512") for flag in cpu_flags(cpuinfo))
+
+
+def check_valgrind_runs(runner: ProcessRunner) -> None:
+    """`valgrind --version` succeeds: an installed valgrind can still be broken."""
+    version = runner.run(LaunchSpec(("valgrind", "--version")), timeout_s=30)
+    if not version.ok:
+        raise ToolUnavailableError(
+            f"valgrind --version {version.describe_failure()}",
+            hint=VALGRIND_HINT,
+            detail=version.stderr,
+        )
+
+
+def read_cpuinfo() -> str:
+    return read_text("/proc/cpuinfo") or ""
+
+
+def other_runs(cpus: Sequence[int]) -> list[int]:
+    """CPUs another perflab run holds the advisory lock of (it may be measuring time there)."""
+    return [cpu for cpu, pid in cpu_lock.held_cpus(cpus).items() if pid != os.getpid()]
+
+
+def why_not(variant: str, reasons: Mapping[str, str]) -> str:
+    """Why `variant` is not switched with client requests: its own reason, else the others'."""
+    return reasons.get(variant) or "; ".join(f"{name}: {why}" for name, why in reasons.items())
+
+
+def worker_timeout_s(settings: Settings) -> float:
+    """A worker's (or fork server's) longest wait for a reply under callgrind."""
+    return max(settings.sample_timeout_s * 10, 600.0)
+
+
+@dataclass
+class CountRun:
+    """One variant's measurement in progress (mutable, private)."""
+
+    benchmark: Benchmark
+    variant: Variant
+    context: LensContext
+    env: dict[str, str]
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+    def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
+        return BenchmarkFailedError(
+            message, variant=self.variant.name, benchmark=self.benchmark.name, **kwargs
+        )
+
+    def sample(
+        self,
+        name: str,
+        value: float,
+        *,
+        loops: int,
+        generation: int,
+        block: int,
+        cpu: int | None,
+        warmup: bool = False,
+    ) -> Sample:
+        return Sample(
+            benchmark=self.benchmark.name,
+            variant=self.variant.name,
+            metric=Metric.INSTRUCTIONS,
+            name=name,
+            value=value,
+            loops=loops,
+            generation=generation,
+            block=block,
+            cpu=cpu,
+            warmup=warmup,
+        )

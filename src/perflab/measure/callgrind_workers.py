@@ -1,0 +1,410 @@
+"""The processes that count under callgrind: a statement's worker processes (fresh, or the
+children of one fork server per variant that imported the set-up once under callgrind), each
+switched by a `callgrind_session.StatementSession` and its dumps read in the process's own job;
+a command's runs under valgrind (whole, or the measured region a program reports). Nothing here
+writes to the sink: the jobs may run in threads, and `callgrind_store` stores what they hand
+back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from perflab.lenses.registry import lens_option
+from perflab.machine.proc import Completed, LaunchSpec
+from perflab.machine.scratch import private_folder
+from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
+from perflab.measure.callgrind_dumps import (
+    analysis_cache,
+    dump_hint,
+    instructions_of,
+    object_identities,
+    read_dumps,
+    symbolise_inline_frames,
+    totals_of,
+    trigger_of,
+)
+from perflab.measure.callgrind_launch import (
+    CountOptions,
+    CountRun,
+    callgrind_options,
+    worker_timeout_s,
+)
+from perflab.measure.callgrind_session import StatementPlan, StatementSession
+from perflab.measure.commands import command_argv
+from perflab.measure.fork_server import ForkServer
+from perflab.measure.reported_time import (
+    last_region_dump,
+    region_dump_options,
+    report_arguments,
+    reported_iterations,
+)
+from perflab.measure.worker_client import StatementWorker, WorkerInfo, WorkerOps, interpreter_for
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import TimeReport
+from perflab.tools.callgrind import CallgrindFormatError, combine_parts, parse_callgrind
+from perflab.tools.debuginfo import has_debug_info
+from perflab.tools.parallel import LiveSet
+
+WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, run there
+_COMMAND_TIMEOUT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class CountJob:
+    """Worker processes of a variant (a statement: one fresh process, or every process as
+    children of one fork server), or all of a command's repeats (processes (0,))."""
+
+    run: CountRun
+    processes: tuple[int, ...]
+    fork: bool = False
+    requests: bool = False  # statements: switched with client requests (else through vgdb)
+
+
+def count_statements(
+    options: CountOptions,
+    job: CountJob,
+    cpu: int | None,
+    workers: LiveSet[StatementWorker],
+    done: Callable[[int, StatementCounts], None],
+) -> None:
+    """The worker processes of `job` under callgrind: warm-up, calibration and every repeat of
+    each, each handed to `done` as soon as it is counted (may run in a thread of its own: it
+    writes nothing to the sink). Fresh processes, or (`job.fork`) children of one fork server
+    that imported the set-up's modules under callgrind once. `workers`: those alive, for a
+    stop to kill."""
+    with private_folder("callgrind") as directory:
+        counting = _StatementWorkers(options, job.run, cpu, workers, directory)
+        if job.fork:
+            counting.forked(job.processes, done)
+            return
+        for process in job.processes:
+            done(process, counting.fresh(process, requests=job.requests))
+
+
+@dataclass(frozen=True)
+class _StatementWorkers:
+    """One variant's statement workers on one CPU, under valgrind writing into `directory`."""
+
+    options: CountOptions
+    run: CountRun
+    cpu: int | None
+    workers: LiveSet[StatementWorker]
+    directory: str
+
+    def launch(self) -> tuple[str, ...]:
+        """valgrind and its options, for a worker (or a fork server)."""
+        valgrind = callgrind_options(
+            out_file=os.path.join(self.directory, "callgrind.out.%p"),
+            instr_at_start=False,
+            vgdb_prefix=os.path.join(self.directory, "vgdb"),
+            cache_sim=lens_option(self.run.context.experiment.settings, "cache_sim"),
+            # per-instruction costs: the evidence for inlining claims (None: wherever an
+            # object has debug info)
+            dump_instr=self.options.inline_frames is not False,
+            region=None,
+            trace_children=False,
+        )
+        return ("valgrind", *valgrind)
+
+    def fresh(self, process: int, *, requests: bool) -> StatementCounts:
+        run = self.run
+        worker = StatementWorker(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            interpreter=interpreter_for(run.variant, run.context.default_python),
+            cpu=self.cpu,
+            timeout_s=worker_timeout_s(run.context.experiment.settings),
+            launch_prefix=self.launch(),
+            disable_aslr=True,
+            extra_env=run.env,
+            # top-level code, as torch's collect_callgrind runs a statement: global names
+            # are looked up as a module's are, so counts compare with torch's
+            scope="module",
+            ops=(WorkerOps.from_module(WORKER_OPS),),
+        )
+        return self.count_in(process, worker, requests=requests)
+
+    def forked(
+        self, processes: Sequence[int], done: Callable[[int, StatementCounts], None]
+    ) -> None:
+        """Each process a child of one fork server started under callgrind (instrumentation
+        off): the set-up's modules are imported once per variant instead of once per process
+        (an expensive import is most of what counting under callgrind costs). The children
+        switch callgrind with client requests (vgdb is not used for them)."""
+        ops = WorkerOps.from_module(WORKER_OPS)
+        server = self.fork_server(ops)
+        try:
+            for index, process in enumerate(processes):
+                # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
+                # padding is 0: nothing is moved. Every child is forked at once, before the
+                # first counts, and waits its turn: a child forked after the one before it
+                # had exited would start from a server state that child's reply had changed,
+                # and count at a level of its own
+                try:
+                    ahead = len(processes) - 1 if index == 0 else 0
+                    child = server.worker(ops=(ops,), scope="module", ahead=ahead)
+                    # each child calibrates as a fresh process does: one that reused the
+                    # first child's loop count would count at a level of its own
+                    counts = self.count_in(process, child, requests=True)
+                except BenchmarkFailedError as error:
+                    # a child's stderr is the server's: valgrind's words on why it stopped
+                    # the child (an instruction it cannot execute) are in the server's tail
+                    error.detail = error.detail or server.stderr_tail() or None
+                    raise
+                done(process, counts)
+        finally:
+            server.kill()  # its teardown under valgrind would count for nothing
+            server.close()  # its pipes and the thread draining them
+
+    def fork_server(self, ops: WorkerOps) -> ForkServer:
+        """The variant's fork server under callgrind, the translations of its imports thrown
+        away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
+        callgrind_discard); killed if client requests do not reach callgrind."""
+        run = self.run
+        server = ForkServer(
+            run.context.runner,
+            run.benchmark,
+            run.variant,
+            default_python=run.context.default_python,
+            cpu=self.cpu,
+            timeout_s=worker_timeout_s(run.context.experiment.settings),
+            extra_env=run.env,
+            disable_aslr=True,
+            launch_prefix=self.launch(),
+        )
+        try:
+            run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
+            discarded = server.call(ops, {"op": "callgrind_discard"})
+            if not discarded.get("ok") or not discarded.get("requests"):
+                raise run.error(
+                    "client requests do not reach callgrind in the fork server: "
+                    f"{discarded.get('why') or discarded.get('error')}",
+                    hint="pass a variant's python= that runs the others' way, or report this",
+                )
+        except BaseException:
+            server.kill()
+            server.close()
+            raise
+        return server
+
+    def count_in(self, process: int, worker: StatementWorker, *, requests: bool) -> StatementCounts:
+        run, options = self.run, self.options
+        with worker:
+            self.workers.add(worker)
+            try:
+                toggle = options.toggle_collection and not lens_option(
+                    run.context.experiment.settings, "cache_sim"
+                )
+                session = StatementSession(run, worker, self.directory, requests, toggle=toggle)
+                plan = session.measure(options.loops, options.repeats)
+                # every dump is on disk once its request returned: the interpreter's shutdown
+                # under valgrind (seconds with torch's destructors) counts for nothing
+                dumps = dict(read_dumps(self.directory, worker.pid))
+                worker.kill()
+            finally:
+                self.workers.discard(worker)
+        # the objects and their inline frames are the same in every process of a variant (the
+        # same files, no ASLR): read once, in the first
+        return digest_statement(options, run, worker.info, plan, dumps, objects=process == 0)
+
+
+def digest_statement(
+    options: CountOptions,
+    run: CountRun,
+    info: WorkerInfo,
+    plan: StatementPlan,
+    dumps: Mapping[str, str],
+    *,
+    objects: bool = True,
+) -> StatementCounts:
+    """Each repeat's dumps and totals, the objects that ran and their inline frames: read in
+    the variant's own job, so that two variants' symbolisers run side by side too."""
+    by_hint: dict[str, str] = {}
+    for text in dumps.values():
+        trigger = trigger_of(text)
+        if trigger is not None:
+            by_hint[trigger] = text
+    texts: list[dict[str, str]] = []
+    totals: list[tuple[dict[str, float], dict[str, float]]] = []
+    identities: dict[str, str | None] = {}
+    frames: dict[str, dict[str, list[list[object]]]] | None = None
+    for repeat in range(plan.repeats):
+        found: dict[str, str] = {}
+        for kind in (KIND_EMPTY, KIND_STATEMENT):
+            hint = dump_hint(kind, repeat)
+            dump = next((t for trig, t in by_hint.items() if trig.endswith(hint)), None)
+            if dump is None:
+                raise run.error(
+                    f"callgrind wrote no dump for {hint}",
+                    hint="valgrind may have been killed; run with the worker's stderr",
+                )
+            found[kind] = dump
+        try:
+            if repeat == 0 and objects:  # the objects that ran, and their inline frames
+                stmt_parts = parse_callgrind(found[KIND_STATEMENT]).parts
+                costs = combine_parts(stmt_parts)
+                identities = object_identities(fid.object for fid in costs.functions)
+                instructions = instructions_of(stmt_parts)
+                if options.inline_frames is not False and instructions is not None:
+                    frames = symbolise_inline_frames(
+                        run.context.runner, instructions, analysis_cache(run)
+                    )
+            totals.append((totals_of(found[KIND_STATEMENT]), totals_of(found[KIND_EMPTY])))
+        except CallgrindFormatError as error:
+            raise run.error(f"cannot read callgrind's output: {error}") from error
+        texts.append(found)
+    return StatementCounts(info, plan, tuple(texts), tuple(totals), identities, frames)
+
+
+def count_command(options: CountOptions, run: CountRun, cpu: int | None) -> CommandCounts:
+    """Every repeat of the command under callgrind (may run in a thread of its own: it
+    writes nothing to the sink)."""
+    command = run.benchmark.command_for(run.variant)
+    argv = command_argv(command, shell=run.context.experiment.settings.shell)
+    through_shell = argv[0] == "/bin/sh"
+    inline = options.inline_frames
+    if inline is None:
+        # through a shell the program is not known before it runs: keep the per-instruction
+        # costs, and read debug info from whichever objects have it
+        executable = resolve_program(argv[0], run.variant.cwd, run.env)
+        inline = through_shell or (executable is not None and has_debug_info(executable))
+    repeats: list[list[tuple[str, str]]] = []
+    loops: list[int] = []
+    for _ in range(max(1, options.repeats)):
+        dumps, iterations = _command_once(run, cpu, dump_instr=inline, shell=through_shell)
+        if iterations is not None:
+            loops.append(iterations)
+        repeats.append(dumps)
+    return CommandCounts(tuple(tuple(dumps) for dumps in repeats), inline, tuple(loops))
+
+
+def _command_once(
+    run: CountRun, cpu: int | None, *, dump_instr: bool, shell: bool
+) -> tuple[list[tuple[str, str]], int | None]:
+    """One run of the command under callgrind: its dumps, and (a program that reports its
+    measured region) the dump of that region alone with the iterations it holds."""
+    settings = run.context.experiment.settings
+    command = run.benchmark.command_for(run.variant)
+    argv = command_argv(command, shell=settings.shell)
+    report = run.benchmark.reports  # a program that says where its measured region is
+    with private_folder("callgrind") as directory:
+        valgrind = callgrind_options(
+            out_file=os.path.join(directory, "callgrind.out.%p"),
+            instr_at_start=True,
+            vgdb_prefix=None,
+            cache_sim=lens_option(settings, "cache_sim"),
+            dump_instr=dump_instr,
+            region=lens_option(settings, "region"),
+            trace_children=shell,
+        )
+        report_path = os.path.join(directory, "report.json")
+        if report is not None:
+            valgrind += region_dump_options(report)
+            reporting = f"{command} {report_arguments(report, report_path)}"
+            argv = command_argv(reporting, shell=settings.shell)
+        completed = run.context.runner.run(
+            LaunchSpec(
+                argv=("valgrind", *valgrind, *argv),
+                env=run.env,
+                cwd=run.variant.cwd,
+                cpu=cpu,
+                disable_aslr=True,
+            ),
+            timeout_s=_COMMAND_TIMEOUT_S,
+        )
+        if not completed.ok:
+            raise run.error(
+                f"the command {completed.describe_failure()} under callgrind",
+                hint="run it without --metric instructions to see whether it fails on its own",
+                detail=completed.stderr[-4000:],
+            )
+        dumps = read_dumps(directory)
+        if not dumps:
+            # a process killed and reaped from outside reads as exited 0 (Popen's wait gets
+            # ECHILD): no profile is no count, never zero instructions
+            raise run.error(
+                "callgrind wrote no profile: the command was stopped before it ended",
+                hint="run it again; if it recurs, run it by hand under valgrind",
+                detail=completed.stderr[-4000:] or None,
+            )
+        if report is None:
+            return dumps, None
+        return region_of(run, report, dumps, report_path, completed)
+
+
+def region_of(
+    run: CountRun,
+    report: TimeReport,
+    dumps: list[tuple[str, str]],
+    report_path: str,
+    completed: Completed,
+) -> tuple[list[tuple[str, str]], int]:
+    """The dump of the measured region the program's report counts (its last repetition's
+    iterations), and how many iterations it holds."""
+    try:
+        with open(report_path, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except FileNotFoundError:
+        text = ""
+    try:
+        iterations = reported_iterations(report, text, run.benchmark.name, completed.stderr)
+    except BenchmarkFailedError as error:
+        raise run.error(error.message, hint=error.hint, detail=error.detail) from None
+    region = last_region_dump(report, dumps)
+    if region is None:
+        raise run.error(
+            "callgrind wrote no dump of the benchmark's iterations",
+            hint="the program reported its time but never ended an iteration loop that "
+            "callgrind saw (benchmark::State::FinishKeepRunning)",
+            detail=completed.stderr[-4000:] or None,
+        )
+    return [region], iterations
+
+
+def resolve_program(program: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
+    if os.sep in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd or os.getcwd(), program)
+        return path if os.path.isfile(path) else None
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory, program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class StatementCounts:
+    """What one statement worker counted, read: per repeat the dumps (kind -> text) and the
+    totals (statement, empty loop); the objects that ran and their inline frames."""
+
+    info: WorkerInfo
+    plan: StatementPlan
+    texts: tuple[Mapping[str, str], ...]
+    totals: tuple[tuple[dict[str, float], dict[str, float]], ...]
+    identities: Mapping[str, str | None]
+    frames: Mapping[str, Mapping[str, list[list[object]]]] | None
+
+    def per_iteration(self) -> tuple[float, ...]:
+        """The measured repeats' instructions per iteration (statement minus empty loop), as
+        they are stored (warm-up, i.e. settling, repeats left out)."""
+        return tuple(
+            (stmt.get(SAMPLE_NAME, 0.0) - empty.get(SAMPLE_NAME, 0.0)) / self.plan.loops
+            for repeat, (stmt, empty) in enumerate(self.totals)
+            if repeat >= self.plan.warmup
+        )
+
+
+@dataclass(frozen=True)
+class CommandCounts:
+    """Every repeat's callgrind files ((file name, text) per process) of one command."""
+
+    repeats: tuple[tuple[tuple[str, str], ...], ...]
+    inline: bool
+    # iterations each repeat's dumps hold (a program that reports them); () : one run each
+    loops: tuple[int, ...] = ()
+
+
+Counted = StatementCounts | CommandCounts
