@@ -138,7 +138,7 @@ def symbolise_inline_frames(
     """Inline frames (innermost first) of every executed address of every object with debug
     info, one symboliser process per object. JSON-ready: object -> hex address -> frames.
     Kept in the analysis `cache` under the object's identity and the addresses (the same
-    statement in the same build asks the same again: ~0.2 s of each torch.add variant)."""
+    statement in the same build asks the same again)."""
     out: dict[str, dict[str, list[list[object]]]] = {}
     for obj, addresses in instructions.addresses_by_object().items():
         frames = symbolise(runner, obj, addresses, cache=cache)

@@ -25,8 +25,8 @@ from perflab.measure.callgrind_launch import (
 from perflab.measure.worker_client import StatementWorker
 
 _WARMUP_SAMPLES = 20  # CPython specialises the worker's own code after a few runs
-# one vgdb call hung for 60 s on a busy CI machine (once in ~20 suites) where its others took
-# 0.15 s: a call is given 20 s and asked again, what it did not do (switches are idempotent)
+# a vgdb call may hang on a busy machine: each is given a bounded time and asked again up to a
+# few times (switches are idempotent; a dump already on disk is not asked for again)
 _VGDB_TIMEOUT_S = 20.0
 _VGDB_ATTEMPTS = 3
 # how a worker's counted loops are switched on and off and dumped (recorded as variant info)
@@ -69,7 +69,7 @@ class StatementSession:
         self.why_not_toggled: str | None = None
         if client_requests:
             # the worker switches callgrind itself (worker/callgrind_ops.py): vgdb's ptrace
-            # round trips took ~0.15 s each, two per counted loop
+            # round trips are slow, and there are two per counted loop
             probe = worker.call({"op": "callgrind_probe"})
             if not probe.get("ok"):
                 raise worker.failure(probe)

@@ -43,8 +43,8 @@ from perflab.store.tables import (
 
 DEFAULT_STORE_PATH = Path(".perflab") / "perflab.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
-# PRAGMA quick_check reads every page (0.87 s for a 71 MiB store on a loaded 2-vCPU VM): done
-# on every open up to this size (~0.4 s), above it only by `perflab doctor --store`
+# PRAGMA quick_check reads every page: done on every open up to this size, where it costs a
+# fraction of a second; above it only by `perflab doctor --store`
 QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 # how long a connection waits for another process's lock on the store before giving up
 LOCK_WAIT_S = 30.0

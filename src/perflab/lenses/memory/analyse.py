@@ -58,14 +58,12 @@ from perflab.tools.callgrind import FunctionCosts, combine_parts
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 
 # Two variants do different memory work when the bytes one moves per iteration (at D1 or at the
-# last level) differ by more than this, beyond the spread of their repeats: above the floor below,
-# callgrind repeats of one variant differed by at most 1.2% in every case measured, A/A pairs
-# by less than 1% (docs/lenses/memory.md); one extra pass in five, the smallest unfair benchmark
-# worth catching, is 1.25x.
+# last level) differ by more than this, beyond the spread of their repeats: well above how much
+# repeats of one variant differ (docs/lenses/memory.md), and below one extra pass in five, the
+# smallest unfair benchmark worth catching.
 WORK_THRESHOLD = 0.10
 # ... and when one of them moves at least this many bytes per iteration: below it, a few lines
-# of interpreter and allocator state decide the ratio (repeats of a statement moving ~100 B per
-# iteration differed by up to 21%)
+# of interpreter and allocator state decide the ratio
 WORK_FLOOR_BYTES = 4096.0
 
 ALLOCATORS = frozenset(

@@ -141,10 +141,9 @@ class MemoryLens:
         read_cpuinfo: Callable[[], str] = read_cpuinfo,
     ) -> None:
         # two worker processes per variant, side by side, as the instructions lens: what a
-        # cache simulation counts depends on the process too (D1 fills of a ~100 B statement
-        # moved by up to 21% between processes), and with one process the interval held none
-        # of it (an A/A was once called `slower`); the interval is widened by the processes'
-        # spread (stats.summary.process_ratio_interval)
+        # cache simulation counts depends on the process too, and with one process the
+        # interval holds none of that; the interval is widened by the processes' spread
+        # (stats.summary.process_ratio_interval)
         self.traffic = traffic or InstructionCounter(
             CountOptions(repeats=TRAFFIC_REPEATS, processes=TRAFFIC_PROCESSES, inline_frames=False)
         )
