@@ -13,8 +13,7 @@ import pytest
 from perflab.cli.main import main
 
 FAST = [
-    "--budget", "0.3", "--min-measurements-anyway",
-    "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
+    "--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
 ]  # fmt: skip
 
 
@@ -183,7 +182,7 @@ def test_hyperfine_habits_one_command_alone_with_runs_warmup_prepare_and_exports
     runs, and the exports hold hyperfine's fields."""
     done = perflab(
         "--warmup", "1", "--runs", "4", "--prepare", "echo . >> prepared.txt",
-        "--budget", "0.3", "--min-measurements-anyway",
+        "--budget", "0.3",
         "--export-hyperfine-json", "h.json", "--export-csv", "h.csv", "--json", "r.json",
         "sleep 0.001",
         cwd=tmp_path,

@@ -17,7 +17,7 @@ from tests.unit.test_exports_agree import check_exports_agree
 @pytest.mark.integration
 def test_exports_agree_and_compare_takes_the_json_document(tmp_path: Path) -> None:
     done = perflab(
-        "--runs", "5", "--warmup", "1", "--budget", "1", "--min-measurements-anyway",
+        "--runs", "5", "--warmup", "1", "--budget", "1",
         "--export-csv", "h.csv", "--export-hyperfine-json", "h.json",
         "--json", "r.json", "--samples", "sleep 0.001", "true",
         cwd=tmp_path,

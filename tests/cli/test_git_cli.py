@@ -57,7 +57,6 @@ def test_stack_of_the_example_writes_the_contract(repo: Path, tmp_path: Path) ->
     done = perflab(
         "stack", "base..main", "--cmd", "./prog", "--build", "make", "--metric", "instructions",
         "--json", "out.json", "--html", "out.html", "--store", str(tmp_path / "p.db"),
-        "--min-measurements-anyway",
         cwd=repo, cache=cache,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -117,7 +116,7 @@ def test_matrix_and_bad_input_from_the_command_line(repo: Path, tmp_path: Path) 
     matrix = perflab(
         "matrix", "--base", "base", "--base", "main~2", "--change", "main~1",
         "--cmd", "./prog", "--build", "make", "--metric", "instructions", "--json", "m.json",
-        "--html", "m.html", "--min-measurements-anyway", *store, cwd=repo, cache=cache,
+        "--html", "m.html", *store, cwd=repo, cache=cache,
     )  # fmt: skip
     assert matrix.returncode == 0, matrix.stderr
     document = json.loads((repo / "m.json").read_text())
@@ -142,7 +141,7 @@ def test_experiment_file_with_a_stack(repo: Path, tmp_path: Path) -> None:
     )
     done = perflab(
         "run", "stack.toml", "--json", "-", "--store", str(tmp_path / "p.db"),
-        "--min-measurements-anyway", cwd=repo, cache=tmp_path / "cache",
+        cwd=repo, cache=tmp_path / "cache",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)

@@ -45,7 +45,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_bisect_from_the_command_line(repo: Path, tmp_path: Path) -> None:
     common = ["--cmd", "./prog", "--build", BUILD, "--cache-dir", str(tmp_path / "cache"),
-              "--store", str(tmp_path / "p.db"), "--min-measurements-anyway"]  # fmt: skip
+              "--store", str(tmp_path / "p.db")]  # fmt: skip
     done = perflab("bisect", "good", "main", "--threshold", "2%", "--json", "b.json", *common,
                    cwd=repo)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -72,7 +72,7 @@ def test_bisect_from_the_command_line(repo: Path, tmp_path: Path) -> None:
 def test_check_from_the_command_line(repo: Path, tmp_path: Path) -> None:
     common = ["--cmd", "./prog", "--build", BUILD, "--cache-dir", str(tmp_path / "cache"),
               "--store", str(tmp_path / "p.db")]  # fmt: skip
-    # no --min-measurements-anyway: the instructions lens measures each commit once whatever
+    # the instructions lens measures each commit once whatever
     # the budget, so a loaded machine does not refuse the gate
     ci = {"GITHUB_ACTIONS": "true"}
     git(repo, "checkout", "-q", "pr/slower")

@@ -29,7 +29,7 @@ def test_numpy_dispatch_is_claimed_by_its_selector_through_the_cli(tmp_path: Pat
     done = perflab(
         *("run", "--setup", SETUP, "--stmt", "np.add(a, b, out=c)"),
         *("--variant", "v3", "--variant", "no_v3 env.NPY_DISABLE_CPU_FEATURES=X86_V3"),
-        *("--metric", "profile,asm", "--budget", "1", "--min-measurements-anyway"),
+        *("--metric", "profile,asm", "--budget", "1"),
         *("--quiet", "--json", "out.json", "--store", "s.db"),
         cwd=tmp_path,
     )

@@ -58,7 +58,7 @@ def test_runs_of_git_variants_leave_the_repository_as_it_was(repo: Path, tmp_pat
         "run", "--cmd", "cat data.txt", "--metric", "instructions",
         "-v", "A git=base", "-v", f"B git=main~1 apply={tmp_path / 'change.patch'}",
         "-v", "C git=main build='cp data.txt copy.txt'",
-        "--cache-dir", str(cache), "--store", str(tmp_path / "p.db"), "--min-measurements-anyway",
+        "--cache-dir", str(cache), "--store", str(tmp_path / "p.db"),
     )  # fmt: skip
     done = perflab(*argv, cwd=repo)
     assert done.returncode == 0, done.stderr

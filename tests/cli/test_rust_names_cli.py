@@ -68,7 +68,7 @@ def test_one_rust_function_under_two_hashes_is_one_row_everywhere(tmp_path: Path
     _build(tmp_path)
     done = perflab(
         *("run", "--cmd", "./a", "--variant", "a", "--variant", "b cmd=./b"),
-        *("--metric", "instructions,asm", "--budget", "1", "--min-measurements-anyway"),
+        *("--metric", "instructions,asm", "--budget", "1"),
         *("--quiet", "--json", "out.json", "--markdown", "out.md", "--store", "s.db"),
         cwd=tmp_path,
     )

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 FAST = [
-    "--budget", "0.3", "--min-measurements-anyway",
-    "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
+    "--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
 ]  # fmt: skip
 
 

@@ -32,7 +32,6 @@ def test_run_metric_torch_reports_the_ops_that_appeared(tmp_path: Path) -> None:
         "torch",
         "--min-generations",
         "2",
-        "--min-measurements-anyway",
         "--sample-ms",
         "1",
         "--seed",

@@ -30,7 +30,7 @@ TAG_VARIABLE = "PERFLAB_FAULT_TAG"
 REPORT_VARIABLE = "PERFLAB_FAULT_REPORT"
 # short runs: the faults are the subject, not the precision
 FAST = (
-    "--budget", "0.3", "--min-measurements-anyway",
+    "--budget", "0.3",
     "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
 )  # fmt: skip
 

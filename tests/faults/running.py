@@ -20,7 +20,7 @@ STORE = Path(".perflab") / "perflab.db"
 # short runs: the faults are the subject, not the precision
 # small budgets: the minimum measurements, whatever the budget's plan says they cost
 QUICK = (
-    "--min-generations", "2", "--sample-ms", "1", "--seed", "3", "--min-measurements-anyway",
+    "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
 )  # fmt: skip
 
 

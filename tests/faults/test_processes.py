@@ -48,7 +48,6 @@ def _interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> 
         "B",
         "--budget",
         "3",
-        "--min-measurements-anyway",
         cwd=tmp_path,
     )
     wait_for_run(tmp_path)

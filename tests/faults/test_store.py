@@ -393,7 +393,7 @@ def test_a_run_alive_in_another_process_reads_as_running(tmp_path: Path, fault: 
     the run completes"""
     process = start_perflab(
         "run", "--stmt", "sum(range(1000))", "-v", "A", "-v", "B", "-q", "--budget", "6",
-        "--min-generations", "4", "--min-measurements-anyway", cwd=tmp_path,
+        "--min-generations", "4", cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -425,8 +425,7 @@ def test_a_full_disk_fails_the_run_with_a_message_and_keeps_the_store(
 
     done = subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", "run", "--stmt", "sum(range(100))",
-         "-v", "A", "-v", "B", "-q", "--budget", "10",
-         "--min-measurements-anyway"],
+         "-v", "A", "-v", "B", "-q", "--budget", "10"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=limit_file_size,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
@@ -458,7 +457,7 @@ def test_readers_loop_beside_a_running_run(tmp_path: Path, fault: Fault) -> None
     nothing is lost"""
     process = start_perflab(
         "run", "--stmt", "sum(range(1000))", "-v", "A", "-v", "B", "-q", "--budget", "3",
-        "--min-generations", "2", "--min-measurements-anyway", cwd=tmp_path,
+        "--min-generations", "2", cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     reads = 0
@@ -493,7 +492,6 @@ def test_concurrent_runs_on_one_store_keep_every_sample(tmp_path: Path, fault: F
             "-q",
             "--budget",
             "2",
-            "--min-measurements-anyway",
             "--min-generations",
             "2",
             "--json",

@@ -19,7 +19,7 @@ from perflab.report.terminal import render_terminal
 
 pytestmark = pytest.mark.integration
 
-FAST = {"budget_s": 0.5, "min_measurements_anyway": True, "min_generations": 2, "seed": 3}
+FAST = {"budget_s": 0.5, "min_generations": 2, "seed": 3}
 # phrases of notes about code these runs do not have
 NOT_HERE = ("valgrind hides", "cache directories", "TORCHINDUCTOR_CACHE_DIR")
 

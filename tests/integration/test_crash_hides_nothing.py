@@ -120,7 +120,7 @@ def _run(
         "run", "--cmd", "./prog", "--build", BUILD, "--cache-dir", str(cache),
         "--variant", "before git=good", "--variant", "crash git=main~3",
         "--variant", "after git=main~1",
-        "--metric", metric, "--budget", "4", "--min-measurements-anyway",
+        "--metric", metric, "--budget", "4",
         "--store", str(tmp_path / "r.db"), "--json", str(out), "-q", *extra,
         cwd=repo,
     )  # fmt: skip

@@ -124,7 +124,7 @@ def test_bisect_finds_the_merge_skips_the_broken_build_and_keeps_every_step(
         benchmark=Benchmarked(
             cmd="./prog",
             build=BUILD,
-            settings={"min_measurements_anyway": True},
+            settings={},
             store_path=store,
             cache_dir=cache,
         ),
@@ -162,7 +162,7 @@ def test_bisect_bad_input(repo: Path, cache: Path, tmp_path: Path) -> None:
     benchmark = Benchmarked(
         cmd="./prog",
         build=BUILD,
-        settings={"min_measurements_anyway": True},
+        settings={},
         store_path=tmp_path / "p.db",
         cache_dir=cache,
     )
@@ -184,7 +184,7 @@ def test_check_fails_only_on_a_confirmed_regression_and_writes_the_comment(
     benchmark = Benchmarked(
         cmd="./prog",
         build=BUILD,
-        settings={"min_measurements_anyway": True},
+        settings={},
         store_path=tmp_path / "p.db",
         cache_dir=cache,
     )
@@ -242,7 +242,7 @@ def test_history_finds_the_change_point_and_reuses_what_it_measured(
     benchmark = Benchmarked(
         cmd="./prog",
         build=BUILD,
-        settings={"min_measurements_anyway": True},
+        settings={},
         store_path=tmp_path / "store" / "p.db",
         cache_dir=cache,
     )

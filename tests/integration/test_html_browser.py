@@ -31,8 +31,7 @@ from tests.unit.test_html_report import synthetic_run
 pytestmark = pytest.mark.integration
 
 FAST = [
-    "--budget", "0.5", "--min-measurements-anyway",
-    "--min-generations", "2", "--sample-ms", "1", "--seed", "5",
+    "--budget", "0.5", "--min-generations", "2", "--sample-ms", "1", "--seed", "5",
 ]  # fmt: skip
 CHROMIUM_FLAGS = (
     "--headless",

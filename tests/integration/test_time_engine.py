@@ -220,7 +220,7 @@ def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -
     # (the minimums measured anyway: on a loaded machine the budget's plan may refuse to start)
     process = subprocess.Popen(
         [sys.executable, "-m", "perflab.cli.main", "run", "--stmt", "pass", "--setup",
-         setup, "-v", "A", "-v", "B", "--quiet", "--min-measurements-anyway"],
+         setup, "-v", "A", "-v", "B", "--quiet"],
         cwd=tmp_path, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 20
