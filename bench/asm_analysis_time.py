@@ -175,9 +175,13 @@ def main() -> int:
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args()
     instrument()
-    # older perflab (before the cache): the same script measures it, copied into its tree
+    # older perflab (before the cache, or before lens options): the same script measures it,
+    # copied into its tree
     cached = {"analysis_cache": not args.no_analysis_cache}
-    settings = Settings(**(cached if "analysis_cache" in Settings.__dataclass_fields__ else {}))
+    if hasattr(Settings, "with_options"):
+        settings = Settings().with_options(**cached)
+    else:
+        settings = Settings(**(cached if "analysis_cache" in Settings.__dataclass_fields__ else {}))
     global PARALLEL
     PARALLEL = False if args.serial else None
     with tempfile.TemporaryDirectory(prefix="perflab-bench-") as tmp:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,7 @@ def test_counters_count_only_the_region_and_report_unavailable_events() -> None:
     # The setup touches ~40 MB (about 10,000 page faults); the statement touches nothing new.
     benchmark = Benchmark("sum", stmt="sum(range(200))", setup="big = bytearray(40_000_000)")
     events = ("task-clock", "page-faults", "context-switches", "cycles", "no_such_event_xyz")
-    settings = Settings(**{**QUICK.__dict__, "events": events, "metrics": (Metric.COUNTERS,)})
+    settings = replace(QUICK, metrics=(Metric.COUNTERS,)).with_options(events=events)
     experiment = Experiment((benchmark,), (Variant("a"), Variant("b", env={"B": "1"})), settings)
     lens = CountersLens(blocks_per_generation=3)
     lens.preflight(experiment, SubprocessRunner())
@@ -107,8 +108,8 @@ def test_counters_count_only_the_region_and_report_unavailable_events() -> None:
 
 def test_counters_of_a_command() -> None:
     benchmark = Benchmark("true", cmd="true")
-    settings = Settings(
-        **{**QUICK.__dict__, "events": ("task-clock", "page-faults"), "metrics": (Metric.COUNTERS,)}
+    settings = replace(QUICK, metrics=(Metric.COUNTERS,)).with_options(
+        events=("task-clock", "page-faults")
     )
     experiment = Experiment((benchmark,), (Variant("a"), Variant("b")), settings)
     lens = CountersLens()
