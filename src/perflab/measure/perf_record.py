@@ -303,11 +303,10 @@ def record_command_profile(
     events: tuple[str, ...] = ()
     objects: dict[str, None] = {}
     region_ns = 0
+    command = CommandUnderPerf(perf, chosen, argv, env, cwd, cpu, timeout_s)
     with private_folder("profile") as tmp:
         for run in range(runs):
-            wall_ns, data = record_command_once(
-                runner, perf, chosen, argv, env, cwd, cpu, Path(tmp) / f"{run}.data", timeout_s
-            )
+            wall_ns, data = command.run_and_read(runner, Path(tmp) / f"{run}.data")
             samples += data.samples
             events = events or data.sampled_events
             objects.update(dict.fromkeys(data.objects))
@@ -323,44 +322,40 @@ def record_command_profile(
     )
 
 
-def record_command_once(
-    runner: ProcessRunner,
-    perf: str,
-    options: RecordOptions,
-    argv: Sequence[str],
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    cpu: int | None,
-    data_path: Path,
-    timeout_s: float,
-) -> tuple[int, PerfData]:
-    wall_ns = record_command_run(runner, perf, options, argv, env, cwd, cpu, data_path, timeout_s)
-    return wall_ns, read_profile(runner, data_path, perf=perf, demangle=options.demangle)
+@dataclass(frozen=True)
+class CommandUnderPerf:
+    """One command as `perf record` runs it: where, on which CPU, with which options."""
 
+    perf: str
+    options: RecordOptions
+    argv: Sequence[str]
+    env: Mapping[str, str] | None
+    cwd: str | None
+    cpu: int | None
+    timeout_s: float
 
-def record_command_run(
-    runner: ProcessRunner,
-    perf: str,
-    options: RecordOptions,
-    argv: Sequence[str],
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    cpu: int | None,
-    data_path: Path,
-    timeout_s: float,
-) -> int:
-    """One run of a command under `perf record`, writing `data_path`: its wall time."""
-    spec = LaunchSpec(
-        argv=(perf, "record", "-q", "-o", str(data_path), *options.perf_options(), "--", *argv),
-        env=env,
-        cwd=cwd,
-        cpu=cpu,
-    )
-    result = runner.run(spec, timeout_s=timeout_s)
-    if not result.ok:
-        raise BenchmarkFailedError(
-            f"the command under perf record {result.describe_failure()}",
-            detail=result.stderr[-2000:],
-            hint="run the command alone first; perf itself fails with status 129 on a bad option",
+    def run(self, runner: ProcessRunner, data_path: Path) -> int:
+        """One run under `perf record`, writing `data_path`: its wall time."""
+        spec = LaunchSpec(
+            argv=(self.perf, "record", "-q", "-o", str(data_path), *self.options.perf_options(),
+                  "--", *self.argv),
+            env=self.env,
+            cwd=self.cwd,
+            cpu=self.cpu,
+        )  # fmt: skip
+        result = runner.run(spec, timeout_s=self.timeout_s)
+        if not result.ok:
+            raise BenchmarkFailedError(
+                f"the command under perf record {result.describe_failure()}",
+                detail=result.stderr[-2000:],
+                hint="run the command alone first; perf itself fails with status 129 on a bad "
+                "option",
+            )
+        return result.wall_ns
+
+    def run_and_read(self, runner: ProcessRunner, data_path: Path) -> tuple[int, PerfData]:
+        """One run, and what its perf.data says."""
+        wall_ns = self.run(runner, data_path)
+        return wall_ns, read_profile(
+            runner, data_path, perf=self.perf, demangle=self.options.demangle
         )
-    return result.wall_ns

@@ -23,10 +23,10 @@ from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf_record import (
+    CommandUnderPerf,
     ProfiledWorker,
     probe_recording,
     read_profile,
-    record_command_run,
 )
 from perflab.measure.recordings import (
     Reading,
@@ -244,8 +244,7 @@ class _CommandRecording:
         context = self.context
         variant = self.variants[slot.variant]
         data_path = self.tmp / f"{slot.variant}-{slot.block}.data"
-        wall_ns = record_command_run(
-            context.runner,
+        command = CommandUnderPerf(
             self.perf,
             self.recipe.options,
             command_argv(
@@ -255,9 +254,9 @@ class _CommandRecording:
             variant_environment(variant),
             variant.cwd,
             context.cpu,
-            data_path,
             context.experiment.settings.sample_timeout_s,
         )
+        wall_ns = command.run(context.runner, data_path)
         self._read(self.runs[slot.variant], data_path)
         self.runs[slot.variant].region_ns += wall_ns
         # every run is recorded: no warm-up (a command starts afresh each time)
