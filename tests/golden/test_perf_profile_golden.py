@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from perflab.tools.perf_script import (
+from perflab.tools.perf_script import parse_evlist, parse_perf_script
+from perflab.tools.profile_diff import diff_profiles
+from perflab.tools.profile_stacks import (
     address_histogram,
-    diff_profiles,
     folded_stacks,
     hot_symbols,
-    parse_evlist,
     parse_folded,
-    parse_perf_script,
     top_symbols,
 )
 

@@ -50,7 +50,7 @@ from perflab.lenses.asm.machine_code import (
     vector_bits,
 )
 from perflab.records.diagnosis import Claim, Diagnosis
-from perflab.tools.perf_script import (
+from perflab.tools.profile_diff import (
     APPEARANCE_MAX_CHANCE,
     APPEARANCE_MIN_SAMPLES,
     APPEARANCE_MIN_SHARE,
@@ -1004,7 +1004,7 @@ def _inline_claim(
 def _absence_settled(present_samples: float, present_share: float, absent_total: float) -> bool:
     """Whether none of `absent_total` samples on one side, where the other had
     `present_samples` at `present_share`, says the function ran on one side only: the profile
-    lens's rule (measure.perf_script), so the two lenses claim an appearance alike. A function
+    lens's rule (tools.profile_diff), so the two lenses claim an appearance alike. A function
     near the ran floor comes and goes between runs of identical code (sampling aliasing with a
     periodic loop), so 1% and an expected 5 samples were not enough."""
     return (

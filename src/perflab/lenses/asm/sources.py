@@ -37,7 +37,8 @@ from perflab.measure.recordings import (
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.model import Benchmark, BenchmarkKind, Metric, Settings, Variant
-from perflab.tools.perf_script import UNKNOWN, leaf_places
+from perflab.tools.perf_script import UNKNOWN
+from perflab.tools.profile_stacks import leaf_places
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
