@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from perflab.lenses.asm.explain import VariantCode, explain
+from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.asm.rows import VariantCode
 from perflab.lenses.instructions.analyse import _pairing
 from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId

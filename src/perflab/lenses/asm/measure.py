@@ -34,10 +34,6 @@ from perflab.lenses.asm.elf_code import (
     default_demangler,
     load_elf_object,
 )
-from perflab.lenses.asm.explain import (
-    MIN_RAN_SAMPLES,
-    MIN_RAN_SHARE,
-)
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.machine_code import (
     AsmLine,
@@ -51,6 +47,7 @@ from perflab.lenses.asm.machine_code import (
 )
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.options import analysis_cache_of, symbols_of
+from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE
 from perflab.lenses.asm.sources import (
     HotCodeSource,
     PerfRecordSource,
