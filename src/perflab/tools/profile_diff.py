@@ -66,6 +66,18 @@ APPEARANCE_MAX_CHANCE = 1e-3
 
 
 @dataclass(frozen=True)
+class AppearanceRule:
+    """The thresholds above, together: what an appearance claim needs (tests loosen them)."""
+
+    min_samples: int = APPEARANCE_MIN_SAMPLES
+    min_share: float = APPEARANCE_MIN_SHARE
+    max_chance: float = APPEARANCE_MAX_CHANCE
+
+
+APPEARANCE_RULE = AppearanceRule()
+
+
+@dataclass(frozen=True)
 class Appearance:
     """A function on the stacks of one side's samples and on none of the other's."""
 
@@ -146,27 +158,21 @@ def even_across_parts(
 
 
 def samples_to_settle(
-    samples: int,
-    total: int,
-    other_total: int,
-    *,
-    min_samples: int = APPEARANCE_MIN_SAMPLES,
-    min_share: float = APPEARANCE_MIN_SHARE,
-    max_chance: float = APPEARANCE_MAX_CHANCE,
+    samples: int, total: int, other_total: int, rule: AppearanceRule = APPEARANCE_RULE
 ) -> int | None:
     """How many more samples (both sides together) an appearance claim needs, assuming the
     function's share stays what it is: 0 when it can be made now, None when it never can (its
-    share is below `min_share`)."""
+    share is below the rule's `min_share`)."""
     if total <= 0 or samples <= 0:
         return None
     share = samples / total
-    if share < min_share:
+    if share < rule.min_share:
         return None
-    more_here = max(0, math.ceil(min_samples / share) - total)
+    more_here = max(0, math.ceil(rule.min_samples / share) - total)
     if share >= 1:
         needed_there = 1
     else:
-        needed_there = math.ceil(math.log(max_chance) / math.log1p(-share))
+        needed_there = math.ceil(math.log(rule.max_chance) / math.log1p(-share))
     more_there = max(0, needed_there - other_total)
     return more_here + more_there
 
@@ -190,17 +196,15 @@ def diff_profiles(
     baseline: HotSymbols,
     variant: HotSymbols,
     *,
-    min_share: float = APPEARANCE_MIN_SHARE,
-    min_samples: int = APPEARANCE_MIN_SAMPLES,
-    max_chance: float = APPEARANCE_MAX_CHANCE,
+    rule: AppearanceRule = APPEARANCE_RULE,
     top: int = 50,
     baseline_parts: Sequence[HotSymbols] = (),
     variant_parts: Sequence[HotSymbols] = (),
 ) -> ProfileDiff:
     """Per-symbol self shares side by side, paired by name.
 
-    `appeared`: never on any baseline stack, and on enough variant stacks to say so (see the
-    thresholds above; the other way round for `disappeared`). Functions are compared by their
+    `appeared`: never on any baseline stack, and on enough variant stacks to say so (`rule`,
+    the thresholds above; the other way round for `disappeared`). Functions are compared by their
     identity with clone suffixes folded (`f.cold` on one side and `f` on the other did not
     appear). Symbols seen on one side only, but on too few samples to tell, are `unsettled`,
     with how many more samples would settle them.
@@ -209,10 +213,8 @@ def diff_profiles(
     side was recorded in several. A claim then also needs the share floor in each process of its
     side (`even_across_parts`); one that has it pooled but not there is `uneven`, not claimed."""
     deltas = _symbol_deltas(baseline, variant)
-    pooled_claims, unsettled = _appearances(
-        baseline, variant, min_share=min_share, min_samples=min_samples, max_chance=max_chance
-    )
-    claims, uneven = _even_claims(pooled_claims, baseline_parts, variant_parts, min_share)
+    pooled_claims, unsettled = _appearances(baseline, variant, rule)
+    claims, uneven = _even_claims(pooled_claims, baseline_parts, variant_parts, rule.min_share)
     appeared = sorted(a.name for a in claims if a.appeared)
     disappeared = sorted(a.name for a in claims if not a.appeared)
     named = {a.name for a in (*claims, *unsettled, *uneven)}
@@ -288,12 +290,7 @@ def _identity(name: str) -> str:
 
 
 def _appearances(
-    baseline: HotSymbols,
-    variant: HotSymbols,
-    *,
-    min_share: float,
-    min_samples: int,
-    max_chance: float,
+    baseline: HotSymbols, variant: HotSymbols, rule: AppearanceRule
 ) -> tuple[list[Appearance], list[Appearance]]:
     def identities(summary: HotSymbols) -> set[str]:
         return {_identity(s.name) for s in summary.symbols if s.children_samples > 0}
@@ -306,15 +303,10 @@ def _appearances(
         for symbol in here.symbols:
             if symbol.name.startswith(UNKNOWN) or _identity(symbol.name) in seen_there:
                 continue
-            if symbol.children_share < min_share / 4:
+            if symbol.children_share < rule.min_share / 4:
                 continue  # noise far below anything worth a note
             more = samples_to_settle(
-                symbol.children_samples,
-                here.total_samples,
-                there.total_samples,
-                min_samples=min_samples,
-                min_share=min_share,
-                max_chance=max_chance,
+                symbol.children_samples, here.total_samples, there.total_samples, rule
             )
             entry = Appearance(
                 name=symbol.name,
