@@ -733,12 +733,13 @@ def _why_unsettled(present: Side, absent: Side) -> str:
 
 
 def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: set[str]) -> Row:
+    """The appeared or disappeared claim of a function that ran in one variant only, or the note
+    saying why none is made."""
     b, v = row.baseline, row.variant
     if b.ran == v.ran or row.name in explained:
         return row
     present, absent = (b, v) if b.ran else (v, b)
     absent_code = variant if b.ran else baseline
-    present_code = baseline if b.ran else variant
     claim = Claim.DISAPPEARED if b.ran else Claim.APPEARED
     notes = list(row.notes)
     if absent.samples > 0:
@@ -774,6 +775,5 @@ def _one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained:
             f"whether {row.name} is now inlined cannot be told: no debug info in the "
             f"{label_a}'s hot code: build with -g"
         )
-    del present_code
     diagnosis = Diagnosis(claim, row.name, tuple(evidence), int(present.samples))
     return replace(row, diagnoses=(*row.diagnoses, diagnosis), notes=tuple(notes))
