@@ -193,6 +193,15 @@ class PerfRecordSource:
                 sample_target_ms=self.target_ms / 4,
                 timeout_s=timeout_s,
             )
+        return self._record_command(benchmark, variant, context)
+
+    def _record_command(
+        self, benchmark: Benchmark, variant: Variant, context: LensContext
+    ) -> RecordedProfile:
+        """A command's profile, run again until about MIN_COMMAND_SAMPLES were taken (at most
+        MAX_COMMAND_RUNS runs): a short command gives a handful of samples, too few for any
+        claim."""
+        timeout_s = context.experiment.settings.sample_timeout_s
 
         def record(runs: int) -> RecordedProfile:
             return record_command_profile(
@@ -208,8 +217,6 @@ class PerfRecordSource:
                 timeout_s=timeout_s,
             )
 
-        # a short command gives a handful of samples, too few for any claim: run it again until
-        # about MIN_COMMAND_SAMPLES were taken (at most MAX_COMMAND_RUNS runs)
         first = record(1)
         taken = len(first.samples)
         if taken >= MIN_COMMAND_SAMPLES:
