@@ -2,7 +2,8 @@
 
 Pure: stored records in, rows and `Diagnosis` records out.
 
-A row is one function identity (`rows`); the claims about it come from `claims`.
+A row is one function identity (`rows`); the claims about it come from `claims`, and rows that
+ran in one variant only are paired where they play one role (`pairings`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from perflab.lenses.asm.claims import call_target, claims
+from perflab.lenses.asm.claims import call_target, one_sided, row_claims
 from perflab.lenses.asm.identity import identity
 from perflab.lenses.asm.machine_code import INDIRECT_CALL, AsmLine, compare_functions
+from perflab.lenses.asm.pairings import (
+    cold_callers,
+    cpu_copies,
+    isa_changes,
+    pair_by_call_site,
+    variant_changes,
+)
 from perflab.lenses.asm.rows import Row, VariantCode, group_families, side_of
 from perflab.tools.symbol_names import NamePairing, pair_names, readable, spelling_stem
 
@@ -41,8 +49,23 @@ def explain(
         )
         rows.append(Row(name, b, v, change))
     rows.sort(key=lambda row: -row.hotness)
-    claimed = claims(rows, baseline, variant, tuple(selectors))
+    claimed = _claims(rows, baseline, variant, tuple(selectors))
     return [_spelling_said(row, pairing) for row in claimed]
+
+
+def _claims(
+    rows: list[Row], baseline: VariantCode, variant: VariantCode, selectors: tuple[str, ...]
+) -> list[Row]:
+    """Each row's own claims, then the rows that ran in one variant only paired where they play
+    one role, then what is left of those claimed as appeared or disappeared."""
+    explained: set[str] = set()  # families a callee/inlining claim already accounts for
+    out = [row_claims(row, baseline, variant, explained) for row in rows]
+    out = cold_callers(out, baseline, variant, explained)
+    out = cpu_copies(out, baseline, variant, explained, selectors)
+    out = isa_changes(out, baseline, variant, explained)
+    out = variant_changes(out, baseline, variant, explained)
+    rows = [one_sided(row, baseline, variant, explained) for row in out]
+    return pair_by_call_site(rows)
 
 
 def _spelling_said(row: Row, pairing: NamePairing) -> Row:
