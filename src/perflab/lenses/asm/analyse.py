@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.lenses.asm.code_diff import FunctionChange, diff_text
 from perflab.lenses.asm.explain import explain
-from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, diff_text
+from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.diagnosis import Diagnosis

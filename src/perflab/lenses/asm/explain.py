@@ -13,8 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 from perflab.lenses.asm.claims import call_target, one_sided, row_claims
+from perflab.lenses.asm.code_diff import compare_functions
 from perflab.lenses.asm.identity import identity
-from perflab.lenses.asm.machine_code import INDIRECT_CALL, AsmLine, compare_functions
+from perflab.lenses.asm.machine_code import INDIRECT_CALL, AsmLine
 from perflab.lenses.asm.pairings import (
     cold_callers,
     cpu_copies,

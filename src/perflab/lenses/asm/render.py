@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from perflab.lenses.asm.analyse import AsmView
-from perflab.lenses.asm.machine_code import AsmLine, DiffRow, FunctionListing, RowTag
+from perflab.lenses.asm.code_diff import DiffRow, RowTag
+from perflab.lenses.asm.machine_code import AsmLine, FunctionListing
 from perflab.lenses.fragments import (
     SectionInput,
     details_json,

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.lenses.asm.code_diff import FunctionChange, change_sentence
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
-from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, change_sentence
+from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.records.diagnosis import Claim, Diagnosis
 
 MIN_RAN_SHARE = 0.01  # a side below 1% of its variant's samples did not run for this lens
