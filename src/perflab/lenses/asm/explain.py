@@ -41,8 +41,8 @@ def explain(
     names = list(dict.fromkeys([*left, *right]))
     rows = []
     for name in names:
-        b = side_of(baseline, name, left.get(name, []), "baseline")
-        v = side_of(variant, name, right.get(name, []), "variant")
+        b = side_of(baseline, name, left.get(name, []))
+        v = side_of(variant, name, right.get(name, []))
         change = compare_functions(
             identity(name),
             b.primary if b.ran or baseline.named else None,

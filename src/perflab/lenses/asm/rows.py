@@ -150,7 +150,8 @@ def group_families(code: VariantCode) -> dict[str, list[FunctionListing]]:
     return groups
 
 
-def side_of(code: VariantCode, name: str, listings: Sequence[FunctionListing], label: str) -> Side:
+def side_of(code: VariantCode, name: str, listings: Sequence[FunctionListing]) -> Side:
+    """One variant's side of the row of family `name`: the member it executed, or why none."""
     samples = code.samples_of(name, listings)
     share = code.share(samples)
     ran = share >= MIN_RAN_SHARE and samples >= MIN_RAN_SAMPLES
