@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from perflab.tools.perf_script import (
+from perflab.tools.perf_script import parse_evlist, parse_perf_script
+from perflab.tools.profile_diff import AppearanceRule, diff_profiles
+from perflab.tools.profile_stacks import (
     address_histogram,
-    diff_profiles,
     folded_stacks,
     hot_symbols,
-    parse_evlist,
     parse_folded,
-    parse_perf_script,
     top_symbols,
 )
 
@@ -97,7 +96,8 @@ def test_diff_pairs_symbols_by_name_across_library_paths() -> None:
         .replace("at::native::add_stub", "at::native::add_stub_outlined_helper")
     )
     after = parse_perf_script(after_text)
-    diff = diff_profiles(hot_symbols(before), hot_symbols(after), min_samples=2, max_chance=0.5)
+    loose = AppearanceRule(min_samples=2, max_chance=0.5)
+    diff = diff_profiles(hot_symbols(before), hot_symbols(after), rule=loose)
     assert diff.appeared == (
         "at::native::add_stub_outlined_helper(at::TensorIteratorBase&, c10::Scalar const&)",
     )

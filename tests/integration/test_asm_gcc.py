@@ -11,13 +11,9 @@ from typing import Any
 
 import pytest
 
+from perflab.lenses.asm.code_diff import canonical_name, compare_functions
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
-from perflab.lenses.asm.machine_code import (
-    FunctionListing,
-    build_listing,
-    canonical_name,
-    compare_functions,
-)
+from perflab.lenses.asm.machine_code import FunctionListing, build_listing
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import PerfRecordSource

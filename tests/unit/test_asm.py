@@ -9,6 +9,14 @@ from typing import Any
 import pytest
 
 from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, analyse_asm, asm_views
+from perflab.lenses.asm.code_diff import (
+    RowTag,
+    align,
+    canonical_name,
+    change_sentence,
+    diff_text,
+    pair_names,
+)
 from perflab.lenses.asm.elf_code import (
     CxxFiltDemangler,
     ElfObject,
@@ -20,17 +28,11 @@ from perflab.lenses.asm.machine_code import (
     Flow,
     FunctionListing,
     Instruction,
-    RowTag,
-    align,
     build_listing,
-    canonical_name,
-    change_sentence,
-    diff_text,
     disassemble,
     find_loops,
     hot_loop,
     instruction_mix,
-    pair_names,
     vector_bits,
 )
 from perflab.lenses.asm.mca import parse_mca_summary

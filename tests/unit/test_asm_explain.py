@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from perflab.lenses.asm.elf_code import separate_debug_file
-from perflab.lenses.asm.explain import Row, VariantCode, explain
+from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
 from perflab.lenses.asm.machine_code import FunctionListing, build_listing
 from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
+from perflab.lenses.asm.rows import Row, VariantCode
 from perflab.tools.debuginfo import SourceFrame
 
 # vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from perflab.lenses.asm.explain import VariantCode, explain
+from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.asm.rows import VariantCode
 from perflab.lenses.instructions.analyse import _pairing
 from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId
-from perflab.tools.perf_script import Stack, diff_profiles, hot_symbols, with_stack_evidence
+from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+from perflab.tools.profile_stacks import Stack, hot_symbols
 from perflab.tools.symbol_names import cpu_copy, dispatch_pairs, selector_changes
 from tests.unit.test_asm_explain import XMM, YMM, claims, listing
 

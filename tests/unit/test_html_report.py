@@ -36,7 +36,7 @@ from perflab.records.results import RunResult
 from perflab.report import svg
 from perflab.report.html import render_html
 from perflab.store.sqlite import StoredRun
-from perflab.tools.perf_script import Stack, parse_folded
+from perflab.tools.profile_stacks import Stack, parse_folded
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

@@ -672,8 +672,8 @@ def time_scatter(
                 f'fill="#000" fill-opacity="0.045"><title>generation {generation}</title></rect>'
             )
     for index, one in enumerate(series):
-        panel_top = top + index * (panel_px + gap)
-        body += _scatter_panel(one, panel_top, panel_px, left, width - right, x, format_value)
+        panel = _Panel(left, width - right, top + index * (panel_px + gap), panel_px)
+        body += _scatter_panel(one, panel, x, format_value)
     axis_y = height - bottom
     for tick in linear_ticks(0, end_s, 8):
         body.append(
@@ -694,12 +694,19 @@ def time_scatter(
     return _svg(width, height, body, "per-iteration time of every sample over the run")
 
 
+@dataclass(frozen=True)
+class _Panel:
+    """Where one variant's panel of the time scatter lies in its picture, in pixels."""
+
+    left: float
+    right: float
+    top: float
+    height: float
+
+
 def _scatter_panel(
     one: TimeSeries,
-    panel_top: float,
-    panel_px: float,
-    left: float,
-    right: float,
+    panel: _Panel,
     x: Callable[[float], float],
     format_value: Callable[[float], str],
 ) -> list[str]:
@@ -709,24 +716,24 @@ def _scatter_panel(
     )
 
     def y(value: float) -> float:
-        return panel_top + panel_px - (value - low) / (high - low) * panel_px
+        return panel.top + panel.height - (value - low) / (high - low) * panel.height
 
     body = [
-        f'<rect x="{_f(left)}" y="{_f(panel_top)}" width="{_f(right - left)}" '
-        f'height="{_f(panel_px)}" fill="none" stroke="#ccc"/>',
+        f'<rect x="{_f(panel.left)}" y="{_f(panel.top)}" width="{_f(panel.right - panel.left)}" '
+        f'height="{_f(panel.height)}" fill="none" stroke="#ccc"/>',
         _text(
-            left + 6,
-            panel_top + 13,
+            panel.left + 6,
+            panel.top + 13,
             one.label,
             extra=f' fill="{one_colour}" font-weight="600"',
         ),
     ]
     for tick in linear_ticks(low, high, 4):
         body.append(
-            f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" '
-            'stroke="#000" stroke-opacity="0.07"/>'
+            f'<line x1="{_f(panel.left)}" x2="{_f(panel.right)}" y1="{_f(y(tick))}" '
+            f'y2="{_f(y(tick))}" stroke="#000" stroke-opacity="0.07"/>'
         )
-        body.append(_text(left - 5, y(tick) + 4, format_value(tick), anchor="end"))
+        body.append(_text(panel.left - 5, y(tick) + 4, format_value(tick), anchor="end"))
     dots = "".join(
         _scatter_dot(p, x(p.at_s), y(min(p.value, high)), p.value > high, one_colour, format_value)
         for p in one.points

@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.lenses.asm.explain import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode, explain
-from perflab.lenses.asm.machine_code import FunctionChange, FunctionListing, diff_text
+from perflab.lenses.asm.code_diff import FunctionChange, diff_text
+from perflab.lenses.asm.explain import explain
+from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.errors import ConfigError
@@ -75,39 +77,8 @@ class AsmDetails:
         return [d for row in self.rows for d in row.not_run]
 
     def to_json(self) -> dict[str, Any]:
-        out = []
-        for row in self.rows:
-            change = row.change
-            out.append(
-                {
-                    "name": row.name,
-                    "baseline": row.baseline.to_json(),
-                    "variant": row.variant.to_json(),
-                    "ran": {"baseline": row.baseline.ran, "variant": row.variant.ran},
-                    "paired_by": row.paired_by or "function identity",
-                    "sample_share": {
-                        "baseline": row.baseline.share,
-                        "variant": row.variant.share,
-                    },
-                    "not_run": {
-                        side: text
-                        for side, text in (
-                            ("baseline", row.baseline.why_not),
-                            ("variant", row.variant.why_not),
-                        )
-                        if text
-                    },
-                    "calls_added": sorted(set(row.variant.calls) - set(row.baseline.calls)),
-                    "calls_removed": sorted(set(row.baseline.calls) - set(row.variant.calls)),
-                    "change": row.sentence,
-                    "diagnoses": [d.to_json() for d in row.diagnoses],
-                    "notes": list(row.notes),
-                    "changed_not_run": [d.to_json() for d in row.not_run],
-                    "diff": diff_text(change.rows),
-                }
-            )
         return {
-            "functions": out,
+            "functions": [_row_json(row) for row in self.rows],
             "diagnoses": [d.to_json() for d in self.diagnoses],
             "changed_not_run": [d.to_json() for d in self.changed_not_run],
             "explanation_notes": [
@@ -119,6 +90,29 @@ class AsmDetails:
             "ratio_kind": "code size of paired hot functions, variant/baseline",
             "byte_identical_functions": list(self.byte_identical),
         }
+
+
+def _row_json(row: Row) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "baseline": row.baseline.to_json(),
+        "variant": row.variant.to_json(),
+        "ran": {"baseline": row.baseline.ran, "variant": row.variant.ran},
+        "paired_by": row.paired_by or "function identity",
+        "sample_share": {"baseline": row.baseline.share, "variant": row.variant.share},
+        "not_run": {
+            side: text
+            for side, text in (("baseline", row.baseline.why_not), ("variant", row.variant.why_not))
+            if text
+        },
+        "calls_added": sorted(set(row.variant.calls) - set(row.baseline.calls)),
+        "calls_removed": sorted(set(row.baseline.calls) - set(row.variant.calls)),
+        "change": row.sentence,
+        "diagnoses": [d.to_json() for d in row.diagnoses],
+        "notes": list(row.notes),
+        "changed_not_run": [d.to_json() for d in row.not_run],
+        "diff": diff_text(row.change.rows),
+    }
 
 
 def touched_samples(diagnosis: Diagnosis) -> float:
@@ -154,23 +148,7 @@ def analyse_asm(
     for name in variants[1:]:
         code = load_code(data, name)
         selectors = selector_changes(envs.get(variants[0], {}), envs.get(name, {}))
-        every = explain(baseline, code, selectors)
-        rows = [
-            r
-            for r in every
-            if r.baseline.ran or r.variant.ran or r.diagnoses or baseline.named or code.named
-        ]
-        unrun = [r.name for r in every if r not in rows]
-        notes = (
-            (
-                f"{len(unrun)} sampled functions ran below the minimum ({MIN_RAN_SHARE:.0%} and "
-                f"{MIN_RAN_SAMPLES} samples) in both variants and are not shown: "
-                + ", ".join(readable(name) for name in unrun[:5])
-                + ("" if len(unrun) <= 5 else ", ..."),
-            )
-            if unrun
-            else ()
-        )
+        rows, notes = _shown(explain(baseline, code, selectors), baseline.named or code.named)
         both = [r for r in rows if r.change.baseline is not None and r.change.variant is not None]
         base_bytes = sum(r.baseline.size_bytes for r in both)
         var_bytes = sum(r.variant.size_bytes for r in both)
@@ -196,6 +174,22 @@ def analyse_asm(
             )
         )
     return LensAnalysis(comparisons=tuple(comparisons))
+
+
+def _shown(every: Sequence[Row], named: bool) -> tuple[list[Row], tuple[str, ...]]:
+    """The rows worth showing (code that ran, a claim, or functions named by --symbol) and a
+    note naming the sampled functions left out."""
+    rows = [r for r in every if r.baseline.ran or r.variant.ran or r.diagnoses or named]
+    unrun = [r.name for r in every if r not in rows]
+    if not unrun:
+        return rows, ()
+    note = (
+        f"{len(unrun)} sampled functions ran below the minimum ({MIN_RAN_SHARE:.0%} and "
+        f"{MIN_RAN_SAMPLES} samples) in both variants and are not shown: "
+        + ", ".join(readable(name) for name in unrun[:5])
+        + ("" if len(unrun) <= 5 else ", ...")
+    )
+    return rows, (note,)
 
 
 def _byte_identical(row: Row, baseline: VariantCode, variant: VariantCode) -> bool:

@@ -441,6 +441,27 @@ def _read_elf(elf: ELFFile, path: str, demangler: Demangler) -> ElfObject:
         for section in elf.iter_sections()
         if section["sh_addr"] and section["sh_flags"] & 2  # SHF_ALLOC
     )
+    symbols, symbols_from = _symbols(elf, path, demangler)
+    got = _got_names(elf)
+    plt = _plt_stubs(elf, got)
+    return ElfObject(
+        path=path,
+        position_independent=elf["e_type"] == "ET_DYN",
+        segments=segments,
+        sections=sections,
+        symbols=symbols,
+        plt=plt,
+        got={address: name for address, name in got.items()},
+        symbols_from=symbols_from,
+    )
+
+
+def _symbols(
+    elf: ELFFile, path: str, demangler: Demangler
+) -> tuple[tuple[ElfSymbol, ...], str | None]:
+    """The object's symbols, by address (the full table, from a separate debug file where the
+    object is stripped, and the exported ones), and the file the full table came from (None:
+    the exported names only)."""
     raw: dict[tuple[str, int], tuple[int, bool, bool]] = {}
     symbols_from: str | None = None
     if isinstance(elf.get_section_by_name(".symtab"), SymbolTableSection):
@@ -464,18 +485,7 @@ def _read_elf(elf: ELFFile, path: str, demangler: Demangler) -> ElfObject:
         ),
         key=lambda s: (s.address, s.name),
     )
-    got = _got_names(elf)
-    plt = _plt_stubs(elf, got)
-    return ElfObject(
-        path=path,
-        position_independent=elf["e_type"] == "ET_DYN",
-        segments=segments,
-        sections=sections,
-        symbols=tuple(symbols),
-        plt=plt,
-        got={address: name for address, name in got.items()},
-        symbols_from=symbols_from,
-    )
+    return tuple(symbols), symbols_from
 
 
 def _add_symbols(elf: ELFFile, table_name: str, raw: dict[tuple[str, int], Any]) -> None:

@@ -34,10 +34,6 @@ from perflab.lenses.asm.elf_code import (
     default_demangler,
     load_elf_object,
 )
-from perflab.lenses.asm.explain import (
-    MIN_RAN_SAMPLES,
-    MIN_RAN_SHARE,
-)
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.machine_code import (
     AsmLine,
@@ -51,6 +47,7 @@ from perflab.lenses.asm.machine_code import (
 )
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.options import analysis_cache_of, symbols_of
+from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE
 from perflab.lenses.asm.sources import (
     HotCodeSource,
     PerfRecordSource,
@@ -178,6 +175,7 @@ class AsmLens:
         context.progress.update(
             benchmark=benchmark.name, metric=self.metric, detail="disassembling"
         )
+        readers = CodeReaders(demangler, predictor, context.runner, cache)
         jobs = [
             functools.partial(
                 _variant_code,
@@ -185,10 +183,7 @@ class AsmLens:
                 chosen=chosen[v.name],
                 wanted=wanted,
                 named=bool(patterns),
-                demangler=demangler,
-                predictor=predictor,
-                runner=context.runner,
-                cache=cache,
+                readers=readers,
             )
             for v in variants
         ]
@@ -221,21 +216,28 @@ class AsmLens:
         return analyse_asm(benchmark, variants, data, experiment.settings, envs)
 
 
+@dataclass(frozen=True)
+class CodeReaders:
+    """What reads and explains the variants' code, shared by every variant's job."""
+
+    demangler: Demangler
+    predictor: McaPredictor
+    runner: ProcessRunner
+    cache: AnalysisCache
+
+
 def _variant_code(
     *,
     region: ProfiledRegion,
     chosen: Sequence[FoundFunction],
     wanted: Sequence[tuple[str, str]],
     named: bool,
-    demangler: Demangler,
-    predictor: McaPredictor,
-    runner: ProcessRunner,
-    cache: AnalysisCache,
+    readers: CodeReaders,
 ) -> tuple[dict[str, Any], list[Note]]:
     """One variant's listings and the facts its claims need (the `asm.functions` artifact),
     and the notes about its objects. Reads files and runs tools only: one job per variant."""
     found = with_fragments(chosen, region)
-    listings = [_listing(f, region, predictor, runner, cache) for f in found]
+    listings = [_listing(f, region, readers) for f in found]
     notes = _symbol_notes(region)
     if not listings:
         notes.append(
@@ -247,21 +249,22 @@ def _variant_code(
             )
         )
     have = {family(f.symbol.demangled) for f in found}
-    defined, searched = _presence([w for w in wanted if w[0] not in have], region, demangler, cache)
+    missing = [w for w in wanted if w[0] not in have]
+    defined, searched = _presence(missing, region, readers.demangler, readers.cache)
     objects = sorted({f.object.path for f in found})
     payload = {
         "version": FORMAT_VERSION,
         "total_cost": region.total,
         "cost_unit": region.unit,
-        "mcpu": predictor.cpu if predictor.available else None,
+        "mcpu": readers.predictor.cpu if readers.predictor.available else None,
         "named": named,
         "min_ran_share": MIN_RAN_SHARE,
         "min_ran_samples": MIN_RAN_SAMPLES,
-        "family_samples": family_samples(region, demangler),
+        "family_samples": family_samples(region, readers.demangler),
         "defined": defined,
         "searched": searched,
         "identities": {path: file_identity(path) for path in objects},
-        "call_sites": call_sites(region, demangler, found, cache),
+        "call_sites": call_sites(region, readers.demangler, found, readers.cache),
         "symbols_from": {f.object.path: f.object.symbols_from for f in found},
         "functions": [listing.to_json() for listing in listings],
     }
@@ -495,13 +498,22 @@ def _family_index(obj: ElfObject) -> dict[str, list[ElfSymbol]]:
 
 
 def _symbol_notes(region: ProfiledRegion) -> list[Note]:
-    """Objects whose samples perf could not name: say so, with how to get the names."""
+    """Hot code that cannot be named or shown: say so, with how to get the names."""
     total = region.total or 1.0
+    return [
+        *_unnamed_notes(region, total),
+        *_fileless_notes(region, total),
+        *_deleted_notes(region, total),
+    ]
+
+
+def _unnamed_notes(region: ProfiledRegion, total: float) -> list[Note]:
+    """Objects whose samples perf could not name (no symbols)."""
     unnamed: dict[str, float] = {}
     for sample in region.samples:
         if not sample.symbol and sample.object_path.startswith("/"):
             unnamed[sample.object_path] = unnamed.get(sample.object_path, 0.0) + sample.weight
-    notes = [
+    return [
         Note(
             Severity.WARNING,
             f"no symbols for {_basename(path)} ({weight / total:.0%} of the samples): its hot "
@@ -512,23 +524,33 @@ def _symbol_notes(region: ProfiledRegion) -> list[Note]:
         for path, weight in unnamed.items()
         if weight / total >= MIN_HOT_SHARE
     ]
+
+
+def _fileless_notes(region: ProfiledRegion, total: float) -> list[Note]:
+    """Samples in code without a file behind it (JIT code, anonymous memory)."""
     fileless = sum(
         sample.weight
         for sample in region.samples
         if (not sample.object_path.startswith("/") or sample.object_path.startswith("//"))
         and "kernel" not in sample.object_path
     )
-    if fileless / total >= MIN_HOT_SHARE:
-        notes.append(
-            Note(
-                Severity.WARNING,
-                f"{fileless / total:.0%} of the samples ran in code without a file (JIT code "
-                "without a perf map, or anonymous memory): it cannot be named or shown",
-                hint="let the JIT write /tmp/perf-PID.map (python -X perf, "
-                "PYTHONPERFSUPPORT=1; node --perf-basic-prof)",
-                metric=Metric.ASM,
-            )
+    if fileless / total < MIN_HOT_SHARE:
+        return []
+    return [
+        Note(
+            Severity.WARNING,
+            f"{fileless / total:.0%} of the samples ran in code without a file (JIT code "
+            "without a perf map, or anonymous memory): it cannot be named or shown",
+            hint="let the JIT write /tmp/perf-PID.map (python -X perf, "
+            "PYTHONPERFSUPPORT=1; node --perf-basic-prof)",
+            metric=Metric.ASM,
         )
+    ]
+
+
+def _deleted_notes(region: ProfiledRegion, total: float) -> list[Note]:
+    """Objects deleted or replaced on disk after the variant ran."""
+    notes: list[Note] = []
     sampled: dict[str, float] = {}
     for (path, _), weight in region.by_function().items():
         if not path.startswith("//"):  # "//anon": no file was ever behind it
@@ -593,13 +615,7 @@ def _basename(path: str) -> str:
 MAX_SYMBOLISED_ADDRESSES = 20000
 
 
-def _listing(
-    found: FoundFunction,
-    region: ProfiledRegion,
-    predictor: McaPredictor,
-    runner: ProcessRunner,
-    cache: AnalysisCache | None = None,
-) -> FunctionListing:
+def _listing(found: FoundFunction, region: ProfiledRegion, readers: CodeReaders) -> FunctionListing:
     obj, symbol = found.object, found.symbol
     offsets = region.offsets(obj.path, symbol.name)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}
@@ -609,14 +625,14 @@ def _listing(
         object_path=obj.path,
         address=symbol.address,
         code=b"",
-        normalised=_normalised_code(obj, symbol, cache),
+        normalised=_normalised_code(obj, symbol, readers.cache),
         resolve=lambda address: _resolve(obj, address),
         costs=costs,
         cost_unit=region.unit,
-        throughput_of=predictor if predictor.available else None,
+        throughput_of=readers.predictor if readers.predictor.available else None,
     )
     addresses = [line.instruction.address for line in listing.lines][:MAX_SYMBOLISED_ADDRESSES]
-    frames = symbolise(runner, obj.path, addresses, cache=cache)
+    frames = symbolise(readers.runner, obj.path, addresses, cache=readers.cache)
     if frames is None:
         return listing
     inlined = {address: chain for address, chain in frames.items() if len(chain) > 1}

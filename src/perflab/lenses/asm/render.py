@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from perflab.lenses.asm.analyse import AsmView
-from perflab.lenses.asm.machine_code import AsmLine, DiffRow, FunctionListing, RowTag
+from perflab.lenses.asm.code_diff import DiffRow, RowTag
+from perflab.lenses.asm.machine_code import AsmLine, FunctionListing
 from perflab.lenses.fragments import (
     SectionInput,
     details_json,
@@ -47,59 +48,66 @@ def _side(side: Any) -> str:
 
 
 def section(view: SectionInput) -> Section:
-    subsections = []
-    for comparison in view.comparisons:
-        data = details_json(comparison)
-        functions = data.get("functions") or []
-        blocks: list[Block] = []
-        if data.get("ratio_kind"):
-            blocks.append(Paragraph(f"ratio: {data['ratio_kind']}", Style.MUTED))
-        for diagnosis in data.get("diagnoses") or []:
-            blocks.append(
-                Paragraph(
-                    f"{diagnosis['claim']}: {readable(str(diagnosis['function']))}",
-                    Style.EMPHASIS,
-                )
-            )
-            blocks += evidence(diagnosis.get("evidence") or [])
-        for note in data.get("explanation_notes") or []:
-            blocks.append(Paragraph(note, Style.MUTED))
-        rows = tuple(
-            (
-                Cell(readable(str(f.get("name", "")))),
-                Cell(_side(f.get("baseline"))),
-                Cell(_side(f.get("variant"))),
-                Cell(
-                    ", ".join(f.get("calls_added") or []),
-                    Style.UP if f.get("calls_added") else Style.PLAIN,
-                ),
-                Cell(
-                    ", ".join(f.get("calls_removed") or []),
-                    Style.DOWN if f.get("calls_removed") else Style.PLAIN,
-                ),
-                Cell(str(f.get("change") or "")),
-            )
-            for f in functions
-        )
-        if rows:
-            blocks.append(
-                Table(
-                    ("function", "baseline", "variant", "calls added", "calls removed", "change"),
-                    rows,
-                    caption="hot functions",
-                )
-            )
-            blocks.append(Paragraph("side by side: perflab show RUN --asm FUNCTION", Style.MUTED))
-        for f in functions:
-            if f.get("diff"):
-                blocks.append(
-                    Preformatted(
-                        f"assembly diff: {readable(str(f.get('name', '')))}", diff_lines(f["diff"])
-                    )
-                )
-        subsections.append(Section(pair_title(comparison), tuple(blocks)))
+    subsections = tuple(
+        Section(pair_title(comparison), tuple(_pair_blocks(details_json(comparison))))
+        for comparison in view.comparisons
+    )
     table = verdict_table(view.comparisons, cross_run=view.cross_run)
-    return Section("asm", (table,), tuple(subsections), key="asm")
+    return Section("asm", (table,), subsections, key="asm")
+
+
+def _pair_blocks(data: dict[str, Any]) -> list[Block]:
+    """One pair's claims with their evidence, its notes, the hot functions and their diffs."""
+    functions = data.get("functions") or []
+    blocks: list[Block] = []
+    if data.get("ratio_kind"):
+        blocks.append(Paragraph(f"ratio: {data['ratio_kind']}", Style.MUTED))
+    for diagnosis in data.get("diagnoses") or []:
+        blocks.append(
+            Paragraph(
+                f"{diagnosis['claim']}: {readable(str(diagnosis['function']))}",
+                Style.EMPHASIS,
+            )
+        )
+        blocks += evidence(diagnosis.get("evidence") or [])
+    for note in data.get("explanation_notes") or []:
+        blocks.append(Paragraph(note, Style.MUTED))
+    if functions:
+        blocks.append(_functions_table(functions))
+        blocks.append(Paragraph("side by side: perflab show RUN --asm FUNCTION", Style.MUTED))
+    for f in functions:
+        if f.get("diff"):
+            blocks.append(
+                Preformatted(
+                    f"assembly diff: {readable(str(f.get('name', '')))}", diff_lines(f["diff"])
+                )
+            )
+    return blocks
+
+
+def _functions_table(functions: Sequence[dict[str, Any]]) -> Table:
+    rows = tuple(
+        (
+            Cell(readable(str(f.get("name", "")))),
+            Cell(_side(f.get("baseline"))),
+            Cell(_side(f.get("variant"))),
+            Cell(
+                ", ".join(f.get("calls_added") or []),
+                Style.UP if f.get("calls_added") else Style.PLAIN,
+            ),
+            Cell(
+                ", ".join(f.get("calls_removed") or []),
+                Style.DOWN if f.get("calls_removed") else Style.PLAIN,
+            ),
+            Cell(str(f.get("change") or "")),
+        )
+        for f in functions
+    )
+    return Table(
+        ("function", "baseline", "variant", "calls added", "calls removed", "change"),
+        rows,
+        caption="hot functions",
+    )
 
 
 # --- perflab show RUN --asm FUNCTION ----------------------------------------------------------

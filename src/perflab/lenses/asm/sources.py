@@ -37,7 +37,8 @@ from perflab.measure.recordings import (
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.model import Benchmark, BenchmarkKind, Metric, Settings, Variant
-from perflab.tools.perf_script import UNKNOWN, leaf_places
+from perflab.tools.perf_script import UNKNOWN
+from perflab.tools.profile_stacks import leaf_places
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
@@ -192,6 +193,15 @@ class PerfRecordSource:
                 sample_target_ms=self.target_ms / 4,
                 timeout_s=timeout_s,
             )
+        return self._record_command(benchmark, variant, context)
+
+    def _record_command(
+        self, benchmark: Benchmark, variant: Variant, context: LensContext
+    ) -> RecordedProfile:
+        """A command's profile, run again until about MIN_COMMAND_SAMPLES were taken (at most
+        MAX_COMMAND_RUNS runs): a short command gives a handful of samples, too few for any
+        claim."""
+        timeout_s = context.experiment.settings.sample_timeout_s
 
         def record(runs: int) -> RecordedProfile:
             return record_command_profile(
@@ -207,8 +217,6 @@ class PerfRecordSource:
                 timeout_s=timeout_s,
             )
 
-        # a short command gives a handful of samples, too few for any claim: run it again until
-        # about MIN_COMMAND_SAMPLES were taken (at most MAX_COMMAND_RUNS runs)
         first = record(1)
         taken = len(first.samples)
         if taken >= MIN_COMMAND_SAMPLES:

@@ -31,17 +31,19 @@ from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 from perflab.tools.callgrind import normalise_function_name
 from perflab.tools.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
-from perflab.tools.perf_script import (
+from perflab.tools.profile_diff import (
     DispatchChange,
-    HotSymbols,
     ProfileDiff,
-    Stack,
     diff_profiles,
+    with_stack_evidence,
+)
+from perflab.tools.profile_stacks import (
+    HotSymbols,
+    Stack,
     hot_symbols,
     parse_folded,
     respelled_stacks,
     stack_symbols,
-    with_stack_evidence,
 )
 from perflab.tools.symbol_names import (
     DispatchPair,

@@ -51,7 +51,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.tools.perf_control import find_perf
-from perflab.tools.perf_script import folded_stacks
+from perflab.tools.profile_stacks import folded_stacks
 
 
 class ProfileLens:
