@@ -42,9 +42,9 @@ from perflab.lenses.asm import measure as asm_measure  # noqa: E402
 from perflab.lenses.asm.measure import AsmLens  # noqa: E402
 from perflab.lenses.asm.sources import PerfRecordSource  # noqa: E402
 from perflab.machine.proc import SubprocessRunner  # noqa: E402
-from perflab.tools import debuginfo  # noqa: E402
 from perflab.measure.lens import LensContext, MemorySink, NullProgress  # noqa: E402
 from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant  # noqa: E402
+from perflab.tools import debuginfo  # noqa: E402
 
 RELU_C = """
 #include <stddef.h>
