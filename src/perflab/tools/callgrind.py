@@ -202,6 +202,8 @@ class FunctionCosts:
         return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))
 
     def scaled(self, factor: float) -> FunctionCosts:
+        if factor == 1.0:  # x * 1.0 is x, bit for bit: the value itself (it is immutable)
+            return self
         functions = {
             key: FunctionCost(key, cost.file, tuple(x * factor for x in cost.self_cost))
             for key, cost in self.functions.items()
@@ -290,17 +292,21 @@ class InstructionCosts:
     def scaled(self, factor: float) -> InstructionCosts:
         # built directly, not with dataclasses.replace: a profile holds one row per executed
         # instruction (10^5 and more), and replace()'s per-row cost shows
+        if factor == 1.0:  # x * 1.0 is x, bit for bit: the value itself (it is immutable)
+            return self
         return InstructionCosts(
             self.events,
             tuple(
-                InstructionCost(
-                    row.function,
-                    row.address,
-                    row.file,
-                    row.line,
-                    tuple(x * factor for x in row.cost),
-                )
-                for row in self.rows
+                [
+                    InstructionCost(
+                        row.function,
+                        row.address,
+                        row.file,
+                        row.line,
+                        tuple([x * factor for x in row.cost]),
+                    )
+                    for row in self.rows
+                ]
             ),
         )
 
@@ -373,7 +379,7 @@ class _PartBuilder:
         events = self.events or (INSTRUCTIONS_EVENT,)
         n = len(events)
         functions = {
-            fid: FunctionCost(fid, self.files.get(fid, "???"), tuple(float(x) for x in cost[:n]))
+            fid: FunctionCost(fid, self.files.get(fid, "???"), tuple(map(float, cost[:n])))
             for fid, cost in self.self_costs.items()
         }
         calls = {
@@ -385,7 +391,7 @@ class _PartBuilder:
             instructions = InstructionCosts(
                 events,
                 tuple(
-                    InstructionCost(fid, address, file, line, tuple(float(x) for x in cost[:n]))
+                    InstructionCost(fid, address, file, line, tuple(map(float, cost[:n])))
                     for (fid, address), (file, line, cost) in self.instructions.items()
                 ),
             )
@@ -417,10 +423,17 @@ def _absolute(token: str) -> int:
 def parse_callgrind(text: str) -> CallgrindProfile:
     """Parse one callgrind output file (any number of parts)."""
     reader = _CallgrindReader()
+    read, cost_line = reader.read, reader._cost_line
     for line_number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if line and line[0] != "#":
-            reader.read(line, line_number)
+        if not line:
+            continue
+        first = line[0]
+        # cost lines are nearly all of a file: dispatched here, as `read` would
+        if first.isdigit() or first in "+-*":
+            cost_line(line, line_number)
+        elif first != "#":
+            read(line, line_number)
     return reader.profile()
 
 
@@ -472,6 +485,7 @@ class _CallgrindReader:
     # -- cost lines
 
     def _cost_line(self, line: str, line_number: int) -> None:
+        # one call per cost line (10^4-10^5 a file): the positions and costs are read inline
         tokens = line.split()
         if self.skip_next:
             self.skip_next = False
@@ -479,14 +493,35 @@ class _CallgrindReader:
         fn = self.fn
         if fn is None:
             raise CallgrindFormatError("cost line before any fn=", line_number)
-        self.part.has_body = True
+        part = self.part
+        part.has_body = True
         if self.pending_call is not None:
             self._call_cost(fn, tokens, line, line_number)
             return
-        position = self._positions(tokens, line_number)
+        npos = self.npos
+        if len(tokens) < npos:
+            raise CallgrindFormatError("cost line with too few positions", line_number)
+        last = self.last
+        position = []
+        for i in range(npos):
+            token = tokens[i]
+            first = token[0]
+            try:
+                if first == "+":
+                    position.append(last[i] + int(token[1:]))
+                elif first == "-":
+                    position.append(last[i] - int(token[1:]))
+                elif first == "*":
+                    position.append(last[i])
+                else:
+                    position.append(_absolute(token))
+            except ValueError:
+                raise CallgrindFormatError(f"bad position {token!r}", line_number) from None
         self.last = position
-        costs = _costs(tokens[self.npos :], line, line_number)
-        part = self.part
+        try:
+            costs = [int(t) for t in tokens[npos:]]
+        except ValueError:
+            raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
         self_cost = part.self_costs.get(fn)
         if self_cost is None:
             self_cost = part.self_costs[fn] = [0] * len(part.events)
@@ -520,27 +555,6 @@ class _CallgrindReader:
         else:
             for i, value in enumerate(costs):
                 have[2][i] += value
-
-    def _positions(self, tokens: list[str], line_number: int) -> list[int]:
-        if len(tokens) < self.npos:
-            raise CallgrindFormatError("cost line with too few positions", line_number)
-        last = self.last
-        out = []
-        for i in range(self.npos):
-            token = tokens[i]
-            first = token[0]
-            try:
-                if first == "+":
-                    out.append(last[i] + int(token[1:]))
-                elif first == "-":
-                    out.append(last[i] - int(token[1:]))
-                elif first == "*":
-                    out.append(last[i])
-                else:
-                    out.append(_absolute(token))
-            except ValueError:
-                raise CallgrindFormatError(f"bad position {token!r}", line_number) from None
-        return out
 
     # -- spec lines: names and calls
 
