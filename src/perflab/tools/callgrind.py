@@ -372,7 +372,10 @@ class _PartBuilder:
         self.self_costs: dict[FunctionId, list[int]] = {}
         self.files: dict[FunctionId, str] = {}
         self.calls: dict[tuple[FunctionId, FunctionId], list[int]] = {}  # [count, *inclusive]
-        self.instructions: dict[tuple[FunctionId, int], tuple[str, int, list[int]]] = {}
+        # (function's number, address) -> (function, address, file, line, costs): ints hash
+        # faster than a FunctionId, once per cost line
+        self.instructions: dict[tuple[int, int], tuple[FunctionId, int, str, int, list[int]]] = {}
+        self.numbers: dict[FunctionId, int] = {}
         self.has_body = False
 
     def build(self) -> CallgrindPart:
@@ -392,7 +395,7 @@ class _PartBuilder:
                 events,
                 tuple(
                     InstructionCost(fid, address, file, line, tuple(map(float, cost[:n])))
-                    for (fid, address), (file, line, cost) in self.instructions.items()
+                    for fid, address, file, line, cost in self.instructions.values()
                 ),
             )
         trigger = self.descriptions.get("Trigger")
@@ -458,6 +461,12 @@ class _CallgrindReader:
         self.line_index: int | None = 0
         self.pending_call: tuple[FunctionId, int] | None = None  # its cost is the next line
         self.skip_next = False  # the position line after jump=/jcnd=
+        # the function of the last cost line, its part, costs and number: consecutive lines of
+        # one fn= skip the lookups
+        self.fn_seen: FunctionId | None = None
+        self.part_seen: _PartBuilder | None = None
+        self.fn_cost: list[int] = []
+        self.fn_number = 0
 
     def read(self, line: str, line_number: int) -> None:
         first = line[0]
@@ -522,14 +531,20 @@ class _CallgrindReader:
             costs = [int(t) for t in tokens[npos:]]
         except ValueError:
             raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
-        self_cost = part.self_costs.get(fn)
-        if self_cost is None:
-            self_cost = part.self_costs[fn] = [0] * len(part.events)
-            part.files[fn] = self.fn_file
+        if fn is self.fn_seen and part is self.part_seen:  # the same fn= as the last line's
+            self_cost, number = self.fn_cost, self.fn_number
+        else:
+            known = part.self_costs.get(fn)
+            if known is None:
+                known = part.self_costs[fn] = [0] * len(part.events)
+                part.files[fn] = self.fn_file
+            self_cost = known
+            number = part.numbers.setdefault(fn, len(part.numbers))
+            self.fn_seen, self.part_seen, self.fn_cost, self.fn_number = fn, part, self_cost, number
         for i, value in enumerate(costs):
             self_cost[i] += value
         if self.instr_index is not None:
-            self._instruction_cost(fn, position, costs)
+            self._instruction_cost(fn, number, position, costs)
 
     def _call_cost(self, fn: FunctionId, tokens: list[str], line: str, line_number: int) -> None:
         """The call site and the inclusive cost of the calls; `last` does not move."""
@@ -543,18 +558,20 @@ class _CallgrindReader:
             entry[i + 1] += value
         self.call_object = self.callee_name = None
 
-    def _instruction_cost(self, fn: FunctionId, position: list[int], costs: list[int]) -> None:
+    def _instruction_cost(
+        self, fn: FunctionId, number: int, position: list[int], costs: list[int]
+    ) -> None:
         assert self.instr_index is not None
         address = position[self.instr_index]
         line_no = position[self.line_index] if self.line_index is not None else 0
-        at = (fn, address)
+        at = (number, address)
         have = self.part.instructions.get(at)
         if have is None:
             padding = [0] * (len(self.part.events) - len(costs))
-            self.part.instructions[at] = (self.cost_file, line_no, costs + padding)
+            self.part.instructions[at] = (fn, address, self.cost_file, line_no, costs + padding)
         else:
             for i, value in enumerate(costs):
-                have[2][i] += value
+                have[4][i] += value
 
     # -- spec lines: names and calls
 
