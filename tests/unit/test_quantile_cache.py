@@ -31,7 +31,11 @@ def test_a_miss_stores_scipys_value_and_a_hit_returns_the_stored_one(tmp_path: P
     with quantiles_kept(cache, "build-1"):
         value = student_t_quantile(0.975, 7)
     assert value == float(stdtrit(7, 0.975))
-    assert cache.get(KIND, ["build-1"]) == [[0.975, 7, value]]
+    kept = cache.get(KIND, ["build-1"])
+    assert [0.975, 7, value] in kept
+    # the other small df's too, each scipy's own value: the next run's df is found kept
+    assert [entry[1] for entry in kept] == list(range(1, 257))
+    assert all(entry[2] == float(stdtrit(entry[1], 0.975)) for entry in kept)
     # a planted value proves the next process reads it rather than asking scipy
     cache.put(KIND, ["build-1"], [[0.975, 7, 1.5]])
     student_t_quantile.cache_clear()

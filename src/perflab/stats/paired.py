@@ -171,6 +171,7 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
 # stored value is scipy's, bit for bit (JSON keeps a float's repr).
 _KNOWN_QUANTILES: dict[tuple[float, int], float] = {}
 _NEW_QUANTILES: dict[tuple[float, int], float] = {}
+_KEPT_DF = 256  # degrees of freedom 1..256 are kept for each probability asked for
 
 
 def know_quantiles(values: Mapping[tuple[float, int], float]) -> None:
@@ -197,6 +198,10 @@ def student_t_quantile(probability: float, df: int) -> float:
     from scipy.special import stdtrit
 
     value = float(stdtrit(df, probability))
+    # the neighbours too, in one vectorised call (the same kernel, the same bits): the next
+    # run's df is another small number, found kept rather than importing scipy again
+    for other, quantile in enumerate(stdtrit(np.arange(1, _KEPT_DF + 1), probability), 1):
+        _NEW_QUANTILES[(probability, other)] = float(quantile)
     _NEW_QUANTILES[(probability, df)] = value
     return value
 
