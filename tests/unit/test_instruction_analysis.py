@@ -361,3 +361,27 @@ def test_a_caller_calling_another_function_as_often_is_a_replacement() -> None:
     base = InlineEvidence(calls=(*base.calls, OutOfLineCall("older", "main", "prog", 2.0, 9.0)))
     other = InlineEvidence(calls=(OutOfLineCall("new", "main", "prog", 2.0, 70.0),))
     assert replacements(base, other, functions) == ()
+
+
+def test_reattribution_sums_every_event_in_row_order_under_the_first_rows_file() -> None:
+    kernel = FunctionId("kernel", "/b/prog")
+    rows = (
+        InstructionCost(kernel, 0x10, "k.c", 1, (0.1, 1.0)),
+        InstructionCost(kernel, 0x14, "h.h", 2, (0.2, 2.0)),
+        InstructionCost(kernel, 0x18, "k.c", 3, (0.3, 3.0)),
+    )
+    view = reattribute_inlined(InstructionCosts(("Ir", "Dr"), rows), {})
+    cost = view.functions[kernel]
+    assert cost.file == "k.c"
+    assert cost.self_cost == ((0.1 + 0.2) + 0.3, 6.0)  # the order of the rows, bit for bit
+    assert not view.calls
+
+
+def test_scaling_by_one_is_the_value_itself_and_by_another_factor_each_cost() -> None:
+    fid = FunctionId("f", "o")
+    rows = InstructionCosts(("Ir",), (InstructionCost(fid, 0x10, "f.c", 1, (3.0,)),))
+    per_call = costs({"main": 10, "kernel": 100}, {("main", "kernel"): 100})
+    assert rows.scaled(1.0) is rows
+    assert per_call.scaled(1.0) is per_call
+    assert rows.scaled(0.5).rows[0].cost == (1.5,)
+    assert per_call.scaled(0.5).total() == 55.0

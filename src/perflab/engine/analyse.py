@@ -10,13 +10,15 @@ from typing import Any
 from perflab.analyse.design_analysis import interactions_of, stack_summaries
 from perflab.analyse.explanation import summaries, summary_section, with_cpu_ran
 from perflab.engine.outputs import judge_outputs
-from perflab.lenses.registry import lens_for
+from perflab.engine.quantiles import quantiles_kept
+from perflab.lenses.registry import lens_for, lens_option
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
+from perflab.tools.analysis_cache import AnalysisCache
 
 
 @dataclass
@@ -62,6 +64,14 @@ def _analyse_lenses(run: StoredRun) -> _Analysed:
 
 def analyse_run(run: StoredRun) -> RunResult:
     """Derive every comparison of a stored run from its raw samples and artifacts."""
+    # the t quantiles of earlier analyses: scipy.special is imported only for new ones (not
+    # where the run said --no-analysis-cache: nothing is read or written then)
+    enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
+    with quantiles_kept(AnalysisCache.default(enabled=enabled)):
+        return _analyse_run(run)
+
+
+def _analyse_run(run: StoredRun) -> RunResult:
     experiment = run.experiment
     analysed = _analyse_lenses(run)
     comparisons, check_notes = judge_outputs(run, analysed.comparisons)

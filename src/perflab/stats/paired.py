@@ -165,6 +165,25 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     return {group: float(np.median(values)) for group, values in sorted(grouped.items())}
 
 
+# Quantiles this scipy build computed in earlier processes, (probability, df) -> value: seeded
+# by the engine from the analysis cache, so an analysis that needs no other scipy function does
+# not import scipy.special (0.3 s of CPU; bench/results/analysis_in_run_2026-11-29.md). The
+# stored value is scipy's, bit for bit (JSON keeps a float's repr).
+_KNOWN_QUANTILES: dict[tuple[float, int], float] = {}
+_NEW_QUANTILES: dict[tuple[float, int], float] = {}
+_KEPT_DF = 256  # degrees of freedom 1..256 are kept for each probability asked for
+
+
+def know_quantiles(values: Mapping[tuple[float, int], float]) -> None:
+    """Seed the quantiles an earlier process of the same scipy build computed."""
+    _KNOWN_QUANTILES.update(values)
+
+
+def new_quantiles() -> dict[tuple[float, int], float]:
+    """The quantiles this process computed with scipy (and no seed held), to keep."""
+    return dict(_NEW_QUANTILES)
+
+
 @functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
     """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy
@@ -173,9 +192,18 @@ def student_t_quantile(probability: float, df: int) -> float:
     And from `scipy.special`: its `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same
     bits, and importing it is much cheaper, which every run that computes an interval still
     pays (figures: bench/results/comment_figures.md)."""
+    known = _KNOWN_QUANTILES.get((probability, df))
+    if known is not None:
+        return known
     from scipy.special import stdtrit
 
-    return float(stdtrit(df, probability))
+    value = float(stdtrit(df, probability))
+    # the neighbours too, in one vectorised call (the same kernel, the same bits): the next
+    # run's df is another small number, found kept rather than importing scipy again
+    for other, quantile in enumerate(stdtrit(np.arange(1, _KEPT_DF + 1), probability), 1):
+        _NEW_QUANTILES[(probability, other)] = float(quantile)
+    _NEW_QUANTILES[(probability, df)] = value
+    return value
 
 
 def unit_means(

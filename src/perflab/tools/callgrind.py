@@ -202,6 +202,8 @@ class FunctionCosts:
         return FunctionCosts(self.events, MappingProxyType(functions), MappingProxyType(calls))
 
     def scaled(self, factor: float) -> FunctionCosts:
+        if factor == 1.0:  # x * 1.0 is x, bit for bit: the value itself (it is immutable)
+            return self
         functions = {
             key: FunctionCost(key, cost.file, tuple(x * factor for x in cost.self_cost))
             for key, cost in self.functions.items()
@@ -290,17 +292,21 @@ class InstructionCosts:
     def scaled(self, factor: float) -> InstructionCosts:
         # built directly, not with dataclasses.replace: a profile holds one row per executed
         # instruction (10^5 and more), and replace()'s per-row cost shows
+        if factor == 1.0:  # x * 1.0 is x, bit for bit: the value itself (it is immutable)
+            return self
         return InstructionCosts(
             self.events,
             tuple(
-                InstructionCost(
-                    row.function,
-                    row.address,
-                    row.file,
-                    row.line,
-                    tuple(x * factor for x in row.cost),
-                )
-                for row in self.rows
+                [
+                    InstructionCost(
+                        row.function,
+                        row.address,
+                        row.file,
+                        row.line,
+                        tuple([x * factor for x in row.cost]),
+                    )
+                    for row in self.rows
+                ]
             ),
         )
 
@@ -366,14 +372,17 @@ class _PartBuilder:
         self.self_costs: dict[FunctionId, list[int]] = {}
         self.files: dict[FunctionId, str] = {}
         self.calls: dict[tuple[FunctionId, FunctionId], list[int]] = {}  # [count, *inclusive]
-        self.instructions: dict[tuple[FunctionId, int], tuple[str, int, list[int]]] = {}
+        # (function's number, address) -> (function, address, file, line, costs): ints hash
+        # faster than a FunctionId, once per cost line
+        self.instructions: dict[tuple[int, int], tuple[FunctionId, int, str, int, list[int]]] = {}
+        self.numbers: dict[FunctionId, int] = {}
         self.has_body = False
 
     def build(self) -> CallgrindPart:
         events = self.events or (INSTRUCTIONS_EVENT,)
         n = len(events)
         functions = {
-            fid: FunctionCost(fid, self.files.get(fid, "???"), tuple(float(x) for x in cost[:n]))
+            fid: FunctionCost(fid, self.files.get(fid, "???"), tuple(map(float, cost[:n])))
             for fid, cost in self.self_costs.items()
         }
         calls = {
@@ -385,8 +394,8 @@ class _PartBuilder:
             instructions = InstructionCosts(
                 events,
                 tuple(
-                    InstructionCost(fid, address, file, line, tuple(float(x) for x in cost[:n]))
-                    for (fid, address), (file, line, cost) in self.instructions.items()
+                    InstructionCost(fid, address, file, line, tuple(map(float, cost[:n])))
+                    for fid, address, file, line, cost in self.instructions.values()
                 ),
             )
         trigger = self.descriptions.get("Trigger")
@@ -417,10 +426,17 @@ def _absolute(token: str) -> int:
 def parse_callgrind(text: str) -> CallgrindProfile:
     """Parse one callgrind output file (any number of parts)."""
     reader = _CallgrindReader()
+    read, cost_line = reader.read, reader._cost_line
     for line_number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if line and line[0] != "#":
-            reader.read(line, line_number)
+        if not line:
+            continue
+        first = line[0]
+        # cost lines are nearly all of a file: dispatched here, as `read` would
+        if first.isdigit() or first in "+-*":
+            cost_line(line, line_number)
+        elif first != "#":
+            read(line, line_number)
     return reader.profile()
 
 
@@ -445,6 +461,12 @@ class _CallgrindReader:
         self.line_index: int | None = 0
         self.pending_call: tuple[FunctionId, int] | None = None  # its cost is the next line
         self.skip_next = False  # the position line after jump=/jcnd=
+        # the function of the last cost line, its part, costs and number: consecutive lines of
+        # one fn= skip the lookups
+        self.fn_seen: FunctionId | None = None
+        self.part_seen: _PartBuilder | None = None
+        self.fn_cost: list[int] = []
+        self.fn_number = 0
 
     def read(self, line: str, line_number: int) -> None:
         first = line[0]
@@ -472,6 +494,7 @@ class _CallgrindReader:
     # -- cost lines
 
     def _cost_line(self, line: str, line_number: int) -> None:
+        # one call per cost line (10^4-10^5 a file): the positions and costs are read inline
         tokens = line.split()
         if self.skip_next:
             self.skip_next = False
@@ -479,22 +502,49 @@ class _CallgrindReader:
         fn = self.fn
         if fn is None:
             raise CallgrindFormatError("cost line before any fn=", line_number)
-        self.part.has_body = True
+        part = self.part
+        part.has_body = True
         if self.pending_call is not None:
             self._call_cost(fn, tokens, line, line_number)
             return
-        position = self._positions(tokens, line_number)
+        npos = self.npos
+        if len(tokens) < npos:
+            raise CallgrindFormatError("cost line with too few positions", line_number)
+        last = self.last
+        position = []
+        for i in range(npos):
+            token = tokens[i]
+            first = token[0]
+            try:
+                if first == "+":
+                    position.append(last[i] + int(token[1:]))
+                elif first == "-":
+                    position.append(last[i] - int(token[1:]))
+                elif first == "*":
+                    position.append(last[i])
+                else:
+                    position.append(_absolute(token))
+            except ValueError:
+                raise CallgrindFormatError(f"bad position {token!r}", line_number) from None
         self.last = position
-        costs = _costs(tokens[self.npos :], line, line_number)
-        part = self.part
-        self_cost = part.self_costs.get(fn)
-        if self_cost is None:
-            self_cost = part.self_costs[fn] = [0] * len(part.events)
-            part.files[fn] = self.fn_file
+        try:
+            costs = [int(t) for t in tokens[npos:]]
+        except ValueError:
+            raise CallgrindFormatError(f"bad cost in {line!r}", line_number) from None
+        if fn is self.fn_seen and part is self.part_seen:  # the same fn= as the last line's
+            self_cost, number = self.fn_cost, self.fn_number
+        else:
+            known = part.self_costs.get(fn)
+            if known is None:
+                known = part.self_costs[fn] = [0] * len(part.events)
+                part.files[fn] = self.fn_file
+            self_cost = known
+            number = part.numbers.setdefault(fn, len(part.numbers))
+            self.fn_seen, self.part_seen, self.fn_cost, self.fn_number = fn, part, self_cost, number
         for i, value in enumerate(costs):
             self_cost[i] += value
         if self.instr_index is not None:
-            self._instruction_cost(fn, position, costs)
+            self._instruction_cost(fn, number, position, costs)
 
     def _call_cost(self, fn: FunctionId, tokens: list[str], line: str, line_number: int) -> None:
         """The call site and the inclusive cost of the calls; `last` does not move."""
@@ -508,39 +558,20 @@ class _CallgrindReader:
             entry[i + 1] += value
         self.call_object = self.callee_name = None
 
-    def _instruction_cost(self, fn: FunctionId, position: list[int], costs: list[int]) -> None:
+    def _instruction_cost(
+        self, fn: FunctionId, number: int, position: list[int], costs: list[int]
+    ) -> None:
         assert self.instr_index is not None
         address = position[self.instr_index]
         line_no = position[self.line_index] if self.line_index is not None else 0
-        at = (fn, address)
+        at = (number, address)
         have = self.part.instructions.get(at)
         if have is None:
             padding = [0] * (len(self.part.events) - len(costs))
-            self.part.instructions[at] = (self.cost_file, line_no, costs + padding)
+            self.part.instructions[at] = (fn, address, self.cost_file, line_no, costs + padding)
         else:
             for i, value in enumerate(costs):
-                have[2][i] += value
-
-    def _positions(self, tokens: list[str], line_number: int) -> list[int]:
-        if len(tokens) < self.npos:
-            raise CallgrindFormatError("cost line with too few positions", line_number)
-        last = self.last
-        out = []
-        for i in range(self.npos):
-            token = tokens[i]
-            first = token[0]
-            try:
-                if first == "+":
-                    out.append(last[i] + int(token[1:]))
-                elif first == "-":
-                    out.append(last[i] - int(token[1:]))
-                elif first == "*":
-                    out.append(last[i])
-                else:
-                    out.append(_absolute(token))
-            except ValueError:
-                raise CallgrindFormatError(f"bad position {token!r}", line_number) from None
-        return out
+                have[4][i] += value
 
     # -- spec lines: names and calls
 

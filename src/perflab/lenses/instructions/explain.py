@@ -669,14 +669,22 @@ def reattribute_inlined(
 
     Instructions of objects without frames keep callgrind's attribution. The result has no
     call edges: inclusive costs of this view equal self costs."""
-    functions: dict[FunctionId, FunctionCost] = {}
+    # each function's file (its first row's) and costs summed in row order, the records built
+    # once at the end: one record per row was most of this function's time
+    sums: dict[FunctionId, tuple[str, list[float]]] = {}
+    no_frames: AddressFrames = {}
     for row in instructions.rows:
-        chain = frames.get(row.function.object, {}).get(row.address)
-        fid = FunctionId(chain[0].function, row.function.object) if chain else row.function
-        have = functions.get(fid)
+        obj = row.function.object
+        chain = frames.get(obj, no_frames).get(row.address)
+        fid = FunctionId(chain[0].function, obj) if chain else row.function
+        have = sums.get(fid)
         if have is None:
-            functions[fid] = FunctionCost(fid, row.file, row.cost)
+            sums[fid] = (row.file, list(row.cost))
         else:
-            merged = tuple(a + b for a, b in zip(have.self_cost, row.cost, strict=True))
-            functions[fid] = FunctionCost(fid, have.file, merged)
+            total = have[1]
+            if len(total) != len(row.cost):
+                raise ValueError("rows of one profile with different numbers of events")
+            for i, value in enumerate(row.cost):
+                total[i] += value
+    functions = {fid: FunctionCost(fid, file, tuple(total)) for fid, (file, total) in sums.items()}
     return FunctionCosts(instructions.events, MappingProxyType(functions), MappingProxyType({}))
