@@ -46,7 +46,7 @@ from perflab.records.bisect import (
 )
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Experiment, Metric, Settings, Variant
+from perflab.records.model import Experiment, Metric, Settings, Variant, Verdict
 from perflab.records.results import RunResult
 from perflab.records.workflow_results import (
     BASE_VARIABLES,
@@ -58,6 +58,31 @@ from perflab.records.workflow_results import (
 )
 from perflab.stats.changepoints import change_points
 from perflab.store.sqlite import DEFAULT_STORE_PATH
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite the workflow measures whole, as `run` does: its benchmarks listed in the current
+    directory (the repository's root), each run in every commit's checkout."""
+
+    pytest: str | None = None
+    pytest_filter: str | None = None
+    asv: str | None = None
+    asv_filter: str | None = None
+    gbench: str | None = None
+    gbench_filter: str | None = None
+
+    def arguments(self) -> dict[str, str]:
+        """make_experiment's keyword arguments for the suite (those given)."""
+        given = {
+            "pytest": self.pytest,
+            "pytest_filter": self.pytest_filter,
+            "asv": self.asv,
+            "asv_filter": self.asv_filter,
+            "gbench": self.gbench,
+            "gbench_filter": self.gbench_filter,
+        }
+        return {key: value for key, value in given.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -73,6 +98,7 @@ class Benchmarked:
     settings: Mapping[str, Any] | None = None
     store_path: str | Path | None = DEFAULT_STORE_PATH
     cache_dir: str | Path | None = None
+    suite: Suite | None = None
 
     def experiment(
         self, variants: list[Variant], *, metrics: tuple[Metric, ...], budget_scale: float = 1.0
@@ -92,6 +118,7 @@ class Benchmarked:
             name=self.name,
             variants=variants,
             build=self.build,
+            **(self.suite.arguments() if self.suite is not None else {}),
             **settings,
         )
 
@@ -481,7 +508,21 @@ def check(
         disagreement=disagreement,
         overruled=not given and _time_overrules(outcome, disagreement),
         base_from=base_from,
+        regressed=regressed_benchmarks(result, chosen, threshold),
     )
+
+
+def regressed_benchmarks(result: RunResult, metric: Metric, threshold: float) -> tuple[str, ...]:
+    """The benchmarks whose head is worse than the base beyond `threshold` over its whole
+    interval, worst first: the suite's comparisons are decided together (the run's family),
+    so each one named is a claim at the family's confidence."""
+    limit = 1.0 + threshold
+    worse = [
+        c
+        for c in _main_comparisons(result, metric, "base", "head")
+        if c.verdict is not Verdict.INVALID and c.ci_low > limit
+    ]
+    return tuple(c.benchmark for c in sorted(worse, key=lambda c: -c.ratio))
 
 
 def _uncommitted(runner: SubprocessRunner, repo: str) -> str:

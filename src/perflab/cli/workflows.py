@@ -34,7 +34,7 @@ from perflab.report.history import (
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
 from perflab.report.workflow_views import disagreement_text, overruled_text
-from perflab.workflows import Benchmarked, bisect, check, history
+from perflab.workflows import Benchmarked, Suite, bisect, check, history
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1  # no regression beyond the threshold, or a step stayed inconclusive
@@ -62,27 +62,17 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
         )
     if options.experiment_file is not None or options.params:
         raise ConfigError(
-            f"{command} measures one benchmark given with --cmd or --stmt (and --setup); an "
-            "experiment file and --param are not taken",
+            f"{command} measures one benchmark given with --cmd or --stmt (and --setup), or a "
+            "suite (--pytest, --asv, --gbench); an experiment file and --param are not taken",
             hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
         )
-    if options.pytest_path is not None or options.pytest_filter is not None:
+    suite = _suite(options)
+    if suite is not None and command == "bisect":
         raise ConfigError(
-            f"{command} measures one benchmark; a pytest suite (--pytest, -k) is measured by "
-            "perflab run",
-            hint="perflab run --pytest PATH --variant ... --variant ...",
-        )
-    if options.asv_path is not None or options.asv_filter is not None:
-        raise ConfigError(
-            f"{command} measures one benchmark; an asv suite (--asv, --bench) is measured by "
-            "perflab run",
-            hint="perflab run --asv DIR --variant ... --variant ...",
-        )
-    if options.gbench_path is not None or options.gbench_filter is not None:
-        raise ConfigError(
-            f"{command} measures one benchmark; a Google Benchmark binary (--gbench, --filter) "
-            "is measured by perflab run",
-            hint="perflab run --gbench ./build/bench --variant ... --variant ...",
+            "bisect looks for the commit that changed one benchmark; a suite (--pytest, --asv, "
+            "--gbench) is gated by perflab check and tracked by perflab history",
+            hint="bisect one of its benchmarks with --stmt/--cmd, or find which one changed "
+            "with perflab history --pytest PATH RANGE",
         )
     if options.fail_on:
         raise ConfigError(
@@ -90,11 +80,25 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             hint="perflab check exits 1 on a confirmed regression; bisect exits 0 when it "
             "found the commit",
         )
-    if options.stmt is None and options.cmd is None:
+    if options.stmt is None and options.cmd is None and suite is None:
         raise ConfigError(
             "nothing to measure",
-            hint="give --cmd (a command) or --stmt (a Python statement, with --setup)",
+            hint="give --cmd (a command), --stmt (a Python statement, with --setup) or a "
+            "suite: --pytest PATH, --asv DIR or --gbench BINARY",
         )
+
+
+def _suite(options: RunOptions) -> Suite | None:
+    """The suite given (--pytest, --asv, --gbench and their filters), None when none is."""
+    suite = Suite(
+        pytest=None if options.pytest_path is None else str(options.pytest_path),
+        pytest_filter=options.pytest_filter,
+        asv=None if options.asv_path is None else str(options.asv_path),
+        asv_filter=options.asv_filter,
+        gbench=options.gbench_path,
+        gbench_filter=options.gbench_filter,
+    )
+    return suite if suite.arguments() else None
 
 
 def _benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
@@ -112,6 +116,7 @@ def _benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
         settings=settings,
         store_path=options.output.store,
         cache_dir=changes.cache_dir,
+        suite=_suite(options),
     )
 
 
@@ -316,6 +321,9 @@ def _check_verdict(checked: CheckResult, threshold: float, *, failures_above: bo
 
 def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
     outcome = checked.outcome
+    total = len(checked.result.experiment.benchmarks)
+    if total > 1 and outcome.state is not StepState.SKIPPED:
+        return _suite_verdict_words(checked, threshold, ratio, total)
     return {
         StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
         "than the base",
@@ -324,6 +332,35 @@ def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
         f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
         StepState.SKIPPED: f"not measured: {outcome.reason}",
     }[outcome.state]
+
+
+# a suite's one line names at most this many regressed benchmarks (the table has them all)
+_NAMED_REGRESSIONS = 5
+
+
+def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, total: int) -> str:
+    """A suite's one line: which of its benchmarks regressed, the worst's ratio (or the one
+    nearest the threshold when none did)."""
+    metric, state = checked.metric, checked.outcome.state
+    if state is StepState.BAD:
+        named = list(checked.regressed[:_NAMED_REGRESSIONS])
+        more = len(checked.regressed) - len(named)
+        names = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+        return (
+            f"regression: {len(checked.regressed)} of {total} benchmarks more than "
+            f"{threshold:.1%} worse than the base by {metric} (family-wise): {names}; the "
+            f"worst{ratio}"
+        )
+    if state is StepState.GOOD:
+        return (
+            f"passed: none of {total} benchmarks worse than {threshold:.1%} by {metric} "
+            f"(family-wise); the slowest{ratio}"
+        )
+    return (
+        f"passed, inconclusive: none of {total} benchmarks confirmed worse than "
+        f"{threshold:.1%} by {metric}, and some straddle it; the slowest{ratio}; not a confirmed regression "
+        "(a larger --budget would settle it)"
+    )
 
 
 def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:

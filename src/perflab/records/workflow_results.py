@@ -45,6 +45,9 @@ class CheckResult:
     overruled: bool = False
     # where the base came from: "--base", the CI variable that named it, or "the default"
     base_from: str = ""
+    # the benchmarks whose whole interval lies beyond the threshold, worst first (a suite
+    # names each; the gate fails on any)
+    regressed: tuple[str, ...] = ()
 
     @property
     def regression(self) -> bool:
@@ -69,6 +72,8 @@ class CheckResult:
             "disagreement": self.disagreement.to_json() if self.disagreement else None,
             "overruled": self.overruled,
             "base_from": self.base_from or None,
+            "regressed": list(self.regressed),
+            "benchmarks": len(self.result.experiment.benchmarks),
         }
 
 

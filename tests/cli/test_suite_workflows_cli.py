@@ -1,0 +1,99 @@
+"""`perflab check --pytest` and `perflab history --pytest`, through the real command line, on a
+repository made here whose pytest-benchmark suite has two benchmarks and a commit that makes
+one of them do four times the work: check gates the suite as one family and names the one that
+regressed; history keeps a series per benchmark and finds the change in that one only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.git_repo import commit, git
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not (shutil.which("valgrind") and shutil.which("git")), reason="needs valgrind and git"
+    ),
+]
+
+SUITE = """
+import work
+
+
+def test_steady(benchmark):
+    benchmark(work.steady, 300)
+
+
+def test_changed(benchmark):
+    benchmark(work.changed, 300)
+"""
+WORK = """
+def steady(n):
+    return sum(i * 7 for i in range(n))
+
+
+def changed(n):
+    return sum(i * 7 for i in range({n}))
+"""
+CHANGED = "test_bench.py::test_changed"
+STEADY = "test_bench.py::test_steady"
+# what would make `check` a CI run or name its base: removed, so the test decides
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
+                "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """base (tagged), then `changed` does four times the work, then a commit of no effect."""
+    repo = tmp_path_factory.mktemp("suite") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "base", {"test_bench.py": SUITE, "work.py": WORK.format(n="n")})
+    git(repo, "tag", "base")
+    commit(repo, "four times the work", {"work.py": WORK.format(n="4 * n")})
+    git(repo, "tag", "slower")
+    commit(repo, "a readme", {"README": "no code\n"})
+    return repo
+
+
+def perflab(repo: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
+    return subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", *args, "--pytest", "test_bench.py",
+         "--metric", "instructions", "--store", str(tmp / "p.db"),
+         "--cache-dir", str(tmp / "cache"), "-q"],
+        cwd=repo, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+
+
+def test_check_gates_the_suite_and_names_the_benchmark_that_regressed(
+    repo: Path, tmp_path: Path
+) -> None:
+    done = perflab(repo, tmp_path, "check", "--base", "base", "--head", "slower",
+                   "--json", str(tmp_path / "c.json"))  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "regression: 1 of 2 benchmarks" in done.stderr
+    assert CHANGED in done.stderr and STEADY not in done.stderr.split("regression:")[1]
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["regressed"] == [CHANGED]
+    assert document["benchmarks"] == 2
+    names = {c["benchmark"] for c in document["run"]["comparisons"]}
+    assert names == {CHANGED, STEADY}
+
+
+def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> None:
+    done = perflab(repo, tmp_path, "history", "base..main", "--json", str(tmp_path / "h.json"))
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "h.json").read_text())
+    series = {s["benchmark"]: s for s in document["series"]}
+    assert set(series) == {CHANGED, STEADY}
+    assert all(len(s["points"]) == 3 for s in series.values())
+    assert [c["after"]["subject"] for c in series[CHANGED]["changes"]] == ["four times the work"]
+    assert series[STEADY]["changes"] == []
