@@ -1,6 +1,7 @@
 """`perflab check --pytest` and `perflab history --pytest`, through the real command line, on a
 repository made here whose pytest-benchmark suite has two benchmarks and a commit that makes
-one of them do four times the work: check gates the suite as one family and names the one that
+one of them do four times the work (a change far beyond the threshold of 20%, so the
+time lens on a one-second budget settles it on a busy machine): check gates the suite as one family and names the one that
 regressed; history keeps a series per benchmark and finds the change in that one only."""
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ from tests.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(
-        not (shutil.which("valgrind") and shutil.which("git")), reason="needs valgrind and git"
-    ),
+    pytest.mark.skipif(not shutil.which("git"), reason="needs git"),
 ]
 
 SUITE = """
@@ -67,7 +66,7 @@ def perflab(repo: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[st
     env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
     return subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", *args, "--pytest", "test_bench.py",
-         "--metric", "instructions", "--store", str(tmp / "p.db"),
+         "--metric", "time", "--budget", "1", "--threshold", "20%", "--store", str(tmp / "p.db"),
          "--cache-dir", str(tmp / "cache"), "-q"],
         cwd=repo, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip

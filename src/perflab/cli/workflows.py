@@ -30,11 +30,13 @@ from perflab.report.history import (
     history_markdown,
     render_bisect,
     render_history,
+    suite_history_headline,
+    suite_history_markdown,
 )
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
 from perflab.report.workflow_views import disagreement_text, overruled_text
-from perflab.workflows import Benchmarked, Suite, bisect, check, history
+from perflab.workflows import Benchmarked, Suite, bisect, check, history, suite_history
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1  # no regression beyond the threshold, or a step stayed inconclusive
@@ -358,8 +360,8 @@ def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, tot
         )
     return (
         f"passed, inconclusive: none of {total} benchmarks confirmed worse than "
-        f"{threshold:.1%} by {metric}, and some straddle it; the slowest{ratio}; not a confirmed regression "
-        "(a larger --budget would settle it)"
+        f"{threshold:.1%} by {metric}, and some straddle it; the slowest{ratio}; not a "
+        "confirmed regression (a larger --budget would settle it)"
     )
 
 
@@ -367,6 +369,8 @@ def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: C
     threshold = parse_threshold(args.threshold)
     benchmark = _benchmarked(args, options)
     output = options.output
+    if benchmark.suite is not None:
+        return _suite_history(args, benchmark, threshold, output, out, err)
     found = history(args.range_text, benchmark=benchmark, every=args.every, threshold=threshold)
     written: list[object] = []
     if output.json_path is not None:
@@ -399,15 +403,54 @@ def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: C
     return _history_status(found, err)
 
 
+def _suite_history(
+    args: argparse.Namespace,
+    benchmark: Benchmarked,
+    threshold: float,
+    output: OutputOptions,
+    out: Console,
+    err: Console,
+) -> int:
+    """A suite's history: each benchmark's series, then one line naming those that changed."""
+    if output.html_path is not None:
+        raise ConfigError(
+            "a suite's history is one series per benchmark, and --html draws one series",
+            hint="write --json FILE or --markdown FILE for the suite; the HTML page of one "
+            "benchmark's trend: perflab history RANGE --stmt/--cmd ... --html FILE",
+        )
+    found = suite_history(
+        args.range_text, benchmark=benchmark, every=args.every, threshold=threshold
+    )
+    written: list[object] = []
+    if output.json_path is not None:
+        _write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
+    if output.markdown_path is not None:
+        _write(output.markdown_path, suite_history_markdown(found))
+        written.append(output.markdown_path)
+    _said_written(written, output, err)
+    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    if not output.quiet and not to_stdout:
+        for series in found.series:
+            out.print(Text(f"benchmark {series.benchmark}", style="bold"), highlight=False)
+            render_history(series, out)
+    err.print(
+        Text("perflab history: ", style="bold") + terminal(suite_history_headline(found)),
+        highlight=False,
+    )
+    return max(_history_status(series, err) for series in found.series)
+
+
 def _history_status(found: HistoryResult, err: Console) -> int:
     """3 when some commits could not be built or measured (each named, with why): the change
     points are among the others, and a script must not read that as a clean history."""
     skipped = [p for p in found.points if p.skipped]
     if not skipped:
         return EXIT_OK
+    of = f"{found.benchmark}: " if found.benchmark is not None else ""
     err.print(
         Text(
-            f"perflab: {len(skipped)} of {len(found.points)} commits not measured "
+            f"perflab: {of}{len(skipped)} of {len(found.points)} commits not measured "
             f"(status {EXIT_NOT_MEASURED}); the change points are among the others",
             style="bold red",
         ),
