@@ -706,16 +706,18 @@ def suite_history(
         for name, (points, missing) in known.items():
             _fill_points(points, missing, result, names, plan.chosen, name)
     compared: dict[tuple[str, str], StoredPair] = {}
-    series = tuple(
-        _series(plan, threshold, points, name, compared) for name, (points, _) in known.items()
-    )
+    series = [
+        replace(_series(plan, threshold, points, name, compared), measured_now=len(missing))
+        for name, (points, missing) in known.items()
+    ]
+    seconds = clock() - started
     return SuiteHistory(
         range_text=range_text,
         metric=plan.chosen,
         threshold=threshold,
-        series=series,
+        series=tuple(replace(s, seconds=seconds) for s in series),
         measured_now=len(wanted),
-        seconds=clock() - started,
+        seconds=seconds,
         notes=tuple(plan.notes),
     )
 

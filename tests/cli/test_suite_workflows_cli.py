@@ -1,8 +1,9 @@
 """`perflab check --pytest` and `perflab history --pytest`, through the real command line, on a
 repository made here whose pytest-benchmark suite has two benchmarks and a commit that makes
-one of them do four times the work (a change far beyond the threshold of 20%, so the
-time lens on a one-second budget settles it on a busy machine): check gates the suite as one family and names the one that
-regressed; history keeps a series per benchmark and finds the change in that one only."""
+one of them do four times the work (far beyond the threshold of 20%, so the time lens on a
+one-second budget settles it on a busy machine): check gates the suite as one family and names
+the one that regressed; history keeps a series per benchmark and finds the change in that one
+only."""
 
 from __future__ import annotations
 
@@ -62,20 +63,39 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def perflab(repo: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store and cache both tests use: history reads the base and the slower commit from
+    check's run, as a project's history reads its CI's checks, and measures the last commit
+    (run alone, it measures all three)."""
+    return tmp_path_factory.mktemp("shared")
+
+
+def without_valgrind(tmp: Path) -> str:
+    """A PATH holding git alone: the workflows measure time and instructions beside the lens
+    asked for where valgrind is installed; without it, time alone, which keeps this test short."""
+    folder = tmp / "bin"
+    folder.mkdir(exist_ok=True)
+    if not (folder / "git").exists():
+        (folder / "git").symlink_to(str(shutil.which("git")))
+    return str(folder)
+
+
+def perflab(repo: Path, shared: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
+    env["PATH"] = without_valgrind(shared)
     return subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", *args, "--pytest", "test_bench.py",
-         "--metric", "time", "--budget", "1", "--threshold", "20%", "--store", str(tmp / "p.db"),
-         "--cache-dir", str(tmp / "cache"), "-q"],
+         "--metric", "time", "--budget", "1", "--min-generations", "2", "--threshold", "20%",
+         "--store", str(shared / "p.db"), "--cache-dir", str(shared / "cache"), "-q"],
         cwd=repo, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
 
 
 def test_check_gates_the_suite_and_names_the_benchmark_that_regressed(
-    repo: Path, tmp_path: Path
+    repo: Path, shared: Path, tmp_path: Path
 ) -> None:
-    done = perflab(repo, tmp_path, "check", "--base", "base", "--head", "slower",
+    done = perflab(repo, shared, "check", "--base", "base", "--head", "slower",
                    "--json", str(tmp_path / "c.json"))  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "regression: 1 of 2 benchmarks" in done.stderr
@@ -87,12 +107,13 @@ def test_check_gates_the_suite_and_names_the_benchmark_that_regressed(
     assert names == {CHANGED, STEADY}
 
 
-def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> None:
-    done = perflab(repo, tmp_path, "history", "base..main", "--json", str(tmp_path / "h.json"))
+def test_history_keeps_a_series_per_benchmark(repo: Path, shared: Path, tmp_path: Path) -> None:
+    done = perflab(repo, shared, "history", "base..main", "--json", str(tmp_path / "h.json"))
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "h.json").read_text())
     series = {s["benchmark"]: s for s in document["series"]}
     assert set(series) == {CHANGED, STEADY}
     assert all(len(s["points"]) == 3 for s in series.values())
-    assert [c["after"]["subject"] for c in series[CHANGED]["changes"]] == ["four times the work"]
+    assert [c["after_subject"] for c in series[CHANGED]["changes"]] == ["four times the work"]
+    assert series[CHANGED]["changes"][0]["confirmed"]
     assert series[STEADY]["changes"] == []
