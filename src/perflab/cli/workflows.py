@@ -69,6 +69,14 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
         )
     suite = _suite(options)
+    if suite is not None and (options.stmt or options.cmd or options.setup or options.name):
+        flag = "--pytest" if suite.pytest else "--asv" if suite.asv else "--gbench"
+        raise ConfigError(
+            f"{flag} makes the benchmarks: --stmt, --setup, --cmd and --name cannot be "
+            "combined with it",
+            hint="select the suite's benchmarks with -k EXPR (--pytest), --bench REGEX (--asv) "
+            "or --filter REGEX (--gbench)",
+        )
     if suite is not None and command == "bisect":
         raise ConfigError(
             "bisect looks for the commit that changed one benchmark; a suite (--pytest, --asv, "
@@ -323,9 +331,10 @@ def _check_verdict(checked: CheckResult, threshold: float, *, failures_above: bo
 
 def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
     outcome = checked.outcome
-    total = len(checked.result.experiment.benchmarks)
-    if total > 1 and outcome.state is not StepState.SKIPPED:
-        return _suite_verdict_words(checked, threshold, ratio, total)
+    if outcome.state is not StepState.SKIPPED:
+        total = len(checked.result.experiment.benchmarks)
+        if total > 1:
+            return _suite_verdict_words(checked, threshold, ratio, total)
     return {
         StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
         "than the base",
