@@ -350,8 +350,8 @@ _NAMED_REGRESSIONS = 5
 
 
 def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, total: int) -> str:
-    """A suite's one line: which of its benchmarks regressed, the worst's ratio (or the one
-    nearest the threshold when none did)."""
+    """A suite's one line: which of its benchmarks regressed and the worst's ratio, or, when
+    none did, the slowest's."""
     metric, state = checked.metric, checked.outcome.state
     if state is StepState.BAD:
         named = list(checked.regressed[:_NAMED_REGRESSIONS])
