@@ -705,6 +705,8 @@ def suite_history(
         result, names = _measure_trees(benchmark, plan, wanted)
         for name, (points, missing) in known.items():
             _fill_points(points, missing, result, names, plan.chosen, name)
+    if all(p.value is None for points, _ in known.values() for p in points):
+        raise _nothing_measured(range_text, [p for points, _ in known.values() for p in points])
     compared: dict[tuple[str, str], StoredPair] = {}
     series = [
         replace(_series(plan, threshold, points, name, compared), measured_now=len(missing))
@@ -781,9 +783,11 @@ def _series(
     compared: dict[tuple[str, str], StoredPair],
 ) -> HistoryResult:
     """One benchmark's series (`name`; None: the first's), placed by node, its change points
-    confirmed by direct comparisons (`compared`: those measured already in this history)."""
+    confirmed by direct comparisons (`compared`: those measured already in this history). A
+    series with no value is an error alone; a suite's benchmark that failed everywhere is a
+    series of skipped points beside the others."""
     valued = [i for i, p in enumerate(points) if p.value is not None]
-    if not valued:
+    if not valued and name is None:
         raise _nothing_measured(plan.range_text, points)
     chosen = plan.chosen
     placed, placed_note = placed_history_points(points, plan.benchmark.store_path, chosen)
