@@ -42,7 +42,13 @@ def steady(n):
 def changed(n):
     return sum(i * 7 for i in range({n}))
 """
+NEW = """
+
+def test_new(benchmark):
+    benchmark(work.steady, 10)
+"""
 CHANGED = "test_bench.py::test_changed"
+ADDED = "test_bench.py::test_new"
 STEADY = "test_bench.py::test_steady"
 # what would make `check` a CI run or name its base: removed, so the test decides
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
@@ -51,13 +57,15 @@ CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "G
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """base, then `slower`: `changed` does four times the work (both tagged)."""
+    """base, then `slower`: `changed` does four times the work, and a benchmark is added
+    (both tagged)."""
     repo = tmp_path_factory.mktemp("suite") / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     commit(repo, "base", {"test_bench.py": SUITE, "work.py": WORK.format(n="n")})
     git(repo, "tag", "base")
-    commit(repo, "four times the work", {"work.py": WORK.format(n="4 * n")})
+    commit(repo, "four times the work",
+           {"work.py": WORK.format(n="4 * n"), "test_bench.py": SUITE + NEW})  # fmt: skip
     git(repo, "tag", "slower")
     return repo
 
@@ -88,25 +96,33 @@ def test_check_gates_the_suite_and_names_the_benchmark_that_regressed(
 ) -> None:
     done = perflab(repo, tmp_path, "check", "--base", "base", "--head", "slower",
                    "--json", str(tmp_path / "c.json"))  # fmt: skip
-    assert done.returncode == 1, done.stderr
-    assert "regression: 1 of 2 benchmarks" in done.stderr
+    assert done.returncode == 1, done.stderr  # the added benchmark does not fail the check
+    assert f"failed at the base alone, not compared (added or mended by the change): {ADDED}" in (
+        done.stderr
+    )
+    assert "regression: 1 of 3 benchmarks" in done.stderr
     assert CHANGED in done.stderr and STEADY not in done.stderr.split("regression:")[1]
     document = json.loads((tmp_path / "c.json").read_text())
     assert document["regressed"] == [CHANGED]
-    assert document["benchmarks"] == 2
+    assert document["benchmarks"] == 3
     names = {c["benchmark"] for c in document["run"]["comparisons"]}
     assert names == {CHANGED, STEADY}
 
 
 def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> None:
     """The two commits measured in one run (times of separate runs drift with a busy
-    machine), the change confirmed by a second."""
+    machine), the change compared directly in a second."""
     done = perflab(repo, tmp_path, "history", "base..slower", "--json", str(tmp_path / "h.json"))
-    assert done.returncode == 0, done.stderr
+    # the added benchmark fails at the base, so the run measuring both commits compares none of
+    # its: its series is named, not measured (status 3), beside the others
+    assert done.returncode == 3, done.stderr
+    assert f"{ADDED}: 2 of 2 commits not measured" in done.stderr
     document = json.loads((tmp_path / "h.json").read_text())
     series = {s["benchmark"]: s for s in document["series"]}
-    assert set(series) == {CHANGED, STEADY}
+    assert set(series) == {CHANGED, STEADY, ADDED}
     assert all(len(s["points"]) == 2 for s in series.values())
+    assert [p["value"] for p in series[ADDED]["points"]] == [None, None]
     assert [c["after_subject"] for c in series[CHANGED]["changes"]] == ["four times the work"]
-    assert series[CHANGED]["changes"][0]["confirmed"]
+    # the direct comparison's ratio (its interval, on a one-second budget, widens on a busy machine)
+    assert series[CHANGED]["changes"][0]["ratio"] > 2
     assert not any(change["confirmed"] for change in series[STEADY]["changes"])

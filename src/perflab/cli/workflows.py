@@ -16,7 +16,7 @@ from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
 from perflab.plan.bisect_search import parse_threshold
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
-from perflab.records.errors import ConfigError
+from perflab.records.errors import ConfigError, PerflabError
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult
 from perflab.report.escape import terminal
@@ -254,13 +254,34 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     above = not output.quiet and not to_stdout
     verdict = _check_verdict(checked, threshold, failures_above=above)
     err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
-    if result.failures:
+    failures = result.failures
+    if benchmark.suite is not None:
+        failures = _failing_at_head(checked, err)
+    if failures:
         if output.quiet or to_stdout:  # else the run's notes above said each one
-            for failure in result.failures:
+            for failure in failures:
                 text = terminal(str(failure), keep_newlines=True)
                 err.print(Text("perflab: ", style="bold red") + text, highlight=False)
-        return max(f.exit_code for f in result.failures)
+        return max(f.exit_code for f in failures)
     return EXIT_REGRESSION if checked.regression else EXIT_OK
+
+
+def _failing_at_head(checked: CheckResult, err: Console) -> tuple[PerflabError, ...]:
+    """A suite's failures that fail the check: a benchmark that fails at the base alone is
+    one the change adds (or mends), so it is named and not compared, and does not fail it."""
+    failures = checked.result.failures
+    at_head = {f.benchmark for f in failures if f.variant != "base"}
+    added = sorted({f.benchmark or "?" for f in failures if f.variant == "base"} - at_head)
+    if added:
+        err.print(
+            Text("perflab: ")
+            + terminal(
+                f"{len(added)} benchmark{'s' * (len(added) > 1)} failed at the base alone, "
+                f"not compared (added or mended by the change): {', '.join(added)}"
+            ),
+            highlight=False,
+        )
+    return tuple(f for f in failures if f.variant != "base" or f.benchmark in at_head)
 
 
 def _write_check_reports(
