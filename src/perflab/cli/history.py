@@ -44,11 +44,13 @@ The exit status is 1 only for a confirmed regression (the ratio's whole CI above
 The first lens of --metric gates, the others are measured beside it. On a CI runner (CI,
 GITHUB_ACTIONS, GITLAB_CI ... set) the instructions lens gates by default (wall time on shared
 runners is noise), with the time lens beside it: a change it says is decisively faster does
-not fail on instructions alone.
+not fail on instructions alone. A suite (--pytest, --asv, --gbench) is gated whole, its
+comparisons one family; the answer names the benchmarks that regressed.
 
-example:
+examples:
   perflab check --base origin/main --cmd ./build/bench --build "make -j" \\
       --markdown comment.md --html perflab-report.html
+  perflab check --base origin/main --pytest tests/benchmarks --markdown comment.md
 """
 
 
@@ -64,10 +66,13 @@ commits its store has not measured. Change points (PELT on the log of the values
 checked by a direct, interleaved comparison of the commits either side. A commit whose build
 fails is skipped and named. The first lens of --metric is the series; each change point's
 direct comparison measures time and instructions too, and says when they disagree. --html
-draws the trend with its change points, each linked to its comparison's report.
+draws the trend with its change points, each linked to its comparison's report. A suite
+(--pytest, --asv, --gbench) has a series per benchmark, each with its change points (--json
+or --markdown; --html draws one series).
 
-example:
+examples:
   perflab history v1.0..main --every 4 --cmd ./build/bench --build "make -j" --html trend.html
+  perflab history v1.0..main --asv benchmarks --json history.json
 """
 
 

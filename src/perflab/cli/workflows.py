@@ -16,7 +16,7 @@ from perflab.cli.changes import change_options
 from perflab.cli.options import OutputOptions, RunOptions, run_options
 from perflab.plan.bisect_search import parse_threshold
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
-from perflab.records.errors import ConfigError
+from perflab.records.errors import ConfigError, PerflabError
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult
 from perflab.report.escape import terminal
@@ -30,11 +30,13 @@ from perflab.report.history import (
     history_markdown,
     render_bisect,
     render_history,
+    suite_history_headline,
+    suite_history_markdown,
 )
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
 from perflab.report.workflow_views import disagreement_text, overruled_text
-from perflab.workflows import Benchmarked, bisect, check, history
+from perflab.workflows import Benchmarked, Suite, bisect, check, history, suite_history
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1  # no regression beyond the threshold, or a step stayed inconclusive
@@ -62,27 +64,25 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
         )
     if options.experiment_file is not None or options.params:
         raise ConfigError(
-            f"{command} measures one benchmark given with --cmd or --stmt (and --setup); an "
-            "experiment file and --param are not taken",
+            f"{command} measures one benchmark given with --cmd or --stmt (and --setup), or a "
+            "suite (--pytest, --asv, --gbench); an experiment file and --param are not taken",
             hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
         )
-    if options.pytest_path is not None or options.pytest_filter is not None:
+    suite = _suite(options)
+    if suite is not None and (options.stmt or options.cmd or options.setup or options.name):
+        flag = "--pytest" if suite.pytest else "--asv" if suite.asv else "--gbench"
         raise ConfigError(
-            f"{command} measures one benchmark; a pytest suite (--pytest, -k) is measured by "
-            "perflab run",
-            hint="perflab run --pytest PATH --variant ... --variant ...",
+            f"{flag} makes the benchmarks: --stmt, --setup, --cmd and --name cannot be "
+            "combined with it",
+            hint="select the suite's benchmarks with -k EXPR (--pytest), --bench REGEX (--asv) "
+            "or --filter REGEX (--gbench)",
         )
-    if options.asv_path is not None or options.asv_filter is not None:
+    if suite is not None and command == "bisect":
         raise ConfigError(
-            f"{command} measures one benchmark; an asv suite (--asv, --bench) is measured by "
-            "perflab run",
-            hint="perflab run --asv DIR --variant ... --variant ...",
-        )
-    if options.gbench_path is not None or options.gbench_filter is not None:
-        raise ConfigError(
-            f"{command} measures one benchmark; a Google Benchmark binary (--gbench, --filter) "
-            "is measured by perflab run",
-            hint="perflab run --gbench ./build/bench --variant ... --variant ...",
+            "bisect looks for the commit that changed one benchmark; a suite (--pytest, --asv, "
+            "--gbench) is gated by perflab check and tracked by perflab history",
+            hint="bisect one of its benchmarks with --stmt/--cmd, or find which one changed "
+            "with perflab history --pytest PATH RANGE",
         )
     if options.fail_on:
         raise ConfigError(
@@ -90,11 +90,25 @@ def _refuse_run_only(options: RunOptions, command: str) -> None:
             hint="perflab check exits 1 on a confirmed regression; bisect exits 0 when it "
             "found the commit",
         )
-    if options.stmt is None and options.cmd is None:
+    if options.stmt is None and options.cmd is None and suite is None:
         raise ConfigError(
             "nothing to measure",
-            hint="give --cmd (a command) or --stmt (a Python statement, with --setup)",
+            hint="give --cmd (a command), --stmt (a Python statement, with --setup) or a "
+            "suite: --pytest PATH, --asv DIR or --gbench BINARY",
         )
+
+
+def _suite(options: RunOptions) -> Suite | None:
+    """The suite given (--pytest, --asv, --gbench and their filters), None when none is."""
+    suite = Suite(
+        pytest=None if options.pytest_path is None else str(options.pytest_path),
+        pytest_filter=options.pytest_filter,
+        asv=None if options.asv_path is None else str(options.asv_path),
+        asv_filter=options.asv_filter,
+        gbench=options.gbench_path,
+        gbench_filter=options.gbench_filter,
+    )
+    return suite if suite.arguments() else None
 
 
 def _benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
@@ -112,6 +126,7 @@ def _benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
         settings=settings,
         store_path=options.output.store,
         cache_dir=changes.cache_dir,
+        suite=_suite(options),
     )
 
 
@@ -239,13 +254,34 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     above = not output.quiet and not to_stdout
     verdict = _check_verdict(checked, threshold, failures_above=above)
     err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
-    if result.failures:
+    failures = result.failures
+    if benchmark.suite is not None:
+        failures = _failing_at_head(checked, err)
+    if failures:
         if output.quiet or to_stdout:  # else the run's notes above said each one
-            for failure in result.failures:
+            for failure in failures:
                 text = terminal(str(failure), keep_newlines=True)
                 err.print(Text("perflab: ", style="bold red") + text, highlight=False)
-        return max(f.exit_code for f in result.failures)
+        return max(f.exit_code for f in failures)
     return EXIT_REGRESSION if checked.regression else EXIT_OK
+
+
+def _failing_at_head(checked: CheckResult, err: Console) -> tuple[PerflabError, ...]:
+    """A suite's failures that fail the check: a benchmark that fails at the base alone is
+    one the change adds (or mends), so it is named and not compared, and does not fail it."""
+    failures = checked.result.failures
+    at_head = {f.benchmark for f in failures if f.variant != "base"}
+    added = sorted({f.benchmark or "?" for f in failures if f.variant == "base"} - at_head)
+    if added:
+        err.print(
+            Text("perflab: ")
+            + terminal(
+                f"{len(added)} benchmark{'s' * (len(added) > 1)} failed at the base alone, "
+                f"not compared (added or mended by the change): {', '.join(added)}"
+            ),
+            highlight=False,
+        )
+    return tuple(f for f in failures if f.variant != "base" or f.benchmark in at_head)
 
 
 def _write_check_reports(
@@ -316,6 +352,10 @@ def _check_verdict(checked: CheckResult, threshold: float, *, failures_above: bo
 
 def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
     outcome = checked.outcome
+    if outcome.state is not StepState.SKIPPED:
+        total = len(checked.result.experiment.benchmarks)
+        if total > 1:
+            return _suite_verdict_words(checked, threshold, ratio, total)
     return {
         StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
         "than the base",
@@ -326,10 +366,41 @@ def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
     }[outcome.state]
 
 
+# a suite's one line names at most this many regressed benchmarks (the table has them all)
+_NAMED_REGRESSIONS = 5
+
+
+def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, total: int) -> str:
+    """A suite's one line: which of its benchmarks regressed and the worst's ratio, or, when
+    none did, the slowest's."""
+    metric, state = checked.metric, checked.outcome.state
+    if state is StepState.BAD:
+        named = list(checked.regressed[:_NAMED_REGRESSIONS])
+        more = len(checked.regressed) - len(named)
+        names = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+        return (
+            f"regression: {len(checked.regressed)} of {total} benchmarks more than "
+            f"{threshold:.1%} worse than the base by {metric} (family-wise): {names}; the "
+            f"worst{ratio}"
+        )
+    if state is StepState.GOOD:
+        return (
+            f"passed: none of {total} benchmarks worse than {threshold:.1%} by {metric} "
+            f"(family-wise); the slowest{ratio}"
+        )
+    return (
+        f"passed, inconclusive: none of {total} benchmarks confirmed worse than "
+        f"{threshold:.1%} by {metric}, and some straddle it; the slowest{ratio}; not a "
+        "confirmed regression (a larger --budget would settle it)"
+    )
+
+
 def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     threshold = parse_threshold(args.threshold)
     benchmark = _benchmarked(args, options)
     output = options.output
+    if benchmark.suite is not None:
+        return _suite_history(args, benchmark, threshold, output, out, err)
     found = history(args.range_text, benchmark=benchmark, every=args.every, threshold=threshold)
     written: list[object] = []
     if output.json_path is not None:
@@ -362,15 +433,54 @@ def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: C
     return _history_status(found, err)
 
 
+def _suite_history(
+    args: argparse.Namespace,
+    benchmark: Benchmarked,
+    threshold: float,
+    output: OutputOptions,
+    out: Console,
+    err: Console,
+) -> int:
+    """A suite's history: each benchmark's series, then one line naming those that changed."""
+    if output.html_path is not None:
+        raise ConfigError(
+            "a suite's history is one series per benchmark, and --html draws one series",
+            hint="write --json FILE or --markdown FILE for the suite; the HTML page of one "
+            "benchmark's trend: perflab history RANGE --stmt/--cmd ... --html FILE",
+        )
+    found = suite_history(
+        args.range_text, benchmark=benchmark, every=args.every, threshold=threshold
+    )
+    written: list[object] = []
+    if output.json_path is not None:
+        _write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
+    if output.markdown_path is not None:
+        _write(output.markdown_path, suite_history_markdown(found))
+        written.append(output.markdown_path)
+    _said_written(written, output, err)
+    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    if not output.quiet and not to_stdout:
+        for series in found.series:
+            out.print(Text(f"benchmark {series.benchmark}", style="bold"), highlight=False)
+            render_history(series, out)
+    err.print(
+        Text("perflab history: ", style="bold") + terminal(suite_history_headline(found)),
+        highlight=False,
+    )
+    return max(_history_status(series, err) for series in found.series)
+
+
 def _history_status(found: HistoryResult, err: Console) -> int:
     """3 when some commits could not be built or measured (each named, with why): the change
     points are among the others, and a script must not read that as a clean history."""
     skipped = [p for p in found.points if p.skipped]
     if not skipped:
         return EXIT_OK
+    of = f"{found.benchmark}: " if found.benchmark is not None else ""
     err.print(
         Text(
-            f"perflab: {len(skipped)} of {len(found.points)} commits not measured "
+            f"perflab: {of}{len(skipped)} of {len(found.points)} commits not measured "
             f"(status {EXIT_NOT_MEASURED}); the change points are among the others",
             style="bold red",
         ),

@@ -45,6 +45,9 @@ class CheckResult:
     overruled: bool = False
     # where the base came from: "--base", the CI variable that named it, or "the default"
     base_from: str = ""
+    # the benchmarks whose whole interval lies beyond the threshold, worst first (a suite
+    # names each; the gate fails on any)
+    regressed: tuple[str, ...] = ()
 
     @property
     def regression(self) -> bool:
@@ -69,6 +72,8 @@ class CheckResult:
             "disagreement": self.disagreement.to_json() if self.disagreement else None,
             "overruled": self.overruled,
             "base_from": self.base_from or None,
+            "regressed": list(self.regressed),
+            "benchmarks": len(self.result.experiment.benchmarks),
         }
 
 
@@ -154,6 +159,7 @@ class HistoryResult:
     measured_now: int
     seconds: float
     notes: tuple[str, ...] = ()
+    benchmark: str | None = None  # of a suite: the benchmark this series is of
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -164,6 +170,36 @@ class HistoryResult:
             "changes": [c.to_json() for c in self.changes],
             "measured_now": self.measured_now,
             "reused": sum(p.reused for p in self.points),
+            "seconds": self.seconds,
+            "notes": list(self.notes),
+            "benchmark": self.benchmark,
+        }
+
+
+@dataclass(frozen=True)
+class SuiteHistory:
+    """A suite's history: one series per benchmark, each with its own change points."""
+
+    range_text: str
+    metric: Metric
+    threshold: float
+    series: tuple[HistoryResult, ...]  # in the suite's order
+    measured_now: int  # the commits measured by this history (for every benchmark at once)
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> tuple[HistoryResult, ...]:
+        """The series with a change point."""
+        return tuple(s for s in self.series if s.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "range": self.range_text,
+            "metric": str(self.metric),
+            "threshold": self.threshold,
+            "series": [s.to_json() for s in self.series],
+            "measured_now": self.measured_now,
             "seconds": self.seconds,
             "notes": list(self.notes),
         }

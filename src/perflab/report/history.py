@@ -15,7 +15,7 @@ from perflab.records.document import Table as DocTable
 from perflab.records.model import Metric
 from perflab.records.results import RunResult
 from perflab.records.units import format_ratio
-from perflab.records.workflow_results import CheckResult, HistoryResult, base_words
+from perflab.records.workflow_results import CheckResult, HistoryResult, SuiteHistory, base_words
 from perflab.report.escape import markdown, visible
 from perflab.report.markdown import block_lines
 from perflab.report.terminal import render_section, text_of
@@ -96,6 +96,32 @@ def history_markdown(result: HistoryResult) -> str:
     return "\n".join([*lines, "</details>"]) + "\n"
 
 
+def suite_history_headline(found: SuiteHistory) -> str:
+    """A suite's history in a line: which benchmarks changed, of how many."""
+    total = len(found.series)
+    changed = found.changed
+    commits = max((len(s.points) for s in found.series), default=0)
+    across = f"beyond {found.threshold:.1%} across {commits} commit{'s' * (commits != 1)}"
+    if not changed:
+        return f"no benchmark of {total} changed in {found.metric} per iteration {across}"
+    confirmed = [s for s in changed if any(c.confirmed for c in s.changes)]
+    names = ", ".join(str(s.benchmark) for s in changed)
+    return (
+        f"{len(changed)} of {total} benchmarks changed in {found.metric} per iteration "
+        f"{across} ({len(confirmed)} confirmed by a direct comparison): {names}"
+    )
+
+
+def suite_history_markdown(found: SuiteHistory) -> str:
+    """A suite's history as Markdown: the line naming the benchmarks that changed, then each
+    benchmark's history (those with a change point first)."""
+    lines = [f"### {markdown('history of a suite: ' + suite_history_headline(found))}", ""]
+    ordered = [*found.changed, *(s for s in found.series if not s.changes)]
+    for series in ordered:
+        lines += [f"##### {markdown(str(series.benchmark))}", "", history_markdown(series)]
+    return "\n".join(lines)
+
+
 def check_headline(check: CheckResult) -> str:
     """The verdict in one line, naming the lens that gates, and where another lens measured
     beside it disagrees, both: the comment's first line says what the whole comparison says."""
@@ -109,6 +135,10 @@ def check_headline(check: CheckResult) -> str:
         StepState.INCONCLUSIVE: f"⚠️ inconclusive in {gate} at {threshold}: not failed",
         StepState.SKIPPED: "⚠️ not measured",
     }[check.outcome.state]
+    total = len(check.result.experiment.benchmarks)
+    if check.regressed and total > 1:
+        named = ", ".join(check.regressed[:5]) + (", ..." if len(check.regressed) > 5 else "")
+        headline += f": {len(check.regressed)} of {total} benchmarks ({named})"
     if disagreement is not None and check.outcome.state is not StepState.SKIPPED:
         headline += f"; {disagreement_text(disagreement, 'the gate')}"
     return headline

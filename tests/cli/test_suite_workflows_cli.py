@@ -1,0 +1,128 @@
+"""`perflab check --pytest` and `perflab history --pytest`, through the real command line, on a
+repository made here whose pytest-benchmark suite has two benchmarks and a commit that makes
+one of them do four times the work (far beyond the threshold of 20%, so the time lens on a
+one-second budget settles it on a busy machine): check gates the suite as one family and names
+the one that regressed; history keeps a series per benchmark and finds the change in that one
+only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.git_repo import commit, git
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not shutil.which("git"), reason="needs git"),
+]
+
+SUITE = """
+import work
+
+
+def test_steady(benchmark):
+    benchmark(work.steady, 300)
+
+
+def test_changed(benchmark):
+    benchmark(work.changed, 300)
+"""
+WORK = """
+def steady(n):
+    return sum(i * 7 for i in range(n))
+
+
+def changed(n):
+    return sum(i * 7 for i in range({n}))
+"""
+NEW = """
+
+def test_new(benchmark):
+    benchmark(work.steady, 10)
+"""
+CHANGED = "test_bench.py::test_changed"
+ADDED = "test_bench.py::test_new"
+STEADY = "test_bench.py::test_steady"
+# what would make `check` a CI run or name its base: removed, so the test decides
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
+                "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """base, then `slower`: `changed` does four times the work, and a benchmark is added
+    (both tagged)."""
+    repo = tmp_path_factory.mktemp("suite") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "base", {"test_bench.py": SUITE, "work.py": WORK.format(n="n")})
+    git(repo, "tag", "base")
+    commit(repo, "four times the work",
+           {"work.py": WORK.format(n="4 * n"), "test_bench.py": SUITE + NEW})  # fmt: skip
+    git(repo, "tag", "slower")
+    return repo
+
+
+def without_valgrind(tmp: Path) -> str:
+    """A PATH holding git alone: the workflows measure time and instructions beside the lens
+    asked for where valgrind is installed; without it, time alone, which keeps this test short."""
+    folder = tmp / "bin"
+    folder.mkdir(exist_ok=True)
+    if not (folder / "git").exists():
+        (folder / "git").symlink_to(str(shutil.which("git")))
+    return str(folder)
+
+
+def perflab(repo: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
+    env["PATH"] = without_valgrind(tmp)
+    return subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", *args, "--pytest", "test_bench.py",
+         "--metric", "time", "--budget", "1", "--min-generations", "2", "--threshold", "20%",
+         "--store", str(tmp / "p.db"), "--cache-dir", str(tmp / "cache"), "-q"],
+        cwd=repo, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+
+
+def test_check_gates_the_suite_and_names_the_benchmark_that_regressed(
+    repo: Path, tmp_path: Path
+) -> None:
+    done = perflab(repo, tmp_path, "check", "--base", "base", "--head", "slower",
+                   "--json", str(tmp_path / "c.json"))  # fmt: skip
+    assert done.returncode == 1, done.stderr  # the added benchmark does not fail the check
+    assert f"failed at the base alone, not compared (added or mended by the change): {ADDED}" in (
+        done.stderr
+    )
+    assert "regression: 1 of 3 benchmarks" in done.stderr
+    assert CHANGED in done.stderr and STEADY not in done.stderr.split("regression:")[1]
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["regressed"] == [CHANGED]
+    assert document["benchmarks"] == 3
+    names = {c["benchmark"] for c in document["run"]["comparisons"]}
+    assert names == {CHANGED, STEADY}
+
+
+def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> None:
+    """The two commits measured in one run (times of separate runs drift with a busy
+    machine), the change compared directly in a second."""
+    done = perflab(repo, tmp_path, "history", "base..slower", "--json", str(tmp_path / "h.json"))
+    # the added benchmark fails at the base, so the run measuring both commits compares none of
+    # its: its series is named, not measured (status 3), beside the others
+    assert done.returncode == 3, done.stderr
+    assert f"{ADDED}: 2 of 2 commits not measured" in done.stderr
+    document = json.loads((tmp_path / "h.json").read_text())
+    series = {s["benchmark"]: s for s in document["series"]}
+    assert set(series) == {CHANGED, STEADY, ADDED}
+    assert all(len(s["points"]) == 2 for s in series.values())
+    assert [p["value"] for p in series[ADDED]["points"]] == [None, None]
+    assert [c["after_subject"] for c in series[CHANGED]["changes"]] == ["four times the work"]
+    # the direct comparison's ratio (its interval, on a one-second budget, widens on a busy machine)
+    assert series[CHANGED]["changes"][0]["ratio"] > 2
+    assert not any(change["confirmed"] for change in series[STEADY]["changes"])

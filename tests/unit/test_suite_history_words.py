@@ -1,0 +1,66 @@
+"""A suite's history in words, from records made here: the one line names the benchmarks that
+changed, the Markdown puts their histories first, the JSON keeps a series per benchmark."""
+
+from __future__ import annotations
+
+from perflab.records.model import Metric
+from perflab.records.workflow_results import (
+    HistoryChange,
+    HistoryPoint,
+    HistoryResult,
+    SuiteHistory,
+)
+from perflab.report.history import suite_history_headline, suite_history_markdown
+
+
+def series(name: str, values: list[float], *, change_at: int | None = None) -> HistoryResult:
+    points = tuple(
+        HistoryPoint(f"{i:040x}", f"commit {i}", f"{i:040x}", v, "ns", 1)
+        for i, v in enumerate(values)
+    )
+    changes: tuple[HistoryChange, ...] = ()
+    if change_at is not None:
+        before, after = points[change_at - 1], points[change_at]
+        ratio = values[change_at] / values[change_at - 1]
+        changes = (HistoryChange(change_at, before, after, ratio, ratio, ratio * 0.9,
+                                 ratio * 1.1, True, 2),)  # fmt: skip
+    return HistoryResult("v1..main", Metric.TIME, 0.2, points, changes, 3, 1.0, benchmark=name)
+
+
+def suite() -> SuiteHistory:
+    return SuiteHistory(
+        range_text="v1..main",
+        metric=Metric.TIME,
+        threshold=0.2,
+        series=(
+            series("test_steady", [10.0, 10.0, 10.0]),
+            series("test_changed", [10.0, 40.0, 40.0], change_at=1),
+        ),  # fmt: skip
+        measured_now=3,
+        seconds=1.0,
+    )
+
+
+def test_the_line_names_the_benchmarks_that_changed() -> None:
+    line = suite_history_headline(suite())
+    assert line.startswith("1 of 2 benchmarks changed in time per iteration beyond 20.0%")
+    assert "(1 confirmed by a direct comparison): test_changed" in line
+    assert "test_steady" not in line
+
+
+def test_a_steady_suite_says_so() -> None:
+    steady = SuiteHistory("v1..main", Metric.TIME, 0.2, (series("a", [1.0, 1.0]),), 2, 1.0)
+    assert suite_history_headline(steady) == (
+        "no benchmark of 1 changed in time per iteration beyond 20.0% across 2 commits"
+    )
+
+
+def test_markdown_puts_the_changed_benchmarks_first() -> None:
+    text = suite_history_markdown(suite())
+    assert text.index("##### test\\_changed") < text.index("##### test\\_steady")
+
+
+def test_the_json_keeps_a_series_per_benchmark() -> None:
+    document = suite().to_json()
+    assert [s["benchmark"] for s in document["series"]] == ["test_steady", "test_changed"]
+    assert [len(s["changes"]) for s in document["series"]] == [0, 1]
