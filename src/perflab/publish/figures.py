@@ -233,7 +233,7 @@ class SiteRuns:
             else:
                 missing.append(run)
         workers = min(usable_cpus() if workers is None else workers, len(missing))
-        # the seam's analysis (a test's) runs here, as each run is read
+        # another analysis (a test's seam) stays in this process, where it is counted
         if workers < 2 or self._analyse is not analyse_run:
             return
         if sum(planned_comparisons(run) for run in missing) < least:
