@@ -6,7 +6,7 @@ pages written and the pages' sizes.
 
 Usage: python bench/publish_scale.py [--benchmarks 20] [--commits 100] [--per-run 25]
                                      [--quick-first] [--profile FILE] [--profile-new FILE]
-                                     [--json FILE]
+                                     [--json FILE] [--workers N]
 The store is written through perflab's own store API (as tests/unit/test_publish.py does), the
 samples of one run in one transaction. `--quick-first`: the first publish analyses each run
 with a stand-in (ratios of medians, no statistics) so that a large site is published in
@@ -20,6 +20,7 @@ import argparse
 import cProfile
 import json
 import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -148,19 +149,28 @@ def timed(
     store: Path,
     profile: cProfile.Profile | None,
     analyse: Callable[[StoredRun], RunResult] = analyse_run,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     started, cpu = time.perf_counter(), time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     if profile is not None:
         profile.enable()
-    # an older perflab's publish (measured with this script beside its src/) has no seam
-    done = publish(out, store) if analyse is analyse_run else publish(out, store, analyse=analyse)
+    # an older perflab's publish (measured with this script beside its src/) has no seams
+    seams: dict[str, Any] = {} if analyse is analyse_run else {"analyse": analyse}
+    if workers is not None:
+        seams["workers"] = workers
+    done = publish(out, store, **seams)
     if profile is not None:
         profile.disable()
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    apart = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     row = {
         "publish": label,
         "seconds": round(seconds, 2),
         "cpu_seconds": round(time.process_time() - cpu, 2),  # the machine is shared
+        # the runs analysed in processes of their own (a first publish's, on several CPUs)
+        "children_cpu_seconds": round(apart, 2),
         "written": len(done.written),
         "analysed": getattr(done, "analysed", "-"),
     }
@@ -177,6 +187,9 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="cProfile the first publish into FILE")
     parser.add_argument("--profile-new", type=Path, help="cProfile the one after one new run")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
+    parser.add_argument(
+        "--workers", type=int, help="processes analysing runs side by side (default: a CPU each)"
+    )
     parser.add_argument(
         "--quick-first", action="store_true", help="the first publish without statistics"
     )
@@ -197,29 +210,31 @@ def main() -> None:
         profile = cProfile.Profile() if args.profile else None
         first = "first (a stand-in analysis)" if args.quick_first else "first"
         analyse = quick_analysis if args.quick_first else analyse_run
-        rows.append(timed(first, out, store_path, profile, analyse))
+        rows.append(timed(first, out, store_path, profile, analyse, args.workers))
         if profile is not None and args.profile:
             profile.dump_stats(args.profile)
-        rows.append(timed("again, nothing new", out, store_path, None))
+        rows.append(timed("again, nothing new", out, store_path, None, workers=args.workers))
         store = Store.open(store_path)
         try:
             write_run(store, args.benchmarks, line, args.commits, 1, seed=99)
         finally:
             store.close()
         profile = cProfile.Profile() if args.profile_new else None
-        rows.append(timed("after one new run", out, store_path, profile))
+        rows.append(timed("after one new run", out, store_path, profile, workers=args.workers))
         if profile is not None and args.profile_new:
             profile.dump_stats(args.profile_new)
-    chosen = ("benchmarks", "commits", "per_run", "quick_first")
+    chosen = ("benchmarks", "commits", "per_run", "quick_first", "workers")
     facts = {**machine(), **{k: getattr(args, k) for k in chosen}}
     if args.json:
         args.json.write_text(json.dumps({"machine": facts, "rows": rows}, indent=2) + "\n")
     print(f"{args.benchmarks} benchmarks x {args.commits} commits, {args.per_run} per run; {facts}")
-    print("| publish | s | CPU s | runs analysed | written | pages | bytes | front | largest run "
+    print("| publish | s | CPU s | CPU s apart | runs analysed | written | pages | bytes | front "
+          "| largest run "
           "| largest trend |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['publish']} | {r['seconds']} | {r['cpu_seconds']} | {r['analysed']} "
+        print(f"| {r['publish']} | {r['seconds']} | {r['cpu_seconds']} "
+              f"| {r['children_cpu_seconds']} | {r['analysed']} "
               f"| {r['written']} | {r['pages']} | {r['bytes']} "
               f"| {r['front_bytes']} | {r['largest_run_page_bytes']} "
               f"| {r['largest_trend_page_bytes']} |")  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 from perflab.records.model import Metric, Sample, Verdict
@@ -13,6 +14,7 @@ from perflab.stats.paired import (
     PairedLogRatio,
     estimate_ratio,
     extra_seconds_to_decide,
+    group_means,
     needed_log_half_width,
     pair_samples,
     unit_means,
@@ -216,3 +218,18 @@ def test_unit_means_average_each_units_groups_alike() -> None:
     assert unit_means(pairs) == pytest.approx({0: 0.1, 1: 0.3, 2: -0.2})
     # a group without a unit is one of its own, never merged into a named unit
     assert unit_means(pairs, {0: 0, 1: 0}) == pytest.approx({-3: -0.2, 0: 0.2})
+
+
+def test_group_means_are_numpys_medians_to_the_bit() -> None:
+    """The group medians are numpy's median of each group, bit for bit, odd and even sizes."""
+    rng = random.Random(7)
+    pairs = [
+        PairedLogRatio(group=g, block=b, log_ratio=rng.gauss(0.0, 0.03))
+        for g in range(6)
+        for b in range(g + 1)
+    ]
+    found = group_means(pairs)
+    for group in range(6):
+        values = [p.log_ratio for p in pairs if p.group == group]
+        assert found[group] == float(np.median(values))
+    assert list(found) == list(range(6))

@@ -14,8 +14,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import multiprocessing
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,10 @@ KEPT_FOLDER = ".perflab-site"
 # the figures' layout: a new one makes every run's figures derived again
 FIGURES_FORMAT = 1
 _FIGURES_NAME = re.compile(r"run-(\d+)\.json")
+# runs to analyse are analysed in processes side by side from this many planned comparisons
+# in all (a few seconds of analysis): below, starting the processes (about a second each,
+# importing perflab) costs more than it saves
+PARALLEL_FROM = 2000
 
 Analyse = Callable[[StoredRun], RunResult]
 
@@ -89,6 +97,38 @@ def figures_of(result: RunResult, run: StoredRun, fingerprint: str) -> RunFigure
         if c.event is None
     )  # fmt: skip
     return RunFigures(result.run_id, fingerprint, kept, first_place(run))
+
+
+def planned_comparisons(run: CodeRun) -> int:
+    """How many comparisons the run's plan makes: what its analysis costs, roughly."""
+    experiment = run.experiment
+    return (
+        len(experiment.benchmarks)
+        * len(experiment.comparison_pairs)
+        * len(experiment.settings.metrics)
+    )
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _analysed_apart(
+    store: StoreLocation, run_id: int, fingerprint: str
+) -> tuple[RunResult, RunFigures]:
+    """A run analysed in a process of its own, and its figures (pickled back whole: its page
+    reads the same analysis; pickling is ~2% of the analysis)."""
+    opened = open_store(store, create=False)
+    try:
+        stored = opened.load_run(run_id)
+    finally:
+        opened.close()
+    result = analyse_run(stored)
+    return result, figures_of(result, stored, fingerprint)
 
 
 class SiteRuns:
@@ -177,6 +217,45 @@ class SiteRuns:
                 self._figures[run_id] = figures_of(result, stored, self.fingerprint(run_id))
                 self.fresh.add(run_id)
         return self._whole[run_id]
+
+    def analyse_missing(self, workers: int | None = None, *, least: int = PARALLEL_FROM) -> None:
+        """Analyses now the runs whose figures the folder does not keep, in up to `workers`
+        processes at once (None: one per usable CPU) when there are several and `least`
+        planned comparisons in all; else each is analysed when first read. A site's first
+        publish is these runs' analysis, each run apart from the others."""
+        missing = []
+        for run in self.runs:
+            if run.run_id in self._figures:
+                continue
+            kept = self._read_kept(run.run_id)
+            if kept is not None:
+                self._figures[run.run_id] = kept
+            else:
+                missing.append(run)
+        workers = min(usable_cpus() if workers is None else workers, len(missing))
+        # another analysis (a test's seam) stays in this process, where it is counted
+        if workers < 2 or self._analyse is not analyse_run:
+            return
+        if sum(planned_comparisons(run) for run in missing) < least:
+            return
+        # spawned, not forked: the caller may hold threads and open connections
+        context = multiprocessing.get_context("spawn")
+        try:
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                found = pool.map(
+                    _analysed_apart,
+                    [self.store] * len(missing),
+                    [run.run_id for run in missing],
+                    [run_fingerprint(run) for run in missing],
+                )
+                for run, (result, figures) in zip(missing, found, strict=True):
+                    self._whole[run.run_id] = result
+                    self._figures[run.run_id] = figures
+                    self.fresh.add(run.run_id)
+        except BrokenProcessPool:
+            # a process could not start (a script without a __main__ guard, no memory): the
+            # runs left are analysed here, one by one, as they are read
+            return
 
     def _read_kept(self, run_id: int) -> RunFigures | None:
         """The kept figures of the run when they are of this run as stored now; None when

@@ -26,12 +26,15 @@ def publish(
     *,
     threshold: float = 0.02,
     analyse: Analyse = analyse_run,
+    workers: int | None = None,
 ) -> Published:
     """The site of `store` written to the folder `out`: only the pages whose content changed,
     each run analysed only when the folder holds no figures of it (`analyse`: how a stored run
-    is analysed, a seam for tests)."""
+    is analysed, a seam for tests), those runs in up to `workers` processes at once (None: a
+    process per usable CPU)."""
     folder = Path(out)
     runs = SiteRuns.read(store, folder, analyse=analyse)
+    runs.analyse_missing(workers)
     site = read_site(store, threshold=threshold, runs=runs)
     _make_folder(folder)
     before = Manifest.read(folder)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -162,7 +163,9 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
-    return {group: float(np.median(values)) for group, values in sorted(grouped.items())}
+    # statistics.median: numpy's median of these few values, to the bit (the middle one, or
+    # the two middle ones' sum halved), without its per-call cost, paid per group of every pair
+    return {group: float(statistics.median(values)) for group, values in sorted(grouped.items())}
 
 
 # Quantiles this scipy build computed in earlier processes, (probability, df) -> value: seeded
