@@ -70,7 +70,7 @@ def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port} is not a port", hint="give 1-65535, or 0: any")
-    done = publish(args.out, args.store, threshold=parse_threshold(args.threshold))
+    done = publish(args.out, args.store, threshold=parse_threshold(args.threshold), workers=None)
     if not args.quiet:
         out.print(
             terminal(

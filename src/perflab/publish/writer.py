@@ -26,12 +26,14 @@ def publish(
     *,
     threshold: float = 0.02,
     analyse: Analyse = analyse_run,
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> Published:
     """The site of `store` written to the folder `out`: only the pages whose content changed,
     each run analysed only when the folder holds no figures of it (`analyse`: how a stored run
     is analysed, a seam for tests), those runs in up to `workers` processes at once (None: a
-    process per usable CPU)."""
+    process per usable CPU). One by default: a spawned process imports the caller's main
+    module again, which a script without a `__main__` guard does not survive; the `perflab`
+    command asks for one per CPU."""
     folder = Path(out)
     runs = SiteRuns.read(store, folder, analyse=analyse)
     runs.analyse_missing(workers)
