@@ -43,7 +43,9 @@ from perflab.lenses.asm.measure import AsmLens  # noqa: E402
 from perflab.lenses.asm.sources import PerfRecordSource  # noqa: E402
 from perflab.machine.proc import SubprocessRunner  # noqa: E402
 from perflab.measure.lens import LensContext, MemorySink, NullProgress  # noqa: E402
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant  # noqa: E402
+from perflab.records.kinds import Metric  # noqa: E402
+from perflab.records.model import Benchmark, Experiment, Variant  # noqa: E402
+from perflab.records.settings import Settings  # noqa: E402
 from perflab.tools import debuginfo  # noqa: E402
 
 RELU_C = """

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.commands import CommandLauncher, CommandRun
-from perflab.records.model import Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Sample
 from perflab.stats.preemption import is_preempted
 
 C_LOOP = "int main(void) { volatile long s = 0; for (long i = 0; i < N; i++) s += i; return 0; }"

@@ -33,7 +33,9 @@ from perflab.lenses.time.session import (
     STOP_CHECK_INTERVAL_S,
     precise_enough,
 )
-from perflab.records.model import RunStatus, Sample, Settings
+from perflab.records.kinds import RunStatus
+from perflab.records.model import Sample
+from perflab.records.settings import Settings
 from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption

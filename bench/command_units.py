@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from perflab.lenses.time.analyse import KIND_COMMAND_UNITS
-from perflab.records.model import Verdict
+from perflab.records.kinds import Verdict
 from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption

@@ -32,7 +32,9 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME, parts_of
 from perflab.measure.callgrind_count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 from perflab.tools.callgrind import FunctionCosts, combine_parts, normalise_function_id
 
 SETUP = "import torch\nx = torch.ones(1)\ny = torch.ones(1)"

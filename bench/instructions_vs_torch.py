@@ -38,7 +38,9 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_artifacts import SAMPLE_NAME
 from perflab.measure.callgrind_count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 SETUP = "import torch\nx = torch.ones(1)\ny = torch.ones(1)"
 STMT = "torch.add(x, y)"

@@ -44,7 +44,9 @@ import numpy as np
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.measure.lens import BenchmarkData
-from perflab.records.model import Benchmark, Comparison, Metric, Sample, Settings, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Comparison, Sample
+from perflab.records.settings import Settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 

@@ -37,18 +37,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from perflab.engine.analyse import analyse_run, with_sections  # noqa: E402
 from perflab.publish import publish  # noqa: E402
-from perflab.records.model import (  # noqa: E402
-    Benchmark,
-    Comparison,
-    Experiment,
-    Metric,
-    RunStatus,
-    Sample,
-    Settings,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, RunStatus, Verdict  # noqa: E402
+from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant  # noqa: E402
 from perflab.records.results import RunResult  # noqa: E402
+from perflab.records.settings import Settings  # noqa: E402
 from perflab.store import Store, StoredRun  # noqa: E402
 
 GENERATIONS, BLOCKS = 4, 2  # 8 samples per benchmark and commit, as a short time budget gives

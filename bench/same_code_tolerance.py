@@ -28,7 +28,7 @@ from machine_facts import commit, cpu_model
 import perflab
 from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.same_code import instructions_finding
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))

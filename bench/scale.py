@@ -153,7 +153,8 @@ def timed_matrix(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
 def _write(location: str, n: int, start_at: float = 0.0) -> tuple[float, float]:
     """Write a run of n samples, from the wall-clock time start_at; (started, finished)."""
     from perflab.api import make_experiment
-    from perflab.records.model import Metric, RunStatus, Sample
+    from perflab.records.kinds import Metric, RunStatus
+    from perflab.records.model import Sample
     from perflab.store import open_store
 
     store = open_store(location)

@@ -40,7 +40,7 @@ from tests.unit.test_stats_sequential import (
     verdicts,
 )
 
-from perflab.records.model import Verdict
+from perflab.records.kinds import Verdict
 from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import RatioEstimate
 from perflab.stats.sequential import (

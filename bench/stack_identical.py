@@ -77,7 +77,7 @@ def run_stack(repo: Path, cache: Path, budget: float, out: Path) -> tuple[float,
 def each_alone(store: Path) -> list[dict]:
     """The latest stored run's comparisons, each decided alone at the run's confidence."""
     from perflab.lenses.time.analyse import analyse_time
-    from perflab.records.model import Metric
+    from perflab.records.kinds import Metric
     from perflab.store import Store
 
     opened = Store.open(store, create=False)

@@ -11,7 +11,7 @@ import pytest
 
 from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE
 from perflab.plan.config import settings_with
-from perflab.records.model import Settings
+from perflab.records.settings import Settings
 
 # Small budgets: tests check behaviour, not precision (bench/ measures that).
 FAST = settings_with(

@@ -28,17 +28,10 @@ if TYPE_CHECKING:
         StoreError,
         ToolUnavailableError,
     )
-    from perflab.records.model import (
-        Benchmark,
-        Comparison,
-        Experiment,
-        Metric,
-        RunStatus,
-        Settings,
-        Variant,
-        Verdict,
-    )
+    from perflab.records.kinds import Metric, RunStatus, Verdict
+    from perflab.records.model import Benchmark, Comparison, Experiment, Variant
     from perflab.records.results import RunResult
+    from perflab.records.settings import Settings
 
 _HOMES = {
     "asm_views": "perflab.api",
@@ -57,11 +50,11 @@ _HOMES = {
     "Benchmark": "perflab.records.model",
     "Comparison": "perflab.records.model",
     "Experiment": "perflab.records.model",
-    "Metric": "perflab.records.model",
-    "RunStatus": "perflab.records.model",
-    "Settings": "perflab.records.model",
+    "Metric": "perflab.records.kinds",
+    "RunStatus": "perflab.records.kinds",
+    "Settings": "perflab.records.settings",
     "Variant": "perflab.records.model",
-    "Verdict": "perflab.records.model",
+    "Verdict": "perflab.records.kinds",
 }
 
 

@@ -29,15 +29,10 @@ from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
 from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
 from perflab.plan.pytest_suite import pytest_benchmarks
 from perflab.records.errors import ConfigError
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkKind,
-    Experiment,
-    Metric,
-    Settings,
-    Variant,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.settings import Settings
 from perflab.store import RunStore, RunSummary, SqliteStore, StoredRun, open_store
 from perflab.store.health import StoreHealth
 from perflab.store.health import check_store as _check_store

@@ -232,7 +232,8 @@ def test_a_failure_is_said_once_where_it_is_read(
     from perflab.cli.main import _report_failures
     from perflab.cli.options import OutputOptions
     from perflab.records.errors import BenchmarkFailedError
-    from perflab.records.model import Benchmark, Experiment, RunStatus, Variant
+    from perflab.records.kinds import RunStatus
+    from perflab.records.model import Benchmark, Experiment, Variant
     from perflab.records.results import RunResult
 
     failure = BenchmarkFailedError("the setup raised", variant="B", detail="ZeroDivisionError")

@@ -9,8 +9,10 @@ from perflab.engine import with_sections
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import analyse_memory
 from perflab.records.document import Section
-from perflab.records.model import Benchmark, Experiment, RunStatus, Settings, Variant
+from perflab.records.kinds import RunStatus
+from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.settings import Settings
 from perflab.report.html import render_html
 from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section

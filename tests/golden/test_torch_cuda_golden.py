@@ -27,7 +27,9 @@ from perflab.lenses.torch.ops import (
 )
 from perflab.lenses.torch.render import section
 from perflab.measure.lens import BenchmarkData
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 from perflab.report.terminal import render_section
 from tests.unit.test_torch_ops import stored
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 PACKAGE = {
     "__init__.py": """
         from perflab.lenses.descriptor import LensDescriptor, Probe
-        from perflab.records.model import Metric
+        from perflab.records.kinds import Metric
 
         DESCRIPTOR = LensDescriptor(
             metric=Metric("env_bytes"),
@@ -31,7 +31,8 @@ PACKAGE = {
         )
     """,
     "measure.py": """
-        from perflab.records.model import Metric, Sample
+        from perflab.records.model import Sample
+        from perflab.records.kinds import Metric
         from perflab.measure.lens import LensAnalysis
         from perflab.stats.comparison import comparison_from
 

@@ -19,7 +19,9 @@ from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 from perflab.tools import debuginfo
 from perflab.tools.analysis_cache import AnalysisCache
 

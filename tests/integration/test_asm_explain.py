@@ -15,7 +15,9 @@ import pytest
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
 from perflab.lenses.asm.machine_code import build_listing, find_loops, hot_loop
 from perflab.machine.proc import SubprocessRunner
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 from perflab.tools.debuginfo import build_id
 from tests.integration.test_asm_gcc import listing_of, run_lens
 

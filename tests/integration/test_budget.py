@@ -20,7 +20,8 @@ from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
 from perflab.plan.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
-from perflab.records.model import Benchmark, Experiment, Metric, RunStatus, Severity, Variant
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Benchmark, Experiment, Severity, Variant
 from perflab.store import Store
 from tests.conftest import FAST
 

@@ -14,7 +14,7 @@ from perflab import api
 from perflab.git.repo import GitError
 from perflab.records.bisect import StepState
 from perflab.records.errors import BenchmarkFailedError, ConfigError
-from perflab.records.model import Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.results import RunResult
 from perflab.report.history import check_markdown, history_html
 from perflab.workflows import Benchmarked, bisect, check, history

@@ -11,7 +11,7 @@ import pytest
 
 from perflab import api
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.results import InteractionVerdict, RunResult
 from perflab.report.json_report import run_to_json
 from tests.git_repo import commit, git

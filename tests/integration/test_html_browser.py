@@ -20,8 +20,9 @@ import pytest
 
 from perflab.analyse.design_analysis import stack_summaries
 from perflab.engine import with_sections
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Comparison, Metric, Variant, Verdict
+from perflab.records.model import Comparison, Variant
 from perflab.records.results import Interaction, InteractionVerdict, RunResult
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.history import history_html

@@ -16,7 +16,8 @@ import pytest
 
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.commands import CommandLauncher, CommandRun
-from perflab.records.model import Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Sample
 from perflab.stats.preemption import PREEMPTED_SHARE, is_preempted, lost_share
 
 pytestmark = [

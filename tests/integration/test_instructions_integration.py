@@ -18,7 +18,9 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_count import CountOptions
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError, ConfigError
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 pytestmark = [
     pytest.mark.integration,

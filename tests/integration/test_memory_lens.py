@@ -20,8 +20,10 @@ from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.callgrind_count import CountOptions, InstructionCounter
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.settings import Settings
 from perflab.report.markdown import render_markdown
 
 pytestmark = [

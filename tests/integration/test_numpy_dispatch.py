@@ -17,7 +17,9 @@ from perflab.lenses.asm.sources import PerfRecordSource
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 np = pytest.importorskip("numpy")
 

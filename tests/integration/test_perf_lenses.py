@@ -20,7 +20,9 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.perf_record import record_statement_profile
 from perflab.measure.recordings import RecordOptions
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 pytestmark = [
     pytest.mark.integration,

@@ -18,7 +18,8 @@ import pytest
 from perflab.api import make_experiment
 from perflab.engine import analyse_run, run_experiment
 from perflab.records.errors import StoreError
-from perflab.records.model import Metric, Note, RunStatus, Sample, Severity
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Note, Sample, Severity
 from perflab.report.json_report import run_to_json
 from perflab.store import Store, StoredRun, open_store
 from perflab.store.migrations import SCHEMA_VERSION

@@ -13,7 +13,8 @@ import pytest
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.commands import CommandLauncher
 from perflab.measure.worker_client import StatementWorker
-from perflab.records.model import Benchmark, Metric, Sample, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Sample, Variant
 from perflab.stats.preemption import lost_share
 
 pytestmark = pytest.mark.integration

@@ -27,7 +27,8 @@ from perflab import api
 from perflab.engine import cluster as cluster_module
 from perflab.engine.cluster import ABANDONED, CLUSTER_METRIC
 from perflab.git.bundle import node_repository
-from perflab.records.model import Experiment, Metric, RunStatus
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Experiment
 from perflab.store import Store
 from tests.conftest import FAST
 

@@ -8,7 +8,7 @@ import pytest
 
 from perflab import api
 from perflab.measure.peak_memory_analysis import MAXRSS_KB, PEAK_ALLOC_BYTES
-from perflab.records.model import Verdict
+from perflab.records.kinds import Verdict
 
 pytestmark = pytest.mark.integration
 

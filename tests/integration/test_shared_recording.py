@@ -15,7 +15,9 @@ from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import Completed, LaunchSpec, LiveProcess, SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 pytestmark = [
     pytest.mark.integration,

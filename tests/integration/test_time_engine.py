@@ -13,7 +13,8 @@ import pytest
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
 from perflab.records.errors import BenchmarkFailedError, ConfigError, StoreError
-from perflab.records.model import Experiment, Metric, RunStatus, Verdict
+from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.model import Experiment
 from perflab.store import Store
 from tests.conftest import FAST
 

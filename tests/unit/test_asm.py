@@ -39,15 +39,9 @@ from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
 from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.measure.recordings import CallGraph, RecordedProfile
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkData,
-    Comparison,
-    Metric,
-    Settings,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison
+from perflab.records.settings import Settings
 from perflab.tools.perf_script import executable_mappings, parse_perf_script
 from perflab.tools.process_maps import mapped_objects, parse_proc_maps
 

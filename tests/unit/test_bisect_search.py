@@ -10,7 +10,8 @@ import pytest
 from perflab.plan.bisect_search import classify, parse_threshold, search
 from perflab.records.bisect import Commit, Direction, StepOutcome, StepState
 from perflab.records.errors import ConfigError
-from perflab.records.model import Comparison, Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison
 
 
 def line(n: int) -> list[Commit]:

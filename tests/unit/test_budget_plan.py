@@ -46,7 +46,8 @@ from perflab.plan.budget import (
     plan_budget,
     side_by_side_s,
 )
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 QUICK = CostProbe(
     BenchmarkKind.STATEMENT,

@@ -14,7 +14,8 @@ from perflab.engine.prepare import output_check
 from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
-from perflab.records.model import Benchmark, Experiment, Settings, Variant
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 
 
 def _context(tmp_path: Path, runner: FakeRunner, written: str | None) -> LensContext:

@@ -17,7 +17,8 @@ from perflab.analyse.machines import (
     placed_history_points,
     run_places,
 )
-from perflab.records.model import Artifact, Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Sample
 from perflab.records.workflow_results import HistoryPoint, HistoryResult
 from perflab.report.history import history_html, render_history
 from perflab.store import Store

@@ -10,7 +10,8 @@ from typing import Any
 
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.commands import CommandLauncher, waited_for_others_ns
-from perflab.records.model import Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Sample
 from perflab.stats.preemption import is_preempted
 
 

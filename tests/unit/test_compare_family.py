@@ -9,16 +9,9 @@ from collections.abc import Sequence
 from perflab.engine.analyse import analyse_run
 from perflab.engine.compare import compare_runs
 from perflab.lenses.time.analyse import TimeDetails
-from perflab.records.model import (
-    Benchmark,
-    Comparison,
-    Experiment,
-    Metric,
-    RunStatus,
-    Sample,
-    Settings,
-    Variant,
-)
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant
+from perflab.records.settings import Settings
 from perflab.stats.family import family_confidence
 from perflab.store.sqlite import StoredRun
 

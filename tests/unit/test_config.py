@@ -5,7 +5,7 @@ import pytest
 from perflab.api import make_experiment
 from perflab.plan.config import expand_grid, load_experiment, parse_metrics, parse_variant
 from perflab.records.errors import ConfigError
-from perflab.records.model import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind, Metric
 
 
 def test_variant_words_are_split_like_a_shell() -> None:

@@ -23,16 +23,9 @@ from perflab.lenses.counters.measure import parse_arch_status, probe_events
 from perflab.lenses.counters.perf_stat import Availability
 from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Experiment,
-    Metric,
-    Sample,
-    Settings,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Variant
+from perflab.records.settings import Settings
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from perflab import api
 from perflab.lenses.counters.analyse import event_confidence
 from perflab.lenses.counters.measure import CountersLens
-from perflab.records.model import BenchmarkData, Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import BenchmarkData, Sample
 from perflab.stats.family import run_family_size
 
 

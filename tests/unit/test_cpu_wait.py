@@ -14,7 +14,8 @@ from perflab.api import make_experiment
 from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus, process_command
 from perflab.measure.lens import NullProgress
-from perflab.records.model import Metric, Note
+from perflab.records.kinds import Metric
+from perflab.records.model import Note
 
 
 class _Notes:

@@ -11,7 +11,7 @@ import pytest
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
-from perflab.records.model import setting_specs
+from perflab.records.settings import setting_specs
 from perflab.worker import COMMAND_LAUNCHER_PATH, STATEMENT_WORKER_PATH
 
 CORE_OPS = {"setup", "check", "calibrate", "sample", "go", "end", "quit", "register"}

@@ -10,18 +10,10 @@ from rich.console import Console
 
 from perflab.analyse.design_analysis import stack_summaries
 from perflab.records.document import Paragraph, Style, Table, WaterfallFigure
-from perflab.records.model import (
-    Benchmark,
-    Comparison,
-    Experiment,
-    InteractionSpec,
-    Metric,
-    RunStatus,
-    Settings,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.model import Benchmark, Comparison, Experiment, InteractionSpec, Variant
 from perflab.records.results import Interaction, InteractionVerdict, RunResult
+from perflab.records.settings import Settings
 from perflab.report import svg
 from perflab.report.design_views import design_sections, matrix_grids
 from perflab.report.html import render_html

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from perflab.analyse.same_work import disagreement_notes
-from perflab.records.model import Comparison, Metric, Severity, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison, Severity
 
 
 def _c(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict) -> Comparison:

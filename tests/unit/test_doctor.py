@@ -11,7 +11,7 @@ from perflab.machine.cpu_lock import try_lock
 from perflab.machine.gpu import cuda_version_of, gpu_checks, parse_gpu_query
 from perflab.machine.proc import Completed
 from perflab.machine.proc import FakeRunner as ScriptedRunner
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 DATA = Path(__file__).parent.parent / "golden" / "data" / "perf"
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from perflab.analyse.explanation import summaries, summary_section
 from perflab.records.document import Table
-from perflab.records.model import Comparison, Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,8 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     from perflab.lenses.instructions.analyse import InstructionsDetails
     from perflab.lenses.instructions.explain import FunctionDelta, Presence
     from perflab.lenses.instructions.render import section
-    from perflab.records.model import Benchmark, Experiment, Settings, Variant
+    from perflab.records.model import Benchmark, Experiment, Variant
+    from perflab.records.settings import Settings
     from perflab.tools.callgrind import FunctionId
 
     kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",

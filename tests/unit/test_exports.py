@@ -7,15 +7,8 @@ import io
 import json
 import math
 
-from perflab.records.model import (
-    Benchmark,
-    Experiment,
-    Measurement,
-    Metric,
-    RunStatus,
-    Sample,
-    Variant,
-)
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Benchmark, Experiment, Measurement, Sample, Variant
 from perflab.records.results import RunResult
 from perflab.report.exports import render_csv, render_hyperfine_json
 from perflab.stats.paired import estimate_ratio, own_log_values

@@ -21,7 +21,8 @@ import pytest
 
 from perflab.engine.analyse import analyse_run
 from perflab.lenses.time.render import caption
-from perflab.records.model import Artifact, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact
 from perflab.records.results import RunResult
 from perflab.report.exports import hyperfine_results, render_csv
 from perflab.report.json_report import FORMAT_VERSION, run_to_json

@@ -27,7 +27,9 @@ from perflab.plan.gbench_suite import (
     select,
 )
 from perflab.records.errors import BenchmarkFailedError, ConfigError
-from perflab.records.model import Experiment, Metric, Settings, TimeReport, Variant
+from perflab.records.kinds import Metric, TimeReport
+from perflab.records.model import Experiment, Variant
+from perflab.records.settings import Settings
 from perflab.store.codec import experiment_from_json, experiment_to_json
 
 DATA = Path(__file__).resolve().parents[1] / "golden" / "data" / "gbench"

@@ -17,22 +17,20 @@ from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.time.analyse import analyse_time, time_series
 from perflab.records.document import FlameNode, GroupRatios, TimePoint, TimeSeries
+from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
     Comparison,
     Experiment,
-    Metric,
     Note,
-    RunStatus,
     Sample,
-    Settings,
     Severity,
     Variant,
-    Verdict,
 )
 from perflab.records.results import RunResult
+from perflab.records.settings import Settings
 from perflab.report import svg
 from perflab.report.html import render_html
 from perflab.store.sqlite import StoredRun

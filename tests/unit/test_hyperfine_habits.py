@@ -8,7 +8,7 @@ import pytest
 from perflab.cli.main import _parse
 from perflab.cli.parameters import scan_values
 from perflab.records.errors import ConfigError
-from perflab.records.model import Settings
+from perflab.records.settings import Settings
 
 
 def test_a_scan_counts_in_decimal_steps_up_to_max() -> None:
@@ -122,7 +122,8 @@ def test_one_run_is_shown_without_an_interval() -> None:
     import math
 
     from perflab.lenses.fragments import measurement_table
-    from perflab.records.model import Measurement, Metric
+    from perflab.records.kinds import Metric
+    from perflab.records.model import Measurement
 
     def measured(groups: int, low: float, high: float) -> Measurement:
         return Measurement(

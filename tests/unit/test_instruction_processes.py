@@ -16,17 +16,9 @@ from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.callgrind_count import CountOptions, InstructionCounter
 from perflab.measure.callgrind_launch import settled
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Experiment,
-    Metric,
-    Sample,
-    Settings,
-    Severity,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant
+from perflab.records.settings import Settings
 from perflab.stats.summary import process_levels
 from perflab.worker import statement_worker
 

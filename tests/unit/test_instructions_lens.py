@@ -28,17 +28,9 @@ from perflab.measure.callgrind_launch import (
 )
 from perflab.measure.lens import LensAnalysis, MemorySink
 from perflab.records.errors import ToolUnavailableError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Experiment,
-    Metric,
-    Sample,
-    Settings,
-    Severity,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant
+from perflab.records.settings import Settings
 from perflab.stats.summary import ratio_interval
 
 

@@ -13,7 +13,8 @@ from perflab.measure.layout import (
     padded_environments,
     strings_bytes,
 )
-from perflab.records.model import Artifact, BenchmarkData, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, BenchmarkData
 
 
 def test_strings_bytes_counts_what_the_kernel_copies() -> None:

@@ -16,7 +16,8 @@ from perflab.lenses.descriptor import LensOption
 from perflab.lenses.registry import lens_option
 from perflab.plan.config import experiment_from_mapping
 from perflab.records.errors import ConfigError, RetiredSettingWarning
-from perflab.records.model import Metric, SettingKind, Settings, SettingSpec
+from perflab.records.kinds import Metric
+from perflab.records.settings import SettingKind, Settings, SettingSpec
 
 ROUNDS = LensOption(
     "rounds",

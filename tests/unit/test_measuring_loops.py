@@ -19,7 +19,9 @@ from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession, WorkerWrap
 from perflab.records.errors import BenchmarkFailedError, ConfigError
-from perflab.records.model import Benchmark, Experiment, Metric, Settings, Variant, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 from tests.conftest import FAST
 from tests.scripted_worker import ScriptedWorker
 

@@ -28,16 +28,9 @@ from perflab.measure.peak_memory_analysis import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.config import parse_metrics
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkData,
-    Experiment,
-    Metric,
-    Sample,
-    Settings,
-    Variant,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Sample, Variant
+from perflab.records.settings import Settings
 
 EVENTS = "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw"
 
@@ -366,7 +359,8 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import _tracemalloc_blind
     from perflab.measure.peak_memory_analysis import PEAK_ALLOC_BYTES
-    from perflab.records.model import Comparison, Metric, Verdict
+    from perflab.records.kinds import Metric, Verdict
+    from perflab.records.model import Comparison
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison("b", Metric("rss"), "a", "b", 1.303, 1.2, 1.4, Verdict.SLOWER, 264.0,

@@ -13,7 +13,8 @@ from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind_count import CountOptions, InstructionCounter
 from perflab.measure.callgrind_dumps import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Settings, Variant
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
 from perflab.tools.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import random
 
-from perflab.records.model import Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Sample
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.preemption import (
     Preemption,
@@ -122,7 +123,8 @@ def test_a_design_analysed_in_groups_says_the_load_once_with_each_variant_share(
     from perflab.engine import dedupe_notes
     from perflab.lenses.time.analyse import analyse_time
     from perflab.measure.lens import BenchmarkData
-    from perflab.records.model import Benchmark, Settings
+    from perflab.records.model import Benchmark
+    from perflab.records.settings import Settings
 
     samples = tuple(
         _sample(v, 2e6, run_queue_ns=int(share * 2e6), generation=g, block=b)

@@ -27,7 +27,9 @@ from perflab.plan.budget import (
     lens_costs,
     plan_budget,
 )
-from perflab.records.model import BenchmarkKind, Metric, Note, Settings, Severity
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Note, Severity
+from perflab.records.settings import Settings
 from perflab.store import RunWriter
 
 SPEED = MachineSpeed(reference_s=0.2, reference_cpu_s=0.08)

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from perflab.lenses.profile.analyse import ProfileDetails
-from perflab.records.model import Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
 from perflab.stats.comparison import comparison_from, one_process_verdict
 from perflab.tools.profile_diff import diff_profiles, even_across_parts, samples_to_settle
 from perflab.tools.profile_stacks import Stack, hot_symbols

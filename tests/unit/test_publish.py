@@ -12,16 +12,10 @@ import pytest
 
 from perflab.engine.analyse import analyse_run
 from perflab.publish import SiteRuns, commit_line, publish, read_site
-from perflab.records.model import (
-    Benchmark,
-    Experiment,
-    Metric,
-    RunStatus,
-    Sample,
-    Settings,
-    Variant,
-)
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.results import RunResult
+from perflab.records.settings import Settings
 from perflab.store import Store, StoredRun
 
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'

@@ -85,7 +85,8 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
     added up to more than it used: analysis and report run after the figure, so they are said
     apart from its parts."""
     from perflab.plan.budget import plan_budget
-    from perflab.records.model import Metric, Settings
+    from perflab.records.kinds import Metric
+    from perflab.records.settings import Settings
     from tests.unit.test_budget_plan import QUICK, _costs
 
     plan = plan_budget(10, QUICK, _costs(QUICK, Settings(budget_s=10), Metric.TIME))
@@ -125,7 +126,9 @@ def test_a_stack_says_its_load_warning_once() -> None:
 
     from perflab.engine.analyse import dedupe_notes
     from perflab.lenses.time.analyse import analyse_time
-    from perflab.records.model import BenchmarkData, Metric, Note, Sample, Settings
+    from perflab.records.kinds import Metric
+    from perflab.records.model import BenchmarkData, Note, Sample
+    from perflab.records.settings import Settings
 
     rng = random.Random(4)
     samples = []

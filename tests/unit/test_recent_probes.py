@@ -23,7 +23,8 @@ from perflab.plan.budget import (
     MachineSpeed,
     plan_budget,
 )
-from perflab.records.model import Benchmark, BenchmarkKind, Experiment, Metric, Variant
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, Experiment, Variant
 
 PROBE = CostProbe(
     BenchmarkKind.STATEMENT,
@@ -143,7 +144,7 @@ def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) 
 
 def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> None:
     from perflab.plan.budget import LensCost, learned_costs
-    from perflab.records.model import Metric
+    from perflab.records.kinds import Metric
 
     memory, clock = _memory(tmp_path)
     rss, time_lens = Metric("rss"), Metric.TIME

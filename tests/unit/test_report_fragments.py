@@ -14,17 +14,9 @@ from perflab.lenses.instructions.render import NEGATIVE_FOOTNOTE
 from perflab.lenses.instructions.render import section as instructions_section
 from perflab.lenses.sections import lens_sections
 from perflab.records.document import Paragraph, Section, Table
-from perflab.records.model import (
-    Benchmark,
-    Comparison,
-    Experiment,
-    Metric,
-    Note,
-    Settings,
-    Severity,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Comparison, Experiment, Note, Severity, Variant
+from perflab.records.settings import Settings
 from perflab.report.notes import group_notes
 from tests.unit.test_html_report import synthetic_run
 

@@ -16,7 +16,8 @@ from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.peak_memory_analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.plan.config import parse_metrics
-from perflab.records.model import Benchmark, Experiment, Metric, Variant, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Experiment, Variant
 from tests.conftest import FAST
 from tests.scripted_worker import ScriptedWorker
 

@@ -15,16 +15,15 @@ from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
 from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
 from perflab.records.code_findings import Seen
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
     Comparison,
     Experiment,
-    Metric,
     Severity,
     Variant,
-    Verdict,
 )
 from perflab.tools.callgrind import FunctionId
 from tests.unit.test_asm_explain import XMM, YMM, listing

@@ -11,7 +11,8 @@ from perflab.measure.lens import LensContext, MemorySink
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.plan.schedule import block_orders
-from perflab.records.model import Benchmark, Experiment, Metric, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Experiment, Variant
 from tests.conftest import FAST
 
 BENCH = Benchmark(name="b", stmt="f()")

@@ -17,7 +17,8 @@ from perflab.plan.config import (
     user_setting_specs,
 )
 from perflab.records.errors import ConfigError
-from perflab.records.model import RETIRED_SETTINGS, Metric, Settings, setting_specs
+from perflab.records.kinds import Metric
+from perflab.records.settings import RETIRED_SETTINGS, Settings, setting_specs
 from perflab.store.codec import experiment_from_json, experiment_to_json
 
 CHANGED = Settings(

@@ -14,7 +14,9 @@ import pytest
 from perflab.lenses.fragments import verdict_cell
 from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time
 from perflab.measure.lens import BenchmarkData
-from perflab.records.model import Artifact, Benchmark, Metric, Sample, Settings, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Artifact, Benchmark, Sample
+from perflab.records.settings import Settings
 from perflab.records.units import format_ratio
 from perflab.records.verdicts import verdict_for
 from perflab.stats.overload import (

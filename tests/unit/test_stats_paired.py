@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from perflab.records.model import Metric, Sample, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Sample
 from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import (
     PairedLogRatio,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from perflab.records.model import Verdict
+from perflab.records.kinds import Verdict
 from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import RatioEstimate, student_t_quantile
 from perflab.stats.sequential import (

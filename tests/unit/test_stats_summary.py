@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from perflab.records.model import Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Sample
 from perflab.stats.summary import (
     per_iteration,
     process_ratio_interval,

@@ -4,17 +4,8 @@ from pathlib import Path
 import pytest
 
 from perflab.records.errors import StoreError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Experiment,
-    Metric,
-    Note,
-    RunStatus,
-    Sample,
-    Severity,
-    Variant,
-)
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
 from perflab.store import Store
 from perflab.store.migrations import SCHEMA_VERSION
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from perflab.api import make_experiment
 from perflab.engine.cluster import abandoned_name, cells_of
-from perflab.records.model import RunStatus
+from perflab.records.kinds import RunStatus
 from perflab.store import RunStore, SqliteStore, store_location
 from perflab.store.dialect import POSTGRESQL, SQLITE
 from perflab.store.migrations import MIGRATIONS, migration_steps, statements
@@ -101,7 +101,8 @@ def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None
     """No store, or an SQLite file not made yet, holds nothing measured (and is not created by
     asking): a workflow then measures every commit."""
     from perflab.engine.measured import MeasuredCode
-    from perflab.records.model import Metric, Variant
+    from perflab.records.kinds import Metric
+    from perflab.records.model import Variant
 
     planned = make_experiment(cmd="./prog", variants=[Variant(name="a", git="HEAD")])
     for location in (None, tmp_path / "new" / "b.db"):
@@ -118,7 +119,8 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     from typing import Any
 
     from perflab.engine.cluster import _StreamingStore
-    from perflab.records.model import Metric, Sample
+    from perflab.records.kinds import Metric
+    from perflab.records.model import Sample
 
     records: queue.Queue[tuple[str, Any]] = queue.Queue()
     store = _StreamingStore(records)

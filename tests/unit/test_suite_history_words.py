@@ -3,7 +3,7 @@ changed, the Markdown puts their histories first, the JSON keeps a series per be
 
 from __future__ import annotations
 
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 from perflab.records.workflow_results import (
     HistoryChange,
     HistoryPoint,

@@ -9,16 +9,9 @@ import random
 
 from perflab.lenses.time.analyse import TimeDetails, analyse_time
 from perflab.lenses.time.statements import equal_duration_loops
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkData,
-    Comparison,
-    Metric,
-    Note,
-    Sample,
-    Settings,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, BenchmarkData, Comparison, Note, Sample
+from perflab.records.settings import Settings
 from perflab.records.verdicts import verdict_for
 from perflab.stats.family import family_confidence, family_size
 from perflab.stats.paired import PairedLogRatio, estimate_ratio

@@ -8,7 +8,9 @@ import math
 import random
 
 from perflab.lenses.time.analyse import MIN_GENERATIONS_TO_DECIDE, analyse_time
-from perflab.records.model import Benchmark, BenchmarkData, Metric, Sample, Settings, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, BenchmarkData, Sample
+from perflab.records.settings import Settings
 
 
 def _samples(generations: int, ratio: float, *, seed: int = 1) -> list[Sample]:

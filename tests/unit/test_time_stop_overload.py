@@ -18,18 +18,17 @@ from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.machine import cpu_lock
 from perflab.machine.proc import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
     Experiment,
-    Metric,
     Sample,
-    Settings,
     Severity,
     Variant,
-    Verdict,
 )
+from perflab.records.settings import Settings
 from perflab.stats.preemption import Preemption
 from tests.conftest import FAST
 from tests.scripted_worker import ScriptedWorker

@@ -36,16 +36,9 @@ from perflab.lenses.torch.render import section
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import BenchmarkData
 from perflab.records.errors import ConfigError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Experiment,
-    Metric,
-    Sample,
-    Settings,
-    Variant,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Variant
+from perflab.records.settings import Settings
 from perflab.report.terminal import render_section
 
 

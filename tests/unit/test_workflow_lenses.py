@@ -15,7 +15,8 @@ from perflab.cli.workflows import checked_link
 from perflab.plan.config import parse_metrics
 from perflab.records.bisect import BisectResult, Commit, StepOutcome, StepState
 from perflab.records.errors import ConfigError
-from perflab.records.model import Comparison, Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison
 from perflab.records.workflow_results import (
     CheckResult,
     HistoryChange,

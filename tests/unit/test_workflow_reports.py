@@ -4,7 +4,7 @@ subjects: a subject can hold Markdown, HTML and newlines, and says nothing more 
 from __future__ import annotations
 
 from perflab.records.bisect import Commit, StepOutcome, StepState
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.history import check_markdown, history_html
 from tests.unit.test_html_report import synthetic_run

@@ -9,8 +9,8 @@ from rich.console import Console
 
 from perflab.records.bisect import BisectResult, BisectStep, Commit, StepOutcome, StepState
 from perflab.records.document import Paragraph, Section, Style, Table, TrendFigure
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Metric, Verdict
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.history import history_html, history_markdown, render_bisect, render_history
 from perflab.report.workflow_views import bisect_section, history_section

@@ -7,15 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkData,
-    BenchmarkKind,
-    Comparison,
-    Experiment,
-    InteractionSpec,
-    Metric,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, InteractionSpec
 from perflab.records.results import (
     Interaction,
     InteractionVerdict,

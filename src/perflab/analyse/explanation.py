@@ -27,7 +27,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
-from perflab.records.model import Comparison, Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison
 from perflab.tools.symbol_names import fold_clones, readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.records.errors import StoreError
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 from perflab.records.workflow_results import HistoryPoint
 from perflab.store import StoredRun, StoreLocation, open_store
 

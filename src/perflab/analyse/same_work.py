@@ -36,17 +36,16 @@ from typing import Any
 
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.records.code_findings import Finding, Seen
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import (
     VARIANT_FIELDS,
     Comparison,
     Experiment,
-    Metric,
     Note,
     Severity,
     Variant,
     VariantFieldKind,
-    Verdict,
 )
 
 _SAME_CODE = {d.metric: d for d in DESCRIPTORS if d.same_code is not None}

@@ -17,7 +17,8 @@ from perflab.cli.parameters import add_parameter_options, parameter_grid, with_p
 from perflab.cli.publish import add_publish_command
 from perflab.plan.config import AVAILABLE_METRICS, setting_default, user_setting_specs
 from perflab.records.errors import ConfigError
-from perflab.records.model import SettingKind, SettingSpec, Verdict
+from perflab.records.kinds import Verdict
+from perflab.records.settings import SettingKind, SettingSpec
 from perflab.records.version import __version__
 from perflab.store import StoreLocation, store_location
 from perflab.store.sqlite import DEFAULT_STORE_PATH

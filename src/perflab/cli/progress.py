@@ -9,7 +9,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 class RichProgress:

@@ -15,7 +15,8 @@ from perflab.lenses.registry import lens_for, lens_option
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
-from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note
+from perflab.records.kinds import Metric
+from perflab.records.model import Comparison, Experiment, Measurement, Note
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
 from perflab.tools.analysis_cache import AnalysisCache

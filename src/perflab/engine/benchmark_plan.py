@@ -25,7 +25,8 @@ from perflab.plan.budget import (
     plan_budget,
 )
 from perflab.records.errors import ConfigError
-from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Metric, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 
 # A workflow's runs in one process (bisect steps, history points, a stack's pairs) plan with
 # the machine speed one of them measured this long ago at most: its reference runs were half

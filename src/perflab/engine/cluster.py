@@ -51,13 +51,12 @@ from perflab.records.errors import (
     RunInterrupted,
     StoreError,
 )
+from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import (
     Artifact,
     BenchmarkData,
     Experiment,
-    Metric,
     Note,
-    RunStatus,
     Sample,
     Severity,
     Variant,

@@ -10,16 +10,8 @@ from perflab.engine.analyse import merge_top_level, with_sections
 from perflab.lenses.registry import lens_for
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
-from perflab.records.model import (
-    Benchmark,
-    Comparison,
-    Experiment,
-    Metric,
-    Note,
-    Sample,
-    Severity,
-    Variant,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
 

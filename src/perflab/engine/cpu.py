@@ -11,7 +11,8 @@ from perflab.machine import cpu_lock
 from perflab.machine.host import default_measurement_cpu, online_cpus, process_command
 from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import ConfigError
-from perflab.records.model import Experiment, Metric, Note, Severity
+from perflab.records.kinds import Metric
+from perflab.records.model import Experiment, Note, Severity
 from perflab.store import RunWriter
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from perflab.lenses.registry import descriptor_for
 from perflab.measure.lens import Lens
 from perflab.plan.budget import BudgetPlan, elastic_share
-from perflab.records.model import Metric, Note, Severity
+from perflab.records.kinds import Metric
+from perflab.records.model import Note, Severity
 from perflab.store import RunWriter
 
 SLOW_LENS_FACTOR = 1.5

@@ -17,8 +17,10 @@ from typing import Any
 
 from perflab.engine.analyse import analyse_run
 from perflab.lenses.registry import declared_options
-from perflab.records.model import Comparison, Experiment, Metric, RunStatus, Settings, Variant
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Comparison, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.settings import Settings
 from perflab.store import CodeRun, open_store
 from perflab.store.postgres import is_postgresql
 

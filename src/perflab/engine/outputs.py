@@ -9,7 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from perflab.engine.prepare import output_check
-from perflab.records.model import Comparison, Note, Severity, Verdict
+from perflab.records.kinds import Verdict
+from perflab.records.model import Comparison, Note, Severity
 from perflab.stats.outputs import output_difference
 from perflab.store import StoredRun
 

@@ -56,16 +56,8 @@ from perflab.records.errors import (
     StoreError,
     VariantsFailed,
 )
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkKind,
-    Experiment,
-    Note,
-    RunStatus,
-    Severity,
-    Variant,
-)
+from perflab.records.kinds import BenchmarkKind, RunStatus
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.store import RunRecorder, RunSink, RunStore, SqliteStore

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.plan.budget import CostModel, CostPart
 from perflab.records.code_findings import Finding
-from perflab.records.model import Comparison, Metric, Settings, SettingSpec
+from perflab.records.kinds import Metric
+from perflab.records.model import Comparison
+from perflab.records.settings import Settings, SettingSpec
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.records.document import Cell, Paragraph, Style, Table
-from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison, Experiment, Measurement, Note
 from perflab.records.units import format_ratio, format_seconds, format_value
 
 MAX_ROWS = 25  # per details table; the JSON export has the rest

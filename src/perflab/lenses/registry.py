@@ -16,7 +16,8 @@ from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
 from perflab.plan.budget import CostModel, composed_cost
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric, Settings
+from perflab.records.kinds import Metric
+from perflab.records.settings import Settings
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens

@@ -11,7 +11,8 @@ from perflab.lenses.fragments import SectionInput, measurement_table, verdict_ta
 from perflab.lenses.registry import descriptor_for
 from perflab.records.document import ScatterFigure, Section
 from perflab.records.errors import ConfigError
-from perflab.records.model import Comparison, Experiment, Measurement, Metric, Note
+from perflab.records.kinds import Metric
+from perflab.records.model import Comparison, Experiment, Measurement, Note
 
 SectionBuilder = Callable[[SectionInput], Section]
 ALONE_EXPLANATION = (

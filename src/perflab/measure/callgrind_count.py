@@ -65,7 +65,8 @@ from perflab.measure.callgrind_workers import (
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
-from perflab.records.model import Artifact, Benchmark, BenchmarkKind, Metric, Note, Severity
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Artifact, Benchmark, Note, Severity
 from perflab.stats.summary import process_levels
 from perflab.tools.parallel import LiveSet, counting_cpus, run_on_cpus
 

@@ -21,7 +21,9 @@ from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.lens import LensContext
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.records.model import Benchmark, Metric, Sample, Settings, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Sample, Variant
+from perflab.records.settings import Settings
 
 # Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
 # A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.

@@ -28,7 +28,8 @@ from perflab.measure.callgrind_launch import MAX_SETTLING_REPEATS, CountOptions,
 from perflab.measure.callgrind_session import StatementPlan
 from perflab.measure.callgrind_workers import CommandCounts, StatementCounts
 from perflab.records.errors import ConfigError
-from perflab.records.model import Artifact, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact
 from perflab.tools.callgrind import (
     CallgrindFormatError,
     CallgrindPart,

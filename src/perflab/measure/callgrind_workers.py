@@ -42,7 +42,7 @@ from perflab.measure.reported_time import (
 )
 from perflab.measure.worker_client import StatementWorker, WorkerInfo, WorkerOps, interpreter_for
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.model import TimeReport
+from perflab.records.kinds import TimeReport
 from perflab.tools.callgrind import CallgrindFormatError, combine_parts, parse_callgrind
 from perflab.tools.debuginfo import has_debug_info
 from perflab.tools.parallel import LiveSet

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.recordings import PerfRecordings
+from perflab.records.kinds import Metric
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -20,7 +21,6 @@ from perflab.records.model import (
     Comparison,
     Experiment,
     Measurement,
-    Metric,
     Note,
     Sample,
     merge_info,

@@ -23,7 +23,8 @@ from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.model import Benchmark, BenchmarkKind, Metric, Sample
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, Sample
 
 MAX_LOOPS = 1000  # tracemalloc slows every allocation: keep one sample short
 WORKER_OPS = "perflab.worker.peak_memory_ops"  # the `rss_sample` op, run in the workers

@@ -9,16 +9,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.model import (
-    Benchmark,
-    Comparison,
-    Metric,
-    Note,
-    Sample,
-    Settings,
-    Severity,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Comparison, Note, Sample, Severity
+from perflab.records.settings import Settings
 from perflab.stats.comparison import comparison_from
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration

@@ -44,7 +44,8 @@ from perflab.plan.budget import (
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_REGION_S,
 )
-from perflab.records.model import Benchmark, BenchmarkKind, Metric, Sample, Variant
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, Sample, Variant
 from perflab.tools.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.tools.perf_control import find_perf
 from perflab.tools.perf_script import ProfileSample

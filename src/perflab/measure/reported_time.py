@@ -22,7 +22,7 @@ from typing import Any
 
 from perflab.plan.gbench_suite import gbench_filter
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.model import TimeReport
+from perflab.records.kinds import TimeReport
 
 _STDERR_LINES = 15  # of the program's stderr, shown when it wrote no report
 # nanoseconds per Google Benchmark time_unit

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from perflab.measure.session import LensSession
 from perflab.plan.schedule import block_orders
-from perflab.records.model import Metric, Sample
+from perflab.records.kinds import Metric
+from perflab.records.model import Sample
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from perflab.measure.worker_client import (
     variant_environment,
 )
 from perflab.plan.schedule import launch_order
-from perflab.records.model import Benchmark, Metric, Note, Settings, Severity
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Note, Severity
+from perflab.records.settings import Settings
 
 # A variant whose own calibrated loop count is more than this factor away from the baseline's
 # gets its own: on the baseline's count, a far slower variant's samples would last as many times

@@ -24,7 +24,8 @@ from perflab.records.bisect import (
     StepState,
 )
 from perflab.records.errors import ConfigError
-from perflab.records.model import Comparison, Verdict
+from perflab.records.kinds import Verdict
+from perflab.records.model import Comparison
 
 MAX_ATTEMPTS = 3  # budgets x1, x2, x4 for an inconclusive step, then the search stops
 

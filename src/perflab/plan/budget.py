@@ -31,7 +31,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from perflab.records.errors import ConfigError
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 # a fork server when the variants' imports take this long per generation: fresh processes then
 # spend more than half of even the longest generation (1 s) importing

@@ -17,17 +17,12 @@ from typing import Any
 from perflab.git.repo import check_ref_text
 from perflab.lenses.registry import available_metrics, declared_options, with_default_options
 from perflab.records.errors import ConfigError, RetiredSettingWarning
-from perflab.records.model import (
-    VARIANT_FIELDS,
-    Benchmark,
-    BenchmarkKind,
-    Experiment,
-    Metric,
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant, VariantFieldKind
+from perflab.records.settings import (
     SettingKind,
     Settings,
     SettingSpec,
-    Variant,
-    VariantFieldKind,
     normalise_setting,
     setting_specs,
 )

@@ -15,13 +15,8 @@ from typing import Any
 from perflab.git.repo import find_repository, range_commits
 from perflab.machine.proc import ProcessRunner
 from perflab.records.errors import ConfigError
-from perflab.records.model import (
-    VARIANT_FIELDS,
-    Experiment,
-    InteractionSpec,
-    Metric,
-    Variant,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import VARIANT_FIELDS, Experiment, InteractionSpec, Variant
 
 # ---- planning
 

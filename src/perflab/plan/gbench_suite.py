@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.plan.suite_listing import listing_variants
 from perflab.records.errors import ConfigError
-from perflab.records.model import Benchmark, Metric, TimeReport, Variant
+from perflab.records.kinds import Metric, TimeReport
+from perflab.records.model import Benchmark, Variant
 
 LIST_TIMEOUT_S = 60.0  # listing registers the benchmarks and prints their names: nothing runs
 _OUTPUT_LINES = 15  # of the binary's output, shown when it could not list

@@ -27,7 +27,8 @@ from typing import Any
 from perflab.analyse.machines import Place, first_place
 from perflab.engine.analyse import analyse_run
 from perflab.records.errors import ConfigError
-from perflab.records.model import Comparison, Metric, RunStatus, Verdict
+from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.model import Comparison
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.report.files import write_file

@@ -21,7 +21,7 @@ from perflab.analyse.machines import placed_points
 from perflab.engine.measured import MeasuredCode, StoredPair, what_is_measured
 from perflab.publish.figures import SiteRuns
 from perflab.records.errors import ConfigError
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 from perflab.records.published import Site, SiteChange, Trend
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.stats.changepoints import change_points

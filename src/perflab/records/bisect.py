@@ -7,8 +7,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.records.kinds import Metric
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Metric
 from perflab.records.results import RunResult
 
 

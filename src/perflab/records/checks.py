@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 class Status(enum.StrEnum):

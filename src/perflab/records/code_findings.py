@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 class Seen(enum.StrEnum):

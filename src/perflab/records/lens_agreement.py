@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.records.model import Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 from perflab.records.workflow_results import HistoryChange, HistoryResult
 
 

@@ -12,17 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
-from perflab.records.model import (
-    Artifact,
-    Comparison,
-    Experiment,
-    Measurement,
-    Metric,
-    Note,
-    RunStatus,
-    Sample,
-    Verdict,
-)
+from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.model import Artifact, Comparison, Experiment, Measurement, Note, Sample
 from perflab.records.verdicts import Interval, verdict_for
 
 if TYPE_CHECKING:  # the summary is made by analysis (engine layer); records only carry it

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from perflab.records.model import Verdict
+from perflab.records.kinds import Verdict
 
 
 @dataclass(frozen=True)

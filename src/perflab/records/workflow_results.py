@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.records.bisect import Commit, StepOutcome, StepState
+from perflab.records.kinds import Metric
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Metric
 from perflab.records.results import RunResult
 
 # the CI variables that name the branch a pull request targets (`perflab check`'s base)

@@ -20,7 +20,8 @@ from perflab.records.document import (
     WaterfallBar,
     WaterfallFigure,
 )
-from perflab.records.model import Comparison, Experiment, Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison, Experiment
 from perflab.records.results import Interaction, InteractionVerdict, RunResult, StackSummary
 from perflab.records.units import format_ratio
 

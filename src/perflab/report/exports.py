@@ -14,7 +14,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from perflab.records.model import Measurement, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Measurement
 from perflab.records.results import RunResult
 
 NS_PER_S = 1e9

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from perflab.records.bisect import BisectResult, BisectStep, StepState
 from perflab.records.document import Table as DocTable
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 from perflab.records.results import RunResult
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult, HistoryResult, SuiteHistory, base_words

@@ -30,7 +30,8 @@ from perflab.records.document import (
     TrendFigure,
     WaterfallFigure,
 )
-from perflab.records.model import Comparison, Verdict
+from perflab.records.kinds import Verdict
+from perflab.records.model import Comparison
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.report import svg

@@ -24,7 +24,7 @@ from perflab.records.document import (
     WaterfallBar,
     WaterfallFigure,
 )
-from perflab.records.model import Verdict
+from perflab.records.kinds import Verdict
 from perflab.records.units import format_ratio
 from perflab.report.escape import html_text as escape
 from perflab.report.units import format_ns

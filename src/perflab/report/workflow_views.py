@@ -25,8 +25,8 @@ from perflab.records.document import (
     TrendMark,
     TrendPoint,
 )
+from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Metric, Verdict
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 

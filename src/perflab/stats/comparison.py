@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from perflab.records.model import Comparison, Details, Metric, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Comparison, Details
 from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import RatioEstimate
 

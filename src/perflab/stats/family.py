@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from perflab.records.model import Experiment, Settings
+from perflab.records.model import Experiment
+from perflab.records.settings import Settings
 
 
 def family_confidence(confidence: float, n: int) -> float:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from perflab.records.model import Benchmark, Experiment, InteractionSpec, Settings, Variant
+from perflab.records.model import Benchmark, Experiment, InteractionSpec, Variant
+from perflab.records.settings import Settings
 
 
 def experiment_to_json(experiment: Experiment) -> dict[str, Any]:

@@ -9,18 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from perflab.records.errors import ConfigError
+from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import (
     VARIANT_FIELDS,
     Artifact,
     Benchmark,
     Experiment,
-    Metric,
-    RunStatus,
     Sample,
-    Settings,
     Variant,
     VariantFieldKind,
 )
+from perflab.records.settings import Settings
 from perflab.store.runs import StoredRun
 
 # the newest `format_version` this perflab reads (report.json_report.FORMAT_VERSION; the store

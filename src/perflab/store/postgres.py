@@ -14,7 +14,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from perflab.records.errors import ConfigError, StoreError
-from perflab.records.model import Experiment, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Experiment
 from perflab.records.redaction import redact
 from perflab.store.dialect import POSTGRESQL
 from perflab.store.migrations import SCHEMA_VERSION, migration_steps, statements

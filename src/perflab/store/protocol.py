@@ -7,15 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from perflab.records.model import (
-    Artifact,
-    BenchmarkData,
-    Experiment,
-    Metric,
-    Note,
-    RunStatus,
-    Sample,
-)
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
 
 

@@ -7,15 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.records.model import (
-    Artifact,
-    BenchmarkData,
-    Experiment,
-    Metric,
-    Note,
-    RunStatus,
-    Sample,
-)
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
 
 
 @dataclass(frozen=True)

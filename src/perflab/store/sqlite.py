@@ -23,7 +23,8 @@ from typing import Any
 
 from perflab.machine.scratch import make_private_folder
 from perflab.records.errors import StoreDamagedError, StoreError, StoreLostError
-from perflab.records.model import Experiment, Metric, RunStatus
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Experiment
 from perflab.store.dialect import SQLITE
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION, statements
 

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.records.errors import StoreError
+from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import (
     Artifact,
     BenchmarkData,
     Experiment,
-    Metric,
     Note,
-    RunStatus,
     Sample,
     Severity,
     merge_info,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import sys
 
-from perflab.records.model import Benchmark, BenchmarkKind
+from perflab.records.kinds import BenchmarkKind
+from perflab.records.model import Benchmark
 
 # stdlib modules backed by libraries that dispatch on the CPU (zlib, OpenSSL, liblzma ...) or
 # that call arbitrary native code

@@ -24,7 +24,8 @@ from perflab.git.repo import (
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.worker_client import check_variant_paths, variant_environment
 from perflab.records.errors import BenchmarkFailedError, ConfigError, PerflabError
-from perflab.records.model import Benchmark, BenchmarkKind, Note, Severity, Variant
+from perflab.records.kinds import BenchmarkKind
+from perflab.records.model import Benchmark, Note, Severity, Variant
 
 # the patch `perflab check` makes of the working tree's changes: a variant applying it
 # measures them, so the warning that git=HEAD leaves them out does not apply to it

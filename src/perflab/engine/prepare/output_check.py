@@ -20,7 +20,8 @@ from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
-from perflab.records.model import Artifact, Benchmark, BenchmarkKind, Metric, Variant
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Artifact, Benchmark, Variant
 
 CHECK = Metric("check")  # not a lens: the artifacts of the output checks
 CHECK_ARTIFACT = "check_value"

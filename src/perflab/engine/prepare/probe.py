@@ -29,7 +29,8 @@ from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.budget import REFERENCE_PROGRAM, REFERENCE_RUNS, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
-from perflab.records.model import Benchmark, BenchmarkKind, Experiment
+from perflab.records.kinds import BenchmarkKind
+from perflab.records.model import Benchmark, Experiment
 
 _REFERENCE_TIMEOUT_S = 60.0
 

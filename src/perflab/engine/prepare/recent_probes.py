@@ -25,7 +25,8 @@ from perflab.engine.prepare.caches import CACHE_VARIABLES
 from perflab.machine import cpu_lock
 from perflab.plan.budget import RECENT_PROBES_S, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
-from perflab.records.model import Benchmark, BenchmarkKind, Experiment, Metric
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, Experiment
 
 FILE_NAME = "recent-probes.jsonl"
 KEEP_BYTES = 32 * 1024  # about 150 probes: far more than RECENT_PROBES_S holds on one machine

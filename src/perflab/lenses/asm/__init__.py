@@ -3,7 +3,7 @@
 from perflab.lenses.asm.cost import asm_cost
 from perflab.lenses.asm.options import OPTIONS
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:

@@ -19,7 +19,9 @@ from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, Variant
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.errors import ConfigError
-from perflab.records.model import Benchmark, Comparison, Metric, Settings, Verdict
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Comparison
+from perflab.records.settings import Settings
 from perflab.tools.symbol_names import readable, selector_changes
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}

@@ -10,7 +10,8 @@ from perflab.plan.budget import (
     analysis_s,
     side_by_side_s,
 )
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 # each variant's loop recorded this long (sources.py's PROFILE_TARGET_MS), without a call
 # graph, so that perf script reads it back quickly; then its hot functions read, disassembled

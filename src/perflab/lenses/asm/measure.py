@@ -56,15 +56,8 @@ from perflab.lenses.asm.sources import (
 )
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Experiment,
-    Metric,
-    Note,
-    Severity,
-    Variant,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
 from perflab.tools.analysis_cache import AnalysisCache
 from perflab.tools.analysis_parallel import (
     all_cpus,

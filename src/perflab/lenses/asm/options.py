@@ -4,7 +4,8 @@ API keywords are derived from them), and their typed values in a run's settings.
 from __future__ import annotations
 
 from perflab.lenses.descriptor import LensOption
-from perflab.records.model import Metric, SettingKind, Settings, SettingSpec
+from perflab.records.kinds import Metric
+from perflab.records.settings import SettingKind, Settings, SettingSpec
 
 SYMBOLS = LensOption(
     "symbols",

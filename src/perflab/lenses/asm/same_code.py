@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from perflab.lenses.asm.analyse import AsmDetails
 from perflab.records.code_findings import Finding, Seen
-from perflab.records.model import Comparison, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Comparison
 
 
 def same_code(comparison: Comparison) -> Finding | None:

@@ -36,7 +36,9 @@ from perflab.measure.recordings import (
 )
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
-from perflab.records.model import Benchmark, BenchmarkKind, Metric, Settings, Variant
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, Variant
+from perflab.records.settings import Settings
 from perflab.tools.perf_script import UNKNOWN
 from perflab.tools.profile_stacks import leaf_places
 

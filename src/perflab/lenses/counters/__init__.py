@@ -3,7 +3,7 @@
 from perflab.lenses.counters.cost import counters_cost
 from perflab.lenses.counters.options import OPTIONS
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:

@@ -12,18 +12,9 @@ from typing import Any
 from perflab.lenses.counters.options import events_of
 from perflab.lenses.counters.perf_stat import Availability, derived_metrics
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkKind,
-    Comparison,
-    Experiment,
-    Metric,
-    Note,
-    Sample,
-    Settings,
-    Severity,
-    Verdict,
-)
+from perflab.records.kinds import BenchmarkKind, Metric, Verdict
+from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity
+from perflab.records.settings import Settings
 from perflab.stats.comparison import RatioInterval, comparison_from
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from perflab.lenses.fragments import plural
 from perflab.plan.budget import ANALYSIS_S, PERF_START_S, CostProbe, LensCost, analysis_s
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 
 def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:

@@ -69,16 +69,8 @@ from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkKind,
-    Experiment,
-    Metric,
-    Note,
-    Sample,
-    Severity,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.tools.perf_control import PerfControl, find_perf

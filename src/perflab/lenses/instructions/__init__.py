@@ -3,7 +3,7 @@
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.instructions.cost import instructions_cost
 from perflab.lenses.instructions.options import OPTIONS
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:

@@ -42,15 +42,8 @@ from perflab.measure.callgrind_artifacts import (
 )
 from perflab.measure.callgrind_dumps import CACHE_EVENTS, DerivedEvent, instructions_of
 from perflab.measure.lens import LensAnalysis
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkData,
-    Comparison,
-    Experiment,
-    Metric,
-    Note,
-    Severity,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, Note, Severity
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
 from perflab.tools.callgrind import (

@@ -6,7 +6,8 @@ import math
 
 from perflab.lenses.instructions.options import cache_sim_of
 from perflab.plan.budget import CostProbe, LensCost, analysis_s
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 # callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
 # instrumentation off, and the counted part of one process (warm-up, calibration, two repeats

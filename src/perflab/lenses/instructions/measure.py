@@ -21,15 +21,8 @@ from perflab.measure.callgrind_launch import (
 )
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkData,
-    BenchmarkKind,
-    Experiment,
-    Metric,
-    Note,
-    Severity,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
 from perflab.tools.native_code import native_code
 
 

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from perflab.lenses.descriptor import LensOption
-from perflab.records.model import Metric, SettingKind, Settings, SettingSpec
+from perflab.records.kinds import Metric
+from perflab.records.settings import SettingKind, Settings, SettingSpec
 
 
 def _regexes(layers: Any) -> str | None:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from perflab.lenses.instructions.analyse import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
 from perflab.records.code_findings import Finding, Seen
-from perflab.records.model import Comparison, Metric
+from perflab.records.kinds import Metric
+from perflab.records.model import Comparison
 
 # Counts of the same code under callgrind differ between repeats and variants by the residue of
 # the worker's handshake (reading the next request, the allocator), spread thinly over dozens of

@@ -3,7 +3,7 @@ calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.plan.budget import CostPart
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 MEMORY = Metric("memory")
 

@@ -41,16 +41,9 @@ from perflab.measure.peak_memory_analysis import (
     RssDetails,
     analyse_peak_memory,
 )
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkData,
-    Comparison,
-    Note,
-    Settings,
-    Severity,
-    Verdict,
-)
+from perflab.records.kinds import Verdict
+from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison, Note, Severity
+from perflab.records.settings import Settings
 from perflab.stats.comparison import comparison_from
 from perflab.stats.summary import process_ratio_interval
 from perflab.tools.callgrind import FunctionCosts, combine_parts

@@ -47,17 +47,8 @@ from perflab.measure.lens import (
 from perflab.measure.peak_memory import measure_peak_memory
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkKind,
-    Experiment,
-    Metric,
-    Note,
-    Sample,
-    Severity,
-    Variant,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
 from perflab.tools.native_code import native_code
 
 # callgrind repeats per variant: the spread between them is what the threshold is judged against

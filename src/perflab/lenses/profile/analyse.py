@@ -15,16 +15,9 @@ from perflab.lenses.profile.flame import differential_tree
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.records.document import FlameNode
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Comparison,
-    Experiment,
-    Metric,
-    Note,
-    Settings,
-    Severity,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Note, Severity
+from perflab.records.settings import Settings
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples

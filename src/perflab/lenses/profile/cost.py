@@ -12,7 +12,8 @@ from perflab.plan.budget import (
     analysis_s,
     side_by_side_s,
 )
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 PROFILE_PROCESSES = CALL_GRAPH_PROCESSES  # worker processes per variant of a statement
 PROFILE_REGION_S = CALL_GRAPH_REGION_S  # what the lens records per variant

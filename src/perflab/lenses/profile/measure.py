@@ -39,13 +39,12 @@ from perflab.measure.perf_record import probe_recording
 from perflab.measure.recording_runs import call_graph_recipe, record_variants
 from perflab.measure.recordings import CallGraph, Reading, Recipe, RecordedProfile, RecordOptions
 from perflab.plan.budget import CALL_GRAPH_COMMAND_RUNS
+from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
-    BenchmarkKind,
     Experiment,
-    Metric,
     Note,
     Severity,
     Variant,

@@ -2,7 +2,7 @@
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.rss.cost import rss_cost
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 RSS = Metric("rss")
 

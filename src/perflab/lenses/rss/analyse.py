@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from perflab.lenses.rss import RSS
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.measure.peak_memory_analysis import analyse_peak_memory
-from perflab.records.model import Benchmark, Settings
+from perflab.records.model import Benchmark
+from perflab.records.settings import Settings
 
 
 def analyse_rss(

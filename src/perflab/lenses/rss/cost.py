@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 RSS_BLOCKS = 2  # a warm-up and a measured sample per worker and generation
 # the loop under tracemalloc: sum(range(1000)) (an int allocated per element) runs ~20x slower;

@@ -13,18 +13,9 @@ import numpy as np
 
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.document import TimePoint, TimeSeries
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkKind,
-    Comparison,
-    Measurement,
-    Metric,
-    Note,
-    Sample,
-    Settings,
-    Severity,
-    Verdict,
-)
+from perflab.records.kinds import BenchmarkKind, Metric, Verdict
+from perflab.records.model import Benchmark, Comparison, Measurement, Note, Sample, Severity
+from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
 from perflab.stats.family import family_confidence

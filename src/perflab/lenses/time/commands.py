@@ -34,13 +34,8 @@ from perflab.measure.reported_time import ReportFiles
 from perflab.measure.sampler import Slot
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.model import (
-    Artifact,
-    Metric,
-    Note,
-    Sample,
-    Severity,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Note, Sample, Severity
 
 
 class CommandSession(TimeSession):

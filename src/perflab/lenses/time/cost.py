@@ -7,7 +7,8 @@ import os
 
 from perflab.lenses.fragments import plural
 from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
-from perflab.records.model import BenchmarkKind, Metric, Settings
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.settings import Settings
 
 # blocks per generation after warm-up, and the shortest generation the lens samples
 TIME_MIN_BLOCKS = 4

@@ -20,14 +20,8 @@ from perflab.lenses.time.statements import StatementSession
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import VariantsFailed
-from perflab.records.model import (
-    Benchmark,
-    BenchmarkData,
-    BenchmarkKind,
-    Experiment,
-    Metric,
-    Note,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note
 from perflab.stats.family import run_family_size
 
 

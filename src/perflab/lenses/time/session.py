@@ -25,15 +25,8 @@ from perflab.measure.lens import LensContext
 from perflab.measure.sampler import InterleavedSampler
 from perflab.measure.session import LensSession
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    Metric,
-    Note,
-    Sample,
-    Severity,
-    Variant,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Benchmark, Note, Sample, Severity, Variant
 from perflab.stats import preemption
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, own_log_values

@@ -37,14 +37,9 @@ from perflab.measure.session import loops_per_variant
 from perflab.measure.worker_client import StatementWorker
 from perflab.plan.budget import ServerRounds
 from perflab.plan.schedule import launch_order
-from perflab.records.model import (
-    Artifact,
-    Metric,
-    Note,
-    Sample,
-    Settings,
-    Severity,
-)
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Note, Sample, Severity
+from perflab.records.settings import Settings
 from perflab.stats import preemption
 
 

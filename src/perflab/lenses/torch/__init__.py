@@ -2,7 +2,7 @@
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.torch.cost import torch_cost
-from perflab.records.model import Metric
+from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:

@@ -29,15 +29,9 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.model import (
-    Benchmark,
-    Comparison,
-    Metric,
-    Note,
-    Settings,
-    Severity,
-    Verdict,
-)
+from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Benchmark, Comparison, Note, Severity
+from perflab.records.settings import Settings
 from perflab.stats.comparison import comparison_from, one_process_verdict
 from perflab.stats.paired import estimate_ratio, pair_samples
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
-from perflab.records.model import Metric, Settings
+from perflab.records.kinds import Metric
+from perflab.records.settings import Settings
 
 # the first torch.profiler session of a process initialises the profiler (about as long as
 # `import torch`); forked workers pay it once, in their server (measure.py's `_warm_servers`),

@@ -40,14 +40,8 @@ from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.records.errors import ConfigError
-from perflab.records.model import (
-    Artifact,
-    Benchmark,
-    BenchmarkKind,
-    Experiment,
-    Metric,
-    Note,
-)
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Artifact, Benchmark, Experiment, Note
 from perflab.stats.family import family_settings
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one

@@ -1,0 +1,38 @@
+"""A team's workflows over a repository's history, built on experiments of git= variants:
+`bisect` (find the commit), `check` (a CI gate against the merge base) and `history` (one
+result per commit, with change points). Every measurement is an ordinary run, kept in the
+store; these functions plan the runs and read their comparisons."""
+
+from __future__ import annotations
+
+from perflab.workflows.culprit import bisect
+from perflab.workflows.gate import check, default_base, regressed_benchmarks, shared_runner
+from perflab.workflows.series import confirmed_change, history, measured_code, suite_history
+from perflab.workflows.shared import (
+    Benchmarked,
+    Lenses,
+    Suite,
+    evidence_lenses,
+    given_lenses,
+    instructions_available,
+    main_comparisons,
+)
+
+__all__ = [
+    "Benchmarked",
+    "Lenses",
+    "Suite",
+    "bisect",
+    "check",
+    "confirmed_change",
+    "default_base",
+    "evidence_lenses",
+    "given_lenses",
+    "history",
+    "instructions_available",
+    "main_comparisons",
+    "measured_code",
+    "regressed_benchmarks",
+    "shared_runner",
+    "suite_history",
+]

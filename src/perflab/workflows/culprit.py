@@ -1,0 +1,298 @@
+"""`bisect`: find the commit. A binary search over the first-parent line from GOOD to BAD for
+the first commit where a benchmark got worse than GOOD by more than a threshold, going inside
+merges, with the culprit against its parent as evidence."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from perflab.analyse.same_work import gate_disagreement
+from perflab.engine.measured import MeasuredCode
+from perflab.git.repo import (
+    GitError,
+    ResolvedRef,
+    find_repository,
+    first_parent_line,
+    merged_branch,
+    resolve_ref,
+)
+from perflab.machine.proc import SubprocessRunner
+from perflab.plan.bisect_search import classify, search
+from perflab.records.bisect import (
+    BisectResult,
+    BisectStep,
+    Commit,
+    Direction,
+    SearchOutcome,
+    StepOutcome,
+    StepState,
+)
+from perflab.records.kinds import Metric
+from perflab.records.model import Variant
+from perflab.records.results import RunResult
+from perflab.workflows.series import measured_code
+from perflab.workflows.shared import (
+    Benchmarked,
+    Lenses,
+    evidence_lenses,
+    given_lenses,
+    instructions_available,
+    main_comparisons,
+)
+
+
+def bisect(
+    good: str,
+    bad: str,
+    *,
+    benchmark: Benchmarked,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+    direction: Direction | str = Direction.SLOWER,
+    repository: str | Path | None = None,
+    on_step: Callable[[BisectStep, int], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> BisectResult:
+    """The first commit on BAD's first-parent line after GOOD that differs from GOOD by more
+    than `threshold` in `direction` (slower by default; faster, or changed either way), by
+    the first lens of `metric` (one lens, "time,instructions" or a list). When that commit is
+    a merge, the search goes on inside the branch it merged (its second parent's line after
+    the merge base), so the answer is the innermost commit. Steps the store holds already
+    are read, not measured again. The culprit against its parent is measured with every lens
+    given, and time and instructions. Without `metric`, the instructions lens
+    (deterministic) is tried first and the time lens used when instructions do not show the
+    change."""
+    started = clock()
+    lenses = given_lenses(metric, benchmark)
+    runner = SubprocessRunner()
+    repo = str(repository) if repository else find_repository(runner, os.getcwd())
+    good_ref = resolve_ref(runner, repo, good)
+    bad_ref = resolve_ref(runner, repo, bad)
+    line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
+    sought = Direction(direction)
+    steps = _BisectSteps(
+        benchmark, repo, line, good_ref, threshold, sought, on_step, measured_code(benchmark)
+    )
+    chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
+    found = _Found(prior + outcome.steps)
+    if outcome.culprit is not None:
+        found = _inside_merges(steps, chosen, runner, outcome.culprit, found)
+    evidence: RunResult | None = None
+    names = ("parent", "culprit")
+    if found.culprit is not None and found.parent is not None:
+        evidence, names = _culprit_evidence(
+            steps, found.parent, found.culprit, evidence_lenses(chosen, lenses)
+        )
+    return BisectResult(
+        good=Commit(good_ref.commit, good_ref.subject),
+        bad=Commit(bad_ref.commit, bad_ref.subject),
+        metric=chosen,
+        threshold=threshold,
+        line=line,
+        steps=found.steps,
+        culprit=found.culprit,
+        candidates=tuple(line[i] for i in outcome.candidates),
+        stopped=outcome.stopped,
+        seconds=clock() - started,
+        evidence_run=evidence.run_id if evidence is not None else None,
+        notes=tuple(notes),
+        evidence=evidence,
+        disagreement=(
+            gate_disagreement(evidence.comparisons, chosen, names, threshold)
+            if evidence is not None
+            else None
+        ),
+        direction=sought,
+        merges=found.merges,
+        not_inside=found.not_inside,
+        parent=found.parent,
+    )
+
+
+@dataclass(frozen=True)
+class _Found:
+    """Where the search has got to: its steps, the commit found so far and its first parent,
+    the merges gone inside, and why it could not go further in."""
+
+    steps: tuple[BisectStep, ...]
+    culprit: Commit | None = None
+    parent: Commit | None = None
+    merges: tuple[Commit, ...] = ()
+    not_inside: str = ""
+
+
+@dataclass(frozen=True)
+class _BisectSteps:
+    """One bisect step: a commit of the line measured against GOOD (or read from the store's
+    run of the same two commits), reported to `on_step`."""
+
+    benchmark: Benchmarked
+    repo: str
+    line: tuple[Commit, ...]
+    good: ResolvedRef
+    threshold: float
+    direction: Direction
+    on_step: Callable[[BisectStep, int], None] | None
+    measured: MeasuredCode
+    inside: str = ""  # the merge whose branch `line` is
+
+    def search(self, metric: Metric) -> SearchOutcome:
+        found = search(
+            self.line,
+            lambda index, attempt: self._step(metric, index, attempt),
+            direction=self.direction,
+        )
+        if not self.inside:
+            return found
+        return replace(found, steps=tuple(replace(s, inside=self.inside) for s in found.steps))
+
+    def _step(self, metric: Metric, index: int, attempt: int) -> StepOutcome:
+        outcome = self._stored(metric, index) or self._measure(metric, index, attempt)
+        if self.on_step is not None:
+            commit = self.line[index]
+            self.on_step(
+                BisectStep(index, commit.commit, commit.subject, outcome, attempt, self.inside),
+                len(self.line),
+            )
+        return outcome
+
+    def _stored(self, metric: Metric, index: int) -> StepOutcome | None:
+        """The step as a run the store holds says it, when that run settled it."""
+        stored = self.measured.pair(self.good.commit, self.line[index].commit, (metric,))
+        if stored is None:
+            return None
+        comparisons = main_comparisons(stored.result, metric, stored.before, stored.after)
+        outcome = classify(comparisons, self.threshold, self.direction)
+        if outcome is None or outcome.state not in (StepState.GOOD, StepState.BAD):
+            return None  # not settled: measured again, with more budget when it needs it
+        return replace(outcome, run_id=stored.result.run_id, reused=True)
+
+    def _measure(self, metric: Metric, index: int, attempt: int) -> StepOutcome:
+        commit = self.line[index]
+        name = commit.short
+        experiment = self.benchmark.experiment(
+            [Variant(name="good", git=self.good.commit), Variant(name=name, git=commit.commit)],
+            metrics=(metric,),
+            budget_scale=2.0 ** (attempt - 1),
+        )
+        result = self.benchmark.run(experiment, self.repo)
+        failed = {f.variant: f for f in result.failures}
+        if "good" in failed:
+            raise GitError(
+                f"GOOD ({self.good.ref}, {self.good.short}) could not be measured: "
+                f"{failed['good'].message}",
+                hint="GOOD must build and run: give a GOOD commit that does (its run is "
+                f"kept: perflab show {result.run_id})",
+                detail=failed["good"].detail,
+            )
+        outcome = classify(
+            main_comparisons(result, metric, "good", name), self.threshold, self.direction
+        )
+        if outcome is None:
+            reason = failed[name].message if name in failed else "nothing was measured"
+            return StepOutcome(StepState.SKIPPED, run_id=result.run_id, reason=reason)
+        return replace(outcome, run_id=result.run_id)
+
+
+def _search_with_a_lens(
+    steps: _BisectSteps, metric: Metric | None
+) -> tuple[Metric, tuple[BisectStep, ...], SearchOutcome, list[str]]:
+    """The search with `metric`; without one, with instructions first and time where the
+    instructions do not show the change (whose steps are kept as `prior`)."""
+    if metric is not None:
+        return metric, (), steps.search(metric), []
+    if not instructions_available():
+        notes = ["valgrind is not installed: bisecting with the time lens"]
+        return Metric.TIME, (), steps.search(Metric.TIME), notes
+    outcome = steps.search(Metric.INSTRUCTIONS)
+    if not outcome.steps:
+        return Metric.INSTRUCTIONS, (), outcome, []
+    first = outcome.steps[0].outcome
+    if first.state is StepState.GOOD:
+        notes = [
+            f"instructions did not show the change sought (BAD/GOOD {first.ratio:.3f}): "
+            "bisecting with the time lens"
+        ]
+        return Metric.TIME, outcome.steps, steps.search(Metric.TIME), notes
+    notes = [
+        "bisecting with the instructions lens: deterministic counts answer each step "
+        "without noise (give --metric time to bisect wall time)"
+    ]
+    return Metric.INSTRUCTIONS, (), outcome, notes
+
+
+def _inside_merges(
+    steps: _BisectSteps,
+    metric: Metric,
+    runner: SubprocessRunner,
+    culprit: int,
+    found: _Found,
+) -> _Found:
+    """The culprit on BAD's first-parent line; where it is a merge, the search goes on along
+    the branch it merged (the merged branch's commits compared with GOOD, as every step is),
+    again while the commit found is a merge."""
+    line, index = steps.line, culprit
+    parent = line[index - 1] if index > 0 else Commit(steps.good.commit, steps.good.subject)
+    found = replace(found, culprit=line[index], parent=parent)
+    assert found.culprit is not None
+    while (merged := merged_branch(runner, steps.repo, found.culprit.commit)) is not None:
+        merge, (base, second) = found.culprit, merged
+        by_hand = _by_hand(steps, base, second, metric)
+        base_ref = resolve_ref(runner, steps.repo, base)
+        if base == second:  # the branch was in the first parent already
+            return replace(found, not_inside=f"the merge {merge.short} merged no new commit")
+        second_ref = resolve_ref(runner, steps.repo, second)
+        inner = tuple(
+            Commit(c, s) for c, s in first_parent_line(runner, steps.repo, base_ref, second_ref)
+        )
+        inside = replace(steps, line=inner, inside=merge.commit)
+        outcome = inside.search(metric)
+        found = replace(found, steps=found.steps + outcome.steps)
+        if outcome.culprit is None:
+            left = ", ".join(f"{inner[i].short} {inner[i].subject}" for i in outcome.candidates)
+            why = outcome.stopped + (f" ({left})" if left else "")
+            return replace(
+                found,
+                not_inside=f"inside the merge {merge.short}, the search could not go on: {why}; "
+                f"to look inside it by hand: {by_hand}",
+            )
+        index = outcome.culprit
+        parent_commit = inner[index - 1] if index > 0 else Commit(base, base_ref.subject)
+        found = replace(
+            found, culprit=inner[index], parent=parent_commit, merges=(*found.merges, merge)
+        )
+    return found
+
+
+def _by_hand(steps: _BisectSteps, base: str, second: str, metric: Metric) -> str:
+    """The command that bisects a merged branch with this bisection's benchmark."""
+    b = steps.benchmark
+    words = ["perflab", "bisect", base[:10], second[:10]]
+    for flag, value in (("--cmd", b.cmd), ("--stmt", b.stmt), ("--setup", b.setup),
+                        ("--build", b.build), ("--each", b.each)):  # fmt: skip
+        if value is not None:
+            words += [flag, value]
+    words += ["--metric", str(metric), "--threshold", f"{steps.threshold:.4g}"]
+    if steps.direction is not Direction.SLOWER:
+        words.append(f"--{steps.direction}")
+    return " ".join(shlex.quote(w) for w in words) + " (with your other options)"
+
+
+def _culprit_evidence(
+    steps: _BisectSteps, parent: Commit, culprit: Commit, metrics: tuple[Metric, ...]
+) -> tuple[RunResult, tuple[str, str]]:
+    """The culprit against its parent, with `metrics` (the deciding lens first): the store's
+    run of the two, or a new one; and the names of the two variants in it."""
+    stored = steps.measured.pair(parent.commit, culprit.commit, metrics)
+    if stored is not None:
+        return stored.result, (stored.before, stored.after)
+    experiment = steps.benchmark.experiment(
+        [Variant(name="parent", git=parent.commit), Variant(name="culprit", git=culprit.commit)],
+        metrics=metrics,
+    )
+    return steps.benchmark.run(experiment, steps.repo), ("parent", "culprit")

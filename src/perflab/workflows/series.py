@@ -1,0 +1,378 @@
+"""`history`: one result per commit of a range, kept and reused by tree, benchmark and lens; the
+series' change points, each confirmed by a direct comparison of the commits either side; a
+suite's series benchmark by benchmark."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from perflab.analyse.machines import placed_history_points
+from perflab.analyse.same_work import gate_disagreement
+from perflab.engine.measured import MeasuredCode, StoredPair
+from perflab.git.repo import (
+    find_repository,
+    first_parent_line,
+    resolve_ref,
+    split_range,
+)
+from perflab.machine.proc import SubprocessRunner
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.kinds import Metric
+from perflab.records.model import Experiment, Variant
+from perflab.records.results import RunResult
+from perflab.records.workflow_results import (
+    HistoryChange,
+    HistoryPoint,
+    HistoryResult,
+    SuiteHistory,
+)
+from perflab.stats.changepoints import change_points
+from perflab.workflows.shared import (
+    Benchmarked,
+    Lenses,
+    evidence_lenses,
+    given_lenses,
+    instructions_available,
+    main_comparisons,
+)
+
+
+def history(
+    range_text: str,
+    *,
+    benchmark: Benchmarked,
+    every: int = 1,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+    repository: str | Path | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> HistoryResult:
+    """One result per commit of RANGE's first-parent line (its base included; every `every`th
+    commit counted back from the tip), each kept and reused by tree, benchmark and lens;
+    change points of the series, each checked by a direct comparison of the commits either
+    side. The first lens of `metric` is the series; the direct comparisons measure the others
+    given, and time and instructions, beside it. A suite (`benchmark.suite`): the first
+    benchmark's series; `suite_history` gives each one's."""
+    started = clock()
+    plan = _HistoryPlan.made(range_text, benchmark, every, metric, repository)
+    points, wanted = _known_points(plan, None)
+    if wanted:
+        result, names = _measure_trees(benchmark, plan, wanted)
+        _fill_points(points, wanted, result, names, plan.chosen, None)
+    found = _series(plan, threshold, points, None, {})
+    return replace(found, measured_now=len(wanted), seconds=clock() - started)
+
+
+def suite_history(
+    range_text: str,
+    *,
+    benchmark: Benchmarked,
+    every: int = 1,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+    repository: str | Path | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> SuiteHistory:
+    """`history` of every benchmark of a suite: the commits that any benchmark lacks in the
+    store are measured in one run of the whole suite, then each benchmark has its own series
+    and its own change points (a direct comparison of two commits is one run of the suite,
+    shared by the benchmarks that change there)."""
+    started = clock()
+    plan = _HistoryPlan.made(range_text, benchmark, every, metric, repository)
+    known = {name: _known_points(plan, name) for name in plan.benchmarks}
+    wanted = {tree: at for _, missing in known.values() for tree, at in missing.items()}
+    if wanted:
+        result, names = _measure_trees(benchmark, plan, wanted)
+        for name, (points, missing) in known.items():
+            _fill_points(points, missing, result, names, plan.chosen, name)
+    if all(p.value is None for points, _ in known.values() for p in points):
+        raise _nothing_measured(range_text, [p for points, _ in known.values() for p in points])
+    compared: dict[tuple[str, str], StoredPair] = {}
+    series = [
+        replace(_series(plan, threshold, points, name, compared), measured_now=len(missing))
+        for name, (points, missing) in known.items()
+    ]
+    seconds = clock() - started
+    return SuiteHistory(
+        range_text=range_text,
+        metric=plan.chosen,
+        threshold=threshold,
+        series=tuple(replace(s, seconds=seconds) for s in series),
+        measured_now=len(wanted),
+        seconds=seconds,
+        notes=tuple(plan.notes),
+    )
+
+
+@dataclass(frozen=True)
+class _HistoryPlan:
+    """What a history measures: the commits, the lens of the series, what the store holds."""
+
+    benchmark: Benchmarked
+    repo: str
+    range_text: str
+    line: list[tuple[str, str]]  # RANGE's base and first-parent line, oldest first
+    commits: list[tuple[str, str, str]]  # (commit, subject, tree) of those measured
+    chosen: Metric
+    lenses: tuple[Metric, ...]
+    notes: tuple[str, ...]
+    measured: MeasuredCode
+    benchmarks: tuple[str, ...]  # the benchmarks' names, as listed now
+
+    @classmethod
+    def made(
+        cls,
+        range_text: str,
+        benchmark: Benchmarked,
+        every: int,
+        metric: Lenses,
+        repository: str | Path | None,
+    ) -> _HistoryPlan:
+        if every < 1:
+            raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
+        lenses = given_lenses(metric, benchmark)
+        runner = SubprocessRunner()
+        repo = str(repository) if repository else find_repository(runner, os.getcwd())
+        line = _range_line(runner, repo, range_text)
+        default = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
+        chosen = lenses[0] if lenses else default
+        commits = [
+            (commit, subject, resolve_ref(runner, repo, commit).tree)
+            for commit, subject in line[::-1][::every][::-1]
+        ]
+        planned = _planned(benchmark)
+        return cls(
+            benchmark=benchmark,
+            repo=repo,
+            range_text=range_text,
+            line=line,
+            commits=commits,
+            chosen=chosen,
+            lenses=lenses,
+            notes=() if lenses else (_history_lens_note(chosen),),
+            measured=MeasuredCode.read(benchmark.store_path, planned),
+            benchmarks=tuple(b.name for b in planned.benchmarks),
+        )
+
+
+def _series(
+    plan: _HistoryPlan,
+    threshold: float,
+    points: list[HistoryPoint],
+    name: str | None,
+    compared: dict[tuple[str, str], StoredPair],
+) -> HistoryResult:
+    """One benchmark's series (`name`; None: the first's), placed by node, its change points
+    confirmed by direct comparisons (`compared`: those measured already in this history). A
+    series with no value is an error alone; a suite's benchmark that failed everywhere is a
+    series of skipped points beside the others."""
+    valued = [i for i, p in enumerate(points) if p.value is not None]
+    if not valued and name is None:
+        raise _nothing_measured(plan.range_text, points)
+    chosen = plan.chosen
+    placed, placed_note = placed_history_points(points, plan.benchmark.store_path, chosen)
+    points = list(placed)
+    notes = (*plan.notes, *([placed_note] if placed_note else []))
+    changes = _history_changes(
+        plan, evidence_lenses(chosen, plan.lenses), threshold, points, valued, name, compared
+    )
+    return HistoryResult(
+        range_text=plan.range_text,
+        metric=chosen,
+        threshold=threshold,
+        points=tuple(points),
+        changes=_with_unmeasured_between(changes, plan.line),
+        measured_now=0,
+        seconds=0.0,
+        notes=notes,
+        benchmark=name,
+    )
+
+
+def _planned(benchmark: Benchmarked) -> Experiment:
+    """The benchmark's experiment as any two commits measure it (a suite: listed now)."""
+    variants = [Variant(name="a", git="HEAD"), Variant(name="b", git="HEAD")]
+    return benchmark.experiment(variants, metrics=(Metric.TIME,))
+
+
+def measured_code(benchmark: Benchmarked) -> MeasuredCode:
+    """What the benchmark's store already holds of this benchmark and its settings (of any
+    lens: each figure read is asked for by lens)."""
+    return MeasuredCode.read(benchmark.store_path, _planned(benchmark))
+
+
+def _range_line(runner: SubprocessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:
+    """RANGE's base and its first-parent line up to the tip, oldest first, as (commit, subject)."""
+    start, end = split_range(range_text)
+    base = resolve_ref(runner, repo, start)
+    tip = resolve_ref(runner, repo, end)
+    return [(base.commit, base.subject), *first_parent_line(runner, repo, base, tip)]
+
+
+def _with_unmeasured_between(
+    changes: list[HistoryChange], line: list[tuple[str, str]]
+) -> tuple[HistoryChange, ...]:
+    place = {commit: i for i, (commit, _) in enumerate(line)}
+    return tuple(
+        replace(c, unmeasured_between=place[c.after.commit] - place[c.before.commit] - 1)
+        for c in changes
+    )
+
+
+def _history_lens_note(chosen: Metric) -> str:
+    return f"the {chosen} lens: " + (
+        "instruction counts are deterministic, so results of separate runs compare"
+        if chosen is Metric.INSTRUCTIONS
+        else "valgrind is not installed; times of separate runs drift with the machine"
+    )
+
+
+def _known_points(
+    plan: _HistoryPlan, name: str | None
+) -> tuple[list[HistoryPoint], dict[str, list[int]]]:
+    """A point per commit, valued from the store where a run of it holds its tree (benchmark
+    `name`'s figure; None: the first benchmark's); and for each tree still to measure, the
+    indices of the points that need it."""
+    points: list[HistoryPoint] = []
+    wanted: dict[str, list[int]] = {}
+    for commit, subject, tree in plan.commits:
+        known = plan.measured.value(tree, plan.chosen, name)
+        if known is not None:
+            value, unit, run_id = known
+            points.append(HistoryPoint(commit, subject, tree, value, unit, run_id, reused=True))
+        else:
+            points.append(HistoryPoint(commit, subject, tree))
+            wanted.setdefault(tree, []).append(len(points) - 1)
+    return points, wanted
+
+
+def _measure_trees(
+    benchmark: Benchmarked, plan: _HistoryPlan, wanted: Mapping[str, list[int]]
+) -> tuple[RunResult, dict[str, str]]:
+    """Measures each wanted tree (at the first of its commits) in one run: the run, and the
+    name of each tree's variant in it."""
+    commit_of = {tree: plan.commits[at[0]][0] for tree, at in wanted.items()}
+    names = {tree: f"c{commit[:10]}" for tree, commit in commit_of.items()}
+    variants = [Variant(name=names[tree], git=commit) for tree, commit in commit_of.items()]
+    if len(variants) == 1:  # an experiment compares: the one new commit against itself
+        variants.append(Variant(name=variants[0].name + "-again", git=variants[0].git))
+    pairs = [(variants[0].name, v.name) for v in variants[1:]]
+    pairs += [(a.name, b.name) for a, b in zip(variants[1:], variants[2:], strict=False)]
+    experiment = replace(
+        benchmark.experiment(variants, metrics=(plan.chosen,)), pairs=tuple(dict.fromkeys(pairs))
+    )
+    return benchmark.run(experiment, plan.repo), names
+
+
+def _fill_points(
+    points: list[HistoryPoint],
+    wanted: Mapping[str, list[int]],
+    result: RunResult,
+    names: Mapping[str, str],
+    metric: Metric,
+    benchmark_name: str | None,
+) -> None:
+    """Fills the wanted points in from the run (benchmark `benchmark_name`'s figures; None:
+    the first benchmark's), or says why a point has none."""
+    values: dict[str, tuple[float, str]] = {}
+    for c in result.comparisons:
+        if c.metric is metric and c.event is None and benchmark_name in (None, c.benchmark):
+            values.setdefault(c.baseline, (c.baseline_value, c.unit))
+            values.setdefault(c.variant, (c.variant_value, c.unit))
+    failed = {
+        f.variant: f.message
+        for f in result.failures
+        if f.variant and (benchmark_name is None or f.benchmark in (None, benchmark_name))
+    }
+    for tree, at in wanted.items():
+        name = names[tree]
+        for i in at:
+            point = points[i]
+            if name in values:
+                value, unit = values[name]
+                points[i] = replace(point, value=value, unit=unit, run_id=result.run_id)
+            else:
+                why = failed.get(name) or "nothing was measured"
+                points[i] = replace(point, run_id=result.run_id, skipped=why)
+
+
+def _nothing_measured(range_text: str, points: list[HistoryPoint]) -> BenchmarkFailedError:
+    reasons = sorted({p.skipped for p in points if p.skipped})
+    return BenchmarkFailedError(
+        f"no commit of {range_text} could be built and measured ({len(points)} tried)",
+        hint="fix the build command or the benchmark (the first reason is below); the runs "
+        "are kept in the store",
+        detail=reasons[0] if reasons else None,
+    )
+
+
+def _history_changes(
+    plan: _HistoryPlan,
+    metrics: tuple[Metric, ...],
+    threshold: float,
+    points: list[HistoryPoint],
+    valued: list[int],
+    name: str | None,
+    compared: dict[tuple[str, str], StoredPair],
+) -> list[HistoryChange]:
+    """The series' change points, each confirmed by a direct comparison measured with
+    `metrics`, the series' lens first (one the store holds already, one this history measured
+    for another benchmark, or a new run)."""
+    series = [points[i].series_value or 0.0 for i in valued]
+    changes: list[HistoryChange] = []
+    for found in change_points(series, min_step=threshold):
+        after = points[valued[found.index]]
+        before = points[valued[found.index - 1]]
+        stored = compared.get((before.tree, after.tree)) or plan.measured.pair(
+            before.tree, after.tree, metrics
+        )
+        reused = stored is not None
+        if stored is None:
+            variants = [Variant(name="before", git=before.commit),
+                        Variant(name="after", git=after.commit)]  # fmt: skip
+            benchmark = plan.benchmark
+            result = benchmark.run(benchmark.experiment(variants, metrics=metrics), plan.repo)
+            stored = StoredPair(result, "before", "after")
+            compared[(before.tree, after.tree)] = stored
+        change = confirmed_change(stored, metrics[0], threshold, valued[found.index], before, after,
+                            found.ratio, benchmark=name)  # fmt: skip
+        changes.append(replace(change, reused=reused))
+    return changes
+
+
+def confirmed_change(
+    stored: StoredPair,
+    metric: Metric,
+    threshold: float,
+    index: int,
+    before: HistoryPoint,
+    after: HistoryPoint,
+    series_ratio: float,
+    *,
+    benchmark: str | None = None,
+) -> HistoryChange:
+    """What the direct comparison of the commits either side of a change point says (of
+    `benchmark` in it; None: its first)."""
+    result = stored.result
+    names = (stored.before, stored.after)
+    of = [c for c in result.comparisons if benchmark in (None, c.benchmark)]
+    found = [
+        c for c in main_comparisons(result, metric, *names) if benchmark in (None, c.benchmark)
+    ]
+    disagreement = gate_disagreement(of, metric, names, threshold)
+    if not found:
+        return HistoryChange(
+            index, before, after, series_ratio, None, None, None, False, result.run_id,
+            result=result,
+        )  # fmt: skip
+    c = found[0]
+    limit = 1.0 + threshold
+    confirmed = (c.ci_low > limit) if series_ratio > 1 else (c.ci_high < 1.0 / limit)
+    return HistoryChange(
+        index, before, after, series_ratio, c.ratio, c.ci_low, c.ci_high, confirmed,
+        result.run_id, result=result, disagreement=disagreement,
+    )  # fmt: skip
