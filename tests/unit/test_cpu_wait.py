@@ -11,6 +11,7 @@ import pytest
 
 from perflab import engine
 from perflab.api import make_experiment
+from perflab.engine.cpu import note_cpu_claim
 from perflab.machine import cpu_lock
 from perflab.machine.host import online_cpus, process_command
 from perflab.measure.lens import NullProgress
@@ -47,7 +48,7 @@ def test_a_run_of_lenses_that_need_no_quiet_cpu_never_waits(
         assert claim is not None and claim.lock is None and claim.waited_s < 1.0
         assert claim.shared_with == (os.getpid(),)
         notes = _Notes()
-        engine._note_cpu_claim(notes, claim, quiet=False)  # type: ignore[arg-type]
+        note_cpu_claim(notes, claim, quiet=False)  # type: ignore[arg-type]
         (note,) = notes.notes
         assert "do not depend on a quiet CPU" in note.message and note.severity.value == "info"
     timed = make_experiment(stmt="pass", variants=["A", "B"], metrics=["time", "instructions"])
@@ -63,7 +64,7 @@ def test_a_wait_is_said_with_who_held_the_cpu_and_not_charged_to_the_budget(
     assert claim is not None and claim.waited_s >= 0.5
     assert claim.waited_for == (os.getpid(),)
     notes = _Notes()
-    engine._note_cpu_claim(notes, claim, quiet=True)  # type: ignore[arg-type]
+    note_cpu_claim(notes, claim, quiet=True)  # type: ignore[arg-type]
     (note,) = notes.notes
     assert f"perflab pid {os.getpid()}" in note.message
     assert "not counted in the budget" in note.message and note.severity.value == "warning"
@@ -72,7 +73,7 @@ def test_a_wait_is_said_with_who_held_the_cpu_and_not_charged_to_the_budget(
     # a wait of a run that got its CPU in the end: an info note, the same facts
     waited = cpu_lock.CpuClaim(1, None, waited_s=12.0, waited_for=(os.getpid(),))
     notes = _Notes()
-    engine._note_cpu_claim(notes, waited, quiet=True)  # type: ignore[arg-type]
+    note_cpu_claim(notes, waited, quiet=True)  # type: ignore[arg-type]
     (note,) = notes.notes
     assert note.message.startswith("waited 12 s for CPU 1") and "not counted" in note.message
     assert Metric.TIME in experiment.settings.metrics

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.engine import _caches_matter
+from perflab.engine.run_notes import caches_matter
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.tools.native_code import native_code
 
@@ -23,8 +23,8 @@ def test_pure_python_statements_run_no_cpu_dispatched_code() -> None:
 def test_compile_caches_matter_for_compiling_code_with_two_variants() -> None:
     two = (Variant("A"), Variant("B"))
     torch = Benchmark("b", stmt="f(x)", setup="import torch; f = torch.compile(g)")
-    assert _caches_matter(Experiment((torch,), two))
-    assert not _caches_matter(Experiment((torch,), two[:1]))  # nothing to share with
-    assert not _caches_matter(Experiment((Benchmark("c", cmd="./bench"),), two))
+    assert caches_matter(Experiment((torch,), two))
+    assert not caches_matter(Experiment((torch,), two[:1]))  # nothing to share with
+    assert not caches_matter(Experiment((Benchmark("c", cmd="./bench"),), two))
     own = (Variant("A"), Variant("B", env={"XDG_CACHE_HOME": "/tmp"}))
-    assert _caches_matter(Experiment((Benchmark("c", cmd="./bench"),), own))
+    assert caches_matter(Experiment((Benchmark("c", cmd="./bench"),), own))

@@ -4,16 +4,12 @@ compare.py)."""
 from perflab.engine.analyse import analyse_run, dedupe_notes, with_sections
 from perflab.engine.compare import compare_runs
 from perflab.engine.cpu import claim_measurement_cpu, measurement_cpu, needs_quiet_cpu
-from perflab.engine.cpu import note_cpu_claim as _note_cpu_claim
 from perflab.engine.outputs import judge_outputs
 from perflab.engine.run import check_paths, run_experiment
-from perflab.engine.run_notes import caches_matter as _caches_matter
 from perflab.records.results import RunResult as RunResult  # re-exported: it was defined here
 
 __all__ = [
     "RunResult",
-    "_caches_matter",
-    "_note_cpu_claim",
     "analyse_run",
     "check_paths",
     "claim_measurement_cpu",

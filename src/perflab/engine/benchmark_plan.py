@@ -1,4 +1,4 @@
-"""A benchmark's plan: it is probed, and its budget split between the lenses (perflab/budget.py)
+"""A benchmark's plan: it is probed, and its budget split between the lenses (plan/budget.py)
 before anything is measured; a benchmark whose variants are checked out or built first is
 planned once they are ready."""
 

@@ -99,7 +99,7 @@ class LensDescriptor:
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
     # what the lens's minimum measurement of a benchmark costs (its package's cost.py), for the
-    # budget's plan (perflab/budget.py); None: one generation of workers
+    # budget's plan (plan/budget.py); None: one generation of workers
     cost: CostModel | None = None
     # a lens measured through other lenses' measurements: its cost is theirs, each priced by its
     # own lens's model and combined by the plan (budget.composed_cost); `cost` is then None

@@ -14,8 +14,8 @@ compiled on the user's machine. Every measured loop is paired with an empty-stat
 same length, whose costs (the loop itself and the worker's handshake) are subtracted, as
 torch.utils.benchmark does.
 
-Commands run whole under callgrind, or with ``--toggle-collect=FUNCTION`` only inside
-`Settings.region`.
+Commands run whole under callgrind, or with ``--toggle-collect=FUNCTION`` only inside the
+instructions lens's `region` option.
 
 What is fixed for determinism (and recorded as variant info): PYTHONHASHSEED=0, address-space
 randomisation off (personality ADDR_NO_RANDOMIZE, as ``setarch -R``), the environment padded to
@@ -82,8 +82,8 @@ class InstructionCounter:
     and callgrind files stored as `Metric.INSTRUCTIONS` samples and artifacts (a lens that files
     them under its own metric wraps the sink). Lenses hold one and call `count`; none inherits.
 
-    Uses `Settings.region` (commands: count only inside that function) and `Settings.cache_sim`
-    (simulated D1/LL misses and branch mispredictions, fixed geometry)."""
+    Reads the instructions lens's options `region` (commands: count only inside that function)
+    and `cache_sim` (simulated D1/LL misses and branch mispredictions, fixed geometry)."""
 
     metric = Metric.INSTRUCTIONS  # of its progress, its notes and its unavailable artifacts
 

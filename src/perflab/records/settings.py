@@ -114,7 +114,7 @@ class Settings:
             repeat=True,
         ),
     )
-    # wall-clock budget per benchmark, across all its lenses (perflab/budget.py splits it)
+    # wall-clock budget per benchmark, across all its lenses (plan/budget.py splits it)
     budget_s: float = _setting(
         20.0,
         SettingSpec(

@@ -1,6 +1,5 @@
 """The records of the workflows over a history (`perflab check`, `perflab history`): what
-`perflab.workflows` returns and the renderers format (bisect's are in
-`perflab.plan.bisect_search`)."""
+`perflab.workflows` returns and the renderers format (bisect's are in `records/bisect.py`)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Statements: one fork server for the baseline (its start-up and the set-up's imports), one child
 forked from it (a forked worker's start-up and set-up) and one sample calibrated to --sample-ms.
 Commands: one run of the baseline's command. The probe's own time is part of the benchmark's
-budget (perflab/budget.py).
+budget (plan/budget.py).
 
 Beside that, the machine's speed here and now against the reference machine of the budget's
 constants (`budget.MachineSpeed`): a Python process doing fixed work and, when a lens of the plan

@@ -29,9 +29,9 @@ from perflab.tools.native_code import native_code
 class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
 
-    Uses `Settings.region` (commands: count only inside that function), `Settings.cache_sim`
-    (simulated D1/LL misses and branch mispredictions, fixed geometry) and `Settings.layers`
-    (regex rules grouping functions into layers)."""
+    Reads its options (lenses/instructions/options.py): `region` (commands: count only inside
+    that function), `cache_sim` (simulated D1/LL misses and branch mispredictions, fixed
+    geometry) and `layers` (regex rules grouping functions into layers)."""
 
     metric = Metric.INSTRUCTIONS
 
