@@ -29,8 +29,8 @@ from machine_load import MachineLoad
 from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME, parts_of
-from perflab.measure.callgrind_count import CountOptions
+from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME, parts_of
+from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant

@@ -35,8 +35,8 @@ from machine_facts import commit, cpu_model
 import perflab
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind_artifacts import SAMPLE_NAME
-from perflab.measure.callgrind_count import CountOptions
+from perflab.measure.callgrind.artifacts import SAMPLE_NAME
+from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant

@@ -15,7 +15,7 @@ import pytest
 from perflab.analyse.same_work import same_work_notes
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind_count import CountOptions
+from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric, Verdict

@@ -18,7 +18,7 @@ from perflab import api
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.measure import MemoryLens
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.callgrind_count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant

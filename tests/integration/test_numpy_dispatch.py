@@ -89,7 +89,7 @@ def test_numpy_dispatch_is_claimed_with_its_selector_and_is_one_asm_row() -> Non
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
 def test_numpy_dispatch_is_one_instructions_row() -> None:
     from perflab.lenses.instructions.measure import InstructionsLens
-    from perflab.measure.callgrind_count import CountOptions
+    from perflab.measure.callgrind.count import CountOptions
 
     out = _comparison(InstructionsLens(CountOptions(repeats=1)), Metric.INSTRUCTIONS)
     names = {f["name"] for f in out["functions"]} | {

@@ -18,8 +18,8 @@ from perflab.lenses.counters.measure import CountersLens
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.perf_record import record_statement_profile
-from perflab.measure.recordings import RecordOptions
+from perflab.measure.perf.record import record_statement_profile
+from perflab.measure.perf.recordings import RecordOptions
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from perflab import api
-from perflab.measure.peak_memory_analysis import MAXRSS_KB, PEAK_ALLOC_BYTES
+from perflab.measure.peak_memory.analysis import MAXRSS_KB, PEAK_ALLOC_BYTES
 from perflab.records.kinds import Verdict
 
 pytestmark = pytest.mark.integration

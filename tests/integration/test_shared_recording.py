@@ -1,5 +1,5 @@
 """A run with the profile and asm lenses records each variant once under `perf record`, for both
-(measure/recordings.py), whichever lens measures first; with real perf (cpu-clock in a VM)."""
+(measure/perf/recordings.py), whichever lens measures first; with real perf (cpu-clock in a VM)."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ from perflab.lenses.asm.machine_code import (
 from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
 from perflab.machine.proc import FakeRunner as ScriptedRunner
-from perflab.measure.recordings import CallGraph, RecordedProfile
+from perflab.measure.perf.recordings import CallGraph, RecordedProfile
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison
 from perflab.records.settings import Settings

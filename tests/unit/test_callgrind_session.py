@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
-from perflab.measure.callgrind_launch import CountRun
-from perflab.measure.callgrind_session import StatementSession
+from perflab.measure.callgrind.launch import CountRun
+from perflab.measure.callgrind.switching import StatementSession
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Experiment, Variant

@@ -9,14 +9,14 @@ import pytest
 from perflab.lenses.instructions.analyse import main_program
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner as ScriptedRunner
-from perflab.measure.callgrind_artifacts import (
+from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_INLINE_FRAMES,
     KIND_OBJECTS,
     KIND_STATEMENT,
 )
-from perflab.measure.callgrind_launch import (
+from perflab.measure.callgrind.launch import (
     CACHE_GEOMETRY,
     callgrind_options,
     choose_loops,

@@ -20,11 +20,11 @@ from perflab.lenses.memory.analyse import (
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
 from perflab.machine.proc import FakeRunner
-from perflab.measure.callgrind_artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
-from perflab.measure.callgrind_count import CountOptions
-from perflab.measure.callgrind_launch import cannot_execute, environment_bytes
+from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
+from perflab.measure.callgrind.count import CountOptions
+from perflab.measure.callgrind.launch import cannot_execute, environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory_analysis import MAXRSS_KB
+from perflab.measure.peak_memory.analysis import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.config import parse_metrics
 from perflab.records.errors import BenchmarkFailedError
@@ -358,7 +358,7 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import _tracemalloc_blind
-    from perflab.measure.peak_memory_analysis import PEAK_ALLOC_BYTES
+    from perflab.measure.peak_memory.analysis import PEAK_ALLOC_BYTES
     from perflab.records.kinds import Metric, Verdict
     from perflab.records.model import Comparison
 
@@ -374,7 +374,7 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
 def _with_peaks(
     stored_variant: tuple[list[Sample], list[Artifact]], peak_alloc_bytes: float
 ) -> tuple[list[Sample], list[Artifact]]:
-    from perflab.measure.peak_memory_analysis import PEAK_ALLOC_BYTES
+    from perflab.measure.peak_memory.analysis import PEAK_ALLOC_BYTES
 
     samples, artifacts = stored_variant
     peaks = [

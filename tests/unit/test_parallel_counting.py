@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from perflab.machine.proc import FakeRunner
-from perflab.measure.callgrind_count import CountOptions, InstructionCounter
-from perflab.measure.callgrind_dumps import dump_totals
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.dumps import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings

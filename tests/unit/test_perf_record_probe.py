@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from perflab.machine.proc import FakeRunner
-from perflab.measure import perf_record
-from perflab.measure.perf_record import probe_recording
-from perflab.measure.recordings import CallGraph, RecordOptions
+from perflab.measure.perf import record as perf_record
+from perflab.measure.perf.record import probe_recording
+from perflab.measure.perf.recordings import CallGraph, RecordOptions
 from perflab.records.errors import ToolUnavailableError
 
 OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)

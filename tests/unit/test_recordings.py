@@ -1,10 +1,9 @@
-"""The run's store of shared perf recordings (measure/recordings.py) and the recording's progress,
-without processes."""
+"""The run's store of shared perf recordings (measure/perf/recordings.py) and the recording's
+progress, without processes."""
 
 from __future__ import annotations
 
-from perflab.measure.recording_runs import recorded_share
-from perflab.measure.recordings import (
+from perflab.measure.perf.recordings import (
     PerfRecordings,
     Reading,
     Recipe,
@@ -12,6 +11,7 @@ from perflab.measure.recordings import (
     RecordOptions,
     VariantRecording,
 )
+from perflab.measure.perf.runs import recorded_share
 
 RECIPE = Recipe(
     options=RecordOptions(),

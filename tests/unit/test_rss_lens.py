@@ -14,7 +14,7 @@ from perflab.lenses.rss import RSS
 from perflab.lenses.rss.measure import RssLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory_analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
+from perflab.measure.peak_memory.analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.plan.config import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -121,7 +121,7 @@ def test_commands_compare_the_peak_rss_wait4_reports() -> None:
 
 
 def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
-    from perflab.measure.peak_memory_analysis import tracemalloc_blind
+    from perflab.measure.peak_memory.analysis import tracemalloc_blind
     from perflab.records.model import Comparison
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:

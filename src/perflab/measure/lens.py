@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from perflab.machine.proc import ProcessRunner
-from perflab.measure.recordings import PerfRecordings
+from perflab.measure.perf.recordings import PerfRecordings
 from perflab.records.kinds import Metric
 from perflab.records.model import (
     Artifact,
@@ -138,7 +138,7 @@ class LensContext:
     # the time lens: fork its generations from rounds of servers it starts itself (the plan's
     # choice when the set-up's imports are expensive, plan/budget.py); None: fresh workers
     server_rounds: ServerRounds | None = None
-    # the run's perf recordings that more than one lens reads (measure/recordings.py): kept by
+    # the run's perf recordings that more than one lens reads (measure/perf/recordings.py): kept by
     # `replace`, so every benchmark and lens of a run shares the one store
     recordings: PerfRecordings = field(default_factory=PerfRecordings)
     # turns on the measuring CPU with other perflab runs on it, one sample block at a time

@@ -40,10 +40,11 @@ FORK_WHEN_IMPORTS_S = 0.5
 # perf stat / perf record (the counters, profile and asm lenses): starting perf around a worker,
 # and reading its output back
 PERF_START_S = 0.3
-# The perf recording of each variant's measured region with call graphs (measure/recordings.py):
-# the profile lens's, which the asm lens reads too when a run has both. Statements: this long per
-# variant, in this many independent worker processes (a function claimed to have appeared must be
-# there in every one, not in one process's one-off work; 2 is the fewest that can tell);
+# The perf recording of each variant's measured region with call graphs
+# (measure/perf/recordings.py): the profile lens's, which the asm lens reads too when a run has
+# both. Statements: this long per variant, in this many independent worker processes (a
+# function claimed to have appeared must be there in every one, not in one process's one-off
+# work; 2 is the fewest that can tell);
 # commands: runs until this long, at most this many.
 CALL_GRAPH_REGION_S = 1.0
 CALL_GRAPH_PROCESSES = 2
@@ -307,7 +308,7 @@ class LensCost:
     after_s: float = 0.0
     # its generations are forked from rounds of servers it starts itself (the time lens)
     server_rounds: ServerRounds | None = None
-    # a measurement other lenses of the run read too, by name ("" none; measure/recordings.py):
+    # a measurement other lenses of the run read too, by name ("" none; measure/perf/recordings.py):
     # the first of them to run makes it, so the plan charges it to that one (`charge_once`).
     # `shared_s`: the part of the minimum it is, in the cost of the lens that knows it
     shares: str = ""

@@ -1,4 +1,4 @@
-"""Statement-worker ops for counting under callgrind (measure/callgrind_count.py: the instructions
+"""Statement-worker ops for counting under callgrind (measure/callgrind/count.py: the instructions
 and memory lenses), sent to each worker started under callgrind.
 
 Runs inside the variant's interpreter: Python 3.7+, standard library only. The worker switches

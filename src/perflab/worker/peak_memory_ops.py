@@ -1,5 +1,5 @@
-"""The peak-memory statement-worker op (measure/peak_memory.py: the rss and memory lenses), sent
-to each worker measuring peak memory ("register").
+"""The peak-memory statement-worker op (measure/peak_memory/sessions.py: the rss and memory
+lenses), sent to each worker measuring peak memory ("register").
 
 Runs inside the variant's interpreter: Python 3.7+, standard library only.
 

@@ -2,11 +2,11 @@
 
 `HotCodeSource` is the small seam to a profiler: anything that can profile the measured region
 of one variant and return per-sample (object, symbol, offset) plus the mapped objects.
-`PerfRecordSource` is the built-in one: a perf recording (`measure/perf_record.py`:
+`PerfRecordSource` is the built-in one: a perf recording (`measure/perf/record.py`:
 `record_statement_profile` / `record_command_profile`) with ``cpu-clock``, no call graphs and
 symbol-table names, its samples counted per sampled instruction. For a statement in a run that
 profiles too, it reads the sampled instructions of the profile lens's recording instead
-(measure/recordings.py): one recording per variant for both lenses, made by whichever measures
+(measure/perf/recordings.py): one recording per variant for both lenses, made by whichever measures
 first (`shares_recording`).
 """
 
@@ -20,13 +20,12 @@ from typing import Any, Protocol
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.perf_record import (
+from perflab.measure.perf.record import (
     probe_recording,
     record_command_profile,
     record_statement_profile,
 )
-from perflab.measure.recording_runs import call_graph_recipe, record_variants
-from perflab.measure.recordings import (
+from perflab.measure.perf.recordings import (
     CallGraph,
     PerfRecordings,
     Reading,
@@ -34,6 +33,7 @@ from perflab.measure.recordings import (
     RecordOptions,
     VariantRecording,
 )
+from perflab.measure.perf.runs import call_graph_recipe, record_variants
 from perflab.measure.worker_client import interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric

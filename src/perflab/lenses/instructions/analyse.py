@@ -30,7 +30,7 @@ from perflab.lenses.instructions.explain import (
     replacements,
 )
 from perflab.lenses.instructions.options import layers_of
-from perflab.measure.callgrind_artifacts import (
+from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_INLINE_FRAMES,
@@ -40,7 +40,7 @@ from perflab.measure.callgrind_artifacts import (
     parts_of,
     unexecutable_reason,
 )
-from perflab.measure.callgrind_dumps import CACHE_EVENTS, DerivedEvent, instructions_of
+from perflab.measure.callgrind.dumps import CACHE_EVENTS, DerivedEvent, instructions_of
 from perflab.measure.lens import LensAnalysis
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, Note, Severity

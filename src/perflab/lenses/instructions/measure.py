@@ -1,6 +1,6 @@
 """The instructions lens: deterministic instruction counts under valgrind's callgrind.
 
-The counting is `measure/callgrind_count.py`'s `InstructionCounter` (statements in a worker with
+The counting is `measure/callgrind/count.py`'s `InstructionCounter` (statements in a worker with
 callgrind switched around the loop only and an empty loop subtracted; commands whole, or inside
 `--region`), which the lens holds and calls; the lens checks valgrind up front and analyses what
 was stored.
@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 
 from perflab.lenses.instructions.analyse import analyse_instructions
 from perflab.machine.proc import ProcessRunner, which
-from perflab.measure.callgrind_count import CountOptions, InstructionCounter
-from perflab.measure.callgrind_launch import (
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.launch import (
     VALGRIND_HINT,
     check_valgrind_runs,
     cpu_has_avx512,

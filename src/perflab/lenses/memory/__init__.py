@@ -24,7 +24,7 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.memory.render:section",
     lens="perflab.lenses.memory.measure:MemoryLens",
     probe=_probe,
-    # callgrind's workers (measure/callgrind_count.py), then the peak-memory workers
+    # callgrind's workers (measure/callgrind/count.py), then the peak-memory workers
     worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
     worker_handlers="perflab.worker.peak_memory_ops",
     also_reads=("region",),

@@ -13,7 +13,7 @@ What the numbers are (and are not):
 - Allocations are the calls to the C allocator (malloc, calloc, realloc, the aligned variants)
   that callgrind counted, per iteration; Python's small-object allocator serves small objects
   without them.
-- Peak RSS and peak allocated are the rss lens's measures (measure/peak_memory_analysis.py).
+- Peak RSS and peak allocated are the rss lens's measures (measure/peak_memory/analysis.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.lenses.memory import MEMORY
-from perflab.measure.callgrind_artifacts import (
+from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_STATEMENT,
@@ -35,7 +35,7 @@ from perflab.measure.callgrind_artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.lens import LensAnalysis
-from perflab.measure.peak_memory_analysis import (
+from perflab.measure.peak_memory.analysis import (
     MAXRSS_KB,
     PEAK_ALLOC_BYTES,
     RssDetails,

@@ -1,12 +1,12 @@
 """The memory lens's measuring: two existing measurements, stored under one metric.
 
 - **Traffic**: each variant runs under callgrind with the cache simulation on, counted as the
-  instructions lens counts (`InstructionCounter`, measure/callgrind_count.py: statements in a
+  instructions lens counts (`InstructionCounter`, measure/callgrind/count.py: statements in a
   worker with instrumentation switched on around the loop only and an empty loop of the same
   length subtracted; commands whole, or inside `--region`), with the simulated cache geometry
   fixed. The callgrind files it writes are kept: analysis reads the data accesses, misses, the
   line size and the calls to the C allocator from them (`analyse.py`).
-- **Footprint**: the rss lens's measurement (`measure/peak_memory.py`): peak RSS and peak
+- **Footprint**: the rss lens's measurement (`measure/peak_memory/sessions.py`): peak RSS and peak
   allocated per sample in fresh workers (statements), `wait4`'s peak RSS per run (commands).
 
 Both write through a sink that files their samples, artifacts, notes and variant facts under
@@ -29,8 +29,8 @@ from typing import Any, Protocol
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
 from perflab.machine.proc import ProcessRunner, which
-from perflab.measure.callgrind_count import CountOptions, InstructionCounter
-from perflab.measure.callgrind_launch import (
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.launch import (
     cannot_execute,
     check_valgrind_runs,
     cpu_has_avx512,
@@ -44,7 +44,7 @@ from perflab.measure.lens import (
     MeasurementSink,
     ProgressReporter,
 )
-from perflab.measure.peak_memory import measure_peak_memory
+from perflab.measure.peak_memory.sessions import measure_peak_memory
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric

@@ -15,8 +15,8 @@ used instead; the choice made is recorded with the profile.
 perf falls back from `cycles` to `cpu-clock` without a PMU (VMs) and says nothing; the event that
 was really sampled is read back with `perf evlist` and reported.
 
-The recording itself is measure/recording_runs.py; for a statement, a run with the asm lens too
-records once per variant for both (measure/recordings.py), whichever lens measures first.
+The recording itself is measure/perf/runs.py; for a statement, a run with the asm lens too
+records once per variant for both (measure/perf/recordings.py), whichever lens measures first.
 """
 
 from __future__ import annotations
@@ -35,9 +35,15 @@ from perflab.lenses.profile.analyse import (
 from perflab.lenses.profile.cost import PROFILE_REGION_S
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
-from perflab.measure.perf_record import probe_recording
-from perflab.measure.recording_runs import call_graph_recipe, record_variants
-from perflab.measure.recordings import CallGraph, Reading, Recipe, RecordedProfile, RecordOptions
+from perflab.measure.perf.record import probe_recording
+from perflab.measure.perf.recordings import (
+    CallGraph,
+    Reading,
+    Recipe,
+    RecordedProfile,
+    RecordOptions,
+)
+from perflab.measure.perf.runs import call_graph_recipe, record_variants
 from perflab.plan.budget import CALL_GRAPH_COMMAND_RUNS
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (

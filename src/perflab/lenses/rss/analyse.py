@@ -1,4 +1,4 @@
-"""The rss lens's analysis: the peak-memory analysis (measure/peak_memory_analysis.py) filed
+"""The rss lens's analysis: the peak-memory analysis (measure/peak_memory/analysis.py) filed
 under `rss`."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from perflab.lenses.rss import RSS
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.measure.peak_memory_analysis import analyse_peak_memory
+from perflab.measure.peak_memory.analysis import analyse_peak_memory
 from perflab.records.model import Benchmark
 from perflab.records.settings import Settings
 

@@ -1,4 +1,4 @@
-"""The rss lens: how much memory each variant needs (measure/peak_memory.py measures it, in
+"""The rss lens: how much memory each variant needs (measure/peak_memory/sessions.py measures it, in
 fresh workers per generation for statements, as wait4's peak RSS per run for commands)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from perflab.lenses.rss import RSS
 from perflab.lenses.rss.analyse import analyse_rss
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
-from perflab.measure.peak_memory import measure_peak_memory
+from perflab.measure.peak_memory.sessions import measure_peak_memory
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note
 from perflab.stats.family import family_settings
 

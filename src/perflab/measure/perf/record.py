@@ -1,5 +1,5 @@
 """`perf record` around one variant's measured region, and `perf script` reading it back: the
-recording the profile lens and the asm lens make (measure/recordings.py: once, when a run has
+recording the profile lens and the asm lens make (measure/perf/recordings.py: once, when a run has
 both).
 
 Statements: the worker runs under `perf record --control ... --delay -1` (events start disabled);
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.measure.recordings import CallGraph, RecordedProfile, RecordOptions
+from perflab.measure.perf.recordings import CallGraph, RecordedProfile, RecordOptions
 from perflab.measure.session import WorkerWrap
 from perflab.measure.worker_client import StatementWorker, WorkerSample
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError

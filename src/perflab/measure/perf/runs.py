@@ -1,5 +1,5 @@
 """Every variant of a benchmark recorded under `perf record` for the run's recordings
-(measure/recordings.py), read back once per reading the recipe asks for.
+(measure/perf/recordings.py), read back once per reading the recipe asks for.
 
 Statements: each variant in `Recipe.processes` independent workers, one generation after the
 other, each recording its share of `region_s`. Each worker runs under `perf record --control
@@ -22,13 +22,13 @@ from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.perf_record import (
+from perflab.measure.perf.record import (
     CommandUnderPerf,
     ProfiledWorker,
     probe_recording,
     read_profile,
 )
-from perflab.measure.recordings import (
+from perflab.measure.perf.recordings import (
     Reading,
     Recipe,
     Recorded,

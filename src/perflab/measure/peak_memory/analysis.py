@@ -1,5 +1,5 @@
-"""Stored peak-memory samples (measure/peak_memory.py) -> per measure, each variant against the
-baseline: the rss lens's analysis, and the memory lens's footprint. Pure."""
+"""Stored peak-memory samples (measure/peak_memory/sessions.py) -> per measure, each variant
+against the baseline: the rss lens's analysis, and the memory lens's footprint. Pure."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.peak_memory_analysis import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
+from perflab.measure.peak_memory.analysis import FLOOR_KB, MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import StatementWorker, WorkerOps, variant_environment

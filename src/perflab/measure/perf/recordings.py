@@ -6,7 +6,7 @@ both, whichever of them measures first records, and the other takes what was kep
 
 The store is the run's (`LensContext.recordings`): a reading is kept until its reader takes it,
 so memory holds a benchmark's recording only between its two readers. Nothing here starts a
-process (measure/recording_runs.py records).
+process (measure/perf/runs.py records).
 """
 
 from __future__ import annotations

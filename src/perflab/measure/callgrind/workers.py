@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from perflab.lenses.registry import lens_option
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.machine.scratch import private_folder
-from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
-from perflab.measure.callgrind_dumps import (
+from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
+from perflab.measure.callgrind.dumps import (
     analysis_cache,
     dump_hint,
     instructions_of,
@@ -25,13 +25,13 @@ from perflab.measure.callgrind_dumps import (
     totals_of,
     trigger_of,
 )
-from perflab.measure.callgrind_launch import (
+from perflab.measure.callgrind.launch import (
     CountOptions,
     CountRun,
     callgrind_options,
     worker_timeout_s,
 )
-from perflab.measure.callgrind_session import StatementPlan, StatementSession
+from perflab.measure.callgrind.switching import StatementPlan, StatementSession
 from perflab.measure.commands import command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.reported_time import (

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from perflab.machine.proc import LaunchSpec
-from perflab.measure.callgrind_artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
-from perflab.measure.callgrind_dumps import dump_hint, read_dumps, totals_of, trigger_of
-from perflab.measure.callgrind_launch import (
+from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
+from perflab.measure.callgrind.dumps import dump_hint, read_dumps, totals_of, trigger_of
+from perflab.measure.callgrind.launch import (
     CALIBRATION_LOOPS,
     MAX_SETTLING_REPEATS,
     CountRun,

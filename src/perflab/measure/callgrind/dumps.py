@@ -12,8 +12,8 @@ from pathlib import Path
 
 from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner
-from perflab.measure.callgrind_artifacts import SAMPLE_NAME
-from perflab.measure.callgrind_launch import CountRun
+from perflab.measure.callgrind.artifacts import SAMPLE_NAME
+from perflab.measure.callgrind.launch import CountRun
 from perflab.tools.analysis_cache import AnalysisCache
 from perflab.tools.callgrind import (
     INSTRUCTIONS_EVENT,

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perflab.lenses.registry import lens_option
-from perflab.measure.callgrind_artifacts import (
+from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
     KIND_INLINE_FRAMES,
@@ -17,16 +17,16 @@ from perflab.measure.callgrind_artifacts import (
     KIND_STATEMENT,
     SAMPLE_NAME,
 )
-from perflab.measure.callgrind_dumps import (
+from perflab.measure.callgrind.dumps import (
     analysis_cache,
     derived_totals,
     instructions_of,
     object_identities,
     symbolise_inline_frames,
 )
-from perflab.measure.callgrind_launch import MAX_SETTLING_REPEATS, CountOptions, CountRun
-from perflab.measure.callgrind_session import StatementPlan
-from perflab.measure.callgrind_workers import CommandCounts, StatementCounts
+from perflab.measure.callgrind.launch import MAX_SETTLING_REPEATS, CountOptions, CountRun
+from perflab.measure.callgrind.switching import StatementPlan
+from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 from perflab.lenses.registry import lens_option
 from perflab.machine.proc import LaunchSpec, stop_all_contained
-from perflab.measure.callgrind_artifacts import KIND_UNAVAILABLE
-from perflab.measure.callgrind_launch import (
+from perflab.measure.callgrind.artifacts import KIND_UNAVAILABLE
+from perflab.measure.callgrind.launch import (
     CACHE_GEOMETRY,
     MAX_PROCESSES,
     CountOptions,
@@ -53,8 +53,8 @@ from perflab.measure.callgrind_launch import (
     padding_target,
     why_not,
 )
-from perflab.measure.callgrind_store import store_command, store_statement
-from perflab.measure.callgrind_workers import (
+from perflab.measure.callgrind.store import store_command, store_statement
+from perflab.measure.callgrind.workers import (
     WORKER_OPS,
     Counted,
     CountJob,

@@ -1,0 +1,2 @@
+"""`perf record` around a variant's measured region, shared by the profile and asm lenses: the
+recording itself, the runs that record each benchmark once, and the readings each lens takes."""
