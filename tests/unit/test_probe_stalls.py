@@ -30,7 +30,7 @@ from perflab.plan.budget import (
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Note, Severity
 from perflab.records.settings import Settings
-from perflab.store import RunWriter
+from perflab.store import RunSink
 
 SPEED = MachineSpeed(reference_s=0.2, reference_cpu_s=0.08)
 PROBE = CostProbe(
@@ -100,7 +100,7 @@ def _ledger_warning(plan: BudgetPlan, lens_took_s: float) -> str:
     ledger.given_s[Metric.TIME] = plan.share_of(Metric.TIME).share_s
     ledger.took_s[Metric.TIME] = lens_took_s
     notes = _Notes()
-    ledger.note_used(cast(RunWriter, notes), "b")
+    ledger.note_used(cast(RunSink, notes), "b")
     [warning] = [n for n in notes.notes if n.severity is Severity.WARNING]
     return warning.message + " | " + (warning.hint or "")
 
@@ -146,6 +146,6 @@ def test_the_used_note_says_a_stall_not_the_minimums_left_the_lenses_no_more() -
     ledger = BudgetLedger(plan, (Metric.TIME,), begun_s=time.monotonic() - 40.2)
     ledger.took_s[Metric.TIME] = 0.0
     notes = _Notes()
-    ledger.note_used(cast(RunWriter, notes), "b")
+    ledger.note_used(cast(RunSink, notes), "b")
     [used] = [n.message for n in notes.notes if n.severity is Severity.INFO]
     assert "the lenses measured their minimums: perflab's start-up and the probe took 39 s" in used

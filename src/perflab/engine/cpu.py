@@ -13,7 +13,7 @@ from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Note, Severity
-from perflab.store import RunWriter
+from perflab.store import RunSink
 
 
 def measurement_cpu(experiment: Experiment) -> int | None:
@@ -96,7 +96,7 @@ def claim_measurement_cpu(
 _TAKE_TURNS_HINT = cpu_lock.SHARED_CPU_HINT
 
 
-def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
+def note_cpu_claim(writer: RunSink, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
     """Say when another perflab run measured on the same CPU, or when this one waited (who
     held the CPUs, how long; the wait is not charged to the budget). `quiet`: a lens of the
     run needs a quiet CPU (else sharing one changes none of its results)."""
@@ -140,7 +140,7 @@ def note_cpu_claim(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bo
         )
 
 
-def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
+def note_joiners(writer: RunSink, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
     """Say when another perflab run shared the CPU this run held (it could not wait).
     `quiet`: a lens of the run needs a quiet CPU; else sharing it changed no result, and a
     warning about it would be noise (instruction counts, bisect steps, CI checks)."""
@@ -159,7 +159,7 @@ def note_joiners(writer: RunWriter, claim: cpu_lock.CpuClaim | None, quiet: bool
         )
 
 
-def note_turns(writer: RunWriter, turns: cpu_lock.CpuTurns, quiet: bool) -> None:
+def note_turns(writer: RunSink, turns: cpu_lock.CpuTurns, quiet: bool) -> None:
     """Say when this run took turns on its CPU with other perflab runs, and how long it waited
     for them (machine/cpu_lock.py, CpuTurns). `quiet`: as for note_joiners (not needed: the
     turns changed no result, so they are not said)."""

@@ -12,7 +12,7 @@ from perflab.measure.lens import Lens
 from perflab.plan.budget import BudgetPlan, elastic_share
 from perflab.records.kinds import Metric
 from perflab.records.model import Note, Severity
-from perflab.store import RunWriter
+from perflab.store import RunSink
 
 SLOW_LENS_FACTOR = 1.5
 
@@ -63,7 +63,7 @@ class BudgetLedger:
         """Record what the lens took since `since_s` (its fork servers included)."""
         (self.failed_s if failed else self.took_s)[metric] = time.monotonic() - since_s
 
-    def note_slow_lens(self, writer: RunWriter, lens: Lens, benchmark: str, since_s: float) -> None:
+    def note_slow_lens(self, writer: RunSink, lens: Lens, benchmark: str, since_s: float) -> None:
         """When a lens's minimum (generations, tool start-up, callgrind) took much longer than
         its share, say so rather than surprise: the plan's estimate was short, or (a sampling
         lens, its share re-planned from what was left) the lenses before it took part of it."""
@@ -96,7 +96,7 @@ class BudgetLedger:
             )
         )
 
-    def note_used(self, writer: RunWriter, benchmark: str) -> None:
+    def note_used(self, writer: RunSink, benchmark: str) -> None:
         """The plan, and what the benchmark really took against its budget (its probe and every
         lens included), each lens's time beside its share: one note per benchmark; and, when it
         ran over its budget (a target, not a wall), a warning that says what took longer and

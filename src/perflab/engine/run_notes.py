@@ -11,7 +11,7 @@ from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import Lens
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Experiment, Note, Severity
-from perflab.store import RunWriter
+from perflab.store import RunSink
 
 # code that compiles into an on-disk cache a second variant could run (torch.compile,
 # Triton, numba, JAX ...): where none is named, the caches note would only be noise
@@ -30,7 +30,7 @@ def caches_matter(experiment: Experiment) -> bool:
     return any(_CACHING_CODE.search(text) for text in texts)
 
 
-def note_isolated_caches(writer: RunWriter, experiment: Experiment, caches: IsolatedCaches) -> None:
+def note_isolated_caches(writer: RunSink, experiment: Experiment, caches: IsolatedCaches) -> None:
     """Say which caches each variant had to itself (a fact of the variant, and one note)."""
     if not caches.enabled:
         writer.add_note(
@@ -77,7 +77,7 @@ def note_isolated_caches(writer: RunWriter, experiment: Experiment, caches: Isol
     )
 
 
-def note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_before: int) -> None:
+def note_leftovers(writer: RunSink, lens: Lens, benchmark: str, stopped_before: int) -> None:
     """Processes a benchmark started and left running are stopped when its sample or worker
     ends (LiveProcess.stop_leftovers); say how many, since the code measured did not do what the
     user expects of it."""
@@ -97,7 +97,7 @@ def note_leftovers(writer: RunWriter, lens: Lens, benchmark: str, stopped_before
     )
 
 
-def note_forked(writer: RunWriter, lens: Lens, benchmark: str, servers: ForkServers | None) -> None:
+def note_forked(writer: RunSink, lens: Lens, benchmark: str, servers: ForkServers | None) -> None:
     if servers is None or not servers.forked:
         return
     writer.add_note(

@@ -25,9 +25,8 @@ from perflab.records.document import (
     WaterfallFigure,
 )
 from perflab.records.kinds import Verdict
-from perflab.records.units import format_ratio
+from perflab.records.units import format_ns, format_ratio
 from perflab.report.escape import html_text as escape
-from perflab.report.units import format_ns
 
 # Colour-blind-friendlier categorical palette (Tableau 10); the baseline takes the first colour.
 PALETTE = (

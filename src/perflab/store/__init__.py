@@ -11,8 +11,6 @@ from perflab.store.runs import CodeRun, RunSummary, StoredRun
 from perflab.store.sqlite import SqliteStore, Store
 
 StoreLocation = Path | str
-# the name a run's sink had when the SQLite store's writer was the only one
-RunWriter = RunSink
 
 
 def open_store(location: StoreLocation, *, create: bool = True) -> RunStore:
@@ -43,7 +41,6 @@ __all__ = [
     "RunSink",
     "RunStore",
     "RunSummary",
-    "RunWriter",
     "SqliteStore",
     "Store",
     "StoreLocation",
