@@ -229,3 +229,26 @@ def test_importing_the_renderers_and_store_loads_no_engine_api_cli_or_lens() -> 
         if m.startswith(("perflab.engine", "perflab.api", "perflab.cli", "perflab.lenses"))
     ]
     assert not bad, bad
+
+
+def test_a_descriptor_loads_by_name_only_its_own_lens() -> None:
+    """The lens catalogue loads a lens's class, renderer and same-code check by name
+    ("module:attribute", imported on first use), which no import statement shows: each must be
+    a module of that lens's own package, so the one edge up from the catalogue is into the lens
+    it describes; worker handlers are source sent to the worker, never imported."""
+    from perflab.lenses.registry import DESCRIPTORS
+
+    bad = []
+    for descriptor in DESCRIPTORS:
+        own = f"perflab.lenses.{descriptor.metric}."
+        for field in ("lens", "render", "same_code"):
+            target = getattr(descriptor, field)
+            if target is None:
+                continue
+            module = target.partition(":")[0]
+            if not module.startswith(own) or module not in MODULES:
+                bad.append(f"{descriptor.metric}.{field} = {target!r}: not a module of {own[:-1]}")
+        handlers = descriptor.worker_handlers
+        if handlers is not None and handlers not in MODULES:
+            bad.append(f"{descriptor.metric}.worker_handlers = {handlers!r}: no such module")
+    assert not bad, "\n".join(bad)
