@@ -3,7 +3,7 @@
     PYTHONPATH=src python bench/analysis_speed.py --store S.db --run 1 [--repeat 3]
                                                   [--profile N]
 
-Loads the run once, then times `perflab.engine.analyse_run` on it `--repeat` times (process
+Loads the run once, then times `perflab.analyse.run.analyse_run` on it `--repeat` times (process
 CPU time, which a loaded machine disturbs less than wall time; both are printed). `--profile N`
 runs it once under cProfile instead and prints the N costliest functions, by cumulative and by
 own time. To compare two versions, run this script under each version's `PYTHONPATH`,
@@ -17,7 +17,7 @@ import cProfile
 import pstats
 import time
 
-from perflab.engine import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.store import open_store, store_location
 
 

@@ -216,7 +216,7 @@ def reanalyse(document: dict[str, Any], stores: Path) -> None:
     forecast and units of a later commit), and add a CPU-time reference per case: the ratio of
     the median CPU time (user + system) of the variant's runs to the baseline's over every A/B
     store of the case (CPU time leaves out most of what other processes take)."""
-    from perflab.engine import analyse_run
+    from perflab.analyse.run import analyse_run
     from perflab.store import Store
 
     def load(path: Path) -> Any:

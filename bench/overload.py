@@ -176,7 +176,7 @@ def measure(args: argparse.Namespace) -> None:
 def analysed(store: Path) -> dict:
     """The stored run as perflab reports it now, and as the corrected interval was before the
     overload rule (the same samples)."""
-    from perflab.engine import analyse_run
+    from perflab.analyse.run import analyse_run
     from perflab.lenses.time.analyse import WALL_NS
     from perflab.stats.paired import estimate_ratio, pair_samples
     from perflab.stats.preemption import Preemption, is_preempted

@@ -35,7 +35,7 @@ from machine_facts import machine
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from perflab.engine.analyse import analyse_run, with_sections  # noqa: E402
+from perflab.analyse.run import analyse_run, with_sections  # noqa: E402
 from perflab.publish import publish  # noqa: E402
 from perflab.records.kinds import Metric, RunStatus, Verdict  # noqa: E402
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant  # noqa: E402

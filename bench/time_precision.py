@@ -92,7 +92,7 @@ def perflab(
 
 def preemption_policies(store: Path) -> dict:
     """The same run analysed with each --preempted policy, and how much other processes took."""
-    from perflab.engine import analyse_run
+    from perflab.analyse.run import analyse_run
     from perflab.stats.preemption import Preemption, summarise
     from perflab.store import Store
 

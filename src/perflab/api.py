@@ -7,7 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.engine import analyse_run, compare_runs, run_experiment
+from perflab.analyse.compare import compare_runs
+from perflab.analyse.run import analyse_run
+from perflab.engine import run_experiment
 from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS

@@ -5,7 +5,7 @@ new output by eye."""
 
 from __future__ import annotations
 
-from perflab.engine import with_sections
+from perflab.analyse.run import with_sections
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import analyse_memory
 from perflab.records.document import Section

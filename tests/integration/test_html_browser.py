@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from perflab.analyse.design_analysis import stack_summaries
-from perflab.engine import with_sections
+from perflab.analyse.run import with_sections
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Comparison, Variant

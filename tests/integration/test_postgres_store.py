@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from perflab.analyse.run import analyse_run
 from perflab.api import make_experiment
-from perflab.engine import analyse_run, run_experiment
+from perflab.engine import run_experiment
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Note, Sample, Severity

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from perflab.engine.analyse import analyse_run
-from perflab.engine.compare import compare_runs
+from perflab.analyse.compare import compare_runs
+from perflab.analyse.run import analyse_run
 from perflab.lenses.time.analyse import TimeDetails
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant

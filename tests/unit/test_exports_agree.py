@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.lenses.time.render import caption
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from perflab.engine.analyse import with_sections
+from perflab.analyse.run import with_sections
 from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
 from perflab.lenses.time.analyse import analyse_time, time_series

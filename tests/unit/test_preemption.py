@@ -120,7 +120,7 @@ def test_summary_says_how_much_other_processes_took_and_what_was_excluded() -> N
 def test_a_design_analysed_in_groups_says_the_load_once_with_each_variant_share() -> None:
     """A stack's steps are analysed in several groups (each baseline with its variants): the
     time lens's load note must be the same in each, so the run says it once."""
-    from perflab.engine import dedupe_notes
+    from perflab.analyse.run import dedupe_notes
     from perflab.lenses.time.analyse import analyse_time
     from perflab.measure.lens import BenchmarkData
     from perflab.records.model import Benchmark

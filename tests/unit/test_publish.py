@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.publish import SiteRuns, commit_line, publish, read_site
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant

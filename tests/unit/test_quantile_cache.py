@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.engine import quantiles
-from perflab.engine.quantiles import KIND, quantiles_kept, scipy_identity
+from perflab.analyse import quantiles
+from perflab.analyse.quantiles import KIND, quantiles_kept, scipy_identity
 from perflab.stats import paired
 from perflab.stats.paired import student_t_quantile
 from perflab.tools.analysis_cache import AnalysisCache

@@ -124,7 +124,7 @@ def test_a_stack_says_its_load_warning_once() -> None:
     once (it was twice, its variants listed in two orders)."""
     import math
 
-    from perflab.engine.analyse import dedupe_notes
+    from perflab.analyse.run import dedupe_notes
     from perflab.lenses.time.analyse import analyse_time
     from perflab.records.kinds import Metric
     from perflab.records.model import BenchmarkData, Note, Sample

@@ -76,7 +76,7 @@ def test_not_a_database(tmp_path: Path) -> None:
 
 
 def test_notes_said_again_per_benchmark_are_shown_once() -> None:
-    from perflab.engine import dedupe_notes
+    from perflab.analyse.run import dedupe_notes
 
     run_level = Note(Severity.WARNING, "event x is unavailable", hint="h", metric=Metric.COUNTERS)
     per_benchmark = Note(

@@ -344,7 +344,7 @@ def run_on_cluster(
 ) -> RunResult:
     """Measure the experiment's cells on a Ray cluster (`settings.ray_address`, or a local one
     started here and stopped at the end); one run in `store`, written as cells measure."""
-    from perflab.engine import analyse_run
+    from perflab.analyse.run import analyse_run
 
     api = _Ray()
     progress = progress or NullProgress()

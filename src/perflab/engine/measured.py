@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.lenses.registry import declared_options
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Comparison, Experiment, Variant

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
 from perflab.engine.cpu import (
     OrchestratorOffCpu,

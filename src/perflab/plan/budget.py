@@ -61,7 +61,7 @@ FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they a
 # Continuous, so that two asks whose factors fall either side of a step get the same answer.
 LOADED_FACTOR = 2.0
 LOADED_FIT_MARGIN = 1.25
-# after measuring (engine.analyse_run, then the report), per variant: a sampling lens's
+# after measuring (analyse.run.analyse_run, then the report), per variant: a sampling lens's
 # statistics on its samples (a lens's cost model gives its own figure where it does more); the
 # report once per benchmark
 ANALYSIS_S = 0.05

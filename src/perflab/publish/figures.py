@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analyse.machines import Place, first_place
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Comparison

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from perflab.engine.analyse import with_sections
+from perflab.analyse.run import with_sections
 from perflab.lenses.fragments import verdict_table
 from perflab.records.document import Section
 from perflab.records.model import Comparison

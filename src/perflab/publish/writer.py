@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
-from perflab.engine.analyse import analyse_run
+from perflab.analyse.run import analyse_run
 from perflab.publish.figures import Analyse, SiteRuns
 from perflab.publish.manifest import Manifest, Page, digest, fingerprint
 from perflab.publish.run_page import Focus, commits_of, focus_of, run_page_result

@@ -1,4 +1,4 @@
-"""The analysed run: what `engine.analyse_run` returns and what the renderers format
+"""The analysed run: what `analyse.run.analyse_run` returns and what the renderers format
 (terminal, JSON, Markdown, HTML).
 
 A record module of its own, so the renderers (perflab.report) can format it without importing

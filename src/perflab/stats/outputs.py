@@ -14,6 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.records.kinds import Metric
+
+# where a run keeps its output checks: not a lens, a metric name its artifacts are filed under
+OUTPUT_CHECK = Metric("check")
+CHECK_ARTIFACT = "check_value"
+
 
 @dataclass(frozen=True)
 class OutputDifference:

@@ -5,7 +5,7 @@ for one calibrated sample, and evaluates it again; a second fresh worker evaluat
 setup once more (the same variant in another process must compute the same value). Commands:
 each variant's command runs twice, its standard output kept (or, with --check-output FILE, the
 file it wrote). The values are stored as one artifact per variant (metric `check`), compared
-later from the store (`engine.analyse_run`).
+later from the store (`analyse.run.analyse_run`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Variant
+from perflab.stats.outputs import CHECK_ARTIFACT, OUTPUT_CHECK
 
-CHECK = Metric("check")  # not a lens: the artifacts of the output checks
-CHECK_ARTIFACT = "check_value"
 _EXACT_CHARS = 4096  # as the worker: longer output is compared by its digest
 
 
@@ -57,7 +56,7 @@ def check_outputs(benchmark: Benchmark, context: LensContext) -> None:
 def _check_one(benchmark: Benchmark, variant: Variant, context: LensContext) -> None:
     context.progress.update(
         benchmark=benchmark.name,
-        metric=CHECK,
+        metric=OUTPUT_CHECK,
         detail=f"checking the output of {variant.name}",
         fraction=0.0,
     )
@@ -69,7 +68,7 @@ def _check_one(benchmark: Benchmark, variant: Variant, context: LensContext) -> 
         Artifact(
             benchmark=benchmark.name,
             variant=variant.name,
-            metric=CHECK,
+            metric=OUTPUT_CHECK,
             kind=CHECK_ARTIFACT,
             content=json.dumps(values),
         )

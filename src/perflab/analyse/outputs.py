@@ -8,10 +8,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from perflab.engine.prepare import output_check
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison, Note, Severity
-from perflab.stats.outputs import output_difference
+from perflab.stats.outputs import OUTPUT_CHECK, output_difference
 from perflab.store import StoredRun
 
 
@@ -26,7 +25,7 @@ def judge_outputs(
     notes: list[Note] = []
     invalid: dict[tuple[str, str, str], dict[str, Any]] = {}
     for benchmark in experiment.benchmarks:
-        stored = run.data_for(benchmark.name, output_check.CHECK).artifacts
+        stored = run.data_for(benchmark.name, OUTPUT_CHECK).artifacts
         values = {a.variant: json.loads(a.content) for a in stored}
         if not values:
             continue

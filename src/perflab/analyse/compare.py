@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.engine.analyse import merge_top_level, with_sections
+from perflab.analyse.run import merge_top_level, with_sections
 from perflab.lenses.registry import lens_for
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError

@@ -9,8 +9,8 @@ from typing import Any
 
 from perflab.analyse.design_analysis import interactions_of, stack_summaries
 from perflab.analyse.explanation import summaries, summary_section, with_cpu_ran
-from perflab.engine.outputs import judge_outputs
-from perflab.engine.quantiles import quantiles_kept
+from perflab.analyse.outputs import judge_outputs
+from perflab.analyse.quantiles import quantiles_kept
 from perflab.lenses.registry import lens_for, lens_option
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
