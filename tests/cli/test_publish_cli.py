@@ -5,6 +5,7 @@ page on 127.0.0.1 and stops cleanly on Ctrl-C."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
+from perflab.publish import SiteRuns, read_site
 from tests.git_repo import commit, git
 from tests.unit.test_publish import store as store  # noqa: F401 (a fixture: a store written here)
 
@@ -128,3 +130,35 @@ def test_bad_input_is_said_with_its_fix_and_status_2(
     assert main(port) == 2
     assert "is not a port" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()  # refused before anything was written
+
+
+FIGURES = ("ratio", "ci_low", "ci_high", "verdict", "baseline_value", "variant_value", "unit")
+
+
+def test_a_publish_from_kept_figures_and_one_that_analyses_show_what_show_says(
+    store: Path,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    site = tmp_path / "site"
+    assert main(["publish", "--out", str(site), "--store", str(store)]) == 0
+    analysed = read_site(store).trends  # every run analysed now, nothing read from a folder
+    kept = SiteRuns.read(store, site)  # the figures the first publish kept
+    assert read_site(store, runs=kept).trends == analysed and kept.analysed == 0
+    values: dict[tuple[int, str], set[float]] = {}
+    for run_id in (1, 2):
+        report = tmp_path / f"show-{run_id}.json"
+        assert main(["show", str(run_id), "--store", str(store), "--json", str(report)]) == 0
+        shown = json.loads(report.read_text())["comparisons"]
+        figures = [c.to_json() for c in kept.figures(run_id).comparisons]
+        assert len(figures) == len(shown) > 0
+        for site_row, show_row in zip(figures, shown, strict=True):
+            assert {k: site_row[k] for k in FIGURES} == {k: show_row[k] for k in FIGURES}
+            found = values.setdefault((run_id, show_row["benchmark"]), set())
+            found |= {show_row["baseline_value"], show_row["variant_value"]}
+    # each trend's point is a value `show` gives for that benchmark in the point's run
+    points = [(t.benchmark, p) for t in analysed for p in t.history.points if p.value is not None]
+    assert points
+    for benchmark, point in points:
+        assert point.run_id is not None and point.value in values[(point.run_id, benchmark)]
+    capsys.readouterr()
