@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -81,79 +81,184 @@ def make_experiment(
     `gbench`: a Google Benchmark binary whose benchmarks (those Google Benchmark's
     --benchmark_filter=`gbench_filter` selects, when given) are the benchmarks; a variant's
     cmd= names its own binary."""
-    changes = _setting_changes(settings)
-    if gbench_filter is not None and gbench is None:
+    around = _Around(variants, _setting_changes(settings), build, _design)
+    given = _Sources(
+        experiment_file, stmt, setup, cmd, name, params,
+        pytest, pytest_filter, asv, asv_filter, gbench, gbench_filter,
+    )  # fmt: skip
+    # one source makes the benchmarks: the first given, in this order, refuses the later ones
+    for source in (_gbench_source, _asv_source, _pytest_source, _file_source):
+        made = source(given, around)
+        if made is not None:
+            return made
+    return _inline_source(given, around)
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """What make_experiment was given to make the benchmarks from, one field per argument."""
+
+    experiment_file: str | Path | None
+    stmt: str | None
+    setup: str | None
+    cmd: str | None
+    name: str | None
+    params: Mapping[str, Sequence[Any]] | None
+    pytest: str | Path | None
+    pytest_filter: str | None
+    asv: str | Path | None
+    asv_filter: str | None
+    gbench: str | Path | None
+    gbench_filter: str | None
+
+    def inline(self) -> bool:
+        """Whether arguments (a statement, a command, a name, a grid) define benchmarks."""
+        return bool(self.stmt or self.cmd or self.setup or self.name or self.params)
+
+    def defined(self) -> bool:
+        """Whether an experiment file or arguments define benchmarks."""
+        return self.experiment_file is not None or self.inline()
+
+
+@dataclass(frozen=True)
+class _Around:
+    """What every source's benchmarks are measured with: the variants, the settings changed,
+    the build command of variants without their own, and a design (a stack, a matrix)."""
+
+    variants: Sequence[str | Variant]
+    changes: dict[str, Any]
+    build: str | None
+    design: Design | None
+
+
+def _gbench_source(given: _Sources, around: _Around) -> Experiment | None:
+    """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
+    if given.gbench_filter is not None and given.gbench is None:
         raise ConfigError(
             "--filter selects benchmarks of a Google Benchmark binary, and no --gbench PATH is "
             "given",
             hint="perflab run --gbench ./build/bench --filter REGEX --variant A --variant B",
         )
-    if gbench is not None:
-        if (experiment_file is not None or stmt or cmd or setup or name or params or pytest
-                or asv):  # fmt: skip
-            raise ConfigError(
-                "--gbench makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-                "--name, --param, --pytest and --asv cannot be combined with it",
-                hint="select the binary's benchmarks with --filter REGEX; a variant's cmd= "
-                "names its own binary",
-            )
-        return _gbench_experiment(str(gbench), gbench_filter, variants, changes, build, _design)
-    if asv_filter is not None and asv is None:
+    if given.gbench is None:
+        return None
+    if given.defined() or given.pytest or given.asv:
+        raise ConfigError(
+            "--gbench makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
+            "--name, --param, --pytest and --asv cannot be combined with it",
+            hint="select the binary's benchmarks with --filter REGEX; a variant's cmd= "
+            "names its own binary",
+        )
+    checked, listing = _suite_variants(around)
+    # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
+    # the user asks for one
+    implied = {} if "shell" in around.changes else {"shell": "none"}
+    settings = settings_with(Settings(), **around.changes, **implied)
+    suite_found = gbench_suite(
+        str(given.gbench), listing, SubprocessRunner(), pattern=given.gbench_filter,
+        shell=settings.shell,
+    )  # fmt: skip
+    return _suite_experiment(
+        checked, suite_found.benchmarks, around,
+        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)), implied=implied,
+    )  # fmt: skip
+
+
+def _asv_source(given: _Sources, around: _Around) -> Experiment | None:
+    """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
+    if given.asv_filter is not None and given.asv is None:
         raise ConfigError(
             "--bench selects benchmarks of an asv suite, and no --asv DIR is given",
             hint="perflab run --asv benchmarks/ --bench REGEX --variant A --variant B",
         )
-    if asv is not None:
-        if experiment_file is not None or stmt or cmd or setup or name or params or pytest:
-            raise ConfigError(
-                "--asv makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-                "--name, --param and --pytest cannot be combined with it",
-                hint="select the suite's benchmarks with --bench REGEX",
-            )
-        return _asv_experiment(asv, asv_filter, variants, changes, build, _design)
-    if pytest_filter is not None and pytest is None:
+    if given.asv is None:
+        return None
+    if given.defined() or given.pytest:
+        raise ConfigError(
+            "--asv makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
+            "--name, --param and --pytest cannot be combined with it",
+            hint="select the suite's benchmarks with --bench REGEX",
+        )
+    checked, listing = _suite_variants(around)
+    suite_found = asv_suite(given.asv, listing, SubprocessRunner(), pattern=given.asv_filter)
+    # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
+    # sample timeout unless one is given
+    implied = {}
+    if suite_found.timeout_s is not None and "sample_timeout_s" not in around.changes:
+        implied = {"sample_timeout_s": suite_found.timeout_s}
+    return _suite_experiment(
+        checked, suite_found.benchmarks, around, notes=suite_found.notes, implied=implied
+    )
+
+
+def _pytest_source(given: _Sources, around: _Around) -> Experiment | None:
+    """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
+    if given.pytest_filter is not None and given.pytest is None:
         raise ConfigError(
             "-k selects tests of a pytest suite, and no --pytest PATH is given",
             hint="perflab run --pytest tests/ -k EXPR --variant A --variant B",
         )
-    if pytest is not None:
-        if experiment_file is not None or stmt or cmd or setup or name or params:
-            raise ConfigError(
-                "--pytest makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-                "--name and --param cannot be combined with it",
-                hint="select the suite's tests with -k EXPR",
-            )
-        return _pytest_experiment(pytest, pytest_filter, variants, changes, build, _design)
-    if experiment_file is not None:
-        base = load_experiment(experiment_file)
-        if stmt or cmd or setup or name or params:
-            raise ConfigError(
-                "the experiment file defines the benchmarks: --stmt, --setup, --cmd, --name and "
-                "--param cannot be combined with it",
-                hint="put them in the file's [[benchmark]] tables and [params]",
-            )
-        return _from_file(base, Path(experiment_file), variants, changes, build, _design)
+    if given.pytest is None:
+        return None
+    if given.defined():
+        raise ConfigError(
+            "--pytest makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
+            "--name and --param cannot be combined with it",
+            hint="select the suite's tests with -k EXPR",
+        )
+    checked, listing = _suite_variants(around)
+    keyword = given.pytest_filter
+    benchmarks = pytest_benchmarks(given.pytest, listing, SubprocessRunner(), keyword=keyword)
+    return _suite_experiment(checked, benchmarks, around)
+
+
+def _file_source(given: _Sources, around: _Around) -> Experiment | None:
+    """The experiment file's, with the variants, settings and design given beside it."""
+    if given.experiment_file is None:
+        return None
+    base = load_experiment(given.experiment_file)
+    if given.inline():
+        raise ConfigError(
+            "the experiment file defines the benchmarks: --stmt, --setup, --cmd, --name and "
+            "--param cannot be combined with it",
+            hint="put them in the file's [[benchmark]] tables and [params]",
+        )
+    parsed = _parsed(around.variants)
+    chosen = check_variants(parsed) if parsed else base.variants
+    check_keys_apply(chosen, base.benchmarks)
+    changes = around.changes
+    planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
+    if parsed or around.design is not None:  # the file's own design no longer applies
+        planned = replace(planned, pairs=(), stack=(), interactions=())
+    start = Path(given.experiment_file).parent
+    designed = with_design(planned, around.design, build=around.build, start=start)
+    return _checked(designed, explicit=changes)
+
+
+def _inline_source(given: _Sources, around: _Around) -> Experiment:
+    """A statement or a command, over the grid of its parameters, under the variants."""
+    stmt, cmd = given.stmt, given.cmd
     if stmt is None and cmd is None:
         raise ConfigError(
             "nothing to measure",
             hint="give --stmt (a Python statement), --cmd (a command) or an experiment file",
         )
-    grid = {k: [str(v) for v in values] for k, values in (params or {}).items()}
+    grid = {k: [str(v) for v in values] for k, values in (given.params or {}).items()}
     benchmarks = expand_grid(
-        name or (stmt if stmt is not None else cmd) or "benchmark",
+        given.name or (stmt if stmt is not None else cmd) or "benchmark",
         stmt=stmt,
-        setup=setup or "pass",
+        setup=given.setup or "pass",
         cmd=cmd,
         params=grid,
     )
-    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
+    checked = check_variants(_parsed(around.variants) or [Variant(ONLY_VARIANT)])
     check_keys_apply(checked, benchmarks)
+    changes = around.changes
     planned = Experiment(
         benchmarks=tuple(benchmarks),
         variants=checked,
         settings=settings_with(Settings(), **{**_alone_defaults(checked, changes), **changes}),
     )
-    return _checked(with_design(planned, _design, build=build), explicit=changes)
+    return _checked(with_design(planned, around.design, build=around.build), explicit=changes)
 
 
 # One variant timed alone needs one estimate's precision, not a comparison's: a few seconds
@@ -166,80 +271,17 @@ def _alone_defaults(variants: Sequence[Variant], changes: Mapping[str, Any]) -> 
     return {"budget_s": ALONE_BUDGET_S} if alone else {}
 
 
-def _pytest_experiment(
-    suite: str | Path,
-    keyword: str | None,
-    variants: Sequence[str | Variant],
-    changes: dict[str, Any],
-    build: str | None,
-    design: Design | None,
-) -> Experiment:
-    """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
-    checked, listing = _suite_variants(variants, build)
-    benchmarks = pytest_benchmarks(suite, listing, SubprocessRunner(), keyword=keyword)
-    return _suite_experiment(checked, benchmarks, changes, build, design)
-
-
-def _asv_experiment(
-    suite: str | Path,
-    pattern: str | None,
-    variants: Sequence[str | Variant],
-    changes: dict[str, Any],
-    build: str | None,
-    design: Design | None,
-) -> Experiment:
-    """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
-    checked, listing = _suite_variants(variants, build)
-    suite_found = asv_suite(suite, listing, SubprocessRunner(), pattern=pattern)
-    # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
-    # sample timeout unless one is given
-    implied = {}
-    if suite_found.timeout_s is not None and "sample_timeout_s" not in changes:
-        implied = {"sample_timeout_s": suite_found.timeout_s}
-    return _suite_experiment(
-        checked, suite_found.benchmarks, changes, build, design,
-        notes=suite_found.notes, implied=implied,
-    )  # fmt: skip
-
-
-def _gbench_experiment(
-    program: str,
-    pattern: str | None,
-    variants: Sequence[str | Variant],
-    changes: dict[str, Any],
-    build: str | None,
-    design: Design | None,
-) -> Experiment:
-    """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
-    checked, listing = _suite_variants(variants, build)
-    # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
-    # the user asks for one
-    implied = {} if "shell" in changes else {"shell": "none"}
-    settings = settings_with(Settings(), **changes, **implied)
-    suite_found = gbench_suite(
-        program, listing, SubprocessRunner(), pattern=pattern, shell=settings.shell
-    )
-    return _suite_experiment(
-        checked, suite_found.benchmarks, changes, build, design,
-        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)), implied=implied,
-    )  # fmt: skip
-
-
-def _suite_variants(
-    variants: Sequence[str | Variant], build: str | None
-) -> tuple[tuple[Variant, ...], list[Variant]]:
+def _suite_variants(around: _Around) -> tuple[tuple[Variant, ...], list[Variant]]:
     """The variants checked, and as the suite's listing sees them: a variant built first (its
     own build= or --build) has no interpreter to list with yet."""
-    checked = check_variants(_parsed(variants) or [Variant(ONLY_VARIANT)])
-    return checked, [replace(v, build=v.build or build) for v in checked]
+    checked = check_variants(_parsed(around.variants) or [Variant(ONLY_VARIANT)])
+    return checked, [replace(v, build=v.build or around.build) for v in checked]
 
 
 def _suite_experiment(
     checked: tuple[Variant, ...],
     benchmarks: Sequence[Benchmark],
-    changes: dict[str, Any],
-    build: str | None,
-    design: Design | None,
+    around: _Around,
     *,
     notes: Sequence[str] = (),
     implied: Mapping[str, Any] | None = None,
@@ -251,11 +293,11 @@ def _suite_experiment(
     planned = Experiment(
         benchmarks=tuple(benchmarks),
         variants=checked,
-        settings=settings_with(Settings(), **changes, **(implied or {})),
+        settings=settings_with(Settings(), **around.changes, **(implied or {})),
     )
-    designed = with_design(planned, design, build=build)
+    designed = with_design(planned, around.design, build=around.build)
     designed = replace(designed, plan_notes=(*designed.plan_notes, *notes))
-    return _checked(designed, explicit=changes)
+    return _checked(designed, explicit=around.changes)
 
 
 def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,24 +313,6 @@ def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def _parsed(variants: Sequence[str | Variant]) -> list[Variant]:
     return [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
-
-
-def _from_file(
-    base: Experiment,
-    path: Path,
-    variants: Sequence[str | Variant],
-    changes: dict[str, Any],
-    build: str | None,
-    design: Design | None,
-) -> Experiment:
-    """The experiment file's, with the variants, settings and design given beside it."""
-    parsed = _parsed(variants)
-    chosen = check_variants(parsed) if parsed else base.variants
-    check_keys_apply(chosen, base.benchmarks)
-    planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
-    if parsed or design is not None:  # the file's own design no longer applies
-        planned = replace(planned, pairs=(), stack=(), interactions=())
-    return _checked(with_design(planned, design, build=build, start=path.parent), explicit=changes)
 
 
 def _template(each: str | Variant | None) -> Variant | None:

@@ -113,15 +113,7 @@ def with_sections(result: RunResult) -> RunResult:
     of each pair that joins them (perflab.analyse.explanation)."""
     found = summaries(result.comparisons)
     summary = summary_section(found)
-    sections = lens_sections(
-        result.experiment,
-        result.comparisons,
-        top_level=result.top_level,
-        variant_info=result.variant_info,
-        notes=result.notes,
-        cross_run=result.cross_run,
-        measurements=result.measurements,
-    )
+    sections = lens_sections(result)
     if summary is not None:
         sections = (summary, *sections)
     return replace(result, sections=sections, summaries=found)

@@ -137,38 +137,39 @@ def measure_experiment(
     progress = progress or NullProgress()
     claim = claim_measurement_cpu(experiment, progress)
     try:
-        return _run_experiment(
-            experiment,
-            claim=claim,
-            store=store,
-            runner=runner,
-            progress=progress,
-            default_python=default_python,
-            cache_dir=cache_dir,
-            started_at_s=started_at_s,
-        )
+        services = _Services(runner or SubprocessRunner(), progress, default_python, cache_dir)
+        return _run_experiment(experiment, claim, store, services, started_at_s=started_at_s)
     finally:
         if claim is not None:
             claim.release()
 
 
+@dataclass(frozen=True)
+class _Services:
+    """What a run is measured through: the process seam, the progress shown, the interpreter of
+    variants without their own, and the build cache of git variants (None: the default one)."""
+
+    runner: ProcessRunner
+    progress: ProgressReporter
+    default_python: str | None
+    cache_dir: str | Path | None
+
+
 def _run_experiment(
     experiment: Experiment,
-    *,
     claim: cpu_lock.CpuClaim | None,
     store: RunRecorder,
-    runner: ProcessRunner | None,
-    progress: ProgressReporter,
-    default_python: str | None,
-    cache_dir: str | Path | None,
+    services: _Services,
+    *,
     started_at_s: float | None,
 ) -> MeasuredRun:
-    runner = runner or SubprocessRunner()
+    runner = services.runner
     cpu = None if claim is None else claim.cpu
     check_paths(experiment, runner)
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
-    planner = BenchmarkPlanner(runner, default_python or sys.executable, cpu, recent=RecentProbes())
+    python = services.default_python or sys.executable
+    planner = BenchmarkPlanner(runner, python, cpu, recent=RecentProbes())
     waited_s = 0.0 if claim is None else claim.waited_s
     failures: list[_Failure] = []
     with contextlib.ExitStack() as stack:
@@ -179,7 +180,7 @@ def _run_experiment(
         preparer = VariantPreparer(
             runner,
             repository=experiment.repository,
-            cache_dir=cache_dir,
+            cache_dir=services.cache_dir,
             build_timeout_s=experiment.settings.build_timeout_s,
             working_tree_measured=measures_working_tree(experiment.variants),
         )
@@ -193,7 +194,7 @@ def _run_experiment(
             stack.callback(turns.close)
             stack.callback(note_turns, writer, turns, needs_quiet_cpu(experiment))
         context = LensContext(
-            experiment, runner, writer, progress, cpu, planner.default_python, turns=turns
+            experiment, runner, writer, services.progress, cpu, planner.default_python, turns=turns
         )
         run = _Run(experiment, lenses, context, writer, preparer, caches, planner, plans)
         for benchmark in experiment.benchmarks:

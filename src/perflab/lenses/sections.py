@@ -4,15 +4,14 @@ so a lens cannot be missing from a format. A lens's fragments live in `lenses/<l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable
 
 from perflab.lenses.fragments import SectionInput, measurement_table, verdict_table
 from perflab.lenses.registry import descriptor_for
 from perflab.records.document import ScatterFigure, Section
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
-from perflab.records.model import Comparison, Experiment, Measurement, Note
+from perflab.records.results import RunResult
 
 SectionBuilder = Callable[[SectionInput], Section]
 ALONE_EXPLANATION = (
@@ -33,23 +32,15 @@ def section_builder(metric: Metric) -> SectionBuilder | None:
     return builder
 
 
-def lens_sections(
-    experiment: Experiment,
-    comparisons: Sequence[Comparison],
-    *,
-    top_level: Mapping[str, Any],
-    variant_info: Mapping[str, Mapping[str, Any]],
-    notes: Sequence[Note],
-    cross_run: bool,
-    measurements: Sequence[Measurement] = (),
-) -> tuple[Section, ...]:
+def lens_sections(result: RunResult) -> tuple[Section, ...]:
     """One section per metric that has comparisons, in the experiment's metric order; a metric
     with only variants measured alone (no baseline) shows their own figures."""
+    experiment, comparisons, cross_run = result.experiment, result.comparisons, result.cross_run
     metrics = list(dict.fromkeys([*experiment.settings.metrics, *(c.metric for c in comparisons)]))
     sections = []
     for metric in metrics:
         mine = tuple(c for c in comparisons if c.metric is metric)
-        alone = [m for m in measurements if m.metric is metric]
+        alone = [m for m in result.measurements if m.metric is metric]
         if not mine and alone and len(experiment.variants) == 1:
             plots = tuple(
                 Section(
@@ -68,9 +59,9 @@ def lens_sections(
             metric=metric,
             comparisons=mine,
             experiment=experiment,
-            top_level=top_level,
-            variant_info=variant_info,
-            notes=tuple(n for n in notes if n.metric is metric),
+            top_level=result.top_level,
+            variant_info=result.variant_info,
+            notes=tuple(n for n in result.notes if n.metric is metric),
             cross_run=cross_run,
         )
         builder = section_builder(metric)

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from perflab.machine import cpu_lock
@@ -56,18 +56,19 @@ def probe_benchmark(
     too, for a plan with a lens that runs it). Their wall times together are the probe's.
     A `speed` already measured (an earlier benchmark of the run) is not measured again."""
     started = clock()
+    probing = _Probing(benchmark, experiment, runner, default_python, cpu, clock, started)
     allowed = set(allowed_cpus())
     counting = _counting_cpus(cpu, allowed)
     if speed is not None:
-        probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
+        probe = _probe(probing)
         return replace(probe, speed=speed, counting_cpus=counting)
     beside = _beside(cpu, allowed)
     if beside is not False:
         background = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
-        probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
+        probe = _probe(probing)
         measured = background.result()
     else:
-        probe = _probe(benchmark, experiment, runner, default_python, cpu, clock, started)
+        probe = _probe(probing)
         measured = measure_speed(runner, valgrind=valgrind, cpu=cpu)
     return replace(probe, speed=measured, probe_s=clock() - started, counting_cpus=counting)
 
@@ -93,27 +94,33 @@ def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
     return next((c for c in others if c not in held), False)
 
 
-def _probe(
-    benchmark: Benchmark,
-    experiment: Experiment,
-    runner: ProcessRunner,
-    default_python: str,
-    cpu: int | None,
-    clock: Callable[[], float],
-    started: float,
-) -> CostProbe:
-    variants = len(experiment.variants)
+@dataclass(frozen=True)
+class _Probing:
+    """One benchmark's probe: what it runs, where, and when it started (its clock's reading)."""
+
+    benchmark: Benchmark
+    experiment: Experiment
+    runner: ProcessRunner
+    default_python: str
+    cpu: int | None
+    clock: Callable[[], float]
+    started: float
+
+
+def _probe(probing: _Probing) -> CostProbe:
+    variants = len(probing.experiment.variants)
+    clock, started = probing.clock, probing.started
     try:
-        if benchmark.kind is BenchmarkKind.COMMAND:
-            sample_s = _probe_command(benchmark, experiment, runner, cpu)
+        if probing.benchmark.kind is BenchmarkKind.COMMAND:
+            sample_s = _probe_command(probing)
             # a run as long as the budget says enough: the minimum of several cannot fit
             return CostProbe(
                 BenchmarkKind.COMMAND, variants, 0.0, 0.0, 0.0, sample_s, clock() - started
             )
-        return _probe_statement(benchmark, experiment, runner, default_python, cpu, clock, started)
+        return _probe_statement(probing)
     except PerflabError:
         return CostProbe(
-            benchmark.kind,
+            probing.benchmark.kind,
             variants,
             _FALLBACK_STARTUP_S,
             0.0,
@@ -124,22 +131,15 @@ def _probe(
         )
 
 
-def _probe_statement(
-    benchmark: Benchmark,
-    experiment: Experiment,
-    runner: ProcessRunner,
-    default_python: str,
-    cpu: int | None,
-    clock: Callable[[], float],
-    started: float,
-) -> CostProbe:
+def _probe_statement(probing: _Probing) -> CostProbe:
+    experiment, clock, started = probing.experiment, probing.clock, probing.started
     settings = experiment.settings
     server = ForkServer(
-        runner,
-        benchmark,
+        probing.runner,
+        probing.benchmark,
         experiment.baseline,
-        default_python=default_python,
-        cpu=cpu,
+        default_python=probing.default_python,
+        cpu=probing.cpu,
         timeout_s=settings.sample_timeout_s,
     )
     try:
@@ -171,14 +171,13 @@ def _probe_statement(
     )
 
 
-def _probe_command(
-    benchmark: Benchmark, experiment: Experiment, runner: ProcessRunner, cpu: int | None
-) -> float:
+def _probe_command(probing: _Probing) -> float:
     """One run through the command launcher the measurement uses: it stops what the command
     leaves behind. (Run directly, a child that escaped into its own session held the output
     pipes open, and the probe waited for it.)"""
+    benchmark, experiment = probing.benchmark, probing.experiment
     variant = experiment.baseline
-    with CommandLauncher(runner, cpu=cpu) as launcher:
+    with CommandLauncher(probing.runner, cpu=probing.cpu) as launcher:
         run = launcher.run(
             command_argv(benchmark.command_for(variant), shell=experiment.settings.shell),
             env=variant_environment(variant),

@@ -384,16 +384,8 @@ class CountersLens:
         # closed: every perf stat has written its counts
         outputs = {index: counted[index].output_text() for index in counted}
         for position, index in enumerate(sorted(outputs)):
-            self._store_generation(
-                benchmark,
-                context,
-                index,
-                events,
-                outputs[index],
-                counted[index],
-                generation,
-                position,
-            )
+            slot = Slot(index, generation, 0, position, warmup=False)
+            self._store_generation(benchmark, context, slot, events, outputs[index], counted[index])
         return calibrated
 
     def _sample(self, counted: _CountedWorker, loops: int, *, measured: bool) -> None:
@@ -421,23 +413,19 @@ class CountersLens:
         self,
         benchmark: Benchmark,
         context: LensContext,
-        index: int,
+        slot: Slot,
         events: Sequence[str],
         output: str,
         counted: _CountedWorker,
-        generation: int,
-        position: int,
     ) -> None:
-        variant = context.experiment.variants[index].name
+        """A worker's counts over its generation (`slot`: its variant and place, one block)."""
         counts = counts_for_requested(parse_stat_csv(output), events)
-        self._store_counts(
-            benchmark, context, variant, events, counts, counted.loops, generation, 0, position
-        )
+        self._store_counts(benchmark, context, slot, events, counts, counted.loops)
         avx = counted.avx
         context.sink.add_artifact(
             Artifact(
                 benchmark.name,
-                variant,
+                context.experiment.variants[slot.variant].name,
                 Metric.COUNTERS,
                 AVX512,
                 json.dumps(
@@ -449,7 +437,7 @@ class CountersLens:
                         "control_with_avx512": avx.control_with_avx512,
                     }
                 ),
-                generation=generation,
+                generation=slot.generation,
             )
         )
 
@@ -457,15 +445,13 @@ class CountersLens:
         self,
         benchmark: Benchmark,
         context: LensContext,
-        variant: str,
+        slot: Slot,
         events: Sequence[str],
         counts: Mapping[str, EventCount],
         loops: int,
-        generation: int,
-        block: int,
-        position: int,
-        warmup: bool = False,
     ) -> None:
+        """The usable counts as the slot's samples, and every event's availability."""
+        variant = context.experiment.variants[slot.variant].name
         availability: dict[str, Any] = {}
         for event in events:
             count = counts.get(event)
@@ -487,10 +473,10 @@ class CountersLens:
                         name=event,
                         value=count.value,
                         loops=max(loops, 1),
-                        generation=generation,
-                        block=block,
-                        position=position,
-                        warmup=warmup,
+                        generation=slot.generation,
+                        block=slot.block,
+                        position=slot.position,
+                        warmup=slot.warmup,
                     )
                 )
         context.sink.add_artifact(
@@ -500,7 +486,7 @@ class CountersLens:
                 Metric.COUNTERS,
                 AVAILABILITY,
                 json.dumps(availability),
-                generation=generation or block,  # one of the two is always 0
+                generation=slot.generation or slot.block,  # one of the two is always 0
             )
         )
 
@@ -550,18 +536,7 @@ class CountersLens:
                 benchmark=benchmark.name,
             )
         counts = counts_for_requested(parse_stat_csv(output.read_text()), events)
-        self._store_counts(
-            benchmark,
-            context,
-            variant.name,
-            events,
-            counts,
-            1,
-            0,
-            slot.block,
-            slot.position,
-            warmup=slot.warmup,
-        )
+        self._store_counts(benchmark, context, slot, events, counts, 1)
 
     # analysis --------------------------------------------------------------------------------
 

@@ -483,15 +483,14 @@ def analyse_instructions(
             if missing not in unexecutable:
                 notes.append(_no_counts_note(benchmark, missing))
             continue
-        comparison = _comparison(benchmark, base_name, name, base, other, rules, band)
+        pair = _Pair(benchmark, base_name, name, base, other, band)
+        comparison = _comparison(pair, rules)
         comparisons.append(comparison)
         if isinstance(comparison.details, InstructionsDetails):
             notes += _cannot_tell_notes(benchmark, name, comparison.details)
         for event in CACHE_EVENTS:
             if event.name in base.samples and event.name in other.samples:
-                comparisons.append(
-                    _event_comparison(benchmark, base_name, name, base, other, event, band)
-                )
+                comparisons.append(_event_comparison(pair, event))
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
 
 
@@ -533,15 +532,41 @@ def _cannot_tell_notes(benchmark: Benchmark, name: str, details: InstructionsDet
     ]
 
 
-def _comparison(
-    benchmark: Benchmark,
-    base_name: str,
-    name: str,
-    base: _VariantCounts,
-    other: _VariantCounts,
-    rules: Sequence[Any],
-    band: float,
-) -> Comparison:
+@dataclass(frozen=True)
+class _Pair:
+    """A variant against the baseline in one benchmark: their names, counts and the band."""
+
+    benchmark: Benchmark
+    base_name: str
+    name: str
+    base: _VariantCounts
+    other: _VariantCounts
+    band: float
+
+    def comparison(
+        self,
+        interval: tuple[float, float, float],
+        details: InstructionsDetails,
+        unit: str,
+        event: str | None = None,
+    ) -> Comparison:
+        return comparison_from(
+            interval,
+            equivalence_band=self.band,
+            benchmark=self.benchmark.name,
+            metric=Metric.INSTRUCTIONS,
+            baseline=self.base_name,
+            variant=self.name,
+            baseline_value=details.baseline_per_iteration,
+            variant_value=details.variant_per_iteration,
+            unit=unit,
+            event=event,
+            details=details,
+        )
+
+
+def _comparison(pair: _Pair, rules: Sequence[Any]) -> Comparison:
+    base, other, band = pair.base, pair.other, pair.band
     # the interval spans every process, widened by how far each side's processes are apart
     interval = process_ratio_interval(base.processes, other.processes)
     why = _explanation(base, other, rules)
@@ -571,18 +596,7 @@ def _comparison(
         baseline_processes=_levels_of(base),
         variant_processes=_levels_of(other),
     )
-    return comparison_from(
-        interval,
-        equivalence_band=band,
-        benchmark=benchmark.name,
-        metric=Metric.INSTRUCTIONS,
-        baseline=base_name,
-        variant=name,
-        baseline_value=details.baseline_per_iteration,
-        variant_value=details.variant_per_iteration,
-        unit="instructions",
-        details=details,
-    )
+    return pair.comparison(interval, details, "instructions")
 
 
 @dataclass(frozen=True)
@@ -637,15 +651,8 @@ def _function_table(
     return _with_spellings(functions, other.spellings), attribution
 
 
-def _event_comparison(
-    benchmark: Benchmark,
-    base_name: str,
-    name: str,
-    base: _VariantCounts,
-    other: _VariantCounts,
-    event: DerivedEvent,
-    band: float,
-) -> Comparison:
+def _event_comparison(pair: _Pair, event: DerivedEvent) -> Comparison:
+    base, other = pair.base, pair.other
     before, after = base.samples[event.name], other.samples[event.name]
     interval = process_ratio_interval(
         base.processes_by_name.get(event.name, (before,)),
@@ -669,19 +676,7 @@ def _event_comparison(
         variant_repeats=after,
         event=event.name,
     )
-    return comparison_from(
-        interval,
-        equivalence_band=band,
-        benchmark=benchmark.name,
-        metric=Metric.INSTRUCTIONS,
-        baseline=base_name,
-        variant=name,
-        baseline_value=details.baseline_per_iteration,
-        variant_value=details.variant_per_iteration,
-        unit=event.unit,
-        event=event.name,
-        details=details,
-    )
+    return pair.comparison(interval, details, event.unit, event=event.name)
 
 
 def _levels_of(counts: _VariantCounts) -> tuple[float, ...]:
