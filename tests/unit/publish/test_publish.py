@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from perflab.analyse.run import analyse_run
-from perflab.publish import SiteRuns, commit_line, publish, read_site
+from perflab.publish import commit_line, publish, read_site
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.results import RunResult
@@ -312,22 +312,3 @@ def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None
     long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
     drawn = re.search(r'points="([^"]+)"', sparkline(long))
     assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH
-
-
-def test_runs_analysed_in_processes_side_by_side_give_the_same_figures(
-    store: Path, tmp_path: Path
-) -> None:
-    apart = SiteRuns.read(store, tmp_path / "apart")
-    apart.analyse_missing(2, least=0)  # the two runs, each in a process of its own
-    assert apart.analysed == 2 and apart.fresh == {1, 2}
-    here = SiteRuns.read(store)
-    for run_id in (1, 2):
-        assert apart.figures(run_id) == here.figures(run_id)
-        assert apart.whole(run_id).comparisons == here.whole(run_id).comparisons
-    assert apart.analysed == 2  # reading them analysed nothing more
-    (tmp_path / "apart").mkdir()  # publish makes the folder
-    apart.keep([1, 2])
-    # a folder that keeps every run's figures has nothing to analyse: no process is started
-    kept = SiteRuns.read(store, tmp_path / "apart")
-    kept.analyse_missing(2, least=0)
-    assert kept.analysed == 0 and kept.fresh == set()

@@ -102,9 +102,12 @@ def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None
     asking): a workflow then measures every commit."""
     from perflab.engine.measured import MeasuredCode
     from perflab.records.kinds import Metric
-    from perflab.records.model import Variant
+    from perflab.records.model import Benchmark, Experiment, Variant
 
-    planned = make_experiment(cmd="./prog", variants=[Variant(name="a", git="HEAD")])
+    # built directly: make_experiment would resolve git= through git, a process
+    planned = Experiment(
+        benchmarks=(Benchmark("prog", cmd="./prog"),), variants=(Variant(name="a", git="HEAD"),)
+    )
     for location in (None, tmp_path / "new" / "b.db"):
         measured = MeasuredCode.read(location, planned)
         assert measured.value("0" * 40, Metric.INSTRUCTIONS) is None
