@@ -41,7 +41,7 @@ def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
     misplaced = []
     for path in _unit_modules():
         relative = path.relative_to(UNIT)
-        folder = relative.parts[0] if len(relative.parts) == 2 else None
+        folder = relative.parts[0] if len(relative.parts) > 1 else None
         if folder == CROSS:
             continue
         modules, _ = _imported(path)
@@ -58,8 +58,11 @@ def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
 
 def test_every_unit_folder_is_a_package() -> None:
     """Basenames repeat across folders (and tests/integration): each needs its own package."""
-    folders = [p for p in UNIT.iterdir() if p.is_dir() and p.name != "__pycache__"]
-    assert [p.name for p in folders if not (p / "__init__.py").is_file()] == []
+    folders = [p for p in UNIT.rglob("*") if p.is_dir() and "__pycache__" not in p.parts]
+    bare = [
+        f"tests/unit/{p.relative_to(UNIT)}" for p in folders if not (p / "__init__.py").is_file()
+    ]
+    assert not bare, "add an empty __init__.py to " + ", ".join(bare)
 
 
 def test_no_unit_test_starts_a_process() -> None:
