@@ -1,12 +1,12 @@
 """docs/architecture.md's module list, regenerated from the code: every module under
 src/perflab with the first sentence of its docstring, grouped by the layers
-tests/unit/test_layers.py defines (its LAYERS and layer_of, imported: one definition).
+tests/unit/cross/test_layers.py defines (its LAYERS and layer_of, imported: one definition).
 
     .venv/bin/python scripts/architecture.py          # rewrite the generated section
     .venv/bin/python scripts/architecture.py --check  # exit 1 when the section is stale
 
 Only the text between the two marker comments is written; the prose around it is the reader's
-and stays as it is. tests/unit/test_architecture_doc.py fails when the section is stale.
+and stays as it is. tests/unit/cross/test_architecture_doc.py fails when the section is stale.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ END = "<!-- end of the generated module list -->"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the layers are the layer test's, in tests/
 
-from tests.unit.test_layers import LAYERS, MODULES, layer_of  # noqa: E402
+from tests.unit.cross.test_layers import LAYERS, MODULES, layer_of  # noqa: E402
 
 
 def summary(path: Path) -> str:

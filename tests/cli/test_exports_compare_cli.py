@@ -11,7 +11,7 @@ import pytest
 
 from perflab.cli.main import main
 from tests.cli.test_cli import perflab
-from tests.unit.test_exports_agree import check_exports_agree
+from tests.unit.report.test_exports_agree import check_exports_agree
 
 
 @pytest.mark.integration

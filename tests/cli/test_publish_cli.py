@@ -20,7 +20,7 @@ import pytest
 from perflab.cli.main import main
 from perflab.publish import SiteRuns, read_site
 from tests.git_repo import commit, git
-from tests.unit.test_publish import store as store  # noqa: F401 (a fixture: a store written here)
+from tests.unit.publish.test_publish import store as store  # noqa: F401 (a fixture: a store written here)
 
 PROG_C = """#include <stdio.h>
 #include "work.h"

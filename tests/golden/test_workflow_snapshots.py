@@ -9,7 +9,7 @@ from rich.console import Console
 
 from perflab.report.history import bisect_markdown, history_markdown, render_bisect, render_history
 from tests.golden.test_report_snapshots import check
-from tests.unit.test_workflow_views import bisect_run, history_run
+from tests.unit.report.test_workflow_views import bisect_run, history_run
 
 
 def _terminal(render: object, width: int = 140) -> str:

@@ -1,0 +1,227 @@
+"""One-way imports: a module imports only modules of its own layer or of lower ones, and the
+renderers and the store never reach the engine, the API, the CLI or a lens (docs/architecture.md,
+"Layers"). Parsed from the source (ast), so a lazy import inside a function counts too; imports
+under `if TYPE_CHECKING:` do not (they never run)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[3] / "src"
+
+# lowest first; a module belongs to the layer of its longest matching prefix
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # the folders are the layers; a module placed by its own name is the exception it names
+    ("records", ("perflab.records",)),  # what is measured and decided, as data: imports nothing
+    (
+        "calculations",
+        (
+            "perflab.stats",
+            "perflab.plan.budget",  # the budget's plan (pure); each lens's cost model is its own
+            "perflab.plan.bisect_search",  # bisect's search (pure, over a measure callable)
+        ),
+    ),
+    # the lens descriptors: lenses/<lens>/__init__.py and the cost model and options it names
+    # (lenses/<lens>/cost.py and options.py, pure), the registry (records and names only)
+    ("lens catalogue", ("perflab.lenses", "perflab.lenses.descriptor", "perflab.lenses.registry")),
+    # the machine, the plan, and what persists: the store, the worker scripts, git
+    (
+        "foundation",
+        ("perflab.machine", "perflab.plan", "perflab.store", "perflab.worker", "perflab.git"),
+    ),
+    ("report", ("perflab.report",)),
+    # drivers of outside tools (valgrind, perf, ELF/DWARF): below every lens, knowing none
+    ("tools", ("perflab.tools",)),
+    ("measure", ("perflab.measure",)),
+    ("lenses", ("perflab.lenses.*",)),  # a lens's own modules: measure, analyse, render ...
+    (
+        "engine",
+        (
+            "perflab.engine",  # run, analyse and compare; --ray's cells (engine.cluster)
+            "perflab.analyse",  # what the lenses' comparisons of one pair say together
+        ),
+    ),
+    ("diagnose", ("perflab.diagnose",)),  # doctor and events run lenses' probes, read stores
+    ("api", ("perflab.api", "perflab.workflows", "perflab.publish")),  # workflows; publish
+    ("cli", ("perflab.cli", "perflab")),  # the package face imports the API
+)
+
+# the contract checked from outside: never, not even through another module
+FORBIDDEN = {
+    "perflab.report": ("perflab.engine", "perflab.api", "perflab.cli", "perflab.lenses"),
+    "perflab.store": ("perflab.engine", "perflab.api", "perflab.cli", "perflab.lenses"),
+}
+
+# Known violations, each with the change that removes it. The test fails when one disappears,
+# so this list can only shrink.
+PENDING: dict[tuple[str, str], str] = {}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((SRC / "perflab").rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    if (
+        parts[:2] == ["perflab", "lenses"]
+        and len(parts) == 3
+        and module
+        not in (
+            "perflab.lenses.descriptor",
+            "perflab.lenses.registry",
+        )
+    ):
+        return _index("lens catalogue")  # a lens package's __init__: its descriptor
+    if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] in ("cost", "options"):
+        return _index("lens catalogue")  # a lens's cost model and options, named by its descriptor
+    best, best_len = None, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if prefix.endswith(".*"):
+                matches = module.startswith(prefix[:-1])
+                length = len(prefix) - 1
+            else:
+                matches = module == prefix or module.startswith(prefix + ".")
+                length = len(prefix)
+            if matches and length > best_len:
+                best, best_len = index, length
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
+def _index(name: str) -> int:
+    return next(i for i, (layer, _) in enumerate(LAYERS) if layer == name)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            yield from (n for child in node.orelse for n in _import_nodes_of(child))
+            continue
+        yield from _import_nodes_of(node)
+
+
+def _import_nodes_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node
+    else:
+        yield from _import_nodes(node)
+
+
+def imports_of(module: str) -> set[str]:
+    """The perflab modules `module` imports (a name imported from a package counts as the
+    submodule when there is one)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+                for alias in node.names
+            ]
+        found.update(n for n in names if n == "perflab" or n.startswith("perflab."))
+    return found
+
+
+def _edges() -> list[tuple[str, str]]:
+    return [(module, target) for module in MODULES for target in sorted(imports_of(module))]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    upward = [
+        f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for module, target in _edges()
+        if layer_of(target) > layer_of(module) and (module, target) not in PENDING
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def _closure(module: str) -> set[str]:
+    """Everything importing `module` runs: its imports, theirs, and the packages above them."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in MODULES:
+            continue
+        seen.add(current)
+        todo += [t for t in imports_of(current) if (current, t) not in PENDING]
+        parts = current.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+    return seen
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_renderers_and_store_reach_no_engine_api_cli_or_lens(package: str) -> None:
+    bad = []
+    for module in MODULES:
+        if module != package and not module.startswith(package + "."):
+            continue
+        for reached in sorted(_closure(module)):
+            if any(reached == f or reached.startswith(f + ".") for f in FORBIDDEN[package]):
+                bad.append(f"{module} reaches {reached}")
+    assert not bad, "\n".join(bad)
+
+
+def test_pending_violations_still_exist() -> None:
+    """Remove an entry from PENDING once its import is gone."""
+    edges = set(_edges())
+    gone = [f"{module} -> {target}" for module, target in PENDING if (module, target) not in edges]
+    assert not gone, "no longer imported, remove from PENDING: " + ", ".join(gone)
+
+
+def test_a_descriptor_loads_by_name_only_its_own_lens() -> None:
+    """The lens catalogue loads a lens's class, renderer and same-code check by name
+    ("module:attribute", imported on first use), which no import statement shows: each must be
+    a module of that lens's own package, so the one edge up from the catalogue is into the lens
+    it describes; worker handlers are source sent to the worker, never imported."""
+    from perflab.lenses.registry import DESCRIPTORS
+
+    bad = []
+    for descriptor in DESCRIPTORS:
+        own = f"perflab.lenses.{descriptor.metric}."
+        for field in ("lens", "render", "same_code"):
+            target = getattr(descriptor, field)
+            if target is None:
+                continue
+            module = target.partition(":")[0]
+            if not module.startswith(own) or module not in MODULES:
+                bad.append(f"{descriptor.metric}.{field} = {target!r}: not a module of {own[:-1]}")
+        handlers = descriptor.worker_handlers
+        if handlers is not None and handlers not in MODULES:
+            bad.append(f"{descriptor.metric}.worker_handlers = {handlers!r}: no such module")
+    assert not bad, "\n".join(bad)

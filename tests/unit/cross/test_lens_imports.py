@@ -1,0 +1,61 @@
+"""No lens imports another lens: what two lenses share lives in `perflab.measure` (or lower), so
+that a lens can be read, changed and removed on its own. The catalogue modules directly under
+`perflab.lenses` (descriptor, registry, fragments, sections) are every lens's, not one lens's.
+Parsed from the source like the layer test, lazy imports included."""
+
+from __future__ import annotations
+
+from tests.unit.cross.test_layers import MODULES, imports_of
+
+# Known crossings, lens -> lens, each with the change that removes it. The test fails when one
+# disappears, so this list can only shrink.
+PENDING: dict[tuple[str, str], str] = {}
+
+
+def lens_of(module: str) -> str | None:
+    """The lens package a module belongs to, or None outside every lens package."""
+    parts = module.split(".")
+    if parts[:2] != ["perflab", "lenses"] or len(parts) < 3:
+        return None
+    package = ".".join(parts[:3])
+    if MODULES[package].name != "__init__.py":
+        return None  # lenses/descriptor.py, registry.py ...: the catalogue
+    return parts[2]
+
+
+def _crossings() -> dict[tuple[str, str], list[str]]:
+    """(lens, other lens) -> the imports from one into the other."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for module in MODULES:
+        lens = lens_of(module)
+        for target in sorted(imports_of(module)) if lens is not None else ():
+            other = lens_of(target) if target in MODULES else None
+            if other is not None and other != lens:
+                found.setdefault((lens, other), []).append(f"{module} imports {target}")
+    return found
+
+
+def test_no_lens_imports_another_lens() -> None:
+    crossings = sorted(
+        line for pair, lines in _crossings().items() if pair not in PENDING for line in lines
+    )
+    assert not crossings, "\n".join(crossings)
+
+
+def test_pending_crossings_still_exist() -> None:
+    """Remove an entry from PENDING once its import is gone."""
+    gone = [f"{a} -> {b}" for a, b in PENDING if (a, b) not in _crossings()]
+    assert not gone, "no longer imported, remove from PENDING: " + ", ".join(gone)
+
+
+def test_no_cost_model_reaches_the_registry() -> None:
+    """A lens made of other lenses' measurements declares them (`cost_parts`) and the plan
+    combines their models: a cost module that imported the registry would close a cycle."""
+    reaching = [
+        module
+        for module in MODULES
+        if module.startswith("perflab.lenses.")
+        and module.endswith(".cost")
+        and "perflab.lenses.registry" in imports_of(module)
+    ]
+    assert not reaching

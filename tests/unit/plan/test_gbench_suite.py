@@ -1,0 +1,212 @@
+"""A Google Benchmark binary as perflab benchmarks, on its captured output (Google Benchmark
+1.7.1, tests/golden/data/gbench): the listing, the filter that runs one benchmark alone, the
+time read from its JSON report, and the errors said with a hint."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from perflab.machine.proc import FakeRunner
+from perflab.measure.reported_time import (
+    ReportFiles,
+    gbench_run,
+    last_region_dump,
+    region_dump_options,
+    reported_iterations,
+)
+from perflab.plan.gbench_suite import (
+    gbench_benchmark,
+    gbench_filter,
+    gbench_lens_notes,
+    gbench_suite,
+    parse_listing,
+    select,
+)
+from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.kinds import Metric, TimeReport
+from perflab.records.model import Experiment, Variant
+from perflab.records.settings import Settings
+from perflab.store.codec import experiment_from_json, experiment_to_json
+
+DATA = Path(__file__).resolve().parents[2] / "golden" / "data" / "gbench"
+
+
+def test_the_listing_keeps_google_benchmarks_names() -> None:
+    names = parse_listing((DATA / "list_tests.txt").read_text())
+    assert names == [
+        "BM_Sum", "BM_Add/8/64", "BM_Add/64/512", "BM_Copy<int>", "BM_Copy<std::string>",
+        "Sorted/Search",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("BM_Add/64/512", "^BM_Add/64/512$"),
+        ("BM_Copy<std::string>", "^BM_Copy<std::string>$"),
+        ("BM_x<int, 8>/real_time", "^BM_x<int, 8>/real_time$"),
+        ("BM_f(a.b)[1]*+?{2}|^$\\", r"^BM_f\(a\.b\)\[1]\*\+\?\{2}\|\^\$\\$"),
+        ("BM_q<'a', 8>/2", "^BM_q<'a', 8>/2$"),
+    ],
+)
+def test_the_filter_selects_the_name_alone(name: str, expected: str) -> None:
+    assert gbench_filter(name) == expected
+
+
+def test_each_benchmark_runs_the_variants_binary_with_its_filter() -> None:
+    suite = select([("a, b", ["BM_Add/8/64", "BM_Copy<int>"])], "./build/bench")
+    add = suite.benchmarks[0]
+    assert add.name == "BM_Add/8/64" and add.reports is TimeReport.GBENCH
+    assert add.command_for(Variant("a")) == "./build/bench '--benchmark_filter=^BM_Add/8/64$'"
+    own = add.command_for(Variant("b", cmd="./old/bench --benchmark_min_time=0.1"))
+    assert shlex.split(own) == [
+        "./old/bench", "--benchmark_min_time=0.1", "--benchmark_filter=^BM_Add/8/64$",
+    ]  # fmt: skip
+    assert suite.notes == ()
+
+
+def test_a_benchmark_only_some_binaries_have_is_said_and_left_out() -> None:
+    suite = select([("old", ["BM_Sum", "BM_Gone"]), ("new", ["BM_Sum", "BM_New"])], "./build/bench")
+    assert [b.name for b in suite.benchmarks] == ["BM_Sum"]
+    (note,) = suite.notes
+    assert "2 benchmark(s) some variants' binaries lack" in note
+    assert "BM_Gone (only old)" in note and "BM_New (only new)" in note
+    with pytest.raises(ConfigError, match="no benchmark is in every variant's binary"):
+        select([("old", ["BM_Gone"]), ("new", ["BM_New"])], "./build/bench")
+
+
+def test_each_distinct_binary_is_listed_once_without_a_shell() -> None:
+    runner = FakeRunner()
+    runner.on_run(r"^\./old/bench --benchmark_list_tests", stdout="BM_Sum\nBM_Gone\n")
+    runner.on_run(r"^\./build/bench --benchmark_list_tests", stdout="BM_Sum\n")
+    variants = [Variant("old", cmd="./old/bench"), Variant("a"), Variant("b")]
+    suite = gbench_suite("./build/bench", variants, runner, pattern="BM_(Sum|Gone)")
+    assert [b.name for b in suite.benchmarks] == ["BM_Sum"]
+    assert "BM_Gone (only old)" in suite.notes[0]
+    assert [call.argv for call, _ in runner.calls] == [
+        ("./old/bench", "--benchmark_list_tests", "--benchmark_filter=BM_(Sum|Gone)"),
+        ("./build/bench", "--benchmark_list_tests", "--benchmark_filter=BM_(Sum|Gone)"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reply", "pattern", "message"),
+    [
+        ({"returncode": 127, "stderr": "No such file"}, None, "cannot run './bench': not found"),
+        ({}, None, "listed no benchmarks: is it a Google Benchmark binary?"),
+        ({"stderr": (DATA / "no_match.stderr").read_text()}, "x", "matches --filter 'x'"),
+        ({"stderr": "Could not compile benchmark re: Mismatched"}, "(", "not a regular exp"),
+        ({"returncode": -11}, None, "could not list its benchmarks: it was killed by signal 11"),
+    ],
+)
+def test_a_binary_that_cannot_list_is_refused_with_a_hint(
+    reply: dict[str, object], pattern: str | None, message: str
+) -> None:
+    runner = FakeRunner().on_run(r"--benchmark_list_tests", **reply)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as raised:
+        gbench_suite("./bench", [Variant("a"), Variant("b")], runner, pattern=pattern)
+    assert raised.value.hint
+
+
+def test_the_time_is_google_benchmarks_own_per_iteration() -> None:
+    run = gbench_run((DATA / "repetitions.json").read_text(), "BM_Copy<std::string>")
+    # two repetitions of 10,423 iterations each, the aggregates not counted again
+    assert run.iterations == 2 * 10423
+    assert run.real_ns / run.iterations == pytest.approx((3778.823 + 3841.055) / 2, rel=1e-6)
+    assert run.cpu_ns / run.iterations == pytest.approx((1474.551 + 1534.505) / 2, rel=1e-6)
+
+
+def test_a_benchmark_reporting_aggregates_only_gives_its_mean_in_its_unit() -> None:
+    run = gbench_run((DATA / "aggregates_only.json").read_text(), "BM_Ms/repeats:3")
+    assert run.iterations == 1 and not run.counted  # a mean, not the iterations' total
+    assert run.real_ns == pytest.approx(7.491825818669578e-07 * 1e6)  # ms
+
+
+@pytest.mark.parametrize(
+    ("text", "stderr", "message"),
+    [
+        ((DATA / "error.json").read_text(), "", "Google Benchmark reports an error: no input"),
+        ("", (DATA / "no_match.stderr").read_text(), "has no benchmark 'BM_x'"),
+        ('{"context": {}, "benchmarks": []}', "", "has no benchmark 'BM_x'"),
+        ("", "", "wrote no Google Benchmark report"),
+        ("hello\n", "", "wrote no Google Benchmark report"),
+    ],
+)
+def test_a_run_without_a_time_fails_the_benchmark_with_a_hint(
+    text: str, stderr: str, message: str
+) -> None:
+    with pytest.raises(BenchmarkFailedError, match=message) as raised:
+        gbench_run(text, "BM_x", stderr)
+    assert raised.value.hint
+
+
+def test_each_variants_report_is_read_once(tmp_path: Path) -> None:
+    files = ReportFiles(TimeReport.GBENCH, str(tmp_path), 2)
+    assert shlex.split(files.arguments(1)) == [
+        f"--benchmark_out={tmp_path / '1.json'}", "--benchmark_out_format=json",
+    ]  # fmt: skip
+    (tmp_path / "1.json").write_text((DATA / "repetitions.json").read_text())
+    assert files.take(1, "BM_Copy<std::string>", "").iterations == 2 * 10423
+    with pytest.raises(BenchmarkFailedError, match="wrote no Google Benchmark report"):
+        files.take(1, "BM_Copy<std::string>", "")  # a later run that wrote nothing
+
+
+def test_the_lenses_that_see_the_whole_process_are_said() -> None:
+    assert gbench_lens_notes([Metric.TIME, Metric.INSTRUCTIONS, Metric("memory")]) == ()
+    (note,) = gbench_lens_notes([Metric.TIME, Metric.PROFILE, Metric.ASM])
+    assert "the profile, asm lens(es) see the whole process" in note
+
+
+def _dump(trigger: str) -> str:
+    # the head of a callgrind dump (valgrind 3.19) as --dump-before/--dump-after write it
+    return (
+        "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 12659\n"
+        "cmd:  ./bench_old --benchmark_filter=^BM_Sum$\npart: 6\n\n\ndesc: I1 cache: \n"
+        f"desc: D1 cache: \ndesc: LL cache: \ndesc: Timerange: Basic block 0 - 1\n"
+        f"desc: Trigger: {trigger}\n"
+    )
+
+
+def test_callgrind_counts_the_last_runs_iterations_alone() -> None:
+    assert region_dump_options(TimeReport.GBENCH) == (
+        "--dump-before=benchmark::State::StartKeepRunning()",
+        "--dump-after=benchmark::State::FinishKeepRunning()",
+    )
+    before = _dump("--dump-before=benchmark::State::StartKeepRunning()")
+    after = _dump("--dump-after=benchmark::State::FinishKeepRunning()")
+    dumps = [
+        ("callgrind.out.1.1", before), ("callgrind.out.1.2", after),  # a trial run
+        ("callgrind.out.1.3", before), ("callgrind.out.1.4", after),  # the run reported
+        ("callgrind.out.1", _dump("Program termination")),
+    ]  # fmt: skip
+    assert last_region_dump(TimeReport.GBENCH, dumps) == ("callgrind.out.1.4", after)
+    assert last_region_dump(TimeReport.GBENCH, dumps[-1:]) is None
+    report = (DATA / "repetitions.json").read_text()
+    assert reported_iterations(TimeReport.GBENCH, report, "BM_Copy<std::string>") == 10423
+    with pytest.raises(BenchmarkFailedError, match="only aggregates"):
+        reported_iterations(
+            TimeReport.GBENCH, (DATA / "aggregates_only.json").read_text(), "BM_Ms/repeats:3"
+        )
+
+
+def test_a_stored_run_keeps_how_its_benchmarks_are_timed() -> None:
+    experiment = Experiment(
+        benchmarks=(gbench_benchmark("BM_Add/8/64", "./bench"),),
+        variants=(Variant("a"),),
+        settings=Settings(),
+    )
+    stored = json.loads(json.dumps(experiment_to_json(experiment)))
+    assert experiment_from_json(stored) == experiment
+
+
+def test_a_suite_whose_variants_are_all_built_first_is_listed_here() -> None:
+    runner = FakeRunner().on_run(r"--benchmark_list_tests", returncode=127)
+    variants = [Variant("old", git="main"), Variant("new", git="HEAD")]
+    with pytest.raises(ConfigError, match="cannot run './build/bench': not found") as raised:
+        gbench_suite("./build/bench", variants, runner)
+    assert raised.value.variant is None and "build it here once" in str(raised.value.hint)
+    assert runner.calls[0][0].cwd is None

@@ -1,0 +1,134 @@
+"""Every export of one captured run gives the same quantity the same name: hyperfine's fields
+are the runs as measured, perflab's estimate and its interval are the `perflab_*` fields (and
+the JSON's `value`), and the table's columns are that estimate, by the ratio's estimator.
+
+The capture: `perflab --runs 20 --warmup 3 --json F --samples 'gzip -1 -c data.txt'
+'gzip -3 -c data.txt'` on a machine whose other processes took ~48% of the measuring CPU,
+so perflab's estimate (preempted time taken out) lies below the smallest raw run."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perflab.analyse.run import analyse_run
+from perflab.lenses.time.render import caption
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact
+from perflab.records.results import RunResult
+from perflab.report.exports import hyperfine_results, render_csv
+from perflab.report.json_report import FORMAT_VERSION, run_to_json
+from perflab.store.document import READABLE_FORMAT_VERSION, load_document
+
+CAPTURE = Path(__file__).parents[2] / "golden" / "data" / "runs" / "gzip_preempted.json"
+RAW_FIELDS = ("mean", "stddev", "median", "min", "max")
+
+
+@pytest.fixture(scope="module")
+def result() -> RunResult:
+    return analyse_run(load_document(CAPTURE))
+
+
+def _raw_seconds(variant: str) -> list[float]:
+    document = json.loads(CAPTURE.read_text())
+    return [
+        s["value"] / s["loops"] / 1e9
+        for s in document["samples"]
+        if s["variant"] == variant and s["name"] == "wall_ns" and not s["warmup"]
+    ]
+
+
+def check_exports_agree(
+    hyperfine: list[dict[str, Any]],
+    csv_text: str,
+    document: dict[str, Any],
+    raw: dict[str, list[float]],
+) -> None:
+    """The agreement every run's exports keep (also run on a live run: tests/cli)."""
+    by_variant = {entry["variant"]: entry for entry in hyperfine}
+    assert set(by_variant) == set(raw)
+    for variant, times in raw.items():
+        entry = by_variant[variant]
+        assert entry["times"] == pytest.approx(times)
+        assert entry["mean"] == pytest.approx(statistics.mean(times))
+        assert entry["median"] == pytest.approx(statistics.median(times))
+        assert (entry["min"], entry["max"]) == pytest.approx((min(times), max(times)))
+        if len(times) > 1:
+            assert entry["stddev"] == pytest.approx(statistics.stdev(times))
+        for field in ("mean", "median"):
+            assert min(times) <= entry[field] <= max(times)
+        # perflab's estimate sits in its own interval; the older names hold that interval
+        low, high = entry["perflab_ci_low"], entry["perflab_ci_high"]
+        assert low <= entry["perflab_estimate"] <= (math.inf if high is None else high)
+        assert (entry["ci_low"], entry["ci_high"]) == (low, high)
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert len(rows) == len(hyperfine)
+    for row, entry in zip(rows, hyperfine, strict=True):
+        for column, cell in row.items():
+            value = entry.get(column)
+            if isinstance(value, float):
+                assert float(cell) == pytest.approx(value), column
+            elif value is not None and not column.startswith("parameter_"):
+                assert cell == str(value), column
+    for own in document["measurements"]:
+        entry = by_variant[own["variant"]]
+        assert own["value"] / 1e9 == pytest.approx(entry["perflab_estimate"])
+        assert own["value_estimator"] == entry["perflab_estimator"]
+        assert own["value_preempted"] == entry["perflab_preempted"]
+        for field in RAW_FIELDS:
+            if own[field] is not None:
+                assert own[field] / 1e9 == pytest.approx(entry[field]), field
+
+
+def test_every_export_gives_raw_fields_as_measured_and_names_the_estimate(
+    result: RunResult,
+) -> None:
+    hyperfine = hyperfine_results(result)
+    raw = {entry["variant"]: _raw_seconds(entry["variant"]) for entry in hyperfine}
+    check_exports_agree(hyperfine, render_csv(result), run_to_json(result), raw)
+    for entry in hyperfine:
+        # the capture's point: the time other processes took is out of the estimate only
+        assert entry["perflab_estimate"] < entry["min"]
+        assert entry["perflab_preempted"] == "correct"
+        assert entry["perflab_estimator"] == "20%-trimmed mean of group medians"
+
+
+def test_the_table_s_columns_and_ratio_are_the_estimate_s_estimator(result: RunResult) -> None:
+    (comparison,) = [c for c in result.comparisons if c.metric == Metric.TIME]
+    own = {m.variant: m for m in result.measurements}
+    # every pair complete and preempted time taken out: the columns are each variant's estimate
+    assert comparison.baseline_value == pytest.approx(own[comparison.baseline].value)
+    assert comparison.variant_value == pytest.approx(own[comparison.variant].value)
+    details = comparison.to_json()
+    assert details["value_estimator"] == own[comparison.baseline].estimator
+    implied = comparison.variant_value / comparison.baseline_value
+    assert comparison.ci_low <= implied <= comparison.ci_high
+    text = caption([comparison], 0.95)
+    assert "baseline, variant, ratio: one estimator" in text
+    assert "20%-trimmed mean of the batches' medians" in text
+
+
+def test_the_document_reader_reads_the_format_the_writer_writes() -> None:
+    assert READABLE_FORMAT_VERSION == FORMAT_VERSION
+
+
+def test_a_document_written_with_samples_is_analysed_as_its_run(
+    result: RunResult, tmp_path: Path
+) -> None:
+    """`compare` reads a file as a stored run: the document perflab writes with --samples
+    (samples and the small artifacts) gives the same figures again."""
+    stored = replace(result, artifacts=(Artifact("b", "cmd1", Metric.TIME, "k", "{}"),))
+    path = tmp_path / "again.json"
+    path.write_text(json.dumps(run_to_json(stored, samples=True)))
+    again = analyse_run(load_document(path))
+    assert again.comparisons == result.comparisons
+    assert again.measurements == result.measurements
+    assert load_document(path).artifacts == stored.artifacts
