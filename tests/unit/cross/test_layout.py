@@ -10,8 +10,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 UNIT = ROOT / "tests" / "unit"
+# the packages and the few modules at src/perflab's root (api, config) a folder may be named after
 PACKAGES = frozenset(
-    p.name for p in (ROOT / "src" / "perflab").iterdir() if (p / "__init__.py").is_file()
+    p.name if p.is_dir() else p.stem
+    for p in (ROOT / "src" / "perflab").iterdir()
+    if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.name != "__init__.py")
 )
 # tests of the repository as a whole (layers, docs, bench scripts), not of one package
 CROSS = "cross"
