@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 UNIT = ROOT / "tests" / "unit"
-# the packages and the few modules at src/perflab's root (api, config) a folder may be named after
+# the packages and the few modules at src/perflab's root (api) a folder may be named after
 PACKAGES = frozenset(
     p.name if p.is_dir() else p.stem
     for p in (ROOT / "src" / "perflab").iterdir()
