@@ -7,9 +7,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.analyse.compare import compare_runs
-from perflab.analyse.run import analyse_run
-from perflab.engine import run_experiment
 from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
@@ -405,6 +402,9 @@ def run(
     `cache_dir` holds the checkouts and builds of git= variants (default: see
     `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget."""
+    # the engine only where something is measured: `show`, `list`, `compare` need none of it
+    from perflab.engine import run_experiment
+
     store: RunStore = open_store(store_path) if store_path is not None else SqliteStore.in_memory()
     try:
         if experiment.settings.ray:
@@ -446,6 +446,8 @@ def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> l
 
 
 def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
+    from perflab.analyse.run import analyse_run  # numpy and the lenses' analyses: only here
+
     store = open_store(store_path, create=False)
     try:
         return analyse_run(store.load_run(run_id))
@@ -498,6 +500,7 @@ def compare(
     """RUN_B against RUN_A, variant by variant; each a stored run (id or `latest`) or a JSON
     document written with `--json FILE --samples` (a `Path`, or text naming a `.json` file or
     an existing file), whose raw samples are analysed as a stored run's."""
+    from perflab.analyse.compare import compare_runs
     from perflab.store.document import is_document_reference, load_document
 
     def document(reference: str | int | Path) -> Path | None:
