@@ -40,7 +40,8 @@ with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(sys.argv[1:])
     except SystemExit as done:
         status = done.code
-print(json.dumps({"status": status, "out": out.getvalue(), "err": err.getvalue(), "modules": sorted(sys.modules)}))
+seen = {"status": status, "out": out.getvalue(), "err": err.getvalue()}
+print(json.dumps({**seen, "modules": sorted(sys.modules)}))
 """
 
 
