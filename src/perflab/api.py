@@ -7,12 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.lens import ProgressReporter
-from perflab.plan.asv_suite import asv_suite
 from perflab.plan.config import (
     ONLY_VARIANT,
     check_keys_apply,
@@ -25,8 +22,6 @@ from perflab.plan.config import (
     settings_with,
 )
 from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
-from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
-from perflab.plan.pytest_suite import pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -38,8 +33,12 @@ from perflab.store.health import check_store as _check_store
 from perflab.store.postgres import is_postgresql, shown
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
+# what only measuring, a suite or the build cache needs is imported where it is used: every
+# perflab command imports this module, `perflab list` and `show` among them
 if TYPE_CHECKING:
+    from perflab.git.cache import CacheEntry
     from perflab.lenses.asm.analyse import AsmView
+    from perflab.measure.lens import ProgressReporter
 
 # SQLite's and PostgreSQL's largest integer (a signed 64-bit one)
 LARGEST_STORED_INTEGER = 2**63 - 1
@@ -172,6 +171,8 @@ def _pytest_experiment(
     design: Design | None,
 ) -> Experiment:
     """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
+    from perflab.plan.pytest_suite import pytest_benchmarks
+
     checked, listing = _suite_variants(variants, build)
     benchmarks = pytest_benchmarks(suite, listing, SubprocessRunner(), keyword=keyword)
     return _suite_experiment(checked, benchmarks, changes, build, design)
@@ -186,6 +187,8 @@ def _asv_experiment(
     design: Design | None,
 ) -> Experiment:
     """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
+    from perflab.plan.asv_suite import asv_suite
+
     checked, listing = _suite_variants(variants, build)
     suite_found = asv_suite(suite, listing, SubprocessRunner(), pattern=pattern)
     # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
@@ -208,6 +211,8 @@ def _gbench_experiment(
     design: Design | None,
 ) -> Experiment:
     """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
+    from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
+
     checked, listing = _suite_variants(variants, build)
     # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
     # the user asks for one
@@ -527,6 +532,8 @@ def compare(
 
 def cache_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
     """The checkouts and builds of git= variants kept for reuse."""
+    from perflab.git.cache import BuildCache, default_cache_dir
+
     return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).entries()
 
 
@@ -536,6 +543,8 @@ def prune_cache(
     """Remove every cached checkout and build (and git's record of its worktree) that no
     perflab run is using, then perflab's clones no checkout uses; those in use are left, and
     added to `in_use` when given."""
+    from perflab.git.cache import BuildCache, default_cache_dir
+
     cache = BuildCache(cache_dir or default_cache_dir(), SubprocessRunner())
     removed = cache.prune()
     if in_use is not None:
