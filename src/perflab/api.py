@@ -7,15 +7,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from perflab.analyse.compare import compare_runs
-from perflab.analyse.run import analyse_run
-from perflab.engine import run_experiment
-from perflab.git.cache import BuildCache, CacheEntry, default_cache_dir
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.lens import ProgressReporter
-from perflab.plan.asv_suite import asv_suite
 from perflab.plan.config import (
     ONLY_VARIANT,
     check_keys_apply,
@@ -28,8 +22,6 @@ from perflab.plan.config import (
     settings_with,
 )
 from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
-from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
-from perflab.plan.pytest_suite import pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -41,8 +33,12 @@ from perflab.store.health import check_store as _check_store
 from perflab.store.postgres import is_postgresql, shown
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
+# what only measuring, a suite or the build cache needs is imported where it is used: every
+# perflab command imports this module, `perflab list` and `show` among them
 if TYPE_CHECKING:
+    from perflab.git.cache import CacheEntry
     from perflab.lenses.asm.analyse import AsmView
+    from perflab.measure.lens import ProgressReporter
 
 # SQLite's and PostgreSQL's largest integer (a signed 64-bit one)
 LARGEST_STORED_INTEGER = 2**63 - 1
@@ -133,6 +129,8 @@ class _Around:
 
 def _gbench_source(given: _Sources, around: _Around) -> Experiment | None:
     """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
+    from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
+
     if given.gbench_filter is not None and given.gbench is None:
         raise ConfigError(
             "--filter selects benchmarks of a Google Benchmark binary, and no --gbench PATH is "
@@ -165,6 +163,8 @@ def _gbench_source(given: _Sources, around: _Around) -> Experiment | None:
 
 def _asv_source(given: _Sources, around: _Around) -> Experiment | None:
     """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
+    from perflab.plan.asv_suite import asv_suite
+
     if given.asv_filter is not None and given.asv is None:
         raise ConfigError(
             "--bench selects benchmarks of an asv suite, and no --asv DIR is given",
@@ -192,6 +192,8 @@ def _asv_source(given: _Sources, around: _Around) -> Experiment | None:
 
 def _pytest_source(given: _Sources, around: _Around) -> Experiment | None:
     """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
+    from perflab.plan.pytest_suite import pytest_benchmarks
+
     if given.pytest_filter is not None and given.pytest is None:
         raise ConfigError(
             "-k selects tests of a pytest suite, and no --pytest PATH is given",
@@ -429,6 +431,8 @@ def run(
     `cache_dir` holds the checkouts and builds of git= variants (default: see
     `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget."""
+    from perflab.engine import run_experiment
+
     store: RunStore = open_store(store_path) if store_path is not None else SqliteStore.in_memory()
     try:
         if experiment.settings.ray:
@@ -470,6 +474,8 @@ def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> l
 
 
 def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
+    from perflab.analyse.run import analyse_run
+
     store = open_store(store_path, create=False)
     try:
         return analyse_run(store.load_run(run_id))
@@ -522,6 +528,7 @@ def compare(
     """RUN_B against RUN_A, variant by variant; each a stored run (id or `latest`) or a JSON
     document written with `--json FILE --samples` (a `Path`, or text naming a `.json` file or
     an existing file), whose raw samples are analysed as a stored run's."""
+    from perflab.analyse.compare import compare_runs
     from perflab.store.document import is_document_reference, load_document
 
     def document(reference: str | int | Path) -> Path | None:
@@ -548,6 +555,8 @@ def compare(
 
 def cache_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
     """The checkouts and builds of git= variants kept for reuse."""
+    from perflab.git.cache import BuildCache, default_cache_dir
+
     return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).entries()
 
 
@@ -557,6 +566,8 @@ def prune_cache(
     """Remove every cached checkout and build (and git's record of its worktree) that no
     perflab run is using, then perflab's clones no checkout uses; those in use are left, and
     added to `in_use` when given."""
+    from perflab.git.cache import BuildCache, default_cache_dir
+
     cache = BuildCache(cache_dir or default_cache_dir(), SubprocessRunner())
     removed = cache.prune()
     if in_use is not None:

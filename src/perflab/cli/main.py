@@ -17,13 +17,11 @@ import types
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
-from perflab import api
-from perflab.cli.changes import ChangeOptions, change_options
 from perflab.cli.options import (
     STORE_IN_USE,
     OutputOptions,
@@ -37,29 +35,21 @@ from perflab.cli.options import (
     shorthand_parser,
     subcommand_names,
 )
-from perflab.cli.progress import RichProgress
-from perflab.diagnose.events import find_events
-from perflab.git.cache import CacheEntry
-from perflab.machine.cpu_lock import SHARED_CPU_HINT
-from perflab.machine.proc import become_subreaper, stop_all_contained
 from perflab.machine.started import STARTED_AT_S
-from perflab.plan.config import parse_param
-from perflab.plan.designs import budget_plan
 from perflab.records.errors import ConfigError, PerflabError, RetiredSettingWarning, RunInterrupted
-from perflab.records.model import Experiment
 from perflab.records.redaction import redact
-from perflab.records.results import RunResult
-from perflab.report.changes import render_cache_entries
 from perflab.report.escape import terminal, visible
-from perflab.report.exports import render_csv, render_hyperfine_json
-from perflab.report.files import check_target, write_file
-from perflab.report.json_report import render_json
-from perflab.report.machine_views import render_doctor, render_event_search, render_store_health
-from perflab.report.markdown import render_markdown
-from perflab.report.terminal import render_run_list, render_section, render_terminal
-from perflab.store.health import StoreHealth, describe_runs
-from perflab.store.postgres import is_postgresql
-from perflab.store.setting import StoreSetting, resolve_store
+from perflab.store.setting import resolve_store
+
+# a command imports what it uses where it runs (`perflab show --help` and `perflab list` load no
+# statistics, engine or lens): every perflab process pays its start-up, inside its budget
+if TYPE_CHECKING:
+    from perflab.cli.changes import ChangeOptions
+    from perflab.git.cache import CacheEntry
+    from perflab.records.model import Experiment
+    from perflab.records.results import RunResult
+    from perflab.store.health import StoreHealth
+    from perflab.store.setting import StoreSetting
 
 EXIT_OK = 0
 EXIT_VERDICT = 1  # --fail-on matched
@@ -237,6 +227,8 @@ def _dispatch(
 ) -> int:
     """The command's own function; its errors are rendered by the caller."""
     if args.command in ("run", "stack", "matrix"):
+        from perflab.cli.changes import change_options
+
         with _contained(own_process):
             return _run(
                 run_options(args),
@@ -259,6 +251,9 @@ def _dispatch(
 
         return run_publish(args, out, err)
     if args.command == "events":
+        from perflab.diagnose.events import find_events
+        from perflab.report.machine_views import render_event_search
+
         search = find_events(args.query, try_counting=not args.no_try)
         if _write_json(args.json_path, [e.to_json() for e in search.events]):
             render_event_search(search, out)
@@ -271,6 +266,8 @@ def _dispatch(
 @contextlib.contextmanager
 def _contained(own_process: bool) -> Iterator[None]:
     """Orphans of what a benchmark starts re-parent to perflab, which stops them at the end."""
+    from perflab.machine.proc import stop_all_contained
+
     _adopt_orphans(own_process)
     try:
         yield
@@ -280,6 +277,10 @@ def _contained(own_process: bool) -> Iterator[None]:
 
 def _read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`list`, `show` and `compare`: runs read back from the store."""
+    from perflab import api
+    from perflab.report.terminal import render_run_list, render_section
+    from perflab.store.postgres import is_postgresql
+
     if args.command in ("show", "compare"):
         _check_outputs(output_options(args))
     if not is_postgresql(args.store) and not _files_only(args):
@@ -317,7 +318,11 @@ def _files_only(args: argparse.Namespace) -> bool:
 
 
 def _doctor(args: argparse.Namespace, out: Console) -> int:
+    from perflab.report.machine_views import render_doctor, render_store_health
+
     if args.check_store is not None:
+        from perflab import api
+
         health = api.check_store(args.check_store, thorough=True)
         if _write_json(args.json_path, health.to_json()):
             render_store_health(health, out)
@@ -351,6 +356,8 @@ def _write_json(path: Path | None, data: Any) -> bool:
 def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
     if not health.damaged:
         return
+    from perflab.store.health import describe_runs
+
     readable = (
         f"; readable runs: {describe_runs(health.readable_runs)}, unreadable: "
         f"{describe_runs(health.unreadable_runs)}"
@@ -370,6 +377,8 @@ def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
 
 def _check_outputs(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
+    from perflab.report.files import check_target
+
     paths = _report_paths(output)
     if sum(str(path) == "-" for path in paths if path is not None) > 1:
         raise ConfigError(
@@ -399,6 +408,11 @@ def _run(
     changes: ChangeOptions | None = None,
     started_at_s: float | None = None,
 ) -> int:
+    from perflab import api
+    from perflab.cli.changes import ChangeOptions
+    from perflab.cli.progress import RichProgress
+    from perflab.plan.designs import budget_plan
+
     _check_outputs(options.output)
     changes = changes or ChangeOptions(build=None, cache_dir=None)
     experiment = _experiment(options, changes)
@@ -432,6 +446,9 @@ def _run(
 
 def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
     """The experiment of `run`, or of `stack`/`matrix` (which make their own variants)."""
+    from perflab import api
+    from perflab.plan.config import parse_param
+
     make = api.make_experiment
     design: dict[str, Any] = {"variants": options.variants}
     if changes.command in ("stack", "matrix"):
@@ -540,6 +557,9 @@ def _shows_table(output: OutputOptions, *, command: str) -> bool:
 
 
 def _cache(args: argparse.Namespace, out: Console) -> int:
+    from perflab import api
+    from perflab.report.changes import render_cache_entries
+
     if args.action == "prune":
         in_use: list[CacheEntry] = []
         removed = api.prune_cache(args.cache_dir, in_use=in_use)
@@ -562,6 +582,8 @@ def _cache(args: argparse.Namespace, out: Console) -> int:
 def _say_cpu_waits(result: RunResult, err: Console) -> None:
     """`-q` hides tables and progress, not that the run waited for or shared its CPU with
     another perflab run (it took longer, or its samples took turns)."""
+    from perflab.machine.cpu_lock import SHARED_CPU_HINT
+
     for note in result.notes:
         if note.hint == SHARED_CPU_HINT:
             err.print(Text("perflab: ") + terminal(note.message), highlight=False)
@@ -570,6 +592,11 @@ def _say_cpu_waits(result: RunResult, err: Console) -> None:
 def _emit(
     result: RunResult, output: OutputOptions, out: Console, err: Console, *, command: str
 ) -> int:
+    from perflab.report.exports import render_csv, render_hyperfine_json
+    from perflab.report.json_report import render_json
+    from perflab.report.markdown import render_markdown
+    from perflab.report.terminal import render_terminal
+
     written = []
     if output.json_path is not None:
         _write(output.json_path, render_json(result, samples=output.samples))
@@ -605,6 +632,8 @@ def _write(path: Path, text: str) -> None:
     if str(path) == "-":
         sys.stdout.write(text)
         return
+    from perflab.report.files import write_file
+
     write_file(path, text)  # never through a link: a temporary renamed over the target
 
 
@@ -613,6 +642,8 @@ def _adopt_orphans(own_process: bool) -> None:
     clean-up stops every child it has, which in a host program (a notebook, a test session)
     would include the host's own servers."""
     if own_process:
+        from perflab.machine.proc import become_subreaper
+
         become_subreaper()
 
 
