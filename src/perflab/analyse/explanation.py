@@ -26,6 +26,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from perflab.lenses.registry import DESCRIPTORS, descriptor_for
+from perflab.records.diagnosis import REPLACING, Claim
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison
@@ -364,7 +366,8 @@ class HiddenDispatch:
 def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]:
     """The dispatch changes of one pair's profile and asm comparisons that callgrind did not
     see: neither function's count changed, and one of them ran in both variants under it."""
-    instructions = _first(comparisons, Metric.INSTRUCTIONS)
+    counted = [d.metric for d in DESCRIPTORS if d.cpu_ran is not None]
+    instructions = next((c for m in counted if (c := _first(comparisons, m))), None)
     if instructions is None:
         return []
     rows = _all_rows(instructions)
@@ -376,9 +379,9 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
     }
     pairs: dict[tuple[str, str], list[str]] = {}
     widths = _widths(comparisons)
-    for metric in (Metric.PROFILE, Metric.ASM):
+    for metric in _cpu_claiming():
         for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
-            if diagnosis.get("claim") != "dispatch_changed":
+            if diagnosis.get("claim") != Claim.DISPATCH_CHANGED:
                 continue
             detail = diagnosis.get("detail") or {}
             old, new = str(detail.get("from") or ""), str(detail.get("to") or "")
@@ -419,9 +422,9 @@ def _width_changes(comparisons: Sequence[Comparison]) -> list[_WidthChange]:
     """The asm's (and profile's) vector_width_changed claims, one per function, most sampled
     first."""
     found: dict[str, _WidthChange] = {}
-    for metric in (Metric.ASM, Metric.PROFILE):
+    for metric in _cpu_claiming(code_first=True):
         for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
-            if diagnosis.get("claim") != "vector_width_changed":
+            if diagnosis.get("claim") != Claim.VECTOR_WIDTH_CHANGED:
                 continue
             detail = diagnosis.get("detail") or {}
             function = _identity(str(diagnosis.get("function")))
@@ -443,10 +446,10 @@ def _width_lead(comparisons: Sequence[Comparison]) -> str:
     if not changes:
         return ""
     dispatched: dict[str, str] = {}
-    for metric in (Metric.ASM, Metric.PROFILE):
+    for metric in _cpu_claiming(code_first=True):
         for diagnosis in _details(_first(comparisons, metric)).get("diagnoses") or []:
             detail = diagnosis.get("detail") or {}
-            if diagnosis.get("claim") == "dispatch_changed" and detail.get("from"):
+            if diagnosis.get("claim") == Claim.DISPATCH_CHANGED and detail.get("from"):
                 function = _identity(str(diagnosis.get("function")))
                 shown = f"{readable(str(detail['from']))} → {readable(str(detail.get('to')))}"
                 dispatched.setdefault(function, shown)
@@ -473,19 +476,12 @@ def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:
         ran.pop("", None)
         if not ran:
             continue
-        # imported only here: the instructions lens's modules are slow to import
-        from perflab.lenses.instructions.analyse import InstructionsDetails
-
-        instructions = _first(mine, Metric.INSTRUCTIONS)
-        if instructions is None or not isinstance(instructions.details, InstructionsDetails):
-            continue
-        details = instructions.details
-        functions = tuple(
-            replace(d, cpu_ran=ran[d.name]) if d.name in ran else d for d in details.functions
-        )
-        annotated[id(instructions)] = replace(
-            instructions, details=replace(details, functions=functions)
-        )
+        for comparison in mine:
+            if comparison.event is not None:
+                continue
+            details = descriptor_for(comparison.metric).with_cpu_ran(comparison.details, ran)
+            if details is not None:
+                annotated[id(comparison)] = replace(comparison, details=details)
     return [annotated.get(id(c), c) for c in comparisons]
 
 
@@ -593,7 +589,7 @@ def _dispatched(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, str]]
     out: dict[str, tuple[str, str]] = {}
     for metric, diagnosis in _diagnoses(comparisons):
         detail = diagnosis.get("detail") or {}
-        if diagnosis.get("claim") in _REPLACING and detail.get("from") and detail.get("to"):
+        if diagnosis.get("claim") in REPLACING and detail.get("from") and detail.get("to"):
             first = (diagnosis.get("evidence") or [""])[0]
             claim = f"{metric}: {diagnosis['claim']} ({first})"
             out.setdefault(_identity(str(detail["from"])), (_identity(str(detail["to"])), claim))
@@ -603,7 +599,7 @@ def _dispatched(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, str]]
 def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, dict[str, Any]]]:
     """Every claim of the lenses that make claims about functions, with its lens."""
     for comparison in comparisons:
-        if comparison.metric not in (Metric.INSTRUCTIONS, Metric.ASM, Metric.PROFILE):
+        if comparison.metric not in _claiming():
             continue
         if comparison.event is not None:
             continue
@@ -611,7 +607,18 @@ def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, dict
             yield comparison.metric, diagnosis
 
 
-_REPLACING = ("dispatch_changed", "callee_changed")
+def _claiming() -> tuple[Metric, ...]:
+    """The lenses whose diagnoses are claims about functions."""
+    return tuple(d.metric for d in DESCRIPTORS if d.claims_about_functions)
+
+
+def _cpu_claiming(*, code_first: bool = False) -> tuple[Metric, ...]:
+    """The lenses that claim what the CPU ran (not through a tool that runs other code, as
+    valgrind does), in the registry's order, or those reading the machine code first."""
+    found = [d for d in DESCRIPTORS if d.claims_about_functions and d.cpu_ran is None]
+    if code_first:
+        found.sort(key=lambda d: not d.reads_machine_code)
+    return tuple(d.metric for d in found)
 
 
 def _with_replacements(
