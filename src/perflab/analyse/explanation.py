@@ -21,12 +21,12 @@ see (valgrind hides AVX-512) and a short profile may not tell.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.lenses.registry import DESCRIPTORS, descriptor_for
+from perflab.records.accounting import BASELINE_ONLY, VARIANT_ONLY, Accounting
 from perflab.records.diagnosis import REPLACING, Claim
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.kinds import Metric, Verdict
@@ -35,13 +35,10 @@ from perflab.tools.symbol_names import fold_clones, readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8
-SAME_COUNT = 1e-3  # counts this close are the same code's (instructions/same_code.py)
 RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
-BASELINE_ONLY = "baseline_only"
-VARIANT_ONLY = "variant_only"
 
 
 def _identity(name: str) -> str:
@@ -164,38 +161,36 @@ def _first(comparisons: Sequence[Comparison], metric: Metric) -> Comparison | No
 def summarise(
     benchmark: str, baseline: str, variant: str, comparisons: Sequence[Comparison]
 ) -> Summary | None:
-    instructions = _first(comparisons, Metric.INSTRUCTIONS)
-    profile = _first(comparisons, Metric.PROFILE)
+    accounts = _accountings(comparisons)
+    if not accounts:
+        return None
+    counted = _first_counted(comparisons)
     time = _first(comparisons, Metric.TIME)
     asm = _details(_first(comparisons, Metric.ASM))
     claims = _claims_by_function(comparisons)
     dispatched = _dispatched(comparisons)
-    unchanged = _unchanged(_details(instructions), asm)
+    unchanged = _unchanged(_details(counted), asm)
     not_run = tuple(
         f"{d.get('claim')}: {readable(str(d.get('function')))}"
         for d in asm.get("changed_not_run") or []
     )
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
-    if instructions is not None:
-        found = _from_instructions(instructions, claims, dispatched)
-        if hidden and not found[3]:
-            # the counts cannot see what the CPU ran differently: valgrind ran other code
-            valgrind = found[4]
-            if profile is not None:
-                found = _from_profile(profile, claims, dispatched)
-            hidden_words = "; ".join(hidden)
-            found = (
-                *found[:4],
-                f"{found[4]}. The instruction counts ({valgrind[0].lower()}{valgrind[1:]}) "
-                f"cannot see what changed: {hidden_words}; valgrind hides AVX-512 from the "
-                "code it runs",
-            )
-    elif profile is not None:
-        found = _from_profile(profile, claims, dispatched)
-    else:
-        return None
-    if instructions is not None and found[0] == "instructions" and not found[3]:
-        found = (*found[:4], _same_counts_words(instructions, time, asm) or found[4])
+    primary = accounts[0]
+    found = _from(primary, claims, dispatched)
+    if hidden and not found[3]:
+        # the counts cannot see what the CPU ran differently: valgrind ran other code
+        valgrind = found[4]
+        if len(accounts) > 1:
+            found = _from(accounts[1], claims, dispatched)
+        hidden_words = "; ".join(hidden)
+        found = (
+            *found[:4],
+            f"{found[4]}. The instruction counts ({valgrind[0].lower()}{valgrind[1:]}) "
+            f"cannot see what changed: {hidden_words}; valgrind hides AVX-512 from the "
+            "code it runs",
+        )
+    if primary.counts_work and found[0] == primary.source and not found[3]:
+        found = (*found[:4], _same_counts_words(primary, time, asm) or found[4])
     source, unit, difference, causes, what = found
     accounted = sum(c.share for c in causes) if causes else None
     text = _width_lead(comparisons) + _text(
@@ -213,109 +208,57 @@ def summarise(
         accounted,
         unchanged,
         not_run,
-        tuple(hidden) if instructions is not None else (),
+        tuple(hidden) if counted is not None else (),
     )
+
+
+def _accountings(comparisons: Sequence[Comparison]) -> list[Accounting]:
+    """The pair's accounts of its difference, the registry's order: the first is the one the
+    summary gives, the next its fallback."""
+    found = []
+    for descriptor in DESCRIPTORS:
+        comparison = _first(comparisons, descriptor.metric)
+        account = descriptor.accounting(comparison) if comparison is not None else None
+        if account is not None:
+            found.append(account)
+    return found
+
+
+def _first_counted(comparisons: Sequence[Comparison]) -> Comparison | None:
+    """The comparison of the lens that counts what ran under a tool running other code than
+    the CPU does (valgrind: its descriptor's `cpu_ran` hook), or None."""
+    counted = [d.metric for d in DESCRIPTORS if d.cpu_ran is not None]
+    return next((c for m in counted if (c := _first(comparisons, m))), None)
 
 
 _Found = tuple[str, str, float | None, tuple[Cause, ...], str]
 
 
-def _from_instructions(
-    comparison: Comparison,
+def _from(
+    account: Accounting,
     claims: Mapping[str, list[str]],
     dispatched: Mapping[str, tuple[str, str]],
 ) -> _Found:
-    data = _details(comparison)
-    before = float(data.get("baseline_per_iteration") or comparison.baseline_value)
-    after = float(data.get("variant_per_iteration") or comparison.variant_value)
-    difference = after - before
-    unit = "instructions"
-    if _no_difference(comparison, before, after):
-        what = (
-            f"The same instructions per iteration ({before:,.0f} and {after:,.0f}, within the "
-            "spread between processes or 0.1%): nothing to account for"
+    """The causes in `account`: its functions moving with the difference, each with every
+    lens's claims about it, a pair one ran in place of the other joined."""
+    difference = account.difference
+    if account.settled:
+        return account.source, account.unit, difference, (), account.what
+    rows = [
+        _Row(
+            part.delta,
+            readable(part.name),
+            part.obj,
+            (part.evidence, *claims.get(_identity(part.name), [])),
+            part.presence,
+            part.before,
+            part.after,
         )
-        return "instructions", unit, difference, (), what
-    rows = []
-    for row in data.get("functions") or []:
-        delta = float(row.get("delta") or 0.0)
-        if abs(delta) < RESIDUE:
-            continue
-        obj = str(row.get("object") or "")
-        if row.get("variant_object"):
-            obj = f"{obj} → {row['variant_object']}"
-        presence = str(row.get("presence") or "both")
-        where = {
-            BASELINE_ONLY: " (ran in the baseline only)",
-            VARIANT_ONLY: " (ran in the variant only)",
-        }.get(presence, "")
-        name = str(row.get("name") or "")
-        before_row, after_row = float(row.get("baseline") or 0), float(row.get("variant") or 0)
-        evidence = (
-            f"callgrind: {before_row:,.1f} → {after_row:,.1f} self instructions per "
-            f"iteration{where}",
-            *claims.get(_identity(name), []),
-        )
-        rows.append(_Row(delta, readable(name), obj, evidence, presence, before_row, after_row))
-    rows = _with_replacements(rows, before, after, dispatched, "callgrind", unit)
-    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, unit)
-    percent = abs(difference) / before if before else math.nan
-    what = (
-        f"{percent:.1%} {'fewer' if difference < 0 else 'more'} instructions per iteration "
-        f"({before:,.0f} → {after:,.0f})"
-    )
-    return "instructions", unit, difference, causes, what
-
-
-def _from_profile(
-    comparison: Comparison,
-    claims: Mapping[str, list[str]],
-    dispatched: Mapping[str, tuple[str, str]],
-) -> _Found:
-    data = _details(comparison)
-    before, after = comparison.baseline_value, comparison.variant_value
-    difference = after - before
-    unit = "ns"
-    if comparison.verdict in (Verdict.EQUIVALENT, Verdict.INCONCLUSIVE) or not (
-        math.isfinite(before) and math.isfinite(after)
-    ):
-        what = (
-            f"No difference the profile can tell in wall time per iteration under perf "
-            f"({before:,.0f} and {after:,.0f} ns, {comparison.verdict})"
-        )
-        return "profile", unit, difference, (), what
-    rows = []
-    for row in data.get("symbols") or []:
-        b_share = float(row.get("baseline_share") or 0.0)
-        v_share = float(row.get("variant_share") or 0.0)
-        before_row, after_row = b_share * before, v_share * after
-        if before_row == after_row:
-            continue
-        name = str(row.get("name") or "")
-        evidence = (
-            f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self), "
-            f"{before_row:,.0f} → {after_row:,.0f} ns per iteration",
-            *claims.get(_identity(name), []),
-        )
-        presence = BASELINE_ONLY if not v_share else VARIANT_ONLY if not b_share else "both"
-        rows.append(
-            _Row(
-                after_row - before_row,
-                readable(name),
-                str(row.get("object") or ""),
-                evidence,
-                presence,
-                before_row,
-                after_row,
-            )
-        )
-    rows = _with_replacements(rows, before, after, dispatched, "perf", unit)
-    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, unit)
-    what = (
-        f"{abs(difference) / before:.1%} {'less' if difference < 0 else 'more'} wall time per "
-        f"iteration under perf ({before:,.0f} → {after:,.0f} ns)"
-    )
-    return "profile", unit, difference, causes, what
+        for part in account.parts
+    ]
+    rows = _with_replacements(rows, dispatched, account.tool, account.amount)
+    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, account.unit)
+    return account.source, account.unit, difference, causes, account.what
 
 
 def _all_rows(comparison: Comparison) -> list[tuple[str, float, float, str]]:
@@ -366,8 +309,7 @@ class HiddenDispatch:
 def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]:
     """The dispatch changes of one pair's profile and asm comparisons that callgrind did not
     see: neither function's count changed, and one of them ran in both variants under it."""
-    counted = [d.metric for d in DESCRIPTORS if d.cpu_ran is not None]
-    instructions = next((c for m in counted if (c := _first(comparisons, m))), None)
+    instructions = _first_counted(comparisons)
     if instructions is None:
         return []
     rows = _all_rows(instructions)
@@ -528,19 +470,17 @@ def _placement(asm: Mapping[str, Any]) -> tuple[list[str], int]:
 
 
 def _same_counts_words(
-    instructions: Comparison, time: Comparison | None, asm: Mapping[str, Any]
+    counted: Accounting, time: Comparison | None, asm: Mapping[str, Any]
 ) -> str | None:
     """Where the time lens decides and the executed instructions are the same: what the
     difference is not, where the code lies differently (the hot loops' addresses), and how to
     confirm it; None when time does not decide (then there is nothing to account for)."""
     if time is None or time.verdict not in (Verdict.FASTER, Verdict.SLOWER):
         return None
-    data = _details(instructions)
-    before = float(data.get("baseline_per_iteration") or instructions.baseline_value)
-    after = float(data.get("variant_per_iteration") or instructions.variant_value)
+    before, after, unit = counted.before, counted.after, counted.unit
     counts = (
-        f"The same instructions per iteration ({before:,.0f} and {after:,.0f}), yet time "
-        f"{time.ratio:.3f} ({time.verdict}): the difference is not in the executed instructions"
+        f"The same {unit} per iteration ({before:,.0f} and {after:,.0f}), yet time "
+        f"{time.ratio:.3f} ({time.verdict}): the difference is not in the executed {unit}"
     )
     placed, compared = _placement(asm)
     if placed:
@@ -558,15 +498,6 @@ def _same_counts_words(
         "(function alignment, branch targets, pages), data layout and memory, frequency, "
         f"noise; {rule_out}"
     )
-
-
-def _no_difference(comparison: Comparison, before: float, after: float) -> bool:
-    if before <= 0:
-        return after == before
-    if abs(after - before) <= SAME_COUNT * before:
-        return True
-    low, high = comparison.ci_low, comparison.ci_high
-    return math.isfinite(low) and math.isfinite(high) and low <= 1.0 <= high
 
 
 @dataclass(frozen=True)
@@ -623,11 +554,9 @@ def _cpu_claiming(*, code_first: bool = False) -> tuple[Metric, ...]:
 
 def _with_replacements(
     rows: list[_Row],
-    before: float,
-    after: float,
     dispatched: Mapping[str, tuple[str, str]],
     tool: str,
-    unit: str,
+    amount: str,
 ) -> list[_Row]:
     """`rows` with each pair a lens saw called one in place of the other (`dispatched`: gone ->
     new) joined into one row of their net change. Never by size alone: Python 3.12 lost
@@ -647,7 +576,6 @@ def _with_replacements(
     joined = {id(r) for pair in pairs for r in pair[:2]}
     out = [r for r in rows if id(r) not in joined]
     for old, replacement, claim in pairs:
-        amount = "self instructions" if unit == "instructions" else "ns"
         evidence = (
             f"{tool}: {old.name} {old.before:,.1f} {amount} per iteration in the baseline only, "
             f"{replacement.name} {replacement.after:,.1f} in the variant only",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.plan.budget import CostModel, CostPart
+from perflab.records.accounting import Accounting
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
@@ -125,6 +126,11 @@ class LensDescriptor:
     # variant)) to the lens's details with those rows saying it, or None when its details have
     # no such rows: for a lens whose tool runs other code than the CPU does (valgrind)
     cpu_ran: str | None = None
+    # "module:function" from one of the lens's comparisons to its `Accounting` (records/
+    # accounting.py): the pair's difference function by function, which the explanation
+    # weighs; the first such lens in the registry with a comparison is the one it accounts
+    # for, the next its fallback; None: the lens accounts for no difference
+    accounts: str | None = None
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
@@ -151,6 +157,13 @@ class LensDescriptor:
         if self.cpu_ran is None:
             return None
         return _import(self.cpu_ran)(details, ran)
+
+    def accounting(self, comparison: Comparison) -> Accounting | None:
+        """The lens's account of a pair's difference (its `accounts` hook), or None."""
+        if self.accounts is None:
+            return None
+        found: Accounting = _import(self.accounts)(comparison)
+        return found
 
     def renderer(self) -> Callable[..., Any] | None:
         renderer: Callable[..., Any] | None = _import(self.render) if self.render else None

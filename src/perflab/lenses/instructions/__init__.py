@@ -18,6 +18,7 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.instructions.render:section",
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,
+    accounts="perflab.lenses.instructions.account:accounting",
     claims_about_functions=True,
     cpu_ran="perflab.lenses.instructions.analyse:with_cpu_ran",
     worker_ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
