@@ -22,7 +22,7 @@ first: the plainest cause of a dispatch or `-march` change, which the counts may
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,17 +30,15 @@ from perflab.analyse.causes import Cause, from_account, signed
 from perflab.analyse.hidden_dispatch import hidden_dispatches, width_lead
 from perflab.analyse.pair_claims import (
     claims_by_function,
-    details_of,
     dispatched_pairs,
     first_counted,
     first_of,
 )
 from perflab.lenses.registry import DESCRIPTORS
-from perflab.records.accounting import Accounting
+from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison
-from perflab.tools.symbol_names import readable
 
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
@@ -104,14 +102,10 @@ def summarise(
         return None
     counted = first_counted(comparisons)
     time = first_of(comparisons, Metric.TIME)
-    asm = details_of(first_of(comparisons, Metric.ASM))
+    facts = _code_facts(comparisons)
     claims = claims_by_function(comparisons)
     dispatched = dispatched_pairs(comparisons)
-    unchanged = _unchanged(details_of(counted), asm)
-    not_run = tuple(
-        f"{d.get('claim')}: {readable(str(d.get('function')))}"
-        for d in asm.get("changed_not_run") or []
-    )
+    unchanged, not_run = facts.unchanged, facts.changed_not_run
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
     primary = accounts[0]
     found = from_account(primary, claims, dispatched)
@@ -128,7 +122,7 @@ def summarise(
             "code it runs",
         )
     if primary.counts_work and found[0] == primary.source and not found[3]:
-        found = (*found[:4], _same_counts_words(primary, time, asm) or found[4])
+        found = (*found[:4], _same_counts_words(primary, time, facts) or found[4])
     source, unit, difference, causes, what = found
     accounted = sum(c.share for c in causes) if causes else None
     text = width_lead(comparisons) + _text(
@@ -162,50 +156,14 @@ def _accountings(comparisons: Sequence[Comparison]) -> list[Accounting]:
     return found
 
 
-LINE_BYTES = 64  # a cache line, and what -falign-loops=64 aligns to
-WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86
 CONFIRM_PLACEMENT = (
     "to confirm, rebuild both with -falign-loops=64 -falign-functions=64 (gcc, clang) or "
     "-C llvm-args=-align-loops=64 (Rust): if the gap closes, code placement was the cause"
 )
 
 
-def _blocks(start: int, end: int, size: int) -> int:
-    """How many `size`-byte blocks the bytes [start, end) touch."""
-    return (end - 1) // size - start // size + 1 if end > start else 0
-
-
-def _placement(asm: Mapping[str, Any]) -> tuple[list[str], int]:
-    """The hot loops that lie differently in the two variants: one crosses more 64-byte lines
-    or 32-byte windows than the other (their addresses are the evidence); and how many hot
-    loops were compared."""
-    found = []
-    compared = 0
-    for row in asm.get("functions") or []:
-        ran = row.get("ran") or {}
-        if not (ran.get("baseline") and ran.get("variant")):
-            continue
-        loops = [((row.get(side) or {}).get("hot_loop") or {}) for side in ("baseline", "variant")]
-        raw = [(loop.get("start_address"), loop.get("end_address")) for loop in loops]
-        spans = [(a, b) for a, b in raw if isinstance(a, int) and isinstance(b, int)]
-        if len(spans) != 2:
-            continue
-        compared += 1
-        counts = [(_blocks(a, b, LINE_BYTES), _blocks(a, b, WINDOW_BYTES)) for a, b in spans]
-        if counts[0] == counts[1]:
-            continue
-        where = [f"{a:#x}–{b - 1:#x}" for a, b in spans]
-        found.append(
-            f"the hot loop of {readable(str(row.get('name')))} crosses "
-            f"{counts[0][0]} 64-byte line(s) and {counts[0][1]} 32-byte window(s) in the "
-            f"baseline ({where[0]}) and {counts[1][0]} and {counts[1][1]} in the variant "
-            f"({where[1]})"
-        )
-    return found, compared
-
-
 def _same_counts_words(
-    counted: Accounting, time: Comparison | None, asm: Mapping[str, Any]
+    counted: Accounting, time: Comparison | None, facts: CodeFacts
 ) -> str | None:
     """Where the time lens decides and the executed instructions are the same: what the
     difference is not, where the code lies differently (the hot loops' addresses), and how to
@@ -217,7 +175,7 @@ def _same_counts_words(
         f"The same {unit} per iteration ({before:,.0f} and {after:,.0f}), yet time "
         f"{time.ratio:.3f} ({time.verdict}): the difference is not in the executed {unit}"
     )
-    placed, compared = _placement(asm)
+    placed, compared = facts.misplaced, facts.loops_compared
     if placed:
         return f"{counts}; the code lies differently: {'; '.join(placed)}; {CONFIRM_PLACEMENT}"
     rule_out = CONFIRM_PLACEMENT.replace("to confirm", "to rule out code placement")
@@ -235,17 +193,21 @@ def _same_counts_words(
     )
 
 
-def _unchanged(instructions: Mapping[str, Any], asm: Mapping[str, Any]) -> tuple[str, ...]:
-    out = []
-    identical = instructions.get("identical_objects") or []
-    if identical:
-        shown = ", ".join(identical[:4]) + (" ..." if len(identical) > 4 else "")
-        out.append(f"{len(identical)} objects byte-identical in both variants ({shown})")
-    same = asm.get("byte_identical_functions") or []
-    rows = asm.get("functions") or []
-    if same:
-        out.append(f"{len(same)} of {len(rows)} hot functions the same machine code in both (asm)")
-    return tuple(out)
+def _code_facts(comparisons: Sequence[Comparison]) -> CodeFacts:
+    """Every lens's facts about the pair's code (its descriptor's `code_facts` hook), joined in
+    the registry's order."""
+    found = [
+        facts
+        for d in DESCRIPTORS
+        if (c := first_of(comparisons, d.metric)) is not None
+        and (facts := d.facts_of(c)) is not None
+    ]
+    return CodeFacts(
+        tuple(u for f in found for u in f.unchanged),
+        tuple(n for f in found for n in f.changed_not_run),
+        tuple(m for f in found for m in f.misplaced),
+        sum(f.loops_compared for f in found),
+    )
 
 
 def _time_words(time: Comparison | None, difference: float | None) -> str:

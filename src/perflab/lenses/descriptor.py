@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.plan.budget import CostModel, CostPart
-from perflab.records.accounting import Accounting
+from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
@@ -131,6 +131,10 @@ class LensDescriptor:
     # weighs; the first such lens in the registry with a comparison is the one it accounts
     # for, the next its fallback; None: the lens accounts for no difference
     accounts: str | None = None
+    # "module:function" from one of the lens's comparisons to its `CodeFacts` (records/
+    # accounting.py): what it found the same, changed where nothing ran, or placed differently,
+    # which the explanation says beside the difference; None: nothing of the kind
+    code_facts: str | None = None
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
@@ -163,6 +167,13 @@ class LensDescriptor:
         if self.accounts is None:
             return None
         found: Accounting = _import(self.accounts)(comparison)
+        return found
+
+    def facts_of(self, comparison: Comparison) -> CodeFacts | None:
+        """The lens's facts about a pair's code (its `code_facts` hook), or None."""
+        if self.code_facts is None:
+            return None
+        found: CodeFacts = _import(self.code_facts)(comparison)
         return found
 
     def renderer(self) -> Callable[..., Any] | None:

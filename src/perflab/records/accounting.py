@@ -44,3 +44,15 @@ class Accounting:
     @property
     def difference(self) -> float:
         return self.after - self.before
+
+
+@dataclass(frozen=True)
+class CodeFacts:
+    """What a lens found about a pair's code beside the difference: what it checked and found
+    the same, changes in code that did not run (not causes), and where hot loops lie (handed
+    through its descriptor's `code_facts` hook)."""
+
+    unchanged: tuple[str, ...] = ()  # each in words, "(lens)" where it helps
+    changed_not_run: tuple[str, ...] = ()  # "claim: function"
+    misplaced: tuple[str, ...] = ()  # hot loops crossing other lines or windows, in words
+    loops_compared: int = 0  # hot loops whose placement was compared

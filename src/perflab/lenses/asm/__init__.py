@@ -19,6 +19,7 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.asm.render:section",
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,
+    code_facts="perflab.lenses.asm.code_facts:code_facts",
     claims_about_functions=True,
     reads_machine_code=True,
     cost=asm_cost,

@@ -18,6 +18,7 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.instructions.render:section",
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,
+    code_facts="perflab.lenses.instructions.code_facts:code_facts",
     accounts="perflab.lenses.instructions.account:accounting",
     claims_about_functions=True,
     cpu_ran="perflab.lenses.instructions.analyse:with_cpu_ran",
