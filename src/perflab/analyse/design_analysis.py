@@ -1,13 +1,14 @@
 """Stacks and matrices from a run's comparisons: whether a stack's steps multiply up to the
-whole range, and each change's interaction between bases (for the time lens, paired over
-generations from the stored samples)."""
+whole range, and each change's interaction between bases (paired unit by unit from the stored
+samples where the lens says how: `LensDescriptor.paired_units`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.lenses.registry import descriptor_for
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, InteractionSpec
 from perflab.records.results import (
     Interaction,
@@ -23,7 +24,7 @@ from perflab.stats.interaction import (
     paired_interaction,
     product_of_steps,
 )
-from perflab.stats.paired import pair_samples, unit_means
+from perflab.stats.preemption import Preemption
 
 
 def _interval(c: Comparison) -> Interval:
@@ -88,8 +89,9 @@ def interactions_of(
                 continue
             interval, paired = None, False
             data = data_of.get((key[0], key[1]))
-            if key[1] is Metric.TIME and data is not None and key[0] in benchmarks:
-                interval = _paired_time(benchmarks[key[0]], data, spec, experiment)
+            units = descriptor_for(key[1]).paired_units_of()
+            if units is not None and data is not None and key[0] in benchmarks:
+                interval = _paired(units, benchmarks[key[0]], data, spec, experiment)
                 paired = interval is not None
             if interval is None:
                 interval = interaction_from_intervals(_interval(on_base), _interval(on_reference))
@@ -115,29 +117,18 @@ def interactions_of(
     return tuple(found)
 
 
-def _paired_time(
-    benchmark: Benchmark, data: BenchmarkData, spec: InteractionSpec, experiment: Experiment
+def _paired(
+    units: Callable[..., dict[int, float]],
+    benchmark: Benchmark,
+    data: BenchmarkData,
+    spec: InteractionSpec,
+    experiment: Experiment,
 ) -> Interval | None:
-    from perflab.lenses.time.analyse import WALL_NS, command_units_of, server_rounds_of
-    from perflab.stats.preemption import Preemption
-
-    def groups(baseline: str, variant: str) -> dict[int, float]:
-        base = data.samples_of(baseline, WALL_NS)
-        batch = None
-        if benchmark.kind is BenchmarkKind.COMMAND:
-            batch = command_units_of(data, len({s.block for s in base if not s.warmup}))
-        return unit_means(
-            pair_samples(
-                base,
-                data.samples_of(variant, WALL_NS),
-                batch_blocks=batch,
-                preemption=Preemption(experiment.settings.preempted),
-            ),
-            server_rounds_of(data),  # forked generations: their server rounds are the units
-        )
-
-    on_base = groups(spec.base, spec.on_base)
-    on_reference = groups(spec.reference_base, spec.on_reference)
+    """The interaction paired unit by unit (`units`: the lens's `paired_units` hook); None with
+    fewer than two units both changes share."""
+    preemption = Preemption(experiment.settings.preempted)
+    on_base = units(benchmark, data, spec.base, spec.on_base, preemption)
+    on_reference = units(benchmark, data, spec.reference_base, spec.on_reference, preemption)
     if len(set(on_base) & set(on_reference)) < 2:
         return None
     return paired_interaction(on_base, on_reference, family_settings(experiment).confidence)

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.analyse.design_analysis import interactions_of, stack_summaries
-from perflab.analyse.explanation import summaries, summary_section, with_cpu_ran
+from perflab.analyse.explanation import summaries, summary_section
+from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
 from perflab.lenses.registry import lens_for, lens_option

@@ -10,11 +10,12 @@ itself (and its dependencies) is imported only when a run uses it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.plan.budget import CostModel, CostPart
+from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
@@ -111,6 +112,29 @@ class LensDescriptor:
     # of lenses that do not (instruction counts, simulated caches, disassembly) does not wait
     # for a CPU another perflab run is measuring on
     needs_quiet_cpu: bool = True
+    # "module:function" from (benchmark, data, baseline, variant, preemption) to unit -> the
+    # mean ratio of the pair's samples in that unit, so that an interaction of two changes is
+    # paired unit by unit (analyse/design_analysis.py); None: from the two intervals alone
+    paired_units: str | None = None
+    # the lens's diagnoses are claims about functions, which the explanation joins to every
+    # lens's rows of the same function (analyse/explanation.py)
+    claims_about_functions: bool = False
+    # the lens reads the machine code itself (disassembly): where it and a sampling lens both
+    # claim what ran in a function's place, its words are the ones shown
+    reads_machine_code: bool = False
+    # "module:function" from (details, function -> (what the CPU ran in the baseline, in the
+    # variant)) to the lens's details with those rows saying it, or None when its details have
+    # no such rows: for a lens whose tool runs other code than the CPU does (valgrind)
+    cpu_ran: str | None = None
+    # "module:function" from one of the lens's comparisons to its `Accounting` (records/
+    # accounting.py): the pair's difference function by function, which the explanation
+    # weighs; the first such lens in the registry with a comparison is the one it accounts
+    # for, the next its fallback; None: the lens accounts for no difference
+    accounts: str | None = None
+    # "module:function" from one of the lens's comparisons to its `CodeFacts` (records/
+    # accounting.py): what it found the same, changed where nothing ran, or placed differently,
+    # which the explanation says beside the difference; None: nothing of the kind
+    code_facts: str | None = None
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
@@ -123,6 +147,34 @@ class LensDescriptor:
             return None
         finding: Finding | None = _import(self.same_code)(comparison)
         return finding
+
+    def paired_units_of(self) -> Callable[..., dict[int, float]] | None:
+        """The lens's `paired_units` hook, imported now; None where it has none."""
+        hook: Callable[..., dict[int, float]] | None = (
+            _import(self.paired_units) if self.paired_units else None
+        )
+        return hook
+
+    def with_cpu_ran(self, details: Any, ran: Mapping[str, tuple[str, str]]) -> Any:
+        """The lens's details with its rows saying what the CPU ran (its `cpu_ran` hook), or
+        None where it has no such hook or rows."""
+        if self.cpu_ran is None:
+            return None
+        return _import(self.cpu_ran)(details, ran)
+
+    def accounting(self, comparison: Comparison) -> Accounting | None:
+        """The lens's account of a pair's difference (its `accounts` hook), or None."""
+        if self.accounts is None:
+            return None
+        found: Accounting = _import(self.accounts)(comparison)
+        return found
+
+    def facts_of(self, comparison: Comparison) -> CodeFacts | None:
+        """The lens's facts about a pair's code (its `code_facts` hook), or None."""
+        if self.code_facts is None:
+            return None
+        found: CodeFacts = _import(self.code_facts)(comparison)
+        return found
 
     def renderer(self) -> Callable[..., Any] | None:
         renderer: Callable[..., Any] | None = _import(self.render) if self.render else None

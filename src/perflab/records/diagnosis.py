@@ -26,6 +26,11 @@ class Claim(enum.StrEnum):
     DISAPPEARED = "disappeared"  # executed/sampled in the baseline only
 
 
+# the claims that one function ran in place of another (detail: from, to), whichever lens made
+# them: the explanation joins such a pair into one cause of their net change
+REPLACING: tuple[Claim, ...] = (Claim.DISPATCH_CHANGED, Claim.CALLEE_CHANGED)
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     claim: Claim

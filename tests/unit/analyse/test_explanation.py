@@ -153,7 +153,7 @@ def test_a_vector_width_change_leads_the_summary() -> None:
 def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     # the same OpenBLAS pair as above, with the instructions lens's own records: the row of the
     # kernel callgrind ran in both variants says which kernel the CPU ran instead
-    from perflab.analyse.explanation import with_cpu_ran
+    from perflab.analyse.hidden_dispatch import with_cpu_ran
     from perflab.lenses.fragments import SectionInput
     from perflab.lenses.instructions.analyse import InstructionsDetails
     from perflab.lenses.instructions.explain import FunctionDelta, Presence

@@ -59,3 +59,16 @@ def test_no_cost_model_reaches_the_registry() -> None:
         and "perflab.lenses.registry" in imports_of(module)
     ]
     assert not reaching
+
+
+def test_shared_analysis_imports_no_lens() -> None:
+    """`perflab.analyse` joins what the lenses found through their descriptors (the catalogue):
+    a module there that imported one lens's package would hold that lens's knowledge."""
+    naming = [
+        f"{module} imports {target}"
+        for module in MODULES
+        if module == "perflab.analyse" or module.startswith("perflab.analyse.")
+        for target in sorted(imports_of(module))
+        if target in MODULES and lens_of(target) is not None
+    ]
+    assert not naming, "\n".join(naming)

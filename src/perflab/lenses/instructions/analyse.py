@@ -170,6 +170,18 @@ class InstructionsDetails:
         return shown + tuple(d for d in self.functions[self.max_functions :] if d.cpu_ran)
 
 
+def with_cpu_ran(details: object, ran: Mapping[str, tuple[str, str]]) -> InstructionsDetails | None:
+    """`details` with each function valgrind ran while the CPU ran another dispatch target
+    (`ran`: function -> the CPU's (baseline, variant)) saying so (`FunctionDelta.cpu_ran`), so
+    the row says it where it is shown; None when `details` are not this lens's."""
+    if not isinstance(details, InstructionsDetails):
+        return None
+    functions = tuple(
+        replace(d, cpu_ran=ran[d.name]) if d.name in ran else d for d in details.functions
+    )
+    return replace(details, functions=functions)
+
+
 def _function_json(d: FunctionDelta) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": d.name,

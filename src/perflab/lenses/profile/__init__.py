@@ -19,6 +19,8 @@ DESCRIPTOR = LensDescriptor(
     render="perflab.lenses.profile.render:section",
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
+    accounts="perflab.lenses.profile.account:accounting",
+    claims_about_functions=True,
     cost=profile_cost,
     beside_time="the profile lens's ratio comes from one process per variant under perf record, "
     "so it holds none of what differs between processes (memory layout, hash seed)",

@@ -17,4 +17,5 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     reports_overruns=True,  # it explains its own overruns
     cost=time_cost,
+    paired_units="perflab.lenses.time.interaction:paired_units",
 )

@@ -1,0 +1,188 @@
+"""The functions that account for a pair's difference: a lens's `Accounting` weighed, each
+part with every lens's claims about it, a pair that ran one in place of the other joined into
+one cause of their net change, and the largest named first. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.analyse.pair_claims import function_identity
+from perflab.records.accounting import BASELINE_ONLY, VARIANT_ONLY, Accounting
+from perflab.tools.symbol_names import readable
+
+ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
+MAX_CAUSES = 8
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A function whose own cost per iteration moved with the difference, and by how much."""
+
+    function: str
+    object: str
+    delta_per_iteration: float
+    share: float  # of the whole difference (variant - baseline)
+    unit: str
+    evidence: tuple[str, ...]
+    # a function that ran in the variant only in place of `function`, which ran in the
+    # baseline only: the delta is their net change
+    replaced_by: str = ""
+    baseline_per_iteration: float = 0.0
+    variant_per_iteration: float = 0.0
+
+    @property
+    def named(self) -> str:
+        if not self.replaced_by:
+            return self.function
+        return f"{self.function} → {self.replaced_by}"
+
+    @property
+    def words(self) -> str:
+        """The cause in the summary's paragraph."""
+        delta = signed(self.delta_per_iteration, self.unit)
+        if not self.replaced_by:
+            return f"{delta} {self.function}"
+        return (
+            f"{self.function} ({self.baseline_per_iteration:,.0f}) replaced by "
+            f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "function": self.function,
+            "object": self.object,
+            "delta_per_iteration": self.delta_per_iteration,
+            "share": self.share,
+            "unit": self.unit,
+            "evidence": list(self.evidence),
+        }
+        if self.replaced_by:
+            out["replaced_by"] = self.replaced_by
+            out["baseline_per_iteration"] = self.baseline_per_iteration
+            out["variant_per_iteration"] = self.variant_per_iteration
+        return out
+
+
+Found = tuple[str, str, float | None, tuple[Cause, ...], str]
+
+
+def from_account(
+    account: Accounting,
+    claims: Mapping[str, list[str]],
+    dispatched: Mapping[str, tuple[str, str]],
+) -> Found:
+    """The causes in `account`: its functions moving with the difference, each with every
+    lens's claims about it, a pair one ran in place of the other joined."""
+    difference = account.difference
+    if account.settled:
+        return account.source, account.unit, difference, (), account.what
+    rows = [
+        _Row(
+            part.delta,
+            readable(part.name),
+            part.obj,
+            (part.evidence, *claims.get(function_identity(part.name), [])),
+            part.presence,
+            part.before,
+            part.after,
+        )
+        for part in account.parts
+    ]
+    rows = _with_replacements(rows, dispatched, account.tool, account.amount)
+    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, account.unit)
+    return account.source, account.unit, difference, causes, account.what
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One function's change per iteration, as a summary weighs it."""
+
+    delta: float
+    name: str  # as people read it
+    obj: str
+    evidence: tuple[str, ...]
+    presence: str  # BASELINE_ONLY, VARIANT_ONLY, or "both" (a replacement pair: "both")
+    before: float
+    after: float
+    replaced_by: str = ""  # the variant's function that ran in place of `name`
+
+
+def _with_replacements(
+    rows: list[_Row],
+    dispatched: Mapping[str, tuple[str, str]],
+    tool: str,
+    amount: str,
+) -> list[_Row]:
+    """`rows` with each pair a lens saw called one in place of the other (`dispatched`: gone ->
+    new) joined into one row of their net change. Never by size alone: Python 3.12 lost
+    PyFunction_NewWithQualName and gained _Py_IsImmortal, both hot, neither in place of the
+    other."""
+    gone = [r for r in rows if r.presence == BASELINE_ONLY]
+    new = [r for r in rows if r.presence == VARIANT_ONLY]
+    pairs: list[tuple[_Row, _Row, str]] = []
+    for old in gone:
+        target, claim = dispatched.get(function_identity(old.name), ("", ""))
+        match = next((r for r in new if function_identity(r.name) == target), None)
+        if match is not None:
+            pairs.append((old, match, claim))
+            new.remove(match)
+    if not pairs:
+        return rows
+    joined = {id(r) for pair in pairs for r in pair[:2]}
+    out = [r for r in rows if id(r) not in joined]
+    for old, replacement, claim in pairs:
+        evidence = (
+            f"{tool}: {old.name} {old.before:,.1f} {amount} per iteration in the baseline only, "
+            f"{replacement.name} {replacement.after:,.1f} in the variant only",
+            claim,
+            *old.evidence[1:],
+            *replacement.evidence[1:],
+        )
+        obj = old.obj if old.obj == replacement.obj else f"{old.obj} → {replacement.obj}"
+        out.append(
+            _Row(
+                replacement.after - old.before,
+                old.name,
+                obj,
+                evidence,
+                "both",
+                old.before,
+                replacement.after,
+                replaced_by=replacement.name,
+            )
+        )
+    return out
+
+
+def _greedy(rows: Sequence[_Row], difference: float, unit: str) -> tuple[Cause, ...]:
+    """The largest rows moving with the difference, until they account for ACCOUNTED_TARGET
+    of it or MAX_CAUSES are named."""
+    if not difference:
+        return ()
+    causes: list[Cause] = []
+    total = 0.0
+    for row in sorted(rows, key=lambda r: -abs(r.delta)):
+        if total >= ACCOUNTED_TARGET or len(causes) >= MAX_CAUSES:
+            break
+        share = row.delta / difference
+        causes.append(
+            Cause(
+                row.name,
+                row.obj,
+                row.delta,
+                share,
+                unit,
+                row.evidence,
+                row.replaced_by,
+                row.before if row.replaced_by else 0.0,
+                row.after if row.replaced_by else 0.0,
+            )
+        )
+        total += share
+    return tuple(causes)
+
+
+def signed(value: float, unit: str) -> str:
+    return f"{value:+,.0f}" + (" ns" if unit == "ns" else "")

@@ -1,0 +1,92 @@
+"""The lenses' claims about one pair's functions, read through the lens descriptors: which
+lenses make claims, which see what the CPU ran, and the pairs one lens saw run one function in
+place of another. Pure: comparisons in, names and claims out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from perflab.lenses.registry import DESCRIPTORS
+from perflab.records.diagnosis import REPLACING
+from perflab.records.kinds import Metric
+from perflab.records.model import Comparison
+from perflab.tools.symbol_names import fold_clones, readable
+
+
+def function_identity(name: str) -> str:
+    """A function as the summary joins and shows it: clones folded, Rust's build-dependent
+    spellings (hash, crate disambiguator) left out and its escapes read, as every lens's rows
+    have been paired by `perflab.tools.symbol_names.pair_names` before they get here."""
+    return readable(fold_clones(name))
+
+
+def details_of(comparison: Comparison | None) -> dict[str, Any]:
+    if comparison is None or comparison.details is None:
+        return {}
+    data: dict[str, Any] = comparison.details.to_json()
+    return data
+
+
+def first_of(comparisons: Sequence[Comparison], metric: Metric) -> Comparison | None:
+    return next((c for c in comparisons if c.metric is metric and c.event is None), None)
+
+
+def first_counted(comparisons: Sequence[Comparison]) -> Comparison | None:
+    """The comparison of the lens that counts what ran under a tool running other code than
+    the CPU does (valgrind: its descriptor's `cpu_ran` hook), or None."""
+    counted = [d.metric for d in DESCRIPTORS if d.cpu_ran is not None]
+    return next((c for m in counted if (c := first_of(comparisons, m))), None)
+
+
+def dispatched_pairs(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, str]]:
+    """gone -> (new, the claim) of every call site or dispatch a lens saw call one in place of
+    the other (instructions: the call graph; profile: one caller's stacks; asm: one family)."""
+    out: dict[str, tuple[str, str]] = {}
+    for metric, diagnosis in _diagnoses(comparisons):
+        detail = diagnosis.get("detail") or {}
+        if diagnosis.get("claim") in REPLACING and detail.get("from") and detail.get("to"):
+            first = (diagnosis.get("evidence") or [""])[0]
+            claim = f"{metric}: {diagnosis['claim']} ({first})"
+            out.setdefault(
+                function_identity(str(detail["from"])),
+                (function_identity(str(detail["to"])), claim),
+            )
+    return out
+
+
+def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, dict[str, Any]]]:
+    """Every claim of the lenses that make claims about functions, with its lens."""
+    for comparison in comparisons:
+        if comparison.metric not in _claiming():
+            continue
+        if comparison.event is not None:
+            continue
+        for diagnosis in details_of(comparison).get("diagnoses") or []:
+            yield comparison.metric, diagnosis
+
+
+def _claiming() -> tuple[Metric, ...]:
+    """The lenses whose diagnoses are claims about functions."""
+    return tuple(d.metric for d in DESCRIPTORS if d.claims_about_functions)
+
+
+def cpu_claiming(*, code_first: bool = False) -> tuple[Metric, ...]:
+    """The lenses that claim what the CPU ran (not through a tool that runs other code, as
+    valgrind does), in the registry's order, or those reading the machine code first."""
+    found = [d for d in DESCRIPTORS if d.claims_about_functions and d.cpu_ran is None]
+    if code_first:
+        found.sort(key=lambda d: not d.reads_machine_code)
+    return tuple(d.metric for d in found)
+
+
+def claims_by_function(comparisons: Sequence[Comparison]) -> dict[str, list[str]]:
+    """Every lens's claims (diagnoses), by the function they are about (clones folded), each as
+    'lens: claim, its first evidence'."""
+    found: dict[str, list[str]] = {}
+    for metric, diagnosis in _diagnoses(comparisons):
+        function = function_identity(str(diagnosis.get("function") or ""))
+        first = (diagnosis.get("evidence") or [""])[0]
+        text = f"{metric}: {diagnosis.get('claim')} {function}"
+        found.setdefault(function, []).append(f"{text} ({first})" if first else text)
+    return found

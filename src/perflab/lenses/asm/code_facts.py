@@ -1,0 +1,67 @@
+"""What the asm lens found about a pair's code beside the difference, for the explanation: the
+hot functions with the same machine code in both variants, changes in code no sample landed on
+(not causes), and the hot loops that lie differently (crossing other 64-byte lines or 32-byte
+fetch windows: a cause the instruction counts cannot see)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perflab.records.accounting import CodeFacts
+from perflab.records.model import Comparison
+from perflab.tools.symbol_names import readable
+
+LINE_BYTES = 64  # a cache line, and what -falign-loops=64 aligns to
+WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86
+
+
+def code_facts(comparison: Comparison) -> CodeFacts:
+    asm: dict[str, Any] = comparison.details.to_json() if comparison.details is not None else {}
+    same = asm.get("byte_identical_functions") or []
+    rows = asm.get("functions") or []
+    unchanged = (
+        (f"{len(same)} of {len(rows)} hot functions the same machine code in both (asm)",)
+        if same
+        else ()
+    )
+    not_run = tuple(
+        f"{d.get('claim')}: {readable(str(d.get('function')))}"
+        for d in asm.get("changed_not_run") or []
+    )
+    misplaced, compared = _placement(asm)
+    return CodeFacts(unchanged, not_run, tuple(misplaced), compared)
+
+
+def _blocks(start: int, end: int, size: int) -> int:
+    """How many `size`-byte blocks the bytes [start, end) touch."""
+    return (end - 1) // size - start // size + 1 if end > start else 0
+
+
+def _placement(asm: Mapping[str, Any]) -> tuple[list[str], int]:
+    """The hot loops that lie differently in the two variants: one crosses more 64-byte lines
+    or 32-byte windows than the other (their addresses are the evidence); and how many hot
+    loops were compared."""
+    found = []
+    compared = 0
+    for row in asm.get("functions") or []:
+        ran = row.get("ran") or {}
+        if not (ran.get("baseline") and ran.get("variant")):
+            continue
+        loops = [((row.get(side) or {}).get("hot_loop") or {}) for side in ("baseline", "variant")]
+        raw = [(loop.get("start_address"), loop.get("end_address")) for loop in loops]
+        spans = [(a, b) for a, b in raw if isinstance(a, int) and isinstance(b, int)]
+        if len(spans) != 2:
+            continue
+        compared += 1
+        counts = [(_blocks(a, b, LINE_BYTES), _blocks(a, b, WINDOW_BYTES)) for a, b in spans]
+        if counts[0] == counts[1]:
+            continue
+        where = [f"{a:#x}–{b - 1:#x}" for a, b in spans]
+        found.append(
+            f"the hot loop of {readable(str(row.get('name')))} crosses "
+            f"{counts[0][0]} 64-byte line(s) and {counts[0][1]} 32-byte window(s) in the "
+            f"baseline ({where[0]}) and {counts[1][0]} and {counts[1][1]} in the variant "
+            f"({where[1]})"
+        )
+    return found, compared

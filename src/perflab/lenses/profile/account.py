@@ -1,0 +1,50 @@
+"""The profile lens's part in a pair's explanation: the difference in wall time per iteration
+under perf and each function's self share of the samples, from its comparison's details."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from perflab.records.accounting import BASELINE_ONLY, VARIANT_ONLY, Accounting, FunctionPart
+from perflab.records.kinds import Verdict
+from perflab.records.model import Comparison
+
+
+def accounting(comparison: Comparison) -> Accounting:
+    """The difference and the functions it is made of; settled where the profile cannot tell
+    one."""
+    data: dict[str, Any] = comparison.details.to_json() if comparison.details is not None else {}
+    before, after = comparison.baseline_value, comparison.variant_value
+    difference = after - before
+    if comparison.verdict in (Verdict.EQUIVALENT, Verdict.INCONCLUSIVE) or not (
+        math.isfinite(before) and math.isfinite(after)
+    ):
+        what = (
+            f"No difference the profile can tell in wall time per iteration under perf "
+            f"({before:,.0f} and {after:,.0f} ns, {comparison.verdict})"
+        )
+        return Accounting("profile", "ns", "ns", "perf", before, after, what, settled=True)
+    parts = []
+    for row in data.get("symbols") or []:
+        b_share = float(row.get("baseline_share") or 0.0)
+        v_share = float(row.get("variant_share") or 0.0)
+        before_row, after_row = b_share * before, v_share * after
+        if before_row == after_row:
+            continue
+        evidence = (
+            f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self), "
+            f"{before_row:,.0f} → {after_row:,.0f} ns per iteration"
+        )
+        presence = BASELINE_ONLY if not v_share else VARIANT_ONLY if not b_share else "both"
+        name, obj = str(row.get("name") or ""), str(row.get("object") or "")
+        parts.append(
+            FunctionPart(
+                name, obj, before_row, after_row, presence, evidence, after_row - before_row
+            )
+        )
+    what = (
+        f"{abs(difference) / before:.1%} {'less' if difference < 0 else 'more'} wall time per "
+        f"iteration under perf ({before:,.0f} → {after:,.0f} ns)"
+    )
+    return Accounting("profile", "ns", "ns", "perf", before, after, what, tuple(parts))

@@ -1,0 +1,58 @@
+"""What one lens's comparison says about a pair's difference per iteration, function by
+function: the part a lens hands the explanation (analyse/explanation.py) through its
+descriptor's `accounts` hook, so the explanation weighs functions without reading any lens's
+details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BASELINE_ONLY = "baseline_only"
+VARIANT_ONLY = "variant_only"
+
+
+@dataclass(frozen=True)
+class FunctionPart:
+    """One function's own cost per iteration on each side, as the lens measured it."""
+
+    name: str  # as the lens's rows spell it (the explanation folds and reads it)
+    obj: str  # the object it lies in ("a → b" where the variant's differs)
+    before: float
+    after: float
+    presence: str  # BASELINE_ONLY, VARIANT_ONLY or "both"
+    evidence: str  # the lens's own figures, first of the cause's evidence
+    delta: float  # after - before, as the lens computed it
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """A lens's difference per iteration and the functions it is made of."""
+
+    source: str  # the lens whose difference it is
+    unit: str  # of the difference and every part's figures
+    amount: str  # what a part's figures count, in words ("self instructions", "ns")
+    tool: str  # what measured the parts, as evidence names it ("callgrind", "perf")
+    before: float
+    after: float
+    what: str  # the difference in words
+    parts: tuple[FunctionPart, ...] = ()  # empty where `settled`
+    settled: bool = False  # nothing to account for: the lens sees no difference
+    # the parts count executed work (not sampled time): the same count beside a time
+    # difference says the difference lies elsewhere (code placement, memory ...)
+    counts_work: bool = False
+
+    @property
+    def difference(self) -> float:
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class CodeFacts:
+    """What a lens found about a pair's code beside the difference: what it checked and found
+    the same, changes in code that did not run (not causes), and where hot loops lie (handed
+    through its descriptor's `code_facts` hook)."""
+
+    unchanged: tuple[str, ...] = ()  # each in words, "(lens)" where it helps
+    changed_not_run: tuple[str, ...] = ()  # "claim: function"
+    misplaced: tuple[str, ...] = ()  # hot loops crossing other lines or windows, in words
+    loops_compared: int = 0  # hot loops whose placement was compared
