@@ -17,7 +17,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.records.settings import Settings
-from tests.unit.test_design_views import BENCHMARK, _comparison
+from tests.unit.report.test_design_views import BENCHMARK, _comparison
 
 SPEC = InteractionSpec("fix", "main", "release", "fix@main", "fix@release")
 LEVELS = {"main": 100.0, "fix@main": 80.0, "release": 100.0, "fix@release": 100.0}
