@@ -38,6 +38,7 @@ from perflab.cli.options import (
     subcommand_names,
 )
 from perflab.cli.progress import RichProgress
+from perflab.cli.workflows import workflow_named
 from perflab.diagnose.events import find_events
 from perflab.git.cache import CacheEntry
 from perflab.machine.cpu_lock import SHARED_CPU_HINT
@@ -247,11 +248,10 @@ def _dispatch(
             )
     if args.command == "cache":
         return _cache(args, out)
-    if args.command in ("bisect", "check", "history"):
-        from perflab.cli.workflows import run_workflow
-
+    workflow = workflow_named(args.command)
+    if workflow is not None:
         with _contained(own_process):
-            return run_workflow(args, out, err)
+            return workflow.run(run_options(args), args, out, err)
     if args.command in ("list", "show", "compare"):
         return _read_runs(args, out, err)
     if args.command == "publish":
