@@ -1,5 +1,5 @@
 """The workflow registry is the one place the CLI learns its workflows from: each declares its
-command (help and options), handler and view, and its modules are named after its command."""
+command (help and options), handler and view in its own package, named after its command."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from perflab.cli.options import build_parser, subcommand_names
 from perflab.cli.workflows import WORKFLOWS, Workflow, workflow_named
+from perflab.cli.workflows.workflow import load
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
@@ -19,29 +20,43 @@ def test_every_workflow_declares_parser_handler_and_view(workflow: Workflow) -> 
     help, description, epilog = workflow.command.texts()
     assert help and description and "perflab " + workflow.name in epilog
     assert workflow.command.options, "its own options beside run's"
-    assert callable(workflow.handler)
-    assert callable(workflow.view)
+    own = f"perflab.cli.workflows.{workflow.name}."
+    assert workflow.handler.startswith(own), "its handler lives in its own package"
+    assert callable(load(workflow.handler))
+    assert callable(load(workflow.view))
     assert workflow_named(workflow.name) is workflow
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
 def test_a_workflow_is_named_after_its_command(workflow: Workflow) -> None:
-    """bisect, check and history: the command, its CLI module and its library module."""
+    """bisect, check and history: the command, its CLI package and its library module."""
     declared = importlib.import_module(f"perflab.cli.workflows.{workflow.name}")
     assert declared.WORKFLOW is workflow
     library = importlib.import_module(f"perflab.workflows.{workflow.name}")
     assert callable(getattr(library, workflow.name))
 
 
-def test_the_parser_has_a_subcommand_for_each_workflow_and_no_other_dispatch() -> None:
+def test_the_parser_has_a_subcommand_for_each_workflow() -> None:
     commands = subcommand_names(build_parser())
     assert {w.name for w in WORKFLOWS} <= set(commands)
     assert workflow_named("run") is None
 
 
-def test_every_workflow_appears_in_perflab_help(tmp_path: Path) -> None:
+def test_every_workflow_appears_in_perflab_help_and_none_is_loaded_to_parse(
+    tmp_path: Path,
+) -> None:
+    """Building the parser imports no workflow: their handlers load when one runs."""
+    code = (
+        "import sys\n"
+        "from perflab.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('loaded:', *sorted(m for m in sys.modules if m.startswith('perflab.workflows')))\n"
+    )
     shown = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "--help"],
+        [sys.executable, "-c", code],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -52,3 +67,4 @@ def test_every_workflow_appears_in_perflab_help(tmp_path: Path) -> None:
     for workflow in WORKFLOWS:
         help = " ".join(workflow.command.texts()[0].split())
         assert f" {workflow.name} {help}" in words
+    assert shown.splitlines()[-1] == "loaded:"

@@ -1,11 +1,12 @@
-"""The workflows' commands, one module each (`bisect`, `check`, `history`), each declaring its
+"""The workflows' commands, one package each (`bisect`, `check`, `history`), each declaring its
 `Workflow`: help and options, handler, view. The parser adds them beside `run` and `main`
-dispatches to them from this registry alone; a new workflow is a module here and a line below."""
+dispatches to them from this registry alone; a new workflow is a package here and a line
+below."""
 
 from __future__ import annotations
 
 from perflab.cli.workflows import bisect, check, history
-from perflab.cli.workflows.shared import Workflow
+from perflab.cli.workflows.workflow import Workflow
 
 WORKFLOWS: tuple[Workflow, ...] = (bisect.WORKFLOW, check.WORKFLOW, history.WORKFLOW)
 

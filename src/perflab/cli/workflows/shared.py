@@ -1,56 +1,27 @@
-"""What every workflow's command shares: the `Workflow` declaration the registry holds, the
-checks on `run`'s options a workflow does not take, what is benchmarked, and writing files."""
+"""What the workflows' handlers share: the checks on `run`'s options a workflow does not take,
+what is benchmarked, and writing files."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
-from perflab.cli.changes import Option, RunLikeCommand, change_options, option
+from perflab.cli.changes import change_options
+from perflab.cli.workflows.workflow import Workflow
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal
 from perflab.report.files import write_file
 from perflab.workflows import Benchmarked, Suite
 
-if TYPE_CHECKING:  # the options module builds its parser from the registry, which holds these
+if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
 
 EXIT_OK = 0
 EXIT_NOT_MEASURED = 3  # bisect: BAD itself could not be measured; history: some commits were not
-
-EACH_EXAMPLE = "python=venv/bin/python"
-
-
-@dataclass(frozen=True)
-class Workflow:
-    """One workflow's command, declared once in its own module and listed in the registry
-    (`cli/workflows/__init__.py`), from which the parser and the dispatch are built."""
-
-    command: RunLikeCommand  # its name, help and options: `run`'s, plus these
-    # parsed options -> the workflow's function -> its reports and its exit status
-    handler: Callable[[argparse.Namespace, RunOptions, Console, Console], int]
-    view: Callable[[Any, Console], None]  # its answer on the terminal
-    # (message, hint) when the workflow measures one benchmark and refuses a suite
-    suite_refusal: tuple[str, str] | None = None
-
-    @property
-    def name(self) -> str:
-        return self.command.name
-
-    def run(self, options: RunOptions, args: argparse.Namespace, out: Console, err: Console) -> int:
-        """The options `run` has and this workflow does not take are refused first."""
-        refuse_run_only(options, self)
-        return self.handler(args, options, out, err)
-
-
-def threshold_option(what: str) -> Option:
-    return option("--threshold", default="2%", help=f"{what}: 2%% or 0.02 (default 2%%)")
 
 
 def refuse_run_only(options: RunOptions, workflow: Workflow) -> None:

@@ -1,5 +1,5 @@
-"""`perflab history`: one result per commit of a range, with its change points; its command
-(help and options), its handler and its view, declared once for the registry."""
+"""`perflab history`'s handler: the options -> `perflab.workflows.history` -> the series and
+its change points on the terminal, its reports, and the exit status."""
 
 from __future__ import annotations
 
@@ -12,15 +12,13 @@ from rich.console import Console
 from rich.text import Text
 
 from perflab import api
-from perflab.cli.changes import RunLikeCommand, each_option, option
+from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EACH_EXAMPLE,
     EXIT_NOT_MEASURED,
     EXIT_OK,
-    Workflow,
     benchmarked,
+    refuse_run_only,
     said_written,
-    threshold_option,
     write,
 )
 from perflab.plan.bisect_search import parse_threshold
@@ -39,42 +37,9 @@ from perflab.workflows import Benchmarked, history, suite_history
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
 
-HISTORY_TEXT = """\
-one result per commit of a range, with its change points
 
-Measure the commits of RANGE's first-parent line (reusing what was measured before) and find
-where the benchmark changed.
-
-One result per commit of RANGE's first-parent line (its base included), read from the runs
-the store holds of the same tree, benchmark and settings: a nightly run measures only the
-commits its store has not measured. Change points (PELT on the log of the values) are each
-checked by a direct, interleaved comparison of the commits either side. A commit whose build
-fails is skipped and named. The first lens of --metric is the series; each change point's
-direct comparison measures time and instructions too, and says when they disagree. --html
-draws the trend with its change points, each linked to its comparison's report. A suite
-(--pytest, --asv, --gbench) has a series per benchmark, each with its change points (--json
-or --markdown; --html draws one series).
-
-examples:
-  perflab history v1.0..main --every 4 --cmd ./build/bench --build "make -j" --html trend.html
-  perflab history v1.0..main --asv benchmarks --json history.json
-"""
-
-HISTORY_OPTIONS = (
-    option("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. v1.0..main"),
-    option(
-        "--every",
-        type=int,
-        default=1,
-        metavar="N",
-        help="every Nth commit, counted back from the newest (default 1: all)",
-    ),
-    threshold_option("the smallest step that is a change point"),
-    each_option(EACH_EXAMPLE),
-)
-
-
-def _history(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
     benchmark = benchmarked(args, options)
     output = options.output
@@ -170,10 +135,3 @@ def _history_status(found: HistoryResult, err: Console) -> int:
         line = terminal(f"{point.commit[:10]} {point.subject}: {why}")
         err.print(Text("perflab:   ") + line, highlight=False)
     return EXIT_NOT_MEASURED
-
-
-WORKFLOW = Workflow(
-    command=RunLikeCommand("history", HISTORY_TEXT, HISTORY_OPTIONS),
-    handler=_history,
-    view=render_history,
-)

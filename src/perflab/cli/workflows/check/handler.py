@@ -1,6 +1,5 @@
-"""`perflab check`: a CI gate, HEAD against its merge base, failing only on a confirmed
-regression; its command (help and options), its handler and its view, declared once for the
-registry."""
+"""`perflab check`'s handler: the options -> `perflab.workflows.check` -> the verdict's one
+line, the pull-request comment and reports, and the exit status."""
 
 from __future__ import annotations
 
@@ -13,14 +12,12 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.text import Text
 
-from perflab.cli.changes import RunLikeCommand, each_option, option
+from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EACH_EXAMPLE,
     EXIT_OK,
-    Workflow,
     benchmarked,
+    refuse_run_only,
     said_written,
-    threshold_option,
     write,
 )
 from perflab.plan.bisect_search import parse_threshold
@@ -40,54 +37,9 @@ if TYPE_CHECKING:
 
 EXIT_REGRESSION = 1  # a confirmed regression
 
-CHECK_TEXT = """\
-a CI gate: HEAD against its merge base, fails only on a confirmed regression
 
-Compare HEAD with the merge base of --base and exit 1 only on a confirmed regression beyond
---threshold; --markdown writes a pull-request comment.
-
-The base is the merge base of --base (default: origin/$GITHUB_BASE_REF or
-origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME in CI, else origin/HEAD) and HEAD: only the
-pull request's own effect is measured. Both are checked out and built in their own worktrees.
-The exit status is 1 only for a confirmed regression (the ratio's whole CI above
-1 + --threshold); inconclusive and faster pass. --markdown writes the pull-request comment.
-The first lens of --metric gates, the others are measured beside it. On a CI runner (CI,
-GITHUB_ACTIONS, GITLAB_CI ... set) the instructions lens gates by default (wall time on shared
-runners is noise), with the time lens beside it: a change it says is decisively faster does
-not fail on instructions alone. A suite (--pytest, --asv, --gbench) is gated whole, its
-comparisons one family; the answer names the benchmarks that regressed.
-
-examples:
-  perflab check --base origin/main --cmd ./build/bench --build "make -j" \\
-      --markdown comment.md --html perflab-report.html
-  perflab check --base origin/main --pytest tests/benchmarks --markdown comment.md
-"""
-
-CHECK_OPTIONS = (
-    option("--base", dest="base_ref", metavar="REF", help="what the change is for"),
-    option(
-        "--head",
-        metavar="REF",
-        help="the change (default: the working tree, i.e. HEAD with its uncommitted "
-        "changes to tracked files; HEAD alone when it is clean)",
-    ),
-    threshold_option("how much worse counts as a regression"),
-    option(
-        "--no-merge-base",
-        dest="merge_base",
-        action="store_false",
-        help="compare with --base's tip, not with the merge base",
-    ),
-    option(
-        "--report-link",
-        metavar="URL",
-        help="where the comment links the HTML report (default: the --html file's name)",
-    ),
-    each_option(EACH_EXAMPLE),
-)
-
-
-def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
     benchmark = benchmarked(args, options)
     output = options.output
@@ -106,7 +58,7 @@ def _check(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         for p in (output.json_path, output.markdown_path, output.html_path)
     )
     if not output.quiet and not to_stdout:
-        _view(checked, out)
+        view(checked, out)
     if not output.quiet:
         for note in checked.notes:
             err.print(Text("perflab: ") + terminal(note), highlight=False)
@@ -257,13 +209,6 @@ def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, tot
     )
 
 
-def _view(checked: CheckResult, out: Console) -> None:
+def view(checked: CheckResult, out: Console) -> None:
     """The run that compared HEAD with the base, as `run` shows it."""
     render_terminal(checked.result, out)
-
-
-WORKFLOW = Workflow(
-    command=RunLikeCommand("check", CHECK_TEXT, CHECK_OPTIONS),
-    handler=_check,
-    view=_view,
-)

@@ -1,5 +1,5 @@
-"""`perflab bisect`: find the first commit after GOOD where the benchmark got worse; its
-command (help and options), its handler and its view, declared once for the registry."""
+"""`perflab bisect`'s handler: the options -> `perflab.workflows.bisect` -> the search path
+and the answer on the terminal, its reports, and the exit status."""
 
 from __future__ import annotations
 
@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from perflab.cli.changes import RunLikeCommand, each_option, option
+from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EACH_EXAMPLE,
     EXIT_NOT_MEASURED,
     EXIT_OK,
-    Workflow,
     benchmarked,
+    refuse_run_only,
     said_written,
-    threshold_option,
     write,
 )
 from perflab.plan.bisect_search import parse_threshold
@@ -35,50 +33,9 @@ if TYPE_CHECKING:
 
 EXIT_NOT_FOUND = 1  # no change beyond the threshold, or a step stayed inconclusive
 
-BISECT_TEXT = """\
-find the first commit after GOOD where the benchmark got worse
 
-Binary search over BAD's first-parent line for the first commit that is worse than GOOD by
-more than --threshold (--faster: faster by more; --changed: either way).
-
-Each step checks out and builds one commit of BAD's first-parent line and compares it with
-GOOD in an interleaved experiment, kept in the store; a step the store holds already (same
-commits, benchmark and settings) is read, not measured again. When the commit found is a
-merge, the search goes on inside the branch it merged (from the merge base to its second
-parent), and the answer names the innermost commit; where it cannot, it says why and gives
-the command that looks inside. A commit whose build fails is skipped and named; a step that
-stays inconclusive is measured again with twice the budget, then the search stops with what
-is left. The first lens of --metric decides; the culprit against its parent is measured with
-time and instructions too, and the answer says when they disagree. Without --metric the
-instructions lens answers (deterministic), and the time lens is used when instructions do
-not show the change. The reports (terminal, --json, --markdown, --html) give the answer
-first, then every step of the search.
-
-example:
-  perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --threshold 2%
-  perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --faster --markdown b.md
-"""
-
-BISECT_OPTIONS = (
-    option("good", metavar="GOOD", help="a commit where the benchmark was fine"),
-    option("bad", metavar="BAD", help="a later commit where it is worse"),
-    threshold_option("how much worse than GOOD counts as bad"),
-    option(
-        "--faster",
-        action="store_true",
-        help="look for the first commit faster than GOOD by more than --threshold",
-    ),
-    option(
-        "--changed",
-        action="store_true",
-        help="look for the first commit that differs from GOOD by more than --threshold, "
-        "either way",
-    ),
-    each_option(EACH_EXAMPLE),
-)
-
-
-def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
     benchmark = benchmarked(args, options)
     quiet = options.output.quiet
@@ -102,7 +59,7 @@ def _bisect(args: argparse.Namespace, options: RunOptions, out: Console, err: Co
         for p in (output.json_path, output.markdown_path, output.html_path)
     )
     if not quiet and not to_stdout:
-        _view(result, out)
+        view(result, out)
     if not quiet:
         style = "bold green" if result.culprit is not None else "bold yellow"
         err.print(
@@ -162,21 +119,8 @@ def _write_bisect_reports(result: BisectResult, output: OutputOptions) -> list[o
     return written
 
 
-def _view(result: BisectResult, out: Console) -> None:
+def view(result: BisectResult, out: Console) -> None:
     """The search path and the answer, then the culprit's evidence run."""
     render_bisect(result, out)
     if result.evidence is not None:
         render_terminal(result.evidence, out)
-
-
-WORKFLOW = Workflow(
-    command=RunLikeCommand("bisect", BISECT_TEXT, BISECT_OPTIONS),
-    handler=_bisect,
-    view=_view,
-    suite_refusal=(
-        "bisect looks for the commit that changed one benchmark; a suite (--pytest, --asv, "
-        "--gbench) is gated by perflab check and tracked by perflab history",
-        "bisect one of its benchmarks with --stmt/--cmd, or find which one changed "
-        "with perflab history --pytest PATH RANGE",
-    ),
-)
