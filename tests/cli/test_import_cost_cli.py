@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from perflab.cli.workflows import WORKFLOWS
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 # what `perflab show --help` has no use for (`perflab list` neither, but for the API)
@@ -98,3 +100,32 @@ def test_python_dash_m_perflab_is_the_perflab_command(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, cwd=tmp_path,
     )  # fmt: skip
     assert missing.returncode == 2 and "no perflab store" in missing.stderr
+
+
+def test_every_workflow_appears_in_perflab_help_and_none_is_loaded_to_parse(
+    tmp_path: Path,
+) -> None:
+    """Building the parser imports no workflow (the registry names them): their handlers load
+    when one runs."""
+    code = (
+        "import sys\n"
+        "from perflab.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('loaded:', *sorted(m for m in sys.modules if m.startswith('perflab.workflows')))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    words = " ".join(shown.split())  # argparse wraps the help lines
+    for workflow in WORKFLOWS:
+        help = " ".join(workflow.command.texts()[0].split())
+        assert f" {workflow.name} {help}" in words
+    assert shown.splitlines()[-1] == "loaded:"

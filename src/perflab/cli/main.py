@@ -35,6 +35,7 @@ from perflab.cli.options import (
     shorthand_parser,
     subcommand_names,
 )
+from perflab.cli.workflows import workflow_named
 from perflab.machine.started import STARTED_AT_S
 from perflab.records.errors import ConfigError, PerflabError, RetiredSettingWarning, RunInterrupted
 from perflab.records.redaction import redact
@@ -239,11 +240,10 @@ def _dispatch(
             )
     if args.command == "cache":
         return _cache(args, out)
-    if args.command in ("bisect", "check", "history"):
-        from perflab.cli.workflows import run_workflow
-
+    workflow = workflow_named(args.command)
+    if workflow is not None:
         with _contained(own_process):
-            return run_workflow(args, out, err)
+            return workflow.run(run_options(args), args, out, err)
     if args.command in ("list", "show", "compare"):
         return _read_runs(args, out, err)
     if args.command == "publish":

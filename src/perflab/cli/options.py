@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from perflab.cli.changes import add_build_options, add_change_commands, add_run_like_commands
-from perflab.cli.history import HISTORY_COMMANDS
 from perflab.cli.parameters import add_parameter_options, parameter_grid, with_placeholders
 from perflab.cli.publish import add_publish_command
+from perflab.cli.workflows import WORKFLOWS
 from perflab.plan.config import AVAILABLE_METRICS, setting_default, user_setting_specs
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Verdict
@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(run)
     add_build_options(run)
     add_change_commands(commands, run)
-    add_run_like_commands(commands, run, HISTORY_COMMANDS)
+    add_run_like_commands(commands, run, [w.command for w in WORKFLOWS])
 
     _add_store_commands(commands)
     _add_machine_commands(commands)

@@ -146,7 +146,8 @@ def check_headline(check: CheckResult) -> str:
 
 def check_markdown(check: CheckResult, *, report_link: str | None = None) -> str:
     """The pull-request comment: the verdict, the table, the top explanation, the report.
-    `report_link` is a checked http(s) URL or a relative file name (cli/workflows.py)."""
+    `report_link` is a checked http(s) URL or a relative file name
+    (cli/workflows/check/handler.py)."""
     result = check.result
     lenses = ", ".join(str(m) for m in check.lenses[1:])
     beside = f" ({lenses} beside it)" if lenses else ""

@@ -5,9 +5,9 @@ store; these functions plan the runs and read their comparisons."""
 
 from __future__ import annotations
 
-from perflab.workflows.culprit import bisect
-from perflab.workflows.gate import check, default_base, regressed_benchmarks, shared_runner
-from perflab.workflows.series import confirmed_change, history, measured_code, suite_history
+from perflab.workflows.bisect import bisect
+from perflab.workflows.check import check, default_base, regressed_benchmarks, shared_runner
+from perflab.workflows.history import confirmed_change, history, measured_code, suite_history
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,

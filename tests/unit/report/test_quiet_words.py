@@ -100,7 +100,7 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
 def test_a_check_that_measured_nothing_names_its_failures_once() -> None:
     """The run's notes above the verdict hold each failure in full (a build's output, a
     checkout's error): the verdict line names the variants instead of repeating them."""
-    from perflab.cli.workflows import _check_verdict
+    from perflab.cli.workflows.check.handler import _check_verdict
     from perflab.records.bisect import StepOutcome, StepState
     from perflab.records.errors import BenchmarkFailedError
 
@@ -204,8 +204,9 @@ def test_a_bad_commit_that_failed_is_said_once(
 
     from rich.console import Console
 
-    from perflab.cli import workflows
-    from perflab.cli.options import build_parser
+    from perflab.cli.options import build_parser, run_options
+    from perflab.cli.workflows import workflow_named
+    from perflab.cli.workflows.bisect import handler as command
     from perflab.records.bisect import StepOutcome, StepState
 
     reason = "the build 'make' of 4440f465ae exited with status 2"
@@ -220,13 +221,15 @@ def test_a_bad_commit_that_failed_is_said_once(
         on_step(step, 1)
         return result
 
-    monkeypatch.setattr(workflows, "bisect", bisect)
-    monkeypatch.setattr(workflows, "describe_step", lambda s, total: f"[1/1] skipped: {reason}")
-    monkeypatch.setattr(workflows, "render_bisect", lambda result, out: None)
+    monkeypatch.setattr(command, "bisect", bisect)
+    monkeypatch.setattr(command, "describe_step", lambda s, total: f"[1/1] skipped: {reason}")
+    monkeypatch.setattr(command, "render_bisect", lambda result, out: None)
     words = ["bisect", "HEAD~1", "HEAD", "--cmd", "true", "--store", f"{tmp_path}/s.db"]
     args = build_parser().parse_args(words + (["-q"] if quiet else []))
     err = Console(file=io.StringIO(), width=300, record=True)
-    code = workflows.run_workflow(args, Console(file=io.StringIO()), err)
+    workflow = workflow_named("bisect")
+    assert workflow is not None
+    code = workflow.run(run_options(args), args, Console(file=io.StringIO()), err)
     said = err.export_text()
     assert code != 0 and said.count(reason) == 1
     assert "BAD (HEAD) could not be measured" in said

@@ -35,7 +35,7 @@ from perflab.records.bisect import (
 from perflab.records.kinds import Metric
 from perflab.records.model import Variant
 from perflab.records.results import RunResult
-from perflab.workflows.series import measured_code
+from perflab.workflows.history import measured_code
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,

@@ -1,0 +1,126 @@
+"""`perflab bisect`'s handler: the options -> `perflab.workflows.bisect` -> the search path
+and the answer on the terminal, its reports, and the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+from perflab.cli.workflows.bisect import WORKFLOW
+from perflab.cli.workflows.shared import (
+    EXIT_NOT_MEASURED,
+    EXIT_OK,
+    benchmarked,
+    refuse_run_only,
+    said_written,
+    write,
+)
+from perflab.plan.bisect_search import parse_threshold
+from perflab.records.bisect import BisectResult, BisectStep, Direction
+from perflab.records.errors import ConfigError
+from perflab.report.escape import terminal
+from perflab.report.history import bisect_html, bisect_markdown, describe_step, render_bisect
+from perflab.report.terminal import render_terminal
+from perflab.workflows import bisect
+
+if TYPE_CHECKING:
+    from perflab.cli.options import OutputOptions, RunOptions
+
+EXIT_NOT_FOUND = 1  # no change beyond the threshold, or a step stayed inconclusive
+
+
+def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    refuse_run_only(options, WORKFLOW)
+    threshold = parse_threshold(args.threshold)
+    benchmark = benchmarked(args, options)
+    quiet = options.output.quiet
+
+    def said(step: BisectStep, total: int) -> None:
+        if not quiet:
+            err.print(Text("perflab: ") + terminal(describe_step(step, total)), highlight=False)
+
+    result = bisect(
+        args.good,
+        args.bad,
+        benchmark=benchmark,
+        threshold=threshold,
+        direction=_direction(args),
+        on_step=said,
+    )
+    output = options.output
+    said_written(_write_bisect_reports(result, output), output, err)
+    to_stdout = any(
+        p is not None and str(p) == "-"
+        for p in (output.json_path, output.markdown_path, output.html_path)
+    )
+    if not quiet and not to_stdout:
+        view(result, out)
+    if not quiet:
+        style = "bold green" if result.culprit is not None else "bold yellow"
+        err.print(
+            Text("perflab bisect: ", style=style) + terminal(result.answer()), highlight=False
+        )
+    if result.culprit is not None or result.candidates:
+        return EXIT_OK
+    if result.steps and result.steps[0].outcome.state.value == "skipped":
+        # the step's line and the search path above said why; -q said neither
+        why = "" if not quiet else f": {result.steps[0].outcome.reason}"
+        err.print(
+            Text("perflab: ", style="bold red")
+            + terminal(
+                f"BAD ({args.bad}) could not be measured{why}; bisect needs a BAD commit "
+                "that builds and runs"
+            ),
+            highlight=False,
+        )
+        return EXIT_NOT_MEASURED
+    return EXIT_NOT_FOUND
+
+
+def _direction(args: argparse.Namespace) -> Direction:
+    if args.faster and args.changed:
+        raise ConfigError(
+            "--faster and --changed both say which change bisect looks for: give one",
+            hint="--faster: the first faster commit; --changed: the first that differs either "
+            "way; neither: the first slower one",
+        )
+    return (
+        Direction.FASTER if args.faster else Direction.CHANGED if args.changed else Direction.SLOWER
+    )
+
+
+def _write_bisect_reports(result: BisectResult, output: OutputOptions) -> list[object]:
+    """The JSON, Markdown and HTML of a bisection (the answer, then the search path); the
+    HTML page links the culprit's evidence run, written beside it. The paths written."""
+    written: list[object] = []
+    if output.json_path is not None:
+        write(output.json_path, json.dumps(result.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
+    evidence = result.evidence
+    if output.markdown_path is not None:
+        write(output.markdown_path, bisect_markdown(result))
+        written.append(output.markdown_path)
+    if output.html_path is not None:
+        from perflab.report.html import render_html
+
+        link = ""
+        if evidence is not None and str(output.html_path) != "-":
+            page = Path(str(output.html_path))
+            link = f"{page.stem}-evidence.html"
+            write(page.with_name(link), render_html(evidence))
+            written.append(page.with_name(link))
+        write(output.html_path, bisect_html(result, evidence_link=link))
+        written.append(output.html_path)
+    return written
+
+
+def view(result: BisectResult, out: Console) -> None:
+    """The search path and the answer, then the culprit's evidence run."""
+    render_bisect(result, out)
+    if result.evidence is not None:
+        render_terminal(result.evidence, out)

@@ -1,0 +1,137 @@
+"""`perflab history`'s handler: the options -> `perflab.workflows.history` -> the series and
+its change points on the terminal, its reports, and the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+from perflab import api
+from perflab.cli.workflows.history import WORKFLOW
+from perflab.cli.workflows.shared import (
+    EXIT_NOT_MEASURED,
+    EXIT_OK,
+    benchmarked,
+    refuse_run_only,
+    said_written,
+    write,
+)
+from perflab.plan.bisect_search import parse_threshold
+from perflab.records.errors import ConfigError
+from perflab.records.workflow_results import HistoryResult
+from perflab.report.escape import terminal
+from perflab.report.history import (
+    history_html,
+    history_markdown,
+    render_history,
+    suite_history_headline,
+    suite_history_markdown,
+)
+from perflab.workflows import Benchmarked, history, suite_history
+
+if TYPE_CHECKING:
+    from perflab.cli.options import OutputOptions, RunOptions
+
+
+def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    refuse_run_only(options, WORKFLOW)
+    threshold = parse_threshold(args.threshold)
+    benchmark = benchmarked(args, options)
+    output = options.output
+    if benchmark.suite is not None:
+        return _suite_history(args, benchmark, threshold, output, out, err)
+    found = history(args.range_text, benchmark=benchmark, every=args.every, threshold=threshold)
+    written: list[object] = []
+    if output.json_path is not None:
+        write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
+    if output.html_path is not None and str(output.html_path) != "-":
+        from perflab.report.html import render_html
+
+        page = Path(str(output.html_path))
+        links: dict[int, str] = {}
+        for number, change in enumerate(found.changes, 1):
+            report = change.result
+            if report is None and change.run_id is not None and output.store is not None:
+                report = api.show(change.run_id, output.store)
+            if report is None:
+                continue
+            name = f"{page.stem}-change{number}.html"
+            write(page.with_name(name), render_html(report))
+            written.append(page.with_name(name))
+            links[change.index] = name
+        write(page, history_html(found, change_links=links))
+        written.append(page)
+    if output.markdown_path is not None:
+        write(output.markdown_path, history_markdown(found))
+        written.append(output.markdown_path)
+    said_written(written, output, err)
+    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    if not output.quiet and not to_stdout:
+        render_history(found, out)
+    return _history_status(found, err)
+
+
+def _suite_history(
+    args: argparse.Namespace,
+    benchmark: Benchmarked,
+    threshold: float,
+    output: OutputOptions,
+    out: Console,
+    err: Console,
+) -> int:
+    """A suite's history: each benchmark's series, then one line naming those that changed."""
+    if output.html_path is not None:
+        raise ConfigError(
+            "a suite's history is one series per benchmark, and --html draws one series",
+            hint="write --json FILE or --markdown FILE for the suite; the HTML page of one "
+            "benchmark's trend: perflab history RANGE --stmt/--cmd ... --html FILE",
+        )
+    found = suite_history(
+        args.range_text, benchmark=benchmark, every=args.every, threshold=threshold
+    )
+    written: list[object] = []
+    if output.json_path is not None:
+        write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
+        written.append(output.json_path)
+    if output.markdown_path is not None:
+        write(output.markdown_path, suite_history_markdown(found))
+        written.append(output.markdown_path)
+    said_written(written, output, err)
+    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    if not output.quiet and not to_stdout:
+        for series in found.series:
+            out.print(Text(f"benchmark {series.benchmark}", style="bold"), highlight=False)
+            render_history(series, out)
+    err.print(
+        Text("perflab history: ", style="bold") + terminal(suite_history_headline(found)),
+        highlight=False,
+    )
+    return max(_history_status(series, err) for series in found.series)
+
+
+def _history_status(found: HistoryResult, err: Console) -> int:
+    """3 when some commits could not be built or measured (each named, with why): the change
+    points are among the others, and a script must not read that as a clean history."""
+    skipped = [p for p in found.points if p.skipped]
+    if not skipped:
+        return EXIT_OK
+    of = f"{found.benchmark}: " if found.benchmark is not None else ""
+    err.print(
+        Text(
+            f"perflab: {of}{len(skipped)} of {len(found.points)} commits not measured "
+            f"(status {EXIT_NOT_MEASURED}); the change points are among the others",
+            style="bold red",
+        ),
+        highlight=False,
+    )
+    for point in skipped:
+        why = point.skipped.splitlines()[0]
+        line = terminal(f"{point.commit[:10]} {point.subject}: {why}")
+        err.print(Text("perflab:   ") + line, highlight=False)
+    return EXIT_NOT_MEASURED

@@ -1,0 +1,112 @@
+"""What the workflows' handlers share: the checks on `run`'s options a workflow does not take,
+what is benchmarked, and writing files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+from perflab.cli.changes import change_options
+from perflab.cli.workflows.workflow import Workflow
+from perflab.records.errors import ConfigError
+from perflab.report.escape import terminal
+from perflab.report.files import write_file
+from perflab.workflows import Benchmarked, Suite
+
+if TYPE_CHECKING:
+    from perflab.cli.options import OutputOptions, RunOptions
+
+EXIT_OK = 0
+EXIT_NOT_MEASURED = 3  # bisect: BAD itself could not be measured; history: some commits were not
+
+
+def refuse_run_only(options: RunOptions, workflow: Workflow) -> None:
+    """`run`'s options a workflow makes itself or does not take, refused with what to do."""
+    command = workflow.name
+    if options.variants:
+        raise ConfigError(
+            f"{command} makes its own variants (git= commits): --variant cannot be added",
+            hint='give keys every variant needs with --each "python=... env.X=..."',
+        )
+    if options.experiment_file is not None or options.params:
+        raise ConfigError(
+            f"{command} measures one benchmark given with --cmd or --stmt (and --setup), or a "
+            "suite (--pytest, --asv, --gbench); an experiment file and --param are not taken",
+            hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
+        )
+    suite = suite_of(options)
+    if suite is not None and (options.stmt or options.cmd or options.setup or options.name):
+        flag = "--pytest" if suite.pytest else "--asv" if suite.asv else "--gbench"
+        raise ConfigError(
+            f"{flag} makes the benchmarks: --stmt, --setup, --cmd and --name cannot be "
+            "combined with it",
+            hint="select the suite's benchmarks with -k EXPR (--pytest), --bench REGEX (--asv) "
+            "or --filter REGEX (--gbench)",
+        )
+    if suite is not None and workflow.suite_refusal is not None:
+        message, hint = workflow.suite_refusal
+        raise ConfigError(message, hint=hint)
+    if options.fail_on:
+        raise ConfigError(
+            f"--fail-on is not taken by {command}: its exit status says what it found",
+            hint="perflab check exits 1 on a confirmed regression; bisect exits 0 when it "
+            "found the commit",
+        )
+    if options.stmt is None and options.cmd is None and suite is None:
+        raise ConfigError(
+            "nothing to measure",
+            hint="give --cmd (a command), --stmt (a Python statement, with --setup) or a "
+            "suite: --pytest PATH, --asv DIR or --gbench BINARY",
+        )
+
+
+def suite_of(options: RunOptions) -> Suite | None:
+    """The suite given (--pytest, --asv, --gbench and their filters), None when none is."""
+    suite = Suite(
+        pytest=None if options.pytest_path is None else str(options.pytest_path),
+        pytest_filter=options.pytest_filter,
+        asv=None if options.asv_path is None else str(options.asv_path),
+        asv_filter=options.asv_filter,
+        gbench=options.gbench_path,
+        gbench_filter=options.gbench_filter,
+    )
+    return suite if suite.arguments() else None
+
+
+def benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
+    """What every run of the workflow measures; --metric stays among the settings, where the
+    workflow reads it as `run` does (the first lens decides, the others are evidence)."""
+    settings = dict(options.settings)
+    changes = change_options(args)
+    return Benchmarked(
+        stmt=options.stmt,
+        setup=options.setup,
+        cmd=options.cmd,
+        name=options.name,
+        build=changes.build,
+        each=getattr(args, "each", None),
+        settings=settings,
+        store_path=options.output.store,
+        cache_dir=changes.cache_dir,
+        suite=suite_of(options),
+    )
+
+
+def said_written(paths: list[object], output: OutputOptions, err: Console) -> None:
+    """Says `perflab: wrote FILE` for every file a workflow wrote (`-`, stdout, is no file)."""
+    if output.quiet:
+        return
+    for path in paths:
+        if str(path) != "-":
+            err.print(Text("perflab: wrote ") + terminal(str(path)), highlight=False)
+
+
+def write(path: object, text: str) -> None:
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return
+    write_file(str(path), text)  # never through a link: a temporary renamed over the target

@@ -1,0 +1,52 @@
+"""The declaration of a workflow's command, which the registry (`cli/workflows/__init__.py`)
+lists and the parser and `main`'s dispatch are built from: light, so that building the parser
+imports no workflow; the handler and its view are named and imported when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.console import Console
+
+from perflab.cli.changes import Option, RunLikeCommand, option
+
+if TYPE_CHECKING:  # the options module builds its parser from the registry
+    from perflab.cli.options import RunOptions
+
+EACH_EXAMPLE = "python=venv/bin/python"
+
+Handler = Callable[[argparse.Namespace, "RunOptions", Console, Console], int]
+
+
+def threshold_option(what: str) -> Option:
+    return option("--threshold", default="2%", help=f"{what}: 2%% or 0.02 (default 2%%)")
+
+
+def load(target: str) -> Any:
+    """ "module:attribute", imported on first use."""
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """One workflow's command, declared once in its own package (`cli/workflows/<command>/`)."""
+
+    command: RunLikeCommand  # its name, help and options: `run`'s, plus these
+    # "module:attribute" of (args, options, out, err) -> exit status: it refuses `run`'s
+    # options it does not take, calls the workflow, writes its reports
+    handler: str
+    view: str  # "module:attribute" of (its answer, console) -> None: the answer on the terminal
+    # (message, hint) when the workflow measures one benchmark and refuses a suite
+    suite_refusal: tuple[str, str] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.command.name
+
+    def run(self, options: RunOptions, args: argparse.Namespace, out: Console, err: Console) -> int:
+        return cast(Handler, load(self.handler))(args, options, out, err)
