@@ -32,11 +32,12 @@ BENCHMARKED = [
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
     """The example suite in a folder of its own (perflab's pyproject.toml is not its ini), whose
-    configuration passes pytest-benchmark's options, as projects' configurations do."""
+    configuration passes pytest-benchmark's options, and options of pytest's own reporting and
+    cache plugins (which the worker turns off), as projects' configurations do."""
     shutil.copy(EXAMPLE, tmp_path / "test_sort.py")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\naddopts = "--benchmark-disable --benchmark-columns=min,max '
-        '--benchmark-warmup --benchmark-compare-fail=min:5%"\n'
+        '--benchmark-warmup --benchmark-compare-fail=min:5% -l -ra --tb=short --ff"\n'
     )
     (tmp_path / "test_broken.py").write_text("import not_a_module\n\ndef test_x(benchmark): pass\n")
     return tmp_path

@@ -57,9 +57,21 @@ def benchmark_dir(directory):
     if not os.path.isfile(conf):
         return directory
     with open(conf) as source:
-        # asv's configuration allows whole-line // comments
-        text = "".join(line for line in source if not line.lstrip().startswith("//"))
-    return os.path.join(directory, json.loads(text).get("benchmark_dir", "benchmarks"))
+        text = source.read()
+    return os.path.join(directory, json.loads(plain_json(text)).get("benchmark_dir", "benchmarks"))
+
+
+_STRING = r'("(?:[^"\\]|\\.)*")'
+_COMMENTS = re.compile(_STRING + r"|//[^\n]*|/\*.*?\*/", re.DOTALL)
+_TRAILING_COMMAS = re.compile(_STRING + r"|,(?=\s*[\]}])")
+
+
+def plain_json(text):
+    """`text` without what asv's configuration allows beyond JSON: // and /* */ comments (also
+    after a value on its line) and a comma before a closing bracket; strings kept as written."""
+    for extra in (_COMMENTS, _TRAILING_COMMAS):  # comments first: one may follow a last comma
+        text = extra.sub(lambda match: match.group(1) or "", text)
+    return text
 
 
 def _module_names(directory):

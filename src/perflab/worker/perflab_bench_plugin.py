@@ -64,7 +64,25 @@ _VALUE_OPTIONS = (
 _OPTIONAL_VALUE_OPTIONS = ("warmup", "histogram", "compare", "netrc", "cprofile-dump")
 
 
-def pytest_addoption(parser):
+# pytest's own plugins the worker turns off whose options a project's configuration often
+# passes (addopts = -ra -l --ff): still defined, so that pytest parses them, and unused
+_OFF_PLUGINS_WITH_OPTIONS = ("terminal", "cacheprovider")
+
+
+def _define_options_of_plugins_turned_off(parser, pluginmanager):
+    import importlib
+
+    for name in _OFF_PLUGINS_WITH_OPTIONS:
+        if not pluginmanager.is_blocked(name):
+            continue
+        try:
+            importlib.import_module("_pytest." + name).pytest_addoption(parser)
+        except (ImportError, AttributeError, ValueError):  # moved, or defined another way
+            pass
+
+
+def pytest_addoption(parser, pluginmanager):
+    _define_options_of_plugins_turned_off(parser, pluginmanager)
     group = parser.getgroup("perflab", "pytest-benchmark's options (perflab ignores them)")
     for names, how in (
         (_FLAG_OPTIONS, {"action": "store_true"}),
