@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,9 +60,9 @@ def history(
     started = clock()
     plan = _HistoryPlan.made(range_text, benchmark, every, metric, repository)
     points, wanted = _known_points(plan, None)
-    if wanted:
-        result, names = _measure_trees(benchmark, plan, wanted)
-        _fill_points(points, wanted, result, names, plan.chosen, None)
+    for part in runs_of(wanted):
+        # no name holds a run once its points are filled: one run's analysis is in memory
+        _fill_points(points, part, *_measure_trees(benchmark, plan, part), plan.chosen, None)
     found = _series(plan, threshold, points, None, {})
     return replace(found, measured_now=len(wanted), seconds=clock() - started)
 
@@ -85,10 +85,8 @@ def suite_history(
     plan = _HistoryPlan.made(range_text, benchmark, every, metric, repository)
     known = {name: _known_points(plan, name) for name in plan.benchmarks}
     wanted = {tree: at for _, missing in known.values() for tree, at in missing.items()}
-    if wanted:
-        result, names = _measure_trees(benchmark, plan, wanted)
-        for name, (points, missing) in known.items():
-            _fill_points(points, missing, result, names, plan.chosen, name)
+    for part in runs_of(wanted):
+        _fill_suite_points(known, part, *_measure_trees(benchmark, plan, part), plan.chosen)
     if all(p.value is None for points, _ in known.values() for p in points):
         raise _nothing_measured(range_text, [p for points, _ in known.values() for p in points])
     compared: dict[tuple[str, str], StoredPair] = {}
@@ -250,6 +248,23 @@ def _known_points(
     return points, wanted
 
 
+# A history measures its commits in runs of at most this many, one run after another: a run's
+# analysis holds every variant's samples and profiles at once, so perflab's memory would grow
+# with the history's length (335 MB for 501 commits in one run).
+COMMITS_PER_RUN = 32
+
+
+def runs_of(
+    wanted: Mapping[str, list[int]], size: int | None = None
+) -> Iterator[dict[str, list[int]]]:
+    """The wanted trees in parts of at most `size` (None: COMMITS_PER_RUN), oldest first,
+    one part per run."""
+    size = size or COMMITS_PER_RUN
+    trees = list(wanted)
+    for start in range(0, len(trees), size):
+        yield {tree: wanted[tree] for tree in trees[start : start + size]}
+
+
 def _measure_trees(
     benchmark: Benchmarked, plan: _HistoryPlan, wanted: Mapping[str, list[int]]
 ) -> tuple[RunResult, dict[str, str]]:
@@ -298,6 +313,19 @@ def _fill_points(
             else:
                 why = failed.get(name) or "nothing was measured"
                 points[i] = replace(point, run_id=result.run_id, skipped=why)
+
+
+def _fill_suite_points(
+    known: Mapping[str, tuple[list[HistoryPoint], dict[str, list[int]]]],
+    part: Mapping[str, list[int]],
+    result: RunResult,
+    names: Mapping[str, str],
+    metric: Metric,
+) -> None:
+    """Fills in, for each benchmark of a suite, the points the run of `part` measured."""
+    for name, (points, missing) in known.items():
+        measured = {tree: missing[tree] for tree in part if tree in missing}
+        _fill_points(points, measured, result, names, metric, name)
 
 
 def _nothing_measured(range_text: str, points: list[HistoryPoint]) -> BenchmarkFailedError:

@@ -1,0 +1,78 @@
+"""A long history is measured in runs of a bounded size, one after another, and no run is kept
+once its points are filled in: perflab's memory does not grow with the history's length."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.model import Comparison, Experiment
+from perflab.records.results import RunResult
+from perflab.workflows import Benchmarked, history, series
+from tests.git_repo import commit, git
+
+
+def test_the_wanted_trees_are_split_in_order() -> None:
+    wanted = {f"t{i}": [i] for i in range(7)}
+    parts = list(series.runs_of(wanted, size=3))
+    assert [list(p) for p in parts] == [["t0", "t1", "t2"], ["t3", "t4", "t5"], ["t6"]]
+    assert parts[2] == {"t6": [6]}
+    assert list(series.runs_of({}, size=3)) == []
+
+
+@dataclass(frozen=True)
+class _CountingBenchmark(Benchmarked):
+    """Answers each run at once, 100 instructions a variant, and checks that no run it
+    answered before is still alive when the next is asked for."""
+
+    seen: list[int] | None = None  # the number of variants of each run
+    alive: list[weakref.ref[RunResult]] | None = None
+
+    def run(self, experiment: Experiment, repository: str) -> RunResult:
+        assert self.seen is not None and self.alive is not None
+        gc.collect()
+        assert [r for r in self.alive if r() is not None] == []
+        names = [v.name for v in experiment.variants]
+        self.seen.append(len(names))
+        comparisons = tuple(
+            Comparison(
+                "./prog",
+                Metric.INSTRUCTIONS,
+                names[0],
+                name,
+                1.0,
+                1.0,
+                1.0,
+                Verdict.EQUIVALENT,
+                100.0,
+                100.0,
+                "instructions",
+            )  # fmt: skip
+            for name in names[1:]
+        )
+        result = RunResult(len(self.seen), RunStatus.COMPLETE, "", experiment, {}, comparisons,
+                           (), {}, ())  # fmt: skip
+        self.alive.append(weakref.ref(result))
+        return result
+
+
+def test_a_long_history_is_measured_in_bounded_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for number in range(8):
+        commit(repo, f"commit {number}", {"work.h": f"/* {number} */\n"})
+    monkeypatch.setattr(series, "COMMITS_PER_RUN", 3)
+    bench = _CountingBenchmark(cmd="./prog", store_path=None, seen=[], alive=[])
+    found = history("HEAD~7..main", benchmark=bench, metric="instructions", repository=repo)
+    assert bench.seen == [3, 3, 2]  # 8 commits (the base included): 3 + 3 + 2, in that order
+    assert [p.value for p in found.points] == [100.0] * 8
+    assert [p.run_id for p in found.points] == [1, 1, 1, 2, 2, 2, 3, 3]
+    assert found.measured_now == 8 and not found.changes
