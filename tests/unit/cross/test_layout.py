@@ -18,8 +18,9 @@ PACKAGES = frozenset(
 )
 # tests of the repository as a whole (layers, docs, bench scripts), not of one package
 CROSS = "cross"
-# modules that start processes; a unit test uses machine.proc's FakeRunner instead
-SPAWNING = frozenset({"subprocess", "multiprocessing"})
+# modules that start processes (tests.git_repo runs git); a unit test uses machine.proc's
+# FakeRunner instead
+SPAWNING = frozenset({"subprocess", "multiprocessing", "tests.git_repo"})
 SPAWNING_NAMES = frozenset({"SubprocessRunner"})
 
 

@@ -4,6 +4,7 @@ once its points are filled in: perflab's memory does not grow with the history's
 from __future__ import annotations
 
 import gc
+import importlib
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,13 @@ import pytest
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Comparison, Experiment
 from perflab.records.results import RunResult
-from perflab.workflows import Benchmarked, history, series
+from perflab.workflows import Benchmarked, history
 from tests.git_repo import commit, git
+
+pytestmark = pytest.mark.integration
+
+# the module, not the function `perflab.workflows.history` the package exports under its name
+series = importlib.import_module("perflab.workflows.history")
 
 
 def test_the_wanted_trees_are_split_in_order() -> None:
