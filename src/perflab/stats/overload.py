@@ -39,7 +39,8 @@ load touched:
 A side that was preempted but whose growth cannot be measured (too few of its samples ran
 undisturbed, or so few that half of them may have started cold) is assumed to cost at most
 `ASSUMED_COST` where the bound needs it: the interval stays finite, but it rests on an
-assumption, so the verdict is `inconclusive` (`undecided`).
+assumption (`undecided`), so the verdict is `faster` or `slower` only where the whole interval
+lies beyond what processes of the same code differ by, and never `equivalent`.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from perflab.records.model import Sample
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE
 from perflab.stats.paired import (
     PairedLogRatio,
     RatioEstimate,
@@ -79,14 +81,14 @@ CHANCE_SE = 0.5
 MIN_CLEAN_PAIRS = 5  # a group's unpreempted pairs before its median counts (_in_full_groups)
 MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
 # What a preemption is assumed to cost a side whose cost cannot be measured: doubling its CPU
-# time, above every growth measured (docs/statistics.md, "Overload"). The verdict is then never
-# decided.
+# time, above every growth measured (docs/statistics.md, "Overload"). The verdict then claims a
+# difference only far beyond the interval's ends (stats.comparison.one_process_verdict).
 ASSUMED_COST = 1.0
 
 NONE = "none"
 FROM_UNPREEMPTED = "from the unpreempted pairs, widened by the cold starts"
 WIDENED_BY_GROWTH = "widened by the CPU growth"
-UNBOUNDED = "unbounded"  # the bias rests on ASSUMED_COST: finite interval, verdict inconclusive
+UNBOUNDED = "unbounded"  # the bias rests on ASSUMED_COST: finite interval, a claim only far off
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class OverloadCheck:
     widened_low: float = 0.0
     widened_high: float = 0.0
     # the bound rests on ASSUMED_COST for a side whose cost could not be measured: the verdict
-    # is inconclusive whatever the interval
+    # claims a difference only beyond ONE_PROCESS_ALLOWANCE, never equivalence
     undecided: bool = False
     # share of each variant's unpreempted samples measured right after a preempted sample
     after_preempted_baseline: float = 0.0
@@ -210,7 +212,8 @@ class OverloadCheck:
         return (
             f"; too few of {' and '.join(names)} samples ran undisturbed (not right after "
             "another process) to measure what a preemption costs, so the interval assumes at "
-            f"most {ASSUMED_COST:+.0%} and the verdict stays inconclusive"
+            f"most {ASSUMED_COST:+.0%}, and the verdict is faster or slower only where that "
+            f"interval lies wholly beyond ±{ONE_PROCESS_ALLOWANCE:.0%}, never equivalent"
         )
 
 

@@ -19,6 +19,7 @@ from perflab.records.model import Artifact, Benchmark, Sample
 from perflab.records.settings import Settings
 from perflab.records.units import format_ratio
 from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE
 from perflab.stats.overload import (
     CHANCE_SE,
     FROM_UNPREEMPTED,
@@ -162,7 +163,7 @@ def test_every_sample_of_one_variant_preempted_is_inconclusive() -> None:
     assert check is not None and check.uneven
     assert check.action == UNBOUNDED
     assert verdict_for(check.ci_low, check.ci_high, 0.01) is Verdict.INCONCLUSIVE
-    assert "inconclusive" in check.message("base", "other")
+    assert "only where that interval lies wholly beyond ±10%" in check.message("base", "other")
 
 
 def test_no_clean_pairs_widen_by_the_growth() -> None:
@@ -406,14 +407,24 @@ def test_no_interval_is_unbounded_and_the_verdict_stays_inconclusive() -> None:
     assert seconds_to_decide_under_load(check, 0.01, 30.0) is None
 
 
-def test_an_undecided_bound_is_inconclusive_in_the_analysis() -> None:
-    # every baseline sample preempted: its cost is assumed, so even an interval that
-    # excludes 1 decides nothing
+def test_an_undecided_bound_claims_only_far_beyond_its_ends() -> None:
+    # every baseline sample preempted: its cost is assumed, so the verdict is the one a lens of
+    # one process per variant gives: a difference only where the whole widened interval lies
+    # beyond what processes of the same code differ by, and never equivalent
     base, other = _run(random.Random(6), ratio=2.5, preempted=(1.0, 0.1), growth=(0.0, 0.5))
     (comparison,) = _analysed(base, other).comparisons
-    assert comparison.ci_low > 1 and math.isfinite(comparison.ci_high)
-    assert comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.ci_low > 1 + ONE_PROCESS_ALLOWANCE and math.isfinite(comparison.ci_high)
+    assert comparison.verdict is Verdict.SLOWER
     assert comparison.to_json()["ci_high"] is not None
+    # the same load on a difference the widened interval cannot tell from 1: no claim
+    base, other = _run(random.Random(6), ratio=1.3, preempted=(1.0, 0.1), growth=(0.0, 0.5))
+    (comparison,) = _analysed(base, other).comparisons
+    assert comparison.ci_low < 1 + ONE_PROCESS_ALLOWANCE
+    assert comparison.verdict is Verdict.INCONCLUSIVE
+    # and identical code is never called equivalent on an assumed bound
+    base, other = _run(random.Random(6), ratio=1.0, preempted=(1.0, 0.1), growth=(0.0, 0.5))
+    (comparison,) = _analysed(base, other).comparisons
+    assert comparison.verdict is Verdict.INCONCLUSIVE
 
 
 def test_too_few_clean_units_say_how_long_to_decide() -> None:

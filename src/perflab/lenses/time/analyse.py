@@ -13,7 +13,7 @@ import numpy as np
 
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.document import TimePoint, TimeSeries
-from perflab.records.kinds import BenchmarkKind, Metric, Verdict
+from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Comparison, Measurement, Note, Sample, Severity
 from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
@@ -436,10 +436,10 @@ def _time_comparison(
         unit="ns",
         details=_time_details(stored, sides, estimate, values, check),
     )
-    if check is not None and check.undecided:
-        # the bound rests on an assumed cost of preemption: the interval is no evidence
-        return replace(comparison, verdict=Verdict.INCONCLUSIVE)
-    if _few_processes(stored, estimate):
+    if (check is not None and check.undecided) or _few_processes(stored, estimate):
+        # the bound rests on an assumed cost of preemption, or on too few processes: a claim
+        # needs the whole (widened) interval beyond what processes of the same code differ by,
+        # and none is `equivalent`; a 50x difference is not thrown away for want of a measure
         return one_process_verdict(comparison)
     return comparison
 
