@@ -12,11 +12,13 @@ from perflab.worker import STATEMENT_WORKER_PATH
 
 def listing_variants(variants: Sequence[Variant]) -> list[Variant]:
     """The variants that need no checkout or build (the others have no interpreter yet); a
-    stand-in run where perflab runs when there is none."""
+    stand-in run where perflab runs when there is none, in the first variant's environment
+    (its env.PYTHONPATH=. imports a pure-Python checkout's package, here from the working
+    tree)."""
     ready = [
         v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
     ]
-    return ready or [Variant("here")]
+    return ready or [Variant("here", env=dict(variants[0].env) if variants else {})]
 
 
 def helpers_env(variant: Variant) -> dict[str, str]:
