@@ -30,3 +30,13 @@ def helpers_env(variant: Variant) -> dict[str, str]:
         p for p in (str(STATEMENT_WORKER_PATH.parent), env.get("PYTHONPATH")) if p
     )
     return env
+
+
+def distinct_listings(variants: Sequence[Variant], default_python: str) -> list[Variant]:
+    """The listing variants, one for each interpreter, cwd and environment: two variants
+    that share them list the same suite (an A/A run would list it twice)."""
+    chosen: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], Variant] = {}
+    for variant in listing_variants(variants):
+        key = (variant.python or default_python, variant.cwd, tuple(sorted(variant.env.items())))
+        chosen.setdefault(key, variant)
+    return list(chosen.values())

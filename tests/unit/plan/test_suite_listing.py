@@ -4,7 +4,7 @@ checkout's env.PYTHONPATH=. then imports the working tree's package there)."""
 
 from __future__ import annotations
 
-from perflab.plan.suite_listing import listing_variants
+from perflab.plan.suite_listing import distinct_listings, listing_variants
 from perflab.records.model import Variant
 
 
@@ -20,3 +20,11 @@ def test_a_stand_in_lists_in_the_first_variants_environment() -> None:
     ]
     assert listing_variants(checkouts) == [Variant("here", env={"PYTHONPATH": "."})]
     assert listing_variants([]) == [Variant("here")]
+
+
+def test_variants_that_share_interpreter_cwd_and_environment_list_once() -> None:
+    a, b = Variant("a"), Variant("b", python="/usr/bin/python3")  # b: the default, by path
+    other_env = Variant("c", env={"X": "1"})
+    other_cwd = Variant("d", cwd="sub")
+    found = distinct_listings([a, b, other_env, other_cwd], "/usr/bin/python3")
+    assert found == [a, other_env, other_cwd]
