@@ -32,7 +32,7 @@ def cpu_s(pid: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("nodeid")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--cwd", default=".")
