@@ -74,3 +74,35 @@ def test_a_suite_given_wrongly_is_refused_before_measuring(
     (tmp_path / "suite" / "plain.py").write_text("def helper():\n    pass\n")
     assert main([*args, "--store", str(tmp_path / "p.db")]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_the_source_tree_beside_the_suite_does_not_shadow_the_installed_package(
+    tmp_path: Path,
+) -> None:
+    """asv.conf.json at a project's root, beside its unbuilt package (its extension missing):
+    the benchmarks import the installed copy (here on the variants' PYTHONPATH), as under asv,
+    not the source tree in the working directory."""
+    (tmp_path / "asv.conf.json").write_text('{"version": 1, "benchmark_dir": "benchmarks"}\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from ._built import work\n")
+    (tmp_path / "installed" / "pkg").mkdir(parents=True)
+    (tmp_path / "installed" / "pkg" / "__init__.py").write_text(
+        "def work():\n    return sum(range(100))\n"
+    )
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "__init__.py").write_text("")
+    (tmp_path / "benchmarks" / "bench_pkg.py").write_text(
+        "import pkg\n\n\ndef time_work():\n    pkg.work()\n"
+    )
+    installed = f"env.PYTHONPATH={tmp_path / 'installed'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "run", "--asv", ".",
+         "--variant", f"a {installed}", "--variant", f"b {installed}",
+         "--budget", "1", "--min-generations", "2",
+         "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert [c["benchmark"] for c in document["comparisons"]] == ["bench_pkg.time_work"]

@@ -6,15 +6,15 @@ from __future__ import annotations
 import gc
 import importlib
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from perflab.records.kinds import Metric, RunStatus, Verdict
-from perflab.records.model import Comparison, Experiment
+from perflab.records.model import Benchmark, Comparison, Experiment, Variant
 from perflab.records.results import RunResult
-from perflab.workflows import Benchmarked, history
+from perflab.workflows import Benchmarked, history, suite_history
 from tests.git_repo import commit, git
 
 pytestmark = pytest.mark.integration
@@ -82,3 +82,46 @@ def test_a_long_history_is_measured_in_bounded_runs(
     assert [p.value for p in found.points] == [100.0] * 8
     assert [p.run_id for p in found.points] == [1, 1, 1, 2, 2, 2, 3, 3]
     assert found.measured_now == 8 and not found.changes
+
+
+@dataclass(frozen=True)
+class _CountingSuite(_CountingBenchmark):
+    """A suite of two benchmarks, `one` (100 instructions a variant) and `two` (200)."""
+
+    def experiment(
+        self, variants: list[Variant], *, metrics: tuple[Metric, ...], budget_scale: float = 1.0
+    ) -> Experiment:
+        made = super().experiment(variants, metrics=metrics, budget_scale=budget_scale)
+        return replace(
+            made, benchmarks=(Benchmark("one", cmd="./one"), Benchmark("two", cmd="./two"))
+        )
+
+    def run(self, experiment: Experiment, repository: str) -> RunResult:
+        answered = super().run(experiment, repository)
+        comparisons = tuple(
+            replace(c, benchmark=name, baseline_value=value, variant_value=value)
+            for name, value in (("one", 100.0), ("two", 200.0))
+            for c in answered.comparisons
+        )
+        return replace(answered, comparisons=comparisons)
+
+
+def test_a_suites_long_history_is_measured_in_bounded_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for number in range(5):
+        commit(repo, f"commit {number}", {"work.h": f"/* {number} */\n"})
+    monkeypatch.setattr(series, "COMMITS_PER_RUN", 2)
+    suite = _CountingSuite(cmd="./one", store_path=None, seen=[], alive=[])
+    found = suite_history("HEAD~4..main", benchmark=suite, metric="instructions", repository=repo)
+    assert suite.seen == [2, 2, 1 + 1]  # 5 commits: 2 + 2 + 1 (a lone commit runs twice)
+    assert found.measured_now == 5
+    assert [s.benchmark for s in found.series] == ["one", "two"]
+    for measured, value in zip(found.series, (100.0, 200.0), strict=True):
+        # each benchmark's series filled from the same three runs, each point from its own
+        assert [p.value for p in measured.points] == [value] * 5
+        assert [p.run_id for p in measured.points] == [1, 1, 2, 2, 3]
+        assert not measured.changes

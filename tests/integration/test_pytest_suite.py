@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
+from perflab.measure.fork_server import ForkServer
 from perflab.plan.pytest_suite import PytestTest, parse_listing, pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant
@@ -110,3 +111,34 @@ def test_a_listed_test_is_a_statement_benchmark_named_by_its_node_id() -> None:
     assert benchmark.name == "t.py::test_a[1]"
     assert "benchmarked('sub/t.py', 't.py::test_a[1]', 'sub')" in benchmark.setup
     assert benchmark.stmt == "_perflab_fn(*_perflab_args, **_perflab_kwargs)"
+
+
+def test_a_fork_server_collects_the_file_once_for_its_children(suite: Path) -> None:
+    """pytest's start-up and the file's collection (its imports) happen in the fork server;
+    each forked child sets the test up and runs it, with objects of its own."""
+    (suite / "test_counted.py").write_text(
+        "import os\n"
+        "with open('imports.log', 'a') as log:\n"
+        "    log.write('%d\\n' % os.getpid())\n\n"
+        "def test_counted(benchmark):\n"
+        "    seen = []\n"
+        "    benchmark(seen.append, os.getpid())\n"
+        "    assert seen == [os.getpid()]\n"
+    )
+    test = PytestTest("test_counted.py::test_counted", "test_counted.py", ".")
+    server = ForkServer(
+        SubprocessRunner(), test.benchmark(), Variant("a", cwd=str(suite)),
+        default_python=sys.executable, cpu=None, timeout_s=60,
+    )  # fmt: skip
+    try:
+        children = []
+        for _ in range(2):
+            with server.worker() as child:
+                children.append(child.pid)
+                # the test ran in the child: what it benchmarks holds the child's pid
+                reply = child.call({"op": "evaluate", "expr": "_perflab_args[0]"})
+                assert reply["ok"] and reply["value"]["text"] == str(child.pid), reply
+    finally:
+        server.close()
+    assert (suite / "imports.log").read_text().split() == [str(server.process.pid)]
+    assert len(set(children)) == 2 and server.process.pid not in children

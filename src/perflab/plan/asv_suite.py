@@ -18,7 +18,7 @@ from pathlib import Path
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.plan.suite_listing import helpers_env, listing_variants
+from perflab.plan.suite_listing import distinct_listings, helpers_env
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
@@ -140,7 +140,7 @@ def asv_suite(
                 hint=r"escape what is meant literally: --bench 'time_sorted\(100'",
             ) from None
     found: dict[str, AsvBenchmark] = {}
-    for variant in listing_variants(variants):
+    for variant in distinct_listings(variants, default_python):
         for benchmark in _listed(runner, variant, str(directory), pattern, default_python):
             found.setdefault(benchmark.name, benchmark)
     return select(list(found.values()), str(directory), pattern)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.plan.suite_listing import helpers_env, listing_variants
+from perflab.plan.suite_listing import distinct_listings, helpers_env
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Variant
 
@@ -87,7 +87,7 @@ def pytest_benchmarks(
     variant's first; a file that fails to collect is a benchmark that fails with pytest's
     report (the others are measured)."""
     found: dict[str, PytestTest] = {}
-    for variant in listing_variants(variants):
+    for variant in distinct_listings(variants, default_python):
         for test in _listed(runner, variant, str(path), keyword, default_python):
             found.setdefault(test.nodeid, test)
     if not found:

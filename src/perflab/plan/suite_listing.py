@@ -12,11 +12,13 @@ from perflab.worker import STATEMENT_WORKER_PATH
 
 def listing_variants(variants: Sequence[Variant]) -> list[Variant]:
     """The variants that need no checkout or build (the others have no interpreter yet); a
-    stand-in run where perflab runs when there is none."""
+    stand-in run where perflab runs when there is none, in the first variant's environment
+    (its env.PYTHONPATH=. imports a pure-Python checkout's package, here from the working
+    tree)."""
     ready = [
         v for v in variants if not any(getattr(v, f.name) for f in VARIANT_FIELDS if f.prepares)
     ]
-    return ready or [Variant("here")]
+    return ready or [Variant("here", env=dict(variants[0].env) if variants else {})]
 
 
 def helpers_env(variant: Variant) -> dict[str, str]:
@@ -28,3 +30,13 @@ def helpers_env(variant: Variant) -> dict[str, str]:
         p for p in (str(STATEMENT_WORKER_PATH.parent), env.get("PYTHONPATH")) if p
     )
     return env
+
+
+def distinct_listings(variants: Sequence[Variant], default_python: str) -> list[Variant]:
+    """The listing variants, one for each interpreter, cwd and environment: two variants
+    that share them list the same suite (an A/A run would list it twice)."""
+    chosen: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], Variant] = {}
+    for variant in listing_variants(variants):
+        key = (variant.python or default_python, variant.cwd, tuple(sorted(variant.env.items())))
+        chosen.setdefault(key, variant)
+    return list(chosen.values())

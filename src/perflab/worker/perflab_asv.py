@@ -13,6 +13,7 @@ Two uses, both with this folder on sys.path (the statement worker's own folder):
 
 import atexit
 import importlib
+import importlib.machinery
 import inspect
 import itertools
 import json
@@ -48,7 +49,9 @@ def _suite_traceback():
     ]
     shown = traceback.format_list(frames) if frames else []
     lines = ["Traceback (most recent call last):\n"] + shown if shown else []
-    return "".join(lines + traceback.format_exception_only(kind, error)).rstrip()
+    hint = import_hint(error)
+    text = "".join(lines + traceback.format_exception_only(kind, error)).rstrip()
+    return text + "\n" + hint if hint else text
 
 
 def benchmark_dir(directory):
@@ -89,18 +92,69 @@ def _module_names(directory):
     return names
 
 
+class _PackageFinder:
+    """Finds the benchmark package alone in its parent folder. Not the parent on sys.path: it
+    is often the project's source tree (asv.conf.json beside the project's own package), whose
+    unbuilt copy would shadow the installed one the benchmarks are meant to measure (asv finds
+    its benchmark package the same way)."""
+
+    def __init__(self, parent, package):
+        self.parent = parent
+        self.package = package
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.package:
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, [self.parent], target)
+
+
 def _import(directory, name):
     """Module `name` of the suite: inside its package when the directory is one (so that
     relative imports work, as under asv), else with the directory on sys.path."""
     directory = os.path.abspath(directory)
     if os.path.isfile(os.path.join(directory, "__init__.py")):
         parent, package = os.path.split(directory)
-        if parent not in sys.path:
-            sys.path.insert(0, parent)
+        if not any(
+            isinstance(f, _PackageFinder) and (f.parent, f.package) == (parent, package)
+            for f in sys.meta_path
+        ):
+            sys.meta_path.insert(0, _PackageFinder(parent, package))
         return importlib.import_module(package + "." + name)
     if directory not in sys.path:
         sys.path.insert(0, directory)
     return importlib.import_module(name)
+
+
+def import_hint(error, cwd=None):
+    """A line for an ImportError of a package in the working directory (`cwd`: the current
+    one), which asv's rule keeps off sys.path: its unbuilt source tree was imported anyway
+    (through PYTHONPATH), or it is there but not installed; None for any other error."""
+    name = getattr(error, "name", None) if isinstance(error, ImportError) else None
+    if not name:
+        return None
+    cwd = os.path.abspath(cwd or os.getcwd())
+    top = name.split(".")[0]
+    if any(isinstance(f, _PackageFinder) and f.package == top for f in sys.meta_path):
+        return None  # the benchmark package's own modules: the traceback says enough
+    source_tree = os.path.join(cwd, top)
+    # where `top` is imported from (a failed import left sys.modules without it)
+    found = importlib.machinery.PathFinder.find_spec(top)
+    origin = os.path.abspath(found.origin) if found is not None and found.origin else ""
+    if "." in name and os.path.dirname(origin) == source_tree:
+        return (
+            "hint: %r was imported from the source tree in the working directory (%s), where "
+            "it is not built: build it there, or install it for this interpreter and leave that "
+            "directory off PYTHONPATH" % (top, source_tree)
+        )
+    here = [p for p in (source_tree, source_tree + ".py") if os.path.exists(p)]
+    if name == top and found is None and here:
+        return (
+            "hint: %r is in the working directory (%s) but not installed for %s: perflab runs "
+            "asv benchmarks as asv does, against the installed project, without the working "
+            'directory on sys.path; install it (for git= variants: --build "pip install ."), '
+            "or for pure Python give the variant env.PYTHONPATH=." % (top, here[0], sys.executable)
+        )
+    return None
 
 
 def _kind(name):
@@ -273,4 +327,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # `python -m` put the working directory first on sys.path; the suite is listed as it is
+    # measured (the worker runs by its path, so without it), and as asv lists it
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
     main(sys.argv[1:])

@@ -13,6 +13,7 @@ Two uses, both with this folder on sys.path (the statement worker's own folder):
   after its rounds.
 """
 
+import ast
 import atexit
 import json
 import os
@@ -226,19 +227,58 @@ def _new_session(config):
     return Session(config)  # pragma: no cover - pytest < 6.2
 
 
+_COLLECTED = {}  # (path, rootdir): (config, session), once per process
+
+
+def _collected(path, rootdir):
+    """pytest configured and the file `path` collected, once per process: in a fork server
+    (perflab_preload) before it forks, so that its children run the test alone."""
+    key = (path, rootdir)
+    if key not in _COLLECTED:
+        from _pytest.config import _prepareconfig
+
+        args = [path, "--rootdir=" + rootdir] + list(_PYTEST_ARGS)
+        config = _prepareconfig(args, plugins=[sys.modules[__name__]])
+        config.option.tbstyle = "short"  # a failure's report: its lines, not its arguments'
+        config._do_configure()
+        atexit.register(config._ensure_unconfigure)
+        session = _new_session(config)
+        config.hook.pytest_sessionstart(session=session)
+        config.hook.pytest_collection(session=session)
+        _COLLECTED[key] = (config, session)
+    return _COLLECTED[key]
+
+
+def _benchmarked_calls(setup):
+    """The (path, nodeid, rootdir) of each benchmarked(...) call of a set-up's source."""
+    for node in ast.walk(ast.parse(setup)):
+        name = getattr(node, "func", None)
+        if getattr(name, "attr", getattr(name, "id", None)) != "benchmarked":
+            continue
+        try:
+            arguments = tuple(ast.literal_eval(a) for a in node.args)
+        except ValueError:
+            continue
+        if len(arguments) == 3:
+            yield arguments
+
+
+def perflab_preload(setup):
+    """In a fork server (the statement worker's preload): pytest's start-up and the test
+    file's collection (its imports, conftest files, plugins), done once for the children it
+    forks; each child still sets the test up and runs it, its objects its own. A collection
+    that raises is left to each child, which reports it as the test's failure."""
+    for path, _, rootdir in _benchmarked_calls(setup):
+        try:
+            _collected(path, rootdir)
+        except Exception:
+            _COLLECTED.pop((path, rootdir), None)
+
+
 def benchmarked(path, nodeid, rootdir):
     """(fn, args, kwargs) that the test `nodeid` in file `path` benchmarks, its fixtures set
     up; raises TestFailed with pytest's report when it cannot."""
-    from _pytest.config import _prepareconfig
-
-    args = [path, "--rootdir=" + rootdir] + list(_PYTEST_ARGS)
-    config = _prepareconfig(args, plugins=[sys.modules[__name__]])
-    config.option.tbstyle = "short"  # a failure's report: its lines, not its arguments' reprs
-    config._do_configure()
-    atexit.register(config._ensure_unconfigure)
-    session = _new_session(config)
-    config.hook.pytest_sessionstart(session=session)
-    config.hook.pytest_collection(session=session)
+    config, session = _collected(path, rootdir)
     item = next((i for i in session.items if i.nodeid == nodeid), None)
     if item is None:
         errors = "\n".join(text for _, text in _State.collect_errors)

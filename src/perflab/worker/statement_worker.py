@@ -51,9 +51,12 @@ object per line) and replies:
   {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns",
                                                         "device_runtimes": [names]}
      a fork server: imports the setup's top-level modules (its import statements only), so
-     the children it forks start with them loaded; "device_runtimes", the GPU runtimes the
-     imports initialised ("cuda" ...): a server with any must not fork (its children's first
-     use of the device fails), and "fork" then fails with phase "fork"
+     the children it forks start with them loaded; a module those statements bind that
+     defines perflab_preload(setup) is then called with S, to do once what every child's
+     set-up would repeat (the set-up must work without it: fresh workers never call it);
+     "device_runtimes", the GPU runtimes the imports initialised ("cuda" ...): a server with
+     any must not fork (its children's first use of the device fails), and "fork" then fails
+     with phase "fork"
   {"op": "fork", "env": {K: V}, "padding": N, "ahead": K}
                                                    -> the child writes a hello line and serves
      this protocol on the same channel until quit; then the server replies
@@ -664,10 +667,19 @@ class Worker:
         """Import the setup's top-level modules once, for the children this process forks."""
         started = perf_counter_ns()
         try:
-            tree = ast.parse(request.get("setup") or "pass", "<setup>")
+            setup = request.get("setup") or "pass"
+            tree = ast.parse(setup, "<setup>")
             imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
             module = ast.Module(body=imports, type_ignores=[])
-            exec(compile(module, "<setup imports>", "exec"), {"__name__": "__perflab__"})
+            namespace = {"__name__": "__perflab__"}
+            exec(compile(module, "<setup imports>", "exec"), namespace)
+            # a module the set-up imports may do here, once, what each child's set-up would
+            # repeat (the pytest suites' plugin collects the test's file)
+            for value in list(namespace.values()):
+                # the module's own attribute: a module's __getattr__ (lazy loaders) not asked
+                hook = vars(value).get("perflab_preload") if isinstance(value, type(sys)) else None
+                if callable(hook):
+                    hook(setup)
         except BaseException:
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
         names = [a.name for n in imports for a in getattr(n, "names", [])]
