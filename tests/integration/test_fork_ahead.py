@@ -66,3 +66,28 @@ def test_a_child_forked_ahead_and_never_released_leaves_with_its_server() -> Non
     while Path(f"/proc/{waiting}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not Path(f"/proc/{waiting}").exists()
+
+
+def test_a_child_runs_its_own_exit_functions_once(tmp_path: Path) -> None:
+    """What a forked child's set-up registers to run at exit (a fixture's teardown) runs when
+    the child quits, once: the child leaves with os._exit, which skips them unless it runs
+    them itself."""
+    marks = tmp_path / "marks"
+    write = f"lambda: open({str(marks)!r}, 'a').write('%s %d\\n' % (WHO, os.getpid()))"
+    server = ForkServer(
+        SubprocessRunner(),
+        Benchmark(
+            "exit", stmt="pass", setup=f"import atexit, os\nWHO = 'setup'\natexit.register({write})"
+        ),
+        Variant("A"),
+        default_python=sys.executable,
+        cpu=None,
+        timeout_s=30,
+    )
+    try:
+        with server.worker() as child:
+            pid = child.pid
+        assert marks.read_text().splitlines() == [f"setup {pid}"]
+    finally:
+        server.close()
+    assert marks.read_text().splitlines() == [f"setup {pid}"]

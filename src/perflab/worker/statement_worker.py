@@ -70,7 +70,8 @@ object per line) and replies:
      among them: SIGTERM, a short grace, SIGKILL), N of them, replies and leaves without the
      interpreter's teardown; with another non-daemon thread still running it exits as usual
      and stops them and replies once that thread ended. A forked child does the same for its
-     own descendants, without the atexit functions (they are the server's).
+     own descendants, with the atexit functions its own set-up registered (those it inherited
+     are the server's, and run in the server).
 Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"register"|a lens's phase,
 "error": traceback text}.
 """
@@ -770,8 +771,17 @@ class Worker:
             namespace.clear()
 
     def _serve_child(self):
+        # the exit functions a child inherits are its server's (the preload's, pytest's own):
+        # they run once, in the server; the child runs those its own set-up registers (a
+        # fixture's teardown), when it quits, as a worker of its own would
+        clear = getattr(atexit, "_clear", None)
+        if clear is not None:
+            clear()
         self.reply({"hello": "perflab-worker", "protocol": 1, "forked": True, "pid": os.getpid()})
         self.serve()
+        run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+        if run_exit_functions is not None:
+            run_exit_functions()
         self.stop_leftovers()
 
     def release_waiting(self):
