@@ -17,7 +17,13 @@ from perflab.records.kinds import BenchmarkKind, Metric, Verdict
 from perflab.records.model import Benchmark, Comparison, Measurement, Note, Sample, Severity
 from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
-from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
+from perflab.stats.comparison import (
+    ONE_PROCESS_ALLOWANCE,
+    SideValues,
+    Subject,
+    comparison_from,
+    one_process_verdict,
+)
 from perflab.stats.family import family_confidence
 from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
 from perflab.stats.paired import (
@@ -426,14 +432,9 @@ def _time_comparison(
     values = _variant_values(sides, trimmed=stored.batch_blocks is not None)
     comparison = comparison_from(
         estimate,
+        Subject(stored.benchmark.name, Metric.TIME, stored.baseline_name, name),
+        SideValues(values.baseline, values.variant, "ns"),
         equivalence_band=stored.settings.equivalence_band,
-        benchmark=stored.benchmark.name,
-        metric=Metric.TIME,
-        baseline=stored.baseline_name,
-        variant=name,
-        baseline_value=values.baseline,
-        variant_value=values.variant,
-        unit="ns",
         details=_time_details(stored, sides, estimate, values, check),
     )
     if check is not None and check.undecided:
