@@ -19,6 +19,7 @@ from perflab.engine.prepare.probe import probe_benchmark
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.plan.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
@@ -101,9 +102,8 @@ def test_a_fork_server_imports_once_and_forks_fresh_workers(tmp_path: Path) -> N
     )
     variant = Variant("A", env={"PYTHONPATH": str(tmp_path)})
     server = ForkServer(
-        SubprocessRunner(), benchmark, variant, default_python=sys.executable, cpu=None,
-        timeout_s=20,
-    )  # fmt: skip
+        SubprocessRunner(), benchmark, variant, WorkerLaunch(sys.executable, cpu=None, timeout_s=20)
+    )
     try:
         assert server.modules == ("os", "slow_module") and server.import_s >= 0.4
         pids = set()

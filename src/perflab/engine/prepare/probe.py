@@ -26,7 +26,7 @@ from perflab.machine import cpu_lock
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
-from perflab.measure.worker_client import variant_environment
+from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
 from perflab.plan.budget import REFERENCE_PROGRAM, REFERENCE_RUNS, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
@@ -138,9 +138,11 @@ def _probe_statement(probing: _Probing) -> CostProbe:
         probing.runner,
         probing.benchmark,
         experiment.baseline,
-        default_python=probing.default_python,
-        cpu=probing.cpu,
-        timeout_s=settings.sample_timeout_s,
+        WorkerLaunch(
+            interpreter_for(experiment.baseline, probing.default_python),
+            cpu=probing.cpu,
+            timeout_s=settings.sample_timeout_s,
+        ),
     )
     try:
         import_s = server.import_s

@@ -34,7 +34,7 @@ from perflab.measure.layout import (
 )
 from perflab.measure.sampler import Slot
 from perflab.measure.session import loops_per_variant
-from perflab.measure.worker_client import StatementWorker
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.plan.budget import ServerRounds
 from perflab.plan.schedule import launch_order
 from perflab.records.kinds import Metric
@@ -222,11 +222,13 @@ class StatementSession(TimeSession):
             self.context.runner,
             self.benchmark,
             self.variants,
-            default_python=self.context.default_python,
-            cpu=self.context.cpu,
-            timeout_s=self.settings.sample_timeout_s,
-            layout=layout,
-            disable_aslr=self.settings.paired_layout,
+            WorkerLaunch(
+                self.context.default_python,
+                cpu=self.context.cpu,
+                timeout_s=self.settings.sample_timeout_s,
+                extra_env=layout,
+                disable_aslr=self.settings.paired_layout,
+            ),
         )
         try:
             servers.started(order=launch_order(len(self.variants), self.rng))

@@ -40,7 +40,13 @@ from perflab.measure.reported_time import (
     report_arguments,
     reported_iterations,
 )
-from perflab.measure.worker_client import StatementWorker, WorkerInfo, WorkerOps, interpreter_for
+from perflab.measure.worker_client import (
+    StatementWorker,
+    WorkerInfo,
+    WorkerLaunch,
+    WorkerOps,
+    interpreter_for,
+)
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
 from perflab.tools.callgrind import CallgrindFormatError, combine_parts, parse_callgrind
@@ -110,16 +116,18 @@ class _StatementWorkers:
 
     def fresh(self, process: int, *, requests: bool) -> StatementCounts:
         run = self.run
-        worker = StatementWorker(
+        worker = StatementWorker.start(
             run.context.runner,
             run.benchmark,
             run.variant,
-            interpreter=interpreter_for(run.variant, run.context.default_python),
-            cpu=self.cpu,
-            timeout_s=worker_timeout_s(run.context.experiment.settings),
-            launch_prefix=self.launch(),
-            disable_aslr=True,
-            extra_env=run.env,
+            WorkerLaunch(
+                interpreter_for(run.variant, run.context.default_python),
+                cpu=self.cpu,
+                timeout_s=worker_timeout_s(run.context.experiment.settings),
+                prefix=self.launch(),
+                disable_aslr=True,
+                extra_env=run.env,
+            ),
             # top-level code, as torch's collect_callgrind runs a statement: global names
             # are looked up as a module's are, so counts compare with torch's
             scope="module",
@@ -168,12 +176,14 @@ class _StatementWorkers:
             run.context.runner,
             run.benchmark,
             run.variant,
-            default_python=run.context.default_python,
-            cpu=self.cpu,
-            timeout_s=worker_timeout_s(run.context.experiment.settings),
-            extra_env=run.env,
-            disable_aslr=True,
-            launch_prefix=self.launch(),
+            WorkerLaunch(
+                interpreter_for(run.variant, run.context.default_python),
+                cpu=self.cpu,
+                timeout_s=worker_timeout_s(run.context.experiment.settings),
+                extra_env=run.env,
+                disable_aslr=True,
+                prefix=self.launch(),
+            ),
         )
         try:
             run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)

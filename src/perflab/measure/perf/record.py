@@ -23,7 +23,7 @@ from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.perf.recordings import CallGraph, RecordedProfile, RecordOptions
 from perflab.measure.session import WorkerWrap
-from perflab.measure.worker_client import StatementWorker, WorkerSample
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerSample
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.model import Benchmark, Variant
 from perflab.tools.analysis_parallel import runs_real_processes
@@ -182,15 +182,17 @@ class ProfiledWorker:
     ) -> None:
         """Start the one worker of a recording outside a session (`record_statement_profile`)."""
         try:
-            self._worker = StatementWorker(
+            self._worker = StatementWorker.start(
                 self.runner,
                 benchmark,
                 variant,
-                interpreter=interpreter,
-                cpu=cpu,
-                timeout_s=timeout_s,
-                launch_prefix=self.wrap.argv_prefix,
-                pass_fds=self.wrap.pass_fds,
+                WorkerLaunch(
+                    interpreter,
+                    cpu=cpu,
+                    timeout_s=timeout_s,
+                    prefix=self.wrap.argv_prefix,
+                    pass_fds=self.wrap.pass_fds,
+                ),
             )
         finally:
             self.wrap.after_spawn()
