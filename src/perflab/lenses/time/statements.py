@@ -32,7 +32,7 @@ from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,
     draw_padding,
 )
-from perflab.measure.sampler import Slot
+from perflab.measure.sampler import ProcessAccounting, Slot
 from perflab.measure.session import loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.plan.budget import ServerRounds
@@ -329,9 +329,9 @@ class StatementSession(TimeSession):
                     measured.wall_ns,
                     loops=loops[slot.variant],
                     cpu=measured.cpu,
-                    run_queue_ns=measured.run_queue_ns,
-                    cpu_ns=measured.cpu_ns,
-                    involuntary_switches=measured.involuntary_switches,
+                    accounting=ProcessAccounting(
+                        measured.run_queue_ns, measured.cpu_ns, measured.involuntary_switches
+                    ),
                 )
             )
 
