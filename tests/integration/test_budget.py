@@ -15,7 +15,7 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
-from perflab.engine.prepare.probe import probe_benchmark
+from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
@@ -143,10 +143,8 @@ def test_a_measured_slowdown_plans_longer_shares() -> None:
     settings = dataclasses.replace(exp.settings, metrics=(Metric.PROFILE, Metric.TIME))
     plans = []
     for runner in (SubprocessRunner(), _Slowed()):
-        probe = probe_benchmark(
-            exp.benchmarks[0], exp, runner, default_python=sys.executable, cpu=0,
-            allowed_cpus=lambda: [0],
-        )  # fmt: skip
+        host = ProbeHost(runner, sys.executable, cpu=0, allowed_cpus=lambda: [0])
+        probe = probe_benchmark(exp.benchmarks[0], exp, host)
         models = {m: descriptor_for(m).cost for m in settings.metrics}
         plans.append(plan_budget(60.0, probe, lens_costs(probe, settings, models)))
     quiet, crowded = plans
