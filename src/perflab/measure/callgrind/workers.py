@@ -26,9 +26,9 @@ from perflab.measure.callgrind.dumps import (
     trigger_of,
 )
 from perflab.measure.callgrind.launch import (
+    CallgrindOptions,
     CountOptions,
     CountRun,
-    callgrind_options,
     worker_timeout_s,
 )
 from perflab.measure.callgrind.switching import StatementPlan, StatementSession
@@ -101,7 +101,7 @@ class _StatementWorkers:
 
     def launch(self) -> tuple[str, ...]:
         """valgrind and its options, for a worker (or a fork server)."""
-        valgrind = callgrind_options(
+        valgrind = CallgrindOptions(
             out_file=os.path.join(self.directory, "callgrind.out.%p"),
             instr_at_start=False,
             vgdb_prefix=os.path.join(self.directory, "vgdb"),
@@ -109,9 +109,7 @@ class _StatementWorkers:
             # per-instruction costs: the evidence for inlining claims (None: wherever an
             # object has debug info)
             dump_instr=self.options.inline_frames is not False,
-            region=None,
-            trace_children=False,
-        )
+        ).argv()
         return ("valgrind", *valgrind)
 
     def fresh(self, process: int, *, requests: bool) -> StatementCounts:
@@ -301,7 +299,7 @@ def _command_once(
     argv = command_argv(command, shell=settings.shell)
     report = run.benchmark.reports  # a program that says where its measured region is
     with private_folder("callgrind") as directory:
-        valgrind = callgrind_options(
+        valgrind = CallgrindOptions(
             out_file=os.path.join(directory, "callgrind.out.%p"),
             instr_at_start=True,
             vgdb_prefix=None,
@@ -309,7 +307,7 @@ def _command_once(
             dump_instr=dump_instr,
             region=lens_option(settings, "region"),
             trace_children=shell,
-        )
+        ).argv()
         report_path = os.path.join(directory, "report.json")
         if report is not None:
             valgrind += region_dump_options(report)
