@@ -294,53 +294,64 @@ def _command_once(
 ) -> tuple[list[tuple[str, str]], int | None]:
     """One run of the command under callgrind: its dumps, and (a program that reports its
     measured region) the dump of that region alone with the iterations it holds."""
-    settings = run.context.experiment.settings
-    command = run.benchmark.command_for(run.variant)
-    argv = command_argv(command, shell=settings.shell)
     report = run.benchmark.reports  # a program that says where its measured region is
     with private_folder("callgrind") as directory:
-        valgrind = CallgrindOptions(
-            out_file=os.path.join(directory, "callgrind.out.%p"),
-            instr_at_start=True,
-            vgdb_prefix=None,
-            cache_sim=lens_option(settings, "cache_sim"),
-            dump_instr=dump_instr,
-            region=lens_option(settings, "region"),
-            trace_children=shell,
-        ).argv()
         report_path = os.path.join(directory, "report.json")
-        if report is not None:
-            valgrind += region_dump_options(report)
-            reporting = f"{command} {report_arguments(report, report_path)}"
-            argv = command_argv(reporting, shell=settings.shell)
+        argv = _under_callgrind(run, directory, report_path, dump_instr=dump_instr, shell=shell)
         completed = run.context.runner.run(
-            LaunchSpec(
-                argv=("valgrind", *valgrind, *argv),
-                env=run.env,
-                cwd=run.variant.cwd,
-                cpu=cpu,
-                disable_aslr=True,
-            ),
+            LaunchSpec(argv=argv, env=run.env, cwd=run.variant.cwd, cpu=cpu, disable_aslr=True),
             timeout_s=_COMMAND_TIMEOUT_S,
         )
-        if not completed.ok:
-            raise run.error(
-                f"the command {completed.describe_failure()} under callgrind",
-                hint="run it without --metric instructions to see whether it fails on its own",
-                detail=completed.stderr[-4000:],
-            )
-        dumps = read_dumps(directory)
-        if not dumps:
-            # a process killed and reaped from outside reads as exited 0 (Popen's wait gets
-            # ECHILD): no profile is no count, never zero instructions
-            raise run.error(
-                "callgrind wrote no profile: the command was stopped before it ended",
-                hint="run it again; if it recurs, run it by hand under valgrind",
-                detail=completed.stderr[-4000:] or None,
-            )
+        dumps = _dumps_of(run, completed, directory)
         if report is None:
             return dumps, None
         return region_of(run, report, dumps, report_path, completed)
+
+
+def _under_callgrind(
+    run: CountRun, directory: str, report_path: str, *, dump_instr: bool, shell: bool
+) -> tuple[str, ...]:
+    """valgrind, its options and the command; a program that reports its measured region is
+    asked to write its report to `report_path`."""
+    settings = run.context.experiment.settings
+    command = run.benchmark.command_for(run.variant)
+    argv = command_argv(command, shell=settings.shell)
+    report = run.benchmark.reports
+    valgrind = CallgrindOptions(
+        out_file=os.path.join(directory, "callgrind.out.%p"),
+        instr_at_start=True,
+        vgdb_prefix=None,
+        cache_sim=lens_option(settings, "cache_sim"),
+        dump_instr=dump_instr,
+        region=lens_option(settings, "region"),
+        trace_children=shell,
+    ).argv()
+    if report is not None:
+        valgrind += region_dump_options(report)
+        reporting = f"{command} {report_arguments(report, report_path)}"
+        argv = command_argv(reporting, shell=settings.shell)
+    return ("valgrind", *valgrind, *argv)
+
+
+def _dumps_of(run: CountRun, completed: Completed, directory: str) -> list[tuple[str, str]]:
+    """callgrind's dumps of a run that ended well; a failed run, or one that left no dump, is
+    the benchmark's failure."""
+    if not completed.ok:
+        raise run.error(
+            f"the command {completed.describe_failure()} under callgrind",
+            hint="run it without --metric instructions to see whether it fails on its own",
+            detail=completed.stderr[-4000:],
+        )
+    dumps = read_dumps(directory)
+    if not dumps:
+        # a process killed and reaped from outside reads as exited 0 (Popen's wait gets
+        # ECHILD): no profile is no count, never zero instructions
+        raise run.error(
+            "callgrind wrote no profile: the command was stopped before it ended",
+            hint="run it again; if it recurs, run it by hand under valgrind",
+            detail=completed.stderr[-4000:] or None,
+        )
+    return dumps
 
 
 def region_of(
