@@ -498,19 +498,7 @@ class StatementWorker:
             request["timed"] = False
         self._send(request)
         if handshake:
-            ready = self._receive()
-            if not ready.get("ready"):
-                raise self._failure(ready)
-            if on_region_start is not None:
-                on_region_start()
-            self._send({"op": "go"})
-        if handshake:
-            done = self._receive()
-            if not done.get("done"):
-                raise self._failure(done)
-            if on_region_end is not None:
-                on_region_end()
-            self._send({"op": "end"})
+            self._around_region(on_region_start, on_region_end)
         reply = self._receive()
         if not reply.get("ok"):
             raise self._failure(reply)
@@ -521,6 +509,24 @@ class StatementWorker:
             run_queue_ns=reply.get("run_queue_ns"),
             cpu_ns=reply.get("cpu_ns"),
         )
+
+    def _around_region(
+        self, on_start: Callable[[], None] | None, on_end: Callable[[], None] | None
+    ) -> None:
+        """The handshake around the timed loop: the worker says it is ready, `on_start` runs,
+        the loop runs, the worker says it is done, `on_end` runs, then it replies."""
+        ready = self._receive()
+        if not ready.get("ready"):
+            raise self._failure(ready)
+        if on_start is not None:
+            on_start()
+        self._send({"op": "go"})
+        done = self._receive()
+        if not done.get("done"):
+            raise self._failure(done)
+        if on_end is not None:
+            on_end()
+        self._send({"op": "end"})
 
     def pin(self, cpu: int) -> None:
         """Move the worker (every thread of it) onto `cpu`: for a worker started elsewhere."""
