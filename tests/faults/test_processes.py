@@ -19,7 +19,7 @@ import pytest
 
 from perflab.machine.proc import SubprocessRunner, stopped_processes
 from perflab.measure.fork_server import ForkServer
-from perflab.measure.worker_client import StatementWorker
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.model import Benchmark, Variant
 from tests.faults.running import (
     QUICK,
@@ -255,10 +255,12 @@ def marker() -> Iterator[str]:
 
 
 def _statement_worker(setup: str) -> StatementWorker:
-    return StatementWorker(
-        SubprocessRunner(), Benchmark("daemon", stmt="pass", setup=setup), Variant("A"),
-        interpreter=sys.executable, cpu=None, timeout_s=30,
-    )  # fmt: skip
+    return StatementWorker.start(
+        SubprocessRunner(),
+        Benchmark("daemon", stmt="pass", setup=setup),
+        Variant("A"),
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
+    )
 
 
 @pytest.mark.parametrize("ignore_term", [False, True], ids=["daemon", "ignores SIGTERM"])
@@ -282,9 +284,11 @@ def test_a_forked_worker_stops_its_set_up_daemon_when_it_quits(marker: str) -> N
     started as they quit; the server, closed with a child forked ahead still waiting, stops
     nothing of the benchmark's and counts nothing"""
     server = ForkServer(
-        SubprocessRunner(), Benchmark("daemon", stmt="pass", setup=_daemon_setup(marker)),
-        Variant("A"), default_python=sys.executable, cpu=None, timeout_s=30,
-    )  # fmt: skip
+        SubprocessRunner(),
+        Benchmark("daemon", stmt="pass", setup=_daemon_setup(marker)),
+        Variant("A"),
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
+    )
     stopped_before = stopped_processes()
     try:
         for index in range(3):

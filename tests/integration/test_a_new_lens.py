@@ -34,7 +34,7 @@ PACKAGE = {
         from perflab.records.model import Sample
         from perflab.records.kinds import Metric
         from perflab.measure.lens import LensAnalysis
-        from perflab.stats.comparison import comparison_from
+        from perflab.stats.comparison import SideValues, Subject, comparison_from
 
         METRIC = Metric("env_bytes")
 
@@ -61,9 +61,9 @@ PACKAGE = {
                 return LensAnalysis(tuple(
                     comparison_from(
                         (value[v] / value[base],) * 3,
+                        Subject(benchmark.name, METRIC, base, v),
+                        SideValues(value[base], value[v], "B"),
                         equivalence_band=experiment.settings.equivalence_band,
-                        benchmark=benchmark.name, metric=METRIC, baseline=base, variant=v,
-                        baseline_value=value[base], variant_value=value[v], unit="B",
                     )
                     for v in variants[1:]
                 ))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
-from perflab.lenses.asm.machine_code import build_listing, find_loops, hot_loop
+from perflab.lenses.asm.machine_code import FunctionCode, build_listing, find_loops, hot_loop
 from perflab.machine.proc import SubprocessRunner
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -165,12 +165,8 @@ def test_the_hot_loop_of_identical_code_does_not_move_with_a_stray_sample(tmp_pa
     chosen = []
     for costs in ({min(inner.body): 500.0}, {min(inner.body): 500.0, stray: 1.0}):
         listing = build_listing(
-            name="mm",
-            symbol="mm",
-            object_path=obj.path,
-            address=symbol.address,
-            code=obj.read_code(symbol),
-            resolve=obj.name_for,
+            FunctionCode("mm", "mm", obj.path, symbol.address, code=obj.read_code(symbol)),
+            obj.name_for,
             costs=costs,
         )
         found = hot_loop(find_loops(listing.lines), listing.lines)

@@ -13,7 +13,7 @@ import pytest
 
 from perflab.lenses.asm.code_diff import canonical_name, compare_functions
 from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
-from perflab.lenses.asm.machine_code import FunctionListing, build_listing
+from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import PerfRecordSource
@@ -63,12 +63,10 @@ def listing_of(path: Path, symbol_prefix: str) -> FunctionListing:
     obj = load_elf_object(str(path), CxxFiltDemangler(runner))
     symbol = next(s for s in obj.functions() if s.name.split(".")[0].startswith(symbol_prefix))
     return build_listing(
-        name=symbol.demangled,
-        symbol=symbol.name,
-        object_path=obj.path,
-        address=symbol.address,
-        code=obj.read_code(symbol),
-        resolve=obj.name_for,
+        FunctionCode(
+            symbol.demangled, symbol.name, obj.path, symbol.address, code=obj.read_code(symbol)
+        ),
+        obj.name_for,
         throughput_of=McaPredictor(runner),
     )
 

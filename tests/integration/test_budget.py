@@ -15,10 +15,11 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
-from perflab.engine.prepare.probe import probe_benchmark
+from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.plan.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
@@ -101,9 +102,8 @@ def test_a_fork_server_imports_once_and_forks_fresh_workers(tmp_path: Path) -> N
     )
     variant = Variant("A", env={"PYTHONPATH": str(tmp_path)})
     server = ForkServer(
-        SubprocessRunner(), benchmark, variant, default_python=sys.executable, cpu=None,
-        timeout_s=20,
-    )  # fmt: skip
+        SubprocessRunner(), benchmark, variant, WorkerLaunch(sys.executable, cpu=None, timeout_s=20)
+    )
     try:
         assert server.modules == ("os", "slow_module") and server.import_s >= 0.4
         pids = set()
@@ -143,10 +143,8 @@ def test_a_measured_slowdown_plans_longer_shares() -> None:
     settings = dataclasses.replace(exp.settings, metrics=(Metric.PROFILE, Metric.TIME))
     plans = []
     for runner in (SubprocessRunner(), _Slowed()):
-        probe = probe_benchmark(
-            exp.benchmarks[0], exp, runner, default_python=sys.executable, cpu=0,
-            allowed_cpus=lambda: [0],
-        )  # fmt: skip
+        host = ProbeHost(runner, sys.executable, cpu=0, allowed_cpus=lambda: [0])
+        probe = probe_benchmark(exp.benchmarks[0], exp, host)
         models = {m: descriptor_for(m).cost for m in settings.metrics}
         plans.append(plan_budget(60.0, probe, lens_costs(probe, settings, models)))
     quiet, crowded = plans

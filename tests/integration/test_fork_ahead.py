@@ -14,6 +14,7 @@ import pytest
 
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.model import Benchmark, Variant
 
 pytestmark = pytest.mark.integration
@@ -24,9 +25,7 @@ def _server() -> ForkServer:
         SubprocessRunner(),
         Benchmark("pid", stmt="pass", setup="import os"),
         Variant("A"),
-        default_python=sys.executable,
-        cpu=None,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
     )
 
 

@@ -18,6 +18,7 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer, ForkServers
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.worker import statement_worker
 from tests.conftest import FAST
@@ -70,9 +71,7 @@ def test_a_server_whose_imports_initialised_cuda_forks_nothing(cuda_variant: Var
         SubprocessRunner(),
         _benchmark(),
         cuda_variant,
-        default_python=sys.executable,
-        cpu=None,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
     )
     try:
         assert server.device_runtimes == ("cuda",)
@@ -95,11 +94,7 @@ def test_a_session_starts_fresh_workers_where_a_server_initialised_cuda(
         runner,
         _benchmark(),
         experiment.variants,
-        default_python=sys.executable,
-        cpu=None,
-        timeout_s=30,
-        layout={},
-        disable_aslr=False,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30, extra_env={}, disable_aslr=False),
     ).started() as servers:
         context = LensContext(
             experiment=experiment,
@@ -124,13 +119,11 @@ def test_samples_wait_for_the_device_where_cuda_was_initialised(cuda_variant: Va
     from perflab.measure.worker_client import StatementWorker
 
     log = Path(cuda_variant.env["SYNC_LOG"])
-    with StatementWorker(
+    with StatementWorker.start(
         SubprocessRunner(),
         _benchmark(),
         cuda_variant,
-        interpreter=sys.executable,
-        cpu=None,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
     ) as worker:
         before = len(log.read_text().splitlines()) if log.exists() else 0
         worker.sample(10)

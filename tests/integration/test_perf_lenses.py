@@ -18,8 +18,9 @@ from perflab.lenses.counters.measure import CountersLens
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.perf.record import record_statement_profile
+from perflab.measure.perf.record import RecordedRegion, record_statement_profile
 from perflab.measure.perf.recordings import RecordOptions
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
@@ -129,8 +130,8 @@ def test_profile_of_a_python_statement_finds_the_sort() -> None:
         SubprocessRunner(),
         benchmark,
         Variant("a"),
-        interpreter=sys.executable,
-        region_s=0.3,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=60),
+        region=RecordedRegion(seconds=0.3),
         options=RecordOptions(event="cycles"),
     )
     assert profile.samples

@@ -12,7 +12,7 @@ import pytest
 
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.commands import CommandLauncher
-from perflab.measure.worker_client import StatementWorker
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Sample, Variant
 from perflab.stats.preemption import lost_share
@@ -45,13 +45,11 @@ def _as_sample(wall_ns: int, cpu_ns: int | None, run_queue_ns: int | None) -> Sa
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="no schedstat")
 def test_a_worker_sharing_its_cpu_reports_the_time_taken_from_it(competitor: None) -> None:
-    worker = StatementWorker(
+    worker = StatementWorker.start(
         SubprocessRunner(),
         Benchmark("sum", stmt="sum(range(100))"),
         Variant("A"),
-        interpreter=sys.executable,
-        cpu=CPU,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=CPU, timeout_s=30),
     )
     with worker:
         loops = worker.calibrate(20_000_000)

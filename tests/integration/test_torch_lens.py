@@ -10,7 +10,7 @@ import pytest
 from perflab.lenses.torch.measure import WORKER_OPS, torch_profile
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer
-from perflab.measure.worker_client import StatementWorker, WorkerOps
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerOps
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
 
@@ -21,10 +21,13 @@ pytestmark = pytest.mark.integration
 
 def test_the_worker_profiles_the_loop_with_torch_profiler() -> None:
     benchmark = Benchmark("relu", stmt="torch.relu(x)", setup="import torch; x = torch.randn(16)")
-    with StatementWorker(
-        SubprocessRunner(), benchmark, Variant("A"), interpreter=sys.executable, cpu=None,
-        timeout_s=60, ops=(WorkerOps.from_module(WORKER_OPS),),
-    ) as worker:  # fmt: skip
+    with StatementWorker.start(
+        SubprocessRunner(),
+        benchmark,
+        Variant("A"),
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=60),
+        ops=(WorkerOps.from_module(WORKER_OPS),),
+    ) as worker:
         table = torch_profile(worker, 20)
     ops = {op.name: op for op in table.ops}
     # relu is implemented by clamp_min: the op table shows the call path below the Python call
@@ -41,11 +44,13 @@ def test_a_variant_without_torch_fails_with_a_clear_error(tmp_path: Path) -> Non
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
     variant = Variant("no-torch", env={"PYTHONPATH": str(tmp_path)})
-    with StatementWorker(
-        SubprocessRunner(), Benchmark("pass", stmt="pass"), variant,
-        interpreter=sys.executable, cpu=None, timeout_s=60,
+    with StatementWorker.start(
+        SubprocessRunner(),
+        Benchmark("pass", stmt="pass"),
+        variant,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=60),
         ops=(WorkerOps.from_module(WORKER_OPS),),
-    ) as worker:  # fmt: skip
+    ) as worker:
         with pytest.raises(BenchmarkFailedError, match="torch cannot be imported") as caught:
             torch_profile(worker, 10)
         assert worker.process.poll() is None  # the worker survives and can still be used
@@ -64,9 +69,11 @@ def test_a_fork_server_warms_the_profiler_once_for_every_child() -> None:
     )
     ops = WorkerOps.from_module(WORKER_OPS)
     server = ForkServer(
-        SubprocessRunner(), benchmark, Variant("A"), default_python=sys.executable, cpu=None,
-        timeout_s=60,
-    )  # fmt: skip
+        SubprocessRunner(),
+        benchmark,
+        Variant("A"),
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=60),
+    )
     try:
         warmed = server.call(ops, {"op": "torch_warm"})
         assert warmed["ok"] and warmed["wall_ns"] > 0

@@ -10,20 +10,18 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.worker_client import StatementWorker
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.model import Benchmark, Variant
 
 pytestmark = pytest.mark.integration
 
 
 def _run_worker(setup: str) -> int | None:
-    worker = StatementWorker(
+    worker = StatementWorker.start(
         SubprocessRunner(),
         Benchmark("exit", stmt="pass", setup=setup),
         Variant("A"),
-        interpreter=sys.executable,
-        cpu=None,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
     )
     with worker:
         assert worker.calibrate(1000) >= 1

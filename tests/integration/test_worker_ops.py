@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.worker_client import StatementWorker, WorkerOps
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerOps
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
 
@@ -28,13 +28,11 @@ OPS = {"count_loops": count_loops, "broken": broken}
 
 
 def _worker(ops: WorkerOps) -> StatementWorker:
-    return StatementWorker(
+    return StatementWorker.start(
         SubprocessRunner(),
         Benchmark("sum", stmt="sum(range(10))"),
         Variant("A"),
-        interpreter=sys.executable,
-        cpu=None,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
         ops=(ops,),
     )
 

@@ -213,12 +213,27 @@ def _at_least_one(text: str) -> int:
 def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     """What to measure, how, the lens options (from the settings schema) and the output: `run`'s
     options, which `stack`, `matrix` and the shorthand of commands share."""
-    metrics_help = ", ".join(m.value for m in AVAILABLE_METRICS)
     what = run.add_argument_group("what to measure")
+    _add_benchmark_arguments(what)
+    _add_suite_arguments(what)
+    _add_variant_arguments(what)
+    _add_measuring_arguments(
+        run.add_argument_group("how to measure"), run.add_argument_group("lens options")
+    )
+    _add_run_output(run.add_argument_group("output"))
+
+
+def _add_benchmark_arguments(what: argparse._ArgumentGroup) -> None:
+    """One benchmark, given on the command line: a statement or a command."""
     what.add_argument("--stmt", help="a Python statement, timed in a loop inside each variant")
     what.add_argument("--setup", help="Python code run once before the statement (default: pass)")
     what.add_argument("--cmd", help="a whole command, run once per sample (hyperfine style)")
     what.add_argument("--name", help="the benchmark's name (default: the statement or command)")
+
+
+def _add_suite_arguments(what: argparse._ArgumentGroup) -> None:
+    """A suite another tool defines, unchanged (pytest-benchmark, asv, Google Benchmark), and
+    the filter of its benchmarks."""
     what.add_argument(
         "--pytest",
         dest="pytest_path",
@@ -264,6 +279,10 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="with --gbench: only the benchmarks Google Benchmark's --benchmark_filter=REGEX "
         "selects",
     )
+
+
+def _add_variant_arguments(what: argparse._ArgumentGroup) -> None:
+    """The variants compared, and the parameter grid that multiplies the benchmarks."""
     what.add_argument(
         "-v",
         "--variant",
@@ -282,8 +301,11 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="NAME=V1,V2",
         help="a parameter grid: every value is a benchmark; use $NAME in stmt/setup/cmd",
     )
-    how = run.add_argument_group("how to measure")
-    lens = run.add_argument_group("lens options")
+
+
+def _add_measuring_arguments(how: argparse._ArgumentGroup, lens: argparse._ArgumentGroup) -> None:
+    """The settings schema's options (a lens's in `lens`, the others in `how`), and -N."""
+    metrics_help = ", ".join(m.value for m in AVAILABLE_METRICS)
     for name, spec in user_setting_specs().items():
         if spec.flags:
             _add_setting(lens if spec.lens is not None else how, name, spec, metrics_help)
@@ -294,7 +316,10 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         const="none",
         help="commands: no shell (--shell none, hyperfine's -N)",
     )
-    out = run.add_argument_group("output")
+
+
+def _add_run_output(out: argparse._ArgumentGroup) -> None:
+    """Where the report goes and in which format, and which verdicts fail the job."""
     _add_output(out)
     out.add_argument(
         "--fail-on",

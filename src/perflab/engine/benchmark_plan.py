@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, replace
 
 from perflab.engine.prepare.caches import IsolatedCaches
-from perflab.engine.prepare.probe import probe_benchmark
+from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
 from perflab.lenses.registry import cost_model, descriptor_for
 from perflab.machine.proc import ProcessRunner
@@ -77,9 +77,7 @@ class BenchmarkPlanner:
         probe = probe_benchmark(
             benchmark,
             experiment,
-            self.runner,
-            default_python=self.default_python,
-            cpu=self.cpu,
+            ProbeHost(self.runner, self.default_python, self.cpu),
             valgrind=valgrind,
             speed=carried,
         )

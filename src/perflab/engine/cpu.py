@@ -88,8 +88,9 @@ def claim_measurement_cpu(
     return cpu_lock.claim_cpu(
         preferred,
         forced=experiment.settings.cpu is not None,
-        on_wait=waiting,
-        wait_s=cpu_lock.WAIT_S if needs_quiet_cpu(experiment) else 0.0,
+        waiting=cpu_lock.Waiting(
+            cpu_lock.WAIT_S if needs_quiet_cpu(experiment) else 0.0, on_wait=waiting
+        ),
     )
 
 

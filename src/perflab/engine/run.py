@@ -46,7 +46,7 @@ from perflab.measure.lens import (
     NullProgress,
     ProgressReporter,
 )
-from perflab.measure.worker_client import check_interpreter, check_variant_paths
+from perflab.measure.worker_client import WorkerLaunch, check_interpreter, check_variant_paths
 from perflab.plan.budget import BudgetPlan, LensCost
 from perflab.plan.designs import budget_plan
 from perflab.records.errors import (
@@ -462,13 +462,15 @@ def _fork_servers(
         context.runner,
         benchmark,
         context.experiment.variants,
-        default_python=context.default_python,
-        cpu=context.cpu,
-        timeout_s=settings.sample_timeout_s,
-        layout={"PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1))}
-        if settings.paired_layout
-        else {},
-        disable_aslr=settings.paired_layout,
+        WorkerLaunch(
+            context.default_python,
+            cpu=context.cpu,
+            timeout_s=settings.sample_timeout_s,
+            extra_env={"PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1))}
+            if settings.paired_layout
+            else {},
+            disable_aslr=settings.paired_layout,
+        ),
     ).started()
 
 

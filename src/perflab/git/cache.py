@@ -130,6 +130,20 @@ def cache_key(repository: str, tree: str, build: str | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+@dataclass(frozen=True)
+class _Wanted:
+    """One checkout asked for: `base` of `repository` with `changes` applied, for `build`."""
+
+    repository: str
+    base: ResolvedRef
+    changes: tuple[Change, ...]
+    build: str | None
+
+    @property
+    def label(self) -> str:
+        return self.base.ref + "".join(f"+{c.name}" for c in self.changes)
+
+
 class BuildCache:
     def __init__(
         self,
@@ -369,7 +383,6 @@ class BuildCache:
         """A checkout of `base` with `changes` applied, from the cache when it is there.
         Returns the entry and whether it came from the cache. The entry's lock is held: shared
         when it is ready, exclusive when it still has to be built (build() shares it then)."""
-        label = base.ref + "".join(f"+{c.name}" for c in changes)
         if not changes:
             cached = self._cached(cache_key(repository, base.tree, build))
             if cached is not None:
@@ -379,32 +392,24 @@ class BuildCache:
         scratch = self.root / name
         self._lock(name, exclusive=True)  # prune leaves a scratch checkout in use alone
         try:
-            return self._checkout_into(repository, clone, base, changes, build, scratch, label)
+            wanted = _Wanted(repository, base, tuple(changes), build)
+            return self._checkout_into(wanted, clone, scratch)
         finally:
             self._release(name)
             (self.root / f"{name}.lock").unlink(missing_ok=True)
 
     def _checkout_into(
-        self,
-        repository: str,
-        clone: Path,
-        base: ResolvedRef,
-        changes: Sequence[Change],
-        build: str | None,
-        scratch: Path,
-        label: str,
+        self, wanted: _Wanted, clone: Path, scratch: Path
     ) -> tuple[CacheEntry, bool]:
-        # the commit is the user's, read through the clone's alternates
-        added = run_git(
-            self.runner, clone, "worktree", "add", "--detach", "--force", str(scratch),
-            base.commit,
-        )  # fmt: skip
-        if not added.ok:
-            raise GitError(
-                f"cannot check out {base.ref} ({base.short}) into a worktree",
-                detail=(added.stdout + added.stderr).strip() or None,
-                hint="git worktree add failed; see its output above",
-            )
+        """`wanted` checked out in `scratch` and moved into the cache under its key (or the
+        cached entry, when applying the changes gave a tree already there)."""
+        repository, base, changes, build = (
+            wanted.repository,
+            wanted.base,
+            wanted.changes,
+            wanted.build,
+        )
+        self._add_worktree(clone, scratch, base)
         try:
             tree = self._apply(scratch, base, changes) if changes else base.tree
             key = cache_key(repository, tree, build)
@@ -413,7 +418,7 @@ class BuildCache:
                 if cached is not None:
                     self._remove_worktree(repository, scratch)
                     return cached, cached.status == "built" or cached.build is None
-            final = self._move_into_place(repository, scratch, key, label)
+            final = self._move_into_place(repository, scratch, key, wanted.label)
         except BaseException:
             self._remove_worktree(repository, scratch)
             raise
@@ -438,6 +443,19 @@ class BuildCache:
         if build is None:
             self._lock(key, exclusive=False)
         return entry, False
+
+    def _add_worktree(self, clone: Path, scratch: Path, base: ResolvedRef) -> None:
+        # the commit is the user's, read through the clone's alternates
+        added = run_git(
+            self.runner, clone, "worktree", "add", "--detach", "--force", str(scratch),
+            base.commit,
+        )  # fmt: skip
+        if not added.ok:
+            raise GitError(
+                f"cannot check out {base.ref} ({base.short}) into a worktree",
+                detail=(added.stdout + added.stderr).strip() or None,
+                hint="git worktree add failed; see its output above",
+            )
 
     def _submodules(self, scratch: Path, base: ResolvedRef, clone: Path) -> None:
         """The submodules checked out as the commit records them, as a clone has them after

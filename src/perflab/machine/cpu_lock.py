@@ -226,21 +226,30 @@ def held_cpus(cpus: Sequence[int], directory: Path | None = None) -> dict[int, i
     return {cpu: pid for cpu, pid in held.items() if pid is not None}
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """How a claim waits when every CPU it may take is held: up to `seconds`, calling
+    `on_wait` with who holds what and the seconds left; `clock` and `sleep` for tests."""
+
+    seconds: float = WAIT_S
+    on_wait: Callable[[dict[int, int], float], None] | None = None
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+
 def claim_cpu(
     preferred: Sequence[int],
     *,
     forced: bool,
     directory: Path | None = None,
-    wait_s: float = WAIT_S,
-    on_wait: Callable[[dict[int, int], float], None] | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    waiting: Waiting = Waiting(),
 ) -> CpuClaim:
     """Lock the first free CPU of `preferred`. `forced` (--cpu): only preferred[0], never
-    waited for. Otherwise, when all are held, wait up to `wait_s` (calling `on_wait` with who
-    holds what and the seconds left), then share preferred[0] with its holder."""
+    waited for. Otherwise, when all are held, wait as `waiting` says, then share preferred[0]
+    with its holder."""
     if not preferred:
         raise ValueError("no CPU to claim")
+    wait_s, on_wait, clock, sleep = waiting.seconds, waiting.on_wait, waiting.clock, waiting.sleep
     candidates = list(preferred[:1] if forced else preferred)
     started = clock()
     holders: list[int] = []

@@ -75,6 +75,33 @@ def _optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def command_run(reply: Mapping[str, Any]) -> CommandRun:
+    """The launcher's reply to a run, as a `CommandRun`: the run-queue wait is what other
+    processes took of it (`waited_for_others_ns`)."""
+    queued_ns = _optional_int(reply.get("run_queue_ns"))
+    launcher_cpu_ns = _optional_int(reply.get("launcher_cpu_ns"))
+    program_cpu_ns = int(reply["user_ns"]) + int(reply["sys_ns"])
+    return CommandRun(
+        wall_ns=int(reply["wall_ns"]),
+        returncode=reply["returncode"],
+        timed_out=bool(reply["timed_out"]),
+        user_ns=int(reply["user_ns"]),
+        sys_ns=int(reply["sys_ns"]),
+        maxrss_kb=int(reply["maxrss_kb"]),
+        cpu=reply.get("cpu"),
+        stderr_tail=str(reply.get("stderr_tail", "")),
+        run_queue_ns=waited_for_others_ns(
+            queued_ns,
+            launcher_cpu_ns=launcher_cpu_ns,
+            program_cpu_ns=program_cpu_ns,
+            leader_cpu_ns=_optional_int(reply.get("leader_cpu_ns")),
+        ),
+        involuntary_switches=_optional_int(reply.get("nivcsw")),
+        queued_ns=queued_ns,
+        launcher_cpu_ns=launcher_cpu_ns,
+    )
+
+
 class CommandLauncher:
     """A small pinned process that starts commands and times them next to them.
     `show_output`: the commands write to perflab's own standard output and error (hyperfine's
@@ -128,28 +155,7 @@ class CommandLauncher:
                 benchmark=benchmark,
             )
         count_stopped(int(reply.get("left", 0)))
-        queued_ns = _optional_int(reply.get("run_queue_ns"))
-        launcher_cpu_ns = _optional_int(reply.get("launcher_cpu_ns"))
-        program_cpu_ns = int(reply["user_ns"]) + int(reply["sys_ns"])
-        return CommandRun(
-            wall_ns=int(reply["wall_ns"]),
-            returncode=reply["returncode"],
-            timed_out=bool(reply["timed_out"]),
-            user_ns=int(reply["user_ns"]),
-            sys_ns=int(reply["sys_ns"]),
-            maxrss_kb=int(reply["maxrss_kb"]),
-            cpu=reply.get("cpu"),
-            stderr_tail=str(reply.get("stderr_tail", "")),
-            run_queue_ns=waited_for_others_ns(
-                queued_ns,
-                launcher_cpu_ns=launcher_cpu_ns,
-                program_cpu_ns=program_cpu_ns,
-                leader_cpu_ns=_optional_int(reply.get("leader_cpu_ns")),
-            ),
-            involuntary_switches=_optional_int(reply.get("nivcsw")),
-            queued_ns=queued_ns,
-            launcher_cpu_ns=launcher_cpu_ns,
-        )
+        return command_run(reply)
 
     def _receive(self, timeout_s: float) -> dict[str, Any]:
         line = self.process.read_line(timeout_s)

@@ -21,54 +21,37 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from perflab.machine.proc import LaunchSpec, LiveProcess, ProcessRunner
+from perflab.machine.proc import LiveProcess, ProcessRunner
 from perflab.measure.worker_client import (
     STARTUP_TIMEOUT_S,
     StatementWorker,
+    WorkerLaunch,
     WorkerOps,
     count_stopped_at_quit,
     interpreter_for,
-    variant_environment,
 )
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
-from perflab.worker import STATEMENT_WORKER_PATH
 
 
 class ForkServer:
     """A variant's server process: started once, with the set-up's modules imported."""
 
     def __init__(
-        self,
-        runner: ProcessRunner,
-        benchmark: Benchmark,
-        variant: Variant,
-        *,
-        default_python: str,
-        cpu: int | None,
-        timeout_s: float,
-        extra_env: Mapping[str, str] | None = None,
-        disable_aslr: bool = False,
-        launch_prefix: Sequence[str] = (),
+        self, runner: ProcessRunner, benchmark: Benchmark, variant: Variant, launch: WorkerLaunch
     ) -> None:
-        """`launch_prefix`: a tool the server runs under (valgrind ...), which its children
-        stay under (fork keeps a process under valgrind; exec would need --trace-children)."""
+        """`launch.prefix`: a tool the server runs under (valgrind ...), which its children
+        stay under (fork keeps a process under valgrind; exec would need --trace-children);
+        `launch.interpreter` is the variant's (`interpreter_for`)."""
         self.benchmark = benchmark
         self.variant = variant
-        self.timeout_s = timeout_s
-        interpreter = interpreter_for(variant, default_python)
+        self.timeout_s = launch.timeout_s
+        interpreter = launch.interpreter
         started = time.monotonic()
-        self.process: LiveProcess = runner.spawn(
-            LaunchSpec(
-                argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
-                env={**variant_environment(variant), **(extra_env or {})},
-                cwd=variant.cwd,
-                cpu=cpu,
-                disable_aslr=disable_aslr,
-            )
-        )
+        self.process: LiveProcess = runner.spawn(launch.spec(variant))
         # the server's and its children's stderr: drained all the time (a statement that
         # prints would fill the pipe and block), its tail kept for error messages
         self._stderr_tail: deque[str] = deque(maxlen=200)
@@ -119,15 +102,12 @@ class ForkServer:
         self._send(request)
         self.forked += 1
         return StatementWorker(
-            runner=None,  # attached: nothing to spawn
-            benchmark=self.benchmark,
-            variant=self.variant,
-            interpreter="(forked)",
-            cpu=None,
-            timeout_s=self.timeout_s,
+            _ForkedChild(self),
+            self.benchmark,
+            self.variant,
+            WorkerLaunch("(forked)", cpu=None, timeout_s=self.timeout_s),
             ops=ops,
             scope=scope,
-            process=_ForkedChild(self),
         )
 
     def call(self, ops: WorkerOps, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -292,36 +272,26 @@ class ForkServers:
         runner: ProcessRunner,
         benchmark: Benchmark,
         variants: tuple[Variant, ...],
-        *,
-        default_python: str,
-        cpu: int | None,
-        timeout_s: float,
-        layout: Mapping[str, str],
-        disable_aslr: bool,
+        launch: WorkerLaunch,
     ) -> None:
+        """`launch`: what every server shares (its `interpreter` the default one, a variant's
+        `python=` overriding it; its `extra_env` the layout, a variant's own env overriding it)."""
         self.runner = runner
         self.benchmark = benchmark
         self.variants = variants
-        self.default_python = default_python
-        self.cpu = cpu
-        self.timeout_s = timeout_s
-        self.layout = dict(layout)
-        self.disable_aslr = disable_aslr
+        self.launch = launch
         self._servers: dict[int, ForkServer] = {}
 
     def server(self, index: int) -> ForkServer:
         if index not in self._servers:
             variant = self.variants[index]
-            self._servers[index] = ForkServer(
-                self.runner,
-                self.benchmark,
-                variant,
-                default_python=self.default_python,
-                cpu=self.cpu,
-                timeout_s=self.timeout_s,
-                extra_env={k: v for k, v in self.layout.items() if k not in variant.env},
-                disable_aslr=self.disable_aslr,
+            layout = self.launch.extra_env or {}
+            launch = replace(
+                self.launch,
+                interpreter=interpreter_for(variant, self.launch.interpreter),
+                extra_env={k: v for k, v in layout.items() if k not in variant.env},
             )
+            self._servers[index] = ForkServer(self.runner, self.benchmark, variant, launch)
         return self._servers[index]
 
     def started(self, order: Sequence[int] | None = None) -> ForkServers:

@@ -20,6 +20,16 @@ from perflab.records.model import Sample
 
 
 @dataclass(frozen=True)
+class ProcessAccounting:
+    """What the kernel accounted to the measured process over one sample: its CPU time, the
+    time it waited to run, and how often it was preempted (None: not known)."""
+
+    run_queue_ns: int | None = None
+    cpu_ns: int | None = None
+    involuntary_switches: int | None = None
+
+
+@dataclass(frozen=True)
 class Slot:
     """One sample's place in the schedule."""
 
@@ -137,9 +147,7 @@ class InterleavedSampler:
         *,
         loops: int = 1,
         cpu: int | None = None,
-        run_queue_ns: int | None = None,
-        cpu_ns: int | None = None,
-        involuntary_switches: int | None = None,
+        accounting: ProcessAccounting = ProcessAccounting(),
     ) -> Sample:
         """The record of one measurement at `slot`, stamped with the session's clock."""
         session = self.session
@@ -156,7 +164,7 @@ class InterleavedSampler:
             cpu=cpu,
             at_ns=session.clock_ns() - session.start_ns,
             warmup=slot.warmup,
-            run_queue_ns=run_queue_ns,
-            cpu_ns=cpu_ns,
-            involuntary_switches=involuntary_switches,
+            run_queue_ns=accounting.run_queue_ns,
+            cpu_ns=accounting.cpu_ns,
+            involuntary_switches=accounting.involuntary_switches,
         )

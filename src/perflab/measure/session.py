@@ -14,6 +14,7 @@ from perflab.measure.layout import LAYOUT_PADDING_VARIABLE, equalise_padding
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import (
     StatementWorker,
+    WorkerLaunch,
     WorkerOps,
     interpreter_for,
     variant_environment,
@@ -225,17 +226,19 @@ class LensSession:
         wrapped = wrap(index) if wrap is not None else WorkerWrap(())
         self._releases.append(wrapped.release)
         try:
-            return StatementWorker(
+            return StatementWorker.start(
                 self.context.runner,
                 self.benchmark,
                 variant,
-                interpreter=interpreter_for(variant, self.context.default_python),
-                cpu=cpu,
-                timeout_s=self.settings.sample_timeout_s,
-                launch_prefix=wrapped.argv_prefix,
-                extra_env=env,
-                pass_fds=wrapped.pass_fds,
-                disable_aslr=disable_aslr,
+                WorkerLaunch(
+                    interpreter_for(variant, self.context.default_python),
+                    cpu=cpu,
+                    timeout_s=self.settings.sample_timeout_s,
+                    prefix=wrapped.argv_prefix,
+                    extra_env=env,
+                    pass_fds=wrapped.pass_fds,
+                    disable_aslr=disable_aslr,
+                ),
                 ops=ops,
             )
         finally:

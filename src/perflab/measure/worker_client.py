@@ -194,48 +194,73 @@ def count_stopped_at_quit(process: LiveProcess, timeout_s: float) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class WorkerLaunch:
+    """How a worker process starts and how long its replies may take. `prefix` wraps the
+    interpreter (e.g. `valgrind --tool=callgrind ...` or `perf stat ... --`): the worker runs
+    under the tool, which the parent switches on around the measured loop."""
+
+    interpreter: str
+    cpu: int | None
+    timeout_s: float
+    prefix: Sequence[str] = ()
+    extra_env: Mapping[str, str] | None = None
+    pass_fds: Sequence[int] = ()
+    disable_aslr: bool = False
+
+    def spec(self, variant: Variant) -> LaunchSpec:
+        """The worker's command line and environment for `variant`."""
+        return LaunchSpec(
+            argv=(*self.prefix, self.interpreter, "-u", str(STATEMENT_WORKER_PATH)),
+            env={**variant_environment(variant), **(self.extra_env or {})},
+            cwd=variant.cwd,
+            cpu=self.cpu,
+            disable_aslr=self.disable_aslr,
+        )
+
+
+def _spawn(
+    runner: ProcessRunner, benchmark: Benchmark, variant: Variant, launch: WorkerLaunch
+) -> LiveProcess:
+    """The worker's process, started; an interpreter that cannot be started is the user's
+    configuration error."""
+    interpreter = launch.interpreter
+    try:
+        check_variant_paths(variant, interpreter, benchmark=benchmark.name)
+        return runner.spawn(launch.spec(variant), pass_fds=launch.pass_fds)
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
+        raise ConfigError(
+            f"cannot start {interpreter!r}: {error.strerror or error}",
+            hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
+            variant=variant.name,
+            benchmark=benchmark.name,
+        ) from error
+
+
 class StatementWorker:
     """One live worker process for one (benchmark, variant, generation).
 
-    `launch_prefix` wraps the interpreter (e.g. `valgrind --tool=callgrind ...` or
-    `perf stat ... --`): the worker runs under the tool, and the parent switches the tool on
-    around the measured loop through `sample(..., on_region_start=..., on_region_end=...)`.
+    `StatementWorker.start` launches one; the constructor talks to a process already started,
+    such as a fork server's child (`measure/fork_server.py`). The parent switches the tool a
+    launch wraps on around the measured loop through
+    `sample(..., on_region_start=..., on_region_end=...)`.
     """
 
     def __init__(
         self,
-        runner: ProcessRunner | None,
+        process: LiveProcess,
         benchmark: Benchmark,
         variant: Variant,
+        launch: WorkerLaunch,
         *,
-        interpreter: str,
-        cpu: int | None,
-        timeout_s: float,
-        launch_prefix: Sequence[str] = (),
-        extra_env: Mapping[str, str] | None = None,
-        pass_fds: Sequence[int] = (),
-        disable_aslr: bool = False,
         scope: str = "function",
         ops: Sequence[WorkerOps] = (),
-        process: LiveProcess | None = None,
     ) -> None:
-        """Starts the worker with `runner`, or (`process`) talks to one already started, such
-        as a fork server's child (`measure/fork_server.py`)."""
         self.benchmark = benchmark
         self.variant = variant
-        self.timeout_s = timeout_s
+        self.timeout_s = launch.timeout_s
         self.scope = scope
         self.leftover_processes = 0  # started by the benchmark, still running when it ended
-        if process is None:
-            assert runner is not None
-            spec = LaunchSpec(
-                argv=(*launch_prefix, interpreter, "-u", str(STATEMENT_WORKER_PATH)),
-                env={**variant_environment(variant), **(extra_env or {})},
-                cwd=variant.cwd,
-                cpu=cpu,
-                disable_aslr=disable_aslr,
-            )
-            process = self._spawn(runner, spec, interpreter, pass_fds)
         self.process: LiveProcess = process
         # Drain stderr all the time: a statement that prints would otherwise fill the pipe and
         # block; keep the tail for error messages.
@@ -243,7 +268,7 @@ class StatementWorker:
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
         try:
-            self._expect_hello(interpreter)
+            self._expect_hello(launch.interpreter)
             for lens_ops in ops:
                 self._register(lens_ops)
             self.info = self._setup()
@@ -251,21 +276,20 @@ class StatementWorker:
             self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
             raise
 
-    def _spawn(
-        self, runner: ProcessRunner, spec: LaunchSpec, interpreter: str, pass_fds: Sequence[int]
-    ) -> LiveProcess:
-        """The worker's process, started; an interpreter that cannot be started is the user's
-        configuration error."""
-        try:
-            check_variant_paths(self.variant, interpreter, benchmark=self.benchmark.name)
-            return runner.spawn(spec, pass_fds=pass_fds)
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            raise ConfigError(
-                f"cannot start {interpreter!r}: {error.strerror or error}",
-                hint="python= takes the path of a Python executable, e.g. /envs/after/bin/python",
-                variant=self.variant.name,
-                benchmark=self.benchmark.name,
-            ) from error
+    @classmethod
+    def start(
+        cls,
+        runner: ProcessRunner,
+        benchmark: Benchmark,
+        variant: Variant,
+        launch: WorkerLaunch,
+        *,
+        scope: str = "function",
+        ops: Sequence[WorkerOps] = (),
+    ) -> StatementWorker:
+        """A worker started with `runner` as `launch` says, set up and ready to sample."""
+        process = _spawn(runner, benchmark, variant, launch)
+        return cls(process, benchmark, variant, launch, scope=scope, ops=ops)
 
     @property
     def pid(self) -> int:
@@ -474,19 +498,7 @@ class StatementWorker:
             request["timed"] = False
         self._send(request)
         if handshake:
-            ready = self._receive()
-            if not ready.get("ready"):
-                raise self._failure(ready)
-            if on_region_start is not None:
-                on_region_start()
-            self._send({"op": "go"})
-        if handshake:
-            done = self._receive()
-            if not done.get("done"):
-                raise self._failure(done)
-            if on_region_end is not None:
-                on_region_end()
-            self._send({"op": "end"})
+            self._around_region(on_region_start, on_region_end)
         reply = self._receive()
         if not reply.get("ok"):
             raise self._failure(reply)
@@ -497,6 +509,24 @@ class StatementWorker:
             run_queue_ns=reply.get("run_queue_ns"),
             cpu_ns=reply.get("cpu_ns"),
         )
+
+    def _around_region(
+        self, on_start: Callable[[], None] | None, on_end: Callable[[], None] | None
+    ) -> None:
+        """The handshake around the timed loop: the worker says it is ready, `on_start` runs,
+        the loop runs, the worker says it is done, `on_end` runs, then it replies."""
+        ready = self._receive()
+        if not ready.get("ready"):
+            raise self._failure(ready)
+        if on_start is not None:
+            on_start()
+        self._send({"op": "go"})
+        done = self._receive()
+        if not done.get("done"):
+            raise self._failure(done)
+        if on_end is not None:
+            on_end()
+        self._send({"op": "end"})
 
     def pin(self, cpu: int) -> None:
         """Move the worker (every thread of it) onto `cpu`: for a worker started elsewhere."""

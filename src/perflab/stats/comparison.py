@@ -3,7 +3,7 @@ every lens decides `faster`/`equivalent`/`slower` the same way."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison, Details
@@ -14,17 +14,31 @@ from perflab.stats.paired import RatioEstimate
 RatioInterval = tuple[float, float, float]
 
 
+@dataclass(frozen=True)
+class Subject:
+    """What a comparison compares: `variant` against `baseline` on one benchmark and metric."""
+
+    benchmark: str
+    metric: Metric
+    baseline: str
+    variant: str
+
+
+@dataclass(frozen=True)
+class SideValues:
+    """The two per-iteration values shown beside the ratio, in `unit`."""
+
+    baseline: float
+    variant: float
+    unit: str
+
+
 def comparison_from(
     estimate: RatioEstimate | RatioInterval,
+    subject: Subject,
+    values: SideValues,
     *,
     equivalence_band: float,
-    benchmark: str,
-    metric: Metric,
-    baseline: str,
-    variant: str,
-    baseline_value: float,
-    variant_value: float,
-    unit: str,
     event: str | None = None,
     details: Details | None = None,
 ) -> Comparison:
@@ -34,17 +48,17 @@ def comparison_from(
     else:
         ratio, low, high = estimate
     return Comparison(
-        benchmark=benchmark,
-        metric=metric,
-        baseline=baseline,
-        variant=variant,
+        benchmark=subject.benchmark,
+        metric=subject.metric,
+        baseline=subject.baseline,
+        variant=subject.variant,
         ratio=ratio,
         ci_low=low,
         ci_high=high,
         verdict=verdict_for(low, high, equivalence_band),
-        baseline_value=baseline_value,
-        variant_value=variant_value,
-        unit=unit,
+        baseline_value=values.baseline,
+        variant_value=values.variant,
+        unit=values.unit,
         event=event,
         details=details,
     )

@@ -57,8 +57,10 @@ import numpy as np
 from perflab.records.model import Sample
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE
 from perflab.stats.paired import (
+    BY_GENERATION,
     PairedLogRatio,
     RatioEstimate,
+    SampleGroups,
     estimate_ratio,
     kept_pairs,
     pair_samples,
@@ -373,8 +375,7 @@ def overload_check(
     variant: Sequence[Sample],
     estimate: RatioEstimate,
     *,
-    batch_blocks: int | None = None,
-    units: Mapping[int, int] | None = None,
+    groups: SampleGroups = BY_GENERATION,
     share: float = PREEMPTED_SHARE,
     shared_cpu_with: Sequence[int] = (),
 ) -> OverloadCheck | None:
@@ -384,48 +385,73 @@ def overload_check(
     the signs the samples show."""
     measured = [
         (group, v, b)
-        for group, v, b in kept_pairs(baseline, variant, batch_blocks=batch_blocks)
+        for group, v, b in kept_pairs(baseline, variant, batch_blocks=groups.batch_blocks)
         if v.run_queue_ns is not None and b.run_queue_ns is not None
     ]
     if not measured:
         return None
+    check = _signs(measured, estimate, share, tuple(shared_cpu_with))
+    if not check.seen:
+        return check
+    return _bounded(check, (baseline, variant), estimate, groups, share)
+
+
+def _signs(
+    measured: Sequence[tuple[int, Sample, Sample]],
+    estimate: RatioEstimate,
+    share: float,
+    shared_cpu_with: tuple[int, ...],
+) -> OverloadCheck:
+    """What the measured pairs (group, variant, baseline) show of overload, the interval still
+    `estimate`'s."""
     share_baseline, share_variant, n = preempted_shares(measured, share)
-    uneven = uneven_preemption(share_baseline, share_variant, n)
     growth_baseline = cpu_growth(((g, b) for g, _, b in measured), share)
     growth_variant = cpu_growth(((g, v) for g, v, _ in measured), share)
-    grows = any(x is not None and x > CPU_GROWTH for x in (growth_baseline, growth_variant))
-    check = OverloadCheck(
+    return OverloadCheck(
         preempted_baseline=share_baseline,
         preempted_variant=share_variant,
-        uneven=uneven,
+        uneven=uneven_preemption(share_baseline, share_variant, n),
         cpu_growth_baseline=growth_baseline,
         cpu_growth_variant=growth_variant,
-        grows=grows,
+        grows=any(x is not None and x > CPU_GROWTH for x in (growth_baseline, growth_variant)),
         unpreempted=None,
         ci_low=estimate.ci_low,
         ci_high=estimate.ci_high,
         action=NONE,
-        shared_cpu_with=tuple(shared_cpu_with),
+        shared_cpu_with=shared_cpu_with,
     )
-    if not check.seen:
-        return check
+
+
+def _bounded(
+    check: OverloadCheck,
+    samples: tuple[Sequence[Sample], Sequence[Sample]],
+    estimate: RatioEstimate,
+    groups: SampleGroups,
+    share: float,
+) -> OverloadCheck:
+    """`check` with the interval bounded for the overload it saw: from the unpreempted pairs
+    where enough units kept them, else by how much CPU time grew under preemption."""
+    baseline, variant = samples
+    shares = (check.preempted_baseline, check.preempted_variant)
     pairs = pair_samples(
         baseline,
         variant,
-        batch_blocks=batch_blocks,
+        batch_blocks=groups.batch_blocks,
         preemption=Preemption.EXCLUDE,
         preempted_share=share,
     )
     pairs = _in_full_groups(pairs)
-    clean = estimate_ratio(pairs, estimate.confidence, units)
-    cold = cold_share(share_baseline, share_variant)
+    clean = estimate_ratio(pairs, estimate.confidence, groups.units)
+    cold = cold_share(*shares)
     sides = _borrowed(
-        _Side.of(share_baseline, growth_baseline, cold),
-        _Side.of(share_variant, growth_variant, cold),
+        _Side.of(shares[0], check.cpu_growth_baseline, cold),
+        _Side.of(shares[1], check.cpu_growth_variant, cold),
     )
     cold_starts = ColdStarts.of(baseline, variant, share)
-    excess = cold_starts.excess((share_baseline, share_variant))
-    bounded = _from_unpreempted(clean, pairs, units, sides, excess) or _by_growth(estimate, sides)
+    excess = cold_starts.excess(shares)
+    bounded = _from_unpreempted(clean, pairs, groups.units, sides, excess) or _by_growth(
+        estimate, sides
+    )
     bounded["after_preempted_baseline"] = cold_starts.after_baseline
     bounded["after_preempted_variant"] = cold_starts.after_variant
     if estimate.ratio > 0 and bounded["ci_low"] > 0:

@@ -40,6 +40,19 @@ class PairedLogRatio:
 
 
 @dataclass(frozen=True)
+class SampleGroups:
+    """How samples form groups and units: `batch_blocks` blocks to a batch (commands; None:
+    a generation per group), and `units` mapping groups to the unit they average into (a fork
+    server's round; None: each group its own unit)."""
+
+    batch_blocks: int | None = None
+    units: Mapping[int, int] | None = None
+
+
+BY_GENERATION = SampleGroups()  # a group per generation, each its own unit
+
+
+@dataclass(frozen=True)
 class RatioEstimate:
     """variant/baseline with a confidence interval. CI bounds are inf/0 when not estimable."""
 

@@ -26,6 +26,7 @@ from perflab.lenses.asm.elf_code import (
 from perflab.lenses.asm.machine_code import (
     AsmLine,
     Flow,
+    FunctionCode,
     FunctionListing,
     Instruction,
     build_listing,
@@ -59,13 +60,7 @@ NAMES = {0x2000: "helper", 0x2003: "table+0x3"}
 
 def loop_lines(costs: dict[int, float] | None = None) -> FunctionListing:
     return build_listing(
-        name="f",
-        symbol="f",
-        object_path="/lib/x.so",
-        address=0x1000,
-        code=LOOP_CODE,
-        resolve=NAMES.get,
-        costs=costs,
+        FunctionCode("f", "f", "/lib/x.so", 0x1000, code=LOOP_CODE), NAMES.get, costs=costs
     )
 
 
@@ -199,21 +194,17 @@ def test_listing_json_round_trip() -> None:
 def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
     small = loop_lines({0x1002: 100.0})
     hot = build_listing(
-        name="g",
-        symbol="g",
-        object_path="/x",
-        address=0,
-        code=bytes.fromhex("c3"),
-        resolve=NAMES.get,
-        costs={0: 900.0},
+        FunctionCode("g", "g", "/x", 0, code=bytes.fromhex("c3")), NAMES.get, costs={0: 900.0}
     )
     bigger = build_listing(
-        name="f.constprop.0",
-        symbol="f.constprop.0",
-        object_path="/y",
-        address=0x1000,
-        code=LOOP_CODE[:-1] + bytes.fromhex("90c3"),
-        resolve=NAMES.get,
+        FunctionCode(
+            "f.constprop.0",
+            "f.constprop.0",
+            "/y",
+            0x1000,
+            code=LOOP_CODE[:-1] + bytes.fromhex("90c3"),
+        ),
+        NAMES.get,
         costs={0x1002: 100.0},
     )
 
@@ -257,9 +248,7 @@ def asm_data(
 
 
 def listing_of(code: bytes, name: str = "f") -> FunctionListing:
-    return build_listing(
-        name=name, symbol=name, object_path="/x", address=0x1000, code=code, resolve=NAMES.get
-    )
+    return build_listing(FunctionCode(name, name, "/x", 0x1000, code=code), NAMES.get)
 
 
 def asm_comparison(base: Sequence[FunctionListing], new: Sequence[FunctionListing]) -> Comparison:

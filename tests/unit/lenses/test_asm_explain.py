@@ -12,7 +12,7 @@ import pytest
 from perflab.lenses.asm.elf_code import separate_debug_file
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
-from perflab.lenses.asm.machine_code import FunctionListing, build_listing
+from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
 from perflab.lenses.asm.rows import Row, VariantCode
 from perflab.tools.debuginfo import SourceFrame
@@ -35,12 +35,8 @@ def listing(
     names: dict[int, str] = NAMES,
 ) -> FunctionListing:
     out = build_listing(
-        name=name,
-        symbol=name,
-        object_path=obj,
-        address=0x1000,
-        code=code,
-        resolve=names.get,
+        FunctionCode(name, name, obj, 0x1000, code=code),
+        names.get,
         costs={0x1000: samples} if samples else None,
     )
     return replace(out, inline_frames=frames)
@@ -409,12 +405,14 @@ def test_a_retargeted_call_whose_callees_never_ran_is_listed_apart() -> None:
     def caller(target: int, name: str, call_site_samples: float) -> FunctionListing:
         rel = (target - 0x1006).to_bytes(4, "little")
         return build_listing(
-            name="list_dealloc",
-            symbol="list_dealloc",
-            object_path="/lib/libpython.so",
-            address=0x1000,
-            code=bytes.fromhex("90e8") + rel + bytes.fromhex("c3"),  # nop; call target; ret
-            resolve={target: name}.get,
+            FunctionCode(
+                "list_dealloc",
+                "list_dealloc",
+                "/lib/libpython.so",
+                0x1000,
+                code=bytes.fromhex("90e8") + rel + bytes.fromhex("c3"),
+            ),
+            {target: name}.get,
             costs={0x1000: 61.0, 0x1001: call_site_samples},
         )
 

@@ -18,7 +18,7 @@ from perflab.measure.callgrind.artifacts import (
 )
 from perflab.measure.callgrind.launch import (
     CACHE_GEOMETRY,
-    callgrind_options,
+    CallgrindOptions,
     choose_loops,
     cpu_has_avx512,
     environment_bytes,
@@ -67,7 +67,7 @@ def test_environments_are_padded_to_the_same_size() -> None:
 
 
 def test_callgrind_options_switch_on_only_what_is_asked() -> None:
-    statement = callgrind_options(
+    statement = CallgrindOptions(
         out_file="/t/out.%p",
         instr_at_start=False,
         vgdb_prefix="/t/vgdb",
@@ -75,11 +75,11 @@ def test_callgrind_options_switch_on_only_what_is_asked() -> None:
         dump_instr=False,
         region=None,
         trace_children=False,
-    )
+    ).argv()
     assert "--instr-atstart=no" in statement
     assert "--vgdb-prefix=/t/vgdb" in statement
     assert not any(o.startswith("--cache-sim") for o in statement)
-    command = callgrind_options(
+    command = CallgrindOptions(
         out_file="/t/out.%p",
         instr_at_start=True,
         vgdb_prefix=None,
@@ -87,7 +87,7 @@ def test_callgrind_options_switch_on_only_what_is_asked() -> None:
         dump_instr=True,
         region="kernel",
         trace_children=True,
-    )
+    ).argv()
     assert {"--cache-sim=yes", "--branch-sim=yes", "--dump-instr=yes", "--vgdb=no"} <= set(command)
     assert f"--D1={CACHE_GEOMETRY['D1']}" in command
     region = {"--toggle-collect=kernel", "--collect-atstart=no", "--trace-children=yes"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perflab.machine.cpu_lock import claim_cpu, holder, try_lock
+from perflab.machine.cpu_lock import Waiting, claim_cpu, holder, try_lock
 
 
 def test_a_second_claim_gets_another_cpu_and_a_released_one_is_free_again(tmp_path: Path) -> None:
@@ -29,7 +29,10 @@ def test_a_forced_cpu_held_by_another_run_is_shared_at_once_and_says_with_whom(
     other = claim_cpu([1], forced=True, directory=tmp_path)
     waits: list[float] = []
     shared = claim_cpu(
-        [1, 0], forced=True, directory=tmp_path, on_wait=lambda held, left: waits.append(left)
+        [1, 0],
+        forced=True,
+        directory=tmp_path,
+        waiting=Waiting(on_wait=lambda held, left: waits.append(left)),
     )
     assert shared.cpu == 1 and shared.lock is None and shared.shared_with == (os.getpid(),)
     assert waits == []  # --cpu: never waits
@@ -48,10 +51,12 @@ def test_when_every_cpu_is_held_a_run_waits_bounded_then_shares(tmp_path: Path) 
         [1, 0],
         forced=False,
         directory=tmp_path,
-        wait_s=1.0,
-        on_wait=lambda who, left: messages.append((who, left)),
-        clock=lambda: now[0],
-        sleep=sleep,
+        waiting=Waiting(
+            1.0,
+            on_wait=lambda who, left: messages.append((who, left)),
+            clock=lambda: now[0],
+            sleep=sleep,
+        ),
     )
     assert claim.cpu == 1 and claim.lock is None and claim.waited_s >= 1.0
     assert messages and messages[0] == ({0: os.getpid(), 1: os.getpid()}, 1.0)

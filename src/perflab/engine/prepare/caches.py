@@ -19,7 +19,12 @@ from types import TracebackType
 
 from perflab.machine.scratch import make_private_folder
 from perflab.measure.lens import LensContext
-from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
+from perflab.measure.worker_client import (
+    StatementWorker,
+    WorkerLaunch,
+    interpreter_for,
+    variant_environment,
+)
 from perflab.records.errors import PerflabError
 from perflab.records.model import Benchmark, Variant
 
@@ -120,13 +125,15 @@ def compile_natively(
     started = time.monotonic()
     for variant in variants:
         try:
-            with StatementWorker(
+            with StatementWorker.start(
                 context.runner,
                 benchmark,
                 variant,
-                interpreter=interpreter_for(variant, context.default_python),
-                cpu=context.cpu,
-                timeout_s=context.experiment.settings.sample_timeout_s,
+                WorkerLaunch(
+                    interpreter_for(variant, context.default_python),
+                    cpu=context.cpu,
+                    timeout_s=context.experiment.settings.sample_timeout_s,
+                ),
             ) as worker:
                 worker.sample(1)
         except PerflabError:

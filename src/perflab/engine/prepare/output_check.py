@@ -18,7 +18,12 @@ from typing import Any
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
+from perflab.measure.worker_client import (
+    StatementWorker,
+    WorkerLaunch,
+    interpreter_for,
+    variant_environment,
+)
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Variant
@@ -107,13 +112,15 @@ def _statement_values(
     assert settings.check is not None
     values: dict[str, Any] = {"expression": settings.check}
     for process in ("first", "second"):
-        worker = StatementWorker(
+        worker = StatementWorker.start(
             context.runner,
             benchmark,
             variant,
-            interpreter=interpreter_for(variant, context.default_python),
-            cpu=context.cpu,
-            timeout_s=settings.sample_timeout_s,
+            WorkerLaunch(
+                interpreter_for(variant, context.default_python),
+                cpu=context.cpu,
+                timeout_s=settings.sample_timeout_s,
+            ),
         )
         try:
             if process == "first":

@@ -26,7 +26,7 @@ from perflab.machine import cpu_lock
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
-from perflab.measure.worker_client import variant_environment
+from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
 from perflab.plan.budget import REFERENCE_PROGRAM, REFERENCE_RUNS, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
@@ -40,24 +40,37 @@ _FALLBACK_STARTUP_S = 0.1
 _FALLBACK_SAMPLE_S = 0.01
 
 
+def _affinity() -> set[int]:
+    return os.sched_getaffinity(0)
+
+
+@dataclass(frozen=True)
+class ProbeHost:
+    """Where probes run: the process seam, the interpreter of variants without `python=`, the
+    measuring CPU, and (injectable for tests) the clock and the CPUs perflab may use."""
+
+    runner: ProcessRunner
+    default_python: str
+    cpu: int | None
+    clock: Callable[[], float] = time.monotonic
+    allowed_cpus: Callable[[], Iterable[int]] = _affinity
+
+
 def probe_benchmark(
     benchmark: Benchmark,
     experiment: Experiment,
-    runner: ProcessRunner,
+    host: ProbeHost,
     *,
-    default_python: str,
-    cpu: int | None,
-    clock: Callable[[], float] = time.monotonic,
     valgrind: bool = False,
-    allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0),
     speed: MachineSpeed | None = None,
 ) -> CostProbe:
     """The benchmark's probe and the machine's speed (`valgrind`: time valgrind's reference
     too, for a plan with a lens that runs it). Their wall times together are the probe's.
     A `speed` already measured (an earlier benchmark of the run) is not measured again."""
+    runner, cpu, clock = host.runner, host.cpu, host.clock
     started = clock()
-    probing = _Probing(benchmark, experiment, runner, default_python, cpu, clock, started)
-    allowed = set(allowed_cpus())
+    probing = _Probing(benchmark, experiment, runner, host.default_python, cpu, clock, started)
+    allowed = set(host.allowed_cpus())
     counting = _counting_cpus(cpu, allowed)
     if speed is not None:
         probe = _probe(probing)
@@ -138,9 +151,11 @@ def _probe_statement(probing: _Probing) -> CostProbe:
         probing.runner,
         probing.benchmark,
         experiment.baseline,
-        default_python=probing.default_python,
-        cpu=probing.cpu,
-        timeout_s=settings.sample_timeout_s,
+        WorkerLaunch(
+            interpreter_for(experiment.baseline, probing.default_python),
+            cpu=probing.cpu,
+            timeout_s=settings.sample_timeout_s,
+        ),
     )
     try:
         import_s = server.import_s

@@ -757,24 +757,32 @@ def line_from_json(data: Mapping[str, Any]) -> AsmLine:
     )
 
 
+@dataclass(frozen=True)
+class FunctionCode:
+    """One function to list: its names, where it lives, and its machine code (`code`), or the
+    code already disassembled and normalised (`normalised`; `code` is then not read)."""
+
+    name: str
+    symbol: str
+    object_path: str
+    address: int
+    code: bytes = b""
+    normalised: Sequence[AsmLine] | None = None
+
+
 def build_listing(
-    *,
-    name: str,
-    symbol: str,
-    object_path: str,
-    address: int,
-    code: bytes,
+    function: FunctionCode,
     resolve: Resolver,
+    *,
     costs: Mapping[int, float] | None = None,
     cost_unit: str = "samples",
     throughput_of: Callable[[str], LoopThroughput | None] | None = None,
-    normalised: Sequence[AsmLine] | None = None,
 ) -> FunctionListing:
     """Disassemble, normalise, annotate and summarise one function. `throughput_of` gets the
-    hot loop's llvm-mca input and returns its prediction (None: not available). `normalised`:
-    the function's code already disassembled and normalised (`code` is then not read)."""
+    hot loop's llvm-mca input and returns its prediction (None: not available)."""
+    normalised = function.normalised
     if normalised is None:
-        normalised = normalise(disassemble(code, address), resolve)
+        normalised = normalise(disassemble(function.code, function.address), resolve)
     lines = annotate(normalised, costs or {})
     loop = hot_loop(find_loops(lines), lines)
     summary = None
@@ -785,10 +793,10 @@ def build_listing(
             throughput = throughput_of(loop_body_assembly(lines, loop))
         summary = summarise_loop(lines, loop, throughput)
     return FunctionListing(
-        name=name,
-        symbol=symbol,
-        object_path=object_path,
-        address=address,
+        name=function.name,
+        symbol=function.symbol,
+        object_path=function.object_path,
+        address=function.address,
         lines=lines,
         hot_loop=summary,
         cost=sum(costs.values()) if costs else 0.0,

@@ -37,6 +37,7 @@ from perflab.lenses.asm.elf_code import (
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.machine_code import (
     AsmLine,
+    FunctionCode,
     FunctionListing,
     build_listing,
     call_targets,
@@ -613,13 +614,14 @@ def _listing(found: FoundFunction, region: ProfiledRegion, readers: CodeReaders)
     offsets = region.offsets(obj.path, symbol.name)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}
     listing = build_listing(
-        name=symbol.demangled,
-        symbol=symbol.name,
-        object_path=obj.path,
-        address=symbol.address,
-        code=b"",
-        normalised=_normalised_code(obj, symbol, readers.cache),
-        resolve=lambda address: _resolve(obj, address),
+        FunctionCode(
+            symbol.demangled,
+            symbol.name,
+            obj.path,
+            symbol.address,
+            normalised=_normalised_code(obj, symbol, readers.cache),
+        ),
+        lambda address: _resolve(obj, address),
         costs=costs,
         cost_unit=region.unit,
         throughput_of=readers.predictor if readers.predictor.available else None,

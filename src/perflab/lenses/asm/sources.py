@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from perflab.machine.proc import ProcessRunner, which
+from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf.record import (
+    RecordedRegion,
     probe_recording,
     record_command_profile,
     record_statement_profile,
@@ -34,7 +35,7 @@ from perflab.measure.perf.recordings import (
     VariantRecording,
 )
 from perflab.measure.perf.runs import call_graph_recipe, record_variants
-from perflab.measure.worker_client import interpreter_for, variant_environment
+from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
 from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Variant
@@ -188,12 +189,13 @@ class PerfRecordSource:
                 context.runner,
                 benchmark,
                 variant,
-                interpreter=interpreter_for(variant, context.default_python),
-                cpu=context.cpu,
-                region_s=self.target_ms / 1e3,
+                WorkerLaunch(
+                    interpreter_for(variant, context.default_python),
+                    cpu=context.cpu,
+                    timeout_s=timeout_s,
+                ),
+                region=RecordedRegion(seconds=self.target_ms / 1e3, sample_ms=self.target_ms / 4),
                 options=self.options,
-                sample_target_ms=self.target_ms / 4,
-                timeout_s=timeout_s,
             )
         return self._record_command(benchmark, variant, context)
 
@@ -208,12 +210,14 @@ class PerfRecordSource:
         def record(runs: int) -> RecordedProfile:
             return record_command_profile(
                 context.runner,
-                command_argv(
-                    benchmark.command_for(variant), shell=context.experiment.settings.shell
+                LaunchSpec(
+                    argv=command_argv(
+                        benchmark.command_for(variant), shell=context.experiment.settings.shell
+                    ),
+                    env=variant_environment(variant),
+                    cwd=variant.cwd,
+                    cpu=context.cpu,
                 ),
-                env=variant_environment(variant),
-                cwd=variant.cwd,
-                cpu=context.cpu,
                 runs=runs,
                 options=self.options,
                 timeout_s=timeout_s,

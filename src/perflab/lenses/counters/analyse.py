@@ -15,7 +15,7 @@ from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import BenchmarkKind, Metric, Verdict
 from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import RatioInterval, comparison_from
+from perflab.stats.comparison import RatioInterval, SideValues, Subject, comparison_from
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
@@ -221,14 +221,9 @@ def _event_comparison(
     )
     comparison = comparison_from(
         interval,
+        Subject(benchmark.name, Metric.COUNTERS, baseline, other),
+        SideValues(per_iteration(base), per_iteration(variant_samples), unit),
         equivalence_band=settings.equivalence_band,
-        benchmark=benchmark.name,
-        metric=Metric.COUNTERS,
-        baseline=baseline,
-        variant=other,
-        baseline_value=per_iteration(base),
-        variant_value=per_iteration(variant_samples),
-        unit=unit,
         event=event,
         details=CounterDetails(
             availability=str(states.get("availability", Availability.COUNTED)),

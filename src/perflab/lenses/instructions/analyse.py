@@ -44,7 +44,7 @@ from perflab.measure.callgrind.dumps import CACHE_EVENTS, DerivedEvent, instruct
 from perflab.measure.lens import LensAnalysis
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, Note, Severity
-from perflab.stats.comparison import comparison_from
+from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.summary import ProcessLevels, process_levels, process_ratio_interval
 from perflab.tools.callgrind import (
     INSTRUCTIONS_EVENT,
@@ -564,14 +564,9 @@ class _Pair:
     ) -> Comparison:
         return comparison_from(
             interval,
+            Subject(self.benchmark.name, Metric.INSTRUCTIONS, self.base_name, self.name),
+            SideValues(details.baseline_per_iteration, details.variant_per_iteration, unit),
             equivalence_band=self.band,
-            benchmark=self.benchmark.name,
-            metric=Metric.INSTRUCTIONS,
-            baseline=self.base_name,
-            variant=self.name,
-            baseline_value=details.baseline_per_iteration,
-            variant_value=details.variant_per_iteration,
-            unit=unit,
             event=event,
             details=details,
         )

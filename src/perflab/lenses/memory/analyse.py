@@ -44,7 +44,7 @@ from perflab.measure.peak_memory.analysis import (
 from perflab.records.kinds import Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison, Note, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import comparison_from
+from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.summary import process_ratio_interval
 from perflab.tools.callgrind import FunctionCosts, combine_parts
 
@@ -556,14 +556,9 @@ def _traffic_comparisons(pair: _Pair) -> list[Comparison]:
             continue  # nothing of it in the baseline (no allocations ...): no ratio
         comparison = comparison_from(
             interval,
+            Subject(pair.benchmark.name, MEMORY, pair.names[0], pair.names[1]),
+            SideValues(statistics.median(before), statistics.median(after), measure.unit),
             equivalence_band=pair.settings.equivalence_band,
-            benchmark=pair.benchmark.name,
-            metric=MEMORY,
-            baseline=pair.names[0],
-            variant=pair.names[1],
-            baseline_value=statistics.median(before),
-            variant_value=statistics.median(after),
-            unit=measure.unit,
             event=measure.name,
             details=pair.details(measure, before, after),
         )

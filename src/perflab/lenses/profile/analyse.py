@@ -18,7 +18,13 @@ from perflab.records.document import FlameNode
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Note, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
+from perflab.stats.comparison import (
+    ONE_PROCESS_ALLOWANCE,
+    SideValues,
+    Subject,
+    comparison_from,
+    one_process_verdict,
+)
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
@@ -275,14 +281,9 @@ def _profile_comparison(
     return one_process_verdict(
         comparison_from(
             estimate,
+            Subject(benchmark.name, Metric.PROFILE, baseline.name, name),
+            SideValues(per_iteration(base_wall), per_iteration(var_wall), "ns"),
             equivalence_band=settings.equivalence_band,
-            benchmark=benchmark.name,
-            metric=Metric.PROFILE,
-            baseline=baseline.name,
-            variant=name,
-            baseline_value=per_iteration(base_wall),
-            variant_value=per_iteration(var_wall),
-            unit="ns",  # wall time under perf record: see ratio_basis
             details=_profile_details(data, baseline, name, selectors),
         )
     )

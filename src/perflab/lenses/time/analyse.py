@@ -17,12 +17,20 @@ from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Comparison, Measurement, Note, Sample, Severity
 from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
-from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, comparison_from, one_process_verdict
+from perflab.stats.comparison import (
+    ONE_PROCESS_ALLOWANCE,
+    SideValues,
+    Subject,
+    comparison_from,
+    one_process_verdict,
+)
 from perflab.stats.family import family_confidence
 from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
 from perflab.stats.paired import (
+    BY_GENERATION,
     PairedLogRatio,
     RatioEstimate,
+    SampleGroups,
     estimate_ratio,
     kept_pairs,
     own_log_values,
@@ -271,26 +279,21 @@ def decide(
     *,
     confidence: float,
     policy: preemption.Preemption,
-    batch_blocks: int | None = None,
-    units: dict[int, int] | None = None,
+    groups: SampleGroups = BY_GENERATION,
     shared_cpu_with: Sequence[int] = (),
 ) -> Decision | None:
     """The interval of one comparison: the units' mean (statements) or trimmed mean (commands,
     robust to the units a slow CPU spoiled), widened by the overload check (which counts
     another perflab run on the measuring CPU, `shared_cpu_with`, as overload); None when
     nothing was measured. Samples as stored, warm-up included."""
+    batch_blocks = groups.batch_blocks
     pairs = pair_samples(baseline, variant, batch_blocks=batch_blocks, preemption=policy)
     if not pairs and not pair_samples(baseline, variant, batch_blocks=batch_blocks):
         return None  # nothing measured; excluding every pair leaves an undecided comparison
-    mean = estimate_ratio(pairs, confidence, units)
+    mean = estimate_ratio(pairs, confidence, groups.units)
     estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
     check = overload_check(
-        baseline,
-        variant,
-        estimate,
-        batch_blocks=batch_blocks,
-        units=units,
-        shared_cpu_with=shared_cpu_with,
+        baseline, variant, estimate, groups=groups, shared_cpu_with=shared_cpu_with
     )
     if check is not None and check.seen:
         estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
@@ -302,14 +305,13 @@ def _compare_variant(
 ) -> tuple[Comparison, list[Note]] | None:
     """One variant against the baseline, and the notes on its per-process noise and overload;
     None when nothing was measured."""
-    baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
+    baseline, units = stored.baseline, stored.units
     decision = decide(
         baseline,
         samples,
         confidence=family_confidence(stored.settings.confidence, stored.family),
         policy=stored.policy,
-        batch_blocks=batch_blocks,
-        units=units,
+        groups=SampleGroups(stored.batch_blocks, units),
         shared_cpu_with=stored.shared_cpu_with,
     )
     if decision is None:
@@ -323,7 +325,7 @@ def _compare_variant(
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
     if _few_processes(stored, estimate):
         notes.append(_few_processes_note(stored.benchmark, name, estimate.n_groups))
-    kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
+    kept = kept_pairs(baseline, samples, batch_blocks=stored.batch_blocks, preemption=stored.policy)
     sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
     return _time_comparison(stored, name, sides, estimate, check), notes
 
@@ -426,14 +428,9 @@ def _time_comparison(
     values = _variant_values(sides, trimmed=stored.batch_blocks is not None)
     comparison = comparison_from(
         estimate,
+        Subject(stored.benchmark.name, Metric.TIME, stored.baseline_name, name),
+        SideValues(values.baseline, values.variant, "ns"),
         equivalence_band=stored.settings.equivalence_band,
-        benchmark=stored.benchmark.name,
-        metric=Metric.TIME,
-        baseline=stored.baseline_name,
-        variant=name,
-        baseline_value=values.baseline,
-        variant_value=values.variant,
-        unit="ns",
         details=_time_details(stored, sides, estimate, values, check),
     )
     if (check is not None and check.undecided) or _few_processes(stored, estimate):

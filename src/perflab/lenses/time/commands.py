@@ -31,7 +31,7 @@ from perflab.measure.layout import (
     padded_environments,
 )
 from perflab.measure.reported_time import ReportFiles
-from perflab.measure.sampler import Slot
+from perflab.measure.sampler import ProcessAccounting, Slot
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
@@ -202,9 +202,9 @@ class CommandSession(TimeSession):
                 WALL_NS,
                 run.wall_ns,
                 cpu=run.cpu,
-                run_queue_ns=run.run_queue_ns,
-                cpu_ns=run.user_ns + run.sys_ns,
-                involuntary_switches=run.involuntary_switches,
+                accounting=ProcessAccounting(
+                    run.run_queue_ns, run.user_ns + run.sys_ns, run.involuntary_switches
+                ),
             )
         )
 
@@ -233,9 +233,11 @@ class CommandSession(TimeSession):
             reported.real_ns,
             loops=max(1, reported.iterations),
             cpu=run.cpu,
-            run_queue_ns=None if run.run_queue_ns is None else round(run.run_queue_ns * share),
-            cpu_ns=round(reported.cpu_ns),
-            involuntary_switches=None if switches is None else round(switches * share),
+            accounting=ProcessAccounting(
+                run_queue_ns=None if run.run_queue_ns is None else round(run.run_queue_ns * share),
+                cpu_ns=round(reported.cpu_ns),
+                involuntary_switches=None if switches is None else round(switches * share),
+            ),
         )
 
     def _ignored(self, run: CommandRun) -> bool:

@@ -29,7 +29,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Note, Sample, Severity, Variant
 from perflab.stats import preemption
 from perflab.stats.family import family_confidence, run_family_size
-from perflab.stats.paired import RatioEstimate, estimate_ratio, own_log_values
+from perflab.stats.paired import RatioEstimate, SampleGroups, estimate_ratio, own_log_values
 from perflab.stats.sequential import MIN_UNITS_TO_STOP_EARLY, decided_agree, may_stop_early
 
 MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
@@ -122,8 +122,7 @@ class TimeSession(LensSession):
                 samples,
                 confidence=confidence,
                 policy=policy,
-                batch_blocks=batch_blocks,
-                units=units,
+                groups=SampleGroups(batch_blocks, units),
                 shared_cpu_with=shared_cpu_with,
             )
             if decision is None:  # nothing measured yet: nothing to stop on

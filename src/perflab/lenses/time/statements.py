@@ -32,9 +32,9 @@ from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,
     draw_padding,
 )
-from perflab.measure.sampler import Slot
+from perflab.measure.sampler import ProcessAccounting, Slot
 from perflab.measure.session import loops_per_variant
-from perflab.measure.worker_client import StatementWorker
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.plan.budget import ServerRounds
 from perflab.plan.schedule import launch_order
 from perflab.records.kinds import Metric
@@ -222,11 +222,13 @@ class StatementSession(TimeSession):
             self.context.runner,
             self.benchmark,
             self.variants,
-            default_python=self.context.default_python,
-            cpu=self.context.cpu,
-            timeout_s=self.settings.sample_timeout_s,
-            layout=layout,
-            disable_aslr=self.settings.paired_layout,
+            WorkerLaunch(
+                self.context.default_python,
+                cpu=self.context.cpu,
+                timeout_s=self.settings.sample_timeout_s,
+                extra_env=layout,
+                disable_aslr=self.settings.paired_layout,
+            ),
         )
         try:
             servers.started(order=launch_order(len(self.variants), self.rng))
@@ -327,9 +329,9 @@ class StatementSession(TimeSession):
                     measured.wall_ns,
                     loops=loops[slot.variant],
                     cpu=measured.cpu,
-                    run_queue_ns=measured.run_queue_ns,
-                    cpu_ns=measured.cpu_ns,
-                    involuntary_switches=measured.involuntary_switches,
+                    accounting=ProcessAccounting(
+                        measured.run_queue_ns, measured.cpu_ns, measured.involuntary_switches
+                    ),
                 )
             )
 

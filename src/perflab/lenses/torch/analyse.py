@@ -32,7 +32,7 @@ from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Comparison, Note, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import comparison_from, one_process_verdict
+from perflab.stats.comparison import SideValues, Subject, comparison_from, one_process_verdict
 from perflab.stats.paired import estimate_ratio, pair_samples
 
 SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
@@ -236,14 +236,9 @@ def _torch_comparison(
     return one_process_verdict(
         comparison_from(
             estimate,
+            Subject(benchmark.name, Metric.TORCH, baseline.name, side.name),
+            SideValues(values[0] * 1e3, values[1] * 1e3, "ns"),
             equivalence_band=settings.equivalence_band,
-            benchmark=benchmark.name,
-            metric=Metric.TORCH,
-            baseline=baseline.name,
-            variant=side.name,
-            baseline_value=values[0] * 1e3,
-            variant_value=values[1] * 1e3,
-            unit="ns",
             details=replace(
                 details,
                 n_groups=estimate.n_groups,

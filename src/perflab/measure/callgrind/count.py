@@ -183,19 +183,8 @@ class InstructionCounter:
         )
         extra_s = round_s * math.ceil(len(extra) / max(1, side_by_side))
         left_s = context.lens_budget_s - (time.monotonic() - started_s)
-        what = ", ".join(f"`{name}`" for name in disagreeing)
         if extra_s > left_s:
-            context.sink.add_note(
-                Note(
-                    Severity.INFO,
-                    f"the worker processes of {what} counted at different levels; a third "
-                    f"process per variant would narrow what that leaves undecided, but needs "
-                    f"~{extra_s:.0f} s where the lens's share has {max(0.0, left_s):.0f} s left",
-                    hint="a larger --budget counts a third process per variant",
-                    benchmark=counting.benchmark.name,
-                    metric=self.metric,
-                )
-            )
+            context.sink.add_note(self._no_room_note(counting, disagreeing, extra_s, left_s))
             return
         context.progress.update(
             benchmark=counting.benchmark.name,
@@ -204,6 +193,21 @@ class InstructionCounter:
             "one more process per variant",
         )
         counting.run(extra)
+
+    def _no_room_note(
+        self, counting: _Counting, disagreeing: Sequence[str], extra_s: float, left_s: float
+    ) -> Note:
+        """Why no third process was counted: the lens's share has no room for it."""
+        what = ", ".join(f"`{name}`" for name in disagreeing)
+        return Note(
+            Severity.INFO,
+            f"the worker processes of {what} counted at different levels; a third "
+            f"process per variant would narrow what that leaves undecided, but needs "
+            f"~{extra_s:.0f} s where the lens's share has {max(0.0, left_s):.0f} s left",
+            hint="a larger --budget counts a third process per variant",
+            benchmark=counting.benchmark.name,
+            metric=self.metric,
+        )
 
     def client_requests_possible(self, benchmark: Benchmark, context: LensContext) -> bool | str:
         """True when every variant of the experiment can switch callgrind with client requests,

@@ -137,35 +137,41 @@ def padding_target(envs: Sequence[Mapping[str, str]]) -> int:
     return (largest + len(_ENV_PAD_NAME) + 2 + 255) // 256 * 256
 
 
-def callgrind_options(
-    *,
-    out_file: str,
-    instr_at_start: bool,
-    vgdb_prefix: str | None,
-    cache_sim: bool,
-    dump_instr: bool,
-    region: str | None,
-    trace_children: bool,
-) -> tuple[str, ...]:
-    options = [
-        "--tool=callgrind",
-        f"--callgrind-out-file={out_file}",
-        f"--instr-atstart={'yes' if instr_at_start else 'no'}",
-        f"--dump-instr={'yes' if dump_instr else 'no'}",
-        "--quiet",
-    ]
-    if vgdb_prefix is not None:
-        options += ["--vgdb=yes", f"--vgdb-prefix={vgdb_prefix}"]
-    else:
-        options.append("--vgdb=no")
-    if cache_sim:
-        options += ["--cache-sim=yes", "--branch-sim=yes"]
-        options += [f"--{level}={geometry}" for level, geometry in CACHE_GEOMETRY.items()]
-    if region is not None:
-        options += [f"--toggle-collect={region}", "--collect-atstart=no"]
-    if trace_children:
-        options.append("--trace-children=yes")
-    return tuple(options)
+@dataclass(frozen=True)
+class CallgrindOptions:
+    """What valgrind's callgrind is asked for: where it writes, whether it counts from the start
+    (else the worker switches it on through vgdb at `vgdb_prefix`), the cache simulation,
+    per-instruction costs, a `region` (a function to count inside) and the children."""
+
+    out_file: str
+    instr_at_start: bool
+    vgdb_prefix: str | None
+    cache_sim: bool
+    dump_instr: bool
+    region: str | None = None
+    trace_children: bool = False
+
+    def argv(self) -> tuple[str, ...]:
+        """valgrind's options for this."""
+        options = [
+            "--tool=callgrind",
+            f"--callgrind-out-file={self.out_file}",
+            f"--instr-atstart={'yes' if self.instr_at_start else 'no'}",
+            f"--dump-instr={'yes' if self.dump_instr else 'no'}",
+            "--quiet",
+        ]
+        if self.vgdb_prefix is not None:
+            options += ["--vgdb=yes", f"--vgdb-prefix={self.vgdb_prefix}"]
+        else:
+            options.append("--vgdb=no")
+        if self.cache_sim:
+            options += ["--cache-sim=yes", "--branch-sim=yes"]
+            options += [f"--{level}={geometry}" for level, geometry in CACHE_GEOMETRY.items()]
+        if self.region is not None:
+            options += [f"--toggle-collect={self.region}", "--collect-atstart=no"]
+        if self.trace_children:
+            options.append("--trace-children=yes")
+        return tuple(options)
 
 
 # valgrind's words when its decoder meets an instruction it does not know (then SIGILL)

@@ -26,9 +26,9 @@ from perflab.measure.callgrind.dumps import (
     trigger_of,
 )
 from perflab.measure.callgrind.launch import (
+    CallgrindOptions,
     CountOptions,
     CountRun,
-    callgrind_options,
     worker_timeout_s,
 )
 from perflab.measure.callgrind.switching import StatementPlan, StatementSession
@@ -40,7 +40,13 @@ from perflab.measure.reported_time import (
     report_arguments,
     reported_iterations,
 )
-from perflab.measure.worker_client import StatementWorker, WorkerInfo, WorkerOps, interpreter_for
+from perflab.measure.worker_client import (
+    StatementWorker,
+    WorkerInfo,
+    WorkerLaunch,
+    WorkerOps,
+    interpreter_for,
+)
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
 from perflab.tools.callgrind import CallgrindFormatError, combine_parts, parse_callgrind
@@ -95,7 +101,7 @@ class _StatementWorkers:
 
     def launch(self) -> tuple[str, ...]:
         """valgrind and its options, for a worker (or a fork server)."""
-        valgrind = callgrind_options(
+        valgrind = CallgrindOptions(
             out_file=os.path.join(self.directory, "callgrind.out.%p"),
             instr_at_start=False,
             vgdb_prefix=os.path.join(self.directory, "vgdb"),
@@ -103,23 +109,23 @@ class _StatementWorkers:
             # per-instruction costs: the evidence for inlining claims (None: wherever an
             # object has debug info)
             dump_instr=self.options.inline_frames is not False,
-            region=None,
-            trace_children=False,
-        )
+        ).argv()
         return ("valgrind", *valgrind)
 
     def fresh(self, process: int, *, requests: bool) -> StatementCounts:
         run = self.run
-        worker = StatementWorker(
+        worker = StatementWorker.start(
             run.context.runner,
             run.benchmark,
             run.variant,
-            interpreter=interpreter_for(run.variant, run.context.default_python),
-            cpu=self.cpu,
-            timeout_s=worker_timeout_s(run.context.experiment.settings),
-            launch_prefix=self.launch(),
-            disable_aslr=True,
-            extra_env=run.env,
+            WorkerLaunch(
+                interpreter_for(run.variant, run.context.default_python),
+                cpu=self.cpu,
+                timeout_s=worker_timeout_s(run.context.experiment.settings),
+                prefix=self.launch(),
+                disable_aslr=True,
+                extra_env=run.env,
+            ),
             # top-level code, as torch's collect_callgrind runs a statement: global names
             # are looked up as a module's are, so counts compare with torch's
             scope="module",
@@ -168,12 +174,14 @@ class _StatementWorkers:
             run.context.runner,
             run.benchmark,
             run.variant,
-            default_python=run.context.default_python,
-            cpu=self.cpu,
-            timeout_s=worker_timeout_s(run.context.experiment.settings),
-            extra_env=run.env,
-            disable_aslr=True,
-            launch_prefix=self.launch(),
+            WorkerLaunch(
+                interpreter_for(run.variant, run.context.default_python),
+                cpu=self.cpu,
+                timeout_s=worker_timeout_s(run.context.experiment.settings),
+                extra_env=run.env,
+                disable_aslr=True,
+                prefix=self.launch(),
+            ),
         )
         try:
             run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
@@ -286,53 +294,64 @@ def _command_once(
 ) -> tuple[list[tuple[str, str]], int | None]:
     """One run of the command under callgrind: its dumps, and (a program that reports its
     measured region) the dump of that region alone with the iterations it holds."""
-    settings = run.context.experiment.settings
-    command = run.benchmark.command_for(run.variant)
-    argv = command_argv(command, shell=settings.shell)
     report = run.benchmark.reports  # a program that says where its measured region is
     with private_folder("callgrind") as directory:
-        valgrind = callgrind_options(
-            out_file=os.path.join(directory, "callgrind.out.%p"),
-            instr_at_start=True,
-            vgdb_prefix=None,
-            cache_sim=lens_option(settings, "cache_sim"),
-            dump_instr=dump_instr,
-            region=lens_option(settings, "region"),
-            trace_children=shell,
-        )
         report_path = os.path.join(directory, "report.json")
-        if report is not None:
-            valgrind += region_dump_options(report)
-            reporting = f"{command} {report_arguments(report, report_path)}"
-            argv = command_argv(reporting, shell=settings.shell)
+        argv = _under_callgrind(run, directory, report_path, dump_instr=dump_instr, shell=shell)
         completed = run.context.runner.run(
-            LaunchSpec(
-                argv=("valgrind", *valgrind, *argv),
-                env=run.env,
-                cwd=run.variant.cwd,
-                cpu=cpu,
-                disable_aslr=True,
-            ),
+            LaunchSpec(argv=argv, env=run.env, cwd=run.variant.cwd, cpu=cpu, disable_aslr=True),
             timeout_s=_COMMAND_TIMEOUT_S,
         )
-        if not completed.ok:
-            raise run.error(
-                f"the command {completed.describe_failure()} under callgrind",
-                hint="run it without --metric instructions to see whether it fails on its own",
-                detail=completed.stderr[-4000:],
-            )
-        dumps = read_dumps(directory)
-        if not dumps:
-            # a process killed and reaped from outside reads as exited 0 (Popen's wait gets
-            # ECHILD): no profile is no count, never zero instructions
-            raise run.error(
-                "callgrind wrote no profile: the command was stopped before it ended",
-                hint="run it again; if it recurs, run it by hand under valgrind",
-                detail=completed.stderr[-4000:] or None,
-            )
+        dumps = _dumps_of(run, completed, directory)
         if report is None:
             return dumps, None
         return region_of(run, report, dumps, report_path, completed)
+
+
+def _under_callgrind(
+    run: CountRun, directory: str, report_path: str, *, dump_instr: bool, shell: bool
+) -> tuple[str, ...]:
+    """valgrind, its options and the command; a program that reports its measured region is
+    asked to write its report to `report_path`."""
+    settings = run.context.experiment.settings
+    command = run.benchmark.command_for(run.variant)
+    argv = command_argv(command, shell=settings.shell)
+    report = run.benchmark.reports
+    valgrind = CallgrindOptions(
+        out_file=os.path.join(directory, "callgrind.out.%p"),
+        instr_at_start=True,
+        vgdb_prefix=None,
+        cache_sim=lens_option(settings, "cache_sim"),
+        dump_instr=dump_instr,
+        region=lens_option(settings, "region"),
+        trace_children=shell,
+    ).argv()
+    if report is not None:
+        valgrind += region_dump_options(report)
+        reporting = f"{command} {report_arguments(report, report_path)}"
+        argv = command_argv(reporting, shell=settings.shell)
+    return ("valgrind", *valgrind, *argv)
+
+
+def _dumps_of(run: CountRun, completed: Completed, directory: str) -> list[tuple[str, str]]:
+    """callgrind's dumps of a run that ended well; a failed run, or one that left no dump, is
+    the benchmark's failure."""
+    if not completed.ok:
+        raise run.error(
+            f"the command {completed.describe_failure()} under callgrind",
+            hint="run it without --metric instructions to see whether it fails on its own",
+            detail=completed.stderr[-4000:],
+        )
+    dumps = read_dumps(directory)
+    if not dumps:
+        # a process killed and reaped from outside reads as exited 0 (Popen's wait gets
+        # ECHILD): no profile is no count, never zero instructions
+        raise run.error(
+            "callgrind wrote no profile: the command was stopped before it ended",
+            hint="run it again; if it recurs, run it by hand under valgrind",
+            detail=completed.stderr[-4000:] or None,
+        )
+    return dumps
 
 
 def region_of(

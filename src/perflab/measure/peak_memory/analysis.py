@@ -12,7 +12,7 @@ from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Comparison, Note, Sample, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import comparison_from
+from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 
@@ -217,14 +217,9 @@ def _rss_comparison(
     base, side = sides
     return comparison_from(
         estimate,
+        Subject(benchmark.name, metric, base.name, side.name),
+        SideValues(base.value, side.value, UNITS[measure]),
         equivalence_band=settings.equivalence_band,
-        benchmark=benchmark.name,
-        metric=metric,
-        baseline=base.name,
-        variant=side.name,
-        baseline_value=base.value,
-        variant_value=side.value,
-        unit=UNITS[measure],
         event=measure,
         details=RssDetails(
             measure=_MEASURES[measure],

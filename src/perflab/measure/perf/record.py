@@ -15,7 +15,6 @@ mapped (`RecordedProfile.objects`, from perf's mmap events and, for statements, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.perf.recordings import CallGraph, RecordedProfile, RecordOptions
 from perflab.measure.session import WorkerWrap
-from perflab.measure.worker_client import StatementWorker, WorkerSample
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerSample
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.model import Benchmark, Variant
 from perflab.tools.analysis_parallel import runs_real_processes
@@ -171,27 +170,12 @@ class ProfiledWorker:
         self._worker: StatementWorker | None = None
         self._mapped: tuple[str, ...] = ()
 
-    def start(
-        self,
-        benchmark: Benchmark,
-        variant: Variant,
-        *,
-        interpreter: str,
-        cpu: int | None,
-        timeout_s: float,
-    ) -> None:
-        """Start the one worker of a recording outside a session (`record_statement_profile`)."""
+    def start(self, benchmark: Benchmark, variant: Variant, launch: WorkerLaunch) -> None:
+        """Start the one worker of a recording outside a session (`record_statement_profile`),
+        under `perf record`."""
+        launch = replace(launch, prefix=self.wrap.argv_prefix, pass_fds=self.wrap.pass_fds)
         try:
-            self._worker = StatementWorker(
-                self.runner,
-                benchmark,
-                variant,
-                interpreter=interpreter,
-                cpu=cpu,
-                timeout_s=timeout_s,
-                launch_prefix=self.wrap.argv_prefix,
-                pass_fds=self.wrap.pass_fds,
-            )
+            self._worker = StatementWorker.start(self.runner, benchmark, variant, launch)
         finally:
             self.wrap.after_spawn()
 
@@ -255,29 +239,36 @@ class ProfiledWorker:
         self.control.close()
 
 
+@dataclass(frozen=True)
+class RecordedRegion:
+    """How much of a statement's timed loop a recording takes: about `seconds` in all, in
+    samples of about `sample_ms` each."""
+
+    seconds: float = 1.0
+    sample_ms: float = 10.0
+
+
 def record_statement_profile(
     runner: ProcessRunner,
     benchmark: Benchmark,
     variant: Variant,
+    launch: WorkerLaunch,
     *,
-    interpreter: str,
-    cpu: int | None = None,
-    region_s: float = 1.0,
+    region: RecordedRegion = RecordedRegion(),
     options: RecordOptions | None = None,
-    sample_target_ms: float = 10.0,
-    timeout_s: float = 60.0,
 ) -> RecordedProfile:
-    """Profile one variant's statement for about `region_s` seconds of its timed loop."""
+    """Profile one variant's statement for about `region.seconds` of its timed loop, its worker
+    started as `launch` says (under `perf record`: a prefix there is replaced)."""
     perf = find_perf()
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
     with private_folder("profile") as tmp:
         worker = ProfiledWorker(
             runner, options=chosen, data_path=Path(tmp) / f"{variant.name}.perf.data", perf=perf
         )
-        worker.start(benchmark, variant, interpreter=interpreter, cpu=cpu, timeout_s=timeout_s)
+        worker.start(benchmark, variant, launch)
         try:
-            loops = worker.calibrate(int(sample_target_ms * 1e6))
-            while worker.region_ns < region_s * 1e9:
+            loops = worker.calibrate(int(region.sample_ms * 1e6))
+            while worker.region_ns < region.seconds * 1e9:
                 worker.sample(loops)
         except BaseException:
             worker.kill()
@@ -287,26 +278,23 @@ def record_statement_profile(
 
 def record_command_profile(
     runner: ProcessRunner,
-    argv: Sequence[str],
+    command: LaunchSpec,
     *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    cpu: int | None = None,
     runs: int = 1,
     options: RecordOptions | None = None,
     timeout_s: float = 600.0,
 ) -> RecordedProfile:
-    """Profile a whole command `runs` times under `perf record` (all samples pooled)."""
+    """Profile a whole `command` `runs` times under `perf record` (all samples pooled)."""
     perf = find_perf()
     chosen, _ = probe_recording(runner, options or RecordOptions(), perf=perf)
     samples: list[ProfileSample] = []
     events: tuple[str, ...] = ()
     objects: dict[str, None] = {}
     region_ns = 0
-    command = CommandUnderPerf(perf, chosen, argv, env, cwd, cpu, timeout_s)
+    under_perf = CommandUnderPerf(perf, chosen, command, timeout_s)
     with private_folder("profile") as tmp:
         for run in range(runs):
-            wall_ns, data = command.run_and_read(runner, Path(tmp) / f"{run}.data")
+            wall_ns, data = under_perf.run_and_read(runner, Path(tmp) / f"{run}.data")
             samples += data.samples
             events = events or data.sampled_events
             objects.update(dict.fromkeys(data.objects))
@@ -328,20 +316,15 @@ class CommandUnderPerf:
 
     perf: str
     options: RecordOptions
-    argv: Sequence[str]
-    env: Mapping[str, str] | None
-    cwd: str | None
-    cpu: int | None
+    command: LaunchSpec
     timeout_s: float
 
     def run(self, runner: ProcessRunner, data_path: Path) -> int:
         """One run under `perf record`, writing `data_path`: its wall time."""
-        spec = LaunchSpec(
+        spec = replace(
+            self.command,
             argv=(self.perf, "record", "-q", "-o", str(data_path), *self.options.perf_options(),
-                  "--", *self.argv),
-            env=self.env,
-            cwd=self.cwd,
-            cpu=self.cpu,
+                  "--", *self.command.argv),
         )  # fmt: skip
         result = runner.run(spec, timeout_s=self.timeout_s)
         if not result.ok:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perflab.machine.proc import ProcessRunner
+from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
@@ -248,13 +248,15 @@ class _CommandRecording:
         command = CommandUnderPerf(
             self.perf,
             self.recipe.options,
-            command_argv(
-                self.sampler.session.benchmark.command_for(variant),
-                shell=context.experiment.settings.shell,
+            LaunchSpec(
+                argv=command_argv(
+                    self.sampler.session.benchmark.command_for(variant),
+                    shell=context.experiment.settings.shell,
+                ),
+                env=variant_environment(variant),
+                cwd=variant.cwd,
+                cpu=context.cpu,
             ),
-            variant_environment(variant),
-            variant.cwd,
-            context.cpu,
             context.experiment.settings.sample_timeout_s,
         )
         wall_ns = command.run(context.runner, data_path)
