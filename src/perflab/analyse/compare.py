@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from perflab.analyse.run import merge_top_level, with_sections
-from perflab.lenses.registry import lens_for
+from perflab.lenses.registry import DESCRIPTORS, lens_for
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
@@ -91,10 +91,11 @@ def _measured_apart(baseline: StoredRun, candidate: StoredRun) -> str:
 
 def _from_samples_alone(metrics: tuple[Metric, ...], *runs: StoredRun) -> tuple[Metric, ...]:
     """A JSON document holds samples, not the lenses' artifacts (profiles, call graphs): only
-    the time lens is analysed from samples alone."""
+    the lenses analysed from samples alone (`LensDescriptor.analysed_from_samples`)."""
     if all(run.source is None for run in runs):
         return metrics
-    return tuple(m for m in metrics if m == Metric.TIME)
+    alone = {d.metric for d in DESCRIPTORS if d.analysed_from_samples}
+    return tuple(m for m in metrics if m in alone)
 
 
 def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:

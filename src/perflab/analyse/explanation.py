@@ -16,8 +16,9 @@ names no cause. A function that ran in the baseline only and one that ran in the
 its place (a lens saw one call site or dispatch call them: `callee_changed`, `dispatch_changed`)
 are one cause, with their net change: apart, the gone one read "-1,000,008 sum_scalar ... 3.3
 times the difference" where sum_pairs (+700,015) replaced it. Vector width changes (asm) come
-first: the plainest cause of a dispatch or `-march` change, which the counts may not see
-(valgrind hides AVX-512) and a short profile may not tell (hidden_dispatch.py).
+first: the plainest cause of a dispatch or `-march` change, which a tool's counts may not see
+(its blind spot) and a short profile may not tell (hidden_dispatch.py). What a lens cannot
+see is said in its own words (its descriptor's `blind_spot` and `reads_placement`).
 """
 
 from __future__ import annotations
@@ -27,17 +28,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.analyse.causes import Cause, from_account, signed
-from perflab.analyse.hidden_dispatch import hidden_dispatches, width_lead
+from perflab.analyse.hidden_dispatch import counted_blind_spot, hidden_dispatches, width_lead
 from perflab.analyse.pair_claims import (
     claims_by_function,
     dispatched_pairs,
     first_counted,
     first_of,
+    first_wall_time,
 )
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
-from perflab.records.kinds import Metric, Verdict
+from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
 
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
@@ -57,7 +59,8 @@ class Summary:
     accounted: float | None = None  # the causes' share of the difference together
     unchanged: tuple[str, ...] = ()  # what was checked and found the same
     changed_not_run: tuple[str, ...] = ()  # changes in code that did not run: not causes
-    # what the CPU ran differently (profile, asm) where callgrind ran the same code in both
+    # what the CPU ran differently (profile, asm) where the counting lens's tool ran the same
+    # code in both (the name is the API's and the JSON's)
     valgrind_ran_other_code: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -101,25 +104,25 @@ def summarise(
     if not accounts:
         return None
     counted = first_counted(comparisons)
-    time = first_of(comparisons, Metric.TIME)
+    time = first_wall_time(comparisons)
     facts = _code_facts(comparisons)
     claims = claims_by_function(comparisons)
     dispatched = dispatched_pairs(comparisons)
     unchanged, not_run = facts.unchanged, facts.changed_not_run
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
+    blind = counted_blind_spot(comparisons)
     primary = accounts[0]
     found = from_account(primary, claims, dispatched)
-    if hidden and not found[3]:
-        # the counts cannot see what the CPU ran differently: valgrind ran other code
-        valgrind = found[4]
+    if hidden and blind is not None and not found[3]:
+        # the counts cannot see what the CPU ran differently: their tool ran other code
+        said = found[4]
         if len(accounts) > 1:
             found = from_account(accounts[1], claims, dispatched)
         hidden_words = "; ".join(hidden)
         found = (
             *found[:4],
-            f"{found[4]}. The instruction counts ({valgrind[0].lower()}{valgrind[1:]}) "
-            f"cannot see what changed: {hidden_words}; valgrind hides AVX-512 from the "
-            "code it runs",
+            f"{found[4]}. {blind.counts} ({said[0].lower()}{said[1:]}) "
+            f"cannot see what changed: {hidden_words}; {blind.hides}",
         )
     if primary.counts_work and found[0] == primary.source and not found[3]:
         found = (*found[:4], _same_counts_words(primary, time, facts) or found[4])
@@ -180,14 +183,16 @@ def _same_counts_words(
         return f"{counts}; the code lies differently: {'; '.join(placed)}; {CONFIRM_PLACEMENT}"
     rule_out = CONFIRM_PLACEMENT.replace("to confirm", "to rule out code placement")
     if not compared:
+        how = next((d.reads_placement for d in DESCRIPTORS if d.reads_placement), None)
         return (
-            f"{counts}; where the code lies was not read (the asm lens reads the hot loops' "
-            "addresses); what is left: code placement, data layout and memory, frequency, "
+            f"{counts}; where the code lies was not read{f' ({how})' if how else ''}; what "
+            "is left: code placement, data layout and memory, frequency, "
             f"noise; {rule_out}"
         )
+    alike = f" ({facts.placed_alike})" if facts.placed_alike else ""
     return (
-        f"{counts} nor in the placement of the {compared} hot loop(s) it compared (the same "
-        "64-byte lines and 32-byte windows in both); what is left: placement it cannot see "
+        f"{counts} nor in the placement of the {compared} hot loop(s) it compared{alike}; "
+        "what is left: placement it cannot see "
         "(function alignment, branch targets, pages), data layout and memory, frequency, "
         f"noise; {rule_out}"
     )
@@ -207,6 +212,7 @@ def _code_facts(comparisons: Sequence[Comparison]) -> CodeFacts:
         tuple(n for f in found for n in f.changed_not_run),
         tuple(m for f in found for m in f.misplaced),
         sum(f.loops_compared for f in found),
+        next((f.placed_alike for f in found if f.placed_alike), ""),
     )
 
 
@@ -215,7 +221,7 @@ def _time_words(time: Comparison | None, difference: float | None) -> str:
         return ""
     ratio = f"time {time.ratio:.3f}"
     if time.verdict is Verdict.EQUIVALENT:
-        return f" ({ratio}, equivalent: the time lens sees no difference)"
+        return f" ({ratio}, equivalent: the {time.metric.value} lens sees no difference)"
     if time.verdict not in (Verdict.FASTER, Verdict.SLOWER):
         return f" ({ratio}, {time.verdict})"
     agrees = (time.verdict is Verdict.FASTER) == (difference < 0)

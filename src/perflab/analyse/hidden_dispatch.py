@@ -1,6 +1,7 @@
 """What the CPU ran differently where the counting lens's tool ran the same code in both
-variants (valgrind hides AVX-512 from the code it runs), and the vector width changes the
-lenses reading the CPU's code claim: said first, and on the counted rows themselves. Pure."""
+variants (a tool that runs other code than the CPU does: its descriptor's `blind_spot`), and
+the vector width changes the lenses reading the CPU's code claim: said first, and on the
+counted rows themselves. Pure."""
 
 from __future__ import annotations
 
@@ -15,67 +16,61 @@ from perflab.analyse.pair_claims import (
     first_of,
     function_identity,
 )
+from perflab.lenses.descriptor import BlindSpot
 from perflab.lenses.registry import descriptor_for
 from perflab.records.diagnosis import Claim
 from perflab.records.model import Comparison
 from perflab.tools.symbol_names import readable
 
-RESIDUE = 2.0  # instructions per iteration below which a function's change is the handshake's
+RESIDUE = 2.0  # a count per iteration below which a function's change is the handshake's
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 
 
-def _all_rows(comparison: Comparison) -> list[tuple[str, float, float, str]]:
-    """(name, baseline, variant, presence) of every function row, not only the JSON's largest
-    changes: the instructions details' own rows where it has them."""
-    rows = getattr(comparison.details, "functions", None)
-    if isinstance(rows, tuple) and all(hasattr(r, "baseline_self") for r in rows):
-        return [(r.name, r.baseline_self, r.variant_self, str(r.presence)) for r in rows]
-    return [
-        (
-            str(r.get("name")),
-            float(r.get("baseline") or 0.0),
-            float(r.get("variant") or 0.0),
-            str(r.get("presence")),
-        )
-        for r in details_of(comparison).get("functions") or []
-    ]
+def counted_blind_spot(comparisons: Sequence[Comparison]) -> BlindSpot | None:
+    """What the counting lens's tool hides of what the CPU runs, in its words, or None."""
+    counted = first_counted(comparisons)
+    return None if counted is None else descriptor_for(counted.metric).blind_spot
 
 
 @dataclass(frozen=True)
 class HiddenDispatch:
-    """A dispatch change the CPU made (profile, asm) where callgrind ran the same code in both
-    variants: valgrind hides AVX-512 from the code it runs, so libraries that pick a kernel by
-    the CPU's features take the same path under it whatever the setting."""
+    """A dispatch change the CPU made (profile, asm) where the counting lens's tool ran the
+    same code in both variants: a tool that hides CPU features from the code it runs makes
+    libraries that pick a kernel by them take the same path under it whatever the setting."""
 
     cpu_baseline: str  # what the CPU ran in the baseline
     cpu_variant: str  # ... and in the variant
     lenses: tuple[str, ...]  # the lenses that saw the change
     width: str  # "512 → 256-bit vectors", or ""
-    valgrind_ran: str  # the function callgrind ran in both variants, "" when neither
-    valgrind_per_iteration: float = 0.0
+    tool_ran: str  # the function the tool ran in both variants, "" when neither
+    tool_per_iteration: float = 0.0
+    tool: str = ""  # the tool, as the sentence names it
+    unit: str = ""  # what its count counts
 
     @property
     def sentence(self) -> str:
-        valgrind = (
-            f"valgrind ran {self.valgrind_ran} in both ({self.valgrind_per_iteration:,.0f} "
-            "instructions per iteration each)"
-            if self.valgrind_ran
-            else "valgrind ran neither differently"
+        counted = (
+            f"{self.tool} ran {self.tool_ran} in both ({self.tool_per_iteration:,.0f} "
+            f"{self.unit} per iteration each)"
+            if self.tool_ran
+            else f"{self.tool} ran neither differently"
         )
         shape = f", {self.width}" if self.width else ""
         return (
             f"the CPU ran {self.cpu_baseline} → {self.cpu_variant} "
-            f"({', '.join(self.lenses)}{shape}), {valgrind}"
+            f"({', '.join(self.lenses)}{shape}), {counted}"
         )
 
 
 def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]:
-    """The dispatch changes of one pair's profile and asm comparisons that callgrind did not
-    see: neither function's count changed, and one of them ran in both variants under it."""
-    instructions = first_counted(comparisons)
-    if instructions is None:
+    """The dispatch changes of one pair's profile and asm comparisons that the counting lens's
+    tool did not see: neither function's count changed, and one of them ran in both variants
+    under it."""
+    counted = first_counted(comparisons)
+    found = None if counted is None else descriptor_for(counted.metric).rows_of(counted)
+    if found is None:
         return []
-    rows = _all_rows(instructions)
+    rows = [(r.name, r.before, r.after, r.presence) for r in found.rows]
     changed = {
         function_identity(name) for name, before, after, _ in rows if abs(after - before) >= RESIDUE
     }
@@ -119,6 +114,8 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
                 f"{width[0]} → {width[1]}-bit vectors" if width else "",
                 under,
                 count,
+                found.tool,
+                found.unit,
             )
         )
     return out
@@ -157,7 +154,7 @@ def _widths(comparisons: Sequence[Comparison]) -> dict[str, tuple[Any, Any]]:
 
 def width_lead(comparisons: Sequence[Comparison]) -> str:
     """The vector width changes, as the summary's first words: the plainest cause of a dispatch
-    or -march change, which the counts (valgrind hides AVX-512) and a short profile may miss."""
+    or -march change, which a tool's counts (its blind spot) and a short profile may miss."""
     changes = _width_changes(comparisons)
     if not changes:
         return ""
@@ -179,16 +176,17 @@ def width_lead(comparisons: Sequence[Comparison]) -> str:
 
 
 def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:
-    """The comparisons with each instructions row whose function valgrind ran in both variants
-    while the CPU ran another dispatch target (`hidden_dispatches`) saying what the CPU ran
-    (`FunctionDelta.cpu_ran`), so the row says it where it is shown, not only the summary."""
+    """The comparisons with each counted row whose function the counting lens's tool ran in
+    both variants while the CPU ran another dispatch target (`hidden_dispatches`) saying what
+    the CPU ran (its descriptor's `cpu_ran` hook), so the row says it where it is shown, not
+    only the summary."""
     groups: dict[tuple[str, str, str], list[Comparison]] = {}
     for comparison in comparisons:
         key = (comparison.benchmark, comparison.baseline, comparison.variant)
         groups.setdefault(key, []).append(comparison)
     annotated: dict[int, Comparison] = {}
     for mine in groups.values():
-        ran = {h.valgrind_ran: (h.cpu_baseline, h.cpu_variant) for h in hidden_dispatches(mine)}
+        ran = {h.tool_ran: (h.cpu_baseline, h.cpu_variant) for h in hidden_dispatches(mine)}
         ran.pop("", None)
         if not ran:
             continue

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from perflab.lenses.registry import wall_time_metrics
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric
 from perflab.records.workflow_results import HistoryPoint
@@ -173,7 +174,9 @@ def placed_points(
 ) -> tuple[tuple[HistoryPoint, ...], str | None]:
     """As `placed_history_points`, with the place of each run already read (`where`)."""
     places = [where.get(p.run_id) if p.run_id is not None else None for p in points]
-    placed = normalise_per_node([p.value for p in points], places, times=metric is Metric.TIME)
+    placed = normalise_per_node(
+        [p.value for p in points], places, times=metric in wall_time_metrics()
+    )
     if placed.note is None:
         return tuple(points), None
     return tuple(

@@ -32,9 +32,16 @@ def first_of(comparisons: Sequence[Comparison], metric: Metric) -> Comparison | 
     return next((c for c in comparisons if c.metric is metric and c.event is None), None)
 
 
+def first_wall_time(comparisons: Sequence[Comparison]) -> Comparison | None:
+    """The comparison of the lens measuring the whole statement's wall time (its descriptor's
+    `wall_time`), or None."""
+    timed = [d.metric for d in DESCRIPTORS if d.wall_time]
+    return next((c for m in timed if (c := first_of(comparisons, m))), None)
+
+
 def first_counted(comparisons: Sequence[Comparison]) -> Comparison | None:
     """The comparison of the lens that counts what ran under a tool running other code than
-    the CPU does (valgrind: its descriptor's `cpu_ran` hook), or None."""
+    the CPU does (its descriptor's `cpu_ran` hook), or None."""
     counted = [d.metric for d in DESCRIPTORS if d.cpu_ran is not None]
     return next((c for m in counted if (c := first_of(comparisons, m))), None)
 
@@ -72,8 +79,8 @@ def _claiming() -> tuple[Metric, ...]:
 
 
 def cpu_claiming(*, code_first: bool = False) -> tuple[Metric, ...]:
-    """The lenses that claim what the CPU ran (not through a tool that runs other code, as
-    valgrind does), in the registry's order, or those reading the machine code first."""
+    """The lenses that claim what the CPU ran (not through a tool that runs other code: no
+    `cpu_ran` hook), in the registry's order, or those reading the machine code first."""
     found = [d for d in DESCRIPTORS if d.claims_about_functions and d.cpu_ran is None]
     if code_first:
         found.sort(key=lambda d: not d.reads_machine_code)

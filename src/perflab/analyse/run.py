@@ -77,9 +77,9 @@ def _analyse_run(run: StoredRun) -> RunResult:
     experiment = run.experiment
     analysed = _analyse_lenses(run)
     comparisons, check_notes = judge_outputs(run, analysed.comparisons)
-    comparisons = with_cpu_ran(comparisons)  # the rows valgrind ran other code on say so
+    comparisons = with_cpu_ran(comparisons)  # rows a tool ran as the CPU did not say so
     notes = analysed.notes + check_notes
-    # imported here: it reads the instructions and asm lenses' analysis types, whose modules
+    # imported here: it reads the lenses' analysis types through their hooks, whose modules
     # take seconds to import on a loaded machine, and perflab's start-up is in the budget
     from perflab.analyse.same_work import disagreement_notes, same_work_notes
 

@@ -6,8 +6,8 @@ lens's analysis, so every output format shows them):
 - **the variants executed the same code** although their settings differ (an environment
   variable, an interpreter, a directory, a command, a git ref ...): the setting did not reach
   the measured code, and the "A/B" is an A/A. Evidence: the findings of the lenses that can
-  tell code apart (their descriptors' `same_code` hooks: the instructions lens's counts per
-  function, the asm lens's hot functions' bytes); never when either lens saw different code,
+  tell code apart (their descriptors' `same_code` hooks: counts per function, the hot
+  functions' bytes); never when either lens saw different code,
   never from a lens that cannot tell.
 - **the time difference is not in the executed code**: the time lens calls a pair faster or
   slower while a lens that counts the executed work (instructions) saw the same counts; the
@@ -16,14 +16,15 @@ lens's analysis, so every output format shows them):
 A third finding, **lenses that disagree**: two lenses' verdicts on one pair point opposite ways
 (one `faster`, the other `slower`), or the time lens calls the pair `equivalent` while another
 speed lens moved by more than `DISAGREEMENT` decisively. Each lens measures something else (an
-op's self time under a profiler, instructions under valgrind, the whole statement), so both can
-be right; the note says what each measured and how to settle it. A workflow that decides by one
+op's self time under a profiler, instructions under a simulator, the whole statement), so both
+can be right; the note says what each measured and how to settle it. A workflow that decides by one
 lens (bisect, check, history) asks `gate_disagreement` the same of the lens that decided, so its
 answer says so where the decision is shown.
 
-Valgrind hides AVX-512 from the code it runs: on an AVX-512 machine, code that picks its path by
-the CPU's features runs its AVX2 path under callgrind whatever the setting, so instruction
-counts alone cannot tell "same code" there when the time lens sees a difference.
+A lens whose tool runs other code than the CPU does (its descriptor's `blind_spot`: a tool that
+hides a CPU feature makes code that picks its path by the CPU's features take another path
+under it whatever the setting) cannot tell "same code" alone on a machine with that feature when
+the time lens sees a difference: the notes say so in the lens's words, on such a machine only.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.lenses.registry import DESCRIPTORS
+from perflab.lenses.descriptor import BlindSpot
+from perflab.lenses.registry import DESCRIPTORS, descriptor_for, wall_time_metrics
 from perflab.records.code_findings import Finding, Seen
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
@@ -106,7 +108,6 @@ def same_work_notes(
         grouped[(comparison.benchmark, comparison.baseline, comparison.variant)].append(comparison)
     variants = {v.name: v for v in experiment.variants}
     params = {b.name: b.params for b in experiment.benchmarks}
-    avx512 = bool((machine or {}).get("avx512"))
     notes: list[Note] = []
     for (benchmark, baseline, variant), found in grouped.items():
         if baseline not in variants or variant not in variants:
@@ -114,46 +115,54 @@ def same_work_notes(
         if any(c.verdict is Verdict.INVALID for c in found):
             continue  # the output check already says they did different work
         pair = (variants[baseline].at(params[benchmark]), variants[variant].at(params[benchmark]))
-        notes += _pair_notes(benchmark, pair, found, avx512=avx512)
+        notes += _pair_notes(benchmark, pair, found, machine or {})
     return notes
 
 
+def _blind_here(metric: Metric, machine: Mapping[str, Any]) -> BlindSpot | None:
+    """The lens's blind spot where this machine has what its tool hides, else None."""
+    blind = descriptor_for(metric).blind_spot
+    return blind if blind is not None and machine.get(blind.machine_fact) else None
+
+
 def _pair_notes(
-    benchmark: str, pair: tuple[Variant, Variant], found: Sequence[Comparison], *, avx512: bool
+    benchmark: str,
+    pair: tuple[Variant, Variant],
+    found: Sequence[Comparison],
+    machine: Mapping[str, Any],
 ) -> list[Note]:
     baseline, variant = pair
     findings = [f for f in (finding_of(c) for c in found) if f is not None]
     same = [f for f in findings if f.seen is Seen.SAME]
     if not same or any(f.seen is Seen.DIFFERENT for f in findings):
         return []
+    timed = wall_time_metrics()
     time = next(
         (
             c
             for c in found
-            if c.metric == Metric.TIME
+            if c.metric in timed
             and c.event is None
             and c.verdict in (Verdict.FASTER, Verdict.SLOWER)
         ),
         None,
     )
     by_counts = next((f for f in same if f.same_work), None)
-    # under valgrind an AVX-512 machine runs every CPU-dispatched library's AVX2 path: counts
-    # alone cannot tell a setting that picks the AVX-512 path from one that does nothing
-    hidden = avx512 and any(f.avx512_hidden for f in same)
-    counts_blind = hidden and len(same) == 1
-    avx512_caveat = (
-        "; valgrind hides AVX-512 from the code it counts, so code this CPU picks by its "
-        "features (AVX-512 kernels) may differ outside it"
-        if hidden
-        else ""
+    # a tool hiding a CPU feature runs every library that dispatches on it down another path:
+    # its counts alone cannot tell a setting that picks the hidden path from one doing nothing
+    blind = next(
+        (b for f in same if f.avx512_hidden and (b := _blind_here(f.metric, machine))), None
     )
+    hidden = blind is not None
+    counts_blind = hidden and len(same) == 1
+    blind_caveat = blind.same_code if blind is not None else ""
     notes: list[Note] = []
     settings = setting_differences(baseline, variant)
     if settings and not (counts_blind and time is not None):
-        caveat = avx512_caveat if counts_blind else ""
+        caveat = blind_caveat if counts_blind else ""
         notes.append(_same_code_note(benchmark, pair, settings, same, caveat))
     if time is not None and by_counts is not None:
-        notes.append(_not_in_code_note(benchmark, pair, time, by_counts, avx512_caveat))
+        notes.append(_not_in_code_note(benchmark, pair, time, by_counts, blind_caveat))
     return notes
 
 
@@ -195,7 +204,8 @@ def _not_in_code_note(
         f"`{baseline.name}`, but the time difference is not in the executed code: "
         f"{by_counts.same_work}; look at memory layout, caches, frequency or noise" + caveat,
         hint="an A/A run (two variants without keys) shows what this machine's noise "
-        "alone calls a difference; --cache-sim counts simulated cache misses",
+        "alone calls a difference"
+        + (f"; {by_counts.look_further}" if by_counts.look_further else ""),
         benchmark=benchmark,
         variant=variant.name,
     )
@@ -203,12 +213,6 @@ def _not_in_code_note(
 
 # what each speed lens's figure is, beside the time lens's whole-statement wall time
 _BESIDE_TIME = {d.metric: d.beside_time for d in DESCRIPTORS if d.beside_time is not None}
-_UNDER_VALGRIND = {d.metric for d in DESCRIPTORS if d.runs_valgrind}
-# said only on a machine that has AVX-512 (its facts say so): elsewhere there is no other path
-_AVX512_HIDDEN = (
-    "; valgrind hides AVX-512, so on this AVX-512 machine code that picks its path by the "
-    "CPU's features ran its AVX2 path there"
-)
 # a lens's change this large beside the time lens's `equivalent` is worth saying
 DISAGREEMENT = 0.10
 _SPEED_EVENTS = {None, "cycles", "task-clock", "cpu-clock", "instructions"}
@@ -224,13 +228,13 @@ def disagreement_notes(
     """Where another lens points the other way than the time lens about the same pair, one
     warning naming both figures, why they can differ, and how to settle it; `machine`: the
     run's machine facts (its CPU features are named only where it has them)."""
-    avx512 = bool((machine or {}).get("avx512"))
     grouped: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
     for comparison in comparisons:
         grouped[(comparison.benchmark, comparison.baseline, comparison.variant)].append(comparison)
     notes = []
+    timed = wall_time_metrics()
     for (benchmark, _baseline, variant), found in grouped.items():
-        time = next((c for c in found if c.metric is Metric.TIME and c.event is None), None)
+        time = next((c for c in found if c.metric in timed and c.event is None), None)
         if time is None or time.verdict is Verdict.INVALID:
             continue
         for other in found:
@@ -245,19 +249,23 @@ def disagreement_notes(
             if not (opposite or hidden):
                 continue
             event = f" {other.event}" if other.event else ""
+            # said only on a machine that has what the lens's tool hides (its facts say so)
+            blind = _blind_here(other.metric, machine or {})
             notes.append(
                 Note(
                     severity=Severity.WARNING,
                     message=f"the lenses disagree about `{variant}` vs `{time.baseline}`: the "
                     f"{other.metric.value} lens{event} says {other.ratio:.3f} "
-                    f"[{other.ci_low:.3f}, {other.ci_high:.3f}] {other.verdict.value}, the time "
-                    f"lens {time.ratio:.3f} [{time.ci_low:.3f}, {time.ci_high:.3f}] "
-                    f"{time.verdict.value}. Both can be right: "
+                    f"[{other.ci_low:.3f}, {other.ci_high:.3f}] {other.verdict.value}, the "
+                    f"{time.metric.value} lens {time.ratio:.3f} "
+                    f"[{time.ci_low:.3f}, {time.ci_high:.3f}] {time.verdict.value}. "
+                    "Both can be right: "
                     + _BESIDE_TIME[other.metric]
-                    + (_AVX512_HIDDEN if avx512 and other.metric in _UNDER_VALGRIND else ""),
-                    hint="the time lens answers whether the statement as a whole got faster; "
-                    "to settle the other lens's part, measure it alone (a statement of just that "
-                    "op or function), or longer (--budget) until both intervals are narrow",
+                    + (blind.beside_time if blind is not None else ""),
+                    hint=f"the {time.metric.value} lens answers whether the statement as a "
+                    "whole got faster; to settle the other lens's part, measure it alone (a "
+                    "statement of just that op or function), or longer (--budget) until both "
+                    "intervals are narrow",
                     benchmark=benchmark,
                     variant=variant,
                 )
@@ -289,12 +297,11 @@ def gate_disagreement(
     decider = next((c for c in found if c.metric is gate), None)
     if decider is None:
         return None
+    timed = wall_time_metrics()
     others = [
-        c
-        for c in found
-        if c.metric is not gate and (c.metric is Metric.TIME or c.metric in _BESIDE_TIME)
+        c for c in found if c.metric is not gate and (c.metric in timed or c.metric in _BESIDE_TIME)
     ]
-    others.sort(key=lambda c: c.metric is not Metric.TIME)
+    others.sort(key=lambda c: c.metric not in timed)
     for other in others:
         decisive = _beyond(other, threshold)
         opposite = _direction(decider) * _direction(other) < 0

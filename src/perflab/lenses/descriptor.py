@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.plan.budget import CostModel, CostPart
-from perflab.records.accounting import Accounting, CodeFacts
+from perflab.records.accounting import Accounting, CodeFacts, ToolRows
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
@@ -65,6 +65,21 @@ class LensOption:
     def value(self, settings: Settings) -> Any:
         """The option's value in `settings`: the one given, else the default."""
         return settings.option(self.name, self.default)
+
+
+@dataclass(frozen=True)
+class BlindSpot:
+    """What a lens's tool runs otherwise than the CPU does, in the lens's own words: shared
+    analysis says them where the lenses reading what the CPU ran saw a change this lens's
+    figures could not (analyse/explanation.py, analyse/same_work.py), without naming the tool."""
+
+    counts: str  # the lens's figures as a sentence's subject ("The instruction counts")
+    hides: str  # what the tool hides, after the changes it could not see
+    # the machine fact (a key of the run's machine facts) on which the notes' caveats apply:
+    # elsewhere the tool and the CPU run the same code
+    machine_fact: str
+    same_code: str  # appended to a same-code or not-in-the-code note on such a machine
+    beside_time: str  # appended to a disagreement with the wall-time lens on such a machine
 
 
 @dataclass(frozen=True)
@@ -135,6 +150,21 @@ class LensDescriptor:
     # accounting.py): what it found the same, changed where nothing ran, or placed differently,
     # which the explanation says beside the difference; None: nothing of the kind
     code_facts: str | None = None
+    # "module:function" from one of the lens's comparisons to its `ToolRows` (records/
+    # accounting.py): every function its tool ran, counted, for a lens whose tool runs other
+    # code than the CPU does (with `cpu_ran`); None: no such rows
+    tool_rows: str | None = None
+    # what the lens's tool hides of what the CPU runs, in words (with `tool_rows`)
+    blind_spot: BlindSpot | None = None
+    # the lens measures the whole statement's wall time: the question every speed lens stands
+    # in for, so the explanation and the notes weigh the other lenses against it
+    wall_time: bool = False
+    # the lens is analysed from its samples alone (no artifacts: profiles, call graphs), so a
+    # run read back from a JSON document can be compared by it
+    analysed_from_samples: bool = False
+    # how the lens reads where the hot code lies, in words, said where nobody read it beside
+    # the same counts and a time difference (analyse/explanation.py); None: it does not read it
+    reads_placement: str | None = None
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
@@ -174,6 +204,13 @@ class LensDescriptor:
         if self.code_facts is None:
             return None
         found: CodeFacts = _import(self.code_facts)(comparison)
+        return found
+
+    def rows_of(self, comparison: Comparison) -> ToolRows | None:
+        """Every function the lens's tool ran (its `tool_rows` hook), or None."""
+        if self.tool_rows is None:
+            return None
+        found: ToolRows = _import(self.tool_rows)(comparison)
         return found
 
     def renderer(self) -> Callable[..., Any] | None:

@@ -48,6 +48,11 @@ def descriptor_for(metric: Metric) -> LensDescriptor:
     )
 
 
+def wall_time_metrics() -> frozenset[Metric]:
+    """The lenses measuring the whole statement's wall time (`LensDescriptor.wall_time`)."""
+    return frozenset(d.metric for d in DESCRIPTORS if d.wall_time)
+
+
 def cost_model(metric: Metric) -> CostModel | None:
     """The lens's cost model for the budget's plan: its own, or the one the plan composes from
     the parts it declares (`LensDescriptor.cost_parts`); None: the plan's default."""

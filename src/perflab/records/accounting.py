@@ -56,3 +56,27 @@ class CodeFacts:
     changed_not_run: tuple[str, ...] = ()  # "claim: function"
     misplaced: tuple[str, ...] = ()  # hot loops crossing other lines or windows, in words
     loops_compared: int = 0  # hot loops whose placement was compared
+    # what the compared hot loops were found the same in, in words ("the same lines in both")
+    placed_alike: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionCount:
+    """One function's count per iteration on each side, as a lens's tool ran it."""
+
+    name: str  # as the lens's rows spell it
+    before: float
+    after: float
+    presence: str  # BASELINE_ONLY, VARIANT_ONLY or "both"
+
+
+@dataclass(frozen=True)
+class ToolRows:
+    """Every function a lens's tool ran, counted per iteration (not only the largest changes),
+    where that tool runs other code than the CPU does: what a dispatch change the CPU made is
+    checked against (analyse/hidden_dispatch.py), handed through its descriptor's
+    `tool_rows` hook."""
+
+    tool: str  # what ran the rows, as a sentence names it ("<tool> ran f in both")
+    unit: str  # what the rows count ("instructions")
+    rows: tuple[FunctionCount, ...] = ()

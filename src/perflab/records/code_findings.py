@@ -31,3 +31,6 @@ class Finding:
     # the lens ran the code under valgrind, which hides AVX-512 from it: on an AVX-512 machine,
     # code that picks its path by the CPU's features ran another path than it does natively
     avx512_hidden: bool = False
+    # where a time difference beside the same counts may lie, and how the lens looks there, in
+    # its words: the hint of the note that says so
+    look_further: str = ""

@@ -5,6 +5,10 @@ Parsed from the source like the layer test, lazy imports included."""
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Iterator
+
+from perflab.records.kinds import Metric
 from tests.unit.cross.test_layers import MODULES, imports_of
 
 # Known crossings, lens -> lens, each with the change that removes it. The test fails when one
@@ -72,3 +76,59 @@ def test_shared_analysis_imports_no_lens() -> None:
         if target in MODULES and lens_of(target) is not None
     ]
     assert not naming, "\n".join(naming)
+
+
+# outside tools one lens drives: shared analysis says them only in that lens's words
+LENS_TOOLS = ("valgrind", "callgrind", "objdump")
+# names shared analysis keeps, each with why
+KEPT_NAMES = {"valgrind_ran_other_code": "the JSON contract's and the Python API's field name"}
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ids of the module's, classes' and functions' docstring nodes."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _lens_words(module: str, lenses: set[str]) -> Iterator[str]:
+    """Where `module` names one lens: a built-in metric constant (`Metric.TIME`), a lens's tool
+    in any string, or "<lens> lens" in a string that is not a docstring."""
+    constants = {name for name, value in vars(Metric).items() if isinstance(value, Metric)}
+    tree = ast.parse(MODULES[module].read_text())
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Metric"
+            and node.attr in constants
+        ):
+            yield f"{module}:{node.lineno}: Metric.{node.attr}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value.lower()
+            for kept in KEPT_NAMES:
+                text = text.replace(kept, "")
+            named = [tool for tool in LENS_TOOLS if tool in text]
+            if id(node) not in docstrings:
+                named += [f"{lens} lens" for lens in sorted(lenses) if f"{lens} lens" in text]
+            yield from (f"{module}:{node.lineno}: {word!r}" for word in named)
+
+
+def test_shared_analysis_names_no_lens() -> None:
+    """`perflab.analyse` asks the descriptors which lens does what (measures wall time, counts
+    under a tool that hides CPU features, reads where code lies) and says what a lens cannot
+    see in that lens's words: naming one lens's metric or tool would hold its knowledge.
+    Comments may state a rule with an example; they are not parsed."""
+    lenses = {lens for module in MODULES if (lens := lens_of(module)) is not None}
+    found = [
+        line
+        for module in MODULES
+        if module == "perflab.analyse" or module.startswith("perflab.analyse.")
+        for line in _lens_words(module, lenses)
+    ]
+    assert not found, "\n".join(found)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
+from perflab.records.kinds import Metric
 from perflab.records.settings import setting_specs
 from perflab.worker import COMMAND_LAUNCHER_PATH, STATEMENT_WORKER_PATH
 
@@ -29,6 +31,24 @@ NOTHING = ProbeFacts(
 def test_metrics_are_unique() -> None:
     metrics = [d.metric for d in DESCRIPTORS]
     assert len(set(metrics)) == len(metrics)
+
+
+def test_one_lens_measures_wall_time() -> None:
+    """Shared analysis weighs every speed lens against it, asking the descriptors which it is."""
+    assert [d.metric for d in DESCRIPTORS if d.wall_time] == [Metric.TIME]
+
+
+@pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))
+def test_a_blind_spot_comes_with_the_rows_it_hides_and_marks(descriptor: LensDescriptor) -> None:
+    """A lens whose tool runs other code than the CPU says so in its words (`blind_spot`), hands
+    every row its tool ran (`tool_rows`) and marks the rows (`cpu_ran`): the three together."""
+    has = (descriptor.blind_spot is not None, descriptor.tool_rows is not None)
+    assert has in ((False, False), (True, True))
+    assert descriptor.cpu_ran is not None or not has[0]
+    if descriptor.tool_rows is not None:
+        for hook in (descriptor.tool_rows, descriptor.cpu_ran):
+            module, _, name = str(hook).partition(":")
+            assert callable(getattr(importlib.import_module(module), name))
 
 
 @pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))

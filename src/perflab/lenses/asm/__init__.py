@@ -22,6 +22,7 @@ DESCRIPTOR = LensDescriptor(
     code_facts="perflab.lenses.asm.code_facts:code_facts",
     claims_about_functions=True,
     reads_machine_code=True,
+    reads_placement="the asm lens reads the hot loops' addresses",
     cost=asm_cost,
     options=OPTIONS,
     needs_quiet_cpu=False,

@@ -30,7 +30,12 @@ def code_facts(comparison: Comparison) -> CodeFacts:
         for d in asm.get("changed_not_run") or []
     )
     misplaced, compared = _placement(asm)
-    return CodeFacts(unchanged, not_run, tuple(misplaced), compared)
+    alike = (
+        f"the same {LINE_BYTES}-byte lines and {WINDOW_BYTES}-byte windows in both"
+        if compared
+        else ""
+    )
+    return CodeFacts(unchanged, not_run, tuple(misplaced), compared, alike)
 
 
 def _blocks(start: int, end: int, size: int) -> int:

@@ -1,6 +1,6 @@
 """The instructions lens: callgrind instruction counts of the measured region."""
 
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import BlindSpot, LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.instructions.cost import instructions_cost
 from perflab.lenses.instructions.options import OPTIONS
 from perflab.records.kinds import Metric
@@ -22,6 +22,16 @@ DESCRIPTOR = LensDescriptor(
     accounts="perflab.lenses.instructions.account:accounting",
     claims_about_functions=True,
     cpu_ran="perflab.lenses.instructions.analyse:with_cpu_ran",
+    tool_rows="perflab.lenses.instructions.account:tool_rows",
+    blind_spot=BlindSpot(
+        counts="The instruction counts",
+        hides="valgrind hides AVX-512 from the code it runs",
+        machine_fact="avx512",
+        same_code="; valgrind hides AVX-512 from the code it counts, so code this CPU picks by "
+        "its features (AVX-512 kernels) may differ outside it",
+        beside_time="; valgrind hides AVX-512, so on this AVX-512 machine code that picks its "
+        "path by the CPU's features ran its AVX2 path there",
+    ),
     worker_ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
     worker_handlers="perflab.worker.callgrind_ops",
     cost=instructions_cost,

@@ -1,5 +1,6 @@
 """The instructions lens's part in a pair's explanation: the difference in instructions per
-iteration and each function's self instructions (callgrind), from its comparison's details."""
+iteration and each function's self instructions (callgrind), from its comparison's details; and
+every function callgrind ran, which a dispatch change the CPU made is checked against."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from perflab.records.accounting import BASELINE_ONLY, VARIANT_ONLY, Accounting, FunctionPart
+from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.records.accounting import (
+    BASELINE_ONLY,
+    VARIANT_ONLY,
+    Accounting,
+    FunctionCount,
+    FunctionPart,
+    ToolRows,
+)
 from perflab.records.model import Comparison
 
 SAME_COUNT = 1e-3  # counts this close are the same code's (same_code.py)
@@ -61,3 +70,29 @@ def _no_difference(comparison: Comparison, before: float, after: float) -> bool:
         return True
     low, high = comparison.ci_low, comparison.ci_high
     return math.isfinite(low) and math.isfinite(high) and low <= 1.0 <= high
+
+
+def tool_rows(comparison: Comparison) -> ToolRows:
+    """Every function row valgrind ran: the details' own rows where it has them (a run read
+    back from the store), else the JSON's (its largest changes)."""
+    details = comparison.details
+    if isinstance(details, InstructionsDetails):
+        rows = tuple(
+            FunctionCount(r.name, r.baseline_self, r.variant_self, str(r.presence))
+            for r in details.functions
+        )
+        return ToolRows("valgrind", UNIT, rows)
+    data: dict[str, Any] = details.to_json() if details is not None else {}
+    return ToolRows(
+        "valgrind",
+        UNIT,
+        tuple(
+            FunctionCount(
+                str(r.get("name")),
+                float(r.get("baseline") or 0.0),
+                float(r.get("variant") or 0.0),
+                str(r.get("presence")),
+            )
+            for r in data.get("functions") or []
+        ),
+    )

@@ -76,6 +76,7 @@ def instructions_finding(details: InstructionsDetails) -> Finding:
         f"instruction counts {tolerance}, {functions}",
         same_work=f"the instruction counts are the same {tolerance} ({functions})",
         avx512_hidden=True,
+        look_further="--cache-sim counts simulated cache misses",
     )
 
 

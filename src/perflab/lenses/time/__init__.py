@@ -18,4 +18,6 @@ DESCRIPTOR = LensDescriptor(
     reports_overruns=True,  # it explains its own overruns
     cost=time_cost,
     paired_units="perflab.lenses.time.interaction:paired_units",
+    wall_time=True,
+    analysed_from_samples=True,
 )
