@@ -18,4 +18,5 @@ DESCRIPTOR = LensDescriptor(
     reports_overruns=True,  # it explains its own overruns
     cost=time_cost,
     paired_units="perflab.lenses.time.interaction:paired_units",
+    figures="perflab.lenses.time.analyse:time_figures",
 )
