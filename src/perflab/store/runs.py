@@ -3,8 +3,8 @@ git= code with where each variant came from (CodeRun). Both stores return the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.records.kinds import Metric, RunStatus
@@ -66,6 +66,17 @@ class StoredRun:
     variant_info: Mapping[str, Mapping[str, Any]]
     # where it was read from when not a store: a JSON document's file name (store.document)
     source: str | None = None
+
+    def of_benchmarks(self, names: Collection[str]) -> StoredRun:
+        """The run with only these benchmarks' samples, artifacts and notes (and the run's own
+        notes); its experiment whole, so each is analysed as in the whole run."""
+        wanted = set(names)
+        return replace(
+            self,
+            samples=tuple(s for s in self.samples if s.benchmark in wanted),
+            artifacts=tuple(a for a in self.artifacts if a.benchmark in wanted),
+            notes=tuple(n for n in self.notes if n.benchmark is None or n.benchmark in wanted),
+        )
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return BenchmarkData(
