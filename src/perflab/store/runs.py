@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from perflab.records.kinds import Metric, RunStatus
@@ -79,11 +80,20 @@ class StoredRun:
         )
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
-        return BenchmarkData(
-            samples=tuple(
-                s for s in self.samples if s.benchmark == benchmark and s.metric == metric
-            ),
-            artifacts=tuple(
-                a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
-            ),
-        )
+        return self._data.get((benchmark, metric), BenchmarkData())
+
+    @cached_property
+    def _data(self) -> dict[tuple[str, str], BenchmarkData]:
+        """Each benchmark and metric's samples and artifacts, in stored order, grouped once: a
+        run is analysed a benchmark at a time, and a scan per benchmark is quadratic in a
+        history's run of hundreds of them."""
+        samples: dict[tuple[str, str], list[Sample]] = {}
+        for sample in self.samples:
+            samples.setdefault((sample.benchmark, sample.metric), []).append(sample)
+        artifacts: dict[tuple[str, str], list[Artifact]] = {}
+        for artifact in self.artifacts:
+            artifacts.setdefault((artifact.benchmark, artifact.metric), []).append(artifact)
+        return {
+            key: BenchmarkData(tuple(samples.get(key, ())), tuple(artifacts.get(key, ())))
+            for key in samples.keys() | artifacts.keys()
+        }
