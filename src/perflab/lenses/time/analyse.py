@@ -42,9 +42,11 @@ from perflab.stats.summary import relative_spread
 from perflab.stats.trimmed import trimmed_ratio
 from perflab.stats.variant_values import (
     VALUE_ESTIMATOR,
+    VariantCentres,
     VariantValues,
     estimator_name,
-    paired_values,
+    paired_centres,
+    paired_spreads,
 )
 
 WALL_NS = "wall_ns"
@@ -334,7 +336,7 @@ class _Decided:
     comparison: Comparison
     decision: Decision
     sides: _Sides
-    values: VariantValues
+    centres: VariantCentres
 
 
 def _decided(stored: _Stored, name: str, samples: list[Sample]) -> _Decided | None:
@@ -353,9 +355,9 @@ def _decided(stored: _Stored, name: str, samples: list[Sample]) -> _Decided | No
         return None
     kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
     sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
-    values = _variant_values(sides, trimmed=batch_blocks is not None)
-    comparison = _time_comparison(stored, name, values, decision.estimate, decision.check)
-    return _Decided(comparison, decision, sides, values)
+    centres = _centres(sides, trimmed=batch_blocks is not None)
+    comparison = _time_comparison(stored, name, centres, decision.estimate, decision.check)
+    return _Decided(comparison, decision, sides, centres)
 
 
 def _compare_variant(
@@ -375,7 +377,8 @@ def _compare_variant(
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
     if _few_processes(stored, estimate):
         notes.append(_few_processes_note(stored.benchmark, name, estimate.n_groups))
-    details = _time_details(stored, decided.sides, estimate, decided.values, check)
+    values = VariantValues.of(decided.centres, _spreads(decided.sides))
+    details = _time_details(stored, decided.sides, estimate, values, check)
     return replace(decided.comparison, details=details), notes
 
 
@@ -468,7 +471,7 @@ class _Sides:
 def _time_comparison(
     stored: _Stored,
     name: str,
-    values: VariantValues,
+    values: VariantCentres,
     estimate: RatioEstimate,
     check: OverloadCheck | None,
 ) -> Comparison:
@@ -522,20 +525,30 @@ def _few_processes_note(benchmark: Benchmark, variant: str, n_groups: int) -> No
     )
 
 
-def _variant_values(sides: _Sides, *, trimmed: bool) -> VariantValues:
-    values = paired_values(sides.kept, sides.units, trimmed=trimmed)
-    base_values = [s.per_iteration for s in sides.baseline]
-    variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
-    if not sides.kept and base_values and variant_values:
+def _centres(sides: _Sides, *, trimmed: bool) -> VariantCentres:
+    """Each side's value, by the ratio's estimator over the pairs it uses."""
+    if _all_excluded(sides):
         # every pair excluded (--preempted exclude): no ratio, the samples as measured
-        return VariantValues(
-            float(np.median(base_values)),
-            float(np.median(variant_values)),
-            relative_spread(base_values),
-            relative_spread(variant_values),
+        return VariantCentres(
+            float(np.median([s.per_iteration for s in sides.baseline])),
+            float(np.median([s.per_iteration for s in sides.variant if not s.warmup])),
             estimator="median as measured",
         )
-    return values
+    return paired_centres(sides.kept, sides.units, trimmed=trimmed)
+
+
+def _spreads(sides: _Sides) -> tuple[float, float]:
+    """The baseline's and the variant's spread, over the samples their values are from."""
+    if _all_excluded(sides):
+        return (
+            relative_spread([s.per_iteration for s in sides.baseline]),
+            relative_spread([s.per_iteration for s in sides.variant if not s.warmup]),
+        )
+    return paired_spreads(sides.kept)
+
+
+def _all_excluded(sides: _Sides) -> bool:
+    return not sides.kept and bool(sides.baseline) and any(not s.warmup for s in sides.variant)
 
 
 def _time_details(
