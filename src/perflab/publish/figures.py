@@ -122,10 +122,13 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _load(store: StoreLocation, run_id: int) -> StoredRun:
+def _load(
+    store: StoreLocation, run_id: int, metrics: Collection[Metric] | None = None
+) -> StoredRun:
+    """The run; with `metrics`, only those metrics' samples and artifacts."""
     opened = open_store(store, create=False)
     try:
-        return opened.load_run(run_id)
+        return opened.load_run(run_id, metrics=metrics)
     finally:
         opened.close()
 
@@ -221,7 +224,10 @@ class SiteRuns:
         """The run analysed whole for its page: every benchmark (None), or only `benchmarks`'
         samples, artifacts and notes. Exact for those: each benchmark is analysed on its own,
         at the run's family size (the run's experiment is kept)."""
-        stored = _load(self.store, run_id)
+        # a page that draws no benchmark in full reads none of the run's samples
+        stored = _load(
+            self.store, run_id, () if benchmarks is not None and not benchmarks else None
+        )
         if benchmarks is not None:
             stored = stored.of_benchmarks(benchmarks)
         self.pages_analysed.append(run_id)

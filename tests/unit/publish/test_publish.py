@@ -385,3 +385,23 @@ def test_a_light_page_analyses_only_the_benchmarks_of_its_change_points(
     bare = render_html(run_page.run_page_result(empty, figures, frozenset(), commits))
     assert "no notes, measurements or explanations were derived" in bare
     assert "every comparison (8)" in bare
+
+
+def test_a_publish_analyses_for_a_light_page_only_what_it_draws(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.publish import run_page
+
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8, run 2 has 2
+    seen: dict[int, set[str]] = {}
+
+    def analyse(run: StoredRun) -> RunResult:
+        seen[run.run_id] = {s.benchmark for s in run.samples}
+        return analyse_run(run)
+
+    publish(tmp_path / "site", store, analyse=analyse)
+    # the change points link run 2 (drawn whole: few comparisons), none run 1 (no samples read)
+    assert seen == {1: set(), 2: {b.name for b in BENCHMARKS}}
+    page = (tmp_path / "site" / "run-1.html").read_text()
+    assert "figures only (no notes, measurements or explanations" in page
+    assert 'id="notes"' not in page
