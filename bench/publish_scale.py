@@ -123,6 +123,19 @@ def quick_analysis(run: StoredRun) -> RunResult:
     )  # fmt: skip
 
 
+def quick_figures(run: StoredRun) -> tuple[Comparison, ...]:
+    """The stand-in's figures (--quick-first)."""
+    return quick_analysis(run).comparisons
+
+
+def loadavg() -> str:
+    """The 1, 5 and 15-minute load averages (the machine may be shared)."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "-"
+
+
 def pages(folder: Path) -> dict[str, Any]:
     sizes = {p.name: p.stat().st_size for p in folder.glob("*.html")}
     runs = [v for k, v in sizes.items() if k.startswith("run-")]
@@ -144,12 +157,15 @@ def timed(
     analyse: Callable[[StoredRun], RunResult] = analyse_run,
     workers: int | None = None,
 ) -> dict[str, Any]:
+    load_before = loadavg()
     started, cpu = time.perf_counter(), time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     if profile is not None:
         profile.enable()
     # an older perflab's publish (measured with this script beside its src/) has no seams
     seams: dict[str, Any] = {} if analyse is analyse_run else {"analyse": analyse}
+    if analyse is quick_analysis and "figures" in inspect.signature(publish).parameters:
+        seams["figures"] = quick_figures  # the trends' figures, not only the pages'
     if "workers" in inspect.signature(publish).parameters:
         seams["workers"] = workers  # None: a process per CPU, as the perflab command asks
     done = publish(out, store, **seams)
@@ -166,6 +182,9 @@ def timed(
         "children_cpu_seconds": round(apart, 2),
         "written": len(done.written),
         "analysed": getattr(done, "analysed", "-"),
+        "pages_analysed": getattr(done, "pages_analysed", "-"),
+        "loadavg_before": load_before,
+        "loadavg_after": loadavg(),
     }
     row.update(pages(out))
     print(f"  {label}: {seconds:.1f} s, {len(done.written)} written", file=sys.stderr)
@@ -221,16 +240,16 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"machine": facts, "rows": rows}, indent=2) + "\n")
     print(f"{args.benchmarks} benchmarks x {args.commits} commits, {args.per_run} per run; {facts}")
-    print("| publish | s | CPU s | CPU s apart | runs analysed | written | pages | bytes | front "
-          "| largest run "
-          "| largest trend |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| publish | s | CPU s | CPU s apart | runs analysed | pages analysed | written | pages "
+          "| bytes | front | largest run | largest trend | load before | load after |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for r in rows:
         print(f"| {r['publish']} | {r['seconds']} | {r['cpu_seconds']} "
-              f"| {r['children_cpu_seconds']} | {r['analysed']} "
+              f"| {r['children_cpu_seconds']} | {r['analysed']} | {r['pages_analysed']} "
               f"| {r['written']} | {r['pages']} | {r['bytes']} "
               f"| {r['front_bytes']} | {r['largest_run_page_bytes']} "
-              f"| {r['largest_trend_page_bytes']} |")  # fmt: skip
+              f"| {r['largest_trend_page_bytes']} | {r['loadavg_before']} "
+              f"| {r['loadavg_after']} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.analyse.run import analyse_run
 from perflab.cli.main import main
 from perflab.publish import SiteRuns, read_site
 from tests.git_repo import commit, git
@@ -143,8 +144,12 @@ def test_a_publish_from_kept_figures_and_one_that_analyses_show_what_show_says(
     site = tmp_path / "site"
     assert main(["publish", "--out", str(site), "--store", str(store)]) == 0
     analysed = read_site(store).trends  # every run analysed now, nothing read from a folder
-    kept = SiteRuns.read(store, site)  # the figures the first publish kept
+    kept = SiteRuns.read(store, site)  # the figures the first publish kept (figures only)
     assert read_site(store, runs=kept).trends == analysed and kept.analysed == 0
+    # the figures of the whole analysis, as `show` derives them: the same to the bit
+    whole = SiteRuns.read(store, figures=lambda run: analyse_run(run).comparisons)
+    assert read_site(store, runs=whole).trends == analysed
+    assert [whole.figures(r) for r in (1, 2)] == [kept.figures(r) for r in (1, 2)]
     values: dict[tuple[int, str], set[float]] = {}
     for run_id in (1, 2):
         report = tmp_path / f"show-{run_id}.json"

@@ -22,7 +22,6 @@ def test_runs_analysed_in_processes_side_by_side_give_the_same_figures(
     here = SiteRuns.read(store)
     for run_id in (1, 2):
         assert apart.figures(run_id) == here.figures(run_id)
-        assert apart.whole(run_id).comparisons == here.whole(run_id).comparisons
     assert apart.analysed == 2  # reading them analysed nothing more
     (tmp_path / "apart").mkdir()  # publish makes the folder
     apart.keep([1, 2])

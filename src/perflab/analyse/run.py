@@ -4,6 +4,7 @@ artifacts, with the notes and report sections built from them."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,12 +13,12 @@ from perflab.analyse.explanation import summaries, summary_section
 from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
-from perflab.lenses.registry import lens_for, lens_option
+from perflab.lenses.registry import descriptor_for, lens_for, lens_option
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric
-from perflab.records.model import Comparison, Experiment, Measurement, Note
+from perflab.records.model import Benchmark, Comparison, Experiment, Measurement, Note
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
 from perflab.tools.analysis_cache import AnalysisCache
@@ -40,14 +41,28 @@ class _Analysed:
         merge_top_level(self.top_level, analysis.top_level)
 
 
-def _analyse_lenses(run: StoredRun) -> _Analysed:
+# a lens's analysis of one benchmark: `Lens.analyse`, or its figures alone
+LensAnalyse = Callable[[Benchmark, Sequence[str], BenchmarkData, Experiment], LensAnalysis]
+
+
+def _whole(metric: Metric) -> LensAnalyse:
+    return lens_for(metric).analyse
+
+
+def _figures_only(metric: Metric) -> LensAnalyse:
+    return descriptor_for(metric).figures_analysis()
+
+
+def _analyse_lenses(
+    run: StoredRun, analysis_of: Callable[[Metric], LensAnalyse] = _whole
+) -> _Analysed:
     """Every lens's comparisons of every benchmark, in the order of the planned pairs."""
     experiment = run.experiment
     names = [v.name for v in experiment.variants]
     order = {pair: i for i, pair in enumerate(experiment.comparison_pairs)}
     analysed = _Analysed(notes=list(run.notes))
     for metric in experiment.settings.metrics:
-        lens = lens_for(metric)
+        analyse = analysis_of(metric)
         for benchmark in experiment.benchmarks:
             data, failed = _without_failed(run.data_for(benchmark.name, metric))
             if not data.samples and not data.artifacts:
@@ -55,7 +70,7 @@ def _analyse_lenses(run: StoredRun) -> _Analysed:
             analysed.data_of[(benchmark.name, metric)] = data
             found: list[Comparison] = []
             for group in _comparison_groups(experiment, names, data, failed):
-                analysis = lens.analyse(benchmark, group, data, experiment)
+                analysis = analyse(benchmark, group, data, experiment)
                 found += analysis.comparisons
                 analysed.add(analysis)
             analysed.comparisons += sorted(
@@ -71,6 +86,18 @@ def analyse_run(run: StoredRun) -> RunResult:
     enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
     with quantiles_kept(AnalysisCache.default(enabled=enabled)):
         return _analyse_run(run)
+
+
+def run_figures(run: StoredRun) -> tuple[Comparison, ...]:
+    """Every comparison of a stored run, its figures alone (ratio, interval, verdict, values;
+    no details), the same to the bit as `analyse_run`'s: each lens's `figures` analysis, the
+    output checks' verdicts, and nothing else (no notes, sections or explanation). What a
+    published site's trends read; a run's page shows `analyse_run`'s."""
+    enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
+    with quantiles_kept(AnalysisCache.default(enabled=enabled)):
+        analysed = _analyse_lenses(run, _figures_only)
+    comparisons, _ = judge_outputs(run, analysed.comparisons)
+    return tuple(replace(c, details=None) for c in comparisons)
 
 
 def _analyse_run(run: StoredRun) -> RunResult:

@@ -22,7 +22,7 @@ from perflab.records.model import Comparison
 from perflab.records.settings import Settings, SettingSpec
 
 if TYPE_CHECKING:
-    from perflab.measure.lens import Lens
+    from perflab.measure.lens import Lens, LensAnalysis
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,11 @@ class LensDescriptor:
     # how the lens reads where the hot code lies, in words, said where nobody read it beside
     # the same counts and a time difference (analyse/explanation.py); None: it does not read it
     reads_placement: str | None = None
+    # "module:function" taking `Lens.analyse`'s arguments (benchmark, variants, data,
+    # experiment) to a `LensAnalysis` of the comparisons' figures alone (ratio, interval,
+    # verdict, values; no details, notes or measurements), the same to the bit as `analyse`
+    # gives: what a published site's trends read, for less; None: the whole analysis is as cheap
+    figures: str | None = None
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
@@ -212,6 +217,14 @@ class LensDescriptor:
             return None
         found: ToolRows = _import(self.tool_rows)(comparison)
         return found
+
+    def figures_analysis(self) -> Callable[..., LensAnalysis]:
+        """The lens's analysis of its comparisons' figures alone: its `figures` hook, else its
+        whole analysis (importing the lens now)."""
+        if self.figures is None:
+            return self.create().analyse
+        analyse: Callable[..., LensAnalysis] = _import(self.figures)
+        return analyse
 
     def renderer(self) -> Callable[..., Any] | None:
         renderer: Callable[..., Any] | None = _import(self.render) if self.render else None

@@ -2,7 +2,9 @@
 again analyses only the runs it has not read before.
 
 A site's trends read, of every run, only its comparisons' figures (each variant's value per
-benchmark and lens; each pair's ratio, interval and verdict) and the node it ran on. A finished
+benchmark and lens; each pair's ratio, interval and verdict) and the node it ran on: the lenses'
+figures-only analysis (`run_figures`), a third of the whole one's cost. A run's page is analysed
+whole, apart, and only for the benchmarks it draws in full (`perflab.publish.run_page`). A finished
 run's samples do not change, so those figures are kept beside the pages (`.perflab-site/`),
 one file per run, under a fingerprint of what they were derived from: the run (its id, when it
 began and ended, its status) and the perflab that analysed it. A run whose fingerprint matches
@@ -17,7 +19,7 @@ import json
 import multiprocessing
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analyse.machines import Place, first_place
-from perflab.analyse.run import analyse_run
+from perflab.analyse.run import analyse_run, run_figures
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Comparison
@@ -44,7 +46,9 @@ _FIGURES_NAME = re.compile(r"run-(\d+)\.json")
 # importing perflab) costs more than it saves
 PARALLEL_FROM = 2000
 
+# how a run is analysed for its page (whole), and for its figures (the trends'): seams for tests
 Analyse = Callable[[StoredRun], RunResult]
+Figures = Callable[[StoredRun], tuple[Comparison, ...]]
 
 
 def run_fingerprint(run: CodeRun) -> str:
@@ -90,14 +94,14 @@ class RunFigures:
         )
 
 
-def figures_of(result: RunResult, run: StoredRun, fingerprint: str) -> RunFigures:
+def figures_of(comparisons: Sequence[Comparison], run: StoredRun, fingerprint: str) -> RunFigures:
     kept = tuple(
         Comparison(c.benchmark, c.metric, c.baseline, c.variant, c.ratio, c.ci_low, c.ci_high,
                    c.verdict, c.baseline_value, c.variant_value, c.unit)
-        for c in result.comparisons
+        for c in comparisons
         if c.event is None
     )  # fmt: skip
-    return RunFigures(result.run_id, fingerprint, kept, first_place(run))
+    return RunFigures(run.run_id, fingerprint, kept, first_place(run))
 
 
 def planned_comparisons(run: CodeRun) -> int:
@@ -118,24 +122,28 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _analysed_apart(
-    store: StoreLocation, run_id: int, fingerprint: str
-) -> tuple[RunResult, RunFigures]:
-    """A run analysed in a process of its own, and its figures (pickled back whole: its page
-    reads the same analysis; pickling is ~2% of the analysis)."""
+def _load(
+    store: StoreLocation, run_id: int, metrics: Collection[Metric] | None = None
+) -> StoredRun:
+    """The run; with `metrics`, only those metrics' samples and artifacts."""
     opened = open_store(store, create=False)
     try:
-        stored = opened.load_run(run_id)
+        return opened.load_run(run_id, metrics=metrics)
     finally:
         opened.close()
-    result = analyse_run(stored)
-    return result, figures_of(result, stored, fingerprint)
+
+
+def _figures_apart(store: StoreLocation, run_id: int, fingerprint: str) -> RunFigures:
+    """A run's figures, analysed in a process of its own."""
+    stored = _load(store, run_id)
+    return figures_of(run_figures(stored), stored, fingerprint)
 
 
 class SiteRuns:
     """The store's runs as a site reads them: each run's figures from the site's folder when
-    its fingerprint matches, else from the run analysed (whole, once: its page reads the same
-    analysis). `analyse` is the seam a test counts analyses through."""
+    its fingerprint matches, else from the run's figures-only analysis (`figures`); a run's
+    page from its whole analysis (`analyse`), of the benchmarks the page draws. `analyse` and
+    `figures` are the seams a test counts analyses through."""
 
     def __init__(
         self,
@@ -144,6 +152,7 @@ class SiteRuns:
         folder: Path | None = None,
         *,
         analyse: Analyse = analyse_run,
+        figures: Figures = run_figures,
     ):
         """`runs`: the store's runs of code; `folder`: the site's (None: nothing is kept)."""
         self.store = store
@@ -151,13 +160,19 @@ class SiteRuns:
         self._runs = {run.run_id: run for run in runs}
         self._kept = folder / KEPT_FOLDER if folder is not None else None
         self._analyse = analyse
+        self._figures_of = figures
         self._figures: dict[int, RunFigures] = {}
-        self._whole: dict[int, RunResult] = {}
         self.fresh: set[int] = set()  # runs whose figures were derived now (to be kept)
+        self.pages_analysed: list[int] = []  # the runs analysed whole (in part) for a page
 
     @classmethod
     def read(
-        cls, store: StoreLocation, folder: Path | None = None, *, analyse: Analyse = analyse_run
+        cls,
+        store: StoreLocation,
+        folder: Path | None = None,
+        *,
+        analyse: Analyse = analyse_run,
+        figures: Figures = run_figures,
     ) -> SiteRuns:
         """The store's runs of code but those still running (a finished run does not change)."""
         opened = open_store(store, create=False)
@@ -166,12 +181,12 @@ class SiteRuns:
         finally:
             opened.close()
         kept = [run for run in runs if run.status is not RunStatus.RUNNING]
-        return cls(store, kept, folder, analyse=analyse)
+        return cls(store, kept, folder, analyse=analyse, figures=figures)
 
     @property
     def analysed(self) -> int:
-        """How many runs were analysed (the others' figures were kept)."""
-        return len(self._whole)
+        """How many runs' figures were analysed now (the others' were kept)."""
+        return len(self.fresh)
 
     def code_run(self, run_id: int) -> CodeRun:
         return self._runs[run_id]
@@ -183,14 +198,15 @@ class SiteRuns:
         if run_id not in self._figures:
             kept = self._read_kept(run_id)
             if kept is None:
-                self.whole(run_id)
-            else:
-                self._figures[run_id] = kept
+                stored = _load(self.store, run_id)
+                kept = figures_of(self._figures_of(stored), stored, self.fingerprint(run_id))
+                self.fresh.add(run_id)
+            self._figures[run_id] = kept
         return self._figures[run_id]
 
     def result(self, run_id: int) -> RunResult:
         """The run as the trends read it: its experiment and its figures' comparisons (no
-        sections: the pages that show the run analyse it whole)."""
+        sections: a run's page is analysed apart, `analysed_for_page`)."""
         run = self._runs[run_id]
         return RunResult(
             run_id=run_id,
@@ -204,23 +220,21 @@ class SiteRuns:
             differences=(),
         )
 
-    def whole(self, run_id: int) -> RunResult:
-        """The run analysed whole, once."""
-        if run_id not in self._whole:
-            opened = open_store(self.store, create=False)
-            try:
-                stored = opened.load_run(run_id)
-            finally:
-                opened.close()
-            result = self._analyse(stored)
-            self._whole[run_id] = result
-            if run_id not in self._figures:
-                self._figures[run_id] = figures_of(result, stored, self.fingerprint(run_id))
-                self.fresh.add(run_id)
-        return self._whole[run_id]
+    def analysed_for_page(self, run_id: int, benchmarks: Collection[str] | None) -> RunResult:
+        """The run analysed whole for its page: every benchmark (None), or only `benchmarks`'
+        samples, artifacts and notes. Exact for those: each benchmark is analysed on its own,
+        at the run's family size (the run's experiment is kept)."""
+        # a page that draws no benchmark in full reads none of the run's samples
+        stored = _load(
+            self.store, run_id, () if benchmarks is not None and not benchmarks else None
+        )
+        if benchmarks is not None:
+            stored = stored.of_benchmarks(benchmarks)
+        self.pages_analysed.append(run_id)
+        return self._analyse(stored)
 
     def analyse_missing(self, workers: int | None = None, *, least: int = PARALLEL_FROM) -> None:
-        """Analyses now the runs whose figures the folder does not keep, in up to `workers`
+        """Analyses now the figures of the runs the folder does not keep, in up to `workers`
         processes at once (None: one per usable CPU) when there are several and `least`
         planned comparisons in all; else each is analysed when first read. A site's first
         publish is these runs' analysis, each run apart from the others."""
@@ -235,7 +249,7 @@ class SiteRuns:
                 missing.append(run)
         workers = min(usable_cpus() if workers is None else workers, len(missing))
         # another analysis (a test's seam) stays in this process, where it is counted
-        if workers < 2 or self._analyse is not analyse_run:
+        if workers < 2 or self._figures_of is not run_figures:
             return
         if sum(planned_comparisons(run) for run in missing) < least:
             return
@@ -244,13 +258,12 @@ class SiteRuns:
         try:
             with ProcessPoolExecutor(workers, mp_context=context) as pool:
                 found = pool.map(
-                    _analysed_apart,
+                    _figures_apart,
                     [self.store] * len(missing),
                     [run.run_id for run in missing],
                     [run_fingerprint(run) for run in missing],
                 )
-                for run, (result, figures) in zip(missing, found, strict=True):
-                    self._whole[run.run_id] = result
+                for run, figures in zip(missing, found, strict=True):
                     self._figures[run.run_id] = figures
                     self.fresh.add(run.run_id)
         except BrokenProcessPool:

@@ -9,10 +9,16 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
-from perflab.analyse.run import analyse_run
-from perflab.publish.figures import Analyse, SiteRuns
+from perflab.analyse.run import analyse_run, run_figures
+from perflab.publish.figures import Analyse, Figures, SiteRuns
 from perflab.publish.manifest import Manifest, Page, digest, fingerprint
-from perflab.publish.run_page import Focus, commits_of, focus_of, run_page_result
+from perflab.publish.run_page import (
+    Focus,
+    commits_of,
+    drawn_benchmarks,
+    focus_of,
+    run_page_result,
+)
 from perflab.publish.trends import read_site
 from perflab.records.errors import ConfigError
 from perflab.records.published import Published, Site
@@ -26,16 +32,18 @@ def publish(
     *,
     threshold: float = 0.02,
     analyse: Analyse = analyse_run,
+    figures: Figures = run_figures,
     workers: int | None = 1,
 ) -> Published:
-    """The site of `store` written to the folder `out`: only the pages whose content changed,
-    each run analysed only when the folder holds no figures of it (`analyse`: how a stored run
-    is analysed, a seam for tests), those runs in up to `workers` processes at once (None: a
-    process per usable CPU). One by default: a spawned process imports the caller's main
-    module again, which a script without a `__main__` guard does not survive; the `perflab`
-    command asks for one per CPU."""
+    """The site of `store` written to the folder `out`: only the pages whose content changed;
+    each run's figures analysed (`figures`, figures only) only when the folder holds none of
+    it, those runs in up to `workers` processes at once (None: a process per usable CPU); a
+    run's page analysed whole (`analyse`) when it is rendered, for the benchmarks it draws in
+    full. `analyse` and `figures` are seams for tests. One process by default: a spawned
+    process imports the caller's main module again, which a script without a `__main__`
+    guard does not survive; the `perflab` command asks for one per CPU."""
     folder = Path(out)
-    runs = SiteRuns.read(store, folder, analyse=analyse)
+    runs = SiteRuns.read(store, folder, analyse=analyse, figures=figures)
     runs.analyse_missing(workers)
     site = read_site(store, threshold=threshold, runs=runs)
     _make_folder(folder)
@@ -66,6 +74,7 @@ def publish(
         site,
         removed=tuple(removed),
         analysed=runs.analysed,
+        pages_analysed=len(runs.pages_analysed),
     )
 
 
@@ -95,7 +104,9 @@ def _run_page(runs: SiteRuns, run_id: int, focus: Focus) -> str:
     from perflab.report.html import render_html  # jinja2: loaded only when pages are written
 
     commits = commits_of(runs.code_run(run_id))
-    return render_html(run_page_result(runs.whole(run_id), focus, commits))
+    figures = runs.figures(run_id).comparisons
+    analysed = runs.analysed_for_page(run_id, drawn_benchmarks(figures, focus, commits))
+    return render_html(run_page_result(analysed, figures, focus, commits))
 
 
 def _write_if_changed(path: Path, text: str) -> bool:

@@ -56,8 +56,9 @@ class Site:
 @dataclass(frozen=True)
 class Published:
     """What a publish did: the pages written (new or changed), those left as they were, the
-    pages of an earlier publish it removed (of runs and trends the store no longer has), and
-    how many runs it analysed (the others' figures were kept in the folder)."""
+    pages of an earlier publish it removed (of runs and trends the store no longer has), how
+    many runs' figures it analysed (the others' were kept in the folder), and how many runs
+    it analysed whole for their pages."""
 
     folder: str
     written: tuple[str, ...]
@@ -65,6 +66,8 @@ class Published:
     site: Site
     removed: tuple[str, ...] = ()
     analysed: int = 0
+    # the runs analysed whole for a page rendered now (of the benchmarks it draws in full)
+    pages_analysed: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -75,4 +78,5 @@ class Published:
             "runs": len(self.site.run_ids),
             "removed": list(self.removed),
             "analysed": self.analysed,
+            "pages_analysed": self.pages_analysed,
         }

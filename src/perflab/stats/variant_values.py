@@ -35,6 +35,15 @@ def estimator_name(n_units: int, *, trimmed: bool) -> str:
 
 
 @dataclass(frozen=True)
+class VariantCentres:
+    """Each side's value per iteration, and what the values are (estimator_name)."""
+
+    baseline: float
+    variant: float
+    estimator: str = VALUE_ESTIMATOR
+
+
+@dataclass(frozen=True)
 class VariantValues:
     """Each side's value per iteration and its spread (relative MAD of its samples)."""
 
@@ -44,21 +53,48 @@ class VariantValues:
     variant_spread: float
     estimator: str = VALUE_ESTIMATOR  # what baseline and variant are (estimator_name)
 
+    @classmethod
+    def of(cls, centres: VariantCentres, spreads: tuple[float, float]) -> VariantValues:
+        """`spreads`: the baseline's, the variant's."""
+        return cls(centres.baseline, centres.variant, *spreads, centres.estimator)
 
-def _side(
+
+def _centre(
     kept: Sequence[tuple[int, Sample, Sample]],
     index: int,
     units: Mapping[int, int] | None,
     trimmed: bool,
-) -> tuple[float, float, int]:
-    """(value, relative spread, units) of one side."""
+) -> tuple[float, int]:
+    """(value, units) of one side."""
     values = [(group, pair[index].per_iteration) for group, *pair in kept]
     if not values:
-        return math.nan, math.nan, 0
+        return math.nan, 0
     logs = [PairedLogRatio(group, 0, math.log(v)) for group, v in values]
     means = list(unit_means(logs, units).values())
     centre = trimmed_centre(means) if trimmed else float(np.mean(means))
-    return math.exp(centre), relative_spread([v for _, v in values]), len(means)
+    return math.exp(centre), len(means)
+
+
+def paired_centres(
+    kept: Sequence[tuple[int, Sample, Sample]],
+    units: Mapping[int, int] | None = None,
+    *,
+    trimmed: bool = False,
+) -> VariantCentres:
+    """From `stats.paired.kept_pairs`: (group, variant sample, baseline sample) as the decision
+    uses them; `units` as for `estimate_ratio`; `trimmed` where the ratio is a trimmed mean
+    (`stats.trimmed.trimmed_ratio`, commands)."""
+    variant, n_units = _centre(kept, 0, units, trimmed)
+    baseline, _ = _centre(kept, 1, units, trimmed)
+    return VariantCentres(baseline, variant, estimator_name(n_units, trimmed=trimmed))
+
+
+def paired_spreads(kept: Sequence[tuple[int, Sample, Sample]]) -> tuple[float, float]:
+    """The baseline's and the variant's relative spread over the samples the decision uses."""
+    return (
+        relative_spread([pair[1].per_iteration for _, *pair in kept]) if kept else math.nan,
+        relative_spread([pair[0].per_iteration for _, *pair in kept]) if kept else math.nan,
+    )
 
 
 def paired_values(
@@ -67,10 +103,5 @@ def paired_values(
     *,
     trimmed: bool = False,
 ) -> VariantValues:
-    """From `stats.paired.kept_pairs`: (group, variant sample, baseline sample) as the decision
-    uses them; `units` as for `estimate_ratio`; `trimmed` where the ratio is a trimmed mean
-    (`stats.trimmed.trimmed_ratio`, commands)."""
-    variant, variant_spread, n_units = _side(kept, 0, units, trimmed)
-    baseline, baseline_spread, _ = _side(kept, 1, units, trimmed)
-    estimator = estimator_name(n_units, trimmed=trimmed)
-    return VariantValues(baseline, variant, baseline_spread, variant_spread, estimator)
+    """`paired_centres` with each side's spread."""
+    return VariantValues.of(paired_centres(kept, units, trimmed=trimmed), paired_spreads(kept))

@@ -3,8 +3,9 @@ git= code with where each variant came from (CodeRun). Both stores return the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from perflab.records.kinds import Metric, RunStatus
@@ -67,12 +68,32 @@ class StoredRun:
     # where it was read from when not a store: a JSON document's file name (store.document)
     source: str | None = None
 
-    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
-        return BenchmarkData(
-            samples=tuple(
-                s for s in self.samples if s.benchmark == benchmark and s.metric == metric
-            ),
-            artifacts=tuple(
-                a for a in self.artifacts if a.benchmark == benchmark and a.metric == metric
-            ),
+    def of_benchmarks(self, names: Collection[str]) -> StoredRun:
+        """The run with only these benchmarks' samples, artifacts and notes (and the run's own
+        notes); its experiment whole, so each is analysed as in the whole run."""
+        wanted = set(names)
+        return replace(
+            self,
+            samples=tuple(s for s in self.samples if s.benchmark in wanted),
+            artifacts=tuple(a for a in self.artifacts if a.benchmark in wanted),
+            notes=tuple(n for n in self.notes if n.benchmark is None or n.benchmark in wanted),
         )
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        return self._data.get((benchmark, metric), BenchmarkData())
+
+    @cached_property
+    def _data(self) -> dict[tuple[str, str], BenchmarkData]:
+        """Each benchmark and metric's samples and artifacts, in stored order, grouped once: a
+        run is analysed a benchmark at a time, and a scan per benchmark is quadratic in a
+        history's run of hundreds of them."""
+        samples: dict[tuple[str, str], list[Sample]] = {}
+        for sample in self.samples:
+            samples.setdefault((sample.benchmark, sample.metric), []).append(sample)
+        artifacts: dict[tuple[str, str], list[Artifact]] = {}
+        for artifact in self.artifacts:
+            artifacts.setdefault((artifact.benchmark, artifact.metric), []).append(artifact)
+        return {
+            key: BenchmarkData(tuple(samples.get(key, ())), tuple(artifacts.get(key, ())))
+            for key in samples.keys() | artifacts.keys()
+        }

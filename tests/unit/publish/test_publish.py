@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from perflab.analyse.run import analyse_run
+from perflab.analyse.run import analyse_run, run_figures
 from perflab.publish import commit_line, publish, read_site
 from perflab.records.kinds import Metric, RunStatus
-from perflab.records.model import Benchmark, Experiment, Sample, Variant
+from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant
 from perflab.records.results import RunResult
 from perflab.records.settings import Settings
 from perflab.store import Store, StoredRun
@@ -312,3 +313,95 @@ def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None
     long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
     drawn = re.search(r'points="([^"]+)"', sparkline(long))
     assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH
+
+
+class CountingFigures:
+    """The seam `publish` derives each run's figures through (figures only), counting them."""
+
+    def __init__(self) -> None:
+        self.runs: list[int] = []
+
+    def __call__(self, run: StoredRun) -> tuple[Comparison, ...]:
+        self.runs.append(run.run_id)
+        return run_figures(run)
+
+
+def test_the_trends_read_figures_only_and_a_page_analyses_whole_what_it_draws(
+    store: Path, tmp_path: Path
+) -> None:
+    figures, pages = CountingFigures(), CountingAnalyse()
+    done = publish(tmp_path / "site", store, analyse=pages, figures=figures)
+    assert sorted(figures.runs) == [1, 2] and sorted(pages.runs) == [1, 2]
+    assert done.analysed == 2 and done.pages_analysed == 2
+    assert done.to_json()["pages_analysed"] == 2
+    opened = Store.open(store, create=False)
+    try:
+        for run_id in (1, 2):  # the figures-only analysis: the whole one's figures, to the bit
+            stored = opened.load_run(run_id)
+            whole = analyse_run(stored).comparisons
+            assert run_figures(stored) == tuple(replace(c, details=None) for c in whole)
+    finally:
+        opened.close()
+
+
+def test_a_light_page_analyses_only_the_benchmarks_of_its_change_points(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.publish import run_page
+    from perflab.report.html import render_html
+
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8 comparisons
+    opened = Store.open(store, create=False)
+    try:
+        stored = opened.load_run(1)
+        code = opened.runs_of_code()[0]
+    finally:
+        opened.close()
+    commits = run_page.commits_of(code)
+    figures = run_figures(stored)
+    linked = next(c for c in figures if c.benchmark == "parse")
+    focus = frozenset({("parse", commits[linked.baseline], commits[linked.variant])})
+    assert run_page.drawn_benchmarks(figures, focus, commits) == {"parse"}
+    part = analyse_run(stored.of_benchmarks({"parse"}))
+    whole = analyse_run(stored)
+    # exact: each benchmark is analysed on its own, at the run's family size
+    assert part.comparisons == tuple(c for c in whole.comparisons if c.benchmark == "parse")
+    assert {n.benchmark for n in part.notes} <= {"parse", None}
+    page = run_page.run_page_result(part, figures, focus, commits)
+    assert [(c.baseline, c.variant) for c in page.comparisons] == [
+        (linked.baseline, linked.variant)
+    ]
+    html = render_html(page)
+    assert "every comparison (8)" in html  # every comparison's figures, both benchmarks'
+    assert (
+        "analysed in full 1 of the run&#x27;s 2 benchmarks, those of its change points (parse)"
+        in html
+    )
+    # no change point links the run: figures only, and the page says so
+    nothing = run_page.drawn_benchmarks(figures, frozenset(), commits)
+    assert nothing == frozenset()
+    empty = analyse_run(stored.of_benchmarks(nothing))
+    assert empty.comparisons == () and not any(n.benchmark for n in empty.notes)
+    bare = render_html(run_page.run_page_result(empty, figures, frozenset(), commits))
+    assert "no notes, measurements or explanations were derived" in bare
+    assert "every comparison (8)" in bare
+
+
+def test_a_publish_analyses_for_a_light_page_only_what_it_draws(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perflab.publish import run_page
+
+    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8, run 2 has 2
+    seen: dict[int, set[str]] = {}
+
+    def analyse(run: StoredRun) -> RunResult:
+        seen[run.run_id] = {s.benchmark for s in run.samples}
+        return analyse_run(run)
+
+    publish(tmp_path / "site", store, analyse=analyse)
+    # the change points link run 2 (drawn whole: few comparisons), none run 1 (no samples read)
+    assert seen == {1: set(), 2: {b.name for b in BENCHMARKS}}
+    page = (tmp_path / "site" / "run-1.html").read_text()
+    assert "figures only (no notes, measurements or explanations" in page
+    assert 'id="notes"' not in page

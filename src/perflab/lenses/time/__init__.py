@@ -20,4 +20,5 @@ DESCRIPTOR = LensDescriptor(
     paired_units="perflab.lenses.time.interaction:paired_units",
     wall_time=True,
     analysed_from_samples=True,
+    figures="perflab.lenses.time.analyse:time_figures",
 )

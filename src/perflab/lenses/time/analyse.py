@@ -14,7 +14,15 @@ import numpy as np
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.document import TimePoint, TimeSeries
 from perflab.records.kinds import BenchmarkKind, Metric
-from perflab.records.model import Benchmark, Comparison, Measurement, Note, Sample, Severity
+from perflab.records.model import (
+    Benchmark,
+    Comparison,
+    Experiment,
+    Measurement,
+    Note,
+    Sample,
+    Severity,
+)
 from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import (
@@ -24,7 +32,7 @@ from perflab.stats.comparison import (
     comparison_from,
     one_process_verdict,
 )
-from perflab.stats.family import family_confidence
+from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
 from perflab.stats.paired import (
     BY_GENERATION,
@@ -42,9 +50,11 @@ from perflab.stats.summary import relative_spread
 from perflab.stats.trimmed import trimmed_ratio
 from perflab.stats.variant_values import (
     VALUE_ESTIMATOR,
+    VariantCentres,
     VariantValues,
     estimator_name,
-    paired_values,
+    paired_centres,
+    paired_spreads,
 )
 
 WALL_NS = "wall_ns"
@@ -166,7 +176,7 @@ def analyse_time(
     together; each interval is computed at the level that keeps them all at the run's
     confidence (stats.family). `order`: every variant of the experiment, in its order (the
     notes about them all are then worded alike whichever group is analysed)."""
-    stored = _stored(benchmark, variants, data, settings, family)
+    stored = _stored(benchmark, variants, data, settings, family, series=True)
     notes: list[Note] = []
     for name in variants:
         notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
@@ -202,6 +212,26 @@ def analyse_time(
     )
 
 
+def time_figures(
+    benchmark: Benchmark,
+    variants: Sequence[str],
+    data: BenchmarkData,
+    experiment: Experiment,
+) -> LensAnalysis:
+    """Every variant against the first, its figures alone (ratio, interval, verdict, values),
+    the same to the bit as `analyse_time`'s: no details, notes or own times. A trend point
+    needs only these; the forecast and the noise checks are most of the whole analysis's cost
+    (bench/results/publish_scale_2026-11-29b.md). The descriptor's `figures` hook."""
+    settings = experiment.settings
+    stored = _stored(benchmark, variants, data, settings, run_family_size(experiment))
+    comparisons = []
+    for name in variants[1:]:
+        decided = _decided(stored, name, data.samples_of(name, WALL_NS))
+        if decided is not None:
+            comparisons.append(decided.comparison)
+    return LensAnalysis(comparisons=tuple(comparisons))
+
+
 @dataclass(frozen=True)
 class _Stored:
     """What every comparison of one benchmark shares, read once from the stored data."""
@@ -217,7 +247,7 @@ class _Stored:
     units: dict[int, int] | None  # generation -> server round, when forked from servers
     policy: preemption.Preemption
     elapsed_s: float
-    series: tuple[TimeSeries, ...]
+    series: tuple[TimeSeries, ...]  # the scatter plot's; empty where only figures are wanted
     shared_cpu_with: tuple[int, ...]  # other perflab runs on the measuring CPU (shared_cpu_of)
 
 
@@ -227,6 +257,8 @@ def _stored(
     data: BenchmarkData,
     settings: Settings,
     family: int,
+    *,
+    series: bool = False,
 ) -> _Stored:
     baseline = data.samples_of(variants[0], WALL_NS)
     measured_baseline = [s for s in baseline if not s.warmup]
@@ -245,7 +277,7 @@ def _stored(
         units=server_rounds_of(data),
         policy=preemption.Preemption(settings.preempted),
         elapsed_s=max((s.at_ns for s in data.samples), default=0) / 1e9,
-        series=time_series(data.samples, variants),
+        series=time_series(data.samples, variants) if series else (),
         shared_cpu_with=shared_cpu_of(data),
     )
 
@@ -300,23 +332,45 @@ def decide(
     return Decision(pairs=pairs, mean=mean, estimate=estimate, check=check)
 
 
-def _compare_variant(
-    stored: _Stored, name: str, samples: list[Sample]
-) -> tuple[Comparison, list[Note]] | None:
-    """One variant against the baseline, and the notes on its per-process noise and overload;
-    None when nothing was measured."""
-    baseline, units = stored.baseline, stored.units
+@dataclass(frozen=True)
+class _Decided:
+    """One comparison decided: its figures (no details yet) and what they were read off."""
+
+    comparison: Comparison
+    decision: Decision
+    sides: _Sides
+    centres: VariantCentres
+
+
+def _decided(stored: _Stored, name: str, samples: list[Sample]) -> _Decided | None:
+    """One variant against the baseline, its figures alone; None when nothing was measured."""
+    baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
     decision = decide(
         baseline,
         samples,
         confidence=family_confidence(stored.settings.confidence, stored.family),
         policy=stored.policy,
-        groups=SampleGroups(stored.batch_blocks, units),
+        groups=SampleGroups(batch_blocks, units),
         shared_cpu_with=stored.shared_cpu_with,
     )
     if decision is None:
         return None
-    estimate, check = decision.estimate, decision.check
+    kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
+    centres = _centres(sides, trimmed=batch_blocks is not None)
+    comparison = _time_comparison(stored, name, centres, decision.estimate, decision.check)
+    return _Decided(comparison, decision, sides, centres)
+
+
+def _compare_variant(
+    stored: _Stored, name: str, samples: list[Sample]
+) -> tuple[Comparison, list[Note]] | None:
+    """One variant against the baseline with its details, and the notes on its per-process
+    noise and overload; None when nothing was measured."""
+    decided = _decided(stored, name, samples)
+    if decided is None:
+        return None
+    estimate, check = decided.decision.estimate, decided.decision.check
     notes: list[Note] = []
     finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
     if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
@@ -325,9 +379,9 @@ def _compare_variant(
         notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
     if _few_processes(stored, estimate):
         notes.append(_few_processes_note(stored.benchmark, name, estimate.n_groups))
-    kept = kept_pairs(baseline, samples, batch_blocks=stored.batch_blocks, preemption=stored.policy)
-    sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
-    return _time_comparison(stored, name, sides, estimate, check), notes
+    values = VariantValues.of(decided.centres, _spreads(decided.sides))
+    details = _time_details(stored, decided.sides, estimate, values, check)
+    return replace(decided.comparison, details=details), notes
 
 
 def own_time(
@@ -419,19 +473,17 @@ class _Sides:
 def _time_comparison(
     stored: _Stored,
     name: str,
-    sides: _Sides,
+    values: VariantCentres,
     estimate: RatioEstimate,
     check: OverloadCheck | None,
 ) -> Comparison:
     """The columns come from the samples the ratio uses, by the same estimator
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
-    values = _variant_values(sides, trimmed=stored.batch_blocks is not None)
     comparison = comparison_from(
         estimate,
         Subject(stored.benchmark.name, Metric.TIME, stored.baseline_name, name),
         SideValues(values.baseline, values.variant, "ns"),
         equivalence_band=stored.settings.equivalence_band,
-        details=_time_details(stored, sides, estimate, values, check),
     )
     if (check is not None and check.undecided) or _few_processes(stored, estimate):
         # the bound rests on an assumed cost of preemption, or on too few processes: a claim
@@ -470,20 +522,30 @@ def _few_processes_note(benchmark: Benchmark, variant: str, n_groups: int) -> No
     )
 
 
-def _variant_values(sides: _Sides, *, trimmed: bool) -> VariantValues:
-    values = paired_values(sides.kept, sides.units, trimmed=trimmed)
-    base_values = [s.per_iteration for s in sides.baseline]
-    variant_values = [s.per_iteration for s in sides.variant if not s.warmup]
-    if not sides.kept and base_values and variant_values:
+def _centres(sides: _Sides, *, trimmed: bool) -> VariantCentres:
+    """Each side's value, by the ratio's estimator over the pairs it uses."""
+    if _all_excluded(sides):
         # every pair excluded (--preempted exclude): no ratio, the samples as measured
-        return VariantValues(
-            float(np.median(base_values)),
-            float(np.median(variant_values)),
-            relative_spread(base_values),
-            relative_spread(variant_values),
+        return VariantCentres(
+            float(np.median([s.per_iteration for s in sides.baseline])),
+            float(np.median([s.per_iteration for s in sides.variant if not s.warmup])),
             estimator="median as measured",
         )
-    return values
+    return paired_centres(sides.kept, sides.units, trimmed=trimmed)
+
+
+def _spreads(sides: _Sides) -> tuple[float, float]:
+    """The baseline's and the variant's spread, over the samples their values are from."""
+    if _all_excluded(sides):
+        return (
+            relative_spread([s.per_iteration for s in sides.baseline]),
+            relative_spread([s.per_iteration for s in sides.variant if not s.warmup]),
+        )
+    return paired_spreads(sides.kept)
+
+
+def _all_excluded(sides: _Sides) -> bool:
+    return not sides.kept and bool(sides.baseline) and any(not s.warmup for s in sides.variant)
 
 
 def _time_details(
