@@ -14,8 +14,8 @@ side plus the other lenses' claims about it. A pair whose counts agree within th
 processes (or the instructions lens's `SAME_COUNT` of the total) has nothing to account for and
 names no cause. A function that ran in the baseline only and one that ran in the variant only in
 its place (a lens saw one call site or dispatch call them: `callee_changed`, `dispatch_changed`)
-are one cause, with their net change: apart, the gone one read "-1,000,008 sum_scalar ... 3.3
-times the difference" where sum_pairs (+700,015) replaced it. Vector width changes (asm) come
+are one cause, with their net change: apart, the gone one alone would claim more than the whole
+difference its replacement mostly cancels. Vector width changes (asm) come
 first: the plainest cause of a dispatch or `-march` change, which a tool's counts may not see
 (its blind spot) and a short profile may not tell (hidden_dispatch.py). What a lens cannot
 see is said in its own words (its descriptor's `blind_spot` and `reads_placement`).

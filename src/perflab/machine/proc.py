@@ -148,8 +148,8 @@ def _child_setup(spec: LaunchSpec):  # type: ignore[no-untyped-def]
 _counter = itertools.count(1)
 _stopped_total = 0
 # The orphan sweep after a build spares every process perflab launched itself and has not yet
-# reaped: a child in the middle of an exec shows an empty environment (no token), and another
-# thread's launch (a bisect builds one commit while it measures another) was killed for it.
+# reaped: a child in the middle of an exec shows an empty environment (no token), so another
+# thread's launch (a bisect builds one commit while it measures another) would look orphaned.
 # Launching and sweeping take turns on the lock, so no launch is mid-exec while a sweep looks.
 _launch_lock = threading.Lock()
 _launched: set[int] = set()
@@ -372,9 +372,8 @@ class PopenProcess:
 
     def read_line(self, timeout_s: float) -> str | None:
         # Lines are cut from perflab's own buffer of what os.read returned: a buffered reader
-        # may hold a second line that arrived with the first, and select() on the pipe then
-        # waits for data that has already been read (a worker's quit reply and its fork
-        # server's "exited" came together under load, and the second was never seen).
+        # may hold a second line that arrived with the first, and select() on the pipe would
+        # then wait for data that has already been read.
         stdout = self.popen.stdout
         assert stdout is not None
         fd = stdout.fileno()

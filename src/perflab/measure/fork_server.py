@@ -1,8 +1,8 @@
 """Fork servers: one process per variant imports the set-up's modules once, then forks a fresh
 worker per generation (the statement worker's `preload` and `fork` ops).
 
-An expensive set-up (`import torch`: seconds) paid by every variant in every generation ate
-most of a budget (the figures: bench/results/comment_figures.md).
+Why: an expensive set-up (`import torch`) paid again by every variant in every generation
+would spend most of a budget before the first sample.
 A forked child starts with the modules loaded, runs the whole set-up again (its objects are its
 own) and serves the protocol on the server's channel until it quits; the server waits for it,
 then forks the next. What fork does not re-randomise: the address-space layout (ASLR is

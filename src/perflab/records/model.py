@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from perflab.records.document import TimeSeries
 
-# the vocabularies and the settings lived here before records/kinds.py and records/settings.py:
-# users' code imports them from here, so they stay importable from here
+# the vocabularies and the settings are re-exported from records/kinds.py and
+# records/settings.py: users' code imports them from this module
 from perflab.records.kinds import BenchmarkKind as BenchmarkKind
 from perflab.records.kinds import Metric as Metric
 from perflab.records.kinds import RunStatus as RunStatus

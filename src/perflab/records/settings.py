@@ -79,9 +79,8 @@ def _duration(name: str, unit: str = "s") -> Callable[[Any], str | None]:
     return check
 
 
-# a warm-up past this settles nothing a few hundred samples do not, and is days of work: at
-# the default 10 ms sample it is 100 s per worker generation of each variant before one sample
-# is kept (a statement's six generations, two variants: 20 min); --warmup 1000000000 was years
+# a warm-up past this settles nothing a few hundred samples do not: at the default 10 ms
+# sample it is already 100 s per worker generation of each variant before one sample is kept
 MAX_WARMUP = 10_000
 
 

@@ -172,7 +172,7 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     processes' work on the host, time slices) within milliseconds, so a pair whose two samples
     fell on different sides of a switch is far off either way, and such pairs can be a large
     share of a generation; a trimmed mean keeps some of them and makes false claims where the
-    median does not (docs/statistics.md; the A/A runs: bench/results/comment_figures.md)."""
+    median does not (docs/statistics.md)."""
     grouped: dict[int, list[float]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.group].append(pair.log_ratio)
@@ -183,8 +183,8 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
 
 # Quantiles this scipy build computed in earlier processes, (probability, df) -> value: seeded
 # by the engine from the analysis cache, so an analysis that needs no other scipy function does
-# not import scipy.special (0.3 s of CPU; bench/results/analysis_in_run_2026-11-29.md). The
-# stored value is scipy's, bit for bit (JSON keeps a float's repr).
+# not pay for importing scipy.special. The stored value is scipy's, bit for bit (JSON keeps a
+# float's repr).
 _KNOWN_QUANTILES: dict[tuple[float, int], float] = {}
 _NEW_QUANTILES: dict[tuple[float, int], float] = {}
 _KEPT_DF = 256  # degrees of freedom 1..256 are kept for each probability asked for
@@ -203,11 +203,9 @@ def new_quantiles() -> dict[tuple[float, int], float]:
 @functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
     """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy
-    is imported on first use: importing scipy.stats was most of the `perflab` command's
-    start-up, which every command paid, a run refused before measuring and `perflab list` too.
-    And from `scipy.special`: its `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same
-    bits, and importing it is much cheaper, which every run that computes an interval still
-    pays (figures: bench/results/comment_figures.md)."""
+    is imported on first use, so a command that computes no interval does not pay for it; and
+    from `scipy.special`, whose `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same
+    bits, because it imports much faster than `scipy.stats`."""
     known = _KNOWN_QUANTILES.get((probability, df))
     if known is not None:
         return known

@@ -84,8 +84,8 @@ def instructions_difference(
     first, second = instructions_of(minuend), instructions_of(subtrahend)
     if first is None or second is None or first.events != second.events:
         return None
-    # sums kept in lists beside the first row seen, rows built once at the end: a row per
-    # executed instruction on each side, and a replace() per row was about half of this function
+    # sums kept in lists beside the first row seen, rows built once at the end: there is a row
+    # per executed instruction on each side, so per-row records would dominate the cost
     totals: dict[tuple[FunctionId, int], tuple[InstructionCost, list[float]]] = {}
     for sign, rows in ((1.0, first.rows), (-1.0, second.rows)):
         for row in rows:

@@ -670,7 +670,7 @@ def reattribute_inlined(
     Instructions of objects without frames keep callgrind's attribution. The result has no
     call edges: inclusive costs of this view equal self costs."""
     # each function's file (its first row's) and costs summed in row order, the records built
-    # once at the end: one record per row was most of this function's time
+    # once at the end: there is a row per executed instruction, too many for a record each
     sums: dict[FunctionId, tuple[str, list[float]]] = {}
     no_frames: AddressFrames = {}
     for row in instructions.rows:

@@ -564,7 +564,7 @@ def _traffic_comparisons(pair: _Pair) -> list[Comparison]:
         )
         if below_floor(measure, before, after):
             # a few lines of interpreter and allocator state decide such a ratio: shown,
-            # never a verdict (an A/A's 116 B per iteration was once called `slower`)
+            # never a verdict
             comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
         comparisons.append(comparison)
     return comparisons

@@ -220,8 +220,8 @@ def time_figures(
 ) -> LensAnalysis:
     """Every variant against the first, its figures alone (ratio, interval, verdict, values),
     the same to the bit as `analyse_time`'s: no details, notes or own times. A trend point
-    needs only these; the forecast and the noise checks are most of the whole analysis's cost
-    (bench/results/publish_scale_2026-11-29b.md). The descriptor's `figures` hook."""
+    needs only these; the forecast and the noise checks are most of the whole analysis's cost.
+    The descriptor's `figures` hook."""
     settings = experiment.settings
     stored = _stored(benchmark, variants, data, settings, run_family_size(experiment))
     comparisons = []
@@ -496,8 +496,7 @@ def _time_comparison(
 # A statement's interval over fewer worker generations than this rests on one degree of freedom
 # for the spread between processes: a claim from it needs the whole interval beyond what
 # processes of the same code differ by (stats.comparison), as a lens of one process per variant.
-# Why: under load, two generations of an A/A that agreed closely made false claims at --budget 1
-# (bench/results/aa_asv_budget1_2026-11-29.md).
+# Why: two generations that agree closely by chance say nothing of the spread between processes.
 MIN_GENERATIONS_TO_DECIDE = 3
 
 
