@@ -57,7 +57,7 @@ COUNTING_CPUS = 2
 OVERRUN_MARGIN = 0.1
 FIT_MARGIN = 1.1  # the budget said to fit is the needs plus this margin (they are estimates)
 # ... growing with the machine's factor up to this one at LOADED_FACTOR: a loaded machine's
-# load moves between runs, and so do two runs' needs (bench/results/comment_figures.md).
+# load moves between runs, and so do two runs' needs.
 # Continuous, so that two asks whose factors fall either side of a step get the same answer.
 LOADED_FACTOR = 2.0
 LOADED_FIT_MARGIN = 1.25

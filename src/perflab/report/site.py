@@ -173,8 +173,8 @@ def sparkline(trend: Trend) -> str:
         y = SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * (value - low) / span
         return x, y
 
-    # a point per pixel column at most (the mean of its values): a grid of 200 trends of 500
-    # commits drew 100,000 points into the front page, 1.1 MB
+    # a point per pixel column at most (the mean of its values): points beyond the pixels add
+    # bytes to the page, multiplied by every trend on it, and nothing to the line
     columns: dict[int, list[tuple[float, float]]] = {}
     for i, v in points:
         x, y = place(i, v)

@@ -68,8 +68,7 @@ def comparison_from(
 # seed), up to about this much apart. A lens whose variants each ran in one process (the profile
 # lens), or in children forked from one process that set those effects (the torch lens's
 # generations), has an interval that holds none of that, so its verdict needs the whole interval
-# beyond this (docs/statistics.md, "A noise model for processes"; the false claims it prevents:
-# bench/results/comment_figures.md).
+# beyond this (docs/statistics.md, "A noise model for processes").
 ONE_PROCESS_ALLOWANCE = 0.10
 
 

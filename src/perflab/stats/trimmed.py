@@ -2,7 +2,7 @@
 
 A command's unit is about a second of blocks, the median of a few pairs (often 2-6 for a
 ~100 ms command on a busy machine). On a shared machine a run's CPU itself slows down for a
-while (its CPU time grows, not only its wall time: bench/results/comment_figures.md), so a
+while (its CPU time grows, not only its wall time), so a
 unit whose few pairs met such spells is far off, and a mean over the units, with
 their SD, pays for every such unit in both its centre and its width. The interval is therefore
 the Tukey-McLaughlin (Yuen) interval of the 20%-trimmed mean of the units: the mean of the

@@ -162,7 +162,7 @@ def callgrind_discard(worker, request):
         return probe
     # the thread-start watch is made here too, before any fork, so that a child that toggles
     # collection starts from the state one that switches does: made in the child alone, it
-    # changes the child's count (bench/results/comment_figures.md)
+    # changes the child's count
     _watch_thread_starts()
     # the few instructions between the switches: counted nowhere (the children inherit zeros)
     _requests_then_zero(_state["start_at"], _state["stop_at"])

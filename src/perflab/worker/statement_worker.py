@@ -902,9 +902,10 @@ def _exit_without_teardown(worker):
     """Once the parent said quit: run what the set-up registered to run at exit (atexit, and
     weakref.finalize through it), let go of the set-up's own objects (their finalisers run,
     e.g. a NamedTemporaryFile's, which removes its file), flush, and leave without tearing
-    down the imported modules. Tearing down torch's modules took 0.3-0.7 s per process after
-    its last sample, which every fork server and every fresh worker of such a set-up paid
-    inside the budget (and the next generation's measuring CPU with it). Not while another
+    down the imported modules: tearing down a large library's modules (torch's) costs a good
+    part of a second per process after its last sample, which every fork server and every
+    fresh worker of such a set-up would pay inside the budget (and the next generation's
+    measuring CPU with it). Not while another
     non-daemon thread runs: the interpreter would wait for it, and so does this worker, by
     exiting as usual (stopping the leftovers then is the last exit function)."""
     threading = sys.modules.get("threading")

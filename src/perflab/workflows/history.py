@@ -250,7 +250,7 @@ def _known_points(
 
 # A history measures its commits in runs of at most this many, one run after another: a run's
 # analysis holds every variant's samples and profiles at once, so perflab's memory would grow
-# with the history's length (335 MB for 501 commits in one run).
+# with the history's length.
 COMMITS_PER_RUN = 32
 
 

@@ -36,8 +36,7 @@ PROBE = "counter-probe"  # artifact (baseline variant): events found unavailable
 AVAILABILITY = "counter-availability"  # artifact per variant and generation
 # a count event claims a difference only where a sample holds at least this many events on one
 # side: a handful per sample (context switches from the worker's handshake racing the counter's
-# switch) is noise of its own that the interval does not see (the A/A it misled:
-# bench/results/comment_figures.md)
+# switch) is noise of its own that the interval does not see
 COUNT_FLOOR = 100
 
 

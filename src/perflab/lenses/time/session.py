@@ -70,7 +70,7 @@ COMMAND_UNITS_IN_SHARE = 10
 # Busy machine: when this share of the first generation's samples was preempted, the later
 # generations' samples last about this long: a shorter sample fits between other processes'
 # time slices, so far fewer are preempted and more pairs narrow the interval, even beside a
-# single busy loop (docs/statistics.md; figures in bench/results/comment_figures.md).
+# single busy loop (docs/statistics.md).
 LOADED_PREEMPTED_FRACTION = 0.05
 
 

@@ -38,8 +38,7 @@ from perflab.stats.paired import estimate_ratio, pair_samples
 SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
 # sample of a profile that recorded a GPU: the larger of the host's dispatch-and-launch time and
 # the device's time (µs) for `loops` iterations; a device-bound statement's host time moves
-# with launch overheads, not with its kernels (a GPU run where they disagreed:
-# bench/results/comment_figures.md)
+# with launch overheads, not with its kernels
 PACE_US = "pace_us"
 OP_CALLS = "op_calls:"  # + op name: that op's count
 OP_SELF_CPU_US = "op_self_cpu_us:"
