@@ -1,5 +1,9 @@
-"""The verdict rule, in one place for every lens and report: an interval against 1 and the
-equivalence band around it."""
+"""The verdict rule itself: an interval against 1 and the equivalence band around it.
+
+Every verdict starts here: lenses through `stats.comparison.comparison_from`, which builds a
+`Comparison` with it; the sequential check and interaction verdicts call it directly. The
+stricter rule for an interval over one process per variant is
+`stats.comparison.one_process_verdict`."""
 
 from __future__ import annotations
 

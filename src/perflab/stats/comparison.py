@@ -1,5 +1,7 @@
-"""A `Comparison` from a ratio and its interval: the verdict rule applied in one place, so
-every lens decides `faster`/`equivalent`/`slower` the same way."""
+"""A `Comparison` from a ratio and its interval, its verdict from `records.verdicts.verdict_for`
+(the rule itself: the interval against 1 and the equivalence band), so every lens decides
+`faster`/`equivalent`/`slower` the same way; and `one_process_verdict`, the stricter rule for an
+interval that cannot hold the spread between processes."""
 
 from __future__ import annotations
 
@@ -65,10 +67,9 @@ def comparison_from(
 
 
 # Separate worker processes of identical code run at different speeds (memory layout, hash
-# seed), up to about this much apart. A lens whose variants each ran in one process (the profile
-# lens), or in children forked from one process that set those effects (the torch lens's
-# generations), has an interval that holds none of that, so its verdict needs the whole interval
-# beyond this (docs/statistics.md, "A noise model for processes").
+# seed), up to about this much apart. An interval from samples of one process per variant, or of
+# children forked from one process that fixed those effects, holds none of that spread, so its
+# verdict needs the whole interval beyond this (docs/statistics.md, "A noise model for processes").
 ONE_PROCESS_ALLOWANCE = 0.10
 
 
