@@ -33,17 +33,6 @@ def format_ratio(ratio: float, ci_low: float, ci_high: float) -> str:
     return f"{ratio:.3f} [{ci_low:.3f}, {high}]"
 
 
-def format_change(ratio: float) -> str:
-    """'12.3% slower' / '4.0% faster' / 'same' from a variant/baseline ratio."""
-    if math.isnan(ratio):
-        return "-"
-    if abs(ratio - 1) < 0.0005:
-        return "same"
-    if ratio > 1:
-        return f"{ratio - 1:.1%} more"
-    return f"{1 - ratio:.1%} less"
-
-
 def format_seconds(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"

@@ -95,13 +95,3 @@ def paired_spreads(kept: Sequence[tuple[int, Sample, Sample]]) -> tuple[float, f
         relative_spread([pair[1].per_iteration for _, *pair in kept]) if kept else math.nan,
         relative_spread([pair[0].per_iteration for _, *pair in kept]) if kept else math.nan,
     )
-
-
-def paired_values(
-    kept: Sequence[tuple[int, Sample, Sample]],
-    units: Mapping[int, int] | None = None,
-    *,
-    trimmed: bool = False,
-) -> VariantValues:
-    """`paired_centres` with each side's spread."""
-    return VariantValues.of(paired_centres(kept, units, trimmed=trimmed), paired_spreads(kept))

@@ -58,10 +58,5 @@ def pair_objects(baseline: Iterable[str], variant: Iterable[str]) -> dict[str, s
     return {rights[key]: lefts[key] for key in rights.keys() & lefts.keys()}
 
 
-def paired_label(baseline: str, variant: str) -> str:
-    """How a row names an object paired across builds: `libpython3.11.so.1.0 → 3.12...`."""
-    return baseline if baseline == variant else f"{baseline} → {variant}"
-
-
 def invert(pairs: Mapping[str, str]) -> dict[str, str]:
     return {b: v for v, b in pairs.items()}

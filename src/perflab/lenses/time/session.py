@@ -26,7 +26,7 @@ from perflab.measure.sampler import InterleavedSampler
 from perflab.measure.session import LensSession
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
-from perflab.records.model import Artifact, Benchmark, Note, Sample, Severity, Variant
+from perflab.records.model import Artifact, Benchmark, Note, Sample, Severity
 from perflab.stats import preemption
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, SampleGroups, estimate_ratio, own_log_values
@@ -280,7 +280,3 @@ def may_stop_after(
         confidence=confidence,
         family=family,
     )
-
-
-def variant_names(variants: Sequence[Variant]) -> list[str]:
-    return [v.name for v in variants]
