@@ -1,7 +1,9 @@
-"""A `Comparison` from a ratio and its interval, its verdict from `records.verdicts.verdict_for`
-(the rule itself: the interval against 1 and the equivalence band), so every lens decides
-`faster`/`equivalent`/`slower` the same way; and `one_process_verdict`, the stricter rule for an
-interval that cannot hold the spread between processes."""
+"""A `Comparison` from a ratio and its interval, decided by `records.verdicts`'s rule, so every
+lens decides `faster`/`equivalent`/`slower` the same way.
+
+The rule itself (the interval against 1 and the equivalence band) lives in `records.verdicts`;
+this module applies it and holds `one_process_verdict`, the stricter rule for an interval that
+cannot hold the spread between processes."""
 
 from __future__ import annotations
 
