@@ -488,7 +488,7 @@ def _time_comparison(
     if (check is not None and check.undecided) or _few_processes(stored, estimate):
         # the bound rests on an assumed cost of preemption, or on too few processes: a claim
         # needs the whole (widened) interval beyond what processes of the same code differ by,
-        # and none is `equivalent`; a 50x difference is not thrown away for want of a measure
+        # and none is `equivalent`: a difference far beyond the assumption is still a finding
         return one_process_verdict(comparison)
     return comparison
 
