@@ -17,7 +17,7 @@ from perflab.report.html import render_html
 from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section
 from tests.golden.test_report_snapshots import _terminal, check
-from tests.unit.lenses.test_memory_lens import data, stored
+from tests.unit.lenses.memory.test_memory_lens import data, stored
 
 BENCHMARK = Benchmark("relu", stmt="f()")
 

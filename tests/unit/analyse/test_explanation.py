@@ -11,6 +11,9 @@ from perflab.records.document import Table
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.analyse.explanation"
+
 
 @dataclass(frozen=True)
 class Raw:

@@ -6,18 +6,19 @@ tests/integration (tests/cli when it drives the perflab command)."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 UNIT = ROOT / "tests" / "unit"
-# the packages and the few modules at src/perflab's root (api) a folder may be named after
-PACKAGES = frozenset(
-    p.name if p.is_dir() else p.stem
-    for p in (ROOT / "src" / "perflab").iterdir()
-    if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.name != "__init__.py")
-)
+SRC = ROOT / "src" / "perflab"
 # tests of the repository as a whole (layers, docs, bench scripts), not of one package
 CROSS = "cross"
+# the records are the vocabulary every layer speaks (a test builds its inputs from them), so they
+# say what a test is about only when it imports nothing else of perflab
+VOCABULARY = "records"
+# the lenses' tests are split one folder per lens: the lens packages are mirrored one level down
+NESTED = frozenset({"lenses"})
 # modules that start processes (tests.git_repo runs git); a unit test uses machine.proc's
 # FakeRunner instead
 SPAWNING = frozenset({"subprocess", "multiprocessing", "tests.git_repo"})
@@ -41,22 +42,103 @@ def _imported(path: Path) -> tuple[set[str], set[str]]:
     return modules, names
 
 
-def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
-    misplaced = []
-    for path in _unit_modules():
-        relative = path.relative_to(UNIT)
-        folder = relative.parts[0] if len(relative.parts) > 1 else None
-        if folder == CROSS:
+def _home(dotted: str) -> tuple[str, ...]:
+    """The src/perflab folders (and module) a dotted name lies in: `perflab.lenses.time.analyse.X`
+    is ("lenses", "time", "analyse"); () outside perflab."""
+    parts = dotted.split(".")
+    if parts[0] != "perflab":
+        return ()
+    home: list[str] = []
+    here = SRC
+    for part in parts[1:]:
+        if (here / part).is_dir():
+            home.append(part)
+            here = here / part
             continue
-        modules, _ = _imported(path)
-        if folder not in PACKAGES or not any(
-            m == f"perflab.{folder}" or m.startswith(f"perflab.{folder}.") for m in modules
+        if (here / f"{part}.py").is_file():
+            home.append(part)
+        break
+    return tuple(home)
+
+
+def _subject(path: Path) -> str | None:
+    """The module a file declares it tests (`SUBJECT = "perflab.x.y"` at module level)."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "SUBJECT" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
         ):
-            misplaced.append(f"tests/unit/{relative}")
-    assert not misplaced, (
-        "a unit test lives in tests/unit/<package>/, named after the src/perflab package it "
-        "tests (and imports), or in tests/unit/cross/ when it checks the repository as a whole; "
-        "move with `git mv`: " + ", ".join(misplaced)
+            return node.value.value
+    return None
+
+
+def _imported_homes(path: Path) -> Counter[tuple[str, ...]]:
+    """How many names a file imports from each perflab module (a plain import counts one)."""
+    homes: Counter[tuple[str, ...]] = Counter()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            homes.update(_home(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            homes.update(_home(f"{node.module}.{alias.name}") for alias in node.names)
+    del homes[()]
+    return homes
+
+
+def _most(homes: Counter[tuple[str, ...]], within: tuple[str, ...] = ()) -> set[str]:
+    """The folders (or modules) right below src/perflab/<within> that most imported names lie in."""
+    counts: Counter[str] = Counter()
+    for home, n in homes.items():
+        if len(home) > len(within) and home[: len(within)] == within:
+            counts[home[len(within)]] += n
+    if not within and set(counts) - {VOCABULARY}:
+        del counts[VOCABULARY]
+    top = max(counts.values(), default=0)
+    return {name for name, n in counts.items() if n == top}
+
+
+def _homes(homes: Counter[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """The folders under tests/unit a test with these imports may live in (ties allowed): its
+    package's, and for a lens, its lens's; the lenses' shared machinery stays in lenses/."""
+    allowed: set[tuple[str, ...]] = set()
+    for package in _most(homes):
+        inner = _most(homes, (package,)) if package in NESTED else set()
+        lenses = {(package, name) for name in inner if (SRC / package / name).is_dir()}
+        allowed |= lenses if lenses and len(lenses) == len(inner) else {(package,), *lenses}
+    return allowed
+
+
+def _misfiled(path: Path) -> str | None:
+    """Where a misfiled test belongs, None when it is where it belongs."""
+    folders = path.relative_to(UNIT).parts[:-1]
+    subject = _subject(path)
+    home = _home(subject) if subject else ()
+    if subject and len(home) != subject.count("."):
+        return (
+            f"tests/unit/{'/'.join(folders)}/{path.name}: SUBJECT {subject!r} is no perflab module"
+        )
+    allowed = _homes(Counter([home]) if home else _imported_homes(path))
+    if folders in allowed:
+        return None
+    where = " or ".join(f"tests/unit/{'/'.join(home)}/" for home in sorted(allowed))
+    return f"tests/unit/{'/'.join(folders)}/{path.name} -> " + (
+        where or "? (it imports nothing of perflab: declare SUBJECT)"
+    )
+
+
+def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
+    misfiled = [
+        line
+        for path in _unit_modules()
+        if path.relative_to(UNIT).parts[0] != CROSS and (line := _misfiled(path)) is not None
+    ]
+    assert not misfiled, (
+        "a unit test lives in tests/unit/<package>/ (a lens's in tests/unit/lenses/<lens>/), the "
+        "src/perflab package whose names it imports most (the records count only when it imports "
+        "nothing else), or in tests/unit/cross/ when it checks the repository as a whole; one "
+        'that tests a module through others\' names says so with SUBJECT = "perflab.x.y". '
+        "Move with `git mv` (or declare SUBJECT):\n  " + "\n  ".join(misfiled)
     )
 
 

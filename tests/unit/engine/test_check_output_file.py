@@ -17,6 +17,9 @@ from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.engine.prepare.output_check"
+
 
 def _context(tmp_path: Path, runner: FakeRunner, written: str | None) -> LensContext:
     experiment = Experiment(

@@ -18,6 +18,9 @@ from perflab.measure.lens import NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Note
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.engine.cpu"
+
 
 class _Notes:
     def __init__(self) -> None:

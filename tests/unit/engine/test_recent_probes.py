@@ -26,6 +26,9 @@ from perflab.plan.budget import (
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.engine.prepare.recent_probes"
+
 PROBE = CostProbe(
     BenchmarkKind.STATEMENT,
     variants=2,

@@ -14,6 +14,9 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Sample
 from perflab.stats.preemption import is_preempted
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.measure.commands"
+
 
 def test_the_launcher_s_turns_come_off_the_wait() -> None:
     # a 12 ms program on an idle CPU: it waited 310 us, while the launcher ran 330 us

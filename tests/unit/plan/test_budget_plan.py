@@ -49,6 +49,9 @@ from perflab.plan.budget import (
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.plan.budget"
+
 QUICK = CostProbe(
     BenchmarkKind.STATEMENT,
     variants=2,
@@ -243,8 +246,8 @@ def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     from perflab.lenses.torch.measure import TorchLens
     from tests.conftest import FAST
     from tests.scripted_worker import ScriptedWorker
-    from tests.unit.lenses.test_measuring_loops import BENCH, FakeClock, _context, _ns_per_loop
-    from tests.unit.lenses.test_measuring_loops import _torch_profile as torch_profile
+    from tests.unit.lenses.time.test_measuring_loops import BENCH, FakeClock, _context, _ns_per_loop
+    from tests.unit.lenses.time.test_measuring_loops import _torch_profile as torch_profile
 
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
     for share_s, generations in ((0.0, 2), (100.0, 5)):

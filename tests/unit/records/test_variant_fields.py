@@ -8,6 +8,9 @@ from perflab.machine.host import variant_differences
 from perflab.plan.config import parse_variant
 from perflab.records.model import VARIANT_FIELDS, Variant, short_commit
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.records.model"
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 FULL = Variant(
     "b",

@@ -14,6 +14,9 @@ from perflab.report.exports import render_csv, render_hyperfine_json
 from perflab.stats.paired import estimate_ratio, own_log_values
 from perflab.stats.preemption import Preemption
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.report.exports"
+
 
 def _own(variant: str, times: tuple[float, ...]) -> Measurement:
     return Measurement(

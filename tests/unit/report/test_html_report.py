@@ -36,6 +36,9 @@ from perflab.report.html import render_html
 from perflab.store.sqlite import StoredRun
 from perflab.tools.profile_stacks import Stack, parse_folded
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.report.html"
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 

@@ -10,7 +10,10 @@ import pytest
 
 from perflab.lenses.time.analyse import TimeDetails
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.unit.lenses.test_time_columns import _comparison, _samples
+from tests.unit.lenses.time.test_time_columns import _comparison, _samples
+
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.report"
 
 
 def test_the_caption_names_batches_in_the_plural() -> None:

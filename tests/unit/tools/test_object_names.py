@@ -8,7 +8,10 @@ import pytest
 from perflab.lenses.instructions.analyse import paired_costs, with_variant_objects
 from perflab.lenses.instructions.explain import Presence, function_deltas
 from perflab.tools.object_names import library_name, pair_objects
-from tests.unit.lenses.test_instruction_analysis import costs
+from tests.unit.lenses.instructions.test_instruction_analysis import costs
+
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.tools.object_names"
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,9 @@ from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Sever
 from perflab.records.settings import Settings
 from perflab.stats.summary import ratio_interval
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.lenses.instructions.measure"
+
 
 def FakeRunner(returncode: int = 0) -> ScriptedRunner:  # noqa: N802
     return ScriptedRunner().on_run(r".", returncode=returncode, stdout="valgrind-3.19.0\n")

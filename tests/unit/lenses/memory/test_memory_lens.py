@@ -32,6 +32,9 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Sample, Variant
 from perflab.records.settings import Settings
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.lenses.memory"
+
 EVENTS = "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw"
 
 

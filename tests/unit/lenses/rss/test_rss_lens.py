@@ -21,6 +21,9 @@ from perflab.records.model import Benchmark, Experiment, Variant
 from tests.conftest import FAST
 from tests.scripted_worker import ScriptedWorker
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.lenses.rss"
+
 VARIANTS = (Variant("A"), Variant("B", env={"BIG": "1"}))
 
 

@@ -13,6 +13,9 @@ from perflab.machine.proc import Completed
 from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.records.kinds import Metric
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.diagnose.doctor"
+
 DATA = Path(__file__).parents[2] / "golden" / "data" / "perf"
 
 

@@ -15,7 +15,7 @@ from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId
 from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
 from perflab.tools.profile_stacks import Stack, hot_symbols
 from perflab.tools.symbol_names import cpu_copy, dispatch_pairs, selector_changes
-from tests.unit.lenses.test_asm_explain import XMM, YMM, claims, listing
+from tests.unit.lenses.asm.test_asm_explain import XMM, YMM, claims, listing
 
 NPY = "_multiarray_umath.cpython-312-x86_64-linux-gnu.so"
 OBJ = f"/venv/numpy/_core/{NPY}"

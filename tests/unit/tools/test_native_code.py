@@ -6,6 +6,9 @@ from perflab.engine.run_notes import caches_matter
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.tools.native_code import native_code
 
+# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
+SUBJECT = "perflab.tools.native_code"
+
 
 def test_pure_python_statements_run_no_cpu_dispatched_code() -> None:
     assert (
