@@ -79,9 +79,7 @@ def test_a_child_runs_its_own_exit_functions_once(tmp_path: Path) -> None:
             "exit", stmt="pass", setup=f"import atexit, os\nWHO = 'setup'\natexit.register({write})"
         ),
         Variant("A"),
-        default_python=sys.executable,
-        cpu=None,
-        timeout_s=30,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=30),
     )
     try:
         with server.worker() as child:
