@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from perflab.machine.proc import SubprocessRunner  # noqa: E402
 from perflab.measure.fork_server import ForkServer  # noqa: E402
-from perflab.measure.worker_client import StatementWorker, WorkerOps  # noqa: E402
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerOps  # noqa: E402
 from perflab.plan.schedule import block_orders  # noqa: E402
 from perflab.records.model import Benchmark, Variant  # noqa: E402
 
@@ -157,11 +157,7 @@ def main() -> None:
                 runner,
                 benchmark,
                 v,
-                default_python=python,
-                cpu=cpu,
-                timeout_s=60,
-                extra_env=layout,
-                disable_aslr=True,
+                WorkerLaunch(python, cpu, 60, extra_env=layout, disable_aslr=True),
             )
             for v in variants
         ]
@@ -190,15 +186,11 @@ def main() -> None:
     for g in range(args.fresh):
         layout = {"PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1))}
         pair = [
-            StatementWorker(
+            StatementWorker.start(
                 runner,
                 benchmark,
                 v,
-                interpreter=python,
-                cpu=cpu,
-                timeout_s=60,
-                extra_env=layout,
-                disable_aslr=True,
+                WorkerLaunch(python, cpu, 60, extra_env=layout, disable_aslr=True),
                 ops=(PROBE_OPS,),
             )
             for v in variants

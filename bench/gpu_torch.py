@@ -23,7 +23,7 @@ from typing import Any
 
 from perflab.lenses.torch.measure import WORKER_OPS
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.worker_client import StatementWorker, WorkerOps
+from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerOps
 from perflab.records.model import Benchmark, Variant
 
 SMALL = "import torch; x = torch.ones(1, device='cuda'); y = torch.ones(1, device='cuda')"
@@ -62,13 +62,11 @@ def capture(case: str) -> dict[str, Any]:
     stmt, setup, env, loops = CAPTURES[case]
     ops = WorkerOps.from_module(WORKER_OPS)
     benchmark = Benchmark(case, stmt=stmt, setup=setup)
-    with StatementWorker(
+    with StatementWorker.start(
         SubprocessRunner(),
         benchmark,
         Variant(case, env=env),
-        interpreter=sys.executable,
-        cpu=None,
-        timeout_s=300,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=300),
         ops=(ops,),
     ) as worker:
         worker.call({"op": "torch_profile", "loops": min(loops, 20)}, timeout_s=300)  # warm-up

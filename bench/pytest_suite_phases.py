@@ -21,6 +21,7 @@ from pathlib import Path
 
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.plan.pytest_suite import PytestTest
 from perflab.records.model import Variant
 
@@ -47,7 +48,7 @@ def main() -> None:
         started = time.monotonic()
         server = ForkServer(
             SubprocessRunner(), benchmark, variant,
-            default_python=args.python, cpu=None, timeout_s=300,
+            WorkerLaunch(args.python, cpu=None, timeout_s=300),
         )  # fmt: skip
         try:
             print(

@@ -14,6 +14,7 @@ import pytest
 
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.fork_server import ForkServer
+from perflab.measure.worker_client import WorkerLaunch
 from perflab.plan.pytest_suite import PytestTest, parse_listing, pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant
@@ -128,7 +129,7 @@ def test_a_fork_server_collects_the_file_once_for_its_children(suite: Path) -> N
     test = PytestTest("test_counted.py::test_counted", "test_counted.py", ".")
     server = ForkServer(
         SubprocessRunner(), test.benchmark(), Variant("a", cwd=str(suite)),
-        default_python=sys.executable, cpu=None, timeout_s=60,
+        WorkerLaunch(sys.executable, cpu=None, timeout_s=60),
     )  # fmt: skip
     try:
         children = []
