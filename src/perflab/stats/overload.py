@@ -84,7 +84,7 @@ MIN_CLEAN_PAIRS = 5  # a group's unpreempted pairs before its median counts (_in
 MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
 # What a preemption is assumed to cost a side whose cost cannot be measured: doubling its CPU
 # time, above every growth measured (docs/statistics.md, "Overload"). The verdict then claims a
-# difference only far beyond the interval's ends (stats.comparison.one_process_verdict).
+# difference only far beyond the interval's ends (stats.comparison.verdict_for, one_process).
 ASSUMED_COST = 1.0
 
 NONE = "none"

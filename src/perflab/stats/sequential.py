@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, student_t_quantile
 
 # The mixing precision (in units of the units' SD): the sequence is narrowest around n ~ 10-50

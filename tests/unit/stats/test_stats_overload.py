@@ -18,8 +18,7 @@ from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Sample
 from perflab.records.settings import Settings
 from perflab.records.units import format_ratio
-from perflab.records.verdicts import verdict_for
-from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, verdict_for
 from perflab.stats.overload import (
     CHANCE_SE,
     FROM_UNPREEMPTED,
