@@ -670,7 +670,9 @@ def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
 
 
 # Findings that say the ratio itself may be off; the others describe the per-variant times.
-_WARNING_KINDS = frozenset({"drift", "migration", "per-process"})
+_WARNING_KINDS = frozenset(
+    {noise.NoiseKind.DRIFT, noise.NoiseKind.MIGRATION, noise.NoiseKind.PER_PROCESS}
+)
 
 
 def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
