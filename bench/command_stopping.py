@@ -36,7 +36,7 @@ from perflab.lenses.time.session import (
 from perflab.records.kinds import RunStatus
 from perflab.records.model import Sample
 from perflab.records.settings import Settings
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 from perflab.store import Store

@@ -35,7 +35,7 @@ import numpy as np
 
 from perflab.lenses.time.analyse import KIND_COMMAND_UNITS
 from perflab.records.kinds import Verdict
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 from perflab.stats.trimmed import trimmed_ratio

@@ -41,7 +41,7 @@ from tests.unit.stats.test_stats_sequential import (
 )
 
 from perflab.records.kinds import Verdict
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate
 from perflab.stats.sequential import (
     DECIDE_PROBABILITY,

@@ -10,16 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from perflab.lenses.registry import descriptor_for
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, InteractionSpec
-from perflab.records.results import (
-    Interaction,
-    InteractionVerdict,
-    StackSummary,
-    interaction_verdict,
-)
-from perflab.records.verdicts import Interval
+from perflab.records.results import Interaction, InteractionVerdict, Interval, StackSummary
 from perflab.stats.family import family_settings
 from perflab.stats.interaction import (
     interaction_from_intervals,
+    interaction_verdict,
     intervals_overlap,
     paired_interaction,
     product_of_steps,

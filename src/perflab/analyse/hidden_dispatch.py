@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from perflab.analyse.pair_claims import (
     cpu_claiming,
-    details_of,
+    diagnoses_of,
     first_counted,
     first_of,
     function_identity,
 )
 from perflab.lenses.descriptor import BlindSpot
 from perflab.lenses.registry import descriptor_for
-from perflab.records.diagnosis import Claim
+from perflab.records.diagnosis import Claim, Diagnosis, Replacement, VectorWidths
 from perflab.records.model import Comparison
 from perflab.tools.symbol_names import readable
 
@@ -79,39 +78,38 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
         for name, _, after, presence in rows
         if presence == "both" and function_identity(name) not in changed
     }
-    pairs: dict[tuple[str, str], list[str]] = {}
+    pairs: dict[Replacement, list[str]] = {}
     widths = _widths(comparisons)
     for metric in cpu_claiming():
-        for diagnosis in details_of(first_of(comparisons, metric)).get("diagnoses") or []:
-            if diagnosis.get("claim") != Claim.DISPATCH_CHANGED:
-                continue
-            detail = diagnosis.get("detail") or {}
-            old, new = str(detail.get("from") or ""), str(detail.get("to") or "")
+        for diagnosis in diagnoses_of(first_of(comparisons, metric)):
+            replaced = _dispatched(diagnosis)
             if (
-                not old
-                or not new
-                or function_identity(old) in changed
-                or function_identity(new) in changed
+                replaced is None
+                or {
+                    function_identity(replaced.old),
+                    function_identity(replaced.new),
+                }
+                & changed
             ):
                 continue
-            pairs.setdefault((old, new), []).append(str(metric))
+            pairs.setdefault(replaced, []).append(str(metric))
     out = []
-    for (old, new), lenses in pairs.items():
+    for replaced, lenses in pairs.items():
         under, count = next(
             (
                 ran_both[function_identity(name)]
-                for name in (new, old)
+                for name in (replaced.new, replaced.old)
                 if function_identity(name) in ran_both
             ),
             ("", 0.0),
         )
-        width = widths.get(function_identity(old))
+        width = widths.get(function_identity(replaced.old))
         out.append(
             HiddenDispatch(
-                readable(old),
-                readable(new),
+                readable(replaced.old),
+                readable(replaced.new),
                 tuple(lenses),
-                f"{width[0]} → {width[1]}-bit vectors" if width else "",
+                f"{width.baseline_bits} → {width.variant_bits}-bit vectors" if width else "",
                 under,
                 count,
                 found.tool,
@@ -121,12 +119,17 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
     return out
 
 
+def _dispatched(diagnosis: Diagnosis) -> Replacement | None:
+    """The pair of a dispatch_changed claim, or None for any other claim."""
+    return diagnosis.replacement if diagnosis.claim is Claim.DISPATCH_CHANGED else None
+
+
 @dataclass(frozen=True)
 class _WidthChange:
     """A function's widest vector register changed (a lens's vector_width_changed claim)."""
 
     function: str  # clones folded
-    bits: tuple[Any, Any]  # (baseline, variant); None: no vector register
+    bits: VectorWidths
     lens: str
     samples: float
 
@@ -136,19 +139,18 @@ def _width_changes(comparisons: Sequence[Comparison]) -> list[_WidthChange]:
     first."""
     found: dict[str, _WidthChange] = {}
     for metric in cpu_claiming(code_first=True):
-        for diagnosis in details_of(first_of(comparisons, metric)).get("diagnoses") or []:
-            if diagnosis.get("claim") != Claim.VECTOR_WIDTH_CHANGED:
+        for diagnosis in diagnoses_of(first_of(comparisons, metric)):
+            bits = diagnosis.vector_widths
+            if bits is None:
                 continue
-            detail = diagnosis.get("detail") or {}
-            function = function_identity(str(diagnosis.get("function")))
-            samples = float(diagnosis.get("samples") or 0.0)
-            bits = (detail.get("from"), detail.get("to"))
+            function = function_identity(diagnosis.function)
+            samples = float(diagnosis.samples or 0.0)
             found.setdefault(function, _WidthChange(function, bits, str(metric), samples))
     return sorted(found.values(), key=lambda w: -w.samples)
 
 
-def _widths(comparisons: Sequence[Comparison]) -> dict[str, tuple[Any, Any]]:
-    """Function (clones folded) -> (baseline, variant) widest vector register in bits."""
+def _widths(comparisons: Sequence[Comparison]) -> dict[str, VectorWidths]:
+    """Function (clones folded) -> its widest vector register in bits on each side."""
     return {w.function: w.bits for w in _width_changes(comparisons)}
 
 
@@ -160,16 +162,18 @@ def width_lead(comparisons: Sequence[Comparison]) -> str:
         return ""
     dispatched: dict[str, str] = {}
     for metric in cpu_claiming(code_first=True):
-        for diagnosis in details_of(first_of(comparisons, metric)).get("diagnoses") or []:
-            detail = diagnosis.get("detail") or {}
-            if diagnosis.get("claim") == Claim.DISPATCH_CHANGED and detail.get("from"):
-                function = function_identity(str(diagnosis.get("function")))
-                shown = f"{readable(str(detail['from']))} → {readable(str(detail.get('to')))}"
-                dispatched.setdefault(function, shown)
+        for diagnosis in diagnoses_of(first_of(comparisons, metric)):
+            replaced = _dispatched(diagnosis)
+            if replaced is not None:
+                shown = f"{readable(replaced.old)} → {readable(replaced.new)}"
+                dispatched.setdefault(function_identity(diagnosis.function), shown)
     words = []
     for change in changes[:SHOWN_WIDTHS]:
         name = dispatched.get(change.function, change.function)
-        old, new = (f"{bits}-bit" if bits else "no" for bits in change.bits)
+        old, new = (
+            f"{bits}-bit" if bits else "no"
+            for bits in (change.bits.baseline_bits, change.bits.variant_bits)
+        )
         words.append(f"{name}: {old} → {new} vectors ({change.lens})")
     more = len(changes) - SHOWN_WIDTHS
     return "; ".join(words) + (f"; and {more} more" if more > 0 else "") + ". "

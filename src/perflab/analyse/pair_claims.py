@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from perflab.lenses.registry import DESCRIPTORS
-from perflab.records.diagnosis import REPLACING
+from perflab.records.diagnosis import Diagnosis
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
 from perflab.tools.symbol_names import fold_clones, readable
@@ -26,6 +26,12 @@ def details_of(comparison: Comparison | None) -> dict[str, Any]:
         return {}
     data: dict[str, Any] = comparison.details.to_json()
     return data
+
+
+def diagnoses_of(comparison: Comparison | None) -> tuple[Diagnosis, ...]:
+    """A lens's claims about functions, read back from its details' `diagnoses` field into
+    typed records, so the analysis reads fields rather than JSON keys."""
+    return tuple(Diagnosis.from_json(d) for d in details_of(comparison).get("diagnoses") or ())
 
 
 def first_of(comparisons: Sequence[Comparison], metric: Metric) -> Comparison | None:
@@ -51,25 +57,27 @@ def dispatched_pairs(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, 
     the other (instructions: the call graph; profile: one caller's stacks; asm: one family)."""
     out: dict[str, tuple[str, str]] = {}
     for metric, diagnosis in _diagnoses(comparisons):
-        detail = diagnosis.get("detail") or {}
-        if diagnosis.get("claim") in REPLACING and detail.get("from") and detail.get("to"):
-            first = (diagnosis.get("evidence") or [""])[0]
-            claim = f"{metric}: {diagnosis['claim']} ({first})"
+        replaced = diagnosis.replacement
+        if replaced is not None:
+            claim = f"{metric}: {diagnosis.claim} ({_first_evidence(diagnosis)})"
             out.setdefault(
-                function_identity(str(detail["from"])),
-                (function_identity(str(detail["to"])), claim),
+                function_identity(replaced.old), (function_identity(replaced.new), claim)
             )
     return out
 
 
-def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, dict[str, Any]]]:
+def _first_evidence(diagnosis: Diagnosis) -> str:
+    return diagnosis.evidence[0] if diagnosis.evidence else ""
+
+
+def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, Diagnosis]]:
     """Every claim of the lenses that make claims about functions, with its lens."""
     for comparison in comparisons:
         if comparison.metric not in _claiming():
             continue
         if comparison.event is not None:
             continue
-        for diagnosis in details_of(comparison).get("diagnoses") or []:
+        for diagnosis in diagnoses_of(comparison):
             yield comparison.metric, diagnosis
 
 
@@ -92,8 +100,8 @@ def claims_by_function(comparisons: Sequence[Comparison]) -> dict[str, list[str]
     'lens: claim, its first evidence'."""
     found: dict[str, list[str]] = {}
     for metric, diagnosis in _diagnoses(comparisons):
-        function = function_identity(str(diagnosis.get("function") or ""))
-        first = (diagnosis.get("evidence") or [""])[0]
-        text = f"{metric}: {diagnosis.get('claim')} {function}"
+        function = function_identity(diagnosis.function)
+        first = _first_evidence(diagnosis)
+        text = f"{metric}: {diagnosis.claim} {function}"
         found.setdefault(function, []).append(f"{text} ({first})" if first else text)
     return found

@@ -37,19 +37,6 @@ from perflab.records.settings import Settings
 # a fork server when the variants' imports take this long per generation: fresh processes then
 # spend more than half of even the longest generation (1 s) importing
 FORK_WHEN_IMPORTS_S = 0.5
-# perf stat / perf record (the counters, profile and asm lenses): starting perf around a worker,
-# and reading its output back
-PERF_START_S = 0.3
-# The perf recording of each variant's measured region with call graphs
-# (measure/perf/recordings.py): the profile lens's, which the asm lens reads too when a run has
-# both. Statements: this long per variant, in this many independent worker processes (a
-# function claimed to have appeared must be there in every one, not in one process's one-off
-# work; 2 is the fewest that can tell);
-# commands: runs until this long, at most this many.
-CALL_GRAPH_REGION_S = 1.0
-CALL_GRAPH_PROCESSES = 2
-CALL_GRAPH_COMMAND_RUNS = 10
-CALL_GRAPH_RECORDING = "perf recording"  # its `LensCost.shares`
 # the CPUs the plan assumes callgrind processes share where the probe did not count them (the
 # fewest perflab measures on); the probe counts perflab's CPUs less other perflab runs' own
 COUNTING_CPUS = 2

@@ -32,12 +32,43 @@ REPLACING: tuple[Claim, ...] = (Claim.DISPATCH_CHANGED, Claim.CALLEE_CHANGED)
 
 
 @dataclass(frozen=True)
+class Replacement:
+    """One function ran in place of another: a replacing claim's `from` and `to`."""
+
+    old: str  # what ran in the baseline
+    new: str  # ... and in its place in the variant
+
+
+@dataclass(frozen=True)
+class VectorWidths:
+    """A function's widest vector register in bits, on each side (None: no vector register)."""
+
+    baseline_bits: int | None
+    variant_bits: int | None
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     claim: Claim
     function: str  # a readable identity: demangled, clone suffixes folded
     evidence: tuple[str, ...]  # short sentences a user can check with nm/objdump/perf/addr2line
     samples: int | None = None  # the samples the claim rests on, where sampling is involved
     detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def replacement(self) -> Replacement | None:
+        """The pair a replacing claim names (both functions known), otherwise None."""
+        old, new = self.detail.get("from"), self.detail.get("to")
+        if self.claim not in REPLACING or not old or not new:
+            return None
+        return Replacement(str(old), str(new))
+
+    @property
+    def vector_widths(self) -> VectorWidths | None:
+        """The widths a vector_width_changed claim names, otherwise None."""
+        if self.claim is not Claim.VECTOR_WIDTH_CHANGED:
+            return None
+        return VectorWidths(self.detail.get("from"), self.detail.get("to"))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -49,3 +80,14 @@ class Diagnosis:
         if self.detail:
             out["detail"] = dict(self.detail)
         return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Diagnosis:
+        """The diagnosis `to_json` wrote."""
+        return cls(
+            claim=Claim(data["claim"]),
+            function=str(data.get("function") or ""),
+            evidence=tuple(data.get("evidence") or ()),
+            samples=data.get("samples"),
+            detail=dict(data.get("detail") or {}),
+        )

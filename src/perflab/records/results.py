@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
-from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Comparison, Experiment, Measurement, Note, Sample
-from perflab.records.verdicts import Interval, verdict_for
 
 if TYPE_CHECKING:  # the summary is made by analysis (engine layer); records only carry it
     from perflab.analyse.explanation import Summary
@@ -82,15 +81,13 @@ class InteractionVerdict(enum.StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
-def interaction_verdict(ci_low: float, ci_high: float, band: float) -> InteractionVerdict:
-    plain = verdict_for(ci_low, ci_high, band)
-    return {
-        Verdict.EQUIVALENT: InteractionVerdict.NONE,
-        Verdict.FASTER: InteractionVerdict.BETTER_ON_BASE,
-        Verdict.SLOWER: InteractionVerdict.WORSE_ON_BASE,
-        Verdict.INCONCLUSIVE: InteractionVerdict.INCONCLUSIVE,
-        Verdict.INVALID: InteractionVerdict.INCONCLUSIVE,
-    }[plain]
+@dataclass(frozen=True)
+class Interval:
+    """A ratio with a confidence interval (bounds 0/inf when unknown)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
 
 
 @dataclass(frozen=True)

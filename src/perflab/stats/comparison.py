@@ -1,21 +1,54 @@
-"""A `Comparison` from a ratio and its interval, decided by `records.verdicts`'s rule, so every
+"""The verdict rule, and a `Comparison` from a ratio and its interval decided by it, so every
 lens decides `faster`/`equivalent`/`slower` the same way.
 
-The rule itself (the interval against 1 and the equivalence band) lives in `records.verdicts`;
-this module applies it and holds `one_process_verdict`, the stricter rule for an interval that
-cannot hold the spread between processes."""
+The rule lives here alone: `verdict_for` holds the band test and the stricter rule for an
+interval over one process per variant (`ONE_PROCESS_ALLOWANCE`); lenses reach it through
+`comparison_from`, the sequential check and the interaction verdicts call `verdict_for`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass
 
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison, Details
-from perflab.records.verdicts import verdict_for
 from perflab.stats.paired import RatioEstimate
 
 # (ratio, ci_low, ci_high): an interval not estimated from paired groups (e.g. over repeats)
 RatioInterval = tuple[float, float, float]
+
+# Separate worker processes of identical code run at different speeds (memory layout, hash
+# seed), up to about this much apart. An interval from samples of one process per variant, or of
+# children forked from one process that fixed those effects, holds none of that spread, so its
+# verdict needs the whole interval beyond this (docs/statistics.md, "A noise model for processes").
+ONE_PROCESS_ALLOWANCE = 0.10
+
+
+def verdict_for(
+    ci_low: float, ci_high: float, equivalence_band: float, *, one_process: bool = False
+) -> Verdict:
+    """`equivalent` when the whole CI lies inside 1 ± band; otherwise `faster`/`slower` when it
+    excludes 1; otherwise `inconclusive`.
+
+    `one_process`: the interval holds nothing of the spread between processes (one worker
+    process per variant), so `faster` or `slower` only when it lies beyond what processes of the
+    same code differ by, and never `equivalent` (two processes that happen to agree say nothing
+    of a small change)."""
+    if math.isnan(ci_low) or math.isnan(ci_high):
+        return Verdict.INCONCLUSIVE
+    if one_process:
+        if ci_low > 1 + ONE_PROCESS_ALLOWANCE:
+            return Verdict.SLOWER
+        if ci_high < 1 / (1 + ONE_PROCESS_ALLOWANCE):
+            return Verdict.FASTER
+        return Verdict.INCONCLUSIVE
+    if 1 - equivalence_band <= ci_low and ci_high <= 1 + equivalence_band:
+        return Verdict.EQUIVALENT
+    if ci_low > 1:
+        return Verdict.SLOWER
+    if ci_high < 1:
+        return Verdict.FASTER
+    return Verdict.INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -45,8 +78,10 @@ def comparison_from(
     equivalence_band: float,
     event: str | None = None,
     details: Details | None = None,
+    one_process: bool = False,
 ) -> Comparison:
-    """variant/baseline with the interval of `estimate` and the verdict it implies."""
+    """variant/baseline with the interval of `estimate` and the verdict it implies
+    (`verdict_for`; `one_process`: the interval is over one worker process per variant)."""
     if isinstance(estimate, RatioEstimate):
         ratio, low, high = estimate.ratio, estimate.ci_low, estimate.ci_high
     else:
@@ -59,30 +94,10 @@ def comparison_from(
         ratio=ratio,
         ci_low=low,
         ci_high=high,
-        verdict=verdict_for(low, high, equivalence_band),
+        verdict=verdict_for(low, high, equivalence_band, one_process=one_process),
         baseline_value=values.baseline,
         variant_value=values.variant,
         unit=values.unit,
         event=event,
         details=details,
     )
-
-
-# Separate worker processes of identical code run at different speeds (memory layout, hash
-# seed), up to about this much apart. An interval from samples of one process per variant, or of
-# children forked from one process that fixed those effects, holds none of that spread, so its
-# verdict needs the whole interval beyond this (docs/statistics.md, "A noise model for processes").
-ONE_PROCESS_ALLOWANCE = 0.10
-
-
-def one_process_verdict(comparison: Comparison) -> Comparison:
-    """The verdict a comparison of one worker process per variant can support: `faster` or
-    `slower` only when the interval lies beyond what processes of the same code differ by,
-    never `equivalent` (two processes that happen to agree say nothing of a small change)."""
-    if comparison.ci_low > 1 + ONE_PROCESS_ALLOWANCE:
-        verdict = Verdict.SLOWER
-    elif comparison.ci_high < 1 / (1 + ONE_PROCESS_ALLOWANCE):
-        verdict = Verdict.FASTER
-    else:
-        verdict = Verdict.INCONCLUSIVE
-    return replace(comparison, verdict=verdict)

@@ -15,8 +15,24 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from perflab.records.verdicts import Interval
+from perflab.records.kinds import Verdict
+from perflab.records.results import InteractionVerdict, Interval
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import student_t_quantile
+
+_INTERACTION_OF = {
+    Verdict.EQUIVALENT: InteractionVerdict.NONE,
+    Verdict.FASTER: InteractionVerdict.BETTER_ON_BASE,
+    Verdict.SLOWER: InteractionVerdict.WORSE_ON_BASE,
+    Verdict.INCONCLUSIVE: InteractionVerdict.INCONCLUSIVE,
+    Verdict.INVALID: InteractionVerdict.INCONCLUSIVE,
+}
+
+
+def interaction_verdict(ci_low: float, ci_high: float, band: float) -> InteractionVerdict:
+    """The verdict rule (stats.comparison.verdict_for) read as an interaction: a ratio of
+    ratios inside the band is no interaction, below it the change does better on the base."""
+    return _INTERACTION_OF[verdict_for(ci_low, ci_high, band)]
 
 
 def paired_interaction(

@@ -6,6 +6,7 @@ returns a finding or None. They report; they never change the estimate.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,9 +21,17 @@ MIN_SAMPLES_FOR_SHAPE = 20
 PER_PROCESS_EFFECT_THRESHOLD = 0.03
 
 
+class NoiseKind(enum.StrEnum):
+    DRIFT = "drift"
+    OUTLIERS = "outliers"
+    BIMODAL = "bimodal"
+    MIGRATION = "migration"
+    PER_PROCESS = "per-process"
+
+
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # "drift" | "outliers" | "bimodal" | "migration" | "per-process"
+    kind: NoiseKind
     message: str
     hint: str | None = None
 
@@ -44,7 +53,7 @@ def drift_finding(times_ns: Sequence[float], per_iteration: Sequence[float]) -> 
         return None
     direction = "slower" if drift > 0 else "faster"
     return Finding(
-        "drift",
+        NoiseKind.DRIFT,
         f"samples became {abs(drift):.0%} {direction} over the run",
         hint="the machine's speed changed while measuring (thermal, frequency, other load); "
         "interleaving cancels drift in the ratio, but check for background jobs",
@@ -67,7 +76,7 @@ def outlier_finding(per_iteration: Sequence[float]) -> Finding | None:
     if fraction < OUTLIER_FRACTION_THRESHOLD:
         return None
     return Finding(
-        "outliers",
+        NoiseKind.OUTLIERS,
         f"{fraction:.1%} of samples are outliers (more than {OUTLIER_MADS:g} MADs from the median)",
         hint="interrupts or other processes on the measuring CPU; the estimate trims them",
     )
@@ -96,7 +105,7 @@ def bimodality_finding(per_iteration: Sequence[float]) -> Finding | None:
     if coefficient <= BIMODALITY_COEFFICIENT_THRESHOLD or spread < 0.05:
         return None
     return Finding(
-        "bimodal",
+        NoiseKind.BIMODAL,
         f"sample times look bimodal (coefficient {coefficient:.2f}, 10-90% spread {spread:.0%})",
         hint="the machine switches between speeds (frequency, co-tenants) or the code has two "
         "paths; paired samples keep the ratio fair, but the per-variant times are a mix",
@@ -109,14 +118,14 @@ def migration_finding(cpus: Sequence[int | None], pinned_cpu: int | None) -> Fin
         return None
     if pinned_cpu is not None and seen != {pinned_cpu}:
         return Finding(
-            "migration",
+            NoiseKind.MIGRATION,
             f"samples ran on CPUs {sorted(seen)} although pinned to CPU {pinned_cpu}",
             hint="something overrides the affinity (cgroup cpuset?); check `taskset -p` of the "
             "workers",
         )
     if pinned_cpu is None and len(seen) > 1:
         return Finding(
-            "migration",
+            NoiseKind.MIGRATION,
             f"samples ran on {len(seen)} different CPUs {sorted(seen)}",
             hint="pin the measurement (the default) so all variants share one core",
         )
@@ -129,7 +138,7 @@ def per_process_finding(between_group_sd: float, n_groups: int) -> Finding | Non
     if between_group_sd < PER_PROCESS_EFFECT_THRESHOLD:
         return None
     return Finding(
-        "per-process",
+        NoiseKind.PER_PROCESS,
         f"the ratio varies by {between_group_sd:.1%} (SD) between worker generations",
         hint="per-process effects (memory layout, hash seeds) dominate; the CI accounts for "
         "them, more generations (a larger --budget) narrow it",

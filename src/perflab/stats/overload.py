@@ -45,6 +45,7 @@ lies beyond what processes of the same code differ by, and never `equivalent`.
 
 from __future__ import annotations
 
+import enum
 import math
 import statistics
 from collections import defaultdict
@@ -84,13 +85,18 @@ MIN_CLEAN_PAIRS = 5  # a group's unpreempted pairs before its median counts (_in
 MIN_CLEAN_UNITS = 3  # units of unpreempted pairs before their interval is trusted (t: 4.3)
 # What a preemption is assumed to cost a side whose cost cannot be measured: doubling its CPU
 # time, above every growth measured (docs/statistics.md, "Overload"). The verdict then claims a
-# difference only far beyond the interval's ends (stats.comparison.one_process_verdict).
+# difference only far beyond the interval's ends (stats.comparison.verdict_for, one_process).
 ASSUMED_COST = 1.0
 
-NONE = "none"
-FROM_UNPREEMPTED = "from the unpreempted pairs, widened by the cold starts"
-WIDENED_BY_GROWTH = "widened by the CPU growth"
-UNBOUNDED = "unbounded"  # the bias rests on ASSUMED_COST: finite interval, a claim only far off
+
+class OverloadAction(enum.StrEnum):
+    """What was done to the interval for the load (the JSON's `overload.action`)."""
+
+    NONE = "none"
+    FROM_UNPREEMPTED = "from the unpreempted pairs, widened by the cold starts"
+    WIDENED_BY_GROWTH = "widened by the CPU growth"
+    # the bias rests on ASSUMED_COST: finite interval, a claim only far off
+    UNBOUNDED = "unbounded"
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class OverloadCheck:
     unpreempted: RatioEstimate | None  # from the pairs where neither sample was preempted
     ci_low: float
     ci_high: float
-    action: str
+    action: OverloadAction
     # pids of other perflab runs that held the measuring CPU while this one measured (0: unknown)
     shared_cpu_with: tuple[int, ...] = ()
     # how far (log) the interval's ends were moved out for the load, past the interval they
@@ -138,7 +144,7 @@ class OverloadCheck:
             "unpreempted_ci_low": _finite(clean.ci_low) if clean else None,
             "unpreempted_ci_high": _finite(clean.ci_high) if clean else None,
             "unpreempted_groups": clean.n_groups if clean else 0,
-            "action": self.action,
+            "action": str(self.action),
             "shared_cpu_with": list(self.shared_cpu_with),
             "widened_low": self.widened_low,
             "widened_high": self.widened_high,
@@ -153,7 +159,7 @@ class OverloadCheck:
         text += ": taking the run-queue time out cannot repair that, so "
         clean = self.unpreempted
         interval = f"[{self.ci_low:.3f}, {self.ci_high:.3f}]"
-        if self.action == FROM_UNPREEMPTED and clean is not None:
+        if self.action is OverloadAction.FROM_UNPREEMPTED and clean is not None:
             return text + (
                 "the interval is that of the pairs neither of whose samples was preempted, "
                 f"{clean.ratio:.3f} [{clean.ci_low:.3f}, {clean.ci_high:.3f}] over "
@@ -417,7 +423,7 @@ def _signs(
         unpreempted=None,
         ci_low=estimate.ci_low,
         ci_high=estimate.ci_high,
-        action=NONE,
+        action=OverloadAction.NONE,
         shared_cpu_with=shared_cpu_with,
     )
 
@@ -493,7 +499,7 @@ def _from_unpreempted(
     return {
         "ci_low": clean.ci_low * math.exp(-down),
         "ci_high": clean.ci_high * math.exp(up),
-        "action": FROM_UNPREEMPTED,
+        "action": OverloadAction.FROM_UNPREEMPTED,
         "widened_low": down,
         "widened_high": up,
         "undecided": up_assumed or down_assumed,
@@ -557,7 +563,7 @@ def _by_growth(estimate: RatioEstimate, sides: tuple[_Side, _Side]) -> dict[str,
         # one unit or none leaves the estimate's own (0, inf): nothing to widen yet
         "ci_low": estimate.ci_low * math.exp(-variant.cost),
         "ci_high": estimate.ci_high * math.exp(baseline.cost),
-        "action": UNBOUNDED if undecided else WIDENED_BY_GROWTH,
+        "action": OverloadAction.UNBOUNDED if undecided else OverloadAction.WIDENED_BY_GROWTH,
         "widened_low": variant.cost,
         "widened_high": baseline.cost,
         "undecided": undecided,
@@ -575,7 +581,7 @@ def seconds_to_decide_under_load(
     if clean is None or clean.n_groups == 0 or not clean.ratio > 0:
         return None
     band = math.log1p(equivalence_band)
-    if check.action == FROM_UNPREEMPTED:
+    if check.action is OverloadAction.FROM_UNPREEMPTED:
         if check.widened_low + check.widened_high >= band:
             return None
         widened = replace(clean, ci_low=check.ci_low, ci_high=check.ci_high)

@@ -33,7 +33,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.records.verdicts import verdict_for
+from perflab.records.kinds import Verdict
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, student_t_quantile
 
 # The mixing precision (in units of the units' SD): the sequence is narrowest around n ~ 10-50
@@ -77,9 +78,9 @@ def sequence_interval(
 
 
 def settles(low: float, high: float, equivalence_band: float) -> bool:
-    """Whether an interval decides the verdict: inside 1 ± band, or excluding 1."""
-    inside = 1 - equivalence_band <= low and high <= 1 + equivalence_band
-    return inside or low > 1 or high < 1
+    """Whether an interval decides the verdict (stats.comparison.verdict_for): inside 1 ± band,
+    or excluding 1."""
+    return verdict_for(low, high, equivalence_band) is not Verdict.INCONCLUSIVE
 
 
 def sequence_alpha(confidence: float, comparisons: int, family: int = 1) -> float:

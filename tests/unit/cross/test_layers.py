@@ -27,7 +27,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     # the lens descriptors: lenses/<lens>/__init__.py and the cost model and options it names
     # (lenses/<lens>/cost.py and options.py, pure), the registry (records and names only)
-    ("lens catalogue", ("perflab.lenses", "perflab.lenses.descriptor", "perflab.lenses.registry")),
+    (
+        "lens catalogue",
+        (
+            "perflab.lenses",
+            "perflab.lenses.descriptor",
+            "perflab.lenses.registry",
+            "perflab.measure.perf.costs",  # what perf costs, priced by the lenses' cost models
+        ),
+    ),
     # the machine, the plan, and what persists: the store, the worker scripts, git
     (
         "foundation",

@@ -614,8 +614,7 @@ def test_render_html_of_an_empty_run() -> None:
 
 
 def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
-    from perflab.records.results import StackSummary
-    from perflab.records.verdicts import Interval
+    from perflab.records.results import Interval, StackSummary
     from perflab.report.design_views import waterfall
 
     def step(base: str, variant: str, ratio: float) -> Comparison:

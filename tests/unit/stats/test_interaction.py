@@ -10,10 +10,10 @@ from scipy import stats as scipy_stats
 from perflab.plan.config import parse_variant
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant
-from perflab.records.results import InteractionVerdict, interaction_verdict
-from perflab.records.verdicts import Interval
+from perflab.records.results import InteractionVerdict, Interval
 from perflab.stats.interaction import (
     interaction_from_intervals,
+    interaction_verdict,
     intervals_overlap,
     paired_interaction,
     product_of_steps,

@@ -29,3 +29,9 @@ def test_migration_against_the_pinned_cpu() -> None:
     assert noise.migration_finding([1, 0, 1], 1) is not None
     assert noise.migration_finding([0, 1], None) is not None
     assert noise.migration_finding([None, None], 1) is None
+
+
+def test_a_finding_names_its_kind_by_its_old_string() -> None:
+    finding = noise.migration_finding([1, 0, 1], 1)
+    assert finding is not None and finding.kind is noise.NoiseKind.MIGRATION
+    assert finding.kind == "migration"

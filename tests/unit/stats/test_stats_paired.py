@@ -10,7 +10,7 @@ import pytest
 
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Sample
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import (
     PairedLogRatio,
     estimate_ratio,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from perflab.records.kinds import Verdict
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, student_t_quantile
 from perflab.stats.sequential import (
     decide_probability,

@@ -11,7 +11,7 @@ from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, analyse_time
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Sample
 from perflab.records.settings import Settings
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import PairedLogRatio, estimate_ratio, pair_samples
 from perflab.stats.sequential import sequence_interval
 from perflab.stats.trimmed import (

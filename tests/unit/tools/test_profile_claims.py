@@ -10,7 +10,7 @@ import pytest
 
 from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.records.kinds import Metric, Verdict
-from perflab.stats.comparison import SideValues, Subject, comparison_from, one_process_verdict
+from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.tools.profile_diff import diff_profiles, even_across_parts, samples_to_settle
 from perflab.tools.profile_stacks import Stack, hot_symbols
 
@@ -83,8 +83,9 @@ def test_one_worker_per_variant_decides_only_beyond_what_processes_differ_by(
         Subject("b", Metric.PROFILE, "a", "b"),
         SideValues(1.0, interval[0], "ns"),
         equivalence_band=0.01,
+        one_process=True,
     )
-    assert one_process_verdict(comparison).verdict is verdict
+    assert comparison.verdict is verdict
 
 
 def strlen_profile(memset: int, total: int, strlen: str = "__strlen_evex") -> Counter[Stack]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from perflab.measure.perf.costs import CALL_GRAPH_RECORDING, PERF_START_S
 from perflab.plan.budget import (
-    CALL_GRAPH_RECORDING,
-    PERF_START_S,
     CostProbe,
     LensCost,
     analysis_s,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from perflab.lenses.fragments import plural
-from perflab.plan.budget import ANALYSIS_S, PERF_START_S, CostProbe, LensCost, analysis_s
+from perflab.measure.perf.costs import PERF_START_S
+from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -18,13 +18,7 @@ from perflab.records.document import FlameNode
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Note, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import (
-    ONE_PROCESS_ALLOWANCE,
-    SideValues,
-    Subject,
-    comparison_from,
-    one_process_verdict,
-)
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject, comparison_from
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
@@ -278,14 +272,13 @@ def _profile_comparison(
     # slow drift; per-process effects are not sampled (the time lens does that).
     pairs = pair_samples(base_wall, var_wall, batch_blocks=max(1, measured_blocks // 6))
     estimate = estimate_ratio(pairs, settings.confidence)
-    return one_process_verdict(
-        comparison_from(
-            estimate,
-            Subject(benchmark.name, Metric.PROFILE, baseline.name, name),
-            SideValues(per_iteration(base_wall), per_iteration(var_wall), "ns"),
-            equivalence_band=settings.equivalence_band,
-            details=_profile_details(data, baseline, name, selectors),
-        )
+    return comparison_from(
+        estimate,
+        Subject(benchmark.name, Metric.PROFILE, baseline.name, name),
+        SideValues(per_iteration(base_wall), per_iteration(var_wall), "ns"),
+        equivalence_band=settings.equivalence_band,
+        details=_profile_details(data, baseline, name, selectors),
+        one_process=True,
     )
 
 

@@ -35,6 +35,7 @@ from perflab.lenses.profile.analyse import (
 from perflab.lenses.profile.cost import PROFILE_REGION_S
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
+from perflab.measure.perf.costs import CALL_GRAPH_COMMAND_RUNS
 from perflab.measure.perf.record import probe_recording
 from perflab.measure.perf.recordings import (
     CallGraph,
@@ -44,7 +45,6 @@ from perflab.measure.perf.recordings import (
     RecordOptions,
 )
 from perflab.measure.perf.runs import call_graph_recipe, record_variants
-from perflab.plan.budget import CALL_GRAPH_COMMAND_RUNS
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (
     Artifact,

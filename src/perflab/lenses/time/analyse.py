@@ -25,13 +25,7 @@ from perflab.records.model import (
 )
 from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
-from perflab.stats.comparison import (
-    ONE_PROCESS_ALLOWANCE,
-    SideValues,
-    Subject,
-    comparison_from,
-    one_process_verdict,
-)
+from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject, comparison_from
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
 from perflab.stats.paired import (
@@ -479,18 +473,16 @@ def _time_comparison(
 ) -> Comparison:
     """The columns come from the samples the ratio uses, by the same estimator
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
-    comparison = comparison_from(
+    return comparison_from(
         estimate,
         Subject(stored.benchmark.name, Metric.TIME, stored.baseline_name, name),
         SideValues(values.baseline, values.variant, "ns"),
         equivalence_band=stored.settings.equivalence_band,
-    )
-    if (check is not None and check.undecided) or _few_processes(stored, estimate):
         # the bound rests on an assumed cost of preemption, or on too few processes: a claim
         # needs the whole (widened) interval beyond what processes of the same code differ by,
         # and none is `equivalent`: a difference far beyond the assumption is still a finding
-        return one_process_verdict(comparison)
-    return comparison
+        one_process=(check is not None and check.undecided) or _few_processes(stored, estimate),
+    )
 
 
 # A statement's interval over fewer worker generations than this rests on one degree of freedom
@@ -678,7 +670,9 @@ def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
 
 
 # Findings that say the ratio itself may be off; the others describe the per-variant times.
-_WARNING_KINDS = frozenset({"drift", "migration", "per-process"})
+_WARNING_KINDS = frozenset(
+    {noise.NoiseKind.DRIFT, noise.NoiseKind.MIGRATION, noise.NoiseKind.PER_PROCESS}
+)
 
 
 def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:

@@ -32,7 +32,7 @@ from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Comparison, Note, Severity
 from perflab.records.settings import Settings
-from perflab.stats.comparison import SideValues, Subject, comparison_from, one_process_verdict
+from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.paired import estimate_ratio, pair_samples
 
 SELF_CPU_US = "self_cpu_us"  # sample: all ops' self CPU time (µs) for `loops` iterations
@@ -232,18 +232,17 @@ def _torch_comparison(
     # the generations are forked from one server per variant when the set-up's imports
     # are expensive: its hash seed and imported pages are every generation's, so the
     # interval may hold nothing of what differs between processes (the time lens decides)
-    return one_process_verdict(
-        comparison_from(
-            estimate,
-            Subject(benchmark.name, Metric.TORCH, baseline.name, side.name),
-            SideValues(values[0] * 1e3, values[1] * 1e3, "ns"),
-            equivalence_band=settings.equivalence_band,
-            details=replace(
-                details,
-                n_groups=estimate.n_groups,
-                ratio_of=RATIO_OF_PACE if paced else RATIO_OF_SELF_CPU,
-            ),
-        )
+    return comparison_from(
+        estimate,
+        Subject(benchmark.name, Metric.TORCH, baseline.name, side.name),
+        SideValues(values[0] * 1e3, values[1] * 1e3, "ns"),
+        equivalence_band=settings.equivalence_band,
+        details=replace(
+            details,
+            n_groups=estimate.n_groups,
+            ratio_of=RATIO_OF_PACE if paced else RATIO_OF_SELF_CPU,
+        ),
+        one_process=True,
     )
 
 

@@ -22,6 +22,11 @@ from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
+from perflab.measure.perf.costs import (
+    CALL_GRAPH_COMMAND_RUNS,
+    CALL_GRAPH_PROCESSES,
+    CALL_GRAPH_REGION_S,
+)
 from perflab.measure.perf.record import (
     CommandUnderPerf,
     ProfiledWorker,
@@ -39,11 +44,6 @@ from perflab.measure.perf.recordings import (
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import variant_environment
-from perflab.plan.budget import (
-    CALL_GRAPH_COMMAND_RUNS,
-    CALL_GRAPH_PROCESSES,
-    CALL_GRAPH_REGION_S,
-)
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Sample, Variant
 from perflab.tools.analysis_parallel import all_cpus, run_threads, runs_real_processes

@@ -12,9 +12,11 @@ from perflab.lenses.time.statements import equal_duration_loops
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Note, Sample
 from perflab.records.settings import Settings
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.family import family_confidence, family_size
 from perflab.stats.paired import PairedLogRatio, estimate_ratio
+
+SUBJECT = "perflab.lenses.time.analyse"
 
 
 def _samples(rng: random.Random, *, preempted: tuple[float, float]) -> list[Sample]:

@@ -1,0 +1,20 @@
+"""What perf costs and how the call-graph recording several lenses read is shaped: the figures
+the lenses' cost models price (counters, profile, asm) and measure/perf/runs.py records by.
+
+Constants only, importing nothing: the cost models belong to the lens catalogue, below
+`perflab.measure`, so this module is placed with them by name (tests/unit/cross/test_layers.py).
+Figures are of the budget's reference machine (plan/budget.py scales them by its factor)."""
+
+from __future__ import annotations
+
+# perf stat / perf record around a worker: starting perf, and reading its output back
+PERF_START_S = 0.3
+# The perf recording of each variant's measured region with call graphs (measure/perf/runs.py):
+# the profile lens's, which the asm lens reads too when a run has both. Statements: this long per
+# variant, in this many independent worker processes (a function claimed to have appeared must be
+# there in every one, not in one process's one-off work; 2 is the fewest that can tell);
+# commands: runs until this long, at most this many.
+CALL_GRAPH_REGION_S = 1.0
+CALL_GRAPH_PROCESSES = 2
+CALL_GRAPH_COMMAND_RUNS = 10
+CALL_GRAPH_RECORDING = "perf recording"  # its name in `plan.budget.LensCost.shares`
