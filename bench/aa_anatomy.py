@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from perflab.records.verdicts import verdict_for
+from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import kept_pairs
 from perflab.stats.preemption import Preemption
 from perflab.store import Store
