@@ -593,7 +593,7 @@ class BudgetPlan:
         if stalls[stalled] > max(over(worst), lacked_s, 0.0):
             return f"{head}: {self._stall_words(stalled)}"
         if lacked_s > 0 and over(worst) <= lacked_s:
-            return f"{head}: {self._minimums_words()}"
+            return f"{head}: {self._minimums_words(used_s)}"
         if over(worst) <= 0:
             return (
                 f"{head}: perflab's start-up, the probe and the analysis took longer than planned"
@@ -621,16 +621,25 @@ class BudgetPlan:
             f"{self.probe.usual_s:.1f} s: the machine held it up"
         )
 
-    def _minimums_words(self) -> str:
-        """The lenses' minimums, which do not fit the budget."""
+    def _minimums_words(self, used_s: float) -> str:
+        """The lenses' minimums, which do not fit the budget. The figure said is never above
+        `used_s`: a plan that estimated more than the run took says what it took instead (a
+        warning must not contradict the time beside it)."""
         largest = max(self.shares, key=lambda s: s.cost.minimum_s)
         count = len(self.shares)
         lenses = f"the {largest.metric.value} lens" if count == 1 else f"{_words(count)} lenses"
+        if self.usual_needed_s <= used_s * (1 + OVERRUN_MARGIN):
+            needed = f"about {self.usual_needed_s:.0f} s on this machine now"
+            measurement = f"{largest.cost.minimum_s:.0f} s: {largest.cost.needs}"
+        else:
+            needed = (
+                f"more than that: about {used_s:.0f} s this time (planned at "
+                f"{self.usual_needed_s:.0f} s on this machine now)"
+            )
+            measurement = largest.cost.needs
         return (
-            f"{lenses} need{'s' if count == 1 else ''} about {self.usual_needed_s:.0f} s on "
-            f"this machine now (the {largest.metric.value} lens's minimum measurement "
-            f"{largest.cost.minimum_s:.0f} s: {largest.cost.needs}); each lens measured its "
-            "minimum"
+            f"{lenses} need{'s' if count == 1 else ''} {needed} (the {largest.metric.value} "
+            f"lens's minimum measurement {measurement}); each lens measured its minimum"
         )
 
     def refusal(self) -> BudgetError:

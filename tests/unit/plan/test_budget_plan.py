@@ -503,6 +503,18 @@ def test_a_benchmark_over_its_budget_is_told_what_took_longer_and_why() -> None:
     assert said is not None and said.startswith("took 100 s of --budget 60: the instructions lens")
 
 
+def test_an_overrun_never_says_the_minimums_need_more_than_the_run_took() -> None:
+    costs = _costs(QUICK, Settings(budget_s=1), Metric.INSTRUCTIONS)
+    plan = plan_budget(1, QUICK, costs)
+    took = {s.metric: 0.0 for s in plan.shares}
+    used_s = plan.usual_needed_s / 3  # the plan estimated three times what the run took
+    said = plan.overrun(used_s, took, {})
+    assert said is not None
+    assert f"more than that: about {used_s:.0f} s this time" in said
+    assert f"planned at {plan.usual_needed_s:.0f} s" in said
+    assert f"need about {plan.usual_needed_s:.0f} s" not in said
+
+
 def test_the_instructions_plan_counts_the_cpus_other_runs_leave_it() -> None:
     settings = Settings(budget_s=60)
     two = instructions_cost(QUICK, settings)
