@@ -132,8 +132,8 @@ def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> Non
     # the page: the line naming what changed, then a trend per benchmark measured, the one
     # that changed first, its change point linked to the direct comparison's report
     page = (tmp_path / "h.html").read_text()
-    assert page.index("1 of 3 benchmarks changed") < page.index(f"{CHANGED}: history")
-    assert page.index(f"{CHANGED}: history") < page.index(f"{STEADY}: history")
+    assert page.index("1 of 3 benchmarks changed") < page.index(f"<h2>{CHANGED}</h2>")
+    assert page.index(f"<h2>{CHANGED}</h2>") < page.index(f"<h2>{STEADY}</h2>")
     assert page.count("<polyline") == 2  # the added benchmark has no value to draw
     assert 'href="h-change1.html"' in page and (tmp_path / "h-change1.html").exists()
 

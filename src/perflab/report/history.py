@@ -138,7 +138,7 @@ def suite_history_html(
     for number, series in enumerate(ordered, 1):
         name, key = str(series.benchmark), f"history-{number}"
         part = history_section(series, change_links=change_links.get(name, {}))
-        parts.append(replace(part, title=f"{name}: {part.title}", key=key))
+        parts.append(replace(part, title=name, key=key))  # the range and lens: the page's top
         skipped = sum(1 for p in series.points if p.skipped)
         rows.append(
             (Cell(name, href=f"#{key}"), Cell(str(len(series.changes))), Cell(str(skipped)))
