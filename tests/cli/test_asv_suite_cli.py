@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
+from tests.git_repo import git
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "asv_suite"
 
@@ -59,7 +60,7 @@ def test_a_suite_under_identical_variants(tmp_path: Path) -> None:
         (["run", "--asv", "suite", "-v", "A", "-v", "B"], "no asv time_ benchmark in 'suite'"),
         (["run", "--asv", "suite", "-k", "x", "-v", "A", "-v", "B"], "matching --bench 'x'"),
         (["run", "--asv", "suite", "--bench", "x(", "-v", "A", "-v", "B"], "not a regular"),
-        (["bisect", "a", "b", "--asv", "suite"], "a suite (--pytest, --asv, --gbench) is gated"),
+        (["bisect", "a", "b", "--asv", "suite"], "no asv time_ benchmark in 'suite'"),
     ],
 )
 def test_a_suite_given_wrongly_is_refused_before_measuring(
@@ -106,3 +107,20 @@ def test_the_source_tree_beside_the_suite_does_not_shadow_the_installed_package(
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "r.json").read_text())
     assert [c["benchmark"] for c in document["comparisons"]] == ["bench_pkg.time_work"]
+
+
+def test_bisect_asks_for_one_of_the_suites_benchmarks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q")  # git= variants are listed inside a repository
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "bench.py").write_text(
+        "def time_a():\n    pass\n\n\ndef time_b():\n    pass\n"
+    )
+    assert main(["bisect", "a", "b", "--asv", "suite", "--store", str(tmp_path / "p.db")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "bisect follows one benchmark, and --asv suite selects 2: bench.time_a, bench.time_b" in err
+    )
+    assert "--bench '^bench\\.time_a$' (bench.time_a)" in err

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
+from tests.git_repo import git
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gbench_suite" / "bench.cc"
 
@@ -72,7 +73,7 @@ def test_a_google_benchmark_binary_with_a_planted_slowdown(tmp_path: Path) -> No
         (["run", "--gbench", "./bench", "--stmt", "pass"], "--gbench makes the benchmarks"),
         (["run", "--gbench", "./missing", "-v", "A", "-v", "B"], "cannot run './missing'"),
         (["run", "--gbench", "./bench", "-v", "A", "-v", "B"], "listed no benchmarks: is it"),
-        (["bisect", "a", "b", "--gbench", "./bench"], "bisect looks for the commit that"),
+        (["bisect", "a", "b", "--gbench", "./bench"], "listed no benchmarks: is it"),
     ],
 )
 def test_a_binary_given_wrongly_is_refused_before_measuring(
@@ -88,3 +89,17 @@ def test_a_binary_given_wrongly_is_refused_before_measuring(
     assert main([*args, "--store", str(tmp_path / "p.db")]) == 2
     err = capsys.readouterr().err
     assert message in err and "hint:" in err and "Traceback" not in err
+
+
+def test_bisect_asks_for_one_of_a_binarys_benchmarks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listed (a script that lists two, as a binary does), refused before any git command."""
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q")  # git= variants are listed inside a repository
+    (tmp_path / "bench").write_text("#!/bin/sh\nprintf 'BM_Add/1\\nBM_Add/10\\n'\n")
+    (tmp_path / "bench").chmod(0o755)
+    assert main(["bisect", "a", "b", "--gbench", "./bench", "--store", str(tmp_path / "p.db")]) == 2
+    err = capsys.readouterr().err
+    assert "bisect follows one benchmark, and --gbench ./bench selects 2" in err
+    assert "--filter '^BM_Add/1$' (BM_Add/1) or --filter '^BM_Add/10$' (BM_Add/10)" in err

@@ -1,10 +1,11 @@
-"""`perflab check --pytest` and `perflab history --pytest`, through the real command line, on a
+"""`perflab check`, `history` and `bisect` with `--pytest`, through the real command line, on a
 repository made here whose pytest-benchmark suite has two benchmarks and a commit that makes
 one of them do sixteen times the work (far beyond the threshold of 20%: two worker generations
 at a load of 13 read four times the work as 4.52 [0.516, 39.6], and sixteen times stays beyond
 it, so the time lens on a one-second budget settles it on a busy machine): check gates the
-suite as one family and names the one that regressed; history keeps a series per benchmark and
-finds the change in that one only."""
+suite as one family and names the one that regressed; history keeps a series per benchmark,
+finds the change in that one only and draws a trend per benchmark; bisect follows the one
+benchmark -k selects, and asks for one when -k selects several."""
 
 from __future__ import annotations
 
@@ -113,7 +114,8 @@ def test_check_gates_the_suite_and_names_the_benchmark_that_regressed(
 def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> None:
     """The two commits measured in one run (times of separate runs drift with a busy
     machine), the change compared directly in a second."""
-    done = perflab(repo, tmp_path, "history", "base..slower", "--json", str(tmp_path / "h.json"))
+    done = perflab(repo, tmp_path, "history", "base..slower", "--json", str(tmp_path / "h.json"),
+                   "--html", str(tmp_path / "h.html"))  # fmt: skip
     # the added benchmark fails at the base, so the run measuring both commits compares none of
     # its: its series is named, not measured (status 3), beside the others
     assert done.returncode == 3, done.stderr
@@ -127,3 +129,35 @@ def test_history_keeps_a_series_per_benchmark(repo: Path, tmp_path: Path) -> Non
     # the direct comparison's ratio (its interval, on a one-second budget, widens on a busy machine)
     assert series[CHANGED]["changes"][0]["ratio"] > 2
     assert not any(change["confirmed"] for change in series[STEADY]["changes"])
+    # the page: the line naming what changed, then a trend per benchmark measured, the one
+    # that changed first, its change point linked to the direct comparison's report
+    page = (tmp_path / "h.html").read_text()
+    assert page.index("1 of 3 benchmarks changed") < page.index(f"<h2>{CHANGED}</h2>")
+    assert page.index(f"<h2>{CHANGED}</h2>") < page.index(f"<h2>{STEADY}</h2>")
+    assert page.count("<polyline") == 2  # the added benchmark has no value to draw
+    assert 'href="h-change1.html"' in page and (tmp_path / "h-change1.html").exists()
+
+
+def test_bisect_asks_for_one_benchmark_when_the_suite_selects_several(
+    repo: Path, tmp_path: Path
+) -> None:
+    done = perflab(repo, tmp_path, "bisect", "base", "slower")
+    assert done.returncode == 2, done.stderr
+    assert "bisect follows one benchmark, and --pytest test_bench.py selects 3" in done.stderr
+    assert f"-k test_changed ({CHANGED})" in done.stderr
+    assert "perflab history base..slower --pytest test_bench.py" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bisect_follows_the_benchmark_selected(repo: Path, tmp_path: Path) -> None:
+    """One step (the line after base is the change alone) and the evidence run: the shortest
+    bisection that runs the suite's benchmark at both commits; test_steady, unchanged, would
+    have found no commit."""
+    done = perflab(repo, tmp_path, "bisect", "base", "slower", "-k", "test_changed",
+                   "--json", str(tmp_path / "b.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "b.json").read_text())
+    assert document["benchmark"] == CHANGED
+    assert document["culprit"]["subject"] == "sixteen times the work"
+    assert [s["state"] for s in document["steps"]] == ["bad"]
+    assert document["evidence_run"] is not None

@@ -105,6 +105,7 @@ class BisectResult:
     # why the search could not go inside the innermost merge found, and how to by hand
     not_inside: str = ""
     parent: Commit | None = None  # the culprit's first parent, compared with it for evidence
+    benchmark: str | None = None  # the suite's benchmark followed (None: not a suite)
 
     @property
     def first_parent_culprit(self) -> Commit | None:
@@ -162,4 +163,5 @@ class BisectResult:
             "parent": commit(self.parent),
             "notes": list(self.notes),
             "disagreement": self.disagreement.to_json() if self.disagreement else None,
+            "benchmark": self.benchmark,
         }

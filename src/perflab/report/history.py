@@ -5,12 +5,14 @@ written here."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from urllib.parse import quote
 
 from rich.console import Console
 
 from perflab.records.bisect import BisectResult, BisectStep, StepState
+from perflab.records.document import Cell, Paragraph, Section, Style
 from perflab.records.document import Table as DocTable
 from perflab.records.kinds import Metric
 from perflab.records.results import RunResult
@@ -120,6 +122,37 @@ def suite_history_markdown(found: SuiteHistory) -> str:
     for series in ordered:
         lines += [f"##### {markdown(str(series.benchmark))}", "", history_markdown(series)]
     return "\n".join(lines)
+
+
+def suite_history_html(
+    found: SuiteHistory, *, change_links: Mapping[str, Mapping[int, str]]
+) -> str:
+    """A suite's history as one page: the line naming the benchmarks that changed and a row
+    per benchmark linked to its part, then each benchmark's history with its trend (those with
+    a change point first). `change_links`: a benchmark -> its change points' reports."""
+    from perflab.report.html import render_page  # jinja2: loaded only when a page is written
+
+    ordered = [*found.changed, *(s for s in found.series if not s.changes)]
+    rows: list[tuple[Cell, ...]] = []
+    parts: list[Section] = []
+    for number, series in enumerate(ordered, 1):
+        name, key = str(series.benchmark), f"history-{number}"
+        part = history_section(series, change_links=change_links.get(name, {}))
+        parts.append(replace(part, title=name, key=key))  # the range and lens: the page's top
+        skipped = sum(1 for p in series.points if p.skipped)
+        rows.append(
+            (Cell(name, href=f"#{key}"), Cell(str(len(series.changes))), Cell(str(skipped)))
+        )
+    front = Section(
+        f"history of a suite: {found.range_text}, {found.metric} per iteration",
+        (
+            Paragraph(suite_history_headline(found), Style.EMPHASIS),
+            DocTable(("benchmark", "change points", "commits not measured"), tuple(rows),
+                     numeric=(False, True, True)),
+        ),
+        key="suite",
+    )  # fmt: skip
+    return render_page(f"perflab history {found.range_text}", (front, *parts))
 
 
 def check_headline(check: CheckResult) -> str:

@@ -387,8 +387,9 @@ def bisect_section(result: BisectResult, *, evidence_link: str = "") -> Section:
             )
         else:
             blocks.append(Paragraph(f"{words} {result.evidence_run}"))
+    of = f" of {result.benchmark}" if result.benchmark is not None else ""
     title = (
-        f"bisect: {result.metric} against GOOD {result.good.commit[:10]}, looking for "
+        f"bisect: {result.metric}{of} against GOOD {result.good.commit[:10]}, looking for "
         f"{direction_words(result.direction, result.threshold)}"
     )
     return Section(title, tuple(blocks), key="bisect")

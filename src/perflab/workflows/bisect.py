@@ -32,10 +32,11 @@ from perflab.records.bisect import (
     StepOutcome,
     StepState,
 )
+from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
-from perflab.records.model import Variant
+from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
-from perflab.workflows.history import measured_code
+from perflab.workflows.history import planned_experiment
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -66,9 +67,11 @@ def bisect(
     are read, not measured again. The culprit against its parent is measured with every lens
     given, and time and instructions. Without `metric`, the instructions lens
     (deterministic) is tried first and the time lens used when instructions do not show the
-    change."""
+    change. A suite (`benchmark.suite`) must select one benchmark: the search follows it."""
     started = clock()
     lenses = given_lenses(metric, benchmark)
+    planned = planned_experiment(benchmark)
+    followed = _followed(benchmark, planned, f"{good}..{bad}")
     runner = SubprocessRunner()
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     good_ref = resolve_ref(runner, repo, good)
@@ -76,8 +79,9 @@ def bisect(
     line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
     sought = Direction(direction)
     steps = _BisectSteps(
-        benchmark, repo, line, good_ref, threshold, sought, on_step, measured_code(benchmark)
-    )
+        benchmark, repo, line, good_ref, threshold, sought, on_step,
+        MeasuredCode.read(benchmark.store_path, planned),
+    )  # fmt: skip
     chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
     found = _Found(prior + outcome.steps)
     if outcome.culprit is not None:
@@ -111,6 +115,39 @@ def bisect(
         merges=found.merges,
         not_inside=found.not_inside,
         parent=found.parent,
+        benchmark=followed,
+    )
+
+
+# the benchmarks a refusal names, and the filters it shows, before "and N more"
+NAMED = 5
+SHOWN_FILTERS = 3
+
+
+def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> str | None:
+    """The one benchmark of the suite the search follows (None: not a suite). A step's
+    answer is one benchmark's, so a suite that selects several is refused with the filter
+    that selects each."""
+    suite = benchmark.suite
+    if suite is None:
+        return None
+    names = [b.name for b in planned.benchmarks]
+    if len(names) == 1:
+        return names[0]
+    given = " ".join(shlex.quote(w) for w in suite.flags())
+    more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    filters = []
+    for name in names[:SHOWN_FILTERS]:
+        narrowed = suite.selecting(name, names)
+        if narrowed is not None:
+            words = " ".join(shlex.quote(w) for w in narrowed.filter_flags())
+            filters.append(f"{words} ({name})")
+    how = " or ".join(filters) if filters else "a filter of the suite that selects one of them"
+    raise ConfigError(
+        f"bisect follows one benchmark, and {given} selects {len(names)}: "
+        f"{', '.join(names[:NAMED])}{more}",
+        hint=f"select the one to follow: {how}; perflab history {range_text} {given} says "
+        "which benchmarks changed where",
     )
 
 
@@ -277,6 +314,7 @@ def _by_hand(steps: _BisectSteps, base: str, second: str, metric: Metric) -> str
                         ("--build", b.build), ("--each", b.each)):  # fmt: skip
         if value is not None:
             words += [flag, value]
+    words += b.suite.flags() if b.suite is not None else ()
     words += ["--metric", str(metric), "--threshold", f"{steps.threshold:.4g}"]
     if steps.direction is not Direction.SLOWER:
         words.append(f"--{steps.direction}")

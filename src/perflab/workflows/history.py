@@ -142,7 +142,7 @@ class _HistoryPlan:
             (commit, subject, resolve_ref(runner, repo, commit).tree)
             for commit, subject in line[::-1][::every][::-1]
         ]
-        planned = _planned(benchmark)
+        planned = planned_experiment(benchmark)
         return cls(
             benchmark=benchmark,
             repo=repo,
@@ -191,7 +191,7 @@ def _series(
     )
 
 
-def _planned(benchmark: Benchmarked) -> Experiment:
+def planned_experiment(benchmark: Benchmarked) -> Experiment:
     """The benchmark's experiment as any two commits measure it (a suite: listed now)."""
     variants = [Variant(name="a", git="HEAD"), Variant(name="b", git="HEAD")]
     return benchmark.experiment(variants, metrics=(Metric.TIME,))
@@ -200,7 +200,7 @@ def _planned(benchmark: Benchmarked) -> Experiment:
 def measured_code(benchmark: Benchmarked) -> MeasuredCode:
     """What the benchmark's store already holds of this benchmark and its settings (of any
     lens: each figure read is asked for by lens)."""
-    return MeasuredCode.read(benchmark.store_path, _planned(benchmark))
+    return MeasuredCode.read(benchmark.store_path, planned_experiment(benchmark))
 
 
 def _range_line(runner: SubprocessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:

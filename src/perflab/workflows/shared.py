@@ -3,6 +3,7 @@ it is built), which lenses a workflow measures, and the comparisons a run decide
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -11,6 +12,7 @@ from typing import Any
 
 from perflab import api
 from perflab.plan.config import parse_metrics
+from perflab.plan.gbench_suite import gbench_filter
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
@@ -41,6 +43,52 @@ class Suite:
             "gbench_filter": self.gbench_filter,
         }
         return {key: value for key, value in given.items() if value is not None}
+
+    def flags(self) -> tuple[str, ...]:
+        """The suite as the command line gives it: --pytest PATH -k EXPR, --asv DIR --bench
+        REGEX or --gbench BINARY --filter REGEX."""
+        given = (("--pytest", self.pytest), ("--asv", self.asv), ("--gbench", self.gbench))
+        source = (word for flag, value in given if value is not None for word in (flag, value))
+        return (*source, *self.filter_flags())
+
+    def filter_flags(self) -> tuple[str, ...]:
+        """The suite's filter as the command line gives it (-k, --bench, --filter)."""
+        given = (("-k", self.pytest_filter), ("--bench", self.asv_filter),
+                 ("--filter", self.gbench_filter))  # fmt: skip
+        return tuple(word for flag, value in given if value is not None for word in (flag, value))
+
+    def selecting(self, name: str, listed: Sequence[str]) -> Suite | None:
+        """This suite narrowed to benchmark `name` alone of `listed` (those it selects now);
+        None when its filter cannot say that one (a pytest test whose name -k cannot tell
+        from the others')."""
+        if self.gbench is not None:
+            return replace(self, gbench_filter=gbench_filter(name))
+        if self.asv is not None:
+            return replace(self, asv_filter="^" + re.escape(name) + "$")
+        keyword = _pytest_keyword(name, listed)
+        if keyword is None:
+            return None
+        given = self.pytest_filter
+        return replace(self, pytest_filter=keyword if given is None else f"({given}) and {keyword}")
+
+
+# a word pytest's -k takes as a name (its grammar's `ident`)
+_PYTEST_IDENT = re.compile(r"[\w:+\-.\[\]\\/]+")
+
+
+def _pytest_keyword(node_id: str, listed: Sequence[str]) -> str | None:
+    """The -k word that selects test `node_id` alone of `listed`: its name (with its
+    parameters), when no other listed test's path or name holds it, as -k matches (case
+    aside, a part of any name)."""
+    keyword = node_id.rsplit("::", 1)[-1]
+    if not _PYTEST_IDENT.fullmatch(keyword) or keyword in ("and", "or", "not"):
+        return None
+    lowered = keyword.lower()
+    for other in listed:
+        parts = re.split("::|/", other.lower())
+        if other != node_id and any(lowered in part for part in parts):
+            return None
+    return keyword
 
 
 @dataclass(frozen=True)

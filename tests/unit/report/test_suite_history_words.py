@@ -1,5 +1,6 @@
 """A suite's history in words, from records made here: the one line names the benchmarks that
-changed, the Markdown puts their histories first, the JSON keeps a series per benchmark."""
+changed, the Markdown and the HTML page put their histories first, the JSON keeps a series per
+benchmark."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from perflab.records.workflow_results import (
     HistoryResult,
     SuiteHistory,
 )
-from perflab.report.history import suite_history_headline, suite_history_markdown
+from perflab.report.history import (
+    suite_history_headline,
+    suite_history_html,
+    suite_history_markdown,
+)
 
 
 def series(name: str, values: list[float], *, change_at: int | None = None) -> HistoryResult:
@@ -64,3 +69,14 @@ def test_the_json_keeps_a_series_per_benchmark() -> None:
     document = suite().to_json()
     assert [s["benchmark"] for s in document["series"]] == ["test_steady", "test_changed"]
     assert [len(s["changes"]) for s in document["series"]] == [0, 1]
+
+
+def test_the_page_draws_a_trend_per_benchmark_the_changed_first() -> None:
+    page = suite_history_html(suite(), change_links={"test_changed": {1: "h-change1.html"}})
+    assert page.count("<polyline") == 2  # one trend per benchmark
+    assert page.index("1 of 2 benchmarks changed") < page.index('<section id="history-1">')
+    assert page.index("<h2>test_changed</h2>") < page.index("<h2>test_steady</h2>")
+    # the table of the benchmarks links each one's part of the page
+    assert '<a href="#history-1">test_changed</a>' in page
+    assert '<a href="#history-2">test_steady</a>' in page
+    assert 'href="h-change1.html"' in page

@@ -321,3 +321,13 @@ def test_a_culprit_inside_a_merge_is_the_answer_and_its_merge_is_named() -> None
     by_hand = "inside the merge eeeeeeeeee: ...; to look inside it by hand: perflab bisect a b"
     stuck = replace(bisect_run(), culprit=merge, not_inside=by_hand)
     assert by_hand in _texts(bisect_section(stuck))
+
+
+def test_a_bisection_of_a_suite_names_the_benchmark_it_followed() -> None:
+    followed = dataclasses.replace(bisect_run(), benchmark="test_bench.py::test_changed")
+    assert bisect_section(followed).title.startswith(
+        "bisect: instructions of test_bench.py::test_changed against GOOD"
+    )
+    assert followed.to_json()["benchmark"] == "test_bench.py::test_changed"
+    assert bisect_run().to_json()["benchmark"] is None
+    assert " of " not in bisect_section(bisect_run()).title.split("against")[0]

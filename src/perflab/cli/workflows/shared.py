@@ -47,9 +47,6 @@ def refuse_run_only(options: RunOptions, workflow: Workflow) -> None:
             hint="select the suite's benchmarks with -k EXPR (--pytest), --bench REGEX (--asv) "
             "or --filter REGEX (--gbench)",
         )
-    if suite is not None and workflow.suite_refusal is not None:
-        message, hint = workflow.suite_refusal
-        raise ConfigError(message, hint=hint)
     if options.fail_on:
         raise ConfigError(
             f"--fail-on is not taken by {command}: its exit status says what it found",

@@ -41,8 +41,6 @@ class Workflow:
     # options it does not take, calls the workflow, writes its reports
     handler: str
     view: str  # "module:attribute" of (its answer, console) -> None: the answer on the terminal
-    # (message, hint) when the workflow measures one benchmark and refuses a suite
-    suite_refusal: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:

@@ -24,11 +24,14 @@ is left. The first lens of --metric decides; the culprit against its parent is m
 time and instructions too, and the answer says when they disagree. Without --metric the
 instructions lens answers (deterministic), and the time lens is used when instructions do
 not show the change. The reports (terminal, --json, --markdown, --html) give the answer
-first, then every step of the search.
+first, then every step of the search. A suite (--pytest, --asv, --gbench) is bisected on one
+of its benchmarks: select it with -k EXPR, --bench REGEX or --filter REGEX (perflab history
+of the suite says which changed).
 
 example:
   perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --threshold 2%
   perflab bisect v1.2 main --cmd ./build/bench --build "make -j" --faster --markdown b.md
+  perflab bisect v1.2 main --pytest tests/bench -k test_parse --metric instructions
 """
 
 BISECT_OPTIONS = (
@@ -54,10 +57,4 @@ WORKFLOW = Workflow(
     command=RunLikeCommand("bisect", BISECT_TEXT, BISECT_OPTIONS),
     handler="perflab.cli.workflows.bisect.handler:handle",
     view="perflab.cli.workflows.bisect.handler:view",
-    suite_refusal=(
-        "bisect looks for the commit that changed one benchmark; a suite (--pytest, --asv, "
-        "--gbench) is gated by perflab check and tracked by perflab history",
-        "bisect one of its benchmarks with --stmt/--cmd, or find which one changed "
-        "with perflab history --pytest PATH RANGE",
-    ),
 )

@@ -20,12 +20,12 @@ checked by a direct, interleaved comparison of the commits either side. A commit
 fails is skipped and named. The first lens of --metric is the series; each change point's
 direct comparison measures time and instructions too, and says when they disagree. --html
 draws the trend with its change points, each linked to its comparison's report. A suite
-(--pytest, --asv, --gbench) has a series per benchmark, each with its change points (--json
-or --markdown; --html draws one series).
+(--pytest, --asv, --gbench) has a series per benchmark, each with its change points (--json,
+--markdown, or --html: one page with a trend per benchmark).
 
 examples:
   perflab history v1.0..main --every 4 --cmd ./build/bench --build "make -j" --html trend.html
-  perflab history v1.0..main --asv benchmarks --json history.json
+  perflab history v1.0..main --asv benchmarks --json history.json --html history.html
 """
 
 HISTORY_OPTIONS = (

@@ -22,7 +22,6 @@ from perflab.cli.workflows.shared import (
     write,
 )
 from perflab.plan.bisect_search import parse_threshold
-from perflab.records.errors import ConfigError
 from perflab.records.workflow_results import HistoryResult
 from perflab.report.escape import terminal
 from perflab.report.history import (
@@ -30,6 +29,7 @@ from perflab.report.history import (
     history_markdown,
     render_history,
     suite_history_headline,
+    suite_history_html,
     suite_history_markdown,
 )
 from perflab.workflows import Benchmarked, history, suite_history
@@ -51,20 +51,8 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
         written.append(output.json_path)
     if output.html_path is not None and str(output.html_path) != "-":
-        from perflab.report.html import render_html
-
         page = Path(str(output.html_path))
-        links: dict[int, str] = {}
-        for number, change in enumerate(found.changes, 1):
-            report = change.result
-            if report is None and change.run_id is not None and output.store is not None:
-                report = api.show(change.run_id, output.store)
-            if report is None:
-                continue
-            name = f"{page.stem}-change{number}.html"
-            write(page.with_name(name), render_html(report))
-            written.append(page.with_name(name))
-            links[change.index] = name
+        links = _change_pages(found, page, output, {}, written)
         write(page, history_html(found, change_links=links))
         written.append(page)
     if output.markdown_path is not None:
@@ -86,12 +74,6 @@ def _suite_history(
     err: Console,
 ) -> int:
     """A suite's history: each benchmark's series, then one line naming those that changed."""
-    if output.html_path is not None:
-        raise ConfigError(
-            "a suite's history is one series per benchmark, and --html draws one series",
-            hint="write --json FILE or --markdown FILE for the suite; the HTML page of one "
-            "benchmark's trend: perflab history RANGE --stmt/--cmd ... --html FILE",
-        )
     found = suite_history(
         args.range_text, benchmark=benchmark, every=args.every, threshold=threshold
     )
@@ -99,6 +81,14 @@ def _suite_history(
     if output.json_path is not None:
         write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
         written.append(output.json_path)
+    if output.html_path is not None and str(output.html_path) != "-":
+        page = Path(str(output.html_path))
+        by_run: dict[int, str] = {}
+        links = {
+            str(s.benchmark): _change_pages(s, page, output, by_run, written) for s in found.series
+        }
+        write(page, suite_history_html(found, change_links=links))
+        written.append(page)
     if output.markdown_path is not None:
         write(output.markdown_path, suite_history_markdown(found))
         written.append(output.markdown_path)
@@ -113,6 +103,34 @@ def _suite_history(
         highlight=False,
     )
     return max(_history_status(series, err) for series in found.series)
+
+
+def _change_pages(
+    found: HistoryResult,
+    page: Path,
+    output: OutputOptions,
+    by_run: dict[int, str],
+    written: list[object],
+) -> dict[int, str]:
+    """Writes each change point's direct comparison as a report beside `page`, once per run
+    (`by_run`: the run's report written already, as a suite's benchmarks that change at the
+    same commits share their comparison); a change point's index -> its report's file."""
+    from perflab.report.html import render_html
+
+    links: dict[int, str] = {}
+    for change in found.changes:
+        report = change.result
+        if report is None and change.run_id is not None and output.store is not None:
+            report = api.show(change.run_id, output.store)
+        if report is None:
+            continue
+        if report.run_id not in by_run:
+            name = f"{page.stem}-change{len(by_run) + 1}.html"
+            write(page.with_name(name), render_html(report))
+            written.append(page.with_name(name))
+            by_run[report.run_id] = name
+        links[change.index] = by_run[report.run_id]
+    return links
 
 
 def _history_status(found: HistoryResult, err: Console) -> int:
