@@ -26,6 +26,7 @@ from perflab.lenses.asm.analyse import (
     analyse_asm,
     compile_patterns,
 )
+from perflab.lenses.asm.disassembly import AsmLine, disassemble, normalise
 from perflab.lenses.asm.elf_code import (
     CodeLookupError,
     Demangler,
@@ -36,15 +37,11 @@ from perflab.lenses.asm.elf_code import (
 )
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.machine_code import (
-    AsmLine,
     FunctionCode,
     FunctionListing,
     build_listing,
-    call_targets,
-    disassemble,
     line_from_json,
     line_to_json,
-    normalise,
 )
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.options import analysis_cache_of, symbols_of
@@ -55,6 +52,7 @@ from perflab.lenses.asm.sources import (
     ProfiledRegion,
     region_to_json,
 )
+from perflab.lenses.asm.summaries import call_targets
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.records.kinds import Metric
