@@ -37,7 +37,7 @@ from machine_facts import commit, cpu_model
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from perflab.lenses.asm import elf_code, function_code, locate, mca  # noqa: E402
+from perflab.lenses.asm import demangling, elf_code, function_code, locate, mca  # noqa: E402
 from perflab.lenses.asm import measure as asm_measure  # noqa: E402
 from perflab.lenses.asm.measure import AsmLens  # noqa: E402
 from perflab.lenses.asm.sources import PerfRecordSource  # noqa: E402
@@ -84,11 +84,9 @@ def instrument() -> None:
     PerfRecordSource.profile = timed(
         "profile (perf record + perf script)", PerfRecordSource.profile
     )  # type: ignore[method-assign]
-    elf_code._read_elf_file = timed(
-        "read symbol tables (incl. demangling)", elf_code._read_elf_file
-    )  # type: ignore[assignment]
-    elf_code.CxxFiltDemangler.demangle = timed(
-        "  demangle (c++filt)", elf_code.CxxFiltDemangler.demangle
+    elf_code.read_elf_file = timed("read symbol tables (incl. demangling)", elf_code.read_elf_file)  # type: ignore[assignment]
+    demangling.CxxFiltDemangler.demangle = timed(
+        "  demangle (c++filt)", demangling.CxxFiltDemangler.demangle
     )  # type: ignore[method-assign]
     # each phase is replaced where its caller looks it up
     for module, name, label in (

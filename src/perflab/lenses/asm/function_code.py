@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from perflab.lenses.asm.demangling import Demangler
 from perflab.lenses.asm.disassembly import AsmLine, disassemble, normalise
-from perflab.lenses.asm.elf_code import CodeLookupError, Demangler, ElfObject, ElfSymbol
+from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
 from perflab.lenses.asm.identity import family
 from perflab.lenses.asm.locate import FoundFunction
 from perflab.lenses.asm.machine_code import (

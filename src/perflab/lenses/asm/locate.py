@@ -8,13 +8,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from perflab.lenses.asm.elf_code import (
-    CodeLookupError,
-    Demangler,
-    ElfObject,
-    ElfSymbol,
-    load_elf_object,
-)
+from perflab.lenses.asm.demangling import Demangler
+from perflab.lenses.asm.elf_code import load_elf_object
+from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.tools.analysis_cache import AnalysisCache

@@ -26,7 +26,7 @@ from perflab.lenses.asm.analyse import (
     compile_patterns,
 )
 from perflab.lenses.asm.code_notes import symbol_notes
-from perflab.lenses.asm.elf_code import Demangler, default_demangler
+from perflab.lenses.asm.demangling import Demangler, default_demangler
 from perflab.lenses.asm.function_code import CodeReaders, call_sites, list_function
 from perflab.lenses.asm.identity import family
 from perflab.lenses.asm.locate import (

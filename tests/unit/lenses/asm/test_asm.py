@@ -17,13 +17,9 @@ from perflab.lenses.asm.code_diff import (
     diff_text,
     pair_names,
 )
+from perflab.lenses.asm.demangling import CxxFiltDemangler
 from perflab.lenses.asm.disassembly import AsmLine, Flow, Instruction, disassemble, vector_bits
-from perflab.lenses.asm.elf_code import (
-    CxxFiltDemangler,
-    ElfObject,
-    LoadSegment,
-    runtime_to_link_address,
-)
+from perflab.lenses.asm.elf_objects import ElfObject, LoadSegment, runtime_to_link_address
 from perflab.lenses.asm.loops import find_loops, hot_loop
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import parse_mca_summary

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.asm.elf_code import separate_debug_file
+from perflab.lenses.asm.elf_tables import separate_debug_file
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
