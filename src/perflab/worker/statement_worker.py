@@ -251,6 +251,11 @@ class Worker:
             if gc_was_enabled:
                 gc.enable()
 
+    def accounted(self, loops, empty=False):
+        """timed(), with the thread's CPU time and run-queue wait read right around it:
+        (wall_ns, cpu_ns, run_queue_ns) (statement_cpu.accounted; for a lens's op too)."""
+        return statement_cpu.accounted(self.timed, loops, empty)
+
     def calibrate(self, request):
         try:
             return self._calibrate(int(request["target_ns"]))
@@ -262,7 +267,7 @@ class Worker:
         while True:
             # time taken by other processes does not count: on a busy machine it would make
             # the loop count (and every sample's share of the statement) far too small
-            wall_ns = statement_cpu.unpreempted_ns(*statement_cpu.accounted(self.timed, loops))
+            wall_ns = statement_cpu.unpreempted_ns(*self.accounted(loops))
             forked = self.copies.came_back()
             if forked is not None:
                 return forked
@@ -285,7 +290,7 @@ class Worker:
         before = statement_cpu.involuntary_switches() if timed else None
         try:
             if timed:
-                wall_ns, cpu_ns, queued = statement_cpu.accounted(self.timed, loops, empty)
+                wall_ns, cpu_ns, queued = self.accounted(loops, empty)
             else:
                 wall_ns, cpu_ns, queued = (
                     self.timed(loops, empty, statement_cpu.no_clock),
