@@ -1,7 +1,7 @@
 """perflab statement worker: runs inside the variant's own interpreter (Python 3.7+, stdlib only).
 It is started by path in an interpreter that has no perflab installed: its own modules are its
 siblings in this folder (statement_loop, statement_cpu, statement_values, statement_fork,
-process_tree), each standard library only.
+statement_copies, process_tree), each standard library only.
 
 It speaks JSON lines with the parent over its original stdout/stdin, kept on private file
 descriptors that the processes a benchmark starts do not inherit. The benchmark's own output on
