@@ -37,7 +37,7 @@ from machine_facts import commit, cpu_model
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from perflab.lenses.asm import elf_code, mca  # noqa: E402
+from perflab.lenses.asm import demangling, elf_code, function_code, locate, mca  # noqa: E402
 from perflab.lenses.asm import measure as asm_measure  # noqa: E402
 from perflab.lenses.asm.measure import AsmLens  # noqa: E402
 from perflab.lenses.asm.sources import PerfRecordSource  # noqa: E402
@@ -84,30 +84,29 @@ def instrument() -> None:
     PerfRecordSource.profile = timed(
         "profile (perf record + perf script)", PerfRecordSource.profile
     )  # type: ignore[method-assign]
-    elf_code._read_elf_file = timed(
-        "read symbol tables (incl. demangling)", elf_code._read_elf_file
-    )  # type: ignore[assignment]
-    elf_code.CxxFiltDemangler.demangle = timed(
-        "  demangle (c++filt)", elf_code.CxxFiltDemangler.demangle
+    elf_code.read_elf_file = timed("read symbol tables (incl. demangling)", elf_code.read_elf_file)  # type: ignore[assignment]
+    demangling.CxxFiltDemangler.demangle = timed(
+        "  demangle (c++filt)", demangling.CxxFiltDemangler.demangle
     )  # type: ignore[method-assign]
-    for name, label in (
-        ("_listing", "listings (disassembly, mca, symbolizer)"),
-        ("call_sites", "call sites"),
-        ("family_samples", "family samples"),
-        ("_presence", "presence in other variants"),
-        ("object_identity", "object identities"),
-        ("symbolise", "  llvm-symbolizer"),
-        ("find_hot", "choose hot functions"),
+    # each phase is replaced where its caller looks it up
+    for module, name, label in (
+        (asm_measure, "list_function", "listings (disassembly, mca, symbolizer)"),
+        (asm_measure, "call_sites", "call sites"),
+        (asm_measure, "family_samples", "family samples"),
+        (asm_measure, "presence", "presence in other variants"),
+        (asm_measure, "object_identity", "object identities"),
+        (function_code, "symbolise", "  llvm-symbolizer"),
+        (locate, "find_hot", "choose hot functions"),
     ):
-        if hasattr(asm_measure, name):
-            setattr(asm_measure, name, timed(label, getattr(asm_measure, name)))
+        if hasattr(module, name):
+            setattr(module, name, timed(label, getattr(module, name)))
     mca.McaPredictor.__call__ = timed("  llvm-mca", mca.McaPredictor.__call__)  # type: ignore[method-assign]
 
 
 def clear_process_caches() -> None:
     """What one perflab process keeps in memory: gone in the next process."""
     elf_code._CACHE.clear()
-    asm_measure._FAMILY_INDEX.clear()
+    locate._FAMILY_INDEX.clear()
     getattr(debuginfo, "_IDENTITIES", {}).clear()
 
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from perflab.lenses.asm import elf_code
-from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
+from perflab.lenses.asm.demangling import CxxFiltDemangler
+from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
 from perflab.machine.proc import SubprocessRunner

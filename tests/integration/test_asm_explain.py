@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
-from perflab.lenses.asm.machine_code import FunctionCode, build_listing, find_loops, hot_loop
+from perflab.lenses.asm.demangling import CxxFiltDemangler
+from perflab.lenses.asm.elf_code import load_elf_object
+from perflab.lenses.asm.loops import find_loops, hot_loop
+from perflab.lenses.asm.machine_code import FunctionCode, build_listing
 from perflab.machine.proc import SubprocessRunner
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant

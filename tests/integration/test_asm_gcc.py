@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from perflab.lenses.asm.code_diff import canonical_name, compare_functions
-from perflab.lenses.asm.elf_code import CxxFiltDemangler, load_elf_object
+from perflab.lenses.asm.demangling import CxxFiltDemangler
+from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.measure import AsmLens

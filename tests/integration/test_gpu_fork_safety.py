@@ -20,7 +20,7 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.model import Benchmark, Experiment, Variant
-from perflab.worker import statement_worker
+from perflab.worker import statement_loop
 from tests.conftest import FAST
 
 pytestmark = pytest.mark.integration
@@ -60,10 +60,10 @@ def test_device_files_among_open_files_name_their_runtime(tmp_path: Path) -> Non
     fds = tmp_path / "fd"
     fds.mkdir()
     (fds / "3").symlink_to("/dev/null")
-    assert statement_worker.device_runtimes(str(fds)) == []
+    assert statement_loop.device_runtimes(str(fds)) == []
     (fds / "4").symlink_to("/dev/nvidiactl")
     (fds / "5").symlink_to("/dev/kfd")
-    assert statement_worker.device_runtimes(str(fds)) == ["cuda", "rocm"]
+    assert statement_loop.device_runtimes(str(fds)) == ["cuda", "rocm"]
 
 
 def test_a_server_whose_imports_initialised_cuda_forks_nothing(cuda_variant: Variant) -> None:

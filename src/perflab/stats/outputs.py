@@ -1,6 +1,6 @@
 """Output checks compared (pure): is what two processes computed the same?
 
-The values are encoded by the worker (`perflab/worker/statement_worker.py`, `encode_value`):
+The values are encoded by the worker (`perflab/worker/statement_values.py`, `encode_value`):
 `exact` values (ints, strings, bytes, reprs) must be equal; `array` values (floats, NumPy
 arrays, tensors, lists of numbers) must have the same shape and agree element by element within
 a relative tolerance. Large values carry a digest: equal digests are equal values; otherwise

@@ -1,6 +1,7 @@
 """perflab statement worker: runs inside the variant's own interpreter (Python 3.7+, stdlib only).
-One file on purpose: it is started by path in an interpreter that has no perflab installed, so
-it cannot import a sibling module.
+It is started by path in an interpreter that has no perflab installed: its own modules are its
+siblings in this folder (statement_loop, statement_cpu, statement_values, statement_fork,
+statement_copies, process_tree), each standard library only.
 
 It speaks JSON lines with the parent over its original stdout/stdin, kept on private file
 descriptors that the processes a benchmark starts do not inherit. The benchmark's own output on
@@ -76,300 +77,58 @@ Failures reply {"ok": false, "phase": "setup"|"stmt"|"check"|"protocol"|"registe
 "error": traceback text}.
 """
 
-import array
-import ast
 import atexit
 import faulthandler
 import gc
-import hashlib
 import itertools
 import json
 import os
-import select
 import sys
-import time
 import traceback
-
-try:
-    import resource
-except ImportError:  # pragma: no cover - non-POSIX
-    resource = None
-
 from time import perf_counter_ns
 
-try:
-    import process_tree  # next to this script, which runs as a script in the variant's Python
+try:  # next to this script, which runs as a script in the variant's Python
+    import process_tree
+    import statement_copies
+    import statement_cpu
+    import statement_fork
+    import statement_loop
+    import statement_values
 except ImportError:  # imported as perflab.worker.statement_worker (perflab's own tests)
-    from perflab.worker import process_tree
+    from perflab.worker import (
+        process_tree,
+        statement_copies,
+        statement_cpu,
+        statement_fork,
+        statement_loop,
+        statement_values,
+    )
 
-_TEMPLATE = """
-def _perflab_inner(_perflab_it, _perflab_timer):
-    _perflab_t0 = _perflab_timer()
-    for _perflab_i in _perflab_it:
-{body}
-    return _perflab_timer() - _perflab_t0
-"""
-
-
-def _indent(code, spaces):
-    pad = " " * spaces
-    return "\n".join(pad + line for line in code.splitlines()) or pad + "pass"
-
-
-# Module scope: the statement runs as top-level code (names resolve through the namespace dict,
-# LOAD_NAME), as torch.utils.benchmark's collect_callgrind runs it.
-_MODULE_TEMPLATE = """
-_perflab_t0 = _perflab_timer()
-for _perflab_i in _perflab_it:
-{body}
-_perflab_elapsed = _perflab_timer() - _perflab_t0
-"""
-
-
-def _compile_loop(stmt, namespace, scope="function"):
-    """A callable loop(iterator, timer) -> elapsed ns running `stmt` once per item."""
-    # Compile the statement alone first so a syntax error points at the user's code.
-    compile(stmt, "<stmt>", "exec")
-    if scope == "module":
-        code = compile(_MODULE_TEMPLATE.format(body=_indent(stmt, 4)), "<perflab-loop>", "exec")
-
-        def module_loop(iterator, timer):
-            namespace["_perflab_it"] = iterator
-            namespace["_perflab_timer"] = timer
-            exec(code, namespace)
-            return namespace["_perflab_elapsed"]
-
-        return module_loop
-    source = _TEMPLATE.format(body=_indent(stmt, 8))
-    exec(compile(source, "<perflab-loop>", "exec"), namespace)
-    return namespace.pop("_perflab_inner")
-
-
-# Device files a GPU runtime keeps open once initialised: such a runtime does not survive fork.
-_DEVICE_FILES = (("/dev/nvidia", "cuda"), ("/dev/kfd", "rocm"), ("/dev/dri/renderD", "gpu"))
-
-
-def _torch_cuda():
-    """torch.cuda where this process already imported torch (never imported here: most
-    variants have no torch, and importing it is not this worker's to decide)."""
-    return getattr(sys.modules.get("torch"), "cuda", None)
-
-
-def device_runtimes(fd_dir="/proc/self/fd"):
-    """The GPU runtimes this process has initialised: device files of a GPU driver among its
-    open files, and torch's own record of CUDA's initialisation. A process with any must not
-    fork workers: the children's first use of the device fails."""
-    found = set()
-    try:
-        names = os.listdir(fd_dir)
-    except OSError:
-        names = []
-    for name in names:
-        try:
-            target = os.readlink(os.path.join(fd_dir, name))
-        except OSError:
-            continue  # closed meanwhile (the listing's own fd)
-        for prefix, runtime in _DEVICE_FILES:
-            if target.startswith(prefix):
-                found.add(runtime)
-    cuda = _torch_cuda()
-    try:
-        if cuda is not None and cuda.is_initialized():
-            found.add("cuda")
-    except Exception:  # a torch too old or broken to say: its files above still count
-        pass
-    return sorted(found)
-
-
-def _device_synchroniser():
-    """torch.cuda.synchronize where this process has initialised CUDA through torch, else None:
-    a statement that launches device work is timed until that work is done, not until the
-    launch returns."""
-    cuda = _torch_cuda()
-    try:
-        if cuda is not None and cuda.is_initialized():
-            return cuda.synchronize
-    except Exception:
-        return None
-    return None
-
-
-def _synchronised(timer, synchronise):
-    """`timer`, read after the device finished what was launched before the reading."""
-
-    def synchronised_timer():
-        synchronise()
-        return timer()
-
-    return synchronised_timer
-
-
-_THIS_FILE = os.path.abspath(__file__)
-
-_EXACT_CHARS = 4096  # a text (or repr) longer than this is sent as a digest and its start
-_ARRAY_ELEMENTS = 1 << 20  # an array with more elements is sent as a digest and a stride
-
-
-class Uncomparable(Exception):
-    """A --check value perflab cannot compare across processes."""
-
-
-def _digest(text):
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _exact(type_name, text):
-    encoded = {"kind": "exact", "type": type_name, "text": text}
-    if len(text) > _EXACT_CHARS:
-        encoded["text"] = text[:200]
-        encoded["digest"] = _digest(text)
-        encoded["length"] = len(text)
-    return encoded
-
-
-def _flatten(data, out):
-    if isinstance(data, (list, tuple)):
-        for item in data:
-            _flatten(item, out)
-    else:
-        out.append(data)
-
-
-def _shape_of(data):
-    shape = []
-    while isinstance(data, (list, tuple)):
-        shape.append(len(data))
-        data = data[0] if data else None
-    return shape
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _array(type_name, data, shape):
-    flat = []
-    _flatten(data, flat)
-    flat = [[v.real, v.imag] if isinstance(v, complex) else v for v in flat]
-    if flat and isinstance(flat[0], list):  # complex: a trailing axis of (real, imaginary)
-        shape = list(shape) + [2]
-        flat = [part for pair in flat for part in pair]
-    if not all(_is_number(v) for v in flat):
-        return None
-    encoded = {"kind": "array", "type": type_name, "shape": list(shape), "values": flat}
-    if len(flat) > _ARRAY_ELEMENTS:
-        stride = -(-len(flat) // _ARRAY_ELEMENTS)
-        encoded["values"] = flat[::stride]
-        encoded["stride"] = stride
-        encoded["size"] = len(flat)
-        encoded["digest"] = _digest(repr(flat))
-    return encoded
-
-
-def encode_value(value):
-    """A --check value as JSON perflab compares across variants (standard library only)."""
-    type_name = type(value).__module__ + "." + type(value).__qualname__
-    type_name = type_name.replace("builtins.", "")
-    if value is None or isinstance(value, (bool, int, str)):
-        return _exact(type_name, value if isinstance(value, str) else repr(value))
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return _exact(type_name, bytes(value).hex())
-    if isinstance(value, (float, complex)):
-        return _array(type_name, [value], [])
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-        value = value.detach().cpu()
-    if not hasattr(value, "tolist") and hasattr(value, "__array__"):
-        value = value.__array__()
-    if hasattr(value, "tolist"):
-        data = value.tolist()
-        shape = getattr(value, "shape", None)
-        shape = [int(n) for n in shape] if shape is not None else _shape_of(data)
-        if "dtype" in dir(value):
-            type_name += "[%s]" % (value.dtype,)
-        encoded = _array(type_name, data, shape)
-        return encoded if encoded is not None else _exact(type_name, repr(data))
-    if isinstance(value, (list, tuple)):
-        encoded = _array(type_name, value, _shape_of(value))
-        if encoded is not None and value:
-            return encoded
-    text = repr(value)
-    if " at 0x" in text:
-        raise Uncomparable(
-            "the value is a %s whose repr names its address (%s), which differs in every "
-            "process: return something comparable instead (a number, a string, a list, an "
-            "array: e.g. a field of it, or vars() of it), or give %s a __repr__ that shows "
-            "its content" % (type_name, text[:120], type(value).__qualname__)
-        )
-    return _exact(type_name, text)
+# the worker's own frames, left out of the tracebacks it sends: the user's code is what matters
+_OWN_FILES = frozenset(
+    os.path.abspath(path)
+    for path in (
+        __file__,
+        statement_copies.__file__,
+        statement_cpu.__file__,
+        statement_fork.__file__,
+        statement_loop.__file__,
+        statement_values.__file__,
+    )
+)
 
 
 def _user_traceback():
     """The current exception's traceback without this worker's own frames: the user's code
     (<setup>, <stmt>, <perflab-loop>) and the libraries it called."""
     error_type, error, trace = sys.exc_info()
-    frames = [f for f in traceback.extract_tb(trace) if os.path.abspath(f.filename) != _THIS_FILE]
+    frames = [
+        f for f in traceback.extract_tb(trace) if os.path.abspath(f.filename) not in _OWN_FILES
+    ]
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(error_type, error)
     return "".join(lines)
-
-
-def _current_cpu():
-    try:
-        with open("/proc/self/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        return int(fields[36])  # field 39 "processor"; fields start after "pid (comm)"
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _involuntary_switches():
-    if resource is None:
-        return None
-    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
-
-
-def _schedstat_path():
-    for path in ("/proc/thread-self/schedstat", "/proc/self/schedstat"):
-        try:
-            with open(path, "rb") as stat:
-                if len(stat.read().split()) >= 2:
-                    return path
-        except OSError:
-            pass
-    return None
-
-
-_SCHEDSTAT = _schedstat_path()
-
-
-def _run_queue_ns():
-    """Nanoseconds this thread has waited on a run queue so far (schedstat's second field)."""
-    if _SCHEDSTAT is None:
-        return None
-    try:
-        with open(_SCHEDSTAT, "rb") as stat:
-            return int(stat.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _thread_time_ns():
-    try:
-        return time.thread_time_ns()
-    except (AttributeError, OSError):  # pragma: no cover - platforms without a thread clock
-        return None
-
-
-def _process_time_ns():
-    try:
-        return time.process_time_ns()
-    except (AttributeError, OSError):  # pragma: no cover - platforms without a process clock
-        return None
-
-
-def _no_clock():
-    return 0
 
 
 _UNTIMED_REPLY = {
@@ -382,46 +141,6 @@ _UNTIMED_REPLY = {
 }
 
 
-def _unpreempted_ns(wall_ns, cpu_ns, run_queue_ns):
-    """wall_ns less the time other processes took (perflab.stats.preemption.lost_ns)."""
-    if run_queue_ns is None or run_queue_ns <= 0:
-        return wall_ns
-    off_cpu = wall_ns if cpu_ns is None else max(0, wall_ns - cpu_ns)
-    return wall_ns - min(run_queue_ns, off_cpu)
-
-
-# how long a worker waits, after the statement first ran, for a copy of itself that the
-# statement forked to come back (it says so on the worker's alarm pipe as it leaves)
-COPY_WAIT_S = 0.5
-FORKED_ERROR = (
-    "the %s forked a copy of the worker (os.fork() with no exec or os._exit() in the "
-    "child), and the copy returned into perflab's loop: every sample would fork again"
-)
-
-
-_COPY_FROM = {"set-up": b"u", "statement": b"s"}  # what a copy writes on the alarm pipe
-
-
-def _children():
-    """This process's children (every thread's), or None where Linux does not list them."""
-    found = set()
-    try:
-        for task in os.listdir("/proc/self/task"):
-            with open("/proc/self/task/%s/children" % task) as listed:
-                found.update(int(pid) for pid in listed.read().split())
-    except (OSError, ValueError):
-        return None
-    return found
-
-
-def _same_program(pid):
-    """Whether child `pid` still runs this program (a fork that did not exec)."""
-    try:
-        return os.readlink("/proc/%d/exe" % pid) == os.readlink("/proc/self/exe")
-    except OSError:
-        return False  # gone, a zombie, or not ours to read
-
-
 class Worker:
     def __init__(self, reply_stream, request_stream):
         self.reply_stream = reply_stream
@@ -431,12 +150,9 @@ class Worker:
         self.ops = {}  # op name -> handler(worker, request), registered by lenses
         self.namespace = None  # the setup's names, where --check expressions are evaluated
         self.heap_padding = None  # a forked child's: moves its later allocations
-        self.waiting = []  # a fork server's children forked ahead: (pid, release fd), in order
+        self.forks = statement_fork.ForkServer(self)
         self.quit_asked = False  # the parent said quit (rather than closing the channel)
-        # a process running this code with another pid is a copy the measured code forked:
-        # it tells the worker on this pipe and leaves, never answering the parent itself
-        self.pid = os.getpid()
-        self.copy_alarm = os.pipe()
+        self.copies = statement_copies.CopyAlarm()  # of itself the measured code forked
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -444,7 +160,7 @@ class Worker:
 
     def device_runtimes(self):
         """The GPU runtimes this process has initialised (for a lens op's reply)."""
-        return device_runtimes()
+        return statement_loop.device_runtimes()
 
     def register(self, request):
         namespace = {"__name__": "perflab_ops_%s" % request.get("name", "lens")}
@@ -460,35 +176,6 @@ class Worker:
         self.reply_stream.write(json.dumps(message) + "\n")
         self.reply_stream.flush()
 
-    def leave_if_a_copy(self, where):
-        """In a copy of this worker that the set-up or the statement forked, once it returned
-        into the worker: say where to the worker and leave at once (no reply, no exit
-        handlers)."""
-        if os.getpid() != self.pid:
-            try:
-                os.write(self.copy_alarm[1], _COPY_FROM[where])
-            finally:
-                os._exit(0)
-
-    def copy_came_back(self, children_before=None):
-        """The reply saying a copy of this worker came back (see leave_if_a_copy), or None;
-        with the children there were before the code ran, waits up to COPY_WAIT_S for a new
-        child that still runs this program (not exec'd) to come back or go."""
-        deadline = time.monotonic() + COPY_WAIT_S
-        while True:
-            ready, _, _ = select.select([self.copy_alarm[0]], [], [], 0)
-            if ready:
-                said = os.read(self.copy_alarm[0], 4096)
-                where = "set-up" if _COPY_FROM["set-up"] in said else "statement"
-                return {"ok": False, "phase": "forked", "error": FORKED_ERROR % where}
-            if children_before is None:
-                return None
-            now = _children()
-            running = [p for p in (now or ()) if p not in children_before and _same_program(p)]
-            if not running or time.monotonic() > deadline:
-                return None
-            time.sleep(0.001)
-
     def read_request(self):
         line = self.request_stream.readline()
         if not line:
@@ -501,18 +188,18 @@ class Worker:
         try:
             exec(compile(request.get("setup") or "pass", "<setup>", "exec"), namespace)
         except BaseException:
-            self.leave_if_a_copy("set-up")
+            self.copies.leave_if_a_copy("set-up")
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
-        self.leave_if_a_copy("set-up")
+        self.copies.leave_if_a_copy("set-up")
         # not waited for: a copy the set-up forked that comes back later is seen by the
         # statement's first run (before it is ever run in a loop)
-        forked = self.copy_came_back()
+        forked = self.copies.came_back()
         if forked is not None:
             return forked
         try:
             scope = request.get("scope", "function")
-            self.loop = _compile_loop(request["stmt"], namespace, scope)
-            self.empty_loop = _compile_loop("pass", dict(namespace), scope)
+            self.loop = statement_loop.compile_loop(request["stmt"], namespace, scope)
+            self.empty_loop = statement_loop.compile_loop("pass", dict(namespace), scope)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
         return {
@@ -525,15 +212,15 @@ class Worker:
 
     def check(self):
         """Run the statement once: fail early (before calibrating), warm caches."""
-        before = _children()
+        before = statement_copies.children()
         try:
             wall_ns = self.timed(1)
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
-        forked = self.copy_came_back(before)
+        forked = self.copies.came_back(before)
         if forked is not None:
             return forked
-        synchronised = "cuda" if _device_synchroniser() is not None else None
+        synchronised = "cuda" if statement_loop.device_synchroniser() is not None else None
         return {"ok": True, "wall_ns": wall_ns, "device_synchronised": synchronised}
 
     def evaluate(self, request):
@@ -544,47 +231,30 @@ class Worker:
         except BaseException:
             return {"ok": False, "phase": "check", "error": _user_traceback()}
         try:
-            return {"ok": True, "value": encode_value(value)}
-        except Uncomparable as error:
+            return {"ok": True, "value": statement_values.encode_value(value)}
+        except statement_values.Uncomparable as error:
             return {"ok": False, "phase": "check", "error": str(error), "uncomparable": True}
         except BaseException:
             return {"ok": False, "phase": "check", "error": _user_traceback()}
 
     def timed(self, loops, empty=False, timer=perf_counter_ns):
         loop = self.empty_loop if empty else self.loop
-        synchronise = _device_synchroniser()
+        synchronise = statement_loop.device_synchroniser()
         if synchronise is not None:
-            timer = _synchronised(timer, synchronise)
+            timer = statement_loop.synchronised(timer, synchronise)
         gc_was_enabled = gc.isenabled()
         gc.disable()  # as timeit does: a collection inside one sample is noise, not signal
         try:
             return loop(itertools.repeat(None, loops), timer)
         finally:
-            self.leave_if_a_copy("statement")
+            self.copies.leave_if_a_copy("statement")
             if gc_was_enabled:
                 gc.enable()
 
     def accounted(self, loops, empty=False):
         """timed(), with the thread's CPU time and run-queue wait read right around it:
-        (wall_ns, cpu_ns, run_queue_ns), the last two None where unavailable. The thread
-        waits on the run queue while another thread of this process runs on its CPU too: that
-        is the statement's own work, not another process's turn, and comes off the wait."""
-        queued_before = _run_queue_ns()
-        process_before = _process_time_ns()
-        cpu_before = _thread_time_ns()
-        wall_ns = self.timed(loops, empty)
-        cpu_after = _thread_time_ns()
-        process_after = _process_time_ns()
-        queued_after = _run_queue_ns()
-        cpu_ns = queued = None
-        if cpu_before is not None and cpu_after is not None:
-            cpu_ns = cpu_after - cpu_before
-        if queued_before is not None and queued_after is not None:
-            queued = queued_after - queued_before
-            if cpu_ns is not None and process_before is not None and process_after is not None:
-                other_threads_ns = max(0, process_after - process_before - cpu_ns)
-                queued = max(0, queued - other_threads_ns)
-        return wall_ns, cpu_ns, queued
+        (wall_ns, cpu_ns, run_queue_ns) (statement_cpu.accounted; for a lens's op too)."""
+        return statement_cpu.accounted(self.timed, loops, empty)
 
     def calibrate(self, request):
         try:
@@ -597,8 +267,8 @@ class Worker:
         while True:
             # time taken by other processes does not count: on a busy machine it would make
             # the loop count (and every sample's share of the statement) far too small
-            wall_ns = _unpreempted_ns(*self.accounted(loops))
-            forked = self.copy_came_back()
+            wall_ns = statement_cpu.unpreempted_ns(*self.accounted(loops))
+            forked = self.copies.came_back()
             if forked is not None:
                 return forked
             if wall_ns >= target_ns or loops >= 1 << 40:
@@ -617,15 +287,19 @@ class Worker:
             if go is None or go.get("op") != "go":
                 return {"ok": False, "phase": "protocol", "error": "expected go, got %r" % (go,)}
         timed = request.get("timed", True)
-        before = _involuntary_switches() if timed else None
+        before = statement_cpu.involuntary_switches() if timed else None
         try:
             if timed:
                 wall_ns, cpu_ns, queued = self.accounted(loops, empty)
             else:
-                wall_ns, cpu_ns, queued = self.timed(loops, empty, _no_clock), None, None
+                wall_ns, cpu_ns, queued = (
+                    self.timed(loops, empty, statement_cpu.no_clock),
+                    None,
+                    None,
+                )
         except BaseException:
             return {"ok": False, "phase": "stmt", "error": _user_traceback()}
-        forked = self.copy_came_back()
+        forked = self.copies.came_back()
         if forked is not None:
             return forked
         if request.get("handshake"):
@@ -638,130 +312,50 @@ class Worker:
                 return {"ok": False, "phase": "protocol", "error": "expected end, got %r" % (end,)}
         if not timed:
             return _UNTIMED_REPLY
-        after = _involuntary_switches()
+        after = statement_cpu.involuntary_switches()
         return {
             "ok": True,
             "wall_ns": wall_ns,
-            "cpu": _current_cpu(),
+            "cpu": statement_cpu.current_cpu(),
             "nivcsw": None if before is None else after - before,
             "cpu_ns": cpu_ns,
             "run_queue_ns": queued,
         }
 
     def pin(self, request):
-        cpu = int(request["cpu"])
         try:
-            threads = [int(tid) for tid in os.listdir("/proc/self/task")]
-        except OSError:
-            threads = [0]
-        try:
-            for thread in threads:
-                try:
-                    os.sched_setaffinity(thread, {cpu})
-                except ProcessLookupError:
-                    pass  # a thread that ended meanwhile
+            statement_cpu.pin(int(request["cpu"]))
         except (AttributeError, OSError):
             return {"ok": False, "phase": "protocol", "error": _user_traceback()}
-        return {"ok": True, "cpu": _current_cpu()}
+        return {"ok": True, "cpu": statement_cpu.current_cpu()}
 
     def preload(self, request):
         """Import the setup's top-level modules once, for the children this process forks."""
         started = perf_counter_ns()
         try:
-            setup = request.get("setup") or "pass"
-            tree = ast.parse(setup, "<setup>")
-            imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-            module = ast.Module(body=imports, type_ignores=[])
-            namespace = {"__name__": "__perflab__"}
-            exec(compile(module, "<setup imports>", "exec"), namespace)
-            # a module the set-up imports may do here, once, what each child's set-up would
-            # repeat (the pytest suites' plugin collects the test's file)
-            for value in list(namespace.values()):
-                # the module's own attribute: a module's __getattr__ (lazy loaders) not asked
-                hook = vars(value).get("perflab_preload") if isinstance(value, type(sys)) else None
-                if callable(hook):
-                    hook(setup)
+            names = statement_fork.preload_modules(request.get("setup") or "pass")
         except BaseException:
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
-        names = [a.name for n in imports for a in getattr(n, "names", [])]
         return {
             "ok": True,
             "modules": names,
             "wall_ns": perf_counter_ns() - started,
-            "device_runtimes": device_runtimes(),
+            "device_runtimes": statement_loop.device_runtimes(),
         }
 
     def fork(self, request):
-        """Fork a child that serves the protocol on this channel; reply once it exited. With
-        "ahead": K, K more children are forked at the same moment and wait, each released by a
-        later "fork" (which then forks nothing): every one of them starts from the state this
-        process had before the first served. Forked one after another's exit, a later child
-        starts from a state the earlier one's reply and the next request changed (glibc's
-        heap), and counts differently from the first (docs/lenses/instructions.md)."""
+        """Fork a child that serves the protocol on this channel (statement_fork.ForkServer);
+        not where this process initialised a GPU runtime (its children could not use it)."""
         self.reply_stream.flush()
-        runtimes = device_runtimes()
-        if runtimes and not self.waiting:
+        runtimes = statement_loop.device_runtimes()
+        if runtimes and not self.forks.waiting:
             return {
                 "ok": False,
                 "phase": "fork",
                 "error": "not forking: this process initialised %s, which does not survive "
                 "fork" % ", ".join(runtimes),
             }
-        if self.waiting:
-            pid, release = self.waiting.pop(0)
-            _release(release, request)
-        elif int(request.get("ahead", 0)) > 0:
-            self._fork_ahead(1 + int(request["ahead"]))
-            pid, release = self.waiting.pop(0)
-            _release(release, request)
-        else:
-            pid = os.fork()
-            if pid == 0:
-                self._become_child(request)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            code = -os.WTERMSIG(status)
-        else:
-            code = os.WEXITSTATUS(status)
-        return {"ok": True, "exited": code, "pid": pid}
-
-    def _become_child(self, request):
-        status = 0
-        self.pid = os.getpid()  # a child of the protocol, not a copy the code forked
-        try:
-            process_tree.become_subreaper()  # fork does not inherit it
-            os.environ.update(request.get("env") or {})
-            padding = int(request.get("padding", 0))
-            self.heap_padding = bytearray(padding)  # later allocations land elsewhere
-            _at_depth(padding % 64, self._serve_child)
-        except BaseException:
-            status = 1
-        finally:
-            try:
-                self.reply_stream.flush()
-            finally:
-                os._exit(status)
-
-    def _fork_ahead(self, count):
-        """`count` children forked back to back, each blocked on a pipe of its own until a
-        "fork" releases it (with that request's env and padding). Everything the loop keeps is
-        made before the first fork (the pipes, an array for the pids), so that a later child
-        does not start with objects the earlier forks left alive: sum(range(100)) counted
-        0.6% apart in the second child when the pids were kept in a list as they came."""
-        pipes = [os.pipe() for _ in range(count)]
-        pids = array.array("q", bytes(8 * count))
-        for index in range(count):
-            pid = os.fork()
-            if pid == 0:
-                for other, (wait_fd, release_fd) in enumerate(pipes):
-                    os.close(release_fd)
-                    if other != index:
-                        os.close(wait_fd)
-                self._become_child(_wait_for_release(pipes[index][0]))
-            pids[index] = pid
-        for wait_fd, _ in pipes:
-            os.close(wait_fd)
-        self.waiting = [(pids[index], pipes[index][1]) for index in range(count)]
+        return self.forks.fork(request)
 
     def release_setup(self):
         """Drop every reference to the set-up's names, so that what only they held is freed."""
@@ -770,36 +364,10 @@ class Worker:
         if namespace is not None:
             namespace.clear()
 
-    def _serve_child(self):
-        # the exit functions a child inherits are its server's (the preload's, pytest's own):
-        # they run once, in the server; the child runs those its own set-up registers (a
-        # fixture's teardown), when it quits, as a worker of its own would
-        clear = getattr(atexit, "_clear", None)
-        if clear is not None:
-            clear()
-        self.reply({"hello": "perflab-worker", "protocol": 1, "forked": True, "pid": os.getpid()})
-        self.serve()
-        run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
-        if run_exit_functions is not None:
-            run_exit_functions()
-        self.stop_leftovers()
-
-    def release_waiting(self):
-        """A fork server's children forked ahead and never released: they leave as their pipe
-        closes (they are perflab's, not the benchmark's leftovers)."""
-        waiting, self.waiting = self.waiting, []
-        for _, release in waiting:
-            os.close(release)
-        for pid, _ in waiting:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-
     def stop_leftovers(self):
         """Stop what the set-up or statement started and left running, and tell the parent how
         many in the reply to its quit."""
-        self.release_waiting()
+        self.forks.release_waiting()
         left = process_tree.stop_descendants()
         if self.quit_asked:
             try:
@@ -840,33 +408,6 @@ class Worker:
                 self.reply(reply)
             else:
                 self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
-
-
-def _release(release_fd, request):
-    """Let a child forked ahead go on, as `request` (its env and padding) asks."""
-    message = {"env": request.get("env") or {}, "padding": request.get("padding", 0)}
-    os.write(release_fd, (json.dumps(message) + "\n").encode())
-    os.close(release_fd)
-
-
-def _wait_for_release(wait_fd):
-    """A child forked ahead: blocks until released; leaves at once when its server is gone or
-    quit without releasing it."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(wait_fd, 65536)
-        if not chunk:
-            os._exit(0)
-        data += chunk
-    os.close(wait_fd)
-    return json.loads(data.decode())
-
-
-def _at_depth(depth, function):
-    """Call `function` `depth` Python frames deeper: moves the C stack it runs on."""
-    if depth <= 0:
-        return function()
-    return _at_depth(depth - 1, function)
 
 
 def main():

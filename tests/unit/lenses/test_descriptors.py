@@ -122,6 +122,10 @@ def test_worker_ops_are_core_or_the_lens_s_own(descriptor: LensDescriptor) -> No
     "path",
     [
         STATEMENT_WORKER_PATH,
+        *(
+            STATEMENT_WORKER_PATH.with_name(f"statement_{part}.py")
+            for part in ("copies", "cpu", "fork", "loop", "values")
+        ),
         COMMAND_LAUNCHER_PATH,
         COMMAND_LAUNCHER_PATH.with_name("process_tree.py"),
     ],

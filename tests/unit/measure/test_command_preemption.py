@@ -85,8 +85,8 @@ def test_a_command_sample_on_an_idle_cpu_is_not_preempted() -> None:
 
 
 def test_a_statement_s_own_threads_come_off_its_wait(monkeypatch: Any) -> None:
-    # the worker is a stdlib script, untyped: loaded as a value
-    statement_worker: Any = importlib.import_module("perflab.worker.statement_worker")
+    # the worker's modules are stdlib scripts, untyped: loaded as a value
+    statement_cpu: Any = importlib.import_module("perflab.worker.statement_cpu")
 
     # the measured thread waited 4 ms while the worker's other thread ran 3.9 ms of the 5 ms
     # the process ran beyond the thread's 10 ms
@@ -96,7 +96,9 @@ def test_a_statement_s_own_threads_come_off_its_wait(monkeypatch: Any) -> None:
         "_thread_time_ns": iter([0, 10_000_000]),
     }
     for name, values in clocks.items():
-        monkeypatch.setattr(statement_worker, name, lambda values=values: next(values))
-    worker = object.__new__(statement_worker.Worker)
-    monkeypatch.setattr(worker, "timed", lambda loops, empty=False: 14_500_000, raising=False)
-    assert worker.accounted(1) == (14_500_000, 10_000_000, 100_000)
+        monkeypatch.setattr(statement_cpu, name, lambda values=values: next(values))
+
+    def timed(loops: int, empty: bool = False) -> int:
+        return 14_500_000
+
+    assert statement_cpu.accounted(timed, 1) == (14_500_000, 10_000_000, 100_000)

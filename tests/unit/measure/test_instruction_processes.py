@@ -21,7 +21,7 @@ from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant
 from perflab.records.settings import Settings
 from perflab.stats.summary import process_levels
-from perflab.worker import statement_worker
+from perflab.worker import statement_cpu, statement_worker
 
 
 def test_process_levels_compare_processes_with_the_repeats_inside_them() -> None:
@@ -118,8 +118,8 @@ def _worker_replies(
     def timing_dependent() -> None:
         raise AssertionError("an untimed sample read something that depends on time")
 
-    for name in ("_involuntary_switches", "_run_queue_ns", "_thread_time_ns", "_current_cpu"):
-        monkeypatch.setattr(statement_worker, name, timing_dependent)
+    for name in ("involuntary_switches", "_run_queue_ns", "_thread_time_ns", "current_cpu"):
+        monkeypatch.setattr(statement_cpu, name, timing_dependent)
     replies = io.StringIO()
     lines = "".join(json.dumps(r) + "\n" for r in requests)
     worker = statement_worker.Worker(replies, io.StringIO(lines))

@@ -33,6 +33,11 @@ from perflab.records.results import RunResult
 from perflab.records.settings import Settings
 from perflab.report import svg
 from perflab.report.html import render_html
+from perflab.report.svg.axes import linear_ticks, log_ticks, ratio_domain
+from perflab.report.svg.canvas import VERDICT_COLOURS, fit_label, wrap_label
+from perflab.report.svg.flame import delta_colour
+from perflab.report.svg.ratio_plots import NO_SPEED_VERDICT
+from perflab.report.svg.samples import generation_spans, value_range
 from perflab.store.sqlite import StoredRun
 from perflab.tools.profile_stacks import Stack, parse_folded
 
@@ -57,29 +62,29 @@ def elements(root: ET.Element, tag: str) -> list[ET.Element]:
 
 
 def test_linear_ticks_are_round_and_cover_the_range() -> None:
-    assert svg.linear_ticks(0, 10, 5) == [0, 2, 4, 6, 8, 10]
-    ticks = svg.linear_ticks(9.3e3, 1.12e4, 4)
+    assert linear_ticks(0, 10, 5) == [0, 2, 4, 6, 8, 10]
+    ticks = linear_ticks(9.3e3, 1.12e4, 4)
     assert all(9.3e3 <= t <= 1.12e4 for t in ticks) and len(ticks) >= 3
-    assert svg.linear_ticks(5, 5) == [5]
+    assert linear_ticks(5, 5) == [5]
 
 
 def test_log_ticks_keep_one_and_stay_few() -> None:
-    near = svg.log_ticks(0.97, 1.04)
+    near = log_ticks(0.97, 1.04)
     assert 1.0 in near and all(0.97 <= t <= 1.04 for t in near)
-    wide = svg.log_ticks(0.9, 40)
+    wide = log_ticks(0.9, 40)
     assert 1.0 in wide and len(wide) <= 8 and 10 in wide
 
 
 def test_ratio_domain_holds_one_the_band_and_finite_values() -> None:
-    low, high = svg.ratio_domain([1.5, 0.0, math.inf, math.nan], 0.01)
+    low, high = ratio_domain([1.5, 0.0, math.inf, math.nan], 0.01)
     assert low < 0.99 and high > 1.5
 
 
 def test_fit_label_cuts_with_an_ellipsis() -> None:
-    assert svg.fit_label("short", 200) == "short"
-    cut = svg.fit_label("a_rather_long_function_name", 60)
+    assert fit_label("short", 200) == "short"
+    cut = fit_label("a_rather_long_function_name", 60)
     assert cut.endswith("…") and len(cut) < 12
-    assert svg.fit_label("name", 10) == ""
+    assert fit_label("name", 10) == ""
 
 
 # --- forest plot ----------------------------------------------------------------------------
@@ -95,7 +100,7 @@ def test_forest_plot_marks_every_estimable_row_against_one_and_the_band() -> Non
     root = parse_svg(svg.forest_plot(rows, band=0.01))
     circles = elements(root, "circle")
     assert len(circles) == 3  # the NaN row has none
-    assert circles[0].get("fill") == svg.VERDICT_COLOURS[Verdict.SLOWER]
+    assert circles[0].get("fill") == VERDICT_COLOURS[Verdict.SLOWER]
     texts = [t.text or "" for t in elements(root, "text")]
     assert "not estimable" in texts
     assert any("<b>&</b>" in t for t in texts)  # escaped in the source, intact when parsed
@@ -128,8 +133,8 @@ def test_forest_plot_shows_whole_labels_wrapped_never_cut() -> None:
     assert "…" not in shown
     for part in ("counters", "task-clock-of-a-very-long-benchmark-name", "context-switches"):
         assert part in shown
-    assert svg.wrap_label("a · b", 1000) == ["a · b"]
-    assert "".join(svg.wrap_label("x" * 40, 100)) == "x" * 40
+    assert wrap_label("a · b", 1000) == ["a · b"]
+    assert "".join(wrap_label("x" * 40, 100)) == "x" * 40
 
 
 def test_exact_intervals_are_diamonds_in_their_verdict_colour_never_amber() -> None:
@@ -140,8 +145,8 @@ def test_exact_intervals_are_diamonds_in_their_verdict_colour_never_amber() -> N
     root = parse_svg(svg.forest_plot(rows, band=0.01))
     diamonds = [p for p in elements(root, "path") if "Z" in (p.get("d") or "")]
     colours = [d.get("fill") for d in diamonds]
-    assert colours == [svg.NO_SPEED_VERDICT, svg.VERDICT_COLOURS[Verdict.EQUIVALENT]]
-    assert svg.VERDICT_COLOURS[Verdict.INCONCLUSIVE] not in colours
+    assert colours == [NO_SPEED_VERDICT, VERDICT_COLOURS[Verdict.EQUIVALENT]]
+    assert VERDICT_COLOURS[Verdict.INCONCLUSIVE] not in colours
 
 
 def test_an_uninformative_interval_does_not_set_the_axis_and_is_marked_clipped() -> None:
@@ -165,11 +170,11 @@ def test_an_uninformative_interval_does_not_set_the_axis_and_is_marked_clipped()
 
 def test_value_range_cuts_a_far_outlier_but_keeps_both_modes() -> None:
     bimodal = [12.0] * 20 + [19.0] * 20
-    low, high = svg.value_range(bimodal)
+    low, high = value_range(bimodal)
     assert low < 12 and high > 19
-    low, high = svg.value_range([10.0, 10.2, 9.9, 10.1, 10.05, 100.0])
+    low, high = value_range([10.0, 10.2, 9.9, 10.1, 10.05, 100.0])
     assert high < 11
-    low, high = svg.value_range([5.0, 5.0])
+    low, high = value_range([5.0, 5.0])
     assert low < 5 < high
 
 
@@ -205,7 +210,7 @@ def test_time_scatter_draws_a_panel_per_variant_with_warmups_hollow_and_outliers
 
 def test_generation_spans_follow_time_order() -> None:
     series = [_series("A", [1.0] * 8), _series("B", [1.0] * 8)]
-    spans = svg.generation_spans(series)
+    spans = generation_spans(series)
     assert [g for g, _, _ in spans] == [0, 1]
     assert [(a, b) for _, a, b in spans] == [pytest.approx((0.0, 0.3)), pytest.approx((0.4, 0.7))]
 
@@ -270,10 +275,10 @@ def test_differential_tree_of_empty_profiles() -> None:
 
 
 def test_delta_colour_is_neutral_red_or_blue() -> None:
-    assert svg.delta_colour(0.0, 0.05) == "#e2dcd2"
-    assert svg.delta_colour(0.05, 0.05) == "#d64032"
-    assert svg.delta_colour(-1.0, 0.05) == "#346ec4"
-    half = svg.delta_colour(0.025, 0.05)
+    assert delta_colour(0.0, 0.05) == "#e2dcd2"
+    assert delta_colour(0.05, 0.05) == "#d64032"
+    assert delta_colour(-1.0, 0.05) == "#346ec4"
+    half = delta_colour(0.025, 0.05)
     assert half not in ("#e2dcd2", "#d64032")
 
 
@@ -291,7 +296,7 @@ def test_flame_graph_widths_are_variant_shares_and_colours_the_change() -> None:
     assert width["sort"] == pytest.approx(500, abs=1)
     assert width["new_thing"] == pytest.approx(100, abs=1)
     new_thing = frames["new_thing"]
-    assert new_thing is not None and new_thing.get("fill") == svg.delta_colour(0.1, 0.3)
+    assert new_thing is not None and new_thing.get("fill") == delta_colour(0.1, 0.3)
     # the root sits at the bottom, callees above
     y = {name: float(rect.get("y", "0")) for name, rect in frames.items() if rect is not None}
     assert y["all"] > y["main"] > y["eval"] > y["sort"] > y["compare"]

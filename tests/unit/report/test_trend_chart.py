@@ -13,6 +13,9 @@ import pytest
 
 from perflab.records.document import Style, TrendFigure, TrendMark, TrendPoint
 from perflab.report import svg
+from perflab.report.svg.axes import linear_ticks
+from perflab.report.svg.canvas import style_colour
+from perflab.report.svg.trend_chart import TREND_FONT_PX, scaled_tick_labels, text_width
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -40,27 +43,27 @@ def steps(n: int, low: float, high: float, at: int) -> list[float | None]:
 
 
 def test_tick_labels_are_scaled_and_tell_neighbours_apart() -> None:
-    ticks = svg.linear_ticks(26e6, 29.5e6, 5)
-    assert svg.scaled_tick_labels(ticks, "instructions") == [
+    ticks = linear_ticks(26e6, 29.5e6, 5)
+    assert scaled_tick_labels(ticks, "instructions") == [
         "26 M instructions", "27 M instructions", "28 M instructions", "29 M instructions",
     ]  # fmt: skip
-    assert svg.scaled_tick_labels([27.10e6, 27.12e6, 27.14e6], "instructions") == [
+    assert scaled_tick_labels([27.10e6, 27.12e6, 27.14e6], "instructions") == [
         "27.10 M instructions", "27.12 M instructions", "27.14 M instructions",
     ]  # fmt: skip
-    assert svg.scaled_tick_labels([12.0e6, 12.5e6, 13.0e6], "ns") == [
+    assert scaled_tick_labels([12.0e6, 12.5e6, 13.0e6], "ns") == [
         "12.0 ms",
         "12.5 ms",
         "13.0 ms",
     ]
     # one unit for the axis, the one of its largest value
-    assert svg.scaled_tick_labels([800.0, 1000.0, 1200.0], "ns") == ["0.8 µs", "1.0 µs", "1.2 µs"]
-    assert svg.scaled_tick_labels([1500.0, 2000.0], "ns") == ["1.5 µs", "2.0 µs"]
-    assert svg.scaled_tick_labels([0.25, 0.5], "s") == ["250 ms", "500 ms"]
-    assert svg.scaled_tick_labels([500.0, 502.0], "instructions") == [
+    assert scaled_tick_labels([800.0, 1000.0, 1200.0], "ns") == ["0.8 µs", "1.0 µs", "1.2 µs"]
+    assert scaled_tick_labels([1500.0, 2000.0], "ns") == ["1.5 µs", "2.0 µs"]
+    assert scaled_tick_labels([0.25, 0.5], "s") == ["250 ms", "500 ms"]
+    assert scaled_tick_labels([500.0, 502.0], "instructions") == [
         "500 instructions", "502 instructions",
     ]  # fmt: skip
-    assert svg.scaled_tick_labels([2e9, 4e9], "bytes") == ["2 G bytes", "4 G bytes"]
-    assert svg.scaled_tick_labels([], "ns") == []
+    assert scaled_tick_labels([2e9, 4e9], "bytes") == ["2 G bytes", "4 G bytes"]
+    assert scaled_tick_labels([], "ns") == []
 
 
 @pytest.mark.parametrize(
@@ -82,7 +85,7 @@ def test_every_value_label_is_whole_and_fits_the_left_margin(
     assert len(values) >= 3
     for x, text in values:
         assert "…" not in text and re.fullmatch(r"-?\d+(\.\d+)? \S.*", text), text
-        assert svg.text_width(text, svg.TREND_FONT_PX) <= x, text  # inside the picture
+        assert text_width(text, TREND_FONT_PX) <= x, text  # inside the picture
     numbers = [float(text.split()[0]) for _, text in values]
     assert numbers == sorted(set(numbers))  # from the bottom up, none repeated
 
@@ -95,7 +98,7 @@ def test_the_commit_axis_names_commits_that_never_overlap(commits: int) -> None:
     width = float(ET.fromstring(picture).get("width", "0"))
     labels = [(x, t) for x, a, t in texts(picture) if a == "middle" and t in shown.axis_labels]
     extents = sorted(
-        (x - svg.text_width(t, svg.TREND_FONT_PX) / 2, x + svg.text_width(t, svg.TREND_FONT_PX) / 2)
+        (x - text_width(t, TREND_FONT_PX) / 2, x + text_width(t, TREND_FONT_PX) / 2)
         for x, t in labels
     )
     assert extents[0][0] >= 0 and extents[-1][1] <= width  # inside the picture
@@ -110,7 +113,7 @@ def test_a_change_points_commit_is_named_in_its_colour() -> None:
     shown = figure(steps(41, 1e6, 2e6, 17), "instructions", marks=(17,))
     root = ET.fromstring(svg.trend(shown))
     (label,) = [t for t in root.iter(f"{SVG}text") if t.text == shown.axis_labels[17]]
-    assert label.get("fill") == svg.style_colour(Style.SLOWER)
+    assert label.get("fill") == style_colour(Style.SLOWER)
 
 
 def test_a_trend_without_commit_labels_keeps_its_old_axis() -> None:

@@ -12,7 +12,8 @@ from perflab.lenses.asm.rows import VariantCode
 from perflab.lenses.instructions.analyse import _pairing
 from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId
-from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+from perflab.tools.profile_diff import diff_profiles
+from perflab.tools.profile_evidence import with_stack_evidence
 from perflab.tools.profile_stacks import Stack, hot_symbols
 from perflab.tools.symbol_names import cpu_copy, dispatch_pairs, selector_changes
 from tests.unit.lenses.asm.test_asm_explain import XMM, YMM, claims, listing

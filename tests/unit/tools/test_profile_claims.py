@@ -154,7 +154,8 @@ def _stacks(rows: dict[tuple[str, ...], int]) -> Counter[Stack]:
 
 
 def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
-    from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+    from perflab.tools.profile_diff import diff_profiles
+    from perflab.tools.profile_evidence import with_stack_evidence
     from perflab.tools.profile_stacks import hot_symbols
 
     # 3.11 inlines pymain_run_python into Py_RunMain; 3.12 calls it: on every 3.12 stack
@@ -175,7 +176,8 @@ def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
 
 
 def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
-    from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+    from perflab.tools.profile_diff import diff_profiles
+    from perflab.tools.profile_evidence import with_stack_evidence
     from perflab.tools.profile_stacks import hot_symbols
 
     base = _stacks({
@@ -205,7 +207,8 @@ def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
 
 
 def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
-    from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+    from perflab.tools.profile_diff import diff_profiles
+    from perflab.tools.profile_evidence import with_stack_evidence
     from perflab.tools.profile_stacks import hot_symbols
 
     # dgemm_kernel_HASWELL realigns its stack: perf's stacks end at it (no caller)
@@ -224,7 +227,8 @@ def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
 
 
 def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_frame() -> None:
-    from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+    from perflab.tools.profile_diff import diff_profiles
+    from perflab.tools.profile_evidence import with_stack_evidence
     from perflab.tools.profile_stacks import hot_symbols
 
     base = _stacks({("main", "run", "sum_ints_avx2"): 900, ("main", "run"): 100})
@@ -243,7 +247,8 @@ def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_fram
 
 
 def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_unwound() -> None:
-    from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+    from perflab.tools.profile_diff import diff_profiles
+    from perflab.tools.profile_evidence import with_stack_evidence
     from perflab.tools.profile_stacks import hot_symbols
 
     # the HASWELL kernel's stacks end at it; its packing routine is called from dgemm_nn: the
@@ -261,7 +266,8 @@ def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_
 
 
 def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> None:
-    from perflab.tools.profile_diff import diff_profiles, with_stack_evidence
+    from perflab.tools.profile_diff import diff_profiles
+    from perflab.tools.profile_evidence import with_stack_evidence
     from perflab.tools.profile_stacks import hot_symbols
 
     # renamed_base calls compute_v1, renamed_change compute_v2: two programs, one call site

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from perflab.stats.outputs import output_difference
-from perflab.worker.statement_worker import Uncomparable, encode_value
+from perflab.worker.statement_values import Uncomparable, encode_value
 
 
 def differs(a: Any, b: Any, rtol: float = 1e-6) -> str | None:

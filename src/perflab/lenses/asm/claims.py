@@ -24,8 +24,9 @@ from typing import Any
 
 from perflab.lenses.asm.code_diff import FunctionChange, RowTag
 from perflab.lenses.asm.identity import callee_stem, family, member
-from perflab.lenses.asm.machine_code import INDIRECT_CALL, FunctionListing, call_targets
+from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import Row, Side, VariantCode, base_name, samples_text
+from perflab.lenses.asm.summaries import INDIRECT_CALL, call_targets
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.tools.profile_diff import (
     APPEARANCE_MAX_CHANCE,

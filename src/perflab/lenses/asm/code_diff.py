@@ -14,7 +14,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from perflab.lenses.asm.machine_code import AsmLine, FunctionListing, LoopSummary
+from perflab.lenses.asm.disassembly import AsmLine
+from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.asm.summaries import LoopSummary
 from perflab.tools.symbol_names import fold_clones
 
 MIN_MOVED_LINES = 3  # a shorter "moved block" is more likely coincidence than code motion

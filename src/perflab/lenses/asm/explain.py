@@ -14,8 +14,8 @@ from typing import Any
 
 from perflab.lenses.asm.claims import call_target, one_sided, row_claims
 from perflab.lenses.asm.code_diff import compare_functions
+from perflab.lenses.asm.disassembly import AsmLine
 from perflab.lenses.asm.identity import identity
-from perflab.lenses.asm.machine_code import INDIRECT_CALL, AsmLine
 from perflab.lenses.asm.pairings import (
     cold_callers,
     cpu_copies,
@@ -24,6 +24,7 @@ from perflab.lenses.asm.pairings import (
     variant_changes,
 )
 from perflab.lenses.asm.rows import Row, VariantCode, group_families, side_of
+from perflab.lenses.asm.summaries import INDIRECT_CALL
 from perflab.tools.symbol_names import NamePairing, pair_names, readable, spelling_stem
 
 

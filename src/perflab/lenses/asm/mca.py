@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from perflab.lenses.asm.machine_code import LoopThroughput
+from perflab.lenses.asm.summaries import LoopThroughput
 from perflab.machine.host import cpu_flags, cpuinfo_fields, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.tools.analysis_cache import AnalysisCache

@@ -15,8 +15,9 @@ from dataclasses import replace
 
 from perflab.lenses.asm.claims import dispatch_claim, plain_name, ran_evidence, vector_width_change
 from perflab.lenses.asm.code_diff import compare_functions
+from perflab.lenses.asm.disassembly import vector_bits
 from perflab.lenses.asm.identity import family, member
-from perflab.lenses.asm.machine_code import FunctionListing, vector_bits
+from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import Row, VariantCode, base_name, samples_text
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.tools.symbol_names import DispatchPair, cpu_copy, dispatch_pairs, word_change

@@ -8,7 +8,8 @@ from typing import Any
 
 from perflab.lenses.asm.analyse import AsmView
 from perflab.lenses.asm.code_diff import DiffRow, RowTag
-from perflab.lenses.asm.machine_code import AsmLine, FunctionListing
+from perflab.lenses.asm.disassembly import AsmLine
+from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.fragments import (
     SectionInput,
     details_json,

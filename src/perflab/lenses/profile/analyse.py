@@ -24,12 +24,8 @@ from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 from perflab.tools.callgrind import normalise_function_name
 from perflab.tools.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
-from perflab.tools.profile_diff import (
-    DispatchChange,
-    ProfileDiff,
-    diff_profiles,
-    with_stack_evidence,
-)
+from perflab.tools.profile_diff import DispatchChange, ProfileDiff, diff_profiles
+from perflab.tools.profile_evidence import with_stack_evidence
 from perflab.tools.profile_stacks import (
     HotSymbols,
     Stack,

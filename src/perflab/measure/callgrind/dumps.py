@@ -21,8 +21,8 @@ from perflab.tools.callgrind import (
     FunctionCosts,
     InstructionCost,
     InstructionCosts,
-    parse_callgrind,
 )
+from perflab.tools.callgrind_format import parse_callgrind
 from perflab.tools.debuginfo import frames_to_json, object_identity, symbolise
 
 

@@ -49,7 +49,8 @@ from perflab.measure.worker_client import (
 )
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
-from perflab.tools.callgrind import CallgrindFormatError, combine_parts, parse_callgrind
+from perflab.tools.callgrind import combine_parts
+from perflab.tools.callgrind_format import CallgrindFormatError, parse_callgrind
 from perflab.tools.debuginfo import has_debug_info
 from perflab.tools.parallel import LiveSet
 

@@ -17,27 +17,14 @@ from perflab.lenses.asm.code_diff import (
     diff_text,
     pair_names,
 )
-from perflab.lenses.asm.elf_code import (
-    CxxFiltDemangler,
-    ElfObject,
-    LoadSegment,
-    runtime_to_link_address,
-)
-from perflab.lenses.asm.machine_code import (
-    AsmLine,
-    Flow,
-    FunctionCode,
-    FunctionListing,
-    Instruction,
-    build_listing,
-    disassemble,
-    find_loops,
-    hot_loop,
-    instruction_mix,
-    vector_bits,
-)
+from perflab.lenses.asm.demangling import CxxFiltDemangler
+from perflab.lenses.asm.disassembly import AsmLine, Flow, Instruction, disassemble, vector_bits
+from perflab.lenses.asm.elf_objects import ElfObject, LoadSegment, runtime_to_link_address
+from perflab.lenses.asm.loops import find_loops, hot_loop
+from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
+from perflab.lenses.asm.summaries import instruction_mix
 from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.measure.perf.recordings import CallGraph, RecordedProfile
 from perflab.records.kinds import Metric, Verdict

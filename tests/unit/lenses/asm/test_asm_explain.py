@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.asm.elf_code import separate_debug_file
+from perflab.lenses.asm.elf_tables import separate_debug_file
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
@@ -375,7 +375,7 @@ def test_separate_debug_file_by_build_id_then_debuglink(tmp_path: Path) -> None:
 
 
 def test_unnamed_samples_and_vanished_objects_are_said_per_object(tmp_path: Path) -> None:
-    from perflab.lenses.asm.measure import _symbol_notes
+    from perflab.lenses.asm.code_notes import symbol_notes
     from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
 
     present = tmp_path / "libfoo.so"
@@ -388,12 +388,12 @@ def test_unnamed_samples_and_vanished_objects_are_said_per_object(tmp_path: Path
         ),
         objects=(str(present),),
     )
-    messages = [note.message for note in _symbol_notes(region)]
+    messages = [note.message for note in symbol_notes(region)]
     assert any(m.startswith("no symbols for libfoo.so (50% of the samples)") for m in messages)
     assert any("gone.so was deleted or replaced" in m for m in messages)
     assert len(messages) == 2
     jit = ProfiledRegion((CodeSample("//anon", "", None, 30.0), *region.samples), ())
-    assert any("without a file (JIT" in note.message for note in _symbol_notes(jit))
+    assert any("without a file (JIT" in note.message for note in symbol_notes(jit))
 
 
 def test_a_retargeted_call_whose_callees_never_ran_is_listed_apart() -> None:

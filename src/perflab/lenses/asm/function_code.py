@@ -1,0 +1,159 @@
+"""A located function's code: read from its object and normalised (kept in the analysis cache),
+listed with its costs, inlined frames and hot loop's prediction; and where the listed functions
+are called from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from perflab.lenses.asm.demangling import Demangler
+from perflab.lenses.asm.disassembly import AsmLine, disassemble, normalise
+from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
+from perflab.lenses.asm.identity import family
+from perflab.lenses.asm.locate import FoundFunction
+from perflab.lenses.asm.machine_code import (
+    FunctionCode,
+    FunctionListing,
+    build_listing,
+    line_from_json,
+    line_to_json,
+)
+from perflab.lenses.asm.mca import McaPredictor
+from perflab.lenses.asm.sources import ProfiledRegion
+from perflab.lenses.asm.summaries import call_targets
+from perflab.machine.proc import ProcessRunner
+from perflab.tools.analysis_cache import AnalysisCache
+from perflab.tools.debuginfo import symbolise
+
+
+@dataclass(frozen=True)
+class CodeReaders:
+    """What reads and explains the variants' code, shared by every variant's job."""
+
+    demangler: Demangler
+    predictor: McaPredictor
+    runner: ProcessRunner
+    cache: AnalysisCache
+
+
+MAX_CALLERS = 40
+
+
+SMALL_OBJECT_FUNCTIONS = 5000  # whose every function is disassembled to find static callers
+
+
+def call_sites(
+    region: ProfiledRegion,
+    demangler: Demangler,
+    found: Sequence[FoundFunction],
+    cache: AnalysisCache | None = None,
+) -> dict[str, list[str]]:
+    """Where listed functions are called from, without call graphs: the callees of the most
+    sampled functions of the objects holding listed code (also those too cold to be listed),
+    and in small objects (executables, small libraries) of every function that calls a listed
+    one, sampled or not. Caller family -> all its callees."""
+    out: dict[str, set[str]] = {}
+    listed = {f.symbol.demangled for f in found}
+    by_object: dict[str, ElfObject] = {f.object.path: f.object for f in found}
+    sampled = 0
+    for (path, symbol_name), _ in region.by_function().items():
+        if sampled >= MAX_CALLERS or path not in by_object:
+            continue
+        sampled += 1
+        for symbol in by_object[path].find(symbol_name)[:1]:
+            out.setdefault(family(symbol.demangled), set()).update(
+                _callees(by_object[path], symbol, cache)
+            )
+    for obj in by_object.values():
+        functions = obj.functions()
+        if len(functions) > SMALL_OBJECT_FUNCTIONS:
+            continue
+        for symbol in functions:
+            callees = _callees(obj, symbol, cache)
+            if any(callee.split("@", 1)[0] in listed for callee in callees):
+                out.setdefault(family(symbol.demangled), set()).update(callees)
+    return {caller: sorted(callees) for caller, callees in out.items()}
+
+
+CALLEES_KIND = "callees"  # the analysis cache's entries: the callees of one function
+CODE_KIND = "normalised-code"  # ... and a function's normalised instructions
+
+
+def _callees(obj: ElfObject, symbol: ElfSymbol, cache: AnalysisCache | None = None) -> list[str]:
+    key = _function_key(obj, symbol)
+    if cache is not None and key is not None:
+        stored = cache.get(CALLEES_KIND, key)
+        if isinstance(stored, list) and all(isinstance(name, str) for name in stored):
+            return stored
+    try:
+        code = obj.read_code(symbol)
+    except CodeLookupError:
+        return []
+    lines = normalise(disassemble(code, symbol.address), lambda address: _resolve(obj, address))
+    callees = list(call_targets(lines))
+    if cache is not None and key is not None:
+        cache.put(CALLEES_KIND, key, callees)
+    return callees
+
+
+def _function_key(obj: ElfObject, symbol: ElfSymbol) -> list[object] | None:
+    """What a function's code depends on: its object (and the names that object gives
+    addresses: the symbol table, its debug file, the demangler) and where the symbol is."""
+    if obj.analysis_key is None:
+        return None
+    return [obj.analysis_key, symbol.name, symbol.address, symbol.size]
+
+
+def _normalised_code(
+    obj: ElfObject, symbol: ElfSymbol, cache: AnalysisCache | None
+) -> tuple[AsmLine, ...]:
+    key = _function_key(obj, symbol)
+    if cache is not None and key is not None:
+        stored = cache.get(CODE_KIND, key)
+        if isinstance(stored, list):
+            try:
+                return tuple(line_from_json(line) for line in stored)
+            except (KeyError, TypeError, ValueError):
+                cache.stats.ignored += 1
+    code = obj.read_code(symbol)
+    lines = normalise(disassemble(code, symbol.address), lambda address: _resolve(obj, address))
+    if cache is not None and key is not None:
+        cache.put(CODE_KIND, key, [line_to_json(line) for line in lines])
+    return lines
+
+
+MAX_SYMBOLISED_ADDRESSES = 20000
+
+
+def list_function(
+    found: FoundFunction, region: ProfiledRegion, readers: CodeReaders
+) -> FunctionListing:
+    obj, symbol = found.object, found.symbol
+    offsets = region.offsets(obj.path, symbol.name)
+    costs = {symbol.address + offset: weight for offset, weight in offsets.items()}
+    listing = build_listing(
+        FunctionCode(
+            symbol.demangled,
+            symbol.name,
+            obj.path,
+            symbol.address,
+            normalised=_normalised_code(obj, symbol, readers.cache),
+        ),
+        lambda address: _resolve(obj, address),
+        costs=costs,
+        cost_unit=region.unit,
+        throughput_of=readers.predictor if readers.predictor.available else None,
+    )
+    addresses = [line.instruction.address for line in listing.lines][:MAX_SYMBOLISED_ADDRESSES]
+    frames = symbolise(readers.runner, obj.path, addresses, cache=readers.cache)
+    if frames is None:
+        return listing
+    inlined = {address: chain for address, chain in frames.items() if len(chain) > 1}
+    return replace(listing, inline_frames=inlined)
+
+
+def _resolve(obj: ElfObject, address: int) -> str | None:
+    if address in obj.got:
+        return f"{obj.got[address]}@got"
+    return obj.name_for(address)

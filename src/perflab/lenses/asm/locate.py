@@ -1,0 +1,207 @@
+"""Which functions the asm lens lists, and where they are: the hot ones of a profile (or those
+named by --symbol), found in the objects the variant's process mapped, with their split-off
+fragments; and where a function listed in another variant is defined in this one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from perflab.lenses.asm.demangling import Demangler
+from perflab.lenses.asm.elf_code import load_elf_object
+from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
+from perflab.lenses.asm.identity import Role, family, fragment_role, identity
+from perflab.lenses.asm.sources import ProfiledRegion
+from perflab.tools.analysis_cache import AnalysisCache
+from perflab.tools.object_names import library_name
+
+MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff
+MAX_MATCHES_PER_PATTERN = 8
+
+
+@dataclass(frozen=True)
+class FoundFunction:
+    object: ElfObject
+    symbol: ElfSymbol
+    cost: float  # samples in the function; 0 when named by --symbol and not sampled
+
+
+def choose_functions(
+    region: ProfiledRegion,
+    patterns: Sequence[re.Pattern[str]],
+    demangler: Demangler,
+    hot_functions: int,
+    cache: AnalysisCache | None = None,
+) -> list[FoundFunction]:
+    if patterns:
+        return find_named(region, patterns, demangler, cache)
+    return find_hot(region, demangler, hot_functions, cache)
+
+
+def _objects(
+    region: ProfiledRegion,
+    demangler: Demangler,
+    paths: Sequence[str],
+    cache: AnalysisCache | None = None,
+) -> list[ElfObject]:
+    objects = []
+    for path in paths:
+        try:
+            objects.append(load_elf_object(path, demangler, cache))
+        except CodeLookupError:
+            continue  # a mapped file that is not an x86-64 ELF (a locale archive, a JIT map ...)
+    return objects
+
+
+def find_hot(
+    region: ProfiledRegion,
+    demangler: Demangler,
+    limit: int,
+    cache: AnalysisCache | None = None,
+) -> list[FoundFunction]:
+    """The most sampled functions with at least MIN_HOT_SHARE of all samples, hottest first.
+
+    Samples are summed per function family first (fragments, clones and dispatch members of
+    one function, see `identity`), so a kernel split into `.cold` and `.part` pieces, or run
+    as two ISA versions, is one function; every sampled member is returned."""
+    total = region.total or 1.0
+    weights = region.by_function()
+    names = demangler.demangle(sorted({symbol for _, symbol in weights}))
+    by_family: dict[str, list[tuple[str, str, float]]] = {}
+    for (path, symbol), weight in weights.items():
+        name = names.get(symbol, symbol)
+        by_family.setdefault(family(name), []).append((path, symbol, weight))
+    ranked = sorted(by_family.items(), key=lambda item: -sum(w for _, _, w in item[1]))
+    found: list[FoundFunction] = []
+    for _, members in ranked[:limit]:
+        if sum(w for _, _, w in members) / total < MIN_HOT_SHARE:
+            break
+        for path, symbol_name, weight in members:
+            for obj in _objects(region, demangler, [path], cache):
+                matches = obj.find(symbol_name)
+                if matches:
+                    found.append(FoundFunction(obj, matches[0], float(weight)))
+    return found
+
+
+def family_samples(region: ProfiledRegion, demangler: Demangler) -> dict[str, float]:
+    """Samples per function family, for every sampled function (also those not listed)."""
+    weights = region.by_function()
+    names = demangler.demangle(sorted({symbol for _, symbol in weights}))
+    out: dict[str, float] = {}
+    for (_, symbol), weight in weights.items():
+        key = family(names.get(symbol, symbol))
+        out[key] = out.get(key, 0.0) + weight
+    return out
+
+
+def with_fragments(found: Sequence[FoundFunction], region: ProfiledRegion) -> list[FoundFunction]:
+    """`found` plus the split-off fragments (`.cold`, `.part.N`) of each function in it, sampled
+    or not: a function's code size counts its parts."""
+    result = list(found)
+    have = {(f.object.path, f.symbol.name) for f in found}
+    weights = region.by_function()
+    for item in found:
+        base = identity(item.symbol.name)
+        for symbol in item.object.with_prefix(base + "."):
+            key = (item.object.path, symbol.name)
+            if key in have or fragment_role(symbol.name) is not Role.FRAGMENT:
+                continue
+            if identity(symbol.name) != base:
+                continue
+            have.add(key)
+            result.append(FoundFunction(item.object, symbol, float(weights.get(key, 0.0))))
+    return result
+
+
+def presence(
+    wanted: Sequence[tuple[str, str]],
+    region: ProfiledRegion,
+    demangler: Demangler,
+    cache: AnalysisCache | None = None,
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """For functions listed in another variant but not here: where this variant's objects
+    define them, per the symbol table, and what was searched. First the objects of the same
+    library (`measure.object_names`: `libpython3.12.so.1.0` for `libpython3.11.so.1.0`) and the
+    executables (each variant's command may run its own, under another name); for a function
+    none of them defines, every other object the variant loaded, so "not defined" is said only
+    of all of them."""
+    defined: dict[str, list[str]] = {}
+    searched: dict[str, list[str]] = {}
+    for name, basename in wanted:
+        library = library_name(basename)
+        first = [
+            p
+            for p in region.objects
+            if object_basename(p) == basename or library_name(p) == library or ".so" not in p
+        ]
+        rest = [p for p in region.objects if p not in first]
+        for paths in (first, rest):
+            if name in defined:
+                break
+            for obj in _objects(region, demangler, paths, cache):
+                searched.setdefault(name, []).append(obj.path)
+                for symbol in _family_index(obj).get(name, []):
+                    defined.setdefault(name, []).append(
+                        f"{symbol.name} in {object_basename(obj.path)}"
+                    )
+    return defined, searched
+
+
+_FAMILY_INDEX: dict[str, tuple[ElfObject, dict[str, list[ElfSymbol]]]] = {}
+
+
+def _family_index(obj: ElfObject) -> dict[str, list[ElfSymbol]]:
+    cached = _FAMILY_INDEX.get(obj.path)
+    if cached is not None and cached[0] is obj:
+        return cached[1]
+    index: dict[str, list[ElfSymbol]] = {}
+    for symbol in obj.functions():
+        index.setdefault(family(symbol.demangled), []).append(symbol)
+    _FAMILY_INDEX[obj.path] = (obj, index)
+    while len(_FAMILY_INDEX) > 4:
+        del _FAMILY_INDEX[next(iter(_FAMILY_INDEX))]
+    return index
+
+
+def find_named(
+    region: ProfiledRegion,
+    patterns: Sequence[re.Pattern[str]],
+    demangler: Demangler,
+    cache: AnalysisCache | None = None,
+) -> list[FoundFunction]:
+    """Functions matching the user's regexes, searched in the objects that were sampled first,
+    then in every other object the process mapped; sampled matches first."""
+    weights = region.by_function()
+    sampled_paths = list(dict.fromkeys(path for path, _ in weights))
+    ordered_paths = list(dict.fromkeys([*sampled_paths, *region.objects]))
+    found: list[FoundFunction] = []
+    for pattern in patterns:
+        matches: list[FoundFunction] = []
+        for obj in _objects(region, demangler, ordered_paths, cache):
+            for symbol in obj.search(pattern):
+                matches.append(
+                    FoundFunction(obj, symbol, float(weights.get((obj.path, symbol.name), 0.0)))
+                )
+            if matches:
+                break  # the first object in load order that defines it is the one that is used
+        matches.sort(key=lambda f: (-f.cost, f.symbol.demangled))
+        found += [m for m in matches[:MAX_MATCHES_PER_PATTERN] if m not in found]
+    return found
+
+
+def union_in_order(
+    chosen: Mapping[str, list[FoundFunction]], order: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(family, object basename) of every function chosen in any variant, hottest first."""
+    seen: dict[tuple[str, str], float] = {}
+    for name in order:
+        for found in chosen[name]:
+            key = (family(found.symbol.demangled), object_basename(found.object.path))
+            seen[key] = max(seen.get(key, 0.0), found.cost)
+    return sorted(seen, key=lambda key: -seen[key])
+
+
+def object_basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
