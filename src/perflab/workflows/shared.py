@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from perflab import api
+from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.config import parse_metrics
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
@@ -43,9 +44,26 @@ class Suite:
         return {key: value for key, value in given.items() if value is not None}
 
 
+class Measure(Protocol):
+    """How a workflow's experiment (its repository set) becomes a stored, analysed run."""
+
+    def __call__(self, experiment: Experiment, benchmarked: Benchmarked) -> RunResult: ...
+
+
+def run_in_the_engine(experiment: Experiment, benchmarked: Benchmarked) -> RunResult:
+    """The real `Measure`: an ordinary run (`perflab run`), into the benchmark's store."""
+    return api.run(
+        experiment,
+        store_path=benchmarked.store_path,
+        cache_dir=benchmarked.cache_dir,
+        runner=benchmarked.runner,
+    )
+
+
 @dataclass(frozen=True)
 class Benchmarked:
-    """What every run of a workflow measures: the benchmark, the build, the settings."""
+    """What every run of a workflow measures: the benchmark, the build, the settings; and the
+    two seams a workflow reaches the outside through, so its logic is tested with fakes."""
 
     stmt: str | None = None
     setup: str | None = None
@@ -57,6 +75,9 @@ class Benchmarked:
     store_path: str | Path | None = DEFAULT_STORE_PATH
     cache_dir: str | Path | None = None
     suite: Suite | None = None
+    # every process: git's answers, a suite's listing, and a run's builds and workers
+    runner: ProcessRunner = field(default_factory=SubprocessRunner, compare=False, repr=False)
+    measure: Measure = field(default=run_in_the_engine, compare=False, repr=False)
 
     def experiment(
         self, variants: list[Variant], *, metrics: tuple[Metric, ...], budget_scale: float = 1.0
@@ -76,16 +97,13 @@ class Benchmarked:
             name=self.name,
             variants=variants,
             build=self.build,
+            runner=self.runner,
             **(self.suite.arguments() if self.suite is not None else {}),
             **settings,
         )
 
     def run(self, experiment: Experiment, repository: str) -> RunResult:
-        return api.run(
-            replace(experiment, repository=repository),
-            store_path=self.store_path,
-            cache_dir=self.cache_dir,
-        )
+        return self.measure(replace(experiment, repository=repository), self)
 
 
 def instructions_available() -> bool:
