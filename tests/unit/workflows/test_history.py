@@ -4,12 +4,16 @@ points confirmed by a direct comparison, and a suite's series benchmark by bench
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.plan.pytest_suite import LIST_ENV
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.workflow_results import HistoryResult
-from perflab.workflows import Benchmarked, history
+from perflab.workflows import Benchmarked, Suite, history, suite_history
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
 
@@ -77,3 +81,32 @@ def test_a_range_where_nothing_could_be_measured_is_an_error_with_the_reason() -
     with pytest.raises(BenchmarkFailedError, match="no commit of .* could be built") as raised:
         _history(repo, ScriptedRuns({base: None, a: None}), f"{base}..{a}")
     assert raised.value.detail is not None and "crashed" in raised.value.detail
+
+
+def test_a_suites_benchmarks_each_have_their_series_from_one_listing() -> None:
+    repo = FakeRepository()
+    commits = repo.line("base", "a", "b", "slower sort", "d", "e")
+    listing = "".join(
+        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
+        for name in ("test_sort", "test_scan")
+    )
+
+    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
+        assert spec.env is not None
+        Path(spec.env[LIST_ENV]).write_text(listing)
+        return Completed(spec.argv, 0, "", "", 1)
+
+    runner = FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
+    sort = dict(zip(commits, (100.0, 100.0, 100.0, 130.0, 130.0, 130.0), strict=True))
+    runs = ScriptedRuns(dict.fromkeys(commits, 50.0), by_benchmark={"test_x.py::test_sort": sort})
+    benchmark = Benchmarked(suite=Suite(pytest="tests/"), store_path=None, runner=runner,
+                            measure=runs)  # fmt: skip
+    found = suite_history(f"{commits[0]}..HEAD", benchmark=benchmark, metric="time",
+                          repository=repo.path)  # fmt: skip
+    by_name = {s.benchmark: s for s in found.series}
+    assert set(by_name) == {"test_x.py::test_sort", "test_x.py::test_scan"}
+    (change,) = by_name["test_x.py::test_sort"].changes
+    assert change.after.commit == commits[3] and change.confirmed
+    assert not by_name["test_x.py::test_scan"].changes
+    # every commit was measured in one run of the whole suite
+    assert found.measured_now == len(commits)
