@@ -45,7 +45,8 @@ class Suite:
 
 
 class Measure(Protocol):
-    """How a workflow's experiment (its repository set) becomes a stored, analysed run."""
+    """How a workflow's experiment (its repository set) becomes a stored, analysed run: the
+    engine's run (`run_in_the_engine`), or a script in the workflows' unit tests."""
 
     def __call__(self, experiment: Experiment, benchmarked: Benchmarked) -> RunResult: ...
 
@@ -77,6 +78,7 @@ class Benchmarked:
     suite: Suite | None = None
     # every process: git's answers, a suite's listing, and a run's builds and workers
     runner: ProcessRunner = field(default_factory=SubprocessRunner, compare=False, repr=False)
+    # how each experiment becomes a run
     measure: Measure = field(default=run_in_the_engine, compare=False, repr=False)
 
     def experiment(
