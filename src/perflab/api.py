@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
-from perflab.machine.proc import SubprocessRunner
+from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.config import (
     ONLY_VARIANT,
     check_keys_apply,
@@ -61,6 +61,7 @@ def make_experiment(
     asv_filter: str | None = None,
     gbench: str | Path | None = None,
     gbench_filter: str | None = None,
+    runner: ProcessRunner | None = None,
     _design: Design | None = None,
     **settings: Any,
 ) -> Experiment:
@@ -76,8 +77,10 @@ def make_experiment(
     are the benchmarks, those whose name the regular expression `asv_filter` finds when given.
     `gbench`: a Google Benchmark binary whose benchmarks (those Google Benchmark's
     --benchmark_filter=`gbench_filter` selects, when given) are the benchmarks; a variant's
-    cmd= names its own binary."""
-    around = _Around(variants, _setting_changes(settings), build, _design)
+    cmd= names its own binary. `runner`: the processes that list a suite and find the
+    repository of git= variants are started through it (None: the real one)."""
+    changes = _setting_changes(settings)
+    around = _Around(variants, changes, build, _design, runner or SubprocessRunner())
     given = _Sources(
         experiment_file, stmt, setup, cmd, name, params,
         pytest, pytest_filter, asv, asv_filter, gbench, gbench_filter,
@@ -125,6 +128,7 @@ class _Around:
     changes: dict[str, Any]
     build: str | None
     design: Design | None
+    runner: ProcessRunner  # lists the suites, finds the repository
 
 
 def _gbench_source(given: _Sources, around: _Around) -> Experiment | None:
@@ -152,7 +156,7 @@ def _gbench_source(given: _Sources, around: _Around) -> Experiment | None:
     implied = {} if "shell" in around.changes else {"shell": "none"}
     settings = settings_with(Settings(), **around.changes, **implied)
     suite_found = gbench_suite(
-        str(given.gbench), listing, SubprocessRunner(), pattern=given.gbench_filter,
+        str(given.gbench), listing, around.runner, pattern=given.gbench_filter,
         shell=settings.shell,
     )  # fmt: skip
     return _suite_experiment(
@@ -179,7 +183,7 @@ def _asv_source(given: _Sources, around: _Around) -> Experiment | None:
             hint="select the suite's benchmarks with --bench REGEX",
         )
     checked, listing = _suite_variants(around)
-    suite_found = asv_suite(given.asv, listing, SubprocessRunner(), pattern=given.asv_filter)
+    suite_found = asv_suite(given.asv, listing, around.runner, pattern=given.asv_filter)
     # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
     # sample timeout unless one is given
     implied = {}
@@ -209,7 +213,7 @@ def _pytest_source(given: _Sources, around: _Around) -> Experiment | None:
         )
     checked, listing = _suite_variants(around)
     keyword = given.pytest_filter
-    benchmarks = pytest_benchmarks(given.pytest, listing, SubprocessRunner(), keyword=keyword)
+    benchmarks = pytest_benchmarks(given.pytest, listing, around.runner, keyword=keyword)
     return _suite_experiment(checked, benchmarks, around)
 
 
@@ -217,7 +221,7 @@ def _file_source(given: _Sources, around: _Around) -> Experiment | None:
     """The experiment file's, with the variants, settings and design given beside it."""
     if given.experiment_file is None:
         return None
-    base = load_experiment(given.experiment_file)
+    base = load_experiment(given.experiment_file, runner=around.runner)
     if given.inline():
         raise ConfigError(
             "the experiment file defines the benchmarks: --stmt, --setup, --cmd, --name and "
@@ -232,7 +236,9 @@ def _file_source(given: _Sources, around: _Around) -> Experiment | None:
     if parsed or around.design is not None:  # the file's own design no longer applies
         planned = replace(planned, pairs=(), stack=(), interactions=())
     start = Path(given.experiment_file).parent
-    designed = with_design(planned, around.design, build=around.build, start=start)
+    designed = with_design(
+        planned, around.design, build=around.build, start=start, runner=around.runner
+    )
     return _checked(designed, explicit=changes)
 
 
@@ -260,7 +266,8 @@ def _inline_source(given: _Sources, around: _Around) -> Experiment:
         variants=checked,
         settings=settings_with(Settings(), **{**_alone_defaults(checked, changes), **changes}),
     )
-    return _checked(with_design(planned, around.design, build=around.build), explicit=changes)
+    designed = with_design(planned, around.design, build=around.build, runner=around.runner)
+    return _checked(designed, explicit=changes)
 
 
 # One variant timed alone needs one estimate's precision, not a comparison's: a few seconds
@@ -297,7 +304,7 @@ def _suite_experiment(
         variants=checked,
         settings=settings_with(Settings(), **around.changes, **(implied or {})),
     )
-    designed = with_design(planned, around.design, build=around.build)
+    designed = with_design(planned, around.design, build=around.build, runner=around.runner)
     designed = replace(designed, plan_notes=(*designed.plan_notes, *notes))
     return _checked(designed, explicit=around.changes)
 
@@ -330,6 +337,7 @@ def make_stack(
     each: str | Variant | None = None,
     repository: str | Path | None = None,
     first_parent: bool | None = None,
+    runner: ProcessRunner | None = None,
     **arguments: Any,
 ) -> Experiment:
     """A stack: the commits of `range_text` ("main..HEAD") as variants `base`, `step1` ...,
@@ -337,8 +345,9 @@ def make_stack(
     experiment. `each` holds variant keys every variant gets ("python=.venv/bin/python");
     `first_parent`: follow the range's first-parent line, each merge against its first parent
     (None: when the range holds merges; False: refuse merges); the other arguments are
-    make_experiment's (stmt=, cmd=, build=, metrics=, budget_s= ...)."""
-    runner = SubprocessRunner()
+    make_experiment's (stmt=, cmd=, build=, metrics=, budget_s= ...); `runner` asks git and
+    lists suites (None: the real one)."""
+    runner = runner or SubprocessRunner()
     start = Path(experiment_file).parent if experiment_file is not None else Path.cwd()
     design = plan_stack(
         range_text,
@@ -347,7 +356,9 @@ def make_stack(
         template=_template(each),
         first_parent=first_parent,
     )
-    return make_experiment(experiment_file, variants=design.variants, _design=design, **arguments)
+    return make_experiment(
+        experiment_file, variants=design.variants, runner=runner, _design=design, **arguments
+    )
 
 
 def make_matrix(
@@ -357,12 +368,13 @@ def make_matrix(
     *,
     each: str | Variant | None = None,
     repository: str | Path | None = None,
+    runner: ProcessRunner | None = None,
     **arguments: Any,
 ) -> Experiment:
     """A matrix: every change (a commit or a patch file) applied on every base, each cell
     compared with its base, and each change's effect on every base against its effect on the
     first base (the interaction), in one interleaved experiment."""
-    runner = SubprocessRunner()
+    runner = runner or SubprocessRunner()
     start = Path(experiment_file).parent if experiment_file is not None else Path.cwd()
     design = plan_matrix(
         bases,
@@ -371,7 +383,9 @@ def make_matrix(
         repository=str(repository) if repository else find_repository(runner, start),
         template=_template(each),
     )
-    return make_experiment(experiment_file, variants=design.variants, _design=design, **arguments)
+    return make_experiment(
+        experiment_file, variants=design.variants, runner=runner, _design=design, **arguments
+    )
 
 
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
@@ -425,12 +439,15 @@ def run(
     progress: ProgressReporter | None = None,
     cache_dir: str | Path | None = None,
     started_at_s: float | None = None,
+    runner: ProcessRunner | None = None,
 ) -> RunResult:
     """Measure the experiment; store everything (in memory when store_path is None; a
     postgresql:// URL is a PostgreSQL store). With the setting `ray`, on a Ray cluster.
     `cache_dir` holds the checkouts and builds of git= variants (default: see
     `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
-    process started, when its start-up should count in the first benchmark's budget."""
+    process started, when its start-up should count in the first benchmark's budget.
+    `runner`: every process the run starts goes through it (None: the real one; a cluster's
+    nodes start their own)."""
     from perflab.engine import run_experiment
 
     store: RunStore = open_store(store_path) if store_path is not None else SqliteStore.in_memory()
@@ -445,6 +462,7 @@ def run(
             progress=progress,
             cache_dir=cache_dir,
             started_at_s=started_at_s,
+            runner=runner,
         )
     finally:
         store.close()

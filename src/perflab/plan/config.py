@@ -16,6 +16,7 @@ from typing import Any
 
 from perflab.git.repo import check_ref_text
 from perflab.lenses.registry import available_metrics, declared_options, with_default_options
+from perflab.machine.proc import ProcessRunner
 from perflab.records.errors import ConfigError, RetiredSettingWarning
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant, VariantFieldKind
@@ -392,7 +393,7 @@ def settings_with(settings: Settings, **changes: Any) -> Settings:
     return merged
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path, *, runner: ProcessRunner | None = None) -> Experiment:
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -404,7 +405,7 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ConfigError(
             f"{path}: not valid TOML: {error}", hint="see docs/experiment-files.md"
         ) from None
-    return experiment_from_mapping(data, source=str(path), base_dir=path.parent)
+    return experiment_from_mapping(data, source=str(path), base_dir=path.parent, runner=runner)
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
@@ -414,7 +415,11 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) ->
 
 
 def experiment_from_mapping(
-    data: Mapping[str, Any], *, source: str = "<experiment>", base_dir: Path | None = None
+    data: Mapping[str, Any],
+    *,
+    source: str = "<experiment>",
+    base_dir: Path | None = None,
+    runner: ProcessRunner | None = None,
 ) -> Experiment:
     from perflab.plan.designs import DESIGN_KEYS, design_from_mapping, with_design
 
@@ -426,7 +431,7 @@ def experiment_from_mapping(
             "(and build, [stack] or [matrix])",
         )
     settings = _settings_from(data.get("settings", {}), source)
-    design = design_from_mapping(data, source=source, base_dir=base_dir)
+    design = design_from_mapping(data, source=source, base_dir=base_dir, runner=runner)
     variants = (
         design.variants
         if design is not None
@@ -455,7 +460,7 @@ def experiment_from_mapping(
     check_keys_apply(variants, benchmarks)
     experiment = Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
     build = _expect(data.get("build"), (str, type(None)), source, "build must be a string")
-    return with_design(experiment, design, build=build, start=base_dir)
+    return with_design(experiment, design, build=build, start=base_dir, runner=runner)
 
 
 # what an experiment file may give for each kind of setting (TOML types)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.git.repo import find_repository, range_commits
-from perflab.machine.proc import ProcessRunner
+from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import VARIANT_FIELDS, Experiment, InteractionSpec, Variant
@@ -196,10 +196,15 @@ def template_from(raw: Mapping[str, Any], where: str) -> Variant | None:
 
 
 def design_from_mapping(
-    data: Mapping[str, Any], *, source: str, base_dir: Path | None
+    data: Mapping[str, Any],
+    *,
+    source: str,
+    base_dir: Path | None,
+    runner: ProcessRunner | None = None,
 ) -> Design | None:
     """`[stack] range = "A..B"` or `[matrix] base = [...], change = [...]` of an experiment
-    file (with optional python, cwd, cmd, env for every variant); None when neither is there."""
+    file (with optional python, cwd, cmd, env for every variant); None when neither is there.
+    `runner` asks git (None: the real one)."""
     if "stack" in data and "matrix" in data:
         raise ConfigError(f"{source}: an experiment is a [stack] or a [matrix], not both")
     if ("stack" in data or "matrix" in data) and "variant" in data:
@@ -207,37 +212,44 @@ def design_from_mapping(
             f"{source}: [stack] and [matrix] make the variants; [[variant]] cannot be added",
             hint="put keys every variant needs (python, cwd, cmd, env) in the [stack]/[matrix]",
         )
-    start = str(base_dir) if base_dir is not None else os.getcwd()
+    git = _Git(runner or SubprocessRunner(), str(base_dir) if base_dir is not None else os.getcwd())
     if "stack" in data:
-        return _stack_from(data["stack"], f"{source}: [stack]", start)
+        return _stack_from(data["stack"], f"{source}: [stack]", git)
     if "matrix" in data:
-        return _matrix_from(data["matrix"], f"{source}: [matrix]", start, base_dir)
+        return _matrix_from(data["matrix"], f"{source}: [matrix]", git, base_dir)
     return None
 
 
-def _stack_from(raw: Any, where: str, start: str) -> Design:
-    from perflab.machine.proc import SubprocessRunner
+@dataclass(frozen=True)
+class _Git:
+    """Where a design's refs are resolved: through `runner`, in the repository of `start`
+    (looked up once the design's table is checked)."""
 
+    runner: ProcessRunner
+    start: str
+
+    def repository(self) -> str:
+        return find_repository(self.runner, self.start)
+
+
+def _stack_from(raw: Any, where: str, git: _Git) -> Design:
     if not isinstance(raw, dict) or not isinstance(raw.get("range"), str):
         raise ConfigError(f'{where} needs range = "A..B"', hint='e.g. range = "main..HEAD"')
     _no_unknown(raw, {"range", "first_parent", *_TEMPLATE_KEYS}, where)
     first_parent = raw.get("first_parent")
     if first_parent is not None and not isinstance(first_parent, bool):
         raise ConfigError(f"{where}: first_parent must be true or false")
-    runner = SubprocessRunner()
     return plan_stack(
         raw["range"],
-        runner=runner,
-        repository=find_repository(runner, start),
+        runner=git.runner,
+        repository=git.repository(),
         template=template_from(raw, where),
         first_parent=first_parent,
     )
 
 
-def _matrix_from(raw: Any, where: str, start: str, base_dir: Path | None) -> Design:
+def _matrix_from(raw: Any, where: str, git: _Git, base_dir: Path | None) -> Design:
     """Change files are relative to the experiment file, when there is one."""
-    from perflab.machine.proc import SubprocessRunner
-
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a table")
     _no_unknown(raw, {"base", "change", *_TEMPLATE_KEYS}, where)
@@ -246,12 +258,11 @@ def _matrix_from(raw: Any, where: str, start: str, base_dir: Path | None) -> Des
     for change in _list(raw.get("change"), where, "change"):
         in_dir = base_dir / str(change) if base_dir is not None else None
         changes.append(str(in_dir) if in_dir is not None and in_dir.is_file() else str(change))
-    runner = SubprocessRunner()
     return plan_matrix(
         bases,
         changes,
-        runner=runner,
-        repository=find_repository(runner, start),
+        runner=git.runner,
+        repository=git.repository(),
         template=template_from(raw, where),
     )
 
@@ -279,17 +290,17 @@ def with_design(
     *,
     build: str | None,
     start: str | Path | None = None,
+    runner: ProcessRunner | None = None,
 ) -> Experiment:
     """The experiment with the design's comparisons, `build` for every variant without its own
-    build=, and the repository of its git= variants."""
+    build=, and the repository of its git= variants (found through `runner`; None: the real
+    one)."""
     variants = tuple(
         replace(v, build=v.build or build) if build else v for v in experiment.variants
     )
     repository = design.repository if design is not None else experiment.repository
     if repository is None and any(v.git for v in variants):
-        from perflab.machine.proc import SubprocessRunner
-
-        repository = find_repository(SubprocessRunner(), start or os.getcwd())
+        repository = find_repository(runner or SubprocessRunner(), start or os.getcwd())
     if design is None:
         return replace(experiment, variants=variants, repository=repository)
     return replace(

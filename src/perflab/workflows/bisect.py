@@ -21,7 +21,6 @@ from perflab.git.repo import (
     merged_branch,
     resolve_ref,
 )
-from perflab.machine.proc import SubprocessRunner
 from perflab.plan.bisect_search import classify, search
 from perflab.records.bisect import (
     BisectResult,
@@ -72,7 +71,7 @@ def bisect(
     lenses = given_lenses(metric, benchmark)
     planned = planned_experiment(benchmark)
     followed = _followed(benchmark, planned, f"{good}..{bad}")
-    runner = SubprocessRunner()
+    runner = benchmark.runner
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     good_ref = resolve_ref(runner, repo, good)
     bad_ref = resolve_ref(runner, repo, bad)
@@ -85,7 +84,7 @@ def bisect(
     chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
     found = _Found(prior + outcome.steps)
     if outcome.culprit is not None:
-        found = _inside_merges(steps, chosen, runner, outcome.culprit, found)
+        found = _inside_merges(steps, chosen, outcome.culprit, found)
     evidence: RunResult | None = None
     names = ("parent", "culprit")
     if found.culprit is not None and found.parent is not None:
@@ -263,17 +262,11 @@ def _search_with_a_lens(
     return Metric.INSTRUCTIONS, (), outcome, notes
 
 
-def _inside_merges(
-    steps: _BisectSteps,
-    metric: Metric,
-    runner: SubprocessRunner,
-    culprit: int,
-    found: _Found,
-) -> _Found:
+def _inside_merges(steps: _BisectSteps, metric: Metric, culprit: int, found: _Found) -> _Found:
     """The culprit on BAD's first-parent line; where it is a merge, the search goes on along
     the branch it merged (the merged branch's commits compared with GOOD, as every step is),
     again while the commit found is a merge."""
-    line, index = steps.line, culprit
+    runner, line, index = steps.benchmark.runner, steps.line, culprit
     parent = line[index - 1] if index > 0 else Commit(steps.good.commit, steps.good.subject)
     found = replace(found, culprit=line[index], parent=parent)
     assert found.culprit is not None

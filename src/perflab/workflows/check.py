@@ -20,7 +20,7 @@ from perflab.git.repo import (
     run_git,
     working_tree_patch,
 )
-from perflab.machine.proc import SubprocessRunner
+from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.plan.bisect_search import classify
 from perflab.records.bisect import (
@@ -101,7 +101,7 @@ def check(
     time noise) and the time lens is measured beside it."""
     environ = os.environ if environ is None else environ
     given = given_lenses(metric, benchmark)
-    runner = SubprocessRunner()
+    runner = benchmark.runner
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     base_ref, base_from = (base, "--base") if base else default_base(environ)
     working_tree = head is None
@@ -151,7 +151,7 @@ def regressed_benchmarks(result: RunResult, metric: Metric, threshold: float) ->
     return tuple(c.benchmark for c in sorted(worse, key=lambda c: -c.ratio))
 
 
-def _uncommitted(runner: SubprocessRunner, repo: str) -> str:
+def _uncommitted(runner: ProcessRunner, repo: str) -> str:
     """The working tree's uncommitted changes to tracked files as a patch ("" when clean)."""
     return working_tree_patch(runner, repo) if dirty_summary(runner, repo) is not None else ""
 
@@ -184,9 +184,7 @@ def _no_change(head: str, compared: ResolvedRef) -> ConfigError:
     )
 
 
-def _resolve_base(
-    runner: SubprocessRunner, repo: str, base_ref: str, base_from: str
-) -> ResolvedRef:
+def _resolve_base(runner: ProcessRunner, repo: str, base_ref: str, base_from: str) -> ResolvedRef:
     try:
         return resolve_ref(runner, repo, base_ref)
     except GitError:
@@ -197,7 +195,7 @@ def _resolve_base(
 
 
 def _merge_base(
-    runner: SubprocessRunner,
+    runner: ProcessRunner,
     repo: str,
     base_ref: str,
     base: ResolvedRef,

@@ -19,7 +19,7 @@ from perflab.git.repo import (
     resolve_ref,
     split_range,
 )
-from perflab.machine.proc import SubprocessRunner
+from perflab.machine.proc import ProcessRunner
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
@@ -133,7 +133,7 @@ class _HistoryPlan:
         if every < 1:
             raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
         lenses = given_lenses(metric, benchmark)
-        runner = SubprocessRunner()
+        runner = benchmark.runner
         repo = str(repository) if repository else find_repository(runner, os.getcwd())
         line = _range_line(runner, repo, range_text)
         default = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
@@ -203,7 +203,7 @@ def measured_code(benchmark: Benchmarked) -> MeasuredCode:
     return MeasuredCode.read(benchmark.store_path, planned_experiment(benchmark))
 
 
-def _range_line(runner: SubprocessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:
+def _range_line(runner: ProcessRunner, repo: str, range_text: str) -> list[tuple[str, str]]:
     """RANGE's base and its first-parent line up to the tip, oldest first, as (commit, subject)."""
     start, end = split_range(range_text)
     base = resolve_ref(runner, repo, start)

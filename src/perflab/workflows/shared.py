@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from perflab import api
+from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.config import parse_metrics
 from perflab.plan.gbench_suite import gbench_filter
 from perflab.records.kinds import Metric
@@ -91,9 +92,27 @@ def _pytest_keyword(node_id: str, listed: Sequence[str]) -> str | None:
     return keyword
 
 
+class Measure(Protocol):
+    """How a workflow's experiment (its repository set) becomes a stored, analysed run: the
+    engine's run (`run_in_the_engine`), or a script in the workflows' unit tests."""
+
+    def __call__(self, experiment: Experiment, benchmarked: Benchmarked) -> RunResult: ...
+
+
+def run_in_the_engine(experiment: Experiment, benchmarked: Benchmarked) -> RunResult:
+    """The real `Measure`: an ordinary run (`perflab run`), into the benchmark's store."""
+    return api.run(
+        experiment,
+        store_path=benchmarked.store_path,
+        cache_dir=benchmarked.cache_dir,
+        runner=benchmarked.runner,
+    )
+
+
 @dataclass(frozen=True)
 class Benchmarked:
-    """What every run of a workflow measures: the benchmark, the build, the settings."""
+    """What every run of a workflow measures: the benchmark, the build, the settings; and the
+    two seams a workflow reaches the outside through, so its logic is tested with fakes."""
 
     stmt: str | None = None
     setup: str | None = None
@@ -105,6 +124,10 @@ class Benchmarked:
     store_path: str | Path | None = DEFAULT_STORE_PATH
     cache_dir: str | Path | None = None
     suite: Suite | None = None
+    # every process: git's answers, a suite's listing, and a run's builds and workers
+    runner: ProcessRunner = field(default_factory=SubprocessRunner, compare=False, repr=False)
+    # how each experiment becomes a run
+    measure: Measure = field(default=run_in_the_engine, compare=False, repr=False)
 
     def experiment(
         self, variants: list[Variant], *, metrics: tuple[Metric, ...], budget_scale: float = 1.0
@@ -124,16 +147,13 @@ class Benchmarked:
             name=self.name,
             variants=variants,
             build=self.build,
+            runner=self.runner,
             **(self.suite.arguments() if self.suite is not None else {}),
             **settings,
         )
 
     def run(self, experiment: Experiment, repository: str) -> RunResult:
-        return api.run(
-            replace(experiment, repository=repository),
-            store_path=self.store_path,
-            cache_dir=self.cache_dir,
-        )
+        return self.measure(replace(experiment, repository=repository), self)
 
 
 def instructions_available() -> bool:

@@ -1,0 +1,88 @@
+"""An asv suite's listing, with the listing helper scripted: each time_ benchmark at each
+parameter combination is a benchmark, the suite's longest timeout bounds a sample, skipped
+combinations and unmeasured kinds are said, and a listing that fails says why."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.plan.asv_suite import HELPER, asv_suite
+from perflab.records.errors import ConfigError
+from perflab.records.model import Variant
+
+SUBJECT = "perflab.plan.asv_suite"
+
+
+def _helper(*lists: Sequence[dict[str, Any]]) -> FakeRunner:
+    """`python -m perflab_asv DIR LISTING [PATTERN]`: each run writes the next listing."""
+    listings = iter(lists)
+
+    def listed(spec: LaunchSpec, stdin: str | None) -> Completed:
+        lines = "".join(json.dumps(entry) + "\n" for entry in next(listings))
+        Path(spec.argv[4]).write_text(lines)
+        return Completed(spec.argv, 0, "", "", 1)
+
+    return FakeRunner().on_run(rf" -m {HELPER} ", listed)
+
+
+def _bench(name: str, **more: Any) -> dict[str, Any]:
+    key = name.partition("(")[0]
+    return {"name": name, "key": key, "module": key.partition(".")[0], "dir": "benchmarks",
+            **more}  # fmt: skip
+
+
+@pytest.fixture
+def suite_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "benchmarks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_each_time_benchmark_at_each_combination_is_a_benchmark() -> None:
+    runner = _helper([
+        _bench("bench_sort.time_sorted(10)", index=[0], timeout=60),
+        _bench("bench_sort.time_sorted(100)", index=[1], timeout=120),
+        _bench("bench_sort.time_sorted(1000)", index=[2], skipped=True),
+        _bench("bench_sort.peakmem_sorted", kind="peakmem"),
+    ])  # fmt: skip
+    suite = asv_suite("benchmarks", [Variant("a")], runner, pattern="sorted")
+    assert [b.name for b in suite.benchmarks] == [
+        "bench_sort.time_sorted(10)",
+        "bench_sort.time_sorted(100)",
+    ]
+    assert "'bench_sort', 'bench_sort.time_sorted', (1,)" in suite.benchmarks[1].setup
+    assert suite.timeout_s == 120
+    skipped, unmeasured = suite.notes
+    assert "1 skipped" in skipped and "bench_sort.peakmem_sorted" in unmeasured
+    ((spec, _),) = runner.calls
+    assert spec.argv[1:4] == ("-m", HELPER, "benchmarks") and spec.argv[-1] == "sorted"
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_benchmark_some_interpreters_list_is_kept_once() -> None:
+    runner = _helper([_bench("b.time_x")], [_bench("b.time_x"), _bench("b.time_y")])
+    variants = [Variant("a", python="/a/python"), Variant("b", python="/b/python")]
+    suite = asv_suite("benchmarks", variants, runner)
+    assert [b.name for b in suite.benchmarks] == ["b.time_x", "b.time_y"]
+
+
+@pytest.mark.usefixtures("suite_dir")
+def test_a_listing_that_fails_says_why_with_its_output() -> None:
+    runner = FakeRunner().on_run(HELPER, returncode=1, stderr="Traceback ...\nSyntaxError: x")
+    with pytest.raises(ConfigError, match="could not list the asv benchmarks") as raised:
+        asv_suite("benchmarks", [Variant("a")], runner)
+    assert raised.value.detail is not None and "SyntaxError" in raised.value.detail
+
+
+def test_a_missing_directory_is_said_before_anything_runs(tmp_path: Path) -> None:
+    runner = FakeRunner()
+    with pytest.raises(ConfigError, match="no asv benchmark directory 'nowhere'"):
+        asv_suite("nowhere", [Variant("a", cwd=str(tmp_path))], runner)
+    assert not runner.calls

@@ -1,0 +1,112 @@
+"""history's series over a range, with git and the runs scripted: one point per commit (a
+commit that crashed is a skipped point that says why), the same tree measured once, change
+points confirmed by a direct comparison, and a suite's series benchmark by benchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.plan.pytest_suite import LIST_ENV
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.workflow_results import HistoryResult
+from perflab.workflows import Benchmarked, Suite, history, suite_history
+from tests.fake_git import FakeRepository
+from tests.scripted_runs import ScriptedRuns
+
+
+def _history(
+    repo: FakeRepository, runs: ScriptedRuns, range_text: str, every: int = 1
+) -> HistoryResult:
+    runner = FakeRunner().on_run(r"^git ", repo)
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner, measure=runs)
+    return history(
+        range_text, benchmark=benchmark, metric="time", every=every, repository=repo.path
+    )
+
+
+def test_each_commit_is_a_point_and_a_crashed_one_says_why() -> None:
+    repo = FakeRepository()
+    base, a, crashed, c, d = repo.line("base", "a", "crashed", "c", "d")
+    figures = {base: 100.0, a: 100.0, crashed: None, c: 100.0, d: 100.0}
+    result = _history(repo, ScriptedRuns(figures), f"{base[:10]}..{d[:10]}")
+    assert [p.commit for p in result.points] == [base, a, crashed, c, d]
+    assert [p.value for p in result.points] == [100.0, 100.0, None, 100.0, 100.0]
+    (skipped,) = [p for p in result.points if p.skipped]
+    assert skipped.commit == crashed and "crashed" in skipped.skipped
+    assert result.measured_now == 5 and not result.changes
+
+
+def test_a_step_in_the_series_is_confirmed_by_comparing_the_commits_either_side() -> None:
+    repo = FakeRepository()
+    commits = repo.line("base", "a", "b", "slower", "d", "e")
+    figures = dict(zip(commits, (100.0, 100.0, 100.0, 130.0, 130.0, 130.0), strict=True))
+    runs = ScriptedRuns(figures)
+    result = _history(repo, runs, f"{commits[0]}..HEAD")
+    (change,) = result.changes
+    assert (change.before.commit, change.after.commit) == (commits[2], commits[3])
+    assert change.confirmed and change.ratio == pytest.approx(1.3)
+    # one run measured the series, a second compared the two commits directly
+    direct = runs.experiments[-1]
+    assert [(v.name, v.git) for v in direct.variants] == [
+        ("before", commits[2]),
+        ("after", commits[3]),
+    ]
+
+
+def test_commits_with_the_same_tree_are_measured_once() -> None:
+    repo = FakeRepository()
+    base, change = repo.line("base", "change")
+    revert = repo.commit("revert the change", parents=(change,), tree=repo.commits[base].tree)
+    runs = ScriptedRuns({base: 100.0, change: 100.0, revert: 100.0})
+    result = _history(repo, runs, f"{base}..{revert}")
+    (series_run, *_) = runs.experiments
+    assert sorted(str(v.git) for v in series_run.variants) == sorted([base, change])
+    assert result.points[0].value == result.points[2].value == 100.0
+
+
+def test_every_nth_commit_is_counted_back_from_the_tip() -> None:
+    repo = FakeRepository()
+    commits = repo.line("base", "a", "b", "c", "d")
+    result = _history(repo, ScriptedRuns(dict.fromkeys(commits, 100.0)), "HEAD~4..HEAD", every=2)
+    assert [p.commit for p in result.points] == [commits[0], commits[2], commits[4]]
+
+
+def test_a_range_where_nothing_could_be_measured_is_an_error_with_the_reason() -> None:
+    repo = FakeRepository()
+    base, a = repo.line("base", "a")
+    with pytest.raises(BenchmarkFailedError, match="no commit of .* could be built") as raised:
+        _history(repo, ScriptedRuns({base: None, a: None}), f"{base}..{a}")
+    assert raised.value.detail is not None and "crashed" in raised.value.detail
+
+
+def test_a_suites_benchmarks_each_have_their_series_from_one_listing() -> None:
+    repo = FakeRepository()
+    commits = repo.line("base", "a", "b", "slower sort", "d", "e")
+    listing = "".join(
+        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
+        for name in ("test_sort", "test_scan")
+    )
+
+    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
+        assert spec.env is not None
+        Path(spec.env[LIST_ENV]).write_text(listing)
+        return Completed(spec.argv, 0, "", "", 1)
+
+    runner = FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
+    sort = dict(zip(commits, (100.0, 100.0, 100.0, 130.0, 130.0, 130.0), strict=True))
+    runs = ScriptedRuns(dict.fromkeys(commits, 50.0), by_benchmark={"test_x.py::test_sort": sort})
+    benchmark = Benchmarked(suite=Suite(pytest="tests/"), store_path=None, runner=runner,
+                            measure=runs)  # fmt: skip
+    found = suite_history(f"{commits[0]}..HEAD", benchmark=benchmark, metric="time",
+                          repository=repo.path)  # fmt: skip
+    by_name = {s.benchmark: s for s in found.series}
+    assert set(by_name) == {"test_x.py::test_sort", "test_x.py::test_scan"}
+    (change,) = by_name["test_x.py::test_sort"].changes
+    assert change.after.commit == commits[3] and change.confirmed
+    assert not by_name["test_x.py::test_scan"].changes
+    # every commit was measured in one run of the whole suite
+    assert found.measured_now == len(commits)
