@@ -36,7 +36,7 @@ from perflab.store.sqlite import DEFAULT_STORE_PATH
 # what only measuring, a suite or the build cache needs is imported where it is used: every
 # perflab command imports this module, `perflab list` and `show` among them
 if TYPE_CHECKING:
-    from perflab.git.cache import CacheEntry
+    from perflab.git.cache_entry import CacheEntry
     from perflab.lenses.asm.analyse import AsmView
     from perflab.measure.lens import ProgressReporter
 
@@ -429,7 +429,7 @@ def run(
     """Measure the experiment; store everything (in memory when store_path is None; a
     postgresql:// URL is a PostgreSQL store). With the setting `ray`, on a Ray cluster.
     `cache_dir` holds the checkouts and builds of git= variants (default: see
-    `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
+    `perflab.git.cache_entry.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget."""
     from perflab.engine import run_experiment
 
@@ -555,7 +555,8 @@ def compare(
 
 def cache_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
     """The checkouts and builds of git= variants kept for reuse."""
-    from perflab.git.cache import BuildCache, default_cache_dir
+    from perflab.git.cache import BuildCache
+    from perflab.git.cache_entry import default_cache_dir
 
     return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).entries()
 
@@ -566,7 +567,8 @@ def prune_cache(
     """Remove every cached checkout and build (and git's record of its worktree) that no
     perflab run is using, then perflab's clones no checkout uses; those in use are left, and
     added to `in_use` when given."""
-    from perflab.git.cache import BuildCache, default_cache_dir
+    from perflab.git.cache import BuildCache
+    from perflab.git.cache_entry import default_cache_dir
 
     cache = BuildCache(cache_dir or default_cache_dir(), SubprocessRunner())
     removed = cache.prune()

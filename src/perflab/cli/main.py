@@ -46,7 +46,7 @@ from perflab.store.setting import resolve_store
 # statistics, engine or lens): every perflab process pays its start-up, inside its budget
 if TYPE_CHECKING:
     from perflab.cli.changes import ChangeOptions
-    from perflab.git.cache import CacheEntry
+    from perflab.git.cache_entry import CacheEntry
     from perflab.records.model import Experiment
     from perflab.records.results import RunResult
     from perflab.store.health import StoreHealth

@@ -39,7 +39,7 @@ from perflab.git.bundle import (
     named_provenance,
     unpack_commits,
 )
-from perflab.git.cache import default_cache_dir
+from perflab.git.cache_entry import default_cache_dir
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import SubprocessRunner, stop_all_contained
 from perflab.machine.scratch import make_private_folder
