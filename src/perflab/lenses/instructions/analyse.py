@@ -13,22 +13,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.instructions.explain import (
-    CannotTell,
-    FunctionDelta,
+from perflab.lenses.instructions.evidence import (
     InlineEvidence,
+    inline_evidence,
+    reattribute_inlined,
+)
+from perflab.lenses.instructions.explain import FunctionDelta, function_deltas
+from perflab.lenses.instructions.inlining import (
+    CannotTell,
     InliningChange,
-    LayerDelta,
     Replacement,
     cannot_tell,
-    compile_layers,
-    function_deltas,
-    inline_evidence,
     inlining_changes,
-    layer_deltas,
-    reattribute_inlined,
     replacements,
 )
+from perflab.lenses.instructions.layers import LayerDelta, compile_layers, layer_deltas
 from perflab.lenses.instructions.options import layers_of
 from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,

@@ -8,23 +8,25 @@ from typing import Any
 
 import pytest
 
+from perflab.lenses.instructions.evidence import (
+    InlineEvidence,
+    OutOfLineCall,
+    inline_evidence,
+    reattribute_inlined,
+)
 from perflab.lenses.instructions.explain import (
     FunctionDelta,
-    InlineEvidence,
-    InliningKind,
-    LayerRule,
-    OutOfLineCall,
     Presence,
-    cannot_tell,
-    compile_layers,
     function_deltas,
-    inline_evidence,
-    inlining_changes,
-    layer_deltas,
-    reattribute_inlined,
-    replacements,
     unqualified_signature_base,
 )
+from perflab.lenses.instructions.inlining import (
+    InliningKind,
+    cannot_tell,
+    inlining_changes,
+    replacements,
+)
+from perflab.lenses.instructions.layers import LayerRule, compile_layers, layer_deltas
 from perflab.records.diagnosis import Claim
 from perflab.tools.callgrind import (
     CallCost,
