@@ -10,18 +10,16 @@ from typing import TYPE_CHECKING, Any, cast
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import SubprocessRunner
-from perflab.plan.config import (
+from perflab.plan.config import load_experiment
+from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.plan.specs import (
     ONLY_VARIANT,
     check_keys_apply,
     check_variants,
     expand_grid,
-    load_experiment,
-    normalised_settings,
     parse_variant,
-    setting_fields,
-    settings_with,
 )
-from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.plan.user_settings import normalised_settings, setting_fields, settings_with
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant

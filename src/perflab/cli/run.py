@@ -70,7 +70,7 @@ def run_command(
 def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
     """The experiment of `run`, or of `stack`/`matrix` (which make their own variants)."""
     from perflab import api
-    from perflab.plan.config import parse_param
+    from perflab.plan.specs import parse_param
 
     make = api.make_experiment
     design: dict[str, Any] = {"variants": options.variants}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab import api
-from perflab.plan.config import parse_metrics
+from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
