@@ -26,7 +26,7 @@ from typing import Any
 from machine_facts import commit, cpu_model
 
 import perflab
-from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.lenses.instructions.same_code import instructions_finding
 from perflab.records.kinds import Metric
 

@@ -10,18 +10,16 @@ from typing import TYPE_CHECKING, Any, cast
 from perflab.git.repo import find_repository
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
-from perflab.plan.config import (
+from perflab.plan.config import load_experiment
+from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.plan.specs import (
     ONLY_VARIANT,
     check_keys_apply,
     check_variants,
     expand_grid,
-    load_experiment,
-    normalised_settings,
     parse_variant,
-    setting_fields,
-    settings_with,
 )
-from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
+from perflab.plan.user_settings import normalised_settings, setting_fields, settings_with
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -36,7 +34,7 @@ from perflab.store.sqlite import DEFAULT_STORE_PATH
 # what only measuring, a suite or the build cache needs is imported where it is used: every
 # perflab command imports this module, `perflab list` and `show` among them
 if TYPE_CHECKING:
-    from perflab.git.cache import CacheEntry
+    from perflab.git.cache_entry import CacheEntry
     from perflab.lenses.asm.analyse import AsmView
     from perflab.measure.lens import ProgressReporter
 
@@ -444,7 +442,7 @@ def run(
     """Measure the experiment; store everything (in memory when store_path is None; a
     postgresql:// URL is a PostgreSQL store). With the setting `ray`, on a Ray cluster.
     `cache_dir` holds the checkouts and builds of git= variants (default: see
-    `perflab.git.cache.default_cache_dir`). `started_at_s` (time.monotonic()): when the
+    `perflab.git.cache_entry.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget.
     `runner`: every process the run starts goes through it (None: the real one; a cluster's
     nodes start their own)."""
@@ -573,7 +571,8 @@ def compare(
 
 def cache_entries(cache_dir: str | Path | None = None) -> list[CacheEntry]:
     """The checkouts and builds of git= variants kept for reuse."""
-    from perflab.git.cache import BuildCache, default_cache_dir
+    from perflab.git.cache import BuildCache
+    from perflab.git.cache_entry import default_cache_dir
 
     return BuildCache(cache_dir or default_cache_dir(), SubprocessRunner()).entries()
 
@@ -584,7 +583,8 @@ def prune_cache(
     """Remove every cached checkout and build (and git's record of its worktree) that no
     perflab run is using, then perflab's clones no checkout uses; those in use are left, and
     added to `in_use` when given."""
-    from perflab.git.cache import BuildCache, default_cache_dir
+    from perflab.git.cache import BuildCache
+    from perflab.git.cache_entry import default_cache_dir
 
     cache = BuildCache(cache_dir or default_cache_dir(), SubprocessRunner())
     removed = cache.prune()

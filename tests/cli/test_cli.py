@@ -229,8 +229,8 @@ def test_a_failure_is_said_once_where_it_is_read(
     variant; a table written elsewhere is not 'above', so stderr says the failure in full."""
     from rich.console import Console
 
-    from perflab.cli.main import _report_failures
     from perflab.cli.options import OutputOptions
+    from perflab.cli.run import report_failures
     from perflab.records.errors import BenchmarkFailedError
     from perflab.records.kinds import RunStatus
     from perflab.records.model import Benchmark, Experiment, Variant
@@ -255,7 +255,7 @@ def test_a_failure_is_said_once_where_it_is_read(
     # two files (not the test's own streams, which may be one: `2>&1`)
     out = Console(file=io.StringIO(), force_terminal=table_on_terminal, record=True, width=120)
     err = Console(file=io.StringIO(), force_terminal=True, record=True, width=120)
-    _report_failures(result, output, out, err)
+    report_failures(result, output, out, err)
     said = err.export_text()
     assert ("the setup raised" in said) is said_in_full
     assert ("notes above" in said) is not said_in_full

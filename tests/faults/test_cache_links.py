@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from perflab.git.bundle import BUNDLES, KEPT_BUNDLES, _cached_bundle
-from perflab.git.cache import BuildCache, CacheEntry, cache_key
+from perflab.git.cache import BuildCache
+from perflab.git.cache_entry import CacheEntry, cache_key, save_entry
 from perflab.git.clone import clone_folder
 from perflab.machine.proc import SubprocessRunner
 from perflab.tools.analysis_cache import FORMAT, AnalysisCache
@@ -166,7 +167,7 @@ def test_an_entry_description_is_never_written_through_a_planted_link(
         key=key, path=cache.root / key, repository=str(repo), ref="main", commit="c",
         tree="t", build=None, status="checked-out",
     )  # fmt: skip
-    cache._save(entry)
+    save_entry(cache.root, entry)
     assert snapshot(outside) == before
     assert json.loads((cache.root / f"{key}.json").read_text())["key"] == key
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.store.sqlite import _copy_with_wal, _recovery_path
+from perflab.store.sqlite_file import _copy_with_wal
+from perflab.store.sqlite_watch import _recovery_path
 from tests.faults.conftest import FAST, perflab
 from tests.git_repo import commit, git
 

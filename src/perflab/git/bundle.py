@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.git.cache import default_cache_dir
+from perflab.git.cache_entry import default_cache_dir
 from perflab.git.repo import (
     GitError,
     dirty_summary,

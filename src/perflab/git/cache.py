@@ -18,116 +18,39 @@ an entry changed since its build is checked out and built again, never measured 
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import os
-import re
-import stat
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from perflab.git.cache_check import OLDER_CHECKOUT, changed, outputs_digest
+from perflab.git.cache_entry import (
+    KEY,
+    CacheEntry,
+    Change,
+    cache_key,
+    entry_label,
+    is_real_folder,
+    load_entry,
+    read_entries,
+    save_entry,
+)
+from perflab.git.cache_lock import EntryLocks
+from perflab.git.cache_worktree import (
+    OUTPUT_TAIL_CHARS,
+    add_worktree,
+    apply_changes,
+    move_into_place,
+    remove_worktree,
+    update_submodules,
+)
 from perflab.git.clone import CLONES, clone_folder, prepare_clone, refs_of
-from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
-from perflab.machine.own_files import own_folder, remove_tree, replace_file
+from perflab.git.repo import GitError, ResolvedRef, run_git
+from perflab.machine.own_files import own_folder, remove_tree
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.records.errors import BenchmarkFailedError
-
-OUTPUT_TAIL_CHARS = 4000
-LOCK_POLL_S = 0.2
-# cloning submodules can fetch from their remotes
-SUBMODULE_TIMEOUT_S = 600.0
-# what cache_key makes: an entry's name is never a path
-_KEY = re.compile(r"[0-9a-f]{20}")
-# _changed's reason for an entry an older perflab made as a worktree of the user's repository
-OLDER_CHECKOUT = "it is a worktree of your repository"
-
-
-def default_cache_dir() -> Path:
-    """$PERFLAB_CACHE_DIR, else $XDG_CACHE_HOME/perflab/builds, else ~/.cache/perflab/builds:
-    outside the repository, so checkouts never show up in the user's `git status`."""
-    explicit = os.environ.get("PERFLAB_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "perflab" / "builds"
-
-
-@dataclass(frozen=True)
-class Change:
-    """A change applied on top of a base: a commit (its diff against its parent) or a patch."""
-
-    name: str
-    source: str  # the commit id, or the patch file's path
-    kind: str  # "commit" or "patch"
-    patch: str  # the diff text
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.patch.encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class CacheEntry:
-    key: str
-    path: Path  # the checkout
-    repository: str
-    ref: str
-    commit: str
-    tree: str
-    build: str | None
-    status: str  # "checked-out", "built", "failed"
-    changes: tuple[str, ...] = ()
-    created_at: float = 0.0
-    build_seconds: float | None = None
-    output: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    # sha256 of the build's outputs (untracked files) when it was built; None: not recorded
-    outputs_digest: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "path": str(self.path),
-            "repository": self.repository,
-            "ref": self.ref,
-            "commit": self.commit,
-            "tree": self.tree,
-            "build": self.build,
-            "status": self.status,
-            "changes": list(self.changes),
-            "created_at": self.created_at,
-            "build_seconds": self.build_seconds,
-            "output": self.output,
-            "outputs_digest": self.outputs_digest,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CacheEntry:
-        return cls(
-            key=str(data["key"]),
-            path=Path(data["path"]),
-            repository=str(data["repository"]),
-            ref=str(data.get("ref", "")),
-            commit=str(data.get("commit", "")),
-            tree=str(data.get("tree", "")),
-            build=data.get("build"),
-            status=str(data.get("status", "")),
-            changes=tuple(data.get("changes", ())),
-            created_at=float(data.get("created_at", 0.0)),
-            build_seconds=data.get("build_seconds"),
-            output=str(data.get("output", "")),
-            outputs_digest=data.get("outputs_digest"),
-        )
-
-
-def cache_key(repository: str, tree: str, build: str | None) -> str:
-    text = "\0".join((os.path.realpath(repository), tree, build or ""))
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True)
@@ -155,61 +78,17 @@ class BuildCache:
     ) -> None:
         self.root = Path(root)
         self.runner = runner
-        self.on_wait = on_wait  # told once when another run holds an entry this one needs
-        self.lock_wait_s = lock_wait_s
-        self._locks: dict[str, tuple[int, bool]] = {}  # name -> (fd, exclusive)
+        # told once when another run holds an entry this one needs
+        self.locks = EntryLocks(self.root, on_wait=on_wait, wait_s=lock_wait_s)
         # what was found wrong with a cached entry and repaired, per key (said to the user)
         self.repaired: dict[str, str] = {}
         self.skipped: list[CacheEntry] = []  # prune: entries another run is using
         self.stopped: dict[str, int] = {}  # per key: processes its build left, stopped
         self._cloned: set[str] = set()  # repositories whose clone this run brought up to date
 
-    # ---- locks
-
-    def _lock(self, name: str, *, exclusive: bool, wait: bool = True) -> bool:
-        """Hold `<root>/<name>.lock` shared or exclusive until release/close. False when not
-        waiting and another run holds it. Waiting is bounded by lock_wait_s."""
-        held = self._locks.get(name)
-        if held is not None and held[1] == exclusive:
-            return True
-        if held is not None and not exclusive:  # exclusive -> shared never waits
-            fcntl.flock(held[0], fcntl.LOCK_SH)
-            self._locks[name] = (held[0], False)
-            return True
-        if held is not None:  # shared -> exclusive: flock drops the shared lock to convert
-            self._release(name)
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self.root / f"{name}.lock"
-        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        deadline = time.monotonic() + self.lock_wait_s
-        told = False
-        while (fd := _try_flock(path, mode)) is None:
-            if not wait:
-                return False
-            if time.monotonic() > deadline:
-                raise GitError(
-                    f"the cached checkout {self.root / name} is in use by another perflab "
-                    f"run: waited {self.lock_wait_s:g} s for it",
-                    hint="let the other run finish, or pass --cache-dir DIR to use another cache",
-                )
-            if not told and self.on_wait is not None:
-                self.on_wait(
-                    f"waiting for another perflab run using the cached checkout {self.root / name}"
-                )
-                told = True
-            time.sleep(LOCK_POLL_S)
-        self._locks[name] = (fd, exclusive)
-        return True
-
-    def _release(self, name: str) -> None:
-        held = self._locks.pop(name, None)
-        if held is not None:
-            os.close(held[0])
-
     def close(self) -> None:
         """Release every entry this run used (the process ending does it too)."""
-        for name in list(self._locks):
-            self._release(name)
+        self.locks.close()
 
     # ---- perflab's clone of the user's repository
 
@@ -227,112 +106,30 @@ class BuildCache:
                 hint="remove what is there (perflab makes the folder), or pass --cache-dir DIR",
             ) from None
         name = f"{CLONES}/{folder.name}"
-        self._lock(name, exclusive=False)
-        self._lock(f"{name}-update", exclusive=True)
+        self.locks.hold(name, exclusive=False)
+        self.locks.hold(f"{name}-update", exclusive=True)
         try:
             prepare_clone(self.runner, repository, folder)
         finally:
-            self._release(f"{name}-update")
+            self.locks.release(f"{name}-update")
         self._cloned.add(repository)
         return folder
 
     def _clones(self) -> list[Path]:
         """The clones in the cache (folders named as clone_folder names them)."""
         folder = self.root / CLONES
-        if not _is_real_folder(folder):
+        if not is_real_folder(folder):
             return []
-        return sorted(p for p in folder.iterdir() if _KEY.fullmatch(p.name) and _is_real_folder(p))
+        return sorted(p for p in folder.iterdir() if KEY.fullmatch(p.name) and is_real_folder(p))
 
     # ---- reading
 
     def entries(self) -> list[CacheEntry]:
-        if not self.root.is_dir():
-            return []
-        found = []
-        for meta in sorted(self.root.glob("*.json")):
-            entry = self._read(meta)
-            if entry is not None:  # else half-written or not perflab's: prune leaves it
-                found.append(entry)
-        return sorted(found, key=lambda e: e.created_at)
-
-    def _read(self, meta: Path) -> CacheEntry | None:
-        """The entry `meta` describes, as one of this cache's own folders: its key is the
-        file's name and its checkout `<root>/<key>`, whatever the file says (a description
-        naming a folder elsewhere would have perflab build, measure and remove there)."""
-        try:
-            entry = CacheEntry.from_json(json.loads(meta.read_text()))
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        if entry.key != meta.stem or not _KEY.fullmatch(entry.key):
-            return None
-        own = self.root / entry.key
-        return entry if entry.path == own else replace(entry, path=own)
-
-    def _load(self, key: str) -> CacheEntry | None:
-        meta = self.root / f"{key}.json"
-        if not meta.is_file():
-            return None
-        entry = self._read(meta)
-        return entry if entry is not None and _is_real_folder(entry.path) else None
-
-    def _save(self, entry: CacheEntry) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(entry.to_json(), indent=2) + "\n"
-        replace_file(self.root / f"{entry.key}.json", text.encode())
-
-    # ---- verifying
+        return read_entries(self.root)
 
     def _changed(self, entry: CacheEntry) -> str | None:
         """What differs in the checkout from what the entry records, or None."""
-        if not (entry.path / ".git").exists():
-            return "its folder or its .git file was deleted"
-        if _outside_clone(entry.path, clone_folder(self.root, entry.repository)):
-            return OLDER_CHECKOUT
-        head = run_git(self.runner, entry.path, "rev-parse", "--verify", "-q", "HEAD")
-        if not head.ok or head.stdout.strip() != entry.commit:
-            now = head.stdout.strip()[:10] or "no commit"
-            return f"its HEAD is at {now}, not at {entry.commit[:10]}"
-        diff = run_git(
-            self.runner, entry.path, "diff", "--no-ext-diff", "--name-only", entry.tree, "--"
-        )
-        if not diff.ok:
-            return "git cannot compare it with its tree: " + diff.stderr.strip()[-300:]
-        files = diff.stdout.split()
-        if files:
-            return (
-                f"tracked files differ from the tree {entry.tree[:10]}: "
-                + ", ".join(files[:5])
-                + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-            )
-        if entry.status == "built" and entry.build is not None:
-            digest = self._outputs_digest(entry.path)
-            if entry.outputs_digest is None:
-                return "it records no digest of its build's outputs"
-            if digest != entry.outputs_digest:
-                return (
-                    "its build's outputs changed since the build (a file was changed, "
-                    "truncated, added or removed)"
-                )
-        return None
-
-    def _outputs_digest(self, path: Path) -> str:
-        """sha256 over the names and contents of the untracked files (the build's outputs)."""
-        listed = run_git(self.runner, path, "ls-files", "-z", "--others")
-        digest = hashlib.sha256()
-        for name in sorted(n for n in listed.stdout.split("\0") if n):
-            file = path / name
-            digest.update(name.encode(errors="surrogateescape") + b"\0")
-            try:
-                if file.is_symlink():
-                    digest.update(b"link:" + os.readlink(file).encode(errors="surrogateescape"))
-                else:
-                    with file.open("rb") as handle:
-                        for block in iter(lambda: handle.read(1 << 20), b""):
-                            digest.update(block)
-            except OSError as error:
-                digest.update(f"unreadable:{error.errno}".encode())
-            digest.update(b"\0")
-        return digest.hexdigest()
+        return changed(self.runner, self.root, entry)
 
     def _usable(self, entry: CacheEntry) -> bool:
         """A cached entry is reused only as it was recorded: else it is removed (and said)."""
@@ -341,13 +138,13 @@ class BuildCache:
             return True
         if reason == OLDER_CHECKOUT:
             self.repaired[entry.key] = (
-                f"the cached checkout of {_label(entry)} at {entry.path} was a worktree of your "
-                "repository, made by an older perflab: it was removed (with git's record of it "
-                "in your repository) and checked out again in perflab's own clone"
+                f"the cached checkout of {entry_label(entry)} at {entry.path} was a worktree of "
+                "your repository, made by an older perflab: it was removed (with git's record of "
+                "it in your repository) and checked out again in perflab's own clone"
             )
         else:
             self.repaired[entry.key] = (
-                f"the cached checkout of {_label(entry)} at {entry.path} was changed since it "
+                f"the cached checkout of {entry_label(entry)} at {entry.path} was changed since it "
                 f"was {'built' if entry.status == 'built' else 'checked out'} ({reason}): it "
                 "was checked out and built again"
             )
@@ -355,22 +152,22 @@ class BuildCache:
         return False
 
     def _discard(self, repository: str, key: str, *, everywhere: bool = False) -> None:
-        self._remove_worktree(repository, self.root / key, everywhere=everywhere)
+        remove_worktree(self.runner, self.root, repository, self.root / key, everywhere=everywhere)
         (self.root / f"{key}.json").unlink(missing_ok=True)
 
     def _cached(self, key: str) -> CacheEntry | None:
         """The entry under `key` when it can be reused, holding its lock shared; else None,
         holding it exclusive (so this run is the one to check it out and build it)."""
-        self._lock(key, exclusive=False)
-        cached = self._load(key)
+        self.locks.hold(key, exclusive=False)
+        cached = load_entry(self.root, key)
         if cached is not None and (cached.status == "built" or cached.build is None):
             if self._changed(cached) is None:
                 return cached
-        self._lock(key, exclusive=True)  # another run may have built it meanwhile
-        cached = self._load(key)
+        self.locks.hold(key, exclusive=True)  # another run may have built it meanwhile
+        cached = load_entry(self.root, key)
         if cached is not None and self._usable(cached):
             if cached.status == "built" or cached.build is None:
-                self._lock(key, exclusive=False)
+                self.locks.hold(key, exclusive=False)
                 return cached
             return cached
         return None
@@ -390,12 +187,12 @@ class BuildCache:
         clone = self._clone(repository)
         name = f"tmp-{uuid.uuid4().hex[:12]}"
         scratch = self.root / name
-        self._lock(name, exclusive=True)  # prune leaves a scratch checkout in use alone
+        self.locks.hold(name, exclusive=True)  # prune leaves a scratch checkout in use alone
         try:
             wanted = _Wanted(repository, base, tuple(changes), build)
             return self._checkout_into(wanted, clone, scratch)
         finally:
-            self._release(name)
+            self.locks.release(name)
             (self.root / f"{name}.lock").unlink(missing_ok=True)
 
     def _checkout_into(
@@ -409,23 +206,23 @@ class BuildCache:
             wanted.changes,
             wanted.build,
         )
-        self._add_worktree(clone, scratch, base)
+        add_worktree(self.runner, clone, scratch, base)
         try:
-            tree = self._apply(scratch, base, changes) if changes else base.tree
+            tree = apply_changes(self.runner, scratch, base, changes) if changes else base.tree
             key = cache_key(repository, tree, build)
             if changes:
                 cached = self._cached(key)
                 if cached is not None:
-                    self._remove_worktree(repository, scratch)
+                    remove_worktree(self.runner, self.root, repository, scratch)
                     return cached, cached.status == "built" or cached.build is None
-            final = self._move_into_place(repository, scratch, key, wanted.label)
+            final = move_into_place(self.runner, self.root, repository, scratch, key, wanted.label)
         except BaseException:
-            self._remove_worktree(repository, scratch)
+            remove_worktree(self.runner, self.root, repository, scratch)
             raise
         try:  # after the move: git moves no worktree with submodules
-            self._submodules(final, base, clone)
+            update_submodules(self.runner, self.locks, final, base, clone)
         except BaseException:
-            self._remove_worktree(repository, final)
+            remove_worktree(self.runner, self.root, repository, final)
             raise
         entry = CacheEntry(
             key=key,
@@ -439,82 +236,10 @@ class BuildCache:
             changes=tuple(c.name for c in changes),
             created_at=time.time(),
         )
-        self._save(entry)
+        save_entry(self.root, entry)
         if build is None:
-            self._lock(key, exclusive=False)
+            self.locks.hold(key, exclusive=False)
         return entry, False
-
-    def _add_worktree(self, clone: Path, scratch: Path, base: ResolvedRef) -> None:
-        # the commit is the user's, read through the clone's alternates
-        added = run_git(
-            self.runner, clone, "worktree", "add", "--detach", "--force", str(scratch),
-            base.commit,
-        )  # fmt: skip
-        if not added.ok:
-            raise GitError(
-                f"cannot check out {base.ref} ({base.short}) into a worktree",
-                detail=(added.stdout + added.stderr).strip() or None,
-                hint="git worktree add failed; see its output above",
-            )
-
-    def _submodules(self, scratch: Path, base: ResolvedRef, clone: Path) -> None:
-        """The submodules checked out as the commit records them, as a clone has them after
-        `git submodule update --init --recursive` (a worktree starts with empty folders)."""
-        if not (scratch / ".gitmodules").is_file():
-            return
-        # one run at a time: `submodule init` writes the clone's config, which git locks
-        update = f"{CLONES}/{clone.name}-update"
-        self._lock(update, exclusive=True)
-        try:
-            done = run_git(
-                self.runner, scratch, "submodule", "update", "--init", "--recursive", "--quiet",
-                timeout_s=SUBMODULE_TIMEOUT_S,
-            )  # fmt: skip
-        finally:
-            self._release(update)
-        if not done.ok:
-            raise GitError(
-                f"cannot check out the submodules of {base.ref} ({base.short}): git submodule "
-                f"update {done.describe_failure()}",
-                detail=(done.stdout + done.stderr).strip()[-OUTPUT_TAIL_CHARS:] or None,
-                hint="`git submodule update --init --recursive` must work in your clone "
-                "(perflab runs it in each checkout: the submodules' URLs must be reachable)",
-            )
-
-    def _move_into_place(self, repository: str, scratch: Path, key: str, label: str) -> Path:
-        """The scratch worktree moved to the entry's own folder, `<root>/<key>`."""
-        final = self.root / key
-        # left behind without its description, or registered in git but gone (the cache
-        # folder was removed): cleared, or git refuses to move a worktree there
-        self._remove_worktree(repository, final)
-        clone = clone_folder(self.root, repository)
-        moved = run_git(self.runner, clone, "worktree", "move", str(scratch), str(final))
-        if not moved.ok:
-            raise GitError(
-                f"cannot move the worktree of {label}",
-                detail=moved.stderr.strip() or None,
-            )
-        return final
-
-    def _apply(self, scratch: Path, base: ResolvedRef, changes: Sequence[Change]) -> str:
-        """Applies the changes in order to the checkout at `scratch`; the tree they make."""
-        for change in changes:
-            applied = self.runner.run(
-                LaunchSpec(
-                    argv=("git", "apply", "--index", "--whitespace=nowarn", "-"),
-                    cwd=str(scratch),
-                    env=git_environment(),
-                ),
-                timeout_s=120.0,
-                stdin_text=change.patch,
-            )
-            if not applied.ok:
-                raise GitError(
-                    f"change {change.name} does not apply to {base.ref} ({base.short})",
-                    detail=(applied.stdout + applied.stderr).strip()[-OUTPUT_TAIL_CHARS:] or None,
-                    hint="rebase the change onto that base, or leave the base out",
-                )
-        return run_git(self.runner, scratch, "write-tree").stdout.strip()
 
     def build(
         self,
@@ -530,7 +255,7 @@ class BuildCache:
         fails: what it left would not be the commit asked for; refs are put back."""
         if entry.build is None or entry.status == "built":
             return entry
-        self._lock(entry.key, exclusive=True)
+        self.locks.hold(entry.key, exclusive=True)
         cwd = entry.path / subdirectory if subdirectory else entry.path
         refs_before = self._refs(entry.repository)
         started = time.monotonic()
@@ -546,10 +271,10 @@ class BuildCache:
         refs = self._restore_refs(entry.repository, refs_before)
         if refs or moved:
             self._discard(entry.repository, entry.key)
-            self._release(entry.key)
+            self.locks.release(entry.key)
             raise _moved_by_build(entry, moved, refs, variant=variant, output=output)
         built = self._built(entry, done, elapsed_s, output)
-        self._lock(entry.key, exclusive=False)
+        self.locks.hold(entry.key, exclusive=False)
         if not done.ok:
             # a build that deleted its checkout (or its .git file) left nothing to keep:
             # the entry goes, and git's record of the worktree with it
@@ -559,7 +284,7 @@ class BuildCache:
             if done.timed_out:
                 how += f" after {timeout_s:g} s"
             raise BenchmarkFailedError(
-                f"the build {entry.build!r} of {_label(entry)} {how}",
+                f"the build {entry.build!r} of {entry_label(entry)} {how}",
                 hint="fix the build at that ref (its output is above); the other variants are "
                 "measured" + ("; a longer build needs --build-timeout" if done.timed_out else ""),
                 variant=variant,
@@ -577,10 +302,10 @@ class BuildCache:
                 "status": "built" if done.ok else "failed",
                 "build_seconds": elapsed_s,
                 "output": output,
-                "outputs_digest": self._outputs_digest(entry.path) if done.ok else None,
+                "outputs_digest": outputs_digest(self.runner, entry.path) if done.ok else None,
             }
         )
-        self._save(built)
+        save_entry(self.root, built)
         return built
 
     def _refs(self, repository: str) -> dict[str, str]:
@@ -615,7 +340,7 @@ class BuildCache:
         self.skipped = []
         repositories = set()
         for entry in self.entries():
-            if not self._lock(entry.key, exclusive=True, wait=False):
+            if not self.locks.hold(entry.key, exclusive=True, wait=False):
                 self.skipped.append(entry)
                 continue
             try:
@@ -623,7 +348,7 @@ class BuildCache:
                 self._discard(entry.repository, entry.key, everywhere=True)
                 (self.root / f"{entry.key}.lock").unlink(missing_ok=True)
             finally:
-                self._release(entry.key)
+                self.locks.release(entry.key)
             removed.append(entry)
             repositories.add(entry.repository)
         scratch = self._prune_scratch() if self.root.is_dir() else []
@@ -643,7 +368,7 @@ class BuildCache:
         half-made ones a killed run left beside a clone."""
         for clone in self._clones():
             name = f"{CLONES}/{clone.name}"
-            if not self._lock(name, exclusive=True, wait=False):
+            if not self.locks.hold(name, exclusive=True, wait=False):
                 continue  # a run is using it: it may be making an entry there now
             try:
                 for leftover in clone.parent.glob(f"{clone.name}.new-*"):
@@ -655,40 +380,23 @@ class BuildCache:
                 (clone.parent / f"{clone.name}-update.lock").unlink(missing_ok=True)
                 (clone.parent / f"{clone.name}.lock").unlink(missing_ok=True)
             finally:
-                self._release(name)
+                self.locks.release(name)
 
     def _prune_scratch(self) -> list[Path]:
         """Remove the scratch checkouts (`tmp-*`) that no run is using; their paths."""
         gone = []
         for leftover in self.root.glob("tmp-*"):
-            if leftover.suffix in (".lock", ".tmp") or not _is_real_folder(leftover):
+            if leftover.suffix in (".lock", ".tmp") or not is_real_folder(leftover):
                 continue
-            if not self._lock(leftover.name, exclusive=True, wait=False):
+            if not self.locks.hold(leftover.name, exclusive=True, wait=False):
                 continue  # a run is checking out there
             try:
                 remove_tree(leftover)
                 (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
             finally:
-                self._release(leftover.name)
+                self.locks.release(leftover.name)
             gone.append(leftover)
         return gone
-
-    def _remove_worktree(self, repository: str, path: Path, *, everywhere: bool = False) -> None:
-        """The checkout at `path` removed with git's record of it, in perflab's clone and, for
-        an older perflab's worktree of the user's repository, there (by path). `everywhere`:
-        in both, whatever its .git file says."""
-        clone = clone_folder(self.root, repository)
-        linked = os.path.islink(path)
-        older = everywhere or _outside_clone(path, clone)
-        # the folder first: git then clears its record of a worktree whose folder is gone,
-        # where it refuses one whose .git file a build deleted (leaving a 'prunable' record)
-        remove_tree(path)  # a link goes as a link: what it points to is not perflab's
-        if linked:
-            return
-        if _is_real_folder(clone):
-            run_git(self.runner, clone, "worktree", "remove", "--force", str(path))
-        if older and os.path.isdir(repository):
-            run_git(self.runner, repository, "worktree", "remove", "--force", str(path))
 
 
 def _moved_by_build(
@@ -703,62 +411,10 @@ def _moved_by_build(
         if part
     )
     return BenchmarkFailedError(
-        f"the build {entry.build!r} of {_label(entry)} changed what it was asked to "
+        f"the build {entry.build!r} of {entry_label(entry)} changed what it was asked to "
         f"build: {what}; it is not measured, as it would not be {entry.commit[:10]}",
         hint="a build must build the checked-out files as they are: no git checkout, "
         "reset, commit or branch in it (to measure another commit, give it as git=REF)",
         variant=variant,
         detail=output or None,
     )
-
-
-def _try_flock(path: Path, mode: int) -> int | None:
-    """The lock file at `path` opened and locked with `mode`, or None while another run
-    holds it."""
-    while True:
-        # never follow a link, never truncate: the file's content is never used
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        except BaseException:
-            os.close(fd)
-            raise
-        # prune may have removed the file while this run waited on it: lock the one there
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
-        except OSError:
-            same = False
-        if same:
-            return fd
-        os.close(fd)
-
-
-def _outside_clone(checkout: Path, clone: Path) -> bool:
-    """Whether the checkout is a worktree of another repository than perflab's clone: its
-    .git file names a git folder elsewhere (an older perflab's worktree of the user's
-    repository), or is gone (either). False when there is no checkout."""
-    if not _is_real_folder(checkout):
-        return False
-    try:
-        text = (checkout / ".git").read_text(errors="replace")
-    except OSError:
-        return True
-    named = text.partition("gitdir:")[2].strip()  # relative to the checkout, when relative
-    gitdir = Path(os.path.realpath(os.path.join(checkout, named)))
-    return not gitdir.is_relative_to(os.path.realpath(clone))
-
-
-def _is_real_folder(path: Path) -> bool:
-    """A directory, not a link to one."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _label(entry: CacheEntry) -> str:
-    changes = "".join(f" + {c}" for c in entry.changes)
-    return f"{entry.ref} ({entry.commit[:10]}){changes}"

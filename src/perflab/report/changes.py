@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from perflab.git.cache import CacheEntry
+from perflab.git.cache_entry import CacheEntry
 from perflab.records.results import RunResult
 from perflab.report.escape import terminal
 

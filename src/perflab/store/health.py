@@ -10,7 +10,8 @@ from typing import Any
 
 from perflab.records.errors import StoreDamagedError, StoreError
 from perflab.store.migrations import SCHEMA_VERSION
-from perflab.store.sqlite import QUICK_CHECK_MAX_BYTES, SqliteStore, quick_check, read_only_reason
+from perflab.store.sqlite import SqliteStore
+from perflab.store.sqlite_file import QUICK_CHECK_MAX_BYTES, quick_check, read_only_reason
 
 
 @dataclass(frozen=True)

@@ -8,22 +8,17 @@ Ctrl-C loses nothing already measured.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import sqlite3
-import stat
-import tempfile
 import time
-import urllib.parse
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from perflab.machine.scratch import make_private_folder
-from perflab.records.errors import StoreDamagedError, StoreError, StoreLostError
-from perflab.records.kinds import Metric, RunStatus
+from perflab.records.errors import StoreDamagedError, StoreError
+from perflab.records.kinds import Metric
 from perflab.records.model import Experiment
 from perflab.store.dialect import SQLITE
 from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION, statements
@@ -33,52 +28,28 @@ from perflab.store.runs import CodeRun as CodeRun
 from perflab.store.runs import RunSummary as RunSummary
 from perflab.store.runs import StoredRun as StoredRun
 from perflab.store.signature import PERFLAB_APPLICATION_ID, Kind, classify
+from perflab.store.sqlite_file import (
+    LOCK_WAIT_S,
+    cannot_write,
+    check_is_sqlite,
+    check_no_linked_journal,
+    check_regular,
+    connect_read_only,
+    file_identity,
+    quick_check,
+    read_errors,
+    read_only_reason,
+    store_errors,
+)
+from perflab.store.sqlite_watch import FileWatch
 from perflab.store.tables import (
-    FINISH_RUN,
     NO_OWNER_COLUMNS,
     SAMPLE_COLUMNS_2,
     RunTables,
     SqlRunWriter,
-    now,
 )
 
 DEFAULT_STORE_PATH = Path(".perflab") / "perflab.db"
-SQLITE_MAGIC = b"SQLite format 3\x00"
-# PRAGMA quick_check reads every page: done on every open up to this size, where it costs a
-# fraction of a second; above it only by `perflab doctor --store`
-QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
-# how long a connection waits for another process's lock on the store before giving up
-LOCK_WAIT_S = 30.0
-# below this much free space a run is refused before measuring (its first write would fail)
-MIN_FREE_BYTES = 1024 * 1024
-
-
-def _connect_read_only(path: Path) -> tuple[sqlite3.Connection, int, str | None]:
-    """A read-only connection to the store at `path`, its schema version, and the folder of
-    the copy it reads when it had to read one (else None)."""
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    try:
-        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
-        return connection, int(connection.execute("PRAGMA user_version").fetchone()[0]), None
-    except sqlite3.OperationalError as error:
-        if not _cannot_open(error):
-            raise StoreError(f"cannot read the store {path}: {error}") from error
-        # on a read-only filesystem SQLite cannot create the WAL's shared-memory file;
-        # nobody can be writing there: the file is read as immutable, or, when its WAL
-        # holds writes, a copy of both is (immutable would miss the runs in the WAL)
-        copy_folder = _copy_with_wal(path)
-        if copy_folder is None:
-            connection = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
-        else:
-            connection = sqlite3.connect(Path(copy_folder) / path.name, isolation_level=None)
-        try:
-            return connection, _read_version(connection, path), copy_folder
-        except BaseException:
-            if copy_folder is not None:
-                shutil.rmtree(copy_folder, ignore_errors=True)
-            raise
-    except sqlite3.DatabaseError as error:
-        raise _damaged(path, error) from error
 
 
 class SqliteStore:
@@ -115,14 +86,14 @@ class SqliteStore:
                 f"cannot open the store {str(path)!r}: it is a directory",
                 hint=f"pass --store {path / 'perflab.db'}",
             )
-        _check_regular(path)
-        _check_no_linked_journal(path)
+        check_regular(path)
+        check_no_linked_journal(path)
         if path.is_file() and path.stat().st_size > 0:
-            _check_is_sqlite(path)
+            check_is_sqlite(path)
             classify(path)  # read-only: another program's file is refused untouched
             reason = read_only_reason(path)
             if reason is not None:
-                raise _cannot_write(path, reason)
+                raise cannot_write(path, reason)
             # a damaged store is not written into: new pages could overwrite what is readable
             problems = quick_check(path)
             if problems:
@@ -143,7 +114,7 @@ class SqliteStore:
                 hint="pass --store PATH with a writable location",
             ) from error
         store = cls(connection, path, identity=file_identity(path))
-        with _store_errors(path):
+        with store_errors(path):
             store._prepare()
         return store
 
@@ -161,14 +132,14 @@ class SqliteStore:
             store.path, store.read_only = path, True
             store.tables = replace(store.tables, where=str(path))
             return store
-        _check_is_sqlite(path)
+        check_is_sqlite(path)
         if classify(path) is Kind.EMPTY:
             raise StoreError(
                 f"{path} is not a perflab store: an SQLite database without perflab's tables",
                 hint="point --store at a perflab database",
             )
-        _check_no_linked_journal(path)
-        connection, version, copy_folder = _connect_read_only(path)
+        check_no_linked_journal(path)
+        connection, version, copy_folder = connect_read_only(path)
         store = cls(connection, path, read_only=True)
         store._copy_folder = copy_folder
         store._check_version(version)
@@ -179,7 +150,7 @@ class SqliteStore:
         """Refuses a database without perflab's tables; reads an older schema as it is (a
         read-only store is never migrated)."""
         connection = self.connection
-        with _read_errors(path):
+        with read_errors(path):
             tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
             if "runs" not in tables:
                 raise StoreError(
@@ -279,7 +250,7 @@ class SqliteStore:
     def begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
     ) -> SqlRunWriter:
-        with _store_errors(self.path):
+        with store_errors(self.path):
             return self._begin_run(experiment, machine, perflab_version)
 
     def _begin_run(
@@ -291,7 +262,7 @@ class SqliteStore:
                 hint="open it with Store.open(path) to write runs",
             )
         run_id = self.tables.insert_run(experiment, machine, perflab_version)
-        watch = _FileWatch(self.connection, run_id, self.path, self.identity)
+        watch = FileWatch(self.connection, run_id, self.path, self.identity)
         return SqlRunWriter(
             self.connection, SQLITE, run_id, errors=watch.errors, written=watch.written
         )
@@ -300,22 +271,22 @@ class SqliteStore:
 
     def resolve_run_id(self, reference: str | int) -> int:
         """A run id, or `latest`/`last`, or a negative index (-1 is the latest)."""
-        with _read_errors(self.path):
+        with read_errors(self.path):
             return self.tables.resolve_run_id(reference)
 
     def run_ids(self) -> list[int]:
-        with _read_errors(self.path):
+        with read_errors(self.path):
             return self.tables.run_ids()
 
     def list_runs(self, limit: int = 50) -> list[RunSummary]:
         """The latest runs; on a damaged store, those that can still be read."""
-        with _read_errors(self.path):
+        with read_errors(self.path):
             return self.tables.list_runs(limit)
 
     def runs_of_code(self) -> list[CodeRun]:
         """Every run that measured a git= variant, oldest first, with each such variant's
         provenance (see RunTables.runs_of_code)."""
-        with _read_errors(self.path):
+        with read_errors(self.path):
             return self.tables.runs_of_code()
 
     def load_run(
@@ -331,295 +302,6 @@ class SqliteStore:
                 f"run {run_id} cannot be read: the store {self.path} is damaged ({error})",
                 hint=f"`perflab doctor --store {self.path}` says which runs are readable",
             ) from error
-
-
-def file_identity(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
-
-
-def _check_is_sqlite(path: Path) -> None:
-    try:
-        with path.open("rb") as file:
-            head = file.read(len(SQLITE_MAGIC))
-    except OSError as error:
-        raise StoreError(
-            f"cannot read the store {str(path)!r}: {error}", hint="check the path's permissions"
-        ) from error
-    if head != SQLITE_MAGIC:
-        raise StoreError(
-            f"{path} is not a perflab store: the file is not an SQLite database",
-            hint="point --store at a perflab database or a new file",
-        )
-
-
-def _check_regular(path: Path) -> None:
-    """A store is a regular file (or a link to one), or a path where one can be made: never a
-    device, a pipe or a socket, which SQLite would write into and make journals beside."""
-    try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise StoreError(
-                f"the store {str(path)!r} is a symbolic link to {os.readlink(path)!r}, which "
-                "does not exist: perflab does not create files through a link",
-                hint="pass --store with the target's own path, or a new file",
-            ) from None
-        return
-    except OSError as error:
-        raise StoreError(f"cannot open the store {str(path)!r}: {error}") from error
-    if not stat.S_ISREG(found.st_mode):
-        kind = (
-            "a device"
-            if stat.S_ISCHR(found.st_mode) or stat.S_ISBLK(found.st_mode)
-            else "a pipe"
-            if stat.S_ISFIFO(found.st_mode)
-            else "a socket"
-            if stat.S_ISSOCK(found.st_mode)
-            else "not a regular file"
-        )
-        through = f" (through the link to {os.path.realpath(path)})" if path.is_symlink() else ""
-        raise StoreError(
-            f"the store {str(path)!r} is {kind}{through}, not a file: nothing is written to it",
-            hint="pass --store PATH with a regular file or a new one",
-        )
-
-
-def _check_no_linked_journal(path: Path) -> None:
-    """No symbolic link where SQLite keeps the store's journal, WAL or shared memory: SQLite
-    would open it and write through it (a link planted beside a store in a shared folder)."""
-    for folder in dict.fromkeys((path, Path(os.path.realpath(path)))):
-        for suffix in ("-journal", "-wal", "-shm"):
-            beside = Path(f"{folder}{suffix}")
-            if beside.is_symlink():
-                raise StoreError(
-                    f"the store {str(path)!r} has a symbolic link {str(beside)!r} beside it (to "
-                    f"{os.readlink(beside)!r}) where SQLite keeps its {suffix[1:]} file: "
-                    "perflab does not write through a link it did not make",
-                    hint=f"remove {beside} if it is yours, or pass --store PATH in a folder of "
-                    "your own",
-                )
-
-
-def _copy_with_wal(path: Path) -> str | None:
-    """A temporary folder holding a copy of the store and its WAL, when the WAL holds
-    writes (a read-only filesystem: SQLite cannot read a WAL there without its shared-memory
-    file, and reading the file alone would miss those writes); None when there is no WAL."""
-    wal = Path(f"{path}-wal")
-    try:
-        if wal.stat().st_size == 0:
-            return None
-    except OSError:
-        return None
-    # named for the sweep: a reader killed while it reads leaves no copy of the store behind
-    folder = str(make_private_folder("store-copy"))
-    try:
-        shutil.copyfile(path, Path(folder) / path.name)
-        shutil.copyfile(wal, Path(folder) / wal.name)
-    except OSError as error:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise StoreError(
-            f"cannot read the store {path}: it is on a read-only filesystem with writes in its "
-            f"WAL ({wal.stat().st_size:,} bytes) that SQLite can only read from a copy, and "
-            f"copying it failed ({error}); the runs written last would be missing",
-            hint="free space in the temporary directory (TMPDIR), or copy the store and its "
-            "-wal file to a writable place and pass --store COPY",
-        ) from error
-    return folder
-
-
-def _cannot_open(error: sqlite3.OperationalError) -> bool:
-    """SQLite cannot make the WAL's shared-memory file beside the store: a read-only
-    filesystem ("unable to open"), or a full one ("disk I/O error" growing it)."""
-    return "unable to open" in str(error) or "disk I/O error" in str(error)
-
-
-def _read_version(connection: sqlite3.Connection, path: Path) -> int:
-    try:
-        return int(connection.execute("PRAGMA user_version").fetchone()[0])
-    except sqlite3.DatabaseError as error:
-        raise _damaged(path, error) from error
-
-
-def _damaged(path: Path, error: sqlite3.Error) -> StoreDamagedError:
-    return StoreDamagedError(
-        f"the store {path} is damaged: {error} (a truncated or overwritten file)",
-        hint=f"`perflab doctor --store {path}` says which runs are readable; keep a copy of the "
-        "file before trying to repair it",
-    )
-
-
-def quick_check(path: Path, *, thorough: bool = False) -> tuple[str, ...]:
-    """What SQLite's page checks find wrong in the file (empty: nothing); read-only.
-
-    Without `thorough`, PRAGMA quick_check on files up to QUICK_CHECK_MAX_BYTES; with it,
-    PRAGMA integrity_check (also indexes against tables) whatever the size."""
-    if not thorough and path.stat().st_size > QUICK_CHECK_MAX_BYTES:
-        return ()
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    try:
-        try:
-            connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
-            connection.execute("PRAGMA user_version").fetchone()
-        except sqlite3.OperationalError as error:
-            if not _cannot_open(error):
-                raise
-            connection = sqlite3.connect(uri + "&immutable=1", uri=True)
-        try:
-            pragma = "integrity_check" if thorough else "quick_check"
-            rows = connection.execute(f"PRAGMA {pragma}(20)").fetchall()
-        finally:
-            connection.close()
-    except sqlite3.DatabaseError as error:
-        return (str(error),)
-    return tuple(
-        " ".join(str(r[0]).replace("*** in database main ***", "").split())
-        for r in rows
-        if r[0] != "ok"
-    )
-
-
-@contextlib.contextmanager
-def _read_errors(path: Path | None) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.DatabaseError as error:
-        raise _damaged(path or Path(":memory:"), error) from error
-
-
-def read_only_reason(path: Path | None) -> str | None:
-    """Why the store's file cannot be written, when that is the reason a write failed."""
-    if path is None:
-        return None
-    folder = path.parent if str(path.parent) else Path(".")
-    with contextlib.suppress(OSError):
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return "it is on a read-only filesystem"
-    if path.exists() and not os.access(path, os.W_OK):
-        return "the file is not writable"
-    if not os.access(folder, os.W_OK):
-        return f"its folder {folder} is not writable"
-    with contextlib.suppress(OSError):
-        space = os.statvfs(folder)
-        free = (space.f_bfree if os.geteuid() == 0 else space.f_bavail) * space.f_frsize
-        if free < MIN_FREE_BYTES:
-            return f"its filesystem is full ({free:,} bytes free)"
-    return None
-
-
-def _cannot_write(path: Path | None, reason: str) -> StoreError:
-    return StoreError(
-        f"a run cannot be written to the store {str(path)!r}: {reason}",
-        hint=f"reading it works (perflab list --store {path}); pass --store PATH on a "
-        "writable filesystem to measure",
-    )
-
-
-@contextlib.contextmanager
-def _store_errors(path: Path | None) -> Iterator[None]:
-    """SQLite failures (read-only file, full disk, locked database) as a StoreError."""
-    try:
-        yield
-    except sqlite3.Error as error:
-        reason = read_only_reason(path)
-        if reason is not None:
-            raise _cannot_write(path, reason) from error
-        raise StoreError(
-            f"cannot write to the store {str(path)!r}: {error}",
-            hint="pass --store PATH with a writable location (and free disk space)",
-        ) from error
-
-
-def _recovery_path(store_path: Path, run_id: int) -> Path | None:
-    """A new empty file next to the lost store, else in the working directory, else in /tmp:
-    created exclusively, so nothing planted under its name (a link, even a dangling one, or
-    one planted after a check) is opened."""
-    for folder in (store_path.parent, Path.cwd(), Path(tempfile.gettempdir())):
-        if not folder.is_dir() or not os.access(folder, os.W_OK):
-            continue
-        for attempt in range(1, 100):
-            suffix = "" if attempt == 1 else f"-{attempt}"
-            candidate = folder / f"perflab-recovered-run{run_id}{suffix}.db"
-            try:
-                os.close(
-                    os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-                )
-            except FileExistsError:
-                continue
-            except OSError:
-                break  # not writable after all: the next folder
-            return candidate
-    return None
-
-
-class _FileWatch:
-    """After each write of a run: is the file at the store's path still the one being written?
-    A benchmark that deletes or replaces it (`shutil.rmtree('.perflab')`) would otherwise have
-    the run written into a file nobody can open again. Once lost, every later write is refused."""
-
-    def __init__(
-        self,
-        connection: sqlite3.Connection,
-        run_id: int,
-        path: Path | None,
-        identity: tuple[int, int] | None,
-    ) -> None:
-        self.connection = connection
-        self.run_id = run_id
-        self.path = path
-        self.identity = identity
-        self._lost: StoreLostError | None = None
-
-    @contextlib.contextmanager
-    def errors(self) -> Iterator[None]:
-        """A write: refused once the file was lost; SQLite's failures as StoreError."""
-        if self._lost is not None:
-            raise self._lost
-        with _store_errors(self.path):
-            yield
-
-    def written(self) -> None:
-        if self.path is None or self.identity is None:
-            return
-        if file_identity(self.path) == self.identity:
-            return
-        what = "removed" if not self.path.exists() else "replaced by another file"
-        with contextlib.suppress(sqlite3.Error):
-            self.connection.execute(
-                FINISH_RUN.format(p=SQLITE.placeholder),
-                (str(RunStatus.INCOMPLETE), now(), f"the store file was {what}", self.run_id),
-            )
-        # the connection still holds the old file open: copy it, every run in it, to safety
-        recovery = _recovery_path(self.path, self.run_id)
-        saved = False
-        if recovery is not None:
-            try:
-                target = sqlite3.connect(recovery)
-                try:
-                    self.connection.backup(target)
-                finally:
-                    target.close()
-                saved = True
-            except sqlite3.Error:
-                saved = False
-                recovery.unlink(missing_ok=True)  # the empty file made for it
-        self._lost = StoreLostError(
-            f"the store {str(self.path)!r} was {what} while run {self.run_id} was being written "
-            "(did the benchmark delete it?); the run is stopped"
-            + (
-                f"; run {self.run_id} and every run the file held are saved in {recovery}"
-                if saved
-                else "; they could not be saved (no writable folder)"
-            ),
-            hint=f"perflab show {self.run_id} --store {recovery}; keep the store out of the "
-            "benchmark's reach (--store PATH)"
-            if saved
-            else "keep the store out of the benchmark's reach (--store PATH)",
-        )
-        raise self._lost
 
 
 def _ignore_for_git(folder: Path, *, created: bool) -> None:

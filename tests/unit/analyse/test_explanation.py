@@ -158,7 +158,7 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     # kernel callgrind ran in both variants says which kernel the CPU ran instead
     from perflab.analyse.hidden_dispatch import with_cpu_ran
     from perflab.lenses.fragments import SectionInput
-    from perflab.lenses.instructions.analyse import InstructionsDetails
+    from perflab.lenses.instructions.details import InstructionsDetails
     from perflab.lenses.instructions.explain import FunctionDelta, Presence
     from perflab.lenses.instructions.render import section
     from perflab.records.model import Benchmark, Experiment, Variant

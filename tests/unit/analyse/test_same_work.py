@@ -11,7 +11,7 @@ from perflab.api import make_experiment
 from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, AsmDetails, analyse_asm
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.same_code import asm_finding
-from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
 from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
 from perflab.records.code_findings import Seen

@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from perflab.api import make_experiment
-from perflab.plan.config import expand_grid, load_experiment, parse_metrics, parse_variant
+from perflab.plan.config import load_experiment
+from perflab.plan.specs import expand_grid, parse_metrics, parse_variant
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 
@@ -139,7 +140,7 @@ def test_missing_experiment_file(tmp_path: Path) -> None:
 
 
 def test_layers_are_validated() -> None:
-    from perflab.plan.config import parse_layer
+    from perflab.plan.specs import parse_layer
 
     assert parse_layer("kernel=at::native") == ("kernel", "at::native")
     with pytest.raises(ConfigError, match="NAME=REGEX"):

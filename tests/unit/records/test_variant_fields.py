@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from perflab.machine.host import variant_differences
-from perflab.plan.config import parse_variant
+from perflab.plan.specs import parse_variant
 from perflab.records.model import VARIANT_FIELDS, Variant, short_commit
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)

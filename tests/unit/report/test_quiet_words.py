@@ -161,7 +161,7 @@ def test_rays_setup_notices_are_kept_out_and_its_errors_kept() -> None:
     import io
     import logging
 
-    from perflab.engine.cluster import quiet_ray_notices
+    from perflab.engine.cluster_ray import quiet_ray_notices
 
     ray_logger = logging.getLogger("perflab-test-ray")
     written = io.StringIO()

@@ -12,7 +12,7 @@ import pytest
 from perflab.analyse.same_work import gate_disagreement
 from perflab.cli.options import build_parser, run_options
 from perflab.cli.workflows.check.handler import checked_link
-from perflab.plan.config import parse_metrics
+from perflab.plan.specs import parse_metrics
 from perflab.records.bisect import BisectResult, Commit, StepOutcome, StepState
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict

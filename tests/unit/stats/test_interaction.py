@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from perflab.plan.config import parse_variant
+from perflab.plan.specs import parse_variant
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant
 from perflab.records.results import InteractionVerdict, Interval

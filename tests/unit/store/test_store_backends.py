@@ -121,7 +121,7 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     import queue
     from typing import Any
 
-    from perflab.engine.cluster import _StreamingStore
+    from perflab.engine.cluster_node import _StreamingStore
     from perflab.records.kinds import Metric
     from perflab.records.model import Sample
 

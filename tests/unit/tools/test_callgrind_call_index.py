@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 import pytest
 
-from perflab.lenses.instructions.analyse import instructions_difference
+from perflab.lenses.instructions.counts import instructions_difference
 from perflab.tools import callgrind
 from perflab.tools.callgrind import (
     CallCost,

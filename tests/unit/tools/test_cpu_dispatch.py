@@ -9,7 +9,7 @@ from collections import Counter
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import VariantCode
-from perflab.lenses.instructions.analyse import _pairing
+from perflab.lenses.instructions.pairing import name_pairing
 from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId
 from perflab.tools.profile_diff import diff_profiles
@@ -139,11 +139,11 @@ def _costs(*names: str, obj: str = OBJ) -> FunctionCosts:
 
 def test_instructions_show_a_dispatched_pair_on_one_row_only_with_a_selector() -> None:
     base, new = _costs("DOUBLE_add_X86_V3"), _costs("DOUBLE_add")
-    pairing = _pairing(base, new, DISABLED)
+    pairing = name_pairing(base, new, DISABLED)
     renamed = new.renamed(lambda f: FunctionId(pairing.variant_name(f.name), f.object))
     assert {f.name for f in renamed.functions} == {"main", "DOUBLE_add_X86_V3"}
     [pair] = pairing.pairs
     assert "NPY_DISABLE_CPU_FEATURES=X86_V3" in pair.reason
-    assert _pairing(base, new).pairs == ()  # no selector: two functions
+    assert name_pairing(base, new).pairs == ()  # no selector: two functions
     # the copies of two objects are not one function's
-    assert _pairing(base, _costs("DOUBLE_add", obj="/other.so"), DISABLED).pairs == ()
+    assert name_pairing(base, _costs("DOUBLE_add", obj="/other.so"), DISABLED).pairs == ()

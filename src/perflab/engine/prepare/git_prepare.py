@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.git.cache import BuildCache, CacheEntry, Change, default_cache_dir
+from perflab.git.cache import BuildCache
+from perflab.git.cache_entry import CacheEntry, Change, default_cache_dir
 from perflab.git.repo import (
     GitError,
     ResolvedRef,

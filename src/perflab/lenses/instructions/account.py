@@ -8,7 +8,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.records.accounting import (
     BASELINE_ONLY,
     VARIANT_ONLY,

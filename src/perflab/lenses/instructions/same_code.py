@@ -7,7 +7,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from perflab.lenses.instructions.analyse import InstructionsDetails
+from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta, Presence
 from perflab.records.code_findings import Finding, Seen
 from perflab.records.kinds import Metric

@@ -8,23 +8,25 @@ from typing import Any
 
 import pytest
 
+from perflab.lenses.instructions.evidence import (
+    InlineEvidence,
+    OutOfLineCall,
+    inline_evidence,
+    reattribute_inlined,
+)
 from perflab.lenses.instructions.explain import (
     FunctionDelta,
-    InlineEvidence,
-    InliningKind,
-    LayerRule,
-    OutOfLineCall,
     Presence,
-    cannot_tell,
-    compile_layers,
     function_deltas,
-    inline_evidence,
-    inlining_changes,
-    layer_deltas,
-    reattribute_inlined,
-    replacements,
     unqualified_signature_base,
 )
+from perflab.lenses.instructions.inlining import (
+    InliningKind,
+    cannot_tell,
+    inlining_changes,
+    replacements,
+)
+from perflab.lenses.instructions.layers import LayerRule, compile_layers, layer_deltas
 from perflab.records.diagnosis import Claim
 from perflab.tools.callgrind import (
     CallCost,
@@ -302,35 +304,35 @@ def test_a_function_two_builds_spell_differently_is_one_row_saying_why() -> None
     """Callgrind keeps a Rust hash where its demangler left the name half read (a `.llvm.`
     suffix): the two builds' hashes differ, the function is one row, named as in the baseline,
     with the variant's spelling and the reason in its JSON."""
-    from perflab.lenses.instructions.analyse import (
-        _function_json,
-        _function_table,
-        _respelled,
-        _VariantCounts,
-    )
+    from perflab.lenses.instructions.analyse import _function_table
+    from perflab.lenses.instructions.counts import VariantCounts
+    from perflab.lenses.instructions.details import _function_json
+    from perflab.lenses.instructions.pairing import respelled
 
     a, b = "spec_next::h680aaf5d04044e1f", "spec_next::h0123456789abcdef"
-    base = _VariantCounts((1.0,), {}, costs({a: 100, "main": 5}), None)
-    other = _respelled(base, _VariantCounts((1.0,), {}, costs({b: 40, "main": 5}), None))
+    base = VariantCounts((1.0,), {}, costs({a: 100, "main": 5}), None)
+    other = respelled(base, VariantCounts((1.0,), {}, costs({b: 40, "main": 5}), None))
     rows, _ = _function_table(base, other)
     (row,) = [r for r in rows if r.name != "main"]
     assert (row.name, row.presence, row.delta_self) == (a, Presence.BOTH, -60)
     spelled = _function_json(row)["spelled_in_variant"]
     assert spelled["name"] == b and "the only function named spec_next" in spelled["why"]
     # two of one stem in a build: nothing is guessed, both stay apart
-    two = _respelled(base, _VariantCounts((1.0,), {}, costs({b: 40, b[:-1] + "0": 1}), None))
+    two = respelled(base, VariantCounts((1.0,), {}, costs({b: 40, b[:-1] + "0": 1}), None))
     assert len(_function_table(base, two)[0]) == 4
 
 
 def test_the_inline_aware_table_is_paired_by_its_own_spellings() -> None:
     """Callgrind's demangler leaves out Rust's hash, the debug info's names keep it: each
     table is paired with its own kind, so neither makes the other look like two functions."""
-    from perflab.lenses.instructions.analyse import _function_table, _respelled, _VariantCounts
+    from perflab.lenses.instructions.analyse import _function_table
+    from perflab.lenses.instructions.counts import VariantCounts
+    from perflab.lenses.instructions.pairing import respelled
 
     a, b = "sumbench::sum_slice::h5ce9dbc58b2415ea", "sumbench::sum_slice::h74f3f68197f7d97c"
     plain = "sumbench::sum_slice"
-    base = _VariantCounts((1.0,), {}, costs({plain: 100}), costs({a: 100}))
-    other = _respelled(base, _VariantCounts((1.0,), {}, costs({plain: 40}), costs({b: 40})))
+    base = VariantCounts((1.0,), {}, costs({plain: 100}), costs({a: 100}))
+    other = respelled(base, VariantCounts((1.0,), {}, costs({plain: 40}), costs({b: 40})))
     rows, attribution = _function_table(base, other)
     assert attribution == "inline-aware"
     assert [(r.name, r.presence) for r in rows] == [(a, Presence.BOTH)]

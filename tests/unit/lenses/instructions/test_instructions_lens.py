@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from perflab.lenses.instructions.analyse import main_program
+from perflab.lenses.instructions.counts import main_program
 from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.measure.callgrind.artifacts import (

@@ -26,7 +26,7 @@ from perflab.measure.callgrind.launch import cannot_execute, environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.peak_memory.analysis import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
-from perflab.plan.config import parse_metrics
+from perflab.plan.specs import parse_metrics
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Sample, Variant

@@ -15,7 +15,7 @@ from perflab.lenses.rss.measure import RssLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.peak_memory.analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
-from perflab.plan.config import parse_metrics
+from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from tests.conftest import FAST

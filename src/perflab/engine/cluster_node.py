@@ -1,0 +1,210 @@
+"""What a cell's Ray task does on its node: the ordinary engine measures the cell in a thread
+while every record it writes (samples, artifacts, notes, variant facts, the node's machine facts)
+is queued and sent back to the driver in batches; the node's time for a reference loop goes
+first, so histories can normalise times per node."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from perflab.git.bundle import CommitBundle, unpack_commits
+from perflab.machine.proc import stop_all_contained
+from perflab.records.kinds import Metric, RunStatus
+from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
+from perflab.store import RunSink, SqliteStore
+from perflab.store.codec import experiment_from_json
+
+# a batch is sent when this old or this large, so the driver's store follows the measuring
+BATCH_S = 0.5
+BATCH_RECORDS = 2000
+# after Ctrl-C: how long cancelled cells get to stop their processes before being killed
+CANCEL_GRACE_S = 15.0
+# the reference loop each cell times on its node before measuring: a fixed pure-Python loop,
+# best of a few repeats (about 0.1 s in all), so histories can normalise times per node
+REFERENCE_LOOPS = 100_000
+REFERENCE_REPEATS = 5
+
+
+class _StreamingStore:
+    """The cell's store on its node (a RunRecorder): in memory (the engine reads its own samples
+    back while measuring), each write also queued for the driver, which analyses the whole run
+    from its own store."""
+
+    def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
+        self.memory = SqliteStore.in_memory()
+        self.records = records
+
+    def begin_run(
+        self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
+    ) -> RunSink:
+        self.records.put(("machine", dict(machine)))
+        writer = self.memory.begin_run(experiment, machine, perflab_version)
+        return _StreamingWriter(writer, self.records)
+
+
+class _StreamingWriter:
+    """A RunSink that writes into `sink` and queues each record for the driver."""
+
+    def __init__(self, sink: RunSink, records: queue.Queue[tuple[str, Any]]) -> None:
+        self.sink = sink
+        self.records = records
+
+    @property
+    def run_id(self) -> int:
+        return self.sink.run_id
+
+    def add_sample(self, sample: Sample) -> None:
+        self.sink.add_sample(sample)
+        self.records.put(("sample", sample))
+
+    def add_artifact(self, artifact: Artifact) -> None:
+        self.sink.add_artifact(artifact)
+        self.records.put(("artifact", artifact))
+
+    def add_note(self, note: Note) -> None:
+        self.sink.add_note(note)
+        self.records.put(("note", note))
+
+    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
+        self.sink.add_variant_info(variant, info)
+        self.records.put(("variant_info", (variant, dict(info))))
+
+    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
+        return self.sink.data_for(benchmark, metric)
+
+    def rename_benchmark(self, old: str, new: str) -> None:
+        self.sink.rename_benchmark(old, new)  # the node's copy only: the driver renames its own
+
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
+        self.sink.finish(status, error)
+
+
+class _QueuedProgress:
+    def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
+        self.records = records
+
+    def update(
+        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
+    ) -> None:
+        self.records.put(("progress", (benchmark, str(metric), detail, fraction)))
+
+
+_END = ("end", None)
+
+
+def measure_cell(
+    experiment_json: dict[str, Any],
+    cwd: str,
+    cache_dir: str | None,
+    commits: CommitBundle | None = None,
+    bundle_data: list[Any] | None = None,
+) -> Iterator[list[tuple[str, Any]]]:
+    """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
+    in a thread of the task, so batches are sent while it measures. `commits` comes without
+    its data; `bundle_data` holds the data's object in Ray's store, inside a list so that Ray
+    does not fetch it for the task: the node fetches it only when its copy lacks a commit."""
+    import ray
+
+    def fetch() -> bytes:
+        assert bundle_data
+        data: bytes = ray.get(bundle_data[0])
+        return data
+
+    if os.path.isdir(cwd):  # relative paths of the experiment, where the node has them
+        os.chdir(cwd)
+    context = ray.get_runtime_context()
+    node = {
+        "node_id": context.get_node_id(),
+        "node_ip": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+        "pid": os.getpid(),
+        "reference_ns": reference_loop_ns(),
+    }
+    records: queue.Queue[tuple[str, Any]] = queue.Queue()
+    outcome: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=_measure_in_thread,
+        args=(experiment_json, commits, fetch, cache_dir, records, outcome),
+        name="perflab-cell",
+        daemon=True,
+    )
+    yield [("node", node)]
+    thread.start()
+    try:
+        yield from _batches(records)
+    finally:
+        if thread.is_alive():  # cancelled: stop what the engine started, then the engine
+            stop_all_contained()
+            thread.join(CANCEL_GRACE_S)
+    if "error" in outcome:
+        raise outcome["error"]
+    yield [("finished", {"status": outcome["status"], "failures": outcome["failures"]})]
+
+
+def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
+    """This node's time for one fixed pure-Python loop, the best of REFERENCE_REPEATS: the
+    same work on every node, so the ratio of two nodes' references is their ratio of speed
+    for CPU-bound Python (and only an estimate of it for other work)."""
+    best: int | None = None
+    for _ in range(REFERENCE_REPEATS):
+        started = clock()
+        total = 0
+        for number in range(REFERENCE_LOOPS):
+            total += number * number % 7
+        elapsed = int(clock() - started)
+        best = elapsed if best is None else min(best, elapsed)
+    assert best is not None
+    return best
+
+
+def _measure_in_thread(
+    experiment_json: dict[str, Any],
+    commits: CommitBundle | None,
+    fetch: Callable[[], bytes],
+    cache_dir: str | None,
+    records: queue.Queue[tuple[str, Any]],
+    outcome: dict[str, Any],
+) -> None:
+    """The engine on the cell's experiment, its records put in `records` (then _END); its
+    status and failures, or the error that stopped it, in `outcome`."""
+    from perflab.engine.run import measure_experiment
+
+    try:
+        # measured only: the driver analyses the whole run from its own store
+        measured = measure_experiment(
+            # git= commits come as a bundle: the node needs no copy of the repository
+            unpack_commits(
+                experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
+            ),
+            store=_StreamingStore(records),
+            progress=_QueuedProgress(records),
+            cache_dir=cache_dir,
+        )
+        outcome["status"] = str(measured.status)
+        outcome["failures"] = [str(f) for f in measured.failures]
+    except BaseException as error:  # the cell's own failure: the driver records it
+        outcome["error"] = error
+    finally:
+        records.put(_END)
+
+
+def _batches(records: queue.Queue[tuple[str, Any]]) -> Iterator[list[tuple[str, Any]]]:
+    """The records until _END, in batches sent every BATCH_S or BATCH_RECORDS records."""
+    batch: list[tuple[str, Any]] = []
+    sent_at = time.monotonic()
+    while True:
+        with contextlib.suppress(queue.Empty):
+            record = records.get(timeout=BATCH_S / 4)
+            if record is _END:
+                break
+            batch.append(record)
+        if batch and (time.monotonic() - sent_at > BATCH_S or len(batch) >= BATCH_RECORDS):
+            yield batch
+            batch, sent_at = [], time.monotonic()
+    if batch:
+        yield batch
