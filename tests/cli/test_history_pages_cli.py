@@ -42,3 +42,15 @@ def test_history_says_what_changed_first_in_every_format(tmp_path: Path) -> None
     at = [page.index(headline), page.index(CULPRIT_SUBJECT), page.index("<svg")]
     assert at == sorted(at) and page.index("<svg") < page.index('<th class="num">value</th>')
     assert "M instructions</text>" in page and f">{culprit[:7]}</text>" in page  # both axes
+    # the same history on standard output (-): the page itself, from the stored runs, with no
+    # folder for the change points' own pages and no table beside it
+    pages_before = sorted(tmp_path.glob("*.html"))
+    again = perflab(
+        "history", "good..main", "--cmd", "./prog", "--build", BUILD,
+        "--cache-dir", str(tmp_path / "cache"), "--store", str(tmp_path / "p.db"),
+        "--html", "-", cwd=repo,
+    )  # fmt: skip
+    assert again.returncode == 3, again.stderr
+    assert again.stdout.lstrip().lower().startswith("<!doctype html")
+    assert headline in again.stdout and "wrote" not in again.stderr
+    assert sorted(tmp_path.glob("*.html")) == pages_before

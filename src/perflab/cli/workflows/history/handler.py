@@ -50,16 +50,19 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     if output.json_path is not None:
         write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
         written.append(output.json_path)
-    if output.html_path is not None and str(output.html_path) != "-":
+    if output.html_path is not None:
         page = Path(str(output.html_path))
-        links = _change_pages(found, page, output, {}, written)
+        # on standard output (-) there is no folder for the change points' own pages
+        links = {} if _on_stdout(page) else _change_pages(found, page, output, {}, written)
         write(page, history_html(found, change_links=links))
         written.append(page)
     if output.markdown_path is not None:
         write(output.markdown_path, history_markdown(found))
         written.append(output.markdown_path)
     said_written(written, output, err)
-    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    to_stdout = any(
+        _on_stdout(p) for p in (output.json_path, output.markdown_path, output.html_path)
+    )
     if not output.quiet and not to_stdout:
         render_history(found, out)
     return _history_status(found, err)
@@ -81,11 +84,13 @@ def _suite_history(
     if output.json_path is not None:
         write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
         written.append(output.json_path)
-    if output.html_path is not None and str(output.html_path) != "-":
+    if output.html_path is not None:
         page = Path(str(output.html_path))
         by_run: dict[int, str] = {}
         links = {
-            str(s.benchmark): _change_pages(s, page, output, by_run, written) for s in found.series
+            str(s.benchmark): _change_pages(s, page, output, by_run, written)
+            for s in found.series
+            if not _on_stdout(page)
         }
         write(page, suite_history_html(found, change_links=links))
         written.append(page)
@@ -93,7 +98,9 @@ def _suite_history(
         write(output.markdown_path, suite_history_markdown(found))
         written.append(output.markdown_path)
     said_written(written, output, err)
-    to_stdout = any(str(p) == "-" for p in (output.json_path, output.markdown_path))
+    to_stdout = any(
+        _on_stdout(p) for p in (output.json_path, output.markdown_path, output.html_path)
+    )
     if not output.quiet and not to_stdout:
         for series in found.series:
             out.print(Text(f"benchmark {series.benchmark}", style="bold"), highlight=False)
@@ -103,6 +110,11 @@ def _suite_history(
         highlight=False,
     )
     return max(_history_status(series, err) for series in found.series)
+
+
+def _on_stdout(path: object) -> bool:
+    """Whether a report path is standard output (`-`)."""
+    return path is not None and str(path) == "-"
 
 
 def _change_pages(
