@@ -315,6 +315,19 @@ class Details(Protocol):
 
 
 @dataclass(frozen=True)
+class Withhold:
+    """A lens's reason to claim nothing where its interval decides: it knows of something the
+    interval cannot see (a few stray events deciding the ratio, other processes' turns in a
+    profile, a measure that is not the memory that changed). `reason` is the stable name the
+    JSON's `withheld_reason` gives; `differences_only`: `faster` and `slower` are withheld and
+    `equivalent` stands (the blind spot can fake a difference, not hide one). The rule that
+    applies it is `stats.comparison.withhold_verdict`."""
+
+    reason: str
+    differences_only: bool = False
+
+
+@dataclass(frozen=True)
 class Comparison:
     """variant / baseline for one benchmark and metric (and event), with a CI and a verdict."""
 
@@ -334,6 +347,10 @@ class Comparison:
     # the output check that made the verdict `invalid`: the expression and where the values
     # first differ (`OutputDifference.to_json()` and "expression")
     output_check: Mapping[str, Any] | None = None
+    # where the lens withheld the verdict its interval gave (`verdict` is then
+    # `inconclusive`): that verdict, and why (set by stats.comparison.withhold_verdict)
+    interval_verdict: Verdict | None = None
+    withheld: Withhold | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -355,6 +372,9 @@ class Comparison:
             out.update(self.details.to_json())
         if self.output_check is not None:
             out["output_check"] = dict(self.output_check)
+        if self.withheld is not None and self.interval_verdict is not None:
+            out["interval_verdict"] = str(self.interval_verdict)
+            out["withheld_reason"] = self.withheld.reason
         return out
 
 

@@ -3,15 +3,18 @@ lens decides `faster`/`equivalent`/`slower` the same way.
 
 The rule lives here alone: `verdict_for` holds the band test and the stricter rule for an
 interval over one process per variant (`ONE_PROCESS_ALLOWANCE`); lenses reach it through
-`comparison_from`, the sequential check and the interaction verdicts call `verdict_for`."""
+`comparison_from`, the sequential check and the interaction verdicts call `verdict_for`. A lens
+that knows its interval cannot be trusted withholds the verdict here too (`withhold_verdict`),
+never by rewriting a comparison's verdict itself, so the verdict the interval gave and the
+reason stay in the comparison."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Comparison, Details
+from perflab.records.model import Comparison, Details, Withhold
 from perflab.stats.paired import RatioEstimate
 
 # (ratio, ci_low, ci_high): an interval not estimated from paired groups (e.g. over repeats)
@@ -79,14 +82,16 @@ def comparison_from(
     event: str | None = None,
     details: Details | None = None,
     one_process: bool = False,
+    withhold: Withhold | None = None,
 ) -> Comparison:
     """variant/baseline with the interval of `estimate` and the verdict it implies
-    (`verdict_for`; `one_process`: the interval is over one worker process per variant)."""
+    (`verdict_for`; `one_process`: the interval is over one worker process per variant), or
+    `inconclusive` where `withhold` covers that verdict (`withhold_verdict`)."""
     if isinstance(estimate, RatioEstimate):
         ratio, low, high = estimate.ratio, estimate.ci_low, estimate.ci_high
     else:
         ratio, low, high = estimate
-    return Comparison(
+    comparison = Comparison(
         benchmark=subject.benchmark,
         metric=subject.metric,
         baseline=subject.baseline,
@@ -100,4 +105,25 @@ def comparison_from(
         unit=values.unit,
         event=event,
         details=details,
+    )
+    return comparison if withhold is None else withhold_verdict(comparison, withhold)
+
+
+def withhold_verdict(comparison: Comparison, withhold: Withhold) -> Comparison:
+    """`comparison` saying `inconclusive` where `withhold` covers the verdict its interval gave,
+    with that verdict kept as `interval_verdict` and the reason as `withheld`; unchanged where
+    there is no claim to withhold (`inconclusive`; `invalid`, whose output check outranks any
+    reason; `equivalent` under a reason for differences only). A lens whose reason rests on the
+    comparison itself (its values, another comparison) calls this; the others pass `withhold`
+    to `comparison_from`."""
+    withheld = {Verdict.FASTER, Verdict.SLOWER}
+    if not withhold.differences_only:
+        withheld.add(Verdict.EQUIVALENT)
+    if comparison.verdict not in withheld:
+        return comparison
+    return replace(
+        comparison,
+        verdict=Verdict.INCONCLUSIVE,
+        interval_verdict=comparison.verdict,
+        withheld=withhold,
     )

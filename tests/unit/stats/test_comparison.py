@@ -1,19 +1,23 @@
 """The verdict rule's one home (stats/comparison.py): the band test, the stricter rule for an
-interval over one process per variant, and `comparison_from` deciding by both."""
+interval over one process per variant, `comparison_from` deciding by both, and a lens's reason
+to withhold the verdict."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from perflab.records.kinds import Metric, Verdict
+from perflab.records.model import Withhold
 from perflab.stats.comparison import (
     ONE_PROCESS_ALLOWANCE,
     SideValues,
     Subject,
     comparison_from,
     verdict_for,
+    withhold_verdict,
 )
 
 BAND = 0.01
@@ -53,3 +57,66 @@ def test_a_comparison_is_decided_by_the_rule(one_process: bool) -> None:
     )
     assert comparison.verdict is verdict_for(1.02, 1.05, BAND, one_process=one_process)
     assert (comparison.ratio, comparison.ci_low, comparison.ci_high) == (1.03, 1.02, 1.05)
+
+
+NOT_THE_QUANTITY = Withhold("not-the-quantity")
+FEW = Withhold("few", differences_only=True)
+
+
+@pytest.mark.parametrize(
+    ("interval", "withhold", "withheld"),
+    [
+        ((1.02, 1.05), NOT_THE_QUANTITY, Verdict.SLOWER),
+        ((0.95, 0.98), FEW, Verdict.FASTER),
+        ((0.995, 1.005), NOT_THE_QUANTITY, Verdict.EQUIVALENT),
+        # a reason for differences only lets `equivalent` stand; nothing to withhold from
+        # `inconclusive`
+        ((0.995, 1.005), FEW, None),
+        ((0.9, 1.1), NOT_THE_QUANTITY, None),
+    ],
+)
+def test_a_withheld_verdict_is_inconclusive_and_keeps_the_interval_s_verdict_and_the_reason(
+    interval: tuple[float, float], withhold: Withhold, withheld: Verdict | None
+) -> None:
+    low, high = interval
+    decided = comparison_from(
+        (math.sqrt(low * high), low, high),
+        Subject("b", Metric.COUNTERS, "a", "b"),
+        SideValues(1.0, 1.0, "count"),
+        equivalence_band=BAND,
+        event="context-switches",
+        withhold=withhold,
+    )
+    out = decided.to_json()
+    if withheld is None:
+        assert decided.verdict is verdict_for(low, high, BAND)
+        assert (decided.interval_verdict, decided.withheld) == (None, None)
+        assert "interval_verdict" not in out and "withheld_reason" not in out
+        return
+    assert decided.verdict is Verdict.INCONCLUSIVE and out["verdict"] == "inconclusive"
+    assert (decided.interval_verdict, decided.withheld) == (withheld, withhold)
+    assert (out["interval_verdict"], out["withheld_reason"]) == (withheld.value, withhold.reason)
+    # the interval and the other fields are the comparison's as the interval gave it
+    assert (decided.ci_low, decided.ci_high, out["event"]) == (low, high, "context-switches")
+
+
+def test_a_verdict_withheld_after_the_fact_follows_the_same_rule() -> None:
+    decided = comparison_from(
+        (1.03, 1.02, 1.05),
+        Subject("b", Metric("rss"), "a", "b"),
+        SideValues(1.0, 1.03, "kB"),
+        equivalence_band=BAND,
+    )
+    once = withhold_verdict(decided, NOT_THE_QUANTITY)
+    assert once == comparison_from(
+        (1.03, 1.02, 1.05),
+        Subject("b", Metric("rss"), "a", "b"),
+        SideValues(1.0, 1.03, "kB"),
+        equivalence_band=BAND,
+        withhold=NOT_THE_QUANTITY,
+    )
+    # withheld twice keeps what the interval said, not the first reason's `inconclusive`
+    assert withhold_verdict(once, FEW) == once
+    # an output check's `invalid` outranks any reason
+    invalid = withhold_verdict(replace(decided, verdict=Verdict.INVALID), NOT_THE_QUANTITY)
+    assert invalid.verdict is Verdict.INVALID and invalid.withheld is None

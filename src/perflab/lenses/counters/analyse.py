@@ -6,14 +6,22 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.lenses.counters.options import events_of
 from perflab.lenses.counters.perf_stat import Availability, derived_metrics
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.kinds import BenchmarkKind, Metric, Verdict
-from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import (
+    Benchmark,
+    Comparison,
+    Experiment,
+    Note,
+    Sample,
+    Severity,
+    Withhold,
+)
 from perflab.records.settings import Settings
 from perflab.stats.comparison import RatioInterval, SideValues, Subject, comparison_from
 from perflab.stats.family import family_confidence, run_family_size
@@ -38,6 +46,9 @@ AVAILABILITY = "counter-availability"  # artifact per variant and generation
 # side: a handful per sample (context switches from the worker's handshake racing the counter's
 # switch) is noise of its own that the interval does not see
 COUNT_FLOOR = 100
+# the reason a comparison below it gives for claiming no difference; `equivalent` stands (zero
+# on both sides is as equal as counts get)
+FEW_EVENTS = Withhold("below-count-floor", differences_only=True)
 
 
 def event_confidence(confidence: float, n_events: int, n_comparisons: int = 1) -> float:
@@ -169,12 +180,12 @@ def analyse_counters(
             continue
         states = availability.get(event, {})
         for other in variants[1:]:
-            comparison, withheld = _event_comparison(
+            comparison = _event_comparison(
                 benchmark, event, (baseline, other), data, settings, states, family
             )
             comparisons.append(comparison)
-            if withheld is not None:
-                notes.append(_withheld_note(benchmark.name, comparison, withheld))
+            if comparison.withheld is not None:
+                notes.append(_withheld_note(benchmark.name, comparison))
         if states.get("user_only"):
             notes.append(user_only_note(benchmark.name, event))
     top_level: dict[str, Any] = {
@@ -206,8 +217,8 @@ def _event_comparison(
     settings: Settings,
     states: Mapping[str, Any],
     family: Family,
-) -> tuple[Comparison, Verdict | None]:
-    """The comparison, and the verdict withheld from it (a claim on too few events), if any."""
+) -> Comparison:
+    """The comparison, with a difference claimed on too few events withheld."""
     baseline, other = sides
     base = data.samples_of(baseline, event)
     variant_samples = data.samples_of(other, event)
@@ -218,7 +229,7 @@ def _event_comparison(
         unit == "count"
         and max(_median_per_sample(base), _median_per_sample(variant_samples)) < COUNT_FLOOR
     )
-    comparison = comparison_from(
+    return comparison_from(
         interval,
         Subject(benchmark.name, Metric.COUNTERS, baseline, other),
         SideValues(per_iteration(base), per_iteration(variant_samples), unit),
@@ -234,10 +245,8 @@ def _event_comparison(
             family_events=family.n_events,
             family_comparisons=family.n_comparisons,
         ),
+        withhold=FEW_EVENTS if few else None,
     )
-    if few and comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
-        return replace(comparison, verdict=Verdict.INCONCLUSIVE), comparison.verdict
-    return comparison, None
 
 
 def _event_interval(
@@ -261,7 +270,8 @@ def _unavailable_note(benchmark: str, item: UnavailableEvent) -> Note:
     )
 
 
-def _withheld_note(benchmark: str, comparison: Comparison, withheld: Verdict) -> Note:
+def _withheld_note(benchmark: str, comparison: Comparison) -> Note:
+    withheld = comparison.interval_verdict or comparison.verdict
     return Note(
         severity=Severity.INFO,
         message=f"{comparison.event}: `{comparison.variant}` against `{comparison.baseline}` "

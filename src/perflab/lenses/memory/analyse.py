@@ -37,14 +37,22 @@ from perflab.measure.callgrind.artifacts import (
 from perflab.measure.lens import LensAnalysis
 from perflab.measure.peak_memory.analysis import (
     MAXRSS_KB,
+    NOT_THE_MEMORY_CHANGE,
     PEAK_ALLOC_BYTES,
     RssDetails,
     analyse_peak_memory,
 )
-from perflab.records.kinds import Verdict
-from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison, Note, Severity
+from perflab.records.model import (
+    Artifact,
+    Benchmark,
+    BenchmarkData,
+    Comparison,
+    Note,
+    Severity,
+    Withhold,
+)
 from perflab.records.settings import Settings
-from perflab.stats.comparison import SideValues, Subject, comparison_from
+from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.summary import process_ratio_interval
 from perflab.tools.callgrind import FunctionCosts, combine_parts
 
@@ -58,6 +66,8 @@ WORK_THRESHOLD = 0.10
 # ... and when one of them moves at least this many bytes per iteration: below it, a few lines
 # of interpreter and allocator state decide the ratio
 WORK_FLOOR_BYTES = 4096.0
+# the reason such a comparison gives for no verdict at all: the ratio is not the loop's work
+SMALL_WORK = Withhold("below-work-floor")
 
 ALLOCATORS = frozenset(
     {
@@ -561,11 +571,8 @@ def _traffic_comparisons(pair: _Pair) -> list[Comparison]:
             equivalence_band=pair.settings.equivalence_band,
             event=measure.name,
             details=pair.details(measure, before, after),
+            withhold=SMALL_WORK if below_floor(measure, before, after) else None,
         )
-        if below_floor(measure, before, after):
-            # a few lines of interpreter and allocator state decide such a ratio: shown,
-            # never a verdict
-            comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
         comparisons.append(comparison)
     return comparisons
 
@@ -589,4 +596,4 @@ def _footprint_comparison(pair: _Pair, rss: Comparison) -> tuple[Comparison, lis
         variant=pair.names[1],
         metric=MEMORY,
     )
-    return replace(footprint, verdict=Verdict.INCONCLUSIVE), [note]
+    return withhold_verdict(footprint, NOT_THE_MEMORY_CHANGE), [note]

@@ -29,8 +29,8 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Benchmark, Comparison, Note, Severity
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Comparison, Note, Severity, Withhold
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.paired import estimate_ratio, pair_samples
@@ -148,10 +148,8 @@ def analyse_torch(
             continue
         side = _Side(name, tables[name])
         comparison = _torch_comparison(benchmark, data, settings, baseline, side)
-        waited = max(baseline.waited_share, side.waited_share)
-        if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER) and waited > WAITED_SHARE:
+        if comparison.withheld is not None:
             notes.append(_waited_note(comparison, baseline, side))
-            comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
         comparisons.append(comparison)
     return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
 
@@ -160,6 +158,7 @@ def analyse_torch(
 # times include other processes' turns (the profiler reads a wall clock), and one process per
 # variant gives the interval no way to see how unequal those turns were.
 WAITED_SHARE = 0.05
+WAITED = Withhold("waited-for-cpu", differences_only=True)
 
 
 def _waited_note(comparison: Comparison, baseline: _Side, side: _Side) -> Note:
@@ -232,6 +231,7 @@ def _torch_comparison(
     # the generations are forked from one server per variant when the set-up's imports
     # are expensive: its hash seed and imported pages are every generation's, so the
     # interval may hold nothing of what differs between processes (the time lens decides)
+    waited = max(baseline.waited_share, side.waited_share) > WAITED_SHARE
     return comparison_from(
         estimate,
         Subject(benchmark.name, Metric.TORCH, baseline.name, side.name),
@@ -243,6 +243,7 @@ def _torch_comparison(
             ratio_of=RATIO_OF_PACE if paced else RATIO_OF_SELF_CPU,
         ),
         one_process=True,
+        withhold=WAITED if waited else None,
     )
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Benchmark, Comparison, Note, Sample, Severity
+from perflab.records.model import Benchmark, Comparison, Note, Sample, Severity, Withhold
 from perflab.records.settings import Settings
-from perflab.stats.comparison import SideValues, Subject, comparison_from
+from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
 
@@ -28,6 +28,8 @@ COMPARED = (MAXRSS_KB, PEAK_ALLOC_BYTES)  # peak RSS first: the peak allocated's
 # peak RSS moved by more than TRACEMALLOC_BLIND times tracemalloc's larger peak: the memory that
 # changed was allocated outside Python's allocator (a native library's own: tensors, arrays)
 TRACEMALLOC_BLIND = 16.0
+# the reason such a peak allocated gives for no verdict at all (the memory lens's too)
+NOT_THE_MEMORY_CHANGE = Withhold("tracemalloc-blind")
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,7 @@ def analyse_peak_memory(
                 peak_rss[side.name] = comparison
             blind = tracemalloc_blind(comparison, peak_rss.get(side.name))
             if blind is not None:
-                # what Python's allocator saw is not the memory that changed: never a verdict
-                comparison = replace(comparison, verdict=Verdict.INCONCLUSIVE)
+                comparison = withhold_verdict(comparison, NOT_THE_MEMORY_CHANGE)
                 blind_notes[side.name] = _blind_note(benchmark, side.name, blind, metric)
                 notes.append(blind_notes[side.name])
             comparisons.append(comparison)

@@ -152,12 +152,15 @@ def test_a_count_of_a_few_events_a_sample_is_shown_but_not_claimed() -> None:
     assert comparison.ci_high < 1  # the interval alone would claim `faster`
     assert comparison.verdict is Verdict.INCONCLUSIVE
     assert comparison.to_json()["below_floor"] is True
+    assert comparison.interval_verdict is Verdict.FASTER
+    assert comparison.to_json()["withheld_reason"] == "below-count-floor"
     (note,) = analysis.notes
     assert "would read `faster`" in note.message and f"fewer than {COUNT_FLOOR}" in note.message
     # the same relative difference over many events a sample is a claim
     many = {v: tuple(c * 100 for c in counts) for v, counts in AA_CONTEXT_SWITCHES.items()}
     (claimed,) = _analyse_event("context-switches", many).comparisons
     assert claimed.verdict is Verdict.FASTER and claimed.to_json()["below_floor"] is False
+    assert claimed.withheld is None and "withheld_reason" not in claimed.to_json()
 
 
 def _simulated_aa(rng: np.random.Generator, events: Sequence[str], sd: float) -> list[Sample]:

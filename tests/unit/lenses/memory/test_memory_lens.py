@@ -359,6 +359,25 @@ def test_an_a_a_whose_processes_settled_apart_makes_no_claim() -> None:
     assert not [n for n in result.notes if "memory work" in n.message]
 
 
+def test_twice_a_few_lines_is_shown_without_a_verdict() -> None:
+    # ~100 B against ~200 B per iteration brought into D1: an interval that says `slower`,
+    # withheld; the same reads are `equivalent`, which nothing withholds
+    result = analyse_memory(
+        BENCHMARK,
+        ["a", "b"],
+        data(
+            by_process("a", [(100_000, 16), (100_000, 16)]),
+            by_process("b", [(100_000, 32), (100_000, 32)]),
+        ),
+        Settings(),
+    )
+    by = {c.event: c for c in result.comparisons}
+    d1 = by["d1_fill_bytes"].to_json()
+    assert (d1["verdict"], d1["interval_verdict"]) == ("inconclusive", "slower")
+    assert d1["withheld_reason"] == "below-work-floor" and "4,096 B" in d1["verdict_withheld"]
+    assert by["data_reads"].verdict.value == "equivalent" and by["data_reads"].withheld is None
+
+
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import _tracemalloc_blind
     from perflab.measure.peak_memory.analysis import PEAK_ALLOC_BYTES
@@ -403,3 +422,6 @@ def test_one_note_says_tracemalloc_missed_the_change_with_the_traffic_s_evidence
     blind = [n for n in result.notes if "tracemalloc" in n.message]
     assert len(blind) == 1, [n.message for n in blind]
     assert "into D1" in blind[0].message and blind[0].metric is MEMORY
+    (peak,) = [c for c in result.comparisons if c.event == "peak_alloc_bytes"]
+    assert peak.verdict.value == "inconclusive" and peak.interval_verdict is not None
+    assert peak.to_json()["withheld_reason"] == "tracemalloc-blind"

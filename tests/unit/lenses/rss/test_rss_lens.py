@@ -142,3 +142,24 @@ def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> 
     )
     listed = compared(PEAK_ALLOC_BYTES, 8_000.0, 800_000.0, Verdict.SLOWER)
     assert tracemalloc_blind(listed, compared(MAXRSS_KB, 10_000, 10_800, Verdict.SLOWER)) is None
+
+
+def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() -> None:
+    from perflab.measure.peak_memory.analysis import analyse_peak_memory
+    from perflab.records.model import BenchmarkData, Sample, Settings
+
+    # torch tensors of 16 and 32 MB: peak RSS moved 380 MB, tracemalloc saw 264 B and 344 B
+    samples = tuple(
+        Sample("t", variant, RSS, name, value, 1, generation, generation)
+        for generation in range(3)
+        for variant, rss_kb, peak in (("A", 20_000.0, 264.0), ("B", 400_000.0, 344.0))
+        for name, value in ((MAXRSS_KB, rss_kb), (PEAK_ALLOC_BYTES, peak))
+    )
+    result = analyse_peak_memory(
+        Benchmark("t", stmt="x"), ["A", "B"], BenchmarkData(samples, ()), Settings(), metric=RSS
+    )
+    by_event = {c.event: c for c in result.analysis.comparisons}
+    assert by_event[MAXRSS_KB].verdict is Verdict.SLOWER and by_event[MAXRSS_KB].withheld is None
+    peak = by_event[PEAK_ALLOC_BYTES].to_json()
+    assert (peak["verdict"], peak["interval_verdict"]) == ("inconclusive", "slower")
+    assert peak["withheld_reason"] == "tracemalloc-blind" and "B" in result.blind_notes

@@ -213,6 +213,8 @@ def test_workers_that_waited_for_a_cpu_make_no_claim() -> None:
     analysis = analyse_torch(Benchmark("b", stmt="x"), ["A", "B"], data, Settings())
     (comparison,) = analysis.comparisons
     assert comparison.ratio == pytest.approx(2.0) and comparison.verdict is Verdict.INCONCLUSIVE
+    assert comparison.to_json()["interval_verdict"] == "slower"
+    assert comparison.to_json()["withheld_reason"] == "waited-for-cpu"
     (note,) = analysis.notes
     assert "waited for a CPU 40% and 40%" in note.message and "inconclusive" in note.message
 
