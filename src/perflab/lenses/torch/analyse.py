@@ -158,6 +158,7 @@ def analyse_torch(
 # times include other processes' turns (the profiler reads a wall clock), and one process per
 # variant gives the interval no way to see how unequal those turns were.
 WAITED_SHARE = 0.05
+# the reason such a comparison gives for claiming no difference
 WAITED = Withhold("waited-for-cpu", differences_only=True)
 
 
