@@ -1,20 +1,29 @@
 """Copies of the statement worker that the measured code forked (os.fork() with no exec or
-os._exit() in the child): a copy that returns into the worker's loop tells the worker and leaves,
-and the worker replies that the set-up or the statement forked. Standard library only, Python
-3.7+: it runs in the variant's interpreter, next to statement_worker.py."""
+os._exit() in the child): a copy never holds the protocol's channel, and one that returns into
+the worker's loop tells the worker and leaves, and the worker replies that the set-up, the
+statement or the code it ran forked. Standard library only, Python 3.7+: it runs in the
+variant's interpreter, next to statement_worker.py."""
 
 import os
 import select
+import sys
 import time
 
-# how long a worker waits, after the statement first ran, for a copy of itself that the
-# statement forked to come back (it says so on the worker's alarm pipe as it leaves)
+# how long a worker waits, after the code that forked ran, for a copy of itself to come back
+# (it says so on the worker's alarm pipe as it leaves)
 COPY_WAIT_S = 0.5
 FORKED_ERROR = (
     "the %s forked a copy of the worker (os.fork() with no exec or os._exit() in the "
     "child), and the copy returned into perflab's loop: every sample would fork again"
 )
-_COPY_FROM = {"set-up": b"u", "statement": b"s"}  # what a copy writes on the alarm pipe
+# what a copy writes on the alarm pipe, and the code it says forked it
+_COPY_FROM = {
+    "set-up": b"u",
+    "statement": b"s",
+    "--check expression": b"c",
+    "benchmark's code": b"x",
+}
+_FIRST_SAID = (b"u", b"s", b"c", b"x")  # the earliest code that forked names it
 
 
 def children():
@@ -38,18 +47,70 @@ def _same_program(pid):
 
 
 class CopyAlarm:
-    """What tells the worker that a copy of itself came back: a process running this code with
-    another pid is a copy the measured code forked; it tells the worker on this pipe and leaves,
-    never answering the parent itself."""
+    """What keeps a copy of this worker off the protocol and tells the worker that one came
+    back: in a process that the measured code forked, the channel's descriptors read and write
+    /dev/null (whatever the copy replies, flushes or reads never reaches the parent); one that
+    returns into the worker tells it on this pipe and leaves, never answering itself."""
 
-    def __init__(self):
+    def __init__(self, channel=()):
         self.pid = os.getpid()  # the worker's: a child of the protocol sets its own
         self.pipe = os.pipe()
+        self.channel = tuple(channel)  # the protocol's descriptors (request, reply)
+        self._forking = False  # the worker forks a child of the protocol, which keeps them
+        # multiprocessing's children (a pool's workers) end with os._exit(), never in the
+        # worker: not waited for as copies that may come back (they stay as long as the pool)
+        self.pool_children = set()
+        self._children_before_pool_fork = None
+        register = getattr(os, "register_at_fork", None)
+        if self.channel and register is not None:
+            register(
+                before=self._before_fork,
+                after_in_parent=self._after_fork_in_parent,
+                after_in_child=self._detach_copy,
+            )
+
+    def _before_fork(self):
+        try:
+            caller = sys._getframe(1).f_globals.get("__name__", "")  # called os.fork()
+        except (AttributeError, ValueError):  # an interpreter without frames to read
+            return
+        if caller.startswith("multiprocessing."):
+            self._children_before_pool_fork = children()
+
+    def _after_fork_in_parent(self):
+        before, self._children_before_pool_fork = self._children_before_pool_fork, None
+        if before is not None:
+            self.pool_children.update((children() or set()) - before)
+
+    def _detach_copy(self):
+        """In every child forked from this process but the protocol's own: the channel is
+        /dev/null (a copy must never answer, nor hold the parent's pipe open)."""
+        self._children_before_pool_fork = None
+        if self._forking:
+            return
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            for fd in self.channel:
+                os.dup2(null, fd, inheritable=False)
+        finally:
+            os.close(null)
+
+    def fork_child(self):
+        """os.fork() for a child of the protocol (a fork server's), which keeps the channel and
+        has an alarm of its own: a copy its code forks cannot alarm its server's next child."""
+        self._forking = True
+        pid = os.fork()
+        self._forking = False
+        if pid == 0:
+            os.close(self.pipe[0])
+            os.close(self.pipe[1])
+            self.pid = os.getpid()
+            self.pipe = os.pipe()
+        return pid
 
     def leave_if_a_copy(self, where):
-        """In a copy of this worker that the set-up or the statement forked, once it returned
-        into the worker: say where to the worker and leave at once (no reply, no exit
-        handlers)."""
+        """In a copy of this worker that the measured code forked, once it returned into the
+        worker: say where to the worker and leave at once (no reply, no exit handlers)."""
         if os.getpid() != self.pid:
             try:
                 os.write(self.pipe[1], _COPY_FROM[where])
@@ -65,12 +126,15 @@ class CopyAlarm:
             ready, _, _ = select.select([self.pipe[0]], [], [], 0)
             if ready:
                 said = os.read(self.pipe[0], 4096)
-                where = "set-up" if _COPY_FROM["set-up"] in said else "statement"
+                first = next(code for code in _FIRST_SAID if code in said)
+                where = next(name for name, code in _COPY_FROM.items() if code == first)
                 return {"ok": False, "phase": "forked", "error": FORKED_ERROR % where}
             if children_before is None:
                 return None
-            now = children()
-            running = [p for p in (now or ()) if p not in children_before and _same_program(p)]
+            now = children() or set()
+            self.pool_children &= now  # a pid that ended may come again, as a copy
+            new = now - children_before - self.pool_children
+            running = [p for p in new if _same_program(p)]
             if not running or time.monotonic() > deadline:
                 return None
             time.sleep(0.001)

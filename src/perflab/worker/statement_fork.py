@@ -57,7 +57,7 @@ class ForkServer:
             pid, release = self.waiting.pop(0)
             _release(release, request)
         else:
-            pid = os.fork()
+            pid = self.worker.copies.fork_child()
             if pid == 0:
                 become_child(self.worker, request)
         _, status = os.waitpid(pid, 0)
@@ -76,7 +76,7 @@ class ForkServer:
         pipes = [os.pipe() for _ in range(count)]
         pids = array.array("q", bytes(8 * count))
         for index in range(count):
-            pid = os.fork()
+            pid = self.worker.copies.fork_child()
             if pid == 0:
                 for other, (wait_fd, release_fd) in enumerate(pipes):
                     os.close(release_fd)
@@ -125,7 +125,6 @@ def become_child(worker, request):
     """A forked child: becomes a worker of its own on the same channel (its own subreaper, its
     env, its heap and stack moved by the padding), serves until quit, and exits."""
     status = 0
-    worker.copies.pid = os.getpid()  # a child of the protocol, not a copy the code forked
     try:
         process_tree.become_subreaper()  # fork does not inherit it
         os.environ.update(request.get("env") or {})

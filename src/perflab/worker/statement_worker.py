@@ -4,7 +4,8 @@ siblings in this folder (statement_loop, statement_cpu, statement_values, statem
 statement_copies, process_tree), each standard library only.
 
 It speaks JSON lines with the parent over its original stdout/stdin, kept on private file
-descriptors that the processes a benchmark starts do not inherit. The benchmark's own output on
+descriptors that the processes a benchmark starts do not inherit, and that a process its code
+forks sees as /dev/null (a copy never answers: statement_copies). The benchmark's own output on
 stdout is redirected to stderr so it cannot corrupt the protocol; its stdin is /dev/null.
 
 The worker's first line is {"hello": "perflab-worker", "protocol": 1}. Then, requests (one JSON
@@ -142,7 +143,9 @@ _UNTIMED_REPLY = {
 
 
 class Worker:
-    def __init__(self, reply_stream, request_stream):
+    def __init__(self, reply_stream, request_stream, channel=()):
+        """`channel`: the descriptors under the streams, which no copy of this process that
+        the benchmark's code forks keeps (statement_copies.CopyAlarm)."""
         self.reply_stream = reply_stream
         self.request_stream = request_stream
         self.loop = None
@@ -152,7 +155,7 @@ class Worker:
         self.heap_padding = None  # a forked child's: moves its later allocations
         self.forks = statement_fork.ForkServer(self)
         self.quit_asked = False  # the parent said quit (rather than closing the channel)
-        self.copies = statement_copies.CopyAlarm()  # of itself the measured code forked
+        self.copies = statement_copies.CopyAlarm(channel)  # of itself the measured code forked
 
     def traceback(self):
         """The current exception's traceback without the worker's own frames."""
@@ -173,6 +176,8 @@ class Worker:
         return {"ok": True, "ops": sorted(ops)}
 
     def reply(self, message):
+        # a copy the code forked that got here by a way no other check saw never answers
+        self.copies.leave_if_a_copy("benchmark's code")
         self.reply_stream.write(json.dumps(message) + "\n")
         self.reply_stream.flush()
 
@@ -185,15 +190,16 @@ class Worker:
     def setup(self, request):
         namespace = {"__name__": "__perflab__"}
         self.namespace = namespace
+        before = statement_copies.children()
         try:
             exec(compile(request.get("setup") or "pass", "<setup>", "exec"), namespace)
         except BaseException:
             self.copies.leave_if_a_copy("set-up")
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
         self.copies.leave_if_a_copy("set-up")
-        # not waited for: a copy the set-up forked that comes back later is seen by the
-        # statement's first run (before it is ever run in a loop)
-        forked = self.copies.came_back()
+        # waited for as the statement's are: the set-up's own reply names a copy that comes
+        # back shortly (a later request's would be late, or none if the worker quits first)
+        forked = self.copies.came_back(before)
         if forked is not None:
             return forked
         try:
@@ -225,11 +231,17 @@ class Worker:
 
     def evaluate(self, request):
         """The value of a --check expression in the setup's namespace, encoded."""
+        before = statement_copies.children()
         try:
             code = compile(request["expr"], "<check>", "eval")
             value = eval(code, self.namespace if self.namespace is not None else {})
         except BaseException:
             return {"ok": False, "phase": "check", "error": _user_traceback()}
+        finally:
+            self.copies.leave_if_a_copy("--check expression")
+        forked = self.copies.came_back(before)
+        if forked is not None:
+            return forked
         try:
             return {"ok": True, "value": statement_values.encode_value(value)}
         except statement_values.Uncomparable as error:
@@ -332,10 +344,16 @@ class Worker:
     def preload(self, request):
         """Import the setup's top-level modules once, for the children this process forks."""
         started = perf_counter_ns()
+        before = statement_copies.children()
         try:
             names = statement_fork.preload_modules(request.get("setup") or "pass")
         except BaseException:
             return {"ok": False, "phase": "setup", "error": _user_traceback()}
+        finally:
+            self.copies.leave_if_a_copy("set-up")
+        forked = self.copies.came_back(before)
+        if forked is not None:
+            return forked
         return {
             "ok": True,
             "modules": names,
@@ -405,7 +423,7 @@ class Worker:
                     reply = self.ops[op](self, request)
                 except BaseException:
                     reply = {"ok": False, "phase": "protocol", "error": traceback.format_exc()}
-                self.reply(reply)
+                self.reply(self.copies.came_back() or reply)
             else:
                 self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
 
@@ -427,7 +445,7 @@ def main():
     faulthandler.enable(sys.stderr)
     reply_stream = os.fdopen(reply_fd, "w")
     request_stream = os.fdopen(request_fd, "r")
-    worker = Worker(reply_stream, request_stream)
+    worker = Worker(reply_stream, request_stream, channel=(request_fd, reply_fd))
     # orphans of what the benchmark starts (a daemon that double-forked and left the session)
     # re-parent to the worker, which stops them when it quits
     process_tree.become_subreaper()
