@@ -142,6 +142,7 @@ def test_the_evidence_is_the_last_step_when_it_holds_every_lens_needed(
     # time alone is needed (no valgrind): the step of the culprit against GOOD answers it
     assert len(runs.experiments) == len(result.steps)
     (last,) = [s for s in result.steps if s.commit == slow]
+    assert last.outcome.run_id is not None
     assert result.evidence_run == last.outcome.run_id
     assert result.evidence_runs == (
         EvidenceRun(last.outcome.run_id, (Metric.TIME,), EvidenceSource.SEARCH),
@@ -163,6 +164,7 @@ def test_the_evidence_measures_only_the_lens_the_last_step_lacks(
     # named as the step's variants, so the two runs' comparisons read as one pair
     assert [(v.name, v.git) for v in extra.variants] == [("good", good), (slow[:10], slow)]
     (last,) = [s for s in result.steps if s.commit == slow]
+    assert last.outcome.run_id is not None
     assert result.evidence_runs == (
         EvidenceRun(last.outcome.run_id, (Metric.TIME,), EvidenceSource.SEARCH),
         EvidenceRun(len(runs.experiments), (Metric.INSTRUCTIONS,), EvidenceSource.MEASURED),
