@@ -191,7 +191,11 @@ def test_the_evidence_reuses_the_step_that_compared_the_culprit_with_its_parent(
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     work = "#define N 200000\n#define EXTRA {}\n"
-    files = {"prog.c": PROG_C, "work.h": work.format(0), ".gitignore": "prog\n"}
+    files: dict[str, str | None] = {
+        "prog.c": PROG_C,
+        "work.h": work.format(0),
+        ".gitignore": "prog\n",
+    }
     commit(repo, "a program", files)
     git(repo, "tag", "good")
     # one commit after GOOD: one step, BAD's, which compares the culprit with its parent
