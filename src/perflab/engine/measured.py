@@ -160,9 +160,10 @@ class MeasuredCode:
         return self._indexed[key]
 
     def keep(self, result: RunResult) -> None:
-        """A run just measured into the store (not an in-memory one: None), found by `pair`
-        and `most_of` from now on without reading the store again: a workflow's later steps
-        reuse what its earlier ones measured. Kept only when it measured what `planned` does."""
+        """A run just measured into this store, found by `pair` and `most_of` from now on
+        without reading the store again, so a workflow's later steps reuse what its earlier
+        ones measured. Nothing is kept without a store (a run in memory is no stored run to
+        name), nor a run that measured otherwise than `planned`."""
         if not self._store_path or what_is_measured(result.experiment) != self._identity:
             return
         self._metrics[result.run_id] = frozenset(result.experiment.settings.metrics)
