@@ -182,3 +182,36 @@ def test_a_merge_whose_branch_alone_is_not_slower_says_how_to_look_inside(
     second = git(repo, "rev-parse", "--short=10", "main^2")
     assert f"perflab bisect {base} {second} --cmd ./prog" in not_inside
     assert "--metric instructions" in not_inside
+
+
+def test_the_evidence_reuses_the_step_that_compared_the_culprit_with_its_parent(
+    tmp_path: Path, cache: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    work = "#define N 200000\n#define EXTRA {}\n"
+    files: dict[str, str | None] = {
+        "prog.c": PROG_C,
+        "work.h": work.format(0),
+        ".gitignore": "prog\n",
+    }
+    commit(repo, "a program", files)
+    git(repo, "tag", "good")
+    # one commit after GOOD: one step, BAD's, which compares the culprit with its parent
+    slower = commit(repo, "a second loop", {"work.h": work.format(200000)})
+    store = tmp_path / "p.db"
+    common = ["--cmd", "./prog", "--build", "cc -O1 -o prog prog.c", "--cache-dir", str(cache),
+              "--store", str(store), "--metric", "instructions", "--budget", "1"]  # fmt: skip
+    done = perflab("bisect", "good", "main", "--json", str(tmp_path / "b.json"), *common, cwd=repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads((tmp_path / "b.json").read_text())
+    assert document["culprit"] == {"commit": slower, "subject": "a second loop"}
+    # the step's run is the instructions evidence; only the time lens it lacked is measured
+    (step,) = document["steps"]
+    searched, measured = document["evidence_runs"]
+    assert searched == {"run_id": step["run_id"], "metrics": ["instructions"], "source": "search"}
+    assert measured["metrics"] == ["time"] and measured["source"] == "measured"
+    assert document["evidence_run"] == step["run_id"]
+    assert runs_in(store) == 2
+    assert f"run {step['run_id']}, measured during the search (instructions)" in done.stdout

@@ -91,7 +91,7 @@ class MeasuredCode:
         published site's run pages); by default each run is analysed for the lenses asked."""
         self._store_path = store_path
         self._whole = analysed
-        identity = what_is_measured(planned)
+        identity = self._identity = what_is_measured(planned)
         self._variants: dict[str, list[tuple[int, str]]] = {}  # commit or tree -> (run, variant)
         self._metrics: dict[int, frozenset[Metric]] = {}
         for run in runs:
@@ -105,6 +105,7 @@ class MeasuredCode:
                     if isinstance(key, str) and key:
                         self._variants.setdefault(key, []).append((run.run_id, variant))
         self._analysed: dict[tuple[int, frozenset[Metric]], RunResult] = {}
+        self._kept: dict[int, RunResult] = {}  # runs measured since the store was read
         self._indexed: dict[
             tuple[int, Metric], dict[tuple[str | None, str], tuple[float, str]]
         ] = {}
@@ -158,6 +159,23 @@ class MeasuredCode:
             self._indexed[key] = index
         return self._indexed[key]
 
+    def keep(self, result: RunResult) -> None:
+        """A run just measured into this store, found by `pair` and `most_of` from now on
+        without reading the store again, so a workflow's later steps reuse what its earlier
+        ones measured. Nothing is kept without a store (a run in memory is no stored run to
+        name), nor a run that measured otherwise than `planned`."""
+        if not self._store_path or what_is_measured(result.experiment) != self._identity:
+            return
+        self._metrics[result.run_id] = frozenset(result.experiment.settings.metrics)
+        self._kept[result.run_id] = result
+        for variant in result.experiment.variants:
+            if variant.git is None or variant.apply:
+                continue  # not a commit's code as committed
+            provenance = result.variant_info.get(variant.name, {}).get("provenance") or {}
+            for key in {variant.git, provenance.get("commit"), provenance.get("tree")}:
+                if isinstance(key, str) and key:
+                    self._variants.setdefault(key, []).append((result.run_id, variant.name))
+
     def pair(self, before: str, after: str, metrics: Sequence[Metric]) -> StoredPair | None:
         """The latest stored run that compared `after` with `before` (commits or trees) with
         every lens of `metrics`, the first decided; None when the store holds none."""
@@ -171,6 +189,24 @@ class MeasuredCode:
                     return StoredPair(self._run(run_id, metrics), *wanted)
         return None
 
+    def most_of(self, before: str, after: str, metrics: Sequence[Metric]) -> StoredPair | None:
+        """The stored run that compared `after` with `before` (commits or trees) with the first
+        lens of `metrics` and the most of the others (the latest of those), analysed for the
+        lenses of `metrics` it holds; None when no run compared them with the first."""
+        befores = dict(self._variants.get(before, ()))
+        held = [
+            (len(self._metrics[run_id] & set(metrics)), run_id, variant)
+            for run_id, variant in self._latest_first(after)
+            if run_id in befores and metrics[0] in self._metrics[run_id]
+        ]
+        for _, run_id, variant in sorted(held, reverse=True):
+            lenses = [m for m in metrics if m in self._metrics[run_id]]
+            wanted = (befores[run_id], variant)
+            for c in self._comparisons(run_id, lenses):
+                if c.metric is metrics[0] and c.event is None and (c.baseline, c.variant) == wanted:
+                    return StoredPair(self._run(run_id, lenses), *wanted)
+        return None
+
     def _latest_first(self, code: str) -> Iterator[tuple[int, str]]:
         yield from sorted(self._variants.get(code, ()), reverse=True)
 
@@ -178,6 +214,8 @@ class MeasuredCode:
         return self._run(run_id, metrics).comparisons
 
     def _run(self, run_id: int, metrics: Sequence[Metric]) -> RunResult:
+        if run_id in self._kept:
+            return self._kept[run_id]
         if self._whole is not None:
             return self._whole(run_id)
         key = (run_id, frozenset(metrics))

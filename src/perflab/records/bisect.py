@@ -75,6 +75,31 @@ class Commit:
         return self.commit[:10]
 
 
+class EvidenceSource(enum.StrEnum):
+    """Where a run of the culprit against its parent came from."""
+
+    MEASURED = "measured"  # measured for the evidence
+    SEARCH = "search"  # a step of this bisection compared the same two commits
+    STORE = "store"  # the store held it from an earlier run
+
+
+@dataclass(frozen=True)
+class EvidenceRun:
+    """One run the evidence (the culprit against its parent) is read from, and its lenses
+    that the evidence reads: a run reused holds some lenses, one measured now the rest."""
+
+    run_id: int
+    metrics: tuple[Metric, ...]
+    source: EvidenceSource = EvidenceSource.MEASURED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "metrics": [str(m) for m in self.metrics],
+            "source": str(self.source),
+        }
+
+
 @dataclass(frozen=True)
 class SearchOutcome:
     steps: tuple[BisectStep, ...]
@@ -106,6 +131,10 @@ class BisectResult:
     not_inside: str = ""
     parent: Commit | None = None  # the culprit's first parent, compared with it for evidence
     benchmark: str | None = None  # the suite's benchmark followed (None: not a suite)
+    # every run the evidence is read from, `evidence_run` first (it holds the deciding lens)
+    evidence_runs: tuple[EvidenceRun, ...] = ()
+    # the evidence's runs after `evidence`, in the order of `evidence_runs`
+    more_evidence: tuple[RunResult, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def first_parent_culprit(self) -> Commit | None:
@@ -160,6 +189,7 @@ class BisectResult:
             "stopped": self.stopped or None,
             "seconds": self.seconds,
             "evidence_run": self.evidence_run,
+            "evidence_runs": [r.to_json() for r in self.evidence_runs],
             "parent": commit(self.parent),
             "notes": list(self.notes),
             "disagreement": self.disagreement.to_json() if self.disagreement else None,

@@ -5,7 +5,7 @@ written here."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from urllib.parse import quote
 
@@ -266,24 +266,29 @@ def _top_explanation(result: RunResult, metric: Metric, rows: int = 5) -> list[s
 
 def bisect_markdown(result: BisectResult) -> str:
     """A bisection in Markdown: the answer, the search path, what was measured; then the
-    culprit's evidence run (itself against its parent, every lens)."""
+    culprit's evidence runs (itself against its parent, every lens: a run of the search
+    first, when one compared the two, then the run of the lenses it lacked)."""
     from perflab.report.markdown import block_lines, render_markdown
 
     section = bisect_section(result)
     lines = [f"### perflab {markdown(section.title)}", ""]
     for block in section.blocks:
         lines += block_lines(block)
-    if result.evidence is not None:
-        lines += ["", render_markdown(result.evidence)]
+    for evidence in (result.evidence, *result.more_evidence):
+        if evidence is not None:
+            lines += ["", render_markdown(evidence)]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def bisect_html(result: BisectResult, *, evidence_link: str = "") -> str:
+def bisect_html(
+    result: BisectResult, *, evidence_link: str = "", more_links: Sequence[str] = ()
+) -> str:
     """A bisection as a page of its own: the answer, the search path, and a link to the
-    culprit's evidence report (`evidence_link`, written beside it)."""
+    culprit's evidence report (`evidence_link`, written beside it; `more_links`: the reports
+    of `result.more_evidence`)."""
     from perflab.report.html import render_page  # jinja2: loaded only when a page is written
 
-    section = bisect_section(result, evidence_link=evidence_link)
+    section = bisect_section(result, evidence_link=evidence_link, more_links=more_links)
     return render_page(
         f"perflab bisect {result.good.commit[:10]}..{result.bad.commit[:10]}", (section,)
     )

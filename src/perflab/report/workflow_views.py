@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from perflab.plan.bisect_search import direction_words
-from perflab.records.bisect import BisectResult, Direction, StepState
+from perflab.records.bisect import (
+    BisectResult,
+    Direction,
+    EvidenceRun,
+    EvidenceSource,
+    StepState,
+)
 from perflab.records.document import (
     Block,
     Cell,
@@ -353,10 +359,13 @@ def _point_label(point: HistoryPoint, value: float) -> str:
 # --- bisect ---------------------------------------------------------------------------------
 
 
-def bisect_section(result: BisectResult, *, evidence_link: str = "") -> Section:
+def bisect_section(
+    result: BisectResult, *, evidence_link: str = "", more_links: Sequence[str] = ()
+) -> Section:
     """The answer first (the commit found, inside which merges, what its lenses say), then the
     search path (every step: its commit, its ratio against GOOD, its verdict), then what was
-    measured. `evidence_link`: where the HTML links the culprit's evidence run."""
+    measured. `evidence_link`: where the HTML links the culprit's evidence run;
+    `more_links`: its other evidence runs (`result.more_evidence`)."""
     blocks: list[Block] = [*_found(result), steps_table(result)]
     blocks += [
         Paragraph(f"skipped {s.commit[:10]} {s.subject}: {s.outcome.reason}", Style.EMPHASIS)
@@ -374,25 +383,58 @@ def bisect_section(result: BisectResult, *, evidence_link: str = "") -> Section:
         )
     )
     blocks += [Paragraph(f"info: {note}", Style.MUTED) for note in result.notes]
-    if result.evidence_run is not None:
-        parent = f" {result.parent.commit[:10]}" if result.parent is not None else ""
-        words = f"evidence: the culprit against its first parent{parent} is run"
-        if evidence_link:
-            blocks.append(
-                Table(
-                    ("evidence", "run"),
-                    ((Cell(words), Cell(str(result.evidence_run), href=evidence_link)),),
-                    numeric=(False, True),
-                )  # fmt: skip
-            )
-        else:
-            blocks.append(Paragraph(f"{words} {result.evidence_run}"))
+    blocks += _evidence(result, (evidence_link, *more_links))
     of = f" of {result.benchmark}" if result.benchmark is not None else ""
     title = (
         f"bisect: {result.metric}{of} against GOOD {result.good.commit[:10]}, looking for "
         f"{direction_words(result.direction, result.threshold)}"
     )
     return Section(title, tuple(blocks), key="bisect")
+
+
+def _evidence(result: BisectResult, links: Sequence[str]) -> list[Block]:
+    """Which runs the culprit against its parent is: one measured for it ("... is run 21"), or
+    the runs a step of the search or the store made of the two, and one more for the lenses
+    they lacked ("...: run 14, measured during the search (time); run 22, measured for the
+    evidence (instructions)")."""
+    runs = result.evidence_runs or (
+        (EvidenceRun(result.evidence_run, (result.metric,)),)
+        if result.evidence_run is not None
+        else ()
+    )
+    if not runs:
+        return []
+    parent = f" {result.parent.commit[:10]}" if result.parent is not None else ""
+    head = f"evidence: the culprit against its first parent{parent}"
+    if len(runs) == 1 and runs[0].source is EvidenceSource.MEASURED:
+        said = [f"{head} is run"]
+        text = f"{head} is run {runs[0].run_id}"
+    else:
+        said = [_evidence_source(r, several=len(runs) > 1) for r in runs]
+        text = f"{head}: " + "; ".join(
+            f"run {r.run_id}, {how}" for r, how in zip(runs, said, strict=True)
+        )
+        said[0] = f"{head}: {said[0]}"
+    if not any(links):
+        return [Paragraph(text)]
+    hrefs = [*links[: len(runs)], *[""] * (len(runs) - len(links))]
+    rows = tuple(
+        (Cell(how), Cell(str(r.run_id), href=href))
+        for r, how, href in zip(runs, said, hrefs, strict=True)
+    )
+    return [Table(("evidence", "run"), rows, numeric=(False, True))]
+
+
+def _evidence_source(run: EvidenceRun, *, several: bool) -> str:
+    """Where one evidence run came from ("measured during the search"), and its lenses
+    ("(time)") when the evidence is read from several runs."""
+    where = {
+        EvidenceSource.SEARCH: "measured during the search",
+        EvidenceSource.STORE: "read from the store's earlier runs",
+        EvidenceSource.MEASURED: "measured for the evidence",
+    }[run.source]
+    lenses = f"({', '.join(str(m) for m in run.metrics)})" if several else ""
+    return f"{where} {lenses}".rstrip()
 
 
 def _found(result: BisectResult) -> list[Paragraph]:

@@ -27,12 +27,15 @@ from perflab.records.bisect import (
     BisectStep,
     Commit,
     Direction,
+    EvidenceRun,
+    EvidenceSource,
     SearchOutcome,
     StepOutcome,
     StepState,
 )
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
+from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
 from perflab.workflows.history import planned_experiment
@@ -63,10 +66,13 @@ def bisect(
     the first lens of `metric` (one lens, "time,instructions" or a list). When that commit is
     a merge, the search goes on inside the branch it merged (its second parent's line after
     the merge base), so the answer is the innermost commit. Steps the store holds already
-    are read, not measured again. The culprit against its parent is measured with every lens
-    given, and time and instructions. Without `metric`, the instructions lens
-    (deterministic) is tried first and the time lens used when instructions do not show the
-    change. A suite (`benchmark.suite`) must select one benchmark: the search follows it."""
+    are read, not measured again, and so are the runs of this bisection's earlier steps
+    (with a store: `store_path` None keeps nothing to reuse). The culprit against its parent
+    is measured with every lens given, and time and instructions, save the lenses a stored
+    run of the two holds already (a step that compared them). Without `metric`, the
+    instructions lens (deterministic) is tried first and the time lens used when
+    instructions do not show the change. A suite (`benchmark.suite`) must select one
+    benchmark: the search follows it."""
     started = clock()
     lenses = given_lenses(metric, benchmark)
     planned = planned_experiment(benchmark)
@@ -85,11 +91,10 @@ def bisect(
     found = _Found(prior + outcome.steps)
     if outcome.culprit is not None:
         found = _inside_merges(steps, chosen, outcome.culprit, found)
-    evidence: RunResult | None = None
-    names = ("parent", "culprit")
+    evidence = _Evidence()
     if found.culprit is not None and found.parent is not None:
-        evidence, names = _culprit_evidence(
-            steps, found.parent, found.culprit, evidence_lenses(chosen, lenses)
+        evidence = _culprit_evidence(
+            steps, found.parent, found.culprit, evidence_lenses(chosen, lenses), found.steps
         )
     return BisectResult(
         good=Commit(good_ref.commit, good_ref.subject),
@@ -102,19 +107,17 @@ def bisect(
         candidates=tuple(line[i] for i in outcome.candidates),
         stopped=outcome.stopped,
         seconds=clock() - started,
-        evidence_run=evidence.run_id if evidence is not None else None,
+        evidence_run=evidence.runs[0].run_id if evidence.runs else None,
         notes=tuple(notes),
-        evidence=evidence,
-        disagreement=(
-            gate_disagreement(evidence.comparisons, chosen, names, threshold)
-            if evidence is not None
-            else None
-        ),
+        evidence=evidence.results[0] if evidence.results else None,
+        disagreement=evidence.disagreement(chosen, threshold),
         direction=sought,
         merges=found.merges,
         not_inside=found.not_inside,
         parent=found.parent,
         benchmark=followed,
+        evidence_runs=evidence.runs,
+        more_evidence=evidence.results[1:],
     )
 
 
@@ -217,6 +220,7 @@ class _BisectSteps:
             budget_scale=2.0 ** (attempt - 1),
         )
         result = self.benchmark.run(experiment, self.repo)
+        self.measured.keep(result)
         failed = {f.variant: f for f in result.failures}
         if "good" in failed:
             raise GitError(
@@ -314,16 +318,64 @@ def _by_hand(steps: _BisectSteps, base: str, second: str, metric: Metric) -> str
     return " ".join(shlex.quote(w) for w in words) + " (with your other options)"
 
 
+@dataclass(frozen=True)
+class _Evidence:
+    """The culprit against its parent: the runs read (the one with the deciding lens first),
+    what each is, and the names of the two variants in them."""
+
+    results: tuple[RunResult, ...] = ()
+    runs: tuple[EvidenceRun, ...] = ()
+    names: tuple[str, str] = ("parent", "culprit")
+
+    def disagreement(self, gate: Metric, threshold: float) -> LensDisagreement | None:
+        comparisons = [c for r in self.results for c in r.comparisons]
+        return gate_disagreement(comparisons, gate, self.names, threshold) if comparisons else None
+
+
 def _culprit_evidence(
-    steps: _BisectSteps, parent: Commit, culprit: Commit, metrics: tuple[Metric, ...]
-) -> tuple[RunResult, tuple[str, str]]:
-    """The culprit against its parent, with `metrics` (the deciding lens first): the store's
-    run of the two, or a new one; and the names of the two variants in it."""
-    stored = steps.measured.pair(parent.commit, culprit.commit, metrics)
-    if stored is not None:
-        return stored.result, (stored.before, stored.after)
+    steps: _BisectSteps,
+    parent: Commit,
+    culprit: Commit,
+    metrics: tuple[Metric, ...],
+    taken: tuple[BisectStep, ...],
+) -> _Evidence:
+    """The culprit against its parent, with `metrics` (the deciding lens first): the stored
+    runs of the two (a step of this search, or earlier runs) for the lenses they hold, and a
+    new run for the lenses none holds only, its variants named as the stored runs' so that
+    all their comparisons read as one pair."""
+    searched = {s.outcome.run_id for s in taken if not s.outcome.reused}
+    results: list[RunResult] = []
+    runs: list[EvidenceRun] = []
+    names: tuple[str, str] | None = None
+    missing = metrics
+    while missing:
+        stored = steps.measured.most_of(parent.commit, culprit.commit, missing)
+        if stored is None or names not in (None, (stored.before, stored.after)):
+            break  # a run naming the two otherwise would not read as the same pair
+        names = (stored.before, stored.after)
+        held = set(stored.result.experiment.settings.metrics)
+        run_id = stored.result.run_id
+        source = EvidenceSource.SEARCH if run_id in searched else EvidenceSource.STORE
+        runs.append(EvidenceRun(run_id, tuple(m for m in missing if m in held), source))
+        results.append(stored.result)
+        missing = tuple(m for m in missing if m not in held)
+    names = names or ("parent", "culprit")
+    if missing:
+        result = _measured(steps, parent, culprit, missing, names)
+        results.append(result)
+        runs.append(EvidenceRun(result.run_id, missing))
+    return _Evidence(tuple(results), tuple(runs), names)
+
+
+def _measured(
+    steps: _BisectSteps,
+    parent: Commit,
+    culprit: Commit,
+    metrics: tuple[Metric, ...],
+    names: tuple[str, str],
+) -> RunResult:
     experiment = steps.benchmark.experiment(
-        [Variant(name="parent", git=parent.commit), Variant(name="culprit", git=culprit.commit)],
+        [Variant(name=names[0], git=parent.commit), Variant(name=names[1], git=culprit.commit)],
         metrics=metrics,
     )
-    return steps.benchmark.run(experiment, steps.repo), ("parent", "culprit")
+    return steps.benchmark.run(experiment, steps.repo)

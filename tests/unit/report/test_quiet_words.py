@@ -215,7 +215,7 @@ def test_a_bad_commit_that_failed_is_said_once(
     reason = "the build 'make' of 4440f465ae exited with status 2"
     step = SimpleNamespace(outcome=StepOutcome(StepState.SKIPPED, reason=reason))
     result = SimpleNamespace(
-        steps=(step,), culprit=None, candidates=(), evidence=None,
+        steps=(step,), culprit=None, candidates=(), evidence=None, more_evidence=(),
         answer=lambda: "no commit found: BAD itself could not be measured",
     )  # fmt: skip
 

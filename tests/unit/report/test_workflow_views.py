@@ -7,7 +7,15 @@ import dataclasses
 
 from rich.console import Console
 
-from perflab.records.bisect import BisectResult, BisectStep, Commit, StepOutcome, StepState
+from perflab.records.bisect import (
+    BisectResult,
+    BisectStep,
+    Commit,
+    EvidenceRun,
+    EvidenceSource,
+    StepOutcome,
+    StepState,
+)
 from perflab.records.document import Paragraph, Section, Style, Table, TrendFigure
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
@@ -331,3 +339,37 @@ def test_a_bisection_of_a_suite_names_the_benchmark_it_followed() -> None:
     assert followed.to_json()["benchmark"] == "test_bench.py::test_changed"
     assert bisect_run().to_json()["benchmark"] is None
     assert " of " not in bisect_section(bisect_run()).title.split("against")[0]
+
+
+def test_the_bisect_section_says_which_evidence_runs_were_reused() -> None:
+    parent = Commit("cc" * 20, "")
+    searched = EvidenceRun(35, (Metric.INSTRUCTIONS,), EvidenceSource.SEARCH)
+    alone = dataclasses.replace(
+        bisect_run(), parent=parent, evidence_run=35, evidence_runs=(searched,)
+    )
+    assert (
+        "evidence: the culprit against its first parent cccccccccc: run 35, measured during "
+        "the search"
+    ) in _texts(bisect_section(alone))
+    # a run of the lens the search's run lacked: each run with its lenses, each linked
+    more = EvidenceRun(41, (Metric.TIME,))
+    both = dataclasses.replace(alone, evidence_runs=(searched, more))
+    assert (
+        "evidence: the culprit against its first parent cccccccccc: run 35, measured during "
+        "the search (instructions); run 41, measured for the evidence (time)"
+    ) in _texts(bisect_section(both))
+    (_, linked) = _tables(bisect_section(both, evidence_link="e.html", more_links=("e-41.html",)))
+    assert [(r[0].text, r[1].text, r[1].href) for r in linked.rows] == [
+        (
+            "evidence: the culprit against its first parent cccccccccc: measured during the "
+            "search (instructions)",
+            "35",
+            "e.html",
+        ),
+        ("measured for the evidence (time)", "41", "e-41.html"),
+    ]
+    assert both.to_json()["evidence_runs"][1] == {
+        "run_id": 41,
+        "metrics": ["time"],
+        "source": "measured",
+    }

@@ -4,12 +4,21 @@ it measures, the culprit it names, merges it goes inside, and a commit that cann
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from perflab.git.repo import GitError
 from perflab.machine.proc import FakeRunner
-from perflab.records.bisect import BisectResult, BisectStep, StepState
+from perflab.records.bisect import (
+    BisectResult,
+    BisectStep,
+    EvidenceRun,
+    EvidenceSource,
+    StepState,
+)
+from perflab.records.kinds import Metric
 from perflab.workflows import Benchmarked, bisect
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
@@ -105,3 +114,71 @@ def test_the_refs_are_resolved_in_the_repository_given() -> None:
     _, _, result = _bisected(repo, {good: 100.0, bad: 150.0}, "v1.0", "HEAD")
     assert result.good.commit == good and result.bad.commit == bad
     assert result.culprit is not None and result.culprit.commit == bad
+
+
+def _first_commit_slower(
+    tmp_path: Path | None, monkeypatch: pytest.MonkeyPatch, *, valgrind: bool
+) -> tuple[list[str], ScriptedRuns, BisectResult]:
+    """GOOD, then the slower commit, then BAD: the search's last step compares the culprit
+    with GOOD, which is its parent. `tmp_path`: a store (never written by the scripted runs:
+    what a step measured is kept in memory); None: no store."""
+    monkeypatch.setattr("perflab.workflows.shared.instructions_available", lambda: valgrind)
+    repo = FakeRepository()
+    good, slow, bad = repo.line("good", "slow", "bad")
+    runs = ScriptedRuns({good: 100.0, slow: 120.0, bad: 120.0})
+    benchmark = replace(
+        _benchmarked(repo, runs), store_path=None if tmp_path is None else tmp_path / "p.db"
+    )
+    result = bisect(good, bad, benchmark=benchmark, metric="time", repository=repo.path)
+    assert result.culprit is not None and result.culprit.commit == slow
+    assert result.parent is not None and result.parent.commit == good
+    return [good, slow], runs, result
+
+
+def test_the_evidence_is_the_last_step_when_it_holds_every_lens_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (_, slow), runs, result = _first_commit_slower(tmp_path, monkeypatch, valgrind=False)
+    # time alone is needed (no valgrind): the step of the culprit against GOOD answers it
+    assert len(runs.experiments) == len(result.steps)
+    (last,) = [s for s in result.steps if s.commit == slow]
+    assert last.outcome.run_id is not None
+    assert result.evidence_run == last.outcome.run_id
+    assert result.evidence_runs == (
+        EvidenceRun(last.outcome.run_id, (Metric.TIME,), EvidenceSource.SEARCH),
+    )
+    assert result.evidence is not None and result.evidence.run_id == last.outcome.run_id
+    assert result.to_json()["evidence_runs"] == [
+        {"run_id": last.outcome.run_id, "metrics": ["time"], "source": "search"}
+    ]
+
+
+def test_the_evidence_measures_only_the_lens_the_last_step_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (good, slow), runs, result = _first_commit_slower(tmp_path, monkeypatch, valgrind=True)
+    # time and instructions are needed: the step measured time, one more run instructions
+    assert len(runs.experiments) == len(result.steps) + 1
+    extra = runs.experiments[-1]
+    assert extra.settings.metrics == (Metric.INSTRUCTIONS,)
+    # named as the step's variants, so the two runs' comparisons read as one pair
+    assert [(v.name, v.git) for v in extra.variants] == [("good", good), (slow[:10], slow)]
+    (last,) = [s for s in result.steps if s.commit == slow]
+    assert last.outcome.run_id is not None
+    assert result.evidence_runs == (
+        EvidenceRun(last.outcome.run_id, (Metric.TIME,), EvidenceSource.SEARCH),
+        EvidenceRun(len(runs.experiments), (Metric.INSTRUCTIONS,), EvidenceSource.MEASURED),
+    )
+    assert result.evidence_run == last.outcome.run_id
+    assert [r.run_id for r in result.more_evidence] == [len(runs.experiments)]
+
+
+def test_a_bisection_without_a_store_measures_its_evidence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no store holds the step's run: nothing is claimed reused
+    (good, slow), runs, result = _first_commit_slower(None, monkeypatch, valgrind=False)
+    assert len(runs.experiments) == len(result.steps) + 1
+    evidence = runs.experiments[-1]
+    assert [(v.name, v.git) for v in evidence.variants] == [("parent", good), ("culprit", slow)]
+    assert result.evidence_runs == (EvidenceRun(len(runs.experiments), (Metric.TIME,)),)

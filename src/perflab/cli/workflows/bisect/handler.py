@@ -96,7 +96,8 @@ def _direction(args: argparse.Namespace) -> Direction:
 
 def _write_bisect_reports(result: BisectResult, output: OutputOptions) -> list[object]:
     """The JSON, Markdown and HTML of a bisection (the answer, then the search path); the
-    HTML page links the culprit's evidence run, written beside it. The paths written."""
+    HTML page links the culprit's evidence runs, written beside it (NAME-evidence.html, then
+    NAME-evidence-RUN.html for each run of the lenses the first lacked). The paths written."""
     written: list[object] = []
     if output.json_path is not None:
         write(output.json_path, json.dumps(result.to_json(), indent=2) + "\n")
@@ -108,19 +109,24 @@ def _write_bisect_reports(result: BisectResult, output: OutputOptions) -> list[o
     if output.html_path is not None:
         from perflab.report.html import render_html
 
-        link = ""
+        link, more = "", []
         if evidence is not None and str(output.html_path) != "-":
             page = Path(str(output.html_path))
             link = f"{page.stem}-evidence.html"
             write(page.with_name(link), render_html(evidence))
             written.append(page.with_name(link))
-        write(output.html_path, bisect_html(result, evidence_link=link))
+            for run in result.more_evidence:
+                more.append(f"{page.stem}-evidence-{run.run_id}.html")
+                write(page.with_name(more[-1]), render_html(run))
+                written.append(page.with_name(more[-1]))
+        write(output.html_path, bisect_html(result, evidence_link=link, more_links=more))
         written.append(output.html_path)
     return written
 
 
 def view(result: BisectResult, out: Console) -> None:
-    """The search path and the answer, then the culprit's evidence run."""
+    """The search path and the answer, then the culprit's evidence runs."""
     render_bisect(result, out)
-    if result.evidence is not None:
-        render_terminal(result.evidence, out)
+    for evidence in (result.evidence, *result.more_evidence):
+        if evidence is not None:
+            render_terminal(evidence, out)
