@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EXIT_NOT_MEASURED,
-    EXIT_OK,
     benchmarked,
     refuse_run_only,
     said_written,
@@ -30,8 +29,6 @@ from perflab.workflows import bisect
 
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
-
-EXIT_NOT_FOUND = 1  # no change beyond the threshold, or a step stayed inconclusive
 
 
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
