@@ -20,7 +20,7 @@ from perflab.cli.workflows.shared import (
     write,
 )
 from perflab.plan.bisect_search import parse_threshold
-from perflab.records.bisect import BisectResult, BisectStep, Direction
+from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal
 from perflab.report.history import bisect_html, bisect_markdown, describe_step, render_bisect
@@ -64,7 +64,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         )
     if result.culprit is not None or result.candidates:
         return EXIT_OK
-    if result.steps and result.steps[0].outcome.state.value == "skipped":
+    if result.steps and result.steps[0].outcome.state is StepState.SKIPPED:
         # the step's line and the search path above said why; -q said neither
         why = "" if not quiet else f": {result.steps[0].outcome.reason}"
         err.print(
