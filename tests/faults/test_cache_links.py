@@ -15,7 +15,7 @@ import pytest
 
 from perflab.git.bundle import BUNDLES, KEPT_BUNDLES, _cached_bundle
 from perflab.git.cache import BuildCache
-from perflab.git.cache_entry import CacheEntry, cache_key, save_entry
+from perflab.git.cache_entry import CacheEntry, CacheStatus, cache_key, save_entry
 from perflab.git.clone import clone_folder
 from perflab.machine.proc import SubprocessRunner
 from perflab.tools.analysis_cache import FORMAT, AnalysisCache
@@ -165,7 +165,7 @@ def test_an_entry_description_is_never_written_through_a_planted_link(
         (cache.root / name).symlink_to(outside / "keep.txt")
     entry = CacheEntry(
         key=key, path=cache.root / key, repository=str(repo), ref="main", commit="c",
-        tree="t", build=None, status="checked-out",
+        tree="t", build=None, status=CacheStatus.CHECKED_OUT,
     )  # fmt: skip
     save_entry(cache.root, entry)
     assert snapshot(outside) == before

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.analyse.pair_claims import function_identity
-from perflab.records.accounting import BASELINE_ONLY, VARIANT_ONLY, Accounting
+from perflab.records.accounting import Accounting, Presence
 from perflab.tools.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
@@ -103,7 +103,7 @@ class _Row:
     name: str  # as people read it
     obj: str
     evidence: tuple[str, ...]
-    presence: str  # BASELINE_ONLY, VARIANT_ONLY, or "both" (a replacement pair: "both")
+    presence: Presence  # a replacement pair's: BOTH
     before: float
     after: float
     replaced_by: str = ""  # the variant's function that ran in place of `name`
@@ -119,8 +119,8 @@ def _with_replacements(
     new) joined into one row of their net change. Never by size alone: Python 3.12 lost
     PyFunction_NewWithQualName and gained _Py_IsImmortal, both hot, neither in place of the
     other."""
-    gone = [r for r in rows if r.presence == BASELINE_ONLY]
-    new = [r for r in rows if r.presence == VARIANT_ONLY]
+    gone = [r for r in rows if r.presence is Presence.BASELINE_ONLY]
+    new = [r for r in rows if r.presence is Presence.VARIANT_ONLY]
     pairs: list[tuple[_Row, _Row, str]] = []
     for old in gone:
         target, claim = dispatched.get(function_identity(old.name), ("", ""))
@@ -147,7 +147,7 @@ def _with_replacements(
                 old.name,
                 obj,
                 evidence,
-                "both",
+                Presence.BOTH,
                 old.before,
                 replacement.after,
                 replaced_by=replacement.name,

@@ -17,6 +17,7 @@ from perflab.analyse.pair_claims import (
 )
 from perflab.lenses.descriptor import BlindSpot
 from perflab.lenses.registry import descriptor_for
+from perflab.records.accounting import Presence
 from perflab.records.diagnosis import Claim, Diagnosis, Replacement, VectorWidths
 from perflab.records.model import Comparison
 from perflab.tools.symbol_names import readable
@@ -76,7 +77,7 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
     ran_both = {
         function_identity(name): (name, after)
         for name, _, after, presence in rows
-        if presence == "both" and function_identity(name) not in changed
+        if presence is Presence.BOTH and function_identity(name) not in changed
     }
     pairs: dict[Replacement, list[str]] = {}
     widths = _widths(comparisons)

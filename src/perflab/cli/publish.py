@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perflab.cli.exits import EXIT_OK
 from perflab.records.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     if args.serve:
         return serve(Path(done.folder), args.port, out)
-    return 0
+    return EXIT_OK
 
 
 def serve(folder: Path, port: int, out: Console) -> int:
@@ -114,4 +115,4 @@ def serve(folder: Path, port: int, out: Console) -> int:
             server.serve_forever()
         except KeyboardInterrupt:
             out.print("perflab: stopped serving", highlight=False)
-    return 0
+    return EXIT_OK

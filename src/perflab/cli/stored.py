@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from perflab.cli.exits import EXIT_DAMAGED_STORE, EXIT_OK
+from perflab.cli.exits import EXIT_BAD_INPUT, EXIT_DAMAGED_STORE, EXIT_OK
 from perflab.cli.options import output_options
 from perflab.cli.reports import check_outputs, emit, write_json
 from perflab.report.escape import terminal, visible
@@ -44,7 +44,7 @@ def read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
         views = api.asm_views(args.asm, args.run, args.store)
         if not views:
             err.print(terminal(f"perflab: no function matching {args.asm!r} in run {args.run}"))
-            return 2
+            return EXIT_BAD_INPUT
         for view in views:
             render_section(asm_view_section(view), out, max_rows=None)
         return EXIT_OK

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analyse.machines import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
-from perflab.engine.cluster_node import CANCEL_GRACE_S
+from perflab.engine.cluster_node import CANCEL_GRACE_S, Record, RecordKind
 from perflab.engine.cluster_ray import (
     CELL_CPUS,
     CELL_MEMORY_BYTES,
@@ -232,36 +232,36 @@ class _Driver:
                 )
             )
 
-    def write(self, attempt: _Attempt, batch: list[tuple[str, Any]]) -> list[PerflabError]:
+    def write(self, attempt: _Attempt, batch: list[Record]) -> list[PerflabError]:
         cell = attempt.cell
         failures: list[PerflabError] = []
         for kind, value in batch:
-            if kind == "node":
+            if kind is RecordKind.NODE:
                 attempt.node = value
-            elif kind == "machine":
+            elif kind is RecordKind.MACHINE:
                 attempt.machine = value
                 attempt.wrote = True
                 self.writer.add_artifact(self._cell_artifact(attempt))
-            elif kind == "sample":
+            elif kind is RecordKind.SAMPLE:
                 attempt.wrote = True
                 self.writer.add_sample(value)
-            elif kind == "artifact":
+            elif kind is RecordKind.ARTIFACT:
                 self.writer.add_artifact(value)
-            elif kind == "note":
+            elif kind is RecordKind.NOTE:
                 note: Note = value
                 # a cell's notes about its whole run (preflight, its CPU) are about this cell
                 self.writer.add_note(
                     note if note.benchmark is not None else replace(note, benchmark=cell.benchmark)
                 )
-            elif kind == "variant_info":
+            elif kind is RecordKind.VARIANT_INFO:
                 variant, info = value
                 self.writer.add_variant_info(variant, self._as_named(cell, variant, info))
-            elif kind == "progress":
+            elif kind is RecordKind.PROGRESS:
                 benchmark, metric, detail, fraction = value
                 self.progress.update(
                     benchmark=benchmark, metric=Metric(metric), detail=detail, fraction=fraction
                 )
-            elif kind == "finished":
+            elif kind is RecordKind.FINISHED:
                 attempt.done = True
                 self.places[cell.benchmark] = {**attempt.node, **attempt.machine}
                 self.writer.add_note(self._measured_note(attempt))

@@ -6,6 +6,7 @@ first, so histories can normalise times per node."""
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 import queue
 import threading
@@ -31,19 +32,36 @@ REFERENCE_LOOPS = 100_000
 REFERENCE_REPEATS = 5
 
 
+class RecordKind(enum.StrEnum):
+    """What a record sent to the driver holds: `cluster.py` writes each kind into the run."""
+
+    NODE = "node"  # where the cell runs and its reference loop's time: first
+    MACHINE = "machine"
+    SAMPLE = "sample"
+    ARTIFACT = "artifact"
+    NOTE = "note"
+    VARIANT_INFO = "variant_info"  # (variant, its facts)
+    PROGRESS = "progress"  # (benchmark, metric, detail, fraction)
+    FINISHED = "finished"  # the cell's status and failures: last
+    END = "end"  # the engine stopped writing: ends the batches, never sent
+
+
+Record = tuple[RecordKind, Any]
+
+
 class _StreamingStore:
     """The cell's store on its node (a RunRecorder): in memory (the engine reads its own samples
     back while measuring), each write also queued for the driver, which analyses the whole run
     from its own store."""
 
-    def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
+    def __init__(self, records: queue.Queue[Record]) -> None:
         self.memory = SqliteStore.in_memory()
         self.records = records
 
     def begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
     ) -> RunSink:
-        self.records.put(("machine", dict(machine)))
+        self.records.put((RecordKind.MACHINE, dict(machine)))
         writer = self.memory.begin_run(experiment, machine, perflab_version)
         return _StreamingWriter(writer, self.records)
 
@@ -51,7 +69,7 @@ class _StreamingStore:
 class _StreamingWriter:
     """A RunSink that writes into `sink` and queues each record for the driver."""
 
-    def __init__(self, sink: RunSink, records: queue.Queue[tuple[str, Any]]) -> None:
+    def __init__(self, sink: RunSink, records: queue.Queue[Record]) -> None:
         self.sink = sink
         self.records = records
 
@@ -61,19 +79,19 @@ class _StreamingWriter:
 
     def add_sample(self, sample: Sample) -> None:
         self.sink.add_sample(sample)
-        self.records.put(("sample", sample))
+        self.records.put((RecordKind.SAMPLE, sample))
 
     def add_artifact(self, artifact: Artifact) -> None:
         self.sink.add_artifact(artifact)
-        self.records.put(("artifact", artifact))
+        self.records.put((RecordKind.ARTIFACT, artifact))
 
     def add_note(self, note: Note) -> None:
         self.sink.add_note(note)
-        self.records.put(("note", note))
+        self.records.put((RecordKind.NOTE, note))
 
     def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
         self.sink.add_variant_info(variant, info)
-        self.records.put(("variant_info", (variant, dict(info))))
+        self.records.put((RecordKind.VARIANT_INFO, (variant, dict(info))))
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return self.sink.data_for(benchmark, metric)
@@ -86,16 +104,16 @@ class _StreamingWriter:
 
 
 class _QueuedProgress:
-    def __init__(self, records: queue.Queue[tuple[str, Any]]) -> None:
+    def __init__(self, records: queue.Queue[Record]) -> None:
         self.records = records
 
     def update(
         self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
     ) -> None:
-        self.records.put(("progress", (benchmark, str(metric), detail, fraction)))
+        self.records.put((RecordKind.PROGRESS, (benchmark, str(metric), detail, fraction)))
 
 
-_END = ("end", None)
+_END: Record = (RecordKind.END, None)
 
 
 def measure_cell(
@@ -104,7 +122,7 @@ def measure_cell(
     cache_dir: str | None,
     commits: CommitBundle | None = None,
     bundle_data: list[Any] | None = None,
-) -> Iterator[list[tuple[str, Any]]]:
+) -> Iterator[list[Record]]:
     """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
     in a thread of the task, so batches are sent while it measures. `commits` comes without
     its data; `bundle_data` holds the data's object in Ray's store, inside a list so that Ray
@@ -125,7 +143,7 @@ def measure_cell(
         "pid": os.getpid(),
         "reference_ns": reference_loop_ns(),
     }
-    records: queue.Queue[tuple[str, Any]] = queue.Queue()
+    records: queue.Queue[Record] = queue.Queue()
     outcome: dict[str, Any] = {}
     thread = threading.Thread(
         target=_measure_in_thread,
@@ -133,7 +151,7 @@ def measure_cell(
         name="perflab-cell",
         daemon=True,
     )
-    yield [("node", node)]
+    yield [(RecordKind.NODE, node)]
     thread.start()
     try:
         yield from _batches(records)
@@ -143,7 +161,7 @@ def measure_cell(
             thread.join(CANCEL_GRACE_S)
     if "error" in outcome:
         raise outcome["error"]
-    yield [("finished", {"status": outcome["status"], "failures": outcome["failures"]})]
+    yield [(RecordKind.FINISHED, {"status": outcome["status"], "failures": outcome["failures"]})]
 
 
 def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
@@ -167,7 +185,7 @@ def _measure_in_thread(
     commits: CommitBundle | None,
     fetch: Callable[[], bytes],
     cache_dir: str | None,
-    records: queue.Queue[tuple[str, Any]],
+    records: queue.Queue[Record],
     outcome: dict[str, Any],
 ) -> None:
     """The engine on the cell's experiment, its records put in `records` (then _END); its
@@ -193,9 +211,9 @@ def _measure_in_thread(
         records.put(_END)
 
 
-def _batches(records: queue.Queue[tuple[str, Any]]) -> Iterator[list[tuple[str, Any]]]:
+def _batches(records: queue.Queue[Record]) -> Iterator[list[Record]]:
     """The records until _END, in batches sent every BATCH_S or BATCH_RECORDS records."""
-    batch: list[tuple[str, Any]] = []
+    batch: list[Record] = []
     sent_at = time.monotonic()
     while True:
         with contextlib.suppress(queue.Empty):

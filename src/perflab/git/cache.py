@@ -29,6 +29,7 @@ from perflab.git.cache_check import OLDER_CHECKOUT, changed, outputs_digest
 from perflab.git.cache_entry import (
     KEY,
     CacheEntry,
+    CacheStatus,
     Change,
     cache_key,
     entry_label,
@@ -143,10 +144,10 @@ class BuildCache:
                 "it in your repository) and checked out again in perflab's own clone"
             )
         else:
+            since = "built" if entry.status is CacheStatus.BUILT else "checked out"
             self.repaired[entry.key] = (
                 f"the cached checkout of {entry_label(entry)} at {entry.path} was changed since it "
-                f"was {'built' if entry.status == 'built' else 'checked out'} ({reason}): it "
-                "was checked out and built again"
+                f"was {since} ({reason}): it was checked out and built again"
             )
         self._discard(entry.repository, entry.key)
         return False
@@ -160,13 +161,13 @@ class BuildCache:
         holding it exclusive (so this run is the one to check it out and build it)."""
         self.locks.hold(key, exclusive=False)
         cached = load_entry(self.root, key)
-        if cached is not None and (cached.status == "built" or cached.build is None):
+        if cached is not None and cached.ready:
             if self._changed(cached) is None:
                 return cached
         self.locks.hold(key, exclusive=True)  # another run may have built it meanwhile
         cached = load_entry(self.root, key)
         if cached is not None and self._usable(cached):
-            if cached.status == "built" or cached.build is None:
+            if cached.ready:
                 self.locks.hold(key, exclusive=False)
                 return cached
             return cached
@@ -183,7 +184,7 @@ class BuildCache:
         if not changes:
             cached = self._cached(cache_key(repository, base.tree, build))
             if cached is not None:
-                return cached, cached.status == "built" or cached.build is None
+                return cached, cached.ready
         clone = self._clone(repository)
         name = f"tmp-{uuid.uuid4().hex[:12]}"
         scratch = self.root / name
@@ -214,7 +215,7 @@ class BuildCache:
                 cached = self._cached(key)
                 if cached is not None:
                     remove_worktree(self.runner, self.root, repository, scratch)
-                    return cached, cached.status == "built" or cached.build is None
+                    return cached, cached.ready
             final = move_into_place(self.runner, self.root, repository, scratch, key, wanted.label)
         except BaseException:
             remove_worktree(self.runner, self.root, repository, scratch)
@@ -232,7 +233,7 @@ class BuildCache:
             commit=base.commit,
             tree=tree,
             build=build,
-            status="checked-out",
+            status=CacheStatus.CHECKED_OUT,
             changes=tuple(c.name for c in changes),
             created_at=time.time(),
         )
@@ -253,7 +254,7 @@ class BuildCache:
         """Run the build command in the checkout (once: a built entry is returned as it is).
         A build that moves the checkout (HEAD, tracked files) or changes the repository's refs
         fails: what it left would not be the commit asked for; refs are put back."""
-        if entry.build is None or entry.status == "built":
+        if entry.build is None or entry.status is CacheStatus.BUILT:
             return entry
         self.locks.hold(entry.key, exclusive=True)
         cwd = entry.path / subdirectory if subdirectory else entry.path
@@ -299,7 +300,7 @@ class BuildCache:
         built = CacheEntry(
             **{
                 **{k: getattr(entry, k) for k in entry.__dataclass_fields__},
-                "status": "built" if done.ok else "failed",
+                "status": CacheStatus.BUILT if done.ok else CacheStatus.FAILED,
                 "build_seconds": elapsed_s,
                 "output": output,
                 "outputs_digest": outputs_digest(self.runner, entry.path) if done.ok else None,

@@ -7,7 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from perflab.git.cache_entry import CacheEntry, is_real_folder
+from perflab.git.cache_entry import CacheEntry, CacheStatus, is_real_folder
 from perflab.git.clone import clone_folder
 from perflab.git.repo import run_git
 from perflab.machine.proc import ProcessRunner
@@ -36,7 +36,7 @@ def changed(runner: ProcessRunner, root: Path, entry: CacheEntry) -> str | None:
             + ", ".join(files[:5])
             + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         )
-    if entry.status == "built" and entry.build is not None:
+    if entry.status is CacheStatus.BUILT and entry.build is not None:
         digest = outputs_digest(runner, entry.path)
         if entry.outputs_digest is None:
             return "it records no digest of its build's outputs"

@@ -7,6 +7,7 @@ naming a folder elsewhere never has perflab build, measure or remove there.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import os
@@ -47,6 +48,23 @@ class Change:
         return hashlib.sha256(self.patch.encode()).hexdigest()[:16]
 
 
+class CacheStatus(enum.StrEnum):
+    """Where an entry's checkout stands: its value is what its description stores."""
+
+    CHECKED_OUT = "checked-out"  # checked out; its build (if it has one) not yet run
+    BUILT = "built"
+    FAILED = "failed"  # its build failed: it is built again when asked for
+
+    @classmethod
+    def read(cls, value: object) -> CacheStatus:
+        """The status a description stores; one this perflab does not know reads as not built
+        (so the entry is built again rather than taken as ready)."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.CHECKED_OUT
+
+
 @dataclass(frozen=True)
 class CacheEntry:
     key: str
@@ -56,7 +74,7 @@ class CacheEntry:
     commit: str
     tree: str
     build: str | None
-    status: str  # "checked-out", "built", "failed"
+    status: CacheStatus
     changes: tuple[str, ...] = ()
     created_at: float = 0.0
     build_seconds: float | None = None
@@ -64,6 +82,11 @@ class CacheEntry:
     extra: Mapping[str, Any] = field(default_factory=dict)
     # sha256 of the build's outputs (untracked files) when it was built; None: not recorded
     outputs_digest: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether it can be measured as it is: built, or with nothing to build."""
+        return self.status is CacheStatus.BUILT or self.build is None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,7 +97,7 @@ class CacheEntry:
             "commit": self.commit,
             "tree": self.tree,
             "build": self.build,
-            "status": self.status,
+            "status": self.status.value,
             "changes": list(self.changes),
             "created_at": self.created_at,
             "build_seconds": self.build_seconds,
@@ -92,7 +115,7 @@ class CacheEntry:
             commit=str(data.get("commit", "")),
             tree=str(data.get("tree", "")),
             build=data.get("build"),
-            status=str(data.get("status", "")),
+            status=CacheStatus.read(data.get("status", "")),
             changes=tuple(data.get("changes", ())),
             created_at=float(data.get("created_at", 0.0)),
             build_seconds=data.get("build_seconds"),

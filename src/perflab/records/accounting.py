@@ -5,10 +5,25 @@ details."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-BASELINE_ONLY = "baseline_only"
-VARIANT_ONLY = "variant_only"
+
+class Presence(enum.StrEnum):
+    """Which side ran a function: its value is what a comparison's JSON stores."""
+
+    BOTH = "both"
+    BASELINE_ONLY = "baseline_only"
+    VARIANT_ONLY = "variant_only"
+
+    @classmethod
+    def read(cls, value: object) -> Presence:
+        """A stored row's presence; one that names none this perflab knows reads as both: it
+        claims no function appeared or went."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.BOTH
 
 
 @dataclass(frozen=True)
@@ -19,7 +34,7 @@ class FunctionPart:
     obj: str  # the object it lies in ("a → b" where the variant's differs)
     before: float
     after: float
-    presence: str  # BASELINE_ONLY, VARIANT_ONLY or "both"
+    presence: Presence
     evidence: str  # the lens's own figures, first of the cause's evidence
     delta: float  # after - before, as the lens computed it
 
@@ -67,7 +82,7 @@ class FunctionCount:
     name: str  # as the lens's rows spell it
     before: float
     after: float
-    presence: str  # BASELINE_ONLY, VARIANT_ONLY or "both"
+    presence: Presence
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def render_cache_entries(entries: Sequence[CacheEntry], console: Any) -> None:
                     e.tree[:10],
                     ", ".join(e.changes),
                     e.build or "",
-                    e.status,
+                    e.status.value,
                     str(e.path),
                 )
             )

@@ -21,6 +21,7 @@ from perflab.records.document import (
     Style,
     Table,
 )
+from perflab.records.model import Severity
 from perflab.records.results import RunResult
 from perflab.report.design_views import design_sections
 from perflab.report.escape import terminal, visible
@@ -248,7 +249,7 @@ def render_terminal(
 
 def _note_line(group: NoteGroup) -> Text:
     """A note group in one line: its severity, where, message, count and hint."""
-    warning = group.severity.value == "warning"
+    warning = group.severity is Severity.WARNING
     line = Text(f"{group.severity.value}: ", style="yellow" if warning else "dim")
     if group.where:
         line.append(visible(f"[{group.where}] "), style="" if warning else "dim")
@@ -265,7 +266,7 @@ def _print_notes(result: RunResult, console: Console, *, verbose: bool) -> None:
     # prose wraps to the window on a terminal; a pipe or a file gets whole lines
     soft_wrap = not console.is_terminal
     groups = group_notes(result.notes)
-    shown = [g for g in groups if verbose or g.severity.value == "warning"]
+    shown = [g for g in groups if verbose or g.severity is Severity.WARNING]
     for group in shown:
         console.print(_note_line(group), soft_wrap=soft_wrap)
     if len(shown) < len(groups):

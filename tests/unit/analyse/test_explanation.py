@@ -159,8 +159,9 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     from perflab.analyse.hidden_dispatch import with_cpu_ran
     from perflab.lenses.fragments import SectionInput
     from perflab.lenses.instructions.details import InstructionsDetails
-    from perflab.lenses.instructions.explain import FunctionDelta, Presence
+    from perflab.lenses.instructions.explain import FunctionDelta
     from perflab.lenses.instructions.render import section
+    from perflab.records.accounting import Presence
     from perflab.records.model import Benchmark, Experiment, Variant
     from perflab.records.settings import Settings
     from perflab.tools.callgrind import FunctionId

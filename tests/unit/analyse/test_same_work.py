@@ -12,8 +12,9 @@ from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, AsmDetails, analyse_a
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.same_code import asm_finding
 from perflab.lenses.instructions.details import InstructionsDetails
-from perflab.lenses.instructions.explain import FunctionDelta, Presence
+from perflab.lenses.instructions.explain import FunctionDelta
 from perflab.lenses.instructions.same_code import COUNT_TOLERANCE, instructions_finding
+from perflab.records.accounting import Presence
 from perflab.records.code_findings import Seen
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (

@@ -118,14 +118,14 @@ def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None
 def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     """The cell's store on its node only records (measure_experiment): nothing reads it back to
     analyse, so it has no load_run to skip; each write is queued for the driver."""
+    import pickle
     import queue
-    from typing import Any
 
-    from perflab.engine.cluster_node import _StreamingStore
+    from perflab.engine.cluster_node import Record, RecordKind, _StreamingStore
     from perflab.records.kinds import Metric
     from perflab.records.model import Sample
 
-    records: queue.Queue[tuple[str, Any]] = queue.Queue()
+    records: queue.Queue[Record] = queue.Queue()
     store = _StreamingStore(records)
     assert isinstance(store, RunRecorder) and not isinstance(store, RunStore)
     writer = store.begin_run(make_experiment(stmt="pass"), {"cpu": "x"}, "test")
@@ -133,7 +133,8 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     writer.add_sample(sample)
     writer.finish(RunStatus.COMPLETE)
     assert writer.data_for("b", Metric.TIME).samples == (sample,)
-    assert [records.get_nowait() for _ in range(2)] == [
-        ("machine", {"cpu": "x"}),
-        ("sample", sample),
-    ]
+    sent = [records.get_nowait() for _ in range(2)]
+    assert sent == [(RecordKind.MACHINE, {"cpu": "x"}), (RecordKind.SAMPLE, sample)]
+    # the driver tells the kinds apart by identity: they cross to it pickled
+    received = pickle.loads(pickle.dumps(sent))
+    assert all(a is b for (a, _), (b, _) in zip(received, sent, strict=True))

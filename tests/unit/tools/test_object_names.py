@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.lenses.instructions.explain import Presence, function_deltas
+from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.pairing import paired_costs, with_variant_objects
+from perflab.records.accounting import Presence
 from perflab.tools.object_names import library_name, pair_objects
 from tests.unit.lenses.instructions.test_instruction_analysis import costs
 

@@ -20,9 +20,6 @@ from perflab.workflows import Benchmarked, Suite
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
 
-EXIT_OK = 0
-EXIT_NOT_MEASURED = 3  # bisect: BAD itself could not be measured; history: some commits were not
-
 
 def refuse_run_only(options: RunOptions, workflow: Workflow) -> None:
     """`run`'s options a workflow makes itself or does not take, refused with what to do."""

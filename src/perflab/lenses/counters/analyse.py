@@ -134,7 +134,7 @@ def unavailable_event(
 
 @dataclass(frozen=True)
 class CounterDetails:
-    availability: str
+    availability: Availability
     min_running_fraction: float | None
     user_only: bool
     n_groups: int
@@ -148,7 +148,7 @@ class CounterDetails:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "availability": self.availability,
+            "availability": self.availability.value,
             "min_running_fraction": self.min_running_fraction,
             "user_only": self.user_only,
             "n_groups": self.n_groups,
@@ -236,7 +236,7 @@ def _event_comparison(
         equivalence_band=settings.equivalence_band,
         event=event,
         details=CounterDetails(
-            availability=str(states.get("availability", Availability.COUNTED)),
+            availability=Availability(states.get("availability", Availability.COUNTED)),
             min_running_fraction=states.get("min_running_fraction"),
             user_only=bool(states.get("user_only", False)),
             n_groups=groups,

@@ -10,11 +10,10 @@ from typing import Any
 
 from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.records.accounting import (
-    BASELINE_ONLY,
-    VARIANT_ONLY,
     Accounting,
     FunctionCount,
     FunctionPart,
+    Presence,
     ToolRows,
 )
 from perflab.records.model import Comparison
@@ -52,10 +51,10 @@ def _part(row: dict[str, Any]) -> FunctionPart:
     obj = str(row.get("object") or "")
     if row.get("variant_object"):
         obj = f"{obj} → {row['variant_object']}"
-    presence = str(row.get("presence") or "both")
+    presence = Presence.read(row.get("presence"))
     where = {
-        BASELINE_ONLY: " (ran in the baseline only)",
-        VARIANT_ONLY: " (ran in the variant only)",
+        Presence.BASELINE_ONLY: " (ran in the baseline only)",
+        Presence.VARIANT_ONLY: " (ran in the variant only)",
     }.get(presence, "")
     before, after = float(row.get("baseline") or 0), float(row.get("variant") or 0)
     evidence = f"callgrind: {before:,.1f} → {after:,.1f} self instructions per iteration{where}"
@@ -78,7 +77,7 @@ def tool_rows(comparison: Comparison) -> ToolRows:
     details = comparison.details
     if isinstance(details, InstructionsDetails):
         rows = tuple(
-            FunctionCount(r.name, r.baseline_self, r.variant_self, str(r.presence))
+            FunctionCount(r.name, r.baseline_self, r.variant_self, r.presence)
             for r in details.functions
         )
         return ToolRows("valgrind", UNIT, rows)
@@ -91,7 +90,7 @@ def tool_rows(comparison: Comparison) -> ToolRows:
                 str(r.get("name")),
                 float(r.get("baseline") or 0.0),
                 float(r.get("variant") or 0.0),
-                str(r.get("presence")),
+                Presence.read(r.get("presence")),
             )
             for r in data.get("functions") or []
         ),

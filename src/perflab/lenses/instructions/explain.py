@@ -7,18 +7,12 @@ inlining evidence says is in `inlining.py`, the costs per layer in `layers.py`.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from perflab.records.accounting import Presence
 from perflab.tools.callgrind import INSTRUCTIONS_EVENT, FunctionCosts, FunctionId
-
-
-class Presence(enum.StrEnum):
-    BOTH = "both"
-    BASELINE_ONLY = "baseline_only"
-    VARIANT_ONLY = "variant_only"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.lenses.instructions.evidence import InlineEvidence, OutOfLineCall
-from perflab.lenses.instructions.explain import FunctionDelta, Presence
+from perflab.lenses.instructions.explain import FunctionDelta
+from perflab.records.accounting import Presence
 from perflab.records.diagnosis import Claim, Diagnosis
 
 

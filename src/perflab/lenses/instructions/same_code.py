@@ -8,7 +8,8 @@ import statistics
 from collections.abc import Sequence
 
 from perflab.lenses.instructions.details import InstructionsDetails
-from perflab.lenses.instructions.explain import FunctionDelta, Presence
+from perflab.lenses.instructions.explain import FunctionDelta
+from perflab.records.accounting import Presence
 from perflab.records.code_findings import Finding, Seen
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison

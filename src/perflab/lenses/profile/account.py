@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from perflab.records.accounting import BASELINE_ONLY, VARIANT_ONLY, Accounting, FunctionPart
+from perflab.records.accounting import Accounting, FunctionPart, Presence
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
 
@@ -36,7 +36,13 @@ def accounting(comparison: Comparison) -> Accounting:
             f"perf: {b_share:.1%} → {v_share:.1%} of the samples (self), "
             f"{before_row:,.0f} → {after_row:,.0f} ns per iteration"
         )
-        presence = BASELINE_ONLY if not v_share else VARIANT_ONLY if not b_share else "both"
+        presence = (
+            Presence.BASELINE_ONLY
+            if not v_share
+            else Presence.VARIANT_ONLY
+            if not b_share
+            else Presence.BOTH
+        )
         name, obj = str(row.get("name") or ""), str(row.get("object") or "")
         parts.append(
             FunctionPart(

@@ -16,6 +16,7 @@ from perflab.lenses.fragments import (
     signed,
     verdict_table,
 )
+from perflab.records.diagnosis import Claim
 from perflab.records.document import (
     Block,
     Cell,
@@ -81,7 +82,9 @@ def _claims(variant: str, data: dict[str, Any]) -> list[Block]:
     for change in data.get("dispatch_changed") or []:
         # a pair is a dispatch only where the analysis found a resolver returning each side;
         # otherwise (two builds, no shared resolver) it says what it is: the caller's callee
-        said = "callee changed" if change.get("claim") == "callee_changed" else "dispatch changed"
+        said = (
+            "callee changed" if change.get("claim") == Claim.CALLEE_CHANGED else "dispatch changed"
+        )
         blocks.append(
             Paragraph(
                 f"{said} in {variant}: {readable(str(change.get('from')))} → "

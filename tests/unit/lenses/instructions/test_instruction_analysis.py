@@ -16,7 +16,6 @@ from perflab.lenses.instructions.evidence import (
 )
 from perflab.lenses.instructions.explain import (
     FunctionDelta,
-    Presence,
     function_deltas,
     unqualified_signature_base,
 )
@@ -27,6 +26,7 @@ from perflab.lenses.instructions.inlining import (
     replacements,
 )
 from perflab.lenses.instructions.layers import LayerRule, compile_layers, layer_deltas
+from perflab.records.accounting import Presence
 from perflab.records.diagnosis import Claim
 from perflab.tools.callgrind import (
     CallCost,

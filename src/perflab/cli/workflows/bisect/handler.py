@@ -11,17 +11,16 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EXIT_NOT_MEASURED,
-    EXIT_OK,
     benchmarked,
     refuse_run_only,
     said_written,
     write,
 )
 from perflab.plan.bisect_search import parse_threshold
-from perflab.records.bisect import BisectResult, BisectStep, Direction
+from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal
 from perflab.report.history import bisect_html, bisect_markdown, describe_step, render_bisect
@@ -30,8 +29,6 @@ from perflab.workflows import bisect
 
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
-
-EXIT_NOT_FOUND = 1  # no change beyond the threshold, or a step stayed inconclusive
 
 
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
@@ -67,7 +64,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         )
     if result.culprit is not None or result.candidates:
         return EXIT_OK
-    if result.steps and result.steps[0].outcome.state.value == "skipped":
+    if result.steps and result.steps[0].outcome.state is StepState.SKIPPED:
         # the step's line and the search path above said why; -q said neither
         why = "" if not quiet else f": {result.steps[0].outcome.reason}"
         err.print(

@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.text import Text
 
+from perflab.cli.exits import EXIT_OK, EXIT_REGRESSION
 from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EXIT_OK,
     benchmarked,
     refuse_run_only,
     said_written,
@@ -34,8 +34,6 @@ from perflab.workflows import check
 
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
-
-EXIT_REGRESSION = 1  # a confirmed regression
 
 
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:

@@ -12,10 +12,9 @@ from rich.console import Console
 from rich.text import Text
 
 from perflab import api
+from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
-    EXIT_NOT_MEASURED,
-    EXIT_OK,
     benchmarked,
     refuse_run_only,
     said_written,
