@@ -270,6 +270,53 @@ def short_problem(parts: tuple[str, ...]) -> str | None:
 
 
 @cache
+def _classes() -> dict[str, tuple[tuple[ast.ClassDef, tuple[str, ...]], ...]]:
+    """Each class name in perflab, with its classes (node, module) of that name."""
+    named: dict[str, list[tuple[ast.ClassDef, tuple[str, ...]]]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = path.relative_to(PACKAGE).with_suffix("").parts
+        module = module[:-1] if module[-1] == "__init__" else module
+        for statement in _statements(_tree(path).body):
+            if isinstance(statement, ast.ClassDef):
+                named.setdefault(statement.name, []).append((statement, module))
+    return {name: tuple(classes) for name, classes in named.items()}
+
+
+def class_problem(parts: tuple[str, ...]) -> str | None:
+    """Why `Class.attribute`, with `Class` one of perflab's by name, names nothing."""
+    for node, module in _classes()[parts[0]]:
+        names = _class_names(node, module)
+        if names is None or parts[1] in names:
+            return None
+    return f"no class {parts[0]} has {parts[1]}"
+
+
+@cache
+def _module_level() -> dict[str, tuple[str, ...]]:
+    """Each function or class at a module's top in perflab, with the modules defining it."""
+    named: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for statement in _tree(path).body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                named.setdefault(statement.name, []).append(path.relative_to(PACKAGE).as_posix())
+    return {name: tuple(paths) for name, paths in named.items()}
+
+
+def span_problem(parts: tuple[str, ...]) -> str | None:
+    """Why a backticked `first.name` names nothing: `first` is one of perflab's modules or
+    classes that lacks `name`, or no module although `name` is a function or class of perflab's
+    (a module renamed: `callgrind_count.InstructionCounter`); None otherwise (a variable)."""
+    if parts[0] in _modules_named():
+        return short_problem(parts)
+    if parts[0] in _classes():
+        return class_problem(parts)
+    if parts[1] in _module_level() and parts[0].islower():
+        homes = " or ".join(_module_level()[parts[1]])
+        return f"no module named {parts[0]} ({parts[1]} is in {homes})"
+    return None
+
+
+@cache
 def _defined_anywhere() -> frozenset[str]:
     """Every name a module of perflab's, or a class in it, binds."""
     names: set[str] = set()
@@ -367,10 +414,12 @@ def named(text: str, package: tuple[str, ...] = ()) -> Iterator[tuple[str, str |
             yield found, dotted_problem(parts[1:])
         elif parts[0] in PACKAGES and not any(found in path for path in paths):
             yield found, package_problem(parts, package)
+        elif parts[0] in _classes():
+            yield found, class_problem(parts)
     for found in _SPAN.findall(text):
         parts = tuple(found.split("."))
-        if parts[0] != "perflab" and parts[0] not in PACKAGES:
-            yield found, short_problem(parts)
+        if parts[0] != "perflab" and parts[0] not in PACKAGES | _classes().keys():
+            yield found, span_problem(parts)
     for found in _ROLE.findall(text):
         yield found, role_problem(tuple(found.split(".")))
 
@@ -413,6 +462,7 @@ def test_the_check_finds_what_is_gone() -> None:
             "`store/sqlite.py`, perflab.store.sqlite, store/sqlite.py:SqliteStore, budget.py,",
             "`lenses/asm/`, `perflab.toml`, stats.paired, records.errors.ConfigError.hint,",
             "`session.loops_per_variant`, `result.value` (a variable), tests/unit/cross/,",
+            "ConfigError.hint, `LensDescriptor.paired_units`,",
             ":func:`profile_diff.diff_profiles`, :class:`~perflab.records.document.Section`,",
             ":func:`analyse_run`, docs/json-format.md",
         ]
@@ -423,7 +473,8 @@ def test_the_check_finds_what_is_gone() -> None:
             "`store/nothing.py`, perflab.store.nothing, store/sqlite.py:no_such_function,",
             "records.errors.ConfigError.no_such_field, `session.no_such_name`, `lenses/nothing/`,",
             "tests/unit/nothing/test_x.py, no_such_module.py, :func:`perf_profile.diff_profiles`,",
-            ":func:`no_such_function`",
+            ":func:`no_such_function`, ConfigError.no_such_field,",
+            "`callgrind_count.InstructionCounter`",
         ]
     )
     assert [name for name, why in named(gone) if why] == [
@@ -434,7 +485,9 @@ def test_the_check_finds_what_is_gone() -> None:
         "no_such_module.py",
         "perflab.store.nothing",
         "records.errors.ConfigError.no_such_field",
+        "ConfigError.no_such_field",
         "session.no_such_name",
+        "callgrind_count.InstructionCounter",
         "perf_profile.diff_profiles",
         "no_such_function",
     ]
