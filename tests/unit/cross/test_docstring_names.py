@@ -2,7 +2,8 @@
 moved or split module cannot leave the code's own prose pointing at nothing. Checked in every
 module, class and function docstring and every comment: a dotted `perflab.x.y`; a path from a
 package of perflab or the repository's root (`store/sqlite.py`, `lenses/asm/`,
-`measure/session.py:loops_per_variant`, `docs/json-format.md`); a file named without its folder
+`measure/session.py:loops_per_variant`, `docs/json-format.md`) or from a package above the
+one it is written in (`svg/flame.py` in report/); a file named without its folder
 (`budget.py`); a dotted name that starts with a package of perflab (`store.sqlite.SqliteStore`,
 or a sibling module of that name); a backticked `module.name` whose module is one of perflab's
 (`session.loops_per_variant`); a cross-reference (:func:`profile_diff.diff_profiles`). Each
@@ -405,6 +406,13 @@ def named(text: str, package: tuple[str, ...] = ()) -> Iterator[tuple[str, str |
         if found.startswith("src/perflab/") or first in PACKAGES | REPOSITORY_FOLDERS:
             paths.append(found)
             yield found, path_problem(found)
+            continue
+        # from a package above the one it is written in: `asm/sources.py` in lenses/profile/
+        above = [package[:d] for d in range(len(package), 0, -1)]
+        home = next((p for p in above if PACKAGE.joinpath(*p, first).exists()), None)
+        if home is not None:
+            paths.append(found)
+            yield found, path_problem("/".join((*home, found)))
     for stem, attribute in _FILE.findall(text):
         if not any(f"/{stem}.py" in path for path in paths):
             yield f"{stem}.py", file_problem(stem, attribute or None)
@@ -468,6 +476,10 @@ def test_the_check_finds_what_is_gone() -> None:
         ]
     )
     assert [name for name, why in named(text) if why] == []
+    assert [why for _, why in named("svg/flame.py, svg/gone.py, and/or", ("report",))] == [
+        None,
+        "does not exist",
+    ]
     gone = " ".join(
         [
             "`store/nothing.py`, perflab.store.nothing, store/sqlite.py:no_such_function,",
