@@ -90,8 +90,8 @@ def run_on_cluster(
     progress: ProgressReporter | None = None,
     cache_dir: str | Path | None = None,
 ) -> RunResult:
-    """Measure the experiment's cells on a Ray cluster (`settings.ray_address`, or a local one
-    started here and stopped at the end); one run in `store`, written as cells measure."""
+    """Measure the experiment's cells on a Ray cluster (`experiment.settings.ray_address`, or a
+    local one started here and stopped at the end); one run in `store`, written as cells measure."""
     from perflab.analyse.run import analyse_run
 
     api = RayApi()

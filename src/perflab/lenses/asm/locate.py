@@ -123,7 +123,7 @@ def presence(
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """For functions listed in another variant but not here: where this variant's objects
     define them, per the symbol table, and what was searched. First the objects of the same
-    library (`measure.object_names`: `libpython3.12.so.1.0` for `libpython3.11.so.1.0`) and the
+    library (`tools.object_names`: `libpython3.12.so.1.0` for `libpython3.11.so.1.0`) and the
     executables (each variant's command may run its own, under another name); for a function
     none of them defines, every other object the variant loaded, so "not defined" is said only
     of all of them."""

@@ -29,7 +29,7 @@ class FunctionDelta:
     parts: tuple[str, ...] = ()  # the names merged into this row (clones, .cold parts)
     baseline_name: str | None = None  # set when an overload's signature changed (name: variant's)
     # the variant's file name of the object, when it is another build of the baseline's under
-    # another name (libpython3.11.so.1.0 / libpython3.12.so.1.0: `measure.object_names`)
+    # another name (libpython3.11.so.1.0 / libpython3.12.so.1.0: `tools.object_names`)
     variant_object: str | None = None
     # (baseline, variant): what the CPU ran where callgrind ran this function in both, set when
     # the other lenses saw another dispatch target (valgrind hides AVX-512:

@@ -23,7 +23,7 @@ def paired_costs(
     baseline: FunctionCosts, variant: FunctionCosts
 ) -> tuple[FunctionCosts, dict[str, str]]:
     """The variant's costs with each object that is another build of a baseline object under
-    another file name (`measure.object_names.pair_objects`) renamed to the baseline's name, so
+    another file name (`tools.object_names.pair_objects`) renamed to the baseline's name, so
     one function is one row; and the pairs (baseline name -> variant name)."""
     pairs = pair_objects(
         {fid.object for fid in baseline.functions}, {fid.object for fid in variant.functions}

@@ -41,7 +41,8 @@ def profile_cost(
     shared = statement and Metric.ASM in settings.metrics
     post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
     # statements: each generation's variants are read back (perf script) side by side, on
-    # the CPUs other perflab runs leave (measure/recording_runs: all_cpus, run_threads)
+    # the CPUs other perflab runs leave (measure/perf/runs.py, with all_cpus and run_threads
+    # of tools/analysis_parallel.py)
     script_s = (
         processes * side_by_side_s(post_s, n, probe.counting_cpus, factor)
         if statement

@@ -1,7 +1,7 @@
 """A differential flame tree from two profiles' folded stacks. Pure.
 
 Every node is a call path (root first) with its inclusive share of the baseline's and of the
-variant's samples. Frames pair by symbol name only, as in :func:`perf_profile.diff_profiles`:
+variant's samples. Frames pair by symbol name only, as in :func:`profile_diff.diff_profiles`:
 library paths differ between the builds being compared.
 """
 
@@ -56,7 +56,8 @@ def _freeze(symbol: str, node: _Building, baseline_total: int, variant_total: in
 
 
 def differential_tree(baseline: Mapping[Stack, int], variant: Mapping[Stack, int]) -> FlameNode:
-    """The merged call tree of two profiles (as :func:`perf_profile.parse_folded` returns them)."""
+    """The merged call tree of two profiles (as :func:`profile_stacks.parse_folded` returns
+    them)."""
     root = _Building("")
     for stack, count in baseline.items():
         _add(root, stack, count, variant=False)
