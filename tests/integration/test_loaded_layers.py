@@ -1,6 +1,6 @@
 """The layer rule at run time (tests/unit/cross/test_layers.py checks it in the source): what
-importing the renderers and the store really loads, in a fresh interpreter so that modules other
-tests imported do not hide an edge."""
+importing the renderers, the store and measure/ really loads, in a fresh interpreter so that
+modules other tests imported do not hide an edge."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from tests.unit.cross.test_layers import MODULES, PENDING
 pytestmark = pytest.mark.integration
 
 
-def test_importing_the_renderers_and_store_loads_no_engine_api_cli_or_lens() -> None:
+def test_importing_the_renderers_store_and_measure_loads_no_engine_api_cli_or_lens() -> None:
     """The same contract at run time: what `import` really loads."""
     pending = {module for module, _ in PENDING}
     modules = [
         m
         for m in MODULES
-        if (m.startswith("perflab.report") or m.startswith("perflab.store")) and m not in pending
+        if m.startswith(("perflab.report", "perflab.store", "perflab.measure")) and m not in pending
     ]
     code = (
         "import importlib, sys\n"

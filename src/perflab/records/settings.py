@@ -458,7 +458,7 @@ class Settings:
     # the lenses' own options by name, sorted: each lens declares its options, their defaults
     # and specs (lenses/<lens>/options.py, named by its descriptor), so that a lens is added
     # without touching this module; lens code reads them through its options.py accessors
-    # (code shared by lenses through `perflab.lenses.registry.lens_option`)
+    # (an option two lenses share through `perflab.lenses.registry.lens_option`)
     lens_options: tuple[tuple[str, Any], ...] = ()
 
     def option(self, name: str, default: Any = None) -> Any:

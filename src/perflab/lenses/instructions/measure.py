@@ -9,8 +9,11 @@ was stored.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from perflab.lenses.instructions.analyse import analyse_instructions
+from perflab.lenses.instructions.options import cache_sim_of, region_of
+from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.launch import (
@@ -23,6 +26,7 @@ from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
+from perflab.records.settings import Settings
 from perflab.tools.native_code import native_code
 
 
@@ -47,7 +51,8 @@ class InstructionsLens:
         self.read_cpuinfo = read_cpuinfo
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        self.counter.count(benchmark, context)
+        options = counting_asked(self.counter.options, context.experiment.settings)
+        self.counter.with_options(options).count(benchmark, context)
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         if which("valgrind") is None:
@@ -86,3 +91,14 @@ class InstructionsLens:
         return analyse_instructions(
             benchmark, variants, data, experiment, equivalence_band=self.equivalence_band
         )
+
+
+def counting_asked(options: CountOptions, settings: Settings) -> CountOptions:
+    """`options` with what the experiment asks of the counter: the lens's `cache_sim` and
+    `region`, and the analysis cache every symbolising lens shares (asm's option)."""
+    return replace(
+        options,
+        cache_sim=cache_sim_of(settings),
+        region=region_of(settings),
+        analysis_cache=bool(lens_option(settings, "analysis_cache")),
+    )

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
+from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.launch import (
@@ -170,23 +171,16 @@ class MemoryLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         sink = _Filed(context.sink)
-        experiment = context.experiment
         footprint = replace(context, sink=sink, progress=_Progress(context.progress, "peak RSS"))
         self.footprint.measure(benchmark, footprint)
-        settings = experiment.settings.with_options(cache_sim=True)
-        variants = same_size_environments(experiment.variants)
-        every = replace(experiment, variants=variants, settings=settings)
-        counting = self._counting(benchmark, replace(context, experiment=every))
+        variants = same_size_environments(context.experiment.variants)
+        counting = self._counting(benchmark, context, variants)
+        traffic = replace(
+            context, sink=sink, progress=_Progress(context.progress, "cache simulation")
+        )
         for variant in variants:
-            alone = replace(experiment, variants=(variant,), settings=settings)
-            traffic = replace(
-                context,
-                experiment=alone,
-                sink=sink,
-                progress=_Progress(context.progress, "cache simulation"),
-            )
             try:
-                counting.count(benchmark, traffic)
+                counting.count(benchmark, traffic, (variant,))
             except BenchmarkFailedError as error:
                 reason = cannot_execute(error)
                 if reason is None:
@@ -201,19 +195,26 @@ class MemoryLens:
                     )
                 )
 
-    def _counting(self, benchmark: Benchmark, every: LensContext) -> InstructionCounter:
+    def _counting(
+        self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant]
+    ) -> InstructionCounter:
         """The traffic's counter (left as it was given) switched for counting one variant at a
-        time, each as every other is (the same statement counts differently through client
-        requests and through vgdb): asked once, for all of `every`'s variants."""
+        time with the cache simulation on, each as every other is (the same statement counts
+        differently through client requests and through vgdb): asked once, for all
+        `variants`."""
+        settings = context.experiment.settings
         options = replace(
             self.traffic.options,
+            cache_sim=True,  # the traffic is what the simulated caches see
+            region=lens_option(settings, "region"),  # the instructions lens's, shared
+            analysis_cache=bool(lens_option(settings, "analysis_cache")),
             note_unexecutable=False,  # caught by `measure`, per variant
             # instrumentation switched around each loop: the simulated caches start cold in
             # every loop (toggling collection would leave them warm from the loop before)
             toggle_collection=False,
         )
         if benchmark.kind is BenchmarkKind.STATEMENT and options.client_requests is True:
-            requests = self.traffic.client_requests_possible(benchmark, every)
+            requests = self.traffic.client_requests_possible(benchmark, context, variants)
             options = replace(options, client_requests=requests)
         return self.traffic.with_options(options)
 

@@ -14,8 +14,8 @@ compiled on the user's machine. Every measured loop is paired with an empty-stat
 same length, whose costs (the loop itself and the worker's handshake) are subtracted, as
 torch.utils.benchmark does.
 
-Commands run whole under callgrind, or with ``--toggle-collect=FUNCTION`` only inside the
-instructions lens's `region` option.
+Commands run whole under callgrind, or with ``--toggle-collect=FUNCTION`` only inside
+`CountOptions.region`.
 
 What is fixed for determinism (and recorded as variant info): PYTHONHASHSEED=0, address-space
 randomisation off (personality ADDR_NO_RANDOMIZE, as ``setarch -R``), the environment padded to
@@ -23,10 +23,9 @@ the same size for every variant, the cache geometry of the simulator. The worker
 is warmed up (CPython specialises code after a few runs) before anything is counted.
 
 This module plans the counting and runs its jobs on the CPUs; its parts, by what they do:
-`callgrind_launch` (valgrind's options, the fixed environment, loop counts), `callgrind_workers`
-(the processes), `callgrind_session` (switching callgrind around a worker's loops: client
-requests or vgdb), `callgrind_dumps` (reading what callgrind wrote), `callgrind_store` (samples,
-artifacts and variant info).
+`launch` (valgrind's options, the fixed environment, loop counts), `workers` (the processes),
+`switching` (switching callgrind around a worker's loops: client requests or vgdb), `dumps`
+(reading what callgrind wrote), `store` (samples, artifacts and variant info).
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perflab.lenses.registry import lens_option
 from perflab.machine.proc import LaunchSpec, stop_all_contained
 from perflab.measure.callgrind.artifacts import KIND_UNAVAILABLE
 from perflab.measure.callgrind.launch import (
@@ -66,7 +64,7 @@ from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import StatementWorker, interpreter_for, variant_environment
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.kinds import BenchmarkKind, Metric
-from perflab.records.model import Artifact, Benchmark, Note, Severity
+from perflab.records.model import Artifact, Benchmark, Note, Severity, Variant
 from perflab.stats.summary import process_levels
 from perflab.tools.parallel import LiveSet, counting_cpus, run_on_cpus
 
@@ -82,8 +80,8 @@ class InstructionCounter:
     and callgrind files stored as `Metric.INSTRUCTIONS` samples and artifacts (a lens that files
     them under its own metric wraps the sink). Lenses hold one and call `count`; none inherits.
 
-    Reads the instructions lens's options `region` (commands: count only inside that function)
-    and `cache_sim` (simulated D1/LL misses and branch mispredictions, fixed geometry)."""
+    Reads no lens's options: what an experiment asks for (`cache_sim`, `region`,
+    `analysis_cache`) comes in its `CountOptions`, set by the lens from its own settings."""
 
     metric = Metric.INSTRUCTIONS  # of its progress, its notes and its unavailable artifacts
 
@@ -101,11 +99,16 @@ class InstructionCounter:
         """A counter counting with `options`, sharing this one's checks of the interpreters."""
         return InstructionCounter(options, requests_checked=self._requests_checked)
 
-    def count(self, benchmark: Benchmark, context: LensContext) -> None:
-        """Every variant of `context.experiment` counted, stored through `context.sink`; a
-        variant that fails, where others are left to compare, raises `VariantsFailed` after
-        the others were counted."""
-        runs = self._runs(benchmark, context)
+    def count(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        variants: Sequence[Variant] | None = None,
+    ) -> None:
+        """`variants` (None: every variant of `context.experiment`) counted, stored through
+        `context.sink`; a variant that fails, where others are left to compare, raises
+        `VariantsFailed` after the others were counted."""
+        runs = self._runs(benchmark, context, variants)
         cpus = self._cpus(context)
         statement = benchmark.kind is BenchmarkKind.STATEMENT
         plan = self._plan(runs, cpus, statement=statement)
@@ -118,7 +121,9 @@ class InstructionCounter:
             detail=f"callgrind: {names}"
             + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
         )
-        counting = _Counting(self, benchmark, context, cpus, statement=statement)
+        counting = _Counting(
+            self, benchmark, context, cpus, statement=statement, compared=len(runs) > 1
+        )
         started_s = time.monotonic()
         counting.run(jobs)
         if statement and plan.processes < MAX_PROCESSES:
@@ -209,17 +214,27 @@ class InstructionCounter:
             metric=self.metric,
         )
 
-    def client_requests_possible(self, benchmark: Benchmark, context: LensContext) -> bool | str:
-        """True when every variant of the experiment can switch callgrind with client requests,
-        else why not: a lens that counts the variants one at a time (memory) asks first and
-        passes the answer on (`client_requests`), so that all are counted alike."""
-        runs = self._runs(benchmark, context)
+    def client_requests_possible(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        variants: Sequence[Variant] | None = None,
+    ) -> bool | str:
+        """True when every one of `variants` (None: the experiment's) can switch callgrind with
+        client requests, else why not: a lens that counts the variants one at a time (memory)
+        asks first and passes the answer on (`client_requests`), so that all are counted
+        alike."""
+        runs = self._runs(benchmark, context, variants)
         reasons = self._reasons_against_requests(runs)
         return why_not(runs[0].variant.name, reasons) if reasons else True
 
-    def _runs(self, benchmark: Benchmark, context: LensContext) -> list[CountRun]:
-        """Each variant's measurement, its environment fixed for determinism."""
-        variants = context.experiment.variants
+    def _runs(
+        self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant] | None
+    ) -> list[CountRun]:
+        """Each variant's measurement, its environment fixed for determinism (padded to the
+        size of the largest of `variants`)."""
+        if variants is None:
+            variants = context.experiment.variants
         envs = [variant_environment(v) for v in variants]
         target = padding_target(envs)
         runs = []
@@ -232,7 +247,7 @@ class InstructionCounter:
                 aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
                 environment_bytes=environment_bytes(fixed_env),
             )
-            if lens_option(context.experiment.settings, "cache_sim"):
+            if self.options.cache_sim:
                 run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
             runs.append(run)
         return runs
@@ -315,6 +330,7 @@ class _Counting:
         cpus: Sequence[int | None],
         *,
         statement: bool,
+        compared: bool,
     ) -> None:
         self.counter = counter
         self.benchmark = benchmark
@@ -329,9 +345,9 @@ class _Counting:
         self.counted_by_process: dict[str, list[tuple[float, ...]]] = {}
         self.unexecutable: set[str] = set()  # variants valgrind cannot execute
         # variants whose counting failed, each with its (first) error; only where another
-        # variant is left to compare (one variant alone fails as the benchmark)
+        # variant is counted beside it (one variant alone fails as the benchmark)
         self.failed: dict[str, BenchmarkFailedError] = {}
-        self.tolerates_failures = len(context.experiment.variants) > 1
+        self.tolerates_failures = compared
 
     def run(self, jobs: Sequence[CountJob]) -> None:
         run_on_cpus(jobs, self.cpus, self.count, self.store, on_stop=self.stop, drain=self.drain)
@@ -369,7 +385,7 @@ class _Counting:
                 levels = self.counted_by_process.setdefault(run.variant.name, [])
                 levels.append(counts.per_iteration())
             else:
-                store_command(run, counts, cpu)
+                store_command(self.counter.options, run, counts, cpu)
             self.context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
 
     def store(self, job: CountJob, outcome: tuple[int | None, str | None]) -> None:

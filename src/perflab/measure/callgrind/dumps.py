@@ -10,10 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.callgrind.artifacts import SAMPLE_NAME
-from perflab.measure.callgrind.launch import CountRun
+from perflab.measure.callgrind.launch import CountOptions
 from perflab.tools.analysis_cache import AnalysisCache
 from perflab.tools.callgrind import (
     INSTRUCTIONS_EVENT,
@@ -126,10 +125,9 @@ def trigger_of(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def analysis_cache(run: CountRun) -> AnalysisCache:
-    return AnalysisCache.default(
-        enabled=lens_option(run.context.experiment.settings, "analysis_cache")
-    )
+def analysis_cache(options: CountOptions) -> AnalysisCache:
+    """Where inline frames are kept by build-id (off: neither read nor written)."""
+    return AnalysisCache.default(enabled=options.analysis_cache)
 
 
 def symbolise_inline_frames(

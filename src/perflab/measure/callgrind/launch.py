@@ -3,8 +3,8 @@ determinism, the loop counts of a statement's counted loops, what says valgrind 
 variant, and one variant's measurement in progress (`CountRun`). Pure, but for the checks of
 the host (`check_valgrind_runs`, `read_cpuinfo`, `other_runs`).
 
-The counting itself is `callgrind_count.InstructionCounter`'s (see its docstring); this module,
-`callgrind_dumps`, `callgrind_session`, `callgrind_workers` and `callgrind_store` are its parts.
+The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
+`switching`, `workers` and `store` are its parts.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
 _SETTLED = 1e-3
 MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
 # statements: worker processes per variant at most, the last added only when a variant's first
-# processes counted at different levels (callgrind_count.InstructionCounter.count)
+# processes counted at different levels (count.InstructionCounter.count)
 MAX_PROCESSES = 3
 
 
@@ -53,7 +53,9 @@ VALGRIND_HINT = "install valgrind (Debian/Ubuntu: apt-get install valgrind)"
 @dataclass(frozen=True)
 class CountOptions:
     """How the variants of a benchmark are counted under callgrind: the counter's one
-    parameter object. The defaults are the instructions lens's."""
+    parameter object. The defaults are the instructions lens's. `cache_sim`, `region` and
+    `analysis_cache` are what an experiment asks for: each lens sets them from its own
+    settings before it counts, since measure/ reads no lens's option by name."""
 
     repeats: int = 2  # counted pairs per worker process (a command: processes)
     # worker processes per variant for statements, each under its own valgrind: the unit of
@@ -83,6 +85,12 @@ class CountOptions:
     # away per loop); False: instrumentation switched around each loop, so that a cache
     # simulation starts cold in every loop
     toggle_collection: bool = True
+    # simulated D1/LL misses and branch mispredictions, with the fixed `CACHE_GEOMETRY`
+    cache_sim: bool = False
+    # commands: count only inside this function (callgrind's --toggle-collect); None: all
+    region: str | None = None
+    # inline frames read from and kept in the analysis cache (by build-id)
+    analysis_cache: bool = True
 
 
 def choose_loops(instructions_per_iteration: float) -> int:

@@ -8,7 +8,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perflab.lenses.registry import lens_option
 from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -106,8 +105,9 @@ def fix_plan(run: CountRun, plan: StatementPlan, process: int) -> None:
         settling[str(process)] = plan.warmup
 
 
-def store_frames(run: CountRun, instructions: InstructionCosts) -> None:
-    add_frames(run, symbolise_inline_frames(run.context.runner, instructions, analysis_cache(run)))
+def store_frames(options: CountOptions, run: CountRun, instructions: InstructionCosts) -> None:
+    cache = analysis_cache(options)
+    add_frames(run, symbolise_inline_frames(run.context.runner, instructions, cache))
 
 
 def add_frames(run: CountRun, frames: Mapping[str, Mapping[str, Any]]) -> None:
@@ -139,17 +139,19 @@ def add_identities(run: CountRun, identities: Mapping[str, str | None]) -> None:
     )
 
 
-def store_command(run: CountRun, counts: CommandCounts, cpu: int | None) -> None:
+def store_command(
+    options: CountOptions, run: CountRun, counts: CommandCounts, cpu: int | None
+) -> None:
     for repeat, dumps in enumerate(counts.repeats):
         loops = counts.loops[repeat] if counts.loops else 1
-        store_command_dumps(run, dumps, repeat, counts.inline, cpu, loops)
+        store_command_dumps(options, run, dumps, repeat, counts.inline, cpu, loops)
     run.fixed["repeats"] = len(counts.repeats)
-    region = lens_option(run.context.experiment.settings, "region")
-    if region is not None:
-        run.fixed["region"] = region
+    if options.region is not None:
+        run.fixed["region"] = options.region
 
 
 def store_command_dumps(
+    options: CountOptions,
     run: CountRun,
     dumps: Sequence[tuple[str, str]],
     repeat: int,
@@ -160,7 +162,7 @@ def store_command_dumps(
     parts = stored_parts(run, dumps, repeat)
     costs = combine_parts(parts)
     totals = derived_totals(costs)
-    check_region_ran(run, totals)
+    check_region_ran(options.region, run, totals)
     for name, value in totals.items():
         # each repeat of a command is a process of its own
         run.context.sink.add_sample(
@@ -171,7 +173,7 @@ def store_command_dumps(
     if inline and repeat == 0:
         instructions = instructions_of(parts)
         if instructions is not None:
-            store_frames(run, instructions)
+            store_frames(options, run, instructions)
 
 
 def stored_parts(
@@ -197,9 +199,8 @@ def stored_parts(
     return parts
 
 
-def check_region_ran(run: CountRun, totals: Mapping[str, float]) -> None:
+def check_region_ran(region: str | None, run: CountRun, totals: Mapping[str, float]) -> None:
     """A --region function that counted nothing never ran: a wrong or inlined name."""
-    region = lens_option(run.context.experiment.settings, "region")
     if region is not None and totals[SAMPLE_NAME] == 0:
         raise ConfigError(
             f"the region function {region!r} never ran: callgrind counted nothing inside it",

@@ -1,9 +1,8 @@
 """The processes that count under callgrind: a statement's worker processes (fresh, or the
 children of one fork server per variant that imported the set-up once under callgrind), each
-switched by a `callgrind_session.StatementSession` and its dumps read in the process's own job;
-a command's runs under valgrind (whole, or the measured region a program reports). Nothing here
-writes to the sink: the jobs may run in threads, and `callgrind_store` stores what they hand
-back."""
+switched by a `switching.StatementSession` and its dumps read in the process's own job; a
+command's runs under valgrind (whole, or the measured region a program reports). Nothing here
+writes to the sink: the jobs may run in threads, and `store` stores what they hand back."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from perflab.lenses.registry import lens_option
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.machine.scratch import private_folder
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
@@ -106,7 +104,7 @@ class _StatementWorkers:
             out_file=os.path.join(self.directory, "callgrind.out.%p"),
             instr_at_start=False,
             vgdb_prefix=os.path.join(self.directory, "vgdb"),
-            cache_sim=lens_option(self.run.context.experiment.settings, "cache_sim"),
+            cache_sim=self.options.cache_sim,
             # per-instruction costs: the evidence for inlining claims (None: wherever an
             # object has debug info)
             dump_instr=self.options.inline_frames is not False,
@@ -204,9 +202,7 @@ class _StatementWorkers:
         with worker:
             self.workers.add(worker)
             try:
-                toggle = options.toggle_collection and not lens_option(
-                    run.context.experiment.settings, "cache_sim"
-                )
+                toggle = options.toggle_collection and not options.cache_sim
                 session = StatementSession(run, worker, self.directory, requests, toggle=toggle)
                 plan = session.measure(options.loops, options.repeats)
                 # every dump is on disk once its request returned: the interpreter's shutdown
@@ -259,7 +255,7 @@ def digest_statement(
                 instructions = instructions_of(stmt_parts)
                 if options.inline_frames is not False and instructions is not None:
                     frames = symbolise_inline_frames(
-                        run.context.runner, instructions, analysis_cache(run)
+                        run.context.runner, instructions, analysis_cache(options)
                     )
             totals.append((totals_of(found[KIND_STATEMENT]), totals_of(found[KIND_EMPTY])))
         except CallgrindFormatError as error:
@@ -283,7 +279,7 @@ def count_command(options: CountOptions, run: CountRun, cpu: int | None) -> Comm
     repeats: list[list[tuple[str, str]]] = []
     loops: list[int] = []
     for _ in range(max(1, options.repeats)):
-        dumps, iterations = _command_once(run, cpu, dump_instr=inline, shell=through_shell)
+        dumps, iterations = _command_once(options, run, cpu, dump_instr=inline, shell=through_shell)
         if iterations is not None:
             loops.append(iterations)
         repeats.append(dumps)
@@ -291,14 +287,16 @@ def count_command(options: CountOptions, run: CountRun, cpu: int | None) -> Comm
 
 
 def _command_once(
-    run: CountRun, cpu: int | None, *, dump_instr: bool, shell: bool
+    options: CountOptions, run: CountRun, cpu: int | None, *, dump_instr: bool, shell: bool
 ) -> tuple[list[tuple[str, str]], int | None]:
     """One run of the command under callgrind: its dumps, and (a program that reports its
     measured region) the dump of that region alone with the iterations it holds."""
     report = run.benchmark.reports  # a program that says where its measured region is
     with private_folder("callgrind") as directory:
         report_path = os.path.join(directory, "report.json")
-        argv = _under_callgrind(run, directory, report_path, dump_instr=dump_instr, shell=shell)
+        argv = _under_callgrind(
+            options, run, directory, report_path, dump_instr=dump_instr, shell=shell
+        )
         completed = run.context.runner.run(
             LaunchSpec(argv=argv, env=run.env, cwd=run.variant.cwd, cpu=cpu, disable_aslr=True),
             timeout_s=_COMMAND_TIMEOUT_S,
@@ -310,7 +308,13 @@ def _command_once(
 
 
 def _under_callgrind(
-    run: CountRun, directory: str, report_path: str, *, dump_instr: bool, shell: bool
+    options: CountOptions,
+    run: CountRun,
+    directory: str,
+    report_path: str,
+    *,
+    dump_instr: bool,
+    shell: bool,
 ) -> tuple[str, ...]:
     """valgrind, its options and the command; a program that reports its measured region is
     asked to write its report to `report_path`."""
@@ -322,9 +326,9 @@ def _under_callgrind(
         out_file=os.path.join(directory, "callgrind.out.%p"),
         instr_at_start=True,
         vgdb_prefix=None,
-        cache_sim=lens_option(settings, "cache_sim"),
+        cache_sim=options.cache_sim,
         dump_instr=dump_instr,
-        region=lens_option(settings, "region"),
+        region=options.region,
         trace_children=shell,
     ).argv()
     if report is not None:

@@ -16,6 +16,7 @@ from perflab.measure.callgrind.artifacts import (
     KIND_OBJECTS,
     KIND_STATEMENT,
 )
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.launch import (
     CACHE_GEOMETRY,
     CallgrindOptions,
@@ -26,7 +27,7 @@ from perflab.measure.callgrind.launch import (
     padding_target,
     refining_loops,
 )
-from perflab.measure.lens import LensAnalysis, MemorySink
+from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant
@@ -395,3 +396,28 @@ def test_worker_ops_outside_valgrind_say_why_and_count_nothing() -> None:
     assert reply["ok"] is False and reply["phase"] == "protocol"
     # a fork server's discard says the same, and switches nothing
     assert worker_ops.callgrind_discard(None, {"op": "callgrind_discard"}) == probe
+
+
+def test_the_lens_hands_the_counter_what_the_experiment_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """cache_sim and region are this lens's options, analysis_cache the symbolising lenses'
+    shared one: the lens reads them and passes them on, keeping its own counting options."""
+    seen: list[CountOptions] = []
+
+    def count(self: InstructionCounter, benchmark: Benchmark, context: LensContext) -> None:
+        seen.append(self.options)
+
+    monkeypatch.setattr(InstructionCounter, "count", count)
+    benchmark = Benchmark("b", cmd="./b")
+    lens = InstructionsLens(CountOptions(repeats=1))
+    for settings in (
+        Settings(),
+        Settings().with_options(cache_sim=True, region="kernel", analysis_cache=False),
+    ):
+        experiment = Experiment((benchmark,), (Variant("a"), Variant("b")), settings)
+        context = LensContext(experiment, FakeRunner(), MemorySink(), NullProgress(), None, "py")
+        lens.measure(benchmark, context)
+    asked = [(o.cache_sim, o.region, o.analysis_cache, o.repeats) for o in seen]
+    assert asked == [(False, None, True, 1), (True, "kernel", False, 1)]
+    assert lens.counter.options.cache_sim is False  # the lens's own counter is left as given

@@ -4,6 +4,7 @@ its threshold, its measuring with stand-in lenses, and its section."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pytest
 
@@ -247,14 +248,23 @@ class _Traffic:
 
     def __init__(self, failures: dict[str, str]) -> None:
         self.failures = failures
+        self.counting = self.options
         self.seen: list[tuple[str, bool]] = []
 
     def with_options(self, options: CountOptions) -> _Traffic:
+        self.counting = options
         return self
 
-    def count(self, benchmark: Benchmark, context: LensContext) -> None:
-        (variant,) = context.experiment.variants
-        self.seen.append((variant.name, context.experiment.settings.option("cache_sim")))
+    def count(
+        self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant] | None
+    ) -> None:
+        # the experiment as it was given: the lens asks for one variant and the cache
+        # simulation in the counter's options, rewriting neither settings nor variants
+        assert [v.name for v in context.experiment.variants] == ["a", "b"]
+        assert context.experiment.settings.option("cache_sim") is None
+        assert variants is not None
+        (variant,) = variants
+        self.seen.append((variant.name, self.counting.cache_sim))
         if variant.name in self.failures:
             raise BenchmarkFailedError("callgrind failed", detail=self.failures[variant.name])
         context.sink.add_sample(

@@ -1,0 +1,46 @@
+"""The callgrind counter counts with what its `CountOptions` say, never with a lens's option
+read from the experiment's settings: a lens hands it `cache_sim`, `region` and
+`analysis_cache` as values."""
+
+from __future__ import annotations
+
+from perflab.machine.proc import FakeRunner
+from perflab.measure.callgrind import workers as callgrind_workers
+from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.launch import CACHE_GEOMETRY, CountRun
+from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.settings import Settings
+
+BENCHMARK = Benchmark("b", cmd="./b")
+
+
+def _context(settings: Settings) -> LensContext:
+    experiment = Experiment((BENCHMARK,), (Variant("a"), Variant("b", env={"X": "1"})), settings)
+    return LensContext(experiment, FakeRunner(), MemorySink(), NullProgress(), None, "python3")
+
+
+def test_valgrind_is_asked_for_what_the_options_say_whatever_the_settings_hold() -> None:
+    # settings that say the opposite: the counter no longer looks there
+    context = _context(Settings().with_options(cache_sim=False, region="elsewhere"))
+    run = CountRun(BENCHMARK, Variant("a"), context, {})
+    options = CountOptions(cache_sim=True, region="kernel")
+    argv = callgrind_workers._under_callgrind(
+        options, run, "/tmp/d", "/tmp/d/report.json", dump_instr=False, shell=False
+    )
+    assert "--cache-sim=yes" in argv and "--toggle-collect=kernel" in argv
+    plain = callgrind_workers._under_callgrind(
+        CountOptions(), run, "/tmp/d", "/tmp/d/report.json", dump_instr=False, shell=False
+    )
+    assert not any(a.startswith(("--cache-sim", "--toggle-collect")) for a in plain)
+
+
+def test_the_variants_counted_are_those_asked_for_with_the_geometry_the_options_fix() -> None:
+    context = _context(Settings())
+    simulated = InstructionCounter(CountOptions(cache_sim=True))
+    runs = simulated._runs(BENCHMARK, context, None)
+    assert [run.variant.name for run in runs] == ["a", "b"]
+    assert all(run.fixed["cache_geometry"] == dict(CACHE_GEOMETRY) for run in runs)
+    (alone,) = simulated._runs(BENCHMARK, context, (Variant("b", env={"X": "1"}),))
+    assert alone.variant.name == "b"
+    assert "cache_geometry" not in InstructionCounter()._runs(BENCHMARK, context, None)[0].fixed
