@@ -44,3 +44,15 @@ def test_the_variants_counted_are_those_asked_for_with_the_geometry_the_options_
     (alone,) = simulated._runs(BENCHMARK, context, (Variant("b", env={"X": "1"}),))
     assert alone.variant.name == "b"
     assert "cache_geometry" not in InstructionCounter()._runs(BENCHMARK, context, None)[0].fixed
+
+
+def test_a_lens_counting_one_variant_a_call_starts_every_variant_alike() -> None:
+    # one measuring CPU (parallel off): two variants of 2 processes do not fit at once, so
+    # every variant is forked, decided once rather than by the CPUs free at each call
+    context = _context(Settings())
+    alone = InstructionCounter(CountOptions(processes=2, parallel=False))
+    decided = alone.started_alike(context, compared=2)
+    assert decided.options.fork is True
+    # a fork the options already fix stays as it is
+    fixed = InstructionCounter(CountOptions(fork=False))
+    assert fixed.started_alike(context, compared=2) is fixed

@@ -200,8 +200,8 @@ class MemoryLens:
     ) -> InstructionCounter:
         """The traffic's counter (left as it was given) switched for counting one variant at a
         time with the cache simulation on, each as every other is (the same statement counts
-        differently through client requests and through vgdb): asked once, for all
-        `variants`."""
+        differently through client requests and through vgdb, forked and fresh): asked once,
+        for all `variants`."""
         settings = context.experiment.settings
         options = replace(
             self.traffic.options,
@@ -216,7 +216,7 @@ class MemoryLens:
         if benchmark.kind is BenchmarkKind.STATEMENT and options.client_requests is True:
             requests = self.traffic.client_requests_possible(benchmark, context, variants)
             options = replace(options, client_requests=requests)
-        return self.traffic.with_options(options)
+        return self.traffic.with_options(options).started_alike(context, len(variants))
 
     def analyse(
         self,

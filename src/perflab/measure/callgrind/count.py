@@ -36,7 +36,7 @@ import math
 import queue
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perflab.machine.proc import LaunchSpec, stop_all_contained
 from perflab.measure.callgrind.artifacts import KIND_UNAVAILABLE
@@ -98,6 +98,17 @@ class InstructionCounter:
     def with_options(self, options: CountOptions) -> InstructionCounter:
         """A counter counting with `options`, sharing this one's checks of the interpreters."""
         return InstructionCounter(options, requests_checked=self._requests_checked)
+
+    def started_alike(self, context: LensContext, compared: int) -> InstructionCounter:
+        """This counter with fork-or-fresh decided now, as `count` would decide it for
+        `compared` variants at once: a lens that counts its variants one call at a time (the
+        memory lens) then starts every one alike, whatever CPUs are free at each call (how a
+        process is started shifts its counts a little)."""
+        if self.options.fork is not None:
+            return self
+        processes = max(1, self.options.processes)
+        fork = processes * compared > len(self._cpus(context))
+        return self.with_options(replace(self.options, fork=fork))
 
     def count(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -255,6 +256,12 @@ class _Traffic:
         self.counting = options
         return self
 
+    def started_alike(self, context: LensContext, compared: int) -> _Traffic:
+        # every variant started alike: the lens fixes fork-or-fresh once, for all of them
+        assert compared == len(context.experiment.variants)
+        self.counting = replace(self.counting, fork=True)
+        return self
+
     def count(
         self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant] | None
     ) -> None:
@@ -264,6 +271,7 @@ class _Traffic:
         assert context.experiment.settings.option("cache_sim") is None
         assert variants is not None
         (variant,) = variants
+        assert self.counting.fork is not None  # decided before the first call
         self.seen.append((variant.name, self.counting.cache_sim))
         if variant.name in self.failures:
             raise BenchmarkFailedError("callgrind failed", detail=self.failures[variant.name])
