@@ -4,7 +4,7 @@ beside each, and a function one build ran in place of another joined into one ca
 
 from __future__ import annotations
 
-from perflab.analyse.causes import ACCOUNTED_TARGET, Cause, from_account
+from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Cause, from_account
 from perflab.analyse.pair_claims import dispatched_pairs
 from perflab.records.accounting import Accounting, FunctionPart, Presence
 from perflab.records.kinds import Metric, Verdict
@@ -143,3 +143,11 @@ class _Raw:
 
     def to_json(self) -> dict[str, object]:
         return self.data
+
+
+def test_at_most_max_causes_are_named_however_little_they_account_for() -> None:
+    # twenty functions of 5% each: the target would need sixteen
+    parts = [part(f"f{i:02}", 10, 5) for i in range(20)]
+    causes = from_account(account(200, 100, *parts), {}, {})[3]
+    assert len(causes) == MAX_CAUSES
+    assert sum(c.share for c in causes) < ACCOUNTED_TARGET

@@ -156,16 +156,20 @@ def test_commits_follow_each_run_s_order_and_a_cycle_goes_to_the_first_measured(
         {"levels": {a: 1.0, c: 1.0}},
         {"levels": {b: 1.0, c: 1.0}, "seed": 2},
         {"levels": {a: 1.0, b: 1.0}, "seed": 3},
+        {"levels": {c: 1.0, a: 1.0}, "seed": 4},  # says c comes before a
     )
     store = Store.open(path)
     try:
         runs = store.runs_of_code()
     finally:
         store.close()
+    by_id = sorted(runs, key=lambda r: r.run_id)
     # c was seen before b, but a run says b comes before c
-    assert [x.commit for x in commit_line(runs)] == [a, b, c]
-    # runs that contradict each other: the commit measured first goes first
-    assert [x.commit for x in commit_line([runs[0], *runs[:1]])] == [a, c]
+    assert [x.commit for x in commit_line(by_id[:3])] == [a, b, c]
+    # runs that contradict each other: the commit the store measured first goes first
+    assert [x.commit for x in commit_line([by_id[0], by_id[3]])] == [a, c]
+    assert [x.commit for x in commit_line([by_id[3], by_id[0]])] == [c, a]
+    assert [x.commit for x in commit_line(by_id)] == [a, b, c]
 
 
 def test_a_threshold_must_be_above_zero(tmp_path: Path) -> None:
