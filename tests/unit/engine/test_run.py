@@ -1,0 +1,102 @@
+"""The run loop (`perflab.engine.run`) in memory: an experiment of variants measured through
+the time lens with scripted workers behind `FakeRunner`, stored and analysed, no process
+started; a variant whose worker fails is recorded and the others compared; a path that does
+not exist stops the run before anything is stored."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from perflab.engine.run import run_experiment
+from perflab.machine.proc import Completed, FakeProcess, FakeRunner, LaunchSpec
+from perflab.records.errors import ConfigError
+from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.store import SqliteStore
+from tests.conftest import FAST
+from tests.scripted_worker import ScriptedWorker
+
+SUBJECT = "perflab.engine.run"
+
+BENCH = Benchmark("b", stmt="f()", setup="pass")
+# unpinned (no CPU lock to take) and without per-run caches: nothing outside the test is touched
+SETTINGS = dataclasses.replace(
+    FAST, metrics=(Metric.TIME,), pin=False, share_caches=True, budget_s=0.2
+)
+
+
+def _ns_per_loop(spec: LaunchSpec) -> float:
+    return 800.0 if (spec.env or {}).get("FAST") == "1" else 1000.0
+
+
+def _runner(worker: Callable[[LaunchSpec], FakeProcess] | None = None) -> FakeRunner:
+    """The processes a run starts besides its workers: the machine's reference loop and the
+    tools' versions it records."""
+    runner = FakeRunner()
+    runner.on_spawn("statement_worker", worker or ScriptedWorker(_ns_per_loop))
+    runner.on_run(r"--version$", stdout="tool 1.0\n")
+    runner.on_run("import time", Completed((), 0, "0.05\n", "", 50_000_000))
+    return runner
+
+
+def _experiment(*variants: Variant) -> Experiment:
+    return Experiment(benchmarks=(BENCH,), variants=variants, settings=SETTINGS)
+
+
+def test_two_variants_through_one_lens_are_measured_stored_and_compared() -> None:
+    store = SqliteStore.in_memory()
+    runner = _runner()
+    experiment = _experiment(Variant("A"), Variant("B", env={"FAST": "1"}))
+    result = run_experiment(
+        experiment, store=store, runner=runner, default_python="/usr/bin/python3"
+    )
+    assert result.status is RunStatus.COMPLETE and result.failures == ()
+    [comparison] = result.comparisons
+    assert (comparison.baseline, comparison.variant) == ("A", "B")
+    assert comparison.metric is Metric.TIME and comparison.verdict is Verdict.FASTER
+    assert comparison.ratio == pytest.approx(0.8)
+    # what was measured is in the store the run was given, as the result says
+    stored = store.load_run(result.run_id)
+    assert stored.status is RunStatus.COMPLETE
+    assert {s.variant for s in stored.samples if s.metric is Metric.TIME} == {"A", "B"}
+    assert stored.machine["tools"]["perf"] == "tool 1.0"
+    # every process the run started has ended: the workers quit, anything else was stopped
+    assert runner.spawned and all(p.returncode is not None for p in runner.spawned)
+    assert any(p.returncode == 0 for p in runner.spawned)
+    assert {(p.spec.env or {}).get("FAST") for p in runner.spawned if p.returncode == 0} == {
+        None,
+        "1",
+    }
+
+
+def test_a_variant_whose_worker_fails_is_recorded_and_the_others_are_compared() -> None:
+    good = ScriptedWorker(_ns_per_loop)
+    broken = ScriptedWorker(_ns_per_loop, fail_setup="Traceback ...\nNameError: f")
+
+    def spawn(spec: LaunchSpec) -> FakeProcess:
+        return (broken if (spec.env or {}).get("BROKEN") == "1" else good)(spec)
+
+    runner = _runner(spawn)
+    experiment = _experiment(
+        Variant("A"), Variant("B", env={"FAST": "1"}), Variant("C", env={"BROKEN": "1"})
+    )
+    result = run_experiment(experiment, runner=runner, default_python="/usr/bin/python3")
+    assert result.status is RunStatus.INCOMPLETE
+    assert len(result.failures) == 1 and "NameError: f" in str(result.failures[0])
+    assert [(c.baseline, c.variant) for c in result.comparisons] == [("A", "B")]
+    with pytest.raises(type(result.failures[0])):
+        result.raise_on_failure()
+
+
+def test_a_variant_directory_that_does_not_exist_stops_the_run_before_it_is_stored(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore.in_memory()
+    missing = Variant("B", cwd=str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match="missing"):
+        run_experiment(_experiment(Variant("A"), missing), store=store, runner=_runner())
+    assert store.list_runs() == []
