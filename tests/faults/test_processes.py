@@ -20,6 +20,7 @@ import pytest
 from perflab.machine.proc import SubprocessRunner, stopped_processes
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
+from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
 from tests.faults.running import (
     QUICK,
@@ -315,3 +316,26 @@ def test_set_up_daemons_do_not_pile_up_over_a_run(tmp_path: Path, marker: str) -
     left = re.search(r"the benchmark left (\d+) process(es)? running", out)
     assert left is not None and int(left.group(1)) >= 2, out
     assert processes_left(perflab, marker=marker) == []
+
+
+def test_a_failure_with_a_lingering_child_is_reported_at_once(marker: str) -> None:
+    """A set-up starts a child that shares its stderr and outlives it, then the worker exits
+    (os._exit(3)): the failure is reported at once with what it wrote (perflab waited 2 s for
+    the end of a pipe the child held open), and the child is stopped"""
+    setup = (
+        f"import os, subprocess, sys, time\n"
+        f"subprocess.Popen([{marker!r}, '30'], executable={shutil.which('sleep')!r})\n"
+        "sys.stderr.write('exiting at %r\\n' % time.time())\n"
+        "sys.stderr.flush()\n"
+        "os._exit(3)\n"
+    )
+    with pytest.raises(BenchmarkFailedError) as failed:
+        _statement_worker(setup)
+    reported_at = time.time()
+    assert failed.value.message == "the worker process exited with status 3"
+    assert failed.value.detail is not None
+    exited = re.search(r"exiting at ([\d.]+)", failed.value.detail)
+    assert exited is not None, failed.value.detail
+    # a behaviour, not a timing: far below the 2 s it waited (< 0.5 s on an idle machine)
+    assert reported_at - float(exited.group(1)) < 1.5
+    assert _marked(marker) == []

@@ -4,6 +4,8 @@ its working directory) and reads whatever they write to stderr without blocking 
 from __future__ import annotations
 
 import os
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,30 @@ def test_a_command_past_its_timeout_is_killed(launcher: CommandLauncher) -> None
     with launcher:
         run = launcher.run(("sleep", "30"), env=dict(os.environ), cwd=None, timeout_s=0.5)
     assert run.timed_out and run.returncode == -9
+
+
+def test_a_failed_command_with_a_lingering_child_is_reported_at_once(
+    launcher: CommandLauncher,
+) -> None:
+    """`sh -c 'sleep 30 & exit 3'`: the child holds the stderr pipe open; the launcher stops
+    it and reads the tail without waiting for the end of the pipe (a behaviour, not a timing:
+    its drain waits up to 1 s)"""
+    marker = f"perflab-lingering-{uuid.uuid4().hex}"
+    script = f"echo before-exit >&2; exec -a {marker} sleep 30 & exit 3"
+    with launcher:
+        started = time.monotonic()
+        run = launcher.run(("bash", "-c", script), env=dict(os.environ), cwd=None, timeout_s=30)
+        took_s = time.monotonic() - started
+    assert (run.returncode, run.stderr_tail) == (3, "before-exit\n")
+    assert took_s < 1.0
+    assert not _running(marker)
+
+
+def _running(marker: str) -> bool:
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in entry.read_bytes():
+                return True
+        except OSError:
+            continue  # ended meanwhile
+    return False

@@ -6,7 +6,9 @@ swap in a fake and integration tests use the real tools.
 
 from __future__ import annotations
 
+import codecs
 import ctypes
+import io
 import itertools
 import os
 import re
@@ -85,7 +87,8 @@ class LiveProcess(Protocol):
 
     def stderr_lines(self) -> Iterator[str]:
         """Its stderr, line by line (a long line in pieces of at most STDERR_LINE_CHARS),
-        until it closes (blocks: read it from a thread)."""
+        until it closes or, once the process exited, until what it wrote has been read: a
+        child that outlives it may hold the pipe open (blocks: read it from a thread)."""
         ...
 
     def poll(self) -> int | None: ...
@@ -121,6 +124,11 @@ class ProcessRunner(Protocol):
 
 
 STDERR_LINE_CHARS = 8192  # the longest piece of a live process's stderr read at once
+# Once a process exited, everything it wrote is in its stderr pipe; a child it left may hold the
+# pipe open for ever. Its stderr is read until the pipe stays empty this long, and at most
+# _EXITED_DRAIN_S more (a child that keeps writing), not until the end of file.
+_EXITED_QUIET_S = 0.05
+_EXITED_DRAIN_S = 1.0
 _ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag, as used by `setarch -R`
 
 
@@ -285,7 +293,16 @@ class SubprocessRunner:
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )
-        return PopenProcess(popen, token)
+        return PopenProcess(popen, token, exit_fd=exit_descriptor(popen.pid))
+
+
+def exit_descriptor(pid: int) -> int | None:
+    """A descriptor that becomes readable when the child `pid` exits (a pidfd, Linux 5.3+),
+    opened before anything reaps it; None where the system has none."""
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
 
 
 class _Streams:
@@ -350,12 +367,19 @@ class PopenProcess:
     """The real `LiveProcess`: a child in its own session, with text pipes, contained: `token`
     is the CONTAINER_VARIABLE its environment (and its descendants') carries."""
 
-    def __init__(self, popen: subprocess.Popen[str], token: str) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[str], token: str, *, exit_fd: int | None = None
+    ) -> None:
         self.popen = popen
         self.token = token
         self.since_ticks = process_tree.start_ticks(popen.pid)
         self._reading_stderr = False
+        self._closing = False
+        self._close_lock = threading.Lock()
         self._pending = bytearray()  # read from stdout, not yet returned as a line
+        # readable once it exited (`exit_descriptor`); without it, the stderr reader looks
+        # every 0.1 s; closed with the pipes
+        self._exit_fd = exit_fd
 
     @property
     def pid(self) -> int:
@@ -393,21 +417,41 @@ class PopenProcess:
         return line.decode(errors="replace")
 
     def stderr_lines(self) -> Iterator[str]:
-        if self.popen.stderr is None:
+        stderr = self.popen.stderr
+        if stderr is None:
             return
         self._reading_stderr = True
+        lines = StderrLines(getattr(stderr, "encoding", None) or "utf-8")
+        exited_at: float | None = None
         try:
-            while True:
-                # a line is cut every STDERR_LINE_CHARS: a stream without newlines (a
-                # progress bar redrawn with \r) never grows perflab's memory
-                line = self.popen.stderr.readline(STDERR_LINE_CHARS)
-                if not line:
-                    return
-                yield line
+            # read from the descriptor, never through the text stream's buffer: select() must
+            # see every byte not yet returned
+            fd = stderr.fileno()
+            while not self._closing:
+                if exited_at is None:
+                    exit_fd = self._exit_fd
+                    # asleep until it writes or exits: no periodic wake-up beside a measurement
+                    watched, wake_s = ([fd], 0.1) if exit_fd is None else ([fd, exit_fd], None)
+                    ready, _, _ = select.select(watched, [], [], wake_s)
+                    if exit_fd in ready or (exit_fd is None and self.poll() is not None):
+                        exited_at = time.monotonic()
+                    if fd not in ready:
+                        continue
+                elif time.monotonic() - exited_at > _EXITED_DRAIN_S:
+                    break
+                elif not select.select([fd], [], [], _EXITED_QUIET_S)[0]:
+                    break  # it exited and what it wrote has been read
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                yield from lines.add(chunk)
+            yield from lines.end()
         except (ValueError, OSError):
             return  # closed under us: the process is being closed
         finally:
             self._reading_stderr = False
+            if self._closing:
+                self._close_stderr()
 
     def poll(self) -> int | None:
         return self._ended(self.popen.poll())
@@ -448,16 +492,58 @@ class PopenProcess:
         return stopped
 
     def close(self) -> None:
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            # closing a stream another thread still reads waits for that read to end, which a
-            # process that escaped containment (holding the pipe) could delay for ever
-            if stream is self.popen.stderr and self._reading_stderr:
-                continue
+        self._closing = True
+        for stream in (self.popen.stdin, self.popen.stdout):
             if stream is not None:
                 try:
                     stream.close()
                 except OSError:
                     pass  # a broken pipe on flush: it is gone anyway
+        # a stderr another thread still reads is closed by that thread as it stops: closed
+        # here, its descriptor could be reused under the read
+        if not self._reading_stderr:
+            self._close_stderr()
+
+    def _close_stderr(self) -> None:
+        with self._close_lock:
+            if self.popen.stderr is not None:
+                self.popen.stderr.close()
+            if self._exit_fd is not None:
+                os.close(self._exit_fd)
+                self._exit_fd = None
+
+
+class StderrLines:
+    """Bytes of a stream in, its text out in lines of at most STDERR_LINE_CHARS (a stream
+    without newlines, a progress bar redrawn with \\r, never grows perflab's memory)."""
+
+    def __init__(self, encoding: str) -> None:
+        # universal newlines, as a text stream reads them: a \r redraw ends a line
+        self._decoder = io.IncrementalNewlineDecoder(
+            codecs.getincrementaldecoder(encoding)(errors="replace"), translate=True
+        )
+        self._text = ""
+
+    def add(self, chunk: bytes) -> list[str]:
+        """The lines `chunk` completes."""
+        self._text += self._decoder.decode(chunk)
+        lines: list[str] = []
+        while True:
+            newline = self._text.find("\n", 0, STDERR_LINE_CHARS)
+            if newline >= 0:
+                cut = newline + 1
+            elif len(self._text) >= STDERR_LINE_CHARS:
+                cut = STDERR_LINE_CHARS
+            else:
+                return lines
+            lines.append(self._text[:cut])
+            self._text = self._text[cut:]
+
+    def end(self) -> list[str]:
+        """What is left: a last line without its newline."""
+        rest = self._text + self._decoder.decode(b"", final=True)
+        self._text = ""
+        return [rest] if rest else []
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
