@@ -90,17 +90,28 @@ def benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
     )
 
 
+def on_stdout(path: object) -> bool:
+    """Whether a report path is standard output (`-`)."""
+    return path is not None and str(path) == "-"
+
+
+def writes_to_stdout(output: OutputOptions) -> bool:
+    """Whether the JSON, Markdown or HTML report goes to standard output: then the terminal
+    view stays off it."""
+    return any(on_stdout(p) for p in (output.json_path, output.markdown_path, output.html_path))
+
+
 def said_written(paths: list[object], output: OutputOptions, err: Console) -> None:
     """Says `perflab: wrote FILE` for every file a workflow wrote (`-`, stdout, is no file)."""
     if output.quiet:
         return
     for path in paths:
-        if str(path) != "-":
+        if not on_stdout(path):
             err.print(Text("perflab: wrote ") + terminal(str(path)), highlight=False)
 
 
 def write(path: object, text: str) -> None:
-    if str(path) == "-":
+    if on_stdout(path):
         sys.stdout.write(text)
         return
     write_file(str(path), text)  # never through a link: a temporary renamed over the target

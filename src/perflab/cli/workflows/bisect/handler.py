@@ -18,6 +18,7 @@ from perflab.cli.workflows.shared import (
     refuse_run_only,
     said_written,
     write,
+    writes_to_stdout,
 )
 from perflab.plan.bisect_search import parse_threshold
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
@@ -51,10 +52,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     )
     output = options.output
     said_written(_write_bisect_reports(result, output), output, err)
-    to_stdout = any(
-        p is not None and str(p) == "-"
-        for p in (output.json_path, output.markdown_path, output.html_path)
-    )
+    to_stdout = writes_to_stdout(output)
     if not quiet and not to_stdout:
         view(result, out)
     if not quiet:

@@ -19,6 +19,7 @@ from perflab.cli.workflows.shared import (
     refuse_run_only,
     said_written,
     write,
+    writes_to_stdout,
 )
 from perflab.plan.bisect_search import parse_threshold
 from perflab.records.bisect import StepState
@@ -51,10 +52,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     )
     result = checked.result
     said_written(_write_check_reports(checked, output, report_link), output, err)
-    to_stdout = any(
-        p is not None and str(p) == "-"
-        for p in (output.json_path, output.markdown_path, output.html_path)
-    )
+    to_stdout = writes_to_stdout(output)
     if not output.quiet and not to_stdout:
         view(checked, out)
     if not output.quiet:

@@ -16,9 +16,11 @@ from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked,
+    on_stdout,
     refuse_run_only,
     said_written,
     write,
+    writes_to_stdout,
 )
 from perflab.plan.bisect_search import parse_threshold
 from perflab.records.workflow_results import HistoryResult
@@ -52,16 +54,14 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     if output.html_path is not None:
         page = Path(str(output.html_path))
         # on standard output (-) there is no folder for the change points' own pages
-        links = {} if _on_stdout(page) else _change_pages(found, page, output, {}, written)
+        links = {} if on_stdout(page) else _change_pages(found, page, output, {}, written)
         write(page, history_html(found, change_links=links))
         written.append(page)
     if output.markdown_path is not None:
         write(output.markdown_path, history_markdown(found))
         written.append(output.markdown_path)
     said_written(written, output, err)
-    to_stdout = any(
-        _on_stdout(p) for p in (output.json_path, output.markdown_path, output.html_path)
-    )
+    to_stdout = writes_to_stdout(output)
     if not output.quiet and not to_stdout:
         render_history(found, out)
     return _history_status(found, err)
@@ -86,20 +86,21 @@ def _suite_history(
     if output.html_path is not None:
         page = Path(str(output.html_path))
         by_run: dict[int, str] = {}
-        links = {
-            str(s.benchmark): _change_pages(s, page, output, by_run, written)
-            for s in found.series
-            if not _on_stdout(page)
-        }
+        links = (
+            {}
+            if on_stdout(page)
+            else {
+                str(s.benchmark): _change_pages(s, page, output, by_run, written)
+                for s in found.series
+            }
+        )
         write(page, suite_history_html(found, change_links=links))
         written.append(page)
     if output.markdown_path is not None:
         write(output.markdown_path, suite_history_markdown(found))
         written.append(output.markdown_path)
     said_written(written, output, err)
-    to_stdout = any(
-        _on_stdout(p) for p in (output.json_path, output.markdown_path, output.html_path)
-    )
+    to_stdout = writes_to_stdout(output)
     if not output.quiet and not to_stdout:
         for series in found.series:
             out.print(Text(f"benchmark {series.benchmark}", style="bold"), highlight=False)
@@ -109,11 +110,6 @@ def _suite_history(
         highlight=False,
     )
     return max(_history_status(series, err) for series in found.series)
-
-
-def _on_stdout(path: object) -> bool:
-    """Whether a report path is standard output (`-`)."""
-    return path is not None and str(path) == "-"
 
 
 def _change_pages(
