@@ -126,7 +126,11 @@ class CopyAlarm:
             ready, _, _ = select.select([self.pipe[0]], [], [], 0)
             if ready:
                 said = os.read(self.pipe[0], 4096)
-                first = next(code for code in _FIRST_SAID if code in said)
+                first = next((code for code in _FIRST_SAID if code in said), None)
+                if first is None:
+                    # not a copy's word: code that replaced the pipe's descriptor (the worker
+                    # names clobbered descriptors itself)
+                    return None
                 where = next(name for name, code in _COPY_FROM.items() if code == first)
                 return {"ok": False, "phase": "forked", "error": FORKED_ERROR % where}
             if children_before is None:
