@@ -10,8 +10,9 @@ import sys
 import time
 
 # how long a worker waits, after the code that forked ran, for a copy of itself to come back
-# (it says so on the worker's alarm pipe as it leaves)
-COPY_WAIT_S = 0.5
+# (it says so on the worker's alarm pipe as it leaves); the wait ends when the copy does, and a
+# busy 2-core machine can keep a copy off the CPU for most of a second
+COPY_WAIT_S = 3.0
 FORKED_ERROR = (
     "the %s forked a copy of the worker (os.fork() with no exec or os._exit() in the "
     "child), and the copy returned into perflab's loop: every sample would fork again"
@@ -123,22 +124,30 @@ class CopyAlarm:
         child that still runs this program (not exec'd) to come back or go."""
         deadline = time.monotonic() + COPY_WAIT_S
         while True:
+            # the pipe is read once more after the copy is seen gone: it writes, then exits,
+            # and may do both between this read and the look at the children
+            gone = children_before is None or not self._copy_still_runs(children_before)
             ready, _, _ = select.select([self.pipe[0]], [], [], 0)
             if ready:
-                said = os.read(self.pipe[0], 4096)
-                first = next((code for code in _FIRST_SAID if code in said), None)
-                if first is None:
-                    # not a copy's word: code that replaced the pipe's descriptor (the worker
-                    # names clobbered descriptors itself)
-                    return None
-                where = next(name for name, code in _COPY_FROM.items() if code == first)
-                return {"ok": False, "phase": "forked", "error": FORKED_ERROR % where}
-            if children_before is None:
-                return None
-            now = children() or set()
-            self.pool_children &= now  # a pid that ended may come again, as a copy
-            new = now - children_before - self.pool_children
-            running = [p for p in new if _same_program(p)]
-            if not running or time.monotonic() > deadline:
+                return self._reply_to(os.read(self.pipe[0], 4096))
+            if gone or time.monotonic() > deadline:
                 return None
             time.sleep(0.001)
+
+    def _copy_still_runs(self, children_before):
+        """Whether a child forked since `children_before` still runs this program (not exec'd
+        and not one of a pool's)."""
+        now = children() or set()
+        self.pool_children &= now  # a pid that ended may come again, as a copy
+        new = now - children_before - self.pool_children
+        return any(_same_program(p) for p in new)
+
+    @staticmethod
+    def _reply_to(said):
+        first = next((code for code in _FIRST_SAID if code in said), None)
+        if first is None:
+            # not a copy's word: code that replaced the pipe's descriptor (the worker names
+            # clobbered descriptors itself)
+            return None
+        where = next(name for name, code in _COPY_FROM.items() if code == first)
+        return {"ok": False, "phase": "forked", "error": FORKED_ERROR % where}
