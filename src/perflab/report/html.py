@@ -197,8 +197,8 @@ def _prose(text: str) -> Markup:
 @functools.lru_cache(maxsize=1)
 def template_environment() -> jinja2.Environment:
     """One per process: an environment compiles each template once, and a published site
-    renders hundreds of pages (a new environment per page compiled three templates each time,
-    60% of a re-publish)."""
+    renders hundreds of pages (a new environment per page compiles its templates again each
+    time, which would be most of a re-publish's work)."""
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("perflab", "report/templates"),
         autoescape=True,

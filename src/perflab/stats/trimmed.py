@@ -1,7 +1,7 @@
 """A command comparison's interval over its units: a trimmed mean, robust to spoiled units.
 
-A command's unit is about a second of blocks, the median of a few pairs (often 2-6 for a
-~100 ms command on a busy machine). On a shared machine a run's CPU itself slows down for a
+A command's unit is about a second of blocks, the median of a few pairs (fewer the longer the
+command and the busier the machine). On a shared machine a run's CPU itself slows down for a
 while (its CPU time grows, not only its wall time), so a
 unit whose few pairs met such spells is far off, and a mean over the units, with
 their SD, pays for every such unit in both its centre and its width. The interval is therefore

@@ -71,8 +71,8 @@ class ForkServer:
         """`count` children forked back to back, each blocked on a pipe of its own until a
         "fork" releases it (with that request's env and padding). Everything the loop keeps is
         made before the first fork (the pipes, an array for the pids), so that a later child
-        does not start with objects the earlier forks left alive: sum(range(100)) counted
-        0.6% apart in the second child when the pids were kept in a list as they came."""
+        does not start with objects the earlier forks left alive: they move a later child's
+        instruction count away from the first's."""
         pipes = [os.pipe() for _ in range(count)]
         pids = array.array("q", bytes(8 * count))
         for index in range(count):

@@ -43,8 +43,8 @@ JIT_CACHE_VARIABLES = tuple(name for name in CACHE_VARIABLES if name != "PYTHONP
 def writes_no_bytecode(variant: Variant) -> bool:
     """Whether the variant's processes write no `__pycache__` (PYTHONDONTWRITEBYTECODE set, in
     perflab's environment or the variant's). Then an empty PYTHONPYCACHEPREFIX would make every
-    process compile every module it imports from source, every time (torch's import took 3 s
-    instead of 1.5 s, each worker and each fork server), and isolation buys nothing: a cache no
+    process compile every module it imports from source, every time (a large import takes about
+    twice as long, in each worker and each fork server), and isolation buys nothing: a cache no
     variant writes cannot carry one variant's code to the other."""
     return bool(variant_environment(variant).get("PYTHONDONTWRITEBYTECODE"))
 

@@ -7,8 +7,9 @@ from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
 RSS_BLOCKS = 2  # a warm-up and a measured sample per worker and generation
-# the loop under tracemalloc: sum(range(1000)) (an int allocated per element) runs ~20x slower;
-# a statement that allocates less is faster, and the elastic lenses after it get what it leaves
+# the loop under tracemalloc, as slowed for a statement that allocates an object per element
+# (the planned upper end); one that allocates less is faster, and the elastic lenses after it
+# get what it leaves
 RSS_TRACED_SLOWDOWN = 20.0
 
 

@@ -38,8 +38,8 @@ CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
 _MAX_LOOPS = 10_000
 _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
-# repeats of one process within this (relative) have settled: the residue of the handshake
-# reached 2.6e-4 at the calibrated loop count on a loaded machine, allocator levels 3e-3 and more
+# repeats of one process within this (relative) have settled: above the handshake's residue at
+# the calibrated loop count (even on a loaded machine), below a change of the allocator's level
 _SETTLED = 1e-3
 MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them to settle
 # statements: worker processes per variant at most, the last added only when a variant's first
@@ -106,9 +106,8 @@ def choose_loops(instructions_per_iteration: float) -> int:
 
 def settled(counts: Sequence[float]) -> bool:
     """Two consecutive repeats of one process agree within 0.1%: the allocator's state the
-    statement leaves behind has settled. (torch.add: glibc's malloc_consolidate and
-    unlink_chunk did 32 instructions per call less in a process's first repeat than in every
-    later one.)"""
+    statement leaves behind has settled (glibc's malloc can do less work per call in a
+    process's first repeat than in every later one)."""
     return len(counts) >= 2 and abs(counts[-1] - counts[-2]) <= _SETTLED * abs(counts[-1])
 
 
@@ -118,9 +117,8 @@ def refining_loops(loops: int) -> int | None:
     Each counted loop switched through vgdb carries a residue of up to a few thousand
     instructions (its ptrace interrupting the worker's read; more on a loaded machine): over 10
     loops of a ~10,000 instruction statement that is a few percent, enough to cross a 1-2-5
-    step (torch.add on a loaded machine was calibrated to 1,000 loops in one run and 2,000 in
-    the next). A tenth of the chosen loops (at most 2 million instructions) makes it ten times
-    smaller."""
+    step, so two runs of one statement could count different loop lengths. A tenth of the
+    chosen loops (at most 2 million instructions) makes it ten times smaller."""
     refine = loops // 10
     return refine if refine > CALIBRATION_LOOPS else None
 
