@@ -15,9 +15,10 @@ Writing a descriptor for a new lens:
   `worker` (`WorkerNeeds`: the statement-worker ops it sends, its own op handlers), `planning`
   (`Planning`: what the budget's plan prices and what the run arranges before it measures),
   `figures` (`Figures`: what its figures are and how they are analysed) and `explanation`
-  (`Explanation`: what the summary may say from its comparisons). A new lens that times or
-  counts something needs none of them but, if its results do not depend on a quiet CPU,
-  `Planning(needs_quiet_cpu=False)`.
+  (`Explanation`: what the summary may say from its comparisons). A lens that samples with
+  the core worker ops needs none of them; what a new lens usually adds first is its cost model
+  and, if its results do not depend on a quiet CPU, says so:
+  `Planning(cost=..., needs_quiet_cpu=False)`.
 
 A hook is a "module:function" string, imported only when called.
 """
@@ -217,10 +218,12 @@ class LensDescriptor:
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
-    worker: WorkerNeeds = WorkerNeeds()
-    planning: Planning = Planning()
-    figures: Figures = Figures()
-    explanation: Explanation = Explanation()
+    # what each part of perflab asks about the lens; the defaults suit a lens that samples with
+    # the core worker ops, costs one generation of workers, needs a quiet CPU, and explains nothing
+    worker: WorkerNeeds = WorkerNeeds()  # the statement workers (measure/)
+    planning: Planning = Planning()  # the budget's plan and the run (plan/, engine/)
+    figures: Figures = Figures()  # analysis of the figures (analyse/)
+    explanation: Explanation = Explanation()  # the run's summary (analyse/explanation.py)
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
