@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.lenses import descriptor as descriptor_module
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
 from perflab.records.kinds import Metric
@@ -132,3 +133,22 @@ def test_worker_ops_are_core_or_the_lens_s_own(descriptor: LensDescriptor) -> No
 )
 def test_the_worker_scripts_run_on_python_3_7_with_the_standard_library(path: Path) -> None:
     _stdlib_only_py37(path)
+
+
+def test_every_descriptor_field_states_its_rule() -> None:
+    """A new lens's author learns what to fill in from lenses/descriptor.py alone: each field of
+    the descriptor and its records has a comment, on its line or just above it."""
+    path = Path(descriptor_module.__file__ or "")
+    lines = path.read_text().splitlines()
+    records = {"LensDescriptor", "BlindSpot", "WorkerNeeds", "Planning", "Figures", "Explanation"}
+    tree = ast.parse(path.read_text())
+    bare = [
+        f"{node.name}.{field.target.id}"
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name in records
+        for field in node.body
+        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+        if "#" not in lines[field.lineno - 1]
+        and not lines[field.lineno - 2].lstrip().startswith("#")
+    ]
+    assert not bare, f"fields without a comment stating their rule: {bare}"
