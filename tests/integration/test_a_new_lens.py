@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 # $X in bytes (deterministic, so the verdict is known).
 PACKAGE = {
     "__init__.py": """
-        from perflab.lenses.descriptor import LensDescriptor, Probe
+        from perflab.lenses.descriptor import LensDescriptor, Planning, Probe
         from perflab.records.kinds import Metric
 
         DESCRIPTOR = LensDescriptor(
@@ -27,7 +27,7 @@ PACKAGE = {
             summary="the bytes of each variant's $X",
             lens="env_bytes_lens.measure:EnvBytesLens",
             probe=lambda facts: Probe(True, "the variant's environment, as configured"),
-            needs_quiet_cpu=False,
+            planning=Planning(needs_quiet_cpu=False),
         )
     """,
     "measure.py": """

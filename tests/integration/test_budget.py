@@ -145,7 +145,7 @@ def test_a_measured_slowdown_plans_longer_shares() -> None:
     for runner in (SubprocessRunner(), _Slowed()):
         host = ProbeHost(runner, sys.executable, cpu=0, allowed_cpus=lambda: [0])
         probe = probe_benchmark(exp.benchmarks[0], exp, host)
-        models = {m: descriptor_for(m).cost for m in settings.metrics}
+        models = {m: descriptor_for(m).planning.cost for m in settings.metrics}
         plans.append(plan_budget(60.0, probe, lens_costs(probe, settings, models)))
     quiet, crowded = plans
     assert quiet.probe.speed.measured and crowded.probe.speed.measured

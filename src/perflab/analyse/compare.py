@@ -91,10 +91,10 @@ def _measured_apart(baseline: StoredRun, candidate: StoredRun) -> str:
 
 def _from_samples_alone(metrics: tuple[Metric, ...], *runs: StoredRun) -> tuple[Metric, ...]:
     """A JSON document holds samples, not the lenses' artifacts (profiles, call graphs): only
-    the lenses analysed from samples alone (`LensDescriptor.analysed_from_samples`)."""
+    the lenses analysed from samples alone (`Figures.analysed_from_samples`)."""
     if all(run.source is None for run in runs):
         return metrics
-    alone = {d.metric for d in DESCRIPTORS if d.analysed_from_samples}
+    alone = {d.metric for d in DESCRIPTORS if d.figures.analysed_from_samples}
     return tuple(m for m in metrics if m in alone)
 
 

@@ -1,6 +1,6 @@
 """Stacks and matrices from a run's comparisons: whether a stack's steps multiply up to the
 whole range, and each change's interaction between bases (paired unit by unit from the stored
-samples where the lens says how: `LensDescriptor.paired_units`)."""
+samples where the lens says how: `Figures.paired_units`)."""
 
 from __future__ import annotations
 

@@ -183,7 +183,10 @@ def _same_counts_words(
         return f"{counts}; the code lies differently: {'; '.join(placed)}; {CONFIRM_PLACEMENT}"
     rule_out = CONFIRM_PLACEMENT.replace("to confirm", "to rule out code placement")
     if not compared:
-        how = next((d.reads_placement for d in DESCRIPTORS if d.reads_placement), None)
+        how = next(
+            (d.explanation.reads_placement for d in DESCRIPTORS if d.explanation.reads_placement),
+            None,
+        )
         return (
             f"{counts}; where the code lies was not read{f' ({how})' if how else ''}; what "
             "is left: code placement, data layout and memory, frequency, "

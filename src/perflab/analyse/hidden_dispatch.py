@@ -29,7 +29,7 @@ SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
 def counted_blind_spot(comparisons: Sequence[Comparison]) -> BlindSpot | None:
     """What the counting lens's tool hides of what the CPU runs, in its words, or None."""
     counted = first_counted(comparisons)
-    return None if counted is None else descriptor_for(counted.metric).blind_spot
+    return None if counted is None else descriptor_for(counted.metric).explanation.blind_spot
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def width_lead(comparisons: Sequence[Comparison]) -> str:
 def with_cpu_ran(comparisons: Sequence[Comparison]) -> list[Comparison]:
     """The comparisons with each counted row whose function the counting lens's tool ran in
     both variants while the CPU ran another dispatch target (`hidden_dispatches`) saying what
-    the CPU ran (its descriptor's `cpu_ran` hook), so the row says it where it is shown, not
+    the CPU ran (its `BlindSpot.cpu_ran` hook), so the row says it where it is shown, not
     only the summary."""
     groups: dict[tuple[str, str, str], list[Comparison]] = {}
     for comparison in comparisons:

@@ -40,15 +40,15 @@ def first_of(comparisons: Sequence[Comparison], metric: Metric) -> Comparison | 
 
 def first_wall_time(comparisons: Sequence[Comparison]) -> Comparison | None:
     """The comparison of the lens measuring the whole statement's wall time (its descriptor's
-    `wall_time`), or None."""
-    timed = [d.metric for d in DESCRIPTORS if d.wall_time]
+    `Figures.wall_time`), or None."""
+    timed = [d.metric for d in DESCRIPTORS if d.figures.wall_time]
     return next((c for m in timed if (c := first_of(comparisons, m))), None)
 
 
 def first_counted(comparisons: Sequence[Comparison]) -> Comparison | None:
     """The comparison of the lens that counts what ran under a tool running other code than
-    the CPU does (its descriptor's `cpu_ran` hook), or None."""
-    counted = [d.metric for d in DESCRIPTORS if d.cpu_ran is not None]
+    the CPU does (its descriptor's `blind_spot`), or None."""
+    counted = [d.metric for d in DESCRIPTORS if d.explanation.blind_spot is not None]
     return next((c for m in counted if (c := first_of(comparisons, m))), None)
 
 
@@ -83,15 +83,19 @@ def _diagnoses(comparisons: Sequence[Comparison]) -> Iterator[tuple[Metric, Diag
 
 def _claiming() -> tuple[Metric, ...]:
     """The lenses whose diagnoses are claims about functions."""
-    return tuple(d.metric for d in DESCRIPTORS if d.claims_about_functions)
+    return tuple(d.metric for d in DESCRIPTORS if d.explanation.claims_about_functions)
 
 
 def cpu_claiming(*, code_first: bool = False) -> tuple[Metric, ...]:
     """The lenses that claim what the CPU ran (not through a tool that runs other code: no
-    `cpu_ran` hook), in the registry's order, or those reading the machine code first."""
-    found = [d for d in DESCRIPTORS if d.claims_about_functions and d.cpu_ran is None]
+    `blind_spot`), in the registry's order, or those reading the machine code first."""
+    found = [
+        d
+        for d in DESCRIPTORS
+        if d.explanation.claims_about_functions and d.explanation.blind_spot is None
+    ]
     if code_first:
-        found.sort(key=lambda d: not d.reads_machine_code)
+        found.sort(key=lambda d: not d.explanation.reads_machine_code)
     return tuple(d.metric for d in found)
 
 

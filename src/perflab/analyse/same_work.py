@@ -50,7 +50,7 @@ from perflab.records.model import (
     VariantFieldKind,
 )
 
-_SAME_CODE = {d.metric: d for d in DESCRIPTORS if d.same_code is not None}
+_SAME_CODE = {d.metric: d for d in DESCRIPTORS if d.explanation.same_code is not None}
 
 
 def finding_of(comparison: Comparison) -> Finding | None:
@@ -121,7 +121,7 @@ def same_work_notes(
 
 def _blind_here(metric: Metric, machine: Mapping[str, Any]) -> BlindSpot | None:
     """The lens's blind spot where this machine has what its tool hides, else None."""
-    blind = descriptor_for(metric).blind_spot
+    blind = descriptor_for(metric).explanation.blind_spot
     return blind if blind is not None and machine.get(blind.machine_fact) else None
 
 
@@ -212,7 +212,11 @@ def _not_in_code_note(
 
 
 # what each speed lens's figure is, beside the time lens's whole-statement wall time
-_BESIDE_TIME = {d.metric: d.beside_time for d in DESCRIPTORS if d.beside_time is not None}
+_BESIDE_TIME = {
+    d.metric: d.explanation.beside_time
+    for d in DESCRIPTORS
+    if d.explanation.beside_time is not None
+}
 # a lens's change this large beside the time lens's `equivalent` is worth saying
 DISAGREEMENT = 0.10
 _SPEED_EVENTS = {None, "cycles", "task-clock", "cpu-clock", "instructions"}

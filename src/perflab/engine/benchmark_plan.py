@@ -70,7 +70,7 @@ class BenchmarkPlanner:
         """Probe the benchmark and split its budget between the lenses; raises BudgetError when
         a minimum does not fit and the settings ask for --strict-budget."""
         settings = experiment.settings
-        valgrind = any(descriptor_for(m).runs_valgrind for m in settings.metrics)
+        valgrind = any(descriptor_for(m).planning.runs_valgrind for m in settings.metrics)
         carried = self.speed
         if carried is None and self.recent is not None:
             carried = _speed_measured_lately(self.cpu, valgrind)

@@ -48,7 +48,7 @@ class OrchestratorOffCpu:
 def needs_quiet_cpu(experiment: Experiment) -> bool:
     """Whether a lens of the run measures something a busy measuring CPU changes (wall time,
     hardware counters); instruction counts, simulated caches and disassembly do not."""
-    return any(descriptor_for(m).needs_quiet_cpu for m in experiment.settings.metrics)
+    return any(descriptor_for(m).planning.needs_quiet_cpu for m in experiment.settings.metrics)
 
 
 def _holders(pids: Iterable[int]) -> str:

@@ -70,9 +70,9 @@ class BudgetLedger:
         elapsed_s = time.monotonic() - since_s
         share_s = self.given_s[lens.metric]
         planned_s = self.plan.share_of(lens.metric).share_s
-        if descriptor_for(lens.metric).reports_overruns or elapsed_s <= SLOW_LENS_FACTOR * max(
-            share_s, 1.0
-        ):
+        if descriptor_for(
+            lens.metric
+        ).planning.reports_overruns or elapsed_s <= SLOW_LENS_FACTOR * max(share_s, 1.0):
             return
         if elapsed_s <= SLOW_LENS_FACTOR * max(planned_s, 1.0):
             why = (

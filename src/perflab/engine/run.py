@@ -370,7 +370,7 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     nothing costs one native set-up per variant."""
     if benchmark.kind is not BenchmarkKind.STATEMENT or not run.caches.enabled:
         return
-    if not any(descriptor_for(lens.metric).runs_valgrind for lens in run.lenses):
+    if not any(descriptor_for(lens.metric).planning.runs_valgrind for lens in run.lenses):
         return
     cold = [v for v in context.experiment.variants if not run.caches.filled(v)]
     if not cold:

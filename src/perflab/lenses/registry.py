@@ -49,17 +49,17 @@ def descriptor_for(metric: Metric) -> LensDescriptor:
 
 
 def wall_time_metrics() -> frozenset[Metric]:
-    """The lenses measuring the whole statement's wall time (`LensDescriptor.wall_time`)."""
-    return frozenset(d.metric for d in DESCRIPTORS if d.wall_time)
+    """The lenses measuring the whole statement's wall time (`Figures.wall_time`)."""
+    return frozenset(d.metric for d in DESCRIPTORS if d.figures.wall_time)
 
 
 def cost_model(metric: Metric) -> CostModel | None:
     """The lens's cost model for the budget's plan: its own, or the one the plan composes from
-    the parts it declares (`LensDescriptor.cost_parts`); None: the plan's default."""
-    descriptor = descriptor_for(metric)
-    if descriptor.cost_parts:
-        return composed_cost(metric, descriptor.cost_parts, cost_model)
-    return descriptor.cost
+    the parts it declares (`Planning.cost_parts`); None: the plan's default."""
+    planning = descriptor_for(metric).planning
+    if planning.cost_parts:
+        return composed_cost(metric, planning.cost_parts, cost_model)
+    return planning.cost
 
 
 def lens_for(metric: Metric) -> Lens:

@@ -470,7 +470,7 @@ def test_the_check_finds_what_is_gone() -> None:
             "`store/sqlite.py`, perflab.store.sqlite, store/sqlite.py:SqliteStore, budget.py,",
             "`lenses/asm/`, `perflab.toml`, stats.paired, records.errors.ConfigError.hint,",
             "`session.loops_per_variant`, `result.value` (a variable), tests/unit/cross/,",
-            "ConfigError.hint, `LensDescriptor.paired_units`,",
+            "ConfigError.hint, `Figures.paired_units`,",
             ":func:`profile_diff.diff_profiles`, :class:`~perflab.records.document.Section`,",
             ":func:`analyse_run`, docs/json-format.md",
         ]

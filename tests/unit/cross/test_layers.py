@@ -224,14 +224,18 @@ def test_a_descriptor_loads_by_name_only_its_own_lens() -> None:
     bad = []
     for descriptor in DESCRIPTORS:
         own = f"perflab.lenses.{descriptor.metric}."
-        for field in ("lens", "render", "same_code"):
-            target = getattr(descriptor, field)
+        hooks = {
+            "lens": descriptor.lens,
+            "render": descriptor.render,
+            "explanation.same_code": descriptor.explanation.same_code,
+        }
+        for field, target in hooks.items():
             if target is None:
                 continue
             module = target.partition(":")[0]
             if not module.startswith(own) or module not in MODULES:
                 bad.append(f"{descriptor.metric}.{field} = {target!r}: not a module of {own[:-1]}")
-        handlers = descriptor.worker_handlers
+        handlers = descriptor.worker.handlers
         if handlers is not None and handlers not in MODULES:
-            bad.append(f"{descriptor.metric}.worker_handlers = {handlers!r}: no such module")
+            bad.append(f"{descriptor.metric}.worker.handlers = {handlers!r}: no such module")
     assert not bad, "\n".join(bad)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.lenses import descriptor as descriptor_module
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
 from perflab.records.kinds import Metric
@@ -35,19 +36,18 @@ def test_metrics_are_unique() -> None:
 
 def test_one_lens_measures_wall_time() -> None:
     """Shared analysis weighs every speed lens against it, asking the descriptors which it is."""
-    assert [d.metric for d in DESCRIPTORS if d.wall_time] == [Metric.TIME]
+    assert [d.metric for d in DESCRIPTORS if d.figures.wall_time] == [Metric.TIME]
 
 
 @pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))
-def test_a_blind_spot_comes_with_the_rows_it_hides_and_marks(descriptor: LensDescriptor) -> None:
+def test_a_blind_spot_s_hooks_are_functions(descriptor: LensDescriptor) -> None:
     """A lens whose tool runs other code than the CPU says so in its words (`blind_spot`), hands
-    every row its tool ran (`tool_rows`) and marks the rows (`cpu_ran`): the three together."""
-    has = (descriptor.blind_spot is not None, descriptor.tool_rows is not None)
-    assert has in ((False, False), (True, True))
-    assert descriptor.cpu_ran is not None or not has[0]
-    if descriptor.tool_rows is not None:
-        for hook in (descriptor.tool_rows, descriptor.cpu_ran):
-            module, _, name = str(hook).partition(":")
+    every row its tool ran (`tool_rows`) and marks the rows (`cpu_ran`): the record holds the
+    three together, and both hooks name a function."""
+    blind = descriptor.explanation.blind_spot
+    if blind is not None:
+        for hook in (blind.tool_rows, blind.cpu_ran):
+            module, _, name = hook.partition(":")
             assert callable(getattr(importlib.import_module(module), name))
 
 
@@ -102,8 +102,8 @@ def _stdlib_only_py37(path: Path) -> ast.Module:
 @pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))
 def test_worker_ops_are_core_or_the_lens_s_own(descriptor: LensDescriptor) -> None:
     own: set[str] = set()
-    if descriptor.worker_handlers is not None:
-        spec = importlib.util.find_spec(descriptor.worker_handlers)
+    if descriptor.worker.handlers is not None:
+        spec = importlib.util.find_spec(descriptor.worker.handlers)
         assert spec is not None and spec.origin is not None
         tree = _stdlib_only_py37(Path(spec.origin))
         (ops,) = [
@@ -114,7 +114,7 @@ def test_worker_ops_are_core_or_the_lens_s_own(descriptor: LensDescriptor) -> No
         ]
         assert isinstance(ops, ast.Dict)
         own = {key.value for key in ops.keys if isinstance(key, ast.Constant)}
-    assert set(descriptor.worker_ops) <= CORE_OPS | own
+    assert set(descriptor.worker.ops) <= CORE_OPS | own
     assert not own & CORE_OPS  # a lens cannot replace a core op
 
 
@@ -133,3 +133,22 @@ def test_worker_ops_are_core_or_the_lens_s_own(descriptor: LensDescriptor) -> No
 )
 def test_the_worker_scripts_run_on_python_3_7_with_the_standard_library(path: Path) -> None:
     _stdlib_only_py37(path)
+
+
+def test_every_descriptor_field_states_its_rule() -> None:
+    """A new lens's author learns what to fill in from lenses/descriptor.py alone: each field of
+    the descriptor and its records has a comment, on its line or just above it."""
+    path = Path(descriptor_module.__file__ or "")
+    lines = path.read_text().splitlines()
+    records = {"LensDescriptor", "BlindSpot", "WorkerNeeds", "Planning", "Figures", "Explanation"}
+    tree = ast.parse(path.read_text())
+    bare = [
+        f"{node.name}.{field.target.id}"
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name in records
+        for field in node.body
+        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+        if "#" not in lines[field.lineno - 1]
+        and not lines[field.lineno - 2].lstrip().startswith("#")
+    ]
+    assert not bare, f"fields without a comment stating their rule: {bare}"

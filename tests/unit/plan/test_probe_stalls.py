@@ -52,7 +52,7 @@ def _plan(
     probe: CostProbe, *, budget_s: float = 1.0, before_s: float = 1.0, strict: bool = False
 ) -> BudgetPlan:
     settings = Settings(budget_s=budget_s)
-    costs = lens_costs(probe, settings, {Metric.TIME: descriptor_for(Metric.TIME).cost})
+    costs = lens_costs(probe, settings, {Metric.TIME: descriptor_for(Metric.TIME).planning.cost})
     return plan_budget(budget_s, probe, costs, strict=strict, before_s=before_s)
 
 

@@ -2,7 +2,7 @@
 
 from perflab.lenses.asm.cost import asm_cost
 from perflab.lenses.asm.options import OPTIONS
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
 from perflab.records.kinds import Metric
 
 
@@ -16,15 +16,16 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.ASM,
     summary="disassembly of the hot functions, diffed",
-    render="perflab.lenses.asm.render:section",
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,
-    code_facts="perflab.lenses.asm.code_facts:code_facts",
-    claims_about_functions=True,
-    reads_machine_code=True,
-    reads_placement="the asm lens reads the hot loops' addresses",
-    cost=asm_cost,
+    render="perflab.lenses.asm.render:section",
     options=OPTIONS,
-    needs_quiet_cpu=False,
-    same_code="perflab.lenses.asm.same_code:same_code",
+    planning=Planning(cost=asm_cost, needs_quiet_cpu=False),
+    explanation=Explanation(
+        claims_about_functions=True,
+        reads_machine_code=True,
+        code_facts="perflab.lenses.asm.code_facts:code_facts",
+        same_code="perflab.lenses.asm.same_code:same_code",
+        reads_placement="the asm lens reads the hot loops' addresses",
+    ),
 )

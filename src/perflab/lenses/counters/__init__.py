@@ -2,7 +2,7 @@
 
 from perflab.lenses.counters.cost import counters_cost
 from perflab.lenses.counters.options import OPTIONS
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
 from perflab.records.kinds import Metric
 
 
@@ -23,10 +23,12 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.COUNTERS,
     summary="perf stat events of the measured region",
-    render="perflab.lenses.counters.render:section",
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
-    cost=counters_cost,
+    render="perflab.lenses.counters.render:section",
     options=OPTIONS,
-    beside_time="the counters lens counts in worker processes of its own under perf stat",
+    planning=Planning(cost=counters_cost),
+    explanation=Explanation(
+        beside_time="the counters lens counts in worker processes of its own under perf stat",
+    ),
 )

@@ -1,6 +1,14 @@
 """The instructions lens: callgrind instruction counts of the measured region."""
 
-from perflab.lenses.descriptor import BlindSpot, LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import (
+    BlindSpot,
+    Explanation,
+    LensDescriptor,
+    Planning,
+    Probe,
+    ProbeFacts,
+    WorkerNeeds,
+)
 from perflab.lenses.instructions.cost import instructions_cost
 from perflab.lenses.instructions.options import OPTIONS
 from perflab.records.kinds import Metric
@@ -15,31 +23,33 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.INSTRUCTIONS,
     summary="instruction counts (valgrind callgrind), per function and library",
-    render="perflab.lenses.instructions.render:section",
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,
-    code_facts="perflab.lenses.instructions.code_facts:code_facts",
-    accounts="perflab.lenses.instructions.account:accounting",
-    claims_about_functions=True,
-    cpu_ran="perflab.lenses.instructions.details:with_cpu_ran",
-    tool_rows="perflab.lenses.instructions.account:tool_rows",
-    blind_spot=BlindSpot(
-        counts="The instruction counts",
-        hides="valgrind hides AVX-512 from the code it runs",
-        machine_fact="avx512",
-        same_code="; valgrind hides AVX-512 from the code it counts, so code this CPU picks by "
-        "its features (AVX-512 kernels) may differ outside it",
-        beside_time="; valgrind hides AVX-512, so on this AVX-512 machine code that picks its "
-        "path by the CPU's features ran its AVX2 path there",
-    ),
-    worker_ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
-    worker_handlers="perflab.worker.callgrind_ops",
-    cost=instructions_cost,
+    render="perflab.lenses.instructions.render:section",
     options=OPTIONS,
-    runs_valgrind=True,
-    needs_quiet_cpu=False,
-    same_code="perflab.lenses.instructions.same_code:same_code",
-    beside_time="the instructions lens counts instructions under valgrind; time also depends "
-    "on cache misses, branches, the clock and vector width, so "
-    "fewer instructions can take longer",
+    worker=WorkerNeeds(
+        ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
+        handlers="perflab.worker.callgrind_ops",
+    ),
+    planning=Planning(cost=instructions_cost, runs_valgrind=True, needs_quiet_cpu=False),
+    explanation=Explanation(
+        accounts="perflab.lenses.instructions.account:accounting",
+        claims_about_functions=True,
+        code_facts="perflab.lenses.instructions.code_facts:code_facts",
+        same_code="perflab.lenses.instructions.same_code:same_code",
+        beside_time="the instructions lens counts instructions under valgrind; time also "
+        "depends on cache misses, branches, the clock and vector width, so "
+        "fewer instructions can take longer",
+        blind_spot=BlindSpot(
+            tool_rows="perflab.lenses.instructions.account:tool_rows",
+            cpu_ran="perflab.lenses.instructions.details:with_cpu_ran",
+            counts="The instruction counts",
+            hides="valgrind hides AVX-512 from the code it runs",
+            machine_fact="avx512",
+            same_code="; valgrind hides AVX-512 from the code it counts, so code this CPU picks "
+            "by its features (AVX-512 kernels) may differ outside it",
+            beside_time="; valgrind hides AVX-512, so on this AVX-512 machine code that picks "
+            "its path by the CPU's features ran its AVX2 path there",
+        ),
+    ),
 )

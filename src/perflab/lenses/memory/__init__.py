@@ -1,7 +1,7 @@
 """The memory lens: the memory work of one iteration (valgrind's cache simulation, allocator
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
 from perflab.plan.budget import CostPart
 from perflab.records.kinds import Metric
 
@@ -21,19 +21,23 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=MEMORY,
     summary="memory traffic and allocations per iteration (cache simulation), peak RSS",
-    render="perflab.lenses.memory.render:section",
     lens="perflab.lenses.memory.measure:MemoryLens",
     probe=_probe,
-    # callgrind's workers (measure/callgrind/count.py), then the peak-memory workers
-    worker_ops=("setup", "check", "calibrate", "sample", "rss_sample"),
-    worker_handlers="perflab.worker.peak_memory_ops",
+    render="perflab.lenses.memory.render:section",
     also_reads=("region",),
-    # its cost is the instructions lens's callgrind runs with the cache simulated, one variant
-    # after another, then the rss lens's workers: each priced by that lens's own model
-    cost_parts=(
-        CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=(("cache_sim", True),)),
-        CostPart(Metric("rss")),
+    # callgrind's workers (measure/callgrind/count.py), then the peak-memory workers
+    worker=WorkerNeeds(
+        ops=("setup", "check", "calibrate", "sample", "rss_sample"),
+        handlers="perflab.worker.peak_memory_ops",
     ),
-    runs_valgrind=True,
-    needs_quiet_cpu=False,
+    planning=Planning(
+        # its cost is the instructions lens's callgrind runs with the cache simulated, one
+        # variant after another, then the rss lens's workers: each priced by that lens's model
+        cost_parts=(
+            CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=(("cache_sim", True),)),
+            CostPart(Metric("rss")),
+        ),
+        runs_valgrind=True,
+        needs_quiet_cpu=False,
+    ),
 )

@@ -1,6 +1,6 @@
 """The profile lens: perf record samples, hot symbols and a differential flame graph."""
 
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
 from perflab.lenses.profile.cost import profile_cost
 from perflab.records.kinds import Metric
 
@@ -16,12 +16,14 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.PROFILE,
     summary="perf record hot symbols, per-symbol deltas, flame graph",
-    render="perflab.lenses.profile.render:section",
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,
-    accounts="perflab.lenses.profile.account:accounting",
-    claims_about_functions=True,
-    cost=profile_cost,
-    beside_time="the profile lens's ratio comes from one process per variant under perf record, "
-    "so it holds none of what differs between processes (memory layout, hash seed)",
+    render="perflab.lenses.profile.render:section",
+    planning=Planning(cost=profile_cost),
+    explanation=Explanation(
+        accounts="perflab.lenses.profile.account:accounting",
+        claims_about_functions=True,
+        beside_time="the profile lens's ratio comes from one process per variant under perf "
+        "record, so it holds none of what differs between processes (memory layout, hash seed)",
+    ),
 )

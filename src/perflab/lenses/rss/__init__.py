@@ -1,6 +1,6 @@
 """The rss lens: peak resident memory per variant, and what one iteration allocates."""
 
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
 from perflab.lenses.rss.cost import rss_cost
 from perflab.records.kinds import Metric
 
@@ -14,10 +14,12 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=RSS,
     summary="peak RSS per variant, memory allocated per iteration",
-    render="perflab.lenses.rss.render:section",
     lens="perflab.lenses.rss.measure:RssLens",
     probe=_probe,
-    worker_ops=("setup", "check", "calibrate", "rss_sample"),
-    worker_handlers="perflab.worker.peak_memory_ops",
-    cost=rss_cost,
+    render="perflab.lenses.rss.render:section",
+    worker=WorkerNeeds(
+        ops=("setup", "check", "calibrate", "rss_sample"),
+        handlers="perflab.worker.peak_memory_ops",
+    ),
+    planning=Planning(cost=rss_cost),
 )

@@ -215,7 +215,7 @@ def time_figures(
     """Every variant against the first, its figures alone (ratio, interval, verdict, values),
     the same to the bit as `analyse_time`'s: no details, notes or own times. A trend point
     needs only these; the forecast and the noise checks are most of the whole analysis's cost.
-    The descriptor's `figures` hook."""
+    The descriptor's `Figures.analysis` hook."""
     settings = experiment.settings
     stored = _stored(benchmark, variants, data, settings, run_family_size(experiment))
     comparisons = []

@@ -1,6 +1,13 @@
 """The torch lens: the ops torch.profiler sees per variant."""
 
-from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
+from perflab.lenses.descriptor import (
+    Explanation,
+    LensDescriptor,
+    Planning,
+    Probe,
+    ProbeFacts,
+    WorkerNeeds,
+)
 from perflab.lenses.torch.cost import torch_cost
 from perflab.records.kinds import Metric
 
@@ -18,14 +25,18 @@ def _probe(facts: ProbeFacts) -> Probe:
 DESCRIPTOR = LensDescriptor(
     metric=Metric.TORCH,
     summary="the ops torch.profiler sees, per variant",
-    render="perflab.lenses.torch.render:section",
     lens="perflab.lenses.torch.measure:TorchLens",
     probe=_probe,
-    worker_ops=("setup", "check", "calibrate", "torch_profile"),
-    worker_handlers="perflab.lenses.torch.worker_ops",
-    cost=torch_cost,
-    beside_time="the torch lens adds up the ops' own (self) CPU time under torch.profiler, "
-    "whose own cost per op (a few µs) can exceed a small op's work; the time lens times the "
-    "whole statement (Python, argument parsing, dispatch) without a profiler, so work moved out "
-    "of the op, into dispatch or Python, shrinks one and not the other",
+    render="perflab.lenses.torch.render:section",
+    worker=WorkerNeeds(
+        ops=("setup", "check", "calibrate", "torch_profile"),
+        handlers="perflab.lenses.torch.worker_ops",
+    ),
+    planning=Planning(cost=torch_cost),
+    explanation=Explanation(
+        beside_time="the torch lens adds up the ops' own (self) CPU time under torch.profiler, "
+        "whose own cost per op (a few µs) can exceed a small op's work; the time lens times "
+        "the whole statement (Python, argument parsing, dispatch) without a profiler, so work "
+        "moved out of the op, into dispatch or Python, shrinks one and not the other",
+    ),
 )

@@ -77,7 +77,7 @@ class TorchLens:
         return analyse_torch(benchmark, variants, data, family_settings(experiment))
 
 
-WORKER_OPS = DESCRIPTOR.worker_handlers or ""  # the source sent to the workers, run there
+WORKER_OPS = DESCRIPTOR.worker.handlers or ""  # the source sent to the workers, run there
 
 
 def torch_profile(worker: StatementWorker, loops: int) -> OpTable:

@@ -64,7 +64,7 @@ def _run(benchmark: Benchmark, runner: FakeRunner) -> tuple[MemorySink, Experime
 def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
     assert RSS in available_metrics() and parse_metrics("time,rss") == (Metric.TIME, RSS)
     assert isinstance(lens_for(RSS), RssLens)
-    assert descriptor_for(RSS).worker_handlers == "perflab.worker.peak_memory_ops"
+    assert descriptor_for(RSS).worker.handlers == "perflab.worker.peak_memory_ops"
 
 
 def test_statements_compare_peak_rss_and_allocation_and_count_leaked_blocks() -> None:
