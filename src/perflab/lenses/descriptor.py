@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perflab.plan.budget import CostModel, CostPart
+from perflab.budget.plan import CostModel, CostPart
 from perflab.records.accounting import Accounting, CodeFacts, ToolRows
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
@@ -115,7 +115,7 @@ class LensDescriptor:
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
     # what the lens's minimum measurement of a benchmark costs (its package's cost.py), for the
-    # budget's plan (plan/budget.py); None: one generation of workers
+    # budget's plan (budget/plan.py); None: one generation of workers
     cost: CostModel | None = None
     # a lens measured through other lenses' measurements: its cost is theirs, each priced by its
     # own lens's model and combined by the plan (budget.composed_cost); `cost` is then None

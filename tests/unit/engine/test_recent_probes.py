@@ -10,12 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.engine import benchmark_plan
-from perflab.engine.benchmark_plan import BenchmarkPlanner
-from perflab.engine.prepare import recent_probes
-from perflab.engine.prepare.recent_probes import RecentProbes
-from perflab.machine.proc import FakeRunner
-from perflab.plan.budget import (
+from perflab.budget.plan import (
     RECENT_PROBES,
     RECENT_PROBES_S,
     REFERENCE_S,
@@ -23,6 +18,11 @@ from perflab.plan.budget import (
     MachineSpeed,
     plan_budget,
 )
+from perflab.engine import benchmark_plan
+from perflab.engine.benchmark_plan import BenchmarkPlanner
+from perflab.engine.prepare import recent_probes
+from perflab.engine.prepare.recent_probes import RecentProbes
+from perflab.machine.proc import FakeRunner
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 
@@ -146,7 +146,7 @@ def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) 
 
 
 def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> None:
-    from perflab.plan.budget import LensCost, learned_costs
+    from perflab.budget.plan import LensCost, learned_costs
     from perflab.records.kinds import Metric
 
     memory, clock = _memory(tmp_path)

@@ -13,11 +13,7 @@ from typing import cast
 
 import pytest
 
-from perflab.engine.ledger import BudgetLedger
-from perflab.engine.prepare.probe import _beside
-from perflab.lenses.registry import descriptor_for
-from perflab.machine import cpu_lock
-from perflab.plan.budget import (
+from perflab.budget.plan import (
     PERFLAB_STARTUP_S,
     REFERENCE_RUNS,
     BudgetError,
@@ -27,6 +23,10 @@ from perflab.plan.budget import (
     lens_costs,
     plan_budget,
 )
+from perflab.engine.ledger import BudgetLedger
+from perflab.engine.prepare.probe import _beside
+from perflab.lenses.registry import descriptor_for
+from perflab.machine import cpu_lock
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Note, Severity
 from perflab.records.settings import Settings
