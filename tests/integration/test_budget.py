@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from perflab.api import make_experiment
-from perflab.budget.plan import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
+from perflab.budget.costs import lens_costs
+from perflab.budget.machine_speed import REFERENCE_PROGRAM
+from perflab.budget.plan import BudgetError, plan_budget
 from perflab.engine import run_experiment
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.lenses.registry import descriptor_for

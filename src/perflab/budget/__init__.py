@@ -21,30 +21,33 @@ is counted in the plan too, and kept out of the lenses' shares. The engine corre
 estimates while measuring: lenses with a fixed cost run first, and each sampling lens's share is
 recomputed from the time actually left.
 
-Its modules: plan.py (the probe's figures, each lens's cost, the split and what it says),
-perf_costs.py (perf's figures, which three lenses' cost models and measure/perf/ share). The
-names other packages use are imported here.
+Its modules, lowest first: machine_speed.py (the reference runs and the factor), costs.py (the
+probe's figures and each lens's cost), plan.py (the split, and what it says), perf_costs.py
+(perf's figures, which three lenses' cost models and measure/perf/ share). The names other
+packages use are imported here.
 """
 
-from perflab.budget.plan import (
-    BudgetError,
-    BudgetPlan,
+from perflab.budget.costs import (
     CostModel,
     CostPart,
     CostProbe,
     LensCost,
-    LensShare,
-    MachineSpeed,
     ServerRounds,
     analysis_s,
-    charge_once,
     composed_cost,
     default_cost,
-    elastic_share,
     learned_costs,
     lens_costs,
-    plan_budget,
     side_by_side_s,
+)
+from perflab.budget.machine_speed import MachineSpeed
+from perflab.budget.plan import (
+    BudgetError,
+    BudgetPlan,
+    LensShare,
+    charge_once,
+    elastic_share,
+    plan_budget,
 )
 
 __all__ = [

@@ -3,7 +3,7 @@ the lenses' cost models price (counters, profile, asm) and measure/perf/runs.py 
 
 Constants only, importing nothing: here with the budget, below both the lens catalogue whose cost
 models price them and `perflab.measure`, which records by them. Figures are of the budget's
-reference machine (plan.py gives the factor that scales them)."""
+reference machine (machine_speed.py gives the factor that scales them)."""
 
 from __future__ import annotations
 
@@ -17,4 +17,4 @@ PERF_START_S = 0.3
 CALL_GRAPH_REGION_S = 1.0
 CALL_GRAPH_PROCESSES = 2
 CALL_GRAPH_COMMAND_RUNS = 10
-CALL_GRAPH_RECORDING = "perf recording"  # its name in `budget.plan.LensCost.shares`
+CALL_GRAPH_RECORDING = "perf recording"  # its name in `budget.costs.LensCost.shares`

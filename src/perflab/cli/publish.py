@@ -64,7 +64,7 @@ def add_publish_command(
 
 def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
     # imported here: every other command's start-up is spared the site's modules
-    from perflab.bisection.search import parse_threshold
+    from perflab.bisection.threshold import parse_threshold
     from perflab.lenses.fragments import plural
     from perflab.publish import publish
     from perflab.report.escape import terminal

@@ -8,16 +8,9 @@ import math
 import time
 from dataclasses import dataclass, replace
 
-from perflab.budget.plan import (
-    LEARN_FROM_S,
-    RECENT_PROBES,
-    BudgetPlan,
-    CostProbe,
-    MachineSpeed,
-    learned_costs,
-    lens_costs,
-    plan_budget,
-)
+from perflab.budget.costs import LEARN_FROM_S, CostProbe, learned_costs, lens_costs
+from perflab.budget.machine_speed import RECENT_PROBES, MachineSpeed
+from perflab.budget.plan import BudgetPlan, plan_budget
 from perflab.engine.prepare.caches import IsolatedCaches
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
@@ -127,7 +120,7 @@ class BenchmarkPlanner:
         *,
         measured: bool,
     ) -> CostProbe:
-        """The probe joined by the recent ones (budget.plan.RECENT_PROBES), and remembered;
+        """The probe joined by the recent ones (budget.machine_speed.RECENT_PROBES), and remembered;
         `before_s`: perflab's start-up, counted in this benchmark (its first), else 0;
         `measured`: the probe measured the machine's speed (not carried)."""
         recent.remember(

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.analyse.run import analyse_run
-from perflab.budget.plan import BudgetPlan, LensCost
+from perflab.budget.costs import LensCost
+from perflab.budget.plan import BudgetPlan
 from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
 from perflab.engine.cpu import (
     OrchestratorOffCpu,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perflab.budget.plan import CostModel, CostPart
+from perflab.budget.costs import CostModel, CostPart
 from perflab.records.accounting import Accounting, CodeFacts, ToolRows
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from perflab.budget.plan import CostModel, composed_cost
+from perflab.budget.costs import CostModel, composed_cost
 from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
 from perflab.lenses.descriptor import LensDescriptor, LensOption

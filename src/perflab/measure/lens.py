@@ -27,7 +27,7 @@ from perflab.records.model import (
 )
 
 if TYPE_CHECKING:
-    from perflab.budget.plan import ServerRounds
+    from perflab.budget.costs import ServerRounds
     from perflab.machine.cpu_lock import CpuTurns
     from perflab.measure.fork_server import ForkServers
 
@@ -136,7 +136,7 @@ class LensContext:
     # modules once (measure/fork_server.py), rather than started fresh each generation
     fork_servers: ForkServers | None = None
     # the time lens: fork its generations from rounds of servers it starts itself (the plan's
-    # choice when the set-up's imports are expensive, budget/plan.py); None: fresh workers
+    # choice when the set-up's imports are expensive, budget/costs.py); None: fresh workers
     server_rounds: ServerRounds | None = None
     # the run's perf recordings that more than one lens reads (measure/perf/recordings.py): kept by
     # `replace`, so every benchmark and lens of a run shares the one store

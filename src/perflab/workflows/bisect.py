@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.analyse.same_work import gate_disagreement
-from perflab.bisection.search import classify, search
+from perflab.bisection.search import search
+from perflab.bisection.threshold import classify
 from perflab.engine.measured import MeasuredCode
 from perflab.git.repo import (
     GitError,

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from perflab.analyse.same_work import gate_disagreement
-from perflab.bisection.search import classify
+from perflab.bisection.threshold import classify
 from perflab.engine.prepare.git_prepare import WORKING_TREE_PATCH
 from perflab.git.repo import (
     GitError,

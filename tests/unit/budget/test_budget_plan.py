@@ -9,24 +9,23 @@ import os
 
 import pytest
 
-from perflab.budget.plan import (
+from perflab.budget.costs import (
     ANALYSIS_S,
-    REFERENCE_S,
-    REPORT_S,
-    SLOWDOWN_RANGE,
-    VALGRIND_REFERENCE_S,
-    BudgetError,
     CostPart,
     CostProbe,
     LensCost,
-    MachineSpeed,
     composed_cost,
     default_cost,
-    elastic_share,
     lens_costs,
-    plan_budget,
     side_by_side_s,
 )
+from perflab.budget.machine_speed import (
+    REFERENCE_S,
+    SLOWDOWN_RANGE,
+    VALGRIND_REFERENCE_S,
+    MachineSpeed,
+)
+from perflab.budget.plan import REPORT_S, BudgetError, elastic_share, plan_budget
 from perflab.engine.prepare.probe import _beside, measure_speed
 from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,

@@ -7,7 +7,9 @@ import dataclasses
 
 import pytest
 
-from perflab.budget.plan import REFERENCE_S, CostProbe, MachineSpeed, elastic_share, plan_budget
+from perflab.budget.costs import CostProbe
+from perflab.budget.machine_speed import REFERENCE_S, MachineSpeed
+from perflab.budget.plan import elastic_share, plan_budget
 from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.time.cost import TIME_GENERATION_CLOSE_S, time_cost
 from perflab.records.kinds import BenchmarkKind, Metric

@@ -13,16 +13,9 @@ from typing import cast
 
 import pytest
 
-from perflab.budget.plan import (
-    PERFLAB_STARTUP_S,
-    REFERENCE_RUNS,
-    BudgetError,
-    BudgetPlan,
-    CostProbe,
-    MachineSpeed,
-    lens_costs,
-    plan_budget,
-)
+from perflab.budget.costs import CostProbe, lens_costs
+from perflab.budget.machine_speed import REFERENCE_RUNS, MachineSpeed
+from perflab.budget.plan import PERFLAB_STARTUP_S, BudgetError, BudgetPlan, plan_budget
 from perflab.engine.ledger import BudgetLedger
 from perflab.engine.prepare.probe import _beside
 from perflab.lenses.registry import descriptor_for

@@ -354,7 +354,7 @@ def path_problem(name: str) -> str | None:
             return "does not exist"
         parts = tuple(Path(path).with_suffix("").parts)
     else:
-        # a module without its .py, perhaps followed by a name in it: `budget/plan.learned_costs`
+        # a module without its .py, perhaps followed by a name in it: `budget/costs.learned_costs`
         head, _, last = path.rpartition("/")
         parts = (*head.split("/"), *last.split("."))
     rest = tuple(attribute.split(".")) if attribute else ()

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from perflab.budget.plan import REFERENCE_PROGRAM, REFERENCE_RUNS, CostProbe, MachineSpeed
+from perflab.budget.costs import CostProbe
+from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, MachineSpeed
 from perflab.machine import cpu_lock
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from perflab.budget.costs import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
-from perflab.budget.plan import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.budget.perf_costs import PERF_START_S
-from perflab.budget.plan import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.lenses.fragments import plural
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from perflab.budget.plan import CostProbe, LensCost, analysis_s
+from perflab.budget.costs import CostProbe, LensCost, analysis_s
 from perflab.lenses.instructions.options import cache_sim_of
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings

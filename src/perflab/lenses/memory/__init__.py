@@ -1,7 +1,7 @@
 """The memory lens: the memory work of one iteration (valgrind's cache simulation, allocator
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
-from perflab.budget.plan import CostPart
+from perflab.budget.costs import CostPart
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.records.kinds import Metric
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from perflab.budget.costs import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.budget.perf_costs import (
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_RECORDING,
     CALL_GRAPH_REGION_S,
     PERF_START_S,
 )
-from perflab.budget.plan import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.budget.plan import ServerRounds
+from perflab.budget.costs import ServerRounds
 from perflab.lenses.time.analyse import (
     KIND_SERVER_ROUND,
     WALL_NS,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from perflab.bisection.search import parse_threshold
+from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (

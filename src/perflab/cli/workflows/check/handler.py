@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.text import Text
 
-from perflab.bisection.search import parse_threshold
+from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_OK, EXIT_REGRESSION
 from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from perflab import api
-from perflab.bisection.search import parse_threshold
+from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
