@@ -77,9 +77,8 @@ MODULES = _modules()
 def layer_of(module: str) -> int:
     parts = module.split(".")
     if parts[:2] == ["perflab", "lenses"] and len(parts) == 3:
-        return _index(
-            "lens catalogue"
-        )  # a lens package's __init__ (its descriptor), or lenses/x.py
+        # a lens package's __init__ (its descriptor), or a module directly under lenses/
+        return _index("lens catalogue")
     if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] in ("cost", "options"):
         return _index("lens catalogue")  # a lens's cost model and options, named by its descriptor
     best, best_len = None, -1
