@@ -46,7 +46,7 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress  # noqa: 
 from perflab.records.kinds import Metric  # noqa: E402
 from perflab.records.model import Benchmark, Experiment, Variant  # noqa: E402
 from perflab.records.settings import Settings  # noqa: E402
-from perflab.tools import debuginfo  # noqa: E402
+from perflab.tool_drivers import debuginfo  # noqa: E402
 
 RELU_C = """
 #include <stddef.h>

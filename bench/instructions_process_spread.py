@@ -35,7 +35,7 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
-from perflab.tools.callgrind import FunctionCosts, combine_parts, normalise_function_id
+from perflab.tool_output.callgrind import FunctionCosts, combine_parts, normalise_function_id
 
 SETUP = "import torch\nx = torch.ones(1)\ny = torch.ones(1)"
 STMT = "torch.add(x, y)"

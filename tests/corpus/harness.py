@@ -13,7 +13,7 @@ from typing import Any
 
 import perflab
 from perflab.report.json_report import run_to_json
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 from .cases import ROLES, Built, Case
 from .scoring import Expect, Score, fold, not_run_claims, ran_names, score

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.tools.callgrind import FunctionId
-from perflab.tools.callgrind_format import CallgrindFormatError, parse_callgrind
+from perflab.tool_output.callgrind import FunctionId
+from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_callgrind
 
 DATA = Path(__file__).parent / "data" / "callgrind"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from perflab.tools.perf_script import parse_evlist, parse_perf_script
-from perflab.tools.profile_diff import AppearanceRule, diff_profiles
-from perflab.tools.profile_stacks import (
+from perflab.tool_output.perf_script import parse_evlist, parse_perf_script
+from perflab.tool_output.profile_diff import AppearanceRule, diff_profiles
+from perflab.tool_output.profile_stacks import (
     address_histogram,
     folded_stacks,
     hot_symbols,

@@ -20,7 +20,7 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
-from perflab.tools.debuginfo import build_id
+from perflab.tool_drivers.debuginfo import build_id
 from tests.integration.test_asm_gcc import listing_of, run_lens
 
 pytestmark = [

@@ -14,13 +14,15 @@ from typing import Any
 import pytest
 
 from perflab.api import make_experiment
+from perflab.budget.costs import lens_costs
+from perflab.budget.machine_speed import REFERENCE_PROGRAM
+from perflab.budget.plan import BudgetError, plan_budget
 from perflab.engine import run_experiment
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import WorkerLaunch
-from perflab.plan.budget import REFERENCE_PROGRAM, BudgetError, lens_costs, plan_budget
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
 from perflab.store import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.tools.debuginfo import (
+from perflab.tool_drivers.debuginfo import (
     InlineSite,
     SourceFrame,
     frames_from_json,

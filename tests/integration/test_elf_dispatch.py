@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from perflab.lenses.profile.analyse import ProfileDetails, shared_resolvers
-from perflab.tools.elf_dispatch import read_ifuncs
-from perflab.tools.profile_diff import diff_profiles
-from perflab.tools.profile_evidence import with_stack_evidence
-from perflab.tools.profile_stacks import Stack, hot_symbols
+from perflab.tool_drivers.elf_dispatch import read_ifuncs
+from perflab.tool_output.profile_diff import diff_profiles
+from perflab.tool_output.profile_evidence import with_stack_evidence
+from perflab.tool_output.profile_stacks import Stack, hot_symbols
 from tests.corpus import sources
 
 pytestmark = [

@@ -10,7 +10,7 @@ from typing import Any
 
 from perflab.analyse.pair_claims import function_identity
 from perflab.records.accounting import Accounting, Presence
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8

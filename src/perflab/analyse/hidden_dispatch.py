@@ -20,7 +20,7 @@ from perflab.lenses.registry import descriptor_for
 from perflab.records.accounting import Presence
 from perflab.records.diagnosis import Claim, Diagnosis, Replacement, VectorWidths
 from perflab.records.model import Comparison
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 RESIDUE = 2.0  # a count per iteration below which a function's change is the handshake's
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph

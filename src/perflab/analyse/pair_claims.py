@@ -11,13 +11,13 @@ from perflab.lenses.registry import DESCRIPTORS
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
-from perflab.tools.symbol_names import fold_clones, readable
+from perflab.tool_output.symbol_names import fold_clones, readable
 
 
 def function_identity(name: str) -> str:
     """A function as the summary joins and shows it: clones folded, Rust's build-dependent
     spellings (hash, crate disambiguator) left out and its escapes read, as every lens's rows
-    have been paired by `perflab.tools.symbol_names.pair_names` before they get here."""
+    have been paired by `perflab.tool_output.symbol_names.pair_names` before they get here."""
     return readable(fold_clones(name))
 
 

@@ -64,8 +64,8 @@ def add_publish_command(
 
 def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
     # imported here: every other command's start-up is spared the site's modules
+    from perflab.bisection.threshold import parse_threshold
     from perflab.lenses.fragments import plural
-    from perflab.plan.bisect_search import parse_threshold
     from perflab.publish import publish
     from perflab.report.escape import terminal
 

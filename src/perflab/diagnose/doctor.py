@@ -27,8 +27,8 @@ from perflab.records.checks import Check as Check
 from perflab.records.checks import DoctorReport as DoctorReport
 from perflab.records.checks import LensStatus as LensStatus
 from perflab.records.checks import Status as Status
-from perflab.tools.analysis_cache import AnalysisCache
-from perflab.tools.perf_script import parse_evlist
+from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.tool_output.perf_script import parse_evlist
 
 
 class HostFiles(Protocol):

@@ -30,7 +30,7 @@ from perflab.records.checks import Countable as Countable
 from perflab.records.checks import EventInfo as EventInfo
 from perflab.records.checks import EventSearch as EventSearch
 from perflab.records.errors import ToolUnavailableError
-from perflab.tools.perf_control import find_perf
+from perflab.tool_drivers.perf_control import find_perf
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
 HARDWARE_KIND = "Hardware event"

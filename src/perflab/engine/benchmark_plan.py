@@ -1,4 +1,4 @@
-"""A benchmark's plan: it is probed, and its budget split between the lenses (plan/budget.py)
+"""A benchmark's plan: it is probed, and its budget split between the lenses (budget/plan.py)
 before anything is measured; a benchmark whose variants are checked out or built first is
 planned once they are ready."""
 
@@ -8,22 +8,15 @@ import math
 import time
 from dataclasses import dataclass, replace
 
+from perflab.budget.costs import LEARN_FROM_S, CostProbe, learned_costs, lens_costs
+from perflab.budget.machine_speed import RECENT_PROBES, MachineSpeed
+from perflab.budget.plan import BudgetPlan, plan_budget
 from perflab.engine.prepare.caches import IsolatedCaches
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.engine.prepare.recent_probes import Recalled, RecentProbes, benchmark_key
 from perflab.lenses.registry import cost_model, descriptor_for
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import PlanReporter, ProgressReporter
-from perflab.plan.budget import (
-    LEARN_FROM_S,
-    RECENT_PROBES,
-    BudgetPlan,
-    CostProbe,
-    MachineSpeed,
-    learned_costs,
-    lens_costs,
-    plan_budget,
-)
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
@@ -127,7 +120,7 @@ class BenchmarkPlanner:
         *,
         measured: bool,
     ) -> CostProbe:
-        """The probe joined by the recent ones (budget.RECENT_PROBES), and remembered;
+        """The probe joined by the recent ones (budget.machine_speed.RECENT_PROBES), and remembered;
         `before_s`: perflab's start-up, counted in this benchmark (its first), else 0;
         `measured`: the probe measured the machine's speed (not carried)."""
         recent.remember(

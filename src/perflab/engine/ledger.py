@@ -7,9 +7,9 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from perflab.budget.plan import BudgetPlan, elastic_share
 from perflab.lenses.registry import descriptor_for
 from perflab.measure.lens import Lens
-from perflab.plan.budget import BudgetPlan, elastic_share
 from perflab.records.kinds import Metric
 from perflab.records.model import Note, Severity
 from perflab.store import RunSink

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.analyse.run import analyse_run
+from perflab.budget.costs import LensCost
+from perflab.budget.plan import BudgetPlan
 from perflab.engine.benchmark_plan import BenchmarkPlanner, plans_before_run, show_plan
 from perflab.engine.cpu import (
     OrchestratorOffCpu,
@@ -47,7 +49,6 @@ from perflab.measure.lens import (
     ProgressReporter,
 )
 from perflab.measure.worker_client import WorkerLaunch, check_interpreter, check_variant_paths
-from perflab.plan.budget import BudgetPlan, LensCost
 from perflab.plan.designs import budget_plan
 from perflab.records.errors import (
     BenchmarkFailedError,

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perflab.plan.budget import CostModel, CostPart
+from perflab.budget.costs import CostModel, CostPart
 from perflab.records.accounting import Accounting, CodeFacts, ToolRows
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
@@ -123,7 +123,7 @@ class WorkerNeeds:
 
 @dataclass(frozen=True)
 class Planning:
-    """What the budget's plan prices (plan/budget.py) and what the run arranges before the lens
+    """What the budget's plan prices (budget/plan.py) and what the run arranges before the lens
     measures (engine/): read before any lens is imported."""
 
     # what the lens's minimum measurement of a benchmark costs (its package's cost.py); None:
@@ -221,7 +221,7 @@ class LensDescriptor:
     # what each part of perflab asks about the lens; the defaults suit a lens that samples with
     # the core worker ops, costs one generation of workers, needs a quiet CPU, and explains nothing
     worker: WorkerNeeds = WorkerNeeds()  # the statement workers (measure/)
-    planning: Planning = Planning()  # the budget's plan and the run (plan/, engine/)
+    planning: Planning = Planning()  # the budget's plan and the run (budget/, engine/)
     figures: Figures = Figures()  # analysis of the figures (analyse/)
     explanation: Explanation = Explanation()  # the run's summary (analyse/explanation.py)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from perflab.budget.costs import CostModel, composed_cost
 from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
 from perflab.lenses.descriptor import LensDescriptor, LensOption
@@ -14,7 +15,6 @@ from perflab.lenses.profile import DESCRIPTOR as PROFILE
 from perflab.lenses.rss import DESCRIPTOR as RSS
 from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
-from perflab.plan.budget import CostModel, composed_cost
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.settings import Settings

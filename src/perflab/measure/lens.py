@@ -27,9 +27,9 @@ from perflab.records.model import (
 )
 
 if TYPE_CHECKING:
+    from perflab.budget.costs import ServerRounds
     from perflab.machine.cpu_lock import CpuTurns
     from perflab.measure.fork_server import ForkServers
-    from perflab.plan.budget import ServerRounds
 
 # the artifact (any lens's metric) that marks a variant as failed for that lens, with the
 # reason: the analysis leaves the variant out and keeps every comparison without it
@@ -130,13 +130,13 @@ class LensContext:
     progress: ProgressReporter
     cpu: int | None  # the CPU measuring processes are pinned to; None: not pinned
     default_python: str  # interpreter for variants without python=
-    # this lens's share of the benchmark's budget (plan/budget.py); None: all of it
+    # this lens's share of the benchmark's budget (budget/plan.py); None: all of it
     budget_s: float | None = None
     # statement workers are forked from one server per variant that imported the set-up's
     # modules once (measure/fork_server.py), rather than started fresh each generation
     fork_servers: ForkServers | None = None
     # the time lens: fork its generations from rounds of servers it starts itself (the plan's
-    # choice when the set-up's imports are expensive, plan/budget.py); None: fresh workers
+    # choice when the set-up's imports are expensive, budget/costs.py); None: fresh workers
     server_rounds: ServerRounds | None = None
     # the run's perf recordings that more than one lens reads (measure/perf/recordings.py): kept by
     # `replace`, so every benchmark and lens of a run shares the one store

@@ -1,1 +1,2 @@
-"""What to measure and for how long: experiments, suites, schedules and the budget's plan."""
+"""What to measure: experiments from files and the command line, suites, designs and schedules
+(how long is perflab.budget's)."""

@@ -1,5 +1,5 @@
 """What a bisection found, as data: each step's outcome, the commits on the line, and the answer
-(plan/bisect_search.py searches; the bisect workflow fills these in)."""
+(bisection/search.py searches; the bisect workflow fills these in)."""
 
 from __future__ import annotations
 

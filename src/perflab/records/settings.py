@@ -113,7 +113,7 @@ class Settings:
             repeat=True,
         ),
     )
-    # wall-clock budget per benchmark, across all its lenses (plan/budget.py splits it)
+    # wall-clock budget per benchmark, across all its lenses (budget/plan.py splits it)
     budget_s: float = _setting(
         20.0,
         SettingSpec(

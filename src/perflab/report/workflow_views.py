@@ -1,5 +1,5 @@
 """The history and bisect views as report sections, built once from the workflows' records
-(:mod:`perflab.records.workflow_results`, :mod:`perflab.plan.bisect_search`) for every format:
+(:mod:`perflab.records.workflow_results`, :mod:`perflab.bisection.threshold`) for every format:
 the terminal, Markdown and HTML renderers lay these out as they do a lens's section.
 
 A history's section: the answer first (how many change points, or none, and the commits not
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from perflab.plan.bisect_search import direction_words
+from perflab.bisection.threshold import direction_words
 from perflab.records.bisect import (
     BisectResult,
     Direction,

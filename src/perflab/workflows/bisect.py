@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.analyse.same_work import gate_disagreement
+from perflab.bisection.search import search
+from perflab.bisection.threshold import classify
 from perflab.engine.measured import MeasuredCode
 from perflab.git.repo import (
     GitError,
@@ -21,7 +23,6 @@ from perflab.git.repo import (
     merged_branch,
     resolve_ref,
 )
-from perflab.plan.bisect_search import classify, search
 from perflab.records.bisect import (
     BisectResult,
     BisectStep,

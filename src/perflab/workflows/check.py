@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from perflab.analyse.same_work import gate_disagreement
+from perflab.bisection.threshold import classify
 from perflab.engine.prepare.git_prepare import WORKING_TREE_PATCH
 from perflab.git.repo import (
     GitError,
@@ -22,7 +23,6 @@ from perflab.git.repo import (
 )
 from perflab.machine.proc import ProcessRunner
 from perflab.machine.scratch import private_folder
-from perflab.plan.bisect_search import classify
 from perflab.records.bisect import (
     Commit,
     StepOutcome,

@@ -164,7 +164,7 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     from perflab.records.accounting import Presence
     from perflab.records.model import Benchmark, Experiment, Variant
     from perflab.records.settings import Settings
-    from perflab.tools.callgrind import FunctionId
+    from perflab.tool_output.callgrind import FunctionId
 
     kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",
                            8077930.0, 8077930.0, 8077930.0, 8077930.0, Presence.BOTH)  # fmt: skip

@@ -26,7 +26,7 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
-from perflab.tools.callgrind import FunctionId
+from perflab.tool_output.callgrind import FunctionId
 from tests.unit.lenses.asm.test_asm_explain import XMM, YMM, listing
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)

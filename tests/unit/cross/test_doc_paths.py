@@ -1,7 +1,7 @@
 """Every module, file or folder of perflab the docs name exists, so a moved or renamed module
 cannot leave README.md and docs/ pointing at nothing. Checked: `src/perflab/...` and
 `perflab/<package>/...` anywhere (code blocks too), and inside backticks outside code blocks
-a path under src/perflab written from its package (`store/sqlite.py`, `plan/budget`), a path
+a path under src/perflab written from its package (`store/sqlite.py`, `budget/plan`), a path
 from the repository's root (`tests/...`, `scripts/...`, `bench/...`) and a dotted module
 (`perflab.store.sqlite`). A name after the module (`analyse/run.py:analyse_run`,
 `measure/session.loops_per_variant`, `perflab.records.errors.RetiredSettingWarning`, a test
@@ -102,7 +102,7 @@ def _path_problem(name: str) -> str | None:
         return None
     if path.endswith(("/", ".py")):
         return "does not exist"
-    # a module without its .py, perhaps followed by a name in it: `plan/budget`,
+    # a module without its .py, perhaps followed by a name in it: `budget/plan`,
     # `measure/session.loops_per_variant`
     head, _, last = path.rpartition("/")
     stem, _, inner = last.partition(".")
@@ -136,7 +136,7 @@ def test_the_check_finds_what_is_gone_and_accepts_placeholders() -> None:
         [
             "`store/sqlite.py`, `perflab.store.sqlite`, `analyse/run.py:analyse_run`",
             "`lenses/<lens>/worker_ops.py`, `perflab.lenses.<lens>.render:section`, `lenses/*`",
-            "`plan/budget`, `measure/session.loops_per_variant`, `perflab.toml`",
+            "`budget/plan`, `measure/session.loops_per_variant`, `perflab.toml`",
             "`.perflab/perflab.db`, `tests/unit/<package>/`, `perflab run --store x.db`",
             "see src/perflab/records/errors.py and perflab/worker/statement_worker.py",
             "```",

@@ -4,7 +4,7 @@ module, class and function docstring and every comment: a dotted `perflab.x.y`; 
 package of perflab or the repository's root (`store/sqlite.py`, `lenses/asm/`,
 `measure/session.py:loops_per_variant`, `docs/json-format.md`) or from a package above the
 one it is written in (`svg/flame.py` in report/); a file named without its folder
-(`budget.py`); a dotted name that starts with a package of perflab (`store.sqlite.SqliteStore`,
+(`sampler.py`); a dotted name that starts with a package of perflab (`store.sqlite.SqliteStore`,
 or a sibling module of that name); a backticked `module.name` whose module is one of perflab's
 (`session.loops_per_variant`); a cross-reference (:func:`profile_diff.diff_profiles`). Each
 resolves against the source tree read with ast (nothing is imported): modules, then the names a
@@ -52,7 +52,7 @@ ALLOWED_FILES: dict[str, str] = {
 _DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"
 _ABSOLUTE = re.compile(rf"(?<![\w./-])(?:{_DOTTED})")
 _PATH = re.compile(r"(?<![\w./-])(?:src/)?(?:perflab/)?[A-Za-z_]\w*/[\w/.-]*(?::\w+(?:\.\w+)*)?")
-# a file named without its folder: `budget.py`, `statement_worker.py:main`
+# a file named without its folder: `sampler.py`, `statement_worker.py:main`
 _FILE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*)\.py\b(?::(\w+))?")
 # a backticked name alone: `session.loops_per_variant`, `decide()`
 _SPAN = re.compile(rf"(?<!:)`({_DOTTED})(?:\(\))?`")
@@ -341,7 +341,7 @@ def role_problem(parts: tuple[str, ...]) -> str | None:
 
 
 def path_problem(name: str) -> str | None:
-    """Why a path (`store/sqlite.py:SqliteStore`, `lenses/asm/`, `plan/budget`) names nothing."""
+    """Why a path (`store/sqlite.py:SqliteStore`, `lenses/asm/`, `budget/plan`) names nothing."""
     path, _, attribute = name.removeprefix("src/").removeprefix("perflab/").partition(":")
     path = path.rstrip(".")
     if path.split("/")[0] in REPOSITORY_FOLDERS:
@@ -354,7 +354,7 @@ def path_problem(name: str) -> str | None:
             return "does not exist"
         parts = tuple(Path(path).with_suffix("").parts)
     else:
-        # a module without its .py, perhaps followed by a name in it: `plan/budget.learned_costs`
+        # a module without its .py, perhaps followed by a name in it: `budget/costs.learned_costs`
         head, _, last = path.rpartition("/")
         parts = (*head.split("/"), *last.split("."))
     rest = tuple(attribute.split(".")) if attribute else ()
@@ -467,7 +467,7 @@ def test_every_allowance_is_still_needed() -> None:
 def test_the_check_finds_what_is_gone() -> None:
     text = " ".join(
         [
-            "`store/sqlite.py`, perflab.store.sqlite, store/sqlite.py:SqliteStore, budget.py,",
+            "`store/sqlite.py`, perflab.store.sqlite, store/sqlite.py:SqliteStore, sampler.py,",
             "`lenses/asm/`, `perflab.toml`, stats.paired, records.errors.ConfigError.hint,",
             "`session.loops_per_variant`, `result.value` (a variable), tests/unit/cross/,",
             "ConfigError.hint, `Figures.paired_units`,",

@@ -15,35 +15,25 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # the folders are the layers; a module placed by its own name is the exception it names
+    # the folders are the layers: each names whole packages (a lens package is split by
+    # layer_of's rule: its descriptor, cost model and options below measure/, the rest above)
     ("records", ("perflab.records",)),  # what is measured and decided, as data: imports nothing
-    (
-        "calculations",
-        (
-            "perflab.stats",
-            "perflab.plan.budget",  # the budget's plan (pure); each lens's cost model is its own
-            "perflab.plan.bisect_search",  # bisect's search (pure, over a measure callable)
-        ),
-    ),
-    # the lens descriptors: lenses/<lens>/__init__.py and the cost model and options it names
-    # (lenses/<lens>/cost.py and options.py, pure), the registry (records and names only)
-    (
-        "lens catalogue",
-        (
-            "perflab.lenses",
-            "perflab.lenses.descriptor",
-            "perflab.lenses.registry",
-            "perflab.measure.perf.costs",  # what perf costs, priced by the lenses' cost models
-        ),
-    ),
+    # pure: statistics, the budget's plan (each lens's cost model is its own), bisect's search
+    ("calculations", ("perflab.stats", "perflab.budget", "perflab.bisection")),
+    # the lens descriptors: the modules directly under lenses/ (the descriptor record, the
+    # registry ...), lenses/<lens>/__init__.py and the cost model and options it names
+    # (lenses/<lens>/cost.py and options.py, pure); placed by layer_of's rule below
+    ("lens catalogue", ("perflab.lenses",)),
     # the machine, the plan, and what persists: the store, the worker scripts, git
     (
         "foundation",
         ("perflab.machine", "perflab.plan", "perflab.store", "perflab.worker", "perflab.git"),
     ),
     ("report", ("perflab.report",)),
-    # drivers of outside tools (valgrind, perf, ELF/DWARF): below every lens, knowing none
-    ("tools", ("perflab.tools",)),
+    # what outside tools write, parsed and compared (pure); then the drivers that run or read
+    # them (perf, llvm-symbolizer, ELF/DWARF, /proc): below every lens, knowing none
+    ("tool output", ("perflab.tool_output",)),
+    ("tool drivers", ("perflab.tool_drivers",)),
     ("measure", ("perflab.measure",)),
     ("lenses", ("perflab.lenses.*",)),  # a lens's own modules: measure, analyse, render ...
     (
@@ -86,16 +76,9 @@ MODULES = _modules()
 
 def layer_of(module: str) -> int:
     parts = module.split(".")
-    if (
-        parts[:2] == ["perflab", "lenses"]
-        and len(parts) == 3
-        and module
-        not in (
-            "perflab.lenses.descriptor",
-            "perflab.lenses.registry",
-        )
-    ):
-        return _index("lens catalogue")  # a lens package's __init__: its descriptor
+    if parts[:2] == ["perflab", "lenses"] and len(parts) == 3:
+        # a lens package's __init__ (its descriptor), or a module directly under lenses/
+        return _index("lens catalogue")
     if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] in ("cost", "options"):
         return _index("lens catalogue")  # a lens's cost model and options, named by its descriptor
     best, best_len = None, -1

@@ -1,5 +1,5 @@
 """Plans from more than one probe: the last minutes' probes on this machine join this one's
-(plan/budget.py RECENT_PROBES, engine/prepare/recent_probes.py)."""
+(budget/machine_speed.py RECENT_PROBES, engine/prepare/recent_probes.py)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from perflab.budget.costs import CostProbe
+from perflab.budget.machine_speed import RECENT_PROBES, RECENT_PROBES_S, REFERENCE_S, MachineSpeed
+from perflab.budget.plan import plan_budget
 from perflab.engine import benchmark_plan
 from perflab.engine.benchmark_plan import BenchmarkPlanner
 from perflab.engine.prepare import recent_probes
 from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.machine.proc import FakeRunner
-from perflab.plan.budget import (
-    RECENT_PROBES,
-    RECENT_PROBES_S,
-    REFERENCE_S,
-    CostProbe,
-    MachineSpeed,
-    plan_budget,
-)
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 
@@ -146,7 +141,7 @@ def test_the_counting_cpus_are_the_lower_median_of_recent_looks(tmp_path: Path) 
 
 
 def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> None:
-    from perflab.plan.budget import LensCost, learned_costs
+    from perflab.budget.costs import LensCost, learned_costs
     from perflab.records.kinds import Metric
 
     memory, clock = _memory(tmp_path)

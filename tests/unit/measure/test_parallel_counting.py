@@ -12,10 +12,10 @@ import pytest
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.dumps import dump_totals
+from perflab.measure.callgrind.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
-from perflab.tools.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
 
 
 def test_every_allowed_cpu_counts_except_those_another_run_measures_on() -> None:

@@ -39,7 +39,7 @@ from perflab.report.svg.flame import delta_colour
 from perflab.report.svg.ratio_plots import NO_SPEED_VERDICT
 from perflab.report.svg.samples import generation_spans, value_range
 from perflab.store.sqlite import StoredRun
-from perflab.tools.profile_stacks import Stack, parse_folded
+from perflab.tool_output.profile_stacks import Stack, parse_folded
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.report.html"

@@ -87,10 +87,10 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
     """ "used 4.5 s of the budget: probe 2.4 s, instructions 2.0 s, analysis and report 5.4 s"
     added up to more than it used: analysis and report run after the figure, so they are said
     apart from its parts."""
-    from perflab.plan.budget import plan_budget
+    from perflab.budget.plan import plan_budget
     from perflab.records.kinds import Metric
     from perflab.records.settings import Settings
-    from tests.unit.plan.test_budget_plan import QUICK, _costs
+    from tests.unit.budget.test_budget_plan import QUICK, _costs
 
     plan = plan_budget(10, QUICK, _costs(QUICK, Settings(budget_s=10), Metric.TIME))
     used = plan.describe({Metric.TIME: 2.0})

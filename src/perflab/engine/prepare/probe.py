@@ -3,7 +3,7 @@
 Statements: one fork server for the baseline (its start-up and the set-up's imports), one child
 forked from it (a forked worker's start-up and set-up) and one sample calibrated to --sample-ms.
 Commands: one run of the baseline's command. The probe's own time is part of the benchmark's
-budget (plan/budget.py).
+budget (budget/plan.py).
 
 Beside that, the machine's speed here and now against the reference machine of the budget's
 constants (`budget.MachineSpeed`): a Python process doing fixed work and, when a lens of the plan
@@ -22,12 +22,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from perflab.budget.costs import CostProbe
+from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, MachineSpeed
 from perflab.machine import cpu_lock
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
 from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
-from perflab.plan.budget import REFERENCE_PROGRAM, REFERENCE_RUNS, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, Experiment
@@ -88,8 +89,8 @@ def probe_benchmark(
 
 def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
     """How many CPUs valgrind's processes may count on side by side (lenses/instructions,
-    tools/parallel.py): perflab's, the measuring one included, less those other perflab runs
-    measure on now; at least one (they then run one after another)."""
+    measure/callgrind/parallel.py): perflab's, the measuring one included, less those other
+    perflab runs measure on now; at least one (they then run one after another)."""
     cpus = allowed | ({cpu} if cpu is not None else set())
     held = {c for c, pid in cpu_lock.held_cpus(sorted(cpus)).items() if pid != os.getpid()}
     return max(1, len(cpus - held))

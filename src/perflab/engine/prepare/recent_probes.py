@@ -1,5 +1,5 @@
 """What the last minutes' probes on this machine measured, so that a plan rests on more than
-one probe's second of a load that moves (plan/budget.py, RECENT_PROBES).
+one probe's second of a load that moves (budget/machine_speed.py, RECENT_PROBES).
 
 One JSON line per probe in the CPU lock directory (perflab's own, private, per user; on a
 tmpfs where there is one, so it starts empty after a reboot): when, which benchmark (a digest of
@@ -21,9 +21,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.budget.costs import CostProbe
+from perflab.budget.machine_speed import RECENT_PROBES_S, MachineSpeed
 from perflab.engine.prepare.caches import CACHE_VARIABLES
 from perflab.machine import cpu_lock
-from perflab.plan.budget import RECENT_PROBES_S, CostProbe, MachineSpeed
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment

@@ -22,7 +22,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Comparison
 from perflab.records.settings import Settings
-from perflab.tools.symbol_names import readable, selector_changes
+from perflab.tool_output.symbol_names import readable, selector_changes
 
 ARTIFACT_FUNCTIONS = "asm.functions"  # JSON: {"version", "functions": [FunctionListing...]}
 ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functions came from

@@ -28,7 +28,7 @@ from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import Row, Side, VariantCode, base_name, samples_text
 from perflab.lenses.asm.summaries import INDIRECT_CALL, call_targets
 from perflab.records.diagnosis import Claim, Diagnosis
-from perflab.tools.profile_diff import (
+from perflab.tool_output.profile_diff import (
     APPEARANCE_MAX_CHANCE,
     APPEARANCE_MIN_SAMPLES,
     APPEARANCE_MIN_SHARE,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from perflab.lenses.asm.disassembly import AsmLine
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.summaries import LoopSummary
-from perflab.tools.symbol_names import fold_clones
+from perflab.tool_output.symbol_names import fold_clones
 
 MIN_MOVED_LINES = 3  # a shorter "moved block" is more likely coincidence than code motion
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from perflab.records.accounting import CodeFacts
 from perflab.records.model import Comparison
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 LINE_BYTES = 64  # a cache line, and what -falign-loops=64 aligns to
 WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.measure.perf.costs import CALL_GRAPH_RECORDING, PERF_START_S
-from perflab.plan.budget import (
-    CostProbe,
-    LensCost,
-    analysis_s,
-    side_by_side_s,
-)
+from perflab.budget.costs import CostProbe, LensCost, analysis_s, side_by_side_s
+from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
-from perflab.tools.debuginfo import tool_identity
+from perflab.tool_drivers.debuginfo import tool_identity
 
 
 class Demangler(Protocol):

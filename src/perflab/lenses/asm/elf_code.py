@@ -28,8 +28,8 @@ from perflab.lenses.asm.elf_objects import (
     SectionSpan,
 )
 from perflab.lenses.asm.elf_tables import read_elf_file, separate_debug_file
-from perflab.tools.analysis_cache import AnalysisCache
-from perflab.tools.debuginfo import elf_sections, file_identity
+from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.tool_drivers.debuginfo import elf_sections, file_identity
 
 
 def _file_key(path: str) -> tuple[str, int, int]:

@@ -25,7 +25,7 @@ from perflab.lenses.asm.pairings import (
 )
 from perflab.lenses.asm.rows import Row, VariantCode, group_families, side_of
 from perflab.lenses.asm.summaries import INDIRECT_CALL
-from perflab.tools.symbol_names import NamePairing, pair_names, readable, spelling_stem
+from perflab.tool_output.symbol_names import NamePairing, pair_names, readable, spelling_stem
 
 
 def explain(

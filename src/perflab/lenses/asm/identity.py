@@ -5,7 +5,7 @@ Three kinds of symbol are not a function of their own (pure string rules, no I/O
 - **fragments and clones** of one source function, which gcc splits off or specialises
   (``foo.cold``, ``foo.part.0``, ``foo.isra.0``, ``foo.constprop.0``, ``foo [clone .cold]``):
   they belong to the function they came from, and its code size counts them (the rule is
-  `perflab.tools.symbol_names`, shared with the instructions and profile lenses);
+  `perflab.tool_output.symbol_names`, shared with the instructions and profile lenses);
 - **members of a dispatch family**, several compiled versions of one function of which the
   program picks one at run time: ATen's per-ISA namespaces (``at::native::AVX2::``,
   ``AVX512::``, ``DEFAULT::``), gcc's multi-versioned clones (``foo.avx2``, ``foo.default``,
@@ -24,9 +24,9 @@ from __future__ import annotations
 import enum
 import re
 
-from perflab.tools.symbol_names import fold_clones, split_clone_suffixes
+from perflab.tool_output.symbol_names import fold_clones, split_clone_suffixes
 
-# Fragments and clones are folded by the rule every lens shares (perflab.tools.symbol_names);
+# Fragments and clones are folded by the rule every lens shares (perflab.tool_output.symbol_names);
 # a multi-versioned clone's "[clone .avx2]" is a dispatch member, not a clone, and stays there
 # for `split_member`.
 _VERSION_BRACKET = re.compile(r"\s*\[clone \.(?P<member>[^\]]+?)(?:\.\d+)?\]$")

@@ -29,7 +29,7 @@ from perflab.lenses.asm.summaries import (
     loop_body_assembly,
     summarise_loop,
 )
-from perflab.tools.debuginfo import SourceFrame, frames_from_json, frames_to_json
+from perflab.tool_drivers.debuginfo import SourceFrame, frames_from_json, frames_to_json
 
 # A "loop" larger than this is an interpreter's dispatch or a whole algorithm: a static
 # per-iteration prediction means little there and llvm-mca takes seconds on it.

@@ -50,14 +50,14 @@ from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
-from perflab.tools.analysis_cache import AnalysisCache
-from perflab.tools.analysis_parallel import (
+from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.tool_drivers.analysis_parallel import (
     all_cpus,
     analysis_workers,
     run_jobs,
     runs_real_processes,
 )
-from perflab.tools.debuginfo import file_identity
+from perflab.tool_drivers.debuginfo import file_identity
 
 FORMAT_VERSION = 1
 HOT_FUNCTIONS = 5

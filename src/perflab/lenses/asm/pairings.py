@@ -20,7 +20,7 @@ from perflab.lenses.asm.identity import family, member
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import Row, VariantCode, base_name, samples_text
 from perflab.records.diagnosis import Claim, Diagnosis
-from perflab.tools.symbol_names import DispatchPair, cpu_copy, dispatch_pairs, word_change
+from perflab.tool_output.symbol_names import DispatchPair, cpu_copy, dispatch_pairs, word_change
 
 
 def _ran_in_one(rows: list[Row], explained: set[str]) -> tuple[list[Row], list[Row]]:

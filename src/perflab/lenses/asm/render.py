@@ -18,7 +18,7 @@ from perflab.lenses.fragments import (
     verdict_table,
 )
 from perflab.records.document import Block, Cell, Paragraph, Preformatted, Section, Style, Table
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 MAX_DIFF_LINES = 400  # one asm diff; the full one is in `perflab show --asm`
 DIFF_STYLES = {"-": Style.DEL, "+": Style.ADD, ">": Style.MOVED, "@": Style.GAP}

@@ -40,8 +40,8 @@ from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Variant
 from perflab.records.settings import Settings
-from perflab.tools.perf_script import UNKNOWN
-from perflab.tools.profile_stacks import leaf_places
+from perflab.tool_output.perf_script import UNKNOWN
+from perflab.tool_output.profile_stacks import leaf_places
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...

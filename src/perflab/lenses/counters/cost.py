@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
+from perflab.budget.perf_costs import PERF_START_S
 from perflab.lenses.fragments import plural
-from perflab.measure.perf.costs import PERF_START_S
-from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

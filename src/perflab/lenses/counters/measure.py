@@ -73,7 +73,7 @@ from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.tools.perf_control import PerfControl, find_perf
+from perflab.tool_drivers.perf_control import PerfControl, find_perf
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
 _MAX_PROBE_ROUNDS = 64

@@ -38,14 +38,9 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, Note, Severity
 from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.summary import process_ratio_interval
-from perflab.tools.callgrind import (
-    FunctionId,
-    derived_event,
-)
-from perflab.tools.object_names import invert
-from perflab.tools.symbol_names import (
-    selector_changes,
-)
+from perflab.tool_output.callgrind import FunctionId, derived_event
+from perflab.tool_output.object_names import invert
+from perflab.tool_output.symbol_names import selector_changes
 
 # functions that ran on one side only and cost less than this (per iteration) get no "cannot
 # tell" note: below the residue of the worker's handshake that remains in statement counts

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
+from perflab.budget.costs import CostProbe, LensCost, analysis_s
 from perflab.lenses.instructions.options import cache_sim_of
-from perflab.plan.budget import CostProbe, LensCost, analysis_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

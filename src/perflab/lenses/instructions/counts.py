@@ -30,7 +30,8 @@ from perflab.measure.callgrind.dumps import instructions_of
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Note, Severity
 from perflab.stats.summary import ProcessLevels, process_levels
-from perflab.tools.callgrind import (
+from perflab.tool_drivers.debuginfo import AddressFrames, frames_from_json
+from perflab.tool_output.callgrind import (
     CallgrindPart,
     FunctionCosts,
     FunctionId,
@@ -40,10 +41,7 @@ from perflab.tools.callgrind import (
     function_parts,
     normalise_function_id,
 )
-from perflab.tools.debuginfo import AddressFrames, frames_from_json
-from perflab.tools.symbol_names import (
-    NamePairing,
-)
+from perflab.tool_output.symbol_names import NamePairing
 
 # programs a command may run its benchmark's program through: never the program itself
 _LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "taskset"})

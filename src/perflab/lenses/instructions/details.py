@@ -14,9 +14,7 @@ from perflab.lenses.instructions.inlining import (
     Replacement,
 )
 from perflab.lenses.instructions.layers import LayerDelta
-from perflab.tools.callgrind import (
-    INSTRUCTIONS_EVENT,
-)
+from perflab.tool_output.callgrind import INSTRUCTIONS_EVENT
 
 
 @dataclass(frozen=True)

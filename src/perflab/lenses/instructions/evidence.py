@@ -2,7 +2,7 @@
 inlined copies that executed, the out-of-line calls, and the costs re-attributed to the inlined
 functions debug info names (`reattribute_inlined`).
 
-Pure functions over `FunctionCosts` and `InstructionCosts` (perflab.tools.callgrind).
+Pure functions over `FunctionCosts` and `InstructionCosts` (perflab.tool_output.callgrind).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from perflab.tools.callgrind import (
+from perflab.tool_drivers.debuginfo import AddressFrames, inline_sites
+from perflab.tool_output.callgrind import (
     INSTRUCTIONS_EVENT,
     FunctionCost,
     FunctionCosts,
     FunctionId,
     InstructionCosts,
 )
-from perflab.tools.debuginfo import AddressFrames, inline_sites
 
 # calls per iteration below which a call edge is a statement's residue (the worker's handshake
 # left after subtracting the empty loop), not a call the statement makes

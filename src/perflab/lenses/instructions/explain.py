@@ -1,7 +1,7 @@
 """Why two instruction counts differ, function by function: each function's cost in both
 variants (`function_deltas`), an overload whose signature changed paired into one row.
 
-Pure functions over `FunctionCosts` (perflab.tools.callgrind): costs in, values out. What the
+Pure functions over `FunctionCosts` (perflab.tool_output.callgrind): costs in, values out. What the
 inlining evidence says is in `inlining.py`, the costs per layer in `layers.py`.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from perflab.records.accounting import Presence
-from perflab.tools.callgrind import INSTRUCTIONS_EVENT, FunctionCosts, FunctionId
+from perflab.tool_output.callgrind import INSTRUCTIONS_EVENT, FunctionCosts, FunctionId
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class FunctionDelta:
     # perflab.analyse.explanation)
     cpu_ran: tuple[str, str] | None = None
     # the variant's spelling of the function and why it was taken for the baseline's, when the
-    # builds spell it differently (a Rust hash: `perflab.tools.symbol_names.pair_names`)
+    # builds spell it differently (a Rust hash: `perflab.tool_output.symbol_names.pair_names`)
     variant_spelling: tuple[str, str] | None = None
 
     @property

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from perflab.tools.callgrind import INSTRUCTIONS_EVENT, FunctionCost, FunctionCosts
+from perflab.tool_output.callgrind import INSTRUCTIONS_EVENT, FunctionCost, FunctionCosts
 
 OTHER_LAYER = "other"
 

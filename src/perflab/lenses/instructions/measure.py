@@ -22,12 +22,12 @@ from perflab.measure.callgrind.launch import (
     cpu_has_avx512,
     read_cpuinfo,
 )
+from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
 from perflab.records.settings import Settings
-from perflab.tools.native_code import native_code
 
 
 class InstructionsLens:

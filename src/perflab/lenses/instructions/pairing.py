@@ -9,9 +9,9 @@ from dataclasses import replace
 
 from perflab.lenses.instructions.counts import VariantCounts
 from perflab.lenses.instructions.explain import FunctionDelta
-from perflab.tools.callgrind import FunctionCosts, FunctionId
-from perflab.tools.object_names import invert, pair_objects
-from perflab.tools.symbol_names import (
+from perflab.tool_output.callgrind import FunctionCosts, FunctionId
+from perflab.tool_output.object_names import invert, pair_objects
+from perflab.tool_output.symbol_names import (
     NamePairing,
     dispatch_pairs,
     pair_names,

@@ -18,7 +18,7 @@ from perflab.lenses.fragments import (
 )
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.model import Comparison
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 # what a derived callgrind event counts, as a row label says it
 EVENT_LABELS = {

@@ -1,8 +1,8 @@
 """The memory lens: the memory work of one iteration (valgrind's cache simulation, allocator
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
+from perflab.budget.costs import CostPart
 from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
-from perflab.plan.budget import CostPart
 from perflab.records.kinds import Metric
 
 MEMORY = Metric("memory")

@@ -54,7 +54,7 @@ from perflab.records.model import (
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.summary import process_ratio_interval
-from perflab.tools.callgrind import FunctionCosts, combine_parts
+from perflab.tool_output.callgrind import FunctionCosts, combine_parts
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 

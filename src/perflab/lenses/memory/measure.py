@@ -38,6 +38,7 @@ from perflab.measure.callgrind.launch import (
     environment_bytes,
     read_cpuinfo,
 )
+from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import (
     BenchmarkData,
     LensAnalysis,
@@ -50,7 +51,6 @@ from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
-from perflab.tools.native_code import native_code
 
 # callgrind repeats per variant: the spread between them is what the threshold is judged against
 TRAFFIC_REPEATS = 2

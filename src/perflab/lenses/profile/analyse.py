@@ -22,11 +22,11 @@ from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject,
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.stats.summary import per_iteration
-from perflab.tools.callgrind import normalise_function_name
-from perflab.tools.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
-from perflab.tools.profile_diff import DispatchChange, ProfileDiff, diff_profiles
-from perflab.tools.profile_evidence import with_stack_evidence
-from perflab.tools.profile_stacks import (
+from perflab.tool_drivers.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
+from perflab.tool_output.callgrind import normalise_function_name
+from perflab.tool_output.profile_diff import DispatchChange, ProfileDiff, diff_profiles
+from perflab.tool_output.profile_evidence import with_stack_evidence
+from perflab.tool_output.profile_stacks import (
     HotSymbols,
     Stack,
     hot_symbols,
@@ -34,7 +34,7 @@ from perflab.tools.profile_stacks import (
     respelled_stacks,
     stack_symbols,
 )
-from perflab.tools.symbol_names import (
+from perflab.tool_output.symbol_names import (
     DispatchPair,
     dispatch_pairs,
     pair_names,

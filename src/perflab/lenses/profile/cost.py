@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from perflab.measure.perf.costs import (
+from perflab.budget.costs import CostProbe, LensCost, analysis_s, side_by_side_s
+from perflab.budget.perf_costs import (
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_RECORDING,
     CALL_GRAPH_REGION_S,
     PERF_START_S,
 )
-from perflab.plan.budget import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
@@ -42,7 +42,7 @@ def profile_cost(
     post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
     # statements: each generation's variants are read back (perf script) side by side, on
     # the CPUs other perflab runs leave (measure/perf/runs.py, with all_cpus and run_threads
-    # of tools/analysis_parallel.py)
+    # of tool_drivers/analysis_parallel.py)
     script_s = (
         processes * side_by_side_s(post_s, n, probe.counting_cpus, factor)
         if statement

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from perflab.records.document import FlameNode
-from perflab.tools.profile_stacks import Stack
+from perflab.tool_output.profile_stacks import Stack
 
 __all__ = ["ROOT", "FlameNode", "differential_tree"]
 

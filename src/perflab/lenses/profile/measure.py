@@ -25,6 +25,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
+from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS
 from perflab.lenses.profile.analyse import (
     FOLDED,
     PROFILE_META,
@@ -35,7 +36,6 @@ from perflab.lenses.profile.analyse import (
 from perflab.lenses.profile.cost import PROFILE_REGION_S
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
-from perflab.measure.perf.costs import CALL_GRAPH_COMMAND_RUNS
 from perflab.measure.perf.record import probe_recording
 from perflab.measure.perf.recordings import (
     CallGraph,
@@ -55,8 +55,8 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
-from perflab.tools.perf_control import find_perf
-from perflab.tools.profile_stacks import folded_stacks
+from perflab.tool_drivers.perf_control import find_perf
+from perflab.tool_output.profile_stacks import folded_stacks
 
 
 class ProfileLens:

@@ -28,7 +28,7 @@ from perflab.records.document import (
     Table,
 )
 from perflab.records.model import Comparison
-from perflab.tools.symbol_names import readable
+from perflab.tool_output.symbol_names import readable
 
 FLAME_EXPLANATION = (
     "Differential flame graph: each frame's width is its share of the variant's samples (callers "

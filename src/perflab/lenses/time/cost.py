@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import os
 
+from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
 from perflab.lenses.fragments import plural
-from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perflab.budget.costs import ServerRounds
 from perflab.lenses.time.analyse import (
     KIND_SERVER_ROUND,
     WALL_NS,
@@ -35,7 +36,6 @@ from perflab.measure.layout import (
 from perflab.measure.sampler import ProcessAccounting, Slot
 from perflab.measure.session import loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
-from perflab.plan.budget import ServerRounds
 from perflab.plan.schedule import launch_order
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.plan.budget import ANALYSIS_S, CostProbe, LensCost, analysis_s
+from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.records.kinds import Metric
 from perflab.records.settings import Settings
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from perflab.measure.lens import BenchmarkData
 from perflab.records.model import Artifact
-from perflab.tools.callgrind import CallgrindPart
-from perflab.tools.callgrind_format import parse_callgrind
+from perflab.tool_output.callgrind import CallgrindPart
+from perflab.tool_output.callgrind_format import parse_callgrind
 
 SAMPLE_NAME = "instructions"
 KIND_STATEMENT = "callgrind.stmt"

@@ -51,6 +51,7 @@ from perflab.measure.callgrind.launch import (
     padding_target,
     why_not,
 )
+from perflab.measure.callgrind.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.callgrind.store import store_command, store_statement
 from perflab.measure.callgrind.workers import (
     WORKER_OPS,
@@ -66,7 +67,6 @@ from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Note, Severity, Variant
 from perflab.stats.summary import process_levels
-from perflab.tools.parallel import LiveSet, counting_cpus, run_on_cpus
 
 __all__ = ["CountOptions", "InstructionCounter"]
 

@@ -13,16 +13,16 @@ from pathlib import Path
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.callgrind.artifacts import SAMPLE_NAME
 from perflab.measure.callgrind.launch import CountOptions
-from perflab.tools.analysis_cache import AnalysisCache
-from perflab.tools.callgrind import (
+from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.tool_drivers.debuginfo import frames_to_json, object_identity, symbolise
+from perflab.tool_output.callgrind import (
     INSTRUCTIONS_EVENT,
     CallgrindPart,
     FunctionCosts,
     InstructionCost,
     InstructionCosts,
 )
-from perflab.tools.callgrind_format import parse_callgrind
-from perflab.tools.debuginfo import frames_to_json, object_identity, symbolise
+from perflab.tool_output.callgrind_format import parse_callgrind
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,13 @@ from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact
-from perflab.tools.callgrind import CallgrindPart, FunctionCosts, InstructionCosts, combine_parts
-from perflab.tools.callgrind_format import CallgrindFormatError, parse_callgrind
+from perflab.tool_output.callgrind import (
+    CallgrindPart,
+    FunctionCosts,
+    InstructionCosts,
+    combine_parts,
+)
+from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_callgrind
 
 
 def store_statement(

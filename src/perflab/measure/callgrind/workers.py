@@ -29,6 +29,7 @@ from perflab.measure.callgrind.launch import (
     CountRun,
     worker_timeout_s,
 )
+from perflab.measure.callgrind.parallel import LiveSet
 from perflab.measure.callgrind.switching import StatementPlan, StatementSession
 from perflab.measure.commands import command_argv
 from perflab.measure.fork_server import ForkServer
@@ -47,10 +48,9 @@ from perflab.measure.worker_client import (
 )
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
-from perflab.tools.callgrind import combine_parts
-from perflab.tools.callgrind_format import CallgrindFormatError, parse_callgrind
-from perflab.tools.debuginfo import has_debug_info
-from perflab.tools.parallel import LiveSet
+from perflab.tool_drivers.debuginfo import has_debug_info
+from perflab.tool_output.callgrind import combine_parts
+from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_callgrind
 
 WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, run there
 _COMMAND_TIMEOUT_S = 3600.0

@@ -1,3 +1,3 @@
 """`perf record` around a variant's measured region, shared by the profile and asm lenses: the
-recording itself, the runs that record each benchmark once, the readings each lens takes, and
-what perf costs (costs.py, which the counters lens's cost model prices too)."""
+recording itself, the runs that record each benchmark once, and the readings each lens takes;
+what perf costs, which the lenses' cost models price too, is budget/perf_costs.py."""

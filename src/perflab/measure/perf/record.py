@@ -25,15 +25,15 @@ from perflab.measure.session import WorkerWrap
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerSample
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.model import Benchmark, Variant
-from perflab.tools.analysis_parallel import runs_real_processes
-from perflab.tools.perf_control import PerfControl, find_perf
-from perflab.tools.perf_script import (
+from perflab.tool_drivers.analysis_parallel import runs_real_processes
+from perflab.tool_drivers.perf_control import PerfControl, find_perf
+from perflab.tool_drivers.process_maps import mapped_objects, read_process_maps
+from perflab.tool_output.perf_script import (
     ProfileSample,
     executable_mappings,
     parse_evlist,
     parse_perf_script,
 )
-from perflab.tools.process_maps import mapped_objects, read_process_maps
 
 _SCRIPT_FIELDS = "comm,pid,tid,time,event,period,ip,sym,symoff,dso"
 

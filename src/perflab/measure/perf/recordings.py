@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.records.model import Sample
-from perflab.tools.perf_script import ProfileSample
-from perflab.tools.profile_stacks import HotSymbols, hot_symbols
+from perflab.tool_output.perf_script import ProfileSample
+from perflab.tool_output.profile_stacks import HotSymbols, hot_symbols
 
 
 class CallGraph(enum.StrEnum):

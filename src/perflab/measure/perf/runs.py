@@ -18,15 +18,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perflab.machine.proc import LaunchSpec, ProcessRunner
-from perflab.machine.scratch import private_folder
-from perflab.measure.commands import command_argv
-from perflab.measure.lens import LensContext
-from perflab.measure.perf.costs import (
+from perflab.budget.perf_costs import (
     CALL_GRAPH_COMMAND_RUNS,
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_REGION_S,
 )
+from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.machine.scratch import private_folder
+from perflab.measure.commands import command_argv
+from perflab.measure.lens import LensContext
 from perflab.measure.perf.record import (
     CommandUnderPerf,
     ProfiledWorker,
@@ -46,9 +46,9 @@ from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import variant_environment
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Sample, Variant
-from perflab.tools.analysis_parallel import all_cpus, run_threads, runs_real_processes
-from perflab.tools.perf_control import find_perf
-from perflab.tools.perf_script import ProfileSample
+from perflab.tool_drivers.analysis_parallel import all_cpus, run_threads, runs_real_processes
+from perflab.tool_drivers.perf_control import find_perf
+from perflab.tool_output.perf_script import ProfileSample
 
 WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples
 # the block order is drawn from the settings' seed and this label, the profile lens's: the same

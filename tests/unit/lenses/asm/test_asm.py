@@ -30,8 +30,8 @@ from perflab.measure.perf.recordings import CallGraph, RecordedProfile
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison
 from perflab.records.settings import Settings
-from perflab.tools.perf_script import executable_mappings, parse_perf_script
-from perflab.tools.process_maps import mapped_objects, parse_proc_maps
+from perflab.tool_drivers.process_maps import mapped_objects, parse_proc_maps
+from perflab.tool_output.perf_script import executable_mappings, parse_perf_script
 
 # A counted loop calling a helper and reading a global:
 #   0x1000 xor eax, eax

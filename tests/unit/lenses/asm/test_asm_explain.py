@@ -15,7 +15,7 @@ from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
 from perflab.lenses.asm.rows import Row, VariantCode
-from perflab.tools.debuginfo import SourceFrame
+from perflab.tool_drivers.debuginfo import SourceFrame
 
 # vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
 YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")

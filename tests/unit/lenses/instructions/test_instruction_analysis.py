@@ -28,7 +28,8 @@ from perflab.lenses.instructions.inlining import (
 from perflab.lenses.instructions.layers import LayerRule, compile_layers, layer_deltas
 from perflab.records.accounting import Presence
 from perflab.records.diagnosis import Claim
-from perflab.tools.callgrind import (
+from perflab.tool_drivers.debuginfo import SourceFrame
+from perflab.tool_output.callgrind import (
     CallCost,
     FunctionCost,
     FunctionCosts,
@@ -42,7 +43,6 @@ from perflab.tools.callgrind import (
     normalise_function_name,
     normalise_object,
 )
-from perflab.tools.debuginfo import SourceFrame
 
 
 def costs(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
@@ -20,7 +21,6 @@ from perflab.cli.workflows.shared import (
     write,
     writes_to_stdout,
 )
-from perflab.plan.bisect_search import parse_threshold
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.text import Text
 
+from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_OK, EXIT_REGRESSION
 from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (
@@ -21,7 +22,6 @@ from perflab.cli.workflows.shared import (
     write,
     writes_to_stdout,
 )
-from perflab.plan.bisect_search import parse_threshold
 from perflab.records.bisect import StepState
 from perflab.records.errors import ConfigError, PerflabError
 from perflab.records.units import format_ratio

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from perflab import api
+from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
@@ -22,7 +23,6 @@ from perflab.cli.workflows.shared import (
     write,
     writes_to_stdout,
 )
-from perflab.plan.bisect_search import parse_threshold
 from perflab.records.workflow_results import HistoryResult
 from perflab.report.escape import terminal
 from perflab.report.history import (

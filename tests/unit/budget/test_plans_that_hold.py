@@ -7,9 +7,11 @@ import dataclasses
 
 import pytest
 
+from perflab.budget.costs import CostProbe
+from perflab.budget.machine_speed import REFERENCE_S, MachineSpeed
+from perflab.budget.plan import elastic_share, plan_budget
 from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.time.cost import TIME_GENERATION_CLOSE_S, time_cost
-from perflab.plan.budget import REFERENCE_S, CostProbe, MachineSpeed, elastic_share, plan_budget
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
-from perflab.tools.callgrind import normalise_function_name
-from perflab.tools.symbol_names import (
+from perflab.tool_output.callgrind import normalise_function_name
+from perflab.tool_output.symbol_names import (
     fold_clones,
     pair_names,
     readable,

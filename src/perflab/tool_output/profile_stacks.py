@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.tools.perf_script import UNKNOWN, ProfileSample, object_file_name
-from perflab.tools.symbol_names import NamePairing
+from perflab.tool_output.perf_script import UNKNOWN, ProfileSample, object_file_name
+from perflab.tool_output.symbol_names import NamePairing
 
 # --- hot symbols ----------------------------------------------------------------------------
 

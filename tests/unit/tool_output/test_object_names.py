@@ -1,5 +1,5 @@
 """Pairing two builds of one library under different file names: the rule every explanation
-lens shares (`perflab.tools.object_names`)."""
+lens shares (`perflab.tool_output.object_names`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.pairing import paired_costs, with_variant_objects
 from perflab.records.accounting import Presence
-from perflab.tools.object_names import library_name, pair_objects
+from perflab.tool_output.object_names import library_name, pair_objects
 from tests.unit.lenses.instructions.test_instruction_analysis import costs
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
-SUBJECT = "perflab.tools.object_names"
+SUBJECT = "perflab.tool_output.object_names"
 
 
 @pytest.mark.parametrize(

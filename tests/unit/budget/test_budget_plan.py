@@ -9,6 +9,23 @@ import os
 
 import pytest
 
+from perflab.budget.costs import (
+    ANALYSIS_S,
+    CostPart,
+    CostProbe,
+    LensCost,
+    composed_cost,
+    default_cost,
+    lens_costs,
+    side_by_side_s,
+)
+from perflab.budget.machine_speed import (
+    REFERENCE_S,
+    SLOWDOWN_RANGE,
+    VALGRIND_REFERENCE_S,
+    MachineSpeed,
+)
+from perflab.budget.plan import REPORT_S, BudgetError, elastic_share, plan_budget
 from perflab.engine.prepare.probe import _beside, measure_speed
 from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,
@@ -28,29 +45,11 @@ from perflab.lenses.torch.cost import (
 )
 from perflab.machine.host import process_age_s
 from perflab.machine.proc import Completed, FakeRunner
-from perflab.plan.budget import (
-    ANALYSIS_S,
-    REFERENCE_S,
-    REPORT_S,
-    SLOWDOWN_RANGE,
-    VALGRIND_REFERENCE_S,
-    BudgetError,
-    CostPart,
-    CostProbe,
-    LensCost,
-    MachineSpeed,
-    composed_cost,
-    default_cost,
-    elastic_share,
-    lens_costs,
-    plan_budget,
-    side_by_side_s,
-)
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
-SUBJECT = "perflab.plan.budget"
+SUBJECT = "perflab.budget.plan"
 
 QUICK = CostProbe(
     BenchmarkKind.STATEMENT,

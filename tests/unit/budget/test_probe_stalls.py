@@ -13,20 +13,13 @@ from typing import cast
 
 import pytest
 
+from perflab.budget.costs import CostProbe, lens_costs
+from perflab.budget.machine_speed import REFERENCE_RUNS, MachineSpeed
+from perflab.budget.plan import PERFLAB_STARTUP_S, BudgetError, BudgetPlan, plan_budget
 from perflab.engine.ledger import BudgetLedger
 from perflab.engine.prepare.probe import _beside
 from perflab.lenses.registry import descriptor_for
 from perflab.machine import cpu_lock
-from perflab.plan.budget import (
-    PERFLAB_STARTUP_S,
-    REFERENCE_RUNS,
-    BudgetError,
-    BudgetPlan,
-    CostProbe,
-    MachineSpeed,
-    lens_costs,
-    plan_budget,
-)
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Note, Severity
 from perflab.records.settings import Settings

@@ -9,8 +9,8 @@ from types import MappingProxyType
 import pytest
 
 from perflab.lenses.instructions.counts import instructions_difference
-from perflab.tools import callgrind
-from perflab.tools.callgrind import (
+from perflab.tool_output import callgrind
+from perflab.tool_output.callgrind import (
     CallCost,
     CallgrindPart,
     FunctionCost,

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.tools.callgrind import normalise_function_name
-from perflab.tools.perf_script import UNKNOWN
-from perflab.tools.profile_stacks import HotSymbols
+from perflab.tool_output.callgrind import normalise_function_name
+from perflab.tool_output.perf_script import UNKNOWN
+from perflab.tool_output.profile_stacks import HotSymbols
 
 # --- differences between two profiles -------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Callgrind's costs as values that subtract, filter, scale and normalise: per function with its
 calls, per instruction, per part of a run; and the function names made comparable across
-builds. Parsed from callgrind's files by `perflab.tools.callgrind_format`.
+builds. Parsed from callgrind's files by `perflab.tool_output.callgrind_format`.
 
 Pure: values in, values out; no I/O.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from perflab.tools.symbol_names import fold_clones
+from perflab.tool_output.symbol_names import fold_clones
 
 INSTRUCTIONS_EVENT = "Ir"
 
@@ -307,7 +307,7 @@ def combine_parts(parts: Iterable[CallgrindPart]) -> FunctionCosts:
 # -- name normalisation ----------------------------------------------------------------------
 
 # Clone and fragment suffixes are folded by the rule the asm and profile lenses share
-# (perflab.tools.symbol_names). What is callgrind's own is here: its recursion marks and the
+# (perflab.tool_output.symbol_names). What is callgrind's own is here: its recursion marks and the
 # addresses it gives code without a symbol.
 _RECURSION_MARKER = re.compile(r"'\d+$")  # callgrind --separate-recs: foo'2
 _ADDRESS_ONLY = re.compile(r"^0x[0-9a-fA-F]+$")

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from perflab.plan.bisect_search import classify, parse_threshold, search
+from perflab.bisection.search import search
+from perflab.bisection.threshold import classify, parse_threshold
 from perflab.records.bisect import Commit, Direction, StepOutcome, StepState
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from perflab.engine.run_notes import caches_matter
+from perflab.measure.callgrind.native_code import native_code
 from perflab.records.model import Benchmark, Experiment, Variant
-from perflab.tools.native_code import native_code
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
-SUBJECT = "perflab.tools.native_code"
+SUBJECT = "perflab.measure.callgrind.native_code"
 
 
 def test_pure_python_statements_run_no_cpu_dispatched_code() -> None:

@@ -11,8 +11,8 @@ import pytest
 from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.records.kinds import Metric, Verdict
 from perflab.stats.comparison import SideValues, Subject, comparison_from
-from perflab.tools.profile_diff import diff_profiles, even_across_parts, samples_to_settle
-from perflab.tools.profile_stacks import Stack, hot_symbols
+from perflab.tool_output.profile_diff import diff_profiles, even_across_parts, samples_to_settle
+from perflab.tool_output.profile_stacks import Stack, hot_symbols
 
 
 def profile(counts: dict[str, int]) -> Counter[Stack]:
@@ -154,9 +154,9 @@ def _stacks(rows: dict[tuple[str, ...], int]) -> Counter[Stack]:
 
 
 def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
-    from perflab.tools.profile_diff import diff_profiles
-    from perflab.tools.profile_evidence import with_stack_evidence
-    from perflab.tools.profile_stacks import hot_symbols
+    from perflab.tool_output.profile_diff import diff_profiles
+    from perflab.tool_output.profile_evidence import with_stack_evidence
+    from perflab.tool_output.profile_stacks import hot_symbols
 
     # 3.11 inlines pymain_run_python into Py_RunMain; 3.12 calls it: on every 3.12 stack
     base = _stacks({("main", "Py_RunMain", "run_file", "eval"): 600})
@@ -176,9 +176,9 @@ def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
 
 
 def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
-    from perflab.tools.profile_diff import diff_profiles
-    from perflab.tools.profile_evidence import with_stack_evidence
-    from perflab.tools.profile_stacks import hot_symbols
+    from perflab.tool_output.profile_diff import diff_profiles
+    from perflab.tool_output.profile_evidence import with_stack_evidence
+    from perflab.tool_output.profile_stacks import hot_symbols
 
     base = _stacks({
         ("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 800,
@@ -207,9 +207,9 @@ def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
 
 
 def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
-    from perflab.tools.profile_diff import diff_profiles
-    from perflab.tools.profile_evidence import with_stack_evidence
-    from perflab.tools.profile_stacks import hot_symbols
+    from perflab.tool_output.profile_diff import diff_profiles
+    from perflab.tool_output.profile_evidence import with_stack_evidence
+    from perflab.tool_output.profile_stacks import hot_symbols
 
     # dgemm_kernel_HASWELL realigns its stack: perf's stacks end at it (no caller)
     base = _stacks({("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 900, ("main", "dgemm_nn"): 100})
@@ -227,9 +227,9 @@ def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
 
 
 def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_frame() -> None:
-    from perflab.tools.profile_diff import diff_profiles
-    from perflab.tools.profile_evidence import with_stack_evidence
-    from perflab.tools.profile_stacks import hot_symbols
+    from perflab.tool_output.profile_diff import diff_profiles
+    from perflab.tool_output.profile_evidence import with_stack_evidence
+    from perflab.tool_output.profile_stacks import hot_symbols
 
     base = _stacks({("main", "run", "sum_ints_avx2"): 900, ("main", "run"): 100})
     new = _stacks({("main", "run", "sum_ints_sse2"): 900, ("main", "run"): 100})
@@ -247,9 +247,9 @@ def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_fram
 
 
 def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_unwound() -> None:
-    from perflab.tools.profile_diff import diff_profiles
-    from perflab.tools.profile_evidence import with_stack_evidence
-    from perflab.tools.profile_stacks import hot_symbols
+    from perflab.tool_output.profile_diff import diff_profiles
+    from perflab.tool_output.profile_evidence import with_stack_evidence
+    from perflab.tool_output.profile_stacks import hot_symbols
 
     # the HASWELL kernel's stacks end at it; its packing routine is called from dgemm_nn: the
     # SKYLAKEX kernel pairs with the HASWELL kernel (one word apart), not with the packing routine
@@ -266,9 +266,9 @@ def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_
 
 
 def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> None:
-    from perflab.tools.profile_diff import diff_profiles
-    from perflab.tools.profile_evidence import with_stack_evidence
-    from perflab.tools.profile_stacks import hot_symbols
+    from perflab.tool_output.profile_diff import diff_profiles
+    from perflab.tool_output.profile_evidence import with_stack_evidence
+    from perflab.tool_output.profile_stacks import hot_symbols
 
     # renamed_base calls compute_v1, renamed_change compute_v2: two programs, one call site
     base = Counter({(("renamed_base", "compute_v1"), ("renamed_base", "driver")): 900})
@@ -281,8 +281,8 @@ def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> 
 def test_a_function_two_builds_spell_differently_neither_appeared_nor_disappeared() -> None:
     """Rust's hash differs between two flag sets: the variant's stacks are respelled as the
     baseline's (the rule every lens shares) before anything is claimed."""
-    from perflab.tools.profile_stacks import respelled_stacks, stack_symbols
-    from perflab.tools.symbol_names import pair_names
+    from perflab.tool_output.profile_stacks import respelled_stacks, stack_symbols
+    from perflab.tool_output.symbol_names import pair_names
 
     a, b = "sumbench::sum_slice::hb17a8c125cb85c7d", "sumbench::sum_slice::h6d32bd3152f0eb41"
     before, after = profile({a: 300, "loop": 17}), profile({b: 227, "loop": 10})

@@ -11,11 +11,11 @@ from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import VariantCode
 from perflab.lenses.instructions.pairing import name_pairing
 from perflab.lenses.profile.analyse import ProfileDetails
-from perflab.tools.callgrind import FunctionCost, FunctionCosts, FunctionId
-from perflab.tools.profile_diff import diff_profiles
-from perflab.tools.profile_evidence import with_stack_evidence
-from perflab.tools.profile_stacks import Stack, hot_symbols
-from perflab.tools.symbol_names import cpu_copy, dispatch_pairs, selector_changes
+from perflab.tool_output.callgrind import FunctionCost, FunctionCosts, FunctionId
+from perflab.tool_output.profile_diff import diff_profiles
+from perflab.tool_output.profile_evidence import with_stack_evidence
+from perflab.tool_output.profile_stacks import Stack, hot_symbols
+from perflab.tool_output.symbol_names import cpu_copy, dispatch_pairs, selector_changes
 from tests.unit.lenses.asm.test_asm_explain import XMM, YMM, claims, listing
 
 NPY = "_multiarray_umath.cpython-312-x86_64-linux-gnu.so"

@@ -1,4 +1,4 @@
-"""Callgrind's output files parsed into the values of `perflab.tools.callgrind`.
+"""Callgrind's output files parsed into the values of `perflab.tool_output.callgrind`.
 
 The format is valgrind's "Callgrind Format Specification" (version 1). We read the files
 directly because callgrind_annotate's text output changed between releases. What the parser
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from perflab.tools.callgrind import (
+from perflab.tool_output.callgrind import (
     INSTRUCTIONS_EVENT,
     CallCost,
     CallgrindPart,

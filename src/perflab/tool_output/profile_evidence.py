@@ -9,16 +9,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from perflab.tools.perf_script import UNKNOWN
-from perflab.tools.profile_diff import (
+from perflab.tool_output.perf_script import UNKNOWN
+from perflab.tool_output.profile_diff import (
     Appearance,
     DispatchChange,
     PassThrough,
     ProfileDiff,
     function_identity,
 )
-from perflab.tools.profile_stacks import HotSymbols, Stack, hot_symbols
-from perflab.tools.symbol_names import word_change
+from perflab.tool_output.profile_stacks import HotSymbols, Stack, hot_symbols
+from perflab.tool_output.symbol_names import word_change
 
 # a one-sided function is a frame between two others (not work of its own) when at most this
 # share of its samples are its own (leaf) and at least PASS_THROUGH_SHARE of its stacks have a

@@ -1,9 +1,9 @@
 """What perf costs and how the call-graph recording several lenses read is shaped: the figures
 the lenses' cost models price (counters, profile, asm) and measure/perf/runs.py records by.
 
-Constants only, importing nothing: the cost models belong to the lens catalogue, below
-`perflab.measure`, so this module is placed with them by name (tests/unit/cross/test_layers.py).
-Figures are of the budget's reference machine (plan/budget.py scales them by its factor)."""
+Constants only, importing nothing: here with the budget, below both the lens catalogue whose cost
+models price them and `perflab.measure`, which records by them. Figures are of the budget's
+reference machine (machine_speed.py gives the factor that scales them)."""
 
 from __future__ import annotations
 
@@ -17,4 +17,4 @@ PERF_START_S = 0.3
 CALL_GRAPH_REGION_S = 1.0
 CALL_GRAPH_PROCESSES = 2
 CALL_GRAPH_COMMAND_RUNS = 10
-CALL_GRAPH_RECORDING = "perf recording"  # its name in `plan.budget.LensCost.shares`
+CALL_GRAPH_RECORDING = "perf recording"  # its name in `budget.costs.LensCost.shares`
