@@ -14,10 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.lenses.time.analyse import (
-    KIND_SERVER_ROUND,
-    WALL_NS,
-)
+from perflab.lenses.time.artifacts import KIND_SERVER_ROUND, WALL_NS
 from perflab.lenses.time.session import (
     GENERATION_S_RANGE,
     LOADED_PREEMPTED_FRACTION,
