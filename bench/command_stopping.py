@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from perflab.lenses.time.analyse import command_batch_blocks
+from perflab.lenses.time.artifacts import command_batch_blocks
 from perflab.lenses.time.commands import command_unit_blocks
 from perflab.lenses.time.session import (
     COMMAND_UNIT_S,

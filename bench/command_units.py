@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perflab.lenses.time.analyse import KIND_COMMAND_UNITS
+from perflab.lenses.time.artifacts import KIND_COMMAND_UNITS
 from perflab.records.kinds import Verdict
 from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples

@@ -177,7 +177,7 @@ def analysed(store: Path) -> dict:
     """The stored run as perflab reports it now, and as the corrected interval was before the
     overload rule (the same samples)."""
     from perflab.analyse.run import analyse_run
-    from perflab.lenses.time.analyse import WALL_NS
+    from perflab.lenses.time.artifacts import WALL_NS
     from perflab.stats.paired import estimate_ratio, pair_samples
     from perflab.stats.preemption import Preemption, is_preempted
     from perflab.store import Store

@@ -78,8 +78,8 @@ def main() -> None:
     time_analyse.seconds_to_decide = lambda *a, **k: None  # type: ignore[assignment]
     no_forecast, without = best_cpu(run, args.repeat)
     time_analyse.own_time = lambda *a, **k: None  # type: ignore[assignment]
-    time_analyse._noise_notes = lambda *a, **k: []  # type: ignore[assignment]
-    time_analyse._preemption_notes = lambda *a, **k: []  # type: ignore[assignment]
+    time_analyse.noise_notes = lambda *a, **k: []  # type: ignore[assignment]
+    time_analyse.preemption_notes = lambda *a, **k: []  # type: ignore[assignment]
     time_analyse.time_series = lambda *a, **k: ()  # type: ignore[assignment]
     figures_only, least = best_cpu(run, args.repeat)
     same = figures(full) == figures(without) == figures(least) == figures(own_figures)

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from perflab.git.repo import find_repository
-from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
-from perflab.plan.config import load_experiment
-from perflab.plan.designs import Design, plan_matrix, plan_stack, with_design
-from perflab.plan.specs import (
-    ONLY_VARIANT,
-    check_keys_apply,
-    check_variants,
-    expand_grid,
-    parse_variant,
+from perflab.plan.designs import Design, plan_matrix, plan_stack
+from perflab.plan.sources import (
+    BenchmarkSources,
+    Conditions,
+    experiment_from,
+    setting_changes,
+    variant_template,
 )
-from perflab.plan.user_settings import normalised_settings, setting_fields, settings_with
+from perflab.plan.user_settings import setting_fields
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import BenchmarkKind, Metric
-from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.records.kinds import Metric
+from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
-from perflab.records.settings import Settings
 from perflab.store import RunStore, RunSummary, SqliteStore, StoredRun, open_store
 from perflab.store.health import StoreHealth
 from perflab.store.health import check_store as _check_store
@@ -77,255 +73,13 @@ def make_experiment(
     --benchmark_filter=`gbench_filter` selects, when given) are the benchmarks; a variant's
     cmd= names its own binary. `runner`: the processes that list a suite and find the
     repository of git= variants are started through it (None: the real one)."""
-    changes = _setting_changes(settings)
-    around = _Around(variants, changes, build, _design, runner or SubprocessRunner())
-    given = _Sources(
+    changes = setting_changes(settings)
+    around = Conditions(variants, changes, build, _design, runner or SubprocessRunner())
+    given = BenchmarkSources(
         experiment_file, stmt, setup, cmd, name, params,
         pytest, pytest_filter, asv, asv_filter, gbench, gbench_filter,
     )  # fmt: skip
-    # one source makes the benchmarks: the first given, in this order, refuses the later ones
-    for source in (_gbench_source, _asv_source, _pytest_source, _file_source):
-        made = source(given, around)
-        if made is not None:
-            return made
-    return _inline_source(given, around)
-
-
-@dataclass(frozen=True)
-class _Sources:
-    """What make_experiment was given to make the benchmarks from, one field per argument."""
-
-    experiment_file: str | Path | None
-    stmt: str | None
-    setup: str | None
-    cmd: str | None
-    name: str | None
-    params: Mapping[str, Sequence[Any]] | None
-    pytest: str | Path | None
-    pytest_filter: str | None
-    asv: str | Path | None
-    asv_filter: str | None
-    gbench: str | Path | None
-    gbench_filter: str | None
-
-    def inline(self) -> bool:
-        """Whether arguments (a statement, a command, a name, a grid) define benchmarks."""
-        return bool(self.stmt or self.cmd or self.setup or self.name or self.params)
-
-    def defined(self) -> bool:
-        """Whether an experiment file or arguments define benchmarks."""
-        return self.experiment_file is not None or self.inline()
-
-
-@dataclass(frozen=True)
-class _Around:
-    """What every source's benchmarks are measured with: the variants, the settings changed,
-    the build command of variants without their own, and a design (a stack, a matrix)."""
-
-    variants: Sequence[str | Variant]
-    changes: dict[str, Any]
-    build: str | None
-    design: Design | None
-    runner: ProcessRunner  # lists the suites, finds the repository
-
-
-def _gbench_source(given: _Sources, around: _Around) -> Experiment | None:
-    """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
-    from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
-
-    if given.gbench_filter is not None and given.gbench is None:
-        raise ConfigError(
-            "--filter selects benchmarks of a Google Benchmark binary, and no --gbench PATH is "
-            "given",
-            hint="perflab run --gbench ./build/bench --filter REGEX --variant A --variant B",
-        )
-    if given.gbench is None:
-        return None
-    if given.defined() or given.pytest or given.asv:
-        raise ConfigError(
-            "--gbench makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-            "--name, --param, --pytest and --asv cannot be combined with it",
-            hint="select the binary's benchmarks with --filter REGEX; a variant's cmd= "
-            "names its own binary",
-        )
-    checked, listing = _suite_variants(around)
-    # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
-    # the user asks for one
-    implied = {} if "shell" in around.changes else {"shell": "none"}
-    settings = settings_with(Settings(), **around.changes, **implied)
-    suite_found = gbench_suite(
-        str(given.gbench), listing, around.runner, pattern=given.gbench_filter,
-        shell=settings.shell,
-    )  # fmt: skip
-    return _suite_experiment(
-        checked, suite_found.benchmarks, around,
-        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)), implied=implied,
-    )  # fmt: skip
-
-
-def _asv_source(given: _Sources, around: _Around) -> Experiment | None:
-    """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
-    from perflab.plan.asv_suite import asv_suite
-
-    if given.asv_filter is not None and given.asv is None:
-        raise ConfigError(
-            "--bench selects benchmarks of an asv suite, and no --asv DIR is given",
-            hint="perflab run --asv benchmarks/ --bench REGEX --variant A --variant B",
-        )
-    if given.asv is None:
-        return None
-    if given.defined() or given.pytest:
-        raise ConfigError(
-            "--asv makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-            "--name, --param and --pytest cannot be combined with it",
-            hint="select the suite's benchmarks with --bench REGEX",
-        )
-    checked, listing = _suite_variants(around)
-    suite_found = asv_suite(given.asv, listing, around.runner, pattern=given.asv_filter)
-    # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
-    # sample timeout unless one is given
-    implied = {}
-    if suite_found.timeout_s is not None and "sample_timeout_s" not in around.changes:
-        implied = {"sample_timeout_s": suite_found.timeout_s}
-    return _suite_experiment(
-        checked, suite_found.benchmarks, around, notes=suite_found.notes, implied=implied
-    )
-
-
-def _pytest_source(given: _Sources, around: _Around) -> Experiment | None:
-    """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
-    from perflab.plan.pytest_suite import pytest_benchmarks
-
-    if given.pytest_filter is not None and given.pytest is None:
-        raise ConfigError(
-            "-k selects tests of a pytest suite, and no --pytest PATH is given",
-            hint="perflab run --pytest tests/ -k EXPR --variant A --variant B",
-        )
-    if given.pytest is None:
-        return None
-    if given.defined():
-        raise ConfigError(
-            "--pytest makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-            "--name and --param cannot be combined with it",
-            hint="select the suite's tests with -k EXPR",
-        )
-    checked, listing = _suite_variants(around)
-    keyword = given.pytest_filter
-    benchmarks = pytest_benchmarks(given.pytest, listing, around.runner, keyword=keyword)
-    return _suite_experiment(checked, benchmarks, around)
-
-
-def _file_source(given: _Sources, around: _Around) -> Experiment | None:
-    """The experiment file's, with the variants, settings and design given beside it."""
-    if given.experiment_file is None:
-        return None
-    base = load_experiment(given.experiment_file, runner=around.runner)
-    if given.inline():
-        raise ConfigError(
-            "the experiment file defines the benchmarks: --stmt, --setup, --cmd, --name and "
-            "--param cannot be combined with it",
-            hint="put them in the file's [[benchmark]] tables and [params]",
-        )
-    parsed = _parsed(around.variants)
-    chosen = check_variants(parsed) if parsed else base.variants
-    check_keys_apply(chosen, base.benchmarks)
-    changes = around.changes
-    planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
-    if parsed or around.design is not None:  # the file's own design no longer applies
-        planned = replace(planned, pairs=(), stack=(), interactions=())
-    start = Path(given.experiment_file).parent
-    designed = with_design(
-        planned, around.design, build=around.build, start=start, runner=around.runner
-    )
-    return _checked(designed, explicit=changes)
-
-
-def _inline_source(given: _Sources, around: _Around) -> Experiment:
-    """A statement or a command, over the grid of its parameters, under the variants."""
-    stmt, cmd = given.stmt, given.cmd
-    if stmt is None and cmd is None:
-        raise ConfigError(
-            "nothing to measure",
-            hint="give --stmt (a Python statement), --cmd (a command) or an experiment file",
-        )
-    grid = {k: [str(v) for v in values] for k, values in (given.params or {}).items()}
-    benchmarks = expand_grid(
-        given.name or (stmt if stmt is not None else cmd) or "benchmark",
-        stmt=stmt,
-        setup=given.setup or "pass",
-        cmd=cmd,
-        params=grid,
-    )
-    checked = check_variants(_parsed(around.variants) or [Variant(ONLY_VARIANT)])
-    check_keys_apply(checked, benchmarks)
-    changes = around.changes
-    planned = Experiment(
-        benchmarks=tuple(benchmarks),
-        variants=checked,
-        settings=settings_with(Settings(), **{**_alone_defaults(checked, changes), **changes}),
-    )
-    designed = with_design(planned, around.design, build=around.build, runner=around.runner)
-    return _checked(designed, explicit=changes)
-
-
-# One variant timed alone needs one estimate's precision, not a comparison's: a few seconds
-# give it, as hyperfine's users expect, unless a budget is given.
-ALONE_BUDGET_S = 5.0
-
-
-def _alone_defaults(variants: Sequence[Variant], changes: Mapping[str, Any]) -> dict[str, Any]:
-    alone = len(variants) == 1 and "budget_s" not in changes
-    return {"budget_s": ALONE_BUDGET_S} if alone else {}
-
-
-def _suite_variants(around: _Around) -> tuple[tuple[Variant, ...], list[Variant]]:
-    """The variants checked, and as the suite's listing sees them: a variant built first (its
-    own build= or --build) has no interpreter to list with yet."""
-    checked = check_variants(_parsed(around.variants) or [Variant(ONLY_VARIANT)])
-    return checked, [replace(v, build=v.build or around.build) for v in checked]
-
-
-def _suite_experiment(
-    checked: tuple[Variant, ...],
-    benchmarks: Sequence[Benchmark],
-    around: _Around,
-    *,
-    notes: Sequence[str] = (),
-    implied: Mapping[str, Any] | None = None,
-) -> Experiment:
-    """A suite's benchmarks under the variants; `implied`: settings the suite itself asks for
-    (the user's `changes` win); `notes`: what its listing left out, said before measuring
-    beside a design's own notes."""
-    check_keys_apply(checked, list(benchmarks))
-    planned = Experiment(
-        benchmarks=tuple(benchmarks),
-        variants=checked,
-        settings=settings_with(Settings(), **around.changes, **(implied or {})),
-    )
-    designed = with_design(planned, around.design, build=around.build, runner=around.runner)
-    designed = replace(designed, plan_notes=(*designed.plan_notes, *notes))
-    return _checked(designed, explicit=around.changes)
-
-
-def _setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
-    known = setting_fields()  # the lenses' options as their descriptors declare them now
-    unknown = set(settings) - known
-    if unknown:
-        raise ConfigError(
-            f"unknown setting(s) {', '.join(sorted(unknown))}",
-            hint="settings are: " + ", ".join(sorted(known)),
-        )
-    return normalised_settings(settings)
-
-
-def _parsed(variants: Sequence[str | Variant]) -> list[Variant]:
-    return [v if isinstance(v, Variant) else parse_variant(v) for v in variants]
-
-
-def _template(each: str | Variant | None) -> Variant | None:
-    if each is None or isinstance(each, Variant):
-        return each
-    return parse_variant("each " + each)
+    return experiment_from(given, around)
 
 
 def make_stack(
@@ -351,7 +105,7 @@ def make_stack(
         range_text,
         runner=runner,
         repository=str(repository) if repository else find_repository(runner, start),
-        template=_template(each),
+        template=variant_template(each),
         first_parent=first_parent,
     )
     return make_experiment(
@@ -379,55 +133,11 @@ def make_matrix(
         changes,
         runner=runner,
         repository=str(repository) if repository else find_repository(runner, start),
-        template=_template(each),
+        template=variant_template(each),
     )
     return make_experiment(
         experiment_file, variants=design.variants, runner=runner, _design=design, **arguments
     )
-
-
-def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
-    if len(experiment.variants) == 1 and experiment.settings.metrics != (Metric.TIME,):
-        raise ConfigError(
-            "one variant is measured alone by the time lens only (the other lenses compare "
-            f"variants), and --metric asks for {','.join(experiment.settings.metrics)}",
-            hint="use --metric time, or give a second variant to compare with, e.g. --variant "
-            'A --variant "B env.X=1"',
-        )
-    settings = experiment.settings
-    if (
-        settings.runs is not None
-        or settings.min_runs is not None
-        or settings.max_runs is not None
-        or settings.prepare is not None
-        or settings.shell != "auto"
-        or settings.show_output
-        or settings.ignore_failure
-    ) and all(b.kind is not BenchmarkKind.COMMAND for b in experiment.benchmarks):
-        raise ConfigError(
-            "--prepare, --runs, --min-runs, --max-runs, --shell (-N), --show-output and "
-            "--ignore-failure (-i) apply to commands (--cmd), and this experiment has none",
-            hint="a statement is sampled in worker generations: --min-generations and "
-            "--budget bound it",
-        )
-    # options that only one lens reads: given without that lens, they would silently do nothing
-    selected = experiment.settings.metrics
-    borrowed = {key for d in DESCRIPTORS if d.metric in selected for key in d.also_reads}
-    for descriptor in DESCRIPTORS:
-        metric = descriptor.metric
-        for declared in descriptor.options:
-            key, spec = declared.name, declared.spec
-            option = spec.flag or key
-            if spec.lens is None or not explicit.get(key) or metric in selected:
-                continue
-            if key in borrowed:
-                continue
-            raise ConfigError(
-                f"{option} is an option of the {metric.value} lens, which is not selected",
-                hint=f"add --metric {','.join(m.value for m in experiment.settings.metrics)},"
-                f"{metric.value}",
-            )
-    return experiment
 
 
 def run(

@@ -22,10 +22,9 @@ def test_a_child_without_token_is_an_orphan_unless_perflab_launched_it() -> None
             threading.Event().wait(0.01)
         table = process_tree.process_table()
         me = os.getpid()
-        assert child.pid in process_tree.members(None, None, table, orphans_of=me)
-        assert child.pid not in process_tree.members(
-            None, None, table, orphans_of=me, launched=[child.pid]
-        )
+        assert child.pid in process_tree.Container(None, None, orphans_of=me).members(table)
+        launched = process_tree.Container(None, None, orphans_of=me, launched=[child.pid])
+        assert child.pid not in launched.members(table)
     finally:
         child.kill()
         child.wait()

@@ -12,7 +12,8 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.engine import run_experiment
-from perflab.lenses.time.analyse import KIND_SERVER_ROUND, TimeDetails
+from perflab.lenses.time.analyse import TimeDetails
+from perflab.lenses.time.artifacts import KIND_SERVER_ROUND
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.store import Store
 from tests.conftest import FAST

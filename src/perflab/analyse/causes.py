@@ -65,7 +65,21 @@ class Cause:
         return out
 
 
-Found = tuple[str, str, float | None, tuple[Cause, ...], str]
+@dataclass(frozen=True)
+class Found:
+    """What one lens's account says of a pair: the lens (`source`), its unit and difference
+    per iteration, the causes it found and its own words for the difference (`what`)."""
+
+    source: str
+    unit: str
+    difference: float | None
+    causes: tuple[Cause, ...]
+    what: str
+
+    @property
+    def accounted(self) -> float | None:
+        """The causes' share of the difference together; None without a cause."""
+        return sum(c.share for c in self.causes) if self.causes else None
 
 
 def from_account(
@@ -77,7 +91,7 @@ def from_account(
     lens's claims about it, a pair one ran in place of the other joined."""
     difference = account.difference
     if account.settled:
-        return account.source, account.unit, difference, (), account.what
+        return Found(account.source, account.unit, difference, (), account.what)
     rows = [
         _Row(
             part.delta,
@@ -92,7 +106,7 @@ def from_account(
     ]
     rows = _with_replacements(rows, dispatched, account.tool, account.amount)
     causes = _greedy([r for r in rows if r.delta * difference > 0], difference, account.unit)
-    return account.source, account.unit, difference, causes, account.what
+    return Found(account.source, account.unit, difference, causes, account.what)
 
 
 @dataclass(frozen=True)

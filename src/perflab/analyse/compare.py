@@ -3,7 +3,7 @@ be a run read back from its JSON document (store.document), whose samples are an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.analyse.run import merge_top_level, with_sections
@@ -24,11 +24,42 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
     the result says so. Time samples are matched by generation, and the CI is still computed over
     generations."""
     shared = _shared(baseline, candidate)
-    first, second = _name(baseline), _name(candidate)
-    comparisons: list[Comparison] = []
     notes = _cross_run_notes(baseline, candidate) + _left_out_notes(baseline, candidate, shared)
-    top_level: dict[str, Any] = {}
-    compared_samples: list[Sample] = []
+    found = _analysed(baseline, candidate, shared)
+    return with_sections(
+        RunResult(
+            run_id=candidate.run_id,
+            status=candidate.status,
+            created_at=candidate.created_at,
+            experiment=candidate.experiment,
+            machine=dict(candidate.machine),
+            comparisons=tuple(found.comparisons),
+            notes=tuple(notes + found.notes),
+            variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
+            differences=(_measured_apart(baseline, candidate),),
+            top_level=found.top_level,
+            cross_run=True,
+            baseline_run_id=baseline.run_id,
+            samples=tuple(found.samples),
+            compared_names=(_name(baseline), _name(candidate)),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    """What the lenses said of the two runs' shared measurements, and the samples they read."""
+
+    comparisons: list[Comparison] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    top_level: dict[str, Any] = field(default_factory=dict)
+    samples: list[Sample] = field(default_factory=list)
+
+
+def _analysed(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> _Analysed:
+    """Each lens's analysis of every shared variant and benchmark, the baseline run's samples
+    against the candidate's as if they were two variants of one run."""
+    found = _Analysed()
     experiment = _each_variant_against_itself(baseline, candidate, shared)
     for variant_name in shared.variants:
         names = list(_labels(baseline, candidate, variant_name))
@@ -40,33 +71,16 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
                 merged = BenchmarkData(
                     samples=data.samples + data2.samples, artifacts=data.artifacts + data2.artifacts
                 )
-                compared_samples += merged.samples
+                found.samples.extend(merged.samples)
                 if not data.samples and not data.artifacts:
                     continue
                 if _failed_in(data) or _failed_in(data2):  # what it measured compares with nothing
                     continue
                 analysis = lens.analyse(benchmark, names, merged, experiment)
-                comparisons += analysis.comparisons
-                notes += analysis.notes
-                merge_top_level(top_level, analysis.top_level)
-    return with_sections(
-        RunResult(
-            run_id=candidate.run_id,
-            status=candidate.status,
-            created_at=candidate.created_at,
-            experiment=candidate.experiment,
-            machine=dict(candidate.machine),
-            comparisons=tuple(comparisons),
-            notes=tuple(notes),
-            variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
-            differences=(_measured_apart(baseline, candidate),),
-            top_level=top_level,
-            cross_run=True,
-            baseline_run_id=baseline.run_id,
-            samples=tuple(compared_samples),
-            compared_names=(first, second),
-        )
-    )
+                found.comparisons.extend(analysis.comparisons)
+                found.notes.extend(analysis.notes)
+                merge_top_level(found.top_level, analysis.top_level)
+    return found
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ see is said in its own words (its descriptor's `blind_spot` and `reads_placement
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from perflab.analyse.causes import Cause, from_account, signed
+from perflab.analyse.causes import Cause, Found, from_account, signed
 from perflab.analyse.hidden_dispatch import counted_blind_spot, hidden_dispatches, width_lead
 from perflab.analyse.pair_claims import (
     claims_by_function,
@@ -103,48 +103,54 @@ def summarise(
     accounts = _accountings(comparisons)
     if not accounts:
         return None
-    counted = first_counted(comparisons)
     time = first_wall_time(comparisons)
     facts = _code_facts(comparisons)
-    claims = claims_by_function(comparisons)
-    dispatched = dispatched_pairs(comparisons)
-    unchanged, not_run = facts.unchanged, facts.changed_not_run
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
-    blind = counted_blind_spot(comparisons)
-    primary = accounts[0]
-    found = from_account(primary, claims, dispatched)
-    if hidden and blind is not None and not found[3]:
-        # the counts cannot see what the CPU ran differently: their tool ran other code
-        said = found[4]
-        if len(accounts) > 1:
-            found = from_account(accounts[1], claims, dispatched)
-        hidden_words = "; ".join(hidden)
-        found = (
-            *found[:4],
-            f"{found[4]}. {blind.counts} ({said[0].lower()}{said[1:]}) "
-            f"cannot see what changed: {hidden_words}; {blind.hides}",
-        )
-    if primary.counts_work and found[0] == primary.source and not found[3]:
-        found = (*found[:4], _same_counts_words(primary, time, facts) or found[4])
-    source, unit, difference, causes, what = found
-    accounted = sum(c.share for c in causes) if causes else None
-    text = width_lead(comparisons) + _text(
-        what, causes, accounted, unit, time, source, unchanged, not_run
-    )
+    found = _found(accounts, comparisons, hidden, time, facts)
     return Summary(
         benchmark,
         baseline,
         variant,
-        text,
-        causes,
-        source,
-        difference,
-        unit,
-        accounted,
-        unchanged,
-        not_run,
-        tuple(hidden) if counted is not None else (),
+        width_lead(comparisons) + _text(found, time, facts),
+        found.causes,
+        found.source,
+        found.difference,
+        found.unit,
+        found.accounted,
+        facts.unchanged,
+        facts.changed_not_run,
+        tuple(hidden) if first_counted(comparisons) is not None else (),
     )
+
+
+def _found(
+    accounts: Sequence[Accounting],
+    comparisons: Sequence[Comparison],
+    hidden: Sequence[str],
+    time: Comparison | None,
+    facts: CodeFacts,
+) -> Found:
+    """The causes the first account finds, in words that say what its tool cannot see (the
+    `hidden` dispatches) and, where the counts are the same, what the difference is not."""
+    claims = claims_by_function(comparisons)
+    dispatched = dispatched_pairs(comparisons)
+    blind = counted_blind_spot(comparisons)
+    primary = accounts[0]
+    found = from_account(primary, claims, dispatched)
+    if hidden and blind is not None and not found.causes:
+        # the counts cannot see what the CPU ran differently: their tool ran other code
+        said = found.what
+        if len(accounts) > 1:
+            found = from_account(accounts[1], claims, dispatched)
+        hidden_words = "; ".join(hidden)
+        found = replace(
+            found,
+            what=f"{found.what}. {blind.counts} ({said[0].lower()}{said[1:]}) "
+            f"cannot see what changed: {hidden_words}; {blind.hides}",
+        )
+    if primary.counts_work and found.source == primary.source and not found.causes:
+        found = replace(found, what=_same_counts_words(primary, time, facts) or found.what)
+    return found
 
 
 def _accountings(comparisons: Sequence[Comparison]) -> list[Accounting]:
@@ -231,22 +237,14 @@ def _time_words(time: Comparison | None, difference: float | None) -> str:
     return f" ({ratio} agrees)" if agrees else f" ({ratio} does not agree)"
 
 
-def _text(
-    what: str,
-    causes: Sequence[Cause],
-    accounted: float | None,
-    unit: str,
-    time: Comparison | None,
-    source: str,
-    unchanged: Sequence[str],
-    not_run: Sequence[str],
-) -> str:
+def _text(found: Found, time: Comparison | None, facts: CodeFacts) -> str:
+    causes = found.causes
     difference = causes[0].delta_per_iteration / causes[0].share if causes else None
-    words = what + _time_words(time, difference)
+    words = found.what + _time_words(time, difference)
     if causes:
         named = ", ".join(c.words for c in causes[:SHOWN_IN_TEXT])
         more = f" and {len(causes) - SHOWN_IN_TEXT} more" if len(causes) > SHOWN_IN_TEXT else ""
-        share = accounted or 0.0
+        share = found.accounted or 0.0
         if share > OVERSHOOT:
             # functions moving the other way cancel part of these: say so, not "1780%"
             tail = (
@@ -255,8 +253,9 @@ def _text(
             )
         else:
             tail = f"these account for {share:.0%} of the difference"
-        words += f": {named}{more} ({source}, per iteration); {tail}"
+        words += f": {named}{more} ({found.source}, per iteration); {tail}"
     words += "."
+    unchanged, not_run = facts.unchanged, facts.changed_not_run
     if unchanged:
         words += " Unchanged: " + "; ".join(unchanged) + "."
     if not_run:

@@ -237,44 +237,54 @@ def disagreement_notes(
         grouped[(comparison.benchmark, comparison.baseline, comparison.variant)].append(comparison)
     notes = []
     timed = wall_time_metrics()
-    for (benchmark, _baseline, variant), found in grouped.items():
+    for found in grouped.values():
         time = next((c for c in found if c.metric in timed and c.event is None), None)
         if time is None or time.verdict is Verdict.INVALID:
             continue
-        for other in found:
-            if other.metric not in _BESIDE_TIME or other.event not in _SPEED_EVENTS:
-                continue
-            opposite = _direction(time) * _direction(other) < 0
-            hidden = (
-                time.verdict is Verdict.EQUIVALENT
-                and _direction(other) != 0
-                and abs(math.log(other.ratio)) > math.log(1 + DISAGREEMENT)
-            )
-            if not (opposite or hidden):
-                continue
-            event = f" {other.event}" if other.event else ""
-            # said only on a machine that has what the lens's tool hides (its facts say so)
-            blind = _blind_here(other.metric, machine or {})
-            notes.append(
-                Note(
-                    severity=Severity.WARNING,
-                    message=f"the lenses disagree about `{variant}` vs `{time.baseline}`: the "
-                    f"{other.metric.value} lens{event} says {other.ratio:.3f} "
-                    f"[{other.ci_low:.3f}, {other.ci_high:.3f}] {other.verdict.value}, the "
-                    f"{time.metric.value} lens {time.ratio:.3f} "
-                    f"[{time.ci_low:.3f}, {time.ci_high:.3f}] {time.verdict.value}. "
-                    "Both can be right: "
-                    + _BESIDE_TIME[other.metric]
-                    + (blind.beside_time if blind is not None else ""),
-                    hint=f"the {time.metric.value} lens answers whether the statement as a "
-                    "whole got faster; to settle the other lens's part, measure it alone (a "
-                    "statement of just that op or function), or longer (--budget) until both "
-                    "intervals are narrow",
-                    benchmark=benchmark,
-                    variant=variant,
-                )
-            )
+        notes += [
+            _disagreement_note(time, other, machine or {})
+            for other in found
+            if other.metric in _BESIDE_TIME
+            and other.event in _SPEED_EVENTS
+            and _disagrees(time, other)
+        ]
     return notes
+
+
+def _disagrees(time: Comparison, other: Comparison) -> bool:
+    """Whether `other` points the other way than `time`, or moves clearly where time sees no
+    difference."""
+    opposite = _direction(time) * _direction(other) < 0
+    hidden = (
+        time.verdict is Verdict.EQUIVALENT
+        and _direction(other) != 0
+        and abs(math.log(other.ratio)) > math.log(1 + DISAGREEMENT)
+    )
+    return opposite or hidden
+
+
+def _disagreement_note(time: Comparison, other: Comparison, machine: Mapping[str, Any]) -> Note:
+    """Both lenses' figures, why both can be right, and how to settle it."""
+    event = f" {other.event}" if other.event else ""
+    # said only on a machine that has what the lens's tool hides (its facts say so)
+    blind = _blind_here(other.metric, machine)
+    return Note(
+        severity=Severity.WARNING,
+        message=f"the lenses disagree about `{time.variant}` vs `{time.baseline}`: the "
+        f"{other.metric.value} lens{event} says {other.ratio:.3f} "
+        f"[{other.ci_low:.3f}, {other.ci_high:.3f}] {other.verdict.value}, the "
+        f"{time.metric.value} lens {time.ratio:.3f} "
+        f"[{time.ci_low:.3f}, {time.ci_high:.3f}] {time.verdict.value}. "
+        "Both can be right: "
+        + _BESIDE_TIME[other.metric]
+        + (blind.beside_time if blind is not None else ""),
+        hint=f"the {time.metric.value} lens answers whether the statement as a "
+        "whole got faster; to settle the other lens's part, measure it alone (a "
+        "statement of just that op or function), or longer (--budget) until both "
+        "intervals are narrow",
+        benchmark=time.benchmark,
+        variant=time.variant,
+    )
 
 
 def _beyond(comparison: Comparison, threshold: float) -> bool:

@@ -281,16 +281,7 @@ class BuildCache:
             # the entry goes, and git's record of the worktree with it
             if not (entry.path / ".git").exists():
                 self._discard(entry.repository, entry.key)
-            how = done.describe_failure()
-            if done.timed_out:
-                how += f" after {timeout_s:g} s"
-            raise BenchmarkFailedError(
-                f"the build {entry.build!r} of {entry_label(entry)} {how}",
-                hint="fix the build at that ref (its output is above); the other variants are "
-                "measured" + ("; a longer build needs --build-timeout" if done.timed_out else ""),
-                variant=variant,
-                detail=output or None,
-            )
+            raise _build_failed(entry, done, timeout_s, variant=variant, output=output)
         return built
 
     def _built(
@@ -398,6 +389,21 @@ class BuildCache:
                 self.locks.release(leftover.name)
             gone.append(leftover)
         return gone
+
+
+def _build_failed(
+    entry: CacheEntry, done: Completed, timeout_s: float, *, variant: str, output: str
+) -> BenchmarkFailedError:
+    how = done.describe_failure()
+    if done.timed_out:
+        how += f" after {timeout_s:g} s"
+    return BenchmarkFailedError(
+        f"the build {entry.build!r} of {entry_label(entry)} {how}",
+        hint="fix the build at that ref (its output is above); the other variants are "
+        "measured" + ("; a longer build needs --build-timeout" if done.timed_out else ""),
+        variant=variant,
+        detail=output or None,
+    )
 
 
 def _moved_by_build(

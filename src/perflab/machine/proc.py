@@ -205,12 +205,12 @@ def stop_all_contained() -> int:
     """When perflab ends: stop every process any of its containers left, and the orphans
     re-parented to it as a child subreaper (see `become_subreaper`)."""
     global _stopped_total
-    stopped = process_tree.stop(
+    stopped = process_tree.Container(
         None,
         _perflab_token(),
         adopted_by=_adopted_by(),
         since_ticks=process_tree.start_ticks(os.getpid()),
-    )
+    ).stop()
     _stopped_total += stopped
     return stopped
 
@@ -481,13 +481,13 @@ class PopenProcess:
         processes beside (a build)."""
         global _stopped_total
         with _launch_lock:
-            stopped = process_tree.stop(
+            stopped = process_tree.Container(
                 self.popen.pid,
                 self.token,
                 since_ticks=self.since_ticks,
                 orphans_of=_adopted_by() if orphans else None,
                 launched=tuple(_launched),
-            )
+            ).stop()
         _stopped_total += stopped
         return stopped
 

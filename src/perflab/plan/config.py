@@ -81,6 +81,16 @@ def experiment_from_mapping(
             ]
         )
     )
+    benchmarks = _benchmarks_of(data, source)
+    check_keys_apply(variants, benchmarks)
+    experiment = Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
+    build = _expect(data.get("build"), (str, type(None)), source, "build must be a string")
+    return with_design(experiment, design, build=build, start=base_dir, runner=runner)
+
+
+def _benchmarks_of(data: Mapping[str, Any], source: str) -> list[Benchmark]:
+    """The [[benchmark]] tables, each over the grid of its [params] and the file's, named
+    once each."""
     common = _params_from(data.get("params", {}), f"{source}: [params]")
     raw_benchmarks = _expect(
         data.get("benchmark", []), list, source, "[[benchmark]] must be tables"
@@ -94,10 +104,7 @@ def experiment_from_mapping(
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError(f"{source}: benchmark names repeat: {', '.join(repeated)}")
-    check_keys_apply(variants, benchmarks)
-    experiment = Experiment(benchmarks=tuple(benchmarks), variants=variants, settings=settings)
-    build = _expect(data.get("build"), (str, type(None)), source, "build must be a string")
-    return with_design(experiment, design, build=build, start=base_dir, runner=runner)
+    return benchmarks
 
 
 # what an experiment file may give for each kind of setting (TOML types)

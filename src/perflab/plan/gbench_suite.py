@@ -164,8 +164,22 @@ def _listed(
     names = parse_listing(completed.stdout)
     if names:
         return names
+    raise _listed_none(completed, variant, command, pattern, where=where, listing=listing)
+
+
+def _listed_none(
+    completed: Completed,
+    variant: Variant,
+    command: str,
+    pattern: str | None,
+    *,
+    where: str,
+    listing: str,
+) -> ConfigError:
+    """Why a listing that ran listed no benchmark: a filter Google Benchmark refused, a filter
+    that matched none, or a program that is not a Google Benchmark binary."""
     if pattern and _BAD_PATTERN in completed.stderr:
-        raise ConfigError(
+        return ConfigError(
             f"--filter {pattern!r} is not a regular expression Google Benchmark accepts",
             hint="it is a POSIX extended regular expression: a literal ( ) [ { . * + ? | ^ $ "
             "or \\ takes a \\ before it (] and } do not)",
@@ -173,13 +187,13 @@ def _listed(
             detail=_tail(completed),
         )
     if pattern and _NO_MATCH in completed.stderr:
-        raise ConfigError(
+        return ConfigError(
             f"no benchmark of {command!r}{where} matches --filter {pattern!r}",
             hint="--filter is Google Benchmark's --benchmark_filter (a POSIX extended regular "
             f"expression); see the names with: {command} --benchmark_list_tests",
             variant=variant.name,
         )
-    raise ConfigError(
+    return ConfigError(
         f"{command!r}{where} listed no benchmarks: is it a Google Benchmark binary?",
         hint="--gbench takes a program built with Google Benchmark (BENCHMARK_MAIN()); "
         f"try: {listing}",

@@ -23,7 +23,7 @@ from perflab.publish.figures import SiteRuns
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.published import Site, SiteChange, Trend
-from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
+from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult, SeriesStep
 from perflab.stats.changepoints import change_points
 from perflab.store import CodeRun, StoreLocation
 from perflab.workflows import confirmed_change
@@ -108,7 +108,9 @@ def _history(
     points = list(placed)
     series = [p.series_value or 0.0 for p in points]
     changes = [
-        _change(measured, benchmark, metric, threshold, points, found.index, found.ratio)
+        _change(
+            measured, benchmark, metric, threshold, SeriesStep.at(points, found.index, found.ratio)
+        )
         for found in change_points(series, min_step=threshold)
     ]
     return HistoryResult(
@@ -124,24 +126,17 @@ def _history(
 
 
 def _change(
-    measured: MeasuredCode,
-    benchmark: str,
-    metric: Metric,
-    threshold: float,
-    points: list[HistoryPoint],
-    index: int,
-    series_ratio: float,
+    measured: MeasuredCode, benchmark: str, metric: Metric, threshold: float, step: SeriesStep
 ) -> HistoryChange:
     """A change point, confirmed (or not) by the latest stored direct comparison of the
     commits either side, as history confirms it; unconfirmed when the store holds none."""
-    before, after = points[index - 1], points[index]
-    stored = measured.pair(before.commit, after.commit, (metric,))
+    stored = measured.pair(step.before.commit, step.after.commit, (metric,))
     if stored is None:
-        return HistoryChange(index, before, after, series_ratio, None, None, None, False, None)
+        return step.unconfirmed(None)
     # the comparison of this benchmark: a run may have measured several
     own = tuple(c for c in stored.result.comparisons if c.benchmark == benchmark)
     pair = StoredPair(replace(stored.result, comparisons=own), stored.before, stored.after)
-    return confirmed_change(pair, metric, threshold, index, before, after, series_ratio)
+    return confirmed_change(pair, step, metric, threshold)
 
 
 def commit_line(runs: Sequence[CodeRun]) -> list[_Commit]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -48,34 +49,48 @@ def publish(
     site = read_site(store, threshold=threshold, runs=runs)
     _make_folder(folder)
     before = Manifest.read(folder)
-    pages: dict[str, Page] = {}
-    written: list[str] = []
-    unchanged: list[str] = []
+    pages = _PagesWritten()
     for name, made_from, render in _pages(site, runs):
         if before.up_to_date(folder, name, made_from):
-            pages[name] = before.pages[name]
-            unchanged.append(name)
-            continue
-        text = render()
-        (written if _write_if_changed(folder / name, text) else unchanged).append(name)
-        pages[name] = Page(made_from, digest(text))
+            pages.kept(name, before.pages[name])
+        else:
+            pages.rendered(folder, name, made_from, render())
     front = front_page(site)  # every trend's line: rendered each time, written when it changed
-    (written if _write_if_changed(folder / FRONT_PAGE, front) else unchanged).append(FRONT_PAGE)
-    pages[FRONT_PAGE] = Page(fingerprint(digest(front)), digest(front))
-    removed = before.stale(folder, pages)
+    pages.rendered(folder, FRONT_PAGE, fingerprint(digest(front)), front)
+    removed = before.stale(folder, pages.pages)
     for name in removed:
         (folder / name).unlink(missing_ok=True)
     runs.keep(run.run_id for run in runs.runs)
-    Manifest(pages).write(folder)
+    Manifest(pages.pages).write(folder)
     return Published(
         str(folder),
-        tuple(written),
-        tuple(unchanged),
+        tuple(pages.written),
+        tuple(pages.unchanged),
         site,
         removed=tuple(removed),
         analysed=runs.analysed,
         pages_analysed=len(runs.pages_analysed),
     )
+
+
+@dataclass(frozen=True)
+class _PagesWritten:
+    """The site's pages as this publish leaves them (the next manifest), and which of them it
+    wrote and which it left as they were."""
+
+    pages: dict[str, Page] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    def kept(self, name: str, page: Page) -> None:
+        """A page whose sources did not change since the last publish: not rendered again."""
+        self.pages[name] = page
+        self.unchanged.append(name)
+
+    def rendered(self, folder: Path, name: str, made_from: str, text: str) -> None:
+        """A page rendered again: written only where its text changed."""
+        (self.written if _write_if_changed(folder / name, text) else self.unchanged).append(name)
+        self.pages[name] = Page(made_from, digest(text))
 
 
 def _make_folder(folder: Path) -> None:

@@ -110,6 +110,30 @@ class HistoryPoint:
 
 
 @dataclass(frozen=True)
+class SeriesStep:
+    """A change point of a series before a direct comparison confirms it: the point where the
+    new level starts (`index`, `after`), the point before it, and the level after over the
+    level before."""
+
+    index: int
+    before: HistoryPoint
+    after: HistoryPoint
+    series_ratio: float
+
+    @classmethod
+    def at(cls, points: list[HistoryPoint], index: int, series_ratio: float) -> SeriesStep:
+        """The step into `points[index]` from the point before it."""
+        return cls(index, points[index - 1], points[index], series_ratio)
+
+    def unconfirmed(self, run_id: int | None) -> HistoryChange:
+        """The change as the series alone shows it: no direct comparison says anything."""
+        return HistoryChange(
+            self.index, self.before, self.after, self.series_ratio, None, None, None, False,
+            run_id,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class HistoryChange:
     """A change point of the series, and the direct comparison of the commits either side."""
 

@@ -244,7 +244,8 @@ def run(request, exit_signal):
     wall_ns = ended_ns - start_ns
     leader = _schedstat(pid)
     _, status, usage = os.wait4(pid, 0)
-    left = process_tree.stop(pid, _TOKEN, adopted_by=os.getpid(), since_ticks=_SINCE_TICKS)
+    ours = process_tree.Container(pid, _TOKEN, adopted_by=os.getpid(), since_ticks=_SINCE_TICKS)
+    left = ours.stop()
     return {
         "ok": True,
         "wall_ns": wall_ns,

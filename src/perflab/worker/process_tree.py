@@ -131,42 +131,87 @@ def carries_no_token(pid: int) -> bool:
     return not any(item.startswith(prefix) for item in data.split(b"\0"))
 
 
-def members(
-    leader: int | None,
-    token: str | None,
-    table: dict[int, ProcessEntry],
-    adopted_by: int | None = None,
-    since_ticks: int = 0,
-    orphans_of: int | None = None,
-    launched: Iterable[int] = (),
-) -> set[int]:
-    """The processes of a container (see the module docstring) other than the leader, which
-    its owner kills and waits for (its pid may be reused once it is reaped).
+class Container:
+    """Which processes belong to a container (see the module docstring) other than its leader,
+    which its owner kills and waits for (its pid may be reused once it is reaped).
     `adopted_by`: also every child of this subreaper, and their descendants. `orphans_of`:
     also the children of this subreaper that carry no container's token (orphans that left
     the session and cleared their environment: none of its own), but those in `launched`
     (started by the subreaper itself: mid-exec, a child's environment reads empty). Only
     processes started at or after `since_ticks` (clock ticks after boot) can belong to it."""
-    found: set[int] = set()
-    own = frozenset(launched)
-    for entry in table.values():
-        if entry.pid == leader or entry.start_ticks < since_ticks:
-            continue
-        if leader is not None and leader in (entry.sid, entry.pgid):
-            found.add(entry.pid)
-        elif adopted_by is not None and entry.ppid == adopted_by:
-            found.add(entry.pid)
-        elif token is not None and entry.state != "Z" and carries_token(entry.pid, token):
-            found.add(entry.pid)
-        elif (
-            orphans_of is not None
-            and entry.ppid == orphans_of
-            and entry.pid not in own
+
+    __slots__ = ("leader", "token", "adopted_by", "since_ticks", "orphans_of", "launched")
+
+    def __init__(
+        self,
+        leader: int | None,
+        token: str | None,
+        *,
+        adopted_by: int | None = None,
+        since_ticks: int = 0,
+        orphans_of: int | None = None,
+        launched: Iterable[int] = (),
+    ) -> None:
+        self.leader = leader
+        self.token = token
+        self.adopted_by = adopted_by
+        self.since_ticks = since_ticks
+        self.orphans_of = orphans_of
+        self.launched = frozenset(launched)
+
+    def members(self, table: dict[int, ProcessEntry]) -> set[int]:
+        """The container's processes in `table`, the leader left out."""
+        leader = self.leader
+        found: set[int] = set()
+        for entry in table.values():
+            if entry.pid == leader or entry.start_ticks < self.since_ticks:
+                continue
+            if leader is not None and leader in (entry.sid, entry.pgid):
+                found.add(entry.pid)
+            elif self.adopted_by is not None and entry.ppid == self.adopted_by:
+                found.add(entry.pid)
+            elif (
+                self.token is not None
+                and entry.state != "Z"
+                and carries_token(entry.pid, self.token)
+            ):
+                found.add(entry.pid)
+            elif self._orphan(entry):
+                found.add(entry.pid)
+        return (found | descendants(found, table)) - {leader}
+
+    def _orphan(self, entry: ProcessEntry) -> bool:
+        return (
+            self.orphans_of is not None
+            and entry.ppid == self.orphans_of
+            and entry.pid not in self.launched
             and entry.state != "Z"
             and carries_no_token(entry.pid)
-        ):
-            found.add(entry.pid)
-    return (found | descendants(found, table)) - {leader}
+        )
+
+    def stop(self, spare: Iterable[int] = ()) -> int:
+        """Kill (SIGKILL) every live process of the container (but the leader and `spare`),
+        reap the ones that are this process's children, and return how many were stopped.
+        Zombies are reaped where they are ours, not counted."""
+        spared = set(spare) | {os.getpid()}
+        me = os.getpid()
+        stopped: set[int] = set()
+        for _ in range(_MAX_ROUNDS):
+            table = process_table()
+            targets = [pid for pid in self.members(table) if pid not in spared]
+            live = [pid for pid in targets if table[pid].state != "Z"]
+            for pid in live:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    stopped.add(pid)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for pid in targets:
+                if table[pid].ppid == me and (pid in stopped or table[pid].state == "Z"):
+                    _reap(pid)
+            if not live:
+                break
+        return len(stopped)
 
 
 def descendants(roots: Iterable[int], table: dict[int, ProcessEntry]) -> set[int]:
@@ -181,44 +226,6 @@ def descendants(roots: Iterable[int], table: dict[int, ProcessEntry]) -> set[int
                 found.add(child)
                 stack.append(child)
     return found
-
-
-def stop(
-    leader: int | None,
-    token: str | None,
-    *,
-    spare: Iterable[int] = (),
-    adopted_by: int | None = None,
-    since_ticks: int = 0,
-    orphans_of: int | None = None,
-    launched: Iterable[int] = (),
-) -> int:
-    """Kill (SIGKILL) every live process of the container (but the leader and `spare`), reap
-    the ones that are this process's children, and return how many were stopped. Zombies are
-    reaped where they are ours, not counted."""
-    spared = set(spare) | {os.getpid()}
-    me = os.getpid()
-    stopped: set[int] = set()
-    for _ in range(_MAX_ROUNDS):
-        table = process_table()
-        targets = [
-            pid
-            for pid in members(leader, token, table, adopted_by, since_ticks, orphans_of, launched)
-            if pid not in spared
-        ]
-        live = [pid for pid in targets if table[pid].state != "Z"]
-        for pid in live:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                stopped.add(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for pid in targets:
-            if table[pid].ppid == me and (pid in stopped or table[pid].state == "Z"):
-                _reap(pid)
-        if not live:
-            break
-    return len(stopped)
 
 
 def stop_descendants(grace_s: float = TERM_GRACE_S) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perflab.analyse.same_work import gate_disagreement
@@ -104,27 +104,18 @@ def check(
     runner = benchmark.runner
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     base_ref, base_from = (base, "--base") if base else default_base(environ)
-    working_tree = head is None
-    head = head or "HEAD"
-    notes: list[str] = []
-    base_commit = _resolve_base(runner, repo, base_ref, base_from)
-    head_commit = resolve_ref(runner, repo, head)
-    compared = base_commit
-    if merge_base:
-        compared = _merge_base(runner, repo, base_ref, base_commit, head, head_commit, notes)
+    change = _change(runner, repo, base_ref, base_from, head, merge_base=merge_base)
+    notes = change.notes()
     lenses = given or _check_lenses(environ, benchmark, notes)
-    uncommitted = _uncommitted(runner, repo) if working_tree else ""
-    if compared.commit == head_commit.commit and not uncommitted:
-        raise _no_change(head, compared)
-    result = _measure_change(benchmark, repo, lenses, compared, head_commit, uncommitted, notes)
+    result = _measure_change(benchmark, change, lenses, notes)
     chosen = lenses[0]
     outcome = _check_outcome(result, chosen, threshold)
     disagreement = gate_disagreement(result.comparisons, chosen, ("base", "head"), threshold)
     return CheckResult(
         base_ref=base_ref,
-        base=Commit(compared.commit, compared.subject),
-        head=Commit(head_commit.commit, head_commit.subject),
-        working_tree=bool(uncommitted),
+        base=Commit(change.compared.commit, change.compared.subject),
+        head=Commit(change.head.commit, change.head.subject),
+        working_tree=bool(change.uncommitted),
         metric=chosen,
         threshold=threshold,
         outcome=outcome,
@@ -136,6 +127,52 @@ def check(
         base_from=base_from,
         regressed=regressed_benchmarks(result, chosen, threshold),
     )
+
+
+@dataclass(frozen=True)
+class _Change:
+    """What a check measures: `head` (with the working tree's `uncommitted` patch applied)
+    against `compared`, the merge base of `base` and `head` or `base` itself."""
+
+    repo: str
+    base_ref: str
+    base: ResolvedRef
+    head_ref: str
+    head: ResolvedRef
+    compared: ResolvedRef
+    uncommitted: str  # "" when head is a commit as committed
+
+    def notes(self) -> list[str]:
+        """What a reader of the answer needs to know about the commits compared."""
+        if self.compared.commit == self.base.commit:
+            return []
+        return [
+            f"compared with the merge base of {self.base_ref} and {self.head_ref} "
+            f"({self.compared.short}), not {self.base_ref}'s tip: only this change's own effect "
+            "is measured"
+        ]
+
+
+def _change(
+    runner: ProcessRunner,
+    repo: str,
+    base_ref: str,
+    base_from: str,
+    head: str | None,
+    *,
+    merge_base: bool,
+) -> _Change:
+    """The commits a check compares, resolved; without `head`, the working tree."""
+    head_ref = head or "HEAD"
+    base_commit = _resolve_base(runner, repo, base_ref, base_from)
+    head_commit = resolve_ref(runner, repo, head_ref)
+    compared = base_commit
+    if merge_base:
+        compared = _merge_base(runner, repo, base_ref, base_commit, head_ref, head_commit)
+    uncommitted = _uncommitted(runner, repo) if head is None else ""
+    if compared.commit == head_commit.commit and not uncommitted:
+        raise _no_change(head_ref, compared)
+    return _Change(repo, base_ref, base_commit, head_ref, head_commit, compared, uncommitted)
 
 
 def regressed_benchmarks(result: RunResult, metric: Metric, threshold: float) -> tuple[str, ...]:
@@ -201,9 +238,8 @@ def _merge_base(
     base: ResolvedRef,
     head_ref: str,
     head: ResolvedRef,
-    notes: list[str],
 ) -> ResolvedRef:
-    """The merge base of BASE and HEAD; a note says when it is not BASE's tip."""
+    """The merge base of BASE and HEAD."""
     found = run_git(runner, repo, "merge-base", base.commit, head.commit)
     if not found.ok or not found.stdout.strip():
         raise GitError(
@@ -213,13 +249,7 @@ def _merge_base(
             "with fetch-depth: 0; GitLab CI: GIT_DEPTH: 0), or compare with the base itself: "
             "--no-merge-base",
         )
-    compared = resolve_ref(runner, repo, found.stdout.strip())
-    if compared.commit != base.commit:
-        notes.append(
-            f"compared with the merge base of {base_ref} and {head_ref} ({compared.short}), "
-            f"not {base_ref}'s tip: only this change's own effect is measured"
-        )
-    return compared
+    return resolve_ref(runner, repo, found.stdout.strip())
 
 
 def _check_lenses(
@@ -250,28 +280,23 @@ def _check_lenses(
 
 
 def _measure_change(
-    benchmark: Benchmarked,
-    repo: str,
-    metrics: tuple[Metric, ...],
-    base: ResolvedRef,
-    head: ResolvedRef,
-    uncommitted: str,
-    notes: list[str],
+    benchmark: Benchmarked, change: _Change, metrics: tuple[Metric, ...], notes: list[str]
 ) -> RunResult:
-    """`base` against `head`, with the working tree's uncommitted patch applied to `head`."""
+    """The change's base against its head, with the working tree's uncommitted patch applied
+    to the head."""
     with private_folder("check") as folder:
         apply: tuple[str, ...] = ()
-        if uncommitted:
+        if change.uncommitted:
             patch = Path(folder) / WORKING_TREE_PATCH
-            patch.write_text(uncommitted)
+            patch.write_text(change.uncommitted)
             apply = (str(patch),)
             notes.append(
-                f"head is the working tree: HEAD ({head.short}) with its uncommitted changes "
-                "to tracked files applied (git diff HEAD; an untracked file after git add -N "
-                "FILE), the base as committed; --head HEAD measures HEAD as committed"
+                f"head is the working tree: HEAD ({change.head.short}) with its uncommitted "
+                "changes to tracked files applied (git diff HEAD; an untracked file after git "
+                "add -N FILE), the base as committed; --head HEAD measures HEAD as committed"
             )
         variants = [
-            Variant(name="base", git=base.commit),
-            Variant(name="head", git=head.commit, apply=apply),
+            Variant(name="base", git=change.compared.commit),
+            Variant(name="head", git=change.head.commit, apply=apply),
         ]
-        return benchmark.run(benchmark.experiment(variants, metrics=metrics), repo)
+        return benchmark.run(benchmark.experiment(variants, metrics=metrics), change.repo)

@@ -28,6 +28,7 @@ from perflab.records.workflow_results import (
     HistoryChange,
     HistoryPoint,
     HistoryResult,
+    SeriesStep,
     SuiteHistory,
 )
 from perflab.stats.changepoints import change_points
@@ -58,12 +59,12 @@ def history(
     given, and time and instructions, beside it. A suite (`benchmark.suite`): the first
     benchmark's series; `suite_history` gives each one's."""
     started = clock()
-    plan = _HistoryPlan.made(range_text, benchmark, every, metric, repository)
+    plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, repository)
     points, wanted = _known_points(plan, None)
     for part in runs_of(wanted):
         # no name holds a run once its points are filled: one run's analysis is in memory
         _fill_points(points, part, *_measure_trees(benchmark, plan, part), plan.chosen, None)
-    found = _series(plan, threshold, points, None, {})
+    found = _series(plan, points, None, {})
     return replace(found, measured_now=len(wanted), seconds=clock() - started)
 
 
@@ -82,7 +83,7 @@ def suite_history(
     and its own change points (a direct comparison of two commits is one run of the suite,
     shared by the benchmarks that change there)."""
     started = clock()
-    plan = _HistoryPlan.made(range_text, benchmark, every, metric, repository)
+    plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, repository)
     known = {name: _known_points(plan, name) for name in plan.benchmarks}
     wanted = {tree: at for _, missing in known.values() for tree, at in missing.items()}
     for part in runs_of(wanted):
@@ -91,7 +92,7 @@ def suite_history(
         raise _nothing_measured(range_text, [p for points, _ in known.values() for p in points])
     compared: dict[tuple[str, str], StoredPair] = {}
     series = [
-        replace(_series(plan, threshold, points, name, compared), measured_now=len(missing))
+        replace(_series(plan, points, name, compared), measured_now=len(missing))
         for name, (points, missing) in known.items()
     ]
     seconds = clock() - started
@@ -108,11 +109,13 @@ def suite_history(
 
 @dataclass(frozen=True)
 class _HistoryPlan:
-    """What a history measures: the commits, the lens of the series, what the store holds."""
+    """What a history measures and decides with: the commits, the lens of the series, the
+    threshold of a change, what the store holds."""
 
     benchmark: Benchmarked
     repo: str
     range_text: str
+    threshold: float  # the smallest change of level a change point is
     line: list[tuple[str, str]]  # RANGE's base and first-parent line, oldest first
     commits: list[tuple[str, str, str]]  # (commit, subject, tree) of those measured
     chosen: Metric
@@ -127,6 +130,7 @@ class _HistoryPlan:
         range_text: str,
         benchmark: Benchmarked,
         every: int,
+        threshold: float,
         metric: Lenses,
         repository: str | Path | None,
     ) -> _HistoryPlan:
@@ -147,6 +151,7 @@ class _HistoryPlan:
             benchmark=benchmark,
             repo=repo,
             range_text=range_text,
+            threshold=threshold,
             line=line,
             commits=commits,
             chosen=chosen,
@@ -159,7 +164,6 @@ class _HistoryPlan:
 
 def _series(
     plan: _HistoryPlan,
-    threshold: float,
     points: list[HistoryPoint],
     name: str | None,
     compared: dict[tuple[str, str], StoredPair],
@@ -175,13 +179,11 @@ def _series(
     placed, placed_note = placed_history_points(points, plan.benchmark.store_path, chosen)
     points = list(placed)
     notes = (*plan.notes, *([placed_note] if placed_note else []))
-    changes = _history_changes(
-        plan, evidence_lenses(chosen, plan.lenses), threshold, points, valued, name, compared
-    )
+    changes = _history_changes(plan, points, valued, name, compared)
     return HistoryResult(
         range_text=plan.range_text,
         metric=chosen,
-        threshold=threshold,
+        threshold=plan.threshold,
         points=tuple(points),
         changes=_with_unmeasured_between(changes, plan.line),
         measured_now=0,
@@ -340,19 +342,18 @@ def _nothing_measured(range_text: str, points: list[HistoryPoint]) -> BenchmarkF
 
 def _history_changes(
     plan: _HistoryPlan,
-    metrics: tuple[Metric, ...],
-    threshold: float,
     points: list[HistoryPoint],
     valued: list[int],
     name: str | None,
     compared: dict[tuple[str, str], StoredPair],
 ) -> list[HistoryChange]:
-    """The series' change points, each confirmed by a direct comparison measured with
-    `metrics`, the series' lens first (one the store holds already, one this history measured
-    for another benchmark, or a new run)."""
+    """The series' change points, each confirmed by a direct comparison measured with the
+    evidence lenses, the series' lens first (one the store holds already, one this history
+    measured for another benchmark, or a new run)."""
+    metrics = evidence_lenses(plan.chosen, plan.lenses)
     series = [points[i].series_value or 0.0 for i in valued]
     changes: list[HistoryChange] = []
-    for found in change_points(series, min_step=threshold):
+    for found in change_points(series, min_step=plan.threshold):
         after = points[valued[found.index]]
         before = points[valued[found.index - 1]]
         stored = compared.get((before.tree, after.tree)) or plan.measured.pair(
@@ -366,20 +367,17 @@ def _history_changes(
             result = benchmark.run(benchmark.experiment(variants, metrics=metrics), plan.repo)
             stored = StoredPair(result, "before", "after")
             compared[(before.tree, after.tree)] = stored
-        change = confirmed_change(stored, metrics[0], threshold, valued[found.index], before, after,
-                            found.ratio, benchmark=name)  # fmt: skip
+        step = SeriesStep(valued[found.index], before, after, found.ratio)
+        change = confirmed_change(stored, step, metrics[0], plan.threshold, benchmark=name)
         changes.append(replace(change, reused=reused))
     return changes
 
 
 def confirmed_change(
     stored: StoredPair,
+    step: SeriesStep,
     metric: Metric,
     threshold: float,
-    index: int,
-    before: HistoryPoint,
-    after: HistoryPoint,
-    series_ratio: float,
     *,
     benchmark: str | None = None,
 ) -> HistoryChange:
@@ -393,14 +391,11 @@ def confirmed_change(
     ]
     disagreement = gate_disagreement(of, metric, names, threshold)
     if not found:
-        return HistoryChange(
-            index, before, after, series_ratio, None, None, None, False, result.run_id,
-            result=result,
-        )  # fmt: skip
+        return replace(step.unconfirmed(result.run_id), result=result)
     c = found[0]
     limit = 1.0 + threshold
-    confirmed = (c.ci_low > limit) if series_ratio > 1 else (c.ci_high < 1.0 / limit)
+    confirmed = (c.ci_low > limit) if step.series_ratio > 1 else (c.ci_high < 1.0 / limit)
     return HistoryChange(
-        index, before, after, series_ratio, c.ratio, c.ci_low, c.ci_high, confirmed,
-        result.run_id, result=result, disagreement=disagreement,
+        step.index, step.before, step.after, step.series_ratio, c.ratio, c.ci_low, c.ci_high,
+        confirmed, result.run_id, result=result, disagreement=disagreement,
     )  # fmt: skip

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from perflab import api
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.gbench_suite import gbench_filter
+from perflab.plan.sources import variant_template
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
@@ -137,7 +138,7 @@ class Benchmarked:
         if budget_scale != 1.0:
             budget = settings.get("budget_s") or Settings().budget_s
             settings["budget_s"] = float(budget) * budget_scale
-        template = api._template(self.each)
+        template = variant_template(self.each)
         if template is not None:
             variants = [replace(template, name=v.name, git=v.git, apply=v.apply) for v in variants]
         return api.make_experiment(

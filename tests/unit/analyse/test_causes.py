@@ -4,7 +4,7 @@ beside each, and a function one build ran in place of another joined into one ca
 
 from __future__ import annotations
 
-from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Cause, from_account
+from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Cause, Found, from_account
 from perflab.analyse.pair_claims import dispatched_pairs
 from perflab.records.accounting import Accounting, FunctionPart, Presence
 from perflab.records.kinds import Metric, Verdict
@@ -36,12 +36,12 @@ def account(before: float, after: float, *parts: FunctionPart, settled: bool = F
 
 def test_identical_code_has_no_causes() -> None:
     settled = account(1000, 1000, settled=True)
-    assert from_account(settled, {}, {}) == (
+    assert from_account(settled, {}, {}) == Found(
         "instructions", "instructions", 0, (), "fewer instructions"
     )  # fmt: skip
     # nothing moved, though the lens listed its functions: no difference, nothing to share
     still = account(1000, 1000, part("f", 500, 500), part("g", 10, 10))
-    assert from_account(still, {}, {})[3] == ()
+    assert from_account(still, {}, {}).causes == ()
 
 
 def test_the_largest_changes_with_the_difference_until_the_target_share() -> None:
@@ -53,8 +53,9 @@ def test_the_largest_changes_with_the_difference_until_the_target_share() -> Non
         part("d", 30, 0),  # -30: named only while the target is not reached
         part("e", 0, 10),  # against the difference: never a cause
     )  # fmt: skip
-    source, unit, difference, causes, _ = from_account(acc, {}, {})
-    assert (source, unit, difference) == ("instructions", "instructions", -300)
+    found = from_account(acc, {}, {})
+    causes = found.causes
+    assert (found.source, found.unit, found.difference) == ("instructions", "instructions", -300)
     assert [c.function for c in causes] == ["a", "b", "c"]
     assert sum(c.share for c in causes) >= ACCOUNTED_TARGET
     assert causes[0].share == 0.5 and causes[0].delta_per_iteration == -150
@@ -65,7 +66,7 @@ def test_the_largest_changes_with_the_difference_until_the_target_share() -> Non
 def test_each_cause_carries_every_lens_claim_about_its_function_clones_folded() -> None:
     acc = account(100, 50, part("hot.constprop.0", 80, 30))
     claims = {"hot": ["asm: code_changed hot (objdump: 3 lines)"]}
-    [cause] = from_account(acc, claims, {})[3]
+    [cause] = from_account(acc, claims, {}).causes
     assert cause.function == "hot.constprop.0"
     assert cause.evidence == (
         "callgrind: hot.constprop.0 80 → 30",
@@ -91,7 +92,7 @@ def test_a_dispatch_change_joins_the_gone_and_the_new_function_into_one_cause() 
         part("memcpy_avx2", 0, 120, Presence.VARIANT_ONLY),
         part("loop", 400, 380),
     )  # fmt: skip
-    causes = from_account(acc, {}, dispatched_pairs([asm]))[3]
+    causes = from_account(acc, {}, dispatched_pairs([asm])).causes
     # the pair's net -180 is 90% of the -200: the loop's -20 is not named
     assert [c.named for c in causes] == ["memcpy_sse2 → memcpy_avx2"]
     joined = causes[0]
@@ -112,7 +113,7 @@ def test_a_renamed_rust_function_pairs_across_its_build_hashes() -> None:
         part("mycrate::old::h0123456789abcdef", 200, 0, Presence.BASELINE_ONLY),
         part("mycrate::new::hfedcba9876543210", 0, 100, Presence.VARIANT_ONLY),
     )  # fmt: skip
-    [cause] = from_account(acc, {}, dispatched)[3]
+    [cause] = from_account(acc, {}, dispatched).causes
     assert cause.function == "mycrate::old" and cause.replaced_by == "mycrate::new"
     assert cause.delta_per_iteration == -100 and cause.share == 1.0
 
@@ -126,7 +127,7 @@ def test_functions_that_came_and_went_are_never_paired_by_size_alone() -> None:
         part("_Py_IsImmortal", 0, 40, Presence.VARIANT_ONLY),
         part("eval", 500, 466),
     )  # fmt: skip
-    causes = from_account(acc, {}, {})[3]
+    causes = from_account(acc, {}, {}).causes
     assert [c.function for c in causes] == ["PyFunction_NewWithQualName"]
     assert not causes[0].replaced_by
 
@@ -148,6 +149,6 @@ class _Raw:
 def test_at_most_max_causes_are_named_however_little_they_account_for() -> None:
     # twenty functions of 5% each: the target would need sixteen
     parts = [part(f"f{i:02}", 10, 5) for i in range(20)]
-    causes = from_account(account(200, 100, *parts), {}, {})[3]
+    causes = from_account(account(200, 100, *parts), {}, {}).causes
     assert len(causes) == MAX_CAUSES
     assert sum(c.share for c in causes) < ACCOUNTED_TARGET

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, command_batch_blocks, command_units_of
+from perflab.lenses.time.artifacts import KIND_COMMAND_UNITS, command_batch_blocks, command_units_of
 from perflab.lenses.time.commands import command_unit_blocks
 from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,

@@ -15,7 +15,8 @@ import pytest
 from perflab.analyse.run import with_sections
 from perflab.lenses.asm.render import diff_lines
 from perflab.lenses.profile.flame import differential_tree
-from perflab.lenses.time.analyse import analyse_time, time_series
+from perflab.lenses.time.analyse import analyse_time
+from perflab.lenses.time.artifacts import time_series
 from perflab.records.document import FlameNode, GroupRatios, TimePoint, TimeSeries
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import (

@@ -12,7 +12,8 @@ from dataclasses import replace
 import pytest
 
 from perflab.lenses.fragments import verdict_cell
-from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time
+from perflab.lenses.time.analyse import analyse_time
+from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.measure.lens import BenchmarkData
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Sample

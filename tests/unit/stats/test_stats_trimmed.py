@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from perflab.lenses.time.analyse import KIND_COMMAND_UNITS, analyse_time
+from perflab.lenses.time.analyse import analyse_time
+from perflab.lenses.time.artifacts import KIND_COMMAND_UNITS
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Sample
 from perflab.records.settings import Settings

@@ -172,6 +172,7 @@ def analyse_counters(
     counted = [e for e in measured if data.samples_of(baseline, e)]
     pairs = run_family_size(experiment)
     family = Family(event_confidence(settings.confidence, len(counted), pairs), len(counted), pairs)
+    shared = _Shared(benchmark, data, settings.equivalence_band, family)
     comparisons: list[Comparison] = []
     notes: list[Note] = []
     for event in measured:
@@ -180,9 +181,7 @@ def analyse_counters(
             continue
         states = availability.get(event, {})
         for other in variants[1:]:
-            comparison = _event_comparison(
-                benchmark, event, (baseline, other), data, settings, states, family
-            )
+            comparison = _event_comparison(shared, event, (baseline, other), states)
             comparisons.append(comparison)
             if comparison.withheld is not None:
                 notes.append(_withheld_note(benchmark.name, comparison))
@@ -209,16 +208,21 @@ class Family:
     n_comparisons: int = 1  # benchmarks x variant pairs of the run, each with these events
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every event comparison of one benchmark is made with."""
+
+    benchmark: Benchmark
+    data: BenchmarkData
+    equivalence_band: float
+    family: Family
+
+
 def _event_comparison(
-    benchmark: Benchmark,
-    event: str,
-    sides: tuple[str, str],
-    data: BenchmarkData,
-    settings: Settings,
-    states: Mapping[str, Any],
-    family: Family,
+    shared: _Shared, event: str, sides: tuple[str, str], states: Mapping[str, Any]
 ) -> Comparison:
     """The comparison, with a difference claimed on too few events withheld."""
+    benchmark, data, family = shared.benchmark, shared.data, shared.family
     baseline, other = sides
     base = data.samples_of(baseline, event)
     variant_samples = data.samples_of(other, event)
@@ -233,7 +237,7 @@ def _event_comparison(
         interval,
         Subject(benchmark.name, Metric.COUNTERS, baseline, other),
         SideValues(per_iteration(base), per_iteration(variant_samples), unit),
-        equivalence_band=settings.equivalence_band,
+        equivalence_band=shared.equivalence_band,
         event=event,
         details=CounterDetails(
             availability=Availability(states.get("availability", Availability.COUNTED)),

@@ -36,6 +36,7 @@ from perflab.tool_output.profile_stacks import (
 )
 from perflab.tool_output.symbol_names import (
     DispatchPair,
+    NamePairing,
     dispatch_pairs,
     pair_names,
     selector_changes,
@@ -312,15 +313,7 @@ def _profile_details(
             "verdict_rule": f"one worker process per variant: faster or slower "
             f"only beyond ±{ONE_PROCESS_ALLOWANCE:.0%}, never equivalent",
             "baseline_call_graph": baseline.meta.get("call_graph"),
-            # functions the builds spell differently, taken for one (or not) and why
-            "spellings": [
-                {"baseline": p.baseline, "variant": p.variant, "why": p.reason}
-                for p in pairing.pairs
-            ]
-            + [
-                {"baseline": u.baseline, "variant": u.variant, "why": u.reason}
-                for u in pairing.unpaired
-            ],
+            "spellings": _spellings(pairing),
         },
         flame=flame_tree(data, baseline.name, name),
         resolvers=shared_resolvers(
@@ -328,6 +321,13 @@ def _profile_details(
         ),
         selectors=selectors,
     )
+
+
+def _spellings(pairing: NamePairing) -> list[dict[str, Any]]:
+    """The functions the two builds spell differently, taken for one (or not), and why."""
+    return [
+        {"baseline": p.baseline, "variant": p.variant, "why": p.reason} for p in pairing.pairs
+    ] + [{"baseline": u.baseline, "variant": u.variant, "why": u.reason} for u in pairing.unpaired]
 
 
 def mapped_paths(data: BenchmarkData, variant: str) -> dict[str, str]:

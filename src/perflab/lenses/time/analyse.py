@@ -1,9 +1,9 @@
-"""The time lens's analysis: stored wall-time samples -> paired comparisons, each variant's own
-time, and the notes on noise, preemption and overload."""
+"""The time lens's analysis: stored wall-time samples -> paired comparisons (each read off
+lenses/time/decision.py's interval), each variant's own time, and the notes
+(lenses/time/notes.py) on noise, preemption and overload."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -11,8 +11,24 @@ from typing import Any
 
 import numpy as np
 
+from perflab.lenses.time.artifacts import (
+    WALL_NS,
+    command_units_of,
+    exit_codes_of,
+    server_rounds_of,
+    shared_cpu_of,
+    time_series,
+)
+from perflab.lenses.time.decision import Decision, decide
+from perflab.lenses.time.notes import (
+    finding_note,
+    measured_once_notes,
+    noise_notes,
+    overload_note,
+    preemption_notes,
+)
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.document import TimePoint, TimeSeries
+from perflab.records.document import TimeSeries
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (
     Benchmark,
@@ -27,16 +43,14 @@ from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject, comparison_from
 from perflab.stats.family import family_confidence, run_family_size
-from perflab.stats.overload import OverloadCheck, overload_check, seconds_to_decide_under_load
+from perflab.stats.overload import OverloadCheck, seconds_to_decide_under_load
 from perflab.stats.paired import (
-    BY_GENERATION,
     PairedLogRatio,
     RatioEstimate,
     SampleGroups,
     estimate_ratio,
     kept_pairs,
     own_log_values,
-    pair_samples,
     unit_means,
 )
 from perflab.stats.sequential import seconds_to_decide, sequence_alpha, sequence_interval
@@ -50,20 +64,6 @@ from perflab.stats.variant_values import (
     paired_centres,
     paired_spreads,
 )
-
-WALL_NS = "wall_ns"
-# artifact (baseline variant, per generation): {"round": R, "servers": [pids]} when the
-# generation's workers were forked from round R's servers; the interval is then over rounds
-KIND_SERVER_ROUND = "time-server-round"
-COMMAND_BATCHES = 10  # commands, runs stored without a unit artifact: about this many batches
-# artifact (baseline variant): {"blocks_per_unit": B}, the command batch size the run used
-KIND_COMMAND_UNITS = "time-command-units"
-# artifact (baseline variant): {"cpu": N, "pids": [...]}, the other perflab runs that held the
-# measuring CPU when this benchmark's time was measured (stats.overload: treated as overload)
-KIND_SHARED_CPU = "time-shared-cpu"
-# artifact (per variant, --ignore-failure): {"BLOCK": STATUS}, the runs that exited non-zero
-# and were measured anyway; the others exited 0 (hyperfine's exit_codes)
-KIND_EXIT_CODES = "time-exit-codes"
 
 
 @dataclass(frozen=True)
@@ -121,42 +121,6 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def command_units_of(data: BenchmarkData, measured_blocks: int) -> int:
-    """The blocks per unit a stored command run used (its artifact); runs stored before the
-    artifact existed were batched into about COMMAND_BATCHES batches."""
-    for artifact in data.artifacts:
-        if artifact.kind == KIND_COMMAND_UNITS:
-            return int(json.loads(artifact.content)["blocks_per_unit"])
-    return command_batch_blocks(measured_blocks)
-
-
-def exit_codes_of(data: BenchmarkData, variant: str, samples: list[Sample]) -> tuple[int, ...]:
-    """Each sample's run's exit status: 0, but where --ignore-failure measured a failing one."""
-    failed: dict[int, int] = {}
-    for artifact in data.artifacts:
-        if artifact.kind == KIND_EXIT_CODES and artifact.variant == variant:
-            failed.update({int(b): int(c) for b, c in json.loads(artifact.content).items()})
-    return tuple(failed.get(s.block, 0) for s in samples)
-
-
-def shared_cpu_of(data: BenchmarkData) -> tuple[int, ...]:
-    """The other perflab runs that held the measuring CPU while this benchmark was measured."""
-    pids: set[int] = set()
-    for artifact in data.artifacts:
-        if artifact.kind == KIND_SHARED_CPU:
-            pids.update(int(pid) for pid in json.loads(artifact.content)["pids"])
-    return tuple(sorted(pids))
-
-
-def command_batch_blocks(measured_blocks: int) -> int:
-    """Commands stored without a unit artifact: consecutive blocks grouped into about ten
-    batches, re-formed as blocks arrive (a unit that changes cannot carry a confidence
-    sequence, hence the artifact). Once there are enough blocks, a batch holds at least two."""
-    if measured_blocks < 2 * COMMAND_BATCHES:
-        return max(1, measured_blocks // COMMAND_BATCHES)
-    return max(2, measured_blocks // COMMAND_BATCHES)
-
-
 def analyse_time(
     benchmark: Benchmark,
     variants: Sequence[str],
@@ -173,8 +137,8 @@ def analyse_time(
     stored = _stored(benchmark, variants, data, settings, family, series=True)
     notes: list[Note] = []
     for name in variants:
-        notes += _noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
-    notes += _preemption_notes(benchmark, variants, data, stored.policy, order)
+        notes += noise_notes(benchmark, name, data.samples_of(name, WALL_NS), settings)
+    notes += preemption_notes(benchmark, variants, data, stored.policy, order)
     comparisons = []
     for name in variants[1:]:
         compared = _compare_variant(stored, name, data.samples_of(name, WALL_NS))
@@ -187,20 +151,7 @@ def analyse_time(
         if (own := own_time(benchmark, name, data, settings, stored.batch_blocks, stored.units))
         is not None
     )
-    notes += [
-        Note(
-            severity=Severity.WARNING,
-            message=f"`{own.variant}` was measured once (--runs 1): its time is shown without "
-            "an interval, which needs two runs or more, so nothing says how much it varies",
-            hint="--runs 2 or more (or no --runs: the budget and the precision decide) gives "
-            "an interval",
-            benchmark=benchmark.name,
-            variant=own.variant,
-            metric=Metric.TIME,
-        )
-        for own in measurements
-        if own.n_groups < 2
-    ]
+    notes += measured_once_notes(benchmark, measurements)
     return LensAnalysis(
         comparisons=tuple(comparisons), notes=tuple(notes), measurements=measurements
     )
@@ -284,49 +235,6 @@ def _group_name(batch_blocks: int | None, units: dict[int, int] | None) -> str:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """One comparison as its verdict reads it, from the samples so far: the stopping rule and
-    the analysis take it from `decide`, so an early stop looks at the interval the verdict
-    will be read off."""
-
-    pairs: list[PairedLogRatio]  # the log ratios the interval is over
-    mean: RatioEstimate  # the units' mean: the stopping rule's confidence sequence lies around it
-    estimate: RatioEstimate  # the interval the verdict is read off (trimmed, widened by overload)
-    check: OverloadCheck | None  # stats.overload; None without scheduler accounting
-
-    @property
-    def overloaded(self) -> bool:
-        return self.check is not None and self.check.seen
-
-
-def decide(
-    baseline: Sequence[Sample],
-    variant: Sequence[Sample],
-    *,
-    confidence: float,
-    policy: preemption.Preemption,
-    groups: SampleGroups = BY_GENERATION,
-    shared_cpu_with: Sequence[int] = (),
-) -> Decision | None:
-    """The interval of one comparison: the units' mean (statements) or trimmed mean (commands,
-    robust to the units a slow CPU spoiled), widened by the overload check (which counts
-    another perflab run on the measuring CPU, `shared_cpu_with`, as overload); None when
-    nothing was measured. Samples as stored, warm-up included."""
-    batch_blocks = groups.batch_blocks
-    pairs = pair_samples(baseline, variant, batch_blocks=batch_blocks, preemption=policy)
-    if not pairs and not pair_samples(baseline, variant, batch_blocks=batch_blocks):
-        return None  # nothing measured; excluding every pair leaves an undecided comparison
-    mean = estimate_ratio(pairs, confidence, groups.units)
-    estimate = trimmed_ratio(pairs, confidence) if batch_blocks is not None else mean
-    check = overload_check(
-        baseline, variant, estimate, groups=groups, shared_cpu_with=shared_cpu_with
-    )
-    if check is not None and check.seen:
-        estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
-    return Decision(pairs=pairs, mean=mean, estimate=estimate, check=check)
-
-
-@dataclass(frozen=True)
 class _Decided:
     """One comparison decided: its figures (no details yet) and what they were read off."""
 
@@ -368,9 +276,9 @@ def _compare_variant(
     notes: list[Note] = []
     finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
     if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
-        notes.append(_note(stored.benchmark, name, finding))
+        notes.append(finding_note(stored.benchmark, name, finding))
     if check is not None and check.seen:
-        notes.append(_overload_note(stored.benchmark, stored.baseline_name, name, check))
+        notes.append(overload_note(stored.benchmark, stored.baseline_name, name, check))
     if _few_processes(stored, estimate):
         notes.append(_few_processes_note(stored.benchmark, name, estimate.n_groups))
     values = VariantValues.of(decided.centres, _spreads(decided.sides))
@@ -419,36 +327,6 @@ def own_time(
         times=tuple(float(t) for t in times),
         series=time_series(data.samples, [variant])[0],
         exit_codes=exit_codes_of(data, variant, samples),
-    )
-
-
-def server_rounds_of(data: BenchmarkData) -> dict[int, int] | None:
-    """Generation -> the server round its workers were forked in (the unit of the interval),
-    or None when every generation's workers were fresh processes."""
-    rounds = {
-        artifact.generation: int(json.loads(artifact.content)["round"])
-        for artifact in data.artifacts
-        if artifact.kind == KIND_SERVER_ROUND
-    }
-    return rounds or None
-
-
-def time_series(samples: Sequence[Sample], variants: Sequence[str]) -> tuple[TimeSeries, ...]:
-    """Every variant's wall-time samples per iteration, at their time since the benchmark's
-    first sample: the raw data of the report's scatter plot."""
-    wall = [s for s in samples if s.name == WALL_NS]
-    start = min((s.at_ns for s in wall), default=0)
-    return tuple(
-        TimeSeries(
-            label=name + (" (baseline)" if k == 0 else ""),
-            index=k,
-            points=tuple(
-                TimePoint((s.at_ns - start) / 1e9, s.per_iteration, s.generation, s.warmup)
-                for s in wall
-                if s.variant == name
-            ),
-        )
-        for k, name in enumerate(variants)
     )
 
 
@@ -581,106 +459,4 @@ def _time_details(
         confidence=estimate.confidence,
         family_size=stored.family,
         overload=check,
-    )
-
-
-def _overload_note(benchmark: Benchmark, baseline: str, variant: str, check: OverloadCheck) -> Note:
-    return Note(
-        severity=Severity.WARNING,
-        message=check.message(baseline, variant),
-        hint="give the measuring CPU to perflab alone: close what else runs on it, or pin "
-        "the run to a CPU nothing else uses (--cpu N); perflab doctor shows the load",
-        benchmark=benchmark.name,
-        variant=variant,
-        metric=Metric.TIME,
-    )
-
-
-def _noise_notes(
-    benchmark: Benchmark, variant: str, samples: list[Sample], settings: Settings
-) -> list[Note]:
-    measured = [s for s in samples if not s.warmup]
-    if not measured:
-        return []
-    per_iteration = [s.per_iteration for s in measured]
-    findings = [
-        noise.drift_finding([s.at_ns for s in measured], per_iteration),
-        noise.outlier_finding(per_iteration),
-        noise.bimodality_finding(per_iteration),
-        noise.migration_finding([s.cpu for s in measured], _pinned_cpu(settings, measured)),
-    ]
-    return [_note(benchmark, variant, f) for f in findings if f is not None]
-
-
-# Other processes taking this share of the measuring CPU make the run's figures "under load".
-LOADED_SHARE = 0.10
-
-
-def _preemption_notes(
-    benchmark: Benchmark,
-    variants: Sequence[str],
-    data: BenchmarkData,
-    policy: preemption.Preemption,
-    order: Sequence[str] = (),
-) -> list[Note]:
-    """How much of the measuring other processes took (from the samples' own accounting), and
-    from which variants' samples: one note for the benchmark, over every variant measured, so
-    that a design analysed in several groups (a stack's steps) says it once: in one wording,
-    the experiment's `order` (else the group's, its baseline first), so the repeats are equal
-    notes and said once."""
-    samples = [s for s in data.samples if s.name == WALL_NS]
-    if not preemption.accounted(samples):
-        return []
-    measured = list(dict.fromkeys(s.variant for s in samples))
-    if order:
-        everyone = sorted(measured, key=[*order, *measured].index)
-    else:  # the group's order (its baseline first) when it is every variant; else the samples'
-        everyone = list(variants) if set(measured) <= set(variants) else measured
-    summary = preemption.summarise(samples, everyone, policy)
-    if summary.n_preempted == 0 and summary.lost_share < 0.01:
-        return []
-    loaded = summary.lost_share >= LOADED_SHARE
-    shares = []
-    for name in everyone:
-        own = [s for s in samples if s.variant == name]
-        shares.append(f"{name} {preemption.summarise(own, [name], policy).lost_share:.0%}")
-    return [
-        Note(
-            severity=Severity.WARNING if loaded else Severity.INFO,
-            message=summary.message(policy)
-            + (f" (of each variant's samples: {', '.join(shares)})" if len(everyone) > 1 else ""),
-            hint="the machine was busy: close what else runs, or measure longer (--budget); "
-            "perflab doctor shows the current load"
-            if loaded
-            else None,
-            benchmark=benchmark.name,
-            metric=Metric.TIME,
-        )
-    ]
-
-
-def _pinned_cpu(settings: Settings, samples: list[Sample]) -> int | None:
-    """The CPU the run was pinned to: the setting, or (auto) the one most samples ran on."""
-    if not settings.pin:
-        return None
-    if settings.cpu is not None:
-        return settings.cpu
-    cpus = [s.cpu for s in samples if s.cpu is not None]
-    return max(set(cpus), key=cpus.count) if cpus else None
-
-
-# Findings that say the ratio itself may be off; the others describe the per-variant times.
-_WARNING_KINDS = frozenset(
-    {noise.NoiseKind.DRIFT, noise.NoiseKind.MIGRATION, noise.NoiseKind.PER_PROCESS}
-)
-
-
-def _note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
-    return Note(
-        severity=Severity.WARNING if finding.kind in _WARNING_KINDS else Severity.INFO,
-        message=finding.message,
-        hint=finding.hint,
-        benchmark=benchmark.name,
-        variant=variant,
-        metric=Metric.TIME,
     )

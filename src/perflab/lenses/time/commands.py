@@ -13,11 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.lenses.time.analyse import (
-    KIND_COMMAND_UNITS,
-    KIND_EXIT_CODES,
-    WALL_NS,
-)
+from perflab.lenses.time.artifacts import KIND_COMMAND_UNITS, KIND_EXIT_CODES, WALL_NS
 from perflab.lenses.time.session import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,

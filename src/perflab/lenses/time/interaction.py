@@ -4,7 +4,7 @@ units into one interaction)."""
 
 from __future__ import annotations
 
-from perflab.lenses.time.analyse import WALL_NS, command_units_of, server_rounds_of
+from perflab.lenses.time.artifacts import WALL_NS, command_units_of, server_rounds_of
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, BenchmarkData
 from perflab.stats.paired import pair_samples, unit_means

@@ -10,16 +10,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.lenses.time.analyse import (
-    KIND_SHARED_CPU,
-    Decision,
-    decide,
-)
+from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.cost import (
     TIME_GENERATION_S_RANGE,
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
+from perflab.lenses.time.decision import Decision, decide
 from perflab.machine import cpu_lock
 from perflab.measure.lens import LensContext
 from perflab.measure.sampler import InterleavedSampler

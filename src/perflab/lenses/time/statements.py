@@ -15,10 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perflab.budget.costs import ServerRounds
-from perflab.lenses.time.analyse import (
-    KIND_SERVER_ROUND,
-    WALL_NS,
-)
+from perflab.lenses.time.artifacts import KIND_SERVER_ROUND, WALL_NS
 from perflab.lenses.time.session import (
     GENERATION_S_RANGE,
     LOADED_PREEMPTED_FRACTION,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.time.analyse import WALL_NS
+from perflab.lenses.time.artifacts import WALL_NS
 from perflab.lenses.time.measure import TimeLens
 from perflab.lenses.time.statements import sampling_to_fit
 from perflab.lenses.torch.analyse import KIND_OPS

@@ -1,5 +1,5 @@
 """The time lens's early stop sees the overload check the analysis applies: a run never stops
-early on an interval the analysis then widens (stats.overload, lenses.time.analyse.decide)."""
+early on an interval the analysis then widens (stats.overload, lenses.time.decision.decide)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.time.analyse import KIND_SHARED_CPU, analyse_time, decide
+from perflab.lenses.time.analyse import analyse_time
+from perflab.lenses.time.artifacts import KIND_SHARED_CPU
+from perflab.lenses.time.decision import decide
 from perflab.lenses.time.measure import TimeLens
 from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.machine import cpu_lock
