@@ -2,7 +2,7 @@
 process (this test's), which does not adopt orphans as the perflab command does: a set-up or a
 statement that raises after the set-up started a daemon (double fork, a session of its own, an
 empty environment, so that neither perflab's session nor its token finds it; only the worker,
-its subreaper, does), and a build that fails after starting one. Afterwards the test process
+its subreaper, does), and a build that fails after starting a child. Afterwards the test process
 has the children it had, no process carries this process's perflab token, and the daemons are
 gone."""
 
@@ -112,31 +112,19 @@ def test_a_failed_benchmark_leaves_nothing_running(marker: str, stmt: str, raise
 
 
 @pytest.mark.skipif(not shutil.which("git"), reason="needs git")
-@pytest.mark.parametrize(
-    "escapes",
-    [
-        False,
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a build's daemon that left its session and cleared its environment is "
-                "found only by a subreaper: the perflab command is one, a host program is not",
-            ),
-        ),
-    ],
-    ids=["daemon", "daemon that escapes"],
-)
 def test_a_failed_build_leaves_nothing_running(
-    marker: str, tmp_path: Path, escapes: bool, monkeypatch: pytest.MonkeyPatch
+    marker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The base's build fails after starting a daemon: a plain child left behind (in the
-    build's session, with perflab's token), or one that escapes both."""
+    """The base's build fails after starting a child that outlives it (in the build's session,
+    with perflab's token). Not covered: a build's daemon that leaves its session and clears its
+    environment is found only by a subreaper, which the perflab command is and a host program
+    of the API is not (docs/python-api.md)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    plain = f"import subprocess\nsubprocess.Popen([{marker!r}, '300'], executable={shutil.which('sleep')!r})\n"  # noqa: E501
-    commit(repo, "a build that fails", {"daemon.py": _daemon(marker) if escapes else plain})
+    sleep = shutil.which("sleep")
+    daemon = f"import subprocess\nsubprocess.Popen([{marker!r}, '300'], executable={sleep!r})\n"
+    commit(repo, "a build that fails", {"daemon.py": daemon})
     git(repo, "tag", "base")
     commit(repo, "a build that works", {"built": ""})
     monkeypatch.chdir(repo)
