@@ -1,9 +1,10 @@
-"""`perflab check --asv` and `perflab check --gbench`, through the real command line, on
-repositories made here whose suite has two benchmarks and a commit that makes one of them do
-four times the work (far beyond the threshold of 20%, so the time lens on a one-second budget
-settles it on a busy machine): check lists the suite where it runs, measures each benchmark in
-each commit's checkout (the Google Benchmark binary built there by --build) and names the one
-that regressed."""
+"""`perflab check` and `perflab bisect` with `--asv` and `--gbench`, through the real command
+line, on repositories made here whose suite has two benchmarks and a commit that makes one of
+them do four times the work (sixteen times for bisect; far beyond the threshold of 20%, so the
+time lens on a one-second budget settles it on a busy machine): check lists the suite where it
+runs, measures each benchmark in each commit's checkout (the Google Benchmark binary built there
+by --build) and names the one that regressed; bisect follows the one benchmark the suite's
+filter selects and names the commit that planted the change."""
 
 from __future__ import annotations
 
@@ -64,20 +65,21 @@ BENCHMARK(BM_Changed)->MinTime(0.01);
 BENCHMARK_MAIN();
 """
 BUILD = "g++ -O1 -o bench bench.cc -lbenchmark -lpthread"
+CHANGE = "more work"
 # what would make `check` a CI run or name its base: removed, so the test decides
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
                 "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
 
 
 def _repo(root: Path, files: dict[str, str | None], changed: dict[str, str | None]) -> Path:
-    """base, then `slower` (both tagged)."""
+    """base, then `slower` (both tagged), its subject CHANGE."""
     repo = root / "repo"
     repo.mkdir()
     (repo / "benchmarks").mkdir()
     git(repo, "init", "-q", "-b", "main")
     commit(repo, "base", files)
     git(repo, "tag", "base")
-    commit(repo, "four times the work", changed)
+    commit(repo, CHANGE, changed)
     git(repo, "tag", "slower")
     return repo
 
@@ -97,11 +99,24 @@ def _without_valgrind(tmp: Path) -> str:
 def _check(
     repo: Path, tmp: Path, *suite: str, generations: int = 2
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    return _workflow(repo, tmp, "check", "--base", "base", "--head", "slower", *suite,
+                     generations=generations)  # fmt: skip
+
+
+def _bisect(
+    repo: Path, tmp: Path, *suite: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    return _workflow(repo, tmp, "bisect", "base", "slower", *suite)
+
+
+def _workflow(
+    repo: Path, tmp: Path, *args: str, generations: int = 2
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
     env["PATH"] = _without_valgrind(tmp)
     done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "check", "--base", "base", "--head", "slower",
-         *suite, "--metric", "time", "--budget", "1", "--min-generations", str(generations),
+        [sys.executable, "-m", "perflab.cli.main", *args,
+         "--metric", "time", "--budget", "1", "--min-generations", str(generations),
          "--threshold", "20%", "--json", str(tmp / "c.json"),
          "--store", str(tmp / "p.db"), "--cache-dir", str(tmp / "cache"), "-q"],
         cwd=repo, capture_output=True, text=True, timeout=300, env=env,
@@ -132,10 +147,7 @@ def test_check_gates_a_google_benchmark_binary(tmp_path: Path) -> None:
         {"bench.cc": GBENCH.format(n=300), ".gitignore": "bench\n"},
         {"bench.cc": GBENCH.format(n=1200)},
     )
-    # listed where perflab runs: the binary is built there too, as docs/suites.md says
-    built = subprocess.run(BUILD.split(), cwd=repo, capture_output=True, text=True, timeout=120)
-    if built.returncode != 0:
-        pytest.skip(f"cannot build a Google Benchmark binary: {built.stderr.strip()[:200]}")
+    _build_where_perflab_runs(repo)
     # a sample is one process (tens of ms here): a few more of them than a statement needs
     suite = ("--gbench", "./bench", "--build", BUILD)
     done, document = _check(repo, tmp_path, *suite, generations=6)
@@ -146,3 +158,44 @@ def test_check_gates_a_google_benchmark_binary(tmp_path: Path) -> None:
     assert steady not in done.stderr.split("regression:")[1]
     assert document["regressed"] == [changed]
     assert {c["benchmark"] for c in document["run"]["comparisons"]} == {changed, steady}
+
+
+def test_bisect_follows_the_asv_benchmark_selected(tmp_path: Path) -> None:
+    """One step (the line after base is the change alone) and the evidence run; the other
+    benchmark, unchanged, would have found no commit."""
+    bench = "benchmarks/bench_work.py"
+    repo = _repo(
+        tmp_path,
+        {"asv.conf.json": ASV_CONF, "benchmarks/__init__.py": "", bench: ASV_BENCH.format(n=300)},
+        {bench: ASV_BENCH.format(n=4800)},
+    )
+    done, document = _bisect(repo, tmp_path, "--asv", ".", "--bench", "time_changed")
+    assert done.returncode == 0, done.stderr
+    assert document["benchmark"] == "bench_work.TimeChanged.time_changed"
+    assert document["culprit"]["subject"] == CHANGE
+    assert [s["state"] for s in document["steps"]] == ["bad"]
+    assert document["evidence_run"] is not None
+
+
+def test_bisect_follows_the_google_benchmark_selected(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {"bench.cc": GBENCH.format(n=300), ".gitignore": "bench\n"},
+        {"bench.cc": GBENCH.format(n=4800)},
+    )
+    _build_where_perflab_runs(repo)
+    suite = ("--gbench", "./bench", "--build", BUILD, "--filter", "BM_Changed")
+    done, document = _bisect(repo, tmp_path, *suite)
+    assert done.returncode == 0, done.stderr
+    assert document["benchmark"] == "BM_Changed/min_time:0.010"
+    assert document["culprit"]["subject"] == CHANGE
+    assert [s["state"] for s in document["steps"]] == ["bad"]
+    assert document["evidence_run"] is not None
+
+
+def _build_where_perflab_runs(repo: Path) -> None:
+    """The suite is listed where perflab runs: the binary is built there too, as
+    docs/suites.md says."""
+    built = subprocess.run(BUILD.split(), cwd=repo, capture_output=True, text=True, timeout=120)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a Google Benchmark binary: {built.stderr.strip()[:200]}")

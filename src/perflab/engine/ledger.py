@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from perflab.budget.plan import BudgetPlan, elastic_share
@@ -29,18 +30,22 @@ class BudgetLedger:
 
     plan: BudgetPlan
     metrics: tuple[Metric, ...]
-    begun_s: float  # time.monotonic() when the benchmark's budget began
+    begun_s: float  # `clock()` when the benchmark's budget began
     took_s: dict[Metric, float] = field(default_factory=dict)  # what each lens really took
     given_s: dict[Metric, float] = field(default_factory=dict)  # and the share it was given
     failed_s: dict[Metric, float] = field(default_factory=dict)  # a failed lens: after how long
+    clock: Callable[[], float] = time.monotonic  # seconds; tests give a fake
 
     @classmethod
-    def begun(cls, plan: BudgetPlan, lenses: list[Lens]) -> BudgetLedger:
+    def begun(
+        cls, plan: BudgetPlan, lenses: list[Lens], clock: Callable[[], float] = time.monotonic
+    ) -> BudgetLedger:
         """The budget began with the probe (and perflab's start-up, for the first benchmark)."""
         return cls(
             plan,
             tuple(lens.metric for lens in lenses),
-            begun_s=time.monotonic() - plan.probe.probe_s - plan.before_s,
+            begun_s=clock() - plan.probe.probe_s - plan.before_s,
+            clock=clock,
         )
 
     @property
@@ -55,19 +60,19 @@ class BudgetLedger:
         share_s = share.share_s
         if share.cost.elastic:
             left = [m for m in self.metrics if m not in self.given_s]
-            share_s = elastic_share(self.plan, metric, self.deadline_s - time.monotonic(), left)
+            share_s = elastic_share(self.plan, metric, self.deadline_s - self.clock(), left)
         self.given_s[metric] = share_s
         return share_s
 
     def spent(self, metric: Metric, since_s: float, *, failed: bool = False) -> None:
         """Record what the lens took since `since_s` (its fork servers included)."""
-        (self.failed_s if failed else self.took_s)[metric] = time.monotonic() - since_s
+        (self.failed_s if failed else self.took_s)[metric] = self.clock() - since_s
 
     def note_slow_lens(self, writer: RunSink, lens: Lens, benchmark: str, since_s: float) -> None:
         """When a lens's minimum (generations, tool start-up, callgrind) took much longer than
         its share, say so rather than surprise: the plan's estimate was short, or (a sampling
         lens, its share re-planned from what was left) the lenses before it took part of it."""
-        elapsed_s = time.monotonic() - since_s
+        elapsed_s = self.clock() - since_s
         share_s = self.given_s[lens.metric]
         planned_s = self.plan.share_of(lens.metric).share_s
         if descriptor_for(
@@ -102,7 +107,7 @@ class BudgetLedger:
         ran over its budget (a target, not a wall), a warning that says what took longer and
         why."""
         plan = self.plan
-        used_s = time.monotonic() - self.begun_s
+        used_s = self.clock() - self.begun_s
         anyway = "" if plan.fits else f"; {_minimums_anyway(plan)}"
         described = plan.describe(self.took_s, self.given_s, self.failed_s)
         writer.add_note(

@@ -9,7 +9,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -79,11 +79,14 @@ def run_experiment(
     default_python: str | None = None,
     cache_dir: str | Path | None = None,
     started_at_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RunResult:
     """Measure every benchmark with every lens and variant; return the analysed run.
 
     `started_at_s` (time.monotonic()) is when the process running perflab started: the `perflab`
     command's own start-up then counts in its first benchmark's budget, as the user waits for it.
+    `clock` (seconds) is what the budget is spent by: each benchmark's account, and the lenses
+    that sample until their share is spent (tests give a fake one, and spend no real time).
 
     A failing benchmark does not stop the others: its error is recorded (a note, and
     `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
@@ -108,6 +111,7 @@ def run_experiment(
         default_python=default_python,
         cache_dir=cache_dir,
         started_at_s=started_at_s,
+        clock=clock,
     )
     result = analyse_run(store.load_run(measured.run_id))
     return replace(result, failures=measured.failures)
@@ -132,13 +136,16 @@ def measure_experiment(
     default_python: str | None = None,
     cache_dir: str | Path | None = None,
     started_at_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> MeasuredRun:
     """Measure and store the run as run_experiment does, without analysing it: for a caller
     that analyses elsewhere (a cluster's cell, analysed with the whole run by its driver)."""
     progress = progress or NullProgress()
     claim = claim_measurement_cpu(experiment, progress)
     try:
-        services = _Services(runner or SubprocessRunner(), progress, default_python, cache_dir)
+        services = _Services(
+            runner or SubprocessRunner(), progress, default_python, cache_dir, clock
+        )
         return _run_experiment(experiment, claim, store, services, started_at_s=started_at_s)
     finally:
         if claim is not None:
@@ -148,12 +155,14 @@ def measure_experiment(
 @dataclass(frozen=True)
 class _Services:
     """What a run is measured through: the process seam, the progress shown, the interpreter of
-    variants without their own, and the build cache of git variants (None: the default one)."""
+    variants without their own, the build cache of git variants (None: the default one), and
+    the clock the budget is spent by (seconds)."""
 
     runner: ProcessRunner
     progress: ProgressReporter
     default_python: str | None
     cache_dir: str | Path | None
+    clock: Callable[[], float] = time.monotonic
 
 
 def _run_experiment(
@@ -195,9 +204,12 @@ def _run_experiment(
             stack.callback(turns.close)
             stack.callback(note_turns, writer, turns, needs_quiet_cpu(experiment))
         context = LensContext(
-            experiment, runner, writer, services.progress, cpu, planner.default_python, turns=turns
+            experiment, runner, writer, services.progress, cpu, planner.default_python,
+            turns=turns, clock_ns=_in_ns(services.clock),
+        )  # fmt: skip
+        run = _Run(
+            experiment, lenses, context, writer, preparer, caches, planner, plans, services.clock
         )
-        run = _Run(experiment, lenses, context, writer, preparer, caches, planner, plans)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
     note_joiners(writer, claim, needs_quiet_cpu(experiment))
@@ -218,6 +230,14 @@ class _Run:
     caches: IsolatedCaches
     planner: BenchmarkPlanner
     plans: dict[str, BudgetPlan]  # planned before the run; the others once prepared
+    clock: Callable[[], float] = time.monotonic  # seconds: what budgets are spent by
+
+
+def _in_ns(clock: Callable[[], float]) -> Callable[[], int]:
+    """The run's clock as the lenses read it (nanoseconds); the real one unconverted."""
+    if clock is time.monotonic:
+        return time.monotonic_ns
+    return lambda: int(clock() * 1e9)
 
 
 @contextlib.contextmanager
@@ -276,7 +296,7 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     if plan is None:  # its variants had to be prepared first: planned now
         plan = run.planner.plan(benchmark, ready)
     ordered = run_order(list(run.lenses), plan)
-    ledger = BudgetLedger.begun(plan, ordered)
+    ledger = BudgetLedger.begun(plan, ordered, run.clock)
     show_plan(context.progress, benchmark.name, plan)
     _compile_natively_first(run, benchmark, context)
     for lens in ordered:
@@ -416,7 +436,7 @@ def _measure_lens(
     are its own time. None, or why it failed."""
     stopped_before = stopped_processes()
     cost = ledger.plan.share_of(lens.metric).cost
-    started_s = time.monotonic()
+    started_s = ledger.clock()
     try:
         with _fork_servers(cost, benchmark, context) as servers:
             share_s = ledger.give(lens.metric)

@@ -7,7 +7,8 @@ sink as soon as they exist, and later turns what was stored into comparisons (`a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -143,6 +144,9 @@ class LensContext:
     recordings: PerfRecordings = field(default_factory=PerfRecordings)
     # turns on the measuring CPU with other perflab runs on it, one sample block at a time
     turns: CpuTurns | None = None
+    # the run's clock (ns): a lens that samples until its share is spent reads it, unless it
+    # was given its own; a test's fake one spends the share without waiting for it
+    clock_ns: Callable[[], int] = time.monotonic_ns
 
     @property
     def lens_budget_s(self) -> float:

@@ -289,13 +289,13 @@ class LensSession:
 
     @contextlib.contextmanager
     def closing(self, workers: Sequence[StatementWorker]) -> Iterator[Sequence[StatementWorker]]:
-        """Workers already started (see `generation`): closed at the end, killed at once when
-        the block fails or is interrupted."""
+        """Workers already started (see `generation`): closed at the end, abandoned when the
+        block fails (see `StatementWorker.abandon`: killed at once when interrupted)."""
         try:
             yield workers
-        except BaseException:
+        except BaseException as error:
             for worker in workers:
-                worker.kill()
+                worker.abandon(error)
             raise
         finally:
             try:

@@ -21,6 +21,10 @@ from perflab.worker import STATEMENT_WORKER_PATH
 
 _STDERR_TAIL_CHARS = 4000
 STARTUP_TIMEOUT_S = 120.0  # the least a worker's start-up and setup are given
+# how long a worker whose benchmark failed may take to quit (its set-up's exit functions and
+# the stop of what the set-up started: at most 2 s, see worker/process_tree.py) before it is
+# killed
+QUIT_AFTER_FAILURE_S = 5.0
 
 _NATIVE_CRASH = (
     "the statement (or the native code it calls) crashed the interpreter; the Python stack "
@@ -262,6 +266,8 @@ class StatementWorker:
         self.scope = scope
         self.leftover_processes = 0  # started by the benchmark, still running when it ended
         self.process: LiveProcess = process
+        self._idle = False  # it answered its last request and waits for the next
+        self._closed = False
         # Drain stderr all the time: a statement that prints would otherwise fill the pipe and
         # block; keep the tail for error messages.
         self._stderr_tail_lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
@@ -272,8 +278,8 @@ class StatementWorker:
             for lens_ops in ops:
                 self._register(lens_ops)
             self.info = self._setup()
-        except BaseException:
-            self.kill()  # never leave a worker behind (Ctrl-C during a long setup included)
+        except BaseException as error:
+            self.abandon(error)  # never leave a worker behind (Ctrl-C during a long setup too)
             raise
 
     @classmethod
@@ -308,6 +314,7 @@ class StatementWorker:
         )
 
     def _send(self, message: Mapping[str, Any]) -> None:
+        self._idle = False
         try:
             self.process.write_line(json.dumps(message))
         except BrokenPipeError:
@@ -349,6 +356,7 @@ class StatementWorker:
                     ) from None
                 if not isinstance(reply, dict):
                     reply = {"hello": reply}
+                self._idle = True
                 return reply
 
     def _died(self) -> BenchmarkFailedError:
@@ -398,6 +406,7 @@ class StatementWorker:
                 detail=error.detail,
             ) from None
         if hello.get("hello") != "perflab-worker":
+            self._idle = False  # not a worker: it is killed, not asked to quit
             raise ConfigError(
                 f"{interpreter!r} did not start perflab's worker (it said {hello!r})",
                 hint="python= must be a Python 3.7+ interpreter",
@@ -538,7 +547,11 @@ class StatementWorker:
     def close(self, timeout_s: float = 30.0) -> int | None:
         """Ask the worker to exit and wait for it (a wrapping tool may write its output then).
         The worker stops what the benchmark started and left running, and says how many; what
-        escaped it (a worker killed, a tool's own children) is stopped here."""
+        escaped it (a worker killed, a tool's own children) is stopped here. Once: a second
+        call (after `abandon`) returns how it ended."""
+        if self._closed:
+            return self.process.returncode
+        self._closed = True
         if self.process.poll() is None:
             deadline = time.monotonic() + timeout_s
             try:
@@ -558,10 +571,25 @@ class StatementWorker:
         """Kill the worker and everything it started, at once."""
         self.process.kill()
 
+    def abandon(self, error: BaseException) -> None:
+        """Stop the worker after the code using it failed with `error` (`close` still follows).
+        A benchmark's failure while the worker waits for its next request (a set-up or a
+        statement that raised) asks it to quit: the worker, the subreaper of what its set-up
+        started, then stops it all, a daemon that left the session and cleared its environment
+        included, which nothing else finds unless perflab's own process adopts orphans (the
+        perflab command does; the Python API in a host program does not). Anything else (an
+        interrupt, a worker in the middle of a request) kills it at once."""
+        if isinstance(error, BenchmarkFailedError) and self._idle and self.process.poll() is None:
+            self.close(timeout_s=QUIT_AFTER_FAILURE_S)
+        else:
+            self.kill()
+
     def __enter__(self) -> StatementWorker:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        if exc_type is not None:
-            self.kill()  # interrupted or failed: do not wait for a sample to finish
+    def __exit__(
+        self, exc_type: type[BaseException] | None, error: BaseException | None, *exc: object
+    ) -> None:
+        if error is not None:
+            self.abandon(error)  # failed: a worker mid-sample is not waited for
         self.close()

@@ -43,6 +43,18 @@ def _runner(worker: Callable[[LaunchSpec], FakeProcess] | None = None) -> FakeRu
     return runner
 
 
+class FakeClock:
+    """Seconds; each reading advances 10 ms: a budget is spent after a known number of readings,
+    without waiting for it."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+
+    def __call__(self) -> float:
+        self.now_s += 0.01
+        return self.now_s
+
+
 def _experiment(*variants: Variant) -> Experiment:
     return Experiment(benchmarks=(BENCH,), variants=variants, settings=SETTINGS)
 
@@ -52,7 +64,7 @@ def test_two_variants_through_one_lens_are_measured_stored_and_compared() -> Non
     runner = _runner()
     experiment = _experiment(Variant("A"), Variant("B", env={"FAST": "1"}))
     result = run_experiment(
-        experiment, store=store, runner=runner, default_python="/usr/bin/python3"
+        experiment, store=store, runner=runner, default_python="/usr/bin/python3", clock=FakeClock()
     )
     assert result.status is RunStatus.COMPLETE and result.failures == ()
     [comparison] = result.comparisons
@@ -84,7 +96,9 @@ def test_a_variant_whose_worker_fails_is_recorded_and_the_others_are_compared() 
     experiment = _experiment(
         Variant("A"), Variant("B", env={"FAST": "1"}), Variant("C", env={"BROKEN": "1"})
     )
-    result = run_experiment(experiment, runner=runner, default_python="/usr/bin/python3")
+    result = run_experiment(
+        experiment, runner=runner, default_python="/usr/bin/python3", clock=FakeClock()
+    )
     assert result.status is RunStatus.INCOMPLETE
     assert len(result.failures) == 1 and "NameError: f" in str(result.failures[0])
     assert [(c.baseline, c.variant) for c in result.comparisons] == [("A", "B")]

@@ -10,7 +10,6 @@ alternated the same way. See docs/statistics.md for why.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,18 +27,19 @@ from perflab.stats.family import run_family_size
 class TimeLens:
     metric = Metric.TIME
 
-    def __init__(self, clock_ns: Any = time.monotonic_ns) -> None:
-        self._clock_ns = clock_ns
+    def __init__(self, clock_ns: Any = None) -> None:
+        self._clock_ns = clock_ns  # None: the run's (`LensContext.clock_ns`)
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:
         return []
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         session: StatementSession | CommandSession
+        clock_ns = self._clock_ns or context.clock_ns
         if benchmark.kind is BenchmarkKind.STATEMENT:
-            session = StatementSession(benchmark, context, self._clock_ns)
+            session = StatementSession(benchmark, context, clock_ns)
         else:
-            session = CommandSession(benchmark, context, self._clock_ns)
+            session = CommandSession(benchmark, context, clock_ns)
         session.other_runs_on_cpu()
         session.run()
         session.note_overrun()

@@ -1,0 +1,139 @@
+"""The Python API leaves nothing running when a run fails midway. perflab.api.run runs in a host
+process (this test's), which does not adopt orphans as the perflab command does: a set-up or a
+statement that raises after the set-up started a daemon (double fork, a session of its own, an
+empty environment, so that neither perflab's session nor its token finds it; only the worker,
+its subreaper, does), and a build that fails after starting a child. Afterwards the test process
+has the children it had, no process carries this process's perflab token, and the daemons are
+gone."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import perflab.api as perflab
+from perflab.records.kinds import RunStatus
+from perflab.worker.process_tree import CONTAINER_VARIABLE, process_table
+from tests.git_repo import commit, git
+
+pytestmark = pytest.mark.integration
+
+# the daemon: double-forked into a session of its own with an empty environment, `MARKER` as
+# its argv[0] so that the test finds it
+DAEMON = """
+import os, sys
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execve({sleep!r}, [{marker!r}, '300'], {{}})
+    os._exit(0)
+os.wait()
+"""
+GONE_WITHIN_S = 3.0  # a stopped process may take a moment to leave the process table
+
+
+def _children() -> set[int]:
+    me = os.getpid()
+    return {e.pid for e in process_table().values() if e.ppid == me and e.state != "Z"}
+
+
+def _carrying_my_token() -> list[int]:
+    """Processes started by this process's perflab: their environment holds its token."""
+    needle = f"{CONTAINER_VARIABLE}={os.getpid():07d}-".encode()
+    found = []
+    for pid in process_table():
+        with contextlib.suppress(OSError):
+            if needle in Path(f"/proc/{pid}/environ").read_bytes():
+                found.append(pid)
+    return found
+
+
+def _marked(marker: str) -> list[int]:
+    found = []
+    for pid in process_table():
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode()):
+                found.append(pid)
+    return found
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique argv[0] for a test's daemons; whatever carries it is killed after the test."""
+    mark = f"perflab-api-daemon-{uuid.uuid4().hex}"
+    yield mark
+    for pid in _marked(mark):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _left(marker: str, children_before: set[int]) -> dict[str, list[int]]:
+    """What is still running that the failed run started, after a moment to go."""
+    deadline = time.monotonic() + GONE_WITHIN_S
+    while True:
+        left = {
+            "children": sorted(_children() - children_before),
+            "carrying perflab's token": _carrying_my_token(),
+            "daemons": _marked(marker),
+        }
+        if not any(left.values()) or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def _daemon(marker: str) -> str:
+    return DAEMON.format(sleep=shutil.which("sleep"), marker=marker)
+
+
+@pytest.mark.parametrize(
+    ("stmt", "raises"),
+    [("raise ValueError('no data')", ""), ("pass", "raise ValueError('no data')")],
+    ids=["statement raises", "set-up raises"],
+)
+def test_a_failed_benchmark_leaves_nothing_running(marker: str, stmt: str, raises: str) -> None:
+    before = _children()
+    experiment = perflab.make_experiment(
+        stmt=stmt, setup=_daemon(marker) + raises, variants=["a", "b"], budget_s=0.3,
+        metrics="time",
+    )  # fmt: skip
+    result = perflab.run(experiment, store_path=None)
+    assert result.status is RunStatus.INCOMPLETE
+    assert "ValueError: no data" in (result.failures[0].detail or "")
+    assert _left(marker, before) == {"children": [], "carrying perflab's token": [], "daemons": []}
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_a_failed_build_leaves_nothing_running(
+    marker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base's build fails after starting a child that outlives it (in the build's session,
+    with perflab's token). Not covered: a build's daemon that leaves its session and clears its
+    environment is found only by a subreaper, which the perflab command is and a host program
+    of the API is not (docs/python-api.md)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    sleep = shutil.which("sleep")
+    daemon = f"import subprocess\nsubprocess.Popen([{marker!r}, '300'], executable={sleep!r})\n"
+    commit(repo, "a build that fails", {"daemon.py": daemon})
+    git(repo, "tag", "base")
+    commit(repo, "a build that works", {"built": ""})
+    monkeypatch.chdir(repo)
+    before = _children()
+    experiment = perflab.make_experiment(
+        stmt="pass", variants=["old git=base", "new git=main"], metrics="time", budget_s=0.3,
+        build=f"{sys.executable} daemon.py && test -e built",
+    )  # fmt: skip
+    result = perflab.run(experiment, store_path=None, cache_dir=tmp_path / "cache")
+    assert result.status is RunStatus.INCOMPLETE
+    assert "the build" in result.failures[0].message
+    assert _left(marker, before) == {"children": [], "carrying perflab's token": [], "daemons": []}
