@@ -14,7 +14,7 @@ from pathlib import Path
 from perflab.analyse.same_work import gate_disagreement
 from perflab.bisection.search import search
 from perflab.bisection.threshold import classify
-from perflab.engine.measured import MeasuredCode
+from perflab.engine.reusable_runs import MeasuredCode
 from perflab.git.repo import (
     GitError,
     ResolvedRef,

@@ -100,7 +100,7 @@ def test_cells_are_benchmarks_with_every_variant() -> None:
 def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None:
     """No store, or an SQLite file not made yet, holds nothing measured (and is not created by
     asking): a workflow then measures every commit."""
-    from perflab.engine.measured import MeasuredCode
+    from perflab.engine.reusable_runs import MeasuredCode
     from perflab.records.kinds import Metric
     from perflab.records.model import Benchmark, Experiment, Variant
 
