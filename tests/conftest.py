@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE
-from perflab.plan.user_settings import settings_with
+from perflab.plan.settings_by_name import settings_with
 from perflab.records.settings import Settings
 
 # Small budgets: tests check behaviour, not precision (bench/ measures that).

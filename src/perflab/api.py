@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any, cast
 from perflab.git.repo import find_repository
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.designs import Design, plan_matrix, plan_stack
-from perflab.plan.sources import (
+from perflab.plan.experiment_arguments import (
     BenchmarkSources,
     Conditions,
     experiment_from,
     setting_changes,
     variant_template,
 )
-from perflab.plan.user_settings import setting_fields
+from perflab.plan.settings_by_name import setting_fields
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant

@@ -167,7 +167,7 @@ def test_help_explains_variants() -> None:
 
 
 def test_experiment_file_from_the_docs_parses(tmp_path: Path) -> None:
-    from perflab.plan.config import load_experiment
+    from perflab.plan.experiment_file import load_experiment
 
     experiment = load_experiment(Path(__file__).parents[2] / "examples" / "experiment.toml")
     assert len(experiment.variants) >= 2 and experiment.benchmarks

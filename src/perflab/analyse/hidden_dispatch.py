@@ -5,7 +5,7 @@ counted rows themselves. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from perflab.analyse.pair_claims import (
@@ -17,7 +17,7 @@ from perflab.analyse.pair_claims import (
 )
 from perflab.lenses.descriptor import BlindSpot
 from perflab.lenses.registry import descriptor_for
-from perflab.records.accounting import Presence
+from perflab.records.accounting import Presence, ToolRows
 from perflab.records.diagnosis import Claim, Diagnosis, Replacement, VectorWidths
 from perflab.records.model import Comparison
 from perflab.tool_output.symbol_names import readable
@@ -66,58 +66,85 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
     """The dispatch changes of one pair's profile and asm comparisons that the counting lens's
     tool did not see: neither function's count changed, and one of them ran in both variants
     under it."""
-    counted = first_counted(comparisons)
-    found = None if counted is None else descriptor_for(counted.metric).rows_of(counted)
-    if found is None:
+    tool = _ToolRan.of(comparisons)
+    if tool is None:
         return []
-    rows = [(r.name, r.before, r.after, r.presence) for r in found.rows]
-    changed = {
-        function_identity(name) for name, before, after, _ in rows if abs(after - before) >= RESIDUE
-    }
-    ran_both = {
-        function_identity(name): (name, after)
-        for name, _, after, presence in rows
-        if presence is Presence.BOTH and function_identity(name) not in changed
-    }
-    pairs: dict[Replacement, list[str]] = {}
     widths = _widths(comparisons)
+    found = []
+    for replaced, lenses in _unseen_dispatches(comparisons, tool.changed).items():
+        ran, count = tool.ran_either(replaced)
+        found.append(
+            HiddenDispatch(
+                cpu_baseline=readable(replaced.old),
+                cpu_variant=readable(replaced.new),
+                lenses=tuple(lenses),
+                width=_width_words(widths.get(function_identity(replaced.old))),
+                tool_ran=ran,
+                tool_per_iteration=count,
+                tool=tool.rows.tool,
+                unit=tool.rows.unit,
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class _ToolRan:
+    """What the counting lens's tool ran in one pair: its rows, the functions (clones folded)
+    whose count changed, and those it ran in both variants with the same count, each with its
+    name as counted and its count per iteration."""
+
+    rows: ToolRows
+    changed: frozenset[str]
+    ran_both: Mapping[str, tuple[str, float]]
+
+    @classmethod
+    def of(cls, comparisons: Sequence[Comparison]) -> _ToolRan | None:
+        """The counting lens's rows of the pair, read; None without a counting lens's rows."""
+        counted = first_counted(comparisons)
+        found = None if counted is None else descriptor_for(counted.metric).rows_of(counted)
+        if found is None:
+            return None
+        changed = frozenset(
+            function_identity(r.name) for r in found.rows if abs(r.after - r.before) >= RESIDUE
+        )
+        ran_both = {
+            function_identity(r.name): (r.name, r.after)
+            for r in found.rows
+            if r.presence is Presence.BOTH and function_identity(r.name) not in changed
+        }
+        return cls(found, changed, ran_both)
+
+    def ran_either(self, replaced: Replacement) -> tuple[str, float]:
+        """The function of a dispatch pair the tool ran in both variants (the new one first),
+        with its count per iteration; ("", 0.0) when it ran neither so."""
+        for name in (replaced.new, replaced.old):
+            ran = self.ran_both.get(function_identity(name))
+            if ran is not None:
+                return ran
+        return "", 0.0
+
+
+def _unseen_dispatches(
+    comparisons: Sequence[Comparison], changed: frozenset[str]
+) -> dict[Replacement, list[str]]:
+    """The dispatch pairs the lenses reading the CPU's code claim (each with the lenses that
+    claim it) where neither function's count changed under the tool."""
+    pairs: dict[Replacement, list[str]] = {}
     for metric in cpu_claiming():
         for diagnosis in diagnoses_of(first_of(comparisons, metric)):
             replaced = _dispatched(diagnosis)
-            if (
-                replaced is None
-                or {
-                    function_identity(replaced.old),
-                    function_identity(replaced.new),
-                }
-                & changed
-            ):
+            if replaced is None:
+                continue
+            if {function_identity(replaced.old), function_identity(replaced.new)} & changed:
                 continue
             pairs.setdefault(replaced, []).append(str(metric))
-    out = []
-    for replaced, lenses in pairs.items():
-        under, count = next(
-            (
-                ran_both[function_identity(name)]
-                for name in (replaced.new, replaced.old)
-                if function_identity(name) in ran_both
-            ),
-            ("", 0.0),
-        )
-        width = widths.get(function_identity(replaced.old))
-        out.append(
-            HiddenDispatch(
-                readable(replaced.old),
-                readable(replaced.new),
-                tuple(lenses),
-                f"{width.baseline_bits} → {width.variant_bits}-bit vectors" if width else "",
-                under,
-                count,
-                found.tool,
-                found.unit,
-            )
-        )
-    return out
+    return pairs
+
+
+def _width_words(width: VectorWidths | None) -> str:
+    """A vector width change as the sentence says it ("512 → 256-bit vectors"), or ""."""
+    return f"{width.baseline_bits} → {width.variant_bits}-bit vectors" if width else ""
 
 
 def _dispatched(diagnosis: Diagnosis) -> Replacement | None:

@@ -86,7 +86,7 @@ def main(
             signal.signal(number, handler)
 
 
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+def parse_command_line(argv: Sequence[str] | None) -> argparse.Namespace:
     """perflab's commands, or the shorthand `perflab 'cmd a' 'cmd b'` (run of those commands)."""
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -142,7 +142,7 @@ def _warnings_said(err: Console) -> Iterator[None]:
 def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: bool) -> int:
     try:
         with _usage_errors_redacted():
-            args = _parse(argv)
+            args = parse_command_line(argv)
     except ConfigError as error:
         Console(stderr=True).print(error_text(str(error)), highlight=False)
         return error.exit_code

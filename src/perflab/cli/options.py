@@ -15,8 +15,8 @@ from perflab.cli.changes import add_build_options, add_change_commands, add_run_
 from perflab.cli.parameters import add_parameter_options, parameter_grid, with_placeholders
 from perflab.cli.publish import add_publish_command
 from perflab.cli.workflows import WORKFLOWS
+from perflab.plan.settings_by_name import setting_default, user_setting_specs
 from perflab.plan.specs import AVAILABLE_METRICS
-from perflab.plan.user_settings import setting_default, user_setting_specs
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Verdict
 from perflab.records.settings import SettingKind, SettingSpec

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.analyse.machines import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
+from perflab.analyse.places import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
 from perflab.engine.cluster_node import CANCEL_GRACE_S, Record, RecordKind
 from perflab.engine.cluster_ray import (
     CELL_CPUS,

@@ -49,7 +49,7 @@ class RecordKind(enum.StrEnum):
 Record = tuple[RecordKind, Any]
 
 
-class _StreamingStore:
+class StreamingStore:
     """The cell's store on its node (a RunRecorder): in memory (the engine reads its own samples
     back while measuring), each write also queued for the driver, which analyses the whole run
     from its own store."""
@@ -199,7 +199,7 @@ def _measure_in_thread(
             unpack_commits(
                 experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
             ),
-            store=_StreamingStore(records),
+            store=StreamingStore(records),
             progress=_QueuedProgress(records),
             cache_dir=cache_dir,
         )

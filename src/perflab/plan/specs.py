@@ -1,6 +1,7 @@
-"""Variants and benchmarks as the command line (and the API) gives them, checked: `NAME
-key=value` variant specs, metric lists, `--param NAME=V1,V2`, `--layer NAME=REGEX`, and the grid
-of benchmarks a benchmark's parameters make."""
+"""Variants and benchmarks as the command line (and the API) gives them, one argument at a
+time, checked: `NAME key=value` variant specs, metric lists, `--param NAME=V1,V2`, `--layer
+NAME=REGEX`, and the grid of benchmarks a benchmark's parameters make. The arguments become one
+experiment in `experiment_arguments.py`; an experiment file's tables in `experiment_file.py`."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from perflab.analyse.machines import Place, first_place
+from perflab.analyse.places import Place, first_place
 from perflab.analyse.run import analyse_run, run_figures
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict

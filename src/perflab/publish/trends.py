@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from perflab.analyse.machines import placed_points
-from perflab.engine.measured import MeasuredCode, StoredPair, what_is_measured
+from perflab.analyse.places import placed_points
+from perflab.engine.reusable_runs import MeasuredCode, StoredPair, what_is_measured
 from perflab.publish.figures import SiteRuns
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric

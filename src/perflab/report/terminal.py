@@ -199,7 +199,7 @@ def render_sections(
         render_section(section, console, verbose=verbose, html_path=html_path)
 
 
-def _pinning(machine: Mapping[str, Any], *, pin: bool) -> str:
+def pinning_words(machine: Mapping[str, Any], *, pin: bool) -> str:
     """Where the run measured: its CPU, or why it names none (--no-pin was asked for; a Ray
     cluster's cells each pin a CPU of their own node, which the driver's facts do not hold)."""
     pinned = machine.get("pinned_cpu")
@@ -223,7 +223,7 @@ def render_terminal(
     header.append(result.title.removeprefix("perflab "), style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
     header.append(visible(f"{machine.get('cpu_model', '?')}, "))
-    header.append(_pinning(machine, pin=result.experiment.settings.pin))
+    header.append(pinning_words(machine, pin=result.experiment.settings.pin))
     console.print(header)
     # a failure the notes below hold (with its hint) is not said twice
     said = ("failed:", "not measured:")

@@ -375,8 +375,8 @@ def bisect_section(
     reused = sum(s.outcome.reused for s in result.steps)
     blocks.append(
         Paragraph(
-            f"{_count(result.measured_commits, 'commit')} measured "
-            f"({_count(len(result.steps), 'step')}"
+            f"{number_of(result.measured_commits, 'commit')} measured "
+            f"({number_of(len(result.steps), 'step')}"
             + (f", {reused} read from the store's earlier runs" if reused else "")
             + f") in {result.seconds:.0f} s; the first-parent line holds "
             f"{len(result.line) + 1} with GOOD"
@@ -489,5 +489,6 @@ def steps_table(result: BisectResult) -> Table:
     )
 
 
-def _count(n: int, word: str) -> str:
+def number_of(n: int, word: str) -> str:
+    """`n` and the word, in the plural past one ("1 step", "2 commits")."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -14,7 +14,7 @@ from pathlib import Path
 from perflab.analyse.same_work import gate_disagreement
 from perflab.bisection.search import search
 from perflab.bisection.threshold import classify
-from perflab.engine.measured import MeasuredCode
+from perflab.engine.reusable_runs import MeasuredCode
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
@@ -68,55 +68,83 @@ def bisect(
     a merge, the search goes on inside the branch it merged (its second parent's line after
     the merge base), so the answer is the innermost commit. Steps the store holds already
     are read, not measured again, and so are the runs of this bisection's earlier steps
-    (with a store: `store_path` None keeps nothing to reuse). The culprit against its parent
-    is measured with every lens given, and time and instructions, save the lenses a stored
-    run of the two holds already (a step that compared them). Without `metric`, the
+    (`benchmark.store_path` None keeps no store: nothing is reused). The culprit against its
+    parent is measured with every lens given, and time and instructions, save the lenses a
+    stored run of the two holds already (a step that compared them). Without `metric`, the
     instructions lens (deterministic) is tried first and the time lens used when
     instructions do not show the change. A suite (`benchmark.suite`) must select one
-    benchmark: the search follows it."""
+    benchmark: the search follows it. The repository is `repository`, else the one around
+    the current directory; `on_step` hears each step as it is answered."""
     started = clock()
     lenses = given_lenses(metric, benchmark)
-    planned = planned_experiment(benchmark)
-    followed = _followed(benchmark, planned, f"{good}..{bad}")
-    runner = benchmark.runner
-    repo = str(repository) if repository else find_repository(runner, os.getcwd())
-    good_ref = resolve_ref(runner, repo, good)
-    bad_ref = resolve_ref(runner, repo, bad)
-    line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
-    sought = Direction(direction)
+    plan = _Plan.of(good, bad, benchmark, repository)
     steps = _BisectSteps(
-        benchmark, repo, line, good_ref, threshold, sought, on_step,
-        MeasuredCode.read(benchmark.store_path, planned),
-    )  # fmt: skip
-    chosen, prior, outcome, notes = _search_with_a_lens(steps, lenses[0] if lenses else None)
-    found = _Found(prior + outcome.steps)
-    if outcome.culprit is not None:
-        found = _inside_merges(steps, chosen, outcome.culprit, found)
-    evidence = _Evidence()
-    if found.culprit is not None and found.parent is not None:
-        evidence = _culprit_evidence(
-            steps, found.parent, found.culprit, evidence_lenses(chosen, lenses), found.steps
-        )
-    return BisectResult(
-        good=Commit(good_ref.commit, good_ref.subject),
-        bad=Commit(bad_ref.commit, bad_ref.subject),
-        metric=chosen,
+        benchmark=benchmark,
+        repo=plan.repo,
+        line=plan.line,
+        good=plan.good,
         threshold=threshold,
-        line=line,
+        direction=Direction(direction),
+        on_step=on_step,
+        measured=plan.measured,
+    )
+    found = _search(steps, lenses[0] if lenses else None)
+    evidence = _culprit_evidence(steps, found, evidence_lenses(found.metric, lenses))
+    return _answer(plan, steps, found, evidence, seconds=clock() - started)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the search goes over, before any step: GOOD and BAD resolved in the repository,
+    BAD's first-parent line after GOOD, the benchmark of a suite it follows, and the runs the
+    store holds already."""
+
+    good: ResolvedRef
+    bad: ResolvedRef
+    repo: str
+    line: tuple[Commit, ...]
+    followed: str | None  # the suite's one benchmark; None: not a suite
+    measured: MeasuredCode
+
+    @classmethod
+    def of(
+        cls, good: str, bad: str, benchmark: Benchmarked, repository: str | Path | None
+    ) -> _Plan:
+        planned = planned_experiment(benchmark)
+        followed = _followed(benchmark, planned, f"{good}..{bad}")
+        runner = benchmark.runner
+        repo = str(repository) if repository else find_repository(runner, os.getcwd())
+        good_ref = resolve_ref(runner, repo, good)
+        bad_ref = resolve_ref(runner, repo, bad)
+        line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
+        measured = MeasuredCode.read(benchmark.store_path, planned)
+        return cls(good_ref, bad_ref, repo, line, followed, measured)
+
+
+def _answer(
+    plan: _Plan, steps: _BisectSteps, found: _Found, evidence: _Evidence, *, seconds: float
+) -> BisectResult:
+    """The bisection's answer: where the search got to, and the culprit's evidence."""
+    return BisectResult(
+        good=Commit(plan.good.commit, plan.good.subject),
+        bad=Commit(plan.bad.commit, plan.bad.subject),
+        metric=found.metric,
+        threshold=steps.threshold,
+        line=plan.line,
         steps=found.steps,
         culprit=found.culprit,
-        candidates=tuple(line[i] for i in outcome.candidates),
-        stopped=outcome.stopped,
-        seconds=clock() - started,
+        candidates=found.candidates,
+        stopped=found.stopped,
+        seconds=seconds,
         evidence_run=evidence.runs[0].run_id if evidence.runs else None,
-        notes=tuple(notes),
+        notes=found.notes,
         evidence=evidence.results[0] if evidence.results else None,
-        disagreement=evidence.disagreement(chosen, threshold),
-        direction=sought,
+        disagreement=evidence.disagreement(found.metric, steps.threshold),
+        direction=steps.direction,
         merges=found.merges,
         not_inside=found.not_inside,
         parent=found.parent,
-        benchmark=followed,
+        benchmark=plan.followed,
         evidence_runs=evidence.runs,
         more_evidence=evidence.results[1:],
     )
@@ -156,14 +184,19 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
 
 @dataclass(frozen=True)
 class _Found:
-    """Where the search has got to: its steps, the commit found so far and its first parent,
-    the merges gone inside, and why it could not go further in."""
+    """Where the search has got to: the lens that decided, its steps, the commit found so far
+    and its first parent, the merges gone inside and why it could not go further in; where it
+    found none on BAD's line, the commits left and why it stopped."""
 
+    metric: Metric
     steps: tuple[BisectStep, ...]
     culprit: Commit | None = None
     parent: Commit | None = None
     merges: tuple[Commit, ...] = ()
     not_inside: str = ""
+    candidates: tuple[Commit, ...] = ()
+    stopped: str = ""
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -240,6 +273,20 @@ class _BisectSteps:
         return replace(outcome, run_id=result.run_id)
 
 
+def _search(steps: _BisectSteps, metric: Metric | None) -> _Found:
+    """The search along BAD's first-parent line with a lens (`metric`, else the one that shows
+    the change), then inside each merge it finds."""
+    chosen, prior, outcome, notes = _search_with_a_lens(steps, metric)
+    found = _Found(
+        chosen,
+        prior + outcome.steps,
+        candidates=tuple(steps.line[i] for i in outcome.candidates),
+        stopped=outcome.stopped,
+        notes=tuple(notes),
+    )
+    return found if outcome.culprit is None else _inside_merges(steps, outcome.culprit, found)
+
+
 def _search_with_a_lens(
     steps: _BisectSteps, metric: Metric | None
 ) -> tuple[Metric, tuple[BisectStep, ...], SearchOutcome, list[str]]:
@@ -267,11 +314,11 @@ def _search_with_a_lens(
     return Metric.INSTRUCTIONS, (), outcome, notes
 
 
-def _inside_merges(steps: _BisectSteps, metric: Metric, culprit: int, found: _Found) -> _Found:
+def _inside_merges(steps: _BisectSteps, culprit: int, found: _Found) -> _Found:
     """The culprit on BAD's first-parent line; where it is a merge, the search goes on along
     the branch it merged (the merged branch's commits compared with GOOD, as every step is),
     again while the commit found is a merge."""
-    runner, line, index = steps.benchmark.runner, steps.line, culprit
+    runner, line, index, metric = steps.benchmark.runner, steps.line, culprit, found.metric
     parent = line[index - 1] if index > 0 else Commit(steps.good.commit, steps.good.subject)
     found = replace(found, culprit=line[index], parent=parent)
     assert found.culprit is not None
@@ -333,18 +380,15 @@ class _Evidence:
         return gate_disagreement(comparisons, gate, self.names, threshold) if comparisons else None
 
 
-def _culprit_evidence(
-    steps: _BisectSteps,
-    parent: Commit,
-    culprit: Commit,
-    metrics: tuple[Metric, ...],
-    taken: tuple[BisectStep, ...],
-) -> _Evidence:
-    """The culprit against its parent, with `metrics` (the deciding lens first): the stored
-    runs of the two (a step of this search, or earlier runs) for the lenses they hold, and a
-    new run for the lenses none holds only, its variants named as the stored runs' so that
-    all their comparisons read as one pair."""
-    searched = {s.outcome.run_id for s in taken if not s.outcome.reused}
+def _culprit_evidence(steps: _BisectSteps, found: _Found, metrics: tuple[Metric, ...]) -> _Evidence:
+    """The culprit found against its parent, with `metrics` (the deciding lens first): the
+    stored runs of the two (a step of this search, or earlier runs) for the lenses they hold,
+    and a new run for the lenses none holds only, its variants named as the stored runs' so
+    that all their comparisons read as one pair. None found: no evidence."""
+    parent, culprit = found.parent, found.culprit
+    if parent is None or culprit is None:
+        return _Evidence()
+    searched = {s.outcome.run_id for s in found.steps if not s.outcome.reused}
     results: list[RunResult] = []
     runs: list[EvidenceRun] = []
     names: tuple[str, str] | None = None

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from perflab.analyse.machines import placed_history_points
+from perflab.analyse.places import placed_history_points
 from perflab.analyse.same_work import gate_disagreement
-from perflab.engine.measured import MeasuredCode, StoredPair
+from perflab.engine.reusable_runs import MeasuredCode, StoredPair
 from perflab.git.repo import (
     find_repository,
     first_parent_line,

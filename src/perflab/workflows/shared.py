@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from perflab import api
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
+from perflab.plan.experiment_arguments import variant_template
 from perflab.plan.gbench_suite import gbench_filter
-from perflab.plan.sources import variant_template
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from perflab import api
-from perflab.analyse.machines import (
+from perflab.analyse.places import (
     CELL_KIND,
     CLUSTER_METRIC,
     Place,

@@ -26,7 +26,7 @@ from perflab.budget.machine_speed import (
     MachineSpeed,
 )
 from perflab.budget.plan import REPORT_S, BudgetError, elastic_share, plan_budget
-from perflab.engine.prepare.probe import _beside, measure_speed
+from perflab.engine.prepare.probe import measure_speed, reference_cpu
 from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,
     CALLGRIND_TOGGLED_COUNTED_S,
@@ -359,9 +359,10 @@ def test_a_failed_reference_run_is_not_measured() -> None:
 
 
 def test_the_reference_runs_beside_the_probe_on_another_cpu() -> None:
-    assert _beside(0, {0, 1}) == 1
-    assert _beside(None, {0, 1}) is None  # unpinned, beside
-    assert _beside(0, {0}) is False and _beside(None, {0}) is False  # after, on the same
+    assert reference_cpu(0, {0, 1}) == 1
+    assert reference_cpu(None, {0, 1}) is None  # unpinned, beside
+    # after, on the same
+    assert reference_cpu(0, {0}) is False and reference_cpu(None, {0}) is False
 
 
 def test_perflabs_own_start_up_counts_in_the_first_benchmarks_budget() -> None:

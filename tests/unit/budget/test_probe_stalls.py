@@ -17,7 +17,7 @@ from perflab.budget.costs import CostProbe, lens_costs
 from perflab.budget.machine_speed import REFERENCE_RUNS, MachineSpeed
 from perflab.budget.plan import PERFLAB_STARTUP_S, BudgetError, BudgetPlan, plan_budget
 from perflab.engine.ledger import BudgetLedger
-from perflab.engine.prepare.probe import _beside
+from perflab.engine.prepare.probe import reference_cpu
 from perflab.lenses.registry import descriptor_for
 from perflab.machine import cpu_lock
 from perflab.records.kinds import BenchmarkKind, Metric
@@ -128,8 +128,8 @@ def test_the_reference_never_runs_on_a_cpu_another_perflab_run_measures_on(
     assert other is not None and other.fd is not None
     os.pwrite(other.fd, f"{os.getpid() + 1:<{cpu_lock.PID_WIDTH}}\n".encode(), 0)  # not ours
     try:
-        assert _beside(0, {0, 1}) is False  # after the probe, on its own CPU
-        assert _beside(0, {0, 1, 2}) == 2
+        assert reference_cpu(0, {0, 1}) is False  # after the probe, on its own CPU
+        assert reference_cpu(0, {0, 1, 2}) == 2
     finally:
         other.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.cli.main import _parse
+from perflab.cli.main import parse_command_line
 from perflab.cli.parameters import scan_values
 from perflab.records.errors import ConfigError
 from perflab.records.settings import Settings
@@ -35,7 +35,7 @@ def test_a_bad_scan_is_refused(low: str, high: str, step: str, said: str) -> Non
 
 def test_parameters_become_the_grid_with_hyperfine_placeholders() -> None:
     scan = ["--parameter-scan", "n", "1", "2"]
-    args = _parse([*scan, "--parameter-list", "mode", "a,b", "sleep 0.0{n} {mode}"])
+    args = parse_command_line([*scan, "--parameter-list", "mode", "a,b", "sleep 0.0{n} {mode}"])
     assert args.params == ["n=1,2", "mode=a,b"]
     assert args.cmd == "sleep 0.0${n} ${mode}"
 
@@ -51,7 +51,7 @@ def test_parameters_become_the_grid_with_hyperfine_placeholders() -> None:
 )
 def test_bad_parameters_are_refused(words: list[str], said: str) -> None:
     with pytest.raises(ConfigError, match=said):
-        _parse(words)
+        parse_command_line(words)
 
 
 def test_no_shell_splits_the_words_and_expands_nothing() -> None:
@@ -64,7 +64,7 @@ def test_no_shell_splits_the_words_and_expands_nothing() -> None:
 def test_the_options_are_settings_with_help() -> None:
     from perflab.cli.options import shorthand_parser
 
-    args = _parse(["-i", "-N", "--show-output", "--runs", "1", "true"])
+    args = parse_command_line(["-i", "-N", "--show-output", "--runs", "1", "true"])
     settings = {k: getattr(args, k) for k in ("ignore_failure", "shell", "show_output", "runs")}
     assert settings == {"ignore_failure": True, "shell": "none", "show_output": True, "runs": 1}
     text = " ".join(shorthand_parser().format_help().split())

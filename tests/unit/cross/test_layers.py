@@ -6,6 +6,9 @@ function counts too; imports under `if TYPE_CHECKING:` do not (they never run)."
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -197,28 +200,65 @@ def test_pending_violations_still_exist() -> None:
     assert not gone, "no longer imported, remove from PENDING: " + ", ".join(gone)
 
 
-def test_a_descriptor_loads_by_name_only_its_own_lens() -> None:
-    """The lens catalogue loads a lens's class, renderer and same-code check by name
-    ("module:attribute", imported on first use), which no import statement shows: each must be
-    a module of that lens's own package, so the one edge up from the catalogue is into the lens
-    it describes; worker handlers are source sent to the worker, never imported."""
+# a hook as a descriptor names it: "module:attribute", imported on first use
+HOOK = re.compile(r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*)")
+
+
+def _named(record: object, where: str) -> Iterator[tuple[str, str]]:
+    """Every str field of a descriptor and of the records it holds (worker, planning, figures,
+    explanation and its blind spot ...) that names a perflab module or a hook, with its path."""
+    for field in dataclasses.fields(record):  # type: ignore[arg-type]
+        value = getattr(record, field.name)
+        path = f"{where}.{field.name}"
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            yield from _named(value, path)
+        elif isinstance(value, str) and (HOOK.fullmatch(value) or value.startswith("perflab.")):
+            yield path, value
+
+
+def _descriptor_names() -> list[tuple[str, str]]:
     from perflab.lenses.registry import DESCRIPTORS
 
+    return [(path, value) for d in DESCRIPTORS for path, value in _named(d, str(d.metric))]
+
+
+def test_a_descriptor_loads_by_name_only_its_own_lens() -> None:
+    """The lens catalogue loads a lens's class, renderer and hooks by name ("module:attribute",
+    imported on first use), which no import statement shows: each must be a module of that
+    lens's own package, so the one edge up from the catalogue is into the lens it describes,
+    and name a callable there. Worker handlers (a module alone) are source sent to the
+    worker, never imported by perflab: the lens's own, or a worker script (perflab.worker)."""
     bad = []
-    for descriptor in DESCRIPTORS:
-        own = f"perflab.lenses.{descriptor.metric}."
-        hooks = {
-            "lens": descriptor.lens,
-            "render": descriptor.render,
-            "explanation.same_code": descriptor.explanation.same_code,
-        }
-        for field, target in hooks.items():
-            if target is None:
-                continue
-            module = target.partition(":")[0]
-            if not module.startswith(own) or module not in MODULES:
-                bad.append(f"{descriptor.metric}.{field} = {target!r}: not a module of {own[:-1]}")
-        handlers = descriptor.worker.handlers
-        if handlers is not None and handlers not in MODULES:
-            bad.append(f"{descriptor.metric}.worker.handlers = {handlers!r}: no such module")
+    for path, value in _descriptor_names():
+        hook = HOOK.fullmatch(value)
+        module = hook["module"] if hook else value
+        own = f"perflab.lenses.{path.partition('.')[0]}."
+        allowed = (own,) if hook else (own, "perflab.worker.")
+        if module not in MODULES:
+            bad.append(f"{path} = {value!r}: no such module")
+        elif not module.startswith(allowed):
+            bad.append(f"{path} = {value!r}: not a module of {' or '.join(allowed)}")
+        elif hook and not callable(
+            getattr(importlib.import_module(module), hook["attribute"], None)
+        ):
+            bad.append(f"{path} = {value!r}: {hook['attribute']} is not a callable of {module}")
     assert not bad, "\n".join(bad)
+
+
+def test_every_kind_of_hook_a_descriptor_names_is_checked() -> None:
+    """The walk above reaches every hook field the registry's lenses fill in, so a hook record
+    added or moved is checked without naming it here."""
+    fields = {
+        path.partition(".")[2] for path, value in _descriptor_names() if HOOK.fullmatch(value)
+    }
+    assert fields >= {
+        "lens",
+        "render",
+        "figures.analysis",
+        "figures.paired_units",
+        "explanation.accounts",
+        "explanation.code_facts",
+        "explanation.same_code",
+        "explanation.blind_spot.tool_rows",
+        "explanation.blind_spot.cpu_ran",
+    }

@@ -162,3 +162,16 @@ def test_no_unit_test_starts_a_process() -> None:
         "a test that runs a real tool or interpreter goes in tests/integration, one that drives "
         "the perflab command in tests/cli: " + ", ".join(spawning)
     )
+
+
+def test_no_unit_test_imports_a_private_name() -> None:
+    """A unit test reaches perflab through public names: a private one may be renamed or
+    folded away at will, and a rule worth a test is worth a name."""
+    private = []
+    for path in _unit_modules():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("perflab"):
+                hidden = [a.name for a in node.names if a.name.startswith("_")]
+                hidden = [n for n in hidden if not (n.startswith("__") and n.endswith("__"))]
+                private += [f"tests/unit/{path.relative_to(UNIT)}: {name}" for name in hidden]
+    assert not private, "imported by a unit test, give it a public name: " + ", ".join(private)

@@ -13,10 +13,12 @@ from perflab.lenses.instructions.measure import InstructionsLens
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind import count as callgrind_count
 from perflab.measure.callgrind import workers as callgrind_workers
-from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT
+from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.launch import settled
+from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
+from perflab.measure.worker_client import WorkerInfo
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant
 from perflab.records.settings import Settings
@@ -203,14 +205,18 @@ def test_a_difference_larger_than_the_processes_spread_is_decided() -> None:
     assert comparison.ci_low > 1.05
 
 
-class _Levels:
-    """What a stand-in worker process counted: its repeats' instructions per iteration."""
-
-    def __init__(self, values: tuple[float, ...]) -> None:
-        self.values = values
-
-    def per_iteration(self) -> tuple[float, ...]:
-        return self.values
+def _counted(level: float) -> callgrind_workers.StatementCounts:
+    """What a stand-in worker process counted: two repeats at `level` instructions per
+    iteration (one loop each, the empty loop counting nothing)."""
+    repeat = ({SAMPLE_NAME: level}, {SAMPLE_NAME: 0.0})
+    return callgrind_workers.StatementCounts(
+        info=WorkerInfo(pid=1, python_version="3.11", implementation="cpython", executable="x"),
+        plan=StatementPlan(loops=1, repeats=2),
+        texts=({}, {}),
+        totals=(repeat, repeat),
+        identities={},
+        frames=None,
+    )
 
 
 def _measure_processes(
@@ -223,18 +229,11 @@ def _measure_processes(
     def count(options: Any, job: Any, cpu: Any, workers: Any, done: Any) -> None:
         for process in job.processes:
             counted.append((job.run.variant.name, process))
-            counts = callgrind_workers.StatementCounts.__new__(callgrind_workers.StatementCounts)
-            object.__setattr__(counts, "key", (job.run.variant.name, process))
-            done(process, counts)
-
-    def per_iteration(self: Any) -> tuple[float, ...]:
-        name, process = self.key
-        return (levels[name][process],) * 2
+            done(process, _counted(levels[job.run.variant.name][process]))
 
     monkeypatch.setattr(callgrind_count, "count_statements", count)
     monkeypatch.setattr(InstructionCounter, "_reasons_against_requests", lambda self, runs: {})
     monkeypatch.setattr(callgrind_count, "store_statement", lambda *args: None)
-    monkeypatch.setattr(callgrind_workers.StatementCounts, "per_iteration", per_iteration)
     benchmark = Benchmark("b", stmt="x")
     experiment = Experiment((benchmark,), tuple(Variant(v) for v in levels), Settings())
     sink = MemorySink()

@@ -9,8 +9,8 @@ import pytest
 from perflab import api
 from perflab.cli.options import build_parser, run_options
 from perflab.lenses.registry import declared_options
-from perflab.plan.config import experiment_from_mapping
-from perflab.plan.user_settings import RETIRED, setting_default, setting_keys, user_setting_specs
+from perflab.plan.experiment_file import experiment_from_mapping
+from perflab.plan.settings_by_name import RETIRED, setting_default, setting_keys, user_setting_specs
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.settings import RETIRED_SETTINGS, Settings, setting_specs

@@ -103,7 +103,7 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
 def test_a_check_that_measured_nothing_names_its_failures_once() -> None:
     """The run's notes above the verdict hold each failure in full (a build's output, a
     checkout's error): the verdict line names the variants instead of repeating them."""
-    from perflab.cli.workflows.check.handler import _check_verdict
+    from perflab.cli.workflows.check.handler import check_verdict
     from perflab.records.bisect import StepOutcome, StepState
     from perflab.records.errors import BenchmarkFailedError
 
@@ -115,9 +115,9 @@ def test_a_check_that_measured_nothing_names_its_failures_once() -> None:
         overruled=False,
         metric="instructions",
     )
-    above = _check_verdict(checked, 0.01, failures_above=True)  # type: ignore[arg-type]
+    above = check_verdict(checked, 0.01, failures_above=True)  # type: ignore[arg-type]
     assert above == "not measured: base failed (the reasons are in the notes above)"
-    alone = _check_verdict(checked, 0.01)  # type: ignore[arg-type]
+    alone = check_verdict(checked, 0.01)  # type: ignore[arg-type]
     assert "exited with status 2" in alone  # -q or a report on stdout: said here in full
 
 
@@ -189,12 +189,12 @@ def test_rays_setup_notices_are_kept_out_and_its_errors_kept() -> None:
 
 
 def test_the_header_says_not_pinned_only_for_what_was_asked() -> None:
-    from perflab.report.terminal import _pinning
+    from perflab.report.terminal import pinning_words
 
-    assert _pinning({"pinned_cpu": 3}, pin=True) == "pinned to CPU 3"
-    assert _pinning({}, pin=False) == "not pinned (--no-pin)"
+    assert pinning_words({"pinned_cpu": 3}, pin=True) == "pinned to CPU 3"
+    assert pinning_words({}, pin=False) == "not pinned (--no-pin)"
     cluster = {"cluster": {"address": "local", "nodes": 1, "cpus": 2}}
-    assert _pinning(cluster, pin=True) == "on a Ray cluster of 1 node"
+    assert pinning_words(cluster, pin=True) == "on a Ray cluster of 1 node"
 
 
 @pytest.mark.parametrize("quiet", [False, True], ids=["steps shown", "-q"])
@@ -239,6 +239,6 @@ def test_a_bad_commit_that_failed_is_said_once(
 
 
 def test_bisect_counts_in_the_plural_only_past_one() -> None:
-    from perflab.report.workflow_views import _count
+    from perflab.report.workflow_views import number_of
 
-    assert (_count(1, "step"), _count(2, "commit")) == ("1 step", "2 commits")
+    assert (number_of(1, "step"), number_of(2, "commit")) == ("1 step", "2 commits")

@@ -100,7 +100,7 @@ def test_cells_are_benchmarks_with_every_variant() -> None:
 def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None:
     """No store, or an SQLite file not made yet, holds nothing measured (and is not created by
     asking): a workflow then measures every commit."""
-    from perflab.engine.measured import MeasuredCode
+    from perflab.engine.reusable_runs import MeasuredCode
     from perflab.records.kinds import Metric
     from perflab.records.model import Benchmark, Experiment, Variant
 
@@ -121,12 +121,12 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     import pickle
     import queue
 
-    from perflab.engine.cluster_node import Record, RecordKind, _StreamingStore
+    from perflab.engine.cluster_node import Record, RecordKind, StreamingStore
     from perflab.records.kinds import Metric
     from perflab.records.model import Sample
 
     records: queue.Queue[Record] = queue.Queue()
-    store = _StreamingStore(records)
+    store = StreamingStore(records)
     assert isinstance(store, RunRecorder) and not isinstance(store, RunStore)
     writer = store.begin_run(make_experiment(stmt="pass"), {"cpu": "x"}, "test")
     sample = Sample("b", "A", Metric.TIME, "wall_ns", 1.0)

@@ -76,7 +76,7 @@ def probe_benchmark(
     if speed is not None:
         probe = _probe(probing)
         return replace(probe, speed=speed, counting_cpus=counting)
-    beside = _beside(cpu, allowed)
+    beside = reference_cpu(cpu, allowed)
     if beside is not False:
         background = _SpeedInBackground(runner, valgrind=valgrind, cpu=beside)
         probe = _probe(probing)
@@ -96,7 +96,7 @@ def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
     return max(1, len(cpus - held))
 
 
-def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
+def reference_cpu(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
     """Where the reference runs beside the benchmark's probe: another CPU than the measuring
     one that no other perflab run measures on, unpinned when nothing is pinned and there are
     two CPUs or more; False: on no such CPU (after the probe, on its CPU: on another run's, it

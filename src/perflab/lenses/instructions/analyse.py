@@ -212,7 +212,7 @@ def _explanation(base: VariantCounts, other: VariantCounts, rules: Sequence[Any]
     if base.costs is None or other.costs is None:
         return _Explanation()
     inlining = inlining_changes(base.evidence, other.evidence)
-    functions, attribution = _function_table(base, other)
+    functions, attribution = function_table(base, other)
     floor = max(_MIN_NOTED_COST, _MIN_NOTED_FRACTION * base.costs.total())
     unknown = cannot_tell(
         function_deltas(base.costs, other.costs),
@@ -226,7 +226,7 @@ def _explanation(base: VariantCounts, other: VariantCounts, rules: Sequence[Any]
     return _Explanation(functions, inlining, unknown, layers, attribution, replaced)
 
 
-def _function_table(
+def function_table(
     base: VariantCounts, other: VariantCounts
 ) -> tuple[tuple[FunctionDelta, ...], str]:
     """The per-function deltas, and whose view they are: the inline-aware one when both sides

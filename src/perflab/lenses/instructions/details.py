@@ -49,7 +49,7 @@ class InstructionsDetails:
             "attribution": self.attribution,
             "baseline_repeats": list(self.baseline_repeats),
             "variant_repeats": list(self.variant_repeats),
-            "functions": [_function_json(d) for d in self._shown_functions()],
+            "functions": [function_json(d) for d in self._shown_functions()],
             "inlining_changes": [change.to_json() for change in self.inlining],
             "diagnoses": [change.diagnosis().to_json() for change in self.inlining]
             + [replaced.diagnosis().to_json() for replaced in self.replacements],
@@ -87,7 +87,10 @@ def with_cpu_ran(details: object, ran: Mapping[str, tuple[str, str]]) -> Instruc
     return replace(details, functions=functions)
 
 
-def _function_json(d: FunctionDelta) -> dict[str, Any]:
+def function_json(d: FunctionDelta) -> dict[str, Any]:
+    """One function's row as the details' JSON holds it: its counts, self and inclusive, and
+    what differs between the two builds where something does (its parts, signature, object,
+    spelling, what the CPU ran instead)."""
     out: dict[str, Any] = {
         "name": d.name,
         "object": d.object,

@@ -416,7 +416,7 @@ def _footprints(comparisons: Sequence[Comparison]) -> dict[str, dict[str, float 
 TRACEMALLOC_BLIND = 16.0
 
 
-def _tracemalloc_blind(
+def tracemalloc_blind_to_traffic(
     comparison: Comparison, base: Traffic | None, other: Traffic | None
 ) -> str | None:
     """Why the peak allocated (tracemalloc) is not the memory change, when it is not: it sees
@@ -583,7 +583,7 @@ def _footprint_comparison(pair: _Pair, rss: Comparison) -> tuple[Comparison, lis
     measure = MEASURES[rss.event or MAXRSS_KB]
     own = rss.details if isinstance(rss.details, RssDetails) else None
     footprint = replace(rss, metric=MEMORY, details=pair.details(measure, footprint=own))
-    blind = _tracemalloc_blind(rss, pair.base, pair.other)
+    blind = tracemalloc_blind_to_traffic(rss, pair.base, pair.other)
     if blind is None:
         return footprint, []
     # what Python's allocator saw is not the memory the loop used: never a verdict

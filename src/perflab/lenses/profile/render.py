@@ -53,7 +53,7 @@ def section(view: SectionInput) -> Section:
 def _pair_blocks(comparison: Comparison) -> list[Block]:
     data = details_json(comparison)
     blocks: list[Block] = _facts(data)
-    blocks += _claims(comparison.variant, data)
+    blocks += claim_blocks(comparison.variant, data)
     blocks += _symbols_table(data.get("symbols") or [])
     flame = getattr(comparison.details, "flame", None)  # ProfileDetails has it
     if isinstance(flame, FlameNode):
@@ -73,7 +73,7 @@ def _facts(data: dict[str, Any]) -> list[Block]:
     return [Paragraph(", ".join(facts), Style.MUTED)] if facts else []
 
 
-def _claims(variant: str, data: dict[str, Any]) -> list[Block]:
+def claim_blocks(variant: str, data: dict[str, Any]) -> list[Block]:
     """What appeared, disappeared or changed dispatch, and the evidence for it."""
     blocks: list[Block] = []
     for key in ("appeared", "disappeared"):

@@ -397,7 +397,7 @@ def test_twice_a_few_lines_is_shown_without_a_verdict() -> None:
 
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
-    from perflab.lenses.memory.analyse import _tracemalloc_blind
+    from perflab.lenses.memory.analyse import tracemalloc_blind_to_traffic
     from perflab.measure.peak_memory.analysis import PEAK_ALLOC_BYTES
     from perflab.records.kinds import Metric, Verdict
     from perflab.records.model import Comparison
@@ -405,10 +405,10 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison("b", Metric("rss"), "a", "b", 1.303, 1.2, 1.4, Verdict.SLOWER, 264.0,
                       344.0, "B", event=PEAK_ALLOC_BYTES)  # fmt: skip
-    blind = _tracemalloc_blind(peak, _traffic(16e6), _traffic(32e6))
+    blind = tracemalloc_blind_to_traffic(peak, _traffic(16e6), _traffic(32e6))
     assert blind is not None and "not the memory change" in blind
     # a loop that moves about what Python allocated: the peak may be the change
-    assert _tracemalloc_blind(peak, _traffic(2000.0), _traffic(3000.0)) is None
+    assert tracemalloc_blind_to_traffic(peak, _traffic(2000.0), _traffic(3000.0)) is None
 
 
 def _with_peaks(

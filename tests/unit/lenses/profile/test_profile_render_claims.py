@@ -3,13 +3,13 @@ where a resolver returns each side (measure.elf_dispatch), else the caller's cal
 
 from __future__ import annotations
 
-from perflab.lenses.profile.render import _claims
+from perflab.lenses.profile.render import claim_blocks
 from perflab.records.document import Paragraph
 
 
 def _said(claim: str) -> list[str]:
     change = {"from": "dot.avx2", "to": "dot.sse4_2", "caller": "run", "claim": claim}
-    blocks = _claims("B", {"dispatch_changed": [change]})
+    blocks = claim_blocks("B", {"dispatch_changed": [change]})
     return [b.text for b in blocks if isinstance(b, Paragraph)]
 
 

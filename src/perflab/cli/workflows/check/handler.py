@@ -62,7 +62,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     style = "bold red" if failed else "bold green"
     # the run's notes above hold each failure in full (with its output): named, not repeated
     above = not output.quiet and not to_stdout
-    verdict = _check_verdict(checked, threshold, failures_above=above)
+    verdict = check_verdict(checked, threshold, failures_above=above)
     err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
     failures = result.failures
     if benchmark.suite is not None:
@@ -138,7 +138,7 @@ def checked_link(text: str) -> str:
     return text
 
 
-def _check_verdict(checked: CheckResult, threshold: float, *, failures_above: bool = False) -> str:
+def check_verdict(checked: CheckResult, threshold: float, *, failures_above: bool = False) -> str:
     """The check's one line; `failures_above`: the run's notes, shown above it, hold each
     failure in full, so a run that measured nothing names the variants that failed."""
     outcome = checked.outcome

@@ -1,7 +1,7 @@
-"""What a store already measured, for the workflows that measure commits (`history`, `bisect`):
-the runs it holds of a commit's code with the same benchmark and settings, read from the store
-itself. The store is the only record: a store that lacks a run has it measured, whichever
-folder or server it lives in.
+"""What a store already measured, which the workflows that measure commits (`history`,
+`bisect`) reuse rather than measure again: the runs it holds of a commit's code with the same
+benchmark and settings, read from the store itself. The store is the only record: a store that
+lacks a run has it measured, whichever folder or server it lives in.
 
 A stored run counts for a commit when a git= variant of it was that commit (or that tree) with
 no changes applied, and it measured the same benchmarks with the same variant fields (python,

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from perflab.api import make_experiment
-from perflab.plan.config import load_experiment
+from perflab.plan.experiment_file import load_experiment
 from perflab.plan.specs import expand_grid, parse_metrics, parse_variant
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric

@@ -3,7 +3,7 @@ store answers a later pair of the same two commits, with the lenses it holds."""
 
 from __future__ import annotations
 
-from perflab.engine.measured import MeasuredCode
+from perflab.engine.reusable_runs import MeasuredCode
 from perflab.machine.proc import FakeRunner
 from perflab.records.kinds import Metric
 from perflab.records.model import Variant
@@ -13,7 +13,7 @@ from perflab.workflows.history import planned_experiment
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
 
-SUBJECT = "perflab.engine.measured"
+SUBJECT = "perflab.engine.reusable_runs"
 BEFORE, AFTER = "a" * 40, "b" * 40
 
 

@@ -1,6 +1,7 @@
 """Experiment files (TOML) -> the model, with precise errors: the [settings], [params],
 [[variant]] and [[benchmark]] tables (and a design: build, [stack] or [matrix]) read and checked.
-The command line's specs are read in `specs.py`, the settings by name in `user_settings.py`."""
+The command line's and the API's arguments become an experiment in `experiment_arguments.py`,
+their specs are read in `specs.py`, the settings by name in `settings_by_name.py`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from perflab.machine.proc import ProcessRunner
+from perflab.plan.settings_by_name import (
+    normalised_settings,
+    setting_keys,
+    settings_with,
+    user_setting_specs,
+)
 from perflab.plan.specs import (
     VARIANT_HINT,
     VARIANT_KEYS,
@@ -18,12 +25,6 @@ from perflab.plan.specs import (
     check_variants,
     checked_git_keys,
     expand_grid,
-)
-from perflab.plan.user_settings import (
-    normalised_settings,
-    setting_keys,
-    settings_with,
-    user_setting_specs,
 )
 from perflab.records.errors import ConfigError
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant, VariantFieldKind

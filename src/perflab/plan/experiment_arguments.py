@@ -12,8 +12,9 @@ from typing import Any
 
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine.proc import ProcessRunner
-from perflab.plan.config import load_experiment
 from perflab.plan.designs import Design, with_design
+from perflab.plan.experiment_file import load_experiment
+from perflab.plan.settings_by_name import normalised_settings, setting_fields, settings_with
 from perflab.plan.specs import (
     ONLY_VARIANT,
     check_keys_apply,
@@ -21,7 +22,6 @@ from perflab.plan.specs import (
     expand_grid,
     parse_variant,
 )
-from perflab.plan.user_settings import normalised_settings, setting_fields, settings_with
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
