@@ -28,8 +28,15 @@ FAST = settings_with(
 @pytest.fixture(scope="session", autouse=True)
 def own_cpu_locks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """This test session's runs lock CPUs among themselves only: other test sessions and
-    perflab runs on the machine must not make them pick another CPU or wait."""
-    directory = tmp_path_factory.mktemp("cpu-locks")
+    perflab runs on the machine must not make them pick another CPU or wait. The workers of
+    one parallel session (pytest-xdist) share one directory, so their runs take different CPUs
+    as two real perflab runs do instead of both measuring on the default one."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # each worker's base temporary directory lies in the session's own one
+        directory = tmp_path_factory.getbasetemp().parent / "cpu-locks"
+        directory.mkdir(mode=0o700, exist_ok=True)
+    else:
+        directory = tmp_path_factory.mktemp("cpu-locks")
     saved = os.environ.get(LOCK_DIR_VARIABLE)
     os.environ[LOCK_DIR_VARIABLE] = str(directory)
     yield directory
@@ -37,6 +44,16 @@ def own_cpu_locks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         del os.environ[LOCK_DIR_VARIABLE]
     else:
         os.environ[LOCK_DIR_VARIABLE] = saved
+
+
+@pytest.fixture
+def private_cpu_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A lock directory of this test's own, for a test that checks which CPU its runs take or
+    how they share one: in a parallel session the other worker's runs hold CPUs too."""
+    directory = tmp_path / "private-cpu-locks"
+    directory.mkdir(mode=0o700)
+    monkeypatch.setenv(LOCK_DIR_VARIABLE, str(directory))
+    return directory
 
 
 @pytest.fixture(scope="session", autouse=True)

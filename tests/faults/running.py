@@ -87,7 +87,10 @@ def processes_left(perflab: Perflab, marker: str | None = None, grace_s: float =
 
 
 def _tagged(tag: str, marker: str | None) -> list[str]:
+    """The processes carrying `tag`, or `marker` in their command line unless they carry
+    another run's tag: two test sessions (or workers) run the same commands at once."""
     needle = f"{TAG_VARIABLE}={tag}".encode()
+    any_tag = f"{TAG_VARIABLE}=".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -100,7 +103,10 @@ def _tagged(tag: str, marker: str | None) -> list[str]:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if needle in environ.split(b"\0") or (marker is not None and marker.encode() in cmdline):
+        variables = environ.split(b"\0")
+        ours = needle in variables
+        another_runs = not ours and any(v.startswith(any_tag) for v in variables)
+        if ours or (marker is not None and marker.encode() in cmdline and not another_runs):
             words = cmdline.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry.name} {words}")
     return found

@@ -89,6 +89,7 @@ def test_a_lock_file_that_is_a_link_is_not_followed(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(len(online_cpus()) < 2, reason="needs two CPUs")
+@pytest.mark.usefixtures("private_cpu_locks")
 def test_the_run_holding_a_cpu_is_told_another_shared_it(tmp_path: Path) -> None:
     """`--cpu N` on a CPU another run holds: the joiner warns that it shares, and the holder's
     results say so too (naming the joiner's pid)"""

@@ -18,6 +18,7 @@ from tests.faults.running import QUICK, start
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(len(online_cpus()) < 2, reason="needs two CPUs"),
+    pytest.mark.usefixtures("private_cpu_locks"),
 ]
 
 

@@ -328,6 +328,7 @@ def test_python_statements_count_only_the_statement_and_repeat_within_1e4() -> N
     ), notes[0].message
 
 
+@pytest.mark.usefixtures("private_cpu_locks")  # it counts on both CPUs being free
 def test_variants_counted_side_by_side_count_as_one_after_another() -> None:
     """The parallel path (each variant's valgrind on a CPU of its own) against the sequential
     one: the same counts, within the residue between worker processes."""

@@ -26,6 +26,7 @@ def experiment(**kwargs: object) -> Experiment:
     return dataclasses.replace(made, settings=dataclasses.replace(FAST, metrics=(Metric.TIME,)))
 
 
+@pytest.mark.usefixtures("private_cpu_locks")  # it checks the run takes the default CPU
 def test_a_a_statement_is_interleaved_pinned_and_stored(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s.db")
     result = run_experiment(experiment(stmt="sum(range(100))", variants=["A", "B"]), store=store)
