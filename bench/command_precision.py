@@ -8,8 +8,7 @@ The program is a small C loop (written and built here with gcc -O2): `w N` adds 
 
 - a long reference for the A/B (perflab `--budget 60` that uses its whole budget);
 - A/A tries (`w N` against itself) and A/B tries (`w N` against `w 1.03N`), taking turns;
-- per try: perflab at the default budget (20 s; it may stop early; with
-  `--min-measurements-anyway`, so a loaded machine measures rather than refuses); hyperfine
+- per try: perflab at the default budget (20 s; it may stop early); hyperfine
   at its defaults (`hyperfine --export-json F A B`: at least 10 runs and 3 s per command);
   hyperfine with `--runs` set so it takes about the wall time perflab took.
 - `--follow-up`: a try that perflab ends `inconclusive` with "~N s more" (at most
@@ -75,7 +74,7 @@ def perflab(
     subprocess.run(
         [PYTHON, "-m", "perflab.cli.main", "run", "--cmd", command_a, "--variant", "A",
          "--variant", f"B cmd='{command_b}'", "--budget", str(budget_s), "--quiet",
-         "--store", str(store), "--json", str(out), "--min-measurements-anyway",
+         "--store", str(store), "--json", str(out),
          *(["--cpu", str(CPU)] if CPU is not None else []),
          *(["--precision", str(REFERENCE_PRECISION)] if until_budget else [])],
         check=True,

@@ -30,7 +30,7 @@ from pathlib import Path
 
 SECRET = "Hostil3S3cretPw"
 CLOSED = "127.0.0.1:55999"  # nothing answers there
-FAST = ("--budget", "0.3", "--min-measurements-anyway", "--min-generations", "2")
+FAST = ("--budget", "0.3", "--min-generations", "2")
 RUN = ("run", "--cmd", "true", "-q", *FAST)
 
 

@@ -67,7 +67,6 @@ def matrix(
         "--change", str(patch), "--cmd", "./prog $k", "--param", f"k={points}", "--build",
         "make", "--metric", "instructions", "--budget", str(budget), "--json", str(out),
         "--quiet", "--store", str(cache / "perflab.db"), "--cache-dir", str(cache),
-        "--min-measurements-anyway",
     ]  # fmt: skip
     if ray is not None:
         argv += ["--ray", ray]
