@@ -170,7 +170,7 @@ def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: 
 
 def test_analysis_leaves_the_cpu_another_perflab_run_measures_on() -> None:
     from perflab.machine.host import online_cpus
-    from perflab.tool_drivers.analysis_parallel import analysis_cpus
+    from perflab.machine.parallel import analysis_cpus
 
     cpus = online_cpus()
     if len(cpus) < 2:

@@ -24,7 +24,7 @@ from typing import Literal
 
 from perflab.budget.costs import CostProbe
 from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, MachineSpeed
-from perflab.machine import cpu_lock
+from perflab.machine.parallel import other_runs_cpus
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
@@ -89,11 +89,10 @@ def probe_benchmark(
 
 def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
     """How many CPUs valgrind's processes may count on side by side (lenses/instructions,
-    measure/callgrind/parallel.py): perflab's, the measuring one included, less those other
+    machine/parallel.py): perflab's, the measuring one included, less those other
     perflab runs measure on now; at least one (they then run one after another)."""
     cpus = allowed | ({cpu} if cpu is not None else set())
-    held = {c for c, pid in cpu_lock.held_cpus(sorted(cpus)).items() if pid != os.getpid()}
-    return max(1, len(cpus - held))
+    return max(1, len(cpus - set(other_runs_cpus(sorted(cpus)))))
 
 
 def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
@@ -104,7 +103,7 @@ def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
     if cpu is None:
         return None if len(allowed) >= 2 else False
     others = sorted(allowed - {cpu})
-    held = {c for c, pid in cpu_lock.held_cpus(others).items() if pid != os.getpid()}
+    held = set(other_runs_cpus(others))
     return next((c for c in others if c not in held), False)
 
 

@@ -38,6 +38,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from perflab.machine.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.machine.proc import LaunchSpec, stop_all_contained
 from perflab.measure.callgrind.artifacts import KIND_UNAVAILABLE
 from perflab.measure.callgrind.launch import (
@@ -51,7 +52,6 @@ from perflab.measure.callgrind.launch import (
     padding_target,
     why_not,
 )
-from perflab.measure.callgrind.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.callgrind.store import store_command, store_statement
 from perflab.measure.callgrind.workers import (
     WORKER_OPS,

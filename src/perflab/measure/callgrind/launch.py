@@ -1,7 +1,7 @@
 """How valgrind is started to count: callgrind's options, the environment fixed for
 determinism, the loop counts of a statement's counted loops, what says valgrind cannot run a
 variant, and one variant's measurement in progress (`CountRun`). Pure, but for the checks of
-the host (`check_valgrind_runs`, `read_cpuinfo`, `other_runs`).
+the host (`check_valgrind_runs`, `read_cpuinfo`).
 
 The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
 `switching`, `workers` and `store` are its parts.
@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.machine import cpu_lock
 from perflab.machine.host import cpu_flags, read_text
+from perflab.machine.parallel import other_runs_cpus
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.measure.lens import LensContext
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
@@ -68,7 +68,7 @@ class CountOptions:
     parallel: bool = True
     allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0)
     # CPUs other perflab runs on this machine measure on (their advisory locks): never used
-    other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: other_runs(cpus)
+    other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: other_runs_cpus(cpus)
     # statements: the worker switches callgrind with client requests where every variant
     # can; False, or why not: always through vgdb from the parent
     client_requests: bool | str = True
@@ -219,11 +219,6 @@ def check_valgrind_runs(runner: ProcessRunner) -> None:
 
 def read_cpuinfo() -> str:
     return read_text("/proc/cpuinfo") or ""
-
-
-def other_runs(cpus: Sequence[int]) -> list[int]:
-    """CPUs another perflab run holds the advisory lock of (it may be measuring time there)."""
-    return [cpu for cpu, pid in cpu_lock.held_cpus(cpus).items() if pid != os.getpid()]
 
 
 def why_not(variant: str, reasons: Mapping[str, str]) -> str:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.machine.scratch import private_folder
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
@@ -29,7 +30,6 @@ from perflab.measure.callgrind.launch import (
     CountRun,
     worker_timeout_s,
 )
-from perflab.measure.callgrind.parallel import LiveSet
 from perflab.measure.callgrind.switching import StatementPlan, StatementSession
 from perflab.measure.commands import command_argv
 from perflab.measure.fork_server import ForkServer

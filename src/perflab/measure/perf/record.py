@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from perflab.machine.parallel import runs_real_processes
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.perf.recordings import CallGraph, RecordedProfile, RecordOptions
@@ -25,7 +26,6 @@ from perflab.measure.session import WorkerWrap
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerSample
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.model import Benchmark, Variant
-from perflab.tool_drivers.analysis_parallel import runs_real_processes
 from perflab.tool_drivers.perf_control import PerfControl, find_perf
 from perflab.tool_drivers.process_maps import mapped_objects, read_process_maps
 from perflab.tool_output.perf_script import (

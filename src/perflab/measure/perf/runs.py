@@ -23,6 +23,7 @@ from perflab.budget.perf_costs import (
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_REGION_S,
 )
+from perflab.machine.parallel import all_cpus, run_threads, runs_real_processes
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
@@ -46,7 +47,6 @@ from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import variant_environment
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Sample, Variant
-from perflab.tool_drivers.analysis_parallel import all_cpus, run_threads, runs_real_processes
 from perflab.tool_drivers.perf_control import find_perf
 from perflab.tool_output.perf_script import ProfileSample
 
