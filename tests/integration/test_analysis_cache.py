@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.tool_drivers.analysis_cache import FORMAT, AnalysisCache, default_analysis_cache_dir
+from perflab.store.analysis_cache import FORMAT, AnalysisCache, default_analysis_cache_dir
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +77,7 @@ def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
 def test_two_processes_writing_one_entry_never_leave_half_an_entry(tmp_path: Path) -> None:
     script = (
         "import sys; from pathlib import Path\n"
-        "from perflab.tool_drivers.analysis_cache import AnalysisCache\n"
+        "from perflab.store.analysis_cache import AnalysisCache\n"
         "cache = AnalysisCache(Path(sys.argv[1]))\n"
         "value = ['x' * 1000] * 2000\n"
         "for _ in range(10):\n"

@@ -27,7 +27,7 @@ from perflab.records.checks import Check as Check
 from perflab.records.checks import DoctorReport as DoctorReport
 from perflab.records.checks import LensStatus as LensStatus
 from perflab.records.checks import Status as Status
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_output.perf_script import parse_evlist
 
 

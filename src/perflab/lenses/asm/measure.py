@@ -56,7 +56,7 @@ from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import file_identity
 
 FORMAT_VERSION = 1
