@@ -15,7 +15,7 @@ from perflab.measure.callgrind import count as callgrind_count
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.launch import settled
+from perflab.measure.callgrind.count_options import settled
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.callgrind.artifacts import SAMPLE_NAME
-from perflab.measure.callgrind.launch import CountOptions
+from perflab.measure.callgrind.count_options import CountOptions
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import frames_to_json, object_identity, symbolise
 from perflab.tool_output.callgrind import (

@@ -24,7 +24,7 @@ from perflab.lenses.memory.render import section
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.callgrind.count import CountOptions
-from perflab.measure.callgrind.launch import cannot_execute, environment_bytes
+from perflab.measure.callgrind.count_options import environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.specs import parse_metrics
@@ -216,24 +216,6 @@ def test_a_variant_valgrind_cannot_run_is_named_and_keeps_its_peak_rss() -> None
     assert payload["traffic_unavailable"] == {"variant": "Illegal opcode at 0x1"}
     assert payload["memory"]["variant"]["ll_fill_bytes"] is None
     assert payload["memory"]["variant"]["peak_alloc_bytes"] is None  # a key, never left out
-
-
-def test_valgrind_s_words_for_code_it_cannot_execute() -> None:
-    detail = "==1== Process terminating with default action of signal 4 (SIGILL)\n"
-    detail += "==1==  Illegal opcode at address 0x109172\n==1==    at 0x109172: main"
-    error = BenchmarkFailedError(
-        "the command exited with status 132 under callgrind", detail=detail
-    )
-    assert cannot_execute(error) == "Illegal opcode at address 0x109172"
-    loud = BenchmarkFailedError("x", detail="vex amd64->IR: unhandled instruction bytes: 0x62 0xF1")
-    assert cannot_execute(loud) == "unhandled instruction bytes: 0x62 0xF1"
-    assert cannot_execute(BenchmarkFailedError("the statement raised", detail="ValueError")) is None
-    # a Python worker's fault handler takes the signal, and valgrind (--quiet) says nothing
-    silent = BenchmarkFailedError(
-        "the worker process was killed by signal 4 (SIGILL)",
-        detail="Fatal Python error: Illegal instruction",
-    )
-    assert (cannot_execute(silent) or "").startswith("SIGILL")
 
 
 def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None:
