@@ -32,6 +32,7 @@ from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, Experiment
+from perflab.tool_drivers.valgrind import CallgrindOptions
 
 _REFERENCE_TIMEOUT_S = 60.0
 
@@ -230,22 +231,15 @@ def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> 
     valgrind_s = None
     if valgrind and which("valgrind") is not None:
         # as the instructions lens starts its workers: callgrind, instrumentation off
+        idle = CallgrindOptions(
+            out_file="/dev/null",
+            instr_at_start=False,
+            vgdb_prefix=None,
+            cache_sim=False,
+            dump_instr=False,
+        )
         started = runner.run(
-            LaunchSpec(
-                (
-                    "valgrind",
-                    "-q",
-                    "--tool=callgrind",
-                    "--instr-atstart=no",
-                    "--callgrind-out-file=/dev/null",
-                    python,
-                    "-I",
-                    "-S",
-                    "-c",
-                    "pass",
-                ),
-                cpu=cpu,
-            ),  # fmt: skip
+            LaunchSpec(idle.command(python, "-I", "-S", "-c", "pass"), cpu=cpu),
             timeout_s=_REFERENCE_TIMEOUT_S,
         )
         valgrind_s = started.wall_ns / 1e9 if started.ok else None
