@@ -18,7 +18,7 @@ from perflab.git.cache import BuildCache
 from perflab.git.cache_entry import CacheEntry, CacheStatus, cache_key, save_entry
 from perflab.git.clone import clone_folder
 from perflab.machine.proc import SubprocessRunner
-from perflab.tool_drivers.analysis_cache import FORMAT, AnalysisCache
+from perflab.store.analysis_cache import FORMAT, AnalysisCache
 from tests.faults.conftest import FAST, data_repo, git, perflab
 
 pytestmark = [

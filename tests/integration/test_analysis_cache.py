@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.tool_drivers.analysis_cache import FORMAT, AnalysisCache, default_analysis_cache_dir
+from perflab.store.analysis_cache import FORMAT, AnalysisCache, default_analysis_cache_dir
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +77,7 @@ def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
 def test_two_processes_writing_one_entry_never_leave_half_an_entry(tmp_path: Path) -> None:
     script = (
         "import sys; from pathlib import Path\n"
-        "from perflab.tool_drivers.analysis_cache import AnalysisCache\n"
+        "from perflab.store.analysis_cache import AnalysisCache\n"
         "cache = AnalysisCache(Path(sys.argv[1]))\n"
         "value = ['x' * 1000] * 2000\n"
         "for _ in range(10):\n"
@@ -171,7 +171,7 @@ def test_doctor_says_where_the_cache_is_how_full_and_how_to_bypass_it(tmp_path: 
 @pytest.mark.usefixtures("private_cpu_locks")
 def test_analysis_leaves_the_cpu_another_perflab_run_measures_on() -> None:
     from perflab.machine.host import online_cpus
-    from perflab.tool_drivers.analysis_parallel import analysis_cpus
+    from perflab.machine.parallel import analysis_cpus
 
     cpus = online_cpus()
     if len(cpus) < 2:

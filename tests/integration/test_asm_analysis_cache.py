@@ -23,8 +23,8 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers import debuginfo
-from perflab.tool_drivers.analysis_cache import AnalysisCache
 
 pytestmark = [
     pytest.mark.integration,

@@ -19,11 +19,11 @@ from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.perf.record import RecordedRegion, record_statement_profile
-from perflab.measure.perf.recordings import RecordOptions
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
+from perflab.tool_drivers.perf import RecordOptions
 
 pytestmark = [
     pytest.mark.integration,

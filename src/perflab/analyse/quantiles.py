@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from perflab.stats.paired import know_quantiles, new_quantiles
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 
 KIND = "t-quantiles"
 

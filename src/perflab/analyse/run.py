@@ -21,7 +21,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Comparison, Experiment, Measurement, Note
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 
 
 @dataclass

@@ -27,8 +27,14 @@ from perflab.records.checks import Check as Check
 from perflab.records.checks import DoctorReport as DoctorReport
 from perflab.records.checks import LensStatus as LensStatus
 from perflab.records.checks import Status as Status
-from perflab.tool_drivers.analysis_cache import AnalysisCache
-from perflab.tool_output.perf_script import parse_evlist
+from perflab.store.analysis_cache import AnalysisCache
+from perflab.tool_drivers.perf import (
+    CallGraph,
+    RecordOptions,
+    record_argv,
+    sampled_events,
+    stat_argv,
+)
 
 
 class HostFiles(Protocol):
@@ -91,15 +97,9 @@ def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
     if perf is None:
         return _PerfFacts(False, None, False, False, None)
     version = tool_version(runner, (perf, "--version"), timeout_s=30)
-    stat = runner.run(
-        LaunchSpec(
-            argv=(perf, "stat", "-x,", "-e", "task-clock,cycles,instructions", "--", "true")
-        ),
-        timeout_s=30,
-    )
-    counts = counts_for_requested(
-        parse_stat_csv(stat.stderr), ["task-clock", "cycles", "instructions"]
-    )
+    events = ["task-clock", "cycles", "instructions"]
+    stat = runner.run(LaunchSpec(argv=(*stat_argv(perf, events), "true")), timeout_s=30)
+    counts = counts_for_requested(parse_stat_csv(stat.stderr), events)
 
     def usable(name: str) -> bool:
         count = counts.get(name)
@@ -107,15 +107,14 @@ def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
 
     sampled = None
     with private_folder("doctor") as tmp:
-        data = str(Path(tmp) / "probe.data")
+        data = Path(tmp) / "probe.data"
+        # cycles alone: whether perf samples it here, or falls back (read back below)
+        cycles = RecordOptions(call_graph=CallGraph.NONE, no_bpf_event=False)
         record = runner.run(
-            LaunchSpec(argv=(perf, "record", "-q", "-e", "cycles", "-o", data, "--", "true")),
-            timeout_s=30,
+            LaunchSpec(argv=(*record_argv(perf, data, cycles), "true")), timeout_s=30
         )
         if record.ok:
-            evlist = runner.run(LaunchSpec(argv=(perf, "evlist", "-i", data)), timeout_s=30)
-            events = parse_evlist(evlist.stdout) if evlist.ok else []
-            sampled = events[0] if events else None
+            sampled = next(iter(sampled_events(runner, perf, data, timeout_s=30)), None)
     return _PerfFacts(
         True, version, usable("task-clock"), usable("cycles") and usable("instructions"), sampled
     )

@@ -30,7 +30,7 @@ from perflab.records.checks import Countable as Countable
 from perflab.records.checks import EventInfo as EventInfo
 from perflab.records.checks import EventSearch as EventSearch
 from perflab.records.errors import ToolUnavailableError
-from perflab.tool_drivers.perf_control import find_perf
+from perflab.tool_drivers.perf import find_perf, stat_argv
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
 HARDWARE_KIND = "Hardware event"
@@ -155,7 +155,7 @@ def try_events(
     verdicts: dict[str, tuple[Countable, str | None]] = {}
     remaining = list(dict.fromkeys(names))
     while remaining:
-        argv = (perf, "stat", "-x,", "-e", ",".join(remaining), "--", "true")
+        argv = (*stat_argv(perf, remaining), "true")
         result = runner.run(LaunchSpec(argv=argv), timeout_s=60)
         if result.ok:
             counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)

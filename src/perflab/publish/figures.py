@@ -16,18 +16,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import multiprocessing
-import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from perflab.analyse.places import Place, first_place
 from perflab.analyse.run import analyse_run, run_figures
+from perflab.machine.parallel import map_in_processes, usable_cpus
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Comparison
@@ -112,14 +109,6 @@ def planned_comparisons(run: CodeRun) -> int:
         * len(experiment.comparison_pairs)
         * len(experiment.settings.metrics)
     )
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _load(
@@ -253,23 +242,16 @@ class SiteRuns:
             return
         if sum(planned_comparisons(run) for run in missing) < least:
             return
-        # spawned, not forked: the caller may hold threads and open connections
-        context = multiprocessing.get_context("spawn")
-        try:
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
-                found = pool.map(
-                    _figures_apart,
-                    [self.store] * len(missing),
-                    [run.run_id for run in missing],
-                    [run_fingerprint(run) for run in missing],
-                )
-                for run, figures in zip(missing, found, strict=True):
-                    self._figures[run.run_id] = figures
-                    self.fresh.add(run.run_id)
-        except BrokenProcessPool:
-            # a process could not start (a script without a __main__ guard, no memory): the
-            # runs left are analysed here, one by one, as they are read
-            return
+        found = map_in_processes(
+            _figures_apart,
+            [(self.store, run.run_id, run_fingerprint(run)) for run in missing],
+            workers=workers,
+        )
+        # fewer when a process could not start: the runs left are analysed here, one by one,
+        # as they are read
+        for run, figures in zip(missing, found, strict=False):
+            self._figures[run.run_id] = figures
+            self.fresh.add(run.run_id)
 
     def _read_kept(self, run_id: int) -> RunFigures | None:
         """The kept figures of the run when they are of this run as stored now; None when

@@ -1,6 +1,7 @@
 """The store: every sample and artifact, written as it is measured. SQLite by default (a file);
 PostgreSQL for a team (a postgresql:// URL). Both implement `RunStore` (store.protocol); callers
-type against it."""
+type against it. Beside it, analysis_cache keeps what analysis derives from one object file
+across perflab runs (a cache: losing it costs time, never a result)."""
 
 from __future__ import annotations
 

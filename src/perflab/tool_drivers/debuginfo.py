@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 
 if TYPE_CHECKING:
-    from perflab.tool_drivers.analysis_cache import AnalysisCache
+    from perflab.store.analysis_cache import AnalysisCache
 
 _SYMBOLISE_TIMEOUT_S = 300.0
 

@@ -12,7 +12,7 @@ from perflab.analyse import quantiles
 from perflab.analyse.quantiles import KIND, quantiles_kept, scipy_identity
 from perflab.stats import paired
 from perflab.stats.paired import student_t_quantile
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 
 
 @pytest.fixture(autouse=True)

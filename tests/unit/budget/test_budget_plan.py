@@ -341,7 +341,7 @@ def test_the_reference_runs_time_the_machine_and_valgrind_only_when_asked() -> N
         r"-I -S -c import time",
         Completed((), 0, "0.125\n", "", wall_ns=int(0.52e9)),
     )
-    runner.on_run(r"^valgrind -q --tool=callgrind", Completed((), 0, "", "", wall_ns=int(1.9e9)))
+    runner.on_run(r"^valgrind --tool=callgrind", Completed((), 0, "", "", wall_ns=int(1.9e9)))
     speed = measure_speed(runner, valgrind=False, cpu=1)
     assert speed == MachineSpeed(reference_s=0.52, reference_cpu_s=0.125)
     assert [spec.cpu for spec, _ in runner.calls] == [1, 1, 1]  # the median of three

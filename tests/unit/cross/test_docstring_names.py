@@ -37,7 +37,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("stats/overload.py", "overload.action"): "a key of the JSON export",
     ("measure/fork_server.py", "launch.prefix"): "a parameter's field",
     ("measure/fork_server.py", "launch.interpreter"): "a parameter's field",
-    ("measure/peak_memory/analysis.py", "analysis.notes"): "a field of the analysis",
     ("plan/pytest_suite.py", "test_sort.py"): "an example of pytest's node id",
     ("worker/statement_worker.py", "worker.timed"): "a lens op handler's argument",
     ("worker/statement_worker.py", "worker.reply"): "a lens op handler's argument",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
-from perflab.measure.callgrind.launch import CountRun
+from perflab.measure.callgrind.count_options import CountRun
 from perflab.measure.callgrind.switching import StatementSession
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError

@@ -7,10 +7,11 @@ from __future__ import annotations
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.launch import CACHE_GEOMETRY, CountRun
+from perflab.measure.callgrind.count_options import CountRun
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
+from perflab.tool_drivers.valgrind import CACHE_GEOMETRY
 
 BENCHMARK = Benchmark("b", cmd="./b")
 

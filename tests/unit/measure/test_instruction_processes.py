@@ -15,7 +15,7 @@ from perflab.measure.callgrind import count as callgrind_count
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.launch import settled
+from perflab.measure.callgrind.count_options import settled
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
 from perflab.measure.worker_client import WorkerInfo

@@ -8,10 +8,10 @@ from perflab.measure.perf.recordings import (
     Reading,
     Recipe,
     RecordedProfile,
-    RecordOptions,
     VariantRecording,
 )
 from perflab.measure.perf.runs import recorded_share
+from perflab.tool_drivers.perf import RecordOptions
 
 RECIPE = Recipe(
     options=RecordOptions(),

@@ -24,7 +24,7 @@ from typing import Literal
 
 from perflab.budget.costs import CostProbe
 from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, MachineSpeed
-from perflab.machine import cpu_lock
+from perflab.machine.parallel import other_runs_cpus
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
 from perflab.measure.fork_server import ForkServer
@@ -32,6 +32,7 @@ from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, Experiment
+from perflab.tool_drivers.valgrind import CallgrindOptions
 
 _REFERENCE_TIMEOUT_S = 60.0
 
@@ -89,11 +90,10 @@ def probe_benchmark(
 
 def _counting_cpus(cpu: int | None, allowed: set[int]) -> int:
     """How many CPUs valgrind's processes may count on side by side (lenses/instructions,
-    measure/callgrind/parallel.py): perflab's, the measuring one included, less those other
+    machine/parallel.py): perflab's, the measuring one included, less those other
     perflab runs measure on now; at least one (they then run one after another)."""
     cpus = allowed | ({cpu} if cpu is not None else set())
-    held = {c for c, pid in cpu_lock.held_cpus(sorted(cpus)).items() if pid != os.getpid()}
-    return max(1, len(cpus - held))
+    return max(1, len(cpus - set(other_runs_cpus(sorted(cpus)))))
 
 
 def reference_cpu(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
@@ -104,7 +104,7 @@ def reference_cpu(cpu: int | None, allowed: set[int]) -> int | None | Literal[Fa
     if cpu is None:
         return None if len(allowed) >= 2 else False
     others = sorted(allowed - {cpu})
-    held = {c for c, pid in cpu_lock.held_cpus(others).items() if pid != os.getpid()}
+    held = set(other_runs_cpus(others))
     return next((c for c in others if c not in held), False)
 
 
@@ -231,22 +231,15 @@ def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> 
     valgrind_s = None
     if valgrind and which("valgrind") is not None:
         # as the instructions lens starts its workers: callgrind, instrumentation off
+        idle = CallgrindOptions(
+            out_file="/dev/null",
+            instr_at_start=False,
+            vgdb_prefix=None,
+            cache_sim=False,
+            dump_instr=False,
+        )
         started = runner.run(
-            LaunchSpec(
-                (
-                    "valgrind",
-                    "-q",
-                    "--tool=callgrind",
-                    "--instr-atstart=no",
-                    "--callgrind-out-file=/dev/null",
-                    python,
-                    "-I",
-                    "-S",
-                    "-c",
-                    "pass",
-                ),
-                cpu=cpu,
-            ),  # fmt: skip
+            LaunchSpec(idle.command(python, "-I", "-S", "-c", "pass"), cpu=cpu),
             timeout_s=_REFERENCE_TIMEOUT_S,
         )
         valgrind_s = started.wall_ns / 1e9 if started.ok else None

@@ -3,10 +3,11 @@ for a large library), or the names as they are where c++filt is missing."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
+from perflab.machine.parallel import run_threads
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.tool_drivers.debuginfo import tool_identity
 
@@ -50,11 +51,9 @@ class CxxFiltDemangler:
         jobs = self.jobs if len(mangled) >= PARALLEL_DEMANGLE_NAMES else 1
         size = -(-len(mangled) // jobs)
         chunks = [mangled[start : start + size] for start in range(0, len(mangled), size)]
-        if len(chunks) == 1:
-            answers = [self._demangle(chunks[0])]
-        else:
-            with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-                answers = list(pool.map(self._demangle, chunks))
+        answers = run_threads(
+            [functools.partial(self._demangle, chunk) for chunk in chunks], parallel=True
+        )
         for chunk, answer in zip(chunks, answers, strict=True):
             if answer is not None:
                 out.update(zip(chunk, answer, strict=True))

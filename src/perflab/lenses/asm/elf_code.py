@@ -28,7 +28,7 @@ from perflab.lenses.asm.elf_objects import (
     SectionSpan,
 )
 from perflab.lenses.asm.elf_tables import read_elf_file, separate_debug_file
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import elf_sections, file_identity
 
 

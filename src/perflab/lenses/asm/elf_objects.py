@@ -65,7 +65,7 @@ class ElfObject:
     # (build-id or .gnu_debuglink), or None when only exported (.dynsym) names are known
     symbols_from: str | None = None
     # what everything derived from this object alone is cached under (its identity, its debug
-    # file's and the demangler's; see perflab.tool_drivers.analysis_cache); None: not cacheable
+    # file's and the demangler's; see perflab.store.analysis_cache); None: not cacheable
     analysis_key: str | None = field(default=None, compare=False)
 
     @functools.cached_property

@@ -23,7 +23,7 @@ from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.lenses.asm.summaries import call_targets
 from perflab.machine.proc import ProcessRunner
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import symbolise
 
 

@@ -13,7 +13,7 @@ from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.sources import ProfiledRegion
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_output.object_names import library_name
 
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff

@@ -14,7 +14,7 @@ from collections.abc import Collection
 from perflab.lenses.asm.summaries import LoopThroughput
 from perflab.machine.host import cpu_flags, cpuinfo_fields, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import tool_identity
 
 DEFAULT_MCPU = "native"  # LLVM's own host detection, when the CPU is not one we can name

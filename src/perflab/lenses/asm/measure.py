@@ -46,17 +46,17 @@ from perflab.lenses.asm.sources import (
     ProfiledRegion,
     region_to_json,
 )
-from perflab.machine.proc import ProcessRunner, which
-from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.records.kinds import Metric
-from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
-from perflab.tool_drivers.analysis_cache import AnalysisCache
-from perflab.tool_drivers.analysis_parallel import (
+from perflab.machine.parallel import (
     all_cpus,
     analysis_workers,
     run_jobs,
     runs_real_processes,
 )
+from perflab.machine.proc import ProcessRunner, which
+from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
+from perflab.records.kinds import Metric
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import file_identity
 
 FORMAT_VERSION = 1

@@ -22,16 +22,13 @@ from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
 from perflab.measure.perf.record import (
     RecordedRegion,
-    probe_recording,
     record_command_profile,
     record_statement_profile,
 )
 from perflab.measure.perf.recordings import (
-    CallGraph,
     PerfRecordings,
     Reading,
     RecordedProfile,
-    RecordOptions,
     VariantRecording,
 )
 from perflab.measure.perf.runs import call_graph_recipe, record_variants
@@ -40,6 +37,7 @@ from perflab.records.errors import PerflabError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Variant
 from perflab.records.settings import Settings
+from perflab.tool_drivers.perf import CallGraph, RecordOptions, probe_recording
 from perflab.tool_output.perf_script import UNKNOWN
 from perflab.tool_output.profile_stacks import leaf_places
 

@@ -73,7 +73,7 @@ from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.tool_drivers.perf_control import PerfControl, find_perf
+from perflab.tool_drivers.perf import PerfControl, find_perf, stat_argv
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
 _MAX_PROBE_ROUNDS = 64
@@ -113,7 +113,7 @@ def probe_events(
     for _ in range(_MAX_PROBE_ROUNDS):
         if not remaining:
             return [], unavailable, False
-        argv = (perf, "stat", "-x,", "-e", ",".join(remaining), "--", "true")
+        argv = (*stat_argv(perf, remaining), "true")
         result = runner.run(LaunchSpec(argv=argv), timeout_s=60)
         if result.ok:
             counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)
@@ -192,17 +192,7 @@ class _CountedWorker:
         self.output = output
         self.control = PerfControl()
         self.wrap = WorkerWrap(
-            argv_prefix=(
-                perf,
-                "stat",
-                "-x,",
-                "-o",
-                str(output),
-                *self.control.perf_options,
-                "-e",
-                ",".join(events),
-                "--",
-            ),
+            argv_prefix=stat_argv(perf, events, output=output, control=self.control),
             pass_fds=tuple(self.control.pass_fds),
             after_spawn=self.control.after_spawn,
             release=self.control.close,
@@ -522,7 +512,7 @@ class CountersLens:
         output = tmp / f"{slot.block}-{slot.variant}.csv"
         argv = command_argv(benchmark.command_for(variant), shell=context.experiment.settings.shell)
         spec = LaunchSpec(
-            argv=(perf, "stat", "-x,", "-o", str(output), "-e", ",".join(events), "--", *argv),
+            argv=(*stat_argv(perf, events, output=output), *argv),
             env=variant_environment(variant),
             cwd=variant.cwd,
             cpu=context.cpu,

@@ -16,18 +16,18 @@ from perflab.lenses.instructions.options import cache_sim_of, region_of
 from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.launch import (
-    VALGRIND_HINT,
-    check_valgrind_runs,
-    cpu_has_avx512,
-    read_cpuinfo,
-)
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
 from perflab.records.settings import Settings
+from perflab.tool_drivers.valgrind import (
+    VALGRIND_HINT,
+    check_valgrind_runs,
+    cpu_has_avx512,
+    read_cpuinfo,
+)
 
 
 class InstructionsLens:

@@ -13,7 +13,7 @@ What the numbers are (and are not):
 - Allocations are the calls to the C allocator (malloc, calloc, realloc, the aligned variants)
   that callgrind counted, per iteration; Python's small-object allocator serves small objects
   without them.
-- Peak RSS and peak allocated are the rss lens's measures (measure/peak_memory/analysis.py).
+- Peak RSS and peak allocated are the rss lens's measures (tool_output/peak_memory.py).
 """
 
 from __future__ import annotations
@@ -35,13 +35,6 @@ from perflab.measure.callgrind.artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.lens import LensAnalysis
-from perflab.measure.peak_memory.analysis import (
-    MAXRSS_KB,
-    NOT_THE_MEMORY_CHANGE,
-    PEAK_ALLOC_BYTES,
-    RssDetails,
-    analyse_peak_memory,
-)
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -55,6 +48,13 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.summary import process_ratio_interval
 from perflab.tool_output.callgrind import FunctionCosts, combine_parts
+from perflab.tool_output.peak_memory import (
+    MAXRSS_KB,
+    NOT_THE_MEMORY_CHANGE,
+    PEAK_ALLOC_BYTES,
+    RssDetails,
+    analyse_peak_memory,
+)
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 
@@ -451,12 +451,11 @@ def analyse_memory(
         return LensAnalysis()
     base_name = variants[0]
     peak = analyse_peak_memory(benchmark, variants, data, settings, metric=MEMORY)
-    footprint_analysis = peak.analysis
-    footprints = _footprints(footprint_analysis.comparisons)
+    footprints = _footprints(peak.comparisons)
     traffic = {name: traffic_of(data, name) for name in variants}
     unavailable = {name: unexecutable_reason(data, name, KIND_UNAVAILABLE) for name in variants}
     profiles = {name: _profile(traffic[name], footprints.get(name, {})) for name in variants}
-    notes: list[Note] = list(footprint_analysis.notes)
+    notes: list[Note] = list(peak.notes)
     notes += [
         _unavailable_note(benchmark, name, reason)
         for name, reason in unavailable.items()
@@ -478,7 +477,7 @@ def analyse_memory(
         if pair.work is not None:
             notes.append(_work_note(pair, pair.work))
         comparisons += _traffic_comparisons(pair)
-        for c in footprint_analysis.comparisons:
+        for c in peak.comparisons:
             if c.variant == name:
                 footprint, blind = _footprint_comparison(pair, c)
                 comparisons.append(footprint)

@@ -31,13 +31,7 @@ from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
 from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.launch import (
-    cannot_execute,
-    check_valgrind_runs,
-    cpu_has_avx512,
-    environment_bytes,
-    read_cpuinfo,
-)
+from perflab.measure.callgrind.count_options import environment_bytes
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import (
     BenchmarkData,
@@ -51,6 +45,12 @@ from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
+from perflab.tool_drivers.valgrind import (
+    cannot_execute,
+    check_valgrind_runs,
+    cpu_has_avx512,
+    read_cpuinfo,
+)
 
 # callgrind repeats per variant: the spread between them is what the threshold is judged against
 TRAFFIC_REPEATS = 2

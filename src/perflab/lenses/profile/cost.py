@@ -42,7 +42,7 @@ def profile_cost(
     post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
     # statements: each generation's variants are read back (perf script) side by side, on
     # the CPUs other perflab runs leave (measure/perf/runs.py, with all_cpus and run_threads
-    # of tool_drivers/analysis_parallel.py)
+    # of machine/parallel.py)
     script_s = (
         processes * side_by_side_s(post_s, n, probe.counting_cpus, factor)
         if statement

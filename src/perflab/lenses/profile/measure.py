@@ -36,14 +36,7 @@ from perflab.lenses.profile.analyse import (
 from perflab.lenses.profile.cost import PROFILE_REGION_S
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
-from perflab.measure.perf.record import probe_recording
-from perflab.measure.perf.recordings import (
-    CallGraph,
-    Reading,
-    Recipe,
-    RecordedProfile,
-    RecordOptions,
-)
+from perflab.measure.perf.recordings import Reading, Recipe, RecordedProfile
 from perflab.measure.perf.runs import call_graph_recipe, record_variants
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (
@@ -55,7 +48,7 @@ from perflab.records.model import (
     Severity,
     Variant,
 )
-from perflab.tool_drivers.perf_control import find_perf
+from perflab.tool_drivers.perf import CallGraph, RecordOptions, find_perf, probe_recording
 from perflab.tool_output.profile_stacks import folded_stacks
 
 

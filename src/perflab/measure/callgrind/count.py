@@ -23,7 +23,7 @@ the same size for every variant, the cache geometry of the simulator. The worker
 is warmed up (CPython specialises code after a few runs) before anything is counted.
 
 This module plans the counting and runs its jobs on the CPUs; its parts, by what they do:
-`launch` (valgrind's options, the fixed environment, loop counts), `workers` (the processes),
+`count_options` (the options, the fixed environment, loop counts), `workers` (the processes),
 `switching` (switching callgrind around a worker's loops: client requests or vgdb), `dumps`
 (reading what callgrind wrote), `store` (samples, artifacts and variant info).
 """
@@ -38,20 +38,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from perflab.machine.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.machine.proc import LaunchSpec, stop_all_contained
 from perflab.measure.callgrind.artifacts import KIND_UNAVAILABLE
-from perflab.measure.callgrind.launch import (
-    CACHE_GEOMETRY,
+from perflab.measure.callgrind.count_options import (
     MAX_PROCESSES,
     CountOptions,
     CountRun,
-    cannot_execute,
     environment_bytes,
     padded_environment,
     padding_target,
     why_not,
 )
-from perflab.measure.callgrind.parallel import LiveSet, counting_cpus, run_on_cpus
 from perflab.measure.callgrind.store import store_command, store_statement
 from perflab.measure.callgrind.workers import (
     WORKER_OPS,
@@ -67,6 +65,7 @@ from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Note, Severity, Variant
 from perflab.stats.summary import process_levels
+from perflab.tool_drivers.valgrind import CACHE_GEOMETRY, cannot_execute
 
 __all__ = ["CountOptions", "InstructionCounter"]
 

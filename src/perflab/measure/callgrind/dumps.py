@@ -12,8 +12,8 @@ from pathlib import Path
 
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.callgrind.artifacts import SAMPLE_NAME
-from perflab.measure.callgrind.launch import CountOptions
-from perflab.tool_drivers.analysis_cache import AnalysisCache
+from perflab.measure.callgrind.count_options import CountOptions
+from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import frames_to_json, object_identity, symbolise
 from perflab.tool_output.callgrind import (
     INSTRUCTIONS_EVENT,

@@ -16,6 +16,7 @@ from perflab.measure.callgrind.artifacts import (
     KIND_STATEMENT,
     SAMPLE_NAME,
 )
+from perflab.measure.callgrind.count_options import MAX_SETTLING_REPEATS, CountOptions, CountRun
 from perflab.measure.callgrind.dumps import (
     analysis_cache,
     derived_totals,
@@ -23,7 +24,6 @@ from perflab.measure.callgrind.dumps import (
     object_identities,
     symbolise_inline_frames,
 )
-from perflab.measure.callgrind.launch import MAX_SETTLING_REPEATS, CountOptions, CountRun
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.records.errors import ConfigError

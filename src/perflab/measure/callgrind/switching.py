@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from perflab.machine.proc import LaunchSpec
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
-from perflab.measure.callgrind.dumps import dump_hint, read_dumps, totals_of, trigger_of
-from perflab.measure.callgrind.launch import (
+from perflab.measure.callgrind.count_options import (
     CALIBRATION_LOOPS,
     MAX_SETTLING_REPEATS,
     CountRun,
@@ -22,7 +21,9 @@ from perflab.measure.callgrind.launch import (
     refining_loops,
     settled,
 )
+from perflab.measure.callgrind.dumps import dump_hint, read_dumps, totals_of, trigger_of
 from perflab.measure.worker_client import StatementWorker
+from perflab.tool_drivers.valgrind import vgdb_argv
 
 _WARMUP_SAMPLES = 20  # CPython specialises the worker's own code after a few runs
 # a vgdb call may hang on a busy machine: each is given a bounded time and asked again up to a
@@ -83,20 +84,11 @@ class StatementSession:
             self.switch = SWITCH_CLIENT_REQUESTS
 
     def vgdb(self, *commands: Sequence[str]) -> None:
-        argv: list[str] = [
-            "vgdb",
-            f"--vgdb-prefix={self.vgdb_prefix}",
-            f"--pid={self.worker.pid}",
-            # the worker waits in read(): force vgdb's ptrace invocation after 5 ms, not 100
-            "--max-invoke-ms=5",
-        ]
         for attempt in range(_VGDB_ATTEMPTS):
             pending = [c for c in commands if attempt == 0 or not self._dumped(c)]
-            command_argv = list(argv)
-            for i, command in enumerate(pending):
-                command_argv += (["-c"] if i else []) + list(command)
+            command_argv = vgdb_argv(self.vgdb_prefix, self.worker.pid, pending)
             completed = self.run.context.runner.run(
-                LaunchSpec(tuple(command_argv)), timeout_s=_VGDB_TIMEOUT_S
+                LaunchSpec(command_argv), timeout_s=_VGDB_TIMEOUT_S
             )
             if not completed.timed_out:
                 break

@@ -10,9 +10,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from perflab.machine.parallel import LiveSet
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.machine.scratch import private_folder
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
+from perflab.measure.callgrind.count_options import CountOptions, CountRun, worker_timeout_s
 from perflab.measure.callgrind.dumps import (
     analysis_cache,
     dump_hint,
@@ -23,13 +25,6 @@ from perflab.measure.callgrind.dumps import (
     totals_of,
     trigger_of,
 )
-from perflab.measure.callgrind.launch import (
-    CallgrindOptions,
-    CountOptions,
-    CountRun,
-    worker_timeout_s,
-)
-from perflab.measure.callgrind.parallel import LiveSet
 from perflab.measure.callgrind.switching import StatementPlan, StatementSession
 from perflab.measure.commands import command_argv
 from perflab.measure.fork_server import ForkServer
@@ -49,6 +44,7 @@ from perflab.measure.worker_client import (
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import TimeReport
 from perflab.tool_drivers.debuginfo import has_debug_info
+from perflab.tool_drivers.valgrind import CallgrindOptions
 from perflab.tool_output.callgrind import combine_parts
 from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_callgrind
 
@@ -100,7 +96,7 @@ class _StatementWorkers:
 
     def launch(self) -> tuple[str, ...]:
         """valgrind and its options, for a worker (or a fork server)."""
-        valgrind = CallgrindOptions(
+        return CallgrindOptions(
             out_file=os.path.join(self.directory, "callgrind.out.%p"),
             instr_at_start=False,
             vgdb_prefix=os.path.join(self.directory, "vgdb"),
@@ -108,8 +104,7 @@ class _StatementWorkers:
             # per-instruction costs: the evidence for inlining claims (None: wherever an
             # object has debug info)
             dump_instr=self.options.inline_frames is not False,
-        ).argv()
-        return ("valgrind", *valgrind)
+        ).command()
 
     def fresh(self, process: int, *, requests: bool) -> StatementCounts:
         run = self.run
@@ -330,12 +325,12 @@ def _under_callgrind(
         dump_instr=dump_instr,
         region=options.region,
         trace_children=shell,
-    ).argv()
-    if report is not None:
-        valgrind += region_dump_options(report)
-        reporting = f"{command} {report_arguments(report, report_path)}"
-        argv = command_argv(reporting, shell=settings.shell)
-    return ("valgrind", *valgrind, *argv)
+    )
+    if report is None:
+        return valgrind.command(*argv)
+    reporting = f"{command} {report_arguments(report, report_path)}"
+    argv = command_argv(reporting, shell=settings.shell)
+    return valgrind.command(*argv, more=region_dump_options(report))
 
 
 def _dumps_of(run: CountRun, completed: Completed, directory: str) -> list[tuple[str, str]]:

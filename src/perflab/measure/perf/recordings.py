@@ -17,44 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.records.model import Sample
+from perflab.tool_drivers.perf import CallGraph, RecordOptions
 from perflab.tool_output.perf_script import ProfileSample
 from perflab.tool_output.profile_stacks import HotSymbols, hot_symbols
-
-
-class CallGraph(enum.StrEnum):
-    NONE = "none"
-    FP = "fp"
-    DWARF = "dwarf"
-    LBR = "lbr"
-
-
-@dataclass(frozen=True)
-class RecordOptions:
-    event: str = "cycles"
-    frequency_hz: int = 999  # odd, so sampling does not beat in step with a 1 kHz timer tick
-    call_graph: CallGraph = CallGraph.DWARF
-    dwarf_stack_bytes: int = 16384
-    # A fixed period (-c) instead of a frequency: in frequency mode the kernel re-learns the
-    # period after every enable, and short regions then get far fewer samples than asked for.
-    period: int | None = None
-    # How `perf script` names symbols: demangled for people, as in the symbol table (mangled)
-    # for looking them up in ELF files.
-    demangle: bool = True
-    # Skip reading every loaded BPF program at start-up: a benchmark's user-space region has no
-    # samples in BPF code, and the reading is a large part of a short command's recording.
-    # perf before 5.1 does not know the option; the probe then records without it.
-    no_bpf_event: bool = True
-
-    def perf_options(self) -> tuple[str, ...]:
-        rate = ("-c", str(self.period)) if self.period else ("-F", str(self.frequency_hz))
-        options: tuple[str, ...] = ("-e", self.event, *rate)
-        if self.no_bpf_event:
-            options += ("--no-bpf-event",)
-        if self.call_graph is CallGraph.DWARF:
-            options += ("--call-graph", f"dwarf,{self.dwarf_stack_bytes}")
-        elif self.call_graph is not CallGraph.NONE:
-            options += ("--call-graph", str(self.call_graph))
-        return options
 
 
 @dataclass(frozen=True)

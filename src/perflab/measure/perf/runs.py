@@ -23,22 +23,17 @@ from perflab.budget.perf_costs import (
     CALL_GRAPH_PROCESSES,
     CALL_GRAPH_REGION_S,
 )
+from perflab.machine.parallel import all_cpus, run_threads, runs_real_processes
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
-from perflab.measure.perf.record import (
-    CommandUnderPerf,
-    ProfiledWorker,
-    probe_recording,
-    read_profile,
-)
+from perflab.measure.perf.record import ProfiledWorker
 from perflab.measure.perf.recordings import (
     Reading,
     Recipe,
     Recorded,
     RecordedProfile,
-    RecordOptions,
     VariantRecording,
 )
 from perflab.measure.sampler import InterleavedSampler, Slot
@@ -46,8 +41,13 @@ from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import variant_environment
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Sample, Variant
-from perflab.tool_drivers.analysis_parallel import all_cpus, run_threads, runs_real_processes
-from perflab.tool_drivers.perf_control import find_perf
+from perflab.tool_drivers.perf import (
+    CommandUnderPerf,
+    RecordOptions,
+    find_perf,
+    probe_recording,
+    read_profile,
+)
 from perflab.tool_output.perf_script import ProfileSample
 
 WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples

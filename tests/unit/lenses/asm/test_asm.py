@@ -26,10 +26,11 @@ from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
 from perflab.lenses.asm.summaries import instruction_mix
 from perflab.machine.proc import FakeRunner as ScriptedRunner
-from perflab.measure.perf.recordings import CallGraph, RecordedProfile
+from perflab.measure.perf.recordings import RecordedProfile
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison
 from perflab.records.settings import Settings
+from perflab.tool_drivers.perf import CallGraph
 from perflab.tool_drivers.process_maps import mapped_objects, parse_proc_maps
 from perflab.tool_output.perf_script import executable_mappings, parse_perf_script
 

@@ -17,11 +17,8 @@ from perflab.measure.callgrind.artifacts import (
     KIND_STATEMENT,
 )
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.launch import (
-    CACHE_GEOMETRY,
-    CallgrindOptions,
+from perflab.measure.callgrind.count_options import (
     choose_loops,
-    cpu_has_avx512,
     environment_bytes,
     padded_environment,
     padding_target,
@@ -68,39 +65,6 @@ def test_environments_are_padded_to_the_same_size() -> None:
     assert target % 256 == 0
     assert environment_bytes(padded_environment(small, target)) == target
     assert environment_bytes(padded_environment(large, target)) == target
-
-
-def test_callgrind_options_switch_on_only_what_is_asked() -> None:
-    statement = CallgrindOptions(
-        out_file="/t/out.%p",
-        instr_at_start=False,
-        vgdb_prefix="/t/vgdb",
-        cache_sim=False,
-        dump_instr=False,
-        region=None,
-        trace_children=False,
-    ).argv()
-    assert "--instr-atstart=no" in statement
-    assert "--vgdb-prefix=/t/vgdb" in statement
-    assert not any(o.startswith("--cache-sim") for o in statement)
-    command = CallgrindOptions(
-        out_file="/t/out.%p",
-        instr_at_start=True,
-        vgdb_prefix=None,
-        cache_sim=True,
-        dump_instr=True,
-        region="kernel",
-        trace_children=True,
-    ).argv()
-    assert {"--cache-sim=yes", "--branch-sim=yes", "--dump-instr=yes", "--vgdb=no"} <= set(command)
-    assert f"--D1={CACHE_GEOMETRY['D1']}" in command
-    region = {"--toggle-collect=kernel", "--collect-atstart=no", "--trace-children=yes"}
-    assert region <= set(command)
-
-
-def test_avx512_is_recognised_in_cpuinfo() -> None:
-    assert cpu_has_avx512("processor : 0\nflags : fpu sse avx2 avx512f avx512bw\n")
-    assert not cpu_has_avx512("processor : 0\nflags : fpu sse avx2\n")
 
 
 def test_preflight_warns_about_avx512_where_native_code_runs_and_needs_valgrind(

@@ -24,15 +24,15 @@ from perflab.lenses.memory.render import section
 from perflab.machine.proc import FakeRunner
 from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.callgrind.count import CountOptions
-from perflab.measure.callgrind.launch import cannot_execute, environment_bytes
+from perflab.measure.callgrind.count_options import environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analysis import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.specs import parse_metrics
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Sample, Variant
 from perflab.records.settings import Settings
+from perflab.tool_output.peak_memory import MAXRSS_KB
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.lenses.memory"
@@ -218,24 +218,6 @@ def test_a_variant_valgrind_cannot_run_is_named_and_keeps_its_peak_rss() -> None
     assert payload["memory"]["variant"]["peak_alloc_bytes"] is None  # a key, never left out
 
 
-def test_valgrind_s_words_for_code_it_cannot_execute() -> None:
-    detail = "==1== Process terminating with default action of signal 4 (SIGILL)\n"
-    detail += "==1==  Illegal opcode at address 0x109172\n==1==    at 0x109172: main"
-    error = BenchmarkFailedError(
-        "the command exited with status 132 under callgrind", detail=detail
-    )
-    assert cannot_execute(error) == "Illegal opcode at address 0x109172"
-    loud = BenchmarkFailedError("x", detail="vex amd64->IR: unhandled instruction bytes: 0x62 0xF1")
-    assert cannot_execute(loud) == "unhandled instruction bytes: 0x62 0xF1"
-    assert cannot_execute(BenchmarkFailedError("the statement raised", detail="ValueError")) is None
-    # a Python worker's fault handler takes the signal, and valgrind (--quiet) says nothing
-    silent = BenchmarkFailedError(
-        "the worker process was killed by signal 4 (SIGILL)",
-        detail="Fatal Python error: Illegal instruction",
-    )
-    assert (cannot_execute(silent) or "").startswith("SIGILL")
-
-
 def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None:
     variants = same_size_environments((Variant("a"), Variant("b", env={"LONG_NAME": "x" * 50})))
     sizes = {environment_bytes(variant_environment(v)) for v in variants}
@@ -398,9 +380,9 @@ def test_twice_a_few_lines_is_shown_without_a_verdict() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import tracemalloc_blind_to_traffic
-    from perflab.measure.peak_memory.analysis import PEAK_ALLOC_BYTES
     from perflab.records.kinds import Metric, Verdict
     from perflab.records.model import Comparison
+    from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison("b", Metric("rss"), "a", "b", 1.303, 1.2, 1.4, Verdict.SLOWER, 264.0,
@@ -414,7 +396,7 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
 def _with_peaks(
     stored_variant: tuple[list[Sample], list[Artifact]], peak_alloc_bytes: float
 ) -> tuple[list[Sample], list[Artifact]]:
-    from perflab.measure.peak_memory.analysis import PEAK_ALLOC_BYTES
+    from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
 
     samples, artifacts = stored_variant
     peaks = [

@@ -14,10 +14,10 @@ from perflab.lenses.rss import RSS
 from perflab.lenses.rss.measure import RssLens
 from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.measure.peak_memory.analysis import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.tool_output.peak_memory import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from tests.conftest import FAST
 from tests.scripted_worker import ScriptedWorker
 
@@ -124,8 +124,8 @@ def test_commands_compare_the_peak_rss_wait4_reports() -> None:
 
 
 def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
-    from perflab.measure.peak_memory.analysis import tracemalloc_blind
     from perflab.records.model import Comparison
+    from perflab.tool_output.peak_memory import tracemalloc_blind
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:
         return Comparison("b", RSS, "out", "copy", after / before, 1.0, 1.0, verdict, before,
@@ -145,8 +145,8 @@ def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> 
 
 
 def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() -> None:
-    from perflab.measure.peak_memory.analysis import analyse_peak_memory
     from perflab.records.model import BenchmarkData, Sample, Settings
+    from perflab.tool_output.peak_memory import analyse_peak_memory
 
     # torch tensors of 16 and 32 MB: peak RSS moved 380 MB, tracemalloc saw 264 B and 344 B
     samples = tuple(
@@ -158,7 +158,7 @@ def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() ->
     result = analyse_peak_memory(
         Benchmark("t", stmt="x"), ["A", "B"], BenchmarkData(samples, ()), Settings(), metric=RSS
     )
-    by_event = {c.event: c for c in result.analysis.comparisons}
+    by_event = {c.event: c for c in result.comparisons}
     assert by_event[MAXRSS_KB].verdict is Verdict.SLOWER and by_event[MAXRSS_KB].withheld is None
     peak = by_event[PEAK_ALLOC_BYTES].to_json()
     assert (peak["verdict"], peak["interval_verdict"]) == ("inconclusive", "slower")

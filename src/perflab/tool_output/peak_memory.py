@@ -1,5 +1,6 @@
 """Stored peak-memory samples (measure/peak_memory/sessions.py) -> per measure, each variant
-against the baseline: the rss lens's analysis, and the memory lens's footprint. Pure."""
+against the baseline: the rss lens's analysis, and the memory lens's footprint. Pure; here, not
+in a lens, since both lenses read it and no lens imports another."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Benchmark, Comparison, Note, Sample, Severity, Withhold
+from perflab.records.model import (
+    Benchmark,
+    BenchmarkData,
+    Comparison,
+    Note,
+    Sample,
+    Severity,
+    Withhold,
+)
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
@@ -64,9 +72,10 @@ def _measured_per_iteration(samples: Sequence[Sample]) -> float | None:
 @dataclass(frozen=True)
 class PeakMemoryAnalysis:
     """The comparisons and notes, and per variant its note that tracemalloc's peak is not the
-    memory change (one of `analysis.notes`): a lens with better evidence says it instead."""
+    memory change (one of the notes): a lens with better evidence says it instead."""
 
-    analysis: LensAnalysis
+    comparisons: tuple[Comparison, ...] = ()
+    notes: tuple[Note, ...] = ()
     blind_notes: Mapping[str, Note] = field(default_factory=dict)
 
 
@@ -109,7 +118,7 @@ def analyse_peak_memory(
                 blind_notes[side.name] = _blind_note(benchmark, side.name, blind, metric)
                 notes.append(blind_notes[side.name])
             comparisons.append(comparison)
-    return PeakMemoryAnalysis(LensAnalysis(tuple(comparisons), tuple(notes)), blind_notes)
+    return PeakMemoryAnalysis(tuple(comparisons), tuple(notes), blind_notes)
 
 
 def tracemalloc_blind(peak_allocated: Comparison, peak_rss: Comparison | None) -> str | None:

@@ -1,7 +1,7 @@
-"""How valgrind is started to count: callgrind's options, the environment fixed for
-determinism, the loop counts of a statement's counted loops, what says valgrind cannot run a
-variant, and one variant's measurement in progress (`CountRun`). Pure, but for the checks of
-the host (`check_valgrind_runs`, `read_cpuinfo`, `other_runs`).
+"""How the variants are counted under callgrind: the counter's options (`CountOptions`), the
+environment fixed for determinism, the loop counts of a statement's counted loops, when a
+process's repeats have settled, and one variant's measurement in progress (`CountRun`). Pure.
+valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
 
 The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
 `switching`, `workers` and `store` are its parts.
@@ -11,28 +11,16 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.machine import cpu_lock
-from perflab.machine.host import cpu_flags, read_text
-from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.machine.parallel import other_runs_cpus
 from perflab.measure.lens import LensContext
-from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
+from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Sample, Variant
 from perflab.records.settings import Settings
-
-# Simulated cache geometry (size,associativity,line): fixed so counts do not depend on the host.
-# A typical recent x86 core: 32 KiB 8-way L1i, 48 KiB 12-way L1d, 2 MiB 16-way last level.
-CACHE_GEOMETRY: Mapping[str, str] = {
-    "I1": "32768,8,64",
-    "D1": "49152,12,64",
-    "LL": "2097152,16,64",
-}
-
 
 CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
@@ -45,9 +33,6 @@ MAX_SETTLING_REPEATS = 2  # counted pairs added at most while waiting for them t
 # statements: worker processes per variant at most, the last added only when a variant's first
 # processes counted at different levels (count.InstructionCounter.count)
 MAX_PROCESSES = 3
-
-
-VALGRIND_HINT = "install valgrind (Debian/Ubuntu: apt-get install valgrind)"
 
 
 @dataclass(frozen=True)
@@ -68,7 +53,7 @@ class CountOptions:
     parallel: bool = True
     allowed_cpus: Callable[[], Iterable[int]] = lambda: os.sched_getaffinity(0)
     # CPUs other perflab runs on this machine measure on (their advisory locks): never used
-    other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: other_runs(cpus)
+    other_runs_cpus: Callable[[Sequence[int]], Iterable[int]] = lambda cpus: other_runs_cpus(cpus)
     # statements: the worker switches callgrind with client requests where every variant
     # can; False, or why not: always through vgdb from the parent
     client_requests: bool | str = True
@@ -141,89 +126,6 @@ def padded_environment(env: Mapping[str, str], target_bytes: int) -> dict[str, s
 def padding_target(envs: Sequence[Mapping[str, str]]) -> int:
     largest = max((environment_bytes(e) for e in envs), default=0)
     return (largest + len(_ENV_PAD_NAME) + 2 + 255) // 256 * 256
-
-
-@dataclass(frozen=True)
-class CallgrindOptions:
-    """What valgrind's callgrind is asked for: where it writes, whether it counts from the start
-    (else the worker switches it on through vgdb at `vgdb_prefix`), the cache simulation,
-    per-instruction costs, a `region` (a function to count inside) and the children."""
-
-    out_file: str
-    instr_at_start: bool
-    vgdb_prefix: str | None
-    cache_sim: bool
-    dump_instr: bool
-    region: str | None = None
-    trace_children: bool = False
-
-    def argv(self) -> tuple[str, ...]:
-        """valgrind's options for this."""
-        options = [
-            "--tool=callgrind",
-            f"--callgrind-out-file={self.out_file}",
-            f"--instr-atstart={'yes' if self.instr_at_start else 'no'}",
-            f"--dump-instr={'yes' if self.dump_instr else 'no'}",
-            "--quiet",
-        ]
-        if self.vgdb_prefix is not None:
-            options += ["--vgdb=yes", f"--vgdb-prefix={self.vgdb_prefix}"]
-        else:
-            options.append("--vgdb=no")
-        if self.cache_sim:
-            options += ["--cache-sim=yes", "--branch-sim=yes"]
-            options += [f"--{level}={geometry}" for level, geometry in CACHE_GEOMETRY.items()]
-        if self.region is not None:
-            options += [f"--toggle-collect={self.region}", "--collect-atstart=no"]
-        if self.trace_children:
-            options.append("--trace-children=yes")
-        return tuple(options)
-
-
-# valgrind's words when its decoder meets an instruction it does not know (then SIGILL)
-_CANNOT_EXECUTE = re.compile(
-    r"(unhandled instruction bytes: [^\n]*|Illegal opcode at address \S+|"
-    r"Unrecognised instruction at address \S+)"
-)
-
-
-def cannot_execute(error: BenchmarkFailedError) -> str | None:
-    """Valgrind's message when it stopped at an instruction it cannot execute, else None.
-
-    A Python worker's fault handler takes the SIGILL valgrind raises, and valgrind (--quiet)
-    then prints nothing: a worker killed by SIGILL under valgrind counts as the same. Code that
-    is itself at fault fails again in the native lenses that follow."""
-    text = "\n".join(t for t in (error.message, error.detail or "") if t)
-    match = _CANNOT_EXECUTE.search(text)
-    if match is not None:
-        return match.group(1).strip()
-    if "killed by signal 4 (SIGILL)" in error.message:
-        return "SIGILL, without a message of valgrind's (the interpreter's fault handler took it)"
-    return None
-
-
-def cpu_has_avx512(cpuinfo: str) -> bool:
-    return any(flag.startswith("avx512") for flag in cpu_flags(cpuinfo))
-
-
-def check_valgrind_runs(runner: ProcessRunner) -> None:
-    """`valgrind --version` succeeds: an installed valgrind can still be broken."""
-    version = runner.run(LaunchSpec(("valgrind", "--version")), timeout_s=30)
-    if not version.ok:
-        raise ToolUnavailableError(
-            f"valgrind --version {version.describe_failure()}",
-            hint=VALGRIND_HINT,
-            detail=version.stderr,
-        )
-
-
-def read_cpuinfo() -> str:
-    return read_text("/proc/cpuinfo") or ""
-
-
-def other_runs(cpus: Sequence[int]) -> list[int]:
-    """CPUs another perflab run holds the advisory lock of (it may be measuring time there)."""
-    return [cpu for cpu, pid in cpu_lock.held_cpus(cpus).items() if pid != os.getpid()]
 
 
 def why_not(variant: str, reasons: Mapping[str, str]) -> str:

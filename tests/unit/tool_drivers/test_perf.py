@@ -1,15 +1,23 @@
-"""`perf record -- true` is probed once per process on the real machine: the asm and profile
-lenses each probed it again (0.5-1.5 s a time, three times per run)."""
+"""perf's driver: the command lines every caller starts perf with, and `perf record -- true`
+probed once per process on the real machine (the asm and profile lenses would each probe it)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from perflab.machine.proc import FakeRunner
-from perflab.measure.perf import record as perf_record
-from perflab.measure.perf.record import probe_recording
-from perflab.measure.perf.recordings import CallGraph, RecordOptions
 from perflab.records.errors import ToolUnavailableError
+from perflab.tool_drivers import perf as perf_driver
+from perflab.tool_drivers.perf import (
+    CallGraph,
+    PerfControl,
+    RecordOptions,
+    probe_recording,
+    record_argv,
+    stat_argv,
+)
 
 OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)
 
@@ -29,8 +37,8 @@ def _probes(runner: FakeRunner) -> int:
 @pytest.fixture
 def real_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake runner stands for the real machine, with an empty memory of probes."""
-    monkeypatch.setattr(perf_record, "runs_real_processes", lambda runner: True)
-    monkeypatch.setattr(perf_record, "_PROBED", {})
+    monkeypatch.setattr(perf_driver, "runs_real_processes", lambda runner: True)
+    monkeypatch.setattr(perf_driver, "_PROBED", {})
 
 
 @pytest.mark.usefixtures("real_machine")
@@ -72,3 +80,22 @@ def test_a_perf_without_no_bpf_event_records_with_bpf_events() -> None:
     assert chosen == RecordOptions(event="cycles", call_graph=CallGraph.DWARF, no_bpf_event=False)
     assert "--no-bpf-event" not in chosen.perf_options()
     assert "--no-bpf-event" in OPTIONS.perf_options()
+
+
+def test_perf_stat_counts_as_csv_to_a_file_or_stderr_obeying_its_control_channel() -> None:
+    assert stat_argv("perf", ["cycles", "instructions"]) == (
+        "perf", "stat", "-x,", "-e", "cycles,instructions", "--",
+    )  # fmt: skip
+    control = PerfControl()
+    try:
+        argv = stat_argv("perf", ["cycles"], output=Path("out.csv"), control=control)
+    finally:
+        control.close()
+    assert argv[:5] == ("perf", "stat", "-x,", "-o", "out.csv")
+    assert argv[5:9] == control.perf_options and argv[-3:] == ("-e", "cycles", "--")
+
+
+def test_perf_record_writes_its_data_file_with_the_options_given() -> None:
+    options = RecordOptions(event="cycles", call_graph=CallGraph.NONE, no_bpf_event=False)
+    argv = record_argv("perf", Path("x.data"), options)
+    assert argv == ("perf", "record", "-q", "-o", "x.data", "-e", "cycles", "-F", "999", "--")
