@@ -6,63 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from perflab.analyse.pair_claims import function_identity
 from perflab.records.accounting import Accounting, Presence
+from perflab.records.summary import Cause
 from perflab.tool_output.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8
-
-
-@dataclass(frozen=True)
-class Cause:
-    """A function whose own cost per iteration moved with the difference, and by how much."""
-
-    function: str
-    object: str
-    delta_per_iteration: float
-    share: float  # of the whole difference (variant - baseline)
-    unit: str
-    evidence: tuple[str, ...]
-    # a function that ran in the variant only in place of `function`, which ran in the
-    # baseline only: the delta is their net change
-    replaced_by: str = ""
-    baseline_per_iteration: float = 0.0
-    variant_per_iteration: float = 0.0
-
-    @property
-    def named(self) -> str:
-        if not self.replaced_by:
-            return self.function
-        return f"{self.function} → {self.replaced_by}"
-
-    @property
-    def words(self) -> str:
-        """The cause in the summary's paragraph."""
-        delta = signed(self.delta_per_iteration, self.unit)
-        if not self.replaced_by:
-            return f"{delta} {self.function}"
-        return (
-            f"{self.function} ({self.baseline_per_iteration:,.0f}) replaced by "
-            f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "function": self.function,
-            "object": self.object,
-            "delta_per_iteration": self.delta_per_iteration,
-            "share": self.share,
-            "unit": self.unit,
-            "evidence": list(self.evidence),
-        }
-        if self.replaced_by:
-            out["replaced_by"] = self.replaced_by
-            out["baseline_per_iteration"] = self.baseline_per_iteration
-            out["variant_per_iteration"] = self.variant_per_iteration
-        return out
 
 
 @dataclass(frozen=True)
@@ -196,7 +147,3 @@ def _greedy(rows: Sequence[_Row], difference: float, unit: str) -> tuple[Cause, 
         )
         total += share
     return tuple(causes)
-
-
-def signed(value: float, unit: str) -> str:
-    return f"{value:+,.0f}" + (" ns" if unit == "ns" else "")

@@ -4,11 +4,12 @@ beside each, and a function one build ran in place of another joined into one ca
 
 from __future__ import annotations
 
-from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Cause, Found, from_account
+from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Found, from_account
 from perflab.analyse.pair_claims import dispatched_pairs
 from perflab.records.accounting import Accounting, FunctionPart, Presence
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison
+from perflab.records.summary import Cause
 
 SUBJECT = "perflab.analyse.causes"
 
