@@ -362,16 +362,44 @@ def _long_history() -> HistoryResult:
             )
         )
     faster = LensDisagreement(
-        Metric.INSTRUCTIONS, 1.073, Verdict.SLOWER, Metric.TIME, 0.874, 0.86, 0.89,
-        Verdict.FASTER, True,
-    )  # fmt: skip
+        gate=Metric.INSTRUCTIONS,
+        gate_ratio=1.073,
+        gate_verdict=Verdict.SLOWER,
+        other=Metric.TIME,
+        other_ratio=0.874,
+        other_ci_low=0.86,
+        other_ci_high=0.89,
+        other_verdict=Verdict.FASTER,
+        decisive=True,
+    )
     changes = (
-        HistoryChange(17, points[16], points[17], 1.073, 1.073, 1.073, 1.073, True, 201,
-                      disagreement=faster),
-        HistoryChange(30, points[29], points[30], 0.95, 0.951, 0.93, 0.99, False, 202),
-    )  # fmt: skip
-    return HistoryResult("cb1a4a8..0e7c8d3", Metric.INSTRUCTIONS, 0.02, tuple(points), changes,
-                         39, 120.0)  # fmt: skip
+        HistoryChange(
+            index=17,
+            before=points[16],
+            after=points[17],
+            series_ratio=1.073,
+            ratio=1.073,
+            ci_low=1.073,
+            ci_high=1.073,
+            confirmed=True,
+            run_id=201,
+            disagreement=faster,
+        ),
+        HistoryChange(
+            index=30,
+            before=points[29],
+            after=points[30],
+            series_ratio=0.95,
+            ratio=0.951,
+            ci_low=0.93,
+            ci_high=0.99,
+            confirmed=False,
+            run_id=202,
+        ),
+    )
+    return HistoryResult(
+        "cb1a4a8..0e7c8d3", Metric.INSTRUCTIONS, 0.02, tuple(points), changes, 39, 120.0
+    )
 
 
 # measured by the browser in the page itself: every label of the chart inside its picture and

@@ -134,15 +134,15 @@ def _greedy(rows: Sequence[_Row], difference: float, unit: str) -> tuple[Cause, 
         share = row.delta / difference
         causes.append(
             Cause(
-                row.name,
-                row.obj,
-                row.delta,
-                share,
-                unit,
-                row.evidence,
-                row.replaced_by,
-                row.before if row.replaced_by else 0.0,
-                row.after if row.replaced_by else 0.0,
+                function=row.name,
+                object=row.obj,
+                delta_per_iteration=row.delta,
+                share=share,
+                unit=unit,
+                evidence=row.evidence,
+                replaced_by=row.replaced_by,
+                baseline_per_iteration=row.before if row.replaced_by else 0.0,
+                variant_per_iteration=row.after if row.replaced_by else 0.0,
             )
         )
         total += share

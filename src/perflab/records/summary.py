@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cause:
     """A function whose own cost per iteration moved with the difference, and by how much."""
 

@@ -18,13 +18,13 @@ def part(
     name: str, before: float, after: float, presence: Presence = Presence.BOTH
 ) -> FunctionPart:
     return FunctionPart(
-        name,
-        "prog",
-        before,
-        after,
-        presence,
-        f"callgrind: {name} {before} → {after}",
-        after - before,
+        name=name,
+        obj="prog",
+        before=before,
+        after=after,
+        presence=presence,
+        evidence=f"callgrind: {name} {before} → {after}",
+        delta=after - before,
     )
 
 
@@ -134,9 +134,21 @@ def test_functions_that_came_and_went_are_never_paired_by_size_alone() -> None:
 
 
 def test_a_cause_in_words_is_signed_and_nanoseconds_say_so() -> None:
-    cause = Cause("f", "prog", 1234.4, 0.5, "ns", ())
+    cause = Cause(
+        function="f", object="prog", delta_per_iteration=1234.4, share=0.5, unit="ns", evidence=()
+    )
     assert cause.words == "+1,234 ns f"
-    assert Cause("f", "prog", -7.0, 0.5, "instructions", ()).words == "-7 f"
+    assert (
+        Cause(
+            function="f",
+            object="prog",
+            delta_per_iteration=-7.0,
+            share=0.5,
+            unit="instructions",
+            evidence=(),
+        ).words
+        == "-7 f"
+    )
 
 
 class _Raw:

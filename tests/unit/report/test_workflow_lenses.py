@@ -164,8 +164,18 @@ def test_the_bisect_answer_and_the_change_point_say_the_lenses_disagree() -> Non
         HistoryPoint(f"{i:040x}", f"c{i}", "t", v, "instructions")
         for i, v in enumerate([100.0, 100.0, 107.3])
     )
-    change = HistoryChange(2, points[1], points[2], 1.073, 1.073, 1.073, 1.073, True, 7,
-                           disagreement=disagreement)  # fmt: skip
+    change = HistoryChange(
+        index=2,
+        before=points[1],
+        after=points[2],
+        series_ratio=1.073,
+        ratio=1.073,
+        ci_low=1.073,
+        ci_high=1.073,
+        confirmed=True,
+        run_id=7,
+        disagreement=disagreement,
+    )
     page = history_markdown(
         HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (change,), 3, 1.0)
     )

@@ -50,17 +50,27 @@ def history_run(*, nodes: bool = True) -> HistoryResult:
             )
         )
     changes = (
-        HistoryChange(4, points[3], points[4], 1.49, 1.5, 1.45, 1.55, True, 21),
         HistoryChange(
-            6,
-            points[5],
-            points[6],
-            0.81,
-            0.8,
-            0.7,
-            1.02,
-            False,
-            22,
+            index=4,
+            before=points[3],
+            after=points[4],
+            series_ratio=1.49,
+            ratio=1.5,
+            ci_low=1.45,
+            ci_high=1.55,
+            confirmed=True,
+            run_id=21,
+        ),
+        HistoryChange(
+            index=6,
+            before=points[5],
+            after=points[6],
+            series_ratio=0.81,
+            ratio=0.8,
+            ci_low=0.7,
+            ci_high=1.02,
+            confirmed=False,
+            run_id=22,
             reused=True,
             unmeasured_between=2,
         ),
@@ -159,7 +169,15 @@ def test_the_change_points_link_their_comparison_and_say_what_bisect_would_find(
 
 def test_a_change_point_that_another_lens_disputes_says_so_in_its_row() -> None:
     faster = LensDisagreement(
-        Metric.TIME, 1.49, Verdict.SLOWER, Metric.INSTRUCTIONS, 0.9, 0.9, 0.9, Verdict.FASTER, True
+        gate=Metric.TIME,
+        gate_ratio=1.49,
+        gate_verdict=Verdict.SLOWER,
+        other=Metric.INSTRUCTIONS,
+        other_ratio=0.9,
+        other_ci_low=0.9,
+        other_ci_high=0.9,
+        other_verdict=Verdict.FASTER,
+        decisive=True,
     )
     result = history_run(nodes=False)
     rise = dataclasses.replace(result.changes[0], disagreement=faster)
@@ -269,7 +287,17 @@ def test_a_long_history_in_the_terminal_says_its_answer_again_under_the_rows() -
         HistoryPoint(f"{i:02d}" + "cd" * 19, f"c{i}", "t", 100.0 if i < 20 else 150.0, "ns")
         for i in range(30)
     )
-    change = HistoryChange(20, points[19], points[20], 1.5, 1.5, 1.45, 1.55, True, 9)
+    change = HistoryChange(
+        index=20,
+        before=points[19],
+        after=points[20],
+        series_ratio=1.5,
+        ratio=1.5,
+        ci_low=1.45,
+        ci_high=1.55,
+        confirmed=True,
+        run_id=9,
+    )
     console = Console(record=True, width=200, color_system=None)
     render_history(HistoryResult("a..b", Metric.TIME, 0.02, points, (change,), 30, 1.0), console)
     lines = console.export_text().splitlines()

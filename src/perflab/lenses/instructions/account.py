@@ -59,7 +59,15 @@ def _part(row: dict[str, Any]) -> FunctionPart:
     before, after = float(row.get("baseline") or 0), float(row.get("variant") or 0)
     evidence = f"callgrind: {before:,.1f} → {after:,.1f} self instructions per iteration{where}"
     delta = float(row.get("delta") or 0.0)
-    return FunctionPart(str(row.get("name") or ""), obj, before, after, presence, evidence, delta)
+    return FunctionPart(
+        name=str(row.get("name") or ""),
+        obj=obj,
+        before=before,
+        after=after,
+        presence=presence,
+        evidence=evidence,
+        delta=delta,
+    )
 
 
 def _no_difference(comparison: Comparison, before: float, after: float) -> bool:

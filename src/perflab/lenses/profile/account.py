@@ -46,7 +46,13 @@ def accounting(comparison: Comparison) -> Accounting:
         name, obj = str(row.get("name") or ""), str(row.get("object") or "")
         parts.append(
             FunctionPart(
-                name, obj, before_row, after_row, presence, evidence, after_row - before_row
+                name=name,
+                obj=obj,
+                before=before_row,
+                after=after_row,
+                presence=presence,
+                evidence=evidence,
+                delta=after_row - before_row,
             )
         )
     what = (
