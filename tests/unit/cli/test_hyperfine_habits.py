@@ -105,7 +105,16 @@ def test_the_time_lens_measures_a_failing_command_with_ignore_failure_and_says_s
     from perflab.measure.commands import CommandRun
 
     def run(returncode: int | None, timed_out: bool = False) -> CommandRun:
-        return CommandRun(1000, returncode, timed_out, 0, 0, 0, None, "")
+        return CommandRun(
+            wall_ns=1000,
+            returncode=returncode,
+            timed_out=timed_out,
+            user_ns=0,
+            sys_ns=0,
+            maxrss_kb=0,
+            cpu=None,
+            stderr_tail="",
+        )
 
     session = _CommandSession.__new__(_CommandSession)
     session.settings = Settings(ignore_failure=True)
