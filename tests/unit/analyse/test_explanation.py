@@ -166,8 +166,15 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     from perflab.records.settings import Settings
     from perflab.tool_output.callgrind import FunctionId
 
-    kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",
-                           8077930.0, 8077930.0, 8077930.0, 8077930.0, Presence.BOTH)  # fmt: skip
+    kernel = FunctionDelta(
+        function=FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"),
+        file="",
+        baseline_self=8077930.0,
+        variant_self=8077930.0,
+        baseline_inclusive=8077930.0,
+        variant_inclusive=8077930.0,
+        presence=Presence.BOTH,
+    )
     other = replace(kernel, function=FunctionId("dgemm_beta_HASWELL", "libopenblas.so"))
     details = InstructionsDetails(8776870.0, 8776863.0, (other, kernel), (), max_functions=1)
     counted = replace(instructions([], 8776870.0, 8776863.0), details=details)

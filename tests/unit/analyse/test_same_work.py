@@ -44,7 +44,13 @@ def _function(name: str, base: float, other: float) -> FunctionDelta:
     if not base:
         presence = Presence.VARIANT_ONLY
     return FunctionDelta(
-        FunctionId(name, "libpython3.11.so.1.0"), "", base, other, base, other, presence
+        function=FunctionId(name, "libpython3.11.so.1.0"),
+        file="",
+        baseline_self=base,
+        variant_self=other,
+        baseline_inclusive=base,
+        variant_inclusive=other,
+        presence=presence,
     )
 
 
