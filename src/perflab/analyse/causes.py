@@ -45,13 +45,13 @@ def from_account(
         return Found(account.source, account.unit, difference, (), account.what)
     rows = [
         _Row(
-            part.delta,
-            readable(part.name),
-            part.obj,
-            (part.evidence, *claims.get(function_identity(part.name), [])),
-            part.presence,
-            part.before,
-            part.after,
+            delta=part.delta,
+            name=readable(part.name),
+            obj=part.obj,
+            evidence=(part.evidence, *claims.get(function_identity(part.name), [])),
+            presence=part.presence,
+            before=part.before,
+            after=part.after,
         )
         for part in account.parts
     ]
@@ -60,7 +60,7 @@ def from_account(
     return Found(account.source, account.unit, difference, causes, account.what)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Row:
     """One function's change per iteration, as a summary weighs it."""
 
@@ -108,13 +108,13 @@ def _with_replacements(
         obj = old.obj if old.obj == replacement.obj else f"{old.obj} → {replacement.obj}"
         out.append(
             _Row(
-                replacement.after - old.before,
-                old.name,
-                obj,
-                evidence,
-                Presence.BOTH,
-                old.before,
-                replacement.after,
+                delta=replacement.after - old.before,
+                name=old.name,
+                obj=obj,
+                evidence=evidence,
+                presence=Presence.BOTH,
+                before=old.before,
+                after=replacement.after,
                 replaced_by=replacement.name,
             )
         )

@@ -70,7 +70,15 @@ def probe_benchmark(
     A `speed` already measured (an earlier benchmark of the run) is not measured again."""
     runner, cpu, clock = host.runner, host.cpu, host.clock
     started = clock()
-    probing = _Probing(benchmark, experiment, runner, host.default_python, cpu, clock, started)
+    probing = _Probing(
+        benchmark=benchmark,
+        experiment=experiment,
+        runner=runner,
+        default_python=host.default_python,
+        cpu=cpu,
+        clock=clock,
+        started=started,
+    )
     allowed = set(host.allowed_cpus())
     counting = _counting_cpus(cpu, allowed)
     if speed is not None:
@@ -108,7 +116,7 @@ def _beside(cpu: int | None, allowed: set[int]) -> int | None | Literal[False]:
     return next((c for c in others if c not in held), False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Probing:
     """One benchmark's probe: what it runs, where, and when it started (its clock's reading)."""
 
