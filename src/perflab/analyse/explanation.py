@@ -72,18 +72,18 @@ def summarise(
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
     found = _found(accounts, comparisons, hidden, time, facts)
     return Summary(
-        benchmark,
-        baseline,
-        variant,
-        width_lead(comparisons) + _text(found, time, facts),
-        found.causes,
-        found.source,
-        found.difference,
-        found.unit,
-        found.accounted,
-        facts.unchanged,
-        facts.changed_not_run,
-        tuple(hidden) if first_counted(comparisons) is not None else (),
+        benchmark=benchmark,
+        baseline=baseline,
+        variant=variant,
+        text=width_lead(comparisons) + _text(found, time, facts),
+        causes=found.causes,
+        source=found.source,
+        difference=found.difference,
+        unit=found.unit,
+        accounted=found.accounted,
+        unchanged=facts.unchanged,
+        changed_not_run=facts.changed_not_run,
+        valgrind_ran_other_code=tuple(hidden) if first_counted(comparisons) is not None else (),
     )
 
 

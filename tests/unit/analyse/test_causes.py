@@ -30,9 +30,16 @@ def part(
 
 def account(before: float, after: float, *parts: FunctionPart, settled: bool = False) -> Accounting:
     return Accounting(
-        "instructions", "instructions", "self instructions", "callgrind", before, after,
-        "fewer instructions", parts=parts, settled=settled,
-    )  # fmt: skip
+        source="instructions",
+        unit="instructions",
+        amount="self instructions",
+        tool="callgrind",
+        before=before,
+        after=after,
+        what="fewer instructions",
+        parts=parts,
+        settled=settled,
+    )
 
 
 def test_identical_code_has_no_causes() -> None:
@@ -80,13 +87,30 @@ def test_each_cause_carries_every_lens_claim_about_its_function_clones_folded() 
 def test_a_dispatch_change_joins_the_gone_and_the_new_function_into_one_cause() -> None:
     # the CPU ran the AVX2 copy in place of the SSE2 one: one cause of their net change
     asm = Comparison(
-        "b", Metric.ASM, "a", "b", 0.8, 0.8, 0.8, Verdict.FASTER, 1, 1, "x",
-        details=_Raw({"diagnoses": [{
-            "claim": "dispatch_changed", "function": "memcpy_sse2",
-            "evidence": ["perf: 40 of 100 samples"],
-            "detail": {"from": "memcpy_sse2", "to": "memcpy_avx2"},
-        }]}),
-    )  # fmt: skip
+        benchmark="b",
+        metric=Metric.ASM,
+        baseline="a",
+        variant="b",
+        ratio=0.8,
+        ci_low=0.8,
+        ci_high=0.8,
+        verdict=Verdict.FASTER,
+        baseline_value=1,
+        variant_value=1,
+        unit="x",
+        details=_Raw(
+            {
+                "diagnoses": [
+                    {
+                        "claim": "dispatch_changed",
+                        "function": "memcpy_sse2",
+                        "evidence": ["perf: 40 of 100 samples"],
+                        "detail": {"from": "memcpy_sse2", "to": "memcpy_avx2"},
+                    }
+                ]
+            }
+        ),
+    )
     acc = account(
         1000, 800,
         part("memcpy_sse2", 300, 0, Presence.BASELINE_ONLY),

@@ -35,8 +35,20 @@ def comparison(
 ) -> Comparison:  # fmt: skip
     ratio = after / before
     low, high = ci or (ratio, ratio)
-    return Comparison("b", metric, "py311", "py312", ratio, low, high, verdict, before, after,
-                      "x", details=Raw(data))  # fmt: skip
+    return Comparison(
+        benchmark="b",
+        metric=metric,
+        baseline="py311",
+        variant="py312",
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict,
+        baseline_value=before,
+        variant_value=after,
+        unit="x",
+        details=Raw(data),
+    )
 
 
 def instructions(

@@ -40,7 +40,16 @@ def series(name: str, values: list[float], *, change_at: int | None = None) -> H
                 run_id=2,
             ),
         )
-    return HistoryResult("v1..main", Metric.TIME, 0.2, points, changes, 3, 1.0, benchmark=name)
+    return HistoryResult(
+        range_text="v1..main",
+        metric=Metric.TIME,
+        threshold=0.2,
+        points=points,
+        changes=changes,
+        measured_now=3,
+        seconds=1.0,
+        benchmark=name,
+    )
 
 
 def suite() -> SuiteHistory:

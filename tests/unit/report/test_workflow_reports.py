@@ -49,7 +49,15 @@ def test_the_history_page_escapes_subjects_and_links_the_change() -> None:
         run_id=7,
     )
     page = history_html(
-        HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (change,), 4, 1.0),
+        HistoryResult(
+            range_text="a..b",
+            metric=Metric.INSTRUCTIONS,
+            threshold=0.02,
+            points=points,
+            changes=(change,),
+            measured_now=4,
+            seconds=1.0,
+        ),
         change_links={2: "trend-change1.html"},
     )
     assert "<script>" not in page and "&lt;script&gt;" in page

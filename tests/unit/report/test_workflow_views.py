@@ -76,7 +76,16 @@ def history_run(*, nodes: bool = True) -> HistoryResult:
         ),
     )
     notes = (NOTE,) if nodes else ()
-    return HistoryResult("v1.0..main", Metric.TIME, 0.02, tuple(points), changes, 5, 93.4, notes)
+    return HistoryResult(
+        range_text="v1.0..main",
+        metric=Metric.TIME,
+        threshold=0.02,
+        points=tuple(points),
+        changes=changes,
+        measured_now=5,
+        seconds=93.4,
+        notes=notes,
+    )
 
 
 def bisect_run(*, found: bool = True) -> BisectResult:
@@ -215,7 +224,15 @@ def test_the_commits_not_measured_are_named_by_reason_a_long_list_cut() -> None:
                      skipped="" if i == 0 else "it crashed" if i < 8 else "no build")
         for i in range(10)
     )  # fmt: skip
-    result = HistoryResult("a..b", Metric.TIME, 0.02, points, (), 1, 1.0)
+    result = HistoryResult(
+        range_text="a..b",
+        metric=Metric.TIME,
+        threshold=0.02,
+        points=points,
+        changes=(),
+        measured_now=1,
+        seconds=1.0,
+    )
     texts = _texts(history_section(result))
     assert texts[0] == "no change beyond 2.0% across 10 commits"
     assert texts[1] == (
@@ -239,7 +256,15 @@ def test_a_history_without_change_points_says_so_and_keeps_its_notes() -> None:
 
 def test_a_history_with_nothing_measured_has_no_trend_and_its_page_is_drawn() -> None:
     points = (HistoryPoint("a" * 40, "broken", "t", skipped="no build"),)
-    result = HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (), 0, 1.0)
+    result = HistoryResult(
+        range_text="a..b",
+        metric=Metric.INSTRUCTIONS,
+        threshold=0.02,
+        points=points,
+        changes=(),
+        measured_now=0,
+        seconds=1.0,
+    )
     assert not [b for b in history_section(result).blocks if isinstance(b, TrendFigure)]
     page = history_html(result, change_links={})
     assert "<svg" not in page and "skipped: no build" in page
@@ -299,7 +324,18 @@ def test_a_long_history_in_the_terminal_says_its_answer_again_under_the_rows() -
         run_id=9,
     )
     console = Console(record=True, width=200, color_system=None)
-    render_history(HistoryResult("a..b", Metric.TIME, 0.02, points, (change,), 30, 1.0), console)
+    render_history(
+        HistoryResult(
+            range_text="a..b",
+            metric=Metric.TIME,
+            threshold=0.02,
+            points=points,
+            changes=(change,),
+            measured_now=30,
+            seconds=1.0,
+        ),
+        console,
+    )
     lines = console.export_text().splitlines()
     headline = "1 change point in time per iteration beyond 2.0% across 30 commits"
     assert lines[1].startswith(headline)  # first, as in every format

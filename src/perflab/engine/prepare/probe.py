@@ -137,18 +137,24 @@ def _probe(probing: _Probing) -> CostProbe:
             sample_s = _probe_command(probing)
             # a run as long as the budget says enough: the minimum of several cannot fit
             return CostProbe(
-                BenchmarkKind.COMMAND, variants, 0.0, 0.0, 0.0, sample_s, clock() - started
+                kind=BenchmarkKind.COMMAND,
+                variants=variants,
+                startup_s=0.0,
+                import_s=0.0,
+                fork_s=0.0,
+                sample_s=sample_s,
+                probe_s=clock() - started,
             )
         return _probe_statement(probing)
     except PerflabError:
         return CostProbe(
-            probing.benchmark.kind,
-            variants,
-            _FALLBACK_STARTUP_S,
-            0.0,
-            _FALLBACK_STARTUP_S,
-            _FALLBACK_SAMPLE_S,
-            clock() - started,
+            kind=probing.benchmark.kind,
+            variants=variants,
+            startup_s=_FALLBACK_STARTUP_S,
+            import_s=0.0,
+            fork_s=_FALLBACK_STARTUP_S,
+            sample_s=_FALLBACK_SAMPLE_S,
+            probe_s=clock() - started,
             failed=True,
         )
 

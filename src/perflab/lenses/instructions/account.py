@@ -30,7 +30,15 @@ def accounting(comparison: Comparison) -> Accounting:
     before = float(data.get("baseline_per_iteration") or comparison.baseline_value)
     after = float(data.get("variant_per_iteration") or comparison.variant_value)
     difference = after - before
-    found = Accounting(UNIT, UNIT, "self instructions", "callgrind", before, after, "")
+    found = Accounting(
+        source=UNIT,
+        unit=UNIT,
+        amount="self instructions",
+        tool="callgrind",
+        before=before,
+        after=after,
+        what="",
+    )
     found = replace(found, counts_work=True)
     if _no_difference(comparison, before, after):
         what = (
