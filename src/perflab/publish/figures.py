@@ -69,10 +69,21 @@ class RunFigures:
 
     def to_json(self) -> dict[str, Any]:
         rows = [
-            [c.benchmark, str(c.metric), c.baseline, c.variant, c.ratio, c.ci_low, c.ci_high,
-             str(c.verdict), c.baseline_value, c.variant_value, c.unit]
+            [
+                c.benchmark,
+                str(c.metric),
+                c.baseline,
+                c.variant,
+                c.ratio,
+                c.ci_low,
+                c.ci_high,
+                str(c.verdict),
+                c.baseline_value,
+                c.variant_value,
+                c.unit,
+            ]
             for c in self.comparisons
-        ]  # fmt: skip
+        ]
         return {
             "format": FIGURES_FORMAT,
             "run_id": self.run_id,

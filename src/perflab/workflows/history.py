@@ -361,8 +361,10 @@ def _history_changes(
         )
         reused = stored is not None
         if stored is None:
-            variants = [Variant(name="before", git=before.commit),
-                        Variant(name="after", git=after.commit)]  # fmt: skip
+            variants = [
+                Variant(name="before", git=before.commit),
+                Variant(name="after", git=after.commit),
+            ]
             benchmark = plan.benchmark
             result = benchmark.run(benchmark.experiment(variants, metrics=metrics), plan.repo)
             stored = StoredPair(result, "before", "after")

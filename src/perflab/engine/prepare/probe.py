@@ -260,7 +260,7 @@ def measure_speed(runner: ProcessRunner, *, valgrind: bool, cpu: int | None) -> 
                     "pass",
                 ),
                 cpu=cpu,
-            ),  # fmt: skip
+            ),
             timeout_s=_REFERENCE_TIMEOUT_S,
         )
         valgrind_s = started.wall_ns / 1e9 if started.ok else None
