@@ -9,7 +9,6 @@ from perflab.analyse.pair_claims import dispatched_pairs
 from perflab.records.accounting import Accounting, FunctionPart, Presence
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison
-from perflab.records.summary import Cause
 
 SUBJECT = "perflab.analyse.causes"
 
@@ -155,24 +154,6 @@ def test_functions_that_came_and_went_are_never_paired_by_size_alone() -> None:
     causes = from_account(acc, {}, {}).causes
     assert [c.function for c in causes] == ["PyFunction_NewWithQualName"]
     assert not causes[0].replaced_by
-
-
-def test_a_cause_in_words_is_signed_and_nanoseconds_say_so() -> None:
-    cause = Cause(
-        function="f", object="prog", delta_per_iteration=1234.4, share=0.5, unit="ns", evidence=()
-    )
-    assert cause.words == "+1,234 ns f"
-    assert (
-        Cause(
-            function="f",
-            object="prog",
-            delta_per_iteration=-7.0,
-            share=0.5,
-            unit="instructions",
-            evidence=(),
-        ).words
-        == "-7 f"
-    )
 
 
 class _Raw:
