@@ -114,13 +114,33 @@ def quick_analysis(run: StoredRun) -> RunResult:
                     else Verdict.INCONCLUSIVE
                 )  # fmt: skip
                 comparisons.append(
-                    Comparison(benchmark.name, metric, base, variant, ratio, ratio * 0.99,
-                               ratio * 1.01, verdict, before, after, "ns")
-                )  # fmt: skip
+                    Comparison(
+                        benchmark=benchmark.name,
+                        metric=metric,
+                        baseline=base,
+                        variant=variant,
+                        ratio=ratio,
+                        ci_low=ratio * 0.99,
+                        ci_high=ratio * 1.01,
+                        verdict=verdict,
+                        baseline_value=before,
+                        variant_value=after,
+                        unit="ns",
+                    )
+                )
     return with_sections(
-        RunResult(run.run_id, run.status, run.created_at, run.experiment, dict(run.machine),
-                  tuple(comparisons), (), {}, ())
-    )  # fmt: skip
+        RunResult(
+            run_id=run.run_id,
+            status=run.status,
+            created_at=run.created_at,
+            experiment=run.experiment,
+            machine=dict(run.machine),
+            comparisons=tuple(comparisons),
+            notes=(),
+            variant_info={},
+            differences=(),
+        )
+    )
 
 
 def quick_figures(run: StoredRun) -> tuple[Comparison, ...]:

@@ -81,5 +81,15 @@ class ScriptedRuns:
         low, high = ratio * (1 - self.spread), ratio * (1 + self.spread)
         verdict = Verdict.SLOWER if low > 1 else Verdict.FASTER if high < 1 else Verdict.EQUIVALENT
         return Comparison(
-            benchmark, metric, baseline, variant, ratio, low, high, verdict, before, after, "ns"
+            benchmark=benchmark,
+            metric=metric,
+            baseline=baseline,
+            variant=variant,
+            ratio=ratio,
+            ci_low=low,
+            ci_high=high,
+            verdict=verdict,
+            baseline_value=before,
+            variant_value=after,
+            unit="ns",
         )

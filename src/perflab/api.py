@@ -76,9 +76,19 @@ def make_experiment(
     changes = setting_changes(settings)
     around = Conditions(variants, changes, build, _design, runner or SubprocessRunner())
     given = BenchmarkSources(
-        experiment_file, stmt, setup, cmd, name, params,
-        pytest, pytest_filter, asv, asv_filter, gbench, gbench_filter,
-    )  # fmt: skip
+        experiment_file=experiment_file,
+        stmt=stmt,
+        setup=setup,
+        cmd=cmd,
+        name=name,
+        params=params,
+        pytest=pytest,
+        pytest_filter=pytest_filter,
+        asv=asv,
+        asv_filter=asv_filter,
+        gbench=gbench,
+        gbench_filter=gbench_filter,
+    )
     return experiment_from(given, around)
 
 

@@ -47,22 +47,31 @@ class _CountingBenchmark(Benchmarked):
         self.seen.append(len(names))
         comparisons = tuple(
             Comparison(
-                "./prog",
-                Metric.INSTRUCTIONS,
-                names[0],
-                name,
-                1.0,
-                1.0,
-                1.0,
-                Verdict.EQUIVALENT,
-                100.0,
-                100.0,
-                "instructions",
+                benchmark="./prog",
+                metric=Metric.INSTRUCTIONS,
+                baseline=names[0],
+                variant=name,
+                ratio=1.0,
+                ci_low=1.0,
+                ci_high=1.0,
+                verdict=Verdict.EQUIVALENT,
+                baseline_value=100.0,
+                variant_value=100.0,
+                unit="instructions",
             )  # fmt: skip
             for name in names[1:]
         )
-        result = RunResult(len(self.seen), RunStatus.COMPLETE, "", experiment, {}, comparisons,
-                           (), {}, ())  # fmt: skip
+        result = RunResult(
+            run_id=len(self.seen),
+            status=RunStatus.COMPLETE,
+            created_at="",
+            experiment=experiment,
+            machine={},
+            comparisons=comparisons,
+            notes=(),
+            variant_info={},
+            differences=(),
+        )
         self.alive.append(weakref.ref(result))
         return result
 

@@ -246,9 +246,18 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
 
     def cmp(base: str, variant: str, ratio: float, verdict: Verdict) -> Comparison:
         return Comparison(
-            "sorted(data)", Metric.TIME, base, variant, ratio, ratio * 0.97, ratio * 1.03,
-            verdict, 20e3, 20e3 * ratio, "ns",
-        )  # fmt: skip
+            benchmark="sorted(data)",
+            metric=Metric.TIME,
+            baseline=base,
+            variant=variant,
+            ratio=ratio,
+            ci_low=ratio * 0.97,
+            ci_high=ratio * 1.03,
+            verdict=verdict,
+            baseline_value=20e3,
+            variant_value=20e3 * ratio,
+            unit="ns",
+        )
 
     steps = ("base", "cache-the-dispatch-key", "inline-KernelFunction-call", "fast-path")
     ratios = (0.82, 0.91, 0.75)
@@ -293,18 +302,18 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
     )
     interactions = tuple(
         Interaction(
-            change,
-            "release",
-            "main",
-            "sorted(data)",
-            Metric.TIME,
-            ratio,
-            ratio * 0.96,
-            ratio * 1.04,
-            verdict,
-            found[("release", f"{change}@release")],
-            found[("main", f"{change}@main")],
-            True,
+            change=change,
+            base="release",
+            reference_base="main",
+            benchmark="sorted(data)",
+            metric=Metric.TIME,
+            ratio=ratio,
+            ci_low=ratio * 0.96,
+            ci_high=ratio * 1.04,
+            verdict=verdict,
+            on_base=found[("release", f"{change}@release")],
+            on_reference=found[("main", f"{change}@main")],
+            paired=True,
         )  # fmt: skip
         for change, ratio, verdict in (
             ("fix-a", 1.25, InteractionVerdict.WORSE_ON_BASE),
@@ -362,16 +371,50 @@ def _long_history() -> HistoryResult:
             )
         )
     faster = LensDisagreement(
-        Metric.INSTRUCTIONS, 1.073, Verdict.SLOWER, Metric.TIME, 0.874, 0.86, 0.89,
-        Verdict.FASTER, True,
-    )  # fmt: skip
+        gate=Metric.INSTRUCTIONS,
+        gate_ratio=1.073,
+        gate_verdict=Verdict.SLOWER,
+        other=Metric.TIME,
+        other_ratio=0.874,
+        other_ci_low=0.86,
+        other_ci_high=0.89,
+        other_verdict=Verdict.FASTER,
+        decisive=True,
+    )
     changes = (
-        HistoryChange(17, points[16], points[17], 1.073, 1.073, 1.073, 1.073, True, 201,
-                      disagreement=faster),
-        HistoryChange(30, points[29], points[30], 0.95, 0.951, 0.93, 0.99, False, 202),
-    )  # fmt: skip
-    return HistoryResult("cb1a4a8..0e7c8d3", Metric.INSTRUCTIONS, 0.02, tuple(points), changes,
-                         39, 120.0)  # fmt: skip
+        HistoryChange(
+            index=17,
+            before=points[16],
+            after=points[17],
+            series_ratio=1.073,
+            ratio=1.073,
+            ci_low=1.073,
+            ci_high=1.073,
+            confirmed=True,
+            run_id=201,
+            disagreement=faster,
+        ),
+        HistoryChange(
+            index=30,
+            before=points[29],
+            after=points[30],
+            series_ratio=0.95,
+            ratio=0.951,
+            ci_low=0.93,
+            ci_high=0.99,
+            confirmed=False,
+            run_id=202,
+        ),
+    )
+    return HistoryResult(
+        range_text="cb1a4a8..0e7c8d3",
+        metric=Metric.INSTRUCTIONS,
+        threshold=0.02,
+        points=tuple(points),
+        changes=changes,
+        measured_now=39,
+        seconds=120.0,
+    )
 
 
 # measured by the browser in the page itself: every label of the chart inside its picture and

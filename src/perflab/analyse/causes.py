@@ -6,63 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from perflab.analyse.pair_claims import function_identity
 from perflab.records.accounting import Accounting, Presence
+from perflab.records.summary import Cause
 from perflab.tool_output.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8
-
-
-@dataclass(frozen=True)
-class Cause:
-    """A function whose own cost per iteration moved with the difference, and by how much."""
-
-    function: str
-    object: str
-    delta_per_iteration: float
-    share: float  # of the whole difference (variant - baseline)
-    unit: str
-    evidence: tuple[str, ...]
-    # a function that ran in the variant only in place of `function`, which ran in the
-    # baseline only: the delta is their net change
-    replaced_by: str = ""
-    baseline_per_iteration: float = 0.0
-    variant_per_iteration: float = 0.0
-
-    @property
-    def named(self) -> str:
-        if not self.replaced_by:
-            return self.function
-        return f"{self.function} → {self.replaced_by}"
-
-    @property
-    def words(self) -> str:
-        """The cause in the summary's paragraph."""
-        delta = signed(self.delta_per_iteration, self.unit)
-        if not self.replaced_by:
-            return f"{delta} {self.function}"
-        return (
-            f"{self.function} ({self.baseline_per_iteration:,.0f}) replaced by "
-            f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "function": self.function,
-            "object": self.object,
-            "delta_per_iteration": self.delta_per_iteration,
-            "share": self.share,
-            "unit": self.unit,
-            "evidence": list(self.evidence),
-        }
-        if self.replaced_by:
-            out["replaced_by"] = self.replaced_by
-            out["baseline_per_iteration"] = self.baseline_per_iteration
-            out["variant_per_iteration"] = self.variant_per_iteration
-        return out
 
 
 @dataclass(frozen=True)
@@ -94,13 +45,13 @@ def from_account(
         return Found(account.source, account.unit, difference, (), account.what)
     rows = [
         _Row(
-            part.delta,
-            readable(part.name),
-            part.obj,
-            (part.evidence, *claims.get(function_identity(part.name), [])),
-            part.presence,
-            part.before,
-            part.after,
+            delta=part.delta,
+            name=readable(part.name),
+            obj=part.obj,
+            evidence=(part.evidence, *claims.get(function_identity(part.name), [])),
+            presence=part.presence,
+            before=part.before,
+            after=part.after,
         )
         for part in account.parts
     ]
@@ -109,7 +60,7 @@ def from_account(
     return Found(account.source, account.unit, difference, causes, account.what)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Row:
     """One function's change per iteration, as a summary weighs it."""
 
@@ -157,13 +108,13 @@ def _with_replacements(
         obj = old.obj if old.obj == replacement.obj else f"{old.obj} → {replacement.obj}"
         out.append(
             _Row(
-                replacement.after - old.before,
-                old.name,
-                obj,
-                evidence,
-                Presence.BOTH,
-                old.before,
-                replacement.after,
+                delta=replacement.after - old.before,
+                name=old.name,
+                obj=obj,
+                evidence=evidence,
+                presence=Presence.BOTH,
+                before=old.before,
+                after=replacement.after,
                 replaced_by=replacement.name,
             )
         )
@@ -183,20 +134,16 @@ def _greedy(rows: Sequence[_Row], difference: float, unit: str) -> tuple[Cause, 
         share = row.delta / difference
         causes.append(
             Cause(
-                row.name,
-                row.obj,
-                row.delta,
-                share,
-                unit,
-                row.evidence,
-                row.replaced_by,
-                row.before if row.replaced_by else 0.0,
-                row.after if row.replaced_by else 0.0,
+                function=row.name,
+                object=row.obj,
+                delta_per_iteration=row.delta,
+                share=share,
+                unit=unit,
+                evidence=row.evidence,
+                replaced_by=row.replaced_by,
+                baseline_per_iteration=row.before if row.replaced_by else 0.0,
+                variant_per_iteration=row.after if row.replaced_by else 0.0,
             )
         )
         total += share
     return tuple(causes)
-
-
-def signed(value: float, unit: str) -> str:
-    return f"{value:+,.0f}" + (" ns" if unit == "ns" else "")

@@ -24,10 +24,9 @@ see is said in its own words (its descriptor's `blind_spot` and `reads_placement
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
-from perflab.analyse.causes import Cause, Found, from_account, signed
+from perflab.analyse.causes import Found, from_account
 from perflab.analyse.hidden_dispatch import counted_blind_spot, hidden_dispatches, width_lead
 from perflab.analyse.pair_claims import (
     claims_by_function,
@@ -41,45 +40,10 @@ from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
+from perflab.records.summary import Summary, signed
 
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
-
-
-@dataclass(frozen=True)
-class Summary:
-    benchmark: str
-    baseline: str
-    variant: str
-    text: str
-    causes: tuple[Cause, ...] = ()
-    source: str = ""  # the lens whose difference is accounted for
-    difference: float | None = None  # variant - baseline, per iteration
-    unit: str = ""
-    accounted: float | None = None  # the causes' share of the difference together
-    unchanged: tuple[str, ...] = ()  # what was checked and found the same
-    changed_not_run: tuple[str, ...] = ()  # changes in code that did not run: not causes
-    # what the CPU ran differently (profile, asm) where the counting lens's tool ran the same
-    # code in both (the name is the API's and the JSON's)
-    valgrind_ran_other_code: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "benchmark": self.benchmark,
-            "baseline": self.baseline,
-            "variant": self.variant,
-            "summary": {
-                "text": self.text,
-                "causes": [cause.to_json() for cause in self.causes],
-                "source": self.source,
-                "difference_per_iteration": self.difference,
-                "unit": self.unit,
-                "accounted_share": self.accounted,
-                "unchanged": list(self.unchanged),
-                "changed_not_run": list(self.changed_not_run),
-                "valgrind_ran_other_code": list(self.valgrind_ran_other_code),
-            },
-        }
 
 
 def summaries(comparisons: Sequence[Comparison]) -> tuple[Summary, ...]:
@@ -108,18 +72,18 @@ def summarise(
     hidden = [h.sentence for h in hidden_dispatches(comparisons)]
     found = _found(accounts, comparisons, hidden, time, facts)
     return Summary(
-        benchmark,
-        baseline,
-        variant,
-        width_lead(comparisons) + _text(found, time, facts),
-        found.causes,
-        found.source,
-        found.difference,
-        found.unit,
-        found.accounted,
-        facts.unchanged,
-        facts.changed_not_run,
-        tuple(hidden) if first_counted(comparisons) is not None else (),
+        benchmark=benchmark,
+        baseline=baseline,
+        variant=variant,
+        text=width_lead(comparisons) + _text(found, time, facts),
+        causes=found.causes,
+        source=found.source,
+        difference=found.difference,
+        unit=found.unit,
+        accounted=found.accounted,
+        unchanged=facts.unchanged,
+        changed_not_run=facts.changed_not_run,
+        valgrind_ran_other_code=tuple(hidden) if first_counted(comparisons) is not None else (),
     )
 
 

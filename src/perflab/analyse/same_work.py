@@ -323,7 +323,14 @@ def gate_disagreement(
         unseen = _beyond(decider, threshold) and other.verdict is Verdict.EQUIVALENT
         if opposite or unmoved or unseen:
             return LensDisagreement(
-                gate, decider.ratio, decider.verdict, other.metric, other.ratio,
-                other.ci_low, other.ci_high, other.verdict, decisive,
-            )  # fmt: skip
+                gate=gate,
+                gate_ratio=decider.ratio,
+                gate_verdict=decider.verdict,
+                other=other.metric,
+                other_ratio=other.ratio,
+                other_ci_low=other.ci_low,
+                other_ci_high=other.ci_high,
+                other_verdict=other.verdict,
+                decisive=decisive,
+            )
     return None

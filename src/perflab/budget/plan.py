@@ -40,7 +40,7 @@ class LensShare:
     cost: LensCost
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BudgetPlan:
     """How one benchmark's budget is split between its lenses."""
 
@@ -320,10 +320,26 @@ def plan_budget(
     fits = needed_s <= budget_s
     if not fits and strict and not probe.failed:
         plan = BudgetPlan(
-            budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s, waited_s
+            budget_s=budget_s,
+            probe=probe,
+            shares=tuple(shares),
+            fits=fits,
+            needed_s=needed_s,
+            after_s=after_s,
+            before_s=before_s,
+            waited_s=waited_s,
         )
         raise plan.refusal()
-    return BudgetPlan(budget_s, probe, tuple(shares), fits, needed_s, after_s, before_s, waited_s)
+    return BudgetPlan(
+        budget_s=budget_s,
+        probe=probe,
+        shares=tuple(shares),
+        fits=fits,
+        needed_s=needed_s,
+        after_s=after_s,
+        before_s=before_s,
+        waited_s=waited_s,
+    )
 
 
 def charge_once(*in_run_order: list[LensCost]) -> list[list[LensCost]]:

@@ -179,24 +179,39 @@ def _add_setting(
     if spec.kind is SettingKind.BOOLEAN and spec.value_setting is not None:
         # a switch with an optional value (--check-output [FILE]): True, or the value's text
         group.add_argument(
-            *spec.flags, dest=name, nargs="?", const=True, default=None, type=str,
-            metavar=spec.metavar, help=help_text,
-        )  # fmt: skip
+            *spec.flags,
+            dest=name,
+            nargs="?",
+            const=True,
+            default=None,
+            type=str,
+            metavar=spec.metavar,
+            help=help_text,
+        )
         return
     if spec.kind is SettingKind.BOOLEAN:
         # a switch sets the opposite of the default: --no-pin, --cache-sim
         default = setting_default(name)
         group.add_argument(
-            *spec.flags, dest=name, action="store_const", const=not default, default=None,
+            *spec.flags,
+            dest=name,
+            action="store_const",
+            const=not default,
+            default=None,
             help=help_text,
-        )  # fmt: skip
+        )
         return
     kind_type = _CLI_TYPES[spec.kind]
     if spec.repeat:
         group.add_argument(
-            *spec.flags, dest=name, action="append", type=kind_type, default=None,
-            metavar=spec.metavar, help=help_text,
-        )  # fmt: skip
+            *spec.flags,
+            dest=name,
+            action="append",
+            type=kind_type,
+            default=None,
+            metavar=spec.metavar,
+            help=help_text,
+        )
         return
     group.add_argument(*spec.flags, dest=name, type=kind_type, metavar=spec.metavar, help=help_text)
 

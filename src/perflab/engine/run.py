@@ -173,52 +173,98 @@ def _run_experiment(
     *,
     started_at_s: float | None,
 ) -> MeasuredRun:
-    runner = services.runner
-    cpu = None if claim is None else claim.cpu
-    check_paths(experiment, runner)
-    lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
-    preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
-    python = services.default_python or sys.executable
-    planner = BenchmarkPlanner(runner, python, cpu, recent=RecentProbes())
-    waited_s = 0.0 if claim is None else claim.waited_s
+    check_paths(experiment, services.runner)
     failures: list[_Failure] = []
     with contextlib.ExitStack() as stack:
-        # the probes run in the caches the measurements will use (removed when the run ends)
-        caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
-        plans = plans_before_run(experiment, planner, caches, started_at_s, waited_s)
-        writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
-        preparer = VariantPreparer(
-            runner,
-            repository=experiment.repository,
-            cache_dir=services.cache_dir,
-            build_timeout_s=experiment.settings.build_timeout_s,
-            working_tree_measured=measures_working_tree(experiment.variants),
-        )
-        stack.callback(preparer.close)
-        stack.enter_context(OrchestratorOffCpu(cpu))
-        # first to exit: what the run started is stopped before its caches are removed
-        stack.enter_context(_incomplete_on_error(writer))
-        _note_run_setup(writer, experiment, preflight_notes, claim, caches)
-        turns = None if cpu is None else cpu_lock.CpuTurns(cpu)
-        if turns is not None:
-            stack.callback(turns.close)
-            stack.callback(note_turns, writer, turns, needs_quiet_cpu(experiment))
-        context = LensContext(
-            experiment, runner, writer, services.progress, cpu, planner.default_python,
-            turns=turns, clock_ns=_in_ns(services.clock),
-        )  # fmt: skip
-        run = _Run(
-            experiment, lenses, context, writer, preparer, caches, planner, plans, services.clock
-        )
+        run = _open_run(stack, experiment, claim, store, services, started_at_s)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
+    writer = run.writer
     note_joiners(writer, claim, needs_quiet_cpu(experiment))
     status = RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE
     writer.finish(status, error="; ".join(_describe(f.error) for f in failures) or None)
     return MeasuredRun(writer.run_id, status, tuple(f.error for f in failures))
 
 
-@dataclass(frozen=True)
+def _open_run(
+    stack: contextlib.ExitStack,
+    experiment: Experiment,
+    claim: cpu_lock.CpuClaim | None,
+    store: RunRecorder,
+    services: _Services,
+    started_at_s: float | None,
+) -> _Run:
+    """What the run's benchmarks are measured with, set up in the order they depend on one
+    another; `stack` undoes each when the run ends, the last set up first."""
+    runner = services.runner
+    cpu = None if claim is None else claim.cpu
+    lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
+    preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
+    python = services.default_python or sys.executable
+    planner = BenchmarkPlanner(runner, python, cpu, recent=RecentProbes())
+    waited_s = 0.0 if claim is None else claim.waited_s
+    # the probes run in the caches the measurements will use (removed when the run ends)
+    caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
+    plans = plans_before_run(experiment, planner, caches, started_at_s, waited_s)
+    writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
+    preparer = _preparer(stack, experiment, services)
+    stack.enter_context(OrchestratorOffCpu(cpu))
+    # first to exit: what the run started is stopped before its caches are removed
+    stack.enter_context(_incomplete_on_error(writer))
+    _note_run_setup(writer, experiment, preflight_notes, claim, caches)
+    turns = _cpu_turns(stack, experiment, writer, cpu)
+    context = LensContext(
+        experiment=experiment,
+        runner=runner,
+        sink=writer,
+        progress=services.progress,
+        cpu=cpu,
+        default_python=planner.default_python,
+        turns=turns,
+        clock_ns=_in_ns(services.clock),
+    )
+    return _Run(
+        experiment=experiment,
+        lenses=lenses,
+        context=context,
+        writer=writer,
+        preparer=preparer,
+        caches=caches,
+        planner=planner,
+        plans=plans,
+        clock=services.clock,
+    )
+
+
+def _cpu_turns(
+    stack: contextlib.ExitStack, experiment: Experiment, writer: RunSink, cpu: int | None
+) -> cpu_lock.CpuTurns | None:
+    """Turns on the measuring CPU with other perflab runs on it (none when unpinned); closed
+    when the run ends, and what the turns cost noted."""
+    if cpu is None:
+        return None
+    turns = cpu_lock.CpuTurns(cpu)
+    stack.callback(turns.close)
+    stack.callback(note_turns, writer, turns, needs_quiet_cpu(experiment))
+    return turns
+
+
+def _preparer(
+    stack: contextlib.ExitStack, experiment: Experiment, services: _Services
+) -> VariantPreparer:
+    """What builds the variants (a git ref's checkout and build), closed when the run ends."""
+    preparer = VariantPreparer(
+        services.runner,
+        repository=experiment.repository,
+        cache_dir=services.cache_dir,
+        build_timeout_s=experiment.settings.build_timeout_s,
+        working_tree_measured=measures_working_tree(experiment.variants),
+    )
+    stack.callback(preparer.close)
+    return preparer
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Run:
     """What every benchmark of a run is measured with."""
 

@@ -171,11 +171,17 @@ def _bundle(runner: ProcessRunner, repository: str, commits: list[str]) -> bytes
             )
         bundle = os.path.join(scratch, "commits.bundle")
         _git_or_fail(
-            runner, borrowing, "bundle", "create", "--quiet", bundle, "--all",
+            runner,
+            borrowing,
+            "bundle",
+            "create",
+            "--quiet",
+            bundle,
+            "--all",
             doing=BUNDLING,
             hint="a shallow clone lacks the history a bundle carries: git fetch --unshallow, "
             "then run again",
-        )  # fmt: skip
+        )
         return Path(bundle).read_bytes()
 
 
@@ -303,10 +309,14 @@ def _add_bundle(runner: ProcessRunner, copy: Path, bundle: CommitBundle) -> None
     replace_file(file, bundle.data)
     try:
         _git_or_fail(
-            runner, copy, "bundle", "unbundle", str(file),
+            runner,
+            copy,
+            "bundle",
+            "unbundle",
+            str(file),
             doing=f"unpack the driver's bundle into {copy}",
             hint="the node's disk may be full; removing that folder makes it again",
-        )  # fmt: skip
+        )
     finally:
         file.unlink(missing_ok=True)
     missing = _missing(runner, copy, bundle)

@@ -23,9 +23,15 @@ SUBMODULE_TIMEOUT_S = 600.0
 def add_worktree(runner: ProcessRunner, clone: Path, scratch: Path, base: ResolvedRef) -> None:
     # the commit is the user's, read through the clone's alternates
     added = run_git(
-        runner, clone, "worktree", "add", "--detach", "--force", str(scratch),
+        runner,
+        clone,
+        "worktree",
+        "add",
+        "--detach",
+        "--force",
+        str(scratch),
         base.commit,
-    )  # fmt: skip
+    )
     if not added.ok:
         raise GitError(
             f"cannot check out {base.ref} ({base.short}) into a worktree",
@@ -87,9 +93,15 @@ def update_submodules(
     locks.hold(update, exclusive=True)
     try:
         done = run_git(
-            runner, scratch, "submodule", "update", "--init", "--recursive", "--quiet",
+            runner,
+            scratch,
+            "submodule",
+            "update",
+            "--init",
+            "--recursive",
+            "--quiet",
             timeout_s=SUBMODULE_TIMEOUT_S,
-        )  # fmt: skip
+        )
     finally:
         locks.release(update)
     if not done.ok:

@@ -52,8 +52,8 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
     remove_tree(folder)  # a clone missing its files is no clone: made again
     made = folder.with_name(f"{folder.name}.new-{uuid.uuid4().hex[:12]}")
     try:
-        done = run_git(runner, folder.parent, "init", "-q", "--bare",
-                       *_object_format(runner, repository), str(made))  # fmt: skip
+        init = ("init", "-q", "--bare", *_object_format(runner, repository), str(made))
+        done = run_git(runner, folder.parent, *init)
         if not done.ok:
             raise GitError(
                 f"cannot make perflab's clone of {repository} at {folder}",
@@ -119,8 +119,7 @@ def _update(runner: ProcessRunner, repository: str, objects: Path, clone: Path) 
 
 def refs_of(runner: ProcessRunner, where: str | Path, *patterns: str) -> dict[str, str]:
     """Ref name -> object id of the repository at `where` (those under `patterns`, else all)."""
-    listed = run_git(runner, where, "for-each-ref", "--format=%(objectname) %(refname)",
-                     *patterns)  # fmt: skip
+    listed = run_git(runner, where, "for-each-ref", "--format=%(objectname) %(refname)", *patterns)
     refs = {}
     for line in listed.stdout.splitlines():
         value, _, name = line.partition(" ")
@@ -134,8 +133,9 @@ def _update_refs(runner: ProcessRunner, repository: str, clone: Path) -> None:
     the user's: nothing is fetched)."""
     wanted = refs_of(runner, repository, *MIRRORED_REFS)
     held = refs_of(runner, clone, *MIRRORED_REFS)
-    commands = [f"update {name} {value}\n" for name, value in wanted.items()
-                if held.get(name) != value]  # fmt: skip
+    commands = [
+        f"update {name} {value}\n" for name, value in wanted.items() if held.get(name) != value
+    ]
     commands += [f"delete {name}\n" for name in held if name not in wanted]
     if not commands:
         return
@@ -168,8 +168,7 @@ def _update_config(runner: ProcessRunner, repository: str, clone: Path) -> None:
 
 def _mirrored_config(runner: ProcessRunner, where: str | Path, *scope: str) -> dict[str, str]:
     """The settings the clone takes from the user's repository, as one config file holds them."""
-    listed = run_git(runner, where, "config", *scope, "--null", "--get-regexp",
-                     MIRRORED_CONFIG)  # fmt: skip
+    listed = run_git(runner, where, "config", *scope, "--null", "--get-regexp", MIRRORED_CONFIG)
     settings = {}
     for item in listed.stdout.split("\0"):
         name, _, value = item.partition("\n")

@@ -186,15 +186,15 @@ def range_commits(
                 hint="fetch the whole history (git fetch --unshallow) and run again",
             )
         raise _not_the_parent(start, end, text, follow=follow)
-    merges: tuple[str, ...] = ()
-    if follow:
-        merges = tuple(
-            run_git(
-                runner, repository, "rev-list", "--merges", "--first-parent",
-                f"{base.commit}..{tip.commit}",
-            ).stdout.split()
-        )  # fmt: skip
+    span = f"{base.commit}..{tip.commit}"
+    merges = _merges_on_line(runner, repository, span) if follow else ()
     return RangeCommits(base=base, commits=commits, first_parent=follow, merges=merges)
+
+
+def _merges_on_line(runner: ProcessRunner, repository: str, span: str) -> tuple[str, ...]:
+    """The merges on the range's first-parent line: each is one step, all it merged together."""
+    found = run_git(runner, repository, "rev-list", "--merges", "--first-parent", span)
+    return tuple(found.stdout.split())
 
 
 def _not_the_parent(start: str, end: str, text: str, *, follow: bool) -> ConfigError:

@@ -230,6 +230,12 @@ def _adopted_by() -> int | None:
     return os.getpid() if _subreaper else None
 
 
+def _not_started(spec: LaunchSpec, error: OSError, start_ns: int) -> Completed:
+    """A program that cannot start ends as a shell says: 127 not found, 126 not executable."""
+    status = 127 if isinstance(error, FileNotFoundError) else 126
+    return Completed(spec.argv, status, "", str(error), time.perf_counter_ns() - start_ns)
+
+
 class SubprocessRunner:
     """The real runner: every process it starts is contained (above)."""
 
@@ -249,10 +255,8 @@ class SubprocessRunner:
                 preexec_fn=_child_setup(spec),
                 start_new_session=True,
             )
-        except FileNotFoundError as error:
-            return Completed(spec.argv, 127, "", str(error), time.perf_counter_ns() - start_ns)
-        except PermissionError as error:
-            return Completed(spec.argv, 126, "", str(error), time.perf_counter_ns() - start_ns)
+        except (FileNotFoundError, PermissionError) as error:
+            return _not_started(spec, error, start_ns)
         # its pipes are read here, as bytes: PopenProcess only stops it and what it left
         process = PopenProcess(cast("subprocess.Popen[str]", proc), token)
         streams = _Streams(proc, stdin_text)
@@ -261,9 +265,13 @@ class SubprocessRunner:
                 process.kill()
                 stdout, stderr = streams.finish()
                 return Completed(
-                    spec.argv, None, stdout, stderr, time.perf_counter_ns() - start_ns,
+                    spec.argv,
+                    None,
+                    stdout,
+                    stderr,
+                    time.perf_counter_ns() - start_ns,
                     timed_out=True,
-                )  # fmt: skip
+                )
         except BaseException:
             process.kill()
             streams.finish()
@@ -273,9 +281,13 @@ class SubprocessRunner:
         left = process.stop_leftovers(orphans=True)
         stdout, stderr = streams.finish()
         return Completed(
-            spec.argv, proc.returncode, stdout, stderr, time.perf_counter_ns() - start_ns,
+            spec.argv,
+            proc.returncode,
+            stdout,
+            stderr,
+            time.perf_counter_ns() - start_ns,
             left=left,
-        )  # fmt: skip
+        )
 
     def spawn(self, spec: LaunchSpec, *, pass_fds: Sequence[int] = ()) -> LiveProcess:
         token = _new_token()
@@ -664,9 +676,13 @@ class FakeRunner:
             if pattern.search(command):
                 if isinstance(reply, Completed):
                     return Completed(
-                        spec.argv, reply.returncode, reply.stdout, reply.stderr, reply.wall_ns,
+                        spec.argv,
+                        reply.returncode,
+                        reply.stdout,
+                        reply.stderr,
+                        reply.wall_ns,
                         reply.timed_out,
-                    )  # fmt: skip
+                    )
                 return reply(spec, stdin_text)
         raise AssertionError(f"FakeRunner: no script runs {command!r}")
 

@@ -32,7 +32,7 @@ def command_argv(command: str, *, shell: str = "auto") -> tuple[str, ...]:
     return words
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CommandRun:
     wall_ns: int
     returncode: int | None

@@ -104,13 +104,19 @@ def _gbench_source(given: BenchmarkSources, around: Conditions) -> Experiment | 
     implied = {} if "shell" in around.changes else {"shell": "none"}
     settings = settings_with(Settings(), **around.changes, **implied)
     suite_found = gbench_suite(
-        str(given.gbench), listing, around.runner, pattern=given.gbench_filter,
+        str(given.gbench),
+        listing,
+        around.runner,
+        pattern=given.gbench_filter,
         shell=settings.shell,
-    )  # fmt: skip
+    )
     return _suite_experiment(
-        checked, suite_found.benchmarks, around,
-        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)), implied=implied,
-    )  # fmt: skip
+        checked,
+        suite_found.benchmarks,
+        around,
+        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)),
+        implied=implied,
+    )
 
 
 def _asv_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:

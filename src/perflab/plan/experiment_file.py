@@ -190,10 +190,11 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
     if "apply" in raw:
         changes = raw["apply"] if isinstance(raw["apply"], list) else [raw["apply"]]
         fields["apply"] = tuple(
-            str(base_dir / str(c)) if base_dir is not None and (base_dir / str(c)).is_file()
+            str(base_dir / str(c))
+            if base_dir is not None and (base_dir / str(c)).is_file()
             else str(c)
             for c in changes
-        )  # fmt: skip
+        )
     if base_dir is not None and "git" not in fields:  # with git=, paths are in the checkout
         # paths in a file are relative to the file, wherever perflab is started from
         if "cwd" in fields and not Path(fields["cwd"]).is_absolute():

@@ -92,8 +92,11 @@ def select(listings: Sequence[tuple[str, Sequence[str]]], program: str) -> Gbenc
         for name in listed:
             names.setdefault(name, []).append(who)
     everywhere = [name for name, where in names.items() if len(where) == len(listings)]
-    partial = [f"{name} (only {', '.join(where)})" for name, where in names.items()
-               if len(where) < len(listings)]  # fmt: skip
+    partial = [
+        f"{name} (only {', '.join(where)})"
+        for name, where in names.items()
+        if len(where) < len(listings)
+    ]
     notes = []
     if partial:
         notes.append(

@@ -31,6 +31,7 @@ _OUTPUT_LINES = 15  # of pytest's output, shown when it could not list
 _PYTEST_OPTIONS = (
     "-p", "no:cacheprovider", "-p", "no:benchmark", "-p", "no:codspeed", "-p", PLUGIN,
 )  # fmt: skip
+_COLLECT = ("-m", "pytest", "--collect-only", "-q", *_PYTEST_OPTIONS)  # list, run nothing
 # pytest's exit statuses the listing can end with and still have listed: tests found (0), some
 # files failed to collect (2: those become benchmarks that fail with pytest's report), none (5)
 _LISTED = (0, 2, 5)
@@ -111,15 +112,12 @@ def _listed(
         env[LIST_ENV] = str(listing)
         completed = runner.run(
             LaunchSpec(
-                argv=(
-                    interpreter, "-m", "pytest", "--collect-only", "-q", *_PYTEST_OPTIONS,
-                    *selection, path,
-                ),
+                argv=(interpreter, *_COLLECT, *selection, path),
                 env=env,
                 cwd=variant.cwd,
             ),
             timeout_s=LIST_TIMEOUT_S,
-        )  # fmt: skip
+        )
         _check_listed(completed, variant, interpreter, path)
         return parse_listing(listing.read_text()) if listing.exists() else []
 

@@ -66,10 +66,21 @@ class RunFigures:
 
     def to_json(self) -> dict[str, Any]:
         rows = [
-            [c.benchmark, str(c.metric), c.baseline, c.variant, c.ratio, c.ci_low, c.ci_high,
-             str(c.verdict), c.baseline_value, c.variant_value, c.unit]
+            [
+                c.benchmark,
+                str(c.metric),
+                c.baseline,
+                c.variant,
+                c.ratio,
+                c.ci_low,
+                c.ci_high,
+                str(c.verdict),
+                c.baseline_value,
+                c.variant_value,
+                c.unit,
+            ]
             for c in self.comparisons
-        ]  # fmt: skip
+        ]
         return {
             "format": FIGURES_FORMAT,
             "run_id": self.run_id,
@@ -82,10 +93,21 @@ class RunFigures:
     def from_json(cls, data: Mapping[str, Any]) -> RunFigures:
         """Raises KeyError, TypeError or ValueError on figures of another layout."""
         comparisons = tuple(
-            Comparison(str(b), Metric(m), str(base), str(v), float(r), float(lo), float(hi),
-                       Verdict(verdict), float(bv), float(vv), str(unit))
+            Comparison(
+                benchmark=str(b),
+                metric=Metric(m),
+                baseline=str(base),
+                variant=str(v),
+                ratio=float(r),
+                ci_low=float(lo),
+                ci_high=float(hi),
+                verdict=Verdict(verdict),
+                baseline_value=float(bv),
+                variant_value=float(vv),
+                unit=str(unit),
+            )
             for b, m, base, v, r, lo, hi, verdict, bv, vv, unit in data["comparisons"]
-        )  # fmt: skip
+        )
         return cls(
             int(data["run_id"]), str(data["fingerprint"]), comparisons, Place(**data["place"])
         )
@@ -93,11 +115,22 @@ class RunFigures:
 
 def figures_of(comparisons: Sequence[Comparison], run: StoredRun, fingerprint: str) -> RunFigures:
     kept = tuple(
-        Comparison(c.benchmark, c.metric, c.baseline, c.variant, c.ratio, c.ci_low, c.ci_high,
-                   c.verdict, c.baseline_value, c.variant_value, c.unit)
+        Comparison(
+            benchmark=c.benchmark,
+            metric=c.metric,
+            baseline=c.baseline,
+            variant=c.variant,
+            ratio=c.ratio,
+            ci_low=c.ci_low,
+            ci_high=c.ci_high,
+            verdict=c.verdict,
+            baseline_value=c.baseline_value,
+            variant_value=c.variant_value,
+            unit=c.unit,
+        )
         for c in comparisons
         if c.event is None
-    )  # fmt: skip
+    )
     return RunFigures(run.run_id, fingerprint, kept, first_place(run))
 
 

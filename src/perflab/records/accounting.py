@@ -26,7 +26,7 @@ class Presence(enum.StrEnum):
             return cls.BOTH
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FunctionPart:
     """One function's own cost per iteration on each side, as the lens measured it."""
 

@@ -31,7 +31,7 @@ class Claim(enum.StrEnum):
 REPLACING: tuple[Claim, ...] = (Claim.DISPATCH_CHANGED, Claim.CALLEE_CHANGED)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Replacement:
     """One function ran in place of another: a replacing claim's `from` and `to`."""
 
@@ -61,7 +61,7 @@ class Diagnosis:
         old, new = self.detail.get("from"), self.detail.get("to")
         if self.claim not in REPLACING or not old or not new:
             return None
-        return Replacement(str(old), str(new))
+        return Replacement(old=str(old), new=str(new))
 
     @property
     def vector_widths(self) -> VectorWidths | None:

@@ -148,7 +148,7 @@ class FlameFigure:
     explanation: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WaterfallBar:
     """One bar of a waterfall, on the axis of the running product of ratios: from `start` to
     `end`, its CI as a whisker from `ci_low` to `ci_high`, labelled with its own `ratio`."""
@@ -194,7 +194,7 @@ class TrendMark:
     href: str = ""  # the report of its direct comparison
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrendFigure:
     """A value per commit along a line of history (a line through the measured commits; the
     skipped ones leave a gap on the axis) and its change points."""

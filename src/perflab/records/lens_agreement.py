@@ -9,7 +9,7 @@ from typing import Any
 from perflab.records.kinds import Metric, Verdict
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LensDisagreement:
     """The deciding lens's comparison of a pair and another lens's that disagrees with it: one
     says more, the other less; or one moved beyond the threshold while the other saw no change."""

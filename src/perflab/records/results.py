@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Comparison, Experiment, Measurement, Note, Sample
-
-if TYPE_CHECKING:  # the summary is made by analysis (engine layer); records only carry it
-    from perflab.analyse.explanation import Summary
+from perflab.records.summary import Summary
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class RunResult:
     measurements: tuple[Measurement, ...] = ()
     stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
     interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
-    # one paragraph per compared pair joining the lenses (perflab.analyse.explanation)
+    # one paragraph per compared pair joining the lenses (made by perflab.analyse.explanation)
     summaries: tuple[Summary, ...] = ()
 
     def raise_on_failure(self) -> RunResult:

@@ -128,12 +128,19 @@ class SeriesStep:
     def unconfirmed(self, run_id: int | None) -> HistoryChange:
         """The change as the series alone shows it: no direct comparison says anything."""
         return HistoryChange(
-            self.index, self.before, self.after, self.series_ratio, None, None, None, False,
-            run_id,
-        )  # fmt: skip
+            index=self.index,
+            before=self.before,
+            after=self.after,
+            series_ratio=self.series_ratio,
+            ratio=None,
+            ci_low=None,
+            ci_high=None,
+            confirmed=False,
+            run_id=run_id,
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HistoryChange:
     """A change point of the series, and the direct comparison of the commits either side."""
 

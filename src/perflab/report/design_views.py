@@ -130,7 +130,15 @@ def _bar(
 ) -> WaterfallBar:
     """A bar for a ratio and its CI, scaled to begin at `start` on the running product."""
     low, high = ci
-    return WaterfallBar(label, start, start * ratio, start * low, start * high, ratio, style)
+    return WaterfallBar(
+        label=label,
+        start=start,
+        end=start * ratio,
+        ci_low=start * low,
+        ci_high=start * high,
+        ratio=ratio,
+        style=style,
+    )
 
 
 def waterfall(summary: StackSummary, *, band: float) -> WaterfallFigure:

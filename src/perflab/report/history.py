@@ -147,11 +147,14 @@ def suite_history_html(
         f"history of a suite: {found.range_text}, {found.metric} per iteration",
         (
             Paragraph(suite_history_headline(found), Style.EMPHASIS),
-            DocTable(("benchmark", "change points", "commits not measured"), tuple(rows),
-                     numeric=(False, True, True)),
+            DocTable(
+                ("benchmark", "change points", "commits not measured"),
+                tuple(rows),
+                numeric=(False, True, True),
+            ),
         ),
         key="suite",
-    )  # fmt: skip
+    )
     return render_page(f"perflab history {found.range_text}", (front, *parts))
 
 

@@ -340,13 +340,13 @@ def trend_figure(
         f"{result.range_text}, {len(marks)} change point(s)"
     )
     return TrendFigure(
-        "trend",
-        points,
-        len(result.points),
-        marks,
-        unit,
-        summary,
-        TREND_EXPLANATION + (MARKS_EXPLANATION if marks else ""),
+        title="trend",
+        points=points,
+        positions=len(result.points),
+        marks=marks,
+        unit=unit,
+        summary=summary,
+        explanation=TREND_EXPLANATION + (MARKS_EXPLANATION if marks else ""),
         axis_labels=axis_labels,
     )
 

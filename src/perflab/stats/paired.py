@@ -52,7 +52,7 @@ class SampleGroups:
 BY_GENERATION = SampleGroups()  # a group per generation, each its own unit
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RatioEstimate:
     """variant/baseline with a confidence interval. CI bounds are inf/0 when not estimable."""
 
@@ -245,10 +245,26 @@ def estimate_ratio(
     units are the groups (their medians), or what `units` maps them to (see `unit_means`)."""
     means = list(unit_means(pairs, units).values())
     if not means:
-        return RatioEstimate(math.nan, 0.0, math.inf, 0, 0, math.nan, confidence)
+        return RatioEstimate(
+            ratio=math.nan,
+            ci_low=0.0,
+            ci_high=math.inf,
+            n_groups=0,
+            n_pairs=0,
+            between_group_sd=math.nan,
+            confidence=confidence,
+        )
     centre = float(np.mean(means))
     if len(means) < 2:
-        return RatioEstimate(math.exp(centre), 0.0, math.inf, 1, len(pairs), math.nan, confidence)
+        return RatioEstimate(
+            ratio=math.exp(centre),
+            ci_low=0.0,
+            ci_high=math.inf,
+            n_groups=1,
+            n_pairs=len(pairs),
+            between_group_sd=math.nan,
+            confidence=confidence,
+        )
     sd = float(np.std(means, ddof=1))
     t_quantile = student_t_quantile(0.5 + confidence / 2, df=len(means) - 1)
     half = t_quantile * sd / math.sqrt(len(means))

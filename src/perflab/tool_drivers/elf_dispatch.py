@@ -45,7 +45,7 @@ class Ifunc:
     targets: tuple[str, ...]  # functions whose address the resolver's code takes, sorted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SharedResolver:
     """Two functions, each in its own object, that are targets of an IFUNC of the same name:
     one call site whose resolver picked another version."""
@@ -95,7 +95,15 @@ def shared_resolver(
             continue
         for after in new_ifuncs:
             if after.name == before.name and new in after.targets:
-                return SharedResolver(before.name, old, new, old_object, new_object, before, after)
+                return SharedResolver(
+                    ifunc=before.name,
+                    old=old,
+                    new=new,
+                    old_object=old_object,
+                    new_object=new_object,
+                    old_resolver=before,
+                    new_resolver=after,
+                )
     return None
 
 

@@ -356,7 +356,7 @@ class PassThrough:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DispatchChange:
     """A kernel that ran in the baseline only and another that ran in the variant only, called
     from the same caller on most of their stacks: one call site, another target (a dispatch

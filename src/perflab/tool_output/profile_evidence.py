@@ -215,17 +215,17 @@ def _pairs_under_callers(
             news.remove((new_entry, new_n))
             changes.append(
                 DispatchChange(
-                    old.name,
-                    new_entry.name,
-                    caller,
-                    old.object,
-                    new_entry.object,
-                    old.samples,
-                    new_entry.samples,
-                    old_n,
-                    new_n,
-                    old.total,
-                    new_entry.total,
+                    old=old.name,
+                    new=new_entry.name,
+                    caller=caller,
+                    old_object=old.object,
+                    new_object=new_entry.object,
+                    old_samples=old.samples,
+                    new_samples=new_entry.samples,
+                    old_from_caller=old_n,
+                    new_from_caller=new_n,
+                    baseline_total=old.total,
+                    variant_total=new_entry.total,
                 )
             )
     return changes
@@ -259,17 +259,17 @@ def _pairs_past_unwinding(
             used |= {old.name, new_entry.name}
             changes.append(
                 DispatchChange(
-                    old.name,
-                    new_entry.name,
-                    site,
-                    old.object,
-                    new_entry.object,
-                    old.samples,
-                    new_entry.samples,
-                    old_n if known_old else 0,
-                    new_n if known_new else 0,
-                    old.total,
-                    new_entry.total,
+                    old=old.name,
+                    new=new_entry.name,
+                    caller=site,
+                    old_object=old.object,
+                    new_object=new_entry.object,
+                    old_samples=old.samples,
+                    new_samples=new_entry.samples,
+                    old_from_caller=old_n if known_old else 0,
+                    new_from_caller=new_n if known_new else 0,
+                    baseline_total=old.total,
+                    variant_total=new_entry.total,
                     unwound="variant" if known_old else "baseline",
                 )
             )

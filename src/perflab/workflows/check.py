@@ -129,7 +129,7 @@ def check(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Change:
     """What a check measures: `head` (with the working tree's `uncommitted` patch applied)
     against `compared`, the merge base of `base` and `head` or `base` itself."""
@@ -172,7 +172,15 @@ def _change(
     uncommitted = _uncommitted(runner, repo) if head is None else ""
     if compared.commit == head_commit.commit and not uncommitted:
         raise _no_change(head_ref, compared)
-    return _Change(repo, base_ref, base_commit, head_ref, head_commit, compared, uncommitted)
+    return _Change(
+        repo=repo,
+        base_ref=base_ref,
+        base=base_commit,
+        head_ref=head_ref,
+        head=head_commit,
+        compared=compared,
+        uncommitted=uncommitted,
+    )
 
 
 def regressed_benchmarks(result: RunResult, metric: Metric, threshold: float) -> tuple[str, ...]:

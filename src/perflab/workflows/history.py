@@ -361,8 +361,10 @@ def _history_changes(
         )
         reused = stored is not None
         if stored is None:
-            variants = [Variant(name="before", git=before.commit),
-                        Variant(name="after", git=after.commit)]  # fmt: skip
+            variants = [
+                Variant(name="before", git=before.commit),
+                Variant(name="after", git=after.commit),
+            ]
             benchmark = plan.benchmark
             result = benchmark.run(benchmark.experiment(variants, metrics=metrics), plan.repo)
             stored = StoredPair(result, "before", "after")
@@ -396,6 +398,15 @@ def confirmed_change(
     limit = 1.0 + threshold
     confirmed = (c.ci_low > limit) if step.series_ratio > 1 else (c.ci_high < 1.0 / limit)
     return HistoryChange(
-        step.index, step.before, step.after, step.series_ratio, c.ratio, c.ci_low, c.ci_high,
-        confirmed, result.run_id, result=result, disagreement=disagreement,
-    )  # fmt: skip
+        index=step.index,
+        before=step.before,
+        after=step.after,
+        series_ratio=step.series_ratio,
+        ratio=c.ratio,
+        ci_low=c.ci_low,
+        ci_high=c.ci_high,
+        confirmed=confirmed,
+        run_id=result.run_id,
+        result=result,
+        disagreement=disagreement,
+    )

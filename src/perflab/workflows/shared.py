@@ -55,8 +55,11 @@ class Suite:
 
     def filter_flags(self) -> tuple[str, ...]:
         """The suite's filter as the command line gives it (-k, --bench, --filter)."""
-        given = (("-k", self.pytest_filter), ("--bench", self.asv_filter),
-                 ("--filter", self.gbench_filter))  # fmt: skip
+        given = (
+            ("-k", self.pytest_filter),
+            ("--bench", self.asv_filter),
+            ("--filter", self.gbench_filter),
+        )
         return tuple(word for flag, value in given if value is not None for word in (flag, value))
 
     def selecting(self, name: str, listed: Sequence[str]) -> Suite | None:

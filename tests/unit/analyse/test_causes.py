@@ -4,7 +4,7 @@ beside each, and a function one build ran in place of another joined into one ca
 
 from __future__ import annotations
 
-from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Cause, Found, from_account
+from perflab.analyse.causes import ACCOUNTED_TARGET, MAX_CAUSES, Found, from_account
 from perflab.analyse.pair_claims import dispatched_pairs
 from perflab.records.accounting import Accounting, FunctionPart, Presence
 from perflab.records.kinds import Metric, Verdict
@@ -17,21 +17,28 @@ def part(
     name: str, before: float, after: float, presence: Presence = Presence.BOTH
 ) -> FunctionPart:
     return FunctionPart(
-        name,
-        "prog",
-        before,
-        after,
-        presence,
-        f"callgrind: {name} {before} → {after}",
-        after - before,
+        name=name,
+        obj="prog",
+        before=before,
+        after=after,
+        presence=presence,
+        evidence=f"callgrind: {name} {before} → {after}",
+        delta=after - before,
     )
 
 
 def account(before: float, after: float, *parts: FunctionPart, settled: bool = False) -> Accounting:
     return Accounting(
-        "instructions", "instructions", "self instructions", "callgrind", before, after,
-        "fewer instructions", parts=parts, settled=settled,
-    )  # fmt: skip
+        source="instructions",
+        unit="instructions",
+        amount="self instructions",
+        tool="callgrind",
+        before=before,
+        after=after,
+        what="fewer instructions",
+        parts=parts,
+        settled=settled,
+    )
 
 
 def test_identical_code_has_no_causes() -> None:
@@ -79,13 +86,30 @@ def test_each_cause_carries_every_lens_claim_about_its_function_clones_folded() 
 def test_a_dispatch_change_joins_the_gone_and_the_new_function_into_one_cause() -> None:
     # the CPU ran the AVX2 copy in place of the SSE2 one: one cause of their net change
     asm = Comparison(
-        "b", Metric.ASM, "a", "b", 0.8, 0.8, 0.8, Verdict.FASTER, 1, 1, "x",
-        details=_Raw({"diagnoses": [{
-            "claim": "dispatch_changed", "function": "memcpy_sse2",
-            "evidence": ["perf: 40 of 100 samples"],
-            "detail": {"from": "memcpy_sse2", "to": "memcpy_avx2"},
-        }]}),
-    )  # fmt: skip
+        benchmark="b",
+        metric=Metric.ASM,
+        baseline="a",
+        variant="b",
+        ratio=0.8,
+        ci_low=0.8,
+        ci_high=0.8,
+        verdict=Verdict.FASTER,
+        baseline_value=1,
+        variant_value=1,
+        unit="x",
+        details=_Raw(
+            {
+                "diagnoses": [
+                    {
+                        "claim": "dispatch_changed",
+                        "function": "memcpy_sse2",
+                        "evidence": ["perf: 40 of 100 samples"],
+                        "detail": {"from": "memcpy_sse2", "to": "memcpy_avx2"},
+                    }
+                ]
+            }
+        ),
+    )
     acc = account(
         1000, 800,
         part("memcpy_sse2", 300, 0, Presence.BASELINE_ONLY),
@@ -130,12 +154,6 @@ def test_functions_that_came_and_went_are_never_paired_by_size_alone() -> None:
     causes = from_account(acc, {}, {}).causes
     assert [c.function for c in causes] == ["PyFunction_NewWithQualName"]
     assert not causes[0].replaced_by
-
-
-def test_a_cause_in_words_is_signed_and_nanoseconds_say_so() -> None:
-    cause = Cause("f", "prog", 1234.4, 0.5, "ns", ())
-    assert cause.words == "+1,234 ns f"
-    assert Cause("f", "prog", -7.0, 0.5, "instructions", ()).words == "-7 f"
 
 
 class _Raw:

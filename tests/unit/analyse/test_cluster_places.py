@@ -103,7 +103,16 @@ def test_a_history_across_nodes_names_them_and_compares_normalised_times(tmp_pat
     assert [p.value for p in placed] == [400.0, 100.0, None]  # as measured, kept
     assert placed[0].to_json()["node"] == "beta node bbbbbbbb"
     assert placed[0].to_json()["normalised_value"] == 200.0
-    result = HistoryResult("c1..c3", Metric.TIME, 0.02, placed, (), 1, 1.0, notes=(note,))
+    result = HistoryResult(
+        range_text="c1..c3",
+        metric=Metric.TIME,
+        threshold=0.02,
+        points=placed,
+        changes=(),
+        measured_now=1,
+        seconds=1.0,
+        notes=(note,),
+    )
     console = Console(record=True, width=200)
     render_history(result, console)
     text = console.export_text()

@@ -8,7 +8,19 @@ from perflab.records.model import Comparison, Severity
 
 
 def _c(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict) -> Comparison:
-    return Comparison("torch.add", metric, "A", "B", ratio, low, high, verdict, 1.0, ratio, "ns")
+    return Comparison(
+        benchmark="torch.add",
+        metric=metric,
+        baseline="A",
+        variant="B",
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict,
+        baseline_value=1.0,
+        variant_value=ratio,
+        unit="ns",
+    )
 
 
 def test_a_torch_op_faster_while_the_statement_is_slower_is_said_with_both_figures() -> None:

@@ -35,8 +35,20 @@ def comparison(
 ) -> Comparison:  # fmt: skip
     ratio = after / before
     low, high = ci or (ratio, ratio)
-    return Comparison("b", metric, "py311", "py312", ratio, low, high, verdict, before, after,
-                      "x", details=Raw(data))  # fmt: skip
+    return Comparison(
+        benchmark="b",
+        metric=metric,
+        baseline="py311",
+        variant="py312",
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict,
+        baseline_value=before,
+        variant_value=after,
+        unit="x",
+        details=Raw(data),
+    )
 
 
 def instructions(
@@ -166,8 +178,15 @@ def test_the_instructions_row_valgrind_ran_says_what_the_cpu_ran() -> None:
     from perflab.records.settings import Settings
     from perflab.tool_output.callgrind import FunctionId
 
-    kernel = FunctionDelta(FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"), "",
-                           8077930.0, 8077930.0, 8077930.0, 8077930.0, Presence.BOTH)  # fmt: skip
+    kernel = FunctionDelta(
+        function=FunctionId("dgemm_kernel_HASWELL", "libopenblas.so"),
+        file="",
+        baseline_self=8077930.0,
+        variant_self=8077930.0,
+        baseline_inclusive=8077930.0,
+        variant_inclusive=8077930.0,
+        presence=Presence.BOTH,
+    )
     other = replace(kernel, function=FunctionId("dgemm_beta_HASWELL", "libopenblas.so"))
     details = InstructionsDetails(8776870.0, 8776863.0, (other, kernel), (), max_functions=1)
     counted = replace(instructions([], 8776870.0, 8776863.0), details=details)

@@ -36,9 +36,20 @@ def comparison(
 ) -> Comparison:
     details = Raw({"diagnoses": diagnoses}) if diagnoses is not None else None
     return Comparison(
-        "b", metric, "a", "b", 0.9, 0.88, 0.92, Verdict.FASTER, 10.0, 9.0, "x",
-        event=event, details=details,
-    )  # fmt: skip
+        benchmark="b",
+        metric=metric,
+        baseline="a",
+        variant="b",
+        ratio=0.9,
+        ci_low=0.88,
+        ci_high=0.92,
+        verdict=Verdict.FASTER,
+        baseline_value=10.0,
+        variant_value=9.0,
+        unit="x",
+        event=event,
+        details=details,
+    )
 
 
 def dispatch(old: str, new: str, evidence: str = "") -> dict[str, Any]:

@@ -44,7 +44,13 @@ def _function(name: str, base: float, other: float) -> FunctionDelta:
     if not base:
         presence = Presence.VARIANT_ONLY
     return FunctionDelta(
-        FunctionId(name, "libpython3.11.so.1.0"), "", base, other, base, other, presence
+        function=FunctionId(name, "libpython3.11.so.1.0"),
+        file="",
+        baseline_self=base,
+        variant_self=other,
+        baseline_inclusive=base,
+        variant_inclusive=other,
+        presence=presence,
     )
 
 
@@ -76,34 +82,34 @@ def _instructions(
     )
     ratio = other[0] / base[0]
     return Comparison(
-        BENCH,
-        Metric.INSTRUCTIONS,
-        "a",
-        variant,
-        ratio,
-        ratio,
-        ratio,
-        verdict,
-        base[0],
-        other[0],
-        "instructions",
+        benchmark=BENCH,
+        metric=Metric.INSTRUCTIONS,
+        baseline="a",
+        variant=variant,
+        ratio=ratio,
+        ci_low=ratio,
+        ci_high=ratio,
+        verdict=verdict,
+        baseline_value=base[0],
+        variant_value=other[0],
+        unit="instructions",
         details=details,
     )
 
 
 def _time(verdict: Verdict, ratio: float, variant: str = "b") -> Comparison:
     return Comparison(
-        BENCH,
-        Metric.TIME,
-        "a",
-        variant,
-        ratio,
-        ratio * 0.99,
-        ratio * 1.01,
-        verdict,
-        1000.0,
-        1000.0 * ratio,
-        "ns",
+        benchmark=BENCH,
+        metric=Metric.TIME,
+        baseline="a",
+        variant=variant,
+        ratio=ratio,
+        ci_low=ratio * 0.99,
+        ci_high=ratio * 1.01,
+        verdict=verdict,
+        baseline_value=1000.0,
+        variant_value=1000.0 * ratio,
+        unit="ns",
     )
 
 

@@ -95,8 +95,19 @@ def test_bad_thresholds(text: str, message: str) -> None:
 
 def _compared(ratio: float, low: float, high: float) -> Comparison:
     verdict = Verdict.SLOWER if low > 1 else Verdict.FASTER if high < 1 else Verdict.EQUIVALENT
-    return Comparison("b", Metric.INSTRUCTIONS, "good", "c", ratio, low, high, verdict,
-                      100.0, 100.0 * ratio, "instructions")  # fmt: skip
+    return Comparison(
+        benchmark="b",
+        metric=Metric.INSTRUCTIONS,
+        baseline="good",
+        variant="c",
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict,
+        baseline_value=100.0,
+        variant_value=100.0 * ratio,
+        unit="instructions",
+    )
 
 
 @pytest.mark.parametrize(

@@ -105,7 +105,16 @@ def test_the_time_lens_measures_a_failing_command_with_ignore_failure_and_says_s
     from perflab.measure.commands import CommandRun
 
     def run(returncode: int | None, timed_out: bool = False) -> CommandRun:
-        return CommandRun(1000, returncode, timed_out, 0, 0, 0, None, "")
+        return CommandRun(
+            wall_ns=1000,
+            returncode=returncode,
+            timed_out=timed_out,
+            user_ns=0,
+            sys_ns=0,
+            maxrss_kb=0,
+            cpu=None,
+            stderr_tail="",
+        )
 
     session = _CommandSession.__new__(_CommandSession)
     session.settings = Settings(ignore_failure=True)
@@ -127,9 +136,22 @@ def test_one_run_is_shown_without_an_interval() -> None:
 
     def measured(groups: int, low: float, high: float) -> Measurement:
         return Measurement(
-            "b", Metric.TIME, "A", 1e6, low, high, "ns", groups, "batch",
-            1e6, math.nan, 1e6, 1e6, 1e6, times=(1e6,) * groups,
-        )  # fmt: skip
+            benchmark="b",
+            metric=Metric.TIME,
+            variant="A",
+            value=1e6,
+            ci_low=low,
+            ci_high=high,
+            unit="ns",
+            n_groups=groups,
+            group_name="batch",
+            mean=1e6,
+            stddev=math.nan,
+            median=1e6,
+            min=1e6,
+            max=1e6,
+            times=(1e6,) * groups,
+        )
 
     (once,) = measurement_table([measured(1, 0.0, math.inf)]).rows
     assert "(one run: no interval)" in once[2].text and "inf" not in once[2].text

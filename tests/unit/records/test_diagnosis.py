@@ -17,7 +17,7 @@ def test_a_diagnosis_survives_its_json() -> None:
     read = Diagnosis.from_json(written.to_json())
     assert read == written
     assert read.to_json() == written.to_json()
-    assert read.replacement == Replacement("__memcpy_evex", "__memcpy_avx_unaligned")
+    assert read.replacement == Replacement(old="__memcpy_evex", new="__memcpy_avx_unaligned")
     assert read.vector_widths is None
 
 
@@ -26,7 +26,7 @@ def test_the_typed_views_of_a_claim() -> None:
     assert widths.vector_widths == VectorWidths(512, None)
     assert widths.replacement is None
     callee = Diagnosis(Claim.CALLEE_CHANGED, "main", (), detail={"from": "a", "to": "b"})
-    assert callee.replacement == Replacement("a", "b")
+    assert callee.replacement == Replacement(old="a", new="b")
     # a pair is named only when both functions are known
     half = Diagnosis(Claim.DISPATCH_CHANGED, "f", (), detail={"from": "a"})
     assert half.replacement is None

@@ -28,9 +28,19 @@ def _comparison(
     baseline: str, variant: str, ratio: float, verdict: Verdict, *, event: str | None = None
 ) -> Comparison:
     return Comparison(
-        BENCHMARK, Metric.TIME if event is None else Metric.COUNTERS, baseline, variant, ratio,
-        ratio * 0.97, ratio * 1.03, verdict, 20e3, 20e3 * ratio, "ns", event=event,
-    )  # fmt: skip
+        benchmark=BENCHMARK,
+        metric=Metric.TIME if event is None else Metric.COUNTERS,
+        baseline=baseline,
+        variant=variant,
+        ratio=ratio,
+        ci_low=ratio * 0.97,
+        ci_high=ratio * 1.03,
+        verdict=verdict,
+        baseline_value=20e3,
+        variant_value=20e3 * ratio,
+        unit="ns",
+        event=event,
+    )
 
 
 def _run(experiment: Experiment, comparisons: tuple[Comparison, ...]) -> RunResult:
@@ -77,10 +87,19 @@ def matrix_run() -> RunResult:
     del found[("release", "fix-b@release")]  # failed to build: not measured
     event = _comparison("main", "fix-a@main", 0.7, Verdict.FASTER, event="cache-misses")
     interaction = Interaction(
-        "fix-a", "release", "main", BENCHMARK, Metric.TIME, 1.25, 1.2, 1.3,
-        InteractionVerdict.WORSE_ON_BASE, found[("release", "fix-a@release")],
-        found[("main", "fix-a@main")], True,
-    )  # fmt: skip
+        change="fix-a",
+        base="release",
+        reference_base="main",
+        benchmark=BENCHMARK,
+        metric=Metric.TIME,
+        ratio=1.25,
+        ci_low=1.2,
+        ci_high=1.3,
+        verdict=InteractionVerdict.WORSE_ON_BASE,
+        on_base=found[("release", "fix-a@release")],
+        on_reference=found[("main", "fix-a@main")],
+        paired=True,
+    )
     experiment = Experiment(
         benchmarks=(Benchmark(BENCHMARK, stmt="sorted(data)"),),
         variants=(

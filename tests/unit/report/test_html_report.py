@@ -228,7 +228,16 @@ def test_generation_plot_has_a_dot_per_generation_and_the_overall_ratio() -> Non
 
 def test_time_analysis_gives_the_ratio_of_every_generation() -> None:
     def sample(variant: str, generation: int, block: int, value: float) -> Sample:
-        return Sample("b", variant, Metric.TIME, "wall_ns", value, 1, generation, block)
+        return Sample(
+            benchmark="b",
+            variant=variant,
+            metric=Metric.TIME,
+            name="wall_ns",
+            value=value,
+            loops=1,
+            generation=generation,
+            block=block,
+        )
 
     baseline = [sample("A", g, b, 100.0) for g in range(2) for b in range(3)]
     variant = [sample("B", g, b, 110.0 if g == 0 else 120.0) for g in range(2) for b in range(3)]
@@ -373,12 +382,20 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
                 value = base * (1.1 if block % 3 == 0 else 1.0) * 100
                 samples.append(
                     Sample(
-                        "sorted(data)", variant, Metric.TIME, "wall_ns", value, 100,
-                        generation, block, position, 1,
+                        benchmark="sorted(data)",
+                        variant=variant,
+                        metric=Metric.TIME,
+                        name="wall_ns",
+                        value=value,
+                        loops=100,
+                        generation=generation,
+                        block=block,
+                        position=position,
+                        cpu=1,
                         at_ns=(generation * 16 + block * 2 + position) * 10_000_000,
                         warmup=block == 0,
                     )
-                )  # fmt: skip
+                )
     artifacts = (
         Artifact("sorted(data)", "presorted", Metric.PROFILE, "folded", BASELINE_FOLDED),
         Artifact("sorted(data)", "shuffled", Metric.PROFILE, "folded", VARIANT_FOLDED),
@@ -625,9 +642,18 @@ def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
 
     def step(base: str, variant: str, ratio: float) -> Comparison:
         return Comparison(
-            "b", Metric.TIME, base, variant, ratio, ratio * 0.98, ratio * 1.02,
-            Verdict.FASTER, 1.0, ratio, "ns",
-        )  # fmt: skip
+            benchmark="b",
+            metric=Metric.TIME,
+            baseline=base,
+            variant=variant,
+            ratio=ratio,
+            ci_low=ratio * 0.98,
+            ci_high=ratio * 1.02,
+            verdict=Verdict.FASTER,
+            baseline_value=1.0,
+            variant_value=ratio,
+            unit="ns",
+        )
 
     long_name = "task-cleanup-of-the-dispatcher-and-the-kernel-launch"
     summary = StackSummary(

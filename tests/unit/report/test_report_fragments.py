@@ -39,9 +39,20 @@ def comparison(
     metric: Metric, event: str | None, unit: str, verdict: Verdict, **fields: Any
 ) -> Comparison:
     return Comparison(
-        "b", metric, "A", "B", 1.4, 1.2, 1.6, verdict, 9.001e-05, 2.5, unit, event,
-        Fields(fields) if fields else None,
-    )  # fmt: skip
+        benchmark="b",
+        metric=metric,
+        baseline="A",
+        variant="B",
+        ratio=1.4,
+        ci_low=1.2,
+        ci_high=1.6,
+        verdict=verdict,
+        baseline_value=9.001e-05,
+        variant_value=2.5,
+        unit=unit,
+        event=event,
+        details=Fields(fields) if fields else None,
+    )
 
 
 def cells(table: Table, column: str) -> list[str]:

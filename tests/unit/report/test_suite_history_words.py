@@ -27,9 +27,29 @@ def series(name: str, values: list[float], *, change_at: int | None = None) -> H
     if change_at is not None:
         before, after = points[change_at - 1], points[change_at]
         ratio = values[change_at] / values[change_at - 1]
-        changes = (HistoryChange(change_at, before, after, ratio, ratio, ratio * 0.9,
-                                 ratio * 1.1, True, 2),)  # fmt: skip
-    return HistoryResult("v1..main", Metric.TIME, 0.2, points, changes, 3, 1.0, benchmark=name)
+        changes = (
+            HistoryChange(
+                index=change_at,
+                before=before,
+                after=after,
+                series_ratio=ratio,
+                ratio=ratio,
+                ci_low=ratio * 0.9,
+                ci_high=ratio * 1.1,
+                confirmed=True,
+                run_id=2,
+            ),
+        )
+    return HistoryResult(
+        range_text="v1..main",
+        metric=Metric.TIME,
+        threshold=0.2,
+        points=points,
+        changes=changes,
+        measured_now=3,
+        seconds=1.0,
+        benchmark=name,
+    )
 
 
 def suite() -> SuiteHistory:

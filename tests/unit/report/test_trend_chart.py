@@ -26,7 +26,14 @@ def figure(values: list[float | None], unit: str, marks: tuple[int, ...] = ()) -
         TrendPoint(i, v, f"{ids[i]}: {v}") for i, v in enumerate(values) if v is not None
     )
     trend_marks = tuple(TrendMark(i, f"change at {ids[i]}", Style.SLOWER) for i in marks)
-    return TrendFigure("trend", points, len(values), trend_marks, unit, axis_labels=ids)
+    return TrendFigure(
+        title="trend",
+        points=points,
+        positions=len(values),
+        marks=trend_marks,
+        unit=unit,
+        axis_labels=ids,
+    )
 
 
 def texts(picture: str) -> list[tuple[float, str, str]]:
@@ -118,7 +125,13 @@ def test_a_change_points_commit_is_named_in_its_colour() -> None:
 
 def test_a_trend_without_commit_labels_keeps_its_old_axis() -> None:
     bare = figure(steps(5, 100.0, 200.0, 2), "ns", marks=())
-    bare = TrendFigure(bare.title, bare.points, bare.positions, bare.marks, bare.unit)
+    bare = TrendFigure(
+        title=bare.title,
+        points=bare.points,
+        positions=bare.positions,
+        marks=bare.marks,
+        unit=bare.unit,
+    )
     found = texts(svg.trend(bare))
     assert not [t for _, a, t in found if a == "middle" and "commits" not in t]
     assert "5 commits, oldest first" in [t for _, _, t in found]  # and no change point

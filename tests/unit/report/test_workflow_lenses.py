@@ -32,8 +32,19 @@ from tests.unit.report.test_html_report import synthetic_run
 
 def _compared(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict,
               pair: tuple[str, str] = ("base", "head")) -> Comparison:  # fmt: skip
-    return Comparison("./prog", metric, pair[0], pair[1], ratio, low, high, verdict,
-                      100.0, 100.0 * ratio, "ns")  # fmt: skip
+    return Comparison(
+        benchmark="./prog",
+        metric=metric,
+        baseline=pair[0],
+        variant=pair[1],
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=verdict,
+        baseline_value=100.0,
+        variant_value=100.0 * ratio,
+        unit="ns",
+    )
 
 
 # the xxHash #521 shape: 7.3% more instructions, 12.6% less time
@@ -164,10 +175,28 @@ def test_the_bisect_answer_and_the_change_point_say_the_lenses_disagree() -> Non
         HistoryPoint(f"{i:040x}", f"c{i}", "t", v, "instructions")
         for i, v in enumerate([100.0, 100.0, 107.3])
     )
-    change = HistoryChange(2, points[1], points[2], 1.073, 1.073, 1.073, 1.073, True, 7,
-                           disagreement=disagreement)  # fmt: skip
+    change = HistoryChange(
+        index=2,
+        before=points[1],
+        after=points[2],
+        series_ratio=1.073,
+        ratio=1.073,
+        ci_low=1.073,
+        ci_high=1.073,
+        confirmed=True,
+        run_id=7,
+        disagreement=disagreement,
+    )
     page = history_markdown(
-        HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (change,), 3, 1.0)
+        HistoryResult(
+            range_text="a..b",
+            metric=Metric.INSTRUCTIONS,
+            threshold=0.02,
+            points=points,
+            changes=(change,),
+            measured_now=3,
+            seconds=1.0,
+        )
     )
     assert (
         f"{2:040x}"[:10] + ": 7.3% more instructions, but 12.6% less time: the history follows "

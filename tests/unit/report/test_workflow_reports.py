@@ -37,9 +37,27 @@ def test_the_history_page_escapes_subjects_and_links_the_change() -> None:
         HistoryPoint(f"{i:040x}", HOSTILE if i == 2 else f"c{i}", "t", v, "instructions")
         for i, v in enumerate([100.0, 100.0, 150.0, 150.0])
     )
-    change = HistoryChange(2, points[1], points[2], 1.5, 1.5, 1.5, 1.5, True, 7)
+    change = HistoryChange(
+        index=2,
+        before=points[1],
+        after=points[2],
+        series_ratio=1.5,
+        ratio=1.5,
+        ci_low=1.5,
+        ci_high=1.5,
+        confirmed=True,
+        run_id=7,
+    )
     page = history_html(
-        HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (change,), 4, 1.0),
+        HistoryResult(
+            range_text="a..b",
+            metric=Metric.INSTRUCTIONS,
+            threshold=0.02,
+            points=points,
+            changes=(change,),
+            measured_now=4,
+            seconds=1.0,
+        ),
         change_links={2: "trend-change1.html"},
     )
     assert "<script>" not in page and "&lt;script&gt;" in page

@@ -50,23 +50,42 @@ def history_run(*, nodes: bool = True) -> HistoryResult:
             )
         )
     changes = (
-        HistoryChange(4, points[3], points[4], 1.49, 1.5, 1.45, 1.55, True, 21),
         HistoryChange(
-            6,
-            points[5],
-            points[6],
-            0.81,
-            0.8,
-            0.7,
-            1.02,
-            False,
-            22,
+            index=4,
+            before=points[3],
+            after=points[4],
+            series_ratio=1.49,
+            ratio=1.5,
+            ci_low=1.45,
+            ci_high=1.55,
+            confirmed=True,
+            run_id=21,
+        ),
+        HistoryChange(
+            index=6,
+            before=points[5],
+            after=points[6],
+            series_ratio=0.81,
+            ratio=0.8,
+            ci_low=0.7,
+            ci_high=1.02,
+            confirmed=False,
+            run_id=22,
             reused=True,
             unmeasured_between=2,
         ),
     )
     notes = (NOTE,) if nodes else ()
-    return HistoryResult("v1.0..main", Metric.TIME, 0.02, tuple(points), changes, 5, 93.4, notes)
+    return HistoryResult(
+        range_text="v1.0..main",
+        metric=Metric.TIME,
+        threshold=0.02,
+        points=tuple(points),
+        changes=changes,
+        measured_now=5,
+        seconds=93.4,
+        notes=notes,
+    )
 
 
 def bisect_run(*, found: bool = True) -> BisectResult:
@@ -159,7 +178,15 @@ def test_the_change_points_link_their_comparison_and_say_what_bisect_would_find(
 
 def test_a_change_point_that_another_lens_disputes_says_so_in_its_row() -> None:
     faster = LensDisagreement(
-        Metric.TIME, 1.49, Verdict.SLOWER, Metric.INSTRUCTIONS, 0.9, 0.9, 0.9, Verdict.FASTER, True
+        gate=Metric.TIME,
+        gate_ratio=1.49,
+        gate_verdict=Verdict.SLOWER,
+        other=Metric.INSTRUCTIONS,
+        other_ratio=0.9,
+        other_ci_low=0.9,
+        other_ci_high=0.9,
+        other_verdict=Verdict.FASTER,
+        decisive=True,
     )
     result = history_run(nodes=False)
     rise = dataclasses.replace(result.changes[0], disagreement=faster)
@@ -197,7 +224,15 @@ def test_the_commits_not_measured_are_named_by_reason_a_long_list_cut() -> None:
                      skipped="" if i == 0 else "it crashed" if i < 8 else "no build")
         for i in range(10)
     )  # fmt: skip
-    result = HistoryResult("a..b", Metric.TIME, 0.02, points, (), 1, 1.0)
+    result = HistoryResult(
+        range_text="a..b",
+        metric=Metric.TIME,
+        threshold=0.02,
+        points=points,
+        changes=(),
+        measured_now=1,
+        seconds=1.0,
+    )
     texts = _texts(history_section(result))
     assert texts[0] == "no change beyond 2.0% across 10 commits"
     assert texts[1] == (
@@ -221,7 +256,15 @@ def test_a_history_without_change_points_says_so_and_keeps_its_notes() -> None:
 
 def test_a_history_with_nothing_measured_has_no_trend_and_its_page_is_drawn() -> None:
     points = (HistoryPoint("a" * 40, "broken", "t", skipped="no build"),)
-    result = HistoryResult("a..b", Metric.INSTRUCTIONS, 0.02, points, (), 0, 1.0)
+    result = HistoryResult(
+        range_text="a..b",
+        metric=Metric.INSTRUCTIONS,
+        threshold=0.02,
+        points=points,
+        changes=(),
+        measured_now=0,
+        seconds=1.0,
+    )
     assert not [b for b in history_section(result).blocks if isinstance(b, TrendFigure)]
     page = history_html(result, change_links={})
     assert "<svg" not in page and "skipped: no build" in page
@@ -269,9 +312,30 @@ def test_a_long_history_in_the_terminal_says_its_answer_again_under_the_rows() -
         HistoryPoint(f"{i:02d}" + "cd" * 19, f"c{i}", "t", 100.0 if i < 20 else 150.0, "ns")
         for i in range(30)
     )
-    change = HistoryChange(20, points[19], points[20], 1.5, 1.5, 1.45, 1.55, True, 9)
+    change = HistoryChange(
+        index=20,
+        before=points[19],
+        after=points[20],
+        series_ratio=1.5,
+        ratio=1.5,
+        ci_low=1.45,
+        ci_high=1.55,
+        confirmed=True,
+        run_id=9,
+    )
     console = Console(record=True, width=200, color_system=None)
-    render_history(HistoryResult("a..b", Metric.TIME, 0.02, points, (change,), 30, 1.0), console)
+    render_history(
+        HistoryResult(
+            range_text="a..b",
+            metric=Metric.TIME,
+            threshold=0.02,
+            points=points,
+            changes=(change,),
+            measured_now=30,
+            seconds=1.0,
+        ),
+        console,
+    )
     lines = console.export_text().splitlines()
     headline = "1 change point in time per iteration beyond 2.0% across 30 commits"
     assert lines[1].startswith(headline)  # first, as in every format

@@ -17,13 +17,13 @@ def estimate(n: int, log_mean: float, sd: float, confidence: float = 0.95) -> Ra
     """What stats.paired.estimate_ratio makes of `n` units with this mean and SD (log ratios)."""
     half = student_t_quantile(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
     return RatioEstimate(
-        math.exp(log_mean),
-        math.exp(log_mean - half),
-        math.exp(log_mean + half),
-        n,
-        n,
-        sd,
-        confidence,
+        ratio=math.exp(log_mean),
+        ci_low=math.exp(log_mean - half),
+        ci_high=math.exp(log_mean + half),
+        n_groups=n,
+        n_pairs=n,
+        between_group_sd=sd,
+        confidence=confidence,
     )
 
 

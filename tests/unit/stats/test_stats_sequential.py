@@ -37,10 +37,24 @@ def estimate_of(units: np.ndarray) -> RatioEstimate:
     centre = float(np.mean(units))
     sd = float(np.std(units, ddof=1)) if n > 1 else math.nan
     if n < 2:
-        return RatioEstimate(math.exp(centre), 0.0, math.inf, n, n, sd, 0.95)
+        return RatioEstimate(
+            ratio=math.exp(centre),
+            ci_low=0.0,
+            ci_high=math.inf,
+            n_groups=n,
+            n_pairs=n,
+            between_group_sd=sd,
+            confidence=0.95,
+        )
     half = t_quantile(n - 1) * sd / math.sqrt(n)
     return RatioEstimate(
-        math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, n, sd, 0.95
+        ratio=math.exp(centre),
+        ci_low=math.exp(centre - half),
+        ci_high=math.exp(centre + half),
+        n_groups=n,
+        n_pairs=n,
+        between_group_sd=sd,
+        confidence=0.95,
     )
 
 
@@ -104,8 +118,15 @@ def never(estimate: RatioEstimate) -> bool:
 
 def estimate_from(n: int, mean: float, sd: float) -> RatioEstimate:
     half = t_quantile(n - 1) * sd / math.sqrt(n)
-    return RatioEstimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), n, n, sd,
-                         0.95)  # fmt: skip
+    return RatioEstimate(
+        ratio=math.exp(mean),
+        ci_low=math.exp(mean - half),
+        ci_high=math.exp(mean + half),
+        n_groups=n,
+        n_pairs=n,
+        between_group_sd=sd,
+        confidence=0.95,
+    )
 
 
 def verdicts(units: np.ndarray, rule: StopRule, look_every: int = 1) -> list[Verdict]:

@@ -17,11 +17,21 @@ def _run() -> StoredRun:
     )
     artifacts = (Artifact("y", "a", CHECK, "output", "1"), Artifact("x", "b", TIME, "k", "2"))
     return StoredRun(
-        1, "", None, RunStatus.COMPLETE, "0",
-        Experiment((Benchmark("x", stmt="1"), Benchmark("y", stmt="1")), (Variant("a"),)),
-        {}, None, samples, artifacts,
-        (Note(Severity.INFO, "run"), Note(Severity.INFO, "of y", benchmark="y")), {},
-    )  # fmt: skip
+        run_id=1,
+        created_at="",
+        finished_at=None,
+        status=RunStatus.COMPLETE,
+        perflab_version="0",
+        experiment=Experiment(
+            (Benchmark("x", stmt="1"), Benchmark("y", stmt="1")), (Variant("a"),)
+        ),
+        machine={},
+        error=None,
+        samples=samples,
+        artifacts=artifacts,
+        notes=(Note(Severity.INFO, "run"), Note(Severity.INFO, "of y", benchmark="y")),
+        variant_info={},
+    )
 
 
 def test_data_for_is_each_benchmark_and_metric_s_share_in_stored_order() -> None:

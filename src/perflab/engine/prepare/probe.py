@@ -71,7 +71,15 @@ def probe_benchmark(
     A `speed` already measured (an earlier benchmark of the run) is not measured again."""
     runner, cpu, clock = host.runner, host.cpu, host.clock
     started = clock()
-    probing = _Probing(benchmark, experiment, runner, host.default_python, cpu, clock, started)
+    probing = _Probing(
+        benchmark=benchmark,
+        experiment=experiment,
+        runner=runner,
+        default_python=host.default_python,
+        cpu=cpu,
+        clock=clock,
+        started=started,
+    )
     allowed = set(host.allowed_cpus())
     counting = _counting_cpus(cpu, allowed)
     if speed is not None:
@@ -108,7 +116,7 @@ def reference_cpu(cpu: int | None, allowed: set[int]) -> int | None | Literal[Fa
     return next((c for c in others if c not in held), False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Probing:
     """One benchmark's probe: what it runs, where, and when it started (its clock's reading)."""
 
@@ -129,18 +137,24 @@ def _probe(probing: _Probing) -> CostProbe:
             sample_s = _probe_command(probing)
             # a run as long as the budget says enough: the minimum of several cannot fit
             return CostProbe(
-                BenchmarkKind.COMMAND, variants, 0.0, 0.0, 0.0, sample_s, clock() - started
+                kind=BenchmarkKind.COMMAND,
+                variants=variants,
+                startup_s=0.0,
+                import_s=0.0,
+                fork_s=0.0,
+                sample_s=sample_s,
+                probe_s=clock() - started,
             )
         return _probe_statement(probing)
     except PerflabError:
         return CostProbe(
-            probing.benchmark.kind,
-            variants,
-            _FALLBACK_STARTUP_S,
-            0.0,
-            _FALLBACK_STARTUP_S,
-            _FALLBACK_SAMPLE_S,
-            clock() - started,
+            kind=probing.benchmark.kind,
+            variants=variants,
+            startup_s=_FALLBACK_STARTUP_S,
+            import_s=0.0,
+            fork_s=_FALLBACK_STARTUP_S,
+            sample_s=_FALLBACK_SAMPLE_S,
+            probe_s=clock() - started,
             failed=True,
         )
 

@@ -212,7 +212,15 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
     """The claims about one function that ran in both variants."""
     b, v = row.baseline, row.variant
     if not (b.ran and v.ran and b.primary is not None and v.primary is not None):
-        return Row(row.name, b, v, row.change, (), (), not_run=())
+        return Row(
+            name=row.name,
+            baseline=b,
+            variant=v,
+            change=row.change,
+            diagnoses=(),
+            notes=(),
+            not_run=(),
+        )
     if b.primary.symbol == v.primary.symbol and _same_object(baseline, variant, b, v):
         return row  # byte-identical code: nothing can have changed in it
     samples = int(min(b.samples, v.samples))
@@ -236,12 +244,12 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
     if not dispatched and not row.change.identical and not explained_here:
         found.diagnoses.append(_code_changed(row, baseline, variant, samples))
     return Row(
-        row.name,
-        b,
-        v,
-        row.change,
-        tuple(found.diagnoses),
-        tuple(found.notes),
+        name=row.name,
+        baseline=b,
+        variant=v,
+        change=row.change,
+        diagnoses=tuple(found.diagnoses),
+        notes=tuple(found.notes),
         not_run=tuple(found.not_run),
     )
 

@@ -49,7 +49,7 @@ def explain(
             b.primary if b.ran or baseline.named else None,
             v.primary if v.ran or variant.named else None,
         )
-        rows.append(Row(name, b, v, change))
+        rows.append(Row(name=name, baseline=b, variant=v, change=change))
     rows.sort(key=lambda row: -row.hotness)
     claimed = _claims(rows, baseline, variant, tuple(selectors))
     return [_spelling_said(row, pairing) for row in claimed]

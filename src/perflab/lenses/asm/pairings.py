@@ -60,13 +60,15 @@ def isa_changes(
     diagnoses = [dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)]
     diagnoses += vector_width_change(old_row.name, b.primary, v.primary, samples)
     merged = Row(
-        old_row.name,
-        b,
-        v,
-        compare_functions(old_row.name, b.primary, v.primary),
-        tuple(diagnoses),
-        (),
-        f"paired by dispatch: {old_isa} -> {new_isa} in {base_name(b.primary.object_path)}",
+        name=old_row.name,
+        baseline=b,
+        variant=v,
+        change=compare_functions(old_row.name, b.primary, v.primary),
+        diagnoses=tuple(diagnoses),
+        notes=(),
+        paired_by=(
+            f"paired by dispatch: {old_isa} -> {new_isa} in {base_name(b.primary.object_path)}"
+        ),
     )
     explained.update({old_row.name, new_row.name})
     return [merged if r is old_row else r for r in rows if r is not new_row]
@@ -131,15 +133,17 @@ def _cpu_copy_row(old_row: Row, new_row: Row, pair: DispatchPair) -> Row:
     claim = replace(claim, detail={**claim.detail, **pair.to_json()})
     diagnoses = [claim, *vector_width_change(old_row.name, b.primary, v.primary, samples)]
     return Row(
-        f"{old_row.name} -> {new_row.name}",
-        b,
-        v,
-        compare_functions(old_row.name, b.primary, v.primary),
-        tuple(diagnoses),
-        (),
-        f"paired by dispatch: {cpu_word(pair.baseline)} -> {cpu_word(pair.variant)} copies of "
-        f"{pair.stem} in {base_name(b.primary.object_path)}, selected by "
-        + "; ".join(pair.selectors),
+        name=f"{old_row.name} -> {new_row.name}",
+        baseline=b,
+        variant=v,
+        change=compare_functions(old_row.name, b.primary, v.primary),
+        diagnoses=tuple(diagnoses),
+        notes=(),
+        paired_by=(
+            f"paired by dispatch: {cpu_word(pair.baseline)} -> {cpu_word(pair.variant)} "
+            f"copies of {pair.stem} in {base_name(b.primary.object_path)}, selected by "
+            + "; ".join(pair.selectors)
+        ),
     )
 
 
@@ -172,13 +176,13 @@ def variant_changes(
         diagnoses = [dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)]
         diagnoses += vector_width_change(old_row.name, b.primary, v.primary, samples)
         merged[old_row.name] = Row(
-            f"{old_row.name} -> {new_row.name}",
-            b,
-            v,
-            compare_functions(old_row.name, b.primary, v.primary),
-            tuple(diagnoses),
-            (),
-            f"paired by object and name: {old_word} -> {new_word} in "
+            name=f"{old_row.name} -> {new_row.name}",
+            baseline=b,
+            variant=v,
+            change=compare_functions(old_row.name, b.primary, v.primary),
+            diagnoses=tuple(diagnoses),
+            notes=(),
+            paired_by=f"paired by object and name: {old_word} -> {new_word} in "
             f"{base_name(b.primary.object_path)}",
         )
         dropped.add(new_row.name)
@@ -313,15 +317,17 @@ def pair_by_call_site(rows: list[Row]) -> list[Row]:
             name = f"{old.name} -> {new.name}"
             change = compare_functions(name, old.baseline.primary, new.variant.primary)
             merged[old.name] = Row(
-                name,
-                old.baseline,
-                new.variant,
-                change,
-                (*old.diagnoses, *new.diagnoses),
-                (*old.notes, *new.notes),
-                f"paired by call site: {row.name} calls {d.detail['from']} in the baseline "
-                f"and {d.detail['to']} in the variant",
-                (*old.not_run, *new.not_run),
+                name=name,
+                baseline=old.baseline,
+                variant=new.variant,
+                change=change,
+                diagnoses=(*old.diagnoses, *new.diagnoses),
+                notes=(*old.notes, *new.notes),
+                paired_by=(
+                    f"paired by call site: {row.name} calls {d.detail['from']} in the "
+                    f"baseline and {d.detail['to']} in the variant"
+                ),
+                not_run=(*old.not_run, *new.not_run),
             )
             dropped.add(new.name)
     out = [merged.get(row.name, row) for row in rows if row.name not in dropped]

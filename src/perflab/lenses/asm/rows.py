@@ -46,7 +46,7 @@ class VariantCode:
         return max(from_listings, float(self.family_samples.get(name, 0.0)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Side:
     primary: FunctionListing | None  # the executed member (named mode: the named symbol)
     parts: tuple[FunctionListing, ...]  # its fragments and clones, and other members that ran
@@ -105,7 +105,7 @@ class Side:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     name: str  # the readable identity (the family)
     baseline: Side
@@ -158,10 +158,26 @@ def side_of(code: VariantCode, name: str, listings: Sequence[FunctionListing]) -
     whole = [item for item in listings if fragment_role(item.name) is not Role.FRAGMENT]
     primary = max(whole or list(listings), key=lambda item: item.cost, default=None)
     if primary is None or (not ran and not code.named):
-        return Side(None, (), samples, share, code.total_cost, False, _why_not(code, name, samples))
+        return Side(
+            primary=None,
+            parts=(),
+            samples=samples,
+            share=share,
+            total=code.total_cost,
+            ran=False,
+            why_not=_why_not(code, name, samples),
+        )
     parts = tuple(item for item in listings if item is not primary)
     why = "" if ran else _why_not(code, name, samples)
-    return Side(primary, parts, samples, share, code.total_cost, ran, why)
+    return Side(
+        primary=primary,
+        parts=parts,
+        samples=samples,
+        share=share,
+        total=code.total_cost,
+        ran=ran,
+        why_not=why,
+    )
 
 
 def _why_not(code: VariantCode, name: str, samples: float) -> str:

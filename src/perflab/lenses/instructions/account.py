@@ -30,7 +30,15 @@ def accounting(comparison: Comparison) -> Accounting:
     before = float(data.get("baseline_per_iteration") or comparison.baseline_value)
     after = float(data.get("variant_per_iteration") or comparison.variant_value)
     difference = after - before
-    found = Accounting(UNIT, UNIT, "self instructions", "callgrind", before, after, "")
+    found = Accounting(
+        source=UNIT,
+        unit=UNIT,
+        amount="self instructions",
+        tool="callgrind",
+        before=before,
+        after=after,
+        what="",
+    )
     found = replace(found, counts_work=True)
     if _no_difference(comparison, before, after):
         what = (
@@ -59,7 +67,15 @@ def _part(row: dict[str, Any]) -> FunctionPart:
     before, after = float(row.get("baseline") or 0), float(row.get("variant") or 0)
     evidence = f"callgrind: {before:,.1f} → {after:,.1f} self instructions per iteration{where}"
     delta = float(row.get("delta") or 0.0)
-    return FunctionPart(str(row.get("name") or ""), obj, before, after, presence, evidence, delta)
+    return FunctionPart(
+        name=str(row.get("name") or ""),
+        obj=obj,
+        before=before,
+        after=after,
+        presence=presence,
+        evidence=evidence,
+        delta=delta,
+    )
 
 
 def _no_difference(comparison: Comparison, before: float, after: float) -> bool:

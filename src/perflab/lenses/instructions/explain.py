@@ -15,7 +15,7 @@ from perflab.records.accounting import Presence
 from perflab.tool_output.callgrind import INSTRUCTIONS_EVENT, FunctionCosts, FunctionId
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FunctionDelta:
     """One function's cost in both variants (per iteration when the inputs were scaled)."""
 

@@ -93,7 +93,7 @@ class InliningChange:
 SAME_CALLS = 0.01
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Replacement:
     """`caller` calls `gone` in the baseline only and `new` in the variant only, as many times
     per iteration (the call graph): the variant calls one in place of the other."""
@@ -153,13 +153,13 @@ def replacements(
             continue
         found.append(
             Replacement(
-                old.callee,
-                replacement.callee,
-                old.caller,
-                old.object,
-                old.count,
-                old.callee_self,
-                replacement.callee_self,
+                gone=old.callee,
+                new=replacement.callee,
+                caller=old.caller,
+                object=old.object,
+                calls=old.count,
+                gone_self=old.callee_self,
+                new_self=replacement.callee_self,
             )
         )
     return tuple(found)

@@ -245,7 +245,7 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WorkDifference:
     """Two variants move different amounts of data per iteration at one cache level."""
 
@@ -316,13 +316,13 @@ def work_difference(
         if low > 1 + threshold or high < 1 / (1 + threshold):
             found.append(
                 WorkDifference(
-                    measure,
-                    ratio,
-                    low,
-                    high,
-                    other.line_bytes[level],
-                    statistics.median(before),
-                    statistics.median(after),
+                    measure=measure,
+                    ratio=ratio,
+                    ci_low=low,
+                    ci_high=high,
+                    line_bytes=other.line_bytes[level],
+                    baseline_bytes=statistics.median(before),
+                    variant_bytes=statistics.median(after),
                 )
             )
     if not found:

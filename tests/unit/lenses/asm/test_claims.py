@@ -51,7 +51,9 @@ def row(name: str, base: VariantCode, new: VariantCode) -> Row:
     """The row of family `name`, each side its listings of that name's family."""
     b = side_of(base, name, [x for x in base.listings if x.name.startswith(name)])
     v = side_of(new, name, [x for x in new.listings if x.name.startswith(name)])
-    return Row(name, b, v, compare_functions(name, b.primary, v.primary))
+    return Row(
+        name=name, baseline=b, variant=v, change=compare_functions(name, b.primary, v.primary)
+    )
 
 
 def claimed(r: Row) -> list[Claim]:

@@ -167,7 +167,15 @@ def _simulated_aa(rng: np.random.Generator, events: Sequence[str], sd: float) ->
     """An A/A of noisy events as the lens measures statements: one total per event, variant and
     generation (perf stat prints when its worker exits), log-normal noise of `sd` each."""
     return [
-        Sample("b", variant, Metric.COUNTERS, event, 1e6 * math.exp(rng.normal(0, sd)), 1000, gen)
+        Sample(
+            benchmark="b",
+            variant=variant,
+            metric=Metric.COUNTERS,
+            name=event,
+            value=1e6 * math.exp(rng.normal(0, sd)),
+            loops=1000,
+            generation=gen,
+        )
         for gen in range(12)
         for variant in "AB"
         for event in events

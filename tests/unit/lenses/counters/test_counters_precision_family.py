@@ -18,7 +18,15 @@ def _samples(spread: float) -> BenchmarkData:
     """Two events, two variants, 12 generations of paired counts around the same mean."""
     draw = random.Random(3)
     samples = [
-        Sample("b", variant, Metric.COUNTERS, event, 1e6 * (1 + draw.gauss(0, spread)), 1, g)
+        Sample(
+            benchmark="b",
+            variant=variant,
+            metric=Metric.COUNTERS,
+            name=event,
+            value=1e6 * (1 + draw.gauss(0, spread)),
+            loops=1,
+            generation=g,
+        )
         for g in range(12)
         for variant in ("A", "B")
         for event in ("instructions", "cycles")

@@ -339,11 +339,21 @@ def test_the_inline_aware_table_is_paired_by_its_own_spellings() -> None:
 
 
 def _deltas(*rows: tuple[str, str]) -> list[FunctionDelta]:
+    return [_delta(name, presence) for name, presence in rows]
+
+
+def _delta(name: str, presence: str) -> FunctionDelta:
     costs = {"baseline_only": (100.0, 0.0), "variant_only": (0.0, 70.0), "both": (5.0, 5.0)}
-    return [
-        FunctionDelta(FunctionId(name, "prog"), "", *costs[p], *costs[p], Presence(p))
-        for name, p in rows
-    ]
+    baseline, variant = costs[presence]
+    return FunctionDelta(
+        function=FunctionId(name, "prog"),
+        file="",
+        baseline_self=baseline,
+        variant_self=variant,
+        baseline_inclusive=baseline,
+        variant_inclusive=variant,
+        presence=Presence(presence),
+    )
 
 
 def test_a_caller_calling_another_function_as_often_is_a_replacement() -> None:

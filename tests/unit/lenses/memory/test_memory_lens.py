@@ -100,8 +100,29 @@ def stored(
             artifacts.append(Artifact("b", variant, MEMORY, KIND_EMPTY, empty, repeat))
         else:
             artifacts.append(Artifact("b", variant, MEMORY, KIND_COMMAND, text, repeat))
-        samples.append(Sample("b", variant, MEMORY, "instructions", 1000.0, 10, repeat))
-        samples.append(Sample("b", variant, MEMORY, MAXRSS_KB, rss_kb, 1, repeat, position=0))
+        samples.append(
+            Sample(
+                benchmark="b",
+                variant=variant,
+                metric=MEMORY,
+                name="instructions",
+                value=1000.0,
+                loops=10,
+                generation=repeat,
+            )
+        )
+        samples.append(
+            Sample(
+                benchmark="b",
+                variant=variant,
+                metric=MEMORY,
+                name=MAXRSS_KB,
+                value=rss_kb,
+                loops=1,
+                generation=repeat,
+                position=0,
+            )
+        )
     return samples, artifacts
 
 
@@ -199,7 +220,18 @@ def test_the_threshold_the_floor_and_the_repeats_spread() -> None:
 
 
 def test_a_variant_valgrind_cannot_run_is_named_and_keeps_its_peak_rss() -> None:
-    samples = [Sample("b", "avx", MEMORY, MAXRSS_KB, 12_000.0, 1, g) for g in range(2)]
+    samples = [
+        Sample(
+            benchmark="b",
+            variant="avx",
+            metric=MEMORY,
+            name=MAXRSS_KB,
+            value=12_000.0,
+            loops=1,
+            generation=g,
+        )
+        for g in range(2)
+    ]
     unavailable = Artifact(
         "b", "avx", MEMORY, KIND_UNAVAILABLE, json.dumps({"valgrind": "Illegal opcode at 0x1"})
     )
@@ -330,7 +362,16 @@ def by_process(variant: str, levels: list[tuple[int, int]]) -> tuple[list[Sample
             artifacts.append(Artifact("b", variant, MEMORY, KIND_STATEMENT, text, generation))
             artifacts.append(Artifact("b", variant, MEMORY, KIND_EMPTY, empty, generation))
             samples.append(
-                Sample("b", variant, MEMORY, "instructions", 1000.0, 10, generation, process)
+                Sample(
+                    benchmark="b",
+                    variant=variant,
+                    metric=MEMORY,
+                    name="instructions",
+                    value=1000.0,
+                    loops=10,
+                    generation=generation,
+                    block=process,
+                )
             )
     return samples, artifacts
 
@@ -385,8 +426,20 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
     from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
-    peak = Comparison("b", Metric("rss"), "a", "b", 1.303, 1.2, 1.4, Verdict.SLOWER, 264.0,
-                      344.0, "B", event=PEAK_ALLOC_BYTES)  # fmt: skip
+    peak = Comparison(
+        benchmark="b",
+        metric=Metric("rss"),
+        baseline="a",
+        variant="b",
+        ratio=1.303,
+        ci_low=1.2,
+        ci_high=1.4,
+        verdict=Verdict.SLOWER,
+        baseline_value=264.0,
+        variant_value=344.0,
+        unit="B",
+        event=PEAK_ALLOC_BYTES,
+    )
     blind = tracemalloc_blind_to_traffic(peak, _traffic(16e6), _traffic(32e6))
     assert blind is not None and "not the memory change" in blind
     # a loop that moves about what Python allocated: the peak may be the change
@@ -400,7 +453,15 @@ def _with_peaks(
 
     samples, artifacts = stored_variant
     peaks = [
-        Sample("b", s.variant, MEMORY, PEAK_ALLOC_BYTES, peak_alloc_bytes, 1, s.generation)
+        Sample(
+            benchmark="b",
+            variant=s.variant,
+            metric=MEMORY,
+            name=PEAK_ALLOC_BYTES,
+            value=peak_alloc_bytes,
+            loops=1,
+            generation=s.generation,
+        )
         for s in samples
         if s.name == MAXRSS_KB
     ]

@@ -128,8 +128,20 @@ def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> 
     from perflab.tool_output.peak_memory import tracemalloc_blind
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:
-        return Comparison("b", RSS, "out", "copy", after / before, 1.0, 1.0, verdict, before,
-                          after, "B", event=event)  # fmt: skip
+        return Comparison(
+            benchmark="b",
+            metric=RSS,
+            baseline="out",
+            variant="copy",
+            ratio=after / before,
+            ci_low=1.0,
+            ci_high=1.0,
+            verdict=verdict,
+            baseline_value=before,
+            variant_value=after,
+            unit="B",
+            event=event,
+        )
 
     # torch tensors of 16 and 32 MB: Python's allocator saw a few hundred bytes of objects
     peak = compared(PEAK_ALLOC_BYTES, 276.0, 296.0, Verdict.SLOWER)
@@ -150,7 +162,16 @@ def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() ->
 
     # torch tensors of 16 and 32 MB: peak RSS moved 380 MB, tracemalloc saw 264 B and 344 B
     samples = tuple(
-        Sample("t", variant, RSS, name, value, 1, generation, generation)
+        Sample(
+            benchmark="t",
+            variant=variant,
+            metric=RSS,
+            name=name,
+            value=value,
+            loops=1,
+            generation=generation,
+            block=generation,
+        )
         for generation in range(3)
         for variant, rss_kb, peak in (("A", 20_000.0, 264.0), ("B", 400_000.0, 344.0))
         for name, value in ((MAXRSS_KB, rss_kb), (PEAK_ALLOC_BYTES, peak))

@@ -1,0 +1,99 @@
+"""What analysis says of one compared pair: the functions that account for its difference
+(`Cause`) and the paragraph joining the lenses (`Summary`). Made by perflab.analyse.causes and
+perflab.analyse.explanation; a record here so a `RunResult` carries it without reaching up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cause:
+    """A function whose own cost per iteration moved with the difference, and by how much."""
+
+    function: str
+    object: str
+    delta_per_iteration: float
+    share: float  # of the whole difference (variant - baseline)
+    unit: str
+    evidence: tuple[str, ...]
+    # a function that ran in the variant only in place of `function`, which ran in the
+    # baseline only: the delta is their net change
+    replaced_by: str = ""
+    baseline_per_iteration: float = 0.0
+    variant_per_iteration: float = 0.0
+
+    @property
+    def named(self) -> str:
+        if not self.replaced_by:
+            return self.function
+        return f"{self.function} → {self.replaced_by}"
+
+    @property
+    def words(self) -> str:
+        """The cause in the summary's paragraph."""
+        delta = signed(self.delta_per_iteration, self.unit)
+        if not self.replaced_by:
+            return f"{delta} {self.function}"
+        return (
+            f"{self.function} ({self.baseline_per_iteration:,.0f}) replaced by "
+            f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "function": self.function,
+            "object": self.object,
+            "delta_per_iteration": self.delta_per_iteration,
+            "share": self.share,
+            "unit": self.unit,
+            "evidence": list(self.evidence),
+        }
+        if self.replaced_by:
+            out["replaced_by"] = self.replaced_by
+            out["baseline_per_iteration"] = self.baseline_per_iteration
+            out["variant_per_iteration"] = self.variant_per_iteration
+        return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One paragraph per compared pair joining the lenses, with the causes it names."""
+
+    benchmark: str
+    baseline: str
+    variant: str
+    text: str
+    causes: tuple[Cause, ...] = ()
+    source: str = ""  # the lens whose difference is accounted for
+    difference: float | None = None  # variant - baseline, per iteration
+    unit: str = ""
+    accounted: float | None = None  # the causes' share of the difference together
+    unchanged: tuple[str, ...] = ()  # what was checked and found the same
+    changed_not_run: tuple[str, ...] = ()  # changes in code that did not run: not causes
+    # what the CPU ran differently (profile, asm) where the counting lens's tool ran the same
+    # code in both (the name is the API's and the JSON's)
+    valgrind_ran_other_code: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "baseline": self.baseline,
+            "variant": self.variant,
+            "summary": {
+                "text": self.text,
+                "causes": [cause.to_json() for cause in self.causes],
+                "source": self.source,
+                "difference_per_iteration": self.difference,
+                "unit": self.unit,
+                "accounted_share": self.accounted,
+                "unchanged": list(self.unchanged),
+                "changed_not_run": list(self.changed_not_run),
+                "valgrind_ran_other_code": list(self.valgrind_ran_other_code),
+            },
+        }
+
+
+def signed(value: float, unit: str) -> str:
+    return f"{value:+,.0f}" + (" ns" if unit == "ns" else "")
