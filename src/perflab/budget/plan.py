@@ -318,19 +318,7 @@ def plan_budget(
         LensShare(c.metric, c.minimum_s + surplus_s * c.weight / weights, c) for c in elastic
     ]
     fits = needed_s <= budget_s
-    if not fits and strict and not probe.failed:
-        plan = BudgetPlan(
-            budget_s=budget_s,
-            probe=probe,
-            shares=tuple(shares),
-            fits=fits,
-            needed_s=needed_s,
-            after_s=after_s,
-            before_s=before_s,
-            waited_s=waited_s,
-        )
-        raise plan.refusal()
-    return BudgetPlan(
+    plan = BudgetPlan(
         budget_s=budget_s,
         probe=probe,
         shares=tuple(shares),
@@ -340,6 +328,9 @@ def plan_budget(
         before_s=before_s,
         waited_s=waited_s,
     )
+    if not fits and strict and not probe.failed:
+        raise plan.refusal()
+    return plan
 
 
 def charge_once(*in_run_order: list[LensCost]) -> list[list[LensCost]]:
