@@ -6,7 +6,9 @@ from the repository's root (`tests/...`, `scripts/...`, `bench/...`) and a dotte
 (`perflab.store.sqlite`). A name after the module (`analyse/run.py:analyse_run`,
 `measure/session.loops_per_variant`, `perflab.records.errors.RetiredSettingWarning`, a test
 after `::`) must appear in it. A placeholder (`lenses/<lens>/`, `tests/unit/<package>/`,
-`lenses/*`) stands for any name: the part before it must exist."""
+`lenses/*`) stands for any name: the part before it must exist. docs/architecture.md's layer
+table names modules by their bare name after their folder (`plan/` (`schedule`, `designs`)):
+each must be a module or package of the folder named last before it in its row."""
 
 from __future__ import annotations
 
@@ -115,6 +117,28 @@ def _path_problem(name: str) -> str | None:
     return None
 
 
+_WORD = re.compile(r"\w+")
+
+
+def layer_table_modules(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, path) for each bare module name in the layer table's rows, joined to the
+    folder named last before it in its row (perflab's top level before any)."""
+    in_table = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("| layer"):
+            in_table = True
+        elif not line.startswith("|"):
+            in_table = False
+        if not in_table:
+            continue
+        folder = ""
+        for span in _SPAN.findall(line):
+            if span.endswith("/"):
+                folder = span
+            elif _WORD.fullmatch(span):
+                yield number, folder + span
+
+
 def problem(name: str) -> str | None:
     """Why a name the docs use points at nothing; None when it exists."""
     if name.startswith("perflab."):
@@ -123,7 +147,8 @@ def problem(name: str) -> str | None:
 
 
 def stale(text: str) -> list[str]:
-    return [f"line {n}: {name}: {why}" for n, name in _named(text) if (why := problem(name))]
+    named = [*_named(text), *layer_table_modules(text)]
+    return [f"line {n}: {name}: {why}" for n, name in named if (why := problem(name))]
 
 
 def test_every_module_and_path_the_docs_name_exists() -> None:
@@ -162,4 +187,31 @@ def test_the_check_finds_what_is_gone_and_accepts_placeholders() -> None:
     )
     assert [line.split(":")[0] for line in stale(gone)] == [
         f"line {n}" for n in (1, 2, 3, 4, 5, 6, 8, 10)
+    ]
+
+
+def test_the_layer_tables_bare_names_are_modules_of_the_folder_before_them() -> None:
+    table = "\n".join(
+        [
+            "| layer | modules |",
+            "| records | `records/` (`model`, `verdicts`); `api`, `nothing` |",
+            "| foundation | `plan/` (`schedule`, `config`), `store/` (`sqlite`) |",
+            "",
+            "| not | `the_table` |",
+        ]
+    )
+    assert list(layer_table_modules(table)) == [
+        (2, "records/model"),
+        (2, "records/verdicts"),
+        (2, "records/api"),
+        (2, "records/nothing"),
+        (3, "plan/schedule"),
+        (3, "plan/config"),
+        (3, "store/sqlite"),
+    ]
+    assert [line.split(":")[1].strip() for line in stale(table)] == [
+        "records/verdicts",
+        "records/api",
+        "records/nothing",
+        "plan/config",
     ]
