@@ -27,7 +27,7 @@ BATCH_RECORDS = 2000
 # after Ctrl-C: how long cancelled cells get to stop their processes before being killed
 CANCEL_GRACE_S = 15.0
 # the reference loop each cell times on its node before measuring: a fixed pure-Python loop,
-# best of a few repeats (about 0.1 s in all), so histories can normalise times per node
+# best of a few short repeats, so histories can normalise times per node at little cost to a cell
 REFERENCE_LOOPS = 100_000
 REFERENCE_REPEATS = 5
 

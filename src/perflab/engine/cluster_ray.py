@@ -62,8 +62,9 @@ def quiet_ray_notices(logger: logging.Logger) -> None:
             handler.addFilter(_RaySetupNotices())
 
 
-# what Ray puts under its temporary folder for a socket: a unix socket's path holds 107 bytes
-RAY_SOCKET_TAIL = len("/session_2026-11-28_12-04-11_671752_4194304/sockets/plasma_store")
+# what Ray puts under its temporary folder for a socket, its session folder named by the start
+# time (to the microsecond) and a pid of up to 7 digits: a unix socket's path holds 107 bytes
+RAY_SOCKET_TAIL = len("/session_YYYY-MM-DD_hh-mm-ss_ffffff_PPPPPPP/sockets/plasma_store")
 
 
 def ray_session_folder() -> Path:

@@ -23,8 +23,8 @@ two per counted loop, the larger part of what counting costs.
   {"op": "callgrind_collect_only"} -> {"ok": true, "toggled": true}
                                      or {"ok": true, "toggled": false, "why": text}
      instrumentation on for the rest of the process, collection off and the costs zeroed:
-     callgrind throws away every translation whenever instrumentation is switched (each counted
-     loop of torch.add then spent ~0.1 s translating again), not when collection is toggled.
+     callgrind throws away every translation whenever instrumentation is switched, not when
+     collection is toggled, so a loop counted this way does not translate its code again.
      Collection is a state of the thread that toggles it, so a process running other threads
      is refused (their work would not be counted): it switches instrumentation as before.
   {"op": "callgrind_threads"} -> {"ok": true, "threads": N, "started": K}
@@ -35,9 +35,9 @@ two per counted loop, the larger part of what counting costs.
   {"op": "callgrind_discard"} -> {"ok": true, "requests": true}
                                 or {"ok": true, "requests": false, "why": text}
      as callgrind_probe, then instrumentation on and off at once and the costs zeroed: callgrind
-     throws away every translation when instrumentation is switched, and the first switch after
-     `import torch` threw away ~0.5 s worth. A fork server does it once before it forks, so
-     that its children do not each pay it in their first counted loop.
+     throws away every translation when instrumentation is switched, the most at the first
+     switch after a large import. A fork server does it once before it forks, so that its
+     children do not each pay it in their first counted loop.
 """
 
 import mmap

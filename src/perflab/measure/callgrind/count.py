@@ -4,7 +4,7 @@ Both lenses hold a counter and call it; neither inherits from it.
 
 Statements run in the statement worker inside the variant's own interpreter, started under
 ``valgrind --tool=callgrind --instr-atstart=no``: interpreter start-up, imports and setup run
-uninstrumented (callgrind is ~50x slower when instrumenting). With valgrind's client requests
+uninstrumented (instrumenting is what makes callgrind slow). With valgrind's client requests
 (worker/callgrind_ops.py) the worker switches instrumentation on once and toggles collection around
 each measured loop, dumping the costs after it (with cache simulation, or other threads running, it
 switches instrumentation on and off around each loop instead); where it cannot make client requests,
