@@ -43,8 +43,9 @@ from perflab.lenses.torch.cost import (
     TORCH_PROFILE_OVERHEAD,
     TORCH_PROFILER_START_S,
 )
+from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.host import process_age_s
-from perflab.machine.proc import Completed, FakeRunner
+from perflab.machine.proc import Completed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 

@@ -19,7 +19,7 @@ CROSS = "cross"
 VOCABULARY = "records"
 # the lenses' tests are split one folder per lens: the lens packages are mirrored one level down
 NESTED = frozenset({"lenses"})
-# modules that start processes (tests.git_repo runs git); a unit test uses machine.proc's
+# modules that start processes (tests.git_repo runs git); a unit test uses fake_processes'
 # FakeRunner instead
 SPAWNING = frozenset({"subprocess", "multiprocessing", "tests.git_repo"})
 SPAWNING_NAMES = frozenset({"SubprocessRunner"})
@@ -158,7 +158,7 @@ def test_no_unit_test_starts_a_process() -> None:
         if modules & SPAWNING or names & SPAWNING_NAMES:
             spawning.append(f"tests/unit/{path.relative_to(UNIT)}")
     assert not spawning, (
-        "a unit test starts no process (use machine.proc's FakeRunner and captured output); "
+        "a unit test starts no process (use fake_processes.FakeRunner and captured output); "
         "a test that runs a real tool or interpreter goes in tests/integration, one that drives "
         "the perflab command in tests/cli: " + ", ".join(spawning)
     )

@@ -15,7 +15,8 @@ from perflab.lenses.time.measure import TimeLens
 from perflab.lenses.time.statements import sampling_to_fit
 from perflab.lenses.torch.analyse import KIND_OPS
 from perflab.lenses.torch.measure import TorchLens
-from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
+from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession, WorkerWrap
 from perflab.records.errors import BenchmarkFailedError, ConfigError
