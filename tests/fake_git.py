@@ -1,6 +1,6 @@
 """A git repository in memory: answers the queries perflab.git.repo asks (rev-parse, show,
 log, rev-list, merge-base, status, diff, remote) from a commit graph, so code that reads a
-repository's history is unit-tested with `proc.FakeRunner` and starts no git.
+repository's history is unit-tested with `fake_processes.FakeRunner` and starts no git.
 
     repo = FakeRepository()
     first = repo.commit("first")

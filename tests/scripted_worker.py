@@ -1,5 +1,5 @@
 """A statement worker in memory: answers the worker protocol (perflab/worker/statement_worker.py)
-from a script, so a lens's measuring loop can be unit-tested with `proc.FakeRunner`.
+from a script, so a lens's measuring loop can be unit-tested with `fake_processes.FakeRunner`.
 
     worker = ScriptedWorker(ns_per_loop=lambda spec: 1000.0 if "X" in spec.env else 1100.0)
     runner = FakeRunner().on_spawn("statement_worker", worker)
@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.machine.proc import FakeProcess, LaunchSpec
+from perflab.machine.fake_processes import FakeProcess
+from perflab.machine.proc import LaunchSpec
 
 Handler = Callable[[LaunchSpec, Mapping[str, Any]], Mapping[str, Any]]
 

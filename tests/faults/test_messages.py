@@ -14,7 +14,7 @@ import pytest
 from perflab.report.escape import markdown, markdown_prose
 from tests.faults.conftest import FAST, perflab
 from tests.faults.running import start
-from tests.faults.test_processes import _interrupt_during_command
+from tests.faults.test_processes import interrupt_during_command
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +27,7 @@ def test_sighup_stops_a_run_as_sigterm_does(
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(temporary))
-    _interrupt_during_command(tmp_path, [signal.SIGHUP])
+    interrupt_during_command(tmp_path, [signal.SIGHUP])
     assert [p.name for p in temporary.iterdir() if p.name.startswith("perflab-caches-")] == []
 
 

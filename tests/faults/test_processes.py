@@ -38,7 +38,7 @@ PROMPT_S = 3.0  # < 1 s on an idle machine (measured); generous for a loaded one
 LEFT_NOTE = "the benchmark left"
 
 
-def _interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> None:
+def interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> None:
     perflab = start(
         "run",
         "--cmd",
@@ -68,17 +68,17 @@ def _interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> 
 
 def test_ctrl_c_during_command(tmp_path: Path) -> None:
     """Ctrl-C during a --cmd run"""
-    _interrupt_during_command(tmp_path, [signal.SIGINT])
+    interrupt_during_command(tmp_path, [signal.SIGINT])
 
 
 def test_second_ctrl_c_during_command(tmp_path: Path) -> None:
     """A second Ctrl-C while perflab stops a --cmd run"""
-    _interrupt_during_command(tmp_path, [signal.SIGINT, signal.SIGINT])
+    interrupt_during_command(tmp_path, [signal.SIGINT, signal.SIGINT])
 
 
 def test_sigterm_during_command(tmp_path: Path) -> None:
     """SIGTERM (CI cancellation) during a --cmd run"""
-    _interrupt_during_command(tmp_path, [signal.SIGTERM])
+    interrupt_during_command(tmp_path, [signal.SIGTERM])
 
 
 def test_ctrl_c_during_statement_keeps_samples(tmp_path: Path) -> None:

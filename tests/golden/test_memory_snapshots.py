@@ -16,7 +16,7 @@ from perflab.records.settings import Settings
 from perflab.report.html import render_html
 from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section
-from tests.golden.test_report_snapshots import _terminal, check
+from tests.golden.test_report_snapshots import check, terminal_text
 from tests.unit.lenses.memory.test_memory_lens import data, stored
 
 BENCHMARK = Benchmark("relu", stmt="f()")
@@ -58,7 +58,7 @@ def _section() -> Section:
 
 def test_the_memory_section_in_the_terminal() -> None:
     section = _section()
-    check("memory.terminal.txt", _terminal(lambda console: render_section(section, console)))
+    check("memory.terminal.txt", terminal_text(lambda console: render_section(section, console)))
 
 
 def test_the_memory_section_in_markdown() -> None:

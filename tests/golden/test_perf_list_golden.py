@@ -18,7 +18,8 @@ from perflab.diagnose.events import (
     unlisted_generic_events,
     with_trial,
 )
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.report.machine_views import render_event_search
 
 DATA = Path(__file__).parent / "data" / "perf"

@@ -29,7 +29,7 @@ def check(name: str, text: str) -> None:
     assert text == path.read_text()
 
 
-def _terminal(render: object) -> str:
+def terminal_text(render: object) -> str:
     console = Console(width=140, record=True, color_system=None, force_terminal=False)
     assert callable(render)
     render(console)
@@ -40,7 +40,7 @@ def _terminal(render: object) -> str:
 def test_each_lens_section_in_the_terminal(lens: str) -> None:
     result, _ = synthetic_run()
     (section,) = [s for s in result.sections if s.key == lens]
-    check(f"{lens}.terminal.txt", _terminal(lambda console: render_section(section, console)))
+    check(f"{lens}.terminal.txt", terminal_text(lambda console: render_section(section, console)))
 
 
 @pytest.mark.parametrize("lens", LENSES)
@@ -52,7 +52,7 @@ def test_each_lens_section_in_markdown(lens: str) -> None:
 
 def test_the_whole_run_in_both_formats() -> None:
     result, _ = synthetic_run()
-    check("run.terminal.txt", _terminal(lambda console: render_terminal(result, console)))
+    check("run.terminal.txt", terminal_text(lambda console: render_terminal(result, console)))
     check("run.md", render_markdown(result))
 
 
@@ -60,5 +60,5 @@ def test_the_whole_run_in_both_formats() -> None:
 def test_stack_and_matrix_sections_in_both_formats(design: str) -> None:
     run = stack_run() if design == "stack" else matrix_run()
     (section,) = design_sections(run)
-    check(f"{design}.terminal.txt", _terminal(lambda console: render_section(section, console)))
+    check(f"{design}.terminal.txt", terminal_text(lambda console: render_section(section, console)))
     check(f"{design}.md", "\n".join(section_lines(section)) + "\n")

@@ -17,7 +17,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.records.settings import Settings
-from tests.unit.report.test_design_views import BENCHMARK, _comparison
+from tests.unit.report.test_design_views import BENCHMARK, design_comparison
 
 SPEC = InteractionSpec("fix", "main", "release", "fix@main", "fix@release")
 LEVELS = {"main": 100.0, "fix@main": 80.0, "release": 100.0, "fix@release": 100.0}
@@ -52,8 +52,8 @@ def _samples(metric: Metric) -> BenchmarkData:
 
 def _cells() -> tuple[Comparison, ...]:
     return (
-        _comparison("main", "fix@main", 0.8, Verdict.FASTER),
-        _comparison("release", "fix@release", 1.0, Verdict.EQUIVALENT),
+        design_comparison("main", "fix@main", 0.8, Verdict.FASTER),
+        design_comparison("release", "fix@release", 1.0, Verdict.EQUIVALENT),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perflab.api import make_experiment, make_stack
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from tests.fake_git import FakeRepository
 
 

@@ -43,8 +43,9 @@ from perflab.lenses.torch.cost import (
     TORCH_PROFILE_OVERHEAD,
     TORCH_PROFILER_START_S,
 )
+from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.host import process_age_s
-from perflab.machine.proc import Completed, FakeRunner
+from perflab.machine.proc import Completed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
@@ -245,13 +246,18 @@ def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     from perflab.lenses.torch.measure import TorchLens
     from tests.conftest import FAST
     from tests.scripted_worker import ScriptedWorker
-    from tests.unit.lenses.time.test_measuring_loops import BENCH, FakeClock, _context, _ns_per_loop
-    from tests.unit.lenses.time.test_measuring_loops import _torch_profile as torch_profile
+    from tests.unit.lenses.time.test_measuring_loops import (
+        BENCH,
+        FakeClock,
+        lens_context,
+        loop_ns,
+        torch_profile_reply,
+    )
 
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
     for share_s, generations in ((0.0, 2), (100.0, 5)):
-        worker = ScriptedWorker(_ns_per_loop, handlers={"torch_profile": torch_profile})
-        context, _ = _context(FakeRunner().on_spawn("statement_worker", worker), settings)
+        worker = ScriptedWorker(loop_ns, handlers={"torch_profile": torch_profile_reply})
+        context, _ = lens_context(FakeRunner().on_spawn("statement_worker", worker), settings)
         context = dataclasses.replace(context, budget_s=share_s)
         TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
         assert worker.started == 2 * generations

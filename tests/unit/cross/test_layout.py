@@ -19,7 +19,7 @@ CROSS = "cross"
 VOCABULARY = "records"
 # the lenses' tests are split one folder per lens: the lens packages are mirrored one level down
 NESTED = frozenset({"lenses"})
-# modules that start processes (tests.git_repo runs git); a unit test uses machine.proc's
+# modules that start processes (tests.git_repo runs git); a unit test uses fake_processes'
 # FakeRunner instead
 SPAWNING = frozenset({"subprocess", "multiprocessing", "tests.git_repo"})
 SPAWNING_NAMES = frozenset({"SubprocessRunner"})
@@ -158,7 +158,7 @@ def test_no_unit_test_starts_a_process() -> None:
         if modules & SPAWNING or names & SPAWNING_NAMES:
             spawning.append(f"tests/unit/{path.relative_to(UNIT)}")
     assert not spawning, (
-        "a unit test starts no process (use machine.proc's FakeRunner and captured output); "
+        "a unit test starts no process (use fake_processes.FakeRunner and captured output); "
         "a test that runs a real tool or interpreter goes in tests/integration, one that drives "
         "the perflab command in tests/cli: " + ", ".join(spawning)
     )
@@ -175,3 +175,16 @@ def test_no_unit_test_imports_a_private_name() -> None:
                 hidden = [n for n in hidden if not (n.startswith("__") and n.endswith("__"))]
                 private += [f"tests/unit/{path.relative_to(UNIT)}: {name}" for name in hidden]
     assert not private, "imported by a unit test, give it a public name: " + ", ".join(private)
+
+
+def test_no_test_imports_another_tests_private_name() -> None:
+    """What tests share has a public name (in its test module or a helper beside
+    tests/scripted_worker.py): a private helper is its own file's, free to change."""
+    private = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests"):
+                hidden = [a.name for a in node.names if a.name.startswith("_")]
+                hidden = [n for n in hidden if not (n.startswith("__") and n.endswith("__"))]
+                private += [f"{path.relative_to(ROOT)}: {node.module}.{name}" for name in hidden]
+    assert not private, "imported from another test, give it a public name: " + ", ".join(private)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from perflab.diagnose.doctor import Status, diagnose
 from perflab.machine.cpu_lock import try_lock
+from perflab.machine.fake_processes import FakeRunner as ScriptedRunner
 from perflab.machine.gpu import cuda_version_of, gpu_checks, parse_gpu_query
 from perflab.machine.proc import Completed
-from perflab.machine.proc import FakeRunner as ScriptedRunner
 from perflab.records.kinds import Metric
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)

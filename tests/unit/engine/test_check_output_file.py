@@ -11,7 +11,8 @@ import pytest
 
 from perflab.cli.options import build_parser, run_options
 from perflab.engine.prepare import output_check
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
 from perflab.records.model import Benchmark, Experiment, Variant

@@ -17,7 +17,7 @@ from perflab.engine import benchmark_plan
 from perflab.engine.benchmark_plan import BenchmarkPlanner
 from perflab.engine.prepare import recent_probes
 from perflab.engine.prepare.recent_probes import RecentProbes
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 

@@ -4,7 +4,7 @@ store answers a later pair of the same two commits, with the lenses it holds."""
 from __future__ import annotations
 
 from perflab.engine.reusable_runs import MeasuredCode
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.records.kinds import Metric
 from perflab.records.model import Variant
 from perflab.records.results import RunResult

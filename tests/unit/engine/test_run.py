@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from perflab.engine.run import run_experiment
-from perflab.machine.proc import Completed, FakeProcess, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant

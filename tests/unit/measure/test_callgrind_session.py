@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.measure.callgrind.count_options import CountRun
 from perflab.measure.callgrind.switching import StatementSession
 from perflab.measure.lens import LensContext, MemorySink, NullProgress

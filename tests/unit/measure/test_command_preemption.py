@@ -8,7 +8,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
+from perflab.machine.proc import LaunchSpec
 from perflab.measure.commands import CommandLauncher, waited_for_others_ns
 from perflab.records.kinds import Metric
 from perflab.records.model import Sample

@@ -4,7 +4,7 @@ read from the experiment's settings: a lens hands it `cache_sim`, `region` and
 
 from __future__ import annotations
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import CountRun

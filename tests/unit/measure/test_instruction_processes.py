@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from perflab.lenses.instructions.measure import InstructionsLens
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind import count as callgrind_count
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.dumps import dump_totals
 from perflab.measure.lens import LensContext, MemorySink, NullProgress

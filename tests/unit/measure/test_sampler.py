@@ -6,7 +6,7 @@ import dataclasses
 import random
 from typing import Any
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink
 from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession

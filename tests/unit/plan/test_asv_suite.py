@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.plan.asv_suite import HELPER, asv_suite
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.plan.designs import design_from_mapping, plan_matrix, plan_stack, with_design
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Experiment, Variant

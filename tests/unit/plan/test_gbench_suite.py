@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.reported_time import (
     ReportFiles,
     gbench_run,

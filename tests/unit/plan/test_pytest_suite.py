@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.plan.pytest_suite import LIST_ENV, pytest_benchmarks
 from perflab.records.errors import ConfigError
 from perflab.records.model import Variant

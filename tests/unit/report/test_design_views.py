@@ -24,7 +24,7 @@ BENCHMARK = "sorted(data)"
 STEPS = ("base", "cache-the-key", "inline-call", "fast-path")
 
 
-def _comparison(
+def design_comparison(
     baseline: str, variant: str, ratio: float, verdict: Verdict, *, event: str | None = None
 ) -> Comparison:
     return Comparison(
@@ -62,7 +62,7 @@ def stack_run(*, whole_ratio: float = 0.557) -> RunResult:
     pairs = (*zip(STEPS, STEPS[1:], strict=False), (STEPS[0], STEPS[-1]))
     ratios = (0.82, 0.91, 0.75, whole_ratio)
     comparisons = tuple(
-        _comparison(a, b, r, Verdict.FASTER) for (a, b), r in zip(pairs, ratios, strict=True)
+        design_comparison(a, b, r, Verdict.FASTER) for (a, b), r in zip(pairs, ratios, strict=True)
     )
     experiment = Experiment(
         benchmarks=(Benchmark(BENCHMARK, stmt="sorted(data)"),),
@@ -83,9 +83,9 @@ def matrix_run() -> RunResult:
         ("main", "fix-b@main"): (0.95, Verdict.FASTER),
         ("release", "fix-b@release"): (0.94, Verdict.FASTER),
     }
-    found = {pair: _comparison(*pair, r, v) for pair, (r, v) in cells.items()}
+    found = {pair: design_comparison(*pair, r, v) for pair, (r, v) in cells.items()}
     del found[("release", "fix-b@release")]  # failed to build: not measured
-    event = _comparison("main", "fix-a@main", 0.7, Verdict.FASTER, event="cache-misses")
+    event = design_comparison("main", "fix-a@main", 0.7, Verdict.FASTER, event="cache-misses")
     interaction = Interaction(
         change="fix-a",
         base="release",

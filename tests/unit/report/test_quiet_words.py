@@ -10,7 +10,7 @@ import pytest
 
 from perflab.lenses.time.analyse import TimeDetails
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.unit.lenses.time.test_time_columns import _comparison, _samples
+from tests.time_comparisons import time_comparison, time_samples
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.report"
@@ -19,7 +19,7 @@ SUBJECT = "perflab.report"
 def test_the_caption_names_batches_in_the_plural() -> None:
     from perflab.lenses.time.render import caption
 
-    comparison, _ = _comparison(_samples(random.Random(6), preempted=(0.0, 0.0)))
+    comparison, _ = time_comparison(time_samples(random.Random(6), preempted=(0.0, 0.0)))
     assert isinstance(comparison.details, TimeDetails)
     batched = replace(comparison, details=replace(comparison.details, group_name="batch"))
     text = caption([batched], 0.95)
@@ -87,12 +87,15 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
     """ "used 4.5 s of the budget: probe 2.4 s, instructions 2.0 s, analysis and report 5.4 s"
     added up to more than it used: analysis and report run after the figure, so they are said
     apart from its parts."""
+    from perflab.budget.costs import lens_costs
     from perflab.budget.plan import plan_budget
+    from perflab.lenses.registry import cost_model
     from perflab.records.kinds import Metric
     from perflab.records.settings import Settings
-    from tests.unit.budget.test_budget_plan import QUICK, _costs
+    from tests.unit.budget.test_budget_plan import QUICK
 
-    plan = plan_budget(10, QUICK, _costs(QUICK, Settings(budget_s=10), Metric.TIME))
+    costs = lens_costs(QUICK, Settings(budget_s=10), {Metric.TIME: cost_model(Metric.TIME)})
+    plan = plan_budget(10, QUICK, costs)
     used = plan.describe({Metric.TIME: 2.0})
     parts = used.split(";")[0]
     assert "analysis and report" not in parts

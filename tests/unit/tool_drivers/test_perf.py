@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.records.errors import ToolUnavailableError
 from perflab.tool_drivers import perf as perf_driver
 from perflab.tool_drivers.perf import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.git.repo import GitError
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.records.bisect import (
     BisectResult,
     BisectStep,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from perflab.git.repo import GitError
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.records.bisect import StepState
 from perflab.records.errors import ConfigError
 from perflab.records.workflow_results import CheckResult

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.plan.pytest_suite import LIST_ENV
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.workflow_results import HistoryResult

@@ -25,7 +25,7 @@ from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build
 from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
 from perflab.lenses.asm.summaries import instruction_mix
-from perflab.machine.proc import FakeRunner as ScriptedRunner
+from perflab.machine.fake_processes import FakeRunner as ScriptedRunner
 from perflab.measure.perf.recordings import RecordedProfile
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison

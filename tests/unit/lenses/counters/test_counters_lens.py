@@ -21,7 +21,8 @@ from perflab.lenses.counters.analyse import (
 )
 from perflab.lenses.counters.measure import parse_arch_status, probe_events
 from perflab.lenses.counters.perf_stat import Availability
-from perflab.machine.proc import Completed, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Variant

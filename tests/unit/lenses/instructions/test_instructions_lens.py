@@ -8,7 +8,7 @@ import pytest
 
 from perflab.lenses.instructions.counts import main_program
 from perflab.lenses.instructions.measure import InstructionsLens
-from perflab.machine.proc import FakeRunner as ScriptedRunner
+from perflab.machine.fake_processes import FakeRunner as ScriptedRunner
 from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,

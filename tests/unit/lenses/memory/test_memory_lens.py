@@ -21,7 +21,7 @@ from perflab.lenses.memory.analyse import (
 )
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.callgrind.count_options import environment_bytes

@@ -12,7 +12,8 @@ import pytest
 from perflab.lenses.registry import available_metrics, descriptor_for, lens_for
 from perflab.lenses.rss import RSS
 from perflab.lenses.rss.measure import RssLens
-from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
+from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict

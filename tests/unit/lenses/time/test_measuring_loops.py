@@ -15,7 +15,8 @@ from perflab.lenses.time.measure import TimeLens
 from perflab.lenses.time.statements import sampling_to_fit
 from perflab.lenses.torch.analyse import KIND_OPS
 from perflab.lenses.torch.measure import TorchLens
-from perflab.machine.proc import FakeProcess, FakeRunner, LaunchSpec
+from perflab.machine.fake_processes import FakeProcess, FakeRunner
+from perflab.machine.proc import LaunchSpec
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession, WorkerWrap
 from perflab.records.errors import BenchmarkFailedError, ConfigError
@@ -40,7 +41,7 @@ class FakeClock:
         return self.now_ns
 
 
-def _context(runner: FakeRunner, settings: Settings) -> tuple[LensContext, MemorySink]:
+def lens_context(runner: FakeRunner, settings: Settings) -> tuple[LensContext, MemorySink]:
     sink = MemorySink()
     experiment = Experiment(benchmarks=(BENCH,), variants=VARIANTS, settings=settings)
     context = LensContext(
@@ -54,15 +55,15 @@ def _context(runner: FakeRunner, settings: Settings) -> tuple[LensContext, Memor
     return context, sink
 
 
-def _ns_per_loop(spec: LaunchSpec) -> float:
+def loop_ns(spec: LaunchSpec) -> float:
     return 800.0 if (spec.env or {}).get("FAST") == "1" else 1000.0
 
 
 def test_on_a_busy_machine_samples_are_shortened_after_the_first_generation() -> None:
-    worker = ScriptedWorker(_ns_per_loop, lost_share=0.3)
+    worker = ScriptedWorker(loop_ns, lost_share=0.3)
     runner = FakeRunner().on_spawn("statement_worker", worker)
     settings = dataclasses.replace(FAST, budget_s=0.3, min_generations=3, sample_target_ms=10.0)
-    context, sink = _context(runner, settings)
+    context, sink = lens_context(runner, settings)
     lens = TimeLens(clock_ns=FakeClock())
     lens.measure(BENCH, context)
     loops = {(s.variant, s.generation): s.loops for s in sink.samples}
@@ -78,10 +79,10 @@ def test_on_a_busy_machine_samples_are_shortened_after_the_first_generation() ->
 
 
 def test_time_lens_interleaves_fresh_workers_and_finds_the_ratio() -> None:
-    worker = ScriptedWorker(_ns_per_loop)
+    worker = ScriptedWorker(loop_ns)
     runner = FakeRunner().on_spawn("statement_worker", worker)
     settings = dataclasses.replace(FAST, budget_s=0.3)
-    context, sink = _context(runner, settings)
+    context, sink = lens_context(runner, settings)
     lens = TimeLens(clock_ns=FakeClock())
     lens.measure(BENCH, context)
 
@@ -126,7 +127,7 @@ def test_time_lens_gives_a_far_slower_variant_its_own_loop_count() -> None:
         return 1000.0 if (spec.env or {}).get("FAST") == "1" else 1000.0 * 1000
 
     runner = FakeRunner().on_spawn("statement_worker", ScriptedWorker(ns_per_loop))
-    context, sink = _context(runner, dataclasses.replace(FAST, budget_s=0.3))
+    context, sink = lens_context(runner, dataclasses.replace(FAST, budget_s=0.3))
     lens = TimeLens(clock_ns=FakeClock())
     lens.measure(BENCH, context)
     loops = {s.variant: s.loops for s in sink.samples}
@@ -137,9 +138,9 @@ def test_time_lens_gives_a_far_slower_variant_its_own_loop_count() -> None:
 
 
 def test_time_lens_reports_a_failing_setup_and_leaves_no_worker() -> None:
-    worker = ScriptedWorker(_ns_per_loop, fail_setup="Traceback ...\nNameError: f")
+    worker = ScriptedWorker(loop_ns, fail_setup="Traceback ...\nNameError: f")
     runner = FakeRunner().on_spawn("statement_worker", worker)
-    context, _ = _context(runner, FAST)
+    context, _ = lens_context(runner, FAST)
     with pytest.raises(BenchmarkFailedError, match="the setup raised") as error:
         TimeLens(clock_ns=FakeClock()).measure(BENCH, context)
     assert "NameError" in (error.value.detail or "")
@@ -148,20 +149,20 @@ def test_time_lens_reports_a_failing_setup_and_leaves_no_worker() -> None:
 
 def test_a_worker_that_dies_is_a_benchmark_failure() -> None:
     def spawn(spec: LaunchSpec) -> FakeProcess:
-        process = ScriptedWorker(_ns_per_loop)(spec)
+        process = ScriptedWorker(loop_ns)(spec)
         process.exit_on = lambda line: 1 if json.loads(line)["op"] == "calibrate" else None
         process.stderr = "Segmentation fault\n"
         return process
 
     runner = FakeRunner().on_spawn("statement_worker", spawn)
-    context, _ = _context(runner, FAST)
+    context, _ = lens_context(runner, FAST)
     with pytest.raises(BenchmarkFailedError, match="exited with status 1"):
         TimeLens(clock_ns=FakeClock()).measure(BENCH, context)
 
 
-def _torch_profile(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
+def torch_profile_reply(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
     loops = int(request["loops"])
-    self_us = loops * _ns_per_loop(spec) / 1000
+    self_us = loops * loop_ns(spec) / 1000
     return {
         "ok": True,
         "loops": loops,
@@ -180,10 +181,10 @@ def _torch_profile(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str,
 
 
 def test_torch_lens_profiles_every_variant_in_every_generation() -> None:
-    worker = ScriptedWorker(_ns_per_loop, handlers={"torch_profile": _torch_profile})
+    worker = ScriptedWorker(loop_ns, handlers={"torch_profile": torch_profile_reply})
     runner = FakeRunner().on_spawn("statement_worker", worker)
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=3)
-    context, sink = _context(runner, settings)
+    context, sink = lens_context(runner, settings)
     lens = TorchLens(clock_ns=FakeClock())
     lens.measure(BENCH, context)
 
@@ -201,9 +202,9 @@ def test_torch_lens_says_when_a_variant_has_no_torch() -> None:
     def no_torch(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
         return {"ok": False, "phase": "torch", "error": "ModuleNotFoundError: torch"}
 
-    worker = ScriptedWorker(_ns_per_loop, handlers={"torch_profile": no_torch})
+    worker = ScriptedWorker(loop_ns, handlers={"torch_profile": no_torch})
     runner = FakeRunner().on_spawn("statement_worker", worker)
-    context, _ = _context(runner, dataclasses.replace(FAST, metrics=(Metric.TORCH,)))
+    context, _ = lens_context(runner, dataclasses.replace(FAST, metrics=(Metric.TORCH,)))
     with pytest.raises(BenchmarkFailedError, match="torch cannot be imported"):
         TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
 
@@ -219,9 +220,9 @@ def test_unscripted_processes_fail_the_test() -> None:
 
 
 def test_a_session_starts_every_worker_under_its_wrap_and_releases_it_after_closing() -> None:
-    worker = ScriptedWorker(_ns_per_loop)
+    worker = ScriptedWorker(loop_ns)
     runner = FakeRunner().on_spawn("statement_worker", worker)
-    context, _ = _context(runner, FAST)
+    context, _ = lens_context(runner, FAST)
     session = LensSession(BENCH, context, FakeClock(), lens="counters")
     events: list[str] = []
 
@@ -252,8 +253,8 @@ def test_a_session_kills_and_releases_every_wrapped_worker_when_one_cannot_start
         raise FileNotFoundError(spec.argv[0])
 
     runner = FakeRunner().on_spawn("^/no/such/tool", missing)
-    runner.on_spawn("statement_worker", ScriptedWorker(_ns_per_loop))
-    context, _ = _context(runner, FAST)
+    runner.on_spawn("statement_worker", ScriptedWorker(loop_ns))
+    context, _ = lens_context(runner, FAST)
     session = LensSession(BENCH, context, FakeClock())
     wrapped: list[int] = []
     released: list[int] = []
@@ -278,11 +279,11 @@ def test_the_time_lens_behind_its_share_samples_its_minimum_generations_shorter(
 
     def slow_start(spec: LaunchSpec) -> FakeProcess:
         clock.now_ns += 200_000_000
-        return ScriptedWorker(_ns_per_loop)(spec)
+        return ScriptedWorker(loop_ns)(spec)
 
     runner = FakeRunner().on_spawn("statement_worker", slow_start)
     settings = dataclasses.replace(FAST, budget_s=3.0, min_generations=6, warmup_blocks=1)
-    context, sink = _context(runner, settings)
+    context, sink = lens_context(runner, settings)
     # not pinned: each generation starts its workers when it begins (none started ahead)
     TimeLens(clock_ns=clock).measure(BENCH, dataclasses.replace(context, cpu=None))
     blocks = {}

@@ -4,52 +4,25 @@ computes each interval at the level that keeps them all at the run's confidence.
 
 from __future__ import annotations
 
-import math
 import random
 
-from perflab.lenses.time.analyse import TimeDetails, analyse_time
+from perflab.lenses.time.analyse import TimeDetails
 from perflab.lenses.time.statements import equal_duration_loops
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Benchmark, BenchmarkData, Comparison, Note, Sample
+from perflab.records.model import Sample
 from perflab.records.settings import Settings
 from perflab.stats.comparison import verdict_for
 from perflab.stats.family import family_confidence, family_size
 from perflab.stats.paired import PairedLogRatio, estimate_ratio
+from tests.time_comparisons import time_comparison, time_samples
 
 SUBJECT = "perflab.lenses.time.analyse"
-
-
-def _samples(rng: random.Random, *, preempted: tuple[float, float]) -> list[Sample]:
-    """base ~100 us, other ~900 us per iteration; a share of each side's samples lost half
-    their wall time again to other processes (recorded as run-queue wait)."""
-    samples = []
-    for g in range(8):
-        for b in range(12):
-            for side, (name, truth) in enumerate((("base", 1e5), ("other", 9e5))):
-                cpu = truth * 10 * math.exp(rng.gauss(0, 0.01))
-                wait = 1.5 * cpu if rng.random() < preempted[side] else 0.0
-                samples.append(
-                    Sample("b", name, Metric.TIME, "wall_ns", cpu + wait, loops=10,
-                           generation=g, block=b, run_queue_ns=int(wait), cpu_ns=int(cpu))
-                )  # fmt: skip
-    return samples
-
-
-def _comparison(
-    samples: list[Sample], settings: Settings | None = None, family: int = 1
-) -> tuple[Comparison, tuple[Note, ...]]:
-    data = BenchmarkData(tuple(samples))
-    analysis = analyse_time(
-        Benchmark("b", stmt="x"), ["base", "other"], data, settings or Settings(), family=family
-    )
-    (comparison,) = analysis.comparisons
-    return comparison, analysis.notes
 
 
 def test_columns_come_from_the_corrected_samples_the_ratio_uses() -> None:
     # the baseline preempted in most samples, the variant in few: raw medians disagree with
     # the corrected ratio; the columns must not
-    comparison, _ = _comparison(_samples(random.Random(1), preempted=(0.7, 0.1)))
+    comparison, _ = time_comparison(time_samples(random.Random(1), preempted=(0.7, 0.1)))
     details = comparison.details
     assert isinstance(details, TimeDetails)
     assert 8.8 < comparison.ratio < 9.2
@@ -65,16 +38,16 @@ def test_columns_come_from_the_corrected_samples_the_ratio_uses() -> None:
 
 
 def test_columns_follow_the_exclude_policy() -> None:
-    samples = _samples(random.Random(2), preempted=(0.3, 0.3))
-    comparison, _ = _comparison(samples, Settings(preempted="exclude"))
+    samples = time_samples(random.Random(2), preempted=(0.3, 0.3))
+    comparison, _ = time_comparison(samples, Settings(preempted="exclude"))
     assert 0.98 < comparison.baseline_value / 1e5 < 1.02
     assert comparison.to_json()["value_preempted"] == "exclude"
 
 
 def test_a_family_of_comparisons_is_decided_at_the_bonferroni_level() -> None:
-    samples = _samples(random.Random(3), preempted=(0.0, 0.0))
-    alone, _ = _comparison(samples)
-    together, _ = _comparison(samples, family=5)
+    samples = time_samples(random.Random(3), preempted=(0.0, 0.0))
+    alone, _ = time_comparison(samples)
+    together, _ = time_comparison(samples, family=5)
     assert together.to_json()["confidence"] == family_confidence(0.95, 5) == 0.99
     assert together.to_json()["family_size"] == 5
     assert alone.to_json()["confidence"] == 0.95
@@ -131,7 +104,7 @@ def test_equal_duration_loops_give_every_variant_samples_of_one_length() -> None
 
 
 def test_uneven_preemption_is_named_in_a_warning_and_widens_the_interval() -> None:
-    comparison, notes = _comparison(_samples(random.Random(5), preempted=(0.7, 0.1)))
+    comparison, notes = time_comparison(time_samples(random.Random(5), preempted=(0.7, 0.1)))
     overload = comparison.to_json()["overload"]
     assert overload["uneven_preemption"] is True
     assert overload["action"] != "none"
@@ -144,9 +117,9 @@ def test_uneven_preemption_is_named_in_a_warning_and_widens_the_interval() -> No
 def test_the_caption_says_what_the_columns_are_and_the_family_level() -> None:
     from perflab.lenses.time.render import caption
 
-    samples = _samples(random.Random(6), preempted=(0.0, 0.0))
-    alone, _ = _comparison(samples)
-    together, _ = _comparison(samples, family=5)
+    samples = time_samples(random.Random(6), preempted=(0.0, 0.0))
+    alone, _ = time_comparison(samples)
+    together, _ = time_comparison(samples, family=5)
     text = caption([alone], 0.95)
     assert "samples the ratio uses (preempted time taken out)" in text
     assert "hold together" not in text

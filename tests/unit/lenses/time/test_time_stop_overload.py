@@ -18,7 +18,7 @@ from perflab.lenses.time.decision import decide
 from perflab.lenses.time.measure import TimeLens
 from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.machine import cpu_lock
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (

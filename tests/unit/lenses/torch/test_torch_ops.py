@@ -33,7 +33,7 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.lenses.torch.render import section
-from perflab.machine.proc import FakeRunner
+from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.lens import BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict
