@@ -265,7 +265,7 @@ def compare(
     document written with `--json FILE --samples` (a `Path`, or text naming a `.json` file or
     an existing file), whose raw samples are analysed as a stored run's."""
     from perflab.analyse.compare import compare_runs
-    from perflab.store.document import is_document_reference, load_document
+    from perflab.store.json_runs import is_document_reference, load_document
 
     def document(reference: str | int | Path) -> Path | None:
         if isinstance(reference, Path):

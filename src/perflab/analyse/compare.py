@@ -1,5 +1,5 @@
 """store -> analyse: two stored runs compared variant by variant (measured apart); either may
-be a run read back from its JSON document (store.document), whose samples are analysed alike."""
+be a run read back from its JSON document (store.json_runs), whose samples are analysed alike."""
 
 from __future__ import annotations
 

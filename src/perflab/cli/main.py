@@ -42,7 +42,7 @@ from perflab.cli.workflows import workflow_named
 from perflab.machine.started import STARTED_AT_S
 from perflab.records.errors import ConfigError, PerflabError, RetiredSettingWarning, RunInterrupted
 from perflab.records.redaction import redact
-from perflab.store.setting import resolve_store
+from perflab.store.selection import resolve_store
 
 # Ctrl-C, CI cancellation (SIGTERM), a closed terminal or SSH session (SIGHUP): all stop a run
 # the same way, the run marked and nothing left behind

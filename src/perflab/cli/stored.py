@@ -19,7 +19,7 @@ from perflab.report.escape import terminal, visible
 if TYPE_CHECKING:
     from perflab.git.cache_entry import CacheEntry
     from perflab.store.health import StoreHealth
-    from perflab.store.setting import StoreSetting
+    from perflab.store.selection import StoreSetting
 
 
 def read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -57,7 +57,7 @@ def read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _files_only(args: argparse.Namespace) -> bool:
     """`compare A.json B.json` reads no store."""
-    from perflab.store.document import is_document_reference
+    from perflab.store.json_runs import is_document_reference
 
     return args.command == "compare" and all(
         is_document_reference(ref) for ref in (args.run_a, args.run_b)

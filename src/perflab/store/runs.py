@@ -65,7 +65,7 @@ class StoredRun:
     artifacts: tuple[Artifact, ...]
     notes: tuple[Note, ...]
     variant_info: Mapping[str, Mapping[str, Any]]
-    # where it was read from when not a store: a JSON document's file name (store.document)
+    # where it was read from when not a store: a JSON document's file name (store.json_runs)
     source: str | None = None
 
     def of_benchmarks(self, names: Collection[str]) -> StoredRun:

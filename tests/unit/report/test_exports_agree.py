@@ -26,7 +26,7 @@ from perflab.records.model import Artifact
 from perflab.records.results import RunResult
 from perflab.report.exports import hyperfine_results, render_csv
 from perflab.report.json_report import FORMAT_VERSION, run_to_json
-from perflab.store.document import READABLE_FORMAT_VERSION, load_document
+from perflab.store.json_runs import READABLE_FORMAT_VERSION, load_document
 
 CAPTURE = Path(__file__).parents[2] / "golden" / "data" / "runs" / "gzip_preempted.json"
 RAW_FIELDS = ("mean", "stddev", "median", "min", "max")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perflab.records.errors import ConfigError
-from perflab.store.setting import resolve_store
+from perflab.store.selection import resolve_store
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 URL = "postgresql://team:s3cret@db.example/perf"
