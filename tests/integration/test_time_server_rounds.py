@@ -40,23 +40,27 @@ def test_an_expensive_import_is_paid_once_per_server_round(tmp_path: Path) -> No
     (comparison,) = [c for c in result.comparisons if c.metric == Metric.TIME]
     details = comparison.details
     assert isinstance(details, TimeDetails) and details.group_name == "server round"
-    # FAST asks for 2 generations: 2 rounds (the interval needs two units) of a few forks each
-    assert details.n_groups == 2
+    # FAST asks for 2 generations: at least 2 rounds (the interval needs two units) of a few
+    # forks each; a busy machine's noise may ask for another round
+    n_rounds = details.n_groups
+    assert n_rounds >= 2
     assert details.to_json()["group"] == "server round"
     # each generation says which round's servers its workers were forked from
     run = store.load_run(result.run_id)
     rounds = {
         a.generation: json.loads(a.content) for a in run.artifacts if a.kind == KIND_SERVER_ROUND
     }
-    forks = len(rounds) // 2
-    assert forks >= 2 and sorted(rounds) == list(range(2 * forks))
-    assert [rounds[g]["round"] for g in sorted(rounds)] == [0] * forks + [1] * forks
+    forks = len(rounds) // n_rounds
+    assert forks >= 2 and sorted(rounds) == list(range(n_rounds * forks))
+    assert [rounds[g]["round"] for g in sorted(rounds)] == [
+        r for r in range(n_rounds) for _ in range(forks)
+    ]
     assert set(rounds[0]["servers"]).isdisjoint(rounds[forks]["servers"])  # fresh servers
     (note,) = [n for n in result.notes if "rounds of fork servers" in n.message]
-    assert f"{2 * forks} generations from 2 rounds" in note.message
-    # the import ran in the probe's server and in each round's two servers: 5 times, where
-    # fresh workers would have imported it twice in every generation
-    assert len(imports.read_text().split()) == 1 + 2 * 2
+    assert f"{n_rounds * forks} generations from {n_rounds} rounds" in note.message
+    # the import ran in the probe's server and in each round's two servers, where fresh
+    # workers would have imported it twice in every generation
+    assert len(imports.read_text().split()) == 1 + 2 * n_rounds
 
 
 def test_an_aa_of_a_torch_statement_in_server_rounds_claims_no_difference() -> None:

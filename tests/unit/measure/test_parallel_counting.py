@@ -21,6 +21,8 @@ def _context(cpu: int | None) -> LensContext:
 
 def test_the_lens_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
     def counter(**options: Any) -> InstructionCounter:
+        # no other perflab run holds a CPU unless the case says so (never the machine's locks)
+        options.setdefault("other_runs_cpus", lambda cpus: [])
         return InstructionCounter(CountOptions(**options))
 
     lens = counter(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
