@@ -38,8 +38,9 @@ def test_concurrent_runs_pin_to_different_cpus_and_a_forced_one_says_it_shares(
     tmp_path: Path,
 ) -> None:
     cpu = default_measurement_cpu()
-    # a precision it never reaches: it measures until interrupted
-    long_run = start(*_run_args(tmp_path / "long.json", "60", "--precision", "1e-9"), cwd=tmp_path)
+    # a precision it never reaches and a budget it never spends: it measures until interrupted,
+    # however long a loaded machine keeps the second run from starting
+    long_run = start(*_run_args(tmp_path / "long.json", "600", "--precision", "1e-9"), cwd=tmp_path)
     try:
         _wait_for_lock(cpu, long_run.process.pid)
         second = start(*_run_args(tmp_path / "second.json", "0.5"), cwd=tmp_path)
@@ -78,8 +79,9 @@ def _wait_for_first_turn(cpu: int, pid: int, timeout_s: float = 120) -> None:
 
 def test_two_runs_on_one_cpu_take_turns_and_say_so_even_when_quiet(tmp_path: Path) -> None:
     cpu = default_measurement_cpu()
-    # a precision it never reaches: it measures until interrupted
-    first = start(*_run_args(tmp_path / "first.json", "60", "--precision", "1e-9", "--cpu",
+    # a precision it never reaches and a budget it never spends (CI's loaded run spent 60 s
+    # before the second run sampled): it measures until interrupted
+    first = start(*_run_args(tmp_path / "first.json", "600", "--precision", "1e-9", "--cpu",
                              str(cpu)), cwd=tmp_path)  # fmt: skip
     try:
         _wait_for_first_turn(cpu, first.process.pid)

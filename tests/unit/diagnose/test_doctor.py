@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pytest
+
 from perflab.diagnose.doctor import Status, diagnose
 from perflab.machine.cpu_lock import try_lock
 from perflab.machine.fake_processes import FakeRunner as ScriptedRunner
@@ -137,6 +139,8 @@ def test_every_registered_lens_is_listed() -> None:
     assert torch.available and "torch.profiler" in torch.detail
 
 
+# a lock directory of its own: the other xdist worker's runs hold CPUs in the shared one
+@pytest.mark.usefixtures("private_cpu_locks")
 def test_a_busy_machine_and_another_perflab_run_holding_a_cpu_are_named() -> None:
     busy = dict(BARE_METAL, **{"/proc/loadavg": "7.50 3.00 2.00 5/200 1234"})
     host = FakeHost(busy, ["perf", "valgrind", "objdump"])
@@ -144,7 +148,7 @@ def test_a_busy_machine_and_another_perflab_run_holding_a_cpu_are_named() -> Non
     checks = {check.name: check for check in diagnose(runner, host=host).noise}
     assert checks["load"].status is Status.WARNING and "takes the time" in checks["load"].detail
     assert checks["other perflab runs"].status is Status.OK
-    lock = try_lock(3)  # in this test session's own lock directory (conftest)
+    lock = try_lock(3)  # in this test's own lock directory
     assert lock is not None
     try:
         checks = {check.name: check for check in diagnose(runner, host=host).noise}
