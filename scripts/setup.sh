@@ -59,9 +59,11 @@ if ((${#missing[@]})); then
   if [[ $(id -u) == 0 ]]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
     echo "setup.sh: need root (or sudo) to install: $packages" >&2; exit 1
   fi
-  $sudo apt-get update -qq
+  # wait for another apt or setup that holds dpkg's lock (two set-ups at once), not fail at once
+  wait_for_lock=(-o DPkg::Lock::Timeout=900)
+  $sudo apt-get "${wait_for_lock[@]}" update -qq
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $packages >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get "${wait_for_lock[@]}" install -y -qq $packages >/dev/null
 else
   say "Debian packages: all present"
 fi
