@@ -166,22 +166,22 @@ def run(
     process started, when its start-up should count in the first benchmark's budget.
     `runner`: every process the run starts goes through it (None: the real one; a cluster's
     nodes start their own)."""
-    from perflab.engine import run_experiment
+    from perflab.engine import RunServices, run_experiment
+    from perflab.measure.lens import NullProgress
 
+    services = RunServices(
+        runner=runner or SubprocessRunner(),
+        progress=progress or NullProgress(),
+        started_at_s=started_at_s,
+        cache_dir=cache_dir,
+    )
     store: RunStore = open_store(store_path) if store_path is not None else SqliteStore.in_memory()
     try:
         if experiment.settings.ray:
             from perflab.engine.cluster import run_on_cluster  # imports Ray: only here
 
-            return run_on_cluster(experiment, store=store, progress=progress, cache_dir=cache_dir)
-        return run_experiment(
-            experiment,
-            store=store,
-            progress=progress,
-            cache_dir=cache_dir,
-            started_at_s=started_at_s,
-            runner=runner,
-        )
+            return run_on_cluster(experiment, store=store, services=services)
+        return run_experiment(experiment, store=store, services=services)
     finally:
         store.close()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from perflab.api import make_experiment
-from perflab.engine import run_experiment
+from perflab.engine import RunServices, run_experiment
 from perflab.records.errors import BenchmarkFailedError, ConfigError, StoreError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Experiment
@@ -170,7 +170,7 @@ def test_interruption_marks_the_run_incomplete_and_keeps_samples(tmp_path: Path)
         run_experiment(
             experiment(stmt="pass", variants=["A", "B"]),
             store=store,
-            progress=InterruptAfterFirstGeneration(),
+            services=RunServices(progress=InterruptAfterFirstGeneration()),
         )
     run = store.load_run("latest")
     assert run.status is RunStatus.INCOMPLETE and run.error == "interrupted"

@@ -41,9 +41,10 @@ from perflab.engine.prepare.git_prepare import (
     measures_working_tree,
     uncommitted_note,
 )
+from perflab.engine.services import RunServices
 from perflab.git.bundle import CommitBundle, bundle_commits, named_provenance
 from perflab.git.cache_entry import default_cache_dir
-from perflab.measure.lens import NullProgress, ProgressReporter
+from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Experiment, Note, Severity, Variant
@@ -87,15 +88,16 @@ def run_on_cluster(
     experiment: Experiment,
     *,
     store: RunStore,
-    progress: ProgressReporter | None = None,
-    cache_dir: str | Path | None = None,
+    services: RunServices | None = None,
 ) -> RunResult:
     """Measure the experiment's cells on a Ray cluster (`experiment.settings.ray_address`, or a
-    local one started here and stopped at the end); one run in `store`, written as cells measure."""
+    local one started here and stopped at the end); one run in `store`, written as cells measure.
+    Of `services` the progress and the build cache are used: the nodes start their own
+    processes and spend their own budgets."""
     from perflab.analyse.run import analyse_run
 
     api = RayApi()
-    progress = progress or NullProgress()
+    services = services or RunServices()
     address = experiment.settings.ray_address
     started_here = not api.ray.is_initialized()
     # a local cluster keeps its session in a private folder of perflab's, removed at the end
@@ -107,7 +109,8 @@ def run_on_cluster(
             connect(api, address, None if session is None else str(session))
         machine = cluster_machine(api, address)
         writer = store.begin_run(experiment, machine, __version__)
-        failures = _drive(_Driver(api, experiment, writer, progress, cache_dir), writer)
+        driver = _Driver(api, experiment, writer, services.progress, services.cache_dir)
+        failures = _drive(driver, writer)
     finally:
         if started_here:
             api.ray.shutdown()

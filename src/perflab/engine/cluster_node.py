@@ -191,6 +191,7 @@ def _measure_in_thread(
     """The engine on the cell's experiment, its records put in `records` (then _END); its
     status and failures, or the error that stopped it, in `outcome`."""
     from perflab.engine.run import measure_experiment
+    from perflab.engine.services import RunServices
 
     try:
         # measured only: the driver analyses the whole run from its own store
@@ -200,8 +201,7 @@ def _measure_in_thread(
                 experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
             ),
             store=StreamingStore(records),
-            progress=_QueuedProgress(records),
-            cache_dir=cache_dir,
+            services=RunServices(progress=_QueuedProgress(records), cache_dir=cache_dir),
         )
         outcome["status"] = str(measured.status)
         outcome["failures"] = [str(f) for f in measured.failures]

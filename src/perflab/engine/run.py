@@ -11,7 +11,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from perflab.analyse.run import analyse_run
 from perflab.budget.costs import LensCost
@@ -31,12 +30,12 @@ from perflab.engine.prepare.caches import IsolatedCaches, compile_natively
 from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
 from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
+from perflab.engine.services import RunServices
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.machine import cpu_lock
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import (
     ProcessRunner,
-    SubprocessRunner,
     stop_all_contained,
     stopped_processes,
 )
@@ -45,8 +44,6 @@ from perflab.measure.lens import (
     FAILED_ARTIFACT,
     Lens,
     LensContext,
-    NullProgress,
-    ProgressReporter,
 )
 from perflab.measure.worker_client import WorkerLaunch, check_interpreter, check_variant_paths
 from perflab.plan.designs import budget_plan
@@ -74,19 +71,13 @@ def run_experiment(
     experiment: Experiment,
     *,
     store: RunStore | None = None,
-    runner: ProcessRunner | None = None,
-    progress: ProgressReporter | None = None,
-    default_python: str | None = None,
-    cache_dir: str | Path | None = None,
-    started_at_s: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
+    services: RunServices | None = None,
 ) -> RunResult:
     """Measure every benchmark with every lens and variant; return the analysed run.
 
-    `started_at_s` (time.monotonic()) is when the process running perflab started: the `perflab`
-    command's own start-up then counts in its first benchmark's budget, as the user waits for it.
-    `clock` (seconds) is what the budget is spent by: each benchmark's account, and the lenses
-    that sample until their share is spent (tests give a fake one, and spend no real time).
+    `services` is what the run reaches the outside through (processes, progress, the clock
+    budgets are spent by, the process's start; None: the real ones): tests give fakes, and
+    spend no real time.
 
     A failing benchmark does not stop the others: its error is recorded (a note, and
     `RunResult.failures`), and the run is marked incomplete; `result.raise_on_failure()` turns
@@ -103,16 +94,7 @@ def run_experiment(
     that finds every CPU taken waits up to 30 s, then shares one and says so in a note; the wait
     is reported as waiting and not charged to the budget)."""
     store = store or SqliteStore.in_memory()
-    measured = measure_experiment(
-        experiment,
-        store=store,
-        runner=runner,
-        progress=progress,
-        default_python=default_python,
-        cache_dir=cache_dir,
-        started_at_s=started_at_s,
-        clock=clock,
-    )
+    measured = measure_experiment(experiment, store=store, services=services)
     result = analyse_run(store.load_run(measured.run_id))
     return replace(result, failures=measured.failures)
 
@@ -128,55 +110,29 @@ class MeasuredRun:
 
 
 def measure_experiment(
-    experiment: Experiment,
-    *,
-    store: RunRecorder,
-    runner: ProcessRunner | None = None,
-    progress: ProgressReporter | None = None,
-    default_python: str | None = None,
-    cache_dir: str | Path | None = None,
-    started_at_s: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
+    experiment: Experiment, *, store: RunRecorder, services: RunServices | None = None
 ) -> MeasuredRun:
     """Measure and store the run as run_experiment does, without analysing it: for a caller
     that analyses elsewhere (a cluster's cell, analysed with the whole run by its driver)."""
-    progress = progress or NullProgress()
-    claim = claim_measurement_cpu(experiment, progress)
+    services = services or RunServices()
+    claim = claim_measurement_cpu(experiment, services.progress)
     try:
-        services = _Services(
-            runner or SubprocessRunner(), progress, default_python, cache_dir, clock
-        )
-        return _run_experiment(experiment, claim, store, services, started_at_s=started_at_s)
+        return _run_experiment(experiment, claim, store, services)
     finally:
         if claim is not None:
             claim.release()
-
-
-@dataclass(frozen=True)
-class _Services:
-    """What a run is measured through: the process seam, the progress shown, the interpreter of
-    variants without their own, the build cache of git variants (None: the default one), and
-    the clock the budget is spent by (seconds)."""
-
-    runner: ProcessRunner
-    progress: ProgressReporter
-    default_python: str | None
-    cache_dir: str | Path | None
-    clock: Callable[[], float] = time.monotonic
 
 
 def _run_experiment(
     experiment: Experiment,
     claim: cpu_lock.CpuClaim | None,
     store: RunRecorder,
-    services: _Services,
-    *,
-    started_at_s: float | None,
+    services: RunServices,
 ) -> MeasuredRun:
     check_paths(experiment, services.runner)
     failures: list[_Failure] = []
     with contextlib.ExitStack() as stack:
-        run = _open_run(stack, experiment, claim, store, services, started_at_s)
+        run = _open_run(stack, experiment, claim, store, services)
         for benchmark in experiment.benchmarks:
             _run_benchmark(run, benchmark, failures)
     writer = run.writer
@@ -191,8 +147,7 @@ def _open_run(
     experiment: Experiment,
     claim: cpu_lock.CpuClaim | None,
     store: RunRecorder,
-    services: _Services,
-    started_at_s: float | None,
+    services: RunServices,
 ) -> _Run:
     """What the run's benchmarks are measured with, set up in the order they depend on one
     another; `stack` undoes each when the run ends, the last set up first."""
@@ -205,7 +160,7 @@ def _open_run(
     waited_s = 0.0 if claim is None else claim.waited_s
     # the probes run in the caches the measurements will use (removed when the run ends)
     caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
-    plans = plans_before_run(experiment, planner, caches, started_at_s, waited_s)
+    plans = plans_before_run(experiment, planner, caches, services.started_at_s, waited_s)
     writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
     preparer = _preparer(stack, experiment, services)
     stack.enter_context(OrchestratorOffCpu(cpu))
@@ -250,7 +205,7 @@ def _cpu_turns(
 
 
 def _preparer(
-    stack: contextlib.ExitStack, experiment: Experiment, services: _Services
+    stack: contextlib.ExitStack, experiment: Experiment, services: RunServices
 ) -> VariantPreparer:
     """What builds the variants (a git ref's checkout and build), closed when the run ends."""
     preparer = VariantPreparer(

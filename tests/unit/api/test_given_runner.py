@@ -1,14 +1,21 @@
 """The API asks git and lists suites through the runner it is given (the real one when none
 is): a suite's benchmarks, a stack's commits and an experiment file's [stack] come from the
-processes it answers."""
+processes it answers; `run` starts every process of a run through it, with its documented
+keywords."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from pathlib import Path
 
-from perflab.api import make_experiment, make_stack
+from perflab.api import make_experiment, make_stack, run
 from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed
+from perflab.records.kinds import Metric, RunStatus
+from tests.conftest import FAST
 from tests.fake_git import FakeRepository
+from tests.scripted_worker import ScriptedWorker
 
 
 def test_a_google_benchmark_binary_is_listed_through_the_runner() -> None:
@@ -40,3 +47,35 @@ def test_an_experiment_files_stack_asks_the_runners_git(tmp_path: Path) -> None:
     experiment = make_experiment(path, runner=FakeRunner().on_run(r"^git ", repo))
     assert [v.git for v in experiment.variants] == [base, step]
     assert experiment.repository == str(tmp_path)
+
+
+class RecordedProgress:
+    def __init__(self) -> None:
+        self.benchmarks: set[str] = set()
+
+    def update(
+        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
+    ) -> None:
+        self.benchmarks.add(benchmark)
+
+
+def test_run_measures_through_the_runner_and_progress_given_as_keywords(tmp_path: Path) -> None:
+    runner = FakeRunner()
+    runner.on_spawn("statement_worker", ScriptedWorker(lambda spec: 1000.0))
+    runner.on_run(r"--version$", stdout="tool 1.0\n")
+    runner.on_run("import time", Completed((), 0, "0.05\n", "", 50_000_000))
+    made = make_experiment(stmt="f()", name="b", variants=["A", "B"])
+    # unpinned and sharing caches: nothing outside the test is touched
+    settings = dataclasses.replace(FAST, pin=False, share_caches=True, budget_s=0.2)
+    progress = RecordedProgress()
+    result = run(
+        dataclasses.replace(made, settings=settings),
+        store_path=None,
+        progress=progress,
+        cache_dir=tmp_path,
+        started_at_s=time.monotonic(),
+        runner=runner,
+    )
+    assert result.status is RunStatus.COMPLETE and len(result.comparisons) == 1
+    assert progress.benchmarks == {"b"}
+    assert runner.spawned and all(p.returncode is not None for p in runner.spawned)

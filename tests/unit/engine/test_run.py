@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.engine.run import run_experiment
+from perflab.engine import RunServices, run_experiment
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.records.errors import ConfigError
@@ -56,6 +56,11 @@ class FakeClock:
         return self.now_s
 
 
+def _services(runner: FakeRunner) -> RunServices:
+    """The run's services with every outside thing faked: processes, interpreter, clock."""
+    return RunServices(runner=runner, default_python="/usr/bin/python3", clock=FakeClock())
+
+
 def _experiment(*variants: Variant) -> Experiment:
     return Experiment(benchmarks=(BENCH,), variants=variants, settings=SETTINGS)
 
@@ -64,9 +69,7 @@ def test_two_variants_through_one_lens_are_measured_stored_and_compared() -> Non
     store = SqliteStore.in_memory()
     runner = _runner()
     experiment = _experiment(Variant("A"), Variant("B", env={"FAST": "1"}))
-    result = run_experiment(
-        experiment, store=store, runner=runner, default_python="/usr/bin/python3", clock=FakeClock()
-    )
+    result = run_experiment(experiment, store=store, services=_services(runner))
     assert result.status is RunStatus.COMPLETE and result.failures == ()
     [comparison] = result.comparisons
     assert (comparison.baseline, comparison.variant) == ("A", "B")
@@ -97,9 +100,7 @@ def test_a_variant_whose_worker_fails_is_recorded_and_the_others_are_compared() 
     experiment = _experiment(
         Variant("A"), Variant("B", env={"FAST": "1"}), Variant("C", env={"BROKEN": "1"})
     )
-    result = run_experiment(
-        experiment, runner=runner, default_python="/usr/bin/python3", clock=FakeClock()
-    )
+    result = run_experiment(experiment, services=_services(runner))
     assert result.status is RunStatus.INCOMPLETE
     assert len(result.failures) == 1 and "NameError: f" in str(result.failures[0])
     assert [(c.baseline, c.variant) for c in result.comparisons] == [("A", "B")]
@@ -113,5 +114,7 @@ def test_a_variant_directory_that_does_not_exist_stops_the_run_before_it_is_stor
     store = SqliteStore.in_memory()
     missing = Variant("B", cwd=str(tmp_path / "missing"))
     with pytest.raises(ConfigError, match="missing"):
-        run_experiment(_experiment(Variant("A"), missing), store=store, runner=_runner())
+        run_experiment(
+            _experiment(Variant("A"), missing), store=store, services=RunServices(runner=_runner())
+        )
     assert store.list_runs() == []
