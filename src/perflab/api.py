@@ -17,6 +17,7 @@ from perflab.plan.experiment_arguments import (
     variant_template,
 )
 from perflab.plan.settings_by_name import setting_fields
+from perflab.plan.suite_source import SuiteSource, suite_given
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
@@ -55,6 +56,7 @@ def make_experiment(
     asv_filter: str | None = None,
     gbench: str | Path | None = None,
     gbench_filter: str | None = None,
+    suite: SuiteSource | None = None,
     runner: ProcessRunner | None = None,
     _design: Design | None = None,
     **settings: Any,
@@ -71,8 +73,10 @@ def make_experiment(
     are the benchmarks, those whose name the regular expression `asv_filter` finds when given.
     `gbench`: a Google Benchmark binary whose benchmarks (those Google Benchmark's
     --benchmark_filter=`gbench_filter` selects, when given) are the benchmarks; a variant's
-    cmd= names its own binary. `runner`: the processes that list a suite and find the
-    repository of git= variants are started through it (None: the real one)."""
+    cmd= names its own binary. `suite`: one of these suites as a record
+    (`perflab.plan.suite_source.SuiteSource`), instead of its keywords. `runner`: the processes
+    that list a suite and find the repository of git= variants are started through it (None:
+    the real one)."""
     changes = setting_changes(settings)
     around = Conditions(variants, changes, build, _design, runner or SubprocessRunner())
     given = BenchmarkSources(
@@ -82,12 +86,15 @@ def make_experiment(
         cmd=cmd,
         name=name,
         params=params,
-        pytest=pytest,
-        pytest_filter=pytest_filter,
-        asv=asv,
-        asv_filter=asv_filter,
-        gbench=gbench,
-        gbench_filter=gbench_filter,
+        suite=suite_given(
+            suite,
+            gbench=gbench,
+            gbench_filter=gbench_filter,
+            asv=asv,
+            asv_filter=asv_filter,
+            pytest=pytest,
+            pytest_filter=pytest_filter,
+        ),
     )
     return experiment_from(given, around)
 

@@ -17,6 +17,7 @@ from perflab.cli.publish import add_publish_command
 from perflab.cli.workflows import WORKFLOWS
 from perflab.plan.settings_by_name import setting_default, user_setting_specs
 from perflab.plan.specs import AVAILABLE_METRICS
+from perflab.plan.suite_source import SuiteSource, suite_given
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Verdict
 from perflab.records.settings import SettingKind, SettingSpec
@@ -76,12 +77,7 @@ class RunOptions:
     settings: Mapping[str, Any]
     fail_on: tuple[Verdict, ...]
     output: OutputOptions
-    pytest_path: Path | None = None  # a pytest-benchmark suite makes the benchmarks
-    pytest_filter: str | None = None  # pytest's -k expression
-    asv_path: Path | None = None  # an asv benchmark directory makes the benchmarks
-    asv_filter: str | None = None  # a regular expression on the asv benchmarks' names
-    gbench_path: str | None = None  # a Google Benchmark binary makes the benchmarks
-    gbench_filter: str | None = None  # Google Benchmark's --benchmark_filter
+    suite: SuiteSource | None = None  # a suite (--pytest, --asv, --gbench) makes the benchmarks
 
 
 def _fail_on(text: str) -> tuple[Verdict, ...]:
@@ -532,14 +528,21 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         settings=_settings_given(args),
         fail_on=tuple(args.fail_on),
         output=output_options(args),
-        pytest_path=args.pytest_path,
-        # -k selects the tests of a pytest suite, or, with --asv alone, asv's benchmarks
-        pytest_filter=None if args.asv_path and not args.pytest_path else args.pytest_filter,
-        asv_path=args.asv_path,
-        asv_filter=args.asv_filter
-        or (args.pytest_filter if args.asv_path and not args.pytest_path else None),
-        gbench_path=args.gbench_path,
+        suite=_suite(args),
+    )
+
+
+def _suite(args: argparse.Namespace) -> SuiteSource | None:
+    """The suite given and its filter; -k selects the tests of a pytest suite, or, with --asv
+    alone, asv's benchmarks."""
+    asv_k = args.asv_path is not None and args.pytest_path is None
+    return suite_given(
+        gbench=args.gbench_path,
         gbench_filter=args.gbench_filter,
+        asv=args.asv_path,
+        asv_filter=args.asv_filter or (args.pytest_filter if asv_k else None),
+        pytest=args.pytest_path,
+        pytest_filter=None if asv_k else args.pytest_filter,
     )
 
 

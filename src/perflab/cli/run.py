@@ -96,12 +96,7 @@ def _experiment(options: RunOptions, changes: ChangeOptions) -> Experiment:
         cmd=options.cmd,
         name=options.name,
         params=dict(parse_param(p) for p in options.params),
-        pytest=options.pytest_path,
-        pytest_filter=options.pytest_filter,
-        asv=options.asv_path,
-        asv_filter=options.asv_filter,
-        gbench=options.gbench_path,
-        gbench_filter=options.gbench_filter,
+        suite=options.suite,
         **options.settings,
     )
 

@@ -22,6 +22,7 @@ from perflab.plan.specs import (
     expand_grid,
     parse_variant,
 )
+from perflab.plan.suite_source import SuiteKind, SuiteSource
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -29,10 +30,10 @@ from perflab.records.settings import Settings
 
 
 def experiment_from(given: BenchmarkSources, around: Conditions) -> Experiment:
-    """The experiment the first source given makes, under the variants, settings and design
-    `around` it; a source given with another it cannot be combined with is refused."""
-    # one source makes the benchmarks: the first given, in this order, refuses the later ones
-    for source in (_gbench_source, _asv_source, _pytest_source, _file_source):
+    """The experiment the source given makes, under the variants, settings and design `around`
+    it; a suite given with another source is refused (a suite's precedence over another suite
+    is `suite_given`'s)."""
+    for source in (_suite_source, _file_source):
         made = source(given, around)
         if made is not None:
             return made
@@ -41,9 +42,8 @@ def experiment_from(given: BenchmarkSources, around: Conditions) -> Experiment:
 
 @dataclass(frozen=True)
 class BenchmarkSources:
-    """What the benchmarks are made from, one field per argument of make_experiment: an
-    experiment file, inline arguments (a statement or command, a name, a grid), or a suite
-    with its filter."""
+    """What the benchmarks are made from, as make_experiment takes it: an experiment file,
+    inline arguments (a statement or command, a name, a grid), or a suite with its filter."""
 
     experiment_file: str | Path | None
     stmt: str | None
@@ -51,12 +51,7 @@ class BenchmarkSources:
     cmd: str | None
     name: str | None
     params: Mapping[str, Sequence[Any]] | None
-    pytest: str | Path | None
-    pytest_filter: str | None
-    asv: str | Path | None
-    asv_filter: str | None
-    gbench: str | Path | None
-    gbench_filter: str | None
+    suite: SuiteSource | None
 
     def inline(self) -> bool:
         """Whether arguments (a statement, a command, a name, a grid) define benchmarks."""
@@ -79,36 +74,32 @@ class Conditions:
     runner: ProcessRunner  # lists the suites, finds the repository
 
 
-def _gbench_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:
+def _suite_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:
+    """The benchmarks of the suite given, listed by the variants' own tools."""
+    suite = given.suite
+    if suite is None:
+        return None
+    if given.defined():
+        raise suite.refused_beside()
+    experiment_of = {
+        SuiteKind.GBENCH: _gbench_experiment,
+        SuiteKind.ASV: _asv_experiment,
+        SuiteKind.PYTEST: _pytest_experiment,
+    }[suite.kind]
+    return experiment_of(suite, around)
+
+
+def _gbench_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
     """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
     from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
 
-    if given.gbench_filter is not None and given.gbench is None:
-        raise ConfigError(
-            "--filter selects benchmarks of a Google Benchmark binary, and no --gbench PATH is "
-            "given",
-            hint="perflab run --gbench ./build/bench --filter REGEX --variant A --variant B",
-        )
-    if given.gbench is None:
-        return None
-    if given.defined() or given.pytest or given.asv:
-        raise ConfigError(
-            "--gbench makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-            "--name, --param, --pytest and --asv cannot be combined with it",
-            hint="select the binary's benchmarks with --filter REGEX; a variant's cmd= "
-            "names its own binary",
-        )
     checked, listing = _suite_variants(around)
     # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
     # the user asks for one
     implied = {} if "shell" in around.changes else {"shell": "none"}
     settings = settings_with(Settings(), **around.changes, **implied)
     suite_found = gbench_suite(
-        str(given.gbench),
-        listing,
-        around.runner,
-        pattern=given.gbench_filter,
-        shell=settings.shell,
+        suite.path, listing, around.runner, pattern=suite.filter, shell=settings.shell
     )
     return _suite_experiment(
         checked,
@@ -119,25 +110,12 @@ def _gbench_source(given: BenchmarkSources, around: Conditions) -> Experiment | 
     )
 
 
-def _asv_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:
+def _asv_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
     """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
     from perflab.plan.asv_suite import asv_suite
 
-    if given.asv_filter is not None and given.asv is None:
-        raise ConfigError(
-            "--bench selects benchmarks of an asv suite, and no --asv DIR is given",
-            hint="perflab run --asv benchmarks/ --bench REGEX --variant A --variant B",
-        )
-    if given.asv is None:
-        return None
-    if given.defined() or given.pytest:
-        raise ConfigError(
-            "--asv makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-            "--name, --param and --pytest cannot be combined with it",
-            hint="select the suite's benchmarks with --bench REGEX",
-        )
     checked, listing = _suite_variants(around)
-    suite_found = asv_suite(given.asv, listing, around.runner, pattern=given.asv_filter)
+    suite_found = asv_suite(suite.path, listing, around.runner, pattern=suite.filter)
     # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
     # sample timeout unless one is given
     implied = {}
@@ -148,26 +126,12 @@ def _asv_source(given: BenchmarkSources, around: Conditions) -> Experiment | Non
     )
 
 
-def _pytest_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:
+def _pytest_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
     """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
     from perflab.plan.pytest_suite import pytest_benchmarks
 
-    if given.pytest_filter is not None and given.pytest is None:
-        raise ConfigError(
-            "-k selects tests of a pytest suite, and no --pytest PATH is given",
-            hint="perflab run --pytest tests/ -k EXPR --variant A --variant B",
-        )
-    if given.pytest is None:
-        return None
-    if given.defined():
-        raise ConfigError(
-            "--pytest makes the benchmarks: an experiment file, --stmt, --setup, --cmd, "
-            "--name and --param cannot be combined with it",
-            hint="select the suite's tests with -k EXPR",
-        )
     checked, listing = _suite_variants(around)
-    keyword = given.pytest_filter
-    benchmarks = pytest_benchmarks(given.pytest, listing, around.runner, keyword=keyword)
+    benchmarks = pytest_benchmarks(suite.path, listing, around.runner, keyword=suite.filter)
     return _suite_experiment(checked, benchmarks, around)
 
 

@@ -15,6 +15,7 @@ from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.experiment_arguments import variant_template
 from perflab.plan.gbench_suite import gbench_filter
 from perflab.plan.specs import parse_metrics
+from perflab.plan.suite_source import SuiteKind, SuiteSource, suite_given
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
@@ -25,7 +26,8 @@ from perflab.store.sqlite import DEFAULT_STORE_PATH
 @dataclass(frozen=True)
 class Suite:
     """A suite the workflow measures whole, as `run` does: its benchmarks listed in the current
-    directory (the repository's root), each run in every commit's checkout."""
+    directory (the repository's root), each run in every commit's checkout. The workflows'
+    spelling of a `SuiteSource`, with make_experiment's keywords."""
 
     pytest: str | None = None
     pytest_filter: str | None = None
@@ -34,33 +36,39 @@ class Suite:
     gbench: str | None = None
     gbench_filter: str | None = None
 
-    def arguments(self) -> dict[str, Any]:
-        """make_experiment's keyword arguments for the suite (those given)."""
-        given = {
-            "pytest": self.pytest,
-            "pytest_filter": self.pytest_filter,
-            "asv": self.asv,
-            "asv_filter": self.asv_filter,
-            "gbench": self.gbench,
-            "gbench_filter": self.gbench_filter,
-        }
-        return {key: value for key, value in given.items() if value is not None}
+    @classmethod
+    def of(cls, source: SuiteSource) -> Suite:
+        """The suite a record names (as the command line's options hold it)."""
+        match source.kind:
+            case SuiteKind.GBENCH:
+                return cls(gbench=source.path, gbench_filter=source.filter)
+            case SuiteKind.ASV:
+                return cls(asv=source.path, asv_filter=source.filter)
+            case SuiteKind.PYTEST:
+                return cls(pytest=source.path, pytest_filter=source.filter)
+
+    def source(self) -> SuiteSource | None:
+        """The suite as make_experiment takes it (None: none is given); a filter without its
+        suite, or two suites, are refused."""
+        return suite_given(
+            gbench=self.gbench,
+            gbench_filter=self.gbench_filter,
+            asv=self.asv,
+            asv_filter=self.asv_filter,
+            pytest=self.pytest,
+            pytest_filter=self.pytest_filter,
+        )
 
     def flags(self) -> tuple[str, ...]:
         """The suite as the command line gives it: --pytest PATH -k EXPR, --asv DIR --bench
         REGEX or --gbench BINARY --filter REGEX."""
-        given = (("--pytest", self.pytest), ("--asv", self.asv), ("--gbench", self.gbench))
-        source = (word for flag, value in given if value is not None for word in (flag, value))
-        return (*source, *self.filter_flags())
+        source = self.source()
+        return () if source is None else source.flags()
 
     def filter_flags(self) -> tuple[str, ...]:
         """The suite's filter as the command line gives it (-k, --bench, --filter)."""
-        given = (
-            ("-k", self.pytest_filter),
-            ("--bench", self.asv_filter),
-            ("--filter", self.gbench_filter),
-        )
-        return tuple(word for flag, value in given if value is not None for word in (flag, value))
+        source = self.source()
+        return () if source is None else source.filter_flags()
 
     def selecting(self, name: str, listed: Sequence[str]) -> Suite | None:
         """This suite narrowed to benchmark `name` alone of `listed` (those it selects now);
@@ -152,7 +160,7 @@ class Benchmarked:
             variants=variants,
             build=self.build,
             runner=self.runner,
-            **(self.suite.arguments() if self.suite is not None else {}),
+            suite=None if self.suite is None else self.suite.source(),
             **settings,
         )
 

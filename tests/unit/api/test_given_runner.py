@@ -12,6 +12,7 @@ from pathlib import Path
 from perflab.api import make_experiment, make_stack, run
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed
+from perflab.plan.suite_source import SuiteKind, SuiteSource
 from perflab.records.kinds import Metric, RunStatus
 from tests.conftest import FAST
 from tests.fake_git import FakeRepository
@@ -24,6 +25,16 @@ def test_a_google_benchmark_binary_is_listed_through_the_runner() -> None:
     assert [b.name for b in experiment.benchmarks] == ["BM_Sort/8", "BM_Sort/64"]
     ((spec, _),) = runner.calls  # the two variants run the same binary: listed once
     assert spec.argv[0] == "./bench"
+
+
+def test_a_suite_given_as_a_record_is_listed_as_its_keywords_list_it() -> None:
+    runner = FakeRunner().on_run(r"--benchmark_list_tests", stdout="BM_Sort/8\nBM_Sort/64\n")
+    suite = SuiteSource(kind=SuiteKind.GBENCH, path="./bench", filter="BM_Sort/8")
+    experiment = make_experiment(suite=suite, variants=["a", "b"], runner=runner)
+    keywords = make_experiment(
+        gbench="./bench", gbench_filter="BM_Sort/8", variants=["a", "b"], runner=runner
+    )
+    assert experiment == keywords
 
 
 def test_a_stacks_commits_and_repository_come_from_the_runners_git() -> None:

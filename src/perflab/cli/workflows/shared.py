@@ -35,11 +35,10 @@ def refuse_run_only(options: RunOptions, workflow: Workflow) -> None:
             "suite (--pytest, --asv, --gbench); an experiment file and --param are not taken",
             hint=f"e.g. perflab {command} ... --cmd ./build/bench --build make",
         )
-    suite = suite_of(options)
+    suite = options.suite
     if suite is not None and (options.stmt or options.cmd or options.setup or options.name):
-        flag = "--pytest" if suite.pytest else "--asv" if suite.asv else "--gbench"
         raise ConfigError(
-            f"{flag} makes the benchmarks: --stmt, --setup, --cmd and --name cannot be "
+            f"{suite.kind.flag} makes the benchmarks: --stmt, --setup, --cmd and --name cannot be "
             "combined with it",
             hint="select the suite's benchmarks with -k EXPR (--pytest), --bench REGEX (--asv) "
             "or --filter REGEX (--gbench)",
@@ -60,15 +59,7 @@ def refuse_run_only(options: RunOptions, workflow: Workflow) -> None:
 
 def suite_of(options: RunOptions) -> Suite | None:
     """The suite given (--pytest, --asv, --gbench and their filters), None when none is."""
-    suite = Suite(
-        pytest=None if options.pytest_path is None else str(options.pytest_path),
-        pytest_filter=options.pytest_filter,
-        asv=None if options.asv_path is None else str(options.asv_path),
-        asv_filter=options.asv_filter,
-        gbench=options.gbench_path,
-        gbench_filter=options.gbench_filter,
-    )
-    return suite if suite.arguments() else None
+    return None if options.suite is None else Suite.of(options.suite)
 
 
 def benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
