@@ -25,18 +25,30 @@ from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 # the machine speed one of them measured this long ago at most: its reference runs were half
 # of each bisect step's ~3.5 CPU s, and the recent probes' median joins it anyway.
 SPEED_REUSE_S = 60.0
-_MEASURED: dict[tuple[int | None, bool], tuple[float, MachineSpeed]] = {}
 
 
-def _speed_measured_lately(cpu: int | None, valgrind: bool) -> MachineSpeed | None:
-    """The speed measured in this process on `cpu` within SPEED_REUSE_S, with valgrind's
-    reference where `valgrind` asks for it."""
-    now = time.monotonic()
-    for with_valgrind in (True,) if valgrind else (False, True):
-        at, speed = _MEASURED.get((cpu, with_valgrind), (-math.inf, None))
-        if speed is not None and now - at <= SPEED_REUSE_S:
-            return speed
-    return None
+class SpeedsMeasured:
+    """The machine speeds measured in this process, by CPU and whether valgrind's reference is
+    among them, each with when it was measured (time.monotonic())."""
+
+    def __init__(self) -> None:
+        self.by_cpu: dict[tuple[int | None, bool], tuple[float, MachineSpeed]] = {}
+
+    def lately(self, cpu: int | None, valgrind: bool) -> MachineSpeed | None:
+        """The speed measured on `cpu` within SPEED_REUSE_S, with valgrind's reference where
+        `valgrind` asks for it."""
+        now = time.monotonic()
+        for with_valgrind in (True,) if valgrind else (False, True):
+            at, speed = self.by_cpu.get((cpu, with_valgrind), (-math.inf, None))
+            if speed is not None and now - at <= SPEED_REUSE_S:
+                return speed
+        return None
+
+    def measured(self, cpu: int | None, valgrind: bool, speed: MachineSpeed) -> None:
+        self.by_cpu[(cpu, valgrind)] = (time.monotonic(), speed)
+
+
+THIS_PROCESS_SPEEDS = SpeedsMeasured()  # what every planner of this process shares
 
 
 @dataclass
@@ -51,6 +63,8 @@ class BenchmarkPlanner:
     # the last minutes' probes on this machine, which join each probe's figures; None: this
     # probe alone (tests, and runs that must not read what others measured)
     recent: RecentProbes | None = None
+    # the speeds this process measured lately, which a planner with `recent` reuses
+    speeds: SpeedsMeasured = THIS_PROCESS_SPEEDS
 
     def plan(
         self,
@@ -66,7 +80,7 @@ class BenchmarkPlanner:
         valgrind = any(descriptor_for(m).planning.runs_valgrind for m in settings.metrics)
         carried = self.speed
         if carried is None and self.recent is not None:
-            carried = _speed_measured_lately(self.cpu, valgrind)
+            carried = self.speeds.lately(self.cpu, valgrind)
         probe = probe_benchmark(
             benchmark,
             experiment,
@@ -83,7 +97,7 @@ class BenchmarkPlanner:
             )
         self.speed = probe.speed
         if carried is None and self.recent is not None:  # measured now, joined by the recent
-            _MEASURED[(self.cpu, valgrind)] = (time.monotonic(), probe.speed)
+            self.speeds.measured(self.cpu, valgrind, probe.speed)
         models = {metric: cost_model(metric) for metric in settings.metrics}
         costs = learned_costs(lens_costs(probe, settings, models), recalled.lens_ratios)
         try:

@@ -200,6 +200,14 @@ def new_quantiles() -> dict[tuple[float, int], float]:
     return dict(_NEW_QUANTILES)
 
 
+def forget_quantiles() -> None:
+    """Forget every quantile this process was seeded with, computed or remembered: the next
+    ones are scipy's again (a test of where they are kept starts from none)."""
+    _KNOWN_QUANTILES.clear()
+    _NEW_QUANTILES.clear()
+    student_t_quantile.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
     """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy

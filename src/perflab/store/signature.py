@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from perflab.records.errors import StoreError
@@ -40,27 +40,35 @@ class Kind(enum.Enum):
 
 
 _IMMUTABLE = "&immutable=1"
-_SETTLE_PAUSES_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # a foreign verdict is read again after each
+# a file that read as foreign is read again after each pause while it still changes (3 s in all)
+SETTLE_PAUSES_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+# one read of the file at a path, through its read-only URI: what it is
+KindReader = Callable[[Path, str], Kind]
 
 
-def classify(path: Path) -> Kind:
+def classify(
+    path: Path, *, pauses_s: Sequence[float] = SETTLE_PAUSES_S, read: KindReader | None = None
+) -> Kind:
     """What the SQLite file at `path` is; raises StoreError ("not a perflab store") for another
     program's database. Never writes: the file is opened read-only (immutable when no WAL
-    beside it says a writer is at work, so no -shm or -wal file is made beside it either)."""
+    beside it says a writer is at work, so no -shm or -wal file is made beside it either).
+    `read`: one read of the file (None: SQLite's; a test's shows the file changing)."""
+    read = read or _kind
     application_id = _header_application_id(path)
     if application_id not in (0, PERFLAB_APPLICATION_ID, None):
         raise _foreign(path, f"its SQLite application id is {application_id:#010x}, not perflab's")
-    for pause_s in _SETTLE_PAUSES_S:
+    for pause_s in pauses_s:
         before = _stamp(path)
         try:
-            return _kind(path, _read_only_uri(path))
+            return read(path, _read_only_uri(path))
         except StoreError:
             # an immutable read does not wait for a writer: another perflab making this store
             # (its tables, not yet its version) looks foreign until the file stops changing
             time.sleep(pause_s)
             if _stamp(path) == before:
                 raise
-    return _kind(path, _read_only_uri(path))  # still changing after 3 s: what it says now
+    return read(path, _read_only_uri(path))  # still changing after the pauses: what it says now
 
 
 def _kind(path: Path, uri: str) -> Kind:

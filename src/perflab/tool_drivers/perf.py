@@ -216,25 +216,35 @@ def read_profile(
     )
 
 
+# What `perf record` accepts, by perf and the options asked for: the options that work and the
+# events perf sampled.
+RecordingAnswers = dict[tuple[str, RecordOptions], tuple[RecordOptions, tuple[str, ...]]]
 # What `perf record` accepts on this machine does not change while perflab runs, and each probe
 # starts perf twice: real probes are made once per process, per perf and options, and their
-# answer reused (the asm and profile lenses would otherwise each probe). Only
-# an answer is kept, never a refusal. A fake runner's machine is its own: never remembered.
-_PROBED: dict[tuple[str, RecordOptions], tuple[RecordOptions, tuple[str, ...]]] = {}
+# answer reused (the asm and profile lenses would otherwise each probe). Only an answer is kept,
+# never a refusal.
+THIS_MACHINES_ANSWERS: RecordingAnswers = {}
 
 
 def probe_recording(
-    runner: ProcessRunner, options: RecordOptions, *, perf: str | None = None
+    runner: ProcessRunner,
+    options: RecordOptions,
+    *,
+    perf: str | None = None,
+    answers: RecordingAnswers | None = None,
 ) -> tuple[RecordOptions, list[str]]:
     """Record `true` with these options; fall back DWARF -> frame pointers -> none if perf
-    refuses. Returns the options that work and the event perf really sampled."""
+    refuses. Returns the options that work and the event perf really sampled. `answers`: the
+    answers remembered and reused (None: THIS_MACHINES_ANSWERS for a runner of real processes;
+    a fake runner's machine is its own, never remembered)."""
     perf = perf or find_perf()
-    remember = runs_real_processes(runner)
-    known = _PROBED.get((perf, options)) if remember else None
+    if answers is None and runs_real_processes(runner):
+        answers = THIS_MACHINES_ANSWERS
+    known = None if answers is None else answers.get((perf, options))
     if known is None:
         known = _probe_recording(runner, options, perf)
-        if remember:
-            _PROBED[(perf, options)] = known
+        if answers is not None:
+            answers[(perf, options)] = known
     chosen, events = known
     return chosen, list(events)
 

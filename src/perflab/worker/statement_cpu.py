@@ -40,7 +40,7 @@ def _schedstat_path():
 _SCHEDSTAT = _schedstat_path()
 
 
-def _run_queue_ns():
+def read_run_queue_ns():
     """Nanoseconds this thread has waited on a run queue so far (schedstat's second field)."""
     if _SCHEDSTAT is None:
         return None
@@ -51,14 +51,14 @@ def _run_queue_ns():
         return None
 
 
-def _thread_time_ns():
+def read_thread_time_ns():
     try:
         return time.thread_time_ns()
     except (AttributeError, OSError):  # pragma: no cover - platforms without a thread clock
         return None
 
 
-def _process_time_ns():
+def read_process_time_ns():
     try:
         return time.process_time_ns()
     except (AttributeError, OSError):  # pragma: no cover - platforms without a process clock
@@ -82,13 +82,13 @@ def accounted(timed, loops, empty=False):
     (wall_ns, cpu_ns, run_queue_ns), the last two None where unavailable. The thread
     waits on the run queue while another thread of this process runs on its CPU too: that
     is the statement's own work, not another process's turn, and comes off the wait."""
-    queued_before = _run_queue_ns()
-    process_before = _process_time_ns()
-    cpu_before = _thread_time_ns()
+    queued_before = read_run_queue_ns()
+    process_before = read_process_time_ns()
+    cpu_before = read_thread_time_ns()
     wall_ns = timed(loops, empty)
-    cpu_after = _thread_time_ns()
-    process_after = _process_time_ns()
-    queued_after = _run_queue_ns()
+    cpu_after = read_thread_time_ns()
+    process_after = read_process_time_ns()
+    queued_after = read_run_queue_ns()
     cpu_ns = queued = None
     if cpu_before is not None and cpu_after is not None:
         cpu_ns = cpu_after - cpu_before

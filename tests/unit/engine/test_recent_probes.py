@@ -14,7 +14,7 @@ from perflab.budget.costs import CostProbe
 from perflab.budget.machine_speed import RECENT_PROBES, RECENT_PROBES_S, REFERENCE_S, MachineSpeed
 from perflab.budget.plan import plan_budget
 from perflab.engine import benchmark_plan
-from perflab.engine.benchmark_plan import BenchmarkPlanner
+from perflab.engine.benchmark_plan import BenchmarkPlanner, SpeedsMeasured
 from perflab.engine.prepare import recent_probes
 from perflab.engine.prepare.recent_probes import RecentProbes
 from perflab.machine.fake_processes import FakeRunner
@@ -175,7 +175,7 @@ def test_a_workflows_next_run_plans_with_the_speed_its_last_one_measured(
         return dataclasses.replace(PROBE, speed=speed or MachineSpeed(reference_s=0.3))
 
     monkeypatch.setattr(benchmark_plan, "probe_benchmark", probe)
-    monkeypatch.setattr(benchmark_plan, "_MEASURED", {})
+    speeds = SpeedsMeasured()  # this test's process, measuring nothing yet
     benchmark = Benchmark("b", stmt="pass")
     experiment = Experiment(benchmarks=(benchmark,), variants=(Variant("a"), Variant("b")))
     counted = dataclasses.replace(
@@ -183,10 +183,11 @@ def test_a_workflows_next_run_plans_with_the_speed_its_last_one_measured(
         settings=dataclasses.replace(experiment.settings, metrics=(Metric.INSTRUCTIONS,)),
     )
     for each in (experiment, experiment, counted, counted):
-        planner = BenchmarkPlanner(FakeRunner(), "python3", None, recent=RecentProbes(tmp_path))
+        recent = RecentProbes(tmp_path)
+        planner = BenchmarkPlanner(FakeRunner(), "python3", None, recent=recent, speeds=speeds)
         planner.plan(benchmark, each)
     # measured, carried; valgrind's reference missing from it: measured, carried
     assert [speed is None for speed in carried] == [True, False, True, False]
     # runs that must not read what others measured (recent=None) measure their own
-    BenchmarkPlanner(FakeRunner(), "python3", None).plan(benchmark, experiment)
+    BenchmarkPlanner(FakeRunner(), "python3", None, speeds=speeds).plan(benchmark, experiment)
     assert carried[-1] is None

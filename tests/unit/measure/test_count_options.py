@@ -26,11 +26,11 @@ def test_valgrind_is_asked_for_what_the_options_say_whatever_the_settings_hold()
     context = _context(Settings().with_options(cache_sim=False, region="elsewhere"))
     run = CountRun(BENCHMARK, Variant("a"), context, {})
     options = CountOptions(cache_sim=True, region="kernel")
-    argv = callgrind_workers._under_callgrind(
+    argv = callgrind_workers.command_under_callgrind(
         options, run, "/tmp/d", "/tmp/d/report.json", dump_instr=False, shell=False
     )
     assert "--cache-sim=yes" in argv and "--toggle-collect=kernel" in argv
-    plain = callgrind_workers._under_callgrind(
+    plain = callgrind_workers.command_under_callgrind(
         CountOptions(), run, "/tmp/d", "/tmp/d/report.json", dump_instr=False, shell=False
     )
     assert not any(a.startswith(("--cache-sim", "--toggle-collect")) for a in plain)

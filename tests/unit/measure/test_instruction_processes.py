@@ -14,7 +14,7 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind import count as callgrind_count
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT, SAMPLE_NAME
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.callgrind.count_options import settled
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.lens import LensAnalysis, LensContext, MemorySink, NullProgress
@@ -120,7 +120,7 @@ def _worker_replies(
     def timing_dependent() -> None:
         raise AssertionError("an untimed sample read something that depends on time")
 
-    for name in ("involuntary_switches", "_run_queue_ns", "_thread_time_ns", "current_cpu"):
+    for name in ("involuntary_switches", "read_run_queue_ns", "read_thread_time_ns", "current_cpu"):
         monkeypatch.setattr(statement_cpu, name, timing_dependent)
     replies = io.StringIO()
     lines = "".join(json.dumps(r) + "\n" for r in requests)
@@ -232,13 +232,14 @@ def _measure_processes(
             done(process, _counted(levels[job.run.variant.name][process]))
 
     monkeypatch.setattr(callgrind_count, "count_statements", count)
-    monkeypatch.setattr(InstructionCounter, "_reasons_against_requests", lambda self, runs: {})
     monkeypatch.setattr(callgrind_count, "store_statement", lambda *args: None)
     benchmark = Benchmark("b", stmt="x")
     experiment = Experiment((benchmark,), tuple(Variant(v) for v in levels), Settings())
     sink = MemorySink()
+    # the worker ops' check, in the variant's interpreter: client requests work (no reason against)
+    runner = FakeRunner().on_run(r"callgrind_ops\.py$", stdout="")
     context = LensContext(
-        experiment, FakeRunner(), sink, NullProgress(), None, "python3", budget_s=budget_s
+        experiment, runner, sink, NullProgress(), None, "python3", budget_s=budget_s
     )
     InstructionsLens(CountOptions(parallel=False)).measure(benchmark, context)
     return counted, sink

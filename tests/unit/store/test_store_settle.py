@@ -15,9 +15,7 @@ from perflab.store import signature
 from perflab.store.signature import Kind
 
 
-def test_a_file_that_changed_while_read_as_foreign_is_read_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_file_that_changed_while_read_as_foreign_is_read_again(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     path.write_bytes(b"")
     reads: list[int] = []
@@ -29,9 +27,7 @@ def test_a_file_that_changed_while_read_as_foreign_is_read_again(
             raise StoreError("not a perflab store: half made")
         return Kind.PERFLAB
 
-    monkeypatch.setattr(signature, "_SETTLE_PAUSES_S", (0.0, 0.0))
-    monkeypatch.setattr(signature, "_kind", half_made_then_done)
-    assert signature.classify(path) is Kind.PERFLAB
+    assert signature.classify(path, pauses_s=(0.0, 0.0), read=half_made_then_done) is Kind.PERFLAB
     assert len(reads) == 2
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from perflab.machine.fake_processes import FakeRunner
 from perflab.records.errors import ToolUnavailableError
-from perflab.tool_drivers import perf as perf_driver
 from perflab.tool_drivers.perf import (
     CallGraph,
     PerfControl,
+    RecordingAnswers,
     RecordOptions,
     probe_recording,
     record_argv,
@@ -34,33 +34,27 @@ def _probes(runner: FakeRunner) -> int:
     return sum(1 for spec, _ in runner.calls if spec.argv[1] == "record")
 
 
-@pytest.fixture
-def real_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fake runner stands for the real machine, with an empty memory of probes."""
-    monkeypatch.setattr(perf_driver, "runs_real_processes", lambda runner: True)
-    monkeypatch.setattr(perf_driver, "_PROBED", {})
-
-
-@pytest.mark.usefixtures("real_machine")
-def test_the_real_machine_is_probed_once_per_perf_and_options() -> None:
+def test_the_machine_is_probed_once_per_perf_and_options() -> None:
+    # the fake runners stand for one machine, its answers remembered in `answers`
+    answers: RecordingAnswers = {}
     runner = _perf(refuse_dwarf=True)
-    first = probe_recording(runner, OPTIONS, perf="perf")
-    again = probe_recording(_perf(), OPTIONS, perf="perf")  # another runner, the same machine
+    first = probe_recording(runner, OPTIONS, perf="perf", answers=answers)
+    again = probe_recording(_perf(), OPTIONS, perf="perf", answers=answers)  # another runner
     assert first == again == (RecordOptions(event="cycles", call_graph=CallGraph.FP), ["cpu-clock"])
     assert _probes(runner) == 2  # dwarf refused, frame pointers accepted: probed once
     other = RecordOptions(event="cpu-clock", call_graph=CallGraph.NONE)
     fresh = _perf()
-    probe_recording(fresh, other, perf="perf")
+    probe_recording(fresh, other, perf="perf", answers=answers)
     assert _probes(fresh) == 1  # other options are probed
 
 
-@pytest.mark.usefixtures("real_machine")
 def test_a_refusal_is_not_remembered() -> None:
+    answers: RecordingAnswers = {}
     refusing = FakeRunner().on_run(r"^perf record ", returncode=1, stderr="paranoid")
     with pytest.raises(ToolUnavailableError):
-        probe_recording(refusing, OPTIONS, perf="perf")
+        probe_recording(refusing, OPTIONS, perf="perf", answers=answers)
     runner = _perf()
-    assert probe_recording(runner, OPTIONS, perf="perf")[0] == OPTIONS
+    assert probe_recording(runner, OPTIONS, perf="perf", answers=answers)[0] == OPTIONS
     assert _probes(runner) == 1
 
 

@@ -289,7 +289,7 @@ def _command_once(
     report = run.benchmark.reports  # a program that says where its measured region is
     with private_folder("callgrind") as directory:
         report_path = os.path.join(directory, "report.json")
-        argv = _under_callgrind(
+        argv = command_under_callgrind(
             options, run, directory, report_path, dump_instr=dump_instr, shell=shell
         )
         completed = run.context.runner.run(
@@ -302,7 +302,7 @@ def _command_once(
         return region_of(run, report, dumps, report_path, completed)
 
 
-def _under_callgrind(
+def command_under_callgrind(
     options: CountOptions,
     run: CountRun,
     directory: str,
