@@ -12,7 +12,7 @@ from perflab.analyse.explanation import summaries, summary_section
 from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
-from perflab.lenses.registry import descriptor_for, lens_for, lens_option
+from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
@@ -20,6 +20,7 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Benchmark, Comparison, Experiment, Measurement, Note
 from perflab.records.results import RunResult
+from perflab.records.shared_options import analysis_cache_of
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
 
@@ -84,7 +85,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     """Derive every comparison of a stored run from its raw samples and artifacts."""
     # the t quantiles of earlier analyses: scipy.special is imported only for new ones (not
     # where the run said --no-analysis-cache: nothing is read or written then)
-    enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
+    enabled = analysis_cache_of(run.experiment.settings)
     with quantiles_kept(AnalysisCache.default(enabled=enabled)):
         return _analyse_run(run)
 
@@ -94,7 +95,7 @@ def run_figures(run: StoredRun) -> tuple[Comparison, ...]:
     no details), the same to the bit as `analyse_run`'s: each lens's `figures` analysis, the
     output checks' verdicts, and nothing else (no notes, sections or explanation). What a
     published site's trends read; a run's page shows `analyse_run`'s."""
-    enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
+    enabled = analysis_cache_of(run.experiment.settings)
     with quantiles_kept(AnalysisCache.default(enabled=enabled)):
         analysed = _analyse_lenses(run, _figures_only)
     comparisons, _ = judge_outputs(run, analysed.comparisons)
