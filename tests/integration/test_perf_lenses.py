@@ -14,7 +14,9 @@ import pytest
 
 from perflab.diagnose.doctor import diagnose
 from perflab.diagnose.events import Countable, search_events
+from perflab.lenses.counters.findings import CounterFindings
 from perflab.lenses.counters.measure import CountersLens
+from perflab.lenses.profile.analyse import ProfileFindings
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -98,15 +100,17 @@ def test_counters_count_only_the_region_and_report_unavailable_events() -> None:
     assert {"task-clock", "page-faults", "context-switches"} <= set(by_event)
     assert by_event["task-clock"].verdict in set(Verdict)
     assert by_event["task-clock"].to_json()["metric"] == "counters"
-    unavailable = {u["event"]: u for u in analysis.top_level["unavailable_events"]}
-    assert unavailable["no_such_event_xyz"]["reason"] == "unknown event"
+    found = analysis.findings
+    assert isinstance(found, CounterFindings)
+    unavailable = {u.event: u for u in found.unavailable_events}
+    assert str(unavailable["no_such_event_xyz"].reason) == "unknown event"
     if "cycles" not in by_event:  # a machine without a PMU, like the CI VM
-        assert unavailable["cycles"]["reason"] == "not supported"
-        assert unavailable["cycles"]["hint"]
-    avx = {s["variant"]: s for s in analysis.top_level.get("avx512", [])}
+        assert str(unavailable["cycles"].reason) == "not supported"
+        assert unavailable["cycles"].hint
+    avx = {s.variant: s for s in found.avx512}
     arch_status = Path("/proc/self/arch_status")
     if arch_status.exists() and "AVX512_elapsed_ms" in arch_status.read_text():
-        assert avx["a"]["samples"] == 6 and avx["a"]["control_samples"] == 2
+        assert avx["a"].samples == 6 and avx["a"].control_samples == 2
 
 
 def test_counters_of_a_command() -> None:
@@ -161,10 +165,11 @@ def test_profile_of_a_c_program_with_known_hot_functions(tmp_path: Path) -> None
     analysis = lens.analyse(
         benchmark, ["multiply", "divide"], sink.data_for("hot", Metric.PROFILE), experiment
     )
-    summaries = {s["variant"]: s for s in analysis.top_level["profiles"]}
-    assert summaries["multiply"]["hot_symbols"][0]["name"] == "hot_multiply"
-    assert summaries["divide"]["hot_symbols"][0]["name"] == "hot_divide"
-    assert summaries["multiply"]["hot_symbols"][0]["object"] == "hot"
+    assert isinstance(analysis.findings, ProfileFindings)
+    summaries = {r.variant: r for r in analysis.findings.recordings}
+    assert summaries["multiply"].hot.symbols[0].name == "hot_multiply"
+    assert summaries["divide"].hot.symbols[0].name == "hot_divide"
+    assert summaries["multiply"].hot.symbols[0].object == "hot"
     comparison = analysis.comparisons[0].to_json()
     assert comparison["metric"] == "profile"
     # main runs hot_divide where it ran hot_multiply: one dispatch change by their caller; on
@@ -179,7 +184,7 @@ def test_profile_of_a_c_program_with_known_hot_functions(tmp_path: Path) -> None
     assert "hot_divide" not in comparison["disappeared"]
     names = [s["name"] for s in comparison["symbols"]]
     assert set(names[:2]) == {"hot_multiply", "hot_divide"}
-    if summaries["multiply"]["fell_back"]:
+    if summaries["multiply"].facts["fell_back"]:
         assert any("instead of cycles" in n.message for n in notes)
     folded = sink.artifacts[0].content
     assert "hot`main;hot`hot_multiply" in folded

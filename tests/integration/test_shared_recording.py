@@ -12,6 +12,7 @@ import pytest
 
 from perflab.lenses.asm.analyse import ARTIFACT_FUNCTIONS, ARTIFACT_PROFILE
 from perflab.lenses.asm.measure import AsmLens
+from perflab.lenses.profile.analyse import ProfileFindings
 from perflab.lenses.profile.measure import ProfileLens
 from perflab.machine.proc import Completed, LaunchSpec, LiveProcess, SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -79,8 +80,9 @@ def test_profile_and_asm_share_one_recording_per_variant(metrics: tuple[Metric, 
     profile = ProfileLens().analyse(
         SORT, ["a", "b"], sink.data_for("sort", Metric.PROFILE), context.experiment
     )
-    summaries = {s["variant"]: s for s in profile.top_level["profiles"]}
-    top = [s["name"] for s in summaries["a"]["hot_symbols"][:5]]
+    assert isinstance(profile.findings, ProfileFindings)
+    summaries = {r.variant: r for r in profile.findings.recordings}
+    top = [s.name for s in summaries["a"].hot.symbols[:5]]
     assert any("sort" in name or "compare" in name for name in top), top
     assert sink.data_for("sort", Metric.PROFILE).samples
     # the asm lens's: a profile and the hot functions' listings per variant

@@ -4,13 +4,13 @@ be a run read back from its JSON document (store.json_runs), whose samples are a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from perflab.analyse.run import merge_top_level, with_sections
+from perflab.analyse.run import with_sections
 from perflab.lenses.registry import DESCRIPTORS, lens_for
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
+from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.store import StoredRun
@@ -37,7 +37,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             notes=tuple(notes + found.notes),
             variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
             differences=(_measured_apart(baseline, candidate),),
-            top_level=found.top_level,
+            findings=tuple(found.findings),
             cross_run=True,
             baseline_run_id=baseline.run_id,
             samples=tuple(found.samples),
@@ -52,7 +52,7 @@ class _Analysed:
 
     comparisons: list[Comparison] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
-    top_level: dict[str, Any] = field(default_factory=dict)
+    findings: list[LensFindings] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
 
 
@@ -79,7 +79,8 @@ def _analysed(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> _An
                 analysis = lens.analyse(benchmark, names, merged, experiment)
                 found.comparisons.extend(analysis.comparisons)
                 found.notes.extend(analysis.notes)
-                merge_top_level(found.top_level, analysis.top_level)
+                if analysis.findings is not None:
+                    found.findings.append(analysis.findings)
     return found
 
 

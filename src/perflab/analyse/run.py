@@ -6,20 +6,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from perflab.analyse.design_analysis import interactions_of, stack_summaries
 from perflab.analyse.explanation import summaries, summary_section
 from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
-from perflab.lenses.registry import descriptor_for, lens_for, lens_option
+from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric
+from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Benchmark, Comparison, Experiment, Measurement, Note
 from perflab.records.results import RunResult
+from perflab.records.shared_options import analysis_cache_of
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
 
@@ -30,7 +31,7 @@ class _Analysed:
 
     comparisons: list[Comparison] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
-    top_level: dict[str, Any] = field(default_factory=dict)
+    findings: list[LensFindings] = field(default_factory=list)
     data_of: dict[tuple[str, Metric], BenchmarkData] = field(default_factory=dict)
     measurements: dict[tuple[str, Metric, str], Measurement] = field(default_factory=dict)
 
@@ -38,7 +39,8 @@ class _Analysed:
         for own in analysis.measurements:
             self.measurements.setdefault((own.benchmark, own.metric, own.variant), own)
         self.notes += analysis.notes
-        merge_top_level(self.top_level, analysis.top_level)
+        if analysis.findings is not None:
+            self.findings.append(analysis.findings)
 
 
 # a lens's analysis of one benchmark: `Lens.analyse`, or its figures alone
@@ -83,7 +85,7 @@ def analyse_run(run: StoredRun) -> RunResult:
     """Derive every comparison of a stored run from its raw samples and artifacts."""
     # the t quantiles of earlier analyses: scipy.special is imported only for new ones (not
     # where the run said --no-analysis-cache: nothing is read or written then)
-    enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
+    enabled = analysis_cache_of(run.experiment.settings)
     with quantiles_kept(AnalysisCache.default(enabled=enabled)):
         return _analyse_run(run)
 
@@ -93,7 +95,7 @@ def run_figures(run: StoredRun) -> tuple[Comparison, ...]:
     no details), the same to the bit as `analyse_run`'s: each lens's `figures` analysis, the
     output checks' verdicts, and nothing else (no notes, sections or explanation). What a
     published site's trends read; a run's page shows `analyse_run`'s."""
-    enabled = bool(lens_option(run.experiment.settings, "analysis_cache"))
+    enabled = analysis_cache_of(run.experiment.settings)
     with quantiles_kept(AnalysisCache.default(enabled=enabled)):
         analysed = _analyse_lenses(run, _figures_only)
     comparisons, _ = judge_outputs(run, analysed.comparisons)
@@ -126,7 +128,7 @@ def _analyse_run(run: StoredRun) -> RunResult:
             variant_info=variant_info,
             differences=tuple(differences),
             error=run.error,
-            top_level=analysed.top_level,
+            findings=tuple(analysed.findings),
             samples=run.samples,
             artifacts=run.artifacts,
             measurements=tuple(analysed.measurements.values()),
@@ -194,11 +196,3 @@ def dedupe_notes(notes: list[Note]) -> list[Note]:
             continue
         kept.append(note)
     return kept
-
-
-def merge_top_level(into: dict[str, Any], extra: Any) -> None:
-    for key, value in dict(extra).items():
-        if isinstance(value, list) and isinstance(into.get(key), list):
-            into[key] = into[key] + [v for v in value if v not in into[key]]
-        else:
-            into.setdefault(key, value)

@@ -35,7 +35,7 @@ from perflab.records.accounting import Accounting, CodeFacts, ToolRows
 from perflab.records.code_findings import Finding
 from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
-from perflab.records.settings import Settings, SettingSpec
+from perflab.records.settings import LensOption
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens, LensAnalysis
@@ -66,21 +66,6 @@ class Probe:
 def _import(target: str) -> Any:
     module_name, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module_name), attribute)
-
-
-@dataclass(frozen=True)
-class LensOption:
-    """One option a lens reads: its name (the API's keyword and the stored settings' JSON
-    field), its value when not given, and the spec its CLI option and experiment-file key are
-    derived from. Its value travels in `Settings.lens_options`."""
-
-    name: str
-    default: Any
-    spec: SettingSpec
-
-    def value(self, settings: Settings) -> Any:
-        """The option's value in `settings`: the one given, else the default."""
-        return settings.option(self.name, self.default)
 
 
 @dataclass(frozen=True)

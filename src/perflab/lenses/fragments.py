@@ -10,6 +10,7 @@ from typing import Any
 
 from perflab.records.document import Cell, Paragraph, Style, Table
 from perflab.records.kinds import Metric, Verdict
+from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Comparison, Experiment, Measurement, Note
 from perflab.records.units import format_ratio, format_seconds, format_value
 
@@ -23,7 +24,8 @@ class SectionInput:
     metric: Metric
     comparisons: tuple[Comparison, ...]
     experiment: Experiment
-    top_level: Mapping[str, Any] = field(default_factory=dict)
+    # every lens's findings beyond its comparisons (a lens's section reads its own records)
+    findings: tuple[LensFindings, ...] = ()
     variant_info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()
     cross_run: bool = False  # two stored runs compared: cannot be measured longer

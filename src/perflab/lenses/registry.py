@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.budget.costs import CostModel, composed_cost
 from perflab.lenses.asm import DESCRIPTOR as ASM
 from perflab.lenses.counters import DESCRIPTOR as COUNTERS
-from perflab.lenses.descriptor import LensDescriptor, LensOption
+from perflab.lenses.descriptor import LensDescriptor
 from perflab.lenses.instructions import DESCRIPTOR as INSTRUCTIONS
 from perflab.lenses.memory import DESCRIPTOR as MEMORY
 from perflab.lenses.profile import DESCRIPTOR as PROFILE
@@ -17,7 +17,7 @@ from perflab.lenses.time import DESCRIPTOR as TIME
 from perflab.lenses.torch import DESCRIPTOR as TORCH
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
-from perflab.records.settings import Settings
+from perflab.records.settings import LensOption, Settings
 
 if TYPE_CHECKING:
     from perflab.measure.lens import Lens

@@ -59,7 +59,7 @@ def lens_sections(result: RunResult) -> tuple[Section, ...]:
             metric=metric,
             comparisons=mine,
             experiment=experiment,
-            top_level=result.top_level,
+            findings=result.findings,
             variant_info=result.variant_info,
             notes=tuple(n for n in result.notes if n.metric is metric),
             cross_run=cross_run,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.perf.recordings import PerfRecordings
 from perflab.records.kinds import Metric
+from perflab.records.lens_findings import LensFindings
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -158,9 +159,9 @@ class LensContext:
 class LensAnalysis:
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[Note, ...] = ()
-    # Lens-specific top-level JSON fields (e.g. "unavailable_events"); lists from several
-    # benchmarks are concatenated.
-    top_level: Mapping[str, Any] = field(default_factory=dict)
+    # what the lens found beyond its comparisons (its own record; the JSON document's
+    # top-level fields); None: nothing
+    findings: LensFindings | None = None
     # each variant's own figures (a run of one variant has nothing else)
     measurements: tuple[Measurement, ...] = ()
 

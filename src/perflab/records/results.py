@@ -7,12 +7,13 @@ the engine."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.records.document import Section
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import Metric, RunStatus
+from perflab.records.lens_findings import LensFindings, top_level_json
 from perflab.records.model import Artifact, Comparison, Experiment, Measurement, Note, Sample
 from perflab.records.summary import Summary
 
@@ -31,7 +32,8 @@ class RunResult:
     variant_info: dict[str, dict[str, Any]]
     differences: tuple[str, ...]
     error: str | None = None
-    top_level: dict[str, Any] = field(default_factory=dict)
+    # what each lens found beyond its comparisons, per benchmark, in the order analysed
+    findings: tuple[LensFindings, ...] = ()
     failures: tuple[PerflabError, ...] = ()  # benchmarks that failed while measuring this run
     cross_run: bool = False  # a comparison of two stored runs (perflab compare)
     baseline_run_id: int | None = None  # perflab compare: the run compared against
@@ -47,6 +49,12 @@ class RunResult:
         if self.cross_run and self.baseline_run_id is not None:
             return f"perflab compare: run {self.run_id} against run {self.baseline_run_id}"
         return f"perflab run {self.run_id}"
+
+    @property
+    def top_level(self) -> dict[str, Any]:
+        """The lenses' findings as the JSON document's lens-specific top-level fields
+        (`unavailable_events`, `profiles` ...)."""
+        return top_level_json(self.findings)
 
     # What each lens shows beyond its verdict table (built by the lenses' render modules from
     # their analysis), in the order of the experiment's metrics.

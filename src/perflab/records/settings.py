@@ -27,7 +27,7 @@ class SettingKind(enum.StrEnum):
 @dataclass(frozen=True)
 class SettingSpec:
     """Everything perflab knows about one setting: a core `Settings` field, or a lens's option
-    (declared by its descriptor, `perflab.lenses.descriptor.LensOption`). The CLI options, the
+    (declared by its descriptor, a `LensOption`). The CLI options, the
     experiment-file keys and their type checks, the API's keyword arguments and the JSON
     encoding are derived from these, so a setting is added in one place."""
 
@@ -48,6 +48,22 @@ class SettingSpec:
     def flag(self) -> str | None:
         """The long CLI option, as error messages name it."""
         return self.flags[-1] if self.flags else None
+
+
+@dataclass(frozen=True)
+class LensOption:
+    """One option a lens reads: its name (the API's keyword and the stored settings' JSON
+    field), its value when not given, and the spec its CLI option and experiment-file key are
+    derived from (lenses/<lens>/options.py; records/shared_options.py for an option several
+    lenses read). Its value travels in `Settings.lens_options`."""
+
+    name: str
+    default: Any
+    spec: SettingSpec
+
+    def value(self, settings: Settings) -> Any:
+        """The option's value in `settings`: the one given, else the default."""
+        return settings.option(self.name, self.default)
 
 
 _SPEC = "perflab"

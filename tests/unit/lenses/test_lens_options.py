@@ -12,12 +12,11 @@ from perflab import api
 from perflab.cli.options import build_parser, run_options
 from perflab.engine.reusable_runs import what_is_measured
 from perflab.lenses import registry
-from perflab.lenses.descriptor import LensOption
 from perflab.lenses.registry import lens_option
 from perflab.plan.experiment_file import experiment_from_mapping
 from perflab.records.errors import ConfigError, RetiredSettingWarning
 from perflab.records.kinds import Metric
-from perflab.records.settings import SettingKind, Settings, SettingSpec
+from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
 
 ROUNDS = LensOption(
     "rounds",

@@ -168,7 +168,7 @@ def test_every_lens_has_a_section_and_every_format_shows_it() -> None:
         assert section.title in terminal
     rebuilt = lens_sections(
         dataclasses.replace(
-            result, top_level={}, variant_info={}, notes=(), cross_run=False, measurements=()
+            result, findings=(), variant_info={}, notes=(), cross_run=False, measurements=()
         )
     )
     assert all(isinstance(s, Section) for s in rebuilt) and len(rebuilt) == len(keys) - 1

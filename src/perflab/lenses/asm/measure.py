@@ -38,7 +38,7 @@ from perflab.lenses.asm.locate import (
     with_fragments,
 )
 from perflab.lenses.asm.mca import McaPredictor
-from perflab.lenses.asm.options import analysis_cache_of, symbols_of
+from perflab.lenses.asm.options import symbols_of
 from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE
 from perflab.lenses.asm.sources import (
     HotCodeSource,
@@ -56,6 +56,7 @@ from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
+from perflab.records.shared_options import analysis_cache_of
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import file_identity
 

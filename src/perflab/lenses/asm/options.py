@@ -3,9 +3,9 @@ API keywords are derived from them), and their typed values in a run's settings.
 
 from __future__ import annotations
 
-from perflab.lenses.descriptor import LensOption
 from perflab.records.kinds import Metric
-from perflab.records.settings import SettingKind, Settings, SettingSpec
+from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
+from perflab.records.shared_options import ANALYSIS_CACHE
 
 SYMBOLS = LensOption(
     "symbols",
@@ -20,20 +20,8 @@ SYMBOLS = LensOption(
         metavar="REGEX",
     ),
 )
-# every lens that symbolises object files reads it (instructions and memory too, through
-# perflab.lenses.registry.lens_option), so its spec names no lens: given without asm it is
-# not an error
-ANALYSIS_CACHE = LensOption(
-    "analysis_cache",
-    True,
-    SettingSpec(
-        SettingKind.BOOLEAN,
-        "asm: neither read nor write the analysis cache (symbol tables, disassembly, inline "
-        "frames, llvm-mca results kept by build-id under ~/.cache/perflab/analysis)",
-        key="analysis_cache",
-        flags=("--no-analysis-cache",),
-    ),
-)
+# ANALYSIS_CACHE: every lens that symbolises object files reads it, so it is declared with the
+# shared options
 OPTIONS = (SYMBOLS, ANALYSIS_CACHE)
 
 
@@ -41,8 +29,3 @@ def symbols_of(settings: Settings) -> tuple[str, ...]:
     """The regexes of the functions to disassemble (empty: the hottest)."""
     value: tuple[str, ...] = SYMBOLS.value(settings)
     return value
-
-
-def analysis_cache_of(settings: Settings) -> bool:
-    """Whether the analysis cache is read and written."""
-    return bool(ANALYSIS_CACHE.value(settings))

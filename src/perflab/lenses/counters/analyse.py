@@ -9,6 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.lenses.counters.findings import (
+    Avx512Use,
+    CounterFindings,
+    UnavailableEvent,
+    VariantMetric,
+)
 from perflab.lenses.counters.options import events_of
 from perflab.lenses.counters.perf_stat import Availability, derived_metrics
 from perflab.measure.lens import BenchmarkData, LensAnalysis
@@ -64,31 +70,6 @@ AVX512 = "avx512"  # artifact per variant and generation
 
 def requested_events(settings: Settings) -> tuple[str, ...]:
     return events_of(settings) or DEFAULT_EVENTS
-
-
-@dataclass(frozen=True)
-class UnavailableEvent:
-    event: str
-    reason: Availability
-    message: str = ""
-    hint: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"event": self.event, "reason": str(self.reason)}
-        if self.message:
-            out["message"] = self.message
-        if self.hint:
-            out["hint"] = self.hint
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> UnavailableEvent:
-        return cls(
-            str(data["event"]),
-            Availability(data["reason"]),
-            data.get("message", ""),
-            data.get("hint"),
-        )
 
 
 @dataclass(frozen=True)
@@ -187,16 +168,14 @@ def analyse_counters(
                 notes.append(_withheld_note(benchmark.name, comparison))
         if states.get("user_only"):
             notes.append(user_only_note(benchmark.name, event))
-    top_level: dict[str, Any] = {
-        "unavailable_events": [{**u.to_json(), "benchmark": benchmark.name} for u in unavailable],
-        "derived_metrics": _derived(benchmark, variants, data),
-    }
-    avx = _avx_summary(benchmark, variants, data)
+    avx = _avx_use(variants, data)
     if avx:
-        top_level["avx512"] = avx
         notes += _avx_notes(benchmark, avx)
     notes += [_unavailable_note(benchmark.name, item) for item in unavailable]
-    return LensAnalysis(tuple(comparisons), tuple(notes), top_level)
+    findings = CounterFindings(
+        benchmark.name, tuple(unavailable), _derived(variants, data), tuple(avx)
+    )
+    return LensAnalysis(tuple(comparisons), tuple(notes), findings)
 
 
 @dataclass(frozen=True)
@@ -340,62 +319,41 @@ def _never_counted(event: str, state: Mapping[str, Any], facts: HostFacts) -> Un
     return UnavailableEvent(event, reason, "no count in any measurement", hint_for(reason, facts))
 
 
-def _derived(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData
-) -> list[dict[str, Any]]:
+def _derived(variants: Sequence[str], data: BenchmarkData) -> tuple[VariantMetric, ...]:
     out = []
     for variant in variants:
         totals: dict[str, float] = {}
         for sample in data.samples_of(variant):
             if not sample.warmup:
                 totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
-        for metric in derived_metrics(totals):
-            out.append(
-                {
-                    "benchmark": benchmark.name,
-                    "variant": variant,
-                    "name": metric.name,
-                    "value": metric.value,
-                    "formula": metric.formula,
-                    "unit": metric.unit,
-                }
-            )
-    return out
+        out += [VariantMetric(variant, metric) for metric in derived_metrics(totals)]
+    return tuple(out)
 
 
-def _avx_summary(
-    benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData
-) -> list[dict[str, Any]]:
+def _avx_use(variants: Sequence[str], data: BenchmarkData) -> list[Avx512Use]:
+    """Each variant's AVX-512 tallies, its processes' together (none where it stored none)."""
     out = []
     for variant in variants:
         tallies = [json.loads(a.content) for a in data.artifacts_of(variant, AVX512)]
         if not tallies:
             continue
-        supported = all(t["supported"] for t in tallies)
-        samples = sum(t["samples"] for t in tallies)
-        used = sum(t["with_avx512"] for t in tallies)
-        control = sum(t["control_samples"] for t in tallies)
-        control_used = sum(t["control_with_avx512"] for t in tallies)
         out.append(
-            {
-                "benchmark": benchmark.name,
-                "variant": variant,
-                "supported": supported,
-                "samples": samples,
-                "samples_with_avx512": used,
-                "control_samples": control,
-                "control_with_avx512": control_used,
-                "executed_avx512": supported and used > 0,
-                "attributable": supported and control_used == 0,
-            }
+            Avx512Use(
+                variant,
+                supported=all(t["supported"] for t in tallies),
+                samples=sum(t["samples"] for t in tallies),
+                samples_with_avx512=sum(t["with_avx512"] for t in tallies),
+                control_samples=sum(t["control_samples"] for t in tallies),
+                control_with_avx512=sum(t["control_with_avx512"] for t in tallies),
+            )
         )
     return out
 
 
-def _avx_notes(benchmark: Benchmark, summary: Sequence[Mapping[str, Any]]) -> list[Note]:
-    if not all(s["supported"] for s in summary):
+def _avx_notes(benchmark: Benchmark, summary: Sequence[Avx512Use]) -> list[Note]:
+    if not all(s.supported for s in summary):
         return []
-    users = [s["variant"] for s in summary if s["executed_avx512"]]
+    users = [s.variant for s in summary if s.executed_avx512]
     if not users:
         return [
             Note(
@@ -405,7 +363,7 @@ def _avx_notes(benchmark: Benchmark, summary: Sequence[Mapping[str, Any]]) -> li
                 metric=Metric.COUNTERS,
             )
         ]
-    if all(s["attributable"] for s in summary):
+    if all(s.attributable for s in summary):
         return [
             Note(
                 Severity.INFO,

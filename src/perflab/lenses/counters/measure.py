@@ -44,13 +44,13 @@ from perflab.lenses.counters.analyse import (
     AVX512,
     PROBE,
     HostFacts,
-    UnavailableEvent,
     analyse_counters,
     event_confidence,
     requested_events,
     unavailable_event,
     user_only_note,
 )
+from perflab.lenses.counters.findings import UnavailableEvent
 from perflab.lenses.counters.perf_stat import (
     Availability,
     EventCount,

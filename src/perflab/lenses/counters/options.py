@@ -3,9 +3,8 @@ and API keywords are derived from them), and their typed values in a run's setti
 
 from __future__ import annotations
 
-from perflab.lenses.descriptor import LensOption
 from perflab.records.kinds import Metric
-from perflab.records.settings import SettingKind, Settings, SettingSpec
+from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
 
 EVENTS = LensOption(
     "events",

@@ -3,12 +3,13 @@ context switches are 'higher', not 'slower'), derived metrics and AVX-512 use.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
+from perflab.lenses.counters.findings import Avx512Use, CounterFindings, VariantMetric
 from perflab.lenses.fragments import SectionInput, details_json, per_iteration, verdict_table
 from perflab.records.document import Block, Cell, Section, Table
+from perflab.records.lens_findings import joined_rows
 from perflab.records.model import Comparison
 from perflab.records.units import format_value
 
@@ -33,8 +34,12 @@ def _value(comparison: Comparison, value: float) -> str:
     return format_value(value, comparison.unit)
 
 
-def _mine(rows: Any, benchmarks: set[str]) -> list[Mapping[str, Any]]:
-    return [r for r in rows or [] if isinstance(r, Mapping) and r.get("benchmark") in benchmarks]
+def _mine(view: SectionInput) -> list[CounterFindings]:
+    """The counters lens's findings of the benchmarks of this experiment."""
+    benchmarks = {b.name for b in view.experiment.benchmarks}
+    return [
+        f for f in view.findings if isinstance(f, CounterFindings) and f.benchmark in benchmarks
+    ]
 
 
 def family_caption(comparisons: Sequence[Comparison], confidence: float) -> str:
@@ -60,7 +65,6 @@ def family_caption(comparisons: Sequence[Comparison], confidence: float) -> str:
 
 
 def section(view: SectionInput) -> Section:
-    benchmarks = {b.name for b in view.experiment.benchmarks}
     verdicts = verdict_table(
         view.comparisons,
         cross_run=view.cross_run,
@@ -72,49 +76,47 @@ def section(view: SectionInput) -> Section:
             verdicts, caption=family_caption(view.comparisons, view.experiment.settings.confidence)
         )
     ]
-    derived = _mine(view.top_level.get("derived_metrics"), benchmarks)
+    mine = _mine(view)
+    derived = joined_rows([(f.benchmark, d) for d in f.derived_metrics] for f in mine)
     if derived:
         blocks.append(_derived_table(derived))
-    avx = [a for a in _mine(view.top_level.get("avx512"), benchmarks) if a.get("supported")]
+    joined = joined_rows([(f.benchmark, a) for a in f.avx512] for f in mine)
+    avx = [(benchmark, a) for benchmark, a in joined if a.supported]
     if avx:
         blocks.append(_avx_table(avx))
     return Section("counters", tuple(blocks), key="counters")
 
 
-def _derived_table(derived: list[Mapping[str, Any]]) -> Table:
+def _derived_table(derived: list[tuple[str, VariantMetric]]) -> Table:
     return Table(
         ("benchmark", "variant", "metric", "value", "formula"),
         tuple(
             (
-                Cell(str(d["benchmark"])),
-                Cell(str(d.get("variant", ""))),
-                Cell(str(d.get("name", ""))),
-                Cell(
-                    f"{d['value']:.4g} {d.get('unit') or ''}".strip()
-                    if isinstance(d.get("value"), int | float)
-                    else "-"
-                ),
-                Cell(str(d.get("formula", ""))),
+                Cell(benchmark),
+                Cell(d.variant),
+                Cell(d.metric.name),
+                Cell(f"{d.metric.value:.4g} {d.metric.unit}".strip()),
+                Cell(d.metric.formula),
             )
-            for d in derived
+            for benchmark, d in derived
         ),
         numeric=(False, False, False, True, False),
         caption="derived metrics",
     )
 
 
-def _avx_table(avx: list[Mapping[str, Any]]) -> Table:
+def _avx_table(avx: list[tuple[str, Avx512Use]]) -> Table:
     return Table(
         ("benchmark", "variant", "samples with AVX-512", "control", "executed AVX-512"),
         tuple(
             (
-                Cell(str(a["benchmark"])),
-                Cell(str(a.get("variant", ""))),
-                Cell(f"{a.get('samples_with_avx512', 0)} of {a.get('samples', 0)}"),
-                Cell(f"{a.get('control_with_avx512', 0)} of {a.get('control_samples', 0)}"),
-                Cell("yes" if a.get("executed_avx512") else "no"),
+                Cell(benchmark),
+                Cell(a.variant),
+                Cell(f"{a.samples_with_avx512} of {a.samples}"),
+                Cell(f"{a.control_with_avx512} of {a.control_samples}"),
+                Cell("yes" if a.executed_avx512 else "no"),
             )
-            for a in avx
+            for benchmark, a in avx
         ),
         numeric=(False, False, True, True, False),
         caption="AVX-512 use in the measured region (/proc/PID/arch_status)",

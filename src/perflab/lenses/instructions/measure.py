@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from perflab.lenses.instructions.analyse import analyse_instructions
-from perflab.lenses.instructions.options import cache_sim_of, region_of
-from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.native_code import native_code
@@ -22,6 +20,7 @@ from perflab.records.errors import ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
 from perflab.records.settings import Settings
+from perflab.records.shared_options import analysis_cache_of, cache_sim_of, region_of
 from perflab.tool_drivers.valgrind import (
     VALGRIND_HINT,
     check_valgrind_runs,
@@ -33,7 +32,8 @@ from perflab.tool_drivers.valgrind import (
 class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
 
-    Reads its options (lenses/instructions/options.py): `region` (commands: count only inside
+    Reads its options (lenses/instructions/options.py; the two the memory lens shares in
+    records/shared_options.py): `region` (commands: count only inside
     that function), `cache_sim` (simulated D1/LL misses and branch mispredictions, fixed
     geometry) and `layers` (regex rules grouping functions into layers)."""
 
@@ -100,5 +100,5 @@ def counting_asked(options: CountOptions, settings: Settings) -> CountOptions:
         options,
         cache_sim=cache_sim_of(settings),
         region=region_of(settings),
-        analysis_cache=bool(lens_option(settings, "analysis_cache")),
+        analysis_cache=analysis_cache_of(settings),
     )

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from perflab.lenses.descriptor import LensOption
 from perflab.records.kinds import Metric
-from perflab.records.settings import SettingKind, Settings, SettingSpec
+from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
+from perflab.records.shared_options import CACHE_SIM, REGION
 
 
 def _regexes(layers: Any) -> str | None:
@@ -20,28 +20,6 @@ def _regexes(layers: Any) -> str | None:
     return None
 
 
-REGION = LensOption(
-    "region",
-    None,
-    SettingSpec(
-        SettingKind.TEXT,
-        "instructions, memory (commands): count only inside this function",
-        key="region",
-        flags=("--region",),
-        lens=Metric.INSTRUCTIONS,
-    ),
-)
-CACHE_SIM = LensOption(
-    "cache_sim",
-    False,
-    SettingSpec(
-        SettingKind.BOOLEAN,
-        "instructions: simulate caches and branches",
-        key="cache_sim",
-        flags=("--cache-sim",),
-        lens=Metric.INSTRUCTIONS,
-    ),
-)
 # (layer name, regex on function or object name)
 LAYERS = LensOption(
     "layers",
@@ -57,18 +35,9 @@ LAYERS = LensOption(
         check=_regexes,
     ),
 )
+# REGION and CACHE_SIM: the memory lens counts with them too, so they are declared with the
+# shared options
 OPTIONS = (REGION, CACHE_SIM, LAYERS)
-
-
-def region_of(settings: Settings) -> str | None:
-    """Commands: the function counting is limited to (None: the whole process)."""
-    value: str | None = REGION.value(settings)
-    return value
-
-
-def cache_sim_of(settings: Settings) -> bool:
-    """Whether callgrind simulates caches and branches."""
-    return bool(CACHE_SIM.value(settings))
 
 
 def layers_of(settings: Settings) -> tuple[tuple[str, str], ...]:

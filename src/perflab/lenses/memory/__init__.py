@@ -4,6 +4,7 @@ calls) and the memory each variant needs (peak RSS, peak allocated)."""
 from perflab.budget.costs import CostPart
 from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
 from perflab.records.kinds import Metric
+from perflab.records.shared_options import CACHE_SIM, REGION
 
 MEMORY = Metric("memory")
 
@@ -24,7 +25,7 @@ DESCRIPTOR = LensDescriptor(
     lens="perflab.lenses.memory.measure:MemoryLens",
     probe=_probe,
     render="perflab.lenses.memory.render:section",
-    also_reads=("region",),
+    also_reads=(REGION.name,),
     # callgrind's workers (measure/callgrind/count.py), then the peak-memory workers
     worker=WorkerNeeds(
         ops=("setup", "check", "calibrate", "sample", "rss_sample"),
@@ -34,7 +35,7 @@ DESCRIPTOR = LensDescriptor(
         # its cost is the instructions lens's callgrind runs with the cache simulated, one
         # variant after another, then the rss lens's workers: each priced by that lens's model
         cost_parts=(
-            CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=(("cache_sim", True),)),
+            CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=((CACHE_SIM.name, True),)),
             CostPart(Metric("rss")),
         ),
         runs_valgrind=True,

@@ -28,7 +28,6 @@ from typing import Any, Protocol
 
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
-from perflab.lenses.registry import lens_option
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import environment_bytes
@@ -45,6 +44,7 @@ from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
+from perflab.records.shared_options import analysis_cache_of, region_of
 from perflab.tool_drivers.valgrind import (
     cannot_execute,
     check_valgrind_runs,
@@ -206,8 +206,8 @@ class MemoryLens:
         options = replace(
             self.traffic.options,
             cache_sim=True,  # the traffic is what the simulated caches see
-            region=lens_option(settings, "region"),  # the instructions lens's, shared
-            analysis_cache=bool(lens_option(settings, "analysis_cache")),
+            region=region_of(settings),  # the instructions lens's option, shared
+            analysis_cache=analysis_cache_of(settings),
             note_unexecutable=False,  # caught by `measure`, per variant
             # instrumentation switched around each loop: the simulated caches start cold in
             # every loop (toggling collection would leave them warm from the loop before)

@@ -49,6 +49,37 @@ _TOP_SYMBOLS_IN_SUMMARY = 20
 
 
 @dataclass(frozen=True)
+class RecordingSummary:
+    """One variant's recording of a benchmark: how it was recorded and what was hot."""
+
+    variant: str
+    # what the recording stored of itself (`stored_profile`: events, call graph, samples ...)
+    facts: Mapping[str, Any]
+    hot: HotSymbols  # its worker processes' samples together
+
+    def to_json(self, benchmark: str) -> dict[str, Any]:
+        return {
+            "benchmark": benchmark,
+            "variant": self.variant,
+            **{key: value for key, value in self.facts.items() if key != "mapped_objects"},
+            "hot_symbols": [s.to_json() for s in self.hot.symbols[:_TOP_SYMBOLS_IN_SUMMARY]],
+            "objects": [o.to_json() for o in self.hot.objects],
+        }
+
+
+@dataclass(frozen=True)
+class ProfileFindings:
+    """What the profile lens found of one benchmark beside its comparisons: each variant's
+    recording summarised (the JSON document's `profiles`)."""
+
+    benchmark: str
+    recordings: tuple[RecordingSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"profiles": [r.to_json(self.benchmark) for r in self.recordings]}
+
+
+@dataclass(frozen=True)
 class ProfileDetails:
     diff: ProfileDiff
     sampled_event: str
@@ -206,7 +237,7 @@ def analyse_profiles(
     baseline = _Baseline(
         variants[0], summary, meta, [hot_symbols(p) for p in stored_parts(data, variants[0])]
     )
-    summaries = [_profile_summary(benchmark, data, name) for name in variants]
+    summaries = [_recording_summary(data, name) for name in variants]
     notes: list[Note] = []
     if baseline.meta.get("fell_back"):
         notes.append(
@@ -229,7 +260,9 @@ def analyse_profiles(
     for comparison in comparisons:
         if isinstance(comparison.details, ProfileDetails):
             notes += _diff_notes(benchmark, comparison.variant, comparison.details.diff)
-    return LensAnalysis(tuple(comparisons), tuple(notes), {"profiles": summaries})
+    return LensAnalysis(
+        tuple(comparisons), tuple(notes), ProfileFindings(benchmark.name, tuple(summaries))
+    )
 
 
 @dataclass(frozen=True)
@@ -242,16 +275,9 @@ class _Baseline:
     parts: list[HotSymbols]  # per worker process
 
 
-def _profile_summary(benchmark: Benchmark, data: BenchmarkData, variant: str) -> dict[str, Any]:
-    """One variant's recording facts and hottest symbols, for the JSON's `profiles`."""
+def _recording_summary(data: BenchmarkData, variant: str) -> RecordingSummary:
     summary, meta = stored_profile(data, variant)
-    return {
-        "benchmark": benchmark.name,
-        "variant": variant,
-        **{key: value for key, value in meta.items() if key != "mapped_objects"},
-        "hot_symbols": [s.to_json() for s in summary.symbols[:_TOP_SYMBOLS_IN_SUMMARY]],
-        "objects": [o.to_json() for o in summary.objects],
-    }
+    return RecordingSummary(variant, meta, summary)
 
 
 def _profile_comparison(

@@ -19,6 +19,7 @@ from perflab.lenses.counters.analyse import (
     HostFacts,
     analyse_counters,
 )
+from perflab.lenses.counters.findings import CounterFindings
 from perflab.lenses.counters.measure import parse_arch_status, probe_events
 from perflab.lenses.counters.perf_stat import Availability
 from perflab.machine.fake_processes import FakeRunner
@@ -113,7 +114,8 @@ def test_analysis_gives_each_event_a_ratio_and_reports_the_missing() -> None:
     assert by_event["instructions"]["availability"] == "multiplexed"
     assert by_event["instructions"]["min_running_fraction"] == 0.5
     assert by_event["context-switches"]["verdict"] == str(Verdict.EQUIVALENT)
-    missing = {u["event"]: u["reason"] for u in analysis.top_level["unavailable_events"]}
+    assert isinstance(analysis.findings, CounterFindings)
+    missing = {u.event: str(u.reason) for u in analysis.findings.unavailable_events}
     assert missing == {"cycles": "not supported", "cache-misses": "not counted"}
 
 
