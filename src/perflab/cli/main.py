@@ -65,6 +65,13 @@ class _Console(Console):
         raise BrokenPipeError
 
 
+def _error_console() -> Console:
+    """Every message perflab writes to stderr goes through one of these."""
+    # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines, so
+    # a path or URL in it can be copied
+    return Console(stderr=True, soft_wrap=not sys.stderr.isatty())
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -144,7 +151,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         with _usage_errors_redacted():
             args = parse_command_line(argv)
     except ConfigError as error:
-        Console(stderr=True).print(error_text(str(error)), highlight=False)
+        _error_console().print(error_text(str(error)), highlight=False)
         return error.exit_code
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
@@ -152,8 +159,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         signal.signal(number, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
     out = _Console(width=None if sys.stdout.isatty() else 140)
-    # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines
-    err = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
+    err = _error_console()
     try:
         with _warnings_said(err):
             return _dispatch(args, out, err, started_at_s=started_at_s, own_process=own_process)
