@@ -47,6 +47,7 @@ from perflab.store.selection import resolve_store
 # Ctrl-C, CI cancellation (SIGTERM), a closed terminal or SSH session (SIGHUP): all stop a run
 # the same way, the run marked and nothing left behind
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+RUN_LIKE = ("run", "stack", "matrix")  # the commands that measure one experiment into one run
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -178,7 +179,10 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         gc.freeze()
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        err.print("perflab: interrupted; what was measured is kept in the store")
+        # a run-like command's run, once created, ends in RunInterrupted: this one had none yet
+        kept = "what was measured is kept in the store"
+        said = "nothing was measured" if args.command in RUN_LIKE else kept
+        err.print(f"perflab: interrupted; {said}", highlight=False)
         gc.freeze()  # as above
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -215,7 +219,7 @@ def _dispatch(
     own_process: bool,
 ) -> int:
     """The command's own function; its errors are rendered by the caller."""
-    if args.command in ("run", "stack", "matrix"):
+    if args.command in RUN_LIKE:
         from perflab.cli.changes import change_options
 
         with _contained(own_process):
