@@ -66,6 +66,33 @@ def test_a_google_benchmark_binary_with_a_planted_slowdown(tmp_path: Path) -> No
     assert "see the whole process" not in done.stderr  # both lenses see the iterations alone
 
 
+@pytest.mark.integration
+def test_benchmark_min_time_in_the_environment_shortens_runs_and_keeps_names(
+    tmp_path: Path,
+) -> None:
+    """Google Benchmark reads BENCHMARK_MIN_TIME as --benchmark_min_time (docs/suites.md): each
+    run is short, and the benchmarks keep the names the binary lists without it."""
+    _build(tmp_path, "bench")
+    listed = subprocess.run(
+        ["./bench", "--benchmark_list_tests", "--benchmark_filter=BM_Sum|BM_Add"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    short = "env.BENCHMARK_MIN_TIME=0.01"
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab", "run", "--gbench", "./bench",
+         "--filter", "BM_Sum|BM_Add", "--variant", f"A {short}", "--variant", f"B {short}",
+         "--metric", "time", "--budget", "0.5", "--store", str(tmp_path / "p.db"),
+         "--json", str(tmp_path / "r.json"), "--samples"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert [b["name"] for b in document["benchmarks"]] == listed.stdout.split()
+    # BM_Sum runs ~700,000 iterations in the default 0.5 s on a fast CPU, ~14,000 in 0.01 s
+    sums = [s["loops"] for s in document["samples"] if s["benchmark"] == "BM_Sum"]
+    assert sums and max(sums) < 100_000
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

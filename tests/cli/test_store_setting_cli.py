@@ -100,3 +100,14 @@ def test_an_invalid_file_is_an_error_naming_it(tmp_path: Path) -> None:
     broken = perflab("show", "latest", cwd=tmp_path)
     assert broken.returncode == 2 and "cannot be read as TOML" in broken.stderr
     assert "Traceback" not in broken.stderr
+
+
+def test_a_url_whose_host_cannot_be_looked_up_is_an_error_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A host name label over 63 characters: Python's resolver raises UnicodeError."""
+    pytest.importorskip("psycopg")
+    url = f"postgresql://{'h' * 64}/perflab"
+    listed = perflab("list", "--store", url, cwd=tmp_path)
+    assert listed.returncode == 2 and "Traceback" not in listed.stderr, listed.stderr
+    assert f"cannot connect to the PostgreSQL store {url}: " in listed.stderr

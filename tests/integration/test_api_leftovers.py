@@ -2,9 +2,9 @@
 process (this test's), which does not adopt orphans as the perflab command does: a set-up or a
 statement that raises after the set-up started a daemon (double fork, a session of its own, an
 empty environment, so that neither perflab's session nor its token finds it; only the worker,
-its subreaper, does), and a build that fails after starting a child. Afterwards the test process
-has the children it had, no process carries this process's perflab token, and the daemons are
-gone."""
+its subreaper, does), a build that fails after starting a child, and a build that starts such a
+daemon (its reaper, the build's subreaper, stops it). Afterwards the test process has the
+children it had, no process carries this process's perflab token, and the daemons are gone."""
 
 from __future__ import annotations
 
@@ -61,14 +61,15 @@ def _marked(marker: str) -> list[int]:
     found = []
     for pid in process_table():
         with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode()):
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(pid)
     return found
 
 
 @pytest.fixture
 def marker() -> Iterator[str]:
-    """A unique argv[0] for a test's daemons; whatever carries it is killed after the test."""
+    """A unique argv[0] (or a part of it) for a test's daemons; whatever carries it in its
+    command line is killed after the test."""
     mark = f"perflab-api-daemon-{uuid.uuid4().hex}"
     yield mark
     for pid in _marked(mark):
@@ -116,9 +117,7 @@ def test_a_failed_build_leaves_nothing_running(
     marker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The base's build fails after starting a child that outlives it (in the build's session,
-    with perflab's token). Not covered: a build's daemon that leaves its session and clears its
-    environment is found only by a subreaper, which the perflab command is and a host program
-    of the API is not (docs/python-api.md)."""
+    with perflab's token)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -137,3 +136,31 @@ def test_a_failed_build_leaves_nothing_running(
     assert result.status is RunStatus.INCOMPLETE
     assert "the build" in result.failures[0].message
     assert _left(marker, before) == {"children": [], "carrying perflab's token": [], "daemons": []}
+
+
+@pytest.mark.parametrize(
+    "starts",
+    # the build waits a moment: the daemon has cleared its environment (perflab's token) by
+    # the time the build ends, so that only a subreaper finds it
+    ["setsid {daemon} 300 &", "setsid -f env -i {daemon} 300; sleep 1"],
+    ids=["in the background, its own session", "its own session, an empty environment"],
+)
+def test_a_builds_daemon_is_stopped_when_the_build_ends(
+    marker: str, tmp_path: Path, starts: str
+) -> None:
+    """Stopped as the build ends, before anything is measured, and said as the build's."""
+    daemon = tmp_path / marker  # its path is its argv[0]: `marker` in its command line
+    daemon.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    build = starts.format(daemon=daemon)
+    before = _children()
+    experiment = perflab.make_experiment(
+        cmd="true", variants=["a", f"b build={build!r}"], metrics="time", budget_s=0.3
+    )
+    result = perflab.run(experiment, store_path=None)
+    assert result.status is RunStatus.COMPLETE, result.failures
+    said = [n.message for n in result.notes if n.variant == "b" and "the build" in n.message]
+    assert said == [f"the build {build!r} left 1 process(es) running when it ended; "
+                    "perflab stopped them rather than wait for them"]  # fmt: skip
+    assert _left(marker, before) == {
+        "children": [], "carrying perflab's token": [], "daemons": []
+    }  # fmt: skip

@@ -15,8 +15,15 @@ def _interrupted_while_starting(signum: int, frame: FrameType | None) -> None:
     os._exit(130)
 
 
-# only as the `perflab` command (or `python -m perflab.cli.main`, whose argv[0] is "-m" while
-# its package is imported), never in a program importing perflab: main() installs its own
+def end_start_up_on_interrupt() -> None:
+    """Ctrl-C, SIGTERM or SIGHUP before main() installs its own handlers ends the `perflab`
+    command with one line and status 130. Only for the command's own process: a program
+    importing perflab keeps its handlers."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, _interrupted_while_starting)
+
+
+# the `perflab` script, or `python -m perflab.cli.main` (whose argv[0] is "-m" while its package
+# is imported); `python -m perflab` calls the function itself, as its argv[0] names no command
 if sys.argv[:1] == ["-m"] or os.path.basename(sys.argv[0] if sys.argv else "") == "perflab":
-    for _number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(_number, _interrupted_while_starting)
+    end_start_up_on_interrupt()

@@ -47,6 +47,7 @@ from perflab.store.selection import resolve_store
 # Ctrl-C, CI cancellation (SIGTERM), a closed terminal or SSH session (SIGHUP): all stop a run
 # the same way, the run marked and nothing left behind
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+RUN_LIKE = ("run", "stack", "matrix")  # the commands that measure one experiment into one run
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -63,6 +64,13 @@ class _Console(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
+
+
+def _error_console() -> Console:
+    """Every message perflab writes to stderr goes through one of these."""
+    # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines, so
+    # a path or URL in it can be copied
+    return Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 
 
 def main(
@@ -144,7 +152,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         with _usage_errors_redacted():
             args = parse_command_line(argv)
     except ConfigError as error:
-        Console(stderr=True).print(error_text(str(error)), highlight=False)
+        _error_console().print(error_text(str(error)), highlight=False)
         return error.exit_code
     # CI cancellation, `timeout` and service managers send SIGTERM: stop as for Ctrl-C, so the
     # run is marked incomplete and no worker is left behind
@@ -152,8 +160,7 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         signal.signal(number, _interrupt)
     # a pipe or a file gets wide tables rather than rich's 80-column default
     out = _Console(width=None if sys.stdout.isatty() else 140)
-    # messages wrap at the terminal's width; a file or a CI log gets each one on whole lines
-    err = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
+    err = _error_console()
     try:
         with _warnings_said(err):
             return _dispatch(args, out, err, started_at_s=started_at_s, own_process=own_process)
@@ -172,7 +179,10 @@ def _main(argv: Sequence[str] | None, started_at_s: float | None, own_process: b
         gc.freeze()
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        err.print("perflab: interrupted; what was measured is kept in the store")
+        # a run-like command's run, once created, ends in RunInterrupted: this one had none yet
+        kept = "what was measured is kept in the store"
+        said = "nothing was measured" if args.command in RUN_LIKE else kept
+        err.print(f"perflab: interrupted; {said}", highlight=False)
         gc.freeze()  # as above
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -209,7 +219,7 @@ def _dispatch(
     own_process: bool,
 ) -> int:
     """The command's own function; its errors are rendered by the caller."""
-    if args.command in ("run", "stack", "matrix"):
+    if args.command in RUN_LIKE:
         from perflab.cli.changes import change_options
 
         with _contained(own_process):

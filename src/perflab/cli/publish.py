@@ -85,6 +85,7 @@ def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
                 f"open {Path(done.folder) / 'index.html'}"
             ),
             highlight=False,
+            soft_wrap=True,  # one line whatever its length: the paths are copied whole
         )
     if args.serve:
         return serve(Path(done.folder), args.port, out)
@@ -109,7 +110,9 @@ def serve(folder: Path, port: int, out: Console) -> int:
         ) from None
     with server:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
-        out.print(f"perflab: serving {folder} at {url} (Ctrl-C stops)", highlight=False)
+        out.print(
+            f"perflab: serving {folder} at {url} (Ctrl-C stops)", highlight=False, soft_wrap=True
+        )
         sys.stdout.flush()
         try:
             server.serve_forever()

@@ -49,8 +49,9 @@ from perflab.git.cache_worktree import (
 )
 from perflab.git.clone import CLONES, clone_folder, prepare_clone, refs_of
 from perflab.git.repo import GitError, ResolvedRef, run_git
+from perflab.machine.builds import run_build
 from perflab.machine.own_files import own_folder, remove_tree
-from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
+from perflab.machine.proc import Completed, ProcessRunner
 from perflab.records.errors import BenchmarkFailedError
 
 
@@ -260,10 +261,7 @@ class BuildCache:
         cwd = entry.path / subdirectory if subdirectory else entry.path
         refs_before = self._refs(entry.repository)
         started = time.monotonic()
-        done = self.runner.run(
-            LaunchSpec(argv=("/bin/sh", "-c", entry.build), env=dict(env), cwd=str(cwd)),
-            timeout_s=timeout_s,
-        )
+        done = run_build(self.runner, entry.build, env=dict(env), cwd=str(cwd), timeout_s=timeout_s)
         elapsed_s = time.monotonic() - started
         if done.left:
             self.stopped[entry.key] = done.left

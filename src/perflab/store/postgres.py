@@ -118,7 +118,8 @@ def _connect(url: str) -> psycopg.Connection[Any]:
         ) from error
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-    except psycopg.Error as error:
+    # UnicodeError: a host name that cannot be looked up at all (a label over 63 characters)
+    except (psycopg.Error, UnicodeError) as error:
         detail = redact(" ".join(str(error).split()))
         raise StoreError(
             f"cannot connect to the PostgreSQL store {shown(url)}: {detail}",

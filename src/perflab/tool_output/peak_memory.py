@@ -33,8 +33,9 @@ FLOOR_KB = "floor_kb"
 FLOOR_MARGIN = 1.05  # a peak within 5% of the floor may be the launcher's, not the command's
 UNITS = {MAXRSS_KB: "kB", PEAK_ALLOC_BYTES: "B"}
 COMPARED = (MAXRSS_KB, PEAK_ALLOC_BYTES)  # peak RSS first: the peak allocated's rule reads it
-# peak RSS moved by more than TRACEMALLOC_BLIND times tracemalloc's larger peak: the memory that
-# changed was allocated outside Python's allocator (a native library's own: tensors, arrays)
+# memory measured otherwise (peak RSS's change, or the bytes one iteration brings into D1) more
+# than TRACEMALLOC_BLIND times tracemalloc's larger peak: it was allocated outside Python's
+# allocator (a native library's own: tensors, arrays), which tracemalloc does not see
 TRACEMALLOC_BLIND = 16.0
 # the reason such a peak allocated gives for no verdict at all (the memory lens's too)
 NOT_THE_MEMORY_CHANGE = Withhold("tracemalloc-blind")

@@ -22,7 +22,8 @@ from perflab.git.repo import (
     find_repository,
     resolve_ref,
 )
-from perflab.machine.proc import LaunchSpec, ProcessRunner
+from perflab.machine.builds import run_build
+from perflab.machine.proc import ProcessRunner
 from perflab.measure.worker_client import check_variant_paths, variant_environment
 from perflab.records.errors import BenchmarkFailedError, ConfigError, PerflabError
 from perflab.records.kinds import BenchmarkKind
@@ -96,12 +97,11 @@ class VariantPreparer:
     def _prepare_plain(self, variant: Variant) -> PreparedVariant:
         if not variant.build:
             return PreparedVariant(variant)
-        completed = self.runner.run(
-            LaunchSpec(
-                argv=("/bin/sh", "-c", variant.build),
-                env=variant_environment(variant),
-                cwd=variant.cwd,
-            ),
+        completed = run_build(
+            self.runner,
+            variant.build,
+            env=variant_environment(variant),
+            cwd=variant.cwd,
             timeout_s=self.build_timeout_s,
         )
         if not completed.ok:

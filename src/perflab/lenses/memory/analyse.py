@@ -52,6 +52,7 @@ from perflab.tool_output.peak_memory import (
     MAXRSS_KB,
     NOT_THE_MEMORY_CHANGE,
     PEAK_ALLOC_BYTES,
+    TRACEMALLOC_BLIND,
     RssDetails,
     analyse_peak_memory,
 )
@@ -409,11 +410,6 @@ def _footprints(comparisons: Sequence[Comparison]) -> dict[str, dict[str, float 
             out.setdefault(c.baseline, {})[c.event] = c.baseline_value
             out.setdefault(c.variant, {})[c.event] = c.variant_value
     return out
-
-
-# tracemalloc's peak below 1/TRACEMALLOC_BLIND of the bytes the loop brings into D1 per
-# iteration: the loop's memory is allocated outside Python's allocator (a native library's own)
-TRACEMALLOC_BLIND = 16.0
 
 
 def tracemalloc_blind_to_traffic(
