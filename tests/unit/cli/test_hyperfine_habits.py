@@ -101,7 +101,7 @@ def test_bad_input_exits_non_zero_with_a_message_and_no_traceback(
 
 
 def test_the_time_lens_measures_a_failing_command_with_ignore_failure_and_says_so() -> None:
-    from perflab.lenses.time.commands import CommandSession as _CommandSession
+    from perflab.lenses.time.commands import failure_ignored
     from perflab.measure.commands import CommandRun
 
     def run(returncode: int | None, timed_out: bool = False) -> CommandRun:
@@ -116,14 +116,13 @@ def test_the_time_lens_measures_a_failing_command_with_ignore_failure_and_says_s
             stderr_tail="",
         )
 
-    session = _CommandSession.__new__(_CommandSession)
-    session.settings = Settings(ignore_failure=True)
-    assert session._ignored(run(3))
-    assert not session._ignored(run(0))  # nothing to ignore
-    assert not session._ignored(run(-9))  # killed by a signal: not the command's time
-    assert not session._ignored(run(None, timed_out=True))
-    session.settings = Settings()
-    assert not session._ignored(run(3))
+    ignore = Settings(ignore_failure=True).ignore_failure
+    assert failure_ignored(run(3), ignore_failure=ignore)
+    assert not failure_ignored(run(0), ignore_failure=ignore)  # nothing to ignore
+    # killed by a signal: not the command's time
+    assert not failure_ignored(run(-9), ignore_failure=ignore)
+    assert not failure_ignored(run(None, timed_out=True), ignore_failure=ignore)
+    assert not failure_ignored(run(3), ignore_failure=Settings().ignore_failure)
 
 
 def test_one_run_is_shown_without_an_interval() -> None:

@@ -91,13 +91,12 @@ def test_a_statement_s_own_threads_come_off_its_wait(monkeypatch: Any) -> None:
 
     # the measured thread waited 4 ms while the worker's other thread ran 3.9 ms of the 5 ms
     # the process ran beyond the thread's 10 ms
-    clocks = {
-        "read_run_queue_ns": iter([1_000_000, 5_000_000]),
-        "read_process_time_ns": iter([0, 13_900_000]),
-        "read_thread_time_ns": iter([0, 10_000_000]),
-    }
-    for name, values in clocks.items():
-        monkeypatch.setattr(statement_cpu, name, lambda values=values: next(values))
+    run_queue_ns = iter([1_000_000, 5_000_000])
+    process_ns = iter([0, 13_900_000])
+    thread_ns = iter([0, 10_000_000])
+    monkeypatch.setattr(statement_cpu, "read_run_queue_ns", lambda: next(run_queue_ns))
+    monkeypatch.setattr(statement_cpu, "read_process_time_ns", lambda: next(process_ns))
+    monkeypatch.setattr(statement_cpu, "read_thread_time_ns", lambda: next(thread_ns))
 
     def timed(loops: int, empty: bool = False) -> int:
         return 14_500_000

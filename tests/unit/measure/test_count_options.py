@@ -39,12 +39,12 @@ def test_valgrind_is_asked_for_what_the_options_say_whatever_the_settings_hold()
 def test_the_variants_counted_are_those_asked_for_with_the_geometry_the_options_fix() -> None:
     context = _context(Settings())
     simulated = InstructionCounter(CountOptions(cache_sim=True))
-    runs = simulated._runs(BENCHMARK, context, None)
+    runs = simulated.planned_runs(BENCHMARK, context)
     assert [run.variant.name for run in runs] == ["a", "b"]
     assert all(run.fixed["cache_geometry"] == dict(CACHE_GEOMETRY) for run in runs)
-    (alone,) = simulated._runs(BENCHMARK, context, (Variant("b", env={"X": "1"}),))
+    (alone,) = simulated.planned_runs(BENCHMARK, context, (Variant("b", env={"X": "1"}),))
     assert alone.variant.name == "b"
-    assert "cache_geometry" not in InstructionCounter()._runs(BENCHMARK, context, None)[0].fixed
+    assert "cache_geometry" not in InstructionCounter().planned_runs(BENCHMARK, context)[0].fixed
 
 
 def test_a_lens_counting_one_variant_a_call_starts_every_variant_alike() -> None:

@@ -120,8 +120,10 @@ def _worker_replies(
     def timing_dependent() -> None:
         raise AssertionError("an untimed sample read something that depends on time")
 
-    for name in ("involuntary_switches", "read_run_queue_ns", "read_thread_time_ns", "current_cpu"):
-        monkeypatch.setattr(statement_cpu, name, timing_dependent)
+    monkeypatch.setattr(statement_cpu, "involuntary_switches", timing_dependent)
+    monkeypatch.setattr(statement_cpu, "read_run_queue_ns", timing_dependent)
+    monkeypatch.setattr(statement_cpu, "read_thread_time_ns", timing_dependent)
+    monkeypatch.setattr(statement_cpu, "current_cpu", timing_dependent)
     replies = io.StringIO()
     lines = "".join(json.dumps(r) + "\n" for r in requests)
     worker = statement_worker.Worker(replies, io.StringIO(lines))

@@ -4,35 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.machine.fake_processes import FakeRunner
-from perflab.measure.callgrind.count import CountOptions, InstructionCounter
+from perflab.measure.callgrind.count import CountOptions, cpus_for_counting
 from perflab.measure.callgrind.dumps import dump_totals
-from perflab.measure.lens import LensContext, MemorySink, NullProgress
-from perflab.records.model import Benchmark, Experiment, Variant
-from perflab.records.settings import Settings
 
 
-def _context(cpu: int | None) -> LensContext:
-    experiment = Experiment(
-        (Benchmark("b", stmt="pass"),), (Variant("a"), Variant("b")), Settings()
-    )
-    return LensContext(experiment, FakeRunner(), MemorySink(), NullProgress(), cpu, "python3")
-
-
-def test_the_lens_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
-    def counter(**options: Any) -> InstructionCounter:
+def test_the_counter_adds_back_the_measuring_cpu_the_engine_keeps_perflab_off() -> None:
+    def options(**chosen: Any) -> CountOptions:
         # no other perflab run holds a CPU unless the case says so (never the machine's locks)
-        options.setdefault("other_runs_cpus", lambda cpus: [])
-        return InstructionCounter(CountOptions(**options))
+        chosen.setdefault("other_runs_cpus", lambda cpus: [])
+        return CountOptions(**chosen)
 
-    lens = counter(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
-    assert lens._cpus(_context(1)) == (0, 1)
-    assert lens._cpus(_context(None)) == (None,)  # --no-pin: as many, unpinned
-    assert counter(allowed_cpus=lambda: {0, 1})._cpus(_context(None)) == (None, None)
-    assert counter(parallel=False, allowed_cpus=lambda: {0})._cpus(_context(1)) == (1,)
+    only_0 = options(allowed_cpus=lambda: {0})  # perflab itself runs on 0 only
+    assert cpus_for_counting(only_0, 1) == (0, 1)
+    assert cpus_for_counting(only_0, None) == (None,)  # --no-pin: as many, unpinned
+    assert cpus_for_counting(options(allowed_cpus=lambda: {0, 1}), None) == (None, None)
+    assert cpus_for_counting(options(parallel=False, allowed_cpus=lambda: {0}), 1) == (1,)
     # another perflab run holds CPU 0's lock (it may be measuring time there): not used
-    other = counter(allowed_cpus=lambda: {0}, other_runs_cpus=lambda cpus: [0])
-    assert other._cpus(_context(1)) == (1,)
+    other = options(allowed_cpus=lambda: {0}, other_runs_cpus=lambda cpus: [0])
+    assert cpus_for_counting(other, 1) == (1,)
 
 
 def test_totals_are_read_from_the_totals_line_not_the_summary() -> None:

@@ -220,6 +220,30 @@ class _CountedWorker:
             ) from error
 
 
+def precise_enough(data: BenchmarkData, experiment: Experiment) -> bool:
+    """--precision's early stop: every event's ratio of every variant to the baseline is known
+    to within `target_precision`, at the level the events are decided at once analysed."""
+    target = experiment.settings.target_precision
+    variants = [v.name for v in experiment.variants]
+    names = {s.name for s in data.samples}
+    # the level the events are decided at (their family's): a stop at 95% would leave them
+    # wider than the target once analysed
+    level = event_confidence(
+        experiment.settings.confidence, len(names), run_family_size(experiment)
+    )
+    for name in names:
+        base = data.samples_of(variants[0], name)
+        if sum(s.value for s in base) < _PRECISION_MIN_COUNT * max(len(base), 1):
+            # rare events (a few context switches) are Poisson noise: they never settle
+            continue
+        for other in variants[1:]:
+            pairs = pair_samples(base, data.samples_of(other, name))
+            estimate = estimate_ratio(pairs, confidence=level)
+            if estimate.n_groups >= 2 and estimate.log_half_width > target:
+                return False
+    return True
+
+
 class CountersLens:
     metric = Metric.COUNTERS
 
@@ -298,7 +322,9 @@ class CountersLens:
             return (
                 sampler.out_of_budget()
                 or generations >= self.max_generations
-                or self._precise_enough(benchmark, context)
+                or precise_enough(
+                    context.sink.data_for(benchmark.name, Metric.COUNTERS), context.experiment
+                )
             )
 
         with private_folder("counters") as tmp:
@@ -313,29 +339,6 @@ class CountersLens:
                 enough=enough,
                 label="perf stat",
             )
-
-    def _precise_enough(self, benchmark: Benchmark, context: LensContext) -> bool:
-        data = context.sink.data_for(benchmark.name, Metric.COUNTERS)
-        experiment = context.experiment
-        target = experiment.settings.target_precision
-        variants = [v.name for v in experiment.variants]
-        names = {s.name for s in data.samples}
-        # the level the events are decided at (their family's): a stop at 95% would leave them
-        # wider than the target once analysed
-        level = event_confidence(
-            experiment.settings.confidence, len(names), run_family_size(experiment)
-        )
-        for name in names:
-            base = data.samples_of(variants[0], name)
-            if sum(s.value for s in base) < _PRECISION_MIN_COUNT * max(len(base), 1):
-                # rare events (a few context switches) are Poisson noise: they never settle
-                continue
-            for other in variants[1:]:
-                pairs = pair_samples(base, data.samples_of(other, name))
-                estimate = estimate_ratio(pairs, confidence=level)
-                if estimate.n_groups >= 2 and estimate.log_half_width > target:
-                    return False
-        return True
 
     def _generation(
         self,
@@ -494,7 +497,9 @@ class CountersLens:
             return blocks >= settings.min_command_blocks and (
                 sampler.out_of_budget()
                 or blocks >= settings.warmup_blocks + self.max_generations
-                or self._precise_enough(benchmark, context)
+                or precise_enough(
+                    context.sink.data_for(benchmark.name, Metric.COUNTERS), context.experiment
+                )
             )
 
         with private_folder("counters") as tmp:

@@ -185,7 +185,7 @@ class CommandSession(TimeSession):
             variant=variant.name,
             benchmark=self.benchmark.name,
         )
-        if self._ignored(run):
+        if failure_ignored(run, ignore_failure=self.settings.ignore_failure):
             self.ignored.setdefault(slot.variant, {})[slot.block] = run.returncode or 0
         else:
             self._fail_unless_ok(run, variant.name)
@@ -234,16 +234,6 @@ class CommandSession(TimeSession):
                 cpu_ns=round(reported.cpu_ns),
                 involuntary_switches=None if switches is None else round(switches * share),
             ),
-        )
-
-    def _ignored(self, run: CommandRun) -> bool:
-        """--ignore-failure: a run that exited with a non-zero status is measured as any other
-        (a signal or a timeout still fails: its time is not the command's)."""
-        return (
-            self.settings.ignore_failure
-            and not run.timed_out
-            and run.returncode is not None
-            and run.returncode > 0
         )
 
     def _note_ignored_failures(self) -> None:
@@ -313,6 +303,14 @@ def describe_executable(
     except OSError:
         pass
     return info
+
+
+def failure_ignored(run: CommandRun, *, ignore_failure: bool) -> bool:
+    """--ignore-failure: a run that exited with a non-zero status is measured as any other
+    (a signal or a timeout still fails: its time is not the command's)."""
+    if not ignore_failure or run.timed_out or run.returncode is None:
+        return False
+    return run.returncode > 0
 
 
 def describe_status(returncode: int | None) -> str:

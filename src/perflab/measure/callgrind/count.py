@@ -67,7 +67,7 @@ from perflab.records.model import Artifact, Benchmark, Note, Severity, Variant
 from perflab.stats.summary import process_levels
 from perflab.tool_drivers.valgrind import CACHE_GEOMETRY, cannot_execute
 
-__all__ = ["CountOptions", "InstructionCounter"]
+__all__ = ["CountOptions", "InstructionCounter", "cpus_for_counting"]
 
 _REQUESTS_CHECK_TIMEOUT_S = 60.0  # the worker ops run natively: a Python's start-up
 # the native check's answer (why not, or "") per interpreter, working directory and environment
@@ -106,7 +106,7 @@ class InstructionCounter:
         if self.options.fork is not None:
             return self
         processes = max(1, self.options.processes)
-        fork = processes * compared > len(self._cpus(context))
+        fork = processes * compared > len(cpus_for_counting(self.options, context.cpu))
         return self.with_options(replace(self.options, fork=fork))
 
     def count(
@@ -118,8 +118,8 @@ class InstructionCounter:
         """`variants` (None: every variant of `context.experiment`) counted, stored through
         `context.sink`; a variant that fails, where others are left to compare, raises
         `VariantsFailed` after the others were counted."""
-        runs = self._runs(benchmark, context, variants)
-        cpus = self._cpus(context)
+        runs = self.planned_runs(benchmark, context, variants)
+        cpus = cpus_for_counting(self.options, context.cpu)
         statement = benchmark.kind is BenchmarkKind.STATEMENT
         plan = self._plan(runs, cpus, statement=statement)
         jobs = plan.jobs(runs, tuple(range(plan.processes)))
@@ -234,15 +234,19 @@ class InstructionCounter:
         client requests, else why not: a lens that counts the variants one at a time (memory)
         asks first and passes the answer on (`client_requests`), so that all are counted
         alike."""
-        runs = self._runs(benchmark, context, variants)
+        runs = self.planned_runs(benchmark, context, variants)
         reasons = self._reasons_against_requests(runs)
         return why_not(runs[0].variant.name, reasons) if reasons else True
 
-    def _runs(
-        self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant] | None
+    def planned_runs(
+        self,
+        benchmark: Benchmark,
+        context: LensContext,
+        variants: Sequence[Variant] | None = None,
     ) -> list[CountRun]:
-        """Each variant's measurement, its environment fixed for determinism (padded to the
-        size of the largest of `variants`)."""
+        """What `count` counts for each of `variants` (None: the experiment's): its environment
+        fixed for determinism (padded to the size of the largest of `variants`), and what was
+        fixed, recorded as its variant info."""
         if variants is None:
             variants = context.experiment.variants
         envs = [variant_environment(v) for v in variants]
@@ -290,20 +294,22 @@ class InstructionCounter:
                 reasons[run.variant.name] = self._requests_checked[key]
         return reasons
 
-    def _cpus(self, context: LensContext) -> tuple[int | None, ...]:
-        """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
-        side by side on every CPU no other lens measures on while this one runs."""
-        if not self.options.parallel:
-            return (context.cpu,)
-        # the engine keeps perflab itself off the measuring CPU: add it back
-        allowed = set(self.options.allowed_cpus()) | (
-            {context.cpu} if context.cpu is not None else set()
-        )
-        busy = set(self.options.other_runs_cpus(sorted(allowed)))
-        cpus = counting_cpus(allowed, busy, context.cpu)
-        if context.cpu is None:  # not pinned (--no-pin): as many at once, unpinned
-            return (None,) * len(cpus)
-        return cpus
+
+def cpus_for_counting(options: CountOptions, measuring_cpu: int | None) -> tuple[int | None, ...]:
+    """Where the variants' valgrind processes run: one at a time on the measuring CPU, or
+    side by side on every CPU no other lens measures on while this one runs (`None`: unpinned,
+    under --no-pin)."""
+    if not options.parallel:
+        return (measuring_cpu,)
+    # the engine keeps perflab itself off the measuring CPU: add it back
+    allowed = set(options.allowed_cpus()) | (
+        {measuring_cpu} if measuring_cpu is not None else set()
+    )
+    busy = set(options.other_runs_cpus(sorted(allowed)))
+    cpus = counting_cpus(allowed, busy, measuring_cpu)
+    if measuring_cpu is None:  # as many at once, unpinned
+        return (None,) * len(cpus)
+    return cpus
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,10 @@ run's family of events x comparisons, stats.family), not each event's 95%."""
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 from perflab import api
 from perflab.lenses.counters.analyse import event_confidence
-from perflab.lenses.counters.measure import CountersLens
+from perflab.lenses.counters.measure import precise_enough
 from perflab.records.kinds import Metric
 from perflab.records.model import BenchmarkData, Sample
 from perflab.stats.family import run_family_size
@@ -38,9 +37,7 @@ def _precise_enough(params: list[str], precision: float, spread: float) -> bool:
     made = api.make_experiment(
         name="b", stmt="pass", params={"k": params}, variants=["A", "B"], target_precision=precision
     )
-    data = _samples(spread)
-    context = SimpleNamespace(experiment=made, sink=SimpleNamespace(data_for=lambda *_: data))
-    return CountersLens()._precise_enough(made.benchmarks[0], context)  # type: ignore[arg-type]
+    return precise_enough(_samples(spread), made)
 
 
 def test_a_larger_family_needs_a_narrower_interval_to_stop() -> None:

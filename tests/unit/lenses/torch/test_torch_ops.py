@@ -379,7 +379,7 @@ def test_cpu_profiles_keep_their_json_without_device_fields() -> None:
     assert "device" not in table(1).to_json()
 
 
-# -- the worker's handling of torch's events (stand-ins here; real ones in tests/golden) -----
+# -- the worker op's reply, from a stand-in torch (real replies in tests/golden) ----------------
 
 
 def _worker_ops() -> Any:
@@ -394,56 +394,126 @@ def _worker_ops() -> Any:
     return module
 
 
+@dataclasses.dataclass
 class _Kernel:
-    def __init__(self, name: str, duration: float) -> None:
-        self.name, self.device, self.duration = name, 0, duration
+    name: str
+    duration: float  # µs on the device
 
 
+@dataclasses.dataclass
 class _Event:
-    def __init__(self, name: str, *kernels: _Kernel) -> None:
-        self.name, self.kernels, self.is_legacy = name, list(kernels), False
+    """One call in the profiler's trace, with the kernels and copies it launched."""
+
+    name: str
+    kernels: list[_Kernel]
+    is_legacy: bool = False
 
 
-def test_the_worker_hangs_each_launch_on_the_op_by_position_and_name() -> None:
-    worker_ops = _worker_ops()
-    ops: list[dict[str, Any]] = [{"name": "aten::mm"}, {"name": "cudaDeviceSynchronize"}]
+@dataclasses.dataclass
+class _Average:
+    """One row of the profiler's key_averages()."""
+
+    key: str
+    count: int
+    self_cpu_time_total: float  # µs
+    on_device: bool = False
+
+    @property
+    def cpu_time_total(self) -> float:
+        return self.self_cpu_time_total
+
+    @property
+    def device_type(self) -> str:
+        return "DeviceType.CUDA" if self.on_device else "DeviceType.CPU"
+
+    @property
+    def self_device_time_total(self) -> float:
+        return 1.0 if self.on_device else 0.0
+
+
+@dataclasses.dataclass
+class _Session:
+    """What one torch.profiler session recorded."""
+
+    averages: list[_Average]
+    trace: list[_Event] = dataclasses.field(default_factory=list)
+
+    def key_averages(self) -> list[_Average]:
+        return self.averages
+
+    def events(self) -> list[_Event]:
+        return self.trace
+
+
+def _profiled(
+    monkeypatch: pytest.MonkeyPatch, measured: _Session, empty: _Session
+) -> dict[str, Any]:
+    """The op's reply in a process that initialised CUDA, where torch's profiler recorded
+    `measured` around the statement's loop and `empty` around an empty loop's."""
+    import contextlib
+    import sys
+    import traceback
+    import types
+    from collections.abc import Iterator
+    from types import SimpleNamespace
+
+    sessions = iter([measured, empty])
+
+    @contextlib.contextmanager
+    def profile(**options: object) -> Iterator[_Session]:
+        yield next(sessions)
+
+    torch: Any = types.ModuleType("torch")
+    torch.__version__ = "2.4.0"
+    torch.cuda = SimpleNamespace(is_initialized=lambda: True)
+    profiler: Any = types.ModuleType("torch.profiler")
+    profiler.profile = profile
+    profiler.ProfilerActivity = SimpleNamespace(CPU="CPU", CUDA="CUDA")
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.profiler", profiler)
+    worker = SimpleNamespace(timed=lambda loops, empty=False: 1000, traceback=traceback.format_exc)
+    reply: dict[str, Any] = _worker_ops().torch_profile(worker, {"loops": 10})
+    assert reply["ok"], reply.get("error")
+    assert reply["device"] == "cuda"
+    return reply
+
+
+def test_the_worker_hangs_each_launch_on_the_op_by_position_and_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     gemm, fill = _Kernel("gemm", 5.0), _Kernel("Memset (Device)", 1.0)
     events = [
-        _Event("aten::mm", fill, gemm),
-        _Event("aten::mm", fill, gemm),
-        _Event("cudaDeviceSynchronize", gemm),  # torch hangs a stray kernel on a runtime call
-        _Event("Activity Buffer Request", gemm),  # or on the profiler's own event
+        _Event("aten::mm", [fill, gemm]),
+        _Event("aten::mm", [fill, gemm]),
+        _Event("cudaDeviceSynchronize", [gemm]),  # torch hangs a stray kernel on a runtime call
+        _Event("Activity Buffer Request", [gemm]),  # or on the profiler's own event
     ]
-    worker_ops._add_launches(ops, events)
-    assert ops[0]["kernels"] == [
+    averages = [_Average("aten::mm", 2, 8.0), _Average("cudaDeviceSynchronize", 1, 2.0)]
+    reply = _profiled(monkeypatch, _Session(averages, events), _Session([]))
+    mm, synchronise = reply["ops"]
+    assert mm["kernels"] == [
         {"position": 0, "name": "Memset (Device)", "count": 2, "device_time_total_us": 2.0},
         {"position": 1, "name": "gemm", "count": 2, "device_time_total_us": 10.0},
     ]
-    assert "kernels" not in ops[1]
+    assert "kernels" not in synchronise
 
 
-def test_the_worker_subtracts_the_synchronisations_of_an_empty_loop() -> None:
-    worker_ops = _worker_ops()
-
-    def op(name: str, count: int, us: float, on_device: bool = False) -> dict[str, Any]:
-        return {
-            "name": name,
-            "count": count,
-            "self_cpu_time_total_us": us,
-            "cpu_time_total_us": us,
-            "on_device": on_device,
-        }
-
-    ops = [
-        op("cudaDeviceSynchronize", 3, 30.0),  # the loop's two and the profiler's one
-        op("cudaStreamSynchronize", 203, 203.0),  # the statement's own, and the loop's three
-        op("kernel", 5, 0.0, on_device=True),
+def test_the_worker_subtracts_the_synchronisations_of_an_empty_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    measured = [
+        _Average("cudaDeviceSynchronize", 3, 30.0),  # the loop's two and the profiler's one
+        _Average("cudaStreamSynchronize", 203, 203.0),  # the statement's own, and the loop's three
+        _Average("kernel", 5, 0.0, on_device=True),
+        _Average("Activity Buffer Request", 1, 900.0),  # the profiler's own bookkeeping
     ]
-    kept = worker_ops._without_sampling(
-        ops, {"cudaDeviceSynchronize": 3, "cudaStreamSynchronize": 3}
-    )
+    empty = [_Average("cudaDeviceSynchronize", 3, 3.0), _Average("cudaStreamSynchronize", 3, 3.0)]
+    reply = _profiled(monkeypatch, _Session(measured), _Session(empty))
+    kept = reply["ops"]
     assert [(o["name"], o["count"]) for o in kept] == [
         ("cudaStreamSynchronize", 200),
         ("kernel", 5),
     ]
     assert kept[0]["self_cpu_time_total_us"] == pytest.approx(200.0)
+    assert kept[0]["cpu_time_total_us"] == pytest.approx(200.0)
+    assert kept[1]["on_device"] and kept[1]["self_device_time_total_us"] == 1.0
