@@ -25,9 +25,7 @@ def test_the_module_list_is_up_to_date() -> None:
     generator = _generator()
     text = generator.DOC.read_text()
     start, end = text.find(generator.BEGIN), text.find(generator.END)
-    assert 0 <= start < end, (
-        f"docs/modules.md lost its generated section's markers: {REGENERATE}"
-    )
+    assert 0 <= start < end, f"docs/modules.md lost its generated section's markers: {REGENERATE}"
     listed = set(re.findall(r"^- `([^`]+\.py)`:", text[start:end], re.MULTILINE))
     src = ROOT / "src" / "perflab"
     modules = {path.relative_to(src).as_posix() for path in generator.MODULES.values()}
