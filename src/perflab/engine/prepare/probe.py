@@ -27,7 +27,7 @@ from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, Mach
 from perflab.machine.parallel import other_runs_cpus
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
@@ -162,7 +162,7 @@ def _probe(probing: _Probing) -> CostProbe:
 def _probe_statement(probing: _Probing) -> CostProbe:
     experiment, clock, started = probing.experiment, probing.clock, probing.started
     settings = experiment.settings
-    server = ForkServer(
+    server = ForkServerClient(
         probing.runner,
         probing.benchmark,
         experiment.baseline,
