@@ -301,7 +301,7 @@ def _command_once(
         dumps = _dumps_of(run, completed, directory)
         if report is None:
             return dumps, None
-        return region_of(run, report, dumps, report_path, completed)
+        return region_dump(run, report, dumps, report_path, completed)
 
 
 def command_under_callgrind(
@@ -356,7 +356,7 @@ def _dumps_of(run: CountRun, completed: Completed, directory: str) -> list[tuple
     return dumps
 
 
-def region_of(
+def region_dump(
     run: CountRun,
     report: TimeReport,
     dumps: list[tuple[str, str]],
