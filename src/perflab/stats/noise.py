@@ -14,10 +14,22 @@ from dataclasses import dataclass
 import numpy as np
 
 DRIFT_THRESHOLD = 0.05  # relative change of the typical sample over the run
+# a sample this many (normal-scaled) MADs of the log times from the median is an outlier:
+# normal noise lands there less than once in a million samples, an interrupt or a time slice does
 OUTLIER_MADS = 5.0
+# outliers are said from this share: far above chance (above), yet well inside the 20% a side
+# the trimmed estimate discards (stats/trimmed.py), so the note explains a spread, not a bias
 OUTLIER_FRACTION_THRESHOLD = 0.02
 BIMODALITY_COEFFICIENT_THRESHOLD = 0.555  # the value for a uniform distribution
+# two modes matter only this far apart (10-90% spread of the log times): a tight distribution
+# can score as "bimodal" on its coefficient alone
+BIMODAL_MIN_SPREAD = 0.05
+# the shape checks (outliers, two modes) wait for this many samples: fewer make a distribution's
+# skewness and kurtosis, and so Sarle's coefficient, too unsteady to read
 MIN_SAMPLES_FOR_SHAPE = 20
+# the between-generation SD of the ratio said as a per-process effect: at 3% pairs treated as
+# independent would cover the truth less than 60% of the time (docs/statistics.md), so it is the
+# size at which more generations, not longer ones, are what narrows the interval
 PER_PROCESS_EFFECT_THRESHOLD = 0.03
 
 
@@ -103,8 +115,7 @@ def bimodality_finding(per_iteration: Sequence[float]) -> NoiseFinding | None:
     logs = np.log(np.asarray(per_iteration, dtype=float))
     spread = float(np.percentile(logs, 90) - np.percentile(logs, 10))
     coefficient = bimodality_coefficient(logs)
-    # two modes only matter when they are far apart; a tight distribution can look "bimodal"
-    if coefficient <= BIMODALITY_COEFFICIENT_THRESHOLD or spread < 0.05:
+    if coefficient <= BIMODALITY_COEFFICIENT_THRESHOLD or spread < BIMODAL_MIN_SPREAD:
         return None
     return NoiseFinding(
         NoiseKind.BIMODAL,
