@@ -320,5 +320,6 @@ def _ignore_for_git(folder: Path, *, created: bool) -> None:
         pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
 
 
-# the name the SQLite store had when it was the only one (Store.open, Store.in_memory)
+# `Store` stays an alias of SqliteStore so that programs calling Store.open or Store.in_memory
+# keep working
 Store = SqliteStore
