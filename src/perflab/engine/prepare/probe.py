@@ -34,6 +34,8 @@ from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, Experiment
 from perflab.tool_drivers.valgrind import CallgrindOptions
 
+# the valgrind reference (about 1 s on the reference machine) is stopped after this long: a
+# hung valgrind must not hold the run, and a machine 20 times slower (SLOWDOWN_RANGE) finishes
 _REFERENCE_TIMEOUT_S = 60.0
 
 # what the plan assumes when the probe itself fails (the measurement then fails the same way,
