@@ -9,7 +9,7 @@ from typing import Any
 
 from perflab.lenses.counters.render import is_time_event
 from perflab.lenses.counters.render import section as counters_section
-from perflab.lenses.fragments import SectionInput, per_iteration
+from perflab.lenses.fragments import SectionInput, count_per_iteration_text
 from perflab.lenses.instructions.render import NEGATIVE_FOOTNOTE
 from perflab.lenses.instructions.render import section as instructions_section
 from perflab.lenses.sections import lens_sections
@@ -62,10 +62,12 @@ def cells(table: Table, column: str) -> list[str]:
 
 
 def test_tiny_counts_per_iteration_read_as_one_per_n_iterations() -> None:
-    assert per_iteration(9.001e-05, "") == "1 per 11,110 iterations"
-    assert per_iteration(2.5, "D1 misses") == "2.5 D1 misses per iteration"
-    assert per_iteration(0.0, "") == "0 per iteration"
-    assert per_iteration(123456.0, "instructions") == "123,456 instructions per iteration"
+    assert count_per_iteration_text(9.001e-05, "") == "1 per 11,110 iterations"
+    assert count_per_iteration_text(2.5, "D1 misses") == "2.5 D1 misses per iteration"
+    assert count_per_iteration_text(0.0, "") == "0 per iteration"
+    assert (
+        count_per_iteration_text(123456.0, "instructions") == "123,456 instructions per iteration"
+    )
 
 
 def test_counts_where_more_is_not_slower_are_higher_or_lower() -> None:

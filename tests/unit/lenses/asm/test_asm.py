@@ -23,7 +23,7 @@ from perflab.lenses.asm.elf_objects import ElfObject, LoadSegment, runtime_to_li
 from perflab.lenses.asm.loops import find_loops, hot_loop
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.mca import parse_mca_summary
-from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
+from perflab.lenses.asm.sources import profiled_region, region_from_json, region_to_json
 from perflab.lenses.asm.summaries import instruction_mix
 from perflab.machine.fake_processes import FakeRunner as ScriptedRunner
 from perflab.measure.perf.recordings import RecordedProfile
@@ -317,7 +317,7 @@ def test_profile_lens_samples_as_the_asm_lens_keeps_them() -> None:
     objects = executable_mappings(PERF_SCRIPT)
     assert objects == ("/tmp/k", "/lib/c.so")
     profile = RecordedProfile("cpu-clock", (), CallGraph.NONE, tuple(samples), objects=objects)
-    region = region_of(profile)
+    region = profiled_region(profile)
     assert region.objects == objects
     assert region.total == 5
     assert region.by_function() == {("/tmp/k", "relu.constprop.0"): 3.0}
