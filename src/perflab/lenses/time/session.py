@@ -12,7 +12,6 @@ from typing import Any
 
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.cost import (
-    TIME_GENERATION_S_RANGE,
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
@@ -35,9 +34,6 @@ MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
 # generations rather than long ones: about this many, each between these lengths ...
 TARGET_GENERATIONS = TIME_TARGET_GENERATIONS
-
-
-GENERATION_S_RANGE = TIME_GENERATION_S_RANGE
 
 
 # ... but worker start-up (imports) may take at most half of a generation.

@@ -16,8 +16,8 @@ import numpy as np
 
 from perflab.budget.costs import ServerRounds
 from perflab.lenses.time.artifacts import KIND_SERVER_ROUND, WALL_NS
+from perflab.lenses.time.cost import TIME_GENERATION_S_RANGE
 from perflab.lenses.time.session import (
-    GENERATION_S_RANGE,
     LOADED_PREEMPTED_FRACTION,
     LOADED_SAMPLE_MS,
     MIN_BLOCKS_PER_GENERATION,
@@ -86,7 +86,7 @@ class StatementSession(TimeSession):
 
     def _planned_generation_s(self) -> float:
         """How long each generation samples, unless start-up or the minimums say otherwise."""
-        low_s, high_s = GENERATION_S_RANGE
+        low_s, high_s = TIME_GENERATION_S_RANGE
         return min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
 
     def _start(self, launch: Launch, prestarted: Prestart | None) -> list[StatementWorker]:
