@@ -81,7 +81,8 @@ class TimeSession(LensSession):
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
         self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
-        self.started_wall_s = time.time()  # the lock's marks carry wall-clock times
+        # the wall clock, not the session's: other processes write the lock's marks in it
+        self.started_wall_s = time.time()
         self.was_precise = False  # the stopping rule found every comparison precise enough
         self.sampler = InterleavedSampler(self, Metric.TIME)
         # variants that failed while the others were measured on (by index), with why

@@ -370,6 +370,8 @@ class Prestart:
         self.startup_s = 0.0  # how long the workers took to start, once `take` returned
 
         def launch() -> list[StatementWorker]:
+            # the real clock, not the session's: a test's fake clock advances as the sampler
+            # reads it, which a second thread's readings would make depend on thread timing
             started_ns = time.monotonic_ns()
             workers = session.launch_workers(
                 layout=launch_of.layout,
