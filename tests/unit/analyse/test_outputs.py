@@ -15,6 +15,8 @@ from perflab.stats.outputs import CHECK_ARTIFACT, OUTPUT_CHECK
 from perflab.store.runs import StoredRun
 from perflab.worker.statement_values import encode_value
 
+SUBJECT = "perflab.analyse.outputs"
+
 BENCHMARKS = (Benchmark("sum", stmt="f()"), Benchmark("sort", stmt="g()"))
 VARIANTS = ("A", "B", "C")
 
