@@ -33,7 +33,7 @@ from scipy import stats
 from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import kept_pairs
 from perflab.stats.preemption import Preemption
-from perflab.store import Store
+from perflab.store import SqliteStore
 
 CENTRES: dict[str, Callable[[Sequence[float]], float]] = {
     "median": lambda values: float(np.median(values)),
@@ -52,7 +52,7 @@ def interval(values: Sequence[float], confidence: float) -> tuple[float, float, 
 
 def anatomy(path: Path) -> dict[str, str]:
     """One run's row: what its interval rests on, and its verdict under each centre."""
-    opened = Store.open(path, create=False)
+    opened = SqliteStore.open(path, create=False)
     try:
         run = opened.load_run("latest")
     finally:

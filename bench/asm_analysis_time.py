@@ -37,7 +37,7 @@ from machine_facts import commit, cpu_model
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from perflab.lenses.asm import demangling, elf_code, function_code, locate, mca  # noqa: E402
+from perflab.lenses.asm import elf_code, function_code, locate  # noqa: E402
 from perflab.lenses.asm import measure as asm_measure  # noqa: E402
 from perflab.lenses.asm.measure import AsmLens  # noqa: E402
 from perflab.lenses.asm.sources import PerfRecordSource  # noqa: E402
@@ -46,7 +46,7 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress  # noqa: 
 from perflab.records.kinds import Metric  # noqa: E402
 from perflab.records.model import Benchmark, Experiment, Variant  # noqa: E402
 from perflab.records.settings import Settings  # noqa: E402
-from perflab.tool_drivers import debuginfo  # noqa: E402
+from perflab.tool_drivers import debuginfo, demangling, llvm_mca  # noqa: E402
 
 RELU_C = """
 #include <stddef.h>
@@ -100,7 +100,7 @@ def instrument() -> None:
     ):
         if hasattr(module, name):
             setattr(module, name, timed(label, getattr(module, name)))
-    mca.McaPredictor.__call__ = timed("  llvm-mca", mca.McaPredictor.__call__)  # type: ignore[method-assign]
+    llvm_mca.McaPredictor.__call__ = timed("  llvm-mca", llvm_mca.McaPredictor.__call__)  # type: ignore[method-assign]
 
 
 def clear_process_caches() -> None:

@@ -216,10 +216,10 @@ def reanalyse(document: dict[str, Any], stores: Path) -> None:
     the median CPU time (user + system) of the variant's runs to the baseline's over every A/B
     store of the case (CPU time leaves out most of what other processes take)."""
     from perflab.analyse.run import analyse_run
-    from perflab.store import Store
+    from perflab.store import SqliteStore
 
     def load(path: Path) -> Any:
-        opened = Store.open(path, create=False)
+        opened = SqliteStore.open(path, create=False)
         try:
             return opened.load_run("latest")
         finally:

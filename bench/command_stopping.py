@@ -39,7 +39,7 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
-from perflab.store import Store
+from perflab.store import SqliteStore
 
 PYTHON = sys.executable
 COMMAND = f"{PYTHON} -c 'for _ in range(2000): sum(range(1000))'"
@@ -126,7 +126,7 @@ def replay(a: list[Sample], b: list[Sample], warmup: int, min_blocks: int, preci
 def replay_all(stores: Path) -> None:
     tally = {name: Counter[str]() for name in RULES}
     for path in sorted(stores.glob("c*.db")):
-        opened = Store.open(path, create=False)
+        opened = SqliteStore.open(path, create=False)
         try:
             run = opened.load_run("latest")
         finally:

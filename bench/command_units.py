@@ -39,14 +39,14 @@ from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.preemption import Preemption
 from perflab.stats.trimmed import trimmed_ratio
-from perflab.store import Store
+from perflab.store import SqliteStore
 
 LAGS = (1, 2, 3, 4)
 BATCHES = (1, 2, 4, 8, 16)
 
 
 def block_log_ratios(path: Path) -> tuple[list[float], dict[str, object]]:
-    opened = Store.open(path, create=False)
+    opened = SqliteStore.open(path, create=False)
     try:
         run = opened.load_run("latest")
     finally:
@@ -68,7 +68,7 @@ def block_log_ratios(path: Path) -> tuple[list[float], dict[str, object]]:
 def _estimates(path: Path, scale: float) -> tuple[RatioEstimate, RatioEstimate]:
     """The mean's and the trimmed mean's estimate of one stored run, with units `scale` times
     as long as it used."""
-    opened = Store.open(path, create=False)
+    opened = SqliteStore.open(path, create=False)
     try:
         run = opened.load_run("latest")
     finally:

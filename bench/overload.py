@@ -180,9 +180,9 @@ def analysed(store: Path) -> dict:
     from perflab.lenses.time.artifacts import WALL_NS
     from perflab.stats.paired import estimate_ratio, pair_samples
     from perflab.stats.preemption import Preemption, is_preempted
-    from perflab.store import Store
+    from perflab.store import SqliteStore
 
-    opened = Store.open(store, create=False)
+    opened = SqliteStore.open(store, create=False)
     try:
         run = opened.load_run("latest")
     finally:

@@ -29,7 +29,7 @@ import perflab.lenses.time.analyse as time_analyse  # noqa: E402
 from perflab.analyse.run import analyse_run, run_figures  # noqa: E402
 from perflab.records.model import Comparison  # noqa: E402
 from perflab.records.results import RunResult  # noqa: E402
-from perflab.store import Store, StoredRun  # noqa: E402
+from perflab.store import SqliteStore, StoredRun  # noqa: E402
 
 
 def best_figures_cpu(run: StoredRun, repeat: int) -> tuple[float, tuple[Comparison, ...]]:
@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="perflab-parts-") as folder:
-        store = Store.open(Path(folder) / "p.db")
+        store = SqliteStore.open(Path(folder) / "p.db")
         try:
             run_id = write_run(store, args.benchmarks, commits(args.commits), 0, args.commits, 0)
             run = store.load_run(run_id)

@@ -41,7 +41,7 @@ from perflab.records.kinds import Metric, RunStatus, Verdict  # noqa: E402
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant  # noqa: E402
 from perflab.records.results import RunResult  # noqa: E402
 from perflab.records.settings import Settings  # noqa: E402
-from perflab.store import Store, StoredRun  # noqa: E402
+from perflab.store import SqliteStore, StoredRun  # noqa: E402
 
 GENERATIONS, BLOCKS = 4, 2  # 8 samples per benchmark and commit, as a short time budget gives
 
@@ -57,7 +57,12 @@ def level(benchmark: int, index: int, count: int) -> float:
 
 
 def write_run(
-    store: Store, benchmarks: int, line: list[tuple[str, str]], first: int, count: int, seed: int
+    store: SqliteStore,
+    benchmarks: int,
+    line: list[tuple[str, str]],
+    first: int,
+    count: int,
+    seed: int,
 ) -> int:
     """A history's run of `line[first:first + count]` (one commit: itself twice, as history
     measures one new commit): the first against each, and each against the next."""
@@ -231,7 +236,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="perflab-publish-") as folder:
         store_path, out = Path(folder) / "p.db", Path(folder) / "site"
         started = time.perf_counter()
-        store = Store.open(store_path)
+        store = SqliteStore.open(store_path)
         try:
             for seed, first in enumerate(range(0, args.commits, args.per_run)):
                 write_run(store, args.benchmarks, line[: args.commits], first,
@@ -246,7 +251,7 @@ def main() -> None:
         if profile is not None and args.profile:
             profile.dump_stats(args.profile)
         rows.append(timed("again, nothing new", out, store_path, None, workers=args.workers))
-        store = Store.open(store_path)
+        store = SqliteStore.open(store_path)
         try:
             write_run(store, args.benchmarks, line, args.commits, 1, seed=99)
         finally:

@@ -78,9 +78,9 @@ def each_alone(store: Path) -> list[dict]:
     """The latest stored run's comparisons, each decided alone at the run's confidence."""
     from perflab.lenses.time.analyse import analyse_time
     from perflab.records.kinds import Metric
-    from perflab.store import Store
+    from perflab.store import SqliteStore
 
-    opened = Store.open(store, create=False)
+    opened = SqliteStore.open(store, create=False)
     try:
         run = opened.load_run("latest")
     finally:

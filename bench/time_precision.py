@@ -94,9 +94,9 @@ def preemption_policies(store: Path) -> dict:
     """The same run analysed with each --preempted policy, and how much other processes took."""
     from perflab.analyse.run import analyse_run
     from perflab.stats.preemption import Preemption, summarise
-    from perflab.store import Store
+    from perflab.store import SqliteStore
 
-    opened = Store.open(store, create=False)
+    opened = SqliteStore.open(store, create=False)
     try:
         run = opened.load_run("latest")
     finally:

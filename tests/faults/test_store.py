@@ -19,7 +19,7 @@ import pytest
 
 from perflab import api
 from perflab.store.migrations import SCHEMA_VERSION
-from perflab.store.sqlite import Store
+from perflab.store.sqlite import SqliteStore
 from tests.faults.conftest import (
     FAST,
     Fault,
@@ -523,7 +523,7 @@ def test_concurrent_runs_on_one_store_keep_every_sample(tmp_path: Path, fault: F
 
 def _open_at_once(path: str, start: multiprocessing.synchronize.Barrier) -> None:
     start.wait()
-    Store.open(Path(path)).close()
+    SqliteStore.open(Path(path)).close()
 
 
 @pytest.mark.parametrize("exists", [False, True], ids=["no-file", "empty-file"])
@@ -546,7 +546,7 @@ def test_processes_opening_a_new_store_at_once_all_open_it(tmp_path: Path, exist
         for process in processes:
             process.join(timeout=60)
         assert [p.exitcode for p in processes] == [0, 0, 0], f"round {round_number}"
-        store = Store.open(path, create=False)
+        store = SqliteStore.open(path, create=False)
         assert store.list_runs() == []
         store.close()
 

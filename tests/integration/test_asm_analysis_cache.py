@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from perflab.lenses.asm import elf_code
-from perflab.lenses.asm.demangling import CxxFiltDemangler
 from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import CodeSample, ProfiledRegion
@@ -25,6 +24,7 @@ from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers import debuginfo
+from perflab.tool_drivers.demangling import CxxFiltDemangler
 
 pytestmark = [
     pytest.mark.integration,

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from perflab.lenses.asm.demangling import CxxFiltDemangler
 from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.loops import find_loops, hot_loop
 from perflab.lenses.asm.machine_code import FunctionCode, build_listing
@@ -21,6 +20,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.tool_drivers.debuginfo import build_id
+from perflab.tool_drivers.demangling import CxxFiltDemangler
 from tests.integration.test_asm_gcc import listing_of, run_lens
 
 pytestmark = [

@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 
 from perflab.lenses.asm.code_diff import canonical_name, compare_functions
-from perflab.lenses.asm.demangling import CxxFiltDemangler
 from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.measure import AsmLens
 from perflab.lenses.asm.sources import PerfRecordSource
 from perflab.machine.proc import SubprocessRunner
@@ -23,6 +21,8 @@ from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
+from perflab.tool_drivers.demangling import CxxFiltDemangler
+from perflab.tool_drivers.llvm_mca import McaPredictor
 
 pytestmark = [
     pytest.mark.integration,

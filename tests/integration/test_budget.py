@@ -25,7 +25,7 @@ from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
-from perflab.store import Store
+from perflab.store import SqliteStore
 from tests.conftest import FAST
 
 pytestmark = pytest.mark.integration
@@ -68,7 +68,7 @@ def test_a_run_ends_near_its_budget_and_says_its_plan() -> None:
 def test_strict_a_budget_that_cannot_hold_the_minimum_is_refused_before_anything_is_stored(
     tmp_path: Path,
 ) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     # every fresh worker sleeps 0.3 s in its set-up: 2 generations of 2 need more than 1 s
     exp = experiment(
         0.5,

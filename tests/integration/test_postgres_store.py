@@ -22,7 +22,7 @@ from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Note, Sample, Severity
 from perflab.report.json_report import run_to_json
-from perflab.store import Store, StoredRun, open_store
+from perflab.store import SqliteStore, StoredRun, open_store
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.postgres import PostgresStore, shown
 from tests import postgres_server
@@ -48,7 +48,7 @@ def database(postgresql: str) -> str:
     return postgres_server.new_database(postgresql, f"perflab_test_{next(_names)}")
 
 
-def copy_run(run: StoredRun, store: Store) -> int:
+def copy_run(run: StoredRun, store: SqliteStore) -> int:
     """Write a stored run into another store, write by write as the engine does."""
     writer = store.begin_run(run.experiment, run.machine, run.perflab_version)
     for sample in run.samples:
@@ -89,7 +89,7 @@ def test_a_run_read_back_from_postgresql_is_the_sqlite_runs_json(
     experiment = dataclasses.replace(
         experiment, settings=dataclasses.replace(FAST, metrics=(Metric.TIME,))
     )
-    sqlite = Store.open(tmp_path / "s.db")
+    sqlite = SqliteStore.open(tmp_path / "s.db")
     measured = run_experiment(experiment, store=sqlite)
     stored = sqlite.load_run(measured.run_id)
     # the engine writes straight into PostgreSQL too (it reads its samples back while measuring)

@@ -29,7 +29,7 @@ from perflab.engine.cluster import ABANDONED, CLUSTER_METRIC
 from perflab.git.bundle import node_repository
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Experiment
-from perflab.store import Store
+from perflab.store import SqliteStore
 from tests.conftest import FAST
 
 pytestmark = pytest.mark.integration
@@ -62,7 +62,7 @@ def experiment(
     return dataclasses.replace(made, settings=settings)
 
 
-def cells(store: Store, run_id: int) -> dict[str, list[dict[str, Any]]]:
+def cells(store: SqliteStore, run_id: int) -> dict[str, list[dict[str, Any]]]:
     """Per benchmark, the attempts that measured it (node, machine facts)."""
     found: dict[str, list[dict[str, Any]]] = {}
     for artifact in store.load_run(run_id).artifacts:
@@ -87,7 +87,7 @@ def test_cells_stream_into_one_run_and_a_failing_cell_is_not_retried(
     assert result.status is RunStatus.INCOMPLETE
     assert [c.benchmark for c in result.comparisons] == ["stmt[n=50]"]
     assert len(result.failures) == 1 and "stmt[n=100]" in str(result.failures[0].benchmark)
-    store = Store.open(tmp_path / "s.db", create=False)
+    store = SqliteStore.open(tmp_path / "s.db", create=False)
     measured = cells(store, result.run_id)
     node_ids = {n["NodeID"] for n in ray.nodes()} if ray.is_initialized() else None
     assert set(measured) == {"stmt[n=50]", "stmt[n=100]"}
@@ -132,7 +132,7 @@ def test_ctrl_c_cancels_the_cells_and_leaves_no_worker(cluster: Any, tmp_path: P
     while time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.5)
         if _processes_with(marker) and path.exists():
-            store = Store.open(path, create=False)
+            store = SqliteStore.open(path, create=False)
             try:
                 if len(store.load_run("latest").samples) > 0:
                     break
@@ -145,7 +145,7 @@ def test_ctrl_c_cancels_the_cells_and_leaves_no_worker(cluster: Any, tmp_path: P
     _, stderr = process.communicate(timeout=90)
     assert process.returncode == 130, stderr
     assert "interrupted; what was measured is kept as run 1" in " ".join(stderr.split())
-    store = Store.open(path, create=False)
+    store = SqliteStore.open(path, create=False)
     run = store.load_run(1)
     store.close()
     assert run.status is RunStatus.INCOMPLETE and run.samples
@@ -187,7 +187,7 @@ def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_pat
         time.sleep(0.5)
         if not path.exists():
             continue
-        store = Store.open(path, create=False)
+        store = SqliteStore.open(path, create=False)
         try:
             run = store.load_run("latest")
         except Exception:
@@ -210,7 +210,7 @@ def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_pat
     result = outcome["result"]
     assert result.status is RunStatus.COMPLETE
     assert sorted(c.benchmark for c in result.comparisons) == ["stmt[k=1]", "stmt[k=2]"]
-    store = Store.open(path, create=False)
+    store = SqliteStore.open(path, create=False)
     run = store.load_run(result.run_id)
     attempts = cells(store, result.run_id)
     store.close()
@@ -305,7 +305,7 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
     assert fixed["changes"][0]["name"] == "fix"
     warned = [n for n in result.notes if "uncommitted changes" in n.message]
     assert len(warned) == 1 and "git=main means" in warned[0].message
-    store = Store.open(tmp_path / "s.db", create=False)
+    store = SqliteStore.open(tmp_path / "s.db", create=False)
     measured = cells(store, result.run_id)
     store.close()
     assert all(a[-1]["reference_ns"] > 0 for a in measured.values())  # timed on each node

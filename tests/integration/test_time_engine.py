@@ -15,7 +15,7 @@ from perflab.engine import RunServices, run_experiment
 from perflab.records.errors import BenchmarkFailedError, ConfigError, StoreError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Experiment
-from perflab.store import Store
+from perflab.store import SqliteStore
 from tests.conftest import FAST
 
 pytestmark = pytest.mark.integration
@@ -28,7 +28,7 @@ def experiment(**kwargs: object) -> Experiment:
 
 @pytest.mark.usefixtures("private_cpu_locks")  # it checks the run takes the default CPU
 def test_a_a_statement_is_interleaved_pinned_and_stored(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     result = run_experiment(experiment(stmt="sum(range(100))", variants=["A", "B"]), store=store)
     assert result.status is RunStatus.COMPLETE
     (comparison,) = result.comparisons
@@ -152,7 +152,7 @@ def test_a_failing_benchmark_keeps_what_the_others_measured(tmp_path: Path) -> N
         stmt="1 if n < 2 else 1/0", setup="n = $n", params={"n": [1, 2]}, variants=["A", "B"]
     )
     exp = dataclasses.replace(exp, settings=FAST)
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     result = run_experiment(exp, store=store)
     assert result.status is RunStatus.INCOMPLETE
     assert result.error and "statement raised" in result.error
@@ -165,7 +165,7 @@ def test_interruption_marks_the_run_incomplete_and_keeps_samples(tmp_path: Path)
         def update(self, **_: object) -> None:
             raise KeyboardInterrupt
 
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     with pytest.raises(KeyboardInterrupt):
         run_experiment(
             experiment(stmt="pass", variants=["A", "B"]),
@@ -231,7 +231,7 @@ def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -
     assert workers_in(tmp_path), "the workers never started"
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 130
-    run = Store.open(tmp_path / ".perflab" / "perflab.db").load_run("latest")
+    run = SqliteStore.open(tmp_path / ".perflab" / "perflab.db").load_run("latest")
     assert run.status is RunStatus.INCOMPLETE
     time.sleep(0.5)
     assert workers_in(tmp_path) == []
@@ -240,7 +240,7 @@ def test_sigterm_marks_the_run_incomplete_and_leaves_no_worker(tmp_path: Path) -
 def run_stored(directory: Path) -> bool:
     path = directory / ".perflab" / "perflab.db"
     try:
-        return path.exists() and bool(Store.open(path, create=False).list_runs())
+        return path.exists() and bool(SqliteStore.open(path, create=False).list_runs())
     except StoreError:
         return False
 
@@ -267,7 +267,7 @@ def test_commands_get_a_padding_per_block_equalised_across_variants(tmp_path: Pa
         cmd=f"sh -c 'echo $X ${{#PERFLAB_LAYOUT_PADDING}} >> {log}'",
         variants=["A env.X=a", "B env.X=abcdefghij"],
     )
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     result = run_experiment(exp, store=store)
     lines = [line.split() for line in log.read_text().splitlines()]
     lines = lines[len(lines) % 2 :]  # the budget's probe ran the baseline once before

@@ -16,7 +16,7 @@ from perflab.engine import run_experiment
 from perflab.lenses.time.analyse import TimeDetails
 from perflab.lenses.time.artifacts import KIND_SERVER_ROUND
 from perflab.records.kinds import Metric, RunStatus, Verdict
-from perflab.store import Store
+from perflab.store import SqliteStore
 from tests.conftest import FAST
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ def test_an_expensive_import_is_paid_once_per_server_round(tmp_path: Path) -> No
     )
     # the users' sample timeout (60 s): FAST's 20 s can be short for a fork server on busy CI
     settings = dataclasses.replace(FAST, metrics=(Metric.TIME,), sample_timeout_s=60.0)
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     result = run_experiment(dataclasses.replace(made, settings=settings), store=store)
     assert result.status is RunStatus.COMPLETE, [str(f) for f in result.failures]
     (comparison,) = [c for c in result.comparisons if c.metric == Metric.TIME]

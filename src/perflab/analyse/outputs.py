@@ -5,11 +5,10 @@ compared."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
-from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison, Note, Severity
+from perflab.stats.comparison import invalidate
 from perflab.stats.outputs import OUTPUT_CHECK, output_difference
 from perflab.store import StoredRun
 
@@ -52,7 +51,7 @@ def judge_outputs(
                 )
             )
     marked = [
-        replace(c, verdict=Verdict.INVALID, output_check=invalid[key])
+        invalidate(c, invalid[key])
         if (key := (c.benchmark, c.baseline, c.variant)) in invalid
         else c
         for c in comparisons

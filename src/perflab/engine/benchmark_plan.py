@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from perflab.budget.costs import LEARN_FROM_S, CostProbe, learned_costs, lens_costs
@@ -30,7 +31,8 @@ SPEED_REUSE_S = 60.0
 
 class SpeedsMeasured:
     """The machine speeds measured in this process, by CPU and whether valgrind's reference is
-    among them, each with when it was measured (time.monotonic())."""
+    among them, each with when it was measured (time.monotonic()). It outlives any one run, so
+    it keeps the process's clock rather than a run's (RunServices.clock), which may be a test's."""
 
     def __init__(self) -> None:
         self.by_cpu: dict[tuple[int | None, bool], tuple[float, MachineSpeed]] = {}
@@ -155,10 +157,12 @@ def plans_before_run(
     caches: IsolatedCaches,
     started_at_s: float | None,
     waited_s: float,
+    clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, BudgetPlan]:
     """The plan of every benchmark whose variants need no preparation, before the run is
     stored: a budget too small refuses here. The first benchmark's budget holds perflab's own
-    start-up, when known; the wait for a CPU other perflab runs held is theirs, not charged."""
+    start-up, when known (`started_at_s`, read on the run's `clock`); the wait for a CPU other
+    perflab runs held is theirs, not charged."""
     plans: dict[str, BudgetPlan] = {}
     for index, benchmark in enumerate(experiment.benchmarks):
         if needs_preparation(experiment.baseline.at(benchmark.params)):
@@ -167,7 +171,7 @@ def plans_before_run(
         plans[benchmark.name] = planner.plan(
             benchmark,
             _at_point(experiment, benchmark, caches),
-            before_s=_since(started_at_s) - waited_s if first else 0.0,
+            before_s=_since(started_at_s, clock) - waited_s if first else 0.0,
             waited_s=waited_s if first else 0.0,
         )
     return plans
@@ -188,5 +192,5 @@ def _at_point(experiment: Experiment, benchmark: Benchmark, caches: IsolatedCach
     return replace(experiment, variants=variants)
 
 
-def _since(started_at_s: float | None) -> float:
-    return 0.0 if started_at_s is None else max(0.0, time.monotonic() - started_at_s)
+def _since(started_at_s: float | None, clock: Callable[[], float]) -> float:
+    return 0.0 if started_at_s is None else max(0.0, clock() - started_at_s)

@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from perflab.analyse.places import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
-from perflab.engine.cluster_node import CANCEL_GRACE_S, Record, RecordKind
+from perflab.engine.cluster_node import (
+    CANCEL_GRACE_S,
+    CellFinished,
+    MachineFacts,
+    NodeFacts,
+    ProgressLine,
+    Record,
+    VariantFacts,
+)
 from perflab.engine.cluster_ray import (
     CELL_CPUS,
     CELL_MEMORY_BYTES,
@@ -47,7 +55,7 @@ from perflab.git.cache_entry import default_cache_dir
 from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
 from perflab.records.kinds import Metric, RunStatus
-from perflab.records.model import Artifact, Experiment, Note, Severity, Variant
+from perflab.records.model import Artifact, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.store import RunSink, RunStore
@@ -240,43 +248,47 @@ class _Driver:
             )
 
     def write(self, attempt: _Attempt, batch: list[Record]) -> list[PerflabError]:
-        cell = attempt.cell
+        """A batch of the attempt's records written into the run; the cell's failures, once
+        its last record came."""
         failures: list[PerflabError] = []
-        for kind, value in batch:
-            if kind is RecordKind.NODE:
-                attempt.node = value
-            elif kind is RecordKind.MACHINE:
-                attempt.machine = value
+        for record in batch:
+            failures += self._write_one(attempt, record)
+        return failures
+
+    def _write_one(self, attempt: _Attempt, record: Record) -> list[PerflabError]:
+        cell = attempt.cell
+        match record:
+            case NodeFacts(facts=facts):
+                attempt.node = facts
+            case MachineFacts(machine=machine):
+                attempt.machine = machine
                 attempt.wrote = True
                 self.writer.add_artifact(self._cell_artifact(attempt))
-            elif kind is RecordKind.SAMPLE:
+            case Sample():
                 attempt.wrote = True
-                self.writer.add_sample(value)
-            elif kind is RecordKind.ARTIFACT:
-                self.writer.add_artifact(value)
-            elif kind is RecordKind.NOTE:
-                note: Note = value
+                self.writer.add_sample(record)
+            case Artifact():
+                self.writer.add_artifact(record)
+            case Note(benchmark=None):
                 # a cell's notes about its whole run (preflight, its CPU) are about this cell
-                self.writer.add_note(
-                    note if note.benchmark is not None else replace(note, benchmark=cell.benchmark)
-                )
-            elif kind is RecordKind.VARIANT_INFO:
-                variant, info = value
+                self.writer.add_note(replace(record, benchmark=cell.benchmark))
+            case Note():
+                self.writer.add_note(record)
+            case VariantFacts(variant=variant, info=info):
                 self.writer.add_variant_info(variant, self._as_named(cell, variant, info))
-            elif kind is RecordKind.PROGRESS:
-                benchmark, metric, detail, fraction = value
+            case ProgressLine():
                 self.progress.update(
-                    benchmark=benchmark, metric=Metric(metric), detail=detail, fraction=fraction
+                    benchmark=record.benchmark,
+                    metric=Metric(record.metric),
+                    detail=record.detail,
+                    fraction=record.fraction,
                 )
-            elif kind is RecordKind.FINISHED:
+            case CellFinished(failures=failed):
                 attempt.done = True
                 self.places[cell.benchmark] = {**attempt.node, **attempt.machine}
                 self.writer.add_note(self._measured_note(attempt))
-                failures += [
-                    BenchmarkFailedError(text, benchmark=cell.benchmark)
-                    for text in value["failures"]
-                ]
-        return failures
+                return [BenchmarkFailedError(text, benchmark=cell.benchmark) for text in failed]
+        return []
 
     def _as_named(self, cell: ClusterCell, variant: str, info: dict[str, Any]) -> dict[str, Any]:
         """The variant's provenance with the refs the user gave (the node saw only the

@@ -6,12 +6,12 @@ first, so histories can normalise times per node."""
 from __future__ import annotations
 
 import contextlib
-import enum
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.git.bundle import CommitBundle, unpack_commits
@@ -32,21 +32,58 @@ REFERENCE_LOOPS = 100_000
 REFERENCE_REPEATS = 5
 
 
-class RecordKind(enum.StrEnum):
-    """What a record sent to the driver holds: `cluster.py` writes each kind into the run."""
+@dataclass(frozen=True)
+class NodeFacts:
+    """Where the cell runs (node id and address, the task's pid) and its reference loop's
+    time: the first record."""
 
-    NODE = "node"  # where the cell runs and its reference loop's time: first
-    MACHINE = "machine"
-    SAMPLE = "sample"
-    ARTIFACT = "artifact"
-    NOTE = "note"
-    VARIANT_INFO = "variant_info"  # (variant, its facts)
-    PROGRESS = "progress"  # (benchmark, metric, detail, fraction)
-    FINISHED = "finished"  # the cell's status and failures: last
-    END = "end"  # the engine stopped writing: ends the batches, never sent
+    facts: dict[str, Any]
 
 
-Record = tuple[RecordKind, Any]
+@dataclass(frozen=True)
+class MachineFacts:
+    """The node's machine facts, as the run records them."""
+
+    machine: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class VariantFacts:
+    """A variant's facts (`add_variant_info`)."""
+
+    variant: str
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProgressLine:
+    """A progress update of the cell's engine, shown by the driver."""
+
+    benchmark: str
+    metric: str
+    detail: str
+    fraction: float | None
+
+
+@dataclass(frozen=True)
+class CellFinished:
+    """The cell's status and failures: the last record."""
+
+    status: str
+    failures: list[str]
+
+
+class _EndOfRecords:
+    """The engine stopped writing: ends the batches, never sent."""
+
+
+# what a cell's task sends the driver, which writes each into the run (`cluster.py`): its
+# samples, artifacts and notes as they are, the rest in the records above
+Record = (
+    NodeFacts | MachineFacts | Sample | Artifact | Note | VariantFacts | ProgressLine | CellFinished
+)
+# the records as the engine's thread queues them for the batches, ended by _END
+RecordQueue = queue.Queue[Record | _EndOfRecords]
 
 
 class StreamingStore:
@@ -54,14 +91,14 @@ class StreamingStore:
     back while measuring), each write also queued for the driver, which analyses the whole run
     from its own store."""
 
-    def __init__(self, records: queue.Queue[Record]) -> None:
+    def __init__(self, records: RecordQueue) -> None:
         self.memory = SqliteStore.in_memory()
         self.records = records
 
     def begin_run(
         self, experiment: Experiment, machine: Mapping[str, Any], perflab_version: str
     ) -> RunSink:
-        self.records.put((RecordKind.MACHINE, dict(machine)))
+        self.records.put(MachineFacts(dict(machine)))
         writer = self.memory.begin_run(experiment, machine, perflab_version)
         return _StreamingWriter(writer, self.records)
 
@@ -69,7 +106,7 @@ class StreamingStore:
 class _StreamingWriter:
     """A RunSink that writes into `sink` and queues each record for the driver."""
 
-    def __init__(self, sink: RunSink, records: queue.Queue[Record]) -> None:
+    def __init__(self, sink: RunSink, records: RecordQueue) -> None:
         self.sink = sink
         self.records = records
 
@@ -79,19 +116,19 @@ class _StreamingWriter:
 
     def add_sample(self, sample: Sample) -> None:
         self.sink.add_sample(sample)
-        self.records.put((RecordKind.SAMPLE, sample))
+        self.records.put(sample)
 
     def add_artifact(self, artifact: Artifact) -> None:
         self.sink.add_artifact(artifact)
-        self.records.put((RecordKind.ARTIFACT, artifact))
+        self.records.put(artifact)
 
     def add_note(self, note: Note) -> None:
         self.sink.add_note(note)
-        self.records.put((RecordKind.NOTE, note))
+        self.records.put(note)
 
     def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
         self.sink.add_variant_info(variant, info)
-        self.records.put((RecordKind.VARIANT_INFO, (variant, dict(info))))
+        self.records.put(VariantFacts(variant, dict(info)))
 
     def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
         return self.sink.data_for(benchmark, metric)
@@ -104,16 +141,16 @@ class _StreamingWriter:
 
 
 class _QueuedProgress:
-    def __init__(self, records: queue.Queue[Record]) -> None:
+    def __init__(self, records: RecordQueue) -> None:
         self.records = records
 
     def update(
         self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
     ) -> None:
-        self.records.put((RecordKind.PROGRESS, (benchmark, str(metric), detail, fraction)))
+        self.records.put(ProgressLine(benchmark, str(metric), detail, fraction))
 
 
-_END: Record = (RecordKind.END, None)
+_END = _EndOfRecords()
 
 
 def measure_cell(
@@ -143,7 +180,7 @@ def measure_cell(
         "pid": os.getpid(),
         "reference_ns": reference_loop_ns(),
     }
-    records: queue.Queue[Record] = queue.Queue()
+    records: RecordQueue = queue.Queue()
     outcome: dict[str, Any] = {}
     thread = threading.Thread(
         target=_measure_in_thread,
@@ -151,7 +188,7 @@ def measure_cell(
         name="perflab-cell",
         daemon=True,
     )
-    yield [(RecordKind.NODE, node)]
+    yield [NodeFacts(node)]
     thread.start()
     try:
         yield from _batches(records)
@@ -161,7 +198,7 @@ def measure_cell(
             thread.join(CANCEL_GRACE_S)
     if "error" in outcome:
         raise outcome["error"]
-    yield [(RecordKind.FINISHED, {"status": outcome["status"], "failures": outcome["failures"]})]
+    yield [CellFinished(outcome["status"], outcome["failures"])]
 
 
 def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
@@ -185,7 +222,7 @@ def _measure_in_thread(
     commits: CommitBundle | None,
     fetch: Callable[[], bytes],
     cache_dir: str | None,
-    records: queue.Queue[Record],
+    records: RecordQueue,
     outcome: dict[str, Any],
 ) -> None:
     """The engine on the cell's experiment, its records put in `records` (then _END); its
@@ -211,14 +248,14 @@ def _measure_in_thread(
         records.put(_END)
 
 
-def _batches(records: queue.Queue[Record]) -> Iterator[list[Record]]:
+def _batches(records: RecordQueue) -> Iterator[list[Record]]:
     """The records until _END, in batches sent every BATCH_S or BATCH_RECORDS records."""
     batch: list[Record] = []
     sent_at = time.monotonic()
     while True:
         with contextlib.suppress(queue.Empty):
             record = records.get(timeout=BATCH_S / 4)
-            if record is _END:
+            if isinstance(record, _EndOfRecords):
                 break
             batch.append(record)
         if batch and (time.monotonic() - sent_at > BATCH_S or len(batch) >= BATCH_RECORDS):

@@ -160,7 +160,9 @@ def _open_run(
     waited_s = 0.0 if claim is None else claim.waited_s
     # the probes run in the caches the measurements will use (removed when the run ends)
     caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
-    plans = plans_before_run(experiment, planner, caches, services.started_at_s, waited_s)
+    plans = plans_before_run(
+        experiment, planner, caches, services.started_at_s, waited_s, services.clock
+    )
     writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
     preparer = _preparer(stack, experiment, services)
     stack.enter_context(OrchestratorOffCpu(cpu))

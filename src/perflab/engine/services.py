@@ -23,8 +23,8 @@ class RunServices:
     progress: ProgressReporter = field(default_factory=NullProgress)
     # seconds; the budgets are spent by it, so a fake one spends no real time
     clock: Callable[[], float] = time.monotonic
-    # time.monotonic() when the process running perflab started: its start-up counts in the
-    # first benchmark's budget, as the user waits for it (None: it does not count)
+    # `clock` (time.monotonic()) when the process running perflab started: its start-up counts
+    # in the first benchmark's budget, as the user waits for it (None: it does not count)
     started_at_s: float | None = None
     # the interpreter of variants without their own python= (None: the one running perflab)
     default_python: str | None = None

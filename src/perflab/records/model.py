@@ -350,8 +350,9 @@ class Comparison:
     # the output check that made the verdict `invalid`: the expression and where the values
     # first differ (`OutputDifference.to_json()` and "expression")
     output_check: Mapping[str, Any] | None = None
-    # where the lens withheld the verdict its interval gave (`verdict` is then
-    # `inconclusive`): that verdict, and why (set by stats.comparison.withhold_verdict)
+    # the verdict its interval gave, where the lens withheld it (`verdict` is then
+    # `inconclusive`, and `withheld` says why: stats.comparison.withhold_verdict) or an output
+    # check made it `invalid` (stats.comparison.invalidate); the JSON gives it beside a reason
     interval_verdict: Verdict | None = None
     withheld: Withhold | None = None
 

@@ -40,6 +40,20 @@ class RunResult:
     # perflab compare: how the two sides are named (`run 12`, or a JSON file's name)
     compared_names: tuple[str, str] | None = None
 
+    # What each lens shows beyond its verdict table (built by the lenses' render modules from
+    # their analysis), in the order of the experiment's metrics.
+    sections: tuple[Section, ...] = ()
+    # The raw samples the comparisons were derived from (for `--samples` in the JSON).
+    samples: tuple[Sample, ...] = ()
+    # what the lenses stored beside them (the small ones go with `--samples` in the JSON)
+    artifacts: tuple[Artifact, ...] = ()
+    # each variant's own figures (a run of one variant; the hyperfine-style exports)
+    measurements: tuple[Measurement, ...] = ()
+    stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
+    interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
+    # one paragraph per compared pair joining the lenses (made by perflab.analyse.explanation)
+    summaries: tuple[Summary, ...] = ()
+
     @property
     def title(self) -> str:
         """What the report is of: a run, or a comparison of two runs."""
@@ -55,20 +69,6 @@ class RunResult:
         """The lenses' findings as the JSON document's lens-specific top-level fields
         (`unavailable_events`, `profiles` ...)."""
         return top_level_json(self.findings)
-
-    # What each lens shows beyond its verdict table (built by the lenses' render modules from
-    # their analysis), in the order of the experiment's metrics.
-    sections: tuple[Section, ...] = ()
-    # The raw samples the comparisons were derived from (for `--samples` in the JSON).
-    samples: tuple[Sample, ...] = ()
-    # what the lenses stored beside them (the small ones go with `--samples` in the JSON)
-    artifacts: tuple[Artifact, ...] = ()
-    # each variant's own figures (a run of one variant; the hyperfine-style exports)
-    measurements: tuple[Measurement, ...] = ()
-    stacks: tuple[StackSummary, ...] = ()  # perflab stack: steps against the whole range
-    interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
-    # one paragraph per compared pair joining the lenses (made by perflab.analyse.explanation)
-    summaries: tuple[Summary, ...] = ()
 
     def raise_on_failure(self) -> RunResult:
         """Raise the first benchmark failure, if any (for callers that want exceptions)."""

@@ -6,12 +6,15 @@ interval over one process per variant (`ONE_PROCESS_ALLOWANCE`); lenses reach it
 `comparison_from`, the sequential check and the interaction verdicts call `verdict_for`. A lens
 that knows its interval cannot be trusted withholds the verdict here too (`withhold_verdict`),
 never by rewriting a comparison's verdict itself, so the verdict the interval gave and the
-reason stay in the comparison."""
+reason stay in the comparison. An output check that finds the variants computed different values
+makes a comparison `invalid` here as well (`invalidate`), keeping the interval's verdict."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison, Details, Withhold
@@ -126,4 +129,17 @@ def withhold_verdict(comparison: Comparison, withhold: Withhold) -> Comparison:
         verdict=Verdict.INCONCLUSIVE,
         interval_verdict=comparison.verdict,
         withheld=withhold,
+    )
+
+
+def invalidate(comparison: Comparison, check: Mapping[str, Any]) -> Comparison:
+    """`comparison` saying `invalid`, because its variants computed different values: `check`
+    is the output check that found it (its expression and where the values first differ). The
+    verdict the interval gave stays as `interval_verdict` (one a lens withheld stays with its
+    reason): the check outranks any verdict, but does not erase what the interval said."""
+    return replace(
+        comparison,
+        verdict=Verdict.INVALID,
+        interval_verdict=comparison.interval_verdict or comparison.verdict,
+        output_check=check,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from perflab.store.protocol import RunRecorder, RunSink, RunStore
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
-from perflab.store.sqlite import SqliteStore, Store
+from perflab.store.sqlite import SqliteStore
 
 StoreLocation = Path | str
 
@@ -43,7 +43,6 @@ __all__ = [
     "RunStore",
     "RunSummary",
     "SqliteStore",
-    "Store",
     "StoreLocation",
     "StoredRun",
     "open_store",

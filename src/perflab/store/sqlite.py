@@ -259,7 +259,7 @@ class SqliteStore:
         if self.read_only:
             raise StoreError(
                 f"the store {self.path} was opened for reading: a run cannot be written to it",
-                hint="open it with Store.open(path) to write runs",
+                hint="open it with SqliteStore.open(path) to write runs",
             )
         run_id = self.tables.insert_run(experiment, machine, perflab_version)
         watch = FileWatch(self.connection, run_id, self.path, self.identity)
@@ -318,8 +318,3 @@ def _ignore_for_git(folder: Path, *, created: bool) -> None:
             stream.write("# created by perflab: its store is not part of the repository\n*\n")
     except OSError:
         pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
-
-
-# `Store` stays an alias of SqliteStore so that programs calling Store.open or Store.in_memory
-# keep working
-Store = SqliteStore

@@ -150,7 +150,9 @@ class Worker:
         self.request_stream = request_stream
         self.loop = None
         self.empty_loop = None
-        self.ops = {}  # op name -> handler(worker, request), registered by lenses
+        # op name -> handler(worker, request) -> reply: the protocol's own, and the lenses' ops
+        # as they register theirs
+        self.ops = dict(_BUILT_IN_OPS)
         self.namespace = None  # the setup's names, where --check expressions are evaluated
         self.heap_padding = None  # a forked child's: moves its later allocations
         self.forks = statement_fork.ForkServerProcess(self)
@@ -172,7 +174,10 @@ class Worker:
             ops = dict(namespace["OPS"])
         except BaseException:
             return {"ok": False, "phase": "register", "error": traceback.format_exc()}
-        self.ops.update(ops)
+        # a lens's op never replaces one of the protocol's own
+        self.ops.update(
+            (name, _lens_op(op)) for name, op in ops.items() if name not in _BUILT_IN_OPS
+        )
         return {"ok": True, "ops": sorted(ops)}
 
     def reply(self, message):
@@ -399,33 +404,41 @@ class Worker:
             if request is None or request.get("op") == "quit":
                 self.quit_asked = request is not None
                 return
-            op = request.get("op")
-            if op == "setup":
-                self.reply(self.setup(request))
-            elif op == "check":
-                self.reply(self.check())
-            elif op == "calibrate":
-                self.reply(self.calibrate(request))
-            elif op == "sample":
-                self.reply(self.sample(request))
-            elif op == "pin":
-                self.reply(self.pin(request))
-            elif op == "evaluate":
-                self.reply(self.evaluate(request))
-            elif op == "register":
-                self.reply(self.register(request))
-            elif op == "preload":
-                self.reply(self.preload(request))
-            elif op == "fork":
-                self.reply(self.fork(request))
-            elif op in self.ops:
-                try:
-                    reply = self.ops[op](self, request)
-                except BaseException:
-                    reply = {"ok": False, "phase": "protocol", "error": traceback.format_exc()}
-                self.reply(self.copies.came_back() or reply)
-            else:
-                self.reply({"ok": False, "phase": "protocol", "error": "unknown op %r" % (op,)})
+            handler = self.ops.get(request.get("op"), _unknown_op)
+            self.reply(handler(self, request))
+
+
+def _lens_op(handler):
+    """A lens's op as the worker serves it: what it raises, and a copy of the worker that the
+    measured code forked meanwhile, replied as the protocol's failures (the built-in ops see to
+    both themselves)."""
+
+    def served(worker, request):
+        try:
+            reply = handler(worker, request)
+        except BaseException:
+            reply = {"ok": False, "phase": "protocol", "error": traceback.format_exc()}
+        return worker.copies.came_back() or reply
+
+    return served
+
+
+def _unknown_op(worker, request):
+    return {"ok": False, "phase": "protocol", "error": "unknown op %r" % (request.get("op"),)}
+
+
+# the protocol's own ops (see the module docstring), served as the lenses' registered ones are
+_BUILT_IN_OPS = {
+    "setup": Worker.setup,
+    "check": lambda worker, request: worker.check(),
+    "calibrate": Worker.calibrate,
+    "sample": Worker.sample,
+    "pin": Worker.pin,
+    "evaluate": Worker.evaluate,
+    "register": Worker.register,
+    "preload": Worker.preload,
+    "fork": Worker.fork,
+}
 
 
 def main():

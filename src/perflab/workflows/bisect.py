@@ -39,7 +39,6 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
-from perflab.workflows.history import planned_experiment
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -47,6 +46,7 @@ from perflab.workflows.shared import (
     given_lenses,
     instructions_available,
     main_comparisons,
+    planned_experiment,
 )
 
 

@@ -22,7 +22,7 @@ from perflab.git.repo import (
 from perflab.machine.proc import ProcessRunner
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric
-from perflab.records.model import Experiment, Variant
+from perflab.records.model import Variant
 from perflab.records.results import RunResult
 from perflab.records.workflow_results import (
     HistoryChange,
@@ -39,6 +39,7 @@ from perflab.workflows.shared import (
     given_lenses,
     instructions_available,
     main_comparisons,
+    planned_experiment,
 )
 
 
@@ -191,12 +192,6 @@ def _series(
         notes=notes,
         benchmark=name,
     )
-
-
-def planned_experiment(benchmark: Benchmarked) -> Experiment:
-    """The benchmark's experiment as any two commits measure it (a suite: listed now)."""
-    variants = [Variant(name="a", git="HEAD"), Variant(name="b", git="HEAD")]
-    return benchmark.experiment(variants, metrics=(Metric.TIME,))
 
 
 def measured_code(benchmark: Benchmarked) -> MeasuredCode:

@@ -168,6 +168,12 @@ class Benchmarked:
         return self.measure(replace(experiment, repository=repository), self)
 
 
+def planned_experiment(benchmark: Benchmarked) -> Experiment:
+    """The benchmark's experiment as any two commits measure it (a suite: listed now)."""
+    variants = [Variant(name="a", git="HEAD"), Variant(name="b", git="HEAD")]
+    return benchmark.experiment(variants, metrics=(Metric.TIME,))
+
+
 def instructions_available() -> bool:
     return shutil.which("valgrind") is not None
 

@@ -21,7 +21,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Sample
 from perflab.records.workflow_results import HistoryPoint, HistoryResult
 from perflab.report.history import history_html, render_history
-from perflab.store import Store
+from perflab.store import SqliteStore
 
 FAST_NODE = Place("alpha", "EPYC", node_id="a" * 40, reference_ns=10_000_000.0)
 SLOW_NODE = Place("beta", "Xeon", node_id="b" * 40, reference_ns=20_000_000.0)
@@ -54,7 +54,7 @@ def test_without_a_reference_on_every_node_values_are_shown_as_measured() -> Non
     assert counted.note is not None and "counts do not depend on a node's speed" in counted.note
 
 
-def _stored_run(store: Store, benchmark_node: dict[str, Place | None]) -> int:
+def _stored_run(store: SqliteStore, benchmark_node: dict[str, Place | None]) -> int:
     """A run whose benchmarks' cells were measured where `benchmark_node` says (None: no
     cluster artifact, the run's own machine), as the cluster driver stores them."""
     names = list(benchmark_node)
@@ -78,7 +78,7 @@ def _stored_run(store: Store, benchmark_node: dict[str, Place | None]) -> int:
 
 
 def test_a_runs_cells_are_placed_by_their_cluster_artifacts(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     run_id = _stored_run(store, {"1": FAST_NODE, "2": SLOW_NODE, "3": None})
     places = list(run_places(store.load_run(run_id)).values())
     assert [p.label for p in places] == ["alpha node aaaaaaaa", "beta node bbbbbbbb", "driver"]
@@ -87,7 +87,7 @@ def test_a_runs_cells_are_placed_by_their_cluster_artifacts(tmp_path: Path) -> N
 
 
 def test_a_history_across_nodes_names_them_and_compares_normalised_times(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     slow = _stored_run(store, {"1": SLOW_NODE})
     fast = _stored_run(store, {"1": FAST_NODE})
     store.close()
@@ -121,7 +121,7 @@ def test_a_history_across_nodes_names_them_and_compares_normalised_times(tmp_pat
 
 
 def test_a_history_on_one_node_is_unchanged(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     first = _stored_run(store, {"1": None})
     second = _stored_run(store, {"1": None})
     store.close()
@@ -134,7 +134,7 @@ def test_a_history_on_one_node_is_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_run_read_for_its_places_leaves_the_other_metrics_out(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     run_id = _stored_run(store, {"1": FAST_NODE})
     run = store.load_run(run_id)
     writer = store.begin_run(run.experiment, run.machine, "test")

@@ -9,7 +9,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Variant
 from perflab.records.results import RunResult
 from perflab.workflows import Benchmarked
-from perflab.workflows.history import planned_experiment
+from perflab.workflows.shared import planned_experiment
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
 

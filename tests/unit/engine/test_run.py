@@ -6,6 +6,7 @@ not exist stops the run before anything is stored."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,3 +119,11 @@ def test_a_variant_directory_that_does_not_exist_stops_the_run_before_it_is_stor
             _experiment(Variant("A"), missing), store=store, services=RunServices(runner=_runner())
         )
     assert store.list_runs() == []
+
+
+def test_perflab_s_start_up_is_read_on_the_run_s_clock() -> None:
+    # the fake clock starts at 0: a process started 5 s before it spent 5 s starting up
+    services = dataclasses.replace(_services(_runner()), started_at_s=-5.0)
+    experiment = _experiment(Variant("A"), Variant("B"))
+    result = run_experiment(experiment, store=SqliteStore.in_memory(), services=services)
+    assert any(re.search(r"perflab's start-up 5\.\d s", note.message) for note in result.notes)

@@ -1,5 +1,5 @@
 """The callgrind counter counts with what its `CountOptions` say, never with a lens's option
-read from the experiment's settings: a lens hands it `cache_sim`, `region` and
+read from the experiment's settings: a lens hands it `metric`, `cache_sim`, `region` and
 `analysis_cache` as values."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import CountRun
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.tool_drivers.valgrind import CACHE_GEOMETRY
@@ -57,3 +58,13 @@ def test_a_lens_counting_one_variant_a_call_starts_every_variant_alike() -> None
     # a fork the options already fix stays as it is
     fixed = InstructionCounter(CountOptions(fork=False))
     assert fixed.started_alike(context, compared=2) is fixed
+
+
+def test_the_counts_are_filed_under_the_metric_the_options_name() -> None:
+    context = _context(Settings())
+    memory = Metric("memory")
+    (run, _) = InstructionCounter(CountOptions(metric=memory)).planned_runs(BENCHMARK, context)
+    sample = run.sample("instructions", 1.0, loops=1, generation=0, block=0, cpu=None)
+    assert (run.metric, sample.metric) == (memory, memory)
+    (default, _) = InstructionCounter().planned_runs(BENCHMARK, context)
+    assert default.metric is Metric.INSTRUCTIONS

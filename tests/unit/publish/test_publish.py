@@ -17,7 +17,7 @@ from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant
 from perflab.records.results import RunResult
 from perflab.records.settings import Settings
-from perflab.store import Store, StoredRun
+from perflab.store import SqliteStore, StoredRun
 
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
 BENCHMARKS = (Benchmark("parse", stmt="pass"), Benchmark(HOSTILE, stmt="pass"))
@@ -35,7 +35,7 @@ def _level(benchmark: str, commit: str) -> float:
 
 
 def _write_run(
-    store: Store,
+    store: SqliteStore,
     commits: list[tuple[str, str]],
     names: list[str],
     seed: int,
@@ -72,7 +72,7 @@ def _write_run(
 def store(tmp_path: Path) -> Path:
     """A history's run of the five commits, then the direct comparison of the change point."""
     path = tmp_path / "p.db"
-    opened = Store.open(path)
+    opened = SqliteStore.open(path)
     try:
         _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
         _write_run(opened, COMMITS[SLOW_FROM - 1 : SLOW_FROM + 1], ["before", "after"], seed=2)
@@ -100,7 +100,7 @@ def test_commits_are_ordered_by_what_the_runs_say_not_by_when_they_were_seen(
     tmp_path: Path,
 ) -> None:
     """A bisect stores GOOD against each step, steps out of order: the order is each run's."""
-    opened = Store.open(tmp_path / "p.db")
+    opened = SqliteStore.open(tmp_path / "p.db")
     try:
         _write_run(opened, [COMMITS[0], COMMITS[4]], ["good", "c5"], seed=1)
         _write_run(opened, [COMMITS[0], COMMITS[2]], ["good", "c3"], seed=2)
@@ -138,7 +138,7 @@ def test_a_second_publish_writes_only_what_changed(store: Path, tmp_path: Path) 
     first = publish(out, store)
     again = publish(out, store)
     assert again.written == () and set(again.unchanged) == set(first.written)
-    opened = Store.open(store)
+    opened = SqliteStore.open(store)
     try:  # one more commit measured: its run's page, the trends and the front page change
         _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
     finally:
@@ -159,7 +159,7 @@ def test_hostile_names_stay_text(store: Path, tmp_path: Path) -> None:
 
 
 def test_an_empty_store_publishes_a_front_page_that_says_so(tmp_path: Path) -> None:
-    Store.open(tmp_path / "p.db").close()
+    SqliteStore.open(tmp_path / "p.db").close()
     done = publish(tmp_path / "site", tmp_path / "p.db")
     assert done.written == ("index.html",)
     assert "holds no runs of commits" in (tmp_path / "site" / "index.html").read_text()
@@ -186,7 +186,7 @@ def test_a_second_publish_analyses_nothing_and_one_new_run_only_that_run(
     again = CountingAnalyse()
     done = publish(out, store, analyse=again)
     assert again.runs == [] and done.written == () and done.analysed == 0
-    opened = Store.open(store)
+    opened = SqliteStore.open(store)
     try:
         _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
     finally:
@@ -213,7 +213,7 @@ def test_pages_of_runs_gone_from_the_store_are_removed_and_no_other_file(
         (out / name).write_text(text)
     publish(out, store)
     smaller = tmp_path / "smaller.db"  # the history's run without the direct comparison
-    opened = Store.open(smaller)
+    opened = SqliteStore.open(smaller)
     try:
         _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
     finally:
@@ -249,7 +249,7 @@ def test_a_run_of_many_comparisons_gets_a_light_page_and_a_few_the_whole_report(
     from perflab.publish import run_page
     from perflab.report.html import render_html
 
-    opened = Store.open(store, create=False)
+    opened = SqliteStore.open(store, create=False)
     try:
         whole = {run_id: render_html(analyse_run(opened.load_run(run_id))) for run_id in (1, 2)}
     finally:
@@ -274,7 +274,7 @@ def test_the_grid_filters_by_machine_where_the_store_holds_several(
     store: Path, tmp_path: Path
 ) -> None:
     path = tmp_path / "two.db"
-    opened = Store.open(path)
+    opened = SqliteStore.open(path)
     try:
         _write_run(opened, COMMITS[:3], ["a", "b", "c"], seed=1, machine={"hostname": "ci-1"})
         _write_run(opened, COMMITS[2:], ["c", "d", "e"], seed=2, machine={"hostname": HOSTILE})
@@ -334,7 +334,7 @@ def test_the_trends_read_figures_only_and_a_page_analyses_whole_what_it_draws(
     assert sorted(figures.runs) == [1, 2] and sorted(pages.runs) == [1, 2]
     assert done.analysed == 2 and done.pages_analysed == 2
     assert done.to_json()["pages_analysed"] == 2
-    opened = Store.open(store, create=False)
+    opened = SqliteStore.open(store, create=False)
     try:
         for run_id in (1, 2):  # the figures-only analysis: the whole one's figures, to the bit
             stored = opened.load_run(run_id)
@@ -351,7 +351,7 @@ def test_a_light_page_analyses_only_the_benchmarks_of_its_change_points(
     from perflab.report.html import render_html
 
     monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8 comparisons
-    opened = Store.open(store, create=False)
+    opened = SqliteStore.open(store, create=False)
     try:
         stored = opened.load_run(1)
         code = opened.runs_of_code()[0]

@@ -16,7 +16,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Sample, Variant
 from perflab.records.settings import Settings
-from perflab.store import Store
+from perflab.store import SqliteStore
 
 SUBJECT = "perflab.publish.trends"
 
@@ -25,7 +25,7 @@ BENCH = Benchmark("parse", stmt="pass")
 
 
 def write(
-    store: Store,
+    store: SqliteStore,
     levels: dict[str, float],
     *,
     machine: str = "ci-1",
@@ -65,7 +65,7 @@ def write(
 
 def stored(tmp_path: Path, *runs: dict[str, Any]) -> Path:
     path = tmp_path / "p.db"
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     try:
         for run in runs:
             write(store, **run)
@@ -158,7 +158,7 @@ def test_commits_follow_each_run_s_order_and_a_cycle_goes_to_the_first_measured(
         {"levels": {a: 1.0, b: 1.0}, "seed": 3},
         {"levels": {c: 1.0, a: 1.0}, "seed": 4},  # says c comes before a
     )
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     try:
         runs = store.runs_of_code()
     finally:

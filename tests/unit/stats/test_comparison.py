@@ -1,6 +1,6 @@
 """The verdict rule's one home (stats/comparison.py): the band test, the stricter rule for an
 interval over one process per variant, `comparison_from` deciding by both, and a lens's reason
-to withhold the verdict."""
+to withhold the verdict, and an output check's `invalid`."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from perflab.stats.comparison import (
     SideValues,
     Subject,
     comparison_from,
+    invalidate,
     verdict_for,
     withhold_verdict,
 )
@@ -118,5 +119,31 @@ def test_a_verdict_withheld_after_the_fact_follows_the_same_rule() -> None:
     # withheld twice keeps what the interval said, not the first reason's `inconclusive`
     assert withhold_verdict(once, FEW) == once
     # an output check's `invalid` outranks any reason
-    invalid = withhold_verdict(replace(decided, verdict=Verdict.INVALID), NOT_THE_QUANTITY)
+    invalid = withhold_verdict(invalidate(decided, CHECK), NOT_THE_QUANTITY)
     assert invalid.verdict is Verdict.INVALID and invalid.withheld is None
+
+
+CHECK = {"expression": "f()", "where": "element [0]", "differing": 1}
+
+
+@pytest.mark.parametrize("withhold", [None, NOT_THE_QUANTITY])
+def test_an_output_check_makes_a_comparison_invalid_and_keeps_the_interval_s_verdict(
+    withhold: Withhold | None,
+) -> None:
+    decided = comparison_from(
+        (1.03, 1.02, 1.05),
+        Subject("b", Metric.TIME, "a", "b"),
+        SideValues(1.0, 1.03, "ns"),
+        equivalence_band=BAND,
+        withhold=withhold,
+    )
+    invalid = invalidate(decided, CHECK)
+    assert invalid.verdict is Verdict.INVALID and invalid.output_check == CHECK
+    assert invalid.interval_verdict is Verdict.SLOWER and invalid.withheld == decided.withheld
+    assert replace(invalid, verdict=decided.verdict, output_check=None, interval_verdict=None) == (
+        replace(decided, interval_verdict=None)
+    )
+    out = invalid.to_json()
+    assert (out["verdict"], out["output_check"]) == ("invalid", CHECK)
+    # the JSON gives the interval's verdict only beside a lens's reason to withhold it
+    assert ("interval_verdict" in out) is (withhold is not None)

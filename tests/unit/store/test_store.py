@@ -6,7 +6,7 @@ import pytest
 from perflab.records.errors import StoreError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
-from perflab.store import Store
+from perflab.store import SqliteStore
 from perflab.store.migrations import SCHEMA_VERSION
 
 EXPERIMENT = Experiment(
@@ -16,7 +16,7 @@ EXPERIMENT = Experiment(
 
 
 def test_round_trip(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     writer = store.begin_run(EXPERIMENT, {"cpu_model": "x"}, "0.1")
     writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 123.0, loops=10, block=1, cpu=1))
     accounted = Sample(
@@ -30,7 +30,7 @@ def test_round_trip(tmp_path: Path) -> None:
     writer.finish(RunStatus.COMPLETE)
     store.close()
 
-    again = Store.open(tmp_path / "s.db")
+    again = SqliteStore.open(tmp_path / "s.db")
     run = again.load_run("latest")
     assert run.status is RunStatus.COMPLETE
     assert run.experiment == EXPERIMENT
@@ -43,7 +43,7 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_run_references(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     with pytest.raises(StoreError, match="empty"):
         store.resolve_run_id("latest")
     first = store.begin_run(EXPERIMENT, {}, "0.1").run_id
@@ -59,20 +59,20 @@ def test_run_references(tmp_path: Path) -> None:
 
 def test_schema_is_versioned_and_newer_stores_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    Store.open(path).close()
+    SqliteStore.open(path).close()
     connection = sqlite3.connect(path)
     assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     connection.close()
     with pytest.raises(StoreError, match="newer than this perflab"):
-        Store.open(path)
+        SqliteStore.open(path)
 
 
 def test_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a perflab store"):
-        Store.open(path)
+        SqliteStore.open(path)
 
 
 def test_notes_said_again_per_benchmark_are_shown_once() -> None:
@@ -92,7 +92,7 @@ def test_notes_said_again_per_benchmark_are_shown_once() -> None:
 
 
 def test_a_run_reads_back_what_it_stored_so_far(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     writer = store.begin_run(EXPERIMENT, {}, "0.1")
     writer.add_sample(Sample("b", "A", Metric.COUNTERS, "task-clock", 5.0))
     writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 5.0))
@@ -104,12 +104,12 @@ def test_a_run_reads_back_what_it_stored_so_far(tmp_path: Path) -> None:
 
 def test_reading_opens_read_only_and_never_migrates(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    Store.open(path).close()
+    SqliteStore.open(path).close()
     connection = sqlite3.connect(path)
     connection.execute("PRAGMA user_version = 1")  # pretend an older schema
     connection.close()
     before = path.read_bytes()
-    reader = Store.open(path, create=False)
+    reader = SqliteStore.open(path, create=False)
     assert reader.read_only and reader.list_runs() == []
     with pytest.raises(StoreError, match="opened for reading"):
         reader.begin_run(EXPERIMENT, {}, "0.1")
@@ -119,7 +119,7 @@ def test_reading_opens_read_only_and_never_migrates(tmp_path: Path) -> None:
 
 def test_samples_of_a_schema_2_store_read_without_scheduler_accounting(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     writer = store.begin_run(EXPERIMENT, {}, "0.1")
     writer.add_sample(Sample("b", "A", Metric.TIME, "wall_ns", 5.0, run_queue_ns=1))
     writer.finish(RunStatus.COMPLETE)
@@ -130,11 +130,11 @@ def test_samples_of_a_schema_2_store_read_without_scheduler_accounting(tmp_path:
     connection.execute("PRAGMA user_version = 2")
     connection.commit()
     connection.close()
-    reader = Store.open(path, create=False)
+    reader = SqliteStore.open(path, create=False)
     (sample,) = reader.load_run("latest").samples
     assert sample.value == 5.0 and sample.run_queue_ns is None
     reader.close()
-    migrated = Store.open(path)  # opened for writing: migrated, the old samples kept
+    migrated = SqliteStore.open(path)  # opened for writing: migrated, the old samples kept
     assert migrated.load_run("latest").samples[0].value == 5.0
     migrated.close()
 
@@ -142,7 +142,7 @@ def test_samples_of_a_schema_2_store_read_without_scheduler_accounting(tmp_path:
 def test_an_empty_file_reads_as_an_empty_store_and_stays_empty(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
     path.touch()
-    store = Store.open(path, create=False)
+    store = SqliteStore.open(path, create=False)
     assert store.list_runs() == []
     with pytest.raises(StoreError, match="empty"):
         store.load_run("latest")
@@ -161,7 +161,7 @@ def test_a_run_whose_process_is_gone_reads_as_interrupted(tmp_path: Path) -> Non
     assert ProcessIdentity(me.pid, me.start_ticks, "another-boot", me.host).is_alive() is False
     assert ProcessIdentity(me.pid, me.start_ticks, me.boot_id, "other-host").is_alive() is None
 
-    store = Store.open(tmp_path / "s.db")
+    store = SqliteStore.open(tmp_path / "s.db")
     alive = store.begin_run(EXPERIMENT, {}, "0.1")
     dead = store.begin_run(EXPERIMENT, {}, "0.1")
     # the same pid with another start time: a reused pid, not the owner
@@ -182,7 +182,7 @@ def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "folder" / "s.db"
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     earlier = store.begin_run(EXPERIMENT, {}, "0.1")
     earlier.finish(RunStatus.COMPLETE)
     writer = store.begin_run(EXPERIMENT, {}, "0.1")
@@ -195,7 +195,7 @@ def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
     with pytest.raises(StoreLostError):  # every later write says the same, nothing more
         writer.finish(RunStatus.COMPLETE)
     assert not (tmp_path / "folder" / "perflab-recovered-run2-2.db").exists()
-    saved = Store.open(recovery, create=False)
+    saved = SqliteStore.open(recovery, create=False)
     assert [(r.run_id, r.status, r.n_samples) for r in saved.list_runs()] == [
         (2, RunStatus.INCOMPLETE, 2),
         (1, RunStatus.COMPLETE, 0),
@@ -205,11 +205,11 @@ def test_a_store_removed_under_a_run_is_saved_and_the_run_stops(
 def test_the_store_folder_ignores_itself_for_git(tmp_path: Path) -> None:
     """The folder perflab makes for its store (the default `.perflab`) holds a `.gitignore` of
     `*`, so the store never shows in the user's `git status`; a folder the user had is left."""
-    Store.open(tmp_path / ".perflab" / "perflab.db").close()
+    SqliteStore.open(tmp_path / ".perflab" / "perflab.db").close()
     assert (tmp_path / ".perflab" / ".gitignore").read_text().splitlines()[-1] == "*"
-    Store.open(tmp_path / "mine.db").close()
+    SqliteStore.open(tmp_path / "mine.db").close()
     assert not (tmp_path / ".gitignore").exists()
     (tmp_path / "made").mkdir()
-    Store.open(tmp_path / "made" / "new" / "p.db").close()
+    SqliteStore.open(tmp_path / "made" / "new" / "p.db").close()
     assert (tmp_path / "made" / "new" / ".gitignore").exists()
     assert not (tmp_path / "made" / ".gitignore").exists()

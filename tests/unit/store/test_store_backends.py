@@ -121,11 +121,11 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     import pickle
     import queue
 
-    from perflab.engine.cluster_node import Record, RecordKind, StreamingStore
+    from perflab.engine.cluster_node import MachineFacts, RecordQueue, StreamingStore
     from perflab.records.kinds import Metric
     from perflab.records.model import Sample
 
-    records: queue.Queue[Record] = queue.Queue()
+    records: RecordQueue = queue.Queue()
     store = StreamingStore(records)
     assert isinstance(store, RunRecorder) and not isinstance(store, RunStore)
     writer = store.begin_run(make_experiment(stmt="pass"), {"cpu": "x"}, "test")
@@ -134,7 +134,7 @@ def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:
     writer.finish(RunStatus.COMPLETE)
     assert writer.data_for("b", Metric.TIME).samples == (sample,)
     sent = [records.get_nowait() for _ in range(2)]
-    assert sent == [(RecordKind.MACHINE, {"cpu": "x"}), (RecordKind.SAMPLE, sample)]
-    # the driver tells the kinds apart by identity: they cross to it pickled
+    assert sent == [MachineFacts({"cpu": "x"}), sample]
+    # the driver tells the records apart by their type: they cross to it pickled
     received = pickle.loads(pickle.dumps(sent))
-    assert all(a is b for (a, _), (b, _) in zip(received, sent, strict=True))
+    assert [type(r) for r in received] == [MachineFacts, Sample] and received == sent

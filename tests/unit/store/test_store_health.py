@@ -8,12 +8,12 @@ import pytest
 
 from perflab.records.errors import StoreError
 from perflab.store import health
-from perflab.store.sqlite import Store
+from perflab.store.sqlite import SqliteStore
 
 
 def _store(tmp_path: Path) -> Path:
     path = tmp_path / "perflab.db"
-    Store.open(path).close()
+    SqliteStore.open(path).close()
     return path
 
 
@@ -23,10 +23,10 @@ def test_the_reason_runs_cannot_be_written_survives_unreadable_run_ids(
     path = _store(tmp_path)
     monkeypatch.setattr(health, "read_only_reason", lambda path: "it is on a read-only filesystem")
 
-    def no_run_ids(self: Store) -> list[int]:
+    def no_run_ids(self: SqliteStore) -> list[int]:
         raise StoreError("the runs table cannot be read")
 
-    monkeypatch.setattr(Store, "run_ids", no_run_ids)
+    monkeypatch.setattr(SqliteStore, "run_ids", no_run_ids)
     found = health.check_store(path, thorough=True)
     assert "the runs table cannot be read" in found.problems
     assert found.writable == "it is on a read-only filesystem"

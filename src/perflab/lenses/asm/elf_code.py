@@ -6,7 +6,7 @@ through *its* environment (another venv's ``libtorch_cpu.so``). So the object pa
 live process's mappings (``/proc/PID/maps``) or from the dso paths a profiler saw, never from a
 guess at install locations. Symbols are read from ``.symtab`` and ``.dynsym`` (`elf_tables`), and
 addresses are kept as link-time virtual addresses (``st_value``), which are the same in every run
-of a PIE or shared object; :func:`~perflab.lenses.asm.elf_objects.runtime_to_link_address`
+of a PIE or shared object; :func:`~perflab.tool_drivers.elf_objects.runtime_to_link_address`
 removes the load bias.
 """
 
@@ -19,17 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from perflab.lenses.asm.demangling import Demangler
-from perflab.lenses.asm.elf_objects import (
+from perflab.store.analysis_cache import AnalysisCache
+from perflab.tool_drivers.debuginfo import elf_sections, file_identity
+from perflab.tool_drivers.demangling import Demangler
+from perflab.tool_drivers.elf_objects import (
     CodeLookupError,
     ElfObject,
     ElfSymbol,
     LoadSegment,
     SectionSpan,
 )
-from perflab.lenses.asm.elf_tables import read_elf_file, separate_debug_file
-from perflab.store.analysis_cache import AnalysisCache
-from perflab.tool_drivers.debuginfo import elf_sections, file_identity
+from perflab.tool_drivers.elf_tables import read_elf_file, separate_debug_file
 
 
 def _file_key(path: str) -> tuple[str, int, int]:

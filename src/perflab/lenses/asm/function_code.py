@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from perflab.lenses.asm.demangling import Demangler
 from perflab.lenses.asm.disassembly import AsmLine, disassemble, normalise
-from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
 from perflab.lenses.asm.identity import family
 from perflab.lenses.asm.locate import FoundFunction
 from perflab.lenses.asm.machine_code import (
@@ -19,12 +17,14 @@ from perflab.lenses.asm.machine_code import (
     line_from_json,
     line_to_json,
 )
-from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.lenses.asm.summaries import call_targets
 from perflab.machine.proc import ProcessRunner
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import symbolise
+from perflab.tool_drivers.demangling import Demangler
+from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymbol
+from perflab.tool_drivers.llvm_mca import McaPredictor
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from perflab.lenses.asm.demangling import Demangler
 from perflab.lenses.asm.elf_code import load_elf_object
-from perflab.lenses.asm.elf_objects import CodeLookupError, ElfObject, ElfSymbol
 from perflab.lenses.asm.identity import Role, family, fragment_role, identity
 from perflab.lenses.asm.sources import ProfiledRegion
 from perflab.store.analysis_cache import AnalysisCache
+from perflab.tool_drivers.demangling import Demangler
+from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymbol
 from perflab.tool_output.object_names import library_name
 
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff

@@ -23,13 +23,13 @@ from perflab.lenses.asm.loops import find_loops, hot_loop, mark_loop
 from perflab.lenses.asm.summaries import (
     InstructionMix,
     LoopSummary,
-    LoopThroughput,
     call_targets,
     instruction_mix,
     loop_body_assembly,
     summarise_loop,
 )
 from perflab.tool_drivers.debuginfo import SourceFrame, frames_from_json, frames_to_json
+from perflab.tool_output.llvm_mca import LoopThroughput
 
 # A "loop" larger than this is an interpreter's dispatch or a whole algorithm: a static
 # per-iteration prediction means little there and llvm-mca takes seconds on it.

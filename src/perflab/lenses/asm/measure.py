@@ -26,7 +26,6 @@ from perflab.lenses.asm.analyse import (
     compile_patterns,
 )
 from perflab.lenses.asm.code_notes import symbol_notes
-from perflab.lenses.asm.demangling import Demangler, default_demangler
 from perflab.lenses.asm.function_code import CodeReaders, call_sites, list_function
 from perflab.lenses.asm.identity import family
 from perflab.lenses.asm.locate import (
@@ -37,7 +36,6 @@ from perflab.lenses.asm.locate import (
     union_in_order,
     with_fragments,
 )
-from perflab.lenses.asm.mca import McaPredictor
 from perflab.lenses.asm.options import symbols_of
 from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE
 from perflab.lenses.asm.sources import (
@@ -59,6 +57,8 @@ from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severit
 from perflab.records.shared_options import analysis_cache_of
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import file_identity
+from perflab.tool_drivers.demangling import Demangler, default_demangler
+from perflab.tool_drivers.llvm_mca import McaPredictor
 
 FORMAT_VERSION = 1
 HOT_FUNCTIONS = 5

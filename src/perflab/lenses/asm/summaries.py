@@ -18,6 +18,7 @@ from perflab.lenses.asm.disassembly import (
     vector_bits,
 )
 from perflab.lenses.asm.loops import Loop
+from perflab.tool_output.llvm_mca import LoopThroughput
 
 L1I_CACHE_BYTES = 32 * 1024  # L1 instruction cache of current Intel and AMD cores
 UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Zen 3/4); the low end
@@ -80,33 +81,6 @@ def call_targets(lines: Iterable[AsmLine]) -> Counter[str]:
 def _strip_call_operand(operand: str) -> str:
     match = re.match(r"^qword ptr \[rip \+ (.*)\]$", operand)
     return match.group(1) if match else operand
-
-
-@dataclass(frozen=True)
-class LoopThroughput:
-    """llvm-mca's static prediction for one iteration of a loop body."""
-
-    cpu: str
-    cycles_per_iteration: float
-    uops_per_iteration: float
-    block_reciprocal_throughput: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cpu": self.cpu,
-            "cycles_per_iteration": self.cycles_per_iteration,
-            "uops_per_iteration": self.uops_per_iteration,
-            "block_rthroughput": self.block_reciprocal_throughput,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LoopThroughput:
-        return cls(
-            str(data["cpu"]),
-            float(data["cycles_per_iteration"]),
-            float(data["uops_per_iteration"]),
-            float(data["block_rthroughput"]),
-        )
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@
 - **Footprint**: the rss lens's measurement (`measure/peak_memory/sessions.py`): peak RSS and peak
   allocated per sample in fresh workers (statements), `wait4`'s peak RSS per run (commands).
 
-Both write through a sink that files their samples, artifacts, notes and variant facts under
-`memory`, so the instructions and rss lenses can also run beside this one without their data
-mixing.
+Both are told to file their samples, artifacts, notes and variant facts under `memory`
+(`CountOptions.metric`, `measure_peak_memory`'s `metric`), so the instructions and rss lenses can
+also run beside this one without their data mixing.
 
 Valgrind cannot execute every program (valgrind 3.19 decodes no AVX-512 instruction: a binary
 that uses AVX-512 without asking the CPU first stops with SIGILL under it). Such a variant's
@@ -22,9 +22,9 @@ footprint is still measured natively.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
 
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
@@ -36,14 +36,12 @@ from perflab.measure.lens import (
     BenchmarkData,
     LensAnalysis,
     LensContext,
-    MeasurementSink,
-    ProgressReporter,
 )
 from perflab.measure.peak_memory.sessions import measure_peak_memory
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.records.kinds import BenchmarkKind, Metric
-from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity, Variant
+from perflab.records.kinds import BenchmarkKind
+from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
 from perflab.records.shared_options import analysis_cache_of, region_of
 from perflab.tool_drivers.valgrind import (
     cannot_execute,
@@ -56,45 +54,6 @@ from perflab.tool_drivers.valgrind import (
 TRAFFIC_REPEATS = 2
 TRAFFIC_PROCESSES = 2  # worker processes per variant, each under its own valgrind
 _PAD_NAME = "PERFLAB_MEMORY_PAD"
-
-
-class _Filed:
-    """A sink filing everything written to it under the memory metric."""
-
-    def __init__(self, sink: MeasurementSink) -> None:
-        self._sink = sink
-
-    def add_sample(self, sample: Sample) -> None:
-        self._sink.add_sample(replace(sample, metric=MEMORY))
-
-    def add_artifact(self, artifact: Artifact) -> None:
-        self._sink.add_artifact(replace(artifact, metric=MEMORY))
-
-    def add_note(self, note: Note) -> None:
-        self._sink.add_note(replace(note, metric=MEMORY))
-
-    def add_variant_info(self, variant: str, info: Mapping[str, Any]) -> None:
-        # the instructions lens's fixed conditions ("instructions": ...) become the memory
-        # lens's; the interpreter facts are the same whoever measured them
-        self._sink.add_variant_info(
-            variant, {("memory" if key == "instructions" else key): v for key, v in info.items()}
-        )
-
-    def data_for(self, benchmark: str, metric: Metric) -> BenchmarkData:
-        return self._sink.data_for(benchmark, MEMORY)
-
-
-@dataclass(frozen=True)
-class _Progress:
-    inner: ProgressReporter
-    step: str
-
-    def update(
-        self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
-    ) -> None:
-        self.inner.update(
-            benchmark=benchmark, metric=MEMORY, detail=f"{self.step}: {detail}", fraction=fraction
-        )
 
 
 def same_size_environments(variants: Sequence[Variant]) -> tuple[Variant, ...]:
@@ -117,7 +76,7 @@ class PeakMemory:
     """The footprint: peak RSS and peak allocated, as the rss lens measures them."""
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        measure_peak_memory(benchmark, context, metric=MEMORY)
+        measure_peak_memory(benchmark, context, metric=MEMORY, progress_label="peak RSS: memory")
 
 
 class MemoryLens:
@@ -137,7 +96,12 @@ class MemoryLens:
         # interval holds none of that; the interval is widened by the processes' spread
         # (stats.summary.process_ratio_interval)
         self.traffic = traffic or InstructionCounter(
-            CountOptions(repeats=TRAFFIC_REPEATS, processes=TRAFFIC_PROCESSES, inline_frames=False)
+            CountOptions(
+                repeats=TRAFFIC_REPEATS,
+                processes=TRAFFIC_PROCESSES,
+                inline_frames=False,
+                metric=MEMORY,
+            )
         )
         self.footprint = footprint or PeakMemory()
         self.read_cpuinfo = read_cpuinfo
@@ -170,17 +134,12 @@ class MemoryLens:
         ]
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        sink = _Filed(context.sink)
-        footprint = replace(context, sink=sink, progress=_Progress(context.progress, "peak RSS"))
-        self.footprint.measure(benchmark, footprint)
+        self.footprint.measure(benchmark, context)
         variants = same_size_environments(context.experiment.variants)
         counting = self._counting(benchmark, context, variants)
-        traffic = replace(
-            context, sink=sink, progress=_Progress(context.progress, "cache simulation")
-        )
         for variant in variants:
             try:
-                counting.count(benchmark, traffic, (variant,))
+                counting.count(benchmark, context, (variant,))
             except BenchmarkFailedError as error:
                 reason = cannot_execute(error)
                 if reason is None:
@@ -205,6 +164,8 @@ class MemoryLens:
         settings = context.experiment.settings
         options = replace(
             self.traffic.options,
+            metric=MEMORY,  # the traffic is this lens's, whatever counter it was given
+            progress_label="cache simulation: callgrind",
             cache_sim=True,  # the traffic is what the simulated caches see
             region=region_of(settings),  # the instructions lens's option, shared
             analysis_cache=analysis_cache_of(settings),

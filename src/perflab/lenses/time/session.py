@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.cost import (
-    TIME_GENERATION_S_RANGE,
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
@@ -31,10 +30,8 @@ from perflab.stats.sequential import MIN_UNITS_TO_STOP_EARLY, decided_agree, may
 MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
-# generations rather than long ones: about this many, each between these lengths (cost.py).
+# generations rather than long ones: about this many (cost.py holds their lengths).
 TARGET_GENERATIONS = TIME_TARGET_GENERATIONS
-GENERATION_S_RANGE = TIME_GENERATION_S_RANGE
-
 # a stop this much short of the share is said (a note), so that a plan is read against it
 EARLY_STOP_SAID = 0.9
 
@@ -72,7 +69,8 @@ class TimeSession(LensSession):
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
         self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
-        self.started_wall_s = time.time()  # the lock's marks carry wall-clock times
+        # the wall clock, not the session's: other processes write the lock's marks in it
+        self.started_wall_s = time.time()
         self.was_precise = False  # the stopping rule found every comparison precise enough
         self.sampler = InterleavedSampler(self, Metric.TIME)
         # variants that failed while the others were measured on (by index), with why

@@ -16,8 +16,8 @@ import numpy as np
 
 from perflab.budget.costs import ServerRounds
 from perflab.lenses.time.artifacts import KIND_SERVER_ROUND, WALL_NS
+from perflab.lenses.time.cost import TIME_GENERATION_S_RANGE
 from perflab.lenses.time.session import (
-    GENERATION_S_RANGE,
     LOADED_PREEMPTED_FRACTION,
     LOADED_SAMPLE_MS,
     MIN_BLOCKS_PER_GENERATION,
@@ -89,7 +89,7 @@ class TimeStatementSession(TimeSession):
 
     def _planned_generation_s(self) -> float:
         """How long each generation samples, unless start-up or the minimums say otherwise."""
-        low_s, high_s = GENERATION_S_RANGE
+        low_s, high_s = TIME_GENERATION_S_RANGE
         return min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
 
     def _start(self, launch: Launch, prestarted: Prestart | None) -> list[StatementWorker]:
@@ -373,6 +373,8 @@ class Prestart:
         self.startup_s = 0.0  # how long the workers took to start, once `take` returned
 
         def launch() -> list[StatementWorker]:
+            # the real clock, not the session's: a test's fake clock advances as the sampler
+            # reads it, which a second thread's readings would make depend on thread timing
             started_ns = time.monotonic_ns()
             workers = session.launch_workers(
                 layout=launch_of.layout,

@@ -76,13 +76,11 @@ RequestsChecked = dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str]
 
 class InstructionCounter:
     """Counts every variant of a benchmark under callgrind (statements and commands), its counts
-    and callgrind files stored as `Metric.INSTRUCTIONS` samples and artifacts (a lens that files
-    them under its own metric wraps the sink). Lenses hold one and call `count`; none inherits.
+    and callgrind files stored as samples and artifacts of the counting lens's metric. Lenses
+    hold one and call `count`; none inherits.
 
-    Reads no lens's options: what an experiment asks for (`cache_sim`, `region`,
+    Reads no lens's options: what the lens asks for (`metric`, `cache_sim`, `region`,
     `analysis_cache`) comes in its `CountOptions`, set by the lens from its own settings."""
-
-    metric = Metric.INSTRUCTIONS  # of its progress, its notes and its unavailable artifacts
 
     def __init__(
         self,
@@ -109,6 +107,11 @@ class InstructionCounter:
         fork = processes * compared > len(cpus_for_counting(self.options, context.cpu))
         return self.with_options(replace(self.options, fork=fork))
 
+    @property
+    def metric(self) -> Metric:
+        """The counting lens's: of the samples, artifacts, notes and progress (`CountOptions`)."""
+        return self.options.metric
+
     def count(
         self,
         benchmark: Benchmark,
@@ -128,7 +131,7 @@ class InstructionCounter:
         context.progress.update(
             benchmark=benchmark.name,
             metric=self.metric,
-            detail=f"callgrind: {names}"
+            detail=f"{self.options.progress_label}: {names}"
             + (f" ({side_by_side} at once)" if side_by_side > 1 else ""),
         )
         counting = _Counting(
@@ -204,8 +207,8 @@ class InstructionCounter:
         context.progress.update(
             benchmark=counting.benchmark.name,
             metric=self.metric,
-            detail=f"callgrind: the processes of {', '.join(disagreeing)} disagree, "
-            "one more process per variant",
+            detail=f"{self.options.progress_label}: the processes of "
+            f"{', '.join(disagreeing)} disagree, one more process per variant",
         )
         counting.run(extra)
 
@@ -255,7 +258,7 @@ class InstructionCounter:
         for variant, env in zip(variants, envs, strict=True):
             fixed_env = padded_environment(env, target)
             fixed_env["PYTHONHASHSEED"] = "0"
-            run = CountRun(benchmark, variant, context, fixed_env)
+            run = CountRun(benchmark, variant, context, fixed_env, metric=self.metric)
             run.fixed.update(
                 PYTHONHASHSEED="0",
                 aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
@@ -402,7 +405,9 @@ class _Counting:
                 levels.append(counts.per_iteration())
             else:
                 store_command(self.counter.options, run, counts, cpu)
-            self.context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
+            self.context.sink.add_variant_info(
+                run.variant.name, {str(self.counter.metric): run.fixed}
+            )
 
     def store(self, job: CountJob, outcome: tuple[int | None, str | None]) -> None:
         """A job done: the CPU it counted on, or (once per variant) why it could not count."""
@@ -425,7 +430,7 @@ class _Counting:
             return
         run.fixed.setdefault("cpus", []).append(cpu)
         run.fixed["cpu"] = run.fixed["cpus"][0]
-        self.context.sink.add_variant_info(run.variant.name, {"instructions": run.fixed})
+        self.context.sink.add_variant_info(run.variant.name, {str(self.counter.metric): run.fixed})
 
     def stop(self) -> None:
         self.workers.stop()

@@ -38,9 +38,16 @@ MAX_PROCESSES = 3
 @dataclass(frozen=True)
 class CountOptions:
     """How the variants of a benchmark are counted under callgrind: the counter's one
-    parameter object. The defaults are the instructions lens's. `cache_sim`, `region` and
-    `analysis_cache` are what an experiment asks for: each lens sets them from its own
-    settings before it counts, since measure/ reads no lens's option by name."""
+    parameter object. The defaults are the instructions lens's. `metric`, `cache_sim`,
+    `region` and `analysis_cache` are what the counting lens asks for: each lens sets them from
+    itself and its own settings before it counts, since measure/ reads no lens's option by
+    name and files nothing under a lens's metric of its own accord."""
+
+    # the counting lens's metric: its samples, artifacts, notes and progress are filed under
+    # it, and what each variant was counted with is its variant info under this key
+    metric: Metric = Metric.INSTRUCTIONS
+    # how the progress line names the counting ("callgrind: a, b")
+    progress_label: str = "callgrind"
 
     repeats: int = 2  # counted pairs per worker process (a command: processes)
     # worker processes per variant for statements, each under its own valgrind: the unit of
@@ -147,6 +154,7 @@ class CountRun:
     context: LensContext
     env: dict[str, str]
     fixed: dict[str, Any] = field(default_factory=dict)
+    metric: Metric = Metric.INSTRUCTIONS  # its samples' and artifacts' (CountOptions.metric)
 
     def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:
         return BenchmarkFailedError(
@@ -167,7 +175,7 @@ class CountRun:
         return Sample(
             benchmark=self.benchmark.name,
             variant=self.variant.name,
-            metric=Metric.INSTRUCTIONS,
+            metric=self.metric,
             name=name,
             value=value,
             loops=loops,

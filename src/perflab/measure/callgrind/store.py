@@ -27,7 +27,6 @@ from perflab.measure.callgrind.dumps import (
 from perflab.measure.callgrind.switching import StatementPlan
 from perflab.measure.callgrind.workers import CommandCounts, StatementCounts
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric
 from perflab.records.model import Artifact
 from perflab.tool_output.callgrind import (
     CallgrindPart,
@@ -68,7 +67,7 @@ def store_repeat(
             Artifact(
                 run.benchmark.name,
                 run.variant.name,
-                Metric.INSTRUCTIONS,
+                run.metric,
                 kind,
                 texts[kind],
                 generation=generation,
@@ -120,7 +119,7 @@ def add_frames(run: CountRun, frames: Mapping[str, Mapping[str, Any]]) -> None:
         Artifact(
             run.benchmark.name,
             run.variant.name,
-            Metric.INSTRUCTIONS,
+            run.metric,
             KIND_INLINE_FRAMES,
             json.dumps(frames, sort_keys=True),
         )
@@ -137,7 +136,7 @@ def add_identities(run: CountRun, identities: Mapping[str, str | None]) -> None:
         Artifact(
             run.benchmark.name,
             run.variant.name,
-            Metric.INSTRUCTIONS,
+            run.metric,
             KIND_OBJECTS,
             json.dumps(identities, sort_keys=True),
         )
@@ -195,7 +194,7 @@ def stored_parts(
             Artifact(
                 run.benchmark.name,
                 run.variant.name,
-                Metric.INSTRUCTIONS,
+                run.metric,
                 KIND_COMMAND,
                 text,
                 generation=repeat,

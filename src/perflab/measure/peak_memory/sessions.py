@@ -44,12 +44,14 @@ def measure_peak_memory(
     *,
     metric: Metric,
     clock_ns: Callable[[], int] = time.monotonic_ns,
+    progress_label: str = "memory",
 ) -> None:
-    """Every variant's peak memory, its samples filed under `metric`."""
+    """Every variant's peak memory, its samples, notes and progress filed under `metric` (the
+    measuring lens's); the progress line names each generation after `progress_label`."""
     if benchmark.kind is BenchmarkKind.STATEMENT:
-        _PeakMemoryStatementSession(benchmark, context, clock_ns, metric).run()
+        _PeakMemoryStatementSession(benchmark, context, clock_ns, metric, progress_label).run()
     else:
-        _PeakMemoryCommandSession(benchmark, context, clock_ns, metric).run()
+        _PeakMemoryCommandSession(benchmark, context, clock_ns, metric, progress_label).run()
 
 
 def rss_sample(worker: StatementWorker, loops: int) -> RssReading:
@@ -82,9 +84,12 @@ class _PeakMemorySession(LensSession):
         context: LensContext,
         clock_ns: Callable[[], int],
         filed_under: Metric,
+        progress_label: str,
     ) -> None:
         super().__init__(benchmark, context, clock_ns)
         self.filed_under = filed_under  # the metric of the samples
+        self.metric = filed_under  # and of the notes
+        self.progress_label = progress_label
 
 
 class _PeakMemoryStatementSession(_PeakMemorySession):
@@ -97,7 +102,7 @@ class _PeakMemoryStatementSession(_PeakMemorySession):
             lambda generation: self._generation(sampler, generation),
             at_least=generations,
             at_most=generations,
-            label="memory",
+            label=self.progress_label,
         )
 
     def _generation(self, sampler: InterleavedSampler, generation: int) -> None:

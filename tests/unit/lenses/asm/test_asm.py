@@ -17,12 +17,9 @@ from perflab.lenses.asm.code_diff import (
     diff_text,
     pair_names,
 )
-from perflab.lenses.asm.demangling import CxxFiltDemangler
 from perflab.lenses.asm.disassembly import AsmLine, Flow, Instruction, disassemble, vector_bits
-from perflab.lenses.asm.elf_objects import ElfObject, LoadSegment, runtime_to_link_address
 from perflab.lenses.asm.loops import find_loops, hot_loop
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-from perflab.lenses.asm.mca import parse_mca_summary
 from perflab.lenses.asm.sources import profiled_region, region_from_json, region_to_json
 from perflab.lenses.asm.summaries import instruction_mix
 from perflab.machine.fake_processes import FakeRunner as ScriptedRunner
@@ -30,8 +27,11 @@ from perflab.measure.perf.recordings import RecordedProfile
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison
 from perflab.records.settings import Settings
+from perflab.tool_drivers.demangling import CxxFiltDemangler
+from perflab.tool_drivers.elf_objects import ElfObject, LoadSegment, runtime_to_link_address
 from perflab.tool_drivers.perf import CallGraph
 from perflab.tool_drivers.process_maps import mapped_objects, parse_proc_maps
+from perflab.tool_output.llvm_mca import parse_mca_summary
 from perflab.tool_output.perf_script import executable_mappings, parse_perf_script
 
 # A counted loop calling a helper and reading a global:

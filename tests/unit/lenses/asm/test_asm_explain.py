@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.asm.elf_tables import separate_debug_file
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-from perflab.lenses.asm.mca import host_mcpu, parse_mcpu_help, supported_model
 from perflab.lenses.asm.rows import Row, VariantCode
 from perflab.tool_drivers.debuginfo import SourceFrame
+from perflab.tool_drivers.elf_tables import separate_debug_file
+from perflab.tool_drivers.llvm_mca import host_mcpu, supported_model
+from perflab.tool_output.llvm_mca import parse_mcpu_help
 
 # vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
 YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")

@@ -289,18 +289,16 @@ class _Traffic:
         self.seen.append((variant.name, self.counting.cache_sim))
         if variant.name in self.failures:
             raise BenchmarkFailedError("callgrind failed", detail=self.failures[variant.name])
-        context.sink.add_sample(
-            Sample(benchmark.name, variant.name, Metric.INSTRUCTIONS, "instructions", 1.0)
-        )
-        context.sink.add_variant_info(variant.name, {"instructions": {"repeats": 2}})
+        # files under the metric its options name, as the callgrind counter does
+        metric = self.counting.metric
+        context.sink.add_sample(Sample(benchmark.name, variant.name, metric, "instructions", 1.0))
+        context.sink.add_variant_info(variant.name, {str(metric): {"repeats": 2}})
 
 
 class _Footprint:
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         for variant in context.experiment.variants:
-            context.sink.add_sample(
-                Sample(benchmark.name, variant.name, Metric("rss"), MAXRSS_KB, 1.0)
-            )
+            context.sink.add_sample(Sample(benchmark.name, variant.name, MEMORY, MAXRSS_KB, 1.0))
 
 
 def _measure(traffic: _Traffic) -> MemorySink:

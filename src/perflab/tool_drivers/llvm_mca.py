@@ -1,21 +1,16 @@
-"""Static throughput of a loop body with llvm-mca (LLVM's machine code analyser).
-
-llvm-mca simulates the body for a number of iterations on a scheduling model of one CPU; its
-"Total Cycles / Iterations" is the predicted steady-state cost of one iteration, assuming every
-load hits L1 and every branch is predicted. It says what the code could do, not what it did: the
-measured cost next to it says how far memory or front-end effects are from that ideal.
-"""
+"""llvm-mca (LLVM's machine code analyser) run through the process seam: the static throughput of
+a loop body on the scheduling model of this machine's CPU (or the closest older one this llvm-mca
+knows), kept in the analysis cache. Its output is read by tool_output/llvm_mca.py."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 
-from perflab.lenses.asm.summaries import LoopThroughput
 from perflab.machine.host import cpu_flags, cpuinfo_fields, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import tool_identity
+from perflab.tool_output.llvm_mca import LoopThroughput, parse_mca_summary, parse_mcpu_help
 
 DEFAULT_MCPU = "native"  # LLVM's own host detection, when the CPU is not one we can name
 # a newer model than this LLVM knows -> the closest older one it does know
@@ -30,21 +25,6 @@ _OLDER_MODEL = {
 }
 MCA_TIMEOUT_S = 30.0
 MCA_KIND = "llvm-mca"  # the analysis cache's entries: one loop body's prediction
-_FIELD = re.compile(r"^(Iterations|Total Cycles|Total uOps|Block RThroughput):\s+([0-9.]+)", re.M)
-
-
-def parse_mca_summary(text: str, cpu: str) -> LoopThroughput | None:
-    """The summary block at the top of llvm-mca's default output (None if it is not there)."""
-    fields = {name: float(value) for name, value in _FIELD.findall(text)}
-    iterations = fields.get("Iterations")
-    if not iterations or "Total Cycles" not in fields:
-        return None
-    return LoopThroughput(
-        cpu=cpu,
-        cycles_per_iteration=fields["Total Cycles"] / iterations,
-        uops_per_iteration=fields.get("Total uOps", 0.0) / iterations,
-        block_reciprocal_throughput=fields.get("Block RThroughput", 0.0),
-    )
 
 
 def host_mcpu(cpuinfo: str) -> str:
@@ -80,22 +60,6 @@ def host_mcpu(cpuinfo: str) -> str:
         if "avx2" in flags:
             return "skylake"
     return DEFAULT_MCPU
-
-
-def parse_mcpu_help(text: str) -> frozenset[str]:
-    """CPU names from `llvm-mca -mcpu=help` (its "Available CPUs" block)."""
-    names = set()
-    in_cpus = False
-    for line in text.splitlines():
-        if line.startswith("Available CPUs"):
-            in_cpus = True
-            continue
-        if in_cpus and line.startswith("Available features"):
-            break
-        match = re.match(r"^\s+([\w.-]+)\s+- Select the", line)
-        if in_cpus and match:
-            names.add(match.group(1))
-    return frozenset(names)
 
 
 def supported_model(wanted: str, known: Collection[str]) -> str:

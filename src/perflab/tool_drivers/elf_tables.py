@@ -14,8 +14,8 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
-from perflab.lenses.asm.demangling import Demangler
-from perflab.lenses.asm.elf_objects import (
+from perflab.tool_drivers.demangling import Demangler
+from perflab.tool_drivers.elf_objects import (
     CodeLookupError,
     ElfObject,
     ElfSymbol,

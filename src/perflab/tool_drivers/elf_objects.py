@@ -1,4 +1,4 @@
-"""An ELF object as the asm lens reads it: its symbols at link-time addresses, its segments and
+"""An ELF object as read for its machine code: its symbols at link-time addresses, its segments and
 sections, its PLT stubs and GOT slots by name; a function's code read from it, and a runtime
 address turned back into a link-time one."""
 
