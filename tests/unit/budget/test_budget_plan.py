@@ -245,14 +245,9 @@ def test_an_elastic_share_comes_from_the_time_really_left() -> None:
 def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     from perflab.lenses.torch.measure import TorchLens
     from tests.conftest import FAST
+    from tests.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
     from tests.scripted_worker import ScriptedWorker
-    from tests.unit.lenses.time.test_measuring_loops import (
-        BENCH,
-        FakeClock,
-        lens_context,
-        loop_ns,
-        torch_profile_reply,
-    )
+    from tests.unit.lenses.torch.test_measure import torch_profile_reply
 
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
     for share_s, generations in ((0.0, 2), (100.0, 5)):
