@@ -92,7 +92,7 @@ def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
     from perflab.lenses.registry import cost_model
     from perflab.records.kinds import Metric
     from perflab.records.settings import Settings
-    from tests.unit.budget.test_budget_plan import QUICK
+    from tests.unit.budget.test_plan import QUICK
 
     costs = lens_costs(QUICK, Settings(budget_s=10), {Metric.TIME: cost_model(Metric.TIME)})
     plan = plan_budget(10, QUICK, costs)

@@ -16,7 +16,7 @@ from perflab.tool_output.profile_diff import diff_profiles
 from perflab.tool_output.profile_evidence import with_stack_evidence
 from perflab.tool_output.profile_stacks import Stack, hot_symbols
 from perflab.tool_output.symbol_names import cpu_copy, dispatch_pairs, selector_changes
-from tests.unit.lenses.asm.test_asm_explain import XMM, YMM, claims, listing
+from tests.unit.lenses.asm.test_explain import XMM, YMM, claims, listing
 
 NPY = "_multiarray_umath.cpython-312-x86_64-linux-gnu.so"
 OBJ = f"/venv/numpy/_core/{NPY}"
