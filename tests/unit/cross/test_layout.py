@@ -164,7 +164,6 @@ def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
 SEVERAL_MODULES = {
     "lenses/asm/test_asm.py": "disassembly, code diffs, loops and the analysis of the asm lens",
     "lenses/instructions/test_instruction_analysis.py": "callgrind costs, inlining and layers",
-    "report/test_report_fragments.py": "the lenses' sections as every renderer shows them",
 }
 
 

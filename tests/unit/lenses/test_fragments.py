@@ -1,6 +1,8 @@
-"""The fragments every lens's section is built from: the measurement table."""
+"""The fragments every lens's section is built from: a measurement table, a count."""
 
 from __future__ import annotations
+
+from perflab.lenses.fragments import per_iteration
 
 
 def test_one_run_is_shown_without_an_interval() -> None:
@@ -34,3 +36,10 @@ def test_one_run_is_shown_without_an_interval() -> None:
     assert "(one run: no interval)" in once[2].text and "inf" not in once[2].text
     (twice,) = measurement_table([measured(2, 0.9e6, 1.1e6)]).rows
     assert "[" in twice[2].text
+
+
+def test_tiny_counts_per_iteration_read_as_one_per_n_iterations() -> None:
+    assert per_iteration(9.001e-05, "") == "1 per 11,110 iterations"
+    assert per_iteration(2.5, "D1 misses") == "2.5 D1 misses per iteration"
+    assert per_iteration(0.0, "") == "0 per iteration"
+    assert per_iteration(123456.0, "instructions") == "123,456 instructions per iteration"
