@@ -162,7 +162,6 @@ def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
 
 # files that still test several modules under one name, each until it is split by module
 SEVERAL_MODULES = {
-    "lenses/asm/test_asm.py": "disassembly, code diffs, loops and the analysis of the asm lens",
     "lenses/instructions/test_instruction_analysis.py": "callgrind costs, inlining and layers",
 }
 
