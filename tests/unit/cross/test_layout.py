@@ -161,9 +161,7 @@ def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
 
 
 # files that still test several modules under one name, each until it is split by module
-SEVERAL_MODULES = {
-    "lenses/instructions/test_instruction_analysis.py": "callgrind costs, inlining and layers",
-}
+SEVERAL_MODULES: dict[str, str] = {}
 
 
 def _modules_named(folders: tuple[str, ...]) -> dict[str, str]:
