@@ -1,10 +1,10 @@
-"""Counters lens without perf: event probing through a fake runner, and analysis of stored data."""
+"""The counters lens's analysis of stored data: a ratio per event, and what is not claimed."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,62 +16,15 @@ from perflab.lenses.counters.analyse import (
     AVAILABILITY,
     COUNT_FLOOR,
     PROBE,
-    HostFacts,
     analyse_counters,
 )
 from perflab.lenses.counters.findings import CounterFindings
-from perflab.lenses.counters.measure import parse_arch_status, probe_events
-from perflab.lenses.counters.perf_stat import Availability
-from perflab.machine.fake_processes import FakeRunner
-from perflab.machine.proc import Completed, LaunchSpec
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Variant
 from perflab.records.settings import Settings
 
 DATA = Path(__file__).parents[2] / "golden" / "data" / "perf"
-VM = HostFacts(hypervisor=True, paranoid=2, root=True)
-
-
-def _perf_stat(unknown: set[str]) -> Callable[[LaunchSpec, str | None], Completed]:
-    """Answers `perf stat -e LIST -- true` like perf: 129 for an unknown name, else CSV."""
-
-    def reply(spec: LaunchSpec, stdin: str | None) -> Completed:
-        events = spec.argv[spec.argv.index("-e") + 1]
-        for name in events.split(","):
-            if name in unknown:
-                offset = events.index(name)
-                stderr = (
-                    f"event syntax error: '{events}'\n{' ' * (21 + offset)}\\___ parser error\n"
-                )
-                return Completed(spec.argv, 129, "", stderr, 1)
-        lines = [
-            f"<not supported>,,{n},0,100.00,," if n == "cycles" else f"5,,{n},1000,100.00,,"
-            for n in events.split(",")
-        ]
-        return Completed(spec.argv, 0, "", "\n".join(lines) + "\n", 1)
-
-    return reply
-
-
-def ScriptedRunner(unknown: set[str]) -> FakeRunner:  # noqa: N802
-    return FakeRunner().on_run(r" stat ", _perf_stat(unknown))
-
-
-def test_one_bad_event_never_hides_the_others() -> None:
-    runner = ScriptedRunner(unknown={"bogus.a", "bogus.b"})
-    usable, unavailable, user_only = probe_events(
-        runner, ["task-clock", "bogus.a", "cycles", "bogus.b", "page-faults"], perf="perf", facts=VM
-    )
-    assert usable == ["task-clock", "page-faults"]
-    reasons = {u.event: u.reason for u in unavailable}
-    assert reasons == {
-        "bogus.a": Availability.UNKNOWN_EVENT,
-        "bogus.b": Availability.UNKNOWN_EVENT,
-        "cycles": Availability.NOT_SUPPORTED,
-    }
-    assert "VM" in (unavailable[-1].hint or "")
-    assert not user_only and len(runner.calls) == 3
 
 
 def _sample(variant: str, event: str, value: float, generation: int) -> Sample:
@@ -117,12 +70,6 @@ def test_analysis_gives_each_event_a_ratio_and_reports_the_missing() -> None:
     assert isinstance(analysis.findings, CounterFindings)
     missing = {u.event: str(u.reason) for u in analysis.findings.unavailable_events}
     assert missing == {"cycles": "not supported", "cache-misses": "not counted"}
-
-
-def test_arch_status() -> None:
-    assert parse_arch_status("AVX512_elapsed_ms:\t-1") == -1
-    assert parse_arch_status("AVX512_elapsed_ms:\t12\n") == 12
-    assert parse_arch_status(None) is None
 
 
 # context switches per sample of an A/A of sum(range(1000)) under the counters lens (2-vCPU AMD
