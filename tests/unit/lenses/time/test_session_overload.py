@@ -3,37 +3,24 @@ early on an interval the analysis then widens (stats.overload, lenses.time.decis
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
-import os
 import random
-from pathlib import Path
-
-import pytest
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.decision import decide
-from perflab.lenses.time.measure import TimeLens
 from perflab.lenses.time.session import may_stop_after, precise_enough
-from perflab.machine import cpu_lock
-from perflab.machine.fake_processes import FakeRunner
-from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (
     Artifact,
     Benchmark,
     BenchmarkData,
-    Experiment,
     Sample,
     Severity,
-    Variant,
 )
 from perflab.records.settings import Settings
 from perflab.stats.preemption import Preemption
-from tests.conftest import FAST
-from tests.scripted_worker import ScriptedWorker
 
 PRECISION = 0.005
 BAND = 0.01
@@ -134,83 +121,3 @@ def test_another_perflab_run_on_the_cpu_is_overload_whatever_the_samples_show() 
         decision.estimate.ci_low,
         decision.estimate.ci_high,
     )
-
-
-def _measure_on_cpu_1() -> tuple[TimeLens, MemorySink, Benchmark, Experiment]:
-    worker = ScriptedWorker(lambda spec: 800.0 if (spec.env or {}).get("FAST") else 1000.0)
-    runner = FakeRunner().on_spawn("statement_worker", worker)
-    bench = Benchmark(name="b", stmt="f()")
-    experiment = Experiment(
-        benchmarks=(bench,),
-        variants=(Variant("A"), Variant("B", env={"FAST": "1"})),
-        settings=dataclasses.replace(FAST, budget_s=0.3),
-    )
-    sink = MemorySink()
-    context = LensContext(experiment, runner, sink, NullProgress(), 1, "/usr/bin/python3")
-    lens = TimeLens(clock_ns=_Clock())
-    lens.measure(bench, context)
-    return lens, sink, bench, experiment
-
-
-def _counted_as_overload(other_pid: int) -> None:
-    lens, sink, bench, experiment = _measure_on_cpu_1()
-    (recorded,) = [a for a in sink.artifacts if a.kind == KIND_SHARED_CPU]
-    assert json.loads(recorded.content) == {"cpu": 1, "pids": [other_pid]}
-    analysis = lens.analyse(bench, ["A", "B"], sink.data_for("b", Metric.TIME), experiment)
-    assert [n for n in analysis.notes if f"pid {other_pid}" in n.message]
-    (comparison,) = analysis.comparisons
-    assert comparison.to_json()["overload"]["shared_cpu_with"] == [other_pid]
-
-
-def test_the_time_lens_records_the_run_that_holds_its_cpu(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A run that shares its measuring CPU with the run holding it (after waiting for a free
-    one) records the holder; the analysis names it and counts it as overload."""
-    monkeypatch.setenv(cpu_lock.LOCK_DIR_VARIABLE, str(tmp_path))
-    held = cpu_lock.try_lock(1)
-    assert held is not None and held.fd is not None
-    other_pid = 4242  # the lock file says who holds it: another run
-    os.pwrite(held.fd, f"{other_pid:<{cpu_lock.PID_WIDTH}}\n".encode(), 0)
-    try:
-        _counted_as_overload(other_pid)
-    finally:
-        held.close()
-
-
-def test_the_time_lens_records_a_run_that_joined_its_cpu(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The run holding the CPU records a run that joined it, and leaves the join's mark for
-    the note the run gives at its end."""
-    monkeypatch.setenv(cpu_lock.LOCK_DIR_VARIABLE, str(tmp_path))
-    held = cpu_lock.try_lock(1)
-    assert held is not None
-    other_pid = os.getppid()  # a live process: a run still measuring on the CPU
-    mark = tmp_path / f"cpu1.joined.{other_pid}"
-    mark.touch()
-    try:
-        _counted_as_overload(other_pid)
-    finally:
-        held.close()
-    assert mark.exists()
-
-
-class _Clock:
-    """Each reading advances 10 ms."""
-
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        self.now_ns += 10_000_000
-        return self.now_ns
-
-
-def test_a_look_while_measuring_leaves_an_ended_joiners_mark(tmp_path: Path) -> None:
-    ended = tmp_path / "cpu1.joined.999999999"  # no such process: a run that has ended
-    ended.touch()
-    assert cpu_lock.joined(1, 0.0, tmp_path, remove_ended=False) == (999999999,)
-    assert ended.exists()
-    assert cpu_lock.joined(1, 0.0, tmp_path) == (999999999,)  # the run's end: found, removed
-    assert not ended.exists()
