@@ -10,6 +10,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Sample
 from perflab.stats.summary import (
     per_iteration,
+    process_levels,
     process_ratio_interval,
     ratio_interval,
     relative_spread,
@@ -53,3 +54,17 @@ def test_process_ratio_interval_of_one_process_a_side_is_the_repeats_interval() 
     assert process_ratio_interval(((10.0, 11.0),), ((12.0,),)) == ratio_interval(
         (10.0, 11.0), (12.0,)
     )
+
+
+def test_process_levels_compare_processes_with_the_repeats_inside_them() -> None:
+    assert process_levels([[100.0, 100.0]]) is None  # one process: nothing to say
+    agree = process_levels([[100.0, 100.01], [100.02, 100.0]])
+    assert agree is not None and not agree.disagree
+    assert agree.levels == pytest.approx((100.005, 100.01))
+    apart = process_levels([[9695.51, 9695.25], [9814.78, 9816.97]])
+    assert apart is not None and apart.disagree
+    assert apart.between == pytest.approx(9815.875 / 9695.38 - 1)
+    assert apart.within == pytest.approx(9816.97 / 9814.78 - 1)
+    # repeats that scatter as much as the processes: no level of its own per process
+    noisy = process_levels([[100.0, 103.0], [101.0, 104.0]])
+    assert noisy is not None and not noisy.disagree

@@ -3,8 +3,6 @@ interval, and processes that settle at different levels are reported with where 
 
 from __future__ import annotations
 
-import io
-import json
 from typing import Any
 
 import pytest
@@ -22,23 +20,6 @@ from perflab.measure.worker_client import WorkerInfo
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Severity, Variant
 from perflab.records.settings import Settings
-from perflab.stats.summary import process_levels
-from perflab.worker import statement_cpu, statement_worker
-
-
-def test_process_levels_compare_processes_with_the_repeats_inside_them() -> None:
-    assert process_levels([[100.0, 100.0]]) is None  # one process: nothing to say
-    agree = process_levels([[100.0, 100.01], [100.02, 100.0]])
-    assert agree is not None and not agree.disagree
-    assert agree.levels == pytest.approx((100.005, 100.01))
-    apart = process_levels([[9695.51, 9695.25], [9814.78, 9816.97]])
-    assert apart is not None and apart.disagree
-    assert apart.between == pytest.approx(9815.875 / 9695.38 - 1)
-    assert apart.within == pytest.approx(9816.97 / 9814.78 - 1)
-    # repeats that scatter as much as the processes: no level of its own per process
-    noisy = process_levels([[100.0, 103.0], [101.0, 104.0]])
-    assert noisy is not None and not noisy.disagree
-
 
 _DUMP = """# callgrind format
 events: Ir
@@ -112,51 +93,6 @@ def test_a_process_at_another_level_widens_the_interval_and_is_named() -> None:
     assert note.severity is Severity.WARNING and note.variant == "B"
     assert "the 2 worker processes of `B` counted 102.0, 104.0" in note.message
     assert "_PyType_Lookup (libpython3.11.so.1.0, +2.0)" in note.message
-
-
-def _worker_replies(
-    requests: list[dict[str, object]], monkeypatch: pytest.MonkeyPatch
-) -> list[dict[str, object]]:
-    def timing_dependent() -> None:
-        raise AssertionError("an untimed sample read something that depends on time")
-
-    monkeypatch.setattr(statement_cpu, "involuntary_switches", timing_dependent)
-    monkeypatch.setattr(statement_cpu, "read_run_queue_ns", timing_dependent)
-    monkeypatch.setattr(statement_cpu, "read_thread_time_ns", timing_dependent)
-    monkeypatch.setattr(statement_cpu, "current_cpu", timing_dependent)
-    replies = io.StringIO()
-    lines = "".join(json.dumps(r) + "\n" for r in requests)
-    worker = statement_worker.Worker(replies, io.StringIO(lines))
-    worker.serve()
-    return [json.loads(line) for line in replies.getvalue().splitlines()]
-
-
-def test_an_untimed_sample_reads_and_encodes_nothing_that_depends_on_time(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Numbers of varying size (wall times, /proc counters) read and encoded between counted
-    samples change what the allocators hold, and with it a torch statement's count per
-    process: the instructions lens's samples are untimed, their replies always the same."""
-    sample = {"op": "sample", "loops": 3, "empty": False, "handshake": True, "timed": False}
-    replies = _worker_replies(
-        [
-            {"op": "setup", "stmt": "x = sum(range(10))", "setup": "pass", "scope": "module"},
-            sample,
-            {"op": "go"},
-            {"op": "end"},
-            {**sample, "loops": 5000},
-            {"op": "go"},
-            {"op": "end"},
-        ],
-        monkeypatch,
-    )
-    first, second = replies[1:4], replies[4:7]
-    assert first == second == [
-        {"ready": True},
-        {"done": True},
-        {"ok": True, "wall_ns": 0, "cpu": None, "nivcsw": None, "cpu_ns": None,
-         "run_queue_ns": None},
-    ]  # fmt: skip
 
 
 def test_repeats_settle_when_two_in_a_row_agree() -> None:
