@@ -573,3 +573,22 @@ def test_one_run_without_warm_up_is_one_block() -> None:
     probe = CostProbe(BenchmarkKind.COMMAND, 2, 0.0, 0.0, 0.0, sample_s=0.5, probe_s=0.5)
     cost = _costs(probe, Settings(runs=1, warmup_blocks=0), Metric.TIME)[0]
     assert cost.needs.startswith("1 block of 2 runs")
+
+
+def test_the_used_line_lists_only_parts_of_what_was_used() -> None:
+    """ "used 4.5 s of the budget: probe 2.4 s, instructions 2.0 s, analysis and report 5.4 s"
+    added up to more than it used: analysis and report run after the figure, so they are said
+    apart from its parts."""
+    from perflab.budget.costs import lens_costs
+    from perflab.budget.plan import plan_budget
+    from perflab.lenses.registry import cost_model
+    from perflab.records.kinds import Metric
+    from perflab.records.settings import Settings
+
+    costs = lens_costs(QUICK, Settings(budget_s=10), {Metric.TIME: cost_model(Metric.TIME)})
+    plan = plan_budget(10, QUICK, costs)
+    used = plan.describe({Metric.TIME: 2.0})
+    parts = used.split(";")[0]
+    assert "analysis and report" not in parts
+    assert "; analysis and report follow (0.2 s kept for them)" in used
+    assert ", analysis and report 0.2 s" in plan.describe()  # the plan before measuring

@@ -33,3 +33,32 @@ def test_the_terminal_is_quiet_by_default_and_whole_with_verbose() -> None:
     assert "bimodal" not in quiet_text and "1 more note: --verbose" in quiet_text
     assert "bimodal" in loud.export_text()
     assert "samples became 26% slower" in quiet_text  # warnings always
+
+
+def test_the_plots_hint_names_the_report_when_one_was_written() -> None:
+    import io
+
+    from rich.console import Console
+
+    from perflab.records.document import RatiosFigure, Section
+    from perflab.report.terminal import render_section
+
+    section = Section("time", (), (Section("b", (RatiosFigure("ratios", (), 0.01),)),))
+
+    def said(html_path: str | None) -> str:
+        console = Console(file=io.StringIO(), width=200, record=True)
+        render_section(section, console, html_path=html_path)
+        return console.export_text()
+
+    assert "(--html FILE)" in said(None)
+    written = said("report.html")
+    assert "(--html FILE)" not in written and "report.html" in written
+
+
+def test_the_header_says_not_pinned_only_for_what_was_asked() -> None:
+    from perflab.report.terminal import pinning_words
+
+    assert pinning_words({"pinned_cpu": 3}, pin=True) == "pinned to CPU 3"
+    assert pinning_words({}, pin=False) == "not pinned (--no-pin)"
+    cluster = {"cluster": {"address": "local", "nodes": 1, "cpus": 2}}
+    assert pinning_words(cluster, pin=True) == "on a Ray cluster of 1 node"
