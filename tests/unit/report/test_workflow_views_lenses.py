@@ -1,20 +1,14 @@
-"""The workflows' lenses: --metric parsed as `run` parses it, and an answer that says where
-another lens measured beside the deciding one disagrees (a constructed disagreement: more
-instructions, less time), in the check's comment and verdict, the bisect answer and a history's
-change point; and the comment's link, checked and escaped."""
+"""An answer that says where another lens measured beside the deciding one disagrees (a
+constructed disagreement: more instructions, less time), in the check's comment and verdict, the
+bisect answer and a history's change point; and the comment's link, escaped."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 from perflab.analyse.same_work import gate_disagreement
-from perflab.cli.options import build_parser, run_options
 from perflab.cli.workflows.check.handler import checked_link
-from perflab.plan.specs import parse_metrics
 from perflab.records.bisect import BisectResult, Commit, StepOutcome, StepState
-from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison
 from perflab.records.workflow_results import (
@@ -22,11 +16,9 @@ from perflab.records.workflow_results import (
     HistoryChange,
     HistoryPoint,
     HistoryResult,
-    base_words,
 )
 from perflab.report.history import check_headline, check_markdown, history_markdown
 from perflab.report.workflow_views import bisect_section, disagreement_text
-from perflab.workflows import Benchmarked, given_lenses
 from tests.unit.report.test_html_report import synthetic_run
 
 
@@ -50,34 +42,6 @@ def _compared(metric: Metric, ratio: float, low: float, high: float, verdict: Ve
 # the xxHash #521 shape: 7.3% more instructions, 12.6% less time
 INSTRUCTIONS_MORE = _compared(Metric.INSTRUCTIONS, 1.073, 1.073, 1.073, Verdict.SLOWER)
 TIME_LESS = _compared(Metric.TIME, 0.874, 0.85, 0.90, Verdict.FASTER)
-
-
-def test_metric_is_parsed_as_run_parses_it() -> None:
-    assert parse_metrics("time,instructions") == (Metric.TIME, Metric.INSTRUCTIONS)
-    # a repeated --metric, each possibly comma-separated; each lens once, in order
-    assert parse_metrics(("instructions", "time,instructions")) == (
-        Metric.INSTRUCTIONS,
-        Metric.TIME,
-    )
-    bench = Benchmarked(cmd="./prog", settings={"metrics": "instructions,time"})
-    assert given_lenses(None, bench) == (Metric.INSTRUCTIONS, Metric.TIME)
-    assert given_lenses("time", bench) == (Metric.TIME,)  # the argument wins
-    assert given_lenses(Metric.INSTRUCTIONS, Benchmarked(cmd="x")) == (Metric.INSTRUCTIONS,)
-    assert given_lenses(["time", "instructions"], Benchmarked(cmd="x"))[0] is Metric.TIME
-    assert given_lenses(None, Benchmarked(cmd="x")) == ()
-    with pytest.raises(ConfigError, match="unknown metric 'speed'"):
-        given_lenses("time,speed", Benchmarked(cmd="x"))
-
-
-@pytest.mark.parametrize("command", [["run"], ["history", "a..b"], ["bisect", "a", "b"]])
-def test_a_repeated_metric_keeps_every_lens(command: list[str]) -> None:
-    args = build_parser().parse_args(
-        [*command, "--cmd", "true", "-m", "instructions", "--metric", "time,counters"]
-    )
-    settings = run_options(args).settings
-    assert parse_metrics(settings["metrics"]) == (Metric.INSTRUCTIONS, Metric.TIME, Metric.COUNTERS)
-    bench = Benchmarked(cmd="true", settings=settings)
-    assert given_lenses(None, bench)[0] is Metric.INSTRUCTIONS
 
 
 def test_a_disagreement_is_found_and_said() -> None:
@@ -202,32 +166,6 @@ def test_the_bisect_answer_and_the_change_point_say_the_lenses_disagree() -> Non
         f"{2:040x}"[:10] + ": 7.3% more instructions, but 12.6% less time: the history follows "
         "instructions (--metric)"
     ) in page
-
-
-def test_where_the_base_came_from_is_said_truthfully() -> None:
-    assert base_words("--base") == "given with --base"
-    assert base_words("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") == (
-        "from CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
-    )
-    assert base_words("the default").startswith("the default: no --base, and neither")
-
-
-@pytest.mark.parametrize(
-    "link",
-    [
-        "javascript:alert(1)",
-        "report.html",
-        "ftp://ci.example/r.html",
-        "https://",
-        "https://user@ci.example/r.html",
-        "https://ci.example/a b",
-        "https://ci.example:port/r",
-        "https://ci.example/r\n### ✅",
-    ],
-)
-def test_a_report_link_must_be_an_http_url(link: str) -> None:
-    with pytest.raises(ConfigError, match="--report-link"):
-        checked_link(link)
 
 
 def test_a_report_link_is_escaped_in_the_comment() -> None:
