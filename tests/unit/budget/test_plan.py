@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import pytest
 
@@ -21,12 +20,10 @@ from perflab.budget.costs import (
 )
 from perflab.budget.machine_speed import (
     REFERENCE_S,
-    SLOWDOWN_RANGE,
     VALGRIND_REFERENCE_S,
     MachineSpeed,
 )
 from perflab.budget.plan import REPORT_S, BudgetError, elastic_share, plan_budget
-from perflab.engine.prepare.probe import measure_speed, reference_cpu
 from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,
     CALLGRIND_TOGGLED_COUNTED_S,
@@ -36,16 +33,13 @@ from perflab.lenses.instructions.cost import (
 )
 from perflab.lenses.registry import cost_model, lens_option
 from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
-from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds, time_generation_s
+from perflab.lenses.time.cost import server_rounds, time_generation_s
 from perflab.lenses.torch.cost import (
     TORCH_BLOCKS,
     TORCH_DEVICE_PROFILER_START_S,
     TORCH_PROFILE_OVERHEAD,
     TORCH_PROFILER_START_S,
 )
-from perflab.machine.fake_processes import FakeRunner
-from perflab.machine.host import process_age_s
-from perflab.machine.proc import Completed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
@@ -186,26 +180,6 @@ def test_the_time_lens_keeps_fresh_workers_when_imports_are_cheap() -> None:
     assert server_rounds(failed, settings) is None
 
 
-def test_server_rounds_fork_more_generations_when_imports_dominate() -> None:
-    settings = Settings(budget_s=1000)
-    slow = dataclasses.replace(TORCH, startup_s=20.0, import_s=19.0)
-    quick, heavy = server_rounds(TORCH, settings), server_rounds(slow, settings)
-    assert quick is not None and heavy is not None
-    assert heavy.forks_per_round > quick.forks_per_round
-    assert heavy.forks_per_round <= MAX_FORKS_PER_ROUND
-    huge_import = dataclasses.replace(TORCH, startup_s=1e4, import_s=1e4)
-    huge = server_rounds(huge_import, Settings(budget_s=1e6))
-    assert huge is not None and huge.forks_per_round == MAX_FORKS_PER_ROUND
-    # the minimum generations are spread over at least 3 rounds, and --min-generations 2
-    # asks for 2 rounds
-    assert heavy.min_rounds == 3
-    few = server_rounds(TORCH, Settings(min_generations=2))
-    assert few is not None and few.min_rounds == 2
-    # a budget too small for the minimum rounds with many forks gets fewer (at least 2)
-    tight = server_rounds(slow, Settings(budget_s=20))
-    assert tight is not None and tight.forks_per_round == 2
-
-
 def test_commands_cost_their_runs() -> None:
     probe = CostProbe(BenchmarkKind.COMMAND, 2, 0.0, 0.0, 0.0, sample_s=0.5, probe_s=0.5)
     cost = _costs(probe, Settings(), Metric.TIME)[0]
@@ -242,22 +216,6 @@ def test_an_elastic_share_comes_from_the_time_really_left() -> None:
     assert nearly == pytest.approx(counters.minimum_s)
 
 
-def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
-    from perflab.lenses.torch.measure import TorchLens
-    from tests.conftest import FAST
-    from tests.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
-    from tests.scripted_worker import ScriptedWorker
-    from tests.unit.lenses.torch.test_measure import torch_profile_reply
-
-    settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
-    for share_s, generations in ((0.0, 2), (100.0, 5)):
-        worker = ScriptedWorker(loop_ns, handlers={"torch_profile": torch_profile_reply})
-        context, _ = lens_context(FakeRunner().on_spawn("statement_worker", worker), settings)
-        context = dataclasses.replace(context, budget_s=share_s)
-        TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
-        assert worker.started == 2 * generations
-
-
 def test_a_forked_lens_share_leaves_out_its_servers_started_before_it() -> None:
     settings = Settings(budget_s=30)
     plan = plan_budget(30, TORCH, _costs(TORCH, settings, Metric.TORCH))
@@ -271,23 +229,6 @@ def test_a_forked_lens_share_leaves_out_its_servers_started_before_it() -> None:
 
 
 # -- the machine's speed, measured by the probe ---------------------------------------------
-
-
-def test_the_speed_factor_is_the_reference_runs_slowdown_within_bounds() -> None:
-    assert MachineSpeed().factor == 1.0 and not MachineSpeed().measured
-    slow = MachineSpeed(reference_s=3 * REFERENCE_S, reference_cpu_s=REFERENCE_S)
-    assert slow.factor == pytest.approx(3.0)
-    # without valgrind's own reference, valgrind is as slow as everything else
-    assert slow.valgrind_factor == pytest.approx(3.0)
-    both = dataclasses.replace(slow, valgrind_s=2 * VALGRIND_REFERENCE_S)
-    assert both.valgrind_factor == pytest.approx(2.0) and both.factor == pytest.approx(3.0)
-    low, high = SLOWDOWN_RANGE
-    assert MachineSpeed(reference_s=REFERENCE_S / 100).factor == low
-    assert MachineSpeed(reference_s=REFERENCE_S * 1000).factor == high
-    assert "x3.0" in slow.describe() and f"({REFERENCE_S:g} s on the reference machine)" in (
-        slow.describe()
-    )
-    assert "valgrind costs x2.0" in both.describe()
 
 
 def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> None:
@@ -336,36 +277,6 @@ def test_a_budget_that_fits_a_quiet_machine_is_refused_on_a_slow_one_when_strict
     assert refused.value.detail is not None and "valgrind costs x4.0" in refused.value.detail
 
 
-def test_the_reference_runs_time_the_machine_and_valgrind_only_when_asked() -> None:
-    runner = FakeRunner()
-    runner.on_run(
-        r"-I -S -c import time",
-        Completed((), 0, "0.125\n", "", wall_ns=int(0.52e9)),
-    )
-    runner.on_run(r"^valgrind --tool=callgrind", Completed((), 0, "", "", wall_ns=int(1.9e9)))
-    speed = measure_speed(runner, valgrind=False, cpu=1)
-    assert speed == MachineSpeed(reference_s=0.52, reference_cpu_s=0.125)
-    assert [spec.cpu for spec, _ in runner.calls] == [1, 1, 1]  # the median of three
-    speed = measure_speed(runner, valgrind=True, cpu=1)
-    assert speed.valgrind_s == pytest.approx(1.9)
-    assert speed.valgrind_factor == pytest.approx(2.0)
-
-
-def test_a_failed_reference_run_is_not_measured() -> None:
-    runner = FakeRunner()
-    runner.on_run(r"-I -S -c import time", returncode=1, stderr="no")
-    runner.on_run(r"^valgrind", returncode=1, stderr="valgrind: cannot start")
-    speed = measure_speed(runner, valgrind=True, cpu=None)
-    assert not speed.measured and speed.factor == 1.0 and speed.valgrind_factor == 1.0
-
-
-def test_the_reference_runs_beside_the_probe_on_another_cpu() -> None:
-    assert reference_cpu(0, {0, 1}) == 1
-    assert reference_cpu(None, {0, 1}) is None  # unpinned, beside
-    # after, on the same
-    assert reference_cpu(0, {0}) is False and reference_cpu(None, {0}) is False
-
-
 def test_perflabs_own_start_up_counts_in_the_first_benchmarks_budget() -> None:
     settings = Settings(budget_s=10)
     costs = _costs(QUICK, settings, Metric.TIME)
@@ -380,15 +291,6 @@ def test_perflabs_own_start_up_counts_in_the_first_benchmarks_budget() -> None:
         plan_budget(2, QUICK, costs, before_s=1.5, strict=True)
     assert refused.value.detail is not None
     assert refused.value.detail.startswith("perflab's start-up 1.5 s")
-
-
-def test_a_process_age_comes_from_its_start_tick_and_the_uptime() -> None:
-    ticks = os.sysconf("SC_CLK_TCK")
-    stat = f"4242 (a (strange) name) S 1 {' '.join(['0'] * 17)} {100 * ticks} 0 0"
-    assert process_age_s(stat, "130.5 250.0") == pytest.approx(30.5)
-    assert process_age_s("garbage", "1.0 1.0") is None
-    age = process_age_s()  # this process
-    assert age is not None and age >= 0
 
 
 def test_a_wait_for_a_cpu_is_said_and_not_charged_to_the_budget() -> None:

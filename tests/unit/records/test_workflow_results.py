@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.records.workflow_results import (
-    base_words,
-)
+from perflab.records.workflow_results import base_words
 
 
 def test_where_the_base_came_from_is_said_truthfully() -> None:

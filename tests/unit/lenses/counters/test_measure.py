@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from perflab.lenses.counters.analyse import (
-    HostFacts,
-)
+from perflab.lenses.counters.analyse import HostFacts
 from perflab.lenses.counters.measure import parse_arch_status, probe_events
 from perflab.lenses.counters.perf_stat import Availability
 from perflab.machine.fake_processes import FakeRunner

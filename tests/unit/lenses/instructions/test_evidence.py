@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.lenses.instructions.evidence import (
-    reattribute_inlined,
-)
+from perflab.lenses.instructions.evidence import reattribute_inlined
 from perflab.tool_output.callgrind import (
     FunctionId,
     InstructionCost,

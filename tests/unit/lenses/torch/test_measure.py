@@ -77,3 +77,18 @@ def test_unscripted_processes_fail_the_test() -> None:
             Experiment(benchmarks=(Benchmark("c", cmd="true"),), variants=VARIANTS),
             FakeRunner(),
         )
+
+
+def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
+    from perflab.lenses.torch.measure import TorchLens
+    from tests.conftest import FAST
+    from tests.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
+    from tests.scripted_worker import ScriptedWorker
+
+    settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
+    for share_s, generations in ((0.0, 2), (100.0, 5)):
+        worker = ScriptedWorker(loop_ns, handlers={"torch_profile": torch_profile_reply})
+        context, _ = lens_context(FakeRunner().on_spawn("statement_worker", worker), settings)
+        context = dataclasses.replace(context, budget_s=share_s)
+        TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
+        assert worker.started == 2 * generations
