@@ -1,10 +1,12 @@
-"""A run's notes, said once: a stack's load warning from each of its groups."""
+"""A run's notes, said once: a note repeated per benchmark, a stack's load warning from each of
+its groups."""
 
 from __future__ import annotations
 
 import random
 
-from perflab.records.model import Benchmark
+from perflab.records.kinds import Metric
+from perflab.records.model import Benchmark, Note, Severity
 
 
 def test_a_stack_says_its_load_warning_once() -> None:
@@ -16,7 +18,7 @@ def test_a_stack_says_its_load_warning_once() -> None:
     from perflab.analyse.run import dedupe_notes
     from perflab.lenses.time.analyse import analyse_time
     from perflab.records.kinds import Metric
-    from perflab.records.model import BenchmarkData, Note, Sample
+    from perflab.records.model import BenchmarkData, Sample
     from perflab.records.settings import Settings
 
     rng = random.Random(4)
@@ -40,3 +42,19 @@ def test_a_stack_says_its_load_warning_once() -> None:
     load = [n for n in dedupe_notes(notes) if "other processes took" in n.message]
     assert len(load) == 1 and "base " in load[0].message
     assert load[0].message.index("base ") < load[0].message.index("step2 ")
+
+
+def test_notes_said_again_per_benchmark_are_shown_once() -> None:
+    from perflab.analyse.run import dedupe_notes
+
+    run_level = Note(Severity.WARNING, "event x is unavailable", hint="h", metric=Metric.COUNTERS)
+    per_benchmark = Note(
+        Severity.WARNING,
+        "event x was not measured",
+        hint="h",
+        benchmark="b",
+        metric=Metric.COUNTERS,
+    )
+    other = Note(Severity.INFO, "something else", metric=Metric.TIME)
+    notes = [run_level, per_benchmark, per_benchmark, other]
+    assert dedupe_notes(notes) == [per_benchmark, other]

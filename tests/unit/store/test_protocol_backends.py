@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from perflab.api import make_experiment
-from perflab.engine.cluster import abandoned_name, cells_of
 from perflab.records.kinds import RunStatus
 from perflab.store import RunStore, SqliteStore, store_location
 from perflab.store.dialect import POSTGRESQL, SQLITE
@@ -81,38 +80,6 @@ def test_no_casts_and_no_sql_rewritten_in_the_store() -> None:
         text = module.read_text(encoding="utf-8")
         assert "cast(" not in text, module.name
         assert "re.sub(" not in text and '.replace("?"' not in text, module.name
-
-
-def test_cells_are_benchmarks_with_every_variant() -> None:
-    experiment = make_experiment(
-        stmt="sum(range($n))", params={"n": ["1", "2"]}, variants=["A", "B"]
-    )
-    cells = cells_of(experiment)
-    assert [c.benchmark for c in cells] == [b.name for b in experiment.benchmarks]
-    assert all(c.experiment.variants == experiment.variants for c in cells)
-    assert all(len(c.experiment.benchmarks) == 1 for c in cells)
-    assert (
-        abandoned_name("b", 1, "0123456789abcdef")
-        == "b (abandoned: attempt 1 on node 0123456789ab)"
-    )
-
-
-def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None:
-    """No store, or an SQLite file not made yet, holds nothing measured (and is not created by
-    asking): a workflow then measures every commit."""
-    from perflab.engine.reusable_runs import MeasuredCode
-    from perflab.records.kinds import Metric
-    from perflab.records.model import Benchmark, Experiment, Variant
-
-    # built directly: make_experiment would resolve git= through git, a process
-    planned = Experiment(
-        benchmarks=(Benchmark("prog", cmd="./prog"),), variants=(Variant(name="a", git="HEAD"),)
-    )
-    for location in (None, tmp_path / "new" / "b.db"):
-        measured = MeasuredCode.read(location, planned)
-        assert measured.value("0" * 40, Metric.INSTRUCTIONS) is None
-        assert measured.pair("0" * 40, "1" * 40, (Metric.INSTRUCTIONS,)) is None
-    assert not (tmp_path / "new").exists()
 
 
 def test_a_cells_store_streams_each_write_and_is_never_analysed() -> None:

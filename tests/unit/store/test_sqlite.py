@@ -75,22 +75,6 @@ def test_not_a_database(tmp_path: Path) -> None:
         Store.open(path)
 
 
-def test_notes_said_again_per_benchmark_are_shown_once() -> None:
-    from perflab.analyse.run import dedupe_notes
-
-    run_level = Note(Severity.WARNING, "event x is unavailable", hint="h", metric=Metric.COUNTERS)
-    per_benchmark = Note(
-        Severity.WARNING,
-        "event x was not measured",
-        hint="h",
-        benchmark="b",
-        metric=Metric.COUNTERS,
-    )
-    other = Note(Severity.INFO, "something else", metric=Metric.TIME)
-    notes = [run_level, per_benchmark, per_benchmark, other]
-    assert dedupe_notes(notes) == [per_benchmark, other]
-
-
 def test_a_run_reads_back_what_it_stored_so_far(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s.db")
     writer = store.begin_run(EXPERIMENT, {}, "0.1")
