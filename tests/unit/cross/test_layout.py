@@ -168,6 +168,8 @@ def _modules_named(folders: tuple[str, ...]) -> dict[str, str]:
     """The modules a test file in tests/unit/<folders>/ may be named after, each with its dotted
     name: the modules of the mirrored package, and the package itself (its __init__) under the
     folder's own name; in a top-level module's folder (`api/`), that module alone."""
+    if not folders:  # tests/unit's root: no package (the folder test names where it belongs)
+        return {}
     package = "perflab." + ".".join(folders)
     here = SRC.joinpath(*folders)
     if not here.is_dir():
