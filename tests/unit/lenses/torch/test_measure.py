@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
+from perflab.lenses.registry import lens_for
 from perflab.lenses.torch.analyse import KIND_OPS
 from perflab.lenses.torch.measure import TorchLens
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import LaunchSpec
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric
-from perflab.records.model import Benchmark, Experiment
+from perflab.records.model import Benchmark, Experiment, Variant
 from tests.conftest import FAST
 from tests.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
 from tests.scripted_worker import ScriptedWorker
@@ -92,3 +93,14 @@ def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
         context = dataclasses.replace(context, budget_s=share_s)
         TorchLens(clock_ns=FakeClock()).measure(BENCH, context)
         assert worker.started == 2 * generations
+
+
+def test_the_lens_is_registered_and_refuses_commands_up_front() -> None:
+    lens = lens_for(Metric.TORCH)
+    assert isinstance(lens, TorchLens)
+    experiment = Experiment(
+        benchmarks=(Benchmark("ls", cmd="ls"),), variants=(Variant("A"), Variant("B"))
+    )
+    with pytest.raises(ConfigError, match="statements, not commands") as caught:
+        lens.preflight(experiment, FakeRunner())
+    assert caught.value.benchmark == "ls" and caught.value.hint
