@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from perflab.machine.proc import SubprocessRunner  # noqa: E402
-from perflab.measure.fork_server import ForkServer  # noqa: E402
+from perflab.measure.fork_server import ForkServerClient  # noqa: E402
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerOps  # noqa: E402
 from perflab.plan.schedule import block_orders  # noqa: E402
 from perflab.records.model import Benchmark, Variant  # noqa: E402
@@ -153,7 +153,7 @@ def main() -> None:
         layout = {"PYTHONHASHSEED": str(rng.randrange(1, 2**32 - 1))}
         started = time.monotonic()
         servers = [
-            ForkServer(
+            ForkServerClient(
                 runner,
                 benchmark,
                 v,

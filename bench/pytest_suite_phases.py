@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.plan.pytest_suite import PytestTest
 from perflab.records.model import Variant
@@ -46,7 +46,7 @@ def main() -> None:
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
     for round_index in range(args.servers):
         started = time.monotonic()
-        server = ForkServer(
+        server = ForkServerClient(
             SubprocessRunner(), benchmark, variant,
             WorkerLaunch(args.python, cpu=None, timeout_s=300),
         )  # fmt: skip

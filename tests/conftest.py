@@ -12,6 +12,7 @@ import pytest
 from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE
 from perflab.plan.settings_by_name import settings_with
 from perflab.records.settings import Settings
+from tests.file_order import FileCostsWriter, costliest_files_first
 
 # Small budgets: tests check behaviour, not precision (bench/ measures that).
 FAST = settings_with(
@@ -91,7 +92,24 @@ def _no_gpu_because() -> str | None:
     return None
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--write-file-costs",
+        metavar="PATH",
+        type=Path,
+        help="write the seconds each test file took (the form of tests/file_costs.json)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--write-file-costs")
+    # xdist's workers report every test to the controller, which writes the file once
+    if path is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(FileCostsWriter(path), "file-costs-writer")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = costliest_files_first(items)
     marked = [item for item in items if item.get_closest_marker("gpu")]
     if not marked:
         return

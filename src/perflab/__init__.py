@@ -20,7 +20,20 @@ from perflab.machine import started as _started  # noqa: F401
 from perflab.records.version import __version__
 
 if TYPE_CHECKING:
-    from perflab.api import asm_views, compare, list_runs, load_run, make_experiment, run, show
+    from perflab.api import (
+        asm_views,
+        cache_entries,
+        check_store,
+        compare,
+        list_runs,
+        load_run,
+        make_experiment,
+        make_matrix,
+        make_stack,
+        prune_cache,
+        run,
+        show,
+    )
     from perflab.records.errors import (
         BenchmarkFailedError,
         ConfigError,
@@ -33,12 +46,19 @@ if TYPE_CHECKING:
     from perflab.records.results import RunResult
     from perflab.records.settings import Settings
 
+# every function of perflab.api is here (a unit test checks), so `import perflab` and
+# `import perflab.api as perflab` give the same functions, as docs/python-api.md says
 _HOMES = {
     "asm_views": "perflab.api",
+    "cache_entries": "perflab.api",
+    "check_store": "perflab.api",
     "compare": "perflab.api",
     "list_runs": "perflab.api",
     "load_run": "perflab.api",
     "make_experiment": "perflab.api",
+    "make_matrix": "perflab.api",
+    "make_stack": "perflab.api",
+    "prune_cache": "perflab.api",
     "run": "perflab.api",
     "show": "perflab.api",
     "RunResult": "perflab.records.results",
@@ -88,10 +108,15 @@ __all__ = [
     "Verdict",
     "__version__",
     "asm_views",
+    "cache_entries",
+    "check_store",
     "compare",
     "list_runs",
     "load_run",
     "make_experiment",
+    "make_matrix",
+    "make_stack",
+    "prune_cache",
     "run",
     "show",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -58,7 +59,6 @@ def make_experiment(
     gbench_filter: str | None = None,
     suite: SuiteSource | None = None,
     runner: ProcessRunner | None = None,
-    _design: Design | None = None,
     **settings: Any,
 ) -> Experiment:
     """An experiment from a file, from arguments, or a file with arguments overriding it.
@@ -78,25 +78,77 @@ def make_experiment(
     that list a suite and find the repository of git= variants are started through it (None:
     the real one)."""
     changes = setting_changes(settings)
-    around = Conditions(variants, changes, build, _design, runner or SubprocessRunner())
-    given = BenchmarkSources(
+    around = Conditions(variants, changes, build, None, runner or SubprocessRunner())
+    given = benchmark_sources(
+        experiment_file,
+        stmt=stmt,
+        setup=setup,
+        cmd=cmd,
+        name=name,
+        params=params,
+        suite=suite,
+        pytest=pytest,
+        pytest_filter=pytest_filter,
+        asv=asv,
+        asv_filter=asv_filter,
+        gbench=gbench,
+        gbench_filter=gbench_filter,
+    )
+    return experiment_from(given, around)
+
+
+def benchmark_sources(
+    experiment_file: str | Path | None = None,
+    *,
+    stmt: str | None = None,
+    setup: str | None = None,
+    cmd: str | None = None,
+    name: str | None = None,
+    params: Mapping[str, Sequence[Any]] | None = None,
+    suite: SuiteSource | None = None,
+    pytest: str | Path | None = None,
+    pytest_filter: str | None = None,
+    asv: str | Path | None = None,
+    asv_filter: str | None = None,
+    gbench: str | Path | None = None,
+    gbench_filter: str | None = None,
+) -> BenchmarkSources:
+    """make_experiment's keywords that say where the benchmarks come from, as one record."""
+    suite_of = suite_given(
+        suite,
+        gbench=gbench,
+        gbench_filter=gbench_filter,
+        asv=asv,
+        asv_filter=asv_filter,
+        pytest=pytest,
+        pytest_filter=pytest_filter,
+    )
+    return BenchmarkSources(
         experiment_file=experiment_file,
         stmt=stmt,
         setup=setup,
         cmd=cmd,
         name=name,
         params=params,
-        suite=suite_given(
-            suite,
-            gbench=gbench,
-            gbench_filter=gbench_filter,
-            asv=asv,
-            asv_filter=asv_filter,
-            pytest=pytest,
-            pytest_filter=pytest_filter,
-        ),
+        suite=suite_of,
     )
-    return experiment_from(given, around)
+
+
+def designed_experiment(
+    design: Design,
+    experiment_file: str | Path | None,
+    runner: ProcessRunner,
+    arguments: Mapping[str, Any],
+) -> Experiment:
+    """make_experiment's experiment of the design's variants under its comparisons (a stack's,
+    a matrix's): what make_stack and make_matrix build; `arguments` are make_experiment's other
+    keywords (stmt=, cmd=, build=, settings ...)."""
+    source_keys = inspect.signature(benchmark_sources).parameters.keys() - {"experiment_file"}
+    sources = {k: v for k, v in arguments.items() if k in source_keys}
+    settings = {k: v for k, v in arguments.items() if k not in source_keys and k != "build"}
+    changes = setting_changes(settings)
+    around = Conditions(design.variants, changes, arguments.get("build"), design, runner)
+    return experiment_from(benchmark_sources(experiment_file, **sources), around)
 
 
 def make_stack(
@@ -125,9 +177,7 @@ def make_stack(
         template=variant_template(each),
         first_parent=first_parent,
     )
-    return make_experiment(
-        experiment_file, variants=design.variants, runner=runner, _design=design, **arguments
-    )
+    return designed_experiment(design, experiment_file, runner, arguments)
 
 
 def make_matrix(
@@ -152,9 +202,7 @@ def make_matrix(
         repository=str(repository) if repository else find_repository(runner, start),
         template=variant_template(each),
     )
-    return make_experiment(
-        experiment_file, variants=design.variants, runner=runner, _design=design, **arguments
-    )
+    return designed_experiment(design, experiment_file, runner, arguments)
 
 
 def run(

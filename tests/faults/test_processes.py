@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner, stopped_processes
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
@@ -284,7 +284,7 @@ def test_a_forked_worker_stops_its_set_up_daemon_when_it_quits(marker: str) -> N
     """A fork server's children (forked ahead included) each stop the daemon their set-up
     started as they quit; the server, closed with a child forked ahead still waiting, stops
     nothing of the benchmark's and counts nothing"""
-    server = ForkServer(
+    server = ForkServerClient(
         SubprocessRunner(),
         Benchmark("daemon", stmt="pass", setup=_daemon_setup(marker)),
         Variant("A"),

@@ -21,7 +21,7 @@ from perflab.engine import run_experiment
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.lenses.registry import descriptor_for
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
@@ -103,7 +103,7 @@ def test_a_fork_server_imports_once_and_forks_fresh_workers(tmp_path: Path) -> N
         name="b", stmt="slow_module.CALLS.append(1)", setup="import os, slow_module"
     )
     variant = Variant("A", env={"PYTHONPATH": str(tmp_path)})
-    server = ForkServer(
+    server = ForkServerClient(
         SubprocessRunner(), benchmark, variant, WorkerLaunch(sys.executable, cpu=None, timeout_s=20)
     )
     try:

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.model import Benchmark, Variant
 
 pytestmark = pytest.mark.integration
 
 
-def _server() -> ForkServer:
-    return ForkServer(
+def _server() -> ForkServerClient:
+    return ForkServerClient(
         SubprocessRunner(),
         Benchmark("pid", stmt="pass", setup="import os"),
         Variant("A"),
@@ -73,7 +73,7 @@ def test_a_child_runs_its_own_exit_functions_once(tmp_path: Path) -> None:
     them itself."""
     marks = tmp_path / "marks"
     write = f"lambda: open({str(marks)!r}, 'a').write('%s %d\\n' % (WHO, os.getpid()))"
-    server = ForkServer(
+    server = ForkServerClient(
         SubprocessRunner(),
         Benchmark(
             "exit", stmt="pass", setup=f"import atexit, os\nWHO = 'setup'\natexit.register({write})"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.fork_server import ForkServer, ForkServers
+from perflab.measure.fork_server import ForkServerClient, ForkServers
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.measure.session import LensSession
 from perflab.measure.worker_client import WorkerLaunch
@@ -67,7 +67,7 @@ def test_device_files_among_open_files_name_their_runtime(tmp_path: Path) -> Non
 
 
 def test_a_server_whose_imports_initialised_cuda_forks_nothing(cuda_variant: Variant) -> None:
-    server = ForkServer(
+    server = ForkServerClient(
         SubprocessRunner(),
         _benchmark(),
         cuda_variant,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.plan.pytest_suite import PytestTest, parse_listing, pytest_benchmarks
 from perflab.records.errors import ConfigError
@@ -127,7 +127,7 @@ def test_a_fork_server_collects_the_file_once_for_its_children(suite: Path) -> N
         "    assert seen == [os.getpid()]\n"
     )
     test = PytestTest("test_counted.py::test_counted", "test_counted.py", ".")
-    server = ForkServer(
+    server = ForkServerClient(
         SubprocessRunner(), test.benchmark(), Variant("a", cwd=str(suite)),
         WorkerLaunch(sys.executable, cpu=None, timeout_s=60),
     )  # fmt: skip

@@ -4,6 +4,7 @@ import is a module that sleeps, so the test costs little CPU."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 from pathlib import Path
@@ -50,14 +51,18 @@ def test_an_expensive_import_is_paid_once_per_server_round(tmp_path: Path) -> No
     rounds = {
         a.generation: json.loads(a.content) for a in run.artifacts if a.kind == KIND_SERVER_ROUND
     }
-    forks = len(rounds) // n_rounds
-    assert forks >= 2 and sorted(rounds) == list(range(n_rounds * forks))
-    assert [rounds[g]["round"] for g in sorted(rounds)] == [
-        r for r in range(n_rounds) for _ in range(forks)
-    ]
+    per_round = collections.Counter(r["round"] for r in rounds.values())
+    forks = per_round[0]
+    assert forks >= 2 and sorted(per_round) == list(range(n_rounds))
+    # every round but the last forks as many generations; the stopping rule may cut a round
+    # beyond the minimums short (a loaded machine's noise asks for another round)
+    assert all(per_round[r] == forks for r in range(n_rounds - 1))
+    assert 1 <= per_round[n_rounds - 1] <= forks
+    assert sorted(rounds) == list(range(len(rounds)))
+    assert [rounds[g]["round"] for g in sorted(rounds)] == sorted(per_round.elements())
     assert set(rounds[0]["servers"]).isdisjoint(rounds[forks]["servers"])  # fresh servers
     (note,) = [n for n in result.notes if "rounds of fork servers" in n.message]
-    assert f"{n_rounds * forks} generations from {n_rounds} rounds" in note.message
+    assert f"{len(rounds)} generations from {n_rounds} rounds" in note.message
     # the import ran in the probe's server and in each round's two servers, where fresh
     # workers would have imported it twice in every generation
     assert len(imports.read_text().split()) == 1 + 2 * n_rounds

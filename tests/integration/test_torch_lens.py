@@ -9,7 +9,7 @@ import pytest
 
 from perflab.lenses.torch.measure import WORKER_OPS, torch_profile
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch, WorkerOps
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
@@ -68,7 +68,7 @@ def test_a_fork_server_warms_the_profiler_once_for_every_child() -> None:
         "add", stmt="torch.add(x, y)", setup="import torch; x = y = torch.ones(1)"
     )
     ops = WorkerOps.from_module(WORKER_OPS)
-    server = ForkServer(
+    server = ForkServerClient(
         SubprocessRunner(),
         benchmark,
         Variant("A"),

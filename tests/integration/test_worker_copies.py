@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.proc import SubprocessRunner
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
@@ -52,7 +52,7 @@ def test_a_fork_servers_set_up_import_that_forks_is_named(tmp_path: Path) -> Non
     variant = Variant("A", env={"PYTHONPATH": str(tmp_path)})
     benchmark = Benchmark("forks", stmt="pass", setup="import forky")
     with pytest.raises(BenchmarkFailedError, match="importing the setup's modules failed") as e:
-        ForkServer(SubprocessRunner(), benchmark, variant, _LAUNCH).close()
+        ForkServerClient(SubprocessRunner(), benchmark, variant, _LAUNCH).close()
     assert "the set-up forked a copy of the worker" in str(e.value.detail)
 
 

@@ -13,7 +13,7 @@ from perflab.records.summary import Cause
 from perflab.tool_output.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
-MAX_CAUSES = 8
+MAX_CAUSES = 8  # ... or once this many are named: a longer list is read as a profile, not causes
 
 
 @dataclass(frozen=True)

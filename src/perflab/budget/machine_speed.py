@@ -22,8 +22,8 @@ REFERENCE_PROGRAM = (
     "    x += i\n"
     "print(time.process_time())"
 )
-REFERENCE_S = 0.13
-VALGRIND_REFERENCE_S = 0.95
+REFERENCE_S = 0.13  # the reference program's wall time on the reference machine
+VALGRIND_REFERENCE_S = 0.95  # callgrind starting an interpreter there
 REFERENCE_RUNS = 3  # the reference program's runs in one probe (their median is the speed)
 # Probes of the last minutes on this machine join this run's (engine/prepare/recent_probes.py): the
 # plan uses the median of this probe's figures and at most RECENT_PROBES of the last

@@ -462,6 +462,17 @@ def subcommand_names(parser: argparse.ArgumentParser) -> list[str]:
     return []
 
 
+def option_names(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """Every option string (`--band`, `-v`) of a parser and of its commands' parsers."""
+    names: set[str] = set()
+    for action in parser._actions:
+        names.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                names |= option_names(command)
+    return frozenset(names)
+
+
 def is_shorthand(argv: Sequence[str], commands: Sequence[str]) -> bool:
     """The words are the shorthand of commands when the first is no perflab command and not
     the top-level --help or --version; `--` first always means commands."""

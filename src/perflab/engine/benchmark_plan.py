@@ -22,8 +22,9 @@ from perflab.records.kinds import Metric
 from perflab.records.model import VARIANT_FIELDS, Benchmark, Experiment, Variant
 
 # A workflow's runs in one process (bisect steps, history points, a stack's pairs) plan with
-# the machine speed one of them measured this long ago at most: its reference runs were half
-# of each bisect step's ~3.5 CPU s, and the recent probes' median joins it anyway.
+# the machine speed one of them measured this long ago at most: the reference runs are a large
+# share of a short run's cost (bench/results/suite_speed_2026-11-28.md), and the recent probes'
+# median joins the reused speed anyway.
 SPEED_REUSE_S = 60.0
 
 

@@ -59,14 +59,18 @@ ABANDONED = "abandoned"
 
 
 @dataclass(frozen=True)
-class Cell:
+class ClusterCell:
+    """One benchmark's share of the experiment, measured as one job on the cluster."""
+
     benchmark: str
     experiment: Experiment  # the whole experiment with only this benchmark
 
 
-def cells_of(experiment: Experiment) -> tuple[Cell, ...]:
+def cells_of(experiment: Experiment) -> tuple[ClusterCell, ...]:
     """One cell per benchmark: all pairs and interactions are within a benchmark."""
-    return tuple(Cell(b.name, replace(experiment, benchmarks=(b,))) for b in experiment.benchmarks)
+    return tuple(
+        ClusterCell(b.name, replace(experiment, benchmarks=(b,))) for b in experiment.benchmarks
+    )
 
 
 def abandoned_name(benchmark: str, attempt: int, node: str) -> str:
@@ -75,7 +79,7 @@ def abandoned_name(benchmark: str, attempt: int, node: str) -> str:
 
 @dataclass
 class _Attempt:
-    cell: Cell
+    cell: ClusterCell
     number: int
     placement_group: Any
     node: dict[str, Any] = field(default_factory=dict)
@@ -161,7 +165,7 @@ class _Driver:
         self.bundle_data: list[Any] = []  # the data, in Ray's object store
         self.places: dict[str, dict[str, Any]] = {}  # benchmark -> its measured cell's facts
 
-    def start(self, cell: Cell, number: int) -> None:
+    def start(self, cell: ClusterCell, number: int) -> None:
         group = self.api.placement_group(
             [{"CPU": CELL_CPUS, "memory": CELL_MEMORY_BYTES}], strategy="STRICT_PACK"
         )
@@ -274,7 +278,7 @@ class _Driver:
                 ]
         return failures
 
-    def _as_named(self, cell: Cell, variant: str, info: dict[str, Any]) -> dict[str, Any]:
+    def _as_named(self, cell: ClusterCell, variant: str, info: dict[str, Any]) -> dict[str, Any]:
         """The variant's provenance with the refs the user gave (the node saw only the
         commits they named on the driver; `commit` keeps the SHA)."""
         provenance = info.get("provenance")
@@ -390,7 +394,7 @@ class _Driver:
                 self.api.remove_placement_group(group)
 
 
-def _variant_at(cell: Cell, name: str) -> Variant | None:
+def _variant_at(cell: ClusterCell, name: str) -> Variant | None:
     """The variant as the user gave it, at the cell's parameters."""
     for template in cell.experiment.variants:
         if template.name == name:

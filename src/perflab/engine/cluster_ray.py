@@ -16,7 +16,8 @@ from perflab.machine.proc import SubprocessRunner
 from perflab.machine.scratch import make_private_folder
 from perflab.records.errors import ConfigError
 
-# a cell's bundle: the CPU the lenses measure on and the one perflab orchestrates from
+# a cell's bundle: the CPU the lenses measure on and the one perflab orchestrates from, and the
+# memory Ray reserves for it when placing cells (a scheduling figure: Ray does not enforce it)
 CELL_CPUS = 2
 CELL_MEMORY_BYTES = 512 * 2**20
 

@@ -15,6 +15,8 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Note, Severity
 from perflab.store import RunSink
 
+# a lens that measured longer than this times its share (or 1 s, whichever is more) gets a note;
+# a smaller overrun is within the cost estimates' own error
 SLOW_LENS_FACTOR = 1.5
 
 

@@ -70,6 +70,9 @@ class _Wanted:
 
 
 class BuildCache:
+    """The checkouts and builds of git= variants, one per (tree, build command), shared by the runs
+    using its directory through a lock per entry."""
+
     def __init__(
         self,
         root: str | Path,

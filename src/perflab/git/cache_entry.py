@@ -67,6 +67,9 @@ class CacheStatus(enum.StrEnum):
 
 @dataclass(frozen=True)
 class CacheEntry:
+    """One checkout in the build cache: what it was made from, where it is, and its build's
+    state."""
+
     key: str
     path: Path  # the checkout
     repository: str

@@ -127,6 +127,9 @@ def changed_paths(summary: str) -> list[str]:
 
 @dataclass(frozen=True)
 class RangeCommits:
+    """A range's commits as a stack or a history measures them: its base and the commits after
+    it."""
+
     base: ResolvedRef
     commits: tuple[ResolvedRef, ...]  # oldest first
     # along the first-parent line: each commit measured against its first parent, so a merge

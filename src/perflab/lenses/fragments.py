@@ -51,7 +51,7 @@ def pair_title(comparison: Comparison) -> str:
     return f"{comparison.benchmark}: {comparison.variant} vs {comparison.baseline}"
 
 
-def per_iteration(value: float, what: str) -> str:
+def count_per_iteration_text(value: float, what: str) -> str:
     """A count per iteration, readable however small: '3.2 misses per iteration',
     '1 per 11,110 iterations' rather than '9.001e-05'."""
     if math.isnan(value):

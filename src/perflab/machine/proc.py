@@ -111,6 +111,8 @@ class LiveProcess(Protocol):
 
 
 class ProcessRunner(Protocol):
+    """The one seam every process perflab starts goes through (the real one, or a fake in tests)."""
+
     def run(
         self, spec: LaunchSpec, *, timeout_s: float | None = None, stdin_text: str | None = None
     ) -> Completed: ...

@@ -37,8 +37,10 @@ from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
 
 
-class ForkServer:
-    """A variant's server process: started once, with the set-up's modules imported."""
+class ForkServerClient:
+    """The parent's side of a variant's fork server process (the worker's side is
+    `worker/statement_fork.py`'s `ForkServerProcess`): started once, with the set-up's modules
+    imported."""
 
     def __init__(
         self, runner: ProcessRunner, benchmark: Benchmark, variant: Variant, launch: WorkerLaunch
@@ -183,7 +185,7 @@ class ForkServer:
 class _ForkedChild:
     """The `LiveProcess` of a forked child: the server's channel while the child serves it."""
 
-    def __init__(self, server: ForkServer) -> None:
+    def __init__(self, server: ForkServerClient) -> None:
         self.server = server
         self._pid: int | None = None
         self._returncode: int | None = None
@@ -280,9 +282,9 @@ class ForkServers:
         self.benchmark = benchmark
         self.variants = variants
         self.launch = launch
-        self._servers: dict[int, ForkServer] = {}
+        self._servers: dict[int, ForkServerClient] = {}
 
-    def server(self, index: int) -> ForkServer:
+    def server(self, index: int) -> ForkServerClient:
         if index not in self._servers:
             variant = self.variants[index]
             layout = self.launch.extra_env or {}
@@ -291,7 +293,7 @@ class ForkServers:
                 interpreter=interpreter_for(variant, self.launch.interpreter),
                 extra_env={k: v for k, v in layout.items() if k not in variant.env},
             )
-            self._servers[index] = ForkServer(self.runner, self.benchmark, variant, launch)
+            self._servers[index] = ForkServerClient(self.runner, self.benchmark, variant, launch)
         return self._servers[index]
 
     def started(self, order: Sequence[int] | None = None) -> ForkServers:

@@ -73,6 +73,8 @@ class MeasurementSink(Protocol):
 
 
 class ProgressReporter(Protocol):
+    """Where a lens says how far it has got (the terminal's progress line, or nothing)."""
+
     def update(
         self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
     ) -> None: ...
@@ -86,6 +88,8 @@ class PlanReporter(Protocol):
 
 
 class NullProgress:
+    """A progress reporter that shows nothing (the Python API's default)."""
+
     def update(
         self, *, benchmark: str, metric: Metric, detail: str, fraction: float | None = None
     ) -> None:
@@ -126,6 +130,9 @@ class MemorySink:
 
 @dataclass(frozen=True)
 class LensContext:
+    """What a lens measures one benchmark with: the experiment, the process seam, the sink, its
+    CPU and its share of the budget."""
+
     experiment: Experiment
     runner: ProcessRunner
     sink: MeasurementSink
@@ -157,6 +164,9 @@ class LensContext:
 
 @dataclass(frozen=True)
 class LensAnalysis:
+    """What a lens's analysis of a run returns: its comparisons, notes, findings and per-variant
+    figures."""
+
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[Note, ...] = ()
     # what the lens found beyond its comparisons (its own record; the JSON document's
@@ -167,6 +177,9 @@ class LensAnalysis:
 
 
 class Lens(Protocol):
+    """A lens: checks its tools, measures a benchmark into the sink, and analyses the stored
+    samples."""
+
     metric: Metric
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:

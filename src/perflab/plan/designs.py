@@ -23,6 +23,8 @@ from perflab.records.model import VARIANT_FIELDS, Experiment, InteractionSpec, V
 
 @dataclass(frozen=True)
 class Design:
+    """A stack's or a matrix's plan: its variants and the comparisons between them."""
+
     variants: tuple[Variant, ...]
     pairs: tuple[tuple[str, str], ...]
     stack: tuple[str, ...] = ()

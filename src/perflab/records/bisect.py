@@ -13,6 +13,8 @@ from perflab.records.results import RunResult
 
 
 class StepState(enum.StrEnum):
+    """What one bisection step found of its commit against GOOD."""
+
     GOOD = "good"  # not worse than GOOD by more than the threshold
     BAD = "bad"  # worse than GOOD by more than the threshold
     SKIPPED = "skipped"  # could not be measured (its build failed ...)
@@ -29,6 +31,8 @@ class Direction(enum.StrEnum):
 
 @dataclass(frozen=True)
 class StepOutcome:
+    """One commit measured against GOOD: its state and the ratio it rests on."""
+
     state: StepState
     ratio: float | None = None  # the commit / GOOD
     ci_low: float | None = None
@@ -40,6 +44,8 @@ class StepOutcome:
 
 @dataclass(frozen=True)
 class BisectStep:
+    """One commit a bisection measured, where it sits on the line, and what it found."""
+
     index: int  # place on the first-parent line after GOOD (0 = the first commit after GOOD)
     commit: str
     subject: str
@@ -67,6 +73,8 @@ class BisectStep:
 
 @dataclass(frozen=True)
 class Commit:
+    """A commit by its hash and subject line."""
+
     commit: str
     subject: str
 
@@ -102,6 +110,8 @@ class EvidenceRun:
 
 @dataclass(frozen=True)
 class SearchOutcome:
+    """Where a bisection's search ended: its steps and the culprit, or the candidates left."""
+
     steps: tuple[BisectStep, ...]
     culprit: int | None  # index of the first bad commit, when narrowed to one
     candidates: tuple[int, ...]  # what is left when not narrowed to one
@@ -110,6 +120,9 @@ class SearchOutcome:
 
 @dataclass(frozen=True)
 class BisectResult:
+    """A bisection's answer: the first commit between GOOD and BAD with the change sought, and
+    every step measured to find it."""
+
     good: Commit
     bad: Commit
     metric: Metric

@@ -11,6 +11,8 @@ from perflab.records.kinds import Metric
 
 
 class Status(enum.StrEnum):
+    """How one doctor check came out."""
+
     OK = "ok"
     WARNING = "warning"  # works, or is present, but hurts the numbers
     MISSING = "missing"  # a tool or feature is absent: something cannot be measured
@@ -19,6 +21,8 @@ class Status(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Check:
+    """One doctor check (a tool, a noise source) with what it found and how to fix it."""
+
     name: str
     status: Status
     detail: str
@@ -33,6 +37,8 @@ class Check:
 
 @dataclass(frozen=True)
 class LensStatus:
+    """Whether a lens can run on this machine, and how to make it when it cannot."""
+
     lens: Metric
     available: bool
     detail: str
@@ -51,6 +57,8 @@ class LensStatus:
 
 @dataclass(frozen=True)
 class DoctorReport:
+    """What `perflab doctor` found: each lens's availability, the tools, and the noise sources."""
+
     lenses: tuple[LensStatus, ...]
     tools: tuple[Check, ...]
     noise: tuple[Check, ...]
@@ -64,6 +72,8 @@ class DoctorReport:
 
 
 class Countable(enum.StrEnum):
+    """Whether perf could count an event on this machine."""
+
     YES = "yes"
     NO = "no"
     UNTRIED = "untried"  # descriptors (rNNN, mem:<addr>) and results beyond the try limit
@@ -71,6 +81,9 @@ class Countable(enum.StrEnum):
 
 @dataclass(frozen=True)
 class EventInfo:
+    """One perf event as `perflab events` lists it: its names, kind, description and whether it
+    counts."""
+
     name: str
     aliases: tuple[str, ...] = ()
     kind: str = ""  # `Hardware event`, `Tracepoint event`, or the vendor topic (`cache`, ...)

@@ -11,6 +11,8 @@ from perflab.records.kinds import Metric
 
 
 class Seen(enum.StrEnum):
+    """What a deterministic lens saw of a pair's code: the same, different, or cannot tell."""
+
     SAME = "same"
     DIFFERENT = "different"
     CANNOT_TELL = "cannot_tell"

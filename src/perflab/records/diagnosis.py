@@ -16,6 +16,8 @@ from typing import Any
 
 
 class Claim(enum.StrEnum):
+    """What a lens claims changed about a function between baseline and variant."""
+
     INLINED = "inlined"  # the function's code is inlined into its caller in the variant only
     OUTLINED = "outlined"  # inlined in the baseline, an out-of-line call in the variant
     CALLEE_CHANGED = "callee_changed"  # a call site calls another function (detail: from, to)
@@ -49,6 +51,8 @@ class VectorWidths:
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """One claim about one function, with the evidence a user can check."""
+
     claim: Claim
     function: str  # a readable identity: demangled, clone suffixes folded
     evidence: tuple[str, ...]  # short sentences a user can check with nm/objdump/perf/addr2line

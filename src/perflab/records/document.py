@@ -36,6 +36,8 @@ class Style(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Cell:
+    """One table cell: its text, its style, and a link the HTML gives it."""
+
     text: str
     style: Style = Style.PLAIN
     href: str = ""  # the HTML links the text there; text formats show the text only
@@ -43,6 +45,9 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
+    """A table of cells with column headings, which columns are numeric, and how many rows a short
+    view left out."""
+
     columns: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     numeric: tuple[bool, ...] = ()  # right-aligned columns; empty: none
@@ -57,6 +62,8 @@ class Table:
 
 @dataclass(frozen=True)
 class Paragraph:
+    """A paragraph of text in one style."""
+
     text: str
     style: Style = Style.PLAIN
 
@@ -74,6 +81,8 @@ class Preformatted:
 
 @dataclass(frozen=True)
 class TimePoint:
+    """One sample in a time series: when it was taken and its per-iteration value."""
+
     at_s: float  # since the benchmark's first sample
     value: float  # per iteration
     generation: int
@@ -82,6 +91,8 @@ class TimePoint:
 
 @dataclass(frozen=True)
 class TimeSeries:
+    """One variant's samples over the run, for the time plot."""
+
     label: str
     index: int  # the variant's position (0: baseline): its colour
     points: tuple[TimePoint, ...]
@@ -143,6 +154,8 @@ class RatiosFigure:
 
 @dataclass(frozen=True)
 class FlameFigure:
+    """A flame graph of a profile, titled, with its explanation."""
+
     title: str
     tree: FlameNode
     explanation: str = ""

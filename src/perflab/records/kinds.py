@@ -54,6 +54,8 @@ Metric.TORCH = Metric("torch")
 
 
 class Verdict(enum.StrEnum):
+    """What a comparison concludes about the variant against its baseline."""
+
     FASTER = "faster"
     SLOWER = "slower"
     EQUIVALENT = "equivalent"
@@ -64,6 +66,8 @@ class Verdict(enum.StrEnum):
 
 
 class RunStatus(enum.StrEnum):
+    """Where a stored run stands: running, complete, incomplete or interrupted."""
+
     RUNNING = "running"
     COMPLETE = "complete"
     INCOMPLETE = "incomplete"  # interrupted or a benchmark failed; what was measured is kept
@@ -73,6 +77,8 @@ class RunStatus(enum.StrEnum):
 
 
 class BenchmarkKind(enum.StrEnum):
+    """How a benchmark runs: a statement inside a worker, or a whole command."""
+
     STATEMENT = "statement"  # a Python statement run by a worker inside the variant's interpreter
     COMMAND = "command"  # a whole process, hyperfine style
 

@@ -216,6 +216,9 @@ class InteractionSpec:
 
 @dataclass(frozen=True)
 class Experiment:
+    """What a run measures: the benchmarks, the variants, the settings, and which variants are
+    compared with which."""
+
     benchmarks: tuple[Benchmark, ...]
     variants: tuple[Variant, ...]
     settings: Settings = field(default_factory=Settings)
@@ -436,6 +439,8 @@ class Measurement:
 
 
 class Severity(enum.StrEnum):
+    """How much a note matters to trusting the numbers."""
+
     INFO = "info"
     WARNING = "warning"
 

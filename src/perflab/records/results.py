@@ -81,6 +81,8 @@ class RunResult:
 
 
 class InteractionVerdict(enum.StrEnum):
+    """Whether a change does the same on another base as on the reference base (perflab matrix)."""
+
     NONE = "no-interaction"  # CI inside the band: the change does the same on both bases
     BETTER_ON_BASE = "better-on-base"  # the change's ratio is lower on base than on reference
     WORSE_ON_BASE = "worse-on-base"

@@ -27,6 +27,8 @@ def base_words(base_from: str) -> str:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """A check: the head measured against its base, and whether it is a confirmed regression."""
+
     base_ref: str  # what the base was given as (or found from the CI's variables)
     base: Commit  # the commit compared against: the merge base of base_ref and head, by default
     head: Commit
@@ -78,6 +80,8 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class HistoryPoint:
+    """One commit of a history with its value (measured now, reused, or skipped and why)."""
+
     commit: str
     subject: str
     tree: str
@@ -181,6 +185,8 @@ class HistoryChange:
 
 @dataclass(frozen=True)
 class HistoryResult:
+    """A history: a benchmark's value at each commit of a range, and the changes found in it."""
+
     range_text: str
     metric: Metric
     threshold: float

@@ -1,11 +1,8 @@
-"""The JSON export. Its format is documented in docs/json-format.md; bump FORMAT_VERSION and
-write the change there when a field changes meaning or disappears.
+"""The JSON export. Its format is documented in docs/json-format.md, with its version history.
 
-History:
-  1  first version: run_id, status, machine, variants, benchmarks, settings, differences,
-     comparisons, notes, unavailable_events
-     (added without a bump: "samples", the raw samples, with --samples; "measurements",
-     each variant's own figures; "artifacts", the small ones, with --samples)
+Within a version fields are only added; where a field's meaning is refined, the history row says
+which added field tells the documents apart. Bump FORMAT_VERSION only where nothing could, since
+outside checks read version 1.
 """
 
 from __future__ import annotations

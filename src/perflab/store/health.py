@@ -16,6 +16,9 @@ from perflab.store.sqlite_file import QUICK_CHECK_MAX_BYTES, quick_check, read_o
 
 @dataclass(frozen=True)
 class StoreHealth:
+    """What `perflab doctor --check-store` found of a store: its checks, its runs, and whether
+    runs can be written."""
+
     path: Path
     size_bytes: int
     check: str  # which SQLite check ran: integrity_check, quick_check, or why none did

@@ -44,7 +44,7 @@ from perflab.store.sqlite_file import (
 from perflab.store.sqlite_watch import FileWatch
 from perflab.store.tables import (
     NO_OWNER_COLUMNS,
-    SAMPLE_COLUMNS_2,
+    SAMPLE_COLUMNS_BEFORE_V3,
     RunTables,
     SqlRunWriter,
 )
@@ -162,7 +162,7 @@ class SqliteStore:
         if "owner_pid" not in columns:
             self.tables = replace(self.tables, owner_columns=NO_OWNER_COLUMNS)
         if "run_queue_ns" not in sample_columns:
-            self.tables = replace(self.tables, sample_columns=SAMPLE_COLUMNS_2)
+            self.tables = replace(self.tables, sample_columns=SAMPLE_COLUMNS_BEFORE_V3)
 
     @classmethod
     def in_memory(cls) -> SqliteStore:
@@ -320,5 +320,6 @@ def _ignore_for_git(folder: Path, *, created: bool) -> None:
         pass  # a read-only folder still holds a store opened elsewhere; the ignore file is a nicety
 
 
-# the name the SQLite store had when it was the only one (Store.open, Store.in_memory)
+# `Store` stays an alias of SqliteStore so that programs calling Store.open or Store.in_memory
+# keep working
 Store = SqliteStore

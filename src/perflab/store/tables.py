@@ -34,7 +34,7 @@ SAMPLE_COLUMNS = (
     " warmup, run_queue_ns, cpu_ns, involuntary_switches"
 )
 # an older schema (before 3), read as it is: no scheduler accounting
-SAMPLE_COLUMNS_2 = SAMPLE_COLUMNS.replace(
+SAMPLE_COLUMNS_BEFORE_V3 = SAMPLE_COLUMNS.replace(
     "run_queue_ns, cpu_ns, involuntary_switches", "NULL, NULL, NULL"
 )
 # an older schema (before 2), read as it is: no owner, so a running run stays running

@@ -112,9 +112,10 @@ class FunctionCosts:
         )
 
     # The call indexes are built once per value, on first use: `function_deltas` asks for
-    # every function's inclusive cost, and rebuilding the index per query made that quadratic
-    # (minutes for a run of many variants). A frozen value never changes, so the cache cannot go
-    # stale; `cached_property` writes the instance's __dict__ directly, past the frozen check.
+    # every function's inclusive cost, and an index built per query makes that quadratic in the
+    # profile's size (bench/results/analysis_speed_2026-11-28.md). A frozen value never changes,
+    # so the cache cannot go stale; `cached_property` writes the instance's __dict__ directly,
+    # past the frozen check.
     @cached_property
     def _calls_from(self) -> Mapping[FunctionId, tuple[CallCost, ...]]:
         return _index_calls(self.calls.values(), lambda call: call.caller)

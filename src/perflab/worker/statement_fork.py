@@ -34,9 +34,10 @@ def preload_modules(setup):
     return [a.name for n in imports for a in getattr(n, "names", [])]
 
 
-class ForkServer:
-    """Forks the children that serve the protocol, and keeps those forked ahead until a "fork"
-    request releases them."""
+class ForkServerProcess:
+    """The fork server inside the worker (the parent holds it as `measure/fork_server.py`'s
+    `ForkServerClient`): forks the children that serve the protocol, and keeps those forked ahead
+    until a "fork" request releases them."""
 
     def __init__(self, worker):
         self.worker = worker  # what a child becomes: a worker of its own

@@ -153,7 +153,7 @@ class Worker:
         self.ops = {}  # op name -> handler(worker, request), registered by lenses
         self.namespace = None  # the setup's names, where --check expressions are evaluated
         self.heap_padding = None  # a forked child's: moves its later allocations
-        self.forks = statement_fork.ForkServer(self)
+        self.forks = statement_fork.ForkServerProcess(self)
         self.quit_asked = False  # the parent said quit (rather than closing the channel)
         self.copies = statement_copies.CopyAlarm(channel)  # of itself the measured code forked
 
@@ -362,7 +362,7 @@ class Worker:
         }
 
     def fork(self, request):
-        """Fork a child that serves the protocol on this channel (statement_fork.ForkServer);
+        """Fork a child that serves the protocol on this channel (statement_fork.ForkServerProcess);
         not where this process initialised a GPU runtime (its children could not use it)."""
         self.reply_stream.flush()
         runtimes = statement_loop.device_runtimes()

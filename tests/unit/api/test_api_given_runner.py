@@ -48,6 +48,19 @@ def test_a_stacks_commits_and_repository_come_from_the_runners_git() -> None:
     assert experiment.repository == "/work/project"
 
 
+def test_a_stack_takes_make_experiments_benchmark_build_and_setting_keywords() -> None:
+    repo = FakeRepository(path="/work/project")
+    base, _, _ = repo.line("base", "one", "two")
+    runner = FakeRunner().on_run(r"^git ", repo)
+    experiment = make_stack(
+        f"{base}..HEAD", stmt="f()", setup="import x", build="make", budget_s=7, runner=runner
+    )
+    assert experiment.stack == ("base", "step1", "step2")
+    assert [b.setup for b in experiment.benchmarks] == ["import x"]
+    assert {v.build for v in experiment.variants} == {"make"}
+    assert experiment.settings.budget_s == 7
+
+
 def test_an_experiment_files_stack_asks_the_runners_git(tmp_path: Path) -> None:
     repo = FakeRepository(path=str(tmp_path))
     base, step = repo.line("base", "step")

@@ -1,4 +1,4 @@
-"""docs/architecture.md lists every module of src/perflab with its docstring's first sentence,
+"""docs/modules.md lists every module of src/perflab with its docstring's first sentence,
 by layer; the list is generated (scripts/architecture.py), so moving or adding a module only
 needs the generator run again, and this test says when that was forgotten."""
 
@@ -25,14 +25,12 @@ def test_the_module_list_is_up_to_date() -> None:
     generator = _generator()
     text = generator.DOC.read_text()
     start, end = text.find(generator.BEGIN), text.find(generator.END)
-    assert 0 <= start < end, (
-        f"docs/architecture.md lost its generated section's markers: {REGENERATE}"
-    )
+    assert 0 <= start < end, f"docs/modules.md lost its generated section's markers: {REGENERATE}"
     listed = set(re.findall(r"^- `([^`]+\.py)`:", text[start:end], re.MULTILINE))
     src = ROOT / "src" / "perflab"
     modules = {path.relative_to(src).as_posix() for path in generator.MODULES.values()}
     assert not modules - listed, (
-        f"modules missing from docs/architecture.md: {sorted(modules - listed)}; {REGENERATE}"
+        f"modules missing from docs/modules.md: {sorted(modules - listed)}; {REGENERATE}"
     )
     assert not listed - modules, (
         f"modules listed that no longer exist: {sorted(listed - modules)}; {REGENERATE}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.lenses.fragments import per_iteration
+from perflab.lenses.fragments import count_per_iteration_text
 
 
 def test_one_run_is_shown_without_an_interval() -> None:
@@ -39,7 +39,9 @@ def test_one_run_is_shown_without_an_interval() -> None:
 
 
 def test_tiny_counts_per_iteration_read_as_one_per_n_iterations() -> None:
-    assert per_iteration(9.001e-05, "") == "1 per 11,110 iterations"
-    assert per_iteration(2.5, "D1 misses") == "2.5 D1 misses per iteration"
-    assert per_iteration(0.0, "") == "0 per iteration"
-    assert per_iteration(123456.0, "instructions") == "123,456 instructions per iteration"
+    assert count_per_iteration_text(9.001e-05, "") == "1 per 11,110 iterations"
+    assert count_per_iteration_text(2.5, "D1 misses") == "2.5 D1 misses per iteration"
+    assert count_per_iteration_text(0.0, "") == "0 per iteration"
+    assert (
+        count_per_iteration_text(123456.0, "instructions") == "123,456 instructions per iteration"
+    )

@@ -26,6 +26,9 @@ def test_jobs_never_share_a_cpu_and_run_side_by_side() -> None:
     most_at_once = 0
     done: list[tuple[str, str]] = []
     main = threading.get_ident()
+    # the first two jobs (started first, one per CPU) each wait for the other: side by side
+    # by construction, not by a sleep long enough to overlap
+    both_started = threading.Barrier(2, timeout=10)
 
     def work(job: str, cpu: int | None) -> str:
         nonlocal most_at_once
@@ -33,7 +36,8 @@ def test_jobs_never_share_a_cpu_and_run_side_by_side() -> None:
             assert cpu not in running, f"{job} on CPU {cpu}, taken by {running.get(cpu)}"
             running[cpu] = job
             most_at_once = max(most_at_once, len(running))
-        time.sleep(0.05)
+        if job in ("a", "b"):
+            both_started.wait()
         with lock:
             del running[cpu]
         return f"{job}@{cpu}"

@@ -27,13 +27,15 @@ from perflab.budget.machine_speed import REFERENCE_PROGRAM, REFERENCE_RUNS, Mach
 from perflab.machine.parallel import other_runs_cpus
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import CommandLauncher, command_argv
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch, interpreter_for, variant_environment
 from perflab.records.errors import PerflabError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, Experiment
 from perflab.tool_drivers.valgrind import CallgrindOptions
 
+# the valgrind reference (about 1 s on the reference machine) is stopped after this long: a
+# hung valgrind must not hold the run, and a machine 20 times slower (SLOWDOWN_RANGE) finishes
 _REFERENCE_TIMEOUT_S = 60.0
 
 # what the plan assumes when the probe itself fails (the measurement then fails the same way,
@@ -162,7 +164,7 @@ def _probe(probing: _Probing) -> CostProbe:
 def _probe_statement(probing: _Probing) -> CostProbe:
     experiment, clock, started = probing.experiment, probing.clock, probing.started
     settings = experiment.settings
-    server = ForkServer(
+    server = ForkServerClient(
         probing.runner,
         probing.benchmark,
         experiment.baseline,

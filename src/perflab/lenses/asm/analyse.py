@@ -61,6 +61,8 @@ def load_code(data: BenchmarkData, variant: str) -> VariantCode:
 
 @dataclass(frozen=True)
 class AsmDetails:
+    """The asm lens's finding for one pair: a row per hot function with its claims, and notes."""
+
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = ()  # about the comparison as a whole
     # rows whose function ran in both variants as the same symbol at the same address of a

@@ -96,7 +96,7 @@ class HotCodeSource(Protocol):
         ...
 
 
-def region_of(profile: RecordedProfile) -> ProfiledRegion:
+def profiled_region(profile: RecordedProfile) -> ProfiledRegion:
     """The profile lens's samples as the asm lens keeps them: counted per sampled instruction,
     with "" for code perf could not name."""
     samples = tuple(
@@ -150,8 +150,8 @@ class PerfRecordSource:
     ) -> ProfiledRegion:
         try:
             if shares_recording(benchmark, context.experiment.settings):
-                return region_of(self._shared(benchmark, variant, context))
-            return region_of(self._record(benchmark, variant, context))
+                return profiled_region(self._shared(benchmark, variant, context))
+            return profiled_region(self._record(benchmark, variant, context))
         except PerflabError as error:
             error.variant = error.variant or variant.name
             error.benchmark = error.benchmark or benchmark.name

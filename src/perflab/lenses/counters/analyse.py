@@ -144,6 +144,9 @@ class CounterDetails:
 def analyse_counters(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
 ) -> LensAnalysis:
+    """The counters lens's analysis of a benchmark's stored counts: each counted event of each
+    variant compared with the baseline's (one family's confidence), with notes on events
+    withheld, counted in user mode only or never counted, and on AVX-512 use."""
     settings = experiment.settings
     baseline = variants[0]
     unavailable, facts = _stored_probe(data, baseline)

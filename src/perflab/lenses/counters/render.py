@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from perflab.lenses.counters.findings import Avx512Use, CounterFindings, VariantMetric
-from perflab.lenses.fragments import SectionInput, details_json, per_iteration, verdict_table
+from perflab.lenses.fragments import (
+    SectionInput,
+    count_per_iteration_text,
+    details_json,
+    verdict_table,
+)
 from perflab.records.document import Block, Cell, Section, Table
 from perflab.records.lens_findings import joined_rows
 from perflab.records.model import Comparison
@@ -30,7 +35,7 @@ def is_time_event(event: str | None) -> bool:
 
 def _value(comparison: Comparison, value: float) -> str:
     if comparison.unit == "count":
-        return per_iteration(value, "")  # "2.5 per iteration", "1 per 818 iterations"
+        return count_per_iteration_text(value, "")  # "2.5 per iteration", "1 per 818 iterations"
     return format_value(value, comparison.unit)
 
 

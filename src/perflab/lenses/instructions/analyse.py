@@ -16,7 +16,7 @@ from perflab.lenses.instructions.explain import FunctionDelta, function_deltas
 from perflab.lenses.instructions.inlining import (
     CannotTell,
     InliningChange,
-    Replacement,
+    ReplacedCall,
     cannot_tell,
     inlining_changes,
     replacements,
@@ -205,7 +205,7 @@ class _Explanation:
     cannot_tell: tuple[CannotTell, ...] = ()
     layers: tuple[LayerDelta, ...] = ()
     attribution: str = "callgrind"  # whose view the function table is
-    replacements: tuple[Replacement, ...] = ()
+    replacements: tuple[ReplacedCall, ...] = ()
 
 
 def _explanation(base: VariantCounts, other: VariantCounts, rules: Sequence[Any]) -> _Explanation:

@@ -11,7 +11,7 @@ from perflab.lenses.instructions.explain import FunctionDelta
 from perflab.lenses.instructions.inlining import (
     CannotTell,
     InliningChange,
-    Replacement,
+    ReplacedCall,
 )
 from perflab.lenses.instructions.layers import LayerDelta
 from perflab.tool_output.callgrind import INSTRUCTIONS_EVENT
@@ -28,7 +28,7 @@ class InstructionsDetails:
     layers: tuple[LayerDelta, ...] = ()
     attribution: str = "callgrind"  # or "inline-aware": costs re-attributed via debug info
     # callees the variant calls in place of the baseline's (callee_changed diagnoses)
-    replacements: tuple[Replacement, ...] = ()
+    replacements: tuple[ReplacedCall, ...] = ()
     baseline_repeats: tuple[float, ...] = ()
     variant_repeats: tuple[float, ...] = ()
     event: str = INSTRUCTIONS_EVENT

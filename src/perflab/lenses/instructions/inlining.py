@@ -94,7 +94,7 @@ SAME_CALLS = 0.01
 
 
 @dataclass(frozen=True, kw_only=True)
-class Replacement:
+class ReplacedCall:
     """`caller` calls `gone` in the baseline only and `new` in the variant only, as many times
     per iteration (the call graph): the variant calls one in place of the other."""
 
@@ -128,7 +128,7 @@ class Replacement:
 
 def replacements(
     base: InlineEvidence, other: InlineEvidence, functions: Sequence[FunctionDelta]
-) -> tuple[Replacement, ...]:
+) -> tuple[ReplacedCall, ...]:
     """Each caller that calls exactly one function that ran in the baseline only, and in the
     variant exactly one that ran in the variant only, as many times per iteration (SAME_CALLS)."""
     gone = {(d.function.name, d.function.object) for d in functions if d.presence is _GONE}
@@ -152,7 +152,7 @@ def replacements(
         if abs(old.count - replacement.count) > SAME_CALLS * max(old.count, replacement.count):
             continue
         found.append(
-            Replacement(
+            ReplacedCall(
                 gone=old.callee,
                 new=replacement.callee,
                 caller=old.caller,

@@ -96,7 +96,7 @@ _LL = ("DLmr", "DLmw")
 
 
 @dataclass(frozen=True)
-class Measure:
+class MemoryQuantity:
     """One quantity the lens compares: its JSON name (the comparison's event), unit, label."""
 
     name: str
@@ -104,15 +104,15 @@ class Measure:
     label: str
 
 
-D1_BYTES = Measure("d1_fill_bytes", "B", "bytes brought into D1")
-LL_BYTES = Measure("ll_fill_bytes", "B", "bytes brought into LL from memory")
-DATA_READS = Measure("data_reads", "reads", "data reads (accesses, any width)")
-DATA_WRITES = Measure("data_writes", "writes", "data writes (accesses, any width)")
-D1_MISSES = Measure("d1_misses", "misses", "D1 misses (read + write)")
-LL_MISSES = Measure("ll_misses", "misses", "LL data misses (read + write)")
-ALLOCATIONS = Measure("allocations", "calls", "C allocator calls")
-PEAK_RSS = Measure(MAXRSS_KB, "kB", "peak RSS of the process")
-PEAK_ALLOCATED = Measure(PEAK_ALLOC_BYTES, "B", "peak allocated while the loop ran")
+D1_BYTES = MemoryQuantity("d1_fill_bytes", "B", "bytes brought into D1")
+LL_BYTES = MemoryQuantity("ll_fill_bytes", "B", "bytes brought into LL from memory")
+DATA_READS = MemoryQuantity("data_reads", "reads", "data reads (accesses, any width)")
+DATA_WRITES = MemoryQuantity("data_writes", "writes", "data writes (accesses, any width)")
+D1_MISSES = MemoryQuantity("d1_misses", "misses", "D1 misses (read + write)")
+LL_MISSES = MemoryQuantity("ll_misses", "misses", "LL data misses (read + write)")
+ALLOCATIONS = MemoryQuantity("allocations", "calls", "C allocator calls")
+PEAK_RSS = MemoryQuantity(MAXRSS_KB, "kB", "peak RSS of the process")
+PEAK_ALLOCATED = MemoryQuantity(PEAK_ALLOC_BYTES, "B", "peak allocated while the loop ran")
 
 TRAFFIC_MEASURES = (D1_BYTES, LL_BYTES, DATA_READS, DATA_WRITES, ALLOCATIONS)
 TABLE_MEASURES = (
@@ -159,11 +159,11 @@ class Traffic:
     # measure -> per worker process, its repeats (empty: stored before processes were recorded)
     processes: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
 
-    def value(self, measure: Measure) -> float | None:
+    def value(self, measure: MemoryQuantity) -> float | None:
         values = self.repeats.get(measure.name)
         return statistics.median(values) if values else None
 
-    def by_process(self, measure: Measure) -> tuple[tuple[float, ...], ...]:
+    def by_process(self, measure: MemoryQuantity) -> tuple[tuple[float, ...], ...]:
         """The measure's repeats per worker process (all in one when processes are unknown)."""
         grouped = self.processes.get(measure.name)
         if grouped:
@@ -171,7 +171,7 @@ class Traffic:
         values = self.repeats.get(measure.name, ())
         return (values,) if values else ()
 
-    def levels(self, measure: Measure) -> tuple[float, ...]:
+    def levels(self, measure: MemoryQuantity) -> tuple[float, ...]:
         """Each worker process's level (the median of its repeats), for the JSON."""
         return tuple(statistics.median(p) for p in self.by_process(measure) if p)
 
@@ -250,7 +250,7 @@ def _finite(value: float) -> float | None:
 class WorkDifference:
     """Two variants move different amounts of data per iteration at one cache level."""
 
-    measure: Measure
+    measure: MemoryQuantity
     ratio: float  # variant / baseline bytes per iteration
     ci_low: float
     ci_high: float
@@ -288,7 +288,7 @@ class WorkDifference:
         }
 
 
-def below_floor(measure: Measure, before: Sequence[float], after: Sequence[float]) -> bool:
+def below_floor(measure: MemoryQuantity, before: Sequence[float], after: Sequence[float]) -> bool:
     """Whether a bytes measure is too small on both sides for its ratio to mean anything."""
     if measure not in (D1_BYTES, LL_BYTES) or not before or not after:
         return False
@@ -336,7 +336,7 @@ class MemoryDetails:
     """A memory comparison's own JSON fields: what the compared quantity is, both variants'
     memory work per iteration, and whether they do the same memory work."""
 
-    measure: Measure
+    measure: MemoryQuantity
     baseline_memory: Mapping[str, float | None]
     variant_memory: Mapping[str, float | None]
     line_bytes: Mapping[str, int] = field(default_factory=dict)
@@ -497,7 +497,7 @@ class _Pair:
 
     def details(
         self,
-        measure: Measure,
+        measure: MemoryQuantity,
         before: tuple[float, ...] = (),
         after: tuple[float, ...] = (),
         footprint: RssDetails | None = None,

@@ -232,6 +232,9 @@ def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[
 def analyse_profiles(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, experiment: Experiment
 ) -> LensAnalysis:
+    """The profile lens's analysis of a benchmark's stored profiles: each variant's hot
+    functions compared with the baseline's, with notes on a fallback event and on what each
+    profile diff shows; every variant's recording summarised."""
     settings = family_settings(experiment)
     summary, meta = stored_profile(data, variants[0])
     baseline = _Baseline(

@@ -34,7 +34,10 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity
 
 
-class CommandSession(TimeSession):
+class TimeCommandSession(TimeSession):
+    """The time lens on a command benchmark: interleaved blocks of each variant's runs, batched
+    into units, until the stopping rule or the budget ends them."""
+
     def run(self) -> None:
         envs = [variant_environment(v) for v in self.variants]
         commands = [self.benchmark.command_for(v) for v in self.variants]

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from perflab.lenses.time.analyse import analyse_time
-from perflab.lenses.time.commands import CommandSession
-from perflab.lenses.time.statements import StatementSession
+from perflab.lenses.time.commands import TimeCommandSession
+from perflab.lenses.time.statements import TimeStatementSession
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import VariantsFailed
@@ -34,12 +34,12 @@ class TimeLens:
         return []
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        session: StatementSession | CommandSession
+        session: TimeStatementSession | TimeCommandSession
         clock_ns = self._clock_ns or context.clock_ns
         if benchmark.kind is BenchmarkKind.STATEMENT:
-            session = StatementSession(benchmark, context, clock_ns)
+            session = TimeStatementSession(benchmark, context, clock_ns)
         else:
-            session = CommandSession(benchmark, context, clock_ns)
+            session = TimeCommandSession(benchmark, context, clock_ns)
         session.other_runs_on_cpu()
         session.run()
         session.note_overrun()

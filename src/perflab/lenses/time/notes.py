@@ -106,7 +106,7 @@ _WARNING_KINDS = frozenset(
 )
 
 
-def finding_note(benchmark: Benchmark, variant: str, finding: noise.Finding) -> Note:
+def finding_note(benchmark: Benchmark, variant: str, finding: noise.NoiseFinding) -> Note:
     return Note(
         severity=Severity.WARNING if finding.kind in _WARNING_KINDS else Severity.INFO,
         message=finding.message,

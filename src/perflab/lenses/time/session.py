@@ -7,8 +7,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.cost import (
@@ -31,46 +30,32 @@ from perflab.stats.sequential import MIN_UNITS_TO_STOP_EARLY, decided_agree, may
 
 MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
 
-
 # Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
-# generations rather than long ones: about this many, each between these lengths ...
+# generations rather than long ones: about this many, each between these lengths (cost.py).
 TARGET_GENERATIONS = TIME_TARGET_GENERATIONS
-
-
 GENERATION_S_RANGE = TIME_GENERATION_S_RANGE
 
-
-# ... but worker start-up (imports) may take at most half of a generation.
 # a stop this much short of the share is said (a note), so that a plan is read against it
 EARLY_STOP_SAID = 0.9
 
-
 MIN_GROUPS_TO_STOP_EARLY = MIN_UNITS_TO_STOP_EARLY  # units before an early stop (stats.sequential)
-
 
 STOP_CHECK_INTERVAL_S = 0.25  # commands: how often the stopping rule is evaluated
 
-
 OVERRUN_FACTOR = 1.5  # measuring longer than this times the budget is worth a note
 
-
 # Commands: the interval's unit is a batch of consecutive blocks lasting about this long (the
-# pair ratios of blocks closer in time were correlated under load: docs/statistics.md), or a
-# tenth of what the lens's share leaves after the warm-up when that is shorter; its size is
-# fixed once, so the units form the sequence the stopping rule needs.
+# pair ratios of blocks closer in time were correlated under load: docs/statistics.md), or this
+# many to the share the lens has left after the warm-up when that is shorter; its size is fixed
+# once, so the units form the sequence the stopping rule needs.
 COMMAND_UNIT_S = 1.0
-
-
 COMMAND_UNITS_IN_SHARE = 10
-
 
 # Busy machine: when this share of the first generation's samples was preempted, the later
 # generations' samples last about this long: a shorter sample fits between other processes'
 # time slices, so far fewer are preempted and more pairs narrow the interval, even beside a
 # single busy loop (docs/statistics.md).
 LOADED_PREEMPTED_FRACTION = 0.05
-
-
 LOADED_SAMPLE_MS = 2.0
 
 
@@ -79,7 +64,9 @@ class TimeSession(LensSession):
 
     metric = Metric.TIME
 
-    def __init__(self, benchmark: Benchmark, context: LensContext, clock_ns: Any) -> None:
+    def __init__(
+        self, benchmark: Benchmark, context: LensContext, clock_ns: Callable[[], int]
+    ) -> None:
         super().__init__(benchmark, context, clock_ns)
         self.samples: list[Sample] = []
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget

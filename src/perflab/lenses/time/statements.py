@@ -40,7 +40,10 @@ from perflab.records.settings import Settings
 from perflab.stats import preemption
 
 
-class StatementSession(TimeSession):
+class TimeStatementSession(TimeSession):
+    """The time lens on a statement benchmark: generations of fresh (or forked) workers per
+    variant, interleaved, until the stopping rule or the budget ends them."""
+
     def run(self) -> None:
         if self.context.server_rounds is not None:
             self._run_in_rounds(self.context.server_rounds)
@@ -366,7 +369,7 @@ class Prestart:
     """The next generation's workers, started in a thread on perflab's own CPUs while the
     current generation measures; `take` waits for them, `discard` closes them unused."""
 
-    def __init__(self, session: StatementSession, launch_of: Launch) -> None:
+    def __init__(self, session: TimeStatementSession, launch_of: Launch) -> None:
         self.startup_s = 0.0  # how long the workers took to start, once `take` returned
 
         def launch() -> list[StatementWorker]:

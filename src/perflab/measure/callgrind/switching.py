@@ -46,7 +46,7 @@ class StatementPlan:
     why_not_toggled: str | None = None
 
 
-class StatementSession:
+class CallgrindWorkerSession:
     """Warm-up, calibration and the measured loops of one worker under callgrind."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """The processes that count under callgrind: a statement's worker processes (fresh, or the
 children of one fork server per variant that imported the set-up once under callgrind), each
-switched by a `switching.StatementSession` and its dumps read in the process's own job; a
+switched by a `switching.CallgrindWorkerSession` and its dumps read in the process's own job; a
 command's runs under valgrind (whole, or the measured region a program reports). Nothing here
 writes to the sink: the jobs may run in threads, and `store` stores what they hand back."""
 
@@ -25,9 +25,9 @@ from perflab.measure.callgrind.dumps import (
     totals_of,
     trigger_of,
 )
-from perflab.measure.callgrind.switching import StatementPlan, StatementSession
+from perflab.measure.callgrind.switching import CallgrindWorkerSession, StatementPlan
 from perflab.measure.commands import command_argv
-from perflab.measure.fork_server import ForkServer
+from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.reported_time import (
     last_region_dump,
     region_dump_options,
@@ -159,12 +159,12 @@ class _StatementWorkers:
             server.kill()  # its teardown under valgrind would count for nothing
             server.close()  # its pipes and the thread draining them
 
-    def fork_server(self, ops: WorkerOps) -> ForkServer:
+    def fork_server(self, ops: WorkerOps) -> ForkServerClient:
         """The variant's fork server under callgrind, the translations of its imports thrown
         away once, here, rather than by each child's first switch (worker/callgrind_ops.py:
         callgrind_discard); killed if client requests do not reach callgrind."""
         run = self.run
-        server = ForkServer(
+        server = ForkServerClient(
             run.context.runner,
             run.benchmark,
             run.variant,
@@ -198,7 +198,9 @@ class _StatementWorkers:
             self.workers.add(worker)
             try:
                 toggle = options.toggle_collection and not options.cache_sim
-                session = StatementSession(run, worker, self.directory, requests, toggle=toggle)
+                session = CallgrindWorkerSession(
+                    run, worker, self.directory, requests, toggle=toggle
+                )
                 plan = session.measure(options.loops, options.repeats)
                 # every dump is on disk once its request returned: the interpreter's shutdown
                 # under valgrind (seconds with torch's destructors) counts for nothing
@@ -299,7 +301,7 @@ def _command_once(
         dumps = _dumps_of(run, completed, directory)
         if report is None:
             return dumps, None
-        return region_of(run, report, dumps, report_path, completed)
+        return region_dump(run, report, dumps, report_path, completed)
 
 
 def command_under_callgrind(
@@ -354,7 +356,7 @@ def _dumps_of(run: CountRun, completed: Completed, directory: str) -> list[tuple
     return dumps
 
 
-def region_of(
+def region_dump(
     run: CountRun,
     report: TimeReport,
     dumps: list[tuple[str, str]],

@@ -47,9 +47,9 @@ def measure_peak_memory(
 ) -> None:
     """Every variant's peak memory, its samples filed under `metric`."""
     if benchmark.kind is BenchmarkKind.STATEMENT:
-        _StatementSession(benchmark, context, clock_ns, metric).run()
+        _PeakMemoryStatementSession(benchmark, context, clock_ns, metric).run()
     else:
-        _CommandSession(benchmark, context, clock_ns, metric).run()
+        _PeakMemoryCommandSession(benchmark, context, clock_ns, metric).run()
 
 
 def rss_sample(worker: StatementWorker, loops: int) -> RssReading:
@@ -87,7 +87,7 @@ class _PeakMemorySession(LensSession):
         self.filed_under = filed_under  # the metric of the samples
 
 
-class _StatementSession(_PeakMemorySession):
+class _PeakMemoryStatementSession(_PeakMemorySession):
     def run(self) -> None:
         # the first block of each generation warms up (first-use allocations)
         sampler = InterleavedSampler(self, self.filed_under, warmup_blocks=1)
@@ -131,7 +131,7 @@ class _StatementSession(_PeakMemorySession):
             )
 
 
-class _CommandSession(_PeakMemorySession):
+class _PeakMemoryCommandSession(_PeakMemorySession):
     def run(self) -> None:
         # one warm-up block (page cache)
         sampler = InterleavedSampler(self, self.filed_under, warmup_blocks=1)

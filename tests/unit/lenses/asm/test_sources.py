@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from perflab.lenses.asm.sources import region_from_json, region_of, region_to_json
+from perflab.lenses.asm.sources import profiled_region, region_from_json, region_to_json
 from perflab.measure.perf.recordings import RecordedProfile
 from perflab.tool_drivers.perf import CallGraph
 from perflab.tool_output.perf_script import executable_mappings, parse_perf_script
@@ -28,7 +28,7 @@ def test_profile_lens_samples_as_the_asm_lens_keeps_them() -> None:
     objects = executable_mappings(PERF_SCRIPT)
     assert objects == ("/tmp/k", "/lib/c.so")
     profile = RecordedProfile("cpu-clock", (), CallGraph.NONE, tuple(samples), objects=objects)
-    region = region_of(profile)
+    region = profiled_region(profile)
     assert region.objects == objects
     assert region.total == 5
     assert region.by_function() == {("/tmp/k", "relu.constprop.0"): 3.0}

@@ -11,7 +11,7 @@ import pytest
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.measure.callgrind.count_options import CountRun
-from perflab.measure.callgrind.switching import StatementSession
+from perflab.measure.callgrind.switching import CallgrindWorkerSession
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -44,7 +44,7 @@ def _session(directory: Path, replies: list[bool], seen: list[tuple[LaunchSpec, 
         Experiment((benchmark,), (variant,)), _Runner(), MemorySink(), NullProgress(), None, "py"
     )
     run = CountRun(benchmark, variant, context, {})
-    return StatementSession(run, _Worker(), str(directory), client_requests=False)  # type: ignore[arg-type]
+    return CallgrindWorkerSession(run, _Worker(), str(directory), client_requests=False)  # type: ignore[arg-type]
 
 
 def test_a_hung_vgdb_call_is_asked_again_without_its_dump(tmp_path: Path) -> None:
