@@ -2,7 +2,7 @@
 
     PYTHONPATH=src:. .venv/bin/python bench/sequential_stopping.py [--runs 2000]
 
-Simulated with the unit test's model (tests/unit/stats/test_stats_sequential.py): every run of a
+Simulated with the unit test's model (tests/unit/stats/test_sequential.py): every run of a
 command is a fresh process with heavy-tailed noise of its own; the machine switches between two
 speeds 8% apart (bimodal samples); a drift of 6% over the run; the second run of a block 0.5%
 faster; blocks alternate AB, BA. Per scenario and rule, the share of A/A runs
@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from tests.unit.stats.test_stats_sequential import (
+from tests.unit.stats.test_sequential import (
     BAND,
     command_runs,
     estimate_of,

@@ -69,7 +69,7 @@ def lens_for(metric: Metric) -> Lens:
 
 def declared_options() -> dict[str, LensOption]:
     """Every lens's options by name, in the order the lenses are listed. A name is one lens's
-    (the stored settings keep every option under its own name; tests/unit/lenses/test_descriptors.py
+    (the stored settings keep every option under its own name; tests/unit/lenses/test_descriptor.py
     checks that no two lenses and no core setting share one)."""
     return {option.name: option for d in DESCRIPTORS for option in d.options}
 

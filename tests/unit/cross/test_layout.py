@@ -109,6 +109,23 @@ def _homes(homes: Counter[tuple[str, ...]]) -> set[tuple[str, ...]]:
     return allowed
 
 
+def _mirror(home: tuple[str, ...]) -> tuple[str, ...]:
+    """The tests/unit folder of a perflab module or package: a package's own, a module's
+    package's; a module right under src/perflab (`api`) gets a folder of its own name, since
+    tests/unit's root holds folders only."""
+    if (SRC.joinpath(*home)).is_dir() or len(home) == 1:
+        return home
+    return home[:-1]
+
+
+def _below(folders: tuple[str, ...], home: tuple[str, ...]) -> bool:
+    """Whether a folder is a package's or one of its subpackages' (a lens's never counts as
+    the lenses' folder: the lenses are mirrored one level down already)."""
+    if folders == home:
+        return True
+    return home[0] not in NESTED and folders[: len(home)] == home
+
+
 def _misfiled(path: Path) -> str | None:
     """Where a misfiled test belongs, None when it is where it belongs."""
     folders = path.relative_to(UNIT).parts[:-1]
@@ -118,8 +135,8 @@ def _misfiled(path: Path) -> str | None:
         return (
             f"tests/unit/{'/'.join(folders)}/{path.name}: SUBJECT {subject!r} is no perflab module"
         )
-    allowed = _homes(Counter([home]) if home else _imported_homes(path))
-    if folders in allowed:
+    allowed = {_mirror(home)} if home else _homes(_imported_homes(path))
+    if any(_below(folders, home) for home in allowed):
         return None
     where = " or ".join(f"tests/unit/{'/'.join(home)}/" for home in sorted(allowed))
     return f"tests/unit/{'/'.join(folders)}/{path.name} -> " + (
@@ -136,9 +153,83 @@ def test_every_unit_test_lives_in_the_folder_of_the_package_it_tests() -> None:
     assert not misfiled, (
         "a unit test lives in tests/unit/<package>/ (a lens's in tests/unit/lenses/<lens>/), the "
         "src/perflab package whose names it imports most (the records count only when it imports "
-        "nothing else), or in tests/unit/cross/ when it checks the repository as a whole; one "
-        'that tests a module through others\' names says so with SUBJECT = "perflab.x.y". '
+        "nothing else) or a subpackage of it, or in tests/unit/cross/ when it checks the "
+        "repository as a whole; one that tests a module through others' names says so with "
+        'SUBJECT = "perflab.x.y" and lives in the folder of that module\'s package. '
         "Move with `git mv` (or declare SUBJECT):\n  " + "\n  ".join(misfiled)
+    )
+
+
+# files that still test several modules under one name, each until it is split by module
+SEVERAL_MODULES: dict[str, str] = {}
+
+
+def _modules_named(folders: tuple[str, ...]) -> dict[str, str]:
+    """The modules a test file in tests/unit/<folders>/ may be named after, each with its dotted
+    name: the modules of the mirrored package, and the package itself (its __init__) under the
+    folder's own name; in a top-level module's folder (`api/`), that module alone."""
+    if not folders:  # tests/unit's root: no package (the folder test names where it belongs)
+        return {}
+    package = "perflab." + ".".join(folders)
+    here = SRC.joinpath(*folders)
+    if not here.is_dir():
+        return {folders[-1]: package} if (SRC / f"{folders[-1]}.py").is_file() else {}
+    named = {folders[-1]: package}
+    named.update((p.stem, f"{package}.{p.stem}") for p in here.glob("*.py") if p.stem[0] != "_")
+    return named
+
+
+def _imports_module(path: Path, dotted: str) -> bool:
+    """Whether a file imports a module by its own name (`from perflab.publish import x`,
+    `from perflab import api`), not only through its submodules."""
+    modules, _ = _imported(path)
+    parent, _, name = dotted.rpartition(".")
+    return dotted in modules or any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == parent
+        and any(alias.name == name for alias in node.names)
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+    )
+
+
+def _misnamed(path: Path) -> str | None:
+    """Why a test file's name is not test_<module>[_<topic>].py for the module it tests, None
+    when it is."""
+    folders = path.relative_to(UNIT).parts[:-1]
+    named = _modules_named(folders)
+    stem = path.stem.removeprefix("test_")
+    fits = [m for m in named if stem == m or stem.startswith(f"{m}_")]
+    where = f"tests/unit/{'/'.join(folders)}/{path.name}"
+    if not fits:
+        return f"{where}: no module of {'.'.join(('perflab', *folders))} is named {stem!r}"
+    module = named[max(fits, key=len)]
+    subject = _subject(path)
+    if subject and subject != module:
+        return f"{where}: named after {module} but SUBJECT is {subject}"
+    if module.endswith(f".{folders[-1]}") and not subject and not _imports_module(path, module):
+        return f"{where}: named after the package {module} but imports only its modules"
+    return None
+
+
+def test_every_unit_test_is_named_after_the_module_it_tests() -> None:
+    """tests/unit/<package>/test_<module>.py holds the tests of src/perflab/<package>/<module>.py
+    (test_<module>_<topic>.py a part of them, test_<package>.py those of the package's own
+    names), so the tests of a module are found by its name."""
+    misnamed = {}
+    for path in _unit_modules():
+        relative = path.relative_to(UNIT)
+        if relative.parts[0] != CROSS and (why := _misnamed(path)) is not None:
+            misnamed[relative.as_posix()] = why
+    unnamed = sorted(set(misnamed) - set(SEVERAL_MODULES))
+    assert not unnamed, (
+        "name a unit test file test_<module>.py after the module of its folder's package that it "
+        "tests (test_<module>_<topic>.py for a part; split a file that tests several modules) "
+        "and make its SUBJECT, if any, that module:\n  "
+        + "\n  ".join(misnamed[name] for name in unnamed)
+    )
+    stale = sorted(set(SEVERAL_MODULES) - set(misnamed))
+    assert not stale, "split or renamed since, leave them out of SEVERAL_MODULES: " + ", ".join(
+        stale
     )
 
 

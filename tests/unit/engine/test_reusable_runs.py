@@ -3,6 +3,8 @@ store answers a later pair of the same two commits, with the lenses it holds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from perflab.engine.reusable_runs import MeasuredCode
 from perflab.machine.fake_processes import FakeRunner
 from perflab.records.kinds import Metric
@@ -62,3 +64,21 @@ def test_nothing_is_kept_without_a_store_or_of_another_benchmark() -> None:
     stored = MeasuredCode((), planned_experiment(other), "p.db")
     stored.keep(_measured(runs, benchmark, Metric.TIME))
     assert stored.most_of(BEFORE, AFTER, (Metric.TIME,)) is None
+
+
+def test_what_was_measured_is_read_from_the_store_itself(tmp_path: Path) -> None:
+    """No store, or an SQLite file not made yet, holds nothing measured (and is not created by
+    asking): a workflow then measures every commit."""
+    from perflab.engine.reusable_runs import MeasuredCode
+    from perflab.records.kinds import Metric
+    from perflab.records.model import Benchmark, Experiment, Variant
+
+    # built directly: make_experiment would resolve git= through git, a process
+    planned = Experiment(
+        benchmarks=(Benchmark("prog", cmd="./prog"),), variants=(Variant(name="a", git="HEAD"),)
+    )
+    for location in (None, tmp_path / "new" / "b.db"):
+        measured = MeasuredCode.read(location, planned)
+        assert measured.value("0" * 40, Metric.INSTRUCTIONS) is None
+        assert measured.pair("0" * 40, "1" * 40, (Metric.INSTRUCTIONS,)) is None
+    assert not (tmp_path / "new").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perflab.machine.cpu_lock import Waiting, claim_cpu, holder, try_lock
+from perflab.machine.cpu_lock import Waiting, claim_cpu, holder, joined, try_lock
 
 
 def test_a_second_claim_gets_another_cpu_and_a_released_one_is_free_again(tmp_path: Path) -> None:
@@ -62,3 +62,12 @@ def test_when_every_cpu_is_held_a_run_waits_bounded_then_shares(tmp_path: Path) 
     assert messages and messages[0] == ({0: os.getpid(), 1: os.getpid()}, 1.0)
     for lock in held:
         lock.release()
+
+
+def test_a_look_while_measuring_leaves_an_ended_joiners_mark(tmp_path: Path) -> None:
+    ended = tmp_path / "cpu1.joined.999999999"  # no such process: a run that has ended
+    ended.touch()
+    assert joined(1, 0.0, tmp_path, remove_ended=False) == (999999999,)
+    assert ended.exists()
+    assert joined(1, 0.0, tmp_path) == (999999999,)  # the run's end: found, removed
+    assert not ended.exists()

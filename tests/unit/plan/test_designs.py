@@ -98,3 +98,13 @@ def test_git_variants_without_a_design_get_the_repository_they_are_in() -> None:
     designed = with_design(experiment, None, build="make all", runner=_git(repo), start="/x")
     assert designed.repository == "/checkout"
     assert [v.build for v in designed.variants] == ["make all", "make"]
+
+
+def test_one_comparison_is_said_in_the_singular() -> None:
+    from perflab.plan.designs import budget_plan
+
+    experiment = Experiment(
+        benchmarks=(Benchmark("b", stmt="x"),), variants=(Variant("A"), Variant("B"))
+    )
+    text = budget_plan(experiment)
+    assert "(1 comparison)" in text and "(1 comparisons)" not in text

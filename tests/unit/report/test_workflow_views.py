@@ -437,3 +437,9 @@ def test_the_bisect_section_says_which_evidence_runs_were_reused() -> None:
         "metrics": ["time"],
         "source": "measured",
     }
+
+
+def test_bisect_counts_in_the_plural_only_past_one() -> None:
+    from perflab.report.workflow_views import number_of
+
+    assert (number_of(1, "step"), number_of(2, "commit")) == ("1 step", "2 commits")
