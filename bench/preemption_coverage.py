@@ -81,6 +81,7 @@ def simulate(
     """Baseline and variant samples of one run (see the module's docstring)."""
     sides: tuple[list[Sample], list[Sample]] = ([], [])
     before_preempted = False  # the sample measured just before this one
+    clock_ns = 0.0  # when the last sample ended
     for generation in range(GENERATIONS):
         process = rng.normal(0.0, PROCESS_SD, size=2)
         for block in range(BLOCKS):
@@ -93,6 +94,10 @@ def simulate(
                 cpu *= 1 + GROWTH if hit or before_preempted or gap else 1.0
                 wait = cpu * rng.uniform(0.1, 0.5) if hit else 0.0
                 before_preempted = hit
+                # the wait before a sample is a quarter of it (as long as GAP_SHARE says), and
+                # the time stamps follow the samples' lengths: a longer variant's samples end
+                # further apart, and its wait is no shorter for that
+                clock_ns += GAP_SHARE * truth * LOOPS + cpu + wait
                 sides[side].append(
                     Sample(
                         benchmark="bench",
@@ -104,7 +109,7 @@ def simulate(
                         generation=generation,
                         block=block,
                         position=position,
-                        at_ns=int(((generation * BLOCKS + block) * 2 + position) * 2.5e6),
+                        at_ns=int(clock_ns),
                         run_queue_ns=int(wait),
                         cpu_ns=int(cpu),
                         involuntary_switches=1 if hit else 0,
