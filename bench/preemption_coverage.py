@@ -13,20 +13,22 @@ CPU time (the cost the correction cannot repair: +53% and +66% were measured). A
 sample carries the same +50% when it started cold, right after another process ran: when the
 sample measured just before it (either variant's) was preempted, or when another process ran
 in the wait between its worker's samples (a quarter of a sample long). Those are the cases an
-interval from the unpreempted pairs alone would miss.
+interval from the unpreempted pairs alone would miss. The time stamps follow the samples'
+lengths and that wait, so the rule reads the wait from them as it does in a real run.
 
 Patterns (baseline's share preempted, variant's): as measured here, rare (1%, 2%, 5%),
 frequent (30%, 60%), uneven between variants (2% vs 30%), correlated with the variant (16% vs
 98%: the variant's samples nearly always preempted), each at true ratios 1.0, 1.03 and 1.6.
 
 Reported per pattern and ratio: coverage (share of intervals that hold the true ratio; the
-interval is a 95% one), the median width relative to the interval of the pairs neither of
-whose samples was preempted (log widths), verdicts (for an A/A a `faster`/`slower` is false),
-and how many intervals are finite.
+interval is a 95% one) with its Monte Carlo standard error, the median width relative to the
+interval of the pairs neither of whose samples was preempted (log widths), verdicts (for an A/A
+a `faster`/`slower` is false), and how many intervals are finite.
 
-Usage:
-  PYTHONPATH=src .venv/bin/python bench/preemption_coverage.py --runs 200 \
-      --out bench/results/preemption_coverage_2026-11-28.md
+Usage (a cell's runs depend only on the seed, the pattern and the ratio, so cells can run in
+parallel processes, `--patterns P --ratios R` each, and their rows be joined):
+  PYTHONPATH=src .venv/bin/python bench/preemption_coverage.py --runs 1000 \
+      --out bench/results/preemption_coverage_2026-11-29.md
 """
 
 from __future__ import annotations
