@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.lenses.registry import DESCRIPTORS
+from perflab.lenses.registry import DESCRIPTORS, region_metrics
 from perflab.machine.proc import ProcessRunner
 from perflab.plan.designs import Design, with_design
 from perflab.plan.experiment_file import load_experiment
@@ -105,7 +105,7 @@ def _gbench_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
         checked,
         suite_found.benchmarks,
         around,
-        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)),
+        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics, region=region_metrics())),
         implied=implied,
     )
 

@@ -19,7 +19,6 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perflab.lenses.registry import region_metrics
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.plan.suite_listing import listing_variants
 from perflab.records.errors import ConfigError
@@ -60,10 +59,10 @@ def gbench_benchmark(name: str, program: str) -> Benchmark:
     )
 
 
-def gbench_lens_notes(metrics: Sequence[Metric]) -> tuple[str, ...]:
-    """What the lenses that do not see the benchmark's region alone see of a Google Benchmark
-    binary, said before measuring."""
-    region = region_metrics()  # Google Benchmark's iterations alone, as their descriptors say
+def gbench_lens_notes(metrics: Sequence[Metric], *, region: Sequence[Metric]) -> tuple[str, ...]:
+    """What the lenses that do not see the benchmark's region alone (those not in `region`,
+    `perflab.lenses.registry.region_metrics()`) see of a Google Benchmark binary, said before
+    measuring."""
     others = [str(m) for m in metrics if m not in region]
     if not others:
         return ()

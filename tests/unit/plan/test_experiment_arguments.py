@@ -8,6 +8,8 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import setting_specs
 
+SUBJECT = "perflab.plan.experiment_arguments"
+
 COMMAND_ONLY_VALUES = {
     "prepare": "sync",
     "runs": 5,
