@@ -136,6 +136,9 @@ class Figures:
     # the lens measures the whole statement's wall time: the question every speed lens stands
     # in for, so the explanation and the notes weigh the other lenses against it
     wall_time: bool = False
+    # the lens sees the measured region a command reports alone (Google Benchmark's
+    # iterations: their time, or callgrind counting its last run), not the whole process
+    sees_region: bool = False
     # the lens is analysed from its samples alone (no artifacts: profiles, call graphs), so a
     # run read back from a JSON document can be compared by it (analyse/compare.py)
     analysed_from_samples: bool = False

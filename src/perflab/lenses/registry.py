@@ -53,6 +53,12 @@ def wall_time_metrics() -> frozenset[Metric]:
     return frozenset(d.metric for d in DESCRIPTORS if d.figures.wall_time)
 
 
+def region_metrics() -> tuple[Metric, ...]:
+    """The lenses that see a command's self-reported measured region alone
+    (`Figures.sees_region`), in the order they are listed."""
+    return tuple(d.metric for d in DESCRIPTORS if d.figures.sees_region)
+
+
 def cost_model(metric: Metric) -> CostModel | None:
     """The lens's cost model for the budget's plan: its own, or the one the plan composes from
     the parts it declares (`Planning.cost_parts`); None: the plan's default."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.lenses.registry import DESCRIPTORS
+from perflab.lenses.registry import DESCRIPTORS, region_metrics
 from perflab.machine.proc import ProcessRunner
 from perflab.plan.designs import Design, with_design
 from perflab.plan.experiment_file import load_experiment
@@ -26,7 +26,7 @@ from perflab.plan.suite_source import SuiteKind, SuiteSource
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
-from perflab.records.settings import Settings
+from perflab.records.settings import Settings, SettingSpec, setting_specs
 
 
 def experiment_from(given: BenchmarkSources, around: Conditions) -> Experiment:
@@ -105,7 +105,7 @@ def _gbench_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
         checked,
         suite_found.benchmarks,
         around,
-        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics)),
+        notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics, region=region_metrics())),
         implied=implied,
     )
 
@@ -252,6 +252,14 @@ def variant_template(each: str | Variant | None) -> Variant | None:
 
 def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experiment:
     """The experiment, once no setting given (`explicit`) would silently do nothing in it."""
+    _check_lone_variant(experiment)
+    _check_command_settings(experiment)
+    _check_lens_options(experiment, explicit=explicit)
+    return experiment
+
+
+def _check_lone_variant(experiment: Experiment) -> None:
+    """One variant is timed alone: the other lenses only compare variants."""
     if len(experiment.variants) == 1 and experiment.settings.metrics != (Metric.TIME,):
         raise ConfigError(
             "one variant is measured alone by the time lens only (the other lenses compare "
@@ -259,23 +267,41 @@ def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experime
             hint="use --metric time, or give a second variant to compare with, e.g. --variant "
             'A --variant "B env.X=1"',
         )
-    settings = experiment.settings
-    if (
-        settings.runs is not None
-        or settings.min_runs is not None
-        or settings.max_runs is not None
-        or settings.prepare is not None
-        or settings.shell != "auto"
-        or settings.show_output
-        or settings.ignore_failure
-    ) and all(b.kind is not BenchmarkKind.COMMAND for b in experiment.benchmarks):
+
+
+def _check_command_settings(experiment: Experiment) -> None:
+    """Settings that apply to commands (their spec's `applies_to`) need a command to act on."""
+    if any(b.kind is BenchmarkKind.COMMAND for b in experiment.benchmarks):
+        return
+    command_only = {
+        name: spec
+        for name, spec in setting_specs().items()
+        if spec.applies_to is BenchmarkKind.COMMAND
+    }
+    defaults = Settings()
+    given = [
+        name
+        for name in command_only
+        if getattr(experiment.settings, name) != getattr(defaults, name)
+    ]
+    if given:
+        names = [_option_names(spec) for spec in command_only.values()]
         raise ConfigError(
-            "--prepare, --runs, --min-runs, --max-runs, --shell (-N), --show-output and "
-            "--ignore-failure (-i) apply to commands (--cmd), and this experiment has none",
+            f"{', '.join(names[:-1])} and {names[-1]} apply to commands (--cmd), and this "
+            "experiment has none",
             hint="a statement is sampled in worker generations: --min-generations and "
             "--budget bound it",
         )
-    # options that only one lens reads: given without that lens, they would silently do nothing
+
+
+def _option_names(spec: SettingSpec) -> str:
+    """A setting's long option, its other options in brackets: "--ignore-failure (-i)"."""
+    others = (*spec.flags[:-1], *spec.alias_flags)
+    return f"{spec.flag} ({', '.join(others)})" if others else f"{spec.flag}"
+
+
+def _check_lens_options(experiment: Experiment, *, explicit: Mapping[str, Any]) -> None:
+    """Options that only one lens reads: given without that lens, they would do nothing."""
     selected = experiment.settings.metrics
     borrowed = {key for d in DESCRIPTORS if d.metric in selected for key in d.also_reads}
     for descriptor in DESCRIPTORS:
@@ -292,4 +318,3 @@ def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experime
                 hint=f"add --metric {','.join(m.value for m in experiment.settings.metrics)},"
                 f"{metric.value}",
             )
-    return experiment

@@ -59,23 +59,21 @@ def gbench_benchmark(name: str, program: str) -> Benchmark:
     )
 
 
-# the lenses that see Google Benchmark's measured region alone: its time per iteration (time),
-# the iterations of its last run under callgrind (instructions, memory's traffic)
-_REGION_LENSES = (Metric.TIME, Metric.INSTRUCTIONS, Metric("memory"))
-
-
-def gbench_lens_notes(metrics: Sequence[Metric]) -> tuple[str, ...]:
-    """What the lenses that do not see the benchmark's region alone see of a Google Benchmark
-    binary, said before measuring."""
-    others = [str(m) for m in metrics if m not in _REGION_LENSES]
+def gbench_lens_notes(metrics: Sequence[Metric], *, region: Sequence[Metric]) -> tuple[str, ...]:
+    """What the lenses that do not see the benchmark's region alone (those not in `region`,
+    `perflab.lenses.registry.region_metrics()`) see of a Google Benchmark binary, said before
+    measuring."""
+    others = [str(m) for m in metrics if m not in region]
     if not others:
         return ()
+    seeing = [str(m) for m in region]
     return (
         f"gbench suite: the {', '.join(others)} lens(es) see the whole process that runs one "
         "benchmark: its start-up, Google Benchmark's trial runs and as many iterations as it "
         "chooses by time, which differ between runs and variants, so their verdicts compare "
         "different amounts of work unless the iterations are fixed (->Iterations(N) in the "
-        "benchmark's code); the time, instructions and memory lenses see its iterations alone",
+        f"benchmark's code); the {', '.join(seeing[:-1])} and {seeing[-1]} lenses see its "
+        "iterations alone",
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from perflab.records.kinds import Metric
+from perflab.records.kinds import BenchmarkKind, Metric
 
 
 class SettingKind(enum.StrEnum):
@@ -43,6 +43,11 @@ class SettingSpec:
     # a switch that takes an optional value (--check-output [FILE]): the TEXT setting the value
     # goes to; the switch is on either way
     value_setting: str | None = None
+    # the benchmarks it acts on (None: statements and commands): given for an experiment with
+    # none of them, it would silently do nothing, so the experiment is refused
+    applies_to: BenchmarkKind | None = None
+    # other CLI options that set it (-N sets --shell none), named beside `flag` in errors
+    alias_flags: tuple[str, ...] = ()
 
     @property
     def flag(self) -> str | None:
@@ -255,6 +260,7 @@ class Settings:
             "commands: a shell command run before every run of a command, not timed (e.g. "
             "'sync; echo 3 | sudo tee /proc/sys/vm/drop_caches'); its failure stops the run",
             key="prepare",
+            applies_to=BenchmarkKind.COMMAND,
             flags=("--prepare",),
             metavar="CMD",
         ),
@@ -269,6 +275,7 @@ class Settings:
             "and --max-runs; the budget does not stop it early); 1: a quick look, each time "
             "shown without an interval (which needs two runs)",
             key="runs",
+            applies_to=BenchmarkKind.COMMAND,
             flags=("--runs",),
             metavar="N",
             check=lambda v: None if v is None or v >= 1 else "runs must be at least 1",
@@ -281,6 +288,7 @@ class Settings:
             "commands: at least this many measured runs of each command, even past the budget "
             "(default: --min-generations)",
             key="min_runs",
+            applies_to=BenchmarkKind.COMMAND,
             flags=("--min-runs",),
             metavar="N",
             check=lambda v: None if v is None or v >= 2 else "min_runs must be at least 2",
@@ -292,6 +300,7 @@ class Settings:
             SettingKind.OPTIONAL_WHOLE,
             "commands: at most this many measured runs of each command, even within the budget",
             key="max_runs",
+            applies_to=BenchmarkKind.COMMAND,
             flags=("--max-runs",),
             metavar="N",
             check=lambda v: None if v is None or v >= 2 else "max_runs must be at least 2",
@@ -306,6 +315,8 @@ class Settings:
             "splits them (hyperfine's -N/--shell=none); auto (the default) uses /bin/sh -c only "
             "for a command with shell syntax (pipes, redirections, variables, quotes ...)",
             key="shell",
+            applies_to=BenchmarkKind.COMMAND,
+            alias_flags=("-N",),
             flags=("--shell",),
             metavar="auto|none",
             check=lambda v: (
@@ -324,6 +335,7 @@ class Settings:
             "commands: the commands' output goes to the terminal instead of being discarded "
             "(the time lens's runs; it interleaves with perflab's progress)",
             key="show_output",
+            applies_to=BenchmarkKind.COMMAND,
             flags=("--show-output",),
         ),
     )
@@ -336,6 +348,7 @@ class Settings:
             "instead of stopping (a warning says which did); a command killed by a signal or "
             "timed out still fails, and so does a failure under the other lenses",
             key="ignore_failure",
+            applies_to=BenchmarkKind.COMMAND,
             flags=("-i", "--ignore-failure"),
         ),
     )

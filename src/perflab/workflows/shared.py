@@ -4,13 +4,15 @@ it is built), which lenses a workflow measures, and the comparisons a run decide
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from perflab import api
+from perflab.lenses.descriptor import ProbeFacts
+from perflab.lenses.registry import descriptor_for
+from perflab.machine import proc
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.plan.experiment_arguments import variant_template
 from perflab.plan.gbench_suite import gbench_filter
@@ -174,8 +176,22 @@ def planned_experiment(benchmark: Benchmarked) -> Experiment:
     return benchmark.experiment(variants, metrics=(Metric.TIME,))
 
 
+# what a lens's probe may read without running anything: the tools on PATH; modules and perf
+# are not probed here (a lens needing them reads as unavailable)
+_PATH_FACTS = ProbeFacts(
+    which=lambda tool: proc.which(tool),  # looked up when called, so a test can replace it
+    find_llvm=lambda tool: None,
+    has_module=lambda name: False,
+    perf_present=False,
+    perf_software=False,
+    perf_hardware=False,
+    perf_sampled_event=None,
+)
+
+
 def instructions_available() -> bool:
-    return shutil.which("valgrind") is not None
+    """Whether the instructions lens runs here, as its own probe says (valgrind on PATH)."""
+    return descriptor_for(Metric.INSTRUCTIONS).probe(_PATH_FACTS).available
 
 
 # the lenses a workflow is given, as `run` takes them: a lens, "time,instructions", or a list

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.lenses.registry import region_metrics
 from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.reported_time import (
     ReportFiles,
@@ -156,9 +157,11 @@ def test_each_variants_report_is_read_once(tmp_path: Path) -> None:
 
 
 def test_the_lenses_that_see_the_whole_process_are_said() -> None:
-    assert gbench_lens_notes([Metric.TIME, Metric.INSTRUCTIONS, Metric("memory")]) == ()
-    (note,) = gbench_lens_notes([Metric.TIME, Metric.PROFILE, Metric.ASM])
+    region = region_metrics()
+    assert gbench_lens_notes(region, region=region) == ()
+    (note,) = gbench_lens_notes([Metric.TIME, Metric.PROFILE, Metric.ASM], region=region)
     assert "the profile, asm lens(es) see the whole process" in note
+    assert note.endswith("the time, instructions and memory lenses see its iterations alone")
 
 
 def _dump(trigger: str) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from perflab.workflows.shared import Suite
+import pytest
+
+from perflab.workflows.shared import Suite, instructions_available
 
 TESTS = (
     "test_bench.py::test_steady",
@@ -49,3 +51,12 @@ def test_asv_and_google_benchmark_names_are_anchored_and_escaped() -> None:
     assert re.search(asv.asv_filter, name) and not re.search(asv.asv_filter, name + "x")
     gbench = Suite(gbench="./bench").selecting("BM_Add/64", ("BM_Add/64", "BM_Add/640"))
     assert gbench is not None and gbench.gbench_filter == "^BM_Add/64$"
+
+
+def test_instructions_are_available_where_the_lens_probe_finds_valgrind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("perflab.machine.proc.which", lambda tool: None)
+    assert not instructions_available()
+    monkeypatch.setattr("perflab.machine.proc.which", lambda tool: f"/usr/bin/{tool}")
+    assert instructions_available()

@@ -3,6 +3,7 @@
 from perflab.lenses.descriptor import (
     BlindSpot,
     Explanation,
+    Figures,
     LensDescriptor,
     Planning,
     Probe,
@@ -32,6 +33,7 @@ DESCRIPTOR = LensDescriptor(
         handlers="perflab.worker.callgrind_ops",
     ),
     planning=Planning(cost=instructions_cost, runs_valgrind=True, needs_quiet_cpu=False),
+    figures=Figures(sees_region=True),
     explanation=Explanation(
         accounts="perflab.lenses.instructions.account:accounting",
         claims_about_functions=True,

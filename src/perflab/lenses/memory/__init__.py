@@ -2,7 +2,14 @@
 calls) and the memory each variant needs (peak RSS, peak allocated)."""
 
 from perflab.budget.costs import CostPart
-from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
+from perflab.lenses.descriptor import (
+    Figures,
+    LensDescriptor,
+    Planning,
+    Probe,
+    ProbeFacts,
+    WorkerNeeds,
+)
 from perflab.records.kinds import Metric
 from perflab.records.shared_options import CACHE_SIM, REGION
 
@@ -41,4 +48,5 @@ DESCRIPTOR = LensDescriptor(
         runs_valgrind=True,
         needs_quiet_cpu=False,
     ),
+    figures=Figures(sees_region=True),  # its traffic is callgrind's count of the region
 )

@@ -13,7 +13,7 @@ What the numbers are (and are not):
 - Allocations are the calls to the C allocator (malloc, calloc, realloc, the aligned variants)
   that callgrind counted, per iteration; Python's small-object allocator serves small objects
   without them.
-- Peak RSS and peak allocated are the rss lens's measures (tool_output/peak_memory.py).
+- Peak RSS and peak allocated are the rss lens's measures (measure/peak_memory/analyse.py).
 """
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ from perflab.measure.callgrind.artifacts import (
     unexecutable_reason,
 )
 from perflab.measure.lens import LensAnalysis
+from perflab.measure.peak_memory.analyse import (
+    MAXRSS_KB,
+    NOT_THE_MEMORY_CHANGE,
+    PEAK_ALLOC_BYTES,
+    TRACEMALLOC_BLIND,
+    RssDetails,
+    analyse_peak_memory,
+)
 from perflab.records.model import (
     Artifact,
     Benchmark,
@@ -48,14 +56,6 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.summary import process_ratio_interval
 from perflab.tool_output.callgrind import FunctionCosts, combine_parts
-from perflab.tool_output.peak_memory import (
-    MAXRSS_KB,
-    NOT_THE_MEMORY_CHANGE,
-    PEAK_ALLOC_BYTES,
-    TRACEMALLOC_BLIND,
-    RssDetails,
-    analyse_peak_memory,
-)
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 

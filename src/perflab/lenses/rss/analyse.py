@@ -1,4 +1,4 @@
-"""The rss lens's analysis: the peak-memory analysis (tool_output/peak_memory.py) filed
+"""The rss lens's analysis: the peak-memory analysis (measure/peak_memory/analyse.py) filed
 under `rss`."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from perflab.lenses.rss import RSS
 from perflab.measure.lens import BenchmarkData, LensAnalysis
+from perflab.measure.peak_memory.analyse import analyse_peak_memory
 from perflab.records.model import Benchmark
 from perflab.records.settings import Settings
-from perflab.tool_output.peak_memory import analyse_peak_memory
 
 
 def analyse_rss(

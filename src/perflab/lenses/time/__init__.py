@@ -18,6 +18,7 @@ DESCRIPTOR = LensDescriptor(
     planning=Planning(cost=time_cost, reports_overruns=True),  # it explains its own overruns
     figures=Figures(
         wall_time=True,
+        sees_region=True,
         analysed_from_samples=True,
         analysis="perflab.lenses.time.analyse:time_figures",
         paired_units="perflab.lenses.time.interaction:paired_units",

@@ -26,13 +26,13 @@ from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_S
 from perflab.measure.callgrind.count import CountOptions
 from perflab.measure.callgrind.count_options import environment_bytes
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.peak_memory.analyse import MAXRSS_KB
 from perflab.measure.worker_client import variant_environment
 from perflab.plan.specs import parse_metrics
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Sample, Variant
 from perflab.records.settings import Settings
-from perflab.tool_output.peak_memory import MAXRSS_KB
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.lenses.memory"
@@ -419,9 +419,9 @@ def test_twice_a_few_lines_is_shown_without_a_verdict() -> None:
 
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import tracemalloc_blind_to_traffic
+    from perflab.measure.peak_memory.analyse import PEAK_ALLOC_BYTES
     from perflab.records.kinds import Metric, Verdict
     from perflab.records.model import Comparison
-    from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison(
@@ -447,7 +447,7 @@ def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tenso
 def _with_peaks(
     stored_variant: tuple[list[Sample], list[Artifact]], peak_alloc_bytes: float
 ) -> tuple[list[Sample], list[Artifact]]:
-    from perflab.tool_output.peak_memory import PEAK_ALLOC_BYTES
+    from perflab.measure.peak_memory.analyse import PEAK_ALLOC_BYTES
 
     samples, artifacts = stored_variant
     peaks = [

@@ -4,14 +4,14 @@ verdict withheld."""
 from __future__ import annotations
 
 from perflab.lenses.rss import RSS
+from perflab.measure.peak_memory.analyse import MAXRSS_KB, PEAK_ALLOC_BYTES
 from perflab.records.kinds import Verdict
 from perflab.records.model import Benchmark
-from perflab.tool_output.peak_memory import MAXRSS_KB, PEAK_ALLOC_BYTES
 
 
 def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> None:
+    from perflab.measure.peak_memory.analyse import tracemalloc_blind
     from perflab.records.model import Comparison
-    from perflab.tool_output.peak_memory import tracemalloc_blind
 
     def compared(event: str, before: float, after: float, verdict: Verdict) -> Comparison:
         return Comparison(
@@ -43,8 +43,8 @@ def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> 
 
 
 def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() -> None:
+    from perflab.measure.peak_memory.analyse import analyse_peak_memory
     from perflab.records.model import BenchmarkData, Sample, Settings
-    from perflab.tool_output.peak_memory import analyse_peak_memory
 
     # torch tensors of 16 and 32 MB: peak RSS moved 380 MB, tracemalloc saw 264 B and 344 B
     samples = tuple(

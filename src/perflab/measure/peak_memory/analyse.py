@@ -1,6 +1,6 @@
-"""Stored peak-memory samples (measure/peak_memory/sessions.py) -> per measure, each variant
-against the baseline: the rss lens's analysis, and the memory lens's footprint. Pure; here, not
-in a lens, since both lenses read it and no lens imports another."""
+"""Stored peak-memory samples (sessions.py) -> per measure, each variant against the baseline:
+the rss lens's analysis, and the memory lens's footprint. Pure; here, not in a lens, since both
+lenses read it and no lens imports another."""
 
 from __future__ import annotations
 

@@ -1,0 +1,42 @@
+"""The settings that would silently do nothing in an experiment are refused, as the settings
+schema declares them."""
+
+import pytest
+
+from perflab import api
+from perflab.records.errors import ConfigError
+from perflab.records.kinds import BenchmarkKind
+from perflab.records.settings import setting_specs
+
+SUBJECT = "perflab.plan.experiment_arguments"
+
+COMMAND_ONLY_VALUES = {
+    "prepare": "sync",
+    "runs": 5,
+    "min_runs": 3,
+    "max_runs": 9,
+    "shell": "none",
+    "show_output": True,
+    "ignore_failure": True,
+}
+
+
+def test_the_schema_declares_which_settings_apply_to_commands_only() -> None:
+    command_only = {n for n, s in setting_specs().items() if s.applies_to is BenchmarkKind.COMMAND}
+    assert command_only == set(COMMAND_ONLY_VALUES)
+
+
+@pytest.mark.parametrize(("name", "value"), sorted(COMMAND_ONLY_VALUES.items()))
+def test_a_command_only_setting_is_refused_for_statements(name: str, value: object) -> None:
+    with pytest.raises(ConfigError) as refused:
+        api.make_experiment(stmt="pass", variants=["A", "B"], **{name: value})
+    assert str(refused.value).startswith(
+        "--prepare, --runs, --min-runs, --max-runs, --shell (-N), --show-output and "
+        "--ignore-failure (-i) apply to commands (--cmd), and this experiment has none"
+    )
+
+
+@pytest.mark.parametrize(("name", "value"), sorted(COMMAND_ONLY_VALUES.items()))
+def test_a_command_only_setting_is_accepted_for_commands(name: str, value: object) -> None:
+    made = api.make_experiment(cmd="true", variants=["A", "B"], **{name: value})
+    assert getattr(made.settings, name) == value
