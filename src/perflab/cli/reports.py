@@ -38,7 +38,7 @@ def write_json(path: Path | None, data: Any) -> bool:
     return str(path) != "-"
 
 
-def check_outputs(output: OutputOptions) -> None:
+def check_report_targets(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
     from perflab.report.files import check_target
 

@@ -35,7 +35,7 @@ from perflab.store.sqlite_file import (
     check_no_linked_journal,
     check_regular,
     connect_read_only,
-    file_identity,
+    device_inode,
     quick_check,
     read_errors,
     read_only_reason,
@@ -113,7 +113,7 @@ class SqliteStore:
                 f"cannot open the store {str(path)!r}: {error}",
                 hint="pass --store PATH with a writable location",
             ) from error
-        store = cls(connection, path, identity=file_identity(path))
+        store = cls(connection, path, identity=device_inode(path))
         with store_errors(path):
             store._prepare()
         return store

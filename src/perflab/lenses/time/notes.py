@@ -60,7 +60,7 @@ def preemption_notes(
     the experiment's `order` (else the group's, its baseline first), so the repeats are equal
     notes and said once."""
     samples = [s for s in data.samples if s.name == WALL_NS]
-    if not preemption.accounted(samples):
+    if not preemption.has_accounting(samples):
         return []
     measured = list(dict.fromkeys(s.variant for s in samples))
     if order:
