@@ -93,7 +93,7 @@ def excluded_blocks(
     }
 
 
-def summarise(
+def summarise_preemption(
     samples: Sequence[Sample],
     variants: Sequence[str],
     policy: Preemption,

@@ -62,7 +62,7 @@ def suite_of(options: RunOptions) -> Suite | None:
     return None if options.suite is None else Suite.of(options.suite)
 
 
-def benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
+def benchmarked_from(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
     """What every run of the workflow measures; --metric stays among the settings, where the
     workflow reads it as `run` does (the first lens decides, the others are evidence)."""
     settings = dict(options.settings)
