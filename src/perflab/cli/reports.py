@@ -130,7 +130,8 @@ def emit(
     return EXIT_OK
 
 
-def write(path: Path, text: str) -> None:
+def write(path: Path | str, text: str) -> None:
+    """`text` into the report file at `path`, or on standard output where `path` is `-`."""
     if str(path) == "-":
         sys.stdout.write(text)
         return

@@ -13,12 +13,12 @@ from rich.text import Text
 
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
+from perflab.cli.reports import write
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked_from,
     refuse_run_only,
     said_written,
-    write,
     writes_to_stdout,
 )
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState

@@ -14,12 +14,12 @@ from rich.text import Text
 
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_OK, EXIT_REGRESSION
+from perflab.cli.reports import write
 from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked_from,
     refuse_run_only,
     said_written,
-    write,
     writes_to_stdout,
 )
 from perflab.records.bisect import StepState

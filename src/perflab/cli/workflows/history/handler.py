@@ -14,13 +14,13 @@ from rich.text import Text
 from perflab import api
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
+from perflab.cli.reports import write
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked_from,
     on_stdout,
     refuse_run_only,
     said_written,
-    write,
     writes_to_stdout,
 )
 from perflab.records.workflow_results import HistoryResult
