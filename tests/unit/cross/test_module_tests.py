@@ -76,7 +76,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/profile/measure.py",
         "lenses/rss/analyse.py",
         "lenses/rss/cost.py",
-        "lenses/rss/measure.py",
         "lenses/time/artifacts.py",
         "lenses/time/decision.py",
         "lenses/time/interaction.py",
