@@ -260,13 +260,13 @@ def process_difference(
         return ()
     rename = _renamer(_main_object(data, variant))
 
-    def per_iteration(
+    def costs_per_iteration(
         repeat: tuple[FunctionCosts, InstructionCosts | None, float],
     ) -> FunctionCosts:
         costs, _, scale = repeat
         return costs.scaled(scale).without_zero().renamed(rename)
 
-    return function_deltas(per_iteration(first), per_iteration(second))
+    return function_deltas(costs_per_iteration(first), costs_per_iteration(second))
 
 
 def process_note(

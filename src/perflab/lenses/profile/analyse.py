@@ -21,7 +21,7 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject, comparison_from
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
+from perflab.stats.summary import mean_per_iteration
 from perflab.tool_drivers.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
 from perflab.tool_output.callgrind import normalise_function_name
 from perflab.tool_output.profile_diff import DispatchChange, ProfileDiff, diff_profiles
@@ -301,7 +301,7 @@ def _profile_comparison(
     return comparison_from(
         estimate,
         Subject(benchmark.name, Metric.PROFILE, baseline.name, name),
-        SideValues(per_iteration(base_wall), per_iteration(var_wall), "ns"),
+        SideValues(mean_per_iteration(base_wall), mean_per_iteration(var_wall), "ns"),
         equivalence_band=settings.equivalence_band,
         details=_profile_details(data, baseline, name, selectors),
         one_process=True,
