@@ -93,7 +93,7 @@ def perflab(
 def preemption_policies(store: Path) -> dict:
     """The same run analysed with each --preempted policy, and how much other processes took."""
     from perflab.analyse.run import analyse_run
-    from perflab.stats.preemption import Preemption, summarise
+    from perflab.stats.preemption import Preemption, summarise_preemption
     from perflab.store import SqliteStore
 
     opened = SqliteStore.open(store, create=False)
@@ -118,7 +118,7 @@ def preemption_policies(store: Path) -> dict:
         }
     names = [v.name for v in run.experiment.variants]
     time_samples = [s for s in run.samples if s.name == "wall_ns"]
-    summary = summarise(time_samples, names, Preemption.EXCLUDE)
+    summary = summarise_preemption(time_samples, names, Preemption.EXCLUDE)
     return {
         "policies": policies,
         "lost_share": summary.lost_share,

@@ -40,7 +40,7 @@ from perflab.records.accounting import Accounting, CodeFacts
 from perflab.records.document import Block, Cell, Paragraph, Section, Style, Table
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
-from perflab.records.summary import Summary, signed
+from perflab.records.summary import Summary, signed_text
 
 SHOWN_IN_TEXT = 5  # causes named in the paragraph (all are in the table and the JSON)
 OVERSHOOT = 1.5  # causes adding up to more than this share: others cancelled part of them
@@ -248,7 +248,7 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
                     (
                         Cell(cause.named),
                         Cell(cause.object),
-                        Cell(signed(cause.delta_per_iteration, cause.unit)),
+                        Cell(signed_text(cause.delta_per_iteration, cause.unit)),
                         Cell(f"{cause.share:.0%}"),
                         Cell(cause.evidence[0] if cause.evidence else ""),
                     )

@@ -38,7 +38,7 @@ def write_json(path: Path | None, data: Any) -> bool:
     return str(path) != "-"
 
 
-def check_outputs(output: OutputOptions) -> None:
+def check_report_targets(output: OutputOptions) -> None:
     """Fail before measuring, not after, when a report cannot be written."""
     from perflab.report.files import check_target
 
@@ -130,7 +130,8 @@ def emit(
     return EXIT_OK
 
 
-def write(path: Path, text: str) -> None:
+def write(path: Path | str, text: str) -> None:
+    """`text` into the report file at `path`, or on standard output where `path` is `-`."""
     if str(path) == "-":
         sys.stdout.write(text)
         return

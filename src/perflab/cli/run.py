@@ -11,7 +11,7 @@ from rich.text import Text
 
 from perflab.cli.exits import EXIT_OK, EXIT_VERDICT
 from perflab.cli.options import OutputOptions, RunOptions
-from perflab.cli.reports import check_outputs, emit, error_text, same_stream, shows_table
+from perflab.cli.reports import check_report_targets, emit, error_text, same_stream, shows_table
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal, visible
 
@@ -36,7 +36,7 @@ def run_command(
     from perflab.cli.progress import RichProgress
     from perflab.plan.designs import budget_plan
 
-    check_outputs(options.output)
+    check_report_targets(options.output)
     changes = changes or ChangeOptions(build=None, cache_dir=None)
     experiment = _experiment(options, changes)
     if not options.output.quiet:

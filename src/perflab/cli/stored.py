@@ -11,7 +11,7 @@ from rich.text import Text
 
 from perflab.cli.exits import EXIT_BAD_INPUT, EXIT_DAMAGED_STORE, EXIT_OK
 from perflab.cli.options import output_options
-from perflab.cli.reports import check_outputs, emit, write_json
+from perflab.cli.reports import check_report_targets, emit, write_json
 from perflab.report.escape import terminal, visible
 
 # a command imports what it uses where it runs (`perflab show --help` and `perflab list` load no
@@ -29,7 +29,7 @@ def read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     from perflab.store.postgres import is_postgresql
 
     if args.command in ("show", "compare"):
-        check_outputs(output_options(args))
+        check_report_targets(output_options(args))
     if not is_postgresql(args.store) and not _files_only(args):
         # an SQLite file's pages; a PostgreSQL server checks its own
         _warn_if_damaged(api.check_store(args.store), err)

@@ -138,13 +138,13 @@ def read_entries(root: Path) -> list[CacheEntry]:
         return []
     found = []
     for meta in sorted(root.glob("*.json")):
-        entry = read_entry(root, meta)
+        entry = read_cache_entry(root, meta)
         if entry is not None:  # else half-written or not perflab's: prune leaves it
             found.append(entry)
     return sorted(found, key=lambda e: e.created_at)
 
 
-def read_entry(root: Path, meta: Path) -> CacheEntry | None:
+def read_cache_entry(root: Path, meta: Path) -> CacheEntry | None:
     """The entry `meta` describes, as one of the cache's own folders: its key is the file's
     name and its checkout `<root>/<key>`, whatever the file says."""
     try:
@@ -162,7 +162,7 @@ def load_entry(root: Path, key: str) -> CacheEntry | None:
     meta = root / f"{key}.json"
     if not meta.is_file():
         return None
-    entry = read_entry(root, meta)
+    entry = read_cache_entry(root, meta)
     return entry if entry is not None and is_real_folder(entry.path) else None
 
 

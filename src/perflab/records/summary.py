@@ -33,7 +33,7 @@ class Cause:
     @property
     def words(self) -> str:
         """The cause in the summary's paragraph."""
-        delta = signed(self.delta_per_iteration, self.unit)
+        delta = signed_text(self.delta_per_iteration, self.unit)
         if not self.replaced_by:
             return f"{delta} {self.function}"
         return (
@@ -95,5 +95,5 @@ class Summary:
         }
 
 
-def signed(value: float, unit: str) -> str:
+def signed_text(value: float, unit: str) -> str:
     return f"{value:+,.0f}" + (" ns" if unit == "ns" else "")

@@ -95,7 +95,10 @@ def stack_section(stacks: Sequence[StackSummary], *, band: float) -> Section | N
         numeric=(False, False, True, True, False),
     )
     subsections = tuple(
-        Section(_what((s.benchmark, s.metric, s.event)), (steps_table(s), waterfall(s, band=band)))
+        Section(
+            _what((s.benchmark, s.metric, s.event)),
+            (stack_steps_table(s), waterfall_figure(s, band=band)),
+        )
         for s in stacks
     )
     return Section("stack", (overview,), subsections, key="stack")
@@ -109,7 +112,7 @@ def _step_row(c: Comparison, label: str) -> tuple[Cell, ...]:
     )
 
 
-def steps_table(summary: StackSummary) -> Table:
+def stack_steps_table(summary: StackSummary) -> Table:
     """Each step against its predecessor, the whole range, and the steps multiplied."""
     rows = [_step_row(step, f"{step.variant} vs {step.baseline}") for step in summary.steps]
     whole = summary.whole
@@ -141,7 +144,7 @@ def _bar(
     )
 
 
-def waterfall(summary: StackSummary, *, band: float) -> WaterfallFigure:
+def waterfall_figure(summary: StackSummary, *, band: float) -> WaterfallFigure:
     """Each step from the running product before it; then the product and the whole, from 1."""
     bars: list[WaterfallBar] = []
     running = 1.0

@@ -156,7 +156,7 @@ ASLR_WORDS = {
 GLOSSARY_URL = "docs/glossary.md"
 
 
-def machine_facts(machine: dict[str, Any]) -> list[tuple[str, str]]:
+def machine_rows(machine: dict[str, Any]) -> list[tuple[str, str]]:
     pinned = machine.get("pinned_cpu")
     facts = [
         ("CPU", str(machine.get("cpu_model", "?"))),
@@ -235,7 +235,7 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
     return template.render(
         result=result,
         version=__version__,
-        machine=machine_facts(result.machine),
+        machine=machine_rows(result.machine),
         variants=[
             (
                 v.name,

@@ -131,7 +131,7 @@ def _before_after(change: HistoryChange) -> str:
     return f"{per_iteration_text(values[0], unit)} → {per_iteration_text(values[1], unit)}"
 
 
-def changes_table(recent: Sequence[SiteChange]) -> Table:
+def site_changes_table(recent: Sequence[SiteChange]) -> Table:
     """Each confirmed change point: the commit (linked to its direct comparison), the benchmark
     (linked to its trend), the lens, the values either side, the direct ratio with its CI."""
     rows = tuple(
@@ -215,7 +215,7 @@ def front_page(site: Site) -> str:
 
     answer: list[Paragraph | Table] = [headline(site)]
     if site.recent:
-        answer.append(changes_table(site.recent))
+        answer.append(site_changes_table(site.recent))
     grid = [
         {
             "name": t.benchmark,

@@ -53,7 +53,7 @@ def corrected(sample: Sample) -> Sample:
     return replace(sample, value=sample.value - lost) if lost > 0 else sample
 
 
-def accounted(samples: Iterable[Sample]) -> bool:
+def has_accounting(samples: Iterable[Sample]) -> bool:
     """True when the samples carry scheduler accounting (older runs and other lenses do not)."""
     return any(s.run_queue_ns is not None for s in samples)
 
@@ -93,7 +93,7 @@ def excluded_blocks(
     }
 
 
-def summarise(
+def summarise_preemption(
     samples: Sequence[Sample],
     variants: Sequence[str],
     policy: Preemption,

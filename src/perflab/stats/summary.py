@@ -13,7 +13,7 @@ import numpy as np
 from perflab.records.model import Sample
 
 
-def per_iteration(samples: Iterable[Sample]) -> float:
+def mean_per_iteration(samples: Iterable[Sample]) -> float:
     """The per-iteration value of a variant's measured samples: their total value over their
     total iterations, so a sample of more loops weighs more (as `Sample.per_iteration` is one
     sample's value over its loops). Warm-up samples are skipped; nan when none is left."""

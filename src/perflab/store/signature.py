@@ -47,7 +47,7 @@ SETTLE_PAUSES_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 KindReader = Callable[[Path, str], Kind]
 
 
-def classify(
+def store_kind(
     path: Path, *, pauses_s: Sequence[float] = SETTLE_PAUSES_S, read: KindReader | None = None
 ) -> Kind:
     """What the SQLite file at `path` is; raises StoreError ("not a perflab store") for another

@@ -27,7 +27,7 @@ from perflab.store.migrations import MIGRATIONS, SCHEMA_VERSION, statements
 from perflab.store.runs import CodeRun as CodeRun
 from perflab.store.runs import RunSummary as RunSummary
 from perflab.store.runs import StoredRun as StoredRun
-from perflab.store.signature import PERFLAB_APPLICATION_ID, Kind, classify
+from perflab.store.signature import PERFLAB_APPLICATION_ID, Kind, store_kind
 from perflab.store.sqlite_file import (
     LOCK_WAIT_S,
     cannot_write,
@@ -35,7 +35,7 @@ from perflab.store.sqlite_file import (
     check_no_linked_journal,
     check_regular,
     connect_read_only,
-    file_identity,
+    device_inode,
     quick_check,
     read_errors,
     read_only_reason,
@@ -90,7 +90,7 @@ class SqliteStore:
         check_no_linked_journal(path)
         if path.is_file() and path.stat().st_size > 0:
             check_is_sqlite(path)
-            classify(path)  # read-only: another program's file is refused untouched
+            store_kind(path)  # read-only: another program's file is refused untouched
             reason = read_only_reason(path)
             if reason is not None:
                 raise cannot_write(path, reason)
@@ -113,7 +113,7 @@ class SqliteStore:
                 f"cannot open the store {str(path)!r}: {error}",
                 hint="pass --store PATH with a writable location",
             ) from error
-        store = cls(connection, path, identity=file_identity(path))
+        store = cls(connection, path, identity=device_inode(path))
         with store_errors(path):
             store._prepare()
         return store
@@ -133,7 +133,7 @@ class SqliteStore:
             store.tables = replace(store.tables, where=str(path))
             return store
         check_is_sqlite(path)
-        if classify(path) is Kind.EMPTY:
+        if store_kind(path) is Kind.EMPTY:
             raise StoreError(
                 f"{path} is not a perflab store: an SQLite database without perflab's tables",
                 hint="point --store at a perflab database",

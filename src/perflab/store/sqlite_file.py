@@ -54,7 +54,7 @@ def connect_read_only(path: Path) -> tuple[sqlite3.Connection, int, str | None]:
         raise _damaged(path, error) from error
 
 
-def file_identity(path: Path) -> tuple[int, int] | None:
+def device_inode(path: Path) -> tuple[int, int] | None:
     try:
         stat = path.stat()
     except OSError:

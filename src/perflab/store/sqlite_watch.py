@@ -14,7 +14,7 @@ from pathlib import Path
 from perflab.records.errors import StoreLostError
 from perflab.records.kinds import RunStatus
 from perflab.store.dialect import SQLITE
-from perflab.store.sqlite_file import file_identity, store_errors
+from perflab.store.sqlite_file import device_inode, store_errors
 from perflab.store.tables import FINISH_RUN, now
 
 
@@ -47,7 +47,7 @@ class FileWatch:
     def written(self) -> None:
         if self.path is None or self.identity is None:
             return
-        if file_identity(self.path) == self.identity:
+        if device_inode(self.path) == self.identity:
             return
         what = "removed" if not self.path.exists() else "replaced by another file"
         with contextlib.suppress(sqlite3.Error):

@@ -281,7 +281,7 @@ def _part_counts(name: str, parts: Sequence[HotSymbols]) -> tuple[tuple[int, int
     return tuple(counts)
 
 
-def function_identity(name: str) -> str:
+def folded_function_name(name: str) -> str:
     # the instructions lens's notion of one function: demangled, clone suffixes folded
     return normalise_function_name(name)
 
@@ -290,7 +290,7 @@ def _appearances(
     baseline: HotSymbols, variant: HotSymbols, rule: AppearanceRule
 ) -> tuple[list[Appearance], list[Appearance]]:
     def identities(summary: HotSymbols) -> set[str]:
-        return {function_identity(s.name) for s in summary.symbols if s.children_samples > 0}
+        return {folded_function_name(s.name) for s in summary.symbols if s.children_samples > 0}
 
     seen_before, seen_after = identities(baseline), identities(variant)
     claims: list[Appearance] = []
@@ -298,7 +298,7 @@ def _appearances(
     sides = ((variant, baseline, seen_before, True), (baseline, variant, seen_after, False))
     for here, there, seen_there, appeared in sides:
         for symbol in here.symbols:
-            if symbol.name.startswith(UNKNOWN) or function_identity(symbol.name) in seen_there:
+            if symbol.name.startswith(UNKNOWN) or folded_function_name(symbol.name) in seen_there:
                 continue
             if symbol.children_share < rule.min_share / 4:
                 continue  # noise far below anything worth a note

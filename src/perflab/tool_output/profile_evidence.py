@@ -15,7 +15,7 @@ from perflab.tool_output.profile_diff import (
     DispatchChange,
     PassThrough,
     ProfileDiff,
-    function_identity,
+    folded_function_name,
 )
 from perflab.tool_output.profile_stacks import HotSymbols, Stack, hot_symbols
 from perflab.tool_output.symbol_names import word_change
@@ -30,7 +30,7 @@ DISPATCH_MIN_SELF = 0.02
 
 
 def _stack_ids(stack: Stack) -> list[str]:
-    return [function_identity(symbol) for _, symbol in stack]
+    return [folded_function_name(symbol) for _, symbol in stack]
 
 
 def _seen(stacks: Mapping[Stack, int]) -> set[str]:
@@ -116,7 +116,7 @@ def with_stack_evidence(
     for entry in diff.claims:
         here = variant if entry.appeared else baseline
         keep = seen_before if entry.appeared else seen_after
-        name = function_identity(entry.name)
+        name = folded_function_name(entry.name)
         around, total, leaf = _neighbours(name, here, keep)
         if total and leaf <= PASS_THROUGH_SELF * total and around:
             inside = sum(n for pair, n in around.items() if pair in direct[entry.appeared])
@@ -171,7 +171,7 @@ def _callers(
     """Caller -> the entries it calls on at least half of their stacks, with how often."""
     out: dict[str, list[tuple[Appearance, int]]] = {}
     for entry in entries:
-        caller, count = _caller_of(function_identity(entry.name), stacks, both)
+        caller, count = _caller_of(folded_function_name(entry.name), stacks, both)
         if caller is not None and count >= entry.samples / 2:
             out.setdefault(caller, []).append((entry, count))
     return out
@@ -243,13 +243,13 @@ def _pairs_past_unwinding(
     changes: list[DispatchChange] = []
     used: set[str] = set()
     for old in rest_old:
-        old_caller, old_n = _caller_of(function_identity(old.name), baseline, both)
+        old_caller, old_n = _caller_of(folded_function_name(old.name), baseline, both)
         for new_entry in rest_new:
             if new_entry.name in used or new_entry.object != old.object:
                 continue
             if word_change(old.name, new_entry.name) is None:
                 continue
-            new_caller, new_n = _caller_of(function_identity(new_entry.name), variant, both)
+            new_caller, new_n = _caller_of(folded_function_name(new_entry.name), variant, both)
             known_old = old_caller is not None and old_n >= old.samples / 2
             known_new = new_caller is not None and new_n >= new_entry.samples / 2
             if known_old == known_new:

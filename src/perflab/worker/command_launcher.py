@@ -219,7 +219,7 @@ def _wait(pid, tail, exit_signal, poller, deadline_ns, awake_since_ns):
     return timed_out, launcher_cpu_ns, woke_ns
 
 
-def run(request, exit_signal):
+def run_requested_command(request, exit_signal):
     env = request.get("env")
     env = dict(os.environ) if env is None else dict(env)
     if _TOKEN is not None:
@@ -272,7 +272,7 @@ def main():
         request = json.loads(line)
         if request.get("op") == "quit":
             return
-        sys.stdout.write(json.dumps(run(request, exit_signal)) + "\n")
+        sys.stdout.write(json.dumps(run_requested_command(request, exit_signal)) + "\n")
         sys.stdout.flush()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from perflab.git.cache_entry import CacheEntry, CacheStatus, read_entry, save_entry
+from perflab.git.cache_entry import CacheEntry, CacheStatus, read_cache_entry, save_entry
 
 KEY = "0123456789abcdef0123"
 
@@ -30,7 +30,7 @@ def test_the_stored_status_strings_are_unchanged(tmp_path: Path) -> None:
         save_entry(tmp_path, _entry(tmp_path, status))
         stored = json.loads((tmp_path / f"{KEY}.json").read_text())
         assert stored["status"] == status.value
-        read = read_entry(tmp_path, tmp_path / f"{KEY}.json")
+        read = read_cache_entry(tmp_path, tmp_path / f"{KEY}.json")
         assert read is not None and read.status is status
 
 

@@ -638,7 +638,7 @@ def test_render_html_of_an_empty_run() -> None:
 
 def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
     from perflab.records.results import Interval, StackSummary
-    from perflab.report.design_views import waterfall
+    from perflab.report.design_views import waterfall_figure
 
     def step(base: str, variant: str, ratio: float) -> Comparison:
         return Comparison(
@@ -664,7 +664,7 @@ def test_the_waterfall_axis_covers_its_bars_and_its_labels_are_whole() -> None:
         product=Interval(0.56, 0.54, 0.58),
         consistent=True,
     )
-    root = parse_svg(svg.waterfall(waterfall(summary, band=0.01)))
+    root = parse_svg(svg.waterfall(waterfall_figure(summary, band=0.01)))
     texts = [t.text or "" for t in elements(root, "text")]
     ticks = [float(t) for t in texts if t.replace(".", "").isdigit()]
     assert min(ticks) <= 0.6  # the axis reaches the bars that end at 0.557

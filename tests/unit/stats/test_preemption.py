@@ -13,7 +13,7 @@ from perflab.stats.preemption import (
     corrected,
     is_preempted,
     lost_ns,
-    summarise,
+    summarise_preemption,
 )
 
 
@@ -105,14 +105,14 @@ def test_summary_says_how_much_other_processes_took_and_what_was_excluded() -> N
         _sample("B", 10e6, block=1),
         _sample("A", 10e6, run_queue_ns=9_000_000, block=9, warmup=True),  # not counted
     ]
-    summary = summarise(samples, ["A", "B"], Preemption.EXCLUDE)
+    summary = summarise_preemption(samples, ["A", "B"], Preemption.EXCLUDE)
     assert (summary.n_samples, summary.n_preempted, summary.n_excluded) == (4, 1, 2)
     assert summary.lost_share == 5e6 / 40e6
     assert summary.message(Preemption.EXCLUDE) == (
         "other processes took 12% of the measuring CPU during these samples; 1 of 4 samples "
         "were preempted, 2 samples excluded with their pairs"
     )
-    assert "taken out" in summarise(samples, ["A", "B"], Preemption.CORRECT).message(
+    assert "taken out" in summarise_preemption(samples, ["A", "B"], Preemption.CORRECT).message(
         Preemption.CORRECT
     )
 

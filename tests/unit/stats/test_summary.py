@@ -9,7 +9,7 @@ import pytest
 from perflab.records.kinds import Metric
 from perflab.records.model import Sample
 from perflab.stats.summary import (
-    per_iteration,
+    mean_per_iteration,
     process_levels,
     process_ratio_interval,
     ratio_interval,
@@ -36,8 +36,8 @@ def _sample(value: float, loops: int, *, warmup: bool = False) -> Sample:
 
 def test_per_iteration_weighs_samples_by_their_loops_and_skips_warmup() -> None:
     samples = [_sample(1000.0, 10), _sample(3000.0, 20), _sample(1e9, 1, warmup=True)]
-    assert per_iteration(samples) == pytest.approx(4000.0 / 30)
-    assert math.isnan(per_iteration([_sample(5.0, 1, warmup=True)]))
+    assert mean_per_iteration(samples) == pytest.approx(4000.0 / 30)
+    assert math.isnan(mean_per_iteration([_sample(5.0, 1, warmup=True)]))
 
 
 def test_process_ratio_interval_widens_by_each_sides_process_spread() -> None:

@@ -27,7 +27,7 @@ def test_a_file_that_changed_while_read_as_foreign_is_read_again(tmp_path: Path)
             raise StoreError("not a perflab store: half made")
         return Kind.PERFLAB
 
-    assert signature.classify(path, pauses_s=(0.0, 0.0), read=half_made_then_done) is Kind.PERFLAB
+    assert signature.store_kind(path, pauses_s=(0.0, 0.0), read=half_made_then_done) is Kind.PERFLAB
     assert len(reads) == 2
 
 
@@ -40,6 +40,6 @@ def test_another_programs_file_is_refused_after_one_look_and_left_alone(tmp_path
     connection.close()
     before = path.read_bytes()
     with pytest.raises(StoreError, match="is not a perflab store"):
-        signature.classify(path)
+        signature.store_kind(path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]  # no -wal, no -shm made

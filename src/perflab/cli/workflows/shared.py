@@ -4,7 +4,6 @@ what is benchmarked, and writing files."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -14,7 +13,6 @@ from perflab.cli.changes import change_options
 from perflab.cli.workflows.workflow import Workflow
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal
-from perflab.report.files import write_file
 from perflab.workflows import Benchmarked, Suite
 
 if TYPE_CHECKING:
@@ -62,7 +60,7 @@ def suite_of(options: RunOptions) -> Suite | None:
     return None if options.suite is None else Suite.of(options.suite)
 
 
-def benchmarked(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
+def benchmarked_from(args: argparse.Namespace, options: RunOptions) -> Benchmarked:
     """What every run of the workflow measures; --metric stays among the settings, where the
     workflow reads it as `run` does (the first lens decides, the others are evidence)."""
     settings = dict(options.settings)
@@ -99,10 +97,3 @@ def said_written(paths: list[object], output: OutputOptions, err: Console) -> No
     for path in paths:
         if not on_stdout(path):
             err.print(Text("perflab: wrote ") + terminal(str(path)), highlight=False)
-
-
-def write(path: object, text: str) -> None:
-    if on_stdout(path):
-        sys.stdout.write(text)
-        return
-    write_file(str(path), text)  # never through a link: a temporary renamed over the target

@@ -43,30 +43,6 @@ def canonical_name(name: str) -> str:
     return _ISA_SUFFIX.sub("", name)
 
 
-def pair_names(left: Sequence[str], right: Sequence[str]) -> list[tuple[int | None, int | None]]:
-    """Indexes of matching functions: exact names first, then canonical names; unmatched ones
-    are paired with None. Order follows `left`, then the unmatched of `right`."""
-    pairs: dict[int, int] = {}
-    right_free = dict(enumerate(right))
-    for key in (lambda n: n, canonical_name):
-        wanted: dict[str, list[int]] = {}
-        for index, name in right_free.items():
-            wanted.setdefault(key(name), []).append(index)
-        for index, name in enumerate(left):
-            if index in pairs:
-                continue
-            candidates = wanted.get(key(name))
-            if candidates:
-                match = candidates.pop(0)
-                pairs[index] = match
-                del right_free[match]
-    result: list[tuple[int | None, int | None]] = [
-        (index, pairs.get(index)) for index in range(len(left))
-    ]
-    result += [(None, index) for index in right_free]
-    return result
-
-
 # ---------------------------------------------------------------------------------------------
 # diffs
 

@@ -32,7 +32,7 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import RatioInterval, SideValues, Subject, comparison_from
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
+from perflab.stats.summary import mean_per_iteration
 
 DEFAULT_EVENTS: tuple[str, ...] = (
     "cycles",
@@ -218,7 +218,7 @@ def _event_comparison(
     return comparison_from(
         interval,
         Subject(benchmark.name, Metric.COUNTERS, baseline, other),
-        SideValues(per_iteration(base), per_iteration(variant_samples), unit),
+        SideValues(mean_per_iteration(base), mean_per_iteration(variant_samples), unit),
         equivalence_band=shared.equivalence_band,
         event=event,
         details=CounterDetails(

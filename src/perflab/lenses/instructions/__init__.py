@@ -44,7 +44,7 @@ DESCRIPTOR = LensDescriptor(
         "fewer instructions can take longer",
         blind_spot=BlindSpot(
             tool_rows="perflab.lenses.instructions.account:tool_rows",
-            cpu_ran="perflab.lenses.instructions.details:with_cpu_ran",
+            cpu_ran="perflab.lenses.instructions.details:details_with_cpu_ran",
             counts="The instruction counts",
             hides="valgrind hides AVX-512 from the code it runs",
             machine_fact="avx512",

@@ -80,8 +80,8 @@ def analyse_instructions(
     for name in variants[1:]:
         selectors = selector_changes(envs.get(base_name, {}), envs.get(name, {}))
         other = respelled(base, counts[name], selectors)
-        if not base.per_iteration or not other.per_iteration:
-            missing = name if other.per_iteration == () else base_name
+        if not base.per_iteration_by_repeat or not other.per_iteration_by_repeat:
+            missing = name if other.per_iteration_by_repeat == () else base_name
             if missing not in unexecutable:
                 notes.append(_no_counts_note(benchmark, missing))
             continue
@@ -173,15 +173,15 @@ def _comparison(pair: _Pair, rules: Sequence[Any]) -> Comparison:
         if other.evidence.identities.get(obj) == identity
     )
     details = InstructionsDetails(
-        baseline_per_iteration=statistics.median(base.per_iteration),
-        variant_per_iteration=statistics.median(other.per_iteration),
+        baseline_per_iteration=statistics.median(base.per_iteration_by_repeat),
+        variant_per_iteration=statistics.median(other.per_iteration_by_repeat),
         functions=why.functions,
         inlining=why.inlining,
         layers=why.layers,
         attribution=why.attribution,
         replacements=why.replacements,
-        baseline_repeats=base.per_iteration,
-        variant_repeats=other.per_iteration,
+        baseline_repeats=base.per_iteration_by_repeat,
+        variant_repeats=other.per_iteration_by_repeat,
         equivalence_band=band,
         cannot_tell=why.cannot_tell,
         programs={

@@ -84,7 +84,7 @@ def instructions_difference(
 class VariantCounts:
     """What analyse derives for one variant from the store."""
 
-    per_iteration: tuple[float, ...]  # one value per repeat, in repeat order
+    per_iteration_by_repeat: tuple[float, ...]  # in repeat order
     samples: Mapping[str, tuple[float, ...]]  # derived events per repeat
     costs: FunctionCosts | None  # per iteration, normalised, repeat 0
     attributed: FunctionCosts | None  # inline-aware view, when frames were stored
@@ -233,7 +233,7 @@ def variant_counts(data: BenchmarkData, variant: str) -> VariantCounts:
             raw, per_iteration, frames or {}, rename, _identities_of(data, variant)
         )
     return VariantCounts(
-        per_iteration=by_name.get(SAMPLE_NAME, ()),
+        per_iteration_by_repeat=by_name.get(SAMPLE_NAME, ()),
         samples=by_name,
         costs=costs,
         attributed=attributed,
@@ -260,13 +260,13 @@ def process_difference(
         return ()
     rename = _renamer(_main_object(data, variant))
 
-    def per_iteration(
+    def costs_per_iteration(
         repeat: tuple[FunctionCosts, InstructionCosts | None, float],
     ) -> FunctionCosts:
         costs, _, scale = repeat
         return costs.scaled(scale).without_zero().renamed(rename)
 
-    return function_deltas(per_iteration(first), per_iteration(second))
+    return function_deltas(costs_per_iteration(first), costs_per_iteration(second))
 
 
 def process_note(

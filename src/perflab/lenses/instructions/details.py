@@ -75,7 +75,9 @@ class InstructionsDetails:
         return shown + tuple(d for d in self.functions[self.max_functions :] if d.cpu_ran)
 
 
-def with_cpu_ran(details: object, ran: Mapping[str, tuple[str, str]]) -> InstructionsDetails | None:
+def details_with_cpu_ran(
+    details: object, ran: Mapping[str, tuple[str, str]]
+) -> InstructionsDetails | None:
     """`details` with each function valgrind ran while the CPU ran another dispatch target
     (`ran`: function -> the CPU's (baseline, variant)) saying so (`FunctionDelta.cpu_ran`), so
     the row says it where it is shown; None when `details` are not this lens's."""

@@ -21,7 +21,7 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject, comparison_from
 from perflab.stats.family import family_settings
 from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
+from perflab.stats.summary import mean_per_iteration
 from perflab.tool_drivers.elf_dispatch import SharedResolver, read_ifuncs, shared_resolver
 from perflab.tool_output.callgrind import normalise_function_name
 from perflab.tool_output.profile_diff import DispatchChange, ProfileDiff, diff_profiles
@@ -200,7 +200,7 @@ def _per_generation(data: BenchmarkData, variant: str, kind: str) -> list[Artifa
     return [last[g] for g in sorted(last)]
 
 
-def stored_parts(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
+def stored_stacks(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
     """One variant's folded stacks per worker process, as the lens stored them."""
     return [parse_folded(a.content) for a in _per_generation(data, variant, FOLDED)]
 
@@ -208,7 +208,7 @@ def stored_parts(data: BenchmarkData, variant: str) -> list[Counter[Stack]]:
 def pooled_stacks(data: BenchmarkData, variant: str) -> Counter[Stack]:
     """One variant's folded stacks of every worker process together."""
     pooled: Counter[Stack] = Counter()
-    for stacks in stored_parts(data, variant):
+    for stacks in stored_stacks(data, variant):
         pooled.update(stacks)
     return pooled
 
@@ -217,7 +217,7 @@ def stored_profile(data: BenchmarkData, variant: str) -> tuple[HotSymbols, dict[
     """One variant's hot symbols and recording facts, from what the lens stored: its worker
     processes' samples together (`samples`, `loops` and `region_ns` summed)."""
     pooled: Counter[Stack] = Counter()
-    for stacks in stored_parts(data, variant):
+    for stacks in stored_stacks(data, variant):
         pooled.update(stacks)
     summary = hot_symbols(pooled) if pooled else HotSymbols(0, (), ())
     metas = [json.loads(a.content) for a in _per_generation(data, variant, PROFILE_META)]
@@ -238,7 +238,7 @@ def analyse_profiles(
     settings = family_settings(experiment)
     summary, meta = stored_profile(data, variants[0])
     baseline = _Baseline(
-        variants[0], summary, meta, [hot_symbols(p) for p in stored_parts(data, variants[0])]
+        variants[0], summary, meta, [hot_symbols(p) for p in stored_stacks(data, variants[0])]
     )
     summaries = [_recording_summary(data, name) for name in variants]
     notes: list[Note] = []
@@ -301,7 +301,7 @@ def _profile_comparison(
     return comparison_from(
         estimate,
         Subject(benchmark.name, Metric.PROFILE, baseline.name, name),
-        SideValues(per_iteration(base_wall), per_iteration(var_wall), "ns"),
+        SideValues(mean_per_iteration(base_wall), mean_per_iteration(var_wall), "ns"),
         equivalence_band=settings.equivalence_band,
         details=_profile_details(data, baseline, name, selectors),
         one_process=True,
@@ -313,7 +313,7 @@ def _profile_details(
 ) -> ProfileDetails:
     summary, meta = stored_profile(data, name)
     base_stacks = pooled_stacks(data, baseline.name)
-    parts = stored_parts(data, name)
+    parts = stored_stacks(data, name)
     pairing = pair_names(
         stack_symbols(base_stacks), {s for part in parts for s in stack_symbols(part)}
     )
@@ -420,7 +420,7 @@ def _diff_notes(benchmark: Benchmark, variant: str, diff: ProfileDiff) -> list[N
 
 def flame_tree(data: BenchmarkData, baseline: str, variant: str) -> FlameNode | None:
     """The differential call tree of the two variants' recordings (every worker process's)."""
-    base, other = stored_parts(data, baseline), stored_parts(data, variant)
+    base, other = stored_stacks(data, baseline), stored_stacks(data, variant)
     if not base or not other:
         return None
     return differential_tree(sum(base, Counter()), sum(other, Counter()))

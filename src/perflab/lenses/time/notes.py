@@ -60,21 +60,23 @@ def preemption_notes(
     the experiment's `order` (else the group's, its baseline first), so the repeats are equal
     notes and said once."""
     samples = [s for s in data.samples if s.name == WALL_NS]
-    if not preemption.accounted(samples):
+    if not preemption.has_accounting(samples):
         return []
     measured = list(dict.fromkeys(s.variant for s in samples))
     if order:
         everyone = sorted(measured, key=[*order, *measured].index)
     else:  # the group's order (its baseline first) when it is every variant; else the samples'
         everyone = list(variants) if set(measured) <= set(variants) else measured
-    summary = preemption.summarise(samples, everyone, policy)
+    summary = preemption.summarise_preemption(samples, everyone, policy)
     if summary.n_preempted == 0 and summary.lost_share < 0.01:
         return []
     loaded = summary.lost_share >= LOADED_SHARE
     shares = []
     for name in everyone:
         own = [s for s in samples if s.variant == name]
-        shares.append(f"{name} {preemption.summarise(own, [name], policy).lost_share:.0%}")
+        shares.append(
+            f"{name} {preemption.summarise_preemption(own, [name], policy).lost_share:.0%}"
+        )
     return [
         Note(
             severity=Severity.WARNING if loaded else Severity.INFO,

@@ -402,7 +402,7 @@ class _Counting:
             if isinstance(counts, StatementCounts):
                 store_statement(self.counter.options, run, counts, process, cpu)
                 levels = self.counted_by_process.setdefault(run.variant.name, [])
-                levels.append(counts.per_iteration())
+                levels.append(counts.per_iteration_by_repeat())
             else:
                 store_command(self.counter.options, run, counts, cpu)
             self.context.sink.add_variant_info(

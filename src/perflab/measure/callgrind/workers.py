@@ -408,7 +408,7 @@ class StatementCounts:
     identities: Mapping[str, str | None]
     frames: Mapping[str, Mapping[str, list[list[object]]]] | None
 
-    def per_iteration(self) -> tuple[float, ...]:
+    def per_iteration_by_repeat(self) -> tuple[float, ...]:
         """The measured repeats' instructions per iteration (statement minus empty loop), as
         they are stored (warm-up, i.e. settling, repeats left out)."""
         return tuple(

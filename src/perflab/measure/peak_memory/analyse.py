@@ -22,7 +22,7 @@ from perflab.records.model import (
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
-from perflab.stats.summary import per_iteration
+from perflab.stats.summary import mean_per_iteration
 
 MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
 PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
@@ -66,7 +66,7 @@ _MEASURES = {
 
 def _measured_per_iteration(samples: Sequence[Sample]) -> float | None:
     """The per-iteration value, None when nothing was measured."""
-    value = per_iteration(samples)
+    value = mean_per_iteration(samples)
     return None if math.isnan(value) else value
 
 

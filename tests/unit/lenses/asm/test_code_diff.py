@@ -12,7 +12,6 @@ from perflab.lenses.asm.code_diff import (
     canonical_name,
     change_sentence,
     diff_text,
-    pair_names,
 )
 from perflab.lenses.asm.disassembly import AsmLine, Instruction
 from perflab.lenses.asm.machine_code import FunctionListing
@@ -33,11 +32,6 @@ from perflab.lenses.asm.machine_code import FunctionListing
 )
 def test_canonical_names_pair(left: str, right: str) -> None:
     assert canonical_name(left) == canonical_name(right)
-
-
-def test_pairing_prefers_exact_names() -> None:
-    pairs = pair_names(["f", "f.cold", "g.constprop.0"], ["f.cold", "g", "f", "h"])
-    assert pairs == [(0, 2), (1, 0), (2, 1), (None, 3)]
 
 
 def line(text: str, address: int, label: str | None = None) -> AsmLine:

@@ -13,12 +13,12 @@ from rich.text import Text
 
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
+from perflab.cli.reports import write
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
-    benchmarked,
+    benchmarked_from,
     refuse_run_only,
     said_written,
-    write,
     writes_to_stdout,
 )
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
-    benchmark = benchmarked(args, options)
+    benchmark = benchmarked_from(args, options)
     quiet = options.output.quiet
 
     def said(step: BisectStep, total: int) -> None:

@@ -14,12 +14,12 @@ from rich.text import Text
 
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_OK, EXIT_REGRESSION
+from perflab.cli.reports import write
 from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (
-    benchmarked,
+    benchmarked_from,
     refuse_run_only,
     said_written,
-    write,
     writes_to_stdout,
 )
 from perflab.records.bisect import StepState
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
-    benchmark = benchmarked(args, options)
+    benchmark = benchmarked_from(args, options)
     output = options.output
     report_link = checked_link(args.report_link) if args.report_link is not None else None
     checked = check(

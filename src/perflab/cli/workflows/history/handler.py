@@ -14,13 +14,13 @@ from rich.text import Text
 from perflab import api
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
+from perflab.cli.reports import write
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
-    benchmarked,
+    benchmarked_from,
     on_stdout,
     refuse_run_only,
     said_written,
-    write,
     writes_to_stdout,
 )
 from perflab.records.workflow_results import HistoryResult
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
     refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
-    benchmark = benchmarked(args, options)
+    benchmark = benchmarked_from(args, options)
     output = options.output
     if benchmark.suite is not None:
         return _suite_history(args, benchmark, threshold, output, out, err)

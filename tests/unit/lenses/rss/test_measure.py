@@ -1,4 +1,4 @@
-"""The rss lens's measuring loops against scripted processes, and its analysis."""
+"""The rss lens's measuring loops (`RssLens`) against scripted processes, and what they compare."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.conftest import FAST
 from tests.scripted_worker import ScriptedWorker
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
-SUBJECT = "perflab.lenses.rss"
+SUBJECT = "perflab.lenses.rss.measure"
 
 VARIANTS = (Variant("A"), Variant("B", env={"BIG": "1"}))
 

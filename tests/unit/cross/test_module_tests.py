@@ -1,0 +1,198 @@
+"""Every module in src/perflab has unit tests found by its name: tests/unit/<package>/
+test_<module>.py, or test_<module>_<topic>.py for a part (a top-level module's in
+tests/unit/<module>/). test_layout.py checks the other direction, that every test file names a
+module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = ROOT / "src" / "perflab"
+UNIT = ROOT / "tests" / "unit"
+
+# modules with no test file of their own yet (most are tested through their callers, or in
+# tests/integration where they drive a real tool or process); the list only shrinks: an entry
+# whose module has gained a test file, or is gone, fails test_every_exemption_is_still_needed
+WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
+    (
+        "analyse/hidden_dispatch.py",
+        "bisection/threshold.py",
+        "budget/costs.py",
+        "budget/perf_costs.py",
+        "cli/changes.py",
+        "cli/exits.py",
+        "cli/progress.py",
+        "cli/publish.py",
+        "cli/reports.py",
+        "cli/run.py",
+        "cli/stored.py",
+        "cli/workflows/history/handler.py",
+        "cli/workflows/shared.py",
+        "cli/workflows/workflow.py",
+        "diagnose/events.py",
+        "engine/benchmark_plan.py",
+        "engine/cluster_node.py",
+        "engine/ledger.py",
+        "engine/prepare/caches.py",
+        "engine/prepare/git_prepare.py",
+        "engine/run_notes.py",
+        "engine/services.py",
+        "git/bundle.py",
+        "git/cache_check.py",
+        "git/cache_lock.py",
+        "git/cache_worktree.py",
+        "git/clone.py",
+        "git/repo.py",
+        "lenses/asm/code_facts.py",
+        "lenses/asm/code_notes.py",
+        "lenses/asm/cost.py",
+        "lenses/asm/elf_code.py",
+        "lenses/asm/function_code.py",
+        "lenses/asm/identity.py",
+        "lenses/asm/locate.py",
+        "lenses/asm/measure.py",
+        "lenses/asm/options.py",
+        "lenses/asm/pairings.py",
+        "lenses/asm/render.py",
+        "lenses/asm/rows.py",
+        "lenses/asm/same_code.py",
+        "lenses/counters/cost.py",
+        "lenses/counters/options.py",
+        "lenses/counters/perf_stat.py",
+        "lenses/instructions/account.py",
+        "lenses/instructions/code_facts.py",
+        "lenses/instructions/cost.py",
+        "lenses/instructions/counts.py",
+        "lenses/instructions/details.py",
+        "lenses/instructions/options.py",
+        "lenses/instructions/same_code.py",
+        "lenses/memory/analyse.py",
+        "lenses/memory/measure.py",
+        "lenses/memory/render.py",
+        "lenses/profile/account.py",
+        "lenses/profile/cost.py",
+        "lenses/profile/flame.py",
+        "lenses/profile/measure.py",
+        "lenses/rss/analyse.py",
+        "lenses/rss/cost.py",
+        "lenses/time/artifacts.py",
+        "lenses/time/decision.py",
+        "lenses/time/interaction.py",
+        "lenses/time/notes.py",
+        "lenses/torch/cost.py",
+        "machine/fake_processes.py",
+        "machine/gpu.py",
+        "machine/own_files.py",
+        "machine/scratch.py",
+        "machine/started.py",
+        "measure/callgrind/artifacts.py",
+        "measure/callgrind/dumps.py",
+        "measure/callgrind/store.py",
+        "measure/callgrind/workers.py",
+        "measure/fork_server.py",
+        "measure/lens.py",
+        "measure/peak_memory/sessions.py",
+        "measure/perf/record.py",
+        "measure/perf/runs.py",
+        "measure/reported_time.py",
+        "measure/worker_client.py",
+        "plan/experiment_arguments.py",
+        "plan/specs.py",
+        "publish/figures.py",
+        "publish/manifest.py",
+        "publish/run_page.py",
+        "publish/writer.py",
+        "records/bisect.py",
+        "records/checks.py",
+        "records/code_findings.py",
+        "records/document.py",
+        "records/errors.py",
+        "records/kinds.py",
+        "records/lens_agreement.py",
+        "records/published.py",
+        "records/redaction.py",
+        "records/results.py",
+        "records/settings.py",
+        "records/units.py",
+        "records/version.py",
+        "report/changes.py",
+        "report/files.py",
+        "report/json_report.py",
+        "report/machine_views.py",
+        "report/markdown.py",
+        "report/site.py",
+        "report/svg/axes.py",
+        "report/svg/canvas.py",
+        "report/svg/flame.py",
+        "report/svg/ratio_plots.py",
+        "report/svg/samples.py",
+        "stats/family.py",
+        "stats/outputs.py",
+        "stats/variant_values.py",
+        "store/analysis_cache.py",
+        "store/codec.py",
+        "store/dialect.py",
+        "store/json_runs.py",
+        "store/migrations.py",
+        "store/owner.py",
+        "store/postgres.py",
+        "store/sqlite_file.py",
+        "store/sqlite_watch.py",
+        "store/tables.py",
+        "tool_drivers/debuginfo.py",
+        "tool_drivers/elf_dispatch.py",
+        "tool_drivers/elf_tables.py",
+        "tool_drivers/llvm_mca.py",
+        "tool_drivers/process_maps.py",
+        "tool_output/callgrind_format.py",
+        "tool_output/perf_script.py",
+        "tool_output/profile_evidence.py",
+        "tool_output/profile_stacks.py",
+        "worker/build_reaper.py",
+        "worker/callgrind_ops.py",
+        "worker/command_launcher.py",
+        "worker/peak_memory_ops.py",
+        "worker/perflab_bench_plugin.py",
+        "worker/process_tree.py",
+        "worker/statement_copies.py",
+        "worker/statement_cpu.py",
+        "worker/statement_fork.py",
+        "worker/statement_loop.py",
+    )
+)
+
+
+def _modules() -> list[str]:
+    """Each module under src/perflab (paths relative to it), leaving out __init__ and __main__."""
+    return [
+        p.relative_to(PACKAGE).as_posix()
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if not p.stem.startswith("__")
+    ]
+
+
+def _has_own_tests(module: str) -> bool:
+    parts = Path(module).parts
+    stem = Path(module).stem
+    folder = UNIT.joinpath(*parts[:-1]) if len(parts) > 1 else UNIT / stem
+    return any(
+        p.stem == f"test_{stem}" or p.stem.startswith(f"test_{stem}_")
+        for p in folder.glob("test_*.py")
+    )
+
+
+def test_every_module_has_a_test_file_named_after_it() -> None:
+    untested = [m for m in _modules() if m not in WITHOUT_OWN_TESTS and not _has_own_tests(m)]
+    assert not untested, "add tests/unit/<package>/test_<module>.py for: " + ", ".join(untested)
+
+
+def test_every_exemption_is_still_needed() -> None:
+    modules = set(_modules())
+    stale = sorted(m for m in WITHOUT_OWN_TESTS if m not in modules or _has_own_tests(m))
+    assert not stale, f"has a test file now, or is gone: remove from WITHOUT_OWN_TESTS: {stale}"
+
+
+def test_the_check_sees_the_modules() -> None:
+    # a walk that found nothing would pass the checks above vacuously
+    assert "api.py" in _modules() and _has_own_tests("api.py")
