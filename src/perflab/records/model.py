@@ -352,7 +352,8 @@ class Comparison:
     output_check: Mapping[str, Any] | None = None
     # the verdict its interval gave, where the lens withheld it (`verdict` is then
     # `inconclusive`, and `withheld` says why: stats.comparison.withhold_verdict) or an output
-    # check made it `invalid` (stats.comparison.invalidate); the JSON gives it beside a reason
+    # check made it `invalid` (stats.comparison.invalidate). The JSON gives it, beside
+    # `withheld_reason`, only when withheld: an invalid verdict's reason is `output_check`
     interval_verdict: Verdict | None = None
     withheld: Withhold | None = None
 
