@@ -40,6 +40,7 @@ from perflab.publish import publish  # noqa: E402
 from perflab.records.kinds import Metric, RunStatus, Verdict  # noqa: E402
 from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant  # noqa: E402
 from perflab.records.results import RunResult  # noqa: E402
+from perflab.records.run_facts import MachineInfo  # noqa: E402
 from perflab.records.settings import Settings  # noqa: E402
 from perflab.store import SqliteStore, StoredRun  # noqa: E402
 
@@ -139,7 +140,7 @@ def quick_analysis(run: StoredRun) -> RunResult:
             status=run.status,
             created_at=run.created_at,
             experiment=run.experiment,
-            machine=dict(run.machine),
+            machine=MachineInfo.from_json(run.machine),
             comparisons=tuple(comparisons),
             notes=(),
             variant_info={},

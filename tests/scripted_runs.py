@@ -21,6 +21,7 @@ from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Comparison, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 
 
 @dataclass
@@ -54,7 +55,7 @@ class ScriptedRuns:
             status=RunStatus.INCOMPLETE if failures else RunStatus.COMPLETE,
             created_at="2026-01-01T00:00:00",
             experiment=experiment,
-            machine={},
+            machine=MachineInfo.from_json({}),
             comparisons=tuple(comparisons),
             notes=(),
             variant_info={},

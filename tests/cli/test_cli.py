@@ -235,6 +235,7 @@ def test_a_failure_is_said_once_where_it_is_read(
     from perflab.records.kinds import RunStatus
     from perflab.records.model import Benchmark, Experiment, Variant
     from perflab.records.results import RunResult
+    from perflab.records.run_facts import MachineInfo
 
     failure = BenchmarkFailedError("the setup raised", variant="B", detail="ZeroDivisionError")
     result = RunResult(
@@ -244,7 +245,7 @@ def test_a_failure_is_said_once_where_it_is_read(
         experiment=Experiment(
             benchmarks=(Benchmark("b", stmt="1/0"),), variants=(Variant("A"), Variant("B"))
         ),
-        machine={},
+        machine=MachineInfo.from_json({}),
         comparisons=(),
         notes=(),
         variant_info={},

@@ -12,6 +12,7 @@ from perflab.records.document import Section
 from perflab.records.kinds import RunStatus
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.report.html import render_html
 from perflab.report.markdown import section_lines
@@ -42,7 +43,7 @@ def memory_run() -> RunResult:
         status=RunStatus.COMPLETE,
         created_at="2026-01-01T00:00:00+00:00",
         experiment=experiment,
-        machine={},
+        machine=MachineInfo.from_json({}),
         comparisons=analysis.comparisons,
         notes=analysis.notes,
         variant_info={},

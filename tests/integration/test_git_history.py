@@ -89,7 +89,7 @@ def test_a_range_with_merges_is_a_first_parent_stack(repo: Path, cache: Path) ->
     result = api.run(experiment, store_path=None, cache_dir=cache)
     assert instructions(result, "base", "step1") is Verdict.SLOWER
     assert instructions(result, "step1", "step2") is Verdict.EQUIVALENT
-    assert result.variant_info["step1"]["provenance"]["subject"] == CULPRIT_SUBJECT
+    assert result.variant_info["step1"].provenance["subject"] == CULPRIT_SUBJECT
     with pytest.raises(ConfigError, match="merge commits"):
         api.make_stack("good..main", repository=repo, cmd="./prog", first_parent=False)
 

@@ -136,7 +136,7 @@ def test_stack_measures_each_step_against_its_parent_and_the_whole_range(
     document = run_to_json(result)
     pairs = [(c["baseline"], c["variant"]) for c in document["comparisons"] if "event" not in c]
     assert pairs == [("base", "step1"), ("step1", "step2"), ("step2", "step3"), ("base", "step3")]
-    provenance = result.variant_info["step1"]["provenance"]
+    provenance = result.variant_info["step1"].provenance
     assert provenance["commit"] == git(repo, "rev-parse", "main~2")
     assert provenance["tree"] == git(repo, "rev-parse", "main~2^{tree}")
     assert provenance["build"] == BUILD
@@ -144,7 +144,7 @@ def test_stack_measures_each_step_against_its_parent_and_the_whole_range(
 
     # again: every checkout and build comes from the cache
     again = run_stack(repo, tmp_path / "cache", "base..main")
-    assert all(info["provenance"]["cached"] for info in again.variant_info.values())
+    assert all(info.provenance["cached"] for info in again.variant_info.values())
     assert len(api.cache_entries(tmp_path / "cache")) == 4
     removed = api.prune_cache(tmp_path / "cache")
     assert len(removed) == 4 and api.cache_entries(tmp_path / "cache") == []
@@ -268,7 +268,7 @@ def test_statement_stack_with_a_per_ref_interpreter(repo: Path, tmp_path: Path) 
     assert instructions(result, "base", "step1") is Verdict.FASTER
     python = result.experiment.variants[1].python
     assert python == "venv/bin/python"
-    assert result.variant_info["step1"]["python_version"]
+    assert result.variant_info["step1"].python_version
 
 
 def test_params_choose_the_ref_of_each_benchmark(repo: Path, tmp_path: Path) -> None:

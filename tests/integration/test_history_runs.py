@@ -14,6 +14,7 @@ import pytest
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Comparison, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.workflows import Benchmarked, history, suite_history
 from tests.git_repo import commit, git
 
@@ -66,7 +67,7 @@ class _CountingBenchmark(Benchmarked):
             status=RunStatus.COMPLETE,
             created_at="",
             experiment=experiment,
-            machine={},
+            machine=MachineInfo.from_json({}),
             comparisons=comparisons,
             notes=(),
             variant_info={},

@@ -296,11 +296,11 @@ def test_git_cells_get_their_commits_as_a_bundle_without_the_repository(
         (f"stmt[k={k}]", base, f"fix@{base}") for k in ("1", "2") for base in ("main", "other")
     }
     for variant, ref in (("main", "main"), ("other", "other"), ("fix@main", "main")):
-        info = result.variant_info[variant]["provenance"]
+        info = result.variant_info[variant].provenance
         assert info["commit"] == commits[ref]
         assert info["ref"] == ref  # the name given, as on one machine
         assert info["checkout"].startswith(str(cache))
-    fixed = result.variant_info["fix@other"]["provenance"]
+    fixed = result.variant_info["fix@other"].provenance
     assert fixed["changes"][0]["source"] == commits["fix"]
     assert fixed["changes"][0]["name"] == "fix"
     warned = [n for n in result.notes if "uncommitted changes" in n.message]

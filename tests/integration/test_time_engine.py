@@ -48,7 +48,7 @@ def test_a_a_statement_is_interleaved_pinned_and_stored(tmp_path: Path) -> None:
     # the costs it plans with are scaled up, and the share is never below the minimum's)
     generations = {s.generation for s in samples}
     assert {0, 1} <= generations == set(range(len(generations)))
-    pinned = result.machine["pinned_cpu"]
+    pinned = result.machine.pinned_cpu
     assert pinned == max(os.sched_getaffinity(0))
     assert {s.cpu for s in samples} == {pinned}
     assert result.differences == ()
@@ -69,7 +69,7 @@ def test_variant_interpreter_without_perflab_and_a_real_difference(bare_python: 
     # sum(range(3000)) leaves the small-int fast path: ~30x the work, more per element; at load
     # 8-9 on 2 vCPUs the ratio was measured at 207-279 (with this code and the code before it)
     assert 10 < comparison.ratio < 1000
-    assert result.variant_info["small"]["executable"] == str(bare_python)
+    assert result.variant_info["small"].executable == str(bare_python)
     assert any("env N" in d for d in result.differences)
 
 
@@ -78,10 +78,10 @@ def test_commands_alternate_and_compare() -> None:
     result = run_experiment(exp)
     (comparison,) = result.comparisons
     assert comparison.unit == "ns"
-    command_a = result.variant_info["A"]["commands"]["true"]
+    command_a = result.variant_info["A"].commands["true"]
     assert command_a["executable"].endswith("/true")
     assert len(command_a["executable_sha256"]) == 64
-    assert result.variant_info["B"]["commands"]["true"]["command"] == "sh -c true"
+    assert result.variant_info["B"].commands["true"]["command"] == "sh -c true"
     assert comparison.baseline_value > 0
 
 
@@ -179,7 +179,7 @@ def test_interruption_marks_the_run_incomplete_and_keeps_samples(tmp_path: Path)
 
 def test_default_python_is_perflabs_own() -> None:
     result = run_experiment(experiment(stmt="pass", variants=["A", "B"]))
-    assert result.variant_info["A"]["python_version"] == sys.version.split()[0]
+    assert result.variant_info["A"].python_version == sys.version.split()[0]
 
 
 def test_minimums_beyond_the_budget_are_noted() -> None:
@@ -276,7 +276,7 @@ def test_commands_get_a_padding_per_block_equalised_across_variants(tmp_path: Pa
     # within a block the strings end at the same size: A's padding is 9 bytes longer
     assert all(int(b["a"]) - int(b["abcdefghij"]) == 9 for b in blocks)
     assert len({b["a"] for b in blocks}) > 1  # drawn anew per block
-    (command,) = result.variant_info["A"]["commands"].values()
+    (command,) = result.variant_info["A"].commands.values()
     assert command["layout"]["environment_padding"]["drawn_per"] == "block"
     run = store.load_run(result.run_id)
     (units,) = [a for a in run.artifacts if a.kind == "time-command-units"]

@@ -13,6 +13,7 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store import StoredRun
 
 
@@ -32,10 +33,10 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             status=candidate.status,
             created_at=candidate.created_at,
             experiment=candidate.experiment,
-            machine=dict(candidate.machine),
+            machine=MachineInfo.from_json(candidate.machine),
             comparisons=tuple(found.comparisons),
             notes=tuple(notes + found.notes),
-            variant_info={k: dict(v) for k, v in candidate.variant_info.items()},
+            variant_info={k: VariantInfo.from_json(v) for k, v in candidate.variant_info.items()},
             differences=(_measured_apart(baseline, candidate),),
             findings=tuple(found.findings),
             cross_run=True,

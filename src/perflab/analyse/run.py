@@ -20,6 +20,7 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Benchmark, Comparison, Experiment, Measurement, Note
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.shared_options import analysis_cache_of
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
@@ -114,18 +115,19 @@ def _analyse_run(run: StoredRun) -> RunResult:
 
     notes += same_work_notes(experiment, comparisons, run.machine)
     notes += disagreement_notes(comparisons, run.machine)
-    variant_info = {k: dict(v) for k, v in run.variant_info.items()}
-    differences = variant_differences(experiment.variants) + interpreter_differences(variant_info)
+    differences = variant_differences(experiment.variants) + interpreter_differences(
+        run.variant_info
+    )
     return with_sections(
         RunResult(
             run_id=run.run_id,
             status=run.status,
             created_at=run.created_at,
             experiment=experiment,
-            machine=dict(run.machine),
+            machine=MachineInfo.from_json(run.machine),
             comparisons=tuple(comparisons),
             notes=tuple(dedupe_notes(notes)),
-            variant_info=variant_info,
+            variant_info={k: VariantInfo.from_json(v) for k, v in run.variant_info.items()},
             differences=tuple(differences),
             error=run.error,
             findings=tuple(analysed.findings),

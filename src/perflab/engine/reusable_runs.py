@@ -171,7 +171,8 @@ class MeasuredCode:
         for variant in result.experiment.variants:
             if variant.git is None or variant.apply:
                 continue  # not a commit's code as committed
-            provenance = result.variant_info.get(variant.name, {}).get("provenance") or {}
+            info = result.variant_info.get(variant.name)
+            provenance = (None if info is None else info.provenance) or {}
             for key in {variant.git, provenance.get("commit"), provenance.get("tree")}:
                 if isinstance(key, str) and key:
                     self._variants.setdefault(key, []).append((result.run_id, variant.name))

@@ -12,6 +12,7 @@ from perflab.records.document import Cell, Paragraph, Style, Table
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_findings import LensFindings
 from perflab.records.model import Comparison, Experiment, Measurement, Note
+from perflab.records.run_facts import VariantInfo
 from perflab.records.units import format_ratio, format_seconds, format_value
 
 MAX_ROWS = 25  # per details table; the JSON export has the rest
@@ -26,7 +27,7 @@ class SectionInput:
     experiment: Experiment
     # every lens's findings beyond its comparisons (a lens's section reads its own records)
     findings: tuple[LensFindings, ...] = ()
-    variant_info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    variant_info: Mapping[str, VariantInfo] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()
     cross_run: bool = False  # two stored runs compared: cannot be measured longer
 

@@ -29,6 +29,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Comparison
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.records.version import __version__
 from perflab.report.files import write_file
 from perflab.store import CodeRun, StoredRun, StoreLocation, open_store
@@ -235,7 +236,7 @@ class SiteRuns:
             status=run.status,
             created_at=run.created_at,
             experiment=run.experiment,
-            machine={},
+            machine=MachineInfo.from_json({}),
             comparisons=self.figures(run_id).comparisons,
             notes=(),
             variant_info={},

@@ -11,19 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
+from perflab.compat import moved
 from perflab.records.document import TimeSeries
+from perflab.records.kinds import BenchmarkKind, Metric, TimeReport, Verdict
+from perflab.records.settings import Settings
 
-# the vocabularies and the settings are re-exported from records/kinds.py and
-# records/settings.py: users' code imports them from this module
-from perflab.records.kinds import BenchmarkKind as BenchmarkKind
-from perflab.records.kinds import Metric as Metric
-from perflab.records.kinds import RunStatus as RunStatus
-from perflab.records.kinds import TimeReport as TimeReport
-from perflab.records.kinds import Verdict as Verdict
-from perflab.records.settings import SettingKind as SettingKind
-from perflab.records.settings import Settings as Settings
-from perflab.records.settings import SettingSpec as SettingSpec
-from perflab.records.settings import setting_specs as setting_specs
+
+def __getattr__(name: str) -> object:
+    return moved(__name__, name)  # an old import path (perflab.compat)
 
 
 @dataclass(frozen=True)
@@ -352,7 +347,8 @@ class Comparison:
     output_check: Mapping[str, Any] | None = None
     # the verdict its interval gave, where the lens withheld it (`verdict` is then
     # `inconclusive`, and `withheld` says why: stats.comparison.withhold_verdict) or an output
-    # check made it `invalid` (stats.comparison.invalidate); the JSON gives it beside a reason
+    # check made it `invalid` (stats.comparison.invalidate). The JSON gives it, beside
+    # `withheld_reason`, only when withheld: an invalid verdict's reason is `output_check`
     interval_verdict: Verdict | None = None
     withheld: Withhold | None = None
 

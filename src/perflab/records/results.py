@@ -7,6 +7,7 @@ the engine."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from perflab.records.errors import PerflabError
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.lens_findings import LensFindings, top_level_json
 from perflab.records.model import Artifact, Comparison, Experiment, Measurement, Note, Sample
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.summary import Summary
 
 
@@ -26,10 +28,10 @@ class RunResult:
     status: RunStatus
     created_at: str
     experiment: Experiment
-    machine: dict[str, Any]
+    machine: MachineInfo
     comparisons: tuple[Comparison, ...]
     notes: tuple[Note, ...]
-    variant_info: dict[str, dict[str, Any]]
+    variant_info: Mapping[str, VariantInfo]  # by variant name
     differences: tuple[str, ...]
     error: str | None = None
     # what each lens found beyond its comparisons, per benchmark, in the order analysed

@@ -15,9 +15,9 @@ from perflab.report.escape import terminal
 
 def provenance_table(result: RunResult) -> Table | None:
     rows = [
-        (name, info["provenance"])
+        (name, info.commit_provenance)
         for name, info in result.variant_info.items()
-        if isinstance(info.get("provenance"), dict) and "commit" in info["provenance"]
+        if info.commit_provenance is not None
     ]
     if not rows:
         return None

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -33,6 +32,7 @@ from perflab.records.document import (
 from perflab.records.kinds import Verdict
 from perflab.records.model import Comparison
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.version import __version__
 from perflab.report import svg
 from perflab.report.design_views import design_sections
@@ -156,36 +156,40 @@ ASLR_WORDS = {
 GLOSSARY_URL = "docs/glossary.md"
 
 
-def machine_rows(machine: dict[str, Any]) -> list[tuple[str, str]]:
-    pinned = machine.get("pinned_cpu")
+def machine_rows(machine: MachineInfo) -> list[tuple[str, str]]:
+    pinned = machine.pinned_cpu
     facts = [
-        ("CPU", str(machine.get("cpu_model", "?"))),
-        ("cores", str(machine.get("cores", "?"))),
+        ("CPU", _known(machine.cpu_model)),
+        ("cores", _known(machine.cores)),
         ("pinned to CPU", "not pinned" if pinned is None else str(pinned)),
-        ("kernel", str(machine.get("kernel", "?"))),
+        ("kernel", _known(machine.kernel)),
         ("hypervisor", _hypervisor(machine)),
-        ("boost", str(machine.get("boost", "?"))),
+        ("boost", _known(machine.boost)),
     ]
-    if machine.get("governor") is not None:
-        facts.append(("governor", str(machine["governor"])))
-    for key, label, words in (("smt", "SMT", SMT_WORDS), ("aslr", "ASLR", ASLR_WORDS)):
-        if machine.get(key) is not None:
-            value = str(machine[key]).strip()
+    if machine.governor is not None:
+        facts.append(("governor", str(machine.governor)))
+    for fact, label, words in ((machine.smt, "SMT", SMT_WORDS), (machine.aslr, "ASLR", ASLR_WORDS)):
+        if fact is not None:
+            value = str(fact).strip()
             facts.append((label, words.get(value, value)))
-    if machine.get("avx512") is not None:
-        facts.append(("AVX-512", "yes" if machine["avx512"] else "no"))
-    load = machine.get("load_average")
-    if isinstance(load, list) and all(isinstance(v, int | float) for v in load):
+    if machine.avx512 is not None:
+        facts.append(("AVX-512", "yes" if machine.avx512 else "no"))
+    load = machine.load_average
+    if load is not None and all(isinstance(v, int | float) for v in load):
         facts.append(("load average", " ".join(f"{v:.2f}" for v in load)))
     return facts
 
 
-def _hypervisor(machine: dict[str, Any]) -> str:
-    if machine.get("hypervisor") is None:
+def _known(fact: object) -> str:
+    return "?" if fact is None else str(fact)
+
+
+def _hypervisor(machine: MachineInfo) -> str:
+    if machine.hypervisor is None:
         return "?"
-    if not machine["hypervisor"]:
+    if not machine.hypervisor:
         return "no"
-    vendor = machine.get("hypervisor_vendor")
+    vendor = machine.hypervisor_vendor
     return f"yes ({vendor})" if vendor else "yes"
 
 
@@ -212,16 +216,20 @@ def template_environment() -> jinja2.Environment:
     return environment
 
 
-def _provenance_words(info: dict[str, Any]) -> str:
+def _provenance_words(info: VariantInfo | None) -> str:
     """Where a git= variant came from: commit, tree, changes, build command."""
-    prov = info.get("provenance")
-    if not isinstance(prov, dict) or "commit" not in prov:
+    prov = None if info is None else info.commit_provenance
+    if prov is None:
         return ""
     words = [f"commit {str(prov['commit'])[:10]}", f"tree {str(prov.get('tree', ''))[:10]}"]
     words += [f"+ {c.get('name')}" for c in prov.get("changes", [])]
     if prov.get("build"):
         words.append(f"built with {prov['build']!r}")
     return " — " + ", ".join(words)
+
+
+def _python_version(info: VariantInfo | None) -> str:
+    return "" if info is None else info.python_version or ""
 
 
 def render_html(result: RunResult, *, with_samples: bool = False) -> str:
@@ -239,8 +247,8 @@ def render_html(result: RunResult, *, with_samples: bool = False) -> str:
         variants=[
             (
                 v.name,
-                v.describe() + _provenance_words(result.variant_info.get(v.name, {})),
-                str(result.variant_info.get(v.name, {}).get("python_version") or ""),
+                v.describe() + _provenance_words(result.variant_info.get(v.name)),
+                _python_version(result.variant_info.get(v.name)),
             )
             for v in experiment.variants
         ],

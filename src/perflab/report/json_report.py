@@ -72,9 +72,9 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
         "status": str(result.status),
         "created_at": result.created_at,
         "error": result.error,
-        "machine": result.machine,
+        "machine": result.machine.to_json(),
         "variants": [
-            _variant_to_json(v, baseline=i == 0, info=result.variant_info.get(v.name, {}))
+            _variant_to_json(v, baseline=i == 0, info=_info_json(result, v.name))
             for i, v in enumerate(experiment.variants)
         ],
         "benchmarks": [_benchmark_to_json(b) for b in experiment.benchmarks],
@@ -98,6 +98,11 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
         document["interactions"] = [i.to_json() for i in result.interactions]
     cleaned: dict[str, Any] = _clean(document)
     return cleaned
+
+
+def _info_json(result: RunResult, variant: str) -> dict[str, Any]:
+    info = result.variant_info.get(variant)
+    return {} if info is None else info.to_json()
 
 
 def _variant_to_json(variant: Variant, *, baseline: bool, info: Any) -> dict[str, Any]:

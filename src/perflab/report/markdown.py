@@ -109,12 +109,13 @@ def render_markdown(result: RunResult) -> str:
     if not result.comparisons and not result.measurements:
         lines += ["No comparisons: nothing was measured.", ""]
     machine = result.machine
+    cpu_model = "?" if machine.cpu_model is None else machine.cpu_model
     lines.append(
-        f"Machine: {_cell(str(machine.get('cpu_model', '?')))}, {machine.get('cores')} cores, "
-        f"kernel {_cell(str(machine.get('kernel')))}, "
+        f"Machine: {_cell(cpu_model)}, {machine.cores} cores, "
+        f"kernel {_cell(str(machine.kernel))}, "
         + (
-            f"pinned to CPU {machine['pinned_cpu']}."
-            if machine.get("pinned_cpu") is not None
+            f"pinned to CPU {machine.pinned_cpu}."
+            if machine.pinned_cpu is not None
             else "not pinned."
         )
     )

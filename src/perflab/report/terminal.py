@@ -5,7 +5,6 @@ module only lays them out."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table as RichTable
@@ -23,6 +22,7 @@ from perflab.records.document import (
 )
 from perflab.records.model import Severity
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.report.design_views import design_sections
 from perflab.report.escape import terminal, visible
 from perflab.report.notes import NoteGroup, group_notes
@@ -199,13 +199,13 @@ def render_sections(
         render_section(section, console, verbose=verbose, html_path=html_path)
 
 
-def pinning_words(machine: Mapping[str, Any], *, pin: bool) -> str:
+def pinning_words(machine: MachineInfo, *, pin: bool) -> str:
     """Where the run measured: its CPU, or why it names none (--no-pin was asked for; a Ray
     cluster's cells each pin a CPU of their own node, which the driver's facts do not hold)."""
-    pinned = machine.get("pinned_cpu")
+    pinned = machine.pinned_cpu
     if pinned is not None:
         return f"pinned to CPU {pinned}"
-    cluster = machine.get("cluster")
+    cluster = machine.cluster
     if isinstance(cluster, Mapping):
         nodes = cluster.get("nodes", "?")
         return f"on a Ray cluster of {nodes} node{'' if nodes == 1 else 's'}"
@@ -222,7 +222,7 @@ def render_terminal(
     header = Text()
     header.append(result.title.removeprefix("perflab "), style="bold")
     header.append(f"  {result.status.value}  {result.created_at}  ")
-    header.append(visible(f"{machine.get('cpu_model', '?')}, "))
+    header.append(visible(f"{'?' if machine.cpu_model is None else machine.cpu_model}, "))
     header.append(pinning_words(machine, pin=result.experiment.settings.pin))
     console.print(header)
     # a failure the notes below hold (with its hint) is not said twice

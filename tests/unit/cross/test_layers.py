@@ -22,7 +22,9 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the folders are the layers: each names whole packages (a lens package is split by
     # layer_of's rule: its descriptor, cost model and options below measure/, the rest above)
-    ("records", ("perflab.records",)),  # what is measured and decided, as data: imports nothing
+    # what is measured and decided, as data: imports nothing; perflab.compat's old import
+    # paths name their modules as strings
+    ("records", ("perflab.records", "perflab.compat")),
     # pure: statistics, the budget's plan (each lens's cost model is its own), bisect's search
     ("calculations", ("perflab.stats", "perflab.budget", "perflab.bisection")),
     # the lens descriptors: the modules directly under lenses/ (the descriptor record, the

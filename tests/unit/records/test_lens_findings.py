@@ -10,6 +10,7 @@ from perflab.records.kinds import RunStatus
 from perflab.records.lens_findings import LensFindings, joined_rows, top_level_json
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def test_a_run_results_top_level_is_its_findings_json() -> None:
         status=RunStatus.COMPLETE,
         created_at="now",
         experiment=experiment,
-        machine={},
+        machine=MachineInfo.from_json({}),
         comparisons=(),
         notes=(),
         variant_info={},

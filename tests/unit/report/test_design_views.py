@@ -13,6 +13,7 @@ from perflab.records.document import Paragraph, Style, Table, WaterfallFigure
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Comparison, Experiment, InteractionSpec, Variant
 from perflab.records.results import Interaction, InteractionVerdict, RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 from perflab.report import svg
 from perflab.report.design_views import design_sections, matrix_grids
@@ -49,7 +50,7 @@ def _run(experiment: Experiment, comparisons: tuple[Comparison, ...]) -> RunResu
         status=RunStatus.COMPLETE,
         created_at="2026-01-01T00:00:00+00:00",
         experiment=experiment,
-        machine={"cpu_model": "test CPU", "cores": 2, "kernel": "6.1.0", "pinned_cpu": 1},
+        machine=MachineInfo(cpu_model="test CPU", cores=2, kernel="6.1.0", pinned_cpu=1),
         comparisons=comparisons,
         notes=(),
         variant_info={},

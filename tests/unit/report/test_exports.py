@@ -10,6 +10,7 @@ import math
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Measurement, Sample, Variant
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo
 from perflab.report.exports import render_csv, render_hyperfine_json
 from perflab.stats.paired import estimate_ratio, own_log_values
 from perflab.stats.preemption import Preemption
@@ -48,7 +49,7 @@ def _result(variants: tuple[Variant, ...], measurements: tuple[Measurement, ...]
         status=RunStatus.COMPLETE,
         created_at="now",
         experiment=experiment,
-        machine={},
+        machine=MachineInfo.from_json({}),
         comparisons=(),
         notes=(),
         variant_info={},

@@ -31,6 +31,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.records.results import RunResult
+from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.settings import Settings
 from perflab.report import svg
 from perflab.report.html import render_html
@@ -537,10 +538,10 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
         status=RunStatus.COMPLETE,
         created_at="2026-01-01T00:00:00+00:00",
         experiment=experiment,
-        machine=machine,
+        machine=MachineInfo.from_json(machine),
         comparisons=comparisons,
         notes=notes,
-        variant_info={"presorted": {"python_version": "3.11.7"}},
+        variant_info={"presorted": VariantInfo(python_version="3.11.7")},
         differences=("env SHUFFLE: presorted=None, shuffled=1",),
     )
     result = with_sections(result)
@@ -556,7 +557,7 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
         samples=tuple(samples),
         artifacts=artifacts,
         notes=notes,
-        variant_info=result.variant_info,
+        variant_info={"presorted": {"python_version": "3.11.7"}},
     )
     return result, run
 

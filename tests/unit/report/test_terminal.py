@@ -56,9 +56,10 @@ def test_the_plots_hint_names_the_report_when_one_was_written() -> None:
 
 
 def test_the_header_says_not_pinned_only_for_what_was_asked() -> None:
+    from perflab.records.run_facts import MachineInfo
     from perflab.report.terminal import pinning_words
 
-    assert pinning_words({"pinned_cpu": 3}, pin=True) == "pinned to CPU 3"
-    assert pinning_words({}, pin=False) == "not pinned (--no-pin)"
-    cluster = {"cluster": {"address": "local", "nodes": 1, "cpus": 2}}
+    assert pinning_words(MachineInfo(pinned_cpu=3), pin=True) == "pinned to CPU 3"
+    assert pinning_words(MachineInfo(), pin=False) == "not pinned (--no-pin)"
+    cluster = MachineInfo(cluster={"address": "local", "nodes": 1, "cpus": 2})
     assert pinning_words(cluster, pin=True) == "on a Ray cluster of 1 node"

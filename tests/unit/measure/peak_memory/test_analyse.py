@@ -44,7 +44,8 @@ def test_tracemalloc_s_peak_is_not_the_change_when_peak_rss_moved_far_more() -> 
 
 def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() -> None:
     from perflab.measure.peak_memory.analyse import analyse_peak_memory
-    from perflab.records.model import BenchmarkData, Sample, Settings
+    from perflab.records.model import BenchmarkData, Sample
+    from perflab.records.settings import Settings
 
     # torch tensors of 16 and 32 MB: peak RSS moved 380 MB, tracemalloc saw 264 B and 344 B
     samples = tuple(
