@@ -12,8 +12,25 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 
+class _ReadByKey:
+    """Reading a fact by its JSON key, as a plain dict: `result.machine["cpu_model"]` and
+    `.get("pinned_cpu")` keep working in programs written when these were dicts."""
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.to_json()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_json().get(key, default)
+
+
 @dataclass(frozen=True, kw_only=True)
-class MachineInfo:
+class MachineInfo(_ReadByKey):
     """The machine a run measured on, as `perflab.machine.host.machine_facts` gathered it when
     the run began (None: not known there, or not stored by the perflab that made the run)."""
 
@@ -50,7 +67,7 @@ class MachineInfo:
 
 
 @dataclass(frozen=True, kw_only=True)
-class VariantInfo:
+class VariantInfo(_ReadByKey):
     """What the lenses and the engine learnt about one variant while measuring it (None: not
     learnt, e.g. a command benchmark has no interpreter)."""
 

@@ -97,7 +97,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/perf/runs.py",
         "measure/reported_time.py",
         "measure/worker_client.py",
-        "plan/experiment_arguments.py",
         "plan/specs.py",
         "publish/figures.py",
         "publish/manifest.py",

@@ -67,3 +67,12 @@ def test_only_a_commits_provenance_is_a_commit_provenance() -> None:
     assert built.commit_provenance == {"commit": "abc", "tree": "def"}
     assert VariantInfo(provenance={"build": "make"}).commit_provenance is None
     assert VariantInfo().commit_provenance is None
+
+
+def test_facts_still_read_by_key_as_when_they_were_dicts() -> None:
+    machine = MachineInfo.from_json({"cpu_model": "AMD EPYC", "pinned_cpu": 1, "extra": "x"})
+    assert machine["cpu_model"] == "AMD EPYC" and machine.get("pinned_cpu") == 1
+    assert machine["extra"] == "x" and "extra" in machine and "cores" not in machine
+    assert machine.get("cores", "?") == "?"
+    info = VariantInfo.from_json({"python_version": "3.11.7"})
+    assert info["python_version"] == "3.11.7" and info.get("executable") is None
