@@ -14,7 +14,7 @@ import pytest
 from perflab.lenses.asm.code_diff import canonical_name, compare_functions
 from perflab.lenses.asm.elf_code import load_elf_object
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-from perflab.lenses.asm.measure import AsmLens
+from perflab.lenses.asm.measure import HOT_FUNCTIONS, AsmLens
 from perflab.lenses.asm.sources import PerfRecordSource
 from perflab.machine.proc import SubprocessRunner
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
@@ -143,9 +143,9 @@ def test_cxx_names_are_demangled_and_paired(tmp_path: Path) -> None:
     assert canonical_name(names[0]) == canonical_name(names[1]) == "at::CPU_CAPABILITY::k(int)"
 
 
-def run_lens(experiment: Experiment) -> dict[str, Any]:
+def run_lens(experiment: Experiment, hot_functions: int = HOT_FUNCTIONS) -> dict[str, Any]:
     sink = MemorySink()
-    lens = AsmLens(PerfRecordSource(target_ms=150))
+    lens = AsmLens(PerfRecordSource(target_ms=150), hot_functions=hot_functions)
     runner = SubprocessRunner()
     lens.preflight(experiment, runner)
     benchmark = experiment.benchmarks[0]
@@ -223,3 +223,39 @@ def test_lens_on_a_command_finds_hot_functions_by_profiling(
     )  # the hot function, paired despite .constprop/.isra clones
     assert functions[0]["baseline"]["vector_width_bits"] == 128
     assert functions[0]["variant"]["vector_width_bits"] == 256
+
+
+# two loops whose shares swap with SWAP: each variant's hottest function is the other's second
+SWAPPED = """
+#include <stdlib.h>
+__attribute__((noinline)) long first(long n) {
+  long s = 0; for (long i = 0; i < n; i++) s += i * 3 + (s >> 7); return s;
+}
+__attribute__((noinline)) long second(long n) {
+  long s = 1; for (long i = 0; i < n; i++) s ^= i * 5 + (s << 1); return s;
+}
+int main(int argc, char **argv) {
+  long more = atol(argv[1]), less = atol(argv[2]);
+  long r = getenv("SWAP") ? first(less) + second(more) : first(more) + second(less);
+  return (int)(r & 1);
+}
+"""
+
+
+@needs_perf
+def test_a_function_hot_in_one_variant_only_is_listed_in_both(tmp_path: Path) -> None:
+    """Each variant lists what any variant chose and it ran too: with one hot function each,
+    `first` (a's) and `second` (b's) are compared in both, not called absent from one."""
+    exe = compile_c(tmp_path, "swapped", SWAPPED, "-O1", shared=False)
+    command = f"{exe} 120000000 60000000"
+    variants = (Variant("a", cmd=command), Variant("b", cmd=command, env={"SWAP": "1"}))
+    experiment = Experiment(
+        (Benchmark("swapped", cmd="true"),), variants, Settings(metrics=(Metric.ASM,))
+    )
+    out = run_lens(experiment, hot_functions=1)
+    rows = {f["name"]: f for f in out["functions"]}
+    assert {"first", "second"} <= set(rows)
+    for name in ("first", "second"):
+        assert rows[name]["ran"] == {"baseline": True, "variant": True}, rows[name]
+        assert rows[name]["change"] == "identical after normalisation"
+        assert not rows[name]["calls_removed"] and not rows[name]["calls_added"]

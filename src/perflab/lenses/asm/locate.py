@@ -5,7 +5,7 @@ fragments; and where a function listed in another variant is defined in this one
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from perflab.lenses.asm.elf_code import load_elf_object
@@ -66,22 +66,55 @@ def find_hot(
     one function, see `identity`), so a kernel split into `.cold` and `.part` pieces, or run
     as two ISA versions, is one function; every sampled member is returned."""
     total = region.total or 1.0
+    found: list[FoundFunction] = []
+    for _, members in _ranked_families(region, demangler)[:limit]:
+        if sum(w for _, _, w in members) / total < MIN_HOT_SHARE:
+            break
+        found += _found_members(members, region, demangler, cache)
+    return found
+
+
+def find_families(
+    region: ProfiledRegion,
+    families: Collection[str],
+    demangler: Demangler,
+    cache: AnalysisCache | None = None,
+) -> list[FoundFunction]:
+    """The sampled members of `families` (hot in another variant): each variant lists every
+    function any variant chose that it ran too, so a function 5th in one variant and 6th in
+    the other is compared, not called absent from the second."""
+    found: list[FoundFunction] = []
+    for name, members in _ranked_families(region, demangler):
+        if name in families:
+            found += _found_members(members, region, demangler, cache)
+    return found
+
+
+def _ranked_families(
+    region: ProfiledRegion, demangler: Demangler
+) -> list[tuple[str, list[tuple[str, str, float]]]]:
+    """Each sampled function family with its members (object, symbol, samples), hottest first."""
     weights = region.by_function()
     names = demangler.demangle(sorted({symbol for _, symbol in weights}))
     by_family: dict[str, list[tuple[str, str, float]]] = {}
     for (path, symbol), weight in weights.items():
         name = names.get(symbol, symbol)
         by_family.setdefault(family(name), []).append((path, symbol, weight))
-    ranked = sorted(by_family.items(), key=lambda item: -sum(w for _, _, w in item[1]))
-    found: list[FoundFunction] = []
-    for _, members in ranked[:limit]:
-        if sum(w for _, _, w in members) / total < MIN_HOT_SHARE:
-            break
-        for path, symbol_name, weight in members:
-            for obj in _objects(region, demangler, [path], cache):
-                matches = obj.find(symbol_name)
-                if matches:
-                    found.append(FoundFunction(obj, matches[0], float(weight)))
+    return sorted(by_family.items(), key=lambda item: -sum(w for _, _, w in item[1]))
+
+
+def _found_members(
+    members: Sequence[tuple[str, str, float]],
+    region: ProfiledRegion,
+    demangler: Demangler,
+    cache: AnalysisCache | None,
+) -> list[FoundFunction]:
+    found = []
+    for path, symbol_name, weight in members:
+        for obj in _objects(region, demangler, [path], cache):
+            matches = obj.find(symbol_name)
+            if matches:
+                found.append(FoundFunction(obj, matches[0], float(weight)))
     return found
 
 

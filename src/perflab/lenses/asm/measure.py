@@ -32,6 +32,7 @@ from perflab.lenses.asm.locate import (
     FoundFunction,
     choose_functions,
     family_samples,
+    find_families,
     presence,
     union_in_order,
     with_fragments,
@@ -204,7 +205,10 @@ def _variant_code(
 ) -> tuple[dict[str, Any], list[Note]]:
     """One variant's listings and the facts its claims need (the `asm.functions` artifact),
     and the notes about its objects. Reads files and runs tools only: one job per variant."""
-    found = with_fragments(chosen, region)
+    families = {family(f.symbol.demangled) for f in chosen}
+    others = {name for name, _ in wanted if name not in families}
+    hot_elsewhere = [] if named else find_families(region, others, readers.demangler, readers.cache)
+    found = with_fragments([*chosen, *hot_elsewhere], region)
     listings = [list_function(f, region, readers) for f in found]
     notes = symbol_notes(region)
     if not listings:
