@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from machine_facts import cpu_model
+from machine_facts import cpu_model, has_avx512
 
 PYTHON = sys.executable
 PROGRAM = r"""
@@ -338,7 +338,7 @@ def main() -> None:
         sys.exit("hyperfine and gcc are needed: bash scripts/setup.sh --bench installs hyperfine")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     document: dict[str, Any] = {
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+        "machine": {"cpu": cpu_model(), "avx512": has_avx512(), "cores": os.cpu_count()},
         "budget_s": args.budget,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "load_average_at_start": os.getloadavg(),

@@ -41,7 +41,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from machine_facts import cpu_model
+from machine_facts import cpu_model, has_avx512
 from machine_load import MachineLoad
 
 PYTHON = sys.executable
@@ -425,7 +425,7 @@ def main() -> None:
     slower_stmt = f"sum(range({args.slower}))"
     kinds = {REFERENCE_KIND[tool] for tool in tools}
     document: dict = {
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+        "machine": {"cpu": cpu_model(), "avx512": has_avx512(), "cores": os.cpu_count()},
         "budget_s": args.budget,
         "load": args.load,
         "slower": slower_stmt,
