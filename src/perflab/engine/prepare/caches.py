@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
+from perflab.machine.parallel import analysis_cpus, run_on_cpus
 from perflab.machine.scratch import make_private_folder
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import (
@@ -120,10 +122,15 @@ def compile_natively(
 ) -> float:
     """Run each variant's set-up and statement once, natively, in its own caches: a JIT then
     compiles there at native speed, and the processes a tool slows down (valgrind: 20-50x)
-    load what it compiled rather than compile again. Seconds taken; a failure is left to the
-    lens, which reports it with its phase."""
+    load what it compiled rather than compile again. The variants run side by side on the CPUs
+    no other perflab run measures on (nothing is timed: a statement that compiles nothing
+    costs one set-up, not one per variant). Seconds taken; a failure is left to the lens,
+    which reports it with its phase."""
     started = time.monotonic()
-    for variant in variants:
+    running: list[StatementWorker] = []
+    lock = threading.Lock()
+
+    def once(variant: Variant, cpu: int | None) -> None:
         try:
             with StatementWorker.start(
                 context.runner,
@@ -131,11 +138,23 @@ def compile_natively(
                 variant,
                 WorkerLaunch(
                     interpreter_for(variant, context.default_python),
-                    cpu=context.cpu,
+                    cpu=cpu,
                     timeout_s=context.experiment.settings.sample_timeout_s,
                 ),
             ) as worker:
+                with lock:
+                    running.append(worker)
                 worker.sample(1)
         except PerflabError:
             pass  # the lens meets it again, and says so with its phase
+
+    def stop() -> None:  # Ctrl-C: the other variants' workers end now, not after their JIT
+        with lock:
+            for worker in running:
+                worker.kill()
+
+    # this run's own measuring CPU too: nothing is measured while the statement compiles
+    own = {context.cpu} if context.cpu is not None else set()
+    cpus: list[int | None] = [*sorted(analysis_cpus() | own)] or [None]
+    run_on_cpus(list(variants), cpus, once, lambda _variant, _result: None, on_stop=stop)
     return time.monotonic() - started
