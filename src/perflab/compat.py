@@ -10,6 +10,8 @@ import importlib
 MOVED: dict[tuple[str, str], str] = {
     # docs/python-api.md gives `perflab.engine.RunResult` beside `perflab.RunResult`
     ("perflab.engine", "RunResult"): "perflab.records.results",
+    # docs/python-api.md gave `Direction` under `perflab.plan.bisect_search` until 2026-11-27
+    ("perflab.plan.bisect_search", "Direction"): "perflab.records.bisect",
     # the vocabularies and settings lived in records.model, where users' code imports them
     # (docs/python-api.md named it as the enumerations' home); model itself still imports
     # BenchmarkKind, Metric, TimeReport, Verdict and Settings
