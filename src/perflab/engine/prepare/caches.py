@@ -10,15 +10,15 @@ sets the variable itself or the user shares them (--share-caches); they are remo
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
-from perflab.machine.parallel import analysis_cpus, run_on_cpus
+from perflab.machine.parallel import LiveSet, counting_cpus, other_runs_cpus, run_on_cpus
 from perflab.machine.scratch import make_private_folder
 from perflab.measure.lens import LensContext
 from perflab.measure.worker_client import (
@@ -127,8 +127,7 @@ def compile_natively(
     costs one set-up, not one per variant). Seconds taken; a failure is left to the lens,
     which reports it with its phase."""
     started = time.monotonic()
-    running: list[StatementWorker] = []
-    lock = threading.Lock()
+    workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
 
     def once(variant: Variant, cpu: int | None) -> None:
         try:
@@ -142,19 +141,14 @@ def compile_natively(
                     timeout_s=context.experiment.settings.sample_timeout_s,
                 ),
             ) as worker:
-                with lock:
-                    running.append(worker)
+                workers.add(worker)
                 worker.sample(1)
+                workers.discard(worker)
         except PerflabError:
             pass  # the lens meets it again, and says so with its phase
 
-    def stop() -> None:  # Ctrl-C: the other variants' workers end now, not after their JIT
-        with lock:
-            for worker in running:
-                worker.kill()
-
-    # this run's own measuring CPU too: nothing is measured while the statement compiles
-    own = {context.cpu} if context.cpu is not None else set()
-    cpus: list[int | None] = [*sorted(analysis_cpus() | own)] or [None]
-    run_on_cpus(list(variants), cpus, once, lambda _variant, _result: None, on_stop=stop)
+    # perflab's affinity leaves out the measuring CPU while it measures: add it back (as counting)
+    allowed = set(os.sched_getaffinity(0)) | ({context.cpu} if context.cpu is not None else set())
+    cpus = counting_cpus(allowed, other_runs_cpus(sorted(allowed)), context.cpu)
+    run_on_cpus(list(variants), cpus, once, lambda _variant, _result: None, on_stop=workers.stop)
     return time.monotonic() - started
