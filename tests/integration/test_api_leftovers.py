@@ -164,3 +164,22 @@ def test_a_builds_daemon_is_stopped_when_the_build_ends(
     assert _left(marker, before) == {
         "children": [], "carrying perflab's token": [], "daemons": []
     }  # fmt: skip
+
+
+def test_a_build_that_runs_out_of_time_is_stopped_with_its_daemon(
+    marker: str, tmp_path: Path
+) -> None:
+    """The reaper, not a kill of its process group, ends a build at its time limit: the daemon
+    the build started (own session, empty environment, re-parented to the reaper) goes too."""
+    daemon = tmp_path / marker
+    daemon.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    build = f"setsid -f env -i {daemon} 300; sleep 300"
+    before = _children()
+    experiment = perflab.make_experiment(
+        cmd="true", variants=["a", f"b build={build!r}"], metrics="time", budget_s=0.3,
+        build_timeout_s=2,
+    )  # fmt: skip
+    result = perflab.run(experiment, store_path=None)
+    assert result.status is RunStatus.INCOMPLETE
+    assert "timed out" in result.failures[0].message, result.failures
+    assert _left(marker, before) == {"children": [], "carrying perflab's token": [], "daemons": []}

@@ -22,6 +22,8 @@ from collections.abc import Iterable
 CONTAINER_VARIABLE = "PERFLAB_CONTAINER"
 # build_reaper.py's last line on stderr, after a newline, before the number it stopped
 REAPER_SAID = "perflab build reaper: left "
+# ... instead, when it stopped the build itself (its time limit, or SIGTERM)
+REAPER_TIMED_OUT = "perflab build reaper: stopped the build, left "
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 50  # a process that forks while being stopped is found again in the next round
 TERM_GRACE_S = 0.5  # what a descendant asked to stop (SIGTERM) gets before SIGKILL
