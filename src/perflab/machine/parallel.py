@@ -58,12 +58,15 @@ def analysis_cpus() -> set[int]:
 
 
 @contextmanager
-def all_cpus() -> Iterator[None]:
+def all_cpus(measuring_cpu: int | None = None) -> Iterator[None]:
     """Let this process (and what it starts) run on every online CPU that no other perflab run
-    measures on; restored afterwards. Only for work after a measurement has stopped."""
+    measures on, `measuring_cpu` included (the engine keeps perflab off it while it measures, so
+    the current affinity lacks it); restored afterwards. Only for work after a measurement has
+    stopped."""
+    also = () if measuring_cpu is None else (measuring_cpu,)
     try:
         saved = os.sched_getaffinity(0)
-        wanted = analysis_cpus() | saved
+        wanted = analysis_cpus() | saved | (set(also) - set(other_runs_cpus(also)))
     except OSError:
         yield
         return

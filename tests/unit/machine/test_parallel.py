@@ -3,13 +3,14 @@ handed over in the calling thread, the first failure stopping the others."""
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
 
 import pytest
 
-from perflab.machine.parallel import Cancelled, LiveSet, counting_cpus, run_on_cpus
+from perflab.machine.parallel import Cancelled, LiveSet, all_cpus, counting_cpus, run_on_cpus
 
 
 def test_every_allowed_cpu_counts_except_those_another_run_measures_on() -> None:
@@ -114,3 +115,19 @@ def test_a_worker_registered_after_the_stop_is_stopped_at_once() -> None:
     with pytest.raises(Cancelled):
         live.add("w2")
     assert killed == ["w1", "w2"]
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+@pytest.mark.usefixtures("private_cpu_locks")  # another worker's runs hold CPUs too
+def test_analysis_after_measuring_gets_the_measuring_cpu_back() -> None:
+    """While measuring, the engine keeps perflab off the measuring CPU (its affinity lacks it);
+    the analysis that follows widens to it again, and the narrowing comes back afterwards."""
+    saved = os.sched_getaffinity(0)
+    measuring = max(saved)
+    try:
+        os.sched_setaffinity(0, saved - {measuring})
+        with all_cpus(measuring):
+            assert measuring in os.sched_getaffinity(0)
+        assert os.sched_getaffinity(0) == saved - {measuring}
+    finally:
+        os.sched_setaffinity(0, saved)

@@ -124,7 +124,7 @@ class AsmLens:
             regions[variant.name] = region
             _store(context, benchmark, variant, ARTIFACT_PROFILE, region_to_json(region))
         # every profile is recorded: from here on only files are read, on every CPU
-        with all_cpus():
+        with all_cpus(context.cpu):
             self._analyse_regions(benchmark, context, regions, patterns)
 
     def _analyse_regions(

@@ -145,8 +145,9 @@ class _StatementRecording:
             for reading in readings
             for one in profiled
         ]
-        with all_cpus():
-            parallel = runs_real_processes(self.sampler.session.context.runner)
+        context = self.sampler.session.context
+        with all_cpus(context.cpu):
+            parallel = runs_real_processes(context.runner)
             read = run_threads(jobs, parallel=parallel)
         for at, profile in enumerate(read):
             reading, variant = divmod(at, len(profiled))
