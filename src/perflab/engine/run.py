@@ -156,7 +156,14 @@ def _open_run(
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
     python = services.default_python or sys.executable
-    planner = BenchmarkPlanner(runner, python, cpu, recent=RecentProbes())
+    planner = BenchmarkPlanner(
+        runner,
+        python,
+        cpu,
+        recent=RecentProbes(),
+        speeds=services.speeds,
+        clock=services.clock,
+    )
     waited_s = 0.0 if claim is None else claim.waited_s
     # the probes run in the caches the measurements will use (removed when the run ends)
     caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from perflab import api
+from perflab.engine.benchmark_plan import SpeedsMeasured
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import descriptor_for
 from perflab.machine import proc
@@ -120,6 +121,7 @@ def run_in_the_engine(experiment: Experiment, benchmarked: Benchmarked) -> RunRe
         store_path=benchmarked.store_path,
         cache_dir=benchmarked.cache_dir,
         runner=benchmarked.runner,
+        speeds=benchmarked.speeds,
     )
 
 
@@ -142,6 +144,9 @@ class Benchmarked:
     runner: ProcessRunner = field(default_factory=SubprocessRunner, compare=False, repr=False)
     # how each experiment becomes a run
     measure: Measure = field(default=run_in_the_engine, compare=False, repr=False)
+    # the machine speeds its runs measured: the next run (a bisect's step, a history's point)
+    # plans with a recent one rather than measure it again
+    speeds: SpeedsMeasured = field(default_factory=SpeedsMeasured, compare=False, repr=False)
 
     def experiment(
         self, variants: list[Variant], *, metrics: tuple[Metric, ...], budget_scale: float = 1.0
