@@ -201,7 +201,7 @@ def measure_cell(
     yield [CellFinished(outcome["status"], outcome["failures"])]
 
 
-def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
+def reference_loop_ns(clock: Callable[[], int] = time.perf_counter_ns) -> int:
     """This node's time for one fixed pure-Python loop, the best of REFERENCE_REPEATS: the
     same work on every node, so the ratio of two nodes' references is their ratio of speed
     for CPU-bound Python (and only an estimate of it for other work)."""

@@ -20,7 +20,7 @@ from perflab.plan.gbench_suite import gbench_filter
 from perflab.plan.specs import parse_metrics
 from perflab.plan.suite_source import SuiteKind, SuiteSource, suite_given
 from perflab.records.kinds import Metric
-from perflab.records.model import Experiment, Variant
+from perflab.records.model import Comparison, Experiment, Variant
 from perflab.records.results import RunResult
 from perflab.records.settings import Settings
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -219,7 +219,10 @@ def evidence_lenses(decider: Metric, given: Sequence[Metric]) -> tuple[Metric, .
     return tuple(dict.fromkeys((decider, *given, *both)))
 
 
-def main_comparisons(result: RunResult, metric: Metric, baseline: str, variant: str) -> list[Any]:
+def main_comparisons(
+    result: RunResult, metric: Metric, baseline: str, variant: str
+) -> list[Comparison]:
+    """The run's comparisons of `variant` with `baseline` through `metric`, its events left out."""
     return [
         c
         for c in result.comparisons
