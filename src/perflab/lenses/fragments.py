@@ -149,7 +149,7 @@ def listed(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
 
 
-def evidence(lines: Sequence[Any]) -> list[Paragraph]:
+def evidence(lines: Sequence[object]) -> list[Paragraph]:
     """A claim's evidence in short form, under the claim: the checkable facts it rests on."""
     return [Paragraph(f"  evidence: {line}", Style.MUTED) for line in lines]
 
