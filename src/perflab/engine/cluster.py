@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.analyse.places import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
 from perflab.engine.cluster_node import (
@@ -61,6 +61,9 @@ from perflab.records.results import RunResult
 from perflab.records.version import __version__
 from perflab.store import RunSink, RunStore
 from perflab.store.codec import experiment_to_json
+
+if TYPE_CHECKING:  # Ray is imported only when a cluster runs
+    from ray import ObjectRef
 
 # a node that dies mid-cell: the cell is measured again, at most this many times in all
 MAX_ATTEMPTS = 3
@@ -180,7 +183,7 @@ class _Driver:
         self.groups: list[object] = []
         self.bundle: CommitBundle | None = None  # the git= variants' commits
         self.commits: CommitBundle | None = None  # the bundle without its data
-        self.bundle_data: list[Any] = []  # the data, in Ray's object store
+        self.bundle_data: list[ObjectRef[bytes]] = []  # the data, in Ray's object store
         self.places: dict[str, dict[str, Any]] = {}  # benchmark -> its measured cell's facts
 
     def start(self, cell: ClusterCell, number: int) -> None:
