@@ -32,6 +32,7 @@ from perflab.store.sqlite import DEFAULT_STORE_PATH
 # what only measuring, a suite or the build cache needs is imported where it is used: every
 # perflab command imports this module, `perflab list` and `show` among them
 if TYPE_CHECKING:
+    from perflab.engine.benchmark_plan import SpeedsMeasured
     from perflab.git.cache_entry import CacheEntry
     from perflab.lenses.asm.analyse import AsmView
     from perflab.measure.lens import ProgressReporter
@@ -213,6 +214,7 @@ def run(
     cache_dir: str | Path | None = None,
     started_at_s: float | None = None,
     runner: ProcessRunner | None = None,
+    speeds: SpeedsMeasured | None = None,
 ) -> RunResult:
     """Measure the experiment; store everything (in memory when store_path is None; a
     postgresql:// URL is a PostgreSQL store). With the setting `ray`, on a Ray cluster.
@@ -220,8 +222,10 @@ def run(
     `perflab.git.cache_entry.default_cache_dir`). `started_at_s` (time.monotonic()): when the
     process started, when its start-up should count in the first benchmark's budget.
     `runner`: every process the run starts goes through it (None: the real one; a cluster's
-    nodes start their own)."""
+    nodes start their own). `speeds`: the machine speeds earlier runs measured, which this one
+    reuses when recent and adds to (None: its own)."""
     from perflab.engine import RunServices, run_experiment
+    from perflab.engine.benchmark_plan import SpeedsMeasured
     from perflab.measure.lens import NullProgress
 
     services = RunServices(
@@ -229,6 +233,7 @@ def run(
         progress=progress or NullProgress(),
         started_at_s=started_at_s,
         cache_dir=cache_dir,
+        speeds=SpeedsMeasured() if speeds is None else speeds,
     )
     store: RunStore = open_store(store_path) if store_path is not None else SqliteStore.in_memory()
     try:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from perflab.stats.paired import know_quantiles, new_quantiles
+from perflab.stats.paired import scipy_t_quantiles, t_quantiles_from
 from perflab.store.analysis_cache import AnalysisCache
 
 KIND = "t-quantiles"
@@ -37,6 +37,25 @@ def scipy_identity() -> str | None:
     return None
 
 
+class KeptQuantiles:
+    """The t quantiles of one analysis: those an earlier process of the same scipy build
+    computed (`known`), then those it computes itself (`computed`, to keep)."""
+
+    def __init__(self, known: Mapping[tuple[float, int], float]) -> None:
+        self.known = dict(known)
+        self.computed: dict[tuple[float, int], float] = {}
+
+    def __call__(self, probability: float, df: int) -> float:
+        key = (probability, df)
+        found = self.known.get(key)
+        if found is None:
+            found = self.computed.get(key)
+        if found is None:
+            self.computed.update(scipy_t_quantiles(probability, df))
+            found = self.computed[key]
+        return found
+
+
 @contextmanager
 def quantiles_kept(cache: AnalysisCache, identity: str | None = None) -> Iterator[None]:
     """Seed the quantiles stored for this scipy build; store the ones computed meanwhile."""
@@ -44,6 +63,19 @@ def quantiles_kept(cache: AnalysisCache, identity: str | None = None) -> Iterato
     if identity is None or not cache.enabled:
         yield
         return
+    kept = KeptQuantiles(_stored(cache, identity))
+    try:
+        with t_quantiles_from(kept):
+            yield
+    finally:
+        fresh = {key: value for key, value in kept.computed.items() if key not in kept.known}
+        if fresh:
+            merged = {**kept.known, **fresh}
+            cache.put(KIND, [identity], [[p, df, v] for (p, df), v in sorted(merged.items())])
+
+
+def _stored(cache: AnalysisCache, identity: str) -> dict[tuple[float, int], float]:
+    """The quantiles stored for scipy build `identity`; an unreadable entry is left out."""
     stored = cache.get(KIND, [identity])
     known: dict[tuple[float, int], float] = {}
     if isinstance(stored, list):
@@ -52,11 +84,4 @@ def quantiles_kept(cache: AnalysisCache, identity: str | None = None) -> Iterato
                 probability, df, value = entry
                 if isinstance(value, float) and isinstance(df, int):
                     known[(float(probability), df)] = value
-    know_quantiles(known)
-    try:
-        yield
-    finally:
-        fresh = {key: value for key, value in new_quantiles().items() if key not in known}
-        if fresh:
-            merged = {**known, **fresh}
-            cache.put(KIND, [identity], [[p, df, v] for (p, df), v in sorted(merged.items())])
+    return known

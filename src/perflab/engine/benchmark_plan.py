@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from perflab.budget.costs import LEARN_FROM_S, CostProbe, learned_costs, lens_costs
 from perflab.budget.machine_speed import RECENT_PROBES, MachineSpeed
@@ -30,28 +30,24 @@ SPEED_REUSE_S = 60.0
 
 
 class SpeedsMeasured:
-    """The machine speeds measured in this process, by CPU and whether valgrind's reference is
-    among them, each with when it was measured (time.monotonic()). It outlives any one run, so
-    it keeps the process's clock rather than a run's (RunServices.clock), which may be a test's."""
+    """The machine speeds measured by the runs that share it (`RunServices.speeds`), by CPU and
+    whether valgrind's reference is among them, each with when it was measured (on the
+    planner's clock)."""
 
     def __init__(self) -> None:
         self.by_cpu: dict[tuple[int | None, bool], tuple[float, MachineSpeed]] = {}
 
-    def lately(self, cpu: int | None, valgrind: bool) -> MachineSpeed | None:
-        """The speed measured on `cpu` within SPEED_REUSE_S, with valgrind's reference where
-        `valgrind` asks for it."""
-        now = time.monotonic()
+    def lately(self, cpu: int | None, valgrind: bool, now_s: float) -> MachineSpeed | None:
+        """The speed measured on `cpu` within SPEED_REUSE_S of `now_s`, with valgrind's
+        reference where `valgrind` asks for it."""
         for with_valgrind in (True,) if valgrind else (False, True):
             at, speed = self.by_cpu.get((cpu, with_valgrind), (-math.inf, None))
-            if speed is not None and now - at <= SPEED_REUSE_S:
+            if speed is not None and now_s - at <= SPEED_REUSE_S:
                 return speed
         return None
 
-    def measured(self, cpu: int | None, valgrind: bool, speed: MachineSpeed) -> None:
-        self.by_cpu[(cpu, valgrind)] = (time.monotonic(), speed)
-
-
-THIS_PROCESS_SPEEDS = SpeedsMeasured()  # what every planner of this process shares
+    def measured(self, cpu: int | None, valgrind: bool, speed: MachineSpeed, now_s: float) -> None:
+        self.by_cpu[(cpu, valgrind)] = (now_s, speed)
 
 
 @dataclass
@@ -66,8 +62,10 @@ class BenchmarkPlanner:
     # the last minutes' probes on this machine, which join each probe's figures; None: this
     # probe alone (tests, and runs that must not read what others measured)
     recent: RecentProbes | None = None
-    # the speeds this process measured lately, which a planner with `recent` reuses
-    speeds: SpeedsMeasured = THIS_PROCESS_SPEEDS
+    # the speeds the runs sharing it measured lately, which a planner with `recent` reuses
+    speeds: SpeedsMeasured = field(default_factory=SpeedsMeasured)
+    # seconds, when a speed was measured (the run's RunServices.clock)
+    clock: Callable[[], float] = time.monotonic
 
     def plan(
         self,
@@ -83,7 +81,7 @@ class BenchmarkPlanner:
         valgrind = any(descriptor_for(m).planning.runs_valgrind for m in settings.metrics)
         carried = self.speed
         if carried is None and self.recent is not None:
-            carried = self.speeds.lately(self.cpu, valgrind)
+            carried = self.speeds.lately(self.cpu, valgrind, self.clock())
         probe = probe_benchmark(
             benchmark,
             experiment,
@@ -100,7 +98,7 @@ class BenchmarkPlanner:
             )
         self.speed = probe.speed
         if carried is None and self.recent is not None:  # measured now, joined by the recent
-            self.speeds.measured(self.cpu, valgrind, probe.speed)
+            self.speeds.measured(self.cpu, valgrind, probe.speed, self.clock())
         models = {metric: cost_model(metric) for metric in settings.metrics}
         costs = learned_costs(lens_costs(probe, settings, models), recalled.lens_ratios)
         try:

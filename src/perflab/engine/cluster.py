@@ -22,9 +22,10 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.analyse.places import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
 from perflab.engine.cluster_node import (
@@ -61,6 +62,9 @@ from perflab.records.version import __version__
 from perflab.store import RunSink, RunStore
 from perflab.store.codec import experiment_to_json
 
+if TYPE_CHECKING:  # Ray is imported only when a cluster runs
+    from ray import ObjectRef
+
 # a node that dies mid-cell: the cell is measured again, at most this many times in all
 MAX_ATTEMPTS = 3
 ABANDONED = "abandoned"
@@ -85,11 +89,20 @@ def abandoned_name(benchmark: str, attempt: int, node: str) -> str:
     return f"{benchmark} ({ABANDONED}: attempt {attempt} on node {node[:12]})"
 
 
+class CellTask(Protocol):
+    """A cell's Ray task as the driver reads it (Ray's streaming ObjectRefGenerator): each item
+    is the object ref of one batch of the cell's records, read with ray.get."""
+
+    def __iter__(self) -> Iterator[object]: ...
+
+    def __next__(self) -> object: ...
+
+
 @dataclass
 class _Attempt:
     cell: ClusterCell
     number: int
-    placement_group: Any
+    placement_group: object  # Ray's handle, given back to remove_placement_group
     node: dict[str, Any] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=dict)
     wrote: bool = False  # anything of this attempt is in the store
@@ -166,11 +179,11 @@ class _Driver:
         self.writer = writer
         self.progress = progress
         self.cache_dir = None if cache_dir is None else str(cache_dir)
-        self.pending: dict[Any, _Attempt] = {}  # generator -> its attempt
-        self.groups: list[Any] = []
+        self.pending: dict[CellTask, _Attempt] = {}  # generator -> its attempt
+        self.groups: list[object] = []
         self.bundle: CommitBundle | None = None  # the git= variants' commits
         self.commits: CommitBundle | None = None  # the bundle without its data
-        self.bundle_data: list[Any] = []  # the data, in Ray's object store
+        self.bundle_data: list[ObjectRef[bytes]] = []  # the data, in Ray's object store
         self.places: dict[str, dict[str, Any]] = {}  # benchmark -> its measured cell's facts
 
     def start(self, cell: ClusterCell, number: int) -> None:
@@ -324,10 +337,10 @@ class _Driver:
             benchmark=attempt.cell.benchmark,
         )
 
-    def finished(self, generator: Any) -> None:
+    def finished(self, generator: CellTask) -> None:
         self._release(self.pending.pop(generator))
 
-    def failed(self, generator: Any, error: Exception) -> PerflabError:
+    def failed(self, generator: CellTask, error: Exception) -> PerflabError:
         attempt = self.pending.pop(generator)
         self._release(attempt)
         cause = getattr(error, "cause", None) or error
@@ -343,7 +356,7 @@ class _Driver:
             return cause
         return BenchmarkFailedError(message, benchmark=attempt.cell.benchmark)
 
-    def node_lost(self, generator: Any, error: Exception) -> PerflabError | None:
+    def node_lost(self, generator: CellTask, error: Exception) -> PerflabError | None:
         """The node (or its worker) died: set the half-measured cell aside, measure it again."""
         attempt = self.pending.pop(generator)
         self._release(attempt)

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.git.bundle import CommitBundle, unpack_commits
 from perflab.machine.proc import stop_all_contained
@@ -20,6 +20,9 @@ from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sample
 from perflab.store import RunSink, SqliteStore
 from perflab.store.codec import experiment_from_json
+
+if TYPE_CHECKING:  # Ray is imported only when a cluster runs
+    from ray import ObjectRef
 
 # a batch is sent when this old or this large, so the driver's store follows the measuring
 BATCH_S = 0.5
@@ -158,7 +161,7 @@ def measure_cell(
     cwd: str,
     cache_dir: str | None,
     commits: CommitBundle | None = None,
-    bundle_data: list[Any] | None = None,
+    bundle_data: list[ObjectRef[bytes]] | None = None,
 ) -> Iterator[list[Record]]:
     """The Ray task of one cell (a generator: each item is a batch of records). The engine runs
     in a thread of the task, so batches are sent while it measures. `commits` comes without
@@ -168,8 +171,7 @@ def measure_cell(
 
     def fetch() -> bytes:
         assert bundle_data
-        data: bytes = ray.get(bundle_data[0])
-        return data
+        return ray.get(bundle_data[0])
 
     if os.path.isdir(cwd):  # relative paths of the experiment, where the node has them
         os.chdir(cwd)
@@ -201,7 +203,7 @@ def measure_cell(
     yield [CellFinished(outcome["status"], outcome["failures"])]
 
 
-def reference_loop_ns(clock: Any = time.perf_counter_ns) -> int:
+def reference_loop_ns(clock: Callable[[], int] = time.perf_counter_ns) -> int:
     """This node's time for one fixed pure-Python loop, the best of REFERENCE_REPEATS: the
     same work on every node, so the ratio of two nodes' references is their ratio of speed
     for CPU-bound Python (and only an estimate of it for other work)."""

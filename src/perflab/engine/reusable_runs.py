@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
 
 from perflab.analyse.run import analyse_run
 from perflab.lenses.registry import declared_options
@@ -45,7 +44,7 @@ AMOUNT_SETTINGS = frozenset(
 )
 
 
-def what_is_measured(experiment: Experiment) -> tuple[Any, ...]:
+def what_is_measured(experiment: Experiment) -> tuple[object, ...]:
     """What makes two runs' figures the same quantity: the benchmarks, the settings that are
     not amounts, and the variants' fields other than their name and code."""
     settings = experiment.settings

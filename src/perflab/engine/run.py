@@ -155,8 +155,7 @@ def _open_run(
     cpu = None if claim is None else claim.cpu
     lenses = tuple(lens_for(metric) for metric in experiment.settings.metrics)
     preflight_notes = [n for lens in lenses for n in lens.preflight(experiment, runner)]
-    python = services.default_python or sys.executable
-    planner = BenchmarkPlanner(runner, python, cpu, recent=RecentProbes())
+    planner = _planner(services, cpu)
     waited_s = 0.0 if claim is None else claim.waited_s
     # the probes run in the caches the measurements will use (removed when the run ends)
     caches = stack.enter_context(IsolatedCaches(enabled=not experiment.settings.share_caches))
@@ -189,6 +188,19 @@ def _open_run(
         caches=caches,
         planner=planner,
         plans=plans,
+        clock=services.clock,
+    )
+
+
+def _planner(services: RunServices, cpu: int | None) -> BenchmarkPlanner:
+    """The run's planner: the machine's recent probes joined, the speeds `services` keep reused,
+    on its clock."""
+    return BenchmarkPlanner(
+        services.runner,
+        services.default_python or sys.executable,
+        cpu,
+        recent=RecentProbes(),
+        speeds=services.speeds,
         clock=services.clock,
     )
 

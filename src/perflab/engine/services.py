@@ -1,6 +1,7 @@
 """What a run is measured through: the process seam, the progress shown, the clock budgets are
-spent by, and the defaults of variants (their interpreter, the build cache of git= ones), as
-one record the engine's entry points take, so a test replaces any of them with a fake."""
+spent by, the defaults of variants (their interpreter, the build cache of git= ones) and what
+outlives one run (the machine speeds measured lately), as one record the engine's entry points
+take, so a test replaces any of them with a fake."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perflab.engine.benchmark_plan import SpeedsMeasured
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.measure.lens import NullProgress, ProgressReporter
 
@@ -30,3 +32,6 @@ class RunServices:
     default_python: str | None = None
     # where git= variants' checkouts and builds are kept (None: the default build cache)
     cache_dir: str | Path | None = None
+    # the machine speeds measured lately, which the next run on the same CPU reuses: a caller
+    # that makes several runs (a workflow's steps, a cluster node's cells) passes each the same
+    speeds: SpeedsMeasured = field(default_factory=SpeedsMeasured)

@@ -121,20 +121,20 @@ def verdict_table(
     return Table(tuple(columns), tuple(rows), numeric=numeric, title=title)
 
 
-def count(value: Any) -> str:
+def count(value: object) -> str:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return "-"
     return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}"
 
 
-def signed(value: Any, text: Callable[[Any], str] = count) -> Cell:
+def signed(value: object, text: Callable[[float], str] = count) -> Cell:
     if not isinstance(value, int | float):
         return Cell("-")
     style = Style.UP if value > 0 else Style.DOWN if value < 0 else Style.PLAIN
     return Cell(("+" if value > 0 else "") + text(value), style)
 
 
-def share(value: Any) -> str:
+def share(value: object) -> str:
     return f"{value:.1%}" if isinstance(value, int | float) else "-"
 
 
@@ -149,7 +149,7 @@ def listed(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
 
 
-def evidence(lines: Sequence[Any]) -> list[Paragraph]:
+def evidence(lines: Sequence[object]) -> list[Paragraph]:
     """A claim's evidence in short form, under the claim: the checkable facts it rests on."""
     return [Paragraph(f"  evidence: {line}", Style.MUTED) for line in lines]
 

@@ -159,6 +159,7 @@ _stopped_total = 0
 # reaped: a child in the middle of an exec shows an empty environment (no token), so another
 # thread's launch (a bisect builds one commit while it measures another) would look orphaned.
 # Launching and sweeping take turns on the lock, so no launch is mid-exec while a sweep looks.
+# Module-level: the PIDs are this OS process's children, whichever runner launched them.
 _launch_lock = threading.Lock()
 _launched: set[int] = set()
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 # perflab-KIND-PID-RANDOM, KIND a word of letters (check, caches, callgrind ...)
 _NAME = re.compile(r"^perflab-([a-z]+(?:-[a-z]+)*)-([0-9]+)-[^/]+$")
+# the parents this OS process swept: module-level, as the sweep is once per process (the
+# orphans are there when it starts; later ones are the next process's to remove)
 _swept: set[str] = set()
 
 

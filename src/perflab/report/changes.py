@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 
 from perflab.git.cache_entry import CacheEntry
@@ -53,7 +53,7 @@ def _short_ref(ref: str) -> str:
     return ref[:10] if is_sha else ref
 
 
-def render_cache_entries(entries: Sequence[CacheEntry], console: Any) -> None:
+def render_cache_entries(entries: Sequence[CacheEntry], console: Console) -> None:
     if not entries:
         console.print("the build cache is empty")
         return

@@ -23,7 +23,9 @@ import functools
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,51 +183,56 @@ def group_means(pairs: Sequence[PairedLogRatio]) -> dict[int, float]:
     return {group: float(statistics.median(values)) for group, values in sorted(grouped.items())}
 
 
-# Quantiles this scipy build computed in earlier processes, (probability, df) -> value: seeded
-# by the engine from the analysis cache, so an analysis that needs no other scipy function does
-# not pay for importing scipy.special. The stored value is scipy's, bit for bit (JSON keeps a
-# float's repr).
-_KNOWN_QUANTILES: dict[tuple[float, int], float] = {}
-_NEW_QUANTILES: dict[tuple[float, int], float] = {}
-_KEPT_DF = 256  # degrees of freedom 1..256 are kept for each probability asked for
+# Degrees of freedom 1..256 are computed together for each probability asked for: the next
+# analysis's df is another small number, found among those kept (perflab.analyse.quantiles)
+KEPT_DF = 256
+
+# Where student_t_quantile reads a quantile from: set for a `with t_quantiles_from(...)` block and
+# restored after it, so no test resets it; scipy's, outside any block
+_T_QUANTILE: ContextVar[Callable[[float, int], float]] = ContextVar("t_quantile")
 
 
-def know_quantiles(values: Mapping[tuple[float, int], float]) -> None:
-    """Seed the quantiles an earlier process of the same scipy build computed."""
-    _KNOWN_QUANTILES.update(values)
+@contextmanager
+def t_quantiles_from(source: Callable[[float, int], float]) -> Iterator[None]:
+    """Within the block, `student_t_quantile` answers with `source(probability, df)` (an
+    analysis's quantiles kept from earlier processes) instead of asking scipy."""
+    token = _T_QUANTILE.set(source)
+    try:
+        yield
+    finally:
+        _T_QUANTILE.reset(token)
 
 
-def new_quantiles() -> dict[tuple[float, int], float]:
-    """The quantiles this process computed with scipy (and no seed held), to keep."""
-    return dict(_NEW_QUANTILES)
-
-
-def forget_quantiles() -> None:
-    """Forget every quantile this process was seeded with, computed or remembered: the next
-    ones are scipy's again (a test of where they are kept starts from none)."""
-    _KNOWN_QUANTILES.clear()
-    _NEW_QUANTILES.clear()
-    student_t_quantile.cache_clear()
-
-
-@functools.lru_cache(maxsize=4096)
 def student_t_quantile(probability: float, df: int) -> float:
-    """Student's t quantile, kept (a forecast asks for the same ones thousands of times). scipy
-    is imported on first use, so a command that computes no interval does not pay for it; and
-    from `scipy.special`, whose `stdtrit` is what `scipy.stats.t.ppf` evaluates, to the same
-    bits, because it imports much faster than `scipy.stats`."""
-    known = _KNOWN_QUANTILES.get((probability, df))
-    if known is not None:
-        return known
+    """Student's t quantile: the source `t_quantiles_from` names for this block, else
+    scipy's (`scipy_t_quantile`)."""
+    return _T_QUANTILE.get(scipy_t_quantile)(probability, df)
+
+
+# a cache of a pure function (a forecast asks for the same quantiles thousands of times): no
+# caller can tell it is there
+@functools.lru_cache(maxsize=4096)
+def scipy_t_quantile(probability: float, df: int) -> float:
+    """Student's t quantile as scipy computes it. scipy is imported on first use, so a command
+    that computes no interval does not pay for it; and from `scipy.special`, whose `stdtrit`
+    is what `scipy.stats.t.ppf` evaluates, to the same bits, because it imports much faster
+    than `scipy.stats`."""
     from scipy.special import stdtrit
 
-    value = float(stdtrit(df, probability))
-    # the neighbours too, in one vectorised call (the same kernel, the same bits): the next
-    # run's df is another small number, found kept rather than importing scipy again
-    for other, quantile in enumerate(stdtrit(np.arange(1, _KEPT_DF + 1), probability), 1):
-        _NEW_QUANTILES[(probability, other)] = float(quantile)
-    _NEW_QUANTILES[(probability, df)] = value
-    return value
+    return float(stdtrit(df, probability))
+
+
+def scipy_t_quantiles(probability: float, df: int) -> dict[tuple[float, int], float]:
+    """(probability, df) -> scipy's quantile, for `df` and every df of 1..KEPT_DF, in one
+    vectorised call (the same kernel, the same bits as `scipy_t_quantile`)."""
+    from scipy.special import stdtrit
+
+    found = {
+        (probability, other): float(quantile)
+        for other, quantile in enumerate(stdtrit(np.arange(1, KEPT_DF + 1), probability), 1)
+    }
+    found[(probability, df)] = scipy_t_quantile(probability, df)
+    return found
 
 
 def unit_means(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from perflab import api
+from perflab.engine.benchmark_plan import SpeedsMeasured
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import descriptor_for
 from perflab.machine import proc
@@ -19,7 +20,7 @@ from perflab.plan.gbench_suite import gbench_filter
 from perflab.plan.specs import parse_metrics
 from perflab.plan.suite_source import SuiteKind, SuiteSource, suite_given
 from perflab.records.kinds import Metric
-from perflab.records.model import Experiment, Variant
+from perflab.records.model import Comparison, Experiment, Variant
 from perflab.records.results import RunResult
 from perflab.records.settings import Settings
 from perflab.store.sqlite import DEFAULT_STORE_PATH
@@ -120,6 +121,7 @@ def run_in_the_engine(experiment: Experiment, benchmarked: Benchmarked) -> RunRe
         store_path=benchmarked.store_path,
         cache_dir=benchmarked.cache_dir,
         runner=benchmarked.runner,
+        speeds=benchmarked.speeds,
     )
 
 
@@ -142,6 +144,9 @@ class Benchmarked:
     runner: ProcessRunner = field(default_factory=SubprocessRunner, compare=False, repr=False)
     # how each experiment becomes a run
     measure: Measure = field(default=run_in_the_engine, compare=False, repr=False)
+    # the machine speeds its runs measured: the next run (a bisect's step, a history's point)
+    # plans with a recent one rather than measure it again
+    speeds: SpeedsMeasured = field(default_factory=SpeedsMeasured, compare=False, repr=False)
 
     def experiment(
         self, variants: list[Variant], *, metrics: tuple[Metric, ...], budget_scale: float = 1.0
@@ -214,7 +219,10 @@ def evidence_lenses(decider: Metric, given: Sequence[Metric]) -> tuple[Metric, .
     return tuple(dict.fromkeys((decider, *given, *both)))
 
 
-def main_comparisons(result: RunResult, metric: Metric, baseline: str, variant: str) -> list[Any]:
+def main_comparisons(
+    result: RunResult, metric: Metric, baseline: str, variant: str
+) -> list[Comparison]:
+    """The run's comparisons of `variant` with `baseline` through `metric`, its events left out."""
     return [
         c
         for c in result.comparisons

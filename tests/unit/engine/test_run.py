@@ -127,3 +127,19 @@ def test_perflab_s_start_up_is_read_on_the_run_s_clock() -> None:
     experiment = _experiment(Variant("A"), Variant("B"))
     result = run_experiment(experiment, store=SqliteStore.in_memory(), services=services)
     assert any(re.search(r"perflab's start-up 5\.\d s", note.message) for note in result.notes)
+
+
+def test_runs_sharing_their_services_plan_with_the_speed_the_first_measured() -> None:
+    def references(runner: FakeRunner) -> int:
+        return sum("import time" in " ".join(spec.argv) for spec, _ in runner.calls)
+
+    runner = _runner()
+    services = _services(runner)
+    experiment = _experiment(Variant("A"), Variant("B"))
+    run_experiment(experiment, store=SqliteStore.in_memory(), services=services)
+    measured = references(runner)
+    run_experiment(experiment, store=SqliteStore.in_memory(), services=services)
+    again = references(runner) - measured
+    # a run with services of its own measures the speed again
+    run_experiment(experiment, store=SqliteStore.in_memory(), services=_services(runner))
+    assert (measured > 0, again, references(runner) - measured - again) == (True, 0, measured)

@@ -12,12 +12,17 @@ from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Sample
 from perflab.stats.comparison import verdict_for
 from perflab.stats.paired import (
+    KEPT_DF,
     PairedLogRatio,
     estimate_ratio,
     extra_seconds_to_decide,
     group_means,
     needed_log_half_width,
     pair_samples,
+    scipy_t_quantile,
+    scipy_t_quantiles,
+    student_t_quantile,
+    t_quantiles_from,
     unit_means,
 )
 
@@ -235,3 +240,23 @@ def test_group_means_are_numpys_medians_to_the_bit() -> None:
         values = [p.log_ratio for p in pairs if p.group == group]
         assert found[group] == float(np.median(values))
     assert list(found) == list(range(6))
+
+
+def test_t_quantiles_come_from_the_blocks_source_and_from_scipy_outside_it() -> None:
+    asked: list[tuple[float, int]] = []
+
+    def planted(probability: float, df: int) -> float:
+        asked.append((probability, df))
+        return 1.5
+
+    scipys = student_t_quantile(0.975, 7)
+    with t_quantiles_from(planted):
+        assert student_t_quantile(0.975, 7) == 1.5
+    assert asked == [(0.975, 7)]
+    assert student_t_quantile(0.975, 7) == scipys == scipy_t_quantile(0.975, 7)
+
+
+def test_scipys_quantiles_of_the_small_dfs_are_its_single_ones_to_the_bit() -> None:
+    found = scipy_t_quantiles(0.975, 300)
+    assert len(found) == KEPT_DF + 1
+    assert all(value == scipy_t_quantile(p, df) for (p, df), value in found.items())

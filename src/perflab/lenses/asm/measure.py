@@ -244,7 +244,7 @@ def _variant_code(
 
 
 def _store(
-    context: LensContext, benchmark: Benchmark, variant: Variant, kind: str, payload: Any
+    context: LensContext, benchmark: Benchmark, variant: Variant, kind: str, payload: object
 ) -> None:
     context.sink.add_artifact(
         Artifact(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from perflab.lenses.instructions.counts import VariantCounts, process_note, variant_counts
 from perflab.lenses.instructions.details import InstructionsDetails
@@ -21,7 +20,7 @@ from perflab.lenses.instructions.inlining import (
     inlining_changes,
     replacements,
 )
-from perflab.lenses.instructions.layers import LayerDelta, compile_layers, layer_deltas
+from perflab.lenses.instructions.layers import LayerDelta, LayerRule, compile_layers, layer_deltas
 from perflab.lenses.instructions.options import layers_of
 from perflab.lenses.instructions.pairing import (
     paired_costs,
@@ -162,7 +161,7 @@ class _Pair:
         )
 
 
-def _comparison(pair: _Pair, rules: Sequence[Any]) -> Comparison:
+def _comparison(pair: _Pair, rules: Sequence[LayerRule]) -> Comparison:
     base, other, band = pair.base, pair.other, pair.band
     # the interval spans every process, widened by how far each side's processes are apart
     interval = process_ratio_interval(base.processes, other.processes)
@@ -208,7 +207,9 @@ class _Explanation:
     replacements: tuple[ReplacedCall, ...] = ()
 
 
-def _explanation(base: VariantCounts, other: VariantCounts, rules: Sequence[Any]) -> _Explanation:
+def _explanation(
+    base: VariantCounts, other: VariantCounts, rules: Sequence[LayerRule]
+) -> _Explanation:
     if base.costs is None or other.costs is None:
         return _Explanation()
     inlining = inlining_changes(base.evidence, other.evidence)

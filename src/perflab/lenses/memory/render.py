@@ -34,7 +34,7 @@ EVENT_LABELS = {
 }
 
 
-def _value(value: Any, unit: str) -> str:
+def _value(value: object, unit: str) -> str:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return "-"
     return format_value(value, unit) if unit else count(value)

@@ -37,7 +37,7 @@ FLAME_EXPLANATION = (
 )
 
 
-def _points(value: Any) -> str:
+def _points(value: float) -> str:
     return f"{value * 100:.1f} pt"
 
 

@@ -3,8 +3,6 @@ the allocated blocks an iteration leaves behind."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from perflab.lenses.fragments import SectionInput, details_json, signed, verdict_table
 from perflab.records.document import Block, Cell, Section, Table
 
@@ -14,7 +12,7 @@ MEASURES = {
 }
 
 
-def _blocks(value: Any) -> str:
+def _blocks(value: object) -> str:
     return f"{value:.3g}" if isinstance(value, int | float) else "-"
 
 

@@ -10,8 +10,7 @@ alternated the same way. See docs/statistics.md for why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.commands import TimeCommandSession
@@ -27,7 +26,7 @@ from perflab.stats.family import run_family_size
 class TimeLens:
     metric = Metric.TIME
 
-    def __init__(self, clock_ns: Any = None) -> None:
+    def __init__(self, clock_ns: Callable[[], int] | None = None) -> None:
         self._clock_ns = clock_ns  # None: the run's (`LensContext.clock_ns`)
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:

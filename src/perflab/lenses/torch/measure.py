@@ -18,8 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from perflab.lenses.torch import DESCRIPTOR
 from perflab.lenses.torch.analyse import (
@@ -55,7 +54,7 @@ MAX_LOOPS = 2000
 class TorchLens:
     metric = Metric.TORCH
 
-    def __init__(self, clock_ns: Any = time.monotonic_ns) -> None:
+    def __init__(self, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
         self._clock_ns = clock_ns
 
     def preflight(self, experiment: Experiment, runner: ProcessRunner) -> list[Note]:

@@ -18,7 +18,7 @@ from perflab.records.document import Block, Cell, Paragraph, Section, Style, Tab
 from perflab.records.model import Comparison
 
 
-def _us(value: Any) -> str:
+def _us(value: object) -> str:
     return f"{value:.3g}" if isinstance(value, int | float) else "-"
 
 

@@ -182,12 +182,26 @@ def test_a_workflows_next_run_plans_with_the_speed_its_last_one_measured(
         experiment,
         settings=dataclasses.replace(experiment.settings, metrics=(Metric.INSTRUCTIONS,)),
     )
+    now_s = [100.0]  # the runs' clock (RunServices.clock)
     for each in (experiment, experiment, counted, counted):
         recent = RecentProbes(tmp_path)
-        planner = BenchmarkPlanner(FakeRunner(), "python3", None, recent=recent, speeds=speeds)
+        planner = BenchmarkPlanner(
+            FakeRunner(), "python3", None, recent=recent, speeds=speeds, clock=lambda: now_s[0]
+        )
         planner.plan(benchmark, each)
     # measured, carried; valgrind's reference missing from it: measured, carried
     assert [speed is None for speed in carried] == [True, False, True, False]
+    # a speed older than SPEED_REUSE_S on the runs' clock is measured again
+    now_s[0] += benchmark_plan.SPEED_REUSE_S + 1
+    BenchmarkPlanner(
+        FakeRunner(),
+        "python3",
+        None,
+        recent=RecentProbes(tmp_path),
+        speeds=speeds,
+        clock=lambda: now_s[0],
+    ).plan(benchmark, experiment)
+    assert carried[-1] is None
     # runs that must not read what others measured (recent=None) measure their own
     BenchmarkPlanner(FakeRunner(), "python3", None, speeds=speeds).plan(benchmark, experiment)
     assert carried[-1] is None
