@@ -6,6 +6,7 @@ first, so histories can normalise times per node."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import queue
 import threading
@@ -21,8 +22,10 @@ from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sam
 from perflab.store import RunSink, SqliteStore
 from perflab.store.codec import experiment_from_json
 
-if TYPE_CHECKING:  # Ray is imported only when a cluster runs
+if TYPE_CHECKING:  # Ray is imported only when a cluster runs; the engine when a cell does
     from ray import ObjectRef
+
+    from perflab.engine.benchmark_plan import SpeedsMeasured
 
 # a batch is sent when this old or this large, so the driver's store follows the measuring
 BATCH_S = 0.5
@@ -240,7 +243,9 @@ def _measure_in_thread(
                 experiment_from_json(experiment_json), commits, cache_dir=cache_dir, fetch=fetch
             ),
             store=StreamingStore(records),
-            services=RunServices(progress=_QueuedProgress(records), cache_dir=cache_dir),
+            services=RunServices(
+                progress=_QueuedProgress(records), cache_dir=cache_dir, speeds=_node_speeds()
+            ),
         )
         outcome["status"] = str(measured.status)
         outcome["failures"] = [str(f) for f in measured.failures]
@@ -248,6 +253,15 @@ def _measure_in_thread(
         outcome["error"] = error
     finally:
         records.put(_END)
+
+
+@functools.cache
+def _node_speeds() -> SpeedsMeasured:
+    """The machine speeds this node's process has measured: the cells it runs one after another
+    on one machine share them, as one perflab process's runs do (services.RunServices)."""
+    from perflab.engine.benchmark_plan import SpeedsMeasured
+
+    return SpeedsMeasured()
 
 
 def _batches(records: RecordQueue) -> Iterator[list[Record]]:
