@@ -35,6 +35,8 @@ STALL_SAID_S = 0.5  # a "would fit" says what it counted for them from this much
 
 @dataclass(frozen=True)
 class LensShare:
+    """One lens's part of a benchmark's budget, with the cost model that sized it."""
+
     metric: Metric
     share_s: float  # the lens's part of the budget
     cost: LensCost

@@ -52,6 +52,9 @@ examples:
 
 @dataclass(frozen=True)
 class OutputOptions:
+    """Where and how a command reports: the store, the report files to write and the terminal's
+    detail."""
+
     store: StoreLocation
     json_path: Path | None
     markdown_path: Path | None
@@ -66,6 +69,9 @@ class OutputOptions:
 
 @dataclass(frozen=True)
 class RunOptions:
+    """A parsed `perflab run`: what to measure (file, statement or command), its variants and
+    parameters, and the settings given on the command line."""
+
     experiment_file: Path | None
     stmt: str | None
     setup: str | None

@@ -32,6 +32,8 @@ OWN_LOOPS_FACTOR = 4.0
 
 
 class Calibrates(Protocol):
+    """A worker that can say how many loops take about `target_ns`."""
+
     def calibrate(self, target_ns: int) -> int: ...
 
 

@@ -53,6 +53,9 @@ _STDERR_TAIL_LINES = 200
 
 @dataclass(frozen=True)
 class WorkerInfo:
+    """What a statement worker reports about itself when it starts: its process, its Python, and the
+    device it synchronises."""
+
     pid: int
     python_version: str
     implementation: str
@@ -64,6 +67,8 @@ class WorkerInfo:
 
 @dataclass(frozen=True)
 class WorkerSample:
+    """One timed sample from a statement worker: wall time, its CPU, and what interrupted it."""
+
     wall_ns: int
     cpu: int | None
     involuntary_switches: int | None

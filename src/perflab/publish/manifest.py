@@ -33,12 +33,17 @@ def fingerprint(*parts: object) -> str:
 
 @dataclass(frozen=True)
 class Page:
+    """What the manifest remembers of one published page: what it was made from and what was
+    written."""
+
     fingerprint: str
     sha256: str  # of the text written
 
 
 @dataclass(frozen=True)
 class Manifest:
+    """The pages a publish wrote, by file name."""
+
     pages: Mapping[str, Page]
 
     @classmethod

@@ -62,6 +62,8 @@ class BlockView:
 
 @dataclass(frozen=True)
 class SectionView:
+    """A Section ready for the HTML template: its blocks drawn and its subsections nested."""
+
     title: str
     key: str
     blocks: tuple[BlockView, ...]

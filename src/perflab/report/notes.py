@@ -12,6 +12,8 @@ from perflab.records.model import Note, Severity
 
 @dataclass(frozen=True)
 class NoteGroup:
+    """Notes that say the same thing, shown once with every place they were made."""
+
     severity: Severity
     message: str
     places: tuple[str, ...]  # "metric · benchmark · variant" of each note, "" for run-level

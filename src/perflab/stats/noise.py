@@ -34,6 +34,8 @@ PER_PROCESS_EFFECT_THRESHOLD = 0.03
 
 
 class NoiseKind(enum.StrEnum):
+    """The kinds of noise a variant's samples can show."""
+
     DRIFT = "drift"
     OUTLIERS = "outliers"
     BIMODAL = "bimodal"

@@ -68,6 +68,8 @@ class CacheStats:
 
 @dataclass(frozen=True)
 class CacheUsage:
+    """The analysis cache's size on disk against its limit, for `perflab cache`."""
+
     path: Path
     entries: int
     bytes: int

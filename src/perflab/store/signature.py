@@ -33,6 +33,8 @@ Shape = dict[str, tuple[tuple[str, str, int, int], ...]]
 
 
 class Kind(enum.Enum):
+    """What a database file at the store's path is to perflab."""
+
     PERFLAB = "perflab"  # signed by perflab
     UNSIGNED = "unsigned"  # an older perflab's store: perflab's shape, no signature yet
     EMPTY = "empty"  # an SQLite database without tables: perflab may make its own

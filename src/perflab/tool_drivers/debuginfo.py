@@ -172,6 +172,8 @@ _NT_GNU_BUILD_ID = 3
 
 @dataclass(frozen=True)
 class ElfSection:
+    """One section header of an ELF file: name, type, and where its bytes lie in the file."""
+
     name: str
     type: int
     offset: int

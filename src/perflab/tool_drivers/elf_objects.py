@@ -37,6 +37,9 @@ class ElfSymbol(NamedTuple):
 
 @dataclass(frozen=True)
 class LoadSegment:
+    """One PT_LOAD program header: where the segment is mapped, where its bytes lie in the file, and
+    whether it holds code."""
+
     vaddr: int
     offset: int
     filesz: int
@@ -45,6 +48,8 @@ class LoadSegment:
 
 @dataclass(frozen=True)
 class SectionSpan:
+    """One section's name and its address range once loaded."""
+
     name: str
     address: int
     size: int

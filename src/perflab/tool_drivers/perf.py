@@ -106,6 +106,8 @@ class PerfControl:
 
 
 class CallGraph(enum.StrEnum):
+    """How perf record unwinds call stacks (perf's --call-graph modes)."""
+
     NONE = "none"
     FP = "fp"
     DWARF = "dwarf"
@@ -114,6 +116,9 @@ class CallGraph(enum.StrEnum):
 
 @dataclass(frozen=True)
 class RecordOptions:
+    """How perf record samples: the event, the rate or period, the unwinding, and how perf script
+    names symbols."""
+
     event: str = "cycles"
     frequency_hz: int = 999  # odd, so sampling does not beat in step with a 1 kHz timer tick
     call_graph: CallGraph = CallGraph.DWARF

@@ -143,6 +143,9 @@ _UNTIMED_REPLY = {
 
 
 class Worker:
+    """The worker's side of the protocol: reads requests, runs the ops that answer them, and keeps
+    the benchmark's loops and names."""
+
     def __init__(self, reply_stream, request_stream, channel=()):
         """`channel`: the descriptors under the streams, which no copy of this process that
         the benchmark's code forks keeps (statement_copies.CopyAlarm)."""

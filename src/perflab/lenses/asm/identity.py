@@ -50,6 +50,9 @@ _ISA_SUFFIX = re.compile(r"(?i)[._](?P<member>avx512\w*|avx2|avx|sse\d*\w*|fma3?
 
 
 class Role(enum.StrEnum):
+    """What a symbol is to its function: the function itself, a piece split off it, or a specialised
+    copy."""
+
     FUNCTION = "function"
     FRAGMENT = "fragment"  # .cold, .part.N: a piece split off its function
     CLONE = "clone"  # .isra.N, .constprop.N: a specialised copy of its function

@@ -22,6 +22,8 @@ MAX_MATCHES_PER_PATTERN = 8
 
 @dataclass(frozen=True)
 class FoundFunction:
+    """A function chosen for the assembly diff: its object file, its symbol and its sampled cost."""
+
     object: ElfObject
     symbol: ElfSymbol
     cost: float  # samples in the function; 0 when named by --symbol and not sampled

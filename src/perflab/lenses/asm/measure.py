@@ -66,6 +66,9 @@ HOT_FUNCTIONS = 5
 
 
 class AsmLens:
+    """The asm lens: profiles each variant's hot code, then disassembles and diffs its hottest
+    functions."""
+
     metric = Metric.ASM
 
     def __init__(

@@ -59,6 +59,9 @@ class CodeSample:
 
 @dataclass(frozen=True)
 class ProfiledRegion:
+    """The samples of one variant's measured region, per sampled instruction, with the object files
+    it mapped."""
+
     samples: tuple[CodeSample, ...]
     objects: tuple[str, ...]  # files with executable mappings in the variant's process
     unit: str = "samples"
@@ -89,6 +92,8 @@ class ProfiledRegion:
 
 
 class HotCodeSource(Protocol):
+    """Where the asm lens gets a variant's sampled code from (perf record, or a test's fake)."""
+
     def profile(
         self, benchmark: Benchmark, variant: Variant, context: LensContext
     ) -> ProfiledRegion:

@@ -26,6 +26,9 @@ UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Z
 
 @dataclass(frozen=True)
 class InstructionMix:
+    """A function's or loop's instructions counted by kind (vector, scalar FP, integer, memory,
+    control flow)."""
+
     total: int
     vector: int  # SIMD instructions on xmm/ymm/zmm/k registers; scalar FP and zeroing excluded
     scalar_fp: int
@@ -85,6 +88,9 @@ def _strip_call_operand(operand: str) -> str:
 
 @dataclass(frozen=True)
 class LoopSummary:
+    """One loop of a function: its size, its share of the cost, whether it fits the instruction
+    caches, and where it lies."""
+
     start_label: str | None
     size_bytes: int
     instructions: int

@@ -115,6 +115,9 @@ def unavailable_event(
 
 @dataclass(frozen=True)
 class CounterDetails:
+    """The counters lens's facts behind one event's comparison (the JSON export's `details`):
+    availability, multiplexing, user-only counting and the interval's family."""
+
     availability: Availability
     min_running_fraction: float | None
     user_only: bool

@@ -245,6 +245,9 @@ def precise_enough(data: BenchmarkData, experiment: Experiment) -> bool:
 
 
 class CountersLens:
+    """The counters lens: hardware events counted with perf stat around each variant's measured
+    region, in interleaved generations."""
+
     metric = Metric.COUNTERS
 
     def __init__(

@@ -65,6 +65,8 @@ class EventCount:
 
 @dataclass(frozen=True)
 class StatOutput:
+    """The counts one `perf stat` printed, one per event."""
+
     counts: tuple[EventCount, ...]
 
     def by_event(self) -> dict[str, EventCount]:
@@ -319,6 +321,8 @@ LICENCE_EVENTS: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class DerivedMetric:
+    """A metric computed from event counts (IPC, miss rates), with the formula that made it."""
+
     name: str
     value: float
     formula: str

@@ -81,6 +81,9 @@ class ProfileFindings:
 
 @dataclass(frozen=True)
 class ProfileDetails:
+    """The profile lens's facts behind one benchmark's comparison (the JSON export's `details`): the
+    symbol diff, how it was sampled, and the dispatch evidence."""
+
     diff: ProfileDiff
     sampled_event: str
     call_graph: str

@@ -53,6 +53,9 @@ MAX_LOOPS = 2000
 
 
 class TorchLens:
+    """The torch lens: torch.profiler op tables of each variant's statement, diffed per
+    iteration."""
+
     metric = Metric.TORCH
 
     def __init__(self, clock_ns: Any = time.monotonic_ns) -> None:

@@ -27,6 +27,8 @@ from perflab.tool_output.callgrind_format import parse_callgrind
 
 @dataclass(frozen=True)
 class DerivedEvent:
+    """A stored event summed from callgrind's own events (cache misses, branch mispredicts)."""
+
     name: str  # sample name and Comparison.event
     components: tuple[str, ...]  # callgrind events summed
     unit: str

@@ -37,6 +37,9 @@ SWITCH_VGDB = "vgdb"
 
 @dataclass(frozen=True)
 class StatementPlan:
+    """How one worker's counted loops under callgrind are run: the loop count, the pairs counted,
+    and how counting is switched."""
+
     loops: int
     repeats: int  # counted pairs, warm-up included
     warmup: int = 0  # the first ones, counted before the allocator's state settled

@@ -35,6 +35,8 @@ from perflab.report.svg.canvas import (
 
 @dataclass(frozen=True)
 class ForestRow:
+    """One row of the forest plot: a ratio, its interval and its verdict."""
+
     label: str
     ratio: float
     ci_low: float  # 0 when unbounded below
