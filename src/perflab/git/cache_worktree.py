@@ -15,6 +15,8 @@ from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
 from perflab.machine.own_files import remove_tree
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 
+# git's output kept in an error: its last lines say what failed; a clone's whole progress does not
+# fit an error
 OUTPUT_TAIL_CHARS = 4000
 # cloning submodules can fetch from their remotes
 SUBMODULE_TIMEOUT_S = 600.0

@@ -14,6 +14,8 @@ from shlex import quote
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.records.errors import ConfigError, PerflabError
 
+# a git command on a local repository; one that hangs fails with a message instead of stopping
+# the run
 GIT_TIMEOUT_S = 120.0
 
 

@@ -17,6 +17,7 @@ from perflab.records.version import __version__
 from perflab.report.files import write_file
 
 MANIFEST_NAME = "manifest.json"
+# raise it when the manifest changes shape: an older one is then read as none (every page rendered)
 MANIFEST_FORMAT = 1
 # the only names a publish writes, so the only ones it may remove
 PAGE_NAME = re.compile(r"index\.html|run-\d+\.html|trend-[a-z0-9-]+\.html")

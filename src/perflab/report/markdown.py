@@ -26,6 +26,8 @@ _ICONS = {
     Style.INCONCLUSIVE: "🟡 ",
     Style.INVALID: "⛔ ",
 }
+# a preformatted block (a diff) is cut here, the rest counted, so a Markdown report stays
+# readable as text; the HTML report has the whole
 MAX_PREFORMATTED_LINES = 120
 
 

@@ -29,6 +29,8 @@ from perflab.report.notes import NoteGroup, group_notes
 from perflab.store import RunSummary
 
 MAX_ROWS = 12  # details tables; the HTML report and the JSON have the rest
+# a preformatted block (a diff) is cut here, the rest counted, so it fits a screen; the HTML report
+# has the whole
 MAX_PREFORMATTED_LINES = 40
 # quiet by default: an assembly diff shows its changed lines with this much context, at most
 # QUIET_DIFF_LINES lines (the whole listing: --verbose, the HTML report)

@@ -34,6 +34,8 @@ from perflab.tool_output.perf_script import (
     parse_perf_script,
 )
 
+# perf acknowledges a control command at once; no reply this long means perf has no --control or is
+# stuck, not slow
 ACK_TIMEOUT_S = 10.0
 
 

@@ -59,7 +59,7 @@ _CLIENT_REQUEST_AMD64 = bytes.fromhex(
     "4889d0"  # mov rax, rdx
     "c3"  # ret
 )
-_RUNNING_ON_VALGRIND = 0x1001
+_RUNNING_ON_VALGRIND = 0x1001  # valgrind.h: VG_USERREQ__RUNNING_ON_VALGRIND
 # callgrind.h: VG_USERREQ_TOOL_BASE('C', 'T') and the requests that follow it
 _CALLGRIND_BASE = (ord("C") << 24) | (ord("T") << 16)
 _DUMP_STATS_AT = _CALLGRIND_BASE + 3

@@ -22,10 +22,12 @@ from collections.abc import Iterable
 CONTAINER_VARIABLE = "PERFLAB_CONTAINER"
 # build_reaper.py's last line on stderr, after a newline, before the number it stopped
 REAPER_SAID = "perflab build reaper: left "
+# prctl.h: orphaned descendants are re-parented to this process, so they can be found and stopped
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 50  # a process that forks while being stopped is found again in the next round
 TERM_GRACE_S = 0.5  # what a descendant asked to stop (SIGTERM) gets before SIGKILL
 _GIVE_UP_S = 2.0  # stopping descendants never takes longer (one stuck in the kernel is left)
+# how often the process table is read again while descendants stop: short against TERM_GRACE_S
 _POLL_S = 0.01
 
 

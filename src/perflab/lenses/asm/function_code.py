@@ -37,6 +37,8 @@ class CodeReaders:
     cache: AnalysisCache
 
 
+# the most sampled functions whose callees are read to find call sites: each costs a disassembly,
+# and a caller that ran in the region was sampled, most likely among the hottest
 MAX_CALLERS = 40
 
 
@@ -123,6 +125,8 @@ def _normalised_code(
     return lines
 
 
+# instructions of one listing asked about inline frames, from its start: llvm-symbolizer's time
+# grows with the addresses asked
 MAX_SYMBOLISED_ADDRESSES = 20000
 
 

@@ -17,6 +17,8 @@ from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymb
 from perflab.tool_output.object_names import library_name
 
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff
+# functions a --symbol pattern lists at most, hottest first: a loose pattern (a template's name) can
+# match hundreds
 MAX_MATCHES_PER_PATTERN = 8
 
 

@@ -44,6 +44,8 @@ from perflab.tool_output.profile_stacks import leaf_places
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
 MAX_COMMAND_RUNS = 10  # ... or this many runs
+# cpu-clock sampling rate, above the profile lens's 999 Hz so a short region or command still gets
+# enough samples to rank functions; without call stacks it stays cheap
 SAMPLE_HZ = 4000
 
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-NS_PER_MS = 1_000_000
+NS_PER_MS = 1_000_000  # perf stat reports task-clock in ms
 
 
 class Availability(enum.StrEnum):
@@ -85,6 +85,7 @@ _NOT_COUNTED = {
     "<not supported>": Availability.NOT_SUPPORTED,
     "<not counted>": Availability.NOT_COUNTED,
 }
+# a running fraction this close to 1 is rounding in perf's output, not multiplexing
 _MULTIPLEX_EPSILON = 1e-6
 
 

@@ -26,6 +26,8 @@ TIME_GENERATION_S_RANGE = (0.25, 1.0)
 # set-ups"). Plain Python statements import next to nothing and keep fresh workers.
 SERVER_ROUNDS_WHEN_IMPORTS_SHARE = 0.1
 MIN_SERVER_ROUNDS = 3  # units of the interval: fewer give t quantiles of 4.3 and more
+# generations forked from one round's servers at most, so that fresh rounds (the interval's units)
+# keep coming
 MAX_FORKS_PER_ROUND = 8
 
 

@@ -46,6 +46,8 @@ from perflab.stats.family import family_settings
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one
 MIN_GENERATIONS = 2  # up to --min-generations, as many as its share of the budget holds
+# loops of a generation's warm-up profile at most: it pays the profiler's start-up and cold caches,
+# and is not what the ratio is computed from
 WARMUP_LOOPS = 50
 # Every op call becomes a profiler event held in memory until key_averages(), and costs a few µs
 # of profiler overhead: more loops than this add little but time and memory.

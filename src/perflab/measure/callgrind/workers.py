@@ -49,6 +49,7 @@ from perflab.tool_output.callgrind import combine_parts
 from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_callgrind
 
 WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, run there
+# a whole command under callgrind (20-100x slower than native); only a hung one reaches this
 _COMMAND_TIMEOUT_S = 3600.0
 
 
