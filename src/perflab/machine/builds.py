@@ -1,6 +1,6 @@
-"""A build command run under a child subreaper of its own (worker/build_reaper.py), which stops
-what the build left running when it ends: a daemon that left the build's session and cleared
-its environment is found there too, also where perflab is no subreaper (the Python API)."""
+"""A build command run under a child subreaper of its own (worker/build_reaper.py). The reaper stops
+what the build left running when it ends: a daemon that left the build's session and cleared its
+environment is found there too, also where perflab is no subreaper (the Python API)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The SQLite file under the store: what is checked before it is opened (an SQLite file, a
-regular one, no linked journal, not damaged, writable), reading it on a read-only filesystem
-(from a copy when its WAL holds writes), and SQLite's failures as perflab's errors."""
+"""The SQLite file under the store: checks before opening, read-only reading, and SQLite's failures
+as perflab's errors. Before it is opened it must be an SQLite file, a regular one, with no linked
+journal, not damaged, and writable; on a read-only filesystem it is read from a copy when its WAL
+holds writes."""
 
 from __future__ import annotations
 

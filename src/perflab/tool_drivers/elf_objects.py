@@ -1,6 +1,6 @@
-"""An ELF object as read for its machine code: its symbols at link-time addresses, its segments and
-sections, its PLT stubs and GOT slots by name; a function's code read from it, and a runtime
-address turned back into a link-time one."""
+"""An ELF object as read for its machine code. It gives its symbols at link-time addresses, its
+segments and sections, its PLT stubs and GOT slots by name, and a function's code read from it, and
+turns a runtime address back into a link-time one."""
 
 from __future__ import annotations
 

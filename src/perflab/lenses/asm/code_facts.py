@@ -1,7 +1,7 @@
-"""What the asm lens found about a pair's code beside the difference, for the explanation: the
-hot functions with the same machine code in both variants, changes in code no sample landed on
-(not causes), and the hot loops that lie differently (crossing other 64-byte lines or 32-byte
-fetch windows: a cause the instruction counts cannot see)."""
+"""What the asm lens found about a pair's code beside the difference, for the explanation. These are
+the hot functions with the same machine code in both variants, changes in code no sample landed on
+(not causes), and the hot loops that lie differently (crossing other 64-byte lines or 32-byte fetch
+windows: a cause the instruction counts cannot see)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Which functions the asm lens lists, and where they are: the hot ones of a profile (or those
-named by --symbol), found in the objects the variant's process mapped, with their split-off
-fragments; and where a function listed in another variant is defined in this one."""
+"""Which functions the asm lens lists, and where they are. The hot ones of a profile (or those named
+by --symbol) are found in the objects the variant's process mapped, with their split-off fragments;
+a function listed in another variant is found where this one defines it."""
 
 from __future__ import annotations
 

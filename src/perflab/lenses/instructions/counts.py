@@ -1,7 +1,7 @@
-"""What one variant's stored samples and callgrind artifacts say once read back: counts per
-repeat and per worker process, costs per function (per iteration, names normalised, the main
-program's object named `[main]`), the inline evidence, and a note when its worker processes
-counted differently. Pure: no processes."""
+"""What one variant's stored samples and callgrind artifacts say once read back. They give counts
+per repeat and per worker process, costs per function (per iteration, names normalised, the main
+program's object named `[main]`), the inline evidence, and a note when its worker processes counted
+differently. Pure: no processes."""
 
 from __future__ import annotations
 

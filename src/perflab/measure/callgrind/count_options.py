@@ -1,7 +1,7 @@
-"""How the variants are counted under callgrind: the counter's options (`CountOptions`), the
-environment fixed for determinism, the loop counts of a statement's counted loops, when a
-process's repeats have settled, and one variant's measurement in progress (`CountRun`). Pure.
-valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
+"""How the variants are counted under callgrind (pure). It holds the counter's options
+(`CountOptions`), the environment fixed for determinism, the loop counts of a statement's counted
+loops, when a process's repeats have settled, and one variant's measurement in progress
+(`CountRun`). valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
 
 The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
 `switching`, `workers` and `store` are its parts.
