@@ -480,9 +480,9 @@ def _exit_without_teardown(worker):
     down the imported modules: tearing down a large library's modules (torch's) costs a good
     part of a second per process after its last sample, which every fork server and every
     fresh worker of such a set-up would pay inside the budget (and the next generation's
-    measuring CPU with it). Not while another
-    non-daemon thread runs: the interpreter would wait for it, and so does this worker, by
-    exiting as usual (stopping the leftovers then is the last exit function)."""
+    measuring CPU with it). Not while another non-daemon thread runs: the interpreter would wait for
+    it, and so does this worker, by exiting as usual (stopping the leftovers then is the last exit
+    function)."""
     threading = sys.modules.get("threading")
     if threading is not None and any(
         thread.is_alive() and not thread.daemon and thread is not threading.main_thread()

@@ -94,8 +94,8 @@ class ProfileDetails:
     flame: FlameNode | None = field(default=None, compare=False)
     # dispatch pairs whose functions the same-named IFUNC's resolver returns on each side
     resolvers: tuple[SharedResolver, ...] = ()
-    # what differs between the variants in choosing a library's compiled copy
-    # (`selector_changes`): with it, a pair of CPU copies of one object is a dispatch by evidence
+    # what differs between the variants in choosing a library's compiled copy (`selector_changes`):
+    # with it, a pair of CPU copies of one object is a dispatch by evidence
     selectors: tuple[str, ...] = ()
 
     def _cpu_pair_of(self, change: DispatchChange) -> DispatchPair | None:

@@ -84,8 +84,8 @@ def time_generation_s(budget_s: float) -> float:
 
 def server_rounds(probe: CostProbe, settings: Settings) -> ServerRounds | None:
     """The time lens's server rounds for this benchmark, or None for fresh workers in every
-    generation: rounds when the variants' imports take more than
-    SERVER_ROUNDS_WHEN_IMPORTS_SHARE of a generation at this budget.
+    generation: rounds when the variants' imports take more than SERVER_ROUNDS_WHEN_IMPORTS_SHARE of
+    a generation at this budget.
 
     Forks per round: two-stage sampling spends the budget best with about
     sqrt(round start-up / generation cost) generations per round when the per-server and the
