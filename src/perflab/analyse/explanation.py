@@ -64,6 +64,8 @@ def summaries(comparisons: Sequence[Comparison]) -> tuple[Summary, ...]:
 def summarise(
     benchmark: str, baseline: str, variant: str, comparisons: Sequence[Comparison]
 ) -> Summary | None:
+    """Why `variant` differs from `baseline` in `benchmark`, from what the lenses account for; None
+    when no lens accounts for anything."""
     accounts = _accountings(comparisons)
     if not accounts:
         return None

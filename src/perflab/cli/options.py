@@ -349,6 +349,7 @@ def _add_run_output(out: argparse._ArgumentGroup) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """perflab's whole command line: every command and its options."""
     parser = argparse.ArgumentParser(
         prog="perflab",
         description="Did my change make this faster, by how much, is that real or noise, and why?",
@@ -534,6 +535,8 @@ def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
+    """The parsed arguments of a run-like command, as the typed options the library is called
+    with."""
     return RunOptions(
         experiment_file=args.experiment_file,
         stmt=args.stmt,
@@ -579,6 +582,7 @@ def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def output_options(args: argparse.Namespace) -> OutputOptions:
+    """Where and how the parsed arguments ask the result to be reported."""
     return OutputOptions(
         store=args.store,
         json_path=getattr(args, "json_path", None),

@@ -80,6 +80,8 @@ def ray_session_folder() -> Path:
 
 
 def connect(api: RayApi, address: str | None, temp_dir: str | None) -> None:
+    """Connects to the Ray cluster at `address` (a local one when None), or raises ConfigError
+    saying how to start one."""
     try:
         api.ray.init(
             address=address or None,

@@ -23,6 +23,7 @@ SUBMODULE_TIMEOUT_S = 600.0
 
 
 def add_worktree(runner: ProcessRunner, clone: Path, scratch: Path, base: ResolvedRef) -> None:
+    """Checks `base`'s commit out at `scratch` as a detached worktree of perflab's clone."""
     # the commit is the user's, read through the clone's alternates
     added = run_git(
         runner,

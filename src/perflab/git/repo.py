@@ -89,6 +89,7 @@ def check_ref_text(ref: str, *, variant: str | None = None) -> str:
 
 
 def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef:
+    """The commit (and tree) `ref` names in `repository`; GitError saying why when it names none."""
     check_ref_text(ref)
     done = run_git(runner, repository, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if not done.ok or not done.stdout.strip():

@@ -35,6 +35,7 @@ def _clean(value: Any) -> Any:
 
 
 def sample_to_json(sample: Sample) -> dict[str, Any]:
+    """One raw sample as the JSON export writes it."""
     return {
         "benchmark": sample.benchmark,
         "variant": sample.variant,

@@ -47,6 +47,7 @@ def _template(message: str) -> tuple[str, str | None]:
 
 
 def group_notes(notes: Sequence[Note]) -> list[NoteGroup]:
+    """Notes that say the same thing grouped, warnings first, each hint given once."""
     # warnings first: they are what the reader must act on
     ordered = sorted(notes, key=lambda n: n.severity is not Severity.WARNING)
     groups: dict[tuple[Severity, str, str | None], list[Note]] = {}

@@ -107,6 +107,7 @@ def quiet_diff(lines: Sequence[Cell], context: int = DIFF_CONTEXT) -> list[Cell]
 def table_renderable(
     table: Table, title: str = "", *, max_rows: int | None = MAX_ROWS, verbose: bool = True
 ) -> RichTable:
+    """A document table as a Rich table, at most `max_rows` rows."""
     heading = title or table.title
     out = RichTable(
         title=terminal(heading) if heading else None, title_justify="left", title_style="bold"
@@ -279,6 +280,7 @@ def _print_notes(result: RunResult, console: Console, *, verbose: bool) -> None:
 
 
 def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
+    """The stored runs as a terminal table."""
     table = RichTable(title="stored runs", title_justify="left")
     for column in ("run", "created", "status", "benchmarks", "variants", "metrics", "samples"):
         table.add_column(column)

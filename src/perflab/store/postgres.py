@@ -67,6 +67,7 @@ _QUERY_VALUE = re.compile(r"(?P<key>[?&][^=&#\s\"']*=)[^&#\s\"']*")
 
 
 def check_url(url: str) -> None:
+    """Raises ConfigError (with the password masked) when `url` is not a valid PostgreSQL URL."""
     reason = malformed(url)
     if reason is not None:
 

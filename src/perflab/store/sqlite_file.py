@@ -64,6 +64,7 @@ def device_inode(path: Path) -> tuple[int, int] | None:
 
 
 def check_is_sqlite(path: Path) -> None:
+    """Raises StoreError when the file at `path` cannot be read or is not an SQLite database."""
     try:
         with path.open("rb") as file:
             head = file.read(len(SQLITE_MAGIC))

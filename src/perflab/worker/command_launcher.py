@@ -222,6 +222,8 @@ def _wait(pid, tail, exit_signal, poller, deadline_ns, awake_since_ns):
 
 
 def run_requested_command(request, exit_signal):
+    """Runs one requested command and replies with its wall and CPU times, exit status and stderr's
+    tail."""
     env = request.get("env")
     env = dict(os.environ) if env is None else dict(env)
     if _TOKEN is not None:

@@ -68,6 +68,7 @@ def start_ticks(pid: int) -> int:
 
 
 def read_entry(pid: int) -> ProcessEntry | None:
+    """One process's entry from /proc/PID/stat; None when it is gone or unreadable."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as stat:
             text = stat.read()
@@ -88,6 +89,7 @@ def read_entry(pid: int) -> ProcessEntry | None:
 
 
 def process_table() -> dict[int, ProcessEntry]:
+    """Every process's entry from /proc, by pid."""
     table: dict[int, ProcessEntry] = {}
     try:
         names = os.listdir("/proc")
@@ -219,6 +221,7 @@ class Container:
 
 
 def descendants(roots: Iterable[int], table: dict[int, ProcessEntry]) -> set[int]:
+    """The pids descending from `roots` in `table` (the roots excluded)."""
     children: dict[int, list[int]] = {}
     for entry in table.values():
         children.setdefault(entry.ppid, []).append(entry.pid)

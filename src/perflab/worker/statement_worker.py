@@ -445,6 +445,8 @@ _BUILT_IN_OPS = {
 
 
 def main():
+    """The worker's entry point: the protocol kept on private copies of stdin and stdout, then
+    requests answered until quit."""
     # Keep the protocol on private copies of stdin and stdout (os.dup: not inherited by what
     # the benchmark starts, which could otherwise hold the channel open or read requests); the
     # benchmark's stdin is /dev/null and its prints go to stderr.

@@ -17,6 +17,8 @@ WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86
 
 
 def code_facts(comparison: Comparison) -> CodeFacts:
+    """What the asm comparison says about a pair's code for the explanation: unchanged functions,
+    changes not run, loops placed differently."""
     asm: dict[str, Any] = comparison.details.to_json() if comparison.details is not None else {}
     same = asm.get("byte_identical_functions") or []
     rows = asm.get("functions") or []

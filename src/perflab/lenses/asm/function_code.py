@@ -133,6 +133,8 @@ MAX_SYMBOLISED_ADDRESSES = 20000
 def list_function(
     found: FoundFunction, region: ProfiledRegion, readers: CodeReaders
 ) -> FunctionListing:
+    """The annotated listing of one found function: its code, the samples on each instruction, and
+    its inline frames."""
     obj, symbol = found.object, found.symbol
     offsets = region.offsets(obj.path, symbol.name)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}

@@ -85,6 +85,8 @@ def member(name: str) -> str:
 
 
 def split_member(name: str) -> tuple[str, str]:
+    """A symbol's name split into its function and the member of a family of copies (an ISA or IFUNC
+    variant, a versioned copy); the member is "" when there is none."""
     base = identity(name)
     match = _IFUNC_TARGET.match(base)
     if match:

@@ -271,6 +271,7 @@ def region_to_json(region: ProfiledRegion) -> dict[str, object]:
 
 
 def region_from_json(data: Mapping[str, Any]) -> ProfiledRegion:
+    """A profiled region read back from its stored JSON."""
     raw = data.get("samples", [])
     assert isinstance(raw, list)
     return ProfiledRegion(

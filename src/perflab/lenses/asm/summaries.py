@@ -43,6 +43,7 @@ class InstructionMix:
 
 
 def instruction_mix(instructions: Iterable[Instruction]) -> InstructionMix:
+    """The instructions counted by kind."""
     counts: Counter[str] = Counter()
     for insn in instructions:
         counts["total"] += 1
@@ -137,6 +138,8 @@ class LoopSummary:
 def summarise_loop(
     lines: Sequence[AsmLine], loop: Loop, throughput: LoopThroughput | None = None
 ) -> LoopSummary:
+    """One loop of a listing summed up: its size, its share of the function's cost, and whether it
+    fits the instruction caches."""
     total_cost = sum(line.cost for line in lines)
     label = next((line.label for line in lines if line.instruction.address == loop.start), None)
     uops = throughput.uops_per_iteration if throughput else float(loop.instructions)

@@ -82,6 +82,7 @@ class HostFacts:
 
 
 def hint_for(reason: Availability, facts: HostFacts) -> str:
+    """How to make an event countable that was not, for the reason perf gave, on this machine."""
     if reason is Availability.NOT_SUPPORTED:
         if facts.hypervisor:
             return (

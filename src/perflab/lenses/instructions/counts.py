@@ -207,6 +207,8 @@ def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
 
 
 def variant_counts(data: BenchmarkData, variant: str) -> VariantCounts:
+    """One variant's counts and function costs read back from its stored samples and callgrind
+    artifacts."""
     by_name = _per_iteration_by_name(data, variant)
     processes, first_generations = _per_process(data, variant)
     # the function table: the first process's first compared repeat

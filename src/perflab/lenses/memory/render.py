@@ -65,6 +65,8 @@ def _per_variant_table(
 
 
 def section(view: SectionInput) -> Section:
+    """The memory lens's report section: its verdict table, whether the variants do the same memory
+    work, and a table per benchmark."""
     blocks: list[Block] = [
         verdict_table(
             view.comparisons,

@@ -19,6 +19,8 @@ def _blocks(value: Any) -> str:
 
 
 def section(view: SectionInput) -> Section:
+    """The rss lens's report section: its verdict table and the net allocated blocks per
+    iteration."""
     blocks: list[Block] = [
         verdict_table(
             view.comparisons,

@@ -32,6 +32,7 @@ MAX_FORKS_PER_ROUND = 8
 
 
 def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    """The time lens's minimum measurement of one benchmark and what it costs."""
     n = probe.variants
     after_s = analysis_s(probe, ANALYSIS_S)
     if probe.kind is BenchmarkKind.COMMAND:
