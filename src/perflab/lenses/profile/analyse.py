@@ -45,6 +45,8 @@ from perflab.tool_output.symbol_names import (
 FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
 PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
 WALL_NS = "wall_ns"
+# hottest symbols in each variant's JSON summary, to keep it short; the stored folded stacks hold
+# them all
 _TOP_SYMBOLS_IN_SUMMARY = 20
 
 
