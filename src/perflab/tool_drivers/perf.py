@@ -1,8 +1,8 @@
-"""perf, started and read back behind narrow calls: finding it, the `perf stat` and `perf
+"""perf, started and read back behind narrow calls. They cover finding it, the `perf stat` and `perf
 record` command lines, perf's control channel, the probe of what `perf record` accepts here, a
-command recorded whole, and `perf script`/`perf evlist` reading a recording back. What perf
-writes is parsed in perflab.tool_output.perf_script; the lenses' sampling around a worker's
-measured region (measure/perf/, lenses/counters) uses these calls.
+command recorded whole, and `perf script`/`perf evlist` reading a recording back. What perf writes
+is parsed in perflab.tool_output.perf_script; the lenses' sampling around a worker's measured region
+(measure/perf/, lenses/counters) uses these calls.
 
 The control channel: `perf stat` and `perf record` started with `--control fd:CTL,ACK -D -1`
 open their events disabled and switch them on and off when told to on CTL, answering `ack` on

@@ -1,6 +1,6 @@
-"""The memory lens's section: the verdict table (more memory work is 'higher', not 'slower'),
-whether the variants do the same memory work, and one table per benchmark with every variant's
-memory work per iteration, each row labelled with what it counts."""
+"""The memory lens's report section. It holds the verdict table (more memory work is 'higher', not
+'slower'), whether the variants do the same memory work, and one table per benchmark with every
+variant's memory work per iteration, each row labelled with what it counts."""
 
 from __future__ import annotations
 

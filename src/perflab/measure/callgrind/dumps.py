@@ -1,5 +1,5 @@
-"""Reading what callgrind wrote: the dumps of one process in the order they were written, the
-trigger (hint) each dump was asked with, each event's totals as the samples store them, the
+"""Reading what callgrind wrote for one process. That is its dumps in the order they were written,
+the trigger (hint) each dump was asked with, each event's totals as the samples store them, the
 per-instruction costs, and what ran (objects' identities, inline frames)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Storing what the counting processes handed back, from the calling thread: each repeat's
-dumps as artifacts, its totals as samples (statement minus empty loop), the objects that ran
+"""Storing what the counting processes handed back, from the calling thread. Each repeat's dumps are
+stored as artifacts, its totals as samples (statement minus empty loop), with the objects that ran
 and their inline frames, and what the variant was counted with (its variant info)."""
 
 from __future__ import annotations
