@@ -1,6 +1,6 @@
-"""The functions that account for a pair's difference: a lens's `Accounting` weighed, each
-part with every lens's claims about it, a pair that ran one in place of the other joined into
-one cause of their net change, and the largest named first. Pure."""
+"""The functions that account for a pair's difference, the largest named first. A lens's
+`Accounting` is weighed, each part with every lens's claims about it, and a pair that ran one in
+place of the other is joined into one cause of their net change. Pure."""
 
 from __future__ import annotations
 

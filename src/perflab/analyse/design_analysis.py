@@ -36,6 +36,8 @@ def _index(comparisons: Sequence[Comparison]) -> dict[tuple[str, str, _Key], Com
 def stack_summaries(
     experiment: Experiment, comparisons: Sequence[Comparison]
 ) -> tuple[StackSummary, ...]:
+    """Each benchmark's stack (`experiment.stack`): its steps' ratios multiplied up, set against the
+    whole's measured ratio; none where a step is missing."""
     names = experiment.stack
     if len(names) < 2:
         return ()

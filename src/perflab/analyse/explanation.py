@@ -15,10 +15,10 @@ processes (or the instructions lens's `SAME_COUNT` of the total) has nothing to 
 names no cause. A function that ran in the baseline only and one that ran in the variant only in
 its place (a lens saw one call site or dispatch call them: `callee_changed`, `dispatch_changed`)
 are one cause, with their net change: apart, the gone one alone would claim more than the whole
-difference its replacement mostly cancels. Vector width changes (asm) come
-first: the plainest cause of a dispatch or `-march` change, which a tool's counts may not see
-(its blind spot) and a short profile may not tell (hidden_dispatch.py). What a lens cannot
-see is said in its own words (its descriptor's `blind_spot` and `reads_placement`).
+difference its replacement mostly cancels. Vector width changes (asm) come first: the plainest cause
+of a dispatch or `-march` change, which a tool's counts may not see (its blind spot) and a short
+profile may not tell (hidden_dispatch.py). What a lens cannot see is said in its own words (its
+descriptor's `blind_spot` and `reads_placement`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ def summaries(comparisons: Sequence[Comparison]) -> tuple[Summary, ...]:
 def summarise(
     benchmark: str, baseline: str, variant: str, comparisons: Sequence[Comparison]
 ) -> Summary | None:
+    """Why `variant` differs from `baseline` in `benchmark`, from what the lenses account for; None
+    when no lens accounts for anything."""
     accounts = _accountings(comparisons)
     if not accounts:
         return None

@@ -1,7 +1,7 @@
-"""What the CPU ran differently where the counting lens's tool ran the same code in both
-variants (a tool that runs other code than the CPU does: its descriptor's `blind_spot`), and
-the vector width changes the lenses reading the CPU's code claim: said first, and on the
-counted rows themselves. Pure."""
+"""What the CPU ran differently where the counting lens's tool ran the same code in both variants.
+Such a tool runs other code than the CPU does (its descriptor's `blind_spot`); the vector width
+changes that the lenses reading the CPU's code claim are said first, and on the counted rows
+themselves. Pure."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ lens's analysis, so every output format shows them):
   variable, an interpreter, a directory, a command, a git ref ...): the setting did not reach
   the measured code, and the "A/B" is an A/A. Evidence: the findings of the lenses that can
   tell code apart (their descriptors' `same_code` hooks: counts per function, the hot
-  functions' bytes); never when either lens saw different code,
-  never from a lens that cannot tell.
+  functions' bytes); never when either lens saw different code, never from a lens that cannot tell.
 - **the time difference is not in the executed code**: the time lens calls a pair faster or
   slower while a lens that counts the executed work (instructions) saw the same counts; the
   cause is elsewhere (memory layout, caches, frequency, noise).

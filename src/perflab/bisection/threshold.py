@@ -1,6 +1,6 @@
-"""The threshold a bisect step is judged by: parsed from what the user typed
-(`parse_threshold`), applied to one step's comparisons (`classify`: bad when a benchmark's whole
-CI lies beyond it, good when none reaches beyond it, else inconclusive) and said in words. Pure;
+"""The threshold a bisect step is judged by. It is parsed from what the user typed
+(`parse_threshold`), applied to one step's comparisons (`classify`: bad when a benchmark's whole CI
+lies beyond it, good when none reaches beyond it, else inconclusive) and said in words. Pure;
 `check` judges its gate by the same rule."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""What each lens's minimum measurement of one benchmark costs: the probe's figures
+"""What each lens's minimum measurement of one benchmark costs. It holds the probe's figures
 (`CostProbe`), a lens's cost (`LensCost`) as its cost model (`CostModel`, in the lens's package)
-prices it, a composed lens's cost from its parts, and fixed costs scaled by what recent runs
-took. Pure."""
+prices it, a composed lens's cost from its parts, and fixed costs scaled by what recent runs took.
+Pure."""
 
 from __future__ import annotations
 

@@ -35,6 +35,8 @@ STALL_SAID_S = 0.5  # a "would fit" says what it counted for them from this much
 
 @dataclass(frozen=True)
 class LensShare:
+    """One lens's part of a benchmark's budget, with the cost model that sized it."""
+
     metric: Metric
     share_s: float  # the lens's part of the budget
     cost: LensCost
@@ -301,12 +303,11 @@ def plan_budget(
     waited_s: float = 0.0,
 ) -> BudgetPlan:
     """Split `budget_s` (perflab's start-up `before_s`, the probe's time and what runs after
-    measuring included) between
-    lenses of these costs: what runs after measuring (each lens's analysis, the report) and the
-    fixed costs as estimated, then each elastic lens its minimum plus a part of what is left,
-    by weight.
-    When the minimums do not fit, the plan says so (`fits`) and the elastic lenses get their
-    minimums; with `strict` (--strict-budget) it raises BudgetError instead."""
+    measuring included) between lenses of these costs: what runs after measuring (each lens's
+    analysis, the report) and the fixed costs as estimated, then each elastic lens its minimum plus
+    a part of what is left, by weight. When the minimums do not fit, the plan says so (`fits`) and
+    the elastic lenses get their minimums; with `strict` (--strict-budget) it raises BudgetError
+    instead."""
     fixed, elastic = charge_once(
         [c for c in costs if not c.elastic], [c for c in costs if c.elastic]
     )

@@ -61,6 +61,7 @@ class ChangeOptions:
 
 
 def add_build_options(run: argparse.ArgumentParser) -> None:
+    """The options of how git= variants are checked out and built (--build, --cache-dir)."""
     group = run.add_argument_group("builds and git refs")
     group.add_argument(
         "--build",
@@ -113,6 +114,7 @@ def add_run_like_commands(
     run: argparse.ArgumentParser,
     table: Sequence[RunLikeCommand],
 ) -> None:
+    """A subcommand per entry of `table`, each taking `run`'s options and its own."""
     for command in table:
         help, description, epilog = command.texts()
         parser = commands.add_parser(
@@ -181,6 +183,7 @@ def add_change_commands(
 
 
 def change_options(args: argparse.Namespace) -> ChangeOptions:
+    """The change options (builds, refs, ranges) a run-like command was given, as one record."""
     return ChangeOptions(
         build=getattr(args, "build", None),
         cache_dir=getattr(args, "cache_dir", None),

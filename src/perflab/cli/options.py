@@ -52,6 +52,9 @@ examples:
 
 @dataclass(frozen=True)
 class OutputOptions:
+    """Where and how a command reports: the store, the report files to write and the terminal's
+    detail."""
+
     store: StoreLocation
     json_path: Path | None
     markdown_path: Path | None
@@ -66,6 +69,9 @@ class OutputOptions:
 
 @dataclass(frozen=True)
 class RunOptions:
+    """A parsed `perflab run`: what to measure (file, statement or command), its variants and
+    parameters, and the settings given on the command line."""
+
     experiment_file: Path | None
     stmt: str | None
     setup: str | None
@@ -343,6 +349,7 @@ def _add_run_output(out: argparse._ArgumentGroup) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """perflab's whole command line: every command and its options."""
     parser = argparse.ArgumentParser(
         prog="perflab",
         description="Did my change make this faster, by how much, is that real or noise, and why?",
@@ -528,6 +535,8 @@ def shorthand_args(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
+    """The parsed arguments of a run-like command, as the typed options the library is called
+    with."""
     return RunOptions(
         experiment_file=args.experiment_file,
         stmt=args.stmt,
@@ -573,6 +582,7 @@ def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def output_options(args: argparse.Namespace) -> OutputOptions:
+    """Where and how the parsed arguments ask the result to be reported."""
     return OutputOptions(
         store=args.store,
         json_path=getattr(args, "json_path", None),

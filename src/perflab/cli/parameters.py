@@ -18,6 +18,8 @@ MAX_SCAN_VALUES = 1000
 
 
 def add_parameter_options(parser: argparse.ArgumentParser) -> None:
+    """hyperfine's parameter options (--parameter-scan, --parameter-list ...), each value a
+    benchmark of its own."""
     group = parser.add_argument_group(
         "parameters (hyperfine's names)",
         "each value is a benchmark of its own, named COMMAND[NAME=VALUE] (perflab's --param): "

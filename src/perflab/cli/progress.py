@@ -13,6 +13,9 @@ from perflab.records.kinds import Metric
 
 
 class RichProgress:
+    """The live progress bars on stderr: one task per benchmark and lens, advanced as the engine
+    reports progress."""
+
     def __init__(self, console: Console, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self.progress = Progress(

@@ -63,6 +63,7 @@ def add_publish_command(
 
 
 def run_publish(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`perflab publish`: writes the site and says what it wrote; the exit status."""
     # imported here: every other command's start-up is spared the site's modules
     from perflab.bisection.threshold import parse_threshold
     from perflab.lenses.fragments import plural

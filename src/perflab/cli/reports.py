@@ -94,6 +94,8 @@ def same_stream(out: Console, err: Console) -> bool:
 def emit(
     result: RunResult, output: OutputOptions, out: Console, err: Console, *, command: str
 ) -> int:
+    """Writes the report files `output` asks for and shows the result on the terminal; the exit
+    status."""
     from perflab.report.exports import render_csv, render_hyperfine_json
     from perflab.report.json_report import render_json
     from perflab.report.markdown import render_markdown

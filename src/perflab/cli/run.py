@@ -31,6 +31,8 @@ def run_command(
     changes: ChangeOptions | None = None,
     started_at_s: float | None = None,
 ) -> int:
+    """`perflab run` (and the commands built on it): measures, reports and returns the exit
+    status."""
     from perflab import api
     from perflab.cli.changes import ChangeOptions
     from perflab.cli.progress import RichProgress

@@ -87,6 +87,8 @@ def _warn_if_damaged(health: StoreHealth, err: Console) -> None:
 
 
 def doctor(args: argparse.Namespace, out: Console) -> int:
+    """`perflab doctor`: what this machine can measure, or with --check-store a store's health; the
+    exit status."""
     from perflab.report.machine_views import render_doctor, render_store_health
 
     if args.check_store is not None:
@@ -115,6 +117,7 @@ def doctor(args: argparse.Namespace, out: Console) -> int:
 
 
 def cache(args: argparse.Namespace, out: Console) -> int:
+    """`perflab cache`: lists the build cache's checkouts, or prunes them; the exit status."""
     from perflab import api
     from perflab.report.changes import render_cache_entries
 

@@ -38,6 +38,9 @@ from perflab.tool_drivers.perf import (
 
 
 class HostFiles(Protocol):
+    """The machine as doctor's probes read it (files, globs, tools on PATH, CPUs, root, modules), so
+    tests can describe any machine."""
+
     def read(self, path: str) -> str | None: ...
 
     def glob(self, pattern: str) -> list[str]: ...
@@ -52,6 +55,8 @@ class HostFiles(Protocol):
 
 
 class RealHost:
+    """The HostFiles of the machine perflab runs on."""
+
     def read(self, path: str) -> str | None:
         return read_text(path)
 

@@ -1,8 +1,9 @@
-"""Cells on a Ray cluster (`--ray`): each benchmark of an experiment is a *cell*, all its
-variants interleaved on one node by the ordinary engine, so every comparison, step of a stack and
-interaction of a matrix is made between samples of one machine. Cells are independent: each
-becomes one Ray task in a placement group of one STRICT_PACK bundle (the measuring CPU and the
-orchestrating one, and memory), and Ray places the bundles on whichever nodes have them free.
+"""Cells on a Ray cluster (`--ray`): each benchmark measured on one node. Each benchmark of an
+experiment is a *cell*, all its variants interleaved on one node by the ordinary engine, so every
+comparison, step of a stack and interaction of a matrix is made between samples of one machine.
+Cells are independent: each becomes one Ray task in a placement group of one STRICT_PACK bundle (the
+measuring CPU and the orchestrating one, and memory), and Ray places the bundles on whichever nodes
+have them free.
 
 The task streams what its engine writes (samples, artifacts, notes, variant facts, the node's
 machine facts) back to the driver in batches as it measures; the driver writes them into its one

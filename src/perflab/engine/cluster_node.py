@@ -1,7 +1,7 @@
-"""What a cell's Ray task does on its node: the ordinary engine measures the cell in a thread
-while every record it writes (samples, artifacts, notes, variant facts, the node's machine facts)
-is queued and sent back to the driver in batches; the node's time for a reference loop goes
-first, so histories can normalise times per node."""
+"""What a cell's Ray task does on its node. The ordinary engine measures the cell in a thread while
+every record it writes (samples, artifacts, notes, variant facts, the node's machine facts) is
+queued and sent back to the driver in batches; the node's time for a reference loop goes first, so
+histories can normalise times per node."""
 
 from __future__ import annotations
 

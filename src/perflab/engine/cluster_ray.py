@@ -1,6 +1,7 @@
-"""Perflab's connection to Ray, for --ray's driver: Ray's API imported only here, a local
-cluster's session folder short enough for Ray's sockets, the cluster's machine facts (refusing a
-cluster too small for a cell), and Ray's set-up notices kept out of perflab's output."""
+"""Perflab's connection to Ray, for --ray's driver: Ray's API is imported only here. It also makes a
+local cluster's session folder short enough for Ray's sockets, reads the cluster's machine facts
+(refusing a cluster too small for a cell), and keeps Ray's set-up notices out of perflab's
+output."""
 
 from __future__ import annotations
 
@@ -79,6 +80,8 @@ def ray_session_folder() -> Path:
 
 
 def connect(api: RayApi, address: str | None, temp_dir: str | None) -> None:
+    """Connects to the Ray cluster at `address` (a local one when None), or raises ConfigError
+    saying how to start one."""
     try:
         api.ray.init(
             address=address or None,

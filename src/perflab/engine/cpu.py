@@ -17,6 +17,8 @@ from perflab.store import RunSink
 
 
 def measurement_cpu(experiment: Experiment) -> int | None:
+    """The CPU the lenses measure on; None when the run is not pinned. Raises ConfigError for a CPU
+    perflab cannot use."""
     settings = experiment.settings
     if not settings.pin:
         return None

@@ -98,6 +98,8 @@ def note_leftovers(writer: RunSink, lens: Lens, benchmark: str, stopped_before: 
 
 
 def note_forked(writer: RunSink, lens: Lens, benchmark: str, servers: ForkServers | None) -> None:
+    """Adds a note that the lens forked its workers from fork servers, and what that means for the
+    statistics."""
     if servers is None or not servers.forked:
         return
     writer.add_note(

@@ -1,7 +1,7 @@
-"""What a run is measured through: the process seam, the progress shown, the clock budgets are
-spent by, the defaults of variants (their interpreter, the build cache of git= ones) and what
-outlives one run (the machine speeds measured lately), as one record the engine's entry points
-take, so a test replaces any of them with a fake."""
+"""What a run is measured through, as one record the engine's entry points take. It holds the
+process seam, the progress shown, the clock budgets are spent by, the defaults of variants
+(their interpreter, the build cache of git= ones) and what outlives one run (the machine speeds
+measured lately), so a test replaces any of them with a fake."""
 
 from __future__ import annotations
 

@@ -48,6 +48,8 @@ BUNDLE_TIMEOUT_S = 1800.0
 BUNDLING = "bundle the commits of the git= variants"
 REPOSITORIES = "repositories"  # under the build cache: the nodes' copies of driver repositories
 BUNDLES = "bundles"  # under the driver's build cache: bundles made, by repository and commits
+# bundles kept in the build cache, most recently used: recent commit sets reuse theirs, and old
+# bundles (whole histories) do not pile up
 KEPT_BUNDLES = 8
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from perflab.git.repo import GitError
 
+# how often a run waiting for a cache entry in use tries its lock again (flock has no timeout): a
+# build holds it far longer
 LOCK_POLL_S = 0.2
 
 

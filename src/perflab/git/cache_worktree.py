@@ -15,12 +15,15 @@ from perflab.git.repo import GitError, ResolvedRef, git_environment, run_git
 from perflab.machine.own_files import remove_tree
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 
+# git's output kept in an error: its last lines say what failed; a clone's whole progress does not
+# fit an error
 OUTPUT_TAIL_CHARS = 4000
 # cloning submodules can fetch from their remotes
 SUBMODULE_TIMEOUT_S = 600.0
 
 
 def add_worktree(runner: ProcessRunner, clone: Path, scratch: Path, base: ResolvedRef) -> None:
+    """Checks `base`'s commit out at `scratch` as a detached worktree of perflab's clone."""
     # the commit is the user's, read through the clone's alternates
     added = run_git(
         runner,

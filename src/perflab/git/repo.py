@@ -14,6 +14,8 @@ from shlex import quote
 from perflab.machine.proc import Completed, LaunchSpec, ProcessRunner
 from perflab.records.errors import ConfigError, PerflabError
 
+# a git command on a local repository; one that hangs fails with a message instead of stopping
+# the run
 GIT_TIMEOUT_S = 120.0
 
 
@@ -87,6 +89,7 @@ def check_ref_text(ref: str, *, variant: str | None = None) -> str:
 
 
 def resolve_ref(runner: ProcessRunner, repository: str, ref: str) -> ResolvedRef:
+    """The commit (and tree) `ref` names in `repository`; GitError saying why when it names none."""
     check_ref_text(ref)
     done = run_git(runner, repository, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if not done.ok or not done.stdout.strip():

@@ -71,6 +71,8 @@ def spreads(details: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def verdict_cell(comparison: Comparison, *, cross_run: bool, amount: bool = False) -> Cell:
+    """A comparison's verdict as a table cell, with the time it would still need when
+    inconclusive."""
     word = comparison.verdict.value
     if amount:
         word = AMOUNT_WORDS.get(comparison.verdict, word)

@@ -1,8 +1,8 @@
-"""A build command run under a child subreaper of its own (worker/build_reaper.py), which stops
-what the build left running when it ends: a daemon that left the build's session and cleared
-its environment is found there too, also where perflab is no subreaper (the Python API). The
-reaper enforces the build's time limit itself, so that a build that runs out of time is
-stopped with everything it left; the runner's own limit is only a backstop."""
+"""A build command run under a child subreaper of its own (worker/build_reaper.py). The reaper stops
+what the build left running when it ends: a daemon that left the build's session and cleared its
+environment is found there too, also where perflab is no subreaper (the Python API). It also
+enforces the build's time limit itself, so that a build that runs out of time is stopped with
+everything it left; the runner's own limit is only a backstop."""
 
 from __future__ import annotations
 

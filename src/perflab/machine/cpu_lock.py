@@ -27,6 +27,8 @@ from pathlib import Path
 from perflab.records.errors import ConfigError
 
 WAIT_S = 30.0  # how long a run waits for a free CPU before it shares one
+# how often a run waiting for a free CPU tries the locks again: short against WAIT_S, and a try is
+# one flock
 POLL_S = 0.25
 
 
@@ -279,11 +281,12 @@ def claim_cpu(
 
 # Turns. Runs that measure on one CPU take turns on it, one sample block at a time: each
 # holds `cpu<N>.turn` (an exclusive flock) while it samples a block, so no sample of one run
-# is taken while the other samples. A run that finds the turn taken leaves
-# `cpu<N>.waiting.<pid>` while it waits; the run whose block ends, seeing that, lets it take
-# the turn before trying again (a released flock would otherwise go back to the run that held
-# it, which is already running).
+# is taken while the other samples. A run that finds the turn taken leaves `cpu<N>.waiting.<pid>`
+# while it waits; the run whose block ends, seeing that, lets it take the turn before trying again
+# (a released flock would otherwise go back to the run that held it, which is already running).
 HANDOFF_S = 0.5  # how long a run that ended its block waits for a waiting run to take the turn
+# how often a run whose block ended checks whether the waiting run took the turn: it stops waiting
+# as soon as the turn is taken
 _HANDOFF_POLL_S = 0.001
 
 

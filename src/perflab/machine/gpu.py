@@ -24,6 +24,8 @@ _TORCH_PROBE = (
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU as nvidia-smi lists it."""
+
     index: int
     name: str
     driver_version: str

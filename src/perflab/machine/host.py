@@ -105,6 +105,8 @@ def tool_version(
 
 
 def machine_facts(runner: ProcessRunner, *, cpu: int | None) -> dict[str, Any]:
+    """The facts of this machine a run stores beside its samples (CPU, kernel, frequency, load
+    ...)."""
     info = cpuinfo_fields(read_text("/proc/cpuinfo") or "")
     flags = info.get("flags", "").split()
     load1, load5, load15 = os.getloadavg()

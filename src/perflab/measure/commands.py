@@ -34,6 +34,9 @@ def command_argv(command: str, *, shell: str = "auto") -> tuple[str, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class CommandRun:
+    """One timed run of a whole command by the launcher: wall and CPU time, peak RSS, its CPU, how
+    it ended, and its waits for other processes."""
+
     wall_ns: int
     returncode: int | None
     timed_out: bool

@@ -1,5 +1,5 @@
-"""A command's own report of its time (`Benchmark.reports`): the arguments that ask for it, the
-files it is written to, and the pure reading of it; and, for callgrind, the dumps that hold the
+"""A command's own report of its time (`Benchmark.reports`). Here are the arguments that ask for it,
+the files it is written to, and the pure reading of it; and, for callgrind, the dumps that hold the
 measured region alone with the iterations in it.
 
 Google Benchmark: `--benchmark_out=FILE --benchmark_out_format=json` writes the run's JSON to a

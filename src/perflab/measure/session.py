@@ -32,13 +32,15 @@ OWN_LOOPS_FACTOR = 4.0
 
 
 class Calibrates(Protocol):
+    """A worker that can say how many loops take about `target_ns`."""
+
     def calibrate(self, target_ns: int) -> int: ...
 
 
 def loops_per_variant(workers: Sequence[Calibrates], target_ns: int) -> list[int]:
     """The loop count of each variant's samples (the variants' order, baseline first): the
-    baseline's calibration, or the variant's own where it differs by more than
-    OWN_LOOPS_FACTOR. Samples keep their loop count; statistics use time per iteration."""
+    baseline's calibration, or the variant's own where it differs by more than OWN_LOOPS_FACTOR.
+    Samples keep their loop count; statistics use time per iteration."""
     baseline = workers[0].calibrate(target_ns)
     loops = [baseline]
     for worker in workers[1:]:

@@ -19,6 +19,7 @@ from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
+# a failed worker's stderr kept in its error: the traceback's end says what failed
 _STDERR_TAIL_CHARS = 4000
 STARTUP_TIMEOUT_S = 120.0  # the least a worker's start-up and setup are given
 # how long a worker whose benchmark failed may take to quit (its set-up's exit functions and
@@ -48,11 +49,15 @@ def _signal_name(number: int) -> str:
         return "unknown signal"
 
 
+# stderr lines a worker keeps while it runs, so a chatty benchmark cannot fill memory
 _STDERR_TAIL_LINES = 200
 
 
 @dataclass(frozen=True)
 class WorkerInfo:
+    """What a statement worker reports about itself when it starts: its process, its Python, and the
+    device it synchronises."""
+
     pid: int
     python_version: str
     implementation: str
@@ -64,6 +69,8 @@ class WorkerInfo:
 
 @dataclass(frozen=True)
 class WorkerSample:
+    """One timed sample from a statement worker: wall time, its CPU, and what interrupted it."""
+
     wall_ns: int
     cpu: int | None
     involuntary_switches: int | None
@@ -132,6 +139,8 @@ _PYTHON_PROBE = (
     "import sys; sys.stdout.write('perflab-python %d.%d.%d\\n' % tuple(sys.version_info[:3]))"
 )
 _PROBE_TIMEOUT_S = 120.0  # a cold interpreter on a loaded machine; sitecustomize hooks
+# lines of a failed interpreter probe shown in the error: its first lines say why; the rest are
+# counted
 _PROBE_OUTPUT_LINES = 5
 
 

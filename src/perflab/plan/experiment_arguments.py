@@ -1,6 +1,6 @@
-"""Where an experiment's benchmarks come from when they are given as arguments (the Python API,
-the command line): an experiment file, a statement or a command over a grid of parameters, or a
-suite (a Google Benchmark binary, an asv directory, a pytest-benchmark suite). One source makes
+"""Where an experiment's benchmarks come from when they are given as arguments (the Python API, the
+command line). The source is an experiment file, a statement or a command over a grid of parameters,
+or a suite (a Google Benchmark binary, an asv directory, a pytest-benchmark suite). One source makes
 the benchmarks; the variants, the settings changed and a design are given beside it."""
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ from perflab.records.settings import SettingKind, Settings
 
 
 def load_experiment(path: str | Path, *, runner: ProcessRunner | None = None) -> Experiment:
+    """The experiment a TOML file describes; ConfigError naming the problem when it cannot be read
+    or is not valid."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -59,6 +61,7 @@ def experiment_from_mapping(
     base_dir: Path | None = None,
     runner: ProcessRunner | None = None,
 ) -> Experiment:
+    """The experiment a parsed experiment file (or its equivalent mapping) describes, checked."""
     from perflab.plan.designs import DESIGN_KEYS, design_from_mapping, with_design
 
     unknown = set(data) - {"settings", "variant", "benchmark", "params", *DESIGN_KEYS}

@@ -1,8 +1,8 @@
-"""A Google Benchmark binary as perflab benchmarks: every benchmark it lists
-(`--benchmark_list_tests`), named as Google Benchmark names it (`BM_Add/64/512`,
-`BM_Copy<int>`, `Fixture/Test`), is one command benchmark that runs the binary with
-`--benchmark_filter=^NAME$`; its time samples are Google Benchmark's own time per iteration
-(`TimeReport.GBENCH`, read by the time lens), not the process's wall time.
+"""A Google Benchmark binary as perflab benchmarks. Every benchmark it lists
+(`--benchmark_list_tests`), named as Google Benchmark names it (`BM_Add/64/512`, `BM_Copy<int>`,
+`Fixture/Test`), is one command benchmark that runs the binary with `--benchmark_filter=^NAME$`; its
+time samples are Google Benchmark's own time per iteration (`TimeReport.GBENCH`, read by the time
+lens), not the process's wall time.
 
 A variant names its own binary with cmd= (its words may carry Google Benchmark flags:
 `cmd="./old/bench --benchmark_min_time=0.1"`); the others run the suite's binary, in their

@@ -1,7 +1,7 @@
-"""A pytest-benchmark suite as perflab benchmarks: the tests that use the `benchmark` fixture,
-listed by pytest in the variants' own interpreters, each one a statement benchmark whose set-up
-runs the test up to its benchmark(...) call (perflab/worker/perflab_bench_plugin.py) and whose
-statement calls what it benchmarks.
+"""A pytest-benchmark suite as perflab benchmarks. Each test that uses the `benchmark` fixture,
+listed by pytest in the variants' own interpreters, is one statement benchmark whose set-up runs the
+test up to its benchmark(...) call (perflab/worker/perflab_bench_plugin.py) and whose statement
+calls what it benchmarks.
 
 The listing runs `python -m pytest --collect-only` in every variant that needs no checkout or
 build (the others have no interpreter yet); a suite whose variants all need one is listed in

@@ -70,6 +70,7 @@ def parse_variant(spec: str) -> Variant:
 
 
 def checked_git_keys(variant: Variant) -> Variant:
+    """`variant` itself, once its git= ref and apply= changes are checked to make sense."""
     if variant.git is not None:
         check_ref_text(variant.git, variant=variant.name)
     if variant.apply and not variant.git:

@@ -1,7 +1,7 @@
 """A suite another tool defines (a Google Benchmark binary, an asv directory, a pytest-benchmark
-suite) as the source of an experiment's benchmarks: whose suite, where, and the filter that
-selects among its benchmarks; and the one suite that make_experiment's keywords (or the command
-line's options) give, each filter checked to have its suite."""
+suite) as the source of an experiment's benchmarks. A source says whose suite, where, and the filter
+that selects among its benchmarks; the one suite that make_experiment's keywords (or the command
+line's options) give is chosen here, each filter checked to have its suite."""
 
 from __future__ import annotations
 

@@ -115,6 +115,7 @@ class RunFigures:
 
 
 def figures_of(comparisons: Sequence[Comparison], run: StoredRun, fingerprint: str) -> RunFigures:
+    """What the site keeps of one run's comparisons: its figures, without the lenses' details."""
     kept = tuple(
         Comparison(
             benchmark=c.benchmark,

@@ -17,6 +17,7 @@ from perflab.records.version import __version__
 from perflab.report.files import write_file
 
 MANIFEST_NAME = "manifest.json"
+# raise it when the manifest changes shape: an older one is then read as none (every page rendered)
 MANIFEST_FORMAT = 1
 # the only names a publish writes, so the only ones it may remove
 PAGE_NAME = re.compile(r"index\.html|run-\d+\.html|trend-[a-z0-9-]+\.html")
@@ -33,12 +34,17 @@ def fingerprint(*parts: object) -> str:
 
 @dataclass(frozen=True)
 class Page:
+    """What the manifest remembers of one published page: what it was made from and what was
+    written."""
+
     fingerprint: str
     sha256: str  # of the text written
 
 
 @dataclass(frozen=True)
 class Manifest:
+    """The pages a publish wrote, by file name."""
+
     pages: Mapping[str, Page]
 
     @classmethod

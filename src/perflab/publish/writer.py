@@ -1,6 +1,6 @@
-"""Writing a published site: each page rendered only when what it is made from changed since
-the last publish into the folder (its manifest says), written only when its text changed; the
-pages of runs the store no longer holds removed."""
+"""Writing a published site, only what changed. Each page is rendered only when what it is made from
+changed since the last publish into the folder (its manifest says), and written only when its text
+changed; the pages of runs the store no longer holds are removed."""
 
 from __future__ import annotations
 

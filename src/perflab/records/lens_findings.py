@@ -1,7 +1,7 @@
-"""What a lens found beyond its comparisons (`LensFindings`: each lens its own typed record, which
-its renderer reads by attribute), and the one rule that turns every lens's findings into the
-JSON document's lens-specific top-level fields (`top_level_json`): the JSON contract's extension
-point, where a lens adds fields and never renames one."""
+"""What a lens found beyond its comparisons, and how it reaches the JSON document. `LensFindings`:
+each lens its own typed record, which its renderer reads by attribute; `top_level_json`: the one
+rule that turns every lens's findings into the JSON document's lens-specific top-level fields, the
+JSON contract's extension point, where a lens adds fields and never renames one."""
 
 from __future__ import annotations
 

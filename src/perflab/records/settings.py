@@ -27,9 +27,9 @@ class SettingKind(enum.StrEnum):
 @dataclass(frozen=True)
 class SettingSpec:
     """Everything perflab knows about one setting: a core `Settings` field, or a lens's option
-    (declared by its descriptor, a `LensOption`). The CLI options, the
-    experiment-file keys and their type checks, the API's keyword arguments and the JSON
-    encoding are derived from these, so a setting is added in one place."""
+    (declared by its descriptor, a `LensOption`). The CLI options, the experiment-file keys and
+    their type checks, the API's keyword arguments and the JSON encoding are derived from these, so
+    a setting is added in one place."""
 
     kind: SettingKind
     help: str  # the CLI's help text

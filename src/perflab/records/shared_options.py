@@ -1,4 +1,4 @@
-"""The lens options more than one lens reads, declared once: the lens that owns one lists it among
+"""The lens options more than one lens reads, declared once. The lens that owns one lists it among
 its descriptor's options (its CLI option, experiment-file key and API keyword are derived from
 that), and every reader takes its typed value here, since no lens imports another."""
 

@@ -14,6 +14,8 @@ from perflab.report.escape import terminal
 
 
 def provenance_table(result: RunResult) -> Table | None:
+    """Where each git= variant came from (ref, commit, tree, build); None when no variant has a
+    commit."""
     rows = [
         (name, info.commit_provenance)
         for name, info in result.variant_info.items()
@@ -54,6 +56,7 @@ def _short_ref(ref: str) -> str:
 
 
 def render_cache_entries(entries: Sequence[CacheEntry], console: Console) -> None:
+    """The build cache's checkouts as a terminal table."""
     if not entries:
         console.print("the build cache is empty")
         return

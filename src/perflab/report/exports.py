@@ -18,7 +18,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Measurement
 from perflab.records.results import RunResult
 
-NS_PER_S = 1e9
+NS_PER_S = 1e9  # hyperfine's exports are in seconds, perflab's samples in ns
 CSV_COLUMNS = ("command", "mean", "stddev", "median", "user", "system", "min", "max")
 # perflab's columns after hyperfine's; `ci_low`/`ci_high` are `perflab_ci_low`/`_high` under
 # their first names (kept for readers of older exports): the estimate's interval, not the mean's

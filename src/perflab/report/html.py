@@ -62,6 +62,8 @@ class BlockView:
 
 @dataclass(frozen=True)
 class SectionView:
+    """A Section ready for the HTML template: its blocks drawn and its subsections nested."""
+
     title: str
     key: str
     blocks: tuple[BlockView, ...]
@@ -75,6 +77,7 @@ def css_class(style: Style) -> str:
 
 
 def forest_rows(comparisons: Sequence[Comparison]) -> list[svg.ForestRow]:
+    """The forest plot's rows: one per comparison, labelled with what it compares."""
     many_metrics = len({c.metric for c in comparisons}) > 1
     rows = []
     for c in comparisons:
@@ -87,6 +90,7 @@ def forest_rows(comparisons: Sequence[Comparison]) -> list[svg.ForestRow]:
 
 
 def block_view(block: Block) -> BlockView:
+    """A section's block as the HTML template draws it (figures rendered to SVG)."""
     if isinstance(block, Table):
         return BlockView("table", block)
     if isinstance(block, Paragraph):
@@ -157,6 +161,7 @@ GLOSSARY_URL = "docs/glossary.md"
 
 
 def machine_rows(machine: MachineInfo) -> list[tuple[str, str]]:
+    """The machine's facts as the report's label-value rows."""
     pinned = machine.pinned_cpu
     facts = [
         ("CPU", _known(machine.cpu_model)),

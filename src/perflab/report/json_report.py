@@ -14,6 +14,8 @@ from typing import Any
 from perflab.records.model import Artifact, Benchmark, Sample, Variant
 from perflab.records.results import RunResult
 
+# the JSON export's version: raise it only for a change a reader must know of (fields are added,
+# never renamed)
 FORMAT_VERSION = 1
 # `--samples` also writes the artifacts up to this size: what a lens recorded about its samples
 # (the time lens's command batch size, exit codes) so the document is analysed as the store's
@@ -33,6 +35,7 @@ def _clean(value: Any) -> Any:
 
 
 def sample_to_json(sample: Sample) -> dict[str, Any]:
+    """One raw sample as the JSON export writes it."""
     return {
         "benchmark": sample.benchmark,
         "variant": sample.variant,

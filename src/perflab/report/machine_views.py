@@ -38,6 +38,7 @@ def render_event_search(search: EventSearch, console: Console) -> None:
 
 
 def render_events(events: Sequence[EventInfo], query: str, console: Console) -> None:
+    """The perf events matching `query` as a terminal table, with whether each is countable here."""
     if not events:
         console.print(f"no perf event matches {query!r}")
         return
@@ -65,6 +66,8 @@ def _check_rows(table: Table, checks: Sequence[Check]) -> None:
 
 
 def render_doctor(report: DoctorReport, console: Console) -> None:
+    """`perflab doctor`'s findings as terminal tables: the lenses, then the machine's noise and
+    fixes."""
     lenses = Table(title="lenses", title_justify="left")
     for column in ("lens", "works here", "detail", "to get more"):
         lenses.add_column(column, overflow="fold")
@@ -85,6 +88,7 @@ def render_doctor(report: DoctorReport, console: Console) -> None:
 
 
 def render_store_health(health: StoreHealth, console: Console) -> None:
+    """A store's health check as a terminal table."""
     table = Table(title=f"store {health.path}", title_justify="left", show_header=False)
     table.add_column("check")
     table.add_column("result", overflow="fold")

@@ -26,6 +26,8 @@ _ICONS = {
     Style.INCONCLUSIVE: "🟡 ",
     Style.INVALID: "⛔ ",
 }
+# a preformatted block (a diff) is cut here, the rest counted, so a Markdown report stays
+# readable as text; the HTML report has the whole
 MAX_PREFORMATTED_LINES = 120
 
 
@@ -41,6 +43,7 @@ def _fence(lines: list[str]) -> str:
 
 
 def table_lines(table: Table) -> list[str]:
+    """A table as Markdown lines, numeric columns right-aligned."""
     lines = []
     if table.caption:
         lines += [f"*{_cell(table.caption)}*", ""]
@@ -78,6 +81,8 @@ def block_lines(block: Block) -> list[str]:
 
 
 def section_lines(section: Section) -> list[str]:
+    """A section as Markdown lines: its first table shown, the rest of its blocks in a collapsed
+    details element."""
     lines = [f"#### {_cell(section.title)}", ""]
     blocks = list(section.blocks)
     first = blocks[0] if blocks else None
@@ -103,6 +108,7 @@ def section_lines(section: Section) -> list[str]:
 
 
 def render_markdown(result: RunResult) -> str:
+    """The whole report in Markdown (for a pull request or a wiki)."""
     lines = [f"### {result.title} ({result.status.value})", ""]
     for section in (*result.sections, *design_sections(result)):
         lines += section_lines(section)

@@ -12,6 +12,8 @@ from perflab.records.model import Note, Severity
 
 @dataclass(frozen=True)
 class NoteGroup:
+    """Notes that say the same thing, shown once with every place they were made."""
+
     severity: Severity
     message: str
     places: tuple[str, ...]  # "metric · benchmark · variant" of each note, "" for run-level
@@ -45,6 +47,7 @@ def _template(message: str) -> tuple[str, str | None]:
 
 
 def group_notes(notes: Sequence[Note]) -> list[NoteGroup]:
+    """Notes that say the same thing grouped, warnings first, each hint given once."""
     # warnings first: they are what the reader must act on
     ordered = sorted(notes, key=lambda n: n.severity is not Severity.WARNING)
     groups: dict[tuple[Severity, str, str | None], list[Note]] = {}

@@ -1,6 +1,6 @@
-"""The pages of a published site (`perflab publish`): the front page (the recent confirmed change
-points, then a grid of every benchmark x lens with a small trend) and a page per trend (the
-history's answer, its trend linked to each point's run, a row per commit). A run's page is its
+"""The pages of a published site (`perflab publish`). The front page shows the recent confirmed
+change points, then a grid of every benchmark x lens with a small trend; a page per trend shows the
+history's answer, its trend linked to each point's run, and a row per commit. A run's page is its
 report (`render_html`). Every page is self-contained: inline CSS and SVG, links relative to the
 site's folder, names escaped by the templates."""
 

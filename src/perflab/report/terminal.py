@@ -29,6 +29,8 @@ from perflab.report.notes import NoteGroup, group_notes
 from perflab.store import RunSummary
 
 MAX_ROWS = 12  # details tables; the HTML report and the JSON have the rest
+# a preformatted block (a diff) is cut here, the rest counted, so it fits a screen; the HTML report
+# has the whole
 MAX_PREFORMATTED_LINES = 40
 # quiet by default: an assembly diff shows its changed lines with this much context, at most
 # QUIET_DIFF_LINES lines (the whole listing: --verbose, the HTML report)
@@ -105,6 +107,7 @@ def quiet_diff(lines: Sequence[Cell], context: int = DIFF_CONTEXT) -> list[Cell]
 def table_renderable(
     table: Table, title: str = "", *, max_rows: int | None = MAX_ROWS, verbose: bool = True
 ) -> RichTable:
+    """A document table as a Rich table, at most `max_rows` rows."""
     heading = title or table.title
     out = RichTable(
         title=terminal(heading) if heading else None, title_justify="left", title_style="bold"
@@ -277,6 +280,7 @@ def _print_notes(result: RunResult, console: Console, *, verbose: bool) -> None:
 
 
 def render_run_list(runs: Sequence[RunSummary], console: Console) -> None:
+    """The stored runs as a terminal table."""
     table = RichTable(title="stored runs", title_justify="left")
     for column in ("run", "created", "status", "benchmarks", "variants", "metrics", "samples"):
         table.add_column(column)

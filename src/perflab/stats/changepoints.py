@@ -20,6 +20,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class ChangePoint:
+    """A step in a series: where the new level starts, and the medians before and after."""
+
     index: int  # the first point of the new level
     before: float  # the median of the level before
     after: float  # the median of the level after

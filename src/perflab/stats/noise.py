@@ -34,6 +34,8 @@ PER_PROCESS_EFFECT_THRESHOLD = 0.03
 
 
 class NoiseKind(enum.StrEnum):
+    """The kinds of noise a variant's samples can show."""
+
     DRIFT = "drift"
     OUTLIERS = "outliers"
     BIMODAL = "bimodal"
@@ -62,6 +64,7 @@ def relative_drift(times_ns: Sequence[float], per_iteration: Sequence[float]) ->
 
 
 def drift_finding(times_ns: Sequence[float], per_iteration: Sequence[float]) -> NoiseFinding | None:
+    """A finding when the time per iteration drifted over the run; None when it did not."""
     drift = relative_drift(times_ns, per_iteration)
     if abs(drift) < DRIFT_THRESHOLD:
         return None
@@ -84,6 +87,7 @@ def outlier_fraction(per_iteration: Sequence[float]) -> float:
 
 
 def outlier_finding(per_iteration: Sequence[float]) -> NoiseFinding | None:
+    """A finding when too many samples lie far from the median; None when few do."""
     if len(per_iteration) < MIN_SAMPLES_FOR_SHAPE:
         return None
     fraction = outlier_fraction(per_iteration)
@@ -110,6 +114,7 @@ def bimodality_coefficient(values: Sequence[float]) -> float:
 
 
 def bimodality_finding(per_iteration: Sequence[float]) -> NoiseFinding | None:
+    """A finding when the sample times look bimodal; None when they do not."""
     if len(per_iteration) < MIN_SAMPLES_FOR_SHAPE:
         return None
     logs = np.log(np.asarray(per_iteration, dtype=float))
@@ -126,6 +131,8 @@ def bimodality_finding(per_iteration: Sequence[float]) -> NoiseFinding | None:
 
 
 def migration_finding(cpus: Sequence[int | None], pinned_cpu: int | None) -> NoiseFinding | None:
+    """A finding when samples ran on CPUs other than the pinned one, or on several unpinned; None
+    otherwise."""
     seen = {cpu for cpu in cpus if cpu is not None}
     if not seen:
         return None
@@ -146,6 +153,8 @@ def migration_finding(cpus: Sequence[int | None], pinned_cpu: int | None) -> Noi
 
 
 def per_process_finding(between_group_sd: float, n_groups: int) -> NoiseFinding | None:
+    """A finding when the ratio's SD between worker generations passes PER_PROCESS_EFFECT_THRESHOLD
+    (per-process effects dominate); None otherwise."""
     if n_groups < 3 or math.isnan(between_group_sd):
         return None
     if between_group_sd < PER_PROCESS_EFFECT_THRESHOLD:

@@ -257,8 +257,8 @@ def cpu_growth(
 ) -> float | None:
     """How much more CPU time per iteration one variant's preempted samples used than its
     unpreempted ones: per group (so per-process effects cancel), the log of the ratio of their
-    medians; the median over groups, as a relative growth. None with fewer than
-    MIN_GROWTH_GROUPS groups holding both kinds of sample, or without CPU times."""
+    medians; the median over groups, as a relative growth. None with fewer than MIN_GROWTH_GROUPS
+    groups holding both kinds of sample, or without CPU times."""
     grouped: dict[int, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for group, sample in samples:
         if sample.cpu_ns is None or sample.cpu_ns <= 0 or sample.loops <= 0:

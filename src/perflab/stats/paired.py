@@ -36,6 +36,9 @@ from perflab.stats.preemption import PREEMPTED_SHARE, Preemption, corrected, is_
 
 @dataclass(frozen=True)
 class PairedLogRatio:
+    """One block's variant-to-baseline log ratio of time per iteration, with the group it belongs
+    to."""
+
     group: int  # generation (statements) or batch (commands)
     block: int
     log_ratio: float  # log(variant per-iteration / baseline per-iteration)

@@ -2,12 +2,11 @@
 
 A command's unit is about a second of blocks, the median of a few pairs (fewer the longer the
 command and the busier the machine). On a shared machine a run's CPU itself slows down for a
-while (its CPU time grows, not only its wall time), so a
-unit whose few pairs met such spells is far off, and a mean over the units, with
-their SD, pays for every such unit in both its centre and its width. The interval is therefore
-the Tukey-McLaughlin (Yuen) interval of the 20%-trimmed mean of the units: the mean of the
-middle units, with a standard error from the winsorized units and n - 2g - 1 degrees of
-freedom (g units trimmed at each end). It is a valid interval for the trimmed mean of
+while (its CPU time grows, not only its wall time), so a unit whose few pairs met such spells is far
+off, and a mean over the units, with their SD, pays for every such unit in both its centre and its
+width. The interval is therefore the Tukey-McLaughlin (Yuen) interval of the 20%-trimmed mean of the
+units: the mean of the middle units, with a standard error from the winsorized units and n - 2g - 1
+degrees of freedom (g units trimmed at each end). It is a valid interval for the trimmed mean of
 independent units, which is the true log ratio when the unit values are symmetric around it
 (every A/A by the ABBA symmetry, and an A/B whose spoiled spells hit both variants alike).
 """

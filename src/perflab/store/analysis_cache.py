@@ -40,6 +40,8 @@ from typing import Any
 
 from perflab.machine.own_files import own_folder
 
+# of the cache's entries (their folder's name): raise it when one changes shape, so older entries
+# are misses, not errors
 FORMAT = 1
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB: libtorch_cpu.so's symbol table alone is ~40 MB compressed
 _STALE_TEMPORARY_S = 3600.0  # a temporary file this old belongs to a process that died writing
@@ -68,6 +70,8 @@ class CacheStats:
 
 @dataclass(frozen=True)
 class CacheUsage:
+    """The analysis cache's size on disk against its limit, for `perflab cache`."""
+
     path: Path
     entries: int
     bytes: int

@@ -10,6 +10,7 @@ from perflab.records.settings import Settings
 
 
 def experiment_to_json(experiment: Experiment) -> dict[str, Any]:
+    """An experiment as stored with its run."""
     return {
         "variants": [{**asdict(v), "env": dict(v.env)} for v in experiment.variants],
         "benchmarks": [{**asdict(b), "params": dict(b.params)} for b in experiment.benchmarks],
@@ -23,6 +24,7 @@ def experiment_to_json(experiment: Experiment) -> dict[str, Any]:
 
 
 def experiment_from_json(data: dict[str, Any]) -> Experiment:
+    """An experiment read back from its stored JSON."""
     return Experiment(
         variants=tuple(
             Variant(**{**v, "apply": tuple(v.get("apply", ()))}) for v in data["variants"]

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Dialect:
+    """The SQL words one store (SQLite or PostgreSQL) spells its own way."""
+
     name: str
     # how a statement marks a parameter: sqlite3 takes `?`, psycopg `%s`
     placeholder: str

@@ -38,6 +38,9 @@ def _boot_id() -> str | None:
 
 @dataclass(frozen=True)
 class ProcessIdentity:
+    """A process, exactly: its pid, its start time and the boot and host it runs on (pids are
+    reused)."""
+
     pid: int
     start_ticks: int | None
     boot_id: str | None

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 SCHEMES = ("postgresql", "postgres")
 # one lock key for every perflab store: two runs migrating a new database wait for each other
 MIGRATION_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab"
+# a server that does not answer fails the command with its message instead of hanging
 CONNECT_TIMEOUT_S = 10
 
 
@@ -66,6 +67,7 @@ _QUERY_VALUE = re.compile(r"(?P<key>[?&][^=&#\s\"']*=)[^&#\s\"']*")
 
 
 def check_url(url: str) -> None:
+    """Raises ConfigError (with the password masked) when `url` is not a valid PostgreSQL URL."""
     reason = malformed(url)
     if reason is not None:
 

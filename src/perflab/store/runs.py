@@ -14,6 +14,9 @@ from perflab.records.model import Artifact, BenchmarkData, Experiment, Note, Sam
 
 @dataclass(frozen=True)
 class RunSummary:
+    """One stored run in brief (`perflab runs`): when, its status, what it measured and how many
+    samples."""
+
     run_id: int
     created_at: str
     status: RunStatus
@@ -53,6 +56,9 @@ class CodeRun:
 
 @dataclass(frozen=True)
 class StoredRun:
+    """Everything stored of one run, read back for analysis: the experiment, the machine, and every
+    sample, artifact and note."""
+
     run_id: int
     created_at: str
     finished_at: str | None

@@ -24,6 +24,8 @@ from perflab.store.migrations import MIGRATIONS
 
 # "pflb": SQLite's header field for the application that owns the file (`file` names it)
 PERFLAB_APPLICATION_ID = 0x70666C62
+# SQLite's file header is 100 bytes, its application id a big-endian integer at offset 68
+# (sqlite.org/fileformat.html)
 _HEADER_BYTES = 100
 _APPLICATION_ID_OFFSET = 68
 _NOT_PERFLAB_HINT = "point --store at a perflab database or a new file"
@@ -33,6 +35,8 @@ Shape = dict[str, tuple[tuple[str, str, int, int], ...]]
 
 
 class Kind(enum.Enum):
+    """What a database file at the store's path is to perflab."""
+
     PERFLAB = "perflab"  # signed by perflab
     UNSIGNED = "unsigned"  # an older perflab's store: perflab's shape, no signature yet
     EMPTY = "empty"  # an SQLite database without tables: perflab may make its own

@@ -1,6 +1,7 @@
-"""The SQLite file under the store: what is checked before it is opened (an SQLite file, a
-regular one, no linked journal, not damaged, writable), reading it on a read-only filesystem
-(from a copy when its WAL holds writes), and SQLite's failures as perflab's errors."""
+"""The SQLite file under the store: checks before opening, read-only reading, and SQLite's failures
+as perflab's errors. Before it is opened it must be an SQLite file, a regular one, with no linked
+journal, not damaged, and writable; on a read-only filesystem it is read from a copy when its WAL
+holds writes."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def device_inode(path: Path) -> tuple[int, int] | None:
 
 
 def check_is_sqlite(path: Path) -> None:
+    """Raises StoreError when the file at `path` cannot be read or is not an SQLite database."""
     try:
         with path.open("rb") as file:
             head = file.read(len(SQLITE_MAGIC))

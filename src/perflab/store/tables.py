@@ -409,6 +409,7 @@ FINISH_RUN = "UPDATE runs SET status = {p}, finished_at = {p}, error = {p} WHERE
 
 
 def sample_of(row: Sequence[Any]) -> Sample:
+    """A sample read back from its row of the samples table."""
     return Sample(
         benchmark=row[0],
         variant=row[1],

@@ -29,6 +29,7 @@ from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 if TYPE_CHECKING:
     from perflab.store.analysis_cache import AnalysisCache
 
+# one llvm-symbolizer batch over a large object's debug info; only a hung one reaches this
 _SYMBOLISE_TIMEOUT_S = 300.0
 
 
@@ -166,12 +167,15 @@ def frames_from_json(raw: Mapping[str, Iterable[object]]) -> dict[int, tuple[Sou
 
 _ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
 _SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")
+# ELF's section type and note type (elf.h) of the GNU build-id note
 _SHT_NOTE = 7
 _NT_GNU_BUILD_ID = 3
 
 
 @dataclass(frozen=True)
 class ElfSection:
+    """One section header of an ELF file: name, type, and where its bytes lie in the file."""
+
     name: str
     type: int
     offset: int

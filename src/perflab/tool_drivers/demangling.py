@@ -13,12 +13,16 @@ from perflab.tool_drivers.debuginfo import tool_identity
 
 
 class Demangler(Protocol):
+    """Turns mangled symbol names into readable ones, many at a time."""
+
     def demangle(self, names: Sequence[str]) -> dict[str, str]:
         """Demangled form of each name (names that are not mangled map to themselves)."""
         ...
 
 
 class IdentityDemangler:
+    """A Demangler that leaves every name as it is (where no c++filt is wanted)."""
+
     cache_tag = "identity"  # what the analysis cache keys demangled names by
 
     def demangle(self, names: Sequence[str]) -> dict[str, str]:

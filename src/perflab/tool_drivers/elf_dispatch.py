@@ -27,6 +27,7 @@ from elftools.elf.relocation import RelocationSection
 _ELF64_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size
 _ELF64_RELA = struct.Struct("<QQq")  # r_offset, r_info, r_addend
 _R_X86_64_64, _R_X86_64_GLOB_DAT, _R_X86_64_RELATIVE = 1, 6, 8
+# ELF's symbol types (elf.h): functions, and IFUNCs whose resolver picks the implementation
 _STT_FUNC = 2
 _STT_GNU_IFUNC = 10
 _ST_INFO_OFFSET = 4  # of an Elf64_Sym entry

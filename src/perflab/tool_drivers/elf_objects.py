@@ -1,6 +1,6 @@
-"""An ELF object as read for its machine code: its symbols at link-time addresses, its segments and
-sections, its PLT stubs and GOT slots by name; a function's code read from it, and a runtime
-address turned back into a link-time one."""
+"""An ELF object as read for its machine code. It gives its symbols at link-time addresses, its
+segments and sections, its PLT stubs and GOT slots by name, and a function's code read from it, and
+turns a runtime address back into a link-time one."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ class ElfSymbol(NamedTuple):
 
 @dataclass(frozen=True)
 class LoadSegment:
+    """One PT_LOAD program header: where the segment is mapped, where its bytes lie in the file, and
+    whether it holds code."""
+
     vaddr: int
     offset: int
     filesz: int
@@ -45,6 +48,8 @@ class LoadSegment:
 
 @dataclass(frozen=True)
 class SectionSpan:
+    """One section's name and its address range once loaded."""
+
     name: str
     address: int
     size: int

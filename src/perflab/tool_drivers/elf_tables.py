@@ -152,7 +152,7 @@ def _debuglink_of(elf: ELFFile) -> str | None:
 _ELF64_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size
 _ELF64_RELA = struct.Struct("<QQq")  # r_offset, r_info, r_addend
 _KEPT_TYPES = {1: False, 2: True, 10: True}  # STT_OBJECT, STT_FUNC, STT_GNU_IFUNC -> is code
-_STB_LOCAL = 0
+_STB_LOCAL = 0  # ELF's symbol binding (elf.h) of a symbol not visible outside its object
 
 
 def _symbol_entries(

@@ -23,6 +23,8 @@ _OLDER_MODEL = {
     "icelake-server": "cascadelake",
     "cascadelake": "skylake-avx512",
 }
+# one loop body's prediction; a timed-out one leaves that loop without a prediction (and is not
+# cached)
 MCA_TIMEOUT_S = 30.0
 MCA_KIND = "llvm-mca"  # the analysis cache's entries: one loop body's prediction
 

@@ -1,8 +1,8 @@
-"""perf, started and read back behind narrow calls: finding it, the `perf stat` and `perf
+"""perf, started and read back behind narrow calls. They cover finding it, the `perf stat` and `perf
 record` command lines, perf's control channel, the probe of what `perf record` accepts here, a
-command recorded whole, and `perf script`/`perf evlist` reading a recording back. What perf
-writes is parsed in perflab.tool_output.perf_script; the lenses' sampling around a worker's
-measured region (measure/perf/, lenses/counters) uses these calls.
+command recorded whole, and `perf script`/`perf evlist` reading a recording back. What perf writes
+is parsed in perflab.tool_output.perf_script; the lenses' sampling around a worker's measured region
+(measure/perf/, lenses/counters) uses these calls.
 
 The control channel: `perf stat` and `perf record` started with `--control fd:CTL,ACK -D -1`
 open their events disabled and switch them on and off when told to on CTL, answering `ack` on
@@ -34,6 +34,8 @@ from perflab.tool_output.perf_script import (
     parse_perf_script,
 )
 
+# perf acknowledges a control command at once; no reply this long means perf has no --control or is
+# stuck, not slow
 ACK_TIMEOUT_S = 10.0
 
 
@@ -106,6 +108,8 @@ class PerfControl:
 
 
 class CallGraph(enum.StrEnum):
+    """How perf record unwinds call stacks (perf's --call-graph modes)."""
+
     NONE = "none"
     FP = "fp"
     DWARF = "dwarf"
@@ -114,6 +118,9 @@ class CallGraph(enum.StrEnum):
 
 @dataclass(frozen=True)
 class RecordOptions:
+    """How perf record samples: the event, the rate or period, the unwinding, and how perf script
+    names symbols."""
+
     event: str = "cycles"
     frequency_hz: int = 999  # odd, so sampling does not beat in step with a 1 kHz timer tick
     call_graph: CallGraph = CallGraph.DWARF

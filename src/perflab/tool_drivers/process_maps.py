@@ -34,6 +34,7 @@ class MappedRegion:
 
 
 def parse_proc_maps(text: str) -> tuple[MappedRegion, ...]:
+    """The mapped regions of a /proc/PID/maps text (malformed lines skipped)."""
     regions = []
     for line in text.splitlines():
         fields = line.split(maxsplit=5)

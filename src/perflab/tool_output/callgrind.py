@@ -235,6 +235,8 @@ class InstructionCost:
 
 @dataclass(frozen=True)
 class InstructionCosts:
+    """Callgrind's costs per executed instruction, one row each, under the dump's event names."""
+
     events: tuple[str, ...]
     rows: tuple[InstructionCost, ...] = ()
 
@@ -286,6 +288,8 @@ class CallgrindPart:
 
 @dataclass(frozen=True)
 class CallgrindProfile:
+    """One process's callgrind output: the command, the pid, and each dump's part."""
+
     command: str | None
     pid: int | None
     creator: str | None

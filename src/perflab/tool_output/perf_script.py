@@ -30,6 +30,9 @@ UNKNOWN = "[unknown]"
 
 @dataclass(frozen=True)
 class Frame:
+    """One frame of a sampled call stack: the address, its symbol and offset, and the object it is
+    in."""
+
     ip: int
     symbol: str  # `[unknown] <object>` when perf could not resolve it
     offset: int | None  # bytes from the start of the symbol (perf's symoff)
@@ -48,6 +51,9 @@ def object_file_name(dso: str) -> str:
 
 @dataclass(frozen=True)
 class ProfileSample:
+    """One sample perf script printed: the thread, when, the event count it stands for, and its call
+    stack."""
+
     comm: str
     pid: int
     tid: int

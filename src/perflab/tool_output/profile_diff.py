@@ -22,6 +22,8 @@ from perflab.tool_output.profile_stacks import HotSymbols
 
 @dataclass(frozen=True)
 class SymbolDelta:
+    """One symbol's self and children shares of the samples in the baseline and in the variant."""
+
     name: str
     object: str
     baseline_share: float  # self share
@@ -176,6 +178,9 @@ def samples_to_settle(
 
 @dataclass(frozen=True)
 class ProfileDiff:
+    """Two profiles' hot symbols paired, with what appeared or disappeared and which of those are
+    claimed."""
+
     symbols: tuple[SymbolDelta, ...]  # hottest (in either profile) first
     appeared: tuple[str, ...] = field(default=())
     disappeared: tuple[str, ...] = field(default=())

@@ -1,6 +1,7 @@
-"""What the sampled call stacks say about a function one profile has and the other lacks: only a
-frame between a caller and a callee the other side calls directly (no work of its own), or one of
-a pair of kernels under one caller (one dispatch change, not two claims). Pure."""
+"""What the sampled call stacks say about a function one profile has and the other lacks. They can
+say two things only: a frame between a caller and a callee the other side calls directly (no work of
+its own), or one of a pair of kernels under one caller (one dispatch change, not two claims).
+Pure."""
 
 from __future__ import annotations
 

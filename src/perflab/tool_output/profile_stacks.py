@@ -21,6 +21,8 @@ from perflab.tool_output.symbol_names import NamePairing
 
 @dataclass(frozen=True)
 class SymbolShare:
+    """One symbol's samples in a profile: in itself, and anywhere on the stack."""
+
     name: str
     object: str  # where most of its samples were
     self_samples: int
@@ -41,6 +43,8 @@ class SymbolShare:
 
 @dataclass(frozen=True)
 class ObjectShare:
+    """One object file's self samples in a profile."""
+
     object: str
     self_samples: int
     self_share: float
@@ -55,6 +59,8 @@ class ObjectShare:
 
 @dataclass(frozen=True)
 class HotSymbols:
+    """A profile's samples by symbol and by object file, hottest first."""
+
     total_samples: int
     symbols: tuple[SymbolShare, ...]  # by self samples, hottest first
     objects: tuple[ObjectShare, ...]

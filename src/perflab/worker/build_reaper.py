@@ -66,6 +66,8 @@ def _end_as(status):
 
 
 def main():
+    """Run the build, stop what it left (or all of it, past its limit), say how many, and end
+    as the build ended."""
     process_tree.become_subreaper()
     signal.signal(signal.SIGTERM, _asked_to_stop)
     timeout_s = None if sys.argv[1] == "none" else float(sys.argv[1])

@@ -59,7 +59,7 @@ _CLIENT_REQUEST_AMD64 = bytes.fromhex(
     "4889d0"  # mov rax, rdx
     "c3"  # ret
 )
-_RUNNING_ON_VALGRIND = 0x1001
+_RUNNING_ON_VALGRIND = 0x1001  # valgrind.h: VG_USERREQ__RUNNING_ON_VALGRIND
 # callgrind.h: VG_USERREQ_TOOL_BASE('C', 'T') and the requests that follow it
 _CALLGRIND_BASE = (ord("C") << 24) | (ord("T") << 16)
 _DUMP_STATS_AT = _CALLGRIND_BASE + 3
@@ -104,6 +104,8 @@ def _arguments(code, first=0):
 
 
 def callgrind_probe(worker, request):
+    """The `callgrind_probe` op: whether valgrind's client requests reach callgrind from this
+    worker; if so, their argument blocks are made once."""
     call, why = _client_request_function()
     if call is None:
         return {"ok": True, "requests": False, "why": why}
@@ -126,6 +128,8 @@ def callgrind_probe(worker, request):
 
 
 def callgrind_sample(worker, request):
+    """The `callgrind_sample` op: instrumentation (or collection) on, the loop, off, then a dump; a
+    dry run makes harmless requests instead, as a warm-up."""
     call = _state.get("request")
     if call is None:
         return {"ok": False, "phase": "protocol", "error": "callgrind_probe found no requests"}
@@ -157,6 +161,8 @@ def callgrind_sample(worker, request):
 
 
 def callgrind_discard(worker, request):
+    """The `callgrind_discard` op: as callgrind_probe, then instrumentation on and off at once and
+    the costs zeroed, so a fork server's children do not each pay the first switch."""
     probe = callgrind_probe(worker, request)
     if not probe.get("requests"):
         return probe
@@ -197,6 +203,9 @@ def _threads():
 
 
 def callgrind_collect_only(worker, request):
+    """The `callgrind_collect_only` op: instrumentation on for the rest of the process and
+    collection toggled off, so loops do not translate their code again; refused when other threads
+    run."""
     if _state.get("request") is None:
         return {"ok": False, "phase": "protocol", "error": "callgrind_probe found no requests"}
     threads = _threads()

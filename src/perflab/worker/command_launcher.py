@@ -43,6 +43,8 @@ _TOKEN = os.environ.get(process_tree.CONTAINER_VARIABLE)
 _SINCE_TICKS = process_tree.start_ticks(os.getpid())  # what the commands start is younger
 _HOME = os.getcwd()
 
+# a command's stderr kept for its error: the end says what failed, and a chatty command cannot fill
+# memory
 _STDERR_TAIL_BYTES = 4000
 _DRAIN_S = 1.0  # after the command exited, how long its stderr may stay open (an escaped child)
 
@@ -220,6 +222,8 @@ def _wait(pid, tail, exit_signal, poller, deadline_ns, awake_since_ns):
 
 
 def run_requested_command(request, exit_signal):
+    """Runs one requested command and replies with its wall and CPU times, exit status and stderr's
+    tail."""
     env = request.get("env")
     env = dict(os.environ) if env is None else dict(env)
     if _TOKEN is not None:

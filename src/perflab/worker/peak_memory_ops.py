@@ -35,6 +35,8 @@ def _peak_rss_kb():
 
 
 def rss_sample(worker, request):
+    """The `rss_sample` op: the loop run plain (net allocated blocks) and under tracemalloc (peak
+    allocated bytes), and the process's peak RSS."""
     loops = int(request["loops"])
     try:
         gc.collect()

@@ -83,6 +83,8 @@ def _define_options_of_plugins_turned_off(parser, pluginmanager):
 
 
 def pytest_addoption(parser, pluginmanager):
+    """Defines pytest-benchmark's options so a suite's configuration still parses; perflab ignores
+    their values."""
     _define_options_of_plugins_turned_off(parser, pluginmanager)
     group = parser.getgroup("perflab", "pytest-benchmark's options (perflab ignores them)")
     for names, how in (
@@ -121,6 +123,8 @@ def pytest_collectreport(report):
 
 
 def pytest_collection_finish(session):
+    """When perflab asks for the list, writes each test that uses the `benchmark` fixture as a JSON
+    line."""
     target = os.environ.get(LIST_ENV)
     if not target:
         return

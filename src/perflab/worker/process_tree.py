@@ -24,10 +24,12 @@ CONTAINER_VARIABLE = "PERFLAB_CONTAINER"
 REAPER_SAID = "perflab build reaper: left "
 # ... instead, when it stopped the build itself (its time limit, or SIGTERM)
 REAPER_TIMED_OUT = "perflab build reaper: stopped the build, left "
+# prctl.h: orphaned descendants are re-parented to this process, so they can be found and stopped
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 50  # a process that forks while being stopped is found again in the next round
 TERM_GRACE_S = 0.5  # what a descendant asked to stop (SIGTERM) gets before SIGKILL
 _GIVE_UP_S = 2.0  # stopping descendants never takes longer (one stuck in the kernel is left)
+# how often the process table is read again while descendants stop: short against TERM_GRACE_S
 _POLL_S = 0.01
 
 
@@ -68,6 +70,7 @@ def start_ticks(pid: int) -> int:
 
 
 def read_entry(pid: int) -> ProcessEntry | None:
+    """One process's entry from /proc/PID/stat; None when it is gone or unreadable."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as stat:
             text = stat.read()
@@ -88,6 +91,7 @@ def read_entry(pid: int) -> ProcessEntry | None:
 
 
 def process_table() -> dict[int, ProcessEntry]:
+    """Every process's entry from /proc, by pid."""
     table: dict[int, ProcessEntry] = {}
     try:
         names = os.listdir("/proc")
@@ -219,6 +223,7 @@ class Container:
 
 
 def descendants(roots: Iterable[int], table: dict[int, ProcessEntry]) -> set[int]:
+    """The pids descending from `roots` in `table` (the roots excluded)."""
     children: dict[int, list[int]] = {}
     for entry in table.values():
         children.setdefault(entry.ppid, []).append(entry.pid)

@@ -1,8 +1,8 @@
 """Copies of the statement worker that the measured code forked (os.fork() with no exec or
-os._exit() in the child): a copy never holds the protocol's channel, and one that returns into
-the worker's loop tells the worker and leaves, and the worker replies that the set-up, the
-statement or the code it ran forked. Standard library only, Python 3.7+: it runs in the
-variant's interpreter, next to statement_worker.py."""
+os._exit() in the child). A copy never holds the protocol's channel, and one that returns into the
+worker's loop tells the worker and leaves, and the worker replies that the set-up, the statement or
+the code it ran forked. Standard library only, Python 3.7+: it runs in the variant's interpreter,
+next to statement_worker.py."""
 
 import os
 import select

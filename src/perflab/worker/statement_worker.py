@@ -143,6 +143,9 @@ _UNTIMED_REPLY = {
 
 
 class Worker:
+    """The worker's side of the protocol: reads requests, runs the ops that answer them, and keeps
+    the benchmark's loops and names."""
+
     def __init__(self, reply_stream, request_stream, channel=()):
         """`channel`: the descriptors under the streams, which no copy of this process that
         the benchmark's code forks keeps (statement_copies.CopyAlarm)."""
@@ -442,6 +445,8 @@ _BUILT_IN_OPS = {
 
 
 def main():
+    """The worker's entry point: the protocol kept on private copies of stdin and stdout, then
+    requests answered until quit."""
     # Keep the protocol on private copies of stdin and stdout (os.dup: not inherited by what
     # the benchmark starts, which could otherwise hold the channel open or read requests); the
     # benchmark's stdin is /dev/null and its prints go to stderr.
@@ -477,9 +482,9 @@ def _exit_without_teardown(worker):
     down the imported modules: tearing down a large library's modules (torch's) costs a good
     part of a second per process after its last sample, which every fork server and every
     fresh worker of such a set-up would pay inside the budget (and the next generation's
-    measuring CPU with it). Not while another
-    non-daemon thread runs: the interpreter would wait for it, and so does this worker, by
-    exiting as usual (stopping the leftovers then is the last exit function)."""
+    measuring CPU with it). Not while another non-daemon thread runs: the interpreter would wait for
+    it, and so does this worker, by exiting as usual (stopping the leftovers then is the last exit
+    function)."""
     threading = sys.modules.get("threading")
     if threading is not None and any(
         thread.is_alive() and not thread.daemon and thread is not threading.main_thread()

@@ -1,6 +1,7 @@
-"""The declaration of a workflow's command, which the registry (`cli/workflows/__init__.py`)
-lists and the parser and `main`'s dispatch are built from: light, so that building the parser
-imports no workflow; the handler and its view are named and imported when the command runs."""
+"""The declaration of a workflow's command, light enough that building the parser imports no
+workflow. The registry (`cli/workflows/__init__.py`) lists the declarations, and the parser and
+`main`'s dispatch are built from them; the handler and its view are named and imported when the
+command runs."""
 
 from __future__ import annotations
 

@@ -42,6 +42,9 @@ def measures_working_tree(variants: Sequence[Variant]) -> bool:
 
 @dataclass(frozen=True)
 class PreparedVariant:
+    """A variant ready to measure: rewritten to run in its checkout, with where it came from and
+    what preparing it noted."""
+
     variant: Variant  # what the lenses run: no git=, no build=, paths inside the checkout
     provenance: dict[str, Any] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()

@@ -29,6 +29,7 @@ ARTIFACT_PROFILE = "asm.profile"  # JSON: the aggregated samples the hot functio
 
 
 def compile_patterns(symbols: Sequence[str]) -> list[re.Pattern[str]]:
+    """The --symbol patterns compiled; ConfigError for one that is not a regular expression."""
     patterns = []
     for text in symbols:
         try:

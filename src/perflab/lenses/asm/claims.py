@@ -237,8 +237,8 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
         for d in (*found.diagnoses, *found.not_run)
     )
     # one cause, one claim: code that changed only because a call was inlined, outlined
-    # or retargeted is said by that claim, not again as a code change
-    # (nor as the vector width the inlined code brought)
+    # or retargeted is said by that claim, not again as a code change (nor as the vector width the
+    # inlined code brought)
     if dispatched or not explained_here:
         found.diagnoses += vector_width_change(row.name, b.primary, v.primary, samples)
     if not dispatched and not row.change.identical and not explained_here:
@@ -390,11 +390,11 @@ def _inline_claim(
 
 
 def _absence_settled(present_samples: float, present_share: float, absent_total: float) -> bool:
-    """Whether none of `absent_total` samples on one side, where the other had
-    `present_samples` at `present_share`, says the function ran on one side only: the profile
-    lens's rule (tools.profile_diff), so the two lenses claim an appearance alike. A function
-    near the ran floor comes and goes between runs of identical code (sampling aliasing with a
-    periodic loop), so 1% and an expected 5 samples were not enough."""
+    """Whether none of `absent_total` samples on one side, where the other had `present_samples` at
+    `present_share`, says the function ran on one side only: the profile lens's rule
+    (tools.profile_diff), so the two lenses claim an appearance alike. A function near the ran floor
+    comes and goes between runs of identical code (sampling aliasing with a periodic loop), so 1%
+    and an expected 5 samples were not enough."""
     return (
         present_samples >= APPEARANCE_MIN_SAMPLES
         and present_share >= APPEARANCE_MIN_SHARE

@@ -48,6 +48,8 @@ def canonical_name(name: str) -> str:
 
 
 class RowTag(enum.StrEnum):
+    """How a side-by-side assembly row relates the baseline's line to the variant's."""
+
     SAME = "same"
     CHANGED = "changed"
     REMOVED = "removed"  # only in the baseline
@@ -57,6 +59,9 @@ class RowTag(enum.StrEnum):
 
 @dataclass(frozen=True)
 class DiffRow:
+    """One row of a side-by-side assembly diff: the baseline's line and the variant's, either
+    absent."""
+
     tag: RowTag
     left: AsmLine | None
     right: AsmLine | None

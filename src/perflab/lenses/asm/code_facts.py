@@ -1,7 +1,7 @@
-"""What the asm lens found about a pair's code beside the difference, for the explanation: the
-hot functions with the same machine code in both variants, changes in code no sample landed on
-(not causes), and the hot loops that lie differently (crossing other 64-byte lines or 32-byte
-fetch windows: a cause the instruction counts cannot see)."""
+"""What the asm lens found about a pair's code beside the difference, for the explanation. These are
+the hot functions with the same machine code in both variants, changes in code no sample landed on
+(not causes), and the hot loops that lie differently (crossing other 64-byte lines or 32-byte fetch
+windows: a cause the instruction counts cannot see)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ WINDOW_BYTES = 32  # the decoders' and the uop cache's fetch window on x86
 
 
 def code_facts(comparison: Comparison) -> CodeFacts:
+    """What the asm comparison says about a pair's code for the explanation: unchanged functions,
+    changes not run, loops placed differently."""
     asm: dict[str, Any] = comparison.details.to_json() if comparison.details is not None else {}
     same = asm.get("byte_identical_functions") or []
     rows = asm.get("functions") or []

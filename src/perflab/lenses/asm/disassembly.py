@@ -28,6 +28,8 @@ Resolver = Callable[[int], str | None]
 
 
 class Flow(enum.StrEnum):
+    """How an instruction passes control on: falls through, jumps, branches, calls or returns."""
+
     NONE = "none"
     JUMP = "jump"  # unconditional
     BRANCH = "branch"  # conditional
@@ -37,6 +39,9 @@ class Flow(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Instruction:
+    """One decoded machine instruction: where it is, its text, where it sends control and whether it
+    touches memory."""
+
     address: int
     size: int
     mnemonic: str

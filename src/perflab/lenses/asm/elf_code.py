@@ -58,6 +58,8 @@ def load_elf_object(
 
 
 _CACHE: dict[tuple[str, int, int], ElfObject] = {}
+# ELF objects kept in memory in this process, oldest dropped first: a run diffs functions of a few
+# objects, and one object's symbols can be many (libtorch_cpu.so: ~500k)
 _CACHE_SIZE = 16
 SYMBOLS_KIND = "elf-symbols-2"  # the analysis cache's entries of whole symbol tables
 

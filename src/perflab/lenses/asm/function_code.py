@@ -37,6 +37,8 @@ class CodeReaders:
     cache: AnalysisCache
 
 
+# the most sampled functions whose callees are read to find call sites: each costs a disassembly,
+# and a caller that ran in the region was sampled, most likely among the hottest
 MAX_CALLERS = 40
 
 
@@ -123,12 +125,16 @@ def _normalised_code(
     return lines
 
 
+# instructions of one listing asked about inline frames, from its start: llvm-symbolizer's time
+# grows with the addresses asked
 MAX_SYMBOLISED_ADDRESSES = 20000
 
 
 def list_function(
     found: FoundFunction, region: ProfiledRegion, readers: CodeReaders
 ) -> FunctionListing:
+    """The annotated listing of one found function: its code, the samples on each instruction, and
+    its inline frames."""
     obj, symbol = found.object, found.symbol
     offsets = region.offsets(obj.path, symbol.name)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}

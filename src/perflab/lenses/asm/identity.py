@@ -50,6 +50,9 @@ _ISA_SUFFIX = re.compile(r"(?i)[._](?P<member>avx512\w*|avx2|avx|sse\d*\w*|fma3?
 
 
 class Role(enum.StrEnum):
+    """What a symbol is to its function: the function itself, a piece split off it, or a specialised
+    copy."""
+
     FUNCTION = "function"
     FRAGMENT = "fragment"  # .cold, .part.N: a piece split off its function
     CLONE = "clone"  # .isra.N, .constprop.N: a specialised copy of its function
@@ -82,6 +85,8 @@ def member(name: str) -> str:
 
 
 def split_member(name: str) -> tuple[str, str]:
+    """A symbol's name split into its function and the member of a family of copies (an ISA or IFUNC
+    variant, a versioned copy); the member is "" when there is none."""
     base = identity(name)
     match = _IFUNC_TARGET.match(base)
     if match:

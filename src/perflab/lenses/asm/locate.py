@@ -1,6 +1,6 @@
-"""Which functions the asm lens lists, and where they are: the hot ones of a profile (or those
-named by --symbol), found in the objects the variant's process mapped, with their split-off
-fragments; and where a function listed in another variant is defined in this one."""
+"""Which functions the asm lens lists, and where they are. The hot ones of a profile (or those named
+by --symbol) are found in the objects the variant's process mapped, with their split-off fragments;
+a function listed in another variant is found where this one defines it."""
 
 from __future__ import annotations
 
@@ -17,11 +17,15 @@ from perflab.tool_drivers.elf_objects import CodeLookupError, ElfObject, ElfSymb
 from perflab.tool_output.object_names import library_name
 
 MIN_HOT_SHARE = 0.01  # below 1% of the samples a function is not worth a diff
+# functions a --symbol pattern lists at most, hottest first: a loose pattern (a template's name) can
+# match hundreds
 MAX_MATCHES_PER_PATTERN = 8
 
 
 @dataclass(frozen=True)
 class FoundFunction:
+    """A function chosen for the assembly diff: its object file, its symbol and its sampled cost."""
+
     object: ElfObject
     symbol: ElfSymbol
     cost: float  # samples in the function; 0 when named by --symbol and not sampled

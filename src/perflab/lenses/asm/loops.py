@@ -41,6 +41,8 @@ class Loop:
 
 @dataclass(frozen=True)
 class BasicBlock:
+    """A straight run of a function's lines, entered only at its first and left only at its last."""
+
     first: int  # index of its first line
     last: int  # index of its last line (inclusive)
     successors: tuple[int, ...]  # indexes of successor blocks

@@ -124,6 +124,7 @@ class FunctionListing:
 
 
 def line_to_json(line: AsmLine) -> dict[str, Any]:
+    """One listing line as stored in the asm artifact (optional fields only when set)."""
     insn = line.instruction
     out: dict[str, Any] = {
         "address": insn.address,
@@ -148,6 +149,7 @@ def line_to_json(line: AsmLine) -> dict[str, Any]:
 
 
 def line_from_json(data: Mapping[str, Any]) -> AsmLine:
+    """One listing line read back from the asm artifact."""
     insn = Instruction(
         address=int(data["address"]),
         size=int(data["size"]),

@@ -61,11 +61,16 @@ from perflab.tool_drivers.debuginfo import file_identity
 from perflab.tool_drivers.demangling import Demangler, default_demangler
 from perflab.tool_drivers.llvm_mca import McaPredictor
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # of the stored asm artifact; raise it when its JSON changes shape
+# functions diffed per variant, hottest first: each is read, disassembled and annotated, so the
+# analysis grows with each; others are asked for by name (--symbol)
 HOT_FUNCTIONS = 5
 
 
 class AsmLens:
+    """The asm lens: profiles each variant's hot code, then disassembles and diffs its hottest
+    functions."""
+
     metric = Metric.ASM
 
     def __init__(

@@ -48,6 +48,9 @@ class VariantCode:
 
 @dataclass(frozen=True, kw_only=True)
 class Side:
+    """One variant's side of a function's row: the listing that ran, its parts, and its share of the
+    samples."""
+
     primary: FunctionListing | None  # the executed member (named mode: the named symbol)
     parts: tuple[FunctionListing, ...]  # its fragments and clones, and other members that ran
     samples: float
@@ -107,6 +110,9 @@ class Side:
 
 @dataclass(frozen=True, kw_only=True)
 class Row:
+    """One function of the assembly diff: both sides, how its code changed, and what that change is
+    claimed to mean."""
+
     name: str  # the readable identity (the family)
     baseline: Side
     variant: Side

@@ -44,6 +44,8 @@ from perflab.tool_output.profile_stacks import leaf_places
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
 MAX_COMMAND_RUNS = 10  # ... or this many runs
+# cpu-clock sampling rate, above the profile lens's 999 Hz so a short region or command still gets
+# enough samples to rank functions; without call stacks it stays cheap
 SAMPLE_HZ = 4000
 
 
@@ -59,6 +61,9 @@ class CodeSample:
 
 @dataclass(frozen=True)
 class ProfiledRegion:
+    """The samples of one variant's measured region, per sampled instruction, with the object files
+    it mapped."""
+
     samples: tuple[CodeSample, ...]
     objects: tuple[str, ...]  # files with executable mappings in the variant's process
     unit: str = "samples"
@@ -89,6 +94,8 @@ class ProfiledRegion:
 
 
 class HotCodeSource(Protocol):
+    """Where the asm lens gets a variant's sampled code from (perf record, or a test's fake)."""
+
     def profile(
         self, benchmark: Benchmark, variant: Variant, context: LensContext
     ) -> ProfiledRegion:
@@ -264,6 +271,7 @@ def region_to_json(region: ProfiledRegion) -> dict[str, object]:
 
 
 def region_from_json(data: Mapping[str, Any]) -> ProfiledRegion:
+    """A profiled region read back from its stored JSON."""
     raw = data.get("samples", [])
     assert isinstance(raw, list)
     return ProfiledRegion(

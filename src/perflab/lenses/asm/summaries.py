@@ -26,6 +26,9 @@ UOP_CACHE_UOPS = 1536  # decoded-uop cache: 1.5K (Skylake) to 4K (Golden Cove, Z
 
 @dataclass(frozen=True)
 class InstructionMix:
+    """A function's or loop's instructions counted by kind (vector, scalar FP, integer, memory,
+    control flow)."""
+
     total: int
     vector: int  # SIMD instructions on xmm/ymm/zmm/k registers; scalar FP and zeroing excluded
     scalar_fp: int
@@ -40,6 +43,7 @@ class InstructionMix:
 
 
 def instruction_mix(instructions: Iterable[Instruction]) -> InstructionMix:
+    """The instructions counted by kind."""
     counts: Counter[str] = Counter()
     for insn in instructions:
         counts["total"] += 1
@@ -85,6 +89,9 @@ def _strip_call_operand(operand: str) -> str:
 
 @dataclass(frozen=True)
 class LoopSummary:
+    """One loop of a function: its size, its share of the cost, whether it fits the instruction
+    caches, and where it lies."""
+
     start_label: str | None
     size_bytes: int
     instructions: int
@@ -131,6 +138,8 @@ class LoopSummary:
 def summarise_loop(
     lines: Sequence[AsmLine], loop: Loop, throughput: LoopThroughput | None = None
 ) -> LoopSummary:
+    """One loop of a listing summed up: its size, its share of the function's cost, and whether it
+    fits the instruction caches."""
     total_cost = sum(line.cost for line in lines)
     label = next((line.label for line in lines if line.instruction.address == loop.start), None)
     uops = throughput.uops_per_iteration if throughput else float(loop.instructions)

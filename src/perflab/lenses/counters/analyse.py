@@ -82,6 +82,7 @@ class HostFacts:
 
 
 def hint_for(reason: Availability, facts: HostFacts) -> str:
+    """How to make an event countable that was not, for the reason perf gave, on this machine."""
     if reason is Availability.NOT_SUPPORTED:
         if facts.hypervisor:
             return (
@@ -115,6 +116,9 @@ def unavailable_event(
 
 @dataclass(frozen=True)
 class CounterDetails:
+    """The counters lens's facts behind one event's comparison (the JSON export's `details`):
+    availability, multiplexing, user-only counting and the interval's family."""
+
     availability: Availability
     min_running_fraction: float | None
     user_only: bool

@@ -10,6 +10,7 @@ from perflab.records.settings import Settings
 
 
 def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    """The counters lens's minimum measurement of one benchmark and what it costs."""
     n = probe.variants
     generations = max(settings.min_generations, 2)
     perf_start_s = PERF_START_S * probe.speed.factor

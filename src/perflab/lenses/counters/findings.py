@@ -14,6 +14,8 @@ from perflab.lenses.counters.perf_stat import Availability, DerivedMetric
 
 @dataclass(frozen=True)
 class UnavailableEvent:
+    """An event the counters lens could not count, why, and the fix when there is one."""
+
     event: str
     reason: Availability
     message: str = ""

@@ -76,6 +76,8 @@ from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.tool_drivers.perf import PerfControl, find_perf, stat_argv
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
+# perf stops at the first unknown event, so each round drops one: this bounds the rounds for a long
+# list
 _MAX_PROBE_ROUNDS = 64
 _PRECISION_MIN_COUNT = 10_000  # per sample; below this an event does not steer the stopping rule
 
@@ -245,6 +247,9 @@ def precise_enough(data: BenchmarkData, experiment: Experiment) -> bool:
 
 
 class CountersLens:
+    """The counters lens: hardware events counted with perf stat around each variant's measured
+    region, in interleaved generations."""
+
     metric = Metric.COUNTERS
 
     def __init__(

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-NS_PER_MS = 1_000_000
+NS_PER_MS = 1_000_000  # perf stat reports task-clock in ms
 
 
 class Availability(enum.StrEnum):
@@ -65,6 +65,8 @@ class EventCount:
 
 @dataclass(frozen=True)
 class StatOutput:
+    """The counts one `perf stat` printed, one per event."""
+
     counts: tuple[EventCount, ...]
 
     def by_event(self) -> dict[str, EventCount]:
@@ -83,6 +85,7 @@ _NOT_COUNTED = {
     "<not supported>": Availability.NOT_SUPPORTED,
     "<not counted>": Availability.NOT_COUNTED,
 }
+# a running fraction this close to 1 is rounding in perf's output, not multiplexing
 _MULTIPLEX_EPSILON = 1e-6
 
 
@@ -319,6 +322,8 @@ LICENCE_EVENTS: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class DerivedMetric:
+    """A metric computed from event counts (IPC, miss rates), with the formula that made it."""
+
     name: str
     value: float
     formula: str

@@ -70,6 +70,7 @@ def family_caption(comparisons: Sequence[Comparison], confidence: float) -> str:
 
 
 def section(view: SectionInput) -> Section:
+    """The counters lens's report section: its verdict table, derived metrics and findings."""
     verdicts = verdict_table(
         view.comparisons,
         cross_run=view.cross_run,

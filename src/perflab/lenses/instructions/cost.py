@@ -12,7 +12,10 @@ from perflab.records.shared_options import cache_sim_of
 # callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
 # instrumentation off, and the counted part of one process (warm-up, calibration, two repeats
 # of a statement and an empty loop of ~20 M instructions each, the dumps read) where the worker
-# switches instrumentation around each loop (the memory lens: cache simulation)
+# switches instrumentation around each loop (the memory lens: cache simulation). The seconds
+# are the reference machine's (budget/machine_speed.py), scaled by this machine's measured
+# valgrind factor, since the plan is made before any callgrind process runs; the slowdown
+# multiplies the start-up the probe timed here
 VALGRIND_START_S = 1.0
 VALGRIND_STARTUP_SLOWDOWN = 8.0
 CALLGRIND_COUNTED_S = 3.0

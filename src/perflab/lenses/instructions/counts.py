@@ -1,7 +1,7 @@
-"""What one variant's stored samples and callgrind artifacts say once read back: counts per
-repeat and per worker process, costs per function (per iteration, names normalised, the main
-program's object named `[main]`), the inline evidence, and a note when its worker processes
-counted differently. Pure: no processes."""
+"""What one variant's stored samples and callgrind artifacts say once read back. They give counts
+per repeat and per worker process, costs per function (per iteration, names normalised, the main
+program's object named `[main]`), the inline evidence, and a note when its worker processes counted
+differently. Pure: no processes."""
 
 from __future__ import annotations
 
@@ -207,6 +207,8 @@ def _renamer(main: str | None) -> Callable[[FunctionId], FunctionId]:
 
 
 def variant_counts(data: BenchmarkData, variant: str) -> VariantCounts:
+    """One variant's counts and function costs read back from its stored samples and callgrind
+    artifacts."""
     by_name = _per_iteration_by_name(data, variant)
     processes, first_generations = _per_process(data, variant)
     # the function table: the first process's first compared repeat

@@ -26,6 +26,8 @@ from perflab.records.diagnosis import Claim, Diagnosis
 
 
 class InliningKind(enum.StrEnum):
+    """Which way a function's inlining into a caller changed between the variants."""
+
     OUTLINED = "outlined"  # a call now exists where the body used to be inlined
     INLINED = "inlined"  # the body is now inlined where a call used to be
 

@@ -56,6 +56,8 @@ def layer_costs(
 
 @dataclass(frozen=True)
 class LayerDelta:
+    """One layer's self cost in the baseline and in the variant."""
+
     layer: str
     baseline: float
     variant: float

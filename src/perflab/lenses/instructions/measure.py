@@ -33,9 +33,9 @@ class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
 
     Reads its options (lenses/instructions/options.py; the two the memory lens shares in
-    records/shared_options.py): `region` (commands: count only inside
-    that function), `cache_sim` (simulated D1/LL misses and branch mispredictions, fixed
-    geometry) and `layers` (regex rules grouping functions into layers)."""
+    records/shared_options.py): `region` (commands: count only inside that function), `cache_sim`
+    (simulated D1/LL misses and branch mispredictions, fixed geometry) and `layers` (regex rules
+    grouping functions into layers)."""
 
     metric = Metric.INSTRUCTIONS
 

@@ -1,6 +1,6 @@
-"""One function is one row across two builds: objects that are another build of the
-baseline's under another file name, and functions the builds spell differently (or a CPU copy
-run in place of the baseline's), named as in the baseline."""
+"""One function is one row across two builds. Objects that are another build of the baseline's under
+another file name, and functions the builds spell differently (or a CPU copy run in place of the
+baseline's), are named as in the baseline."""
 
 from __future__ import annotations
 

@@ -126,6 +126,8 @@ def _layers_table(data: Mapping[str, Any]) -> Table | None:
 
 
 def section(view: SectionInput) -> Section:
+    """The instructions lens's report section: its verdict table, then per comparison the inlining
+    changes, evidence and function costs."""
     subsections = []
     for comparison in view.comparisons:
         data = details_json(comparison)

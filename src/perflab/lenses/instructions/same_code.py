@@ -17,10 +17,9 @@ from perflab.records.model import Comparison
 # Counts of the same code under callgrind differ between repeats and variants by the residue of
 # the worker's handshake (reading the next request, the allocator), spread thinly over dozens of
 # functions: bench/same_code_tolerance.py and docs/benchmarks.md measure it. 0.1% sits above
-# that, ten times below the time lens's
-# equivalence band; smaller changes are caught by the functions: one that runs in one variant
-# only, or one whose count moves by more than FUNCTION_TOLERANCE of the total (pymalloc's state
-# moves a few instructions per iteration).
+# that, ten times below the time lens's equivalence band; smaller changes are caught by the
+# functions: one that runs in one variant only, or one whose count moves by more than
+# FUNCTION_TOLERANCE of the total (pymalloc's state moves a few instructions per iteration).
 COUNT_TOLERANCE = 1e-3
 FUNCTION_TOLERANCE = 5e-4
 # functions below this many instructions per iteration (or this fraction of the total) are that

@@ -69,6 +69,8 @@ def same_size_environments(variants: Sequence[Variant]) -> tuple[Variant, ...]:
 
 
 class Footprint(Protocol):
+    """How the memory lens measures peak memory (the rss lens's way, or a test's fake)."""
+
     def measure(self, benchmark: Benchmark, context: LensContext) -> None: ...
 
 

@@ -1,6 +1,6 @@
-"""The memory lens's section: the verdict table (more memory work is 'higher', not 'slower'),
-whether the variants do the same memory work, and one table per benchmark with every variant's
-memory work per iteration, each row labelled with what it counts."""
+"""The memory lens's report section. It holds the verdict table (more memory work is 'higher', not
+'slower'), whether the variants do the same memory work, and one table per benchmark with every
+variant's memory work per iteration, each row labelled with what it counts."""
 
 from __future__ import annotations
 
@@ -65,6 +65,8 @@ def _per_variant_table(
 
 
 def section(view: SectionInput) -> Section:
+    """The memory lens's report section: its verdict table, whether the variants do the same memory
+    work, and a table per benchmark."""
     blocks: list[Block] = [
         verdict_table(
             view.comparisons,

@@ -45,6 +45,8 @@ from perflab.tool_output.symbol_names import (
 FOLDED = "folded"  # artifact kind: folded stacks, frames `object`symbol`, root first
 PROFILE_META = "profile-meta"  # artifact kind: JSON facts about how the profile was recorded
 WALL_NS = "wall_ns"
+# hottest symbols in each variant's JSON summary, to keep it short; the stored folded stacks hold
+# them all
 _TOP_SYMBOLS_IN_SUMMARY = 20
 
 
@@ -81,6 +83,9 @@ class ProfileFindings:
 
 @dataclass(frozen=True)
 class ProfileDetails:
+    """The profile lens's facts behind one benchmark's comparison (the JSON export's `details`): the
+    symbol diff, how it was sampled, and the dispatch evidence."""
+
     diff: ProfileDiff
     sampled_event: str
     call_graph: str
@@ -91,8 +96,8 @@ class ProfileDetails:
     flame: FlameNode | None = field(default=None, compare=False)
     # dispatch pairs whose functions the same-named IFUNC's resolver returns on each side
     resolvers: tuple[SharedResolver, ...] = ()
-    # what differs between the variants in choosing a library's compiled copy
-    # (`selector_changes`): with it, a pair of CPU copies of one object is a dispatch by evidence
+    # what differs between the variants in choosing a library's compiled copy (`selector_changes`):
+    # with it, a pair of CPU copies of one object is a dispatch by evidence
     selectors: tuple[str, ...] = ()
 
     def _cpu_pair_of(self, change: DispatchChange) -> DispatchPair | None:

@@ -53,6 +53,9 @@ from perflab.tool_output.profile_stacks import folded_stacks
 
 
 class ProfileLens:
+    """The profile lens: samples call stacks of each variant's measured region with perf record and
+    diffs the hot symbols."""
+
     metric = Metric.PROFILE
 
     def __init__(

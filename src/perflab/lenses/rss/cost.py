@@ -14,6 +14,7 @@ RSS_TRACED_SLOWDOWN = 20.0
 
 
 def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    """The rss lens's minimum measurement of one benchmark and what it costs."""
     n = probe.variants
     generations = max(2, settings.min_generations)
     # fresh workers: a forked child's peak RSS would include its server's pages

@@ -16,6 +16,8 @@ from perflab.stats.family import family_settings
 
 
 class RssLens:
+    """The rss lens: peak resident memory and peak allocated bytes of each variant's benchmark."""
+
     metric = RSS
 
     def __init__(self, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:

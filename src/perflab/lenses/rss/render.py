@@ -17,6 +17,8 @@ def _blocks(value: object) -> str:
 
 
 def section(view: SectionInput) -> Section:
+    """The rss lens's report section: its verdict table and the net allocated blocks per
+    iteration."""
     blocks: list[Block] = [
         verdict_table(
             view.comparisons,

@@ -68,6 +68,9 @@ from perflab.stats.variant_values import (
 
 @dataclass(frozen=True)
 class TimeDetails:
+    """The time lens's facts behind one comparison (the JSON export's `details`): groups, spreads,
+    the sequential interval, and the raw values the report plots."""
+
     n_groups: int
     n_pairs: int
     between_group_sd: float

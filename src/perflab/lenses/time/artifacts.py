@@ -1,7 +1,7 @@
-"""What the time lens stores beside its wall-time samples, and reading it back: the artifacts
-that say how a benchmark's samples group into the units of an interval (command batches, server
-rounds), the other runs that shared the measuring CPU and the exit statuses of failing runs;
-and every variant's samples as a scatter plot's series."""
+"""What the time lens stores beside its wall-time samples, and reading it back. The artifacts say
+how a benchmark's samples group into the units of an interval (command batches, server rounds),
+which other runs shared the measuring CPU, and the exit statuses of failing runs; read back, they
+also give every variant's samples as a scatter plot's series."""
 
 from __future__ import annotations
 

@@ -26,10 +26,13 @@ TIME_GENERATION_S_RANGE = (0.25, 1.0)
 # set-ups"). Plain Python statements import next to nothing and keep fresh workers.
 SERVER_ROUNDS_WHEN_IMPORTS_SHARE = 0.1
 MIN_SERVER_ROUNDS = 3  # units of the interval: fewer give t quantiles of 4.3 and more
+# generations forked from one round's servers at most, so that fresh rounds (the interval's units)
+# keep coming
 MAX_FORKS_PER_ROUND = 8
 
 
 def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
+    """The time lens's minimum measurement of one benchmark and what it costs."""
     n = probe.variants
     after_s = analysis_s(probe, ANALYSIS_S)
     if probe.kind is BenchmarkKind.COMMAND:
@@ -82,8 +85,8 @@ def time_generation_s(budget_s: float) -> float:
 
 def server_rounds(probe: CostProbe, settings: Settings) -> ServerRounds | None:
     """The time lens's server rounds for this benchmark, or None for fresh workers in every
-    generation: rounds when the variants' imports take more than
-    SERVER_ROUNDS_WHEN_IMPORTS_SHARE of a generation at this budget.
+    generation: rounds when the variants' imports take more than SERVER_ROUNDS_WHEN_IMPORTS_SHARE of
+    a generation at this budget.
 
     Forks per round: two-stage sampling spends the budget best with about
     sqrt(round start-up / generation cost) generations per round when the per-server and the

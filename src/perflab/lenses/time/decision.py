@@ -1,6 +1,6 @@
-"""The interval a time comparison's verdict is read off, from the samples so far: the stopping
-rule (lenses/time/session.py) and the analysis (lenses/time/analyse.py) both take it from
-`decide`, so an early stop looks at the interval the verdict will be read off."""
+"""The interval a time comparison's verdict is read off, from the samples so far. The stopping rule
+(lenses/time/session.py) and the analysis (lenses/time/analyse.py) both take it from `decide`, so an
+early stop looks at the interval the verdict will be read off."""
 
 from __future__ import annotations
 

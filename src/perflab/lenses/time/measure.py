@@ -24,6 +24,9 @@ from perflab.stats.family import run_family_size
 
 
 class TimeLens:
+    """The time lens: wall time per iteration, statements in workers and commands in a launcher, in
+    interleaved generations."""
+
     metric = Metric.TIME
 
     def __init__(self, clock_ns: Callable[[], int] | None = None) -> None:

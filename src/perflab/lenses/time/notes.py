@@ -16,6 +16,8 @@ from perflab.stats.overload import OverloadCheck
 
 
 def overload_note(benchmark: Benchmark, baseline: str, variant: str, check: OverloadCheck) -> Note:
+    """The warning that the measuring CPU was overloaded while `variant` was measured, with how to
+    free it."""
     return Note(
         severity=Severity.WARNING,
         message=check.message(baseline, variant),
@@ -30,6 +32,8 @@ def overload_note(benchmark: Benchmark, baseline: str, variant: str, check: Over
 def noise_notes(
     benchmark: Benchmark, variant: str, samples: list[Sample], settings: Settings
 ) -> list[Note]:
+    """Notes on the signs of noise in one variant's samples (drift, outliers, bimodality,
+    migration)."""
     measured = [s for s in samples if not s.warmup]
     if not measured:
         return []

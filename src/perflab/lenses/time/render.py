@@ -35,6 +35,8 @@ def _ratios(comparison: Comparison) -> tuple[tuple[int, float], ...]:
 
 
 def section(view: SectionInput) -> Section:
+    """The time lens's report section: per benchmark the raw samples over time and the per-group
+    ratios."""
     band = view.experiment.settings.equivalence_band
     subsections = []
     for benchmark in dict.fromkeys(c.benchmark for c in view.comparisons):

@@ -361,6 +361,9 @@ class ServerRoundsDone:
 
 @dataclass(frozen=True)
 class Launch:
+    """What starting one generation's workers needs: the CPU layout and a random source of its
+    own."""
+
     layout: dict[str, str]
     rng: random.Random
 

@@ -75,6 +75,9 @@ def profile_values(table: OpTable) -> list[tuple[str, float]]:
 
 @dataclass(frozen=True)
 class TorchDetails:
+    """The torch lens's facts behind one comparison (the JSON export's `details`): the op diff,
+    torch's versions and CPU capabilities, and device activity."""
+
     diff: OpsDiff
     baseline_torch_versions: list[str]
     variant_torch_versions: list[str]

@@ -45,6 +45,8 @@ from perflab.stats.family import family_settings
 
 MEASURED_BLOCKS = 2  # profiles per variant and generation, after the warm-up one
 MIN_GENERATIONS = 2  # up to --min-generations, as many as its share of the budget holds
+# loops of a generation's warm-up profile at most: it pays the profiler's start-up and cold caches,
+# and is not what the ratio is computed from
 WARMUP_LOOPS = 50
 # Every op call becomes a profiler event held in memory until key_averages(), and costs a few µs
 # of profiler overhead: more loops than this add little but time and memory.
@@ -52,6 +54,9 @@ MAX_LOOPS = 2000
 
 
 class TorchLens:
+    """The torch lens: torch.profiler op tables of each variant's statement, diffed per
+    iteration."""
+
     metric = Metric.TORCH
 
     def __init__(self, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:

@@ -31,6 +31,9 @@ class LaunchedKernel:
 
 @dataclass(frozen=True)
 class OpStats:
+    """One op's row of a profiled loop's key_averages(): its calls, its CPU and device time, and the
+    kernels it launched."""
+
     name: str
     count: int
     self_cpu_us: float  # key_averages' self_cpu_time_total: time in the op minus its child ops
@@ -178,6 +181,8 @@ def self_us_per_iteration(rates: Mapping[str, OpRate]) -> float:
 
 @dataclass(frozen=True)
 class OpChange:
+    """One op's calls and self time per iteration in the baseline and in the variant."""
+
     name: str
     baseline_calls_per_iteration: float  # 0 when the op does not run in the baseline
     variant_calls_per_iteration: float
@@ -214,6 +219,9 @@ def _size_of_change(change: OpChange) -> tuple[float, float, str]:
 
 @dataclass(frozen=True)
 class OpsDiff:
+    """Every op of two variants paired by name, with the ops only one of them runs and their total
+    self time."""
+
     changes: tuple[OpChange, ...]  # every op of either variant, largest change first
     appeared: tuple[str, ...]  # runs in the variant only
     disappeared: tuple[str, ...]  # runs in the baseline only
@@ -278,6 +286,8 @@ class DeviceBound(StrEnum):
 
 @dataclass(frozen=True)
 class KernelRate:
+    """One device kernel's launches and device time per iteration."""
+
     name: str
     calls_per_iteration: float
     device_us_per_iteration: float
@@ -358,6 +368,8 @@ def device_activity(tables: Iterable[OpTable]) -> DeviceActivity | None:
 
 
 class LaunchKind(StrEnum):
+    """What an op put on the device: a kernel, or a copy or fill."""
+
     KERNEL = "kernel"
     COPY = "copy"  # a copy or a fill (Memcpy, Memset)
 

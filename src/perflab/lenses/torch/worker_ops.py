@@ -46,6 +46,8 @@ def _run_queue_ns():
 
 
 def torch_profile(worker, request):
+    """The `torch_profile` op: the statement's loop profiled with torch.profiler; replies its op
+    table, torch's version and CPU capability."""
     loops = int(request["loops"])
     try:
         import torch
@@ -175,6 +177,8 @@ def _not_an_op(name):
 
 
 def torch_warm(worker, request):
+    """The `torch_warm` op: torch.profiler started once with nothing in it, so a fork server's
+    children do not pay its initialisation."""
     try:
         import time
 

@@ -1,7 +1,7 @@
-"""How the variants are counted under callgrind: the counter's options (`CountOptions`), the
-environment fixed for determinism, the loop counts of a statement's counted loops, when a
-process's repeats have settled, and one variant's measurement in progress (`CountRun`). Pure.
-valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
+"""How the variants are counted under callgrind (pure). It holds the counter's options
+(`CountOptions`), the environment fixed for determinism, the loop counts of a statement's counted
+loops, when a process's repeats have settled, and one variant's measurement in progress
+(`CountRun`). valgrind's and vgdb's command lines are tool_drivers/valgrind.py's.
 
 The counting itself is `count.InstructionCounter`'s (see its docstring); this module, `dumps`,
 `switching`, `workers` and `store` are its parts.
@@ -22,8 +22,12 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Sample, Variant
 from perflab.records.settings import Settings
 
+# loops of the first calibration pair: few, since a loop under callgrind runs far slower than
+# native; refining_loops adds a longer pair when this one chose many loops
 CALIBRATION_LOOPS = 10
 _TARGET_INSTRUCTIONS = 20_000_000  # per measured loop: ~1 s under callgrind
+# loops of one counted loop at most, also for a statement that counts as nothing: keeps a near-empty
+# statement's run short
 _MAX_LOOPS = 10_000
 _ENV_PAD_NAME = "PERFLAB_ENV_PAD"
 # repeats of one process within this (relative) have settled: above the handshake's residue at

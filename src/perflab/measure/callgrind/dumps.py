@@ -1,5 +1,5 @@
-"""Reading what callgrind wrote: the dumps of one process in the order they were written, the
-trigger (hint) each dump was asked with, each event's totals as the samples store them, the
+"""Reading what callgrind wrote for one process. That is its dumps in the order they were written,
+the trigger (hint) each dump was asked with, each event's totals as the samples store them, the
 per-instruction costs, and what ran (objects' identities, inline frames)."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from perflab.tool_output.callgrind_format import parse_callgrind
 
 @dataclass(frozen=True)
 class DerivedEvent:
+    """A stored event summed from callgrind's own events (cache misses, branch mispredicts)."""
+
     name: str  # sample name and Comparison.event
     components: tuple[str, ...]  # callgrind events summed
     unit: str

@@ -1,5 +1,5 @@
-"""Storing what the counting processes handed back, from the calling thread: each repeat's
-dumps as artifacts, its totals as samples (statement minus empty loop), the objects that ran
+"""Storing what the counting processes handed back, from the calling thread. Each repeat's dumps are
+stored as artifacts, its totals as samples (statement minus empty loop), with the objects that ran
 and their inline frames, and what the variant was counted with (its variant info)."""
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def store_repeat(
     repeat: int,
     cpu: int | None,
 ) -> None:
+    """Stores one counted repeat of a statement: its dumps as artifacts and its totals (statement
+    minus empty loop) as samples."""
     texts, (stmt_totals, empty_totals) = counts.texts[repeat], counts.totals[repeat]
     # processes number their repeats apart: each may add settling repeats
     generation = process * (max(1, options.repeats) + MAX_SETTLING_REPEATS) + repeat
@@ -115,6 +117,7 @@ def store_frames(options: CountOptions, run: CountRun, instructions: Instruction
 
 
 def add_frames(run: CountRun, frames: Mapping[str, Mapping[str, Any]]) -> None:
+    """Stores the inline frames of the code a variant ran."""
     run.context.sink.add_artifact(
         Artifact(
             run.benchmark.name,
@@ -132,6 +135,7 @@ def store_identities(run: CountRun, costs: FunctionCosts) -> None:
 
 
 def add_identities(run: CountRun, identities: Mapping[str, str | None]) -> None:
+    """Stores the identities of the objects a variant ran."""
     run.context.sink.add_artifact(
         Artifact(
             run.benchmark.name,
@@ -163,6 +167,7 @@ def store_command_dumps(
     cpu: int | None,
     loops: int = 1,
 ) -> None:
+    """Stores one counted run of a command: its dumps as artifacts and its totals as samples."""
     parts = stored_parts(run, dumps, repeat)
     costs = combine_parts(parts)
     totals = derived_totals(costs)

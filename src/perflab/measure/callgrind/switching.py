@@ -1,8 +1,8 @@
-"""Switching callgrind around one statement worker's counted loops: through valgrind's client
-requests made by the worker itself (worker/callgrind_ops.py), or from the parent through
-``vgdb`` (each call given a time limit and asked again, up to three times, without asking again
-for a dump already on disk); the worker's warm-up, the calibration of its loop count, and its
-counted pairs (statement, empty loop) until their counts settle."""
+"""Switching callgrind around one statement worker's counted loops. It is switched through
+valgrind's client requests made by the worker itself (worker/callgrind_ops.py), or from the parent
+through ``vgdb`` (each call given a time limit and asked again, up to three times, without asking
+again for a dump already on disk). Here too are the worker's warm-up, the calibration of its loop
+count, and its counted pairs (statement, empty loop) until their counts settle."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ SWITCH_VGDB = "vgdb"
 
 @dataclass(frozen=True)
 class StatementPlan:
+    """How one worker's counted loops under callgrind are run: the loop count, the pairs counted,
+    and how counting is switched."""
+
     loops: int
     repeats: int  # counted pairs, warm-up included
     warmup: int = 0  # the first ones, counted before the allocator's state settled

@@ -1,7 +1,7 @@
-"""The processes that count under callgrind: a statement's worker processes (fresh, or the
+"""The processes that count under callgrind. For a statement, its worker processes (fresh, or the
 children of one fork server per variant that imported the set-up once under callgrind), each
-switched by a `switching.CallgrindWorkerSession` and its dumps read in the process's own job; a
-command's runs under valgrind (whole, or the measured region a program reports). Nothing here
+switched by a `switching.CallgrindWorkerSession` and its dumps read in the process's own job; for a
+command, its runs under valgrind (whole, or the measured region a program reports). Nothing here
 writes to the sink: the jobs may run in threads, and `store` stores what they hand back."""
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from perflab.tool_output.callgrind import combine_parts
 from perflab.tool_output.callgrind_format import CallgrindFormatError, parse_callgrind
 
 WORKER_OPS = "perflab.worker.callgrind_ops"  # the source sent to the workers, run there
+# a whole command under callgrind (20-100x slower than native); only a hung one reaches this
 _COMMAND_TIMEOUT_S = 3600.0
 
 

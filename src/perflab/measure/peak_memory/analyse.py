@@ -43,6 +43,9 @@ NOT_THE_MEMORY_CHANGE = Withhold("tracemalloc-blind")
 
 @dataclass(frozen=True)
 class RssDetails:
+    """The facts behind one peak-memory comparison (the JSON export's `details`): which measure,
+    groups, and net allocated blocks per iteration."""
+
     measure: str
     n_groups: int
     baseline_net_blocks_per_iteration: float | None

@@ -32,6 +32,9 @@ WORKER_OPS = "perflab.worker.peak_memory_ops"  # the `rss_sample` op, run in the
 
 @dataclass(frozen=True)
 class RssReading:
+    """One peak-memory reading of a worker after `loops` iterations: peak RSS, peak allocated bytes
+    and blocks still allocated."""
+
     loops: int
     maxrss_kb: int | None
     peak_alloc_bytes: int

@@ -75,6 +75,9 @@ def format_ratio_tick(value: float) -> str:
 
 @dataclass(frozen=True)
 class LogScale:
+    """Maps values between `low` and `high` onto pixels on a logarithmic axis (values outside are
+    clamped)."""
+
     low: float
     high: float
     start_px: float

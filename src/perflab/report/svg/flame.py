@@ -6,6 +6,8 @@ from perflab.records.document import FlameNode
 from perflab.report.escape import html_text as escape
 from perflab.report.svg.canvas import coord, fit_label, svg_document, svg_text
 
+# colours as RGB: an unchanged frame is neutral; a changed one moves towards red (grew) or blue
+# (shrank), the usual reading of differential flame graphs
 NEUTRAL = (226, 220, 210)
 GROWTH = (214, 64, 50)
 SHRINK = (52, 110, 196)

@@ -35,6 +35,8 @@ from perflab.report.svg.canvas import (
 
 @dataclass(frozen=True)
 class ForestRow:
+    """One row of the forest plot: a ratio, its interval and its verdict."""
+
     label: str
     ratio: float
     ci_low: float  # 0 when unbounded below
@@ -50,7 +52,7 @@ class ForestRow:
 # A zero-width interval that is `inconclusive` is not waiting for more measuring (it is exact):
 # its lens gives no speed verdict from it (code size; one process). Drawn neutral, not amber.
 NO_SPEED_VERDICT = "#6e7781"
-_LINE_PX = 13.0
+_LINE_PX = 13.0  # line height of a row's label, for the SVG's 11 px text
 
 
 def forest_plot(rows: Sequence[ForestRow], *, band: float, width: float = 960) -> str:

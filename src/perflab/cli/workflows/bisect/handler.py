@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    """`perflab bisect`: finds the commit between GOOD and BAD that crossed the threshold, saying
+    each step; the exit status."""
     refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
     benchmark = benchmarked_from(args, options)

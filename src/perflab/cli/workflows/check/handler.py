@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    """`perflab check`: the head against its base ref, judged by the threshold, with the report and
+    the pull-request comment; the exit status."""
     refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
     benchmark = benchmarked_from(args, options)

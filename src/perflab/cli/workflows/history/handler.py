@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 
 def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Console) -> int:
+    """`perflab history`: a benchmark over a range of commits, with its change points; the exit
+    status."""
     refuse_run_only(options, WORKFLOW)
     threshold = parse_threshold(args.threshold)
     benchmark = benchmarked_from(args, options)
