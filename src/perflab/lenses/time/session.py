@@ -59,12 +59,10 @@ LOADED_SAMPLE_MS = 2.0
 class TimeSession(LensSession):
     """Shared bookkeeping: the budget, the samples so far, progress, when to stop."""
 
-    metric = Metric.TIME
-
     def __init__(
         self, benchmark: Benchmark, context: LensContext, clock_ns: Callable[[], int]
     ) -> None:
-        super().__init__(benchmark, context, clock_ns)
+        super().__init__(benchmark, context, clock_ns, metric=Metric.TIME)
         self.samples: list[Sample] = []
         self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds

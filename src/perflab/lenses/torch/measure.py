@@ -65,7 +65,7 @@ class TorchLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         _require_statement(benchmark)
-        _Session(benchmark, context, self._clock_ns).run()
+        _Session(benchmark, context, self._clock_ns, metric=Metric.TORCH).run()
 
     def analyse(
         self,
@@ -117,8 +117,6 @@ def _require_statement(benchmark: Benchmark) -> None:
 
 
 class _Session(LensSession):
-    metric = Metric.TORCH
-
     def run(self) -> None:
         # the first block of each generation warms up, on fewer loops
         sampler = InterleavedSampler(self, Metric.TORCH, warmup_blocks=1)
@@ -134,7 +132,7 @@ class _Session(LensSession):
             label="torch.profiler",
         )
 
-    def _generation(self, sampler: InterleavedSampler, generation: int) -> None:
+    def _generation(self, sampler: InterleavedSampler[_Session], generation: int) -> None:
         with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
             if self._loops is None:
                 target_ns = int(self.settings.sample_target_ms * 1e6)
@@ -159,13 +157,17 @@ class _Session(LensSession):
             servers.server(index).call(ops, {"op": "torch_warm"})
 
     def _profile(
-        self, sampler: InterleavedSampler, worker: StatementWorker, loops: list[int], slot: Slot
+        self,
+        sampler: InterleavedSampler[_Session],
+        worker: StatementWorker,
+        loops: list[int],
+        slot: Slot,
     ) -> None:
         own = loops[slot.variant]
         table = torch_profile(worker, min(own, WARMUP_LOOPS) if slot.warmup else own)
         self._store(sampler, table, slot)
 
-    def _store(self, sampler: InterleavedSampler, table: OpTable, slot: Slot) -> None:
+    def _store(self, sampler: InterleavedSampler[_Session], table: OpTable, slot: Slot) -> None:
         sink = self.context.sink
         variant = self.variants[slot.variant].name
         sink.add_artifact(

@@ -86,9 +86,8 @@ class _PeakMemorySession(LensSession):
         filed_under: Metric,
         progress_label: str,
     ) -> None:
-        super().__init__(benchmark, context, clock_ns)
+        super().__init__(benchmark, context, clock_ns, metric=filed_under)  # of the notes
         self.filed_under = filed_under  # the metric of the samples
-        self.metric = filed_under  # and of the notes
         self.progress_label = progress_label
 
 
@@ -105,7 +104,9 @@ class _PeakMemoryStatementSession(_PeakMemorySession):
             label=self.progress_label,
         )
 
-    def _generation(self, sampler: InterleavedSampler, generation: int) -> None:
+    def _generation(
+        self, sampler: InterleavedSampler[_PeakMemoryStatementSession], generation: int
+    ) -> None:
         with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
             if self._loops is None:
                 # every variant calibrates (one may be far slower than another); all run the
@@ -121,7 +122,11 @@ class _PeakMemoryStatementSession(_PeakMemorySession):
             )
 
     def _sample(
-        self, sampler: InterleavedSampler, worker: StatementWorker, loops: int, slot: Slot
+        self,
+        sampler: InterleavedSampler[_PeakMemoryStatementSession],
+        worker: StatementWorker,
+        loops: int,
+        slot: Slot,
     ) -> None:
         reading = rss_sample(worker, loops)
         values: list[tuple[str, float, int]] = [
@@ -172,7 +177,12 @@ class _PeakMemoryCommandSession(_PeakMemorySession):
             )
         )
 
-    def _run_one(self, sampler: InterleavedSampler, launcher: CommandLauncher, slot: Slot) -> None:
+    def _run_one(
+        self,
+        sampler: InterleavedSampler[_PeakMemoryCommandSession],
+        launcher: CommandLauncher,
+        slot: Slot,
+    ) -> None:
         variant = self.variants[slot.variant]
         argv = command_argv(self.benchmark.command_for(variant), shell=self.settings.shell)
         run = self._launch(launcher, slot.variant, argv)
