@@ -82,9 +82,9 @@ class LensSession:
     the generations of workers started and cleaned up for it. `lens` names the schedule (see
     `benchmark_rng`); `metric` is the lens's, for its notes.
 
-    A lens's session holds one (composition) and hands it to `InterleavedSampler`, which reads
-    it as a `SamplingSession`; it is not a base class: what a lens adds lives in its own object,
-    so a reader finds every method of a session in one file."""
+    A lens's session holds one and hands it to `InterleavedSampler`, which reads it as a
+    `SamplingSession`. It is a value, not a base class: what a lens adds lives in the lens's own
+    object beside it, so no method is defined here and overridden there."""
 
     def __init__(
         self,
