@@ -40,7 +40,7 @@ class Progress:
 
 def _sampler(
     n_variants: int = 3, *, budget_s: float = 1.0, warmup_blocks: int = 1
-) -> tuple[InterleavedSampler, Clock, Progress]:
+) -> tuple[InterleavedSampler[LensSession], Clock, Progress]:
     variants = tuple(Variant(f"V{i}") for i in range(n_variants))
     settings = dataclasses.replace(FAST, budget_s=budget_s, warmup_blocks=warmup_blocks, seed=7)
     progress = Progress()
