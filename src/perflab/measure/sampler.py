@@ -5,18 +5,51 @@ block samples every variant once, in the order `perflab.plan.schedule.block_orde
 session's seeded rng, so the same seed gives the same schedule. The first blocks of a generation
 warm up. A lens gives the sampler only how to measure one variant once (`MeasureOne`, called
 with the sample's `Slot`) and how to run one generation; the sampler owns the counting, the
-orders, the warm-up flags, the stopping rules and the progress updates.
+orders, the warm-up flags, the stopping rules and the progress updates. It reads the lens's
+session only through `SamplingSession` (`perflab.measure.session.LensSession` is one), so a
+session is a value the sampler is given, not a class a lens must extend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
-from perflab.measure.session import LensSession
+from perflab.measure.lens import ProgressReporter
 from perflab.plan.schedule import block_orders
 from perflab.records.kinds import Metric
-from perflab.records.model import Sample
+from perflab.records.model import Benchmark, Sample, Variant
+from perflab.records.settings import Settings
+
+
+class SamplingSession(Protocol):
+    """What the sampler reads of one benchmark's session, and no more: what it schedules, the
+    seeded rng of its orders, the settings' warm-up, the clock and the lens's share of the
+    budget for its stopping rules and stamps, the CPU turn around each block, where progress
+    goes."""
+
+    @property
+    def benchmark(self) -> Benchmark: ...
+    @property
+    def variants(self) -> Sequence[Variant]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def rng(self) -> random.Random: ...
+    @property
+    def lens_budget_s(self) -> float: ...
+    @property
+    def progress(self) -> ProgressReporter: ...
+    def elapsed_s(self) -> float: ...
+    def since_start_ns(self) -> int: ...
+    def turn(self) -> AbstractContextManager[None]: ...
+
+
+# the session a sampler is given, as its lens holds it: the sampler's `session` keeps its type
+SessionT = TypeVar("SessionT", bound=SamplingSession)
 
 
 @dataclass(frozen=True)
@@ -50,13 +83,13 @@ def _always(done: int) -> bool:
     return True
 
 
-class InterleavedSampler:
+class InterleavedSampler(Generic[SessionT]):
     """The schedule of one benchmark's samples for one lens: `blocks` within a generation,
     `generations` of them. `warmup_blocks` is how many blocks of each generation warm up (the
     settings' by default)."""
 
     def __init__(
-        self, session: LensSession, metric: Metric, *, warmup_blocks: int | None = None
+        self, session: SessionT, metric: Metric, *, warmup_blocks: int | None = None
     ) -> None:
         self.session = session
         self.metric = metric
@@ -126,13 +159,13 @@ class InterleavedSampler:
         """Whether one more generation, as long as the mean of the `done` so far, fits the
         lens's share of the budget."""
         elapsed_s = self.session.elapsed_s()
-        return elapsed_s + elapsed_s / done <= self.session.context.lens_budget_s
+        return elapsed_s + elapsed_s / done <= self.session.lens_budget_s
 
     def out_of_budget(self) -> bool:
-        return self.session.elapsed_s() >= self.session.context.lens_budget_s
+        return self.session.elapsed_s() >= self.session.lens_budget_s
 
     def progress(self, detail: str, fraction: float | None = None) -> None:
-        self.session.context.progress.update(
+        self.session.progress.update(
             benchmark=self.session.benchmark.name,
             metric=self.metric,
             detail=detail,
@@ -162,7 +195,7 @@ class InterleavedSampler:
             block=slot.block,
             position=slot.position,
             cpu=cpu,
-            at_ns=session.clock_ns() - session.start_ns,
+            at_ns=session.since_start_ns(),
             warmup=slot.warmup,
             run_queue_ns=accounting.run_queue_ns,
             cpu_ns=accounting.cpu_ns,

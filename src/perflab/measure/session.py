@@ -11,7 +11,7 @@ from typing import Protocol
 
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import LAYOUT_PADDING_VARIABLE, equalise_padding
-from perflab.measure.lens import LensContext
+from perflab.measure.lens import LensContext, ProgressReporter
 from perflab.measure.worker_client import (
     StatementWorker,
     WorkerLaunch,
@@ -80,10 +80,13 @@ WrapWorker = Callable[[int], WorkerWrap]
 
 
 class LensSession:
-    """Settings, variants, the benchmark's seeded schedule and a clock, for one benchmark.
-    `lens` names the schedule (see `benchmark_rng`)."""
+    """Settings, variants, the benchmark's seeded schedule and a clock, for one benchmark, and
+    the generations of workers started and cleaned up for it. `lens` names the schedule (see
+    `benchmark_rng`); `metric` is the lens's, for its notes.
 
-    metric: Metric | None = None  # the lens's, for its notes
+    A lens's session holds one and hands it to `InterleavedSampler`, which reads it as a
+    `SamplingSession`. It is a value, not a base class: what a lens adds lives in the lens's own
+    object beside it, so no method is defined here and overridden there."""
 
     def __init__(
         self,
@@ -92,8 +95,10 @@ class LensSession:
         clock_ns: Callable[[], int],
         *,
         lens: str = "",
+        metric: Metric | None = None,
     ) -> None:
         self.benchmark = benchmark
+        self.metric = metric
         self.context = context
         self.settings = context.experiment.settings
         self.variants = context.experiment.variants
@@ -144,6 +149,19 @@ class LensSession:
         for measuring, and another run's turns measure nothing of this one."""
         waited_s = self._turn_waits_s() - self._turn_waits_before_s
         return float(self.clock_ns() - self.start_ns) / 1e9 - waited_s
+
+    def since_start_ns(self) -> int:
+        """The session's clock, from its start (a sample's `at_ns`)."""
+        return self.clock_ns() - self.start_ns
+
+    @property
+    def lens_budget_s(self) -> float:
+        """The lens's share of the benchmark's budget (`LensContext.lens_budget_s`)."""
+        return self.context.lens_budget_s
+
+    @property
+    def progress(self) -> ProgressReporter:
+        return self.context.progress
 
     def _turn_waits_s(self) -> float:
         turns = self.context.turns

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from perflab.machine.fake_processes import FakeRunner
@@ -38,7 +40,7 @@ class Progress:
 
 def _sampler(
     n_variants: int = 3, *, budget_s: float = 1.0, warmup_blocks: int = 1
-) -> tuple[InterleavedSampler, Clock, Progress]:
+) -> tuple[InterleavedSampler[LensSession], Clock, Progress]:
     variants = tuple(Variant(f"V{i}") for i in range(n_variants))
     settings = dataclasses.replace(FAST, budget_s=budget_s, warmup_blocks=warmup_blocks, seed=7)
     progress = Progress()
@@ -122,3 +124,40 @@ def test_a_sample_carries_its_slot_and_the_sessions_clock() -> None:
     assert (sample.variant, sample.generation, sample.block, sample.position) == ("V2", 1, 3, 0)
     assert sample.warmup and sample.loops == 4 and sample.at_ns == 5
     assert sample.metric is Metric.TIME and sample.benchmark == "b"
+
+
+class BareSession:
+    """A session with only what `SamplingSession` asks for: no context, no workers."""
+
+    def __init__(self) -> None:
+        self.benchmark = BENCH
+        self.variants = (Variant("A"), Variant("B"))
+        self.settings = dataclasses.replace(FAST, warmup_blocks=1)
+        self.rng = random.Random(3)
+        self.lens_budget_s = 1.0
+        self.progress = Progress()
+        self.turns = 0
+        self.now_ns = 0
+
+    def elapsed_s(self) -> float:
+        return self.now_ns / 1e9
+
+    def since_start_ns(self) -> int:
+        return self.now_ns
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        self.turns += 1
+        yield
+
+
+def test_a_sampler_needs_only_a_sampling_session() -> None:
+    session = BareSession()
+    sampler = InterleavedSampler(session, Metric.TIME)
+    slots: list[Slot] = []
+    assert sampler.blocks(slots.append, blocks=2) == 2
+    assert session.turns == 2 and [s.warmup for s in slots] == [True, True, False, False]
+    session.now_ns = 7
+    assert sampler.sample(slots[0], "wall_ns", 1.0).at_ns == 7
+    session.now_ns = 10**9
+    assert sampler.out_of_budget()

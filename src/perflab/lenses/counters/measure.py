@@ -347,7 +347,7 @@ class CountersLens:
 
     def _generation(
         self,
-        sampler: InterleavedSampler,
+        sampler: InterleavedSampler[LensSession],
         events: Sequence[str],
         perf: str,
         tmp: Path,
@@ -514,7 +514,12 @@ class CountersLens:
             )
 
     def _count_command(
-        self, sampler: InterleavedSampler, events: Sequence[str], perf: str, tmp: Path, slot: Slot
+        self,
+        sampler: InterleavedSampler[LensSession],
+        events: Sequence[str],
+        perf: str,
+        tmp: Path,
+        slot: Slot,
     ) -> None:
         """One run of the command under `perf stat`, its counts stored as the slot's samples."""
         benchmark, context = sampler.session.benchmark, sampler.session.context

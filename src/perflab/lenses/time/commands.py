@@ -18,7 +18,7 @@ from perflab.lenses.time.session import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,
-    TimeSession,
+    TimeBookkeeping,
 )
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
@@ -27,34 +27,39 @@ from perflab.measure.layout import (
     padded_environments,
 )
 from perflab.measure.reported_time import ReportFiles
-from perflab.measure.sampler import ProcessAccounting, Slot
+from perflab.measure.sampler import InterleavedSampler, ProcessAccounting, Slot
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity
 
 
-class TimeCommandSession(TimeSession):
+class TimeCommandSession:
     """The time lens on a command benchmark: interleaved blocks of each variant's runs, batched
     into units, until the stopping rule or the budget ends them."""
 
+    def __init__(self, book: TimeBookkeeping) -> None:
+        self.book = book
+        self.session = book.session
+        self.sampler = InterleavedSampler(self.session, Metric.TIME)
+
     def run(self) -> None:
-        envs = [variant_environment(v) for v in self.variants]
-        commands = [self.benchmark.command_for(v) for v in self.variants]
-        shell = self.settings.shell
+        envs = [variant_environment(v) for v in self.session.variants]
+        commands = [self.session.benchmark.command_for(v) for v in self.session.variants]
+        shell = self.session.settings.shell
         self._describe_commands([command_argv(c, shell=shell) for c in commands], envs)
         # a program that reports its own time writes its report where perflab reads it back
         self.reports: ReportFiles | None = None
-        if self.benchmark.reports is None:
+        if self.session.benchmark.reports is None:
             self._run_commands(commands, envs)
             return
         with private_folder("report") as folder:
-            self.reports = ReportFiles(self.benchmark.reports, folder, len(commands))
+            self.reports = ReportFiles(self.session.benchmark.reports, folder, len(commands))
             reporting = [f"{c} {self.reports.arguments(i)}" for i, c in enumerate(commands)]
             self._run_commands(reporting, envs)
 
     def _run_commands(self, commands: Sequence[str], envs: Sequence[dict[str, str]]) -> None:
-        argvs = [command_argv(c, shell=self.settings.shell) for c in commands]
+        argvs = [command_argv(c, shell=self.session.settings.shell) for c in commands]
         self.checked_s = -math.inf  # when the stopping rule was last evaluated
         self.warmed_s: float | None = None  # when the warm-up blocks were done
         self.unit_blocks: int | None = None  # blocks per unit of the interval
@@ -64,14 +69,16 @@ class TimeCommandSession(TimeSession):
 
         def before_block(block: int) -> None:
             # every block its own layout: one padding draw, the variants' strings equalised
-            padded[:] = padded_environments(envs, argvs, self.rng)
+            padded[:] = padded_environments(envs, argvs, self.session.rng)
 
         with CommandLauncher(
-            self.context.runner, cpu=self.context.cpu, show_output=self.settings.show_output
+            self.session.context.runner,
+            cpu=self.session.context.cpu,
+            show_output=self.session.settings.show_output,
         ) as launcher:
 
             def measure(slot: Slot) -> None:
-                if slot.variant in self.failed:
+                if slot.variant in self.book.failed:
                     return
                 try:
                     self._prepare(launcher, slot.variant, padded[slot.variant])
@@ -86,56 +93,57 @@ class TimeCommandSession(TimeSession):
         """A variant that fails is measured no more and the others on, while a planned
         comparison is left among them (a crash hides nothing else); else `error` ends the
         lens."""
-        failed = {self.variants[i].name for i in self.failed} | {self.variants[index].name}
-        left = {v.name for v in self.variants} - failed
-        pairs = self.context.experiment.comparison_pairs
+        variants = self.session.variants
+        failed = {variants[i].name for i in self.book.failed} | {variants[index].name}
+        left = {v.name for v in variants} - failed
+        pairs = self.session.context.experiment.comparison_pairs
         if not any(a in left and b in left for a, b in pairs):
             raise error
-        self.failed[index] = error
+        self.book.failed[index] = error
 
     def _describe_commands(
         self, argvs: Sequence[tuple[str, ...]], envs: Sequence[dict[str, str]]
     ) -> None:
-        for variant, argv, env in zip(self.variants, argvs, envs, strict=True):
+        for variant, argv, env in zip(self.session.variants, argvs, envs, strict=True):
             described = describe_executable(argv, env, variant.cwd)
             described["layout"] = layout_info(unit="block", aslr=aslr_enabled(), hash_seed=False)
-            self.context.sink.add_variant_info(
-                variant.name, {"commands": {self.benchmark.name: described}}
+            self.session.context.sink.add_variant_info(
+                variant.name, {"commands": {self.session.benchmark.name: described}}
             )
 
     def _enough_blocks(self, blocks: int) -> bool:
         """After `blocks` blocks: stop at the maximum, or (beyond the minimum) once precise
         enough or out of the share."""
-        settings = self.settings
+        settings = self.session.settings
         if blocks == settings.warmup_blocks:
-            self.warmed_s = self.elapsed_s()
+            self.warmed_s = self.session.elapsed_s()
         if blocks < settings.min_command_blocks:
             return False
         if settings.max_command_blocks is not None and blocks >= settings.max_command_blocks:
             return True
         if self.unit_blocks is None:
             self.unit_blocks = self._choose_units(blocks)
-        out_of_budget = self.elapsed_s() >= self.budget_s
+        out_of_budget = self.session.elapsed_s() >= self.book.budget_s
         # Estimating reads every sample so far: after every block, short commands would
         # spend more time here than running (quadratic), so at most this often.
-        if not out_of_budget and self.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
+        if not out_of_budget and self.session.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
             return False
-        self.checked_s = self.elapsed_s()
-        decisions = self.decisions(self.unit_blocks)
-        self.report(f"block {blocks}", decisions)
-        return out_of_budget or self.precise_enough(decisions)
+        self.checked_s = self.session.elapsed_s()
+        decisions = self.book.decisions(self.unit_blocks)
+        self.book.report(f"block {blocks}", decisions)
+        return out_of_budget or self.book.precise_enough(decisions)
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share
         leaves for measuring; stored for the analysis."""
         warmed_s = self.warmed_s or 0.0
-        measured = blocks - self.settings.warmup_blocks
-        block_s = (self.elapsed_s() - warmed_s) / max(1, measured)
-        measuring_s = self.budget_s - warmed_s
+        measured = blocks - self.session.settings.warmup_blocks
+        block_s = (self.session.elapsed_s() - warmed_s) / max(1, measured)
+        measuring_s = self.book.budget_s - warmed_s
         unit_blocks = command_unit_blocks(
             block_s,
             min(COMMAND_UNIT_S, measuring_s / COMMAND_UNITS_IN_SHARE),
-            len(self.variants),
+            len(self.session.variants),
         )
         self._record_units(unit_blocks)
         return unit_blocks
@@ -143,17 +151,17 @@ class TimeCommandSession(TimeSession):
     def _prepare(self, launcher: CommandLauncher, index: int, env: dict[str, str]) -> None:
         """--prepare: its command before each run, through the same launcher (in the variant's
         environment and directory), untimed; a failure stops the run as the command's would."""
-        command = self.settings.prepare
+        command = self.session.settings.prepare
         if command is None:
             return
-        variant = self.variants[index]
+        variant = self.session.variants[index]
         run = launcher.run(
             ("/bin/sh", "-c", command),
             env=env,
             cwd=variant.cwd,
-            timeout_s=self.settings.sample_timeout_s,
+            timeout_s=self.session.settings.sample_timeout_s,
             variant=variant.name,
-            benchmark=self.benchmark.name,
+            benchmark=self.session.benchmark.name,
         )
         if run.timed_out or run.returncode != 0:
             how = "timed out" if run.timed_out else describe_status(run.returncode)
@@ -161,15 +169,15 @@ class TimeCommandSession(TimeSession):
                 f"the --prepare command {command!r} {how}",
                 hint="run it by hand in the variant's directory to see why",
                 variant=variant.name,
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 detail=run.stderr_tail.rstrip() or None,
             )
 
     def _record_units(self, blocks_per_unit: int) -> None:
-        self.context.sink.add_artifact(
+        self.session.context.sink.add_artifact(
             Artifact(
-                benchmark=self.benchmark.name,
-                variant=self.variants[0].name,
+                benchmark=self.session.benchmark.name,
+                variant=self.session.variants[0].name,
                 metric=Metric.TIME,
                 kind=KIND_COMMAND_UNITS,
                 content=json.dumps({"blocks_per_unit": blocks_per_unit}),
@@ -179,23 +187,23 @@ class TimeCommandSession(TimeSession):
     def _run_one(
         self, launcher: CommandLauncher, argv: tuple[str, ...], env: dict[str, str], slot: Slot
     ) -> None:
-        variant = self.variants[slot.variant]
+        variant = self.session.variants[slot.variant]
         run = launcher.run(
             argv,
             env=env,
             cwd=variant.cwd,
-            timeout_s=self.settings.sample_timeout_s,
+            timeout_s=self.session.settings.sample_timeout_s,
             variant=variant.name,
-            benchmark=self.benchmark.name,
+            benchmark=self.session.benchmark.name,
         )
-        if failure_ignored(run, ignore_failure=self.settings.ignore_failure):
+        if failure_ignored(run, ignore_failure=self.session.settings.ignore_failure):
             self.ignored.setdefault(slot.variant, {})[slot.block] = run.returncode or 0
         else:
             self._fail_unless_ok(run, variant.name)
         if self.reports is not None:
-            self.record(self._reported_sample(run, slot))
+            self.book.record(self._reported_sample(run, slot))
             return
-        self.record(
+        self.book.record(
             self.sampler.sample(
                 slot,
                 WALL_NS,
@@ -211,15 +219,15 @@ class TimeCommandSession(TimeSession):
         """The sample the program's own report gives: its iterations' time, and the share of
         the process's waits for the CPU that fell inside them (spread evenly over the run)."""
         assert self.reports is not None
-        variant = self.variants[slot.variant]
+        variant = self.session.variants[slot.variant]
         try:
-            reported = self.reports.take(slot.variant, self.benchmark.name, run.stderr_tail)
+            reported = self.reports.take(slot.variant, self.session.benchmark.name, run.stderr_tail)
         except BenchmarkFailedError as error:
             raise BenchmarkFailedError(
                 error.message,
                 hint=error.hint,
                 variant=variant.name,
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 detail=error.detail,
             ) from None
         if not reported.counted:  # a mean alone: how much of the run it covers is unknown
@@ -242,10 +250,10 @@ class TimeCommandSession(TimeSession):
     def _note_ignored_failures(self) -> None:
         """Which commands exited non-zero and were measured anyway (--ignore-failure)."""
         for index, by_block in sorted(self.ignored.items()):
-            variant = self.variants[index].name
-            self.context.sink.add_artifact(
+            variant = self.session.variants[index].name
+            self.session.context.sink.add_artifact(
                 Artifact(
-                    benchmark=self.benchmark.name,
+                    benchmark=self.session.benchmark.name,
                     variant=variant,
                     metric=Metric.TIME,
                     kind=KIND_EXIT_CODES,
@@ -257,14 +265,14 @@ class TimeCommandSession(TimeSession):
                 f"{count} run{'' if count == 1 else 's'} with status {status}"
                 for status, count in sorted(statuses.items())
             )
-            self.context.sink.add_note(
+            self.session.context.sink.add_note(
                 Note(
                     severity=Severity.WARNING,
                     message=f"the command exited with a non-zero status and was measured anyway "
                     f"(--ignore-failure): {said}",
                     hint="its times are those of a failing run, which may stop early; without "
                     "-i a failure stops the run",
-                    benchmark=self.benchmark.name,
+                    benchmark=self.session.benchmark.name,
                     variant=variant,
                     metric=Metric.TIME,
                 )
@@ -274,7 +282,7 @@ class TimeCommandSession(TimeSession):
         if not run.timed_out and run.returncode == 0:
             return
         how = (
-            f"timed out after {self.settings.sample_timeout_s:g} s and was killed"
+            f"timed out after {self.session.settings.sample_timeout_s:g} s and was killed"
             if run.timed_out
             else describe_status(run.returncode)
         )
@@ -284,7 +292,7 @@ class TimeCommandSession(TimeSession):
             if not run.timed_out
             else "raise --sample-timeout if one run legitimately takes longer",
             variant=variant,
-            benchmark=self.benchmark.name,
+            benchmark=self.session.benchmark.name,
             detail=run.stderr_tail.rstrip() or None,
         )
 

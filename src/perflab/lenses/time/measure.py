@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.commands import TimeCommandSession
+from perflab.lenses.time.session import TimeBookkeeping
 from perflab.lenses.time.statements import TimeStatementSession
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
+from perflab.measure.session import LensSession
 from perflab.records.errors import VariantsFailed
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note
@@ -36,18 +38,19 @@ class TimeLens:
         return []
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        session: TimeStatementSession | TimeCommandSession
         clock_ns = self._clock_ns or context.clock_ns
+        book = TimeBookkeeping(LensSession(benchmark, context, clock_ns, metric=Metric.TIME))
+        session: TimeStatementSession | TimeCommandSession
         if benchmark.kind is BenchmarkKind.STATEMENT:
-            session = TimeStatementSession(benchmark, context, clock_ns)
+            session = TimeStatementSession(book)
         else:
-            session = TimeCommandSession(benchmark, context, clock_ns)
-        session.other_runs_on_cpu()
+            session = TimeCommandSession(book)
+        book.other_runs_on_cpu()
         session.run()
-        session.note_overrun()
-        session.note_early_stop()
-        if session.failed:
-            raise VariantsFailed(list(session.failed.values()))
+        book.note_overrun()
+        book.note_early_stop()
+        if book.failed:
+            raise VariantsFailed(list(book.failed.values()))
 
     def analyse(
         self,

@@ -1,5 +1,6 @@
 """What the time lens's two sessions share: the budget's share, the stopping rule, the notes on
-overrun and early stops, and the other perflab runs on the measuring CPU."""
+overrun and early stops, and the other perflab runs on the measuring CPU (`TimeBookkeeping`, a
+value each session holds beside its `LensSession`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.cost import (
@@ -16,12 +17,10 @@ from perflab.lenses.time.cost import (
 )
 from perflab.lenses.time.decision import Decision, decide
 from perflab.machine import cpu_lock
-from perflab.measure.lens import LensContext
-from perflab.measure.sampler import InterleavedSampler
 from perflab.measure.session import LensSession
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
-from perflab.records.model import Artifact, Benchmark, Note, Sample, Severity
+from perflab.records.model import Artifact, Note, Sample, Severity
 from perflab.stats import preemption
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, SampleGroups, estimate_ratio, own_log_values
@@ -56,46 +55,43 @@ LOADED_PREEMPTED_FRACTION = 0.05
 LOADED_SAMPLE_MS = 2.0
 
 
-class TimeSession(LensSession):
-    """Shared bookkeeping: the budget, the samples so far, progress, when to stop."""
+class TimeBookkeeping:
+    """What the time lens's two sessions share, over the `LensSession` they hold too: the
+    budget, the samples so far, progress, when to stop, and the notes on how it went."""
 
-    metric = Metric.TIME
-
-    def __init__(
-        self, benchmark: Benchmark, context: LensContext, clock_ns: Callable[[], int]
-    ) -> None:
-        super().__init__(benchmark, context, clock_ns)
+    def __init__(self, session: LensSession) -> None:
+        self.session = session
         self.samples: list[Sample] = []
-        self.budget_s = max(1e-3, context.lens_budget_s)  # its share of the benchmark's budget
+        # its share of the benchmark's budget
+        self.budget_s = max(1e-3, session.context.lens_budget_s)
         self.units: dict[int, int] = {}  # generation -> server round, when forked in rounds
         self.shared_cpu_with: tuple[int, ...] = ()  # other perflab runs on the measuring CPU
         # the wall clock, not the session's: other processes write the lock's marks in it
         self.started_wall_s = time.time()
         self.was_precise = False  # the stopping rule found every comparison precise enough
-        self.sampler = InterleavedSampler(self, Metric.TIME)
         # variants that failed while the others were measured on (by index), with why
         self.failed: dict[int, BenchmarkFailedError] = {}
 
     def record(self, sample: Sample) -> None:
         self.samples.append(sample)
-        self.context.sink.add_sample(sample)
+        self.session.context.sink.add_sample(sample)
 
     def decisions(self, batch_blocks: int | None = None) -> list[Decision]:
         """Every comparison as the analysis will decide it (`analyse.decide`), from the samples
         so far; with one variant, its own time, by the same precision."""
-        baseline = [s for s in self.samples if s.variant == self.variants[0].name]
-        policy = preemption.Preemption(self.settings.preempted)
+        baseline = [s for s in self.samples if s.variant == self.session.variants[0].name]
+        policy = preemption.Preemption(self.session.settings.preempted)
         units = self.units or None
-        if len(self.variants) == 1:
+        if len(self.session.variants) == 1:
             own = own_log_values(baseline, batch_blocks=batch_blocks, preemption=policy)
-            estimate = estimate_ratio(own, self.settings.confidence, units=units)
+            estimate = estimate_ratio(own, self.session.settings.confidence, units=units)
             return [Decision(pairs=own, mean=estimate, estimate=estimate, check=None)]
         confidence = family_confidence(
-            self.settings.confidence, run_family_size(self.context.experiment)
+            self.session.settings.confidence, run_family_size(self.session.context.experiment)
         )
         shared_cpu_with = self.other_runs_on_cpu()
         decisions = []
-        for index, variant in enumerate(self.variants[1:], 1):
+        for index, variant in enumerate(self.session.variants[1:], 1):
             if index in self.failed:  # compared with nothing: no reason to measure on
                 continue
             samples = [s for s in self.samples if s.variant == variant.name]
@@ -118,23 +114,23 @@ class TimeSession(LensSession):
         holding it (this run shares it after waiting) and those that joined it (this run or
         another holds it), less those that take turns with this one; each recorded for the
         analysis, which counts it as overload, as the stopping rule does."""
-        cpu = self.context.cpu
+        cpu = self.session.context.cpu
         if cpu is None:
             return ()
         others = set(cpu_lock.joined(cpu, self.started_wall_s, remove_ended=False))
         holder = cpu_lock.holder(cpu)
         if holder is not None and holder != os.getpid():
             others.add(holder)
-        turns = self.context.turns
+        turns = self.session.context.turns
         if turns is not None:  # runs taking turns with this one sample only between its blocks
             others -= turns.partners | set(turns.takers())
         new = sorted(others - set(self.shared_cpu_with))
         if new:
             self.shared_cpu_with += tuple(new)
-            self.context.sink.add_artifact(
+            self.session.context.sink.add_artifact(
                 Artifact(
-                    benchmark=self.benchmark.name,
-                    variant=self.variants[0].name,
+                    benchmark=self.session.benchmark.name,
+                    variant=self.session.variants[0].name,
                     metric=Metric.TIME,
                     kind=KIND_SHARED_CPU,
                     content=json.dumps({"cpu": cpu, "pids": new}),
@@ -146,10 +142,10 @@ class TimeSession(LensSession):
         """Whether to stop early (`may_stop_after`)."""
         precise = may_stop_after(
             decisions,
-            self.settings.target_precision,
-            equivalence_band=self.settings.equivalence_band,
-            confidence=self.settings.confidence,
-            family=run_family_size(self.context.experiment),
+            self.session.settings.target_precision,
+            equivalence_band=self.session.settings.equivalence_band,
+            confidence=self.session.settings.confidence,
+            family=run_family_size(self.session.context.experiment),
         )
         self.was_precise = self.was_precise or precise
         return precise
@@ -157,33 +153,33 @@ class TimeSession(LensSession):
     def note_early_stop(self) -> None:
         """A lens that stopped once every comparison was precise enough says so: the rest of
         its share was not needed (a plan is what it may take; the budget note reads it)."""
-        took_s = self.elapsed_s()
+        took_s = self.session.elapsed_s()
         if not self.was_precise or took_s >= EARLY_STOP_SAID * self.budget_s:
             return
-        self.context.sink.add_note(
+        self.session.context.sink.add_note(
             Note(
                 severity=Severity.INFO,
                 message=f"the time lens stopped after {took_s:.1f} s of its "
                 f"{self.budget_s:.1f} s: every comparison was precise enough",
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 metric=Metric.TIME,
             )
         )
 
     def note_overrun(self) -> None:
         """Minimums (generations, blocks, warm-up) win over the budget: say so when they did."""
-        elapsed_s = self.elapsed_s()
+        elapsed_s = self.session.elapsed_s()
         if elapsed_s <= OVERRUN_FACTOR * self.budget_s:
             return
-        self.context.sink.add_note(
+        self.session.context.sink.add_note(
             Note(
                 severity=Severity.INFO,
                 message=f"measuring took {elapsed_s:.0f} s, more than the budget of "
                 f"{self.budget_s:.3g} s, to reach the minimum of "
-                f"{self.settings.min_generations} generations (each with warm-up)",
+                f"{self.session.settings.min_generations} generations (each with warm-up)",
                 hint="samples are long here: lower --min-generations or --sample-ms, or "
                 "raise --budget to make the budget the limit",
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 metric=Metric.TIME,
             )
         )
@@ -194,7 +190,7 @@ class TimeSession(LensSession):
         decisions = self.decisions()
         self.report(what, decisions)
         return minimums_met and (
-            self.precise_enough(decisions) or self.elapsed_s() >= self.budget_s
+            self.precise_enough(decisions) or self.session.elapsed_s() >= self.budget_s
         )
 
     def report(self, what: str, decisions: list[Decision]) -> None:
@@ -202,12 +198,12 @@ class TimeSession(LensSession):
             d.estimate.log_half_width for d in decisions if math.isfinite(d.estimate.log_half_width)
         ]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
-        left_s = max(0.0, self.budget_s - self.elapsed_s())
-        self.context.progress.update(
-            benchmark=self.benchmark.name,
+        left_s = max(0.0, self.budget_s - self.session.elapsed_s())
+        self.session.context.progress.update(
+            benchmark=self.session.benchmark.name,
             metric=Metric.TIME,
             detail=f"{what}, {len(self.samples)} samples{ci}, ≤{left_s:.0f} s left",
-            fraction=min(1.0, self.elapsed_s() / self.budget_s),
+            fraction=min(1.0, self.session.elapsed_s() / self.budget_s),
         )
 
 

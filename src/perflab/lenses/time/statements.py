@@ -22,7 +22,7 @@ from perflab.lenses.time.session import (
     LOADED_SAMPLE_MS,
     MIN_BLOCKS_PER_GENERATION,
     TARGET_GENERATIONS,
-    TimeSession,
+    TimeBookkeeping,
 )
 from perflab.machine.host import online_cpus
 from perflab.measure.fork_server import ForkServers
@@ -30,8 +30,8 @@ from perflab.measure.layout import (
     LAYOUT_PADDING_VARIABLE,
     draw_padding,
 )
-from perflab.measure.sampler import ProcessAccounting, Slot
-from perflab.measure.session import loops_per_variant
+from perflab.measure.sampler import InterleavedSampler, ProcessAccounting, Slot
+from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.plan.schedule import launch_order
 from perflab.records.kinds import Metric
@@ -40,15 +40,21 @@ from perflab.records.settings import Settings
 from perflab.stats import preemption
 
 
-class TimeStatementSession(TimeSession):
+class TimeStatementSession:
     """The time lens on a statement benchmark: generations of fresh (or forked) workers per
-    variant, interleaved, until the stopping rule or the budget ends them."""
+    variant, interleaved, until the stopping rule or the budget ends them. Its workers come
+    from the bookkeeping's `LensSession`."""
+
+    def __init__(self, book: TimeBookkeeping) -> None:
+        self.book = book
+        self.session = book.session
+        self.sampler = InterleavedSampler(self.session, Metric.TIME)
 
     def run(self) -> None:
-        if self.context.server_rounds is not None:
-            self._run_in_rounds(self.context.server_rounds)
+        if self.session.context.server_rounds is not None:
+            self._run_in_rounds(self.session.context.server_rounds)
             return
-        settings = self.settings
+        settings = self.session.settings
         loops: list[int] | None = None  # per variant
         shortest_s = self._planned_generation_s()
         generation_s = shortest_s
@@ -57,7 +63,7 @@ class TimeStatementSession(TimeSession):
         prestarted: Prestart | None = None
         try:
             while True:
-                started_ns = self.clock_ns()
+                started_ns = self.session.clock_ns()
                 launch, upcoming = upcoming, self._next_launch()
                 workers = self._start(launch, prestarted)
                 if prestarted is not None:
@@ -66,22 +72,22 @@ class TimeStatementSession(TimeSession):
                     # compiled the variants' bytecode caches) is often longer
                     generation_s = max(shortest_s, prestarted.startup_s)
                     prestarted = None
-                with self.closing(workers):
+                with self.session.closing(workers):
                     self._record_interpreters(workers)
-                    startup_s = (self.clock_ns() - started_ns) / 1e9
+                    startup_s = (self.session.clock_ns() - started_ns) / 1e9
                     if loops is None:
                         loops = loops_per_variant(workers, int(settings.sample_target_ms * 1e6))
                         # keep start-up below half of each generation's time
                         generation_s = max(generation_s, startup_s)
                     generation_s = self._fit_minimums(generation, generation_s, startup_s)
                     if self._another_generation_likely(generation, generation_s):
-                        prestarted = Prestart(self, upcoming)
+                        prestarted = Prestart(self.session, upcoming)
                     self._sample_generation(workers, generation, loops, generation_s)
                 if generation == 0:
                     loops = self._shorter_if_preempted(loops)
                 generation += 1
                 minimums_met = generation >= settings.min_generations
-                if self.stop_after(f"generation {generation}", minimums_met=minimums_met):
+                if self.book.stop_after(f"generation {generation}", minimums_met=minimums_met):
                     return
         finally:
             if prestarted is not None:
@@ -90,28 +96,30 @@ class TimeStatementSession(TimeSession):
     def _planned_generation_s(self) -> float:
         """How long each generation samples, unless start-up or the minimums say otherwise."""
         low_s, high_s = TIME_GENERATION_S_RANGE
-        return min(high_s, max(low_s, self.budget_s / TARGET_GENERATIONS))
+        return min(high_s, max(low_s, self.book.budget_s / TARGET_GENERATIONS))
 
     def _start(self, launch: Launch, prestarted: Prestart | None) -> list[StatementWorker]:
         """This generation's workers: those started ahead, moved onto the measuring CPU, or
         fresh ones."""
         if prestarted is None:
-            return self.launch_workers(
-                layout=launch.layout, disable_aslr=self.settings.paired_layout, rng=launch.rng
+            return self.session.launch_workers(
+                layout=launch.layout,
+                disable_aslr=self.session.settings.paired_layout,
+                rng=launch.rng,
             )
         workers = prestarted.take()
-        self.pin_to_measuring_cpu(workers)
+        self.session.pin_to_measuring_cpu(workers)
         return workers
 
     def _fit_minimums(self, generation: int, generation_s: float, startup_s: float) -> float:
         """Behind (workers start slower than the probe said), this and the minimum generations
         still to come sample less, down to their minimum blocks, rather than overrun."""
-        if not 0 < generation < self.settings.min_generations:
+        if not 0 < generation < self.session.settings.min_generations:
             return generation_s
         return sampling_to_fit(
             generation_s,
-            self.budget_s - self.elapsed_s(),
-            self.settings.min_generations - generation,
+            self.book.budget_s - self.session.elapsed_s(),
+            self.session.settings.min_generations - generation,
             # started ahead, the next workers' start-up overlaps this sampling
             0.0 if self._started_ahead(generation) else startup_s,
         )
@@ -119,8 +127,8 @@ class TimeStatementSession(TimeSession):
     def _next_launch(self) -> Launch:
         """The next generation's layout and launch order, drawn here (in the measuring thread)
         whether it is started ahead or not, so a seeded schedule stays the same."""
-        layout = generation_layout(self.rng) if self.settings.paired_layout else {}
-        return Launch(layout=layout, rng=random.Random(self.rng.getrandbits(64)))
+        layout = generation_layout(self.session.rng) if self.session.settings.paired_layout else {}
+        return Launch(layout=layout, rng=random.Random(self.session.rng.getrandbits(64)))
 
     def _started_ahead(self, generation: int) -> bool:
         """Whether the next generation's workers start while this one measures."""
@@ -130,13 +138,13 @@ class TimeStatementSession(TimeSession):
         """Start the next generation's workers while this one measures, on perflab's own CPUs
         (not the measuring one), when there are such CPUs and another generation will probably
         follow: worker start-up (interpreter, imports, setup) then costs no measuring time."""
-        if self.context.cpu is None or self.context.fork_servers is not None:
+        if self.session.context.cpu is None or self.session.context.fork_servers is not None:
             return False
-        if not set(online_cpus()) - {self.context.cpu}:
+        if not set(online_cpus()) - {self.session.context.cpu}:
             return False
-        if generation + 1 < self.settings.min_generations:
+        if generation + 1 < self.session.settings.min_generations:
             return True
-        return self.elapsed_s() + generation_s < self.budget_s
+        return self.session.elapsed_s() + generation_s < self.book.budget_s
 
     def _run_in_rounds(self, rounds: ServerRounds) -> None:
         """Generations forked from rounds of fork servers: each round starts one server per
@@ -145,19 +153,20 @@ class TimeStatementSession(TimeSession):
         and stops them. Every variant's server and workers of a round share one layout, as a
         fresh generation's workers do. The minimums are `min_rounds` whole rounds and
         `min_generations` generations; the budget may cut a round beyond them short."""
+        session, settings = self.session, self.session.settings
         done = ServerRoundsDone(rounds, round_start_s=rounds.round_start_s)
         generation_s = self._planned_generation_s()
         while not (
-            done.minimums_met(self.settings)
-            and self.elapsed_s() + done.round_start_s >= self.budget_s
+            done.minimums_met(settings)
+            and session.elapsed_s() + done.round_start_s >= self.book.budget_s
         ):
-            layout = generation_layout(self.rng) if self.settings.paired_layout else {}
-            started_ns = self.clock_ns()
+            layout = generation_layout(session.rng) if settings.paired_layout else {}
+            started_ns = session.clock_ns()
             with self._round_servers(layout) as servers:
-                done.round_start_s = (self.clock_ns() - started_ns) / 1e9
+                done.round_start_s = (session.clock_ns() - started_ns) / 1e9
                 self._sample_round(done, servers, layout, generation_s)
             done.completed += 1
-            if done.minimums_met(self.settings) and self.precise_enough(self.decisions()):
+            if done.minimums_met(settings) and self.book.precise_enough(self.book.decisions()):
                 break
         self._note_rounds(done.completed, done.generation)
 
@@ -170,18 +179,18 @@ class TimeStatementSession(TimeSession):
     ) -> None:
         """The generations forked in one round, each sampling as long as `_round_sampling_s`
         says; beyond the minimums the stopping rule may cut the round short."""
-        pids = [servers.server(i).process.pid for i in range(len(self.variants))]
+        pids = [servers.server(i).process.pid for i in range(len(self.session.variants))]
         for fork in range(done.rounds.forks_per_round):
-            fork_started_ns = self.clock_ns()
-            with self.generation(
-                layout=layout, disable_aslr=self.settings.paired_layout
+            fork_started_ns = self.session.clock_ns()
+            with self.session.generation(
+                layout=layout, disable_aslr=self.session.settings.paired_layout
             ) as workers:
                 self._record_round(done.generation, done.completed, pids)
                 self._record_interpreters(workers)
                 if done.loops is None:
-                    target_ns = int(self.settings.sample_target_ms * 1e6)
+                    target_ns = int(self.session.settings.sample_target_ms * 1e6)
                     done.loops = loops_per_variant(workers, target_ns)
-                fork_s = (self.clock_ns() - fork_started_ns) / 1e9
+                fork_s = (self.session.clock_ns() - fork_started_ns) / 1e9
                 sampling_s = self._round_sampling_s(
                     done.rounds, generation_s, done.completed, fork, done.round_start_s, fork_s
                 )
@@ -190,7 +199,7 @@ class TimeStatementSession(TimeSession):
                 done.loops = self._shorter_if_preempted(done.loops)
             done.generation += 1
             what = f"round {done.completed + 1}, generation {done.generation}"
-            if self.stop_after(what, minimums_met=done.minimums_met(self.settings)):
+            if self.book.stop_after(what, minimums_met=done.minimums_met(self.session.settings)):
                 return  # a round beyond the minimums, cut short
 
     def _round_sampling_s(
@@ -211,7 +220,7 @@ class TimeStatementSession(TimeSession):
             return planned_s
         rounds_after = rounds.min_rounds - completed - 1
         generations_left = (rounds.forks_per_round - fork) + rounds_after * rounds.forks_per_round
-        left_s = self.budget_s - self.elapsed_s() - rounds_after * round_start_s
+        left_s = self.book.budget_s - self.session.elapsed_s() - rounds_after * round_start_s
         return sampling_to_fit(planned_s, left_s, generations_left, fork_s)
 
     @contextlib.contextmanager
@@ -219,34 +228,34 @@ class TimeStatementSession(TimeSession):
         """One round's fork servers, started in random order; killed at once when the round
         fails or is interrupted, closed after it."""
         servers = ForkServers(
-            self.context.runner,
-            self.benchmark,
-            self.variants,
+            self.session.context.runner,
+            self.session.benchmark,
+            self.session.variants,
             WorkerLaunch(
-                self.context.default_python,
-                cpu=self.context.cpu,
-                timeout_s=self.settings.sample_timeout_s,
+                self.session.context.default_python,
+                cpu=self.session.context.cpu,
+                timeout_s=self.session.settings.sample_timeout_s,
                 extra_env=layout,
-                disable_aslr=self.settings.paired_layout,
+                disable_aslr=self.session.settings.paired_layout,
             ),
         )
         try:
-            servers.started(order=launch_order(len(self.variants), self.rng))
-            self.round_servers = servers
+            servers.started(order=launch_order(len(self.session.variants), self.session.rng))
+            self.session.round_servers = servers
             yield servers
         except BaseException:
             servers.kill()
             raise
         finally:
-            self.round_servers = None
+            self.session.round_servers = None
             servers.close()
 
     def _record_round(self, generation: int, round_index: int, pids: list[int]) -> None:
-        self.units[generation] = round_index
-        self.context.sink.add_artifact(
+        self.book.units[generation] = round_index
+        self.session.context.sink.add_artifact(
             Artifact(
-                benchmark=self.benchmark.name,
-                variant=self.variants[0].name,
+                benchmark=self.session.benchmark.name,
+                variant=self.session.variants[0].name,
                 metric=Metric.TIME,
                 kind=KIND_SERVER_ROUND,
                 content=json.dumps({"round": round_index, "servers": pids}),
@@ -255,7 +264,7 @@ class TimeStatementSession(TimeSession):
         )
 
     def _note_rounds(self, rounds: int, generations: int) -> None:
-        self.context.sink.add_note(
+        self.session.context.sink.add_note(
             Note(
                 severity=Severity.INFO,
                 message=f"the set-up's imports are expensive: the time lens forked its "
@@ -264,7 +273,7 @@ class TimeStatementSession(TimeSession):
                 "share their server's hash seed and memory, so the interval is over rounds",
                 hint="a larger --budget buys more rounds; docs/statistics.md (expensive "
                 "set-ups) has the design",
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 metric=Metric.TIME,
             )
         )
@@ -277,29 +286,31 @@ class TimeStatementSession(TimeSession):
         preempted more often, and preemption costs more than the time it takes out
         (docs/statistics.md, "Overload"). Pairs compare time per iteration, so different loop
         counts leave the ratio unbiased."""
-        measured = [s for s in self.samples if not s.warmup and s.run_queue_ns is not None]
-        factor = LOADED_SAMPLE_MS / self.settings.sample_target_ms
+        measured = [s for s in self.book.samples if not s.warmup and s.run_queue_ns is not None]
+        factor = LOADED_SAMPLE_MS / self.session.settings.sample_target_ms
         if not measured or factor >= 1:
             return loops
         preempted = sum(preemption.is_preempted(s) for s in measured) / len(measured)
         if preempted < LOADED_PREEMPTED_FRACTION:
             return loops
-        self.context.sink.add_note(
+        self.session.context.sink.add_note(
             Note(
                 severity=Severity.INFO,
                 message=f"{preempted:.0%} of the first generation's samples were preempted by "
                 f"other processes: samples were shortened to about {LOADED_SAMPLE_MS:g} ms "
                 "from the second generation on, so that fewer are",
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 metric=Metric.TIME,
             )
         )
         return equal_duration_loops(
-            loops, [[s for s in measured if s.variant == v.name] for v in self.variants], factor
+            loops,
+            [[s for s in measured if s.variant == v.name] for v in self.session.variants],
+            factor,
         )
 
     def _record_interpreters(self, workers: list[StatementWorker]) -> None:
-        for variant, worker in zip(self.variants, workers, strict=True):
+        for variant, worker in zip(self.session.variants, workers, strict=True):
             info: dict[str, str] = {
                 "python_version": worker.info.python_version,
                 "implementation": worker.info.implementation,
@@ -307,7 +318,7 @@ class TimeStatementSession(TimeSession):
             }
             if worker.info.device_synchronised is not None:
                 info["device_synchronised"] = worker.info.device_synchronised
-            self.context.sink.add_variant_info(variant.name, info)
+            self.session.context.sink.add_variant_info(variant.name, info)
 
     def _sample_generation(
         self,
@@ -318,11 +329,11 @@ class TimeStatementSession(TimeSession):
     ) -> None:
         """Blocks of samples until the generation has sampled `generation_s` and its minimum
         blocks (time waited for turns on a shared CPU is not sampling: elapsed_s leaves it out)."""
-        generation_start_s = self.elapsed_s()
+        generation_start_s = self.session.elapsed_s()
 
         def measure(slot: Slot) -> None:
             measured = workers[slot.variant].sample(loops[slot.variant])
-            self.record(
+            self.book.record(
                 self.sampler.sample(
                     slot,
                     WALL_NS,
@@ -336,8 +347,8 @@ class TimeStatementSession(TimeSession):
             )
 
         def enough(blocks: int) -> bool:
-            spent_s = self.elapsed_s() - generation_start_s
-            minimum = self.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
+            spent_s = self.session.elapsed_s() - generation_start_s
+            minimum = self.session.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
             return blocks >= minimum and spent_s >= generation_s
 
         self.sampler.blocks(measure, generation=generation, enough=enough)
@@ -372,7 +383,7 @@ class Prestart:
     """The next generation's workers, started in a thread on perflab's own CPUs while the
     current generation measures; `take` waits for them, `discard` closes them unused."""
 
-    def __init__(self, session: TimeStatementSession, launch_of: Launch) -> None:
+    def __init__(self, session: LensSession, launch_of: Launch) -> None:
         self.startup_s = 0.0  # how long the workers took to start, once `take` returned
 
         def launch() -> list[StatementWorker]:

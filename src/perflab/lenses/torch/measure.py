@@ -69,7 +69,7 @@ class TorchLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         _require_statement(benchmark)
-        _Session(benchmark, context, self._clock_ns).run()
+        _Session(LensSession(benchmark, context, self._clock_ns, metric=Metric.TORCH)).run()
 
     def analyse(
         self,
@@ -120,14 +120,17 @@ def _require_statement(benchmark: Benchmark) -> None:
 # measuring
 
 
-class _Session(LensSession):
-    metric = Metric.TORCH
+class _Session:
+    """Generations of workers, each variant's profiles alternating in blocks."""
+
+    def __init__(self, session: LensSession) -> None:
+        self.session = session
 
     def run(self) -> None:
         # the first block of each generation warms up, on fewer loops
-        sampler = InterleavedSampler(self, Metric.TORCH, warmup_blocks=1)
+        sampler = InterleavedSampler(self.session, Metric.TORCH, warmup_blocks=1)
         self._loops: list[int] | None = None  # per variant, calibrated in the first generation
-        generations = max(2, self.settings.min_generations)
+        generations = max(2, self.session.settings.min_generations)
         self._warm_servers()
         # its share of the budget decides how many beyond two (a CI needs two)
         sampler.generations(
@@ -138,10 +141,10 @@ class _Session(LensSession):
             label="torch.profiler",
         )
 
-    def _generation(self, sampler: InterleavedSampler, generation: int) -> None:
-        with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
+    def _generation(self, sampler: InterleavedSampler[LensSession], generation: int) -> None:
+        with self.session.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
             if self._loops is None:
-                target_ns = int(self.settings.sample_target_ms * 1e6)
+                target_ns = int(self.session.settings.sample_target_ms * 1e6)
                 self._loops = [min(MAX_LOOPS, n) for n in loops_per_variant(workers, target_ns)]
             loops = self._loops
             sampler.blocks(
@@ -154,27 +157,31 @@ class _Session(LensSession):
         """Forked workers: one empty profiler session in each server, so that no generation's
         child pays the profiler's initialisation (seconds a process) in its warm-up
         profile; what the children then profile is the same (the warm-up block stays)."""
-        servers = self.fork_servers
+        servers = self.session.fork_servers
         if servers is None:
             return
         ops = WorkerOps.from_module(WORKER_OPS)
-        for index in range(len(self.variants)):
+        for index in range(len(self.session.variants)):
             # a failure is left to the first generation, which reports it with its phase
             servers.server(index).call(ops, {"op": "torch_warm"})
 
     def _profile(
-        self, sampler: InterleavedSampler, worker: StatementWorker, loops: list[int], slot: Slot
+        self,
+        sampler: InterleavedSampler[LensSession],
+        worker: StatementWorker,
+        loops: list[int],
+        slot: Slot,
     ) -> None:
         own = loops[slot.variant]
         table = torch_profile(worker, min(own, WARMUP_LOOPS) if slot.warmup else own)
         self._store(sampler, table, slot)
 
-    def _store(self, sampler: InterleavedSampler, table: OpTable, slot: Slot) -> None:
-        sink = self.context.sink
-        variant = self.variants[slot.variant].name
+    def _store(self, sampler: InterleavedSampler[LensSession], table: OpTable, slot: Slot) -> None:
+        sink = self.session.context.sink
+        variant = self.session.variants[slot.variant].name
         sink.add_artifact(
             Artifact(
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 variant=variant,
                 metric=Metric.TORCH,
                 kind=KIND_WARMUP_OPS if slot.warmup else KIND_OPS,
@@ -184,7 +191,7 @@ class _Session(LensSession):
         )
         # one clock reading for all of the table's samples
         first = sampler.sample(
-            slot, SELF_CPU_US, table.self_cpu_us, loops=table.loops, cpu=self.context.cpu
+            slot, SELF_CPU_US, table.self_cpu_us, loops=table.loops, cpu=self.session.context.cpu
         )
         values = profile_values(table)
         for name, value in values:

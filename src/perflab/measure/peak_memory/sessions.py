@@ -51,10 +51,11 @@ def measure_peak_memory(
 ) -> None:
     """Every variant's peak memory, its samples, notes and progress filed under `metric` (the
     measuring lens's); the progress line names each generation after `progress_label`."""
+    session = LensSession(benchmark, context, clock_ns, metric=metric)  # notes under `metric`
     if benchmark.kind is BenchmarkKind.STATEMENT:
-        _PeakMemoryStatementSession(benchmark, context, clock_ns, metric, progress_label).run()
+        _PeakMemoryStatementSession(session, metric, progress_label).run()
     else:
-        _PeakMemoryCommandSession(benchmark, context, clock_ns, metric, progress_label).run()
+        _PeakMemoryCommandSession(session, metric).run()
 
 
 def rss_sample(worker: StatementWorker, loops: int) -> RssReading:
@@ -80,27 +81,19 @@ def rss_sample(worker: StatementWorker, loops: int) -> RssReading:
 # measuring
 
 
-class _PeakMemorySession(LensSession):
-    def __init__(
-        self,
-        benchmark: Benchmark,
-        context: LensContext,
-        clock_ns: Callable[[], int],
-        filed_under: Metric,
-        progress_label: str,
-    ) -> None:
-        super().__init__(benchmark, context, clock_ns)
+class _PeakMemoryStatementSession:
+    """Generations of workers (fresh or forked), sampled in blocks by the `rss_sample` op."""
+
+    def __init__(self, session: LensSession, filed_under: Metric, progress_label: str) -> None:
+        self.session = session
         self.filed_under = filed_under  # the metric of the samples
-        self.metric = filed_under  # and of the notes
         self.progress_label = progress_label
 
-
-class _PeakMemoryStatementSession(_PeakMemorySession):
     def run(self) -> None:
         # the first block of each generation warms up (first-use allocations)
-        sampler = InterleavedSampler(self, self.filed_under, warmup_blocks=1)
+        sampler = InterleavedSampler(self.session, self.filed_under, warmup_blocks=1)
         self._loops: int | None = None
-        generations = max(2, self.settings.min_generations)  # a CI needs two
+        generations = max(2, self.session.settings.min_generations)  # a CI needs two
         sampler.generations(
             lambda generation: self._generation(sampler, generation),
             at_least=generations,
@@ -108,13 +101,13 @@ class _PeakMemoryStatementSession(_PeakMemorySession):
             label=self.progress_label,
         )
 
-    def _generation(self, sampler: InterleavedSampler, generation: int) -> None:
-        with self.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
+    def _generation(self, sampler: InterleavedSampler[LensSession], generation: int) -> None:
+        with self.session.generation(ops=(WorkerOps.from_module(WORKER_OPS),)) as workers:
             if self._loops is None:
                 # every variant calibrates (one may be far slower than another); all run the
                 # slowest one's count, so peaks over the same number of iterations compare,
                 # and no sample runs far beyond --sample-ms
-                target_ns = int(self.settings.sample_target_ms * 1e6)
+                target_ns = int(self.session.settings.sample_target_ms * 1e6)
                 self._loops = min(MAX_LOOPS, *(worker.calibrate(target_ns) for worker in workers))
             loops = self._loops
             sampler.blocks(
@@ -124,7 +117,11 @@ class _PeakMemoryStatementSession(_PeakMemorySession):
             )
 
     def _sample(
-        self, sampler: InterleavedSampler, worker: StatementWorker, loops: int, slot: Slot
+        self,
+        sampler: InterleavedSampler[LensSession],
+        worker: StatementWorker,
+        loops: int,
+        slot: Slot,
     ) -> None:
         reading = rss_sample(worker, loops)
         values: list[tuple[str, float, int]] = [
@@ -134,40 +131,46 @@ class _PeakMemoryStatementSession(_PeakMemorySession):
         if reading.maxrss_kb is not None:
             values.append((MAXRSS_KB, float(reading.maxrss_kb), 1))
         for name, value, per in values:
-            self.context.sink.add_sample(
-                sampler.sample(slot, name, value, loops=per, cpu=self.context.cpu)
+            self.session.context.sink.add_sample(
+                sampler.sample(slot, name, value, loops=per, cpu=self.session.context.cpu)
             )
 
 
-class _PeakMemoryCommandSession(_PeakMemorySession):
+class _PeakMemoryCommandSession:
+    """Every run of a command its own sample, from the command launcher's `wait4` peak RSS."""
+
+    def __init__(self, session: LensSession, filed_under: Metric) -> None:
+        self.session = session
+        self.filed_under = filed_under  # the metric of the samples
+
     def run(self) -> None:
         # one warm-up block (page cache)
-        sampler = InterleavedSampler(self, self.filed_under, warmup_blocks=1)
-        with CommandLauncher(self.context.runner, cpu=self.context.cpu) as launcher:
-            for index in range(len(self.variants)):
+        sampler = InterleavedSampler(self.session, self.filed_under, warmup_blocks=1)
+        with CommandLauncher(self.session.context.runner, cpu=self.session.context.cpu) as launcher:
+            for index in range(len(self.session.variants)):
                 self._record_floor(launcher, index)
             sampler.blocks(
                 lambda slot: self._run_one(sampler, launcher, slot),
-                blocks=1 + max(2, self.settings.min_generations),
+                blocks=1 + max(2, self.session.settings.min_generations),
             )
 
     def _launch(self, launcher: CommandLauncher, index: int, argv: tuple[str, ...]) -> CommandRun:
-        variant = self.variants[index]
+        variant = self.session.variants[index]
         return launcher.run(
             argv,
             env=variant_environment(variant),
             cwd=variant.cwd,
-            timeout_s=self.settings.sample_timeout_s,
+            timeout_s=self.session.settings.sample_timeout_s,
             variant=variant.name,
-            benchmark=self.benchmark.name,
+            benchmark=self.session.benchmark.name,
         )
 
     def _record_floor(self, launcher: CommandLauncher, index: int) -> None:
         floor = self._launch(launcher, index, ("true",))
-        self.context.sink.add_sample(
+        self.session.context.sink.add_sample(
             Sample(
-                benchmark=self.benchmark.name,
-                variant=self.variants[index].name,
+                benchmark=self.session.benchmark.name,
+                variant=self.session.variants[index].name,
                 metric=self.filed_under,
                 name=FLOOR_KB,
                 value=float(floor.maxrss_kb),
@@ -175,9 +178,16 @@ class _PeakMemoryCommandSession(_PeakMemorySession):
             )
         )
 
-    def _run_one(self, sampler: InterleavedSampler, launcher: CommandLauncher, slot: Slot) -> None:
-        variant = self.variants[slot.variant]
-        argv = command_argv(self.benchmark.command_for(variant), shell=self.settings.shell)
+    def _run_one(
+        self,
+        sampler: InterleavedSampler[LensSession],
+        launcher: CommandLauncher,
+        slot: Slot,
+    ) -> None:
+        variant = self.session.variants[slot.variant]
+        argv = command_argv(
+            self.session.benchmark.command_for(variant), shell=self.session.settings.shell
+        )
         run = self._launch(launcher, slot.variant, argv)
         if run.timed_out or run.returncode != 0:
             raise BenchmarkFailedError(
@@ -186,11 +196,11 @@ class _PeakMemoryCommandSession(_PeakMemorySession):
                 else f"the command exited with status {run.returncode}",
                 hint="run it by hand in the variant's directory to see why",
                 variant=variant.name,
-                benchmark=self.benchmark.name,
+                benchmark=self.session.benchmark.name,
                 detail=run.stderr_tail.rstrip() or None,
             )
         # every run is its own process: each block is a group of its own
         own_group = dataclasses.replace(slot, generation=slot.block, block=0)
-        self.context.sink.add_sample(
+        self.session.context.sink.add_sample(
             sampler.sample(own_group, MAXRSS_KB, float(run.maxrss_kb), cpu=run.cpu)
         )

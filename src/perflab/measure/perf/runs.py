@@ -93,7 +93,7 @@ def record_variants(
 class _StatementRecording:
     """A statement's variants, each in `recipe.processes` workers under perf record."""
 
-    def __init__(self, sampler: InterleavedSampler, recipe: Recipe, tmp: Path) -> None:
+    def __init__(self, sampler: InterleavedSampler[LensSession], recipe: Recipe, tmp: Path) -> None:
         self.sampler = sampler
         self.recipe = recipe
         self.tmp = tmp
@@ -214,7 +214,7 @@ class _CommandRuns:
 class _CommandRecording:
     """A command's variants, in blocks of one run each under perf record."""
 
-    def __init__(self, sampler: InterleavedSampler, recipe: Recipe, tmp: Path) -> None:
+    def __init__(self, sampler: InterleavedSampler[LensSession], recipe: Recipe, tmp: Path) -> None:
         self.sampler = sampler
         self.recipe = recipe
         self.tmp = tmp
