@@ -121,9 +121,9 @@ class TimeCommandSession(TimeSession):
         if not out_of_budget and self.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
             return False
         self.checked_s = self.elapsed_s()
-        decisions = self.decisions(self.unit_blocks)
-        self.report(f"block {blocks}", decisions)
-        return out_of_budget or self.precise_enough(decisions)
+        bases = self.interval_bases(self.unit_blocks)
+        self.report(f"block {blocks}", bases)
+        return out_of_budget or self.precise_enough(bases)
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share

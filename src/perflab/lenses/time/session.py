@@ -14,7 +14,7 @@ from perflab.lenses.time.cost import (
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
-from perflab.lenses.time.decision import Decision, decide
+from perflab.lenses.time.interval_basis import IntervalBasis, interval_basis
 from perflab.machine import cpu_lock
 from perflab.measure.lens import LensContext
 from perflab.measure.sampler import InterleavedSampler
@@ -80,8 +80,8 @@ class TimeSession(LensSession):
         self.samples.append(sample)
         self.context.sink.add_sample(sample)
 
-    def decisions(self, batch_blocks: int | None = None) -> list[Decision]:
-        """Every comparison as the analysis will decide it (`analyse.decide`), from the samples
+    def interval_bases(self, batch_blocks: int | None = None) -> list[IntervalBasis]:
+        """Every comparison as the analysis will decide it (`interval_basis`), from the samples
         so far; with one variant, its own time, by the same precision."""
         baseline = [s for s in self.samples if s.variant == self.variants[0].name]
         policy = preemption.Preemption(self.settings.preempted)
@@ -89,17 +89,17 @@ class TimeSession(LensSession):
         if len(self.variants) == 1:
             own = own_log_values(baseline, batch_blocks=batch_blocks, preemption=policy)
             estimate = estimate_ratio(own, self.settings.confidence, units=units)
-            return [Decision(pairs=own, mean=estimate, estimate=estimate, check=None)]
+            return [IntervalBasis(pairs=own, mean=estimate, estimate=estimate, check=None)]
         confidence = family_confidence(
             self.settings.confidence, run_family_size(self.context.experiment)
         )
         shared_cpu_with = self.other_runs_on_cpu()
-        decisions = []
+        bases = []
         for index, variant in enumerate(self.variants[1:], 1):
             if index in self.failed:  # compared with nothing: no reason to measure on
                 continue
             samples = [s for s in self.samples if s.variant == variant.name]
-            decision = decide(
+            basis = interval_basis(
                 baseline,
                 samples,
                 confidence=confidence,
@@ -107,11 +107,11 @@ class TimeSession(LensSession):
                 groups=SampleGroups(batch_blocks, units),
                 shared_cpu_with=shared_cpu_with,
             )
-            if decision is None:  # nothing measured yet: nothing to stop on
+            if basis is None:  # nothing measured yet: nothing to stop on
                 nothing = estimate_ratio([], confidence)
-                decision = Decision(pairs=[], mean=nothing, estimate=nothing, check=None)
-            decisions.append(decision)
-        return decisions
+                basis = IntervalBasis(pairs=[], mean=nothing, estimate=nothing, check=None)
+            bases.append(basis)
+        return bases
 
     def other_runs_on_cpu(self) -> tuple[int, ...]:
         """The other perflab runs that have measured on the measuring CPU so far: the one
@@ -142,10 +142,10 @@ class TimeSession(LensSession):
             )
         return self.shared_cpu_with
 
-    def precise_enough(self, decisions: list[Decision]) -> bool:
+    def precise_enough(self, bases: list[IntervalBasis]) -> bool:
         """Whether to stop early (`may_stop_after`)."""
         precise = may_stop_after(
-            decisions,
+            bases,
             self.settings.target_precision,
             equivalence_band=self.settings.equivalence_band,
             confidence=self.settings.confidence,
@@ -191,15 +191,13 @@ class TimeSession(LensSession):
     def stop_after(self, what: str, *, minimums_met: bool) -> bool:
         """After a generation: report progress, and stop once the minimums are met and the
         estimates are precise enough or the share is spent."""
-        decisions = self.decisions()
-        self.report(what, decisions)
-        return minimums_met and (
-            self.precise_enough(decisions) or self.elapsed_s() >= self.budget_s
-        )
+        bases = self.interval_bases()
+        self.report(what, bases)
+        return minimums_met and (self.precise_enough(bases) or self.elapsed_s() >= self.budget_s)
 
-    def report(self, what: str, decisions: list[Decision]) -> None:
+    def report(self, what: str, bases: list[IntervalBasis]) -> None:
         widths = [
-            d.estimate.log_half_width for d in decisions if math.isfinite(d.estimate.log_half_width)
+            d.estimate.log_half_width for d in bases if math.isfinite(d.estimate.log_half_width)
         ]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
         left_s = max(0.0, self.budget_s - self.elapsed_s())
@@ -235,7 +233,7 @@ def precise_enough(
 
 
 def may_stop_after(
-    decisions: Sequence[Decision],
+    bases: Sequence[IntervalBasis],
     precision: float,
     *,
     equivalence_band: float = 0.01,
@@ -248,16 +246,16 @@ def may_stop_after(
     no overload seen. Under overload the units are biased by load the correction cannot
     repair, which no sequence bounds, and the analysis widens the interval: the run then
     measures while its budget lasts."""
-    if any(d.overloaded for d in decisions):
+    if any(d.overloaded for d in bases):
         return False
-    means = [d.mean for d in decisions]
+    means = [d.mean for d in bases]
     if not precise_enough(
         means, precision, equivalence_band=equivalence_band, confidence=confidence, family=family
     ):
         return False
     return decided_agree(
         means,
-        [d.estimate for d in decisions],
+        [d.estimate for d in bases],
         equivalence_band=equivalence_band,
         confidence=confidence,
         family=family,

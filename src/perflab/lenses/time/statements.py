@@ -157,7 +157,7 @@ class TimeStatementSession(TimeSession):
                 done.round_start_s = (self.clock_ns() - started_ns) / 1e9
                 self._sample_round(done, servers, layout, generation_s)
             done.completed += 1
-            if done.minimums_met(self.settings) and self.precise_enough(self.decisions()):
+            if done.minimums_met(self.settings) and self.precise_enough(self.interval_bases()):
                 break
         self._note_rounds(done.completed, done.generation)
 
