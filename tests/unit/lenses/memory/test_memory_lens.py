@@ -141,6 +141,13 @@ def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
     assert parse_metrics("time,memory") == (Metric.TIME, MEMORY)
 
 
+def test_its_cost_names_the_rss_lens_by_that_lens_s_own_name() -> None:
+    """The descriptor spells the rss lens's name itself (no lens imports another): the same."""
+    from perflab.lenses.memory import DESCRIPTOR
+
+    assert RSS in {part.metric for part in DESCRIPTOR.planning.cost_parts}
+
+
 def test_the_line_size_is_read_from_callgrind_s_own_description() -> None:
     text = callgrind(reads=1, writes=1, d1=(0, 0), ll=(0, 0)).replace(", 64 B, 12", ", 128 B, 12")
     assert line_sizes(text) == {"I1": 64, "D1": 128, "LL": 64}
