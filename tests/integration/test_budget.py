@@ -20,6 +20,7 @@ from perflab.budget.plan import BudgetError, plan_budget
 from perflab.engine import run_experiment
 from perflab.engine.prepare.probe import ProbeHost, probe_benchmark
 from perflab.lenses.registry import descriptor_for
+from perflab.lenses.rss import RSS
 from perflab.machine.proc import Completed, LaunchSpec, SubprocessRunner
 from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import WorkerLaunch
@@ -48,7 +49,7 @@ def test_a_run_ends_near_its_budget_and_says_its_plan() -> None:
     exp = experiment(4.0, stmt="sum(range(100))", variants=["A", "B"])
     exp = dataclasses.replace(
         exp,
-        settings=dataclasses.replace(exp.settings, metrics=(Metric.TIME, Metric("rss"))),
+        settings=dataclasses.replace(exp.settings, metrics=(Metric.TIME, RSS)),
     )
     started = time.monotonic()
     result = run_experiment(exp)

@@ -25,9 +25,9 @@ import pytest
 
 from perflab import api
 from perflab.engine import cluster as cluster_module
-from perflab.engine.cluster import ABANDONED, CLUSTER_METRIC
+from perflab.engine.cluster import ABANDONED
 from perflab.git.bundle import node_repository
-from perflab.records.kinds import Metric, RunStatus
+from perflab.records.kinds import ArtifactScope, Metric, RunStatus
 from perflab.records.model import Experiment
 from perflab.store import SqliteStore
 from tests.conftest import FAST
@@ -66,7 +66,7 @@ def cells(store: SqliteStore, run_id: int) -> dict[str, list[dict[str, Any]]]:
     """Per benchmark, the attempts that measured it (node, machine facts)."""
     found: dict[str, list[dict[str, Any]]] = {}
     for artifact in store.load_run(run_id).artifacts:
-        if artifact.metric == CLUSTER_METRIC:
+        if artifact.metric == ArtifactScope.CLUSTER:
             found.setdefault(artifact.benchmark, []).append(json.loads(artifact.content))
     return found
 
@@ -197,7 +197,8 @@ def test_a_node_dying_mid_cell_is_measured_again_elsewhere(cluster: Any, tmp_pat
         on_worker = {
             a.benchmark
             for a in run.artifacts
-            if a.metric == CLUSTER_METRIC and json.loads(a.content)["node_id"] == worker.node_id
+            if a.metric == ArtifactScope.CLUSTER
+            and json.loads(a.content)["node_id"] == worker.node_id
         }
         if any(s.benchmark in on_worker for s in run.samples):
             killed_benchmark = next(

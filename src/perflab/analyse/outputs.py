@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from perflab.records.kinds import ArtifactScope
 from perflab.records.model import Comparison, Note, Severity
 from perflab.stats.comparison import invalidate
-from perflab.stats.outputs import OUTPUT_CHECK, output_difference
+from perflab.stats.outputs import output_difference
 from perflab.store import StoredRun
 
 
@@ -24,7 +25,7 @@ def judge_outputs(
     notes: list[Note] = []
     invalid: dict[tuple[str, str, str], dict[str, Any]] = {}
     for benchmark in experiment.benchmarks:
-        stored = run.data_for(benchmark.name, OUTPUT_CHECK).artifacts
+        stored = run.data_for(benchmark.name, ArtifactScope.OUTPUT_CHECK).artifacts
         values = {a.variant: json.loads(a.content) for a in stored}
         if not values:
             continue

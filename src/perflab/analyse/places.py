@@ -17,11 +17,10 @@ from typing import Any
 
 from perflab.lenses.registry import wall_time_metrics
 from perflab.records.errors import StoreError
-from perflab.records.kinds import Metric
+from perflab.records.kinds import ArtifactScope, Metric
 from perflab.records.workflow_results import HistoryPoint
 from perflab.store import StoredRun, StoreLocation, open_store
 
-CLUSTER_METRIC = Metric("cluster")  # the artifacts saying which node measured a cell
 CELL_KIND = "cluster-cell"
 
 
@@ -65,7 +64,7 @@ def run_places(run: StoredRun) -> dict[str, Place]:
     cluster (an abandoned attempt is filed under another name), else the run's machine."""
     places = {b.name: cell_place(run.machine) for b in run.experiment.benchmarks}
     for artifact in run.artifacts:
-        if artifact.metric == CLUSTER_METRIC and artifact.benchmark in places:
+        if artifact.metric == ArtifactScope.CLUSTER and artifact.benchmark in places:
             places[artifact.benchmark] = cell_place(json.loads(artifact.content))
     return places
 
@@ -156,7 +155,7 @@ def placed_history_points(
         opened = open_store(store, create=False)
         try:
             where = {
-                run_id: first_place(opened.load_run(run_id, metrics=(CLUSTER_METRIC,)))
+                run_id: first_place(opened.load_run(run_id, metrics=(ArtifactScope.CLUSTER,)))
                 for run_id in run_ids
             }
         finally:

@@ -130,39 +130,54 @@ def _pair_notes(
     found: Sequence[Comparison],
     machine: Mapping[str, Any],
 ) -> list[Note]:
-    baseline, variant = pair
-    findings = [f for f in (finding_of(c) for c in found) if f is not None]
-    same = [f for f in findings if f.seen is Seen.SAME]
-    if not same or any(f.seen is Seen.DIFFERENT for f in findings):
+    """The pair's same-code and not-in-code notes, from the comparisons of one benchmark."""
+    same = _same_code_findings(found)
+    if not same:
         return []
-    timed = wall_time_metrics()
-    time = next(
-        (
-            c
-            for c in found
-            if c.metric in timed
-            and c.event is None
-            and c.verdict in (Verdict.FASTER, Verdict.SLOWER)
-        ),
-        None,
-    )
-    by_counts = next((f for f in same if f.same_work), None)
-    # a tool hiding a CPU feature runs every library that dispatches on it down another path:
-    # its counts alone cannot tell a setting that picks the hidden path from one doing nothing
-    blind = next(
-        (b for f in same if f.avx512_hidden and (b := _blind_here(f.metric, machine))), None
-    )
-    hidden = blind is not None
-    counts_blind = hidden and len(same) == 1
+    time = _time_difference(found)
+    blind = _blind_spot(same, machine)
     blind_caveat = blind.same_code if blind is not None else ""
+    # one lens's counts, blind to the path the CPU takes, cannot say "same code" while the time
+    # lens sees a difference
+    counts_blind = blind is not None and len(same) == 1
     notes: list[Note] = []
-    settings = setting_differences(baseline, variant)
+    settings = setting_differences(*pair)
     if settings and not (counts_blind and time is not None):
         caveat = blind_caveat if counts_blind else ""
         notes.append(_same_code_note(benchmark, pair, settings, same, caveat))
+    by_counts = next((f for f in same if f.same_work), None)
     if time is not None and by_counts is not None:
         notes.append(_not_in_code_note(benchmark, pair, time, by_counts, blind_caveat))
     return notes
+
+
+def _same_code_findings(found: Sequence[Comparison]) -> list[Finding]:
+    """The lenses' findings of the same code; none when any lens saw different code."""
+    findings = [f for f in (finding_of(c) for c in found) if f is not None]
+    if any(f.seen is Seen.DIFFERENT for f in findings):
+        return []
+    return [f for f in findings if f.seen is Seen.SAME]
+
+
+def _time_difference(found: Sequence[Comparison]) -> Comparison | None:
+    """The wall-time comparison (of the whole, not an event) that calls the pair faster or
+    slower, if any."""
+    timed = wall_time_metrics()
+    decided = (Verdict.FASTER, Verdict.SLOWER)
+    return next(
+        (c for c in found if c.metric in timed and c.event is None and c.verdict in decided),
+        None,
+    )
+
+
+def _blind_spot(same: Sequence[Finding], machine: Mapping[str, Any]) -> BlindSpot | None:
+    """The blind spot of the first lens whose tool hid a CPU feature this machine has.
+
+    A tool hiding a CPU feature runs every library that dispatches on it down another path:
+    its counts alone cannot tell a setting that picks the hidden path from one doing nothing."""
+    return next(
+        (b for f in same if f.avx512_hidden and (b := _blind_here(f.metric, machine))), None
+    )
 
 
 def _same_code_note(

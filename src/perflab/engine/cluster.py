@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perflab.analyse.places import CELL_KIND, CLUSTER_METRIC, cell_place, places_note
+from perflab.analyse.places import CELL_KIND, cell_place, places_note
 from perflab.engine.cluster_node import (
     CANCEL_GRACE_S,
     CellFinished,
@@ -56,7 +56,7 @@ from perflab.git.bundle import CommitBundle, bundle_commits, named_provenance
 from perflab.git.cache_entry import default_cache_dir
 from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import BenchmarkFailedError, PerflabError, RunInterrupted, StoreError
-from perflab.records.kinds import Metric, RunStatus
+from perflab.records.kinds import ArtifactScope, Metric, RunStatus
 from perflab.records.model import Artifact, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.records.version import __version__
@@ -317,7 +317,7 @@ class _Driver:
         return Artifact(
             benchmark=attempt.cell.benchmark,
             variant=self.experiment.baseline.name,
-            metric=CLUSTER_METRIC,
+            metric=ArtifactScope.CLUSTER,
             kind=CELL_KIND,
             generation=attempt.number,
             content=json.dumps({**attempt.node, "attempt": attempt.number, **attempt.machine}),

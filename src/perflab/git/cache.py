@@ -18,7 +18,6 @@ an entry changed since its build is checked out and built again, never measured 
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -27,22 +26,22 @@ from pathlib import Path
 
 from perflab.git.cache_check import OLDER_CHECKOUT, changed, outputs_digest
 from perflab.git.cache_entry import (
-    KEY,
     CacheEntry,
     CacheStatus,
     Change,
     cache_key,
     entry_label,
-    is_real_folder,
     load_entry,
     read_entries,
     save_entry,
 )
 from perflab.git.cache_lock import EntryLocks
+from perflab.git.cache_prune import CachePruner
 from perflab.git.cache_worktree import (
     OUTPUT_TAIL_CHARS,
     add_worktree,
     apply_changes,
+    discard_entry,
     move_into_place,
     remove_worktree,
     update_submodules,
@@ -50,7 +49,7 @@ from perflab.git.cache_worktree import (
 from perflab.git.clone import CLONES, clone_folder, prepare_clone, refs_of
 from perflab.git.repo import GitError, ResolvedRef, run_git
 from perflab.machine.builds import run_build
-from perflab.machine.own_files import own_folder, remove_tree
+from perflab.machine.own_files import own_folder
 from perflab.machine.proc import Completed, ProcessRunner
 from perflab.records.errors import BenchmarkFailedError
 
@@ -120,13 +119,6 @@ class BuildCache:
         self._cloned.add(repository)
         return folder
 
-    def _clones(self) -> list[Path]:
-        """The clones in the cache (folders named as clone_folder names them)."""
-        folder = self.root / CLONES
-        if not is_real_folder(folder):
-            return []
-        return sorted(p for p in folder.iterdir() if KEY.fullmatch(p.name) and is_real_folder(p))
-
     # ---- reading
 
     def entries(self) -> list[CacheEntry]:
@@ -153,12 +145,8 @@ class BuildCache:
                 f"the cached checkout of {entry_label(entry)} at {entry.path} was changed since it "
                 f"was {since} ({reason}): it was checked out and built again"
             )
-        self._discard(entry.repository, entry.key)
+        discard_entry(self.runner, self.root, entry.repository, entry.key)
         return False
-
-    def _discard(self, repository: str, key: str, *, everywhere: bool = False) -> None:
-        remove_worktree(self.runner, self.root, repository, self.root / key, everywhere=everywhere)
-        (self.root / f"{key}.json").unlink(missing_ok=True)
 
     def _cached(self, key: str) -> CacheEntry | None:
         """The entry under `key` when it can be reused, holding its lock shared; else None,
@@ -272,7 +260,7 @@ class BuildCache:
         moved = self._changed(entry) if done.ok else None
         refs = self._restore_refs(entry.repository, refs_before)
         if refs or moved:
-            self._discard(entry.repository, entry.key)
+            discard_entry(self.runner, self.root, entry.repository, entry.key)
             self.locks.release(entry.key)
             raise _moved_by_build(entry, moved, refs, variant=variant, output=output)
         built = self._built(entry, done, elapsed_s, output)
@@ -281,7 +269,7 @@ class BuildCache:
             # a build that deleted its checkout (or its .git file) left nothing to keep:
             # the entry goes, and git's record of the worktree with it
             if not (entry.path / ".git").exists():
-                self._discard(entry.repository, entry.key)
+                discard_entry(self.runner, self.root, entry.repository, entry.key)
             raise _build_failed(entry, done, timeout_s, variant=variant, output=output)
         return built
 
@@ -329,67 +317,10 @@ class BuildCache:
     def prune(self) -> list[CacheEntry]:
         """Remove every entry (its worktree, and git's record of it) that no run is using;
         those in use are left, in `skipped`. A clone no entry uses any more goes too."""
-        removed = []
-        self.skipped = []
-        repositories = set()
-        for entry in self.entries():
-            if not self.locks.hold(entry.key, exclusive=True, wait=False):
-                self.skipped.append(entry)
-                continue
-            try:
-                # everywhere: an older perflab's entry is a worktree of the user's repository
-                self._discard(entry.repository, entry.key, everywhere=True)
-                (self.root / f"{entry.key}.lock").unlink(missing_ok=True)
-            finally:
-                self.locks.release(entry.key)
-            removed.append(entry)
-            repositories.add(entry.repository)
-        scratch = self._prune_scratch() if self.root.is_dir() else []
-        self._prune_clones()
-        # git's records of the scratch checkouts, by path: never `git worktree prune`, which
-        # in a user's repository also drops the records of the user's own worktrees on a drive
-        # not mounted now
-        owners: list[str | Path] = [*self._clones()]
-        owners += [r for r in sorted(repositories) if os.path.isdir(r)]
-        for owner in owners:
-            for path in scratch:
-                run_git(self.runner, owner, "worktree", "remove", "--force", str(path))
+        pruner = CachePruner(self.root, self.runner, self.locks)
+        removed = pruner.prune()
+        self.skipped = pruner.skipped
         return removed
-
-    def _prune_clones(self) -> None:
-        """Remove the clones no entry uses and no run holds (with their lock files), and the
-        half-made ones a killed run left beside a clone."""
-        for clone in self._clones():
-            name = f"{CLONES}/{clone.name}"
-            if not self.locks.hold(name, exclusive=True, wait=False):
-                continue  # a run is using it: it may be making an entry there now
-            try:
-                for leftover in clone.parent.glob(f"{clone.name}.new-*"):
-                    remove_tree(leftover)
-                # entries are made only while a run holds the clone: none can appear now
-                if any(clone_folder(self.root, e.repository) == clone for e in self.entries()):
-                    continue
-                remove_tree(clone)
-                (clone.parent / f"{clone.name}-update.lock").unlink(missing_ok=True)
-                (clone.parent / f"{clone.name}.lock").unlink(missing_ok=True)
-            finally:
-                self.locks.release(name)
-
-    def _prune_scratch(self) -> list[Path]:
-        """Remove the scratch checkouts (`tmp-*`) that no run is using; their paths."""
-        gone = []
-        for leftover in self.root.glob("tmp-*"):
-            if leftover.suffix in (".lock", ".tmp") or not is_real_folder(leftover):
-                continue
-            if not self.locks.hold(leftover.name, exclusive=True, wait=False):
-                continue  # a run is checking out there
-            try:
-                remove_tree(leftover)
-                (self.root / f"{leftover.name}.lock").unlink(missing_ok=True)
-            finally:
-                self.locks.release(leftover.name)
-            gone.append(leftover)
-        return gone
 
 
 def _build_failed(

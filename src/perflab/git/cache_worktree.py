@@ -117,6 +117,14 @@ def update_submodules(
         )
 
 
+def discard_entry(
+    runner: ProcessRunner, root: Path, repository: str, key: str, *, everywhere: bool = False
+) -> None:
+    """The cache entry `key` removed: its checkout (as `remove_worktree`), then its record."""
+    remove_worktree(runner, root, repository, root / key, everywhere=everywhere)
+    (root / f"{key}.json").unlink(missing_ok=True)
+
+
 def remove_worktree(
     runner: ProcessRunner, root: Path, repository: str, path: Path, *, everywhere: bool = False
 ) -> None:

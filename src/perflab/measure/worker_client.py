@@ -5,52 +5,23 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import signal
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from perflab.machine.proc import LaunchSpec, LiveProcess, ProcessRunner, count_stopped
+from perflab.measure.worker_failures import WorkerFailures
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.model import Benchmark, Variant
 from perflab.worker import STATEMENT_WORKER_PATH
 
-# a failed worker's stderr kept in its error: the traceback's end says what failed
-_STDERR_TAIL_CHARS = 4000
 STARTUP_TIMEOUT_S = 120.0  # the least a worker's start-up and setup are given
 # how long a worker whose benchmark failed may take to quit (its set-up's exit functions and
 # the stop of what the set-up started: at most 2 s, see worker/process_tree.py) before it is
 # killed
 QUIT_AFTER_FAILURE_S = 5.0
-
-_NATIVE_CRASH = (
-    "the statement (or the native code it calls) crashed the interpreter; the Python stack "
-    "where it crashed is above (faulthandler); gdb shows the native one"
-)
-_CRASH_HINTS: dict[int, str] = {
-    signal.SIGSEGV.value: _NATIVE_CRASH,
-    signal.SIGBUS.value: _NATIVE_CRASH,
-    signal.SIGILL.value: _NATIVE_CRASH + " (SIGILL: an instruction this CPU lacks, e.g. AVX-512?)",
-    signal.SIGFPE.value: _NATIVE_CRASH,
-    signal.SIGABRT.value: "the process aborted (a failed C assertion or abort() in native code); "
-    "its last output is above",
-    signal.SIGKILL.value: "killed from outside: out of memory (see `dmesg`) or by another process",
-}
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return "unknown signal"
-
-
-# stderr lines a worker keeps while it runs, so a chatty benchmark cannot fill memory
-_STDERR_TAIL_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -277,11 +248,7 @@ class StatementWorker:
         self.process: LiveProcess = process
         self._idle = False  # it answered its last request and waits for the next
         self._closed = False
-        # Drain stderr all the time: a statement that prints would otherwise fill the pipe and
-        # block; keep the tail for error messages.
-        self._stderr_tail_lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
-        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
-        self._stderr_reader.start()
+        self._failures = WorkerFailures(process, benchmark, variant)
         try:
             self._expect_hello(launch.interpreter)
             for lens_ops in ops:
@@ -314,20 +281,14 @@ class StatementWorker:
         self, message: str, *, hint: str | None = None, detail: str | None = None
     ) -> BenchmarkFailedError:
         """A failure of this worker's benchmark and variant (for lenses parsing their replies)."""
-        return BenchmarkFailedError(
-            message,
-            hint=hint,
-            variant=self.variant.name,
-            benchmark=self.benchmark.name,
-            detail=detail,
-        )
+        return self._failures.error(message, hint=hint, detail=detail)
 
     def _send(self, message: Mapping[str, Any]) -> None:
         self._idle = False
         try:
             self.process.write_line(json.dumps(message))
         except BrokenPipeError:
-            raise self._died() from None
+            raise self._failures.died() from None
 
     def _receive(self, timeout_s: float | None = None, *, waiting_for: str = "") -> dict[str, Any]:
         """The worker's next reply; `waiting_for` ("setup") names what a timeout means."""
@@ -337,71 +298,20 @@ class StatementWorker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                if waiting_for == "setup":
-                    raise self.error(
-                        f"the setup did not finish within {limit_s:g} s and was killed",
-                        hint="the setup hangs (or loads something very slowly); it runs once "
-                        f"per worker and may take max(--sample-timeout, {STARTUP_TIMEOUT_S:g} s)",
-                        detail=self._stderr_tail(),
-                    )
-                raise self.error(
-                    f"the worker did not answer within {limit_s:g} s and was killed",
-                    hint="the statement hangs or one sample is far longer than expected; "
-                    "raise --sample-timeout if it is legitimately slow",
-                    detail=self._stderr_tail(),
-                )
+                raise self._failures.silent(limit_s, waiting_for, STARTUP_TIMEOUT_S)
             line = self.process.read_line(min(remaining, 1.0))
             if line is not None:
                 if not line:
-                    raise self._died()
+                    raise self._failures.died()
                 try:
                     reply: dict[str, Any] = json.loads(line)
                 except json.JSONDecodeError:
                     self.kill()
-                    raise self.error(
-                        f"the worker sent something other than perflab's protocol: {line[:200]!r}",
-                        hint="is python= a Python interpreter? Does the code write to file "
-                        "descriptor 1 behind Python's back?",
-                    ) from None
+                    raise self._failures.not_the_protocol(line) from None
                 if not isinstance(reply, dict):
                     reply = {"hello": reply}
                 self._idle = True
                 return reply
-
-    def _died(self) -> BenchmarkFailedError:
-        status = self.process.wait(timeout_s=10)
-        if status is None:  # stdout closed, yet still running: do not leave it behind
-            self.kill()
-            status = self.process.returncode
-        assert status is not None
-        tail = self._stderr_tail()
-        if status >= 0 and (status == 0 or "Bad file descriptor" in tail):
-            # a worker ends only when told to: at status 0, or failing on a closed descriptor,
-            # it lost the pipes it talks to perflab through
-            return self.error(
-                f"the worker process lost its connection to perflab (it exited with status "
-                f"{status}): the benchmark's code closed or replaced file descriptors it did "
-                "not open (os.closerange, os.dup2 over them)",
-                hint="close or redirect only the file descriptors your set-up or statement "
-                "opened itself",
-                detail=tail.strip().splitlines()[-1] if tail.strip() else None,
-            )
-        if status >= 0:
-            return self.error(f"the worker process exited with status {status}", detail=tail)
-        return self.error(
-            f"the worker process was killed by signal {-status} ({_signal_name(-status)})",
-            hint=_CRASH_HINTS.get(-status),
-            detail=self._stderr_tail(),
-        )
-
-    def _drain_stderr(self) -> None:
-        for line in self.process.stderr_lines():
-            self._stderr_tail_lines.append(line)
-
-    def _stderr_tail(self) -> str:
-        if self.process.poll() is not None:
-            self._stderr_reader.join(timeout=2)
-        return "".join(self._stderr_tail_lines)[-_STDERR_TAIL_CHARS:]
 
     def _expect_hello(self, interpreter: str) -> None:
         try:
@@ -429,7 +339,7 @@ class StatementWorker:
         self._send(message)
         reply = self._receive(timeout_s, waiting_for=str(message.get("op", "")))
         if not reply.get("ok", False) and not reply.get("ready", False):
-            raise self._failure(reply)
+            raise self.failure(reply)
         return reply
 
     def call(self, message: Mapping[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
@@ -451,20 +361,8 @@ class StatementWorker:
             )
 
     def failure(self, reply: Mapping[str, Any]) -> BenchmarkFailedError:
-        return self._failure(reply)
-
-    def _failure(self, reply: Mapping[str, Any]) -> BenchmarkFailedError:
-        phase = reply.get("phase", "?")
-        if phase == "forked":
-            return self.error(
-                str(reply.get("error", "")),
-                hint="end a child made with os.fork() with os._exit() (or exec another "
-                "program), or measure the command instead (--cmd)",
-            )
-        what = {"setup": "the setup raised", "stmt": "the statement raised"}.get(
-            phase, "the worker reported a protocol error"
-        )
-        return self.error(what, detail=str(reply.get("error", "")).rstrip())
+        """The error a failed reply (no `ok`) reports."""
+        return self._failures.failed_reply(reply)
 
     def _setup(self) -> WorkerInfo:
         reply = self._request(
@@ -519,7 +417,7 @@ class StatementWorker:
             self._around_region(on_region_start, on_region_end)
         reply = self._receive()
         if not reply.get("ok"):
-            raise self._failure(reply)
+            raise self.failure(reply)
         return WorkerSample(
             wall_ns=int(reply["wall_ns"]),
             cpu=reply.get("cpu"),
@@ -535,13 +433,13 @@ class StatementWorker:
         the loop runs, the worker says it is done, `on_end` runs, then it replies."""
         ready = self._receive()
         if not ready.get("ready"):
-            raise self._failure(ready)
+            raise self.failure(ready)
         if on_start is not None:
             on_start()
         self._send({"op": "go"})
         done = self._receive()
         if not done.get("done"):
-            raise self._failure(done)
+            raise self.failure(done)
         if on_end is not None:
             on_end()
         self._send({"op": "end"})
@@ -551,7 +449,7 @@ class StatementWorker:
         self._send({"op": "pin", "cpu": cpu})
         reply = self._receive()
         if not reply.get("ok"):
-            raise self._failure(reply)
+            raise self.failure(reply)
 
     def close(self, timeout_s: float = 30.0) -> int | None:
         """Ask the worker to exit and wait for it (a wrapping tool may write its output then).
@@ -572,7 +470,7 @@ class StatementWorker:
             if self.process.wait(timeout_s=max(0.0, deadline - time.monotonic())) is None:
                 self.kill()
         self.leftover_processes += self.process.stop_leftovers()
-        self._stderr_reader.join(timeout=2)
+        self._failures.stop_draining()
         self.process.close()
         return self.process.returncode
 

@@ -167,6 +167,16 @@ def _settings_from(raw: Any, source: str) -> Settings:
 
 
 def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
+    name = _variant_name(raw, where)
+    env = _variant_env(raw, where, name)
+    fields = _variant_fields(raw, where, base_dir)
+    if base_dir is not None and "git" not in fields:  # with git=, paths are in the checkout
+        fields = _paths_from_file(fields, base_dir)
+    return checked_git_keys(Variant(name=name, env=env, **fields))
+
+
+def _variant_name(raw: Any, where: str) -> str:
+    """The variant table's name, once its keys are known ones."""
     _expect(raw, dict, where, "must be a table")
     allowed = {"name", "env", *VARIANT_KEYS}
     unknown = set(raw) - allowed
@@ -176,7 +186,11 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
         )
     if "name" not in raw:
         raise ConfigError(f"{where}: needs a name", hint='e.g. name = "after"')
-    name = check_variant_name(raw["name"], where)
+    return check_variant_name(raw["name"], where)
+
+
+def _variant_env(raw: Mapping[str, Any], where: str, name: str) -> dict[str, str]:
+    """The variant's `env` table, every value a string."""
     env = _expect(raw.get("env", {}), dict, where, "env must be a table of strings")
     for key, value in env.items():
         if not isinstance(value, str):
@@ -185,6 +199,12 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
                 hint=f'environment values are text: write {key} = "{_toml_text(value)}"',
                 variant=name,
             )
+    return {str(k): str(v) for k, v in env.items()}
+
+
+def _variant_fields(raw: Mapping[str, Any], where: str, base_dir: Path | None) -> dict[str, Any]:
+    """The variant's text fields as written, and `apply`'s changes: a change naming a file
+    beside the experiment file is that file's path."""
     fields: dict[str, Any] = {
         f.name: _string(raw, f.name, where)
         for f in VARIANT_FIELDS
@@ -198,16 +218,19 @@ def _variant_from(raw: Any, where: str, base_dir: Path | None) -> Variant:
             else str(c)
             for c in changes
         )
-    if base_dir is not None and "git" not in fields:  # with git=, paths are in the checkout
-        # paths in a file are relative to the file, wherever perflab is started from
-        if "cwd" in fields and not Path(fields["cwd"]).is_absolute():
-            fields["cwd"] = str(base_dir / fields["cwd"])
-        python = fields.get("python")
-        if python and "/" in python and not Path(python).is_absolute() and "cwd" not in fields:
-            fields["python"] = str(base_dir / python)
-    return checked_git_keys(
-        Variant(name=name, env={str(k): str(v) for k, v in env.items()}, **fields)
-    )
+    return fields
+
+
+def _paths_from_file(fields: Mapping[str, Any], base_dir: Path) -> dict[str, Any]:
+    """`cwd` and a relative `python` resolved against the experiment file's folder: paths in a
+    file are relative to the file, wherever perflab is started from."""
+    resolved = dict(fields)
+    if "cwd" in resolved and not Path(resolved["cwd"]).is_absolute():
+        resolved["cwd"] = str(base_dir / resolved["cwd"])
+    python = resolved.get("python")
+    if python and "/" in python and not Path(python).is_absolute() and "cwd" not in resolved:
+        resolved["python"] = str(base_dir / python)
+    return resolved
 
 
 def _params_from(raw: Any, where: str) -> dict[str, list[str]]:

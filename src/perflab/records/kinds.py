@@ -1,11 +1,12 @@
-"""The small vocabularies every record uses: metrics (lenses by name), verdicts, how a run
-ended, what kind a benchmark is, and where a command's own time comes from."""
+"""The small vocabularies every record uses: metrics (lenses by name), the scopes artifacts no
+lens measured are filed under, verdicts, how a run ended, what kind a benchmark is, and where a
+command's own time comes from."""
 
 from __future__ import annotations
 
 import enum
 import re
-from typing import ClassVar
+from typing import ClassVar, Final
 
 
 class Metric(str):
@@ -51,6 +52,18 @@ Metric.COUNTERS = Metric("counters")
 Metric.PROFILE = Metric("profile")
 Metric.ASM = Metric("asm")
 Metric.TORCH = Metric("torch")
+
+
+class ArtifactScope:
+    """Where the store files artifacts that no lens measured: the run's output checks and the
+    cluster's record of which node measured a cell.
+
+    Not lenses: no lens is registered under these names. They are `Metric`s only because the
+    store files every artifact under a metric name (its `metric` column), so these are read,
+    filtered and exported like a lens's. The strings are stored: never rename them."""
+
+    OUTPUT_CHECK: Final = Metric("check")
+    CLUSTER: Final = Metric("cluster")
 
 
 class Verdict(enum.StrEnum):

@@ -14,10 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.records.kinds import Metric
-
-# where a run keeps its output checks: not a lens, a metric name its artifacts are filed under
-OUTPUT_CHECK = Metric("check")
 CHECK_ARTIFACT = "check_value"
 
 

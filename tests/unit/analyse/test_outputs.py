@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 from perflab.analyse.outputs import judge_outputs
-from perflab.records.kinds import Metric, RunStatus, Verdict
+from perflab.records.kinds import ArtifactScope, Metric, RunStatus, Verdict
 from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Severity, Variant
 from perflab.records.settings import Settings
-from perflab.stats.outputs import CHECK_ARTIFACT, OUTPUT_CHECK
+from perflab.stats.outputs import CHECK_ARTIFACT
 from perflab.store.runs import StoredRun
 from perflab.worker.statement_values import encode_value
 
@@ -39,7 +39,7 @@ def _run(checks: dict[str, dict[str, Any]], *, rtol: float = 0.0) -> StoredRun:
         settings=Settings(metrics=(Metric.TIME,), check="result", check_rtol=rtol),
     )
     artifacts = tuple(
-        Artifact("sum", variant, OUTPUT_CHECK, CHECK_ARTIFACT, json.dumps(check))
+        Artifact("sum", variant, ArtifactScope.OUTPUT_CHECK, CHECK_ARTIFACT, json.dumps(check))
         for variant, check in checks.items()
     )
     return StoredRun(

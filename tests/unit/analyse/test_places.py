@@ -11,13 +11,12 @@ from rich.console import Console
 from perflab import api
 from perflab.analyse.places import (
     CELL_KIND,
-    CLUSTER_METRIC,
     Place,
     normalise_per_node,
     placed_history_points,
     run_places,
 )
-from perflab.records.kinds import Metric
+from perflab.records.kinds import ArtifactScope, Metric
 from perflab.records.model import Artifact, Sample
 from perflab.records.workflow_results import HistoryPoint, HistoryResult
 from perflab.report.history import history_html, render_history
@@ -72,7 +71,7 @@ def _stored_run(store: SqliteStore, benchmark_node: dict[str, Place | None]) -> 
             "reference_ns": place.reference_ns,
         }
         writer.add_artifact(
-            Artifact(benchmark.name, "A", CLUSTER_METRIC, CELL_KIND, json.dumps(content), 1)
+            Artifact(benchmark.name, "A", ArtifactScope.CLUSTER, CELL_KIND, json.dumps(content), 1)
         )
     return writer.run_id
 
@@ -140,10 +139,10 @@ def test_a_run_read_for_its_places_leaves_the_other_metrics_out(tmp_path: Path) 
     writer = store.begin_run(run.experiment, run.machine, "test")
     benchmark = run.experiment.benchmarks[0].name
     writer.add_artifact(Artifact(benchmark, "A", Metric.PROFILE, "folded", "a;b 1"))
-    writer.add_artifact(Artifact(benchmark, "A", CLUSTER_METRIC, CELL_KIND, "{}"))
+    writer.add_artifact(Artifact(benchmark, "A", ArtifactScope.CLUSTER, CELL_KIND, "{}"))
     writer.add_sample(Sample(benchmark, "A", Metric.TIME, "wall_ns", 1.0))
-    read = store.load_run(writer.run_id, metrics=(CLUSTER_METRIC,))
-    assert [a.metric for a in read.artifacts] == [CLUSTER_METRIC] and read.samples == ()
+    read = store.load_run(writer.run_id, metrics=(ArtifactScope.CLUSTER,))
+    assert [a.metric for a in read.artifacts] == [ArtifactScope.CLUSTER] and read.samples == ()
     assert store.load_run(writer.run_id, metrics=()).artifacts == ()
     whole = store.load_run(writer.run_id)
     assert len(whole.artifacts) == 2 and len(whole.samples) == 1

@@ -31,7 +31,9 @@ from perflab.lenses.instructions.cost import (
     VALGRIND_STARTUP_SLOWDOWN,
     instructions_cost,
 )
+from perflab.lenses.memory import MEMORY
 from perflab.lenses.registry import cost_model, lens_option
+from perflab.lenses.rss import RSS
 from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
 from perflab.lenses.time.cost import server_rounds, time_generation_s
 from perflab.lenses.torch.cost import (
@@ -346,7 +348,7 @@ def test_the_rss_lens_pays_for_its_loops_under_tracemalloc() -> None:
     # each worker samples the loop plain and under tracemalloc in two blocks: at 10 ms a
     # sample, sum(range(1000))'s six generations of two workers took 6.4 s, not 1 s
     probe = dataclasses.replace(QUICK, sample_s=0.01)
-    (rss,) = _costs(probe, Settings(), Metric("rss"))
+    (rss,) = _costs(probe, Settings(), RSS)
     per_worker_s = probe.startup_s + RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * 0.01
     assert rss.minimum_s == pytest.approx(6 * 2 * per_worker_s)
     assert rss.minimum_s > 5.0
@@ -361,7 +363,7 @@ def test_the_memory_lens_counts_its_variants_one_after_another() -> None:
     one_s = one.minimum_s
     toggled = instructions_cost(dataclasses.replace(QUICK, variants=1), settings).minimum_s
     assert toggled < one_s
-    (memory,) = _costs(QUICK, settings, Metric("memory"))  # composed by the plan
+    (memory,) = _costs(QUICK, settings, MEMORY)  # composed by the plan
     assert memory.minimum_s == pytest.approx(2 * one_s + rss_cost(QUICK, settings).minimum_s)
     assert "per variant, one after another" in memory.needs and "fork" not in memory.needs
 
@@ -378,11 +380,11 @@ def test_a_composed_cost_adds_its_parts_each_priced_by_its_own_model() -> None:
         CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=(("cache_sim", True),)),
         CostPart(Metric.TIME),  # no model of its own: the default
     )
-    model = composed_cost(Metric("memory"), parts, models.__getitem__)
+    model = composed_cost(MEMORY, parts, models.__getitem__)
     cost = model(QUICK, Settings())
     default = default_cost(Metric.TIME, QUICK, Settings())
     assert seen == [(1, True)]
-    assert cost.metric == Metric("memory")
+    assert cost.metric == MEMORY
     assert cost.minimum_s == pytest.approx(QUICK.variants * 2.0 + default.minimum_s)
     assert cost.after_s == pytest.approx(QUICK.variants * 0.5 + default.after_s)
     assert cost.needs == "a count per variant, one after another, then one generation"

@@ -13,7 +13,7 @@ import pytest
 from perflab.lenses import descriptor as descriptor_module
 from perflab.lenses.descriptor import LensDescriptor, Probe, ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS, declared_options
-from perflab.records.kinds import Metric
+from perflab.records.kinds import ArtifactScope, Metric
 from perflab.records.settings import setting_specs
 from perflab.worker import COMMAND_LAUNCHER_PATH, STATEMENT_WORKER_PATH
 
@@ -152,3 +152,10 @@ def test_every_descriptor_field_states_its_rule() -> None:
         and not lines[field.lineno - 2].lstrip().startswith("#")
     ]
     assert not bare, f"fields without a comment stating their rule: {bare}"
+
+
+def test_no_lens_is_registered_under_an_artifact_scope() -> None:
+    """The store files a scope's artifacts beside the lenses': a lens of that name would read
+    them as its own."""
+    scopes = {ArtifactScope.OUTPUT_CHECK, ArtifactScope.CLUSTER}
+    assert not scopes & {d.metric for d in DESCRIPTORS}

@@ -174,3 +174,28 @@ def test_errors_name_the_variant_once() -> None:
     assert str(caught.value).count("'B'") == 1
     with pytest.raises(ConfigError, match="unknown metric 'speed'"):
         parse_metrics("speed")
+
+
+def test_a_variants_python_is_relative_to_the_file_unless_its_cwd_is_given(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        """
+[[variant]]
+name = "a"
+python = "envs/a/bin/python"
+
+[[variant]]
+name = "b"
+python = "envs/b/bin/python"
+cwd = "sub"
+
+[[benchmark]]
+name = "x"
+stmt = "pass"
+"""
+    )
+    a, b = load_experiment(path).variants
+    assert a.python == str(tmp_path / "envs/a/bin/python")
+    assert (b.python, b.cwd) == ("envs/b/bin/python", str(tmp_path / "sub"))

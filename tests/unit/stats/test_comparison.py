@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from perflab.lenses.rss import RSS
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Withhold
 from perflab.stats.comparison import (
@@ -104,14 +105,14 @@ def test_a_withheld_verdict_is_inconclusive_and_keeps_the_interval_s_verdict_and
 def test_a_verdict_withheld_after_the_fact_follows_the_same_rule() -> None:
     decided = comparison_from(
         (1.03, 1.02, 1.05),
-        Subject("b", Metric("rss"), "a", "b"),
+        Subject("b", RSS, "a", "b"),
         SideValues(1.0, 1.03, "kB"),
         equivalence_band=BAND,
     )
     once = withhold_verdict(decided, NOT_THE_QUANTITY)
     assert once == comparison_from(
         (1.03, 1.02, 1.05),
-        Subject("b", Metric("rss"), "a", "b"),
+        Subject("b", RSS, "a", "b"),
         SideValues(1.0, 1.03, "kB"),
         equivalence_band=BAND,
         withhold=NOT_THE_QUANTITY,

@@ -25,9 +25,9 @@ from perflab.measure.worker_client import (
     variant_environment,
 )
 from perflab.records.errors import BenchmarkFailedError, VariantsFailed
-from perflab.records.kinds import BenchmarkKind
+from perflab.records.kinds import ArtifactScope, BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Variant
-from perflab.stats.outputs import CHECK_ARTIFACT, OUTPUT_CHECK
+from perflab.stats.outputs import CHECK_ARTIFACT
 
 _EXACT_CHARS = 4096  # as the worker: longer output is compared by its digest
 
@@ -61,7 +61,7 @@ def check_outputs(benchmark: Benchmark, context: LensContext) -> None:
 def _check_one(benchmark: Benchmark, variant: Variant, context: LensContext) -> None:
     context.progress.update(
         benchmark=benchmark.name,
-        metric=OUTPUT_CHECK,
+        metric=ArtifactScope.OUTPUT_CHECK,
         detail=f"checking the output of {variant.name}",
         fraction=0.0,
     )
@@ -73,7 +73,7 @@ def _check_one(benchmark: Benchmark, variant: Variant, context: LensContext) -> 
         Artifact(
             benchmark=benchmark.name,
             variant=variant.name,
-            metric=OUTPUT_CHECK,
+            metric=ArtifactScope.OUTPUT_CHECK,
             kind=CHECK_ARTIFACT,
             content=json.dumps(values),
         )

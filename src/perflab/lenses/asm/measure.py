@@ -61,7 +61,9 @@ from perflab.tool_drivers.debuginfo import file_identity
 from perflab.tool_drivers.demangling import Demangler, default_demangler
 from perflab.tool_drivers.llvm_mca import McaPredictor
 
-FORMAT_VERSION = 1  # of the stored asm artifact; raise it when its JSON changes shape
+# the version of the `asm.functions` artifact's layout (its "version" field), not of the JSON
+# report: bump it when a field changes meaning, since stored runs keep listings of older layouts
+LISTING_FORMAT_VERSION = 1
 # functions diffed per variant, hottest first: each is read, disassembled and annotated, so the
 # analysis grows with each; others are asked for by name (--symbol)
 HOT_FUNCTIONS = 5
@@ -230,7 +232,7 @@ def _variant_code(
     defined, searched = presence(missing, region, readers.demangler, readers.cache)
     objects = sorted({f.object.path for f in found})
     payload = {
-        "version": FORMAT_VERSION,
+        "version": LISTING_FORMAT_VERSION,
         "total_cost": region.total,
         "cost_unit": region.unit,
         "mcpu": readers.predictor.cpu if readers.predictor.available else None,

@@ -40,7 +40,8 @@ DESCRIPTOR = LensDescriptor(
     ),
     planning=Planning(
         # its cost is the instructions lens's callgrind runs with the cache simulated, one
-        # variant after another, then the rss lens's workers: each priced by that lens's model
+        # variant after another, then the rss lens's workers: each priced by that lens's model;
+        # the rss lens by its name, not its constant (lenses/rss: RSS): no lens imports another
         cost_parts=(
             CostPart(Metric.INSTRUCTIONS, per_variant=True, settings=((CACHE_SIM.name, True),)),
             CostPart(Metric("rss")),

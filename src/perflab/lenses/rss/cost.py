@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.lenses.rss import RSS
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
 RSS_BLOCKS = 2  # a warm-up and a measured sample per worker and generation
@@ -31,7 +32,7 @@ def rss_cost(probe: CostProbe, settings: Settings) -> LensCost:
     )
     generation_s = n * (start_s + sampled_s)
     return LensCost(
-        Metric("rss"),
+        RSS,
         minimum_s=generations * generation_s,
         needs=f"{generations} generations of {n} workers",
         after_s=analysis_s(probe, ANALYSIS_S),

@@ -1,5 +1,5 @@
 """The time lens's analysis: stored wall-time samples -> paired comparisons (each read off
-lenses/time/decision.py's interval), each variant's own time, and the notes
+lenses/time/interval_basis.py's interval), each variant's own time, and the notes
 (lenses/time/notes.py) on noise, preemption and overload."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from perflab.lenses.time.artifacts import (
     shared_cpu_of,
     time_series,
 )
-from perflab.lenses.time.decision import Decision, decide
+from perflab.lenses.time.interval_basis import IntervalBasis, interval_basis
 from perflab.lenses.time.notes import (
     finding_note,
     measured_once_notes,
@@ -242,7 +242,7 @@ class _Decided:
     """One comparison decided: its figures (no details yet) and what they were read off."""
 
     comparison: Comparison
-    decision: Decision
+    basis: IntervalBasis
     sides: _Sides
     centres: VariantCentres
 
@@ -250,7 +250,7 @@ class _Decided:
 def _decided(stored: _Stored, name: str, samples: list[Sample]) -> _Decided | None:
     """One variant against the baseline, its figures alone; None when nothing was measured."""
     baseline, batch_blocks, units = stored.baseline, stored.batch_blocks, stored.units
-    decision = decide(
+    basis = interval_basis(
         baseline,
         samples,
         confidence=family_confidence(stored.settings.confidence, stored.family),
@@ -258,13 +258,13 @@ def _decided(stored: _Stored, name: str, samples: list[Sample]) -> _Decided | No
         groups=SampleGroups(batch_blocks, units),
         shared_cpu_with=stored.shared_cpu_with,
     )
-    if decision is None:
+    if basis is None:
         return None
     kept = kept_pairs(baseline, samples, batch_blocks=batch_blocks, preemption=stored.policy)
-    sides = _Sides(stored.measured_baseline, samples, kept, units, decision.pairs, decision.mean)
+    sides = _Sides(stored.measured_baseline, samples, kept, units, basis.pairs, basis.mean)
     centres = _centres(sides, trimmed=batch_blocks is not None)
-    comparison = _time_comparison(stored, name, centres, decision.estimate, decision.check)
-    return _Decided(comparison, decision, sides, centres)
+    comparison = _time_comparison(stored, name, centres, basis.estimate, basis.check)
+    return _Decided(comparison, basis, sides, centres)
 
 
 def _compare_variant(
@@ -275,7 +275,7 @@ def _compare_variant(
     decided = _decided(stored, name, samples)
     if decided is None:
         return None
-    estimate, check = decided.decision.estimate, decided.decision.check
+    estimate, check = decided.basis.estimate, decided.basis.check
     notes: list[Note] = []
     finding = noise.per_process_finding(estimate.between_group_sd, estimate.n_groups)
     if finding is not None and stored.benchmark.kind is BenchmarkKind.STATEMENT:
@@ -304,7 +304,7 @@ def own_time(
         return None
     policy = preemption.Preemption(settings.preempted)
     values = own_log_values(samples, batch_blocks=batch_blocks, preemption=policy)
-    # the estimator of the ratio (`decide`) and the table's columns: commands trim
+    # the estimator of the ratio (`interval_basis`) and the table's columns: commands trim
     trimmed = batch_blocks is not None
     estimate = (trimmed_ratio if trimmed else estimate_ratio)(values, settings.confidence, units)
     times = np.array([s.per_iteration for s in samples], dtype=float)
@@ -335,7 +335,7 @@ def own_time(
 
 @dataclass(frozen=True)
 class _Sides:
-    """One comparison's samples: as measured, and as the decision pairs them."""
+    """One comparison's samples: as measured, and as paired for its interval."""
 
     baseline: list[Sample]  # measured (not warm-up)
     variant: list[Sample]

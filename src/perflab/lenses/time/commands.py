@@ -129,9 +129,9 @@ class TimeCommandSession:
         if not out_of_budget and self.session.elapsed_s() - self.checked_s < STOP_CHECK_INTERVAL_S:
             return False
         self.checked_s = self.session.elapsed_s()
-        decisions = self.book.decisions(self.unit_blocks)
-        self.book.report(f"block {blocks}", decisions)
-        return out_of_budget or self.book.precise_enough(decisions)
+        bases = self.book.interval_bases(self.unit_blocks)
+        self.book.report(f"block {blocks}", bases)
+        return out_of_budget or self.book.precise_enough(bases)
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share

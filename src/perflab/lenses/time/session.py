@@ -15,7 +15,7 @@ from perflab.lenses.time.cost import (
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
-from perflab.lenses.time.decision import Decision, decide
+from perflab.lenses.time.interval_basis import IntervalBasis, interval_basis
 from perflab.machine import cpu_lock
 from perflab.measure.session import LensSession
 from perflab.records.errors import BenchmarkFailedError
@@ -76,8 +76,8 @@ class TimeBookkeeping:
         self.samples.append(sample)
         self.session.context.sink.add_sample(sample)
 
-    def decisions(self, batch_blocks: int | None = None) -> list[Decision]:
-        """Every comparison as the analysis will decide it (`analyse.decide`), from the samples
+    def interval_bases(self, batch_blocks: int | None = None) -> list[IntervalBasis]:
+        """Every comparison as the analysis will decide it (`interval_basis`), from the samples
         so far; with one variant, its own time, by the same precision."""
         baseline = [s for s in self.samples if s.variant == self.session.variants[0].name]
         policy = preemption.Preemption(self.session.settings.preempted)
@@ -85,17 +85,17 @@ class TimeBookkeeping:
         if len(self.session.variants) == 1:
             own = own_log_values(baseline, batch_blocks=batch_blocks, preemption=policy)
             estimate = estimate_ratio(own, self.session.settings.confidence, units=units)
-            return [Decision(pairs=own, mean=estimate, estimate=estimate, check=None)]
+            return [IntervalBasis(pairs=own, mean=estimate, estimate=estimate, check=None)]
         confidence = family_confidence(
             self.session.settings.confidence, run_family_size(self.session.context.experiment)
         )
         shared_cpu_with = self.other_runs_on_cpu()
-        decisions = []
+        bases = []
         for index, variant in enumerate(self.session.variants[1:], 1):
             if index in self.failed:  # compared with nothing: no reason to measure on
                 continue
             samples = [s for s in self.samples if s.variant == variant.name]
-            decision = decide(
+            basis = interval_basis(
                 baseline,
                 samples,
                 confidence=confidence,
@@ -103,11 +103,11 @@ class TimeBookkeeping:
                 groups=SampleGroups(batch_blocks, units),
                 shared_cpu_with=shared_cpu_with,
             )
-            if decision is None:  # nothing measured yet: nothing to stop on
+            if basis is None:  # nothing measured yet: nothing to stop on
                 nothing = estimate_ratio([], confidence)
-                decision = Decision(pairs=[], mean=nothing, estimate=nothing, check=None)
-            decisions.append(decision)
-        return decisions
+                basis = IntervalBasis(pairs=[], mean=nothing, estimate=nothing, check=None)
+            bases.append(basis)
+        return bases
 
     def other_runs_on_cpu(self) -> tuple[int, ...]:
         """The other perflab runs that have measured on the measuring CPU so far: the one
@@ -138,10 +138,10 @@ class TimeBookkeeping:
             )
         return self.shared_cpu_with
 
-    def precise_enough(self, decisions: list[Decision]) -> bool:
+    def precise_enough(self, bases: list[IntervalBasis]) -> bool:
         """Whether to stop early (`may_stop_after`)."""
         precise = may_stop_after(
-            decisions,
+            bases,
             self.session.settings.target_precision,
             equivalence_band=self.session.settings.equivalence_band,
             confidence=self.session.settings.confidence,
@@ -187,15 +187,15 @@ class TimeBookkeeping:
     def stop_after(self, what: str, *, minimums_met: bool) -> bool:
         """After a generation: report progress, and stop once the minimums are met and the
         estimates are precise enough or the share is spent."""
-        decisions = self.decisions()
-        self.report(what, decisions)
+        bases = self.interval_bases()
+        self.report(what, bases)
         return minimums_met and (
-            self.precise_enough(decisions) or self.session.elapsed_s() >= self.budget_s
+            self.precise_enough(bases) or self.session.elapsed_s() >= self.budget_s
         )
 
-    def report(self, what: str, decisions: list[Decision]) -> None:
+    def report(self, what: str, bases: list[IntervalBasis]) -> None:
         widths = [
-            d.estimate.log_half_width for d in decisions if math.isfinite(d.estimate.log_half_width)
+            d.estimate.log_half_width for d in bases if math.isfinite(d.estimate.log_half_width)
         ]
         ci = f", CI ±{max(widths):.1%}" if widths else ""
         left_s = max(0.0, self.budget_s - self.session.elapsed_s())
@@ -231,7 +231,7 @@ def precise_enough(
 
 
 def may_stop_after(
-    decisions: Sequence[Decision],
+    bases: Sequence[IntervalBasis],
     precision: float,
     *,
     equivalence_band: float = 0.01,
@@ -244,16 +244,16 @@ def may_stop_after(
     no overload seen. Under overload the units are biased by load the correction cannot
     repair, which no sequence bounds, and the analysis widens the interval: the run then
     measures while its budget lasts."""
-    if any(d.overloaded for d in decisions):
+    if any(d.overloaded for d in bases):
         return False
-    means = [d.mean for d in decisions]
+    means = [d.mean for d in bases]
     if not precise_enough(
         means, precision, equivalence_band=equivalence_band, confidence=confidence, family=family
     ):
         return False
     return decided_agree(
         means,
-        [d.estimate for d in decisions],
+        [d.estimate for d in bases],
         equivalence_band=equivalence_band,
         confidence=confidence,
         family=family,

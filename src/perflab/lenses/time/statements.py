@@ -166,7 +166,7 @@ class TimeStatementSession:
                 done.round_start_s = (session.clock_ns() - started_ns) / 1e9
                 self._sample_round(done, servers, layout, generation_s)
             done.completed += 1
-            if done.minimums_met(settings) and self.book.precise_enough(self.book.decisions()):
+            if done.minimums_met(settings) and self.book.precise_enough(self.book.interval_bases()):
                 break
         self._note_rounds(done.completed, done.generation)
 

@@ -17,6 +17,7 @@ from perflab.engine import benchmark_plan
 from perflab.engine.benchmark_plan import BenchmarkPlanner, SpeedsMeasured
 from perflab.engine.prepare import recent_probes
 from perflab.engine.prepare.recent_probes import RecentProbes
+from perflab.lenses.rss import RSS
 from perflab.machine.fake_processes import FakeRunner
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -145,7 +146,7 @@ def test_a_fixed_cost_lens_learns_what_its_recent_runs_took(tmp_path: Path) -> N
     from perflab.records.kinds import Metric
 
     memory, clock = _memory(tmp_path)
-    rss, time_lens = Metric("rss"), Metric.TIME
+    rss, time_lens = RSS, Metric.TIME
     for ratio in (1.6, 1.4):
         memory.remember_lens("A", rss, ratio)
         clock.now += 10

@@ -21,6 +21,7 @@ from perflab.lenses.memory.analyse import (
 )
 from perflab.lenses.memory.measure import MemoryLens, same_size_environments
 from perflab.lenses.memory.render import section
+from perflab.lenses.rss import RSS
 from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.callgrind.count import CountOptions
@@ -138,6 +139,13 @@ BENCHMARK = Benchmark("b", cmd="prog")
 
 def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
     assert parse_metrics("time,memory") == (Metric.TIME, MEMORY)
+
+
+def test_its_cost_names_the_rss_lens_by_that_lens_s_own_name() -> None:
+    """The descriptor spells the rss lens's name itself (no lens imports another): the same."""
+    from perflab.lenses.memory import DESCRIPTOR
+
+    assert RSS in {part.metric for part in DESCRIPTOR.planning.cost_parts}
 
 
 def test_the_line_size_is_read_from_callgrind_s_own_description() -> None:
@@ -420,13 +428,13 @@ def test_twice_a_few_lines_is_shown_without_a_verdict() -> None:
 def test_tracemalloc_s_peak_is_not_the_memory_change_of_natively_allocated_tensors() -> None:
     from perflab.lenses.memory.analyse import tracemalloc_blind_to_traffic
     from perflab.measure.peak_memory.analyse import PEAK_ALLOC_BYTES
-    from perflab.records.kinds import Metric, Verdict
+    from perflab.records.kinds import Verdict
     from perflab.records.model import Comparison
 
     # torch tensors of 16 and 32 MB: tracemalloc saw 264 and 344 B (Python objects only)
     peak = Comparison(
         benchmark="b",
-        metric=Metric("rss"),
+        metric=RSS,
         baseline="a",
         variant="b",
         ratio=1.303,

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from perflab.lenses.fragments import SectionInput
+from perflab.lenses.rss import RSS
 from perflab.records.document import Table
-from perflab.records.kinds import Metric, Verdict
+from perflab.records.kinds import Verdict
 from tests.lens_sections import EXPERIMENT, cells, comparison
 
 
 def test_the_rss_section_says_higher_and_names_the_measure() -> None:
     from perflab.lenses.rss.render import section as rss_section
 
-    rss = Metric("rss")
+    rss = RSS
     net = {"net_blocks_per_iteration": {"baseline": 0.0, "variant": 2.0}}
     view = SectionInput(
         rss,

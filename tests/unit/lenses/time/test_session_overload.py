@@ -1,5 +1,6 @@
 """The time lens's early stop sees the overload check the analysis applies: a run never stops
-early on an interval the analysis then widens (stats.overload, lenses.time.decision.decide)."""
+early on an interval the analysis then widens (stats.overload,
+lenses.time.interval_basis.interval_basis)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import random
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
-from perflab.lenses.time.decision import decide
+from perflab.lenses.time.interval_basis import interval_basis
 from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (
@@ -62,10 +63,10 @@ def test_no_early_stop_on_a_sequence_the_overload_check_then_widens() -> None:
     # B preempted 40% of the time, A 10%, preempted samples using 2% more CPU: the corrected
     # units' sequence has settled, but the analysis widens the interval to inconclusive
     baseline, variant = _samples(random.Random(1), (0.1, 0.4), growth=0.02)
-    decision = decide(baseline, variant, confidence=0.95, policy=Preemption.CORRECT)
-    assert decision is not None and decision.overloaded
-    assert precise_enough([decision.mean], PRECISION, equivalence_band=BAND)  # the old rule
-    assert not may_stop_after([decision], PRECISION, equivalence_band=BAND)
+    basis = interval_basis(baseline, variant, confidence=0.95, policy=Preemption.CORRECT)
+    assert basis is not None and basis.overloaded
+    assert precise_enough([basis.mean], PRECISION, equivalence_band=BAND)  # the old rule
+    assert not may_stop_after([basis], PRECISION, equivalence_band=BAND)
 
     analysis = analyse_time(
         Benchmark(name="b", stmt="pass"),
@@ -76,30 +77,30 @@ def test_no_early_stop_on_a_sequence_the_overload_check_then_widens() -> None:
     (comparison,) = analysis.comparisons
     # the analysis reads its verdict off the interval the stopping rule looked at
     assert (comparison.ci_low, comparison.ci_high) == (
-        decision.estimate.ci_low,
-        decision.estimate.ci_high,
+        basis.estimate.ci_low,
+        basis.estimate.ci_high,
     )
     assert comparison.verdict is Verdict.INCONCLUSIVE
 
 
 def test_even_preemption_that_costs_nothing_more_may_stop_early() -> None:
     baseline, variant = _samples(random.Random(1), (0.3, 0.3), growth=0.0)
-    decision = decide(baseline, variant, confidence=0.95, policy=Preemption.CORRECT)
-    assert decision is not None and not decision.overloaded
-    assert may_stop_after([decision], PRECISION, equivalence_band=BAND)
+    basis = interval_basis(baseline, variant, confidence=0.95, policy=Preemption.CORRECT)
+    assert basis is not None and not basis.overloaded
+    assert may_stop_after([basis], PRECISION, equivalence_band=BAND)
 
 
 def test_another_perflab_run_on_the_cpu_is_overload_whatever_the_samples_show() -> None:
     # even preemption that costs nothing more: nothing in the samples, but another run was
     # known to measure on the same CPU
     baseline, variant = _samples(random.Random(1), (0.3, 0.3), growth=0.0)
-    decision = decide(
+    basis = interval_basis(
         baseline, variant, confidence=0.95, policy=Preemption.CORRECT, shared_cpu_with=(4242,)
     )
-    assert decision is not None and decision.overloaded
-    assert decision.check is not None and decision.check.shared_cpu_with == (4242,)
-    assert decision.check.to_json()["shared_cpu_with"] == [4242]
-    assert not may_stop_after([decision], PRECISION, equivalence_band=BAND)
+    assert basis is not None and basis.overloaded
+    assert basis.check is not None and basis.check.shared_cpu_with == (4242,)
+    assert basis.check.to_json()["shared_cpu_with"] == [4242]
+    assert not may_stop_after([basis], PRECISION, equivalence_band=BAND)
 
     artifact = Artifact(
         benchmark="b",
@@ -118,6 +119,6 @@ def test_another_perflab_run_on_the_cpu_is_overload_whatever_the_samples_show() 
     assert "pid 4242" in note.message and note.severity is Severity.WARNING
     (comparison,) = analysis.comparisons
     assert (comparison.ci_low, comparison.ci_high) == (
-        decision.estimate.ci_low,
-        decision.estimate.ci_high,
+        basis.estimate.ci_low,
+        basis.estimate.ci_high,
     )

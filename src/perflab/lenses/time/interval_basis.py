@@ -1,6 +1,6 @@
-"""The interval a time comparison's verdict is read off, from the samples so far. The stopping rule
-(lenses/time/session.py) and the analysis (lenses/time/analyse.py) both take it from `decide`, so an
-early stop looks at the interval the verdict will be read off."""
+"""The interval a time comparison's verdict is read off, from the samples so far: the stopping
+rule (lenses/time/session.py) and the analysis (lenses/time/analyse.py) both take it from
+`interval_basis`, so an early stop looks at the interval the verdict will be read off."""
 
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ from perflab.stats.trimmed import trimmed_ratio
 
 
 @dataclass(frozen=True)
-class Decision:
-    """One comparison as its verdict reads it, from the samples so far: the stopping rule and
-    the analysis take it from `decide`, so an early stop looks at the interval the verdict
-    will be read off."""
+class IntervalBasis:
+    """One comparison's interval and what it is computed from (its pairs, the units' mean, the
+    overload check), from the samples so far; not the verdict, which the analysis reads off
+    `estimate`. The stopping rule and the analysis both take it from `interval_basis`, so an
+    early stop looks at the interval the verdict will be read off."""
 
     pairs: list[PairedLogRatio]  # the log ratios the interval is over
     mean: RatioEstimate  # the units' mean: the stopping rule's confidence sequence lies around it
@@ -37,7 +38,7 @@ class Decision:
         return self.check is not None and self.check.seen
 
 
-def decide(
+def interval_basis(
     baseline: Sequence[Sample],
     variant: Sequence[Sample],
     *,
@@ -45,7 +46,7 @@ def decide(
     policy: preemption.Preemption,
     groups: SampleGroups = BY_GENERATION,
     shared_cpu_with: Sequence[int] = (),
-) -> Decision | None:
+) -> IntervalBasis | None:
     """The interval of one comparison: the units' mean (statements) or trimmed mean (commands,
     robust to the units a slow CPU spoiled), widened by the overload check (which counts
     another perflab run on the measuring CPU, `shared_cpu_with`, as overload); None when
@@ -61,4 +62,4 @@ def decide(
     )
     if check is not None and check.seen:
         estimate = replace(estimate, ci_low=check.ci_low, ci_high=check.ci_high)
-    return Decision(pairs=pairs, mean=mean, estimate=estimate, check=check)
+    return IntervalBasis(pairs=pairs, mean=mean, estimate=estimate, check=check)
