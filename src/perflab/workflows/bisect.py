@@ -165,7 +165,7 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
     names = [b.name for b in planned.benchmarks]
     if len(names) == 1:
         return names[0]
-    given = " ".join(shlex.quote(w) for w in suite.flags())
+    suite_flags = " ".join(shlex.quote(w) for w in suite.flags())
     more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
     filters = []
     for name in names[:SHOWN_FILTERS]:
@@ -175,9 +175,9 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
             filters.append(f"{words} ({name})")
     how = " or ".join(filters) if filters else "a filter of the suite that selects one of them"
     raise ConfigError(
-        f"bisect follows one benchmark, and {given} selects {len(names)}: "
+        f"bisect follows one benchmark, and {suite_flags} selects {len(names)}: "
         f"{', '.join(names[:NAMED])}{more}",
-        hint=f"select the one to follow: {how}; perflab history {range_text} {given} says "
+        hint=f"select the one to follow: {how}; perflab history {range_text} {suite_flags} says "
         "which benchmarks changed where",
     )
 

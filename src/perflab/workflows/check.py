@@ -100,13 +100,13 @@ def check(
     without `metric`, the instructions lens gates (deterministic; shared runners make wall
     time noise) and the time lens is measured beside it."""
     environ = os.environ if environ is None else environ
-    given = given_lenses(metric, benchmark)
+    lenses_given = given_lenses(metric, benchmark)
     runner = benchmark.runner
     repo = str(repository) if repository else find_repository(runner, os.getcwd())
     base_ref, base_from = (base, "--base") if base else default_base(environ)
     change = _change(runner, repo, base_ref, base_from, head, merge_base=merge_base)
     notes = change.notes()
-    lenses = given or _check_lenses(environ, benchmark, notes)
+    lenses = lenses_given or _check_lenses(environ, benchmark, notes)
     result = _measure_change(benchmark, change, lenses, notes)
     chosen = lenses[0]
     outcome = _check_outcome(result, chosen, threshold)
@@ -123,7 +123,7 @@ def check(
         notes=tuple(notes),
         lenses=lenses,
         disagreement=disagreement,
-        overruled=not given and _time_overrules(outcome, disagreement),
+        overruled=not lenses_given and _time_overrules(outcome, disagreement),
         base_from=base_from,
         regressed=regressed_benchmarks(result, chosen, threshold),
     )
