@@ -4,7 +4,6 @@ merges, with the culprit against its parent as evidence."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Callable
@@ -18,7 +17,6 @@ from perflab.engine.reusable_runs import MeasuredCode
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
-    find_repository,
     first_parent_line,
     merged_branch,
     resolve_ref,
@@ -39,6 +37,7 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.workflows.services import WorkflowServices
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -75,9 +74,33 @@ def bisect(
     instructions do not show the change. A suite (`benchmark.suite`) must select one
     benchmark: the search follows it. The repository is `repository`, else the one around
     the current directory; `on_step` hears each step as it is answered."""
-    started = clock()
+    services = WorkflowServices(repository=repository, on_step=on_step, clock=clock)
+    return bisect_with(
+        good,
+        bad,
+        benchmark=benchmark,
+        services=services,
+        threshold=threshold,
+        metric=metric,
+        direction=direction,
+    )
+
+
+def bisect_with(
+    good: str,
+    bad: str,
+    *,
+    benchmark: Benchmarked,
+    services: WorkflowServices,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+    direction: Direction | str = Direction.SLOWER,
+) -> BisectResult:
+    """`bisect`, its repository, step listener and clock given as one record (the CLI's way
+    in)."""
+    started = services.clock()
     lenses = given_lenses(metric, benchmark)
-    plan = _Plan.of(good, bad, benchmark, repository)
+    plan = _Plan.of(good, bad, benchmark, services.repository_path(benchmark.runner))
     steps = _BisectSteps(
         benchmark=benchmark,
         repo=plan.repo,
@@ -85,12 +108,12 @@ def bisect(
         good=plan.good,
         threshold=threshold,
         direction=Direction(direction),
-        on_step=on_step,
+        on_step=services.on_step,
         measured=plan.measured,
     )
     found = _search(steps, lenses[0] if lenses else None)
     evidence = _culprit_evidence(steps, found, evidence_lenses(found.metric, lenses))
-    return _answer(plan, steps, found, evidence, seconds=clock() - started)
+    return _answer(plan, steps, found, evidence, seconds=services.clock() - started)
 
 
 @dataclass(frozen=True)
@@ -107,13 +130,10 @@ class _Plan:
     measured: MeasuredCode
 
     @classmethod
-    def of(
-        cls, good: str, bad: str, benchmark: Benchmarked, repository: str | Path | None
-    ) -> _Plan:
+    def of(cls, good: str, bad: str, benchmark: Benchmarked, repo: str) -> _Plan:
         planned = planned_experiment(benchmark)
         followed = _followed(benchmark, planned, f"{good}..{bad}")
         runner = benchmark.runner
-        repo = str(repository) if repository else find_repository(runner, os.getcwd())
         good_ref = resolve_ref(runner, repo, good)
         bad_ref = resolve_ref(runner, repo, bad)
         line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
