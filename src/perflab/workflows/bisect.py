@@ -100,7 +100,7 @@ def bisect_with(
     in)."""
     started = services.clock()
     lenses = given_lenses(metric, benchmark)
-    plan = _Plan.of(good, bad, benchmark, services.repository_path(benchmark.runner))
+    plan = _Plan.of(good, bad, benchmark, services)
     steps = _BisectSteps(
         benchmark=benchmark,
         repo=plan.repo,
@@ -130,10 +130,11 @@ class _Plan:
     measured: MeasuredCode
 
     @classmethod
-    def of(cls, good: str, bad: str, benchmark: Benchmarked, repo: str) -> _Plan:
+    def of(cls, good: str, bad: str, benchmark: Benchmarked, services: WorkflowServices) -> _Plan:
         planned = planned_experiment(benchmark)
         followed = _followed(benchmark, planned, f"{good}..{bad}")
         runner = benchmark.runner
+        repo = services.repository_path(runner)
         good_ref = resolve_ref(runner, repo, good)
         bad_ref = resolve_ref(runner, repo, bad)
         line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
