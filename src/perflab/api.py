@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from perflab.git.repo import find_repository
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
-from perflab.plan.designs import Design, plan_matrix, plan_stack
+from perflab.plan.designs import plan_matrix, plan_stack
 from perflab.plan.experiment_arguments import (
-    BenchmarkSources,
-    Conditions,
+    ExperimentConditions,
+    benchmark_sources,
+    designed_experiment,
     experiment_from,
     setting_changes,
     variant_template,
 )
 from perflab.plan.settings_by_name import setting_fields
-from perflab.plan.suite_source import SuiteSource, suite_given
+from perflab.plan.suite_source import SuiteSource
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
@@ -62,25 +62,21 @@ def make_experiment(
     runner: ProcessRunner | None = None,
     **settings: Any,
 ) -> Experiment:
-    """An experiment from a file, from arguments, or a file with arguments overriding it.
-
-    `variants` are specs ("after python=/envs/after/bin/python", "mine git=HEAD") or Variant
-    records; `build` is the build command of every variant without its own build= (git=
-    variants are built in their checkouts); `settings` are Settings fields (budget_s=10,
-    metrics="time,instructions", build_timeout_s=600, ...). `pytest`: a pytest-benchmark
-    suite (a file or folder) whose tests using the `benchmark` fixture are the benchmarks,
-    those matching pytest's `-k pytest_filter` when given. `asv`: an asv benchmark directory
-    (or the folder of its asv.conf.json) whose time_ benchmarks, at each parameter combination,
-    are the benchmarks, those whose name the regular expression `asv_filter` finds when given.
-    `gbench`: a Google Benchmark binary whose benchmarks (those Google Benchmark's
-    --benchmark_filter=`gbench_filter` selects, when given) are the benchmarks; a variant's
-    cmd= names its own binary. `suite`: one of these suites as a record
-    (`perflab.plan.suite_source.SuiteSource`), instead of its keywords. `runner`: the processes
-    that list a suite and find the repository of git= variants are started through it (None:
-    the real one)."""
-    changes = setting_changes(settings)
-    around = Conditions(variants, changes, build, None, runner or SubprocessRunner())
-    given = benchmark_sources(
+    """An experiment from a file, from arguments, or a file with arguments overriding it
+    (docs/python-api.md says each keyword in full). `variants`: specs ("mine git=HEAD") or
+    Variant records; `build`: the build command of variants without their own; `settings`:
+    Settings fields and lens options (budget_s=10, metrics="time,instructions" ...). A suite's
+    benchmarks instead: `pytest` (pytest-benchmark tests, -k `pytest_filter`), `asv` (time_
+    benchmarks whose names `asv_filter` finds), `gbench` (a Google Benchmark binary's, by
+    --benchmark_filter=`gbench_filter`), or `suite`, one of them as a record. `runner` lists
+    the suites and finds the repository of git= variants (None: the real one)."""
+    conditions = ExperimentConditions(
+        variants=variants,
+        changes=setting_changes(settings),
+        build=build,
+        runner=runner or SubprocessRunner(),
+    )
+    sources = benchmark_sources(
         experiment_file,
         stmt=stmt,
         setup=setup,
@@ -95,61 +91,7 @@ def make_experiment(
         gbench=gbench,
         gbench_filter=gbench_filter,
     )
-    return experiment_from(given, around)
-
-
-def benchmark_sources(
-    experiment_file: str | Path | None = None,
-    *,
-    stmt: str | None = None,
-    setup: str | None = None,
-    cmd: str | None = None,
-    name: str | None = None,
-    params: Mapping[str, Sequence[Any]] | None = None,
-    suite: SuiteSource | None = None,
-    pytest: str | Path | None = None,
-    pytest_filter: str | None = None,
-    asv: str | Path | None = None,
-    asv_filter: str | None = None,
-    gbench: str | Path | None = None,
-    gbench_filter: str | None = None,
-) -> BenchmarkSources:
-    """make_experiment's keywords that say where the benchmarks come from, as one record."""
-    suite_of = suite_given(
-        suite,
-        gbench=gbench,
-        gbench_filter=gbench_filter,
-        asv=asv,
-        asv_filter=asv_filter,
-        pytest=pytest,
-        pytest_filter=pytest_filter,
-    )
-    return BenchmarkSources(
-        experiment_file=experiment_file,
-        stmt=stmt,
-        setup=setup,
-        cmd=cmd,
-        name=name,
-        params=params,
-        suite=suite_of,
-    )
-
-
-def designed_experiment(
-    design: Design,
-    experiment_file: str | Path | None,
-    runner: ProcessRunner,
-    arguments: Mapping[str, Any],
-) -> Experiment:
-    """make_experiment's experiment of the design's variants under its comparisons (a stack's,
-    a matrix's): what make_stack and make_matrix build; `arguments` are make_experiment's other
-    keywords (stmt=, cmd=, build=, settings ...)."""
-    source_keys = inspect.signature(benchmark_sources).parameters.keys() - {"experiment_file"}
-    sources = {k: v for k, v in arguments.items() if k in source_keys}
-    settings = {k: v for k, v in arguments.items() if k not in source_keys and k != "build"}
-    changes = setting_changes(settings)
-    around = Conditions(design.variants, changes, arguments.get("build"), design, runner)
-    return experiment_from(benchmark_sources(experiment_file, **sources), around)
+    return experiment_from(sources, conditions)
 
 
 def make_stack(

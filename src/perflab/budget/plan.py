@@ -283,9 +283,9 @@ def _share_words(
     if took is None:
         # once a lens failed, the lenses after it never ran
         return f"{name} not run {planned}" if failed_s else f"{name} {share.share_s:.1f} s"
-    given = share.share_s if given_s is None else given_s.get(share.metric, share.share_s)
-    replanned = f" {planned}" if abs(given - share.share_s) >= 0.05 else ""
-    return f"{name} {took:.1f} s of its {given:.1f} s{replanned}"
+    share_given_s = share.share_s if given_s is None else given_s.get(share.metric, share.share_s)
+    replanned = f" {planned}" if abs(share_given_s - share.share_s) >= 0.05 else ""
+    return f"{name} {took:.1f} s of its {share_given_s:.1f} s{replanned}"
 
 
 class BudgetError(ConfigError):

@@ -114,12 +114,12 @@ def _with_store_setting(args: argparse.Namespace) -> argparse.Namespace:
         args.store_setting = resolve_store(args.store, os.environ, Path.cwd())
         args.store = args.store_setting.location
     elif hasattr(args, "check_store"):  # doctor
-        given = (
+        store_asked = (
             None
             if args.check_store is None or args.check_store is STORE_IN_USE
             else args.check_store
         )
-        args.store_setting = resolve_store(given, os.environ, Path.cwd())
+        args.store_setting = resolve_store(store_asked, os.environ, Path.cwd())
         if args.check_store is not None:
             args.check_store = args.store_setting.location
     return args

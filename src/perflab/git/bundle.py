@@ -121,8 +121,10 @@ def _cached_bundle(
         # a linked `bundles` folder is refused: old bundles are removed from it below
         own_folder(Path(cache_dir), folder)
         replace_file(path, data)
-        made = sorted(folder.glob("*.bundle"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in made[KEPT_BUNDLES:]:
+        newest_first = sorted(
+            folder.glob("*.bundle"), key=lambda p: p.stat().st_mtime, reverse=True
+        )
+        for old in newest_first[KEPT_BUNDLES:]:
             old.unlink(missing_ok=True)
     return data
 

@@ -50,9 +50,9 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
         _update(runner, repository, objects, folder)
         return
     remove_tree(folder)  # a clone missing its files is no clone: made again
-    made = folder.with_name(f"{folder.name}.new-{uuid.uuid4().hex[:12]}")
+    new_folder = folder.with_name(f"{folder.name}.new-{uuid.uuid4().hex[:12]}")
     try:
-        init = ("init", "-q", "--bare", *_object_format(runner, repository), str(made))
+        init = ("init", "-q", "--bare", *_object_format(runner, repository), str(new_folder))
         done = run_git(runner, folder.parent, *init)
         if not done.ok:
             raise GitError(
@@ -62,11 +62,11 @@ def prepare_clone(runner: ProcessRunner, repository: str, folder: Path) -> None:
             )
         # no automatic gc: the clone holds only the objects of changes applied, and a gc would
         # start in the middle of a run
-        run_git(runner, made, "config", "gc.auto", "0")
-        _update(runner, repository, objects, made)
-        os.rename(made, folder)
+        run_git(runner, new_folder, "config", "gc.auto", "0")
+        _update(runner, repository, objects, new_folder)
+        os.rename(new_folder, folder)
     except BaseException:
-        remove_tree(made)
+        remove_tree(new_folder)
         raise
 
 

@@ -5,6 +5,7 @@ the benchmarks; the variants, the settings changed and a design are given beside
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,25 +23,88 @@ from perflab.plan.specs import (
     expand_grid,
     parse_variant,
 )
-from perflab.plan.suite_source import SuiteKind, SuiteSource
+from perflab.plan.suite_source import SuiteKind, SuiteSource, suite_given
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings, SettingSpec, setting_specs
 
 
-def experiment_from(given: BenchmarkSources, around: Conditions) -> Experiment:
-    """The experiment the source given makes, under the variants, settings and design `around`
-    it; a suite given with another source is refused (a suite's precedence over another suite
-    is `suite_given`'s)."""
+def experiment_from(sources: BenchmarkSources, conditions: ExperimentConditions) -> Experiment:
+    """The experiment the source given makes, under the variants, settings and design of
+    `conditions`; a suite given with another source is refused (a suite's precedence over
+    another suite is `suite_given`'s)."""
     for source in (_suite_source, _file_source):
-        made = source(given, around)
-        if made is not None:
-            return made
-    return _inline_source(given, around)
+        experiment = source(sources, conditions)
+        if experiment is not None:
+            return experiment
+    return _inline_source(sources, conditions)
 
 
-@dataclass(frozen=True)
+def benchmark_sources(
+    experiment_file: str | Path | None = None,
+    *,
+    stmt: str | None = None,
+    setup: str | None = None,
+    cmd: str | None = None,
+    name: str | None = None,
+    params: Mapping[str, Sequence[Any]] | None = None,
+    suite: SuiteSource | None = None,
+    pytest: str | Path | None = None,
+    pytest_filter: str | None = None,
+    asv: str | Path | None = None,
+    asv_filter: str | None = None,
+    gbench: str | Path | None = None,
+    gbench_filter: str | None = None,
+) -> BenchmarkSources:
+    """make_experiment's keywords that say where the benchmarks come from, as one record: the
+    suite's six keywords become its `SuiteSource`, or `suite` itself."""
+    suite_record = suite_given(
+        suite,
+        gbench=gbench,
+        gbench_filter=gbench_filter,
+        asv=asv,
+        asv_filter=asv_filter,
+        pytest=pytest,
+        pytest_filter=pytest_filter,
+    )
+    return BenchmarkSources(
+        experiment_file=experiment_file,
+        stmt=stmt,
+        setup=setup,
+        cmd=cmd,
+        name=name,
+        params=params,
+        suite=suite_record,
+    )
+
+
+# benchmark_sources' keywords besides the file: among make_experiment's keywords, the sources
+SOURCE_KEYWORDS = frozenset(inspect.signature(benchmark_sources).parameters) - {"experiment_file"}
+
+
+def designed_experiment(
+    design: Design,
+    experiment_file: str | Path | None,
+    runner: ProcessRunner,
+    arguments: Mapping[str, Any],
+) -> Experiment:
+    """make_experiment's experiment of the design's variants under its comparisons (a stack's,
+    a matrix's): what make_stack and make_matrix build; `arguments` are make_experiment's other
+    keywords (stmt=, cmd=, build=, settings ...)."""
+    source_arguments = {k: v for k, v in arguments.items() if k in SOURCE_KEYWORDS}
+    settings = {k: v for k, v in arguments.items() if k not in SOURCE_KEYWORDS and k != "build"}
+    conditions = ExperimentConditions(
+        variants=design.variants,
+        changes=setting_changes(settings),
+        build=arguments.get("build"),
+        design=design,
+        runner=runner,
+    )
+    return experiment_from(benchmark_sources(experiment_file, **source_arguments), conditions)
+
+
+@dataclass(frozen=True, kw_only=True)
 class BenchmarkSources:
     """What the benchmarks are made from, as make_experiment takes it: an experiment file,
     inline arguments (a statement or command, a name, a grid), or a suite with its filter."""
@@ -62,134 +126,136 @@ class BenchmarkSources:
         return self.experiment_file is not None or self.inline()
 
 
-@dataclass(frozen=True)
-class Conditions:
+@dataclass(frozen=True, kw_only=True)
+class ExperimentConditions:
     """What every source's benchmarks are measured under: the variants, the settings changed,
     the build command of variants without their own, and a design (a stack, a matrix)."""
 
-    variants: Sequence[str | Variant]
-    changes: dict[str, Any]
-    build: str | None
-    design: Design | None
+    variants: Sequence[str | Variant]  # specs or records; (): the file's, else one alone
+    changes: dict[str, Any]  # the settings given by name, checked (`setting_changes`)
+    build: str | None  # the build command of every variant without its own build=
+    design: Design | None = None  # a stack's or a matrix's comparisons; None: every variant
     runner: ProcessRunner  # lists the suites, finds the repository
 
 
-def _suite_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:
+def _suite_source(sources: BenchmarkSources, conditions: ExperimentConditions) -> Experiment | None:
     """The benchmarks of the suite given, listed by the variants' own tools."""
-    suite = given.suite
+    suite = sources.suite
     if suite is None:
         return None
-    if given.defined():
+    if sources.defined():
         raise suite.refused_beside()
     experiment_of = {
         SuiteKind.GBENCH: _gbench_experiment,
         SuiteKind.ASV: _asv_experiment,
         SuiteKind.PYTEST: _pytest_experiment,
     }[suite.kind]
-    return experiment_of(suite, around)
+    return experiment_of(suite, conditions)
 
 
-def _gbench_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
+def _gbench_experiment(suite: SuiteSource, conditions: ExperimentConditions) -> Experiment:
     """The benchmarks of a Google Benchmark binary, listed by each variant's binary."""
     from perflab.plan.gbench_suite import gbench_lens_notes, gbench_suite
 
-    checked, listing = _suite_variants(around)
+    checked, listing = _suite_variants(conditions)
     # no shell between perflab and the binary (the filter's ^ and $ would ask for one), unless
     # the user asks for one
-    implied = {} if "shell" in around.changes else {"shell": "none"}
-    settings = settings_with(Settings(), **around.changes, **implied)
+    implied = {} if "shell" in conditions.changes else {"shell": "none"}
+    settings = settings_with(Settings(), **conditions.changes, **implied)
     suite_found = gbench_suite(
-        suite.path, listing, around.runner, pattern=suite.filter, shell=settings.shell
+        suite.path, listing, conditions.runner, pattern=suite.filter, shell=settings.shell
     )
     return _suite_experiment(
         checked,
         suite_found.benchmarks,
-        around,
+        conditions,
         notes=(*suite_found.notes, *gbench_lens_notes(settings.metrics, region=region_metrics())),
         implied=implied,
     )
 
 
-def _asv_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
+def _asv_experiment(suite: SuiteSource, conditions: ExperimentConditions) -> Experiment:
     """The time_ benchmarks of an asv suite, listed in the variants' interpreters."""
     from perflab.plan.asv_suite import asv_suite
 
-    checked, listing = _suite_variants(around)
-    suite_found = asv_suite(suite.path, listing, around.runner, pattern=suite.filter)
+    checked, listing = _suite_variants(conditions)
+    suite_found = asv_suite(suite.path, listing, conditions.runner, pattern=suite.filter)
     # asv's timeout bounds a benchmark's whole run, so a sample too: the suite's longest is the
     # sample timeout unless one is given
     implied = {}
-    if suite_found.timeout_s is not None and "sample_timeout_s" not in around.changes:
+    if suite_found.timeout_s is not None and "sample_timeout_s" not in conditions.changes:
         implied = {"sample_timeout_s": suite_found.timeout_s}
     return _suite_experiment(
-        checked, suite_found.benchmarks, around, notes=suite_found.notes, implied=implied
+        checked, suite_found.benchmarks, conditions, notes=suite_found.notes, implied=implied
     )
 
 
-def _pytest_experiment(suite: SuiteSource, around: Conditions) -> Experiment:
+def _pytest_experiment(suite: SuiteSource, conditions: ExperimentConditions) -> Experiment:
     """The tests of a pytest-benchmark suite as benchmarks, listed by the variants' pytest."""
     from perflab.plan.pytest_suite import pytest_benchmarks
 
-    checked, listing = _suite_variants(around)
-    benchmarks = pytest_benchmarks(suite.path, listing, around.runner, keyword=suite.filter)
-    return _suite_experiment(checked, benchmarks, around)
+    checked, listing = _suite_variants(conditions)
+    benchmarks = pytest_benchmarks(suite.path, listing, conditions.runner, keyword=suite.filter)
+    return _suite_experiment(checked, benchmarks, conditions)
 
 
-def _file_source(given: BenchmarkSources, around: Conditions) -> Experiment | None:
+def _file_source(sources: BenchmarkSources, conditions: ExperimentConditions) -> Experiment | None:
     """The experiment file's, with the variants, settings and design given beside it."""
-    if given.experiment_file is None:
+    if sources.experiment_file is None:
         return None
-    base = load_experiment(given.experiment_file, runner=around.runner)
-    if given.inline():
+    base = load_experiment(sources.experiment_file, runner=conditions.runner)
+    if sources.inline():
         raise ConfigError(
             "the experiment file defines the benchmarks: --stmt, --setup, --cmd, --name and "
             "--param cannot be combined with it",
             hint="put them in the file's [[benchmark]] tables and [params]",
         )
-    parsed = _parsed(around.variants)
+    parsed = _parsed(conditions.variants)
     chosen = check_variants(parsed) if parsed else base.variants
     check_keys_apply(chosen, base.benchmarks)
-    changes = around.changes
+    changes = conditions.changes
     planned = replace(base, variants=chosen, settings=settings_with(base.settings, **changes))
-    if parsed or around.design is not None:  # the file's own design no longer applies
+    if parsed or conditions.design is not None:  # the file's own design no longer applies
         planned = replace(planned, pairs=(), stack=(), interactions=())
-    start = Path(given.experiment_file).parent
+    start = Path(sources.experiment_file).parent
     designed = with_design(
-        planned, around.design, build=around.build, start=start, runner=around.runner
+        planned, conditions.design, build=conditions.build, start=start, runner=conditions.runner
     )
     return _checked(designed, explicit=changes)
 
 
-def _inline_source(given: BenchmarkSources, around: Conditions) -> Experiment:
+def _inline_source(sources: BenchmarkSources, conditions: ExperimentConditions) -> Experiment:
     """A statement or a command, over the grid of its parameters, under the variants."""
-    stmt, cmd = given.stmt, given.cmd
+    stmt, cmd = sources.stmt, sources.cmd
     if stmt is None and cmd is None:
         raise ConfigError(
             "nothing to measure",
             hint="give --stmt (a Python statement), --cmd (a command) or an experiment file",
         )
-    grid = {k: [str(v) for v in values] for k, values in (given.params or {}).items()}
+    grid = {k: [str(v) for v in values] for k, values in (sources.params or {}).items()}
     benchmarks = expand_grid(
-        given.name or (stmt if stmt is not None else cmd) or "benchmark",
+        sources.name or (stmt if stmt is not None else cmd) or "benchmark",
         stmt=stmt,
-        setup=given.setup or "pass",
+        setup=sources.setup or "pass",
         cmd=cmd,
         params=grid,
     )
-    checked = check_variants(_parsed(around.variants) or [Variant(ONLY_VARIANT)])
+    checked = check_variants(_parsed(conditions.variants) or [Variant(ONLY_VARIANT)])
     check_keys_apply(checked, benchmarks)
-    changes = around.changes
+    changes = conditions.changes
     planned = Experiment(
         benchmarks=tuple(benchmarks),
         variants=checked,
         settings=settings_with(Settings(), **{**_alone_defaults(checked, changes), **changes}),
     )
-    designed = with_design(planned, around.design, build=around.build, runner=around.runner)
+    designed = with_design(
+        planned, conditions.design, build=conditions.build, runner=conditions.runner
+    )
     return _checked(designed, explicit=changes)
 
 
 # One variant timed alone needs one estimate's precision, not a comparison's: a few seconds
-# give it, as hyperfine's users expect, unless a budget is given.
+# give it, as hyperfine's users expect, unless a budget is sources.
 ALONE_BUDGET_S = 5.0
 
 
@@ -198,17 +264,17 @@ def _alone_defaults(variants: Sequence[Variant], changes: Mapping[str, Any]) -> 
     return {"budget_s": ALONE_BUDGET_S} if alone else {}
 
 
-def _suite_variants(around: Conditions) -> tuple[tuple[Variant, ...], list[Variant]]:
+def _suite_variants(conditions: ExperimentConditions) -> tuple[tuple[Variant, ...], list[Variant]]:
     """The variants checked, and as the suite's listing sees them: a variant built first (its
     own build= or --build) has no interpreter to list with yet."""
-    checked = check_variants(_parsed(around.variants) or [Variant(ONLY_VARIANT)])
-    return checked, [replace(v, build=v.build or around.build) for v in checked]
+    checked = check_variants(_parsed(conditions.variants) or [Variant(ONLY_VARIANT)])
+    return checked, [replace(v, build=v.build or conditions.build) for v in checked]
 
 
 def _suite_experiment(
     checked: tuple[Variant, ...],
     benchmarks: Sequence[Benchmark],
-    around: Conditions,
+    conditions: ExperimentConditions,
     *,
     notes: Sequence[str] = (),
     implied: Mapping[str, Any] | None = None,
@@ -220,11 +286,13 @@ def _suite_experiment(
     planned = Experiment(
         benchmarks=tuple(benchmarks),
         variants=checked,
-        settings=settings_with(Settings(), **around.changes, **(implied or {})),
+        settings=settings_with(Settings(), **conditions.changes, **(implied or {})),
     )
-    designed = with_design(planned, around.design, build=around.build, runner=around.runner)
+    designed = with_design(
+        planned, conditions.design, build=conditions.build, runner=conditions.runner
+    )
     designed = replace(designed, plan_notes=(*designed.plan_notes, *notes))
-    return _checked(designed, explicit=around.changes)
+    return _checked(designed, explicit=conditions.changes)
 
 
 def setting_changes(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -279,12 +347,12 @@ def _check_command_settings(experiment: Experiment) -> None:
         if spec.applies_to is BenchmarkKind.COMMAND
     }
     defaults = Settings()
-    given = [
+    changed = [
         name
         for name in command_only
         if getattr(experiment.settings, name) != getattr(defaults, name)
     ]
-    if given:
+    if changed:
         names = [_option_names(spec) for spec in command_only.values()]
         raise ConfigError(
             f"{', '.join(names[:-1])} and {names[-1]} apply to commands (--cmd), and this "

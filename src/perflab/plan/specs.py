@@ -175,8 +175,8 @@ def check_variants(variants: Sequence[Variant]) -> tuple[Variant, ...]:
 def parse_metrics(text: str | Sequence[str]) -> tuple[Metric, ...]:
     """The lenses of "time,instructions", or of a list whose items may hold commas too (a
     repeated --metric, a TOML list), in order, each once: the first is the one that decides."""
-    given = [text] if isinstance(text, str) else list(text)
-    words = [word for item in given for word in str(item).split(",")]
+    items = [text] if isinstance(text, str) else list(text)
+    words = [word for item in items for word in str(item).split(",")]
     metrics = []
     for word in (w.strip() for w in words):
         if not word:

@@ -108,18 +108,18 @@ def suite_given(
     """The one suite given, as a record or as make_experiment's keywords (None: none). Of the
     keywords, in precedence order, a filter without its suite is refused, and so is a later
     suite beside the first."""
-    given = (
+    keyword_suites = (
         (SuiteKind.GBENCH, gbench, gbench_filter),
         (SuiteKind.ASV, asv, asv_filter),
         (SuiteKind.PYTEST, pytest, pytest_filter),
     )
-    if record is not None and any(v is not None for _, *values in given for v in values):
+    if record is not None and any(v is not None for _, *values in keyword_suites for v in values):
         raise ConfigError(
             "suite= gives the suite: gbench=, asv=, pytest= and their filters cannot be given "
             "beside it",
             hint="give the suite one way: suite=SuiteSource(...), or its keywords",
         )
-    for place, (kind, path, selected) in enumerate(given):
+    for place, (kind, path, selected) in enumerate(keyword_suites):
         if path is None and selected is not None:
             what, word, example = _ORPHAN_FILTERS[kind]
             raise ConfigError(
@@ -129,7 +129,7 @@ def suite_given(
         if path is None:
             continue
         source = SuiteSource(kind=kind, path=str(path), filter=selected)
-        if any(later is not None for _, later, _ in given[place + 1 :]):
+        if any(later is not None for _, later, _ in keyword_suites[place + 1 :]):
             raise source.refused_beside()
         return source
     return record

@@ -191,9 +191,9 @@ class BenchmarkFixture:
         def each_round():
             call_args, call_kwargs = args, kwargs
             if setup is not None:
-                made = setup()
-                if made is not None:
-                    call_args, call_kwargs = made
+                setup_arguments = setup()
+                if setup_arguments is not None:
+                    call_args, call_kwargs = setup_arguments
             result = target(*call_args, **call_kwargs)
             if teardown is not None:
                 teardown(*call_args, **call_kwargs)

@@ -5,9 +5,23 @@ store; these functions plan the runs and read their comparisons."""
 
 from __future__ import annotations
 
-from perflab.workflows.bisect import bisect
-from perflab.workflows.check import check, default_base, regressed_benchmarks, shared_runner
-from perflab.workflows.history import confirmed_change, history, measured_code, suite_history
+from perflab.workflows.bisect import bisect, bisect_with
+from perflab.workflows.check import (
+    check,
+    check_with,
+    default_base,
+    regressed_benchmarks,
+    shared_runner,
+)
+from perflab.workflows.history import (
+    confirmed_change,
+    history,
+    history_with,
+    measured_code,
+    suite_history,
+    suite_history_with,
+)
+from perflab.workflows.services import WorkflowServices
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -22,17 +36,22 @@ __all__ = [
     "Benchmarked",
     "Lenses",
     "Suite",
+    "WorkflowServices",
     "bisect",
+    "bisect_with",
     "check",
+    "check_with",
     "confirmed_change",
     "default_base",
     "evidence_lenses",
     "given_lenses",
     "history",
+    "history_with",
     "instructions_available",
     "main_comparisons",
     "measured_code",
     "regressed_benchmarks",
     "shared_runner",
     "suite_history",
+    "suite_history_with",
 ]

@@ -4,7 +4,6 @@ merges, with the culprit against its parent as evidence."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Callable
@@ -18,7 +17,6 @@ from perflab.engine.reusable_runs import MeasuredCode
 from perflab.git.repo import (
     GitError,
     ResolvedRef,
-    find_repository,
     first_parent_line,
     merged_branch,
     resolve_ref,
@@ -39,6 +37,7 @@ from perflab.records.kinds import Metric
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
+from perflab.workflows.services import WorkflowServices
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -75,9 +74,33 @@ def bisect(
     instructions do not show the change. A suite (`benchmark.suite`) must select one
     benchmark: the search follows it. The repository is `repository`, else the one around
     the current directory; `on_step` hears each step as it is answered."""
-    started = clock()
+    services = WorkflowServices(repository=repository, on_step=on_step, clock=clock)
+    return bisect_with(
+        good,
+        bad,
+        benchmark=benchmark,
+        services=services,
+        threshold=threshold,
+        metric=metric,
+        direction=direction,
+    )
+
+
+def bisect_with(
+    good: str,
+    bad: str,
+    *,
+    benchmark: Benchmarked,
+    services: WorkflowServices,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+    direction: Direction | str = Direction.SLOWER,
+) -> BisectResult:
+    """`bisect`, its repository, step listener and clock given as one record (the CLI's way
+    in)."""
+    started = services.clock()
     lenses = given_lenses(metric, benchmark)
-    plan = _Plan.of(good, bad, benchmark, repository)
+    plan = _Plan.of(good, bad, benchmark, services)
     steps = _BisectSteps(
         benchmark=benchmark,
         repo=plan.repo,
@@ -85,12 +108,12 @@ def bisect(
         good=plan.good,
         threshold=threshold,
         direction=Direction(direction),
-        on_step=on_step,
+        on_step=services.on_step,
         measured=plan.measured,
     )
     found = _search(steps, lenses[0] if lenses else None)
     evidence = _culprit_evidence(steps, found, evidence_lenses(found.metric, lenses))
-    return _answer(plan, steps, found, evidence, seconds=clock() - started)
+    return _answer(plan, steps, found, evidence, seconds=services.clock() - started)
 
 
 @dataclass(frozen=True)
@@ -107,13 +130,11 @@ class _Plan:
     measured: MeasuredCode
 
     @classmethod
-    def of(
-        cls, good: str, bad: str, benchmark: Benchmarked, repository: str | Path | None
-    ) -> _Plan:
+    def of(cls, good: str, bad: str, benchmark: Benchmarked, services: WorkflowServices) -> _Plan:
         planned = planned_experiment(benchmark)
         followed = _followed(benchmark, planned, f"{good}..{bad}")
         runner = benchmark.runner
-        repo = str(repository) if repository else find_repository(runner, os.getcwd())
+        repo = services.repository_path(runner)
         good_ref = resolve_ref(runner, repo, good)
         bad_ref = resolve_ref(runner, repo, bad)
         line = tuple(Commit(c, s) for c, s in first_parent_line(runner, repo, good_ref, bad_ref))
@@ -165,7 +186,7 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
     names = [b.name for b in planned.benchmarks]
     if len(names) == 1:
         return names[0]
-    given = " ".join(shlex.quote(w) for w in suite.flags())
+    suite_flags = " ".join(shlex.quote(w) for w in suite.flags())
     more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
     filters = []
     for name in names[:SHOWN_FILTERS]:
@@ -175,9 +196,9 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
             filters.append(f"{words} ({name})")
     how = " or ".join(filters) if filters else "a filter of the suite that selects one of them"
     raise ConfigError(
-        f"bisect follows one benchmark, and {given} selects {len(names)}: "
+        f"bisect follows one benchmark, and {suite_flags} selects {len(names)}: "
         f"{', '.join(names[:NAMED])}{more}",
-        hint=f"select the one to follow: {how}; perflab history {range_text} {given} says "
+        hint=f"select the one to follow: {how}; perflab history {range_text} {suite_flags} says "
         "which benchmarks changed where",
     )
 

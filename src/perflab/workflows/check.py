@@ -16,7 +16,6 @@ from perflab.git.repo import (
     GitError,
     ResolvedRef,
     dirty_summary,
-    find_repository,
     resolve_ref,
     run_git,
     working_tree_patch,
@@ -38,6 +37,7 @@ from perflab.records.workflow_results import (
     CheckResult,
     base_words,
 )
+from perflab.workflows.services import WorkflowServices
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -99,14 +99,38 @@ def check(
     The first lens of `metric` gates, the others are measured beside it. On a CI runner
     without `metric`, the instructions lens gates (deterministic; shared runners make wall
     time noise) and the time lens is measured beside it."""
-    environ = os.environ if environ is None else environ
-    given = given_lenses(metric, benchmark)
+    variables = os.environ if environ is None else environ  # {}: no CI's variables
+    services = WorkflowServices(repository=repository, environ=variables)
+    return check_with(
+        base,
+        benchmark=benchmark,
+        services=services,
+        head=head,
+        threshold=threshold,
+        metric=metric,
+        merge_base=merge_base,
+    )
+
+
+def check_with(
+    base: str | None = None,
+    *,
+    benchmark: Benchmarked,
+    services: WorkflowServices,
+    head: str | None = None,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+    merge_base: bool = True,
+) -> CheckResult:
+    """`check`, its repository and the CI's variables given as one record (the CLI's way
+    in)."""
+    lenses_given = given_lenses(metric, benchmark)
     runner = benchmark.runner
-    repo = str(repository) if repository else find_repository(runner, os.getcwd())
-    base_ref, base_from = (base, "--base") if base else default_base(environ)
+    repo = services.repository_path(runner)
+    base_ref, base_from = (base, "--base") if base else default_base(services.environ)
     change = _change(runner, repo, base_ref, base_from, head, merge_base=merge_base)
     notes = change.notes()
-    lenses = given or _check_lenses(environ, benchmark, notes)
+    lenses = lenses_given or _check_lenses(services.environ, benchmark, notes)
     result = _measure_change(benchmark, change, lenses, notes)
     chosen = lenses[0]
     outcome = _check_outcome(result, chosen, threshold)
@@ -123,7 +147,7 @@ def check(
         notes=tuple(notes),
         lenses=lenses,
         disagreement=disagreement,
-        overruled=not given and _time_overrules(outcome, disagreement),
+        overruled=not lenses_given and _time_overrules(outcome, disagreement),
         base_from=base_from,
         regressed=regressed_benchmarks(result, chosen, threshold),
     )

@@ -4,7 +4,6 @@ suite's series benchmark by benchmark."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -14,7 +13,6 @@ from perflab.analyse.places import placed_history_points
 from perflab.analyse.same_work import gate_disagreement
 from perflab.engine.reusable_runs import MeasuredCode, StoredPair
 from perflab.git.repo import (
-    find_repository,
     first_parent_line,
     resolve_ref,
     split_range,
@@ -32,6 +30,7 @@ from perflab.records.workflow_results import (
     SuiteHistory,
 )
 from perflab.stats.changepoints import change_points
+from perflab.workflows.services import WorkflowServices
 from perflab.workflows.shared import (
     Benchmarked,
     Lenses,
@@ -59,14 +58,35 @@ def history(
     side. The first lens of `metric` is the series; the direct comparisons measure the others
     given, and time and instructions, beside it. A suite (`benchmark.suite`): the first
     benchmark's series; `suite_history` gives each one's."""
-    started = clock()
-    plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, repository)
+    services = WorkflowServices(repository=repository, clock=clock)
+    return history_with(
+        range_text,
+        benchmark=benchmark,
+        services=services,
+        every=every,
+        threshold=threshold,
+        metric=metric,
+    )
+
+
+def history_with(
+    range_text: str,
+    *,
+    benchmark: Benchmarked,
+    services: WorkflowServices,
+    every: int = 1,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+) -> HistoryResult:
+    """`history`, its repository and clock given as one record (the CLI's way in)."""
+    started = services.clock()
+    plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, services)
     points, wanted = _known_points(plan, None)
     for part in runs_of(wanted):
         # no name holds a run once its points are filled: one run's analysis is in memory
         _fill_points(points, part, *_measure_trees(benchmark, plan, part), plan.chosen, None)
     found = _series(plan, points, None, {})
-    return replace(found, measured_now=len(wanted), seconds=clock() - started)
+    return replace(found, measured_now=len(wanted), seconds=services.clock() - started)
 
 
 def suite_history(
@@ -83,8 +103,29 @@ def suite_history(
     store are measured in one run of the whole suite, then each benchmark has its own series
     and its own change points (a direct comparison of two commits is one run of the suite,
     shared by the benchmarks that change there)."""
-    started = clock()
-    plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, repository)
+    services = WorkflowServices(repository=repository, clock=clock)
+    return suite_history_with(
+        range_text,
+        benchmark=benchmark,
+        services=services,
+        every=every,
+        threshold=threshold,
+        metric=metric,
+    )
+
+
+def suite_history_with(
+    range_text: str,
+    *,
+    benchmark: Benchmarked,
+    services: WorkflowServices,
+    every: int = 1,
+    threshold: float = 0.02,
+    metric: Lenses = None,
+) -> SuiteHistory:
+    """`suite_history`, its repository and clock given as one record (the CLI's way in)."""
+    started = services.clock()
+    plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, services)
     known = {name: _known_points(plan, name) for name in plan.benchmarks}
     wanted = {tree: at for _, missing in known.values() for tree, at in missing.items()}
     for part in runs_of(wanted):
@@ -96,7 +137,7 @@ def suite_history(
         replace(_series(plan, points, name, compared), measured_now=len(missing))
         for name, (points, missing) in known.items()
     ]
-    seconds = clock() - started
+    seconds = services.clock() - started
     return SuiteHistory(
         range_text=range_text,
         metric=plan.chosen,
@@ -133,13 +174,13 @@ class _HistoryPlan:
         every: int,
         threshold: float,
         metric: Lenses,
-        repository: str | Path | None,
+        services: WorkflowServices,
     ) -> _HistoryPlan:
         if every < 1:
             raise ConfigError(f"--every must be 1 or more, got {every}", hint="e.g. --every 4")
         lenses = given_lenses(metric, benchmark)
         runner = benchmark.runner
-        repo = str(repository) if repository else find_repository(runner, os.getcwd())
+        repo = services.repository_path(runner)
         line = _range_line(runner, repo, range_text)
         default = Metric.INSTRUCTIONS if instructions_available() else Metric.TIME
         chosen = lenses[0] if lenses else default

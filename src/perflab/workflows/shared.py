@@ -84,8 +84,9 @@ class Suite:
         keyword = _pytest_keyword(name, listed)
         if keyword is None:
             return None
-        given = self.pytest_filter
-        return replace(self, pytest_filter=keyword if given is None else f"({given}) and {keyword}")
+        current = self.pytest_filter
+        narrowed = keyword if current is None else f"({current}) and {keyword}"
+        return replace(self, pytest_filter=narrowed)
 
 
 # a word pytest's -k takes as a name (its grammar's `ident`)

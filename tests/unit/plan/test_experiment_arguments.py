@@ -4,6 +4,8 @@ schema declares them."""
 import pytest
 
 from perflab import api
+from perflab.plan.experiment_arguments import SOURCE_KEYWORDS, benchmark_sources
+from perflab.plan.suite_source import SuiteKind, SuiteSource
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import setting_specs
@@ -40,3 +42,14 @@ def test_a_command_only_setting_is_refused_for_statements(name: str, value: obje
 def test_a_command_only_setting_is_accepted_for_commands(name: str, value: object) -> None:
     made = api.make_experiment(cmd="true", variants=["A", "B"], **{name: value})
     assert getattr(made.settings, name) == value
+
+
+def test_the_suite_keywords_become_one_suite_record() -> None:
+    sources = benchmark_sources(pytest="tests/", pytest_filter="sort")
+    assert sources.suite == SuiteSource(kind=SuiteKind.PYTEST, path="tests/", filter="sort")
+    assert not sources.defined()  # a suite alone: no file, no inline benchmark
+
+
+def test_the_source_keywords_are_told_from_the_settings_by_name() -> None:
+    assert {"stmt", "cmd", "params", "suite", "gbench_filter"} <= SOURCE_KEYWORDS
+    assert not {"experiment_file", "build", "variants", "budget_s"} & SOURCE_KEYWORDS

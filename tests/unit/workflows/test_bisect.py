@@ -19,7 +19,7 @@ from perflab.records.bisect import (
     StepState,
 )
 from perflab.records.kinds import Metric
-from perflab.workflows import Benchmarked, bisect
+from perflab.workflows import Benchmarked, WorkflowServices, bisect, bisect_with
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
 
@@ -182,3 +182,22 @@ def test_a_bisection_without_a_store_measures_its_evidence(
     evidence = runs.experiments[-1]
     assert [(v.name, v.git) for v in evidence.variants] == [("parent", good), ("culprit", slow)]
     assert result.evidence_runs == (EvidenceRun(len(runs.experiments), (Metric.TIME,)),)
+
+
+def test_bisect_with_services_hears_each_step_and_times_by_their_clock() -> None:
+    repo = FakeRepository()
+    good, slow, bad = repo.line("good", "slow", "bad")
+    runs = ScriptedRuns({good: 100.0, slow: 110.0, bad: 110.0})
+    heard: list[tuple[str, int]] = []
+    ticks = iter((10.0, 12.5))
+    services = WorkflowServices(
+        repository=repo.path,
+        clock=lambda: next(ticks),
+        on_step=lambda step, total: heard.append((step.commit, total)),
+    )
+    result = bisect_with(
+        good, bad, benchmark=_benchmarked(repo, runs), services=services, metric="time"
+    )
+    assert result.culprit is not None and result.culprit.commit == slow
+    assert heard and all(total == 2 for _, total in heard)
+    assert result.seconds == 2.5

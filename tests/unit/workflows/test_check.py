@@ -11,7 +11,7 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.records.bisect import StepState
 from perflab.records.errors import ConfigError
 from perflab.records.workflow_results import CheckResult
-from perflab.workflows import Benchmarked, check
+from perflab.workflows import Benchmarked, WorkflowServices, check, check_with
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
 
@@ -94,3 +94,15 @@ def test_a_base_missing_from_the_clone_says_how_to_fetch_it() -> None:
     with pytest.raises(GitError, match="'main' is not in this clone") as raised:
         _checked(repo, ScriptedRuns({}))
     assert raised.value.hint is not None and "git fetch origin" in raised.value.hint
+
+
+def test_check_with_services_reads_the_base_from_their_ci_variables() -> None:
+    repo, fork, main, head = _branch()
+    repo.refs["origin/main"] = main
+    runner = FakeRunner().on_run(r"^git ", repo)
+    runs = ScriptedRuns({fork: 100.0, head: 100.0})
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner, measure=runs)
+    services = WorkflowServices(repository=repo.path, environ={"GITHUB_BASE_REF": "main"})
+    checked = check_with(benchmark=benchmark, services=services, head=head, metric="time")
+    assert (checked.base_ref, checked.base_from) == ("origin/main", "GITHUB_BASE_REF")
+    assert checked.base.commit == fork  # the merge base with the CI's base branch

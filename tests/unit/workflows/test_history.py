@@ -14,7 +14,14 @@ from perflab.machine.proc import Completed, LaunchSpec
 from perflab.plan.pytest_suite import LIST_ENV
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.workflow_results import HistoryResult
-from perflab.workflows import Benchmarked, Suite, history, suite_history
+from perflab.workflows import (
+    Benchmarked,
+    Suite,
+    WorkflowServices,
+    history,
+    history_with,
+    suite_history,
+)
 from tests.fake_git import FakeRepository
 from tests.scripted_runs import ScriptedRuns
 
@@ -111,3 +118,18 @@ def test_a_suites_benchmarks_each_have_their_series_from_one_listing() -> None:
     assert not by_name["test_x.py::test_scan"].changes
     # every commit was measured in one run of the whole suite
     assert found.measured_now == len(commits)
+
+
+def test_history_with_services_times_the_answer_by_their_clock() -> None:
+    repo = FakeRepository()
+    base, a = repo.line("base", "a")
+    runner = FakeRunner().on_run(r"^git ", repo)
+    runs = ScriptedRuns({base: 100.0, a: 100.0})
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner, measure=runs)
+    ticks = iter((5.0, 9.0))
+    services = WorkflowServices(repository=repo.path, clock=lambda: next(ticks))
+    result = history_with(
+        f"{base[:10]}..{a[:10]}", benchmark=benchmark, services=services, metric="time"
+    )
+    assert [p.value for p in result.points] == [100.0, 100.0]
+    assert result.seconds == 4.0

@@ -98,7 +98,9 @@ class TimeStatementSession:
         low_s, high_s = TIME_GENERATION_S_RANGE
         return min(high_s, max(low_s, self.book.budget_s / TARGET_GENERATIONS))
 
-    def _start(self, launch: Launch, prestarted: Prestart | None) -> list[StatementWorker]:
+    def _start(
+        self, launch: GenerationLaunch, prestarted: Prestart | None
+    ) -> list[StatementWorker]:
         """This generation's workers: those started ahead, moved onto the measuring CPU, or
         fresh ones."""
         if prestarted is None:
@@ -124,11 +126,11 @@ class TimeStatementSession:
             0.0 if self._started_ahead(generation) else startup_s,
         )
 
-    def _next_launch(self) -> Launch:
+    def _next_launch(self) -> GenerationLaunch:
         """The next generation's layout and launch order, drawn here (in the measuring thread)
         whether it is started ahead or not, so a seeded schedule stays the same."""
         layout = generation_layout(self.session.rng) if self.session.settings.paired_layout else {}
-        return Launch(layout=layout, rng=random.Random(self.session.rng.getrandbits(64)))
+        return GenerationLaunch(layout=layout, rng=random.Random(self.session.rng.getrandbits(64)))
 
     def _started_ahead(self, generation: int) -> bool:
         """Whether the next generation's workers start while this one measures."""
@@ -371,36 +373,36 @@ class ServerRoundsDone:
 
 
 @dataclass(frozen=True)
-class Launch:
-    """What starting one generation's workers needs: the CPU layout and a random source of its
-    own."""
+class GenerationLaunch:
+    """What one generation's workers start with, drawn from the session's seeded generator
+    before they start (here or ahead, in another thread), so a seed gives the same schedule."""
 
-    layout: dict[str, str]
-    rng: random.Random
+    layout: dict[str, str]  # hash seed and padding every worker of it shares ({}: not paired)
+    rng: random.Random  # draws the order the variants' workers start in
 
 
 class Prestart:
     """The next generation's workers, started in a thread on perflab's own CPUs while the
     current generation measures; `take` waits for them, `discard` closes them unused."""
 
-    def __init__(self, session: LensSession, launch_of: Launch) -> None:
+    def __init__(self, session: LensSession, launch: GenerationLaunch) -> None:
         self.startup_s = 0.0  # how long the workers took to start, once `take` returned
 
-        def launch() -> list[StatementWorker]:
+        def start_workers() -> list[StatementWorker]:
             # the real clock, not the session's: a test's fake clock advances as the sampler
             # reads it, which a second thread's readings would make depend on thread timing
             started_ns = time.monotonic_ns()
             workers = session.launch_workers(
-                layout=launch_of.layout,
+                layout=launch.layout,
                 disable_aslr=session.settings.paired_layout,
-                rng=launch_of.rng,
+                rng=launch.rng,
                 off_measuring_cpu=True,
             )
             self.startup_s = (time.monotonic_ns() - started_ns) / 1e9
             return workers
 
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perflab-prestart")
-        self._future = pool.submit(launch)
+        self._future = pool.submit(start_workers)
         pool.shutdown(wait=False)
 
     def take(self) -> list[StatementWorker]:

@@ -115,8 +115,8 @@ class PerfRecordings:
         reader recorded it already; the other readings are kept for their readers."""
         key = (benchmark, tuple(variants), recipe)
         if (*key, reading) not in self._kept:
-            made = record()
+            by_reading = record()
             self.recorded += 1
-            for made_reading, recordings in made.items():
-                self._kept[(*key, made_reading)] = list(recordings)
+            for each_reading, recordings in by_reading.items():
+                self._kept[(*key, each_reading)] = list(recordings)
         return self._kept.pop((*key, reading))

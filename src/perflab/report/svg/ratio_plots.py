@@ -228,36 +228,19 @@ def generation_plot(
 ) -> str:
     """Each generation's ratio (the unit the CI is computed over), with the overall ratio dashed
     and its CI shaded: a generation far from the others is a per-process effect."""
-    left, right, top, bottom = 78.0, 16.0, 30.0, 36.0
-    height += 20  # the legend's row
+    left, right, top, bottom = 78.0, width - 16.0, 30.0, height + 20 - 36.0  # 20: the legend
     groups = sorted({g for s in series for g, _ in s.ratios})
     values = [r for s in series for _, r in s.ratios] + [s.ratio for s in series]
     values += [v for s in series for v in (s.ci_low, s.ci_high) if 0 < v < math.inf]
     low, high = ratio_domain(values, band)
-    y_scale = LogScale(low, high, height - bottom, top)
-    n = max(len(groups), 1)
-    step = (width - left - right) / n
+    y_scale = LogScale(low, high, bottom, top)
+    step = (right - left) / max(len(groups), 1)
     position = {g: left + step * (k + 0.5) for k, g in enumerate(groups)}
-    body = [
-        f'<rect x="{coord(left)}" y="{coord(y_scale(1 + band))}" '
-        f'width="{coord(width - left - right)}" '
-        f'height="{coord(y_scale(1 - band) - y_scale(1 + band))}" fill="#0a7ea4" '
-        'fill-opacity="0.10"/>',
-        f'<line x1="{coord(left)}" x2="{coord(width - right)}" y1="{coord(y_scale(1))}" '
-        f'y2="{coord(y_scale(1))}" stroke="#444" stroke-dasharray="3,3"/>',
-        f'<rect x="{coord(left)}" y="{coord(top)}" width="{coord(width - left - right)}" '
-        f'height="{coord(height - top - bottom)}" fill="none" stroke="#ccc"/>',
-    ]
-    for tick in log_ticks(low, high, 6):
-        body.append(svg_text(left - 5, y_scale(tick) + 4, format_ratio_tick(tick), anchor="end"))
-    label_every = max(1, math.ceil(len(groups) / 24))
-    for k, g in enumerate(groups):
-        if k % label_every == 0:
-            body.append(svg_text(position[g], height - bottom + 14, str(g), anchor="middle"))
+    body = _generation_axes(y_scale, position, left=left, right=right, band=band)
     body.append(
         svg_text(
-            left + (width - left - right) / 2,
-            height - 6,
+            (left + right) / 2,
+            bottom + 30,
             f"{group_name} (the unit the confidence interval is computed over); "
             "ratio on a log scale",
             anchor="middle",
@@ -266,10 +249,33 @@ def generation_plot(
     )
     body += _legend(series, left, 14)
     for one in series:
-        body += _generation_marks(one, position, y_scale, left, width - right, group_name)
+        body += _generation_marks(one, position, y_scale, left, right, group_name)
     return svg_document(
-        width, height, body, f"ratio per {group_name}, each comparison in its colour"
+        width, bottom + 36, body, f"ratio per {group_name}, each comparison in its colour"
     )
+
+
+def _generation_axes(
+    y: LogScale, position: dict[int, float], *, left: float, right: float, band: float
+) -> list[str]:
+    """The plot's frame, the equivalence band, the dashed line at 1, the ratio ticks and the
+    groups' labels (as many as fit, about 24)."""
+    top, bottom = y.end_px, y.start_px
+    axes = [
+        f'<rect x="{coord(left)}" y="{coord(y(1 + band))}" width="{coord(right - left)}" '
+        f'height="{coord(y(1 - band) - y(1 + band))}" fill="#0a7ea4" fill-opacity="0.10"/>',
+        f'<line x1="{coord(left)}" x2="{coord(right)}" y1="{coord(y(1))}" '
+        f'y2="{coord(y(1))}" stroke="#444" stroke-dasharray="3,3"/>',
+        f'<rect x="{coord(left)}" y="{coord(top)}" width="{coord(right - left)}" '
+        f'height="{coord(bottom - top)}" fill="none" stroke="#ccc"/>',
+    ]
+    for tick in log_ticks(y.low, y.high, 6):
+        axes.append(svg_text(left - 5, y(tick) + 4, format_ratio_tick(tick), anchor="end"))
+    label_every = max(1, math.ceil(len(position) / 24))
+    for k, (g, at_x) in enumerate(position.items()):
+        if k % label_every == 0:
+            axes.append(svg_text(at_x, bottom + 14, str(g), anchor="middle"))
+    return axes
 
 
 def _legend(series: Sequence[GroupRatios], left: float, y: float) -> list[str]:

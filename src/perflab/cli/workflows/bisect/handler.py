@@ -26,7 +26,7 @@ from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal
 from perflab.report.history import bisect_html, bisect_markdown, describe_step, render_bisect
 from perflab.report.terminal import render_terminal
-from perflab.workflows import bisect
+from perflab.workflows import WorkflowServices, bisect_with
 
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
@@ -44,13 +44,13 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         if not quiet:
             err.print(Text("perflab: ") + terminal(describe_step(step, total)), highlight=False)
 
-    result = bisect(
+    result = bisect_with(
         args.good,
         args.bad,
         benchmark=benchmark,
+        services=WorkflowServices(on_step=said),
         threshold=threshold,
         direction=_direction(args),
-        on_step=said,
     )
     output = options.output
     said_written(_write_bisect_reports(result, output), output, err)

@@ -31,7 +31,7 @@ from perflab.report.history import check_markdown
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
 from perflab.report.workflow_views import disagreement_text, overruled_text
-from perflab.workflows import check
+from perflab.workflows import WorkflowServices, check_with
 
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
@@ -45,9 +45,10 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     benchmark = benchmarked_from(args, options)
     output = options.output
     report_link = checked_link(args.report_link) if args.report_link is not None else None
-    checked = check(
+    checked = check_with(
         args.base_ref,
         benchmark=benchmark,
+        services=WorkflowServices(),
         head=args.head,
         threshold=threshold,
         merge_base=args.merge_base,

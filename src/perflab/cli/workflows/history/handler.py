@@ -33,7 +33,7 @@ from perflab.report.history import (
     suite_history_html,
     suite_history_markdown,
 )
-from perflab.workflows import Benchmarked, history, suite_history
+from perflab.workflows import Benchmarked, WorkflowServices, history_with, suite_history_with
 
 if TYPE_CHECKING:
     from perflab.cli.options import OutputOptions, RunOptions
@@ -48,7 +48,13 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     output = options.output
     if benchmark.suite is not None:
         return _suite_history(args, benchmark, threshold, output, out, err)
-    found = history(args.range_text, benchmark=benchmark, every=args.every, threshold=threshold)
+    found = history_with(
+        args.range_text,
+        benchmark=benchmark,
+        services=WorkflowServices(),
+        every=args.every,
+        threshold=threshold,
+    )
     written: list[object] = []
     if output.json_path is not None:
         write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
@@ -78,8 +84,12 @@ def _suite_history(
     err: Console,
 ) -> int:
     """A suite's history: each benchmark's series, then one line naming those that changed."""
-    found = suite_history(
-        args.range_text, benchmark=benchmark, every=args.every, threshold=threshold
+    found = suite_history_with(
+        args.range_text,
+        benchmark=benchmark,
+        services=WorkflowServices(),
+        every=args.every,
+        threshold=threshold,
     )
     written: list[object] = []
     if output.json_path is not None:

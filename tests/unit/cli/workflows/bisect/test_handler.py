@@ -21,6 +21,7 @@ def test_a_bad_commit_that_failed_is_said_once(
     from perflab.cli.workflows import workflow_named
     from perflab.cli.workflows.bisect import handler as command
     from perflab.records.bisect import StepOutcome, StepState
+    from perflab.workflows import WorkflowServices
 
     reason = "the build 'make' of 4440f465ae exited with status 2"
     step = SimpleNamespace(outcome=StepOutcome(StepState.SKIPPED, reason=reason))
@@ -29,12 +30,12 @@ def test_a_bad_commit_that_failed_is_said_once(
         answer=lambda: "no commit found: BAD itself could not be measured",
     )  # fmt: skip
 
-    def bisect(*args: object, on_step: object, **kwargs: object) -> object:
-        assert callable(on_step)
-        on_step(step, 1)
+    def bisect_with(*args: object, services: WorkflowServices, **kwargs: object) -> object:
+        assert services.on_step is not None
+        services.on_step(step, 1)
         return result
 
-    monkeypatch.setattr(command, "bisect", bisect)
+    monkeypatch.setattr(command, "bisect_with", bisect_with)
     monkeypatch.setattr(command, "describe_step", lambda s, total: f"[1/1] skipped: {reason}")
     monkeypatch.setattr(command, "render_bisect", lambda result, out: None)
     words = ["bisect", "HEAD~1", "HEAD", "--cmd", "true", "--store", f"{tmp_path}/s.db"]
