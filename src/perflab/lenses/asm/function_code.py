@@ -130,7 +130,7 @@ def list_function(
     found: FoundFunction, region: ProfiledRegion, readers: CodeReaders
 ) -> FunctionListing:
     obj, symbol = found.object, found.symbol
-    offsets = region.offsets(obj.path, symbol.name)
+    offsets = region.offsets(obj.path, symbol.name, found.starts or None)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}
     listing = build_listing(
         FunctionCode(
