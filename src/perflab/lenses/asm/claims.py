@@ -221,15 +221,20 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
             notes=(),
             not_run=(),
         )
-    if b.primary.symbol == v.primary.symbol and _same_object(baseline, variant, b, v):
+    same_name_same_object = b.primary.symbol == v.primary.symbol and _same_object(
+        baseline, variant, b, v
+    )
+    if same_name_same_object and b.primary.address == v.primary.address:
         return row  # byte-identical code: nothing can have changed in it
     samples = int(min(b.samples, v.samples))
     found = _Findings()
-    dispatched = member(b.primary.name) != member(v.primary.name)
+    # one object defining the name twice (numpy builds each CPU target's object with the same
+    # static helpers) and each variant running another copy is a dispatch, not a rebuild
+    other_copy = same_name_same_object
+    dispatched = other_copy or member(b.primary.name) != member(v.primary.name)
     if dispatched:
-        found.diagnoses.append(
-            dispatch_claim(row.name, b.primary, v.primary, ran_evidence(b, v), samples)
-        )
+        evidence = _copy_evidence(b, v) if other_copy else ran_evidence(b, v)
+        found.diagnoses.append(dispatch_claim(row.name, b.primary, v.primary, evidence, samples))
     _call_claims(row, baseline, variant, samples, found, explained)
     # (a change where no sample landed explains the code's change too, unclaimed)
     explained_here = any(
@@ -339,6 +344,20 @@ def ran_evidence(b: Side, v: Side, only: str = "") -> tuple[str, str]:
     return (
         f"perf: ran {b.primary.name} in the baseline{only} ({samples_text(b.samples, b.total)})",
         f"perf: ran {v.primary.name} in the variant{only} ({samples_text(v.samples, v.total)})",
+    )
+
+
+def _copy_evidence(b: Side, v: Side) -> tuple[str, str]:
+    """perf's and the symbol table's evidence that each variant ran another of one object's
+    functions of one name."""
+    assert b.primary is not None and v.primary is not None
+    where = base_name(b.primary.object_path)
+    return (
+        f"symbol table: {where} defines {b.primary.symbol} at {b.primary.address:#x} and at "
+        f"{v.primary.address:#x}",
+        f"perf: the baseline ran the one at {b.primary.address:#x} "
+        f"({samples_text(b.samples, b.total)}), the variant the one at "
+        f"{v.primary.address:#x} ({samples_text(v.samples, v.total)})",
     )
 
 
