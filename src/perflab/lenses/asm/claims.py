@@ -421,6 +421,21 @@ def _absence_settled(present_samples: float, present_share: float, absent_total:
     )
 
 
+def _object_unchanged(present: Side, present_code: VariantCode, absent_code: VariantCode) -> str:
+    """The present function's object by name when the other variant mapped a byte-identical
+    copy of it (the same identity), else ""."""
+    if present.primary is None:
+        return ""
+    path = present.primary.object_path
+    mine = present_code.identities.get(path)
+    name = base_name(path)
+    same = any(
+        identity == mine and base_name(other) == name
+        for other, identity in absent_code.identities.items()
+    )
+    return name if mine is not None and same else ""
+
+
 def _why_unsettled(present: Side, absent: Side) -> str:
     seen = f"{int(present.samples)} samples ({present.share:.1%}) where it ran"
     if present.samples < APPEARANCE_MIN_SAMPLES or present.share < APPEARANCE_MIN_SHARE:
@@ -473,6 +488,12 @@ def one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: 
             "and its samples were counted in its caller"
         )
         return replace(row, notes=tuple(notes))
+    elif unchanged := _object_unchanged(present, variant if b.ran else baseline, absent_code):
+        # inlining is decided when an object is built: in one built alike it did not change
+        notes.append(
+            f"{row.name} is not inlined in one variant only: {unchanged} is byte-identical in "
+            f"both, so the {label_a} took another path through it (a dispatch, a branch)"
+        )
     elif not _has_debug(absent_code.listings) and absent_code.listings:
         notes.append(
             f"whether {row.name} is now inlined cannot be told: no debug info in the "
