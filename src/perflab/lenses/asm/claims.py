@@ -224,7 +224,9 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
     same_name_same_object = b.primary.symbol == v.primary.symbol and _same_object(
         baseline, variant, b, v
     )
-    if same_name_same_object and b.primary.address == v.primary.address:
+    if same_name_same_object and (
+        b.primary.address == v.primary.address or not _each_ran_its_own_copy(b, v)
+    ):
         return row  # byte-identical code: nothing can have changed in it
     samples = int(min(b.samples, v.samples))
     found = _Findings()
@@ -344,6 +346,21 @@ def ran_evidence(b: Side, v: Side, only: str = "") -> tuple[str, str]:
     return (
         f"perf: ran {b.primary.name} in the baseline{only} ({samples_text(b.samples, b.total)})",
         f"perf: ran {v.primary.name} in the variant{only} ({samples_text(v.samples, v.total)})",
+    )
+
+
+def _each_ran_its_own_copy(b: Side, v: Side) -> bool:
+    """Whether neither side ran (with samples) the copy of the name the other side ran most:
+    where both ran both, the hottest of each is not what the variants changed."""
+    assert b.primary is not None and v.primary is not None
+
+    def sampled(side: Side, symbol: str) -> set[int]:
+        listings = (side.primary, *side.parts)
+        return {x.address for x in listings if x is not None and x.symbol == symbol and x.cost}
+
+    symbol = b.primary.symbol
+    return v.primary.address not in sampled(b, symbol) and b.primary.address not in sampled(
+        v, symbol
     )
 
 

@@ -172,6 +172,18 @@ def test_another_copy_of_one_name_in_one_object_is_a_dispatch_with_its_widths() 
     [dispatch] = [d for d in out.diagnoses if d.claim is Claim.DISPATCH_CHANGED]
     assert "defines simd_exp_FLOAT at 0x70a340 and at 0x547290" in dispatch.evidence[0]
     assert "the baseline ran the one at 0x70a340" in dispatch.evidence[1]
+    # both copies ran in both variants, another one hottest in each: nothing the variants changed
+    both = variant_code(
+        listing_at("simd_exp_FLOAT", YMM, 600.0, 0x70A340),
+        listing_at("simd_exp_FLOAT", XMM, 100.0, 0x547290),
+        build="sha:1",
+    )
+    flipped = variant_code(
+        listing_at("simd_exp_FLOAT", YMM, 100.0, 0x70A340),
+        listing_at("simd_exp_FLOAT", XMM, 600.0, 0x547290),
+        build="sha:1",
+    )
+    assert claimed(row_claims(row("simd_exp_FLOAT", both, flipped), both, flipped, set())) == []
     # the same copy in both: byte-identical code, nothing claimed
     same = variant_code(listing_at("simd_exp_FLOAT", YMM, 700.0, 0x70A340), build="sha:1")
     assert claimed(row_claims(row("simd_exp_FLOAT", base, same), base, same, set())) == []
