@@ -45,13 +45,18 @@ def _context(experiment: Experiment, sink: MemorySink) -> LensContext:
     return LensContext(experiment, SubprocessRunner(), sink, NullProgress(), None, sys.executable)
 
 
-def _comparison(lens: Any, metric: Metric) -> dict[str, Any]:
-    experiment = Experiment((BENCHMARK,), VARIANTS, Settings(metrics=(metric,), seed=1))
+def _comparison(
+    lens: Any,
+    metric: Metric,
+    benchmark: Benchmark = BENCHMARK,
+    variants: tuple[Variant, ...] = VARIANTS,
+) -> dict[str, Any]:
+    experiment = Experiment((benchmark,), variants, Settings(metrics=(metric,), seed=1))
     lens.preflight(experiment, SubprocessRunner())
     sink = MemorySink()
-    lens.measure(BENCHMARK, _context(experiment, sink))
-    names = [v.name for v in VARIANTS]
-    analysis = lens.analyse(BENCHMARK, names, sink.data_for(BENCHMARK.name, metric), experiment)
+    lens.measure(benchmark, _context(experiment, sink))
+    names = [v.name for v in variants]
+    analysis = lens.analyse(benchmark, names, sink.data_for(benchmark.name, metric), experiment)
     [comparison] = analysis.comparisons
     out: dict[str, Any] = comparison.to_json()
     return out
@@ -101,3 +106,31 @@ def test_numpy_dispatch_is_one_instructions_row() -> None:
     assert SELECTOR in row["spelled_in_variant"]["why"]
     assert row["presence"] == "both"
     assert "DOUBLE_add" not in {f["name"] for f in out["functions"]}
+
+
+EXP = Benchmark(
+    "exp",
+    stmt="np.exp(a, out=c)",
+    setup="import numpy as np; a = np.ones(1 << 16, dtype=np.float32); c = np.empty_like(a)",
+)
+NO_AVX512 = Variant("no_avx512", env={"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"})
+
+
+@pytest.mark.skipif(
+    " avx512f" not in Path("/proc/cpuinfo").read_text(), reason="the CPU lacks AVX-512"
+)
+def test_one_objects_two_copies_of_a_name_are_a_dispatch_with_their_widths() -> None:
+    """numpy 2.x's float32 exp runs `simd_exp_FLOAT`, a static function its X86_V4 and X86_V3
+    objects both define: the asm lens disassembles the copy each variant ran (the first of the
+    name made an A/B of AVX-512 against AVX2 code 'identical after normalisation')."""
+    asm = _comparison(
+        AsmLens(PerfRecordSource(target_ms=300)), Metric.ASM, EXP, (Variant("v4"), NO_AVX512)
+    )
+    rows = [r for r in asm["functions"] if r["name"] == "simd_exp_FLOAT"]
+    if not rows:
+        pytest.skip(f"numpy {np.__version__} ran float32 exp otherwise here")
+    [row] = rows
+    claims = {d["claim"]: d for d in row["diagnoses"]}
+    assert claims["vector_width_changed"]["detail"] == {"from": 512, "to": 256}
+    assert any("defines simd_exp_FLOAT at" in e for e in claims["dispatch_changed"]["evidence"])
+    assert "identical" not in row["change"]

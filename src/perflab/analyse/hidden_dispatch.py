@@ -56,10 +56,12 @@ class HiddenDispatch:
             else f"{self.tool} ran neither differently"
         )
         shape = f", {self.width}" if self.width else ""
-        return (
-            f"the CPU ran {self.cpu_baseline} → {self.cpu_variant} "
-            f"({', '.join(self.lenses)}{shape}), {counted}"
+        ran = (
+            f"another copy of {self.cpu_baseline} (its object defines that name more than once)"
+            if self.cpu_baseline == self.cpu_variant
+            else f"{self.cpu_baseline} → {self.cpu_variant}"
         )
+        return f"the CPU ran {ran} ({', '.join(self.lenses)}{shape}), {counted}"
 
 
 def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]:
@@ -193,7 +195,8 @@ def width_lead(comparisons: Sequence[Comparison]) -> str:
         for diagnosis in diagnoses_of(first_of(comparisons, metric)):
             replaced = _dispatched(diagnosis)
             if replaced is not None:
-                shown = f"{readable(replaced.old)} → {readable(replaced.new)}"
+                old, new = readable(replaced.old), readable(replaced.new)
+                shown = old if old == new else f"{old} → {new}"
                 dispatched.setdefault(function_identity(diagnosis.function), shown)
     words = []
     for change in changes[:SHOWN_WIDTHS]:

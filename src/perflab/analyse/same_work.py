@@ -197,7 +197,9 @@ def _same_code_note(
         f"code ({evidence}): " + " ".join(dict.fromkeys(s.question for s in settings)) + caveat,
         hint="a setting that never reaches the measured code makes the comparison an "
         "A/A test; read it where the benchmark runs (the setup or the statement, not "
-        "an import that happened before it was set), or check its spelling",
+        "an import that happened before it was set), or check its spelling; or it is read "
+        "and this code does not depend on it (a CPU feature switched off that the code has "
+        "no version for)",
         benchmark=benchmark,
         variant=variant.name,
     )

@@ -333,7 +333,9 @@ def _appearances(
 class PassThrough:
     """A function on one side's stacks only, as a frame between a caller and a callee that the
     other side calls directly: an outer function inlined into its caller on one side (3.11
-    inlines `pymain_run_python` into `Py_RunMain`), not new work."""
+    inlines `pymain_run_python` into `Py_RunMain`), or a hook only one side calls (Dynamo's
+    frame evaluator around a compiled function's frame); not new work either way, and the
+    stacks cannot tell which."""
 
     name: str
     appeared: bool
@@ -347,8 +349,8 @@ class PassThrough:
         caller = f"`{self.caller}`" if self.caller else "the outermost frame"
         return (
             f"not claimed that `{self.name}` {change}: on its {self.samples} stacks it is only a "
-            f"frame between {caller} and `{self.callee}`, which the {there} calls directly (the "
-            f"function is inlined into its caller there): no work of its own"
+            f"frame between {caller} and `{self.callee}`, which the {there} calls directly "
+            f"(the function is inlined into its caller there, or not called): no work of its own"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -146,6 +146,24 @@ def test_a_dispatch_change_valgrind_cannot_see_is_said_with_both_names() -> None
     assert summaries([same])[0].valgrind_ran_other_code == ()
 
 
+def test_another_copy_of_one_name_is_said_as_a_copy_not_as_x_to_x() -> None:
+    # numpy 2.4's float32 exp: simd_exp_FLOAT, defined by its X86_V4 and X86_V3 objects alike;
+    # AVX2's copy under valgrind in both variants, AVX-512's on the CPU in the baseline
+    same = instructions([row("simd_exp_FLOAT", 625087.0, 625087.0)], 629221.0, 629220.0,
+                        verdict=Verdict.EQUIVALENT)  # fmt: skip
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "dispatch_changed", "function": "simd_exp_FLOAT", "evidence": ["perf"],
+         "detail": {"from": "simd_exp_FLOAT", "to": "simd_exp_FLOAT"}},
+        {"claim": "vector_width_changed", "function": "simd_exp_FLOAT",
+         "evidence": ["disassembly"], "detail": {"from": 512, "to": 256}},
+    ]})  # fmt: skip
+    [summary] = summaries([same, asm])
+    [hidden] = summary.valgrind_ran_other_code
+    assert "the CPU ran another copy of simd_exp_FLOAT" in hidden
+    assert "simd_exp_FLOAT → simd_exp_FLOAT" not in summary.text
+    assert summary.text.startswith("simd_exp_FLOAT: 512-bit → 256-bit vectors (asm). ")
+
+
 def test_a_vector_width_change_leads_the_summary() -> None:
     # the corpus's avx2_vs_avx512: valgrind cannot run the AVX-512 build (no instructions
     # comparison) and a short profile cannot tell the times apart; the asm saw the widths

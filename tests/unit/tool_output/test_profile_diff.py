@@ -169,6 +169,9 @@ def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
     assert checked.appeared == () and checked.claims == ()
     [frame] = checked.pass_through
     assert (frame.caller, frame.callee) == ("Py_RunMain", "run_file")
+    # the stacks do not say why the other side calls the callee directly: a hook only one side
+    # installs (torch.compile's frame evaluator) looks the same, so inlining is not asserted
+    assert "inlined into its caller there, or not called" in frame.message()
     # a function that does work of its own (a leaf) is new work: still claimed
     new_work = _stacks({("main", "Py_RunMain", "run_file", "eval", "helper"): 600})
     diff = diff_profiles(hot_symbols(base), hot_symbols(new_work))

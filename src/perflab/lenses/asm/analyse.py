@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.lenses.asm.claims import plain_name
 from perflab.lenses.asm.code_diff import FunctionChange, diff_text
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
@@ -230,10 +231,13 @@ def asm_views(
     benchmark: str, variants: Sequence[str], data: BenchmarkData, function: str
 ) -> list[AsmView]:
     """Side-by-side data for the functions whose (demangled, mangled or canonical) name matches
-    the regex `function`, for every non-baseline variant against the baseline."""
+    the regex `function`, for every non-baseline variant against the baseline; those the regex
+    matches whole (`kernel` for inductor's `kernel`) before hotter ones that only contain it
+    (ATen's `clamp_min_scalar_kernel_impl` callback), each group hottest first."""
     pattern = compile_patterns([function])[0]
     baseline = load_code(data, variants[0])
     views = []
+    whole: list[bool] = []
     for name in variants[1:]:
         for row in explain(baseline, load_code(data, name)):
             change = row.change
@@ -241,6 +245,13 @@ def asm_views(
             if sides and any(
                 pattern.search(text) for f in sides for text in (f.name, f.symbol, row.name)
             ):
+                whole.append(
+                    any(
+                        pattern.fullmatch(text)
+                        for f in sides
+                        for text in (plain_name(f.name), f.symbol, row.name)
+                    )
+                )
                 views.append(
                     AsmView(
                         benchmark=benchmark,
@@ -252,4 +263,5 @@ def asm_views(
                         cost_unit=sides[0].cost_unit,
                     )
                 )
-    return views
+    order = sorted(range(len(views)), key=lambda i: not whole[i])  # stable: hottest first
+    return [views[i] for i in order]

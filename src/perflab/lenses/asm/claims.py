@@ -221,15 +221,22 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
             notes=(),
             not_run=(),
         )
-    if b.primary.symbol == v.primary.symbol and _same_object(baseline, variant, b, v):
+    same_name_same_object = b.primary.symbol == v.primary.symbol and _same_object(
+        baseline, variant, b, v
+    )
+    if same_name_same_object and (
+        b.primary.address == v.primary.address or not _each_ran_its_own_copy(b, v)
+    ):
         return row  # byte-identical code: nothing can have changed in it
     samples = int(min(b.samples, v.samples))
     found = _Findings()
-    dispatched = member(b.primary.name) != member(v.primary.name)
+    # one object defining the name twice (numpy builds each CPU target's object with the same
+    # static helpers) and each variant running another copy is a dispatch, not a rebuild
+    other_copy = same_name_same_object
+    dispatched = other_copy or member(b.primary.name) != member(v.primary.name)
     if dispatched:
-        found.diagnoses.append(
-            dispatch_claim(row.name, b.primary, v.primary, ran_evidence(b, v), samples)
-        )
+        evidence = _copy_evidence(b, v) if other_copy else ran_evidence(b, v)
+        found.diagnoses.append(dispatch_claim(row.name, b.primary, v.primary, evidence, samples))
     _call_claims(row, baseline, variant, samples, found, explained)
     # (a change where no sample landed explains the code's change too, unclaimed)
     explained_here = any(
@@ -342,6 +349,35 @@ def ran_evidence(b: Side, v: Side, only: str = "") -> tuple[str, str]:
     )
 
 
+def _each_ran_its_own_copy(b: Side, v: Side) -> bool:
+    """Whether neither side ran (with samples) the copy of the name the other side ran most:
+    where both ran both, the hottest of each is not what the variants changed."""
+    assert b.primary is not None and v.primary is not None
+
+    def sampled(side: Side, symbol: str) -> set[int]:
+        listings = (side.primary, *side.parts)
+        return {x.address for x in listings if x is not None and x.symbol == symbol and x.cost}
+
+    symbol = b.primary.symbol
+    return v.primary.address not in sampled(b, symbol) and b.primary.address not in sampled(
+        v, symbol
+    )
+
+
+def _copy_evidence(b: Side, v: Side) -> tuple[str, str]:
+    """perf's and the symbol table's evidence that each variant ran another of one object's
+    functions of one name."""
+    assert b.primary is not None and v.primary is not None
+    where = base_name(b.primary.object_path)
+    return (
+        f"symbol table: {where} defines {b.primary.symbol} at {b.primary.address:#x} and at "
+        f"{v.primary.address:#x}",
+        f"perf: the baseline ran the one at {b.primary.address:#x} "
+        f"({samples_text(b.samples, b.total)}), the variant the one at "
+        f"{v.primary.address:#x} ({samples_text(v.samples, v.total)})",
+    )
+
+
 def dispatch_claim(
     name: str,
     baseline: FunctionListing,
@@ -402,6 +438,21 @@ def _absence_settled(present_samples: float, present_share: float, absent_total:
     )
 
 
+def _object_unchanged(present: Side, present_code: VariantCode, absent_code: VariantCode) -> str:
+    """The present function's object by name when the other variant mapped a byte-identical
+    copy of it (the same identity), else ""."""
+    if present.primary is None:
+        return ""
+    path = present.primary.object_path
+    mine = present_code.identities.get(path)
+    name = base_name(path)
+    same = any(
+        identity == mine and base_name(other) == name
+        for other, identity in absent_code.identities.items()
+    )
+    return name if mine is not None and same else ""
+
+
 def _why_unsettled(present: Side, absent: Side) -> str:
     seen = f"{int(present.samples)} samples ({present.share:.1%}) where it ran"
     if present.samples < APPEARANCE_MIN_SAMPLES or present.share < APPEARANCE_MIN_SHARE:
@@ -454,6 +505,12 @@ def one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: 
             "and its samples were counted in its caller"
         )
         return replace(row, notes=tuple(notes))
+    elif unchanged := _object_unchanged(present, variant if b.ran else baseline, absent_code):
+        # inlining is decided when an object is built: in one built alike it did not change
+        notes.append(
+            f"{row.name} is not inlined in one variant only: {unchanged} is byte-identical in "
+            f"both, so the {label_a} took another path through it (a dispatch, a branch)"
+        )
     elif not _has_debug(absent_code.listings) and absent_code.listings:
         notes.append(
             f"whether {row.name} is now inlined cannot be told: no debug info in the "

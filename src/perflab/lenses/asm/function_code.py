@@ -136,7 +136,7 @@ def list_function(
     """The annotated listing of one found function: its code, the samples on each instruction, and
     its inline frames."""
     obj, symbol = found.object, found.symbol
-    offsets = region.offsets(obj.path, symbol.name)
+    offsets = region.offsets(obj.path, symbol.name, found.starts or None)
     costs = {symbol.address + offset: weight for offset, weight in offsets.items()}
     listing = build_listing(
         FunctionCode(

@@ -29,6 +29,9 @@ class FoundFunction:
     object: ElfObject
     symbol: ElfSymbol
     cost: float  # samples in the function; 0 when named by --symbol and not sampled
+    # where the sampled copy started in the process: its samples alone are this function's
+    # when the object defines several functions of its name; () for all samples of the name
+    starts: tuple[int, ...] = ()
 
 
 def choose_functions(
@@ -117,9 +120,38 @@ def _found_members(
     for path, symbol_name, weight in members:
         for obj in _objects(region, demangler, [path], cache):
             matches = obj.find(symbol_name)
-            if matches:
-                found.append(FoundFunction(obj, matches[0], float(weight)))
+            if not matches:
+                continue
+            copies = (
+                sampled_copies(obj, matches, region.starts(path, symbol_name))
+                if len(matches) > 1
+                else []
+            )
+            found += copies or [FoundFunction(obj, matches[0], float(weight))]
     return found
+
+
+PAGE_BYTES = 4096  # objects are mapped at page-aligned addresses
+
+
+def sampled_copies(
+    obj: ElfObject, matches: Sequence[ElfSymbol], starts: Mapping[int, float]
+) -> list[FoundFunction]:
+    """Which of several functions of one name (static functions of numpy's per-ISA dispatch
+    objects share theirs) the samples ran in: the one whose address lies at the sampled start's
+    offset in its page (an object is mapped page-aligned, so that offset survives the load
+    address). A start that fits none or several is left out; when none is told apart, the
+    caller falls back to the first of the name."""
+    by_symbol: dict[ElfSymbol, tuple[float, list[int]]] = {}
+    for start, weight in starts.items():
+        fitting = [m for m in matches if m.address % PAGE_BYTES == start % PAGE_BYTES]
+        if len(fitting) == 1:
+            total, at = by_symbol.get(fitting[0], (0.0, []))
+            by_symbol[fitting[0]] = (total + weight, [*at, start])
+    return [
+        FoundFunction(obj, symbol, weight, tuple(at))
+        for symbol, (weight, at) in sorted(by_symbol.items(), key=lambda item: -item[1][0])
+    ]
 
 
 def family_samples(region: ProfiledRegion, demangler: Demangler) -> dict[str, float]:

@@ -13,7 +13,8 @@ first (`shares_recording`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -39,7 +40,6 @@ from perflab.records.model import Benchmark, Variant
 from perflab.records.settings import Settings
 from perflab.tool_drivers.perf import CallGraph, RecordOptions, probe_recording
 from perflab.tool_output.perf_script import UNKNOWN
-from perflab.tool_output.profile_stacks import leaf_places
 
 PROFILE_TARGET_MS = 400.0  # enough cpu-clock samples to rank functions; short on a shared machine
 MIN_COMMAND_SAMPLES = 200  # a short command is recorded again until this many samples ...
@@ -57,6 +57,9 @@ class CodeSample:
     symbol: str  # as in the symbol table (mangled); "" when the profiler could not name it
     offset: int | None  # from the symbol's start
     weight: float = 1.0
+    # where the symbol started in the process (ip - offset); None in regions stored before it
+    # was kept: tells apart two same-named static functions of one object (numpy's dispatch)
+    symbol_start: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,16 +84,35 @@ class ProfiledRegion:
                 weights[key] = weights.get(key, 0.0) + sample.weight
         return dict(sorted(weights.items(), key=lambda item: -item[1]))
 
-    def offsets(self, object_path: str, symbol: str) -> dict[int, float]:
+    def offsets(
+        self, object_path: str, symbol: str, starts: Collection[int] | None = None
+    ) -> dict[int, float]:
+        """Samples per offset in `symbol`; only those of the copies starting at `starts` (in
+        the process) when given."""
         costs: dict[int, float] = {}
         for sample in self.samples:
             if (
                 sample.object_path == object_path
                 and sample.symbol == symbol
                 and sample.offset is not None
+                and (starts is None or sample.symbol_start in starts)
             ):
                 costs[sample.offset] = costs.get(sample.offset, 0.0) + sample.weight
         return costs
+
+    def starts(self, object_path: str, symbol: str) -> dict[int, float]:
+        """Where the sampled copies of `symbol` started in the process -> their samples; empty
+        when the region does not know (stored before starts were kept)."""
+        weights: dict[int, float] = {}
+        for sample in self.samples:
+            if (
+                sample.object_path == object_path
+                and sample.symbol == symbol
+                and sample.symbol_start is not None
+            ):
+                start = sample.symbol_start
+                weights[start] = weights.get(start, 0.0) + sample.weight
+        return weights
 
 
 class HotCodeSource(Protocol):
@@ -106,9 +128,15 @@ class HotCodeSource(Protocol):
 def profiled_region(profile: RecordedProfile) -> ProfiledRegion:
     """The profile lens's samples as the asm lens keeps them: counted per sampled instruction,
     with "" for code perf could not name."""
+    counts: Counter[tuple[str, str, int | None, int | None]] = Counter()
+    for sample in profile.samples:
+        leaf = sample.leaf
+        if leaf is not None:
+            start = None if leaf.offset is None else leaf.ip - leaf.offset
+            counts[(leaf.dso, leaf.symbol, leaf.offset, start)] += 1
     samples = tuple(
-        CodeSample(dso, "" if symbol.startswith(UNKNOWN) else symbol, offset, float(count))
-        for (dso, symbol, offset), count in leaf_places(profile.samples).items()
+        CodeSample(dso, "" if symbol.startswith(UNKNOWN) else symbol, offset, float(count), start)
+        for (dso, symbol, offset, start), count in counts.items()
     )
     return ProfiledRegion(samples=samples, objects=profile.objects)
 
@@ -266,7 +294,9 @@ def region_to_json(region: ProfiledRegion) -> dict[str, object]:
     return {
         "unit": region.unit,
         "objects": list(region.objects),
-        "samples": [[s.object_path, s.symbol, s.offset, s.weight] for s in region.samples],
+        "samples": [
+            [s.object_path, s.symbol, s.offset, s.weight, s.symbol_start] for s in region.samples
+        ],
     }
 
 
@@ -275,10 +305,20 @@ def region_from_json(data: Mapping[str, Any]) -> ProfiledRegion:
     raw = data.get("samples", [])
     assert isinstance(raw, list)
     return ProfiledRegion(
-        samples=tuple(
-            CodeSample(str(o), str(s), None if off is None else int(off), float(w))
-            for o, s, off, w in raw
-        ),
+        samples=tuple(_sample_from_json(item) for item in raw),
         objects=tuple(str(o) for o in data.get("objects", [])),
         unit=str(data.get("unit", "samples")),
+    )
+
+
+def _sample_from_json(item: Sequence[Any]) -> CodeSample:
+    """[object, symbol, offset, weight] and, since symbol starts were kept, the start."""
+    o, s, off, w = item[:4]
+    start = item[4] if len(item) > 4 else None
+    return CodeSample(
+        str(o),
+        str(s),
+        None if off is None else int(off),
+        float(w),
+        None if start is None else int(start),
     )

@@ -109,3 +109,15 @@ def test_a_function_on_one_side_only_is_not_equivalent() -> None:
     assert comparison.ratio == 1.0  # the size counts paired functions only
     assert comparison.verdict is Verdict.INCONCLUSIVE
     assert asm_comparison([], []).verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_function_the_regex_matches_whole_is_shown_before_hotter_ones_containing_it() -> None:
+    # torch.compile: `--asm kernel` is inductor's `kernel`, not ATen's hotter clamp_min callback
+    def ret(name: str, cost: float) -> FunctionListing:
+        return build_listing(
+            FunctionCode(name, name, "/x", 0, code=bytes.fromhex("c3")), NAMES.get, costs={0: cost}
+        )
+
+    data = asm_data([ret("clamp_min_scalar_kernel_impl", 9.0)], [ret("kernel", 4.0)])
+    views = asm_views("b", ["base", "new"], data, "kernel")
+    assert [view.change.name for view in views] == ["kernel", "clamp_min_scalar_kernel_impl"]

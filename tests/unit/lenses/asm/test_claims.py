@@ -153,3 +153,46 @@ def test_a_width_claim_needs_a_different_width() -> None:
     assert vector_width_change("f", a, b, 10) == []
     [d] = vector_width_change("f", a, listing("h", XMM, 1.0), 10)
     assert d.vector_widths is not None and d.vector_widths.variant_bits == 128
+
+
+def listing_at(name: str, code: bytes, samples: float, address: int) -> FunctionListing:
+    return build_listing(
+        FunctionCode(name, name, OBJ, address, code=code),
+        NAMES.get,
+        costs={address: samples},
+    )
+
+
+def test_another_copy_of_one_name_in_one_object_is_a_dispatch_with_its_widths() -> None:
+    # numpy: the X86_V4 and X86_V3 objects of _multiarray_umath both define simd_exp_FLOAT
+    base = variant_code(listing_at("simd_exp_FLOAT", YMM, 600.0, 0x70A340), build="sha:1")
+    new = variant_code(listing_at("simd_exp_FLOAT", XMM, 700.0, 0x547290), build="sha:1")
+    out = row_claims(row("simd_exp_FLOAT", base, new), base, new, set())
+    assert claimed(out) == [Claim.DISPATCH_CHANGED, Claim.VECTOR_WIDTH_CHANGED]
+    [dispatch] = [d for d in out.diagnoses if d.claim is Claim.DISPATCH_CHANGED]
+    assert "defines simd_exp_FLOAT at 0x70a340 and at 0x547290" in dispatch.evidence[0]
+    assert "the baseline ran the one at 0x70a340" in dispatch.evidence[1]
+    # both copies ran in both variants, another one hottest in each: nothing the variants changed
+    both = variant_code(
+        listing_at("simd_exp_FLOAT", YMM, 600.0, 0x70A340),
+        listing_at("simd_exp_FLOAT", XMM, 100.0, 0x547290),
+        build="sha:1",
+    )
+    flipped = variant_code(
+        listing_at("simd_exp_FLOAT", YMM, 100.0, 0x70A340),
+        listing_at("simd_exp_FLOAT", XMM, 600.0, 0x547290),
+        build="sha:1",
+    )
+    assert claimed(row_claims(row("simd_exp_FLOAT", both, flipped), both, flipped, set())) == []
+    # the same copy in both: byte-identical code, nothing claimed
+    same = variant_code(listing_at("simd_exp_FLOAT", YMM, 700.0, 0x70A340), build="sha:1")
+    assert claimed(row_claims(row("simd_exp_FLOAT", base, same), base, same, set())) == []
+
+
+def test_a_function_gone_from_a_byte_identical_object_is_another_path_not_inlining() -> None:
+    base = variant_code(listing("gone", YMM, 300.0), listing("main", XMM, 700.0), build="sha:1")
+    new = variant_code(listing("main", XMM, 1000.0), build="sha:1")
+    out = one_sided(row("gone", base, new), base, new, set())
+    assert [d.claim for d in out.diagnoses] == [Claim.DISAPPEARED]
+    assert not any("inlined cannot be told" in note for note in out.notes)
+    assert any("byte-identical in both, so the variant took another path" in n for n in out.notes)

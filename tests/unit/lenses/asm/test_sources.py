@@ -33,4 +33,11 @@ def test_profile_lens_samples_as_the_asm_lens_keeps_them() -> None:
     assert region.total == 5
     assert region.by_function() == {("/tmp/k", "relu.constprop.0"): 3.0}
     assert region.offsets("/tmp/k", "relu.constprop.0") == {0x2E: 2.0, 0x30: 1.0}
+    assert region.starts("/tmp/k", "relu.constprop.0") == {0x55F7FEAA8160: 3.0}
     assert region_from_json(json.loads(json.dumps(region_to_json(region)))) == region
+
+
+def test_a_region_stored_before_symbol_starts_were_kept_still_loads() -> None:
+    region = region_from_json({"samples": [["/tmp/k", "relu", 4, 2.0]], "objects": ["/tmp/k"]})
+    assert region.offsets("/tmp/k", "relu") == {4: 2.0}
+    assert region.starts("/tmp/k", "relu") == {}
