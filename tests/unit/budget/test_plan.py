@@ -32,7 +32,7 @@ from perflab.lenses.instructions.cost import (
     instructions_cost,
 )
 from perflab.lenses.registry import cost_model, lens_option
-from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
+from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.time.cost import server_rounds, time_generation_s
 from perflab.lenses.torch.cost import (
     TORCH_BLOCKS,
@@ -319,16 +319,6 @@ def test_a_loaded_machine_is_given_a_larger_margin_in_the_budget_that_would_fit(
         assert f"--budget {fits} would fit" in refused.value.message
 
 
-def test_fresh_torch_workers_pay_the_profiler_s_start_in_every_generation() -> None:
-    # imports cheap enough not to fork: every generation's workers start the profiler afresh
-    fresh = dataclasses.replace(TORCH, import_s=0.1)
-    assert not fresh.fork
-    (torch_cost,) = _costs(fresh, Settings(), Metric.TORCH)
-    per_worker_s = fresh.startup_s + TORCH_PROFILER_START_S
-    per_worker_s += TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * fresh.sample_s
-    assert torch_cost.minimum_s == pytest.approx(2 * 2 * per_worker_s)
-
-
 def test_a_set_up_that_initialised_a_gpu_plans_fresh_workers_and_the_device_tracing() -> None:
     # CUDA does not survive fork: on an H100 and an H200 the plan forked torch.mm's workers
     # (16.7 s) where 4 fresh ones took 51-70 s, and the servers started for them went unused
@@ -340,16 +330,6 @@ def test_a_set_up_that_initialised_a_gpu_plans_fresh_workers_and_the_device_trac
     per_worker_s = device.startup_s + TORCH_PROFILER_START_S + TORCH_DEVICE_PROFILER_START_S
     per_worker_s += TORCH_BLOCKS * TORCH_PROFILE_OVERHEAD * device.sample_s
     assert torch_cost.minimum_s == pytest.approx(2 * 2 * per_worker_s)
-
-
-def test_the_rss_lens_pays_for_its_loops_under_tracemalloc() -> None:
-    # each worker samples the loop plain and under tracemalloc in two blocks: at 10 ms a
-    # sample, sum(range(1000))'s six generations of two workers took 6.4 s, not 1 s
-    probe = dataclasses.replace(QUICK, sample_s=0.01)
-    (rss,) = _costs(probe, Settings(), Metric("rss"))
-    per_worker_s = probe.startup_s + RSS_BLOCKS * (1 + RSS_TRACED_SLOWDOWN) * 0.01
-    assert rss.minimum_s == pytest.approx(6 * 2 * per_worker_s)
-    assert rss.minimum_s > 5.0
 
 
 def test_the_memory_lens_counts_its_variants_one_after_another() -> None:
@@ -416,15 +396,6 @@ def test_an_overrun_never_says_the_minimums_need_more_than_the_run_took() -> Non
     assert f"more than that: about {used_s:.0f} s this time" in said
     assert f"planned at {plan.usual_needed_s:.0f} s" in said
     assert f"need about {plan.usual_needed_s:.0f} s" not in said
-
-
-def test_the_instructions_plan_counts_the_cpus_other_runs_leave_it() -> None:
-    settings = Settings(budget_s=60)
-    two = instructions_cost(QUICK, settings)
-    one = instructions_cost(dataclasses.replace(QUICK, counting_cpus=1), settings)
-    # two variants, two processes each: side by side on two CPUs, one after another on one
-    assert one.minimum_s > 1.5 * two.minimum_s
-    assert "1 at once" in one.needs
 
 
 def test_jobs_side_by_side_take_their_share_of_a_loaded_machine() -> None:
