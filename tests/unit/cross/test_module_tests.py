@@ -17,7 +17,6 @@ UNIT = ROOT / "tests" / "unit"
 WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
     (
         "analyse/hidden_dispatch.py",
-        "bisection/threshold.py",
         "budget/costs.py",
         "budget/perf_costs.py",
         "cli/changes.py",
@@ -96,7 +95,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "records/redaction.py",
         "records/results.py",
         "records/settings.py",
-        "records/units.py",
         "records/version.py",
         "report/changes.py",
         "report/files.py",
@@ -108,7 +106,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "report/svg/flame.py",
         "report/svg/ratio_plots.py",
         "report/svg/samples.py",
-        "stats/family.py",
         "stats/outputs.py",
         "store/analysis_cache.py",
         "store/codec.py",
