@@ -5,12 +5,11 @@ What a second publish writes, keeps and removes is in test_writer.py."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from perflab.analyse.run import analyse_run, run_figures
+from perflab.analyse.run import analyse_run
 from perflab.publish import commit_line, publish, read_site
 from perflab.records.results import RunResult
 from perflab.store import SqliteStore, StoredRun
@@ -125,73 +124,6 @@ def test_the_grid_filters_by_machine_where_the_store_holds_several(
     assert "<script>alert" not in front
     publish(tmp_path / "one", store)  # one machine: no filter to offer
     assert 'id="filter-machine"' not in (tmp_path / "one" / "index.html").read_text()
-
-
-def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(
-    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from perflab.report import site
-
-    monkeypatch.setattr(site, "TABLE_ROWS", 1)  # of 5 commits, the change point at the 4th
-    done = publish(tmp_path / "site", store)
-    parse = next(t for t in done.site.trends if t.benchmark == "parse")
-    page = (tmp_path / "site" / f"trend-{parse.key}.html").read_text()
-    table = page[page.index("the latest 1 of 5 commits") :]
-    listed = [c for c, _ in COMMITS if c[:10] in table]
-    assert listed == [c for c, _ in COMMITS[SLOW_FROM - 1 :]]  # either side of it, the latest
-
-
-def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None:
-
-    from perflab.report.site import SPARK_WIDTH, sparkline
-
-    trend = read_site(store).trends[0]
-    long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
-    drawn = re.search(r'points="([^"]+)"', sparkline(long))
-    assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH
-
-
-def test_a_light_page_analyses_only_the_benchmarks_of_its_change_points(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from perflab.publish import run_page
-    from perflab.report.html import render_html
-
-    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8 comparisons
-    opened = SqliteStore.open(store, create=False)
-    try:
-        stored = opened.load_run(1)
-        code = opened.runs_of_code()[0]
-    finally:
-        opened.close()
-    commits = run_page.commits_of(code)
-    figures = run_figures(stored)
-    linked = next(c for c in figures if c.benchmark == "parse")
-    focus = frozenset({("parse", commits[linked.baseline], commits[linked.variant])})
-    assert run_page.drawn_benchmarks(figures, focus, commits) == {"parse"}
-    part = analyse_run(stored.of_benchmarks({"parse"}))
-    whole = analyse_run(stored)
-    # exact: each benchmark is analysed on its own, at the run's family size
-    assert part.comparisons == tuple(c for c in whole.comparisons if c.benchmark == "parse")
-    assert {n.benchmark for n in part.notes} <= {"parse", None}
-    page = run_page.run_page_result(part, figures, focus, commits)
-    assert [(c.baseline, c.variant) for c in page.comparisons] == [
-        (linked.baseline, linked.variant)
-    ]
-    html = render_html(page)
-    assert "every comparison (8)" in html  # every comparison's figures, both benchmarks'
-    assert (
-        "analysed in full 1 of the run&#x27;s 2 benchmarks, those of its change points (parse)"
-        in html
-    )
-    # no change point links the run: figures only, and the page says so
-    nothing = run_page.drawn_benchmarks(figures, frozenset(), commits)
-    assert nothing == frozenset()
-    empty = analyse_run(stored.of_benchmarks(nothing))
-    assert empty.comparisons == () and not any(n.benchmark for n in empty.notes)
-    bare = render_html(run_page.run_page_result(empty, figures, frozenset(), commits))
-    assert "no notes, measurements or explanations were derived" in bare
-    assert "every comparison (8)" in bare
 
 
 def test_a_publish_analyses_for_a_light_page_only_what_it_draws(
