@@ -99,8 +99,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "report/files.py",
         "report/machine_views.py",
         "report/markdown.py",
-        "report/svg/axes.py",
-        "report/svg/canvas.py",
         "report/svg/flame.py",
         "report/svg/ratio_plots.py",
         "report/svg/samples.py",
