@@ -13,6 +13,8 @@ from perflab.lenses.counters.cost import counters_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
+SUBJECT = "perflab.lenses.counters.cost"
+
 QUICK = CostProbe(
     BenchmarkKind.STATEMENT,
     variants=2,
