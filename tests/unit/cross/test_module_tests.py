@@ -36,8 +36,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "engine/prepare/git_prepare.py",
         "engine/run_notes.py",
         "git/bundle.py",
-        "git/clone.py",
-        "git/repo.py",
         "lenses/asm/code_facts.py",
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
