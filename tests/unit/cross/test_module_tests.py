@@ -17,7 +17,6 @@ UNIT = ROOT / "tests" / "unit"
 WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
     (
         "analyse/hidden_dispatch.py",
-        "budget/costs.py",
         "budget/perf_costs.py",
         "cli/changes.py",
         "cli/exits.py",
