@@ -97,7 +97,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "tool_drivers/llvm_mca.py",
         "tool_drivers/process_maps.py",
         "tool_output/profile_evidence.py",
-        "tool_output/profile_stacks.py",
         "worker/build_reaper.py",
         "worker/callgrind_ops.py",
         "worker/command_launcher.py",
