@@ -86,7 +86,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "report/svg/ratio_plots.py",
         "report/svg/samples.py",
         "store/analysis_cache.py",
-        "store/json_runs.py",
         "store/sqlite_file.py",
         "store/sqlite_watch.py",
         "tool_drivers/debuginfo.py",
