@@ -74,8 +74,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "records/bisect.py",
         "records/code_findings.py",
         "records/document.py",
-        "records/kinds.py",
-        "records/lens_agreement.py",
         "records/settings.py",
         "report/changes.py",
         "report/machine_views.py",
