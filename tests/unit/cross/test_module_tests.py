@@ -56,7 +56,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/profile/flame.py",
         "lenses/profile/measure.py",
         "machine/fake_processes.py",
-        "machine/gpu.py",
         "machine/started.py",
         "measure/callgrind/artifacts.py",
         "measure/callgrind/dumps.py",
