@@ -74,7 +74,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "records/settings.py",
         "report/changes.py",
         "report/machine_views.py",
-        "report/markdown.py",
         "report/svg/flame.py",
         "report/svg/ratio_plots.py",
         "report/svg/samples.py",
