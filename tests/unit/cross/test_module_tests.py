@@ -72,8 +72,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "publish/figures.py",
         "records/code_findings.py",
         "records/settings.py",
-        "report/changes.py",
-        "report/machine_views.py",
         "report/svg/flame.py",
         "report/svg/ratio_plots.py",
         "report/svg/samples.py",
