@@ -68,7 +68,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/perf/runs.py",
         "measure/reported_time.py",
         "measure/worker_client.py",
-        "plan/specs.py",
         "publish/figures.py",
         "records/code_findings.py",
         "records/settings.py",
