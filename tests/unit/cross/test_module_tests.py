@@ -66,7 +66,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/peak_memory/sessions.py",
         "measure/perf/record.py",
         "measure/perf/runs.py",
-        "measure/reported_time.py",
         "measure/worker_client.py",
         "publish/figures.py",
         "records/code_findings.py",
