@@ -55,7 +55,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/profile/account.py",
         "lenses/profile/flame.py",
         "lenses/profile/measure.py",
-        "machine/fake_processes.py",
         "machine/started.py",
         "measure/callgrind/artifacts.py",
         "measure/callgrind/dumps.py",
