@@ -61,7 +61,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/callgrind/store.py",
         "measure/callgrind/workers.py",
         "measure/fork_server.py",
-        "measure/lens.py",
         "measure/peak_memory/sessions.py",
         "measure/perf/record.py",
         "measure/perf/runs.py",
