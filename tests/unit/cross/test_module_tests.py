@@ -30,7 +30,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "cli/workflows/workflow.py",
         "diagnose/events.py",
         "engine/benchmark_plan.py",
-        "engine/ledger.py",
         "engine/prepare/caches.py",
         "engine/prepare/git_prepare.py",
         "engine/run_notes.py",
