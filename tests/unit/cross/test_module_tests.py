@@ -67,7 +67,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "publish/figures.py",
         "records/code_findings.py",
         "records/settings.py",
-        "report/svg/ratio_plots.py",
         "store/analysis_cache.py",
         "store/sqlite_file.py",
         "store/sqlite_watch.py",
