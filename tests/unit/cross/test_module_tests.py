@@ -30,7 +30,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "cli/workflows/workflow.py",
         "diagnose/events.py",
         "engine/benchmark_plan.py",
-        "engine/prepare/caches.py",
         "engine/prepare/git_prepare.py",
         "git/bundle.py",
         "lenses/asm/code_facts.py",
