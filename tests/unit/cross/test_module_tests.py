@@ -19,8 +19,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "analyse/hidden_dispatch.py",
         "budget/perf_costs.py",
         "cli/changes.py",
-        "cli/exits.py",
-        "cli/progress.py",
         "cli/publish.py",
         "cli/reports.py",
         "cli/run.py",
