@@ -59,7 +59,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/perf/record.py",
         "measure/perf/runs.py",
         "measure/worker_client.py",
-        "publish/figures.py",
         "records/code_findings.py",
         "records/settings.py",
         "store/analysis_cache.py",
