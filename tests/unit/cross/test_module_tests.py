@@ -64,7 +64,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "tool_drivers/elf_dispatch.py",
         "tool_drivers/elf_tables.py",
         "tool_drivers/llvm_mca.py",
-        "tool_drivers/process_maps.py",
         "worker/build_reaper.py",
         "worker/callgrind_ops.py",
         "worker/command_launcher.py",
