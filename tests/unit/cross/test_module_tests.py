@@ -69,7 +69,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "worker/command_launcher.py",
         "worker/peak_memory_ops.py",
         "worker/perflab_bench_plugin.py",
-        "worker/process_tree.py",
         "worker/statement_copies.py",
         "worker/statement_cpu.py",
         "worker/statement_fork.py",
