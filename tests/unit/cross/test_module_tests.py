@@ -46,7 +46,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/instructions/details.py",
         "lenses/instructions/same_code.py",
         "lenses/profile/account.py",
-        "lenses/profile/flame.py",
         "lenses/profile/measure.py",
         "machine/started.py",
         "measure/callgrind/dumps.py",
