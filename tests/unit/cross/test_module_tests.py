@@ -45,7 +45,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/instructions/counts.py",
         "lenses/instructions/details.py",
         "lenses/instructions/same_code.py",
-        "lenses/profile/account.py",
         "lenses/profile/measure.py",
         "machine/started.py",
         "measure/callgrind/dumps.py",
