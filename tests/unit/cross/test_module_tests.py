@@ -26,7 +26,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "cli/workflows/history/handler.py",
         "cli/workflows/shared.py",
         "cli/workflows/workflow.py",
-        "engine/benchmark_plan.py",
         "engine/prepare/git_prepare.py",
         "git/bundle.py",
         "lenses/asm/code_facts.py",
