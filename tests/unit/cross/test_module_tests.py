@@ -54,7 +54,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/perf/runs.py",
         "measure/worker_client.py",
         "records/code_findings.py",
-        "store/sqlite_watch.py",
         "tool_drivers/debuginfo.py",
         "tool_drivers/elf_dispatch.py",
         "tool_drivers/elf_tables.py",
