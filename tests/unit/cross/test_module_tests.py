@@ -56,8 +56,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "records/code_findings.py",
         "tool_drivers/debuginfo.py",
         "tool_drivers/elf_dispatch.py",
-        "tool_drivers/elf_tables.py",
-        "tool_drivers/llvm_mca.py",
         "worker/build_reaper.py",
         "worker/callgrind_ops.py",
         "worker/command_launcher.py",

@@ -14,9 +14,6 @@ from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.rows import Row, VariantCode
 from perflab.tool_drivers.debuginfo import SourceFrame
-from perflab.tool_drivers.elf_tables import separate_debug_file
-from perflab.tool_drivers.llvm_mca import host_mcpu, supported_model
-from perflab.tool_output.llvm_mca import parse_mcpu_help
 
 # vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
 YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")
@@ -329,47 +326,6 @@ def test_a_library_built_for_other_cpus_is_one_dispatch_change_per_role() -> Non
     other = code(listing("dgemm_kernel_HASWELL", YMM, 800.0, "/lib/other.so"),
                  identities={"/lib/other.so": "build-id:cd"})  # fmt: skip
     assert ("dispatch_changed", "dgemm_kernel_SKYLAKEX") not in claims(explain(base, other))
-
-
-# -- CPU models ------------------------------------------------------------------------------
-
-EPYC_MILAN = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: avx2\n"
-EPYC_GENOA = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: avx512f\n"
-SPR = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nflags\t\t: avx512f amx_tile\n"
-
-
-def test_llvm_mca_models_the_host_cpu() -> None:
-    assert host_mcpu(EPYC_MILAN) == "znver3"
-    assert host_mcpu(EPYC_GENOA) == "znver4"
-    assert host_mcpu(SPR) == "sapphirerapids"
-    assert host_mcpu("") == "native"
-    known = parse_mcpu_help(
-        "Available CPUs for this target:\n\n  znver2         - Select the znver2 processor.\n"
-        "  znver3         - Select the znver3 processor.\n\nAvailable features for this target:\n"
-        "  avx            - Enable AVX instructions.\n"
-    )
-    assert known == {"znver2", "znver3"}
-    assert supported_model("znver4", known) == "znver3"  # LLVM 14 has no Zen 4 model
-    assert supported_model("znver3", frozenset()) == "znver3"
-
-
-# -- separate debug files --------------------------------------------------------------------
-
-
-def test_separate_debug_file_by_build_id_then_debuglink(tmp_path: Path) -> None:
-    root = tmp_path / "debug"
-    lib = tmp_path / "lib" / "libfoo.so"
-    lib.parent.mkdir()
-    lib.write_bytes(b"")
-    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) is None
-    linked = lib.parent / ".debug" / "libfoo.so.debug"
-    linked.parent.mkdir()
-    linked.write_bytes(b"")
-    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(linked)
-    by_id = root / ".build-id" / "ab" / "cdef.debug"
-    by_id.parent.mkdir(parents=True)
-    by_id.write_bytes(b"")
-    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(by_id)
 
 
 # -- objects without symbols, and objects gone since they ran ---------------------------------
