@@ -54,7 +54,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/perf/runs.py",
         "measure/worker_client.py",
         "records/code_findings.py",
-        "tool_drivers/debuginfo.py",
         "tool_drivers/elf_dispatch.py",
         "worker/build_reaper.py",
         "worker/callgrind_ops.py",
