@@ -32,7 +32,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
         "lenses/asm/function_code.py",
-        "lenses/asm/identity.py",
         "lenses/asm/locate.py",
         "lenses/asm/measure.py",
         "lenses/asm/pairings.py",
