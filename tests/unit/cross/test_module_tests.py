@@ -44,7 +44,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/instructions/same_code.py",
         "lenses/profile/measure.py",
         "machine/started.py",
-        "measure/callgrind/dumps.py",
         "measure/callgrind/store.py",
         "measure/callgrind/workers.py",
         "measure/fork_server.py",
