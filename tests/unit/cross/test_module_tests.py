@@ -59,7 +59,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "worker/peak_memory_ops.py",
         "worker/perflab_bench_plugin.py",
         "worker/statement_copies.py",
-        "worker/statement_cpu.py",
         "worker/statement_fork.py",
         "worker/statement_loop.py",
     )
