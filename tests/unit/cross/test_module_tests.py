@@ -41,7 +41,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/instructions/code_facts.py",
         "lenses/instructions/counts.py",
         "lenses/instructions/details.py",
-        "lenses/instructions/same_code.py",
         "lenses/profile/measure.py",
         "machine/started.py",
         "measure/callgrind/store.py",
