@@ -28,7 +28,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "cli/workflows/workflow.py",
         "engine/prepare/git_prepare.py",
         "git/bundle.py",
-        "lenses/asm/code_facts.py",
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
         "lenses/asm/function_code.py",
