@@ -37,7 +37,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/asm/render.py",
         "lenses/asm/rows.py",
         "lenses/asm/same_code.py",
-        "lenses/instructions/code_facts.py",
         "lenses/instructions/counts.py",
         "lenses/instructions/details.py",
         "lenses/profile/measure.py",
