@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from perflab.machine.proc import Completed, LaunchSpec
 
@@ -180,3 +181,118 @@ class FakeRepository:
     def _topological(self) -> list[str]:
         """Every commit, parents before children (the order they were made in)."""
         return list(self.commits)
+
+
+# the one tracked file of a FakeCheckouts worktree: it holds the commit it was checked out at
+TRACKED = "tracked.txt"
+
+
+@dataclass
+class FakeCheckouts:
+    """The git commands perflab's build cache runs (git/cache*.py, git/clone.py), answered on
+    real folders (a test's tmp_path), so the cache's decisions are unit-tested without git:
+
+        checkouts = FakeCheckouts(tmp_path / "repo")
+        runner = FakeRunner().on_run(r"^git ", checkouts)
+
+    `init --bare` makes a folder with HEAD and objects/; `worktree add` a folder whose `.git`
+    names the clone and whose one tracked file, TRACKED, holds the commit; `worktree move` moves
+    it. `rev-parse HEAD` answers `heads` (a test moves one to say a build ran `git checkout`),
+    `diff --name-only` lists TRACKED when its text is no longer the commit, `ls-files --others`
+    lists every other file (the build's outputs). `refs` are the user's repository's
+    (for-each-ref, update-ref); the clone has none. Any other command fails the test."""
+
+    repository: Path
+    heads: dict[Path, str] = field(default_factory=dict)  # checkout -> its HEAD
+    refs: dict[str, str] = field(default_factory=dict)
+    asked: list[tuple[str, ...]] = field(default_factory=list)
+    checked_out: dict[Path, str] = field(default_factory=dict)  # checkout -> its commit
+
+    def __post_init__(self) -> None:
+        (self.repository / ".git" / "objects").mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, spec: LaunchSpec, stdin: str | None) -> Completed:
+        args = list(spec.argv[1:])
+        self.asked.append(tuple(args))
+        cwd = Path(spec.cwd or ".")
+        answer = self._answer(args, cwd, stdin or "")
+        if answer is None:
+            return Completed(spec.argv, 128, "", f"fatal: git {' '.join(args)} failed", 1)
+        return Completed(spec.argv, 0, answer, "", 1)
+
+    def added(self) -> int:
+        """How many worktrees were checked out."""
+        return sum(1 for a in self.asked if a[:2] == ("worktree", "add"))
+
+    def _answer(self, args: list[str], cwd: Path, stdin: str) -> str | None:
+        command, rest = args[0], args[1:]
+        if command == "rev-parse":
+            return self._rev_parse(rest, cwd)
+        if command == "init":
+            made = Path(rest[-1])
+            (made / "objects").mkdir(parents=True)
+            (made / "HEAD").write_text("ref: refs/heads/main\n")
+            return ""
+        if command == "config":
+            return ""
+        if command == "for-each-ref":
+            held = self.refs if cwd == self.repository else {}
+            return "".join(f"{value} {name}\n" for name, value in held.items())
+        if command == "update-ref":
+            return self._update_ref(rest, cwd, stdin)
+        if command == "worktree":
+            return self._worktree(rest, cwd)
+        if command == "diff" and rest[:2] == ["--no-ext-diff", "--name-only"]:
+            if cwd not in self.checked_out:
+                return None
+            moved = (cwd / TRACKED).read_text() != self.checked_out[cwd]
+            return f"{TRACKED}\n" if moved else ""
+        if command == "ls-files" and rest == ["-z", "--others"]:
+            return "".join(f"{name}\0" for name in self._untracked(cwd))
+        raise AssertionError(f"FakeCheckouts: git {' '.join(args)} is not scripted")
+
+    def _rev_parse(self, rest: list[str], cwd: Path) -> str | None:
+        if rest == ["--git-common-dir"]:
+            return ".git\n"
+        if rest == ["--show-object-format"]:
+            return "sha1\n"
+        if rest == ["--verify", "-q", "HEAD"]:
+            head = self.heads.get(cwd)
+            return head + "\n" if head else None
+        raise AssertionError(f"FakeCheckouts: git rev-parse {' '.join(rest)} is not scripted")
+
+    def _update_ref(self, rest: list[str], cwd: Path, stdin: str) -> str:
+        if cwd != self.repository:
+            return ""  # the clone's refs: not kept
+        if rest[0] == "-d":
+            self.refs.pop(rest[1], None)
+        elif rest[0] != "--no-deref":
+            self.refs[rest[0]] = rest[1]
+        return ""
+
+    def _worktree(self, rest: list[str], cwd: Path) -> str | None:
+        if rest[0] == "add":
+            scratch, commit = Path(rest[-2]), rest[-1]
+            scratch.mkdir()
+            (scratch / ".git").write_text(f"gitdir: {cwd}/worktrees/{scratch.name}\n")
+            (scratch / TRACKED).write_text(commit)
+            self.heads[scratch] = self.checked_out[scratch] = commit
+            return ""
+        if rest[0] == "move":
+            source, target = Path(rest[1]), Path(rest[2])
+            source.rename(target)
+            self.heads[target] = self.heads.pop(source)
+            self.checked_out[target] = self.checked_out.pop(source)
+            return ""
+        if rest[:2] == ["remove", "--force"]:
+            self.heads.pop(Path(rest[2]), None)
+            self.checked_out.pop(Path(rest[2]), None)
+            return ""
+        return None
+
+    def _untracked(self, checkout: Path) -> list[str]:
+        return sorted(
+            str(p.relative_to(checkout))
+            for p in checkout.rglob("*")
+            if p.name not in (".git", TRACKED) and (p.is_file() or p.is_symlink())
+        )

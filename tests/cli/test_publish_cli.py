@@ -21,7 +21,7 @@ from perflab.analyse.run import analyse_run
 from perflab.cli.main import main
 from perflab.publish import SiteRuns, read_site
 from tests.git_repo import commit, git
-from tests.unit.publish.test_publish import store as store  # noqa: F401 (a fixture: a store written here)
+from tests.published_runs import store as store  # noqa: F401 (a fixture: a store written here)
 
 PROG_C = """#include <stdio.h>
 #include "work.h"

@@ -8,11 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from perflab.bisection.search import search
-from perflab.bisection.threshold import classify, parse_threshold
 from perflab.records.bisect import Commit, Direction, StepOutcome, StepState
-from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Comparison
 
 
 def line(n: int) -> list[Commit]:
@@ -78,61 +74,6 @@ def test_no_regression_between_good_and_bad_stops_after_one_step() -> None:
     found = search(line(8), measure)
     assert found.culprit is None and len(calls) == 1
     assert "not worse than GOOD" in found.stopped
-
-
-@pytest.mark.parametrize(("text", "value"), [("2%", 0.02), ("0.5%", 0.005), ("0.02", 0.02)])
-def test_thresholds(text: str, value: float) -> None:
-    assert parse_threshold(text) == pytest.approx(value)
-
-
-@pytest.mark.parametrize(
-    ("text", "message"), [("abc", "not a number"), ("2", "ambiguous"), ("0%", "above 0")]
-)
-def test_bad_thresholds(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        parse_threshold(text)
-
-
-def _compared(ratio: float, low: float, high: float) -> Comparison:
-    verdict = Verdict.SLOWER if low > 1 else Verdict.FASTER if high < 1 else Verdict.EQUIVALENT
-    return Comparison(
-        benchmark="b",
-        metric=Metric.INSTRUCTIONS,
-        baseline="good",
-        variant="c",
-        ratio=ratio,
-        ci_low=low,
-        ci_high=high,
-        verdict=verdict,
-        baseline_value=100.0,
-        variant_value=100.0 * ratio,
-        unit="instructions",
-    )
-
-
-@pytest.mark.parametrize(
-    ("ratio", "slower", "faster", "changed"),
-    [
-        # 7.3% more instructions: the change `slower` (the default) looks for, never `faster`
-        (1.073, StepState.BAD, StepState.GOOD, StepState.BAD),
-        (0.874, StepState.GOOD, StepState.BAD, StepState.BAD),
-        (1.001, StepState.GOOD, StepState.GOOD, StepState.GOOD),
-    ],
-)
-def test_the_direction_decides_which_change_is_bad(
-    ratio: float, slower: StepState, faster: StepState, changed: StepState
-) -> None:
-    step = [_compared(ratio, ratio - 0.005, ratio + 0.005)]
-    found = {d: classify(step, 0.02, d) for d in Direction}
-    assert {d: f.state for d, f in found.items() if f is not None} == {
-        Direction.SLOWER: slower,
-        Direction.FASTER: faster,
-        Direction.CHANGED: changed,
-    }
-    # a CI that reaches across the threshold is neither
-    straddles = [_compared(0.98, 0.97, 0.99)]
-    assert (outcome := classify(straddles, 0.02, Direction.FASTER)) is not None
-    assert outcome.state is StepState.INCONCLUSIVE
 
 
 def test_bad_that_is_not_the_change_sought_says_which_change_was_sought() -> None:

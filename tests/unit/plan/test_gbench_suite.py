@@ -1,6 +1,7 @@
 """A Google Benchmark binary as perflab benchmarks, on its captured output (Google Benchmark
 1.7.1, tests/golden/data/gbench): the listing, the filter that runs one benchmark alone, the
-time read from its JSON report, and the errors said with a hint."""
+lenses that see the whole process, and the errors said with a hint. Reading the time from its
+JSON report is measure/test_reported_time.py's."""
 
 from __future__ import annotations
 
@@ -12,13 +13,6 @@ import pytest
 
 from perflab.lenses.registry import region_metrics
 from perflab.machine.fake_processes import FakeRunner
-from perflab.measure.reported_time import (
-    ReportFiles,
-    gbench_run,
-    last_region_dump,
-    region_dump_options,
-    reported_iterations,
-)
 from perflab.plan.gbench_suite import (
     gbench_benchmark,
     gbench_filter,
@@ -27,7 +21,7 @@ from perflab.plan.gbench_suite import (
     parse_listing,
     select,
 )
-from perflab.records.errors import BenchmarkFailedError, ConfigError
+from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, TimeReport
 from perflab.records.model import Experiment, Variant
 from perflab.records.settings import Settings
@@ -113,87 +107,12 @@ def test_a_binary_that_cannot_list_is_refused_with_a_hint(
     assert raised.value.hint
 
 
-def test_the_time_is_google_benchmarks_own_per_iteration() -> None:
-    run = gbench_run((DATA / "repetitions.json").read_text(), "BM_Copy<std::string>")
-    # two repetitions of 10,423 iterations each, the aggregates not counted again
-    assert run.iterations == 2 * 10423
-    assert run.real_ns / run.iterations == pytest.approx((3778.823 + 3841.055) / 2, rel=1e-6)
-    assert run.cpu_ns / run.iterations == pytest.approx((1474.551 + 1534.505) / 2, rel=1e-6)
-
-
-def test_a_benchmark_reporting_aggregates_only_gives_its_mean_in_its_unit() -> None:
-    run = gbench_run((DATA / "aggregates_only.json").read_text(), "BM_Ms/repeats:3")
-    assert run.iterations == 1 and not run.counted  # a mean, not the iterations' total
-    assert run.real_ns == pytest.approx(7.491825818669578e-07 * 1e6)  # ms
-
-
-@pytest.mark.parametrize(
-    ("text", "stderr", "message"),
-    [
-        ((DATA / "error.json").read_text(), "", "Google Benchmark reports an error: no input"),
-        ("", (DATA / "no_match.stderr").read_text(), "has no benchmark 'BM_x'"),
-        ('{"context": {}, "benchmarks": []}', "", "has no benchmark 'BM_x'"),
-        ("", "", "wrote no Google Benchmark report"),
-        ("hello\n", "", "wrote no Google Benchmark report"),
-    ],
-)
-def test_a_run_without_a_time_fails_the_benchmark_with_a_hint(
-    text: str, stderr: str, message: str
-) -> None:
-    with pytest.raises(BenchmarkFailedError, match=message) as raised:
-        gbench_run(text, "BM_x", stderr)
-    assert raised.value.hint
-
-
-def test_each_variants_report_is_read_once(tmp_path: Path) -> None:
-    files = ReportFiles(TimeReport.GBENCH, str(tmp_path), 2)
-    assert shlex.split(files.arguments(1)) == [
-        f"--benchmark_out={tmp_path / '1.json'}", "--benchmark_out_format=json",
-    ]  # fmt: skip
-    (tmp_path / "1.json").write_text((DATA / "repetitions.json").read_text())
-    assert files.take(1, "BM_Copy<std::string>", "").iterations == 2 * 10423
-    with pytest.raises(BenchmarkFailedError, match="wrote no Google Benchmark report"):
-        files.take(1, "BM_Copy<std::string>", "")  # a later run that wrote nothing
-
-
 def test_the_lenses_that_see_the_whole_process_are_said() -> None:
     region = region_metrics()
     assert gbench_lens_notes(region, region=region) == ()
     (note,) = gbench_lens_notes([Metric.TIME, Metric.PROFILE, Metric.ASM], region=region)
     assert "the profile, asm lens(es) see the whole process" in note
     assert note.endswith("the time, instructions and memory lenses see its iterations alone")
-
-
-def _dump(trigger: str) -> str:
-    # the head of a callgrind dump (valgrind 3.19) as --dump-before/--dump-after write it
-    return (
-        "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 12659\n"
-        "cmd:  ./bench_old --benchmark_filter=^BM_Sum$\npart: 6\n\n\ndesc: I1 cache: \n"
-        f"desc: D1 cache: \ndesc: LL cache: \ndesc: Timerange: Basic block 0 - 1\n"
-        f"desc: Trigger: {trigger}\n"
-    )
-
-
-def test_callgrind_counts_the_last_runs_iterations_alone() -> None:
-    assert region_dump_options(TimeReport.GBENCH) == (
-        "--dump-before=benchmark::State::StartKeepRunning()",
-        "--dump-after=benchmark::State::FinishKeepRunning()",
-    )
-    before = _dump("--dump-before=benchmark::State::StartKeepRunning()")
-    after = _dump("--dump-after=benchmark::State::FinishKeepRunning()")
-    dumps = [
-        ("callgrind.out.1.1", before), ("callgrind.out.1.2", after),  # a trial run
-        ("callgrind.out.1.3", before), ("callgrind.out.1.4", after),  # the run reported
-        ("callgrind.out.1", _dump("Program termination")),
-    ]  # fmt: skip
-    assert last_region_dump(TimeReport.GBENCH, dumps) == ("callgrind.out.1.4", after)
-    assert last_region_dump(TimeReport.GBENCH, dumps[-1:]) is None
-    report = (DATA / "repetitions.json").read_text()
-    assert reported_iterations(TimeReport.GBENCH, report, "BM_Copy<std::string>") == 10423
-    with pytest.raises(BenchmarkFailedError, match="only aggregates"):
-        reported_iterations(
-            TimeReport.GBENCH, (DATA / "aggregates_only.json").read_text(), "BM_Ms/repeats:3"
-        )
 
 
 def test_a_stored_run_keeps_how_its_benchmarks_are_timed() -> None:

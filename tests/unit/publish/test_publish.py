@@ -1,84 +1,20 @@
 """`perflab publish` on a store written here (runs of git= variants, as history and bisect store
-them): the trends and their change points, the pages and their links, the incremental second
-publish, hostile names kept inert, the preview server."""
+them): the trends and their change points, the pages and their links, hostile names kept inert.
+What a second publish writes, keeps and removes is in test_writer.py."""
 
 from __future__ import annotations
 
-import random
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from perflab.analyse.run import analyse_run, run_figures
+from perflab.analyse.run import analyse_run
 from perflab.publish import commit_line, publish, read_site
-from perflab.records.kinds import Metric, RunStatus
-from perflab.records.model import Benchmark, Comparison, Experiment, Sample, Variant
 from perflab.records.results import RunResult
-from perflab.records.settings import Settings
 from perflab.store import SqliteStore, StoredRun
-
-HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
-BENCHMARKS = (Benchmark("parse", stmt="pass"), Benchmark(HOSTILE, stmt="pass"))
-# five commits; the fourth makes `parse` 30% slower and the other benchmark 30% faster
-COMMITS = [(f"{i:x}" * 40, f"commit {i}") for i in range(1, 6)]
-COMMITS[3] = (COMMITS[3][0], f"slow down {HOSTILE}")
-SLOW_FROM = 3
-
-
-def _level(benchmark: str, commit: str) -> float:
-    index = [c for c, _ in COMMITS].index(commit)
-    if index < SLOW_FROM:
-        return 1.0e6
-    return 1.3e6 if benchmark == "parse" else 0.7e6
-
-
-def _write_run(
-    store: SqliteStore,
-    commits: list[tuple[str, str]],
-    names: list[str],
-    seed: int,
-    machine: dict[str, str] | None = None,
-) -> int:
-    """A run of the time lens whose variants `names` are `commits`, 8 generations x 4 blocks."""
-    experiment = Experiment(
-        benchmarks=BENCHMARKS,
-        variants=tuple(
-            Variant(name, git=commit) for name, (commit, _) in zip(names, commits, strict=True)
-        ),
-        settings=Settings(metrics=(Metric.TIME,)),
-    )
-    writer = store.begin_run(experiment, machine or {"cpu_model": "test"}, "0")
-    rng = random.Random(seed)
-    for name, (commit, subject) in zip(names, commits, strict=True):
-        provenance = {"commit": commit, "subject": subject, "tree": "t" + commit[1:], "changes": []}
-        writer.add_variant_info(name, {"provenance": provenance})
-    for benchmark in BENCHMARKS:
-        for generation in range(8):
-            for block in range(4):
-                for position, (name, (commit, _)) in enumerate(zip(names, commits, strict=True)):
-                    value = _level(benchmark.name, commit) * rng.uniform(0.995, 1.005)
-                    writer.add_sample(
-                        Sample(benchmark.name, name, Metric.TIME, "wall_ns", value, loops=1000,
-                               generation=generation, block=block, position=position,
-                               at_ns=(generation * 4 + block) * 10**7)
-                    )  # fmt: skip
-    writer.finish(RunStatus.COMPLETE)
-    return writer.run_id
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A history's run of the five commits, then the direct comparison of the change point."""
-    path = tmp_path / "p.db"
-    opened = SqliteStore.open(path)
-    try:
-        _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
-        _write_run(opened, COMMITS[SLOW_FROM - 1 : SLOW_FROM + 1], ["before", "after"], seed=2)
-    finally:
-        opened.close()
-    return path
+from tests.published_runs import BENCHMARKS, COMMITS, HOSTILE, SLOW_FROM, write_run
+from tests.published_runs import store as store  # noqa: F401 (a fixture)
 
 
 def test_each_benchmark_and_lens_is_a_trend_with_the_history_s_change_points(store: Path) -> None:
@@ -102,9 +38,9 @@ def test_commits_are_ordered_by_what_the_runs_say_not_by_when_they_were_seen(
     """A bisect stores GOOD against each step, steps out of order: the order is each run's."""
     opened = SqliteStore.open(tmp_path / "p.db")
     try:
-        _write_run(opened, [COMMITS[0], COMMITS[4]], ["good", "c5"], seed=1)
-        _write_run(opened, [COMMITS[0], COMMITS[2]], ["good", "c3"], seed=2)
-        _write_run(opened, [COMMITS[2], COMMITS[3]], ["before", "after"], seed=3)
+        write_run(opened, [COMMITS[0], COMMITS[4]], ["good", "c5"], seed=1)
+        write_run(opened, [COMMITS[0], COMMITS[2]], ["good", "c3"], seed=2)
+        write_run(opened, [COMMITS[2], COMMITS[3]], ["before", "after"], seed=3)
         runs = opened.runs_of_code()
     finally:
         opened.close()
@@ -133,21 +69,6 @@ def test_the_site_links_the_change_point_to_its_run_and_its_trend(
     assert "perflab run 2" in (out / "run-2.html").read_text()
 
 
-def test_a_second_publish_writes_only_what_changed(store: Path, tmp_path: Path) -> None:
-    out = tmp_path / "site"
-    first = publish(out, store)
-    again = publish(out, store)
-    assert again.written == () and set(again.unchanged) == set(first.written)
-    opened = SqliteStore.open(store)
-    try:  # one more commit measured: its run's page, the trends and the front page change
-        _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
-    finally:
-        opened.close()
-    third = publish(out, store)
-    assert "run-3.html" in third.written and "index.html" in third.written
-    assert "run-1.html" in third.unchanged
-
-
 def test_hostile_names_stay_text(store: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     publish(out, store)
@@ -156,91 +77,6 @@ def test_hostile_names_stay_text(store: Path, tmp_path: Path) -> None:
         assert "<script>alert" not in text and "<b>bold" not in text, page.name
     front = (out / "index.html").read_text()
     assert "&lt;script&gt;alert(" in front
-
-
-def test_an_empty_store_publishes_a_front_page_that_says_so(tmp_path: Path) -> None:
-    SqliteStore.open(tmp_path / "p.db").close()
-    done = publish(tmp_path / "site", tmp_path / "p.db")
-    assert done.written == ("index.html",)
-    assert "holds no runs of commits" in (tmp_path / "site" / "index.html").read_text()
-
-
-class CountingAnalyse:
-    """The seam `publish` analyses each stored run through, counting the runs."""
-
-    def __init__(self) -> None:
-        self.runs: list[int] = []
-
-    def __call__(self, run: StoredRun) -> RunResult:
-        self.runs.append(run.run_id)
-        return analyse_run(run)
-
-
-def test_a_second_publish_analyses_nothing_and_one_new_run_only_that_run(
-    store: Path, tmp_path: Path
-) -> None:
-    out = tmp_path / "site"
-    first = CountingAnalyse()
-    publish(out, store, analyse=first)
-    assert sorted(first.runs) == [1, 2]
-    again = CountingAnalyse()
-    done = publish(out, store, analyse=again)
-    assert again.runs == [] and done.written == () and done.analysed == 0
-    opened = SqliteStore.open(store)
-    try:
-        _write_run(opened, [COMMITS[4], COMMITS[4]], ["c5", "c5-again"], seed=3)
-    finally:
-        opened.close()
-    third = CountingAnalyse()
-    done = publish(out, store, analyse=third)
-    assert third.runs == [3]  # the earlier runs' figures were kept in the folder
-    assert {"run-3.html", "index.html"} <= set(done.written)
-    assert {"run-1.html", "run-2.html"} <= set(done.unchanged)
-    # the same site as a publish from scratch makes
-    fresh = tmp_path / "fresh"
-    publish(fresh, store)
-    for page in fresh.glob("*.html"):
-        assert (out / page.name).read_text() == page.read_text(), page.name
-
-
-def test_pages_of_runs_gone_from_the_store_are_removed_and_no_other_file(
-    store: Path, tmp_path: Path
-) -> None:
-    out = tmp_path / "site"
-    out.mkdir()
-    foreign = {"CNAME": "perf.example.org", "run-99.html": "mine", "notes.html": "mine"}
-    for name, text in foreign.items():
-        (out / name).write_text(text)
-    publish(out, store)
-    smaller = tmp_path / "smaller.db"  # the history's run without the direct comparison
-    opened = SqliteStore.open(smaller)
-    try:
-        _write_run(opened, COMMITS, [f"c{c[:10]}" for c, _ in COMMITS], seed=1)
-    finally:
-        opened.close()
-    done = publish(out, smaller)
-    assert done.removed == ("run-2.html",) and not (out / "run-2.html").exists()
-    assert (out / "run-1.html").is_file()
-    for name, text in foreign.items():
-        assert (out / name).read_text() == text
-    assert not list((out / ".perflab-site").glob("run-2.json"))  # its kept figures too
-
-
-def test_a_page_changed_by_hand_or_a_damaged_manifest_is_written_again(
-    store: Path, tmp_path: Path
-) -> None:
-    out = tmp_path / "site"
-    publish(out, store)
-    (out / "run-1.html").write_text("edited")
-    done = publish(out, store)
-    assert done.written == ("run-1.html",) and "perflab run 1" in (out / "run-1.html").read_text()
-    (out / ".perflab-site" / "manifest.json").write_text("{not json")
-    (out / ".perflab-site" / "run-1.json").write_text('{"fingerprint": 1}')
-    counted = CountingAnalyse()
-    done = publish(out, store, analyse=counted)
-    # no manifest: every page is rendered (each run analysed once) and compared: all the same
-    assert sorted(counted.runs) == [1, 2]
-    assert done.written == () and done.removed == ()
 
 
 def test_a_run_of_many_comparisons_gets_a_light_page_and_a_few_the_whole_report(
@@ -276,8 +112,8 @@ def test_the_grid_filters_by_machine_where_the_store_holds_several(
     path = tmp_path / "two.db"
     opened = SqliteStore.open(path)
     try:
-        _write_run(opened, COMMITS[:3], ["a", "b", "c"], seed=1, machine={"hostname": "ci-1"})
-        _write_run(opened, COMMITS[2:], ["c", "d", "e"], seed=2, machine={"hostname": HOSTILE})
+        write_run(opened, COMMITS[:3], ["a", "b", "c"], seed=1, machine={"hostname": "ci-1"})
+        write_run(opened, COMMITS[2:], ["c", "d", "e"], seed=2, machine={"hostname": HOSTILE})
     finally:
         opened.close()
     done = publish(tmp_path / "site", path)
@@ -288,103 +124,6 @@ def test_the_grid_filters_by_machine_where_the_store_holds_several(
     assert "<script>alert" not in front
     publish(tmp_path / "one", store)  # one machine: no filter to offer
     assert 'id="filter-machine"' not in (tmp_path / "one" / "index.html").read_text()
-
-
-def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(
-    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from perflab.report import site
-
-    monkeypatch.setattr(site, "TABLE_ROWS", 1)  # of 5 commits, the change point at the 4th
-    done = publish(tmp_path / "site", store)
-    parse = next(t for t in done.site.trends if t.benchmark == "parse")
-    page = (tmp_path / "site" / f"trend-{parse.key}.html").read_text()
-    table = page[page.index("the latest 1 of 5 commits") :]
-    listed = [c for c, _ in COMMITS if c[:10] in table]
-    assert listed == [c for c, _ in COMMITS[SLOW_FROM - 1 :]]  # either side of it, the latest
-
-
-def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None:
-    from dataclasses import replace
-
-    from perflab.report.site import SPARK_WIDTH, sparkline
-
-    trend = read_site(store).trends[0]
-    long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
-    drawn = re.search(r'points="([^"]+)"', sparkline(long))
-    assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH
-
-
-class CountingFigures:
-    """The seam `publish` derives each run's figures through (figures only), counting them."""
-
-    def __init__(self) -> None:
-        self.runs: list[int] = []
-
-    def __call__(self, run: StoredRun) -> tuple[Comparison, ...]:
-        self.runs.append(run.run_id)
-        return run_figures(run)
-
-
-def test_the_trends_read_figures_only_and_a_page_analyses_whole_what_it_draws(
-    store: Path, tmp_path: Path
-) -> None:
-    figures, pages = CountingFigures(), CountingAnalyse()
-    done = publish(tmp_path / "site", store, analyse=pages, figures=figures)
-    assert sorted(figures.runs) == [1, 2] and sorted(pages.runs) == [1, 2]
-    assert done.analysed == 2 and done.pages_analysed == 2
-    assert done.to_json()["pages_analysed"] == 2
-    opened = SqliteStore.open(store, create=False)
-    try:
-        for run_id in (1, 2):  # the figures-only analysis: the whole one's figures, to the bit
-            stored = opened.load_run(run_id)
-            whole = analyse_run(stored).comparisons
-            assert run_figures(stored) == tuple(replace(c, details=None) for c in whole)
-    finally:
-        opened.close()
-
-
-def test_a_light_page_analyses_only_the_benchmarks_of_its_change_points(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from perflab.publish import run_page
-    from perflab.report.html import render_html
-
-    monkeypatch.setattr(run_page, "MANY_COMPARISONS", 4)  # run 1 has 8 comparisons
-    opened = SqliteStore.open(store, create=False)
-    try:
-        stored = opened.load_run(1)
-        code = opened.runs_of_code()[0]
-    finally:
-        opened.close()
-    commits = run_page.commits_of(code)
-    figures = run_figures(stored)
-    linked = next(c for c in figures if c.benchmark == "parse")
-    focus = frozenset({("parse", commits[linked.baseline], commits[linked.variant])})
-    assert run_page.drawn_benchmarks(figures, focus, commits) == {"parse"}
-    part = analyse_run(stored.of_benchmarks({"parse"}))
-    whole = analyse_run(stored)
-    # exact: each benchmark is analysed on its own, at the run's family size
-    assert part.comparisons == tuple(c for c in whole.comparisons if c.benchmark == "parse")
-    assert {n.benchmark for n in part.notes} <= {"parse", None}
-    page = run_page.run_page_result(part, figures, focus, commits)
-    assert [(c.baseline, c.variant) for c in page.comparisons] == [
-        (linked.baseline, linked.variant)
-    ]
-    html = render_html(page)
-    assert "every comparison (8)" in html  # every comparison's figures, both benchmarks'
-    assert (
-        "analysed in full 1 of the run&#x27;s 2 benchmarks, those of its change points (parse)"
-        in html
-    )
-    # no change point links the run: figures only, and the page says so
-    nothing = run_page.drawn_benchmarks(figures, frozenset(), commits)
-    assert nothing == frozenset()
-    empty = analyse_run(stored.of_benchmarks(nothing))
-    assert empty.comparisons == () and not any(n.benchmark for n in empty.notes)
-    bare = render_html(run_page.run_page_result(empty, figures, frozenset(), commits))
-    assert "no notes, measurements or explanations were derived" in bare
-    assert "every comparison (8)" in bare
 
 
 def test_a_publish_analyses_for_a_light_page_only_what_it_draws(

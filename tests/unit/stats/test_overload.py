@@ -210,6 +210,7 @@ def test_cpu_growth_is_within_groups() -> None:
     assert growth is not None and abs(growth) < 0.01
 
 
+@pytest.mark.slow
 def test_coverage_under_unequal_load_holds() -> None:
     """Over many simulated runs with uneven preemption and CPU growth, the widened interval
     holds the truth in at least 95% of them; the corrected one alone does in far fewer."""
@@ -481,6 +482,7 @@ def test_rare_preemption_inconclusive_says_how_long_to_decide() -> None:
     assert extra is not None and extra > 0
 
 
+@pytest.mark.slow
 def test_coverage_and_width_under_rare_preemption() -> None:
     """Over simulated runs with 2% of samples preempted at a +50% cost, the interval holds the
     truth as a 95% interval does, and is at most 1.5x as wide as the unpreempted pairs'."""

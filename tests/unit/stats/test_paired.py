@@ -66,6 +66,7 @@ def simulate(
     return baseline, variant
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "scenario",
     [
@@ -89,6 +90,7 @@ def test_confidence_interval_covers_the_truth_about_95_percent_of_the_time(scena
     assert 0.91 <= covered / trials <= 0.99
 
 
+@pytest.mark.slow
 def test_treating_samples_as_independent_would_undercover() -> None:
     """Why groups: with per-process effects, a CI over all pairs is far too narrow."""
     rng = random.Random(7)
@@ -195,6 +197,7 @@ def simulate_rounds(
     return baseline, variant, units
 
 
+@pytest.mark.slow
 def test_server_rounds_are_the_units_when_generations_are_forked_from_them() -> None:
     """Forked generations share their server's effect: an interval over generations is too
     narrow (here it misses the truth in about a quarter of A/A runs); over rounds it covers

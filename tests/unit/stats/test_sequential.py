@@ -162,6 +162,7 @@ def test_the_sequence_is_wider_than_the_t_interval_and_narrows() -> None:
     assert math.isinf(sequence_log_half_width(20, math.nan, 0.05))
 
 
+@pytest.mark.slow
 def test_the_sequence_holds_at_every_look_for_normal_units() -> None:
     """Ville's inequality: the chance that the sequence ever misses the mean, over all looks,
     is at most alpha."""
@@ -195,6 +196,7 @@ def test_settles() -> None:
     assert not settles(0.98, 1.005, 0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("blocks", "look_every", "noise_sd", "hazard"),
     [
@@ -221,6 +223,7 @@ def test_early_stopping_on_the_sequence_keeps_false_claims_at_5_percent(
         assert with_t_interval > with_sequence + 0.01
 
 
+@pytest.mark.slow
 def test_a_true_difference_is_still_found_and_a_precise_one_stops_early() -> None:
     rng = np.random.default_rng(3)
     noisy = two_block_units(command_runs(rng, 100, 100, true_log_ratio=math.log(1.03)))
@@ -248,6 +251,7 @@ def test_seconds_to_decide_is_zero_when_decided_and_none_without_spread() -> Non
     assert seconds_to_decide(estimate_of(np.array([0.01])), BAND, 10.0) is None
 
 
+@pytest.mark.slow
 def test_seconds_to_decide_is_enough_in_80_percent_of_inconclusive_a_a_runs() -> None:
     """An A/A that ends inconclusive says "~N s more": a new run with that much more budget
     (more units at the same rate) ends `equivalent` in at least 80% of cases."""

@@ -60,6 +60,7 @@ def test_a_spoiled_unit_moves_the_mean_but_not_the_trimmed_interval() -> None:
     assert robust.log_half_width < mean.log_half_width / 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("units", [10, 14, 30])
 def test_trimmed_interval_covers_at_95_percent_with_heavy_tails(units: int) -> None:
     rng = np.random.default_rng(units)

@@ -212,15 +212,7 @@ def row_claims(row: Row, baseline: VariantCode, variant: VariantCode, explained:
     """The claims about one function that ran in both variants."""
     b, v = row.baseline, row.variant
     if not (b.ran and v.ran and b.primary is not None and v.primary is not None):
-        return Row(
-            name=row.name,
-            baseline=b,
-            variant=v,
-            change=row.change,
-            diagnoses=(),
-            notes=(),
-            not_run=(),
-        )
+        return replace(row, diagnoses=(), notes=(), not_run=())
     same_name_same_object = b.primary.symbol == v.primary.symbol and _same_object(
         baseline, variant, b, v
     )
@@ -467,6 +459,15 @@ def _why_unsettled(present: Side, absent: Side) -> str:
     )
 
 
+def _absence_evidence(present: Side, absent: Side, label_p: str, label_a: str) -> list[str]:
+    """What says a function ran on one side only: perf's samples, and why the other lacks it."""
+    return [
+        f"perf: {samples_text(present.samples, present.total)} in the {label_p}; "
+        f"0 of {int(absent.total)} in the {label_a}",
+        f"{label_a}: {absent.why_not}",
+    ]
+
+
 def one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: set[str]) -> Row:
     """The appeared or disappeared claim of a function that ran in one variant only, or the note
     saying why none is made."""
@@ -482,13 +483,8 @@ def one_sided(row: Row, baseline: VariantCode, variant: VariantCode, explained: 
     if not _absence_settled(present.samples, present.share, absent.total):
         notes.append(f"no {claim} claim for {row.name}: {_why_unsettled(present, absent)}")
         return replace(row, notes=tuple(notes))
-    label_p = "baseline" if b.ran else "variant"
-    label_a = "variant" if b.ran else "baseline"
-    evidence = [
-        f"perf: {samples_text(present.samples, present.total)} in the {label_p}; "
-        f"0 of {int(absent.total)} in the {label_a}",
-        f"{label_a}: {absent.why_not}",
-    ]
+    label_p, label_a = ("baseline", "variant") if b.ran else ("variant", "baseline")
+    evidence = _absence_evidence(present, absent, label_p, label_a)
     # the callee's code may now run inlined in a caller: DWARF says so, or nothing is claimed
     inline = _inlined_into(absent_code.listings, row.name)
     called = _called_where_executed(absent_code.listings, row.name)

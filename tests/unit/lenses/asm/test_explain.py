@@ -1,5 +1,6 @@
 """The asm lens's rows and claims (pure): pairing by what ran, fragments, dispatch families,
-claims only from evidence, host CPU models, separate debug files."""
+claims only from evidence. Names' identities are test_identity.py's; host CPU models and
+separate debug files tests/unit/tool_drivers'."""
 
 from __future__ import annotations
 
@@ -7,16 +8,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from perflab.lenses.asm.explain import explain
-from perflab.lenses.asm.identity import Role, callee_stem, family, fragment_role, identity, member
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.lenses.asm.rows import Row, VariantCode
 from perflab.tool_drivers.debuginfo import SourceFrame
-from perflab.tool_drivers.elf_tables import separate_debug_file
-from perflab.tool_drivers.llvm_mca import host_mcpu, supported_model
-from perflab.tool_output.llvm_mca import parse_mcpu_help
 
 # vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
 YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")
@@ -49,55 +44,6 @@ def code(*listings: FunctionListing, total: float = 1000.0, **kw: object) -> Var
 
 def claims(rows: list[Row]) -> list[tuple[str, str]]:
     return [(str(d.claim), d.function) for row in rows for d in row.diagnoses]
-
-
-# -- identities ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "ident", "fam", "mem", "role"),
-    [
-        ("work.cold", "work", "work", "", Role.FRAGMENT),
-        ("work.part.0", "work", "work", "", Role.FRAGMENT),
-        ("work.isra.0", "work", "work", "", Role.CLONE),
-        ("work.constprop.0.isra.0", "work", "work", "", Role.CLONE),
-        ("at_add(long, long, long) [clone .cold]", "at_add(long, long, long)", None, "", None),
-        ("scale.avx2", "scale.avx2", "scale", "avx2", Role.FUNCTION),
-        ("scale.default", "scale.default", "scale", "default", Role.FUNCTION),
-        ("scale.resolver", "scale.resolver", "scale", "resolver", Role.FUNCTION),
-        ("__memmove_avx_unaligned_erms", None, "memmove", "avx_unaligned_erms", None),
-        ("__memmove_evex_unaligned_erms", None, "memmove", "evex_unaligned_erms", None),
-        ("__strlen_sse2", None, "strlen", "sse2", None),
-        ("at::native::AVX2::k(float)", None, "at::native::CPU_CAPABILITY::k(float)", "AVX2", None),
-        (
-            "at::native::DEFAULT::k(float)",
-            None,
-            "at::native::CPU_CAPABILITY::k(float)",
-            "DEFAULT",
-            None,
-        ),
-        ("__libc_start_main", None, "__libc_start_main", "", None),
-        ("foo() [clone .avx2]", "foo() [clone .avx2]", "foo()", "avx2", Role.FUNCTION),
-        ("foo() [clone .arch_x86_64_v3]", None, "foo()", "arch_x86_64_v3", Role.FUNCTION),
-        ("foo(int) [clone .part.0] [clone .cold]", "foo(int)", "foo(int)", "", Role.FRAGMENT),
-        ("foo(int) [clone .isra.0]", "foo(int)", "foo(int)", "", Role.CLONE),
-    ],
-)
-def test_identity_family_and_member(
-    name: str, ident: str | None, fam: str | None, mem: str, role: Role | None
-) -> None:
-    if ident is not None:
-        assert identity(name) == ident
-    if fam is not None:
-        assert family(name) == fam
-    assert member(name) == mem
-    if role is not None:
-        assert fragment_role(name) is role
-
-
-def test_callee_stems_fold_widths() -> None:
-    assert callee_stem("Sleef_expf8_u10") == callee_stem("Sleef_expf16_u10@plt")
-    assert callee_stem("Sleef_expf8_u10") != callee_stem("Sleef_logf8_u10")
 
 
 # -- pairing by what ran ---------------------------------------------------------------------
@@ -329,47 +275,6 @@ def test_a_library_built_for_other_cpus_is_one_dispatch_change_per_role() -> Non
     other = code(listing("dgemm_kernel_HASWELL", YMM, 800.0, "/lib/other.so"),
                  identities={"/lib/other.so": "build-id:cd"})  # fmt: skip
     assert ("dispatch_changed", "dgemm_kernel_SKYLAKEX") not in claims(explain(base, other))
-
-
-# -- CPU models ------------------------------------------------------------------------------
-
-EPYC_MILAN = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: avx2\n"
-EPYC_GENOA = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: avx512f\n"
-SPR = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nflags\t\t: avx512f amx_tile\n"
-
-
-def test_llvm_mca_models_the_host_cpu() -> None:
-    assert host_mcpu(EPYC_MILAN) == "znver3"
-    assert host_mcpu(EPYC_GENOA) == "znver4"
-    assert host_mcpu(SPR) == "sapphirerapids"
-    assert host_mcpu("") == "native"
-    known = parse_mcpu_help(
-        "Available CPUs for this target:\n\n  znver2         - Select the znver2 processor.\n"
-        "  znver3         - Select the znver3 processor.\n\nAvailable features for this target:\n"
-        "  avx            - Enable AVX instructions.\n"
-    )
-    assert known == {"znver2", "znver3"}
-    assert supported_model("znver4", known) == "znver3"  # LLVM 14 has no Zen 4 model
-    assert supported_model("znver3", frozenset()) == "znver3"
-
-
-# -- separate debug files --------------------------------------------------------------------
-
-
-def test_separate_debug_file_by_build_id_then_debuglink(tmp_path: Path) -> None:
-    root = tmp_path / "debug"
-    lib = tmp_path / "lib" / "libfoo.so"
-    lib.parent.mkdir()
-    lib.write_bytes(b"")
-    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) is None
-    linked = lib.parent / ".debug" / "libfoo.so.debug"
-    linked.parent.mkdir()
-    linked.write_bytes(b"")
-    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(linked)
-    by_id = root / ".build-id" / "ab" / "cdef.debug"
-    by_id.parent.mkdir(parents=True)
-    by_id.write_bytes(b"")
-    assert separate_debug_file(str(lib), "abcdef", "libfoo.so.debug", str(root)) == str(by_id)
 
 
 # -- objects without symbols, and objects gone since they ran ---------------------------------

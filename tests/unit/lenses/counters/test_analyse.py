@@ -147,6 +147,7 @@ def _claims(samples: Sequence[Sample], events: Sequence[str]) -> int:
     return sum(d["verdict"] in ("faster", "slower") for d in _analysed(samples, events))
 
 
+@pytest.mark.slow
 def test_a_runs_events_together_rarely_claim_a_difference_in_identical_code() -> None:
     """Four noisy events decided each at 95% on their own gave an A/A a false claim in about
     1 - 0.95^4 = 19% of runs; decided together (each at 98.75%) in at most 5%. The noise is

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from perflab.lenses.time.analyse import TimeDetails
 from perflab.lenses.time.statements import equal_duration_loops
 from perflab.records.kinds import Metric, Verdict
@@ -62,6 +64,7 @@ def test_family_size_counts_every_benchmark_pair_and_interaction() -> None:
     assert family_size(0, 0) == 1
 
 
+@pytest.mark.slow
 def test_an_aa_family_of_identical_steps_claims_nothing_more_often_than_5_percent() -> None:
     """Simulated stacks of 5 comparisons of identical code with per-process effects: decided
     each at 95%, some false claim in far more than 5% of runs; at the family level, in at

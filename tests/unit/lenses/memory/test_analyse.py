@@ -1,15 +1,13 @@
-"""The memory lens's analysis from stored callgrind files (written here in callgrind's format),
-its threshold, its measuring with stand-in lenses, and its section."""
+"""The memory lens's analysis (lenses/memory/analyse.py) from stored callgrind files
+(tests/memory_runs.py): the memory work two variants do, its threshold and floor, the processes'
+spread, and what tracemalloc's peak does not see."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import replace
 
 import pytest
 
-from perflab.lenses.fragments import SectionInput
 from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import (
     KIND_UNAVAILABLE,
@@ -19,126 +17,12 @@ from perflab.lenses.memory.analyse import (
     line_sizes,
     work_difference,
 )
-from perflab.lenses.memory.measure import MemoryLens, same_size_environments
-from perflab.lenses.memory.render import section
 from perflab.lenses.rss import RSS
-from perflab.machine.fake_processes import FakeRunner
-from perflab.measure.callgrind.artifacts import KIND_COMMAND, KIND_EMPTY, KIND_STATEMENT
-from perflab.measure.callgrind.count import CountOptions
-from perflab.measure.callgrind.count_options import environment_bytes
-from perflab.measure.lens import LensContext, MemorySink, NullProgress
+from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.peak_memory.analyse import MAXRSS_KB
-from perflab.measure.worker_client import variant_environment
-from perflab.plan.specs import parse_metrics
-from perflab.records.errors import BenchmarkFailedError
-from perflab.records.kinds import Metric
-from perflab.records.model import Artifact, Benchmark, BenchmarkData, Experiment, Sample, Variant
+from perflab.records.model import Artifact, Sample
 from perflab.records.settings import Settings
-
-# what this file tests, though most names it imports are other packages' (cross/test_layout.py)
-SUBJECT = "perflab.lenses.memory"
-
-EVENTS = "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw"
-
-
-def callgrind(
-    *, reads: int, writes: int, d1: tuple[int, int], ll: tuple[int, int], mallocs: int = 0
-) -> str:
-    """A callgrind file: one function with these data costs, calling malloc `mallocs` times."""
-    lines = [
-        "# callgrind format",
-        "version: 1",
-        "creator: callgrind-3.19.0",
-        "cmd: /usr/bin/prog",
-        "part: 1",
-        "desc: I1 cache: 32768 B, 64 B, 8-way associative",
-        "desc: D1 cache: 49152 B, 64 B, 12-way associative",
-        "desc: LL cache: 2097152 B, 64 B, 16-way associative",
-        "positions: line",
-        f"events: {EVENTS}",
-        "ob=(1) /usr/bin/prog",
-        "fl=(1) prog.c",
-        "fn=(1) kernel",
-        f"10 1000 {reads} {writes} 0 {d1[0]} {d1[1]} 0 {ll[0]} {ll[1]}",
-    ]
-    if mallocs:
-        lines += [
-            "cob=(2) /usr/lib/x86_64-linux-gnu/libc.so.6",
-            "cfi=(2) malloc.c",
-            "cfn=(2) malloc",
-            f"calls={mallocs} 0",
-            "11 50 10 5 0 1 0 0 1 0",
-            "ob=(2)",
-            "fl=(2)",
-            "fn=(2)",
-            "20 50 10 5 0 1 0 0 1 0",
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def stored(
-    variant: str,
-    *,
-    passes: int,
-    mallocs: int = 0,
-    repeats: int = 2,
-    statement: bool = False,
-    rss_kb: float = 10_000.0,
-) -> tuple[list[Sample], list[Artifact]]:
-    """What the lens stores for a variant whose loop makes `passes` trips over 1 MiB per
-    iteration (10 iterations per repeat), under callgrind's cache simulation, and its peak RSS."""
-    samples, artifacts = [], []
-    lines = 1 << 14  # 1 MiB / 64 B
-    for repeat in range(repeats):
-        misses = passes * lines * 10 // 2
-        text = callgrind(
-            reads=passes * 10_000, writes=passes * 5_000, d1=(misses, misses),
-            ll=(misses, misses), mallocs=mallocs * 10,
-        )  # fmt: skip
-        if statement:
-            artifacts.append(Artifact("b", variant, MEMORY, KIND_STATEMENT, text, repeat))
-            empty = callgrind(reads=100, writes=50, d1=(1, 1), ll=(1, 1))
-            artifacts.append(Artifact("b", variant, MEMORY, KIND_EMPTY, empty, repeat))
-        else:
-            artifacts.append(Artifact("b", variant, MEMORY, KIND_COMMAND, text, repeat))
-        samples.append(
-            Sample(
-                benchmark="b",
-                variant=variant,
-                metric=MEMORY,
-                name="instructions",
-                value=1000.0,
-                loops=10,
-                generation=repeat,
-            )
-        )
-        samples.append(
-            Sample(
-                benchmark="b",
-                variant=variant,
-                metric=MEMORY,
-                name=MAXRSS_KB,
-                value=rss_kb,
-                loops=1,
-                generation=repeat,
-                position=0,
-            )
-        )
-    return samples, artifacts
-
-
-def data(*variants: tuple[list[Sample], list[Artifact]]) -> BenchmarkData:
-    return BenchmarkData(
-        samples=tuple(s for v in variants for s in v[0]),
-        artifacts=tuple(a for v in variants for a in v[1]),
-    )
-
-
-BENCHMARK = Benchmark("b", cmd="prog")
-
-
-def test_the_lens_is_registered_by_its_descriptor_alone() -> None:
-    assert parse_metrics("time,memory") == (Metric.TIME, MEMORY)
+from tests.memory_runs import BENCHMARK, callgrind, data, stored
 
 
 def test_its_cost_names_the_rss_lens_by_that_lens_s_own_name() -> None:
@@ -256,104 +140,6 @@ def test_a_variant_valgrind_cannot_run_is_named_and_keeps_its_peak_rss() -> None
     assert payload["traffic_unavailable"] == {"variant": "Illegal opcode at 0x1"}
     assert payload["memory"]["variant"]["ll_fill_bytes"] is None
     assert payload["memory"]["variant"]["peak_alloc_bytes"] is None  # a key, never left out
-
-
-def test_variants_measured_one_at_a_time_keep_environments_of_one_size() -> None:
-    variants = same_size_environments((Variant("a"), Variant("b", env={"LONG_NAME": "x" * 50})))
-    sizes = {environment_bytes(variant_environment(v)) for v in variants}
-    assert len(sizes) == 1
-
-
-class _Traffic:
-    """Stands in for the callgrind counter: stores one traffic sample, or fails like valgrind."""
-
-    options = CountOptions()
-
-    def __init__(self, failures: dict[str, str]) -> None:
-        self.failures = failures
-        self.counting = self.options
-        self.seen: list[tuple[str, bool]] = []
-
-    def with_options(self, options: CountOptions) -> _Traffic:
-        self.counting = options
-        return self
-
-    def started_alike(self, context: LensContext, compared: int) -> _Traffic:
-        # every variant started alike: the lens fixes fork-or-fresh once, for all of them
-        assert compared == len(context.experiment.variants)
-        self.counting = replace(self.counting, fork=True)
-        return self
-
-    def count(
-        self, benchmark: Benchmark, context: LensContext, variants: Sequence[Variant] | None
-    ) -> None:
-        # the experiment as it was given: the lens asks for one variant and the cache
-        # simulation in the counter's options, rewriting neither settings nor variants
-        assert [v.name for v in context.experiment.variants] == ["a", "b"]
-        assert context.experiment.settings.option("cache_sim") is None
-        assert variants is not None
-        (variant,) = variants
-        assert self.counting.fork is not None  # decided before the first call
-        self.seen.append((variant.name, self.counting.cache_sim))
-        if variant.name in self.failures:
-            raise BenchmarkFailedError("callgrind failed", detail=self.failures[variant.name])
-        # files under the metric its options name, as the callgrind counter does
-        metric = self.counting.metric
-        context.sink.add_sample(Sample(benchmark.name, variant.name, metric, "instructions", 1.0))
-        context.sink.add_variant_info(variant.name, {str(metric): {"repeats": 2}})
-
-
-class _Footprint:
-    def measure(self, benchmark: Benchmark, context: LensContext) -> None:
-        for variant in context.experiment.variants:
-            context.sink.add_sample(Sample(benchmark.name, variant.name, MEMORY, MAXRSS_KB, 1.0))
-
-
-def _measure(traffic: _Traffic) -> MemorySink:
-    sink = MemorySink()
-    experiment = Experiment((BENCHMARK,), (Variant("a"), Variant("b")), Settings(metrics=(MEMORY,)))
-    context = LensContext(experiment, FakeRunner(), sink, NullProgress(), None, "python3")
-    lens = MemoryLens(traffic=traffic, footprint=_Footprint())  # type: ignore[arg-type]
-    lens.measure(BENCHMARK, context)
-    return sink
-
-
-def test_measuring_files_both_measurements_under_memory_and_goes_on_past_valgrind() -> None:
-    traffic = _Traffic({"b": "==1==  Illegal opcode at address 0x10"})
-    sink = _measure(traffic)
-    assert traffic.seen == [("a", True), ("b", True)]  # the cache simulation, always
-    assert {s.metric for s in sink.samples} == {MEMORY}
-    assert {(s.variant, s.name) for s in sink.samples} == {
-        ("a", MAXRSS_KB), ("b", MAXRSS_KB), ("a", "instructions")
-    }  # fmt: skip
-    (artifact,) = sink.artifacts
-    assert artifact.kind == KIND_UNAVAILABLE and artifact.variant == "b"
-    assert sink.variant_info["a"] == {"memory": {"repeats": 2}}
-
-
-def test_other_failures_under_valgrind_still_fail_the_benchmark() -> None:
-    with pytest.raises(BenchmarkFailedError):
-        _measure(_Traffic({"a": "Traceback ... ValueError"}))
-
-
-def _section_input() -> SectionInput:
-    result = analyse_memory(
-        BENCHMARK,
-        ["out", "copy"],
-        data(stored("out", passes=2), stored("copy", passes=3, mallocs=1, rss_kb=14_000.0)),
-        Settings(),
-    )
-    experiment = Experiment((BENCHMARK,), (Variant("out"), Variant("copy")), Settings())
-    return SectionInput(MEMORY, result.comparisons, experiment, notes=result.notes)
-
-
-def test_the_section_says_what_each_number_is() -> None:
-    built = section(_section_input())
-    assert built.key == "memory"
-    text = repr(built)
-    assert "do not do the same memory work" in text
-    assert "bytes brought into D1 (D1 misses × 64 B)" in text
-    assert "peak RSS of the process (not per iteration)" in text
 
 
 def by_process(variant: str, levels: list[tuple[int, int]]) -> tuple[list[Sample], list[Artifact]]:

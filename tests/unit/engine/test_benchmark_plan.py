@@ -1,0 +1,62 @@
+"""A benchmark's plan (engine/benchmark_plan.py): which variants are probed only once prepared,
+the machine speeds a process's runs share, and the plan shown where progress can show it. The
+planner's probes and recent ones are engine/prepare/test_recent_probes.py's."""
+
+from __future__ import annotations
+
+from perflab.budget.costs import CostProbe, LensCost
+from perflab.budget.machine_speed import MachineSpeed
+from perflab.budget.plan import plan_budget
+from perflab.engine.benchmark_plan import (
+    SPEED_REUSE_S,
+    SpeedsMeasured,
+    needs_preparation,
+    show_plan,
+)
+from perflab.measure.lens import NullProgress
+from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.model import Variant
+
+SUBJECT = "perflab.engine.benchmark_plan"
+
+PROBE = CostProbe(BenchmarkKind.STATEMENT, 2, 0.05, 0.01, 0.01, 0.01, 0.2)
+
+
+def test_a_variant_checked_out_or_built_first_needs_preparation() -> None:
+    assert needs_preparation(Variant("A", git="main"))
+    assert needs_preparation(Variant("A", build="make"))
+    assert not needs_preparation(Variant("A", python="/envs/a/bin/python", env={"X": "1"}))
+
+
+def test_a_speed_measured_lately_on_the_cpu_is_reused_valgrinds_only_where_asked() -> None:
+    speeds = SpeedsMeasured()
+    plain, with_valgrind = (
+        MachineSpeed(reference_s=0.1),
+        MachineSpeed(reference_s=0.1, valgrind_s=1.0),
+    )
+    speeds.measured(3, False, plain, now_s=100.0)
+    assert speeds.lately(3, valgrind=False, now_s=101.0) is plain
+    # valgrind's reference was not measured; another CPU's speed is not this one's
+    assert speeds.lately(3, valgrind=True, now_s=101.0) is None
+    assert speeds.lately(2, valgrind=False, now_s=101.0) is None
+    speeds.measured(3, True, with_valgrind, now_s=102.0)
+    assert speeds.lately(3, valgrind=True, now_s=103.0) is with_valgrind
+    assert speeds.lately(3, valgrind=False, now_s=103.0) is plain  # the plain one first
+    # a speed older than SPEED_REUSE_S is measured again
+    assert speeds.lately(3, valgrind=False, now_s=102.0 + SPEED_REUSE_S + 1) is None
+
+
+def test_a_plan_is_shown_only_where_progress_shows_plans() -> None:
+    plan = plan_budget(10, PROBE, [LensCost(Metric.TIME, 1.0, "samples", elastic=True)])
+    shown: list[tuple[str, str, float]] = []
+
+    class Plans:
+        def update(self, **_: object) -> None:
+            pass
+
+        def plan(self, *, benchmark: str, text: str, eta_s: float) -> None:
+            shown.append((benchmark, text, eta_s))
+
+    show_plan(NullProgress(), "b", plan)
+    show_plan(Plans(), "b", plan)
+    assert shown == [("b", plan.describe(), plan.eta_s)]

@@ -1,0 +1,85 @@
+"""What the engine says of a run besides its budget (engine/run_notes.py): the variants'
+isolated caches, said only where they matter; processes left running; a failure as a note."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perflab.api import make_experiment
+from perflab.engine.prepare.caches import IsolatedCaches
+from perflab.engine.run_notes import (
+    caches_matter,
+    failure_note,
+    note_forked,
+    note_isolated_caches,
+    note_leftovers,
+)
+from perflab.machine.proc import stopped_processes
+from perflab.measure.lens import Lens, MemorySink
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.kinds import Metric
+from perflab.records.model import Severity
+
+SUBJECT = "perflab.engine.run_notes"
+
+
+@dataclass(frozen=True)
+class Named:
+    """Stands for a lens: the notes read its metric only."""
+
+    metric: Metric
+
+
+TIME_LENS: Lens = Named(Metric.TIME)  # type: ignore[assignment]
+
+
+def test_caches_matter_for_two_variants_of_caching_code_or_their_own_cache() -> None:
+    assert caches_matter(make_experiment(stmt="torch.compile(f)()", variants=["A", "B"]))
+    assert not caches_matter(make_experiment(stmt="sum(range(9))", variants=["A", "B"]))
+    assert not caches_matter(make_experiment(stmt="torch.compile(f)()", variants=["A"]))
+    own = make_experiment(stmt="f()", variants=["A", "B env.NUMBA_CACHE_DIR=/tmp/n"])
+    assert caches_matter(own)
+
+
+def test_isolated_caches_are_facts_of_each_variant_and_one_note_where_they_matter() -> None:
+    experiment = make_experiment(
+        stmt="torch.compile(f)()", variants=["A", "B env.XDG_CACHE_HOME=/c"]
+    )
+    sink = MemorySink()
+    note_isolated_caches(sink, experiment, IsolatedCaches())
+    assert "XDG_CACHE_HOME" in sink.variant_info["A"]["isolated_caches"]
+    assert "XDG_CACHE_HOME" not in sink.variant_info["B"]["isolated_caches"]
+    (note,) = sink.notes
+    assert note.message.startswith("each variant had its own fresh cache directories (")
+    assert "not isolated where a variant sets its own: B sets XDG_CACHE_HOME" in note.message
+    plain = MemorySink()
+    note_isolated_caches(plain, make_experiment(stmt="pass", variants=["A", "B"]), IsolatedCaches())
+    assert plain.notes == [] and set(plain.variant_info) == {"A", "B"}
+
+
+def test_shared_caches_are_said_once() -> None:
+    sink = MemorySink()
+    note_isolated_caches(sink, make_experiment(stmt="pass"), IsolatedCaches(enabled=False))
+    (note,) = sink.notes
+    assert "--share-caches" in note.message and sink.variant_info == {}
+
+
+def test_nothing_is_said_of_leftovers_or_forks_that_did_not_happen() -> None:
+    sink = MemorySink()
+    note_leftovers(sink, TIME_LENS, "b", stopped_processes())
+    note_forked(sink, TIME_LENS, "b", None)
+    assert sink.notes == []
+
+
+def test_a_failure_is_a_warning_with_the_tools_output_and_the_fix() -> None:
+    error = BenchmarkFailedError("exited 1", hint="fix it", variant="B", detail="Traceback ...")
+    note = failure_note(error, "parse", TIME_LENS)
+    assert note.severity is Severity.WARNING
+    assert note.message == "failed: exited 1\nTraceback ..."
+    assert (note.hint, note.variant, note.benchmark, note.metric) == (
+        "fix it",
+        "B",
+        "parse",
+        Metric.TIME,
+    )
+    assert failure_note(BenchmarkFailedError("x"), "b", None).metric is None

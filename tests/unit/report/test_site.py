@@ -1,0 +1,36 @@
+"""A published site's pages (report/site.py): a trend's table of its latest commits and its
+change points, and a sparkline of no more points than pixels."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from perflab.publish import publish, read_site
+from perflab.report import site
+from perflab.report.site import SPARK_WIDTH, sparkline
+from tests.published_runs import COMMITS, SLOW_FROM
+from tests.published_runs import store as store  # noqa: F401 (a fixture)
+
+
+def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site, "TABLE_ROWS", 1)  # of 5 commits, the change point at the 4th
+    done = publish(tmp_path / "site", store)
+    parse = next(t for t in done.site.trends if t.benchmark == "parse")
+    page = (tmp_path / "site" / f"trend-{parse.key}.html").read_text()
+    table = page[page.index("the latest 1 of 5 commits") :]
+    listed = [c for c, _ in COMMITS if c[:10] in table]
+    assert listed == [c for c, _ in COMMITS[SLOW_FROM - 1 :]]  # either side of it, the latest
+
+
+def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None:
+
+    trend = read_site(store).trends[0]
+    long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
+    drawn = re.search(r'points="([^"]+)"', sparkline(long))
+    assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH

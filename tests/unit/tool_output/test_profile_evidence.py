@@ -1,0 +1,126 @@
+"""What the sampled call stacks say of a function one profile has and the other lacks
+(tool_output/profile_evidence.py): a frame only between a caller and a callee the other side
+calls directly is no new work; kernels under one call site are one dispatch change."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from perflab.lenses.profile.analyse import ProfileDetails
+from perflab.tool_output.profile_diff import diff_profiles
+from perflab.tool_output.profile_evidence import with_stack_evidence
+from perflab.tool_output.profile_stacks import Stack, hot_symbols
+
+
+def _stacks(rows: dict[tuple[str, ...], int]) -> Counter[Stack]:
+    """Stacks given root first, stored leaf first as perf_script does."""
+    return Counter({tuple(("lib", f) for f in reversed(frames)): n for frames, n in rows.items()})
+
+
+def test_an_outer_frame_inlined_on_one_side_is_no_new_work() -> None:
+
+    # 3.11 inlines pymain_run_python into Py_RunMain; 3.12 calls it: on every 3.12 stack
+    base = _stacks({("main", "Py_RunMain", "run_file", "eval"): 600})
+    new = _stacks(
+        {("main", "Py_RunMain", "pymain_run_python.constprop.0", "run_file", "eval"): 600}
+    )
+    diff = diff_profiles(hot_symbols(base), hot_symbols(new))
+    assert diff.appeared == ("pymain_run_python.constprop.0",)
+    checked = with_stack_evidence(diff, base, new)
+    assert checked.appeared == () and checked.claims == ()
+    [frame] = checked.pass_through
+    assert (frame.caller, frame.callee) == ("Py_RunMain", "run_file")
+    # the stacks do not say why the other side calls the callee directly: a hook only one side
+    # installs (torch.compile's frame evaluator) looks the same, so inlining is not asserted
+    assert "inlined into its caller there, or not called" in frame.message()
+    # a function that does work of its own (a leaf) is new work: still claimed
+    new_work = _stacks({("main", "Py_RunMain", "run_file", "eval", "helper"): 600})
+    diff = diff_profiles(hot_symbols(base), hot_symbols(new_work))
+    assert with_stack_evidence(diff, base, new_work).appeared == ("helper",)
+
+
+def test_kernels_from_one_call_site_are_one_dispatch_change() -> None:
+    base = _stacks({
+        ("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 800,
+        ("main", "dgemm_nn", "dgemm_oncopy_SKYLAKEX"): 100,
+        ("main", "dgemm_nn"): 100,
+    })  # fmt: skip
+    new = _stacks({
+        ("main", "dgemm_nn", "dgemm_kernel_HASWELL"): 850,
+        ("main", "dgemm_nn", "dgemm_oncopy_HASWELL"): 100,
+        ("main", "dgemm_nn"): 50,
+    })  # fmt: skip
+    diff = diff_profiles(hot_symbols(base), hot_symbols(new))
+    assert len(diff.claims) == 4
+    checked = with_stack_evidence(diff, base, new)
+    assert checked.claims == ()
+    pairs = {(c.old, c.new, c.caller) for c in checked.dispatches}
+    # the caller pairs them; the names only break the tie between the two pairs
+    assert pairs == {
+        ("dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL", "dgemm_nn"),
+        ("dgemm_oncopy_SKYLAKEX", "dgemm_oncopy_HASWELL", "dgemm_nn"),
+    }
+    details = ProfileDetails(checked, "cpu-clock", "dwarf", 1000, 1000)
+    claims = [(str(d.claim), d.detail.get("from")) for d in details.diagnoses()]
+    assert ("dispatch_changed", "dgemm_kernel_SKYLAKEX") in claims
+    assert all(c == "dispatch_changed" for c, _ in claims)
+
+
+def test_a_kernel_perf_could_not_unwind_past_pairs_by_object_and_name() -> None:
+
+    # dgemm_kernel_HASWELL realigns its stack: perf's stacks end at it (no caller)
+    base = _stacks({("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 900, ("main", "dgemm_nn"): 100})
+    new = _stacks({("dgemm_kernel_HASWELL",): 900, ("main", "dgemm_nn"): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    [change] = checked.dispatches
+    assert (change.old, change.new, change.caller, change.unwound) == (
+        "dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL", "dgemm_nn", "variant",
+    )  # fmt: skip
+    assert "could not unwind" in change.evidence()[1]
+    # names that differ in more than one word make no pair
+    other = _stacks({("some_other_kernel",): 900, ("main", "dgemm_nn"): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(other)), base, other)
+    assert checked.dispatches == ()
+
+
+def test_a_dispatch_claim_names_the_kernel_and_never_pairs_under_an_unnamed_frame() -> None:
+
+    base = _stacks({("main", "run", "sum_ints_avx2"): 900, ("main", "run"): 100})
+    new = _stacks({("main", "run", "sum_ints_sse2"): 900, ("main", "run"): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    details = ProfileDetails(checked, "cpu-clock", "dwarf", 1000, 1000)
+    [claim] = details.diagnoses()
+    assert (str(claim.claim), claim.function, claim.detail["caller"]) == (
+        "dispatch_changed", "sum_ints_avx2", "run",
+    )  # fmt: skip
+    # perf could not name the caller on either side: `[unknown]` is no call site
+    base = _stacks({("main", "[unknown]", "f_one"): 900, ("main",): 100})
+    new = _stacks({("main", "[unknown]", "g_two"): 900, ("main",): 100})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert checked.dispatches == ()
+
+
+def test_a_kernel_is_not_paired_with_another_role_when_its_partner_could_not_be_unwound() -> None:
+
+    # the HASWELL kernel's stacks end at it; its packing routine is called from dgemm_nn: the
+    # SKYLAKEX kernel pairs with the HASWELL kernel (one word apart), not with the packing routine
+    base = _stacks({("main", "dgemm_nn", "dgemm_kernel_SKYLAKEX"): 900, ("main", "dgemm_nn"): 100})
+    new = _stacks({
+        ("dgemm_kernel_HASWELL",): 800,
+        ("main", "dgemm_nn", "dgemm_itcopy_HASWELL"): 100,
+        ("main", "dgemm_nn"): 100,
+    })  # fmt: skip
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert [(c.old, c.new) for c in checked.dispatches] == [
+        ("dgemm_kernel_SKYLAKEX", "dgemm_kernel_HASWELL")
+    ]
+
+
+def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> None:
+
+    # renamed_base calls compute_v1, renamed_change compute_v2: two programs, one call site
+    base = Counter({(("renamed_base", "compute_v1"), ("renamed_base", "driver")): 900})
+    new = Counter({(("renamed_change", "compute_v2"), ("renamed_change", "driver")): 900})
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    [claim] = ProfileDetails(checked, "cpu-clock", "dwarf", 900, 900).diagnoses()
+    assert (str(claim.claim), claim.function) == ("callee_changed", "driver")
