@@ -50,12 +50,11 @@ class FileWatch:
         if device_inode(self.path) == self.identity:
             return
         what = "removed" if not self.path.exists() else "replaced by another file"
-        with contextlib.suppress(sqlite3.Error):
-            self.connection.execute(
-                FINISH_RUN.format(p=SQLITE.placeholder),
-                (str(RunStatus.INCOMPLETE), now(), f"the store file was {what}", self.run_id),
-            )
-        # the connection still holds the old file open: copy it, every run in it, to safety
+        ended = (str(RunStatus.INCOMPLETE), now(), f"the store file was {what}", self.run_id)
+        with contextlib.suppress(sqlite3.Error):  # a file moved away, not removed, still takes it
+            self.connection.execute(FINISH_RUN.format(p=SQLITE.placeholder), ended)
+        # the connection still holds the old file open: copy it, every run in it, to safety;
+        # the run is ended in the copy (SQLite refuses writes to a file that was removed)
         recovery = _recovery_path(self.path, self.run_id)
         saved = False
         if recovery is not None:
@@ -63,6 +62,8 @@ class FileWatch:
                 target = sqlite3.connect(recovery)
                 try:
                     self.connection.backup(target)
+                    target.execute(FINISH_RUN.format(p=SQLITE.placeholder), ended)
+                    target.commit()
                 finally:
                     target.close()
                 saved = True

@@ -50,7 +50,10 @@ def test_a_removed_file_stops_the_run_and_its_runs_are_saved_beside_it(tmp_path:
     )
     saved = sqlite3.connect(recovered)
     try:
-        assert saved.execute("SELECT id FROM runs").fetchall() == [(1,)]
+        # ended in the copy as incomplete, with why (not left `running`)
+        assert saved.execute("SELECT id, status, error FROM runs").fetchall() == [
+            (1, "incomplete", "the store file was removed")
+        ]
     finally:
         saved.close()
     with pytest.raises(StoreLostError), watch.errors():  # every later write is refused
