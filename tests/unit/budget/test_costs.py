@@ -25,16 +25,7 @@ from perflab.budget.machine_speed import RECENT_PROBES
 from perflab.lenses.registry import lens_option
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-)
+from tests.cost_probes import QUICK
 
 
 def test_workers_fork_when_the_variants_imports_are_expensive_and_no_gpu_is_set_up() -> None:

@@ -39,19 +39,11 @@ from perflab.lenses.torch.cost import (
 )
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
+from tests.cost_probes import QUICK
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.budget.plan"
 
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-)
 TORCH = dataclasses.replace(QUICK, startup_s=2.1, import_s=2.0, fork_s=0.05)
 
 

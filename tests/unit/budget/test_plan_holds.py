@@ -12,18 +12,9 @@ from perflab.budget.machine_speed import REFERENCE_S, MachineSpeed
 from perflab.budget.plan import elastic_share, plan_budget
 from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.time.cost import TIME_GENERATION_CLOSE_S, time_cost
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import Metric
 from perflab.records.settings import Settings
-
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-)
+from tests.cost_probes import QUICK
 
 
 def _at(speed: MachineSpeed) -> CostProbe:

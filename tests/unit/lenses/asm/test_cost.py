@@ -7,22 +7,11 @@ import dataclasses
 
 import pytest
 
-from perflab.budget.costs import CostProbe
 from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
 from perflab.lenses.asm.cost import ASM_POST_S, ASM_REGION_S, ASM_SCRIPT_S, asm_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-    counting_cpus=2,
-)
+from tests.cost_probes import QUICK_TWO_CPUS as QUICK
 
 
 def test_each_variant_is_recorded_then_disassembled_side_by_side() -> None:

@@ -7,23 +7,13 @@ import dataclasses
 
 import pytest
 
-from perflab.budget.costs import CostProbe
 from perflab.budget.perf_costs import PERF_START_S
 from perflab.lenses.counters.cost import counters_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
+from tests.cost_probes import QUICK
 
 SUBJECT = "perflab.lenses.counters.cost"
-
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-)
 
 
 def test_a_statement_costs_two_generations_of_workers_under_perf_stat() -> None:

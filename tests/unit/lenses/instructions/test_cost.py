@@ -5,20 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from perflab.budget.costs import CostProbe
 from perflab.lenses.instructions.cost import instructions_cost
-from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
-
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-)
+from tests.cost_probes import QUICK
 
 
 def test_the_instructions_plan_counts_the_cpus_other_runs_leave_it() -> None:

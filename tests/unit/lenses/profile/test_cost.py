@@ -7,7 +7,6 @@ import dataclasses
 
 import pytest
 
-from perflab.budget.costs import CostProbe
 from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
 from perflab.lenses.profile.cost import (
     LEAVES_POST_S,
@@ -19,17 +18,8 @@ from perflab.lenses.profile.cost import (
 )
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
+from tests.cost_probes import QUICK_TWO_CPUS as QUICK
 
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-    counting_cpus=2,
-)
 PROFILE = Settings(metrics=(Metric.PROFILE,))
 
 

@@ -7,20 +7,10 @@ import dataclasses
 
 import pytest
 
-from perflab.budget.costs import CostProbe
 from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-
-QUICK = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=0.2,
-)
+from tests.cost_probes import QUICK
 
 
 def test_the_rss_lens_pays_for_its_loops_under_tracemalloc() -> None:
