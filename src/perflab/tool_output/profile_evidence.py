@@ -91,6 +91,30 @@ def _caller_of(name: str, stacks: Mapping[Stack, int], keep: set[str]) -> tuple[
     return callers.most_common(1)[0]
 
 
+def _nearest_shared_caller(
+    name: str, stacks: Mapping[Stack, int], keep: set[str]
+) -> tuple[str | None, int]:
+    """The most common nearest frame above `name` that is in `keep` (on both sides' stacks),
+    past frames of one side only (torch.compile's `kernel_py` above its kernel), and on how
+    many samples."""
+    callers: Counter[str] = Counter()
+    for stack, count in stacks.items():
+        ids = _stack_ids(stack)
+        if name in ids:
+            caller = None
+            for frame in ids[ids.index(name) + 1 :]:
+                if frame.startswith(UNKNOWN):
+                    break  # a frame perf could not name: no known path to a caller
+                if frame in keep and frame != name:
+                    caller = frame
+                    break
+            if caller is not None:
+                callers[caller] += count
+    if not callers:
+        return None, 0
+    return callers.most_common(1)[0]
+
+
 def _name_hint(old: str, new: str) -> int:
     """How alike two names are, as a tie-break only: the length of their common prefix and
     suffix (`dgemm_kernel_SKYLAKEX`, `dgemm_kernel_HASWELL`)."""
@@ -158,6 +182,15 @@ def _dispatch_pairs(
     rest_new = [a for a in new if a.name not in used]
     changes += _pairs_past_unwinding(rest_old, rest_new, baseline, variant, both)
     used = {name for change in changes for name in (change.old, change.new)}
+    rest_old = [a for a in gone if a.name not in used]
+    rest_new = [a for a in new if a.name not in used]
+    farther = _pairs_under_callers(
+        _callers(rest_old, baseline, both, nearest=True),
+        _callers(rest_new, variant, both, nearest=True),
+        _word_partners(rest_old, rest_new),
+    )
+    changes += [replace(change, through_one_sided=True) for change in farther]
+    used = {name for change in changes for name in (change.old, change.new)}
     return changes, [a for a in claims if a.name not in used]
 
 
@@ -167,12 +200,14 @@ def _own_share(summary: HotSymbols, name: str) -> float:
 
 
 def _callers(
-    entries: list[Appearance], stacks: Mapping[Stack, int], both: set[str]
+    entries: list[Appearance], stacks: Mapping[Stack, int], both: set[str], *, nearest: bool = False
 ) -> dict[str, list[tuple[Appearance, int]]]:
-    """Caller -> the entries it calls on at least half of their stacks, with how often."""
+    """Caller -> the entries it calls on at least half of their stacks, with how often; with
+    `nearest`, the caller is the nearest frame on both sides past one-sided frames."""
+    find = _nearest_shared_caller if nearest else _caller_of
     out: dict[str, list[tuple[Appearance, int]]] = {}
     for entry in entries:
-        caller, count = _caller_of(folded_function_name(entry.name), stacks, both)
+        caller, count = find(folded_function_name(entry.name), stacks, both)
         if caller is not None and count >= entry.samples / 2:
             out.setdefault(caller, []).append((entry, count))
     return out
