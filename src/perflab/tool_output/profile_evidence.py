@@ -6,6 +6,7 @@ Pure."""
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -123,6 +124,16 @@ def _name_hint(old: str, new: str) -> int:
     return prefix + suffix
 
 
+def _alike(old: str, new: str) -> bool:
+    """Names of one template or function instantiated twice (`sort_n_vec<zmm_vector...>`,
+    `sort_n_vec<avx2_vector...>`), or one word apart (`dgemm_kernel_SKYLAKEX`, `_HASWELL`)."""
+    stem_old, stem_new = (re.split(r"[<(]", name, maxsplit=1)[0] for name in (old, new))
+    if stem_old and stem_old == stem_new:
+        return True
+    changed = word_change(old, new)
+    return changed is not None and changed[0] != old  # one word of several, not the whole name
+
+
 def with_stack_evidence(
     diff: ProfileDiff, baseline: Mapping[Stack, int], variant: Mapping[Stack, int]
 ) -> ProfileDiff:
@@ -188,6 +199,7 @@ def _dispatch_pairs(
         _callers(rest_old, baseline, both, nearest=True),
         _callers(rest_new, variant, both, nearest=True),
         _word_partners(rest_old, rest_new),
+        alike_among_several=True,
     )
     changes += [replace(change, through_one_sided=True) for change in farther]
     used = {name for change in changes for name in (change.old, change.new)}
@@ -229,18 +241,25 @@ def _pairs_under_callers(
     by_old: dict[str, list[tuple[Appearance, int]]],
     by_new: dict[str, list[tuple[Appearance, int]]],
     partner: dict[str, str],
+    *,
+    alike_among_several: bool = False,
 ) -> list[DispatchChange]:
-    """Under each caller of both sides, its gone and new callees paired, best named first."""
+    """Under each caller of both sides, its gone and new callees paired, best named first; with
+    `alike_among_several`, a caller with several candidates on a side pairs only names alike
+    (`_alike`): one shared caller far up the stack is weak evidence on its own."""
 
-    def allowed(old: Appearance, new_entry: Appearance) -> bool:
+    def allowed(old: Appearance, new_entry: Appearance, several: bool) -> bool:
         want_old, want_new = partner.get(old.name), partner.get(new_entry.name)
+        if several and not _alike(old.name, new_entry.name):
+            return False
         return want_old in (None, new_entry.name) and want_new in (None, old.name)
 
     changes: list[DispatchChange] = []
     for caller in sorted(by_old.keys() & by_new.keys()):
         olds, news = list(by_old[caller]), list(by_new[caller])
+        several = alike_among_several and max(len(olds), len(news)) > 1
         while olds and news:
-            pairs = [(o, n) for o in olds for n in news if allowed(o[0], n[0])]
+            pairs = [(o, n) for o in olds for n in news if allowed(o[0], n[0], several)]
             if not pairs:
                 break
             (old, old_n), (new_entry, new_n) = max(

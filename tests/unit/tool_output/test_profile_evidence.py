@@ -131,9 +131,7 @@ def _objects(rows: dict[tuple[tuple[str, str], ...], int]) -> Counter[Stack]:
     return Counter({tuple(reversed(frames)): n for frames, n in rows.items()})
 
 
-def test_a_kernel_under_one_sided_frames_pairs_with_what_it_replaced_at_the_nearest_shared_caller() -> (
-    None
-):
+def test_a_kernel_under_one_sided_frames_pairs_with_what_it_replaced_under_their_caller() -> None:
     # torch.relu vs torch.compile(torch.relu) (field trial 34): ATen's loop and inductor's kernel
     # are both reached from cfunction_call, the kernel through kernel_py (the variant's only)
     py = ("libpython", "_PyEval_EvalFrameDefault")
@@ -174,3 +172,38 @@ def test_one_sided_kernels_under_different_nearest_callers_are_not_paired() -> N
     checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
     assert checked.dispatches == ()
     assert "tokenize" in checked.disappeared and "layout" in checked.appeared
+
+
+def test_several_kernels_under_one_far_caller_pair_only_by_one_template_or_word() -> None:
+    # np.sort without AVX-512: QSort_X86_V4 -> QSort_X86_V3 at quicksort_float, and under each
+    # the zmm sorting network and partition replaced by the avx2 ones
+    def side(isa: str, width: str) -> Counter[Stack]:
+        entry = ("umath", f"QSort_{isa}")
+        return _objects({
+            (("umath", "quicksort_float"), entry, ("umath", f"sort_n_vec<{width}>")): 450,
+            (("umath", "quicksort_float"), entry, ("umath", f"partition_unrolled<{width}>")): 440,
+            (("umath", "quicksort_float"), entry): 30,
+            (("umath", "quicksort_float"),): 80,
+        })  # fmt: skip
+
+    base, new = side("X86_V4", "zmm_vector"), side("X86_V3", "avx2_vector")
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert {(c.old, c.new) for c in checked.dispatches} == {
+        ("QSort_X86_V4", "QSort_X86_V3"),
+        ("sort_n_vec<zmm_vector>", "sort_n_vec<avx2_vector>"),
+        ("partition_unrolled<zmm_vector>", "partition_unrolled<avx2_vector>"),
+    }
+    # two unrelated kernels each under one far caller, beside another: no pair by size
+    main = ("app", "main")
+    base = _objects({
+        (main, ("app", "load"), ("libz", "inflate")): 400,
+        (main, ("app", "load"), ("libz", "crc32")): 300,
+        (main,): 300,
+    })  # fmt: skip
+    new = _objects({
+        (main, ("app", "draw"), ("libgl", "rasterise")): 400,
+        (main, ("app", "draw"), ("libgl", "blend")): 300,
+        (main,): 300,
+    })  # fmt: skip
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert checked.dispatches == ()
