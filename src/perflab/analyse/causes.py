@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from perflab.analyse.pair_claims import function_identity
+from perflab.analyse.pair_claims import call_identity, function_identity
 from perflab.records.accounting import Accounting, Presence
 from perflab.records.summary import Cause
 from perflab.tool_output.symbol_names import readable
 
 ACCOUNTED_TARGET = 0.8  # stop naming causes once they account for this share of the difference
 MAX_CAUSES = 8  # ... or once this many are named: a longer list is read as a profile, not causes
+SHOWN_OBJECTS = 3  # objects the added work around a replacement is grouped into, largest first
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,11 @@ class Found:
     difference: float | None
     causes: tuple[Cause, ...]
     what: str
+    # pairs one ran in place of the other whose net change moved against the difference: what
+    # was replaced, the causes being what was added around it
+    replaced: tuple[Cause, ...] = ()
+    # the work moving with the difference beside a replaced pair, by object, largest first
+    added_by_object: tuple[tuple[str, float], ...] = ()
 
     @property
     def accounted(self) -> float | None:
@@ -56,8 +62,32 @@ def from_account(
         for part in account.parts
     ]
     rows = _with_replacements(rows, dispatched, account.tool, account.amount)
-    causes = _greedy([r for r in rows if r.delta * difference > 0], difference, account.unit)
-    return Found(account.source, account.unit, difference, causes, account.what)
+    moving = [r for r in rows if r.delta * difference > 0]
+    causes = _greedy(moving, difference, account.unit)
+    against = [r for r in rows if r.replaced_by and r.delta * difference <= 0]
+    if not against:
+        return Found(account.source, account.unit, difference, causes, account.what)
+    replaced = tuple(_cause(r, difference, account.unit) for r in against)
+    by_object = _by_object([r for r in moving if not r.replaced_by])
+    return Found(
+        account.source,
+        account.unit,
+        difference,
+        causes,
+        account.what,
+        replaced=replaced,
+        added_by_object=by_object,
+    )
+
+
+def _by_object(rows: Sequence[_Row]) -> tuple[tuple[str, float], ...]:
+    """The rows' change summed per object (the variant's where it differs), largest first."""
+    found: dict[str, float] = {}
+    for row in rows:
+        obj = row.obj.split(" → ")[-1]
+        found[obj] = found.get(obj, 0.0) + row.delta
+    ordered = sorted(found.items(), key=lambda item: -abs(item[1]))
+    return tuple(ordered[:SHOWN_OBJECTS])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,8 +118,8 @@ def _with_replacements(
     new = [r for r in rows if r.presence is Presence.VARIANT_ONLY]
     pairs: list[tuple[_Row, _Row, str]] = []
     for old in gone:
-        target, claim = dispatched.get(function_identity(old.name), ("", ""))
-        match = next((r for r in new if function_identity(r.name) == target), None)
+        target, claim = dispatched.get(call_identity(old.name), ("", ""))
+        match = next((r for r in new if call_identity(r.name) == target), None)
         if match is not None:
             pairs.append((old, match, claim))
             new.remove(match)
@@ -131,19 +161,21 @@ def _greedy(rows: Sequence[_Row], difference: float, unit: str) -> tuple[Cause, 
     for row in sorted(rows, key=lambda r: -abs(r.delta)):
         if total >= ACCOUNTED_TARGET or len(causes) >= MAX_CAUSES:
             break
-        share = row.delta / difference
-        causes.append(
-            Cause(
-                function=row.name,
-                object=row.obj,
-                delta_per_iteration=row.delta,
-                share=share,
-                unit=unit,
-                evidence=row.evidence,
-                replaced_by=row.replaced_by,
-                baseline_per_iteration=row.before if row.replaced_by else 0.0,
-                variant_per_iteration=row.after if row.replaced_by else 0.0,
-            )
-        )
-        total += share
+        cause = _cause(row, difference, unit)
+        causes.append(cause)
+        total += cause.share
     return tuple(causes)
+
+
+def _cause(row: _Row, difference: float, unit: str) -> Cause:
+    return Cause(
+        function=row.name,
+        object=row.obj,
+        delta_per_iteration=row.delta,
+        share=row.delta / difference,
+        unit=unit,
+        evidence=row.evidence,
+        replaced_by=row.replaced_by,
+        baseline_per_iteration=row.before if row.replaced_by else 0.0,
+        variant_per_iteration=row.after if row.replaced_by else 0.0,
+    )

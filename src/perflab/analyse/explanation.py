@@ -86,6 +86,8 @@ def summarise(
         unchanged=facts.unchanged,
         changed_not_run=facts.changed_not_run,
         valgrind_ran_other_code=tuple(hidden) if first_counted(comparisons) is not None else (),
+        replaced=found.replaced,
+        added_by_object=found.added_by_object,
     )
 
 
@@ -207,6 +209,9 @@ def _text(found: Found, time: Comparison | None, facts: CodeFacts) -> str:
     causes = found.causes
     difference = causes[0].delta_per_iteration / causes[0].share if causes else None
     words = found.what + _time_words(time, difference)
+    if found.replaced:
+        words += ": " + "; ".join(c.words for c in found.replaced)
+        words += ", and around it" if causes else ""
     if causes:
         named = ", ".join(c.words for c in causes[:SHOWN_IN_TEXT])
         more = f" and {len(causes) - SHOWN_IN_TEXT} more" if len(causes) > SHOWN_IN_TEXT else ""
@@ -219,7 +224,10 @@ def _text(found: Found, time: Comparison | None, facts: CodeFacts) -> str:
             )
         else:
             tail = f"these account for {share:.0%} of the difference"
-        words += f": {named}{more} ({found.source}, per iteration); {tail}"
+        words += (
+            f"{'' if found.replaced else ':'} {named}{more} ({found.source}, per iteration); {tail}"
+        )
+        words += _added_words(found)
     words += "."
     unchanged, not_run = facts.unchanged, facts.changed_not_run
     if unchanged:
@@ -232,6 +240,20 @@ def _text(found: Found, time: Comparison | None, facts: CodeFacts) -> str:
     return words
 
 
+def _added_words(found: Found) -> str:
+    """The work added around a replaced pair, by object: the replacement's own object apart
+    from the interpreter's or a framework's."""
+    if not found.replaced or not found.added_by_object:
+        return ""
+    own = {c.object.split(" → ")[-1]: c.replaced_by for c in found.replaced}
+    parts = [
+        f"{signed_text(delta, found.unit)} in {obj}"
+        + (f" (beside {own[obj]}, in its object)" if obj in own else "")
+        for obj, delta in found.added_by_object
+    ]
+    return "; the added work by object: " + ", ".join(parts)
+
+
 def summary_section(found: Sequence[Summary]) -> Section | None:
     """The paragraph of every pair first, then per pair its causes and their evidence."""
     if not found:
@@ -241,7 +263,8 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
     for summary in found:
         title = f"{summary.benchmark}: {summary.variant} vs {summary.baseline}"
         rows.append((Cell(title), Cell(summary.text)))
-        if not summary.causes:
+        listed = (*summary.replaced, *summary.causes)
+        if not listed:
             continue
         blocks: list[Block] = [
             Table(
@@ -254,13 +277,13 @@ def summary_section(found: Sequence[Summary]) -> Section | None:
                         Cell(f"{cause.share:.0%}"),
                         Cell(cause.evidence[0] if cause.evidence else ""),
                     )
-                    for cause in summary.causes
+                    for cause in listed
                 ),
                 numeric=(False, False, True, True, False),
                 caption=f"what accounts for the difference ({summary.source})",
             )
         ]
-        for cause in summary.causes:
+        for cause in listed:
             blocks += [
                 Paragraph(f"{cause.named}: {line}", Style.MUTED) for line in cause.evidence[1:3]
             ]

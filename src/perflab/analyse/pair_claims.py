@@ -21,6 +21,31 @@ def function_identity(name: str) -> str:
     return readable(fold_clones(name))
 
 
+_OPEN, _CLOSE = "<({[", ">)}]"
+
+
+def call_identity(name: str) -> str:
+    """`function_identity` without a C++ return type, parameter list or trailing ` const`: one
+    lens's tool names `f<T>` what another's names `void f<T>(long, char**)`, and a claim made
+    from one lens's rows is joined to another's."""
+    text = function_identity(name).strip()
+    if text.endswith(" const"):
+        text = text[: -len(" const")]
+    if text.endswith(")"):
+        depth = 0
+        for index in range(len(text) - 1, -1, -1):
+            depth += (text[index] in _CLOSE) - (text[index] in _OPEN)
+            if depth == 0:
+                text = text[:index] if index else text
+                break
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        depth += (char in _OPEN) - (char in _CLOSE)
+        if char == " " and depth == 0:
+            start = index + 1  # what precedes the last word at the top level is a return type
+    return text[start:] or text
+
+
 def details_of(comparison: Comparison | None) -> dict[str, Any]:
     if comparison is None or comparison.details is None:
         return {}
@@ -53,16 +78,15 @@ def first_counted(comparisons: Sequence[Comparison]) -> Comparison | None:
 
 
 def dispatched_pairs(comparisons: Sequence[Comparison]) -> dict[str, tuple[str, str]]:
-    """gone -> (new, the claim) of every call site or dispatch a lens saw call one in place of
-    the other (instructions: the call graph; profile: one caller's stacks; asm: one family)."""
+    """gone -> (new, the claim), by `call_identity`, of every call site or dispatch a lens saw
+    call one in place of the other (instructions: the call graph; profile: one caller's stacks;
+    asm: one family)."""
     out: dict[str, tuple[str, str]] = {}
     for metric, diagnosis in _diagnoses(comparisons):
         replaced = diagnosis.replacement
         if replaced is not None:
             claim = f"{metric}: {diagnosis.claim} ({_first_evidence(diagnosis)})"
-            out.setdefault(
-                function_identity(replaced.old), (function_identity(replaced.new), claim)
-            )
+            out.setdefault(call_identity(replaced.old), (call_identity(replaced.new), claim))
     return out
 
 

@@ -37,7 +37,7 @@ class Cause:
         if not self.replaced_by:
             return f"{delta} {self.function}"
         return (
-            f"{self.function} ({self.baseline_per_iteration:,.0f}) replaced by "
+            f"{self.function} ({self.baseline_per_iteration:,.0f}) → "
             f"{self.replaced_by} ({self.variant_per_iteration:,.0f}), {delta}"
         )
 
@@ -75,6 +75,10 @@ class Summary:
     # what the CPU ran differently (profile, asm) where the counting lens's tool ran the same
     # code in both (the name is the API's and the JSON's)
     valgrind_ran_other_code: tuple[str, ...] = ()
+    # pairs one ran in place of the other whose net change moved against the difference (the
+    # causes are then what was added around them), and that added work by object
+    replaced: tuple[Cause, ...] = ()
+    added_by_object: tuple[tuple[str, float], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +95,11 @@ class Summary:
                 "unchanged": list(self.unchanged),
                 "changed_not_run": list(self.changed_not_run),
                 "valgrind_ran_other_code": list(self.valgrind_ran_other_code),
+                "replaced": [cause.to_json() for cause in self.replaced],
+                "added_by_object": [
+                    {"object": obj, "delta_per_iteration": delta}
+                    for obj, delta in self.added_by_object
+                ],
             },
         }
 

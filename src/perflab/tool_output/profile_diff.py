@@ -383,11 +383,15 @@ class DispatchChange:
     # "": both callers seen; else which side's stacks end at the kernel (perf could not unwind
     # past it) and the pair rests on the same object and the names instead
     unwound: str = ""
+    # the caller is the nearest frame on both sides, reached past frames of one side only
+    through_one_sided: bool = False
 
     def evidence(self) -> tuple[str, ...]:
         def called(side: str, count: int) -> str:
             if self.unwound == side:
                 return "its stacks end there (perf could not unwind past it)"
+            if self.through_one_sided:
+                return f"under {self.caller} (the nearest caller on both sides) on {count}"
             return f"called from {self.caller} on {count}"
 
         out: tuple[str, ...] = (

@@ -6,6 +6,7 @@ Pure."""
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -91,12 +92,46 @@ def _caller_of(name: str, stacks: Mapping[Stack, int], keep: set[str]) -> tuple[
     return callers.most_common(1)[0]
 
 
+def _nearest_shared_caller(
+    name: str, stacks: Mapping[Stack, int], keep: set[str]
+) -> tuple[str | None, int]:
+    """The most common nearest frame above `name` that is in `keep` (on both sides' stacks),
+    past frames of one side only (torch.compile's `kernel_py` above its kernel), and on how
+    many samples."""
+    callers: Counter[str] = Counter()
+    for stack, count in stacks.items():
+        ids = _stack_ids(stack)
+        if name in ids:
+            caller = None
+            for frame in ids[ids.index(name) + 1 :]:
+                if frame.startswith(UNKNOWN):
+                    break  # a frame perf could not name: no known path to a caller
+                if frame in keep and frame != name:
+                    caller = frame
+                    break
+            if caller is not None:
+                callers[caller] += count
+    if not callers:
+        return None, 0
+    return callers.most_common(1)[0]
+
+
 def _name_hint(old: str, new: str) -> int:
     """How alike two names are, as a tie-break only: the length of their common prefix and
     suffix (`dgemm_kernel_SKYLAKEX`, `dgemm_kernel_HASWELL`)."""
     prefix = len(os.path.commonprefix([old, new]))
     suffix = len(os.path.commonprefix([old[::-1], new[::-1]]))
     return prefix + suffix
+
+
+def _alike(old: str, new: str) -> bool:
+    """Names of one template or function instantiated twice (`sort_n_vec<zmm_vector...>`,
+    `sort_n_vec<avx2_vector...>`), or one word apart (`dgemm_kernel_SKYLAKEX`, `_HASWELL`)."""
+    stem_old, stem_new = (re.split(r"[<(]", name, maxsplit=1)[0] for name in (old, new))
+    if stem_old and stem_old == stem_new:
+        return True
+    changed = word_change(old, new)
+    return changed is not None and changed[0] != old  # one word of several, not the whole name
 
 
 def with_stack_evidence(
@@ -158,6 +193,16 @@ def _dispatch_pairs(
     rest_new = [a for a in new if a.name not in used]
     changes += _pairs_past_unwinding(rest_old, rest_new, baseline, variant, both)
     used = {name for change in changes for name in (change.old, change.new)}
+    rest_old = [a for a in gone if a.name not in used]
+    rest_new = [a for a in new if a.name not in used]
+    farther = _pairs_under_callers(
+        _callers(rest_old, baseline, both, nearest=True),
+        _callers(rest_new, variant, both, nearest=True),
+        _word_partners(rest_old, rest_new),
+        alike_among_several=True,
+    )
+    changes += [replace(change, through_one_sided=True) for change in farther]
+    used = {name for change in changes for name in (change.old, change.new)}
     return changes, [a for a in claims if a.name not in used]
 
 
@@ -167,12 +212,14 @@ def _own_share(summary: HotSymbols, name: str) -> float:
 
 
 def _callers(
-    entries: list[Appearance], stacks: Mapping[Stack, int], both: set[str]
+    entries: list[Appearance], stacks: Mapping[Stack, int], both: set[str], *, nearest: bool = False
 ) -> dict[str, list[tuple[Appearance, int]]]:
-    """Caller -> the entries it calls on at least half of their stacks, with how often."""
+    """Caller -> the entries it calls on at least half of their stacks, with how often; with
+    `nearest`, the caller is the nearest frame on both sides past one-sided frames."""
+    find = _nearest_shared_caller if nearest else _caller_of
     out: dict[str, list[tuple[Appearance, int]]] = {}
     for entry in entries:
-        caller, count = _caller_of(folded_function_name(entry.name), stacks, both)
+        caller, count = find(folded_function_name(entry.name), stacks, both)
         if caller is not None and count >= entry.samples / 2:
             out.setdefault(caller, []).append((entry, count))
     return out
@@ -194,18 +241,25 @@ def _pairs_under_callers(
     by_old: dict[str, list[tuple[Appearance, int]]],
     by_new: dict[str, list[tuple[Appearance, int]]],
     partner: dict[str, str],
+    *,
+    alike_among_several: bool = False,
 ) -> list[DispatchChange]:
-    """Under each caller of both sides, its gone and new callees paired, best named first."""
+    """Under each caller of both sides, its gone and new callees paired, best named first; with
+    `alike_among_several`, a caller with several candidates on a side pairs only names alike
+    (`_alike`): one shared caller far up the stack is weak evidence on its own."""
 
-    def allowed(old: Appearance, new_entry: Appearance) -> bool:
+    def allowed(old: Appearance, new_entry: Appearance, several: bool) -> bool:
         want_old, want_new = partner.get(old.name), partner.get(new_entry.name)
+        if several and not _alike(old.name, new_entry.name):
+            return False
         return want_old in (None, new_entry.name) and want_new in (None, old.name)
 
     changes: list[DispatchChange] = []
     for caller in sorted(by_old.keys() & by_new.keys()):
         olds, news = list(by_old[caller]), list(by_new[caller])
+        several = alike_among_several and max(len(olds), len(news)) > 1
         while olds and news:
-            pairs = [(o, n) for o in olds for n in news if allowed(o[0], n[0])]
+            pairs = [(o, n) for o in olds for n in news if allowed(o[0], n[0], several)]
             if not pairs:
                 break
             (old, old_n), (new_entry, new_n) = max(

@@ -124,7 +124,7 @@ def test_a_dispatch_change_joins_the_gone_and_the_new_function_into_one_cause() 
     assert (joined.baseline_per_iteration, joined.variant_per_iteration) == (300, 120)
     assert joined.evidence[1] == "asm: dispatch_changed (perf: 40 of 100 samples)"
     assert "baseline only" in joined.evidence[0] and "variant only" in joined.evidence[0]
-    assert joined.words == "memcpy_sse2 (300) replaced by memcpy_avx2 (120), -180"
+    assert joined.words == "memcpy_sse2 (300) → memcpy_avx2 (120), -180"
     body = joined.to_json()
     assert body["replaced_by"] == "memcpy_avx2" and body["variant_per_iteration"] == 120
 

@@ -326,7 +326,7 @@ def test_a_function_called_in_place_of_another_is_one_cause_with_their_net_chang
     (cause,) = summary.causes
     assert (cause.function, cause.replaced_by) == ("sum_scalar", "sum_pairs")
     assert cause.delta_per_iteration == -300 and cause.share == 1.0
-    assert "sum_scalar (1,000) replaced by sum_pairs (700), -300" in summary.text
+    assert "sum_scalar (1,000) → sum_pairs (700), -300" in summary.text
     assert "account for 100%" in summary.text
     assert any("callee_changed" in line for line in cause.evidence)
     body = summary.to_json()["summary"]["causes"][0]
@@ -338,4 +338,101 @@ def test_a_function_called_in_place_of_another_is_one_cause_with_their_net_chang
 def test_without_a_lens_that_saw_one_called_in_place_of_the_other_nothing_is_paired() -> None:
     summary = _replaced_case([])
     assert [c.function for c in summary.causes] == ["sum_scalar"]
-    assert not summary.causes[0].replaced_by and "replaced" not in summary.text
+    assert not summary.causes[0].replaced_by and "→ sum_pairs" not in summary.text
+
+
+# torch.relu vs torch.compile(torch.relu), field trial 34: callgrind spells ATen's loop with its
+# return type and parameters, perf without them
+ATEN_LOOP = "c10::function_ref<void (char**, long)>::callback_fn<clamp_min_scalar_kernel_impl>"
+KERNEL_SO = "cocme5thc6qzyvpreqlnkfmi5w3t24kl.main.so"
+
+
+def _torch_rows() -> list[dict[str, Any]]:
+    def at(name: str, obj: str, before: float, after: float, presence: str) -> dict[str, Any]:
+        return {"name": name, "object": obj, "baseline": before, "variant": after,
+                "delta": after - before, "presence": presence}  # fmt: skip
+
+    return [
+        at(f"void {ATEN_LOOP}(long, char**, long)", "libtorch_cpu.so", 50050, 0, "baseline_only"),
+        at("_PyEval_EvalFrameDefault", "libpython3.11.so.1.0", 212, 27737, "both"),
+        at("kernel", KERNEL_SO, 0, 18771, "variant_only"),
+        at("_mm256_max_ps(float vector[8], float vector[8])", KERNEL_SO, 0, 6251, "variant_only"),
+        at("_Py_dict_lookup", "libpython3.11.so.1.0", 98, 2881, "both"),
+        at("pybind11::cpp_function::dispatcher", "libtorch_python.so", 0, 2036, "variant_only"),
+    ]
+
+
+def _torch_case(profile_claims: list[dict[str, Any]]) -> Any:
+    rows = _torch_rows()
+    before = 58536.0
+    after = before + sum(r["delta"] for r in rows)
+    counted = instructions(rows, before, after, verdict=Verdict.SLOWER)
+    profile = comparison(Metric.PROFILE, 1.0, 2.0, {"diagnoses": profile_claims})
+    [summary] = summaries([counted, profile])
+    return summary
+
+
+def test_a_kernel_in_place_of_an_aten_loop_is_said_with_the_overhead_around_it() -> None:
+    under_caller = {
+        "claim": "callee_changed",
+        "function": "cfunction_call",
+        "evidence": ["perf: kernel on 354 of 1076 sampled stacks (variant), under cfunction_call"],
+        "detail": {"from": ATEN_LOOP, "to": "kernel", "caller": "cfunction_call"},
+    }
+    summary = _torch_case([under_caller])
+    [pair] = summary.replaced
+    assert (pair.function, pair.replaced_by) == (f"void {ATEN_LOOP}(long, char**, long)", "kernel")
+    assert (pair.baseline_per_iteration, pair.variant_per_iteration) == (50050, 18771)
+    assert f"{ATEN_LOOP}(long, char**, long) (50,050) → kernel (18,771), -31,279" in summary.text
+    assert "and around it +27,525 _PyEval_EvalFrameDefault" in summary.text
+    # the kernel is no cause of its own: it is the replacement
+    assert "kernel" not in [c.function for c in summary.causes]
+    # the added work grouped by object: the interpreter apart from the kernel's own object
+    assert summary.added_by_object[0] == ("libpython3.11.so.1.0", 27525 + 2783)
+    assert f"+6,251 in {KERNEL_SO} (beside kernel, in its object)" in summary.text
+    body = summary.to_json()["summary"]
+    assert body["replaced"][0]["replaced_by"] == "kernel"
+    assert body["added_by_object"][0]["object"] == "libpython3.11.so.1.0"
+
+
+def test_a_gone_and_a_new_function_with_no_shared_caller_are_not_paired() -> None:
+    # the profile saw each appear and disappear, under no common caller: no replacing claim
+    apart = [
+        {"claim": "disappeared", "function": ATEN_LOOP, "evidence": ["perf"], "detail": {}},
+        {"claim": "appeared", "function": "kernel", "evidence": ["perf"], "detail": {}},
+    ]
+    summary = _torch_case(apart)
+    assert summary.replaced == () and summary.added_by_object == ()
+    # listed as before: the additions only
+    assert "→ kernel" not in summary.text and not any(c.replaced_by for c in summary.causes)
+    assert summary.causes[0].function == "_PyEval_EvalFrameDefault"
+    assert summary.to_json()["summary"]["replaced"] == []
+
+
+def test_a_dispatch_target_in_place_of_another_is_one_cause_in_the_profile() -> None:
+    # np.sort with AVX-512 disabled: the zmm sorting network gone, the avx2 one new, one caller
+    zmm = "sort_n_vec<zmm_vector<float>, Comparator<zmm_vector<float>, false>, 32>"
+    ymm = "sort_n_vec<avx2_vector<float>, Comparator<avx2_vector<float>, false>, 32>"
+    data = {
+        "symbols": [
+            {"name": ymm, "object": "_multiarray_umath.so", "baseline_share": 0.0,
+             "variant_share": 0.5},
+            {"name": zmm, "object": "_multiarray_umath.so", "baseline_share": 0.4,
+             "variant_share": 0.0},
+            {"name": "quicksort_float", "object": "_multiarray_umath.so", "baseline_share": 0.6,
+             "variant_share": 0.5},
+        ],
+        "diagnoses": [{
+            "claim": "dispatch_changed", "function": zmm,
+            "evidence": ["perf: under quicksort_float (the nearest caller on both sides)"],
+            "detail": {"from": zmm, "to": ymm, "caller": "quicksort_float"},
+        }],
+    }  # fmt: skip
+    [summary] = summaries(
+        [comparison(Metric.PROFILE, 1000.0, 1600.0, data, verdict=Verdict.SLOWER)]
+    )
+    [cause, *_] = summary.causes
+    assert (cause.function, cause.replaced_by) == (zmm, ymm)
+    assert f"{zmm} (400) → {ymm} (800), +400 ns" in summary.text
+    # the replacement moved with the difference: a cause, not a replaced pair beside it
+    assert summary.replaced == ()

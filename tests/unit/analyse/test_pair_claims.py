@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.analyse.pair_claims import (
+    call_identity,
     claims_by_function,
     cpu_claiming,
     diagnoses_of,
@@ -155,3 +156,17 @@ def test_the_lenses_claiming_what_the_cpu_ran_machine_code_first_on_request() ->
     assert set(cpu_claiming()) == {Metric.PROFILE, Metric.ASM}
     assert Metric.INSTRUCTIONS not in cpu_claiming()
     assert cpu_claiming(code_first=True)[0] is Metric.ASM
+
+
+def test_a_call_identity_leaves_out_what_perf_does_not_spell() -> None:
+    # callgrind and objdump write a C++ function's return type and parameters, perf does not
+    loop = (
+        "c10::function_ref<void (char**, long)>::callback_fn<at::native::(anonymous namespace)::f>"
+    )
+    assert call_identity(f"void {loop}(long, char**, long)") == loop == call_identity(loop)
+    assert call_identity("unsigned long partition_unrolled<avx2_vector<float>, 8>(float*)") == (
+        "partition_unrolled<avx2_vector<float>, 8>"
+    )
+    assert call_identity("X::operator()() const") == "X::operator()"
+    assert call_identity("kernel") == "kernel"
+    assert call_identity("foo() [clone .isra.0]") == "foo"

@@ -29,5 +29,5 @@ def test_a_replacement_names_both_functions_and_their_net_change() -> None:
         variant_per_iteration=70.0,
     )
     assert cause.named == "old → new"
-    assert cause.words == "old (100) replaced by new (70), -30"
+    assert cause.words == "old (100) → new (70), -30"
     assert cause.to_json()["replaced_by"] == "new"

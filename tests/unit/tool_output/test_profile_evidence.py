@@ -124,3 +124,86 @@ def test_another_callee_in_another_build_is_a_callee_change_not_a_dispatch() -> 
     checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
     [claim] = ProfileDetails(checked, "cpu-clock", "dwarf", 900, 900).diagnoses()
     assert (str(claim.claim), claim.function) == ("callee_changed", "driver")
+
+
+def _objects(rows: dict[tuple[tuple[str, str], ...], int]) -> Counter[Stack]:
+    """Stacks of (object, function) given root first, stored leaf first."""
+    return Counter({tuple(reversed(frames)): n for frames, n in rows.items()})
+
+
+def test_a_kernel_under_one_sided_frames_pairs_with_what_it_replaced_under_their_caller() -> None:
+    # torch.relu vs torch.compile(torch.relu) (field trial 34): ATen's loop and inductor's kernel
+    # are both reached from cfunction_call, the kernel through kernel_py (the variant's only)
+    py = ("libpython", "_PyEval_EvalFrameDefault")
+    call = ("libpython", "cfunction_call")
+    aten = ("libtorch_cpu.so", "callback_fn<clamp_min_scalar_kernel_impl>")
+    base = _objects({
+        (py, call, ("libtorch_cpu.so", "serial_for_each"), aten): 229,
+        (py, call, ("libtorch_cpu.so", "serial_for_each")): 2,
+        (py,): 50,
+    })  # fmt: skip
+    kernel = ("main.so", "kernel")
+    new = _objects({
+        (py, call, ("main.so", "kernel_py"), kernel): 354,
+        (py, call, ("main.so", "kernel_py")): 4,
+        (py, ("libpython", "_PyType_Lookup")): 51,
+        (py,): 667,
+    })  # fmt: skip
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    [change] = checked.dispatches
+    assert (change.old, change.new, change.caller) == (aten[1], "kernel", "cfunction_call")
+    assert "under cfunction_call (the nearest caller on both sides) on 354" in change.evidence()[1]
+    # the interpreter's own new work under another caller is no part of the pair
+    assert "_PyType_Lookup" in checked.appeared
+    [claim] = [
+        d
+        for d in ProfileDetails(checked, "cpu-clock", "dwarf", 299, 1076).diagnoses()
+        if d.replacement is not None
+    ]
+    assert (str(claim.claim), claim.function) == ("callee_changed", "cfunction_call")
+
+
+def test_one_sided_kernels_under_different_nearest_callers_are_not_paired() -> None:
+    main, parse = ("app", "main"), ("app", "parse")
+    base = _objects({(main, parse, ("libtok", "tokenize")): 500, (main,): 500})
+    new = _objects({
+        (main, ("app", "render"), ("liblayout", "layout")): 500, (main, parse): 10, (main,): 490
+    })  # fmt: skip
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert checked.dispatches == ()
+    assert "tokenize" in checked.disappeared and "layout" in checked.appeared
+
+
+def test_several_kernels_under_one_far_caller_pair_only_by_one_template_or_word() -> None:
+    # np.sort without AVX-512: QSort_X86_V4 -> QSort_X86_V3 at quicksort_float, and under each
+    # the zmm sorting network and partition replaced by the avx2 ones
+    def side(isa: str, width: str) -> Counter[Stack]:
+        entry = ("umath", f"QSort_{isa}")
+        return _objects({
+            (("umath", "quicksort_float"), entry, ("umath", f"sort_n_vec<{width}>")): 450,
+            (("umath", "quicksort_float"), entry, ("umath", f"partition_unrolled<{width}>")): 440,
+            (("umath", "quicksort_float"), entry): 30,
+            (("umath", "quicksort_float"),): 80,
+        })  # fmt: skip
+
+    base, new = side("X86_V4", "zmm_vector"), side("X86_V3", "avx2_vector")
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert {(c.old, c.new) for c in checked.dispatches} == {
+        ("QSort_X86_V4", "QSort_X86_V3"),
+        ("sort_n_vec<zmm_vector>", "sort_n_vec<avx2_vector>"),
+        ("partition_unrolled<zmm_vector>", "partition_unrolled<avx2_vector>"),
+    }
+    # two unrelated kernels each under one far caller, beside another: no pair by size
+    main = ("app", "main")
+    base = _objects({
+        (main, ("app", "load"), ("libz", "inflate")): 400,
+        (main, ("app", "load"), ("libz", "crc32")): 300,
+        (main,): 300,
+    })  # fmt: skip
+    new = _objects({
+        (main, ("app", "draw"), ("libgl", "rasterise")): 400,
+        (main, ("app", "draw"), ("libgl", "blend")): 300,
+        (main,): 300,
+    })  # fmt: skip
+    checked = with_stack_evidence(diff_profiles(hot_symbols(base), hot_symbols(new)), base, new)
+    assert checked.dispatches == ()
