@@ -26,14 +26,25 @@ from perflab.engine.cpu import (
 )
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.prepare import output_check
-from perflab.engine.prepare.caches import IsolatedCaches, compile_natively
+from perflab.engine.prepare.caches import (
+    IsolatedCaches,
+    compile_natively,
+    for_valgrind_isa,
+    may_compile_under_valgrind,
+)
 from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
 from perflab.engine.prepare.recent_probes import RecentProbes
-from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
+from perflab.engine.run_notes import (
+    failure_note,
+    native_fill_note,
+    note_forked,
+    note_isolated_caches,
+    note_leftovers,
+)
 from perflab.engine.services import RunServices
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.machine import cpu_lock
-from perflab.machine.host import machine_facts
+from perflab.machine.host import cpu_flags, machine_facts, read_text
 from perflab.machine.proc import (
     ProcessRunner,
     stop_all_contained,
@@ -415,14 +426,30 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
     if not compiled:
         return
-    caches = sorted({name for names in compiled.values() for name in names})
+    flags = cpu_flags(read_text("/proc/cpuinfo") or "")
+    again = [
+        for_isa
+        for v in cold
+        if v.name in compiled
+        and (for_isa := for_valgrind_isa(v, compiled[v.name], flags)) is not None
+    ]
+    # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
+    again_s = compile_natively(benchmark, again, context) if again else 0.0
+    refilled = {v.name for v in again}
+    doubtful = [
+        v.name
+        for v in cold
+        if v.name in compiled
+        and may_compile_under_valgrind(v, compiled[v.name], flags, refilled=v.name in refilled)
+    ]
     run.writer.add_note(
-        Note(
-            severity=Severity.INFO,
-            message=f"{', '.join(compiled)} compiled code into {', '.join(caches)}: each "
-            f"variant ran its statement once natively first ({took_s:.1f} s), so that "
-            "processes under valgrind load what it compiled rather than compile it",
-            benchmark=benchmark.name,
+        native_fill_note(
+            benchmark.name,
+            compiled,
+            took_s,
+            refilled=sorted(refilled),
+            refill_s=again_s,
+            may_compile_again=doubtful,
         )
     )
 

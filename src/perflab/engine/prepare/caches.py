@@ -40,6 +40,14 @@ CACHE_VARIABLES = (
 )
 # the caches a just-in-time compiler fills (every import fills the bytecode cache)
 JIT_CACHE_VARIABLES = tuple(name for name in CACHE_VARIABLES if name != "PYTHONPYCACHEPREFIX")
+# valgrind hides AVX-512 from the CPU's features (CPUID): torch inductor, which picks its vector
+# ISA from them unless ATEN_CPU_CAPABILITY names one, generates AVX2 code under valgrind, under
+# another cache key than its native AVX-512 code. A fill with this set compiles what valgrind's
+# processes look up (checked: bench/results/jit_avx512_2026-11-29.md)
+VALGRIND_ISA_ENV = {"ATEN_CPU_CAPABILITY": "avx2"}
+# the ATEN_CPU_CAPABILITY values under which inductor picks the same ISA natively and under
+# valgrind on an AVX-512 host
+_ISAS_VALGRIND_SEES = frozenset({"avx2", "default"})
 
 
 def writes_no_bytecode(variant: Variant) -> bool:
@@ -115,6 +123,49 @@ class IsolatedCaches:
             return variant
         env: Mapping[str, str] = {**extra, **variant.env}
         return replace(variant, env=env)
+
+
+def hides_avx512(cpu_flags: frozenset[str]) -> bool:
+    """Whether valgrind shows its processes fewer vector features than this host's CPU has
+    (flags from /proc/cpuinfo, `machine.host.cpu_flags`): it hides AVX-512."""
+    return "avx512f" in cpu_flags
+
+
+def for_valgrind_isa(
+    variant: Variant,
+    filled: Sequence[str],
+    cpu_flags: frozenset[str],
+    base_env: Mapping[str, str] | None = None,
+) -> Variant | None:
+    """The variant to run natively a second time, with VALGRIND_ISA_ENV added, so that
+    torch.compile's kernel for the ISA valgrind shows is in its cache; None where the first
+    fill serves valgrind already: no AVX-512 to hide, no inductor code compiled (`filled`:
+    the JIT caches the first fill filled), or an ISA the variant's environment (perflab's and
+    its own, `base_env` standing for perflab's) names itself."""
+    if not hides_avx512(cpu_flags) or "TORCHINDUCTOR_CACHE_DIR" not in filled:
+        return None
+    if any(name in variant_environment(variant, base_env) for name in VALGRIND_ISA_ENV):
+        return None
+    return replace(variant, env={**variant.env, **VALGRIND_ISA_ENV})
+
+
+def may_compile_under_valgrind(
+    variant: Variant,
+    filled: Sequence[str],
+    cpu_flags: frozenset[str],
+    *,
+    refilled: bool,
+    base_env: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether a JIT may compile again under valgrind although the variant's statement ran
+    natively first: valgrind hides AVX-512, and a JIT keyed on the CPU's features (numba, or
+    inductor where no fill was made for the ISA valgrind shows) looks up another key there."""
+    if not hides_avx512(cpu_flags) or not filled:
+        return False
+    if any(name != "TORCHINDUCTOR_CACHE_DIR" for name in filled):
+        return True
+    isa = variant_environment(variant, base_env).get("ATEN_CPU_CAPABILITY")
+    return not refilled and isa not in _ISAS_VALGRIND_SEES
 
 
 def compile_natively(
