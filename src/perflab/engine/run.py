@@ -29,7 +29,6 @@ from perflab.engine.prepare import output_check
 from perflab.engine.prepare.caches import (
     IsolatedCaches,
     compile_natively,
-    for_valgrind_isa,
     may_compile_under_valgrind,
 )
 from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
@@ -348,7 +347,9 @@ def _measure_lens_on(
     comparison is left. A lens that stopped at a variant's failure before it stored a sample
     (a statement that raises while its loop is calibrated) measures the others again."""
     while True:
-        error = _measure_lens(lens, benchmark, context, ledger, run.writer)
+        error = _measure_lens(
+            lens, benchmark, _as_lens_runs(run, lens, context), ledger, run.writer
+        )
         if error is None:
             return context
         failed = _failed_variants(error, context.experiment)
@@ -365,6 +366,20 @@ def _measure_lens_on(
         if not stopped_early or run.writer.data_for(benchmark.name, lens.metric).samples:
             return left  # the others' samples so far are kept: measuring again would mix them
         context = left
+
+
+def _as_lens_runs(run: _Run, lens: Lens, context: LensContext) -> LensContext:
+    """The context a lens measures in: under valgrind, each variant in its caches for the CPU
+    features valgrind shows (`IsolatedCaches.for_valgrind`)."""
+    if not descriptor_for(lens.metric).planning.all_under_valgrind:
+        return context
+    flags = _host_cpu_flags()
+    variants = tuple(run.caches.for_valgrind(v, flags) for v in context.experiment.variants)
+    return replace(context, experiment=replace(context.experiment, variants=variants))
+
+
+def _host_cpu_flags() -> frozenset[str]:
+    return cpu_flags(read_text("/proc/cpuinfo") or "")
 
 
 def _failed_variants(
@@ -426,12 +441,14 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
     if not compiled:
         return
-    flags = cpu_flags(read_text("/proc/cpuinfo") or "")
+    flags = _host_cpu_flags()
+    apart = any(descriptor_for(lens.metric).planning.all_under_valgrind for lens in run.lenses)
     again = [
         for_isa
         for v in cold
-        if v.name in compiled
-        and (for_isa := for_valgrind_isa(v, compiled[v.name], flags)) is not None
+        if apart
+        and v.name in compiled
+        and (for_isa := run.caches.valgrind_fill(v, compiled[v.name], flags)) is not None
     ]
     # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
     again_s = compile_natively(benchmark, again, context) if again else 0.0

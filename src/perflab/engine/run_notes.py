@@ -104,8 +104,9 @@ def native_fill_note(
     if refilled:
         setting = " ".join(f"{k}={v}" for k, v in VALGRIND_ISA_ENV.items())
         message += (
-            f", and {', '.join(refilled)} again with {setting} ({refill_s:.1f} s): valgrind "
-            "hides AVX-512, and torch.compile keys its kernels on the vector ISA it sees"
+            f", and {', '.join(refilled)} again with {setting} into an inductor cache of "
+            f"valgrind's processes' own ({refill_s:.1f} s): valgrind hides AVX-512, and "
+            "torch.compile keys its kernels on the vector ISA it sees, not its graphs"
         )
     served = [name for name in filled if name not in may_compile_again]
     if served:

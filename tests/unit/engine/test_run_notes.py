@@ -97,9 +97,10 @@ def test_the_native_fill_promises_valgrind_s_processes_the_code_only_where_it_se
     inductor = {"B": ("TORCHINDUCTOR_CACHE_DIR",)}
     refilled = native_fill_note("b1", inductor, 30.0, refilled=["B"], refill_s=8.6)
     assert (
-        ", and B again with ATEN_CPU_CAPABILITY=avx2 (8.6 s): valgrind hides AVX-512, and "
-        "torch.compile keys its kernels on the vector ISA it sees, so that processes under "
-        "valgrind load what it compiled rather than compile it"
+        ", and B again with ATEN_CPU_CAPABILITY=avx2 into an inductor cache of valgrind's "
+        "processes' own (8.6 s): valgrind hides AVX-512, and torch.compile keys its kernels on "
+        "the vector ISA it sees, not its graphs, so that processes under valgrind load what it "
+        "compiled rather than compile it"
     ) in refilled.message
     doubtful = native_fill_note("b1", {"B": ("NUMBA_CACHE_DIR",)}, 2.0, may_compile_again=["B"])
     assert "load what it compiled" not in doubtful.message

@@ -5,6 +5,9 @@ A torch.compile'd variant run with another ATEN_CPU_CAPABILITY found the other v
 in the shared inductor cache and ran it (wrong results, a wrong speed). So, per experiment, each
 variant's processes see their own empty directory for each variable below, unless the variant
 sets the variable itself or the user shares them (--share-caches); they are removed at the end.
+The same mix-up within one variant: valgrind hides AVX-512, so where the CPU has it, a lens's
+processes that all run under valgrind get an inductor cache of their own
+(`IsolatedCaches.for_valgrind`).
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ CACHE_VARIABLES = (
 JIT_CACHE_VARIABLES = tuple(name for name in CACHE_VARIABLES if name != "PYTHONPYCACHEPREFIX")
 # valgrind hides AVX-512 from the CPU's features (CPUID): torch inductor, which picks its vector
 # ISA from them unless ATEN_CPU_CAPABILITY names one, generates AVX2 code under valgrind, under
-# another cache key than its native AVX-512 code. A fill with this set compiles what valgrind's
-# processes look up (checked: bench/results/jit_avx512_2026-11-29.md)
+# another cache key than its native AVX-512 code. A native fill with this set, into valgrind's
+# own cache (IsolatedCaches.for_valgrind), compiles what valgrind's processes look up (checked:
+# bench/results/jit_avx512_2026-11-29.md)
 VALGRIND_ISA_ENV = {"ATEN_CPU_CAPABILITY": "avx2"}
 # the ATEN_CPU_CAPABILITY values under which inductor picks the same ISA natively and under
 # valgrind on an AVX-512 host
@@ -97,15 +101,55 @@ class IsolatedCaches:
         """The variant's own cache directories, created, by variable."""
         if self._root is None:
             return {}
-        # the same length for every variant: the environment's size moves the stack, and
-        # variants must differ only in what the user asked for
-        folder = hashlib.sha256(variant.name.encode()).hexdigest()[:12]
         env: dict[str, str] = {}
         for name in self.isolated(variant):
-            path = self._root / folder / name.lower()
+            path = self._folder(variant, name)
             path.mkdir(parents=True, exist_ok=True)
             env[name] = str(path)
         return env
+
+    def for_valgrind(
+        self,
+        variant: Variant,
+        cpu_flags: frozenset[str],
+        base_env: Mapping[str, str] | None = None,
+    ) -> Variant:
+        """The variant `applied`, as its processes under valgrind run it: where valgrind hides
+        AVX-512, in an inductor cache of their own. Inductor's graph cache does not key on
+        the vector ISA: a graph generated for AVX-512 natively and loaded for valgrind's AVX2
+        computes half of its elements (bench/results/jit_avx512_2026-11-29.md). Unchanged
+        where the variant sets the cache or its environment (`base_env` standing for perflab's)
+        names an ISA valgrind sees too."""
+        name = "TORCHINDUCTOR_CACHE_DIR"
+        if self._root is None or not hides_avx512(cpu_flags):
+            return variant
+        if variant.env.get(name) != str(self._folder(variant, name)):
+            return variant  # the variant's own cache, or not isolated
+        isa = variant_environment(variant, base_env).get("ATEN_CPU_CAPABILITY")
+        if isa in _ISAS_VALGRIND_SEES:
+            return variant
+        path = self._folder(variant, name).with_name(f"{name.lower()}-valgrind")
+        path.mkdir(parents=True, exist_ok=True)
+        return replace(variant, env={**variant.env, name: str(path)})
+
+    def valgrind_fill(
+        self,
+        variant: Variant,
+        filled: Sequence[str],
+        cpu_flags: frozenset[str],
+        base_env: Mapping[str, str] | None = None,
+    ) -> Variant | None:
+        """The variant to run natively a second time, for valgrind's processes
+        (`for_valgrind_isa` of `for_valgrind`); None where they share the native cache."""
+        own = self.for_valgrind(variant, cpu_flags, base_env)
+        return None if own is variant else for_valgrind_isa(own, filled, cpu_flags, base_env)
+
+    def _folder(self, variant: Variant, name: str) -> Path:
+        assert self._root is not None
+        # the same length for every variant: the environment's size moves the stack, and
+        # variants must differ only in what the user asked for
+        folder = hashlib.sha256(variant.name.encode()).hexdigest()[:12]
+        return self._root / folder / name.lower()
 
     def filled(self, variant: Variant) -> tuple[str, ...]:
         """The JIT caches (JIT_CACHE_VARIABLES) of a variant with its caches `applied` that

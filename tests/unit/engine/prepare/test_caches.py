@@ -121,3 +121,33 @@ def test_a_jit_may_compile_again_under_valgrind_only_where_it_hides_the_isa_it_w
     assert may_compile_under_valgrind(avx512, INDUCTOR, AVX512, refilled=False, base_env={})
     avx2 = Variant("avx2", env={"ATEN_CPU_CAPABILITY": "avx2"})
     assert not may_compile_under_valgrind(avx2, INDUCTOR, AVX512, refilled=False, base_env={})
+
+
+def test_valgrind_s_processes_get_an_inductor_cache_of_their_own_where_it_hides_avx512(
+    tmp_path: Path,
+) -> None:
+    plain, chosen = Variant("plain"), Variant("chosen", env={"ATEN_CPU_CAPABILITY": "avx2"})
+    mine = Variant("mine", env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "mine")})
+    with IsolatedCaches(parent=str(tmp_path)) as caches:
+        applied = caches.applied(plain)
+        native = applied.env["TORCHINDUCTOR_CACHE_DIR"]
+        own = caches.for_valgrind(applied, AVX512, NO_ISA)
+        valgrinds = own.env["TORCHINDUCTOR_CACHE_DIR"]
+        assert valgrinds != native and Path(valgrinds).is_dir()
+        assert {k: v for k, v in own.env.items() if k != "TORCHINDUCTOR_CACHE_DIR"} == {
+            k: v for k, v in applied.env.items() if k != "TORCHINDUCTOR_CACHE_DIR"
+        }
+        # the same path length for every variant: the environment's size moves the stack
+        other = caches.for_valgrind(caches.applied(Variant("longer-name")), AVX512, NO_ISA)
+        assert len(other.env["TORCHINDUCTOR_CACHE_DIR"]) == len(valgrinds)
+        assert caches.for_valgrind(applied, AVX2, NO_ISA) is applied
+        users = caches.applied(mine)
+        assert caches.for_valgrind(users, AVX512, NO_ISA) is users
+        kept = caches.applied(chosen)
+        assert caches.for_valgrind(kept, AVX512, NO_ISA) is kept
+        # the second fill goes into valgrind's cache, with the ISA valgrind shows
+        fill = caches.valgrind_fill(applied, INDUCTOR, AVX512, NO_ISA)
+        assert fill is not None and fill.env == {**own.env, "ATEN_CPU_CAPABILITY": "avx2"}
+        assert caches.valgrind_fill(applied, INDUCTOR, AVX2, NO_ISA) is None
+        assert caches.valgrind_fill(caches.applied(mine), INDUCTOR, AVX512, NO_ISA) is None
+    assert caches.for_valgrind(applied, AVX512, NO_ISA) is applied  # closed: nothing to give
