@@ -452,7 +452,7 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     ]
     # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
     again_s = compile_natively(benchmark, again, context) if again else 0.0
-    refilled = {v.name for v in again}
+    refilled = {v.name for v in again if "TORCHINDUCTOR_CACHE_DIR" in run.caches.filled(v)}
     doubtful = [
         v.name
         for v in cold
