@@ -26,14 +26,24 @@ from perflab.engine.cpu import (
 )
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.engine.prepare import output_check
-from perflab.engine.prepare.caches import IsolatedCaches, compile_natively
+from perflab.engine.prepare.caches import (
+    IsolatedCaches,
+    compile_natively,
+    may_compile_under_valgrind,
+)
 from perflab.engine.prepare.git_prepare import VariantPreparer, measures_working_tree
 from perflab.engine.prepare.recent_probes import RecentProbes
-from perflab.engine.run_notes import failure_note, note_forked, note_isolated_caches, note_leftovers
+from perflab.engine.run_notes import (
+    failure_note,
+    native_fill_note,
+    note_forked,
+    note_isolated_caches,
+    note_leftovers,
+)
 from perflab.engine.services import RunServices
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.machine import cpu_lock
-from perflab.machine.host import machine_facts
+from perflab.machine.host import cpu_flags, machine_facts, read_text
 from perflab.machine.proc import (
     ProcessRunner,
     stop_all_contained,
@@ -337,7 +347,9 @@ def _measure_lens_on(
     comparison is left. A lens that stopped at a variant's failure before it stored a sample
     (a statement that raises while its loop is calibrated) measures the others again."""
     while True:
-        error = _measure_lens(lens, benchmark, context, ledger, run.writer)
+        error = _measure_lens(
+            lens, benchmark, _as_lens_runs(run, lens, context), ledger, run.writer
+        )
         if error is None:
             return context
         failed = _failed_variants(error, context.experiment)
@@ -354,6 +366,20 @@ def _measure_lens_on(
         if not stopped_early or run.writer.data_for(benchmark.name, lens.metric).samples:
             return left  # the others' samples so far are kept: measuring again would mix them
         context = left
+
+
+def _as_lens_runs(run: _Run, lens: Lens, context: LensContext) -> LensContext:
+    """The context a lens measures in: under valgrind, each variant in its caches for the CPU
+    features valgrind shows (`IsolatedCaches.for_valgrind`)."""
+    if not descriptor_for(lens.metric).planning.all_under_valgrind:
+        return context
+    flags = _host_cpu_flags()
+    variants = tuple(run.caches.for_valgrind(v, flags) for v in context.experiment.variants)
+    return replace(context, experiment=replace(context.experiment, variants=variants))
+
+
+def _host_cpu_flags() -> frozenset[str]:
+    return cpu_flags(read_text("/proc/cpuinfo") or "")
 
 
 def _failed_variants(
@@ -415,14 +441,32 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
     if not compiled:
         return
-    caches = sorted({name for names in compiled.values() for name in names})
+    flags = _host_cpu_flags()
+    apart = any(descriptor_for(lens.metric).planning.all_under_valgrind for lens in run.lenses)
+    again = [
+        for_isa
+        for v in cold
+        if apart
+        and v.name in compiled
+        and (for_isa := run.caches.valgrind_fill(v, compiled[v.name], flags)) is not None
+    ]
+    # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
+    again_s = compile_natively(benchmark, again, context) if again else 0.0
+    refilled = {v.name for v in again if "TORCHINDUCTOR_CACHE_DIR" in run.caches.filled(v)}
+    doubtful = [
+        v.name
+        for v in cold
+        if v.name in compiled
+        and may_compile_under_valgrind(v, compiled[v.name], flags, refilled=v.name in refilled)
+    ]
     run.writer.add_note(
-        Note(
-            severity=Severity.INFO,
-            message=f"{', '.join(compiled)} compiled code into {', '.join(caches)}: each "
-            f"variant ran its statement once natively first ({took_s:.1f} s), so that "
-            "processes under valgrind load what it compiled rather than compile it",
-            benchmark=benchmark.name,
+        native_fill_note(
+            benchmark.name,
+            compiled,
+            took_s,
+            refilled=sorted(refilled),
+            refill_s=again_s,
+            may_compile_again=doubtful,
         )
     )
 

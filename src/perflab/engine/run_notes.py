@@ -4,8 +4,14 @@ processes a benchmark left running, the fork servers a lens used, a failure."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
-from perflab.engine.prepare.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
+from perflab.engine.prepare.caches import (
+    CACHE_VARIABLES,
+    VALGRIND_ISA_ENV,
+    IsolatedCaches,
+    writes_no_bytecode,
+)
 from perflab.machine.proc import stopped_processes
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import Lens
@@ -75,6 +81,44 @@ def note_isolated_caches(writer: RunSink, experiment: Experiment, caches: Isolat
             hint="--share-caches lets the variants share them",
         )
     )
+
+
+def native_fill_note(
+    benchmark: str,
+    filled: Mapping[str, Sequence[str]],
+    took_s: float,
+    *,
+    refilled: Sequence[str] = (),
+    refill_s: float = 0.0,
+    may_compile_again: Sequence[str] = (),
+) -> Note:
+    """What running the statements natively before valgrind did: which variants compiled into
+    which JIT caches (`filled`, by variant), which ran again for the ISA valgrind shows
+    (`refilled`), and where valgrind's processes may still compile (`may_compile_again`):
+    only the others are promised that they load what was compiled."""
+    caches = sorted({name for names in filled.values() for name in names})
+    message = (
+        f"{', '.join(filled)} compiled code into {', '.join(caches)}: each variant ran its "
+        f"statement once natively first ({took_s:.1f} s)"
+    )
+    if refilled:
+        setting = " ".join(f"{k}={v}" for k, v in VALGRIND_ISA_ENV.items())
+        message += (
+            f", and {', '.join(refilled)} again with {setting} into an inductor cache of "
+            f"valgrind's processes' own ({refill_s:.1f} s): valgrind hides AVX-512, and "
+            "torch.compile keys its kernels on the vector ISA it sees, not its graphs"
+        )
+    served = [name for name in filled if name not in may_compile_again]
+    if served:
+        whose = "" if len(served) == len(filled) else f" for {', '.join(served)}"
+        message += f", so that processes under valgrind load what it compiled{whose}"
+        message += " rather than compile it"
+    if may_compile_again:
+        message += (
+            "; valgrind hides AVX-512, so a JIT keyed on the CPU's features may compile again "
+            f"under valgrind, at valgrind's speed, for {', '.join(may_compile_again)}"
+        )
+    return Note(severity=Severity.INFO, message=message, benchmark=benchmark)
 
 
 def note_leftovers(writer: RunSink, lens: Lens, benchmark: str, stopped_before: int) -> None:

@@ -120,6 +120,10 @@ class Planning:
     # the lens runs valgrind: the budget's probe times valgrind's start-up here and now, to
     # scale the lens's cost model (budget.MachineSpeed)
     runs_valgrind: bool = False
+    # every process the lens starts for a statement runs under valgrind (not so the memory lens,
+    # whose footprint is measured natively): they get a JIT cache for the CPU features valgrind
+    # shows (engine/prepare/caches.py, IsolatedCaches.for_valgrind)
+    all_under_valgrind: bool = False
     # the lens's results depend on a quiet measuring CPU (wall time, hardware counters): a run
     # of lenses that do not (instruction counts, simulated caches, disassembly) does not wait
     # for a CPU another perflab run is measuring on

@@ -10,6 +10,7 @@ from perflab.engine.prepare.caches import IsolatedCaches
 from perflab.engine.run_notes import (
     caches_matter,
     failure_note,
+    native_fill_note,
     note_forked,
     note_isolated_caches,
     note_leftovers,
@@ -83,3 +84,32 @@ def test_a_failure_is_a_warning_with_the_tools_output_and_the_fix() -> None:
         Metric.TIME,
     )
     assert failure_note(BenchmarkFailedError("x"), "b", None).metric is None
+
+
+def test_the_native_fill_promises_valgrind_s_processes_the_code_only_where_it_serves_them() -> None:
+    plain = native_fill_note("b1", {"B": ("XDG_CACHE_HOME",)}, 1.25)
+    assert plain.benchmark == "b1" and plain.severity is Severity.INFO
+    assert plain.message == (
+        "B compiled code into XDG_CACHE_HOME: each variant ran its statement once natively "
+        "first (1.2 s), so that processes under valgrind load what it compiled rather than "
+        "compile it"
+    )
+    inductor = {"B": ("TORCHINDUCTOR_CACHE_DIR",)}
+    refilled = native_fill_note("b1", inductor, 30.0, refilled=["B"], refill_s=8.6)
+    assert (
+        ", and B again with ATEN_CPU_CAPABILITY=avx2 into an inductor cache of valgrind's "
+        "processes' own (8.6 s): valgrind hides AVX-512, and torch.compile keys its kernels on "
+        "the vector ISA it sees, not its graphs, so that processes under valgrind load what it "
+        "compiled rather than compile it"
+    ) in refilled.message
+    doubtful = native_fill_note("b1", {"B": ("NUMBA_CACHE_DIR",)}, 2.0, may_compile_again=["B"])
+    assert "load what it compiled" not in doubtful.message
+    assert doubtful.message.endswith(
+        "first (2.0 s); valgrind hides AVX-512, so a JIT keyed on the CPU's features may "
+        "compile again under valgrind, at valgrind's speed, for B"
+    )
+    both = native_fill_note(
+        "b1", {"A": ("NUMBA_CACHE_DIR",), **inductor}, 2.0, refilled=["B"], may_compile_again=["A"]
+    )
+    assert "load what it compiled for B rather than compile it; " in both.message
+    assert both.message.endswith("at valgrind's speed, for A")

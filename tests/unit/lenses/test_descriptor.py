@@ -39,6 +39,13 @@ def test_one_lens_measures_wall_time() -> None:
     assert [d.metric for d in DESCRIPTORS if d.figures.wall_time] == [Metric.TIME]
 
 
+def test_only_a_lens_that_runs_valgrind_runs_all_under_it() -> None:
+    # the memory lens measures its footprint natively: one JIT cache serves both its sides
+    under = {d.metric for d in DESCRIPTORS if d.planning.all_under_valgrind}
+    assert under == {Metric.INSTRUCTIONS}
+    assert all(d.planning.runs_valgrind for d in DESCRIPTORS if d.planning.all_under_valgrind)
+
+
 @pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=lambda d: str(d.metric))
 def test_a_blind_spot_s_hooks_are_functions(descriptor: LensDescriptor) -> None:
     """A lens whose tool runs other code than the CPU says so in its words (`blind_spot`), hands

@@ -5,6 +5,9 @@ A torch.compile'd variant run with another ATEN_CPU_CAPABILITY found the other v
 in the shared inductor cache and ran it (wrong results, a wrong speed). So, per experiment, each
 variant's processes see their own empty directory for each variable below, unless the variant
 sets the variable itself or the user shares them (--share-caches); they are removed at the end.
+The same mix-up within one variant: valgrind hides AVX-512, so where the CPU has it, a lens's
+processes that all run under valgrind get an inductor cache of their own
+(`IsolatedCaches.for_valgrind`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,15 @@ CACHE_VARIABLES = (
 )
 # the caches a just-in-time compiler fills (every import fills the bytecode cache)
 JIT_CACHE_VARIABLES = tuple(name for name in CACHE_VARIABLES if name != "PYTHONPYCACHEPREFIX")
+# valgrind hides AVX-512 from the CPU's features (CPUID): torch inductor, which picks its vector
+# ISA from them unless ATEN_CPU_CAPABILITY names one, generates AVX2 code under valgrind, under
+# another cache key than its native AVX-512 code. A native fill with this set, into valgrind's
+# own cache (IsolatedCaches.for_valgrind), compiles what valgrind's processes look up (checked:
+# bench/results/jit_avx512_2026-11-29.md)
+VALGRIND_ISA_ENV = {"ATEN_CPU_CAPABILITY": "avx2"}
+# the ATEN_CPU_CAPABILITY values under which inductor picks the same ISA natively and under
+# valgrind on an AVX-512 host
+_ISAS_VALGRIND_SEES = frozenset({"avx2", "default"})
 
 
 def writes_no_bytecode(variant: Variant) -> bool:
@@ -89,15 +101,55 @@ class IsolatedCaches:
         """The variant's own cache directories, created, by variable."""
         if self._root is None:
             return {}
-        # the same length for every variant: the environment's size moves the stack, and
-        # variants must differ only in what the user asked for
-        folder = hashlib.sha256(variant.name.encode()).hexdigest()[:12]
         env: dict[str, str] = {}
         for name in self.isolated(variant):
-            path = self._root / folder / name.lower()
+            path = self._folder(variant, name)
             path.mkdir(parents=True, exist_ok=True)
             env[name] = str(path)
         return env
+
+    def for_valgrind(
+        self,
+        variant: Variant,
+        cpu_flags: frozenset[str],
+        base_env: Mapping[str, str] | None = None,
+    ) -> Variant:
+        """The variant `applied`, as its processes under valgrind run it: where valgrind hides
+        AVX-512, in an inductor cache of their own. Inductor's graph cache does not key on
+        the vector ISA: a graph generated for AVX-512 natively and loaded for valgrind's AVX2
+        computes half of its elements (bench/results/jit_avx512_2026-11-29.md). Unchanged
+        where the variant sets the cache or its environment (`base_env` standing for perflab's)
+        names an ISA valgrind sees too."""
+        name = "TORCHINDUCTOR_CACHE_DIR"
+        if self._root is None or not hides_avx512(cpu_flags):
+            return variant
+        if variant.env.get(name) != str(self._folder(variant, name)):
+            return variant  # the variant's own cache, or not isolated
+        isa = variant_environment(variant, base_env).get("ATEN_CPU_CAPABILITY")
+        if isa in _ISAS_VALGRIND_SEES:
+            return variant
+        path = self._folder(variant, name).with_name(f"{name.lower()}-valgrind")
+        path.mkdir(parents=True, exist_ok=True)
+        return replace(variant, env={**variant.env, name: str(path)})
+
+    def valgrind_fill(
+        self,
+        variant: Variant,
+        filled: Sequence[str],
+        cpu_flags: frozenset[str],
+        base_env: Mapping[str, str] | None = None,
+    ) -> Variant | None:
+        """The variant to run natively a second time, for valgrind's processes
+        (`for_valgrind_isa` of `for_valgrind`); None where they share the native cache."""
+        own = self.for_valgrind(variant, cpu_flags, base_env)
+        return None if own is variant else for_valgrind_isa(own, filled, cpu_flags, base_env)
+
+    def _folder(self, variant: Variant, name: str) -> Path:
+        assert self._root is not None
+        # the same length for every variant: the environment's size moves the stack, and
+        # variants must differ only in what the user asked for
+        folder = hashlib.sha256(variant.name.encode()).hexdigest()[:12]
+        return self._root / folder / name.lower()
 
     def filled(self, variant: Variant) -> tuple[str, ...]:
         """The JIT caches (JIT_CACHE_VARIABLES) of a variant with its caches `applied` that
@@ -115,6 +167,49 @@ class IsolatedCaches:
             return variant
         env: Mapping[str, str] = {**extra, **variant.env}
         return replace(variant, env=env)
+
+
+def hides_avx512(cpu_flags: frozenset[str]) -> bool:
+    """Whether valgrind shows its processes fewer vector features than this host's CPU has
+    (flags from /proc/cpuinfo, `machine.host.cpu_flags`): it hides AVX-512."""
+    return "avx512f" in cpu_flags
+
+
+def for_valgrind_isa(
+    variant: Variant,
+    filled: Sequence[str],
+    cpu_flags: frozenset[str],
+    base_env: Mapping[str, str] | None = None,
+) -> Variant | None:
+    """The variant to run natively a second time, with VALGRIND_ISA_ENV added, so that
+    torch.compile's kernel for the ISA valgrind shows is in its cache; None where the first
+    fill serves valgrind already: no AVX-512 to hide, no inductor code compiled (`filled`:
+    the JIT caches the first fill filled), or an ISA the variant's environment (perflab's and
+    its own, `base_env` standing for perflab's) names itself."""
+    if not hides_avx512(cpu_flags) or "TORCHINDUCTOR_CACHE_DIR" not in filled:
+        return None
+    if any(name in variant_environment(variant, base_env) for name in VALGRIND_ISA_ENV):
+        return None
+    return replace(variant, env={**variant.env, **VALGRIND_ISA_ENV})
+
+
+def may_compile_under_valgrind(
+    variant: Variant,
+    filled: Sequence[str],
+    cpu_flags: frozenset[str],
+    *,
+    refilled: bool,
+    base_env: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether a JIT may compile again under valgrind although the variant's statement ran
+    natively first: valgrind hides AVX-512, and a JIT keyed on the CPU's features (numba, or
+    inductor where no fill was made for the ISA valgrind shows) looks up another key there."""
+    if not hides_avx512(cpu_flags) or not filled:
+        return False
+    if any(name != "TORCHINDUCTOR_CACHE_DIR" for name in filled):
+        return True
+    isa = variant_environment(variant, base_env).get("ATEN_CPU_CAPABILITY")
+    return not refilled and isa not in _ISAS_VALGRIND_SEES
 
 
 def compile_natively(

@@ -32,7 +32,12 @@ DESCRIPTOR = LensDescriptor(
         ops=("setup", "check", "sample", "callgrind_probe", "callgrind_sample"),
         handlers="perflab.worker.callgrind_ops",
     ),
-    planning=Planning(cost=instructions_cost, runs_valgrind=True, needs_quiet_cpu=False),
+    planning=Planning(
+        cost=instructions_cost,
+        runs_valgrind=True,
+        all_under_valgrind=True,
+        needs_quiet_cpu=False,
+    ),
     figures=Figures(sees_region=True),
     explanation=Explanation(
         accounts="perflab.lenses.instructions.account:accounting",

@@ -1,13 +1,38 @@
 """Isolated on-disk caches (engine/prepare/caches.py): each variant its own fresh directories,
 of one name length, removed at the end; a variable a variant sets itself is its own; the
-bytecode cache shared where no variant writes bytecode; JIT caches that were filled."""
+bytecode cache shared where no variant writes bytecode; JIT caches that were filled; a second
+native fill for the ISA valgrind shows, and where a JIT may still compile under valgrind."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from perflab.engine.prepare.caches import CACHE_VARIABLES, IsolatedCaches, writes_no_bytecode
+from perflab.engine.prepare.caches import (
+    CACHE_VARIABLES,
+    IsolatedCaches,
+    for_valgrind_isa,
+    may_compile_under_valgrind,
+    writes_no_bytecode,
+)
+from perflab.machine.host import cpu_flags
 from perflab.records.model import Variant
+
+# the first processor's lines of /proc/cpuinfo, captured (shortened) on an AVX-512 host and on
+# an AVX2 one
+AVX512_CPUINFO = """processor\t: 0
+model name\t: Intel(R) Xeon(R) Platinum 8488C
+flags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq avx512bw avx512vl avx512_vnni hypervisor
+
+processor\t: 1
+"""
+AVX2_CPUINFO = """processor\t: 0
+model name\t: AMD EPYC 7R13 Processor
+flags\t\t: fpu sse2 avx avx2 fma hypervisor
+"""
+AVX512 = cpu_flags(AVX512_CPUINFO)
+AVX2 = cpu_flags(AVX2_CPUINFO)
+INDUCTOR = ("TORCHINDUCTOR_CACHE_DIR",)
+NO_ISA: dict[str, str] = {}  # perflab's environment names no ISA
 
 
 def test_each_variant_gets_its_own_fresh_folders_removed_at_the_end(tmp_path: Path) -> None:
@@ -60,3 +85,69 @@ def test_a_jit_cache_is_filled_when_it_holds_a_file(tmp_path: Path) -> None:
     assert caches.filled(variant) == ()
     (tmp_path / "inductor" / "ab" / "kernel.py").write_text("")
     assert caches.filled(variant) == ("TORCHINDUCTOR_CACHE_DIR",)
+
+
+def test_inductor_code_is_compiled_again_for_avx2_where_valgrind_hides_avx512() -> None:
+    variant = Variant("compiled", env={"TORCHINDUCTOR_CACHE_DIR": "/c/inductor", "A": "1"})
+    for_isa = for_valgrind_isa(variant, INDUCTOR, AVX512, NO_ISA)
+    assert for_isa is not None
+    assert for_isa.env == {**variant.env, "ATEN_CPU_CAPABILITY": "avx2"}
+    assert variant.env == {"TORCHINDUCTOR_CACHE_DIR": "/c/inductor", "A": "1"}  # measured as is
+    assert not may_compile_under_valgrind(variant, INDUCTOR, AVX512, refilled=True, base_env={})
+
+
+def test_no_second_fill_without_avx512_inductor_code_or_where_the_isa_is_chosen() -> None:
+    variant = Variant("compiled")
+    assert for_valgrind_isa(variant, INDUCTOR, AVX2, NO_ISA) is None  # valgrind hides nothing
+    assert for_valgrind_isa(variant, (), AVX512, NO_ISA) is None  # nothing compiled
+    assert for_valgrind_isa(variant, ("NUMBA_CACHE_DIR",), AVX512, NO_ISA) is None
+    chosen = Variant("chosen", env={"ATEN_CPU_CAPABILITY": "avx512"})
+    assert for_valgrind_isa(chosen, INDUCTOR, AVX512, NO_ISA) is None
+    inherited = {"ATEN_CPU_CAPABILITY": "default"}  # perflab's own environment names one
+    assert for_valgrind_isa(variant, INDUCTOR, AVX512, inherited) is None
+
+
+def test_a_jit_may_compile_again_under_valgrind_only_where_it_hides_the_isa_it_was_keyed_on() -> (
+    None
+):
+    plain = Variant("plain")
+    assert not may_compile_under_valgrind(plain, INDUCTOR, AVX2, refilled=False, base_env={})
+    assert not may_compile_under_valgrind(plain, (), AVX512, refilled=False, base_env={})
+    # numba keys on the CPU's features; no variable makes it compile for valgrind's
+    numba = ("NUMBA_CACHE_DIR",)
+    assert may_compile_under_valgrind(plain, numba, AVX512, refilled=False, base_env={})
+    assert not may_compile_under_valgrind(plain, numba, AVX2, refilled=False, base_env={})
+    avx512 = Variant("avx512", env={"ATEN_CPU_CAPABILITY": "avx512"})
+    assert may_compile_under_valgrind(avx512, INDUCTOR, AVX512, refilled=False, base_env={})
+    avx2 = Variant("avx2", env={"ATEN_CPU_CAPABILITY": "avx2"})
+    assert not may_compile_under_valgrind(avx2, INDUCTOR, AVX512, refilled=False, base_env={})
+
+
+def test_valgrind_s_processes_get_an_inductor_cache_of_their_own_where_it_hides_avx512(
+    tmp_path: Path,
+) -> None:
+    plain, chosen = Variant("plain"), Variant("chosen", env={"ATEN_CPU_CAPABILITY": "avx2"})
+    mine = Variant("mine", env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "mine")})
+    with IsolatedCaches(parent=str(tmp_path)) as caches:
+        applied = caches.applied(plain)
+        native = applied.env["TORCHINDUCTOR_CACHE_DIR"]
+        own = caches.for_valgrind(applied, AVX512, NO_ISA)
+        valgrinds = own.env["TORCHINDUCTOR_CACHE_DIR"]
+        assert valgrinds != native and Path(valgrinds).is_dir()
+        assert {k: v for k, v in own.env.items() if k != "TORCHINDUCTOR_CACHE_DIR"} == {
+            k: v for k, v in applied.env.items() if k != "TORCHINDUCTOR_CACHE_DIR"
+        }
+        # the same path length for every variant: the environment's size moves the stack
+        other = caches.for_valgrind(caches.applied(Variant("longer-name")), AVX512, NO_ISA)
+        assert len(other.env["TORCHINDUCTOR_CACHE_DIR"]) == len(valgrinds)
+        assert caches.for_valgrind(applied, AVX2, NO_ISA) is applied
+        users = caches.applied(mine)
+        assert caches.for_valgrind(users, AVX512, NO_ISA) is users
+        kept = caches.applied(chosen)
+        assert caches.for_valgrind(kept, AVX512, NO_ISA) is kept
+        # the second fill goes into valgrind's cache, with the ISA valgrind shows
+        fill = caches.valgrind_fill(applied, INDUCTOR, AVX512, NO_ISA)
+        assert fill is not None and fill.env == {**own.env, "ATEN_CPU_CAPABILITY": "avx2"}
+        assert caches.valgrind_fill(applied, INDUCTOR, AVX2, NO_ISA) is None
+        assert caches.valgrind_fill(caches.applied(mine), INDUCTOR, AVX512, NO_ISA) is None
+    assert caches.for_valgrind(applied, AVX512, NO_ISA) is applied  # closed: nothing to give
