@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine import cpu_lock
@@ -35,6 +34,7 @@ from perflab.tool_drivers.perf import (
     sampled_events,
     stat_argv,
 )
+from perflab.tool_output.perf_stat import counts_for_requested, parse_stat_csv
 
 
 class HostFiles(Protocol):

@@ -18,19 +18,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.lenses.counters.perf_stat import (
-    Availability,
-    counts_for_requested,
-    find_unknown_event,
-    is_permission_failure,
-    parse_stat_csv,
-)
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.records.checks import Countable as Countable
 from perflab.records.checks import EventInfo as EventInfo
 from perflab.records.checks import EventSearch as EventSearch
 from perflab.records.errors import ToolUnavailableError
 from perflab.tool_drivers.perf import find_perf, stat_argv
+from perflab.tool_output.perf_stat import (
+    Availability,
+    counts_for_requested,
+    find_unknown_event,
+    is_permission_failure,
+    parse_stat_csv,
+)
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
 HARDWARE_KIND = "Hardware event"

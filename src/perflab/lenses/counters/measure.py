@@ -51,15 +51,6 @@ from perflab.lenses.counters.analyse import (
     user_only_note,
 )
 from perflab.lenses.counters.findings import UnavailableEvent
-from perflab.lenses.counters.perf_stat import (
-    Availability,
-    EventCount,
-    counts_for_requested,
-    find_unknown_event,
-    is_permission_failure,
-    parse_stat_csv,
-    permission_denied_event,
-)
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
@@ -74,6 +65,15 @@ from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample,
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
 from perflab.tool_drivers.perf import PerfControl, find_perf, stat_argv
+from perflab.tool_output.perf_stat import (
+    Availability,
+    EventCount,
+    counts_for_requested,
+    find_unknown_event,
+    is_permission_failure,
+    parse_stat_csv,
+    permission_denied_event,
+)
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
 # perf stops at the first unknown event, so each round drops one: this bounds the rounds for a long

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from perflab.lenses.counters.analyse import HostFacts
 from perflab.lenses.counters.measure import parse_arch_status, probe_events
-from perflab.lenses.counters.perf_stat import Availability
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
+from perflab.tool_output.perf_stat import Availability
 
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)
 
