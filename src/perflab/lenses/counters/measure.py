@@ -73,6 +73,7 @@ from perflab.tool_output.perf_stat import (
 )
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
+# an event perf refused is reported with the availability the findings explain (and fix)
 _REFUSAL_AVAILABILITY = {
     Refusal.PERMISSION: Availability.PERMISSION,
     Refusal.UNKNOWN_EVENT: Availability.UNKNOWN_EVENT,
