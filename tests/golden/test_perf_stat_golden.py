@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.counters.perf_stat import (
+from perflab.tool_output.perf_stat import (
     Availability,
     counts_for_requested,
     derived_metrics,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from perflab.lenses.counters.perf_stat import counts_for_requested, parse_stat_csv
 from perflab.lenses.descriptor import ProbeFacts
 from perflab.lenses.registry import DESCRIPTORS
 from perflab.machine import cpu_lock
@@ -31,9 +30,9 @@ from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.perf import (
     CallGraph,
     RecordOptions,
+    probe_stat,
     record_argv,
     sampled_events,
-    stat_argv,
 )
 
 
@@ -102,9 +101,9 @@ def _perf_facts(runner: ProcessRunner, host: HostFiles) -> _PerfFacts:
     if perf is None:
         return _PerfFacts(False, None, False, False, None)
     version = tool_version(runner, (perf, "--version"), timeout_s=30)
-    events = ["task-clock", "cycles", "instructions"]
-    stat = runner.run(LaunchSpec(argv=(*stat_argv(perf, events), "true")), timeout_s=30)
-    counts = counts_for_requested(parse_stat_csv(stat.stderr), events)
+    counts = probe_stat(
+        runner, ["task-clock", "cycles", "instructions"], perf=perf, timeout_s=30
+    ).counts
 
     def usable(name: str) -> bool:
         count = counts.get(name)

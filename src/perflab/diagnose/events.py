@@ -18,19 +18,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.lenses.counters.perf_stat import (
-    Availability,
-    counts_for_requested,
-    find_unknown_event,
-    is_permission_failure,
-    parse_stat_csv,
-)
 from perflab.machine.proc import LaunchSpec, ProcessRunner, SubprocessRunner
 from perflab.records.checks import Countable as Countable
 from perflab.records.checks import EventInfo as EventInfo
 from perflab.records.checks import EventSearch as EventSearch
 from perflab.records.errors import ToolUnavailableError
-from perflab.tool_drivers.perf import find_perf, stat_argv
+from perflab.tool_drivers.perf import Refusal, RefusedEvent, find_perf, probe_stat
+from perflab.tool_output.perf_stat import Availability
 
 _MAX_TRIED = 200  # trying events costs one `perf stat` per batch; huge result lists are not tried
 HARDWARE_KIND = "Hardware event"
@@ -151,31 +145,25 @@ def try_events(
     runner: ProcessRunner, names: Sequence[str], *, perf: str | None = None
 ) -> dict[str, tuple[Countable, str | None]]:
     """Count each event once on `true`: yes, or no with the reason."""
-    perf = perf or find_perf()
-    verdicts: dict[str, tuple[Countable, str | None]] = {}
-    remaining = list(dict.fromkeys(names))
-    while remaining:
-        argv = (*stat_argv(perf, remaining), "true")
-        result = runner.run(LaunchSpec(argv=argv), timeout_s=60)
-        if result.ok:
-            counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)
-            for name in remaining:
-                count = counts.get(name)
-                if count is None or count.availability is Availability.NOT_SUPPORTED:
-                    verdicts[name] = (Countable.NO, str(Availability.NOT_SUPPORTED))
-                else:
-                    verdicts[name] = (Countable.YES, None)
-            return verdicts
-        unknown = find_unknown_event(result.stderr, remaining)
-        if is_permission_failure(result.stderr):
-            culprit, reason = remaining[0], str(Availability.PERMISSION)
-        elif unknown is not None and unknown.event in remaining:
-            culprit, reason = unknown.event, f"{Availability.UNKNOWN_EVENT}: {unknown.message}"
+    probe = probe_stat(runner, names, perf=perf or find_perf())
+    verdicts: dict[str, tuple[Countable, str | None]] = {
+        refused.event: (Countable.NO, _refusal_reason(refused)) for refused in probe.refused
+    }
+    for name in probe.accepted:
+        count = probe.counts.get(name)
+        if count is None or count.availability is Availability.NOT_SUPPORTED:
+            verdicts[name] = (Countable.NO, str(Availability.NOT_SUPPORTED))
         else:
-            culprit, reason = remaining[0], f"perf stat {result.describe_failure()}"
-        verdicts[culprit] = (Countable.NO, reason)
-        remaining = [n for n in remaining if n != culprit]
+            verdicts[name] = (Countable.YES, None)
     return verdicts
+
+
+def _refusal_reason(refused: RefusedEvent) -> str:
+    if refused.refusal is Refusal.PERMISSION:
+        return str(Availability.PERMISSION)
+    if refused.refusal is Refusal.UNKNOWN_EVENT:
+        return f"{Availability.UNKNOWN_EVENT}: {refused.message}"
+    return f"perf stat {refused.message}"
 
 
 def search_events(

@@ -1,8 +1,9 @@
 """perf, started and read back behind narrow calls. They cover finding it, the `perf stat` and `perf
-record` command lines, perf's control channel, the probe of what `perf record` accepts here, a
-command recorded whole, and `perf script`/`perf evlist` reading a recording back. What perf writes
-is parsed in perflab.tool_output.perf_script; the lenses' sampling around a worker's measured region
-(measure/perf/, lenses/counters) uses these calls.
+record` command lines, perf's control channel, the probes of which events `perf stat` counts and
+what `perf record` accepts here, a command recorded whole, and `perf script`/`perf evlist` reading
+a recording back. What perf writes is parsed in perflab.tool_output (perf_stat, perf_script); the
+lenses' sampling around a worker's measured region (measure/perf/, lenses/counters) uses these
+calls.
 
 The control channel: `perf stat` and `perf record` started with `--control fd:CTL,ACK -D -1`
 open their events disabled and switch them on and off when told to on CTL, answering `ack` on
@@ -19,7 +20,7 @@ from __future__ import annotations
 import enum
 import os
 import select
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,6 +33,14 @@ from perflab.tool_output.perf_script import (
     executable_mappings,
     parse_evlist,
     parse_perf_script,
+)
+from perflab.tool_output.perf_stat import (
+    EventCount,
+    counts_for_requested,
+    find_unknown_event,
+    is_permission_failure,
+    parse_stat_csv,
+    permission_denied_event,
 )
 
 # perf acknowledges a control command at once; no reply this long means perf has no --control or is
@@ -160,6 +169,73 @@ def stat_argv(
     written = ("-o", str(output)) if output is not None else ()
     controlled = control.perf_options if control is not None else ()
     return (perf, "stat", "-x,", *written, *controlled, "-e", ",".join(events), "--")
+
+
+class Refusal(enum.StrEnum):
+    """Why `perf stat` would not count an event here."""
+
+    PERMISSION = "permission"  # perf_event_paranoid or a missing capability
+    UNKNOWN_EVENT = "unknown event"  # perf does not know the name (exit 129)
+    FAILED = "failed"  # perf failed without naming an event; the first one left was set aside
+
+
+@dataclass(frozen=True)
+class RefusedEvent:
+    """An event `perf stat` refused, with perf's words: the parser's message for an unknown
+    name, how perf failed otherwise; `detail` is the end of its stderr."""
+
+    event: str
+    refusal: Refusal
+    message: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class StatProbe:
+    """What `perf stat` said of some events on `true`: the events it finally ran with, their
+    counts by the names asked for, and the events it refused, in the order refused."""
+
+    accepted: tuple[str, ...]
+    counts: Mapping[str, EventCount]
+    refused: tuple[RefusedEvent, ...]
+
+
+def probe_stat(
+    runner: ProcessRunner, events: Sequence[str], *, perf: str, timeout_s: float = 60
+) -> StatProbe:
+    """Count `events` (duplicates asked once) with `perf stat` on `true`. perf stops at the first
+    event it refuses, so that one is identified, set aside and the rest tried again: one bad
+    name never hides the others."""
+    remaining = list(dict.fromkeys(events))
+    refused: list[RefusedEvent] = []
+    # every refused round sets one event aside: at most one round per event, and a last one
+    for _ in range(len(remaining) + 1):
+        if not remaining:
+            break
+        result = runner.run(
+            LaunchSpec(argv=(*stat_argv(perf, remaining), "true")), timeout_s=timeout_s
+        )
+        if result.ok:
+            counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)
+            return StatProbe(tuple(remaining), counts, tuple(refused))
+        culprit = _refused_event(result.stderr, remaining, result.describe_failure())
+        refused.append(culprit)
+        remaining = [event for event in remaining if event != culprit.event]
+    return StatProbe((), {}, tuple(refused))
+
+
+def _refused_event(stderr: str, events: Sequence[str], failure: str) -> RefusedEvent:
+    """The event perf's stderr blames; without one, the first event, as a failure."""
+    detail = stderr[-2000:]
+    if is_permission_failure(stderr):
+        named = permission_denied_event(stderr)
+        # without a name, perf refuses everything: each round then sets one event aside
+        name = named if named is not None and named in events else events[0]
+        return RefusedEvent(name, Refusal.PERMISSION, "perf: no permission", detail)
+    unknown = find_unknown_event(stderr, events)
+    if unknown is not None and unknown.event in events:
+        return RefusedEvent(unknown.event, Refusal.UNKNOWN_EVENT, unknown.message, detail)
+    return RefusedEvent(events[0], Refusal.FAILED, failure, detail)
 
 
 def record_argv(

@@ -59,7 +59,7 @@ def test_events_are_tried_together_and_a_rejected_one_is_set_aside_with_perfs_wo
     assert len(runner.calls) == 2  # the duplicate asked once
 
 
-def test_without_permission_the_first_event_is_refused_and_the_rest_tried() -> None:
+def test_without_permission_the_event_perf_names_is_refused_and_the_rest_tried() -> None:
     runner = stat(
         {
             "cycles,task-clock": Completed((), 255, "", PERMISSION, 1),

@@ -1,5 +1,6 @@
-"""perf's driver: the command lines every caller starts perf with, and `perf record -- true`
-probed once per process on the real machine (the asm and profile lenses would each probe it)."""
+"""perf's driver: the command lines every caller starts perf with, which events `perf stat` counts
+here (each refused one set aside, one round per event at most), and `perf record -- true` probed
+once per process on the real machine (the asm and profile lenses would each probe it)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,23 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
 from perflab.records.errors import ToolUnavailableError
 from perflab.tool_drivers.perf import (
     CallGraph,
     PerfControl,
     RecordingAnswers,
     RecordOptions,
+    Refusal,
     probe_recording,
+    probe_stat,
     record_argv,
     stat_argv,
 )
 
 OPTIONS = RecordOptions(event="cycles", call_graph=CallGraph.DWARF)
+PERF_MESSAGES = Path(__file__).parents[2] / "golden" / "data" / "perf"
+PERMISSION = (PERF_MESSAGES / "stat_permission.stderr").read_text()  # cycles refused
 
 
 def _perf(refuse_dwarf: bool = False) -> FakeRunner:
@@ -93,3 +99,64 @@ def test_perf_record_writes_its_data_file_with_the_options_given() -> None:
     options = RecordOptions(event="cycles", call_graph=CallGraph.NONE, no_bpf_event=False)
     argv = record_argv("perf", Path("x.data"), options)
     assert argv == ("perf", "record", "-q", "-o", "x.data", "-e", "cycles", "-F", "999", "--")
+
+
+def _stat(replies: dict[str, Completed]) -> FakeRunner:
+    """perf stat answering by the -e list it is given."""
+
+    def answer(spec: LaunchSpec, stdin: str | None) -> Completed:
+        return replies[spec.argv[spec.argv.index("-e") + 1]]
+
+    return FakeRunner().on_run(r"^perf stat ", answer)
+
+
+def _unknown(events: str, name: str) -> Completed:
+    """perf's exit 129 for an unknown name, its marker under the name."""
+    marker = " " * (21 + events.index(name))
+    return Completed(
+        (), 129, "", f"event syntax error: '{events}'\n{marker}\\___ parser error\n", 1
+    )
+
+
+def test_each_unknown_event_is_set_aside_and_the_rest_counted() -> None:
+    first, second = "task-clock,bogus.a,cycles,bogus.b", "task-clock,cycles,bogus.b"
+    runner = _stat(
+        {
+            first: _unknown(first, "bogus.a"),
+            second: _unknown(second, "bogus.b"),
+            "task-clock,cycles": Completed((), 0, "", "5,,task-clock,9,100.00,,\n", 1),
+        }
+    )
+    probe = probe_stat(runner, [*first.split(","), "cycles"], perf="perf")
+    assert probe.accepted == ("task-clock", "cycles")
+    assert [(r.event, r.refusal, r.message) for r in probe.refused] == [
+        ("bogus.a", Refusal.UNKNOWN_EVENT, "parser error"),
+        ("bogus.b", Refusal.UNKNOWN_EVENT, "parser error"),
+    ]
+    assert probe.counts["task-clock"].value == 5 and "cycles" not in probe.counts
+    assert len(runner.calls) == 3
+
+
+def test_a_permission_refusal_sets_aside_the_event_perf_names() -> None:
+    runner = _stat(
+        {
+            "task-clock,cycles": Completed((), 255, "", PERMISSION, 1),
+            "task-clock": Completed((), 0, "", "5,,task-clock,9,100.00,,\n", 1),
+        }
+    )
+    probe = probe_stat(runner, ["task-clock", "cycles"], perf="perf")
+    assert [(r.event, r.refusal) for r in probe.refused] == [("cycles", Refusal.PERMISSION)]
+    assert probe.accepted == ("task-clock",)
+
+
+def test_a_failure_naming_no_event_sets_the_first_aside_and_ends_after_one_round_per_event() -> (
+    None
+):
+    runner = FakeRunner().on_run(r"^perf stat ", returncode=1, stderr="perf: broken")
+    probe = probe_stat(runner, ["task-clock", "cycles"], perf="perf")
+    assert [(r.event, r.refusal) for r in probe.refused] == [
+        ("task-clock", Refusal.FAILED),
+        ("cycles", Refusal.FAILED),
+    ]
+    assert probe.refused[0].detail == "perf: broken" and "1" in probe.refused[0].message
+    assert probe.accepted == () and len(runner.calls) == 2

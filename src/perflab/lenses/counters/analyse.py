@@ -16,7 +16,6 @@ from perflab.lenses.counters.findings import (
     VariantMetric,
 )
 from perflab.lenses.counters.options import events_of
-from perflab.lenses.counters.perf_stat import Availability, derived_metrics
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import (
@@ -33,6 +32,7 @@ from perflab.stats.comparison import RatioInterval, SideValues, Subject, compari
 from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
 from perflab.stats.summary import mean_per_iteration
+from perflab.tool_output.perf_stat import Availability, derived_metrics
 
 DEFAULT_EVENTS: tuple[str, ...] = (
     "cycles",

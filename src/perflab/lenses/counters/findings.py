@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.lenses.counters.perf_stat import Availability, DerivedMetric
+from perflab.tool_output.perf_stat import Availability, DerivedMetric
 
 
 @dataclass(frozen=True)

@@ -51,15 +51,6 @@ from perflab.lenses.counters.analyse import (
     user_only_note,
 )
 from perflab.lenses.counters.findings import UnavailableEvent
-from perflab.lenses.counters.perf_stat import (
-    Availability,
-    EventCount,
-    counts_for_requested,
-    find_unknown_event,
-    is_permission_failure,
-    parse_stat_csv,
-    permission_denied_event,
-)
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
@@ -73,12 +64,20 @@ from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
-from perflab.tool_drivers.perf import PerfControl, find_perf, stat_argv
+from perflab.tool_drivers.perf import PerfControl, Refusal, find_perf, probe_stat, stat_argv
+from perflab.tool_output.perf_stat import (
+    Availability,
+    EventCount,
+    counts_for_requested,
+    parse_stat_csv,
+)
 
 _AVX512_SLACK_MS = 20.0  # the kernel stamps in jiffies (up to 10 ms) at the next context switch
-# perf stops at the first unknown event, so each round drops one: this bounds the rounds for a long
-# list
-_MAX_PROBE_ROUNDS = 64
+# an event perf refused is reported with the availability the findings explain (and fix)
+_REFUSAL_AVAILABILITY = {
+    Refusal.PERMISSION: Availability.PERMISSION,
+    Refusal.UNKNOWN_EVENT: Availability.UNKNOWN_EVENT,
+}
 _PRECISION_MIN_COUNT = 10_000  # per sample; below this an event does not steer the stopping rule
 
 
@@ -106,50 +105,29 @@ def probe_events(
 ) -> tuple[list[str], list[UnavailableEvent], bool]:
     """Try the events on `true`: (countable events, unavailable events, user_only).
 
-    One bad name never hides the others: perf stops at the first unknown name, so that name is
-    identified, dropped and the rest tried again."""
-    perf = perf or find_perf()
+    One bad name never hides the others (the driver's probe sets each refused name aside); a
+    failure of perf that names no event stops the lens."""
     facts = facts or host_facts()
-    remaining = list(dict.fromkeys(events))
+    probe = probe_stat(runner, events, perf=perf or find_perf())
     unavailable: list[UnavailableEvent] = []
-    for _ in range(_MAX_PROBE_ROUNDS):
-        if not remaining:
-            return [], unavailable, False
-        argv = (*stat_argv(perf, remaining), "true")
-        result = runner.run(LaunchSpec(argv=argv), timeout_s=60)
-        if result.ok:
-            counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)
-            usable = []
-            for name in remaining:
-                count = counts.get(name)
-                if count is not None and count.availability is Availability.NOT_SUPPORTED:
-                    unavailable.append(unavailable_event(name, count.availability, facts))
-                else:
-                    usable.append(name)
-            user_only = any(c.user_only for c in counts.values())
-            return usable, unavailable, user_only
-        culprit = _failing_event(result.stderr, remaining, facts)
-        if culprit is None:
+    for refused in probe.refused:
+        if refused.refusal is Refusal.FAILED:
             raise ToolUnavailableError(
-                f"perf stat failed ({result.describe_failure()})",
-                detail=result.stderr[-2000:],
+                f"perf stat failed ({refused.message})",
+                detail=refused.detail,
                 hint="try `perf stat -e task-clock -- true` by hand",
             )
-        unavailable.append(culprit)
-        remaining = [e for e in remaining if e != culprit.event]
-    raise ToolUnavailableError("perf stat rejected too many events", hint="request fewer events")
-
-
-def _failing_event(stderr: str, events: Sequence[str], facts: HostFacts) -> UnavailableEvent | None:
-    if is_permission_failure(stderr):
-        named = permission_denied_event(stderr)
-        # without a name, perf refuses everything: each round then drops one event
-        name = named if named is not None and named in events else events[0]
-        return unavailable_event(name, Availability.PERMISSION, facts, "perf: no permission")
-    unknown = find_unknown_event(stderr, events)
-    if unknown is not None and unknown.event in events:
-        return unavailable_event(unknown.event, Availability.UNKNOWN_EVENT, facts, unknown.message)
-    return None
+        availability = _REFUSAL_AVAILABILITY[refused.refusal]
+        unavailable.append(unavailable_event(refused.event, availability, facts, refused.message))
+    usable = []
+    for name in probe.accepted:
+        count = probe.counts.get(name)
+        if count is not None and count.availability is Availability.NOT_SUPPORTED:
+            unavailable.append(unavailable_event(name, count.availability, facts))
+        else:
+            usable.append(name)
+    user_only = any(count.user_only for count in probe.counts.values())
+    return usable, unavailable, user_only
 
 
 def parse_arch_status(text: str | None) -> int | None:

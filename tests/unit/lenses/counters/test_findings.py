@@ -9,12 +9,12 @@ from perflab.lenses.counters.findings import (
     UnavailableEvent,
     VariantMetric,
 )
-from perflab.lenses.counters.perf_stat import Availability, DerivedMetric
 from perflab.lenses.counters.render import section
 from perflab.lenses.fragments import SectionInput
 from perflab.records.document import Table
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
+from perflab.tool_output.perf_stat import Availability, DerivedMetric
 
 IPC = VariantMetric("B", DerivedMetric("IPC", 1.25, "instructions / cycles"))
 

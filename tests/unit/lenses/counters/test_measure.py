@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from perflab.lenses.counters.analyse import HostFacts
 from perflab.lenses.counters.measure import parse_arch_status, probe_events
-from perflab.lenses.counters.perf_stat import Availability
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
+from perflab.records.errors import ToolUnavailableError
+from perflab.tool_output.perf_stat import Availability
 
 VM = HostFacts(hypervisor=True, paranoid=2, root=True)
 
@@ -52,6 +55,13 @@ def test_one_bad_event_never_hides_the_others() -> None:
     }
     assert "VM" in (unavailable[-1].hint or "")
     assert not user_only and len(runner.calls) == 3
+
+
+def test_a_perf_failure_that_names_no_event_stops_the_lens_with_perfs_words() -> None:
+    runner = FakeRunner().on_run(r" stat ", returncode=1, stderr="perf: broken")
+    with pytest.raises(ToolUnavailableError, match="perf stat failed") as raised:
+        probe_events(runner, ["task-clock", "cycles"], perf="perf", facts=VM)
+    assert raised.value.detail == "perf: broken"
 
 
 def test_arch_status() -> None:

@@ -1,4 +1,4 @@
-"""`perf stat`'s output as typed counts (lenses/counters/perf_stat.py), on lines written here in
+"""`perf stat`'s output as typed counts (tool_output/perf_stat.py), on lines written here in
 its CSV and JSON formats and its captured error messages: what was counted, multiplexed or not,
 raw event names holding the separator, the names asked for mapped back, derived metrics."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.lenses.counters.perf_stat import (
+from perflab.tool_output.perf_stat import (
     Availability,
     counts_for_requested,
     derived_metrics,
@@ -20,7 +20,7 @@ from perflab.lenses.counters.perf_stat import (
     split_event_list,
 )
 
-PERF = Path(__file__).parents[3] / "golden" / "data" / "perf"
+PERF = Path(__file__).parents[2] / "golden" / "data" / "perf"
 
 CSV = """\
 # started on Sun Nov 29
