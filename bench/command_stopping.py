@@ -26,13 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from perflab.lenses.time.artifacts import command_batch_blocks
-from perflab.lenses.time.commands import command_unit_blocks
-from perflab.lenses.time.session import (
+from perflab.lenses.time.bookkeeping import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,
     precise_enough,
 )
+from perflab.lenses.time.commands import command_unit_blocks
 from perflab.records.kinds import RunStatus
 from perflab.records.model import Sample
 from perflab.records.settings import Settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from perflab.lenses.time.session import precise_enough
+from perflab.lenses.time.bookkeeping import precise_enough
 from perflab.stats.family import family_confidence
 from perflab.stats.paired import RatioEstimate, student_t_quantile
 from perflab.stats.sequential import may_stop_early, sequence_alpha, sequence_interval, settles

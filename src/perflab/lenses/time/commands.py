@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from perflab.lenses.time.artifacts import KIND_COMMAND_UNITS, KIND_EXIT_CODES, WALL_NS
-from perflab.lenses.time.session import (
+from perflab.lenses.time.bookkeeping import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,

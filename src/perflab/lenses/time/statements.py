@@ -16,14 +16,14 @@ import numpy as np
 
 from perflab.budget.costs import ServerRounds
 from perflab.lenses.time.artifacts import KIND_SERVER_ROUND, WALL_NS
-from perflab.lenses.time.cost import TIME_GENERATION_S_RANGE
-from perflab.lenses.time.session import (
+from perflab.lenses.time.bookkeeping import (
     LOADED_PREEMPTED_FRACTION,
     LOADED_SAMPLE_MS,
     MIN_BLOCKS_PER_GENERATION,
     TARGET_GENERATIONS,
     TimeBookkeeping,
 )
+from perflab.lenses.time.cost import TIME_GENERATION_S_RANGE
 from perflab.machine.host import online_cpus
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (

@@ -10,8 +10,8 @@ import random
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
+from perflab.lenses.time.bookkeeping import may_stop_after, precise_enough
 from perflab.lenses.time.interval_basis import interval_basis
-from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (
     Artifact,
