@@ -131,7 +131,7 @@ class TimeCommandSession:
         self.checked_s = self.session.elapsed_s()
         bases = self.book.interval_bases(self.unit_blocks)
         self.book.report(f"block {blocks}", bases)
-        return out_of_budget or self.book.precise_enough(bases)
+        return out_of_budget or self.book.precision_reached(bases)
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share

@@ -7,7 +7,7 @@ import random
 
 from perflab import api
 from perflab.lenses.counters.analyse import event_confidence
-from perflab.lenses.counters.measure import precise_enough
+from perflab.lenses.counters.measure import events_within_precision
 from perflab.records.kinds import Metric
 from perflab.records.model import BenchmarkData, Sample
 from perflab.stats.family import run_family_size
@@ -37,7 +37,7 @@ def _precise_enough(params: list[str], precision: float, spread: float) -> bool:
     made = api.make_experiment(
         name="b", stmt="pass", params={"k": params}, variants=["A", "B"], target_precision=precision
     )
-    return precise_enough(_samples(spread), made)
+    return events_within_precision(_samples(spread), made)
 
 
 def test_a_larger_family_needs_a_narrower_interval_to_stop() -> None:
