@@ -26,13 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from perflab.lenses.time.artifacts import command_batch_blocks
-from perflab.lenses.time.commands import command_unit_blocks
-from perflab.lenses.time.session import (
+from perflab.lenses.time.bookkeeping import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,
-    precise_enough,
+    sequences_within_precision,
 )
+from perflab.lenses.time.commands import command_unit_blocks
 from perflab.records.kinds import RunStatus
 from perflab.records.model import Sample
 from perflab.records.settings import Settings
@@ -114,7 +114,7 @@ def replay(a: list[Sample], b: list[Sample], warmup: int, min_blocks: int, preci
         last_s = ended_s[block]
         estimate = _interval(a, b, block, warmup, unit)
         stop = (
-            precise_enough([estimate], precision)
+            sequences_within_precision([estimate], precision)
             if sequence
             else estimate.n_groups >= 10 and estimate.log_half_width <= precision
         )

@@ -7,7 +7,12 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from perflab.report.history import bisect_markdown, history_markdown, render_bisect, render_history
+from perflab.report.workflow_formats import (
+    bisect_markdown,
+    history_markdown,
+    render_bisect,
+    render_history,
+)
 from tests.golden.test_report_snapshots import check
 from tests.unit.report.test_workflow_views import bisect_run, history_run
 

@@ -16,7 +16,7 @@ from perflab.records.bisect import StepState
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.results import RunResult
-from perflab.report.history import check_markdown, history_html
+from perflab.report.workflow_formats import check_markdown, history_html
 from perflab.workflows import Benchmarked, bisect, check, history
 
 from .merged_repo import (

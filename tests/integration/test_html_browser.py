@@ -25,8 +25,8 @@ from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.model import Comparison, Variant
 from perflab.records.results import Interaction, InteractionVerdict, RunResult
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
-from perflab.report.history import history_html
 from perflab.report.html import render_html
+from perflab.report.workflow_formats import history_html
 from tests.unit.report.test_html_report import synthetic_run
 
 pytestmark = pytest.mark.integration

@@ -3,15 +3,15 @@ be a run read back from its JSON document (store.json_runs), whose samples are a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.run import with_sections
 from perflab.lenses.registry import DESCRIPTORS, lens_for
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
-from perflab.records.lens_findings import LensFindings
-from perflab.records.model import Benchmark, Comparison, Experiment, Note, Sample, Severity, Variant
+from perflab.records.model import Benchmark, Experiment, Note, Sample, Severity, Variant
 from perflab.records.results import RunResult
 from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.store import StoredRun
@@ -26,7 +26,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
     generations."""
     shared = _shared(baseline, candidate)
     notes = _cross_run_notes(baseline, candidate) + _left_out_notes(baseline, candidate, shared)
-    found = _analysed(baseline, candidate, shared)
+    found, samples_read = _analysed(baseline, candidate, shared)
     return with_sections(
         RunResult(
             run_id=candidate.run_id,
@@ -41,48 +41,43 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             findings=tuple(found.findings),
             cross_run=True,
             baseline_run_id=baseline.run_id,
-            samples=tuple(found.samples),
+            samples=tuple(samples_read),
             compared_names=(_name(baseline), _name(candidate)),
         )
     )
 
 
-@dataclass(frozen=True)
-class _Analysed:
-    """What the lenses said of the two runs' shared measurements, and the samples they read."""
-
-    comparisons: list[Comparison] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    findings: list[LensFindings] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
-
-
-def _analysed(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> _Analysed:
+def _analysed(
+    baseline: StoredRun, candidate: StoredRun, shared: _Shared
+) -> tuple[GatheredAnalyses, list[Sample]]:
     """Each lens's analysis of every shared variant and benchmark, the baseline run's samples
-    against the candidate's as if they were two variants of one run."""
-    found = _Analysed()
+    against the candidate's as if they were two variants of one run; and the samples read."""
+    found = GatheredAnalyses()
+    samples_read: list[Sample] = []
     experiment = _each_variant_against_itself(baseline, candidate, shared)
     for variant_name in shared.variants:
         names = list(_labels(baseline, candidate, variant_name))
         for metric in shared.metrics:
             lens = lens_for(metric)
             for benchmark in shared.benchmarks:
-                data = _relabelled(baseline, names[0], variant_name, benchmark.name, metric)
-                data2 = _relabelled(candidate, names[1], variant_name, benchmark.name, metric)
-                merged = BenchmarkData(
-                    samples=data.samples + data2.samples, artifacts=data.artifacts + data2.artifacts
+                in_baseline = _relabelled(baseline, names[0], variant_name, benchmark.name, metric)
+                in_candidate = _relabelled(
+                    candidate, names[1], variant_name, benchmark.name, metric
                 )
-                found.samples.extend(merged.samples)
-                if not data.samples and not data.artifacts:
+                merged = BenchmarkData(
+                    samples=in_baseline.samples + in_candidate.samples,
+                    artifacts=in_baseline.artifacts + in_candidate.artifacts,
+                )
+                samples_read += merged.samples
+                if not in_baseline.samples and not in_baseline.artifacts:
                     continue
-                if _failed_in(data) or _failed_in(data2):  # what it measured compares with nothing
+                # what it measured compares with nothing
+                if _failed_in(in_baseline) or _failed_in(in_candidate):
                     continue
                 analysis = lens.analyse(benchmark, names, merged, experiment)
-                found.comparisons.extend(analysis.comparisons)
-                found.notes.extend(analysis.notes)
-                if analysis.findings is not None:
-                    found.findings.append(analysis.findings)
-    return found
+                found.comparisons += analysis.comparisons
+                found.add(analysis)
+    return found, samples_read
 
 
 @dataclass(frozen=True)

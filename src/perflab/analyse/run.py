@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from perflab.analyse.design_analysis import interactions_of, stack_summaries
 from perflab.analyse.explanation import summaries, summary_section
+from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
@@ -17,32 +18,12 @@ from perflab.lenses.sections import lens_sections
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric
-from perflab.records.lens_findings import LensFindings
-from perflab.records.model import Benchmark, Comparison, Experiment, Measurement, Note
+from perflab.records.model import Benchmark, Comparison, Experiment, Note
 from perflab.records.results import RunResult
 from perflab.records.run_facts import MachineInfo, VariantInfo
 from perflab.records.shared_options import analysis_cache_of
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
-
-
-@dataclass
-class _Analysed:
-    """What the lenses' analyses of a stored run found, gathered."""
-
-    comparisons: list[Comparison] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    findings: list[LensFindings] = field(default_factory=list)
-    data_of: dict[tuple[str, Metric], BenchmarkData] = field(default_factory=dict)
-    measurements: dict[tuple[str, Metric, str], Measurement] = field(default_factory=dict)
-
-    def add(self, analysis: LensAnalysis) -> None:
-        for own in analysis.measurements:
-            self.measurements.setdefault((own.benchmark, own.metric, own.variant), own)
-        self.notes += analysis.notes
-        if analysis.findings is not None:
-            self.findings.append(analysis.findings)
-
 
 # a lens's analysis of one benchmark: `Lens.analyse`, or its figures alone
 LensAnalyse = Callable[[Benchmark, Sequence[str], BenchmarkData, Experiment], LensAnalysis]
@@ -58,12 +39,12 @@ def _figures_only(metric: Metric) -> LensAnalyse:
 
 def _analyse_lenses(
     run: StoredRun, analysis_of: Callable[[Metric], LensAnalyse] = _whole
-) -> _Analysed:
+) -> GatheredAnalyses:
     """Every lens's comparisons of every benchmark, in the order of the planned pairs."""
     experiment = run.experiment
     names = [v.name for v in experiment.variants]
     order = {pair: i for i, pair in enumerate(experiment.comparison_pairs)}
-    analysed = _Analysed(notes=list(run.notes))
+    analysed = GatheredAnalyses(notes=list(run.notes))
     for metric in experiment.settings.metrics:
         analyse = analysis_of(metric)
         for benchmark in experiment.benchmarks:

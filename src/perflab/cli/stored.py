@@ -119,7 +119,7 @@ def doctor(args: argparse.Namespace, out: Console) -> int:
 def cache(args: argparse.Namespace, out: Console) -> int:
     """`perflab cache`: lists the build cache's checkouts, or prunes them; the exit status."""
     from perflab import api
-    from perflab.report.changes import render_cache_entries
+    from perflab.report.provenance_views import render_cache_entries
 
     if args.action == "prune":
         in_use: list[CacheEntry] = []

@@ -233,7 +233,9 @@ def render_terminal(
     if result.error and not any(n.message.startswith(said) for n in result.notes):
         console.print(terminal(f"error: {result.error}", "red", keep_newlines=True))
     render_sections(result.sections, console, verbose=verbose, html_path=html_path)
-    from perflab.report.changes import provenance_table  # git variants: where each came from
+    from perflab.report.provenance_views import (
+        provenance_table,  # git variants: where each came from
+    )
 
     provenance = provenance_table(result)
     if provenance is not None:

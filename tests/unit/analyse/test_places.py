@@ -19,7 +19,7 @@ from perflab.analyse.places import (
 from perflab.records.kinds import ArtifactScope, Metric
 from perflab.records.model import Artifact, Sample
 from perflab.records.workflow_results import HistoryPoint, HistoryResult
-from perflab.report.history import history_html, render_history
+from perflab.report.workflow_formats import history_html, render_history
 from perflab.store import SqliteStore
 
 FAST_NODE = Place("alpha", "EPYC", node_id="a" * 40, reference_ns=10_000_000.0)

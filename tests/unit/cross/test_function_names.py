@@ -19,7 +19,6 @@ ALLOWED: dict[str, str] = {
     "accounting": "the explaining lenses' hook: the difference and the functions it is made of",
     "code_facts": "the code lenses' hook: what their comparison says about the code that ran",
     "same_code": "the code lenses' hook: their finding that the code is the same",
-    "precise_enough": "each measuring lens's --precision stop rule, on what that lens measures",
     # one entry point per suite plugin and per workflow handler, called through a table
     "parse_listing": "each suite plugin's reading of its tool's list of benchmarks",
     "select": "each suite plugin's choice of benchmarks from that list",

@@ -21,15 +21,16 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the folders are the layers: each names whole packages (a lens package is split by
-    # layer_of's rule: its descriptor, cost model and options below measure/, the rest above)
+    # layer_of's rule: its descriptor, name, cost model and options below measure/, the rest
+    # above)
     # what is measured and decided, as data: imports nothing; perflab.compat's old import
     # paths name their modules as strings
     ("records", ("perflab.records", "perflab.compat")),
     # pure: statistics, the budget's plan (each lens's cost model is its own), bisect's search
     ("calculations", ("perflab.stats", "perflab.budget", "perflab.bisection")),
     # the lens descriptors: the modules directly under lenses/ (the descriptor record, the
-    # registry ...), lenses/<lens>/__init__.py and the cost model and options it names
-    # (lenses/<lens>/cost.py and options.py, pure); placed by layer_of's rule below
+    # registry ...), lenses/<lens>/__init__.py and the name, cost model and options it names
+    # (lenses/<lens>/metric.py, cost.py and options.py, pure); placed by layer_of's rule below
     ("lens catalogue", ("perflab.lenses",)),
     # the machine, the plan, and what persists: the store, the worker scripts, git
     (
@@ -86,8 +87,9 @@ def layer_of(module: str) -> int:
     if parts[:2] == ["perflab", "lenses"] and len(parts) == 3:
         # a lens package's __init__ (its descriptor), or a module directly under lenses/
         return _index("lens catalogue")
-    if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] in ("cost", "options"):
-        return _index("lens catalogue")  # a lens's cost model and options, named by its descriptor
+    named = ("metric", "cost", "options")
+    if parts[:2] == ["perflab", "lenses"] and len(parts) == 4 and parts[3] in named:
+        return _index("lens catalogue")  # a lens's name, cost model and options: its descriptor's
     best, best_len = None, -1
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:

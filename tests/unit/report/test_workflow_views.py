@@ -20,7 +20,12 @@ from perflab.records.document import Paragraph, Section, Style, Table, TrendFigu
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
-from perflab.report.history import history_html, history_markdown, render_bisect, render_history
+from perflab.report.workflow_formats import (
+    history_html,
+    history_markdown,
+    render_bisect,
+    render_history,
+)
 from perflab.report.workflow_views import bisect_section, history_section
 
 NOTE = "the history spans 2 nodes of 2 machine(s): values normalised by a reference loop"

@@ -17,7 +17,7 @@ from perflab.records.workflow_results import (
     HistoryPoint,
     HistoryResult,
 )
-from perflab.report.history import check_headline, check_markdown, history_markdown
+from perflab.report.workflow_formats import check_headline, check_markdown, history_markdown
 from perflab.report.workflow_views import bisect_section, disagreement_text
 from tests.unit.report.test_html_report import synthetic_run
 

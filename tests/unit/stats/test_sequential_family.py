@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from perflab.lenses.time.session import precise_enough
+from perflab.lenses.time.bookkeeping import sequences_within_precision
 from perflab.stats.family import family_confidence
 from perflab.stats.paired import RatioEstimate, student_t_quantile
 from perflab.stats.sequential import may_stop_early, sequence_alpha, sequence_interval, settles
@@ -45,8 +45,8 @@ def test_precise_at_95_percent_is_not_precise_enough_for_a_family_of_ten() -> No
     )
     assert alone and not together
     # the time lens's rule passes the family through
-    assert precise_enough([found], 0.015, equivalence_band=0.05)
-    assert not precise_enough([found], 0.015, equivalence_band=0.05, family=10)
+    assert sequences_within_precision([found], 0.015, equivalence_band=0.05)
+    assert not sequences_within_precision([found], 0.015, equivalence_band=0.05, family=10)
 
 
 def test_an_early_stop_in_a_family_settles_the_verdict_at_the_family_level() -> None:

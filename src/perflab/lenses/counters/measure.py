@@ -200,7 +200,7 @@ class _CountedWorker:
             ) from error
 
 
-def precise_enough(data: BenchmarkData, experiment: Experiment) -> bool:
+def events_within_precision(data: BenchmarkData, experiment: Experiment) -> bool:
     """--precision's early stop: every event's ratio of every variant to the baseline is known
     to within `target_precision`, at the level the events are decided at once analysed."""
     target = experiment.settings.target_precision
@@ -305,7 +305,7 @@ class CountersLens:
             return (
                 sampler.out_of_budget()
                 or generations >= self.max_generations
-                or precise_enough(
+                or events_within_precision(
                     context.sink.data_for(benchmark.name, Metric.COUNTERS), context.experiment
                 )
             )
@@ -480,7 +480,7 @@ class CountersLens:
             return blocks >= settings.min_command_blocks and (
                 sampler.out_of_budget()
                 or blocks >= settings.warmup_blocks + self.max_generations
-                or precise_enough(
+                or events_within_precision(
                     context.sink.data_for(benchmark.name, Metric.COUNTERS), context.experiment
                 )
             )

@@ -1,12 +1,8 @@
 """The rss lens: peak resident memory per variant, and what one iteration allocates."""
 
 from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
-from perflab.records.kinds import Metric
-
-# the lens's name, spelled once: defined before its cost model is imported, which names it too
-RSS = Metric("rss")
-
-from perflab.lenses.rss.cost import rss_cost  # noqa: E402
+from perflab.lenses.rss.cost import rss_cost
+from perflab.lenses.rss.metric import RSS as RSS
 
 
 def _probe(facts: ProbeFacts) -> Probe:

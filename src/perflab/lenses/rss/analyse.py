@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perflab.lenses.rss import RSS
+from perflab.lenses.rss.metric import RSS
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.measure.peak_memory.analyse import analyse_peak_memory
 from perflab.records.model import Benchmark

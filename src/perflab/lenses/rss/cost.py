@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
-from perflab.lenses.rss import RSS
+from perflab.lenses.rss.metric import RSS
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 

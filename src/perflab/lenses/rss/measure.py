@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from perflab.lenses.rss import RSS
 from perflab.lenses.rss.analyse import analyse_rss
+from perflab.lenses.rss.metric import RSS
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.peak_memory.sessions import measure_peak_memory

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from perflab.lenses.time.artifacts import KIND_COMMAND_UNITS, KIND_EXIT_CODES, WALL_NS
-from perflab.lenses.time.session import (
+from perflab.lenses.time.bookkeeping import (
     COMMAND_UNIT_S,
     COMMAND_UNITS_IN_SHARE,
     STOP_CHECK_INTERVAL_S,
@@ -131,7 +131,7 @@ class TimeCommandSession:
         self.checked_s = self.session.elapsed_s()
         bases = self.book.interval_bases(self.unit_blocks)
         self.book.report(f"block {blocks}", bases)
-        return out_of_budget or self.book.precise_enough(bases)
+        return out_of_budget or self.book.precision_reached(bases)
 
     def _choose_units(self, blocks: int) -> int:
         """Blocks per unit of the interval: about a second, or a tenth of the time the share

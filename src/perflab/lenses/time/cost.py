@@ -17,7 +17,9 @@ TIME_MIN_GENERATION_S = 0.25
 # stopping rule's look at the estimates, per worker on the reference machine (scaled by the
 # machine's factor).
 TIME_GENERATION_CLOSE_S = 0.025
-# The generations: about this many in the lens's budget, each between these lengths.
+# The generations: about this many in the lens's budget, each between these lengths. Per-process
+# effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys generations
+# rather than long ones.
 TIME_TARGET_GENERATIONS = 24
 TIME_GENERATION_S_RANGE = (0.25, 1.0)
 # The lens forks its generations from rounds of fork servers (one fresh process per variant

@@ -1,5 +1,5 @@
 """The interval a time comparison's verdict is read off, from the samples so far: the stopping
-rule (lenses/time/session.py) and the analysis (lenses/time/analyse.py) both take it from
+rule (lenses/time/bookkeeping.py) and the analysis (lenses/time/analyse.py) both take it from
 `interval_basis`, so an early stop looks at the interval the verdict will be read off."""
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from perflab.lenses.time.analyse import analyse_time
+from perflab.lenses.time.bookkeeping import TimeBookkeeping
 from perflab.lenses.time.commands import TimeCommandSession
-from perflab.lenses.time.session import TimeBookkeeping
 from perflab.lenses.time.statements import TimeStatementSession
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext

@@ -16,13 +16,15 @@ import numpy as np
 
 from perflab.budget.costs import ServerRounds
 from perflab.lenses.time.artifacts import KIND_SERVER_ROUND, WALL_NS
-from perflab.lenses.time.cost import TIME_GENERATION_S_RANGE
-from perflab.lenses.time.session import (
+from perflab.lenses.time.bookkeeping import (
     LOADED_PREEMPTED_FRACTION,
     LOADED_SAMPLE_MS,
-    MIN_BLOCKS_PER_GENERATION,
-    TARGET_GENERATIONS,
     TimeBookkeeping,
+)
+from perflab.lenses.time.cost import (
+    TIME_GENERATION_S_RANGE,
+    TIME_MIN_BLOCKS,
+    TIME_TARGET_GENERATIONS,
 )
 from perflab.machine.host import online_cpus
 from perflab.measure.fork_server import ForkServers
@@ -96,7 +98,7 @@ class TimeStatementSession:
     def _planned_generation_s(self) -> float:
         """How long each generation samples, unless start-up or the minimums say otherwise."""
         low_s, high_s = TIME_GENERATION_S_RANGE
-        return min(high_s, max(low_s, self.book.budget_s / TARGET_GENERATIONS))
+        return min(high_s, max(low_s, self.book.budget_s / TIME_TARGET_GENERATIONS))
 
     def _start(
         self, launch: GenerationLaunch, prestarted: Prestart | None
@@ -168,7 +170,9 @@ class TimeStatementSession:
                 done.round_start_s = (session.clock_ns() - started_ns) / 1e9
                 self._sample_round(done, servers, layout, generation_s)
             done.completed += 1
-            if done.minimums_met(settings) and self.book.precise_enough(self.book.interval_bases()):
+            if done.minimums_met(settings) and self.book.precision_reached(
+                self.book.interval_bases()
+            ):
                 break
         self._note_rounds(done.completed, done.generation)
 
@@ -350,7 +354,7 @@ class TimeStatementSession:
 
         def enough(blocks: int) -> bool:
             spent_s = self.session.elapsed_s() - generation_start_s
-            minimum = self.session.settings.warmup_blocks + MIN_BLOCKS_PER_GENERATION
+            minimum = self.session.settings.warmup_blocks + TIME_MIN_BLOCKS
             return blocks >= minimum and spent_s >= generation_s
 
         self.sampler.blocks(measure, generation=generation, enough=enough)

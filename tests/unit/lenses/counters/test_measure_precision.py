@@ -7,7 +7,7 @@ import random
 
 from perflab import api
 from perflab.lenses.counters.analyse import event_confidence
-from perflab.lenses.counters.measure import precise_enough
+from perflab.lenses.counters.measure import events_within_precision
 from perflab.records.kinds import Metric
 from perflab.records.model import BenchmarkData, Sample
 from perflab.stats.family import run_family_size
@@ -33,11 +33,11 @@ def _samples(spread: float) -> BenchmarkData:
     return BenchmarkData(tuple(samples))
 
 
-def _precise_enough(params: list[str], precision: float, spread: float) -> bool:
+def _events_within_precision(params: list[str], precision: float, spread: float) -> bool:
     made = api.make_experiment(
         name="b", stmt="pass", params={"k": params}, variants=["A", "B"], target_precision=precision
     )
-    return precise_enough(_samples(spread), made)
+    return events_within_precision(_samples(spread), made)
 
 
 def test_a_larger_family_needs_a_narrower_interval_to_stop() -> None:
@@ -49,7 +49,10 @@ def test_a_larger_family_needs_a_narrower_interval_to_stop() -> None:
     assert event_confidence(0.95, 2, 10) > event_confidence(0.95, 2, 1)
     # the same samples: precise enough for one benchmark's family, not for ten benchmarks'
     found = [
-        (_precise_enough(["1"], p, 0.01), _precise_enough([str(k) for k in range(10)], p, 0.01))
+        (
+            _events_within_precision(["1"], p, 0.01),
+            _events_within_precision([str(k) for k in range(10)], p, 0.01),
+        )
         for p in (0.006, 0.008, 0.01, 0.012, 0.015, 0.02)
     ]
     assert any(alone and not together for alone, together in found), found

@@ -1,6 +1,6 @@
 """The interval a time comparison's verdict is read off (lenses.time.interval_basis): which
 estimator, over which pairs, and when there is nothing to decide. The overload check's effect on
-the early stop is in test_session_overload.py."""
+the early stop is in test_bookkeeping_overload.py."""
 
 from __future__ import annotations
 

@@ -24,8 +24,13 @@ from perflab.cli.workflows.shared import (
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
 from perflab.records.errors import ConfigError
 from perflab.report.escape import terminal
-from perflab.report.history import bisect_html, bisect_markdown, describe_step, render_bisect
 from perflab.report.terminal import render_terminal
+from perflab.report.workflow_formats import (
+    bisect_html,
+    bisect_markdown,
+    describe_step,
+    render_bisect,
+)
 from perflab.workflows import WorkflowServices, bisect_with
 
 if TYPE_CHECKING:

@@ -27,9 +27,9 @@ from perflab.records.errors import ConfigError, PerflabError
 from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult
 from perflab.report.escape import terminal
-from perflab.report.history import check_markdown
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
+from perflab.report.workflow_formats import check_markdown
 from perflab.report.workflow_views import disagreement_text, overruled_text
 from perflab.workflows import WorkflowServices, check_with
 

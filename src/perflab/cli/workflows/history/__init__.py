@@ -45,5 +45,5 @@ HISTORY_OPTIONS = (
 WORKFLOW = Workflow(
     command=RunLikeCommand("history", HISTORY_TEXT, HISTORY_OPTIONS),
     handler="perflab.cli.workflows.history.handler:handle",
-    view="perflab.report.history:render_history",
+    view="perflab.report.workflow_formats:render_history",
 )

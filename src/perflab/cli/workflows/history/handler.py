@@ -25,7 +25,7 @@ from perflab.cli.workflows.shared import (
 )
 from perflab.records.workflow_results import HistoryResult
 from perflab.report.escape import terminal
-from perflab.report.history import (
+from perflab.report.workflow_formats import (
     history_html,
     history_markdown,
     render_history,

@@ -11,10 +11,6 @@ import time
 from collections.abc import Sequence
 
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
-from perflab.lenses.time.cost import (
-    TIME_MIN_BLOCKS,
-    TIME_TARGET_GENERATIONS,
-)
 from perflab.lenses.time.interval_basis import IntervalBasis, interval_basis
 from perflab.machine import cpu_lock
 from perflab.measure.session import LensSession
@@ -26,15 +22,8 @@ from perflab.stats.family import family_confidence, run_family_size
 from perflab.stats.paired import RatioEstimate, SampleGroups, estimate_ratio, own_log_values
 from perflab.stats.sequential import MIN_UNITS_TO_STOP_EARLY, decided_agree, may_stop_early
 
-MIN_BLOCKS_PER_GENERATION = TIME_MIN_BLOCKS  # after warm-up
-
-# Per-process effects dominate the error on a noisy VM (docs/statistics.md), so the budget buys
-# generations rather than long ones: about this many (cost.py holds their lengths).
-TARGET_GENERATIONS = TIME_TARGET_GENERATIONS
 # a stop this much short of the share is said (a note), so that a plan is read against it
 EARLY_STOP_SAID = 0.9
-
-MIN_GROUPS_TO_STOP_EARLY = MIN_UNITS_TO_STOP_EARLY  # units before an early stop (stats.sequential)
 
 STOP_CHECK_INTERVAL_S = 0.25  # commands: how often the stopping rule is evaluated
 
@@ -138,8 +127,8 @@ class TimeBookkeeping:
             )
         return self.shared_cpu_with
 
-    def precise_enough(self, bases: list[IntervalBasis]) -> bool:
-        """Whether to stop early (`may_stop_after`)."""
+    def precision_reached(self, bases: list[IntervalBasis]) -> bool:
+        """Whether to stop early (`may_stop_after`), remembered for the early-stop note."""
         precise = may_stop_after(
             bases,
             self.session.settings.target_precision,
@@ -190,7 +179,7 @@ class TimeBookkeeping:
         bases = self.interval_bases()
         self.report(what, bases)
         return minimums_met and (
-            self.precise_enough(bases) or self.session.elapsed_s() >= self.budget_s
+            self.precision_reached(bases) or self.session.elapsed_s() >= self.budget_s
         )
 
     def report(self, what: str, bases: list[IntervalBasis]) -> None:
@@ -207,7 +196,7 @@ class TimeBookkeeping:
         )
 
 
-def precise_enough(
+def sequences_within_precision(
     estimates: Sequence[RatioEstimate],
     precision: float,
     *,
@@ -225,7 +214,7 @@ def precise_enough(
         precision=precision,
         equivalence_band=equivalence_band,
         confidence=confidence,
-        min_units=MIN_GROUPS_TO_STOP_EARLY,
+        min_units=MIN_UNITS_TO_STOP_EARLY,
         family=family,
     )
 
@@ -239,15 +228,15 @@ def may_stop_after(
     family: int = 1,
 ) -> bool:
     """The time lens's early stop, on the comparisons as the analysis will decide them: the
-    confidence sequences precise enough and settled (`precise_enough`), each interval the
-    verdict is read off giving the sequence's verdict (a command's trimmed mean may not), and
-    no overload seen. Under overload the units are biased by load the correction cannot
+    confidence sequences precise enough and settled (`sequences_within_precision`), each
+    interval the verdict is read off giving the sequence's verdict (a command's trimmed mean may
+    not), and no overload seen. Under overload the units are biased by load the correction cannot
     repair, which no sequence bounds, and the analysis widens the interval: the run then
     measures while its budget lasts."""
     if any(d.overloaded for d in bases):
         return False
     means = [d.mean for d in bases]
-    if not precise_enough(
+    if not sequences_within_precision(
         means, precision, equivalence_band=equivalence_band, confidence=confidence, family=family
     ):
         return False

@@ -10,8 +10,8 @@ import random
 
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
+from perflab.lenses.time.bookkeeping import may_stop_after, sequences_within_precision
 from perflab.lenses.time.interval_basis import interval_basis
-from perflab.lenses.time.session import may_stop_after, precise_enough
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import (
     Artifact,
@@ -65,7 +65,8 @@ def test_no_early_stop_on_a_sequence_the_overload_check_then_widens() -> None:
     baseline, variant = _samples(random.Random(1), (0.1, 0.4), growth=0.02)
     basis = interval_basis(baseline, variant, confidence=0.95, policy=Preemption.CORRECT)
     assert basis is not None and basis.overloaded
-    assert precise_enough([basis.mean], PRECISION, equivalence_band=BAND)  # the old rule
+    # the sequences alone (the rule before the overload check) would stop
+    assert sequences_within_precision([basis.mean], PRECISION, equivalence_band=BAND)
     assert not may_stop_after([basis], PRECISION, equivalence_band=BAND)
 
     analysis = analyse_time(

@@ -1,7 +1,7 @@
-"""The workflows over a history as each output shows them. The history and bisect views are sections
-(:mod:`perflab.report.workflow_views`) laid out by the generic renderers; a step said while
-bisecting and the pull-request comment of `perflab check` have one format each and are written
-here."""
+"""The workflows' answers (history, bisect, check) in each output format: terminal, Markdown and
+HTML. The history and bisect views are sections (:mod:`perflab.report.workflow_views`) laid out by
+the generic renderers; a step said while bisecting and the pull-request comment of `perflab check`
+have one format each and are written here."""
 
 from __future__ import annotations
 

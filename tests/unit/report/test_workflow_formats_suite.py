@@ -11,7 +11,7 @@ from perflab.records.workflow_results import (
     HistoryResult,
     SuiteHistory,
 )
-from perflab.report.history import (
+from perflab.report.workflow_formats import (
     suite_history_headline,
     suite_history_html,
     suite_history_markdown,

@@ -1,5 +1,5 @@
-"""The terminal views of git variants (report/changes.py): where each variant came from, in the
-experiment's order, and the build cache's entries."""
+"""The terminal views of git variants (report/provenance_views.py): where each variant came from,
+in the experiment's order, and the build cache's entries."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from perflab.analyse.run import analyse_run
 from perflab.git.cache_entry import CacheEntry, CacheStatus
 from perflab.records.results import RunResult
 from perflab.records.run_facts import VariantInfo
-from perflab.report.changes import provenance_table, render_cache_entries
+from perflab.report.provenance_views import provenance_table, render_cache_entries
 from perflab.store.json_runs import load_document
 
 CAPTURE = Path(__file__).parents[2] / "golden" / "data" / "runs" / "gzip_preempted.json"

@@ -1,0 +1,6 @@
+"""The rss lens's name, spelled once: its package and its cost model both import it from here, so
+neither has to import the other first."""
+
+from perflab.records.kinds import Metric
+
+RSS = Metric("rss")
