@@ -11,20 +11,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
-
-FAST = [
-    "--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
-]  # fmt: skip
-
-
-def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from tests.cli_commands import FAST, perflab
 
 
 @pytest.mark.integration
