@@ -13,8 +13,8 @@ from rich.console import Console
 from perflab.report.design_views import design_sections
 from perflab.report.markdown import render_markdown, section_lines
 from perflab.report.terminal import render_section, render_terminal
+from tests.report_runs import synthetic_run
 from tests.unit.report.test_design_views import matrix_run, stack_run
-from tests.unit.report.test_html_report import synthetic_run
 
 DATA = Path(__file__).parent / "data" / "report"
 UPDATE = os.environ.get("PERFLAB_UPDATE_SNAPSHOTS") == "1"
