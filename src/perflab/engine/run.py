@@ -43,7 +43,7 @@ from perflab.engine.run_notes import (
 from perflab.engine.services import RunServices
 from perflab.lenses.registry import descriptor_for, lens_for
 from perflab.machine import cpu_lock
-from perflab.machine.host import cpu_flags, machine_facts, read_text
+from perflab.machine.host import machine_facts
 from perflab.machine.proc import (
     ProcessRunner,
     stop_all_contained,
@@ -172,7 +172,8 @@ def _open_run(
     plans = plans_before_run(
         experiment, planner, caches, services.started_at_s, waited_s, services.clock
     )
-    writer = store.begin_run(experiment, machine_facts(runner, cpu=cpu), __version__)
+    machine = machine_facts(runner, cpu=cpu)
+    writer = store.begin_run(experiment, machine, __version__)
     preparer = _preparer(stack, experiment, services)
     stack.enter_context(OrchestratorOffCpu(cpu))
     # first to exit: what the run started is stopped before its caches are removed
@@ -198,6 +199,7 @@ def _open_run(
         caches=caches,
         planner=planner,
         plans=plans,
+        cpu_flags=frozenset(machine["cpu_flags"]),
         clock=services.clock,
     )
 
@@ -255,6 +257,8 @@ class _Run:
     caches: IsolatedCaches
     planner: BenchmarkPlanner
     plans: dict[str, BudgetPlan]  # planned before the run; the others once prepared
+    # the machine's CPU features, as the run stores them: valgrind hides some (caches.py)
+    cpu_flags: frozenset[str] = frozenset()
     clock: Callable[[], float] = time.monotonic  # seconds: what budgets are spent by
 
 
@@ -373,13 +377,8 @@ def _as_lens_runs(run: _Run, lens: Lens, context: LensContext) -> LensContext:
     features valgrind shows (`IsolatedCaches.for_valgrind`)."""
     if not descriptor_for(lens.metric).planning.all_under_valgrind:
         return context
-    flags = _host_cpu_flags()
-    variants = tuple(run.caches.for_valgrind(v, flags) for v in context.experiment.variants)
+    variants = tuple(run.caches.for_valgrind(v, run.cpu_flags) for v in context.experiment.variants)
     return replace(context, experiment=replace(context.experiment, variants=variants))
-
-
-def _host_cpu_flags() -> frozenset[str]:
-    return cpu_flags(read_text("/proc/cpuinfo") or "")
 
 
 def _failed_variants(
@@ -441,7 +440,7 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
     if not compiled:
         return
-    flags = _host_cpu_flags()
+    flags = run.cpu_flags
     apart = any(descriptor_for(lens.metric).planning.all_under_valgrind for lens in run.lenses)
     again = [
         for_isa
