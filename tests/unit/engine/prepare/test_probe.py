@@ -33,6 +33,7 @@ def test_a_failed_reference_run_is_not_measured() -> None:
     assert not speed.measured and speed.factor == 1.0 and speed.valgrind_factor == 1.0
 
 
+@pytest.mark.usefixtures("private_cpu_locks")  # another worker's runs hold CPUs too
 def test_the_reference_runs_beside_the_probe_on_another_cpu() -> None:
     assert reference_cpu(0, {0, 1}) == 1
     assert reference_cpu(None, {0, 1}) is None  # unpinned, beside
