@@ -218,6 +218,11 @@ def probe_stat(
         if result.ok:
             counts = counts_for_requested(parse_stat_csv(result.stderr), remaining)
             return StatProbe(tuple(remaining), counts, tuple(refused))
+        if result.timed_out:  # perf itself hangs: another round would hang as long
+            failure = result.describe_failure()
+            tail = result.stderr[-2000:]
+            refused += [RefusedEvent(e, Refusal.FAILED, failure, tail) for e in remaining]
+            break
         culprit = _refused_event(result.stderr, remaining, result.describe_failure())
         refused.append(culprit)
         remaining = [event for event in remaining if event != culprit.event]

@@ -160,3 +160,19 @@ def test_a_failure_naming_no_event_sets_the_first_aside_and_ends_after_one_round
     ]
     assert probe.refused[0].detail == "perf: broken" and "1" in probe.refused[0].message
     assert probe.accepted == () and len(runner.calls) == 2
+
+
+def test_a_perf_that_hangs_is_asked_once() -> None:
+    """A round that ran out of time would do so again: every event is refused at once."""
+
+    def hangs(spec: LaunchSpec, stdin: str | None) -> Completed:
+        return Completed(spec.argv, None, "", "", 10, timed_out=True)
+
+    runner = FakeRunner().on_run(r"^perf stat ", hangs)
+    probe = probe_stat(runner, ["task-clock", "cycles", "instructions"], perf="perf", timeout_s=1)
+    assert [(r.event, r.refusal) for r in probe.refused] == [
+        ("task-clock", Refusal.FAILED),
+        ("cycles", Refusal.FAILED),
+        ("instructions", Refusal.FAILED),
+    ]
+    assert "timed out" in probe.refused[0].message and len(runner.calls) == 1
