@@ -396,7 +396,8 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
     (comparison,) = analysis.comparisons
     out = comparison.to_json()
     assert comparison.verdict is Verdict.EQUIVALENT, (out, analysis.notes)
-    assert len(out["baseline_processes"]) == len(out["variant_processes"]) == 2
+    # two processes a side, three where a side's two settled at different levels (count.py)
+    assert {len(out["baseline_processes"]), len(out["variant_processes"])} <= {2, 3}
     assert out["inlining_changes"] == [] and out["diagnoses"] == []
     assert 9_000 < out["baseline_per_iteration"] < 11_000
     # what differs between processes is reported (a warning), never claimed
@@ -404,7 +405,7 @@ def test_an_a_a_of_a_torch_statement_is_equivalent_and_claims_nothing() -> None:
     experiment = Experiment((benchmark,), (Variant("A"), Variant("B")), Settings())
     assert same_work_notes(experiment, analysis.comparisons, {"avx512": False}) == []
     info = sink.variant_info["A"]["instructions"]
-    assert info["processes"] == 2 and len(info["loops_by_process"]) == 2
+    assert info["processes"] in (2, 3) and len(info["loops_by_process"]) == info["processes"]
 
 
 def _callgrind_whole_run(stmt: str, loops: int, directory: Path) -> float:
@@ -454,7 +455,8 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
         lens = InstructionsLens(options)
         analysis, sink = measure(Benchmark("sorted", stmt=stmt), (Variant("a"),), lens=lens)
         info = sink.variant_info["a"]["instructions"]
-        assert info["forked"] is fork and info["processes"] == 2
+        # two processes, or three where the two settled at different levels (count.py)
+        assert info["forked"] is fork and info["processes"] in (2, 3)
         # collection is toggled with client requests only (vgdb switches instrumentation)
         assert info["collection_toggled"] is (toggle and requests)
         counted[info["switched_by"], info["forked"], info["collection_toggled"]] = min(
