@@ -3,7 +3,7 @@ API keywords are derived from them), and their typed values in a run's settings.
 
 from __future__ import annotations
 
-from perflab.records.kinds import Metric
+from perflab.lenses.asm.metric import ASM
 from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
 from perflab.records.shared_options import ANALYSIS_CACHE
 
@@ -15,7 +15,7 @@ SYMBOLS = LensOption(
         "asm: functions to disassemble (default: the hottest)",
         key="symbols",
         flags=("--symbol",),
-        lens=Metric.ASM,
+        lens=ASM,
         repeat=True,
         metavar="REGEX",
     ),

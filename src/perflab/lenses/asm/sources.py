@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from perflab.lenses.asm.metric import ASM
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
@@ -208,7 +209,7 @@ class PerfRecordSource:
                 names,
                 recipe,
                 Reading.LEAVES,
-                lambda: record_variants(benchmark, context, recipe, Metric.ASM),
+                lambda: record_variants(benchmark, context, recipe, ASM),
             )
             self._taken_for = asked
         return pooled(self._taken[names.index(variant.name)].parts)

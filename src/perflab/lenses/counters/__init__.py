@@ -1,9 +1,9 @@
 """The counters lens: perf stat events of the measured region."""
 
 from perflab.lenses.counters.cost import counters_cost
+from perflab.lenses.counters.metric import COUNTERS as COUNTERS
 from perflab.lenses.counters.options import OPTIONS
 from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
-from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -21,7 +21,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.COUNTERS,
+    metric=COUNTERS,
     summary="perf stat events of the measured region",
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,

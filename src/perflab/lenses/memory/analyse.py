@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.memory import MEMORY
+from perflab.lenses.memory.metric import MEMORY
 from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,

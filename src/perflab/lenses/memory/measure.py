@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
+from perflab.lenses.memory.metric import MEMORY
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import environment_bytes

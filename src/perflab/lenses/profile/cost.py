@@ -9,6 +9,7 @@ from perflab.budget.perf_costs import (
     CALL_GRAPH_REGION_S,
     PERF_START_S,
 )
+from perflab.lenses.profile.metric import PROFILE
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
@@ -51,7 +52,7 @@ def profile_cost(
     toggles = n * PROFILE_REGION_S / max(probe.sample_s, 1e-3) if statement else 0.0
     minimum_s = n * processes * start_s + script_s + n * record_s + toggles * PROFILE_TOGGLE_S
     return LensCost(
-        Metric.PROFILE,
+        PROFILE,
         minimum_s=minimum_s,
         needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
         after_s=analysis_s(probe, PROFILE_ANALYSIS_S),

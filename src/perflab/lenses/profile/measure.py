@@ -34,6 +34,7 @@ from perflab.lenses.profile.analyse import (
     fallback_note,
 )
 from perflab.lenses.profile.cost import PROFILE_REGION_S
+from perflab.lenses.profile.metric import PROFILE
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.perf.recordings import Reading, Recipe, RecordedProfile
@@ -56,7 +57,7 @@ class ProfileLens:
     """The profile lens: samples call stacks of each variant's measured region with perf record and
     diffs the hot symbols."""
 
-    metric = Metric.PROFILE
+    metric = PROFILE
 
     def __init__(
         self,
@@ -81,7 +82,7 @@ class ProfileLens:
                     Severity.WARNING,
                     f"perf cannot record {self.options.call_graph} call graphs here; "
                     f"using {self._chosen.call_graph}",
-                    metric=Metric.PROFILE,
+                    metric=PROFILE,
                 )
             )
         probe = RecordedProfile(self._chosen.event, tuple(self._probe_events), CallGraph.NONE, ())
@@ -141,7 +142,7 @@ class ProfileLens:
             (PROFILE_META, json.dumps(profile.meta())),
         ):
             sink.add_artifact(
-                Artifact(benchmark.name, variant.name, Metric.PROFILE, kind, content, generation)
+                Artifact(benchmark.name, variant.name, PROFILE, kind, content, generation)
             )
         if not profile.samples:
             sink.add_note(
@@ -156,7 +157,7 @@ class ProfileLens:
                     hint="the region is too short: raise the profile duration",
                     benchmark=benchmark.name,
                     variant=variant.name,
-                    metric=Metric.PROFILE,
+                    metric=PROFILE,
                 )
             )
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from perflab.lenses.torch.metric import TORCH
 from perflab.lenses.torch.ops import (
     DeviceActivity,
     KernelChange,
@@ -29,7 +30,6 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Comparison, Note, Severity, Withhold
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from
@@ -176,7 +176,7 @@ def _waited_note(comparison: Comparison, baseline: _Side, side: _Side) -> Note:
         hint="measure on a quieter machine, or read the time lens's verdict",
         benchmark=comparison.benchmark,
         variant=side.name,
-        metric=Metric.TORCH,
+        metric=TORCH,
     )
 
 
@@ -203,7 +203,7 @@ def _no_op_note(benchmark: Benchmark, variant: str) -> Note:
         hint="profile a statement that calls torch (e.g. torch.add(x, y))",
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.TORCH,
+        metric=TORCH,
     )
 
 
@@ -238,7 +238,7 @@ def _torch_comparison(
     waited = max(baseline.waited_share, side.waited_share) > WAITED_SHARE
     return comparison_from(
         estimate,
-        Subject(benchmark.name, Metric.TORCH, baseline.name, side.name),
+        Subject(benchmark.name, TORCH, baseline.name, side.name),
         SideValues(values[0] * 1e3, values[1] * 1e3, "ns"),
         equivalence_band=settings.equivalence_band,
         details=replace(
