@@ -27,6 +27,8 @@ DESCRIPTOR = LensDescriptor(
     probe=_probe,
     render="perflab.lenses.counters.render:section",
     options=OPTIONS,
+    # the contract's first version listed it in every document (docs/json-format.md)
+    top_level_lists=("unavailable_events",),
     planning=Planning(cost=counters_cost),
     explanation=Explanation(
         beside_time="the counters lens counts in worker processes of its own under perf stat",
