@@ -46,6 +46,7 @@ from perflab.lenses.asm.sources import (
     ProfiledRegion,
     region_to_json,
 )
+from perflab.lenses.shared_options import analysis_cache_of
 from perflab.machine.parallel import (
     all_cpus,
     analysis_workers,
@@ -55,7 +56,6 @@ from perflab.machine.parallel import (
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
-from perflab.records.shared_options import analysis_cache_of
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import file_identity
 from perflab.tool_drivers.demangling import Demangler, default_demangler

@@ -4,8 +4,8 @@ API keywords are derived from them), and their typed values in a run's settings.
 from __future__ import annotations
 
 from perflab.lenses.asm.metric import ASM
+from perflab.lenses.shared_options import ANALYSIS_CACHE
 from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
-from perflab.records.shared_options import ANALYSIS_CACHE
 
 SYMBOLS = LensOption(
     "symbols",

@@ -6,9 +6,9 @@ import math
 
 from perflab.budget.costs import CostProbe, LensCost, analysis_s
 from perflab.lenses.instructions.metric import INSTRUCTIONS
+from perflab.lenses.shared_options import cache_sim_of
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
-from perflab.records.shared_options import cache_sim_of
 
 # callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
 # instrumentation off, and the counted part of one process (warm-up, calibration, two repeats

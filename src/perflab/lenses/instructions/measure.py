@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from perflab.lenses.instructions.analyse import analyse_instructions
 from perflab.lenses.instructions.metric import INSTRUCTIONS
+from perflab.lenses.shared_options import analysis_cache_of, cache_sim_of, region_of
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.native_code import native_code
@@ -21,7 +22,6 @@ from perflab.records.errors import ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
 from perflab.records.settings import Settings
-from perflab.records.shared_options import analysis_cache_of, cache_sim_of, region_of
 from perflab.tool_drivers.valgrind import (
     VALGRIND_HINT,
     check_valgrind_runs,
@@ -34,7 +34,7 @@ class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
 
     Reads its options (lenses/instructions/options.py; the two the memory lens shares in
-    records/shared_options.py): `region` (commands: count only inside that function), `cache_sim`
+    lenses/shared_options.py): `region` (commands: count only inside that function), `cache_sim`
     (simulated D1/LL misses and branch mispredictions, fixed geometry) and `layers` (regex rules
     grouping functions into layers)."""
 

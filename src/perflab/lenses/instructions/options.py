@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from perflab.lenses.instructions.metric import INSTRUCTIONS
+from perflab.lenses.shared_options import CACHE_SIM, REGION
 from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
-from perflab.records.shared_options import CACHE_SIM, REGION
 
 
 def _regexes(layers: Any) -> str | None:

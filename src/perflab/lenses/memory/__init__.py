@@ -11,8 +11,8 @@ from perflab.lenses.descriptor import (
     WorkerNeeds,
 )
 from perflab.lenses.memory.metric import MEMORY as MEMORY
+from perflab.lenses.shared_options import CACHE_SIM, REGION
 from perflab.records.kinds import Metric
-from perflab.records.shared_options import CACHE_SIM, REGION
 
 
 def _probe(facts: ProbeFacts) -> Probe:
