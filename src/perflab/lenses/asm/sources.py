@@ -203,7 +203,10 @@ class PerfRecordSource:
         names = [v.name for v in context.experiment.variants]
         asked = (context.recordings, benchmark.name, tuple(names))
         if asked != self._taken_for:
-            recipe = call_graph_recipe(context.runner, (Reading.CALL_GRAPHS, Reading.LEAVES))
+            # the profile lens's schedule: the recipe that lens asks for too, so one recording
+            recipe = call_graph_recipe(
+                context.runner, (Reading.CALL_GRAPHS, Reading.LEAVES), schedule=Metric.PROFILE
+            )
             self._taken = context.recordings.take(
                 benchmark.name,
                 names,

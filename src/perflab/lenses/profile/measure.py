@@ -106,6 +106,7 @@ class ProfileLens:
         return call_graph_recipe(
             context.runner,
             readings,
+            schedule=PROFILE,
             options=self._options(context.runner),
             region_s=self.region_s,
             max_command_runs=self.max_command_runs,
