@@ -49,7 +49,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
 
 
 def _analysed(
-    baseline: StoredRun, candidate: StoredRun, shared: _Shared
+    baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth
 ) -> tuple[GatheredAnalyses, list[Sample]]:
     """Each lens's analysis of every shared variant and benchmark, the baseline run's samples
     against the candidate's as if they were two variants of one run; and the samples read."""
@@ -82,7 +82,7 @@ def _analysed(
 
 
 @dataclass(frozen=True)
-class _Shared:
+class _MeasuredInBoth:
     """What both runs measured, in the baseline run's order."""
 
     variants: tuple[str, ...]
@@ -110,10 +110,10 @@ def _from_samples_alone(metrics: tuple[Metric, ...], *runs: StoredRun) -> tuple[
     return tuple(m for m in metrics if m in alone)
 
 
-def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:
+def _shared(baseline: StoredRun, candidate: StoredRun) -> _MeasuredInBoth:
     other = candidate.experiment
     metrics = tuple(m for m in baseline.experiment.settings.metrics if m in other.settings.metrics)
-    shared = _Shared(
+    shared = _MeasuredInBoth(
         variants=tuple(
             v.name
             for v in baseline.experiment.variants
@@ -135,7 +135,7 @@ def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:
     return shared
 
 
-def _missing(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list[str]:
+def _missing(baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth) -> list[str]:
     """What the two runs do not share, each side's names in words."""
 
     def names(run: StoredRun, kind: str) -> str:
@@ -161,7 +161,9 @@ def _missing(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list
     return missing
 
 
-def _left_out_notes(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list[Note]:
+def _left_out_notes(
+    baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth
+) -> list[Note]:
     """The variants, benchmarks and lenses of one side that the other lacks: not compared."""
     left_out = []
     for run in (baseline, candidate):
@@ -219,7 +221,7 @@ def _labels(baseline: StoredRun, candidate: StoredRun, name: str) -> tuple[str, 
 
 
 def _each_variant_against_itself(
-    baseline: StoredRun, candidate: StoredRun, shared: _Shared
+    baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth
 ) -> Experiment:
     """The experiment the lenses analyse: every shared variant of each run, under its run's
     label, paired with itself. Its pairs are the comparisons this decides, so the family level

@@ -161,7 +161,7 @@ def analyse_counters(
     counted = [e for e in measured if data.samples_of(baseline, e)]
     pairs = run_family_size(experiment)
     family = Family(event_confidence(settings.confidence, len(counted), pairs), len(counted), pairs)
-    shared = _Shared(benchmark, data, settings.equivalence_band, family)
+    shared = _EventBasis(benchmark, data, settings.equivalence_band, family)
     comparisons: list[Comparison] = []
     notes: list[Note] = []
     for event in measured:
@@ -196,7 +196,7 @@ class Family:
 
 
 @dataclass(frozen=True)
-class _Shared:
+class _EventBasis:
     """What every event comparison of one benchmark is made with."""
 
     benchmark: Benchmark
@@ -206,7 +206,7 @@ class _Shared:
 
 
 def _event_comparison(
-    shared: _Shared, event: str, sides: tuple[str, str], states: Mapping[str, Any]
+    shared: _EventBasis, event: str, sides: tuple[str, str], states: Mapping[str, Any]
 ) -> Comparison:
     """The comparison, with a difference claimed on too few events withheld."""
     benchmark, data, family = shared.benchmark, shared.data, shared.family

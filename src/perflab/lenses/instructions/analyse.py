@@ -84,7 +84,7 @@ def analyse_instructions(
             if missing not in unexecutable:
                 notes.append(_no_counts_note(benchmark, missing))
             continue
-        pair = _Pair(benchmark, base_name, name, base, other, band)
+        pair = _CountedPair(benchmark, base_name, name, base, other, band)
         comparison = _comparison(pair, rules)
         comparisons.append(comparison)
         if isinstance(comparison.details, InstructionsDetails):
@@ -134,7 +134,7 @@ def _cannot_tell_notes(benchmark: Benchmark, name: str, details: InstructionsDet
 
 
 @dataclass(frozen=True)
-class _Pair:
+class _CountedPair:
     """A variant against the baseline in one benchmark: their names, counts and the band."""
 
     benchmark: Benchmark
@@ -161,7 +161,7 @@ class _Pair:
         )
 
 
-def _comparison(pair: _Pair, rules: Sequence[LayerRule]) -> Comparison:
+def _comparison(pair: _CountedPair, rules: Sequence[LayerRule]) -> Comparison:
     base, other, band = pair.base, pair.other, pair.band
     # the interval spans every process, widened by how far each side's processes are apart
     interval = process_ratio_interval(base.processes, other.processes)
@@ -249,7 +249,7 @@ def function_table(
     return with_spellings(functions, other.spellings), attribution
 
 
-def _event_comparison(pair: _Pair, event: DerivedEvent) -> Comparison:
+def _event_comparison(pair: _CountedPair, event: DerivedEvent) -> Comparison:
     base, other = pair.base, pair.other
     before, after = base.samples[event.name], other.samples[event.name]
     interval = process_ratio_interval(

@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS
+from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS, CALL_GRAPH_REGION_S
 from perflab.lenses.profile.analyse import (
     FOLDED,
     PROFILE_META,
@@ -33,7 +33,6 @@ from perflab.lenses.profile.analyse import (
     analyse_profiles,
     fallback_note,
 )
-from perflab.lenses.profile.cost import PROFILE_REGION_S
 from perflab.lenses.profile.metric import PROFILE
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
@@ -62,7 +61,7 @@ class ProfileLens:
     def __init__(
         self,
         *,
-        region_s: float = PROFILE_REGION_S,
+        region_s: float = CALL_GRAPH_REGION_S,
         options: RecordOptions | None = None,
         max_command_runs: int = CALL_GRAPH_COMMAND_RUNS,
     ) -> None:

@@ -137,7 +137,7 @@ def analyse_torch(
         name: [parse_op_table(json.loads(a.content)) for a in data.artifacts_of(name, KIND_OPS)]
         for name in variants
     }
-    baseline = _Side(variants[0], tables[variants[0]])
+    baseline = _VariantOpTables(variants[0], tables[variants[0]])
     if not baseline.tables:
         return LensAnalysis()
     notes = [
@@ -149,7 +149,7 @@ def analyse_torch(
     for name in variants[1:]:
         if not tables[name]:
             continue
-        side = _Side(name, tables[name])
+        side = _VariantOpTables(name, tables[name])
         comparison = _torch_comparison(benchmark, data, settings, baseline, side)
         if comparison.withheld is not None:
             notes.append(_waited_note(comparison, baseline, side))
@@ -165,7 +165,9 @@ WAITED_SHARE = 0.05
 WAITED = Withhold("waited-for-cpu", differences_only=True)
 
 
-def _waited_note(comparison: Comparison, baseline: _Side, side: _Side) -> Note:
+def _waited_note(
+    comparison: Comparison, baseline: _VariantOpTables, side: _VariantOpTables
+) -> Note:
     return Note(
         Severity.INFO,
         f"torch: {side.name!r} against {baseline.name!r} read "
@@ -181,7 +183,7 @@ def _waited_note(comparison: Comparison, baseline: _Side, side: _Side) -> Note:
 
 
 @dataclass(frozen=True)
-class _Side:
+class _VariantOpTables:
     """One variant's stored op tables, one per measured profile."""
 
     name: str
@@ -208,7 +210,11 @@ def _no_op_note(benchmark: Benchmark, variant: str) -> Note:
 
 
 def _torch_comparison(
-    benchmark: Benchmark, data: BenchmarkData, settings: Settings, baseline: _Side, side: _Side
+    benchmark: Benchmark,
+    data: BenchmarkData,
+    settings: Settings,
+    baseline: _VariantOpTables,
+    side: _VariantOpTables,
 ) -> Comparison:
     diff = diff_ops(op_rates(baseline.tables), op_rates(side.tables))
     details = _details(baseline, side, diff)
@@ -251,7 +257,7 @@ def _torch_comparison(
     )
 
 
-def _details(baseline: _Side, side: _Side, diff: OpsDiff) -> TorchDetails:
+def _details(baseline: _VariantOpTables, side: _VariantOpTables, diff: OpsDiff) -> TorchDetails:
     baseline_versions, baseline_capabilities = versions_of(baseline.tables)
     versions, capabilities = versions_of(side.tables)
     return TorchDetails(
