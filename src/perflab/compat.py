@@ -6,13 +6,15 @@ package keeps a file for it. New code imports each name from the module that def
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 from collections.abc import Sequence
 from functools import partial
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 # (old module, name) -> the module that defines the name now; all removed in 2.0
 MOVED: dict[tuple[str, str], str] = {
@@ -52,15 +54,19 @@ def moved(module: str, name: str) -> object:
         raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
 
 
-class _GoneModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports of `GONE_MODULES`: an empty module whose names `moved` resolves."""
+class _GoneModules:
+    """Imports of `GONE_MODULES`: an empty module whose names `moved` resolves. A finder and
+    loader by protocol, not importlib.abc's classes: importing those doubles `import perflab`."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in GONE_MODULES:
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", self))
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module
 
     def exec_module(self, module: ModuleType) -> None:
         module.__getattr__ = partial(moved, module.__name__)  # type: ignore[method-assign]
