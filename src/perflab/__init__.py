@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from perflab.records.results import RunResult
     from perflab.records.settings import Settings
 
+from perflab.compat import serve_old_modules
+
+serve_old_modules()  # old import paths (perflab.compat), until perflab 2.0
+
 # every function of perflab.api is here (a unit test checks), so `import perflab` and
 # `import perflab.api as perflab` give the same functions, as docs/python-api.md says
 _HOMES = {

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from perflab.lenses.instructions import DESCRIPTOR as INSTRUCTIONS
-from perflab.records.shared_options import CACHE_SIM
+from perflab.lenses.shared_options import CACHE_SIM
 
 pytestmark = [
     pytest.mark.integration,

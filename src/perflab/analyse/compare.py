@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.run import with_sections
-from perflab.lenses.registry import DESCRIPTORS, lens_for
+from perflab.lenses.registry import DESCRIPTORS, lens_for, top_level_lists
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
@@ -39,6 +39,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
             variant_info={k: VariantInfo.from_json(v) for k, v in candidate.variant_info.items()},
             differences=(_measured_apart(baseline, candidate),),
             findings=tuple(found.findings),
+            top_level_lists=top_level_lists(),
             cross_run=True,
             baseline_run_id=baseline.run_id,
             samples=tuple(samples_read),
@@ -48,7 +49,7 @@ def compare_runs(baseline: StoredRun, candidate: StoredRun) -> RunResult:
 
 
 def _analysed(
-    baseline: StoredRun, candidate: StoredRun, shared: _Shared
+    baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth
 ) -> tuple[GatheredAnalyses, list[Sample]]:
     """Each lens's analysis of every shared variant and benchmark, the baseline run's samples
     against the candidate's as if they were two variants of one run; and the samples read."""
@@ -81,7 +82,7 @@ def _analysed(
 
 
 @dataclass(frozen=True)
-class _Shared:
+class _MeasuredInBoth:
     """What both runs measured, in the baseline run's order."""
 
     variants: tuple[str, ...]
@@ -109,10 +110,10 @@ def _from_samples_alone(metrics: tuple[Metric, ...], *runs: StoredRun) -> tuple[
     return tuple(m for m in metrics if m in alone)
 
 
-def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:
+def _shared(baseline: StoredRun, candidate: StoredRun) -> _MeasuredInBoth:
     other = candidate.experiment
     metrics = tuple(m for m in baseline.experiment.settings.metrics if m in other.settings.metrics)
-    shared = _Shared(
+    shared = _MeasuredInBoth(
         variants=tuple(
             v.name
             for v in baseline.experiment.variants
@@ -134,7 +135,7 @@ def _shared(baseline: StoredRun, candidate: StoredRun) -> _Shared:
     return shared
 
 
-def _missing(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list[str]:
+def _missing(baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth) -> list[str]:
     """What the two runs do not share, each side's names in words."""
 
     def names(run: StoredRun, kind: str) -> str:
@@ -160,7 +161,9 @@ def _missing(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list
     return missing
 
 
-def _left_out_notes(baseline: StoredRun, candidate: StoredRun, shared: _Shared) -> list[Note]:
+def _left_out_notes(
+    baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth
+) -> list[Note]:
     """The variants, benchmarks and lenses of one side that the other lacks: not compared."""
     left_out = []
     for run in (baseline, candidate):
@@ -218,7 +221,7 @@ def _labels(baseline: StoredRun, candidate: StoredRun, name: str) -> tuple[str, 
 
 
 def _each_variant_against_itself(
-    baseline: StoredRun, candidate: StoredRun, shared: _Shared
+    baseline: StoredRun, candidate: StoredRun, shared: _MeasuredInBoth
 ) -> Experiment:
     """The experiment the lenses analyse: every shared variant of each run, under its run's
     label, paired with itself. Its pairs are the comparisons this decides, so the family level

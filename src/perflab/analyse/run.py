@@ -13,15 +13,15 @@ from perflab.analyse.gathered import GatheredAnalyses
 from perflab.analyse.hidden_dispatch import with_cpu_ran
 from perflab.analyse.outputs import judge_outputs
 from perflab.analyse.quantiles import quantiles_kept
-from perflab.lenses.registry import descriptor_for, lens_for
+from perflab.lenses.registry import descriptor_for, lens_for, top_level_lists
 from perflab.lenses.sections import lens_sections
+from perflab.lenses.shared_options import analysis_cache_of
 from perflab.machine.host import interpreter_differences, variant_differences
 from perflab.measure.lens import FAILED_ARTIFACT, BenchmarkData, LensAnalysis
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Comparison, Experiment, Note
 from perflab.records.results import RunResult
 from perflab.records.run_facts import MachineInfo, VariantInfo
-from perflab.records.shared_options import analysis_cache_of
 from perflab.store import StoredRun
 from perflab.store.analysis_cache import AnalysisCache
 
@@ -112,6 +112,7 @@ def _analyse_run(run: StoredRun) -> RunResult:
             differences=tuple(differences),
             error=run.error,
             findings=tuple(analysed.findings),
+            top_level_lists=top_level_lists(),
             samples=run.samples,
             artifacts=run.artifacts,
             measurements=tuple(analysed.measurements.values()),

@@ -96,9 +96,6 @@ def claim_measurement_cpu(
     )
 
 
-_TAKE_TURNS_HINT = cpu_lock.SHARED_CPU_HINT
-
-
 def note_cpu_claim(writer: RunSink, claim: cpu_lock.CpuClaim | None, quiet: bool) -> None:
     """Say when another perflab run measured on the same CPU, or when this one waited (who
     held the CPUs, how long; the wait is not charged to the budget). `quiet`: a lens of the
@@ -128,7 +125,7 @@ def note_cpu_claim(writer: RunSink, claim: cpu_lock.CpuClaim | None, quiet: bool
                     else ""
                 )
                 + ": while both ran, they took turns on the CPU",
-                hint=_TAKE_TURNS_HINT,
+                hint=cpu_lock.SHARED_CPU_HINT,
             )
         )
     elif claim.waited_s >= 1.0:
@@ -138,7 +135,7 @@ def note_cpu_claim(writer: RunSink, claim: cpu_lock.CpuClaim | None, quiet: bool
                 message=f"waited {claim.waited_s:.0f} s for CPU {claim.cpu}: other perflab "
                 f"runs were measuring on every CPU ({_holders(claim.waited_for)}); the wait "
                 "is not counted in the budget",
-                hint=_TAKE_TURNS_HINT,
+                hint=cpu_lock.SHARED_CPU_HINT,
             )
         )
 
@@ -157,7 +154,7 @@ def note_joiners(writer: RunSink, claim: cpu_lock.CpuClaim | None, quiet: bool) 
                 severity=Severity.WARNING,
                 message=f"another perflab run ({who}) measured on CPU {claim.cpu} while this "
                 "run held it: while both ran, they took turns on the CPU",
-                hint=_TAKE_TURNS_HINT,
+                hint=cpu_lock.SHARED_CPU_HINT,
             )
         )
 
@@ -176,6 +173,6 @@ def note_turns(writer: RunSink, turns: cpu_lock.CpuTurns, quiet: bool) -> None:
             + ", one sample block at a time: waited "
             f"{turns.waited_s:.1f} s for {turns.waited_turns} of its {turns.turns} turns (not "
             "counted in the budget); no sample of either run was taken while the other sampled",
-            hint=_TAKE_TURNS_HINT,
+            hint=cpu_lock.SHARED_CPU_HINT,
         )
     )

@@ -210,6 +210,9 @@ class LensDescriptor:
     # instructions lens's callgrind runs, so --region applies to it): given with this lens
     # alone, they are not an error
     also_reads: tuple[str, ...] = ()
+    # the JSON document's top-level lists this lens's findings fill (`LensFindings.to_json`),
+    # present in every document, empty where it found nothing: readers may rely on them
+    top_level_lists: tuple[str, ...] = ()
     # what each part of perflab asks about the lens; the defaults suit a lens that samples with
     # the core worker ops, costs one generation of workers, needs a quiet CPU, and explains nothing
     worker: WorkerNeeds = WorkerNeeds()  # the statement workers (measure/)

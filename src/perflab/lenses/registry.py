@@ -48,6 +48,12 @@ def descriptor_for(metric: Metric) -> LensDescriptor:
     )
 
 
+def top_level_lists() -> tuple[str, ...]:
+    """The JSON document's top-level lists every document has, empty or not (each lens's
+    `top_level_lists`), in the order the lenses are listed."""
+    return tuple(name for d in DESCRIPTORS for name in d.top_level_lists)
+
+
 def wall_time_metrics() -> frozenset[Metric]:
     """The lenses measuring the whole statement's wall time (`Figures.wall_time`)."""
     return frozenset(d.metric for d in DESCRIPTORS if d.figures.wall_time)

@@ -13,8 +13,10 @@ class Metric(str):
     """A lens's name: one way of measuring a benchmark.
 
     Not an enum: a lens is added by registering its descriptor (perflab/lenses/registry.py),
-    without touching this module. Which metrics exist is the registry's answer; the constants
-    below name the built-in ones for code that refers to them. Instances are interned, so
+    without touching this module. Which metrics exist is the registry's answer. A lens spells
+    its own name once, in `lenses/<lens>/metric.py`; the constants below are the public
+    spelling of six built-in ones for code outside the lenses (the API, workflows), the same
+    objects (tests/unit/cross/test_lens_metric_names.py). Instances are interned, so
     `metric is Metric.TIME` holds for a metric read back from the store."""
 
     __slots__ = ()

@@ -55,6 +55,9 @@ class RunResult:
     interactions: tuple[Interaction, ...] = ()  # perflab matrix: a change's effect across bases
     # one paragraph per compared pair joining the lenses (made by perflab.analyse.explanation)
     summaries: tuple[Summary, ...] = ()
+    # the lenses' top-level JSON lists present in every document, empty or not (the lens
+    # descriptors' `top_level_lists`, named by the analysis)
+    top_level_lists: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -69,8 +72,9 @@ class RunResult:
     @property
     def top_level(self) -> dict[str, Any]:
         """The lenses' findings as the JSON document's lens-specific top-level fields
-        (`unavailable_events`, `profiles` ...)."""
-        return top_level_json(self.findings)
+        (`unavailable_events`, `profiles` ...): the lists every document has first, then what
+        the findings add."""
+        return {**{name: [] for name in self.top_level_lists}, **top_level_json(self.findings)}
 
     def raise_on_failure(self) -> RunResult:
         """Raise the first benchmark failure, if any (for callers that want exceptions)."""

@@ -59,7 +59,7 @@ class SettingSpec:
 class LensOption:
     """One option a lens reads: its name (the API's keyword and the stored settings' JSON
     field), its value when not given, and the spec its CLI option and experiment-file key are
-    derived from (lenses/<lens>/options.py; records/shared_options.py for an option several
+    derived from (lenses/<lens>/options.py; lenses/shared_options.py for an option several
     lenses read). Its value travels in `Settings.lens_options`."""
 
     name: str

@@ -87,7 +87,6 @@ def run_to_json(result: RunResult, *, samples: bool = False) -> dict[str, Any]:
         "measurements": [m.to_json() for m in result.measurements],
         "notes": [n.to_json() for n in result.notes],
         "summaries": [s.to_json() for s in result.summaries],
-        "unavailable_events": [],
     }
     document.update(result.top_level)
     if samples:

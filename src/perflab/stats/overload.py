@@ -215,7 +215,7 @@ class OverloadCheck:
                 (baseline, self.preempted_baseline, self.cpu_growth_baseline),
                 (variant, self.preempted_variant, self.cpu_growth_variant),
             )
-            if _Side.of(share, growth, cold).assumed
+            if _PreemptionEvidence.of(share, growth, cold).assumed
         ]
         return (
             f"; too few of {' and '.join(names)} samples ran undisturbed (not right after "
@@ -275,7 +275,7 @@ def cpu_growth(
 
 
 @dataclass(frozen=True)
-class _Side:
+class _PreemptionEvidence:
     """One variant's evidence: the share of its samples preempted, and what a preemption
     costs it (log of one plus its CPU growth; ASSUMED_COST's when it could not be measured)."""
 
@@ -284,7 +284,7 @@ class _Side:
     assumed: bool
 
     @classmethod
-    def of(cls, share: float, growth: float | None, cold: float) -> _Side:
+    def of(cls, share: float, growth: float | None, cold: float) -> _PreemptionEvidence:
         """`cold`: the share of unpreempted samples that may have started cold (`cold_share`);
         from half of them on, the unpreempted samples a growth is measured against may be
         cold ones themselves, and the growth says nothing of the cost."""
@@ -359,13 +359,15 @@ class ColdStarts:
         )
 
 
-def _borrowed(baseline: _Side, variant: _Side) -> tuple[_Side, _Side]:
+def _borrowed(
+    baseline: _PreemptionEvidence, variant: _PreemptionEvidence
+) -> tuple[_PreemptionEvidence, _PreemptionEvidence]:
     """A side never preempted can still start cold after the other's preemptions: what that
     costs it is taken as what a preemption costs the other side (same machine, same load)."""
     if baseline.share == 0 and variant.share > 0:
-        baseline = _Side(0.0, variant.cost, variant.assumed)
+        baseline = _PreemptionEvidence(0.0, variant.cost, variant.assumed)
     elif variant.share == 0 and baseline.share > 0:
-        variant = _Side(0.0, baseline.cost, baseline.assumed)
+        variant = _PreemptionEvidence(0.0, baseline.cost, baseline.assumed)
     return baseline, variant
 
 
@@ -450,8 +452,8 @@ def _bounded(
     clean = estimate_ratio(pairs, estimate.confidence, groups.units)
     cold = cold_share(*shares)
     sides = _borrowed(
-        _Side.of(shares[0], check.cpu_growth_baseline, cold),
-        _Side.of(shares[1], check.cpu_growth_variant, cold),
+        _PreemptionEvidence.of(shares[0], check.cpu_growth_baseline, cold),
+        _PreemptionEvidence.of(shares[1], check.cpu_growth_variant, cold),
     )
     cold_starts = ColdStarts.of(baseline, variant, share)
     excess = cold_starts.excess(shares)
@@ -480,7 +482,7 @@ def _from_unpreempted(
     clean: RatioEstimate,
     pairs: Sequence[PairedLogRatio],
     units: Mapping[int, int] | None,
-    sides: tuple[_Side, _Side],
+    sides: tuple[_PreemptionEvidence, _PreemptionEvidence],
     excess: tuple[float, float],
 ) -> dict[str, Any] | None:
     """The unpreempted pairs' interval, widened by one variant's cold starts in excess of the
@@ -509,7 +511,7 @@ def _from_unpreempted(
 def _unit_mean(
     grouped: Mapping[int, list[float]],
     units: Mapping[int, int] | None,
-    side: _Side,
+    side: _PreemptionEvidence,
     excess: float,
     *,
     upward: bool,
@@ -555,7 +557,9 @@ def median_shift(values: Sequence[float], k: int, *, upward: bool) -> float:
     return centre - float(np.median([-math.inf] * k + ordered[:-k]))
 
 
-def _by_growth(estimate: RatioEstimate, sides: tuple[_Side, _Side]) -> dict[str, Any]:
+def _by_growth(
+    estimate: RatioEstimate, sides: tuple[_PreemptionEvidence, _PreemptionEvidence]
+) -> dict[str, Any]:
     """The corrected interval widened by each side's whole cost, on the side it pushes."""
     baseline, variant = sides
     undecided = baseline.assumed or variant.assumed

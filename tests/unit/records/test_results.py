@@ -81,3 +81,20 @@ def test_an_interactions_json_gives_both_bases_and_how_its_interval_was_made() -
     assert dataclasses.replace(interaction, paired=True).to_json()["ci_method"] == (
         "paired-generations"
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Found:
+    rows: dict[str, list[str]]
+
+    def to_json(self) -> dict[str, list[str]]:
+        return self.rows
+
+
+def test_the_lists_every_document_has_come_first_and_findings_fill_them(result: RunResult) -> None:
+    assert result.top_level_lists == ("unavailable_events",)  # the counters lens's
+    assert result.top_level == {"unavailable_events": []}
+    found = dataclasses.replace(result, findings=(_Found({"profiles": ["p"]}),))
+    assert list(found.top_level) == ["unavailable_events", "profiles"]
+    filled = dataclasses.replace(result, findings=(_Found({"unavailable_events": ["e"]}),))
+    assert filled.top_level == {"unavailable_events": ["e"]}

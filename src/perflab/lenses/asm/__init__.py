@@ -1,9 +1,9 @@
 """The asm lens: disassembly of the hot functions, normalised and diffed."""
 
 from perflab.lenses.asm.cost import asm_cost
+from perflab.lenses.asm.metric import ASM as ASM
 from perflab.lenses.asm.options import OPTIONS
 from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
-from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -14,7 +14,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.ASM,
+    metric=ASM,
     summary="disassembly of the hot functions, diffed",
     lens="perflab.lenses.asm.measure:AsmLens",
     probe=_probe,

@@ -16,11 +16,12 @@ from perflab.lenses.asm.claims import plain_name
 from perflab.lenses.asm.code_diff import FunctionChange, diff_text
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
+from perflab.lenses.asm.metric import ASM
 from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE, Row, VariantCode
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.diagnosis import Diagnosis
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric, Verdict
+from perflab.records.kinds import Verdict
 from perflab.records.model import Benchmark, Comparison
 from perflab.records.settings import Settings
 from perflab.tool_output.symbol_names import readable, selector_changes
@@ -162,7 +163,7 @@ def analyse_asm(
         comparisons.append(
             Comparison(
                 benchmark=benchmark.name,
-                metric=Metric.ASM,
+                metric=ASM,
                 baseline=variants[0],
                 variant=name,
                 ratio=ratio,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 from perflab.lenses.asm.locate import MIN_HOT_SHARE, object_basename
+from perflab.lenses.asm.metric import ASM
 from perflab.lenses.asm.sources import ProfiledRegion
-from perflab.records.kinds import Metric
 from perflab.records.model import Note, Severity
 
 
@@ -33,7 +33,7 @@ def _unnamed_notes(region: ProfiledRegion, total: float) -> list[Note]:
             f"no symbols for {object_basename(path)} ({weight / total:.0%} of the samples): "
             "its hot code cannot be named or shown",
             hint="install its debug package (e.g. the -dbg or -dbgsym package) or build with -g",
-            metric=Metric.ASM,
+            metric=ASM,
         )
         for path, weight in unnamed.items()
         if weight / total >= MIN_HOT_SHARE
@@ -57,7 +57,7 @@ def _fileless_notes(region: ProfiledRegion, total: float) -> list[Note]:
             "without a perf map, or anonymous memory): it cannot be named or shown",
             hint="let the JIT write /tmp/perf-PID.map (python -X perf, "
             "PYTHONPERFSUPPORT=1; node --perf-basic-prof)",
-            metric=Metric.ASM,
+            metric=ASM,
         )
     ]
 
@@ -78,7 +78,7 @@ def _deleted_notes(region: ProfiledRegion, total: float) -> list[Note]:
                     f"{clean} was deleted or replaced after the variant ran "
                     f"({weight / total:.0%} of the samples): its functions are not shown",
                     hint="do not rebuild the code under test while perflab measures it",
-                    metric=Metric.ASM,
+                    metric=ASM,
                 )
             )
     return notes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from perflab.budget.costs import CostProbe, LensCost, analysis_s, side_by_side_s
 from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
+from perflab.lenses.asm.metric import ASM
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
@@ -32,7 +33,7 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     statement = probe.kind is BenchmarkKind.STATEMENT
     if statement and Metric.PROFILE in settings.metrics:
         return LensCost(
-            Metric.ASM,
+            ASM,
             minimum_s=post_s,
             needs="the profile's recording, then each variant's hot functions disassembled",
             after_s=after_s,
@@ -42,7 +43,7 @@ def asm_cost(probe: CostProbe, settings: Settings) -> LensCost:
     record_s = max(ASM_REGION_S, probe.sample_s)
     per_variant_s = start_s + record_s + ASM_SCRIPT_S * factor
     return LensCost(
-        Metric.ASM,
+        ASM,
         minimum_s=n * per_variant_s + post_s,
         needs="a profile per variant, then its hot functions disassembled",
         after_s=after_s,

@@ -37,6 +37,7 @@ from perflab.lenses.asm.locate import (
     union_in_order,
     with_fragments,
 )
+from perflab.lenses.asm.metric import ASM
 from perflab.lenses.asm.options import symbols_of
 from perflab.lenses.asm.rows import MIN_RAN_SAMPLES, MIN_RAN_SHARE
 from perflab.lenses.asm.sources import (
@@ -45,6 +46,7 @@ from perflab.lenses.asm.sources import (
     ProfiledRegion,
     region_to_json,
 )
+from perflab.lenses.shared_options import analysis_cache_of
 from perflab.machine.parallel import (
     all_cpus,
     analysis_workers,
@@ -53,9 +55,7 @@ from perflab.machine.parallel import (
 )
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.lens import BenchmarkData, LensAnalysis, LensContext
-from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
-from perflab.records.shared_options import analysis_cache_of
 from perflab.store.analysis_cache import AnalysisCache
 from perflab.tool_drivers.debuginfo import file_identity
 from perflab.tool_drivers.demangling import Demangler, default_demangler
@@ -73,7 +73,7 @@ class AsmLens:
     """The asm lens: profiles each variant's hot code, then disassembles and diffs its hottest
     functions."""
 
-    metric = Metric.ASM
+    metric = ASM
 
     def __init__(
         self,
@@ -224,7 +224,7 @@ def _variant_code(
                 Severity.WARNING,
                 "no hot or named function was found in the objects this variant mapped",
                 hint="name functions with --symbol REGEX; are the objects stripped?",
-                metric=Metric.ASM,
+                metric=ASM,
             )
         )
     have = {family(f.symbol.demangled) for f in found}
@@ -254,11 +254,9 @@ def _store(
     context: LensContext, benchmark: Benchmark, variant: Variant, kind: str, payload: object
 ) -> None:
     context.sink.add_artifact(
-        Artifact(
-            benchmark.name, variant.name, Metric.ASM, kind, json.dumps(payload, sort_keys=True)
-        )
+        Artifact(benchmark.name, variant.name, ASM, kind, json.dumps(payload, sort_keys=True))
     )
 
 
 def _note(message: str, hint: str | None = None) -> Note:
-    return Note(Severity.INFO, message, hint=hint, metric=Metric.ASM)
+    return Note(Severity.INFO, message, hint=hint, metric=ASM)

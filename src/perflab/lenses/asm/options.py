@@ -3,9 +3,9 @@ API keywords are derived from them), and their typed values in a run's settings.
 
 from __future__ import annotations
 
-from perflab.records.kinds import Metric
+from perflab.lenses.asm.metric import ASM
+from perflab.lenses.shared_options import ANALYSIS_CACHE
 from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
-from perflab.records.shared_options import ANALYSIS_CACHE
 
 SYMBOLS = LensOption(
     "symbols",
@@ -15,7 +15,7 @@ SYMBOLS = LensOption(
         "asm: functions to disassemble (default: the hottest)",
         key="symbols",
         flags=("--symbol",),
-        lens=Metric.ASM,
+        lens=ASM,
         repeat=True,
         metavar="REGEX",
     ),

@@ -4,8 +4,8 @@ functions' bytes."""
 from __future__ import annotations
 
 from perflab.lenses.asm.analyse import AsmDetails
+from perflab.lenses.asm.metric import ASM
 from perflab.records.code_findings import Finding, Seen
-from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
 
 
@@ -22,14 +22,14 @@ def asm_finding(details: AsmDetails) -> Finding:
     be identical."""
     hot = [row for row in details.rows if row.baseline.ran or row.variant.ran]
     if not hot:
-        return Finding(Metric.ASM, Seen.CANNOT_TELL)
+        return Finding(ASM, Seen.CANNOT_TELL)
     for row in hot:
         if not (row.baseline.ran and row.variant.ran) or not row.change.identical:
-            return Finding(Metric.ASM, Seen.DIFFERENT)
+            return Finding(ASM, Seen.DIFFERENT)
     if any(row.name not in details.byte_identical for row in hot):
-        return Finding(Metric.ASM, Seen.CANNOT_TELL)
+        return Finding(ASM, Seen.CANNOT_TELL)
     return Finding(
-        Metric.ASM,
+        ASM,
         Seen.SAME,
         f"the same {len(hot)} hot function{'s' if len(hot) != 1 else ''} with byte-identical code",
     )

@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from perflab.lenses.asm.metric import ASM
 from perflab.machine.proc import LaunchSpec, ProcessRunner, which
 from perflab.measure.commands import command_argv
 from perflab.measure.lens import LensContext
@@ -202,13 +203,16 @@ class PerfRecordSource:
         names = [v.name for v in context.experiment.variants]
         asked = (context.recordings, benchmark.name, tuple(names))
         if asked != self._taken_for:
-            recipe = call_graph_recipe(context.runner, (Reading.CALL_GRAPHS, Reading.LEAVES))
+            # the profile lens's schedule: the recipe that lens asks for too, so one recording
+            recipe = call_graph_recipe(
+                context.runner, (Reading.CALL_GRAPHS, Reading.LEAVES), schedule=Metric.PROFILE
+            )
             self._taken = context.recordings.take(
                 benchmark.name,
                 names,
                 recipe,
                 Reading.LEAVES,
-                lambda: record_variants(benchmark, context, recipe, Metric.ASM),
+                lambda: record_variants(benchmark, context, recipe, ASM),
             )
             self._taken_for = asked
         return pooled(self._taken[names.index(variant.name)].parts)

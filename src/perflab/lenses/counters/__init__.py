@@ -1,9 +1,9 @@
 """The counters lens: perf stat events of the measured region."""
 
 from perflab.lenses.counters.cost import counters_cost
+from perflab.lenses.counters.metric import COUNTERS as COUNTERS
 from perflab.lenses.counters.options import OPTIONS
 from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
-from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -21,12 +21,14 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.COUNTERS,
+    metric=COUNTERS,
     summary="perf stat events of the measured region",
     lens="perflab.lenses.counters.measure:CountersLens",
     probe=_probe,
     render="perflab.lenses.counters.render:section",
     options=OPTIONS,
+    # the contract's first version listed it in every document (docs/json-format.md)
+    top_level_lists=("unavailable_events",),
     planning=Planning(cost=counters_cost),
     explanation=Explanation(
         beside_time="the counters lens counts in worker processes of its own under perf stat",

@@ -15,9 +15,10 @@ from perflab.lenses.counters.findings import (
     UnavailableEvent,
     VariantMetric,
 )
+from perflab.lenses.counters.metric import COUNTERS
 from perflab.lenses.counters.options import events_of
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import (
     Benchmark,
     Comparison,
@@ -160,7 +161,7 @@ def analyse_counters(
     counted = [e for e in measured if data.samples_of(baseline, e)]
     pairs = run_family_size(experiment)
     family = Family(event_confidence(settings.confidence, len(counted), pairs), len(counted), pairs)
-    shared = _Shared(benchmark, data, settings.equivalence_band, family)
+    shared = _EventBasis(benchmark, data, settings.equivalence_band, family)
     comparisons: list[Comparison] = []
     notes: list[Note] = []
     for event in measured:
@@ -195,7 +196,7 @@ class Family:
 
 
 @dataclass(frozen=True)
-class _Shared:
+class _EventBasis:
     """What every event comparison of one benchmark is made with."""
 
     benchmark: Benchmark
@@ -205,7 +206,7 @@ class _Shared:
 
 
 def _event_comparison(
-    shared: _Shared, event: str, sides: tuple[str, str], states: Mapping[str, Any]
+    shared: _EventBasis, event: str, sides: tuple[str, str], states: Mapping[str, Any]
 ) -> Comparison:
     """The comparison, with a difference claimed on too few events withheld."""
     benchmark, data, family = shared.benchmark, shared.data, shared.family
@@ -221,7 +222,7 @@ def _event_comparison(
     )
     return comparison_from(
         interval,
-        Subject(benchmark.name, Metric.COUNTERS, baseline, other),
+        Subject(benchmark.name, COUNTERS, baseline, other),
         SideValues(mean_per_iteration(base), mean_per_iteration(variant_samples), unit),
         equivalence_band=shared.equivalence_band,
         event=event,
@@ -256,7 +257,7 @@ def _unavailable_note(benchmark: str, item: UnavailableEvent) -> Note:
         f"event {item.event!r} was not measured: {item.reason}",
         hint=item.hint,
         benchmark=benchmark,
-        metric=Metric.COUNTERS,
+        metric=COUNTERS,
     )
 
 
@@ -272,7 +273,7 @@ def _withheld_note(benchmark: str, comparison: Comparison) -> Note:
         "--sample-ms makes samples longer",
         benchmark=benchmark,
         variant=comparison.variant,
-        metric=Metric.COUNTERS,
+        metric=COUNTERS,
     )
 
 
@@ -367,7 +368,7 @@ def _avx_notes(benchmark: Benchmark, summary: Sequence[Avx512Use]) -> list[Note]
                 Severity.INFO,
                 "no variant executed AVX-512 code in the measured region (/proc/PID/arch_status)",
                 benchmark=benchmark.name,
-                metric=Metric.COUNTERS,
+                metric=COUNTERS,
             )
         ]
     if all(s.attributable for s in summary):
@@ -378,7 +379,7 @@ def _avx_notes(benchmark: Benchmark, summary: Sequence[Avx512Use]) -> list[Note]
                 hint="AVX-512 can lower the core clock (licence levels); compare with "
                 "core_power.lvl2_turbo_license where the CPU has it",
                 benchmark=benchmark.name,
-                metric=Metric.COUNTERS,
+                metric=COUNTERS,
             )
         ]
     return [
@@ -388,7 +389,7 @@ def _avx_notes(benchmark: Benchmark, summary: Sequence[Avx512Use]) -> list[Note]
             "empty-loop control, so it cannot be attributed to the statement (glibc's EVEX string "
             "functions and the worker's own I/O use zmm16-31 on this CPU)",
             benchmark=benchmark.name,
-            metric=Metric.COUNTERS,
+            metric=COUNTERS,
         )
     ]
 
@@ -400,5 +401,5 @@ def user_only_note(benchmark: str | None, event: str | None = None) -> Note:
         f"perf counted {what} in user space only (kernel excluded) for lack of permission",
         hint="`sudo sysctl kernel.perf_event_paranoid=1` or run perf with CAP_PERFMON",
         benchmark=benchmark,
-        metric=Metric.COUNTERS,
+        metric=COUNTERS,
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
 from perflab.budget.perf_costs import PERF_START_S
+from perflab.lenses.counters.metric import COUNTERS
 from perflab.lenses.fragments import plural
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
 
@@ -19,7 +20,7 @@ def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
         blocks = settings.warmup_blocks + generations
         run_s = probe.sample_s + perf_start_s
         return LensCost(
-            Metric.COUNTERS,
+            COUNTERS,
             minimum_s=blocks * n * run_s,
             needs=f"{blocks} {plural('block', blocks)} of {n} runs under perf stat",
             elastic=True,
@@ -31,7 +32,7 @@ def counters_cost(probe: CostProbe, settings: Settings) -> LensCost:
         (settings.warmup_blocks + 10) * n * probe.sample_s
     )
     return LensCost(
-        Metric.COUNTERS,
+        COUNTERS,
         minimum_s=generations * generation_s,
         needs=f"{generations} generations of {n} workers under perf stat",
         elastic=True,

@@ -51,6 +51,7 @@ from perflab.lenses.counters.analyse import (
     user_only_note,
 )
 from perflab.lenses.counters.findings import UnavailableEvent
+from perflab.lenses.counters.metric import COUNTERS
 from perflab.machine.host import cpu_flags, read_text
 from perflab.machine.proc import LaunchSpec, ProcessRunner
 from perflab.machine.scratch import private_folder
@@ -60,7 +61,7 @@ from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, WorkerWrap, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Sample, Severity
 from perflab.stats.family import run_family_size
 from perflab.stats.paired import estimate_ratio, pair_samples
@@ -228,7 +229,7 @@ class CountersLens:
     """The counters lens: hardware events counted with perf stat around each variant's measured
     region, in interleaved generations."""
 
-    metric = Metric.COUNTERS
+    metric = COUNTERS
 
     def __init__(
         self,
@@ -267,7 +268,7 @@ class CountersLens:
                 Severity.WARNING,
                 f"event {u.event!r} is unavailable: {u.reason}",
                 hint=u.hint,
-                metric=Metric.COUNTERS,
+                metric=COUNTERS,
             )
             for u in unavailable
         ]
@@ -282,7 +283,7 @@ class CountersLens:
         facts = self.facts or host_facts()
         probe = {"unavailable": [u.to_json() for u in unavailable], "facts": asdict(facts)}
         context.sink.add_artifact(
-            Artifact(benchmark.name, baseline, Metric.COUNTERS, PROBE, json.dumps(probe))
+            Artifact(benchmark.name, baseline, COUNTERS, PROBE, json.dumps(probe))
         )
         if not usable:
             return
@@ -298,7 +299,7 @@ class CountersLens:
         self, benchmark: Benchmark, context: LensContext, events: Sequence[str], perf: str
     ) -> None:
         session = LensSession(benchmark, context, time.monotonic_ns, lens="counters")
-        sampler = InterleavedSampler(session, Metric.COUNTERS)
+        sampler = InterleavedSampler(session, COUNTERS)
         loops: list[int] | None = None  # per variant, calibrated in the first generation
 
         def enough(generations: int) -> bool:
@@ -306,7 +307,7 @@ class CountersLens:
                 sampler.out_of_budget()
                 or generations >= self.max_generations
                 or events_within_precision(
-                    context.sink.data_for(benchmark.name, Metric.COUNTERS), context.experiment
+                    context.sink.data_for(benchmark.name, COUNTERS), context.experiment
                 )
             )
 
@@ -402,7 +403,7 @@ class CountersLens:
             Artifact(
                 benchmark.name,
                 context.experiment.variants[slot.variant].name,
-                Metric.COUNTERS,
+                COUNTERS,
                 AVX512,
                 json.dumps(
                     {
@@ -445,7 +446,7 @@ class CountersLens:
                     Sample(
                         benchmark=benchmark.name,
                         variant=variant,
-                        metric=Metric.COUNTERS,
+                        metric=COUNTERS,
                         name=event,
                         value=count.value,
                         loops=max(loops, 1),
@@ -459,7 +460,7 @@ class CountersLens:
             Artifact(
                 benchmark.name,
                 variant,
-                Metric.COUNTERS,
+                COUNTERS,
                 AVAILABILITY,
                 json.dumps(availability),
                 generation=slot.generation or slot.block,  # one of the two is always 0
@@ -473,7 +474,7 @@ class CountersLens:
     ) -> None:
         settings = context.experiment.settings
         sampler = InterleavedSampler(
-            LensSession(benchmark, context, time.monotonic_ns, lens="counters"), Metric.COUNTERS
+            LensSession(benchmark, context, time.monotonic_ns, lens="counters"), COUNTERS
         )
 
         def enough(blocks: int) -> bool:
@@ -481,7 +482,7 @@ class CountersLens:
                 sampler.out_of_budget()
                 or blocks >= settings.warmup_blocks + self.max_generations
                 or events_within_precision(
-                    context.sink.data_for(benchmark.name, Metric.COUNTERS), context.experiment
+                    context.sink.data_for(benchmark.name, COUNTERS), context.experiment
                 )
             )
 

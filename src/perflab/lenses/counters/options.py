@@ -3,7 +3,7 @@ and API keywords are derived from them), and their typed values in a run's setti
 
 from __future__ import annotations
 
-from perflab.records.kinds import Metric
+from perflab.lenses.counters.metric import COUNTERS
 from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
 
 EVENTS = LensOption(
@@ -14,7 +14,7 @@ EVENTS = LensOption(
         "counters: perf event names, comma-separated",
         key="events",
         flags=("--events",),
-        lens=Metric.COUNTERS,
+        lens=COUNTERS,
     ),
 )
 OPTIONS = (EVENTS,)

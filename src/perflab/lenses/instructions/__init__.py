@@ -11,8 +11,8 @@ from perflab.lenses.descriptor import (
     WorkerNeeds,
 )
 from perflab.lenses.instructions.cost import instructions_cost
+from perflab.lenses.instructions.metric import INSTRUCTIONS as INSTRUCTIONS
 from perflab.lenses.instructions.options import OPTIONS
-from perflab.records.kinds import Metric
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -22,7 +22,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.INSTRUCTIONS,
+    metric=INSTRUCTIONS,
     summary="instruction counts (valgrind callgrind), per function and library",
     lens="perflab.lenses.instructions.measure:InstructionsLens",
     probe=_probe,

@@ -21,6 +21,7 @@ from perflab.lenses.instructions.inlining import (
     replacements,
 )
 from perflab.lenses.instructions.layers import LayerDelta, LayerRule, compile_layers, layer_deltas
+from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.instructions.options import layers_of
 from perflab.lenses.instructions.pairing import (
     paired_costs,
@@ -33,7 +34,6 @@ from perflab.measure.callgrind.artifacts import (
 )
 from perflab.measure.callgrind.dumps import CACHE_EVENTS, DerivedEvent
 from perflab.measure.lens import LensAnalysis
-from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, Note, Severity
 from perflab.stats.comparison import SideValues, Subject, comparison_from
 from perflab.stats.summary import process_ratio_interval
@@ -84,7 +84,7 @@ def analyse_instructions(
             if missing not in unexecutable:
                 notes.append(_no_counts_note(benchmark, missing))
             continue
-        pair = _Pair(benchmark, base_name, name, base, other, band)
+        pair = _CountedPair(benchmark, base_name, name, base, other, band)
         comparison = _comparison(pair, rules)
         comparisons.append(comparison)
         if isinstance(comparison.details, InstructionsDetails):
@@ -105,7 +105,7 @@ def _unexecutable_note(benchmark: Benchmark, name: str, reason: str) -> Note:
         "profile and asm lenses measure it as it is",
         benchmark=benchmark.name,
         variant=name,
-        metric=Metric.INSTRUCTIONS,
+        metric=INSTRUCTIONS,
     )
 
 
@@ -115,7 +115,7 @@ def _no_counts_note(benchmark: Benchmark, variant: str) -> Note:
         "no instruction counts were stored for this variant",
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.INSTRUCTIONS,
+        metric=INSTRUCTIONS,
     )
 
 
@@ -127,14 +127,14 @@ def _cannot_tell_notes(benchmark: Benchmark, name: str, details: InstructionsDet
             hint="rebuild with -g (the inline frames of executed code are the evidence)",
             benchmark=benchmark.name,
             variant=name,
-            metric=Metric.INSTRUCTIONS,
+            metric=INSTRUCTIONS,
         )
         for entry in details.cannot_tell
     ]
 
 
 @dataclass(frozen=True)
-class _Pair:
+class _CountedPair:
     """A variant against the baseline in one benchmark: their names, counts and the band."""
 
     benchmark: Benchmark
@@ -153,7 +153,7 @@ class _Pair:
     ) -> Comparison:
         return comparison_from(
             interval,
-            Subject(self.benchmark.name, Metric.INSTRUCTIONS, self.base_name, self.name),
+            Subject(self.benchmark.name, INSTRUCTIONS, self.base_name, self.name),
             SideValues(details.baseline_per_iteration, details.variant_per_iteration, unit),
             equivalence_band=self.band,
             event=event,
@@ -161,7 +161,7 @@ class _Pair:
         )
 
 
-def _comparison(pair: _Pair, rules: Sequence[LayerRule]) -> Comparison:
+def _comparison(pair: _CountedPair, rules: Sequence[LayerRule]) -> Comparison:
     base, other, band = pair.base, pair.other, pair.band
     # the interval spans every process, widened by how far each side's processes are apart
     interval = process_ratio_interval(base.processes, other.processes)
@@ -249,7 +249,7 @@ def function_table(
     return with_spellings(functions, other.spellings), attribution
 
 
-def _event_comparison(pair: _Pair, event: DerivedEvent) -> Comparison:
+def _event_comparison(pair: _CountedPair, event: DerivedEvent) -> Comparison:
     base, other = pair.base, pair.other
     before, after = base.samples[event.name], other.samples[event.name]
     interval = process_ratio_interval(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 from perflab.budget.costs import CostProbe, LensCost, analysis_s
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.lenses.instructions.metric import INSTRUCTIONS
+from perflab.lenses.shared_options import cache_sim_of
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
-from perflab.records.shared_options import cache_sim_of
 
 # callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
 # instrumentation off, and the counted part of one process (warm-up, calibration, two repeats
@@ -66,7 +67,7 @@ def instructions_cost(
                 f"(~{per_variant:.0f} s per variant, {cpus} at once)"
             )
     return LensCost(
-        Metric.INSTRUCTIONS,
+        INSTRUCTIONS,
         minimum_s=minimum_s,
         needs=needs,
         after_s=analysis_s(probe, INSTRUCTIONS_ANALYSIS_S),

@@ -17,6 +17,7 @@ from perflab.lenses.instructions.evidence import (
     reattribute_inlined,
 )
 from perflab.lenses.instructions.explain import FunctionDelta, function_deltas
+from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -27,7 +28,6 @@ from perflab.measure.callgrind.artifacts import (
     parts_of,
 )
 from perflab.measure.callgrind.dumps import instructions_of
-from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, BenchmarkData, Note, Severity
 from perflab.stats.summary import ProcessLevels, process_levels
 from perflab.tool_drivers.debuginfo import AddressFrames, frames_from_json
@@ -302,5 +302,5 @@ def process_note(
         "lists what makes processes differ",
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.INSTRUCTIONS,
+        metric=INSTRUCTIONS,
     )

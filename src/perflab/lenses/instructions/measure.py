@@ -12,15 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from perflab.lenses.instructions.analyse import analyse_instructions
+from perflab.lenses.instructions.metric import INSTRUCTIONS
+from perflab.lenses.shared_options import analysis_cache_of, cache_sim_of, region_of
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.native_code import native_code
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.records.errors import ToolUnavailableError
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note, Severity
 from perflab.records.settings import Settings
-from perflab.records.shared_options import analysis_cache_of, cache_sim_of, region_of
 from perflab.tool_drivers.valgrind import (
     VALGRIND_HINT,
     check_valgrind_runs,
@@ -33,11 +34,11 @@ class InstructionsLens:
     """Instruction counts (callgrind), per function, with inlining changes called out.
 
     Reads its options (lenses/instructions/options.py; the two the memory lens shares in
-    records/shared_options.py): `region` (commands: count only inside that function), `cache_sim`
+    lenses/shared_options.py): `region` (commands: count only inside that function), `cache_sim`
     (simulated D1/LL misses and branch mispredictions, fixed geometry) and `layers` (regex rules
     grouping functions into layers)."""
 
-    metric = Metric.INSTRUCTIONS
+    metric = INSTRUCTIONS
 
     def __init__(
         self,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from perflab.records.kinds import Metric
+from perflab.lenses.instructions.metric import INSTRUCTIONS
+from perflab.lenses.shared_options import CACHE_SIM, REGION
 from perflab.records.settings import LensOption, SettingKind, Settings, SettingSpec
-from perflab.records.shared_options import CACHE_SIM, REGION
 
 
 def _regexes(layers: Any) -> str | None:
@@ -29,7 +29,7 @@ LAYERS = LensOption(
         "instructions: group costs into layers by function or library name (repeatable)",
         key="layers",
         flags=("--layer",),
-        lens=Metric.INSTRUCTIONS,
+        lens=INSTRUCTIONS,
         repeat=True,
         metavar="NAME=REGEX",
         check=_regexes,

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from perflab.lenses.instructions.details import InstructionsDetails
 from perflab.lenses.instructions.explain import FunctionDelta
+from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.records.accounting import Presence
 from perflab.records.code_findings import Finding, Seen
-from perflab.records.kinds import Metric
 from perflab.records.model import Comparison
 
 # Counts of the same code under callgrind differ between repeats and variants by the residue of
@@ -46,32 +46,30 @@ def instructions_finding(details: InstructionsDetails) -> Finding:
     no function's count moved by more than FUNCTION_TOLERANCE of the total (or the residue)."""
     base, other = details.baseline_repeats, details.variant_repeats
     if not base or not other:
-        return Finding(Metric.INSTRUCTIONS, Seen.CANNOT_TELL, reason="no repeats stored")
+        return Finding(INSTRUCTIONS, Seen.CANNOT_TELL, reason="no repeats stored")
     within = max(_relative_spread(base), _relative_spread(other))
     if within > COUNT_TOLERANCE:
         return Finding(
-            Metric.INSTRUCTIONS,
+            INSTRUCTIONS,
             Seen.CANNOT_TELL,
             reason=f"counts moved {within:.1e} between repeats of one variant",
         )
     between = _relative_spread([statistics.median(base), statistics.median(other)])
     if between > COUNT_TOLERANCE:
-        return Finding(
-            Metric.INSTRUCTIONS, Seen.DIFFERENT, reason=f"counts differ by {between:.1e}"
-        )
+        return Finding(INSTRUCTIONS, Seen.DIFFERENT, reason=f"counts differ by {between:.1e}")
     total = statistics.median(base)
     floor = max(RESIDUE_PER_ITERATION, RESIDUE_FRACTION * total)
     executed = 0
     for delta in details.functions:
         if (why := _different_function(delta, floor, total)) is not None:
-            return Finding(Metric.INSTRUCTIONS, Seen.DIFFERENT, reason=why)
+            return Finding(INSTRUCTIONS, Seen.DIFFERENT, reason=why)
         executed += max(abs(delta.baseline_self), abs(delta.variant_self)) >= floor
     if executed == 0:
-        return Finding(Metric.INSTRUCTIONS, Seen.CANNOT_TELL, reason="no function above residue")
+        return Finding(INSTRUCTIONS, Seen.CANNOT_TELL, reason="no function above residue")
     tolerance = f"within {COUNT_TOLERANCE * 100:g}%"
     functions = f"the same {executed} functions"
     return Finding(
-        Metric.INSTRUCTIONS,
+        INSTRUCTIONS,
         Seen.SAME,
         f"instruction counts {tolerance}, {functions}",
         same_work=f"the instruction counts are the same {tolerance} ({functions})",

@@ -10,10 +10,9 @@ from perflab.lenses.descriptor import (
     ProbeFacts,
     WorkerNeeds,
 )
+from perflab.lenses.memory.metric import MEMORY as MEMORY
+from perflab.lenses.shared_options import CACHE_SIM, REGION
 from perflab.records.kinds import Metric
-from perflab.records.shared_options import CACHE_SIM, REGION
-
-MEMORY = Metric("memory")
 
 
 def _probe(facts: ProbeFacts) -> Probe:

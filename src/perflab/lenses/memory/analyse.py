@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from perflab.lenses.memory import MEMORY
+from perflab.lenses.memory.metric import MEMORY
 from perflab.measure.callgrind.artifacts import (
     KIND_COMMAND,
     KIND_EMPTY,
@@ -460,7 +460,7 @@ def analyse_memory(
     comparisons: list[Comparison] = []
     for name in variants[1:]:
         base, other = traffic[base_name], traffic[name]
-        pair = _Pair(
+        pair = _TrafficPair(
             benchmark=benchmark,
             settings=settings,
             names=(base_name, name),
@@ -483,7 +483,7 @@ def analyse_memory(
 
 
 @dataclass(frozen=True)
-class _Pair:
+class _TrafficPair:
     """One variant against the baseline: what each of its comparisons' details holds."""
 
     benchmark: Benchmark
@@ -534,7 +534,7 @@ def _unavailable_note(benchmark: Benchmark, name: str, reason: str) -> Note:
     )
 
 
-def _work_note(pair: _Pair, work: WorkDifference) -> Note:
+def _work_note(pair: _TrafficPair, work: WorkDifference) -> Note:
     return Note(
         Severity.WARNING,
         work.sentence(*pair.names),
@@ -546,7 +546,7 @@ def _work_note(pair: _Pair, work: WorkDifference) -> Note:
     )
 
 
-def _traffic_comparisons(pair: _Pair) -> list[Comparison]:
+def _traffic_comparisons(pair: _TrafficPair) -> list[Comparison]:
     """One comparison per traffic measure the baseline has, where valgrind ran both sides."""
     base, other = pair.base, pair.other
     if base is None or other is None:
@@ -572,7 +572,7 @@ def _traffic_comparisons(pair: _Pair) -> list[Comparison]:
     return comparisons
 
 
-def _footprint_comparison(pair: _Pair, rss: Comparison) -> tuple[Comparison, list[Note]]:
+def _footprint_comparison(pair: _TrafficPair, rss: Comparison) -> tuple[Comparison, list[Note]]:
     """The rss analysis's comparison filed under this lens, and a note where tracemalloc's
     peak is not the memory the loop used."""
     measure = MEASURES[rss.event or MAXRSS_KB]

@@ -26,8 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from perflab.lenses.memory import MEMORY
 from perflab.lenses.memory.analyse import KIND_UNAVAILABLE, analyse_memory
+from perflab.lenses.memory.metric import MEMORY
+from perflab.lenses.shared_options import analysis_cache_of, region_of
 from perflab.machine.proc import ProcessRunner, which
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
 from perflab.measure.callgrind.count_options import environment_bytes
@@ -42,7 +43,6 @@ from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError, ToolUnavailableError
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Experiment, Note, Severity, Variant
-from perflab.records.shared_options import analysis_cache_of, region_of
 from perflab.tool_drivers.valgrind import (
     cannot_execute,
     check_valgrind_runs,

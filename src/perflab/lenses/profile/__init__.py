@@ -2,7 +2,7 @@
 
 from perflab.lenses.descriptor import Explanation, LensDescriptor, Planning, Probe, ProbeFacts
 from perflab.lenses.profile.cost import profile_cost
-from perflab.records.kinds import Metric
+from perflab.lenses.profile.metric import PROFILE as PROFILE
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -14,7 +14,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.PROFILE,
+    metric=PROFILE,
     summary="perf record hot symbols, per-symbol deltas, flame graph",
     lens="perflab.lenses.profile.measure:ProfileLens",
     probe=_probe,

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.lenses.profile.flame import differential_tree
+from perflab.lenses.profile.metric import PROFILE
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.records.document import FlameNode
-from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Benchmark, Comparison, Experiment, Note, Severity
 from perflab.records.settings import Settings
 from perflab.stats.comparison import ONE_PROCESS_ALLOWANCE, SideValues, Subject, comparison_from
@@ -195,7 +195,7 @@ def fallback_note(requested: str, sampled: Sequence[str], benchmark: str | None 
         "(a VM without a virtual PMU, or a CPU perf does not support); shares are of CPU time",
         hint="on bare metal, or a VM with PMU passthrough, cycles are sampled",
         benchmark=benchmark,
-        metric=Metric.PROFILE,
+        metric=PROFILE,
     )
 
 
@@ -305,7 +305,7 @@ def _profile_comparison(
     estimate = estimate_ratio(pairs, settings.confidence)
     return comparison_from(
         estimate,
-        Subject(benchmark.name, Metric.PROFILE, baseline.name, name),
+        Subject(benchmark.name, PROFILE, baseline.name, name),
         SideValues(mean_per_iteration(base_wall), mean_per_iteration(var_wall), "ns"),
         equivalence_band=settings.equivalence_band,
         details=_profile_details(data, baseline, name, selectors),
@@ -409,16 +409,14 @@ def _diff_notes(benchmark: Benchmark, variant: str, diff: ProfileDiff) -> list[N
             hint="profile longer (ProfileLens(region_s=...)) to settle it",
             benchmark=benchmark.name,
             variant=variant,
-            metric=Metric.PROFILE,
+            metric=PROFILE,
         )
         for entry in diff.unsettled
     ]
     messages = [entry.message() for entry in diff.pass_through]
     messages += [entry.uneven_message() for entry in diff.uneven]
     return unsettled + [
-        Note(
-            Severity.INFO, message, benchmark=benchmark.name, variant=variant, metric=Metric.PROFILE
-        )
+        Note(Severity.INFO, message, benchmark=benchmark.name, variant=variant, metric=PROFILE)
         for message in messages
     ]
 

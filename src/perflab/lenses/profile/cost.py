@@ -9,11 +9,10 @@ from perflab.budget.perf_costs import (
     CALL_GRAPH_REGION_S,
     PERF_START_S,
 )
+from perflab.lenses.profile.metric import PROFILE
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
 
-PROFILE_PROCESSES = CALL_GRAPH_PROCESSES  # worker processes per variant of a statement
-PROFILE_REGION_S = CALL_GRAPH_REGION_S  # what the lens records per variant
 # perf script and symbolisation of one statement process's recording (its share of the region)
 PROFILE_POST_S = 0.8
 PROFILE_COMMAND_POST_S = 1.5  # ... of a command's runs, per variant
@@ -27,7 +26,7 @@ PROFILE_ANALYSIS_S = 0.05  # after measuring: flame trees and per-symbol shares
 
 
 def profile_cost(
-    probe: CostProbe, settings: Settings, *, processes: int = PROFILE_PROCESSES
+    probe: CostProbe, settings: Settings, *, processes: int = CALL_GRAPH_PROCESSES
 ) -> LensCost:
     """`processes`: workers per variant of a statement. All of it is the recording the asm
     lens reads too (statements): whichever of the two runs first pays it (`budget.charge_once`)."""
@@ -36,7 +35,7 @@ def profile_cost(
     statement = probe.kind is BenchmarkKind.STATEMENT
     processes = processes if statement else 1
     start_s = probe.startup_s + PERF_START_S * factor if statement else 0.0
-    record_s = max(PROFILE_REGION_S, processes * probe.sample_s)
+    record_s = max(CALL_GRAPH_REGION_S, processes * probe.sample_s)
     # statements: the asm lens's reading is made with the recording (asm/sources.py)
     shared = statement and Metric.ASM in settings.metrics
     post_s = PROFILE_POST_S + (LEAVES_POST_S if shared else 0.0)
@@ -48,12 +47,12 @@ def profile_cost(
         if statement
         else n * PROFILE_COMMAND_POST_S * factor
     )
-    toggles = n * PROFILE_REGION_S / max(probe.sample_s, 1e-3) if statement else 0.0
+    toggles = n * CALL_GRAPH_REGION_S / max(probe.sample_s, 1e-3) if statement else 0.0
     minimum_s = n * processes * start_s + script_s + n * record_s + toggles * PROFILE_TOGGLE_S
     return LensCost(
-        Metric.PROFILE,
+        PROFILE,
         minimum_s=minimum_s,
-        needs=f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised",
+        needs=f"{CALL_GRAPH_REGION_S:g} s recorded per variant, then symbolised",
         after_s=analysis_s(probe, PROFILE_ANALYSIS_S),
         shares=CALL_GRAPH_RECORDING if shared else "",
         shared_s=minimum_s if shared else 0.0,

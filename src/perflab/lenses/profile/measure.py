@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS
+from perflab.budget.perf_costs import CALL_GRAPH_COMMAND_RUNS, CALL_GRAPH_REGION_S
 from perflab.lenses.profile.analyse import (
     FOLDED,
     PROFILE_META,
@@ -33,7 +33,7 @@ from perflab.lenses.profile.analyse import (
     analyse_profiles,
     fallback_note,
 )
-from perflab.lenses.profile.cost import PROFILE_REGION_S
+from perflab.lenses.profile.metric import PROFILE
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.perf.recordings import Reading, Recipe, RecordedProfile
@@ -56,12 +56,12 @@ class ProfileLens:
     """The profile lens: samples call stacks of each variant's measured region with perf record and
     diffs the hot symbols."""
 
-    metric = Metric.PROFILE
+    metric = PROFILE
 
     def __init__(
         self,
         *,
-        region_s: float = PROFILE_REGION_S,
+        region_s: float = CALL_GRAPH_REGION_S,
         options: RecordOptions | None = None,
         max_command_runs: int = CALL_GRAPH_COMMAND_RUNS,
     ) -> None:
@@ -81,7 +81,7 @@ class ProfileLens:
                     Severity.WARNING,
                     f"perf cannot record {self.options.call_graph} call graphs here; "
                     f"using {self._chosen.call_graph}",
-                    metric=Metric.PROFILE,
+                    metric=PROFILE,
                 )
             )
         probe = RecordedProfile(self._chosen.event, tuple(self._probe_events), CallGraph.NONE, ())
@@ -105,6 +105,7 @@ class ProfileLens:
         return call_graph_recipe(
             context.runner,
             readings,
+            schedule=PROFILE,
             options=self._options(context.runner),
             region_s=self.region_s,
             max_command_runs=self.max_command_runs,
@@ -141,7 +142,7 @@ class ProfileLens:
             (PROFILE_META, json.dumps(profile.meta())),
         ):
             sink.add_artifact(
-                Artifact(benchmark.name, variant.name, Metric.PROFILE, kind, content, generation)
+                Artifact(benchmark.name, variant.name, PROFILE, kind, content, generation)
             )
         if not profile.samples:
             sink.add_note(
@@ -156,7 +157,7 @@ class ProfileLens:
                     hint="the region is too short: raise the profile duration",
                     benchmark=benchmark.name,
                     variant=variant.name,
-                    metric=Metric.PROFILE,
+                    metric=PROFILE,
                 )
             )
 

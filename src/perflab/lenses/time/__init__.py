@@ -2,7 +2,7 @@
 
 from perflab.lenses.descriptor import Figures, LensDescriptor, Planning, Probe, ProbeFacts
 from perflab.lenses.time.cost import time_cost
-from perflab.records.kinds import Metric
+from perflab.lenses.time.metric import TIME as TIME
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -10,7 +10,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.TIME,
+    metric=TIME,
     summary="wall time, paired and interleaved",
     lens="perflab.lenses.time.measure:TimeLens",
     probe=_probe,

@@ -20,6 +20,7 @@ from perflab.lenses.time.artifacts import (
     time_series,
 )
 from perflab.lenses.time.interval_basis import IntervalBasis, interval_basis
+from perflab.lenses.time.metric import TIME
 from perflab.lenses.time.notes import (
     finding_note,
     measured_once_notes,
@@ -29,7 +30,7 @@ from perflab.lenses.time.notes import (
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis
 from perflab.records.document import TimeSeries
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import (
     Benchmark,
     Comparison,
@@ -311,7 +312,7 @@ def own_time(
     cpu = [s.cpu_ns / s.loops for s in samples if s.cpu_ns is not None]
     return Measurement(
         benchmark=benchmark.name,
-        metric=Metric.TIME,
+        metric=TIME,
         variant=variant,
         value=estimate.ratio,
         ci_low=estimate.ci_low,
@@ -356,7 +357,7 @@ def _time_comparison(
     (stats.variant_values): raw medians next to a corrected ratio disagreed."""
     return comparison_from(
         estimate,
-        Subject(stored.benchmark.name, Metric.TIME, stored.baseline_name, name),
+        Subject(stored.benchmark.name, TIME, stored.baseline_name, name),
         SideValues(values.baseline, values.variant, "ns"),
         equivalence_band=stored.settings.equivalence_band,
         # the bound rests on an assumed cost of preemption, or on too few processes: a claim
@@ -390,7 +391,7 @@ def _few_processes_note(benchmark: Benchmark, variant: str, n_groups: int) -> No
         hint="a larger --budget (or --min-generations 3) gives the generations a verdict needs",
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.TIME,
+        metric=TIME,
     )
 
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from perflab.lenses.time.artifacts import KIND_SHARED_CPU
 from perflab.lenses.time.interval_basis import IntervalBasis, interval_basis
+from perflab.lenses.time.metric import TIME
 from perflab.machine import cpu_lock
 from perflab.measure.session import LensSession
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity
 from perflab.stats import preemption
 from perflab.stats.family import family_confidence, run_family_size
@@ -120,7 +120,7 @@ class TimeBookkeeping:
                 Artifact(
                     benchmark=self.session.benchmark.name,
                     variant=self.session.variants[0].name,
-                    metric=Metric.TIME,
+                    metric=TIME,
                     kind=KIND_SHARED_CPU,
                     content=json.dumps({"cpu": cpu, "pids": new}),
                 )
@@ -151,7 +151,7 @@ class TimeBookkeeping:
                 message=f"the time lens stopped after {took_s:.1f} s of its "
                 f"{self.budget_s:.1f} s: every comparison was precise enough",
                 benchmark=self.session.benchmark.name,
-                metric=Metric.TIME,
+                metric=TIME,
             )
         )
 
@@ -169,7 +169,7 @@ class TimeBookkeeping:
                 hint="samples are long here: lower --min-generations or --sample-ms, or "
                 "raise --budget to make the budget the limit",
                 benchmark=self.session.benchmark.name,
-                metric=Metric.TIME,
+                metric=TIME,
             )
         )
 
@@ -190,7 +190,7 @@ class TimeBookkeeping:
         left_s = max(0.0, self.budget_s - self.session.elapsed_s())
         self.session.context.progress.update(
             benchmark=self.session.benchmark.name,
-            metric=Metric.TIME,
+            metric=TIME,
             detail=f"{what}, {len(self.samples)} samples{ci}, ≤{left_s:.0f} s left",
             fraction=min(1.0, self.session.elapsed_s() / self.budget_s),
         )

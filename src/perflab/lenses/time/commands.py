@@ -20,6 +20,7 @@ from perflab.lenses.time.bookkeeping import (
     STOP_CHECK_INTERVAL_S,
     TimeBookkeeping,
 )
+from perflab.lenses.time.metric import TIME
 from perflab.machine.scratch import private_folder
 from perflab.measure.commands import CommandLauncher, CommandRun, command_argv
 from perflab.measure.layout import (
@@ -30,7 +31,6 @@ from perflab.measure.reported_time import ReportFiles
 from perflab.measure.sampler import InterleavedSampler, ProcessAccounting, Slot
 from perflab.measure.worker_client import variant_environment
 from perflab.records.errors import BenchmarkFailedError
-from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity
 
 
@@ -41,7 +41,7 @@ class TimeCommandSession:
     def __init__(self, book: TimeBookkeeping) -> None:
         self.book = book
         self.session = book.session
-        self.sampler = InterleavedSampler(self.session, Metric.TIME)
+        self.sampler = InterleavedSampler(self.session, TIME)
 
     def run(self) -> None:
         envs = [variant_environment(v) for v in self.session.variants]
@@ -178,7 +178,7 @@ class TimeCommandSession:
             Artifact(
                 benchmark=self.session.benchmark.name,
                 variant=self.session.variants[0].name,
-                metric=Metric.TIME,
+                metric=TIME,
                 kind=KIND_COMMAND_UNITS,
                 content=json.dumps({"blocks_per_unit": blocks_per_unit}),
             )
@@ -255,7 +255,7 @@ class TimeCommandSession:
                 Artifact(
                     benchmark=self.session.benchmark.name,
                     variant=variant,
-                    metric=Metric.TIME,
+                    metric=TIME,
                     kind=KIND_EXIT_CODES,
                     content=json.dumps({str(b): c for b, c in sorted(by_block.items())}),
                 )
@@ -274,7 +274,7 @@ class TimeCommandSession:
                     "-i a failure stops the run",
                     benchmark=self.session.benchmark.name,
                     variant=variant,
-                    metric=Metric.TIME,
+                    metric=TIME,
                 )
             )
 

@@ -7,7 +7,8 @@ import os
 
 from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, ServerRounds, analysis_s
 from perflab.lenses.fragments import plural
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.lenses.time.metric import TIME
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
 # blocks per generation after warm-up, and the shortest generation the lens samples
@@ -40,7 +41,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     if probe.kind is BenchmarkKind.COMMAND:
         blocks = settings.min_command_blocks
         return LensCost(
-            Metric.TIME,
+            TIME,
             minimum_s=blocks * n * probe.sample_s,
             needs=f"{blocks} {plural('block', blocks)} of {n} runs of {probe.sample_s:.2g} s",
             elastic=True,
@@ -63,7 +64,7 @@ def time_cost(probe: CostProbe, settings: Settings) -> LensCost:
     generation_s = _closing_s(probe) + (sampling_s if started_ahead else start_s + sampling_s)
     calibration_s = 4 * n * probe.sample_s + (start_s if started_ahead else 0.0)
     return LensCost(
-        Metric.TIME,
+        TIME,
         minimum_s=calibration_s + settings.min_generations * generation_s,
         needs=f"{settings.min_generations} generations of {n} fresh workers "
         f"at {probe.startup_s:.2g} s start-up each",
@@ -142,7 +143,7 @@ def _time_cost_in_rounds(probe: CostProbe, settings: Settings, rounds: ServerRou
     round_s = rounds.round_start_s + rounds.forks_per_round * generation_s
     calibration_s = 4 * n * probe.sample_s
     return LensCost(
-        Metric.TIME,
+        TIME,
         minimum_s=calibration_s + rounds.min_rounds * round_s,
         needs=f"{rounds.min_rounds} rounds of {n} fork servers at {probe.startup_s:.2g} s "
         f"start-up each, {rounds.forks_per_round} forked generations per round",

@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from perflab.lenses.time.analyse import analyse_time
 from perflab.lenses.time.bookkeeping import TimeBookkeeping
 from perflab.lenses.time.commands import TimeCommandSession
+from perflab.lenses.time.metric import TIME
 from perflab.lenses.time.statements import TimeStatementSession
 from perflab.machine.proc import ProcessRunner
 from perflab.measure.lens import LensAnalysis, LensContext
 from perflab.measure.session import LensSession
 from perflab.records.errors import VariantsFailed
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, BenchmarkData, Experiment, Note
 from perflab.stats.family import run_family_size
 
@@ -29,7 +30,7 @@ class TimeLens:
     """The time lens: wall time per iteration, statements in workers and commands in a launcher, in
     interleaved generations."""
 
-    metric = Metric.TIME
+    metric = TIME
 
     def __init__(self, clock_ns: Callable[[], int] | None = None) -> None:
         self._clock_ns = clock_ns  # None: the run's (`LensContext.clock_ns`)
@@ -39,7 +40,7 @@ class TimeLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         clock_ns = self._clock_ns or context.clock_ns
-        book = TimeBookkeeping(LensSession(benchmark, context, clock_ns, metric=Metric.TIME))
+        book = TimeBookkeeping(LensSession(benchmark, context, clock_ns, metric=TIME))
         session: TimeStatementSession | TimeCommandSession
         if benchmark.kind is BenchmarkKind.STATEMENT:
             session = TimeStatementSession(book)

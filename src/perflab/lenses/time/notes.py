@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from perflab.lenses.time.artifacts import WALL_NS
+from perflab.lenses.time.metric import TIME
 from perflab.measure.lens import BenchmarkData
-from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Measurement, Note, Sample, Severity
 from perflab.records.settings import Settings
 from perflab.stats import noise, preemption
@@ -25,7 +25,7 @@ def overload_note(benchmark: Benchmark, baseline: str, variant: str, check: Over
         "the run to a CPU nothing else uses (--cpu N); perflab doctor shows the load",
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.TIME,
+        metric=TIME,
     )
 
 
@@ -91,7 +91,7 @@ def preemption_notes(
             if loaded
             else None,
             benchmark=benchmark.name,
-            metric=Metric.TIME,
+            metric=TIME,
         )
     ]
 
@@ -119,7 +119,7 @@ def finding_note(benchmark: Benchmark, variant: str, finding: noise.NoiseFinding
         hint=finding.hint,
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.TIME,
+        metric=TIME,
     )
 
 
@@ -134,7 +134,7 @@ def measured_once_notes(benchmark: Benchmark, measurements: Sequence[Measurement
             "an interval",
             benchmark=benchmark.name,
             variant=own.variant,
-            metric=Metric.TIME,
+            metric=TIME,
         )
         for own in measurements
         if own.n_groups < 2

@@ -26,6 +26,7 @@ from perflab.lenses.time.cost import (
     TIME_MIN_BLOCKS,
     TIME_TARGET_GENERATIONS,
 )
+from perflab.lenses.time.metric import TIME
 from perflab.machine.host import online_cpus
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.layout import (
@@ -36,7 +37,6 @@ from perflab.measure.sampler import InterleavedSampler, ProcessAccounting, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.plan.schedule import launch_order
-from perflab.records.kinds import Metric
 from perflab.records.model import Artifact, Note, Sample, Severity
 from perflab.records.settings import Settings
 from perflab.stats import preemption
@@ -50,7 +50,7 @@ class TimeStatementSession:
     def __init__(self, book: TimeBookkeeping) -> None:
         self.book = book
         self.session = book.session
-        self.sampler = InterleavedSampler(self.session, Metric.TIME)
+        self.sampler = InterleavedSampler(self.session, TIME)
 
     def run(self) -> None:
         if self.session.context.server_rounds is not None:
@@ -262,7 +262,7 @@ class TimeStatementSession:
             Artifact(
                 benchmark=self.session.benchmark.name,
                 variant=self.session.variants[0].name,
-                metric=Metric.TIME,
+                metric=TIME,
                 kind=KIND_SERVER_ROUND,
                 content=json.dumps({"round": round_index, "servers": pids}),
                 generation=generation,
@@ -280,7 +280,7 @@ class TimeStatementSession:
                 hint="a larger --budget buys more rounds; docs/statistics.md (expensive "
                 "set-ups) has the design",
                 benchmark=self.session.benchmark.name,
-                metric=Metric.TIME,
+                metric=TIME,
             )
         )
 
@@ -306,7 +306,7 @@ class TimeStatementSession:
                 f"other processes: samples were shortened to about {LOADED_SAMPLE_MS:g} ms "
                 "from the second generation on, so that fewer are",
                 benchmark=self.session.benchmark.name,
-                metric=Metric.TIME,
+                metric=TIME,
             )
         )
         return equal_duration_loops(

@@ -9,7 +9,7 @@ from perflab.lenses.descriptor import (
     WorkerNeeds,
 )
 from perflab.lenses.torch.cost import torch_cost
-from perflab.records.kinds import Metric
+from perflab.lenses.torch.metric import TORCH as TORCH
 
 
 def _probe(facts: ProbeFacts) -> Probe:
@@ -23,7 +23,7 @@ def _probe(facts: ProbeFacts) -> Probe:
 
 
 DESCRIPTOR = LensDescriptor(
-    metric=Metric.TORCH,
+    metric=TORCH,
     summary="the ops torch.profiler sees, per variant",
     lens="perflab.lenses.torch.measure:TorchLens",
     probe=_probe,

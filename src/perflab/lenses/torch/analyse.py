@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from perflab.lenses.torch.metric import TORCH
 from perflab.lenses.torch.ops import (
     DeviceActivity,
     KernelChange,
@@ -29,7 +30,6 @@ from perflab.lenses.torch.ops import (
     versions_of,
 )
 from perflab.measure.lens import BenchmarkData, LensAnalysis
-from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Comparison, Note, Severity, Withhold
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from
@@ -137,7 +137,7 @@ def analyse_torch(
         name: [parse_op_table(json.loads(a.content)) for a in data.artifacts_of(name, KIND_OPS)]
         for name in variants
     }
-    baseline = _Side(variants[0], tables[variants[0]])
+    baseline = _VariantOpTables(variants[0], tables[variants[0]])
     if not baseline.tables:
         return LensAnalysis()
     notes = [
@@ -149,7 +149,7 @@ def analyse_torch(
     for name in variants[1:]:
         if not tables[name]:
             continue
-        side = _Side(name, tables[name])
+        side = _VariantOpTables(name, tables[name])
         comparison = _torch_comparison(benchmark, data, settings, baseline, side)
         if comparison.withheld is not None:
             notes.append(_waited_note(comparison, baseline, side))
@@ -165,7 +165,9 @@ WAITED_SHARE = 0.05
 WAITED = Withhold("waited-for-cpu", differences_only=True)
 
 
-def _waited_note(comparison: Comparison, baseline: _Side, side: _Side) -> Note:
+def _waited_note(
+    comparison: Comparison, baseline: _VariantOpTables, side: _VariantOpTables
+) -> Note:
     return Note(
         Severity.INFO,
         f"torch: {side.name!r} against {baseline.name!r} read "
@@ -176,12 +178,12 @@ def _waited_note(comparison: Comparison, baseline: _Side, side: _Side) -> Note:
         hint="measure on a quieter machine, or read the time lens's verdict",
         benchmark=comparison.benchmark,
         variant=side.name,
-        metric=Metric.TORCH,
+        metric=TORCH,
     )
 
 
 @dataclass(frozen=True)
-class _Side:
+class _VariantOpTables:
     """One variant's stored op tables, one per measured profile."""
 
     name: str
@@ -203,12 +205,16 @@ def _no_op_note(benchmark: Benchmark, variant: str) -> Note:
         hint="profile a statement that calls torch (e.g. torch.add(x, y))",
         benchmark=benchmark.name,
         variant=variant,
-        metric=Metric.TORCH,
+        metric=TORCH,
     )
 
 
 def _torch_comparison(
-    benchmark: Benchmark, data: BenchmarkData, settings: Settings, baseline: _Side, side: _Side
+    benchmark: Benchmark,
+    data: BenchmarkData,
+    settings: Settings,
+    baseline: _VariantOpTables,
+    side: _VariantOpTables,
 ) -> Comparison:
     diff = diff_ops(op_rates(baseline.tables), op_rates(side.tables))
     details = _details(baseline, side, diff)
@@ -238,7 +244,7 @@ def _torch_comparison(
     waited = max(baseline.waited_share, side.waited_share) > WAITED_SHARE
     return comparison_from(
         estimate,
-        Subject(benchmark.name, Metric.TORCH, baseline.name, side.name),
+        Subject(benchmark.name, TORCH, baseline.name, side.name),
         SideValues(values[0] * 1e3, values[1] * 1e3, "ns"),
         equivalence_band=settings.equivalence_band,
         details=replace(
@@ -251,7 +257,7 @@ def _torch_comparison(
     )
 
 
-def _details(baseline: _Side, side: _Side, diff: OpsDiff) -> TorchDetails:
+def _details(baseline: _VariantOpTables, side: _VariantOpTables, diff: OpsDiff) -> TorchDetails:
     baseline_versions, baseline_capabilities = versions_of(baseline.tables)
     versions, capabilities = versions_of(side.tables)
     return TorchDetails(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perflab.budget.costs import ANALYSIS_S, CostProbe, LensCost, analysis_s
-from perflab.records.kinds import Metric
+from perflab.lenses.torch.metric import TORCH
 from perflab.records.settings import Settings
 
 # the first torch.profiler session of a process initialises the profiler (about as long as
@@ -32,7 +32,7 @@ def torch_cost(probe: CostProbe, settings: Settings) -> LensCost:
     # forked: the servers' start-up (before the lens) and each server's profiler warm-up (in it)
     warm_s = n * profiler_start_s if probe.fork else 0.0
     return LensCost(
-        Metric.TORCH,
+        TORCH,
         minimum_s=probe.once_s + warm_s + 2 * generation_s,
         needs=f"2 generations of {n} profiled workers",
         elastic=True,

@@ -28,6 +28,7 @@ from perflab.lenses.torch.analyse import (
     analyse_torch,
     profile_values,
 )
+from perflab.lenses.torch.metric import TORCH
 from perflab.lenses.torch.ops import (
     OpTable,
     OpTableFormatError,
@@ -39,7 +40,7 @@ from perflab.measure.sampler import InterleavedSampler, Slot
 from perflab.measure.session import LensSession, loops_per_variant
 from perflab.measure.worker_client import StatementWorker, WorkerOps
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Artifact, Benchmark, Experiment, Note
 from perflab.stats.family import family_settings
 
@@ -57,7 +58,7 @@ class TorchLens:
     """The torch lens: torch.profiler op tables of each variant's statement, diffed per
     iteration."""
 
-    metric = Metric.TORCH
+    metric = TORCH
 
     def __init__(self, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
         self._clock_ns = clock_ns
@@ -69,7 +70,7 @@ class TorchLens:
 
     def measure(self, benchmark: Benchmark, context: LensContext) -> None:
         _require_statement(benchmark)
-        _Session(LensSession(benchmark, context, self._clock_ns, metric=Metric.TORCH)).run()
+        _Session(LensSession(benchmark, context, self._clock_ns, metric=TORCH)).run()
 
     def analyse(
         self,
@@ -128,7 +129,7 @@ class _Session:
 
     def run(self) -> None:
         # the first block of each generation warms up, on fewer loops
-        sampler = InterleavedSampler(self.session, Metric.TORCH, warmup_blocks=1)
+        sampler = InterleavedSampler(self.session, TORCH, warmup_blocks=1)
         self._loops: list[int] | None = None  # per variant, calibrated in the first generation
         generations = max(2, self.session.settings.min_generations)
         self._warm_servers()
@@ -183,7 +184,7 @@ class _Session:
             Artifact(
                 benchmark=self.session.benchmark.name,
                 variant=variant,
-                metric=Metric.TORCH,
+                metric=TORCH,
                 kind=KIND_WARMUP_OPS if slot.warmup else KIND_OPS,
                 content=json.dumps(table.to_json()),
                 generation=slot.generation,

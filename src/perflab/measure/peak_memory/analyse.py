@@ -158,7 +158,7 @@ def _blind_note(benchmark: Benchmark, variant: str, blind: str, metric: Metric) 
 
 
 @dataclass(frozen=True)
-class _Side:
+class _MeasuredVariant:
     """One variant's stored samples of one measure, and their per-iteration values."""
 
     name: str
@@ -167,17 +167,21 @@ class _Side:
     net_blocks_per_iteration: float | None
 
 
-def _side(data: BenchmarkData, variant: str, measure: str) -> _Side | None:
+def _side(data: BenchmarkData, variant: str, measure: str) -> _MeasuredVariant | None:
     samples = data.samples_of(variant, measure)
     value = _measured_per_iteration(samples)
     if value is None:
         return None
     blocks = _measured_per_iteration(data.samples_of(variant, NET_BLOCKS))
-    return _Side(variant, samples, value, blocks)
+    return _MeasuredVariant(variant, samples, value, blocks)
 
 
 def _no_ratio_notes(
-    benchmark: Benchmark, measure: str, base: _Side, side: _Side, metric: Metric
+    benchmark: Benchmark,
+    measure: str,
+    base: _MeasuredVariant,
+    side: _MeasuredVariant,
+    metric: Metric,
 ) -> list[Note]:
     if measure == PEAK_ALLOC_BYTES and base.value == side.value == 0:
         return []  # the loop allocates nothing in either: nothing to compare
@@ -195,8 +199,8 @@ def _no_ratio_notes(
 def _floor_notes(
     benchmark: Benchmark,
     measure: str,
-    base: _Side,
-    side: _Side,
+    base: _MeasuredVariant,
+    side: _MeasuredVariant,
     floor_kb: float | None,
     metric: Metric,
 ) -> list[Note]:
@@ -223,7 +227,7 @@ def _floor_notes(
 def _rss_comparison(
     benchmark: Benchmark,
     measure: str,
-    sides: tuple[_Side, _Side],
+    sides: tuple[_MeasuredVariant, _MeasuredVariant],
     estimate: RatioEstimate,
     settings: Settings,
     metric: Metric,

@@ -81,6 +81,9 @@ class Recipe:
     processes: int  # statements: independent worker processes per variant
     max_command_runs: int  # commands: at most this many runs per variant
     readings: frozenset[Reading]
+    # the label the block order is drawn with (beside the settings' seed): the lens whose
+    # schedule it is, the same whichever lens records, so a recording shared is one schedule
+    schedule: str
 
 
 @dataclass(frozen=True)

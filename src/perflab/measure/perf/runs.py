@@ -51,21 +51,20 @@ from perflab.tool_drivers.perf import (
 from perflab.tool_output.perf_script import ProfileSample
 
 WALL_NS = "wall_ns"  # the name of the recorded regions' wall-time samples
-# the block order is drawn from the settings' seed and this label, the profile lens's: the same
-# schedule whichever lens records
-_SCHEDULE_LABEL = "profile"
 
 
 def call_graph_recipe(
     runner: ProcessRunner,
     readings: Iterable[Reading],
     *,
+    schedule: str,
     options: RecordOptions | None = None,
     region_s: float = CALL_GRAPH_REGION_S,
     max_command_runs: int = CALL_GRAPH_COMMAND_RUNS,
 ) -> Recipe:
     """The recording with call graphs (the profile lens's), with `options` as probed already,
-    or `RecordOptions()` as perf here accepts them. The asm lens reads a statement's leaves when a
+    or `RecordOptions()` as perf here accepts them; its blocks in the order drawn for the lens
+    `schedule` names. The asm lens reads a statement's leaves when a
     run has both lenses: every sampled instruction is in it, whatever the event and call graphs."""
     return Recipe(
         options=options or probe_recording(runner, RecordOptions())[0],
@@ -73,6 +72,7 @@ def call_graph_recipe(
         processes=CALL_GRAPH_PROCESSES,
         max_command_runs=max_command_runs,
         readings=frozenset(readings),
+        schedule=schedule,
     )
 
 
@@ -82,7 +82,7 @@ def record_variants(
     """Every variant's recording, read as each of `recipe.readings` asks; its wall-time samples
     and progress are `metric`'s (the lens that records)."""
     sampler = InterleavedSampler(
-        LensSession(benchmark, context, time.monotonic_ns, lens=_SCHEDULE_LABEL), metric
+        LensSession(benchmark, context, time.monotonic_ns, lens=recipe.schedule), metric
     )
     with private_folder("profile") as tmp:
         if benchmark.kind is BenchmarkKind.STATEMENT:

@@ -4,8 +4,8 @@ analysis cache every lens that symbolises reads."""
 from __future__ import annotations
 
 from perflab.lenses.asm.options import OPTIONS, symbols_of
+from perflab.lenses.shared_options import ANALYSIS_CACHE
 from perflab.records.settings import Settings
-from perflab.records.shared_options import ANALYSIS_CACHE
 
 
 def test_the_functions_asked_for_or_none_for_the_hottest() -> None:

@@ -7,9 +7,9 @@ import pytest
 
 from perflab.api import make_experiment
 from perflab.lenses.instructions.options import OPTIONS, layers_of
+from perflab.lenses.shared_options import CACHE_SIM, REGION
 from perflab.records.errors import ConfigError
 from perflab.records.settings import Settings
-from perflab.records.shared_options import CACHE_SIM, REGION
 
 
 def test_the_layers_are_read_in_the_order_given() -> None:

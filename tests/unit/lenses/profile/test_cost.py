@@ -7,12 +7,11 @@ import dataclasses
 
 import pytest
 
-from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
+from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, CALL_GRAPH_REGION_S, PERF_START_S
 from perflab.lenses.profile.cost import (
     LEAVES_POST_S,
     PROFILE_COMMAND_POST_S,
     PROFILE_POST_S,
-    PROFILE_REGION_S,
     PROFILE_TOGGLE_S,
     profile_cost,
 )
@@ -25,16 +24,16 @@ PROFILE = Settings(metrics=(Metric.PROFILE,))
 
 def test_a_statements_workers_are_recorded_and_read_back_side_by_side() -> None:
     cost = profile_cost(QUICK, PROFILE, processes=3)
-    toggles = 2 * PROFILE_REGION_S / QUICK.sample_s
+    toggles = 2 * CALL_GRAPH_REGION_S / QUICK.sample_s
     expected = (
         2 * 3 * (QUICK.startup_s + PERF_START_S)
         + 3 * PROFILE_POST_S  # both variants' recordings at once on two CPUs, per process
-        + 2 * PROFILE_REGION_S
+        + 2 * CALL_GRAPH_REGION_S
         + toggles * PROFILE_TOGGLE_S
     )
     assert cost.minimum_s == pytest.approx(expected)
     assert cost.shares == "" and cost.shared_s == 0.0
-    assert cost.needs == f"{PROFILE_REGION_S:g} s recorded per variant, then symbolised"
+    assert cost.needs == f"{CALL_GRAPH_REGION_S:g} s recorded per variant, then symbolised"
 
 
 def test_with_the_asm_lens_the_recording_is_shared_and_read_for_it_too() -> None:
@@ -47,5 +46,5 @@ def test_with_the_asm_lens_the_recording_is_shared_and_read_for_it_too() -> None
 def test_a_command_is_one_process_per_variant_and_never_toggled() -> None:
     command = dataclasses.replace(QUICK, kind=BenchmarkKind.COMMAND, startup_s=0.0, sample_s=0.5)
     cost = profile_cost(command, Settings(metrics=(Metric.PROFILE, Metric.ASM)))
-    assert cost.minimum_s == pytest.approx(2 * PROFILE_COMMAND_POST_S + 2 * PROFILE_REGION_S)
+    assert cost.minimum_s == pytest.approx(2 * PROFILE_COMMAND_POST_S + 2 * CALL_GRAPH_REGION_S)
     assert cost.shares == ""  # the asm lens records a command's runs itself

@@ -19,6 +19,7 @@ RECIPE = Recipe(
     processes=2,
     max_command_runs=10,
     readings=frozenset(Reading),
+    schedule="profile",
 )
 
 

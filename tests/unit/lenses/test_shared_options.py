@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from perflab import api
 from perflab.lenses.registry import DESCRIPTORS
-from perflab.records.kinds import Metric
-from perflab.records.settings import Settings
-from perflab.records.shared_options import (
+from perflab.lenses.shared_options import (
     ANALYSIS_CACHE,
     CACHE_SIM,
     REGION,
@@ -15,8 +13,10 @@ from perflab.records.shared_options import (
     cache_sim_of,
     region_of,
 )
+from perflab.records.kinds import Metric
+from perflab.records.settings import Settings
 
-SUBJECT = "perflab.records.shared_options"
+SUBJECT = "perflab.lenses.shared_options"
 
 
 def test_each_shared_option_is_listed_by_its_owning_lens_alone() -> None:

@@ -1,0 +1,5 @@
+"""The asm lens's name, spelled once: its descriptor and modules import it from here."""
+
+from perflab.records.kinds import Metric
+
+ASM = Metric("asm")

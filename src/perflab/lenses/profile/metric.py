@@ -1,0 +1,5 @@
+"""The profile lens's name, spelled once: its descriptor and modules import it from here."""
+
+from perflab.records.kinds import Metric
+
+PROFILE = Metric("profile")
