@@ -12,7 +12,7 @@ import pytest
 from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE
 from perflab.plan.settings_by_name import settings_with
 from perflab.records.settings import Settings
-from tests.file_order import FileCostsWriter, costliest_files_first
+from tests.support.file_order import FileCostsWriter, costliest_files_first
 
 # Small budgets: tests check behaviour, not precision (bench/ measures that).
 FAST = settings_with(

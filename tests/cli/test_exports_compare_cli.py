@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
-from tests.cli_commands import perflab
+from tests.support.cli_commands import perflab
 from tests.unit.report.test_exports_agree import check_exports_agree
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.git_repo import git
-from tests.integration.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
+from tests.support.git_repo import git
+from tests.support.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
 
 pytestmark = [
     pytest.mark.integration,

@@ -14,7 +14,7 @@ import pytest
 from perflab.store.sqlite_file import _copy_with_wal
 from perflab.store.sqlite_watch import _recovery_path
 from tests.faults.conftest import FAST, perflab
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = pytest.mark.integration
 

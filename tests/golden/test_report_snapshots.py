@@ -13,7 +13,7 @@ from rich.console import Console
 from perflab.report.design_views import design_sections
 from perflab.report.markdown import render_markdown, section_lines
 from perflab.report.terminal import render_section, render_terminal
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 from tests.unit.report.test_design_views import matrix_run, stack_run
 
 DATA = Path(__file__).parent / "data" / "report"

@@ -27,7 +27,7 @@ from perflab.records.results import Interaction, InteractionVerdict, RunResult
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.html import render_html
 from perflab.report.workflow_formats import history_html
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 
 pytestmark = pytest.mark.integration
 

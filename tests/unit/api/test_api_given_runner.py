@@ -15,8 +15,8 @@ from perflab.machine.proc import Completed
 from perflab.plan.suite_source import SuiteKind, SuiteSource
 from perflab.records.kinds import Metric, RunStatus
 from tests.conftest import FAST
-from tests.fake_git import FakeRepository
-from tests.scripted_worker import ScriptedWorker
+from tests.support.fake_git import FakeRepository
+from tests.support.scripted_worker import ScriptedWorker
 
 
 def test_a_google_benchmark_binary_is_listed_through_the_runner() -> None:

@@ -20,7 +20,7 @@ from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from tests.conftest import FAST
-from tests.scripted_worker import ScriptedWorker
+from tests.support.scripted_worker import ScriptedWorker
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.lenses.rss.measure"

@@ -15,8 +15,8 @@ from perflab.machine.proc import LaunchSpec
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric, Verdict
 from tests.conftest import FAST
-from tests.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
-from tests.scripted_worker import ScriptedWorker
+from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
+from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.lenses.time.measure"
 

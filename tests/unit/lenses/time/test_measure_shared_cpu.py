@@ -22,7 +22,7 @@ from perflab.records.model import (
     Variant,
 )
 from tests.conftest import FAST
-from tests.scripted_worker import ScriptedWorker
+from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.lenses.time.measure"
 
