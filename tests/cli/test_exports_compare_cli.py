@@ -11,7 +11,7 @@ import pytest
 
 from perflab.cli.main import main
 from tests.support.cli_commands import perflab
-from tests.unit.report.test_exports_agree import check_exports_agree
+from tests.support.exports_agreement import check_exports_agree
 
 
 @pytest.mark.integration

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_history_cli import perflab
+from tests.support.cli_commands import perflab
 from tests.support.git_repo import git
 from tests.support.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
 

@@ -4,36 +4,16 @@ PERFLAB_UPDATE_SNAPSHOTS=1 after checking the new output by eye."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from rich.console import Console
 
 from perflab.report.design_views import design_sections
 from perflab.report.markdown import render_markdown, section_lines
 from perflab.report.terminal import render_section, render_terminal
+from tests.support.design_runs import matrix_run, stack_run
 from tests.support.report_runs import synthetic_run
-from tests.unit.report.test_design_views import matrix_run, stack_run
+from tests.support.snapshots import check, terminal_text
 
-DATA = Path(__file__).parent / "data" / "report"
-UPDATE = os.environ.get("PERFLAB_UPDATE_SNAPSHOTS") == "1"
 LENSES = ("time", "instructions", "counters", "profile", "asm", "torch")
-
-
-def check(name: str, text: str) -> None:
-    path = DATA / name
-    if UPDATE:
-        path.write_text(text)
-    assert path.exists(), f"no snapshot {name}: run with PERFLAB_UPDATE_SNAPSHOTS=1"
-    assert text == path.read_text()
-
-
-def terminal_text(render: object) -> str:
-    console = Console(width=140, record=True, color_system=None, force_terminal=False)
-    assert callable(render)
-    render(console)
-    return console.export_text()
 
 
 @pytest.mark.parametrize("lens", LENSES)
