@@ -46,7 +46,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "measure/perf/record.py",
         "measure/perf/runs.py",
         "records/code_findings.py",
-        "tool_drivers/elf_dispatch.py",
         "worker/build_reaper.py",
         "worker/callgrind_ops.py",
         "worker/command_launcher.py",
