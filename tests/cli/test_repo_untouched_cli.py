@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import data_repo, git
+from tests.faults.tagged_runs import data_repo, git
 from tests.support.cli_commands import perflab  # sys.executable -m perflab.cli.main, in cwd
 
 pytestmark = [

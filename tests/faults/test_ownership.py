@@ -15,7 +15,7 @@ import pytest
 
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.signature import PERFLAB_APPLICATION_ID
-from tests.faults.conftest import FAST, perflab
+from tests.faults.tagged_runs import FAST, perflab
 from tests.support import postgres_server
 
 pytestmark = pytest.mark.integration

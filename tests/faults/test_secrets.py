@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.records.redaction import redact
-from tests.faults.conftest import FAST, perflab
+from tests.faults.tagged_runs import FAST, perflab
 from tests.support import postgres_server
 
 pytestmark = pytest.mark.integration

@@ -25,8 +25,8 @@ from perflab.report.json_report import run_to_json
 from perflab.store import SqliteStore, StoredRun, open_store
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.postgres import PostgresStore, shown
-from tests.conftest import FAST
 from tests.support import postgres_server
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")

@@ -52,6 +52,22 @@ def test_no_test_file_imports_another_test_file() -> None:
     )
 
 
+def test_no_module_imports_a_conftest() -> None:
+    """pytest loads a conftest itself, as a plugin: imported again by name it may run twice,
+    and its fixtures and hooks are not a library."""
+    importing = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in sorted(TESTS.rglob("*.py"))
+        if "__pycache__" not in path.parts
+        for module in sorted(_imported_modules(path))
+        if module.rpartition(".")[2] == "conftest"
+    ]
+    assert not importing, (
+        "move what a conftest shares into a helper module (tests/support/, or one beside the "
+        "conftest) and import it from there:\n  " + "\n  ".join(importing)
+    )
+
+
 def test_no_helper_module_sits_loose_at_the_tests_root() -> None:
     loose = sorted(p.name for p in TESTS.glob("*.py") if p.name not in ROOT_MODULES)
     assert not loose, "`git mv` these to tests/support/: " + ", ".join(loose)

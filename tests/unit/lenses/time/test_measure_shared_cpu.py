@@ -21,7 +21,7 @@ from perflab.records.model import (
     Experiment,
     Variant,
 )
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.lenses.time.measure"
