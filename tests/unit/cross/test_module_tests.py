@@ -42,7 +42,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "machine/started.py",
         "measure/callgrind/store.py",
         "measure/callgrind/workers.py",
-        "measure/peak_memory/sessions.py",
         "measure/perf/record.py",
         "measure/perf/runs.py",
         "records/code_findings.py",
