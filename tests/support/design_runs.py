@@ -13,14 +13,13 @@ from perflab.records.run_facts import MachineInfo
 from perflab.records.settings import Settings
 
 BENCHMARK = "sorted(data)"
-
-
 STEPS = ("base", "cache-the-key", "inline-call", "fast-path")
 
 
 def design_comparison(
     baseline: str, variant: str, ratio: float, verdict: Verdict, *, event: str | None = None
 ) -> Comparison:
+    """`variant` against `baseline` on BENCHMARK: time, or a counter's `event`, ±3%."""
     return Comparison(
         benchmark=BENCHMARK,
         metric=Metric.TIME if event is None else Metric.COUNTERS,

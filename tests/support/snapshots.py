@@ -10,7 +10,6 @@ from rich.console import Console
 
 DATA = Path(__file__).parents[1] / "golden" / "data" / "report"
 
-
 UPDATE = os.environ.get("PERFLAB_UPDATE_SNAPSHOTS") == "1"
 
 
