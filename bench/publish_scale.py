@@ -7,7 +7,7 @@ pages written and the pages' sizes.
 Usage: python bench/publish_scale.py [--benchmarks 20] [--commits 100] [--per-run 25]
                                      [--quick-first] [--profile FILE] [--profile-new FILE]
                                      [--json FILE] [--workers N]
-The store is written through perflab's own store API (as tests/published_runs.py
+The store is written through perflab's own store API (as tests/support/published_runs.py
 does), the samples of one run in one transaction. `--quick-first`: the first publish analyses
 each run with a stand-in (ratios of medians, no statistics) so that a large site is published
 in minutes; the later publishes use perflab's analysis (the one new run's is then real, and the

@@ -13,7 +13,7 @@ overhead and the mechanics, not a cluster's speed-up.
 
 Store: N samples written one by one (each its own commit, as the engine writes) by one writer,
 then by 4 writers at once, into SQLite and into a PostgreSQL server started in a temporary
-directory (tests/postgres_server.py).
+directory (tests/support/postgres_server.py).
 
 Usage: .venv/bin/python bench/scale.py [--cells 16] [--budget 5] [--samples 5000]
        [--out bench/results/scale.json]
@@ -36,7 +36,7 @@ from typing import Any
 from machine_facts import machine
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests/postgres_server.py
+sys.path.insert(0, str(ROOT))  # tests/support/postgres_server.py
 sys.path.insert(0, str(ROOT / "src"))
 EXAMPLE = ROOT / "examples" / "stack" / "make_repo.sh"
 
@@ -176,7 +176,7 @@ def _write(location: str, n: int, start_at: float = 0.0) -> tuple[float, float]:
 
 
 def write_rates(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
-    from tests import postgres_server
+    from tests.support import postgres_server
 
     figures: dict[str, Any] = {
         "samples_per_writer": args.samples,

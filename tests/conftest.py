@@ -10,20 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE
-from perflab.plan.settings_by_name import settings_with
-from perflab.records.settings import Settings
-from tests.file_order import FileCostsWriter, costliest_files_first
-
-# Small budgets: tests check behaviour, not precision (bench/ measures that).
-FAST = settings_with(
-    Settings(),
-    budget_s=0.5,
-    min_generations=2,
-    sample_target_ms=1.0,
-    warmup_blocks=1,
-    sample_timeout_s=20,
-    seed=1,
-)
+from tests.support.file_order import FileCostsWriter, costliest_files_first
 
 
 @pytest.fixture(scope="session", autouse=True)

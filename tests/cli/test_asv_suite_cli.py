@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
-from tests.git_repo import git
+from tests.support.git_repo import git
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "asv_suite"
 

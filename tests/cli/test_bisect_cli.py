@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_history_cli import perflab
-from tests.git_repo import commit, git
-from tests.integration.merged_repo import BUILD, CULPRIT_SUBJECT, PROG_C, make_merged_repo
+from tests.support.cli_commands import perflab
+from tests.support.git_repo import commit, git
+from tests.support.merged_repo import BUILD, CULPRIT_SUBJECT, PROG_C, make_merged_repo
 
 pytestmark = [
     pytest.mark.integration,

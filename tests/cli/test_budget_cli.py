@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_commands import perflab
+from tests.support.cli_commands import perflab
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
-from tests.cli_commands import FAST, perflab
+from tests.support.cli_commands import FAST, perflab
 
 
 @pytest.mark.integration

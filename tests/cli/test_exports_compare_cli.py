@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from perflab.cli.main import main
-from tests.cli_commands import perflab
-from tests.unit.report.test_exports_agree import check_exports_agree
+from tests.support.cli_commands import perflab
+from tests.support.exports_agreement import check_exports_agree
 
 
 @pytest.mark.integration

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.git_repo import git
-from tests.integration.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
+from tests.support.cli_commands import perflab
+from tests.support.git_repo import git
+from tests.support.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
 
 pytestmark = [
     pytest.mark.integration,
@@ -21,21 +21,6 @@ pytestmark = [
         reason="needs valgrind, cc and git",
     ),
 ]
-
-
-def perflab(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="module")

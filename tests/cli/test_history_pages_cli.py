@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_history_cli import perflab
-from tests.git_repo import git
-from tests.integration.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
+from tests.support.cli_commands import perflab
+from tests.support.git_repo import git
+from tests.support.merged_repo import BUILD, CULPRIT_SUBJECT, make_merged_repo
 
 pytestmark = [
     pytest.mark.integration,

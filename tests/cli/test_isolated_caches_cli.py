@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.host import cpu_flags, read_text
-from tests.cli_commands import FAST
+from tests.support.cli_commands import FAST
 
 pytestmark = pytest.mark.integration
 

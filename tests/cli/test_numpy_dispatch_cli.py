@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_commands import perflab  # sys.executable -m perflab.cli.main, in cwd
+from tests.support.cli_commands import perflab  # sys.executable -m perflab.cli.main, in cwd
 
 pytest.importorskip("numpy")
 

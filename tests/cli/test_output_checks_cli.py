@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_commands import FAST, perflab
+from tests.support.cli_commands import FAST, perflab
 
 pytestmark = pytest.mark.integration
 

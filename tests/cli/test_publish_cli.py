@@ -20,8 +20,8 @@ import pytest
 from perflab.analyse.run import analyse_run
 from perflab.cli.main import main
 from perflab.publish import SiteRuns, read_site
-from tests.git_repo import commit, git
-from tests.published_runs import store as store  # noqa: F401 (a fixture: a store written here)
+from tests.support.git_repo import commit, git
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture: a store written here)
 
 PROG_C = """#include <stdio.h>
 #include "work.h"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_commands import perflab  # sys.executable -m perflab.cli.main, in cwd
+from tests.support.cli_commands import perflab  # sys.executable -m perflab.cli.main, in cwd
 
 torch = pytest.importorskip("torch")
 

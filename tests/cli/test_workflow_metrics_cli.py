@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,

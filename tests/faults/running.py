@@ -165,3 +165,36 @@ def contained_by_this_process() -> list[int]:
         if any(item.startswith(needle) for item in environ.split(b"\0")):
             found.append(int(entry.name))
     return found
+
+
+PROMPT_S = 3.0  # < 1 s on an idle machine (measured); generous for a loaded one
+
+
+def interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> None:
+    """Send `signals` to a --cmd run while its command runs: perflab stops promptly with 130,
+    keeps the run as incomplete and leaves no process behind."""
+    perflab = start(
+        "run",
+        "--cmd",
+        "sleep 103",
+        "-v",
+        "A",
+        "-v",
+        "B",
+        "--budget",
+        "3",
+        cwd=tmp_path,
+    )
+    wait_for_run(tmp_path)
+    time.sleep(1.0)  # the first `sleep 103` is running
+    sent_at = time.monotonic()
+    for number in signals:
+        perflab.process.send_signal(number)
+        time.sleep(0.05)
+    code, _, err = perflab.finish()
+    assert time.monotonic() - sent_at < PROMPT_S, err
+    assert code == 130, err
+    ((run_id, status),) = runs(tmp_path)
+    assert f"kept as run {run_id}: perflab show {run_id}" in err
+    assert status == "incomplete"
+    assert processes_left(perflab, marker="sleep 103") == []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST
+from tests.faults.tagged_runs import FAST
 
 pytestmark = pytest.mark.integration
 

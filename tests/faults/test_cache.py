@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST, data_repo, git, perflab, start_perflab
+from tests.faults.tagged_runs import FAST, data_repo, git, perflab, start_perflab
 
 pytestmark = [
     pytest.mark.integration,

@@ -13,8 +13,8 @@ import pytest
 
 from perflab.store.sqlite_file import _copy_with_wal
 from perflab.store.sqlite_watch import _recovery_path
-from tests.faults.conftest import FAST, perflab
-from tests.git_repo import commit, git
+from tests.faults.tagged_runs import FAST, perflab
+from tests.support.git_repo import commit, git
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from perflab.report.escape import markdown, markdown_prose
-from tests.faults.conftest import FAST, perflab
-from tests.faults.running import start
-from tests.faults.test_processes import interrupt_during_command
+from tests.faults.running import interrupt_during_command, start
+from tests.faults.tagged_runs import FAST, perflab
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST, perflab
 from tests.faults.running import flat, runs
+from tests.faults.tagged_runs import FAST, perflab
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import FAST, data_repo, git, perflab, start_perflab
 from tests.faults.running import flat
+from tests.faults.tagged_runs import FAST, data_repo, git, perflab, start_perflab
 
 pytestmark = [
     pytest.mark.integration,
@@ -91,7 +91,7 @@ def test_history_with_a_postgresql_store_ignores_its_folder_for_git(
     """history with a PostgreSQL store leaves the repository's status clean (its index once
     made `.perflab/` without a `.gitignore`; reuse now reads the store, so no index is made)"""
     pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")
-    from tests import postgres_server
+    from tests.support import postgres_server
 
     if postgres_server.binaries() is None:
         pytest.skip("PostgreSQL is not installed")

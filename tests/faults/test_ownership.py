@@ -15,8 +15,8 @@ import pytest
 
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.signature import PERFLAB_APPLICATION_ID
-from tests import postgres_server
-from tests.faults.conftest import FAST, perflab
+from tests.faults.tagged_runs import FAST, perflab
+from tests.support import postgres_server
 
 pytestmark = pytest.mark.integration
 
@@ -115,7 +115,7 @@ def test_an_empty_sqlite_database_becomes_a_perflab_store(tmp_path: Path) -> Non
         assert signed == PERFLAB_APPLICATION_ID
 
 
-# ---- PostgreSQL: a real server (tests/postgres_server.py), a database per test
+# ---- PostgreSQL: a real server (tests/support/postgres_server.py), a database per test
 
 _databases = itertools.count()
 

@@ -24,6 +24,7 @@ from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
 from tests.faults.running import (
     QUICK,
+    interrupt_during_command,
     processes_left,
     run,
     runs,
@@ -34,36 +35,7 @@ from tests.faults.running import (
 
 pytestmark = pytest.mark.integration
 
-PROMPT_S = 3.0  # < 1 s on an idle machine (measured); generous for a loaded one
 LEFT_NOTE = "the benchmark left"
-
-
-def interrupt_during_command(tmp_path: Path, signals: list[signal.Signals]) -> None:
-    perflab = start(
-        "run",
-        "--cmd",
-        "sleep 103",
-        "-v",
-        "A",
-        "-v",
-        "B",
-        "--budget",
-        "3",
-        cwd=tmp_path,
-    )
-    wait_for_run(tmp_path)
-    time.sleep(1.0)  # the first `sleep 103` is running
-    sent_at = time.monotonic()
-    for number in signals:
-        perflab.process.send_signal(number)
-        time.sleep(0.05)
-    code, _, err = perflab.finish()
-    assert time.monotonic() - sent_at < PROMPT_S, err
-    assert code == 130, err
-    ((run_id, status),) = runs(tmp_path)
-    assert f"kept as run {run_id}: perflab show {run_id}" in err
-    assert status == "incomplete"
-    assert processes_left(perflab, marker="sleep 103") == []
 
 
 def test_ctrl_c_during_command(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from perflab.records.redaction import redact
-from tests import postgres_server
-from tests.faults.conftest import FAST, perflab
+from tests.faults.tagged_runs import FAST, perflab
+from tests.support import postgres_server
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ import pytest
 from perflab import api
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.sqlite import SqliteStore
-from tests.faults.conftest import (
+from tests.faults.tagged_runs import (
     FAST,
     Fault,
     perflab,

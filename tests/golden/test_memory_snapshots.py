@@ -17,8 +17,8 @@ from perflab.records.settings import Settings
 from perflab.report.html import render_html
 from perflab.report.markdown import section_lines
 from perflab.report.terminal import render_section
-from tests.golden.test_report_snapshots import check, terminal_text
-from tests.memory_runs import data, stored
+from tests.support.memory_runs import data, stored
+from tests.support.snapshots import check, terminal_text
 
 BENCHMARK = Benchmark("relu", stmt="f()")
 

@@ -4,36 +4,20 @@ PERFLAB_UPDATE_SNAPSHOTS=1 after checking the new output by eye."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import json
+from typing import Any
 
 import pytest
-from rich.console import Console
 
 from perflab.report.design_views import design_sections
+from perflab.report.json_report import run_to_json
 from perflab.report.markdown import render_markdown, section_lines
 from perflab.report.terminal import render_section, render_terminal
-from tests.report_runs import synthetic_run
-from tests.unit.report.test_design_views import matrix_run, stack_run
+from tests.support.design_runs import matrix_run, stack_run
+from tests.support.report_runs import synthetic_run
+from tests.support.snapshots import check, terminal_text
 
-DATA = Path(__file__).parent / "data" / "report"
-UPDATE = os.environ.get("PERFLAB_UPDATE_SNAPSHOTS") == "1"
 LENSES = ("time", "instructions", "counters", "profile", "asm", "torch")
-
-
-def check(name: str, text: str) -> None:
-    path = DATA / name
-    if UPDATE:
-        path.write_text(text)
-    assert path.exists(), f"no snapshot {name}: run with PERFLAB_UPDATE_SNAPSHOTS=1"
-    assert text == path.read_text()
-
-
-def terminal_text(render: object) -> str:
-    console = Console(width=140, record=True, color_system=None, force_terminal=False)
-    assert callable(render)
-    render(console)
-    return console.export_text()
 
 
 @pytest.mark.parametrize("lens", LENSES)
@@ -54,6 +38,30 @@ def test_the_whole_run_in_both_formats() -> None:
     result, _ = synthetic_run()
     check("run.terminal.txt", terminal_text(lambda console: render_terminal(result, console)))
     check("run.md", render_markdown(result))
+
+
+def _rounded(value: Any) -> Any:
+    """Floats to 9 significant digits: a confidence interval's last bits follow the machine's
+    libm, the snapshot's meaning does not."""
+    if isinstance(value, float):
+        return float(f"{value:.9g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def test_a_run_with_rss_in_the_terminal_markdown_and_json() -> None:
+    """The rss lens's section where a run asks for it (its samples analysed by the lens), and
+    its comparisons in the JSON document."""
+    result, _ = synthetic_run(rss=True)
+    (section,) = [s for s in result.sections if s.key == "rss"]
+    check("rss.terminal.txt", terminal_text(lambda console: render_section(section, console)))
+    check("rss.md", "\n".join(section_lines(section)) + "\n")
+    document = run_to_json(result)
+    rss = [c for c in document["comparisons"] if c["metric"] == "rss"]
+    check("rss.json", json.dumps(_rounded(rss), indent=2) + "\n")
 
 
 @pytest.mark.parametrize("design", ("stack", "matrix"))

@@ -31,7 +31,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.report.terminal import render_section
-from tests.unit.lenses.torch.test_analyse import stored
+from tests.support.torch_tables import stored
 
 # one capture per GPU: the same rules must hold on each
 CAPTURES = {

@@ -13,8 +13,8 @@ from perflab.report.workflow_formats import (
     render_bisect,
     render_history,
 )
-from tests.golden.test_report_snapshots import check
-from tests.unit.report.test_workflow_views import bisect_run, history_run
+from tests.support.snapshots import check
+from tests.support.workflow_runs import bisect_run, history_run
 
 
 def _terminal(render: object, width: int = 140) -> str:

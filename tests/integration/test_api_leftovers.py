@@ -23,7 +23,7 @@ import pytest
 import perflab.api as perflab
 from perflab.records.kinds import RunStatus
 from perflab.worker.process_tree import CONTAINER_VARIABLE, process_table
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.tool_drivers.debuginfo import build_id
 from perflab.tool_drivers.demangling import CxxFiltDemangler
-from tests.integration.test_asm_gcc import listing_of, run_lens
+from tests.support.asm_builds import listing_of, run_lens
 
 pytestmark = [
     pytest.mark.integration,

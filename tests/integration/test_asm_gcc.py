@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from perflab.lenses.asm.code_diff import canonical_name, compare_functions
-from perflab.lenses.asm.elf_code import load_elf_object
-from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-from perflab.lenses.asm.measure import HOT_FUNCTIONS, AsmLens
-from perflab.lenses.asm.sources import PerfRecordSource
-from perflab.machine.proc import SubprocessRunner
-from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
-from perflab.tool_drivers.demangling import CxxFiltDemangler
-from perflab.tool_drivers.llvm_mca import McaPredictor
+from tests.support.asm_builds import listing_of, run_lens
 
 pytestmark = [
     pytest.mark.integration,
@@ -57,19 +47,6 @@ def compile_c(tmp_path: Path, name: str, source: str, *flags: str, shared: bool 
     kind = ["-shared", "-fPIC"] if shared else []
     subprocess.run(["gcc", *flags, *kind, "-o", str(out), str(src)], check=True)
     return out
-
-
-def listing_of(path: Path, symbol_prefix: str) -> FunctionListing:
-    runner = SubprocessRunner()
-    obj = load_elf_object(str(path), CxxFiltDemangler(runner))
-    symbol = next(s for s in obj.functions() if s.name.split(".")[0].startswith(symbol_prefix))
-    return build_listing(
-        FunctionCode(
-            symbol.demangled, symbol.name, obj.path, symbol.address, code=obj.read_code(symbol)
-        ),
-        obj.name_for,
-        throughput_of=McaPredictor(runner),
-    )
 
 
 @pytest.fixture(scope="module")
@@ -141,21 +118,6 @@ def test_cxx_names_are_demangled_and_paired(tmp_path: Path) -> None:
     names = [listing_of(p, "_ZN2at").name for p in paths]
     assert names == ["at::AVX2::k(int)", "at::AVX512::k(int)"]
     assert canonical_name(names[0]) == canonical_name(names[1]) == "at::CPU_CAPABILITY::k(int)"
-
-
-def run_lens(experiment: Experiment, hot_functions: int = HOT_FUNCTIONS) -> dict[str, Any]:
-    sink = MemorySink()
-    lens = AsmLens(PerfRecordSource(target_ms=150), hot_functions=hot_functions)
-    runner = SubprocessRunner()
-    lens.preflight(experiment, runner)
-    benchmark = experiment.benchmarks[0]
-    context = LensContext(experiment, runner, sink, NullProgress(), None, sys.executable)
-    lens.measure(benchmark, context)
-    names = [v.name for v in experiment.variants]
-    analysis = lens.analyse(benchmark, names, sink.data_for(benchmark.name, Metric.ASM), experiment)
-    [comparison] = analysis.comparisons
-    out: dict[str, Any] = json.loads(json.dumps(comparison.to_json()))
-    return out
 
 
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf")

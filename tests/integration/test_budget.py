@@ -27,7 +27,7 @@ from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
 from perflab.store import SqliteStore
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ import pytest
 from perflab.git.bundle import BUNDLES, KEPT_BUNDLES, bundle_commits, unpack_commits
 from perflab.machine.proc import LaunchSpec, SubprocessRunner
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,

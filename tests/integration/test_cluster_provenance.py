@@ -13,7 +13,7 @@ import pytest
 from perflab.engine.cluster import uncommitted_notes
 from perflab.git.bundle import bundle_commits, named_provenance
 from perflab.records.model import Benchmark, Experiment, Severity, Variant
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,

@@ -17,7 +17,7 @@ from perflab.git.bundle import bundle_commits, node_repository, unpack_commits
 from perflab.machine.proc import SubprocessRunner
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,

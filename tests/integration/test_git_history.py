@@ -1,5 +1,5 @@
 """First-parent stacks, merges as matrix changes and `perflab bisect`, on a repository with
-merged pull requests made here (tests/integration/merged_repo.py), measured with the
+merged pull requests made here (tests/support/merged_repo.py), measured with the
 instructions lens: a known culprit (a merge), a neutral merge, a build that fails on one
 commit."""
 
@@ -18,8 +18,7 @@ from perflab.records.kinds import Metric, Verdict
 from perflab.records.results import RunResult
 from perflab.report.workflow_formats import check_markdown, history_html
 from perflab.workflows import Benchmarked, bisect, check, history
-
-from .merged_repo import (
+from tests.support.merged_repo import (
     BUILD,
     CULPRIT_SUBJECT,
     NEUTRAL_MERGE_SUBJECT,

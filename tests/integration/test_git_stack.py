@@ -14,7 +14,7 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.results import InteractionVerdict, RunResult
 from perflab.report.json_report import run_to_json
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = [
     pytest.mark.integration,

@@ -21,7 +21,7 @@ from perflab.measure.session import LensSession
 from perflab.measure.worker_client import WorkerLaunch
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.worker import statement_loop
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from perflab.records.model import Benchmark, Comparison, Experiment, Variant
 from perflab.records.results import RunResult
 from perflab.records.run_facts import MachineInfo
 from perflab.workflows import Benchmarked, history, suite_history
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 pytestmark = pytest.mark.integration
 

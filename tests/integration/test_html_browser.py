@@ -9,7 +9,6 @@ import html
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -27,48 +26,14 @@ from perflab.records.results import Interaction, InteractionVerdict, RunResult
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.html import render_html
 from perflab.report.workflow_formats import history_html
-from tests.report_runs import synthetic_run
+from tests.support.browser import browse
+from tests.support.report_runs import synthetic_run
 
 pytestmark = pytest.mark.integration
 
 FAST = [
     "--budget", "0.5", "--min-generations", "2", "--sample-ms", "1", "--seed", "5",
 ]  # fmt: skip
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--enable-logging=stderr",  # console messages (script errors) go to stderr
-    "--v=0",
-)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.skip("chromium is not installed (bash scripts/setup.sh --test installs it)")
-    return found
-
-
-def browse(chromium: str, page: Path, tmp: Path, *action: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp / "chromium-profile"
-    profile.mkdir(exist_ok=True)
-    done = subprocess.run(
-        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *action, page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    for sign in ("Uncaught", "CONSOLE", "net::ERR_"):
-        assert sign not in done.stderr, done.stderr[-3000:]
-    return done
 
 
 def png_size_and_colours(path: Path) -> tuple[int, int, int]:

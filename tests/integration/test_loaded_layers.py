@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.unit.cross.test_layers import MODULES, PENDING
+from tests.support.source_imports import MODULES, PENDING
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""The team store: a real PostgreSQL server (tests/postgres_server.py), the same schema,
+"""The team store: a real PostgreSQL server (tests/support/postgres_server.py), the same schema,
 the same runs read back as from SQLite, many writers at once, the CLI reading it."""
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from perflab.report.json_report import run_to_json
 from perflab.store import SqliteStore, StoredRun, open_store
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.postgres import PostgresStore, shown
-from tests import postgres_server
-from tests.conftest import FAST
+from tests.support import postgres_server
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (perflab[team])")
@@ -200,7 +200,7 @@ def test_history_reuses_only_what_each_postgresql_database_holds(
 ) -> None:
     """Reuse reads the database itself: a second, empty database measures every commit again
     (nothing on this machine's disk speaks for a team store)."""
-    from tests.integration.merged_repo import BUILD, make_merged_repo
+    from tests.support.merged_repo import BUILD, make_merged_repo
 
     repo = make_merged_repo(tmp_path / "repo")
     common = ["--cmd", "./prog", "--build", BUILD, "--cache-dir", str(tmp_path / "cache"),

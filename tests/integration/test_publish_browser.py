@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from perflab.publish import publish
-from tests.integration.test_html_browser import browse
-from tests.integration.test_html_browser import chromium as chromium  # noqa: F401 (a fixture)
-from tests.published_runs import COMMITS, SLOW_FROM
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.browser import browse
+from tests.support.browser import chromium as chromium  # noqa: F401 (a fixture)
+from tests.support.published_runs import COMMITS, SLOW_FROM
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from perflab.publish import SiteRuns
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.integration
 

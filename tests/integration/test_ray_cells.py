@@ -30,7 +30,7 @@ from perflab.git.bundle import node_repository
 from perflab.records.kinds import ArtifactScope, Metric, RunStatus
 from perflab.records.model import Experiment
 from perflab.store import SqliteStore
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 ray = pytest.importorskip("ray", reason="Ray is not installed (perflab[cluster])")

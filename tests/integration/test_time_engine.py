@@ -16,7 +16,7 @@ from perflab.records.errors import BenchmarkFailedError, ConfigError, StoreError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Experiment
 from perflab.store import SqliteStore
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from perflab.lenses.time.analyse import TimeDetails
 from perflab.lenses.time.artifacts import KIND_SERVER_ROUND
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.store import SqliteStore
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.records.settings import Settings
-from tests.unit.report.test_design_views import BENCHMARK, design_comparison
+from tests.support.design_runs import BENCHMARK, design_comparison
 
 SPEC = InteractionSpec("fix", "main", "release", "fix@main", "fix@release")
 LEVELS = {"main": 100.0, "fix@main": 80.0, "release": 100.0, "fix@release": 100.0}

@@ -3,60 +3,16 @@ difference, only code that ran, nothing for identical code, every cause with its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from perflab.analyse.explanation import summaries, summary_section
 from perflab.records.document import Table
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Comparison
+from tests.support.explanation_comparisons import comparison, instructions, row
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.analyse.explanation"
-
-
-@dataclass(frozen=True)
-class Raw:
-    data: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return self.data
-
-
-def row(name: str, before: float, after: float, presence: str = "both") -> dict[str, Any]:
-    return {"name": name, "object": "libpython3.11.so.1.0", "variant_object":
-            "libpython3.12.so.1.0", "baseline": before, "variant": after, "delta": after - before,
-            "presence": presence}  # fmt: skip
-
-
-def comparison(
-    metric: Metric, before: float, after: float, data: dict[str, Any], *,
-    verdict: Verdict = Verdict.FASTER, ci: tuple[float, float] | None = None,
-) -> Comparison:  # fmt: skip
-    ratio = after / before
-    low, high = ci or (ratio, ratio)
-    return Comparison(
-        benchmark="b",
-        metric=metric,
-        baseline="py311",
-        variant="py312",
-        ratio=ratio,
-        ci_low=low,
-        ci_high=high,
-        verdict=verdict,
-        baseline_value=before,
-        variant_value=after,
-        unit="x",
-        details=Raw(data),
-    )
-
-
-def instructions(
-    functions: list[dict[str, Any]], before: float, after: float, **kw: Any
-) -> Comparison:
-    data = {"baseline_per_iteration": before, "variant_per_iteration": after,
-            "functions": functions, "identical_objects": ["libc.so.6"]}  # fmt: skip
-    return comparison(Metric.INSTRUCTIONS, before, after, data, **kw)
 
 
 def test_the_causes_are_the_largest_changes_with_the_difference_until_80_percent() -> None:

@@ -27,7 +27,7 @@ from perflab.records.model import (
     Variant,
 )
 from perflab.tool_output.callgrind import FunctionId
-from tests.unit.lenses.asm.test_explain import XMM, YMM, listing
+from tests.support.asm_listings import XMM, YMM, listing
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.analyse.same_work"

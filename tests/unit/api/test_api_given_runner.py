@@ -14,9 +14,9 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed
 from perflab.plan.suite_source import SuiteKind, SuiteSource
 from perflab.records.kinds import Metric, RunStatus
-from tests.conftest import FAST
-from tests.fake_git import FakeRepository
-from tests.scripted_worker import ScriptedWorker
+from tests.support.fake_git import FakeRepository
+from tests.support.fast_settings import FAST
+from tests.support.scripted_worker import ScriptedWorker
 
 
 def test_a_google_benchmark_binary_is_listed_through_the_runner() -> None:

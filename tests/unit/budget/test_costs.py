@@ -25,7 +25,7 @@ from perflab.budget.machine_speed import RECENT_PROBES
 from perflab.lenses.registry import lens_option
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK
+from tests.support.cost_probes import QUICK
 
 
 def test_workers_fork_when_the_variants_imports_are_expensive_and_no_gpu_is_set_up() -> None:

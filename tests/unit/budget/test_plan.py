@@ -39,12 +39,10 @@ from perflab.lenses.torch.cost import (
 )
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK
+from tests.support.cost_probes import QUICK, TORCH
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.budget.plan"
-
-TORCH = dataclasses.replace(QUICK, startup_s=2.1, import_s=2.0, fork_s=0.05)
 
 
 def _costs(probe: CostProbe, settings: Settings, *metrics: Metric) -> list[LensCost]:

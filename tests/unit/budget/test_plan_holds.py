@@ -14,7 +14,7 @@ from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.time.cost import TIME_GENERATION_CLOSE_S, time_cost
 from perflab.records.kinds import Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK
+from tests.support.cost_probes import QUICK
 
 
 def _at(speed: MachineSpeed) -> CostProbe:

@@ -1,4 +1,4 @@
-"""The suite runs its costliest files first (tests/file_order.py), so pytest-xdist's workers
+"""The suite runs its costliest files first (tests/support/file_order.py), so pytest-xdist's workers
 finish together."""
 
 from __future__ import annotations
@@ -7,7 +7,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tests.file_order import COSTS_PATH, costliest_files_first, estimated_costs_s, read_costs
+from tests.support.file_order import (
+    COSTS_PATH,
+    costliest_files_first,
+    estimated_costs_s,
+    read_costs,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -19,9 +19,18 @@ CROSS = "cross"
 VOCABULARY = "records"
 # the lenses' tests are split one folder per lens: the lens packages are mirrored one level down
 NESTED = frozenset({"lenses"})
-# modules that start processes (tests.git_repo runs git); a unit test uses fake_processes'
-# FakeRunner instead
-SPAWNING = frozenset({"subprocess", "multiprocessing", "tests.git_repo"})
+# modules that start processes (tests/support's git, perflab and PostgreSQL helpers); a unit
+# test uses fake_processes' FakeRunner instead
+SPAWNING = frozenset(
+    {
+        "subprocess",
+        "multiprocessing",
+        "tests.support.cli_commands",
+        "tests.support.git_repo",
+        "tests.support.merged_repo",
+        "tests.support.postgres_server",
+    }
+)
 SPAWNING_NAMES = frozenset({"SubprocessRunner"})
 
 
@@ -319,8 +328,8 @@ def test_no_unit_test_replaces_or_reads_a_private_name() -> None:
 
 
 def test_no_test_imports_another_tests_private_name() -> None:
-    """What tests share has a public name (in its test module or a helper beside
-    tests/scripted_worker.py): a private helper is its own file's, free to change."""
+    """What tests share has a public name (in a module of tests/support/): a private helper is
+    its own file's, free to change."""
     private = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):

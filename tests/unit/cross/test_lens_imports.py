@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 
 from perflab.records.kinds import Metric
-from tests.unit.cross.test_layers import MODULES, imports_of
+from tests.support.source_imports import MODULES, imports_of
 
 # Known crossings, lens -> lens, each with the change that removes it. The test fails when one
 # disappears, so this list can only shrink.

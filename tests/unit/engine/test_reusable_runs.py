@@ -12,8 +12,8 @@ from perflab.records.model import Variant
 from perflab.records.results import RunResult
 from perflab.workflows import Benchmarked
 from perflab.workflows.shared import planned_experiment
-from tests.fake_git import FakeRepository
-from tests.scripted_runs import ScriptedRuns
+from tests.support.fake_git import FakeRepository
+from tests.support.scripted_runs import ScriptedRuns
 
 SUBJECT = "perflab.engine.reusable_runs"
 BEFORE, AFTER = "a" * 40, "b" * 40

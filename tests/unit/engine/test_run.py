@@ -19,8 +19,8 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.store import SqliteStore
-from tests.conftest import FAST
-from tests.scripted_worker import ScriptedWorker
+from tests.support.fast_settings import FAST
+from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.engine.run"
 

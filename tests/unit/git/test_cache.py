@@ -16,7 +16,7 @@ from perflab.git.repo import ResolvedRef
 from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.records.errors import BenchmarkFailedError
-from tests.fake_git import TRACKED, FakeCheckouts
+from tests.support.fake_git import TRACKED, FakeCheckouts
 
 BASE = ResolvedRef("main", "c" * 40, "e" * 40, "the base")
 BUILD = "make"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from perflab.git.clone import CLONES, clone_folder, prepare_clone, refs_of
 from perflab.machine.fake_processes import FakeRunner
-from tests.fake_git import FakeCheckouts
+from tests.support.fake_git import FakeCheckouts
 
 MAIN = "c" * 40
 TAG = "a" * 40

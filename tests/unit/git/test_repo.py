@@ -22,7 +22,7 @@ from perflab.git.repo import (
 )
 from perflab.machine.fake_processes import FakeRunner
 from perflab.records.errors import ConfigError
-from tests.fake_git import FakeRepository
+from tests.support.fake_git import FakeRepository
 
 
 def git(repo: FakeRepository) -> FakeRunner:

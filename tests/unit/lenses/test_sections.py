@@ -6,7 +6,7 @@ import dataclasses
 
 from perflab.lenses.sections import lens_sections
 from perflab.records.document import Section
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 
 SUBJECT = "perflab.lenses.sections"
 

@@ -15,7 +15,7 @@ from perflab.measure.session import LensSession
 from perflab.plan.schedule import block_orders
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.conftest import FAST
+from tests.support.fast_settings import FAST
 
 BENCH = Benchmark(name="b", stmt="f()")
 

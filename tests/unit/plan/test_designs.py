@@ -13,7 +13,7 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.plan.designs import design_from_mapping, plan_matrix, plan_stack, with_design
 from perflab.records.errors import ConfigError
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.fake_git import FakeRepository
+from tests.support.fake_git import FakeRepository
 
 
 def _git(repo: FakeRepository) -> FakeRunner:

@@ -14,7 +14,7 @@ from perflab.publish.figures import KEPT_FOLDER, RunFigures, SiteRuns, planned_c
 from perflab.records.errors import ConfigError
 from perflab.records.model import Comparison
 from perflab.store import StoredRun
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 
 class CountingFigures:

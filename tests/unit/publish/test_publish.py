@@ -13,8 +13,8 @@ from perflab.analyse.run import analyse_run
 from perflab.publish import commit_line, publish, read_site
 from perflab.records.results import RunResult
 from perflab.store import SqliteStore, StoredRun
-from tests.published_runs import BENCHMARKS, COMMITS, HOSTILE, SLOW_FROM, write_run
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import BENCHMARKS, COMMITS, HOSTILE, SLOW_FROM, write_run
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 
 def test_each_benchmark_and_lens_is_a_trend_with_the_history_s_change_points(store: Path) -> None:

@@ -11,7 +11,7 @@ from perflab.analyse.run import analyse_run, run_figures
 from perflab.publish import run_page
 from perflab.report.html import render_html
 from perflab.store import SqliteStore
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 SUBJECT = "perflab.publish.run_page"
 

@@ -14,8 +14,8 @@ from perflab.publish.writer import publish
 from perflab.records.errors import ConfigError
 from perflab.records.model import Comparison
 from perflab.store import SqliteStore, StoredRun
-from tests.published_runs import COMMITS, CountingAnalyse, write_run
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import COMMITS, CountingAnalyse, write_run
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 SUBJECT = "perflab.publish.writer"
 

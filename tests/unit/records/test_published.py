@@ -7,7 +7,7 @@ from pathlib import Path
 
 from perflab.publish import read_site
 from perflab.records.published import Published, Site
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 SUBJECT = "perflab.records.published"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from perflab.records.model import Note, Severity
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 
 
 def test_code_in_a_note_reads_as_code_in_every_format() -> None:

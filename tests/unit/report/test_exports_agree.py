@@ -8,14 +8,9 @@ so perflab's estimate (preempted time taken out) lies below the smallest raw run
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
-import statistics
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,9 +22,9 @@ from perflab.records.results import RunResult
 from perflab.report.exports import hyperfine_results, render_csv
 from perflab.report.json_report import FORMAT_VERSION, run_to_json
 from perflab.store.json_runs import READABLE_FORMAT_VERSION, load_document
+from tests.support.exports_agreement import check_exports_agree
 
 CAPTURE = Path(__file__).parents[2] / "golden" / "data" / "runs" / "gzip_preempted.json"
-RAW_FIELDS = ("mean", "stddev", "median", "min", "max")
 
 
 @pytest.fixture(scope="module")
@@ -44,48 +39,6 @@ def _raw_seconds(variant: str) -> list[float]:
         for s in document["samples"]
         if s["variant"] == variant and s["name"] == "wall_ns" and not s["warmup"]
     ]
-
-
-def check_exports_agree(
-    hyperfine: list[dict[str, Any]],
-    csv_text: str,
-    document: dict[str, Any],
-    raw: dict[str, list[float]],
-) -> None:
-    """The agreement every run's exports keep (also run on a live run: tests/cli)."""
-    by_variant = {entry["variant"]: entry for entry in hyperfine}
-    assert set(by_variant) == set(raw)
-    for variant, times in raw.items():
-        entry = by_variant[variant]
-        assert entry["times"] == pytest.approx(times)
-        assert entry["mean"] == pytest.approx(statistics.mean(times))
-        assert entry["median"] == pytest.approx(statistics.median(times))
-        assert (entry["min"], entry["max"]) == pytest.approx((min(times), max(times)))
-        if len(times) > 1:
-            assert entry["stddev"] == pytest.approx(statistics.stdev(times))
-        for field in ("mean", "median"):
-            assert min(times) <= entry[field] <= max(times)
-        # perflab's estimate sits in its own interval; the older names hold that interval
-        low, high = entry["perflab_ci_low"], entry["perflab_ci_high"]
-        assert low <= entry["perflab_estimate"] <= (math.inf if high is None else high)
-        assert (entry["ci_low"], entry["ci_high"]) == (low, high)
-    rows = list(csv.DictReader(io.StringIO(csv_text)))
-    assert len(rows) == len(hyperfine)
-    for row, entry in zip(rows, hyperfine, strict=True):
-        for column, cell in row.items():
-            value = entry.get(column)
-            if isinstance(value, float):
-                assert float(cell) == pytest.approx(value), column
-            elif value is not None and not column.startswith("parameter_"):
-                assert cell == str(value), column
-    for own in document["measurements"]:
-        entry = by_variant[own["variant"]]
-        assert own["value"] / 1e9 == pytest.approx(entry["perflab_estimate"])
-        assert own["value_estimator"] == entry["perflab_estimator"]
-        assert own["value_preempted"] == entry["perflab_preempted"]
-        for field in RAW_FIELDS:
-            if own[field] is not None:
-                assert own[field] / 1e9 == pytest.approx(entry[field]), field
 
 
 def test_every_export_gives_raw_fields_as_measured_and_names_the_estimate(

@@ -33,7 +33,13 @@ from perflab.report.svg.flame import delta_colour
 from perflab.report.svg.ratio_plots import NO_SPEED_VERDICT
 from perflab.report.svg.samples import generation_spans, value_range
 from perflab.tool_output.profile_stacks import Stack, parse_folded
-from tests.report_runs import ASM_DIFF, BASELINE_FOLDED, VARIANT_FOLDED, series_of, synthetic_run
+from tests.support.report_runs import (
+    ASM_DIFF,
+    BASELINE_FOLDED,
+    VARIANT_FOLDED,
+    series_of,
+    synthetic_run,
+)
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.report.html"

@@ -12,8 +12,8 @@ import pytest
 from perflab.publish import publish, read_site
 from perflab.report import site
 from perflab.report.site import SPARK_WIDTH, sparkline
-from tests.published_runs import COMMITS, SLOW_FROM
-from tests.published_runs import store as store  # noqa: F401 (a fixture)
+from tests.support.published_runs import COMMITS, SLOW_FROM
+from tests.support.published_runs import store as store  # noqa: F401 (a fixture)
 
 
 def test_a_long_trend_s_table_lists_the_latest_commits_and_its_change_points(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 
 
 def test_the_terminal_is_quiet_by_default_and_whole_with_verbose() -> None:

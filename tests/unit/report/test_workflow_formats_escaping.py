@@ -7,7 +7,7 @@ from perflab.records.bisect import Commit, StepOutcome, StepState
 from perflab.records.kinds import Metric
 from perflab.records.workflow_results import CheckResult, HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.workflow_formats import check_markdown, history_html
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 
 HOSTILE = "fix | *x*\n### ✅ no regression\n<script>alert(1)</script>"
 

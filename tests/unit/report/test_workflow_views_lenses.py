@@ -19,7 +19,7 @@ from perflab.records.workflow_results import (
 )
 from perflab.report.workflow_formats import check_headline, check_markdown, history_markdown
 from perflab.report.workflow_views import bisect_section, disagreement_text
-from tests.report_runs import synthetic_run
+from tests.support.report_runs import synthetic_run
 
 
 def _compared(metric: Metric, ratio: float, low: float, high: float, verdict: Verdict,

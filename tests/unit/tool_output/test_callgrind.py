@@ -8,7 +8,6 @@ from types import MappingProxyType
 import pytest
 
 from perflab.tool_output.callgrind import (
-    CallCost,
     FunctionCost,
     FunctionCosts,
     FunctionId,
@@ -19,20 +18,7 @@ from perflab.tool_output.callgrind import (
     normalise_function_name,
     normalise_object,
 )
-
-
-def costs(
-    selfs: dict[str, float], calls: dict[tuple[str, str], float] | None = None, obj: str = "prog"
-) -> FunctionCosts:
-    """Costs of one event; a call's inclusive cost is the callee's self cost times 1."""
-    functions = {
-        FunctionId(n, obj): FunctionCost(FunctionId(n, obj), "a.c", (v,)) for n, v in selfs.items()
-    }
-    edges = {}
-    for (caller, callee), count in (calls or {}).items():
-        key = (FunctionId(caller, obj), FunctionId(callee, obj))
-        edges[key] = CallCost(key[0], key[1], count, (selfs[callee],))
-    return FunctionCosts(("Ir",), MappingProxyType(functions), MappingProxyType(edges))
+from tests.support.callgrind_texts import costs
 
 
 @pytest.mark.parametrize(

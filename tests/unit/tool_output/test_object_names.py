@@ -9,7 +9,7 @@ from perflab.lenses.instructions.explain import function_deltas
 from perflab.lenses.instructions.pairing import paired_costs, with_variant_objects
 from perflab.records.accounting import Presence
 from perflab.tool_output.object_names import library_name, pair_objects
-from tests.unit.tool_output.test_callgrind import costs
+from tests.support.callgrind_texts import costs
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.tool_output.object_names"

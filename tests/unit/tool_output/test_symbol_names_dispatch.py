@@ -6,10 +6,7 @@ test_pairing)."""
 from __future__ import annotations
 
 from perflab.tool_output.symbol_names import cpu_copy, dispatch_pairs, selector_changes
-
-NPY = "_multiarray_umath.cpython-312-x86_64-linux-gnu.so"
-OBJ = f"/venv/numpy/_core/{NPY}"
-DISABLED = selector_changes({}, {"NPY_DISABLE_CPU_FEATURES": "X86_V3"})
+from tests.support.symbol_names import DISABLED
 
 
 def test_cpu_copies_are_named_by_their_suffix_or_namespace() -> None:

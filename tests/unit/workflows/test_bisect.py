@@ -20,8 +20,8 @@ from perflab.records.bisect import (
 )
 from perflab.records.kinds import Metric
 from perflab.workflows import Benchmarked, WorkflowServices, bisect, bisect_with
-from tests.fake_git import FakeRepository
-from tests.scripted_runs import ScriptedRuns
+from tests.support.fake_git import FakeRepository
+from tests.support.scripted_runs import ScriptedRuns
 
 
 def _benchmarked(repo: FakeRepository, runs: ScriptedRuns) -> Benchmarked:

@@ -12,8 +12,8 @@ from perflab.records.bisect import StepState
 from perflab.records.errors import ConfigError
 from perflab.records.workflow_results import CheckResult
 from perflab.workflows import Benchmarked, WorkflowServices, check, check_with
-from tests.fake_git import FakeRepository
-from tests.scripted_runs import ScriptedRuns
+from tests.support.fake_git import FakeRepository
+from tests.support.scripted_runs import ScriptedRuns
 
 
 def _branch() -> tuple[FakeRepository, str, str, str]:

@@ -22,8 +22,8 @@ from perflab.workflows import (
     history_with,
     suite_history,
 )
-from tests.fake_git import FakeRepository
-from tests.scripted_runs import ScriptedRuns
+from tests.support.fake_git import FakeRepository
+from tests.support.scripted_runs import ScriptedRuns
 
 
 def _history(

@@ -8,7 +8,7 @@ import time
 
 from perflab.machine.fake_processes import FakeRunner
 from perflab.workflows import WorkflowServices
-from tests.fake_git import FakeRepository
+from tests.support.fake_git import FakeRepository
 
 
 def test_the_repository_given_is_used_without_asking_git() -> None:

@@ -14,13 +14,13 @@ from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Artifact, Benchmark, BenchmarkData, Comparison
 from perflab.records.settings import Settings
-from tests.unit.lenses.asm.test_machine_code import LOOP_CODE, NAMES, loop_lines
+from tests.support.asm_listings import LOOP_CODE, LOOP_NAMES, loop_lines
 
 
 def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
     small = loop_lines({0x1002: 100.0})
     hot = build_listing(
-        FunctionCode("g", "g", "/x", 0, code=bytes.fromhex("c3")), NAMES.get, costs={0: 900.0}
+        FunctionCode("g", "g", "/x", 0, code=bytes.fromhex("c3")), LOOP_NAMES.get, costs={0: 900.0}
     )
     bigger = build_listing(
         FunctionCode(
@@ -30,7 +30,7 @@ def test_analyse_uses_code_size_as_ratio_and_hottest_first() -> None:
             0x1000,
             code=LOOP_CODE[:-1] + bytes.fromhex("90c3"),
         ),
-        NAMES.get,
+        LOOP_NAMES.get,
         costs={0x1002: 100.0},
     )
 
@@ -74,7 +74,7 @@ def asm_data(
 
 
 def listing_of(code: bytes, name: str = "f") -> FunctionListing:
-    return build_listing(FunctionCode(name, name, "/x", 0x1000, code=code), NAMES.get)
+    return build_listing(FunctionCode(name, name, "/x", 0x1000, code=code), LOOP_NAMES.get)
 
 
 def asm_comparison(base: Sequence[FunctionListing], new: Sequence[FunctionListing]) -> Comparison:
@@ -115,7 +115,9 @@ def test_a_function_the_regex_matches_whole_is_shown_before_hotter_ones_containi
     # torch.compile: `--asm kernel` is inductor's `kernel`, not ATen's hotter clamp_min callback
     def ret(name: str, cost: float) -> FunctionListing:
         return build_listing(
-            FunctionCode(name, name, "/x", 0, code=bytes.fromhex("c3")), NAMES.get, costs={0: cost}
+            FunctionCode(name, name, "/x", 0, code=bytes.fromhex("c3")),
+            LOOP_NAMES.get,
+            costs={0: cost},
         )
 
     data = asm_data([ret("clamp_min_scalar_kernel_impl", 9.0)], [ret("kernel", 4.0)])

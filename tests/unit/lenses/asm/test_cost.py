@@ -11,7 +11,7 @@ from perflab.budget.perf_costs import CALL_GRAPH_RECORDING, PERF_START_S
 from perflab.lenses.asm.cost import ASM_POST_S, ASM_REGION_S, ASM_SCRIPT_S, asm_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK_TWO_CPUS as QUICK
+from tests.support.cost_probes import QUICK_TWO_CPUS as QUICK
 
 
 def test_each_variant_is_recorded_then_disassembled_side_by_side() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.lenses.asm.disassembly import Flow, Instruction, disassemble, vector_bits
+from perflab.lenses.asm.disassembly import disassemble, vector_bits
+from tests.support.asm_listings import insn
 
 
 def test_loads_and_stores_follow_the_operand_order() -> None:
@@ -12,10 +13,6 @@ def test_loads_and_stores_follow_the_operand_order() -> None:
     code = bytes.fromhex("488b0748890748010762f17c482907")
     flags = [(i.loads, i.stores) for i in disassemble(code, 0)]
     assert flags == [(True, False), (False, True), (True, True), (False, True)]
-
-
-def insn(mnemonic: str, operands: str, flow: Flow = Flow.NONE) -> Instruction:
-    return Instruction(0, 4, mnemonic, operands, flow)
 
 
 @pytest.mark.parametrize(

@@ -4,46 +4,15 @@ separate debug files tests/unit/tool_drivers'."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-from perflab.lenses.asm.rows import Row, VariantCode
 from perflab.tool_drivers.debuginfo import SourceFrame
+from tests.support.asm_listings import XMM, YMM, claims, code, listing
 
-# vmovups ymm0, [rdi]; vmaxps ymm0, ymm0, ymm1; vmovups [rsi], ymm0; ret
-YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")
-# movups xmm0, [rdi]; maxps xmm0, xmm1; movups [rsi], xmm0; ret
-XMM = bytes.fromhex("0f10070f5fc10f1106c3")
 CALL_A = bytes.fromhex("e8fb0f0000c3")  # call 0x2000 (from 0x1000); ret
 CALL_B = bytes.fromhex("e8fb1f0000c3")  # call 0x3000; ret
-NAMES = {0x2000: "Sleef_expf8_u10", 0x3000: "Sleef_expf16_u10"}
-
-
-def listing(
-    name: str,
-    code: bytes = YMM,
-    samples: float = 0.0,
-    obj: str = "/lib/libk.so",
-    frames: Mapping[int, tuple[SourceFrame, ...]] | None = None,
-    names: dict[int, str] = NAMES,
-) -> FunctionListing:
-    out = build_listing(
-        FunctionCode(name, name, obj, 0x1000, code=code),
-        names.get,
-        costs={0x1000: samples} if samples else None,
-    )
-    return replace(out, inline_frames=frames)
-
-
-def code(*listings: FunctionListing, total: float = 1000.0, **kw: object) -> VariantCode:
-    return VariantCode(tuple(listings), total, **kw)  # type: ignore[arg-type]
-
-
-def claims(rows: list[Row]) -> list[tuple[str, str]]:
-    return [(str(d.claim), d.function) for row in rows for d in row.diagnoses]
 
 
 # -- pairing by what ran ---------------------------------------------------------------------

@@ -6,8 +6,8 @@ from __future__ import annotations
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import VariantCode
-from tests.unit.lenses.asm.test_explain import XMM, YMM, claims, listing
-from tests.unit.tool_output.test_symbol_names_dispatch import DISABLED, NPY, OBJ
+from tests.support.asm_listings import XMM, YMM, claims, listing
+from tests.support.symbol_names import DISABLED, NPY, OBJ
 
 
 def _code(*listings: FunctionListing) -> VariantCode:

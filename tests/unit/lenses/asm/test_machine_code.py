@@ -7,26 +7,8 @@ import json
 import pytest
 
 from perflab.lenses.asm.disassembly import Flow
-from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
-
-# A counted loop calling a helper and reading a global:
-#   0x1000 xor eax, eax
-#   0x1002 add rax, 1            <- loop head
-#   0x1006 call 0x2000
-#   0x100b lea rcx, [rip + 0xff1] (-> 0x2003)
-#   0x1012 cmp rax, rdi
-#   0x1015 jne 0x1002
-#   0x1017 ret
-LOOP_CODE = bytes.fromhex("31c04883c001e8f50f0000488d0df10f00004839f875ebc3")
-
-
-NAMES = {0x2000: "helper", 0x2003: "table+0x3"}
-
-
-def loop_lines(costs: dict[int, float] | None = None) -> FunctionListing:
-    return build_listing(
-        FunctionCode("f", "f", "/lib/x.so", 0x1000, code=LOOP_CODE), NAMES.get, costs=costs
-    )
+from perflab.lenses.asm.machine_code import FunctionListing
+from tests.support.asm_listings import LOOP_CODE, loop_lines
 
 
 def test_normalise_replaces_addresses_with_labels_and_names() -> None:

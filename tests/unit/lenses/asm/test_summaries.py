@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perflab.lenses.asm.summaries import instruction_mix
-from tests.unit.lenses.asm.test_disassembly import insn
+from tests.support.asm_listings import insn
 
 
 def test_scalar_fp_is_not_vector_work() -> None:

@@ -11,7 +11,7 @@ from perflab.budget.perf_costs import PERF_START_S
 from perflab.lenses.counters.cost import counters_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK
+from tests.support.cost_probes import QUICK
 
 SUBJECT = "perflab.lenses.counters.cost"
 

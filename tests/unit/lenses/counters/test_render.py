@@ -7,7 +7,7 @@ from perflab.lenses.counters.render import section as counters_section
 from perflab.lenses.fragments import SectionInput
 from perflab.records.document import Table
 from perflab.records.kinds import Metric, Verdict
-from tests.lens_sections import EXPERIMENT, cells, comparison
+from tests.support.lens_sections import EXPERIMENT, cells, comparison
 
 
 def test_counts_where_more_is_not_slower_are_higher_or_lower() -> None:

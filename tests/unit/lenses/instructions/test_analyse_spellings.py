@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perflab.records.accounting import Presence
-from tests.unit.tool_output.test_callgrind import costs
+from tests.support.callgrind_texts import costs
 
 
 def test_a_function_two_builds_spell_differently_is_one_row_saying_why() -> None:

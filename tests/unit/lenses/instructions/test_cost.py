@@ -7,7 +7,7 @@ import dataclasses
 
 from perflab.lenses.instructions.cost import instructions_cost
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK
+from tests.support.cost_probes import QUICK
 
 
 def test_the_instructions_plan_counts_the_cpus_other_runs_leave_it() -> None:

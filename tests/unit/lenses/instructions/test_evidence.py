@@ -8,7 +8,7 @@ from perflab.tool_output.callgrind import (
     InstructionCost,
     InstructionCosts,
 )
-from tests.unit.lenses.instructions.test_inlining import HELPER, KERNEL, KERNEL_CALLING
+from tests.support.inline_frames import HELPER, KERNEL, KERNEL_CALLING
 
 SUBJECT = "perflab.lenses.instructions.evidence"
 

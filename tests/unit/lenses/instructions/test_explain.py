@@ -13,7 +13,7 @@ from perflab.tool_output.callgrind import (
     function_parts,
     normalise_function_id,
 )
-from tests.unit.tool_output.test_callgrind import costs
+from tests.support.callgrind_texts import costs
 
 SUBJECT = "perflab.lenses.instructions.explain"
 

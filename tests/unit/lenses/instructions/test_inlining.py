@@ -29,7 +29,8 @@ from perflab.tool_output.callgrind import (
     InstructionCosts,
     normalise_function_id,
 )
-from tests.unit.tool_output.test_callgrind import costs
+from tests.support.callgrind_texts import costs
+from tests.support.inline_frames import HELPER, KERNEL, KERNEL_CALLING
 
 
 def _rows(obj: str, costs_by_address: dict[int, tuple[str, float]]) -> InstructionCosts:
@@ -40,11 +41,6 @@ def _rows(obj: str, costs_by_address: dict[int, tuple[str, float]]) -> Instructi
             for address, (fn, cost) in costs_by_address.items()
         ),
     )
-
-
-KERNEL = SourceFrame("kernel", "/s/k.c", 4)
-KERNEL_CALLING = SourceFrame("kernel", "/s/k.c", 5)
-HELPER = SourceFrame("helper", "/s/h.h", 2)
 
 
 Side = tuple[FunctionCosts, InstructionCosts, dict[str, Any]]

@@ -9,7 +9,7 @@ from perflab.tool_output.callgrind import (
     FunctionCost,
     FunctionId,
 )
-from tests.unit.tool_output.test_callgrind import costs
+from tests.support.callgrind_texts import costs
 
 
 def test_layers_group_self_costs_first_rule_wins_other_last() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from perflab.lenses.instructions.pairing import name_pairing
 from perflab.tool_output.callgrind import FunctionCost, FunctionCosts, FunctionId
-from tests.unit.tool_output.test_symbol_names_dispatch import DISABLED, OBJ
+from tests.support.symbol_names import DISABLED, OBJ
 
 SUBJECT = "perflab.lenses.instructions.pairing"
 

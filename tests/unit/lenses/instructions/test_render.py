@@ -7,7 +7,7 @@ from perflab.lenses.instructions.render import NEGATIVE_FOOTNOTE
 from perflab.lenses.instructions.render import section as instructions_section
 from perflab.records.document import Paragraph, Table
 from perflab.records.kinds import Metric, Verdict
-from tests.lens_sections import EXPERIMENT, cells, comparison
+from tests.support.lens_sections import EXPERIMENT, cells, comparison
 
 
 def test_cache_simulation_rows_say_which_misses_per_iteration() -> None:

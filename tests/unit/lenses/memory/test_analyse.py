@@ -1,6 +1,6 @@
 """The memory lens's analysis (lenses/memory/analyse.py) from stored callgrind files
-(tests/memory_runs.py): the memory work two variants do, its threshold and floor, the processes'
-spread, and what tracemalloc's peak does not see."""
+(tests/support/memory_runs.py): the memory work two variants do, its threshold and floor, the
+processes' spread, and what tracemalloc's peak does not see."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.peak_memory.analyse import MAXRSS_KB
 from perflab.records.model import Artifact, Sample
 from perflab.records.settings import Settings
-from tests.memory_runs import BENCHMARK, callgrind, data, stored
+from tests.support.memory_runs import BENCHMARK, callgrind, data, stored
 
 
 def test_its_cost_names_the_rss_lens_by_that_lens_s_own_name() -> None:

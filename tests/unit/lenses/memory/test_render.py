@@ -8,7 +8,7 @@ from perflab.lenses.memory.analyse import analyse_memory
 from perflab.lenses.memory.render import section
 from perflab.records.model import Experiment, Variant
 from perflab.records.settings import Settings
-from tests.memory_runs import BENCHMARK, data, stored
+from tests.support.memory_runs import BENCHMARK, data, stored
 
 
 def _section_input() -> SectionInput:

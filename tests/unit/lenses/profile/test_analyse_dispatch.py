@@ -9,7 +9,7 @@ from perflab.lenses.profile.analyse import ProfileDetails
 from perflab.tool_output.profile_diff import diff_profiles
 from perflab.tool_output.profile_evidence import with_stack_evidence
 from perflab.tool_output.profile_stacks import Stack, hot_symbols
-from tests.unit.tool_output.test_symbol_names_dispatch import DISABLED, NPY
+from tests.support.symbol_names import DISABLED, NPY
 
 SUBJECT = "perflab.lenses.profile.analyse"
 

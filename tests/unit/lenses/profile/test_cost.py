@@ -17,7 +17,7 @@ from perflab.lenses.profile.cost import (
 )
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK_TWO_CPUS as QUICK
+from tests.support.cost_probes import QUICK_TWO_CPUS as QUICK
 
 PROFILE = Settings(metrics=(Metric.PROFILE,))
 

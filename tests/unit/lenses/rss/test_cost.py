@@ -10,7 +10,7 @@ import pytest
 from perflab.lenses.rss.cost import RSS_BLOCKS, RSS_TRACED_SLOWDOWN, rss_cost
 from perflab.records.kinds import BenchmarkKind, Metric
 from perflab.records.settings import Settings
-from tests.cost_probes import QUICK
+from tests.support.cost_probes import QUICK
 
 
 def test_the_rss_lens_pays_for_its_loops_under_tracemalloc() -> None:

@@ -19,8 +19,8 @@ from perflab.measure.peak_memory.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLO
 from perflab.plan.specs import parse_metrics
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.conftest import FAST
-from tests.scripted_worker import ScriptedWorker
+from tests.support.fast_settings import FAST
+from tests.support.scripted_worker import ScriptedWorker
 
 # what this file tests, though most names it imports are other packages' (cross/test_layout.py)
 SUBJECT = "perflab.lenses.rss.measure"

@@ -6,7 +6,7 @@ from perflab.lenses.fragments import SectionInput
 from perflab.lenses.rss import RSS
 from perflab.records.document import Table
 from perflab.records.kinds import Verdict
-from tests.lens_sections import EXPERIMENT, cells, comparison
+from tests.support.lens_sections import EXPERIMENT, cells, comparison
 
 
 def test_the_rss_section_says_higher_and_names_the_measure() -> None:

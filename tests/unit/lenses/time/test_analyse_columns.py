@@ -16,7 +16,7 @@ from perflab.records.settings import Settings
 from perflab.stats.comparison import verdict_for
 from perflab.stats.family import family_confidence, family_size
 from perflab.stats.paired import PairedLogRatio, estimate_ratio
-from tests.time_comparisons import time_comparison, time_samples
+from tests.support.time_comparisons import time_comparison, time_samples
 
 SUBJECT = "perflab.lenses.time.analyse"
 

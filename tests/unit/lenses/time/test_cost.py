@@ -6,7 +6,7 @@ import dataclasses
 
 from perflab.lenses.time.cost import MAX_FORKS_PER_ROUND, server_rounds
 from perflab.records.settings import Settings
-from tests.unit.budget.test_plan import TORCH
+from tests.support.cost_probes import TORCH
 
 
 def test_server_rounds_fork_more_generations_when_imports_dominate() -> None:

@@ -21,8 +21,8 @@ from perflab.records.model import (
     Experiment,
     Variant,
 )
-from tests.conftest import FAST
-from tests.scripted_worker import ScriptedWorker
+from tests.support.fast_settings import FAST
+from tests.support.scripted_worker import ScriptedWorker
 
 SUBJECT = "perflab.lenses.time.measure"
 

@@ -6,7 +6,7 @@ import random
 from dataclasses import replace
 
 from perflab.lenses.time.analyse import TimeDetails
-from tests.time_comparisons import time_comparison, time_samples
+from tests.support.time_comparisons import time_comparison, time_samples
 
 
 def test_the_caption_names_batches_in_the_plural() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 
 import pytest
@@ -11,55 +10,19 @@ from rich.console import Console
 
 from perflab.lenses.fragments import SectionInput
 from perflab.lenses.torch.analyse import (
-    KIND_OPS,
-    KIND_WARMUP_OPS,
-    PACE_US,
-    SELF_CPU_US,
     analyse_torch,
-    profile_values,
 )
 from perflab.lenses.torch.ops import (
     OpStats,
-    OpTable,
     parse_op_table,
 )
 from perflab.lenses.torch.render import section
 from perflab.measure.lens import BenchmarkData
 from perflab.records.kinds import Metric, Verdict
-from perflab.records.model import Artifact, Benchmark, Experiment, Sample, Variant
+from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.report.terminal import render_section
-from tests.unit.lenses.torch.test_ops import device_table, table
-
-
-def stored(
-    variant: str, tables: list[OpTable], *, generations: int, warmup_table: OpTable | None = None
-) -> tuple[list[Sample], list[Artifact]]:
-    """What the lens stores: per generation a warm-up profile (block 0), then measured ones."""
-    samples, artifacts = [], []
-    for generation in range(generations):
-        profiles = [(warmup_table or tables[0], True)] + [(t, False) for t in tables]
-        for block, (profile, warmup) in enumerate(profiles):
-            kind = KIND_WARMUP_OPS if warmup else KIND_OPS
-            content = json.dumps(profile.to_json())
-            artifacts.append(Artifact("b", variant, Metric.TORCH, kind, content, generation))
-            for name, value in profile_values(profile):
-                if name in (SELF_CPU_US, PACE_US):
-                    value *= 1 + 0.01 * generation
-                samples.append(
-                    Sample(
-                        benchmark="b",
-                        variant=variant,
-                        metric=Metric.TORCH,
-                        name=name,
-                        value=value,
-                        loops=profile.loops,
-                        generation=generation,
-                        block=block,
-                        warmup=warmup,
-                    )
-                )
-    return samples, artifacts
+from tests.support.torch_tables import device_table, stored, table
 
 
 def test_analysis_compares_total_self_time_and_lists_the_op_changes() -> None:

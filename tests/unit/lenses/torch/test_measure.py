@@ -16,9 +16,9 @@ from perflab.machine.proc import LaunchSpec
 from perflab.records.errors import BenchmarkFailedError, ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
-from tests.conftest import FAST
-from tests.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
-from tests.scripted_worker import ScriptedWorker
+from tests.support.fast_settings import FAST
+from tests.support.lens_contexts import BENCH, VARIANTS, FakeClock, lens_context, loop_ns
+from tests.support.scripted_worker import ScriptedWorker
 
 
 def torch_profile_reply(spec: LaunchSpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -82,9 +82,9 @@ def test_unscripted_processes_fail_the_test() -> None:
 
 def test_the_torch_lens_takes_as_many_generations_as_its_share_holds() -> None:
     from perflab.lenses.torch.measure import TorchLens
-    from tests.conftest import FAST
-    from tests.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
-    from tests.scripted_worker import ScriptedWorker
+    from tests.support.fast_settings import FAST
+    from tests.support.lens_contexts import BENCH, FakeClock, lens_context, loop_ns
+    from tests.support.scripted_worker import ScriptedWorker
 
     settings = dataclasses.replace(FAST, metrics=(Metric.TORCH,), min_generations=5)
     for share_s, generations in ((0.0, 2), (100.0, 5)):

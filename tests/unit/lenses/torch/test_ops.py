@@ -19,17 +19,7 @@ from perflab.lenses.torch.ops import (
     parse_op_table,
     versions_of,
 )
-
-
-def table(loops: int, *ops: tuple[str, int, float], capability: str = "AVX512") -> OpTable:
-    """ops: (name, count, self µs); total time = self time (no child ops)."""
-    return OpTable(
-        loops=loops,
-        wall_ns=loops * 1000,
-        ops=tuple(OpStats(name, count, self_us, self_us) for name, count, self_us in ops),
-        torch_version="2.13.0+cpu",
-        cpu_capability=capability,
-    )
+from tests.support.torch_tables import DEVICE_KERNEL, device_table, table
 
 
 def test_an_op_table_round_trips_through_the_worker_reply_shape() -> None:
@@ -112,62 +102,6 @@ def test_versions_of_a_variant_are_collected_once() -> None:
 
 # -- the device: tables profiled with CUDA activity ------------------------------------------
 
-_KERNEL = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"
-
-
-def device_table(loops: int, *, host_us: float, kernel_us: float, kernel: str = _KERNEL) -> OpTable:
-    """The worker's reply shape where the process had initialised CUDA: host-side ops (the op,
-    its launch, the sample's two synchronisations) and what ran on the device."""
-    return parse_op_table(
-        {
-            "loops": loops,
-            "wall_ns": loops * 10_000,
-            "device": "cuda",
-            "ops": [
-                {
-                    "name": "aten::add",
-                    "count": loops,
-                    "self_cpu_time_total_us": host_us,
-                    "cpu_time_total_us": host_us,
-                    "on_device": False,
-                    "self_device_time_total_us": 0.0,
-                },
-                {
-                    "name": "cudaLaunchKernel",
-                    "count": loops,
-                    "self_cpu_time_total_us": 0.0,
-                    "cpu_time_total_us": 0.0,
-                    "on_device": False,
-                    "self_device_time_total_us": 0.0,
-                },
-                {
-                    "name": "cudaDeviceSynchronize",
-                    "count": 2,
-                    "self_cpu_time_total_us": 0.0,
-                    "cpu_time_total_us": 0.0,
-                    "on_device": False,
-                    "self_device_time_total_us": 0.0,
-                },
-                {
-                    "name": kernel,
-                    "count": loops,
-                    "self_cpu_time_total_us": 0.0,
-                    "cpu_time_total_us": 0.0,
-                    "on_device": True,
-                    "self_device_time_total_us": kernel_us,
-                },
-                {
-                    "name": "Memcpy HtoD (Pageable -> Device)",
-                    "count": 0,
-                    "self_cpu_time_total_us": 0.0,
-                    "cpu_time_total_us": 0.0,
-                    "on_device": True,
-                    "self_device_time_total_us": 0.0,
-                },
-            ],
-        }
-    )
-
 
 def test_device_activity_separates_host_from_device_and_counts_launches() -> None:
     small = device_table(100, host_us=500.0, kernel_us=180.0)
@@ -181,7 +115,7 @@ def test_device_activity_separates_host_from_device_and_counts_launches() -> Non
     assert activity.copies_per_iteration == 0.0
     assert activity.bound is DeviceBound.LAUNCH  # a small op: the host is the cost
     (kernel,) = activity.kernels
-    assert kernel.name == _KERNEL and kernel.calls_per_iteration == pytest.approx(1.0)
+    assert kernel.name == DEVICE_KERNEL and kernel.calls_per_iteration == pytest.approx(1.0)
     large = device_activity([device_table(10, host_us=50.0, kernel_us=29_000.0)])
     assert large is not None and large.bound is DeviceBound.DEVICE
     assert device_activity([table(10, ("aten::add", 10, 10.0))]) is None  # CPU profiles

@@ -14,8 +14,7 @@ from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.report.terminal import render_section
-from tests.unit.lenses.torch.test_analyse import stored
-from tests.unit.lenses.torch.test_ops import table
+from tests.support.torch_tables import stored, table
 
 
 def test_the_terminal_shows_changed_ops_and_what_appeared() -> None:

@@ -19,3 +19,5 @@ QUICK = CostProbe(
 )
 # the same where two CPUs count side by side
 QUICK_TWO_CPUS = dataclasses.replace(QUICK, counting_cpus=2)
+# a torch benchmark's: seconds to start an interpreter and import torch
+TORCH = dataclasses.replace(QUICK, startup_s=2.1, import_s=2.0, fork_s=0.05)

@@ -3,6 +3,7 @@ test's, with settings that keep a run short."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +14,17 @@ FAST = [
 ]  # fmt: skip
 
 
-def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m perflab.cli.main ARGS` in `cwd`, its output captured as text."""
+def perflab(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m perflab.cli.main ARGS` in `cwd`, with `env` added to this process's
+    environment, its output captured as text. The timeout is a hang's, not a run's budget: the
+    slowest command (a bisect through valgrind) takes minutes on a loaded machine."""
     return subprocess.run(
         [sys.executable, "-m", "perflab.cli.main", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
+        env={**os.environ, **(env or {})},
     )

@@ -9,12 +9,16 @@ from typing import Any
 
 from perflab.analyse.run import with_sections
 from perflab.lenses.profile.flame import differential_tree
+from perflab.lenses.rss import RSS
+from perflab.lenses.rss.analyse import analyse_rss
 from perflab.lenses.time.artifacts import time_series
+from perflab.measure.peak_memory.analyse import MAXRSS_KB, NET_BLOCKS, PEAK_ALLOC_BYTES
 from perflab.records.document import FlameNode, TimePoint, TimeSeries
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import (
     Artifact,
     Benchmark,
+    BenchmarkData,
     Comparison,
     Experiment,
     Note,
@@ -88,8 +92,45 @@ def _comparison(metric: Metric, ratio: float, verdict: Verdict, **details: Any) 
 ASM_DIFF = "    push rbp\n-   vmaxps ymm0, ymm1, ymm2\n+   vmaxps zmm0, zmm1, zmm2\n@@\n>   ret\n"
 
 
-def synthetic_run() -> tuple[RunResult, StoredRun]:
-    """A run with every lens's details, raw time samples over 3 generations and folded stacks."""
+RSS_LOOPS = 1000  # iterations per rss sample
+
+
+def rss_samples() -> list[Sample]:
+    """The rss lens's samples as its statement sessions store them: per sample, the peak
+    allocated (B) and the process's peak RSS (kB), each of one loop, and the blocks the loop
+    left allocated over RSS_LOOPS iterations; shuffled holds 30% more and leaves 2 blocks an
+    iteration, three generations of two blocks."""
+    samples = []
+    for generation in range(3):
+        for block in range(2):
+            for position, (variant, scale) in enumerate((("presorted", 1.0), ("shuffled", 1.3))):
+                wobble = 1.0 + 0.01 * ((generation + block + position) % 3)
+                for name, value, loops in (
+                    (PEAK_ALLOC_BYTES, 800_000 * scale * wobble, 1),
+                    (NET_BLOCKS, 2.0 * position * RSS_LOOPS, RSS_LOOPS),
+                    (MAXRSS_KB, 20_480 * scale * wobble, 1),
+                ):
+                    samples.append(
+                        Sample(
+                            benchmark="sorted(data)",
+                            variant=variant,
+                            metric=RSS,
+                            name=name,
+                            value=value,
+                            loops=loops,
+                            generation=generation,
+                            block=block,
+                            position=position,
+                            cpu=1,
+                            at_ns=(generation * 4 + block * 2 + position) * 10_000_000,
+                        )
+                    )
+    return samples
+
+
+def synthetic_run(*, rss: bool = False) -> tuple[RunResult, StoredRun]:
+    """A run with every lens's details, raw time samples over 3 generations and folded stacks;
+    with `rss`, the rss lens's too (its samples, analysed by the lens: rss_samples)."""
     experiment = Experiment(
         benchmarks=(Benchmark("sorted(data)", stmt="sorted(data)"),),
         variants=(Variant("presorted"), Variant("shuffled", env={"SHUFFLE": "1"})),
@@ -101,6 +142,7 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
                 Metric.PROFILE,
                 Metric.ASM,
                 Metric.TORCH,
+                *((RSS,) if rss else ()),
             )
         ),
     )
@@ -261,6 +303,16 @@ def synthetic_run() -> tuple[RunResult, StoredRun]:
         ),
         *comparisons[4:],
     )
+    if rss:
+        analysis = analyse_rss(
+            experiment.benchmarks[0],
+            ["presorted", "shuffled"],
+            BenchmarkData(tuple(rss_samples())),
+            experiment.settings,
+        )
+        comparisons = (*comparisons, *analysis.comparisons)
+        notes = (*notes, *analysis.notes)
+        samples.extend(rss_samples())
     result = RunResult(
         run_id=7,
         status=RunStatus.COMPLETE,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.git_repo import commit, git
+from tests.support.git_repo import commit, git
 
 PROG_C = """#include <stdio.h>
 #include "work.h"

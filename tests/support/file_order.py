@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-COSTS_PATH = Path(__file__).with_name("file_costs.json")
+COSTS_PATH = Path(__file__).parents[1] / "file_costs.json"
 
 
 def file_of(nodeid: str) -> str:
