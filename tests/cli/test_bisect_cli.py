@@ -72,17 +72,20 @@ def test_bisect_goes_inside_the_merge_and_a_rerun_measures_nothing(
         assert f"perflab: wrote {tmp_path / name}" in done.stderr
     assert f"perflab bisect: first bad commit: {inner[:10]}" in done.stderr
 
-    # a rerun reads every step, and the evidence, from the store
+    # a rerun reads every step, and the evidence, from the store; -q still says the answer
     runs = runs_in(store)
-    again = perflab("bisect", "main~3", "main", "--json", str(tmp_path / "c.json"), *common,
-                    cwd=repo)  # fmt: skip
+    again = perflab("bisect", "main~3", "main", "--json", str(tmp_path / "c.json"), "-q",
+                    *common, cwd=repo)  # fmt: skip
     assert again.returncode == 0, again.stderr
+    assert again.stderr.strip().splitlines() == [
+        f"perflab bisect: first bad commit: {inner[:10]} a second loop (inside {merge[:10]} "
+        f"{CULPRIT_SUBJECT})"
+    ]
     assert runs_in(store) == runs
     rerun = json.loads((tmp_path / "c.json").read_text())
     assert rerun["measured_now"] == 0 and all(s["reused"] for s in rerun["steps"])
     assert rerun["culprit"] == document["culprit"]
     assert rerun["evidence_run"] == document["evidence_run"]
-    assert "in the store" in again.stderr
 
 
 def test_bisect_finds_a_faster_commit_only_when_asked(tmp_path: Path, cache: Path) -> None:

@@ -62,11 +62,9 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     to_stdout = writes_to_stdout(output)
     if not quiet and not to_stdout:
         view(result, out)
-    if not quiet:
-        style = "bold green" if result.culprit is not None else "bold yellow"
-        err.print(
-            Text("perflab bisect: ", style=style) + terminal(result.answer()), highlight=False
-        )
+    # the answer is neither progress nor a table: -q keeps it, as check keeps its verdict
+    style = "bold green" if result.culprit is not None else "bold yellow"
+    err.print(Text("perflab bisect: ", style=style) + terminal(result.answer()), highlight=False)
     if result.culprit is not None or result.candidates:
         return EXIT_OK
     if result.steps and result.steps[0].outcome.state is StepState.SKIPPED:
