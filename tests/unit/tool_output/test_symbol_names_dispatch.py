@@ -5,7 +5,13 @@ test_pairing)."""
 
 from __future__ import annotations
 
-from perflab.tool_output.symbol_names import cpu_copy, dispatch_pairs, selector_changes
+from perflab.tool_output.symbol_names import (
+    cpu_copy,
+    dispatch_pairs,
+    selector_changes,
+    vector_instance,
+    vector_pairs,
+)
 
 NPY = "_multiarray_umath.cpython-312-x86_64-linux-gnu.so"
 OBJ = f"/venv/numpy/_core/{NPY}"
@@ -54,3 +60,71 @@ def test_no_selector_both_ran_other_objects_or_callers_are_no_pair() -> None:
     assert dispatch_pairs(["DOUBLE_add_X86_V3"], ["DOUBLE_add"], DISABLED, callers=callers) == ()
     # names of no CPU: no pair by this rule
     assert dispatch_pairs(["compute_v1"], ["compute"], DISABLED) == ()
+
+
+# numpy 2.4.6's x86-simd-sort on an AVX-512 host, default vs NPY_DISABLE_CPU_FEATURES=X86_V4
+# (bench/results/field34_2026-11-29.md, `sort`): each kernel's zmm instantiation ran in the
+# baseline only, its avx2 one in the variant only, all in _multiarray_umath
+ZMM_SORT = (
+    "void sort_n_vec<zmm_vector<float>, Comparator<zmm_vector<float>, false>, 32, "
+    "float __vector(16)>(zmm_vector<float>::type_t*, int)"
+)
+AVX2_SORT = (
+    "void sort_n_vec<avx2_vector<float>, Comparator<avx2_vector<float>, false>, 32, "
+    "float __vector(8)>(avx2_vector<float>::type_t*, int)"
+)
+ZMM_PARTITION = (
+    "unsigned long partition_unrolled<zmm_vector<float>, Comparator<zmm_vector<float>, false>, "
+    "8, float>(float*, unsigned long, unsigned long, float, float*, float*)"
+)
+AVX2_PARTITION = (
+    "unsigned long partition_unrolled<avx2_vector<float>, Comparator<avx2_vector<float>, "
+    "false>, 4, float>(float*, unsigned long, unsigned long, float, float*, float*) "
+    "[clone .part.0] [clone .constprop.0]"
+)
+
+
+def test_a_templates_instantiations_for_two_vector_types_share_a_stem() -> None:
+    stem, words = vector_instance(ZMM_SORT)
+    assert stem == vector_instance(AVX2_SORT)[0]
+    assert words == ("zmm", "zmm", "__vector(16)", "zmm")
+    # the unroll count follows the width: equal only with integer arguments left out
+    assert vector_instance(ZMM_PARTITION)[0] != vector_instance(AVX2_PARTITION)[0]
+    assert (
+        vector_instance(ZMM_PARTITION, counts=True)[0]
+        == vector_instance(AVX2_PARTITION, counts=True)[0]
+    )
+    assert vector_instance("DOUBLE_add_X86_V3") == ("", ())
+    assert vector_instance("std::vector<float>::push_back(float const&)") == ("", ())
+
+
+def test_instantiations_each_run_in_one_variant_pair_and_say_why() -> None:
+    objects = {name: NPY for name in (ZMM_SORT, AVX2_SORT, ZMM_PARTITION, AVX2_PARTITION)}
+    pairs = vector_pairs([ZMM_SORT, ZMM_PARTITION], [AVX2_SORT, AVX2_PARTITION], object_of=objects)
+    by_old = {pair.baseline: pair for pair in pairs}
+    assert set(by_old) == {ZMM_SORT, ZMM_PARTITION.split(" [clone")[0]}
+    sort = by_old[ZMM_SORT]
+    assert sort.variant == AVX2_SORT and sort.object_name == NPY
+    assert sort.arguments == (("zmm", "avx2"), ("__vector(16)", "__vector(8)"))
+    assert "one template instantiated for other vector types (zmm -> avx2, __vector(16) -> " in (
+        sort.reason
+    )
+    assert "each the only instantiation of it that ran in its variant" in sort.reason
+    partition = by_old[ZMM_PARTITION.split(" [clone")[0]]
+    assert partition.arguments == (("zmm", "avx2"), ("8", "4"))
+
+
+def test_no_pair_when_both_ran_objects_differ_or_only_a_count_differs() -> None:
+    assert vector_pairs([ZMM_SORT, AVX2_SORT], [AVX2_SORT]) == ()
+    assert vector_pairs([ZMM_SORT], [AVX2_SORT, ZMM_SORT]) == ()
+    other = {ZMM_SORT: NPY, AVX2_SORT: "libother.so"}
+    assert vector_pairs([ZMM_SORT], [AVX2_SORT], object_of=other) == ()
+    # two zmm instantiations, one per side: another size, not another vector type
+    zmm16 = ZMM_SORT.replace(" 32,", " 16,")
+    assert vector_pairs([ZMM_SORT], [zmm16]) == ()
+    # two of one side could be either: which replaced which cannot be told
+    avx16 = AVX2_SORT.replace(" 32,", " 16,")
+    assert (
+        vector_pairs([ZMM_PARTITION], [AVX2_PARTITION, AVX2_PARTITION.replace(" 4,", " 2,")]) == ()
+    )
+    assert len(vector_pairs([ZMM_SORT, zmm16], [AVX2_SORT, avx16])) == 2  # counts kept: each one
