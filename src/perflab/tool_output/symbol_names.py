@@ -452,8 +452,9 @@ def vector_pairs(
     the variant only another. Matched with integer arguments kept first, then without them for
     what is left. Two that both ran are never a pair. Pure."""
     objects = object_of or {}
-    before = {fold_clones(n): objects.get(n, "") for n in baseline_ran}
-    after = {fold_clones(n): objects.get(n, "") for n in variant_ran}
+    # the names as given, so a caller finds its own: `vector_instance` folds clones for the key
+    before = {n: objects.get(n, "") for n in baseline_ran}
+    after = {n: objects.get(n, "") for n in variant_ran}
     found: list[VectorPair] = []
     for counts in (False, True):
         taken = {name for pair in found for name in (pair.baseline, pair.variant)}
@@ -468,21 +469,22 @@ def vector_pairs(
 def _vector_pairs_by(
     before: Mapping[str, str], after: Mapping[str, str], *, counts: bool
 ) -> list[VectorPair]:
-    def instances(names: Mapping[str, str]) -> dict[tuple[str, str], set[str]]:
-        out: dict[tuple[str, str], set[str]] = {}
-        for name, obj in names.items():
+    def instances(names: Mapping[str, str]) -> dict[tuple[str, str], dict[str, str]]:
+        """(template, object) -> each instantiation (clones folded) -> its shortest spelling."""
+        out: dict[tuple[str, str], dict[str, str]] = {}
+        for name, obj in sorted(names.items(), key=lambda item: -len(item[0])):
             key = vector_instance(name, counts=counts)[0]
             if key:
-                out.setdefault((key, obj), set()).add(name)
+                out.setdefault((key, obj), {})[fold_clones(name)] = name
         return out
 
     left, right = instances(before), instances(after)
     found = []
     for key in sorted(left.keys() & right.keys()):
         old, new = left[key], right[key]
-        if len(old) != 1 or len(new) != 1 or old == new:
+        if len(old) != 1 or len(new) != 1 or old.keys() == new.keys():
             continue  # several instantiations ran, or the same one in both
-        (a,), (b,) = old, new
+        (a,), (b,) = old.values(), new.values()
         words_a, words_b = (
             vector_instance(a, counts=counts)[1],
             vector_instance(b, counts=counts)[1],
