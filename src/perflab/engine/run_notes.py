@@ -150,14 +150,14 @@ def unprobed_setup_note(
     if not slow or not under_valgrind:
         return None
     low, high = VALGRIND_SETUP_SLOWDOWN
-    ran = ", ".join(f"{variant}'s {took_s:.0f} s" for variant, took_s in slow.items())
+    ran = ", ".join(f"{variant}'s took {took_s:.0f} s" for variant, took_s in slow.items())
     lenses = ", ".join(f"{lens} (planned {planned_s:.0f} s)" for lens, planned_s in under_valgrind)
     return Note(
         severity=Severity.WARNING,
         message=(
             f"the plan cannot hold what it did not probe: it timed {name}'s start-up, set-up "
-            f"and statement ({probe_s:.1f} s natively), while running the statements natively "
-            f"first took {ran} (compiling included). Each process of {lenses} runs that "
+            f"and statement ({probe_s:.1f} s natively), while, run natively before valgrind, "
+            f"{ran} (compiling included). Each process of {lenses} runs that "
             f"set-up again under valgrind, {low}-{high}x slower than natively (a JIT's imports, "
             "tracing and graph loading), which the plan did not price: expect those lenses to "
             "take several times their share"
