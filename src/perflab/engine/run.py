@@ -488,9 +488,9 @@ def _warn_unprobed(
     lenses under valgrind did not price."""
     probe = plan.probe
     under_valgrind = [
-        (lens.metric.value, plan.share_of(lens.metric).share_s)
-        for lens in run.lenses
-        if descriptor_for(lens.metric).planning.runs_valgrind
+        (share.metric.value, share.share_s)
+        for share in plan.shares
+        if descriptor_for(share.metric).planning.runs_valgrind
     ]
     probed = (context.experiment.baseline.name, probe.startup_s + probe.sample_s)
     note = unprobed_setup_note(benchmark.name, probed, native_s, under_valgrind)
