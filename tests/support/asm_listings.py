@@ -16,6 +16,7 @@ YMM = bytes.fromhex("c5fc1007c5fc5fc1c5fc1106c3")
 
 # movups xmm0, [rdi]; maxps xmm0, xmm1; movups [rsi], xmm0; ret
 XMM = bytes.fromhex("0f10070f5fc10f1106c3")
+ZMM = bytes.fromhex("62f17c481007c3")  # vmovups zmm0, [rdi]; ret
 
 # the callees of a call at 0x1000 to 0x2000 or 0x3000 (CALL_A, CALL_B in the tests)
 CALLEE_NAMES = {0x2000: "Sleef_expf8_u10", 0x3000: "Sleef_expf16_u10"}

@@ -9,18 +9,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from perflab.analyse.pair_claims import (
+    call_identity,
     cpu_claiming,
     diagnoses_of,
     first_counted,
     first_of,
-    function_identity,
 )
 from perflab.lenses.descriptor import BlindSpot
 from perflab.lenses.registry import descriptor_for
 from perflab.records.accounting import Presence, ToolRows
 from perflab.records.diagnosis import Claim, Diagnosis, Replacement, VectorWidths
 from perflab.records.model import Comparison
-from perflab.tool_output.symbol_names import readable
 
 RESIDUE = 2.0  # a count per iteration below which a function's change is the handshake's
 SHOWN_WIDTHS = 3  # vector width changes named first in the paragraph
@@ -77,10 +76,10 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
         ran, count = tool.ran_either(replaced)
         found.append(
             HiddenDispatch(
-                cpu_baseline=readable(replaced.old),
-                cpu_variant=readable(replaced.new),
+                cpu_baseline=replaced.old,
+                cpu_variant=replaced.new,
                 lenses=tuple(lenses),
-                width=_width_words(widths.get(function_identity(replaced.old))),
+                width=_width_words(widths.get(replaced.old)),
                 tool_ran=ran,
                 tool_per_iteration=count,
                 tool=tool.rows.tool,
@@ -92,9 +91,9 @@ def hidden_dispatches(comparisons: Sequence[Comparison]) -> list[HiddenDispatch]
 
 @dataclass(frozen=True)
 class _ToolRan:
-    """What the counting lens's tool ran in one pair: its rows, the functions (clones folded)
-    whose count changed, and those it ran in both variants with the same count, each with its
-    name as counted and its count per iteration."""
+    """What the counting lens's tool ran in one pair: its rows, the functions (as calls,
+    `call_identity`) whose count changed, and those it ran in both variants with the same count,
+    each with its name as counted and its count per iteration."""
 
     rows: ToolRows
     changed: frozenset[str]
@@ -108,12 +107,12 @@ class _ToolRan:
         if found is None:
             return None
         changed = frozenset(
-            function_identity(r.name) for r in found.rows if abs(r.after - r.before) >= RESIDUE
+            call_identity(r.name) for r in found.rows if abs(r.after - r.before) >= RESIDUE
         )
         ran_both = {
-            function_identity(r.name): (r.name, r.after)
+            call_identity(r.name): (r.name, r.after)
             for r in found.rows
-            if r.presence is Presence.BOTH and function_identity(r.name) not in changed
+            if r.presence is Presence.BOTH and call_identity(r.name) not in changed
         }
         return cls(found, changed, ran_both)
 
@@ -121,7 +120,7 @@ class _ToolRan:
         """The function of a dispatch pair the tool ran in both variants (the new one first),
         with its count per iteration; ("", 0.0) when it ran neither so."""
         for name in (replaced.new, replaced.old):
-            ran = self.ran_both.get(function_identity(name))
+            ran = self.ran_both.get(call_identity(name))
             if ran is not None:
                 return ran
         return "", 0.0
@@ -131,16 +130,20 @@ def _unseen_dispatches(
     comparisons: Sequence[Comparison], changed: frozenset[str]
 ) -> dict[Replacement, list[str]]:
     """The dispatch pairs the lenses reading the CPU's code claim (each with the lenses that
-    claim it) where neither function's count changed under the tool."""
+    claim it) where neither function's count changed under the tool, named as calls
+    (`call_identity`): one lens's tool names `f<T>` what another's names `void f<T>(int)`."""
     pairs: dict[Replacement, list[str]] = {}
     for metric in cpu_claiming():
         for diagnosis in diagnoses_of(first_of(comparisons, metric)):
             replaced = _dispatched(diagnosis)
             if replaced is None:
                 continue
-            if {function_identity(replaced.old), function_identity(replaced.new)} & changed:
+            if {call_identity(replaced.old), call_identity(replaced.new)} & changed:
                 continue
-            pairs.setdefault(replaced, []).append(str(metric))
+            named = Replacement(old=call_identity(replaced.old), new=call_identity(replaced.new))
+            lenses = pairs.setdefault(named, [])
+            if str(metric) not in lenses:
+                lenses.append(str(metric))
     return pairs
 
 
@@ -158,7 +161,7 @@ def _dispatched(diagnosis: Diagnosis) -> Replacement | None:
 class _WidthChange:
     """A function's widest vector register changed (a lens's vector_width_changed claim)."""
 
-    function: str  # clones folded
+    function: str  # as a call (`call_identity`)
     bits: VectorWidths
     lens: str
     samples: float
@@ -173,14 +176,14 @@ def _width_changes(comparisons: Sequence[Comparison]) -> list[_WidthChange]:
             bits = diagnosis.vector_widths
             if bits is None:
                 continue
-            function = function_identity(diagnosis.function)
+            function = call_identity(diagnosis.function)
             samples = float(diagnosis.samples or 0.0)
             found.setdefault(function, _WidthChange(function, bits, str(metric), samples))
     return sorted(found.values(), key=lambda w: -w.samples)
 
 
 def _widths(comparisons: Sequence[Comparison]) -> dict[str, VectorWidths]:
-    """Function (clones folded) -> its widest vector register in bits on each side."""
+    """Function (as a call, `call_identity`) -> its widest vector register in bits on each side."""
     return {w.function: w.bits for w in _width_changes(comparisons)}
 
 
@@ -195,9 +198,9 @@ def width_lead(comparisons: Sequence[Comparison]) -> str:
         for diagnosis in diagnoses_of(first_of(comparisons, metric)):
             replaced = _dispatched(diagnosis)
             if replaced is not None:
-                old, new = readable(replaced.old), readable(replaced.new)
+                old, new = call_identity(replaced.old), call_identity(replaced.new)
                 shown = old if old == new else f"{old} → {new}"
-                dispatched.setdefault(function_identity(diagnosis.function), shown)
+                dispatched.setdefault(call_identity(diagnosis.function), shown)
     words = []
     for change in changes[:SHOWN_WIDTHS]:
         name = dispatched.get(change.function, change.function)

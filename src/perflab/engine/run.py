@@ -9,7 +9,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from perflab.analyse.run import analyse_run
@@ -39,6 +39,7 @@ from perflab.engine.run_notes import (
     note_forked,
     note_isolated_caches,
     note_leftovers,
+    unprobed_setup_note,
 )
 from perflab.engine.services import RunServices
 from perflab.lenses.registry import descriptor_for, lens_for
@@ -54,6 +55,7 @@ from perflab.measure.lens import (
     FAILED_ARTIFACT,
     Lens,
     LensContext,
+    PlanReporter,
 )
 from perflab.measure.worker_client import WorkerLaunch, check_interpreter, check_variant_paths
 from perflab.plan.designs import budget_plan
@@ -327,7 +329,7 @@ def _run_benchmark(run: _Run, benchmark: Benchmark, failures: list[_Failure]) ->
     ordered = run_order(list(run.lenses), plan)
     ledger = BudgetLedger.begun(plan, ordered, run.clock)
     show_plan(context.progress, benchmark.name, plan)
-    _compile_natively_first(run, benchmark, context)
+    _compile_natively_first(run, benchmark, context, plan)
     for lens in ordered:
         measured = _measure_lens_on(run, lens, benchmark, context, ledger, failures)
         if measured is None:
@@ -424,7 +426,9 @@ def _comparable(experiment: Experiment, names: set[str]) -> bool:
     return any(a in names and b in names for a, b in experiment.comparison_pairs)
 
 
-def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContext) -> None:
+def _compile_natively_first(
+    run: _Run, benchmark: Benchmark, context: LensContext, plan: BudgetPlan
+) -> None:
     """Where a lens runs the code under valgrind, each variant whose JIT caches are empty runs
     its statement once natively first (caches.compile_natively): compiling under valgrind
     would take minutes of the budget. Said when that filled a cache; a statement that compiles
@@ -436,7 +440,9 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
     cold = [v for v in context.experiment.variants if not run.caches.filled(v)]
     if not cold:
         return
-    took_s = compile_natively(benchmark, cold, context)
+    native = compile_natively(benchmark, cold, context)
+    _warn_unprobed(run, benchmark, context, plan, native.by_variant)
+    took_s = native.took_s
     compiled = {v.name: names for v in cold if (names := run.caches.filled(v))}
     if not compiled:
         return
@@ -450,7 +456,7 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
         and (for_isa := run.caches.valgrind_fill(v, compiled[v.name], flags)) is not None
     ]
     # only the fill runs with the ISA valgrind shows: the variant measured keeps its environment
-    again_s = compile_natively(benchmark, again, context) if again else 0.0
+    again_s = compile_natively(benchmark, again, context).took_s if again else 0.0
     refilled = {v.name for v in again if "TORCHINDUCTOR_CACHE_DIR" in run.caches.filled(v)}
     doubtful = [
         v.name
@@ -468,6 +474,31 @@ def _compile_natively_first(run: _Run, benchmark: Benchmark, context: LensContex
             may_compile_again=doubtful,
         )
     )
+
+
+def _warn_unprobed(
+    run: _Run,
+    benchmark: Benchmark,
+    context: LensContext,
+    plan: BudgetPlan,
+    native_s: Mapping[str, float],
+) -> None:
+    """Said up front (the progress shows it beside the plan) and kept as a warning: a variant
+    whose statement ran natively far longer than the probe of the baseline, which the plan's
+    lenses under valgrind did not price."""
+    probe = plan.probe
+    under_valgrind = [
+        (share.metric.value, share.share_s)
+        for share in plan.shares
+        if descriptor_for(share.metric).planning.runs_valgrind
+    ]
+    probed = (context.experiment.baseline.name, probe.startup_s + probe.sample_s)
+    note = unprobed_setup_note(benchmark.name, probed, native_s, under_valgrind)
+    if note is None:
+        return
+    run.writer.add_note(note)
+    if isinstance(context.progress, PlanReporter):
+        context.progress.plan(benchmark=benchmark.name, text=note.message, eta_s=plan.eta_s)
 
 
 def _check_outputs(benchmark: Benchmark, context: LensContext) -> BenchmarkFailedError | None:

@@ -121,6 +121,51 @@ def native_fill_note(
     return Note(severity=Severity.INFO, message=message, benchmark=benchmark)
 
 
+# a variant whose native set-up and statement took this many times the probe's (and
+# UNPROBED_MIN_S more) set up other code than the probed baseline: the plan did not price it
+UNPROBED_RATIO = 3.0
+UNPROBED_MIN_S = 10.0
+# how much slower than native the set-up runs in a process under valgrind, instrumentation off
+# (torch: imports 9.7x, torch.compile's set-up 4.1x, bench/results/field34b_2026-11-29.md)
+VALGRIND_SETUP_SLOWDOWN = (4, 10)
+
+
+def unprobed_setup_note(
+    benchmark: str,
+    probed: tuple[str, float],
+    native_s: Mapping[str, float],
+    under_valgrind: Sequence[tuple[str, float]],
+) -> Note | None:
+    """A warning, before measuring, where a variant's set-up and statement ran natively (the
+    JIT fill, `native_s` by variant) much longer than the probe of the baseline did (`probed`:
+    its name and seconds): the plan priced every variant's processes under valgrind
+    (`under_valgrind`: each lens and its planned seconds) on the
+    baseline's set-up, and each of them runs this variant's again, several times slower."""
+    name, probe_s = probed
+    slow = {
+        variant: took_s
+        for variant, took_s in native_s.items()
+        if took_s >= UNPROBED_RATIO * probe_s and took_s - probe_s >= UNPROBED_MIN_S
+    }
+    if not slow or not under_valgrind:
+        return None
+    low, high = VALGRIND_SETUP_SLOWDOWN
+    ran = ", ".join(f"{variant}'s took {took_s:.0f} s" for variant, took_s in slow.items())
+    lenses = ", ".join(f"{lens} (planned {planned_s:.0f} s)" for lens, planned_s in under_valgrind)
+    return Note(
+        severity=Severity.WARNING,
+        message=(
+            f"the plan cannot hold what it did not probe: it timed {name}'s start-up, set-up "
+            f"and statement ({probe_s:.1f} s natively), while, run natively before valgrind, "
+            f"{ran} (compiling included). Each process of {lenses} runs that "
+            f"set-up again under valgrind, {low}-{high}x slower than natively (a JIT's imports, "
+            "tracing and graph loading), which the plan did not price: expect those lenses to "
+            "take several times their share"
+        ),
+        benchmark=benchmark,
+    )
+
+
 def note_leftovers(writer: RunSink, lens: Lens, benchmark: str, stopped_before: int) -> None:
     """Processes a benchmark started and left running are stopped when its sample or worker
     ends (LiveProcess.stop_leftovers); say how many, since the code measured did not do what the

@@ -368,3 +368,130 @@ def with_dispatches(pairing: NamePairing, dispatches: Iterable[DispatchPair]) ->
     taken = {name for pair in pairing.pairs for name in (pair.baseline, pair.variant)}
     extra = tuple(d for d in dispatches if d.baseline not in taken and d.variant not in taken)
     return NamePairing((*pairing.pairs, *extra), pairing.unpaired) if extra else pairing
+
+
+# -- one template instantiated for two vector types ---------------------------------------------
+#
+# A C++ library may instantiate one template once per vector type and call the instantiation its
+# CPU supports (numpy's x86-simd-sort: `sort_n_vec<zmm_vector<float>, ..., float __vector(16)>`
+# beside `sort_n_vec<avx2_vector<float>, ..., float __vector(8)>`). The template arguments that
+# name a vector type or width are what the build spells per CPU; an unroll count that follows the
+# width (`partition_unrolled<zmm_vector<float>, ..., 8, float>` vs `<avx2_vector<float>, ..., 4,
+# float>`) is read as one only where no instantiation matches with the counts kept.
+
+# a vector type named by its register or ISA (`zmm_vector`, `avx2_vector`), an intrinsic type
+# (`__m512`, `__m256i`) or gcc's vector extension (`float __vector(16)`)
+_VECTOR_ARGUMENT = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?:zmm|ymm|xmm|avx512[a-z0-9]*|avx2|avx|sse[0-9]*|neon|sve[0-9]*|"
+    r"asimd|vsx)(?=_)|(?<![A-Za-z0-9_])__m(?:128|256|512)[a-z]?(?![A-Za-z0-9_])|__vector\(\d+\)"
+)
+_COUNT_ARGUMENT = re.compile(r"(?<=[<,])(\s*)(\d+)(?=\s*[,>])")
+
+
+def vector_instance(name: str, *, counts: bool = False) -> tuple[str, tuple[str, ...]]:
+    """(the template with every argument spelling that names a vector type or width left out,
+    those spellings in order): `sort_n_vec<zmm_vector<float>, 32, float __vector(16)>` ->
+    (`sort_n_vec<*_vector<float>, 32, float *>`, (`zmm`, `__vector(16)`)). With `counts`,
+    integer template arguments are left out too. ("", ()) for a name without a vector type in
+    its template arguments. A name, never evidence on its own."""
+    base = fold_clones(name)
+    start = base.find("<")
+    if start < 0:
+        return "", ()
+    head, tail = base[:start], base[start:]
+    words = [found.group(0) for found in _VECTOR_ARGUMENT.finditer(tail)]
+    if not words:
+        return "", ()
+    tail = _VECTOR_ARGUMENT.sub("*", tail)
+    if counts:
+        words += [found.group(2) for found in _COUNT_ARGUMENT.finditer(tail)]
+        tail = _COUNT_ARGUMENT.sub(r"\1#", tail)
+    return head + tail, tuple(words)
+
+
+@dataclass(frozen=True)
+class VectorPair(NamePair):
+    """Two instantiations of one template for two vector types, in one object, each the only
+    instantiation of it that ran in its variant: one ran in place of the other."""
+
+    template: str = ""  # the template with its vector arguments left out
+    object_name: str = ""
+    arguments: tuple[tuple[str, str], ...] = ()  # the argument spellings that differ
+
+    @property
+    def arguments_text(self) -> str:
+        return ", ".join(f"{old} -> {new}" for old, new in self.arguments)
+
+    @property
+    def reason(self) -> str:
+        where = f" in {self.object_name}" if self.object_name else ""
+        return (
+            f"{self.variant} (variant) ran in place of {self.baseline} (baseline): one template "
+            f"instantiated for other vector types ({self.arguments_text}){where}, each the only "
+            "instantiation of it that ran in its variant"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "from": self.baseline,
+            "to": self.variant,
+            "template": self.template,
+            "object": self.object_name,
+            "arguments": [list(pair) for pair in self.arguments],
+        }
+
+
+def vector_pairs(
+    baseline_ran: Iterable[str],
+    variant_ran: Iterable[str],
+    *,
+    object_of: Mapping[str, str] | None = None,
+) -> tuple[VectorPair, ...]:
+    """The instantiations of one template for two vector types (`vector_instance`), one object's
+    (`object_of`: name -> object, both sides, where known), where the baseline ran only one and
+    the variant only another. Matched with integer arguments kept first, then without them for
+    what is left. Two that both ran are never a pair. Pure."""
+    objects = object_of or {}
+    # the names as given, so a caller finds its own: `vector_instance` folds clones for the key
+    before = {n: objects.get(n, "") for n in baseline_ran}
+    after = {n: objects.get(n, "") for n in variant_ran}
+    found: list[VectorPair] = []
+    for counts in (False, True):
+        taken = {name for pair in found for name in (pair.baseline, pair.variant)}
+        found += _vector_pairs_by(
+            {n: o for n, o in before.items() if n not in taken},
+            {n: o for n, o in after.items() if n not in taken},
+            counts=counts,
+        )
+    return tuple(found)
+
+
+def _vector_pairs_by(
+    before: Mapping[str, str], after: Mapping[str, str], *, counts: bool
+) -> list[VectorPair]:
+    def instances(names: Mapping[str, str]) -> dict[tuple[str, str], dict[str, str]]:
+        """(template, object) -> each instantiation (clones folded) -> its shortest spelling."""
+        out: dict[tuple[str, str], dict[str, str]] = {}
+        for name, obj in sorted(names.items(), key=lambda item: -len(item[0])):
+            key = vector_instance(name, counts=counts)[0]
+            if key:
+                out.setdefault((key, obj), {})[fold_clones(name)] = name
+        return out
+
+    left, right = instances(before), instances(after)
+    found = []
+    for key in sorted(left.keys() & right.keys()):
+        old, new = left[key], right[key]
+        if len(old) != 1 or len(new) != 1 or old.keys() == new.keys():
+            continue  # several instantiations ran, or the same one in both
+        (a,), (b,) = old.values(), new.values()
+        words_a, words_b = (
+            vector_instance(a, counts=counts)[1],
+            vector_instance(b, counts=counts)[1],
+        )
+        vectors = vector_instance(a)[1] != vector_instance(b)[1]
+        if not vectors or len(words_a) != len(words_b):
+            continue  # only integer arguments differ: not another vector type
+        differ = dict.fromkeys((x, y) for x, y in zip(words_a, words_b, strict=True) if x != y)
+        found.append(VectorPair(a, b, key[0], key[1], tuple(differ)))
+    return found

@@ -120,6 +120,31 @@ def test_another_copy_of_one_name_is_said_as_a_copy_not_as_x_to_x() -> None:
     assert summary.text.startswith("simd_exp_FLOAT: 512-bit → 256-bit vectors (asm). ")
 
 
+def test_one_dispatch_named_two_ways_by_two_lenses_is_one_sentence() -> None:
+    # np.sort without AVX-512: perf names the kernel as a call, objdump with its return type
+    # and parameters; valgrind ran the avx2 instantiation in both variants
+    zmm, avx2 = "sort_n_vec<zmm_vector<float>, 32>", "sort_n_vec<avx2_vector<float>, 32>"
+    counted = f"void {avx2}(avx2_vector<float>::type_t*, int)"
+    same = instructions([row(counted, 1493390.0, 1493390.0)], 4569155.0, 4569072.0,
+                        verdict=Verdict.EQUIVALENT)  # fmt: skip
+    profile = comparison(Metric.PROFILE, 1.0e6, 1.7e6, {"symbols": [], "diagnoses": [
+        {"claim": "dispatch_changed", "function": zmm, "evidence": ["perf"],
+         "detail": {"from": zmm, "to": avx2}},
+    ]})  # fmt: skip
+    asm = comparison(Metric.ASM, 1, 1, {"diagnoses": [
+        {"claim": "dispatch_changed", "function": f"void {zmm}(zmm_vector<float>::type_t*, int)",
+         "evidence": ["perf"], "detail": {"from": f"void {zmm}(zmm_vector<float>::type_t*, int)",
+                                          "to": counted}},
+        {"claim": "vector_width_changed", "function": f"void {zmm}(zmm_vector<float>::type_t*, "
+         "int)", "evidence": ["disassembly"], "detail": {"from": 512, "to": 256}},
+    ]})  # fmt: skip
+    [summary] = summaries([same, profile, asm])
+    [hidden] = summary.valgrind_ran_other_code
+    assert f"the CPU ran {zmm} → {avx2} (profile, asm, 512 → 256-bit vectors)" in hidden
+    assert f"valgrind ran {counted} in both" in hidden
+    assert summary.text.startswith(f"{zmm} → {avx2}: 512-bit → 256-bit vectors (asm). ")
+
+
 def test_a_vector_width_change_leads_the_summary() -> None:
     # the corpus's avx2_vs_avx512: valgrind cannot run the AVX-512 build (no instructions
     # comparison) and a short profile cannot tell the times apart; the asm saw the widths

@@ -29,7 +29,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "git/bundle.py",
         "lenses/asm/code_notes.py",
         "lenses/asm/elf_code.py",
-        "lenses/asm/function_code.py",
         "lenses/asm/locate.py",
         "lenses/asm/measure.py",
         "lenses/asm/pairings.py",

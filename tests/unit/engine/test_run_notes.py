@@ -14,6 +14,7 @@ from perflab.engine.run_notes import (
     note_forked,
     note_isolated_caches,
     note_leftovers,
+    unprobed_setup_note,
 )
 from perflab.machine.proc import stopped_processes
 from perflab.measure.lens import Lens, MemorySink
@@ -113,3 +114,28 @@ def test_the_native_fill_promises_valgrind_s_processes_the_code_only_where_it_se
     )
     assert "load what it compiled for B rather than compile it; " in both.message
     assert both.message.endswith("at valgrind's speed, for A")
+
+
+def test_a_variant_the_probe_did_not_see_set_up_is_warned_about_up_front() -> None:
+    # torch.compile vs eager: the probe ran eager (17 s natively); the compiled variant's set-up
+    # and first call took 64 s natively, and 113 s of each process under valgrind
+    note = unprobed_setup_note(
+        "f(x)", ("eager", 17.0), {"eager": 18.0, "compiled": 64.0}, [("instructions", 64.0)]
+    )
+    assert note is not None and note.severity is Severity.WARNING
+    assert "it timed eager's start-up, set-up and statement (17.0 s natively)" in note.message
+    assert "run natively before valgrind, compiled's took 64 s (compiling" in note.message
+    assert "eager's" not in note.message.split("natively),")[1]
+    assert "instructions (planned 64 s)" in note.message
+    assert "4-10x slower than natively" in note.message
+
+
+def test_no_warning_where_the_probe_saw_the_set_up_or_nothing_runs_under_valgrind() -> None:
+    # a set-up as heavy in every variant: the probe of the baseline priced it
+    assert (
+        unprobed_setup_note("s", ("a", 20.0), {"a": 21.0, "b": 25.0}, [("instructions", 90.0)])
+        is None
+    )
+    # a short statement three times the probe's, but seconds apart: no set-up to speak of
+    assert unprobed_setup_note("s", ("a", 0.5), {"b": 2.0}, [("instructions", 9.0)]) is None
+    assert unprobed_setup_note("s", ("a", 17.0), {"b": 64.0}, []) is None

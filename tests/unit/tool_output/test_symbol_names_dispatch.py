@@ -5,8 +5,21 @@ test_pairing)."""
 
 from __future__ import annotations
 
-from perflab.tool_output.symbol_names import cpu_copy, dispatch_pairs, selector_changes
-from tests.support.symbol_names import DISABLED
+from perflab.tool_output.symbol_names import (
+    cpu_copy,
+    dispatch_pairs,
+    selector_changes,
+    vector_instance,
+    vector_pairs,
+)
+from tests.support.symbol_names import (
+    AVX2_PARTITION,
+    AVX2_SORT,
+    DISABLED,
+    NPY,
+    ZMM_PARTITION,
+    ZMM_SORT,
+)
 
 
 def test_cpu_copies_are_named_by_their_suffix_or_namespace() -> None:
@@ -51,3 +64,53 @@ def test_no_selector_both_ran_other_objects_or_callers_are_no_pair() -> None:
     assert dispatch_pairs(["DOUBLE_add_X86_V3"], ["DOUBLE_add"], DISABLED, callers=callers) == ()
     # names of no CPU: no pair by this rule
     assert dispatch_pairs(["compute_v1"], ["compute"], DISABLED) == ()
+
+
+def test_a_templates_instantiations_for_two_vector_types_share_a_stem() -> None:
+    stem, words = vector_instance(ZMM_SORT)
+    assert stem == vector_instance(AVX2_SORT)[0]
+    assert words == ("zmm", "zmm", "__vector(16)", "zmm")
+    # the unroll count follows the width: equal only with integer arguments left out
+    assert vector_instance(ZMM_PARTITION)[0] != vector_instance(AVX2_PARTITION)[0]
+    assert (
+        vector_instance(ZMM_PARTITION, counts=True)[0]
+        == vector_instance(AVX2_PARTITION, counts=True)[0]
+    )
+    assert vector_instance("DOUBLE_add_X86_V3") == ("", ())
+    assert vector_instance("std::vector<float>::push_back(float const&)") == ("", ())
+
+
+def test_instantiations_each_run_in_one_variant_pair_and_say_why() -> None:
+    objects = {name: NPY for name in (ZMM_SORT, AVX2_SORT, ZMM_PARTITION, AVX2_PARTITION)}
+    pairs = vector_pairs([ZMM_SORT, ZMM_PARTITION], [AVX2_SORT, AVX2_PARTITION], object_of=objects)
+    by_old = {pair.baseline: pair for pair in pairs}
+    assert set(by_old) == {ZMM_SORT, ZMM_PARTITION}
+    sort = by_old[ZMM_SORT]
+    assert sort.variant == AVX2_SORT and sort.object_name == NPY
+    assert sort.arguments == (("zmm", "avx2"), ("__vector(16)", "__vector(8)"))
+    assert "one template instantiated for other vector types (zmm -> avx2, __vector(16) -> " in (
+        sort.reason
+    )
+    assert "each the only instantiation of it that ran in its variant" in sort.reason
+    partition = by_old[ZMM_PARTITION]
+    assert partition.arguments == (("zmm", "avx2"), ("8", "4"))
+    assert partition.variant == AVX2_PARTITION  # as the caller spelt it, to find its row
+    # a function and its split-off part are one instantiation, named by its shortest spelling
+    [split] = vector_pairs([f"{ZMM_SORT} [clone .cold]", ZMM_SORT], [AVX2_SORT])
+    assert split.baseline == ZMM_SORT
+
+
+def test_no_pair_when_both_ran_objects_differ_or_only_a_count_differs() -> None:
+    assert vector_pairs([ZMM_SORT, AVX2_SORT], [AVX2_SORT]) == ()
+    assert vector_pairs([ZMM_SORT], [AVX2_SORT, ZMM_SORT]) == ()
+    other = {ZMM_SORT: NPY, AVX2_SORT: "libother.so"}
+    assert vector_pairs([ZMM_SORT], [AVX2_SORT], object_of=other) == ()
+    # two zmm instantiations, one per side: another size, not another vector type
+    zmm16 = ZMM_SORT.replace(" 32,", " 16,")
+    assert vector_pairs([ZMM_SORT], [zmm16]) == ()
+    # two of one side could be either: which replaced which cannot be told
+    avx16 = AVX2_SORT.replace(" 32,", " 16,")
+    assert (
+        vector_pairs([ZMM_PARTITION], [AVX2_PARTITION, AVX2_PARTITION.replace(" 4,", " 2,")]) == ()
+    )
+    assert len(vector_pairs([ZMM_SORT, zmm16], [AVX2_SORT, avx16])) == 2  # counts kept: each one

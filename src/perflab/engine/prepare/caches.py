@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
@@ -212,9 +212,18 @@ def may_compile_under_valgrind(
     return not refilled and isa not in _ISAS_VALGRIND_SEES
 
 
+@dataclass(frozen=True)
+class NativeRuns:
+    """What running the variants' statements natively once took: in all (side by side), and
+    each variant's set-up and statement."""
+
+    took_s: float
+    by_variant: Mapping[str, float]
+
+
 def compile_natively(
     benchmark: Benchmark, variants: Sequence[Variant], context: LensContext
-) -> float:
+) -> NativeRuns:
     """Run each variant's set-up and statement once, natively, in its own caches: a JIT then
     compiles there at native speed, and the processes a tool slows down (valgrind: 20-50x)
     load what it compiled rather than compile again. The variants run side by side on the CPUs
@@ -223,8 +232,10 @@ def compile_natively(
     which reports it with its phase."""
     started = time.monotonic()
     workers: LiveSet[StatementWorker] = LiveSet(lambda worker: worker.kill())
+    by_variant: dict[str, float] = {}
 
     def once(variant: Variant, cpu: int | None) -> None:
+        began = time.monotonic()
         try:
             with StatementWorker.start(
                 context.runner,
@@ -241,9 +252,10 @@ def compile_natively(
                 workers.discard(worker)
         except PerflabError:
             pass  # the lens meets it again, and says so with its phase
+        by_variant[variant.name] = time.monotonic() - began
 
     # perflab's affinity leaves out the measuring CPU while it measures: add it back (as counting)
     allowed = set(os.sched_getaffinity(0)) | ({context.cpu} if context.cpu is not None else set())
     cpus = counting_cpus(allowed, other_runs_cpus(sorted(allowed)), context.cpu)
     run_on_cpus(list(variants), cpus, once, lambda _variant, _result: None, on_stop=workers.stop)
-    return time.monotonic() - started
+    return NativeRuns(time.monotonic() - started, by_variant)

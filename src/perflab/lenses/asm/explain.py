@@ -22,6 +22,7 @@ from perflab.lenses.asm.pairings import (
     isa_changes,
     pair_by_call_site,
     variant_changes,
+    vector_instances,
 )
 from perflab.lenses.asm.rows import Row, VariantCode, group_families, side_of
 from perflab.lenses.asm.summaries import INDIRECT_CALL
@@ -64,6 +65,7 @@ def _claims(
     out = [row_claims(row, baseline, variant, explained) for row in rows]
     out = cold_callers(out, baseline, variant, explained)
     out = cpu_copies(out, baseline, variant, explained, selectors)
+    out = vector_instances(out, baseline, variant, explained, selectors)
     out = isa_changes(out, baseline, variant, explained)
     out = variant_changes(out, baseline, variant, explained)
     rows = [one_sided(row, baseline, variant, explained) for row in out]

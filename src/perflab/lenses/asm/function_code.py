@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from perflab.lenses.asm.disassembly import AsmLine, disassemble, normalise
 from perflab.lenses.asm.identity import family
-from perflab.lenses.asm.locate import FoundFunction
+from perflab.lenses.asm.locate import FoundFunction, sampled_copies
 from perflab.lenses.asm.machine_code import (
     FunctionCode,
     FunctionListing,
@@ -54,7 +54,8 @@ def call_sites(
     """Where listed functions are called from, without call graphs: the callees of the most
     sampled functions of the objects holding listed code (also those too cold to be listed),
     and in small objects (executables, small libraries) of every function that calls a listed
-    one, sampled or not. Caller family -> all its callees."""
+    one, sampled or not. Caller family -> all its callees. Of several functions of one name in
+    one object, the callees of the copies the samples ran in (`sampled_copies`)."""
     out: dict[str, set[str]] = {}
     listed = {f.symbol.demangled for f in found}
     by_object: dict[str, ElfObject] = {f.object.path: f.object for f in found}
@@ -63,7 +64,7 @@ def call_sites(
         if sampled >= MAX_CALLERS or path not in by_object:
             continue
         sampled += 1
-        for symbol in by_object[path].find(symbol_name)[:1]:
+        for symbol in _sampled_symbols(region, by_object[path], symbol_name):
             out.setdefault(family(symbol.demangled), set()).update(
                 _callees(by_object[path], symbol, cache)
             )
@@ -76,6 +77,17 @@ def call_sites(
             if any(callee.split("@", 1)[0] in listed for callee in callees):
                 out.setdefault(family(symbol.demangled), set()).update(callees)
     return {caller: sorted(callees) for caller, callees in out.items()}
+
+
+def _sampled_symbols(region: ProfiledRegion, obj: ElfObject, name: str) -> list[ElfSymbol]:
+    """The functions of `name` in `obj` the samples ran in: the one of the name, the sampled
+    copies of several (numpy's per-ISA objects define one static name more than once), or the
+    first of the name where the samples do not tell the copies apart."""
+    matches = obj.find(name)
+    if len(matches) < 2:
+        return matches
+    copies = sampled_copies(obj, matches, region.starts(obj.path, name))
+    return [copy.symbol for copy in copies] or matches[:1]
 
 
 CALLEES_KIND = "callees"  # the analysis cache's entries: the callees of one function

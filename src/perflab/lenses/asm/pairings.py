@@ -5,13 +5,15 @@ Pure.
 - one ISA's member of a dispatch family and another's, in one object (`isa_changes`);
 - a function's copies for two CPUs, where the variants differ in what selects the copy
   (`cpu_copies`);
+- one template's instantiations for two vector types, in one object (`vector_instances`);
 - names one word apart in one object, the same word for every pair (`variant_changes`);
 - callees a caller calls in place of each other (`cold_callers`, `pair_by_call_site`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from perflab.lenses.asm.claims import dispatch_claim, plain_name, ran_evidence, vector_width_change
 from perflab.lenses.asm.code_diff import compare_functions
@@ -20,7 +22,15 @@ from perflab.lenses.asm.identity import family, member
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import Row, VariantCode, base_name, samples_text
 from perflab.records.diagnosis import Claim, Diagnosis
-from perflab.tool_output.symbol_names import DispatchPair, cpu_copy, dispatch_pairs, word_change
+from perflab.tool_output.symbol_names import (
+    DispatchPair,
+    NamePair,
+    VectorPair,
+    cpu_copy,
+    dispatch_pairs,
+    vector_pairs,
+    word_change,
+)
 
 
 def _ran_in_one(rows: list[Row], explained: set[str]) -> tuple[list[Row], list[Row]]:
@@ -89,48 +99,116 @@ def cpu_copies(
     gone, new = _ran_in_one(rows, explained)
     if not selectors or not gone or not new:
         return rows
-    by_name: dict[str, Row] = {}
-    objects: dict[str, str] = {}
-    for row, side, code in [(r, r.baseline, baseline) for r in gone] + [
-        (r, r.variant, variant) for r in new
-    ]:
-        assert side.primary is not None
-        name = plain_name(side.primary.name)
-        by_name[name] = row
-        path = side.primary.object_path
-        identity_text = code.identities.get(path)
-        objects[name] = f"{base_name(path)} ({identity_text})" if identity_text else path
-    pairs = dispatch_pairs(
-        [plain_name(r.baseline.primary.name) for r in gone],  # type: ignore[union-attr]
-        [plain_name(r.variant.primary.name) for r in new],  # type: ignore[union-attr]
-        selectors,
-        object_of=objects,
-    )
+    sides = _OneSided.of(gone, new, baseline, variant)
+    pairs = dispatch_pairs(sides.gone, sides.new, selectors, object_of=sides.objects)
+    found = []
+    for pair in pairs:
+        paired_by = (
+            f"paired by dispatch: {cpu_word(pair.baseline)} -> {cpu_word(pair.variant)} "
+            f"copies of {pair.stem} in {sides.file_of(pair.baseline)}, selected by "
+            + "; ".join(pair.selectors)
+        )
+        found.append((pair, (*pair.evidence()[:1], *pair.selectors), paired_by))
+    return _merged(rows, sides.rows, found, explained)
+
+
+def vector_instances(
+    rows: list[Row],
+    baseline: VariantCode,
+    variant: VariantCode,
+    explained: set[str],
+    selectors: tuple[str, ...],
+) -> list[Row]:
+    """One template's instantiation for one vector type that ran in the baseline only and its
+    instantiation for another that ran in the variant only, in one object (`vector_pairs`, the
+    rule every lens shares: `sort_n_vec<zmm_vector<float>, ...>` -> `sort_n_vec<avx2_vector<
+    float>, ...>`). One row that compares the two (vector widths); dispatch_changed."""
+    gone, new = _ran_in_one(rows, explained)
+    if not gone or not new:
+        return rows
+    sides = _OneSided.of(gone, new, baseline, variant)
+    found = []
+    for pair in vector_pairs(sides.gone, sides.new, object_of=sides.objects):
+        evidence = (f"names: {pair.reason}", *selectors)
+        paired_by = (
+            f"paired by template: one template instantiated for {pair.arguments_text} in "
+            f"{sides.file_of(pair.baseline)}, each the only instantiation of it that ran in its "
+            "variant"
+        )
+        found.append((pair, evidence, paired_by))
+    return _merged(rows, sides.rows, found, explained)
+
+
+@dataclass(frozen=True)
+class _OneSided:
+    """The rows that ran on one side only, by the name their listing has there (`gone`: the
+    baseline's, `new`: the variant's), and each name's object: its file name and build-id."""
+
+    rows: dict[str, Row]
+    gone: tuple[str, ...]
+    new: tuple[str, ...]
+    objects: dict[str, str]
+    files: dict[str, str]
+
+    @classmethod
+    def of(
+        cls, gone: list[Row], new: list[Row], baseline: VariantCode, variant: VariantCode
+    ) -> _OneSided:
+        rows: dict[str, Row] = {}
+        objects: dict[str, str] = {}
+        files: dict[str, str] = {}
+        names: tuple[list[str], list[str]] = ([], [])
+        for index, row, side, code in [(0, r, r.baseline, baseline) for r in gone] + [
+            (1, r, r.variant, variant) for r in new
+        ]:
+            assert side.primary is not None
+            name = plain_name(side.primary.name)
+            rows[name] = row
+            names[index].append(name)
+            path = side.primary.object_path
+            identity_text = code.identities.get(path)
+            files[name] = base_name(path)
+            objects[name] = f"{files[name]} ({identity_text})" if identity_text else path
+        return cls(rows, tuple(names[0]), tuple(names[1]), objects, files)
+
+    def file_of(self, name: str) -> str:
+        return self.files[name]
+
+
+def _merged(
+    rows: list[Row],
+    by_name: dict[str, Row],
+    found: Sequence[tuple[NamePair, tuple[str, ...], str]],
+    explained: set[str],
+) -> list[Row]:
+    """`rows` with each found pair (the pair, its evidence, why it was paired) one row."""
     merged: dict[str, Row] = {}
     dropped: set[str] = set()
-    for pair in pairs:
+    for pair, evidence, paired_by in found:
         old_row, new_row = by_name[pair.baseline], by_name[pair.variant]
         if old_row.name in merged or new_row.name in dropped:
             continue
-        merged[old_row.name] = _cpu_copy_row(old_row, new_row, pair)
+        merged[old_row.name] = _replacement_row(old_row, new_row, pair, evidence, paired_by)
         dropped.add(new_row.name)
         explained.update({old_row.name, new_row.name})
     return [merged.get(r.name, r) for r in rows if r.name not in dropped]
 
 
-def _cpu_copy_row(old_row: Row, new_row: Row, pair: DispatchPair) -> Row:
+def _replacement_row(
+    old_row: Row, new_row: Row, pair: NamePair, named: tuple[str, ...], paired_by: str
+) -> Row:
     b, v = old_row.baseline, new_row.variant
     assert b.primary is not None and v.primary is not None
     samples = int(min(b.samples, v.samples))
     evidence = (
         *ran_evidence(b, v, " only"),
-        *pair.evidence()[:1],
-        *pair.selectors,
+        *named,
         f"disassembly: hot loop {_loop_text(b.primary)} (baseline), {_loop_text(v.primary)} "
         "(variant)",
     )
     claim = dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)
-    claim = replace(claim, detail={**claim.detail, **pair.to_json()})
+    detail = pair.to_json() if isinstance(pair, DispatchPair | VectorPair) else {}
+    claim = replace(claim, detail={**claim.detail, **detail})
     diagnoses = [claim, *vector_width_change(old_row.name, b.primary, v.primary, samples)]
     return Row(
         name=f"{old_row.name} -> {new_row.name}",
@@ -139,11 +217,7 @@ def _cpu_copy_row(old_row: Row, new_row: Row, pair: DispatchPair) -> Row:
         change=compare_functions(old_row.name, b.primary, v.primary),
         diagnoses=tuple(diagnoses),
         notes=(),
-        paired_by=(
-            f"paired by dispatch: {cpu_word(pair.baseline)} -> {cpu_word(pair.variant)} "
-            f"copies of {pair.stem} in {base_name(b.primary.object_path)}, selected by "
-            + "; ".join(pair.selectors)
-        ),
+        paired_by=paired_by,
     )
 
 

@@ -37,7 +37,8 @@ def instructions_cost(
     """Statements: `processes` worker processes per variant (lenses/instructions) on the CPUs
     the probe found free of other perflab runs: fresh processes all at once where they fit on
     them, else a fork server per variant (as many variants at a time as CPUs) importing the
-    set-up once under callgrind, whose children count one after another. `toggled`: the
+    set-up once under callgrind, whose children each run the set-up and count one after
+    another. `toggled`: the
     workers toggle collection rather than switch instrumentation around each loop (None:
     unless the cache is simulated)."""
     if toggled is None:
@@ -60,7 +61,11 @@ def instructions_cost(
             needs = f"{processes} callgrind process{'es' if processes > 1 else ''} per variant"
             needs += f", all at once (~{minimum_s:.0f} s)"
         else:
-            per_variant = start_s + processes * counted_s
+            # the server imports the set-up's modules once; each child runs the set-up itself
+            # under valgrind (a JIT's tracing and loading, a large array built), the first
+            # child's priced in start_s
+            setup_s = VALGRIND_STARTUP_SLOWDOWN * probe.fork_s
+            per_variant = start_s + processes * counted_s + (processes - 1) * setup_s
             minimum_s = math.ceil(n / cpus) * per_variant
             needs = (
                 f"a callgrind fork server per variant, {processes} children counted in turn "

@@ -9,7 +9,7 @@ from pathlib import Path
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionCode, FunctionListing, build_listing
 from perflab.tool_drivers.debuginfo import SourceFrame
-from tests.support.asm_listings import XMM, YMM, claims, code, listing
+from tests.support.asm_listings import XMM, YMM, ZMM, claims, code, listing
 
 CALL_A = bytes.fromhex("e8fb0f0000c3")  # call 0x2000 (from 0x1000); ret
 CALL_B = bytes.fromhex("e8fb1f0000c3")  # call 0x3000; ret
@@ -218,9 +218,6 @@ def test_an_inlining_claim_carries_the_samples_it_touches() -> None:
     # the call and its return (400 samples on the call) and the callee's own 500; the inlined
     # copy's 900 in the variant
     assert d.detail["ran_samples"] == {"baseline": 900.0, "variant": 900.0}
-
-
-ZMM = bytes.fromhex("62f17c481007c3")  # vmovups zmm0, [rdi]; ret
 
 
 def test_a_library_built_for_other_cpus_is_one_dispatch_change_per_role() -> None:

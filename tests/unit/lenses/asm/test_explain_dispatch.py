@@ -6,8 +6,16 @@ from __future__ import annotations
 from perflab.lenses.asm.explain import explain
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.rows import VariantCode
-from tests.support.asm_listings import XMM, YMM, claims, listing
-from tests.support.symbol_names import DISABLED, NPY, OBJ
+from tests.support.asm_listings import XMM, YMM, ZMM, claims, listing
+from tests.support.symbol_names import (
+    AVX2_PARTITION,
+    AVX2_SORT,
+    DISABLED,
+    NPY,
+    OBJ,
+    ZMM_PARTITION,
+    ZMM_SORT,
+)
 
 
 def _code(*listings: FunctionListing) -> VariantCode:
@@ -47,4 +55,34 @@ def test_asm_makes_no_dispatch_without_a_selector_or_when_both_ran() -> None:
     both = _code(listing("DOUBLE_add_X86_V3", YMM, 450.0, OBJ),
                  listing("DOUBLE_add", XMM, 450.0, OBJ))  # fmt: skip
     rows = explain(base, both, DISABLED)
+    assert all(c != "dispatch_changed" for c, _ in claims(rows))
+
+
+def test_asm_pairs_a_templates_zmm_and_avx2_instantiations_into_one_row() -> None:
+    # np.sort with AVX-512 disabled: each kernel's avx2 instantiation ran in place of its zmm one
+    base = _code(listing(ZMM_SORT, ZMM, 890.0, OBJ), listing(ZMM_PARTITION, ZMM, 870.0, OBJ))
+    new = _code(listing(AVX2_SORT, YMM, 1450.0, OBJ), listing(AVX2_PARTITION, YMM, 1220.0, OBJ))
+    rows = explain(base, new, DISABLED)
+    assert len(rows) == 2
+    assert (
+        sorted(c for c, _ in claims(rows))
+        == ["dispatch_changed"] * 2 + ["vector_width_changed"] * 2
+    )
+    sort = next(row for row in rows if "sort_n_vec" in row.name)
+    assert sort.name.startswith("void sort_n_vec<zmm_vector<float>") and " -> " in sort.name
+    assert "paired by template: one template instantiated for zmm -> avx2" in sort.paired_by
+    [dispatch] = [d for d in sort.diagnoses if d.claim == "dispatch_changed"]
+    assert dispatch.replacement is not None
+    assert "avx2_vector" in dispatch.replacement.new and "zmm_vector" in dispatch.replacement.old
+    assert any("one template instantiated for other vector types" in e for e in dispatch.evidence)
+    [width] = [d for d in sort.diagnoses if d.claim == "vector_width_changed"]
+    assert width.detail == {"from": 512, "to": 256}
+    # without a selector the instantiations still pair: the template names the vector type
+    assert len(explain(base, new)) == 2
+
+
+def test_asm_never_pairs_instantiations_that_both_ran() -> None:
+    base = _code(listing(ZMM_SORT, ZMM, 500.0, OBJ), listing(AVX2_SORT, YMM, 400.0, OBJ))
+    new = _code(listing(AVX2_SORT, YMM, 900.0, OBJ))
+    rows = explain(base, new, DISABLED)
     assert all(c != "dispatch_changed" for c, _ in claims(rows))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from perflab.lenses.instructions.cost import instructions_cost
 from perflab.records.settings import Settings
 from tests.support.cost_probes import QUICK
@@ -24,3 +26,16 @@ def test_counting_only_the_loop_costs_less_than_counting_throughout() -> None:
     toggled = instructions_cost(QUICK, settings)
     throughout = instructions_cost(QUICK, settings, toggled=False)
     assert toggled.minimum_s < throughout.minimum_s
+
+
+def test_each_forked_child_pays_the_set_up_under_valgrind() -> None:
+    # torch.compile's set-up (Dynamo imported and traced, the graph loaded) took 46 s of one
+    # process under valgrind against 11 s natively: every child of a fork server repeats it
+    settings = Settings(budget_s=60)
+    one_cpu = dataclasses.replace(QUICK, counting_cpus=1)  # a fork server per variant
+    light = instructions_cost(one_cpu, settings)
+    heavy = instructions_cost(dataclasses.replace(one_cpu, startup_s=10.0, fork_s=10.0), settings)
+    # the server's start-up and both children's set-ups, 8x native, in each of the two
+    # variants counted in turn
+    assert heavy.minimum_s - light.minimum_s == pytest.approx(2 * 8 * ((10 - 0.05) + (10 - 0.01)))
+    assert "fork server" in heavy.needs
