@@ -82,7 +82,7 @@ def history_with(
     started = services.clock()
     plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, services)
     points, wanted = _known_points(plan, None)
-    for part in runs_of(wanted):
+    for part in _told_parts(wanted, len(plan.commits), services):
         # no name holds a run once its points are filled: one run's analysis is in memory
         _fill_points(points, part, *_measure_trees(benchmark, plan, part), plan.chosen, None)
     found = _series(plan, points, None, {})
@@ -128,7 +128,7 @@ def suite_history_with(
     plan = _HistoryPlan.made(range_text, benchmark, every, threshold, metric, services)
     known = {name: _known_points(plan, name) for name in plan.benchmarks}
     wanted = {tree: at for _, missing in known.values() for tree, at in missing.items()}
-    for part in runs_of(wanted):
+    for part in _told_parts(wanted, len(plan.commits), services):
         _fill_suite_points(known, part, *_measure_trees(benchmark, plan, part), plan.chosen)
     if all(p.value is None for points, _ in known.values() for p in points):
         raise _nothing_measured(range_text, [p for points, _ in known.values() for p in points])
@@ -301,6 +301,19 @@ def runs_of(
     trees = list(wanted)
     for start in range(0, len(trees), size):
         yield {tree: wanted[tree] for tree in trees[start : start + size]}
+
+
+def _told_parts(
+    wanted: Mapping[str, list[int]], commits: int, services: WorkflowServices
+) -> Iterator[dict[str, list[int]]]:
+    """`runs_of(wanted)`, each part told to `services.on_part` before it is measured."""
+    done = 0
+    for part in runs_of(wanted):
+        if services.on_part is not None:
+            held = commits - sum(len(at) for at in wanted.values())
+            services.on_part(done, len(part), len(wanted), held)
+        yield part
+        done += len(part)
 
 
 def _measure_trees(

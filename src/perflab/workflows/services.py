@@ -1,5 +1,6 @@
 """What a workflow reaches besides its runs: the repository its refs are resolved in, the clock
-its answer's seconds are read from, the CI's variables and who hears each bisect step, as one
+its answer's seconds are read from, the CI's variables and who hears each bisect step and each
+history part, as one
 record the workflows' functions take, so a test replaces any of them."""
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ class WorkflowServices:
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     # hears each bisect step as it is answered, with the number of commits on its line
     on_step: Callable[[BisectStep, int], None] | None = None
+    # hears each part of a history before it is measured: (commits measured before it, its
+    # commits, commits to measure in all, commits the store already held)
+    on_part: Callable[[int, int, int, int], None] | None = None
 
     def repository_path(self, runner: ProcessRunner) -> str:
         """The repository given, else the one around the current directory (asked of git)."""

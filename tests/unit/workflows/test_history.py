@@ -133,3 +133,17 @@ def test_history_with_services_times_the_answer_by_their_clock() -> None:
     )
     assert [p.value for p in result.points] == [100.0, 100.0]
     assert result.seconds == 4.0
+
+
+def test_each_part_of_a_long_history_is_told_before_it_is_measured() -> None:
+    repo = FakeRepository()
+    commits = repo.line(*(f"c{i}" for i in range(40)))
+    runner = FakeRunner().on_run(r"^git ", repo)
+    runs = ScriptedRuns(dict.fromkeys(commits, 100.0))
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner, measure=runs)
+    told: list[tuple[int, int, int, int]] = []
+    services = WorkflowServices(repository=repo.path, on_part=lambda *part: told.append(part))
+    history_with(f"{commits[0]}..{commits[-1]}", benchmark=benchmark, services=services,
+                 metric="time")  # fmt: skip
+    # 40 commits in runs of 32 (COMMITS_PER_RUN): before each, what came before it; none held
+    assert told == [(0, 32, 40, 0), (32, 8, 40, 0)]

@@ -51,7 +51,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     found = history_with(
         args.range_text,
         benchmark=benchmark,
-        services=WorkflowServices(),
+        services=_services(output, err),
         every=args.every,
         threshold=threshold,
     )
@@ -75,6 +75,20 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     return _history_status(found, err)
 
 
+def _services(output: OutputOptions, err: Console) -> WorkflowServices:
+    """The workflow's services, saying each part of the history before it is measured (a long
+    history in a CI log is otherwise silent until its answer); -q says nothing."""
+    if output.quiet:
+        return WorkflowServices()
+
+    def said(done: int, part: int, wanted: int, held: int) -> None:
+        from_store = f"; {held} read from the store" if held and not done else ""
+        line = f"measuring commits {done + 1}-{done + part} of {wanted}{from_store}"
+        err.print(Text("perflab: ") + terminal(line), highlight=False)
+
+    return WorkflowServices(on_part=said)
+
+
 def _suite_history(
     args: argparse.Namespace,
     benchmark: Benchmarked,
@@ -87,7 +101,7 @@ def _suite_history(
     found = suite_history_with(
         args.range_text,
         benchmark=benchmark,
-        services=WorkflowServices(),
+        services=_services(output, err),
         every=args.every,
         threshold=threshold,
     )
