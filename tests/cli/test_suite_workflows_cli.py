@@ -161,3 +161,27 @@ def test_bisect_follows_the_benchmark_selected(repo: Path, tmp_path: Path) -> No
     assert document["culprit"]["subject"] == "sixteen times the work"
     assert [s["state"] for s in document["steps"]] == ["bad"]
     assert document["evidence_run"] is not None
+
+
+def test_a_suite_kept_outside_the_repository_is_the_same_file_for_every_commit(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A team's benchmarks beside the repository (not in it): each commit's checkout runs that
+    one file, importing the commit's code (PYTHONPATH=. in each checkout)."""
+    outside = tmp_path / "benchmarks" / "test_outside.py"
+    outside.parent.mkdir()
+    outside.write_text(SUITE)
+    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
+    env["PATH"] = without_valgrind(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab.cli.main", "history", "base..slower", "--pytest",
+         str(outside), "-k", "changed", "--each", "env.PYTHONPATH=.", "--metric", "time",
+         "--budget", "1", "--min-generations", "2", "--threshold", "20%", "--store",
+         str(tmp_path / "p.db"), "--cache-dir", str(tmp_path / "cache"), "--json",
+         str(tmp_path / "h.json"), "-q"],
+        cwd=repo, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (series,) = json.loads((tmp_path / "h.json").read_text())["series"]
+    assert series["benchmark"].endswith("test_outside.py::test_changed")
+    assert [c["after_subject"] for c in series["changes"]] == ["sixteen times the work"]

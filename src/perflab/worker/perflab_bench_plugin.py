@@ -110,7 +110,12 @@ def pytest_configure(config):
 
 
 def _relative(path):
-    return os.path.relpath(str(path), os.getcwd())
+    # inside the folder pytest ran in: relative, so that each checkout finds its own copy;
+    # outside it: absolute, the one file every variant runs (a suite kept beside the repository)
+    relative = os.path.relpath(str(path), os.getcwd())
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return os.path.abspath(str(path))
+    return relative
 
 
 def _rootdir(config):
