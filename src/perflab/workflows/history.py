@@ -362,8 +362,15 @@ def _fill_points(
                 value, unit = values[name]
                 points[i] = replace(point, value=value, unit=unit, run_id=result.run_id)
             else:
-                why = failed.get(name) or "nothing was measured"
+                why = failed.get(name) or _error_naming(result, name) or "nothing was measured"
                 points[i] = replace(point, run_id=result.run_id, skipped=why)
+
+
+def _error_naming(result: RunResult, variant: str) -> str | None:
+    """The run's error where it names the variant: a suite's failures are kept there alone."""
+    if result.error and f"variant {variant!r}" in result.error:
+        return result.error
+    return None
 
 
 def _fill_suite_points(

@@ -4,6 +4,7 @@ points confirmed by a direct comparison, and a suite's series benchmark by bench
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from perflab.machine.fake_processes import FakeRunner
 from perflab.machine.proc import Completed, LaunchSpec
 from perflab.plan.pytest_suite import LIST_ENV
 from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Experiment
+from perflab.records.results import RunResult
 from perflab.records.workflow_results import HistoryResult
 from perflab.workflows import (
     Benchmarked,
@@ -147,3 +150,20 @@ def test_each_part_of_a_long_history_is_told_before_it_is_measured() -> None:
                  metric="time")  # fmt: skip
     # 40 commits in runs of 32 (COMMITS_PER_RUN): before each, what came before it; none held
     assert told == [(0, 32, 40, 0), (32, 8, 40, 0)]
+
+
+def test_a_commit_whose_failure_only_the_runs_error_holds_says_it() -> None:
+    repo = FakeRepository()
+    base, a = repo.line("base", "a")
+    scripted = ScriptedRuns({base: None, a: None})
+
+    def measure(experiment: Experiment, benchmarked: object) -> RunResult:
+        result = scripted(experiment, benchmarked)
+        names = ", ".join(f"variant {v.name!r}: file not found" for v in experiment.variants)
+        return dataclasses.replace(result, failures=(), error=names)
+
+    runner = FakeRunner().on_run(r"^git ", repo)
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner, measure=measure)
+    with pytest.raises(BenchmarkFailedError) as raised:
+        history(f"{base}..{a}", benchmark=benchmark, metric="time", repository=repo.path)
+    assert raised.value.detail is not None and "file not found" in raised.value.detail
