@@ -459,6 +459,8 @@ def test_statement_counts_agree_with_callgrind_alone_however_counted(tmp_path: P
         info = sink.variant_info["a"]["instructions"]
         # two processes, or three where the two settled at different levels (count.py)
         assert info["forked"] is fork and info["processes"] in (2, 3)
+        # one single-threaded server per variant holds every forked child
+        assert not fork or (info["server_threads"], info["server_per_process"]) == (1, False)
         # collection is toggled with client requests only (vgdb switches instrumentation)
         assert info["collection_toggled"] is (toggle and requests)
         # each process's level (its lowest repeat), and how far the processes are apart
@@ -619,3 +621,19 @@ def test_a_forked_childs_counts_are_kept_when_the_next_child_fails(tmp_path: Pat
     kept = {variant: {s.block for s in data.samples_of(variant)} for variant in "ab"}
     assert {0} in kept.values()  # the first child of at least one variant, whole
     assert all(blocks <= {0} for blocks in kept.values())
+
+
+def test_a_server_whose_imports_started_threads_is_one_per_process(tmp_path: Path) -> None:
+    """numpy's import starts OpenBLAS's threads in the fork server: their timing shapes the
+    heap its children inherit, so each counted process gets a server of its own (two forked
+    children of one server agreed while another server of the same code counted 1.3% apart)."""
+    pytest.importorskip("numpy")
+    options = CountOptions(inline_frames=False, fork=True, repeats=1)
+    benchmark = Benchmark("add", stmt="a + a", setup="import numpy as np; a = np.ones(64)")
+    analysis, sink = measure(benchmark, (Variant("a"),), lens=InstructionsLens(options))
+    info = sink.variant_info["a"]["instructions"]
+    if info["server_threads"] <= 1:
+        pytest.skip("OpenBLAS started no thread here (one CPU)")
+    assert info["forked"] is True and info["server_per_process"] is True
+    blocks = {s.block for s in sink.samples if s.name == "instructions" and not s.warmup}
+    assert len(blocks) == info["processes"] >= 2

@@ -68,6 +68,9 @@ class ForkServerClient:
         # GPU runtimes initialised in the server: it must not fork (CUDA fails in children)
         self.device_runtimes: tuple[str, ...] = tuple(reply.get("device_runtimes", ()))
         self.import_s = int(reply.get("wall_ns", 0)) / 1e9
+        # OS threads the imports left running (OpenBLAS's ...; 0: unknown): their timing shapes
+        # the heap every child inherits, so two servers of one code can differ
+        self.threads = int(reply.get("threads", 0))
         self.startup_s = time.monotonic() - started
         self.forked = 0
 

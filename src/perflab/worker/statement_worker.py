@@ -51,14 +51,14 @@ object per line) and replies:
      moves every thread of the worker onto CPU N (a worker started on other CPUs while the
      previous generation measured)
   {"op": "preload", "setup": S}                  -> {"ok": true, "modules": [names], "wall_ns",
-                                                        "device_runtimes": [names]}
+                                                        "device_runtimes": [names], "threads": N}
      a fork server: imports the setup's top-level modules (its import statements only), so
      the children it forks start with them loaded; a module those statements bind that
      defines perflab_preload(setup) is then called with S, to do once what every child's
      set-up would repeat (the set-up must work without it: fresh workers never call it);
      "device_runtimes", the GPU runtimes the imports initialised ("cuda" ...): a server with
      any must not fork (its children's first use of the device fails), and "fork" then fails
-     with phase "fork"
+     with phase "fork"; "threads", the server's OS threads after the imports (0: unknown)
   {"op": "fork", "env": {K: V}, "padding": N, "ahead": K}
                                                    -> the child writes a hello line and serves
      this protocol on the same channel until quit; then the server replies
@@ -367,6 +367,7 @@ class Worker:
             "modules": names,
             "wall_ns": perf_counter_ns() - started,
             "device_runtimes": statement_loop.device_runtimes(),
+            "threads": _os_threads(),
         }
 
     def fork(self, request):
@@ -505,6 +506,14 @@ def _exit_without_teardown(worker):
         except Exception:
             pass
     os._exit(0)
+
+
+def _os_threads():
+    """The process's OS threads (a library's own included); 0 where /proc cannot say."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 if __name__ == "__main__":

@@ -92,9 +92,17 @@ def test_a_server_imports_the_setups_modules_once_and_says_what_it_loaded() -> N
     client = _client(server)
     assert client.modules == ("torch",) and client.import_s == 2.0
     assert client.device_runtimes == () and client.forked == 0
+    assert client.threads == 0  # the reply did not say: unknown
     assert server.requests == [{"op": "preload", "setup": "import torch"}]
     client.close()
     assert _ops(server) == ["preload", "quit"] and server.started[0].returncode == 0
+
+
+def test_a_server_says_how_many_threads_its_imports_left_running() -> None:
+    server = _Server(preload={"ok": True, "modules": ["numpy"], "wall_ns": 1, "threads": 2})
+    client = _client(server)
+    assert client.threads == 2
+    client.close()
 
 
 def test_each_worker_is_a_child_forked_with_its_environment_and_padding() -> None:

@@ -137,15 +137,26 @@ class _StatementWorkers:
         switch callgrind with client requests (vgdb is not used for them)."""
         ops = WorkerOps.from_module(WORKER_OPS)
         server = self.fork_server(ops)
+        # a server whose imports left threads running (OpenBLAS's) has a heap their timing
+        # shaped: children of one such server agree by inheritance while another server of
+        # the same code counts at another level (an A/A claimed 0.987): each process then
+        # gets a server of its own, so that the processes' spread holds that difference
+        own_servers = server.threads > 1
+        self.run.fixed["server_threads"] = server.threads
+        self.run.fixed["server_per_process"] = own_servers
         try:
             for index, process in enumerate(processes):
+                if own_servers and index > 0:
+                    server.kill()
+                    server.close()
+                    server = self.fork_server(ops)
                 # fork keeps the address-space layout (no ASLR anyway) and the hash seed; the
                 # padding is 0: nothing is moved. Every child is forked at once, before the
                 # first counts, and waits its turn: a child forked after the one before it
                 # had exited would start from a server state that child's reply had changed,
                 # and count at a level of its own
                 try:
-                    ahead = len(processes) - 1 if index == 0 else 0
+                    ahead = len(processes) - 1 if index == 0 and not own_servers else 0
                     child = server.worker(ops=(ops,), scope="module", ahead=ahead)
                     # each child calibrates as a fresh process does: one that reused the
                     # first child's loop count would count at a level of its own
