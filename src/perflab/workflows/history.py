@@ -306,7 +306,7 @@ def runs_of(
 def _told_parts(
     wanted: Mapping[str, list[int]], commits: int, services: WorkflowServices
 ) -> Iterator[dict[str, list[int]]]:
-    """`runs_of(wanted)`, each part told to `services.on_part` before it is measured."""
+    """`runs_of(wanted)`, each part told to `WorkflowServices.on_part` before it is measured."""
     done = 0
     for part in runs_of(wanted):
         if services.on_part is not None:
