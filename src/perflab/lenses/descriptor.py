@@ -143,6 +143,9 @@ class Figures:
     # the lens sees the measured region a command reports alone (Google Benchmark's
     # iterations: their time, or callgrind counting its last run), not the whole process
     sees_region: bool = False
+    # the lens gives a variant's own figures (`LensAnalysis.measurements`) when it is the run's
+    # only one, so a run of one variant may ask for it; the others only compare variants
+    measures_alone: bool = False
     # the lens is analysed from its samples alone (no artifacts: profiles, call graphs), so a
     # run read back from a JSON document can be compared by it (analyse/compare.py)
     analysed_from_samples: bool = False

@@ -65,6 +65,12 @@ def region_metrics() -> tuple[Metric, ...]:
     return tuple(d.metric for d in DESCRIPTORS if d.figures.sees_region)
 
 
+def alone_metrics() -> tuple[Metric, ...]:
+    """The lenses that measure a variant alone, with nothing to compare it with
+    (`Figures.measures_alone`), in the order they are listed."""
+    return tuple(d.metric for d in DESCRIPTORS if d.figures.measures_alone)
+
+
 def cost_model(metric: Metric) -> CostModel | None:
     """The lens's cost model for the budget's plan: its own, or the one the plan composes from
     the parts it declares (`Planning.cost_parts`); None: the plan's default."""
