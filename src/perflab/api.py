@@ -210,6 +210,7 @@ def check_store(
 
 
 def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
+    """Summaries of the store's runs, newest first, at most `limit` (read-only)."""
     store = open_store(store_path, create=False)
     try:
         # a limit past the store's largest integer asks for every run; SQLite cannot take it
@@ -219,6 +220,7 @@ def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> l
 
 
 def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
+    """A stored run ("latest", or its id), analysed again from its samples (read-only)."""
     from perflab.analyse.run import analyse_run
 
     store = open_store(store_path, create=False)
