@@ -332,9 +332,12 @@ def _check_lone_variant(experiment: Experiment) -> None:
     alone = alone_metrics()
     comparing = [m for m in experiment.settings.metrics if m not in alone]
     if len(experiment.variants) == 1 and comparing:
+        lenses = (
+            f"{', '.join(alone[:-1])} and {alone[-1]} lenses" if alone[1:] else f"{alone[0]} lens"
+        )
         raise ConfigError(
-            f"one variant is measured alone by the {' and '.join(alone)} lenses only (the others "
-            f"compare variants), and --metric asks for {','.join(comparing)}",
+            f"one variant is measured alone by the {lenses} only (the others compare "
+            f"variants), and --metric asks for {','.join(comparing)}",
             hint=f"use --metric {','.join(alone)}, or give a second variant to compare with, "
             'e.g. --variant A --variant "B env.X=1"',
         )

@@ -10,8 +10,8 @@ def test_time_instructions_and_memory_see_the_region_alone() -> None:
     assert region_metrics() == (Metric.TIME, Metric.INSTRUCTIONS, MEMORY)
 
 
-def test_time_and_rss_measure_a_lone_variant() -> None:
+def test_time_instructions_and_rss_measure_a_lone_variant() -> None:
     from perflab.lenses.registry import alone_metrics
     from perflab.lenses.rss import RSS
 
-    assert alone_metrics() == (Metric.TIME, RSS)
+    assert alone_metrics() == (Metric.TIME, Metric.INSTRUCTIONS, RSS)
