@@ -35,10 +35,13 @@ DESCRIPTORS: tuple[LensDescriptor, ...] = (
 
 
 def available_metrics() -> tuple[Metric, ...]:
+    """Every registered lens's metric, in the order users see them."""
     return tuple(d.metric for d in DESCRIPTORS)
 
 
 def descriptor_for(metric: Metric) -> LensDescriptor:
+    """The registered lens's descriptor; a ConfigError naming the lenses when none measures
+    `metric` (a stored run of another perflab version)."""
     for descriptor in DESCRIPTORS:
         if descriptor.metric == metric:
             return descriptor
