@@ -23,10 +23,16 @@ from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Variant
 from perflab.records.results import RunResult
-from perflab.store import RunStore, RunSummary, SqliteStore, StoredRun, open_store
+from perflab.store import (
+    RunStore,
+    RunSummary,
+    SqliteStore,
+    StoredRun,
+    location_facts,
+    open_store,
+)
 from perflab.store.health import StoreHealth
 from perflab.store.health import check_store as _check_store
-from perflab.store.postgres import is_postgresql, shown
 from perflab.store.sqlite import DEFAULT_STORE_PATH
 
 # what only measuring, a suite or the build cache needs is imported where it is used: every
@@ -193,9 +199,10 @@ def check_store(
 ) -> StoreHealth:
     """Is the store intact, and which runs can be read (read-only; `perflab doctor --store`
     is thorough, `list`/`show`/`compare` check quickly first and warn)."""
-    if is_postgresql(store_path):
+    location = location_facts(store_path)
+    if not location.is_file:
         raise ConfigError(
-            f"{shown(str(store_path))} is a PostgreSQL store: doctor --store checks an SQLite "
+            f"{location.shown} is a {location.kind.value} store: doctor --store checks an SQLite "
             "file's pages",
             hint="the server checks its own (pg_amcheck); `perflab list --store URL` reads it",
         )
@@ -203,6 +210,7 @@ def check_store(
 
 
 def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> list[RunSummary]:
+    """Summaries of the store's runs, newest first, at most `limit` (read-only)."""
     store = open_store(store_path, create=False)
     try:
         # a limit past the store's largest integer asks for every run; SQLite cannot take it
@@ -212,6 +220,7 @@ def list_runs(store_path: str | Path = DEFAULT_STORE_PATH, limit: int = 50) -> l
 
 
 def show(run_id: str | int = "latest", store_path: str | Path = DEFAULT_STORE_PATH) -> RunResult:
+    """A stored run ("latest", or its id), analysed again from its samples (read-only)."""
     from perflab.analyse.run import analyse_run
 
     store = open_store(store_path, create=False)

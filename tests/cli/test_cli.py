@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -97,7 +98,10 @@ def test_fail_on_makes_a_regression_fail_the_job(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "--stmt", "pass", "--variant", "A", "-m", "asm"], "time lens only"),
+        (
+            ["run", "--stmt", "pass", "--variant", "A", "-m", "asm"],
+            "time, instructions and rss lenses only",
+        ),
         (["run", "--stmt", "pass", "--runs", "5"], "apply to commands"),
         (["run", "--cmd", "true", "--min-runs", "5", "--max-runs", "3"], "more than max_runs"),
         (["sho", "3"], "did you mean show"),
@@ -188,6 +192,27 @@ def test_hyperfine_habits_one_command_alone_with_runs_warmup_prepare_and_exports
     assert document["comparisons"] == []
     (own,) = document["measurements"]
     assert own["variant"] == "A" and own["ci_low"] <= own["value"] <= own["ci_high"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("metric", "unit"), [("rss", "kB"), ("instructions", "instructions")])
+def test_one_variant_alone_gets_its_own_figure(tmp_path: Path, metric: str, unit: str) -> None:
+    """The rss and instructions lenses measure a lone variant too (their descriptors say so):
+    its own peak RSS or count with an interval, no ratio."""
+    if metric == "instructions" and shutil.which("valgrind") is None:
+        pytest.skip("the instructions lens needs valgrind")
+    done = perflab(
+        "run", "--stmt", "x = [0] * 1000", "-v", "A", "--metric", metric, *FAST,
+        "--json", "r.json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "per iteration [95% CI]" in done.stdout and "ratio [" not in done.stdout
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["comparisons"] == []
+    (own,) = document["measurements"]
+    assert (own["metric"], own["variant"], own["unit"]) == (metric, "A", unit)
+    assert 0 < own["ci_low"] <= own["value"] <= own["ci_high"]
 
 
 @pytest.mark.integration

@@ -1,13 +1,14 @@
 """The command line of git refs and change sets: --build for `run`, and `stack`, `matrix` and
-`cache`, which take the benchmark and measuring options of `run`."""
+`cache`, which take the benchmark and measuring options of `run` (declared as the workflows'
+commands are: cli/commands.py)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from perflab.cli.commands import RunLikeCommand, add_run_like_commands, each_option, option
 
 STACK_TEXT = """\
 measure a range of commits: each against its parent, and the whole range
@@ -42,9 +43,6 @@ example:
 """
 
 
-EACH_EXAMPLE = "python=venv/bin/python env.OMP_NUM_THREADS=1"
-
-
 @dataclass(frozen=True)
 class ChangeOptions:
     """What `stack` and `matrix` add to `run`'s options (and `--build` of all three;
@@ -75,61 +73,6 @@ def add_build_options(run: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
-class Option:
-    """One argument of a command: its names and `add_argument`'s keywords."""
-
-    names: tuple[str, ...]
-    keywords: Mapping[str, Any]
-
-
-def option(*names: str, **keywords: Any) -> Option:
-    return Option(names, keywords)
-
-
-def each_option(keys_example: str) -> Option:
-    return option(
-        "--each", metavar="KEYS", help=f'variant keys every variant gets, e.g. "{keys_example}"'
-    )
-
-
-@dataclass(frozen=True)
-class RunLikeCommand:
-    """A command that takes all of `run`'s options (the benchmark, how to measure, the output)
-    and adds its own, in this order. Its text reads as a docstring: the one-line help, a blank
-    line, the description's paragraph, a blank line, then the epilog, shown as written."""
-
-    name: str
-    text: str
-    options: tuple[Option, ...]
-
-    def texts(self) -> tuple[str, str, str]:
-        """(help, description on one line, epilog)."""
-        help, description, epilog = self.text.split("\n\n", 2)
-        return help, " ".join(description.split()), epilog
-
-
-def add_run_like_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    run: argparse.ArgumentParser,
-    table: Sequence[RunLikeCommand],
-) -> None:
-    """A subcommand per entry of `table`, each taking `run`'s options and its own."""
-    for command in table:
-        help, description, epilog = command.texts()
-        parser = commands.add_parser(
-            command.name,
-            parents=[run],
-            add_help=False,
-            help=help,
-            description=description,
-            epilog=epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        for each in command.options:
-            parser.add_argument(*each.names, **each.keywords)
-
-
 STACK_OPTIONS = (
     option("range_text", metavar="RANGE", help="OLDER..NEWER, e.g. main..HEAD"),
     option(
@@ -140,7 +83,7 @@ STACK_OPTIONS = (
         "parent, the effect of what it merged (the default when RANGE holds merges; "
         "--no-first-parent refuses them)",
     ),
-    each_option(EACH_EXAMPLE),
+    each_option(),
 )
 
 MATRIX_OPTIONS = (
@@ -160,7 +103,7 @@ MATRIX_OPTIONS = (
         metavar="COMMIT|PATCH",
         help="a change: a commit (its diff to its parent) or a patch file (repeatable)",
     ),
-    each_option(EACH_EXAMPLE),
+    each_option(),
 )
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,35 +104,85 @@ def emit(
     from perflab.report.markdown import render_markdown
     from perflab.report.terminal import render_terminal
 
-    written = []
-    if output.json_path is not None:
-        write(output.json_path, render_json(result, samples=output.samples))
-        written.append(output.json_path)
-    if output.markdown_path is not None:
-        write(output.markdown_path, render_markdown(result))
-        written.append(output.markdown_path)
-    if output.html_path is not None:
+    def html(_page: HtmlPage) -> str:  # a run's page links no other page
         from perflab.report.html import render_html  # loads jinja2: only here
 
         with_samples = output.samples and output.json_path is not None
-        write(output.html_path, render_html(result, with_samples=with_samples))
-        written.append(output.html_path)
-    if output.csv_path is not None:
-        write(output.csv_path, render_csv(result))
-        written.append(output.csv_path)
-    if output.hyperfine_json_path is not None:
-        write(output.hyperfine_json_path, render_hyperfine_json(result))
-        written.append(output.hyperfine_json_path)
-    files = [path for path in written if str(path) != "-"]
-    if not output.quiet:
-        for path in files:
-            err.print(f"perflab: wrote {path}", markup=False, highlight=False)
+        return render_html(result, with_samples=with_samples)
+
+    renderers = Renderers(
+        json=lambda: render_json(result, samples=output.samples),
+        markdown=lambda: render_markdown(result),
+        html=html,
+        csv=lambda: render_csv(result),
+        hyperfine_json=lambda: render_hyperfine_json(result),
+    )
+    write_reports(output, renderers, err)
     # `run` shows what it just measured; `show`/`compare` writing a file were asked for the file
     if shows_table(output, command=command):
-        html = output.html_path
-        html_path = None if html is None or str(html) == "-" else str(html)
-        render_terminal(result, out, verbose=output.verbose, html_path=html_path)
+        html_path = output.html_path
+        shown_html = None if html_path is None or on_stdout(html_path) else str(html_path)
+        render_terminal(result, out, verbose=output.verbose, html_path=shown_html)
     return EXIT_OK
+
+
+def on_stdout(path: object) -> bool:
+    """Whether a report path is standard output (`-`)."""
+    return path is not None and str(path) == "-"
+
+
+class HtmlPage:
+    """The HTML report being written: its path, and the pages it links (a bisection's evidence,
+    a history's change points), written beside it and counted as written."""
+
+    def __init__(self, path: Path | str, written: list[Path | str]) -> None:
+        self.path = Path(str(path))
+        self.on_stdout = on_stdout(path)  # then there is no folder for pages beside it
+        self._written = written
+
+    def beside(self, name: str, text: str) -> str:
+        """Writes the page `name` in the report's folder; its name, for the link."""
+        write(self.path.with_name(name), text)
+        self._written.append(self.path.with_name(name))
+        return name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Renderers:
+    """How a command renders each report format (each called only when its file is asked
+    for); None: the command writes no such format."""
+
+    json: Callable[[], str] | None = None
+    markdown: Callable[[], str] | None = None
+    html: Callable[[HtmlPage], str] | None = None
+    csv: Callable[[], str] | None = None
+    hyperfine_json: Callable[[], str] | None = None
+
+
+def write_reports(output: OutputOptions, renderers: Renderers, err: Console) -> list[Path | str]:
+    """Writes every report `output` asks for that the command renders, JSON, Markdown, HTML,
+    CSV, then hyperfine's JSON, and says `perflab: wrote FILE` for each file (not for `-`,
+    standard output) unless quiet; the paths written."""
+    written: list[Path | str] = []
+    html, html_path = renderers.html, output.html_path
+    page = (
+        None if html is None or html_path is None else partial(html, HtmlPage(html_path, written))
+    )
+    for path, render in (
+        (output.json_path, renderers.json),
+        (output.markdown_path, renderers.markdown),
+        (html_path, page),
+        (output.csv_path, renderers.csv),
+        (output.hyperfine_json_path, renderers.hyperfine_json),
+    ):
+        if path is not None and render is not None:
+            write(path, render())
+            written.append(path)
+    if not output.quiet:
+        for file in written:
+            if not on_stdout(file):
+                err.print(Text("perflab: wrote ") + terminal(str(file)), highlight=False)
+    return written
 
 
 def write(path: Path | str, text: str) -> None:

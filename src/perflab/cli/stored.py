@@ -26,12 +26,12 @@ def read_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`list`, `show` and `compare`: runs read back from the store."""
     from perflab import api
     from perflab.report.terminal import render_run_list, render_section
-    from perflab.store.postgres import is_postgresql
+    from perflab.store import location_facts
 
     if args.command in ("show", "compare"):
         check_report_targets(output_options(args))
-    if not is_postgresql(args.store) and not _files_only(args):
-        # an SQLite file's pages; a PostgreSQL server checks its own
+    if location_facts(args.store).is_file and not _files_only(args):
+        # a file's pages; a server checks its own
         _warn_if_damaged(api.check_store(args.store), err)
     if args.command == "list":
         runs = api.list_runs(args.store, args.limit)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from perflab.lenses.registry import descriptor_for
+from perflab.lenses.registry import DESCRIPTORS, descriptor_for
 from perflab.machine import cpu_lock
 from perflab.machine.host import default_measurement_cpu, online_cpus, process_command
 from perflab.measure.lens import ProgressReporter
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric
 from perflab.records.model import Experiment, Note, Severity
 from perflab.store import RunSink
 
@@ -76,7 +75,8 @@ def claim_measurement_cpu(
         return None
     preferred = [cpu] + [c for c in reversed(online_cpus()) if c != cpu]
     first = experiment.benchmarks[0].name if experiment.benchmarks else ""
-    metric = experiment.settings.metrics[0] if experiment.settings.metrics else Metric.TIME
+    # the progress line is the first lens's, as the run's first step is
+    metric = next(iter(experiment.settings.metrics), DESCRIPTORS[0].metric)
 
     def waiting(held: dict[int, int], left_s: float) -> None:
         holders = ", ".join(f"CPU {c}: {_holders([pid])}" for c, pid in sorted(held.items()))

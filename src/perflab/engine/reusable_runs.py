@@ -20,8 +20,7 @@ from perflab.records.kinds import Metric, RunStatus
 from perflab.records.model import Comparison, Experiment, Variant
 from perflab.records.results import RunResult
 from perflab.records.settings import Settings
-from perflab.store import CodeRun, open_store
-from perflab.store.postgres import is_postgresql
+from perflab.store import CodeRun, location_facts, open_store
 
 # settings that decide how much is measured, not what: runs differing only in these measure
 # the same quantity (a bisect step measured again with twice the budget is the same step)
@@ -115,10 +114,10 @@ class MeasuredCode:
         file not made yet."""
         if store_path is None:
             return cls((), planned, "")
-        if not is_postgresql(store_path) and not Path(store_path).is_file():
+        location = location_facts(store_path)
+        if not location.exists:
             return cls((), planned, store_path)
-        # a PostgreSQL store is opened as the runs after it will be (created when new)
-        store = open_store(store_path, create=is_postgresql(store_path))
+        store = open_store(store_path, create=location.create_to_read)
         try:
             return cls(store.runs_of_code(), planned, store_path)
         finally:

@@ -63,7 +63,8 @@ class Probe:
     fix: str | None = None
 
 
-def _import(target: str) -> Any:
+def load_hook(target: str) -> Any:
+    """A "module:attribute" hook, imported now (a descriptor's hooks, a workflow's handler)."""
     module_name, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module_name), attribute)
 
@@ -143,6 +144,9 @@ class Figures:
     # the lens sees the measured region a command reports alone (Google Benchmark's
     # iterations: their time, or callgrind counting its last run), not the whole process
     sees_region: bool = False
+    # the lens gives a variant's own figures (`LensAnalysis.measurements`) when it is the run's
+    # only one, so a run of one variant may ask for it; the others only compare variants
+    measures_alone: bool = False
     # the lens is analysed from its samples alone (no artifacts: profiles, call graphs), so a
     # run read back from a JSON document can be compared by it (analyse/compare.py)
     analysed_from_samples: bool = False
@@ -222,20 +226,20 @@ class LensDescriptor:
 
     def create(self) -> Lens:
         """The lens itself (importing its package's measuring code and dependencies)."""
-        lens: Lens = _import(self.lens)()
+        lens: Lens = load_hook(self.lens)()
         return lens
 
     def same_code_finding(self, comparison: Comparison) -> Finding | None:
         """The lens's finding on whether a pair ran the same code (its `same_code` hook)."""
         if self.explanation.same_code is None:
             return None
-        finding: Finding | None = _import(self.explanation.same_code)(comparison)
+        finding: Finding | None = load_hook(self.explanation.same_code)(comparison)
         return finding
 
     def paired_units_of(self) -> Callable[..., dict[int, float]] | None:
         """The lens's `paired_units` hook, imported now; None where it has none."""
         hook = self.figures.paired_units
-        paired: Callable[..., dict[int, float]] | None = _import(hook) if hook else None
+        paired: Callable[..., dict[int, float]] | None = load_hook(hook) if hook else None
         return paired
 
     def with_cpu_ran(self, details: Any, ran: Mapping[str, tuple[str, str]]) -> Any:
@@ -244,20 +248,20 @@ class LensDescriptor:
         blind = self.explanation.blind_spot
         if blind is None:
             return None
-        return _import(blind.cpu_ran)(details, ran)
+        return load_hook(blind.cpu_ran)(details, ran)
 
     def accounting(self, comparison: Comparison) -> Accounting | None:
         """The lens's account of a pair's difference (its `accounts` hook), or None."""
         if self.explanation.accounts is None:
             return None
-        found: Accounting = _import(self.explanation.accounts)(comparison)
+        found: Accounting = load_hook(self.explanation.accounts)(comparison)
         return found
 
     def facts_of(self, comparison: Comparison) -> CodeFacts | None:
         """The lens's facts about a pair's code (its `code_facts` hook), or None."""
         if self.explanation.code_facts is None:
             return None
-        found: CodeFacts = _import(self.explanation.code_facts)(comparison)
+        found: CodeFacts = load_hook(self.explanation.code_facts)(comparison)
         return found
 
     def rows_of(self, comparison: Comparison) -> ToolRows | None:
@@ -265,7 +269,7 @@ class LensDescriptor:
         blind = self.explanation.blind_spot
         if blind is None:
             return None
-        found: ToolRows = _import(blind.tool_rows)(comparison)
+        found: ToolRows = load_hook(blind.tool_rows)(comparison)
         return found
 
     def figures_analysis(self) -> Callable[..., LensAnalysis]:
@@ -273,10 +277,10 @@ class LensDescriptor:
         else its whole analysis (importing the lens now)."""
         if self.figures.analysis is None:
             return self.create().analyse
-        analyse: Callable[..., LensAnalysis] = _import(self.figures.analysis)
+        analyse: Callable[..., LensAnalysis] = load_hook(self.figures.analysis)
         return analyse
 
     def renderer(self) -> Callable[..., Any] | None:
         """The lens's `render` hook, imported now; None where it has none."""
-        renderer: Callable[..., Any] | None = _import(self.render) if self.render else None
+        renderer: Callable[..., Any] | None = load_hook(self.render) if self.render else None
         return renderer

@@ -35,10 +35,13 @@ DESCRIPTORS: tuple[LensDescriptor, ...] = (
 
 
 def available_metrics() -> tuple[Metric, ...]:
+    """Every registered lens's metric, in the order users see them."""
     return tuple(d.metric for d in DESCRIPTORS)
 
 
 def descriptor_for(metric: Metric) -> LensDescriptor:
+    """The registered lens's descriptor; a ConfigError naming the lenses when none measures
+    `metric` (a stored run of another perflab version)."""
     for descriptor in DESCRIPTORS:
         if descriptor.metric == metric:
             return descriptor
@@ -63,6 +66,12 @@ def region_metrics() -> tuple[Metric, ...]:
     """The lenses that see a command's self-reported measured region alone
     (`Figures.sees_region`), in the order they are listed."""
     return tuple(d.metric for d in DESCRIPTORS if d.figures.sees_region)
+
+
+def alone_metrics() -> tuple[Metric, ...]:
+    """The lenses that measure a variant alone, with nothing to compare it with
+    (`Figures.measures_alone`), in the order they are listed."""
+    return tuple(d.metric for d in DESCRIPTORS if d.figures.measures_alone)
 
 
 def cost_model(metric: Metric) -> CostModel | None:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from perflab.git.repo import find_repository, range_commits
+from perflab.lenses.registry import wall_time_metrics
 from perflab.machine.proc import ProcessRunner, SubprocessRunner
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import Metric
 from perflab.records.model import VARIANT_FIELDS, Experiment, InteractionSpec, Variant
 
 # ---- planning
@@ -160,17 +160,19 @@ def budget_plan(experiment: Experiment) -> str:
     """How one budget is shared, said before measuring."""
     settings = experiment.settings
     n = len(experiment.variants)
-    others = [m.value for m in settings.metrics if m is not Metric.TIME]
+    # the wall-time lens samples until its share is used; the others measure once
+    timed = [m for m in settings.metrics if m in wall_time_metrics()]
+    others = [m.value for m in settings.metrics if m not in timed]
     text = (
         f"{n} variants measured together, interleaved, in one experiment "
         f"({_comparisons(len(experiment.comparison_pairs))}); the budget of "
         f"{settings.budget_s:g} s per benchmark is shared by all of them and every lens (a "
         "target: minimums that need more take more, with a warning)"
     )
-    if Metric.TIME in settings.metrics:
+    for metric in timed:
         text += (
-            f"; the time lens samples them in turn, at most about {settings.budget_s / n:.1f} s "
-            "per variant"
+            f"; the {metric} lens samples them in turn, at most about "
+            f"{settings.budget_s / n:.1f} s per variant"
         )
     if others:
         text += f"; {', '.join(others)}: every variant once per benchmark"

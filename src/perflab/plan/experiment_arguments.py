@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.lenses.registry import DESCRIPTORS, region_metrics
+from perflab.lenses.registry import DESCRIPTORS, alone_metrics, region_metrics
 from perflab.machine.proc import ProcessRunner
 from perflab.plan.designs import Design, with_design
 from perflab.plan.experiment_file import load_experiment
@@ -25,7 +25,7 @@ from perflab.plan.specs import (
 )
 from perflab.plan.suite_source import SuiteKind, SuiteSource, suite_given
 from perflab.records.errors import ConfigError
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import BenchmarkKind
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings, SettingSpec, setting_specs
 
@@ -327,13 +327,19 @@ def _checked(experiment: Experiment, *, explicit: Mapping[str, Any]) -> Experime
 
 
 def _check_lone_variant(experiment: Experiment) -> None:
-    """One variant is timed alone: the other lenses only compare variants."""
-    if len(experiment.variants) == 1 and experiment.settings.metrics != (Metric.TIME,):
+    """One variant is measured alone by the lenses that say they can (`Figures.measures_alone`);
+    the others only compare variants."""
+    alone = alone_metrics()
+    comparing = [m for m in experiment.settings.metrics if m not in alone]
+    if len(experiment.variants) == 1 and comparing:
+        lenses = (
+            f"{', '.join(alone[:-1])} and {alone[-1]} lenses" if alone[1:] else f"{alone[0]} lens"
+        )
         raise ConfigError(
-            "one variant is measured alone by the time lens only (the other lenses compare "
-            f"variants), and --metric asks for {','.join(experiment.settings.metrics)}",
-            hint="use --metric time, or give a second variant to compare with, e.g. --variant "
-            'A --variant "B env.X=1"',
+            f"one variant is measured alone by the {lenses} only (the others compare "
+            f"variants), and --metric asks for {','.join(comparing)}",
+            hint=f"use --metric {','.join(alone)}, or give a second variant to compare with, "
+            'e.g. --variant A --variant "B env.X=1"',
         )
 
 

@@ -16,11 +16,16 @@ from perflab.git.repo import check_ref_text
 from perflab.lenses.registry import available_metrics
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import BenchmarkKind, Metric
-from perflab.records.model import VARIANT_FIELDS, Benchmark, Variant, VariantFieldKind
+from perflab.records.model import (
+    VARIANT_FIELD_BY_NAME,
+    VARIANT_FIELDS,
+    Benchmark,
+    Variant,
+    VariantFieldKind,
+)
 
 # a variant's keys besides its name and env (model.VARIANT_FIELDS)
 VARIANT_KEYS = tuple(f.name for f in VARIANT_FIELDS if f.kind is not VariantFieldKind.TABLE)
-_VARIANT_FIELD = {f.name: f for f in VARIANT_FIELDS}
 # the lenses this version has (the registry's descriptors)
 AVAILABLE_METRICS = available_metrics()
 # letters and digits of any script, and a few punctuation marks safe in a shell, a file name,
@@ -57,7 +62,7 @@ def parse_variant(spec: str) -> Variant:
         if not equals:
             raise ConfigError(f"{word!r} is not KEY=VALUE", hint=VARIANT_HINT, variant=name)
         table, dot, entry = key.partition(".")
-        known = _VARIANT_FIELD.get(table if dot else key)
+        known = VARIANT_FIELD_BY_NAME.get(table if dot else key)
         if known is None or (known.kind is VariantFieldKind.TABLE) != bool(dot and entry):
             raise ConfigError(f"unknown key {key!r}", hint=VARIANT_HINT, variant=name)
         if known.kind is VariantFieldKind.TABLE:

@@ -57,7 +57,7 @@ class Variant:
     def to_json(self) -> dict[str, Any]:
         """Every field but the name, in the order of the dataclass."""
         return {
-            f.name: _VARIANT_FIELD[f.name].to_json(getattr(self, f.name))
+            f.name: VARIANT_FIELD_BY_NAME[f.name].to_json(getattr(self, f.name))
             for f in fields(self)
             if f.name != "name"
         }
@@ -165,7 +165,8 @@ VARIANT_FIELDS: tuple[VariantField, ...] = (
 )
 
 
-_VARIANT_FIELD = {spec.name: spec for spec in VARIANT_FIELDS}
+# each variant field by its key
+VARIANT_FIELD_BY_NAME = {spec.name: spec for spec in VARIANT_FIELDS}
 
 
 @dataclass(frozen=True)

@@ -487,7 +487,7 @@ class Settings:
     # the lenses' own options by name, sorted: each lens declares its options, their defaults
     # and specs (lenses/<lens>/options.py, named by its descriptor), so that a lens is added
     # without touching this module; lens code reads them through its options.py accessors
-    # (an option two lenses share through `perflab.lenses.registry.lens_option`)
+    # (an option two lenses share through the typed accessors of `lenses/shared_options.py`)
     lens_options: tuple[tuple[str, Any], ...] = ()
 
     def option(self, name: str, default: Any = None) -> Any:

@@ -39,7 +39,8 @@ from perflab.report.design_views import design_sections
 from perflab.report.escape import html_finalize, html_prose
 from perflab.report.notes import NoteGroup, group_notes
 
-VERDICT_STYLES = {
+# the styles a cell gets the CSS class `verdict` for, beside its own (the template colours them)
+STYLES_WITH_VERDICT_CLASS = {
     Style.FASTER,
     Style.SLOWER,
     Style.EQUIVALENT,
@@ -71,7 +72,7 @@ class SectionView:
 
 
 def css_class(style: Style) -> str:
-    if style in VERDICT_STYLES:
+    if style in STYLES_WITH_VERDICT_CLASS:
         return f"verdict {style.value}"
     return style.value
 

@@ -33,6 +33,10 @@ from perflab.report.workflow_views import (
     ratio_text,
 )
 
+# a check's one line and its comment's headline name at most this many regressed benchmarks
+# of a suite (the table has them all)
+NAMED_REGRESSIONS = 5
+
 
 def describe_step(step: BisectStep, total: int) -> str:
     """One line per step, said while bisecting."""
@@ -158,6 +162,68 @@ def suite_history_html(
     return render_page(f"perflab history {found.range_text}", (front, *parts))
 
 
+def check_line(checked: CheckResult, *, failures_above: bool = False) -> str:
+    """The check's one line on the terminal (`check_headline` is the comment's);
+    `failures_above`: the run's notes, shown above it, hold each failure in full, so a run that
+    measured nothing names the variants that failed."""
+    outcome = checked.outcome
+    failures = checked.result.failures
+    if failures_above and failures and outcome.state is StepState.SKIPPED:
+        names = ", ".join(dict.fromkeys(f.variant or "?" for f in failures))
+        return f"not measured: {names} failed (the reasons are in the notes above)"
+    disagreement = checked.disagreement
+    if checked.overruled and disagreement is not None:
+        return f"passed: {overruled_text(disagreement)}"
+    said = ""
+    if disagreement is not None and outcome.state is not StepState.SKIPPED:
+        said = "; " + disagreement_text(disagreement, "the gate")
+    ratio = ""
+    if outcome.ratio is not None:
+        ratio = " " + ratio_text(outcome.ratio, outcome.ci_low, outcome.ci_high)
+    return _verdict_words(checked, checked.threshold, ratio) + said
+
+
+def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
+    outcome = checked.outcome
+    if outcome.state is not StepState.SKIPPED:
+        total = len(checked.result.experiment.benchmarks)
+        if total > 1:
+            return _suite_verdict_words(checked, threshold, ratio, total)
+    return {
+        StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
+        "than the base",
+        StepState.GOOD: f"passed: {checked.metric}{ratio}, not worse than {threshold:.1%}",
+        StepState.INCONCLUSIVE: f"passed, inconclusive: {checked.metric}{ratio} straddles "
+        f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
+        StepState.SKIPPED: f"not measured: {outcome.reason}",
+    }[outcome.state]
+
+
+def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, total: int) -> str:
+    """A suite's one line: which of its benchmarks regressed and the worst's ratio, or, when
+    none did, the slowest's."""
+    metric, state = checked.metric, checked.outcome.state
+    if state is StepState.BAD:
+        named = list(checked.regressed[:NAMED_REGRESSIONS])
+        more = len(checked.regressed) - len(named)
+        names = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+        return (
+            f"regression: {len(checked.regressed)} of {total} benchmarks more than "
+            f"{threshold:.1%} worse than the base by {metric} (family-wise): {names}; the "
+            f"worst{ratio}"
+        )
+    if state is StepState.GOOD:
+        return (
+            f"passed: none of {total} benchmarks worse than {threshold:.1%} by {metric} "
+            f"(family-wise); the slowest{ratio}"
+        )
+    return (
+        f"passed, inconclusive: none of {total} benchmarks confirmed worse than "
+        f"{threshold:.1%} by {metric}, and some straddle it; the slowest{ratio}; not a "
+        "confirmed regression (a larger --budget would settle it)"
+    )
+
+
 def check_headline(check: CheckResult) -> str:
     """The verdict in one line, naming the lens that gates, and where another lens measured
     beside it disagrees, both: the comment's first line says what the whole comparison says."""
@@ -173,7 +239,8 @@ def check_headline(check: CheckResult) -> str:
     }[check.outcome.state]
     total = len(check.result.experiment.benchmarks)
     if check.regressed and total > 1:
-        named = ", ".join(check.regressed[:5]) + (", ..." if len(check.regressed) > 5 else "")
+        named = ", ".join(check.regressed[:NAMED_REGRESSIONS])
+        named += ", ..." if len(check.regressed) > NAMED_REGRESSIONS else ""
         headline += f": {len(check.regressed)} of {total} benchmarks ({named})"
     if disagreement is not None and check.outcome.state is not StepState.SKIPPED:
         headline += f"; {disagreement_text(disagreement, 'the gate')}"

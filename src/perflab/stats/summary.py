@@ -84,6 +84,18 @@ def process_levels(processes: Sequence[Sequence[float]]) -> ProcessLevels | None
     )
 
 
+def process_count_interval(processes: Sequence[Sequence[float]]) -> tuple[float, float, float]:
+    """(value, low, high) of one variant's own counts whose unit is the worker process, as one
+    side of `process_ratio_interval`: the median repeat, an interval spanning every repeat,
+    widened by how far apart its processes settled. nan when nothing was counted."""
+    repeats = [v for process in processes for v in process]
+    if not repeats:
+        return math.nan, math.nan, math.nan
+    levels = process_levels(processes)
+    widening = 1 + levels.between if levels is not None and math.isfinite(levels.between) else 1.0
+    return statistics.median(repeats), min(repeats) / widening, max(repeats) * widening
+
+
 def process_ratio_interval(
     baseline: Sequence[Sequence[float]], variant: Sequence[Sequence[float]]
 ) -> tuple[float, float, float]:

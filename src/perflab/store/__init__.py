@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perflab.store.location import LocationFacts, StoreKind, location_facts
 from perflab.store.protocol import RunRecorder, RunSink, RunStore
 from perflab.store.runs import CodeRun, RunSummary, StoredRun
 from perflab.store.sqlite import SqliteStore
@@ -38,13 +39,16 @@ def store_location(text: str) -> StoreLocation:
 
 __all__ = [
     "CodeRun",
+    "LocationFacts",
     "RunRecorder",
     "RunSink",
     "RunStore",
     "RunSummary",
     "SqliteStore",
+    "StoreKind",
     "StoreLocation",
     "StoredRun",
+    "location_facts",
     "open_store",
     "store_location",
 ]

@@ -172,7 +172,7 @@ def _answer(
 
 
 # the benchmarks a refusal names, and the filters it shows, before "and N more"
-NAMED = 5
+NAMED_BENCHMARKS = 5
 SHOWN_FILTERS = 3
 
 
@@ -187,7 +187,7 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
     if len(names) == 1:
         return names[0]
     suite_flags = " ".join(shlex.quote(w) for w in suite.flags())
-    more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    more = f" and {len(names) - NAMED_BENCHMARKS} more" if len(names) > NAMED_BENCHMARKS else ""
     filters = []
     for name in names[:SHOWN_FILTERS]:
         narrowed = suite.selecting(name, names)
@@ -197,7 +197,7 @@ def _followed(benchmark: Benchmarked, planned: Experiment, range_text: str) -> s
     how = " or ".join(filters) if filters else "a filter of the suite that selects one of them"
     raise ConfigError(
         f"bisect follows one benchmark, and {suite_flags} selects {len(names)}: "
-        f"{', '.join(names[:NAMED])}{more}",
+        f"{', '.join(names[:NAMED_BENCHMARKS])}{more}",
         hint=f"select the one to follow: {how}; perflab history {range_text} {suite_flags} says "
         "which benchmarks changed where",
     )

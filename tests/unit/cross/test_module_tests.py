@@ -19,7 +19,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "budget/perf_costs.py",
         "cli/changes.py",
         "cli/publish.py",
-        "cli/reports.py",
         "cli/run.py",
         "cli/stored.py",
         "cli/workflows/history/handler.py",

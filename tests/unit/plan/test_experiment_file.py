@@ -43,8 +43,12 @@ def test_bad_variants_say_what_is_wrong(spec: str, message: str) -> None:
 def test_experiment_needs_distinct_variants_and_one_is_measured_alone() -> None:
     assert [v.name for v in make_experiment(stmt="pass", variants=["A"]).variants] == ["A"]
     assert [v.name for v in make_experiment(cmd="true").variants] == ["A"]
-    with pytest.raises(ConfigError, match="time lens only"):
-        make_experiment(stmt="pass", metrics="time,instructions")
+    both = make_experiment(stmt="pass", metrics="time,instructions,rss").settings.metrics
+    assert both == ("time", "instructions", "rss")
+    with pytest.raises(
+        ConfigError, match="time, instructions and rss lenses only.* for counters\n"
+    ):
+        make_experiment(stmt="pass", metrics="time,counters")
     with pytest.raises(ConfigError, match="repeated: A"):
         make_experiment(stmt="pass", variants=["A", "A"])
     with pytest.raises(ConfigError, match="nothing to measure"):

@@ -68,3 +68,13 @@ def test_process_levels_compare_processes_with_the_repeats_inside_them() -> None
     # repeats that scatter as much as the processes: no level of its own per process
     noisy = process_levels([[100.0, 103.0], [101.0, 104.0]])
     assert noisy is not None and not noisy.disagree
+
+
+def test_a_variant_s_own_count_spans_its_repeats_widened_by_its_processes() -> None:
+    from perflab.stats.summary import process_count_interval
+
+    value, low, high = process_count_interval(((100.0, 100.0), (102.0,)))
+    assert value == 100.0
+    assert (low, high) == (pytest.approx(100 / 1.02), pytest.approx(102 * 1.02))
+    assert process_count_interval(((7.0, 7.0),)) == (7.0, 7.0, 7.0)  # one process widens nothing
+    assert all(math.isnan(x) for x in process_count_interval(()))

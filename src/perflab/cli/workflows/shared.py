@@ -6,13 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
-
 from perflab.cli.changes import change_options
+from perflab.cli.reports import on_stdout
 from perflab.cli.workflows.workflow import Workflow
 from perflab.records.errors import ConfigError
-from perflab.report.escape import terminal
 from perflab.workflows import Benchmarked, Suite
 
 if TYPE_CHECKING:
@@ -79,21 +76,7 @@ def benchmarked_from(args: argparse.Namespace, options: RunOptions) -> Benchmark
     )
 
 
-def on_stdout(path: object) -> bool:
-    """Whether a report path is standard output (`-`)."""
-    return path is not None and str(path) == "-"
-
-
 def writes_to_stdout(output: OutputOptions) -> bool:
     """Whether the JSON, Markdown or HTML report goes to standard output: then the terminal
     view stays off it."""
     return any(on_stdout(p) for p in (output.json_path, output.markdown_path, output.html_path))
-
-
-def said_written(paths: list[object], output: OutputOptions, err: Console) -> None:
-    """Says `perflab: wrote FILE` for every file a workflow wrote (`-`, stdout, is no file)."""
-    if output.quiet:
-        return
-    for path in paths:
-        if not on_stdout(path):
-            err.print(Text("perflab: wrote ") + terminal(str(path)), highlight=False)

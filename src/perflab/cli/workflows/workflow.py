@@ -6,31 +6,23 @@ command runs."""
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
 
-from perflab.cli.changes import Option, RunLikeCommand, option
+from perflab.cli.commands import Option, RunLikeCommand, option
+from perflab.lenses.descriptor import load_hook
 
 if TYPE_CHECKING:  # the options module builds its parser from the registry
     from perflab.cli.options import RunOptions
-
-EACH_EXAMPLE = "python=venv/bin/python"
 
 Handler = Callable[[argparse.Namespace, "RunOptions", Console, Console], int]
 
 
 def threshold_option(what: str) -> Option:
     return option("--threshold", default="2%", help=f"{what}: 2%% or 0.02 (default 2%%)")
-
-
-def load(target: str) -> Any:
-    """ "module:attribute", imported on first use."""
-    module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
 
 
 @dataclass(frozen=True)
@@ -48,4 +40,4 @@ class Workflow:
         return self.command.name
 
     def run(self, options: RunOptions, args: argparse.Namespace, out: Console, err: Console) -> int:
-        return cast(Handler, load(self.handler))(args, options, out, err)
+        return cast(Handler, load_hook(self.handler))(args, options, out, err)

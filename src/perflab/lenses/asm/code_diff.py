@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from perflab.lenses.asm.disassembly import AsmLine
+from perflab.lenses.asm.identity import ISA_NAMESPACE, ISA_SUFFIX
 from perflab.lenses.asm.machine_code import FunctionListing
 from perflab.lenses.asm.summaries import LoopSummary
 from perflab.tool_output.symbol_names import fold_clones
@@ -28,19 +29,14 @@ MIN_MOVED_LINES = 3  # a shorter "moved block" is more likely coincidence than c
 
 # any "[clone ...]": pairing also folds the compiled version of a dispatch member
 _CLONE_BRACKET = re.compile(r"\s*\[clone [^\]]*\]")
-# ATen compiles each kernel file once per ISA inside `namespace CPU_CAPABILITY`, a macro that
-# becomes DEFAULT, AVX2, AVX512 ...; other projects spell the ISA as a name suffix.
-_ISA_NAMESPACE = re.compile(
-    r"(?<=::)(?:DEFAULT|AVX|AVX2|AVX512(?:_[A-Z0-9]+)?|ZVECTOR|VSX|NEON|SVE\d*)(?=::)"
-)
-_ISA_SUFFIX = re.compile(r"(?i)[._](?:avx512\w*|avx2|avx|sse\d*\w*|fma3?)$")
 
 
 def canonical_name(name: str) -> str:
-    """A name with ISA namespaces and compiler clone suffixes removed, for pairing."""
+    """A name with ISA namespaces (as identity.py reads them) and compiler clone suffixes
+    removed, for pairing."""
     name = fold_clones(_CLONE_BRACKET.sub("", name))
-    name = _ISA_NAMESPACE.sub("CPU_CAPABILITY", name)
-    return _ISA_SUFFIX.sub("", name)
+    name = ISA_NAMESPACE.sub("CPU_CAPABILITY", name)
+    return ISA_SUFFIX.sub("", name)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -36,8 +36,9 @@ _GCC_VERSION = re.compile(
     r"\.(?P<member>resolver|default|arch_\w+|avx512\w*|avx2|avx|sse\d\w*|ssse3|fma\w*|popcnt)"
     r"(?:\.\d+)?$"
 )
-# ATen compiles each kernel file once per ISA inside `namespace CPU_CAPABILITY`
-_ISA_NAMESPACE = re.compile(
+# ATen compiles each kernel file once per ISA inside `namespace CPU_CAPABILITY`, a macro that
+# becomes DEFAULT, AVX2, AVX512 ... (pairing across variants reads it too: code_diff.py)
+ISA_NAMESPACE = re.compile(
     r"(?<=::)(?P<member>DEFAULT|AVX|AVX2|AVX512(?:_[A-Z0-9]+)?|ZVECTOR|VSX|NEON|SVE\d*)(?=::)"
 )
 # glibc's ifunc targets: __<function>_<isa>[_<variant>...]
@@ -46,7 +47,7 @@ _IFUNC_TARGET = re.compile(
     r"evex512|evex|erms|fma4?|lasx|lsx)(?:_[a-z0-9]+)*)$"
 )
 # other projects' ISA suffixes: kernel_avx2, kernel_AVX512F
-_ISA_SUFFIX = re.compile(r"(?i)[._](?P<member>avx512\w*|avx2|avx|sse\d*\w*|fma3?)$")
+ISA_SUFFIX = re.compile(r"(?i)[._](?P<member>avx512\w*|avx2|avx|sse\d*\w*|fma3?)$")
 
 
 class Role(enum.StrEnum):
@@ -97,10 +98,10 @@ def split_member(name: str) -> tuple[str, str]:
     match = _VERSION_BRACKET.search(base)
     if match and _GCC_VERSION.fullmatch("." + match.group("member")):
         return base[: match.start()], match.group("member")
-    match = _ISA_NAMESPACE.search(base)
+    match = ISA_NAMESPACE.search(base)
     if match:
-        return _ISA_NAMESPACE.sub("CPU_CAPABILITY", base), match.group("member")
-    match = _ISA_SUFFIX.search(base)
+        return ISA_NAMESPACE.sub("CPU_CAPABILITY", base), match.group("member")
+    match = ISA_SUFFIX.search(base)
     if match:
         return base[: match.start()], match.group("member")
     return base, ""

@@ -5,6 +5,7 @@ one comparison per simulated cache event. Pure: no processes; `InstructionsLens.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,9 +35,17 @@ from perflab.measure.callgrind.artifacts import (
 )
 from perflab.measure.callgrind.dumps import CACHE_EVENTS, DerivedEvent
 from perflab.measure.lens import LensAnalysis
-from perflab.records.model import Benchmark, BenchmarkData, Comparison, Experiment, Note, Severity
+from perflab.records.model import (
+    Benchmark,
+    BenchmarkData,
+    Comparison,
+    Experiment,
+    Measurement,
+    Note,
+    Severity,
+)
 from perflab.stats.comparison import SideValues, Subject, comparison_from
-from perflab.stats.summary import process_ratio_interval
+from perflab.stats.summary import process_count_interval, process_ratio_interval
 from perflab.tool_output.callgrind import FunctionId, derived_event
 from perflab.tool_output.object_names import invert
 from perflab.tool_output.symbol_names import selector_changes
@@ -92,7 +101,38 @@ def analyse_instructions(
         for event in CACHE_EVENTS:
             if event.name in base.samples and event.name in other.samples:
                 comparisons.append(_event_comparison(pair, event))
-    return LensAnalysis(comparisons=tuple(comparisons), notes=tuple(notes))
+    # one variant has nothing to compare with: its own count is the answer
+    alone = own_count(benchmark, base_name, base) if len(variants) == 1 else None
+    measured = (alone,) if alone is not None else ()
+    return LensAnalysis(tuple(comparisons), tuple(notes), measurements=measured)
+
+
+def own_count(benchmark: Benchmark, variant: str, counts: VariantCounts) -> Measurement | None:
+    """A variant's own instructions per iteration: the median repeat, with an interval spanning
+    every repeat widened by how far its worker processes settled apart (as a comparison's)."""
+    repeats = counts.per_iteration_by_repeat
+    processes = counts.processes or (repeats,)
+    value, low, high = process_count_interval(processes)
+    if not repeats or math.isnan(value):
+        return None
+    return Measurement(
+        benchmark=benchmark.name,
+        metric=INSTRUCTIONS,
+        variant=variant,
+        value=value,
+        ci_low=low,
+        ci_high=high,
+        unit="instructions",
+        n_groups=len(processes),
+        group_name="process",
+        mean=statistics.fmean(repeats),
+        stddev=statistics.stdev(repeats) if len(repeats) > 1 else math.nan,
+        median=statistics.median(repeats),
+        min=min(repeats),
+        max=max(repeats),
+        estimator="median of repeats",
+        times=repeats,
+    )
 
 
 def _unexecutable_note(benchmark: Benchmark, name: str, reason: str) -> Note:

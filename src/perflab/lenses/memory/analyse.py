@@ -44,7 +44,6 @@ from perflab.measure.peak_memory.analyse import (
     analyse_peak_memory,
 )
 from perflab.records.model import (
-    Artifact,
     Benchmark,
     BenchmarkData,
     Comparison,
@@ -55,7 +54,7 @@ from perflab.records.model import (
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
 from perflab.stats.summary import process_ratio_interval
-from perflab.tool_output.callgrind import FunctionCosts, combine_parts
+from perflab.tool_output.callgrind import CallgrindPart, FunctionCosts, combine_parts
 
 KIND_UNAVAILABLE = "memory.unavailable"  # JSON: {"valgrind": its message} per variant
 
@@ -129,14 +128,19 @@ TABLE_MEASURES = (
 MEASURES = {m.name: m for m in TABLE_MEASURES}
 
 
-def line_sizes(callgrind_text: str) -> dict[str, int]:
-    """The simulated line size of each cache level, from callgrind's ``desc:`` lines."""
-    return {
-        level: int(line)
-        for level, line in re.findall(
-            r"^desc:\s*(I1|D1|LL) cache:\s*\d+ B,\s*(\d+) B", callgrind_text, re.MULTILINE
-        )
-    }
+# a cache's description: "32768 B, 64 B, 8-way associative" (size, line size, ways)
+_CACHE_DESCRIPTION = re.compile(r"\d+ B,\s*(?P<line>\d+) B")
+
+
+def line_sizes(descriptions: Mapping[str, str]) -> dict[str, int]:
+    """The simulated line size of each cache level, from a profile's ``desc:`` lines as the
+    parser read them (`CallgrindPart.descriptions`: "D1 cache" -> "32768 B, 64 B, ...")."""
+    sizes = {}
+    for level in ("I1", "D1", "LL"):
+        found = _CACHE_DESCRIPTION.match(descriptions.get(f"{level} cache", ""))
+        if found is not None:
+            sizes[level] = int(found.group("line"))
+    return sizes
 
 
 def allocator_calls(costs: FunctionCosts) -> float:
@@ -178,33 +182,39 @@ class Traffic:
 
 def _repeat_costs(
     data: BenchmarkData, variant: str
-) -> list[tuple[int, FunctionCosts, float, Sequence[Artifact]]]:
+) -> list[tuple[int, FunctionCosts, float, Mapping[str, str]]]:
     """Per stored repeat: its worker process, its costs (statement minus empty loop, or the
-    whole command), the iterations they cover, and the artifacts they came from."""
+    whole command), the iterations they cover, and the profile's descriptions (its caches)."""
     measured = [s for s in data.samples_of(variant, SAMPLE_NAME) if not s.warmup]
     loops = {s.generation: s.loops for s in measured}
     process = {s.generation: s.block for s in measured}  # the instructions lens's numbering
-    out: list[tuple[int, FunctionCosts, float, Sequence[Artifact]]] = []
+    out: list[tuple[int, FunctionCosts, float, Mapping[str, str]]] = []
     for generation in sorted(loops):
         stmt = [a for a in data.artifacts_of(variant, KIND_STATEMENT) if a.generation == generation]
         if stmt:
             empty = [
                 a for a in data.artifacts_of(variant, KIND_EMPTY) if a.generation == generation
             ]
-            costs = combine_parts(parts_of(stmt)) - combine_parts(parts_of(empty))
-            out.append((process[generation], costs, float(loops[generation]), stmt))
+            parts = parts_of(stmt)
+            costs = combine_parts(parts) - combine_parts(parts_of(empty))
+            out.append((process[generation], costs, float(loops[generation]), _described(parts)))
             continue
         whole = [a for a in data.artifacts_of(variant, KIND_COMMAND) if a.generation == generation]
         if whole:
+            parts = parts_of(whole)
             out.append(
                 (
                     process[generation],
-                    combine_parts(parts_of(whole)),
+                    combine_parts(parts),
                     float(loops[generation]),
-                    whole,
+                    _described(parts),
                 )
             )
     return out
+
+
+def _described(parts: Sequence[CallgrindPart]) -> Mapping[str, str]:
+    return parts[0].descriptions if parts else {}
 
 
 def traffic_of(data: BenchmarkData, variant: str) -> Traffic | None:
@@ -213,11 +223,11 @@ def traffic_of(data: BenchmarkData, variant: str) -> Traffic | None:
     repeats: dict[str, list[float]] = {}
     grouped: dict[str, dict[int, list[float]]] = {}
     lines: dict[str, int] = {}
-    for process, costs, loops, artifacts in _repeat_costs(data, variant):
+    for process, costs, loops, descriptions in _repeat_costs(data, variant):
         if not all(e in costs.events for e in (_READS, _WRITES, *_D1, *_LL)):
             return None
         if not lines:
-            lines = line_sizes(artifacts[0].content)
+            lines = line_sizes(descriptions)
         if "D1" not in lines or "LL" not in lines:
             return None
         d1 = sum(costs.total(e) for e in _D1) / loops

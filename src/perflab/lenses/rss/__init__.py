@@ -1,6 +1,13 @@
 """The rss lens: peak resident memory per variant, and what one iteration allocates."""
 
-from perflab.lenses.descriptor import LensDescriptor, Planning, Probe, ProbeFacts, WorkerNeeds
+from perflab.lenses.descriptor import (
+    Figures,
+    LensDescriptor,
+    Planning,
+    Probe,
+    ProbeFacts,
+    WorkerNeeds,
+)
 from perflab.lenses.rss.cost import rss_cost
 from perflab.lenses.rss.metric import RSS as RSS
 
@@ -20,4 +27,5 @@ DESCRIPTOR = LensDescriptor(
         handlers="perflab.worker.peak_memory_ops",
     ),
     planning=Planning(cost=rss_cost),
+    figures=Figures(measures_alone=True),  # a lone variant's own peak RSS
 )

@@ -15,6 +15,7 @@ from perflab.records.settings import Settings
 def analyse_rss(
     benchmark: Benchmark, variants: Sequence[str], data: BenchmarkData, settings: Settings
 ) -> LensAnalysis:
-    """From stored data only: per measure, each variant against the baseline."""
+    """From stored data only: per measure, each variant against the baseline; a lone variant's
+    own peak RSS."""
     peak = analyse_peak_memory(benchmark, variants, data, settings, metric=RSS)
-    return LensAnalysis(peak.comparisons, peak.notes)
+    return LensAnalysis(peak.comparisons, peak.notes, measurements=peak.measurements)

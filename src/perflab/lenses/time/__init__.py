@@ -20,6 +20,7 @@ DESCRIPTOR = LensDescriptor(
         wall_time=True,
         sees_region=True,
         analysed_from_samples=True,
+        measures_alone=True,
         analysis="perflab.lenses.time.analyse:time_figures",
         paired_units="perflab.lenses.time.interaction:paired_units",
     ),

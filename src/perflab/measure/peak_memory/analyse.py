@@ -5,15 +5,17 @@ lenses read it and no lens imports another."""
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.records.kinds import Metric, Verdict
+from perflab.records.kinds import BenchmarkKind, Metric, Verdict
 from perflab.records.model import (
     Benchmark,
     BenchmarkData,
     Comparison,
+    Measurement,
     Note,
     Sample,
     Severity,
@@ -21,8 +23,9 @@ from perflab.records.model import (
 )
 from perflab.records.settings import Settings
 from perflab.stats.comparison import SideValues, Subject, comparison_from, withhold_verdict
-from perflab.stats.paired import RatioEstimate, estimate_ratio, pair_samples
+from perflab.stats.paired import RatioEstimate, estimate_ratio, own_log_values, pair_samples
 from perflab.stats.summary import mean_per_iteration
+from perflab.stats.variant_values import VALUE_ESTIMATOR
 
 MAXRSS_KB = "maxrss_kb"  # peak resident set size of the process, kB (per sample, not per loop)
 PEAK_ALLOC_BYTES = "peak_alloc_bytes"  # peak allocated while the loop ran (per sample)
@@ -81,6 +84,7 @@ class PeakMemoryAnalysis:
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[Note, ...] = ()
     blind_notes: Mapping[str, Note] = field(default_factory=dict)
+    measurements: tuple[Measurement, ...] = ()  # a lone variant's own peak RSS
 
 
 def analyse_peak_memory(
@@ -122,7 +126,46 @@ def analyse_peak_memory(
                 blind_notes[side.name] = _blind_note(benchmark, side.name, blind, metric)
                 notes.append(blind_notes[side.name])
             comparisons.append(comparison)
-    return PeakMemoryAnalysis(tuple(comparisons), tuple(notes), blind_notes)
+    # one variant has nothing to compare with: its own peak RSS is the answer
+    alone = own_peak_rss(benchmark, variants[0], data, settings, metric=metric)
+    measurements = (alone,) if len(variants) == 1 and alone is not None else ()
+    return PeakMemoryAnalysis(tuple(comparisons), tuple(notes), blind_notes, measurements)
+
+
+def own_peak_rss(
+    benchmark: Benchmark,
+    variant: str,
+    data: BenchmarkData,
+    settings: Settings,
+    *,
+    metric: Metric,
+) -> Measurement | None:
+    """A variant's own peak RSS with its interval, over the same groups as a comparison's
+    (a geometric mean of group medians), and the plain figures of its samples."""
+    samples = [s for s in data.samples_of(variant, MAXRSS_KB) if not s.warmup]
+    estimate = estimate_ratio(own_log_values(samples), settings.confidence)
+    if not samples or math.isnan(estimate.ratio):
+        return None
+    peaks_kb = sorted(s.per_iteration for s in samples)
+    return Measurement(
+        benchmark=benchmark.name,
+        metric=metric,
+        variant=variant,
+        value=estimate.ratio,
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        unit=UNITS[MAXRSS_KB],
+        n_groups=estimate.n_groups,
+        # a command's every run is its own process; a statement's generation is one worker
+        group_name="run" if benchmark.kind is BenchmarkKind.COMMAND else "generation",
+        mean=statistics.fmean(peaks_kb),
+        stddev=statistics.stdev(peaks_kb) if len(peaks_kb) > 1 else math.nan,
+        median=statistics.median(peaks_kb),
+        min=peaks_kb[0],
+        max=peaks_kb[-1],
+        estimator=VALUE_ESTIMATOR,
+        times=tuple(s.per_iteration for s in samples),
+    )
 
 
 def tracemalloc_blind(peak_allocated: Comparison, peak_rss: Comparison | None) -> str | None:

@@ -9,7 +9,7 @@ import pytest
 
 from perflab.cli.options import build_parser, subcommand_names
 from perflab.cli.workflows import WORKFLOWS, Workflow, workflow_named
-from perflab.cli.workflows.workflow import load
+from perflab.lenses.descriptor import load_hook
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
@@ -19,8 +19,8 @@ def test_every_workflow_declares_parser_handler_and_view(workflow: Workflow) -> 
     assert workflow.command.options, "its own options beside run's"
     own = f"perflab.cli.workflows.{workflow.name}."
     assert workflow.handler.startswith(own), "its handler lives in its own package"
-    assert callable(load(workflow.handler))
-    assert callable(load(workflow.view))
+    assert callable(load_hook(workflow.handler))
+    assert callable(load_hook(workflow.view))
     assert workflow_named(workflow.name) is workflow
 
 

@@ -22,6 +22,7 @@ from perflab.measure.callgrind.artifacts import KIND_EMPTY, KIND_STATEMENT
 from perflab.measure.peak_memory.analyse import MAXRSS_KB
 from perflab.records.model import Artifact, Sample
 from perflab.records.settings import Settings
+from perflab.tool_output.callgrind_format import parse_callgrind
 from tests.support.memory_runs import BENCHMARK, callgrind, data, stored
 
 
@@ -34,7 +35,8 @@ def test_its_cost_names_the_rss_lens_by_that_lens_s_own_name() -> None:
 
 def test_the_line_size_is_read_from_callgrind_s_own_description() -> None:
     text = callgrind(reads=1, writes=1, d1=(0, 0), ll=(0, 0)).replace(", 64 B, 12", ", 128 B, 12")
-    assert line_sizes(text) == {"I1": 64, "D1": 128, "LL": 64}
+    (part,) = parse_callgrind(text).parts
+    assert line_sizes(part.descriptions) == {"I1": 64, "D1": 128, "LL": 64}
 
 
 def test_three_trips_against_two_are_different_memory_work_and_named_so() -> None:

@@ -71,3 +71,36 @@ def test_a_peak_allocated_that_is_not_the_change_is_shown_without_a_verdict() ->
     peak = by_event[PEAK_ALLOC_BYTES].to_json()
     assert (peak["verdict"], peak["interval_verdict"]) == ("inconclusive", "slower")
     assert peak["withheld_reason"] == "tracemalloc-blind" and "B" in result.blind_notes
+
+
+def test_a_lone_variant_gets_its_own_peak_rss_and_two_variants_do_not() -> None:
+    from perflab.measure.peak_memory.analyse import analyse_peak_memory
+    from perflab.records.model import BenchmarkData, Sample
+    from perflab.records.settings import Settings
+
+    def samples(variant: str) -> tuple[Sample, ...]:
+        return tuple(
+            Sample(
+                benchmark="t",
+                variant=variant,
+                metric=RSS,
+                name=MAXRSS_KB,
+                value=value,
+                loops=1,
+                generation=generation,
+                block=generation,
+            )
+            for generation, value in enumerate((20_000.0, 20_400.0, 19_800.0, 20_100.0))
+        )
+
+    alone = analyse_peak_memory(
+        Benchmark("t", stmt="x"), ["A"], BenchmarkData(samples("A"), ()), Settings(), metric=RSS
+    )
+    (own,) = alone.measurements
+    assert (own.variant, own.unit, own.n_groups, own.group_name) == ("A", "kB", 4, "generation")
+    assert own.ci_low < own.value < own.ci_high and 19_800 < own.value < 20_400
+    assert (own.min, own.median, own.max) == (19_800.0, 20_050.0, 20_400.0)
+    assert alone.comparisons == ()
+    both = BenchmarkData(samples("A") + samples("B"), ())
+    pair = analyse_peak_memory(Benchmark("t", stmt="x"), ["A", "B"], both, Settings(), metric=RSS)
+    assert pair.measurements == () and pair.comparisons

@@ -4,8 +4,8 @@ command declared once for the registry (help, options, and by name its handler a
 
 from __future__ import annotations
 
-from perflab.cli.changes import RunLikeCommand, each_option, option
-from perflab.cli.workflows.workflow import EACH_EXAMPLE, Workflow, threshold_option
+from perflab.cli.commands import RunLikeCommand, each_option, option
+from perflab.cli.workflows.workflow import Workflow, threshold_option
 
 BISECT_TEXT = """\
 find the first commit after GOOD where the benchmark got worse
@@ -49,7 +49,7 @@ BISECT_OPTIONS = (
         help="look for the first commit that differs from GOOD by more than --threshold, "
         "either way",
     ),
-    each_option(EACH_EXAMPLE),
+    each_option(),
 )
 
 

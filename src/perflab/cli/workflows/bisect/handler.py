@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -13,12 +12,11 @@ from rich.text import Text
 
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_FOUND, EXIT_NOT_MEASURED, EXIT_OK
-from perflab.cli.reports import write
+from perflab.cli.reports import HtmlPage, Renderers, write_reports
 from perflab.cli.workflows.bisect import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked_from,
     refuse_run_only,
-    said_written,
     writes_to_stdout,
 )
 from perflab.records.bisect import BisectResult, BisectStep, Direction, StepState
@@ -58,7 +56,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         direction=_direction(args),
     )
     output = options.output
-    said_written(_write_bisect_reports(result, output), output, err)
+    _write_bisect_reports(result, output, err)
     to_stdout = writes_to_stdout(output)
     if not quiet and not to_stdout:
         view(result, out)
@@ -94,34 +92,28 @@ def _direction(args: argparse.Namespace) -> Direction:
     )
 
 
-def _write_bisect_reports(result: BisectResult, output: OutputOptions) -> list[object]:
+def _write_bisect_reports(result: BisectResult, output: OutputOptions, err: Console) -> None:
     """The JSON, Markdown and HTML of a bisection (the answer, then the search path); the
     HTML page links the culprit's evidence runs, written beside it (NAME-evidence.html, then
-    NAME-evidence-RUN.html for each run of the lenses the first lacked). The paths written."""
-    written: list[object] = []
-    if output.json_path is not None:
-        write(output.json_path, json.dumps(result.to_json(), indent=2) + "\n")
-        written.append(output.json_path)
-    evidence = result.evidence
-    if output.markdown_path is not None:
-        write(output.markdown_path, bisect_markdown(result))
-        written.append(output.markdown_path)
-    if output.html_path is not None:
+    NAME-evidence-RUN.html for each run of the lenses the first lacked)."""
+
+    def html(page: HtmlPage) -> str:
         from perflab.report.html import render_html
 
         link, more = "", []
-        if evidence is not None and str(output.html_path) != "-":
-            page = Path(str(output.html_path))
-            link = f"{page.stem}-evidence.html"
-            write(page.with_name(link), render_html(evidence))
-            written.append(page.with_name(link))
+        if result.evidence is not None and not page.on_stdout:
+            link = page.beside(f"{page.path.stem}-evidence.html", render_html(result.evidence))
             for run in result.more_evidence:
-                more.append(f"{page.stem}-evidence-{run.run_id}.html")
-                write(page.with_name(more[-1]), render_html(run))
-                written.append(page.with_name(more[-1]))
-        write(output.html_path, bisect_html(result, evidence_link=link, more_links=more))
-        written.append(output.html_path)
-    return written
+                name = f"{page.path.stem}-evidence-{run.run_id}.html"
+                more.append(page.beside(name, render_html(run)))
+        return bisect_html(result, evidence_link=link, more_links=more)
+
+    renderers = Renderers(
+        json=lambda: json.dumps(result.to_json(), indent=2) + "\n",
+        markdown=lambda: bisect_markdown(result),
+        html=html,
+    )
+    write_reports(output, renderers, err)
 
 
 def view(result: BisectResult, out: Console) -> None:

@@ -4,8 +4,8 @@ and view, in `handler.py`, imported when the command runs)."""
 
 from __future__ import annotations
 
-from perflab.cli.changes import RunLikeCommand, each_option, option
-from perflab.cli.workflows.workflow import EACH_EXAMPLE, Workflow, threshold_option
+from perflab.cli.commands import RunLikeCommand, each_option, option
+from perflab.cli.workflows.workflow import Workflow, threshold_option
 
 CHECK_TEXT = """\
 a CI gate: HEAD against its merge base, fails only on a confirmed regression
@@ -50,7 +50,7 @@ CHECK_OPTIONS = (
         metavar="URL",
         help="where the comment links the HTML report (default: the --html file's name)",
     ),
-    each_option(EACH_EXAMPLE),
+    each_option(),
 )
 
 

@@ -14,23 +14,20 @@ from rich.text import Text
 
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_OK, EXIT_REGRESSION
-from perflab.cli.reports import write
+from perflab.cli.reports import HtmlPage, Renderers, on_stdout, write_reports
 from perflab.cli.workflows.check import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked_from,
     refuse_run_only,
-    said_written,
     writes_to_stdout,
 )
 from perflab.records.bisect import StepState
 from perflab.records.errors import ConfigError, PerflabError
-from perflab.records.units import format_ratio
 from perflab.records.workflow_results import CheckResult
 from perflab.report.escape import terminal
 from perflab.report.json_report import render_json
 from perflab.report.terminal import render_terminal
-from perflab.report.workflow_formats import check_markdown
-from perflab.report.workflow_views import disagreement_text, overruled_text
+from perflab.report.workflow_formats import check_line, check_markdown
 from perflab.workflows import WorkflowServices, check_with
 
 if TYPE_CHECKING:
@@ -54,7 +51,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         merge_base=args.merge_base,
     )
     result = checked.result
-    said_written(_write_check_reports(checked, output, report_link), output, err)
+    _write_check_reports(checked, output, report_link, err)
     to_stdout = writes_to_stdout(output)
     if not output.quiet and not to_stdout:
         view(checked, out)
@@ -65,7 +62,7 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
     style = "bold red" if failed else "bold green"
     # the run's notes above hold each failure in full (with its output): named, not repeated
     above = not output.quiet and not to_stdout
-    verdict = check_verdict(checked, threshold, failures_above=above)
+    verdict = check_line(checked, failures_above=above)
     err.print(Text("perflab check: ", style=style) + terminal(verdict), highlight=False)
     failures = result.failures
     if benchmark.suite is not None:
@@ -98,29 +95,28 @@ def _failing_at_head(checked: CheckResult, err: Console) -> tuple[PerflabError, 
 
 
 def _write_check_reports(
-    checked: CheckResult, output: OutputOptions, report_link: str | None
-) -> list[object]:
-    """The run's HTML report, the pull-request comment (linking the report) and the JSON;
-    the paths written."""
-    written: list[object] = []
-    if output.html_path is not None:
+    checked: CheckResult, output: OutputOptions, report_link: str | None, err: Console
+) -> None:
+    """The run's HTML report, the pull-request comment (linking the report) and the JSON."""
+
+    def html(page: HtmlPage) -> str:
         from perflab.report.html import render_html
 
-        write(output.html_path, render_html(checked.result))
-        written.append(output.html_path)
+        return render_html(checked.result)
+
+    html_path = output.html_path
     link = report_link or (
-        Path(str(output.html_path)).name
-        if output.html_path is not None and str(output.html_path) != "-"
-        else None
+        Path(str(html_path)).name if html_path is not None and not on_stdout(html_path) else None
     )
-    if output.markdown_path is not None:
-        write(output.markdown_path, check_markdown(checked, report_link=link))
-        written.append(output.markdown_path)
-    if output.json_path is not None:
-        document = {**checked.to_json(), "run": json.loads(render_json(checked.result))}
-        write(output.json_path, json.dumps(document, indent=2) + "\n")
-        written.append(output.json_path)
-    return written
+
+    def document() -> str:
+        run = json.loads(render_json(checked.result))
+        return json.dumps({**checked.to_json(), "run": run}, indent=2) + "\n"
+
+    renderers = Renderers(
+        json=document, markdown=lambda: check_markdown(checked, report_link=link), html=html
+    )
+    write_reports(output, renderers, err)
 
 
 def checked_link(text: str) -> str:
@@ -139,73 +135,6 @@ def checked_link(text: str) -> str:
     if "@" in parts.netloc:
         raise ConfigError(f"--report-link {text!r} names a user before the host", hint=hint)
     return text
-
-
-def check_verdict(checked: CheckResult, threshold: float, *, failures_above: bool = False) -> str:
-    """The check's one line; `failures_above`: the run's notes, shown above it, hold each
-    failure in full, so a run that measured nothing names the variants that failed."""
-    outcome = checked.outcome
-    failures = checked.result.failures
-    if failures_above and failures and outcome.state is StepState.SKIPPED:
-        names = ", ".join(dict.fromkeys(f.variant or "?" for f in failures))
-        return f"not measured: {names} failed (the reasons are in the notes above)"
-    disagreement = checked.disagreement
-    if checked.overruled and disagreement is not None:
-        return f"passed: {overruled_text(disagreement)}"
-    said = ""
-    if disagreement is not None and outcome.state is not StepState.SKIPPED:
-        said = "; " + disagreement_text(disagreement, "the gate")
-    ratio = ""
-    if outcome.ratio is not None:
-        low = outcome.ci_low if outcome.ci_low is not None else outcome.ratio
-        high = outcome.ci_high if outcome.ci_high is not None else outcome.ratio
-        ratio = " " + format_ratio(outcome.ratio, low, high)
-    return _verdict_words(checked, threshold, ratio) + said
-
-
-def _verdict_words(checked: CheckResult, threshold: float, ratio: str) -> str:
-    outcome = checked.outcome
-    if outcome.state is not StepState.SKIPPED:
-        total = len(checked.result.experiment.benchmarks)
-        if total > 1:
-            return _suite_verdict_words(checked, threshold, ratio, total)
-    return {
-        StepState.BAD: f"regression: {checked.metric}{ratio}, more than {threshold:.1%} worse "
-        "than the base",
-        StepState.GOOD: f"passed: {checked.metric}{ratio}, not worse than {threshold:.1%}",
-        StepState.INCONCLUSIVE: f"passed, inconclusive: {checked.metric}{ratio} straddles "
-        f"{threshold:.1%}; not a confirmed regression (a larger --budget would settle it)",
-        StepState.SKIPPED: f"not measured: {outcome.reason}",
-    }[outcome.state]
-
-
-# a suite's one line names at most this many regressed benchmarks (the table has them all)
-_NAMED_REGRESSIONS = 5
-
-
-def _suite_verdict_words(checked: CheckResult, threshold: float, ratio: str, total: int) -> str:
-    """A suite's one line: which of its benchmarks regressed and the worst's ratio, or, when
-    none did, the slowest's."""
-    metric, state = checked.metric, checked.outcome.state
-    if state is StepState.BAD:
-        named = list(checked.regressed[:_NAMED_REGRESSIONS])
-        more = len(checked.regressed) - len(named)
-        names = ", ".join(named) + (f" and {more} more" if more > 0 else "")
-        return (
-            f"regression: {len(checked.regressed)} of {total} benchmarks more than "
-            f"{threshold:.1%} worse than the base by {metric} (family-wise): {names}; the "
-            f"worst{ratio}"
-        )
-    if state is StepState.GOOD:
-        return (
-            f"passed: none of {total} benchmarks worse than {threshold:.1%} by {metric} "
-            f"(family-wise); the slowest{ratio}"
-        )
-    return (
-        f"passed, inconclusive: none of {total} benchmarks confirmed worse than "
-        f"{threshold:.1%} by {metric}, and some straddle it; the slowest{ratio}; not a "
-        "confirmed regression (a larger --budget would settle it)"
-    )
 
 
 def view(checked: CheckResult, out: Console) -> None:

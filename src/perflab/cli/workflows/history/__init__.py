@@ -4,8 +4,8 @@ declared once for the registry (help, options, and by name its handler and view,
 
 from __future__ import annotations
 
-from perflab.cli.changes import RunLikeCommand, each_option, option
-from perflab.cli.workflows.workflow import EACH_EXAMPLE, Workflow, threshold_option
+from perflab.cli.commands import RunLikeCommand, each_option, option
+from perflab.cli.workflows.workflow import Workflow, threshold_option
 
 HISTORY_TEXT = """\
 one result per commit of a range, with its change points
@@ -38,7 +38,7 @@ HISTORY_OPTIONS = (
         help="every Nth commit, counted back from the newest (default 1: all)",
     ),
     threshold_option("the smallest step that is a change point"),
-    each_option(EACH_EXAMPLE),
+    each_option(),
 )
 
 

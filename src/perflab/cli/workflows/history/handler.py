@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -14,16 +13,14 @@ from rich.text import Text
 from perflab import api
 from perflab.bisection.threshold import parse_threshold
 from perflab.cli.exits import EXIT_NOT_MEASURED, EXIT_OK
-from perflab.cli.reports import write
+from perflab.cli.reports import HtmlPage, Renderers, write_reports
 from perflab.cli.workflows.history import WORKFLOW
 from perflab.cli.workflows.shared import (
     benchmarked_from,
-    on_stdout,
     refuse_run_only,
-    said_written,
     writes_to_stdout,
 )
-from perflab.records.workflow_results import HistoryResult
+from perflab.records.workflow_results import HistoryResult, SuiteHistory
 from perflab.report.escape import terminal
 from perflab.report.workflow_formats import (
     history_html,
@@ -55,20 +52,16 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
         every=args.every,
         threshold=threshold,
     )
-    written: list[object] = []
-    if output.json_path is not None:
-        write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
-        written.append(output.json_path)
-    if output.html_path is not None:
-        page = Path(str(output.html_path))
+
+    def html(page: HtmlPage) -> str:
         # on standard output (-) there is no folder for the change points' own pages
-        links = {} if on_stdout(page) else _change_pages(found, page, output, {}, written)
-        write(page, history_html(found, change_links=links))
-        written.append(page)
-    if output.markdown_path is not None:
-        write(output.markdown_path, history_markdown(found))
-        written.append(output.markdown_path)
-    said_written(written, output, err)
+        links = {} if page.on_stdout else _change_pages(found, page, output, {})
+        return history_html(found, change_links=links)
+
+    renderers = Renderers(
+        json=lambda: _json(found), markdown=lambda: history_markdown(found), html=html
+    )
+    write_reports(output, renderers, err)
     to_stdout = writes_to_stdout(output)
     if not output.quiet and not to_stdout:
         render_history(found, out)
@@ -105,27 +98,20 @@ def _suite_history(
         every=args.every,
         threshold=threshold,
     )
-    written: list[object] = []
-    if output.json_path is not None:
-        write(output.json_path, json.dumps(found.to_json(), indent=2) + "\n")
-        written.append(output.json_path)
-    if output.html_path is not None:
-        page = Path(str(output.html_path))
-        by_run: dict[int, str] = {}
+
+    def html(page: HtmlPage) -> str:
+        by_run: dict[int, str] = {}  # a run's change page, shared by the benchmarks it changed
         links = (
             {}
-            if on_stdout(page)
-            else {
-                str(s.benchmark): _change_pages(s, page, output, by_run, written)
-                for s in found.series
-            }
+            if page.on_stdout
+            else {str(s.benchmark): _change_pages(s, page, output, by_run) for s in found.series}
         )
-        write(page, suite_history_html(found, change_links=links))
-        written.append(page)
-    if output.markdown_path is not None:
-        write(output.markdown_path, suite_history_markdown(found))
-        written.append(output.markdown_path)
-    said_written(written, output, err)
+        return suite_history_html(found, change_links=links)
+
+    renderers = Renderers(
+        json=lambda: _json(found), markdown=lambda: suite_history_markdown(found), html=html
+    )
+    write_reports(output, renderers, err)
     to_stdout = writes_to_stdout(output)
     if not output.quiet and not to_stdout:
         for series in found.series:
@@ -138,12 +124,12 @@ def _suite_history(
     return max(_history_status(series, err) for series in found.series)
 
 
+def _json(found: HistoryResult | SuiteHistory) -> str:
+    return json.dumps(found.to_json(), indent=2) + "\n"
+
+
 def _change_pages(
-    found: HistoryResult,
-    page: Path,
-    output: OutputOptions,
-    by_run: dict[int, str],
-    written: list[object],
+    found: HistoryResult, page: HtmlPage, output: OutputOptions, by_run: dict[int, str]
 ) -> dict[int, str]:
     """Writes each change point's direct comparison as a report beside `page`, once per run
     (`by_run`: the run's report written already, as a suite's benchmarks that change at the
@@ -158,10 +144,8 @@ def _change_pages(
         if report is None:
             continue
         if report.run_id not in by_run:
-            name = f"{page.stem}-change{len(by_run) + 1}.html"
-            write(page.with_name(name), render_html(report))
-            written.append(page.with_name(name))
-            by_run[report.run_id] = name
+            name = f"{page.path.stem}-change{len(by_run) + 1}.html"
+            by_run[report.run_id] = page.beside(name, render_html(report))
         links[change.index] = by_run[report.run_id]
     return links
 
