@@ -41,7 +41,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "machine/started.py",
         "measure/callgrind/store.py",
         "measure/callgrind/workers.py",
-        "measure/perf/record.py",
         "measure/perf/runs.py",
         "records/code_findings.py",
         "worker/build_reaper.py",
