@@ -37,7 +37,6 @@ WITHOUT_OWN_TESTS: frozenset[str] = frozenset(
         "lenses/instructions/counts.py",
         "lenses/instructions/details.py",
         "machine/started.py",
-        "measure/callgrind/workers.py",
         "records/code_findings.py",
         "worker/build_reaper.py",
         "worker/callgrind_ops.py",
