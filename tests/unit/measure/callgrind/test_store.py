@@ -90,7 +90,7 @@ def test_the_variant_info_adds_up_the_processes() -> None:
         ),
         1,
     )
-    assert run.fixed == {
+    assert run.counted_with.to_json() == {
         "loops_by_process": {"0": 100, "1": 120},
         "loops": 100,  # the first process's
         "repeats": 2,
@@ -116,7 +116,7 @@ def test_a_command_s_repeats_are_stored_with_their_totals() -> None:
         (SAMPLE_NAME, 160.0, 1, 1),
     ]
     assert [a.kind for a in sink.artifacts].count(KIND_COMMAND) == 2
-    assert run.fixed == {"repeats": 2}
+    assert run.counted_with.to_json() == {"repeats": 2}
 
 
 def test_a_dump_that_cannot_be_read_fails_the_variant() -> None:
