@@ -25,6 +25,7 @@ from perflab.records.workflow_results import HistoryChange, HistoryPoint, Histor
 from perflab.report.html import render_html
 from perflab.report.workflow_formats import history_html
 from tests.support.browser import browse
+from tests.support.browser import chromium as chromium  # noqa: F401 (a fixture)
 from tests.support.cli_commands import QUICK, perflab
 from tests.support.report_runs import synthetic_run
 
