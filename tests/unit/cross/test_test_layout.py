@@ -135,13 +135,12 @@ def test_perflab_is_launched_through_tests_support() -> None:
     """One launcher (support/cli_commands.perflab, start_perflab and COMMAND) says how a test
     runs perflab, its timeout and which of the developer's variables it drops; a test file's
     helper calls it with the test's own words."""
-    own = [
-        launcher
-        for path in _test_files()
-        for launcher in _launchers(path)
-        if launcher not in OWN_LAUNCHERS
-    ]
+    launchers = {launcher for path in _test_files() for launcher in _launchers(path)}
+    own = sorted(launchers - OWN_LAUNCHERS)
     assert not own, "call tests/support/cli_commands.perflab instead:\n  " + "\n  ".join(own)
+    assert OWN_LAUNCHERS <= launchers, "remove from OWN_LAUNCHERS: " + ", ".join(
+        sorted(OWN_LAUNCHERS - launchers)
+    )
 
 
 # module constants that say how short a test's run is: support/cli_commands.FAST and QUICK
