@@ -3,24 +3,18 @@ it stays on one line, whole, so it can be copied."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support import cli_commands
 
 LONG_NAME = "f" * 150  # wider than rich's 80-column default, and than the reports' 140
 
 
 def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PERFLAB_STORE", "COLUMNS")}
-    return subprocess.run(
-        [sys.executable, "-m", "perflab", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """The terminal's default width (the lines' wrapping is the subject) and no developer's
+    store."""
+    return cli_commands.perflab(*args, cwd=cwd, without=("PERFLAB_STORE", "COLUMNS"))
 
 
 def _line_holding(path: Path, stderr: str) -> str:

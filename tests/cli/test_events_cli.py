@@ -5,26 +5,14 @@ install it."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli_commands import perflab
+
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf")
-
-
-def perflab(*args: str, cwd: Path, **environ: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        env=os.environ | environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.mark.integration
@@ -63,7 +51,7 @@ def test_the_table_and_no_match_both_answer_with_status_0(tmp_path: Path) -> Non
 
 
 def test_without_perf_it_says_how_to_install_it(tmp_path: Path) -> None:
-    done = perflab("events", "cycles", cwd=tmp_path, PATH=str(tmp_path))
+    done = perflab("events", "cycles", cwd=tmp_path, env={"PATH": str(tmp_path)})
     assert done.returncode == 2
     assert "perf is not installed" in done.stderr
     assert "hint: apt-get install" in done.stderr

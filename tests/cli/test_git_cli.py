@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import cli_commands
 
 pytestmark = [
     pytest.mark.integration,
@@ -23,13 +24,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "stack" / "make_rep
 
 
 def perflab(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args, "--cache-dir", str(cache)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """Every command here builds into the test's own cache."""
+    return cli_commands.perflab(*args, "--cache-dir", str(cache), cwd=cwd)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -78,11 +74,10 @@ def test_stack_of_the_example_writes_the_contract(repo: Path, tmp_path: Path) ->
         "list", "--json", "-", "--store", str(tmp_path / "p.db"), cwd=repo, cache=cache
     )
     assert listed.returncode == 2  # list has no --cache-dir
-    listed = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "list", "--json", "-", "--store",
-         str(tmp_path / "p.db")],
-        cwd=repo, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    listed = cli_commands.perflab(
+        "list", "--json", "-", "--store", str(tmp_path / "p.db"), cwd=repo
+    )
+    assert listed.returncode == 0, listed.stderr
     (run,) = json.loads(listed.stdout)
     assert run["provenance"]["step3"]["commit"] == git(repo, "rev-parse", "main")
     entries = perflab("cache", "list", "--json", "-", cwd=repo, cache=cache)

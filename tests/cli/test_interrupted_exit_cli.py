@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli_commands import FAST
+
 # the module run with -m: an interrupt caught after it ended code run by PyRun_String (what a C
 # extension's import does), then perflab's entry with a main() that was interrupted
 _MODULE = textwrap.dedent(
@@ -46,7 +48,6 @@ def test_an_interrupted_run_exits_130_under_python_dash_m(tmp_path: Path) -> Non
 # `-X importtime` writes a line as each import ends: the moments to interrupt perflab at
 WHILE_IMPORTING = "rich.console"  # the command's first import; the heaviest follow it
 BEFORE_THE_RUN = "perflab.api"  # main() is running; the engine's imports come before its run
-FAST = ["--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3"]
 
 
 def _started(entry: list[str], args: list[str], cwd: Path, tag: str) -> subprocess.Popen[str]:

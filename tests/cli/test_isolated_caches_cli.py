@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from perflab.machine.host import cpu_flags, read_text
-from tests.support.cli_commands import FAST
+from tests.support.cli_commands import FAST, perflab
 
 pytestmark = pytest.mark.integration
 
@@ -39,32 +39,15 @@ def _seen(
     tmp_path: Path, *args: str, no_bytecode: bool = False
 ) -> tuple[list[dict[str, str]], dict]:
     log = tmp_path / "seen.jsonl"
-    env = {**os.environ, "LOG": str(log), "TORCHINDUCTOR_CACHE_DIR": "/tmp/shared-inductor"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the machine's own choice must not decide
+    env = {"LOG": str(log), "TORCHINDUCTOR_CACHE_DIR": "/tmp/shared-inductor"}
     if no_bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perflab.cli.main",
-            *("run", "--stmt", "pass", "--setup", SETUP, "-v", "a env.WHO=a"),
-            *(
-                "-v",
-                "b env.WHO=b env.XDG_CACHE_HOME=/tmp",
-                "--json",
-                "out.json",
-                "--store",
-                "s.db",
-            ),
-            *(*FAST, *args),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = perflab(
+        "run", "--stmt", "pass", "--setup", SETUP, "-v", "a env.WHO=a",
+        "-v", "b env.WHO=b env.XDG_CACHE_HOME=/tmp", "--json", "out.json", "--store", "s.db",
+        *FAST, *args, cwd=tmp_path, env=env, timeout_s=300,
+        without=("PYTHONDONTWRITEBYTECODE",),  # the machine's own choice must not decide
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     return lines, json.loads((tmp_path / "out.json").read_text())

@@ -6,7 +6,6 @@ page on 127.0.0.1 and stops cleanly on Ctrl-C."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import signal
@@ -20,6 +19,7 @@ import pytest
 from perflab.analyse.run import analyse_run
 from perflab.cli.main import main
 from perflab.publish import SiteRuns, read_site
+from tests.support import cli_commands
 from tests.support.git_repo import commit, git
 from tests.support.published_runs import store as store  # noqa: F401 (a fixture: a store written here)
 
@@ -37,11 +37,8 @@ SLOWER = "triple the <loop> & more"
 
 
 def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600,
-        env={k: v for k, v in os.environ.items() if k != "PERFLAB_STORE"},
-    )  # fmt: skip
+    """The store is the one each command names, never a developer's PERFLAB_STORE."""
+    return cli_commands.perflab(*args, cwd=cwd, without=("PERFLAB_STORE",))
 
 
 @pytest.mark.integration

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.tagged_runs import data_repo, git
 from tests.support.cli_commands import perflab  # sys.executable -m perflab.cli.main, in cwd
+from tests.support.git_repo import data_repo, git
 
 pytestmark = [
     pytest.mark.integration,

@@ -4,28 +4,18 @@ file name the store, --store wins, doctor says which store is in use and why."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-FAST = [
-    "--budget", "0.3", "--min-generations", "2", "--sample-ms", "1", "--seed", "3",
-]  # fmt: skip
+from tests.support import cli_commands
+from tests.support.cli_commands import FAST
 
 
 def perflab(*args: str, cwd: Path, **environ: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PERFLAB_STORE"} | environ
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """The store setting is the subject: a developer's PERFLAB_STORE is dropped, a test's set."""
+    return cli_commands.perflab(*args, cwd=cwd, env=environ, without=("PERFLAB_STORE",))
 
 
 def _project(tmp_path: Path, store: str) -> Path:

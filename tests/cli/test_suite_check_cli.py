@@ -9,15 +9,14 @@ filter selects and names the commit that planted the change."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli_commands import CI_VARIABLES, perflab
 from tests.support.git_repo import commit, git
 
 pytestmark = [
@@ -66,9 +65,6 @@ BENCHMARK_MAIN();
 """
 BUILD = "g++ -O1 -o bench bench.cc -lbenchmark -lpthread"
 CHANGE = "more work"
-# what would make `check` a CI run or name its base: removed, so the test decides
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
-                "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
 
 
 def _repo(root: Path, files: dict[str, str | None], changed: dict[str, str | None]) -> Path:
@@ -112,14 +108,11 @@ def _bisect(
 def _workflow(
     repo: Path, tmp: Path, *args: str, generations: int = 2
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
-    env["PATH"] = _without_valgrind(tmp)
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args,
-         "--metric", "time", "--budget", "1", "--min-generations", str(generations),
-         "--threshold", "20%", "--json", str(tmp / "c.json"),
-         "--store", str(tmp / "p.db"), "--cache-dir", str(tmp / "cache"), "-q"],
-        cwd=repo, capture_output=True, text=True, timeout=300, env=env,
+    done = perflab(
+        *args, "--metric", "time", "--budget", "1", "--min-generations", str(generations),
+        "--threshold", "20%", "--json", str(tmp / "c.json"), "--store", str(tmp / "p.db"),
+        "--cache-dir", str(tmp / "cache"), "-q", cwd=repo, timeout_s=300,
+        env={"PATH": _without_valgrind(tmp)}, without=CI_VARIABLES,
     )  # fmt: skip
     document = json.loads((tmp / "c.json").read_text()) if (tmp / "c.json").exists() else {}
     return done, document

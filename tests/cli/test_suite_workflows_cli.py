@@ -10,14 +10,14 @@ benchmark -k selects, and asks for one when -k selects several."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli_commands
+from tests.support.cli_commands import CI_VARIABLES
 from tests.support.git_repo import commit, git
 
 pytestmark = [
@@ -52,9 +52,6 @@ def test_new(benchmark):
 CHANGED = "test_bench.py::test_changed"
 ADDED = "test_bench.py::test_new"
 STEADY = "test_bench.py::test_steady"
-# what would make `check` a CI run or name its base: removed, so the test decides
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
-                "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +80,11 @@ def without_valgrind(tmp: Path) -> str:
 
 
 def perflab(repo: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
-    env["PATH"] = without_valgrind(tmp)
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args, "--pytest", "test_bench.py",
-         "--metric", "time", "--budget", "1", "--min-generations", "2", "--threshold", "20%",
-         "--store", str(tmp / "p.db"), "--cache-dir", str(tmp / "cache"), "-q"],
-        cwd=repo, capture_output=True, text=True, timeout=300, env=env,
+    return cli_commands.perflab(
+        *args, "--pytest", "test_bench.py", "--metric", "time", "--budget", "1",
+        "--min-generations", "2", "--threshold", "20%", "--store", str(tmp / "p.db"),
+        "--cache-dir", str(tmp / "cache"), "-q", cwd=repo, timeout_s=300,
+        env={"PATH": without_valgrind(tmp)}, without=CI_VARIABLES,
     )  # fmt: skip
 
 

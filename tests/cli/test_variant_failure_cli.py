@@ -5,23 +5,21 @@ status 3."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli_commands import perflab
 
 pytestmark = pytest.mark.integration
 
 
 def test_a_variant_whose_statement_raises_leaves_the_others_compared(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "run",
-         "--stmt", "1 / int(os.environ.get('D', '1'))", "--setup", "import os",
-         "-v", "a", "-v", "b env.D=0", "-v", "c env.D=2", "--budget", "3",
-         "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json"), "-q"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    done = perflab(
+        "run", "--stmt", "1 / int(os.environ.get('D', '1'))", "--setup", "import os",
+        "-v", "a", "-v", "b env.D=0", "-v", "c env.D=2", "--budget", "3",
+        "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "r.json"), "-q",
+        cwd=tmp_path, timeout_s=300,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "variant 'b': the statement raised" in done.stderr
@@ -40,20 +38,18 @@ def test_comparing_runs_leaves_out_a_variant_that_failed_in_either(tmp_path: Pat
     def run(*b_env: str) -> None:
         for counted in tmp_path.glob("runs-*"):
             counted.unlink()
-        done = subprocess.run(
-            [sys.executable, "-m", "perflab.cli.main", "run", "--cmd", command,
-             "-v", "a env.V=a", "-v", " ".join(["b env.V=b", *b_env]), "-v", "c env.V=c",
-             "--budget", "2", "--store", str(tmp_path / "p.db"), "-q"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+        done = perflab(
+            "run", "--cmd", command, "-v", "a env.V=a", "-v", " ".join(["b env.V=b", *b_env]),
+            "-v", "c env.V=c", "--budget", "2", "--store", str(tmp_path / "p.db"), "-q",
+            cwd=tmp_path, timeout_s=300,
         )  # fmt: skip
         assert done.returncode == (3 if b_env else 0), done.stderr
 
     run()
     run("env.FAIL=1")
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "compare", "1", "2",
-         "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "c.json"), "-q"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    done = perflab(
+        "compare", "1", "2", "--store", str(tmp_path / "p.db"), "--json", str(tmp_path / "c.json"),
+        "-q", cwd=tmp_path, timeout_s=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "c.json").read_text())

@@ -6,14 +6,14 @@ answer says that the lenses disagree, and the CI's default gate does not fail th
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli_commands
+from tests.support.cli_commands import CI_VARIABLES
 from tests.support.git_repo import commit, git
 
 pytestmark = [
@@ -37,9 +37,6 @@ int main(void) {
 """
 BUILD = "cc -O1 -o prog prog.c"
 CHANGE = "more work, no wait"  # three times the loop, without the 30 ms sleep
-# what would make `check` a CI run or name its base: set only where a test sets it
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "GITHUB_BASE_REF",
-                "CI_MERGE_REQUEST_TARGET_BRANCH_NAME")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +72,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def perflab(
     *args: str, cwd: Path, cache: Path, store: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args, "--cmd", "./prog", "--build", BUILD,
-         "--runs", "5", "--cache-dir", str(cache), "--store", str(store)],
-        cwd=cwd, capture_output=True, text=True, timeout=600, env={**environ, **(env or {})},
+    done = cli_commands.perflab(
+        *args, "--cmd", "./prog", "--build", BUILD, "--runs", "5", "--cache-dir", str(cache),
+        "--store", str(store), cwd=cwd, env=env, without=CI_VARIABLES,
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
     assert "follows one metric" not in done.stderr

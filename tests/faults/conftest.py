@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -22,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.tagged_runs import TAG_VARIABLE, Fault, processes_left, samples_in_stores
+from tests.support.store_rows import samples_in_stores
+from tests.support.tagged_processes import TAG_VARIABLE, Fault, processes_left
 
 REPORT_VARIABLE = "PERFLAB_FAULT_REPORT"
 
@@ -47,12 +47,7 @@ def fault(
     monkeypatch.setenv(TAG_VARIABLE, tag)
     recorder = Fault(tag)
     yield recorder
-    left = processes_left(tag)
-    for pid in left:  # no test leaves anything running on the machine
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    left = processes_left(tag)  # and killed: no test leaves anything running on the machine
     record = _RECORDS.get(request.node.nodeid)
     if record is not None:
         record.processes_left = len(left)

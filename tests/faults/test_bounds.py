@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.tagged_runs import FAST
+from tests.support.cli_commands import FAST
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.tagged_runs import FAST, data_repo, git, perflab, start_perflab
+from tests.support.cli_commands import FAST, perflab, start_perflab
+from tests.support.git_repo import data_repo, git
 
 pytestmark = [
     pytest.mark.integration,

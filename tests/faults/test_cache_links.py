@@ -19,7 +19,8 @@ from perflab.git.cache_entry import CacheEntry, CacheStatus, cache_key, save_ent
 from perflab.git.clone import clone_folder
 from perflab.machine.proc import SubprocessRunner
 from perflab.store.analysis_cache import FORMAT, AnalysisCache
-from tests.faults.tagged_runs import FAST, data_repo, git, perflab
+from tests.support.cli_commands import FAST, perflab
+from tests.support.git_repo import data_repo, git
 
 pytestmark = [
     pytest.mark.integration,

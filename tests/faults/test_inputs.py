@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.running import (
-    QUICK,
-    contained_by_this_process,
-    processes_left,
-    run,
-    runs,
-    samples,
-)
+from tests.support.cli_commands import QUICK
+from tests.support.store_rows import runs, samples
+from tests.support.tagged_processes import contained_by_this_process, processes_left, run
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +38,7 @@ def test_variant_thousands_of_times_slower(tmp_path: Path) -> None:
     assert status == "complete" and samples(tmp_path, run_id) > 0
     # with the baseline's loop count one sample of the slow variant would take minutes
     assert elapsed_s < 120
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 @pytest.mark.parametrize(
@@ -56,7 +51,7 @@ def test_non_finite_number_on_the_command_line(tmp_path: Path, option: str) -> N
     assert code == 2, err
     assert "must be a finite number, not nan" in err
     assert runs(tmp_path) == []
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 VARIANTS = '[[variant]]\nname = "A"\n[[variant]]\nname = "B"\n'
@@ -100,7 +95,7 @@ def test_experiment_file_gets_the_command_line_checks(
     assert code == 2, err
     assert message in err
     assert runs(tmp_path) == []
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 def test_unicode_variant_names(tmp_path: Path) -> None:
@@ -113,7 +108,7 @@ def test_unicode_variant_names(tmp_path: Path) -> None:
     assert "langsam-ü vs schnell" in out and "速い vs schnell" in out
     ((run_id, status),) = runs(tmp_path)
     assert status == "complete" and samples(tmp_path, run_id) > 0
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 def test_hanging_setup_is_reported_as_the_setup(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,7 +142,7 @@ def test_segfaulting_statement_has_a_hint(tmp_path: Path) -> None:
     assert "Fatal Python error: Segmentation fault" in err and "string_at" in err
     assert "crashed the interpreter" in err
     assert [status for _, status in runs(tmp_path)] == ["incomplete"]
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 def test_non_python_interpreter_is_refused_up_front(tmp_path: Path) -> None:
@@ -159,4 +154,4 @@ def test_non_python_interpreter_is_refused_up_front(tmp_path: Path) -> None:
     assert "'/bin/sh' did not start perflab's worker: it is not a Python 3.7+ interpreter" in err
     assert len(err) < 600  # a few lines, not the shell's complaints about the worker script
     assert runs(tmp_path) == []  # nothing was measured: no run
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []

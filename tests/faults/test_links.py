@@ -13,7 +13,7 @@ import pytest
 
 from perflab.store.sqlite_file import _copy_with_wal
 from perflab.store.sqlite_watch import _recovery_path
-from tests.faults.tagged_runs import FAST, perflab
+from tests.support.cli_commands import FAST, perflab
 from tests.support.git_repo import commit, git
 
 pytestmark = pytest.mark.integration
@@ -132,7 +132,7 @@ def test_a_report_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path: Path) -> N
     "nobody is reading"), where writing to it waited forever"""
     fifo = tmp_path / "r.md"
     os.mkfifo(fifo)
-    done = perflab(*_run(tmp_path, "--markdown", str(fifo)), cwd=tmp_path, timeout=60)
+    done = perflab(*_run(tmp_path, "--markdown", str(fifo)), cwd=tmp_path, timeout_s=60)
     assert done.returncode == 2, done.stderr
     assert "nobody is reading" in done.stderr and "Traceback" not in done.stderr
 

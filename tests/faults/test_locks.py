@@ -14,7 +14,8 @@ import pytest
 
 from perflab.machine.cpu_lock import LOCK_DIR_VARIABLE, holder
 from perflab.machine.host import default_measurement_cpu, online_cpus
-from tests.faults.running import QUICK, processes_left, start
+from tests.support.cli_commands import QUICK
+from tests.support.tagged_processes import processes_left, start
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +34,7 @@ def _run(tmp_path: Path, locks: Path) -> tuple[int, str]:
         else:
             os.environ[LOCK_DIR_VARIABLE] = env_before
     code, _, err = perflab.finish()
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
     return code, err
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from perflab.report.escape import markdown, markdown_prose
-from tests.faults.running import interrupt_during_command, start
-from tests.faults.tagged_runs import FAST, perflab
+from tests.support.cli_commands import FAST, perflab
+from tests.support.tagged_processes import interrupt_during_command, start
 
 pytestmark = pytest.mark.integration
 
@@ -83,7 +83,7 @@ def test_numbers_beyond_any_bound_are_refused(tmp_path: Path, args: list[str], s
     if args[0] in ("show", "list"):
         assert perflab("run", "--stmt", "pass", "-v", "A", "-v", "B", "-q", *FAST,
                        cwd=tmp_path).returncode == 0  # fmt: skip
-    done = perflab(*args, cwd=tmp_path, timeout=60)
+    done = perflab(*args, cwd=tmp_path, timeout_s=60)
     assert done.returncode == 2, done.stderr
     assert said in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr

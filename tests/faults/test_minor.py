@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.running import flat, runs
-from tests.faults.tagged_runs import FAST, perflab
+from tests.support.cli_commands import FAST, flat, perflab
+from tests.support.store_rows import runs
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +25,7 @@ def test_list_limit_past_the_largest_integer_lists_every_run(tmp_path: Path) -> 
     status 0 (it was an OverflowError traceback)"""
     made = perflab("run", "--stmt", "pass", "-v", "A", "-v", "B", "-q", *FAST, cwd=tmp_path)
     assert made.returncode == 0, made.stderr
-    done = perflab("list", "--limit", "9223372036854775808", cwd=tmp_path, timeout=60)
+    done = perflab("list", "--limit", "9223372036854775808", cwd=tmp_path, timeout_s=60)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert len(done.stdout.strip().splitlines()) >= 2  # the heading and the run
@@ -46,7 +46,7 @@ def test_meaningless_thresholds_say_what_is_wrong(
 ) -> None:
     """`check --threshold -5%`, `-0.05`, `1e-300`: status 2 saying it is negative or too
     small and what is accepted (they were all 'not a number')"""
-    done = perflab("check", "--cmd", "true", f"--threshold={threshold}", cwd=tmp_path, timeout=60)
+    done = perflab("check", "--cmd", "true", f"--threshold={threshold}", cwd=tmp_path, timeout_s=60)
     assert done.returncode == 2, done.stderr
     text = flat(done.stderr)
     assert said in text
@@ -71,7 +71,7 @@ def test_a_nul_byte_is_refused_before_anything_starts(
         f'[[variant]]\nname = "A"\n{where}\n[[variant]]\nname = "B"\n'
         '[[benchmark]]\nname = "b"\nstmt = "pass"\n'
     )
-    done = perflab("run", "e.toml", cwd=tmp_path, timeout=60)
+    done = perflab("run", "e.toml", cwd=tmp_path, timeout_s=60)
     assert done.returncode == 2, done.stderr
     assert said in flat(done.stderr)
     assert "Traceback" not in done.stderr
@@ -92,7 +92,7 @@ def test_options_before_a_misspelt_command_are_caught(
 ) -> None:
     """`perflab --runs 2 sho`: refused as a misspelt command, status 2, no run (options first
     escaped the 'did you mean show?' guard and made a failed run)"""
-    done = perflab(*words, cwd=tmp_path, timeout=60)
+    done = perflab(*words, cwd=tmp_path, timeout_s=60)
     assert done.returncode == 2, done.stderr
     assert said in flat(done.stderr)
     assert runs(tmp_path) == []
@@ -144,7 +144,7 @@ def test_an_absurd_warmup_is_refused_before_anything_starts(tmp_path: Path, wher
             '[[benchmark]]\nname = "b"\nstmt = "pass"\n'
         )
         argv = ["run", "e.toml"]
-    done = perflab(*argv, cwd=tmp_path, timeout=60)
+    done = perflab(*argv, cwd=tmp_path, timeout_s=60)
     assert done.returncode == 2, done.stderr
     assert "(--warmup) must be at most 10,000, not 1,000,000,000" in flat(done.stderr)
     assert runs(tmp_path) == []
@@ -166,7 +166,7 @@ def test_a_local_ray_run_leaves_no_session_in_the_temporary_directory(
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     try:
         done = perflab("run", "--ray", "--stmt", "pass", "-v", "A", "-v", "B", "-q", *FAST,
-                       cwd=tmp_path, timeout=600)  # fmt: skip
+                       cwd=tmp_path, timeout_s=600)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert sorted(p.name for p in temporary.iterdir()) == []
     finally:
@@ -189,7 +189,7 @@ def test_a_statement_that_forks_is_named_at_once(
     KeyError 'loops' traceback)"""
     started = time.monotonic()
     done = perflab("run", "--stmt", stmt, "--setup", setup, "-v", "A", "-v", "B", *FAST,
-                   cwd=tmp_path, timeout=120)  # fmt: skip
+                   cwd=tmp_path, timeout_s=120)  # fmt: skip
     assert done.returncode == 3, done.stderr
     text = flat(done.stderr)
     assert said in text and "os._exit()" in text
@@ -202,5 +202,5 @@ def test_a_statement_whose_fork_exits_is_measured(tmp_path: Path) -> None:
     as any statement (a fork is not refused, a copy coming back is)"""
     stmt = "pid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)"
     done = perflab("run", "--stmt", stmt, "--setup", "import os", "-v", "A", "-v", "B", "-q",
-                   *FAST, cwd=tmp_path, timeout=300)  # fmt: skip
+                   *FAST, cwd=tmp_path, timeout_s=300)  # fmt: skip
     assert done.returncode == 0, done.stderr

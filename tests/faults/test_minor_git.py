@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.running import flat
-from tests.faults.tagged_runs import FAST, data_repo, git, perflab, start_perflab
+from tests.support.cli_commands import FAST, flat, perflab, start_perflab
+from tests.support.git_repo import data_repo, git
 
 pytestmark = [
     pytest.mark.integration,
@@ -42,7 +42,7 @@ def test_a_ref_that_reads_as_an_option_is_refused(
     """a branch named `--output=/x` (no branch can be: git would read it as an option):
     status 2 saying it begins with '-' (it was 'not in this clone')"""
     done = perflab(*args, "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
-                   *FAST, cwd=repo, timeout=120)  # fmt: skip
+                   *FAST, cwd=repo, timeout_s=120)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "git ref '--output=/x' begins with '-'" in flat(done.stderr)
     assert "Traceback" not in done.stderr
@@ -62,7 +62,7 @@ def test_fetch_hints_quote_the_ref(repo: Path, tmp_path: Path, base: str, fetch:
     """`check --base 'nonexist;touch${IFS}pwned'`: the hint's `git fetch` quotes the ref, and
     `feature/x` is not split into a remote `feature` (the hint was a command that ran `touch`)"""
     done = perflab("check", "--base", base, "--cmd", "cat data.txt", "--cache-dir",
-                   str(tmp_path / "c"), *FAST, cwd=repo, timeout=120)  # fmt: skip
+                   str(tmp_path / "c"), *FAST, cwd=repo, timeout_s=120)  # fmt: skip
     assert done.returncode == 3, done.stderr
     text = flat(done.stderr)
     assert f"the base ref {base!r} is not in this clone" in text
@@ -78,7 +78,7 @@ def test_bisect_in_a_shallow_clone_says_it_is_shallow(repo: Path, tmp_path: Path
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
     git(clone, "fetch", "-q", "--depth", "1", "origin", "tag", "base")
     done = perflab("bisect", "base", "main", "--cmd", "cat data.txt", "--cache-dir",
-                   str(tmp_path / "c"), *FAST, cwd=clone, timeout=120)  # fmt: skip
+                   str(tmp_path / "c"), *FAST, cwd=clone, timeout_s=120)  # fmt: skip
     text = flat(done.stderr)
     assert done.returncode == 3, done.stderr
     assert "is a shallow clone" in text and "git fetch --unshallow" in text
@@ -99,7 +99,7 @@ def test_history_with_a_postgresql_store_ignores_its_folder_for_git(
         url = postgres_server.new_database(server, "history_folder")
         done = perflab("history", "base..main", "--cmd", "cat data.txt",
                        "--store", url, "--cache-dir", str(tmp_path / "c"), *FAST,
-                       cwd=repo, timeout=600)  # fmt: skip
+                       cwd=repo, timeout_s=600)  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
     assert not (repo / ".perflab" / "history-index.json").exists()
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
@@ -119,7 +119,7 @@ def test_a_build_deleting_its_worktree_leaves_no_record(
     done = perflab(
         "run", "--cmd", "cat data.txt", "-v", f"A git=HEAD build={shlex.quote(build)}",
         "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
-        "-q", *FAST, cwd=repo, timeout=300,
+        "-q", *FAST, cwd=repo, timeout_s=300,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
@@ -182,7 +182,7 @@ def test_submodules_are_checked_out_in_a_git_variants_worktree(repo: Path, tmp_p
     done = perflab(
         "run", "--cmd", "cat lib/value.txt", "-v", "A git=HEAD build='test -s lib/value.txt'",
         "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
-        "-q", *FAST, cwd=repo, timeout=300, env={**os.environ, "HOME": str(home)},
+        "-q", *FAST, cwd=repo, timeout_s=300, env={**os.environ, "HOME": str(home)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "prunable" not in git(repo, "worktree", "list", "--porcelain")
@@ -204,7 +204,7 @@ def test_a_partial_clones_missing_blobs_are_fetched_into_perflabs_clone(
     done = perflab(
         "run", "--cmd", "cat data.txt", "-v", "A git=HEAD~2", "-v", "B git=HEAD",
         "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"), "-q", *FAST,
-        cwd=partial, timeout=300,
+        cwd=partial, timeout_s=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert git(partial, "count-objects", "-v") == objects
@@ -220,7 +220,7 @@ def test_a_build_daemon_that_clears_its_environment_is_stopped_with_the_build(
     done = perflab(
         "run", "--cmd", "cat data.txt", "-v", f"A git=HEAD build={shlex.quote(build)}",
         "-v", "B git=HEAD", "--cache-dir", str(tmp_path / "c"), "--store", str(tmp_path / "p.db"),
-        *FAST, cwd=repo, timeout=300,
+        *FAST, cwd=repo, timeout_s=300,
     )  # fmt: skip
     left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs(p, b"sleep\0003017")]
     for process in left:

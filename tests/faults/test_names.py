@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from perflab.report.escape import html_prose, html_text, markdown, markdown_prose, terminal, visible
-from tests.faults.tagged_runs import FAST, Fault, perflab, processes_left
+from tests.support.cli_commands import FAST, perflab
+from tests.support.tagged_processes import Fault, processes_left
 
 ESC = "\x1b"
 FAKE_VERDICT = "### ✅ no regressions"

@@ -15,8 +15,8 @@ import pytest
 
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.signature import PERFLAB_APPLICATION_ID
-from tests.faults.tagged_runs import FAST, perflab
 from tests.support import postgres_server
+from tests.support.cli_commands import FAST, perflab
 
 pytestmark = pytest.mark.integration
 

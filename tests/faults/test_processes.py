@@ -22,16 +22,9 @@ from perflab.measure.fork_server import ForkServerClient
 from perflab.measure.worker_client import StatementWorker, WorkerLaunch
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.model import Benchmark, Variant
-from tests.faults.running import (
-    QUICK,
-    interrupt_during_command,
-    processes_left,
-    run,
-    runs,
-    samples,
-    start,
-    wait_for_run,
-)
+from tests.support.cli_commands import QUICK
+from tests.support.store_rows import runs, samples, wait_for_run
+from tests.support.tagged_processes import interrupt_during_command, processes_left, run, start
 
 pytestmark = pytest.mark.integration
 
@@ -69,7 +62,7 @@ def test_ctrl_c_during_statement_keeps_samples(tmp_path: Path) -> None:
     assert code == 130, err
     assert f"kept as run {run_id}: perflab show {run_id}" in err
     assert samples(tmp_path, run_id) >= 20
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 def test_statement_children_hold_pipes(tmp_path: Path) -> None:
@@ -82,7 +75,7 @@ def test_statement_children_hold_pipes(tmp_path: Path) -> None:
     assert LEFT_NOTE in out and "processes running; they were stopped" in out
     ((run_id, status),) = runs(tmp_path)
     assert status == "complete" and samples(tmp_path, run_id) > 0
-    assert processes_left(perflab, marker="sleep 1000") == []
+    assert processes_left(perflab.tag, marker="sleep 1000") == []
 
 
 def test_command_leaves_background_process(tmp_path: Path) -> None:
@@ -95,7 +88,7 @@ def test_command_leaves_background_process(tmp_path: Path) -> None:
     assert LEFT_NOTE in out and "processes running; they were stopped" in out
     ((run_id, status),) = runs(tmp_path)
     assert status == "complete" and samples(tmp_path, run_id) > 0
-    assert processes_left(perflab, marker="sleep 78") == []
+    assert processes_left(perflab.tag, marker="sleep 78") == []
 
 
 ESCAPE = (
@@ -119,7 +112,7 @@ def test_command_child_escapes_session_and_environment(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 0, err
     assert LEFT_NOTE in out
-    assert processes_left(perflab, marker="sleep 77.5") == []
+    assert processes_left(perflab.tag, marker="sleep 77.5") == []
 
 
 def test_statement_child_escapes_session_and_environment(tmp_path: Path) -> None:
@@ -131,7 +124,7 @@ def test_statement_child_escapes_session_and_environment(tmp_path: Path) -> None
     )  # fmt: skip
     assert code == 0, err
     assert LEFT_NOTE in out
-    assert processes_left(perflab, marker="sleep 76.5") == []
+    assert processes_left(perflab.tag, marker="sleep 76.5") == []
 
 
 def test_hanging_statement_times_out(tmp_path: Path) -> None:
@@ -143,7 +136,7 @@ def test_hanging_statement_times_out(tmp_path: Path) -> None:
     assert code == 3, err
     assert "did not answer within 3 s" in err
     assert runs(tmp_path)[0][1] == "incomplete"
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 def test_a_failed_set_up_names_no_leftovers_and_its_time_is_what_it_took(tmp_path: Path) -> None:
@@ -160,7 +153,7 @@ def test_a_failed_set_up_names_no_leftovers_and_its_time_is_what_it_took(tmp_pat
     assert LEFT_NOTE not in out, out
     assert re.search(r"instructions failed after \d+\.\d s \(planned \d+\.\d s\)", out), out
     assert re.search(r"time not run \(planned \d+\.\d s\)", out), out
-    assert processes_left(perflab) == []
+    assert processes_left(perflab.tag) == []
 
 
 _OUTLIVED = """
@@ -287,7 +280,7 @@ def test_set_up_daemons_do_not_pile_up_over_a_run(tmp_path: Path, marker: str) -
     assert not escaped.exists(), escaped.read_text()
     left = re.search(r"the benchmark left (\d+) process(es)? running", out)
     assert left is not None and int(left.group(1)) >= 2, out
-    assert processes_left(perflab, marker=marker) == []
+    assert processes_left(perflab.tag, marker=marker) == []
 
 
 def test_a_failure_with_a_lingering_child_is_reported_at_once(marker: str) -> None:

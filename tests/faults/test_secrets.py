@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from perflab.records.redaction import redact
-from tests.faults.tagged_runs import FAST, perflab
 from tests.support import postgres_server
+from tests.support.cli_commands import FAST, perflab
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ MALFORMED = {
 
 def _outputs(tmp_path: Path, *args: str) -> tuple[int, str]:
     """Status, and everything perflab said or wrote: stdout, stderr, every file made."""
-    done = perflab(*args, cwd=tmp_path, timeout=120)
+    done = perflab(*args, cwd=tmp_path, timeout_s=120)
     written = "".join(
         p.read_text(errors="replace") for p in sorted(tmp_path.rglob("*")) if p.is_file()
     )

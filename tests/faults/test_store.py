@@ -20,17 +20,12 @@ import pytest
 from perflab import api
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.sqlite import SqliteStore
-from tests.faults.tagged_runs import (
-    FAST,
-    Fault,
-    perflab,
-    processes_left,
-    start_perflab,
-)
+from tests.support.cli_commands import COMMAND, FAST, perflab, start_perflab
+from tests.support.store_rows import STORE
+from tests.support.tagged_processes import Fault, processes_left
 
 pytestmark = pytest.mark.integration
 
-STORE = Path(".perflab") / "perflab.db"
 MARK = "PERFLABFAULTMARK"
 
 
@@ -152,8 +147,7 @@ def _in_read_only(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """perflab with `folder` mounted read-only (a user and mount namespace: no root needed)."""
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && cd "$0" && exec "$@"'
     return subprocess.run(
-        ["unshare", "-rm", "sh", "-c", script, str(folder)]
-        + [sys.executable, "-m", "perflab.cli.main", *args],
+        ["unshare", "-rm", "sh", "-c", script, str(folder)] + [*COMMAND, *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -666,7 +660,7 @@ def test_doctor_on_a_full_disk_says_new_runs_cannot_be_written(
     def on_full_disk(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             ["unshare", "-rm", "sh", "-c", script, str(tmp_path), str(size_kib), str(seeded)]
-            + [sys.executable, "-m", "perflab.cli.main", *args],
+            + [*COMMAND, *args],
             capture_output=True,
             text=True,
             timeout=300,

@@ -19,6 +19,7 @@ from perflab.report.terminal import render_terminal
 
 pytestmark = pytest.mark.integration
 
+# make_experiment's keywords, the API a user calls (support/fast_settings is a Settings)
 FAST = {"budget_s": 0.5, "min_generations": 2, "seed": 3}
 # phrases of notes about code these runs do not have
 NOT_HERE = ("valgrind hides", "cache directories", "TORCHINDUCTOR_CACHE_DIR")

@@ -13,7 +13,8 @@ import pytest
 
 from perflab.machine.cpu_lock import holder, lock_directory
 from perflab.machine.host import default_measurement_cpu, online_cpus
-from tests.faults.running import QUICK, start
+from tests.support.cli_commands import QUICK
+from tests.support.tagged_processes import start
 
 pytestmark = [
     pytest.mark.integration,

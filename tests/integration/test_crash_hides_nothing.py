@@ -9,15 +9,13 @@ the second commit again); twice the work; the same (a README)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli_commands import perflab
 from tests.support.git_repo import commit, git
 
 pytestmark = [
@@ -58,17 +56,6 @@ def make_crash_repo(repo: Path) -> Path:
     commit(repo, SUBJECTS[4], {"work.h": _work(400000)})
     commit(repo, SUBJECTS[5], {"README": "a program that works twice\n"})
     return repo
-
-
-def perflab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ),
-    )
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,6 @@ import json
 import os
 import re
 import struct
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -27,13 +25,14 @@ from perflab.records.workflow_results import HistoryChange, HistoryPoint, Histor
 from perflab.report.html import render_html
 from perflab.report.workflow_formats import history_html
 from tests.support.browser import browse
+from tests.support.browser import chromium as chromium  # noqa: F401 (a fixture)
+from tests.support.cli_commands import QUICK, perflab
 from tests.support.report_runs import synthetic_run
 
 pytestmark = pytest.mark.integration
 
-FAST = [
-    "--budget", "0.5", "--min-generations", "2", "--sample-ms", "1", "--seed", "5",
-]  # fmt: skip
+# half a second: enough samples for a page to draw more than ten points
+PAGE_RUN = ["--budget", "0.5", *QUICK]
 
 
 def png_size_and_colours(path: Path) -> tuple[int, int, int]:
@@ -84,33 +83,14 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny real run through the command line, written as HTML right away; then the same
     again (run 2), for `compare 1 2`."""
     root = tmp_path_factory.mktemp("html-run")
-    again = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perflab.cli.main",
-            "run",
-            "--stmt",
-            "sorted(data)",
-            "--setup",
-            "import os; data = list(range(int(os.environ.get('N', '500'))))",
-            "--variant",
-            "small",
-            "--variant",
-            "large env.N=1500",
-            "--html",
-            "run.html",
-            "--quiet",
-            *FAST,
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    args = ("run", "--stmt", "sorted(data)",
+            "--setup", "import os; data = list(range(int(os.environ.get('N', '500'))))",
+            "--variant", "small", "--variant", "large env.N=1500", "--html", "run.html",
+            "--quiet", *PAGE_RUN)  # fmt: skip
+    again = perflab(*args, cwd=root, timeout_s=300)
     assert again.returncode == 0, again.stderr
     (root / "run.html").rename(root / "first.html")
-    done = subprocess.run(again.args, cwd=root, capture_output=True, text=True, timeout=300)
+    done = perflab(*args, cwd=root, timeout_s=300)
     assert done.returncode == 0, done.stderr
     return root
 
@@ -129,13 +109,7 @@ def test_show_and_compare_write_html(chromium: str, measured: Path, tmp_path: Pa
     # compare: the forest plot and the per-generation ratios (two runs share no sample clock)
     for args, plots in ((["show", "latest"], 3), (["compare", "1", "2"], 2)):
         page = tmp_path / f"{args[0]}.html"
-        done = subprocess.run(
-            [sys.executable, "-m", "perflab.cli.main", *args, "--html", str(page), "--quiet"],
-            cwd=measured,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = perflab(*args, "--html", str(page), "--quiet", cwd=measured, timeout_s=120)
         assert done.returncode == 0, done.stderr
         dom = check_page(chromium, page, tmp_path, plots=plots)
         if args[0] == "compare":
@@ -146,11 +120,8 @@ def test_a_variant_measured_alone_renders_in_chromium(
     chromium: str, measured: Path, tmp_path: Path
 ) -> None:
     page = tmp_path / "alone.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "true", "--runs", "3", "--html", str(page),
-         "--quiet", *FAST[:2]],
-        cwd=measured, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = perflab("true", "--runs", "3", "--html", str(page), "--quiet", *PAGE_RUN[:2],
+                   cwd=measured, timeout_s=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     dom = check_page(chromium, page, tmp_path, plots=1, verdicts=False)  # its raw samples
     assert "per iteration [95% CI]" in dom and "measured alone" in dom

@@ -26,19 +26,12 @@ from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
 from perflab.records.settings import Settings
 from perflab.tool_drivers.perf import RecordOptions
+from tests.support.fast_settings import MINIMUM_DESIGN
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed"),
 ]
-
-QUICK = Settings(
-    budget_s=0.0,  # stop as soon as the minimum design is measured
-    min_generations=2,
-    sample_target_ms=5.0,
-    warmup_blocks=1,
-    seed=4,
-)
 
 C_PROGRAM = r"""
 #include <stdio.h>
@@ -84,7 +77,7 @@ def test_counters_count_only_the_region_and_report_unavailable_events() -> None:
     # The setup touches ~40 MB (about 10,000 page faults); the statement touches nothing new.
     benchmark = Benchmark("sum", stmt="sum(range(200))", setup="big = bytearray(40_000_000)")
     events = ("task-clock", "page-faults", "context-switches", "cycles", "no_such_event_xyz")
-    settings = replace(QUICK, metrics=(Metric.COUNTERS,)).with_options(events=events)
+    settings = replace(MINIMUM_DESIGN, metrics=(Metric.COUNTERS,)).with_options(events=events)
     experiment = Experiment((benchmark,), (Variant("a"), Variant("b", env={"B": "1"})), settings)
     lens = CountersLens(blocks_per_generation=3)
     lens.preflight(experiment, SubprocessRunner())
@@ -115,7 +108,7 @@ def test_counters_count_only_the_region_and_report_unavailable_events() -> None:
 
 def test_counters_of_a_command() -> None:
     benchmark = Benchmark("true", cmd="true")
-    settings = replace(QUICK, metrics=(Metric.COUNTERS,)).with_options(
+    settings = replace(MINIMUM_DESIGN, metrics=(Metric.COUNTERS,)).with_options(
         events=("task-clock", "page-faults")
     )
     experiment = Experiment((benchmark,), (Variant("a"), Variant("b")), settings)

@@ -9,7 +9,6 @@ import json
 import multiprocessing
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from perflab.report.json_report import run_to_json
 from perflab.store import SqliteStore, StoredRun, open_store
 from perflab.store.migrations import SCHEMA_VERSION
 from perflab.store.postgres import PostgresStore, shown
-from tests.support import postgres_server
+from tests.support import cli_commands, postgres_server
 from tests.support.fast_settings import FAST
 
 pytestmark = pytest.mark.integration
@@ -160,10 +159,7 @@ def test_the_cli_lists_shows_and_compares_a_postgresql_store(database: str) -> N
     store.close()
 
     def perflab(*words: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "perflab.cli.main", *words, "--store", database],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        return cli_commands.perflab(*words, "--store", database, cwd=Path.cwd(), timeout_s=120)
 
     listed = perflab("list", "--json", "-")
     assert listed.returncode == 0, listed.stderr
@@ -181,10 +177,7 @@ def test_the_cli_lists_shows_and_compares_a_postgresql_store(database: str) -> N
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     url = f"postgresql://someone:secret@/perflab?host={tmp_path}"
-    completed = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "list", "--store", url],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    completed = cli_commands.perflab("list", "--store", url, cwd=tmp_path, timeout_s=60)
     assert completed.returncode != 0
     assert "cannot connect to the PostgreSQL store" in completed.stderr
     assert "secret" not in completed.stderr and "Traceback" not in completed.stderr
@@ -207,10 +200,7 @@ def test_history_reuses_only_what_each_postgresql_database_holds(
               "--metric", "instructions", "--json", "-"]  # fmt: skip
 
     def history(store: str) -> dict[str, int]:
-        done = subprocess.run(
-            [sys.executable, "-m", "perflab.cli.main", "history", "good..main~6", "--store",
-             store, *common], cwd=repo, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+        done = cli_commands.perflab("history", "good..main~6", "--store", store, *common, cwd=repo)
         assert done.returncode == 0, done.stderr
         document = json.loads(done.stdout)
         return {"measured_now": document["measured_now"], "reused": document["reused"]}

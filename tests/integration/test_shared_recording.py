@@ -18,7 +18,7 @@ from perflab.machine.proc import Completed, LaunchSpec, LiveProcess, SubprocessR
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
-from perflab.records.settings import Settings
+from tests.support.fast_settings import MINIMUM_DESIGN
 
 pytestmark = [
     pytest.mark.integration,
@@ -27,7 +27,6 @@ pytestmark = [
 
 SORT = Benchmark("sort", stmt="sorted(data)", setup="data = list(range(3000, 0, -1))")
 VARIANTS = (Variant("a"), Variant("b"))
-QUICK = Settings(budget_s=0.0, min_generations=2, sample_target_ms=5.0, warmup_blocks=1, seed=4)
 
 
 class PerfRecordCounter(SubprocessRunner):
@@ -55,7 +54,7 @@ class PerfRecordCounter(SubprocessRunner):
 
 def _measure(metrics: tuple[Metric, ...]) -> tuple[MemorySink, LensContext, PerfRecordCounter]:
     """Measure SORT with the lenses of `metrics`, in that order."""
-    experiment = Experiment((SORT,), VARIANTS, replace(QUICK, metrics=metrics))
+    experiment = Experiment((SORT,), VARIANTS, replace(MINIMUM_DESIGN, metrics=metrics))
     runner = PerfRecordCounter()
     sink = MemorySink()
     context = LensContext(
@@ -101,7 +100,7 @@ def test_asm_alone_records_its_own() -> None:
 
 
 def test_a_profile_of_no_region_records_nothing_and_says_so() -> None:
-    experiment = Experiment((SORT,), VARIANTS, replace(QUICK, metrics=(Metric.PROFILE,)))
+    experiment = Experiment((SORT,), VARIANTS, replace(MINIMUM_DESIGN, metrics=(Metric.PROFILE,)))
     sink = MemorySink()
     context = LensContext(
         experiment,
@@ -120,7 +119,7 @@ def test_a_command_is_recorded_by_each_lens() -> None:
     sort = f'{sys.executable} -c "sorted(range(400_000, 0, -1))"'
     command = Benchmark("sort-command", cmd=sort)
     experiment = Experiment(
-        (command,), VARIANTS, replace(QUICK, metrics=(Metric.PROFILE, Metric.ASM))
+        (command,), VARIANTS, replace(MINIMUM_DESIGN, metrics=(Metric.PROFILE, Metric.ASM))
     )
     runner = PerfRecordCounter()
     sink = MemorySink()

@@ -15,3 +15,9 @@ FAST = settings_with(
     sample_timeout_s=20,
     seed=1,
 )
+
+# budget 0: a run stops as soon as its minimum design is measured; samples of 5 ms give a
+# sampling profiler (perf record) something to catch in each
+MINIMUM_DESIGN = Settings(
+    budget_s=0.0, min_generations=2, sample_target_ms=5.0, warmup_blocks=1, seed=4
+)

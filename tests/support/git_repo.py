@@ -27,3 +27,16 @@ def commit(repo: Path, message: str, files: dict[str, str | None]) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+def data_repo(folder: Path, texts: tuple[str, ...] = ("one",)) -> Path:
+    """`folder/repo`: a git repository on main with one commit of data.txt per text, the
+    first tagged `base`."""
+    repo = folder / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for text in texts:
+        commit(repo, text, {"data.txt": text + "\n"})
+        if text == texts[0]:
+            git(repo, "tag", "base")
+    return repo

@@ -32,12 +32,15 @@ class ScriptedWorker:
     python: str = "3.11.2"
     fail_setup: str | None = None  # a traceback: the setup raises
     lost_share: float = 0.0  # of each sample's wall time, spent waiting on the run queue
+    reported_pid: int | None = None  # every worker's, else 1001, 1002 ... (a real pid's
+    # /proc can be read)
+    left_at_quit: int = 0  # processes the benchmark left, which the worker says it stopped
     started: int = 0
     requests: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (pid, request)
 
     def __call__(self, spec: LaunchSpec) -> FakeProcess:
         self.started += 1
-        pid = 1000 + self.started
+        pid = self.reported_pid or 1000 + self.started
         pending: dict[str, Any] = {}
 
         def timed(loops: int, empty: bool) -> dict[str, Any]:
@@ -85,7 +88,7 @@ class ScriptedWorker:
             elif op == "register":
                 reply = {"ok": True, "ops": sorted(self.handlers)}
             elif op == "quit":
-                reply = None
+                reply = {"left": self.left_at_quit} if self.left_at_quit else None
             elif op in self.handlers:
                 reply = self.handlers[op](spec, request)
             else:

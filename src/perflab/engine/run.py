@@ -47,8 +47,8 @@ from perflab.machine import cpu_lock
 from perflab.machine.host import machine_facts
 from perflab.machine.proc import (
     ProcessRunner,
+    counting_stopped,
     stop_all_contained,
-    stopped_processes,
 )
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import (
@@ -523,27 +523,30 @@ def _measure_lens(
 ) -> BenchmarkFailedError | None:
     """Measure with one lens in its share of the budget; its fork servers, started and closed,
     are its own time. None, or why it failed."""
-    stopped_before = stopped_processes()
     cost = ledger.plan.share_of(lens.metric).cost
     started_s = ledger.clock()
-    try:
-        with _fork_servers(cost, benchmark, context) as servers:
-            share_s = ledger.give(lens.metric)
-            lens_context = replace(
-                context, budget_s=share_s, fork_servers=servers, server_rounds=cost.server_rounds
-            )
-            lens.measure(benchmark, lens_context)
-            ledger.note_slow_lens(writer, lens, benchmark.name, started_s)
-            note_forked(writer, lens, benchmark.name, servers)
-    except BenchmarkFailedError as error:
-        stop_all_contained()
-        ledger.spent(lens.metric, started_s, failed=True)
-        return error
-    stop_all_contained()  # what escaped its worker's session, orphaned
+    with counting_stopped() as stopped:
+        try:
+            with _fork_servers(cost, benchmark, context) as servers:
+                share_s = ledger.give(lens.metric)
+                lens_context = replace(
+                    context,
+                    budget_s=share_s,
+                    fork_servers=servers,
+                    server_rounds=cost.server_rounds,
+                )
+                lens.measure(benchmark, lens_context)
+                ledger.note_slow_lens(writer, lens, benchmark.name, started_s)
+                note_forked(writer, lens, benchmark.name, servers)
+        except BenchmarkFailedError as error:
+            stop_all_contained()
+            ledger.spent(lens.metric, started_s, failed=True)
+            return error
+        stop_all_contained()  # what escaped its worker's session, orphaned
     ledger.spent(lens.metric, started_s)
     # only after a success: a failure stops the lens's own workers too, which is no sign of the
     # benchmark leaving any
-    note_leftovers(writer, lens, benchmark.name, stopped_before)
+    note_leftovers(writer, lens, benchmark.name, stopped.count)
     return None
 
 

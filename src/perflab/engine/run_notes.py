@@ -12,7 +12,6 @@ from perflab.engine.prepare.caches import (
     IsolatedCaches,
     writes_no_bytecode,
 )
-from perflab.machine.proc import stopped_processes
 from perflab.measure.fork_server import ForkServers
 from perflab.measure.lens import Lens
 from perflab.records.errors import BenchmarkFailedError
@@ -166,11 +165,10 @@ def unprobed_setup_note(
     )
 
 
-def note_leftovers(writer: RunSink, lens: Lens, benchmark: str, stopped_before: int) -> None:
+def note_leftovers(writer: RunSink, lens: Lens, benchmark: str, stopped: int) -> None:
     """Processes a benchmark started and left running are stopped when its sample or worker
-    ends (LiveProcess.stop_leftovers); say how many, since the code measured did not do what the
-    user expects of it."""
-    stopped = stopped_processes() - stopped_before
+    ends (LiveProcess.stop_leftovers); say how many (`stopped`, the lens's own tally: see
+    `proc.counting_stopped`), since the code measured did not do what the user expects of it."""
     if stopped <= 0:
         return
     writer.add_note(

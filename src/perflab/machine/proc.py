@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any, Protocol, cast
 
@@ -102,7 +103,8 @@ class LiveProcess(Protocol):
 
     def stop_leftovers(self) -> int:
         """Stop whatever it started that still runs (call it once it exited, or it is killed);
-        how many processes, also counted in `stopped_processes()`."""
+        how many processes, also counted in `stopped_processes()` and in the tally of
+        `counting_stopped` it was started (or is stopped) in."""
         ...
 
     def close(self) -> None:
@@ -155,6 +157,7 @@ def _child_setup(spec: LaunchSpec):  # type: ignore[no-untyped-def]
 # finds it). The counter describes real OS processes of this perflab process: module-level.
 _counter = itertools.count(1)
 _stopped_total = 0
+_stopped_lock = threading.Lock()  # stops are counted from several threads
 # The orphan sweep after a build spares every process perflab launched itself and has not yet
 # reaped: a child in the middle of an exec shows an empty environment (no token), so another
 # thread's launch (a bisect builds one commit while it measures another) would look orphaned.
@@ -191,10 +194,61 @@ def _contained_env(env: Mapping[str, str] | None, token: str) -> dict[str, str]:
     return contained
 
 
+class StoppedTally:
+    """How many leftover processes were stopped on behalf of one measuring lens."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self._count += n
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+
+# The tally a thread counts into while it measures (`counting_stopped`). Per thread: a bisect
+# builds one commit on another thread while it measures another, and what the build left is
+# no sign of the benchmark leaving anything.
+_counting = threading.local()
+
+
+@contextmanager
+def counting_stopped() -> Iterator[StoppedTally]:
+    """Tally the leftovers stopped, inside the block, of the processes this thread starts (even
+    when another thread stops them) or stops itself (a worker's, or the command launcher's,
+    report of what it stopped)."""
+    tally = StoppedTally()
+    outer = getattr(_counting, "tally", None)
+    _counting.tally = tally
+    try:
+        yield tally
+    finally:
+        _counting.tally = outer
+
+
+def _current_tally() -> StoppedTally | None:
+    tally: StoppedTally | None = getattr(_counting, "tally", None)
+    return tally
+
+
+def _stopped(n: int, started_in: StoppedTally | None = None) -> None:
+    """`n` processes stopped: counted for this perflab process, and for the tally of the lens
+    that started them, else of the one stopping them."""
+    global _stopped_total
+    with _stopped_lock:
+        _stopped_total += n
+    tally = started_in or _current_tally()
+    if tally is not None and n:
+        tally.add(n)
+
+
 def count_stopped(n: int) -> None:
     """Processes stopped elsewhere on perflab's behalf (the command launcher's reports)."""
-    global _stopped_total
-    _stopped_total += n
+    _stopped(n)
 
 
 def stopped_processes() -> int:
@@ -205,14 +259,13 @@ def stopped_processes() -> int:
 def stop_all_contained() -> int:
     """When perflab ends: stop every process any of its containers left, and the orphans
     re-parented to it as a child subreaper (see `become_subreaper`)."""
-    global _stopped_total
     stopped = process_tree.Container(
         None,
         _perflab_token(),
         adopted_by=_adopted_by(),
         since_ticks=process_tree.start_ticks(os.getpid()),
     ).stop()
-    _stopped_total += stopped
+    _stopped(stopped)
     return stopped
 
 
@@ -393,6 +446,7 @@ class PopenProcess:
         # readable once it exited (`exit_descriptor`); without it, the stderr reader looks
         # every 0.1 s; closed with the pipes
         self._exit_fd = exit_fd
+        self._tally = _current_tally()  # the lens that started it counts what it leaves
 
     @property
     def pid(self) -> int:
@@ -492,7 +546,6 @@ class PopenProcess:
         it started that carry no container's token (a daemon that left the session and
         cleared its environment: `setsid -f env -i CMD`), for a run nothing else starts
         processes beside (a build)."""
-        global _stopped_total
         with _launch_lock:
             stopped = process_tree.Container(
                 self.popen.pid,
@@ -501,7 +554,7 @@ class PopenProcess:
                 orphans_of=_adopted_by() if orphans else None,
                 launched=tuple(_launched),
             ).stop()
-        _stopped_total += stopped
+        _stopped(stopped, self._tally)
         return stopped
 
     def close(self) -> None:

@@ -85,3 +85,81 @@ def test_the_support_package_holds_no_tests() -> None:
     ]
     named = sorted(p.name for p in SUPPORT.rglob("test_*.py"))
     assert not tests and not named, "move into a test file: " + ", ".join(tests + named)
+
+
+# folders with a helper library of their own: the corpus's harness scores known-answer cases
+# and is its own program (shrink-only)
+OWN_HELPERS = frozenset({"corpus"})
+
+
+def test_helper_modules_live_in_tests_support() -> None:
+    """A second helper package beside tests/support/ grows its own launcher, tag and settings
+    (tests/faults had two of each)."""
+    loose = sorted(
+        str(path.relative_to(ROOT))
+        for path in TESTS.rglob("*.py")
+        if "__pycache__" not in path.parts
+        and path.parent != TESTS
+        and path.relative_to(TESTS).parts[0] not in {"support", *OWN_HELPERS}
+        and not path.name.startswith("test_")
+        and path.name not in ROOT_MODULES
+    )
+    assert not loose, "`git mv` these to tests/support/: " + ", ".join(loose)
+
+
+# helpers that write perflab's command line themselves, each with its reason (shrink-only)
+OWN_LAUNCHERS = {
+    # each way a user starts perflab (the script, `-m perflab`, `-m perflab.cli.main`) is the
+    # subject
+    "tests/cli/test_interrupted_exit_cli.py::_entries",
+}
+
+
+# built, so that this file's own helper does not read as a launcher
+_ENTRY = ".".join(("perflab", "cli", "main"))
+
+
+def _launchers(path: Path) -> list[str]:
+    """The helper functions (not tests) in `path` whose code names `python -m perflab...`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("test_"):
+            continue
+        words = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant)}
+        if _ENTRY in words or {"-m", _ENTRY.partition(".")[0]} <= words:
+            found.append(f"{path.relative_to(ROOT)}::{node.name}")
+    return found
+
+
+def test_perflab_is_launched_through_tests_support() -> None:
+    """One launcher (support/cli_commands.perflab, start_perflab and COMMAND) says how a test
+    runs perflab, its timeout and which of the developer's variables it drops; a test file's
+    helper calls it with the test's own words."""
+    launchers = {launcher for path in _test_files() for launcher in _launchers(path)}
+    own = sorted(launchers - OWN_LAUNCHERS)
+    assert not own, "call tests/support/cli_commands.perflab instead:\n  " + "\n  ".join(own)
+    assert OWN_LAUNCHERS <= launchers, "remove from OWN_LAUNCHERS: " + ", ".join(
+        sorted(OWN_LAUNCHERS - launchers)
+    )
+
+
+# module constants that say how short a test's run is: support/cli_commands.FAST and QUICK
+# and support/fast_settings.FAST and MINIMUM_DESIGN; these differ, each with its reason
+OWN_SETTINGS = {
+    "tests/golden/test_notes_apply.py",  # make_experiment's keywords, not a Settings
+}
+
+
+def test_run_settings_come_from_tests_support() -> None:
+    named = sorted(
+        f"{path.relative_to(ROOT)}: {target.id}"
+        for path in _test_files()
+        if str(path.relative_to(ROOT)) not in OWN_SETTINGS
+        for node in ast.parse(path.read_text(), str(path)).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in {"FAST", "QUICK"}
+    )
+    assert not named, "import these from tests/support/cli_commands or fast_settings: " + (
+        ", ".join(named)
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from perflab.engine import RunServices, run_experiment
 from perflab.machine.fake_processes import FakeProcess, FakeRunner
-from perflab.machine.proc import Completed, LaunchSpec
+from perflab.machine.proc import Completed, LaunchSpec, count_stopped
 from perflab.records.errors import ConfigError
 from perflab.records.kinds import Metric, RunStatus, Verdict
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -107,6 +108,26 @@ def test_a_variant_whose_worker_fails_is_recorded_and_the_others_are_compared() 
     assert [(c.baseline, c.variant) for c in result.comparisons] == [("A", "B")]
     with pytest.raises(type(result.failures[0])):
         result.raise_on_failure()
+
+
+def test_the_leftovers_noted_are_the_lens_s_own_not_another_thread_s() -> None:
+    """A bisect builds one commit on another thread while it measures another: what the build
+    left and perflab stopped is not said of the benchmark."""
+    worker = ScriptedWorker(_ns_per_loop, left_at_quit=2)
+
+    def spawn(spec: LaunchSpec) -> FakeProcess:
+        build = threading.Thread(target=count_stopped, args=(1000,))  # a build's leftovers
+        build.start()
+        build.join()
+        return worker(spec)
+
+    result = run_experiment(
+        _experiment(Variant("A"), Variant("B")), services=_services(_runner(spawn))
+    )
+    (left,) = [n.message for n in result.notes if "the benchmark left" in n.message]
+    said = re.search(r"the benchmark left (\d+) processes running", left)
+    # each worker quit in the lens says 2 (a probe's worker quits before the lens measures)
+    assert said is not None and 0 < int(said.group(1)) <= 2 * worker.started, left
 
 
 def test_a_variant_directory_that_does_not_exist_stops_the_run_before_it_is_stored(

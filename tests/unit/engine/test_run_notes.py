@@ -16,7 +16,6 @@ from perflab.engine.run_notes import (
     note_leftovers,
     unprobed_setup_note,
 )
-from perflab.machine.proc import stopped_processes
 from perflab.measure.lens import Lens, MemorySink
 from perflab.records.errors import BenchmarkFailedError
 from perflab.records.kinds import Metric
@@ -68,7 +67,7 @@ def test_shared_caches_are_said_once() -> None:
 
 def test_nothing_is_said_of_leftovers_or_forks_that_did_not_happen() -> None:
     sink = MemorySink()
-    note_leftovers(sink, TIME_LENS, "b", stopped_processes())
+    note_leftovers(sink, TIME_LENS, "b", 0)
     note_forked(sink, TIME_LENS, "b", None)
     assert sink.notes == []
 

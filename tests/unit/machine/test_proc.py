@@ -1,8 +1,17 @@
-"""A live process's stderr, cut into lines as it is read from the pipe (machine/proc.py)."""
+"""A live process's stderr, cut into lines as it is read from the pipe, and the leftover
+processes stopped, counted per measuring lens (machine/proc.py)."""
 
 from __future__ import annotations
 
-from perflab.machine.proc import STDERR_LINE_CHARS, StderrLines
+import threading
+
+from perflab.machine.proc import (
+    STDERR_LINE_CHARS,
+    StderrLines,
+    count_stopped,
+    counting_stopped,
+    stopped_processes,
+)
 
 
 def test_lines_split_across_chunks_come_whole() -> None:
@@ -31,3 +40,24 @@ def test_a_line_without_newlines_is_cut_and_carriage_returns_end_lines() -> None
 def test_invalid_bytes_are_replaced() -> None:
     lines = StderrLines("utf-8")
     assert lines.add(b"\xff\n") == ["\ufffd\n"]
+
+
+def test_a_lens_s_tally_counts_what_its_thread_stops_not_another_thread() -> None:
+    """A build on another thread (bisect) stops its own leftovers while a lens measures."""
+    before = stopped_processes()
+    with counting_stopped() as tally:
+        count_stopped(2)
+        build = threading.Thread(target=count_stopped, args=(5,))
+        build.start()
+        build.join()
+    count_stopped(1)  # after the lens
+    assert tally.count == 2
+    assert stopped_processes() - before == 8  # perflab's own total counts every stop
+
+
+def test_a_tally_inside_another_leaves_the_outer_one_counting_after_it() -> None:
+    with counting_stopped() as outer:
+        with counting_stopped() as inner:
+            count_stopped(3)
+        count_stopped(4)
+    assert (outer.count, inner.count) == (4, 3)

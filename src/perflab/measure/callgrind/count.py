@@ -161,7 +161,7 @@ class InstructionCounter:
             reasons = self._reasons_against_requests(runs)
             for run in runs:
                 if reasons:
-                    run.fixed["why_not_client_requests"] = why_not(run.variant.name, reasons)
+                    run.counted_with.why_not_client_requests = why_not(run.variant.name, reasons)
             requests = not reasons
         fork = requests and processes > 1 and self.options.fork is not False
         if self.options.fork is None:
@@ -169,7 +169,7 @@ class InstructionCounter:
         if statement:
             for run in runs:
                 # the processes are children of one fork server per variant (or fresh ones)
-                run.fixed["forked"] = fork
+                run.counted_with.forked = fork
         return _CountingPlan(processes, fork=fork, requests=requests)
 
     def _one_more_process(
@@ -259,13 +259,12 @@ class InstructionCounter:
             fixed_env = padded_environment(env, target)
             fixed_env["PYTHONHASHSEED"] = "0"
             run = CountRun(benchmark, variant, context, fixed_env, metric=self.metric)
-            run.fixed.update(
-                PYTHONHASHSEED="0",
-                aslr="off (personality ADDR_NO_RANDOMIZE, as setarch -R)",
-                environment_bytes=environment_bytes(fixed_env),
-            )
+            counted_with = run.counted_with
+            counted_with.python_hash_seed = "0"
+            counted_with.aslr = "off (personality ADDR_NO_RANDOMIZE, as setarch -R)"
+            counted_with.environment_bytes = environment_bytes(fixed_env)
             if self.options.cache_sim:
-                run.fixed["cache_geometry"] = dict(CACHE_GEOMETRY)
+                counted_with.cache_geometry = dict(CACHE_GEOMETRY)
             runs.append(run)
         return runs
 
@@ -406,7 +405,7 @@ class _Counting:
             else:
                 store_command(self.counter.options, run, counts, cpu)
             self.context.sink.add_variant_info(
-                run.variant.name, {str(self.counter.metric): run.fixed}
+                run.variant.name, {str(self.counter.metric): run.counted_with.to_json()}
             )
 
     def store(self, job: CountJob, outcome: tuple[int | None, str | None]) -> None:
@@ -428,9 +427,10 @@ class _Counting:
                     )
                 )
             return
-        run.fixed.setdefault("cpus", []).append(cpu)
-        run.fixed["cpu"] = run.fixed["cpus"][0]
-        self.context.sink.add_variant_info(run.variant.name, {str(self.counter.metric): run.fixed})
+        run.counted_with.cpus.append(cpu)
+        self.context.sink.add_variant_info(
+            run.variant.name, {str(self.counter.metric): run.counted_with.to_json()}
+        )
 
     def stop(self) -> None:
         self.workers.stop()

@@ -150,6 +150,49 @@ def worker_timeout_s(settings: Settings) -> float:
 
 
 @dataclass
+class CountedWith:
+    """What one variant was counted with, learnt as its count goes (mutable, private): the
+    environment fixed up front, how its processes were started and switched, and what each
+    process counted with. Stored as the variant's info under the counting lens's metric
+    (`to_json`); `collection_toggled` is read back as the processes are stored. None (or
+    empty): not learnt, and not stored."""
+
+    python_hash_seed: str | None = None
+    aslr: str | None = None
+    environment_bytes: int | None = None
+    cache_geometry: dict[str, str] | None = None
+    why_not_client_requests: str | None = None
+    forked: bool | None = None  # a statement's processes are children of one fork server
+    import_under_callgrind_s: float | None = None  # the fork server's import of the set-up
+    inline_frames: list[str] | None = None  # the objects whose inline frames were read
+    loops_by_process: dict[str, int] = field(default_factory=dict)
+    loops: int | None = None  # the first process's
+    repeats: int | None = None
+    processes: int | None = None
+    switched_by: str | None = None
+    # every process of the variant toggled collection around its loops (else why not)
+    collection_toggled: bool | None = None
+    why_not_collection_toggled: str | None = None
+    settling_repeats: dict[str, int] = field(default_factory=dict)  # by process
+    region: str | None = None  # a command's --region function
+    cpus: list[int | None] = field(default_factory=list)  # its jobs', as they ended
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form: the keys in the order they are learnt (a stored variant info
+        keeps its keys in the order they first came), `cpu` the first job's."""
+        stored: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if value is not None and value != {} and value != []:
+                stored[_STORED_NAMES.get(name, name)] = value
+        if self.cpus:
+            stored["cpu"] = self.cpus[0]
+        return stored
+
+
+_STORED_NAMES = {"python_hash_seed": "PYTHONHASHSEED"}
+
+
+@dataclass
 class CountRun:
     """One variant's measurement in progress (mutable, private)."""
 
@@ -157,7 +200,7 @@ class CountRun:
     variant: Variant
     context: LensContext
     env: dict[str, str]
-    fixed: dict[str, Any] = field(default_factory=dict)
+    counted_with: CountedWith = field(default_factory=CountedWith)
     metric: Metric = Metric.INSTRUCTIONS  # its samples' and artifacts' (CountOptions.metric)
 
     def error(self, message: str, **kwargs: Any) -> BenchmarkFailedError:

@@ -95,20 +95,19 @@ def store_repeat(
 
 def fix_plan(run: CountRun, plan: StatementPlan, process: int) -> None:
     """What the variant's processes were counted with, for its variant info."""
-    loops = run.fixed.setdefault("loops_by_process", {})
+    counted_with = run.counted_with
+    loops = counted_with.loops_by_process
     loops[str(process)] = plan.loops
-    run.fixed["loops"] = loops.get("0", plan.loops)
-    run.fixed["repeats"] = plan.repeats - plan.warmup
-    run.fixed["processes"] = len(loops)
-    run.fixed["switched_by"] = plan.switch
+    counted_with.loops = loops.get("0", plan.loops)
+    counted_with.repeats = plan.repeats - plan.warmup
+    counted_with.processes = len(loops)
+    counted_with.switched_by = plan.switch
     # every process of the variant toggled collection (else: why not, in one of them)
-    toggled = run.fixed.get("collection_toggled", True) and plan.toggled
-    run.fixed["collection_toggled"] = toggled
+    counted_with.collection_toggled = counted_with.collection_toggled is not False and plan.toggled
     if plan.why_not_toggled is not None:
-        run.fixed["why_not_collection_toggled"] = plan.why_not_toggled
+        counted_with.why_not_collection_toggled = plan.why_not_toggled
     if plan.warmup:
-        settling = run.fixed.setdefault("settling_repeats", {})
-        settling[str(process)] = plan.warmup
+        counted_with.settling_repeats[str(process)] = plan.warmup
 
 
 def store_frames(options: CountOptions, run: CountRun, instructions: InstructionCosts) -> None:
@@ -127,7 +126,7 @@ def add_frames(run: CountRun, frames: Mapping[str, Mapping[str, Any]]) -> None:
             json.dumps(frames, sort_keys=True),
         )
     )
-    run.fixed["inline_frames"] = sorted(frames)
+    run.counted_with.inline_frames = sorted(frames)
 
 
 def store_identities(run: CountRun, costs: FunctionCosts) -> None:
@@ -153,9 +152,9 @@ def store_command(
     for repeat, dumps in enumerate(counts.repeats):
         loops = counts.loops[repeat] if counts.loops else 1
         store_command_dumps(options, run, dumps, repeat, counts.inline, cpu, loops)
-    run.fixed["repeats"] = len(counts.repeats)
+    run.counted_with.repeats = len(counts.repeats)
     if options.region is not None:
-        run.fixed["region"] = options.region
+        run.counted_with.region = options.region
 
 
 def store_command_dumps(

@@ -190,7 +190,7 @@ class _StatementWorkers:
             ),
         )
         try:
-            run.fixed["import_under_callgrind_s"] = round(server.import_s, 2)
+            run.counted_with.import_under_callgrind_s = round(server.import_s, 2)
             discarded = server.call(ops, {"op": "callgrind_discard"})
             if not discarded.get("ok") or not discarded.get("requests"):
                 raise run.error(

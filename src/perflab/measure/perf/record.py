@@ -70,6 +70,9 @@ class ProfiledWorker:
         launch = replace(launch, prefix=self.wrap.argv_prefix, pass_fds=self.wrap.pass_fds)
         try:
             self._worker = StatementWorker.start(self.runner, benchmark, variant, launch)
+        except BaseException:
+            self.control.close()  # no worker to record: perflab's ends of the channel too
+            raise
         finally:
             self.wrap.after_spawn()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from perflab.machine.fake_processes import FakeRunner
 from perflab.measure.callgrind import workers as callgrind_workers
 from perflab.measure.callgrind.count import CountOptions, InstructionCounter
-from perflab.measure.callgrind.count_options import CountRun
+from perflab.measure.callgrind.count_options import CountedWith, CountRun
 from perflab.measure.lens import LensContext, MemorySink, NullProgress
 from perflab.records.kinds import Metric
 from perflab.records.model import Benchmark, Experiment, Variant
@@ -42,10 +42,11 @@ def test_the_variants_counted_are_those_asked_for_with_the_geometry_the_options_
     simulated = InstructionCounter(CountOptions(cache_sim=True))
     runs = simulated.planned_runs(BENCHMARK, context)
     assert [run.variant.name for run in runs] == ["a", "b"]
-    assert all(run.fixed["cache_geometry"] == dict(CACHE_GEOMETRY) for run in runs)
+    assert all(run.counted_with.cache_geometry == dict(CACHE_GEOMETRY) for run in runs)
     (alone,) = simulated.planned_runs(BENCHMARK, context, (Variant("b", env={"X": "1"}),))
     assert alone.variant.name == "b"
-    assert "cache_geometry" not in InstructionCounter().planned_runs(BENCHMARK, context)[0].fixed
+    plain = InstructionCounter().planned_runs(BENCHMARK, context)[0].counted_with
+    assert "cache_geometry" not in plain.to_json()
 
 
 def test_a_lens_counting_one_variant_a_call_starts_every_variant_alike() -> None:
@@ -68,3 +69,16 @@ def test_the_counts_are_filed_under_the_metric_the_options_name() -> None:
     assert (run.metric, sample.metric) == (memory, memory)
     (default, _) = InstructionCounter().planned_runs(BENCHMARK, context)
     assert default.metric is Metric.INSTRUCTIONS
+
+
+def test_what_a_variant_was_counted_with_is_stored_in_the_order_it_is_learnt() -> None:
+    """A stored variant info keeps its keys in the order they first came: the JSON is the one
+    the counter wrote while it kept a dict."""
+    counted = CountedWith(python_hash_seed="0", aslr="off", environment_bytes=1024, forked=False)
+    assert list(counted.to_json()) == ["PYTHONHASHSEED", "aslr", "environment_bytes", "forked"]
+    counted.cpus.append(None)  # unpinned: the first job's CPU is said to be none
+    counted.loops_by_process["1"] = 40
+    counted.collection_toggled = False  # a False is learnt, unlike None
+    stored = counted.to_json()
+    assert list(stored)[4:] == ["loops_by_process", "collection_toggled", "cpus", "cpu"]
+    assert (stored["cpus"], stored["cpu"]) == ([None], None)

@@ -1,0 +1,119 @@
+"""What the callgrind counter's processes hand back (measure/callgrind/workers.py), valgrind
+played by `FakeRunner`: a statement's dumps found by their triggers, repeat by repeat; a
+command's repeats, and what a run that failed or wrote nothing becomes. The workers' own
+switching is tests/unit/measure/callgrind/test_switching.py's."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from perflab.machine.fake_processes import FakeRunner
+from perflab.machine.proc import Completed, LaunchSpec
+from perflab.measure.callgrind.count_options import CountOptions, CountRun
+from perflab.measure.callgrind.switching import StatementPlan
+from perflab.measure.callgrind.workers import count_command, digest_statement, resolve_program
+from perflab.measure.worker_client import WorkerInfo
+from perflab.records.errors import BenchmarkFailedError
+from perflab.records.model import Benchmark, Variant
+from tests.support.fast_settings import FAST
+from tests.support.lens_contexts import BENCH, lens_context
+
+INFO = WorkerInfo(7, "3.11.2", "CPython", "/usr/bin/python3")
+NO_FRAMES = CountOptions(inline_frames=False, analysis_cache=False)
+
+
+def _dump(trigger: str, instructions: int) -> str:
+    return (
+        "version: 1\ncreator: t\npositions: line\nevents: Ir\n"
+        f"desc: Trigger: Client Request: {trigger}\n"
+        f"ob=(1) /nonexistent/prog\nfl=(1) a.c\nfn=(1) work\n1 {instructions}\n"
+        f"totals: {instructions}\n"
+    )
+
+
+def _run(benchmark: Benchmark = BENCH, runner: FakeRunner | None = None) -> CountRun:
+    context, _ = lens_context(runner or FakeRunner(), FAST)
+    return CountRun(benchmark, Variant("A"), context, {"PATH": "/nonexistent"})
+
+
+def test_a_statement_s_repeats_are_found_by_their_triggers_in_any_order() -> None:
+    dumps = {
+        "callgrind.out.7.4": _dump("perflab-stmt-1", 700),
+        "callgrind.out.7.1": _dump("perflab-empty-0", 100),
+        "callgrind.out.7.2": _dump("perflab-stmt-0", 600),
+        "callgrind.out.7.3": _dump("perflab-empty-1", 100),
+    }
+    plan = StatementPlan(loops=10, repeats=2)
+    counts = digest_statement(NO_FRAMES, _run(), INFO, plan, dumps)
+    assert [(stmt["instructions"], empty["instructions"]) for stmt, empty in counts.totals] == [
+        (600.0, 100.0),
+        (700.0, 100.0),
+    ]
+    assert counts.per_iteration_by_repeat() == (50.0, 60.0)
+    assert counts.identities == {"/nonexistent/prog": None}  # read in the first process
+    later = digest_statement(NO_FRAMES, _run(), INFO, plan, dumps, objects=False)
+    assert later.identities == {} and later.totals == counts.totals
+
+
+def test_a_repeat_callgrind_wrote_no_dump_for_fails_the_variant() -> None:
+    dumps = {"callgrind.out.7.1": _dump("perflab-empty-0", 100)}
+    with pytest.raises(BenchmarkFailedError, match="callgrind wrote no dump for perflab-stmt-0"):
+        digest_statement(NO_FRAMES, _run(), INFO, StatementPlan(loops=10, repeats=1), dumps)
+
+
+def test_a_dump_that_cannot_be_read_fails_the_variant() -> None:
+    dumps = {
+        "callgrind.out.7.1": _dump("perflab-empty-0", 100),
+        "callgrind.out.7.2": _dump("perflab-stmt-0", 600).replace("1 600", "1 x"),
+    }
+    with pytest.raises(BenchmarkFailedError, match="cannot read callgrind's output"):
+        digest_statement(NO_FRAMES, _run(), INFO, StatementPlan(loops=10, repeats=1), dumps)
+
+
+def _valgrind(returncode: int = 0, writes: bool = True) -> FakeRunner:
+    """valgrind running a command: writes its profile where --callgrind-out-file says."""
+
+    def run(spec: LaunchSpec, _stdin: str | None) -> Completed:
+        out = next(a for a in spec.argv if a.startswith("--callgrind-out-file="))
+        if writes:
+            path = re.sub(r"%p$", "99", out.partition("=")[2])
+            Path(path).write_text(_dump("Program termination", 1_000))
+        return Completed(spec.argv, returncode, "", "valgrind: the command said no\n", 1)
+
+    return FakeRunner().on_run(r"^valgrind ", run)
+
+
+def test_a_command_is_counted_once_per_repeat_under_callgrind() -> None:
+    runner = _valgrind()
+    run = _run(Benchmark("c", cmd="./prog --fast"), runner)
+    counts = count_command(CountOptions(repeats=3, inline_frames=False), run, cpu=2)
+    assert len(counts.repeats) == 3 and counts.loops == () and counts.inline is False
+    assert all(name == "callgrind.out.99" for ((name, _),) in counts.repeats)
+    spec, _ = runner.calls[0]
+    assert spec.argv[-2:] == ("./prog", "--fast") and spec.cpu == 2 and spec.disable_aslr
+
+
+def test_a_command_that_fails_under_callgrind_fails_the_variant() -> None:
+    run = _run(Benchmark("c", cmd="./prog"), _valgrind(returncode=1))
+    with pytest.raises(BenchmarkFailedError, match="under callgrind") as error:
+        count_command(CountOptions(inline_frames=False), run, cpu=None)
+    assert error.value.detail is not None and "the command said no" in error.value.detail
+
+
+def test_a_command_that_left_no_profile_is_no_count_not_zero() -> None:
+    run = _run(Benchmark("c", cmd="./prog"), _valgrind(writes=False))
+    with pytest.raises(BenchmarkFailedError, match="callgrind wrote no profile"):
+        count_command(CountOptions(inline_frames=False), run, cpu=None)
+
+
+def test_a_program_is_found_by_its_path_or_on_path(tmp_path: Path) -> None:
+    program = tmp_path / "prog"
+    program.write_text("#!/bin/sh\n")
+    os.chmod(program, 0o755)
+    assert resolve_program("./prog", str(tmp_path), {}) == os.path.join(tmp_path, "./prog")
+    assert resolve_program("prog", None, {"PATH": str(tmp_path)}) == str(program)
+    assert resolve_program("prog", None, {"PATH": "/nonexistent"}) is None
