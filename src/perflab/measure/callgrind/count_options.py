@@ -164,6 +164,8 @@ class CountedWith:
     why_not_client_requests: str | None = None
     forked: bool | None = None  # a statement's processes are children of one fork server
     import_under_callgrind_s: float | None = None  # the fork server's import of the set-up
+    server_threads: int | None = None  # the fork server's OS threads after its imports
+    server_per_process: bool | None = None  # each process had a server of its own
     inline_frames: list[str] | None = None  # the objects whose inline frames were read
     loops_by_process: dict[str, int] = field(default_factory=dict)
     loops: int | None = None  # the first process's

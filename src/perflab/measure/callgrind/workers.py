@@ -142,8 +142,8 @@ class _StatementWorkers:
         # the same code counts at another level (an A/A claimed 0.987): each process then
         # gets a server of its own, so that the processes' spread holds that difference
         own_servers = server.threads > 1
-        self.run.fixed["server_threads"] = server.threads
-        self.run.fixed["server_per_process"] = own_servers
+        self.run.counted_with.server_threads = server.threads
+        self.run.counted_with.server_per_process = own_servers
         try:
             for index, process in enumerate(processes):
                 if own_servers and index > 0:
