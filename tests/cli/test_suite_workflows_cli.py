@@ -166,15 +166,12 @@ def test_a_suite_kept_outside_the_repository_is_the_same_file_for_every_commit(
     outside = tmp_path / "benchmarks" / "test_outside.py"
     outside.parent.mkdir()
     outside.write_text(SUITE)
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
-    env["PATH"] = without_valgrind(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab.cli.main", "history", "base..slower", "--pytest",
-         str(outside), "-k", "changed", "--each", "env.PYTHONPATH=.", "--metric", "time",
-         "--budget", "1", "--min-generations", "2", "--threshold", "20%", "--store",
-         str(tmp_path / "p.db"), "--cache-dir", str(tmp_path / "cache"), "--json",
-         str(tmp_path / "h.json"), "-q"],
-        cwd=repo, capture_output=True, text=True, timeout=300, env=env,
+    done = cli_commands.perflab(
+        "history", "base..slower", "--pytest", str(outside), "-k", "changed", "--each",
+        "env.PYTHONPATH=.", "--metric", "time", "--budget", "1", "--min-generations", "2",
+        "--threshold", "20%", "--store", str(tmp_path / "p.db"), "--cache-dir",
+        str(tmp_path / "cache"), "--json", str(tmp_path / "h.json"), "-q", cwd=repo,
+        timeout_s=300, env={"PATH": without_valgrind(tmp_path)}, without=CI_VARIABLES,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (series,) = json.loads((tmp_path / "h.json").read_text())["series"]
