@@ -30,7 +30,9 @@ def test_history_says_what_changed_first_in_every_format(tmp_path: Path) -> None
         cwd=repo,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr  # a commit whose build failed: not measured
-    assert "perflab: measuring commits 1-" in done.stderr  # said before the run, not after
+    # said before each run, not after: the series' parts, then the change point's comparison
+    assert "perflab: measuring commits 1-" in done.stderr
+    assert "perflab: confirming a change point: " in done.stderr
     culprit = git(repo, "rev-parse", "--short=10", "main~2")
     broken = git(repo, "rev-parse", "--short=10", "main~4")  # "break the build"
     headline = "1 change point in instructions per iteration beyond 2.0% across 9 commits"

@@ -165,6 +165,7 @@ class _HistoryPlan:
     notes: tuple[str, ...]
     measured: MeasuredCode
     benchmarks: tuple[str, ...]  # the benchmarks' names, as listed now
+    services: WorkflowServices
 
     @classmethod
     def made(
@@ -201,6 +202,7 @@ class _HistoryPlan:
             notes=() if lenses else (_history_lens_note(chosen),),
             measured=MeasuredCode.read(benchmark.store_path, planned),
             benchmarks=tuple(b.name for b in planned.benchmarks),
+            services=services,
         )
 
 
@@ -417,6 +419,8 @@ def _history_changes(
         )
         reused = stored is not None
         if stored is None:
+            if plan.services.on_confirm is not None:
+                plan.services.on_confirm(before.commit, after.commit)
             variants = [
                 Variant(name="before", git=before.commit),
                 Variant(name="after", git=after.commit),

@@ -33,6 +33,8 @@ class WorkflowServices:
     # hears each part of a history before it is measured: (commits measured before it, its
     # commits, commits to measure in all, commits the store already held)
     on_part: Callable[[int, int, int, int], None] | None = None
+    # hears each change point's direct comparison before it is measured: (before, after)
+    on_confirm: Callable[[str, str], None] | None = None
 
     def repository_path(self, runner: ProcessRunner) -> str:
         """The repository given, else the one around the current directory (asked of git)."""

@@ -167,3 +167,17 @@ def test_a_commit_whose_failure_only_the_runs_error_holds_says_it() -> None:
     with pytest.raises(BenchmarkFailedError) as raised:
         history(f"{base}..{a}", benchmark=benchmark, metric="time", repository=repo.path)
     assert raised.value.detail is not None and "file not found" in raised.value.detail
+
+
+def test_each_change_points_direct_comparison_is_told_before_it_is_measured() -> None:
+    repo = FakeRepository()
+    commits = repo.line("base", "a", "slower", "b")
+    runs = ScriptedRuns(dict(zip(commits, (100.0, 100.0, 130.0, 130.0), strict=True)))
+    runner = FakeRunner().on_run(r"^git ", repo)
+    benchmark = Benchmarked(stmt="f()", store_path=None, runner=runner, measure=runs)
+    told: list[tuple[str, str]] = []
+    services = WorkflowServices(
+        repository=repo.path, on_confirm=lambda before, after: told.append((before, after))
+    )
+    history_with(f"{commits[0]}..HEAD", benchmark=benchmark, services=services, metric="time")
+    assert told == [(commits[1], commits[2])]

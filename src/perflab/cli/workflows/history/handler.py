@@ -69,8 +69,9 @@ def handle(args: argparse.Namespace, options: RunOptions, out: Console, err: Con
 
 
 def _services(output: OutputOptions, err: Console) -> WorkflowServices:
-    """The workflow's services, saying each part of the history before it is measured (a long
-    history in a CI log is otherwise silent until its answer); -q says nothing."""
+    """The workflow's services, saying each part of the history and each change point's direct
+    comparison before it is measured (a long history in a CI log is otherwise silent until its
+    answer); -q says nothing."""
     if output.quiet:
         return WorkflowServices()
 
@@ -79,7 +80,11 @@ def _services(output: OutputOptions, err: Console) -> WorkflowServices:
         line = f"measuring commits {done + 1}-{done + part} of {wanted}{from_store}"
         err.print(Text("perflab: ") + terminal(line), highlight=False)
 
-    return WorkflowServices(on_part=said)
+    def confirming(before: str, after: str) -> None:
+        line = f"confirming a change point: {before[:10]} against {after[:10]}, directly"
+        err.print(Text("perflab: ") + terminal(line), highlight=False)
+
+    return WorkflowServices(on_part=said, on_confirm=confirming)
 
 
 def _suite_history(
