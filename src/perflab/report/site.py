@@ -137,6 +137,9 @@ def site_changes_table(recent: Sequence[SiteChange]) -> Table:
     rows = tuple(
         (
             Cell(s.change.after.commit[:10], href=_run_link(s.change)),
+            # the commit measured before it: the change lies after it, up to the commit (a
+            # history every Nth commit measures none of those between)
+            Cell(s.change.before.commit[:10]),
             Cell(s.change.after.subject),
             Cell(s.trend.benchmark, href=trend_page_name(s.trend)),
             Cell(str(s.trend.metric)),
@@ -147,11 +150,27 @@ def site_changes_table(recent: Sequence[SiteChange]) -> Table:
         for s in recent
     )
     return Table(
-        ("commit", "subject", "benchmark", "lens", "before → after", "direct [95% CI]", ""),
+        (
+            "commit",
+            "since",
+            "subject",
+            "benchmark",
+            "lens",
+            "before → after",
+            "direct [95% CI]",
+            "",
+        ),
         rows,
-        numeric=(False, False, False, False, True, True, False),
-        caption=CHANGES_CAPTION,
+        numeric=(False, False, False, False, False, True, True, False),
+        caption=SITE_CHANGES_CAPTION,
     )
+
+
+# the site's change points name the commit measured before each: `git log SINCE..COMMIT`
+SITE_CHANGES_CAPTION = (
+    CHANGES_CAPTION + "; since: the commit measured before it, so the change is in "
+    "`git log SINCE..COMMIT` (one commit where nothing was left unmeasured)"
+)
 
 
 def _run_link(change: HistoryChange) -> str:

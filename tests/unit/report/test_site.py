@@ -34,3 +34,13 @@ def test_a_sparkline_draws_a_point_per_pixel_column_at_most(store: Path) -> None
     long = replace(trend, history=replace(trend.history, points=trend.history.points * 100))
     drawn = re.search(r'points="([^"]+)"', sparkline(long))
     assert drawn is not None and 100 < len(drawn.group(1).split()) <= SPARK_WIDTH
+
+
+def test_a_change_point_names_the_commit_measured_before_it(store: Path) -> None:
+    """The change lies after the commit measured before it: a history that measured every Nth
+    commit would otherwise pin it on the commit it measured next."""
+    table = site.site_changes_table(read_site(store).recent)
+    assert table.columns[:3] == ("commit", "since", "subject")
+    slower = [row for row in table.rows if row[0].text == COMMITS[SLOW_FROM][0][:10]]
+    assert slower and all(row[1].text == COMMITS[SLOW_FROM - 1][0][:10] for row in slower)
+    assert "git log SINCE..COMMIT" in (table.caption or "")
