@@ -4,28 +4,22 @@ what each lens took with its share."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
 
-from perflab.budget.costs import CostProbe, LensCost
+from perflab.budget.costs import LensCost
 from perflab.budget.plan import plan_budget
 from perflab.engine.ledger import BudgetLedger, run_order
 from perflab.measure.lens import Lens, MemorySink
-from perflab.records.kinds import BenchmarkKind, Metric
+from perflab.records.kinds import Metric
 from perflab.records.model import Severity
+from tests.support.cost_probes import QUICK
 
 SUBJECT = "perflab.engine.ledger"
 
-PROBE = CostProbe(
-    BenchmarkKind.STATEMENT,
-    variants=2,
-    startup_s=0.05,
-    import_s=0.01,
-    fork_s=0.01,
-    sample_s=0.01,
-    probe_s=1.0,
-)
+PROBE = dataclasses.replace(QUICK, probe_s=1.0)
 COSTS = [
     LensCost(Metric.TIME, minimum_s=2.0, needs="samples", elastic=True),
     LensCost(Metric.COUNTERS, minimum_s=4.0, needs="two generations"),
