@@ -19,7 +19,7 @@ from perflab.analyse.design_analysis import stack_summaries
 from perflab.analyse.run import with_sections
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.lens_agreement import LensDisagreement
-from perflab.records.model import Comparison, Variant
+from perflab.records.model import Variant
 from perflab.records.results import Interaction, InteractionVerdict, RunResult
 from perflab.records.workflow_results import HistoryChange, HistoryPoint, HistoryResult
 from perflab.report.html import render_html
@@ -27,6 +27,7 @@ from perflab.report.workflow_formats import history_html
 from tests.support.browser import browse
 from tests.support.browser import chromium as chromium  # noqa: F401 (a fixture)
 from tests.support.cli_commands import QUICK, perflab
+from tests.support.design_runs import design_comparison
 from tests.support.report_runs import synthetic_run
 
 pytestmark = pytest.mark.integration
@@ -180,20 +181,7 @@ def _stack_and_matrix_runs() -> dict[str, RunResult]:
     run's time samples relabelled: what their pages draw (a waterfall, a grid)."""
     result, _ = synthetic_run()
 
-    def cmp(base: str, variant: str, ratio: float, verdict: Verdict) -> Comparison:
-        return Comparison(
-            benchmark="sorted(data)",
-            metric=Metric.TIME,
-            baseline=base,
-            variant=variant,
-            ratio=ratio,
-            ci_low=ratio * 0.97,
-            ci_high=ratio * 1.03,
-            verdict=verdict,
-            baseline_value=20e3,
-            variant_value=20e3 * ratio,
-            unit="ns",
-        )
+    cmp = design_comparison
 
     steps = ("base", "cache-the-dispatch-key", "inline-KernelFunction-call", "fast-path")
     ratios = (0.82, 0.91, 0.75)
