@@ -324,9 +324,23 @@ def gate_disagreement(
         for c in comparisons
         if (c.baseline, c.variant) == pair and c.event is None and c.verdict is not Verdict.INVALID
     ]
-    decider = next((c for c in found if c.metric is gate), None)
-    if decider is None:
-        return None
+    # a suite's benchmarks each have their own lenses: one benchmark's time is never set
+    # against another's instructions; those beyond the threshold (what gates) first
+    deciders = sorted(
+        (c for c in found if c.metric is gate), key=lambda c: not _beyond(c, threshold)
+    )
+    for decider in deciders:
+        of = [c for c in found if c.benchmark == decider.benchmark]
+        disagreement = _disagreeing(decider, of, gate, threshold)
+        if disagreement is not None:
+            return disagreement
+    return None
+
+
+def _disagreeing(
+    decider: Comparison, found: list[Comparison], gate: Metric, threshold: float
+) -> LensDisagreement | None:
+    """The first other speed lens of one benchmark that disagrees with its deciding lens."""
     timed = wall_time_metrics()
     others = [
         c for c in found if c.metric is not gate and (c.metric in timed or c.metric in _BESIDE_TIME)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from perflab.analyse.same_work import disagreement_notes
+from dataclasses import replace
+
+from perflab.analyse.same_work import disagreement_notes, gate_disagreement
 from perflab.records.kinds import Metric, Verdict
 from perflab.records.model import Comparison, Severity
 
@@ -65,3 +67,23 @@ def test_avx512_is_named_only_on_a_machine_that_has_it() -> None:
     assert "AVX" not in without.message
     (with_it,) = disagreement_notes(pair, {"avx512": True})
     assert "this AVX-512 machine" in with_it.message and "AVX2 path" in with_it.message
+
+
+def test_a_suites_benchmarks_are_each_set_against_their_own_lenses() -> None:
+    """perflab's own history: one benchmark's time unmoved and another's instructions 72.7%
+    more (its time 2.6x: they agree) read as "time 1.003, but 72.7% more instructions"."""
+
+    def of(benchmark: str, comparison: Comparison) -> Comparison:
+        return replace(comparison, benchmark=benchmark, baseline="base", variant="head")
+
+    comparisons = [
+        of("steady", _c(Metric.TIME, 1.003, 0.992, 1.015, Verdict.INCONCLUSIVE)),
+        of("sorted", _c(Metric.TIME, 2.626, 2.185, 3.015, Verdict.SLOWER)),
+        of("steady", _c(Metric.INSTRUCTIONS, 1.001, 1.001, 1.002, Verdict.EQUIVALENT)),
+        of("sorted", _c(Metric.INSTRUCTIONS, 1.727, 1.726, 1.727, Verdict.SLOWER)),
+    ]
+    assert gate_disagreement(comparisons, Metric.TIME, ("base", "head"), 0.02) is None
+    # where one benchmark's own lenses disagree, that one is said
+    faster = of("sorted", _c(Metric.INSTRUCTIONS, 0.8, 0.79, 0.81, Verdict.FASTER))
+    found = gate_disagreement([*comparisons[:3], faster], Metric.TIME, ("base", "head"), 0.02)
+    assert found is not None and found.other_ratio == 0.8 and found.gate_ratio == 2.626
