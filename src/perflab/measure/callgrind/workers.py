@@ -137,10 +137,11 @@ class _StatementWorkers:
         switch callgrind with client requests (vgdb is not used for them)."""
         ops = WorkerOps.from_module(WORKER_OPS)
         server = self.fork_server(ops)
-        # a server whose imports left threads running (OpenBLAS's) has a heap their timing
-        # shaped: children of one such server agree by inheritance while another server of
-        # the same code counts at another level (an A/A claimed 0.987): each process then
-        # gets a server of its own, so that the processes' spread holds that difference
+        # a server whose imports left threads running (OpenBLAS's where it is not pinned to
+        # one CPU, --no-pin) has a heap their timing shaped: children of one such server agree
+        # by inheritance while another server of the same code counts at another level (whole
+        # runs 0.4% apart with two threads, 150 instructions pinned): each process then gets a
+        # server of its own, so that the processes' spread holds that difference
         own_servers = server.threads > 1
         self.run.counted_with.server_threads = server.threads
         self.run.counted_with.server_per_process = own_servers
