@@ -187,7 +187,7 @@ def write_reports(output: OutputOptions, renderers: Renderers, err: Console) -> 
 
 def write(path: Path | str, text: str) -> None:
     """`text` into the report file at `path`, or on standard output where `path` is `-`."""
-    if str(path) == "-":
+    if on_stdout(path):
         sys.stdout.write(text)
         return
     from perflab.report.files import write_file

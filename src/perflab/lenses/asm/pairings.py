@@ -24,7 +24,6 @@ from perflab.lenses.asm.rows import Row, VariantCode, base_name, samples_text
 from perflab.records.diagnosis import Claim, Diagnosis
 from perflab.tool_output.symbol_names import (
     DispatchPair,
-    NamePair,
     VectorPair,
     cpu_copy,
     dispatch_pairs,
@@ -178,7 +177,7 @@ class _OneSided:
 def _merged(
     rows: list[Row],
     by_name: dict[str, Row],
-    found: Sequence[tuple[NamePair, tuple[str, ...], str]],
+    found: Sequence[tuple[DispatchPair | VectorPair, tuple[str, ...], str]],
     explained: set[str],
 ) -> list[Row]:
     """`rows` with each found pair (the pair, its evidence, why it was paired) one row."""
@@ -195,7 +194,11 @@ def _merged(
 
 
 def _replacement_row(
-    old_row: Row, new_row: Row, pair: NamePair, named: tuple[str, ...], paired_by: str
+    old_row: Row,
+    new_row: Row,
+    pair: DispatchPair | VectorPair,
+    named: tuple[str, ...],
+    paired_by: str,
 ) -> Row:
     b, v = old_row.baseline, new_row.variant
     assert b.primary is not None and v.primary is not None
@@ -207,8 +210,7 @@ def _replacement_row(
         "(variant)",
     )
     claim = dispatch_claim(old_row.name, b.primary, v.primary, evidence, samples)
-    detail = pair.to_json() if isinstance(pair, DispatchPair | VectorPair) else {}
-    claim = replace(claim, detail={**claim.detail, **detail})
+    claim = replace(claim, detail={**claim.detail, **pair.to_json()})
     diagnoses = [claim, *vector_width_change(old_row.name, b.primary, v.primary, samples)]
     return Row(
         name=f"{old_row.name} -> {new_row.name}",
