@@ -38,9 +38,8 @@ def instructions_cost(
     the probe found free of other perflab runs: fresh processes all at once where they fit on
     them, else a fork server per variant (as many variants at a time as CPUs) importing the
     set-up once under callgrind, whose children each run the set-up and count one after
-    another. `toggled`: the
-    workers toggle collection rather than switch instrumentation around each loop (None:
-    unless the cache is simulated)."""
+    another. `toggled`: the workers toggle collection rather than switch instrumentation around
+    each loop (None: unless the cache is simulated)."""
     if toggled is None:
         toggled = not cache_sim_of(settings)
     n = probe.variants
