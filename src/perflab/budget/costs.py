@@ -50,9 +50,13 @@ class CostProbe:
     # perflab's own start-up in the recent runs on this machine (newest last): a "would fit"
     # counts the median of it and this run's (`BudgetPlan.usual_before_s`)
     recent_before_s: tuple[float, ...] = ()
-    # statements: the GPU runtimes the set-up initialised (e.g. "cuda"): each lens's workers
-    # start fresh then, and a profiler's first session there costs far more
+    # statements: the GPU runtimes the set-up's imports initialised (e.g. "cuda"): no server
+    # can fork then, each lens's workers start fresh, and a profiler's first session there
+    # costs far more
     device_runtimes: tuple[str, ...] = ()
+    # ... and those the whole set-up and statement initialised, in the probe's worker: a lens
+    # that runs them in its fork server first (a profiler's warm-up) cannot fork from it
+    setup_device_runtimes: tuple[str, ...] = ()
 
     def with_recent_cpus(self, recent: Sequence[int]) -> CostProbe:
         """The CPUs valgrind's processes may count on: the lower median of this probe's and

@@ -36,6 +36,9 @@ class WorkerInfo:
     # "cuda" where the set-up or statement initialised CUDA through torch: samples then
     # synchronise the device before each clock reading
     device_synchronised: str | None = None
+    # the GPU runtimes the set-up and statement initialised (e.g. "cuda"): a server that ran
+    # them could not fork its workers
+    device_runtimes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -383,6 +386,7 @@ class StatementWorker:
             implementation=str(reply["implementation"]),
             executable=str(reply["executable"]),
             device_synchronised=None if synchronised is None else str(synchronised),
+            device_runtimes=tuple(str(name) for name in checked.get("device_runtimes", ())),
         )
 
     def calibrate(self, target_ns: int) -> int:
