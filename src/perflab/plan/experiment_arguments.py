@@ -62,8 +62,9 @@ def sources_and_settings(
         suite_keywords = {k: given.pop(k) for k in SUITE_KEYWORDS if k in given}
         suite = suite_given(given.pop("suite", None), **suite_keywords)
         return BenchmarkSources(experiment_file=experiment_file, suite=suite, **given), settings
-    if given or experiment_file is not None:
-        beside = sorted(given) + (["experiment_file"] if experiment_file is not None else [])
+    beside = sorted(k for k, v in given.items() if v is not None)  # None: not given
+    if beside or experiment_file is not None:
+        beside += ["experiment_file"] if experiment_file is not None else []
         raise ConfigError(
             f"benchmarks= says where the benchmarks come from: {', '.join(beside)} cannot be "
             "given beside it",

@@ -63,7 +63,7 @@ def test_the_source_keywords_are_told_from_the_settings_by_name() -> None:
 
 def test_the_sources_given_as_one_record_make_the_keywords_experiment() -> None:
     record = BenchmarkSources(stmt="x = $n", setup="pass", name="assign", params={"n": [1, 2]})
-    by_record = api.make_experiment(benchmarks=record, variants=["A", "B"], budget_s=2)
+    by_record = api.make_experiment(benchmarks=record, variants=["A", "B"], budget_s=2, cmd=None)
     by_keywords = api.make_experiment(
         stmt="x = $n", setup="pass", name="assign", params={"n": [1, 2]}, variants=["A", "B"],
         budget_s=2,
