@@ -20,6 +20,12 @@ FORK_WHEN_IMPORTS_S = 0.5
 # the CPUs the plan assumes callgrind processes share where the probe did not count them (the
 # fewest perflab measures on); the probe counts perflab's CPUs less other perflab runs' own
 COUNTING_CPUS = 2
+# how many times slower than natively an interpreter's start-up and set-up run in a process
+# under valgrind, instrumentation off: the range measured (bench/results/field34b_2026-11-29.md,
+# torch's imports and torch.compile's set-up at its two ends), and what a plan prices, since it
+# is made before any valgrind process runs here
+VALGRIND_SETUP_SLOWDOWN_RANGE = (4, 10)
+VALGRIND_SETUP_SLOWDOWN = 8.0
 # after measuring (analyse.run.analyse_run), per variant: a sampling lens's statistics on its
 # samples (a lens's cost model gives its own figure where it does more)
 ANALYSIS_S = 0.05

@@ -164,7 +164,8 @@ def check_interpreter(runner: ProcessRunner, variant: Variant, interpreter: str)
 
 def count_stopped_at_quit(process: LiveProcess, timeout_s: float) -> int:
     """After a quit: the worker's reply, how many processes the benchmark left running that
-    the worker stopped (counted in `proc.stopped_processes()`); 0 when it exited without one."""
+    the worker stopped (counted in `proc.counting_stopped`'s tally); 0 when it exited without
+    one."""
     deadline = time.monotonic() + timeout_s
     while (left_s := deadline - time.monotonic()) > 0:
         line = process.read_line(left_s)

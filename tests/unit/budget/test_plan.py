@@ -10,6 +10,7 @@ import pytest
 
 from perflab.budget.costs import (
     ANALYSIS_S,
+    VALGRIND_SETUP_SLOWDOWN,
     CostProbe,
     LensCost,
     lens_costs,
@@ -24,7 +25,6 @@ from perflab.lenses.instructions.cost import (
     CALLGRIND_COUNTED_S,
     CALLGRIND_TOGGLED_COUNTED_S,
     VALGRIND_START_S,
-    VALGRIND_STARTUP_SLOWDOWN,
     instructions_cost,
 )
 from perflab.lenses.memory import MEMORY
@@ -235,17 +235,15 @@ def test_a_slow_machine_plans_longer_fixed_costs_and_leaves_less_to_sample() -> 
     instructions = loaded.share_of(Metric.INSTRUCTIONS).cost.minimum_s
     counted = CALLGRIND_TOGGLED_COUNTED_S
     assert instructions == pytest.approx(
-        2 * VALGRIND_START_S + VALGRIND_STARTUP_SLOWDOWN * (0.05 + 0.01) + 2 * 2 * counted
+        2 * VALGRIND_START_S + VALGRIND_SETUP_SLOWDOWN * (0.05 + 0.01) + 2 * 2 * counted
     )
     one_variant = dataclasses.replace(slow, variants=1)
     alone = instructions_cost(one_variant, settings).minimum_s  # its two processes at once
-    assert alone == pytest.approx(
-        2 * (VALGRIND_START_S + counted) + VALGRIND_STARTUP_SLOWDOWN * 0.05
-    )
+    assert alone == pytest.approx(2 * (VALGRIND_START_S + counted) + VALGRIND_SETUP_SLOWDOWN * 0.05)
     # with the cache simulated, instrumentation is switched around every loop, as before
     simulated = instructions_cost(one_variant, settings.with_options(cache_sim=True))
     assert simulated.minimum_s == pytest.approx(
-        2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_STARTUP_SLOWDOWN * 0.05
+        2 * (VALGRIND_START_S + CALLGRIND_COUNTED_S) + VALGRIND_SETUP_SLOWDOWN * 0.05
     )
     assert loaded.after_s == pytest.approx(3 * quiet.after_s)
     # the budget is the same: the sampling lens gets what the fixed costs leave

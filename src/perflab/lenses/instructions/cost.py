@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import math
 
-from perflab.budget.costs import CostProbe, LensCost, analysis_s
+from perflab.budget.costs import VALGRIND_SETUP_SLOWDOWN, CostProbe, LensCost, analysis_s
 from perflab.lenses.instructions.metric import INSTRUCTIONS
 from perflab.lenses.shared_options import cache_sim_of
 from perflab.records.kinds import BenchmarkKind
 from perflab.records.settings import Settings
 
-# callgrind: valgrind's own start-up, its slowdown of the interpreter's start-up with
-# instrumentation off, and the counted part of one process (warm-up, calibration, two repeats
-# of a statement and an empty loop of ~20 M instructions each, the dumps read) where the worker
-# switches instrumentation around each loop (the memory lens: cache simulation). The seconds
-# are the reference machine's (budget/machine_speed.py), scaled by this machine's measured
-# valgrind factor, since the plan is made before any callgrind process runs; the slowdown
-# multiplies the start-up the probe timed here
+# callgrind: valgrind's own start-up, and the counted part of one process (warm-up,
+# calibration, two repeats of a statement and an empty loop of ~20 M instructions each, the
+# dumps read) where the worker switches instrumentation around each loop (the memory lens: cache
+# simulation). The seconds are the reference machine's (budget/machine_speed.py), scaled by this
+# machine's measured valgrind factor, since the plan is made before any callgrind process runs;
+# the interpreter's start-up the probe timed here is multiplied by VALGRIND_SETUP_SLOWDOWN
+# (budget/costs.py, which every valgrind lens's cost and the run's notes share)
 VALGRIND_START_S = 1.0
-VALGRIND_STARTUP_SLOWDOWN = 8.0
 CALLGRIND_COUNTED_S = 3.0
 # the same where the worker switches instrumentation on once and toggles collection around each
 # loop (statements without cache simulation: no translations thrown away per loop)
@@ -52,7 +51,7 @@ def instructions_cost(
     else:
         # the interpreter's start-up was timed here and now (startup_s); valgrind's start-up
         # and the counted part are the reference machine's, scaled
-        start_s = VALGRIND_START_S * valgrind + VALGRIND_STARTUP_SLOWDOWN * probe.startup_s
+        start_s = VALGRIND_START_S * valgrind + VALGRIND_SETUP_SLOWDOWN * probe.startup_s
         counted_s = (CALLGRIND_TOGGLED_COUNTED_S if toggled else CALLGRIND_COUNTED_S) * valgrind
         cpus = max(1, probe.counting_cpus)
         if n * processes <= cpus:
@@ -63,7 +62,7 @@ def instructions_cost(
             # the server imports the set-up's modules once; each child runs the set-up itself
             # under valgrind (a JIT's tracing and loading, a large array built), the first
             # child's priced in start_s
-            setup_s = VALGRIND_STARTUP_SLOWDOWN * probe.fork_s
+            setup_s = VALGRIND_SETUP_SLOWDOWN * probe.fork_s
             per_variant = start_s + processes * counted_s + (processes - 1) * setup_s
             minimum_s = math.ceil(n / cpus) * per_variant
             needs = (
