@@ -215,12 +215,17 @@ def points_table(
     caption: str = "",
 ) -> Table:
     """A row per commit: the value compared along the history, as measured (when normalised
-    across nodes), how it was obtained, its run and its node (when it spans several).
+    across nodes or levelled across runs), how it was obtained, its run and its node (when it
+    spans several).
     `run_links`: a point's index -> the report of its run; `shown`: the points given a row
     (None: all)."""
     starts = {c.index: c for c in result.changes}
     nodes = any(p.node for p in result.points)
-    normalised = any(p.normalised_value is not None for p in result.points)
+    # the value as measured beside the compared one, where they differ: normalised across
+    # nodes, or levelled across runs
+    normalised = any(
+        p.normalised_value is not None or p.levelled_value is not None for p in result.points
+    )
     rows = []
     for index, point in enumerate(result.points):
         if shown is not None and index not in shown:

@@ -56,6 +56,17 @@ def test_the_history_table_shows_nodes_and_values_as_measured_only_across_nodes(
     ]
 
 
+def test_values_levelled_across_runs_are_shown_beside_those_as_measured() -> None:
+    one = history_run(nodes=False)
+    points = tuple(
+        dataclasses.replace(p, levelled_value=p.value * 0.5) if i == 7 and p.value else p
+        for i, p in enumerate(one.points)
+    )
+    table = _rows(history_section(dataclasses.replace(one, points=points)))
+    assert table.columns == ("commit", "subject", "value", "as measured", "", "run")
+    assert [cell.text for cell in table.rows[7]][2:4] == ["605 ns", "1,210 ns"]
+
+
 def test_a_change_point_is_marked_in_its_row_in_the_direction_it_moved() -> None:
     table = _rows(history_section(history_run()))
     assert (table.rows[4][4].text, table.rows[4][4].style) == ("change 1.490", Style.SLOWER)
