@@ -123,12 +123,16 @@ class HistoryPoint:
 @dataclass(frozen=True)
 class RunScale:
     """A run of a history's series put on the level of the series' first run: its values times
-    `scale`, the ratio of the figures of a commit both it and run `against_run` measured."""
+    `scale`. `shared_ratio`: the figure of a commit both it and run `against_run` measured,
+    there over here; `moved`: beyond the series' noise, so `scale` is run `against_run`'s
+    times `shared_ratio` (else `against_run`'s own: the run is taken to be on its level)."""
 
     run_id: int
     against_run: int
     shared_commit: str
     scale: float
+    shared_ratio: float = 1.0
+    moved: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,6 +140,8 @@ class RunScale:
             "against_run": self.against_run,
             "shared_commit": self.shared_commit,
             "scale": self.scale,
+            "shared_ratio": self.shared_ratio,
+            "moved": self.moved,
         }
 
 

@@ -34,7 +34,14 @@ class ChangePoint:
 def noise(logs: np.ndarray) -> float:
     if len(logs) < 3:
         return 0.0
-    differences = np.diff(logs)
+    return difference_noise(np.diff(logs))
+
+
+def difference_noise(differences: np.ndarray) -> float:
+    """The noise of one value (its standard deviation, robustly) from differences of pairs of
+    values: 1.4826 MAD / sqrt 2, so that a few steps among them do not inflate it."""
+    if len(differences) < 2:
+        return 0.0
     mad = float(np.median(np.abs(differences - np.median(differences))))
     return 1.4826 * mad / math.sqrt(2.0)
 

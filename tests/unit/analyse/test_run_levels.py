@@ -4,6 +4,7 @@ identical code gives no candidate, and counts are left as measured."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -20,15 +21,17 @@ LOADS = {1: 1.0, 2: 1.08, 3: 1.08 * 0.95}  # each run's level: the machine's loa
 
 def _code(index: int, *, step_at: int | None) -> float:
     """The code's own time at a commit: 100 ns, 3% more from `step_at`, and a little noise."""
-    noise = 1.0 + 0.002 * ((index * 7) % 5 - 2) / 2
+    noise = 1.0 + random.Random(index).uniform(-0.003, 0.003)
     return 100.0 * noise * (1.03 if step_at is not None and index >= step_at else 1.0)
 
 
-def _measured(step_at: int | None) -> dict[tuple[str, int], float]:
+def _measured(
+    step_at: int | None, loads: Mapping[int, float] = LOADS
+) -> dict[tuple[str, int], float]:
     """(commit, run) -> its figure: each run measures its part, and every run after the first
     the last commit of the run before again first."""
     figures = {}
-    for run, load in LOADS.items():
+    for run, load in loads.items():
         start = (run - 1) * PART
         for index in range(max(start - 1, 0), start + PART):
             # the same commit in two runs: the load differs, and so does the noise a little
@@ -71,7 +74,9 @@ def test_a_step_of_load_at_a_run_boundary_is_gone_and_a_step_of_the_code_stays()
     # the values as measured stay; the first run's are its own level
     assert [p.value for p in levelled.points] == [p.value for p in points]
     assert all(p.levelled_value is None for p in levelled.points[:PART])
+    assert [s.moved for s in levelled.scales] == [True, True]
     assert levelled.note is not None and "put on the level of the first (run 1)" in levelled.note
+    assert "2 of 2 moved beyond the noise" in levelled.note
     assert "largest scale -7.5%, run 2 through 07cccccccc" in levelled.note
 
 
@@ -80,6 +85,19 @@ def test_identical_code_at_every_commit_has_no_candidate_once_levelled() -> None
     points = _points(figures, FRESH)
     assert _steps(points) == [8, 16]
     levelled = levelled_across_runs(points, _in_run(figures), Metric.TIME)
+    assert _steps(levelled.points) == []
+
+
+def test_a_shared_commit_that_moved_within_the_noise_leaves_its_run_as_measured() -> None:
+    # the second run 0.2% slower: a figure's own noise (0.2% here) could say as much, and
+    # scaling a whole run by a ratio that is noise would move it by that noise
+    figures = _measured(step_at=None, loads={1: 1.0, 2: 1.002, 3: 1.08})
+    levelled = levelled_across_runs(_points(figures, FRESH), _in_run(figures), Metric.TIME)
+    [still, moved] = levelled.scales
+    assert not still.moved and still.scale == 1.0
+    assert still.shared_ratio == pytest.approx(1 / (1.002 * 1.001))
+    assert all(p.levelled_value is None for p in levelled.points[: 2 * PART])
+    assert moved.moved and moved.scale == pytest.approx(1.002 / (1.08 * 1.001))
     assert _steps(levelled.points) == []
 
 
