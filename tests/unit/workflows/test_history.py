@@ -225,3 +225,32 @@ def test_a_step_of_load_between_two_parts_is_levelled_through_their_shared_commi
     document = result.to_json()
     assert document["run_scales"][0]["shared_commit"] == commits[31]
     assert document["points"][32]["levelled_value"] == pytest.approx(103.0)
+
+
+def test_a_suites_benchmarks_are_each_levelled_by_their_own_figures() -> None:
+    repo = FakeRepository()
+    commits = repo.line(*(f"c{i}" for i in range(40)))
+    listing = "".join(
+        json.dumps({"nodeid": f"test_x.py::{name}", "path": "test_x.py", "rootdir": "."}) + "\n"
+        for name in ("test_sort", "test_scan")
+    )
+
+    def collect(spec: LaunchSpec, stdin: str | None) -> Completed:
+        assert spec.env is not None
+        Path(spec.env[LIST_ENV]).write_text(listing)
+        return Completed(spec.argv, 0, "", "", 1)
+
+    runner = FakeRunner().on_run(r"^git ", repo).on_run(r"-m pytest --collect-only", collect)
+    sort = {c: 200.0 * (1.03 if i >= 10 else 1.0) for i, c in enumerate(commits)}
+    runs = ScriptedRuns(dict.fromkeys(commits, 50.0), by_benchmark={"test_x.py::test_sort": sort})
+    benchmark = Benchmarked(suite=Suite(pytest="tests/"), store_path=None, runner=runner,
+                            measure=_loaded(runs, {2: 1.08}))  # fmt: skip
+    found = suite_history(f"{commits[0]}..{commits[-1]}", benchmark=benchmark, metric="time",
+                          repository=repo.path)  # fmt: skip
+    by_name = {s.benchmark: s for s in found.series}
+    (change,) = by_name["test_x.py::test_sort"].changes
+    assert change.after.commit == commits[10]
+    assert not by_name["test_x.py::test_scan"].changes  # its 8% at commit 32 levelled away
+    for series in found.series:
+        (scale,) = series.run_scales
+        assert scale.shared_commit == commits[31] and scale.scale == pytest.approx(1 / 1.08)
